@@ -1,0 +1,76 @@
+// Line input for the debugger REPL (see LineReader.h).
+#include "repl/LineReader.h"
+
+#include <readline/history.h>
+#include <readline/readline.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+namespace dtsim {
+
+namespace {
+
+std::function<std::vector<std::string>(const std::string&)> g_complete;
+std::vector<std::string> g_matches;
+
+char* completion_generator(const char* text, int state) {
+  if (state == 0) g_matches = g_complete ? g_complete(text) : std::vector<std::string>{};
+  if (state < 0 || static_cast<size_t>(state) >= g_matches.size()) return nullptr;
+  return strdup(g_matches[static_cast<size_t>(state)].c_str());
+}
+
+char** completion(const char* text, int, int) {
+  rl_attempted_completion_over = 1;  // no filename completion
+  return rl_completion_matches(text, completion_generator);
+}
+
+class ReadlineReader : public LineReader {
+ public:
+  ReadlineReader(std::string history, std::function<std::vector<std::string>(const std::string&)> complete)
+      : history_(std::move(history)) {
+    g_complete = std::move(complete);
+    rl_attempted_completion_function = completion;
+    using_history();
+    if (!history_.empty()) read_history(history_.c_str());
+  }
+  std::optional<std::string> read(const std::string& prompt) override {
+    char* line = readline(prompt.c_str());
+    if (!line) return std::nullopt;
+    std::string s(line);
+    std::free(line);
+    if (!s.empty()) {
+      add_history(s.c_str());
+      if (!history_.empty()) write_history(history_.c_str());
+    }
+    return s;
+  }
+
+ private:
+  std::string history_;
+};
+
+class EchoReader : public LineReader {
+ public:
+  std::optional<std::string> read(const std::string& prompt) override {
+    std::string s;
+    if (!std::getline(std::cin, s)) return std::nullopt;
+    if (!s.empty() && s.back() == '\r') s.pop_back();
+    std::cout << prompt << s << "\n" << std::flush;
+    return s;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LineReader> make_line_reader(const std::string& history_file,
+                                             std::function<std::vector<std::string>(const std::string&)> complete) {
+  if (isatty(STDIN_FILENO)) return std::make_unique<ReadlineReader>(history_file, std::move(complete));
+  return std::make_unique<EchoReader>();
+}
+
+}  // namespace dtsim

@@ -1,0 +1,26 @@
+// Line input for the debugger REPL: readline (editing, history, completion) on a terminal, plain
+// line-by-line reading with echo when stdin is not a terminal (scripted sessions).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+class LineReader {
+ public:
+  virtual ~LineReader() = default;
+  // The next line without its newline; nullopt at end of input.
+  virtual std::optional<std::string> read(const std::string& prompt) = 0;
+};
+
+// Picks readline when stdin is a TTY, else a reader that echoes "prompt line" to stdout.
+// `history_file` ("" = none) is loaded at start and saved after every line; `complete` returns the
+// candidates for a word prefix (commands, variable names).
+std::unique_ptr<LineReader> make_line_reader(const std::string& history_file,
+                                             std::function<std::vector<std::string>(const std::string&)> complete);
+
+}  // namespace dtsim

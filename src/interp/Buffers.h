@@ -1,0 +1,57 @@
+// Global memory of a run: named, typed, row-major buffers shared by the interpreter and the CUDA
+// backend (which copies them to the device and back).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+#include "ir/Verify.h"
+
+namespace dtsim {
+
+struct Buffer {
+  std::string name;
+  Scalar dtype = Scalar::F32;
+  Shape shape;
+  BufIO io = BufIO::In;
+  std::vector<uint8_t> bytes;  // numel * scalar_bytes(dtype); f16/bf16 stored as their 16-bit patterns
+  bool defined = false;        // true when the content is input data (In/InOut), false when poisoned
+
+  int64_t numel() const { return shape_numel(shape); }
+  template <class T> T* as() { return reinterpret_cast<T*>(bytes.data()); }
+  template <class T> const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
+  // Element i converted to double (f16/bf16 decoded).
+  double get(int64_t i) const;
+  // Stores v converted to the buffer's type (f16/bf16 rounded to nearest even; ints truncated).
+  void set(int64_t i, double v);
+};
+
+struct Buffers {
+  std::vector<Buffer> list;
+  Buffer* find(const std::string& name);
+  const Buffer* find(const std::string& name) const;
+  int index(const std::string& name) const;  // -1 when absent
+};
+
+// f16 / bf16 <-> f32 conversions, round-to-nearest-even (shared by every executor and the npy I/O).
+uint16_t f32_to_f16(float f);
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_bf16(float f);
+float bf16_to_f32(uint16_t h);
+// Rounds a float to the precision of `t` (identity for f32/f64 and integers).
+float round_to(Scalar t, float v);
+
+// Creates one buffer per distinct pointer parameter of a verified module (shapes evaluated with `b`).
+// In/InOut buffers are filled by `fill_input` (file data or seeded random data); Out/Scratch start
+// poisoned (zero bytes, defined=false). Buffers already in `preset` (e.g. from --in files) are kept
+// after their shape and dtype are checked against the parameter (UserError on mismatch).
+Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers preset = {});
+
+// Seeded random data for an input buffer: floats uniform in [-1, 1), ints in [-8, 8) (never all
+// zeros), i1 random. The stream depends only on (seed, buffer name).
+void fill_random(Buffer& buf, uint64_t seed);
+
+}  // namespace dtsim

@@ -1,0 +1,115 @@
+// The CPU interpreter: runs every program instance of a launch with tile semantics (IR.h), checks
+// every memory access (sanitizer), and exposes hooks for the debugger.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "interp/Buffers.h"
+#include "ir/IR.h"
+#include "ir/Verify.h"
+
+namespace dtsim {
+
+// ---- runtime values ----
+// Storage per element type: i1 -> uint8_t (0/1); i32; i64; f16/bf16/f32 -> float (f16/bf16 values are
+// always exactly representable in their type); f64 -> double. Pointers: int64 element offsets into
+// the buffer `buffer`. Scalars are 0-d arrays.
+using TileData = std::variant<xt::xarray<uint8_t>, xt::xarray<int32_t>, xt::xarray<int64_t>, xt::xarray<float>,
+                              xt::xarray<double>>;
+
+struct Value {
+  Type type;
+  TileData data;
+  int buffer = -1;  // pointers: index into Buffers::list
+  bool defined() const;
+  double get(int64_t flat) const;  // element `flat` (row-major) as double (pointers: the offset)
+};
+
+// Human-readable rendering: scalars as numbers, tiles numpy-style ("[0 1 2]", "[ True False]");
+// large tiles (> 64 elements) summarized: shape, dtype, min/max/mean and the top-left corner.
+// `mask` (optional, same shape) marks masked-off lanes with "--".
+std::string format_value(const Value& v, const Value* mask = nullptr);
+
+// ---- options and results ----
+enum class Sanitize { None, Bounds, All };
+enum class Order { Sequential, Reverse, Shuffle };
+
+struct InterpOptions {
+  int threads = 1;                    // >1: OpenMP over instances (bit-identical to sequential)
+  Sanitize sanitize = Sanitize::All;  // All = bounds + uninitialized reads + conflicting instances
+  bool keep_going = false;            // count findings and continue (faulting lanes touch no memory)
+  Order order = Order::Sequential;
+  uint64_t shuffle_seed = 0;
+  std::ostream* out = nullptr;        // print() output (nullptr = std::cout)
+  class DebugHooks* hooks = nullptr;  // debugger; forces one thread
+};
+
+// One sanitizer or runtime finding. `message` is complete and printable (file:line:col: error: ...,
+// source line and caret, then the details: buffer, shape, index, pid, lanes).
+struct Finding {
+  enum Kind { OutOfBounds, Uninitialized, WriteWrite, ReadWrite, AssertFailed, Fault } kind;
+  std::string message;
+  SourceLoc loc;
+  std::array<int64_t, 3> pid{};
+  std::string buffer;
+  int64_t flat_index = -1;
+  int64_t lanes = 0;  // how many lanes of the access were affected
+};
+
+struct RunReport {
+  std::vector<Finding> findings;  // in detection order (at most a bounded number kept; see count)
+  int64_t findings_count = 0;
+  int64_t instances = 0;          // program instances run, over all kernels
+  bool ok() const { return findings_count == 0; }
+};
+
+// ---- debugger interface ----
+// The state of one running program instance, as the debugger sees it.
+struct Frame {
+  const Kernel* kernel = nullptr;
+  int kernel_index = 0;
+  std::array<int64_t, 3> pid{};
+  std::array<int64_t, 3> grid{};
+  int64_t linear_pid = 0;   // pid0 + grid0 * (pid1 + grid1 * pid2)
+  int64_t order_index = 0;  // position of this instance in the run order
+  std::vector<Value> slots; // by Kernel slot; undefined until assigned
+  Buffers* buffers = nullptr;
+  const Bindings* bindings = nullptr;
+  std::vector<const Stmt*> loop_stack;  // enclosing For statements, outermost first
+
+  // Evaluates a verified expression (see verify_expr) in this frame. Throws RuntimeFault.
+  Value eval(const ExprP& e) const;
+  // The slot of the innermost defined variable named `name`, or -1.
+  int lookup(const std::string& name) const;
+};
+
+// The interpreter calls these, in this order, from the (single) running thread. Implementations
+// may block (the REPL runs inside before_stmt) and may throw to abort the run.
+class DebugHooks {
+ public:
+  virtual ~DebugHooks() = default;
+  virtual void on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
+                         const std::vector<std::array<int64_t, 3>>& order) {}
+  virtual void on_instance_begin(Frame& f) {}
+  virtual void before_stmt(Frame& f, const Stmt& s) {}
+  virtual void after_loop_iteration(Frame& f, const Stmt& loop) {}
+  virtual void on_instance_end(Frame& f) {}
+  virtual void on_finding(Frame& f, const Stmt& s, const Finding& finding) {}  // before stopping/continuing
+};
+
+// Runs every kernel of a verified module, one launch each, in order, on `buffers`.
+RunReport run_module(const Module& m, const Bindings& b, Buffers& buffers, const InterpOptions& opt);
+
+// The launch grid of a kernel under `b` (each axis >= 1; UserError when an axis is <= 0).
+std::array<int64_t, 3> launch_grid(const Kernel& k, const Bindings& b);
+// The instance order for a grid: sequential (pid0 fastest), reverse, or a seeded shuffle.
+std::vector<std::array<int64_t, 3>> instance_order(const std::array<int64_t, 3>& grid, Order o, uint64_t seed);
+
+}  // namespace dtsim

@@ -1,0 +1,19 @@
+// .npy files (format 1.0-3.0, little-endian, C order): read into / write from a Buffer.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "interp/Buffers.h"
+
+namespace dtsim {
+
+// Reads `path`; dtype from the header (<f2 -> f16, <f4, <f8, <i4, <i8, |b1; bf16 stored as <u2 is
+// read only when `want` is BF16). UserError "path: error: ..." on a missing, truncated or malformed
+// file, or an unsupported dtype.
+Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want = std::nullopt);
+// Writes atomically: to a temporary file beside `path`, then rename(); nothing is left behind on
+// failure. bf16 is written as <f4 (numpy has no bf16). UserError when the file cannot be written.
+void write_npy(const std::string& path, const Buffer& b);
+
+}  // namespace dtsim

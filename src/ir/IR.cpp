@@ -1,0 +1,329 @@
+// The tile IR: names, builders and deep copies. Semantics are documented in IR.h.
+#include "ir/IR.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace dtsim {
+
+const char* scalar_name(Scalar s) {
+  switch (s) {
+#define X(e, str, b) \
+  case Scalar::e:    \
+    return str;
+    DT_FOR_EACH_SCALAR(X)
+#undef X
+  }
+  return "?";
+}
+
+int scalar_bytes(Scalar s) {
+  switch (s) {
+#define X(e, str, b) \
+  case Scalar::e:    \
+    return b;
+    DT_FOR_EACH_SCALAR(X)
+#undef X
+  }
+  return 0;
+}
+
+std::optional<Scalar> parse_scalar(const std::string& s) {
+#define X(e, str, b) \
+  if (s == str) return Scalar::e;
+  DT_FOR_EACH_SCALAR(X)
+#undef X
+  if (s == "bool") return Scalar::I1;
+  return std::nullopt;
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::string Type::str() const {
+  std::string out = ptr ? "*" : "";
+  out += scalar_name(elem);
+  if (!shape.empty()) out += shape_str(shape);
+  return out;
+}
+
+const char* expr_kind_name(ExprKind k) {
+  switch (k) {
+#define X(e) \
+  case ExprKind::e: return #e;
+    DT_FOR_EACH_EXPR(X)
+#undef X
+  }
+  return "?";
+}
+
+const char* unop_name(UnOp op) {
+  switch (op) {
+#define X(e, s) \
+  case UnOp::e: return s;
+    DT_FOR_EACH_UNOP(X)
+#undef X
+  }
+  return "?";
+}
+
+bool unop_is_math(UnOp op) {
+  switch (op) {
+    case UnOp::Neg:
+    case UnOp::Not:
+    case UnOp::Abs:
+      return false;
+    case UnOp::Exp:
+    case UnOp::Exp2:
+    case UnOp::Log:
+    case UnOp::Log2:
+    case UnOp::Sqrt:
+    case UnOp::Rsqrt:
+    case UnOp::Sigmoid:
+    case UnOp::Tanh:
+      return true;
+  }
+  return false;
+}
+
+const char* binop_name(BinOp op) {
+  switch (op) {
+#define X(e, s) \
+  case BinOp::e: return s;
+    DT_FOR_EACH_BINOP(X)
+#undef X
+  }
+  return "?";
+}
+
+bool binop_is_compare(BinOp op) {
+  return op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt || op == BinOp::Ge || op == BinOp::Eq ||
+         op == BinOp::Ne;
+}
+
+bool binop_is_call(BinOp op) { return op == BinOp::Min || op == BinOp::Max || op == BinOp::Cdiv; }
+
+const char* redop_name(RedOp op) {
+  switch (op) {
+#define X(e, s) \
+  case RedOp::e: return s;
+    DT_FOR_EACH_REDOP(X)
+#undef X
+  }
+  return "?";
+}
+
+const char* stmt_kind_name(StmtKind k) {
+  switch (k) {
+#define X(e) \
+  case StmtKind::e: return #e;
+    DT_FOR_EACH_STMT(X)
+#undef X
+  }
+  return "?";
+}
+
+const char* bufio_name(BufIO io) {
+  switch (io) {
+    case BufIO::In: return "in";
+    case BufIO::Out: return "out";
+    case BufIO::InOut: return "inout";
+    case BufIO::Scratch: return "scratch";
+  }
+  return "?";
+}
+
+std::string ScalarValue::str() const {
+  if (dtype_is_float()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", f);
+    return buf;
+  }
+  if (type == Scalar::I1) return i ? "True" : "False";
+  return std::to_string(i);
+}
+
+const Param* Kernel::find_param(const std::string& n) const {
+  for (const Param& p : params)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+
+// ---- builders ----
+namespace {
+ExprP node(ExprKind k, SourceLoc loc, std::vector<ExprP> args = {}) {
+  auto e = std::make_shared<Expr>();
+  e->kind = k;
+  e->loc = loc;
+  e->args = std::move(args);
+  return e;
+}
+}  // namespace
+
+ExprP make_const_int(int64_t v, SourceLoc loc) {
+  auto e = node(ExprKind::Const, loc);
+  e->ival = v;
+  e->dtype = (v >= INT32_MIN && v <= INT32_MAX) ? Scalar::I32 : Scalar::I64;
+  return e;
+}
+ExprP make_const_float(double v, SourceLoc loc) {
+  auto e = node(ExprKind::Const, loc);
+  e->fval = v;
+  e->is_float = true;
+  e->dtype = Scalar::F32;
+  return e;
+}
+ExprP make_const_bool(bool v, SourceLoc loc) {
+  auto e = node(ExprKind::Const, loc);
+  e->ival = v ? 1 : 0;
+  e->dtype = Scalar::I1;
+  e->weak = false;
+  return e;
+}
+ExprP make_var(const std::string& name, SourceLoc loc) {
+  auto e = node(ExprKind::Var, loc);
+  e->name = name;
+  return e;
+}
+ExprP make_program_id(int axis, SourceLoc loc) {
+  auto e = node(ExprKind::ProgramId, loc);
+  e->axis = axis;
+  return e;
+}
+ExprP make_num_programs(int axis, SourceLoc loc) {
+  auto e = node(ExprKind::NumPrograms, loc);
+  e->axis = axis;
+  return e;
+}
+ExprP make_arange(ExprP lo, ExprP hi, SourceLoc loc) { return node(ExprKind::Arange, loc, {lo, hi}); }
+ExprP make_full(std::vector<ExprP> shape, ExprP value, Scalar dtype, SourceLoc loc) {
+  shape.push_back(value);
+  auto e = node(ExprKind::Full, loc, std::move(shape));
+  e->dtype = dtype;
+  return e;
+}
+ExprP make_unary(UnOp op, ExprP x, SourceLoc loc) {
+  auto e = node(ExprKind::Unary, loc, {x});
+  e->uop = op;
+  return e;
+}
+ExprP make_binary(BinOp op, ExprP a, ExprP b, SourceLoc loc) {
+  auto e = node(ExprKind::Binary, loc, {a, b});
+  e->bop = op;
+  return e;
+}
+ExprP make_where(ExprP c, ExprP a, ExprP b, SourceLoc loc) { return node(ExprKind::Where, loc, {c, a, b}); }
+ExprP make_cast(ExprP x, Scalar dtype, SourceLoc loc) {
+  auto e = node(ExprKind::Cast, loc, {x});
+  e->dtype = dtype;
+  return e;
+}
+ExprP make_expand_dims(ExprP x, int axis, SourceLoc loc) {
+  auto e = node(ExprKind::ExpandDims, loc, {x});
+  e->axis = axis;
+  return e;
+}
+ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc) {
+  shape.insert(shape.begin(), x);
+  return node(ExprKind::Reshape, loc, std::move(shape));
+}
+ExprP make_trans(ExprP x, SourceLoc loc) { return node(ExprKind::Trans, loc, {x}); }
+ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc) {
+  shape.insert(shape.begin(), x);
+  return node(ExprKind::Broadcast, loc, std::move(shape));
+}
+ExprP make_load(ExprP ptr, ExprP mask, ExprP other, SourceLoc loc) {
+  return node(ExprKind::Load, loc, {ptr, mask, other});
+}
+ExprP make_dot(ExprP a, ExprP b, ExprP acc, SourceLoc loc) { return node(ExprKind::Dot, loc, {a, b, acc}); }
+ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc) {
+  auto e = node(ExprKind::Reduce, loc, {x});
+  e->rop = op;
+  e->axis = axis;
+  return e;
+}
+ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc) {
+  return node(ExprKind::Swizzle2d, loc, {i, j, ni, nj, group});
+}
+
+namespace {
+StmtP snode(StmtKind k, SourceLoc loc) {
+  auto s = std::make_shared<Stmt>();
+  s->kind = k;
+  s->loc = loc;
+  return s;
+}
+}  // namespace
+
+StmtP make_assign(const std::string& target, ExprP value, SourceLoc loc) {
+  auto s = snode(StmtKind::Assign, loc);
+  s->targets = {target};
+  s->args = {value};
+  return s;
+}
+StmtP make_store(ExprP ptr, ExprP value, ExprP mask, SourceLoc loc) {
+  auto s = snode(StmtKind::Store, loc);
+  s->args = {ptr, value, mask};
+  return s;
+}
+StmtP make_for(const std::string& var, ExprP lo, ExprP hi, ExprP step, std::vector<StmtP> body, SourceLoc loc) {
+  auto s = snode(StmtKind::For, loc);
+  s->targets = {var};
+  s->args = {lo, hi, step ? step : make_const_int(1, loc)};
+  s->body = std::move(body);
+  return s;
+}
+StmtP make_if(ExprP cond, std::vector<StmtP> body, std::vector<StmtP> orelse, SourceLoc loc) {
+  auto s = snode(StmtKind::If, loc);
+  s->args = {cond};
+  s->body = std::move(body);
+  s->orelse = std::move(orelse);
+  return s;
+}
+
+// ---- deep copies ----
+ExprP clone_expr(const ExprP& e) {
+  if (!e) return nullptr;
+  auto c = std::make_shared<Expr>(*e);
+  for (auto& a : c->args) a = clone_expr(a);
+  return c;
+}
+
+StmtP clone_stmt(const StmtP& s) {
+  if (!s) return nullptr;
+  auto c = std::make_shared<Stmt>(*s);
+  for (auto& a : c->args) a = clone_expr(a);
+  for (auto& b : c->body) b = clone_stmt(b);
+  for (auto& b : c->orelse) b = clone_stmt(b);
+  return c;
+}
+
+Kernel clone_kernel(const Kernel& k) {
+  Kernel c = k;
+  for (auto& p : c.params) {
+    for (auto& d : p.shape) d = clone_expr(d);
+    p.init = clone_expr(p.init);
+  }
+  for (auto& g : c.grid) g = clone_expr(g);
+  for (auto& s : c.body) s = clone_stmt(s);
+  c.stmts.clear();  // pointers into the old tree; the verifier rebuilds them
+  return c;
+}
+
+Module clone_module(const Module& m) {
+  Module c;
+  c.file = m.file;
+  for (const auto& k : m.kernels) c.kernels.push_back(clone_kernel(k));
+  return c;
+}
+
+}  // namespace dtsim

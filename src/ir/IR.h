@@ -1,0 +1,391 @@
+// The tile IR: the one program representation shared by the `.tile` parser, the DT frontend, the CPU
+// interpreter and the CUDA backend.
+//
+// ============================================================================================
+// SEMANTICS — every executor must honour exactly this.
+// ============================================================================================
+// Program instances. A launch runs one *program instance* for every point (pid0, pid1, pid2) of the
+//   grid. Instances are independent: a kernel is correct only if its result does not depend on the
+//   order in which instances run or on their interleaving. Two instances storing to one element, or
+//   one instance reading an element another instance stores in the same launch, is a conflict (the
+//   interpreter's sanitizer reports it). Kernels of a Module run one after another, in file order;
+//   a later kernel sees everything an earlier one stored.
+//
+// Values. A value is a scalar or a *tile* (block): a dense array of a scalar type with a static shape
+//   of rank 1-3 whose extents are powers of two (1 included) and whose size is at most 2^20 elements.
+//   Shapes are known once constexpr parameters are bound; runtime scalars never change a shape.
+//
+// Element types. i1 (bool), i32, i64, f16, bf16, f32, f64, and pointers to each (`*f32`). A pointer
+//   value designates an element of one named global buffer; pointer arithmetic is in elements.
+//
+// Broadcasting. Binary ops, where, load/store operands broadcast with numpy rules: shapes are aligned
+//   at the right, each pair of extents must be equal or one of them 1; scalars broadcast to any shape.
+//
+// Type promotion (binary arithmetic, comparisons, where, minimum/maximum).
+//   * A numeric literal is *weak*: it takes the type of the other operand when that operand is of the
+//     same category (int literal with any int/float type -> that type; float literal with a float type
+//     -> that type). A float literal with an integer operand gives f32. Two literals: i32 / f32.
+//   * Otherwise: float beats int; among floats the wider wins (f16 with bf16 gives f32); among ints
+//     the wider wins (i1 < i32 < i64). Arithmetic on i1 operands is done in i32.
+//   * Pointer + integer -> pointer (same element type); pointer - integer likewise. Nothing else on
+//     pointers except where(), comparisons ==/!= and load/store.
+//
+// Integer arithmetic wraps (two's complement) at the type's width. `//` and `%` on integers truncate
+//   toward zero (C semantics, as Triton on the GPU): -7 // 2 == -3, -7 % 2 == -1. Integer division or
+//   remainder by zero is a runtime fault. `/` always divides as floats: ints are converted to f32.
+//   `//` on floats is an error; `%` on floats is fmod (sign of the dividend). cdiv(a, b) = (a+b-1)//b
+//   for positive operands. Shifts `<<`, `>>` (arithmetic for signed) use the shift count mod width.
+//
+// Floating point. f32/f64 ops are IEEE-754 round-to-nearest-even, no flush-to-zero, no FMA
+//   contraction of separate ops. f16 and bf16 ops compute in f32 and round the result to the storage
+//   type (round-to-nearest-even) after every op; for + - * / this equals a native f16/bf16 op. Math
+//   functions (exp exp2 log log2 sqrt rsqrt sigmoid tanh abs) take floats (ints are converted to f32),
+//   compute f16/bf16 in f32 and round back; results may differ from the correctly rounded value by a
+//   few ulp between executors (the differential tester's tolerance). minimum/maximum propagate NaN.
+//   Casts: float -> int truncates toward zero and saturates, NaN -> 0; int -> float rounds to nearest;
+//   anything -> i1 is `!= 0`; i1 -> number is 0 or 1.
+//
+// Reductions (sum max min argmax argmin) remove one axis. sum of i1/i32 gives i32, of i64 gives i64,
+//   of any float accumulates and returns f32 (f64 for f64). max/min keep the type and propagate NaN.
+//   argmax/argmin give i32: the smallest index among the extremal values. The summation order is not
+//   specified (executors may use a tree); results may differ by rounding.
+//
+// dot(a, b, acc): a [M,K], b [K,N] of one float type; products and the sum are f32 (f64 for f64
+//   inputs); acc (optional, [M,N] f32) is added. Result [M,N] f32. No tf32.
+//
+// Memory. load(ptr, mask, other): lanes where mask is false never touch memory and yield `other`
+//   (converted to the element type; 0 when absent). An unmasked lane that points outside its buffer is
+//   a fault (the interpreter reports it; on the GPU it is undefined behaviour). store(ptr, value, mask)
+//   converts value to the element type and writes only lanes where mask is true. Within one instance,
+//   statements take effect in program order; a store of a tile whose lanes hit one element twice
+//   keeps the value of the last lane in row-major order (the GPU leaves it unspecified: a conflict).
+//
+// Control flow. `for v in range(lo, hi, step)` evaluates its bounds once, step > 0 (a step <= 0 is a
+//   runtime fault); the loop variable has the promoted integer type of the bounds. `if` takes a scalar
+//   i1 (any scalar number is compared with 0). Variables are block scoped: a name first assigned inside
+//   a block is local to it; assigning an existing name updates it and must keep its type (this is how
+//   values are carried across loop iterations). `return` ends the instance.
+//
+// Debugging. print(prefix, values...) prints, per instance, "pid (x, y, z) prefix v1 v2..."; assert(c,
+//   msg) faults when any lane of c is false.
+// ============================================================================================
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/Diag.h"
+
+namespace dtsim {
+
+// ---------------------------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------------------------
+
+#define DT_FOR_EACH_SCALAR(X) \
+  X(I1, "i1", 1)              \
+  X(I32, "i32", 4)            \
+  X(I64, "i64", 8)            \
+  X(F16, "f16", 2)            \
+  X(BF16, "bf16", 2)          \
+  X(F32, "f32", 4)            \
+  X(F64, "f64", 8)
+
+enum class Scalar : uint8_t {
+#define X(e, s, b) e,
+  DT_FOR_EACH_SCALAR(X)
+#undef X
+};
+
+const char* scalar_name(Scalar s);
+int scalar_bytes(Scalar s);
+std::optional<Scalar> parse_scalar(const std::string& s);
+inline bool is_float(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16 || s == Scalar::F32 || s == Scalar::F64; }
+inline bool is_int(Scalar s) { return s == Scalar::I1 || s == Scalar::I32 || s == Scalar::I64; }
+
+using Shape = std::vector<int64_t>;
+int64_t shape_numel(const Shape& s);
+std::string shape_str(const Shape& s);  // "[4, 64]"
+
+// A value's type: element type, whether it is a pointer to that element type, and a shape
+// (empty = scalar).
+struct Type {
+  Scalar elem = Scalar::I32;
+  bool ptr = false;
+  Shape shape;
+
+  bool is_scalar() const { return shape.empty(); }
+  bool is_tile() const { return !shape.empty(); }
+  int rank() const { return static_cast<int>(shape.size()); }
+  int64_t numel() const { return shape_numel(shape); }
+  Type with_shape(Shape s) const { return Type{elem, ptr, std::move(s)}; }
+  Type scalar_type() const { return Type{elem, ptr, {}}; }
+  bool operator==(const Type&) const = default;
+  std::string str() const;  // "f32", "*f16", "i32[64]", "*f32[32, 32]"
+};
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+// ---------------------------------------------------------------------------------------------
+// Operand conventions per kind (args[i]; a null ExprP means "absent"):
+//   kind         | operands / fields                      | meaning
+#define DT_FOR_EACH_EXPR(X)                                                                          \
+  X(Const)       /* ival|fval, is_float, weak, dtype      | literal scalar (weak unless typed)      */ \
+  X(Var)         /* name                                  | read a variable or parameter            */ \
+  X(ProgramId)   /* axis                                  | i32 id of this instance on axis 0-2     */ \
+  X(NumPrograms) /* axis                                  | i32 grid extent on axis 0-2             */ \
+  X(Arange)      /* args: lo, hi (constant)               | i32 [hi-lo] = lo, lo+1, ..., hi-1       */ \
+  X(Full)        /* args: shape... ; args.back(): value; dtype | tile of the given shape and type   */ \
+  X(Unary)       /* uop; args: x                          | elementwise                             */ \
+  X(Binary)      /* bop; args: a, b                       | elementwise with broadcasting           */ \
+  X(Where)       /* args: cond, a, b                      | cond ? a : b, elementwise               */ \
+  X(Cast)        /* dtype; args: x                        | x.to(dtype)                              */ \
+  X(ExpandDims)  /* axis; args: x                         | insert a unit dim at axis (x[:, None])  */ \
+  X(Reshape)     /* args: x, shape... (constant)          | same elements, row-major, new shape     */ \
+  X(Trans)       /* args: x (rank 2)                      | transpose                               */ \
+  X(Broadcast)   /* args: x, shape... (constant)          | broadcast_to(x, shape)                  */ \
+  X(Load)        /* args: ptr, mask?, other?              | masked gather                           */ \
+  X(Dot)         /* args: a, b, acc?                      | a @ b (+ acc), f32                       */ \
+  X(Reduce)      /* rop, axis; args: x                    | reduction over one axis                 */ \
+  X(Swizzle2d)   /* args: i, j, ni, nj, group             | grouped reordering; a pair (2 targets)  */
+
+enum class ExprKind : uint8_t {
+#define X(k) k,
+  DT_FOR_EACH_EXPR(X)
+#undef X
+};
+const char* expr_kind_name(ExprKind k);
+
+#define DT_FOR_EACH_UNOP(X)                                        \
+  X(Neg, "-")     /* arithmetic negation                        */ \
+  X(Not, "~")     /* bitwise not on ints; logical not on i1     */ \
+  X(Exp, "exp")                                                    \
+  X(Exp2, "exp2")                                                  \
+  X(Log, "log")                                                    \
+  X(Log2, "log2")                                                  \
+  X(Sqrt, "sqrt")                                                  \
+  X(Rsqrt, "rsqrt")                                                \
+  X(Sigmoid, "sigmoid") /* 1 / (1 + exp(-x))                    */ \
+  X(Tanh, "tanh")                                                  \
+  X(Abs, "abs")         /* ints too                             */
+
+enum class UnOp : uint8_t {
+#define X(e, s) e,
+  DT_FOR_EACH_UNOP(X)
+#undef X
+};
+const char* unop_name(UnOp op);
+bool unop_is_math(UnOp op);  // a float function (exp ... tanh), not Neg/Not/Abs
+
+#define DT_FOR_EACH_BINOP(X)                                                 \
+  X(Add, "+")                                                                \
+  X(Sub, "-")                                                                \
+  X(Mul, "*")                                                                \
+  X(Div, "/")          /* true division, always float                   */  \
+  X(FloorDiv, "//")    /* integers only, truncates toward zero          */  \
+  X(Mod, "%")          /* integers: C remainder; floats: fmod           */  \
+  X(And, "&")          /* ints and i1                                   */  \
+  X(Or, "|")                                                                 \
+  X(Xor, "^")                                                                \
+  X(Shl, "<<")                                                               \
+  X(Shr, ">>")                                                               \
+  X(Lt, "<")                                                                 \
+  X(Le, "<=")                                                                \
+  X(Gt, ">")                                                                 \
+  X(Ge, ">=")                                                                \
+  X(Eq, "==")                                                                \
+  X(Ne, "!=")                                                                \
+  X(LAnd, "&&")        /* logical and: operands converted to i1          */  \
+  X(LOr, "||")                                                               \
+  X(Min, "minimum")    /* elementwise, NaN-propagating                  */  \
+  X(Max, "maximum")                                                          \
+  X(Cdiv, "cdiv")      /* integers: (a + b - 1) // b                    */
+
+enum class BinOp : uint8_t {
+#define X(e, s) e,
+  DT_FOR_EACH_BINOP(X)
+#undef X
+};
+const char* binop_name(BinOp op);
+bool binop_is_compare(BinOp op);  // < <= > >= == !=
+bool binop_is_call(BinOp op);     // printed as a call: minimum(a, b), maximum, cdiv
+
+#define DT_FOR_EACH_REDOP(X) \
+  X(Sum, "sum")              \
+  X(Max, "max")              \
+  X(Min, "min")              \
+  X(Argmax, "argmax")        \
+  X(Argmin, "argmin")
+
+enum class RedOp : uint8_t {
+#define X(e, s) e,
+  DT_FOR_EACH_REDOP(X)
+#undef X
+};
+const char* redop_name(RedOp op);
+
+struct Expr;
+using ExprP = std::shared_ptr<Expr>;
+
+struct Expr {
+  ExprKind kind;
+  SourceLoc loc;
+  std::vector<ExprP> args;
+
+  UnOp uop = UnOp::Neg;
+  BinOp bop = BinOp::Add;
+  RedOp rop = RedOp::Sum;
+  int axis = 0;                // ProgramId / NumPrograms / ExpandDims / Reduce
+  Scalar dtype = Scalar::I32;  // Const (when !weak), Full, Cast
+  int64_t ival = 0;            // Const (integer or i1)
+  double fval = 0;             // Const (float)
+  bool is_float = false;       // Const: fval is the value
+  bool weak = true;            // Const: literal without explicit type
+  std::string name;            // Var
+
+  // ---- filled by the verifier (verify_module) ----
+  Type type;                // the value's type after promotion
+  int slot = -1;            // Var: frame slot
+  std::vector<int64_t> ints;  // resolved constants: Arange {lo, hi}; Full/Reshape/Broadcast: shape
+};
+
+// Builders (locations optional). Keep them thin: the verifier does all checking.
+ExprP make_const_int(int64_t v, SourceLoc loc = {});
+ExprP make_const_float(double v, SourceLoc loc = {});
+ExprP make_const_bool(bool v, SourceLoc loc = {});
+ExprP make_var(const std::string& name, SourceLoc loc = {});
+ExprP make_program_id(int axis, SourceLoc loc = {});
+ExprP make_num_programs(int axis, SourceLoc loc = {});
+ExprP make_arange(ExprP lo, ExprP hi, SourceLoc loc = {});
+ExprP make_full(std::vector<ExprP> shape, ExprP value, Scalar dtype, SourceLoc loc = {});
+ExprP make_unary(UnOp op, ExprP x, SourceLoc loc = {});
+ExprP make_binary(BinOp op, ExprP a, ExprP b, SourceLoc loc = {});
+ExprP make_where(ExprP c, ExprP a, ExprP b, SourceLoc loc = {});
+ExprP make_cast(ExprP x, Scalar dtype, SourceLoc loc = {});
+ExprP make_expand_dims(ExprP x, int axis, SourceLoc loc = {});
+ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
+ExprP make_trans(ExprP x, SourceLoc loc = {});
+ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
+ExprP make_load(ExprP ptr, ExprP mask = nullptr, ExprP other = nullptr, SourceLoc loc = {});
+ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});
+ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc = {});
+ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc = {});
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+// ---------------------------------------------------------------------------------------------
+#define DT_FOR_EACH_STMT(X)                                                                         \
+  X(Assign) /* targets (1; 2 for swizzle2d), args: value; aug: printed as `t op= rhs`             */ \
+  X(Store)  /* args: ptr, value, mask?                                                            */ \
+  X(For)    /* targets: loop var; args: lo, hi, step; body                                        */ \
+  X(If)     /* args: cond; body, orelse                                                           */ \
+  X(Print)  /* text: prefix; args: values                                                         */ \
+  X(Assert) /* text: message; args: cond                                                          */ \
+  X(Return) /* ends the program instance                                                          */
+
+enum class StmtKind : uint8_t {
+#define X(k) k,
+  DT_FOR_EACH_STMT(X)
+#undef X
+};
+const char* stmt_kind_name(StmtKind k);
+
+struct Stmt;
+using StmtP = std::shared_ptr<Stmt>;
+
+struct Stmt {
+  StmtKind kind;
+  SourceLoc loc;   // where the statement is written (.tile line, or the .dt algorithm line)
+  SourceLoc loc2;  // optional second origin (the .dt schedule line that produced it)
+  std::vector<std::string> targets;
+  std::vector<ExprP> args;
+  std::vector<StmtP> body;
+  std::vector<StmtP> orelse;
+  std::string text;
+  // Assign only, for printing: when set, args[0] is Binary(aug_op, Var(target), rhs) and the printer
+  // writes `target op= rhs`. Executors ignore it.
+  std::optional<BinOp> aug;
+
+  // ---- filled by the verifier ----
+  std::vector<int> slots;  // Assign / For: frame slot of each target
+  bool declares = false;   // Assign / For: the first target is a new variable in this scope
+  int id = -1;             // unique per kernel, in pre-order; indexes Kernel::stmts
+};
+
+StmtP make_assign(const std::string& target, ExprP value, SourceLoc loc = {});
+StmtP make_store(ExprP ptr, ExprP value, ExprP mask = nullptr, SourceLoc loc = {});
+StmtP make_for(const std::string& var, ExprP lo, ExprP hi, ExprP step, std::vector<StmtP> body,
+               SourceLoc loc = {});
+StmtP make_if(ExprP cond, std::vector<StmtP> body, std::vector<StmtP> orelse = {}, SourceLoc loc = {});
+
+// ---------------------------------------------------------------------------------------------
+// Kernels and modules
+// ---------------------------------------------------------------------------------------------
+
+enum class ParamKind : uint8_t { Pointer, Scalar, Constexpr };
+// What a pointer parameter's buffer holds before the module runs and whether it is reported:
+//   In: input (from --in file, or seeded random data); Out: output, starts uninitialized (poisoned);
+//   InOut: input that is also written and reported; Scratch: intermediate, starts uninitialized and
+//   is not reported (DT materializes non-fused Funcs in such buffers).
+enum class BufIO : uint8_t { In, Out, InOut, Scratch };
+const char* bufio_name(BufIO io);
+
+struct Param {
+  std::string name;
+  ParamKind kind = ParamKind::Scalar;
+  Scalar dtype = Scalar::I32;  // element type for Pointer; value type for Scalar; Constexpr is i32/i64
+  std::vector<ExprP> shape;    // Pointer: buffer shape, expressions of scalar/constexpr params
+  BufIO io = BufIO::In;        // Pointer only
+  ExprP init;                  // Scalar/Constexpr: default value (expression of earlier params), or null
+  SourceLoc loc;
+  int slot = -1;               // filled by the verifier
+};
+
+struct Kernel {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Param> params;
+  std::vector<ExprP> grid;  // 1-3 expressions of scalar/constexpr params
+  int num_warps = 4;
+  int num_stages = 3;
+  std::vector<StmtP> body;
+
+  // ---- filled by the verifier ----
+  int num_slots = 0;
+  std::vector<std::string> slot_names;  // per slot: variable name (for the debugger)
+  std::vector<Type> slot_types;         // per slot: type
+  std::vector<Stmt*> stmts;             // every statement by id (pre-order)
+
+  const Param* find_param(const std::string& n) const;
+};
+
+struct Module {
+  std::string file;  // source file name (for messages)
+  std::vector<Kernel> kernels;
+};
+
+// A scalar value bound to a parameter (constexpr or runtime scalar).
+struct ScalarValue {
+  Scalar type = Scalar::I32;
+  int64_t i = 0;
+  double f = 0;
+  bool is_float() const { return dtype_is_float(); }
+  bool dtype_is_float() const { return ::dtsim::is_float(type); }
+  double as_double() const { return dtype_is_float() ? f : static_cast<double>(i); }
+  int64_t as_int() const { return dtype_is_float() ? static_cast<int64_t>(f) : i; }
+  static ScalarValue of_int(int64_t v, Scalar t = Scalar::I32) { return ScalarValue{t, v, 0}; }
+  static ScalarValue of_float(double v, Scalar t = Scalar::F32) { return ScalarValue{t, 0, v}; }
+  std::string str() const;
+};
+
+// Deep copy (the verifier annotates nodes in place; clone before verifying one module twice with
+// different bindings).
+ExprP clone_expr(const ExprP& e);
+StmtP clone_stmt(const StmtP& s);
+Kernel clone_kernel(const Kernel& k);
+Module clone_module(const Module& m);
+
+}  // namespace dtsim
