@@ -1,0 +1,304 @@
+// .npy reading and writing (format versions 1.0-3.0, little-endian, C order) for --in / --out.
+#include "interp/Npy.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace dtsim {
+
+namespace {
+
+const char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+
+[[noreturn]] void npy_error(const std::string& path, const std::string& msg) {
+  // The message names its file itself, so that it reads "x.npy: error: ...".
+  throw UserError(path + ": error: " + msg);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) npy_error(path, std::string("cannot open file: ") + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) npy_error(path, "read failed");
+  return ss.str();
+}
+
+// ---- a tiny reader for the header's Python dict literal: {'descr': '<f4', 'fortran_order': False,
+// 'shape': (3, 4), } ----
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& path, const std::string& text) : path_(path), s_(text) {}
+
+  struct Header {
+    std::string descr;
+    bool fortran = false;
+    Shape shape;
+    bool has_descr = false, has_fortran = false, has_shape = false;
+  };
+
+  Header parse() {
+    Header h;
+    expect('{');
+    for (;;) {
+      skip_ws();
+      if (peek() == '}') break;
+      std::string key = string_lit();
+      expect(':');
+      if (key == "descr") {
+        h.descr = string_lit();
+        h.has_descr = true;
+      } else if (key == "fortran_order") {
+        h.fortran = bool_lit();
+        h.has_fortran = true;
+      } else if (key == "shape") {
+        h.shape = tuple_lit();
+        h.has_shape = true;
+      } else {
+        bad("unexpected key '" + key + "' in header");
+      }
+      skip_ws();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      skip_ws();
+      if (peek() != '}') bad("malformed header dictionary");
+    }
+    if (!h.has_descr || !h.has_fortran || !h.has_shape)
+      bad("header lacks one of 'descr', 'fortran_order', 'shape'");
+    return h;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& msg) { npy_error(path_, "malformed .npy header: " + msg); }
+  void skip_ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+  }
+  char peek() { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void expect(char c) {
+    skip_ws();
+    if (peek() != c) bad(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  std::string string_lit() {
+    skip_ws();
+    char q = peek();
+    if (q != '\'' && q != '"') bad("expected a string");
+    size_t end = s_.find(q, i_ + 1);
+    if (end == std::string::npos) bad("unterminated string");
+    std::string v = s_.substr(i_ + 1, end - i_ - 1);
+    i_ = end + 1;
+    return v;
+  }
+  bool bool_lit() {
+    skip_ws();
+    if (s_.compare(i_, 4, "True") == 0) {
+      i_ += 4;
+      return true;
+    }
+    if (s_.compare(i_, 5, "False") == 0) {
+      i_ += 5;
+      return false;
+    }
+    bad("expected True or False");
+  }
+  Shape tuple_lit() {
+    expect('(');
+    Shape sh;
+    for (;;) {
+      skip_ws();
+      if (peek() == ')') {
+        ++i_;
+        return sh;
+      }
+      if (!std::isdigit(static_cast<unsigned char>(peek()))) bad("expected a dimension in 'shape'");
+      int64_t v = 0;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) {
+        v = v * 10 + (s_[i_++] - '0');
+        if (v > (int64_t(1) << 40)) bad("dimension too large");
+      }
+      sh.push_back(v);
+      skip_ws();
+      if (peek() == ',') ++i_;
+      else if (peek() != ')') bad("expected ',' or ')' in 'shape'");
+    }
+  }
+
+  const std::string& path_;
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+uint32_t read_le(const std::string& s, size_t at, int bytes) {
+  uint32_t v = 0;
+  for (int k = bytes - 1; k >= 0; --k) v = (v << 8) | static_cast<uint8_t>(s[at + static_cast<size_t>(k)]);
+  return v;
+}
+
+// The file's element type: descr -> (scalar type as stored, bytes per element). `want` decides how
+// to read `<u2` (bf16 bit patterns) and `|u1`.
+struct FileType {
+  Scalar stored;
+  int bytes;
+  bool bf16_from_u2 = false;
+  bool bf16_from_f4 = false;
+  bool bool_from_u1 = false;
+};
+
+FileType file_type(const std::string& path, const std::string& descr, std::optional<Scalar> want) {
+  if (descr.size() < 3) npy_error(path, "unsupported dtype '" + descr + "'");
+  char order = descr[0];
+  std::string code = descr.substr(1);
+  if (order == '>') npy_error(path, "big-endian data ('" + descr + "') is not supported; save it little-endian");
+  if (order != '<' && order != '|' && order != '=')
+    npy_error(path, "unsupported dtype '" + descr + "'");
+  bool bf16 = want && *want == Scalar::BF16;
+  if (code == "f2") return {Scalar::F16, 2};
+  if (code == "f4") return bf16 ? FileType{Scalar::BF16, 4, false, true} : FileType{Scalar::F32, 4};
+  if (code == "f8") return {Scalar::F64, 8};
+  if (code == "i4") return {Scalar::I32, 4};
+  if (code == "i8") return {Scalar::I64, 8};
+  if (code == "b1") return {Scalar::I1, 1};
+  if (code == "u1") return {Scalar::I1, 1, false, false, true};
+  if (code == "u2" && bf16) return {Scalar::BF16, 2, true};
+  npy_error(path, "unsupported dtype '" + descr +
+                      "' (supported: <f2 <f4 <f8 <i4 <i8 |b1 |u1, and <u2 holding bf16 bit patterns)");
+}
+
+std::string descr_of(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return "|b1";
+    case Scalar::I32: return "<i4";
+    case Scalar::I64: return "<i8";
+    case Scalar::F16: return "<f2";
+    case Scalar::BF16: return "<f4";  // numpy has no bf16: written as f32
+    case Scalar::F32: return "<f4";
+    case Scalar::F64: return "<f8";
+  }
+  return "";
+}
+
+// numpy's spelling of a shape: "()", "(10,)", "(3, 4)".
+std::string shape_tuple(const Shape& s) {
+  std::string out = "(";
+  if (s.size() == 1) {
+    out += std::to_string(s[0]);
+    return out += ",)";
+  }
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  return out + ")";
+}
+
+bool host_is_little_endian() {
+  uint16_t one = 1;
+  uint8_t b;
+  std::memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+}  // namespace
+
+Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want) {
+  if (!host_is_little_endian()) npy_error(path, ".npy I/O needs a little-endian host");
+  std::string data = read_all(path);
+  if (data.size() < kMagicLen + 2 || data.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
+    npy_error(path, "not a .npy file (bad magic string)");
+  int major = static_cast<uint8_t>(data[6]);
+  if (major < 1 || major > 3)
+    npy_error(path, "unsupported .npy format version " + std::to_string(major) + "." +
+                        std::to_string(static_cast<uint8_t>(data[7])));
+  size_t len_bytes = major == 1 ? 2 : 4;
+  if (data.size() < 8 + len_bytes) npy_error(path, "truncated header");
+  size_t header_len = read_le(data, 8, static_cast<int>(len_bytes));
+  size_t header_at = 8 + len_bytes;
+  if (data.size() < header_at + header_len) npy_error(path, "truncated header");
+  std::string header = data.substr(header_at, header_len);
+  HeaderParser::Header h = HeaderParser(path, header).parse();
+  if (h.fortran) npy_error(path, "Fortran-order data is not supported; save a C-contiguous array");
+  FileType ft = file_type(path, h.descr, want);
+
+  int64_t numel = shape_numel(h.shape);
+  size_t data_at = header_at + header_len;
+  size_t need = static_cast<size_t>(numel) * static_cast<size_t>(ft.bytes);
+  if (data.size() - data_at < need)
+    npy_error(path, "truncated data: shape " + shape_tuple(h.shape) + " needs " + std::to_string(need) +
+                        " bytes, the file has " + std::to_string(data.size() - data_at));
+  if (data.size() - data_at > need) npy_error(path, "trailing bytes after the array data");
+
+  Buffer b;
+  b.name = name;
+  b.dtype = ft.stored;
+  b.shape = h.shape;
+  b.io = BufIO::In;
+  b.defined = true;
+  b.bytes.resize(static_cast<size_t>(numel) * static_cast<size_t>(scalar_bytes(ft.stored)));
+  const char* src = data.data() + data_at;
+  if (ft.bf16_from_f4) {
+    for (int64_t i = 0; i < numel; ++i) {
+      float f;
+      std::memcpy(&f, src + i * 4, 4);
+      b.as<uint16_t>()[i] = f32_to_bf16(f);
+    }
+  } else if (ft.bool_from_u1) {
+    for (int64_t i = 0; i < numel; ++i) {
+      uint8_t v = static_cast<uint8_t>(src[i]);
+      if (v > 1) npy_error(path, "uint8 data for a boolean buffer holds " + std::to_string(v) + " at index " +
+                                     std::to_string(i) + " (only 0 and 1 are allowed)");
+      b.bytes[static_cast<size_t>(i)] = v;
+    }
+  } else {
+    std::memcpy(b.bytes.data(), src, need);
+    if (ft.stored == Scalar::I1)
+      for (auto& v : b.bytes) v = v != 0;
+  }
+  return b;
+}
+
+void write_npy(const std::string& path, const Buffer& b) {
+  if (!host_is_little_endian()) throw UserError(path + ": error: .npy I/O needs a little-endian host");
+  std::string header = "{'descr': '" + descr_of(b.dtype) + "', 'fortran_order': False, 'shape': " +
+                       shape_tuple(b.shape) + ", }";
+  // Pad with spaces so that the data starts at a multiple of 64 bytes; the header ends in '\n'.
+  size_t total = kMagicLen + 2 + 2 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  bool v2 = header.size() > 0xffff;
+
+  std::string out(kMagic, kMagicLen);
+  out += static_cast<char>(v2 ? 2 : 1);
+  out += '\0';
+  uint32_t len = static_cast<uint32_t>(header.size());
+  for (size_t k = 0; k < (v2 ? 4u : 2u); ++k) out += static_cast<char>((len >> (8 * k)) & 0xff);
+  out += header;
+  if (b.dtype == Scalar::BF16) {
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      float f = bf16_to_f32(b.as<uint16_t>()[i]);
+      out.append(reinterpret_cast<const char*>(&f), 4);
+    }
+  } else {
+    out.append(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
+  }
+
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw UserError(path + ": error: cannot write file: " + std::strerror(errno));
+  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    std::remove(tmp.c_str());
+    throw UserError(path + ": error: cannot write file: " + std::strerror(e));
+  }
+}
+
+}  // namespace dtsim
