@@ -22,7 +22,9 @@ struct DebugConfig {
   std::vector<PrintIf> print_if;      // --print-if COND EXPR[, EXPR...]
   std::vector<std::string> break_at;  // --break-at FILE:LINE [if COND]
   bool stop_at_start = false;         // `dtsim debug`: stop before the first statement
-  std::string history_file;           // readline history ("" = ~/.dtsim_history)
+  std::string history_file;           // readline history ("" = $DTSIM_HISTORY, else ~/.dtsim_history)
+  std::istream* input = nullptr;      // REPL commands from this stream, echoed to `out` (scripted
+                                      // sessions, tests); nullptr = readline on a terminal, else stdin
 };
 
 // Thrown by the REPL's `run`/`restart`: the caller re-creates the buffers and runs again with the

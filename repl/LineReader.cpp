@@ -56,13 +56,18 @@ class ReadlineReader : public LineReader {
 
 class EchoReader : public LineReader {
  public:
+  EchoReader(std::istream& in, std::ostream& echo) : in_(in), echo_(echo) {}
   std::optional<std::string> read(const std::string& prompt) override {
     std::string s;
-    if (!std::getline(std::cin, s)) return std::nullopt;
+    if (!std::getline(in_, s)) return std::nullopt;
     if (!s.empty() && s.back() == '\r') s.pop_back();
-    std::cout << prompt << s << "\n" << std::flush;
+    echo_ << prompt << s << "\n" << std::flush;
     return s;
   }
+
+ private:
+  std::istream& in_;
+  std::ostream& echo_;
 };
 
 }  // namespace
@@ -70,7 +75,11 @@ class EchoReader : public LineReader {
 std::unique_ptr<LineReader> make_line_reader(const std::string& history_file,
                                              std::function<std::vector<std::string>(const std::string&)> complete) {
   if (isatty(STDIN_FILENO)) return std::make_unique<ReadlineReader>(history_file, std::move(complete));
-  return std::make_unique<EchoReader>();
+  return std::make_unique<EchoReader>(std::cin, std::cout);
+}
+
+std::unique_ptr<LineReader> make_stream_reader(std::istream& in, std::ostream& echo) {
+  return std::make_unique<EchoReader>(in, echo);
 }
 
 }  // namespace dtsim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,5 +23,8 @@ class LineReader {
 // candidates for a word prefix (commands, variable names).
 std::unique_ptr<LineReader> make_line_reader(const std::string& history_file,
                                              std::function<std::vector<std::string>(const std::string&)> complete);
+
+// Reads lines from `in` and echoes "prompt line" to `echo` (scripted sessions and tests).
+std::unique_ptr<LineReader> make_stream_reader(std::istream& in, std::ostream& echo);
 
 }  // namespace dtsim

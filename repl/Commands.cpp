@@ -1,0 +1,512 @@
+// The debugger REPL: command dispatch (gdb-like names), and the print/info/list/where views.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "interp/Buffers.h"
+#include "ir/Diag.h"
+#include "ir/Printer.h"
+#include "repl/Session.h"
+
+namespace dtsim {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::string first_line(const std::string& s) {
+  std::string l = s.substr(0, s.find('\n'));
+  return trim(l);
+}
+
+const std::vector<std::string>& command_names() {
+  static const std::vector<std::string> names = {
+      "break", "continue", "delete", "display", "finish", "help",  "info",    "list",  "next",
+      "pid",   "print",    "quit",   "restart", "run",    "step",  "undisplay", "watch", "where"};
+  return names;
+}
+
+// Parses "2" / "1,0" / "1, 0, 3" into a pid; nullopt on bad syntax.
+std::optional<std::array<int64_t, 3>> parse_pid(const std::string& text) {
+  std::array<int64_t, 3> pid{};
+  std::stringstream ss(text);
+  std::string field;
+  int axis = 0;
+  while (std::getline(ss, field, ',')) {
+    field = trim(field);
+    if (axis > 2 || field.empty() || !std::all_of(field.begin(), field.end(), ::isdigit) || field.size() > 12)
+      return std::nullopt;
+    pid[axis++] = std::stoll(field);
+  }
+  if (axis == 0) return std::nullopt;
+  return pid;
+}
+
+// A buffer as a Value, for `info memory` (same storage rules as the interpreter's values).
+Value buffer_value(const Buffer& buf) {
+  Value v;
+  v.type = Type{buf.dtype, false, buf.shape};
+  std::vector<size_t> shape(buf.shape.begin(), buf.shape.end());
+  auto fill = [&](auto arr) {
+    arr.resize(shape);
+    for (int64_t i = 0; i < buf.numel(); ++i) arr.data()[i] = static_cast<typename decltype(arr)::value_type>(buf.get(i));
+    v.data = std::move(arr);
+  };
+  switch (buf.dtype) {
+    case Scalar::I1: fill(xt::xarray<uint8_t>()); break;
+    case Scalar::I32: fill(xt::xarray<int32_t>()); break;
+    case Scalar::I64: fill(xt::xarray<int64_t>()); break;
+    case Scalar::F16:
+    case Scalar::BF16:
+    case Scalar::F32: fill(xt::xarray<float>()); break;
+    case Scalar::F64: fill(xt::xarray<double>()); break;
+  }
+  return v;
+}
+
+}  // namespace
+
+// ---- the loop ----
+
+LineReader& Session::reader() {
+  if (reader_) return *reader_;
+  if (cfg_.input) {
+    reader_ = make_stream_reader(*cfg_.input, out_);
+  } else if (!isatty(STDIN_FILENO)) {
+    reader_ = make_stream_reader(std::cin, out_);
+  } else {
+    std::string hist = cfg_.history_file;
+    if (hist.empty()) {
+      if (const char* env = std::getenv("DTSIM_HISTORY")) hist = env;
+      else if (const char* home = std::getenv("HOME")) hist = std::string(home) + "/.dtsim_history";
+    }
+    reader_ = make_line_reader(hist, [this](const std::string& prefix) { return complete(prefix); });
+  }
+  return *reader_;
+}
+
+void Session::repl() {
+  for (;;) {
+    out_ << std::flush;
+    std::optional<std::string> line = reader().read("(dtsim) ");
+    if (!line) throw QuitRequest{};  // end of input: like gdb, the session ends
+    std::string cmd = trim(*line);
+    if (cmd.empty()) cmd = last_command_;  // an empty line repeats the last command
+    if (cmd.empty()) continue;
+    last_command_ = cmd;
+    if (command(cmd)) return;
+  }
+}
+
+std::vector<std::string> Session::complete(const std::string& prefix) const {
+  std::vector<std::string> pool = command_names();
+  for (const char* s : {"breakpoints", "locals", "pids", "memory"}) pool.push_back(s);
+  if (kernel_) {
+    for (const std::string& n : kernel_->slot_names) pool.push_back(n);
+    for (const Param& p : kernel_->params) pool.push_back(p.name);
+  }
+  for (const char* s : {"pid0", "pid1", "pid2"}) pool.push_back(s);
+  std::sort(pool.begin(), pool.end());
+  pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
+  std::vector<std::string> out;
+  for (const std::string& c : pool)
+    if (c.rfind(prefix, 0) == 0) out.push_back(c);
+  return out;
+}
+
+// Runs one command; true when the run should resume.
+bool Session::command(const std::string& line) {
+  size_t sp = line.find_first_of(" \t");
+  std::string word = line.substr(0, sp);
+  std::string arg = sp == std::string::npos ? "" : trim(line.substr(sp));
+  auto count = [&]() -> int64_t {
+    if (arg.empty()) return 1;
+    if (!std::all_of(arg.begin(), arg.end(), ::isdigit) || arg.size() > 9) return -1;
+    return std::max<int64_t>(1, std::stoll(arg));
+  };
+  try {
+    if (word == "step" || word == "s" || word == "next" || word == "n") {
+      int64_t n = count();
+      if (n < 0) {
+        out_ << "usage: " << word << " [COUNT]\n";
+        return false;
+      }
+      bool next = word[0] == 'n' && stmt_;
+      mode_ = next ? Mode::Next : Mode::Step;
+      steps_left_ = n;
+      next_depth_ = frame_ && stmt_ ? frame_->loop_stack.size() : 0;
+      mode_instance_ = instance_seq_;
+      return true;
+    }
+    if (word == "continue" || word == "c") {
+      mode_ = Mode::Continue;
+      return true;
+    }
+    if (word == "finish" || word == "fin") {
+      if (!stmt_) {
+        out_ << "already at the end of " << (frame_ ? instance_str(*frame_) : "the instance") << "\n";
+        return false;
+      }
+      mode_ = Mode::Finish;
+      mode_instance_ = instance_seq_;
+      return true;
+    }
+    if (word == "pid") return cmd_pid(arg);
+    if (word == "print" || word == "p") {
+      cmd_print(arg, false);
+      return false;
+    }
+    if (word == "display") {
+      if (arg.empty()) show_displays();
+      else cmd_print(arg, true);
+      return false;
+    }
+    if (word == "undisplay") {
+      size_t before = displays_.size();
+      if (arg.empty()) displays_.clear();
+      else displays_.erase(std::remove_if(displays_.begin(), displays_.end(),
+                                          [&](const Display& d) { return std::to_string(d.id) == arg; }),
+                           displays_.end());
+      if (before == displays_.size()) out_ << "no display " << arg << "\n";
+      return false;
+    }
+    if (word == "watch") {
+      if (arg.empty()) {
+        out_ << "usage: watch EXPR\n";
+        return false;
+      }
+      int id = add_watch(arg);
+      const Breakpoint& bp = bps_.back();
+      out_ << "Watchpoint " << id << ": " << arg << " = " << (bp.last ? format_value(*bp.last) : "<undefined>") << "\n";
+      return false;
+    }
+    if (word == "break" || word == "b") {
+      cmd_break(arg);
+      return false;
+    }
+    if (word == "delete" || word == "d") {
+      cmd_delete(arg);
+      return false;
+    }
+    if (word == "info" || word == "i") {
+      cmd_info(arg);
+      return false;
+    }
+    if (word == "list" || word == "l") {
+      cmd_list();
+      return false;
+    }
+    if (word == "where" || word == "bt" || word == "backtrace") {
+      cmd_where();
+      return false;
+    }
+    if (word == "run" || word == "r" || word == "restart") {
+      out_ << "restarting the run\n";
+      throw RestartRequest{};
+    }
+    if (word == "quit" || word == "q" || word == "exit") throw QuitRequest{};
+    if (word == "help" || word == "h" || word == "?") {
+      cmd_help();
+      return false;
+    }
+    out_ << "unknown command '" << word << "' (try 'help')\n";
+  } catch (const UserError& e) {
+    out_ << e.render();
+  }
+  return false;
+}
+
+// ---- views ----
+
+void Session::show_location() const {
+  if (!stmt_) {
+    out_ << "at the end of " << (frame_ ? instance_str(*frame_) : std::string("the instance"));
+    int64_t next = frame_ ? frame_->order_index + 1 : 0;
+    if (next < static_cast<int64_t>(order_.size()))
+      out_ << "; next: pid " << pid_str(order_[next]) << "\n";
+    else
+      out_ << "; it is the last instance of kernel " << kernel_->name << "\n";
+    return;
+  }
+  const SourceLoc& loc = stmt_->loc;
+  std::string printed = first_line(print_stmt(*stmt_));
+  if (loc.valid()) {
+    std::string src = trim(Sources::line(loc.file, loc.line));
+    out_ << "=> " << Sources::name(loc.file) << ":" << loc.line << "  " << src << "\n";
+    if (stmt_->loc2.valid())
+      out_ << "   schedule " << Sources::name(stmt_->loc2.file) << ":" << stmt_->loc2.line << "  "
+           << trim(Sources::line(stmt_->loc2.file, stmt_->loc2.line)) << "\n";
+    if (src != printed) out_ << "   tile: " << printed << "\n";
+  } else {
+    out_ << "=> " << printed << "\n";
+  }
+}
+
+void Session::show_displays() {
+  if (!frame_) return;
+  for (const Display& d : displays_) {
+    std::string why;
+    std::optional<Value> v = d.expr.eval(*frame_, &why);
+    std::optional<Value> mask = d.mask ? d.mask->eval(*frame_) : std::nullopt;
+    out_ << d.id << ": " << d.expr.text() << " = ";
+    if (v)
+      out_ << format_value(*v, mask && mask->type.shape == v->type.shape ? &*mask : nullptr) << "\n";
+    else
+      out_ << "<" << why << ">\n";
+  }
+}
+
+// `print EXPR[, mask=MASK]`: the value with its type; lanes where MASK is false shown as "--".
+void Session::cmd_print(const std::string& arg, bool add_display) {
+  std::vector<std::string> parts = split_top_level(arg);
+  if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[1].rfind("mask=", 0) != 0)) {
+    out_ << "usage: " << (add_display ? "display" : "print") << " EXPR[, mask=MASK]\n";
+    return;
+  }
+  Display d;
+  d.expr = BoundExpr(parse_debug_expr(parts[0], add_display ? "<display>" : "<print>", names_), parts[0]);
+  if (parts.size() == 2) {
+    std::string m = trim(parts[1].substr(5));
+    d.mask = BoundExpr(parse_debug_expr(m, add_display ? "<display>" : "<print>", names_), m);
+  }
+  if (add_display) {
+    d.id = next_display_id_++;
+    displays_.push_back(d);
+  }
+  if (!frame_) {
+    out_ << "no program instance is running\n";
+    return;
+  }
+  std::string why;
+  std::optional<Value> v = d.expr.eval(*frame_, &why);
+  if (!v) {
+    out_ << parts[0] << ": " << why << "\n";
+    return;
+  }
+  std::optional<Value> mask = d.mask ? d.mask->eval(*frame_, &why) : std::nullopt;
+  if (d.mask && !mask) out_ << "(mask not shown: " << why << ")\n";
+  if (mask && !(mask->type.shape == v->type.shape)) {
+    out_ << "(mask not shown: its shape " << shape_str(mask->type.shape) << " differs from "
+         << shape_str(v->type.shape) << ")\n";
+    mask.reset();
+  }
+  if (add_display) out_ << d.id << ": ";
+  out_ << parts[0] << ": " << v->type.str() << " = " << format_value(*v, mask ? &*mask : nullptr) << "\n";
+}
+
+void Session::cmd_break(const std::string& arg) {
+  if (arg.empty()) {
+    out_ << "usage: break [FILE:]LINE [if COND]  |  break if COND\n";
+    return;
+  }
+  if (arg.rfind("if ", 0) == 0 || arg.rfind("if(", 0) == 0) {
+    add_break_if(trim(arg.substr(2)), "<break>");
+    out_ << "Breakpoint " << bps_.back().id << " (" << bps_.back().text << ")\n";
+    return;
+  }
+  std::string file = stmt_ && stmt_->loc.valid() ? Sources::name(stmt_->loc.file) : "";
+  add_break_at(arg, file, "break");
+  out_ << "Breakpoint " << bps_.back().id << " at " << bps_.back().where << "\n";
+}
+
+void Session::cmd_delete(const std::string& arg) {
+  if (arg.empty()) {
+    out_ << "deleted " << bps_.size() << " breakpoint(s)\n";
+    bps_.clear();
+    return;
+  }
+  auto it = std::find_if(bps_.begin(), bps_.end(), [&](const Breakpoint& b) { return std::to_string(b.id) == arg; });
+  if (it == bps_.end()) {
+    out_ << "no breakpoint number " << arg << "\n";
+    return;
+  }
+  bps_.erase(it);
+}
+
+void Session::cmd_info(const std::string& arg) {
+  if (arg == "breakpoints" || arg == "break" || arg == "b" || arg == "watchpoints") return info_breakpoints();
+  if (arg == "locals" || arg == "l") return info_locals();
+  if (arg == "pids" || arg == "pid") return info_pids();
+  if (arg == "memory" || arg == "mem" || arg == "m") return info_memory();
+  if (arg == "display") {
+    for (const Display& d : displays_) out_ << d.id << ": " << d.expr.text() << "\n";
+    return;
+  }
+  out_ << "usage: info breakpoints|locals|pids|memory|display\n";
+}
+
+void Session::info_breakpoints() const {
+  if (bps_.empty()) {
+    out_ << "no breakpoints or watchpoints\n";
+    return;
+  }
+  for (const Breakpoint& bp : bps_) {
+    out_ << bp.id << "  ";
+    switch (bp.kind) {
+      case Breakpoint::Cond: out_ << "break if " << bp.text; break;
+      case Breakpoint::Line:
+        out_ << "break at " << bp.where << (bp.expr.valid() ? " if " + bp.expr.text() : "");
+        break;
+      case Breakpoint::Watch: out_ << "watch " << bp.text; break;
+    }
+    out_ << "  (hit " << bp.hits << (bp.hits == 1 ? " time)\n" : " times)\n");
+  }
+}
+
+void Session::info_locals() const {
+  if (!frame_) {
+    out_ << "no program instance is running\n";
+    return;
+  }
+  std::vector<std::string> seen;
+  for (const std::string& n : frame_->kernel->slot_names) {
+    if (std::find(seen.begin(), seen.end(), n) != seen.end() || frame_->kernel->find_param(n)) continue;
+    seen.push_back(n);
+    int slot = frame_->lookup(n);
+    if (slot < 0 || !frame_->slots[slot].defined()) {
+      out_ << n << " = <not yet assigned>\n";
+      continue;
+    }
+    const Value& v = frame_->slots[slot];
+    out_ << n << ": " << v.type.str() << " = " << format_value(v) << "\n";
+  }
+  std::string params;
+  for (const Param& p : frame_->kernel->params) {
+    if (p.kind == ParamKind::Pointer) continue;
+    auto it = b_.find(p.name);
+    if (it != b_.end()) params += (params.empty() ? "" : ", ") + p.name + " = " + it->second.str();
+  }
+  if (!params.empty()) out_ << "params: " << params << "\n";
+}
+
+void Session::info_pids() const {
+  if (!kernel_) {
+    out_ << "no kernel is running\n";
+    return;
+  }
+  out_ << "kernel " << kernel_->name << " (" << kernel_index_ + 1 << " of " << m_.kernels.size() << "), grid "
+       << pid_str(grid_) << ", " << order_.size() << " instances, order " << order_name() << "\n";
+  int64_t cur = frame_ ? frame_->order_index : -1;
+  if (frame_) out_ << "current: " << instance_str(*frame_) << (stmt_ ? "" : ", finished") << "\n";
+  int64_t n = static_cast<int64_t>(order_.size());
+  int64_t lo = std::max<int64_t>(0, cur - 4), hi = std::min<int64_t>(n, std::max<int64_t>(cur, 0) + 6);
+  out_ << "run order:" << (lo > 0 ? " ..." : "");
+  for (int64_t i = lo; i < hi; ++i) out_ << (i == cur ? " *" : " ") << pid_str(order_[i]);
+  out_ << (hi < n ? " ...\n" : "\n");
+}
+
+void Session::info_memory() const {
+  if (!frame_ || !frame_->buffers) {
+    out_ << "no program instance is running\n";
+    return;
+  }
+  for (const Buffer& buf : frame_->buffers->list) {
+    Type t{buf.dtype, false, buf.shape};
+    out_ << buf.name << ": " << t.str() << " " << bufio_name(buf.io) << " = " << format_value(buffer_value(buf)) << "\n";
+  }
+}
+
+bool Session::cmd_pid(const std::string& arg) {
+  std::optional<std::array<int64_t, 3>> pid = parse_pid(arg);
+  if (!pid) {
+    out_ << "usage: pid P0[,P1[,P2]]  (e.g. 'pid 2', 'pid 1,0')\n";
+    return false;
+  }
+  for (int a = 0; a < 3; ++a)
+    if ((*pid)[a] >= grid_[a]) {
+      out_ << "pid " << pid_str(*pid) << " is outside the grid " << pid_str(grid_) << "\n";
+      return false;
+    }
+  int64_t pos = order_position(*pid);
+  int64_t cur = frame_ ? frame_->order_index : -1;
+  if (pos <= cur && kernel_index_ + 1 >= static_cast<int>(m_.kernels.size())) {
+    out_ << "pid " << pid_str(*pid) << " already ran (instance " << pos + 1 << " of " << order_.size() << ", order "
+         << order_name() << "); use 'restart' to run again\n";
+    return false;
+  }
+  mode_ = Mode::UntilPid;
+  target_pid_ = *pid;
+  if (pos > cur)
+    out_ << "running until pid " << pid_str(*pid) << " (instance " << pos + 1 << " of " << order_.size() << ", order "
+         << order_name() << ")\n";
+  else
+    out_ << "pid " << pid_str(*pid) << " already ran in this kernel; running until it runs in the next kernel\n";
+  return true;
+}
+
+void Session::cmd_list() const {
+  if (!stmt_) {
+    show_location();
+    return;
+  }
+  const SourceLoc& loc = stmt_->loc;
+  if (loc.valid()) {
+    for (int l = std::max(1, loc.line - 3); l <= loc.line + 3; ++l) {
+      std::string text = Sources::line(loc.file, l);
+      if (text.empty() && l > loc.line) break;
+      out_ << (l == loc.line ? "=> " : "   ") << l << "  " << text << "\n";
+    }
+    if (stmt_->loc2.valid())
+      out_ << "schedule " << Sources::name(stmt_->loc2.file) << ":" << stmt_->loc2.line << "  "
+           << trim(Sources::line(stmt_->loc2.file, stmt_->loc2.line)) << "\n";
+  }
+  out_ << "tile statements:\n";
+  const std::vector<Stmt*>& all = frame_->kernel->stmts;
+  int id = stmt_->id;
+  for (int i = std::max(0, id - 2); i < std::min<int>(static_cast<int>(all.size()), id + 3); ++i)
+    out_ << (i == id ? "=> " : "   ") << first_line(print_stmt(*all[i])) << "\n";
+}
+
+void Session::cmd_where() const {
+  if (!frame_) {
+    out_ << "no program instance is running\n";
+    return;
+  }
+  out_ << "kernel " << frame_->kernel->name << " (" << frame_->kernel_index + 1 << " of " << m_.kernels.size()
+       << "), " << instance_str(*frame_) << "\n";
+  if (stmt_)
+    out_ << "  at " << format_loc(stmt_->loc) << ": " << first_line(print_stmt(*stmt_)) << "\n";
+  else
+    out_ << "  at the end of the instance\n";
+  for (auto it = frame_->loop_stack.rbegin(); it != frame_->loop_stack.rend(); ++it) {
+    const Stmt* loop = *it;
+    std::string value = "<not started>";
+    if (!loop->slots.empty() && loop->slots[0] >= 0 && loop->slots[0] < static_cast<int>(frame_->slots.size()) &&
+        frame_->slots[loop->slots[0]].defined())
+      value = format_value(frame_->slots[loop->slots[0]]);
+    out_ << "  in loop " << loop->targets[0] << " = " << value << "  (" << format_loc(loop->loc) << ": "
+         << first_line(print_stmt(*loop)) << ")\n";
+  }
+}
+
+void Session::cmd_help() const {
+  out_ << "commands (short forms in parentheses):\n"
+          "  step (s) [N]          run one statement (N statements)\n"
+          "  next (n) [N]          run one statement, a whole loop when at a `for`\n"
+          "  continue (c)          run to the next breakpoint hit, across instances\n"
+          "  finish                run to the end of this program instance\n"
+          "  pid P0[,P1[,P2]]      run until that program instance starts\n"
+          "  print (p) EXPR[, mask=M]  show a value (tiles: type, values; lanes where M is false as --)\n"
+          "  display EXPR          show EXPR at every stop; undisplay [N] removes it\n"
+          "  watch EXPR            stop when the value of EXPR changes\n"
+          "  break (b) [FILE:]LINE [if COND] | break if COND\n"
+          "  delete (d) [N]        delete breakpoint N (all without N)\n"
+          "  info breakpoints|locals|pids|memory|display\n"
+          "  list (l)              source and tile statements around this point\n"
+          "  where (bt)            kernel, instance, statement and loop variables\n"
+          "  run | restart         run again from the start\n"
+          "  quit (q)              stop the run\n"
+          "an empty line repeats the last command. Names in EXPR/COND: pid0 pid1 pid2 (pid = pid0), the\n"
+          "kernel's variables and parameters; COND also takes the positional form '=0,>1'.\n";
+}
+
+}  // namespace dtsim
