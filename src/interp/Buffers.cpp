@@ -1,0 +1,197 @@
+// Global buffers of a run: f16/bf16 conversions, creation from a module's pointer parameters, and
+// seeded random input data.
+#include "interp/Buffers.h"
+
+#include <cmath>
+
+namespace dtsim {
+
+// ---- f16 / bf16 ----
+
+uint16_t f32_to_f16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t exp = (x >> 23) & 0xffu;
+  uint32_t man = x & 0x7fffffu;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
+  int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (e <= 0) {  // f16 subnormal (or zero)
+    if (e < -10) return static_cast<uint16_t>(sign);
+    uint32_t m24 = man | 0x800000u;
+    int shift = 14 - e;
+    uint32_t m = m24 >> shift;
+    uint32_t rem = m24 & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (m & 1u))) ++m;
+    return static_cast<uint16_t>(sign | m);
+  }
+  uint32_t h = (static_cast<uint32_t>(e) << 10) | (man >> 13);
+  uint32_t rem = man & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // a carry into the exponent is correct
+  return static_cast<uint16_t>(sign | h);
+}
+
+float f16_to_f32(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) {
+    float v = std::ldexp(static_cast<float>(man), -24);
+    return sign ? -v : v;
+  }
+  uint32_t bits = exp == 31 ? (sign | 0x7f800000u | (man << 13)) : (sign | ((exp - 15 + 127) << 23) | (man << 13));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t f32_to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu)) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float bf16_to_f32(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float round_to(Scalar t, float v) {
+  switch (t) {
+    case Scalar::F16: return f16_to_f32(f32_to_f16(v));
+    case Scalar::BF16: return bf16_to_f32(f32_to_bf16(v));
+    case Scalar::I1:
+    case Scalar::I32:
+    case Scalar::I64:
+    case Scalar::F32:
+    case Scalar::F64:
+      return v;
+  }
+  return v;
+}
+
+// ---- Buffer ----
+
+double Buffer::get(int64_t i) const {
+  switch (dtype) {
+    case Scalar::I1: return as<uint8_t>()[i] ? 1.0 : 0.0;
+    case Scalar::I32: return as<int32_t>()[i];
+    case Scalar::I64: return static_cast<double>(as<int64_t>()[i]);
+    case Scalar::F16: return f16_to_f32(as<uint16_t>()[i]);
+    case Scalar::BF16: return bf16_to_f32(as<uint16_t>()[i]);
+    case Scalar::F32: return as<float>()[i];
+    case Scalar::F64: return as<double>()[i];
+  }
+  return 0;
+}
+
+void Buffer::set(int64_t i, double v) {
+  switch (dtype) {
+    case Scalar::I1: as<uint8_t>()[i] = v != 0; return;
+    case Scalar::I32: as<int32_t>()[i] = static_cast<int32_t>(static_cast<int64_t>(v)); return;
+    case Scalar::I64: as<int64_t>()[i] = static_cast<int64_t>(v); return;
+    case Scalar::F16: as<uint16_t>()[i] = f32_to_f16(static_cast<float>(v)); return;
+    case Scalar::BF16: as<uint16_t>()[i] = f32_to_bf16(static_cast<float>(v)); return;
+    case Scalar::F32: as<float>()[i] = static_cast<float>(v); return;
+    case Scalar::F64: as<double>()[i] = v; return;
+  }
+}
+
+Buffer* Buffers::find(const std::string& name) {
+  for (Buffer& b : list)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+const Buffer* Buffers::find(const std::string& name) const {
+  for (const Buffer& b : list)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+int Buffers::index(const std::string& name) const {
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+// ---- random data ----
+
+namespace {
+uint64_t splitmix64(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace
+
+void fill_random(Buffer& buf, uint64_t seed) {
+  uint64_t state = seed * 0x2545f4914f6cdd1dull ^ fnv1a(buf.name);
+  int64_t n = buf.numel();
+  buf.bytes.assign(static_cast<size_t>(n * scalar_bytes(buf.dtype)), 0);
+  bool nonzero = false;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t r = splitmix64(state);
+    double v = 0;
+    if (is_float(buf.dtype)) {
+      v = static_cast<double>(r >> 11) * 0x1.0p-53 * 2.0 - 1.0;  // uniform in [-1, 1)
+      if (buf.dtype != Scalar::F64) v = static_cast<float>(v);
+    } else if (buf.dtype == Scalar::I1) {
+      v = static_cast<double>(r >> 63);
+    } else {
+      v = static_cast<double>(static_cast<int64_t>(r >> 60)) - 8.0;  // [-8, 8)
+    }
+    buf.set(i, v);
+    nonzero = nonzero || buf.get(i) != 0;
+  }
+  if (!nonzero && n > 0) buf.set(0, 1.0);
+  buf.defined = true;
+}
+
+Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers preset) {
+  Buffers out;
+  for (const Kernel& k : m.kernels) {
+    for (const Param& p : k.params) {
+      if (p.kind != ParamKind::Pointer || out.find(p.name)) continue;
+      Shape shape;
+      for (const ExprP& d : p.shape) {
+        ScalarValue v = eval_param_expr(d, b);
+        if (v.dtype_is_float() || v.i < 0) user_error(d->loc, "buffer '" + p.name + "' has a bad extent " + v.str());
+        shape.push_back(v.i);
+      }
+      if (Buffer* given = preset.find(p.name)) {
+        if (given->dtype != p.dtype || given->shape != shape)
+          user_error(p.loc, "buffer '" + p.name + "' is declared " + Type{p.dtype, false, shape}.str() + " but its data is " +
+                                Type{given->dtype, false, given->shape}.str());
+        Buffer buf = std::move(*given);
+        buf.io = p.io;
+        buf.defined = true;
+        out.list.push_back(std::move(buf));
+        continue;
+      }
+      Buffer buf;
+      buf.name = p.name;
+      buf.dtype = p.dtype;
+      buf.shape = shape;
+      buf.io = p.io;
+      if (p.io == BufIO::In || p.io == BufIO::InOut) {
+        fill_random(buf, seed);
+      } else {
+        buf.bytes.assign(static_cast<size_t>(buf.numel() * scalar_bytes(buf.dtype)), 0);
+        buf.defined = false;
+      }
+      out.list.push_back(std::move(buf));
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim

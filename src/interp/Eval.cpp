@@ -1,0 +1,344 @@
+// The interpreter's dispatch: evaluates verified expressions and executes statements of one program
+// instance (IR.h semantics). Variables live in frame slots resolved by the verifier.
+#include <ostream>
+#include <sstream>
+
+#include "interp/Exec.h"
+
+namespace dtsim::exec {
+
+namespace {
+
+bool weak(const Expr& e) { return e.kind == ExprKind::Const && e.weak; }
+
+int rank_of(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return 0;
+    case Scalar::I32: return 1;
+    case Scalar::I64: return 2;
+    case Scalar::F16:
+    case Scalar::BF16: return 3;
+    case Scalar::F32: return 4;
+    case Scalar::F64: return 5;
+  }
+  return 0;
+}
+
+// The common type of two numeric operands (IR.h "Type promotion"); used for comparisons, whose
+// result type (i1) does not say in which type the operands compare.
+Scalar promote(const Expr& a, const Expr& b) {
+  Scalar x = a.type.elem, y = b.type.elem;
+  if (weak(a) && !weak(b)) {
+    if (a.is_float && is_int(y)) return Scalar::F32;
+    return y == Scalar::I1 ? (a.is_float ? Scalar::F32 : Scalar::I32) : y;
+  }
+  if (weak(b) && !weak(a)) return promote(b, a);
+  if (x == y) return x;
+  if (is_half(x) && is_half(y)) return Scalar::F32;
+  return rank_of(x) >= rank_of(y) ? x : y;
+}
+
+// Evaluates `x` converted to element type `to`; literals are built directly in that type.
+const Value& operand(Ctx& c, const Expr& x, Scalar to, Value& tmp, Value& tmp2) {
+  if (x.kind == ExprKind::Const) {
+    tmp = scalar_value(to, x.fval, x.ival, x.is_float);
+    return tmp;
+  }
+  const Value& v = eval_expr(c, x, tmp);
+  if (!v.type.ptr && v.type.elem == to) return v;
+  tmp2 = convert(v, to);
+  return tmp2;
+}
+
+int64_t scalar_int(const Value& v) {
+  return std::visit([](const auto& a) -> int64_t {
+    using T = typename std::decay_t<decltype(a)>::value_type;
+    if constexpr (std::is_floating_point_v<T>) return conv_elem<int64_t>(a.data()[0]);
+    else return static_cast<int64_t>(a.data()[0]);
+  }, v.data);
+}
+
+bool scalar_truth(const Value& v) {
+  return std::visit([](const auto& a) { return a.data()[0] != 0; }, v.data);
+}
+
+int64_t eval_int(Ctx& c, const Expr& e) {
+  Value t;
+  return scalar_int(eval_expr(c, e, t));
+}
+
+// A value with the same elements and a new shape (no copy when `x` is the temporary).
+const Value& reshaped(const Value& x, Value& tmp, const Type& rt) {
+  if (&x != &tmp) tmp = x;
+  XShape xs(rt.shape.size());
+  for (size_t i = 0; i < rt.shape.size(); ++i) xs[i] = static_cast<size_t>(rt.shape[i]);
+  std::visit([&](auto& a) { a.reshape(xs); }, tmp.data);
+  tmp.type = rt;
+  return tmp;
+}
+
+const Value& eval_binary(Ctx& c, const Expr& e, Value& tmp) {
+  const Expr& A = *e.args[0];
+  const Expr& B = *e.args[1];
+  Value t1, t2, t3, t4;
+  if (A.type.ptr && B.type.ptr) {
+    const Value& a = eval_expr(c, A, t1);
+    const Value& b = eval_expr(c, B, t3);
+    tmp = ptr_compare(e.bop, a, b, e.type);
+    return tmp;
+  }
+  if (A.type.ptr || B.type.ptr) {
+    const Expr& P = A.type.ptr ? A : B;
+    const Expr& I = A.type.ptr ? B : A;
+    const Value& p = eval_expr(c, P, t1);
+    const Value& off = operand(c, I, Scalar::I64, t3, t4);
+    tmp = ptr_arith(e.bop, p, off, e.type, A.type.ptr);
+    return tmp;
+  }
+  Scalar ct = e.type.elem;
+  if (binop_is_compare(e.bop)) ct = promote(A, B);
+  else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
+  const Value& a = operand(c, A, ct, t1, t2);
+  const Value& b = operand(c, B, ct, t3, t4);
+  tmp = binary_op(e.bop, a, b, e.type, e.loc);
+  return tmp;
+}
+
+const Value& eval_where(Ctx& c, const Expr& e, Value& tmp) {
+  Value t0, t1, t2, t3, t4;
+  const Value& cond = eval_expr(c, *e.args[0], t0);
+  if (e.type.ptr) {
+    const Value& a = eval_expr(c, *e.args[1], t1);
+    const Value& b = eval_expr(c, *e.args[2], t3);
+    if (a.buffer != b.buffer) {
+      const Buffers* bs = c.f->buffers;
+      throw RuntimeFault(e.loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name +
+                                    "' and '" + bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
+    }
+    tmp = where_op(cond, a, b, e.type);
+    tmp.buffer = a.buffer;
+    return tmp;
+  }
+  const Value& a = operand(c, *e.args[1], e.type.elem, t1, t2);
+  const Value& b = operand(c, *e.args[2], e.type.elem, t3, t4);
+  tmp = where_op(cond, a, b, e.type);
+  return tmp;
+}
+
+std::array<int64_t, 2> eval_swizzle(Ctx& c, const Expr& e) {
+  int64_t v[5];
+  for (size_t i = 0; i < 5; ++i) v[i] = eval_int(c, *e.args[i]);
+  return swizzle2d(v[0], v[1], v[2], v[3], v[4], e.loc);
+}
+
+}  // namespace
+
+const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
+  switch (e.kind) {
+    case ExprKind::Const:
+      tmp = scalar_value(e.type.elem, e.fval, e.ival, e.is_float);
+      return tmp;
+    case ExprKind::Var: {
+      const Value& v = c.f->slots[static_cast<size_t>(e.slot)];
+      if (!v.defined()) throw RuntimeFault(e.loc, "'" + e.name + "' is used before it is assigned");
+      return v;
+    }
+    case ExprKind::ProgramId:
+      tmp = scalar_value(Scalar::I32, 0, c.f->pid[static_cast<size_t>(e.axis)], false);
+      return tmp;
+    case ExprKind::NumPrograms:
+      tmp = scalar_value(Scalar::I32, 0, c.f->grid[static_cast<size_t>(e.axis)], false);
+      return tmp;
+    case ExprKind::Arange:
+      tmp = arange_op(e.ints[0], e.ints[1]);
+      return tmp;
+    case ExprKind::Full: {
+      Value t1, t2;
+      tmp = full_op(operand(c, *e.args.back(), e.type.elem, t1, t2), e.type);
+      return tmp;
+    }
+    case ExprKind::Unary: {
+      Value t1, t2;
+      tmp = unary_op(e.uop, operand(c, *e.args[0], e.type.elem, t1, t2), e.type);
+      return tmp;
+    }
+    case ExprKind::Binary: return eval_binary(c, e, tmp);
+    case ExprKind::Where: return eval_where(c, e, tmp);
+    case ExprKind::Cast: {
+      Value t1;
+      tmp = convert(eval_expr(c, *e.args[0], t1), e.dtype);
+      return tmp;
+    }
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape: return reshaped(eval_expr(c, *e.args[0], tmp), tmp, e.type);
+    case ExprKind::Trans: {
+      Value t1;
+      tmp = trans_op(eval_expr(c, *e.args[0], t1));
+      return tmp;
+    }
+    case ExprKind::Broadcast: {
+      Value t1;
+      tmp = broadcast_op(eval_expr(c, *e.args[0], t1), e.type.shape);
+      return tmp;
+    }
+    case ExprKind::Load: {
+      Value tp, tm, to1, to2;
+      const Value& p = eval_expr(c, *e.args[0], tp);
+      const Value* m = e.args[1] ? &eval_expr(c, *e.args[1], tm) : nullptr;
+      const Value* o = e.args[2] ? &operand(c, *e.args[2], e.type.elem, to1, to2) : nullptr;
+      tmp = load_op(c, e, p, m, o);
+      return tmp;
+    }
+    case ExprKind::Dot: {
+      Value ta, tb, tc;
+      const Value& a = eval_expr(c, *e.args[0], ta);
+      const Value& b = eval_expr(c, *e.args[1], tb);
+      const Value* acc = e.args[2] ? &eval_expr(c, *e.args[2], tc) : nullptr;
+      tmp = dot_op(a, b, acc, e.type);
+      return tmp;
+    }
+    case ExprKind::Reduce: {
+      Value t1;
+      tmp = reduce_op(e.rop, eval_expr(c, *e.args[0], t1), static_cast<int>(e.ints[0]), e.type);
+      return tmp;
+    }
+    case ExprKind::Swizzle2d:
+      tmp = scalar_value(Scalar::I32, 0, eval_swizzle(c, e)[0], false);
+      return tmp;
+  }
+  internal_error("Interp", "bad expression kind");
+}
+
+namespace {
+
+void assign(Ctx& c, int slot, const Value& v, Value& tmp) {
+  Value& dst = c.f->slots[static_cast<size_t>(slot)];
+  if (&v == &tmp) dst = std::move(tmp);
+  else dst = v;
+}
+
+void set_loop_var(Value& var, const Type& t, int64_t v) {
+  if (!var.defined() || var.type != t) var = alloc(t);
+  if (t.elem == Scalar::I64) data<int64_t>(var)[0] = v;
+  else data<int32_t>(var)[0] = static_cast<int32_t>(v);
+}
+
+void exec_print(Ctx& c, const Stmt& s) {
+  std::ostringstream os;
+  os << "pid " << pid_str(c.f->pid) << " " << s.text;
+  for (const ExprP& a : s.args) {
+    Value t;
+    os << " " << format_value(eval_expr(c, *a, t));
+  }
+  os << "\n";
+  if (c.print_buf) *c.print_buf += os.str();
+  else *(c.rs->opt->out ? c.rs->opt->out : &std::cout) << os.str() << std::flush;
+}
+
+void exec_assert(Ctx& c, const Stmt& s) {
+  Value t;
+  const Value& v = eval_expr(c, *s.args[0], t);
+  const uint8_t* p = data<uint8_t>(v);
+  int64_t n = numel(v), bad = 0, first = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (!p[i] && bad++ == 0) first = i;
+  if (!bad) return;
+  Finding f;
+  f.kind = Finding::AssertFailed;
+  f.loc = s.loc;
+  f.pid = c.f->pid;
+  f.lanes = bad;
+  std::string head = s.text.empty() ? "assertion failed" : "assertion failed: " + s.text;
+  f.message = format_diag(s.loc, "error", head) + (s.loc2.valid() ? format_diag(s.loc2, "note", "from this schedule line") : "") + "  " +
+              std::to_string(bad) + " of " + std::to_string(n) + " lanes false (first: lane " + std::to_string(first) + "); pid " +
+              pid_str(c.f->pid) + "\n";
+  report_finding(c, std::move(f));
+}
+
+Flow exec_for(Ctx& c, const Stmt& s) {
+  int64_t lo = eval_int(c, *s.args[0]), hi = eval_int(c, *s.args[1]), step = eval_int(c, *s.args[2]);
+  if (step <= 0) throw RuntimeFault(s.args[2]->loc.valid() ? s.args[2]->loc : s.loc, "range() step must be positive, got " + std::to_string(step));
+  int slot = s.slots[0];
+  const Type& vt = c.f->kernel->slot_types[static_cast<size_t>(slot)];
+  DebugHooks* hooks = c.rs ? c.rs->opt->hooks : nullptr;
+  c.f->loop_stack.push_back(&s);
+  for (int64_t v = lo; v < hi; v += step) {
+    set_loop_var(c.f->slots[static_cast<size_t>(slot)], vt, v);
+    if (exec_block(c, s.body) == Flow::Return) {
+      c.f->loop_stack.pop_back();
+      return Flow::Return;
+    }
+    c.stmt = &s;
+    if (hooks) hooks->after_loop_iteration(*c.f, s);
+  }
+  c.f->loop_stack.pop_back();
+  return Flow::Next;
+}
+
+Flow exec_stmt(Ctx& c, const Stmt& s) {
+  c.stmt = &s;
+  if (c.rs && c.rs->opt->hooks) c.rs->opt->hooks->before_stmt(*c.f, s);
+  switch (s.kind) {
+    case StmtKind::Assign: {
+      const Expr& v = *s.args[0];
+      if (s.targets.size() == 2) {
+        auto ij = eval_swizzle(c, v);
+        for (size_t i = 0; i < 2; ++i) c.f->slots[static_cast<size_t>(s.slots[i])] = scalar_value(Scalar::I32, 0, ij[i], false);
+        return Flow::Next;
+      }
+      Value t;
+      assign(c, s.slots[0], eval_expr(c, v, t), t);
+      return Flow::Next;
+    }
+    case StmtKind::Store: {
+      Value tp, tv, tm;
+      const Value& p = eval_expr(c, *s.args[0], tp);
+      const Expr& ve = *s.args[1];
+      const Value& v = ve.kind == ExprKind::Const ? (tv = scalar_value(s.args[0]->type.elem, ve.fval, ve.ival, ve.is_float)) : eval_expr(c, ve, tv);
+      const Value* m = s.args[2] ? &eval_expr(c, *s.args[2], tm) : nullptr;
+      store_op(c, p, v, m);
+      return Flow::Next;
+    }
+    case StmtKind::For: return exec_for(c, s);
+    case StmtKind::If: {
+      Value t;
+      bool cond = scalar_truth(eval_expr(c, *s.args[0], t));
+      return exec_block(c, cond ? s.body : s.orelse);
+    }
+    case StmtKind::Print: exec_print(c, s); return Flow::Next;
+    case StmtKind::Assert: exec_assert(c, s); return Flow::Next;
+    case StmtKind::Return: return Flow::Return;
+  }
+  internal_error("Interp", "bad statement kind");
+}
+
+}  // namespace
+
+Flow exec_block(Ctx& c, const std::vector<StmtP>& body) {
+  for (const StmtP& s : body)
+    if (exec_stmt(c, *s) == Flow::Return) return Flow::Return;
+  return Flow::Next;
+}
+
+}  // namespace dtsim::exec
+
+namespace dtsim {
+
+Value Frame::eval(const ExprP& e) const {
+  exec::Ctx c;
+  c.f = const_cast<Frame*>(this);
+  c.me = static_cast<int32_t>(linear_pid);
+  Value t;
+  const Value& r = exec::eval_expr(c, *e, t);
+  if (&r == &t) return t;
+  return r;
+}
+
+int Frame::lookup(const std::string& name) const {
+  if (!kernel) return -1;
+  for (size_t i = slots.size(); i-- > 0;)
+    if (kernel->slot_names[i] == name && slots[i].defined()) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace dtsim

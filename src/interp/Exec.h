@@ -1,0 +1,147 @@
+// Interpreter internals shared by its source files: storage types of tiles, allocation, broadcast
+// loops, the per-launch state (sanitizer shadow memory, findings) and the per-instance context.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <type_traits>
+
+#include "interp/Interp.h"
+
+namespace dtsim::exec {
+
+template <class T> using Arr = xt::xarray<T>;
+using XShape = Arr<float>::shape_type;
+
+// Variant index of the storage of an element type (pointers are int64 offsets).
+inline size_t storage_of(Scalar s, bool ptr) {
+  if (ptr) return 2;
+  switch (s) {
+    case Scalar::I1: return 0;
+    case Scalar::I32: return 1;
+    case Scalar::I64: return 2;
+    case Scalar::F16:
+    case Scalar::BF16:
+    case Scalar::F32: return 3;
+    case Scalar::F64: return 4;
+  }
+  return 0;
+}
+inline bool is_half(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
+
+Value alloc(const Type& t);  // contents uninitialized
+Value scalar_value(Scalar t, double f, int64_t i, bool from_float);
+template <class T> T* data(Value& v) { return std::get<Arr<T>>(v.data).data(); }
+template <class T> const T* data(const Value& v) { return std::get<Arr<T>>(v.data).data(); }
+inline int64_t numel(const Value& v) { return v.type.numel(); }
+
+// Element conversion with IR cast semantics (f16/bf16 rounding is applied by the caller).
+template <class D, class S> inline D conv_elem(S x) {
+  if constexpr (std::is_same_v<D, uint8_t>) {
+    return x != 0;
+  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
+    if (x != x) return 0;
+    if (x <= static_cast<S>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
+    if (x >= static_cast<S>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    return static_cast<D>(x);
+  } else {
+    return static_cast<D>(x);
+  }
+}
+// A copy of `v` converted to element type `to` (cast semantics; f16/bf16 rounded).
+Value convert(const Value& v, Scalar to);
+// `v` itself when it already has element type `to` (and is no pointer), else a converted copy in tmp.
+const Value& coerce(const Value& v, Scalar to, Value& tmp);
+
+// ---- broadcasting ----
+using Strides = std::array<int64_t, 4>;
+struct Dims {
+  std::array<int64_t, 4> n{1, 1, 1, 1};
+  int64_t numel = 1;
+};
+Dims dims_of(const Shape& out);
+Strides bstrides(const Shape& in, const Shape& out);  // 0 on broadcast axes
+
+// Calls f(o, idx) for every output element o (row-major) with idx[k] the element of operand k.
+template <size_t K, class F>
+inline void bloop(const Dims& d, const std::array<Strides, K>& st, F&& f) {
+  int64_t o = 0;
+  for (int64_t a = 0; a < d.n[0]; ++a)
+    for (int64_t b = 0; b < d.n[1]; ++b)
+      for (int64_t c = 0; c < d.n[2]; ++c) {
+        std::array<int64_t, K> base;
+        for (size_t k = 0; k < K; ++k) base[k] = a * st[k][0] + b * st[k][1] + c * st[k][2];
+        for (int64_t j = 0; j < d.n[3]; ++j) {
+          std::array<int64_t, K> idx;
+          for (size_t k = 0; k < K; ++k) idx[k] = base[k] + j * st[k][3];
+          f(o++, idx);
+        }
+      }
+}
+
+// ---- tile operations (Ops.cpp); operands already have the compute type ----
+Value unary_op(UnOp op, const Value& x, const Type& rt);
+Value binary_op(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);
+Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt);
+Value broadcast_op(const Value& x, const Shape& s);
+Value trans_op(const Value& x);
+Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
+Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt);
+Value full_op(const Value& v, const Type& rt);
+Value arange_op(int64_t lo, int64_t hi);
+std::array<int64_t, 2> swizzle2d(int64_t i, int64_t j, int64_t ni, int64_t nj, int64_t group, SourceLoc loc);
+
+// ---- the run and its sanitizer state ----
+struct StopRun {};  // unwinds an instance when the run stops at a finding
+
+// Per-element conflict tracking of one buffer during one launch (instance linear ids; -1 = none).
+struct ConflictMap {
+  std::vector<int32_t> writer, wstmt, reader1, r1stmt, reader2, r2stmt;
+  void reset(int64_t n);
+};
+
+struct RunState {
+  Buffers* buffers = nullptr;
+  const Bindings* bindings = nullptr;
+  const InterpOptions* opt = nullptr;
+  RunReport* report = nullptr;
+  std::mutex mu;                           // findings
+  std::atomic<bool> stop{false};
+  std::vector<std::vector<uint8_t>> init;  // per buffer: shadow "written" bytes (empty = all defined)
+  std::vector<ConflictMap> conflicts;      // per buffer (empty = not tracked in this launch)
+  // current launch
+  const Kernel* kernel = nullptr;
+  std::array<int64_t, 3> grid{1, 1, 1};
+  bool parallel = false;
+};
+
+// The context of one running instance.
+struct Ctx {
+  RunState* rs = nullptr;   // null when the debugger evaluates an expression (faults throw)
+  Frame* f = nullptr;
+  const Stmt* stmt = nullptr;
+  std::string* print_buf = nullptr;  // parallel mode: this instance's prints
+  int32_t me = 0;                    // linear pid
+};
+
+// Memory access with every sanitizer check (Memory.cpp).
+Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other);
+void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
+// Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
+// keep_going. With no run state, throws RuntimeFault.
+void report_finding(Ctx& c, Finding f);
+std::string pid_str(const std::array<int64_t, 3>& p);
+std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& grid);
+
+// Evaluation (Eval.cpp).
+const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp);
+enum class Flow { Next, Return };
+Flow exec_block(Ctx& c, const std::vector<StmtP>& body);
+
+}  // namespace dtsim::exec
+
+namespace dtsim::exec {
+// Pointer arithmetic on offsets (Ops.cpp): p + off / p - off (off is i64), and == / != of two pointers.
+Value ptr_arith(BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first);
+Value ptr_compare(BinOp op, const Value& a, const Value& b, const Type& rt);
+}  // namespace dtsim::exec

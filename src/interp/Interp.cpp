@@ -1,0 +1,257 @@
+// The interpreter's driver: launches each kernel of a module over its grid, in the requested
+// instance order, sequentially or with OpenMP over instances, and collects the sanitizer findings.
+//
+// Parallel mode: every instance runs on its own Frame; buffers are shared. The sanitizer's shadow
+// state is updated with atomics (Memory.cpp), so conflicts are detected in parallel too; which of
+// two conflicting instances is reported first may then vary. Prints are buffered per instance and
+// written in instance order after the launch. Debug hooks force one thread.
+#include <omp.h>
+
+#include <exception>
+#include <iostream>
+
+#include "interp/Exec.h"
+
+namespace dtsim {
+
+using namespace exec;
+
+std::array<int64_t, 3> launch_grid(const Kernel& k, const Bindings& b) {
+  std::array<int64_t, 3> g{1, 1, 1};
+  for (size_t i = 0; i < k.grid.size() && i < 3; ++i) {
+    ScalarValue v = eval_param_expr(k.grid[i], b);
+    if (v.dtype_is_float()) user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " must be an integer");
+    if (v.i <= 0) user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " of kernel '" + k.name + "' is " + std::to_string(v.i) + "; every axis must be >= 1");
+    g[i] = v.i;
+  }
+  if (g[0] * g[1] * g[2] > INT32_MAX) user_error(k.loc, "kernel '" + k.name + "' has more than 2^31 program instances");
+  return g;
+}
+
+std::vector<std::array<int64_t, 3>> instance_order(const std::array<int64_t, 3>& grid, Order o, uint64_t seed) {
+  std::vector<std::array<int64_t, 3>> out;
+  out.reserve(static_cast<size_t>(grid[0] * grid[1] * grid[2]));
+  for (int64_t z = 0; z < grid[2]; ++z)
+    for (int64_t y = 0; y < grid[1]; ++y)
+      for (int64_t x = 0; x < grid[0]; ++x) out.push_back({x, y, z});
+  switch (o) {
+    case Order::Sequential: break;
+    case Order::Reverse: std::reverse(out.begin(), out.end()); break;
+    case Order::Shuffle: {
+      uint64_t s = seed ^ 0x6a09e667f3bcc909ull;
+      auto next = [&s] {
+        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+      };
+      for (size_t i = out.size(); i > 1; --i) std::swap(out[i - 1], out[next() % i]);
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Buffers (bitmask of buffer indices) a pointer expression may point into, given each slot's set.
+uint64_t ptr_sources(const Expr& e, const std::vector<uint64_t>& slot_src) {
+  if (!e.type.ptr) return 0;
+  switch (e.kind) {
+    case ExprKind::Var: return slot_src[static_cast<size_t>(e.slot)];
+    case ExprKind::Binary:
+    case ExprKind::Where:
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast: {
+      uint64_t m = 0;
+      for (const ExprP& a : e.args)
+        if (a) m |= ptr_sources(*a, slot_src);
+      return m;
+    }
+    case ExprKind::Const:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange:
+    case ExprKind::Full:
+    case ExprKind::Unary:
+    case ExprKind::Cast:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d:
+      return 0;
+  }
+  return 0;
+}
+
+// The buffers a kernel may store to (a dataflow fixpoint over pointer-typed slots). Only these need
+// per-element conflict tracking: an element no instance stores cannot conflict.
+uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer) {
+  if (param_buffer.size() > 64) return ~uint64_t(0);
+  std::vector<uint64_t> src(static_cast<size_t>(k.num_slots), 0);
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (param_buffer[i] >= 0) src[static_cast<size_t>(k.params[i].slot)] = uint64_t(1) << param_buffer[i];
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Stmt* s : k.stmts) {
+      if (s->kind != StmtKind::Assign || s->targets.size() != 1) continue;
+      uint64_t m = ptr_sources(*s->args[0], src);
+      uint64_t& d = src[static_cast<size_t>(s->slots[0])];
+      if ((d | m) != d) d |= m, changed = true;
+    }
+  }
+  uint64_t out = 0;
+  for (const Stmt* s : k.stmts)
+    if (s->kind == StmtKind::Store) out |= ptr_sources(*s->args[0], src);
+  return out;
+}
+
+Frame frame_template(const Kernel& k, int ki, const std::array<int64_t, 3>& grid, Buffers& bufs, const Bindings& b, std::vector<int>& param_buffer) {
+  Frame f;
+  f.kernel = &k;
+  f.kernel_index = ki;
+  f.grid = grid;
+  f.buffers = &bufs;
+  f.bindings = &b;
+  f.slots.resize(static_cast<size_t>(k.num_slots));
+  for (const Param& p : k.params) {
+    int bi = -1;
+    Value& v = f.slots[static_cast<size_t>(p.slot)];
+    if (p.kind == ParamKind::Pointer) {
+      bi = bufs.index(p.name);
+      if (bi < 0) throw UserError(p.loc, "no buffer for pointer parameter '" + p.name + "'");
+      v = alloc(Type{p.dtype, true, {}});
+      data<int64_t>(v)[0] = 0;
+      v.buffer = bi;
+    } else {
+      auto it = b.find(p.name);
+      if (it == b.end()) throw UserError(p.loc, "parameter '" + p.name + "' has no value");
+      v = scalar_value(p.dtype, it->second.f, it->second.i, it->second.dtype_is_float());
+    }
+    param_buffer.push_back(bi);
+  }
+  return f;
+}
+
+bool has_print(const Kernel& k) {
+  for (const Stmt* s : k.stmts)
+    if (s->kind == StmtKind::Print) return true;
+  return false;
+}
+
+// Runs one program instance to completion (or to a finding that stops the run).
+void run_instance(RunState& rs, Frame& f, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
+  const Kernel& k = *f.kernel;
+  DebugHooks* hooks = rs.opt->hooks;
+  f.pid = pid;
+  f.linear_pid = pid[0] + f.grid[0] * (pid[1] + f.grid[1] * pid[2]);
+  f.order_index = order_index;
+  f.loop_stack.clear();
+  if (hooks) {
+    std::vector<bool> is_param(f.slots.size(), false);
+    for (const Param& p : k.params) is_param[static_cast<size_t>(p.slot)] = true;
+    for (size_t i = 0; i < f.slots.size(); ++i)
+      if (!is_param[i]) f.slots[i] = Value{};
+    hooks->on_instance_begin(f);
+  }
+  Ctx c;
+  c.rs = &rs;
+  c.f = &f;
+  c.print_buf = print_buf;
+  c.me = static_cast<int32_t>(f.linear_pid);
+  try {
+    exec_block(c, k.body);
+  } catch (StopRun&) {
+    return;
+  } catch (RuntimeFault& rf) {
+    Finding fd;
+    fd.kind = Finding::Fault;
+    fd.loc = rf.loc.valid() ? rf.loc : (c.stmt ? c.stmt->loc : SourceLoc{});
+    fd.pid = pid;
+    fd.message = format_diag(fd.loc, "error", rf.what()) +
+                 (c.stmt && c.stmt->loc2.valid() ? format_diag(c.stmt->loc2, "note", "from this schedule line") : "") + "  pid " + pid_str(pid) + "\n";
+    try {
+      report_finding(c, std::move(fd));
+    } catch (StopRun&) {
+      return;
+    }
+  }
+  if (hooks) hooks->on_instance_end(f);
+}
+
+void launch(RunState& rs, const Kernel& k, int ki) {
+  const InterpOptions& opt = *rs.opt;
+  std::array<int64_t, 3> grid = launch_grid(k, *rs.bindings);
+  std::vector<std::array<int64_t, 3>> order = instance_order(grid, opt.order, opt.shuffle_seed);
+  if (opt.hooks) opt.hooks->on_launch(k, ki, grid, order);
+  rs.kernel = &k;
+  rs.grid = grid;
+  std::vector<int> param_buffer;
+  Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
+  uint64_t stored = opt.sanitize == Sanitize::All ? stored_buffers(k, param_buffer) : 0;
+  for (size_t bi = 0; bi < rs.conflicts.size(); ++bi) {
+    bool track = bi < 64 ? ((stored >> bi) & 1) : stored == ~uint64_t(0);
+    if (track) rs.conflicts[bi].reset(rs.buffers->list[bi].numel());
+    else rs.conflicts[bi] = ConflictMap{};
+  }
+  int64_t total = static_cast<int64_t>(order.size());
+  int threads = opt.hooks ? 1 : std::max(1, opt.threads);
+  if (threads == 1 || total == 1) {
+    Frame f = tmpl;
+    for (int64_t i = 0; i < total && !rs.stop; ++i) {
+      run_instance(rs, f, i, order[static_cast<size_t>(i)], nullptr);
+      rs.report->instances++;
+    }
+    return;
+  }
+  bool prints = has_print(k);
+  std::vector<std::string> print_bufs(prints ? static_cast<size_t>(total) : 0);
+  std::exception_ptr err;
+  std::mutex err_mu;
+  int64_t ran = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : ran)
+  {
+    Frame f = tmpl;
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t i = 0; i < total; ++i) {
+      if (rs.stop) continue;
+      try {
+        run_instance(rs, f, i, order[static_cast<size_t>(i)], prints ? &print_bufs[static_cast<size_t>(i)] : nullptr);
+        ++ran;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(err_mu);
+        if (!err) err = std::current_exception();
+        rs.stop = true;
+      }
+    }
+  }
+  rs.report->instances += ran;
+  if (prints) {
+    std::ostream& out = opt.out ? *opt.out : std::cout;
+    for (const std::string& s : print_bufs) out << s;
+    out.flush();
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace
+
+RunReport run_module(const Module& m, const Bindings& b, Buffers& buffers, const InterpOptions& opt) {
+  RunReport rep;
+  RunState rs;
+  rs.buffers = &buffers;
+  rs.bindings = &b;
+  rs.opt = &opt;
+  rs.report = &rep;
+  rs.init.resize(buffers.list.size());
+  rs.conflicts.resize(buffers.list.size());
+  if (opt.sanitize == Sanitize::All)
+    for (size_t i = 0; i < buffers.list.size(); ++i)
+      if (!buffers.list[i].defined) rs.init[i].assign(static_cast<size_t>(buffers.list[i].numel()), 0);
+  for (size_t ki = 0; ki < m.kernels.size() && !rs.stop; ++ki) launch(rs, m.kernels[ki], static_cast<int>(ki));
+  return rep;
+}
+
+}  // namespace dtsim

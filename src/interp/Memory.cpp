@@ -1,0 +1,333 @@
+// Loads and stores of the interpreter, with the sanitizer's per-lane checks: out-of-bounds lanes,
+// reads of never-written elements (a shadow byte per element), and conflicting instances (per
+// element: the writing instance and up to two reading instances, updated with atomics so that the
+// parallel mode detects every conflict too).
+#include <atomic>
+#include <cstdio>
+#include <sstream>
+
+#include "interp/Exec.h"
+
+namespace dtsim::exec {
+
+std::string pid_str(const std::array<int64_t, 3>& p) {
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "(%lld, %lld, %lld)", static_cast<long long>(p[0]), static_cast<long long>(p[1]), static_cast<long long>(p[2]));
+  return buf;
+}
+
+std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& g) {
+  return {lin % g[0], (lin / g[0]) % g[1], lin / (g[0] * g[1])};
+}
+
+void ConflictMap::reset(int64_t n) {
+  for (auto* v : {&writer, &wstmt, &reader1, &r1stmt, &reader2, &r2stmt}) v->assign(static_cast<size_t>(n), -1);
+}
+
+namespace {
+
+// "[i, j]" of a flat index in a row-major shape (floor division, so negative indices stay readable).
+std::string index_str(int64_t flat, const Shape& s) {
+  std::vector<int64_t> idx(s.size());
+  for (size_t i = s.size(); i-- > 1;) {
+    int64_t d = s[i], q = flat / d, r = flat % d;
+    if (r < 0) r += d, --q;
+    idx[i] = r;
+    flat = q;
+  }
+  if (!s.empty()) idx[0] = flat;
+  std::string out = "[";
+  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + std::to_string(idx[i]);
+  return out + "]";
+}
+
+SourceLoc where_loc(const Ctx& c, SourceLoc fallback) { return c.stmt && c.stmt->loc.valid() ? c.stmt->loc : fallback; }
+
+std::string loc2_note(const Ctx& c) {
+  if (c.stmt && c.stmt->loc2.valid()) return format_diag(c.stmt->loc2, "note", "from this schedule line");
+  return "";
+}
+
+struct Issue {
+  int64_t count = 0;
+  int64_t lane = -1;
+  int64_t off = 0;
+  int32_t other = -1;       // conflicts: the other instance
+  int32_t other_stmt = -1;  // conflicts: its statement
+  bool other_wrote = false;
+  void hit(int64_t l, int64_t o) {
+    if (count++ == 0) lane = l, off = o;
+  }
+};
+
+template <class T> T aload(T& x) { return std::atomic_ref<T>(x).load(); }
+
+// Records `me` as a reader of element `off` (keeps up to two distinct readers).
+void note_reader(ConflictMap& cm, size_t off, int32_t me, int32_t stmt) {
+  std::atomic_ref<int32_t> r1(cm.reader1[off]);
+  int32_t cur = r1.load();
+  if (cur == me) return;
+  if (cur == -1) {
+    int32_t expect = -1;
+    if (r1.compare_exchange_strong(expect, me)) {
+      std::atomic_ref<int32_t>(cm.r1stmt[off]).store(stmt, std::memory_order_relaxed);
+      return;
+    }
+    if (expect == me) return;
+  }
+  std::atomic_ref<int32_t> r2(cm.reader2[off]);
+  int32_t expect = -1;
+  if (r2.compare_exchange_strong(expect, me)) std::atomic_ref<int32_t>(cm.r2stmt[off]).store(stmt, std::memory_order_relaxed);
+}
+
+// A reader other than `me` of element `off`, or -1.
+std::pair<int32_t, int32_t> other_reader(ConflictMap& cm, size_t off, int32_t me) {
+  int32_t r = aload(cm.reader1[off]);
+  if (r != -1 && r != me) return {r, std::atomic_ref<int32_t>(cm.r1stmt[off]).load(std::memory_order_relaxed)};
+  r = aload(cm.reader2[off]);
+  if (r != -1 && r != me) return {r, std::atomic_ref<int32_t>(cm.r2stmt[off]).load(std::memory_order_relaxed)};
+  return {-1, -1};
+}
+
+std::string access_details(const Ctx& c, const Buffer& B, const Issue& is, int64_t active, const char* what) {
+  std::ostringstream os;
+  os << "  buffer " << B.name << ": " << Type{B.dtype, false, B.shape}.str() << "; first bad lane " << is.lane << " -> flat index "
+     << is.off << " (index " << index_str(is.off, B.shape) << "); " << is.count << " of " << active << " active lanes " << what
+     << "; pid " << pid_str(c.f->pid) << "\n";
+  return os.str();
+}
+
+void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, const std::string& body, const Buffer& B, const Issue& is) {
+  Finding f;
+  f.kind = kind;
+  f.loc = loc;
+  f.pid = c.f->pid;
+  f.buffer = B.name;
+  f.flat_index = is.off;
+  f.lanes = is.count;
+  f.message = format_diag(loc, "error", head) + loc2_note(c) + body;
+  report_finding(c, std::move(f));
+}
+
+void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, int64_t active, bool storing) {
+  auto me = c.f->pid, other = unlinear(is.other, c.f->grid);
+  std::string elem = B.name + "[" + std::to_string(is.off) + "] (index " + index_str(is.off, B.shape) + ")";
+  std::string head;
+  Finding::Kind kind = Finding::ReadWrite;
+  if (storing && is.other_wrote) {
+    head = "instances " + pid_str(other) + " and " + pid_str(me) + " both store " + elem;
+    kind = Finding::WriteWrite;
+  } else if (storing) {
+    head = "instance " + pid_str(me) + " stores " + elem + ", which instance " + pid_str(other) + " loads in the same launch";
+  } else {
+    head = "instance " + pid_str(me) + " loads " + elem + ", which instance " + pid_str(other) + " stores in the same launch";
+  }
+  std::string note;
+  const Kernel* k = c.f->kernel;
+  if (is.other_stmt >= 0 && k && is.other_stmt < static_cast<int32_t>(k->stmts.size())) {
+    const Stmt* os = k->stmts[static_cast<size_t>(is.other_stmt)];
+    note = format_diag(os->loc, "note", std::string("instance ") + pid_str(other) + (is.other_wrote ? " stores" : " loads") + " it here");
+  }
+  std::string body = note + "  buffer " + B.name + ": " + Type{B.dtype, false, B.shape}.str() + "; " + std::to_string(is.count) + " of " +
+                     std::to_string(active) + " active lanes conflict; first conflicting lane " + std::to_string(is.lane) + "\n";
+  emit(c, kind, loc, head, body, B, is);
+}
+
+// Element codecs per buffer type: storage in the buffer (S) and in a Value (T).
+template <Scalar E> struct Codec;
+template <> struct Codec<Scalar::I1> { using S = uint8_t; using T = uint8_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
+template <> struct Codec<Scalar::I32> { using S = int32_t; using T = int32_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
+template <> struct Codec<Scalar::I64> { using S = int64_t; using T = int64_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
+template <> struct Codec<Scalar::F16> { using S = uint16_t; using T = float; static T dec(S x) { return f16_to_f32(x); } static S enc(T x) { return f32_to_f16(x); } };
+template <> struct Codec<Scalar::BF16> { using S = uint16_t; using T = float; static T dec(S x) { return bf16_to_f32(x); } static S enc(T x) { return f32_to_bf16(x); } };
+template <> struct Codec<Scalar::F32> { using S = float; using T = float; static T dec(S x) { return x; } static S enc(T x) { return x; } };
+template <> struct Codec<Scalar::F64> { using S = double; using T = double; static T dec(S x) { return x; } static S enc(T x) { return x; } };
+
+template <class F> decltype(auto) with_codec(Scalar s, F&& f) {
+  switch (s) {
+    case Scalar::I1: return f(Codec<Scalar::I1>{});
+    case Scalar::I32: return f(Codec<Scalar::I32>{});
+    case Scalar::I64: return f(Codec<Scalar::I64>{});
+    case Scalar::F16: return f(Codec<Scalar::F16>{});
+    case Scalar::BF16: return f(Codec<Scalar::BF16>{});
+    case Scalar::F32: return f(Codec<Scalar::F32>{});
+    case Scalar::F64: return f(Codec<Scalar::F64>{});
+  }
+  return f(Codec<Scalar::F32>{});
+}
+
+struct Checks {
+  bool report_bounds = false;
+  uint8_t* init = nullptr;       // shadow bytes (null: buffer fully defined or not checked)
+  ConflictMap* cm = nullptr;     // conflict tracking (null: not tracked)
+};
+
+Checks checks_for(Ctx& c, int bi) {
+  Checks k;
+  if (!c.rs) {
+    k.report_bounds = true;
+    return k;
+  }
+  Sanitize s = c.rs->opt->sanitize;
+  k.report_bounds = s != Sanitize::None;
+  if (s == Sanitize::All) {
+    auto& in = c.rs->init[static_cast<size_t>(bi)];
+    if (!in.empty()) k.init = in.data();
+    auto& cm = c.rs->conflicts[static_cast<size_t>(bi)];
+    if (!cm.writer.empty()) k.cm = &cm;
+  }
+  return k;
+}
+
+Buffer& buffer_of(Ctx& c, const Value& ptr) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (ptr.buffer < 0 || ptr.buffer >= static_cast<int>(bs->list.size())) internal_error("Interp", "pointer without a buffer");
+  return bs->list[static_cast<size_t>(ptr.buffer)];
+}
+
+}  // namespace
+
+void report_finding(Ctx& c, Finding f) {
+  if (!c.rs) throw RuntimeFault(f.loc, f.message);
+  RunState& rs = *c.rs;
+  {
+    std::lock_guard<std::mutex> lock(rs.mu);
+    rs.report->findings_count++;
+    if (rs.report->findings.size() < 20) rs.report->findings.push_back(f);
+  }
+  if (rs.opt->hooks && c.stmt) rs.opt->hooks->on_finding(*c.f, *c.stmt, f);
+  if (!rs.opt->keep_going) {
+    rs.stop = true;
+    throw StopRun{};
+  }
+}
+
+Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other) {
+  Buffer& B = buffer_of(c, ptr);
+  const Type& rt = e.type;
+  Value otmp;
+  const Value* oth = other ? &coerce(*other, rt.elem, otmp) : nullptr;
+  Checks ck = checks_for(c, ptr.buffer);
+  Issue oob, uninit, conf;
+  int64_t active = 0;
+  const int64_t n = B.numel();
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  Value out = alloc(rt);
+  with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    using S = typename C::S;
+    using T = typename C::T;
+    const S* mem = B.as<S>();
+    const int64_t* pp = data<int64_t>(ptr);
+    const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+    const T* po = oth ? data<T>(*oth) : nullptr;
+    T* dst = data<T>(out);
+    auto lane = [&](int64_t o, int64_t ip, int64_t im, int64_t io) {
+      if (pm && !pm[im]) {
+        dst[o] = po ? po[io] : T(0);
+        return;
+      }
+      ++active;
+      int64_t off = pp[ip];
+      if (off < 0 || off >= n) {
+        oob.hit(o, off);
+        dst[o] = po ? po[io] : T(0);
+        return;
+      }
+      if (ck.init && !std::atomic_ref<uint8_t>(ck.init[off]).load(std::memory_order_relaxed)) uninit.hit(o, off);
+      if (ck.cm) {
+        size_t u = static_cast<size_t>(off);
+        note_reader(*ck.cm, u, me, sid);
+        int32_t w = aload(ck.cm->writer[u]);
+        if (w != -1 && w != me) {
+          if (conf.count == 0) conf.other = w, conf.other_stmt = std::atomic_ref<int32_t>(ck.cm->wstmt[u]).load(std::memory_order_relaxed), conf.other_wrote = true;
+          conf.hit(o, off);
+        }
+      }
+      dst[o] = C::dec(mem[off]);
+    };
+    int64_t total = numel(out);
+    if (!pm && !po && numel(ptr) == total) {
+      for (int64_t o = 0; o < total; ++o) lane(o, o, 0, 0);
+    } else {
+      std::array<Strides, 3> st{bstrides(ptr.type.shape, rt.shape), mask ? bstrides(mask->type.shape, rt.shape) : Strides{},
+                                oth ? bstrides(oth->type.shape, rt.shape) : Strides{}};
+      bloop<3>(dims_of(rt.shape), st, [&](int64_t o, const std::array<int64_t, 3>& ix) { lane(o, ix[0], ix[1], ix[2]); });
+    }
+    return 0;
+  });
+  SourceLoc loc = where_loc(c, e.loc);
+  if (oob.count && ck.report_bounds)
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'", access_details(c, B, oob, active, "out of bounds"), B, oob);
+  if (uninit.count)
+    emit(c, Finding::Uninitialized, loc, "load of uninitialized memory from '" + B.name + "'",
+         access_details(c, B, uninit, active, "read never-written elements"), B, uninit);
+  if (conf.count) report_conflict(c, loc, B, conf, active, false);
+  return out;
+}
+
+void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
+  Buffer& B = buffer_of(c, ptr);
+  Value vtmp;
+  const Value& v = coerce(val, B.dtype, vtmp);
+  Checks ck = checks_for(c, ptr.buffer);
+  Issue oob, conf;
+  int64_t active = 0;
+  const int64_t n = B.numel();
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  const Shape& ps = ptr.type.shape;
+  with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    using S = typename C::S;
+    using T = typename C::T;
+    S* mem = B.as<S>();
+    const int64_t* pp = data<int64_t>(ptr);
+    const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+    const T* pv = data<T>(v);
+    auto lane = [&](int64_t o, int64_t iv, int64_t im) {
+      if (pm && !pm[im]) return;
+      ++active;
+      int64_t off = pp[o];
+      if (off < 0 || off >= n) {
+        oob.hit(o, off);
+        return;
+      }
+      if (ck.cm) {
+        size_t u = static_cast<size_t>(off);
+        std::atomic_ref<int32_t> w(ck.cm->writer[u]);
+        int32_t cur = w.load();
+        if (cur == -1) {
+          int32_t expect = -1;
+          if (w.compare_exchange_strong(expect, me)) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(sid, std::memory_order_relaxed);
+          else cur = expect;
+        }
+        if (cur != -1 && cur != me) {
+          if (conf.count == 0) conf.other = cur, conf.other_stmt = std::atomic_ref<int32_t>(ck.cm->wstmt[u]).load(std::memory_order_relaxed), conf.other_wrote = true;
+          conf.hit(o, off);
+        } else {
+          auto [r, rs] = other_reader(*ck.cm, u, me);
+          if (r != -1) {
+            if (conf.count == 0) conf.other = r, conf.other_stmt = rs, conf.other_wrote = false;
+            conf.hit(o, off);
+          }
+        }
+      }
+      if (ck.init) std::atomic_ref<uint8_t>(ck.init[off]).store(1, std::memory_order_relaxed);
+      mem[off] = C::enc(pv[iv]);
+    };
+    int64_t total = shape_numel(ps);
+    if (!pm && numel(v) == total) {
+      for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
+    } else {
+      std::array<Strides, 2> st{bstrides(v.type.shape, ps), mask ? bstrides(mask->type.shape, ps) : Strides{}};
+      bloop<2>(dims_of(ps), st, [&](int64_t o, const std::array<int64_t, 2>& ix) { lane(o, ix[0], ix[1]); });
+    }
+    return 0;
+  });
+  SourceLoc loc = where_loc(c, c.stmt ? c.stmt->loc : SourceLoc{});
+  if (oob.count && ck.report_bounds)
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'", access_details(c, B, oob, active, "out of bounds"), B, oob);
+  if (conf.count) report_conflict(c, loc, B, conf, active, true);
+}
+
+}  // namespace dtsim::exec

@@ -1,0 +1,479 @@
+// Tile operations of the interpreter: allocation, conversion, elementwise unary/binary ops with
+// broadcasting, where, reductions, dot and layout ops. Typed loops, no per-element dispatch.
+#include <cmath>
+#include <limits>
+
+#include "interp/Exec.h"
+
+namespace dtsim::exec {
+
+namespace {
+XShape to_xshape(const Shape& s) {
+  XShape x(s.size());
+  for (size_t i = 0; i < s.size(); ++i) x[i] = static_cast<size_t>(s[i]);
+  return x;
+}
+
+template <class T> void round_half(Value& v, Scalar t) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (!is_half(t)) return;
+    float* p = data<float>(v);
+    int64_t n = numel(v);
+    for (int64_t i = 0; i < n; ++i) p[i] = round_to(t, p[i]);
+  }
+}
+
+// Calls f(T{}) with T the storage type of variant index `idx`.
+template <class F> decltype(auto) with_storage(size_t idx, F&& f) {
+  switch (idx) {
+    case 0: return f(uint8_t{});
+    case 1: return f(int32_t{});
+    case 2: return f(int64_t{});
+    case 3: return f(float{});
+    default: return f(double{});
+  }
+}
+
+// out[i] = f(x[i]) for every element.
+template <class R, class T, class F> Value map1(const Value& x, const Type& rt, F f) {
+  Value out = alloc(rt);
+  const T* px = data<T>(x);
+  R* po = data<R>(out);
+  int64_t n = numel(out);
+  for (int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
+  return out;
+}
+
+// out = f(a, b) with broadcasting; fast paths for equal shapes and scalars.
+template <class R, class T, class F> Value map2(const Value& a, const Value& b, const Type& rt, F f) {
+  Value out = alloc(rt);
+  const T* pa = data<T>(a);
+  const T* pb = data<T>(b);
+  R* po = data<R>(out);
+  int64_t n = numel(out), na = numel(a), nb = numel(b);
+  if (na == n && nb == n) {
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+  } else if (na == n && nb == 1) {
+    T y = pb[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
+  } else if (na == 1 && nb == n) {
+    T x = pa[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
+  } else {
+    Dims d = dims_of(rt.shape);
+    bloop<2>(d, {bstrides(a.type.shape, rt.shape), bstrides(b.type.shape, rt.shape)},
+             [&](int64_t o, const std::array<int64_t, 2>& ix) { po[o] = f(pa[ix[0]], pb[ix[1]]); });
+  }
+  return out;
+}
+
+template <class T> using U = std::make_unsigned_t<T>;
+template <class T> T wadd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b));
+  else return a + b;
+}
+template <class T> T wsub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b));
+  else return a - b;
+}
+template <class T> T wmul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b));
+  else return a * b;
+}
+template <class T> T fmin_nan(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return b < a ? b : a;
+}
+template <class T> T fmax_nan(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a < b ? b : a;
+}
+
+// Integer // % cdiv with C truncation, wraparound (MIN // -1 == MIN) and a fault on zero.
+template <class T> Value int_div(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
+  bool zero = false;
+  Value out = map2<T, T>(a, b, rt, [&](T x, T y) -> T {
+    if (y == 0) {
+      zero = true;
+      return 0;
+    }
+    if (y == -1) return op == BinOp::Mod ? T(0) : op == BinOp::FloorDiv ? wsub<T>(0, x) : wsub<T>(0, wsub<T>(x, T(2)));
+    if (op == BinOp::FloorDiv) return x / y;
+    if (op == BinOp::Mod) return x % y;
+    return wadd<T>(x, wsub<T>(y, 1)) / y;
+  });
+  if (zero) throw RuntimeFault(loc, std::string("integer ") + (op == BinOp::Mod ? "remainder" : "division") + " by zero");
+  return out;
+}
+
+template <class T> Value arith(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
+  constexpr bool F = std::is_floating_point_v<T>;
+  [[maybe_unused]] constexpr int W = static_cast<int>(sizeof(T) * 8);
+  switch (op) {
+    case BinOp::Add: return map2<T, T>(a, b, rt, [](T x, T y) { return wadd(x, y); });
+    case BinOp::Sub: return map2<T, T>(a, b, rt, [](T x, T y) { return wsub(x, y); });
+    case BinOp::Mul: return map2<T, T>(a, b, rt, [](T x, T y) { return wmul(x, y); });
+    case BinOp::Div: return map2<T, T>(a, b, rt, [](T x, T y) { return x / y; });
+    case BinOp::Min: return map2<T, T>(a, b, rt, [](T x, T y) { return fmin_nan(x, y); });
+    case BinOp::Max: return map2<T, T>(a, b, rt, [](T x, T y) { return fmax_nan(x, y); });
+    case BinOp::FloorDiv:
+    case BinOp::Cdiv:
+    case BinOp::Mod:
+      if constexpr (F) {
+        return map2<T, T>(a, b, rt, [](T x, T y) { return std::fmod(x, y); });
+      } else if constexpr (std::is_same_v<T, uint8_t>) {
+        internal_error("Interp", "i1 division");
+      } else {
+        return int_div<T>(op, a, b, rt, loc);
+      }
+    case BinOp::And:
+    case BinOp::Or:
+    case BinOp::Xor:
+    case BinOp::Shl:
+    case BinOp::Shr:
+      if constexpr (F) {
+        internal_error("Interp", "bitwise op on floats");
+      } else {
+        switch (op) {
+          case BinOp::And: return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x & y); });
+          case BinOp::Or: return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x | y); });
+          case BinOp::Xor: return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x ^ y); });
+          case BinOp::Shl:
+            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(a, b, rt, [](T x, T) { return x; });
+            else return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(static_cast<U<T>>(x) << (static_cast<U<T>>(y) % W)); });
+          default:
+            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(a, b, rt, [](T x, T) { return x; });
+            else return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x >> (static_cast<U<T>>(y) % W)); });
+        }
+      }
+    case BinOp::Lt: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x < y; });
+    case BinOp::Le: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x <= y; });
+    case BinOp::Gt: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x > y; });
+    case BinOp::Ge: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x >= y; });
+    case BinOp::Eq: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x == y; });
+    case BinOp::Ne: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x != y; });
+    case BinOp::LAnd: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x != 0 && y != 0; });
+    case BinOp::LOr: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x != 0 || y != 0; });
+  }
+  internal_error("Interp", "bad binary op");
+}
+
+template <class T> T math1(UnOp op, T x) {
+  switch (op) {
+    case UnOp::Exp: return std::exp(x);
+    case UnOp::Exp2: return std::exp2(x);
+    case UnOp::Log: return std::log(x);
+    case UnOp::Log2: return std::log2(x);
+    case UnOp::Sqrt: return std::sqrt(x);
+    case UnOp::Rsqrt: return T(1) / std::sqrt(x);
+    case UnOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
+    case UnOp::Tanh: return std::tanh(x);
+    case UnOp::Neg: return -x;
+    case UnOp::Not: return x;
+    case UnOp::Abs: return std::fabs(x);
+  }
+  return x;
+}
+}  // namespace
+
+// ---- allocation and conversion ----
+
+Value alloc(const Type& t) {
+  Value v;
+  v.type = t;
+  XShape xs = to_xshape(t.shape);
+  switch (storage_of(t.elem, t.ptr)) {
+    case 0: v.data = Arr<uint8_t>::from_shape(xs); break;
+    case 1: v.data = Arr<int32_t>::from_shape(xs); break;
+    case 2: v.data = Arr<int64_t>::from_shape(xs); break;
+    case 3: v.data = Arr<float>::from_shape(xs); break;
+    default: v.data = Arr<double>::from_shape(xs); break;
+  }
+  return v;
+}
+
+Value scalar_value(Scalar t, double f, int64_t i, bool from_float) {
+  Value v = alloc(Type{t, false, {}});
+  with_storage(storage_of(t, false), [&](auto tag) {
+    using T = decltype(tag);
+    data<T>(v)[0] = from_float ? conv_elem<T>(f) : conv_elem<T>(i);
+    return 0;
+  });
+  if (t == Scalar::F16 || t == Scalar::BF16) data<float>(v)[0] = round_to(t, data<float>(v)[0]);
+  return v;
+}
+
+Value convert(const Value& v, Scalar to) {
+  Type rt{to, false, v.type.shape};
+  return with_storage(storage_of(v.type.elem, v.type.ptr), [&](auto stag) {
+    using S = decltype(stag);
+    return with_storage(storage_of(to, false), [&](auto dtag) {
+      using D = decltype(dtag);
+      Value out = map1<D, S>(v, rt, [](S x) { return conv_elem<D>(x); });
+      if (is_half(to) && v.type.elem != to) round_half<D>(out, to);
+      return out;
+    });
+  });
+}
+
+const Value& coerce(const Value& v, Scalar to, Value& tmp) {
+  if (!v.type.ptr && v.type.elem == to) return v;
+  tmp = convert(v, to);
+  return tmp;
+}
+
+Dims dims_of(const Shape& out) {
+  Dims d;
+  size_t r = out.size();
+  for (size_t i = 0; i < r; ++i) d.n[4 - r + i] = out[i];
+  d.numel = shape_numel(out);
+  return d;
+}
+
+Strides bstrides(const Shape& in, const Shape& out) {
+  Strides s{0, 0, 0, 0};
+  size_t r = in.size(), ro = out.size();
+  int64_t stride = 1;
+  for (size_t i = r; i-- > 0;) {
+    size_t axis = 4 - ro + (ro - r) + i;
+    s[axis] = in[i] == 1 ? 0 : stride;
+    stride *= in[i];
+  }
+  return s;
+}
+
+// ---- elementwise ----
+
+Value unary_op(UnOp op, const Value& x, const Type& rt) {
+  return with_storage(storage_of(rt.elem, false), [&](auto tag) -> Value {
+    using T = decltype(tag);
+    Value out;
+    switch (op) {
+      case UnOp::Neg:
+        out = map1<T, T>(x, rt, [](T v) { return wsub<T>(0, v); });
+        break;
+      case UnOp::Not:
+        if constexpr (std::is_same_v<T, uint8_t>) out = map1<T, T>(x, rt, [](T v) -> T { return !v; });
+        else if constexpr (std::is_integral_v<T>) out = map1<T, T>(x, rt, [](T v) -> T { return ~v; });
+        else internal_error("Interp", "'~' on floats");
+        break;
+      case UnOp::Abs:
+        if constexpr (std::is_floating_point_v<T>) out = map1<T, T>(x, rt, [](T v) { return std::fabs(v); });
+        else out = map1<T, T>(x, rt, [](T v) { return v < 0 ? wsub<T>(0, v) : v; });
+        break;
+      case UnOp::Exp:
+      case UnOp::Exp2:
+      case UnOp::Log:
+      case UnOp::Log2:
+      case UnOp::Sqrt:
+      case UnOp::Rsqrt:
+      case UnOp::Sigmoid:
+      case UnOp::Tanh:
+        if constexpr (std::is_floating_point_v<T>) {
+          if (op == UnOp::Exp) out = map1<T, T>(x, rt, [](T v) { return std::exp(v); });
+          else out = map1<T, T>(x, rt, [op](T v) { return math1<T>(op, v); });
+        } else {
+          internal_error("Interp", "math function on integers");
+        }
+        break;
+    }
+    round_half<T>(out, rt.elem);
+    return out;
+  });
+}
+
+Value binary_op(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
+  return with_storage(storage_of(a.type.elem, false), [&](auto tag) {
+    using T = decltype(tag);
+    Value out = arith<T>(op, a, b, rt, loc);
+    if (!binop_is_compare(op) && op != BinOp::LAnd && op != BinOp::LOr) round_half<T>(out, rt.elem);
+    return out;
+  });
+}
+
+Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt) {
+  return with_storage(storage_of(rt.elem, rt.ptr), [&](auto tag) {
+    using T = decltype(tag);
+    Value out = alloc(rt);
+    const uint8_t* pc = data<uint8_t>(c);
+    const T* pa = data<T>(a);
+    const T* pb = data<T>(b);
+    T* po = data<T>(out);
+    bloop<3>(dims_of(rt.shape), {bstrides(c.type.shape, rt.shape), bstrides(a.type.shape, rt.shape), bstrides(b.type.shape, rt.shape)},
+             [&](int64_t o, const std::array<int64_t, 3>& ix) { po[o] = pc[ix[0]] ? pa[ix[1]] : pb[ix[2]]; });
+    return out;
+  });
+}
+
+Value broadcast_op(const Value& x, const Shape& s) {
+  Type rt = x.type.with_shape(s);
+  return with_storage(storage_of(rt.elem, rt.ptr), [&](auto tag) {
+    using T = decltype(tag);
+    Value out = alloc(rt);
+    out.buffer = x.buffer;
+    const T* px = data<T>(x);
+    T* po = data<T>(out);
+    bloop<1>(dims_of(s), {bstrides(x.type.shape, s)}, [&](int64_t o, const std::array<int64_t, 1>& ix) { po[o] = px[ix[0]]; });
+    return out;
+  });
+}
+
+Value trans_op(const Value& x) {
+  int64_t r = x.type.shape[0], c = x.type.shape[1];
+  Value out = alloc(x.type.with_shape({c, r}));
+  out.buffer = x.buffer;
+  with_storage(storage_of(x.type.elem, x.type.ptr), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = data<T>(x);
+    T* po = data<T>(out);
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) po[j * r + i] = px[i * c + j];
+    return 0;
+  });
+  return out;
+}
+
+Value full_op(const Value& v, const Type& rt) {
+  Value out = alloc(rt);
+  with_storage(storage_of(rt.elem, false), [&](auto tag) {
+    using T = decltype(tag);
+    T x = data<T>(v)[0];
+    T* po = data<T>(out);
+    int64_t n = numel(out);
+    for (int64_t i = 0; i < n; ++i) po[i] = x;
+    return 0;
+  });
+  return out;
+}
+
+Value arange_op(int64_t lo, int64_t hi) {
+  Value out = alloc(Type{Scalar::I32, false, {hi - lo}});
+  int32_t* p = data<int32_t>(out);
+  for (int64_t i = lo; i < hi; ++i) p[i - lo] = static_cast<int32_t>(i);
+  return out;
+}
+
+// ---- reductions ----
+
+namespace {
+template <class T, class A> Value reduce_typed(RedOp op, const Value& x, int axis, const Type& rt) {
+  const Shape& s = x.type.shape;
+  int64_t outer = 1, inner = 1, n = s[static_cast<size_t>(axis)];
+  for (int i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
+  Value out = alloc(rt);
+  const T* px = data<T>(x);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      const T* p = px + o * n * inner + in;
+      int64_t dst = o * inner + in;
+      switch (op) {
+        case RedOp::Sum: {
+          A acc = 0;
+          for (int64_t k = 0; k < n; ++k) acc = wadd<A>(acc, static_cast<A>(p[k * inner]));
+          data<A>(out)[dst] = acc;
+          break;
+        }
+        case RedOp::Max:
+        case RedOp::Min: {
+          T acc = p[0];
+          for (int64_t k = 1; k < n; ++k) acc = op == RedOp::Max ? fmax_nan(acc, p[k * inner]) : fmin_nan(acc, p[k * inner]);
+          data<T>(out)[dst] = acc;
+          break;
+        }
+        case RedOp::Argmax:
+        case RedOp::Argmin: {
+          int64_t best = 0;
+          T bv = p[0];
+          for (int64_t k = 1; k < n && bv == bv; ++k) {
+            T v = p[k * inner];
+            if (v != v || (op == RedOp::Argmax ? v > bv : v < bv)) {
+              best = k;
+              bv = v;
+            }
+          }
+          data<int32_t>(out)[dst] = static_cast<int32_t>(best);
+          break;
+        }
+      }
+    }
+  return out;
+}
+}  // namespace
+
+Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt) {
+  return with_storage(storage_of(x.type.elem, false), [&](auto tag) -> Value {
+    using T = decltype(tag);
+    if (op == RedOp::Sum) {
+      if constexpr (std::is_same_v<T, uint8_t>) return reduce_typed<T, int32_t>(op, x, axis, rt);
+      else return reduce_typed<T, T>(op, x, axis, rt);
+    }
+    return reduce_typed<T, T>(op, x, axis, rt);
+  });
+}
+
+// ---- dot: i-k-j over contiguous rows, each output element accumulated in k order ----
+
+namespace {
+template <class T> void dot_typed(const T* a, const T* b, T* c, int64_t M, int64_t K, int64_t N) {
+  for (int64_t i = 0; i < M; ++i) {
+    T* crow = c + i * N;
+    for (int64_t k = 0; k < K; ++k) {
+      T aik = a[i * K + k];
+      const T* brow = b + k * N;
+      for (int64_t j = 0; j < N; ++j) crow[j] += aik * brow[j];
+    }
+  }
+}
+}  // namespace
+
+Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt) {
+  int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
+  Value out = acc ? *acc : alloc(rt);
+  if (rt.elem == Scalar::F64) {
+    if (!acc) std::fill_n(data<double>(out), M * N, 0.0);
+    dot_typed<double>(data<double>(a), data<double>(b), data<double>(out), M, K, N);
+  } else {
+    if (!acc) std::fill_n(data<float>(out), M * N, 0.0f);
+    dot_typed<float>(data<float>(a), data<float>(b), data<float>(out), M, K, N);
+  }
+  return out;
+}
+
+std::array<int64_t, 2> swizzle2d(int64_t i, int64_t j, int64_t ni, int64_t nj, int64_t group, SourceLoc loc) {
+  int64_t ij = i * nj + j;
+  int64_t size_gj = group * nj;
+  if (size_gj == 0) throw RuntimeFault(loc, "swizzle2d(): group size times the column count is zero");
+  int64_t gid = ij / size_gj;
+  int64_t off_i = gid * group;
+  int64_t g = std::min(ni - off_i, group);
+  ij = ij % size_gj;
+  if (g == 0) throw RuntimeFault(loc, "swizzle2d(): empty group (row " + std::to_string(i) + " is outside the grid)");
+  return {off_i + ij % g, ij / g};
+}
+
+}  // namespace dtsim::exec
+
+namespace dtsim::exec {
+
+Value ptr_arith(BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first) {
+  Value out = op == BinOp::Sub ? map2<int64_t, int64_t>(p, off, rt, [](int64_t x, int64_t y) { return wsub(x, y); })
+              : ptr_first      ? map2<int64_t, int64_t>(p, off, rt, [](int64_t x, int64_t y) { return wadd(x, y); })
+                               : map2<int64_t, int64_t>(off, p, rt, [](int64_t x, int64_t y) { return wadd(x, y); });
+  out.buffer = p.buffer;
+  return out;
+}
+
+Value ptr_compare(BinOp op, const Value& a, const Value& b, const Type& rt) {
+  bool same = a.buffer == b.buffer;
+  if (op == BinOp::Eq) return map2<uint8_t, int64_t>(a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return same && x == y; });
+  return map2<uint8_t, int64_t>(a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return !same || x != y; });
+}
+
+}  // namespace dtsim::exec
