@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `dtsim` command line: summaries, .npy input/output, threads, help texts,
+usage errors and bad input files. No numpy needed: .npy files are written and read by hand.
+usage: test_cli.py DTSIM SOURCE_DIR [CASE...]"""
+import math
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+DTSIM = ""
+SRC = ""
+TMP = ""
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg, r=None):
+    if not cond:
+        if r is not None:
+            msg += f"\n  exit {r.returncode}\n  stdout: {r.stdout[-2000:]}\n  stderr: {r.stderr[-2000:]}"
+        raise Fail(msg)
+
+
+def dtsim(*args, cwd=None):
+    r = subprocess.run([DTSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd or SRC)
+    check(r.returncode >= 0 and r.returncode != 3, f"dtsim {' '.join(args)} crashed or hit an internal error", r)
+    return r
+
+
+def tmp(name):
+    return os.path.join(TMP, name)
+
+
+# ---- .npy by hand ----
+def write_npy(path, descr, shape, values, fortran=False, version=1, big=False):
+    fmt = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "?", ">f4": "f"}[descr]
+    shape_s = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape_s)
+    lenb = 2 if version == 1 else 4
+    pad = (64 - (6 + 2 + lenb + len(header) + 1) % 64) % 64
+    header = header + " " * pad + "\n"
+    out = b"\x93NUMPY" + bytes([version, 0]) + len(header).to_bytes(lenb, "little") + header.encode()
+    out += struct.pack((">" if big else "<") + fmt * len(values), *values)
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data[:6] == b"\x93NUMPY", f"{path}: bad magic")
+    lenb = 2 if data[6] == 1 else 4
+    hlen = int.from_bytes(data[8:8 + lenb], "little")
+    start = 8 + lenb + hlen
+    check(start % 64 == 0, f"{path}: data not 64-byte aligned")
+    header = data[8 + lenb:start].decode()
+    descr = re.search(r"'descr': '([^']+)'", header).group(1)
+    check("'fortran_order': False" in header, f"{path}: fortran order")
+    shape = tuple(int(x) for x in re.search(r"'shape': \(([^)]*)\)", header).group(1).replace(",", " ").split())
+    fmt = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "?", "<f2": "e"}[descr]
+    n = math.prod(shape)
+    size = struct.calcsize("<" + fmt)
+    check(len(data) - start == n * size, f"{path}: {len(data) - start} data bytes for {n} elements")
+    return descr, shape, list(struct.unpack("<" + fmt * n, data[start:]))
+
+
+def summary_line(stdout, name):
+    m = re.search(r"^%s: (\S+) checksum=(\S+) first=\[(.*)\]$" % re.escape(name), stdout, re.M)
+    check(m is not None, f"no summary line for '{name}' in:\n{stdout}")
+    return m
+
+
+# ---- cases ----
+def case_run_default():
+    r = dtsim("run", "examples/add.tile")
+    check(r.returncode == 0, "run add.tile failed", r)
+    m = summary_line(r.stdout, "z")
+    check(m.group(1) == "f32[98432]", f"type {m.group(1)}", r)
+    check(len(m.group(3).split(", ")) == 9 and m.group(3).endswith("..."), "8 first values then ...", r)
+    check(re.search(r"^sanitizer: all: no findings \(\d+ instances\)$", r.stdout, re.M), "sanitizer line", r)
+
+
+def case_flags_before_file():
+    r = dtsim("--threads", "2", "examples/add.tile")
+    check(r.returncode == 0 and "z: f32[98432]" in r.stdout, "flags before the file mean run", r)
+
+
+def case_out_npy_matches_summary():
+    out = tmp("z.npy")
+    r = dtsim("run", "examples/add.tile", "--out", "z=" + out)
+    check(r.returncode == 0, "run --out failed", r)
+    descr, shape, vals = read_npy(out)
+    check(descr == "<f4" and shape == (98432,), f"header {descr} {shape}")
+    m = summary_line(r.stdout, "z")
+    checksum = float(m.group(2))
+    check(abs(sum(vals) - checksum) <= 1e-4 * max(1.0, abs(checksum)), f"sum {sum(vals)} vs checksum {checksum}")
+    first = [float(v) for v in m.group(3).split(", ")[:8]]
+    check(all(abs(a - b) <= 1e-5 * max(1, abs(b)) for a, b in zip(first, vals[:8])), "first values")
+    check(not [f for f in os.listdir(TMP) if ".tmp" in f], "temporary files left behind")
+
+
+def case_in_round_trip():
+    n = 1000
+    xs = [i * 0.5 for i in range(n)]
+    ys = [1.0 - i * 0.25 for i in range(n)]
+    write_npy(tmp("x.npy"), "<f4", (n,), xs)
+    write_npy(tmp("y.npy"), "<f4", (n,), ys, version=2)
+    r = dtsim("run", "examples/add.tile", "--arg", "n=1000", "--in", "x=" + tmp("x.npy"), "--in", "y=" + tmp("y.npy"),
+              "--out=z=" + tmp("z_in.npy"))
+    check(r.returncode == 0, "run with --in failed", r)
+    _, shape, zs = read_npy(tmp("z_in.npy"))
+    check(shape == (n,), f"shape {shape}")
+    check(all(z == x + y for z, x, y in zip(zs, xs, ys)), "z != x + y")
+
+
+def case_threads_identical():
+    for ex, extra in (("examples/add.tile", []), ("examples/matmul.tile", ["--arg", "M=77"])):
+        a = dtsim("run", ex, *extra)
+        b = dtsim("run", ex, *extra, "--threads", "2")
+        c = dtsim("run", ex, *extra, "--order=shuffle:7")
+        check(a.returncode == 0 and b.returncode == 0 and c.returncode == 0, f"{ex} runs", b)
+        strip = lambda s: [l for l in s.splitlines() if not l.startswith("sanitizer:")]
+        check(strip(a.stdout) == strip(b.stdout), f"{ex}: --threads 2 changed the output:\n{a.stdout}\n{b.stdout}")
+        check(strip(a.stdout) == strip(c.stdout), f"{ex}: --order=shuffle changed the output")
+
+
+def case_seed_changes_data():
+    a = dtsim("run", "examples/add.tile", "--seed", "1")
+    b = dtsim("run", "examples/add.tile", "--seed", "2")
+    check(summary_line(a.stdout, "z").group(2) != summary_line(b.stdout, "z").group(2), "seed has no effect")
+
+
+def case_help_texts():
+    r = dtsim("--help")
+    check(r.returncode == 0 and "dtsim run" in r.stdout and "dtsim emit" in r.stdout, "dtsim --help", r)
+    r = dtsim("run", "--help")
+    check(r.returncode == 0 and "--break-if" in r.stdout and "--out NAME=FILE.npy" in r.stdout, "run --help", r)
+    r = dtsim("debug", "--help")
+    check(r.returncode == 0 and "before the first statement" in r.stdout, "debug --help", r)
+    r = dtsim("emit", "--help")
+    check(r.returncode == 0 and "--ptx" in r.stdout and "--ast" in r.stdout, "emit --help", r)
+    r = dtsim("difftest", "--help")
+    check(r.returncode == 0 and "difftest" in r.stdout, "difftest --help", r)
+    r = dtsim("--version")
+    check(r.returncode == 0 and r.stdout.startswith("dtsim "), "--version", r)
+    r = dtsim()
+    check(r.returncode == 2 and "usage" in r.stderr, "no arguments: usage on stderr, exit 2", r)
+
+
+def case_usage_errors():
+    cases = [
+        (["run", "examples/add.tile", "--foo"], "dtsim: error: unknown flag '--foo' (see 'dtsim run --help')"),
+        (["run", "examples/add.tile", "--arg"], "missing value for '--arg'"),
+        (["run", "examples/add.tile", "--arg", "n"], "expects NAME=VALUE"),
+        (["run", "examples/add.tile", "--threads", "zero"], "'--threads' expects an integer"),
+        (["run", "examples/add.tile", "--sanitize=most"], "'--sanitize' expects none, bounds or all"),
+        (["run", "examples/add.tile", "--order=random"], "'--order' expects"),
+        (["run", "examples/add.tile", "--check"], "--check needs a .dt file"),
+        (["run", "examples/add.tile", "--arg", "nope=3"], "nope"),
+        (["run", "examples/add.tile", "--kernel", "nope"], "no kernel named 'nope'"),
+        (["run", "examples/add.tile", "--out", "w=" + "w.npy"], "no buffer parameter 'w'"),
+        (["run", "examples/add.tile", "--in", "z=" + "z.npy"], "only in/inout buffers take input data"),
+        (["run", "examples/add.tile", "examples/matmul.tile"], "unexpected argument"),
+        (["run"], "no input file"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["run", "no/such/file.tile"], "cannot open 'no/such/file.tile'"),
+        (["run", "README.md"], "expected a .tile or .dt file"),
+        (["emit", "examples/add.tile"], "say what to emit"),
+        (["emit", "--ast", "examples/add.tile"], "--ast needs a .dt file"),
+        (["emit", "--tile", "--ptx", "examples/add.tile"], "choose one of"),
+    ]
+    for args, msg in cases:
+        r = dtsim(*args)
+        check(r.returncode == 2, f"dtsim {' '.join(args)}: exit {r.returncode}, expected 2", r)
+        check(msg in r.stderr, f"dtsim {' '.join(args)}: stderr lacks {msg!r}", r)
+
+
+def run_bad_input(npy, expect):
+    out = tmp("never.npy")
+    r = dtsim("run", "examples/add.tile", "--in", "x=" + npy, "--out", "z=" + out)
+    check(r.returncode == 2, f"bad input {npy}: exit {r.returncode}", r)
+    check(expect in r.stderr, f"bad input {npy}: stderr lacks {expect!r}", r)
+    check(not os.path.exists(out), "an output file was written after an input error")
+
+
+def case_bad_npy_inputs():
+    run_bad_input(tmp("missing.npy"), tmp("missing.npy") + ": error: cannot open file")
+    with open(tmp("garbage.npy"), "wb") as f:
+        f.write(b"this is not an array file at all")
+    run_bad_input(tmp("garbage.npy"), "bad magic")
+    write_npy(tmp("short.npy"), "<f4", (98432,), [1.0] * 98432)
+    with open(tmp("short.npy"), "r+b") as f:
+        f.truncate(os.path.getsize(tmp("short.npy")) - 8)
+    run_bad_input(tmp("short.npy"), "truncated data")
+    with open(tmp("cut.npy"), "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00\x76\x00{'descr': '<f4'")
+    run_bad_input(tmp("cut.npy"), "truncated header")
+    write_npy(tmp("small.npy"), "<f4", (10,), [0.0] * 10)
+    run_bad_input(tmp("small.npy"), tmp("small.npy") + ": error: shape (10,) does not match parameter 'x' *f32[98432]")
+    write_npy(tmp("f64.npy"), "<f8", (98432,), [0.0] * 98432)
+    run_bad_input(tmp("f64.npy"), "dtype f64 does not match parameter 'x' *f32[98432]")
+    write_npy(tmp("fortran.npy"), "<f4", (98432,), [0.0] * 98432, fortran=True)
+    run_bad_input(tmp("fortran.npy"), "Fortran-order")
+    write_npy(tmp("big.npy"), ">f4", (98432,), [0.0] * 98432, big=True)
+    run_bad_input(tmp("big.npy"), "big-endian")
+
+
+def case_finding_writes_nothing():
+    out = tmp("oob_out.npy")
+    r = dtsim("run", os.path.join(SRC, "tests/cli/oob.tile"), "--out", "z=" + out)
+    check(r.returncode == 1, f"a run with an out-of-bounds store must exit 1 (got {r.returncode})", r)
+    check("oob.tile:" in r.stderr and "error:" in r.stderr, "the finding is printed with its location", r)
+    check(re.search(r"^sanitizer: all: [1-9]\d* findings? ", r.stdout, re.M), "sanitizer line counts findings", r)
+    check(not os.path.exists(out), "an output file was written after a finding")
+    r = dtsim("run", os.path.join(SRC, "tests/cli/oob.tile"), "--keep-going", "--out", "z=" + out)
+    check(r.returncode == 1 and not os.path.exists(out), "--keep-going: still exit 1 and no output", r)
+
+
+def case_emit_tile_round_trip():
+    out = tmp("add_emitted.tile")
+    r = dtsim("emit", "--tile", "examples/add.tile", "-o", out)
+    check(r.returncode == 0 and r.stdout == "" and os.path.exists(out), "emit --tile -o", r)
+    a = dtsim("run", "examples/add.tile")
+    b = dtsim("run", out)
+    check(b.returncode == 0 and summary_line(a.stdout, "z").group(0) == summary_line(b.stdout, "z").group(0),
+          "the emitted IR runs like the original", b)
+    r2 = dtsim("emit", "--tile", out)
+    with open(out) as f:
+        check(r2.stdout == f.read(), "print(parse(print(m))) == print(m)")
+
+
+def case_cuda_backend_unavailable_is_clean():
+    r = dtsim("run", "examples/add.tile", "--backend=cuda")
+    if r.returncode == 0:  # a machine with a GPU: the result must match the interpreter
+        a = dtsim("run", "examples/add.tile")
+        check(summary_line(a.stdout, "z").group(1) == summary_line(r.stdout, "z").group(1), "cuda summary", r)
+        return
+    check(r.returncode == 2 and "error:" in r.stderr, "--backend=cuda without a GPU: a clean error", r)
+
+
+def case_dt_examples_check():
+    dts = sorted(f for f in os.listdir(os.path.join(SRC, "examples")) if f.endswith(".dt"))
+    for f in dts:
+        r = dtsim("run", "examples/" + f, "--check")
+        check(r.returncode == 0 and "PASS" in r.stdout and "FAIL" not in r.stdout, f"{f} --check", r)
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    global DTSIM, SRC, TMP
+    DTSIM, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    names = sys.argv[3:] or list(CASES)
+    failed = []
+    with tempfile.TemporaryDirectory(prefix="dtsim-cli-") as d:
+        TMP = d
+        for name in names:
+            try:
+                CASES[name]()
+                print(f"ok   {name}")
+            except Fail as e:
+                failed.append(name)
+                print(f"FAIL {name}: {e}")
+    print(f"{len(names) - len(failed)}/{len(names)} passed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
