@@ -1,0 +1,75 @@
+// Must-fail inputs: every tests/errors/tile/*.tile starts with
+//   # expect-error: LINE:COL: MESSAGE-SUBSTRING
+// and parsing + binding defaults + verifying it must raise a UserError rendered as
+// "<path>:LINE:COL: error: ...MESSAGE-SUBSTRING..." followed by the source line and a caret line.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tile_test_util.h"
+
+using namespace dtsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Expectation {
+  std::string where;  // "LINE:COL"
+  std::string message;
+};
+
+std::optional<Expectation> read_expectation(const fs::path& p) {
+  std::ifstream in(p);
+  std::string first;
+  std::getline(in, first);
+  const std::string tag = "# expect-error: ";
+  if (first.rfind(tag, 0) != 0) return std::nullopt;
+  std::string rest = first.substr(tag.size());
+  size_t c1 = rest.find(':');
+  size_t c2 = c1 == std::string::npos ? c1 : rest.find(':', c1 + 1);
+  if (c2 == std::string::npos) return std::nullopt;
+  std::string msg = rest.substr(c2 + 1);
+  msg.erase(0, msg.find_first_not_of(' '));
+  return Expectation{rest.substr(0, c2), msg};
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every must-fail tile file fails where and how it says") {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(DTSIM_SOURCE_DIR "/tests/errors/tile"))
+    if (e.path().extension() == ".tile") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  CHECK(files.size() >= 15);
+  for (const fs::path& path : files) {
+    CAPTURE(path.filename().string());
+    auto want = read_expectation(path);
+    REQUIRE_MESSAGE(want, "first line must be '# expect-error: LINE:COL: MESSAGE'");
+    std::string rendered;
+    try {
+      Module m = parse_tile_file(path.string());
+      verify_module(m, bind_params(m, {}));
+    } catch (const UserError& e) {
+      rendered = e.render();
+    }
+    REQUIRE_MESSAGE(!rendered.empty(), "no error was raised");
+    CAPTURE(rendered);
+    CHECK(rendered.find(path.string() + ":" + want->where + ": error: ") == 0);
+    CHECK(rendered.find(want->message) != std::string::npos);
+    auto lines = lines_of(rendered);
+    REQUIRE(lines.size() >= 3);
+    std::string caret = lines[2];
+    CHECK(caret.find_first_not_of(" \t") == caret.find('^'));
+    CHECK(caret.back() == '^');
+  }
+}
