@@ -1,0 +1,177 @@
+// compile_ptx: NVVM IR text -> PTX through libNVVM, loaded with dlopen (so dtsim starts without it).
+// Order: add the IR, lazily add libdevice, verify (libNVVM crashes on some unverified IR), compile.
+#include <dlfcn.h>
+#include <nvvm.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "cuda_backend/Cuda.h"
+
+namespace dtsim {
+
+namespace {
+
+struct Nvvm {
+  void* handle = nullptr;
+  std::string error;
+  nvvmResult (*create)(nvvmProgram*) = nullptr;
+  nvvmResult (*destroy)(nvvmProgram*) = nullptr;
+  nvvmResult (*add)(nvvmProgram, const char*, size_t, const char*) = nullptr;
+  nvvmResult (*lazy_add)(nvvmProgram, const char*, size_t, const char*) = nullptr;
+  nvvmResult (*verify)(nvvmProgram, int, const char**) = nullptr;
+  nvvmResult (*compile)(nvvmProgram, int, const char**) = nullptr;
+  nvvmResult (*result_size)(nvvmProgram, size_t*) = nullptr;
+  nvvmResult (*result)(nvvmProgram, char*) = nullptr;
+  nvvmResult (*log_size)(nvvmProgram, size_t*) = nullptr;
+  nvvmResult (*log)(nvvmProgram, char*) = nullptr;
+  const char* (*err_string)(nvvmResult) = nullptr;
+};
+
+template <class F> bool sym(void* h, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(h, name));
+  return f != nullptr;
+}
+
+const Nvvm& nvvm() {
+  static Nvvm n;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> dirs;
+#ifdef DTSIM_NVVM_LIB_DIR
+    dirs.push_back(DTSIM_NVVM_LIB_DIR);
+#endif
+    for (const char* d : {"/usr/local/cuda/nvvm/lib64", "/usr/local/cuda/lib64", "/usr/local/cuda-13.0/lib"}) dirs.push_back(d);
+    for (auto& d : dirs) {
+      n.handle = dlopen((d + "/libnvvm.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (n.handle) break;
+    }
+    if (!n.handle) n.handle = dlopen("libnvvm.so", RTLD_NOW | RTLD_LOCAL);
+    if (!n.handle) {
+      n.error = "libNVVM not found (searched the CUDA toolkit's nvvm/lib64, lib64 and lib)";
+      return;
+    }
+    bool ok = sym(n.handle, "nvvmCreateProgram", n.create) && sym(n.handle, "nvvmDestroyProgram", n.destroy) &&
+              sym(n.handle, "nvvmAddModuleToProgram", n.add) && sym(n.handle, "nvvmLazyAddModuleToProgram", n.lazy_add) &&
+              sym(n.handle, "nvvmVerifyProgram", n.verify) && sym(n.handle, "nvvmCompileProgram", n.compile) &&
+              sym(n.handle, "nvvmGetCompiledResultSize", n.result_size) && sym(n.handle, "nvvmGetCompiledResult", n.result) &&
+              sym(n.handle, "nvvmGetProgramLogSize", n.log_size) && sym(n.handle, "nvvmGetProgramLog", n.log) &&
+              sym(n.handle, "nvvmGetErrorString", n.err_string);
+    if (!ok) n.error = "libNVVM lacks an expected symbol";
+  });
+  return n;
+}
+
+std::string libdevice_path() {
+  std::vector<std::string> c;
+#ifdef DTSIM_LIBDEVICE_PATH
+  c.push_back(DTSIM_LIBDEVICE_PATH);
+#endif
+  c.push_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
+  for (auto& p : c)
+    if (access(p.c_str(), R_OK) == 0) return p;
+  return "";
+}
+
+std::string read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string program_log(const Nvvm& n, nvvmProgram prog) {
+  size_t sz = 0;
+  if (n.log_size(prog, &sz) != NVVM_SUCCESS || sz <= 1) return "";
+  std::string s(sz, '\0');
+  n.log(prog, s.data());
+  s.resize(sz - 1);
+  return s;
+}
+
+// The IR lines the log points at ("<input>:LINE:COL" or "line LINE").
+std::string offending_lines(const std::string& log, const std::string& ir) {
+  std::vector<std::string> lines;
+  std::istringstream in(ir);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string out;
+  std::regex re(R"((?:\(|:|line )(\d+)(?:[:,] ?\d+)?)");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator() && out.size() < 2000; ++it) {
+    size_t ln = std::stoul((*it)[1].str());
+    if (ln >= 1 && ln <= lines.size()) out += "  IR line " + std::to_string(ln) + ": " + lines[ln - 1] + "\n";
+  }
+  return out;
+}
+
+std::string write_temp(const std::string& text, const char* suffix) {
+  std::string path = "/tmp/dtsim-XXXXXX" + std::string(suffix);
+  std::vector<char> buf(path.begin(), path.end());
+  buf.push_back('\0');
+  int fd = mkstemps(buf.data(), static_cast<int>(std::string(suffix).size()));
+  if (fd < 0) return "";
+  ssize_t w = write(fd, text.data(), text.size());
+  close(fd);
+  if (w != static_cast<ssize_t>(text.size())) return "";
+  return buf.data();
+}
+
+}  // namespace
+
+std::string compile_ptx(const std::string& ir, const CudaOptions& opt) {
+  const Nvvm& n = nvvm();
+  if (!n.handle || !n.err_string) user_error(SourceLoc{}, n.error.empty() ? "libNVVM unusable" : n.error);
+  std::string ld = libdevice_path();
+  if (ld.empty()) user_error(SourceLoc{}, "libdevice.10.bc not found (looked in DTSIM_LIBDEVICE_PATH and /usr/local/cuda/nvvm/libdevice)");
+  std::string libdevice = read_file(ld);
+  std::string arch = opt.arch.rfind("sm_", 0) == 0 ? "compute_" + opt.arch.substr(3) : opt.arch;
+  std::vector<std::string> opts = {"-arch=" + arch};
+  if (opt.fast_math) {
+    for (const char* o : {"-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1"}) opts.push_back(o);
+  } else {
+    for (const char* o : {"-ftz=0", "-prec-div=1", "-prec-sqrt=1", "-fma=0"}) opts.push_back(o);
+  }
+  std::vector<const char*> copts;
+  for (auto& o : opts) copts.push_back(o.c_str());
+
+  nvvmProgram prog = nullptr;
+  if (n.create(&prog) != NVVM_SUCCESS) user_error(SourceLoc{}, "nvvmCreateProgram failed");
+  struct Guard {
+    const Nvvm& n;
+    nvvmProgram& p;
+    ~Guard() { n.destroy(&p); }
+  } guard{n, prog};
+  auto failure = [&](const char* stage, nvvmResult r) {
+    std::string log = program_log(n, prog);
+    std::string path = write_temp(ir, ".ll");
+    std::string msg = std::string("libNVVM ") + stage + " failed (" + n.err_string(r) + ")\n" + log;
+    std::string lines = offending_lines(log, ir);
+    if (!lines.empty()) msg += "\n" + lines;
+    std::string o;
+    for (auto& s : opts) o += " " + s;
+    msg += "\nthe NVVM IR is in " + (path.empty() ? std::string("(could not write a temp file)") : path) +
+           "\nreproduce: nvvmc -verify -lazy " + ld + " " + (path.empty() ? "IR.ll" : path) + " --" + o +
+           "   (nvvmc: /work/shared/notes/nvvm/nvvmc.c, a minimal libNVVM driver)";
+    user_error(SourceLoc{}, msg);
+  };
+  nvvmResult r = n.add(prog, ir.data(), ir.size(), "dtsim");
+  if (r != NVVM_SUCCESS) failure("parse", r);
+  r = n.lazy_add(prog, libdevice.data(), libdevice.size(), "libdevice");
+  if (r != NVVM_SUCCESS) failure("adding libdevice", r);
+  r = n.verify(prog, static_cast<int>(copts.size()), copts.data());
+  if (r != NVVM_SUCCESS) failure("verification", r);
+  r = n.compile(prog, static_cast<int>(copts.size()), copts.data());
+  if (r != NVVM_SUCCESS) failure("compilation", r);
+  size_t sz = 0;
+  n.result_size(prog, &sz);
+  std::string ptx(sz, '\0');
+  n.result(prog, ptx.data());
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return ptx;
+}
+
+}  // namespace dtsim

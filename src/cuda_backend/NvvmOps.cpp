@@ -1,0 +1,297 @@
+// Elementwise lowering of the NVVM emitter: unary/binary ops, casts, f16/bf16 rounding, libdevice math
+// and global memory element access, each on one register value (IR.h semantics).
+#include "cuda_backend/KernelEmitter.h"
+
+namespace dtsim::nvvm {
+
+namespace {
+bool weak(const ExprP& e) { return e->kind == ExprKind::Const && e->weak; }
+int rank_of(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return 0;
+    case Scalar::I32: return 1;
+    case Scalar::I64: return 2;
+    case Scalar::F16:
+    case Scalar::BF16: return 3;
+    case Scalar::F32: return 4;
+    case Scalar::F64: return 5;
+  }
+  return 0;
+}
+Scalar promote_strong(Scalar x, Scalar y) {
+  if (x == y) return x;
+  if ((x == Scalar::F16 && y == Scalar::BF16) || (x == Scalar::BF16 && y == Scalar::F16)) return Scalar::F32;
+  return rank_of(x) >= rank_of(y) ? x : y;
+}
+}  // namespace
+
+Scalar promote_operands(const ExprP& a, const ExprP& b) {
+  Scalar x = a->type.elem, y = b->type.elem;
+  if (weak(a) && !weak(b)) {
+    if (a->is_float && is_int(y)) return Scalar::F32;
+    return y == Scalar::I1 ? (a->is_float ? Scalar::F32 : Scalar::I32) : y;
+  }
+  if (weak(b) && !weak(a)) return promote_operands(b, a);
+  return promote_strong(x, y);
+}
+
+std::string KernelEmitter::constant(Scalar s, double f, int64_t i, bool from_float) {
+  std::string lit = literal(s, f, i, from_float);
+  if (s == Scalar::F16 || s == Scalar::BF16) return round_to(s, lit);
+  return lit;
+}
+
+std::string KernelEmitter::round_to(Scalar t, const std::string& v) {
+  switch (t) {
+    case Scalar::F16: {
+      std::string h = op("fptrunc float " + v + " to half");
+      return op("fpext half " + h + " to float");
+    }
+    case Scalar::BF16: {
+      std::string b = op("call i16 asm \"cvt.rn.bf16.f32 $0, $1;\", \"=h,f\"(float " + v + ")");
+      std::string w = op("zext i16 " + b + " to i32");
+      std::string s = op("shl i32 " + w + ", 16");
+      return op("bitcast i32 " + s + " to float");
+    }
+    case Scalar::I1:
+    case Scalar::I32:
+    case Scalar::I64:
+    case Scalar::F32:
+    case Scalar::F64: return v;
+  }
+  return v;
+}
+
+std::string KernelEmitter::to_bool(Scalar t, const std::string& v) {
+  if (t == Scalar::I1) return v;
+  if (is_float(t)) return op("fcmp une " + reg_type(t) + " " + v + ", " + literal(t, 0, 0, false));
+  return op("icmp ne " + reg_type(t) + " " + v + ", 0");
+}
+
+std::string KernelEmitter::cast(Scalar from, Scalar to, const std::string& v) {
+  if (from == to) return v;
+  if (to == Scalar::I1) return to_bool(from, v);
+  std::string ft = reg_type(from), tt = reg_type(to);
+  if (from == Scalar::I1) {
+    if (is_int(to)) return op("zext i1 " + v + " to " + tt);
+    return op("uitofp i1 " + v + " to " + tt);
+  }
+  if (is_int(from) && is_int(to)) return op((from == Scalar::I32 ? "sext i32 " : "trunc i64 ") + v + " to " + tt);
+  if (is_int(from)) {  // int -> float: round to nearest
+    if (to == Scalar::F64) return op("sitofp " + ft + " " + v + " to double");
+    return round_to(to, op("sitofp " + ft + " " + v + " to float"));
+  }
+  if (is_int(to)) {  // float -> int: PTX cvt.rzi truncates, saturates and maps NaN to 0
+    std::string ins = std::string("cvt.rzi.") + (to == Scalar::I32 ? "s32." : "s64.") + (from == Scalar::F64 ? "f64" : "f32");
+    std::string cons = std::string(to == Scalar::I32 ? "=r," : "=l,") + (from == Scalar::F64 ? "d" : "f");
+    return op("call " + tt + " asm \"" + ins + " $0, $1;\", \"" + cons + "\"(" + ft + " " + v + ")");
+  }
+  if (to == Scalar::F64) return op("fpext float " + v + " to double");
+  std::string f = from == Scalar::F64 ? op("fptrunc double " + v + " to float") : v;
+  return round_to(to, f);
+}
+
+std::string KernelEmitter::math(UnOp u, Scalar t, const std::string& x) {
+  bool d = t == Scalar::F64;
+  std::string ty = d ? "double" : "float";
+  auto lib = [&](const char* name) { return call(ty, std::string("__nv_") + name + (d ? "" : "f"), ty + " " + x, ty); };
+  std::string r;
+  switch (u) {
+    case UnOp::Exp: r = lib("exp"); break;
+    case UnOp::Exp2: r = lib("exp2"); break;
+    case UnOp::Log: r = lib("log"); break;
+    case UnOp::Log2: r = lib("log2"); break;
+    case UnOp::Sqrt: r = lib("sqrt"); break;
+    case UnOp::Rsqrt: r = lib("rsqrt"); break;
+    case UnOp::Tanh: r = lib("tanh"); break;
+    case UnOp::Abs: r = lib("fabs"); break;
+    case UnOp::Sigmoid: {
+      std::string n = op("fsub " + ty + " " + literal(t, -0.0, 0, true) + ", " + x);
+      std::string e = call(ty, d ? "__nv_exp" : "__nv_expf", ty + " " + n, ty);
+      std::string s = op("fadd " + ty + " " + literal(t, 1.0, 0, true) + ", " + e);
+      r = op("fdiv " + ty + " " + literal(t, 1.0, 0, true) + ", " + s);
+      break;
+    }
+    case UnOp::Neg:
+    case UnOp::Not: internal_error("NvvmEmitter", "math() on a non-math op");
+  }
+  return round_to(t, r);
+}
+
+std::string KernelEmitter::unary(const Expr& e, const std::string& xin) {
+  Scalar src = e.args[0]->type.elem, t = e.type.elem;
+  std::string ty = reg_type(t);
+  switch (e.uop) {
+    case UnOp::Neg: {
+      std::string x = cast(src, t, xin);
+      if (is_int(t)) return op("sub " + ty + " 0, " + x);
+      return op("fsub " + ty + " " + literal(t, -0.0, 0, true) + ", " + x);
+    }
+    case UnOp::Not: {
+      if (t == Scalar::I1) return op("xor i1 " + xin + ", true");
+      return op("xor " + ty + " " + xin + ", -1");
+    }
+    case UnOp::Abs: {
+      std::string x = cast(src, t, xin);
+      if (is_int(t)) {
+        std::string neg = op("icmp slt " + ty + " " + x + ", 0");
+        std::string n = op("sub " + ty + " 0, " + x);
+        return op("select i1 " + neg + ", " + ty + " " + n + ", " + ty + " " + x);
+      }
+      return math(UnOp::Abs, t, x);
+    }
+    case UnOp::Exp:
+    case UnOp::Exp2:
+    case UnOp::Log:
+    case UnOp::Log2:
+    case UnOp::Sqrt:
+    case UnOp::Rsqrt:
+    case UnOp::Sigmoid:
+    case UnOp::Tanh: return math(e.uop, t, cast(src, t, xin));
+  }
+  return xin;
+}
+
+std::string KernelEmitter::nan_minmax(bool is_max, Scalar t, const std::string& a, const std::string& b) {
+  std::string ty = reg_type(t);
+  if (is_int(t)) {
+    std::string c = op(std::string("icmp ") + (t == Scalar::I1 ? (is_max ? "ugt " : "ult ") : (is_max ? "sgt " : "slt ")) + ty + " " + a + ", " + b);
+    return op("select i1 " + c + ", " + ty + " " + a + ", " + ty + " " + b);
+  }
+  std::string c = op(std::string("fcmp ") + (is_max ? "ogt " : "olt ") + ty + " " + a + ", " + b);
+  std::string pick = op("select i1 " + c + ", " + ty + " " + a + ", " + ty + " " + b);
+  std::string nan = op("fcmp uno " + ty + " " + a + ", " + b);
+  std::string sum = op("fadd " + ty + " " + a + ", " + b);  // NaN when either is NaN
+  return op("select i1 " + nan + ", " + ty + " " + sum + ", " + ty + " " + pick);
+}
+
+// `a op b` with both operands already in type t (the op's computation type).
+std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a, const std::string& b) {
+  std::string ty = reg_type(t);
+  bool fl = is_float(t), i1 = t == Scalar::I1;
+  auto ar = [&](const char* iop, const char* fop) { return round_to(t, op(std::string(fl ? fop : iop) + " " + ty + " " + a + ", " + b)); };
+  auto cmp = [&](const char* s, const char* u, const char* f) {
+    return op(std::string(fl ? "fcmp " : "icmp ") + (fl ? f : i1 ? u : s) + " " + ty + " " + a + ", " + b);
+  };
+  switch (o) {
+    case BinOp::Add: return ar("add", "fadd");
+    case BinOp::Sub: return ar("sub", "fsub");
+    case BinOp::Mul: return ar("mul", "fmul");
+    case BinOp::Div: return ar("sdiv", "fdiv");
+    case BinOp::FloorDiv: return op("sdiv " + ty + " " + a + ", " + b);
+    case BinOp::Mod:
+      if (fl) {
+        bool d = t == Scalar::F64;
+        return round_to(t, call(ty, d ? "__nv_fmod" : "__nv_fmodf", ty + " " + a + ", " + ty + " " + b, ty + ", " + ty));
+      }
+      return op("srem " + ty + " " + a + ", " + b);
+    case BinOp::And: return op("and " + ty + " " + a + ", " + b);
+    case BinOp::Or: return op("or " + ty + " " + a + ", " + b);
+    case BinOp::Xor: return op("xor " + ty + " " + a + ", " + b);
+    case BinOp::Shl:
+    case BinOp::Shr: {
+      if (i1) return a;
+      int w = t == Scalar::I64 ? 63 : 31;
+      std::string n = op("and " + ty + " " + b + ", " + std::to_string(w));
+      return op(std::string(o == BinOp::Shl ? "shl " : "ashr ") + ty + " " + a + ", " + n);
+    }
+    case BinOp::Lt: return cmp("slt", "ult", "olt");
+    case BinOp::Le: return cmp("sle", "ule", "ole");
+    case BinOp::Gt: return cmp("sgt", "ugt", "ogt");
+    case BinOp::Ge: return cmp("sge", "uge", "oge");
+    case BinOp::Eq: return cmp("eq", "eq", "oeq");
+    case BinOp::Ne: return cmp("ne", "ne", "une");
+    case BinOp::LAnd: return op("and i1 " + a + ", " + b);
+    case BinOp::LOr: return op("or i1 " + a + ", " + b);
+    case BinOp::Min: return nan_minmax(false, t, a, b);
+    case BinOp::Max: return nan_minmax(true, t, a, b);
+    case BinOp::Cdiv: {
+      std::string s = op("add " + ty + " " + a + ", " + b);
+      std::string s1 = op("sub " + ty + " " + s + ", 1");
+      return op("sdiv " + ty + " " + s1 + ", " + b);
+    }
+  }
+  return a;
+}
+
+std::string KernelEmitter::binary(const Expr& e, const std::string& a, const std::string& b) {
+  const ExprP& x = e.args[0];
+  const ExprP& y = e.args[1];
+  // Pointer arithmetic: element offsets in i64.
+  if (x->type.ptr || y->type.ptr) {
+    if (e.bop == BinOp::Eq || e.bop == BinOp::Ne) {
+      std::string pt = reg_type(x->type.scalar_type());
+      return op(std::string("icmp ") + (e.bop == BinOp::Eq ? "eq " : "ne ") + pt + " " + a + ", " + b);
+    }
+    bool pa = x->type.ptr;
+    const ExprP& ie = pa ? y : x;
+    std::string idx = cast(ie->type.elem, Scalar::I64, pa ? b : a);
+    if (e.bop == BinOp::Sub) idx = op("sub i64 0, " + idx);
+    std::string mt = mem_type(e.type.elem);
+    return op("getelementptr " + mt + ", " + mt + " addrspace(1)* " + (pa ? a : b) + ", i64 " + idx);
+  }
+  Scalar t;
+  if (binop_is_compare(e.bop)) {
+    t = promote_operands(x, y);
+  } else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) {
+    t = Scalar::I1;
+  } else {
+    t = e.type.elem;
+  }
+  std::string ca = cast(x->type.elem, t, a), cb = cast(y->type.elem, t, b);
+  return binary_typed(e.bop, t, ca, cb);
+}
+
+std::string KernelEmitter::where(const Expr& e, const std::string& c, const std::string& a, const std::string& b) {
+  std::string ty = reg_type(e.type);
+  std::string ca = e.type.ptr ? a : cast(e.args[1]->type.elem, e.type.elem, a);
+  std::string cb = e.type.ptr ? b : cast(e.args[2]->type.elem, e.type.elem, b);
+  return op("select i1 " + c + ", " + ty + " " + ca + ", " + ty + " " + cb);
+}
+
+std::string KernelEmitter::load_mem(Scalar s, const std::string& ptr) {
+  std::string mt = mem_type(s);
+  std::string x = op("load " + mt + ", " + mt + " addrspace(1)* " + ptr + ", align " + std::to_string(scalar_bytes(s)));
+  switch (s) {
+    case Scalar::I1: return op("icmp ne i8 " + x + ", 0");
+    case Scalar::F16: {
+      std::string h = op("bitcast i16 " + x + " to half");
+      return op("fpext half " + h + " to float");
+    }
+    case Scalar::BF16: {
+      std::string w = op("zext i16 " + x + " to i32");
+      std::string sh = op("shl i32 " + w + ", 16");
+      return op("bitcast i32 " + sh + " to float");
+    }
+    case Scalar::I32:
+    case Scalar::I64:
+    case Scalar::F32:
+    case Scalar::F64: return x;
+  }
+  return x;
+}
+
+void KernelEmitter::store_mem(Scalar s, const std::string& ptr, const std::string& v) {
+  std::string mt = mem_type(s), x = v;
+  switch (s) {
+    case Scalar::I1: x = op("zext i1 " + v + " to i8"); break;
+    case Scalar::F16: {
+      std::string h = op("fptrunc float " + v + " to half");
+      x = op("bitcast half " + h + " to i16");
+      break;
+    }
+    case Scalar::BF16: {
+      std::string w = op("bitcast float " + v + " to i32");
+      std::string sh = op("lshr i32 " + w + ", 16");
+      x = op("trunc i32 " + sh + " to i16");
+      break;
+    }
+    case Scalar::I32:
+    case Scalar::I64:
+    case Scalar::F32:
+    case Scalar::F64: break;
+  }
+  line("store " + mt + " " + x + ", " + mt + " addrspace(1)* " + ptr + ", align " + std::to_string(scalar_bytes(s)));
+}
+
+}  // namespace dtsim::nvvm

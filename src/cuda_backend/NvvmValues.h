@@ -1,0 +1,43 @@
+// Backend-internal: how tile-IR values look in NVVM IR (register and memory types, literals) and the
+// canonical blocked layout that spreads a tile over the threads of a CTA.
+//
+// Layout: a tile of N elements (row-major flat index f) on T threads is held in R = max(1, N / T)
+// register slots per thread; thread t, slot r holds element f = r * T + t (when f < N; with N < T the
+// threads t >= N hold nothing). Consecutive threads hold consecutive elements along the last
+// (contiguous) dimension, so global accesses coalesce. Extents are powers of two, so coordinates are
+// shifts and masks of f.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace dtsim::nvvm {
+
+// Register type of a value: i1 i32 i64; f16/bf16/f32 live as `float` (rounded to their type after
+// every op); f64 as `double`; pointers as `<mem type> addrspace(1)*`.
+std::string reg_type(Scalar s, bool ptr = false);
+inline std::string reg_type(const Type& t) { return reg_type(t.elem, t.ptr); }
+// Type of one element in global memory: i1 -> i8, f16/bf16 -> i16 (bit patterns).
+std::string mem_type(Scalar s);
+// Type of one element in the shared-memory exchange buffer (pointers as i64, i1 as i8).
+std::string smem_type(const Type& t);
+int smem_bytes(const Type& t);
+// LLVM literal of a number in register type `s` (floats as exact hex doubles).
+std::string literal(Scalar s, double f, int64_t i, bool from_float);
+std::string float_hex(double v, bool as_float);
+int log2_exact(int64_t v);
+
+// Slots per thread and whether every (thread, slot) holds an element.
+struct Layout {
+  Shape shape;
+  int64_t numel = 1;
+  int threads = 128;
+  int slots = 1;
+  bool full = true;  // numel >= threads
+  Layout(const Shape& s, int threads);
+};
+
+}  // namespace dtsim::nvvm
