@@ -1,0 +1,748 @@
+// Schedule lowering: a checked DtProgram -> tile IR. One kernel per compiled Func (plus one per
+// materialized intermediate), with the structure of the Decoupled-Triton slides: a 1-D grid decoded
+// into per-dim program ids (`map`), block starts (`block`), tile loops (`tensorize`), dot-accumulate
+// loops for `rdot`, and fused producers computed inside the consumer's loop nest (`fuse_at`).
+//
+// Model: every value is a tile over the kernel's *tiled* dims (tile extent > 1) it depends on, laid
+// out in one canonical dim order per kernel, so broadcasting is expand_dims + numpy rules. Dims of
+// extent 1 are scalar indices. Each dim has one *view* at a time (its current index tile and mask):
+// whole-tile dims get it at the kernel top, tiled dims inside their loop.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "frontend/DtAst.h"
+
+namespace dtsim {
+
+namespace {
+
+struct TV {
+  ExprP e;
+  std::vector<std::string> dims;  // tiled dims, in layout order
+  bool direct_load = false;       // a masked load (masked-off lanes are 0)
+};
+
+struct DimPlan {
+  int64_t size = 1;
+  bool blocked = false;
+  int64_t block = 0;
+  int64_t tile = 1;
+  bool whole = false;   // no loop: one tile covers the block (or the whole dim)
+  bool masked = false;  // partial tiles possible: loads/stores need `d_index < d_SIZE`
+  SourceLoc sched_loc;  // the block/tensorize call that shaped it
+};
+
+struct FusedVal {
+  std::string var;
+  std::vector<std::string> dims;
+  std::map<std::string, int> view_ids;
+};
+
+ExprP var(const std::string& n, SourceLoc l = {}) { return make_var(n, l); }
+ExprP cint(int64_t v) { return make_const_int(v); }
+ExprP bin(BinOp op, ExprP a, ExprP b, SourceLoc l = {}) { return make_binary(op, std::move(a), std::move(b), l); }
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+class KernelLowerer {
+ public:
+  KernelLowerer(const DtProgram& p, const std::string& out) : p_(p), out_(p.sym(out)) {}
+
+  Kernel run() {
+    collect_kernel_funcs();
+    collect_dims(out_.name);
+    plan_dims();
+    k_.name = out_.name + "_kernel";
+    k_.loc = out_.def_loc;
+    k_.num_warps = out_.sched.num_warps;
+    k_.num_stages = out_.sched.num_stages;
+    for (const DtSymbol& s : p_.syms)
+      if (!(s.kind == DtSymKind::Func && in_kernel_.count(s.name) && s.name != out_.name)) names_.insert(s.name);
+    for (auto& d : order_) names_.insert(d + "_SIZE");
+    blocks_.push_back(&k_.body);
+    alg_loc_ = out_.def_loc;
+    emit_prologue();
+    nest(0);
+    finish_params();
+    return std::move(k_);
+  }
+
+ private:
+  const DtProgram& p_;
+  const DtSymbol& out_;
+  Kernel k_;
+  std::set<std::string> in_kernel_;  // Funcs computed by this kernel (the output and its fused producers)
+  std::vector<std::string> order_;   // canonical dim order
+  std::map<std::string, DimPlan> plan_;
+  std::set<std::string> names_;
+  std::vector<std::vector<StmtP>*> blocks_;
+  std::map<std::string, int> view_;
+  std::map<std::string, bool> view_in_loop_;
+  std::map<std::string, FusedVal> fused_;
+  int next_view_ = 1;
+  SourceLoc alg_loc_, sched_loc_;
+  std::string cur_func_;
+  std::vector<Param> ptr_params_, scalar_params_;
+
+  // ---- setup ----
+  const DtSymbol& fuse_root(const DtSymbol* s) const {
+    while (!s->sched.fuse_into.empty()) s = &p_.sym(s->sched.fuse_into);
+    return *s;
+  }
+  bool fused_here(const std::string& f) const { return in_kernel_.count(f) && f != out_.name; }
+
+  void collect_kernel_funcs() {
+    in_kernel_.insert(out_.name);
+    for (const DtSymbol& s : p_.syms)
+      if (s.kind == DtSymKind::Func && s.defined && !s.sched.fuse_into.empty() && fuse_root(&s).name == out_.name) in_kernel_.insert(s.name);
+  }
+
+  void add_dim(const std::string& d) {
+    if (std::find(order_.begin(), order_.end(), d) == order_.end()) order_.push_back(d);
+  }
+  void collect_dims(const std::string& f) {
+    for (auto& d : p_.sym(f).dims) add_dim(d);
+    collect_dims_expr(p_.sym(f).def);
+  }
+  void collect_dims_expr(const DtExprP& e) {
+    if (e->kind == DtExprKind::Access) {
+      if (fused_here(e->name) && std::find(visited_.begin(), visited_.end(), e->name) == visited_.end()) {
+        visited_.push_back(e->name);
+        collect_dims(e->name);
+      }
+      for (auto& ix : e->args) add_dim(ix->name);
+      return;
+    }
+    if (e->kind == DtExprKind::Call && dt_is_reduction(e->name)) add_dim(e->args.back()->name);
+    if (e->kind == DtExprKind::Call && e->name == "len") add_dim(e->args[0]->name);
+    if (e->kind == DtExprKind::Call && (e->name == "reshape" || e->name == "len")) {
+      if (e->name == "reshape") collect_dims_expr(e->args[0]);
+      return;
+    }
+    for (auto& a : e->args) collect_dims_expr(a);
+  }
+  std::vector<std::string> visited_;
+
+  void reduced_in_kernel(const DtExprP& e, std::map<std::string, SourceLoc>& out) {
+    if (e->kind == DtExprKind::Call && dt_is_reduction(e->name)) out.emplace(e->args.back()->name, e->loc);
+    for (auto& a : e->args) reduced_in_kernel(a, out);
+  }
+
+  void plan_dims() {
+    const DtSchedule& s = out_.sched;
+    std::map<std::string, SourceLoc> reduced;
+    for (auto& f : in_kernel_) reduced_in_kernel(p_.sym(f).def, reduced);
+    for (auto& d : order_) {
+      DimPlan pl;
+      pl.size = p_.sym(d).size;
+      for (auto& [bd, bn] : s.block)
+        if (bd == d) { pl.blocked = true; pl.block = bn; pl.sched_loc = s.block_loc; }
+      int64_t t = 1;
+      SourceLoc tloc = s.block_loc;
+      auto it = s.tensorize.find(d);
+      if (it != s.tensorize.end()) { t = it->second.first; tloc = it->second.second; pl.sched_loc = tloc; }
+      if (pl.blocked) {
+        if (reduced.count(d))
+          user_error(s.block_loc, "block(" + d + ":" + std::to_string(pl.block) + "): '" + d + "' is reduced over in this kernel (at line " +
+                                      std::to_string(reduced[d].line) + "), so it cannot be blocked");
+        if (t == 0) t = pl.block;
+        if (t & (t - 1))
+          user_error(tloc, "tensorize(" + d + ":0) makes a tile of the block size " + std::to_string(pl.block) + ", which is not a power of two");
+        if (t > pl.block || pl.block % t)
+          user_error(tloc, "tile extent " + std::to_string(t) + " of '" + d + "' must divide its block size " + std::to_string(pl.block));
+        pl.tile = t;
+        pl.whole = t == pl.block;
+        pl.masked = pl.block > 1;
+      } else {
+        if (t == 0 || t >= pl.size) { t = dt_next_pow2(pl.size); pl.whole = true; }
+        pl.tile = t;
+        pl.masked = t > 1;
+      }
+      plan_[d] = pl;
+    }
+  }
+
+  // ---- emission helpers ----
+  std::string fresh(const std::string& base) {
+    if (!names_.count(base)) { names_.insert(base); return base; }
+    for (int i = 2;; ++i) {
+      std::string n = base + "_" + std::to_string(i);
+      if (!names_.count(n)) { names_.insert(n); return n; }
+    }
+  }
+  void emit(StmtP s) {
+    if (!s->loc.valid()) s->loc = alg_loc_;
+    if (!s->loc2.valid()) s->loc2 = sched_loc_;
+    blocks_.back()->push_back(std::move(s));
+  }
+  void assign(const std::string& n, ExprP v, SourceLoc loc = {}) { emit(make_assign(n, std::move(v), loc)); }
+  bool tiled(const std::string& d) const { return plan_.at(d).tile > 1; }
+
+  std::vector<std::string> canonical(std::set<std::string> dims) const {
+    std::vector<std::string> out;
+    for (auto& d : order_)
+      if (dims.count(d) && tiled(d)) out.push_back(d);
+    return out;
+  }
+
+  // `base` (a 1-D tile over dim d, or a scalar) placed at d's position in `layout`.
+  ExprP place(ExprP base, const std::string& d, const std::vector<std::string>& layout) {
+    if (!tiled(d)) return base;
+    size_t pos = std::find(layout.begin(), layout.end(), d) - layout.begin();
+    for (size_t i = 0; i < layout.size(); ++i)
+      if (i != pos) base = make_expand_dims(base, static_cast<int>(i));
+    return base;
+  }
+  // Inserts unit axes so that tv (a subsequence of `target`) has target's rank.
+  ExprP expand_to(const TV& tv, const std::vector<std::string>& target) {
+    ExprP e = tv.e;
+    for (size_t i = 0; i < target.size(); ++i)
+      if (std::find(tv.dims.begin(), tv.dims.end(), target[i]) == tv.dims.end() && !tv.dims.empty()) e = make_expand_dims(e, static_cast<int>(i));
+    return e;
+  }
+  std::vector<std::string> union_dims(const std::vector<const TV*>& tvs) {
+    std::set<std::string> all;
+    for (auto* t : tvs) all.insert(t->dims.begin(), t->dims.end());
+    return canonical(all);
+  }
+  ExprP broadcast_full(const TV& tv, const std::vector<std::string>& target) {
+    if (tv.dims == target) return tv.e;
+    ExprP e = expand_to(tv, target);
+    std::vector<ExprP> shape;
+    for (auto& d : target) shape.push_back(cint(plan_.at(d).tile));
+    return make_broadcast(e, shape);
+  }
+  ExprP mask_of(const std::vector<std::string>& dims, const std::vector<std::string>& layout) {
+    ExprP m;
+    for (auto& d : dims) {
+      if (!plan_.at(d).masked) continue;
+      ExprP md = place(var(d + "_mask"), d, layout);
+      m = m ? bin(BinOp::And, m, md) : md;
+    }
+    return m;
+  }
+
+  // ---- program ids, views, loops ----
+  void emit_prologue() {
+    const DtSchedule& s = out_.sched;
+    for (auto& d : order_) {
+      const DimPlan& pl = plan_[d];
+      if (pl.whole && !pl.blocked && pl.tile > 1) {
+        auto a = std::make_shared<Stmt>();
+        a->kind = StmtKind::Assert;
+        a->args = {bin(BinOp::Le, var(d + "_SIZE"), cint(pl.tile))};
+        a->text = d + "_SIZE exceeds the tile of " + std::to_string(pl.tile) + " that covers all of " + d + " (lower with a larger default size)";
+        a->loc2 = pl.sched_loc;
+        emit(a);
+      }
+    }
+    std::vector<ExprP> counts;
+    if (!s.block.empty()) emit_pid_decode(counts);
+    else counts.push_back(cint(1));
+    ExprP g = counts[0];
+    for (size_t i = 1; i < counts.size(); ++i) g = bin(BinOp::Mul, g, counts[i]);
+    k_.grid = {g};
+    sched_loc_ = {};
+    for (auto& d : order_)
+      if (tiled(d)) { sched_loc_ = plan_[d].sched_loc; assign(d + "_arange", make_arange(cint(0), cint(plan_[d].tile))); }
+    for (auto& d : order_)
+      if (plan_[d].whole) open_view(d, false);
+  }
+
+  void emit_pid_decode(std::vector<ExprP>& grid_counts) {
+    const DtSchedule& s = out_.sched;
+    sched_loc_ = s.map.empty() ? s.block_loc : s.map_loc;
+    names_.insert("pid");
+    for (auto& [d, b] : s.block) {
+      names_.insert(d + "_BLOCK_COUNT");
+      assign(d + "_BLOCK_COUNT", bin(BinOp::Cdiv, var(d + "_SIZE"), cint(b)), s.block_loc);
+    }
+    // digits, slowest first
+    struct Digit { std::string name; ExprP count; ExprP grid_count; };
+    std::vector<Digit> digits;
+    std::vector<DtMapItem> items = s.map;
+    if (items.empty())
+      for (auto it = s.block.rbegin(); it != s.block.rend(); ++it) { DtMapItem m; m.dim = it->first; items.push_back(m); }
+    std::map<std::string, DtMapItem> splits;  // inner name -> split
+    for (auto& it : items) {
+      if (!it.factor && splits.count(it.dim)) {
+        DtMapItem in = splits[it.dim];
+        digits.push_back({it.dim + "_pid", cint(in.factor), cint(in.factor)});
+        continue;
+      }
+      Digit dg{it.dim + "_pid", nullptr, nullptr};
+      int64_t b = 1;
+      for (auto& [bd, bn] : s.block)
+        if (bd == it.dim) b = bn;
+      ExprP grid_count = bin(BinOp::Cdiv, var(it.dim + "_SIZE"), cint(b));
+      if (it.factor) {
+        dg.count = bin(BinOp::Cdiv, var(it.dim + "_BLOCK_COUNT"), cint(it.factor));
+        dg.grid_count = bin(BinOp::Cdiv, grid_count, cint(it.factor));
+        splits[it.inner] = it;
+      } else {
+        dg.count = var(it.dim + "_BLOCK_COUNT");
+        dg.grid_count = grid_count;
+      }
+      digits.push_back(dg);
+    }
+    assign("pid", make_program_id(0));
+    for (size_t i = 0; i < digits.size(); ++i) {
+      ExprP stride;
+      for (size_t j = i + 1; j < digits.size(); ++j) stride = stride ? bin(BinOp::Mul, stride, clone_expr(digits[j].count)) : clone_expr(digits[j].count);
+      ExprP v = var("pid");
+      if (stride) v = bin(BinOp::FloorDiv, v, stride);
+      names_.insert(digits[i].name);
+      assign(digits[i].name, bin(BinOp::Mod, v, clone_expr(digits[i].count)));
+      grid_counts.push_back(digits[i].grid_count);
+    }
+    std::map<std::string, std::string> pid_of;
+    for (auto& [d, b] : s.block) pid_of[d] = d + "_pid";
+    for (auto& [inner, it] : splits) {
+      std::string n = fresh(it.dim + "_pid_");
+      assign(n, bin(BinOp::Add, bin(BinOp::Mul, var(it.dim + "_pid"), cint(it.factor)), var(inner + "_pid")));
+      pid_of[it.dim] = n;
+      auto ret = std::make_shared<Stmt>();
+      ret->kind = StmtKind::Return;
+      emit(make_if(bin(BinOp::Ge, var(n), var(it.dim + "_BLOCK_COUNT")), {ret}, {}, {}));
+    }
+    for (auto& [d, b] : s.block) {
+      names_.insert(d + "_block_start");
+      assign(d + "_block_start", bin(BinOp::Mul, var(pid_of[d]), cint(b)), s.block_loc);
+    }
+  }
+
+  void open_view(const std::string& d, bool in_loop) {
+    const DimPlan& pl = plan_.at(d);
+    SourceLoc saved = sched_loc_;
+    sched_loc_ = pl.sched_loc;
+    ExprP idx;
+    auto add = [&](ExprP t) { idx = idx ? bin(BinOp::Add, idx, t) : t; };
+    if (pl.blocked) add(var(d + "_block_start"));
+    if (in_loop) add(var(d + "_iter"));
+    if (pl.tile > 1) add(var(d + "_arange"));
+    if (!idx) idx = cint(0);
+    names_.insert(d + "_index");
+    names_.insert(d + "_mask");
+    assign(d + "_index", idx);
+    if (pl.masked) assign(d + "_mask", bin(BinOp::Lt, var(d + "_index"), var(d + "_SIZE")));
+    view_[d] = next_view_++;
+    view_in_loop_[d] = in_loop;
+    sched_loc_ = saved;
+  }
+
+  // Runs `fn` inside `for d_iter in range(...)` with d's view open; scopes views and fused values.
+  void with_loop(const std::string& d, SourceLoc loc, const std::function<void()>& fn) {
+    const DimPlan& pl = plan_.at(d);
+    auto saved_view = view_;
+    auto saved_in_loop = view_in_loop_;
+    auto saved_fused = fused_;
+    SourceLoc saved_sched = sched_loc_;
+    std::vector<StmtP> body;
+    blocks_.push_back(&body);
+    names_.insert(d + "_iter");
+    open_view(d, true);
+    fn();
+    blocks_.pop_back();
+    view_ = saved_view;
+    view_in_loop_ = saved_in_loop;
+    fused_ = saved_fused;
+    sched_loc_ = pl.sched_loc;
+    ExprP hi = pl.blocked ? cint(pl.block) : var(d + "_SIZE");
+    emit(make_for(d + "_iter", cint(0), hi, cint(pl.tile), body, loc));
+    sched_loc_ = saved_sched;
+  }
+
+  // ---- the loop nest of the output Func ----
+  void nest(size_t i) {
+    if (i == out_.dims.size()) {
+      store_output();
+      return;
+    }
+    const std::string& d = out_.dims[i];
+    if (plan_.at(d).whole) {
+      realize_level(out_.name, d);
+      nest(i + 1);
+    } else {
+      with_loop(d, out_.def_loc, [&] {
+        realize_level(out_.name, d);
+        nest(i + 1);
+      });
+    }
+  }
+
+  void store_output() {
+    sched_loc_ = out_.sched.block_loc;
+    TV v = func_value(out_);
+    std::string n = fresh(out_.name + "_tile");
+    assign(n, v.e, out_.def_loc);
+    ExprP ptr = bin(BinOp::Add, var(out_.name), offset(out_.dims, v.dims));
+    ensure_pointer(out_);
+    emit(make_store(ptr, var(n), mask_of(out_.dims, v.dims), out_.def_loc));
+  }
+
+  // Row-major element offset of an access over `bdims` (buffer dims), as a tile in `layout`.
+  ExprP offset(const std::vector<std::string>& bdims, const std::vector<std::string>& layout) {
+    ExprP off;
+    for (size_t i = 0; i < bdims.size(); ++i) {
+      ExprP t = place(var(bdims[i] + "_index"), bdims[i], layout);
+      for (size_t j = i + 1; j < bdims.size(); ++j) t = bin(BinOp::Mul, t, var(bdims[j] + "_SIZE"));
+      off = off ? bin(BinOp::Add, off, t) : t;
+    }
+    return off;
+  }
+
+  // Producers fused into `consumer` at `level`, dependencies first.
+  void realize_level(const std::string& consumer, const std::string& level) {
+    std::vector<std::string> todo;
+    for (const DtSymbol& s : p_.syms)
+      if (s.kind == DtSymKind::Func && s.sched.fuse_into == consumer && s.sched.fuse_level == level && in_kernel_.count(s.name)) todo.push_back(s.name);
+    std::set<std::string> done;
+    std::function<void(const std::string&)> visit = [&](const std::string& f) {
+      if (done.count(f)) return;
+      done.insert(f);
+      for (auto& g : todo)
+        if (g != f && reads(f, g)) visit(g);
+      realize_fused(p_.sym(f));
+    };
+    for (auto& f : todo) visit(f);
+  }
+  bool reads(const std::string& f, const std::string& g) const {
+    std::set<std::string> r;
+    dt_collect_reads(p_.sym(f).def, r);
+    for (auto& x : r)
+      if (x == g || (p_.sym(x).kind == DtSymKind::Func && reads(x, g))) return true;
+    return false;
+  }
+
+  void realize_fused(const DtSymbol& f) {
+    const DtSchedule& s = f.sched;
+    for (auto& d : f.dims) {
+      if (view_.count(d)) continue;
+      const DimPlan& pl = plan_.at(d);
+      user_error(s.fuse_loc, "fuse_at(" + s.fuse_into + ", " + s.fuse_level + "): " + f.name + " needs all of its dim " + d + " there, but " + d +
+                                 " is processed in tiles of " + std::to_string(pl.tile) + " by a loop further in (use tensorize(" + d +
+                                 ":0) on the kernel's output, or fuse at a level inside " + d + "'s loop)");
+    }
+    SourceLoc saved_sched = sched_loc_, saved_alg = alg_loc_;
+    sched_loc_ = s.fuse_loc;
+    for (auto& d : f.dims) realize_level(f.name, d);
+    sched_loc_ = s.fuse_loc;
+    TV v = func_value(f);
+    std::string n = fresh(f.name);
+    assign(n, v.e, f.def_loc);
+    FusedVal fv{n, v.dims, {}};
+    for (auto& d : f.dims) fv.view_ids[d] = view_.at(d);
+    fused_[f.name] = fv;
+    sched_loc_ = saved_sched;
+    alg_loc_ = saved_alg;
+  }
+
+  // The value of Func f over its own dims (broadcast to all of them), in its element type.
+  TV func_value(const DtSymbol& f) {
+    std::string saved = cur_func_;
+    SourceLoc saved_alg = alg_loc_;
+    cur_func_ = f.name;
+    alg_loc_ = f.def_loc;
+    TV v = lower(f.def);
+    std::vector<std::string> want = canonical(std::set<std::string>(f.dims.begin(), f.dims.end()));
+    v.e = broadcast_full(v, want);
+    v.dims = want;
+    if (f.def->type != f.dtype || f.def->weak) v.e = make_cast(v.e, f.dtype);
+    cur_func_ = saved;
+    alg_loc_ = saved_alg;
+    return v;
+  }
+
+  // ---- parameters ----
+  void ensure_pointer(const DtSymbol& s) {
+    for (auto& p : ptr_params_)
+      if (p.name == s.name) return;
+    Param p;
+    p.name = s.name;
+    p.kind = ParamKind::Pointer;
+    p.dtype = s.dtype;
+    for (auto& d : s.dims) p.shape.push_back(var(d + "_SIZE"));
+    p.io = s.kind == DtSymKind::In ? BufIO::In : s.sched.compiled ? BufIO::Out : BufIO::Scratch;
+    p.loc = s.loc;
+    ptr_params_.push_back(p);
+  }
+  void ensure_scalar(const DtSymbol& s) {
+    for (auto& p : scalar_params_)
+      if (p.name == s.name) return;
+    Param p;
+    p.name = s.name;
+    p.kind = ParamKind::Scalar;
+    p.dtype = s.dtype;
+    p.init = is_float(s.dtype) ? make_const_float(s.value) : make_const_int(static_cast<int64_t>(s.value));
+    p.loc = s.loc;
+    scalar_params_.push_back(p);
+  }
+  void finish_params() {
+    // inputs first, then outputs/scratch, then scalars and the dim sizes
+    for (auto& p : ptr_params_) if (p.io == BufIO::In) k_.params.push_back(p);
+    for (auto& p : ptr_params_) if (p.io != BufIO::In) k_.params.push_back(p);
+    for (auto& p : scalar_params_) k_.params.push_back(p);
+    for (auto& d : order_) {
+      Param p;
+      p.name = d + "_SIZE";
+      p.kind = ParamKind::Constexpr;
+      p.dtype = Scalar::I32;
+      p.init = cint(plan_.at(d).size);
+      p.loc = p_.sym(d).loc;
+      k_.params.push_back(p);
+    }
+  }
+
+  // ---- expressions ----
+  std::vector<std::string> dims_of(const DtExprP& e) {
+    std::set<std::string> s;
+    dims_into(e, s);
+    return canonical(s);
+  }
+  void dims_into(const DtExprP& e, std::set<std::string>& s) {
+    switch (e->kind) {
+      case DtExprKind::Num:
+      case DtExprKind::Name: return;
+      case DtExprKind::Access:
+        for (auto& ix : e->args) if (tiled(ix->name)) s.insert(ix->name);
+        return;
+      case DtExprKind::Call: {
+        if (e->name == "len") return;
+        if (e->name == "reshape") { dims_into(e->args[0], s); return; }
+        if (dt_is_reduction(e->name)) {
+          std::set<std::string> in;
+          for (size_t i = 0; i + 1 < e->args.size(); ++i) dims_into(e->args[i], in);
+          in.erase(e->args.back()->name);
+          s.insert(in.begin(), in.end());
+          return;
+        }
+        for (auto& a : e->args) dims_into(a, s);
+        return;
+      }
+      case DtExprKind::Binary:
+      case DtExprKind::Neg:
+        for (auto& a : e->args) dims_into(a, s);
+        return;
+    }
+  }
+
+  TV lower(const DtExprP& e) {
+    switch (e->kind) {
+      case DtExprKind::Num:
+        return {e->is_int ? make_const_int(static_cast<int64_t>(e->num), e->loc) : make_const_float(e->num, e->loc), {}};
+      case DtExprKind::Name:
+        ensure_scalar(p_.sym(e->name));
+        return {var(e->name, e->loc), {}};
+      case DtExprKind::Access: return lower_access(e, nullptr);
+      case DtExprKind::Neg: {
+        TV a = lower(e->args[0]);
+        return {make_unary(UnOp::Neg, a.e, e->loc), a.dims};
+      }
+      case DtExprKind::Binary: {
+        static const std::map<std::string, BinOp> ops = {{"+", BinOp::Add}, {"-", BinOp::Sub}, {"*", BinOp::Mul}, {"/", BinOp::Div},
+                                                         {"<", BinOp::Lt},  {"<=", BinOp::Le}, {">", BinOp::Gt},  {">=", BinOp::Ge},
+                                                         {"==", BinOp::Eq}, {"!=", BinOp::Ne}};
+        return combine(ops.at(e->op), lower(e->args[0]), lower(e->args[1]), e->loc);
+      }
+      case DtExprKind::Call: return lower_call(e);
+    }
+    internal_error("DtLower", "bad expression kind");
+  }
+
+  TV combine(BinOp op, const TV& a, const TV& b, SourceLoc loc) {
+    std::vector<std::string> u = union_dims({&a, &b});
+    return {bin(op, expand_to(a, u), expand_to(b, u), loc), u};
+  }
+
+  TV lower_call(const DtExprP& e) {
+    const std::string& fn = e->name;
+    static const std::map<std::string, UnOp> math = {{"exp", UnOp::Exp},         {"log", UnOp::Log},   {"sqrt", UnOp::Sqrt}, {"rsqrt", UnOp::Rsqrt},
+                                                     {"sigmoid", UnOp::Sigmoid}, {"tanh", UnOp::Tanh}, {"abs", UnOp::Abs}};
+    if (math.count(fn)) {
+      TV a = lower(e->args[0]);
+      return {make_unary(math.at(fn), a.e, e->loc), a.dims};
+    }
+    if (fn == "maximum" || fn == "minimum") return combine(fn == "maximum" ? BinOp::Max : BinOp::Min, lower(e->args[0]), lower(e->args[1]), e->loc);
+    if (fn == "where") {
+      TV c = lower(e->args[0]), a = lower(e->args[1]), b = lower(e->args[2]);
+      if (e->args[0]->type != Scalar::I1) c.e = bin(BinOp::Ne, c.e, cint(0));
+      std::vector<std::string> u = union_dims({&c, &a, &b});
+      return {make_where(expand_to(c, u), expand_to(a, u), expand_to(b, u), e->loc), u};
+    }
+    if (fn == "reshape") return lower(e->args[0]);
+    if (fn == "len") return {var(e->args[0]->name + "_SIZE", e->loc), {}};
+    if (fn == "rdot") return lower_rdot(e);
+    RedOp op = fn == "rsum" ? RedOp::Sum : fn == "rmax" ? RedOp::Max : RedOp::Min;
+    const DtExprP body = e->args[0];
+    std::vector<std::string> acc_dims = dims_of(e);
+    return reduce_loop(e, op, e->type, acc_dims, [&] { return lower(body); });
+  }
+
+  ExprP identity(RedOp op, Scalar t) {
+    double inf = std::numeric_limits<double>::infinity();
+    if (op == RedOp::Sum) return is_float(t) ? make_const_float(0.0) : cint(0);
+    bool mx = op == RedOp::Max;
+    if (is_float(t)) return make_const_float(mx ? -inf : inf);
+    return cint(mx ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max());
+  }
+
+  void check_reducible(const DtExprP& e, const std::string& r) {
+    if (view_.count(r) && view_in_loop_.at(r))
+      user_error(e->loc, e->name + "() over " + r + " runs inside the loop over " + r + " of the consumer; fuse " + cur_func_ +
+                             " at a level outside " + r + "'s loop or use tensorize(" + r + ":0)");
+  }
+
+  // acc = identity; for r tiles: acc = acc (op) reduce(body, r); returns acc.
+  TV reduce_loop(const DtExprP& e, RedOp op, Scalar acc_t, const std::vector<std::string>& acc_dims, const std::function<TV()>& body_fn) {
+    const std::string r = e->args.back()->name;
+    check_reducible(e, r);
+    std::string acc = fresh(r + "_accumulator");
+    SourceLoc saved = sched_loc_;
+    sched_loc_ = plan_.at(r).sched_loc;
+    if (acc_dims.empty()) {
+      assign(acc, make_cast(identity(op, acc_t), acc_t), e->loc);
+    } else {
+      std::vector<ExprP> shape;
+      for (auto& d : acc_dims) shape.push_back(cint(plan_.at(d).tile));
+      assign(acc, make_full(shape, identity(op, acc_t), acc_t), e->loc);
+    }
+    auto body = [&] {
+      realize_level(cur_func_, r);
+      TV b = body_fn();
+      std::vector<std::string> full = acc_dims;
+      if (tiled(r)) full = canonical([&] { std::set<std::string> s(acc_dims.begin(), acc_dims.end()); s.insert(r); return s; }());
+      ExprP v = broadcast_full(b, full);
+      if (plan_.at(r).masked) v = make_where(place(var(r + "_mask"), r, full), v, identity(op, acc_t), e->loc);
+      if (tiled(r)) {
+        int axis = static_cast<int>(std::find(full.begin(), full.end(), r) - full.begin());
+        v = make_reduce(op, v, axis, e->loc);
+      }
+      BinOp c = op == RedOp::Sum ? BinOp::Add : op == RedOp::Max ? BinOp::Max : BinOp::Min;
+      ExprP upd = bin(c, var(acc), v, e->loc);
+      if (op == RedOp::Sum && is_float(acc_t) && !is_float(e->args[0]->type)) upd = make_cast(upd, acc_t);
+      assign(acc, upd, e->loc);
+    };
+    if (plan_.at(r).whole) body();
+    else with_loop(r, e->loc, body);
+    sched_loc_ = saved;
+    return {var(acc), acc_dims};
+  }
+
+  TV lower_rdot(const DtExprP& e) {
+    const DtExprP a = e->args[0], b = e->args[1];
+    const std::string k = e->args[2]->name;
+    std::vector<std::string> da = dims_of(a), db = dims_of(b);
+    auto minus_k = [&](std::vector<std::string> v) { v.erase(std::remove(v.begin(), v.end(), k), v.end()); return v; };
+    std::vector<std::string> ia = minus_k(da), jb = minus_k(db);
+    bool has_k = std::find(da.begin(), da.end(), k) != da.end() && std::find(db.begin(), db.end(), k) != db.end();
+    bool floats = is_float(a->type) && is_float(b->type);
+    if (!(tiled(k) && has_k && ia.size() == 1 && jb.size() == 1 && ia[0] != jb[0] && floats)) {
+      // Not a matrix product of two tiles: sum over k of the f32 products.
+      std::vector<std::string> acc_dims = dims_of(e);
+      return reduce_loop(e, RedOp::Sum, Scalar::F32, acc_dims, [&] {
+        TV ta = lower(a), tb = lower(b);
+        ta.e = make_cast(ta.e, Scalar::F32);
+        tb.e = make_cast(tb.e, Scalar::F32);
+        return combine(BinOp::Mul, ta, tb, e->loc);
+      });
+    }
+    check_reducible(e, k);
+    const std::string i = ia[0], j = jb[0];
+    std::string acc = fresh(k + "_accumulator");
+    SourceLoc saved = sched_loc_;
+    sched_loc_ = plan_.at(k).sched_loc;
+    assign(acc, make_full({cint(plan_.at(i).tile), cint(plan_.at(j).tile)}, make_const_float(0.0), Scalar::F32), e->loc);
+    auto body = [&] {
+      realize_level(cur_func_, k);
+      ExprP ta = operand(a, {i, k}, k), tb = operand(b, {k, j}, k);
+      if (a->type != b->type) { ta = make_cast(ta, Scalar::F32); tb = make_cast(tb, Scalar::F32); }
+      assign(acc, make_dot(ta, tb, var(acc), e->loc), e->loc);
+    };
+    if (plan_.at(k).whole) body();
+    else with_loop(k, e->loc, body);
+    sched_loc_ = saved;
+    std::vector<std::string> canon = canonical({i, j});
+    if (canon[0] == i) return {var(acc), {i, j}};
+    return {make_trans(var(acc)), {j, i}};
+  }
+
+  // An rdot operand in the layout `lay` ([i, k] or [k, j]), zero in lanes past the end of k.
+  ExprP operand(const DtExprP& x, const std::vector<std::string>& lay, const std::string& k) {
+    TV t = x->kind == DtExprKind::Access ? lower_access(x, &lay) : lower(x);
+    ExprP v = t.e;
+    if (t.dims != lay) {
+      if (t.dims.size() == 2 && t.dims[0] == lay[1] && t.dims[1] == lay[0]) v = make_trans(v);
+      else internal_error("DtLower", "rdot operand is not a 2-D tile over " + join(lay));
+    }
+    if (plan_.at(k).masked && !t.direct_load) v = make_where(place(var(k + "_mask"), k, lay), v, make_const_float(0.0));
+    return v;
+  }
+
+  TV lower_access(const DtExprP& e, const std::vector<std::string>* layout) {
+    const DtSymbol& s = p_.sym(e->name);
+    if (s.kind == DtSymKind::Func && fused_here(s.name)) {
+      auto it = fused_.find(s.name);
+      bool ok = it != fused_.end();
+      if (ok)
+        for (auto& [d, id] : it->second.view_ids) ok &= view_.count(d) && view_.at(d) == id;
+      if (!ok)
+        user_error(e->loc, s.name + " is fused into " + s.sched.fuse_into + " at level " + s.sched.fuse_level + " (line " +
+                               std::to_string(s.sched.fuse_loc.line) + "), but " + cur_func_ +
+                               " uses it here outside that loop level; fuse it at an enclosing level or leave it unfused");
+      TV t{var(it->second.var, e->loc), it->second.dims};
+      return t;
+    }
+    if (s.kind == DtSymKind::Func && !s.sched.fuse_into.empty())
+      user_error(e->loc, s.name + " is fused into " + s.sched.fuse_into + " (line " + std::to_string(s.sched.fuse_loc.line) + "), but kernel " +
+                             out_.name + " also uses it; a fused Func lives only inside its consumer's loop nest");
+    ensure_pointer(s);
+    std::vector<std::string> lay = layout ? *layout : canonical(std::set<std::string>(s.dims.begin(), s.dims.end()));
+    ExprP ptr = bin(BinOp::Add, var(s.name, e->loc), offset(s.dims, lay), e->loc);
+    ExprP m = mask_of(s.dims, lay);
+    std::string n = fresh(s.name + "_tile");
+    assign(n, make_load(ptr, m, nullptr, e->loc), e->loc);
+    return {var(n, e->loc), lay, m != nullptr};
+  }
+};
+
+}  // namespace
+
+Module lower_dt(const DtProgram& p, const std::string& kernel) {
+  Module m;
+  m.file = p.file_id >= 0 ? Sources::name(p.file_id) : "<dt>";
+  std::vector<std::string> roots;
+  if (kernel.empty()) {
+    roots = p.kernels;
+  } else {
+    if (std::find(p.kernels.begin(), p.kernels.end(), kernel) == p.kernels.end())
+      throw UserError("no kernel '" + kernel + "' in " + m.file + " (kernels: " + join(p.kernels) + ")");
+    roots = {kernel};
+  }
+  std::set<std::string> emitted;
+  std::function<void(const std::string&)> emit = [&](const std::string& f) {
+    if (emitted.count(f)) return;
+    emitted.insert(f);
+    // Funcs read by this kernel that it does not compute: materialized (or other kernels' outputs).
+    std::set<std::string> computed{f}, reads;
+    for (const DtSymbol& s : p.syms) {
+      if (s.kind != DtSymKind::Func || !s.defined || s.sched.fuse_into.empty()) continue;
+      const DtSymbol* r = &s;
+      while (!r->sched.fuse_into.empty()) r = &p.sym(r->sched.fuse_into);
+      if (r->name == f) computed.insert(s.name);
+    }
+    for (auto& c : computed) dt_collect_reads(p.sym(c).def, reads);
+    for (auto& r : reads)
+      if (p.sym(r).kind == DtSymKind::Func && !computed.count(r) && p.sym(r).sched.fuse_into.empty()) emit(r);
+    m.kernels.push_back(KernelLowerer(p, f).run());
+  };
+  for (auto& r : roots) emit(r);
+  return m;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,194 @@
+// The schedule-free reference semantics of a `.dt` program: every Func evaluated point by point with
+// naive loops in f64, reductions as plain sums/extrema over their RVar's whole extent. It shares no
+// code with the lowering; it is the oracle every schedule must match.
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "frontend/DtAst.h"
+
+namespace dtsim {
+
+namespace {
+
+// Rounds v to a float format with `mant` significand bits (implicit bit included) and the smallest
+// normal exponent `emin` (frexp convention), saturating to inf above `maxv`.
+double round_float(double v, int mant, int emin, double maxv) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  int e = 0;
+  std::frexp(v, &e);
+  if (e < emin) e = emin;
+  double scale = std::ldexp(1.0, mant - e);
+  double r = std::nearbyint(v * scale) / scale;
+  if (std::fabs(r) > maxv) return r > 0 ? INFINITY : -INFINITY;
+  return r;
+}
+
+double to_type(Scalar t, double v) {
+  switch (t) {
+    case Scalar::F16: return round_float(v, 11, -13, 65504.0);
+    case Scalar::BF16: return round_float(v, 8, -125, 3.3895313892515355e38);
+    case Scalar::F32: return static_cast<double>(static_cast<float>(v));
+    case Scalar::F64: return v;
+    case Scalar::I1: return v != 0 ? 1 : 0;
+    case Scalar::I32:
+    case Scalar::I64: {
+      if (std::isnan(v)) return 0;
+      double lo = t == Scalar::I32 ? -2147483648.0 : -9.2233720368547758e18, hi = t == Scalar::I32 ? 2147483647.0 : 9.2233720368547758e18;
+      return std::trunc(std::fmin(std::fmax(v, lo), hi));
+    }
+  }
+  return v;
+}
+
+class RefEval {
+ public:
+  RefEval(const DtProgram& p, const Bindings& b, const std::map<std::string, std::vector<double>>& in) : p_(p), b_(b), in_(in) {
+    for (const DtSymbol& s : p.syms) {
+      if (s.kind == DtSymKind::Var || s.kind == DtSymKind::RVar) {
+        dim_id_[s.name] = static_cast<int>(sizes_.size());
+        auto it = b.find(s.name + "_SIZE");
+        sizes_.push_back(it != b.end() ? it->second.as_int() : s.size);
+      }
+    }
+    env_.assign(sizes_.size(), 0);
+  }
+
+  const std::vector<double>& func(const std::string& f) {
+    auto it = done_.find(f);
+    if (it != done_.end()) return it->second;
+    const DtSymbol& s = p_.sym(f);
+    std::vector<int> ids;
+    int64_t n = 1;
+    for (auto& d : s.dims) { ids.push_back(dim_id_.at(d)); n *= sizes_[static_cast<size_t>(ids.back())]; }
+    std::vector<double> out(static_cast<size_t>(n));
+    std::vector<int64_t> saved = env_;
+    for (int64_t flat = 0; flat < n; ++flat) {
+      int64_t rem = flat;
+      for (size_t i = ids.size(); i-- > 0;) {
+        int64_t sz = sizes_[static_cast<size_t>(ids[i])];
+        env_[static_cast<size_t>(ids[i])] = rem % sz;
+        rem /= sz;
+      }
+      out[static_cast<size_t>(flat)] = to_type(s.dtype, eval(s.def));
+    }
+    env_ = saved;
+    return done_[f] = std::move(out);
+  }
+
+ private:
+  const DtProgram& p_;
+  const Bindings& b_;
+  const std::map<std::string, std::vector<double>>& in_;
+  std::map<std::string, int> dim_id_;
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> env_;
+  std::map<std::string, std::vector<double>> done_;
+
+  double scalar(const std::string& n) {
+    auto it = b_.find(n);
+    const DtSymbol& s = p_.sym(n);
+    return to_type(s.dtype, it != b_.end() ? it->second.as_double() : s.value);
+  }
+
+  double access(const DtExprP& e) {
+    const DtSymbol& s = p_.sym(e->name);
+    int64_t flat = 0;
+    for (auto& ix : e->args) {
+      int id = dim_id_.at(ix->name);
+      flat = flat * sizes_[static_cast<size_t>(id)] + env_[static_cast<size_t>(id)];
+    }
+    if (s.kind == DtSymKind::In) {
+      auto it = in_.find(s.name);
+      if (it == in_.end()) throw UserError("reference: no data for input '" + s.name + "'");
+      if (static_cast<int64_t>(it->second.size()) <= flat) throw UserError("reference: input '" + s.name + "' has too few elements");
+      return it->second[static_cast<size_t>(flat)];
+    }
+    return func(s.name)[static_cast<size_t>(flat)];
+  }
+
+  double reduce(const DtExprP& e) {
+    int id = dim_id_.at(e->args.back()->name);
+    int64_t n = sizes_[static_cast<size_t>(id)];
+    int64_t saved = env_[static_cast<size_t>(id)];
+    const std::string& fn = e->name;
+    double acc = fn == "rmax" ? -INFINITY : fn == "rmin" ? INFINITY : 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      env_[static_cast<size_t>(id)] = i;
+      if (fn == "rdot") {
+        acc += eval(e->args[0]) * eval(e->args[1]);
+      } else {
+        double v = eval(e->args[0]);
+        if (fn == "rsum") acc += v;
+        else if (std::isnan(v) || std::isnan(acc)) acc = NAN;
+        else acc = fn == "rmax" ? std::fmax(acc, v) : std::fmin(acc, v);
+      }
+    }
+    env_[static_cast<size_t>(id)] = saved;
+    return acc;
+  }
+
+  static double nan_min(double a, double b, bool mx) {
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return mx ? std::fmax(a, b) : std::fmin(a, b);
+  }
+
+  double call(const DtExprP& e) {
+    const std::string& fn = e->name;
+    if (dt_is_reduction(fn)) return reduce(e);
+    if (fn == "len") return static_cast<double>(sizes_[static_cast<size_t>(dim_id_.at(e->args[0]->name))]);
+    if (fn == "reshape") return eval(e->args[0]);
+    if (fn == "where") return eval(e->args[0]) != 0 ? eval(e->args[1]) : eval(e->args[2]);
+    if (fn == "maximum" || fn == "minimum") return nan_min(eval(e->args[0]), eval(e->args[1]), fn == "maximum");
+    double x = eval(e->args[0]);
+    if (fn == "exp") return std::exp(x);
+    if (fn == "log") return std::log(x);
+    if (fn == "sqrt") return std::sqrt(x);
+    if (fn == "rsqrt") return 1.0 / std::sqrt(x);
+    if (fn == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
+    if (fn == "tanh") return std::tanh(x);
+    if (fn == "abs") return std::fabs(x);
+    internal_error("DtReference", "unknown function " + fn);
+  }
+
+  double eval(const DtExprP& e) {
+    switch (e->kind) {
+      case DtExprKind::Num: return e->num;
+      case DtExprKind::Name: return scalar(e->name);
+      case DtExprKind::Access: return access(e);
+      case DtExprKind::Call: return call(e);
+      case DtExprKind::Neg: return -eval(e->args[0]);
+      case DtExprKind::Binary: {
+        double a = eval(e->args[0]), b = eval(e->args[1]);
+        const std::string& op = e->op;
+        if (op == "+") return a + b;
+        if (op == "-") return a - b;
+        if (op == "*") return a * b;
+        if (op == "/") return a / b;
+        if (op == "<") return a < b;
+        if (op == "<=") return a <= b;
+        if (op == ">") return a > b;
+        if (op == ">=") return a >= b;
+        if (op == "==") return a == b;
+        if (op == "!=") return a != b;
+        internal_error("DtReference", "unknown operator " + op);
+      }
+    }
+    internal_error("DtReference", "bad expression");
+  }
+};
+
+}  // namespace
+
+std::map<std::string, std::vector<double>> eval_dt_reference(const DtProgram& p, const Bindings& b,
+                                                             const std::map<std::string, std::vector<double>>& inputs,
+                                                             const std::string& kernel) {
+  RefEval ev(p, b, inputs);
+  std::map<std::string, std::vector<double>> out;
+  for (const std::string& k : p.kernels)
+    if (kernel.empty() || k == kernel) out[k] = ev.func(k);
+  if (!kernel.empty() && out.empty()) throw UserError("no kernel '" + kernel + "'");
+  return out;
+}
+
+}  // namespace dtsim
