@@ -77,7 +77,8 @@ struct Arg {
 };
 
 constexpr int kMaxDepth = 200;   // nesting limit for expressions and blocks (no stack overflow)
-constexpr int kMaxChain = 4096;  // operators in one left-associative chain (later passes recurse)
+constexpr int kMaxChain = 4096;  // operators in one left-associative chain
+constexpr int kMaxHeight = 256;  // height of one expression tree: later passes recurse over it
 
 class Parser {
  public:
@@ -402,7 +403,22 @@ class Parser {
   // ---- expressions, loosest first ----
   ExprP expr() {
     DepthGuard g(*this);
-    return or_expr();
+    ++expr_nest_;
+    SourceLoc loc = at().loc;
+    ExprP e = or_expr();
+    if (--expr_nest_ == 0 && deeper_than(e, kMaxHeight))
+      user_error(loc, "expression too deeply nested (more than " + std::to_string(kMaxHeight) + " levels); split it with variables");
+    return e;
+  }
+  int expr_nest_ = 0;
+
+  // Whether the tree under `e` is more than `limit` nodes high (recursion stops at the limit).
+  static bool deeper_than(const ExprP& e, int limit) {
+    if (!e) return false;
+    if (limit <= 0) return true;
+    for (const ExprP& a : e->args)
+      if (deeper_than(a, limit - 1)) return true;
+    return false;
   }
 
   // or := and (('||' | 'or') and)*

@@ -219,3 +219,15 @@ TEST_CASE("parse_tile_expr reads one expression") {
   CHECK_THROWS_WITH_AS(expr_of("pid0 > 1 )"), doctest::Contains("unexpected ')' after the expression"), UserError);
   CHECK_THROWS_AS(expr_of(""), UserError);
 }
+
+TEST_CASE("pathological nesting is an error, not a crash") {
+  std::string head = "kernel k(x: *f32[4]) grid(1) {\n  y = ";
+  CHECK(error_of(head + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n}\n").find("nested too deeply") != std::string::npos);
+  std::string chain = "1";
+  for (int n = 0; n < 3000; ++n) chain += " + 1";
+  CHECK(error_of(head + chain + "\n}\n").find("too deeply nested") != std::string::npos);
+  CHECK(error_of(head + std::string(3000, '-') + "1\n}\n").find("nested too deeply") != std::string::npos);
+  std::string blocks = "kernel k(x: *f32[4]) grid(1) {\n";
+  for (int n = 0; n < 1000; ++n) blocks += "if 1 {\n";
+  CHECK(error_of(blocks).find("nested too deeply") != std::string::npos);
+}
