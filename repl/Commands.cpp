@@ -245,7 +245,9 @@ void Session::show_location() const {
     if (stmt_->loc2.valid())
       out_ << "   schedule " << Sources::name(stmt_->loc2.file) << ":" << stmt_->loc2.line << "  "
            << trim(Sources::line(stmt_->loc2.file, stmt_->loc2.line)) << "\n";
-    if (src != printed) out_ << "   tile: " << printed << "\n";
+    bool tile_file = Sources::name(loc.file).size() >= 5 &&
+                     Sources::name(loc.file).compare(Sources::name(loc.file).size() - 5, 5, ".tile") == 0;
+    if (!tile_file || stmt_->loc2.valid()) out_ << "   tile: " << printed << "\n";
   } else {
     out_ << "=> " << printed << "\n";
   }
@@ -299,8 +301,13 @@ void Session::cmd_print(const std::string& arg, bool add_display) {
          << shape_str(v->type.shape) << ")\n";
     mask.reset();
   }
-  if (add_display) out_ << d.id << ": ";
-  out_ << parts[0] << ": " << v->type.str() << " = " << format_value(*v, mask ? &*mask : nullptr) << "\n";
+  std::string shown = format_value(*v, mask ? &*mask : nullptr);
+  if (add_display)
+    out_ << d.id << ": " << parts[0] << " = " << shown << "\n";
+  else if (shown.rfind(v->type.str(), 0) == 0)  // summaries start with the type already
+    out_ << parts[0] << " = " << shown << "\n";
+  else
+    out_ << parts[0] << ": " << v->type.str() << " = " << shown << "\n";
 }
 
 void Session::cmd_break(const std::string& arg) {
@@ -397,6 +404,7 @@ void Session::info_pids() const {
        << pid_str(grid_) << ", " << order_.size() << " instances, order " << order_name() << "\n";
   int64_t cur = frame_ ? frame_->order_index : -1;
   if (frame_) out_ << "current: " << instance_str(*frame_) << (stmt_ ? "" : ", finished") << "\n";
+  if (cur + 1 < static_cast<int64_t>(order_.size())) out_ << "next: pid " << pid_str(order_[cur + 1]) << "\n";
   int64_t n = static_cast<int64_t>(order_.size());
   int64_t lo = std::max<int64_t>(0, cur - 4), hi = std::min<int64_t>(n, std::max<int64_t>(cur, 0) + 6);
   out_ << "run order:" << (lo > 0 ? " ..." : "");

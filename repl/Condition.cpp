@@ -204,7 +204,7 @@ ExprP BoundExpr::instantiate(const Frame& f, std::string* why) const {
       continue;
     }
     if (slot < 0) {
-      if (why) *why = "'" + n + "' is not defined here";
+      if (why) *why = "'" + n + "' is not yet assigned";
       return nullptr;
     }
     slots[n] = slot;

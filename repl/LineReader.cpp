@@ -36,6 +36,7 @@ class ReadlineReader : public LineReader {
     g_complete = std::move(complete);
     rl_attempted_completion_function = completion;
     using_history();
+    stifle_history(1000);
     if (!history_.empty()) read_history(history_.c_str());
   }
   std::optional<std::string> read(const std::string& prompt) override {
@@ -43,6 +44,7 @@ class ReadlineReader : public LineReader {
     if (!line) return std::nullopt;
     std::string s(line);
     std::free(line);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();  // completion adds a space
     if (!s.empty()) {
       add_history(s.c_str());
       if (!history_.empty()) write_history(history_.c_str());
