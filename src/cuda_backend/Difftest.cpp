@@ -1,0 +1,332 @@
+// `dtsim difftest`: runs a .tile/.dt program on the interpreter and on the GPU over seeded random
+// inputs, random (non-divisible) sizes and, for .dt, random legal schedules; compares every output
+// with per-dtype tolerances, shrinks a failing case and prints the command that reproduces it.
+// Without a GPU every case is still lowered, compiled by libNVVM and checked by ptxas.
+#include "cuda_backend/Difftest.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "cuda_backend/Cuda.h"
+#include "frontend/DT.h"
+#include "interp/Interp.h"
+#include "ir/TileParser.h"
+
+namespace dtsim {
+
+namespace {
+
+struct Options {
+  std::string file;
+  int trials = 10;
+  uint64_t seed = 1;
+  CudaOptions cuda;
+  std::map<std::string, std::string> args;  // fixed --arg overrides (no size perturbation when given)
+};
+
+// One case: a lowered module with its bindings.
+struct Case {
+  Module module;
+  Bindings bindings;
+  std::map<std::string, std::string> overrides;  // what was chosen (for the repro command)
+  std::string schedule;                          // .dt: the random schedule
+  uint64_t schedule_seed = 0;
+};
+
+bool is_dt(const std::string& f) { return f.size() > 3 && f.substr(f.size() - 3) == ".dt"; }
+
+// Scalar integer parameters that size a buffer (they appear in a pointer parameter's shape).
+std::vector<std::string> size_params(const Module& m) {
+  std::vector<std::string> out;
+  std::function<void(const ExprP&)> walk = [&](const ExprP& e) {
+    if (!e) return;
+    if (e->kind == ExprKind::Var) {
+      for (const Kernel& k : m.kernels) {
+        const Param* p = k.find_param(e->name);
+        if (p && p->kind != ParamKind::Pointer && is_int(p->dtype) &&
+            std::find(out.begin(), out.end(), e->name) == out.end())
+          out.push_back(e->name);
+      }
+    }
+    for (auto& a : e->args) walk(a);
+  };
+  for (const Kernel& k : m.kernels)
+    for (const Param& p : k.params)
+      if (p.kind == ParamKind::Pointer)
+        for (auto& s : p.shape) walk(s);
+  return out;
+}
+
+Case make_case(const Options& o, const Module* tile, const std::shared_ptr<DtProgram>& dt, uint64_t trial,
+               const std::map<std::string, std::string>* forced) {
+  Case c;
+  std::mt19937_64 rng(o.seed * 7919 + trial);
+  if (dt) {
+    c.schedule_seed = o.seed + trial;
+    std::map<std::string, int64_t> sizes;
+    auto sched = trial == 0 && !forced ? dt : with_random_schedule(*dt, c.schedule_seed, &c.schedule, &sizes);
+    c.module = lower_dt(*sched);
+    if (!forced && trial != 0)
+      for (auto& [d, v] : sizes) c.overrides[d + "_SIZE"] = std::to_string(v);
+  } else {
+    c.module = clone_module(*tile);
+    if (!forced && trial != 0) {
+      Bindings defaults = bind_params(c.module, o.args);
+      for (auto& name : size_params(c.module)) {
+        if (o.args.count(name)) continue;
+        int64_t d = std::max<int64_t>(2, defaults[name].as_int());
+        std::uniform_int_distribution<int64_t> dist(1, d + d / 2);
+        c.overrides[name] = std::to_string(dist(rng));
+      }
+    }
+  }
+  for (auto& [k, v] : o.args) c.overrides[k] = v;
+  if (forced)
+    for (auto& [k, v] : *forced) c.overrides[k] = v;
+  c.bindings = bind_params(c.module, c.overrides);
+  verify_module(c.module, c.bindings);
+  return c;
+}
+
+struct Tol {
+  double rtol, atol;
+};
+Tol tolerance(Scalar s) {
+  switch (s) {
+    case Scalar::F64: return {1e-9, 1e-12};
+    case Scalar::F32: return {1e-4, 1e-5};
+    case Scalar::F16: return {1e-2, 1e-3};
+    case Scalar::BF16: return {2e-2, 1e-2};
+    case Scalar::I1:
+    case Scalar::I32:
+    case Scalar::I64: return {0, 0};
+  }
+  return {0, 0};
+}
+
+std::string index_str(const Shape& s, int64_t flat) {
+  std::vector<int64_t> idx(s.size());
+  for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = flat % s[static_cast<size_t>(d)];
+    flat /= s[static_cast<size_t>(d)];
+  }
+  std::string r = "[";
+  for (size_t i = 0; i < idx.size(); ++i) r += (i ? ", " : "") + std::to_string(idx[i]);
+  return r + "]";
+}
+
+// Where a buffer is stored: the first store whose pointer names it.
+std::string store_site(const Module& m, const std::string& buf) {
+  std::function<bool(const ExprP&)> names = [&](const ExprP& e) {
+    if (!e) return false;
+    if (e->kind == ExprKind::Var && e->name == buf) return true;
+    for (auto& a : e->args)
+      if (names(a)) return true;
+    return false;
+  };
+  std::function<const Stmt*(const std::vector<StmtP>&)> find = [&](const std::vector<StmtP>& body) -> const Stmt* {
+    for (auto& s : body) {
+      if (s->kind == StmtKind::Store && names(s->args[0])) return s.get();
+      if (auto* r = find(s->body)) return r;
+      if (auto* r = find(s->orelse)) return r;
+    }
+    return nullptr;
+  };
+  for (const Kernel& k : m.kernels)
+    if (const Stmt* s = find(k.body)) return format_diag(s->loc, "note", "'" + buf + "' is stored here");
+  return "";
+}
+
+// Compares the reported buffers; "" when they match, else a description of the first mismatch.
+std::string compare(const Module& m, const Buffers& ref, const Buffers& gpu) {
+  for (size_t i = 0; i < ref.list.size(); ++i) {
+    const Buffer& r = ref.list[i];
+    if (r.io != BufIO::Out && r.io != BufIO::InOut) continue;
+    const Buffer& g = gpu.list[i];
+    Tol t = tolerance(r.dtype);
+    double scale = 0, diff2 = 0, ref2 = 0;
+    for (int64_t j = 0; j < r.numel(); ++j) scale = std::max(scale, std::fabs(r.get(j)));
+    for (int64_t j = 0; j < r.numel(); ++j) {
+      double a = g.get(j), b = r.get(j);
+      bool bad = std::isnan(a) != std::isnan(b) ||
+                 (!std::isnan(b) && std::fabs(a - b) > t.atol * std::max(1.0, scale) + t.rtol * std::fabs(b));
+      if (!std::isnan(a) && !std::isnan(b)) {
+        diff2 += (a - b) * (a - b);
+        ref2 += b * b;
+      }
+      if (bad) {
+        std::ostringstream s;
+        s.precision(9);
+        s << "mismatch in '" << r.name << "' (" << scalar_name(r.dtype) << shape_str(r.shape) << ") at " << index_str(r.shape, j)
+          << " (flat " << j << "): gpu " << a << ", interpreter " << b << "\n" << store_site(m, r.name);
+        return s.str();
+      }
+    }
+    if (ref2 > 0 && std::sqrt(diff2 / ref2) > std::max(t.rtol, 1e-12)) {
+      std::ostringstream s;
+      s << "mismatch in '" << r.name << "': relative norm error " << std::sqrt(diff2 / ref2) << " > " << t.rtol << "\n";
+      return s.str();
+    }
+  }
+  return "";
+}
+
+void poison(Buffers& bs) {
+  for (Buffer& b : bs.list)
+    if (b.io == BufIO::Out || b.io == BufIO::Scratch) std::memset(b.bytes.data(), 0xFF, b.bytes.size());  // NaN / -1
+}
+
+enum class Outcome { Pass, Skipped, Mismatch, InterpFinding };
+
+struct Runner {
+  const Options& o;
+  std::ostream& out;
+  bool gpu;
+  std::string last;  // message of the last failure
+
+  Outcome run(const Case& c, uint64_t trial) {
+    // Always lower, compile and (without a GPU) validate the PTX.
+    std::string ptx = compile_ptx(emit_nvvm(c.module, c.bindings, o.cuda), o.cuda);
+    if (!gpu) {
+      PtxasResult r = run_ptxas(ptx, o.cuda.arch, false);
+      if (r.available && !r.ok) throw UserError(SourceLoc{}, "ptxas rejected the generated PTX:\n" + r.log);
+    }
+    Buffers in = make_buffers(c.module, c.bindings, o.seed * 131 + trial);
+    Buffers ref = in;
+    InterpOptions io;
+    io.keep_going = true;
+    std::ostringstream sink;
+    io.out = &sink;
+    RunReport rep = run_module(c.module, c.bindings, ref, io);
+    if (!rep.ok()) {
+      last = "the interpreter reports " + std::to_string(rep.findings_count) + " finding(s) at these sizes:\n" +
+             (rep.findings.empty() ? "" : rep.findings[0].message);
+      return Outcome::InterpFinding;
+    }
+    if (!gpu) return Outcome::Skipped;
+    Buffers dev = in;
+    poison(dev);
+    run_module_cuda(c.module, c.bindings, dev, o.cuda);
+    last = compare(c.module, ref, dev);
+    return last.empty() ? Outcome::Pass : Outcome::Mismatch;
+  }
+};
+
+std::string describe(const Case& c) {
+  std::string s;
+  for (auto& [k, v] : c.overrides) s += " " + k + "=" + v;
+  return s.empty() ? " (default sizes)" : s;
+}
+
+std::string repro(const Options& o, const Case& c) {
+  std::string s = "dtsim difftest " + o.file + " --trials 1";
+  if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
+  for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
+  return s;
+}
+
+int usage(std::ostream& err, const std::string& msg) {
+  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--arg NAME=VALUE]...\n";
+  return 2;
+}
+
+}  // namespace
+
+int difftest_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Options o;
+  uint64_t schedule_seed = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& v) {
+      if (a.find('=') != std::string::npos) v = a.substr(a.find('=') + 1);
+      else if (i + 1 < args.size()) v = args[++i];
+      else return false;
+      return true;
+    };
+    std::string v;
+    try {
+      if (a == "--help" || a == "-h") return usage(out, "differential test: interpreter vs GPU"), 0;
+      if (a.rfind("--trials", 0) == 0) { if (!value(v)) return usage(err, "--trials needs a value"); o.trials = std::stoi(v); }
+      else if (a.rfind("--seed", 0) == 0) { if (!value(v)) return usage(err, "--seed needs a value"); o.seed = std::stoull(v); }
+      else if (a.rfind("--schedule-seed", 0) == 0) { if (!value(v)) return usage(err, "--schedule-seed needs a value"); schedule_seed = std::stoull(v); }
+      else if (a.rfind("--arch", 0) == 0) { if (!value(v)) return usage(err, "--arch needs a value"); o.cuda.arch = v; }
+      else if (a == "--fast-math") o.cuda.fast_math = true;
+      else if (a.rfind("--arg", 0) == 0) {
+        if (!value(v) || v.find('=') == std::string::npos) return usage(err, "--arg needs NAME=VALUE");
+        o.args[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
+      } else if (!a.empty() && a[0] == '-') return usage(err, "unknown flag '" + a + "'");
+      else if (o.file.empty()) o.file = a;
+      else return usage(err, "more than one input file");
+    } catch (const std::exception&) {
+      return usage(err, "bad value for " + a);
+    }
+  }
+  if (o.file.empty()) return usage(err, "no input file");
+  if (o.trials < 1) return usage(err, "--trials must be >= 1");
+
+  std::string why;
+  bool gpu = cuda_available(&why);
+  try {
+    Module tile;
+    std::shared_ptr<DtProgram> dt;
+    if (is_dt(o.file)) dt = parse_dt_file(o.file);
+    else tile = parse_tile_file(o.file);
+    Runner run{o, out, gpu, ""};
+    int passed = 0, skipped = 0;
+    for (int t = 0; t < o.trials; ++t) {
+      uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);
+      bool fixed = !o.args.empty() && !dt;
+      Case c = make_case(o, &tile, dt, fixed ? 0 : trial, nullptr);
+      if (schedule_seed && dt) c = make_case(o, &tile, dt, trial, &o.args);
+      Outcome r = run.run(c, trial);
+      std::string head = "case " + std::to_string(t + 1) + "/" + std::to_string(o.trials) + describe(c);
+      if (r == Outcome::Pass) { ++passed; continue; }
+      if (r == Outcome::Skipped) { ++skipped; continue; }
+      out << head << ": " << (r == Outcome::Mismatch ? "MISMATCH" : "INTERPRETER FINDING") << "\n" << run.last << "\n";
+      if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
+      // Shrink: halve each chosen size while the case still fails the same way.
+      Case best = c;
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (auto& [k, v] : best.overrides) {
+          int64_t n = 0;
+          try { n = std::stoll(v); } catch (const std::exception&) { continue; }
+          if (n <= 1) continue;
+          auto trial_over = best.overrides;
+          trial_over[k] = std::to_string(n / 2);
+          try {
+            Case smaller = make_case(o, &tile, dt, trial, &trial_over);
+            if (dt) smaller.schedule_seed = best.schedule_seed;
+            if (run.run(smaller, trial) == r) {
+              best = smaller;
+              progress = true;
+              break;
+            }
+          } catch (const UserError&) {
+          }
+        }
+      }
+      out << "smallest failing case:" << describe(best) << "\nreproduce: " << repro(o, best) << "\n";
+      return 1;
+    }
+    if (!gpu) {
+      out << "difftest " << o.file << ": " << o.trials << " case(s) lowered, compiled and ptxas-checked; GPU comparison SKIPPED (" << why << ")\n";
+      return 0;
+    }
+    out << "difftest " << o.file << ": " << passed << "/" << o.trials << " case(s) passed (interpreter == GPU)\n";
+    return 0;
+  } catch (const UserError& e) {
+    err << e.render();
+    return 2;
+  } catch (const RuntimeFault& e) {
+    err << e.render();
+    return 1;
+  }
+}
+
+}  // namespace dtsim
