@@ -1,0 +1,229 @@
+// Interpreter unit tests: every operation against hand-computed values.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "interp_test_util.h"
+
+using namespace dtsim;
+using namespace dtsim::test;
+using V = std::vector<double>;
+
+TEST_CASE("f16 and bf16 conversions round to nearest even") {
+  CHECK(f32_to_f16(1.0f) == 0x3c00);
+  CHECK(f32_to_f16(65504.0f) == 0x7bff);
+  CHECK(f32_to_f16(65520.0f) == 0x7c00);          // rounds up to inf
+  CHECK(f32_to_f16(1.0f + 0x1p-11f) == 0x3c00);  // tie -> even (down)
+  CHECK(f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3c02);  // tie -> even (up)
+  CHECK(f32_to_f16(0x1p-24f) == 0x0001);          // smallest subnormal
+  CHECK(f32_to_f16(0x1p-25f) == 0x0000);          // tie with zero -> even
+  CHECK(f32_to_f16(-INFINITY) == 0xfc00);
+  CHECK(std::isnan(f16_to_f32(f32_to_f16(NAN))));
+  CHECK(f16_to_f32(0x0001) == 0x1p-24f);
+  CHECK(f16_to_f32(0xc000) == -2.0f);
+  CHECK(f32_to_bf16(1.0f + 0x1p-8f) == 0x3f80);  // tie -> even
+  CHECK(f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3f82);
+  CHECK(bf16_to_f32(0x3f80) == 1.0f);
+  CHECK(std::isnan(bf16_to_f32(f32_to_bf16(NAN))));
+  CHECK(round_to(Scalar::F16, 0.1f) == f16_to_f32(0x2e66));
+}
+
+TEST_CASE("integer // and % truncate toward zero; division by zero faults") {
+  CHECK(eval8("full([8], -7, i32) // 2") == V(8, -3));
+  CHECK(eval8("full([8], -7, i32) % 2") == V(8, -1));
+  CHECK(eval8("full([8], 7, i32) % -2") == V(8, 1));
+  CHECK(eval8("cdiv(full([8], 7, i32), 2)") == V(8, 4));
+  auto run = run_tile("<div0>", "kernel t(out z: *i32[8]) grid(1) {\n  r = arange(0, 8)\n  store(z + r, 7 // (r - 3))\n}\n");
+  REQUIRE(run->rep.findings_count == 1);
+  CHECK(run->rep.findings[0].kind == Finding::Fault);
+  INFO(run->messages());
+  CHECK(run->messages().find("<div0>:3:18: error: integer division by zero") != std::string::npos);
+  CHECK(run->messages().find("pid (0, 0, 0)") != std::string::npos);
+}
+
+TEST_CASE("integer arithmetic wraps") {
+  CHECK(eval8("full([8], 2147483647, i32) + 1") == V(8, -2147483648.0));
+  CHECK(eval8("full([8], -2147483647, i32) - 2") == V(8, 2147483647.0));
+  CHECK(eval8("(full([8], 65536, i32) * 65536)") == V(8, 0));
+  CHECK(eval8("full([8], 1, i32) << 33") == V(8, 2));  // shift count mod 32
+  CHECK(eval8("full([8], -8, i32) >> 1") == V(8, -4)); // arithmetic
+}
+
+TEST_CASE("float ops, math functions and f16 rounding after every op") {
+  CHECK(eval8("r.to(f32) / 2", "f32") == V{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5});
+  CHECK(eval8("r / 4", "f32") == V{0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75});
+  V m = eval8("(r - 4).to(f32) % 3.0", "f32");
+  CHECK(m == V{-1, -0.0, -2, -1, 0, 1, 2, 0});
+  V e = eval8("exp(r.to(f32))", "f32");
+  CHECK(e[1] == doctest::Approx(std::exp(1.0)).epsilon(1e-6));
+  CHECK(eval8("sqrt(full([8], 16.0, f32))", "f32") == V(8, 4));
+  CHECK(eval8("abs(r - 4)") == V{4, 3, 2, 1, 0, 1, 2, 3});
+  CHECK(eval8("sigmoid(full([8], 0.0, f32))", "f32") == V(8, 0.5));
+  // 2049 is not representable in f16: 2048 + 1 rounds to 2048 (ties to even).
+  CHECK(eval8("full([8], 2048.0, f16) + 1.0", "f32") == V(8, 2048));
+  CHECK(eval8("full([8], 2048.0, f16) + 3.0", "f32") == V(8, 2052));
+  CHECK(eval8("(full([8], 1.0, f16) / 3.0).to(f32)", "f32")[0] == double(f16_to_f32(0x3555)));
+  CHECK(eval8("(full([8], 1.0, bf16) / 3.0).to(f32)", "f32")[0] == double(bf16_to_f32(0x3eab)));
+}
+
+TEST_CASE("minimum / maximum propagate NaN") {
+  V v = eval8("minimum(where(r == 2, nan, r.to(f32)), full([8], 3.0, f32))", "f32");
+  CHECK(v[0] == 0);
+  CHECK(std::isnan(v[2]));
+  CHECK(v[5] == 3);
+  V w = eval8("maximum(full([8], 3.0, f32), where(r == 1, nan, r.to(f32)))", "f32");
+  CHECK(std::isnan(w[1]));
+  CHECK(w[7] == 7);
+}
+
+TEST_CASE("casts saturate, truncate and map NaN to 0") {
+  V v = eval8("where(r == 0, 3e10, where(r == 1, -3e10, where(r == 2, nan, where(r == 3, -2.7, 2.7)))).to(i32)");
+  CHECK(v == V{2147483647.0, -2147483648.0, 0, -2, 2, 2, 2, 2});
+  CHECK(eval8("(r - 1).to(i1).to(i32)") == V{1, 0, 1, 1, 1, 1, 1, 1});
+  CHECK(eval8("(r < 3).to(f32) * 2.0", "f32") == V{2, 2, 2, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("broadcasting, expand_dims, reshape, trans, broadcast_to") {
+  const char* src = R"(kernel t(out z: *i32[4, 8], out w: *i32[8, 4], out u: *i32[32]) grid(1) {
+  a = arange(0, 4)
+  b = arange(0, 8)
+  m = a[:, None] * 10 + b[None, :]
+  store(z + a[:, None] * 8 + b[None, :], m)
+  t = trans(m)
+  store(w + b[:, None] * 4 + a[None, :], t)
+  f = reshape(broadcast_to(a[:, None], [4, 8]), [32])
+  store(u + arange(0, 32), f)
+}
+)";
+  auto run = run_tile("<shape>", src);
+  CHECK(run->rep.ok());
+  CHECK(run->at("z", 8 + 3) == 13);
+  CHECK(run->at("w", 3 * 4 + 2) == 23);
+  CHECK(run->at("u", 9) == 1);
+  CHECK(run->at("u", 31) == 3);
+}
+
+TEST_CASE("reductions: sum, max, min, argmax/argmin ties and NaN") {
+  const char* src = R"(kernel t(out z: *f32[8], out i: *i32[8]) grid(1) {
+  a = arange(0, 4)
+  m = (a[:, None] * 2 + arange(0, 2)[None, :]).to(f32)
+  s = sum(m, axis=0)
+  store(z + arange(0, 2), s)
+  store(z + 2 + arange(0, 4), max(m, 1))
+  store(z + 6, min(min(m, 1), 0))
+  store(z + 7, sum(arange(0, 4) < 2, 0).to(f32))
+  ties = where(arange(0, 8) % 3 == 1, 5, 1)
+  store(i, argmax(ties, 0))
+  store(i + 1, argmin(ties, 0))
+  store(i + 2, argmax(where(arange(0, 8) == 5, nan, 1.0), 0))
+  store(i + 3 + arange(0, 4), argmax(m, 1))
+  store(i + 7, sum(full([4], 2147483647, i32), 0))
+}
+)";
+  auto run = run_tile("<reduce>", src);
+  REQUIRE(run->rep.ok());
+  CHECK(run->at("z", 0) == 12);  // 0+2+4+6
+  CHECK(run->at("z", 1) == 16);
+  CHECK(run->at("z", 2) == 1);
+  CHECK(run->at("z", 5) == 7);
+  CHECK(run->at("z", 6) == 0);
+  CHECK(run->at("z", 7) == 2);
+  CHECK(run->at("i", 0) == 1);  // first of the tied maxima (1, 4, 7)
+  CHECK(run->at("i", 1) == 0);
+  CHECK(run->at("i", 2) == 5);  // NaN is extremal
+  CHECK(run->at("i", 3) == 1);
+  CHECK(run->at("i", 7) == -4);  // wraps
+}
+
+TEST_CASE("dot accumulates in f32 and adds acc") {
+  const char* src = R"(kernel t(out z: *f32[2, 2]) grid(1) {
+  i = arange(0, 2)
+  k = arange(0, 4)
+  a = (i[:, None] * 4 + k[None, :]).to(f32)
+  b = (k[:, None] * 2 + i[None, :]).to(f32)
+  c = dot(a, b, full([2, 2], 100.0, f32))
+  store(z + i[:, None] * 2 + i[None, :], c)
+}
+)";
+  auto run = run_tile("<dot>", src);
+  REQUIRE(run->rep.ok());
+  // a = [[0 1 2 3] [4 5 6 7]], b = [[0 1] [2 3] [4 5] [6 7]]
+  CHECK(run->at("z", 0) == 100 + 28);
+  CHECK(run->at("z", 1) == 100 + 34);
+  CHECK(run->at("z", 2) == 100 + 76);
+  CHECK(run->at("z", 3) == 100 + 98);
+}
+
+TEST_CASE("where on pointers, masked loads with other, if/for/return") {
+  const char* src = R"(kernel t(x: *f32[4], out z: *f32[8], n: i32 = 4) grid(1) {
+  r = arange(0, 8)
+  p = where(r < 4, x + r, x + 0)
+  v = load(p, r < n, other=-1.0)
+  acc = 0
+  for k in range(1, 10, 3) {
+    acc += k
+  }
+  if acc == 12 {
+    v = v + 0.0
+  } else {
+    v = v * 0.0
+  }
+  store(z + r, v)
+  return
+  store(z + r, v * 0.0)
+}
+)";
+  auto run = run_tile("<ptr>", src);
+  REQUIRE(run->rep.ok());
+  for (int i = 0; i < 4; ++i) CHECK(run->at("z", i) == run->at("x", i));
+  for (int i = 4; i < 8; ++i) CHECK(run->at("z", i) == -1);
+}
+
+TEST_CASE("swizzle2d matches tl.swizzle2d on a 5x4 grid with group 3") {
+  const char* src = R"(kernel t(out z: *i32[5, 4], out w: *i32[5, 4]) grid(5, 4) {
+  i, j = swizzle2d(program_id(0), program_id(1), num_programs(0), num_programs(1), 3)
+  store(z + i * 4 + j, program_id(0) * 4 + program_id(1))
+}
+)";
+  auto run = run_tile("<swizzle>", src, InterpOptions{.sanitize = Sanitize::Bounds});
+  REQUIRE(run->rep.ok());
+  // Grouped ordering of 0..19: columns run down groups of 3 rows, then the last 2 rows.
+  std::vector<int> want = {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11, 12, 14, 16, 18, 13, 15, 17, 19};
+  for (int e = 0; e < 20; ++e) CHECK(run->at("z", e) == want[static_cast<size_t>(e)]);
+}
+
+TEST_CASE("print and assert") {
+  const char* src = R"(kernel t(out z: *i32[8]) grid(2) {
+  r = arange(0, 4)
+  print("r =", r, program_id(0) == 1, 1.5)
+  assert(r < 3, "r small")
+  store(z + program_id(0) * 4 + r, r)
+}
+)";
+  auto run = run_tile("<print>", src, InterpOptions{.keep_going = true});
+  CHECK(run->out.find("pid (0, 0, 0) r = [0 1 2 3] False 1.5\n") == 0);
+  CHECK(run->out.find("pid (1, 0, 0) r = [0 1 2 3] True 1.5\n") != std::string::npos);
+  CHECK(run->rep.findings_count == 2);
+  REQUIRE(!run->rep.findings.empty());
+  CHECK(run->rep.findings[0].kind == Finding::AssertFailed);
+  CHECK(run->messages().find("<print>:4:3: error: assertion failed: r small") != std::string::npos);
+  CHECK(run->messages().find("1 of 4 lanes false (first: lane 3); pid (0, 0, 0)") != std::string::npos);
+}
+
+TEST_CASE("format_value") {
+  auto run = run_tile("<fmt>", "kernel t(out z: *f32[4]) grid(1) {\n  store(z + arange(0, 4), arange(0, 4).to(f32) / 2)\n}\n");
+  CHECK(run->rep.ok());
+  Frame f;
+  f.kernel = &run->m.kernels[0];
+  f.buffers = &run->bufs;
+  f.bindings = &run->b;
+  f.slots.resize(static_cast<size_t>(f.kernel->num_slots));
+  ExprP e = parse_tile_expr(Sources::add("<e>", "arange(0, 4).to(f32) / 2"));
+  verify_expr(e, *f.kernel, run->b, [](const std::string&) { return -1; });
+  Value v = f.eval(e);
+  CHECK(format_value(v) == "[ 0. 0.5  1. 1.5]");
+  ExprP b = parse_tile_expr(Sources::add("<e>", "arange(0, 2) == 0"));
+  verify_expr(b, *f.kernel, run->b, [](const std::string&) { return -1; });
+  CHECK(format_value(f.eval(b)) == "[ True False]");
+  CHECK(format_value(f.eval(e), &v) == "[ -- 0.5  1. 1.5]");
+}
