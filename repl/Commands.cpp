@@ -242,7 +242,7 @@ void Session::show_location() const {
   if (loc.valid()) {
     std::string src = trim(Sources::line(loc.file, loc.line));
     out_ << "=> " << Sources::name(loc.file) << ":" << loc.line << "  " << src << "\n";
-    if (stmt_->loc2.valid())
+    if (stmt_->loc2.valid() && !(stmt_->loc2.line == loc.line && stmt_->loc2.file == loc.file))
       out_ << "   schedule " << Sources::name(stmt_->loc2.file) << ":" << stmt_->loc2.line << "  "
            << trim(Sources::line(stmt_->loc2.file, stmt_->loc2.line)) << "\n";
     bool tile_file = Sources::name(loc.file).size() >= 5 &&

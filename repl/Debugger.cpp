@@ -1,6 +1,7 @@
 // The debugger hooks: conditional breakpoints (--break-if, --break-at, REPL `break`), watches,
 // --print-if, and the decision where to stop before each statement (see Debugger.h, Session.h).
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "ir/Diag.h"
@@ -49,7 +50,14 @@ Session::Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std
     if (p.at_line) {
       if (*p.at_line <= 0) throw UserError("--at " + std::to_string(*p.at_line) + ": expected a line number >= 1");
       int resolved = 0;
-      for (const Stmt* s : stmts_at_line(m_, "", *p.at_line, &resolved)) pi.at.insert(s);
+      // The statement on that line: the last one lowered from it in each kernel (a .dt line
+      // may produce several statements; the value is printed once they all ran).
+      std::map<const Kernel*, const Stmt*> last;
+      std::vector<const Stmt*> on_line = stmts_at_line(m_, "", *p.at_line, &resolved);
+      for (const Kernel& k : m_.kernels)
+        for (const Stmt* s : k.stmts)
+          if (std::find(on_line.begin(), on_line.end(), s) != on_line.end()) last[&k] = s;
+      for (const auto& [k, s] : last) pi.at.insert(s);
     }
     prints_.push_back(std::move(pi));
   }
