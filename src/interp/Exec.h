@@ -97,7 +97,7 @@ struct StopRun {};  // unwinds an instance when the run stops at a finding
 // Per-element conflict tracking of one buffer during one launch (instance linear ids; -1 = none).
 struct ConflictMap {
   std::vector<int32_t> writer, wstmt, reader1, r1stmt, reader2, r2stmt;
-  void reset(int64_t n);
+  void reset(int64_t n, bool readers);  // readers: also track loads (the buffer is loaded and stored)
 };
 
 struct RunState {

@@ -86,9 +86,17 @@ uint64_t ptr_sources(const Expr& e, const std::vector<uint64_t>& slot_src) {
   return 0;
 }
 
-// The buffers a kernel may store to (a dataflow fixpoint over pointer-typed slots). Only these need
-// per-element conflict tracking: an element no instance stores cannot conflict.
-uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer) {
+void loads_in(const Expr& e, const std::vector<uint64_t>& src, uint64_t& out) {
+  if (e.kind == ExprKind::Load) out |= ptr_sources(*e.args[0], src);
+  for (const ExprP& a : e.args)
+    if (a) loads_in(*a, src, out);
+}
+
+// The buffers a kernel may store to, and those it may load from (a dataflow fixpoint over
+// pointer-typed slots). Only stored buffers need per-element conflict tracking (an element no
+// instance stores cannot conflict), and only those also loaded need their readers tracked.
+uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer, uint64_t& loaded) {
+  loaded = ~uint64_t(0);
   if (param_buffer.size() > 64) return ~uint64_t(0);
   std::vector<uint64_t> src(static_cast<size_t>(k.num_slots), 0);
   for (size_t i = 0; i < k.params.size(); ++i)
@@ -105,6 +113,10 @@ uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer) {
   uint64_t out = 0;
   for (const Stmt* s : k.stmts)
     if (s->kind == StmtKind::Store) out |= ptr_sources(*s->args[0], src);
+  loaded = 0;
+  for (const Stmt* s : k.stmts)
+    for (const ExprP& a : s->args)
+      if (a) loads_in(*a, src, loaded);
   return out;
 }
 
@@ -190,10 +202,12 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   rs.grid = grid;
   std::vector<int> param_buffer;
   Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
-  uint64_t stored = opt.sanitize == Sanitize::All ? stored_buffers(k, param_buffer) : 0;
+  uint64_t loaded = 0;
+  uint64_t stored = opt.sanitize == Sanitize::All ? stored_buffers(k, param_buffer, loaded) : 0;
   for (size_t bi = 0; bi < rs.conflicts.size(); ++bi) {
     bool track = bi < 64 ? ((stored >> bi) & 1) : stored == ~uint64_t(0);
-    if (track) rs.conflicts[bi].reset(rs.buffers->list[bi].numel());
+    bool readers = bi < 64 ? ((loaded >> bi) & 1) : true;
+    if (track) rs.conflicts[bi].reset(rs.buffers->list[bi].numel(), readers);
     else rs.conflicts[bi] = ConflictMap{};
   }
   int64_t total = static_cast<int64_t>(order.size());

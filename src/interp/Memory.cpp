@@ -20,8 +20,12 @@ std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& g) {
   return {lin % g[0], (lin / g[0]) % g[1], lin / (g[0] * g[1])};
 }
 
-void ConflictMap::reset(int64_t n) {
-  for (auto* v : {&writer, &wstmt, &reader1, &r1stmt, &reader2, &r2stmt}) v->assign(static_cast<size_t>(n), -1);
+void ConflictMap::reset(int64_t n, bool readers) {
+  for (auto* v : {&writer, &wstmt}) v->assign(static_cast<size_t>(n), -1);
+  for (auto* v : {&reader1, &r1stmt, &reader2, &r2stmt}) {
+    if (readers) v->assign(static_cast<size_t>(n), -1);
+    else v->clear();
+  }
 }
 
 namespace {
@@ -237,7 +241,7 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
       if (ck.init && !std::atomic_ref<uint8_t>(ck.init[off]).load(std::memory_order_relaxed)) uninit.hit(o, off);
       if (ck.cm) {
         size_t u = static_cast<size_t>(off);
-        note_reader(*ck.cm, u, me, sid);
+        if (!ck.cm->reader1.empty()) note_reader(*ck.cm, u, me, sid);
         int32_t w = aload(ck.cm->writer[u]);
         if (w != -1 && w != me) {
           if (conf.count == 0) conf.other = w, conf.other_stmt = std::atomic_ref<int32_t>(ck.cm->wstmt[u]).load(std::memory_order_relaxed), conf.other_wrote = true;
@@ -305,7 +309,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
           if (conf.count == 0) conf.other = cur, conf.other_stmt = std::atomic_ref<int32_t>(ck.cm->wstmt[u]).load(std::memory_order_relaxed), conf.other_wrote = true;
           conf.hit(o, off);
         } else {
-          auto [r, rs] = other_reader(*ck.cm, u, me);
+          auto [r, rs] = ck.cm->reader1.empty() ? std::pair<int32_t, int32_t>{-1, -1} : other_reader(*ck.cm, u, me);
           if (r != -1) {
             if (conf.count == 0) conf.other = r, conf.other_stmt = rs, conf.other_wrote = false;
             conf.hit(o, off);
