@@ -3,7 +3,8 @@
 // Canonical choices (the parser reads every one back to the same text):
 //   * minimal parentheses by precedence (levels below); comparisons never chain;
 //   * floats in the shortest form that reads back to the same double, always with '.', 'e', inf or nan;
-//   * ExpandDims with axis >= 0 as a subscript (x[None, :], x[:, None], x[:, :, None]); a negative axis as expand_dims(x, -1);
+//   * ExpandDims with axis >= 0 as a subscript (x[None, :], x[:, None], x[:, :, None]);
+//     a negative axis as expand_dims(x, -1);
 //   * logical not prints as '~' (it is Unary Not), && and || for the logical binary ops;
 //   * a typed (non-weak) literal as LIT.to(dtype), except i1 literals (True/False);
 //   * Full as zeros([..], dt) when its value is a zero literal, else full([..], v, dt);
@@ -104,8 +105,6 @@ int prec_of(const Expr& e) {
   return kPostfix;
 }
 
-}  // namespace
-
 // Shortest decimal form that reads back as the same double; always recognisably a float.
 std::string format_float_literal(double v) {
   if (std::isnan(v)) return "nan";
@@ -123,8 +122,6 @@ std::string format_float_literal(double v) {
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
-
-namespace {
 
 std::string expr_str(const ExprP& e);
 
