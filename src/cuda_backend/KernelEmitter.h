@@ -73,6 +73,8 @@ class KernelEmitter {
   bool stable_scalar(int slot) const;
   TV eval(const ExprP& e);
   TV fit(const ExprP& e, const Shape& dst);
+  // Like fit(), but a recomputable tile is evaluated slot by slot when asked (keeps few live registers).
+  std::function<std::string(int)> lazy_fit(const ExprP& e, const Shape& dst);
   std::string at(const ExprP& e, const std::vector<std::string>& c);
   std::string eval_scalar(const ExprP& e);
   TV eval_load(const ExprP& e);

@@ -298,6 +298,15 @@ TV KernelEmitter::fit(const ExprP& e, const Shape& dst) {
   return exchange(x, dst, [&](const std::vector<std::string>& c) { return flat_of(src, bcast_coords(dst, c, src)); });
 }
 
+std::function<std::string(int)> KernelEmitter::lazy_fit(const ExprP& e, const Shape& dst) {
+  if (e->type.is_tile() && recomputable(e)) {
+    Layout ld(dst, threads_);
+    return [this, e, ld, dst](int r) { return at(e, bcast_coords(dst, coords(ld, r), e->type.shape)); };
+  }
+  TV v = fit(e, dst);
+  return [v](int r) { return v.at(r); };
+}
+
 TV KernelEmitter::eval(const ExprP& e) {
   const Type& t = e->type;
   Layout l(t.shape, threads_);
@@ -362,26 +371,27 @@ TV KernelEmitter::eval(const ExprP& e) {
 TV KernelEmitter::eval_load(const ExprP& e) {
   const Type& t = e->type;
   Layout l(t.shape, threads_);
-  TV p = fit(e->args[0], t.shape);
-  TV m, o;
-  if (e->args[1]) m = fit(e->args[1], t.shape);
-  if (e->args[2]) o = fit(e->args[2], t.shape);
+  auto p = lazy_fit(e->args[0], t.shape);
+  std::function<std::string(int)> m, o;
+  if (e->args[1]) m = lazy_fit(e->args[1], t.shape);
+  if (e->args[2]) o = lazy_fit(e->args[2], t.shape);
   std::string ty = reg_type(t.elem);
   TV out{t, {}};
   int n = t.is_scalar() ? 1 : l.slots;
   for (int r = 0; r < n; ++r) {
-    std::string cond = e->args[1] ? m.at(r) : "true";
+    std::string cond = e->args[1] ? m(r) : "true";
     std::string v = t.is_scalar() ? "true" : valid(l);
     if (v != "true") cond = cond == "true" ? v : op("and i1 " + cond + ", " + v);
     if (cond == "true") {
-      out.v.push_back(load_mem(t.elem, p.at(r)));
+      out.v.push_back(load_mem(t.elem, p(r)));
       continue;
     }
-    std::string other = e->args[2] ? cast(e->args[2]->type.elem, t.elem, o.at(r)) : literal(t.elem, 0, 0, false);
+    std::string other = e->args[2] ? cast(e->args[2]->type.elem, t.elem, o(r)) : literal(t.elem, 0, 0, false);
+    std::string ptr = p(r);
     std::string pre = cur_block_, ld = label("ld"), join = label("ldj");
     line("br i1 " + cond + ", label %" + ld + ", label %" + join);
     start_block(ld);
-    std::string x = load_mem(t.elem, p.at(r));
+    std::string x = load_mem(t.elem, ptr);
     std::string ld_end = cur_block_;
     br(join);
     start_block(join);

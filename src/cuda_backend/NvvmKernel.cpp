@@ -52,25 +52,26 @@ void KernelEmitter::emit_store(const Stmt& s) {
   const ExprP& pe = s.args[0];
   const Type& pt = pe->type;
   Layout l(pt.shape, threads_);
-  TV p = eval(pe);
-  TV v = fit(s.args[1], pt.shape);
-  TV m;
-  if (s.args[2]) m = fit(s.args[2], pt.shape);
+  auto p = lazy_fit(pe, pt.shape);
+  auto v = lazy_fit(s.args[1], pt.shape);
+  std::function<std::string(int)> m;
+  if (s.args[2]) m = lazy_fit(s.args[2], pt.shape);
   int n = pt.is_scalar() ? 1 : l.slots;
   // A scalar store is done once per instance (thread 0); a tile element by the thread holding it.
   std::string owner = pt.is_scalar() ? op("icmp eq i32 %tid, 0") : valid(l);
   for (int r = 0; r < n; ++r) {
-    std::string val = cast(s.args[1]->type.elem, pt.elem, v.at(r));
-    std::string cond = s.args[2] ? m.at(r) : "true";
+    std::string val = cast(s.args[1]->type.elem, pt.elem, v(r));
+    std::string ptr = p(r);
+    std::string cond = s.args[2] ? m(r) : "true";
     if (owner != "true") cond = cond == "true" ? owner : op("and i1 " + cond + ", " + owner);
     if (cond == "true") {
-      store_mem(pt.elem, p.at(r), val);
+      store_mem(pt.elem, ptr, val);
       continue;
     }
     std::string st = label("st"), join = label("stj");
     line("br i1 " + cond + ", label %" + st + ", label %" + join);
     start_block(st);
-    store_mem(pt.elem, p.at(r), val);
+    store_mem(pt.elem, ptr, val);
     br(join);
     start_block(join);
   }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Nightly GPU run (on a machine with a CUDA GPU, from the repository root):
+#   scripts/nightly-gpu.sh [BUILD_DIR]      (default build-gpu; logs under $OUT or ./nightly-out)
+# Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples),
+# compute-sanitizer memcheck on every example, the interpreter benchmark and the anchors if present,
+# then prints a summary table. Exit status: 0 when every step passed.
+set -u
+BUILD=${1:-build-gpu}
+LOGS=${OUT:-./nightly-out}
+mkdir -p "$LOGS"
+declare -a NAMES RESULTS
+step() {  # step NAME LOGFILE COMMAND...
+  local name=$1 log=$2; shift 2
+  echo "== $name (log: $LOGS/$log)"
+  if "$@" >"$LOGS/$log" 2>&1; then RESULTS+=("PASS"); else RESULTS+=("FAIL($?)"); fi
+  NAMES+=("$name")
+}
+step "configure" configure.log cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
+step "build" build.log cmake --build "$BUILD" -j "$(nproc)"
+DTSIM="$BUILD/dtsim"
+step "ctest -L gpu" ctest-gpu.log ctest --test-dir "$BUILD" -L gpu --output-on-failure
+EXAMPLES=(examples/*.tile examples/*.dt)
+TRIALS=$(( (1000 + ${#EXAMPLES[@]} - 1) / ${#EXAMPLES[@]} ))
+sweep() {
+  local rc=0
+  for f in "${EXAMPLES[@]}"; do
+    echo "-- $f ($TRIALS cases)"
+    "$DTSIM" difftest "$f" --trials "$TRIALS" --seed "$(date +%Y%m%d)" || rc=1
+  done
+  return $rc
+}
+step "difftest sweep (${#EXAMPLES[@]} x $TRIALS cases)" difftest-sweep.log sweep
+memcheck() {
+  local rc=0 cs
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  [ -x "$cs" ] || { echo "compute-sanitizer not found"; return 1; }
+  for f in "${EXAMPLES[@]}"; do
+    echo "-- $f"
+    "$cs" --tool memcheck --error-exitcode 3 "$DTSIM" run "$f" --backend=cuda || rc=1
+  done
+  return $rc
+}
+step "compute-sanitizer memcheck" memcheck.log memcheck
+if [ -x "$BUILD/dtsim_bench" ] || [ -x "$BUILD/bench/dtsim_bench" ]; then
+  BENCH=$( [ -x "$BUILD/dtsim_bench" ] && echo "$BUILD/dtsim_bench" || echo "$BUILD/bench/dtsim_bench")
+  step "interpreter benchmark" bench.log "$BENCH"
+fi
+for a in shared/anchors/*.py; do
+  [ -f "$a" ] || continue
+  case "$(basename "$a")" in kernels.py) continue ;; esac
+  step "anchor $(basename "$a")" "anchor-$(basename "$a" .py).log" python3 "$a"
+done
+echo
+printf '%-45s %s\n' "step" "result" | tee "$LOGS/summary.txt"
+status=0
+for i in "${!NAMES[@]}"; do
+  printf '%-45s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" | tee -a "$LOGS/summary.txt"
+  [ "${RESULTS[$i]}" = PASS ] || status=1
+done
+exit $status
