@@ -1,0 +1,256 @@
+// Command-line parsing and help texts of `dtsim run`, `dtsim debug` and `dtsim emit`.
+#include "tools/Args.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "ir/Diag.h"
+
+namespace dtsim {
+
+namespace {
+
+// How many values a flag takes, and which commands accept it.
+struct FlagSpec {
+  const char* name;
+  int values;      // 0, 1 or 2 (--print-if COND EXPRS)
+  bool run_like;   // accepted by run / debug
+  bool emit;       // accepted by emit
+};
+
+const FlagSpec kFlags[] = {
+    {"--arg", 1, true, true},        {"--in", 1, true, false},        {"--out", 1, true, false},
+    {"--seed", 1, true, false},      {"--threads", 1, true, false},   {"--sanitize", 1, true, false},
+    {"--keep-going", 0, true, false}, {"--order", 1, true, false},    {"--backend", 1, true, false},
+    {"--check", 0, true, false},     {"--kernel", 1, true, true},     {"--break-if", 1, true, false},
+    {"--print-if", 2, true, false},  {"--at", 1, true, false},        {"--break-at", 1, true, false},
+    {"--tile", 0, false, true},      {"--ast", 0, false, true},       {"--nvvm", 0, false, true},
+    {"--ptx", 0, false, true},       {"-o", 1, false, true},          {"--help", 0, true, true},
+    {"-h", 0, true, true},
+};
+
+const FlagSpec* find_flag(const std::string& name, const std::string& command) {
+  for (const FlagSpec& f : kFlags)
+    if (name == f.name && (command == "emit" ? f.emit : f.run_like)) return &f;
+  return nullptr;
+}
+
+[[noreturn]] void usage_error(const std::string& command, const std::string& msg) {
+  throw UserError(msg + " (see 'dtsim " + command + " --help')");
+}
+
+// "NAME=VALUE" -> {NAME, VALUE}; both parts non-empty.
+std::pair<std::string, std::string> split_assignment(const std::string& command, const std::string& flag,
+                                                     const std::string& v) {
+  size_t eq = v.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+    usage_error(command, "'" + flag + "' expects NAME=VALUE, got '" + v + "'");
+  return {v.substr(0, eq), v.substr(eq + 1)};
+}
+
+int64_t parse_int(const std::string& command, const std::string& flag, const std::string& v, int64_t lo,
+                  int64_t hi) {
+  errno = 0;
+  char* end = nullptr;
+  long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE || x < lo || x > hi)
+    usage_error(command, "'" + flag + "' expects an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                             "], got '" + v + "'");
+  return x;
+}
+
+// Splits "a, load(x + o, m), b" at commas outside parentheses and brackets; trims each piece.
+std::vector<std::string> split_exprs(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  auto flush = [&] {
+    size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+    cur.clear();
+  };
+  for (char c : text) {
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (c == ',' && depth == 0) flush();
+    else cur += c;
+  }
+  flush();
+  return out;
+}
+
+void apply_order(CliOptions& o, const std::string& v) {
+  if (v == "sequential") o.interp.order = Order::Sequential;
+  else if (v == "reverse") o.interp.order = Order::Reverse;
+  else if (v.rfind("shuffle:", 0) == 0) {
+    o.interp.order = Order::Shuffle;
+    o.interp.shuffle_seed = static_cast<uint64_t>(parse_int(o.command, "--order=shuffle:", v.substr(8), 0, INT64_MAX));
+  } else {
+    usage_error(o.command, "'--order' expects sequential, reverse or shuffle:SEED, got '" + v + "'");
+  }
+}
+
+void apply_sanitize(CliOptions& o, const std::string& v) {
+  if (v == "none") o.interp.sanitize = Sanitize::None;
+  else if (v == "bounds") o.interp.sanitize = Sanitize::Bounds;
+  else if (v == "all") o.interp.sanitize = Sanitize::All;
+  else usage_error(o.command, "'--sanitize' expects none, bounds or all, got '" + v + "'");
+}
+
+void set_emit(CliOptions& o, EmitWhat w) {
+  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx");
+  o.emit = w;
+}
+
+// Applies one flag with its values (already collected).
+void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::string>& v) {
+  const std::string& c = o.command;
+  if (name == "--arg") {
+    auto [k, val] = split_assignment(c, name, v[0]);
+    o.args[k] = val;
+  } else if (name == "--in") {
+    o.ins.push_back(split_assignment(c, name, v[0]));
+  } else if (name == "--out") {
+    o.outs.push_back(split_assignment(c, name, v[0]));
+  } else if (name == "--seed") {
+    o.seed = static_cast<uint64_t>(parse_int(c, name, v[0], 0, INT64_MAX));
+  } else if (name == "--threads") {
+    o.interp.threads = static_cast<int>(parse_int(c, name, v[0], 1, 1024));
+  } else if (name == "--sanitize") {
+    apply_sanitize(o, v[0]);
+  } else if (name == "--keep-going") {
+    o.interp.keep_going = true;
+  } else if (name == "--order") {
+    apply_order(o, v[0]);
+  } else if (name == "--backend") {
+    if (v[0] == "interp") o.backend = Backend::Interp;
+    else if (v[0] == "cuda") o.backend = Backend::Cuda;
+    else usage_error(c, "'--backend' expects interp or cuda, got '" + v[0] + "'");
+  } else if (name == "--check") {
+    o.check = true;
+  } else if (name == "--kernel") {
+    o.kernel = v[0];
+  } else if (name == "--break-if") {
+    o.debug.break_if.push_back(v[0]);
+  } else if (name == "--print-if") {
+    std::vector<std::string> exprs = split_exprs(v[1]);
+    if (exprs.empty()) usage_error(c, "'--print-if' expects COND EXPR[,EXPR...], got no expression");
+    o.debug.print_if.push_back({v[0], exprs, std::nullopt});
+  } else if (name == "--at") {
+    if (o.debug.print_if.empty()) usage_error(c, "'--at LINE' must follow a '--print-if'");
+    o.debug.print_if.back().at_line = static_cast<int>(parse_int(c, name, v[0], 1, INT_MAX));
+  } else if (name == "--break-at") {
+    o.debug.break_at.push_back(v[0]);
+  } else if (name == "--tile") {
+    set_emit(o, EmitWhat::Tile);
+  } else if (name == "--ast") {
+    set_emit(o, EmitWhat::Ast);
+  } else if (name == "--nvvm") {
+    set_emit(o, EmitWhat::Nvvm);
+  } else if (name == "--ptx") {
+    set_emit(o, EmitWhat::Ptx);
+  } else if (name == "-o") {
+    o.output = v[0];
+  } else if (name == "--help" || name == "-h") {
+    o.help = true;
+  }
+}
+
+}  // namespace
+
+CliOptions parse_cli(const std::string& command, const std::vector<std::string>& words) {
+  CliOptions o;
+  o.command = command;
+  o.debug.stop_at_start = command == "debug";
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    bool is_flag = w.size() > 1 && w[0] == '-';
+    if (!is_flag) {
+      if (!o.file.empty()) usage_error(command, "unexpected argument '" + w + "' (the file is '" + o.file + "')");
+      o.file = w;
+      continue;
+    }
+    size_t eq = w.rfind("--", 0) == 0 ? w.find('=') : std::string::npos;
+    std::string name = eq == std::string::npos ? w : w.substr(0, eq);
+    const FlagSpec* f = find_flag(name, command);
+    if (!f) usage_error(command, "unknown flag '" + name + "'");
+    std::vector<std::string> values;
+    if (eq != std::string::npos) {
+      if (f->values == 0) usage_error(command, "flag '" + name + "' takes no value");
+      values.push_back(w.substr(eq + 1));
+    }
+    while (static_cast<int>(values.size()) < f->values) {
+      if (i + 1 >= words.size()) usage_error(command, "missing value for '" + name + "'");
+      values.push_back(words[++i]);
+    }
+    apply_flag(o, name, values);
+  }
+  if (o.help) return o;
+  if (o.file.empty()) usage_error(command, "no input file");
+  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm or --ptx");
+  return o;
+}
+
+std::string version_line() { return "dtsim 0.1.0"; }
+
+std::string main_help() {
+  return R"(dtsim: run, debug and compile block-level GPU kernels (.tile IR and Decoupled-Triton .dt files)
+
+usage:
+  dtsim run FILE.tile|FILE.dt [flags]     run every program instance on the CPU interpreter
+  dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
+  dtsim emit --tile|--ast|--nvvm|--ptx FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
+  dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'
+  dtsim --version
+
+'dtsim COMMAND --help' lists the flags of a command.
+exit status: 0 ok; 1 a sanitizer finding, runtime fault or failed --check; 2 bad usage or bad input.
+)";
+}
+
+std::string command_help(const std::string& command) {
+  if (command == "emit")
+    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+
+  --tile              the tile IR (for a .dt file: the IR it lowers to)
+  --ast               the checked DT syntax tree (.dt files only)
+  --nvvm              NVVM IR for the CUDA backend (constexpr parameters baked in)
+  --ptx               PTX compiled by libNVVM
+  --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable)
+  --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name)
+  -o OUT              write to OUT (atomically) instead of standard output
+)";
+  std::string head = command == "debug"
+                         ? "usage: dtsim debug FILE.tile|FILE.dt [flags]\n\n"
+                           "Runs like 'dtsim run' under the debugger and stops before the first statement;\n"
+                           "type 'help' at the (dtsim) prompt for the commands.\n\n"
+                         : "usage: dtsim run FILE.tile|FILE.dt [flags]\n\n"
+                           "Runs every kernel of FILE on the CPU interpreter (default sizes, seeded random inputs)\n"
+                           "and prints, per out/inout buffer, its shape, a checksum and its first values.\n\n";
+  return head + R"(inputs and outputs:
+  --arg NAME=VALUE          set a scalar or constexpr parameter, e.g. --arg n=1000 --arg BLOCK=256
+  --in NAME=FILE.npy        input data for buffer NAME (shape and dtype must match the parameter)
+  --out NAME=FILE.npy       write buffer NAME after the run (only when the run had no finding)
+  --seed S                  seed of the random input data (default 0)
+  --kernel NAME             run only this kernel (.tile: kernel name; .dt: output Func name)
+execution:
+  --threads N               run program instances on N threads (results are identical)
+  --sanitize=none|bounds|all  checks: out-of-bounds; + uninitialized reads and conflicting instances (default all)
+  --keep-going              report every finding instead of stopping at the first
+  --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
+  --backend=interp|cuda     run on the interpreter (default) or on the GPU
+  --check                   (.dt) compare every output with the schedule-free reference:
+                            max rel err = |got - ref| / max(|ref|, 1); tolerance f32 1e-4, f16 1e-2, bf16 5e-2
+debugging:
+  --break-if COND           stop in the REPL when COND holds at the start of an instance, e.g. 'pid0>1'
+                            (positional form: '=0,>1' means pid0 == 0 && pid1 > 1)
+  --print-if COND EXPR[,EXPR...]   print the expressions in every instance where COND holds
+  --at LINE                 (after --print-if) print at the statement on LINE instead of the instance end
+  --break-at FILE:LINE[ if COND]   stop in the REPL before the statement on LINE
+exit status: 0 ok; 1 a finding, runtime fault or failed --check; 2 bad usage or bad input.
+)";
+}
+
+}  // namespace dtsim

@@ -1,0 +1,55 @@
+// Command-line parsing for the `dtsim` subcommands run / debug / emit, and their --help texts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interp/Interp.h"
+#include "repl/Debugger.h"
+
+namespace dtsim {
+
+enum class Backend { Interp, Cuda };
+enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx };
+
+// Everything the flags of `dtsim run|debug|emit` can say. Defaults are what a bare
+// `dtsim run FILE` does.
+struct CliOptions {
+  std::string command;  // "run", "debug" or "emit"
+  std::string file;     // the .tile / .dt program
+  bool help = false;
+
+  std::map<std::string, std::string> args;               // --arg NAME=VALUE
+  std::vector<std::pair<std::string, std::string>> ins;  // --in NAME=FILE.npy (in flag order)
+  std::vector<std::pair<std::string, std::string>> outs; // --out NAME=FILE.npy
+  uint64_t seed = 0;                                     // --seed S: random input data
+  std::string kernel;                                    // --kernel NAME ("" = every kernel)
+
+  InterpOptions interp;            // --threads --sanitize --keep-going --order
+  Backend backend = Backend::Interp;
+  bool check = false;              // --check (.dt only)
+
+  DebugConfig debug;               // --break-if --print-if --at --break-at; `debug` sets stop_at_start
+  bool debugging() const {
+    return debug.stop_at_start || !debug.break_if.empty() || !debug.print_if.empty() || !debug.break_at.empty();
+  }
+
+  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx
+  std::string output;              // emit: -o OUT ("" = stdout)
+};
+
+// Parses the words after the subcommand name. Throws UserError for unknown flags, missing or bad
+// values, a missing or second file (the message ends in "(see 'dtsim <command> --help')").
+CliOptions parse_cli(const std::string& command, const std::vector<std::string>& words);
+
+// The help texts: `dtsim --help` and `dtsim <command> --help`.
+std::string main_help();
+std::string command_help(const std::string& command);
+
+// The version line printed by `dtsim --version`.
+std::string version_line();
+
+}  // namespace dtsim

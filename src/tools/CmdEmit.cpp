@@ -1,0 +1,53 @@
+// `dtsim emit`: prints one stage of the pipeline — the DT syntax tree, the tile IR, NVVM IR or PTX.
+#include <iostream>
+
+#include "ir/Printer.h"
+#include "tools/Commands.h"
+#include "tools/Program.h"
+#ifdef DTSIM_HAVE_CUDA
+#include "cuda_backend/Cuda.h"
+#endif
+
+namespace dtsim {
+
+namespace {
+
+std::string emit_text(const CliOptions& o) {
+  switch (o.emit) {
+    case EmitWhat::Ast: {
+      LoadedProgram p = load_program(o.file, o.kernel);
+      if (!p.is_dt) throw UserError("--ast needs a .dt file (a .tile file is its own IR: use --tile)");
+      return print_dt_ast(*p.dt);
+    }
+    case EmitWhat::Tile: {
+      LoadedProgram p = load_program(o.file, o.kernel);
+      LoadedProgram checked{p.path, p.is_dt, p.dt, clone_module(p.module)};
+      bind_and_verify(checked, o.args);  // report errors rather than print an invalid program
+      return print_module(p.module);
+    }
+    case EmitWhat::Nvvm:
+    case EmitWhat::Ptx: {
+#ifdef DTSIM_HAVE_CUDA
+      LoadedProgram p = load_program(o.file, o.kernel);
+      Bindings b = bind_and_verify(p, o.args);
+      std::string ir = emit_nvvm(p.module, b);
+      return o.emit == EmitWhat::Nvvm ? ir : compile_ptx(ir);
+#else
+      throw UserError("this dtsim was built without the CUDA backend (emit --nvvm/--ptx)");
+#endif
+    }
+    case EmitWhat::None: break;
+  }
+  throw UserError("say what to emit: --tile, --ast, --nvvm or --ptx (see 'dtsim emit --help')");
+}
+
+}  // namespace
+
+int emit_command(const CliOptions& o, std::ostream& out) {
+  std::string text = emit_text(o);
+  if (o.output.empty()) out << text;
+  else write_file_atomic(o.output, text);
+  return 0;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,118 @@
+// `dtsim run` / `dtsim debug`: one run of a program on the interpreter (optionally under the
+// debugger) or on the GPU, then findings, summary, --check and --out files.
+#include <iostream>
+#include <memory>
+
+#include "interp/Npy.h"
+#include "tools/Commands.h"
+#include "tools/Program.h"
+#include "tools/Summary.h"
+#ifdef DTSIM_HAVE_CUDA
+#include "cuda_backend/Cuda.h"
+#endif
+
+namespace dtsim {
+
+namespace {
+
+// Every --out NAME must name a buffer of the program; checked before running.
+void check_output_names(const Module& m, const CliOptions& o) {
+  for (const auto& [name, file] : o.outs)
+    if (!find_buffer_param(m, name))
+      throw UserError("--out " + name + "=" + file + ": the program has no buffer parameter '" + name + "'");
+}
+
+// Runs the module once on fresh buffers. Under the debugger a `run`/`restart` in the REPL starts
+// over with new buffers; `quit` returns false (stop quietly).
+bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, const Buffers& preset,
+              DebugHooks* hooks, Buffers& bufs, RunReport& report) {
+  for (;;) {
+    bufs = make_buffers(p.module, b, o.seed, preset);
+    if (o.backend == Backend::Cuda) {
+#ifdef DTSIM_HAVE_CUDA
+      run_module_cuda(p.module, b, bufs);
+      return true;
+#else
+      throw UserError("this dtsim was built without the CUDA backend (--backend=cuda)");
+#endif
+    }
+    InterpOptions opt = o.interp;
+    opt.hooks = hooks;
+    if (hooks) opt.threads = 1;
+    try {
+      report = run_module(p.module, b, bufs, opt);
+      return true;
+    } catch (const RestartRequest&) {
+      continue;
+    } catch (const QuitRequest&) {
+      return false;
+    }
+  }
+}
+
+void print_findings(const RunReport& r, std::ostream& err) {
+  for (const Finding& f : r.findings) {
+    err << f.message;
+    if (!f.message.empty() && f.message.back() != '\n') err << "\n";
+  }
+  int64_t hidden = r.findings_count - static_cast<int64_t>(r.findings.size());
+  if (hidden > 0) err << "... and " << hidden << " more finding" << (hidden == 1 ? "" : "s") << " not shown\n";
+}
+
+// --check: every output Func of the DT program against the schedule-free reference, evaluated on
+// the same inputs. Returns true when every output is within its dtype's tolerance.
+bool check_against_reference(const LoadedProgram& p, const Bindings& b, const CliOptions& o,
+                             const std::map<std::string, std::vector<double>>& inputs, const Buffers& bufs,
+                             std::ostream& out) {
+  auto ref = eval_dt_reference(*p.dt, b, inputs, o.kernel);
+  bool all = true;
+  for (const auto& [name, values] : ref) {
+    const Buffer* got = bufs.find(name);
+    if (!got) internal_error("dtsim run --check", "the reference has an output '" + name + "' the lowered program lacks");
+    bool pass = false;
+    out << check_line(name, max_rel_err(*got, values), check_tolerance(got->dtype), &pass) << "\n";
+    all = all && pass;
+  }
+  return all;
+}
+
+}  // namespace
+
+int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  LoadedProgram p = load_program(o.file, o.kernel);
+  if (o.check && !p.is_dt) throw UserError("--check needs a .dt file (it compares with the DT reference)");
+  if (o.backend == Backend::Cuda && o.debugging())
+    throw UserError("the debugger runs on the interpreter; drop --backend=cuda");
+  Bindings b = bind_and_verify(p, o.args);
+  check_output_names(p.module, o);
+  check_memory_budget(p.module, b);
+  Buffers preset = read_inputs(p.module, b, o.ins);
+
+  std::unique_ptr<DebugHooks> hooks;
+  if (o.debugging()) hooks = make_debugger(p.module, b, o.debug, out);
+
+  Buffers bufs;
+  RunReport report;
+  if (!run_once(p, b, o, preset, hooks.get(), bufs, report)) return 0;
+
+  std::map<std::string, std::vector<double>> inputs;
+  if (o.check) {
+    // The reference gets the inputs as they were before the run (inout buffers change).
+    Buffers before = make_buffers(p.module, b, o.seed, preset);
+    for (const Buffer& buf : before.list)
+      if (buf.io == BufIO::In || buf.io == BufIO::InOut) inputs[buf.name] = buffer_values(buf);
+  }
+
+  print_findings(report, err);
+  out << outputs_summary(bufs);
+  if (o.backend == Backend::Cuda) out << "backend: cuda (no sanitizer)\n";
+  else out << sanitizer_line(o.interp.sanitize, report) << "\n";
+  out.flush();
+  if (!report.ok()) return 1;
+
+  bool pass = !o.check || check_against_reference(p, b, o, inputs, bufs, out);
+  for (const auto& [name, file] : o.outs) write_npy(file, *bufs.find(name));
+  return pass ? 0 : 1;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,18 @@
+// The dtsim subcommands, each taking parsed options and returning the process exit status
+// (0 ok; 1 a finding, runtime fault or failed check; 2 bad usage or input — thrown as UserError).
+#pragma once
+
+#include <iosfwd>
+
+#include "tools/Args.h"
+
+namespace dtsim {
+
+// `dtsim run` and `dtsim debug`: parse, bind, verify, make buffers, run (interpreter or CUDA, under
+// the debugger when asked), print findings and the summary, optionally --check, write --out files.
+int run_command(const CliOptions& o, std::ostream& out, std::ostream& err);
+
+// `dtsim emit --tile|--ast|--nvvm|--ptx`.
+int emit_command(const CliOptions& o, std::ostream& out);
+
+}  // namespace dtsim

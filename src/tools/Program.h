@@ -1,0 +1,47 @@
+// Loading a `.tile` or `.dt` file into a tile-IR module, and the steps every command shares:
+// parameter binding, verification, input buffers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/DT.h"
+#include "interp/Buffers.h"
+#include "ir/IR.h"
+#include "ir/Verify.h"
+
+namespace dtsim {
+
+struct LoadedProgram {
+  std::string path;
+  bool is_dt = false;
+  std::shared_ptr<DtProgram> dt;  // .dt only: the checked AST (for --ast and --check)
+  Module module;                  // the tile IR (for .dt: lowered), not yet verified
+};
+
+// Reads and parses `path` by its extension (.tile: parse_tile_file; .dt: parse_dt_file + lower_dt).
+// `kernel` ("" = all) keeps one kernel (.tile: by kernel name; .dt: by output Func name).
+// UserError for an unknown extension, an unreadable file, a syntax error or an unknown kernel.
+LoadedProgram load_program(const std::string& path, const std::string& kernel);
+
+// bind_params + verify_module on the program's module (annotated in place).
+Bindings bind_and_verify(LoadedProgram& p, const std::map<std::string, std::string>& overrides);
+
+// Reads every `--in NAME=FILE` and checks it against the pointer parameter NAME of the verified
+// module ("x.npy: error: shape (10,) does not match parameter 'x' *f32[1000]"). The result is the
+// `preset` for make_buffers.
+Buffers read_inputs(const Module& m, const Bindings& b, const std::vector<std::pair<std::string, std::string>>& ins);
+
+// The parameter declaring buffer `name` in any kernel, or nullptr.
+const Param* find_buffer_param(const Module& m, const std::string& name);
+
+// Refuses sizes whose buffers would not fit: UserError when all buffers together need more than
+// half of the machine's physical memory (the interpreter keeps shadow state beside them).
+void check_memory_budget(const Module& m, const Bindings& b);
+
+// Writes `text` to `path` atomically (temporary file + rename). UserError when it cannot.
+void write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace dtsim
