@@ -136,6 +136,8 @@ Scalar dt_promote(const DtExpr& a, const DtExpr& b);
 // True for the built-in reductions rsum/rmax/rmin/rdot.
 bool dt_is_reduction(const std::string& fn);
 int64_t dt_next_pow2(int64_t v);
+// The compiled Func selected by a kernel name: the Func's name or `<name>_kernel`; "" when none.
+std::string dt_kernel_func(const DtProgram& p, const std::string& kernel);
 // The whole program as `.dt` text (declarations with sizes, definitions, schedule calls).
 std::string dt_program_text(const DtProgram& p);
 

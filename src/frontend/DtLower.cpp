@@ -377,7 +377,12 @@ class KernelLowerer {
   }
 
   void store_output() {
+    // shaped by the innermost tensorized output dim, else by block()
     sched_loc_ = out_.sched.block_loc;
+    for (auto& d : out_.dims) {
+      auto it = out_.sched.tensorize.find(d);
+      if (it != out_.sched.tensorize.end()) sched_loc_ = it->second.second;
+    }
     TV v = func_value(out_);
     std::string n = fresh(out_.name + "_tile");
     assign(n, v.e, out_.def_loc);
@@ -713,6 +718,12 @@ class KernelLowerer {
 
 }  // namespace
 
+std::string dt_kernel_func(const DtProgram& p, const std::string& kernel) {
+  for (const std::string& k : p.kernels)
+    if (k == kernel || k + "_kernel" == kernel) return k;
+  return "";
+}
+
 Module lower_dt(const DtProgram& p, const std::string& kernel) {
   Module m;
   m.file = p.file_id >= 0 ? Sources::name(p.file_id) : "<dt>";
@@ -720,9 +731,9 @@ Module lower_dt(const DtProgram& p, const std::string& kernel) {
   if (kernel.empty()) {
     roots = p.kernels;
   } else {
-    if (std::find(p.kernels.begin(), p.kernels.end(), kernel) == p.kernels.end())
-      throw UserError("no kernel '" + kernel + "' in " + m.file + " (kernels: " + join(p.kernels) + ")");
-    roots = {kernel};
+    std::string f = dt_kernel_func(p, kernel);
+    if (f.empty()) throw UserError("no kernel '" + kernel + "' in " + m.file + " (kernels: " + join(p.kernels) + ")");
+    roots = {f};
   }
   std::set<std::string> emitted;
   std::function<void(const std::string&)> emit = [&](const std::string& f) {

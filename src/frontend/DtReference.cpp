@@ -185,8 +185,9 @@ std::map<std::string, std::vector<double>> eval_dt_reference(const DtProgram& p,
                                                              const std::string& kernel) {
   RefEval ev(p, b, inputs);
   std::map<std::string, std::vector<double>> out;
+  std::string want = kernel.empty() ? "" : dt_kernel_func(p, kernel);
   for (const std::string& k : p.kernels)
-    if (kernel.empty() || k == kernel) out[k] = ev.func(k);
+    if (kernel.empty() || k == want) out[k] = ev.func(k);
   if (!kernel.empty() && out.empty()) throw UserError("no kernel '" + kernel + "'");
   return out;
 }

@@ -365,6 +365,7 @@ void apply_call(DtProgram& p, const DtSchedCall& c) {
       it.factor = a.factor;
       it.loc = a.loc;
       if (a.factor < 0 || (a.inner.size() && a.factor < 1)) user_error(a.loc, "a split factor must be at least 1");
+      if (a.factor && p.find(a.inner)) user_error(a.loc, "map(): the split's inner name '" + a.inner + "' is already declared; pick a new name");
       s.map.push_back(it);
     }
     s.map_loc = c.loc;
@@ -408,11 +409,7 @@ void check_map(const DtSymbol& f) {
     if (!blocked) user_error(it.loc, "map(): '" + it.dim + "' is not a blocked dim of " + f.name);
     if (seen.count(it.dim)) user_error(it.loc, "map(): '" + it.dim + "' appears twice");
     seen.insert(it.dim);
-    if (it.factor) {
-      const DtSymbol* clash = nullptr;
-      (void)clash;
-      inners_open.insert(it.inner);
-    }
+    if (it.factor) inners_open.insert(it.inner);
   }
   for (auto& [d, n] : s.block)
     if (!seen.count(d)) user_error(s.map_loc, "map(): blocked dim '" + d + "' is missing (list every blocked dim once)");
