@@ -8,6 +8,19 @@
 
 namespace dtsim {
 
+namespace {
+// The shortest decimal text that reads back as exactly `v`.
+std::string shortest(double v) {
+  for (int prec = 6; prec <= 17; ++prec) {
+    std::ostringstream os;
+    os.precision(prec);
+    os << v;
+    if (std::stod(os.str()) == v) return os.str();
+  }
+  return std::to_string(v);
+}
+}  // namespace
+
 // The whole program as `.dt` text: declarations with sizes, types and defaults, definitions, schedule.
 std::string dt_program_text(const DtProgram& p) {
   std::ostringstream os;
@@ -20,7 +33,7 @@ std::string dt_program_text(const DtProgram& p) {
         break;
       case DtSymKind::SIn:
         if (s.dtype != Scalar::F32) os << ": " << scalar_name(s.dtype);
-        os << " = " << s.value;
+        os << " = " << shortest(s.value);
         break;
       case DtSymKind::Var:
       case DtSymKind::RVar: os << " = " << s.size; break;

@@ -135,3 +135,17 @@ TEST_CASE("print_dt_ast shows every declaration, definition and schedule call wi
   CHECK(a.find("Access A : f32  @2:12") != std::string::npos);
   CHECK(a.find("Schedule o.block(x:4);  @3:1") != std::string::npos);
 }
+
+TEST_CASE("several kernels per file: a compiled Func read by a later-compiled one is lowered first") {
+  auto p = parse_text("multi.dt", "Func g, f, c; In A; Var x = 37; RVar y = 9;\n"
+                                  "f[x, y] = A[x, y] * 2.0 + 1;\n"
+                                  "g[x] = rsum(f[x, y], y);\n"
+                                  "c[x] = 3;\n"
+                                  "g.compile();\nf.block(x:8);\nf.compile();\nc.block(x:16);\nc.compile();\n");
+  Module m = lower_dt(*p);
+  REQUIRE(m.kernels.size() == 3);
+  CHECK(m.kernels[0].name == "f_kernel");
+  CHECK(m.kernels[1].name == "g_kernel");
+  CHECK(m.kernels[1].find_param("f")->io == BufIO::Out);
+  CHECK(run_and_compare(*p, 4, 1e-5).empty());
+}
