@@ -26,8 +26,8 @@ def check(cond, msg, r=None):
         raise Fail(msg)
 
 
-def dtsim(*args, cwd=None):
-    r = subprocess.run([DTSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd or SRC)
+def dtsim(*args, cwd=None, stdin=""):
+    r = subprocess.run([DTSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd or SRC, input=stdin)
     check(r.returncode >= 0 and r.returncode != 3, f"dtsim {' '.join(args)} crashed or hit an internal error", r)
     return r
 
@@ -248,6 +248,29 @@ def case_dt_examples_check():
     for f in dts:
         r = dtsim("run", "examples/" + f, "--check")
         check(r.returncode == 0 and "PASS" in r.stdout and "FAIL" not in r.stdout, f"{f} --check", r)
+
+
+def case_dt_emit_tile_runs_alike():
+    dts = sorted(f for f in os.listdir(os.path.join(SRC, "examples")) if f.endswith(".dt"))
+    for f in dts:
+        lowered = tmp(f[:-3] + "_lowered.tile")
+        r = dtsim("emit", "--tile", "examples/" + f, "-o", lowered)
+        check(r.returncode == 0, f"emit --tile {f}", r)
+        a, b = dtsim("run", "examples/" + f), dtsim("run", lowered)
+        check(a.returncode == 0 and b.returncode == 0, f"{f} and its lowered IR run", b)
+        check(a.stdout == b.stdout, f"{f}: the lowered IR printed by emit --tile runs differently:\n{a.stdout}\n{b.stdout}")
+
+
+def case_debug_restart_and_quit():
+    r = dtsim("debug", "examples/copy.tile", stdin="quit\n")
+    check(r.returncode == 0 and "(dtsim)" in r.stdout and "checksum=" not in r.stdout,
+          "quit at the first stop: exit 0, no summary", r)
+    r = dtsim("debug", "examples/copy.tile", stdin="continue\nrestart\ncontinue\n")
+    check(r.returncode == 0 and r.stdout.count("z: f32[1000] checksum=") == 1, "restart runs again; one summary", r)
+    plain = dtsim("run", "examples/copy.tile")
+    check(summary_line(plain.stdout, "z").group(0) == summary_line(r.stdout, "z").group(0), "same result after restart")
+    r = dtsim("run", "examples/copy.tile", "--break-if", "pid0 >", stdin="")
+    check(r.returncode == 2 and "<break-if>" in r.stderr, "a bad condition is a usage error pointing into it", r)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
