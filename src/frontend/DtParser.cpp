@@ -1,5 +1,7 @@
 // The `.dt` lexer and recursive-descent parser (source text -> DtProgram), and the AST printer.
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cmath>
 #include <sstream>
 
@@ -52,6 +54,7 @@ std::vector<Token> lex(int file) {
       }
       t.kind = Tok::Number;
       t.text = s.substr(i, j - i);
+      if (std::count(t.text.begin(), t.text.end(), '.') > 1) user_error(t.loc, "malformed number '" + t.text + "'");
     } else {
       static const char* two[] = {"<=", ">=", "==", "!="};
       t.kind = Tok::Punct;
@@ -121,7 +124,19 @@ class Parser {
     Token t = next();
     if (t.kind != Tok::Number || t.text.find_first_of(".eE") != std::string::npos)
       user_error(t.loc, "expected " + what + " (an integer), got '" + t.text + "'");
+    return small_int(t);
+  }
+
+  // An integer literal up to 2^31 - 1 (sizes, extents, factors).
+  static int64_t small_int(const Token& t) {
+    if (t.text.size() > 10 || std::stoll(t.text) > 2147483647) user_error(t.loc, "integer " + t.text + " is too large (at most 2147483647)");
     return std::stoll(t.text);
+  }
+  // A finite number literal.
+  static double number(const Token& t) {
+    double d = std::strtod(t.text.c_str(), nullptr);
+    if (!std::isfinite(d)) user_error(t.loc, "number " + t.text + " is out of range");
+    return d;
   }
 
   // decl ::= KIND item (',' item)* ;  item ::= NAME [':' TYPE] ['=' ['-'] NUMBER]
@@ -148,11 +163,11 @@ class Parser {
         bool neg = accept("-");
         Token v = next();
         if (v.kind != Tok::Number) user_error(v.loc, "expected a number, got '" + v.text + "'");
-        double d = std::stod(v.text) * (neg ? -1 : 1);
+        double d = number(v) * (neg ? -1 : 1);
         if (kind == DtSymKind::Var || kind == DtSymKind::RVar) {
           if (v.text.find_first_of(".eE") != std::string::npos || neg || d < 1)
             user_error(v.loc, "a dimension size must be a positive integer, got '" + std::string(neg ? "-" : "") + v.text + "'");
-          s.size = static_cast<int64_t>(d);
+          s.size = small_int(v);
         } else if (kind == DtSymKind::SIn) {
           s.value = d;
         } else {
@@ -297,7 +312,8 @@ class Parser {
     if (t.kind == Tok::Number) {
       e->kind = DtExprKind::Num;
       e->is_int = t.text.find_first_of(".eE") == std::string::npos;
-      e->num = std::stod(t.text);
+      e->num = number(t);
+      if (e->is_int && e->num > 2147483647.0) user_error(t.loc, "integer " + t.text + " is too large (at most 2147483647; write it as a float)");
       return e;
     }
     if (t.kind == Tok::Punct && t.text == "(") {

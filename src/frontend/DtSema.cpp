@@ -378,7 +378,10 @@ void apply_call(DtProgram& p, const DtSchedCall& c) {
     s.fuse_loc = c.loc;
   } else if (c.prim == "num_warps" || c.prim == "num_stages") {
     want_args(1);
-    if (!c.args[0].name.empty() || c.args[0].value < 1) user_error(c.args[0].loc, c.prim + "() takes a positive integer");
+    int64_t v = c.args[0].value;
+    if (!c.args[0].name.empty()) user_error(c.args[0].loc, c.prim + "() takes a number");
+    if (c.prim == "num_warps" && (v < 1 || v > 32 || !is_pow2(v))) user_error(c.args[0].loc, "num_warps must be a power of two in 1..32, got " + std::to_string(v));
+    if (c.prim == "num_stages" && (v < 1 || v > 16)) user_error(c.args[0].loc, "num_stages must be in 1..16, got " + std::to_string(v));
     (c.prim == "num_warps" ? s.num_warps : s.num_stages) = static_cast<int>(c.args[0].value);
   } else if (c.prim == "compile" || c.prim == "compile_to_kernel") {
     want_args(0);
