@@ -227,13 +227,26 @@ Buffer read_npy(const std::string& path, const std::string& name, std::optional<
   if (h.fortran) npy_error(path, "Fortran-order data is not supported; save a C-contiguous array");
   FileType ft = file_type(path, h.descr, want);
 
-  int64_t numel = shape_numel(h.shape);
   size_t data_at = header_at + header_len;
-  size_t need = static_cast<size_t>(numel) * static_cast<size_t>(ft.bytes);
-  if (data.size() - data_at < need)
+  size_t have = data.size() - data_at;
+  // Bytes the shape needs, computed without overflow: once a partial product exceeds the file, the
+  // data is short (unless a later extent is 0).
+  bool empty = false, too_big = false;
+  size_t need = static_cast<size_t>(ft.bytes);
+  for (int64_t d : h.shape) {
+    empty = empty || d == 0;
+    if (d != 0 && need > have / static_cast<size_t>(d)) too_big = true;
+    if (!too_big) need *= static_cast<size_t>(d);
+  }
+  if (empty) need = 0;
+  if (!empty && too_big)
+    npy_error(path, "truncated data: shape " + shape_tuple(h.shape) + " needs more than the " + std::to_string(have) +
+                        " bytes the file has");
+  if (have < need)
     npy_error(path, "truncated data: shape " + shape_tuple(h.shape) + " needs " + std::to_string(need) +
-                        " bytes, the file has " + std::to_string(data.size() - data_at));
-  if (data.size() - data_at > need) npy_error(path, "trailing bytes after the array data");
+                        " bytes, the file has " + std::to_string(have));
+  if (have > need) npy_error(path, "trailing bytes after the array data");
+  int64_t numel = shape_numel(h.shape);
 
   Buffer b;
   b.name = name;

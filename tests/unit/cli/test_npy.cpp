@@ -158,3 +158,12 @@ TEST_CASE("npy: reads version 2.0 and 3.0 headers") {
     CHECK(r.get(1) == -6);
   }
 }
+
+TEST_CASE("npy: a huge shape in a small file is truncated data, not an overflow") {
+  std::string p = temp_path("huge.npy");
+  write_bytes(p, npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776, 1099511627776, 64), }",
+                           std::string(64, 0)));
+  CHECK(error_of(p).find("truncated data") != std::string::npos);
+  write_bytes(p, npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", std::string(16, 0)));
+  CHECK(error_of(p).find("trailing bytes") != std::string::npos);
+}
