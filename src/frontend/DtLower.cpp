@@ -138,6 +138,10 @@ class KernelLowerer {
     const DtSchedule& s = out_.sched;
     std::map<std::string, SourceLoc> reduced;
     for (auto& f : in_kernel_) reduced_in_kernel(p_.sym(f).def, reduced);
+    for (auto& [d, t] : s.tensorize)
+      if (std::find(order_.begin(), order_.end(), d) == order_.end())
+        user_error(t.second, "tensorize(" + d + ":" + std::to_string(t.first) + "): '" + d + "' is not a dim of kernel " + out_.name +
+                                 " (its dims: " + join(order_) + ")");
     for (auto& d : order_) {
       DimPlan pl;
       pl.size = p_.sym(d).size;

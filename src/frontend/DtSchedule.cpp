@@ -98,9 +98,10 @@ class Randomizer {
       reduced(c.def, levels);
       calls.push_back(call(f, "fuse_at", {arg(c.name, 0, false), arg(levels[pick(levels.size())], 0, false)}));
       fused.insert(f);
+      fuse_into_[f] = c.name;
     }
     for (const std::string& f : p_.def_order)
-      if (!fused.count(f)) schedule_kernel(p_.sym(f), calls);
+      if (!fused.count(f)) schedule_kernel(p_.sym(f), kernel_dims(f), calls);
     for (const DtSchedCall& c : p_.calls)
       if (c.prim == "compile" || c.prim == "compile_to_kernel") calls.push_back(c);
     q->calls = calls;
@@ -113,6 +114,34 @@ class Randomizer {
   const DtProgram& p_;
   std::mt19937_64 rng_;
 
+  std::map<std::string, std::string> fuse_into_;  // this draw's fusions
+
+  // Every dim used by the kernel of `f`: its own and those of the Funcs fused into it.
+  std::set<std::string> kernel_dims(const std::string& f) {
+    std::set<std::string> out;
+    for (const std::string& g : p_.def_order) {
+      std::string r = g;
+      while (fuse_into_.count(r)) r = fuse_into_[r];
+      if (r != f) continue;
+      const DtSymbol& s = p_.sym(g);
+      out.insert(s.dims.begin(), s.dims.end());
+      dims_in(s.def, out);
+    }
+    return out;
+  }
+  static void dims_in(const DtExprP& e, std::set<std::string>& out) {
+    if (e->kind == DtExprKind::Access) {
+      for (auto& ix : e->args) out.insert(ix->name);
+      return;
+    }
+    if (e->kind == DtExprKind::Call && (dt_is_reduction(e->name) || e->name == "len")) out.insert(e->args.back()->name);
+    if (e->kind == DtExprKind::Call && (e->name == "len" || e->name == "reshape")) {
+      if (e->name == "reshape") dims_in(e->args[0], out);
+      return;
+    }
+    for (auto& a : e->args) dims_in(a, out);
+  }
+
   bool coin(double pr) { return std::uniform_real_distribution<double>(0, 1)(rng_) < pr; }
   size_t pick(size_t n) { return static_cast<size_t>(std::uniform_int_distribution<size_t>(0, n - 1)(rng_)); }
   int64_t pick_size() {
@@ -120,7 +149,7 @@ class Randomizer {
     return choices[pick(sizeof(choices) / sizeof(choices[0]))];
   }
 
-  void schedule_kernel(const DtSymbol& f, std::vector<DtSchedCall>& calls) {
+  void schedule_kernel(const DtSymbol& f, const std::set<std::string>& kdims, std::vector<DtSchedCall>& calls) {
     std::vector<std::string> red;
     reduced(f.def, red);
     std::vector<DtSchedArg> blocks;
@@ -135,7 +164,7 @@ class Randomizer {
     if (!blocks.empty()) calls.push_back(call(f.name, "block", blocks));
     std::vector<DtSchedArg> tiles;
     for (const DtSymbol& s : p_.syms) {
-      if ((s.kind != DtSymKind::Var && s.kind != DtSymKind::RVar) || !coin(0.7)) continue;
+      if ((s.kind != DtSymKind::Var && s.kind != DtSymKind::RVar) || !kdims.count(s.name) || !coin(0.7)) continue;
       int64_t limit = block_of.count(s.name) ? block_of[s.name] : 32;
       if (coin(0.25)) { tiles.push_back(arg(s.name, 0)); continue; }
       std::vector<int64_t> opts;
