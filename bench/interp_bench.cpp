@@ -97,6 +97,8 @@ double check(const Workload& w, Prepared& p) {
 
 int main(int argc, char** argv) {
   bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  // `--only SUBSTR`: time only the workloads whose name contains SUBSTR (for profiling).
+  std::string only = argc > 2 && std::strcmp(argv[1], "--only") == 0 ? argv[2] : "";
   try {
     if (quick) {
       std::vector<Workload> ws = {{"add", "add.tile", {{"n", "1000"}, {"BLOCK", "64"}}, 0},
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
     std::printf("%-24s %9s %9s %9s %9s %9s %9s %9s\n", "workload", "triton", "1T-san", "1T-nosan", "NT-san", "NT-nosan", "x(1T)", "x(NT)");
     double log1 = 0, logn = 0;
     for (const Workload& w : ws) {
+      if (!only.empty() && w.name.find(only) == std::string::npos) continue;
       Prepared p = prepare(w);
       if (check(w, p) > 1e-4) {
         std::fprintf(stderr, "%s: wrong result\n", w.name.c_str());
