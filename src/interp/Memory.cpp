@@ -183,6 +183,14 @@ Checks checks_for(Ctx& c, int bi) {
   return k;
 }
 
+// Whether p[0..n) are consecutive offsets (p[o] == p[0] + o).
+bool contiguous(const int64_t* p, int64_t n) {
+  int64_t b = p[0];
+  bool ok = true;
+  for (int64_t o = 0; o < n; ++o) ok &= p[o] == b + o;
+  return ok;
+}
+
 Buffer& buffer_of(Ctx& c, const Value& ptr) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (ptr.buffer < 0 || ptr.buffer >= static_cast<int>(bs->list.size())) internal_error("Interp", "pointer without a buffer");
@@ -251,6 +259,25 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
       dst[o] = C::dec(mem[off]);
     };
     int64_t total = numel(out);
+    // Fast path: contiguous in-bounds pointers, mask and other element-aligned (or scalar other),
+    // no per-element sanitizer state to update: a plain masked copy.
+    int64_t base = total ? pp[0] : 0;
+    if (!ck.init && !ck.cm && total > 0 && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1) &&
+        base >= 0 && base + total <= n && contiguous(pp, total)) {
+      const S* src = mem + base;
+      int64_t ostep = po && numel(*oth) == total ? 1 : 0;
+      if (!pm) {
+        for (int64_t o = 0; o < total; ++o) dst[o] = C::dec(src[o]);
+        active = total;
+      } else {
+        for (int64_t o = 0; o < total; ++o) {
+          T z = po ? po[o * ostep] : T(0);
+          dst[o] = pm[o] ? C::dec(src[o]) : z;
+          active += pm[o] != 0;
+        }
+      }
+      return 0;
+    }
     if (!pm && !po && numel(ptr) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0, 0);
     } else {
@@ -320,6 +347,25 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
       mem[off] = C::enc(pv[iv]);
     };
     int64_t total = shape_numel(ps);
+    int64_t base = total ? pp[0] : 0;
+    if (!ck.cm && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n && contiguous(pp, total)) {
+      S* dstm = mem + base;
+      uint8_t* sh = ck.init ? ck.init + base : nullptr;
+      if (!pm) {
+        for (int64_t o = 0; o < total; ++o) dstm[o] = C::enc(pv[o]);
+        if (sh)
+          for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+        active = total;
+      } else {
+        for (int64_t o = 0; o < total; ++o)
+          if (pm[o]) {
+            dstm[o] = C::enc(pv[o]);
+            if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+            ++active;
+          }
+      }
+      return 0;
+    }
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
     } else {
