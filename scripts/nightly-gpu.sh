@@ -33,11 +33,18 @@ else
   step "ctest -L gpu" ctest-gpu.log ctest --test-dir "$BUILD" -L gpu --output-on-failure
 fi
 TRIALS=$(( (1000 + ${#EXAMPLES[@]} - 1) / ${#EXAMPLES[@]} ))
-sweep() {
-  local rc=0
+sweep() {  # examples in parallel (DTSIM_JOBS at a time, default 8); each example's log, then totals
+  local jobs=${DTSIM_JOBS:-8} seed
+  seed=$(date +%Y%m%d)
+  mkdir -p "$LOGS/sweep"
+  printf '%s\n' "${EXAMPLES[@]}" | xargs -P "$jobs" -I{} sh -c \
+    '"$0" difftest "$1" --trials "$2" --seed "$3" > "$4/sweep/$(basename "$1").log" 2>&1; echo $? > "$4/sweep/$(basename "$1").rc"' \
+    "$DTSIM" {} "$TRIALS" "$seed" "$LOGS"
+  local rc=0 f
   for f in "${EXAMPLES[@]}"; do
-    echo "-- $f ($TRIALS cases)"
-    "$DTSIM" difftest "$f" --trials "$TRIALS" --seed "$(date +%Y%m%d)" || rc=1
+    echo "-- $f ($TRIALS cases): exit $(cat "$LOGS/sweep/$(basename "$f").rc")"
+    tail -n 3 "$LOGS/sweep/$(basename "$f").log"
+    [ "$(cat "$LOGS/sweep/$(basename "$f").rc")" = 0 ] || rc=1
   done
   return $rc
 }
