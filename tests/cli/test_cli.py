@@ -273,6 +273,24 @@ def case_debug_restart_and_quit():
     check(r.returncode == 2 and "<break-if>" in r.stderr, "a bad condition is a usage error pointing into it", r)
 
 
+def case_dt_in_out_check():
+    X, Y, K = 20, 24, 10
+    a = [((i * 7) % 13 - 6) / 8.0 for i in range(X * K)]
+    b = [((i * 5) % 11 - 5) / 4.0 for i in range(K * Y)]
+    write_npy(tmp("A.npy"), "<f4", (X, K), a)
+    write_npy(tmp("B.npy"), "<f4", (K, Y), b)
+    r = dtsim("run", "examples/mm.dt", "--arg", f"x_SIZE={X}", "--arg", f"y_SIZE={Y}", "--arg", f"k_SIZE={K}",
+              "--in", "A=" + tmp("A.npy"), "--in", "B=" + tmp("B.npy"), "--out", "mm=" + tmp("mm.npy"), "--check")
+    check(r.returncode == 0 and re.search(r"^mm: max rel err = \S+  PASS \(tol 0.0001\)$", r.stdout, re.M),
+          "mm.dt with --in files passes --check", r)
+    _, shape, c = read_npy(tmp("mm.npy"))
+    check(shape == (X, Y), f"mm shape {shape}")
+    for i in range(X):
+        for j in range(Y):
+            want = sum(a[i * K + k] * b[k * Y + j] for k in range(K))  # exact in f32: small dyadic values
+            check(c[i * Y + j] == want, f"mm[{i}, {j}] = {c[i * Y + j]}, expected {want}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
