@@ -108,7 +108,4 @@ class KernelEmitter {
   void emit_assert(const Stmt& s);
 };
 
-// Promoted operand type of a comparison / arithmetic (IR.h "Type promotion").
-Scalar promote_operands(const ExprP& a, const ExprP& b);
-
 }  // namespace dtsim::nvvm

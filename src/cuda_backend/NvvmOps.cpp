@@ -4,37 +4,6 @@
 
 namespace dtsim::nvvm {
 
-namespace {
-bool weak(const ExprP& e) { return e->kind == ExprKind::Const && e->weak; }
-int rank_of(Scalar s) {
-  switch (s) {
-    case Scalar::I1: return 0;
-    case Scalar::I32: return 1;
-    case Scalar::I64: return 2;
-    case Scalar::F16:
-    case Scalar::BF16: return 3;
-    case Scalar::F32: return 4;
-    case Scalar::F64: return 5;
-  }
-  return 0;
-}
-Scalar promote_strong(Scalar x, Scalar y) {
-  if (x == y) return x;
-  if ((x == Scalar::F16 && y == Scalar::BF16) || (x == Scalar::BF16 && y == Scalar::F16)) return Scalar::F32;
-  return rank_of(x) >= rank_of(y) ? x : y;
-}
-}  // namespace
-
-Scalar promote_operands(const ExprP& a, const ExprP& b) {
-  Scalar x = a->type.elem, y = b->type.elem;
-  if (weak(a) && !weak(b)) {
-    if (a->is_float && is_int(y)) return Scalar::F32;
-    return y == Scalar::I1 ? (a->is_float ? Scalar::F32 : Scalar::I32) : y;
-  }
-  if (weak(b) && !weak(a)) return promote_operands(b, a);
-  return promote_strong(x, y);
-}
-
 std::string KernelEmitter::constant(Scalar s, double f, int64_t i, bool from_float) {
   std::string lit = literal(s, f, i, from_float);
   if (s == Scalar::F16 || s == Scalar::BF16) return round_to(s, lit);
@@ -232,7 +201,7 @@ std::string KernelEmitter::binary(const Expr& e, const std::string& a, const std
   }
   Scalar t;
   if (binop_is_compare(e.bop)) {
-    t = promote_operands(x, y);
+    t = promote_operands(*x, *y);
   } else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) {
     t = Scalar::I1;
   } else {

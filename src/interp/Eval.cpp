@@ -9,35 +9,6 @@ namespace dtsim::exec {
 
 namespace {
 
-bool weak(const Expr& e) { return e.kind == ExprKind::Const && e.weak; }
-
-int rank_of(Scalar s) {
-  switch (s) {
-    case Scalar::I1: return 0;
-    case Scalar::I32: return 1;
-    case Scalar::I64: return 2;
-    case Scalar::F16:
-    case Scalar::BF16: return 3;
-    case Scalar::F32: return 4;
-    case Scalar::F64: return 5;
-  }
-  return 0;
-}
-
-// The common type of two numeric operands (IR.h "Type promotion"); used for comparisons, whose
-// result type (i1) does not say in which type the operands compare.
-Scalar promote(const Expr& a, const Expr& b) {
-  Scalar x = a.type.elem, y = b.type.elem;
-  if (weak(a) && !weak(b)) {
-    if (a.is_float && is_int(y)) return Scalar::F32;
-    return y == Scalar::I1 ? (a.is_float ? Scalar::F32 : Scalar::I32) : y;
-  }
-  if (weak(b) && !weak(a)) return promote(b, a);
-  if (x == y) return x;
-  if (is_half(x) && is_half(y)) return Scalar::F32;
-  return rank_of(x) >= rank_of(y) ? x : y;
-}
-
 // Evaluates `x` converted to element type `to`; literals are built directly in that type.
 const Value& operand(Ctx& c, const Expr& x, Scalar to, Value& tmp, Value& tmp2) {
   if (x.kind == ExprKind::Const) {
@@ -96,7 +67,7 @@ const Value& eval_binary(Ctx& c, const Expr& e, Value& tmp) {
     return tmp;
   }
   Scalar ct = e.type.elem;
-  if (binop_is_compare(e.bop)) ct = promote(A, B);
+  if (binop_is_compare(e.bop)) ct = promote_operands(A, B);
   else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
   const Value& a = operand(c, A, ct, t1, t2);
   const Value& b = operand(c, B, ct, t3, t4);

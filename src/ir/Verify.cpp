@@ -8,6 +8,38 @@ namespace dtsim {
 
 namespace {
 
+int promotion_rank(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return 0;
+    case Scalar::I32: return 1;
+    case Scalar::I64: return 2;
+    case Scalar::F16: return 3;
+    case Scalar::BF16: return 3;
+    case Scalar::F32: return 4;
+    case Scalar::F64: return 5;
+  }
+  return 0;
+}
+
+bool is_weak_literal(const Expr& e) { return e.kind == ExprKind::Const && e.weak; }
+
+}  // namespace
+
+Scalar promote_operands(const Expr& a, const Expr& b) {
+  Scalar x = a.type.elem, y = b.type.elem;
+  bool wa = is_weak_literal(a), wb = is_weak_literal(b);
+  if (wa && !wb) {
+    if (a.is_float && is_int(y)) return Scalar::F32;
+    return y == Scalar::I1 ? (a.is_float ? Scalar::F32 : Scalar::I32) : y;
+  }
+  if (wb && !wa) return promote_operands(b, a);
+  if (x == y) return x;
+  if ((x == Scalar::F16 && y == Scalar::BF16) || (x == Scalar::BF16 && y == Scalar::F16)) return Scalar::F32;
+  return promotion_rank(x) >= promotion_rank(y) ? x : y;
+}
+
+namespace {
+
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
@@ -205,36 +237,7 @@ class Verifier {
 
   static bool is_weak(const ExprP& e) { return e->kind == ExprKind::Const && e->weak; }
 
-  // The promoted element type of two numeric operands (IR.h "Type promotion").
-  Scalar promote(const ExprP& a, const ExprP& b) {
-    Scalar x = a->type.elem, y = b->type.elem;
-    bool wa = is_weak(a), wb = is_weak(b);
-    if (wa && !wb) {
-      if (a->is_float && is_int(y)) return Scalar::F32;
-      return y == Scalar::I1 ? (a->is_float ? Scalar::F32 : Scalar::I32) : y;
-    }
-    if (wb && !wa) return promote(b, a);
-    return promote_strong(x, y);
-  }
-
-  static int rank_of(Scalar s) {
-    switch (s) {
-      case Scalar::I1: return 0;
-      case Scalar::I32: return 1;
-      case Scalar::I64: return 2;
-      case Scalar::F16: return 3;
-      case Scalar::BF16: return 3;
-      case Scalar::F32: return 4;
-      case Scalar::F64: return 5;
-    }
-    return 0;
-  }
-
-  static Scalar promote_strong(Scalar x, Scalar y) {
-    if (x == y) return x;
-    if ((x == Scalar::F16 && y == Scalar::BF16) || (x == Scalar::BF16 && y == Scalar::F16)) return Scalar::F32;
-    return rank_of(x) >= rank_of(y) ? x : y;
-  }
+  Scalar promote(const ExprP& a, const ExprP& b) { return promote_operands(*a, *b); }
 
   Shape bcast(const ExprP& a, const Shape& x, const Shape& y, SourceLoc loc) {
     (void)a;

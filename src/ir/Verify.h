@@ -39,6 +39,11 @@ void verify_kernel(Kernel& k, const Bindings& b);
 void verify_expr(const ExprP& e, const Kernel& k, const Bindings& b,
                  const std::function<int(const std::string&)>& lookup);
 
+// The common element type of two verified numeric operands (IR.h "Type promotion": weak literals,
+// float beats int, wider wins, f16 with bf16 gives f32). Executors use it where a node's own type
+// does not say in which type its operands combine (comparisons).
+Scalar promote_operands(const Expr& a, const Expr& b);
+
 // Numpy broadcasting of two shapes; nullopt when they do not broadcast.
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
