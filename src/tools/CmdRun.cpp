@@ -15,6 +15,14 @@ namespace dtsim {
 
 namespace {
 
+// Whether any kernel of the module has a print() statement (not executed by the CUDA backend).
+bool has_print(const Module& m) {
+  for (const Kernel& k : m.kernels)
+    for (const Stmt* s : k.stmts)
+      if (s->kind == StmtKind::Print) return true;
+  return false;
+}
+
 // Every --out NAME must name a buffer of the program; checked before running.
 void check_output_names(const Module& m, const CliOptions& o) {
   for (const auto& [name, file] : o.outs)
@@ -105,7 +113,10 @@ int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
 
   print_findings(report, err);
   out << outputs_summary(bufs);
-  if (o.backend == Backend::Cuda) out << "backend: cuda (no sanitizer)\n";
+  if (o.backend == Backend::Cuda) {
+    out << "backend: cuda (no sanitizer)\n";
+    if (has_print(p.module)) err << "note: print() statements run only in the interpreter; the GPU run skipped them\n";
+  }
   else out << sanitizer_line(o.interp.sanitize, report) << "\n";
   out.flush();
   if (!report.ok()) return 1;
