@@ -16,13 +16,6 @@ namespace dtsim {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 std::string first_line(const std::string& s) {
   std::string l = s.substr(0, s.find('\n'));
   return trim(l);

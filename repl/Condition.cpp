@@ -13,14 +13,14 @@
 
 namespace dtsim {
 
-namespace {
-
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
   size_t e = s.find_last_not_of(" \t\r\n");
   return s.substr(b, e - b + 1);
 }
+
+namespace {
 
 int pid_axis(const std::string& name) {
   if (name == "pid0" || name == "pid") return 0;

@@ -14,6 +14,9 @@
 
 namespace dtsim {
 
+// `s` without leading and trailing blanks (spaces, tabs, CR, LF).
+std::string trim(const std::string& s);
+
 // Names a debugger expression may use besides the kernel's variables: pid0 pid1 pid2 (program ids)
 // and pid (program id 0, unless the instance has a defined variable named `pid`).
 bool is_pid_name(const std::string& name);
