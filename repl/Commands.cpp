@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 #include "ir/Diag.h"
 #include "ir/Printer.h"
 #include "repl/Session.h"

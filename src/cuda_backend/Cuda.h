@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 #include "ir/IR.h"
 #include "ir/Verify.h"
 

@@ -11,7 +11,7 @@
 
 #include <xtensor/xarray.hpp>
 
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 #include "ir/IR.h"
 #include "ir/Verify.h"
 

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <memory>
 
-#include "interp/Npy.h"
+#include "host/Npy.h"
 #include "tools/Commands.h"
 #include "tools/Program.h"
 #include "tools/Summary.h"

@@ -9,7 +9,7 @@
 #include "tools/Args.h"
 #include "tools/Commands.h"
 #ifdef DTSIM_HAVE_CUDA
-#include "cuda_backend/Difftest.h"
+#include "difftest/Difftest.h"
 #endif
 
 using namespace dtsim;

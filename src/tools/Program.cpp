@@ -8,7 +8,7 @@
 #include <set>
 #include <unistd.h>
 
-#include "interp/Npy.h"
+#include "host/Npy.h"
 #include "ir/TileParser.h"
 
 namespace dtsim {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "frontend/DT.h"
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 #include "ir/IR.h"
 #include "ir/Verify.h"
 

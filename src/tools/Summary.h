@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 #include "interp/Interp.h"
 
 namespace dtsim {

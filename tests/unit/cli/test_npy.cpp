@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "interp/Npy.h"
+#include "host/Npy.h"
 
 using namespace dtsim;
 namespace fs = std::filesystem;

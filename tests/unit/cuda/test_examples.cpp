@@ -7,7 +7,7 @@
 
 #include "cuda_backend/Cuda.h"
 #include "frontend/DT.h"
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 #include "ir/TileParser.h"
 
 using namespace dtsim;

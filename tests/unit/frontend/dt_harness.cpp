@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 #include "interp/Interp.h"
 #include "ir/Verify.h"
 

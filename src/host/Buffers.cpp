@@ -1,6 +1,6 @@
 // Global buffers of a run: f16/bf16 conversions, creation from a module's pointer parameters, and
 // seeded random input data.
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // .npy reading and writing (format versions 1.0-3.0, little-endian, C order) for --in / --out.
-#include "interp/Npy.h"
+#include "host/Npy.h"
 
 #include <cctype>
 #include <cerrno>

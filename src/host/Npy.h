@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "interp/Buffers.h"
+#include "host/Buffers.h"
 
 namespace dtsim {
 

@@ -1,5 +1,5 @@
-// Global memory of a run: named, typed, row-major buffers shared by the interpreter and the CUDA
-// backend (which copies them to the device and back).
+// Global memory of a run: named, typed, row-major host buffers used by both executors (the CUDA
+// backend copies them to the device and back) and by the tools (.npy files, summaries).
 #pragma once
 
 #include <cstdint>

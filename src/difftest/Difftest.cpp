@@ -2,7 +2,7 @@
 // inputs, random (non-divisible) sizes and, for .dt, random legal schedules; compares every output
 // with per-dtype tolerances, shrinks a failing case and prints the command that reproduces it.
 // Without a GPU every case is still lowered, compiled by libNVVM and checked by ptxas.
-#include "cuda_backend/Difftest.h"
+#include "difftest/Difftest.h"
 
 #include <cmath>
 #include <cstring>
