@@ -1,7 +1,8 @@
-// Backend-internal: lowers one verified kernel to an NVVM IR function. Tiles are held in the
-// canonical layout of NvvmValues.h (one SSA value per register slot); mutable variables are allocas
-// (promoted by libNVVM's mem2reg); every shape change that moves data between threads goes through
-// one dynamic shared buffer (@dtsim_smem) with barriers around each use.
+// Backend-internal: lowers one verified kernel to an NVVM IR function. Every tile value is held in a
+// distributed layout (Layout.h: one SSA value per register of the layout); mutable variables are
+// allocas (promoted by libNVVM's mem2reg) in the layout chosen for them by infer_layouts(); values
+// that must move between threads (layout conversions, reductions across warps, dot operands) go
+// through one dynamic shared buffer (@dtsim_smem), reused by every statement, with barriers.
 #pragma once
 
 #include <functional>
@@ -11,14 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "cuda_backend/AxisInfo.h"
+#include "cuda_backend/Layout.h"
 #include "cuda_backend/NvvmEmitter.h"
 #include "cuda_backend/NvvmValues.h"
 
 namespace dtsim::nvvm {
 
-// A lowered value: a scalar (one uniform SSA value) or a tile (one SSA value per slot).
+// A lowered value: a scalar (one uniform SSA value) or a tile (one SSA value per register of `dist`).
 struct TV {
   Type type;
+  Dist dist;
   std::vector<std::string> v;
   const std::string& at(int r) const { return type.is_scalar() ? v[0] : v[static_cast<size_t>(r)]; }
 };
@@ -44,6 +48,8 @@ class KernelEmitter {
   std::vector<std::vector<std::string>> slot_vars_;  // alloca names per variable slot
   std::vector<int> assign_count_;                     // statements assigning each slot
   std::vector<ExprP> single_def_;                     // the one Assign value of a slot, if any
+  std::vector<Dist> var_dist_;                        // layout of each tile variable slot
+  std::map<int, AxisInfo> loop_info_;                 // loop variables: divisibility of lo and step
 
   // ---- text helpers ----
   std::string tmp();
@@ -57,29 +63,45 @@ class KernelEmitter {
   [[noreturn]] void fail(SourceLoc loc, const std::string& msg);
 
   // ---- layout ----
-  std::string tid();
-  std::string flat(const Layout& l, int r);                     // i32 flat index of slot r
-  std::vector<std::string> coords(const Layout& l, int r);      // i32 coordinates of slot r
-  std::string valid(const Layout& l);                           // i1 "this thread holds slot 0"
+  Dist dflt(const Shape& s) const { return blocked(s, k_.num_warps); }
+  std::string lane_id();
+  std::string warp_id();
+  std::string thread_part(const Dist& d, size_t dim);           // i32, the lane/warp bits of coordinate dim
+  std::vector<std::string> coords(const Dist& d, int r);        // i32 coordinates of register r
+  std::string owner(const Dist& d);                             // i1 "first thread holding its elements"
   std::string flat_of(const Shape& s, const std::vector<std::string>& c);
   std::vector<std::string> unflatten(const Shape& s, const std::string& f);
   std::vector<std::string> bcast_coords(const Shape& from, const std::vector<std::string>& c, const Shape& to);
   std::string smem_ptr(const Type& t, int64_t byte_offset, const std::string& index);
+  std::string smem_index(const std::string& flat);              // padded index: flat + flat/32
   void barrier();
-  TV exchange(const TV& src, const Shape& dst, const std::function<std::string(const std::vector<std::string>&)>& src_flat);
+  void guarded(const std::string& cond, const std::function<void()>& body);
+  void smem_store_all(const TV& v, int64_t byte_offset);        // every element at its padded flat index
+  TV convert(const TV& v, const Dist& want);
+  Dist natural(const ExprP& e);                                 // the layout e is best produced in
+  void infer_layouts();
+  AxisInfo axis_info(const ExprP& e);
 
   // ---- expressions ----
   bool recomputable(const ExprP& e);
   bool stable_scalar(int slot) const;
-  TV eval(const ExprP& e);
-  TV fit(const ExprP& e, const Shape& dst);
-  // Like fit(), but a recomputable tile is evaluated slot by slot when asked (keeps few live registers).
-  std::function<std::string(int)> lazy_fit(const ExprP& e, const Shape& dst);
+  // e's value in layout d (d's shape is e's shape; scalars ignore d).
+  TV eval(const ExprP& e, const Dist& d);
+  TV eval(const ExprP& e) { return eval(e, natural(e)); }
+  // e broadcast to a consumer laid out as d (d's shape is the consumer's).
+  TV fit(const ExprP& e, const Dist& d);
+  // Like fit(), but a recomputable tile is evaluated register by register when asked (few live values).
+  std::function<std::string(int)> lazy_fit(const ExprP& e, const Dist& d);
   std::string at(const ExprP& e, const std::vector<std::string>& c);
   std::string eval_scalar(const ExprP& e);
-  TV eval_load(const ExprP& e);
+  TV eval_load(const ExprP& e, const Dist& d);
   TV eval_dot(const ExprP& e);
   TV eval_reduce(const ExprP& e);
+  std::string combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
+                      const std::string& ib, std::string* idx);
+  std::string shuffle_xor(Scalar vt, const std::string& v, int mask);
+  // Vector width for global accesses through pointer tile `ptr` laid out as d (1: scalar accesses).
+  int vector_width(const Dist& d, const ExprP& ptr, const ExprP& mask, const ExprP& other);
   std::pair<std::string, std::string> swizzle(const ExprP& e);
 
   // ---- elementwise ops (NvvmOps.cpp); values in register types ----
@@ -94,6 +116,10 @@ class KernelEmitter {
   std::string to_bool(Scalar t, const std::string& v);
   std::string load_mem(Scalar s, const std::string& ptr);
   void store_mem(Scalar s, const std::string& ptr, const std::string& v);
+  std::string from_mem(Scalar s, const std::string& x);  // memory bits -> register value
+  std::string to_mem(Scalar s, const std::string& v);    // register value -> memory bits
+  std::vector<std::string> load_vec(Scalar s, const std::string& ptr, int w);
+  void store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v);
   std::string constant(Scalar s, double f, int64_t i, bool from_float);
   std::string trap_if(const std::string& cond);
 

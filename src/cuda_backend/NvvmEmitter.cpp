@@ -42,57 +42,112 @@ std::string KernelEmitter::trap_if(const std::string& cond) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Layout: per-slot coordinates live in the entry block (they depend only on the thread id).
+// Layout: the thread-dependent part of every coordinate lives in the entry block.
 // ---------------------------------------------------------------------------------------------
-std::string KernelEmitter::tid() { return "%tid"; }
-
-std::string KernelEmitter::flat(const Layout& l, int r) {
-  std::string key = "f" + std::to_string(r);
-  auto it = coord_cache_.find(key);
+std::string KernelEmitter::lane_id() {
+  auto it = coord_cache_.find("lane");
   if (it != coord_cache_.end()) return it->second;
-  std::string n = r == 0 ? tid() : "%flat" + std::to_string(r);
-  if (r != 0) prelude_ << "  " << n << " = add i32 %tid, " << int64_t(r) * l.threads << "\n";
-  return coord_cache_[key] = n;
+  prelude_ << "  %lane = and i32 %tid, 31\n";
+  return coord_cache_["lane"] = "%lane";
 }
 
-std::vector<std::string> KernelEmitter::coords(const Layout& l, int r) {
+std::string KernelEmitter::warp_id() {
+  auto it = coord_cache_.find("warp");
+  if (it != coord_cache_.end()) return it->second;
+  prelude_ << "  %warp = lshr i32 %tid, 5\n";
+  return coord_cache_["warp"] = "%warp";
+}
+
+namespace {
+std::string pre_name(std::map<std::string, std::string>& cache) { return "%L" + std::to_string(cache.size()); }
+}  // namespace
+
+std::string KernelEmitter::thread_part(const Dist& d, size_t dim) {
+  std::string key = "tp";
+  for (auto& c : d.lane) key += "," + std::to_string(c[dim]);
+  key += "|";
+  for (auto& c : d.warp) key += "," + std::to_string(c[dim]);
+  auto it = coord_cache_.find(key);
+  if (it != coord_cache_.end()) return it->second;
+  std::string acc = "0";
+  auto pre = [&](const std::string& rhs) {
+    std::string n = pre_name(coord_cache_) + "." + std::to_string(tmp_++);
+    prelude_ << "  " << n << " = " << rhs << "\n";
+    return n;
+  };
+  // Runs of consecutive source bits that map to consecutive coordinate bits are one shift-and-mask.
+  auto add_bits = [&](const std::string& src, const std::vector<Coord>& bases) {
+    size_t i = 0;
+    while (i < bases.size()) {
+      if (bases[i][dim] == 0) {
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < bases.size() && bases[j][dim] == bases[j - 1][dim] * 2) ++j;
+      std::string x = i ? pre("lshr i32 " + src + ", " + std::to_string(i)) : src;
+      x = pre("and i32 " + x + ", " + std::to_string((int64_t(1) << (j - i)) - 1));
+      int to = log2_exact(bases[i][dim]);
+      if (to) x = pre("shl i32 " + x + ", " + std::to_string(to));
+      acc = acc == "0" ? x : pre("or i32 " + acc + ", " + x);
+      i = j;
+    }
+  };
+  add_bits(lane_id(), d.lane);
+  add_bits(warp_id(), d.warp);
+  return coord_cache_[key] = acc;
+}
+
+std::vector<std::string> KernelEmitter::coords(const Dist& d, int r) {
   std::vector<std::string> c;
-  int shift = 0;
-  std::vector<int> shifts(l.shape.size());
-  for (int d = static_cast<int>(l.shape.size()) - 1; d >= 0; --d) {
-    shifts[static_cast<size_t>(d)] = shift;
-    shift += log2_exact(l.shape[static_cast<size_t>(d)]);
-  }
-  for (size_t d = 0; d < l.shape.size(); ++d) {
-    if (l.shape[d] == 1) {
+  Coord rc = d.reg_coord(r);
+  for (size_t i = 0; i < d.shape.size(); ++i) {
+    if (d.shape[i] == 1) {
       c.push_back("0");
       continue;
     }
-    std::string key = "c" + shape_str(l.shape) + "/" + std::to_string(r) + "/" + std::to_string(d);
-    auto it = coord_cache_.find(key);
-    if (it != coord_cache_.end()) {
+    std::string tp = thread_part(d, i);
+    if (rc[i] == 0) {
+      c.push_back(tp);
+    } else if (tp == "0") {
+      c.push_back(std::to_string(rc[i]));
+    } else {
+      std::string key = tp + "|" + std::to_string(rc[i]);
+      auto it = coord_cache_.find(key);
+      if (it == coord_cache_.end()) {
+        std::string n = "%L" + std::to_string(coord_cache_.size()) + "." + std::to_string(tmp_++);
+        prelude_ << "  " << n << " = or i32 " << tp << ", " << rc[i] << "\n";
+        it = coord_cache_.emplace(key, n).first;
+      }
       c.push_back(it->second);
-      continue;
     }
-    std::string f = flat(l, r);
-    std::string n = "%c" + std::to_string(coord_cache_.size());
-    std::string s = n + ".s";
-    prelude_ << "  " << s << " = lshr i32 " << f << ", " << shifts[d] << "\n";
-    prelude_ << "  " << n << " = and i32 " << s << ", " << (l.shape[d] - 1) << "\n";
-    coord_cache_[key] = n;
-    c.push_back(n);
   }
   return c;
 }
 
-std::string KernelEmitter::valid(const Layout& l) {
-  if (l.full) return "true";
-  std::string key = "v" + std::to_string(l.numel);
+std::string KernelEmitter::owner(const Dist& d) {
+  uint32_t lm = d.replicated_lane_mask(), wm = d.replicated_warp_mask();
+  if (lm == 0 && wm == 0) return "true";
+  std::string key = "own" + std::to_string(lm) + "/" + std::to_string(wm);
   auto it = coord_cache_.find(key);
   if (it != coord_cache_.end()) return it->second;
-  std::string n = "%valid" + std::to_string(l.numel);
-  prelude_ << "  " << n << " = icmp ult i32 %tid, " << l.numel << "\n";
-  return coord_cache_[key] = n;
+  std::string n = "%own" + std::to_string(tmp_++);
+  std::string l = lm ? lane_id() : "", w = wm ? warp_id() : "";
+  std::string cond;
+  if (lm) {
+    prelude_ << "  " << n << ".l = and i32 " << l << ", " << lm << "\n  " << n << ".lz = icmp eq i32 " << n << ".l, 0\n";
+    cond = n + ".lz";
+  }
+  if (wm) {
+    prelude_ << "  " << n << ".w = and i32 " << w << ", " << wm << "\n  " << n << ".wz = icmp eq i32 " << n << ".w, 0\n";
+    if (cond.empty()) {
+      cond = n + ".wz";
+    } else {
+      prelude_ << "  " << n << " = and i1 " << cond << ", " << n << ".wz\n";
+      cond = n;
+    }
+  }
+  return coord_cache_[key] = cond;
 }
 
 std::string KernelEmitter::flat_of(const Shape& s, const std::vector<std::string>& c) {
@@ -141,15 +196,32 @@ std::string KernelEmitter::smem_ptr(const Type& t, int64_t byte_offset, const st
   return op("getelementptr inbounds " + st + ", " + st + " addrspace(3)* " + typed + ", i32 " + index);
 }
 
+// One padding element every 32: a warp reading a column of a row-major tile hits 32 banks.
+std::string KernelEmitter::smem_index(const std::string& flat) {
+  if (flat == "0") return flat;
+  return op("add i32 " + flat + ", " + op("lshr i32 " + flat + ", 5"));
+}
+
 void KernelEmitter::barrier() {
   declare("declare void @llvm.nvvm.barrier0()");
   line("call void @llvm.nvvm.barrier0()");
 }
 
+void KernelEmitter::guarded(const std::string& cond, const std::function<void()>& body) {
+  if (cond == "true") {
+    body();
+    return;
+  }
+  std::string in = label("g"), join = label("gj");
+  line("br i1 " + cond + ", label %" + in + ", label %" + join);
+  start_block(in);
+  body();
+  br(join);
+  start_block(join);
+}
+
 namespace {
-std::string to_smem_value(KernelEmitter* self, const Type& t, const std::string& v,
-                          const std::function<std::string(const std::string&)>& op) {
-  (void)self;
+std::string to_smem_value(const Type& t, const std::string& v, const std::function<std::string(const std::string&)>& op) {
   if (t.ptr) return op("ptrtoint " + reg_type(t) + " " + v + " to i64");
   if (t.elem == Scalar::I1) return op("zext i1 " + v + " to i8");
   return v;
@@ -159,43 +231,90 @@ std::string from_smem_value(const Type& t, const std::string& v, const std::func
   if (t.elem == Scalar::I1) return op("icmp ne i8 " + v + ", 0");
   return v;
 }
+int64_t padded(int64_t n) { return n + n / 32 + 1; }
+// Register r with the bits of zero register bases cleared: the first register holding r's element.
+int first_copy(const Dist& d, int r) {
+  for (size_t i = 0; i < d.reg.size(); ++i)
+    if (std::all_of(d.reg[i].begin(), d.reg[i].end(), [](int64_t v) { return v == 0; })) r &= ~(1 << i);
+  return r;
+}
 }  // namespace
 
-// Moves a tile between threads: every thread writes its slots at their flat index, then reads, for
-// each slot of the destination layout, the element `src_flat(destination coordinates)`.
-TV KernelEmitter::exchange(const TV& src, const Shape& dst,
-                           const std::function<std::string(const std::vector<std::string>&)>& src_flat) {
+void KernelEmitter::smem_store_all(const TV& v, int64_t byte_offset) {
   auto opf = [this](const std::string& r) { return op(r); };
-  Layout ls(src.type.shape, threads_), ld(dst, threads_);
-  int64_t bytes = ls.numel * smem_bytes(src.type);
-  info.smem_bytes = std::max(info.smem_bytes, bytes);
-  std::string st = smem_type(src.type);
+  std::string st = smem_type(v.type);
+  guarded(owner(v.dist), [&] {
+    for (int r = 0; r < v.dist.nregs(); ++r) {
+      if (first_copy(v.dist, r) != r) continue;
+      std::string p = smem_ptr(v.type, byte_offset, smem_index(flat_of(v.dist.shape, coords(v.dist, r))));
+      line("store " + st + " " + to_smem_value(v.type, v.at(r), opf) + ", " + st + " addrspace(3)* " + p);
+    }
+  });
+}
+
+// A value in another layout: register renaming when every thread already holds what it needs,
+// otherwise through shared memory (every holder stores at the padded flat index, then every thread
+// reads what the new layout gives it).
+TV KernelEmitter::convert(const TV& v, const Dist& want) {
+  if (v.type.is_scalar() || v.dist == want) return TV{v.type, want, v.v};
+  if (auto m = rename(v.dist, want)) {
+    TV out{v.type, want, {}};
+    for (int r : *m) out.v.push_back(v.at(r));
+    return out;
+  }
+  auto opf = [this](const std::string& r) { return op(r); };
+  info.smem_bytes = std::max(info.smem_bytes, padded(v.type.numel()) * smem_bytes(v.type));
+  ++info.conversions;
   barrier();
-  std::string ok = valid(ls);
-  std::string after;
-  if (ok != "true") {
-    std::string w = label("xw");
-    after = label("xj");
-    line("br i1 " + ok + ", label %" + w + ", label %" + after);
-    start_block(w);
-  }
-  for (int r = 0; r < ls.slots; ++r) {
-    std::string p = smem_ptr(src.type, 0, flat(ls, r));
-    line("store " + st + " " + to_smem_value(this, src.type, src.at(r), opf) + ", " + st + " addrspace(3)* " + p);
-  }
-  if (!after.empty()) {
-    br(after);
-    start_block(after);
-  }
+  smem_store_all(v, 0);
   barrier();
-  TV out{src.type.with_shape(dst), {}};
-  for (int r = 0; r < ld.slots; ++r) {
-    std::string f = src_flat(coords(ld, r));
-    std::string p = smem_ptr(src.type, 0, f);
-    std::string v = op("load " + st + ", " + st + " addrspace(3)* " + p);
-    out.v.push_back(from_smem_value(src.type, v, opf));
+  std::string st = smem_type(v.type);
+  TV out{v.type, want, {}};
+  for (int r = 0; r < want.nregs(); ++r) {
+    int f = first_copy(want, r);
+    if (f != r) {
+      out.v.push_back(out.v[static_cast<size_t>(f)]);
+      continue;
+    }
+    std::string p = smem_ptr(v.type, 0, smem_index(flat_of(want.shape, coords(want, r))));
+    out.v.push_back(from_smem_value(v.type, op("load " + st + ", " + st + " addrspace(3)* " + p), opf));
   }
   return out;
+}
+
+// The layout a value is best produced in: reductions give slices of their operand's layout,
+// elementwise ops keep a slice operand's layout, variables keep theirs, everything else is blocked.
+Dist KernelEmitter::natural(const ExprP& e) {
+  const Type& t = e->type;
+  if (t.is_scalar()) return dflt({});
+  Dist d = dflt(t.shape);
+  switch (e->kind) {
+    case ExprKind::Reduce: return slice(dflt(e->args[0]->type.shape), static_cast<int>(e->ints[0]));
+    case ExprKind::Var: return e->slot >= 0 && !var_dist_.empty() ? var_dist_[static_cast<size_t>(e->slot)] : d;
+    case ExprKind::Unary:
+    case ExprKind::Cast:
+    case ExprKind::Binary:
+    case ExprKind::Where:
+      for (auto& a : e->args) {
+        if (!a || a->type.shape != t.shape || recomputable(a)) continue;
+        Dist n = natural(a);
+        if (!(n == d)) return n;
+      }
+      return d;
+    case ExprKind::Const:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange:
+    case ExprKind::Full:
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Swizzle2d: return d;
+  }
+  return d;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,118 +403,162 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
 }
 
-// `e` laid out as a tile of shape `dst` it broadcasts to (scalars stay scalars).
-TV KernelEmitter::fit(const ExprP& e, const Shape& dst) {
-  if (e->type.is_scalar() || e->type.shape == dst) return eval(e);
-  Layout ld(dst, threads_);
-  TV out{e->type.with_shape(dst), {}};
-  if (recomputable(e)) {
-    for (int r = 0; r < ld.slots; ++r) out.v.push_back(at(e, bcast_coords(dst, coords(ld, r), e->type.shape)));
-    return out;
-  }
-  TV x = eval(e);
-  Shape src = e->type.shape;
-  return exchange(x, dst, [&](const std::vector<std::string>& c) { return flat_of(src, bcast_coords(dst, c, src)); });
+// `e` broadcast to a consumer laid out as `d` (scalars stay scalars).
+TV KernelEmitter::fit(const ExprP& e, const Dist& d) {
+  if (e->type.is_scalar()) return eval(e, dflt({}));
+  if (e->type.shape == d.shape) return eval(e, d);
+  TV x = eval(e, need_broadcast(d, e->type.shape));
+  return TV{e->type.with_shape(d.shape), d, x.v};
 }
 
-std::function<std::string(int)> KernelEmitter::lazy_fit(const ExprP& e, const Shape& dst) {
+std::function<std::string(int)> KernelEmitter::lazy_fit(const ExprP& e, const Dist& d) {
   if (e->type.is_tile() && recomputable(e)) {
-    Layout ld(dst, threads_);
-    return [this, e, ld, dst](int r) { return at(e, bcast_coords(dst, coords(ld, r), e->type.shape)); };
+    return [this, e, d](int r) { return at(e, bcast_coords(d.shape, coords(d, r), e->type.shape)); };
   }
-  TV v = fit(e, dst);
+  TV v = fit(e, d);
   return [v](int r) { return v.at(r); };
 }
 
-TV KernelEmitter::eval(const ExprP& e) {
+TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
   const Type& t = e->type;
-  Layout l(t.shape, threads_);
-  auto per_slot = [&](const std::function<std::string(int)>& f) {
-    TV out{t, {}};
-    for (int r = 0; r < (t.is_scalar() ? 1 : l.slots); ++r) out.v.push_back(f(r));
+  Dist d = t.is_scalar() ? dflt({}) : din;
+  auto per_reg = [&](const std::function<std::string(int)>& f) {
+    TV out{t, d, {}};
+    int n = t.is_scalar() ? 1 : d.nregs();
+    for (int r = 0; r < n; ++r) {
+      int c = first_copy(d, r);
+      out.v.push_back(c != r ? out.v[static_cast<size_t>(c)] : f(r));
+    }
     return out;
   };
-  if (t.is_tile() && e->kind != ExprKind::Var && recomputable(e))
-    return per_slot([&](int r) { return at(e, coords(l, r)); });
+  if (t.is_tile() && e->kind != ExprKind::Var && recomputable(e)) return per_reg([&](int r) { return at(e, coords(d, r)); });
   switch (e->kind) {
-    case ExprKind::Const: return TV{t, {constant(t.elem, e->fval, e->ival, e->is_float)}};
+    case ExprKind::Const: return TV{t, d, {constant(t.elem, e->fval, e->ival, e->is_float)}};
     case ExprKind::Var: {
       const auto& vars = slot_vars_[static_cast<size_t>(e->slot)];
       std::string ty = reg_type(t);
-      return per_slot([&](int r) { return op("load " + ty + ", " + ty + "* " + vars[static_cast<size_t>(r)]); });
+      if (t.is_scalar()) return TV{t, d, {op("load " + ty + ", " + ty + "* " + vars[0])}};
+      const Dist& vd = var_dist_[static_cast<size_t>(e->slot)];
+      if (auto m = rename(vd, d)) {  // load only the registers the layout asks for
+        TV out{t, d, {}};
+        std::map<int, std::string> loaded;
+        for (int r : *m) {
+          auto it = loaded.find(r);
+          if (it == loaded.end()) it = loaded.emplace(r, op("load " + ty + ", " + ty + "* " + vars[static_cast<size_t>(r)])).first;
+          out.v.push_back(it->second);
+        }
+        return out;
+      }
+      TV v{t, vd, {}};
+      for (auto& a : vars) v.v.push_back(op("load " + ty + ", " + ty + "* " + a));
+      return convert(v, d);
     }
     case ExprKind::ProgramId:
     case ExprKind::NumPrograms: {
       static const char* ax[] = {"x", "y", "z"};
       std::string fn = std::string("llvm.nvvm.read.ptx.sreg.") + (e->kind == ExprKind::ProgramId ? "ctaid." : "nctaid.") + ax[e->axis];
-      return TV{t, {call("i32", fn, "", "")}};
+      return TV{t, d, {call("i32", fn, "", "")}};
     }
-    case ExprKind::Arange:
-    case ExprKind::Full: return per_slot([&](int r) { return at(e, coords(l, r)); });
+    case ExprKind::Arange: return per_reg([&](int r) { return at(e, coords(d, r)); });
+    case ExprKind::Full: {
+      std::string v = cast(e->args.back()->type.elem, e->dtype, eval_scalar(e->args.back()));
+      return per_reg([&](int) { return v; });
+    }
     case ExprKind::Unary: {
-      TV x = eval(e->args[0]);
-      return per_slot([&](int r) { return unary(*e, x.at(r)); });
+      TV x = eval(e->args[0], d);
+      return per_reg([&](int r) { return unary(*e, x.at(r)); });
     }
     case ExprKind::Binary: {
-      TV a = fit(e->args[0], t.shape), b = fit(e->args[1], t.shape);
-      return per_slot([&](int r) { return binary(*e, a.at(r), b.at(r)); });
+      TV a = fit(e->args[0], d), b = fit(e->args[1], d);
+      return per_reg([&](int r) { return binary(*e, a.at(r), b.at(r)); });
     }
     case ExprKind::Where: {
-      TV c = fit(e->args[0], t.shape), a = fit(e->args[1], t.shape), b = fit(e->args[2], t.shape);
-      return per_slot([&](int r) { return where(*e, c.at(r), a.at(r), b.at(r)); });
+      TV c = fit(e->args[0], d), a = fit(e->args[1], d), b = fit(e->args[2], d);
+      return per_reg([&](int r) { return where(*e, c.at(r), a.at(r), b.at(r)); });
     }
     case ExprKind::Cast: {
-      TV x = eval(e->args[0]);
-      return per_slot([&](int r) { return cast(e->args[0]->type.elem, e->dtype, x.at(r)); });
+      TV x = eval(e->args[0], d);
+      return per_reg([&](int r) { return cast(e->args[0]->type.elem, e->dtype, x.at(r)); });
     }
-    case ExprKind::ExpandDims:
-    case ExprKind::Reshape: {  // the row-major flat order, hence the layout, is unchanged
-      TV x = eval(e->args[0]);
-      return per_slot([&](int r) { return x.at(r); });
-    }
-    case ExprKind::Trans: {
-      TV x = eval(e->args[0]);
-      Shape xs = e->args[0]->type.shape;
-      return exchange(x, t.shape, [&](const std::vector<std::string>& c) { return flat_of(xs, {c[1], c[0]}); });
-    }
-    case ExprKind::Broadcast: return fit(e->args[0], t.shape);
-    case ExprKind::Load: return eval_load(e);
-    case ExprKind::Dot: return eval_dot(e);
-    case ExprKind::Reduce: return eval_reduce(e);
+    // Shape changes read the operand in the layout they imply: no data moves unless the operand's
+    // own layout differs from that.
+    case ExprKind::ExpandDims: return TV{t, d, eval(e->args[0], need_expand_dims(d, static_cast<int>(e->ints[0]))).v};
+    case ExprKind::Reshape: return TV{t, d, eval(e->args[0], need_reshape(d, e->args[0]->type.shape)).v};
+    case ExprKind::Trans: return TV{t, d, eval(e->args[0], need_trans(d)).v};
+    case ExprKind::Broadcast: return fit(e->args[0], d);
+    case ExprKind::Load: return eval_load(e, d);
+    case ExprKind::Dot: return convert(eval_dot(e), d);
+    case ExprKind::Reduce: return convert(eval_reduce(e), d);
     case ExprKind::Swizzle2d: break;
   }
   internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");
 }
 
-// Masked gather: lanes whose mask is false (or that hold no element) never touch memory.
-TV KernelEmitter::eval_load(const ExprP& e) {
+// Global accesses through `ptr` laid out as d come in vectors of the returned width when d gives a
+// thread that many consecutive elements of the last dimension, the pointers are consecutive and
+// aligned to the vector's size, and the mask is uniform over each vector.
+int KernelEmitter::vector_width(const Dist& d, const ExprP& ptr, const ExprP& mask, const ExprP& /*other*/) {
+  if (d.shape.empty() || ptr->type.is_scalar() || ptr->type.shape.back() != d.shape.back()) return 1;
+  size_t last = d.shape.size() - 1;
+  int run = 1;
+  for (size_t i = 0; i < d.reg.size(); ++i) {
+    Coord u(d.shape.size(), 0);
+    u[last] = run;
+    if (d.reg[i] != u) break;
+    run *= 2;
+  }
+  if (run == 1) return 1;
+  int bytes = scalar_bytes(ptr->type.elem);
+  AxisInfo pa = axis_info(ptr);
+  int64_t w = std::min<int64_t>({run, pa.contig, std::max(1, 16 / bytes)});
+  while (w > 1 && pa.div % (w * bytes) != 0) w /= 2;
+  if (mask && mask->type.is_tile()) {
+    int64_t c = mask->type.shape.back() == 1 ? AxisInfo::kMax : axis_info(mask).cst;
+    w = std::min(w, c);
+  }
+  return static_cast<int>(std::max<int64_t>(1, w));
+}
+
+// Masked gather: lanes whose mask is false never touch memory and take `other`.
+TV KernelEmitter::eval_load(const ExprP& e, const Dist& d) {
   const Type& t = e->type;
-  Layout l(t.shape, threads_);
-  auto p = lazy_fit(e->args[0], t.shape);
+  auto p = lazy_fit(e->args[0], d);
   std::function<std::string(int)> m, o;
-  if (e->args[1]) m = lazy_fit(e->args[1], t.shape);
-  if (e->args[2]) o = lazy_fit(e->args[2], t.shape);
+  if (e->args[1]) m = lazy_fit(e->args[1], d);
+  if (e->args[2]) o = lazy_fit(e->args[2], d);
   std::string ty = reg_type(t.elem);
-  TV out{t, {}};
-  int n = t.is_scalar() ? 1 : l.slots;
-  for (int r = 0; r < n; ++r) {
-    std::string cond = e->args[1] ? m(r) : "true";
-    std::string v = t.is_scalar() ? "true" : valid(l);
-    if (v != "true") cond = cond == "true" ? v : op("and i1 " + cond + ", " + v);
-    if (cond == "true") {
-      out.v.push_back(load_mem(t.elem, p(r)));
+  TV out{t, t.is_scalar() ? dflt({}) : d, {}};
+  int n = t.is_scalar() ? 1 : d.nregs();
+  int w = t.is_scalar() ? 1 : vector_width(d, e->args[0], e->args[1], e->args[2]);
+  if (w > 1) ++info.vector_accesses;
+  out.v.resize(static_cast<size_t>(n));
+  for (int r0 = 0; r0 < n; r0 += w) {
+    int c = first_copy(d, r0);
+    if (c != r0) {
+      for (int j = 0; j < w; ++j) out.v[static_cast<size_t>(r0 + j)] = out.v[static_cast<size_t>(c + j)];
       continue;
     }
-    std::string other = e->args[2] ? cast(e->args[2]->type.elem, t.elem, o(r)) : literal(t.elem, 0, 0, false);
-    std::string ptr = p(r);
+    std::string cond = e->args[1] ? m(r0) : "true";
+    std::string ptr = p(r0);
+    auto load = [&] { return w == 1 ? std::vector<std::string>{load_mem(t.elem, ptr)} : load_vec(t.elem, ptr, w); };
+    if (cond == "true") {
+      auto v = load();
+      for (int j = 0; j < w; ++j) out.v[static_cast<size_t>(r0 + j)] = v[static_cast<size_t>(j)];
+      continue;
+    }
+    std::vector<std::string> other;
+    for (int j = 0; j < w; ++j)
+      other.push_back(e->args[2] ? cast(e->args[2]->type.elem, t.elem, o(r0 + j)) : literal(t.elem, 0, 0, false));
     std::string pre = cur_block_, ld = label("ld"), join = label("ldj");
     line("br i1 " + cond + ", label %" + ld + ", label %" + join);
     start_block(ld);
-    std::string x = load_mem(t.elem, ptr);
+    auto x = load();
     std::string ld_end = cur_block_;
     br(join);
     start_block(join);
-    out.v.push_back(op("phi " + ty + " [ " + x + ", %" + ld_end + " ], [ " + other + ", %" + pre + " ]"));
+    for (int j = 0; j < w; ++j)
+      out.v[static_cast<size_t>(r0 + j)] =
+          op("phi " + ty + " [ " + x[static_cast<size_t>(j)] + ", %" + ld_end + " ], [ " + other[static_cast<size_t>(j)] + ", %" + pre + " ]");
   }
   return out;
 }
@@ -413,32 +576,17 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   TV a = eval(ea), b = eval(eb);
   Scalar rt = e->type.elem;
   std::string ty = reg_type(rt), st = smem_type(ea->type);
-  int64_t off_b = align16(M * K * smem_bytes(ea->type));
-  info.smem_bytes = std::max(info.smem_bytes, off_b + K * N * smem_bytes(eb->type));
-  Layout la(ea->type.shape, threads_), lb(eb->type.shape, threads_), lo(e->type.shape, threads_);
+  int64_t off_b = align16(padded(M * K) * smem_bytes(ea->type));
+  info.smem_bytes = std::max(info.smem_bytes, off_b + padded(K * N) * smem_bytes(eb->type));
+  Dist lo = dflt(e->type.shape);
   barrier();
-  auto stage = [&](const TV& v, const Layout& l, int64_t off) {
-    std::string ok = valid(l), after;
-    if (ok != "true") {
-      std::string w = label("dw");
-      after = label("dj");
-      line("br i1 " + ok + ", label %" + w + ", label %" + after);
-      start_block(w);
-    }
-    for (int r = 0; r < l.slots; ++r)
-      line("store " + st + " " + v.at(r) + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, off, flat(l, r)));
-    if (!after.empty()) {
-      br(after);
-      start_block(after);
-    }
-  };
-  stage(a, la, 0);
-  stage(b, lb, off_b);
+  smem_store_all(a, 0);
+  smem_store_all(b, off_b);
   barrier();
   TV acc;
-  if (e->args[2]) acc = fit(e->args[2], e->type.shape);
+  if (e->args[2]) acc = fit(e->args[2], lo);
   std::vector<std::string> accs;
-  for (int r = 0; r < lo.slots; ++r) {
+  for (int r = 0; r < lo.nregs(); ++r) {
     std::string v = "%dacc" + std::to_string(tmp_++);
     prelude_ << "  " << v << " = alloca " << ty << "\n";
     line("store " + ty + " " + (e->args[2] ? acc.at(r) : literal(rt, 0, 0, false)) + ", " + ty + "* " + v);
@@ -454,12 +602,12 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   std::string more = op("icmp slt i32 " + k + ", " + std::to_string(K));
   line("br i1 " + more + ", label %" + body + ", label %" + exit);
   start_block(body);
-  for (int r = 0; r < lo.slots; ++r) {
+  for (int r = 0; r < lo.nregs(); ++r) {
     auto c = coords(lo, r);
     std::string ia = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(K)) + ", " + k);
     std::string ib = op("add i32 " + op("mul i32 " + k + ", " + std::to_string(N)) + ", " + c[1]);
-    std::string av = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, 0, ia));
-    std::string bv = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, off_b, ib));
+    std::string av = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, 0, smem_index(ia)));
+    std::string bv = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, off_b, smem_index(ib)));
     std::string prod = op("fmul " + ty + " " + av + ", " + bv);
     std::string cur = op("load " + ty + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
     line("store " + ty + " " + op("fadd " + ty + " " + cur + ", " + prod) + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
@@ -467,107 +615,8 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kc);
   br(head);
   start_block(exit);
-  TV out{e->type, {}};
+  TV out{e->type, lo, {}};
   for (auto& v : accs) out.v.push_back(op("load " + ty + ", " + ty + "* " + v));
-  return out;
-}
-
-// Reductions: the operand is staged in shared memory and every thread folds, for each of its output
-// elements, the reduced axis in index order (a scalar result is computed by every thread).
-TV KernelEmitter::eval_reduce(const ExprP& e) {
-  const ExprP& ex = e->args[0];
-  const Type& xt = ex->type;
-  int ax = static_cast<int>(e->ints[0]);
-  int64_t A = xt.shape[static_cast<size_t>(ax)];
-  Scalar xe = xt.elem, rt = e->type.elem;
-  bool arg = e->rop == RedOp::Argmax || e->rop == RedOp::Argmin;
-  bool is_max = e->rop == RedOp::Max || e->rop == RedOp::Argmax;
-  Scalar vt = arg ? xe : rt;  // type of the running value
-  std::string vty = reg_type(vt);
-  TV x = eval(ex);
-  Layout lx(xt.shape, threads_), lo(e->type.shape, threads_);
-  info.smem_bytes = std::max(info.smem_bytes, lx.numel * smem_bytes(xt));
-  std::string st = smem_type(xt);
-  auto opf = [this](const std::string& r) { return op(r); };
-  barrier();
-  {
-    std::string ok = valid(lx), after;
-    if (ok != "true") {
-      std::string w = label("rw");
-      after = label("rj");
-      line("br i1 " + ok + ", label %" + w + ", label %" + after);
-      start_block(w);
-    }
-    for (int r = 0; r < lx.slots; ++r)
-      line("store " + st + " " + to_smem_value(this, xt, x.at(r), opf) + ", " + st + " addrspace(3)* " + smem_ptr(xt, 0, flat(lx, r)));
-    if (!after.empty()) {
-      br(after);
-      start_block(after);
-    }
-  }
-  barrier();
-  int n = e->type.is_scalar() ? 1 : lo.slots;
-  auto element = [&](int r, const std::string& i) {
-    std::vector<std::string> c = e->type.is_scalar() ? std::vector<std::string>{} : coords(lo, r);
-    c.insert(c.begin() + ax, i);
-    std::string v = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(xt, 0, flat_of(xt.shape, c)));
-    return from_smem_value(xt, v, opf);
-  };
-  std::vector<std::string> vals, idxs;
-  for (int r = 0; r < n; ++r) {
-    std::string v = "%racc" + std::to_string(tmp_++), ix = "%ridx" + std::to_string(tmp_++);
-    prelude_ << "  " << v << " = alloca " << vty << "\n  " << ix << " = alloca i32\n";
-    std::string init = e->rop == RedOp::Sum ? literal(rt, 0, 0, false) : cast(xe, vt, element(r, "0"));
-    line("store " + vty + " " + init + ", " + vty + "* " + v);
-    line("store i32 0, i32* " + ix);
-    vals.push_back(v);
-    idxs.push_back(ix);
-  }
-  std::string ic = "%ri" + std::to_string(tmp_++);
-  prelude_ << "  " << ic << " = alloca i32\n";
-  line(std::string("store i32 ") + (e->rop == RedOp::Sum ? "0" : "1") + ", i32* " + ic);
-  std::string head = label("red.head"), body = label("red.body"), exit = label("red.exit");
-  br(head);
-  start_block(head);
-  std::string i = op("load i32, i32* " + ic);
-  line("br i1 " + op("icmp slt i32 " + i + ", " + std::to_string(A)) + ", label %" + body + ", label %" + exit);
-  start_block(body);
-  for (int r = 0; r < n; ++r) {
-    std::string v = cast(xe, vt, element(r, i));
-    std::string cur = op("load " + vty + ", " + vty + "* " + vals[static_cast<size_t>(r)]);
-    std::string next;
-    switch (e->rop) {
-      case RedOp::Sum: next = binary_typed(BinOp::Add, rt, cur, v); break;
-      case RedOp::Max:
-      case RedOp::Min: next = nan_minmax(is_max, vt, cur, v); break;
-      case RedOp::Argmax:
-      case RedOp::Argmin: {
-        std::string better;
-        if (is_float(vt)) {
-          better = op(std::string("fcmp ") + (is_max ? "ogt " : "olt ") + vty + " " + v + ", " + cur);
-          std::string vnan = op("fcmp uno " + vty + " " + v + ", " + v);
-          std::string cnan = op("fcmp uno " + vty + " " + cur + ", " + cur);
-          std::string cok = op("xor i1 " + cnan + ", true");
-          better = op("or i1 " + better + ", " + op("and i1 " + vnan + ", " + cok));
-        } else {
-          const char* c = vt == Scalar::I1 ? (is_max ? "ugt " : "ult ") : (is_max ? "sgt " : "slt ");
-          better = op(std::string("icmp ") + c + vty + " " + v + ", " + cur);
-        }
-        next = op("select i1 " + better + ", " + vty + " " + v + ", " + vty + " " + cur);
-        std::string ci = op("load i32, i32* " + idxs[static_cast<size_t>(r)]);
-        line("store i32 " + op("select i1 " + better + ", i32 " + i + ", i32 " + ci) + ", i32* " + idxs[static_cast<size_t>(r)]);
-        break;
-      }
-    }
-    line("store " + vty + " " + next + ", " + vty + "* " + vals[static_cast<size_t>(r)]);
-  }
-  line("store i32 " + op("add i32 " + i + ", 1") + ", i32* " + ic);
-  br(head);
-  start_block(exit);
-  TV out{e->type, {}};
-  for (int r = 0; r < n; ++r)
-    out.v.push_back(arg ? op("load i32, i32* " + idxs[static_cast<size_t>(r)])
-                        : op("load " + vty + ", " + vty + "* " + vals[static_cast<size_t>(r)]));
   return out;
 }
 

@@ -1,6 +1,8 @@
 // Statement-level lowering of the NVVM emitter (assignments, stores, loops, branches, asserts) and
 // the module wrapper (datalayout, declarations, kernel annotations): emit_nvvm / emit_nvvm_module.
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
 
 #include "cuda_backend/KernelEmitter.h"
 
@@ -40,8 +42,41 @@ void KernelEmitter::count_assignments(const std::vector<StmtP>& body) {
 
 void KernelEmitter::assign(int slot, const TV& v) {
   const auto& vars = slot_vars_[static_cast<size_t>(slot)];
-  std::string ty = reg_type(k_.slot_types[static_cast<size_t>(slot)]);
-  for (size_t r = 0; r < vars.size(); ++r) line("store " + ty + " " + v.at(static_cast<int>(r)) + ", " + ty + "* " + vars[r]);
+  const Type& t = k_.slot_types[static_cast<size_t>(slot)];
+  std::string ty = reg_type(t);
+  TV c = t.is_tile() ? convert(v, var_dist_[static_cast<size_t>(slot)]) : v;
+  for (size_t r = 0; r < vars.size(); ++r) line("store " + ty + " " + c.at(static_cast<int>(r)) + ", " + ty + "* " + vars[r]);
+}
+
+// Each tile variable keeps one layout: the natural layout of its assignments, where one of them is
+// not the blocked default (a reduction's slice, say); assignments in other layouts are converted.
+void KernelEmitter::infer_layouts() {
+  var_dist_.assign(static_cast<size_t>(k_.num_slots), dflt({}));
+  for (int s = 0; s < k_.num_slots; ++s) {
+    const Type& t = k_.slot_types[static_cast<size_t>(s)];
+    if (t.is_tile()) var_dist_[static_cast<size_t>(s)] = dflt(t.shape);
+  }
+  std::function<bool(const std::vector<StmtP>&)> walk = [&](const std::vector<StmtP>& body) {
+    bool changed = false;
+    for (auto& st : body) {
+      if (st->kind == StmtKind::Assign && st->targets.size() == 1) {
+        size_t slot = static_cast<size_t>(st->slots[0]);
+        const Type& t = k_.slot_types[slot];
+        if (t.is_tile() && var_dist_[slot] == dflt(t.shape) && !recomputable(st->args[0])) {
+          Dist n = natural(st->args[0]);
+          if (n.shape == t.shape && !(n == var_dist_[slot])) {
+            var_dist_[slot] = n;
+            changed = true;
+          }
+        }
+      }
+      changed |= walk(st->body);
+      changed |= walk(st->orelse);
+    }
+    return changed;
+  };
+  for (int pass = 0; pass < 4 && walk(k_.body); ++pass) {
+  }
 }
 
 void KernelEmitter::emit_block(const std::vector<StmtP>& body) {
@@ -51,29 +86,39 @@ void KernelEmitter::emit_block(const std::vector<StmtP>& body) {
 void KernelEmitter::emit_store(const Stmt& s) {
   const ExprP& pe = s.args[0];
   const Type& pt = pe->type;
-  Layout l(pt.shape, threads_);
-  auto p = lazy_fit(pe, pt.shape);
-  auto v = lazy_fit(s.args[1], pt.shape);
+  // The blocked layout coalesces; a value held in another layout (a reduction's slice) is stored
+  // from where it is when the pointers can be computed there.
+  Dist d = pt.is_scalar() ? dflt({}) : dflt(pt.shape);
+  if (pt.is_tile() && s.args[1]->type.shape == pt.shape && recomputable(pe) && (!s.args[2] || recomputable(s.args[2]))) {
+    Dist n = natural(s.args[1]);
+    if (n.shape == pt.shape) d = n;
+  }
+  auto p = lazy_fit(pe, d);
+  auto v = lazy_fit(s.args[1], d);
   std::function<std::string(int)> m;
-  if (s.args[2]) m = lazy_fit(s.args[2], pt.shape);
-  int n = pt.is_scalar() ? 1 : l.slots;
-  // A scalar store is done once per instance (thread 0); a tile element by the thread holding it.
-  std::string owner = pt.is_scalar() ? op("icmp eq i32 %tid, 0") : valid(l);
-  for (int r = 0; r < n; ++r) {
-    std::string val = cast(s.args[1]->type.elem, pt.elem, v(r));
-    std::string ptr = p(r);
-    std::string cond = s.args[2] ? m(r) : "true";
-    if (owner != "true") cond = cond == "true" ? owner : op("and i1 " + cond + ", " + owner);
-    if (cond == "true") {
-      store_mem(pt.elem, ptr, val);
-      continue;
-    }
-    std::string st = label("st"), join = label("stj");
-    line("br i1 " + cond + ", label %" + st + ", label %" + join);
-    start_block(st);
-    store_mem(pt.elem, ptr, val);
-    br(join);
-    start_block(join);
+  if (s.args[2]) m = lazy_fit(s.args[2], d);
+  int n = pt.is_scalar() ? 1 : d.nregs();
+  int w = pt.is_scalar() ? 1 : vector_width(d, pe, s.args[2], nullptr);
+  if (w > 1) ++info.vector_accesses;
+  // Each element is stored once per instance: by thread 0 for a scalar, by the first holder of a tile
+  // element.
+  std::string own = owner(d);
+  for (int r0 = 0; r0 < n; r0 += w) {
+    bool dup = false;
+    for (size_t i = 0; i < d.reg.size(); ++i)
+      if ((r0 >> i & 1) && std::all_of(d.reg[i].begin(), d.reg[i].end(), [](int64_t x) { return x == 0; })) dup = true;
+    if (dup) continue;
+    std::vector<std::string> vals;
+    for (int j = 0; j < w; ++j) vals.push_back(cast(s.args[1]->type.elem, pt.elem, v(r0 + j)));
+    std::string ptr = p(r0);
+    std::string cond = s.args[2] ? m(r0) : "true";
+    if (own != "true") cond = cond == "true" ? own : op("and i1 " + cond + ", " + own);
+    guarded(cond, [&] {
+      if (w == 1)
+        store_mem(pt.elem, ptr, vals[0]);
+      else
+        store_vec(pt.elem, ptr, vals);
+    });
   }
 }
 
@@ -95,7 +140,9 @@ void KernelEmitter::emit_for(const Stmt& s) {
   line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
   start_block(body);
   line("store " + ty + " " + i + ", " + ty + "* " + slot_vars_[static_cast<size_t>(slot)][0]);
+  loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(s.args[0]).div, axis_info(s.args[2]).div));
   emit_block(s.body);
+  loop_info_.erase(slot);
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
   start_block(exit);
@@ -117,14 +164,12 @@ void KernelEmitter::emit_if(const Stmt& s) {
 void KernelEmitter::emit_assert(const Stmt& s) {
   const ExprP& c = s.args[0];
   TV v = eval(c);
-  Layout l(c->type.shape, threads_);
   std::string bad = "false";
-  int n = c->type.is_scalar() ? 1 : l.slots;
+  int n = c->type.is_scalar() ? 1 : v.dist.nregs();
   for (int r = 0; r < n; ++r) {
     std::string f = op("xor i1 " + v.at(r) + ", true");
     bad = bad == "false" ? f : op("or i1 " + bad + ", " + f);
   }
-  if (c->type.is_tile() && !l.full) bad = op("and i1 " + bad + ", " + valid(l));
   trap_if(bad);
 }
 
@@ -133,8 +178,8 @@ void KernelEmitter::emit_stmt(const Stmt& s) {
     case StmtKind::Assign: {
       if (s.targets.size() == 2) {
         auto [i, j] = swizzle(s.args[0]);
-        assign(s.slots[0], TV{Type{Scalar::I32, false, {}}, {i}});
-        assign(s.slots[1], TV{Type{Scalar::I32, false, {}}, {j}});
+        assign(s.slots[0], TV{Type{Scalar::I32, false, {}}, dflt({}), {i}});
+        assign(s.slots[1], TV{Type{Scalar::I32, false, {}}, dflt({}), {j}});
         return;
       }
       assign(s.slots[0], eval(s.args[0]));
@@ -159,16 +204,17 @@ std::string KernelEmitter::emit() {
   single_def_.assign(static_cast<size_t>(k_.num_slots), nullptr);
   prelude_ << "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
   declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()");
+  count_assignments(k_.body);
+  infer_layouts();
   for (int s = 0; s < k_.num_slots; ++s) {
     const Type& t = k_.slot_types[static_cast<size_t>(s)];
-    int n = t.is_scalar() ? 1 : Layout(t.shape, threads_).slots;
+    int n = t.is_scalar() ? 1 : var_dist_[static_cast<size_t>(s)].nregs();
     for (int r = 0; r < n; ++r) {
       std::string v = "%v" + std::to_string(s) + "." + std::to_string(r);
       prelude_ << "  " << v << " = alloca " << reg_type(t) << "\n";
       slot_vars_[static_cast<size_t>(s)].push_back(v);
     }
   }
-  count_assignments(k_.body);
   // Parameters: buffers and runtime scalars are kernel arguments; constexprs are baked in.
   std::vector<std::string> params, types;
   start_block("body");
@@ -204,10 +250,11 @@ std::string KernelEmitter::emit() {
   br("exit");
   start_block("exit");
   line("ret void");
-  if (info.smem_bytes > kMaxDynamicSmem)
+  int64_t limit = max_dynamic_smem(opt_.arch);
+  if (info.smem_bytes > limit)
     user_error(k_.loc, "CUDA backend: kernel '" + k_.name + "' needs " + std::to_string(info.smem_bytes) +
-                           " bytes of shared memory for its tile exchanges (at most " + std::to_string(kMaxDynamicSmem) +
-                           "); use smaller tiles");
+                           " bytes of shared memory for its layout conversions, reductions and dot operands (at most " +
+                           std::to_string(limit) + " on " + opt_.arch + "); use smaller tiles");
   std::string sig;
   for (size_t i = 0; i < types.size(); ++i) sig += (i ? ", " : "") + types[i];
   signature = "void (" + sig + ")*";
@@ -218,6 +265,15 @@ std::string KernelEmitter::emit() {
 }
 
 }  // namespace nvvm
+
+int64_t max_dynamic_smem(const std::string& arch) {
+  int cc = 0;
+  if (arch.rfind("sm_", 0) == 0) cc = std::atoi(arch.c_str() + 3);
+  if (cc >= 90) return 232448;
+  if (cc == 80) return 166912;
+  if (cc >= 86) return 101376;
+  return 49152;
+}
 
 NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOptions& opt) {
   NvvmModule out;

@@ -218,9 +218,7 @@ std::string KernelEmitter::where(const Expr& e, const std::string& c, const std:
   return op("select i1 " + c + ", " + ty + " " + ca + ", " + ty + " " + cb);
 }
 
-std::string KernelEmitter::load_mem(Scalar s, const std::string& ptr) {
-  std::string mt = mem_type(s);
-  std::string x = op("load " + mt + ", " + mt + " addrspace(1)* " + ptr + ", align " + std::to_string(scalar_bytes(s)));
+std::string KernelEmitter::from_mem(Scalar s, const std::string& x) {
   switch (s) {
     case Scalar::I1: return op("icmp ne i8 " + x + ", 0");
     case Scalar::F16: {
@@ -240,27 +238,54 @@ std::string KernelEmitter::load_mem(Scalar s, const std::string& ptr) {
   return x;
 }
 
-void KernelEmitter::store_mem(Scalar s, const std::string& ptr, const std::string& v) {
-  std::string mt = mem_type(s), x = v;
+std::string KernelEmitter::to_mem(Scalar s, const std::string& v) {
   switch (s) {
-    case Scalar::I1: x = op("zext i1 " + v + " to i8"); break;
+    case Scalar::I1: return op("zext i1 " + v + " to i8");
     case Scalar::F16: {
       std::string h = op("fptrunc float " + v + " to half");
-      x = op("bitcast half " + h + " to i16");
-      break;
+      return op("bitcast half " + h + " to i16");
     }
-    case Scalar::BF16: {
+    case Scalar::BF16: {  // the register already holds a bf16 value: its upper half is exact
       std::string w = op("bitcast float " + v + " to i32");
       std::string sh = op("lshr i32 " + w + ", 16");
-      x = op("trunc i32 " + sh + " to i16");
-      break;
+      return op("trunc i32 " + sh + " to i16");
     }
     case Scalar::I32:
     case Scalar::I64:
     case Scalar::F32:
-    case Scalar::F64: break;
+    case Scalar::F64: return v;
   }
-  line("store " + mt + " " + x + ", " + mt + " addrspace(1)* " + ptr + ", align " + std::to_string(scalar_bytes(s)));
+  return v;
+}
+
+std::string KernelEmitter::load_mem(Scalar s, const std::string& ptr) {
+  std::string mt = mem_type(s);
+  return from_mem(s, op("load " + mt + ", " + mt + " addrspace(1)* " + ptr + ", align " + std::to_string(scalar_bytes(s))));
+}
+
+void KernelEmitter::store_mem(Scalar s, const std::string& ptr, const std::string& v) {
+  std::string mt = mem_type(s);
+  line("store " + mt + " " + to_mem(s, v) + ", " + mt + " addrspace(1)* " + ptr + ", align " + std::to_string(scalar_bytes(s)));
+}
+
+// `w` consecutive elements from `ptr`, which is aligned to the vector's size (ld.global.v2/v4).
+std::vector<std::string> KernelEmitter::load_vec(Scalar s, const std::string& ptr, int w) {
+  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">";
+  std::string vp = op("bitcast " + mt + " addrspace(1)* " + ptr + " to " + vt + " addrspace(1)*");
+  std::string vv = op("load " + vt + ", " + vt + " addrspace(1)* " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
+  std::vector<std::string> out;
+  for (int j = 0; j < w; ++j) out.push_back(from_mem(s, op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j))));
+  return out;
+}
+
+void KernelEmitter::store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v) {
+  int w = static_cast<int>(v.size());
+  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">";
+  std::string acc = "undef";
+  for (int j = 0; j < w; ++j)
+    acc = op("insertelement " + vt + " " + acc + ", " + mt + " " + to_mem(s, v[static_cast<size_t>(j)]) + ", i32 " + std::to_string(j));
+  std::string vp = op("bitcast " + mt + " addrspace(1)* " + ptr + " to " + vt + " addrspace(1)*");
+  line("store " + vt + " " + acc + ", " + vt + " addrspace(1)* " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
 }
 
 }  // namespace dtsim::nvvm

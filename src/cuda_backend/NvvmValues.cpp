@@ -81,9 +81,4 @@ int log2_exact(int64_t v) {
   return l;
 }
 
-Layout::Layout(const Shape& s, int t) : shape(s), numel(shape_numel(s)), threads(t) {
-  full = numel >= threads;
-  slots = full ? static_cast<int>(numel / threads) : 1;
-}
-
 }  // namespace dtsim::nvvm

@@ -1,11 +1,5 @@
-// Backend-internal: how tile-IR values look in NVVM IR (register and memory types, literals) and the
-// canonical blocked layout that spreads a tile over the threads of a CTA.
-//
-// Layout: a tile of N elements (row-major flat index f) on T threads is held in R = max(1, N / T)
-// register slots per thread; thread t, slot r holds element f = r * T + t (when f < N; with N < T the
-// threads t >= N hold nothing). Consecutive threads hold consecutive elements along the last
-// (contiguous) dimension, so global accesses coalesce. Extents are powers of two, so coordinates are
-// shifts and masks of f.
+// Backend-internal: how tile-IR values look in NVVM IR (register and memory types, literals). How
+// tiles are spread over threads is Layout.h's.
 #pragma once
 
 #include <cstdint>
@@ -29,15 +23,5 @@ int smem_bytes(const Type& t);
 std::string literal(Scalar s, double f, int64_t i, bool from_float);
 std::string float_hex(double v, bool as_float);
 int log2_exact(int64_t v);
-
-// Slots per thread and whether every (thread, slot) holds an element.
-struct Layout {
-  Shape shape;
-  int64_t numel = 1;
-  int threads = 128;
-  int slots = 1;
-  bool full = true;  // numel >= threads
-  Layout(const Shape& s, int threads);
-};
 
 }  // namespace dtsim::nvvm

@@ -1,0 +1,133 @@
+// Axis analysis of the CUDA backend (see AxisInfo.h): contiguity, divisibility and constancy of
+// integer and pointer expressions along their last dimension, from the expression tree, the bound
+// parameter values and the loops' bounds.
+#include "cuda_backend/KernelEmitter.h"
+
+namespace dtsim::nvvm {
+
+namespace {
+
+int64_t last_extent(const Type& t) { return t.is_scalar() ? 1 : t.shape.back(); }
+
+// An operand that broadcasts along the result's last dimension is constant along it.
+AxisInfo broadcast_last(AxisInfo a, const Type& operand, const Type& result) {
+  if (result.is_tile() && last_extent(operand) == 1 && last_extent(result) != 1) return AxisInfo{1, a.div, AxisInfo::kMax};
+  return a;
+}
+
+}  // namespace
+
+AxisInfo KernelEmitter::axis_info(const ExprP& e) {
+  const Type& t = e->type;
+  AxisInfo unknown = t.is_scalar() ? AxisInfo::scalar(1) : AxisInfo{};
+  if (t.is_scalar() && !t.ptr && is_float(t.elem)) return unknown;
+  auto arg = [&](size_t i) { return broadcast_last(axis_info(e->args[i]), e->args[i]->type, t); };
+  switch (e->kind) {
+    case ExprKind::Const: return AxisInfo::scalar(e->is_float ? 1 : pow2_factor(e->ival));
+    case ExprKind::Var: {
+      const Param* p = k_.find_param(e->name);
+      if (p && p->slot == e->slot) {
+        if (p->kind == ParamKind::Pointer) return AxisInfo::scalar(16);
+        auto it = b_.find(p->name);
+        if (it == b_.end() || it->second.is_float()) return unknown;
+        int64_t d = pow2_factor(it->second.as_int());
+        return AxisInfo::scalar(p->kind == ParamKind::Constexpr ? d : std::min<int64_t>(d, 16));
+      }
+      auto li = loop_info_.find(e->slot);
+      if (li != loop_info_.end()) return li->second;
+      if (stable_scalar(e->slot)) {
+        const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
+        if (d) return axis_info(d);
+      }
+      return unknown;
+    }
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms: return AxisInfo::scalar(1);
+    case ExprKind::Arange: return AxisInfo{e->ints[1] - e->ints[0], pow2_factor(e->ints[0]), 1};
+    case ExprKind::Full: {
+      AxisInfo v = axis_info(e->args.back());
+      return AxisInfo{1, v.div, AxisInfo::kMax};
+    }
+    case ExprKind::Cast: {
+      AxisInfo a = axis_info(e->args[0]);
+      if (is_float(e->dtype) || is_float(e->args[0]->type.elem)) return AxisInfo{1, 1, a.cst};
+      if (e->dtype == Scalar::I1) return AxisInfo{1, 1, a.cst};
+      return a;
+    }
+    case ExprKind::Binary: {
+      AxisInfo a = arg(0), b = arg(1);
+      int64_t cst = std::min(a.cst, b.cst);
+      bool pa = e->args[0]->type.ptr, pb = e->args[1]->type.ptr;
+      int64_t bytes = scalar_bytes(t.elem);
+      switch (e->bop) {
+        case BinOp::Add:
+        case BinOp::Sub: {
+          int64_t contig = std::min(a.contig, b.cst);
+          if (e->bop == BinOp::Add) contig = std::max(contig, std::min(b.contig, a.cst));
+          int64_t da = a.div, db = b.div;
+          if (pa && !pb) db = std::min(AxisInfo::kMax, db * bytes);  // element offset -> bytes
+          if (pb && !pa) da = std::min(AxisInfo::kMax, da * bytes);
+          return AxisInfo{contig, std::min(da, db), cst};
+        }
+        case BinOp::Mul: return AxisInfo{1, std::min(AxisInfo::kMax, a.div * b.div), cst};
+        case BinOp::Shl:
+          if (e->args[1]->kind == ExprKind::Const && e->args[1]->ival >= 0 && e->args[1]->ival < 30)
+            return AxisInfo{1, std::min(AxisInfo::kMax, a.div << e->args[1]->ival), cst};
+          return AxisInfo{1, 1, cst};
+        case BinOp::Lt:
+        case BinOp::Le:
+        case BinOp::Gt:
+        case BinOp::Ge:
+        case BinOp::Eq:
+        case BinOp::Ne: {
+          // x < n and x >= n over a run of consecutive x starting at a multiple of g, with n a multiple
+          // of g constant over the run, give one answer over the run (x <= n and x == n do not).
+          int64_t g = 1;
+          bool left = e->bop == BinOp::Lt || e->bop == BinOp::Ge;   // the run is on the left
+          bool right = e->bop == BinOp::Gt || e->bop == BinOp::Le;  // n < x, n >= x
+          if (left) g = std::min({a.contig, a.div, b.div, b.cst});
+          if (right) g = std::min({b.contig, b.div, a.div, a.cst});
+          return AxisInfo{1, 1, std::max(cst, g)};
+        }
+        case BinOp::Div:
+        case BinOp::FloorDiv:
+        case BinOp::Mod:
+        case BinOp::And:
+        case BinOp::Or:
+        case BinOp::Xor:
+        case BinOp::Shr:
+        case BinOp::LAnd:
+        case BinOp::LOr:
+        case BinOp::Min:
+        case BinOp::Max:
+        case BinOp::Cdiv: return AxisInfo{1, 1, cst};
+      }
+      return unknown;
+    }
+    case ExprKind::Where: {
+      AxisInfo c = arg(0), a = arg(1), b = arg(2);
+      return AxisInfo{1, 1, std::min({c.cst, a.cst, b.cst})};
+    }
+    case ExprKind::Unary: return AxisInfo{1, 1, axis_info(e->args[0]).cst};
+    case ExprKind::ExpandDims: {
+      AxisInfo a = axis_info(e->args[0]);
+      if (static_cast<size_t>(e->ints[0]) == t.shape.size() - 1) return AxisInfo{1, a.div, AxisInfo::kMax};
+      return a;
+    }
+    case ExprKind::Broadcast: return arg(0);
+    case ExprKind::Reshape: {
+      AxisInfo a = axis_info(e->args[0]);
+      int64_t nl = last_extent(t), ol = last_extent(e->args[0]->type);
+      if (nl > ol) return AxisInfo{1, 1, 1};
+      return AxisInfo{std::min(a.contig, nl), a.div, std::min(a.cst, nl)};
+    }
+    case ExprKind::Trans:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d: return unknown;
+  }
+  return unknown;
+}
+
+}  // namespace dtsim::nvvm

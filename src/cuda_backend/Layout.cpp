@@ -1,0 +1,208 @@
+// Distributed layouts of the CUDA backend (see Layout.h): construction, slices, need maps, renames.
+#include "cuda_backend/Layout.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "cuda_backend/NvvmValues.h"
+
+namespace dtsim::nvvm {
+
+namespace {
+
+Coord zero(size_t rank) { return Coord(rank, 0); }
+Coord unit(size_t rank, size_t d, int64_t v) {
+  Coord c(rank, 0);
+  c[d] = v;
+  return c;
+}
+bool is_zero(const Coord& c) {
+  return std::all_of(c.begin(), c.end(), [](int64_t v) { return v == 0; });
+}
+int log2i(int64_t v) {
+  int b = 0;
+  while ((int64_t(1) << b) < v) ++b;
+  return b;
+}
+
+// Applies `f` to every basis vector of `d`, giving a layout of `shape`.
+template <class F>
+Dist map_bases(const Dist& d, const Shape& shape, F f) {
+  Dist out;
+  out.shape = shape;
+  for (auto& c : d.reg) out.reg.push_back(f(c));
+  for (auto& c : d.lane) out.lane.push_back(f(c));
+  for (auto& c : d.warp) out.warp.push_back(f(c));
+  return out;
+}
+
+std::string coord_str(const Coord& c) {
+  std::string s = "(";
+  for (size_t i = 0; i < c.size(); ++i) s += (i ? "," : "") + std::to_string(c[i]);
+  return s + ")";
+}
+
+}  // namespace
+
+Coord Dist::reg_coord(int r) const {
+  Coord c = zero(shape.size());
+  for (size_t i = 0; i < reg.size(); ++i)
+    if (r >> i & 1)
+      for (size_t d = 0; d < c.size(); ++d) c[d] |= reg[i][d];
+  return c;
+}
+
+uint32_t Dist::replicated_lane_mask() const {
+  uint32_t m = 0;
+  for (size_t i = 0; i < lane.size(); ++i)
+    if (is_zero(lane[i])) m |= 1u << i;
+  return m;
+}
+
+uint32_t Dist::replicated_warp_mask() const {
+  uint32_t m = 0;
+  for (size_t i = 0; i < warp.size(); ++i)
+    if (is_zero(warp[i])) m |= 1u << i;
+  return m;
+}
+
+Dist blocked(const Shape& shape, int num_warps) {
+  size_t rank = shape.size();
+  Dist d;
+  d.shape = shape;
+  std::vector<int> bits(rank), used(rank, 0);
+  for (size_t i = 0; i < rank; ++i) bits[i] = log2i(shape[i]);
+  auto next = [&]() -> Coord {  // the lowest unused bit of the fastest dim that has one
+    for (size_t i = rank; i-- > 0;)
+      if (used[i] < bits[i]) return unit(rank, i, int64_t(1) << used[i]++);
+    return zero(rank);
+  };
+  if (rank > 0) {
+    int64_t threads = int64_t(num_warps) * 32;
+    int64_t vec = std::min<int64_t>({4, std::max<int64_t>(1, shape_numel(shape) / threads), shape[rank - 1]});
+    for (int j = 0; j < log2i(vec); ++j) d.reg.push_back(next());
+  }
+  for (int i = 0; i < 5; ++i) d.lane.push_back(next());
+  for (int i = 0; i < log2i(num_warps); ++i) d.warp.push_back(next());
+  for (;;) {
+    Coord c = next();
+    if (is_zero(c)) break;
+    d.reg.push_back(c);
+  }
+  return d;
+}
+
+bool is_blocked(const Dist& d, int num_warps) { return d == blocked(d.shape, num_warps); }
+
+Dist slice(const Dist& parent, int axis) {
+  Shape s = parent.shape;
+  s.erase(s.begin() + axis);
+  auto drop = [axis](const Coord& c) {
+    Coord o = c;
+    o.erase(o.begin() + axis);
+    return o;
+  };
+  Dist out = map_bases(parent, s, drop);
+  out.reg.clear();
+  for (auto& c : parent.reg)
+    if (!is_zero(drop(c))) out.reg.push_back(drop(c));
+  return out;
+}
+
+Dist need_broadcast(const Dist& d, const Shape& operand) {
+  size_t R = d.shape.size(), Ro = operand.size();
+  return map_bases(d, operand, [&](const Coord& c) {
+    Coord o(Ro, 0);
+    for (size_t i = 0; i < Ro; ++i) o[i] = operand[i] == 1 ? 0 : c[R - Ro + i];
+    return o;
+  });
+}
+
+Dist need_expand_dims(const Dist& d, int axis) {
+  Shape s = d.shape;
+  s.erase(s.begin() + axis);
+  return map_bases(d, s, [axis](const Coord& c) {
+    Coord o = c;
+    o.erase(o.begin() + axis);
+    return o;
+  });
+}
+
+Dist need_reshape(const Dist& d, const Shape& operand) {
+  return map_bases(d, operand, [&](const Coord& c) {
+    int64_t flat = 0;
+    for (size_t i = 0; i < c.size(); ++i) flat = flat * d.shape[i] + c[i];
+    Coord o(operand.size(), 0);
+    for (size_t i = operand.size(); i-- > 0;) {
+      o[i] = flat % operand[i];
+      flat /= operand[i];
+    }
+    return o;
+  });
+}
+
+Dist need_trans(const Dist& d) {
+  Shape s = {d.shape[1], d.shape[0]};
+  return map_bases(d, s, [](const Coord& c) { return Coord{c[1], c[0]}; });
+}
+
+std::optional<std::vector<int>> rename(const Dist& have, const Dist& need) {
+  if (have.shape != need.shape || have.lane != need.lane || have.warp != need.warp) return std::nullopt;
+  std::vector<int> bit(need.reg.size(), -1);  // have's register bit for each of need's, -1: zero
+  for (size_t i = 0; i < need.reg.size(); ++i) {
+    if (is_zero(need.reg[i])) continue;
+    auto it = std::find(have.reg.begin(), have.reg.end(), need.reg[i]);
+    if (it == have.reg.end()) return std::nullopt;
+    bit[i] = static_cast<int>(it - have.reg.begin());
+  }
+  std::vector<int> map(static_cast<size_t>(need.nregs()));
+  for (int r = 0; r < need.nregs(); ++r) {
+    int h = 0;
+    for (size_t i = 0; i < bit.size(); ++i)
+      if ((r >> i & 1) && bit[i] >= 0) h |= 1 << bit[i];
+    map[static_cast<size_t>(r)] = h;
+  }
+  return map;
+}
+
+std::string Dist::str() const {
+  std::ostringstream o;
+  if (shape.empty()) return "scalar";
+  int warps = 1 << warp.size();
+  if (*this == blocked(shape, warps)) {
+    // per dim: elements per thread (contiguous), lanes, warps
+    size_t R = shape.size();
+    std::vector<int64_t> vec(R, 1), lanes(R, 1), ws(R, 1);
+    int64_t vbits = 0;
+    for (auto& c : reg) {
+      if (vbits >= 0 && c[R - 1] == (int64_t(1) << vbits)) {
+        vec[R - 1] *= 2;
+        ++vbits;
+      } else {
+        vbits = -1;
+      }
+    }
+    for (auto& c : lane)
+      for (size_t i = 0; i < R; ++i)
+        if (c[i]) lanes[i] *= 2;
+    for (auto& c : warp)
+      for (size_t i = 0; i < R; ++i)
+        if (c[i]) ws[i] *= 2;
+    auto list = [](const std::vector<int64_t>& v) {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+      return s + "]";
+    };
+    o << "blocked{vec=" << list(vec) << ", lanes=" << list(lanes) << ", warps=" << list(ws) << ", regs=" << nregs() << "}";
+    return o.str();
+  }
+  auto bases = [](const std::vector<Coord>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? " " : "") + coord_str(v[i]);
+    return s + "]";
+  };
+  o << "linear{regs=" << nregs() << ", reg=" << bases(reg) << ", lane=" << bases(lane) << ", warp=" << bases(warp) << "}";
+  return o.str();
+}
+
+}  // namespace dtsim::nvvm

@@ -1,0 +1,69 @@
+// Backend stage 1: distributed layouts. A layout says which thread of a CTA holds which element of a
+// tile in which register, as a linear map over bits (as in Triton's linear layouts):
+//
+//   coords(reg r, lane l, warp w) = OR of reg[i] for the set bits i of r
+//                                 | OR of lane[i] for the set bits of l | OR of warp[i] for those of w
+//
+// Each basis vector is a coordinate vector of the tile's shape with at most one bit set in total
+// (extents are powers of two); a zero vector means the bit does not move the coordinate: a zero lane
+// or warp basis replicates the element over those threads, a zero register basis repeats a value in
+// two registers. Because no two non-zero bases share a bit, OR is also the sum.
+//
+// Kinds in use:
+//   blocked(shape): the default layout of a tile: `vec` contiguous elements per thread along the last
+//     dimension (16-byte vectors for f32), the 32 lanes of a warp next along the last dimension, then
+//     the earlier ones, the warps likewise, then repetitions in registers (Triton's BlockedEncoding
+//     with order = [rank-1, ..., 0]).
+//   slice(parent, axis): the result of reducing `parent` over `axis`: the parent's bases with that
+//     component removed; registers that only moved along the axis are gone, lanes and warps that did
+//     become replicated. Broadcasting a slice back over the axis (`v[:, None]`) moves no data.
+//   need maps: the coordinates in an operand that a consumer laid out as L reads, as a layout of the
+//     operand's shape: broadcast (zeroes the broadcast dims), expand_dims (drops the unit dim),
+//     reshape (re-splits the row-major flat index), trans (swaps). A value already held in layout V
+//     can be read in layout N without moving data when N's lane and warp bases equal V's and each of
+//     N's register bases is one of V's or zero (`rename`); otherwise it goes through shared memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace dtsim::nvvm {
+
+using Coord = std::vector<int64_t>;
+
+struct Dist {
+  Shape shape;               // the tile's shape (empty: a scalar, held by every thread)
+  std::vector<Coord> reg;    // one basis per register-index bit
+  std::vector<Coord> lane;   // 5 bases (32 lanes)
+  std::vector<Coord> warp;   // log2(num_warps) bases
+
+  int nregs() const { return 1 << reg.size(); }
+  int rank() const { return static_cast<int>(shape.size()); }
+  Coord reg_coord(int r) const;  // OR of the register bases of r's set bits
+  bool operator==(const Dist&) const = default;
+  // Threads that only repeat what another thread holds: lane/warp bits whose basis is zero.
+  uint32_t replicated_lane_mask() const;
+  uint32_t replicated_warp_mask() const;
+  // "blocked{vec=[1, 4], lanes=[1, 32], warps=[4, 1], regs=8}" or "slice/linear{...}" for others.
+  std::string str() const;
+};
+
+// The default layout of a tile of `shape` on `num_warps` warps.
+Dist blocked(const Shape& shape, int num_warps);
+bool is_blocked(const Dist& d, int num_warps);
+// `parent` reduced over `axis`.
+Dist slice(const Dist& parent, int axis);
+// Need maps: the layout, in the operand's coordinates, of what a consumer laid out as `d` reads.
+Dist need_broadcast(const Dist& d, const Shape& operand);  // numpy broadcasting, aligned right
+Dist need_expand_dims(const Dist& d, int axis);            // d is the expanded shape
+Dist need_reshape(const Dist& d, const Shape& operand);
+Dist need_trans(const Dist& d);
+// When `need` can be read from registers held in `have` without moving data: for each register of
+// `need`, the register of `have` that holds the same element.
+std::optional<std::vector<int>> rename(const Dist& have, const Dist& need);
+
+}  // namespace dtsim::nvvm

@@ -1,0 +1,191 @@
+// Reductions of the NVVM emitter: the operand in its blocked layout is folded in each thread, then
+// across the lanes of a warp with butterfly shuffles, then across warps through one round of shared
+// memory. The result is held in the slice layout of the operand's layout (every thread that held a
+// part of a reduced line holds the result), so broadcasting it back moves no data.
+#include <algorithm>
+
+#include "cuda_backend/KernelEmitter.h"
+
+namespace dtsim::nvvm {
+
+// Shuffles a register value from lane ^ mask (every lane of the warp takes part).
+std::string KernelEmitter::shuffle_xor(Scalar vt, const std::string& v, int mask) {
+  declare("declare float @llvm.nvvm.shfl.sync.bfly.f32(i32, float, i32, i32)");
+  declare("declare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32)");
+  std::string m = std::to_string(mask);
+  auto shfl32 = [&](const std::string& x) { return op("call i32 @llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 " + x + ", i32 " + m + ", i32 31)"); };
+  auto shfl64 = [&](const std::string& x) {
+    std::string lo = op("trunc i64 " + x + " to i32");
+    std::string hi = op("trunc i64 " + op("lshr i64 " + x + ", 32") + " to i32");
+    std::string l2 = op("zext i32 " + shfl32(lo) + " to i64"), h2 = op("zext i32 " + shfl32(hi) + " to i64");
+    return op("or i64 " + l2 + ", " + op("shl i64 " + h2 + ", 32"));
+  };
+  switch (vt) {
+    case Scalar::F16:
+    case Scalar::BF16:
+    case Scalar::F32: return op("call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float " + v + ", i32 " + m + ", i32 31)");
+    case Scalar::I32: return shfl32(v);
+    case Scalar::I1: return op("icmp ne i32 " + shfl32(op("zext i1 " + v + " to i32")) + ", 0");
+    case Scalar::I64: return shfl64(v);
+    case Scalar::F64: return op("bitcast i64 " + shfl64(op("bitcast double " + v + " to i64")) + " to double");
+  }
+  return v;
+}
+
+// One step of a reduction: a and b are partial results (ia, ib their indices for argmax/argmin).
+// argmax/argmin take the extremal value, a NaN over any number, and the smaller index on ties, so
+// the result does not depend on the order of the steps.
+std::string KernelEmitter::combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
+                                   const std::string& ib, std::string* idx) {
+  std::string ty = reg_type(vt);
+  switch (rop) {
+    case RedOp::Sum: return binary_typed(BinOp::Add, vt, a, b);
+    case RedOp::Max:
+    case RedOp::Min: return nan_minmax(rop == RedOp::Max, vt, a, b);
+    case RedOp::Argmax:
+    case RedOp::Argmin: {
+      bool is_max = rop == RedOp::Argmax;
+      std::string lower = op("icmp slt i32 " + ib + ", " + ia);
+      std::string take_b;
+      if (is_float(vt)) {
+        std::string an = op("fcmp uno " + ty + " " + a + ", " + a), bn = op("fcmp uno " + ty + " " + b + ", " + b);
+        std::string better = op(std::string("fcmp ") + (is_max ? "ogt " : "olt ") + ty + " " + b + ", " + a);
+        std::string equal = op("or i1 " + op("fcmp oeq " + ty + " " + b + ", " + a) + ", " + op("and i1 " + an + ", " + bn));
+        std::string only_b_nan = op("and i1 " + bn + ", " + op("xor i1 " + an + ", true"));
+        take_b = op("or i1 " + op("or i1 " + better + ", " + only_b_nan) + ", " + op("and i1 " + equal + ", " + lower));
+      } else {
+        const char* c = vt == Scalar::I1 ? (is_max ? "ugt " : "ult ") : (is_max ? "sgt " : "slt ");
+        std::string better = op(std::string("icmp ") + c + ty + " " + b + ", " + a);
+        std::string equal = op("icmp eq " + ty + " " + b + ", " + a);
+        take_b = op("or i1 " + better + ", " + op("and i1 " + equal + ", " + lower));
+      }
+      *idx = op("select i1 " + take_b + ", i32 " + ib + ", i32 " + ia);
+      return op("select i1 " + take_b + ", " + ty + " " + b + ", " + ty + " " + a);
+    }
+  }
+  return a;
+}
+
+TV KernelEmitter::eval_reduce(const ExprP& e) {
+  const ExprP& ex = e->args[0];
+  const Type& xt = ex->type;
+  size_t ax = static_cast<size_t>(e->ints[0]);
+  Scalar xe = xt.elem, rt = e->type.elem;
+  bool arg = e->rop == RedOp::Argmax || e->rop == RedOp::Argmin;
+  Scalar vt = arg ? xe : rt;  // type of the running value
+  Dist P = dflt(xt.shape);
+  Dist S = slice(P, static_cast<int>(ax));
+  TV x = eval(ex, P);
+
+  // 1. In each thread: registers that differ only along the axis, folded in index order.
+  std::vector<size_t> keep;  // P's register bits that survive in S, in order
+  for (size_t i = 0; i < P.reg.size(); ++i)
+    if (P.reg[i][ax] == 0) keep.push_back(i);
+  int ns = S.nregs();
+  std::vector<std::vector<int>> members(static_cast<size_t>(ns));
+  for (int r = 0; r < P.nregs(); ++r) {
+    int s = 0;
+    for (size_t j = 0; j < keep.size(); ++j)
+      if (r >> keep[j] & 1) s |= 1 << j;
+    members[static_cast<size_t>(s)].push_back(r);
+  }
+  std::vector<std::string> val(static_cast<size_t>(ns)), idx(static_cast<size_t>(ns));
+  for (int s = 0; s < ns; ++s) {
+    auto& mem = members[static_cast<size_t>(s)];
+    std::stable_sort(mem.begin(), mem.end(), [&](int a, int b) { return P.reg_coord(a)[ax] < P.reg_coord(b)[ax]; });
+    for (size_t j = 0; j < mem.size(); ++j) {
+      std::string v = cast(xe, vt, x.at(mem[j]));
+      std::string i = arg ? coords(P, mem[j])[ax] : "";
+      if (j == 0) {
+        val[static_cast<size_t>(s)] = v;
+        idx[static_cast<size_t>(s)] = i;
+        continue;
+      }
+      std::string ni;
+      val[static_cast<size_t>(s)] = combine(e->rop, vt, val[static_cast<size_t>(s)], v, idx[static_cast<size_t>(s)], i, &ni);
+      if (arg) idx[static_cast<size_t>(s)] = ni;
+    }
+  }
+
+  // 2. Across the lanes that hold parts of one line: butterfly shuffles.
+  uint32_t ax_lanes = 0;
+  for (size_t i = 0; i < P.lane.size(); ++i) {
+    if (P.lane[i][ax] == 0) continue;
+    ax_lanes |= 1u << i;
+    for (int s = 0; s < ns; ++s) {
+      std::string ov = shuffle_xor(vt, val[static_cast<size_t>(s)], 1 << i);
+      std::string oi = arg ? shuffle_xor(Scalar::I32, idx[static_cast<size_t>(s)], 1 << i) : "";
+      std::string ni;
+      val[static_cast<size_t>(s)] = combine(e->rop, vt, val[static_cast<size_t>(s)], ov, idx[static_cast<size_t>(s)], oi, &ni);
+      if (arg) idx[static_cast<size_t>(s)] = ni;
+    }
+  }
+
+  // 3. Across warps: one partial per (result element, warp along the axis) in shared memory.
+  std::vector<size_t> wbits;
+  for (size_t i = 0; i < P.warp.size(); ++i)
+    if (P.warp[i][ax] != 0) wbits.push_back(i);
+  if (!wbits.empty()) {
+    int64_t nw = int64_t(1) << wbits.size();
+    int64_t nres = e->type.is_scalar() ? 1 : e->type.numel();
+    Type vtype{vt, false, {}};
+    int64_t vbytes = smem_bytes(vtype);
+    int64_t off_idx = (nres * nw * vbytes + 15) / 16 * 16;
+    info.smem_bytes = std::max(info.smem_bytes, off_idx + (arg ? nres * nw * 4 : 0));
+    std::string wax = "0";
+    for (size_t j = 0; j < wbits.size(); ++j) {
+      std::string b = op("and i32 " + op("lshr i32 " + warp_id() + ", " + std::to_string(wbits[j])) + ", 1");
+      if (j) b = op("shl i32 " + b + ", " + std::to_string(j));
+      wax = wax == "0" ? b : op("or i32 " + wax + ", " + b);
+    }
+    uint32_t lane_mask = ax_lanes | P.replicated_lane_mask();
+    uint32_t warp_mask = P.replicated_warp_mask();
+    std::string writer = "true";
+    if (lane_mask) writer = op("icmp eq i32 " + op("and i32 " + lane_id() + ", " + std::to_string(lane_mask)) + ", 0");
+    if (warp_mask) {
+      std::string w = op("icmp eq i32 " + op("and i32 " + warp_id() + ", " + std::to_string(warp_mask)) + ", 0");
+      writer = writer == "true" ? w : op("and i1 " + writer + ", " + w);
+    }
+    std::string st = smem_type(vtype);
+    Type itype{Scalar::I32, false, {}};
+    auto opf = [this](const std::string& r) { return op(r); };
+    (void)opf;
+    std::vector<std::string> base(static_cast<size_t>(ns));
+    for (int s = 0; s < ns; ++s) {
+      std::string f = e->type.is_scalar() ? "0" : flat_of(S.shape, coords(S, s));
+      base[static_cast<size_t>(s)] = f == "0" ? "0" : op("mul i32 " + f + ", " + std::to_string(nw));
+    }
+    barrier();
+    guarded(writer, [&] {
+      for (int s = 0; s < ns; ++s) {
+        std::string at = base[static_cast<size_t>(s)] == "0" ? wax : op("add i32 " + base[static_cast<size_t>(s)] + ", " + wax);
+        std::string v = val[static_cast<size_t>(s)];
+        if (vt == Scalar::I1) v = op("zext i1 " + v + " to i8");
+        line("store " + st + " " + v + ", " + st + " addrspace(3)* " + smem_ptr(vtype, 0, at));
+        if (arg) line("store i32 " + idx[static_cast<size_t>(s)] + ", i32 addrspace(3)* " + smem_ptr(itype, off_idx, at));
+      }
+    });
+    barrier();
+    for (int s = 0; s < ns; ++s) {
+      for (int64_t j = 0; j < nw; ++j) {
+        std::string b = base[static_cast<size_t>(s)];
+        std::string at = b == "0" ? std::to_string(j) : op("add i32 " + b + ", " + std::to_string(j));
+        std::string v = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(vtype, 0, at));
+        if (vt == Scalar::I1) v = op("icmp ne i8 " + v + ", 0");
+        std::string i = arg ? op("load i32, i32 addrspace(3)* " + smem_ptr(itype, off_idx, at)) : "";
+        if (j == 0) {
+          val[static_cast<size_t>(s)] = v;
+          idx[static_cast<size_t>(s)] = i;
+          continue;
+        }
+        std::string ni;
+        val[static_cast<size_t>(s)] = combine(e->rop, vt, val[static_cast<size_t>(s)], v, idx[static_cast<size_t>(s)], i, &ni);
+        if (arg) idx[static_cast<size_t>(s)] = ni;
+      }
+    }
+  }
+  TV out{e->type, e->type.is_scalar() ? dflt({}) : S, arg ? idx : val};
+  return out;
+}
+
+}  // namespace dtsim::nvvm
