@@ -96,6 +96,22 @@ class KernelEmitter {
   std::string eval_scalar(const ExprP& e);
   TV eval_load(const ExprP& e, const Dist& d);
   TV eval_dot(const ExprP& e);
+  // ---- dot (NvvmDot.cpp) ----
+  struct MmaPlan {
+    bool ok = false;
+    std::string why;  // why the tensor-core path does not apply
+    int wm = 1, wn = 1;
+    int64_t M = 0, N = 0, K = 0;
+    Scalar in = Scalar::F16;
+  };
+  int sm_version() const;
+  MmaPlan mma_plan(const Expr& dot);
+  TV eval_dot_fma(const ExprP& e);
+  std::string smem_base32();
+  // A tile in registers -> shared memory as 16-bit rows of `ld` elements at byte offset `off`.
+  void stage_b16(const TV& v, const std::string& off, int64_t ld);
+  // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
+  TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
   std::string combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
                       const std::string& ib, std::string* idx);

@@ -92,6 +92,19 @@ Dist blocked(const Shape& shape, int num_warps) {
   return d;
 }
 
+Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn) {
+  Dist d;
+  d.shape = {M, N};
+  int64_t mt = M / wm, nt = N / wn;  // one warp's block
+  d.reg = {{0, 1}, {8, 0}};
+  for (int64_t c = 8; c < nt; c *= 2) d.reg.push_back({0, c});
+  for (int64_t r = 16; r < mt; r *= 2) d.reg.push_back({r, 0});
+  d.lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  for (int64_t c = nt; c < N; c *= 2) d.warp.push_back({0, c});
+  for (int64_t r = mt; r < M; r *= 2) d.warp.push_back({r, 0});
+  return d;
+}
+
 bool is_blocked(const Dist& d, int num_warps) { return d == blocked(d.shape, num_warps); }
 
 Dist slice(const Dist& parent, int axis) {
@@ -144,6 +157,25 @@ Dist need_reshape(const Dist& d, const Shape& operand) {
 Dist need_trans(const Dist& d) {
   Shape s = {d.shape[1], d.shape[0]};
   return map_bases(d, s, [](const Coord& c) { return Coord{c[1], c[0]}; });
+}
+
+int first_copy(const Dist& d, int r) {
+  for (size_t i = 0; i < d.reg.size(); ++i)
+    if (is_zero(d.reg[i])) r &= ~(1 << i);
+  return r;
+}
+
+int vector_run(const Dist& d) {
+  if (d.shape.empty()) return 1;
+  size_t last = d.shape.size() - 1;
+  int run = 1;
+  for (size_t i = 0; i < d.reg.size(); ++i) {
+    Coord u(d.shape.size(), 0);
+    u[last] = run;
+    if (d.reg[i] != u) break;
+    run *= 2;
+  }
+  return run;
 }
 
 std::optional<std::vector<int>> rename(const Dist& have, const Dist& need) {

@@ -55,6 +55,10 @@ struct Dist {
 // The default layout of a tile of `shape` on `num_warps` warps.
 Dist blocked(const Shape& shape, int num_warps);
 bool is_blocked(const Dist& d, int num_warps);
+// The accumulator of mma.sync.m16n8k16 (f32) on a [M, N] tile: `wm` x `wn` warps each own a block
+// of M/wm rows and N/wn columns, tiled by 16x8 instruction tiles; lane l holds rows l/4 and l/4+8,
+// columns 2(l%4) and 2(l%4)+1 of each (registers c0..c3 in the instruction's order).
+Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn);
 // `parent` reduced over `axis`.
 Dist slice(const Dist& parent, int axis);
 // Need maps: the layout, in the operand's coordinates, of what a consumer laid out as `d` reads.
@@ -62,6 +66,10 @@ Dist need_broadcast(const Dist& d, const Shape& operand);  // numpy broadcasting
 Dist need_expand_dims(const Dist& d, int axis);            // d is the expanded shape
 Dist need_reshape(const Dist& d, const Shape& operand);
 Dist need_trans(const Dist& d);
+// Register r with the bits of zero register bases cleared: the first register holding r's element.
+int first_copy(const Dist& d, int r);
+// How many consecutive registers (from register 0) hold consecutive elements of the last dimension.
+int vector_run(const Dist& d);
 // When `need` can be read from registers held in `have` without moving data: for each register of
 // `need`, the register of `have` that holds the same element.
 std::optional<std::vector<int>> rename(const Dist& have, const Dist& need);

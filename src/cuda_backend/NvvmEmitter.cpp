@@ -231,13 +231,7 @@ std::string from_smem_value(const Type& t, const std::string& v, const std::func
   if (t.elem == Scalar::I1) return op("icmp ne i8 " + v + ", 0");
   return v;
 }
-int64_t padded(int64_t n) { return n + n / 32 + 1; }
-// Register r with the bits of zero register bases cleared: the first register holding r's element.
-int first_copy(const Dist& d, int r) {
-  for (size_t i = 0; i < d.reg.size(); ++i)
-    if (std::all_of(d.reg[i].begin(), d.reg[i].end(), [](int64_t v) { return v == 0; })) r &= ~(1 << i);
-  return r;
-}
+
 }  // namespace
 
 void KernelEmitter::smem_store_all(const TV& v, int64_t byte_offset) {
@@ -263,7 +257,7 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
     return out;
   }
   auto opf = [this](const std::string& r) { return op(r); };
-  info.smem_bytes = std::max(info.smem_bytes, padded(v.type.numel()) * smem_bytes(v.type));
+  info.smem_bytes = std::max(info.smem_bytes, smem_padded(v.type.numel()) * smem_bytes(v.type));
   ++info.conversions;
   barrier();
   smem_store_all(v, 0);
@@ -290,6 +284,10 @@ Dist KernelEmitter::natural(const ExprP& e) {
   Dist d = dflt(t.shape);
   switch (e->kind) {
     case ExprKind::Reduce: return slice(dflt(e->args[0]->type.shape), static_cast<int>(e->ints[0]));
+    case ExprKind::Dot: {
+      MmaPlan p = mma_plan(*e);
+      return p.ok ? mma_accumulator(p.M, p.N, p.wm, p.wn) : d;
+    }
     case ExprKind::Var: return e->slot >= 0 && !var_dist_.empty() ? var_dist_[static_cast<size_t>(e->slot)] : d;
     case ExprKind::Unary:
     case ExprKind::Cast:
@@ -311,7 +309,6 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Trans:
     case ExprKind::Broadcast:
     case ExprKind::Load:
-    case ExprKind::Dot:
     case ExprKind::Swizzle2d: return d;
   }
   return d;
@@ -499,14 +496,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
 // aligned to the vector's size, and the mask is uniform over each vector.
 int KernelEmitter::vector_width(const Dist& d, const ExprP& ptr, const ExprP& mask, const ExprP& /*other*/) {
   if (d.shape.empty() || ptr->type.is_scalar() || ptr->type.shape.back() != d.shape.back()) return 1;
-  size_t last = d.shape.size() - 1;
-  int run = 1;
-  for (size_t i = 0; i < d.reg.size(); ++i) {
-    Coord u(d.shape.size(), 0);
-    u[last] = run;
-    if (d.reg[i] != u) break;
-    run *= 2;
-  }
+  int run = vector_run(d);
   if (run == 1) return 1;
   int bytes = scalar_bytes(ptr->type.elem);
   AxisInfo pa = axis_info(ptr);
@@ -560,63 +550,6 @@ TV KernelEmitter::eval_load(const ExprP& e, const Dist& d) {
       out.v[static_cast<size_t>(r0 + j)] =
           op("phi " + ty + " [ " + x[static_cast<size_t>(j)] + ", %" + ld_end + " ], [ " + other[static_cast<size_t>(j)] + ", %" + pre + " ]");
   }
-  return out;
-}
-
-namespace {
-int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
-}  // namespace
-
-// dot(a, b, acc): both operands staged in shared memory; every thread accumulates its output
-// elements over K (products and sums in f32, f64 for f64 inputs).
-TV KernelEmitter::eval_dot(const ExprP& e) {
-  const ExprP& ea = e->args[0];
-  const ExprP& eb = e->args[1];
-  int64_t M = ea->type.shape[0], K = ea->type.shape[1], N = eb->type.shape[1];
-  TV a = eval(ea), b = eval(eb);
-  Scalar rt = e->type.elem;
-  std::string ty = reg_type(rt), st = smem_type(ea->type);
-  int64_t off_b = align16(padded(M * K) * smem_bytes(ea->type));
-  info.smem_bytes = std::max(info.smem_bytes, off_b + padded(K * N) * smem_bytes(eb->type));
-  Dist lo = dflt(e->type.shape);
-  barrier();
-  smem_store_all(a, 0);
-  smem_store_all(b, off_b);
-  barrier();
-  TV acc;
-  if (e->args[2]) acc = fit(e->args[2], lo);
-  std::vector<std::string> accs;
-  for (int r = 0; r < lo.nregs(); ++r) {
-    std::string v = "%dacc" + std::to_string(tmp_++);
-    prelude_ << "  " << v << " = alloca " << ty << "\n";
-    line("store " + ty + " " + (e->args[2] ? acc.at(r) : literal(rt, 0, 0, false)) + ", " + ty + "* " + v);
-    accs.push_back(v);
-  }
-  std::string kc = "%dk" + std::to_string(tmp_++);
-  prelude_ << "  " << kc << " = alloca i32\n";
-  line("store i32 0, i32* " + kc);
-  std::string head = label("dot.head"), body = label("dot.body"), exit = label("dot.exit");
-  br(head);
-  start_block(head);
-  std::string k = op("load i32, i32* " + kc);
-  std::string more = op("icmp slt i32 " + k + ", " + std::to_string(K));
-  line("br i1 " + more + ", label %" + body + ", label %" + exit);
-  start_block(body);
-  for (int r = 0; r < lo.nregs(); ++r) {
-    auto c = coords(lo, r);
-    std::string ia = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(K)) + ", " + k);
-    std::string ib = op("add i32 " + op("mul i32 " + k + ", " + std::to_string(N)) + ", " + c[1]);
-    std::string av = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, 0, smem_index(ia)));
-    std::string bv = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, off_b, smem_index(ib)));
-    std::string prod = op("fmul " + ty + " " + av + ", " + bv);
-    std::string cur = op("load " + ty + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-    line("store " + ty + " " + op("fadd " + ty + " " + cur + ", " + prod) + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-  }
-  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kc);
-  br(head);
-  start_block(exit);
-  TV out{e->type, lo, {}};
-  for (auto& v : accs) out.v.push_back(op("load " + ty + ", " + ty + "* " + v));
   return out;
 }
 

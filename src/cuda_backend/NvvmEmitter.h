@@ -15,6 +15,8 @@ struct NvvmKernelInfo {
   int64_t smem_bytes = 0;        // dynamic shared memory needed per CTA
   int conversions = 0;           // layout conversions through shared memory
   int vector_accesses = 0;       // global loads/stores emitted as vectors
+  int mma_dots = 0;              // dots on the tensor cores
+  int pipelined_loops = 0;       // K loops whose operand loads are pipelined with cp.async
   // `emit --layouts`: per statement id, the layouts of what it computes and how it accesses memory.
   std::vector<std::pair<int, std::string>> notes;
   // Kernel parameters in order: pointer params (buffer name) and runtime scalars (binding name).

@@ -23,5 +23,7 @@ int smem_bytes(const Type& t);
 std::string literal(Scalar s, double f, int64_t i, bool from_float);
 std::string float_hex(double v, bool as_float);
 int log2_exact(int64_t v);
+// Elements of the shared exchange buffer for a tile of n elements (one padding element every 32).
+inline int64_t smem_padded(int64_t n) { return n + n / 32 + 1; }
 
 }  // namespace dtsim::nvvm

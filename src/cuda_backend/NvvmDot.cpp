@@ -1,0 +1,239 @@
+// dot on the tensor cores (mma.sync.m16n8k16, sm_80+) and its fallback on FMA units.
+//
+// Tensor-core path: f16/bf16 operands, f32 accumulation. The accumulator lives in the mma layout
+// (Layout.h: mma_accumulator), warps tiled wm x wn over the output. The operands go to shared memory
+// as 16-bit rows padded by 8 elements (16 bytes), so the eight row addresses of each ldmatrix fall in
+// distinct banks; ldmatrix.x4 gives the A fragments of one 16x16 block, ldmatrix.x4.trans the B
+// fragments of a 16x16 block of the row-major [K, N] tile (two n8 tiles).
+#include <algorithm>
+
+#include "cuda_backend/KernelEmitter.h"
+
+namespace dtsim::nvvm {
+
+int KernelEmitter::sm_version() const {
+  if (opt_.arch.rfind("sm_", 0) != 0) return 0;
+  return std::atoi(opt_.arch.c_str() + 3);
+}
+
+KernelEmitter::MmaPlan KernelEmitter::mma_plan(const Expr& e) {
+  MmaPlan p;
+  const Type& ta = e.args[0]->type;
+  const Type& tb = e.args[1]->type;
+  p.M = ta.shape[0];
+  p.K = ta.shape[1];
+  p.N = tb.shape[1];
+  p.in = ta.elem;
+  if (sm_version() < 80) {
+    p.why = "tensor cores need sm_80 or newer (target " + opt_.arch + ")";
+    return p;
+  }
+  if (ta.elem != tb.elem || (ta.elem != Scalar::F16 && ta.elem != Scalar::BF16)) {
+    p.why = std::string("operands are ") + scalar_name(ta.elem) + " and " + scalar_name(tb.elem) + " (tensor cores take f16 or bf16 pairs)";
+    return p;
+  }
+  if (p.K % 16) {
+    p.why = "K = " + std::to_string(p.K) + " is not a multiple of 16";
+    return p;
+  }
+  int W = k_.num_warps;
+  int best = -1;
+  int64_t best_cost = 0;
+  for (int wm = 1; wm <= W; wm *= 2) {
+    int wn = W / wm;
+    if (p.M % (16 * wm) || p.N % (16 * wn)) continue;
+    int64_t cost = p.M / wm + p.N / wn;  // shared-memory reads per warp per k step
+    if (best < 0 || cost < best_cost || (cost == best_cost && wm > best)) {
+      best = wm;
+      best_cost = cost;
+    }
+  }
+  if (best < 0) {
+    p.why = "a " + std::to_string(p.M) + "x" + std::to_string(p.N) + " tile cannot be split over " + std::to_string(W) +
+            " warps in 16x16 blocks";
+    return p;
+  }
+  p.wm = best;
+  p.wn = W / best;
+  int64_t regs = p.M * p.N / (32 * W);
+  if (regs > 128) {
+    p.why = std::to_string(regs) + " accumulator registers per thread (at most 128: use more warps or a smaller tile)";
+    return p;
+  }
+  p.ok = true;
+  return p;
+}
+
+std::string KernelEmitter::smem_base32() {
+  auto it = coord_cache_.find("smem32");
+  if (it != coord_cache_.end()) return it->second;
+  prelude_ << "  %smem32.p = ptrtoint [0 x i8] addrspace(3)* @dtsim_smem to i64\n  %smem32 = trunc i64 %smem32.p to i32\n";
+  return coord_cache_["smem32"] = "%smem32";
+}
+
+void KernelEmitter::stage_b16(const TV& v, const std::string& off, int64_t ld) {
+  const Dist& d = v.dist;
+  int run = std::min(vector_run(d), 4);
+  std::string base = op("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* @dtsim_smem, i32 0, i32 " + off);
+  std::string b16 = op("bitcast i8 addrspace(3)* " + base + " to i16 addrspace(3)*");
+  guarded(owner(d), [&] {
+    for (int r0 = 0; r0 < d.nregs(); r0 += run) {
+      if (first_copy(d, r0) != r0) continue;
+      auto c = coords(d, r0);
+      std::string idx = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(ld)) + ", " + c[1]);
+      std::string p = op("getelementptr inbounds i16, i16 addrspace(3)* " + b16 + ", i32 " + idx);
+      std::vector<std::string> bits;
+      for (int j = 0; j < run; ++j) bits.push_back(to_mem(v.type.elem, v.at(r0 + j)));
+      if (run == 1) {
+        line("store i16 " + bits[0] + ", i16 addrspace(3)* " + p);
+        continue;
+      }
+      std::string vt = "<" + std::to_string(run) + " x i16>", acc = "undef";
+      for (int j = 0; j < run; ++j) acc = op("insertelement " + vt + " " + acc + ", i16 " + bits[static_cast<size_t>(j)] + ", i32 " + std::to_string(j));
+      std::string vp = op("bitcast i16 addrspace(3)* " + p + " to " + vt + " addrspace(3)*");
+      line("store " + vt + " " + acc + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(2 * run));
+    }
+  });
+}
+
+TV KernelEmitter::mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in) {
+  Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
+  TV acc = convert(acc_in, D);
+  int64_t mt = p.M / p.wm, nt = p.N / p.wn, lda = p.K + 8, ldb = p.N + 8;
+  // Lane and warp parts of the ldmatrix row addresses (entry block).
+  std::string key = "mma" + std::to_string(p.M) + "/" + std::to_string(p.N) + "/" + std::to_string(p.K) + "/" + std::to_string(p.wm);
+  std::string la = "%" + key.substr(0, 3) + std::to_string(tmp_++), lb = la + "b";
+  {
+    std::string l = lane_id(), w = warp_id();
+    std::string n = la;
+    prelude_ << "  " << n << ".j = lshr i32 " << l << ", 3\n  " << n << ".i = and i32 " << l << ", 7\n"
+             << "  " << n << ".jm = and i32 " << n << ".j, 1\n  " << n << ".jh = lshr i32 " << n << ".j, 1\n"
+             << "  " << n << ".r8 = shl i32 " << n << ".jm, 3\n  " << n << ".row = or i32 " << n << ".i, " << n << ".r8\n"
+             << "  " << n << ".c8 = shl i32 " << n << ".jh, 3\n"
+             // warp indices: wn along N (low bits), wm along M
+             << "  " << n << ".wn = and i32 " << w << ", " << (p.wn - 1) << "\n  " << n << ".wm = lshr i32 " << w << ", "
+             << log2_exact(p.wn) << "\n"
+             // A: ((wm*mt + row) * lda + c8) * 2
+             << "  " << n << ".am = mul i32 " << n << ".wm, " << mt << "\n  " << n << ".ar = add i32 " << n << ".am, " << n << ".row\n"
+             << "  " << n << ".ai = mul i32 " << n << ".ar, " << lda << "\n  " << n << ".ac = add i32 " << n << ".ai, " << n << ".c8\n"
+             << "  " << n << " = shl i32 " << n << ".ac, 1\n"
+             // B (trans): (row * ldb + wn*nt + c8) * 2, row = k within the 16-block
+             << "  " << n << ".bi = mul i32 " << n << ".row, " << ldb << "\n  " << n << ".bn = mul i32 " << n << ".wn, " << nt << "\n"
+             << "  " << n << ".bc = add i32 " << n << ".bi, " << n << ".bn\n  " << n << ".bd = add i32 " << n << ".bc, " << n << ".c8\n"
+             << "  " << lb << " = shl i32 " << n << ".bd, 1\n";
+  }
+  std::string base = smem_base32();
+  std::string abase = op("add i32 " + op("add i32 " + base + ", " + a_off) + ", " + la);
+  std::string bbase = op("add i32 " + op("add i32 " + base + ", " + b_off) + ", " + lb);
+  int64_t mtiles = mt / 16, ntiles = nt / 8;
+  std::vector<std::string> c = acc.v;  // register (mi, ni, q) = (mi * ntiles + ni) * 4 + q
+  const char* ty = p.in == Scalar::BF16 ? "bf16" : "f16";
+  std::string ld4 = "{i32,i32,i32,i32} asm sideeffect \"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0,$1,$2,$3}, [$4];\", \"=r,=r,=r,=r,r\"";
+  std::string ld4t = "{i32,i32,i32,i32} asm sideeffect \"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0,$1,$2,$3}, [$4];\", \"=r,=r,=r,=r,r\"";
+  std::string mma = std::string("{float,float,float,float} asm \"mma.sync.aligned.m16n8k16.row.col.f32.") + ty + "." + ty +
+                    ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};\", \"=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f\"";
+  auto parts = [&](const std::string& s, int n) {
+    std::vector<std::string> v;
+    for (int i = 0; i < n; ++i) v.push_back(op("extractvalue {i32,i32,i32,i32} " + s + ", " + std::to_string(i)));
+    return v;
+  };
+  for (int64_t ks = 0; ks < p.K / 16; ++ks) {
+    std::vector<std::vector<std::string>> af, bf;
+    for (int64_t mi = 0; mi < mtiles; ++mi) {
+      std::string addr = op("add i32 " + abase + ", " + std::to_string((mi * 16 * lda + ks * 16) * 2));
+      af.push_back(parts(op("call " + ld4 + "(i32 " + addr + ")"), 4));
+    }
+    for (int64_t np = 0; np < ntiles / 2; ++np) {
+      std::string addr = op("add i32 " + bbase + ", " + std::to_string((ks * 16 * ldb + np * 16) * 2));
+      auto r = parts(op("call " + ld4t + "(i32 " + addr + ")"), 4);
+      bf.push_back({r[0], r[1]});
+      bf.push_back({r[2], r[3]});
+    }
+    for (int64_t mi = 0; mi < mtiles; ++mi)
+      for (int64_t ni = 0; ni < ntiles; ++ni) {
+        size_t r = static_cast<size_t>((mi * ntiles + ni) * 4);
+        auto& a = af[static_cast<size_t>(mi)];
+        auto& b = bf[static_cast<size_t>(ni)];
+        std::string res = op("call " + mma + "(i32 " + a[0] + ", i32 " + a[1] + ", i32 " + a[2] + ", i32 " + a[3] + ", i32 " + b[0] +
+                             ", i32 " + b[1] + ", float " + c[r] + ", float " + c[r + 1] + ", float " + c[r + 2] + ", float " + c[r + 3] + ")");
+        for (size_t q = 0; q < 4; ++q) c[r + q] = op("extractvalue {float,float,float,float} " + res + ", " + std::to_string(q));
+      }
+  }
+  return TV{acc.type, D, c};
+}
+
+TV KernelEmitter::eval_dot(const ExprP& e) {
+  MmaPlan p = mma_plan(*e);
+  if (!p.ok) return eval_dot_fma(e);
+  TV a = eval(e->args[0]), b = eval(e->args[1]);
+  Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
+  TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};
+  int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
+  int64_t off_b = (a_bytes + 127) / 128 * 128;
+  info.smem_bytes = std::max(info.smem_bytes, off_b + b_bytes);
+  ++info.mma_dots;
+  barrier();
+  stage_b16(a, "0", p.K + 8);
+  stage_b16(b, std::to_string(off_b), p.N + 8);
+  barrier();
+  return mma_tiles(p, "0", std::to_string(off_b), TV{e->type, D, acc.v});
+}
+
+namespace {
+int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
+}  // namespace
+
+// The FMA path: both operands staged in shared memory; every thread accumulates its output elements
+// over K (products and sums in f32, f64 for f64 inputs).
+TV KernelEmitter::eval_dot_fma(const ExprP& e) {
+  const ExprP& ea = e->args[0];
+  const ExprP& eb = e->args[1];
+  int64_t M = ea->type.shape[0], K = ea->type.shape[1], N = eb->type.shape[1];
+  TV a = eval(ea), b = eval(eb);
+  Scalar rt = e->type.elem;
+  std::string ty = reg_type(rt), st = smem_type(ea->type);
+  int64_t off_b = align16(smem_padded(M * K) * smem_bytes(ea->type));
+  info.smem_bytes = std::max(info.smem_bytes, off_b + smem_padded(K * N) * smem_bytes(eb->type));
+  Dist lo = dflt(e->type.shape);
+  barrier();
+  smem_store_all(a, 0);
+  smem_store_all(b, off_b);
+  barrier();
+  TV acc;
+  if (e->args[2]) acc = fit(e->args[2], lo);
+  std::vector<std::string> accs;
+  for (int r = 0; r < lo.nregs(); ++r) {
+    std::string v = "%dacc" + std::to_string(tmp_++);
+    prelude_ << "  " << v << " = alloca " << ty << "\n";
+    line("store " + ty + " " + (e->args[2] ? acc.at(r) : literal(rt, 0, 0, false)) + ", " + ty + "* " + v);
+    accs.push_back(v);
+  }
+  std::string kc = "%dk" + std::to_string(tmp_++);
+  prelude_ << "  " << kc << " = alloca i32\n";
+  line("store i32 0, i32* " + kc);
+  std::string head = label("dot.head"), body = label("dot.body"), exit = label("dot.exit");
+  br(head);
+  start_block(head);
+  std::string k = op("load i32, i32* " + kc);
+  std::string more = op("icmp slt i32 " + k + ", " + std::to_string(K));
+  line("br i1 " + more + ", label %" + body + ", label %" + exit);
+  start_block(body);
+  for (int r = 0; r < lo.nregs(); ++r) {
+    auto c = coords(lo, r);
+    std::string ia = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(K)) + ", " + k);
+    std::string ib = op("add i32 " + op("mul i32 " + k + ", " + std::to_string(N)) + ", " + c[1]);
+    std::string av = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, 0, smem_index(ia)));
+    std::string bv = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, off_b, smem_index(ib)));
+    std::string prod = op("fmul " + ty + " " + av + ", " + bv);
+    std::string cur = op("load " + ty + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
+    line("store " + ty + " " + op("fadd " + ty + " " + cur + ", " + prod) + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
+  }
+  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kc);
+  br(head);
+  start_block(exit);
+  TV out{e->type, lo, {}};
+  for (auto& v : accs) out.v.push_back(op("load " + ty + ", " + ty + "* " + v));
+  return out;
+}
+
+}  // namespace dtsim::nvvm
