@@ -146,6 +146,12 @@ class KernelEmitter {
   void assign(int slot, const TV& v);
   void emit_store(const Stmt& s);
   void emit_for(const Stmt& s);
+  // ---- software pipelining of dot operand loads (NvvmPipeline.cpp) ----
+  bool emit_pipelined_for(const Stmt& s);
+  int count_reads(int slot) const;
+  // cp.async of a load's tile (f16/bf16, 16-byte vectors) into shared rows of ld elements at `off`.
+  bool cp_async_ok(const Expr& load);
+  void cp_async_tile(const Expr& load, const std::string& off, int64_t ld);
   void emit_if(const Stmt& s);
   void emit_assert(const Stmt& s);
 };

@@ -66,7 +66,7 @@ uint32_t Dist::replicated_warp_mask() const {
   return m;
 }
 
-Dist blocked(const Shape& shape, int num_warps) {
+Dist blocked(const Shape& shape, int num_warps, int vec_wanted) {
   size_t rank = shape.size();
   Dist d;
   d.shape = shape;
@@ -79,7 +79,8 @@ Dist blocked(const Shape& shape, int num_warps) {
   };
   if (rank > 0) {
     int64_t threads = int64_t(num_warps) * 32;
-    int64_t vec = std::min<int64_t>({4, std::max<int64_t>(1, shape_numel(shape) / threads), shape[rank - 1]});
+    int64_t vec = vec_wanted ? std::min<int64_t>(vec_wanted, shape[rank - 1])
+                             : std::min<int64_t>({4, std::max<int64_t>(1, shape_numel(shape) / threads), shape[rank - 1]});
     for (int j = 0; j < log2i(vec); ++j) d.reg.push_back(next());
   }
   for (int i = 0; i < 5; ++i) d.lane.push_back(next());

@@ -52,8 +52,9 @@ struct Dist {
   std::string str() const;
 };
 
-// The default layout of a tile of `shape` on `num_warps` warps.
-Dist blocked(const Shape& shape, int num_warps);
+// The default layout of a tile of `shape` on `num_warps` warps (vec = 0: the default vector width,
+// min(4, elements per thread); otherwise `vec` contiguous elements per thread, as far as they fit).
+Dist blocked(const Shape& shape, int num_warps, int vec = 0);
 bool is_blocked(const Dist& d, int num_warps);
 // The accumulator of mma.sync.m16n8k16 (f32) on a [M, N] tile: `wm` x `wn` warps each own a block
 // of M/wm rows and N/wn columns, tiled by 16x8 instruction tiles; lane l holds rows l/4 and l/4+8,

@@ -123,6 +123,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
 }
 
 void KernelEmitter::emit_for(const Stmt& s) {
+  if (emit_pipelined_for(s)) return;
   int slot = s.slots[0];
   Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
   std::string ty = reg_type(t);

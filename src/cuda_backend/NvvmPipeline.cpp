@@ -1,0 +1,193 @@
+// Software pipelining of a K loop that feeds dot on the tensor cores: the loop
+//
+//   for k in range(lo, hi, step) {  ...  x = load(px, mx); y = load(py, my); acc = dot(x, y, acc)  ... }
+//
+// where x and y are read by nothing but the dot, their pointers and masks are index arithmetic on
+// k and values fixed before the loop, and `other` is 0, is lowered with a ring of num_stages shared
+// memory buffers: cp.async copies the operands of iteration i + num_stages - 1 straight from global
+// to shared memory (16-byte vectors, masked-off vectors zero-filled) while iteration i computes from
+// its buffer with ldmatrix + mma.sync; cp.async.wait_group and a barrier make a buffer ready.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "cuda_backend/KernelEmitter.h"
+
+namespace dtsim::nvvm {
+
+namespace {
+
+void count_expr(const ExprP& e, int slot, int& n) {
+  if (!e) return;
+  if (e->kind == ExprKind::Var && e->slot == slot) ++n;
+  for (auto& a : e->args) count_expr(a, slot, n);
+}
+
+void count_stmts(const std::vector<StmtP>& body, int slot, int& n) {
+  for (auto& s : body) {
+    for (auto& a : s->args) count_expr(a, slot, n);
+    count_stmts(s->body, slot, n);
+    count_stmts(s->orelse, slot, n);
+  }
+}
+
+bool is_zero_const(const ExprP& e) {
+  if (!e) return true;
+  if (e->kind == ExprKind::Cast) return is_zero_const(e->args[0]);
+  return e->kind == ExprKind::Const && (e->is_float ? e->fval == 0.0 && !std::signbit(e->fval) : e->ival == 0);
+}
+
+int64_t align128(int64_t v) { return (v + 127) / 128 * 128; }
+
+}  // namespace
+
+int KernelEmitter::count_reads(int slot) const {
+  int n = 0;
+  count_stmts(k_.body, slot, n);
+  return n;
+}
+
+bool KernelEmitter::cp_async_ok(const Expr& ld) {
+  const Type& t = ld.type;
+  if (t.rank() != 2 || (t.elem != Scalar::F16 && t.elem != Scalar::BF16)) return false;
+  if (!recomputable(ld.args[0]) || (ld.args[1] && !recomputable(ld.args[1])) || !is_zero_const(ld.args[2])) return false;
+  if (t.shape[1] % 8) return false;
+  Dist d = blocked(t.shape, k_.num_warps, 8);
+  return vector_width(d, ld.args[0], ld.args[1], nullptr) == 8;
+}
+
+void KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_t row) {
+  const Type& t = ld.type;
+  Dist d = blocked(t.shape, k_.num_warps, 8);
+  auto p = lazy_fit(ld.args[0], d);
+  std::function<std::string(int)> m;
+  if (ld.args[1]) m = lazy_fit(ld.args[1], d);
+  std::string base = op("add i32 " + smem_base32() + ", " + off);
+  guarded(owner(d), [&] {
+    for (int r0 = 0; r0 < d.nregs(); r0 += 8) {
+      if (first_copy(d, r0) != r0) continue;
+      auto c = coords(d, r0);
+      std::string idx = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]);
+      std::string dst = op("add i32 " + base + ", " + op("shl i32 " + idx + ", 1"));
+      std::string src = p(r0);
+      std::string ty = mem_type(t.elem) + " addrspace(1)*";
+      if (!ld.args[1]) {
+        line("call void asm sideeffect \"cp.async.cg.shared.global [$0], [$1], 16;\", \"r,l,~{memory}\"(i32 " + dst + ", " + ty + " " + src + ")");
+        continue;
+      }
+      std::string n = op("select i1 " + m(r0) + ", i32 16, i32 0");  // 0: nothing read, 16 zero bytes written
+      line("call void asm sideeffect \"cp.async.cg.shared.global [$0], [$1], 16, $2;\", \"r,l,r,~{memory}\"(i32 " + dst + ", " + ty + " " +
+           src + ", i32 " + n + ")");
+    }
+  });
+}
+
+bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
+  int S = k_.num_stages;
+  if (S < 2 || sm_version() < 80) return false;
+  // The dot: acc = dot(x, y, acc) at the top level of the body, x and y loaded there before it.
+  const Stmt* dot = nullptr;
+  const Stmt* lx = nullptr;
+  const Stmt* ly = nullptr;
+  for (auto& st : f.body) {
+    switch (st->kind) {
+      case StmtKind::Assign: break;
+      case StmtKind::Store:
+      case StmtKind::For:
+      case StmtKind::If:
+      case StmtKind::Print:
+      case StmtKind::Assert:
+      case StmtKind::Return: return false;  // keep the plain loop where prefetching could change meaning
+    }
+    if (st->targets.size() != 1) return false;
+    const ExprP& v = st->args[0];
+    if (v->kind != ExprKind::Dot || dot) continue;
+    const ExprP& acc = v->args[2];
+    if (!acc || acc->kind != ExprKind::Var || acc->slot != st->slots[0]) continue;
+    if (v->args[0]->kind != ExprKind::Var || v->args[1]->kind != ExprKind::Var) continue;
+    for (auto& d : f.body) {
+      if (d.get() == st.get()) break;
+      if (d->kind != StmtKind::Assign || d->targets.size() != 1 || d->args[0]->kind != ExprKind::Load) continue;
+      if (d->slots[0] == v->args[0]->slot) lx = d.get();
+      if (d->slots[0] == v->args[1]->slot) ly = d.get();
+    }
+    dot = st.get();
+  }
+  if (!dot || !lx || !ly || lx == ly) return false;
+  const Expr& de = *dot->args[0];
+  MmaPlan p = mma_plan(de);
+  if (!p.ok) return false;
+  int slot = f.slots[0];
+  loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
+  for (const Stmt* l : {lx, ly})
+    if (assign_count_[static_cast<size_t>(l->slots[0])] != 1 || count_reads(l->slots[0]) != 1 || !cp_async_ok(*l->args[0])) {
+      loop_info_.erase(slot);
+      return false;
+    }
+
+  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
+  std::string ty = reg_type(t);
+  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
+  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
+  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
+  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
+  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  int64_t a_bytes = align128(p.M * (p.K + 8) * 2), stage = a_bytes + align128(p.K * (p.N + 8) * 2);
+  info.smem_bytes = std::max(info.smem_bytes, S * stage);
+  ++info.pipelined_loops;
+  auto issue = [&](const std::string& it, const std::string& st) {  // copies of iteration `it` into buffer `st`
+    line("store " + ty + " " + it + ", " + ty + "* " + kvar);
+    std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
+    std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
+    guarded(more, [&] {
+      cp_async_tile(*lx->args[0], off, p.K + 8);
+      cp_async_tile(*ly->args[0], op("add i32 " + off + ", " + std::to_string(a_bytes)), p.N + 8);
+    });
+    line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
+  };
+  barrier();  // the buffers may hold another statement's data
+  for (int s = 0; s < S - 1; ++s) {
+    std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
+    issue(it, std::to_string(s));
+  }
+  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++);
+  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n";
+  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
+  line("store i32 0, i32* " + sc);
+  std::string head = label("pipe.head"), body = label("pipe.body"), exit = label("pipe.exit");
+  br(head);
+  start_block(head);
+  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
+  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
+  start_block(body);
+  std::string cur = op("load i32, i32* " + sc);
+  line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
+  barrier();
+  // Prefetch iteration i + S - 1 into the buffer iteration i - 1 used (every thread is past it).
+  std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
+  std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+  issue(ahead, nst);
+  line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  std::string off = op("mul i32 " + cur + ", " + std::to_string(stage));
+  for (auto& st : f.body) {
+    if (st.get() == lx || st.get() == ly) continue;
+    if (st.get() != dot) {
+      emit_stmt(*st);
+      continue;
+    }
+    TV acc = eval(de.args[2]);
+    TV r = mma_tiles(p, off, op("add i32 " + off + ", " + std::to_string(a_bytes)), acc);
+    ++info.mma_dots;
+    assign(dot->slots[0], TV{de.type, r.dist, r.v});
+  }
+  line("store i32 " + op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S)) + ", i32* " + sc);
+  line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
+  br(head);
+  start_block(exit);
+  loop_info_.erase(slot);
+  line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
+  barrier();
+  return true;
+}
+
+}  // namespace dtsim::nvvm
