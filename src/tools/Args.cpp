@@ -26,7 +26,7 @@ const FlagSpec kFlags[] = {
     {"--check", 0, true, false},     {"--kernel", 1, true, true},     {"--break-if", 1, true, false},
     {"--print-if", 2, true, false},  {"--at", 1, true, false},        {"--break-at", 1, true, false},
     {"--tile", 0, false, true},      {"--ast", 0, false, true},       {"--nvvm", 0, false, true},
-    {"--ptx", 0, false, true},       {"-o", 1, false, true},          {"--help", 0, true, true},
+    {"--ptx", 0, false, true},       {"--triton", 0, false, true},    {"-o", 1, false, true},          {"--help", 0, true, true},
     {"-h", 0, true, true},
 };
 
@@ -99,7 +99,7 @@ void apply_sanitize(CliOptions& o, const std::string& v) {
 }
 
 void set_emit(CliOptions& o, EmitWhat w) {
-  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx");
+  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton");
   o.emit = w;
 }
 
@@ -150,6 +150,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     set_emit(o, EmitWhat::Nvvm);
   } else if (name == "--ptx") {
     set_emit(o, EmitWhat::Ptx);
+  } else if (name == "--triton") {
+    set_emit(o, EmitWhat::Triton);
   } else if (name == "-o") {
     o.output = v[0];
   } else if (name == "--help" || name == "-h") {
@@ -188,7 +190,7 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   }
   if (o.help) return o;
   if (o.file.empty()) usage_error(command, "no input file");
-  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm or --ptx");
+  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx or --triton");
   return o;
 }
 
@@ -200,7 +202,8 @@ std::string main_help() {
 usage:
   dtsim run FILE.tile|FILE.dt [flags]     run every program instance on the CPU interpreter
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
-  dtsim emit --tile|--ast|--nvvm|--ptx FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim emit --tile|--ast|--nvvm|--ptx|--triton FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
   dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'
   dtsim --version
@@ -212,12 +215,14 @@ exit status: 0 ok; 1 a sanitizer finding, runtime fault or failed --check; 2 bad
 
 std::string command_help(const std::string& command) {
   if (command == "emit")
-    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
 
   --tile              the tile IR (for a .dt file: the IR it lowers to)
   --ast               the checked DT syntax tree (.dt files only)
   --nvvm              NVVM IR for the CUDA backend (constexpr parameters baked in)
   --ptx               PTX compiled by libNVVM
+  --triton            a Python module: one @triton.jit function per kernel, launch(), and a main that
+                      runs it on dtsim's seeded inputs or .npy files (python3 OUT.py --help)
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name)
   -o OUT              write to OUT (atomically) instead of standard output

@@ -13,7 +13,7 @@
 namespace dtsim {
 
 enum class Backend { Interp, Cuda };
-enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx };
+enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton };
 
 // Everything the flags of `dtsim run|debug|emit` can say. Defaults are what a bare
 // `dtsim run FILE` does.
@@ -37,7 +37,7 @@ struct CliOptions {
     return debug.stop_at_start || !debug.break_if.empty() || !debug.print_if.empty() || !debug.break_at.empty();
   }
 
-  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx
+  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton
   std::string output;              // emit: -o OUT ("" = stdout)
 };
 
