@@ -2,7 +2,11 @@
 // through the CUDA driver API (libcuda loaded at run time). Works, minus launching, without a GPU.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "host/Buffers.h"
 #include "ir/IR.h"
@@ -38,5 +42,57 @@ bool cuda_available(std::string* why);
 // Runs every kernel of a verified module on the GPU, in order, on `buffers` (copied to the device,
 // and every Out/InOut/Scratch buffer copied back). UserError "no CUDA driver found" etc. without one.
 void run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt = {});
+
+// The GPU in use (device 0), as the driver reports it. UserError without a driver or GPU.
+struct CudaDeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int64_t clock_khz = 0;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (the SM clock the driver reports)
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+};
+CudaDeviceInfo cuda_device_info();
+
+// Device-to-device copy bandwidth in GB/s (bytes read + bytes written per second; median of timed
+// cuMemcpyDtoDAsync copies of a 512 MiB buffer, or of a quarter of free memory when smaller).
+// Measured on the first call, then remembered for the process.
+double cuda_copy_bandwidth_gbs();
+
+// One compiled module on the GPU for repeated and timed launches: compiles and loads the PTX once,
+// keeps device copies of the buffers, launches kernel i on the default stream, times launches with
+// CUDA events. Every call throws UserError on a driver error (kernel faults name the kernel).
+class CudaModuleRunner {
+ public:
+  CudaModuleRunner(const Module& m, const Bindings& b, const CudaOptions& opt = {});
+  ~CudaModuleRunner();
+  CudaModuleRunner(const CudaModuleRunner&) = delete;
+  CudaModuleRunner& operator=(const CudaModuleRunner&) = delete;
+
+  size_t kernel_count() const;
+  const std::string& kernel_name(size_t i) const;
+  std::array<int64_t, 3> grid(size_t i) const;
+  int threads(size_t i) const;  // per CTA
+  int64_t smem_bytes(size_t i) const;
+
+  // Allocates device buffers (freeing earlier ones) and copies every buffer of `bufs` to the device.
+  void upload(const Buffers& bufs);
+  // Launches kernel i asynchronously; kernels of one runner run in launch order.
+  void launch(size_t i);
+  // Waits for everything launched; a fault is reported as "<what> failed: <driver message>".
+  void synchronize(const std::string& what);
+  // Copies every Out/InOut/Scratch buffer back into `bufs` (the buffers given to upload).
+  void download(Buffers& bufs) const;
+
+  static constexpr size_t kAllKernels = static_cast<size_t>(-1);
+  // Milliseconds of each of `reps` runs of kernel `i` (kAllKernels: every kernel in order), from CUDA
+  // events recorded around each run. With `flush_l2`, a buffer of twice the L2 size is written
+  // (cuMemsetD8Async) before each run, outside the timed interval, so no run finds its data in L2.
+  std::vector<double> time(size_t i, int reps, bool flush_l2);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace dtsim

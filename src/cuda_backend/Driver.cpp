@@ -1,5 +1,6 @@
 // The CUDA driver side: libcuda loaded with dlopen (exact `_v2` symbol names), the primary context,
-// module load with the JIT log, buffer copies and launches (cuda_available / run_module_cuda).
+// module load with the JIT log, buffer copies, launches and event timing (cuda_available,
+// run_module_cuda, CudaModuleRunner, the device facts and the copy bandwidth).
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -34,12 +35,24 @@ namespace {
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void*, size_t))                                 \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void*, CUdeviceptr, size_t))                                       \
   X(cuLaunchKernel, "cuLaunchKernel",                                                                    \
-    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**, void**))
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**, void**)) \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int*, CUdevice_attribute, CUdevice))                 \
+  X(cuDeviceGetName, "cuDeviceGetName", (char*, int, CUdevice))                                          \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t*, CUdevice))                                        \
+  X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t*, size_t*))                                                 \
+  X(cuMemsetD8Async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream))                  \
+  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))             \
+  X(cuEventCreate, "cuEventCreate", (CUevent*, unsigned))                                                \
+  X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                                                      \
+  X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                                                 \
+  X(cuEventSynchronize, "cuEventSynchronize", (CUevent))
 
 struct Cu {
 #define DTSIM_DECL(fn, sym, args) CUresult(*fn) args = nullptr;
   DTSIM_CU_FNS(DTSIM_DECL)
 #undef DTSIM_DECL
+  // cuda.h maps cuEventElapsedTime to the _v2 entry point; older drivers export only the first one.
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   bool ok = false;
   std::string why;
   CUcontext ctx = nullptr;
@@ -65,7 +78,10 @@ Cu& driver() {
 #define DTSIM_SYM(fn, sym, args) all = all && (cu.fn = reinterpret_cast<decltype(cu.fn)>(dlsym(h, sym))) != nullptr;
     DTSIM_CU_FNS(DTSIM_SYM)
 #undef DTSIM_SYM
-    if (!all) {
+    cu.cuEventElapsedTime = reinterpret_cast<decltype(cu.cuEventElapsedTime)>(dlsym(h, "cuEventElapsedTime_v2"));
+    if (!cu.cuEventElapsedTime)
+      cu.cuEventElapsedTime = reinterpret_cast<decltype(cu.cuEventElapsedTime)>(dlsym(h, "cuEventElapsedTime"));
+    if (!all || !cu.cuEventElapsedTime) {
       cu.why = "no CUDA driver found (libcuda.so.1 lacks the driver API)";
       return;
     }
@@ -106,6 +122,44 @@ std::array<int64_t, 3> grid_of(const Kernel& k, const Bindings& b) {
   return g;
 }
 
+Cu& ready_driver() {
+  Cu& cu = driver();
+  if (!cu.ok) user_error(SourceLoc{}, cu.why);
+  check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
+  return cu;
+}
+
+// CUDA events, destroyed on every path.
+struct Events {
+  const Cu& cu;
+  std::vector<CUevent> ev;
+  Events(const Cu& c, size_t n) : cu(c) {
+    ev.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      CUevent e = nullptr;
+      check(cu, cu.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+      ev.push_back(e);
+    }
+  }
+  ~Events() {
+    for (CUevent e : ev) cu.cuEventDestroy(e);
+  }
+  double ms(size_t a, size_t b) const {
+    float t = 0;
+    check(cu, cu.cuEventElapsedTime(&t, ev[a], ev[b]), "cuEventElapsedTime");
+    return t;
+  }
+};
+
+struct DeviceMem {
+  const Cu& cu;
+  CUdeviceptr p = 0;
+  DeviceMem(const Cu& c, size_t bytes) : cu(c) { check(cu, cu.cuMemAlloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc"); }
+  ~DeviceMem() {
+    if (p) cu.cuMemFree(p);
+  }
+};
+
 }  // namespace
 
 bool cuda_available(std::string* why) {
@@ -114,86 +168,226 @@ bool cuda_available(std::string* why) {
   return cu.ok;
 }
 
-void run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt) {
-  Cu& cu = driver();
-  if (!cu.ok) user_error(SourceLoc{}, cu.why);
-  NvvmModule nm = emit_nvvm_module(m, b, opt);
-  std::string ptx = compile_ptx(nm.ir, opt);
-  check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
+CudaDeviceInfo cuda_device_info() {
+  Cu& cu = ready_driver();
+  CudaDeviceInfo d;
+  char name[256] = {0};
+  check(cu, cu.cuDeviceGetName(name, sizeof name - 1, cu.dev), "cuDeviceGetName");
+  d.name = name;
+  auto attr = [&](CUdevice_attribute a) {
+    int v = 0;
+    check(cu, cu.cuDeviceGetAttribute(&v, a, cu.dev), "cuDeviceGetAttribute");
+    return v;
+  };
+  d.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  d.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  d.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  d.clock_khz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  d.l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  size_t mem = 0;
+  check(cu, cu.cuDeviceTotalMem(&mem, cu.dev), "cuDeviceTotalMem");
+  d.memory_bytes = static_cast<int64_t>(mem);
+  return d;
+}
 
+double cuda_copy_bandwidth_gbs() {
+  static double gbs = -1;
+  if (gbs >= 0) return gbs;
+  Cu& cu = ready_driver();
+  size_t free_b = 0, total_b = 0;
+  check(cu, cu.cuMemGetInfo(&free_b, &total_b), "cuMemGetInfo");
+  size_t bytes = std::min<size_t>(size_t(512) << 20, free_b / 4) & ~size_t(255);
+  if (bytes == 0) user_error(SourceLoc{}, "no free GPU memory to measure the copy bandwidth");
+  DeviceMem src(cu, bytes), dst(cu, bytes);
+  check(cu, cu.cuMemsetD8Async(src.p, 1, bytes, nullptr), "cuMemsetD8Async");
+  const int reps = 20;
+  Events ev(cu, 2 * reps);
+  for (int i = 0; i < 3; ++i) check(cu, cu.cuMemcpyDtoDAsync(dst.p, src.p, bytes, nullptr), "cuMemcpyDtoDAsync");
+  for (int i = 0; i < reps; ++i) {
+    check(cu, cu.cuEventRecord(ev.ev[2 * i], nullptr), "cuEventRecord");
+    check(cu, cu.cuMemcpyDtoDAsync(dst.p, src.p, bytes, nullptr), "cuMemcpyDtoDAsync");
+    check(cu, cu.cuEventRecord(ev.ev[2 * i + 1], nullptr), "cuEventRecord");
+  }
+  check(cu, cu.cuEventSynchronize(ev.ev.back()), "cuEventSynchronize");
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) ms.push_back(ev.ms(2 * i, 2 * i + 1));
+  std::sort(ms.begin(), ms.end());
+  double med = ms[ms.size() / 2];
+  gbs = med > 0 ? 2.0 * static_cast<double>(bytes) / (med * 1e-3) / 1e9 : 0;
+  return gbs;
+}
+
+// ---- CudaModuleRunner ----
+
+struct CudaModuleRunner::Impl {
+  Cu& cu;
+  Bindings b;
+  NvvmModule nm;
+  CUmodule mod = nullptr;
+  std::vector<std::string> names;
+  std::vector<CUfunction> fns;
+  std::vector<std::array<int64_t, 3>> grids;
+  // Device buffers, parallel to the Buffers given to upload().
+  std::vector<CUdeviceptr> ptrs;
+  std::vector<size_t> sizes;
+  std::vector<BufIO> io;
+  // Per kernel: one 8-byte cell per parameter holding its value in the ABI type, and pointers to them.
+  std::vector<std::vector<std::array<uint8_t, 8>>> cells;
+  std::vector<std::vector<void*>> params;
+  CUdeviceptr flush = 0;
+  size_t flush_bytes = 0;
+
+  explicit Impl(Cu& c) : cu(c) {}
+  ~Impl() {
+    free_buffers();
+    if (flush) cu.cuMemFree(flush);
+    if (mod) cu.cuModuleUnload(mod);
+  }
+  void free_buffers() {
+    for (CUdeviceptr p : ptrs)
+      if (p) cu.cuMemFree(p);
+    ptrs.clear();
+    sizes.clear();
+    io.clear();
+  }
+};
+
+CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const CudaOptions& opt) {
+  Cu& cu = ready_driver();
+  impl_ = std::make_unique<Impl>(cu);
+  Impl& r = *impl_;
+  r.b = b;
+  r.nm = emit_nvvm_module(m, b, opt);
+  std::string ptx = compile_ptx(r.nm.ir, opt);
+  check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
   std::vector<char> err(16384, '\0'), info(16384, '\0');
   CUjit_option o[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
                       CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
   void* v[] = {err.data(), reinterpret_cast<void*>(err.size()), info.data(), reinterpret_cast<void*>(info.size())};
-  CUmodule mod = nullptr;
-  CUresult r = cu.cuModuleLoadDataEx(&mod, ptx.c_str(), 4, o, v);
-  if (r != CUDA_SUCCESS) user_error(SourceLoc{}, "loading the PTX failed: " + cu_error(cu, r) + "\n" + err.data());
-
-  // Device copies of every buffer; freed on every path.
-  struct Mem {
-    const Cu& cu;
-    CUmodule mod;
-    std::vector<CUdeviceptr> ptrs;
-    ~Mem() {
-      for (auto p : ptrs)
-        if (p) cu.cuMemFree(p);
-      cu.cuModuleUnload(mod);
-    }
-  } mem{cu, mod, {}};
-  for (Buffer& buf : buffers.list) {
-    CUdeviceptr d = 0;
-    size_t bytes = std::max<size_t>(buf.bytes.size(), 1);
-    check(cu, cu.cuMemAlloc(&d, bytes), "cuMemAlloc");
-    mem.ptrs.push_back(d);
-    if (!buf.bytes.empty()) check(cu, cu.cuMemcpyHtoD(d, buf.bytes.data(), buf.bytes.size()), "cuMemcpyHtoD");
-  }
+  CUresult res = cu.cuModuleLoadDataEx(&r.mod, ptx.c_str(), 4, o, v);
+  if (res != CUDA_SUCCESS) user_error(SourceLoc{}, "loading the PTX failed: " + cu_error(cu, res) + "\n" + err.data());
   for (size_t i = 0; i < m.kernels.size(); ++i) {
-    const Kernel& k = m.kernels[i];
-    const NvvmKernelInfo& ki = nm.kernels[i];
+    const NvvmKernelInfo& ki = r.nm.kernels[i];
     CUfunction f = nullptr;
-    check(cu, cu.cuModuleGetFunction(&f, mod, ki.entry.c_str()), "cuModuleGetFunction");
+    check(cu, cu.cuModuleGetFunction(&f, r.mod, ki.entry.c_str()), "cuModuleGetFunction");
     if (ki.smem_bytes > 48 * 1024)
       check(cu, cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(ki.smem_bytes)),
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-    // Argument storage: one 8-byte cell per parameter, holding the value in its ABI type.
-    std::vector<std::array<uint8_t, 8>> cells(ki.args.size());
-    std::vector<void*> params;
+    r.fns.push_back(f);
+    r.names.push_back(m.kernels[i].name);
+    r.grids.push_back(grid_of(m.kernels[i], b));
+  }
+}
+
+CudaModuleRunner::~CudaModuleRunner() = default;
+
+size_t CudaModuleRunner::kernel_count() const { return impl_->fns.size(); }
+const std::string& CudaModuleRunner::kernel_name(size_t i) const { return impl_->names.at(i); }
+std::array<int64_t, 3> CudaModuleRunner::grid(size_t i) const { return impl_->grids.at(i); }
+int CudaModuleRunner::threads(size_t i) const { return impl_->nm.kernels.at(i).threads; }
+int64_t CudaModuleRunner::smem_bytes(size_t i) const { return impl_->nm.kernels.at(i).smem_bytes; }
+
+void CudaModuleRunner::upload(const Buffers& buffers) {
+  Impl& r = *impl_;
+  const Cu& cu = r.cu;
+  r.free_buffers();
+  for (const Buffer& buf : buffers.list) {
+    CUdeviceptr d = 0;
+    check(cu, cu.cuMemAlloc(&d, std::max<size_t>(buf.bytes.size(), 1)), "cuMemAlloc");
+    r.ptrs.push_back(d);
+    r.sizes.push_back(buf.bytes.size());
+    r.io.push_back(buf.io);
+    if (!buf.bytes.empty()) check(cu, cu.cuMemcpyHtoD(d, buf.bytes.data(), buf.bytes.size()), "cuMemcpyHtoD");
+  }
+  r.cells.assign(r.fns.size(), {});
+  r.params.assign(r.fns.size(), {});
+  for (size_t k = 0; k < r.fns.size(); ++k) {
+    const NvvmKernelInfo& ki = r.nm.kernels[k];
+    auto& cells = r.cells[k];
+    cells.resize(ki.args.size());
     for (size_t a = 0; a < ki.args.size(); ++a) {
       const auto& arg = ki.args[a];
       uint8_t* c = cells[a].data();
       if (arg.pointer) {
         int bi = buffers.index(arg.name);
         if (bi < 0) internal_error("CudaDriver", "no buffer named '" + arg.name + "'");
-        std::memcpy(c, &mem.ptrs[static_cast<size_t>(bi)], sizeof(CUdeviceptr));
-      } else {
-        auto it = b.find(arg.name);
-        if (it == b.end()) user_error(SourceLoc{}, "no value for parameter '" + arg.name + "'");
-        const ScalarValue& sv = it->second;
-        switch (arg.dtype) {
-          case Scalar::I1: { uint8_t x = sv.as_int() != 0; std::memcpy(c, &x, 1); break; }
-          case Scalar::I32: { int32_t x = static_cast<int32_t>(sv.as_int()); std::memcpy(c, &x, 4); break; }
-          case Scalar::I64: { int64_t x = sv.as_int(); std::memcpy(c, &x, 8); break; }
-          case Scalar::F16: { float x = f16_to_f32(f32_to_f16(static_cast<float>(sv.as_double()))); std::memcpy(c, &x, 4); break; }
-          case Scalar::BF16: { float x = bf16_to_f32(f32_to_bf16(static_cast<float>(sv.as_double()))); std::memcpy(c, &x, 4); break; }
-          case Scalar::F32: { float x = static_cast<float>(sv.as_double()); std::memcpy(c, &x, 4); break; }
-          case Scalar::F64: { double x = sv.as_double(); std::memcpy(c, &x, 8); break; }
-        }
+        std::memcpy(c, &r.ptrs[static_cast<size_t>(bi)], sizeof(CUdeviceptr));
+        continue;
       }
-      params.push_back(c);
+      auto it = r.b.find(arg.name);
+      if (it == r.b.end()) user_error(SourceLoc{}, "no value for parameter '" + arg.name + "'");
+      const ScalarValue& sv = it->second;
+      switch (arg.dtype) {
+        case Scalar::I1: { uint8_t x = sv.as_int() != 0; std::memcpy(c, &x, 1); break; }
+        case Scalar::I32: { int32_t x = static_cast<int32_t>(sv.as_int()); std::memcpy(c, &x, 4); break; }
+        case Scalar::I64: { int64_t x = sv.as_int(); std::memcpy(c, &x, 8); break; }
+        case Scalar::F16: { float x = f16_to_f32(f32_to_f16(static_cast<float>(sv.as_double()))); std::memcpy(c, &x, 4); break; }
+        case Scalar::BF16: { float x = bf16_to_f32(f32_to_bf16(static_cast<float>(sv.as_double()))); std::memcpy(c, &x, 4); break; }
+        case Scalar::F32: { float x = static_cast<float>(sv.as_double()); std::memcpy(c, &x, 4); break; }
+        case Scalar::F64: { double x = sv.as_double(); std::memcpy(c, &x, 8); break; }
+      }
     }
-    auto g = grid_of(k, b);
-    check(cu, cu.cuLaunchKernel(f, static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
-                                static_cast<unsigned>(ki.threads), 1, 1, static_cast<unsigned>(ki.smem_bytes), nullptr,
-                                params.data(), nullptr),
-          "cuLaunchKernel");
-    check(cu, cu.cuCtxSynchronize(), ("kernel '" + k.name + "'").c_str());
+    for (auto& cell : cells) r.params[k].push_back(cell.data());
   }
-  for (size_t i = 0; i < buffers.list.size(); ++i) {
+}
+
+void CudaModuleRunner::launch(size_t i) {
+  Impl& r = *impl_;
+  if (r.params.size() != r.fns.size()) internal_error("CudaDriver", "launch before upload");
+  const auto& g = r.grids.at(i);
+  const NvvmKernelInfo& ki = r.nm.kernels[i];
+  check(r.cu, r.cu.cuLaunchKernel(r.fns[i], static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
+                                  static_cast<unsigned>(ki.threads), 1, 1, static_cast<unsigned>(ki.smem_bytes), nullptr,
+                                  r.params[i].data(), nullptr),
+        "cuLaunchKernel");
+}
+
+void CudaModuleRunner::synchronize(const std::string& what) { check(impl_->cu, impl_->cu.cuCtxSynchronize(), what.c_str()); }
+
+void CudaModuleRunner::download(Buffers& buffers) const {
+  const Impl& r = *impl_;
+  for (size_t i = 0; i < buffers.list.size() && i < r.ptrs.size(); ++i) {
     Buffer& buf = buffers.list[i];
     if (buf.io == BufIO::In || buf.bytes.empty()) continue;
-    check(cu, cu.cuMemcpyDtoH(buf.bytes.data(), mem.ptrs[i], buf.bytes.size()), "cuMemcpyDtoH");
+    if (buf.bytes.size() != r.sizes[i]) internal_error("CudaDriver", "download into buffers of another shape");
+    check(r.cu, r.cu.cuMemcpyDtoH(buf.bytes.data(), r.ptrs[i], buf.bytes.size()), "cuMemcpyDtoH");
     buf.defined = true;
   }
+}
+
+std::vector<double> CudaModuleRunner::time(size_t i, int reps, bool flush_l2) {
+  Impl& r = *impl_;
+  const Cu& cu = r.cu;
+  if (reps < 1) return {};
+  if (flush_l2 && !r.flush) {
+    CudaDeviceInfo d = cuda_device_info();
+    r.flush_bytes = static_cast<size_t>(std::max<int64_t>(d.l2_bytes, 1 << 20)) * 2;
+    check(cu, cu.cuMemAlloc(&r.flush, r.flush_bytes), "cuMemAlloc (L2 flush buffer)");
+  }
+  Events ev(cu, 2 * static_cast<size_t>(reps));
+  for (int rep = 0; rep < reps; ++rep) {
+    if (flush_l2) check(cu, cu.cuMemsetD8Async(r.flush, static_cast<unsigned char>(rep), r.flush_bytes, nullptr), "cuMemsetD8Async");
+    check(cu, cu.cuEventRecord(ev.ev[2 * static_cast<size_t>(rep)], nullptr), "cuEventRecord");
+    if (i == kAllKernels)
+      for (size_t k = 0; k < r.fns.size(); ++k) launch(k);
+    else
+      launch(i);
+    check(cu, cu.cuEventRecord(ev.ev[2 * static_cast<size_t>(rep) + 1], nullptr), "cuEventRecord");
+  }
+  synchronize(i == kAllKernels ? "the module's kernels" : "kernel '" + r.names.at(i) + "'");
+  std::vector<double> ms;
+  for (size_t rep = 0; rep < static_cast<size_t>(reps); ++rep) ms.push_back(ev.ms(2 * rep, 2 * rep + 1));
+  return ms;
+}
+
+void run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt) {
+  CudaModuleRunner r(m, b, opt);
+  r.upload(buffers);
+  for (size_t i = 0; i < r.kernel_count(); ++i) {
+    r.launch(i);
+    r.synchronize("kernel '" + r.kernel_name(i) + "'");
+  }
+  r.download(buffers);
 }
 
 }  // namespace dtsim

@@ -17,22 +17,25 @@ struct FlagSpec {
   int values;      // 0, 1 or 2 (--print-if COND EXPRS)
   bool run_like;   // accepted by run / debug
   bool emit;       // accepted by emit
+  bool bench;      // accepted by bench
 };
 
 const FlagSpec kFlags[] = {
-    {"--arg", 1, true, true},        {"--in", 1, true, false},        {"--out", 1, true, false},
-    {"--seed", 1, true, false},      {"--threads", 1, true, false},   {"--sanitize", 1, true, false},
-    {"--keep-going", 0, true, false}, {"--order", 1, true, false},    {"--backend", 1, true, false},
-    {"--check", 0, true, false},     {"--kernel", 1, true, true},     {"--break-if", 1, true, false},
-    {"--print-if", 2, true, false},  {"--at", 1, true, false},        {"--break-at", 1, true, false},
-    {"--tile", 0, false, true},      {"--ast", 0, false, true},       {"--nvvm", 0, false, true},
-    {"--ptx", 0, false, true},       {"-o", 1, false, true},          {"--help", 0, true, true},
-    {"-h", 0, true, true},
+    // name, values, run/debug, emit, bench
+    {"--arg", 1, true, true, true},          {"--in", 1, true, false, false},      {"--out", 1, true, false, false},
+    {"--seed", 1, true, false, true},        {"--threads", 1, true, false, true},  {"--sanitize", 1, true, false, true},
+    {"--keep-going", 0, true, false, false}, {"--order", 1, true, false, false},   {"--backend", 1, true, false, true},
+    {"--check", 0, true, false, false},      {"--kernel", 1, true, true, true},    {"--break-if", 1, true, false, false},
+    {"--print-if", 2, true, false, false},   {"--at", 1, true, false, false},      {"--break-at", 1, true, false, false},
+    {"--tile", 0, false, true, false},       {"--ast", 0, false, true, false},     {"--nvvm", 0, false, true, false},
+    {"--ptx", 0, false, true, false},        {"--triton", 0, false, true, false},  {"-o", 1, false, true, false},
+    {"--reps", 1, false, false, true},       {"--json", 0, false, false, true},    {"--vs-triton", 0, false, false, true},
+    {"--help", 0, true, true, true},         {"-h", 0, true, true, true},
 };
 
 const FlagSpec* find_flag(const std::string& name, const std::string& command) {
   for (const FlagSpec& f : kFlags)
-    if (name == f.name && (command == "emit" ? f.emit : f.run_like)) return &f;
+    if (name == f.name && (command == "emit" ? f.emit : command == "bench" ? f.bench : f.run_like)) return &f;
   return nullptr;
 }
 
@@ -99,7 +102,7 @@ void apply_sanitize(CliOptions& o, const std::string& v) {
 }
 
 void set_emit(CliOptions& o, EmitWhat w) {
-  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx");
+  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton");
   o.emit = w;
 }
 
@@ -150,6 +153,14 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     set_emit(o, EmitWhat::Nvvm);
   } else if (name == "--ptx") {
     set_emit(o, EmitWhat::Ptx);
+  } else if (name == "--triton") {
+    set_emit(o, EmitWhat::Triton);
+  } else if (name == "--reps") {
+    o.reps = static_cast<int>(parse_int(c, name, v[0], 1, 1000000));
+  } else if (name == "--json") {
+    o.json = true;
+  } else if (name == "--vs-triton") {
+    o.vs_triton = true;
   } else if (name == "-o") {
     o.output = v[0];
   } else if (name == "--help" || name == "-h") {
@@ -163,6 +174,7 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   CliOptions o;
   o.command = command;
   o.debug.stop_at_start = command == "debug";
+  if (command == "bench") o.backend = Backend::Cuda;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     bool is_flag = w.size() > 1 && w[0] == '-';
@@ -188,7 +200,9 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   }
   if (o.help) return o;
   if (o.file.empty()) usage_error(command, "no input file");
-  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm or --ptx");
+  if (command == "bench" && o.vs_triton && o.backend != Backend::Cuda)
+    usage_error(command, "--vs-triton compares with dtsim's CUDA backend; drop --backend=interp");
+  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx or --triton");
   return o;
 }
 
@@ -200,7 +214,8 @@ std::string main_help() {
 usage:
   dtsim run FILE.tile|FILE.dt [flags]     run every program instance on the CPU interpreter
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
-  dtsim emit --tile|--ast|--nvvm|--ptx FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim emit --tile|--ast|--nvvm|--ptx|--triton FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
   dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'
   dtsim --version
@@ -211,13 +226,42 @@ exit status: 0 ok; 1 a sanitizer finding, runtime fault or failed --check; 2 bad
 }
 
 std::string command_help(const std::string& command) {
+  if (command == "bench")
+    return R"(usage: dtsim bench FILE.tile|FILE.dt [flags]
+
+Times every kernel of FILE (and, for files with several kernels, the whole module) on the GPU or on
+the interpreter, on the same seeded random inputs as 'dtsim run'.
+
+  --backend=cuda|interp  where to run (default cuda). cuda: compiled once, warmed up, each launch
+                         timed with CUDA events after writing a buffer of twice the L2 size (so no
+                         launch finds its data in L2); median/min/max; GB/s (every buffer a kernel
+                         loads counted once, every buffer it stores counted once) against the measured
+                         device-to-device copy bandwidth; TFLOP/s of dot (2*M*N*K per dot executed)
+                         against a per-architecture peak table. The first launch is checked against
+                         the interpreter when all buffers together are at most 64 MiB and the dots
+                         at most 4 GFLOP; otherwise the check is skipped with a note.
+                         interp: whole-launch wall time and program instances per second.
+  --reps N               timed launches (default: enough for about 100 ms; at least 5 on the GPU)
+  --json                 one JSON object per line for each kernel (and "<module>") instead of text
+  --vs-triton            also emit the program as Triton (emit --triton), time it with
+                         triton.testing.do_bench in one python3 call, and print both with their ratio
+  --arg NAME=VALUE       set a scalar or constexpr parameter (repeatable)
+  --kernel NAME          only this kernel (.tile: kernel name; .dt: output Func name)
+  --seed S               seed of the random input data (default 0)
+  --threads N            interpreter threads (interp backend; the GPU check uses all cores)
+  --sanitize=none|bounds|all  interpreter checks while timing (interp backend; default all)
+Without a CUDA driver or GPU, --backend=cuda prints 'SKIPPED: <why>' and exits 0.
+exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2 bad usage or input.
+)";
   if (command == "emit")
-    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
 
   --tile              the tile IR (for a .dt file: the IR it lowers to)
   --ast               the checked DT syntax tree (.dt files only)
   --nvvm              NVVM IR for the CUDA backend (constexpr parameters baked in)
   --ptx               PTX compiled by libNVVM
+  --triton            a Python module: one @triton.jit function per kernel, launch(), and a main that
+                      runs it on dtsim's seeded inputs or .npy files (python3 OUT.py --help)
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name)
   -o OUT              write to OUT (atomically) instead of standard output

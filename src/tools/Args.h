@@ -1,4 +1,4 @@
-// Command-line parsing for the `dtsim` subcommands run / debug / emit, and their --help texts.
+// Command-line parsing for the `dtsim` subcommands run / debug / emit / bench, and their --help texts.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +13,12 @@
 namespace dtsim {
 
 enum class Backend { Interp, Cuda };
-enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx };
+enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton };
 
 // Everything the flags of `dtsim run|debug|emit` can say. Defaults are what a bare
 // `dtsim run FILE` does.
 struct CliOptions {
-  std::string command;  // "run", "debug" or "emit"
+  std::string command;  // "run", "debug", "emit" or "bench"
   std::string file;     // the .tile / .dt program
   bool help = false;
 
@@ -37,7 +37,11 @@ struct CliOptions {
     return debug.stop_at_start || !debug.break_if.empty() || !debug.print_if.empty() || !debug.break_at.empty();
   }
 
-  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx
+  int reps = 0;                    // bench: --reps N (0 = enough for about 100 ms)
+  bool json = false;               // bench: --json
+  bool vs_triton = false;          // bench: --vs-triton
+
+  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton
   std::string output;              // emit: -o OUT ("" = stdout)
 };
 

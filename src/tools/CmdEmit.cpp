@@ -1,9 +1,11 @@
-// `dtsim emit`: prints one stage of the pipeline — the DT syntax tree, the tile IR, NVVM IR or PTX.
+// `dtsim emit`: prints one stage of the pipeline — the DT syntax tree, the tile IR, NVVM IR, PTX, or
+// the program as a Triton Python module.
 #include <iostream>
 
 #include "ir/Printer.h"
 #include "tools/Commands.h"
 #include "tools/Program.h"
+#include "triton/TritonEmitter.h"
 #ifdef DTSIM_HAVE_CUDA
 #include "cuda_backend/Cuda.h"
 #endif
@@ -36,9 +38,14 @@ std::string emit_text(const CliOptions& o) {
       throw UserError("this dtsim was built without the CUDA backend (emit --nvvm/--ptx)");
 #endif
     }
+    case EmitWhat::Triton: {
+      LoadedProgram p = load_program(o.file, o.kernel);
+      Bindings b = bind_and_verify(p, o.args);
+      return emit_triton(p.module, b, {o.file, version_line()});
+    }
     case EmitWhat::None: break;
   }
-  throw UserError("say what to emit: --tile, --ast, --nvvm or --ptx (see 'dtsim emit --help')");
+  throw UserError("say what to emit: --tile, --ast, --nvvm, --ptx or --triton (see 'dtsim emit --help')");
 }
 
 }  // namespace

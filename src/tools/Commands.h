@@ -12,7 +12,10 @@ namespace dtsim {
 // the debugger when asked), print findings and the summary, optionally --check, write --out files.
 int run_command(const CliOptions& o, std::ostream& out, std::ostream& err);
 
-// `dtsim emit --tile|--ast|--nvvm|--ptx`.
+// `dtsim emit --tile|--ast|--nvvm|--ptx|--triton`.
 int emit_command(const CliOptions& o, std::ostream& out);
+
+// `dtsim bench`: times every kernel (and the whole module) on the GPU or the interpreter.
+int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err);
 
 }  // namespace dtsim

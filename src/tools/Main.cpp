@@ -66,7 +66,7 @@ int dispatch(const std::vector<std::string>& words) {
   }
   if (first == "difftest") return difftest(rest);
   std::string command = first;
-  if (first == "run" || first == "debug" || first == "emit") {
+  if (first == "run" || first == "debug" || first == "emit" || first == "bench") {
   } else if (first[0] == '-' || ends_with(first, ".tile") || ends_with(first, ".dt")) {
     command = "run";  // `dtsim [flags] FILE [flags]` means run
     rest = words;
@@ -79,6 +79,7 @@ int dispatch(const std::vector<std::string>& words) {
     return 0;
   }
   if (command == "emit") return emit_command(o, std::cout);
+  if (command == "bench") return bench_command(o, std::cout, std::cerr);
   return run_command(o, std::cout, std::cerr);
 }
 
