@@ -69,7 +69,8 @@ Case make_case(const Options& o, const Module* tile, const std::shared_ptr<DtPro
   if (dt) {
     c.schedule_seed = o.seed + trial;
     std::map<std::string, int64_t> sizes;
-    auto sched = trial == 0 && !forced ? dt : with_random_schedule(*dt, c.schedule_seed, &c.schedule, &sizes);
+    std::map<std::string, std::string> size_args = forced ? *forced : o.args;  // sizes are bound before lowering
+    auto sched = trial == 0 && !forced ? dt_with_sizes(*dt, size_args) : with_random_schedule(*dt, c.schedule_seed, &c.schedule, &sizes, size_args);
     c.module = lower_dt(*sched);
     if (!forced && trial != 0)
       for (auto& [d, v] : sizes) c.overrides[d + "_SIZE"] = std::to_string(v);

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,8 +25,9 @@ std::shared_ptr<DtProgram> parse_dt_file(const std::string& path);
 std::string print_dt_ast(const DtProgram& p);
 
 // Lowers every kernel of the file (each `compile()`/`compile_to_kernel()`) to one tile-IR Module:
-// materialized producers first, then the kernel itself, buffers shared by name. Dimension sizes
-// become constexpr parameters `<dim>_SIZE` with the example's default sizes; inputs are `in` pointer
+// materialized producers first, then the kernel itself, buffers shared by name. The kernels are
+// specialized to the sizes in p's dims (bind_dt_sizes sets a run's sizes; otherwise the declared
+// defaults), which also become the defaults of the constexpr parameters `<dim>_SIZE`; inputs are `in` pointer
 // params, outputs `out`, materialized intermediates `scratch`. `kernel` selects one kernel by its
 // output Func name ("" = all, in file order). Statements carry the .dt locations (loc: algorithm line,
 // loc2: schedule line).
@@ -37,10 +40,33 @@ std::map<std::string, std::vector<double>> eval_dt_reference(const DtProgram& p,
                                                              const std::map<std::string, std::vector<double>>& inputs,
                                                              const std::string& kernel = "");
 
+// The shape of an input array given for a run (`--in NAME=FILE`): `name` is the In tensor.
+struct DtInputShape {
+  std::string name, file;
+  std::vector<int64_t> shape;
+};
+
+// Binds the sizes of one run before lowering (docs/dt-language.md, "Sizes"): `--arg <dim>_SIZE=N`
+// entries of `args` and the shapes of `inputs` (each fixes the dims that index its In tensor) set
+// the dims they name; every other dim keeps its declared default. Dims tied by a permuted or repeated
+// access share one size. Writes the sizes into p's Var/RVar symbols and returns the names of the
+// `args` entries it used. UserError (located at the access or declaration concerned) for a bad size,
+// a rank mismatch, or two sources that disagree (the message names both).
+std::set<std::string> bind_dt_sizes(DtProgram& p, const std::map<std::string, std::string>& args,
+                                    const std::vector<DtInputShape>& inputs = {});
+
+// A copy of `p` with the sizes in `args` bound (bind_dt_sizes).
+std::shared_ptr<DtProgram> dt_with_sizes(const DtProgram& p, const std::map<std::string, std::string>& args);
+
+// The element type of input tensor `name` of `p`; nullopt when `name` is not an In tensor.
+std::optional<Scalar> dt_input_dtype(const DtProgram& p, const std::string& name);
+
 // A copy of the program whose kernels get a random *legal* schedule (block / tensorize / map /
 // fuse_at / num_warps choices), and random sizes in `sizes_out` (dim name -> extent, often not
-// divisible by the blocks). `description` receives the schedule as .dt text (for failure reports).
+// divisible by the blocks). Sizes given in `args` (`<dim>_SIZE` -> N, as for bind_dt_sizes) are
+// kept; the others are drawn. `description` receives the schedule as .dt text (for failure reports).
 std::shared_ptr<DtProgram> with_random_schedule(const DtProgram& p, uint64_t seed, std::string* description,
-                                                std::map<std::string, int64_t>* sizes_out);
+                                                std::map<std::string, int64_t>* sizes_out,
+                                                const std::map<std::string, std::string>& args = {});
 
 }  // namespace dtsim

@@ -101,6 +101,15 @@ struct DtSchedCall {
   SourceLoc loc;
 };
 
+// Two dims that must have the same size at run time: `access` (e.g. A[k, x]) reads dim `pos` of
+// tensor `tensor`, which is `own` (the tensor's dim there: first access or definition), with `other`.
+struct DtSizeTie {
+  std::string own, other, tensor;
+  size_t pos = 0;
+  std::string access;  // the access as written
+  SourceLoc loc;
+};
+
 struct DtProgram {
   int file_id = -1;
   std::vector<DtSymbol> syms;             // declaration order
@@ -108,6 +117,7 @@ struct DtProgram {
   std::vector<std::string> def_order;     // Funcs in definition order
   std::vector<DtSchedCall> calls;         // schedule calls in file order
   std::vector<std::string> kernels;       // compiled Funcs in compile order
+  std::vector<DtSizeTie> ties;            // permuted / repeated accesses (sema)
 
   const DtSymbol* find(const std::string& n) const {
     auto it = sym_index.find(n);
@@ -138,6 +148,9 @@ bool dt_is_reduction(const std::string& fn);
 int64_t dt_next_pow2(int64_t v);
 // The compiled Func selected by a kernel name: the Func's name or `<name>_kernel`; "" when none.
 std::string dt_kernel_func(const DtProgram& p, const std::string& kernel);
+// Dims that share one size (tied by permuted or repeated accesses): dim -> the first-declared dim
+// of its class.
+std::map<std::string, std::string> dt_size_classes(const DtProgram& p);
 // The whole program as `.dt` text (declarations with sizes, definitions, schedule calls).
 std::string dt_program_text(const DtProgram& p);
 

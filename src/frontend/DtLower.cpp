@@ -241,7 +241,7 @@ class KernelLowerer {
         auto a = std::make_shared<Stmt>();
         a->kind = StmtKind::Assert;
         a->args = {bin(BinOp::Le, var(d + "_SIZE"), cint(pl.tile))};
-        a->text = d + "_SIZE exceeds the tile of " + std::to_string(pl.tile) + " that covers all of " + d + " (lower with a larger default size)";
+        a->text = d + "_SIZE exceeds the tile of " + std::to_string(pl.tile) + " that covers all of " + d + " (give the size when lowering: --arg " + d + "_SIZE=N)";
         a->loc2 = pl.sched_loc;
         emit(a);
       }
@@ -390,16 +390,18 @@ class KernelLowerer {
     TV v = func_value(out_);
     std::string n = fresh(out_.name + "_tile");
     assign(n, v.e, out_.def_loc);
-    ExprP ptr = bin(BinOp::Add, var(out_.name), offset(out_.dims, v.dims));
+    ExprP ptr = bin(BinOp::Add, var(out_.name), offset(out_.dims, out_.dims, v.dims));
     ensure_pointer(out_);
     emit(make_store(ptr, var(n), mask_of(out_.dims, v.dims), out_.def_loc));
   }
 
-  // Row-major element offset of an access over `bdims` (buffer dims), as a tile in `layout`.
-  ExprP offset(const std::vector<std::string>& bdims, const std::vector<std::string>& layout) {
+  // Row-major element offset into a buffer over `bdims` (its own dims) read with the index dims
+  // `idims` (position by position; the same as bdims unless the access is permuted or repeated), as a
+  // tile in `layout`. The strides come from the buffer's dims.
+  ExprP offset(const std::vector<std::string>& idims, const std::vector<std::string>& bdims, const std::vector<std::string>& layout) {
     ExprP off;
-    for (size_t i = 0; i < bdims.size(); ++i) {
-      ExprP t = place(var(bdims[i] + "_index"), bdims[i], layout);
+    for (size_t i = 0; i < idims.size(); ++i) {
+      ExprP t = place(var(idims[i] + "_index"), idims[i], layout);
       for (size_t j = i + 1; j < bdims.size(); ++j) t = bin(BinOp::Mul, t, var(bdims[j] + "_SIZE"));
       off = off ? bin(BinOp::Add, off, t) : t;
     }
@@ -700,6 +702,12 @@ class KernelLowerer {
       bool ok = it != fused_.end();
       if (ok)
         for (auto& [d, id] : it->second.view_ids) ok &= view_.count(d) && view_.at(d) == id;
+      std::vector<std::string> idims;
+      for (auto& ix : e->args) idims.push_back(ix->name);
+      if (idims != s.dims)
+        user_error(e->loc, s.name + " is fused into " + s.sched.fuse_into + " (line " + std::to_string(s.sched.fuse_loc.line) +
+                               "), so it exists only as a tile over its own dims: read it as " + s.name + "[" + join(s.dims) + "], or drop the fuse_at so that " +
+                               s.name + " is materialized in a buffer that " + dt_expr_str(e) + " can read");
       if (!ok)
         user_error(e->loc, s.name + " is fused into " + s.sched.fuse_into + " at level " + s.sched.fuse_level + " (line " +
                                std::to_string(s.sched.fuse_loc.line) + "), but " + cur_func_ +
@@ -711,9 +719,14 @@ class KernelLowerer {
       user_error(e->loc, s.name + " is fused into " + s.sched.fuse_into + " (line " + std::to_string(s.sched.fuse_loc.line) + "), but kernel " +
                              out_.name + " also uses it; a fused Func lives only inside its consumer's loop nest");
     ensure_pointer(s);
-    std::vector<std::string> lay = layout ? *layout : canonical(std::set<std::string>(s.dims.begin(), s.dims.end()));
-    ExprP ptr = bin(BinOp::Add, var(s.name, e->loc), offset(s.dims, lay), e->loc);
-    ExprP m = mask_of(s.dims, lay);
+    std::vector<std::string> idims, distinct;  // the access's dims by position; each once
+    for (auto& ix : e->args) {
+      idims.push_back(ix->name);
+      if (std::find(distinct.begin(), distinct.end(), ix->name) == distinct.end()) distinct.push_back(ix->name);
+    }
+    std::vector<std::string> lay = layout ? *layout : canonical(std::set<std::string>(distinct.begin(), distinct.end()));
+    ExprP ptr = bin(BinOp::Add, var(s.name, e->loc), offset(idims, s.dims, lay), e->loc);
+    ExprP m = mask_of(distinct, lay);
     std::string n = fresh(s.name + "_tile");
     assign(n, make_load(ptr, m, nullptr, e->loc), e->loc);
     return {var(n, e->loc), lay, m != nullptr};

@@ -407,6 +407,8 @@ std::string print_dt_ast(const DtProgram& p) {
     }
     os << "  @" << s.loc.line << ":" << s.loc.col << "\n";
   }
+  for (const DtSizeTie& t : p.ties)
+    os << "  Tie " << t.own << " = " << t.other << "  by " << t.access << " (dim " << t.pos << ")  @" << t.loc.line << ":" << t.loc.col << "\n";
   for (const std::string& f : p.def_order) {
     const DtSymbol& s = p.sym(f);
     os << "  Def " << f << "[";

@@ -93,10 +93,13 @@ class RefEval {
 
   double access(const DtExprP& e) {
     const DtSymbol& s = p_.sym(e->name);
+    // Position i is read with the access's dim i; the strides are those of the tensor's own dims.
     int64_t flat = 0;
-    for (auto& ix : e->args) {
-      int id = dim_id_.at(ix->name);
-      flat = flat * sizes_[static_cast<size_t>(id)] + env_[static_cast<size_t>(id)];
+    for (size_t i = 0; i < e->args.size(); ++i) {
+      int64_t extent = sizes_[static_cast<size_t>(dim_id_.at(s.dims[i]))];
+      int64_t at = env_[static_cast<size_t>(dim_id_.at(e->args[i]->name))];
+      if (at >= extent) throw UserError("reference: " + dt_expr_str(e) + " reads past dim " + std::to_string(i) + " of " + s.name);
+      flat = flat * extent + at;
     }
     if (s.kind == DtSymKind::In) {
       auto it = in_.find(s.name);

@@ -75,12 +75,21 @@ void reduced(const DtExprP& e, std::vector<std::string>& out) {
 
 class Randomizer {
  public:
-  Randomizer(const DtProgram& p, uint64_t seed) : p_(p), rng_(seed) {}
+  Randomizer(const DtProgram& p, uint64_t seed, const std::map<std::string, std::string>& args) : p_(p), rng_(seed), args_(args) {}
 
   std::shared_ptr<DtProgram> attempt() {
     auto q = std::make_shared<DtProgram>(p_);
+    // One random size per class of tied dims, then the sizes the caller fixed.
+    std::map<std::string, std::string> root = dt_size_classes(p_);
+    std::map<std::string, int64_t> drawn;
     for (DtSymbol& s : q->syms)
-      if (s.kind == DtSymKind::Var || s.kind == DtSymKind::RVar) s.size = pick_size();
+      if (s.kind == DtSymKind::Var || s.kind == DtSymKind::RVar) drawn[s.name] = pick_size();
+    for (DtSymbol& s : q->syms)
+      if (s.kind == DtSymKind::Var || s.kind == DtSymKind::RVar) {
+        s.size = drawn.at(root.at(s.name));
+        s.has_default = true;
+      }
+    (void)bind_dt_sizes(*q, args_);
     std::vector<DtSchedCall> calls;
     std::set<std::string> fused;
     for (const std::string& f : p_.def_order) {
@@ -113,6 +122,7 @@ class Randomizer {
  private:
   const DtProgram& p_;
   std::mt19937_64 rng_;
+  const std::map<std::string, std::string>& args_;  // sizes fixed by the caller
 
   std::map<std::string, std::string> fuse_into_;  // this draw's fusions
 
@@ -199,17 +209,22 @@ class Randomizer {
 }  // namespace
 
 std::shared_ptr<DtProgram> with_random_schedule(const DtProgram& p, uint64_t seed, std::string* description,
-                                                std::map<std::string, int64_t>* sizes_out) {
+                                                std::map<std::string, int64_t>* sizes_out, const std::map<std::string, std::string>& args) {
+  {
+    DtProgram probe = p;
+    (void)bind_dt_sizes(probe, args);  // a bad or conflicting size is the caller's error, not an illegal draw
+  }
   std::shared_ptr<DtProgram> q;
   for (uint64_t attempt = 0; attempt < 200 && !q; ++attempt) {
     try {
-      q = Randomizer(p, seed * 1000003 + attempt).attempt();
+      q = Randomizer(p, seed * 1000003 + attempt, args).attempt();
     } catch (const UserError&) {
       q = nullptr;  // an illegal combination: draw again
     }
   }
   if (!q) {  // the default schedule is always legal
     q = std::make_shared<DtProgram>(p);
+    (void)bind_dt_sizes(*q, args);
     std::vector<DtSchedCall> calls;
     for (const DtSchedCall& c : p.calls)
       if (c.prim == "compile" || c.prim == "compile_to_kernel") calls.push_back(c);

@@ -155,8 +155,6 @@ class Checker {
     std::vector<std::string> dims;
     for (auto& ix : e->args) {
       check_bound(ix, bound);
-      if (std::find(dims.begin(), dims.end(), ix->name) != dims.end())
-        user_error(ix->loc, "dimension '" + ix->name + "' is used twice in one access (diagonal accesses are not supported)");
       dims.push_back(ix->name);
     }
     if (s.kind == DtSymKind::Func && !s.defined) user_error(e->loc, "Func '" + s.name + "' is used but never defined");
@@ -167,9 +165,10 @@ class Checker {
     if (dims.size() != s.dims.size())
       user_error(e->loc, "rank mismatch: '" + s.name + "' has " + std::to_string(s.dims.size()) + " dims (" + s.name + "[" + dims_str(s.dims) +
                              "]) but is accessed with " + std::to_string(dims.size()));
-    if (dims != s.dims)
-      user_error(e->loc, "'" + s.name + "' is " + (s.kind == DtSymKind::In ? "indexed" : "defined") + " as " + s.name + "[" + dims_str(s.dims) +
-                             "]; access it with the same dims");
+    // Another order or a repeated dim reads the same buffer: each position's dim takes the size of
+    // the tensor's own dim there.
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != s.dims[i]) p_.ties.push_back({s.dims[i], dims[i], s.name, i, dt_expr_str(e), e->loc});
     e->type = s.dtype;
   }
 
@@ -456,7 +455,9 @@ void dt_apply_schedule(DtProgram& p) {
 }
 
 void dt_check(DtProgram& p) {
+  p.ties.clear();
   Checker(p).run();
+  (void)bind_dt_sizes(p, {});  // tied dims get one default size (declared sizes must agree)
   dt_apply_schedule(p);
   (void)lower_dt(p);  // schedule legality that needs the loop nest (fusion levels, tile views)
 }

@@ -87,7 +87,7 @@ bool check_against_reference(const LoadedProgram& p, const Bindings& b, const Cl
 }  // namespace
 
 int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  LoadedProgram p = load_program(o.file, o.kernel);
+  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
   if (o.check && !p.is_dt) throw UserError("--check needs a .dt file (it compares with the DT reference)");
   if (o.backend == Backend::Cuda && o.debugging())
     throw UserError("the debugger runs on the interpreter; drop --backend=cuda");

@@ -53,9 +53,23 @@ std::string param_type_str(const Param& p, const Shape& shape) {
   return std::string("*") + scalar_name(p.dtype) + shape_str(shape);
 }
 
+// The shapes of the --in arrays given for the DT program's input tensors (others are reported when
+// the data is read).
+std::vector<DtInputShape> input_shapes(const DtProgram& dt, const std::vector<std::pair<std::string, std::string>>& ins) {
+  std::vector<DtInputShape> out;
+  for (const auto& [name, file] : ins) {
+    std::optional<Scalar> dtype = dt_input_dtype(dt, name);
+    if (!dtype) continue;
+    Buffer b = read_npy(file, name, dtype);
+    out.push_back({name, file, b.shape});
+  }
+  return out;
+}
+
 }  // namespace
 
-LoadedProgram load_program(const std::string& path, const std::string& kernel) {
+LoadedProgram load_program(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
+                           const std::vector<std::pair<std::string, std::string>>& ins) {
   LoadedProgram p;
   p.path = path;
   if (ends_with(path, ".tile")) {
@@ -66,6 +80,7 @@ LoadedProgram load_program(const std::string& path, const std::string& kernel) {
     require_readable(path);
     p.is_dt = true;
     p.dt = parse_dt_file(path);
+    p.size_args = bind_dt_sizes(*p.dt, args, input_shapes(*p.dt, ins));
     p.module = lower_dt(*p.dt, kernel);
   } else {
     throw UserError("cannot tell the language of '" + path + "': expected a .tile or .dt file");
@@ -75,7 +90,10 @@ LoadedProgram load_program(const std::string& path, const std::string& kernel) {
 }
 
 Bindings bind_and_verify(LoadedProgram& p, const std::map<std::string, std::string>& overrides) {
-  Bindings b = bind_params(p.module, overrides);
+  std::map<std::string, std::string> rest;
+  for (const auto& [k, v] : overrides)
+    if (!p.size_args.count(k)) rest[k] = v;
+  Bindings b = bind_params(p.module, rest);
   verify_module(p.module, b);
   return b;
 }

@@ -2,7 +2,9 @@
 // parameter binding, verification, input buffers.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,14 +21,21 @@ struct LoadedProgram {
   bool is_dt = false;
   std::shared_ptr<DtProgram> dt;  // .dt only: the checked AST (for --ast and --check)
   Module module;                  // the tile IR (for .dt: lowered), not yet verified
+  std::set<std::string> size_args;  // .dt: the --arg entries that set dim sizes (already lowered in)
 };
 
 // Reads and parses `path` by its extension (.tile: parse_tile_file; .dt: parse_dt_file + lower_dt).
 // `kernel` ("" = all) keeps one kernel (.tile: by kernel name; .dt: by output Func name).
-// UserError for an unknown extension, an unreadable file, a syntax error or an unknown kernel.
-LoadedProgram load_program(const std::string& path, const std::string& kernel);
+// A .dt program is lowered for the sizes of the run: `--arg <dim>_SIZE=N` entries of `args` and the
+// shapes of the `--in NAME=FILE` arrays in `ins` (bind_dt_sizes); every command that loads a program
+// passes its --arg/--in here, so all of them size a kernel the same way.
+// UserError for an unknown extension, an unreadable file, a syntax error, an unknown kernel, or sizes
+// that are bad or disagree.
+LoadedProgram load_program(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args = {},
+                           const std::vector<std::pair<std::string, std::string>>& ins = {});
 
-// bind_params + verify_module on the program's module (annotated in place).
+// bind_params + verify_module on the program's module (annotated in place). Size arguments already
+// lowered into a .dt program (`size_args`) are not bound again.
 Bindings bind_and_verify(LoadedProgram& p, const std::map<std::string, std::string>& overrides);
 
 // Reads every `--in NAME=FILE` and checks it against the pointer parameter NAME of the verified
