@@ -3,7 +3,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "interp/Exec.h"
+#include "interp/Elem.h"
 
 namespace dtsim::exec {
 
@@ -34,6 +34,7 @@ bool scalar_truth(const Value& v) {
 }
 
 int64_t eval_int(Ctx& c, const Expr& e) {
+  if (c.fast && scalar_form(e)) return raw_int(eval_sv(c, e).r, e.type);
   Value t;
   return scalar_int(eval_expr(c, e, t));
 }
@@ -105,6 +106,10 @@ std::array<int64_t, 2> eval_swizzle(Ctx& c, const Expr& e) {
 }  // namespace
 
 const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
+  if (c.fast && e.kind != ExprKind::Var && e.kind != ExprKind::Const && scalar_form(e)) {
+    tmp = box(e.type, eval_sv(c, e));
+    return tmp;
+  }
   switch (e.kind) {
     case ExprKind::Const:
       tmp = scalar_value(e.type.elem, e.fval, e.ival, e.is_float);
@@ -257,11 +262,26 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
         for (size_t i = 0; i < 2; ++i) c.f->slots[static_cast<size_t>(s.slots[i])] = scalar_value(Scalar::I32, 0, ij[i], false);
         return Flow::Next;
       }
+      if (c.fast && scalar_form(v)) {
+        write_slot(c.f->slots[static_cast<size_t>(s.slots[0])], v.type, eval_sv(c, v));
+        return Flow::Next;
+      }
       Value t;
       assign(c, s.slots[0], eval_expr(c, v, t), t);
       return Flow::Next;
     }
     case StmtKind::Store: {
+      const Expr& pe = *s.args[0];
+      if (c.fast && scalar_form(pe) && scalar_form(*s.args[1]) && (!s.args[2] || scalar_form(*s.args[2]))) {
+        Sv p = eval_sv(c, pe);
+        const Expr& ve = *s.args[1];
+        Type vt = ve.kind == ExprKind::Const ? Type{pe.type.elem, false, {}} : ve.type;
+        Raw v = ve.kind == ExprKind::Const ? const_raw(pe.type.elem, ve) : eval_sv(c, ve).r;
+        Sv m;
+        if (s.args[2]) m = eval_sv(c, *s.args[2]);
+        store_scalar(c, pe.type, p, vt, v, s.args[2] ? &m : nullptr);
+        return Flow::Next;
+      }
       Value tp, tv, tm;
       const Value& p = eval_expr(c, *s.args[0], tp);
       const Expr& ve = *s.args[1];
@@ -272,6 +292,7 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
     }
     case StmtKind::For: return exec_for(c, s);
     case StmtKind::If: {
+      if (c.fast && scalar_form(*s.args[0])) return exec_block(c, raw_truth(eval_sv(c, *s.args[0]).r, s.args[0]->type) ? s.body : s.orelse);
       Value t;
       bool cond = scalar_truth(eval_expr(c, *s.args[0], t));
       return exec_block(c, cond ? s.body : s.orelse);

@@ -122,6 +122,7 @@ struct Ctx {
   const Stmt* stmt = nullptr;
   std::string* print_buf = nullptr;  // parallel mode: this instance's prints
   int32_t me = 0;                    // linear pid
+  bool fast = true;                  // unboxed scalars and fused tile paths (InterpOptions::fast)
 };
 
 // Memory access with every sanitizer check (Memory.cpp).

@@ -173,6 +173,7 @@ void run_instance(RunState& rs, Frame& f, int64_t order_index, const std::array<
   c.f = &f;
   c.print_buf = print_buf;
   c.me = static_cast<int32_t>(f.linear_pid);
+  c.fast = rs.opt->fast;
   try {
     exec_block(c, k.body);
   } catch (StopRun&) {

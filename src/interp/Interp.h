@@ -49,6 +49,9 @@ struct InterpOptions {
   uint64_t shuffle_seed = 0;
   std::ostream* out = nullptr;        // print() output (nullptr = std::cout)
   class DebugHooks* hooks = nullptr;  // debugger; forces one thread
+  // Execution form: true = scalars unboxed and elementwise statements fused (the default); false =
+  // every op on materialized tiles. Results and findings are identical; false exists to check that.
+  bool fast = true;
 };
 
 // One sanitizer or runtime finding. `message` is complete and printable (file:line:col: error: ...,

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "interp/Exec.h"
+#include "interp/Elem.h"
 
 namespace dtsim::exec {
 
@@ -378,6 +378,72 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   if (oob.count && ck.report_bounds)
     emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'", access_details(c, B, oob, active, "out of bounds"), B, oob);
   if (conf.count) report_conflict(c, loc, B, conf, active, true);
+}
+
+Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
+  Raw zero;
+  zero.i64 = 0;
+  if (mask && !mask->r.b) return other ? *other : zero;
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (ptr.buffer >= 0 && ptr.buffer < static_cast<int>(bs->list.size())) {
+    Buffer& B = bs->list[static_cast<size_t>(ptr.buffer)];
+    int64_t off = ptr.r.i64;
+    Checks ck = checks_for(c, ptr.buffer);
+    size_t u = static_cast<size_t>(off);
+    if (off >= 0 && off < B.numel() && (!ck.init || std::atomic_ref<uint8_t>(ck.init[u]).load(std::memory_order_relaxed))) {
+      int32_t w = ck.cm ? aload(ck.cm->writer[u]) : -1;
+      if (w == -1 || w == c.me) {
+        if (ck.cm && !ck.cm->reader1.empty()) note_reader(*ck.cm, u, c.me, c.stmt ? c.stmt->id : -1);
+        return with_codec(B.dtype, [&](auto codec) {
+          using C = decltype(codec);
+          return rmake<typename C::T>(C::dec(B.as<typename C::S>()[off]));
+        });
+      }
+    }
+  }
+  // Something to report (or check): the tile path, on one-element tiles.
+  Value p = box(e.args[0]->type, ptr), m, o;
+  if (mask) m = box(e.args[1]->type, *mask);
+  if (other) o = box(e.type, Sv{*other, -1});
+  return raw_of(load_op(c, e, p, mask ? &m : nullptr, other ? &o : nullptr));
+}
+
+void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask) {
+  if (mask && !mask->r.b) return;
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (ptr.buffer >= 0 && ptr.buffer < static_cast<int>(bs->list.size())) {
+    Buffer& B = bs->list[static_cast<size_t>(ptr.buffer)];
+    int64_t off = ptr.r.i64;
+    if (off >= 0 && off < B.numel()) {
+      Checks ck = checks_for(c, ptr.buffer);
+      size_t u = static_cast<size_t>(off);
+      bool clean = true;
+      if (ck.cm) {
+        std::atomic_ref<int32_t> w(ck.cm->writer[u]);
+        int32_t cur = w.load();
+        if (cur != -1 && cur != c.me) clean = false;
+        else if (!ck.cm->reader1.empty() && other_reader(*ck.cm, u, c.me).first != -1) clean = false;
+        else if (cur == -1) {
+          int32_t expect = -1;
+          if (w.compare_exchange_strong(expect, c.me)) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(c.stmt ? c.stmt->id : -1, std::memory_order_relaxed);
+          else clean = expect == c.me;
+        }
+      }
+      if (clean) {
+        Raw v = !val_type.ptr && val_type.elem == B.dtype ? val : convert_raw(val, val_type, B.dtype);
+        if (ck.init) std::atomic_ref<uint8_t>(ck.init[u]).store(1, std::memory_order_relaxed);
+        with_codec(B.dtype, [&](auto codec) {
+          using C = decltype(codec);
+          B.as<typename C::S>()[off] = C::enc(rget<typename C::T>(v));
+          return 0;
+        });
+        return;
+      }
+    }
+  }
+  Value p = box(ptr_type, ptr), v = box(val_type, Sv{val, -1}), m;
+  if (mask) m = box(Type{Scalar::I1, false, {}}, *mask);
+  store_op(c, p, v, mask ? &m : nullptr);
 }
 
 }  // namespace dtsim::exec

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "interp/Exec.h"
+#include "interp/Elem.h"
 
 namespace dtsim::exec {
 
@@ -21,17 +21,6 @@ template <class T> void round_half(Value& v, Scalar t) {
     float* p = data<float>(v);
     int64_t n = numel(v);
     for (int64_t i = 0; i < n; ++i) p[i] = round_to(t, p[i]);
-  }
-}
-
-// Calls f(T{}) with T the storage type of variant index `idx`.
-template <class F> decltype(auto) with_storage(size_t idx, F&& f) {
-  switch (idx) {
-    case 0: return f(uint8_t{});
-    case 1: return f(int32_t{});
-    case 2: return f(int64_t{});
-    case 3: return f(float{});
-    default: return f(double{});
   }
 }
 
@@ -66,34 +55,6 @@ template <class R, class T, class F> Value map2(const Value& a, const Value& b, 
              [&](int64_t o, const std::array<int64_t, 2>& ix) { po[o] = f(pa[ix[0]], pb[ix[1]]); });
   }
   return out;
-}
-
-template <class T> using U = std::make_unsigned_t<T>;
-template <class T> T wadd(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b));
-  else return a + b;
-}
-template <class T> T wsub(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b));
-  else return a - b;
-}
-template <class T> T wmul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b));
-  else return a * b;
-}
-template <class T> T fmin_nan(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return b < a ? b : a;
-}
-template <class T> T fmax_nan(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a < b ? b : a;
 }
 
 // Integer // % cdiv with C truncation, wraparound (MIN // -1 == MIN) and a fault on zero.
@@ -165,22 +126,6 @@ template <class T> Value arith(BinOp op, const Value& a, const Value& b, const T
   internal_error("Interp", "bad binary op");
 }
 
-template <class T> T math1(UnOp op, T x) {
-  switch (op) {
-    case UnOp::Exp: return std::exp(x);
-    case UnOp::Exp2: return std::exp2(x);
-    case UnOp::Log: return std::log(x);
-    case UnOp::Log2: return std::log2(x);
-    case UnOp::Sqrt: return std::sqrt(x);
-    case UnOp::Rsqrt: return T(1) / std::sqrt(x);
-    case UnOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
-    case UnOp::Tanh: return std::tanh(x);
-    case UnOp::Neg: return -x;
-    case UnOp::Not: return x;
-    case UnOp::Abs: return std::fabs(x);
-  }
-  return x;
-}
 }  // namespace
 
 // ---- allocation and conversion ----

@@ -1,0 +1,248 @@
+// Element-level semantics shared by the tile operations (Ops.cpp) and the unboxed scalar form
+// (Scalar.cpp): wraparound integer arithmetic, NaN-propagating min/max, math functions, and the
+// per-element forms of every unary and binary op. Both executors of a statement call these same
+// functions, so a scalar evaluated unboxed is bit-identical to a one-element tile.
+#pragma once
+
+#include <cmath>
+
+#include "interp/Exec.h"
+
+namespace dtsim::exec {
+
+// Calls f(T{}) with T the storage type of variant index `idx`.
+template <class F> decltype(auto) with_storage(size_t idx, F&& f) {
+  switch (idx) {
+    case 0: return f(uint8_t{});
+    case 1: return f(int32_t{});
+    case 2: return f(int64_t{});
+    case 3: return f(float{});
+    default: return f(double{});
+  }
+}
+
+template <class T> using U = std::make_unsigned_t<T>;
+template <class T> inline T wadd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b));
+  else return a + b;
+}
+template <class T> inline T wsub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b));
+  else return a - b;
+}
+template <class T> inline T wmul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b));
+  else return a * b;
+}
+template <class T> inline T fmin_nan(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return b < a ? b : a;
+}
+template <class T> inline T fmax_nan(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a < b ? b : a;
+}
+
+template <class T> inline T math1(UnOp op, T x) {
+  switch (op) {
+    case UnOp::Exp: return std::exp(x);
+    case UnOp::Exp2: return std::exp2(x);
+    case UnOp::Log: return std::log(x);
+    case UnOp::Log2: return std::log2(x);
+    case UnOp::Sqrt: return std::sqrt(x);
+    case UnOp::Rsqrt: return T(1) / std::sqrt(x);
+    case UnOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
+    case UnOp::Tanh: return std::tanh(x);
+    case UnOp::Neg: return -x;
+    case UnOp::Not: return x;
+    case UnOp::Abs: return std::fabs(x);
+  }
+  return x;
+}
+
+// Integer // % cdiv of one element: C truncation, MIN // -1 == MIN; `zero` set on a zero divisor.
+template <class T> inline T int_div_elem(BinOp op, T x, T y, bool& zero) {
+  if (y == 0) {
+    zero = true;
+    return 0;
+  }
+  if (y == -1) return op == BinOp::Mod ? T(0) : op == BinOp::FloorDiv ? wsub<T>(0, x) : wsub<T>(0, wsub<T>(x, T(2)));
+  if (op == BinOp::FloorDiv) return x / y;
+  if (op == BinOp::Mod) return x % y;
+  return wadd<T>(x, wsub<T>(y, 1)) / y;
+}
+
+[[noreturn]] inline void div_zero(BinOp op, SourceLoc loc) {
+  throw RuntimeFault(loc, std::string("integer ") + (op == BinOp::Mod ? "remainder" : "division") + " by zero");
+}
+
+// One element of a non-comparison binary op in storage type T (before f16/bf16 rounding).
+template <class T> inline T bin_elem(BinOp op, T x, T y, SourceLoc loc) {
+  constexpr bool F = std::is_floating_point_v<T>;
+  [[maybe_unused]] constexpr int W = static_cast<int>(sizeof(T) * 8);
+  switch (op) {
+    case BinOp::Add: return wadd(x, y);
+    case BinOp::Sub: return wsub(x, y);
+    case BinOp::Mul: return wmul(x, y);
+    case BinOp::Div:
+      if constexpr (!F) {
+        if (y == 0) div_zero(op, loc);
+      }
+      return static_cast<T>(x / y);
+    case BinOp::Min: return fmin_nan(x, y);
+    case BinOp::Max: return fmax_nan(x, y);
+    case BinOp::FloorDiv:
+    case BinOp::Cdiv:
+    case BinOp::Mod:
+      if constexpr (F) {
+        return std::fmod(x, y);
+      } else if constexpr (std::is_same_v<T, uint8_t>) {
+        internal_error("Interp", "i1 division");
+      } else {
+        bool zero = false;
+        T r = int_div_elem<T>(op, x, y, zero);
+        if (zero) div_zero(op, loc);
+        return r;
+      }
+    case BinOp::And:
+    case BinOp::Or:
+    case BinOp::Xor:
+    case BinOp::Shl:
+    case BinOp::Shr:
+      if constexpr (F) {
+        internal_error("Interp", "bitwise op on floats");
+      } else {
+        switch (op) {
+          case BinOp::And: return static_cast<T>(x & y);
+          case BinOp::Or: return static_cast<T>(x | y);
+          case BinOp::Xor: return static_cast<T>(x ^ y);
+          case BinOp::Shl:
+            if constexpr (std::is_same_v<T, uint8_t>) return x;
+            else return static_cast<T>(static_cast<U<T>>(x) << (static_cast<U<T>>(y) % W));
+          default:
+            if constexpr (std::is_same_v<T, uint8_t>) return x;
+            else return static_cast<T>(x >> (static_cast<U<T>>(y) % W));
+        }
+      }
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge:
+    case BinOp::Eq:
+    case BinOp::Ne:
+    case BinOp::LAnd:
+    case BinOp::LOr: break;
+  }
+  internal_error("Interp", "comparison evaluated as arithmetic");
+}
+
+// One element of a comparison or logical op (i1 result).
+template <class T> inline uint8_t cmp_elem(BinOp op, T x, T y) {
+  switch (op) {
+    case BinOp::Lt: return x < y;
+    case BinOp::Le: return x <= y;
+    case BinOp::Gt: return x > y;
+    case BinOp::Ge: return x >= y;
+    case BinOp::Eq: return x == y;
+    case BinOp::Ne: return x != y;
+    case BinOp::LAnd: return x != 0 && y != 0;
+    case BinOp::LOr: return x != 0 || y != 0;
+    default: internal_error("Interp", "arithmetic evaluated as a comparison");
+  }
+}
+
+// One element of a unary op in storage type T (before f16/bf16 rounding).
+template <class T> inline T un_elem(UnOp op, T v) {
+  switch (op) {
+    case UnOp::Neg: return wsub<T>(0, v);
+    case UnOp::Not:
+      if constexpr (std::is_same_v<T, uint8_t>) return !v;
+      else if constexpr (std::is_integral_v<T>) return static_cast<T>(~v);
+      else internal_error("Interp", "'~' on floats");
+    case UnOp::Abs:
+      if constexpr (std::is_floating_point_v<T>) return std::fabs(v);
+      else return v < 0 ? wsub<T>(0, v) : v;
+    case UnOp::Exp:
+      if constexpr (std::is_floating_point_v<T>) return std::exp(v);
+      else internal_error("Interp", "math function on integers");
+    case UnOp::Exp2:
+    case UnOp::Log:
+    case UnOp::Log2:
+    case UnOp::Sqrt:
+    case UnOp::Rsqrt:
+    case UnOp::Sigmoid:
+    case UnOp::Tanh:
+      if constexpr (std::is_floating_point_v<T>) return math1<T>(op, v);
+      else internal_error("Interp", "math function on integers");
+  }
+  return v;
+}
+
+// f16/bf16 rounding of a float-stored result of type `t` (identity otherwise).
+template <class T> inline T round_elem(T v, Scalar t) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (is_half(t)) return round_to(t, v);
+  }
+  return v;
+}
+
+// ---- unboxed scalars ----
+// One element in its storage type (see TileData); pointers: the int64 offset plus the buffer.
+union Raw {
+  uint8_t b;
+  int32_t i32;
+  int64_t i64;
+  float f;
+  double d;
+};
+template <class T> inline T rget(const Raw& r) {
+  if constexpr (std::is_same_v<T, uint8_t>) return r.b;
+  else if constexpr (std::is_same_v<T, int32_t>) return r.i32;
+  else if constexpr (std::is_same_v<T, int64_t>) return r.i64;
+  else if constexpr (std::is_same_v<T, float>) return r.f;
+  else return r.d;
+}
+template <class T> inline Raw rmake(T v) {
+  Raw r;
+  r.i64 = 0;
+  if constexpr (std::is_same_v<T, uint8_t>) r.b = v;
+  else if constexpr (std::is_same_v<T, int32_t>) r.i32 = v;
+  else if constexpr (std::is_same_v<T, int64_t>) r.i64 = v;
+  else if constexpr (std::is_same_v<T, float>) r.f = v;
+  else r.d = v;
+  return r;
+}
+struct Sv {
+  Raw r;
+  int buffer = -1;
+};
+
+// Whether `e` and all its operands are scalars of kinds the unboxed form evaluates.
+bool scalar_form(const Expr& e);
+// Evaluates a scalar_form expression unboxed (no allocation unless a load needs the checked path).
+Sv eval_sv(Ctx& c, const Expr& e);
+// The element of a defined scalar Value / a new scalar Value holding `v` / writes `v` into `dst`
+// in place when it already holds a scalar of type `t`.
+Raw raw_of(const Value& v);
+Value box(const Type& t, const Sv& v);
+void write_slot(Value& dst, const Type& t, const Sv& v);
+// scalar_value(): a literal built directly in type `t`.
+Raw const_raw(Scalar t, const Expr& x);
+// Cast semantics of one element (convert() on a one-element tile).
+Raw convert_raw(Raw r, const Type& from, Scalar to);
+// scalar_int() / scalar_truth() of the generic path, on an unboxed value of type `t`.
+int64_t raw_int(Raw r, const Type& t);
+bool raw_truth(Raw r, const Type& t);
+
+// Scalar load/store with every sanitizer check (Memory.cpp): the in-bounds, clean case without
+// boxing; anything the sanitizer would report goes through load_op/store_op unchanged.
+Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other);
+void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask);
+
+}  // namespace dtsim::exec

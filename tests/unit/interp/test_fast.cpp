@@ -1,0 +1,239 @@
+// The execution form (InterpOptions::fast: unboxed scalars, fused elementwise statements, range
+// loads/stores) against the tile-by-tile evaluation: bit-identical buffers, identical findings
+// (kind, message with line, lane, pid, buffer and index) and identical print output.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "frontend/DT.h"
+#include "interp_test_util.h"
+
+using namespace dtsim;
+using namespace dtsim::test;
+
+namespace {
+
+struct Outcome {
+  Buffers bufs;
+  RunReport rep;
+  std::string out;
+};
+
+Outcome run_mode(const Module& m, const Bindings& b, uint64_t seed, bool fast, InterpOptions opt) {
+  Outcome o;
+  o.bufs = make_buffers(m, b, seed);
+  std::ostringstream os;
+  opt.out = &os;
+  opt.fast = fast;
+  o.rep = run_module(m, b, o.bufs, opt);
+  o.out = os.str();
+  return o;
+}
+
+// Runs `m` both ways and checks that everything observable is the same. Returns the findings count.
+int64_t same_both_ways(const Module& m, const Bindings& b, uint64_t seed = 7, InterpOptions opt = {}) {
+  Outcome slow = run_mode(m, b, seed, false, opt);
+  Outcome fast = run_mode(m, b, seed, true, opt);
+  REQUIRE(slow.bufs.list.size() == fast.bufs.list.size());
+  for (size_t i = 0; i < slow.bufs.list.size(); ++i) {
+    const Buffer &x = slow.bufs.list[i], &y = fast.bufs.list[i];
+    INFO("buffer " << x.name);
+    REQUIRE(x.bytes.size() == y.bytes.size());
+    size_t diff = 0;
+    while (diff < x.bytes.size() && x.bytes[diff] == y.bytes[diff]) ++diff;
+    CHECK_MESSAGE(diff == x.bytes.size(), "first differing byte " << diff << " of " << x.bytes.size());
+  }
+  CHECK(slow.rep.findings_count == fast.rep.findings_count);
+  CHECK(slow.rep.instances == fast.rep.instances);
+  REQUIRE(slow.rep.findings.size() == fast.rep.findings.size());
+  for (size_t i = 0; i < slow.rep.findings.size(); ++i) {
+    const Finding &x = slow.rep.findings[i], &y = fast.rep.findings[i];
+    CHECK(x.kind == y.kind);
+    CHECK(x.message == y.message);
+    CHECK(x.pid == y.pid);
+    CHECK(x.flat_index == y.flat_index);
+    CHECK(x.lanes == y.lanes);
+  }
+  CHECK(slow.out == fast.out);
+  return slow.rep.findings_count;
+}
+
+int64_t same_tile(const std::string& name, const std::string& src, const std::map<std::string, std::string>& args = {}, InterpOptions opt = {}) {
+  Module m = parse_tile(Sources::add(name, src));
+  Bindings b = bind_params(m, args);
+  verify_module(m, b);
+  return same_both_ways(m, b, 7, opt);
+}
+
+}  // namespace
+
+TEST_CASE("scalar form: every scalar op and type matches the tile evaluation bit for bit") {
+  // Each instance computes scalars from its pid and loaded random inputs (floats in [-1, 1), ints
+  // in [-8, 8)) and stores them; pid ranges over enough values to hit negatives, zero and wraps.
+  std::string src = R"(kernel t(x: *f32[64], h: *f16[64], g: *bf16[64], d: *f64[64], k: *i32[64], q: *i64[64],
+         out of: *f32[64, 16], out oh: *f16[64, 8], out og: *bf16[64, 4], out od: *f64[64, 8], out oi: *i32[64, 16],
+         out oq: *i64[64, 8], out ob: *i1[64, 4]) grid(64) {
+  p = program_id(0)
+  a = load(x + p)
+  b = load(x + (63 - p))
+  ha = load(h + p)
+  hb = load(h + (p * 7 % 64))
+  ga = load(g + p)
+  da = load(d + p)
+  ki = load(k + p)
+  kj = load(k + (p + 1) % 64)
+  qa = load(q + p)
+  o = p * 16
+  store(of + o, a + b * 3.0)
+  store(of + (o + 1), a / b)
+  store(of + (o + 2), exp(a) - log(abs(b) + 0.5))
+  store(of + (o + 3), sqrt(abs(a)) + rsqrt(abs(b) + 1.0) + tanh(a) + sigmoid(b) + exp2(a) + log2(abs(a) + 1.0))
+  store(of + (o + 4), minimum(a, b) - maximum(a / 0.0, b))
+  store(of + (o + 5), where(a < b, a, -b))
+  store(of + (o + 6), (a * 1000.0) % 7.0)
+  store(of + (o + 7), ki.to(f32) / 3.0)
+  store(of + (o + 8), (a * 1e10).to(i32).to(f32))
+  store(of + (o + 9), ha.to(f32) * hb.to(f32))
+  store(of + (o + 10), -a)
+  store(of + (o + 11), 0.1)
+  store(of + (o + 12), p)
+  store(of + (o + 13), qa)
+  store(of + (o + 14), ga.to(f32) + 1.0)
+  store(of + (o + 15), da.to(f32) / 7.0)
+  store(oh + p * 8, ha + hb)
+  store(oh + (p * 8 + 1), ha * hb / 3.0)
+  store(oh + (p * 8 + 2), exp(ha))
+  store(oh + (p * 8 + 3), a.to(f16))
+  store(oh + (p * 8 + 4), a)
+  store(oh + (p * 8 + 5), 2049.0)
+  store(oh + (p * 8 + 6), minimum(ha, hb))
+  store(oh + (p * 8 + 7), -ha)
+  store(og + p * 4, ga * ga + 1.0)
+  store(og + (p * 4 + 1), a.to(bf16))
+  store(og + (p * 4 + 2), sqrt(abs(ga)))
+  store(og + (p * 4 + 3), ga / 3.0)
+  store(od + p * 8, da * da + a.to(f64))
+  store(od + (p * 8 + 1), da / 3.0)
+  store(od + (p * 8 + 2), exp(da))
+  store(od + (p * 8 + 3), maximum(da, a.to(f64)))
+  store(od + (p * 8 + 4), da % 0.25)
+  store(od + (p * 8 + 5), ki.to(f64) * 0.1)
+  store(od + (p * 8 + 6), where(da > 0.0, da, 0.0))
+  store(od + (p * 8 + 7), 0.1)
+  oo = p * 16
+  store(oi + oo, ki * 2147483647 + kj)
+  store(oi + (oo + 1), ki // (kj + 9))
+  store(oi + (oo + 2), ki % (kj + 9))
+  store(oi + (oo + 3), cdiv(ki, kj + 9))
+  store(oi + (oo + 4), ki << (p % 40))
+  store(oi + (oo + 5), ki >> (p % 40))
+  store(oi + (oo + 6), (ki & kj) | (ki ^ 5))
+  store(oi + (oo + 7), ~ki)
+  store(oi + (oo + 8), abs(ki - 3))
+  store(oi + (oo + 9), minimum(ki, kj) + maximum(ki, kj))
+  store(oi + (oo + 10), (a * 3e9).to(i32))
+  store(oi + (oo + 11), (a / 0.0).to(i32))
+  store(oi + (oo + 12), where(ki < kj, ki, kj - 100))
+  store(oi + (oo + 13), -2147483647 - 1 // -1 + p)
+  store(oi + (oo + 14), qa.to(i32) * 65536 * 65536)
+  store(oi + (oo + 15), num_programs(0) - p)
+  store(oq + p * 8, qa * 9223372036854775807 + p)
+  store(oq + (p * 8 + 1), qa // (ki + 9).to(i64))
+  store(oq + (p * 8 + 2), qa << (p % 70))
+  store(oq + (p * 8 + 3), (a * 1e19).to(i64))
+  store(oq + (p * 8 + 4), ki.to(i64) * 4294967296)
+  store(oq + (p * 8 + 5), cdiv(qa, 3))
+  store(oq + (p * 8 + 6), abs(qa) % 5)
+  store(oq + (p * 8 + 7), maximum(qa, ki.to(i64)))
+  store(ob + p * 4, a < b)
+  store(ob + (p * 4 + 1), (a < 0.0) && (ki > 0) || (p == 5))
+  store(ob + (p * 4 + 2), ki.to(i1))
+  store(ob + (p * 4 + 3), ~(ki != kj))
+}
+)";
+  CHECK(same_tile("<scalar-ops>", src) == 0);
+}
+
+TEST_CASE("scalar form: loops, ifs, masked loads with other, early return") {
+  std::string src = R"(kernel t(x: *f32[40], out y: *f32[8, 5], n: i32 = 37) grid(8) {
+  p = program_id(0)
+  if p == 6 {
+    return
+  }
+  acc = 0.0
+  for i in range(0, 5) {
+    j = p * 5 + i
+    v = load(x + j, mask=j < n, other=-2.5)
+    if v > 0.0 {
+      acc = acc + v
+    } else {
+      acc = acc * 0.5
+    }
+    store(y + j, acc, mask=(p != 3) && (i != 2))
+  }
+  store(y + p * 5 + 2, acc)
+}
+)";
+  CHECK(same_tile("<scalar-flow>", src) == 0);
+}
+
+TEST_CASE("scalar form: sanitizer findings are the same (bounds, uninitialized, conflicts, faults)") {
+  // Out-of-bounds scalar load in instance 3 only.
+  CHECK(same_tile("<s-oob>", "kernel t(x: *f32[8], out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  v = load(x + p * (1 + (p == 3)) + 2)\n  store(y + p, v)\n}\n") == 1);
+  // Out-of-bounds scalar store, keep going.
+  InterpOptions kg;
+  kg.keep_going = true;
+  CHECK(same_tile("<s-oob-store>", "kernel t(out y: *f32[8]) grid(10) {\n  p = program_id(0)\n  store(y + p, 1.0)\n}\n", {}, kg) == 2);
+  // Uninitialized read of an output element no instance wrote yet.
+  CHECK(same_tile("<s-uninit>", "kernel t(out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p, 1.0, mask=p != 5)\n  v = load(y + 5)\n}\n") == 1);
+  // Two instances store the same element; one loads what another stores.
+  CHECK(same_tile("<s-ww>", "kernel t(out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p // 2, 1.0)\n}\n") == 1);
+  CHECK(same_tile("<s-rw>", "kernel t(y: *f32[9]) grid(8) {\n  p = program_id(0)\n  v = load(y + p + 1)\n  store(y + p, v)\n}\n") == 1);
+  CHECK(same_tile("<s-rw2>", "kernel t(y: *f32[9]) grid(8) {\n  p = program_id(0)\n  store(y + p, 2.0)\n  v = load(y + p + 1)\n}\n") == 1);
+  // Integer division by zero.
+  CHECK(same_tile("<s-div0>", "kernel t(out y: *i32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p, 7 // (p - 4))\n}\n") == 1);
+  // Bounds only / none.
+  InterpOptions none;
+  none.sanitize = Sanitize::None;
+  CHECK(same_tile("<s-none>", "kernel t(x: *f32[8], out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p, load(x + p + 1, mask=p < 7) + load(x + 20))\n}\n", {}, none) == 0);
+}
+
+TEST_CASE("scalar form: the untensorized mm.dt lowering") {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/bench/kernels/mm_scalar.tile");
+  Bindings b = bind_params(m, {{"x_SIZE", "37"}, {"y_SIZE", "130"}, {"k_SIZE", "5"}});
+  verify_module(m, b);
+  CHECK(same_both_ways(m, b) == 0);
+}
+
+TEST_CASE("every example, as scheduled and with random legal schedules, runs identically both ways") {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(std::string(DTSIM_SOURCE_DIR) + "/examples"))
+    if (e.path().extension() == ".tile" || e.path().extension() == ".dt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 10);
+  for (const fs::path& f : files) {
+    INFO(f.filename().string());
+    if (f.extension() == ".tile") {
+      Module m = parse_tile_file(f.string());
+      Bindings b = bind_params(m, {});
+      verify_module(m, b);
+      same_both_ways(m, b);
+      continue;
+    }
+    auto dt = parse_dt_file(f.string());
+    for (uint64_t seed = 0; seed < 3; ++seed) {
+      std::string desc;
+      std::map<std::string, int64_t> sizes;
+      auto prog = seed == 0 ? dt : with_random_schedule(*dt, seed, &desc, &sizes);
+      INFO(desc);
+      Module m = lower_dt(*prog);
+      std::map<std::string, std::string> args;
+      for (auto& [d, v] : sizes) args[d + "_SIZE"] = std::to_string(v);
+      Bindings b = bind_params(m, args);
+      verify_module(m, b);
+      same_both_ways(m, b, seed + 1);
+    }
+  }
+}
