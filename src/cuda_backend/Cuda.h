@@ -15,7 +15,9 @@
 namespace dtsim {
 
 struct CudaOptions {
-  std::string arch = "sm_90";  // PTX target; libNVVM gets -arch=compute_XX
+  // PTX target (libNVVM gets -arch=compute_XX). Empty: the GPU's own when launching (sm_90a on a
+  // compute capability 9.0 device, which enables warpgroup MMA), sm_90 when only compiling.
+  std::string arch;
   bool fast_math = false;      // -ftz=1 -prec-div=0 -prec-sqrt=0 (off: IEEE, matches the interpreter)
 };
 
@@ -53,6 +55,10 @@ struct CudaDeviceInfo {
   int64_t memory_bytes = 0;
 };
 CudaDeviceInfo cuda_device_info();
+// The PTX target for the GPU in use: "sm_XY", or "sm_90a" for compute capability 9.0.
+std::string cuda_device_arch();
+// `opt.arch`, or when it is empty the device's (cuda_device_arch) if a GPU can be used, else sm_90.
+std::string resolve_cuda_arch(const CudaOptions& opt);
 
 // Device-to-device copy bandwidth in GB/s (bytes read + bytes written per second; median of timed
 // cuMemcpyDtoDAsync copies of a 512 MiB buffer, or of a quarter of free memory when smaller).

@@ -252,7 +252,21 @@ struct CudaModuleRunner::Impl {
   }
 };
 
-CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const CudaOptions& opt) {
+std::string cuda_device_arch() {
+  CudaDeviceInfo d = cuda_device_info();
+  std::string a = "sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor);
+  return d.cc_major == 9 && d.cc_minor == 0 ? a + "a" : a;
+}
+
+std::string resolve_cuda_arch(const CudaOptions& opt) {
+  if (!opt.arch.empty()) return opt.arch;
+  std::string why;
+  return cuda_available(&why) ? cuda_device_arch() : "sm_90";
+}
+
+CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const CudaOptions& given) {
+  CudaOptions opt = given;
+  opt.arch = resolve_cuda_arch(given);
   Cu& cu = ready_driver();
   impl_ = std::make_unique<Impl>(cu);
   Impl& r = *impl_;

@@ -100,6 +100,7 @@ class KernelEmitter {
   struct MmaPlan {
     bool ok = false;
     std::string why;  // why the tensor-core path does not apply
+    bool wgmma = false;  // sm_90a: warpgroup MMA from shared memory (else mma.sync + ldmatrix)
     int wm = 1, wn = 1;
     int64_t M = 0, N = 0, K = 0;
     Scalar in = Scalar::F16;
@@ -110,6 +111,14 @@ class KernelEmitter {
   std::string smem_base32();
   // A tile in registers -> shared memory as 16-bit rows of `ld` elements at byte offset `off`.
   void stage_b16(const TV& v, const std::string& off, int64_t ld);
+  // wgmma operand layouts (byte offset of element (row, col) of an A [M, K] or B [K, N] tile): rows
+  // of 128 bytes with the 128-byte swizzle where the tile allows (A: K = 64; B: N % 64 == 0), else
+  // 8x8 core matrices of 128 contiguous bytes.
+  static bool wgmma_swizzled(const Shape& tile, bool b_operand);
+  std::string wgmma_offset(const std::string& row, const std::string& col, const Shape& tile, bool b_operand);
+  void stage_core_matrices(const TV& v, const std::string& off, bool b_operand);
+  // acc += A @ B from core-matrix tiles at a_off (A [M, K]) and b_off (B [K, N]), wgmma (sm_90a).
+  TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
@@ -151,7 +160,8 @@ class KernelEmitter {
   int count_reads(int slot) const;
   // cp.async of a load's tile (f16/bf16, 16-byte vectors) into shared rows of ld elements at `off`.
   bool cp_async_ok(const Expr& load);
-  void cp_async_tile(const Expr& load, const std::string& off, int64_t ld);
+  // ld > 0: rows of ld elements (ldmatrix); ld == 0: the wgmma layout of operand A or B.
+  void cp_async_tile(const Expr& load, const std::string& off, int64_t ld, bool b_operand = false);
   void emit_if(const Stmt& s);
   void emit_assert(const Stmt& s);
 };

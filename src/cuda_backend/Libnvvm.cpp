@@ -128,7 +128,8 @@ std::string compile_ptx(const std::string& ir, const CudaOptions& opt) {
   std::string ld = libdevice_path();
   if (ld.empty()) user_error(SourceLoc{}, "libdevice.10.bc not found (looked in DTSIM_LIBDEVICE_PATH and /usr/local/cuda/nvvm/libdevice)");
   std::string libdevice = read_file(ld);
-  std::string arch = opt.arch.rfind("sm_", 0) == 0 ? "compute_" + opt.arch.substr(3) : opt.arch;
+  std::string target = opt.arch.empty() ? "sm_90" : opt.arch;
+  std::string arch = target.rfind("sm_", 0) == 0 ? "compute_" + target.substr(3) : target;
   std::vector<std::string> opts = {"-arch=" + arch};
   if (opt.fast_math) {
     for (const char* o : {"-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1"}) opts.push_back(o);

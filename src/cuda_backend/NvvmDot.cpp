@@ -12,6 +12,7 @@
 namespace dtsim::nvvm {
 
 int KernelEmitter::sm_version() const {
+  if (opt_.arch.empty()) return 90;
   if (opt_.arch.rfind("sm_", 0) != 0) return 0;
   return std::atoi(opt_.arch.c_str() + 3);
 }
@@ -55,6 +56,11 @@ KernelEmitter::MmaPlan KernelEmitter::mma_plan(const Expr& e) {
   }
   p.wm = best;
   p.wn = W / best;
+  if (opt_.arch == "sm_90a" && W % 4 == 0 && p.M == 16 * W && p.N % 16 == 0 && p.N <= 256) {
+    p.wgmma = true;  // one m64nNk16 per warpgroup and k step
+    p.wm = W;
+    p.wn = 1;
+  }
   int64_t regs = p.M * p.N / (32 * W);
   if (regs > 128) {
     p.why = std::to_string(regs) + " accumulator registers per thread (at most 128: use more warps or a smaller tile)";
@@ -162,12 +168,120 @@ TV KernelEmitter::mma_tiles(const MmaPlan& p, const std::string& a_off, const st
   return TV{acc.type, D, c};
 }
 
+bool KernelEmitter::wgmma_swizzled(const Shape& t, bool b_operand) {
+  return b_operand ? t[1] % 64 == 0 : t[1] == 64;
+}
+
+std::string KernelEmitter::wgmma_offset(const std::string& row, const std::string& col, const Shape& t, bool b_operand) {
+  auto c = [](int64_t v) { return std::to_string(v); };
+  std::string r8 = op("and i32 " + row + ", 7");
+  std::string in_row = op("shl i32 " + op("and i32 " + col + ", 7") + ", 1");
+  if (wgmma_swizzled(t, b_operand)) {
+    // 16-byte chunk j of a 128-byte row r sits at chunk j ^ (r % 8) (the hardware's 128B swizzle).
+    std::string chunk = op("xor i32 " + op("and i32 " + op("lshr i32 " + col + ", 3") + ", 7") + ", " + r8);
+    std::string x = op("or i32 " + op("shl i32 " + chunk + ", 4") + ", " + in_row);
+    if (!b_operand) return op("or i32 " + op("shl i32 " + row + ", 7") + ", " + x);  // rows of A are 128 bytes apart
+    // B [K, N]: atoms of 8 k-rows x 64 columns (1024 bytes), N/64 atoms side by side per 8 k-rows.
+    std::string atom = op("add i32 " + op("mul i32 " + op("lshr i32 " + row + ", 3") + ", " + c(t[1] / 64)) + ", " +
+                          op("lshr i32 " + col + ", 6"));
+    return op("or i32 " + op("or i32 " + op("shl i32 " + atom + ", 10") + ", " + op("shl i32 " + r8 + ", 7")) + ", " + x);
+  }
+  std::string cm = op("add i32 " + op("mul i32 " + op("lshr i32 " + row + ", 3") + ", " + c(t[1] / 8)) + ", " + op("lshr i32 " + col + ", 3"));
+  std::string in = op("or i32 " + op("shl i32 " + r8 + ", 4") + ", " + in_row);
+  return op("or i32 " + op("shl i32 " + cm + ", 7") + ", " + in);
+}
+
+void KernelEmitter::stage_core_matrices(const TV& v, const std::string& off, bool b_operand) {
+  const Dist& d = v.dist;
+  int run = std::min(vector_run(d), 4);
+  std::string base = op("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* @dtsim_smem, i32 0, i32 " + off);
+  guarded(owner(d), [&] {
+    for (int r0 = 0; r0 < d.nregs(); r0 += run) {
+      if (first_copy(d, r0) != r0) continue;
+      auto c = coords(d, r0);
+      std::string p8 = op("getelementptr inbounds i8, i8 addrspace(3)* " + base + ", i32 " + wgmma_offset(c[0], c[1], d.shape, b_operand));
+      std::string vt = "<" + std::to_string(run) + " x i16>", acc = "undef";
+      for (int j = 0; j < run; ++j)
+        acc = op("insertelement " + vt + " " + acc + ", i16 " + to_mem(v.type.elem, v.at(r0 + j)) + ", i32 " + std::to_string(j));
+      std::string vp = op("bitcast i8 addrspace(3)* " + p8 + " to " + vt + " addrspace(3)*");
+      line("store " + vt + " " + acc + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(2 * run));
+    }
+  });
+}
+
+TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in) {
+  Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
+  TV acc = convert(acc_in, D);
+  // Descriptor strides: LBO between core-matrix groups along K, SBO along M/N (for the swizzled
+  // N-major B, LBO between 64-column atoms and SBO between 8-row groups); a k16 step advances
+  // `step` bytes.
+  bool sa = wgmma_swizzled({p.M, p.K}, false), sb = wgmma_swizzled({p.K, p.N}, true);
+  int64_t lbo_a = sa ? 16 : 128, sbo_a = sa ? 1024 : p.K / 8 * 128, step_a = sa ? 32 : 256;
+  int64_t lbo_b = sb ? 1024 : p.N / 8 * 128, sbo_b = sb ? p.N / 64 * 1024 : 128;
+  int64_t step_b = sb ? 2 * sbo_b : 2 * lbo_b;
+  std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup w computes rows 64w .. 64w+63
+  int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;
+  std::string abase = op("add i32 " + op("add i32 " + smem_base32() + ", " + a_off) + ", " + op("mul i32 " + wg + ", " + std::to_string(wg_bytes)));
+  std::string bbase = op("add i32 " + smem_base32() + ", " + b_off);
+  auto desc = [&](const std::string& addr, int64_t lbo, int64_t sbo, bool swz) {
+    std::string a = op("and i64 " + op("lshr i64 " + op("zext i32 " + addr + " to i64") + ", 4") + ", 16383");
+    int64_t fields = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (swz ? int64_t(1) << 62 : 0);
+    return op("or i64 " + a + ", " + std::to_string(fields));
+  };
+  int n = static_cast<int>(p.N / 2);  // accumulator registers per thread
+  const char* ty = p.in == Scalar::BF16 ? "bf16" : "f16";
+  std::string outs, cons, ret = "{";
+  for (int i = 0; i < n; ++i) {
+    outs += (i ? "," : "") + std::string("$") + std::to_string(i);
+    cons += "=f,";
+    ret += std::string(i ? "," : "") + "float";
+  }
+  ret += "}";
+  cons += "l,l,r";
+  for (int i = 0; i < n; ++i) cons += "," + std::to_string(i);
+  // scale-d is a predicate (1: D += A*B); B is N-major (transposed), A K-major.
+  std::string inst = "{\\0A\\09.reg .pred p;\\0A\\09setp.ne.b32 p, $" + std::to_string(n + 2) + ", 0;\\0A\\09wgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(p.N) + "k16.f32." + ty + "." + ty + " {" + outs + "}, $" + std::to_string(n) + ", $" +
+                     std::to_string(n + 1) + ", p, 1, 1, 0, 1;\\0A\\09}";
+  line("call void asm sideeffect \"wgmma.fence.sync.aligned;\", \"~{memory}\"()");
+  std::vector<std::string> c = acc.v;
+  for (int64_t ks = 0; ks < p.K / 16; ++ks) {
+    std::string da = desc(op("add i32 " + abase + ", " + std::to_string(ks * step_a)), lbo_a, sbo_a, sa);
+    std::string db = desc(op("add i32 " + bbase + ", " + std::to_string(ks * step_b)), lbo_b, sbo_b, sb);
+    std::string args = "i64 " + da + ", i64 " + db + ", i32 1";
+    for (auto& x : c) args += ", float " + x;
+    std::string res = op("call " + ret + " asm sideeffect \"" + inst + "\", \"" + cons + "\"(" + args + ")");
+    for (int i = 0; i < n; ++i) c[static_cast<size_t>(i)] = op("extractvalue " + ret + " " + res + ", " + std::to_string(i));
+  }
+  line("call void asm sideeffect \"wgmma.commit_group.sync.aligned;\", \"~{memory}\"()");
+  // The results are read next: wait for this group (tied registers keep the order in the IR).
+  std::string args;
+  for (auto& x : c) args += std::string(args.empty() ? "" : ", ") + "float " + x;
+  std::string wcons;
+  for (int i = 0; i < n; ++i) wcons += "=f,";
+  for (int i = 0; i < n; ++i) wcons += std::to_string(i) + (i + 1 < n ? "," : "");
+  std::string w = op("call " + ret + " asm sideeffect \"wgmma.wait_group.sync.aligned 0;\", \"" + wcons + ",~{memory}\"(" + args + ")");
+  for (int i = 0; i < n; ++i) c[static_cast<size_t>(i)] = op("extractvalue " + ret + " " + w + ", " + std::to_string(i));
+  return TV{acc.type, D, c};
+}
+
 TV KernelEmitter::eval_dot(const ExprP& e) {
   MmaPlan p = mma_plan(*e);
   if (!p.ok) return eval_dot_fma(e);
   TV a = eval(e->args[0]), b = eval(e->args[1]);
   Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};
+  if (p.wgmma) {
+    int64_t off_b = (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
+    info.smem_bytes = std::max(info.smem_bytes, off_b + p.K * p.N * 2);
+    ++info.mma_dots;
+    barrier();
+    stage_core_matrices(a, "0", false);
+    stage_core_matrices(b, std::to_string(off_b), true);
+    line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+    barrier();
+    return wgmma_tiles(p, "0", std::to_string(off_b), TV{e->type, D, acc.v});
+  }
   int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
   int64_t off_b = (a_bytes + 127) / 128 * 128;
   info.smem_bytes = std::max(info.smem_bytes, off_b + b_bytes);

@@ -37,7 +37,7 @@ bool is_zero_const(const ExprP& e) {
   return e->kind == ExprKind::Const && (e->is_float ? e->fval == 0.0 && !std::signbit(e->fval) : e->ival == 0);
 }
 
-int64_t align128(int64_t v) { return (v + 127) / 128 * 128; }
+int64_t align1024(int64_t v) { return (v + 1023) / 1024 * 1024; }
 
 }  // namespace
 
@@ -56,9 +56,33 @@ bool KernelEmitter::cp_async_ok(const Expr& ld) {
   return vector_width(d, ld.args[0], ld.args[1], nullptr) == 8;
 }
 
-void KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_t row) {
+namespace {
+// For core-matrix tiles: the first three lane bits walk rows, so the eight 16-byte writes of a phase
+// land in the eight rows of one core matrix (distinct banks); a warp still reads whole 32-byte
+// sectors of eight rows.
+Dist copy_layout(const Shape& s, int num_warps) {
+  Dist d;
+  d.shape = s;
+  std::vector<Coord> bits;
+  int rb = log2_exact(s[0]), cb = log2_exact(s[1]);
+  d.reg = {{0, 1}, {0, 2}, {0, 4}};
+  for (int i = 0; i < std::min(3, rb); ++i) bits.push_back({int64_t(1) << i, 0});
+  for (int i = 3; i < cb; ++i) bits.push_back({0, int64_t(1) << i});
+  for (int i = 3; i < rb; ++i) bits.push_back({int64_t(1) << i, 0});
+  size_t k = 0;
+  for (int i = 0; i < 5; ++i) d.lane.push_back(k < bits.size() ? bits[k++] : Coord{0, 0});
+  for (int w = 1; w < num_warps; w *= 2) d.warp.push_back(k < bits.size() ? bits[k++] : Coord{0, 0});
+  while (k < bits.size()) d.reg.push_back(bits[k++]);
+  return d;
+}
+}  // namespace
+
+void KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_t row, bool b_operand) {
   const Type& t = ld.type;
-  Dist d = blocked(t.shape, k_.num_warps, 8);
+  // Rows (padded or swizzled): a phase's eight 16-byte writes cover one row's chunks, in distinct
+  // banks; unswizzled core matrices: eight rows of one core matrix.
+  bool rows = row || wgmma_swizzled(t.shape, b_operand);
+  Dist d = rows ? blocked(t.shape, k_.num_warps, 8) : copy_layout(t.shape, k_.num_warps);
   auto p = lazy_fit(ld.args[0], d);
   std::function<std::string(int)> m;
   if (ld.args[1]) m = lazy_fit(ld.args[1], d);
@@ -67,8 +91,12 @@ void KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_
     for (int r0 = 0; r0 < d.nregs(); r0 += 8) {
       if (first_copy(d, r0) != r0) continue;
       auto c = coords(d, r0);
-      std::string idx = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]);
-      std::string dst = op("add i32 " + base + ", " + op("shl i32 " + idx + ", 1"));
+      std::string byte;
+      if (row)
+        byte = op("shl i32 " + op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]) + ", 1");
+      else
+        byte = wgmma_offset(c[0], c[1], t.shape, b_operand);
+      std::string dst = op("add i32 " + base + ", " + byte);
       std::string src = p(r0);
       std::string ty = mem_type(t.elem) + " addrspace(1)*";
       if (!ld.args[1]) {
@@ -132,7 +160,9 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
   std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
   trap_if(op("icmp sle " + ty + " " + step + ", 0"));
-  int64_t a_bytes = align128(p.M * (p.K + 8) * 2), stage = a_bytes + align128(p.K * (p.N + 8) * 2);
+  int64_t pad = p.wgmma ? 0 : 8;  // ldmatrix rows are padded by 16 bytes; wgmma reads core matrices
+  // Buffers start at multiples of 1024 bytes (the 128-byte swizzle repeats every 1024).
+  int64_t a_bytes = align1024(p.M * (p.K + pad) * 2), stage = a_bytes + align1024(p.K * (p.N + pad) * 2);
   info.smem_bytes = std::max(info.smem_bytes, S * stage);
   ++info.pipelined_loops;
   auto issue = [&](const std::string& it, const std::string& st) {  // copies of iteration `it` into buffer `st`
@@ -140,8 +170,8 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
     std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
     guarded(more, [&] {
-      cp_async_tile(*lx->args[0], off, p.K + 8);
-      cp_async_tile(*ly->args[0], op("add i32 " + off + ", " + std::to_string(a_bytes)), p.N + 8);
+      cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8);
+      cp_async_tile(*ly->args[0], op("add i32 " + off + ", " + std::to_string(a_bytes)), p.wgmma ? 0 : p.N + 8, true);
     });
     line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
   };
@@ -162,6 +192,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   start_block(body);
   std::string cur = op("load i32, i32* " + sc);
   line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
+  if (p.wgmma) line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
   barrier();
   // Prefetch iteration i + S - 1 into the buffer iteration i - 1 used (every thread is past it).
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
@@ -176,7 +207,8 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
       continue;
     }
     TV acc = eval(de.args[2]);
-    TV r = mma_tiles(p, off, op("add i32 " + off + ", " + std::to_string(a_bytes)), acc);
+    std::string boff = op("add i32 " + off + ", " + std::to_string(a_bytes));
+    TV r = p.wgmma ? wgmma_tiles(p, off, boff, acc) : mma_tiles(p, off, boff, acc);
     ++info.mma_dots;
     assign(dot->slots[0], TV{de.type, r.dist, r.v});
   }

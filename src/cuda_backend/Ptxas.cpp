@@ -54,7 +54,7 @@ PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, bool verb
   ssize_t w = write(fd, ptx.data(), ptx.size());
   close(fd);
   std::string out = std::string(in) + ".cubin";
-  std::string cmd = "'" + exe + "' -arch=" + arch + (verbose ? " -v" : "") + " '" + in + "' -o '" + out + "' 2>&1";
+  std::string cmd = "'" + exe + "' -arch=" + (arch.empty() ? std::string("sm_90") : arch) + (verbose ? " -v" : "") + " '" + in + "' -o '" + out + "' 2>&1";
   if (w == static_cast<ssize_t>(ptx.size())) {
     FILE* p = popen(cmd.c_str(), "r");
     if (p) {

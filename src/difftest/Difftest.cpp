@@ -273,6 +273,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
   std::string why;
   bool gpu = cuda_available(&why);
   try {
+    o.cuda.arch = resolve_cuda_arch(o.cuda);
     Module tile;
     std::shared_ptr<DtProgram> dt;
     if (is_dt(o.file)) dt = parse_dt_file(o.file);

@@ -1,0 +1,144 @@
+// The CUDA backend's layouts and what they buy, checked without a GPU: layout algebra (blocked,
+// slice, need maps, renames, the mma accumulator), and the PTX of the anchor kernels (16-byte
+// vector accesses, shuffle reductions without layout conversions, tensor-core dot with ldmatrix /
+// wgmma and cp.async pipelining, no spills).
+#include <doctest/doctest.h>
+
+#include <regex>
+
+#include "cuda_backend/Cuda.h"
+#include "cuda_backend/Layout.h"
+#include "cuda_backend/NvvmEmitter.h"
+#include "ir/TileParser.h"
+
+using namespace dtsim;
+using namespace dtsim::nvvm;
+
+namespace {
+
+// Coordinates of (register r, thread t) under d, by the definition in Layout.h.
+Coord coord_of(const Dist& d, int r, int t) {
+  Coord c = d.reg_coord(r);
+  for (size_t i = 0; i < d.lane.size(); ++i)
+    if ((t & 31) >> i & 1)
+      for (size_t k = 0; k < c.size(); ++k) c[k] |= d.lane[i][k];
+  for (size_t i = 0; i < d.warp.size(); ++i)
+    if ((t >> 5) >> i & 1)
+      for (size_t k = 0; k < c.size(); ++k) c[k] |= d.warp[i][k];
+  return c;
+}
+
+struct Compiled {
+  NvvmModule nm;
+  std::string ptx;
+  std::string ptxas_log;
+};
+
+Compiled compile(const std::string& file, const std::string& arch) {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/" + file);
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = arch;
+  Compiled c;
+  c.nm = emit_nvvm_module(m, b, opt);
+  c.ptx = compile_ptx(c.nm.ir, opt);
+  PtxasResult r = run_ptxas(c.ptx, arch, true);
+  INFO(r.log);
+  REQUIRE(r.available);
+  REQUIRE(r.ok);
+  c.ptxas_log = r.log;
+  return c;
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("blocked layouts cover every element once, with 16-byte runs along the last dim") {
+  for (auto [shape, warps] : {std::pair<Shape, int>{{4096}, 16}, {{4, 512}, 32}, {{128, 64}, 8}, {{16}, 4}, {{8, 8, 32}, 2}}) {
+    Dist d = blocked(shape, warps);
+    INFO(d.str());
+    std::map<Coord, int> seen;
+    for (int t = 0; t < warps * 32; ++t)
+      for (int r = 0; r < d.nregs(); ++r) ++seen[coord_of(d, r, t)];
+    CHECK(static_cast<int64_t>(seen.size()) == shape_numel(shape));  // every element held
+    for (auto& [c, n] : seen)
+      for (size_t i = 0; i < c.size(); ++i) CHECK(c[i] < shape[i]);
+  }
+  CHECK(blocked({4096}, 16).str() == "blocked{vec=[4], lanes=[32], warps=[16], regs=8}");
+  CHECK(vector_run(blocked({4096}, 16)) == 4);
+  CHECK(blocked({4, 512}, 32).str() == "blocked{vec=[1, 2], lanes=[1, 32], warps=[4, 8], regs=2}");
+}
+
+TEST_CASE("a reduction's slice broadcasts back to its parent by renaming registers") {
+  Dist p = blocked({4, 512}, 32);
+  Dist s = slice(p, 1);
+  CHECK(s.shape == Shape{4});
+  // v[:, None] broadcast to [4, 512] in the parent's layout reads exactly what the slice holds.
+  Dist need = need_expand_dims(need_broadcast(p, {4, 1}), 1);
+  auto m = rename(s, need);
+  REQUIRE(m.has_value());
+  // ...but the 1-D blocked layout of [4] is another distribution: reading it needs a conversion.
+  CHECK_FALSE(rename(blocked({4}, 32), need).has_value());
+  // A transpose is a real data movement.
+  Dist q = blocked({64, 64}, 4);
+  CHECK_FALSE(rename(q, need_trans(q)).has_value());
+}
+
+TEST_CASE("the mma accumulator layout is the m16n8k16 fragment order") {
+  Dist d = mma_accumulator(128, 128, 2, 4);  // warps 2 x 4: a warp owns 64 rows x 32 columns
+  CHECK(d.nregs() == 64);
+  // lane 5 (group 1, thread-in-group 1): c0 = (1, 2), c1 = (1, 3), c2 = (9, 2), c3 = (9, 3)
+  CHECK(coord_of(d, 0, 5) == Coord{1, 2});
+  CHECK(coord_of(d, 1, 5) == Coord{1, 3});
+  CHECK(coord_of(d, 2, 5) == Coord{9, 2});
+  CHECK(coord_of(d, 3, 5) == Coord{9, 3});
+  CHECK(coord_of(d, 4, 5) == Coord{1, 10});   // next n8 tile
+  CHECK(coord_of(d, 0, 32) == Coord{0, 32});  // warp 1: next block of columns
+  CHECK(coord_of(d, 0, 128) == Coord{64, 0}); // warp 4: next block of rows
+}
+
+TEST_CASE("softmax: 16-byte loads and stores, shuffle reductions, no layout conversion") {
+  Compiled c = compile("tests/unit/cuda/softmax_4096.tile", "sm_90");
+  CHECK(c.nm.kernels[0].conversions == 0);
+  CHECK(count(c.ptx, "ld.global.v4.f32") == 2);
+  CHECK(count(c.ptx, "st.global.v4.f32") == 2);
+  CHECK(count(c.ptx, "shfl.sync.bfly") == 10);  // 5 lane steps for each of the two reductions
+  CHECK(c.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
+}
+
+TEST_CASE("f16 dot: mma.sync + ldmatrix + cp.async on sm_80, wgmma on sm_90a, no spills") {
+  Compiled a = compile("examples/matmul_f16.tile", "sm_80");
+  CHECK(count(a.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") > 0);
+  CHECK(count(a.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+  CHECK(count(a.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
+  CHECK(count(a.ptx, "cp.async.cg.shared.global") > 0);
+  CHECK(a.nm.kernels[0].pipelined_loops == 1);
+  CHECK(a.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
+  Compiled h = compile("examples/matmul_f16.tile", "sm_90a");
+  CHECK(count(h.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") > 0);
+  CHECK(count(h.ptx, "mma.sync") == 0);
+  CHECK(count(h.ptx, "cp.async.cg.shared.global") > 0);
+  CHECK(h.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
+  Compiled b = compile("examples/matmul_bf16.tile", "sm_80");
+  CHECK(count(b.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") > 0);
+}
+
+TEST_CASE("num_stages(1) keeps the loads in registers; f32 dot stays on the FMA units") {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/examples/matmul_f16.tile");
+  m.kernels[0].num_stages = 1;
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_80";
+  NvvmModule nm = emit_nvvm_module(m, b, opt);
+  CHECK(nm.kernels[0].pipelined_loops == 0);
+  CHECK(nm.kernels[0].mma_dots == 1);
+  Compiled f = compile("examples/matmul.tile", "sm_80");
+  CHECK(f.nm.kernels[0].mma_dots == 0);
+}
