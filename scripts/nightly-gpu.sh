@@ -4,9 +4,12 @@
 #   DTSIM_PREBUILT=1 scripts/nightly-gpu.sh BUILD_DIR   uses binaries built elsewhere (no configure/build;
 #                                                        the gpu suite then runs the difftest directly)
 #   DTSIM_ANCHORS=DIR   folder holding the Triton/PyTorch anchor scripts (default shared/anchors)
-# Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples),
-# compute-sanitizer memcheck on every example, the interpreter benchmark and the anchors if present,
-# then prints a summary table. Exit status: 0 when every step passed.
+#   DTSIM_TRITON_TRIALS=N   cases per example of the Triton sweep (default 5)
+# Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples), the
+# Triton sweep (`difftest --oracle=triton`: every example's emitted Triton module against the
+# interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark, the GPU
+# table (bench/gpu_table.py: dtsim vs Triton vs torch) and the anchors if present, then prints a
+# summary table. Exit status: 0 when every step passed.
 set -u
 BUILD=${1:-build-gpu}
 LOGS=${OUT:-./nightly-out}
@@ -49,6 +52,16 @@ sweep() {  # examples in parallel (DTSIM_JOBS at a time, default 8); each exampl
   return $rc
 }
 step "difftest sweep (${#EXAMPLES[@]} x $TRIALS cases)" difftest-sweep.log sweep
+triton_sweep() {  # every example, interpreter vs the emitted Triton module on the GPU; SKIPPED is a failure here
+  local rc=0 f out n=${DTSIM_TRITON_TRIALS:-5}
+  for f in "${EXAMPLES[@]}"; do
+    out=$("$DTSIM" difftest "$f" --oracle=triton --trials "$n" --seed "$(date +%Y%m%d)" 2>&1) || rc=1
+    printf '%s\n' "$out" | tail -n 3
+    case "$out" in *SKIPPED*) rc=1 ;; esac
+  done
+  return $rc
+}
+step "Triton sweep (difftest --oracle=triton)" triton-sweep.log triton_sweep
 memcheck() {
   local rc=0 cs
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -64,6 +77,7 @@ if [ -x "$BUILD/dtsim_bench" ] || [ -x "$BUILD/bench/dtsim_bench" ]; then
   BENCH=$( [ -x "$BUILD/dtsim_bench" ] && echo "$BUILD/dtsim_bench" || echo "$BUILD/bench/dtsim_bench")
   step "interpreter benchmark" bench.log "$BENCH"
 fi
+step "GPU table (dtsim vs Triton vs torch)" gpu-table.log python3 bench/gpu_table.py "$DTSIM"
 ANCHORS=${DTSIM_ANCHORS:-shared/anchors}
 if [ -f "$ANCHORS/interp_anchor.py" ]; then
   step "anchor: Triton interpreter" anchor-interp.log env TRITON_INTERPRET=1 python3 "$ANCHORS/interp_anchor.py"

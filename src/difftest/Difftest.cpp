@@ -2,9 +2,17 @@
 // inputs, random (non-divisible) sizes and, for .dt, random legal schedules; compares every output
 // with per-dtype tolerances, shrinks a failing case and prints the command that reproduces it.
 // Without a GPU every case is still lowered, compiled by libNVVM and checked by ptxas.
+// --oracle=triton compares the interpreter with the emitted Triton module instead (python3, on the
+// GPU, or with TRITON_INTERPRET=1 when Triton is installed but no GPU is), through .npy files.
 #include "difftest/Difftest.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -14,15 +22,20 @@
 
 #include "cuda_backend/Cuda.h"
 #include "frontend/DT.h"
+#include "host/Npy.h"
 #include "interp/Interp.h"
 #include "ir/TileParser.h"
+#include "triton/TritonEmitter.h"
 
 namespace dtsim {
 
 namespace {
 
+enum class Oracle { Cuda, Triton };
+
 struct Options {
   std::string file;
+  Oracle oracle = Oracle::Cuda;
   int trials = 10;
   uint64_t seed = 1;
   CudaOptions cuda;
@@ -144,7 +157,7 @@ std::string store_site(const Module& m, const std::string& buf) {
 }
 
 // Compares the reported buffers; "" when they match, else a description of the first mismatch.
-std::string compare(const Module& m, const Buffers& ref, const Buffers& gpu) {
+std::string compare(const Module& m, const Buffers& ref, const Buffers& gpu, const char* other = "gpu") {
   for (size_t i = 0; i < ref.list.size(); ++i) {
     const Buffer& r = ref.list[i];
     if (r.io != BufIO::Out && r.io != BufIO::InOut) continue;
@@ -164,7 +177,7 @@ std::string compare(const Module& m, const Buffers& ref, const Buffers& gpu) {
         std::ostringstream s;
         s.precision(9);
         s << "mismatch in '" << r.name << "' (" << scalar_name(r.dtype) << shape_str(r.shape) << ") at " << index_str(r.shape, j)
-          << " (flat " << j << "): gpu " << a << ", interpreter " << b << "\n" << store_site(m, r.name);
+          << " (flat " << j << "): " << other << " " << a << ", interpreter " << b << "\n" << store_site(m, r.name);
         return s.str();
       }
     }
@@ -182,20 +195,106 @@ void poison(Buffers& bs) {
     if (b.io == BufIO::Out || b.io == BufIO::Scratch) std::memset(b.bytes.data(), 0xFF, b.bytes.size());  // NaN / -1
 }
 
-enum class Outcome { Pass, Skipped, Mismatch, InterpFinding };
+enum class Outcome { Pass, Skipped, Mismatch, InterpFinding, NoTritonForm };
+
+std::string shell_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+// Runs a shell command; its stdout and stderr together, and the exit status (-1: could not start).
+std::pair<int, std::string> shell(const std::string& cmd) {
+  std::string output;
+  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return {-1, ""};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, n);
+  int st = pclose(f);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, output};
+}
+
+// Where the Triton oracle can run: "gpu", "interpreter" (TRITON_INTERPRET=1), or "" with `why`.
+std::string triton_mode(std::string* why) {
+  auto [rc, outp] = shell("python3 -c \"import triton, torch; print('gpu' if torch.cuda.is_available() else 'cpu')\"");
+  if (rc != 0) {
+    size_t at = outp.find("No module named");
+    *why = at != std::string::npos ? "python3 has " + outp.substr(at, outp.find('\n', at) - at)
+                                   : "python3 with triton and torch not found";
+    return "";
+  }
+  return outp.rfind("gpu", 0) == 0 ? "gpu" : "interpreter";
+}
+
+// A temporary directory, removed with everything in it.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char t[] = "/tmp/dtsim-difftest-XXXXXX";
+    if (!mkdtemp(t)) throw UserError("cannot create a temporary directory under /tmp");
+    path = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
 
 struct Runner {
   const Options& o;
   std::ostream& out;
   bool gpu;
   std::string last;  // message of the last failure
+  std::string triton;  // Triton oracle: "gpu" or "interpreter"
+
+  // The emitted Triton module on `in` (every buffer passed as an .npy file); outputs into `got`.
+  bool run_triton(const Case& c, const Buffers& in, Buffers& got) {
+    TempDir dir;
+    std::string py = (dir.path / "module.py").string();
+    std::ofstream(py) << emit_triton(c.module, c.bindings, {o.file, "dtsim"});
+    std::string cmd = (triton == "interpreter" ? "TRITON_INTERPRET=1 " : "") + std::string("python3 ") + shell_quote(py);
+    for (const Buffer& b : in.list) {
+      std::string f = (dir.path / ("in_" + b.name + ".npy")).string();
+      write_npy(f, b);
+      cmd += " --in " + shell_quote(b.name + "=" + f);
+      if (b.io == BufIO::Out || b.io == BufIO::InOut)
+        cmd += " --out " + shell_quote(b.name + "=" + (dir.path / ("out_" + b.name + ".npy")).string());
+    }
+    auto [rc, output] = shell(cmd);
+    if (rc != 0) {
+      last = "the Triton module failed (exit " + std::to_string(rc) + "):\n" +
+             (output.size() > 3000 ? "..." + output.substr(output.size() - 3000) : output);
+      return false;
+    }
+    got = in;
+    for (Buffer& b : got.list) {
+      if (b.io != BufIO::Out && b.io != BufIO::InOut) continue;
+      Buffer r = read_npy((dir.path / ("out_" + b.name + ".npy")).string(), b.name, b.dtype);
+      if (r.bytes.size() != b.bytes.size()) {
+        last = "the Triton module wrote '" + b.name + "' with another size";
+        return false;
+      }
+      b.bytes = r.bytes;
+    }
+    return true;
+  }
 
   Outcome run(const Case& c, uint64_t trial) {
-    // Always lower, compile and (without a GPU) validate the PTX.
-    std::string ptx = compile_ptx(emit_nvvm(c.module, c.bindings, o.cuda), o.cuda);
-    if (!gpu) {
-      PtxasResult r = run_ptxas(ptx, o.cuda.arch, false);
-      if (r.available && !r.ok) throw UserError(SourceLoc{}, "ptxas rejected the generated PTX:\n" + r.log);
+    if (o.oracle == Oracle::Cuda) {
+      // Always lower, compile and (without a GPU) validate the PTX.
+      std::string ptx = compile_ptx(emit_nvvm(c.module, c.bindings, o.cuda), o.cuda);
+      if (!gpu) {
+        PtxasResult r = run_ptxas(ptx, o.cuda.arch, false);
+        if (r.available && !r.ok) throw UserError(SourceLoc{}, "ptxas rejected the generated PTX:\n" + r.log);
+      }
+    } else {
+      try {
+        emit_triton(c.module, c.bindings);
+      } catch (const UserError& e) {  // e.g. a random schedule's dot below Triton's 16 x 16 x 16
+        last = e.what();
+        return Outcome::NoTritonForm;
+      }
     }
     Buffers in = make_buffers(c.module, c.bindings, o.seed * 131 + trial);
     poison(in);  // both executors start from the same poison: elements neither writes compare equal
@@ -212,8 +311,12 @@ struct Runner {
     }
     if (!gpu) return Outcome::Skipped;
     Buffers dev = in;
-    run_module_cuda(c.module, c.bindings, dev, o.cuda);
-    last = compare(c.module, ref, dev);
+    if (o.oracle == Oracle::Triton) {
+      if (!run_triton(c, in, dev)) return Outcome::Mismatch;
+    } else {
+      run_module_cuda(c.module, c.bindings, dev, o.cuda);
+    }
+    last = compare(c.module, ref, dev, o.oracle == Oracle::Triton ? "triton" : "gpu");
     return last.empty() ? Outcome::Pass : Outcome::Mismatch;
   }
 };
@@ -226,13 +329,17 @@ std::string describe(const Case& c) {
 
 std::string repro(const Options& o, const Case& c) {
   std::string s = "dtsim difftest " + o.file + " --trials 1";
+  if (o.oracle == Oracle::Triton) s += " --oracle=triton";
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
   for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
   return s;
 }
 
 int usage(std::ostream& err, const std::string& msg) {
-  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--arg NAME=VALUE]...\n";
+  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
+         "  --oracle=cuda     compare the interpreter with dtsim's CUDA backend (default)\n"
+         "  --oracle=triton   compare the interpreter with the emitted Triton module (python3; on the GPU, or with\n"
+         "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n";
   return 2;
 }
 
@@ -257,6 +364,12 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       else if (a.rfind("--schedule-seed", 0) == 0) { if (!value(v)) return usage(err, "--schedule-seed needs a value"); schedule_seed = std::stoull(v); }
       else if (a.rfind("--arch", 0) == 0) { if (!value(v)) return usage(err, "--arch needs a value"); o.cuda.arch = v; }
       else if (a == "--fast-math") o.cuda.fast_math = true;
+      else if (a.rfind("--oracle", 0) == 0) {
+        if (!value(v)) return usage(err, "--oracle needs a value");
+        if (v == "cuda") o.oracle = Oracle::Cuda;
+        else if (v == "triton") o.oracle = Oracle::Triton;
+        else return usage(err, "--oracle expects cuda or triton, got '" + v + "'");
+      }
       else if (a.rfind("--arg", 0) == 0) {
         if (!value(v) || v.find('=') == std::string::npos) return usage(err, "--arg needs NAME=VALUE");
         o.args[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
@@ -270,16 +383,19 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
   if (o.file.empty()) return usage(err, "no input file");
   if (o.trials < 1) return usage(err, "--trials must be >= 1");
 
-  std::string why;
-  bool gpu = cuda_available(&why);
+  std::string why, triton;
+  bool gpu = false;
+  if (o.oracle == Oracle::Triton) gpu = !(triton = triton_mode(&why)).empty();
+  else gpu = cuda_available(&why);
   try {
     o.cuda.arch = resolve_cuda_arch(o.cuda);
     Module tile;
     std::shared_ptr<DtProgram> dt;
     if (is_dt(o.file)) dt = parse_dt_file(o.file);
     else tile = parse_tile_file(o.file);
-    Runner run{o, out, gpu, ""};
-    int passed = 0, skipped = 0;
+    Runner run{o, out, gpu, "", triton};
+    int passed = 0, skipped = 0, no_form = 0;
+    std::string no_form_why;
     for (int t = 0; t < o.trials; ++t) {
       uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);
       bool fixed = !o.args.empty() && !dt;
@@ -289,6 +405,11 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       std::string head = "case " + std::to_string(t + 1) + "/" + std::to_string(o.trials) + describe(c);
       if (r == Outcome::Pass) { ++passed; continue; }
       if (r == Outcome::Skipped) { ++skipped; continue; }
+      if (r == Outcome::NoTritonForm) {
+        ++no_form;
+        if (no_form_why.empty()) no_form_why = run.last;
+        continue;
+      }
       out << head << ": " << (r == Outcome::Mismatch ? "MISMATCH" : "INTERPRETER FINDING") << "\n" << run.last << "\n";
       if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
       // Shrink: halve each chosen size while the case still fails the same way.
@@ -316,8 +437,22 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       out << "smallest failing case:" << describe(best) << "\nreproduce: " << repro(o, best) << "\n";
       return 1;
     }
+    std::string no_form_note = no_form ? "; " + std::to_string(no_form) + " case(s) with no Triton form not run (" + no_form_why + ")" : "";
+    if (no_form == o.trials) {
+      out << "difftest " << o.file << ": no case has a Triton form" << no_form_note << "\n";
+      return 2;
+    }
+    if (!gpu && o.oracle == Oracle::Triton) {
+      out << "difftest " << o.file << ": " << o.trials - no_form << " case(s) emitted as Triton and run on the interpreter; Triton comparison SKIPPED (" << why << ")" << no_form_note << "\n";
+      return 0;
+    }
     if (!gpu) {
       out << "difftest " << o.file << ": " << o.trials << " case(s) lowered, compiled and ptxas-checked; GPU comparison SKIPPED (" << why << ")\n";
+      return 0;
+    }
+    if (o.oracle == Oracle::Triton) {
+      out << "difftest " << o.file << ": " << passed << "/" << o.trials - no_form << " case(s) passed (interpreter == Triton"
+          << (triton == "gpu" ? " on the GPU" : ", TRITON_INTERPRET=1") << ")" << no_form_note << "\n";
       return 0;
     }
     out << "difftest " << o.file << ": " << passed << "/" << o.trials << " case(s) passed (interpreter == GPU)\n";

@@ -39,7 +39,7 @@ std::string emit_text(const CliOptions& o) {
 #endif
     }
     case EmitWhat::Triton: {
-      LoadedProgram p = load_program(o.file, o.kernel);
+      LoadedProgram p = load_program(o.file, o.kernel, o.args);
       Bindings b = bind_and_verify(p, o.args);
       return emit_triton(p.module, b, {o.file, version_line()});
     }

@@ -36,7 +36,7 @@ const std::set<std::string>& reserved_names() {
       "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
       "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "tl", "triton", "torch", "np", "os",
       "sys", "argparse", "libdevice", "range", "float", "int", "min", "max", "abs", "bool", "len", "print", "launch",
-      "run", "bench", "bind", "grid", "_tanh", "_tdiv", "_tmod"};
+      "run", "bench", "bind", "grid", "_tanh", "_i1", "_tdiv", "_tmod"};
   return r;
 }
 
@@ -150,7 +150,8 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
 // ---------------------------------------------------------------------------------------------
 class KernelWriter {
  public:
-  KernelWriter(const Kernel& k, std::string& out, bool& uses_tanh) : k_(k), out_(out), uses_tanh_(uses_tanh) {
+  KernelWriter(const Kernel& k, std::string& out, bool& uses_tanh, bool& uses_i1)
+      : k_(k), out_(out), uses_tanh_(uses_tanh), uses_i1_(uses_i1) {
     for (const Param& p : k.params)
       if (p.kind == ParamKind::Constexpr) constexprs_.insert(p.name);
   }
@@ -177,7 +178,23 @@ class KernelWriter {
   const Kernel& k_;
   std::string& out_;
   bool& uses_tanh_;
+  bool& uses_i1_;
   std::set<std::string> constexprs_;
+
+  static bool has_scalar_i1(const Expr& e) {
+    if (e.type.elem == Scalar::I1 && !e.type.ptr && e.type.is_scalar() && e.kind != ExprKind::Const) return true;
+    for (const ExprP& a : e.args)
+      if (a && has_scalar_i1(*a)) return true;
+    return false;
+  }
+
+  // A mask or where() condition. Triton's interpreter keeps some scalar i1 values as int32 data,
+  // which its load/store/where reject; _i1() turns them into booleans there (identity on the GPU).
+  std::string mask(const ExprP& m) {
+    if (!has_scalar_i1(*m)) return expr(m).s;
+    uses_i1_ = true;
+    return "_i1(" + expr(m).s + ")";
+  }
 
   static std::string pad(int n) { return std::string(static_cast<size_t>(n) * 4, ' '); }
 
@@ -314,7 +331,7 @@ class KernelWriter {
 
   Py load(const Expr& e) {
     std::string s = "tl.load(" + ptr_to(e.args[0], e.type.shape);
-    if (e.args.size() > 1 && e.args[1]) s += ", mask=" + expr(e.args[1]).s;
+    if (e.args.size() > 1 && e.args[1]) s += ", mask=" + mask(e.args[1]);
     if (e.args.size() > 2 && e.args[2]) s += ", other=" + expr(e.args[2]).s;
     return {s + ")"};
   }
@@ -379,7 +396,7 @@ class KernelWriter {
       }
       case ExprKind::Unary: return unary(e);
       case ExprKind::Binary: return binary(e);
-      case ExprKind::Where: return {"tl.where(" + expr(e.args[0]).s + ", " + expr(e.args[1]).s + ", " + expr(e.args[2]).s + ")"};
+      case ExprKind::Where: return {"tl.where(" + mask(e.args[0]) + ", " + expr(e.args[1]).s + ", " + expr(e.args[2]).s + ")"};
       case ExprKind::Cast: {
         if (is_static(*e.args[0])) return {"tl.full([], " + expr(e.args[0]).s + ", " + tl_type(e.dtype) + ")"};
         return {operand(e.args[0], kAtom) + ".to(" + tl_type(e.dtype) + ")"};
@@ -462,7 +479,7 @@ class KernelWriter {
       if (s.args[i])
         if (auto b = broadcast_shapes(shape, s.args[i]->type.shape)) shape = *b;
     std::string line = "tl.store(" + ptr_to(s.args[0], shape) + ", " + expr(s.args[1]).s;
-    if (s.args.size() > 2 && s.args[2]) line += ", mask=" + expr(s.args[2]).s;
+    if (s.args.size() > 2 && s.args[2]) line += ", mask=" + mask(s.args[2]);
     out_ += pad(indent) + line + ")\n";
   }
 
@@ -591,10 +608,20 @@ std::string emit_triton(const Module& m, const Bindings& b, const TritonEmitOpti
   out += "import argparse\nimport os\nimport sys\n\nimport numpy as np\nimport torch\nimport triton\nimport triton.language as tl\n\n";
 
   std::string kernels;
-  bool uses_tanh = false;
+  bool uses_tanh = false, uses_i1 = false;
   for (const Kernel& k : m.kernels) {
     kernels += "\n";
-    KernelWriter(k, kernels, uses_tanh).write();
+    KernelWriter(k, kernels, uses_tanh, uses_i1).write();
+  }
+  if (uses_i1) {
+    out += "if os.environ.get(\"TRITON_INTERPRET\") == \"1\":\n"
+           "    @triton.jit\n"
+           "    def _i1(x):  # the interpreter keeps some scalar i1 values as int32 data; masks must be bool\n"
+           "        return x != 0\n"
+           "else:\n"
+           "    @triton.jit\n"
+           "    def _i1(x):\n"
+           "        return x\n\n";
   }
   if (uses_tanh) {
     out += "if os.environ.get(\"TRITON_INTERPRET\") == \"1\":\n"

@@ -99,14 +99,26 @@ def _read_npy(path, name, dtype, shape):
     return torch.from_numpy(np.ascontiguousarray(arr)).to(_TORCH_DTYPES[dtype])
 
 
-def make_buffers(params, seed=0, device="cuda", inputs=None):
+def _fast_random(dtype, shape, device):
+    """Random data of the same ranges made on the device (for timing only: not dtsim's stream)."""
+    if dtype in _FLOATS:
+        return (torch.rand(shape, device=device) * 2 - 1).to(_TORCH_DTYPES[dtype])
+    if dtype == "i1":
+        return torch.rand(shape, device=device) < 0.5
+    return torch.randint(-8, 8, shape, device=device, dtype=_TORCH_DTYPES[dtype])
+
+
+def make_buffers(params, seed=0, device="cuda", inputs=None, exact=True):
     """Every buffer of the module as a torch tensor on `device`: in/inout buffers from `inputs`
-    (name -> .npy path) or seeded random data, out/scratch buffers zero-filled (or from `inputs`)."""
+    (name -> .npy path) or seeded random data (dtsim's stream; with exact=False, faster data of the
+    same ranges made on the device), out/scratch buffers zero-filled (or from `inputs`)."""
     bufs = {}
     for name, io, dtype, shape_of in BUFFERS:
         shape = tuple(int(d) for d in shape_of(params))
         if inputs and name in inputs:
             t = _read_npy(inputs[name], name, dtype, shape)
+        elif io in ("in", "inout") and not exact:
+            t = _fast_random(dtype, shape, device)
         elif io in ("in", "inout"):
             arr = random_data(name, dtype, shape, seed)
             t = torch.from_numpy(np.ascontiguousarray(arr)).to(_TORCH_DTYPES[dtype])
@@ -184,7 +196,8 @@ def _main(argv=None):
     ap.add_argument("--out", dest="outs", action="append", default=[], metavar="NAME=FILE.npy", help="write buffer NAME after the run")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random input data (as dtsim run)")
     ap.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
-    ap.add_argument("--bench", action="store_true", help="time every kernel with triton.testing.do_bench instead")
+    ap.add_argument("--bench", action="store_true",
+                    help="time every kernel with triton.testing.do_bench instead (inputs made on the device)")
     a = ap.parse_args(argv)
     interp = os.environ.get("TRITON_INTERPRET") == "1"
     device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -196,7 +209,7 @@ def _main(argv=None):
     for name in list(ins) + list(outs):
         if name not in known:
             raise SystemExit(f"error: the program has no buffer parameter '{name}'")
-    bufs = make_buffers(params, a.seed, device, ins)
+    bufs = make_buffers(params, a.seed, device, ins, exact=not a.bench)
     if a.bench:
         for k, ms in bench(bufs, params, device):
             print(f"bench {k} {ms:.6f}")

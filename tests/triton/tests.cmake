@@ -3,13 +3,18 @@
 # and constructs with no Triton form are located errors (label errors).
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(DTSIM_TRITON_TEST ${CMAKE_CURRENT_LIST_DIR}/test_triton.py)
-file(GLOB DTSIM_TRITON_EXAMPLES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.tile ${CMAKE_SOURCE_DIR}/examples/*.dt)
+file(GLOB DTSIM_TRITON_EXAMPLES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.tile ${CMAKE_SOURCE_DIR}/examples/*.dt
+     ${CMAKE_SOURCE_DIR}/bench/gpu/*.tile ${CMAKE_SOURCE_DIR}/bench/gpu/*.dt)
 foreach(ex ${DTSIM_TRITON_EXAMPLES})
-  get_filename_component(name ${ex} NAME)
-  add_test(NAME triton_py/${name}
-           COMMAND ${Python3_EXECUTABLE} ${DTSIM_TRITON_TEST} $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} compile examples/${name})
-  set_tests_properties(triton_py/${name} PROPERTIES LABELS e2e TIMEOUT 120)
+  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${ex})
+  add_test(NAME triton_py/${rel}
+           COMMAND ${Python3_EXECUTABLE} ${DTSIM_TRITON_TEST} $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} compile ${rel})
+  set_tests_properties(triton_py/${rel} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
+add_test(NAME triton_py/bench/gpu_table.py
+         COMMAND ${Python3_EXECUTABLE} -c "import py_compile, sys, tempfile; py_compile.compile(sys.argv[1], cfile=tempfile.mktemp(), doraise=True)"
+                 ${CMAKE_SOURCE_DIR}/bench/gpu_table.py)
+set_tests_properties(triton_py/bench/gpu_table.py PROPERTIES LABELS e2e TIMEOUT 60)
 foreach(name add.tile softmax.tile mm.dt)
   add_test(NAME golden/triton/${name}
            COMMAND ${Python3_EXECUTABLE} ${DTSIM_TRITON_TEST} $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} golden
