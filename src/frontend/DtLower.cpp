@@ -169,6 +169,9 @@ class KernelLowerer {
         pl.masked = pl.block > 1;
       } else {
         if (t == 0 || t >= pl.size) { t = dt_next_pow2(pl.size); pl.whole = true; }
+        if (t > kMaxTileElems)
+          user_error(tloc, "one tile over all of " + d + " (" + d + "_SIZE = " + std::to_string(pl.size) + ") would have " + std::to_string(t) +
+                               " elements, more than a tile's 2^20; tensorize " + d + " with a smaller extent so that it loops");
         pl.tile = t;
         pl.masked = t > 1;
       }
