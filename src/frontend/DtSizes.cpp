@@ -53,7 +53,7 @@ class SizeBinder {
 
   void from_input(const DtInputShape& in) {
     const DtSymbol* s = p_.find(in.name);
-    if (!s || s->kind != DtSymKind::In) return;  // not an input tensor: reported when the data is read
+    if (!s || s->kind != DtSymKind::In || s->dims.empty()) return;  // not an input that is read: reported with the data
     std::string what = "--in " + in.name + "=" + in.file + " (shape " + shape_text(in.shape) + ")";
     if (in.shape.size() != s->dims.size())
       user_error(s->dims_loc, what + " has " + std::to_string(in.shape.size()) + (in.shape.size() == 1 ? " dim" : " dims") + ", but " + in.name + " is indexed " + in.name + "[" +
