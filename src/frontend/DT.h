@@ -48,7 +48,8 @@ struct DtInputShape {
 
 // Binds the sizes of one run before lowering (docs/dt-language.md, "Sizes"): `--arg <dim>_SIZE=N`
 // entries of `args` and the shapes of `inputs` (each fixes the dims that index its In tensor) set
-// the dims they name; every other dim keeps its declared default. Dims tied by a permuted or repeated
+// the dims they name; every other dim keeps its current size (the declared default, in a program
+// fresh from parse_dt). Dims tied by a permuted or repeated
 // access share one size. Writes the sizes into p's Var/RVar symbols and returns the names of the
 // `args` entries it used. UserError (located at the access or declaration concerned) for a bad size,
 // a rank mismatch, or two sources that disagree (the message names both).

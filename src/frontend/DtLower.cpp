@@ -65,6 +65,7 @@ class KernelLowerer {
     for (const DtSymbol& s : p_.syms)
       if (!(s.kind == DtSymKind::Func && in_kernel_.count(s.name) && s.name != out_.name)) names_.insert(s.name);
     for (auto& d : order_) names_.insert(d + "_SIZE");
+    for (auto& d : size_only_) names_.insert(d + "_SIZE");
     blocks_.push_back(&k_.body);
     alg_loc_ = out_.def_loc;
     emit_prologue();
@@ -117,6 +118,8 @@ class KernelLowerer {
         collect_dims(e->name);
       }
       for (auto& ix : e->args) add_dim(ix->name);
+      if (!fused_here(e->name))  // a buffer's shape needs all of its dims' sizes
+        for (auto& d : p_.sym(e->name).dims) size_only_.insert(d);
       return;
     }
     if (e->kind == DtExprKind::Call && dt_is_reduction(e->name)) add_dim(e->args.back()->name);
@@ -128,6 +131,7 @@ class KernelLowerer {
     for (auto& a : e->args) collect_dims_expr(a);
   }
   std::vector<std::string> visited_;
+  std::set<std::string> size_only_;  // dims of buffers read here (their sizes are parameters)
 
   void reduced_in_kernel(const DtExprP& e, std::map<std::string, SourceLoc>& out) {
     if (e->kind == DtExprKind::Call && dt_is_reduction(e->name)) out.emplace(e->args.back()->name, e->loc);
@@ -165,6 +169,9 @@ class KernelLowerer {
         pl.masked = pl.block > 1;
       } else {
         if (t == 0 || t >= pl.size) { t = dt_next_pow2(pl.size); pl.whole = true; }
+        if (t > kMaxTileElems)
+          user_error(tloc, "one tile over all of " + d + " (" + d + "_SIZE = " + std::to_string(pl.size) + ") would have " + std::to_string(t) +
+                               " elements, more than a tile's 2^20; tensorize " + d + " with a smaller extent so that it loops");
         pl.tile = t;
         pl.masked = t > 1;
       }
@@ -499,12 +506,15 @@ class KernelLowerer {
     for (auto& p : ptr_params_) if (p.io == BufIO::In) k_.params.push_back(p);
     for (auto& p : ptr_params_) if (p.io != BufIO::In) k_.params.push_back(p);
     for (auto& p : scalar_params_) k_.params.push_back(p);
-    for (auto& d : order_) {
+    std::vector<std::string> sized = order_;
+    for (const DtSymbol& s : p_.syms)  // dims that only size a buffer, in declaration order
+      if (size_only_.count(s.name) && std::find(sized.begin(), sized.end(), s.name) == sized.end()) sized.push_back(s.name);
+    for (auto& d : sized) {
       Param p;
       p.name = d + "_SIZE";
       p.kind = ParamKind::Constexpr;
       p.dtype = Scalar::I32;
-      p.init = cint(plan_.at(d).size);
+      p.init = cint(p_.sym(d).size);
       p.loc = p_.sym(d).loc;
       k_.params.push_back(p);
     }

@@ -53,10 +53,10 @@ class SizeBinder {
 
   void from_input(const DtInputShape& in) {
     const DtSymbol* s = p_.find(in.name);
-    if (!s || s->kind != DtSymKind::In) return;  // not an input tensor: reported when the data is read
+    if (!s || s->kind != DtSymKind::In || s->dims.empty()) return;  // not an input that is read: reported with the data
     std::string what = "--in " + in.name + "=" + in.file + " (shape " + shape_text(in.shape) + ")";
     if (in.shape.size() != s->dims.size())
-      user_error(s->dims_loc, what + " has " + std::to_string(in.shape.size()) + " dims, but " + in.name + " is indexed " + in.name + "[" +
+      user_error(s->dims_loc, what + " has " + std::to_string(in.shape.size()) + (in.shape.size() == 1 ? " dim" : " dims") + ", but " + in.name + " is indexed " + in.name + "[" +
                                   join(s->dims) + "] (" + std::to_string(s->dims.size()) + " dims)");
     for (size_t i = 0; i < in.shape.size(); ++i) {
       if (in.shape[i] < 1 || in.shape[i] > INT32_MAX)
@@ -107,21 +107,21 @@ class SizeBinder {
     else if (it->second.value != src.value) conflict(it->second, src);
   }
 
-  // The tie that joins `a` and `b` first on a path between them ("" when they are the same dim).
-  const DtSizeTie* tie_between(const std::string& a, const std::string& b) const {
-    if (a == b) return nullptr;
-    std::map<std::string, const DtSizeTie*> via;  // dim -> the tie that reached it
+  // The ties on a shortest path from dim `a` to dim `b` (empty when they are the same dim).
+  std::vector<const DtSizeTie*> ties_between(const std::string& a, const std::string& b) const {
+    std::map<std::string, std::pair<std::string, const DtSizeTie*>> came;  // dim -> (previous dim, tie)
     std::vector<std::string> todo{a};
-    via[a] = nullptr;
-    for (size_t i = 0; i < todo.size(); ++i)
+    came[a] = {"", nullptr};
+    for (size_t i = 0; i < todo.size() && !came.count(b); ++i)
       for (const DtSizeTie& t : p_.ties)
         for (auto [from, to] : {std::pair{t.own, t.other}, std::pair{t.other, t.own}})
-          if (from == todo[i] && !via.count(to)) {
-            via[to] = via[from] ? via[from] : &t;
-            if (to == b) return via[to];
+          if (from == todo[i] && !came.count(to)) {
+            came[to] = {from, &t};
             todo.push_back(to);
           }
-    return nullptr;
+    std::vector<const DtSizeTie*> path;
+    for (std::string d = b; came.count(d) && came[d].second; d = came[d].first) path.insert(path.begin(), came[d].second);
+    return path;
   }
 
   [[noreturn]] void conflict(const SizeSource& first, const SizeSource& second) {
@@ -133,11 +133,13 @@ class SizeBinder {
       msg += second.what + " gives " + second.dim + " = " + std::to_string(second.value) + second.via + ", but " + first.what + " gives " +
              first.dim + " = " + std::to_string(first.value) + first.via;
     SourceLoc loc = second.loc.valid() ? second.loc : first.loc;
-    if (const DtSizeTie* t = tie_between(first.dim, second.dim)) {
-      msg += "; they must be equal because " + t->access + " (line " + std::to_string(t->loc.line) + ") reads " + t->tensor + "'s dim " +
-             std::to_string(t->pos) + " (" + t->own + ") with " + t->other;
-      if (!loc.valid() || first.what == second.what) loc = t->loc;
+    std::vector<const DtSizeTie*> path = ties_between(first.dim, second.dim);
+    for (size_t i = 0; i < path.size(); ++i) {
+      const DtSizeTie* t = path[i];
+      msg += std::string(i ? ", and " : "; they must be equal because ") + t->access + " (line " + std::to_string(t->loc.line) + ") reads " +
+             t->tensor + "'s dim " + std::to_string(t->pos) + " (" + t->own + ") with " + t->other;
     }
+    if (!path.empty() && (!loc.valid() || first.what == second.what)) loc = path[0]->loc;
     if (!loc.valid()) loc = p_.sym(second.dim).loc;
     user_error(loc, msg);
   }

@@ -262,7 +262,7 @@ exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2
   --ptx               PTX compiled by libNVVM
   --triton            a Python module: one @triton.jit function per kernel, launch(), and a main that
                       runs it on dtsim's seeded inputs or .npy files (python3 OUT.py --help)
-  --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable)
+  --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name)
   -o OUT              write to OUT (atomically) instead of standard output
 )";
@@ -275,7 +275,9 @@ exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2
                            "and prints, per out/inout buffer, its shape, a checksum and its first values.\n\n";
   return head + R"(inputs and outputs:
   --arg NAME=VALUE          set a scalar or constexpr parameter, e.g. --arg n=1000 --arg BLOCK=256
-  --in NAME=FILE.npy        input data for buffer NAME (shape and dtype must match the parameter)
+                            (.dt: --arg x_SIZE=N sets dim x's size; the kernel is lowered for it)
+  --in NAME=FILE.npy        input data for buffer NAME (shape and dtype must match the parameter;
+                            .dt: its shape sets the sizes of the dims that index NAME)
   --out NAME=FILE.npy       write buffer NAME after the run (only when the run had no finding)
   --seed S                  seed of the random input data (default 0)
   --kernel NAME             run only this kernel (.tile: kernel name; .dt: output Func name)

@@ -31,8 +31,8 @@ struct LoadedProgram {
 // passes its --arg/--in here, so all of them size a kernel the same way.
 // UserError for an unknown extension, an unreadable file, a syntax error, an unknown kernel, or sizes
 // that are bad or disagree.
-LoadedProgram load_program(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args = {},
-                           const std::vector<std::pair<std::string, std::string>>& ins = {});
+LoadedProgram load_program(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
+                           const std::vector<std::pair<std::string, std::string>>& ins);
 
 // bind_params + verify_module on the program's module (annotated in place). Size arguments already
 // lowered into a .dt program (`size_args`) are not bound again.

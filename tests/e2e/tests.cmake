@@ -19,3 +19,10 @@ endforeach()
 foreach(f ${DTSIM_E2E_BUGS})
   dtsim_e2e_example(${f} bug "example/bugs/")
 endforeach()
+# Every .dt example at sizes given at run time (5 through --arg, 1 through --in shapes), each with --check.
+foreach(f ${DTSIM_E2E_DT})
+  get_filename_component(name ${f} NAME)
+  add_test(NAME example-sizes/${name}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/dt_sizes.py $<TARGET_FILE:dtsim> ${f})
+  set_tests_properties(example-sizes/${name} PROPERTIES LABELS e2e TIMEOUT 600)
+endforeach()

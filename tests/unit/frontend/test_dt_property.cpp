@@ -50,7 +50,7 @@ DtProgram shrink(DtProgram q, uint64_t seed) {
       for (int64_t cand : {int64_t(1), s.size / 2, s.size - 1}) {
         if (cand < 1 || cand >= s.size) continue;
         DtProgram t = q;
-        t.find(s.name)->size = cand;
+        (void)bind_dt_sizes(t, {{s.name + "_SIZE", std::to_string(cand)}});  // the dims tied to it shrink with it
         if (still_legal(t) && !failure_of(t, seed).empty()) { q = t; progress = true; break; }
       }
     }
