@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <deque>
 
 #include "interp/Exec.h"
 
@@ -244,5 +245,47 @@ bool raw_truth(Raw r, const Type& t);
 // boxing; anything the sanitizer would report goes through load_op/store_op unchanged.
 Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other);
 void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask);
+
+// ---- the compiled scalar form ----
+// A scalar expression prepared once per launch: one node per operation with its types, conversions
+// and constants resolved, evaluated by calling the node's function (typed, no variant dispatch).
+struct SNode;
+using SFn = Sv (*)(Ctx&, const SNode&);
+struct SNode {
+  SFn fn = nullptr;
+  const SNode* a = nullptr;
+  const SNode* b = nullptr;
+  const SNode* x = nullptr;
+  Raw k{};              // constants
+  Type t;               // result type
+  Type from;            // conversions: operand type
+  BinOp bop = BinOp::Add;
+  UnOp uop = UnOp::Neg;
+  int slot = -1;        // variables
+  size_t idx = 0;       // variables: storage index of t
+  const Expr* e = nullptr;
+};
+inline Sv run_node(Ctx& c, const SNode* n) { return n->fn(c, *n); }
+
+// Per statement id: the compiled root of each operand (args[0..2]) in the scalar form, else null.
+struct ScalarProgram {
+  std::deque<SNode> nodes;
+  std::vector<std::array<const SNode*, 3>> roots;
+  explicit ScalarProgram(const Kernel& k);
+};
+// Writes a scalar of type `t` into a frame slot (in place when it already holds one).
+inline void write_slot_fast(Value& dst, const Type& t, const Sv& v) {
+  size_t k = storage_of(t.elem, t.ptr);
+  if (dst.data.index() == k && dst.type.elem == t.elem && dst.type.ptr == t.ptr && dst.type.shape.empty()) {
+    with_storage(k, [&](auto tag) {
+      using T = decltype(tag);
+      std::get_if<Arr<T>>(&dst.data)->data()[0] = rget<T>(v.r);
+      return 0;
+    });
+    dst.buffer = v.buffer;
+  } else {
+    dst = box(t, v);
+  }
+}
 
 }  // namespace dtsim::exec

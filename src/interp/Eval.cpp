@@ -194,9 +194,7 @@ void assign(Ctx& c, int slot, const Value& v, Value& tmp) {
 }
 
 void set_loop_var(Value& var, const Type& t, int64_t v) {
-  if (!var.defined() || var.type != t) var = alloc(t);
-  if (t.elem == Scalar::I64) data<int64_t>(var)[0] = v;
-  else data<int32_t>(var)[0] = static_cast<int32_t>(v);
+  write_slot_fast(var, t, Sv{t.elem == Scalar::I64 ? rmake<int64_t>(v) : rmake<int32_t>(static_cast<int32_t>(v)), -1});
 }
 
 void exec_print(Ctx& c, const Stmt& s) {
@@ -232,7 +230,12 @@ void exec_assert(Ctx& c, const Stmt& s) {
 }
 
 Flow exec_for(Ctx& c, const Stmt& s) {
-  int64_t lo = eval_int(c, *s.args[0]), hi = eval_int(c, *s.args[1]), step = eval_int(c, *s.args[2]);
+  int64_t b[3];
+  for (size_t i = 0; i < 3; ++i) {
+    const SNode* r = c.sp ? c.sp->roots[static_cast<size_t>(s.id)][i] : nullptr;
+    b[i] = r ? raw_int(run_node(c, r).r, r->t) : eval_int(c, *s.args[i]);
+  }
+  int64_t lo = b[0], hi = b[1], step = b[2];
   if (step <= 0) throw RuntimeFault(s.args[2]->loc.valid() ? s.args[2]->loc : s.loc, "range() step must be positive, got " + std::to_string(step));
   int slot = s.slots[0];
   const Type& vt = c.f->kernel->slot_types[static_cast<size_t>(slot)];
@@ -262,25 +265,27 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
         for (size_t i = 0; i < 2; ++i) c.f->slots[static_cast<size_t>(s.slots[i])] = scalar_value(Scalar::I32, 0, ij[i], false);
         return Flow::Next;
       }
-      if (c.fast && scalar_form(v)) {
-        write_slot(c.f->slots[static_cast<size_t>(s.slots[0])], v.type, eval_sv(c, v));
-        return Flow::Next;
+      if (c.sp) {
+        if (const SNode* r = c.sp->roots[static_cast<size_t>(s.id)][0]) {
+          write_slot_fast(c.f->slots[static_cast<size_t>(s.slots[0])], r->t, run_node(c, r));
+          return Flow::Next;
+        }
       }
       Value t;
       assign(c, s.slots[0], eval_expr(c, v, t), t);
       return Flow::Next;
     }
     case StmtKind::Store: {
-      const Expr& pe = *s.args[0];
-      if (c.fast && scalar_form(pe) && scalar_form(*s.args[1]) && (!s.args[2] || scalar_form(*s.args[2]))) {
-        Sv p = eval_sv(c, pe);
-        const Expr& ve = *s.args[1];
-        Type vt = ve.kind == ExprKind::Const ? Type{pe.type.elem, false, {}} : ve.type;
-        Raw v = ve.kind == ExprKind::Const ? const_raw(pe.type.elem, ve) : eval_sv(c, ve).r;
-        Sv m;
-        if (s.args[2]) m = eval_sv(c, *s.args[2]);
-        store_scalar(c, pe.type, p, vt, v, s.args[2] ? &m : nullptr);
-        return Flow::Next;
+      if (c.sp) {
+        const auto& r = c.sp->roots[static_cast<size_t>(s.id)];
+        if (r[0]) {
+          Sv p = run_node(c, r[0]);
+          Sv v = run_node(c, r[1]);
+          Sv m;
+          if (r[2]) m = run_node(c, r[2]);
+          store_scalar(c, r[0]->t, p, r[1]->t, v.r, r[2] ? &m : nullptr);
+          return Flow::Next;
+        }
       }
       Value tp, tv, tm;
       const Value& p = eval_expr(c, *s.args[0], tp);
@@ -292,7 +297,9 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
     }
     case StmtKind::For: return exec_for(c, s);
     case StmtKind::If: {
-      if (c.fast && scalar_form(*s.args[0])) return exec_block(c, raw_truth(eval_sv(c, *s.args[0]).r, s.args[0]->type) ? s.body : s.orelse);
+      if (c.sp) {
+        if (const SNode* r = c.sp->roots[static_cast<size_t>(s.id)][0]) return exec_block(c, raw_truth(run_node(c, r).r, r->t) ? s.body : s.orelse);
+      }
       Value t;
       bool cond = scalar_truth(eval_expr(c, *s.args[0], t));
       return exec_block(c, cond ? s.body : s.orelse);

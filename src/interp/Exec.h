@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 
@@ -100,6 +101,8 @@ struct ConflictMap {
   void reset(int64_t n, bool readers);  // readers: also track loads (the buffer is loaded and stored)
 };
 
+struct ScalarProgram;
+
 struct RunState {
   Buffers* buffers = nullptr;
   const Bindings* bindings = nullptr;
@@ -113,6 +116,7 @@ struct RunState {
   const Kernel* kernel = nullptr;
   std::array<int64_t, 3> grid{1, 1, 1};
   bool parallel = false;
+  std::shared_ptr<const ScalarProgram> sp;  // fast mode: the compiled scalar statements
 };
 
 // The context of one running instance.
@@ -123,6 +127,7 @@ struct Ctx {
   std::string* print_buf = nullptr;  // parallel mode: this instance's prints
   int32_t me = 0;                    // linear pid
   bool fast = true;                  // unboxed scalars and fused tile paths (InterpOptions::fast)
+  const ScalarProgram* sp = nullptr; // compiled scalar statements of this launch (fast mode)
 };
 
 // Memory access with every sanitizer check (Memory.cpp).

@@ -10,7 +10,7 @@
 #include <exception>
 #include <iostream>
 
-#include "interp/Exec.h"
+#include "interp/Elem.h"
 
 namespace dtsim {
 
@@ -174,6 +174,7 @@ void run_instance(RunState& rs, Frame& f, int64_t order_index, const std::array<
   c.print_buf = print_buf;
   c.me = static_cast<int32_t>(f.linear_pid);
   c.fast = rs.opt->fast;
+  c.sp = rs.sp.get();
   try {
     exec_block(c, k.body);
   } catch (StopRun&) {
@@ -201,6 +202,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   if (opt.hooks) opt.hooks->on_launch(k, ki, grid, order);
   rs.kernel = &k;
   rs.grid = grid;
+  rs.sp = opt.fast ? std::make_shared<const ScalarProgram>(k) : nullptr;
   std::vector<int> param_buffer;
   Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
   uint64_t loaded = 0;
