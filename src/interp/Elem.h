@@ -232,7 +232,6 @@ Sv eval_sv(Ctx& c, const Expr& e);
 // in place when it already holds a scalar of type `t`.
 Raw raw_of(const Value& v);
 Value box(const Type& t, const Sv& v);
-void write_slot(Value& dst, const Type& t, const Sv& v);
 // scalar_value(): a literal built directly in type `t`.
 Raw const_raw(Scalar t, const Expr& x);
 // Cast semantics of one element (convert() on a one-element tile).
@@ -274,7 +273,7 @@ struct ScalarProgram {
   explicit ScalarProgram(const Kernel& k);
 };
 // Writes a scalar of type `t` into a frame slot (in place when it already holds one).
-inline void write_slot_fast(Value& dst, const Type& t, const Sv& v) {
+inline void write_value(Value& dst, const Type& t, const Sv& v) {
   size_t k = storage_of(t.elem, t.ptr);
   if (dst.data.index() == k && dst.type.elem == t.elem && dst.type.ptr == t.ptr && dst.type.shape.empty()) {
     with_storage(k, [&](auto tag) {
@@ -286,6 +285,15 @@ inline void write_slot_fast(Value& dst, const Type& t, const Sv& v) {
   } else {
     dst = box(t, v);
   }
+}
+
+// Assigns a scalar to slot `slot`: its unboxed register and (for the debugger, prints and tile
+// operands) its Value.
+inline void write_slot(Ctx& c, int slot, const Type& t, const Sv& v) {
+  size_t s = static_cast<size_t>(slot);
+  write_value(c.f->slots[s], t, v);
+  c.regs[s] = v;
+  c.rvalid[s] = 1;
 }
 
 }  // namespace dtsim::exec

@@ -188,13 +188,16 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
 namespace {
 
 void assign(Ctx& c, int slot, const Value& v, Value& tmp) {
+  c.invalidate(slot);
   Value& dst = c.f->slots[static_cast<size_t>(slot)];
   if (&v == &tmp) dst = std::move(tmp);
   else dst = v;
 }
 
-void set_loop_var(Value& var, const Type& t, int64_t v) {
-  write_slot_fast(var, t, Sv{t.elem == Scalar::I64 ? rmake<int64_t>(v) : rmake<int32_t>(static_cast<int32_t>(v)), -1});
+void set_loop_var(Ctx& c, int slot, const Type& t, int64_t v) {
+  Sv x{t.elem == Scalar::I64 ? rmake<int64_t>(v) : rmake<int32_t>(static_cast<int32_t>(v)), -1};
+  if (c.regs) write_slot(c, slot, t, x);
+  else write_value(c.f->slots[static_cast<size_t>(slot)], t, x);
 }
 
 void exec_print(Ctx& c, const Stmt& s) {
@@ -242,7 +245,7 @@ Flow exec_for(Ctx& c, const Stmt& s) {
   DebugHooks* hooks = c.rs ? c.rs->opt->hooks : nullptr;
   c.f->loop_stack.push_back(&s);
   for (int64_t v = lo; v < hi; v += step) {
-    set_loop_var(c.f->slots[static_cast<size_t>(slot)], vt, v);
+    set_loop_var(c, slot, vt, v);
     if (exec_block(c, s.body) == Flow::Return) {
       c.f->loop_stack.pop_back();
       return Flow::Return;
@@ -262,12 +265,15 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
       const Expr& v = *s.args[0];
       if (s.targets.size() == 2) {
         auto ij = eval_swizzle(c, v);
-        for (size_t i = 0; i < 2; ++i) c.f->slots[static_cast<size_t>(s.slots[i])] = scalar_value(Scalar::I32, 0, ij[i], false);
+        for (size_t i = 0; i < 2; ++i) {
+          c.invalidate(s.slots[i]);
+          c.f->slots[static_cast<size_t>(s.slots[i])] = scalar_value(Scalar::I32, 0, ij[i], false);
+        }
         return Flow::Next;
       }
       if (c.sp) {
         if (const SNode* r = c.sp->roots[static_cast<size_t>(s.id)][0]) {
-          write_slot_fast(c.f->slots[static_cast<size_t>(s.slots[0])], r->t, run_node(c, r));
+          write_slot(c, s.slots[0], r->t, run_node(c, r));
           return Flow::Next;
         }
       }

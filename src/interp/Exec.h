@@ -128,6 +128,13 @@ struct Ctx {
   int32_t me = 0;                    // linear pid
   bool fast = true;                  // unboxed scalars and fused tile paths (InterpOptions::fast)
   const ScalarProgram* sp = nullptr; // compiled scalar statements of this launch (fast mode)
+  // Unboxed registers of the frame's scalar slots (fast mode): rvalid[s] says regs[s] holds the
+  // value of slots[s]. Every write of a slot Value outside the scalar form clears it.
+  struct Sv* regs = nullptr;
+  uint8_t* rvalid = nullptr;
+  void invalidate(int slot) {
+    if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
+  }
 };
 
 // Memory access with every sanitizer check (Memory.cpp).

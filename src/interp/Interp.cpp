@@ -154,7 +154,14 @@ bool has_print(const Kernel& k) {
 }
 
 // Runs one program instance to completion (or to a finding that stops the run).
-void run_instance(RunState& rs, Frame& f, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
+// Per-thread unboxed registers of the frame's slots (fast mode).
+struct Regs {
+  std::vector<Sv> regs;
+  std::vector<uint8_t> valid;
+  explicit Regs(size_t n) : regs(n), valid(n, 0) {}
+};
+
+void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
   const Kernel& k = *f.kernel;
   DebugHooks* hooks = rs.opt->hooks;
   f.pid = pid;
@@ -175,6 +182,11 @@ void run_instance(RunState& rs, Frame& f, int64_t order_index, const std::array<
   c.me = static_cast<int32_t>(f.linear_pid);
   c.fast = rs.opt->fast;
   c.sp = rs.sp.get();
+  if (c.sp) {
+    std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
+    c.regs = regs.regs.data();
+    c.rvalid = regs.valid.data();
+  }
   try {
     exec_block(c, k.body);
   } catch (StopRun&) {
@@ -217,8 +229,9 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);
   if (threads == 1 || total == 1) {
     Frame f = tmpl;
+    Regs regs(f.slots.size());
     for (int64_t i = 0; i < total && !rs.stop; ++i) {
-      run_instance(rs, f, i, order[static_cast<size_t>(i)], nullptr);
+      run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], nullptr);
       rs.report->instances++;
     }
     return;
@@ -231,11 +244,12 @@ void launch(RunState& rs, const Kernel& k, int ki) {
 #pragma omp parallel num_threads(threads) reduction(+ : ran)
   {
     Frame f = tmpl;
+    Regs regs(f.slots.size());
 #pragma omp for schedule(dynamic, 4)
     for (int64_t i = 0; i < total; ++i) {
       if (rs.stop) continue;
       try {
-        run_instance(rs, f, i, order[static_cast<size_t>(i)], prints ? &print_bufs[static_cast<size_t>(i)] : nullptr);
+        run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], prints ? &print_bufs[static_cast<size_t>(i)] : nullptr);
         ++ran;
       } catch (...) {
         std::lock_guard<std::mutex> lock(err_mu);

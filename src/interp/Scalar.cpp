@@ -149,14 +149,6 @@ Value box(const Type& t, const Sv& v) {
   return out;
 }
 
-void write_slot(Value& dst, const Type& t, const Sv& v) {
-  if (dst.defined() && dst.type == t) {
-    store_raw(dst, v.r);
-    dst.buffer = v.buffer;
-  } else {
-    dst = box(t, v);
-  }
-}
 
 Sv eval_sv(Ctx& c, const Expr& e) {
   switch (e.kind) {
@@ -210,11 +202,14 @@ namespace {
 Sv k_fn(Ctx&, const SNode& n) { return Sv{n.k, -1}; }
 
 template <class T> Sv var_fn(Ctx& c, const SNode& n) {
-  const Value& v = c.f->slots[static_cast<size_t>(n.slot)];
-  if (v.data.index() == n.idx && v.type.elem == n.t.elem && v.type.ptr == n.t.ptr) [[likely]]
-    return Sv{rmake<T>(std::get_if<Arr<T>>(&v.data)->data()[0]), v.buffer};
+  size_t s = static_cast<size_t>(n.slot);
+  if (c.rvalid[s]) [[likely]]
+    return c.regs[s];
+  const Value& v = c.f->slots[s];
   if (!v.defined()) throw RuntimeFault(n.e->loc, "'" + n.e->name + "' is used before it is assigned");
-  return Sv{raw_of(v), v.buffer};
+  Sv r{raw_of(v), v.buffer};
+  if (v.type == n.t) c.regs[s] = r, c.rvalid[s] = 1;
+  return r;
 }
 
 Sv pid_fn(Ctx& c, const SNode& n) { return Sv{rmake<int32_t>(static_cast<int32_t>(c.f->pid[static_cast<size_t>(n.slot)])), -1}; }
@@ -232,32 +227,45 @@ template <class T> Sv un_fn(Ctx& c, const SNode& n) {
   return Sv{rmake<T>(round_elem<T>(un_elem<T>(n.uop, rget<T>(x.r)), n.t.elem)), -1};
 }
 
-template <class T> Sv bin_fn(Ctx& c, const SNode& n) {
-  T x = rget<T>(run_node(c, n.a).r);
-  T y = rget<T>(run_node(c, n.b).r);
-  return Sv{rmake<T>(round_elem<T>(bin_elem<T>(n.bop, x, y, n.e->loc), n.t.elem)), -1};
+// Operand fetch, specialized on the operand's kind so that variables and literals are read in
+// place instead of through a node call: 0 = any node, 1 = variable, 2 = literal.
+template <int K> inline Sv fetch(Ctx& c, const SNode* n) {
+  if constexpr (K == 2) {
+    return Sv{n->k, -1};
+  } else if constexpr (K == 1) {
+    size_t s = static_cast<size_t>(n->slot);
+    if (c.rvalid[s]) [[likely]]
+      return c.regs[s];
+    return n->fn(c, *n);
+  } else {
+    return n->fn(c, *n);
+  }
 }
-template <class T, BinOp OP> Sv bin_op_fn(Ctx& c, const SNode& n) {
-  T x = rget<T>(run_node(c, n.a).r);
-  T y = rget<T>(run_node(c, n.b).r);
+inline int kind_of(const SNode* n) { return n->slot >= 0 && n->e && n->e->kind == ExprKind::Var ? 1 : n->fn == &k_fn ? 2 : 0; }
+
+template <class T, BinOp OP, int KA, int KB> Sv bin_op_fn(Ctx& c, const SNode& n) {
+  T x = rget<T>(fetch<KA>(c, n.a).r);
+  T y = rget<T>(fetch<KB>(c, n.b).r);
   return Sv{rmake<T>(round_elem<T>(bin_elem<T>(OP, x, y, n.e->loc), n.t.elem)), -1};
 }
-template <class T> Sv cmp_fn(Ctx& c, const SNode& n) {
-  T x = rget<T>(run_node(c, n.a).r);
-  T y = rget<T>(run_node(c, n.b).r);
+template <class T, int KA, int KB> Sv bin_fn(Ctx& c, const SNode& n) {
+  T x = rget<T>(fetch<KA>(c, n.a).r);
+  T y = rget<T>(fetch<KB>(c, n.b).r);
+  return Sv{rmake<T>(round_elem<T>(bin_elem<T>(n.bop, x, y, n.e->loc), n.t.elem)), -1};
+}
+template <class T, int KA, int KB> Sv cmp_fn(Ctx& c, const SNode& n) {
+  T x = rget<T>(fetch<KA>(c, n.a).r);
+  T y = rget<T>(fetch<KB>(c, n.b).r);
   return Sv{rmake<uint8_t>(cmp_elem<T>(n.bop, x, y)), -1};
 }
 
-Sv ptr_arith_fn(Ctx& c, const SNode& n) {
-  Sv p = run_node(c, n.a);
-  int64_t off = run_node(c, n.b).r.i64;
+// Pointer +/- offset; I32 = the offset is an i32 value widened here (the i64 operand conversion).
+template <int KA, int KB, bool I32> Sv ptr_arith_fn(Ctx& c, const SNode& n) {
+  Sv p = fetch<KA>(c, n.a);
+  Sv o = fetch<KB>(c, n.b);
+  int64_t off = I32 ? static_cast<int64_t>(o.r.i32) : o.r.i64;
   int64_t r = n.bop == BinOp::Sub ? wsub(p.r.i64, off) : wadd(p.r.i64, off);
   return Sv{rmake<int64_t>(r), p.buffer};
-}
-Sv ptr_arith_rev_fn(Ctx& c, const SNode& n) {  // int + ptr: operands evaluated pointer first, as before
-  Sv p = run_node(c, n.a);
-  int64_t off = run_node(c, n.b).r.i64;
-  return Sv{rmake<int64_t>(wadd(off, p.r.i64)), p.buffer};
 }
 Sv ptr_cmp_fn(Ctx& c, const SNode& n) {
   Sv a = run_node(c, n.a), b = run_node(c, n.b);
@@ -297,17 +305,40 @@ template <template <class> class F> SFn by_storage(size_t idx) {
 }
 template <class T> struct VarF { static Sv fn(Ctx& c, const SNode& n) { return var_fn<T>(c, n); } };
 template <class T> struct UnF { static Sv fn(Ctx& c, const SNode& n) { return un_fn<T>(c, n); } };
-template <class T> struct CmpF { static Sv fn(Ctx& c, const SNode& n) { return cmp_fn<T>(c, n); } };
-template <class T> struct BinF {
-  static Sv fn(Ctx& c, const SNode& n) { return bin_fn<T>(c, n); }
-};
-
-template <class T> SFn bin_for(BinOp op) {
+// The function of a binary node for storage T, op and operand kinds.
+template <class T, int KA, int KB> SFn bin_kinds(BinOp op, bool cmp) {
+  if (cmp) return &cmp_fn<T, KA, KB>;
   switch (op) {
-    case BinOp::Add: return &bin_op_fn<T, BinOp::Add>;
-    case BinOp::Sub: return &bin_op_fn<T, BinOp::Sub>;
-    case BinOp::Mul: return &bin_op_fn<T, BinOp::Mul>;
-    default: return &bin_fn<T>;
+    case BinOp::Add: return &bin_op_fn<T, BinOp::Add, KA, KB>;
+    case BinOp::Sub: return &bin_op_fn<T, BinOp::Sub, KA, KB>;
+    case BinOp::Mul: return &bin_op_fn<T, BinOp::Mul, KA, KB>;
+    default: return &bin_fn<T, KA, KB>;
+  }
+}
+template <class T> SFn bin_for(BinOp op, bool cmp, int ka, int kb) {
+  switch (ka * 3 + kb) {
+    case 0: return bin_kinds<T, 0, 0>(op, cmp);
+    case 1: return bin_kinds<T, 0, 1>(op, cmp);
+    case 2: return bin_kinds<T, 0, 2>(op, cmp);
+    case 3: return bin_kinds<T, 1, 0>(op, cmp);
+    case 4: return bin_kinds<T, 1, 1>(op, cmp);
+    case 5: return bin_kinds<T, 1, 2>(op, cmp);
+    case 6: return bin_kinds<T, 2, 0>(op, cmp);
+    case 7: return bin_kinds<T, 2, 1>(op, cmp);
+    default: return bin_kinds<T, 2, 2>(op, cmp);
+  }
+}
+template <bool I32> SFn ptr_for(int ka, int kb) {
+  switch (ka * 3 + kb) {
+    case 0: return &ptr_arith_fn<0, 0, I32>;
+    case 1: return &ptr_arith_fn<0, 1, I32>;
+    case 2: return &ptr_arith_fn<0, 2, I32>;
+    case 3: return &ptr_arith_fn<1, 0, I32>;
+    case 4: return &ptr_arith_fn<1, 1, I32>;
+    case 5: return &ptr_arith_fn<1, 2, I32>;
+    case 6: return &ptr_arith_fn<2, 0, I32>;
+    case 7: return &ptr_arith_fn<2, 1, I32>;
+    default: return &ptr_arith_fn<2, 2, I32>;
   }
 }
 
@@ -393,9 +424,12 @@ struct Compiler {
           n->b = compile(B);
           n->fn = &ptr_cmp_fn;
         } else if (A.type.ptr || B.type.ptr) {
+          const Expr& I = A.type.ptr ? B : A;
           n->a = compile(A.type.ptr ? A : B);
-          n->b = operand(A.type.ptr ? B : A, Scalar::I64);
-          n->fn = A.type.ptr || e.bop == BinOp::Sub ? &ptr_arith_fn : &ptr_arith_rev_fn;
+          bool i32 = I.kind != ExprKind::Const && !I.type.ptr && I.type.elem == Scalar::I32;
+          n->b = i32 ? compile(I) : operand(I, Scalar::I64);
+          // int + ptr adds in the other order; wraparound addition commutes, so one function serves.
+          n->fn = i32 ? ptr_for<true>(kind_of(n->a), kind_of(n->b)) : ptr_for<false>(kind_of(n->a), kind_of(n->b));
         } else {
           Scalar ct = e.type.elem;
           bool cmp = binop_is_compare(e.bop) || e.bop == BinOp::LAnd || e.bop == BinOp::LOr;
@@ -403,17 +437,13 @@ struct Compiler {
           else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
           n->a = operand(A, ct);
           n->b = operand(B, ct);
-          size_t st = storage_of(ct, false);
-          if (cmp) {
-            n->fn = by_storage<CmpF>(st);
-          } else {
-            switch (st) {
-              case 0: n->fn = bin_for<uint8_t>(e.bop); break;
-              case 1: n->fn = bin_for<int32_t>(e.bop); break;
-              case 2: n->fn = bin_for<int64_t>(e.bop); break;
-              case 3: n->fn = bin_for<float>(e.bop); break;
-              default: n->fn = bin_for<double>(e.bop); break;
-            }
+          int ka = kind_of(n->a), kb = kind_of(n->b);
+          switch (storage_of(ct, false)) {
+            case 0: n->fn = bin_for<uint8_t>(e.bop, cmp, ka, kb); break;
+            case 1: n->fn = bin_for<int32_t>(e.bop, cmp, ka, kb); break;
+            case 2: n->fn = bin_for<int64_t>(e.bop, cmp, ka, kb); break;
+            case 3: n->fn = bin_for<float>(e.bop, cmp, ka, kb); break;
+            default: n->fn = bin_for<double>(e.bop, cmp, ka, kb); break;
           }
         }
         return n;
@@ -433,6 +463,7 @@ struct Compiler {
       }
       case ExprKind::Cast: {
         const Expr& x = *e.args[0];
+        if (!x.type.ptr && x.type.elem == e.dtype) return compile(x);  // the identity conversion
         return convert(e, compile(x), x.type, e.dtype);
       }
       case ExprKind::Load: {
