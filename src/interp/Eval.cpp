@@ -242,7 +242,7 @@ Flow exec_for(Ctx& c, const Stmt& s) {
   if (step <= 0) throw RuntimeFault(s.args[2]->loc.valid() ? s.args[2]->loc : s.loc, "range() step must be positive, got " + std::to_string(step));
   int slot = s.slots[0];
   const Type& vt = c.f->kernel->slot_types[static_cast<size_t>(slot)];
-  DebugHooks* hooks = c.rs ? c.rs->opt->hooks : nullptr;
+  DebugHooks* hooks = c.hooks;
   c.f->loop_stack.push_back(&s);
   for (int64_t v = lo; v < hi; v += step) {
     set_loop_var(c, slot, vt, v);
@@ -259,7 +259,7 @@ Flow exec_for(Ctx& c, const Stmt& s) {
 
 Flow exec_stmt(Ctx& c, const Stmt& s) {
   c.stmt = &s;
-  if (c.rs && c.rs->opt->hooks) c.rs->opt->hooks->before_stmt(*c.f, s);
+  if (c.hooks) c.hooks->before_stmt(*c.f, s);
   switch (s.kind) {
     case StmtKind::Assign: {
       const Expr& v = *s.args[0];

@@ -128,6 +128,7 @@ struct Ctx {
   int32_t me = 0;                    // linear pid
   bool fast = true;                  // unboxed scalars and fused tile paths (InterpOptions::fast)
   const ScalarProgram* sp = nullptr; // compiled scalar statements of this launch (fast mode)
+  DebugHooks* hooks = nullptr;       // rs->opt->hooks
   // Unboxed registers of the frame's scalar slots (fast mode): rvalid[s] says regs[s] holds the
   // value of slots[s]. Every write of a slot Value outside the scalar form clears it.
   struct Sv* regs = nullptr;

@@ -182,6 +182,7 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
   c.me = static_cast<int32_t>(f.linear_pid);
   c.fast = rs.opt->fast;
   c.sp = rs.sp.get();
+  c.hooks = hooks;
   if (c.sp) {
     std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
     c.regs = regs.regs.data();
