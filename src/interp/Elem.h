@@ -266,12 +266,30 @@ struct SNode {
 };
 inline Sv run_node(Ctx& c, const SNode* n) { return n->fn(c, *n); }
 
-// Per statement id: the compiled root of each operand (args[0..2]) in the scalar form, else null.
+// A tile expression node prepared for the execution form (Tiles.cpp): its operands, or its compiled
+// scalar form; `idx` names its two per-thread tiles (its value, and its value converted for its
+// consumer) in Ctx::tcache.
+struct TNode {
+  const Expr* e = nullptr;
+  std::vector<const TNode*> kids;  // per operand (null: absent or a resolved constant)
+  const SNode* s = nullptr;        // scalar_form expressions (not variables): evaluated unboxed
+  int idx = 0;
+};
+
+// The execution form of one kernel, prepared once per launch. Per statement id: the compiled root
+// of each operand (args[0..2]) in the scalar form (`roots`), else in the tile form (`troots`).
 struct ScalarProgram {
   std::deque<SNode> nodes;
+  std::deque<TNode> tnodes;
   std::vector<std::array<const SNode*, 3>> roots;
+  std::vector<std::array<const TNode*, 3>> troots;
   explicit ScalarProgram(const Kernel& k);
+  const SNode* compile_scalar(const Expr& e);
+  const TNode* tile(const Expr& e);
 };
+const Value& eval_tnode(Ctx& c, const TNode& n);
+// Evaluates `n` and assigns it to slot `slot` (taking the node's tile when it can).
+void assign_tnode(Ctx& c, int slot, const TNode& n);
 // Writes a scalar of type `t` into a frame slot (in place when it already holds one).
 inline void write_value(Value& dst, const Type& t, const Sv& v) {
   size_t k = storage_of(t.elem, t.ptr);

@@ -276,6 +276,10 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
           write_slot(c, s.slots[0], r->t, run_node(c, r));
           return Flow::Next;
         }
+        if (const TNode* t = c.sp->troots[static_cast<size_t>(s.id)][0]) {
+          assign_tnode(c, s.slots[0], *t);
+          return Flow::Next;
+        }
       }
       Value t;
       assign(c, s.slots[0], eval_expr(c, v, t), t);
@@ -290,6 +294,22 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
           Sv m;
           if (r[2]) m = run_node(c, r[2]);
           store_scalar(c, r[0]->t, p, r[1]->t, v.r, r[2] ? &m : nullptr);
+          return Flow::Next;
+        }
+        const auto& t = c.sp->troots[static_cast<size_t>(s.id)];
+        if (t[0]) {
+          const Value& p = eval_tnode(c, *t[0]);
+          const Expr& ve = *s.args[1];
+          const Value* v;
+          if (ve.kind == ExprKind::Const) {  // a literal is stored as the pointer's element type
+            Value& cv = c.tcache[2 * static_cast<size_t>(t[1]->idx)];
+            write_value(cv, Type{s.args[0]->type.elem, false, {}}, Sv{const_raw(s.args[0]->type.elem, ve), -1});
+            v = &cv;
+          } else {
+            v = &eval_tnode(c, *t[1]);
+          }
+          const Value* m = t[2] ? &eval_tnode(c, *t[2]) : nullptr;
+          store_op(c, p, *v, m);
           return Flow::Next;
         }
       }

@@ -31,6 +31,15 @@ inline size_t storage_of(Scalar s, bool ptr) {
 inline bool is_half(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
 
 Value alloc(const Type& t);  // contents uninitialized
+// While an Into is alive, the next alloc() of exactly `v`'s type takes `v`'s storage instead of
+// allocating (per-node tile temporaries reused across instances and loop trips).
+extern thread_local Value* alloc_into;
+struct Into {
+  explicit Into(Value& v) { alloc_into = &v; }
+  ~Into() { alloc_into = nullptr; }
+  Into(const Into&) = delete;
+  Into& operator=(const Into&) = delete;
+};
 Value scalar_value(Scalar t, double f, int64_t i, bool from_float);
 template <class T> T* data(Value& v) { return std::get<Arr<T>>(v.data).data(); }
 template <class T> const T* data(const Value& v) { return std::get<Arr<T>>(v.data).data(); }
@@ -133,6 +142,7 @@ struct Ctx {
   // value of slots[s]. Every write of a slot Value outside the scalar form clears it.
   struct Sv* regs = nullptr;
   uint8_t* rvalid = nullptr;
+  Value* tcache = nullptr;  // per-thread tiles of the tile-form nodes (2 per TNode)
   void invalidate(int slot) {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }

@@ -158,7 +158,8 @@ bool has_print(const Kernel& k) {
 struct Regs {
   std::vector<Sv> regs;
   std::vector<uint8_t> valid;
-  explicit Regs(size_t n) : regs(n), valid(n, 0) {}
+  std::vector<Value> tiles;  // per-thread tiles of the tile-form nodes
+  Regs(size_t n, const ScalarProgram* sp) : regs(n), valid(n, 0), tiles(sp ? 2 * sp->tnodes.size() : 0) {}
 };
 
 void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
@@ -187,6 +188,7 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
     std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
     c.regs = regs.regs.data();
     c.rvalid = regs.valid.data();
+    c.tcache = regs.tiles.data();
   }
   try {
     exec_block(c, k.body);
@@ -230,7 +232,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);
   if (threads == 1 || total == 1) {
     Frame f = tmpl;
-    Regs regs(f.slots.size());
+    Regs regs(f.slots.size(), rs.sp.get());
     for (int64_t i = 0; i < total && !rs.stop; ++i) {
       run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], nullptr);
       rs.report->instances++;
@@ -245,7 +247,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
 #pragma omp parallel num_threads(threads) reduction(+ : ran)
   {
     Frame f = tmpl;
-    Regs regs(f.slots.size());
+    Regs regs(f.slots.size(), rs.sp.get());
 #pragma omp for schedule(dynamic, 4)
     for (int64_t i = 0; i < total; ++i) {
       if (rs.stop) continue;

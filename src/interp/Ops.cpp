@@ -130,7 +130,17 @@ template <class T> Value arith(BinOp op, const Value& a, const Value& b, const T
 
 // ---- allocation and conversion ----
 
+thread_local Value* alloc_into = nullptr;
+
 Value alloc(const Type& t) {
+  if (Value* d = alloc_into) {
+    alloc_into = nullptr;
+    if (d->type == t && d->defined()) {
+      Value v = std::move(*d);
+      *d = Value{};
+      return v;
+    }
+  }
   Value v;
   v.type = t;
   XShape xs = to_xshape(t.shape);

@@ -490,14 +490,19 @@ struct Compiler {
 
 }  // namespace
 
+const SNode* ScalarProgram::compile_scalar(const Expr& e) { return Compiler{nodes}.compile(e); }
+
 ScalarProgram::ScalarProgram(const Kernel& k) {
   roots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
+  troots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
   Compiler cc{nodes};
   for (const Stmt* s : k.stmts) {
     auto& r = roots[static_cast<size_t>(s->id)];
     switch (s->kind) {
       case StmtKind::Assign:
-        if (s->targets.size() == 1 && scalar_form(*s->args[0])) r[0] = cc.compile(*s->args[0]);
+        if (s->targets.size() != 1) break;
+        if (scalar_form(*s->args[0])) r[0] = cc.compile(*s->args[0]);
+        else troots[static_cast<size_t>(s->id)][0] = tile(*s->args[0]);
         break;
       case StmtKind::Store: {
         const Expr& pe = *s->args[0];
@@ -507,6 +512,11 @@ ScalarProgram::ScalarProgram(const Kernel& k) {
           // A literal is stored as the pointer's element type, any other value as its own type.
           r[1] = ve.kind == ExprKind::Const ? cc.constant(ve, const_raw(pe.type.elem, ve), pe.type.elem) : cc.compile(ve);
           if (s->args[2]) r[2] = cc.compile(*s->args[2]);
+        } else {
+          auto& t = troots[static_cast<size_t>(s->id)];
+          t[0] = tile(pe);
+          t[1] = tile(ve);
+          if (s->args[2]) t[2] = tile(*s->args[2]);
         }
         break;
       }
