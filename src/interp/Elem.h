@@ -288,7 +288,7 @@ struct ScalarProgram {
   const TNode* tile(const Expr& e);
 };
 const Value& eval_tnode(Ctx& c, const TNode& n);
-// Evaluates `n` and assigns it to slot `slot` (taking the node's tile when it can).
+// Evaluates `n` and assigns it to slot `slot` (into the slot's storage when it has the type).
 void assign_tnode(Ctx& c, int slot, const TNode& n);
 // Writes a scalar of type `t` into a frame slot (in place when it already holds one).
 inline void write_value(Value& dst, const Type& t, const Sv& v) {

@@ -31,15 +31,10 @@ inline size_t storage_of(Scalar s, bool ptr) {
 inline bool is_half(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
 
 Value alloc(const Type& t);  // contents uninitialized
-// While an Into is alive, the next alloc() of exactly `v`'s type takes `v`'s storage instead of
-// allocating (per-node tile temporaries reused across instances and loop trips).
-extern thread_local Value* alloc_into;
-struct Into {
-  explicit Into(Value& v) { alloc_into = &v; }
-  ~Into() { alloc_into = nullptr; }
-  Into(const Into&) = delete;
-  Into& operator=(const Into&) = delete;
-};
+// `out` made a tile of type `rt`, keeping its storage when it already is one (the *_into forms
+// below write into `out` this way, so per-node tiles are reused across instances and loop trips).
+// `out` must not be one of the operands.
+void prep(Value& out, const Type& rt);
 Value scalar_value(Scalar t, double f, int64_t i, bool from_float);
 template <class T> T* data(Value& v) { return std::get<Arr<T>>(v.data).data(); }
 template <class T> const T* data(const Value& v) { return std::get<Arr<T>>(v.data).data(); }
@@ -60,6 +55,7 @@ template <class D, class S> inline D conv_elem(S x) {
 }
 // A copy of `v` converted to element type `to` (cast semantics; f16/bf16 rounded).
 Value convert(const Value& v, Scalar to);
+void convert_into(Value& out, const Value& v, Scalar to);
 // `v` itself when it already has element type `to` (and is no pointer), else a converted copy in tmp.
 const Value& coerce(const Value& v, Scalar to, Value& tmp);
 
@@ -98,6 +94,11 @@ Value trans_op(const Value& x);
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt);
 Value full_op(const Value& v, const Type& rt);
+void unary_into(Value& out, UnOp op, const Value& x, const Type& rt);
+void binary_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);
+void where_into(Value& out, const Value& c, const Value& a, const Value& b, const Type& rt);
+void reduce_into(Value& out, RedOp op, const Value& x, int axis, const Type& rt);
+void full_into(Value& out, const Value& v, const Type& rt);
 Value arange_op(int64_t lo, int64_t hi);
 std::array<int64_t, 2> swizzle2d(int64_t i, int64_t j, int64_t ni, int64_t nj, int64_t group, SourceLoc loc);
 
@@ -150,6 +151,7 @@ struct Ctx {
 
 // Memory access with every sanitizer check (Memory.cpp).
 Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other);
+void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other);
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.
@@ -168,4 +170,6 @@ namespace dtsim::exec {
 // Pointer arithmetic on offsets (Ops.cpp): p + off / p - off (off is i64), and == / != of two pointers.
 Value ptr_arith(BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first);
 Value ptr_compare(BinOp op, const Value& a, const Value& b, const Type& rt);
+void ptr_arith_into(Value& out, BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first);
+void ptr_compare_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt);
 }  // namespace dtsim::exec

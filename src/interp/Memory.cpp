@@ -215,6 +215,12 @@ void report_finding(Ctx& c, Finding f) {
 }
 
 Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other) {
+  Value out;
+  load_into(out, c, e, ptr, mask, other);
+  return out;
+}
+
+void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other) {
   Buffer& B = buffer_of(c, ptr);
   const Type& rt = e.type;
   Value otmp;
@@ -224,7 +230,7 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
   int64_t active = 0;
   const int64_t n = B.numel();
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
-  Value out = alloc(rt);
+  prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
     using S = typename C::S;
@@ -294,7 +300,6 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
     emit(c, Finding::Uninitialized, loc, "load of uninitialized memory from '" + B.name + "'",
          access_details(c, B, uninit, active, "read never-written elements"), B, uninit);
   if (conf.count) report_conflict(c, loc, B, conf, active, false);
-  return out;
 }
 
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {

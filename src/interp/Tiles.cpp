@@ -1,6 +1,5 @@
 // Tile statements in the execution form: each expression node owns a per-thread result tile that
-// is reused across instances and loop trips (the ops take its storage through `Into` instead of
-// allocating), literal and scalar operands are prepared once per launch and evaluated unboxed, and
+// is reused across instances and loop trips (the ops write into it instead of allocating), literal and scalar operands are prepared once per launch and evaluated unboxed, and
 // aranges are built once per thread. The operations themselves are those of the tile path (Ops.cpp,
 // Memory.cpp), called in the same order on the same values, so results and findings are identical.
 #include "interp/Elem.h"
@@ -24,8 +23,7 @@ struct Tiles {
     const Value& v = eval(n);
     if (!v.type.ptr && v.type.elem == to) return v;
     Value& cv = conv(n);
-    Into into(cv);
-    cv = convert(v, to);
+    convert_into(cv, v, to);
     return cv;
   }
 
@@ -36,8 +34,7 @@ struct Tiles {
     if (A.type.ptr && B.type.ptr) {
       const Value& a = eval(*n.kids[0]);
       const Value& b = eval(*n.kids[1]);
-      Into into(out);
-      out = ptr_compare(e.bop, a, b, e.type);
+      ptr_compare_into(out, e.bop, a, b, e.type);
       return out;
     }
     if (A.type.ptr || B.type.ptr) {
@@ -45,8 +42,7 @@ struct Tiles {
       const TNode& I = A.type.ptr ? *n.kids[1] : *n.kids[0];
       const Value& p = eval(P);
       const Value& off = operand(I, Scalar::I64);
-      Into into(out);
-      out = ptr_arith(e.bop, p, off, e.type, A.type.ptr);
+      ptr_arith_into(out, e.bop, p, off, e.type, A.type.ptr);
       return out;
     }
     Scalar ct = e.type.elem;
@@ -54,8 +50,7 @@ struct Tiles {
     else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
     const Value& a = operand(*n.kids[0], ct);
     const Value& b = operand(*n.kids[1], ct);
-    Into into(out);
-    out = binary_op(e.bop, a, b, e.type, e.loc);
+    binary_into(out, e.bop, a, b, e.type, e.loc);
     return out;
   }
 
@@ -78,14 +73,12 @@ struct Tiles {
         return out;
       case ExprKind::Full: {
         const Value& v = operand(*n.kids.back(), e.type.elem);
-        Into into(out);
-        out = full_op(v, e.type);
+        full_into(out, v, e.type);
         return out;
       }
       case ExprKind::Unary: {
         const Value& x = operand(*n.kids[0], e.type.elem);
-        Into into(out);
-        out = unary_op(e.uop, x, e.type);
+        unary_into(out, e.uop, x, e.type);
         return out;
       }
       case ExprKind::Binary: return binary(n, out);
@@ -99,21 +92,18 @@ struct Tiles {
             throw RuntimeFault(e.loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name +
                                           "' and '" + bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
           }
-          Into into(out);
-          out = where_op(cond, a, b, e.type);
+          where_into(out, cond, a, b, e.type);
           out.buffer = a.buffer;
           return out;
         }
         const Value& a = operand(*n.kids[1], e.type.elem);
         const Value& b = operand(*n.kids[2], e.type.elem);
-        Into into(out);
-        out = where_op(cond, a, b, e.type);
+        where_into(out, cond, a, b, e.type);
         return out;
       }
       case ExprKind::Cast: {
         const Value& x = eval(*n.kids[0]);
-        Into into(out);
-        out = convert(x, e.dtype);
+        convert_into(out, x, e.dtype);
         return out;
       }
       case ExprKind::ExpandDims:
@@ -128,13 +118,11 @@ struct Tiles {
       }
       case ExprKind::Trans: {
         const Value& x = eval(*n.kids[0]);
-        Into into(out);
         out = trans_op(x);
         return out;
       }
       case ExprKind::Broadcast: {
         const Value& x = eval(*n.kids[0]);
-        Into into(out);
         out = broadcast_op(x, e.type.shape);
         return out;
       }
@@ -142,8 +130,7 @@ struct Tiles {
         const Value& p = eval(*n.kids[0]);
         const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
         const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
-        Into into(out);
-        out = load_op(c, e, p, m, o);
+        load_into(out, c, e, p, m, o);
         return out;
       }
       case ExprKind::Dot: {
@@ -155,8 +142,7 @@ struct Tiles {
       }
       case ExprKind::Reduce: {
         const Value& x = eval(*n.kids[0]);
-        Into into(out);
-        out = reduce_op(e.rop, x, static_cast<int>(e.ints[0]), e.type);
+        reduce_into(out, e.rop, x, static_cast<int>(e.ints[0]), e.type);
         return out;
       }
       case ExprKind::Const:
@@ -182,9 +168,13 @@ void assign_tnode(Ctx& c, int slot, const TNode& n) {
   c.invalidate(slot);
   Value& dst = c.f->slots[static_cast<size_t>(slot)];
   if (&v == &dst) return;
-  Value& own = c.tcache[2 * static_cast<size_t>(n.idx)];
-  if (&v == &own && n.e->kind != ExprKind::Arange) {
-    std::swap(dst, own);  // the slot takes the tile; the node reuses the slot's old storage next time
+  if (dst.defined() && dst.type == v.type) {  // same type: copy the elements, keep the storage
+    with_storage(storage_of(v.type.elem, v.type.ptr), [&](auto tag) {
+      using T = decltype(tag);
+      std::copy_n(data<T>(v), numel(v), data<T>(dst));
+      return 0;
+    });
+    dst.buffer = v.buffer;
     return;
   }
   dst = v;
