@@ -276,11 +276,23 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
         for (int64_t o = 0; o < total; ++o) dst[o] = C::dec(src[o]);
         active = total;
       } else {
-        for (int64_t o = 0; o < total; ++o) {
-          T z = po ? po[o * ostep] : T(0);
-          dst[o] = pm[o] ? C::dec(src[o]) : z;
-          active += pm[o] != 0;
+        // The whole range is in bounds, so every lane is read and the mask selects (vectorizable).
+        int64_t act = 0;
+        if (!po || ostep == 0) {
+          T z = po ? po[0] : T(0);
+          for (int64_t o = 0; o < total; ++o) {
+            T v = C::dec(src[o]);
+            dst[o] = pm[o] ? v : z;
+            act += pm[o] != 0;
+          }
+        } else {
+          for (int64_t o = 0; o < total; ++o) {
+            T v = C::dec(src[o]);
+            dst[o] = pm[o] ? v : po[o];
+            act += pm[o] != 0;
+          }
         }
+        active = act;
       }
       return 0;
     }
