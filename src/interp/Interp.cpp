@@ -230,6 +230,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   }
   int64_t total = static_cast<int64_t>(order.size());
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);
+  rs.parallel = !(threads == 1 || total == 1);
   if (threads == 1 || total == 1) {
     Frame f = tmpl;
     Regs regs(f.slots.size(), rs.sp.get());

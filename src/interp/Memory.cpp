@@ -191,6 +191,13 @@ bool contiguous(const int64_t* p, int64_t n) {
   return ok;
 }
 
+// Whether every active lane of a contiguous range reads a written element (shadow bytes).
+bool all_written(const uint8_t* sh, const uint8_t* pm, int64_t n) {
+  bool ok = true;
+  for (int64_t o = 0; o < n; ++o) ok &= (pm && !pm[o]) || std::atomic_ref<const uint8_t>(sh[o]).load(std::memory_order_relaxed) != 0;
+  return ok;
+}
+
 Buffer& buffer_of(Ctx& c, const Value& ptr) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (ptr.buffer < 0 || ptr.buffer >= static_cast<int>(bs->list.size())) internal_error("Interp", "pointer without a buffer");
@@ -268,8 +275,8 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     // Fast path: contiguous in-bounds pointers, mask and other element-aligned (or scalar other),
     // no per-element sanitizer state to update: a plain masked copy.
     int64_t base = total ? pp[0] : 0;
-    if (!ck.init && !ck.cm && total > 0 && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1) &&
-        base >= 0 && base + total <= n && contiguous(pp, total)) {
+    if (c.fast && !ck.cm && total > 0 && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1) &&
+        base >= 0 && base + total <= n && contiguous(pp, total) && (!ck.init || all_written(ck.init + base, pm, total))) {
       const S* src = mem + base;
       int64_t ostep = po && numel(*oth) == total ? 1 : 0;
       if (!pm) {
@@ -365,7 +372,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
-    if (!ck.cm && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n && contiguous(pp, total)) {
+    if (c.fast && !ck.cm && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n && contiguous(pp, total)) {
       S* dstm = mem + base;
       uint8_t* sh = ck.init ? ck.init + base : nullptr;
       if (!pm) {
@@ -382,6 +389,35 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
           }
       }
       return 0;
+    }
+    // One thread and a contiguous in-bounds range: check the whole range for conflicts first; when
+    // there are none, claim and write it without atomics (otherwise the per-lane path below redoes
+    // everything and reports: claims by this instance are idempotent).
+    if (c.fast && ck.cm && c.rs && !c.rs->parallel && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n &&
+        contiguous(pp, total)) {
+      ConflictMap& cm = *ck.cm;
+      int32_t* wr = cm.writer.data() + base;
+      bool readers = !cm.reader1.empty();
+      const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
+      const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
+      bool clean = true;
+      for (int64_t o = 0; o < total; ++o) {
+        bool act = !pm || pm[o];
+        clean &= !act || ((wr[o] == -1 || wr[o] == me) && (!readers || ((r1[o] == -1 || r1[o] == me) && (r2[o] == -1 || r2[o] == me))));
+      }
+      if (clean) {
+        int32_t* ws = cm.wstmt.data() + base;
+        S* dstm = mem + base;
+        uint8_t* sh = ck.init ? ck.init + base : nullptr;
+        for (int64_t o = 0; o < total; ++o) {
+          if (pm && !pm[o]) continue;
+          if (wr[o] == -1) wr[o] = me, ws[o] = sid;
+          if (sh) sh[o] = 1;
+          dstm[o] = C::enc(pv[o]);
+          ++active;
+        }
+        return 0;
+      }
     }
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
