@@ -305,13 +305,18 @@ inline void write_value(Value& dst, const Type& t, const Sv& v) {
   }
 }
 
-// Assigns a scalar to slot `slot`: its unboxed register and (for the debugger, prints and tile
-// operands) its Value.
+// Assigns a scalar to slot `slot`: its unboxed register; its Value (what the debugger, prints and
+// tile operands read) when it is next read, or at once under the debugger.
 inline void write_slot(Ctx& c, int slot, const Type& t, const Sv& v) {
   size_t s = static_cast<size_t>(slot);
-  write_value(c.f->slots[s], t, v);
   c.regs[s] = v;
-  c.rvalid[s] = 1;
+  c.rtype[s] = &t;
+  if (c.hooks) {
+    write_value(c.f->slots[s], t, v);
+    c.rvalid[s] = 1;
+  } else {
+    c.rvalid[s] = 2;
+  }
 }
 
 }  // namespace dtsim::exec

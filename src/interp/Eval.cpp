@@ -115,6 +115,7 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
       tmp = scalar_value(e.type.elem, e.fval, e.ival, e.is_float);
       return tmp;
     case ExprKind::Var: {
+      c.flush(e.slot);
       const Value& v = c.f->slots[static_cast<size_t>(e.slot)];
       if (!v.defined()) throw RuntimeFault(e.loc, "'" + e.name + "' is used before it is assigned");
       return v;
@@ -257,9 +258,9 @@ Flow exec_for(Ctx& c, const Stmt& s) {
   return Flow::Next;
 }
 
-Flow exec_stmt(Ctx& c, const Stmt& s) {
-  c.stmt = &s;
-  if (c.hooks) c.hooks->before_stmt(*c.f, s);
+// Every statement form not handled by exec_stmt's compiled scalar paths (kept out of line so that
+// the hot path needs no large stack frame).
+__attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
   switch (s.kind) {
     case StmtKind::Assign: {
       const Expr& v = *s.args[0];
@@ -335,6 +336,33 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
     case StmtKind::Return: return Flow::Return;
   }
   internal_error("Interp", "bad statement kind");
+}
+
+Flow exec_stmt(Ctx& c, const Stmt& s) {
+  c.stmt = &s;
+  if (c.hooks) c.hooks->before_stmt(*c.f, s);
+  if (c.sp) {
+    const auto& r = c.sp->roots[static_cast<size_t>(s.id)];
+    if (r[0]) {
+      switch (s.kind) {
+        case StmtKind::Assign: write_slot(c, s.slots[0], r[0]->t, run_node(c, r[0])); return Flow::Next;
+        case StmtKind::Store: {
+          Sv p = run_node(c, r[0]);
+          Sv v = run_node(c, r[1]);
+          Sv m;
+          if (r[2]) m = run_node(c, r[2]);
+          store_scalar(c, r[0]->t, p, r[1]->t, v.r, r[2] ? &m : nullptr);
+          return Flow::Next;
+        }
+        case StmtKind::If: return exec_block(c, raw_truth(run_node(c, r[0]).r, r[0]->t) ? s.body : s.orelse);
+        case StmtKind::For:
+        case StmtKind::Print:
+        case StmtKind::Assert:
+        case StmtKind::Return: break;
+      }
+    }
+  }
+  return exec_stmt_general(c, s);
 }
 
 }  // namespace

@@ -127,6 +127,16 @@ struct RunState {
   std::array<int64_t, 3> grid{1, 1, 1};
   bool parallel = false;
   std::shared_ptr<const ScalarProgram> sp;  // fast mode: the compiled scalar statements
+  // Per buffer, for this launch: element storage, size, and the sanitizer state the checks use
+  // (null where not checked), so that a scalar access needs no lookups.
+  struct BufInfo {
+    uint8_t* data = nullptr;
+    int64_t numel = 0;
+    Scalar dtype = Scalar::F32;
+    uint8_t* init = nullptr;
+    ConflictMap* cm = nullptr;
+  };
+  std::vector<BufInfo> binfo;
 };
 
 // The context of one running instance.
@@ -141,12 +151,17 @@ struct Ctx {
   DebugHooks* hooks = nullptr;       // rs->opt->hooks
   // Unboxed registers of the frame's scalar slots (fast mode): rvalid[s] says regs[s] holds the
   // value of slots[s]. Every write of a slot Value outside the scalar form clears it.
+  // rvalid[s]: 0 = slots[s] only; 1 = regs[s] and slots[s] agree; 2 = regs[s] is newer (slots[s] is
+  // written on the next read of the Value: flush()). With debug hooks, Values are always written.
   struct Sv* regs = nullptr;
   uint8_t* rvalid = nullptr;
+  const Type** rtype = nullptr;  // the type of regs[s]
   Value* tcache = nullptr;  // per-thread tiles of the tile-form nodes (2 per TNode)
   void invalidate(int slot) {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }
+  void flush(int slot);  // writes regs[slot] into slots[slot] when it is newer
+  void flush_all();
 };
 
 // Memory access with every sanitizer check (Memory.cpp).

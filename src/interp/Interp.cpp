@@ -158,8 +158,9 @@ bool has_print(const Kernel& k) {
 struct Regs {
   std::vector<Sv> regs;
   std::vector<uint8_t> valid;
+  std::vector<const Type*> types;
   std::vector<Value> tiles;  // per-thread tiles of the tile-form nodes
-  Regs(size_t n, const ScalarProgram* sp) : regs(n), valid(n, 0), tiles(sp ? 2 * sp->tnodes.size() : 0) {}
+  Regs(size_t n, const ScalarProgram* sp) : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0) {}
 };
 
 void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
@@ -185,9 +186,11 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
   c.sp = rs.sp.get();
   c.hooks = hooks;
   if (c.sp) {
-    std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
     c.regs = regs.regs.data();
     c.rvalid = regs.valid.data();
+    c.rtype = regs.types.data();
+    c.flush_all();  // the previous instance's last scalars, as the tile path leaves them in the frame
+    std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
     c.tcache = regs.tiles.data();
   }
   try {
@@ -227,6 +230,18 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     bool readers = bi < 64 ? ((loaded >> bi) & 1) : true;
     if (track) rs.conflicts[bi].reset(rs.buffers->list[bi].numel(), readers);
     else rs.conflicts[bi] = ConflictMap{};
+  }
+  rs.binfo.assign(rs.buffers->list.size(), {});
+  for (size_t bi = 0; bi < rs.binfo.size(); ++bi) {
+    Buffer& B = rs.buffers->list[bi];
+    RunState::BufInfo& in = rs.binfo[bi];
+    in.data = B.bytes.data();
+    in.numel = B.numel();
+    in.dtype = B.dtype;
+    if (opt.sanitize == Sanitize::All) {
+      if (!rs.init[bi].empty()) in.init = rs.init[bi].data();
+      if (!rs.conflicts[bi].writer.empty()) in.cm = &rs.conflicts[bi];
+    }
   }
   int64_t total = static_cast<int64_t>(order.size());
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);

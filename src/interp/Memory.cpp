@@ -433,42 +433,56 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   if (conf.count) report_conflict(c, loc, B, conf, active, true);
 }
 
-Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
-  Raw zero;
-  zero.i64 = 0;
-  if (mask && !mask->r.b) return other ? *other : zero;
-  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
-  if (ptr.buffer >= 0 && ptr.buffer < static_cast<int>(bs->list.size())) {
-    Buffer& B = bs->list[static_cast<size_t>(ptr.buffer)];
-    int64_t off = ptr.r.i64;
-    Checks ck = checks_for(c, ptr.buffer);
-    size_t u = static_cast<size_t>(off);
-    if (off >= 0 && off < B.numel() && (!ck.init || std::atomic_ref<uint8_t>(ck.init[u]).load(std::memory_order_relaxed))) {
-      int32_t w = ck.cm ? aload(ck.cm->writer[u]) : -1;
-      if (w == -1 || w == c.me) {
-        if (ck.cm && !ck.cm->reader1.empty()) note_reader(*ck.cm, u, c.me, c.stmt ? c.stmt->id : -1);
-        return with_codec(B.dtype, [&](auto codec) {
-          using C = decltype(codec);
-          return rmake<typename C::T>(C::dec(B.as<typename C::S>()[off]));
-        });
-      }
-    }
-  }
-  // Something to report (or check): the tile path, on one-element tiles.
+namespace {
+// Something to report (or check): the tile path, on one-element tiles.
+__attribute__((noinline)) Raw load_scalar_checked(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
   Value p = box(e.args[0]->type, ptr), m, o;
   if (mask) m = box(e.args[1]->type, *mask);
   if (other) o = box(e.type, Sv{*other, -1});
   return raw_of(load_op(c, e, p, mask ? &m : nullptr, other ? &o : nullptr));
 }
+}  // namespace
+
+Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
+  Raw zero;
+  zero.i64 = 0;
+  if (mask && !mask->r.b) return other ? *other : zero;
+  if (c.rs && ptr.buffer >= 0 && ptr.buffer < static_cast<int>(c.rs->binfo.size())) {
+    const RunState::BufInfo& B = c.rs->binfo[static_cast<size_t>(ptr.buffer)];
+    int64_t off = ptr.r.i64;
+    size_t u = static_cast<size_t>(off);
+    if (off >= 0 && off < B.numel && (!B.init || std::atomic_ref<uint8_t>(B.init[u]).load(std::memory_order_relaxed))) {
+      int32_t w = B.cm ? aload(B.cm->writer[u]) : -1;
+      if (w == -1 || w == c.me) {
+        if (B.cm && !B.cm->reader1.empty()) note_reader(*B.cm, u, c.me, c.stmt ? c.stmt->id : -1);
+        if (B.dtype == Scalar::F32) return rmake<float>(reinterpret_cast<const float*>(B.data)[off]);
+        return with_codec(B.dtype, [&](auto codec) {
+          using C = decltype(codec);
+          return rmake<typename C::T>(C::dec(reinterpret_cast<const typename C::S*>(B.data)[off]));
+        });
+      }
+    }
+  }
+  return load_scalar_checked(c, e, ptr, mask, other);
+}
+
+namespace {
+__attribute__((noinline)) void store_scalar_checked(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask) {
+  Value p = box(ptr_type, ptr), v = box(val_type, Sv{val, -1}), m;
+  if (mask) m = box(Type{Scalar::I1, false, {}}, *mask);
+  store_op(c, p, v, mask ? &m : nullptr);
+}
+}  // namespace
 
 void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask) {
   if (mask && !mask->r.b) return;
-  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
-  if (ptr.buffer >= 0 && ptr.buffer < static_cast<int>(bs->list.size())) {
-    Buffer& B = bs->list[static_cast<size_t>(ptr.buffer)];
+  if (c.rs && ptr.buffer >= 0 && ptr.buffer < static_cast<int>(c.rs->binfo.size())) {
+    const RunState::BufInfo& B = c.rs->binfo[static_cast<size_t>(ptr.buffer)];
     int64_t off = ptr.r.i64;
-    if (off >= 0 && off < B.numel()) {
-      Checks ck = checks_for(c, ptr.buffer);
+    if (off >= 0 && off < B.numel) {
+      Checks ck;
+      ck.init = B.init;
+      ck.cm = B.cm;
       size_t u = static_cast<size_t>(off);
       bool clean = true;
       if (ck.cm) {
@@ -487,16 +501,14 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
         if (ck.init) std::atomic_ref<uint8_t>(ck.init[u]).store(1, std::memory_order_relaxed);
         with_codec(B.dtype, [&](auto codec) {
           using C = decltype(codec);
-          B.as<typename C::S>()[off] = C::enc(rget<typename C::T>(v));
+          reinterpret_cast<typename C::S*>(B.data)[off] = C::enc(rget<typename C::T>(v));
           return 0;
         });
         return;
       }
     }
   }
-  Value p = box(ptr_type, ptr), v = box(val_type, Sv{val, -1}), m;
-  if (mask) m = box(Type{Scalar::I1, false, {}}, *mask);
-  store_op(c, p, v, mask ? &m : nullptr);
+  store_scalar_checked(c, ptr_type, ptr, val_type, val, mask);
 }
 
 }  // namespace dtsim::exec

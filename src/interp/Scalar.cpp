@@ -142,6 +142,19 @@ bool raw_truth(Raw r, const Type& t) {
   return with_storage(storage_of(t.elem, t.ptr), [&](auto tag) { return rget<decltype(tag)>(r) != 0; });
 }
 
+void Ctx::flush(int slot) {
+  size_t s = static_cast<size_t>(slot);
+  if (rvalid && rvalid[s] == 2) {
+    write_value(f->slots[s], *rtype[s], regs[s]);
+    rvalid[s] = 1;
+  }
+}
+
+void Ctx::flush_all() {
+  if (!rvalid) return;
+  for (size_t s = 0; s < f->slots.size(); ++s) flush(static_cast<int>(s));
+}
+
 Value box(const Type& t, const Sv& v) {
   Value out = alloc(t);
   store_raw(out, v.r);
@@ -154,6 +167,7 @@ Sv eval_sv(Ctx& c, const Expr& e) {
   switch (e.kind) {
     case ExprKind::Const: return Sv{const_raw(e.type.elem, e), -1};
     case ExprKind::Var: {
+      c.flush(e.slot);
       const Value& v = c.f->slots[static_cast<size_t>(e.slot)];
       if (!v.defined()) throw RuntimeFault(e.loc, "'" + e.name + "' is used before it is assigned");
       return Sv{raw_of(v), v.buffer};
@@ -201,15 +215,20 @@ namespace {
 
 Sv k_fn(Ctx&, const SNode& n) { return Sv{n.k, -1}; }
 
-template <class T> Sv var_fn(Ctx& c, const SNode& n) {
+__attribute__((noinline)) Sv var_slow(Ctx& c, const SNode& n) {
   size_t s = static_cast<size_t>(n.slot);
-  if (c.rvalid[s]) [[likely]]
-    return c.regs[s];
   const Value& v = c.f->slots[s];
   if (!v.defined()) throw RuntimeFault(n.e->loc, "'" + n.e->name + "' is used before it is assigned");
   Sv r{raw_of(v), v.buffer};
   if (v.type == n.t) c.regs[s] = r, c.rvalid[s] = 1;
   return r;
+}
+
+template <class T> Sv var_fn(Ctx& c, const SNode& n) {
+  size_t s = static_cast<size_t>(n.slot);
+  if (c.rvalid[s]) [[likely]]
+    return c.regs[s];
+  return var_slow(c, n);
 }
 
 Sv pid_fn(Ctx& c, const SNode& n) { return Sv{rmake<int32_t>(static_cast<int32_t>(c.f->pid[static_cast<size_t>(n.slot)])), -1}; }

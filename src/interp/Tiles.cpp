@@ -63,6 +63,7 @@ struct Tiles {
     }
     switch (e.kind) {
       case ExprKind::Var: {
+        c.flush(e.slot);
         const Value& v = c.f->slots[static_cast<size_t>(e.slot)];
         if (!v.defined()) throw RuntimeFault(e.loc, "'" + e.name + "' is used before it is assigned");
         return v;
