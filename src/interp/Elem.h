@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <deque>
 
 #include "interp/Exec.h"
 
@@ -231,7 +232,6 @@ Sv eval_sv(Ctx& c, const Expr& e);
 // in place when it already holds a scalar of type `t`.
 Raw raw_of(const Value& v);
 Value box(const Type& t, const Sv& v);
-void write_slot(Value& dst, const Type& t, const Sv& v);
 // scalar_value(): a literal built directly in type `t`.
 Raw const_raw(Scalar t, const Expr& x);
 // Cast semantics of one element (convert() on a one-element tile).
@@ -244,5 +244,79 @@ bool raw_truth(Raw r, const Type& t);
 // boxing; anything the sanitizer would report goes through load_op/store_op unchanged.
 Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other);
 void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask);
+
+// ---- the compiled scalar form ----
+// A scalar expression prepared once per launch: one node per operation with its types, conversions
+// and constants resolved, evaluated by calling the node's function (typed, no variant dispatch).
+struct SNode;
+using SFn = Sv (*)(Ctx&, const SNode&);
+struct SNode {
+  SFn fn = nullptr;
+  const SNode* a = nullptr;
+  const SNode* b = nullptr;
+  const SNode* x = nullptr;
+  Raw k{};              // constants
+  Type t;               // result type
+  Type from;            // conversions: operand type
+  BinOp bop = BinOp::Add;
+  UnOp uop = UnOp::Neg;
+  int slot = -1;        // variables
+  size_t idx = 0;       // variables: storage index of t
+  const Expr* e = nullptr;
+};
+inline Sv run_node(Ctx& c, const SNode* n) { return n->fn(c, *n); }
+
+// A tile expression node prepared for the execution form (Tiles.cpp): its operands, or its compiled
+// scalar form; `idx` names its two per-thread tiles (its value, and its value converted for its
+// consumer) in Ctx::tcache.
+struct TNode {
+  const Expr* e = nullptr;
+  std::vector<const TNode*> kids;  // per operand (null: absent or a resolved constant)
+  const SNode* s = nullptr;        // scalar_form expressions (not variables): evaluated unboxed
+  int idx = 0;
+};
+
+// The execution form of one kernel, prepared once per launch. Per statement id: the compiled root
+// of each operand (args[0..2]) in the scalar form (`roots`), else in the tile form (`troots`).
+struct ScalarProgram {
+  std::deque<SNode> nodes;
+  std::deque<TNode> tnodes;
+  std::vector<std::array<const SNode*, 3>> roots;
+  std::vector<std::array<const TNode*, 3>> troots;
+  explicit ScalarProgram(const Kernel& k);
+  const SNode* compile_scalar(const Expr& e);
+  const TNode* tile(const Expr& e);
+};
+const Value& eval_tnode(Ctx& c, const TNode& n);
+// Evaluates `n` and assigns it to slot `slot` (into the slot's storage when it has the type).
+void assign_tnode(Ctx& c, int slot, const TNode& n);
+// Writes a scalar of type `t` into a frame slot (in place when it already holds one).
+inline void write_value(Value& dst, const Type& t, const Sv& v) {
+  size_t k = storage_of(t.elem, t.ptr);
+  if (dst.data.index() == k && dst.type.elem == t.elem && dst.type.ptr == t.ptr && dst.type.shape.empty()) {
+    with_storage(k, [&](auto tag) {
+      using T = decltype(tag);
+      std::get_if<Arr<T>>(&dst.data)->data()[0] = rget<T>(v.r);
+      return 0;
+    });
+    dst.buffer = v.buffer;
+  } else {
+    dst = box(t, v);
+  }
+}
+
+// Assigns a scalar to slot `slot`: its unboxed register; its Value (what the debugger, prints and
+// tile operands read) when it is next read, or at once under the debugger.
+inline void write_slot(Ctx& c, int slot, const Type& t, const Sv& v) {
+  size_t s = static_cast<size_t>(slot);
+  c.regs[s] = v;
+  c.rtype[s] = &t;
+  if (c.hooks) {
+    write_value(c.f->slots[s], t, v);
+    c.rvalid[s] = 1;
+  } else {
+    c.rvalid[s] = 2;
+  }
+}
 
 }  // namespace dtsim::exec

@@ -115,6 +115,7 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
       tmp = scalar_value(e.type.elem, e.fval, e.ival, e.is_float);
       return tmp;
     case ExprKind::Var: {
+      c.flush(e.slot);
       const Value& v = c.f->slots[static_cast<size_t>(e.slot)];
       if (!v.defined()) throw RuntimeFault(e.loc, "'" + e.name + "' is used before it is assigned");
       return v;
@@ -188,15 +189,16 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
 namespace {
 
 void assign(Ctx& c, int slot, const Value& v, Value& tmp) {
+  c.invalidate(slot);
   Value& dst = c.f->slots[static_cast<size_t>(slot)];
   if (&v == &tmp) dst = std::move(tmp);
   else dst = v;
 }
 
-void set_loop_var(Value& var, const Type& t, int64_t v) {
-  if (!var.defined() || var.type != t) var = alloc(t);
-  if (t.elem == Scalar::I64) data<int64_t>(var)[0] = v;
-  else data<int32_t>(var)[0] = static_cast<int32_t>(v);
+void set_loop_var(Ctx& c, int slot, const Type& t, int64_t v) {
+  Sv x{t.elem == Scalar::I64 ? rmake<int64_t>(v) : rmake<int32_t>(static_cast<int32_t>(v)), -1};
+  if (c.regs) write_slot(c, slot, t, x);
+  else write_value(c.f->slots[static_cast<size_t>(slot)], t, x);
 }
 
 void exec_print(Ctx& c, const Stmt& s) {
@@ -232,14 +234,19 @@ void exec_assert(Ctx& c, const Stmt& s) {
 }
 
 Flow exec_for(Ctx& c, const Stmt& s) {
-  int64_t lo = eval_int(c, *s.args[0]), hi = eval_int(c, *s.args[1]), step = eval_int(c, *s.args[2]);
+  int64_t b[3];
+  for (size_t i = 0; i < 3; ++i) {
+    const SNode* r = c.sp ? c.sp->roots[static_cast<size_t>(s.id)][i] : nullptr;
+    b[i] = r ? raw_int(run_node(c, r).r, r->t) : eval_int(c, *s.args[i]);
+  }
+  int64_t lo = b[0], hi = b[1], step = b[2];
   if (step <= 0) throw RuntimeFault(s.args[2]->loc.valid() ? s.args[2]->loc : s.loc, "range() step must be positive, got " + std::to_string(step));
   int slot = s.slots[0];
   const Type& vt = c.f->kernel->slot_types[static_cast<size_t>(slot)];
-  DebugHooks* hooks = c.rs ? c.rs->opt->hooks : nullptr;
+  DebugHooks* hooks = c.hooks;
   c.f->loop_stack.push_back(&s);
   for (int64_t v = lo; v < hi; v += step) {
-    set_loop_var(c.f->slots[static_cast<size_t>(slot)], vt, v);
+    set_loop_var(c, slot, vt, v);
     if (exec_block(c, s.body) == Flow::Return) {
       c.f->loop_stack.pop_back();
       return Flow::Return;
@@ -251,36 +258,61 @@ Flow exec_for(Ctx& c, const Stmt& s) {
   return Flow::Next;
 }
 
-Flow exec_stmt(Ctx& c, const Stmt& s) {
-  c.stmt = &s;
-  if (c.rs && c.rs->opt->hooks) c.rs->opt->hooks->before_stmt(*c.f, s);
+// Every statement form not handled by exec_stmt's compiled scalar paths (kept out of line so that
+// the hot path needs no large stack frame).
+__attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
   switch (s.kind) {
     case StmtKind::Assign: {
       const Expr& v = *s.args[0];
       if (s.targets.size() == 2) {
         auto ij = eval_swizzle(c, v);
-        for (size_t i = 0; i < 2; ++i) c.f->slots[static_cast<size_t>(s.slots[i])] = scalar_value(Scalar::I32, 0, ij[i], false);
+        for (size_t i = 0; i < 2; ++i) {
+          c.invalidate(s.slots[i]);
+          c.f->slots[static_cast<size_t>(s.slots[i])] = scalar_value(Scalar::I32, 0, ij[i], false);
+        }
         return Flow::Next;
       }
-      if (c.fast && scalar_form(v)) {
-        write_slot(c.f->slots[static_cast<size_t>(s.slots[0])], v.type, eval_sv(c, v));
-        return Flow::Next;
+      if (c.sp) {
+        if (const SNode* r = c.sp->roots[static_cast<size_t>(s.id)][0]) {
+          write_slot(c, s.slots[0], r->t, run_node(c, r));
+          return Flow::Next;
+        }
+        if (const TNode* t = c.sp->troots[static_cast<size_t>(s.id)][0]) {
+          assign_tnode(c, s.slots[0], *t);
+          return Flow::Next;
+        }
       }
       Value t;
       assign(c, s.slots[0], eval_expr(c, v, t), t);
       return Flow::Next;
     }
     case StmtKind::Store: {
-      const Expr& pe = *s.args[0];
-      if (c.fast && scalar_form(pe) && scalar_form(*s.args[1]) && (!s.args[2] || scalar_form(*s.args[2]))) {
-        Sv p = eval_sv(c, pe);
-        const Expr& ve = *s.args[1];
-        Type vt = ve.kind == ExprKind::Const ? Type{pe.type.elem, false, {}} : ve.type;
-        Raw v = ve.kind == ExprKind::Const ? const_raw(pe.type.elem, ve) : eval_sv(c, ve).r;
-        Sv m;
-        if (s.args[2]) m = eval_sv(c, *s.args[2]);
-        store_scalar(c, pe.type, p, vt, v, s.args[2] ? &m : nullptr);
-        return Flow::Next;
+      if (c.sp) {
+        const auto& r = c.sp->roots[static_cast<size_t>(s.id)];
+        if (r[0]) {
+          Sv p = run_node(c, r[0]);
+          Sv v = run_node(c, r[1]);
+          Sv m;
+          if (r[2]) m = run_node(c, r[2]);
+          store_scalar(c, r[0]->t, p, r[1]->t, v.r, r[2] ? &m : nullptr);
+          return Flow::Next;
+        }
+        const auto& t = c.sp->troots[static_cast<size_t>(s.id)];
+        if (t[0]) {
+          const Value& p = eval_tnode(c, *t[0]);
+          const Expr& ve = *s.args[1];
+          const Value* v;
+          if (ve.kind == ExprKind::Const) {  // a literal is stored as the pointer's element type
+            Value& cv = c.tcache[2 * static_cast<size_t>(t[1]->idx)];
+            write_value(cv, Type{s.args[0]->type.elem, false, {}}, Sv{const_raw(s.args[0]->type.elem, ve), -1});
+            v = &cv;
+          } else {
+            v = &eval_tnode(c, *t[1]);
+          }
+          const Value* m = t[2] ? &eval_tnode(c, *t[2]) : nullptr;
+          store_op(c, p, *v, m);
+          return Flow::Next;
+        }
       }
       Value tp, tv, tm;
       const Value& p = eval_expr(c, *s.args[0], tp);
@@ -292,7 +324,9 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
     }
     case StmtKind::For: return exec_for(c, s);
     case StmtKind::If: {
-      if (c.fast && scalar_form(*s.args[0])) return exec_block(c, raw_truth(eval_sv(c, *s.args[0]).r, s.args[0]->type) ? s.body : s.orelse);
+      if (c.sp) {
+        if (const SNode* r = c.sp->roots[static_cast<size_t>(s.id)][0]) return exec_block(c, raw_truth(run_node(c, r).r, r->t) ? s.body : s.orelse);
+      }
       Value t;
       bool cond = scalar_truth(eval_expr(c, *s.args[0], t));
       return exec_block(c, cond ? s.body : s.orelse);
@@ -302,6 +336,33 @@ Flow exec_stmt(Ctx& c, const Stmt& s) {
     case StmtKind::Return: return Flow::Return;
   }
   internal_error("Interp", "bad statement kind");
+}
+
+Flow exec_stmt(Ctx& c, const Stmt& s) {
+  c.stmt = &s;
+  if (c.hooks) c.hooks->before_stmt(*c.f, s);
+  if (c.sp) {
+    const auto& r = c.sp->roots[static_cast<size_t>(s.id)];
+    if (r[0]) {
+      switch (s.kind) {
+        case StmtKind::Assign: write_slot(c, s.slots[0], r[0]->t, run_node(c, r[0])); return Flow::Next;
+        case StmtKind::Store: {
+          Sv p = run_node(c, r[0]);
+          Sv v = run_node(c, r[1]);
+          Sv m;
+          if (r[2]) m = run_node(c, r[2]);
+          store_scalar(c, r[0]->t, p, r[1]->t, v.r, r[2] ? &m : nullptr);
+          return Flow::Next;
+        }
+        case StmtKind::If: return exec_block(c, raw_truth(run_node(c, r[0]).r, r[0]->t) ? s.body : s.orelse);
+        case StmtKind::For:
+        case StmtKind::Print:
+        case StmtKind::Assert:
+        case StmtKind::Return: break;
+      }
+    }
+  }
+  return exec_stmt_general(c, s);
 }
 
 }  // namespace

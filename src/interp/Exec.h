@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 
@@ -30,6 +31,10 @@ inline size_t storage_of(Scalar s, bool ptr) {
 inline bool is_half(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
 
 Value alloc(const Type& t);  // contents uninitialized
+// `out` made a tile of type `rt`, keeping its storage when it already is one (the *_into forms
+// below write into `out` this way, so per-node tiles are reused across instances and loop trips).
+// `out` must not be one of the operands.
+void prep(Value& out, const Type& rt);
 Value scalar_value(Scalar t, double f, int64_t i, bool from_float);
 template <class T> T* data(Value& v) { return std::get<Arr<T>>(v.data).data(); }
 template <class T> const T* data(const Value& v) { return std::get<Arr<T>>(v.data).data(); }
@@ -50,6 +55,7 @@ template <class D, class S> inline D conv_elem(S x) {
 }
 // A copy of `v` converted to element type `to` (cast semantics; f16/bf16 rounded).
 Value convert(const Value& v, Scalar to);
+void convert_into(Value& out, const Value& v, Scalar to);
 // `v` itself when it already has element type `to` (and is no pointer), else a converted copy in tmp.
 const Value& coerce(const Value& v, Scalar to, Value& tmp);
 
@@ -88,6 +94,11 @@ Value trans_op(const Value& x);
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt);
 Value full_op(const Value& v, const Type& rt);
+void unary_into(Value& out, UnOp op, const Value& x, const Type& rt);
+void binary_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);
+void where_into(Value& out, const Value& c, const Value& a, const Value& b, const Type& rt);
+void reduce_into(Value& out, RedOp op, const Value& x, int axis, const Type& rt);
+void full_into(Value& out, const Value& v, const Type& rt);
 Value arange_op(int64_t lo, int64_t hi);
 std::array<int64_t, 2> swizzle2d(int64_t i, int64_t j, int64_t ni, int64_t nj, int64_t group, SourceLoc loc);
 
@@ -99,6 +110,8 @@ struct ConflictMap {
   std::vector<int32_t> writer, wstmt, reader1, r1stmt, reader2, r2stmt;
   void reset(int64_t n, bool readers);  // readers: also track loads (the buffer is loaded and stored)
 };
+
+struct ScalarProgram;
 
 struct RunState {
   Buffers* buffers = nullptr;
@@ -113,6 +126,17 @@ struct RunState {
   const Kernel* kernel = nullptr;
   std::array<int64_t, 3> grid{1, 1, 1};
   bool parallel = false;
+  std::shared_ptr<const ScalarProgram> sp;  // fast mode: the compiled scalar statements
+  // Per buffer, for this launch: element storage, size, and the sanitizer state the checks use
+  // (null where not checked), so that a scalar access needs no lookups.
+  struct BufInfo {
+    uint8_t* data = nullptr;
+    int64_t numel = 0;
+    Scalar dtype = Scalar::F32;
+    uint8_t* init = nullptr;
+    ConflictMap* cm = nullptr;
+  };
+  std::vector<BufInfo> binfo;
 };
 
 // The context of one running instance.
@@ -123,10 +147,26 @@ struct Ctx {
   std::string* print_buf = nullptr;  // parallel mode: this instance's prints
   int32_t me = 0;                    // linear pid
   bool fast = true;                  // unboxed scalars and fused tile paths (InterpOptions::fast)
+  const ScalarProgram* sp = nullptr; // compiled scalar statements of this launch (fast mode)
+  DebugHooks* hooks = nullptr;       // rs->opt->hooks
+  // Unboxed registers of the frame's scalar slots (fast mode): rvalid[s] says regs[s] holds the
+  // value of slots[s]. Every write of a slot Value outside the scalar form clears it.
+  // rvalid[s]: 0 = slots[s] only; 1 = regs[s] and slots[s] agree; 2 = regs[s] is newer (slots[s] is
+  // written on the next read of the Value: flush()). With debug hooks, Values are always written.
+  struct Sv* regs = nullptr;
+  uint8_t* rvalid = nullptr;
+  const Type** rtype = nullptr;  // the type of regs[s]
+  Value* tcache = nullptr;  // per-thread tiles of the tile-form nodes (2 per TNode)
+  void invalidate(int slot) {
+    if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
+  }
+  void flush(int slot);  // writes regs[slot] into slots[slot] when it is newer
+  void flush_all();
 };
 
 // Memory access with every sanitizer check (Memory.cpp).
 Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other);
+void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other);
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.
@@ -145,4 +185,6 @@ namespace dtsim::exec {
 // Pointer arithmetic on offsets (Ops.cpp): p + off / p - off (off is i64), and == / != of two pointers.
 Value ptr_arith(BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first);
 Value ptr_compare(BinOp op, const Value& a, const Value& b, const Type& rt);
+void ptr_arith_into(Value& out, BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first);
+void ptr_compare_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt);
 }  // namespace dtsim::exec

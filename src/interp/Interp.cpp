@@ -10,7 +10,7 @@
 #include <exception>
 #include <iostream>
 
-#include "interp/Exec.h"
+#include "interp/Elem.h"
 
 namespace dtsim {
 
@@ -154,7 +154,16 @@ bool has_print(const Kernel& k) {
 }
 
 // Runs one program instance to completion (or to a finding that stops the run).
-void run_instance(RunState& rs, Frame& f, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
+// Per-thread unboxed registers of the frame's slots (fast mode).
+struct Regs {
+  std::vector<Sv> regs;
+  std::vector<uint8_t> valid;
+  std::vector<const Type*> types;
+  std::vector<Value> tiles;  // per-thread tiles of the tile-form nodes
+  Regs(size_t n, const ScalarProgram* sp) : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0) {}
+};
+
+void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
   const Kernel& k = *f.kernel;
   DebugHooks* hooks = rs.opt->hooks;
   f.pid = pid;
@@ -174,6 +183,16 @@ void run_instance(RunState& rs, Frame& f, int64_t order_index, const std::array<
   c.print_buf = print_buf;
   c.me = static_cast<int32_t>(f.linear_pid);
   c.fast = rs.opt->fast;
+  c.sp = rs.sp.get();
+  c.hooks = hooks;
+  if (c.sp) {
+    c.regs = regs.regs.data();
+    c.rvalid = regs.valid.data();
+    c.rtype = regs.types.data();
+    c.flush_all();  // the previous instance's last scalars, as the tile path leaves them in the frame
+    std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
+    c.tcache = regs.tiles.data();
+  }
   try {
     exec_block(c, k.body);
   } catch (StopRun&) {
@@ -201,6 +220,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   if (opt.hooks) opt.hooks->on_launch(k, ki, grid, order);
   rs.kernel = &k;
   rs.grid = grid;
+  rs.sp = opt.fast ? std::make_shared<const ScalarProgram>(k) : nullptr;
   std::vector<int> param_buffer;
   Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
   uint64_t loaded = 0;
@@ -211,12 +231,26 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     if (track) rs.conflicts[bi].reset(rs.buffers->list[bi].numel(), readers);
     else rs.conflicts[bi] = ConflictMap{};
   }
+  rs.binfo.assign(rs.buffers->list.size(), {});
+  for (size_t bi = 0; bi < rs.binfo.size(); ++bi) {
+    Buffer& B = rs.buffers->list[bi];
+    RunState::BufInfo& in = rs.binfo[bi];
+    in.data = B.bytes.data();
+    in.numel = B.numel();
+    in.dtype = B.dtype;
+    if (opt.sanitize == Sanitize::All) {
+      if (!rs.init[bi].empty()) in.init = rs.init[bi].data();
+      if (!rs.conflicts[bi].writer.empty()) in.cm = &rs.conflicts[bi];
+    }
+  }
   int64_t total = static_cast<int64_t>(order.size());
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);
+  rs.parallel = !(threads == 1 || total == 1);
   if (threads == 1 || total == 1) {
     Frame f = tmpl;
+    Regs regs(f.slots.size(), rs.sp.get());
     for (int64_t i = 0; i < total && !rs.stop; ++i) {
-      run_instance(rs, f, i, order[static_cast<size_t>(i)], nullptr);
+      run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], nullptr);
       rs.report->instances++;
     }
     return;
@@ -229,11 +263,12 @@ void launch(RunState& rs, const Kernel& k, int ki) {
 #pragma omp parallel num_threads(threads) reduction(+ : ran)
   {
     Frame f = tmpl;
+    Regs regs(f.slots.size(), rs.sp.get());
 #pragma omp for schedule(dynamic, 4)
     for (int64_t i = 0; i < total; ++i) {
       if (rs.stop) continue;
       try {
-        run_instance(rs, f, i, order[static_cast<size_t>(i)], prints ? &print_bufs[static_cast<size_t>(i)] : nullptr);
+        run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], prints ? &print_bufs[static_cast<size_t>(i)] : nullptr);
         ++ran;
       } catch (...) {
         std::lock_guard<std::mutex> lock(err_mu);

@@ -191,6 +191,13 @@ bool contiguous(const int64_t* p, int64_t n) {
   return ok;
 }
 
+// Whether every active lane of a contiguous range reads a written element (shadow bytes).
+bool all_written(const uint8_t* sh, const uint8_t* pm, int64_t n) {
+  bool ok = true;
+  for (int64_t o = 0; o < n; ++o) ok &= (pm && !pm[o]) || std::atomic_ref<const uint8_t>(sh[o]).load(std::memory_order_relaxed) != 0;
+  return ok;
+}
+
 Buffer& buffer_of(Ctx& c, const Value& ptr) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (ptr.buffer < 0 || ptr.buffer >= static_cast<int>(bs->list.size())) internal_error("Interp", "pointer without a buffer");
@@ -215,6 +222,12 @@ void report_finding(Ctx& c, Finding f) {
 }
 
 Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other) {
+  Value out;
+  load_into(out, c, e, ptr, mask, other);
+  return out;
+}
+
+void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other) {
   Buffer& B = buffer_of(c, ptr);
   const Type& rt = e.type;
   Value otmp;
@@ -224,7 +237,7 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
   int64_t active = 0;
   const int64_t n = B.numel();
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
-  Value out = alloc(rt);
+  prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
     using S = typename C::S;
@@ -262,19 +275,31 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
     // Fast path: contiguous in-bounds pointers, mask and other element-aligned (or scalar other),
     // no per-element sanitizer state to update: a plain masked copy.
     int64_t base = total ? pp[0] : 0;
-    if (!ck.init && !ck.cm && total > 0 && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1) &&
-        base >= 0 && base + total <= n && contiguous(pp, total)) {
+    if (c.fast && !ck.cm && total > 0 && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1) &&
+        base >= 0 && base + total <= n && contiguous(pp, total) && (!ck.init || all_written(ck.init + base, pm, total))) {
       const S* src = mem + base;
       int64_t ostep = po && numel(*oth) == total ? 1 : 0;
       if (!pm) {
         for (int64_t o = 0; o < total; ++o) dst[o] = C::dec(src[o]);
         active = total;
       } else {
-        for (int64_t o = 0; o < total; ++o) {
-          T z = po ? po[o * ostep] : T(0);
-          dst[o] = pm[o] ? C::dec(src[o]) : z;
-          active += pm[o] != 0;
+        // The whole range is in bounds, so every lane is read and the mask selects (vectorizable).
+        int64_t act = 0;
+        if (!po || ostep == 0) {
+          T z = po ? po[0] : T(0);
+          for (int64_t o = 0; o < total; ++o) {
+            T v = C::dec(src[o]);
+            dst[o] = pm[o] ? v : z;
+            act += pm[o] != 0;
+          }
+        } else {
+          for (int64_t o = 0; o < total; ++o) {
+            T v = C::dec(src[o]);
+            dst[o] = pm[o] ? v : po[o];
+            act += pm[o] != 0;
+          }
         }
+        active = act;
       }
       return 0;
     }
@@ -294,7 +319,6 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
     emit(c, Finding::Uninitialized, loc, "load of uninitialized memory from '" + B.name + "'",
          access_details(c, B, uninit, active, "read never-written elements"), B, uninit);
   if (conf.count) report_conflict(c, loc, B, conf, active, false);
-  return out;
 }
 
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
@@ -348,7 +372,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
-    if (!ck.cm && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n && contiguous(pp, total)) {
+    if (c.fast && !ck.cm && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n && contiguous(pp, total)) {
       S* dstm = mem + base;
       uint8_t* sh = ck.init ? ck.init + base : nullptr;
       if (!pm) {
@@ -366,6 +390,35 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
       }
       return 0;
     }
+    // One thread and a contiguous in-bounds range: check the whole range for conflicts first; when
+    // there are none, claim and write it without atomics (otherwise the per-lane path below redoes
+    // everything and reports: claims by this instance are idempotent).
+    if (c.fast && ck.cm && c.rs && !c.rs->parallel && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n &&
+        contiguous(pp, total)) {
+      ConflictMap& cm = *ck.cm;
+      int32_t* wr = cm.writer.data() + base;
+      bool readers = !cm.reader1.empty();
+      const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
+      const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
+      bool clean = true;
+      for (int64_t o = 0; o < total; ++o) {
+        bool act = !pm || pm[o];
+        clean &= !act || ((wr[o] == -1 || wr[o] == me) && (!readers || ((r1[o] == -1 || r1[o] == me) && (r2[o] == -1 || r2[o] == me))));
+      }
+      if (clean) {
+        int32_t* ws = cm.wstmt.data() + base;
+        S* dstm = mem + base;
+        uint8_t* sh = ck.init ? ck.init + base : nullptr;
+        for (int64_t o = 0; o < total; ++o) {
+          if (pm && !pm[o]) continue;
+          if (wr[o] == -1) wr[o] = me, ws[o] = sid;
+          if (sh) sh[o] = 1;
+          dstm[o] = C::enc(pv[o]);
+          ++active;
+        }
+        return 0;
+      }
+    }
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
     } else {
@@ -380,42 +433,56 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   if (conf.count) report_conflict(c, loc, B, conf, active, true);
 }
 
-Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
-  Raw zero;
-  zero.i64 = 0;
-  if (mask && !mask->r.b) return other ? *other : zero;
-  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
-  if (ptr.buffer >= 0 && ptr.buffer < static_cast<int>(bs->list.size())) {
-    Buffer& B = bs->list[static_cast<size_t>(ptr.buffer)];
-    int64_t off = ptr.r.i64;
-    Checks ck = checks_for(c, ptr.buffer);
-    size_t u = static_cast<size_t>(off);
-    if (off >= 0 && off < B.numel() && (!ck.init || std::atomic_ref<uint8_t>(ck.init[u]).load(std::memory_order_relaxed))) {
-      int32_t w = ck.cm ? aload(ck.cm->writer[u]) : -1;
-      if (w == -1 || w == c.me) {
-        if (ck.cm && !ck.cm->reader1.empty()) note_reader(*ck.cm, u, c.me, c.stmt ? c.stmt->id : -1);
-        return with_codec(B.dtype, [&](auto codec) {
-          using C = decltype(codec);
-          return rmake<typename C::T>(C::dec(B.as<typename C::S>()[off]));
-        });
-      }
-    }
-  }
-  // Something to report (or check): the tile path, on one-element tiles.
+namespace {
+// Something to report (or check): the tile path, on one-element tiles.
+__attribute__((noinline)) Raw load_scalar_checked(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
   Value p = box(e.args[0]->type, ptr), m, o;
   if (mask) m = box(e.args[1]->type, *mask);
   if (other) o = box(e.type, Sv{*other, -1});
   return raw_of(load_op(c, e, p, mask ? &m : nullptr, other ? &o : nullptr));
 }
+}  // namespace
+
+Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
+  Raw zero;
+  zero.i64 = 0;
+  if (mask && !mask->r.b) return other ? *other : zero;
+  if (c.rs && ptr.buffer >= 0 && ptr.buffer < static_cast<int>(c.rs->binfo.size())) {
+    const RunState::BufInfo& B = c.rs->binfo[static_cast<size_t>(ptr.buffer)];
+    int64_t off = ptr.r.i64;
+    size_t u = static_cast<size_t>(off);
+    if (off >= 0 && off < B.numel && (!B.init || std::atomic_ref<uint8_t>(B.init[u]).load(std::memory_order_relaxed))) {
+      int32_t w = B.cm ? aload(B.cm->writer[u]) : -1;
+      if (w == -1 || w == c.me) {
+        if (B.cm && !B.cm->reader1.empty()) note_reader(*B.cm, u, c.me, c.stmt ? c.stmt->id : -1);
+        if (B.dtype == Scalar::F32) return rmake<float>(reinterpret_cast<const float*>(B.data)[off]);
+        return with_codec(B.dtype, [&](auto codec) {
+          using C = decltype(codec);
+          return rmake<typename C::T>(C::dec(reinterpret_cast<const typename C::S*>(B.data)[off]));
+        });
+      }
+    }
+  }
+  return load_scalar_checked(c, e, ptr, mask, other);
+}
+
+namespace {
+__attribute__((noinline)) void store_scalar_checked(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask) {
+  Value p = box(ptr_type, ptr), v = box(val_type, Sv{val, -1}), m;
+  if (mask) m = box(Type{Scalar::I1, false, {}}, *mask);
+  store_op(c, p, v, mask ? &m : nullptr);
+}
+}  // namespace
 
 void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_type, Raw val, const Sv* mask) {
   if (mask && !mask->r.b) return;
-  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
-  if (ptr.buffer >= 0 && ptr.buffer < static_cast<int>(bs->list.size())) {
-    Buffer& B = bs->list[static_cast<size_t>(ptr.buffer)];
+  if (c.rs && ptr.buffer >= 0 && ptr.buffer < static_cast<int>(c.rs->binfo.size())) {
+    const RunState::BufInfo& B = c.rs->binfo[static_cast<size_t>(ptr.buffer)];
     int64_t off = ptr.r.i64;
-    if (off >= 0 && off < B.numel()) {
-      Checks ck = checks_for(c, ptr.buffer);
+    if (off >= 0 && off < B.numel) {
+      Checks ck;
+      ck.init = B.init;
+      ck.cm = B.cm;
       size_t u = static_cast<size_t>(off);
       bool clean = true;
       if (ck.cm) {
@@ -434,16 +501,14 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
         if (ck.init) std::atomic_ref<uint8_t>(ck.init[u]).store(1, std::memory_order_relaxed);
         with_codec(B.dtype, [&](auto codec) {
           using C = decltype(codec);
-          B.as<typename C::S>()[off] = C::enc(rget<typename C::T>(v));
+          reinterpret_cast<typename C::S*>(B.data)[off] = C::enc(rget<typename C::T>(v));
           return 0;
         });
         return;
       }
     }
   }
-  Value p = box(ptr_type, ptr), v = box(val_type, Sv{val, -1}), m;
-  if (mask) m = box(Type{Scalar::I1, false, {}}, *mask);
-  store_op(c, p, v, mask ? &m : nullptr);
+  store_scalar_checked(c, ptr_type, ptr, val_type, val, mask);
 }
 
 }  // namespace dtsim::exec

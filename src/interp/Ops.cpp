@@ -24,19 +24,27 @@ template <class T> void round_half(Value& v, Scalar t) {
   }
 }
 
+}  // namespace
+
+void prep(Value& out, const Type& rt) {
+  if (!(out.type == rt && out.defined())) out = alloc(rt);
+  out.buffer = -1;
+}
+
+namespace {
+
 // out[i] = f(x[i]) for every element.
-template <class R, class T, class F> Value map1(const Value& x, const Type& rt, F f) {
-  Value out = alloc(rt);
+template <class R, class T, class F> void map1(Value& out, const Value& x, const Type& rt, F f) {
+  prep(out, rt);
   const T* px = data<T>(x);
   R* po = data<R>(out);
   int64_t n = numel(out);
   for (int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
-  return out;
 }
 
 // out = f(a, b) with broadcasting; fast paths for equal shapes and scalars.
-template <class R, class T, class F> Value map2(const Value& a, const Value& b, const Type& rt, F f) {
-  Value out = alloc(rt);
+template <class R, class T, class F> void map2(Value& out, const Value& a, const Value& b, const Type& rt, F f) {
+  prep(out, rt);
   const T* pa = data<T>(a);
   const T* pb = data<T>(b);
   R* po = data<R>(out);
@@ -54,13 +62,12 @@ template <class R, class T, class F> Value map2(const Value& a, const Value& b, 
     bloop<2>(d, {bstrides(a.type.shape, rt.shape), bstrides(b.type.shape, rt.shape)},
              [&](int64_t o, const std::array<int64_t, 2>& ix) { po[o] = f(pa[ix[0]], pb[ix[1]]); });
   }
-  return out;
 }
 
 // Integer // % cdiv with C truncation, wraparound (MIN // -1 == MIN) and a fault on zero.
-template <class T> Value int_div(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
+template <class T> void int_div(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
   bool zero = false;
-  Value out = map2<T, T>(a, b, rt, [&](T x, T y) -> T {
+  map2<T, T>(out, a, b, rt, [&](T x, T y) -> T {
     if (y == 0) {
       zero = true;
       return 0;
@@ -71,28 +78,27 @@ template <class T> Value int_div(BinOp op, const Value& a, const Value& b, const
     return wadd<T>(x, wsub<T>(y, 1)) / y;
   });
   if (zero) throw RuntimeFault(loc, std::string("integer ") + (op == BinOp::Mod ? "remainder" : "division") + " by zero");
-  return out;
 }
 
-template <class T> Value arith(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
+template <class T> void arith(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
   constexpr bool F = std::is_floating_point_v<T>;
   [[maybe_unused]] constexpr int W = static_cast<int>(sizeof(T) * 8);
   switch (op) {
-    case BinOp::Add: return map2<T, T>(a, b, rt, [](T x, T y) { return wadd(x, y); });
-    case BinOp::Sub: return map2<T, T>(a, b, rt, [](T x, T y) { return wsub(x, y); });
-    case BinOp::Mul: return map2<T, T>(a, b, rt, [](T x, T y) { return wmul(x, y); });
-    case BinOp::Div: return map2<T, T>(a, b, rt, [](T x, T y) { return x / y; });
-    case BinOp::Min: return map2<T, T>(a, b, rt, [](T x, T y) { return fmin_nan(x, y); });
-    case BinOp::Max: return map2<T, T>(a, b, rt, [](T x, T y) { return fmax_nan(x, y); });
+    case BinOp::Add: return map2<T, T>(out, a, b, rt, [](T x, T y) { return wadd(x, y); });
+    case BinOp::Sub: return map2<T, T>(out, a, b, rt, [](T x, T y) { return wsub(x, y); });
+    case BinOp::Mul: return map2<T, T>(out, a, b, rt, [](T x, T y) { return wmul(x, y); });
+    case BinOp::Div: return map2<T, T>(out, a, b, rt, [](T x, T y) { return x / y; });
+    case BinOp::Min: return map2<T, T>(out, a, b, rt, [](T x, T y) { return fmin_nan(x, y); });
+    case BinOp::Max: return map2<T, T>(out, a, b, rt, [](T x, T y) { return fmax_nan(x, y); });
     case BinOp::FloorDiv:
     case BinOp::Cdiv:
     case BinOp::Mod:
       if constexpr (F) {
-        return map2<T, T>(a, b, rt, [](T x, T y) { return std::fmod(x, y); });
+        return map2<T, T>(out, a, b, rt, [](T x, T y) { return std::fmod(x, y); });
       } else if constexpr (std::is_same_v<T, uint8_t>) {
         internal_error("Interp", "i1 division");
       } else {
-        return int_div<T>(op, a, b, rt, loc);
+        return int_div<T>(out, op, a, b, rt, loc);
       }
     case BinOp::And:
     case BinOp::Or:
@@ -103,25 +109,25 @@ template <class T> Value arith(BinOp op, const Value& a, const Value& b, const T
         internal_error("Interp", "bitwise op on floats");
       } else {
         switch (op) {
-          case BinOp::And: return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x & y); });
-          case BinOp::Or: return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x | y); });
-          case BinOp::Xor: return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x ^ y); });
+          case BinOp::And: return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x & y); });
+          case BinOp::Or: return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x | y); });
+          case BinOp::Xor: return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x ^ y); });
           case BinOp::Shl:
-            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(a, b, rt, [](T x, T) { return x; });
-            else return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(static_cast<U<T>>(x) << (static_cast<U<T>>(y) % W)); });
+            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(out, a, b, rt, [](T x, T) { return x; });
+            else return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(static_cast<U<T>>(x) << (static_cast<U<T>>(y) % W)); });
           default:
-            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(a, b, rt, [](T x, T) { return x; });
-            else return map2<T, T>(a, b, rt, [](T x, T y) { return static_cast<T>(x >> (static_cast<U<T>>(y) % W)); });
+            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(out, a, b, rt, [](T x, T) { return x; });
+            else return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x >> (static_cast<U<T>>(y) % W)); });
         }
       }
-    case BinOp::Lt: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x < y; });
-    case BinOp::Le: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x <= y; });
-    case BinOp::Gt: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x > y; });
-    case BinOp::Ge: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x >= y; });
-    case BinOp::Eq: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x == y; });
-    case BinOp::Ne: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x != y; });
-    case BinOp::LAnd: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x != 0 && y != 0; });
-    case BinOp::LOr: return map2<uint8_t, T>(a, b, rt, [](T x, T y) -> uint8_t { return x != 0 || y != 0; });
+    case BinOp::Lt: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x < y; });
+    case BinOp::Le: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x <= y; });
+    case BinOp::Gt: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x > y; });
+    case BinOp::Ge: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x >= y; });
+    case BinOp::Eq: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x == y; });
+    case BinOp::Ne: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x != y; });
+    case BinOp::LAnd: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x != 0 && y != 0; });
+    case BinOp::LOr: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x != 0 || y != 0; });
   }
   internal_error("Interp", "bad binary op");
 }
@@ -155,17 +161,23 @@ Value scalar_value(Scalar t, double f, int64_t i, bool from_float) {
   return v;
 }
 
-Value convert(const Value& v, Scalar to) {
+void convert_into(Value& out, const Value& v, Scalar to) {
   Type rt{to, false, v.type.shape};
-  return with_storage(storage_of(v.type.elem, v.type.ptr), [&](auto stag) {
+  with_storage(storage_of(v.type.elem, v.type.ptr), [&](auto stag) {
     using S = decltype(stag);
     return with_storage(storage_of(to, false), [&](auto dtag) {
       using D = decltype(dtag);
-      Value out = map1<D, S>(v, rt, [](S x) { return conv_elem<D>(x); });
+      map1<D, S>(out, v, rt, [](S x) { return conv_elem<D>(x); });
       if (is_half(to) && v.type.elem != to) round_half<D>(out, to);
-      return out;
+      return 0;
     });
   });
+}
+
+Value convert(const Value& v, Scalar to) {
+  Value out;
+  convert_into(out, v, to);
+  return out;
 }
 
 const Value& coerce(const Value& v, Scalar to, Value& tmp) {
@@ -196,22 +208,21 @@ Strides bstrides(const Shape& in, const Shape& out) {
 
 // ---- elementwise ----
 
-Value unary_op(UnOp op, const Value& x, const Type& rt) {
-  return with_storage(storage_of(rt.elem, false), [&](auto tag) -> Value {
+void unary_into(Value& out, UnOp op, const Value& x, const Type& rt) {
+  with_storage(storage_of(rt.elem, false), [&](auto tag) {
     using T = decltype(tag);
-    Value out;
     switch (op) {
       case UnOp::Neg:
-        out = map1<T, T>(x, rt, [](T v) { return wsub<T>(0, v); });
+        map1<T, T>(out, x, rt, [](T v) { return wsub<T>(0, v); });
         break;
       case UnOp::Not:
-        if constexpr (std::is_same_v<T, uint8_t>) out = map1<T, T>(x, rt, [](T v) -> T { return !v; });
-        else if constexpr (std::is_integral_v<T>) out = map1<T, T>(x, rt, [](T v) -> T { return ~v; });
+        if constexpr (std::is_same_v<T, uint8_t>) map1<T, T>(out, x, rt, [](T v) -> T { return !v; });
+        else if constexpr (std::is_integral_v<T>) map1<T, T>(out, x, rt, [](T v) -> T { return ~v; });
         else internal_error("Interp", "'~' on floats");
         break;
       case UnOp::Abs:
-        if constexpr (std::is_floating_point_v<T>) out = map1<T, T>(x, rt, [](T v) { return std::fabs(v); });
-        else out = map1<T, T>(x, rt, [](T v) { return v < 0 ? wsub<T>(0, v) : v; });
+        if constexpr (std::is_floating_point_v<T>) map1<T, T>(out, x, rt, [](T v) { return std::fabs(v); });
+        else map1<T, T>(out, x, rt, [](T v) { return v < 0 ? wsub<T>(0, v) : v; });
         break;
       case UnOp::Exp:
       case UnOp::Exp2:
@@ -222,39 +233,57 @@ Value unary_op(UnOp op, const Value& x, const Type& rt) {
       case UnOp::Sigmoid:
       case UnOp::Tanh:
         if constexpr (std::is_floating_point_v<T>) {
-          if (op == UnOp::Exp) out = map1<T, T>(x, rt, [](T v) { return std::exp(v); });
-          else out = map1<T, T>(x, rt, [op](T v) { return math1<T>(op, v); });
+          if (op == UnOp::Exp) map1<T, T>(out, x, rt, [](T v) { return std::exp(v); });
+          else map1<T, T>(out, x, rt, [op](T v) { return math1<T>(op, v); });
         } else {
           internal_error("Interp", "math function on integers");
         }
         break;
     }
     round_half<T>(out, rt.elem);
-    return out;
+    return 0;
+  });
+}
+
+Value unary_op(UnOp op, const Value& x, const Type& rt) {
+  Value out;
+  unary_into(out, op, x, rt);
+  return out;
+}
+
+void binary_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
+  with_storage(storage_of(a.type.elem, false), [&](auto tag) {
+    using T = decltype(tag);
+    arith<T>(out, op, a, b, rt, loc);
+    if (!binop_is_compare(op) && op != BinOp::LAnd && op != BinOp::LOr) round_half<T>(out, rt.elem);
+    return 0;
   });
 }
 
 Value binary_op(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
-  return with_storage(storage_of(a.type.elem, false), [&](auto tag) {
-    using T = decltype(tag);
-    Value out = arith<T>(op, a, b, rt, loc);
-    if (!binop_is_compare(op) && op != BinOp::LAnd && op != BinOp::LOr) round_half<T>(out, rt.elem);
-    return out;
-  });
+  Value out;
+  binary_into(out, op, a, b, rt, loc);
+  return out;
 }
 
-Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt) {
-  return with_storage(storage_of(rt.elem, rt.ptr), [&](auto tag) {
+void where_into(Value& out, const Value& c, const Value& a, const Value& b, const Type& rt) {
+  with_storage(storage_of(rt.elem, rt.ptr), [&](auto tag) {
     using T = decltype(tag);
-    Value out = alloc(rt);
+    prep(out, rt);
     const uint8_t* pc = data<uint8_t>(c);
     const T* pa = data<T>(a);
     const T* pb = data<T>(b);
     T* po = data<T>(out);
     bloop<3>(dims_of(rt.shape), {bstrides(c.type.shape, rt.shape), bstrides(a.type.shape, rt.shape), bstrides(b.type.shape, rt.shape)},
              [&](int64_t o, const std::array<int64_t, 3>& ix) { po[o] = pc[ix[0]] ? pa[ix[1]] : pb[ix[2]]; });
-    return out;
+    return 0;
   });
+}
+
+Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt) {
+  Value out;
+  where_into(out, c, a, b, rt);
+  return out;
 }
 
 Value broadcast_op(const Value& x, const Shape& s) {
@@ -286,7 +315,13 @@ Value trans_op(const Value& x) {
 }
 
 Value full_op(const Value& v, const Type& rt) {
-  Value out = alloc(rt);
+  Value out;
+  full_into(out, v, rt);
+  return out;
+}
+
+void full_into(Value& out, const Value& v, const Type& rt) {
+  prep(out, rt);
   with_storage(storage_of(rt.elem, false), [&](auto tag) {
     using T = decltype(tag);
     T x = data<T>(v)[0];
@@ -295,7 +330,6 @@ Value full_op(const Value& v, const Type& rt) {
     for (int64_t i = 0; i < n; ++i) po[i] = x;
     return 0;
   });
-  return out;
 }
 
 Value arange_op(int64_t lo, int64_t hi) {
@@ -308,12 +342,12 @@ Value arange_op(int64_t lo, int64_t hi) {
 // ---- reductions ----
 
 namespace {
-template <class T, class A> Value reduce_typed(RedOp op, const Value& x, int axis, const Type& rt) {
+template <class T, class A> void reduce_typed(Value& out, RedOp op, const Value& x, int axis, const Type& rt) {
   const Shape& s = x.type.shape;
   int64_t outer = 1, inner = 1, n = s[static_cast<size_t>(axis)];
   for (int i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
   for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
-  Value out = alloc(rt);
+  prep(out, rt);
   const T* px = data<T>(x);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
@@ -349,19 +383,24 @@ template <class T, class A> Value reduce_typed(RedOp op, const Value& x, int axi
         }
       }
     }
-  return out;
 }
 }  // namespace
 
-Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt) {
-  return with_storage(storage_of(x.type.elem, false), [&](auto tag) -> Value {
+void reduce_into(Value& out, RedOp op, const Value& x, int axis, const Type& rt) {
+  with_storage(storage_of(x.type.elem, false), [&](auto tag) {
     using T = decltype(tag);
     if (op == RedOp::Sum) {
-      if constexpr (std::is_same_v<T, uint8_t>) return reduce_typed<T, int32_t>(op, x, axis, rt);
-      else return reduce_typed<T, T>(op, x, axis, rt);
+      if constexpr (std::is_same_v<T, uint8_t>) return reduce_typed<T, int32_t>(out, op, x, axis, rt);
+      else return reduce_typed<T, T>(out, op, x, axis, rt);
     }
-    return reduce_typed<T, T>(op, x, axis, rt);
+    return reduce_typed<T, T>(out, op, x, axis, rt);
   });
+}
+
+Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt) {
+  Value out;
+  reduce_into(out, op, x, axis, rt);
+  return out;
 }
 
 // ---- dot: each output element accumulated in k order (c += a[i,k] * b[k,j], product rounded
@@ -458,18 +497,30 @@ std::array<int64_t, 2> swizzle2d(int64_t i, int64_t j, int64_t ni, int64_t nj, i
 
 namespace dtsim::exec {
 
+void ptr_arith_into(Value& out, BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first) {
+  int buffer = p.buffer;
+  if (op == BinOp::Sub) map2<int64_t, int64_t>(out, p, off, rt, [](int64_t x, int64_t y) { return wsub(x, y); });
+  else if (ptr_first) map2<int64_t, int64_t>(out, p, off, rt, [](int64_t x, int64_t y) { return wadd(x, y); });
+  else map2<int64_t, int64_t>(out, off, p, rt, [](int64_t x, int64_t y) { return wadd(x, y); });
+  out.buffer = buffer;
+}
+
 Value ptr_arith(BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first) {
-  Value out = op == BinOp::Sub ? map2<int64_t, int64_t>(p, off, rt, [](int64_t x, int64_t y) { return wsub(x, y); })
-              : ptr_first      ? map2<int64_t, int64_t>(p, off, rt, [](int64_t x, int64_t y) { return wadd(x, y); })
-                               : map2<int64_t, int64_t>(off, p, rt, [](int64_t x, int64_t y) { return wadd(x, y); });
-  out.buffer = p.buffer;
+  Value out;
+  ptr_arith_into(out, op, p, off, rt, ptr_first);
   return out;
 }
 
 Value ptr_compare(BinOp op, const Value& a, const Value& b, const Type& rt) {
+  Value out;
+  ptr_compare_into(out, op, a, b, rt);
+  return out;
+}
+
+void ptr_compare_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt) {
   bool same = a.buffer == b.buffer;
-  if (op == BinOp::Eq) return map2<uint8_t, int64_t>(a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return same && x == y; });
-  return map2<uint8_t, int64_t>(a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return !same || x != y; });
+  if (op == BinOp::Eq) map2<uint8_t, int64_t>(out, a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return same && x == y; });
+  else map2<uint8_t, int64_t>(out, a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return !same || x != y; });
 }
 
 }  // namespace dtsim::exec

@@ -142,6 +142,19 @@ bool raw_truth(Raw r, const Type& t) {
   return with_storage(storage_of(t.elem, t.ptr), [&](auto tag) { return rget<decltype(tag)>(r) != 0; });
 }
 
+void Ctx::flush(int slot) {
+  size_t s = static_cast<size_t>(slot);
+  if (rvalid && rvalid[s] == 2) {
+    write_value(f->slots[s], *rtype[s], regs[s]);
+    rvalid[s] = 1;
+  }
+}
+
+void Ctx::flush_all() {
+  if (!rvalid) return;
+  for (size_t s = 0; s < f->slots.size(); ++s) flush(static_cast<int>(s));
+}
+
 Value box(const Type& t, const Sv& v) {
   Value out = alloc(t);
   store_raw(out, v.r);
@@ -149,19 +162,12 @@ Value box(const Type& t, const Sv& v) {
   return out;
 }
 
-void write_slot(Value& dst, const Type& t, const Sv& v) {
-  if (dst.defined() && dst.type == t) {
-    store_raw(dst, v.r);
-    dst.buffer = v.buffer;
-  } else {
-    dst = box(t, v);
-  }
-}
 
 Sv eval_sv(Ctx& c, const Expr& e) {
   switch (e.kind) {
     case ExprKind::Const: return Sv{const_raw(e.type.elem, e), -1};
     case ExprKind::Var: {
+      c.flush(e.slot);
       const Value& v = c.f->slots[static_cast<size_t>(e.slot)];
       if (!v.defined()) throw RuntimeFault(e.loc, "'" + e.name + "' is used before it is assigned");
       return Sv{raw_of(v), v.buffer};
@@ -201,6 +207,350 @@ Sv eval_sv(Ctx& c, const Expr& e) {
     case ExprKind::Swizzle2d: break;
   }
   internal_error("Interp", "expression outside the scalar form");
+}
+
+// ---- the compiled scalar form ----
+
+namespace {
+
+Sv k_fn(Ctx&, const SNode& n) { return Sv{n.k, -1}; }
+
+__attribute__((noinline)) Sv var_slow(Ctx& c, const SNode& n) {
+  size_t s = static_cast<size_t>(n.slot);
+  const Value& v = c.f->slots[s];
+  if (!v.defined()) throw RuntimeFault(n.e->loc, "'" + n.e->name + "' is used before it is assigned");
+  Sv r{raw_of(v), v.buffer};
+  if (v.type == n.t) c.regs[s] = r, c.rvalid[s] = 1;
+  return r;
+}
+
+template <class T> Sv var_fn(Ctx& c, const SNode& n) {
+  size_t s = static_cast<size_t>(n.slot);
+  if (c.rvalid[s]) [[likely]]
+    return c.regs[s];
+  return var_slow(c, n);
+}
+
+Sv pid_fn(Ctx& c, const SNode& n) { return Sv{rmake<int32_t>(static_cast<int32_t>(c.f->pid[static_cast<size_t>(n.slot)])), -1}; }
+Sv nprog_fn(Ctx& c, const SNode& n) { return Sv{rmake<int32_t>(static_cast<int32_t>(c.f->grid[static_cast<size_t>(n.slot)])), -1}; }
+
+template <class S, class D> Sv cvt_fn(Ctx& c, const SNode& n) {
+  Sv v = run_node(c, n.a);
+  D d = conv_elem<D>(rget<S>(v.r));
+  if (is_half(n.t.elem) && n.from.elem != n.t.elem) d = round_elem<D>(d, n.t.elem);
+  return Sv{rmake<D>(d), -1};
+}
+
+template <class T> Sv un_fn(Ctx& c, const SNode& n) {
+  Sv x = run_node(c, n.a);
+  return Sv{rmake<T>(round_elem<T>(un_elem<T>(n.uop, rget<T>(x.r)), n.t.elem)), -1};
+}
+
+// Operand fetch, specialized on the operand's kind so that variables and literals are read in
+// place instead of through a node call: 0 = any node, 1 = variable, 2 = literal.
+template <int K> inline Sv fetch(Ctx& c, const SNode* n) {
+  if constexpr (K == 2) {
+    return Sv{n->k, -1};
+  } else if constexpr (K == 1) {
+    size_t s = static_cast<size_t>(n->slot);
+    if (c.rvalid[s]) [[likely]]
+      return c.regs[s];
+    return n->fn(c, *n);
+  } else {
+    return n->fn(c, *n);
+  }
+}
+inline int kind_of(const SNode* n) { return n->slot >= 0 && n->e && n->e->kind == ExprKind::Var ? 1 : n->fn == &k_fn ? 2 : 0; }
+
+template <class T, BinOp OP, int KA, int KB> Sv bin_op_fn(Ctx& c, const SNode& n) {
+  T x = rget<T>(fetch<KA>(c, n.a).r);
+  T y = rget<T>(fetch<KB>(c, n.b).r);
+  return Sv{rmake<T>(round_elem<T>(bin_elem<T>(OP, x, y, n.e->loc), n.t.elem)), -1};
+}
+template <class T, int KA, int KB> Sv bin_fn(Ctx& c, const SNode& n) {
+  T x = rget<T>(fetch<KA>(c, n.a).r);
+  T y = rget<T>(fetch<KB>(c, n.b).r);
+  return Sv{rmake<T>(round_elem<T>(bin_elem<T>(n.bop, x, y, n.e->loc), n.t.elem)), -1};
+}
+template <class T, int KA, int KB> Sv cmp_fn(Ctx& c, const SNode& n) {
+  T x = rget<T>(fetch<KA>(c, n.a).r);
+  T y = rget<T>(fetch<KB>(c, n.b).r);
+  return Sv{rmake<uint8_t>(cmp_elem<T>(n.bop, x, y)), -1};
+}
+
+// Pointer +/- offset; I32 = the offset is an i32 value widened here (the i64 operand conversion).
+template <int KA, int KB, bool I32> Sv ptr_arith_fn(Ctx& c, const SNode& n) {
+  Sv p = fetch<KA>(c, n.a);
+  Sv o = fetch<KB>(c, n.b);
+  int64_t off = I32 ? static_cast<int64_t>(o.r.i32) : o.r.i64;
+  int64_t r = n.bop == BinOp::Sub ? wsub(p.r.i64, off) : wadd(p.r.i64, off);
+  return Sv{rmake<int64_t>(r), p.buffer};
+}
+Sv ptr_cmp_fn(Ctx& c, const SNode& n) {
+  Sv a = run_node(c, n.a), b = run_node(c, n.b);
+  bool same = a.buffer == b.buffer;
+  uint8_t r = n.bop == BinOp::Eq ? (same && a.r.i64 == b.r.i64) : (!same || a.r.i64 != b.r.i64);
+  return Sv{rmake<uint8_t>(r), -1};
+}
+
+Sv where_fn(Ctx& c, const SNode& n) {
+  bool pick = run_node(c, n.x).r.b != 0;
+  Sv a = run_node(c, n.a), b = run_node(c, n.b);
+  if (n.t.ptr && a.buffer != b.buffer) {
+    const Buffers* bs = c.f->buffers;
+    throw RuntimeFault(n.e->loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name + "' and '" +
+                                     bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
+  }
+  if (!n.t.ptr) a.buffer = -1;
+  return pick ? a : Sv{b.r, a.buffer};
+}
+
+Sv load_fn(Ctx& c, const SNode& n) {
+  Sv p = run_node(c, n.a);
+  Sv m, o;
+  if (n.b) m = run_node(c, n.b);
+  if (n.x) o = run_node(c, n.x);
+  return Sv{load_scalar(c, *n.e, p, n.b ? &m : nullptr, n.x ? &o.r : nullptr), -1};
+}
+
+template <template <class> class F> SFn by_storage(size_t idx) {
+  switch (idx) {
+    case 0: return &F<uint8_t>::fn;
+    case 1: return &F<int32_t>::fn;
+    case 2: return &F<int64_t>::fn;
+    case 3: return &F<float>::fn;
+    default: return &F<double>::fn;
+  }
+}
+template <class T> struct VarF { static Sv fn(Ctx& c, const SNode& n) { return var_fn<T>(c, n); } };
+template <class T> struct UnF { static Sv fn(Ctx& c, const SNode& n) { return un_fn<T>(c, n); } };
+// The function of a binary node for storage T, op and operand kinds.
+template <class T, int KA, int KB> SFn bin_kinds(BinOp op, bool cmp) {
+  if (cmp) return &cmp_fn<T, KA, KB>;
+  switch (op) {
+    case BinOp::Add: return &bin_op_fn<T, BinOp::Add, KA, KB>;
+    case BinOp::Sub: return &bin_op_fn<T, BinOp::Sub, KA, KB>;
+    case BinOp::Mul: return &bin_op_fn<T, BinOp::Mul, KA, KB>;
+    default: return &bin_fn<T, KA, KB>;
+  }
+}
+template <class T> SFn bin_for(BinOp op, bool cmp, int ka, int kb) {
+  switch (ka * 3 + kb) {
+    case 0: return bin_kinds<T, 0, 0>(op, cmp);
+    case 1: return bin_kinds<T, 0, 1>(op, cmp);
+    case 2: return bin_kinds<T, 0, 2>(op, cmp);
+    case 3: return bin_kinds<T, 1, 0>(op, cmp);
+    case 4: return bin_kinds<T, 1, 1>(op, cmp);
+    case 5: return bin_kinds<T, 1, 2>(op, cmp);
+    case 6: return bin_kinds<T, 2, 0>(op, cmp);
+    case 7: return bin_kinds<T, 2, 1>(op, cmp);
+    default: return bin_kinds<T, 2, 2>(op, cmp);
+  }
+}
+template <bool I32> SFn ptr_for(int ka, int kb) {
+  switch (ka * 3 + kb) {
+    case 0: return &ptr_arith_fn<0, 0, I32>;
+    case 1: return &ptr_arith_fn<0, 1, I32>;
+    case 2: return &ptr_arith_fn<0, 2, I32>;
+    case 3: return &ptr_arith_fn<1, 0, I32>;
+    case 4: return &ptr_arith_fn<1, 1, I32>;
+    case 5: return &ptr_arith_fn<1, 2, I32>;
+    case 6: return &ptr_arith_fn<2, 0, I32>;
+    case 7: return &ptr_arith_fn<2, 1, I32>;
+    default: return &ptr_arith_fn<2, 2, I32>;
+  }
+}
+
+template <class S> SFn cvt_for(size_t d) {
+  switch (d) {
+    case 0: return &cvt_fn<S, uint8_t>;
+    case 1: return &cvt_fn<S, int32_t>;
+    case 2: return &cvt_fn<S, int64_t>;
+    case 3: return &cvt_fn<S, float>;
+    default: return &cvt_fn<S, double>;
+  }
+}
+
+struct Compiler {
+  std::deque<SNode>& nodes;
+
+  SNode* node(const Expr& e, const Type& t) {
+    nodes.emplace_back();
+    SNode* n = &nodes.back();
+    n->e = &e;
+    n->t = t;
+    return n;
+  }
+  const SNode* constant(const Expr& e, Raw k, Scalar t) {
+    SNode* n = node(e, Type{t, false, {}});
+    n->fn = &k_fn;
+    n->k = k;
+    return n;
+  }
+  const SNode* convert(const Expr& e, const SNode* a, const Type& from, Scalar to) {
+    SNode* n = node(e, Type{to, false, {}});
+    n->from = from;
+    n->a = a;
+    size_t d = storage_of(to, false);
+    switch (storage_of(from.elem, from.ptr)) {
+      case 0: n->fn = cvt_for<uint8_t>(d); break;
+      case 1: n->fn = cvt_for<int32_t>(d); break;
+      case 2: n->fn = cvt_for<int64_t>(d); break;
+      case 3: n->fn = cvt_for<float>(d); break;
+      default: n->fn = cvt_for<double>(d); break;
+    }
+    return n;
+  }
+  // operand(): `x` converted to `to`; literals built directly in that type.
+  const SNode* operand(const Expr& x, Scalar to) {
+    if (x.kind == ExprKind::Const) return constant(x, const_raw(to, x), to);
+    const SNode* v = compile(x);
+    if (!x.type.ptr && x.type.elem == to) return v;
+    return convert(x, v, x.type, to);
+  }
+
+  const SNode* compile(const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Const: return constant(e, const_raw(e.type.elem, e), e.type.elem);
+      case ExprKind::Var: {
+        SNode* n = node(e, e.type);
+        n->slot = e.slot;
+        n->idx = storage_of(e.type.elem, e.type.ptr);
+        n->fn = by_storage<VarF>(n->idx);
+        return n;
+      }
+      case ExprKind::ProgramId:
+      case ExprKind::NumPrograms: {
+        SNode* n = node(e, e.type);
+        n->slot = e.axis;
+        n->fn = e.kind == ExprKind::ProgramId ? &pid_fn : &nprog_fn;
+        return n;
+      }
+      case ExprKind::Unary: {
+        SNode* n = node(e, e.type);
+        n->uop = e.uop;
+        n->a = operand(*e.args[0], e.type.elem);
+        n->fn = by_storage<UnF>(storage_of(e.type.elem, false));
+        return n;
+      }
+      case ExprKind::Binary: {
+        const Expr& A = *e.args[0];
+        const Expr& B = *e.args[1];
+        SNode* n = node(e, e.type);
+        n->bop = e.bop;
+        if (A.type.ptr && B.type.ptr) {
+          n->a = compile(A);
+          n->b = compile(B);
+          n->fn = &ptr_cmp_fn;
+        } else if (A.type.ptr || B.type.ptr) {
+          const Expr& I = A.type.ptr ? B : A;
+          n->a = compile(A.type.ptr ? A : B);
+          bool i32 = I.kind != ExprKind::Const && !I.type.ptr && I.type.elem == Scalar::I32;
+          n->b = i32 ? compile(I) : operand(I, Scalar::I64);
+          // int + ptr adds in the other order; wraparound addition commutes, so one function serves.
+          n->fn = i32 ? ptr_for<true>(kind_of(n->a), kind_of(n->b)) : ptr_for<false>(kind_of(n->a), kind_of(n->b));
+        } else {
+          Scalar ct = e.type.elem;
+          bool cmp = binop_is_compare(e.bop) || e.bop == BinOp::LAnd || e.bop == BinOp::LOr;
+          if (binop_is_compare(e.bop)) ct = promote_operands(A, B);
+          else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
+          n->a = operand(A, ct);
+          n->b = operand(B, ct);
+          int ka = kind_of(n->a), kb = kind_of(n->b);
+          switch (storage_of(ct, false)) {
+            case 0: n->fn = bin_for<uint8_t>(e.bop, cmp, ka, kb); break;
+            case 1: n->fn = bin_for<int32_t>(e.bop, cmp, ka, kb); break;
+            case 2: n->fn = bin_for<int64_t>(e.bop, cmp, ka, kb); break;
+            case 3: n->fn = bin_for<float>(e.bop, cmp, ka, kb); break;
+            default: n->fn = bin_for<double>(e.bop, cmp, ka, kb); break;
+          }
+        }
+        return n;
+      }
+      case ExprKind::Where: {
+        SNode* n = node(e, e.type);
+        n->x = compile(*e.args[0]);
+        if (e.type.ptr) {
+          n->a = compile(*e.args[1]);
+          n->b = compile(*e.args[2]);
+        } else {
+          n->a = operand(*e.args[1], e.type.elem);
+          n->b = operand(*e.args[2], e.type.elem);
+        }
+        n->fn = &where_fn;
+        return n;
+      }
+      case ExprKind::Cast: {
+        const Expr& x = *e.args[0];
+        if (!x.type.ptr && x.type.elem == e.dtype) return compile(x);  // the identity conversion
+        return convert(e, compile(x), x.type, e.dtype);
+      }
+      case ExprKind::Load: {
+        SNode* n = node(e, e.type);
+        n->a = compile(*e.args[0]);
+        if (e.args[1]) n->b = compile(*e.args[1]);
+        if (e.args[2]) n->x = operand(*e.args[2], e.type.elem);
+        n->fn = &load_fn;
+        return n;
+      }
+      case ExprKind::Arange:
+      case ExprKind::Full:
+      case ExprKind::ExpandDims:
+      case ExprKind::Reshape:
+      case ExprKind::Trans:
+      case ExprKind::Broadcast:
+      case ExprKind::Dot:
+      case ExprKind::Reduce:
+      case ExprKind::Swizzle2d: break;
+    }
+    internal_error("Interp", "expression outside the scalar form");
+  }
+};
+
+}  // namespace
+
+const SNode* ScalarProgram::compile_scalar(const Expr& e) { return Compiler{nodes}.compile(e); }
+
+ScalarProgram::ScalarProgram(const Kernel& k) {
+  roots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
+  troots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
+  Compiler cc{nodes};
+  for (const Stmt* s : k.stmts) {
+    auto& r = roots[static_cast<size_t>(s->id)];
+    switch (s->kind) {
+      case StmtKind::Assign:
+        if (s->targets.size() != 1) break;
+        if (scalar_form(*s->args[0])) r[0] = cc.compile(*s->args[0]);
+        else troots[static_cast<size_t>(s->id)][0] = tile(*s->args[0]);
+        break;
+      case StmtKind::Store: {
+        const Expr& pe = *s->args[0];
+        const Expr& ve = *s->args[1];
+        if (scalar_form(pe) && scalar_form(ve) && (!s->args[2] || scalar_form(*s->args[2]))) {
+          r[0] = cc.compile(pe);
+          // A literal is stored as the pointer's element type, any other value as its own type.
+          r[1] = ve.kind == ExprKind::Const ? cc.constant(ve, const_raw(pe.type.elem, ve), pe.type.elem) : cc.compile(ve);
+          if (s->args[2]) r[2] = cc.compile(*s->args[2]);
+        } else {
+          auto& t = troots[static_cast<size_t>(s->id)];
+          t[0] = tile(pe);
+          t[1] = tile(ve);
+          if (s->args[2]) t[2] = tile(*s->args[2]);
+        }
+        break;
+      }
+      case StmtKind::For:
+        for (size_t i = 0; i < 3; ++i)
+          if (scalar_form(*s->args[i])) r[i] = cc.compile(*s->args[i]);
+        break;
+      case StmtKind::If:
+        if (scalar_form(*s->args[0])) r[0] = cc.compile(*s->args[0]);
+        break;
+      case StmtKind::Print:
+      case StmtKind::Assert:
+      case StmtKind::Return: break;
+    }
+  }
 }
 
 }  // namespace dtsim::exec

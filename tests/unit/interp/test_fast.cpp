@@ -199,6 +199,20 @@ TEST_CASE("scalar form: sanitizer findings are the same (bounds, uninitialized, 
   CHECK(same_tile("<s-none>", "kernel t(x: *f32[8], out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p, load(x + p + 1, mask=p < 7) + load(x + 20))\n}\n", {}, none) == 0);
 }
 
+TEST_CASE("tile form and range loads/stores: findings are the same as lane by lane") {
+  InterpOptions kg;
+  kg.keep_going = true;
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // Overlapping tile stores (write-write), a tile load of what another instance stores (read-write),
+    // a tile load of never-written elements, out-of-bounds tails, masked tails.
+    CHECK(same_tile("<t-ww>", "kernel t(out y: *f32[40]) grid(4) {\n  p = program_id(0)\n  o = p * 8 + arange(0, 16)\n  store(y + o, o.to(f32), mask=o < 40)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<t-rw>", "kernel t(y: *f32[40]) grid(4) {\n  p = program_id(0)\n  o = p * 8 + arange(0, 8)\n  v = load(y + o + 4)\n  store(y + o, v * 2.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<t-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o != 40)\n  store(z + o, load(y + o) + 1.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<t-oob>", "kernel t(x: *f32[50], out y: *f32[64]) grid(2) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n  store(y + o, load(x + o, mask=o < 52, other=-1.0))\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<t-clean>", "kernel t(x: *f32[50], out y: *f32[64], out z: *f32[64]) grid(2) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n  m = o < 50\n  store(y + o, load(x + o, mask=m, other=-1.0))\n  store(z + o, load(y + o) * 2.0 + where(m, 1.0, 0.5))\n}\n", {}, opt) == 0);
+  }
+}
+
 TEST_CASE("scalar form: the untensorized mm.dt lowering") {
   Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/bench/kernels/mm_scalar.tile");
   Bindings b = bind_params(m, {{"x_SIZE", "37"}, {"y_SIZE", "130"}, {"k_SIZE", "5"}});

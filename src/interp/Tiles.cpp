@@ -1,0 +1,203 @@
+// Tile statements in the execution form: each expression node owns a per-thread result tile that
+// is reused across instances and loop trips (the ops write into it instead of allocating), literal and scalar operands are prepared once per launch and evaluated unboxed, and
+// aranges are built once per thread. The operations themselves are those of the tile path (Ops.cpp,
+// Memory.cpp), called in the same order on the same values, so results and findings are identical.
+#include "interp/Elem.h"
+
+namespace dtsim::exec {
+
+namespace {
+
+struct Tiles {
+  Ctx& c;
+
+  Value& val(const TNode& n) { return c.tcache[2 * static_cast<size_t>(n.idx)]; }
+  Value& conv(const TNode& n) { return c.tcache[2 * static_cast<size_t>(n.idx) + 1]; }
+
+  // operand(): the value of `n` converted to `to`; literals built directly in that type.
+  const Value& operand(const TNode& n, Scalar to) {
+    if (n.e->kind == ExprKind::Const) {
+      write_value(conv(n), Type{to, false, {}}, Sv{const_raw(to, *n.e), -1});
+      return conv(n);
+    }
+    const Value& v = eval(n);
+    if (!v.type.ptr && v.type.elem == to) return v;
+    Value& cv = conv(n);
+    convert_into(cv, v, to);
+    return cv;
+  }
+
+  const Value& binary(const TNode& n, Value& out) {
+    const Expr& e = *n.e;
+    const Expr& A = *e.args[0];
+    const Expr& B = *e.args[1];
+    if (A.type.ptr && B.type.ptr) {
+      const Value& a = eval(*n.kids[0]);
+      const Value& b = eval(*n.kids[1]);
+      ptr_compare_into(out, e.bop, a, b, e.type);
+      return out;
+    }
+    if (A.type.ptr || B.type.ptr) {
+      const TNode& P = A.type.ptr ? *n.kids[0] : *n.kids[1];
+      const TNode& I = A.type.ptr ? *n.kids[1] : *n.kids[0];
+      const Value& p = eval(P);
+      const Value& off = operand(I, Scalar::I64);
+      ptr_arith_into(out, e.bop, p, off, e.type, A.type.ptr);
+      return out;
+    }
+    Scalar ct = e.type.elem;
+    if (binop_is_compare(e.bop)) ct = promote_operands(A, B);
+    else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
+    const Value& a = operand(*n.kids[0], ct);
+    const Value& b = operand(*n.kids[1], ct);
+    binary_into(out, e.bop, a, b, e.type, e.loc);
+    return out;
+  }
+
+  const Value& eval(const TNode& n) {
+    const Expr& e = *n.e;
+    Value& out = val(n);
+    if (n.s) {
+      write_value(out, e.type, run_node(c, n.s));
+      return out;
+    }
+    switch (e.kind) {
+      case ExprKind::Var: {
+        c.flush(e.slot);
+        const Value& v = c.f->slots[static_cast<size_t>(e.slot)];
+        if (!v.defined()) throw RuntimeFault(e.loc, "'" + e.name + "' is used before it is assigned");
+        return v;
+      }
+      case ExprKind::Arange:
+        // Only this node writes its tile, so once built it stays built.
+        if (!(out.defined() && out.type == e.type)) out = arange_op(e.ints[0], e.ints[1]);
+        return out;
+      case ExprKind::Full: {
+        const Value& v = operand(*n.kids.back(), e.type.elem);
+        full_into(out, v, e.type);
+        return out;
+      }
+      case ExprKind::Unary: {
+        const Value& x = operand(*n.kids[0], e.type.elem);
+        unary_into(out, e.uop, x, e.type);
+        return out;
+      }
+      case ExprKind::Binary: return binary(n, out);
+      case ExprKind::Where: {
+        const Value& cond = eval(*n.kids[0]);
+        if (e.type.ptr) {
+          const Value& a = eval(*n.kids[1]);
+          const Value& b = eval(*n.kids[2]);
+          if (a.buffer != b.buffer) {
+            const Buffers* bs = c.f->buffers;
+            throw RuntimeFault(e.loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name +
+                                          "' and '" + bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
+          }
+          where_into(out, cond, a, b, e.type);
+          out.buffer = a.buffer;
+          return out;
+        }
+        const Value& a = operand(*n.kids[1], e.type.elem);
+        const Value& b = operand(*n.kids[2], e.type.elem);
+        where_into(out, cond, a, b, e.type);
+        return out;
+      }
+      case ExprKind::Cast: {
+        const Value& x = eval(*n.kids[0]);
+        convert_into(out, x, e.dtype);
+        return out;
+      }
+      case ExprKind::ExpandDims:
+      case ExprKind::Reshape: {
+        const Value& x = eval(*n.kids[0]);
+        if (&x != &out) out = x;
+        XShape xs(e.type.shape.size());
+        for (size_t i = 0; i < e.type.shape.size(); ++i) xs[i] = static_cast<size_t>(e.type.shape[i]);
+        std::visit([&](auto& a) { a.reshape(xs); }, out.data);
+        out.type = e.type;
+        return out;
+      }
+      case ExprKind::Trans: {
+        const Value& x = eval(*n.kids[0]);
+        out = trans_op(x);
+        return out;
+      }
+      case ExprKind::Broadcast: {
+        const Value& x = eval(*n.kids[0]);
+        out = broadcast_op(x, e.type.shape);
+        return out;
+      }
+      case ExprKind::Load: {
+        const Value& p = eval(*n.kids[0]);
+        const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
+        const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
+        load_into(out, c, e, p, m, o);
+        return out;
+      }
+      case ExprKind::Dot: {
+        const Value& a = eval(*n.kids[0]);
+        const Value& b = eval(*n.kids[1]);
+        const Value* acc = n.kids[2] ? &eval(*n.kids[2]) : nullptr;
+        out = dot_op(a, b, acc, e.type);
+        return out;
+      }
+      case ExprKind::Reduce: {
+        const Value& x = eval(*n.kids[0]);
+        reduce_into(out, e.rop, x, static_cast<int>(e.ints[0]), e.type);
+        return out;
+      }
+      case ExprKind::Const:
+      case ExprKind::ProgramId:
+      case ExprKind::NumPrograms:
+      case ExprKind::Swizzle2d: break;
+    }
+    // Scalars outside the scalar form: the tile path.
+    Value t;
+    const Value& r = eval_expr(c, e, t);
+    if (&r == &t) out = std::move(t);
+    else out = r;
+    return out;
+  }
+};
+
+}  // namespace
+
+const Value& eval_tnode(Ctx& c, const TNode& n) { return Tiles{c}.eval(n); }
+
+void assign_tnode(Ctx& c, int slot, const TNode& n) {
+  const Value& v = Tiles{c}.eval(n);
+  c.invalidate(slot);
+  Value& dst = c.f->slots[static_cast<size_t>(slot)];
+  if (&v == &dst) return;
+  if (dst.defined() && dst.type == v.type) {  // same type: copy the elements, keep the storage
+    with_storage(storage_of(v.type.elem, v.type.ptr), [&](auto tag) {
+      using T = decltype(tag);
+      std::copy_n(data<T>(v), numel(v), data<T>(dst));
+      return 0;
+    });
+    dst.buffer = v.buffer;
+    return;
+  }
+  dst = v;
+}
+
+const TNode* ScalarProgram::tile(const Expr& e) {
+  tnodes.emplace_back();
+  TNode* n = &tnodes.back();
+  n->e = &e;
+  n->idx = static_cast<int>(tnodes.size() - 1);
+  if (e.kind != ExprKind::Var && scalar_form(e)) {
+    n->s = compile_scalar(e);
+    return n;
+  }
+  if (e.kind == ExprKind::Var) return n;
+  size_t nk = e.args.size();
+  // Shape operands of Full / Reshape / Broadcast are resolved constants (Expr::ints), not evaluated.
+  if (e.kind == ExprKind::Reshape || e.kind == ExprKind::Broadcast) nk = 1;
+  n->kids.assign(e.args.size(), nullptr);
+  for (size_t i = 0; i < nk; ++i)
+    if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);
+  return n;
+}
+
+}  // namespace dtsim::exec
