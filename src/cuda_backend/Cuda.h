@@ -25,6 +25,11 @@ struct CudaOptions {
 // parameters are baked in, runtime scalars and buffers become kernel parameters.
 std::string emit_nvvm(const Module& m, const Bindings& b, const CudaOptions& opt = {});
 
+// What the backend decided for each statement (`emit --layouts`): the statements of every kernel in
+// .tile form, each followed by `#` lines: the layout of the tile it assigns, how its loads and stores
+// access memory, how reductions and dots are done, layout conversions, pipelined loops.
+std::string emit_layouts(const Module& m, const Bindings& b, const CudaOptions& opt = {});
+
 // NVVM IR -> PTX with libNVVM (verify first, libdevice added lazily). On failure: UserError whose
 // text holds libNVVM's log, the offending IR line and a command that reproduces the failure.
 std::string compile_ptx(const std::string& nvvm_ir, const CudaOptions& opt = {});

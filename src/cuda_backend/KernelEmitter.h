@@ -61,6 +61,8 @@ class KernelEmitter {
   void declare(const std::string& d);
   std::string call(const std::string& ret, const std::string& fn, const std::string& args, const std::string& decl_args);
   [[noreturn]] void fail(SourceLoc loc, const std::string& msg);
+  const Stmt* cur_stmt_ = nullptr;
+  void note(const std::string& text);  // for `emit --layouts`, attached to the current statement
 
   // ---- layout ----
   Dist dflt(const Shape& s) const { return blocked(s, k_.num_warps); }
@@ -106,6 +108,7 @@ class KernelEmitter {
     Scalar in = Scalar::F16;
   };
   int sm_version() const;
+  friend std::string describe(const MmaPlan& p);
   MmaPlan mma_plan(const Expr& dot);
   TV eval_dot_fma(const ExprP& e);
   std::string smem_base32();
@@ -152,6 +155,7 @@ class KernelEmitter {
   void count_assignments(const std::vector<StmtP>& body);
   void emit_block(const std::vector<StmtP>& body);
   void emit_stmt(const Stmt& s);
+  void emit_stmt_body(const Stmt& s);
   void assign(int slot, const TV& v);
   void emit_store(const Stmt& s);
   void emit_for(const Stmt& s);

@@ -265,9 +265,19 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   return TV{acc.type, D, c};
 }
 
+std::string describe(const KernelEmitter::MmaPlan& p) {
+  std::string shape = std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K);
+  if (p.wgmma) return "dot " + shape + ": wgmma m64n" + std::to_string(p.N) + "k16, " + std::to_string(p.wm / 4) + " warpgroup(s)";
+  return "dot " + shape + ": mma.sync m16n8k16, warps " + std::to_string(p.wm) + "x" + std::to_string(p.wn);
+}
+
 TV KernelEmitter::eval_dot(const ExprP& e) {
   MmaPlan p = mma_plan(*e);
-  if (!p.ok) return eval_dot_fma(e);
+  if (!p.ok) {
+    note("dot: FMA units (" + p.why + ")");
+    return eval_dot_fma(e);
+  }
+  note(describe(p) + ", operands staged from registers");
   TV a = eval(e->args[0]), b = eval(e->args[1]);
   Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};

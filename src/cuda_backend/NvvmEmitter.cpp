@@ -30,6 +30,12 @@ std::string KernelEmitter::call(const std::string& ret, const std::string& fn, c
   return op("call " + ret + " @" + fn + "(" + args + ")");
 }
 void KernelEmitter::fail(SourceLoc loc, const std::string& msg) { user_error(loc, "CUDA backend: " + msg); }
+void KernelEmitter::note(const std::string& text) {
+  int id = cur_stmt_ ? cur_stmt_->id : -1;
+  for (auto& [i, t] : info.notes)
+    if (i == id && t == text) return;  // a statement emitted twice (pipeline prologue) says it once
+  info.notes.emplace_back(id, text);
+}
 
 std::string KernelEmitter::trap_if(const std::string& cond) {
   std::string t = label("trap"), j = label("ok");
@@ -259,6 +265,7 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
   auto opf = [this](const std::string& r) { return op(r); };
   info.smem_bytes = std::max(info.smem_bytes, smem_padded(v.type.numel()) * smem_bytes(v.type));
   ++info.conversions;
+  note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory");
   barrier();
   smem_store_all(v, 0);
   barrier();
@@ -521,6 +528,7 @@ TV KernelEmitter::eval_load(const ExprP& e, const Dist& d) {
   int n = t.is_scalar() ? 1 : d.nregs();
   int w = t.is_scalar() ? 1 : vector_width(d, e->args[0], e->args[1], e->args[2]);
   if (w > 1) ++info.vector_accesses;
+  if (t.is_tile()) note("load " + shape_str(t.shape) + ": " + (w > 1 ? std::to_string(w) + "-element vectors" : std::string("scalar accesses")));
   out.v.resize(static_cast<size_t>(n));
   for (int r0 = 0; r0 < n; r0 += w) {
     int c = first_copy(d, r0);

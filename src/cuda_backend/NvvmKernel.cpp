@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "cuda_backend/KernelEmitter.h"
+#include "ir/Printer.h"
 
 namespace dtsim {
 namespace nvvm {
@@ -100,6 +101,8 @@ void KernelEmitter::emit_store(const Stmt& s) {
   int n = pt.is_scalar() ? 1 : d.nregs();
   int w = pt.is_scalar() ? 1 : vector_width(d, pe, s.args[2], nullptr);
   if (w > 1) ++info.vector_accesses;
+  if (pt.is_tile())
+    note("store " + shape_str(pt.shape) + " from " + d.str() + ": " + (w > 1 ? std::to_string(w) + "-element vectors" : std::string("scalar accesses")));
   // Each element is stored once per instance: by thread 0 for a scalar, by the first holder of a tile
   // element.
   std::string own = owner(d);
@@ -175,6 +178,15 @@ void KernelEmitter::emit_assert(const Stmt& s) {
 }
 
 void KernelEmitter::emit_stmt(const Stmt& s) {
+  const Stmt* outer = cur_stmt_;
+  cur_stmt_ = &s;
+  emit_stmt_body(s);
+  if (s.kind == StmtKind::Assign && s.targets.size() == 1 && k_.slot_types[static_cast<size_t>(s.slots[0])].is_tile())
+    note(s.targets[0] + ": " + var_dist_[static_cast<size_t>(s.slots[0])].str());
+  cur_stmt_ = outer;
+}
+
+void KernelEmitter::emit_stmt_body(const Stmt& s) {
   switch (s.kind) {
     case StmtKind::Assign: {
       if (s.targets.size() == 2) {
@@ -183,7 +195,9 @@ void KernelEmitter::emit_stmt(const Stmt& s) {
         assign(s.slots[1], TV{Type{Scalar::I32, false, {}}, dflt({}), {j}});
         return;
       }
-      assign(s.slots[0], eval(s.args[0]));
+      // Produced straight in the variable's layout (free for index arithmetic, constants, loads).
+      const Type& vt = k_.slot_types[static_cast<size_t>(s.slots[0])];
+      assign(s.slots[0], vt.is_tile() ? eval(s.args[0], var_dist_[static_cast<size_t>(s.slots[0])]) : eval(s.args[0]));
       return;
     }
     case StmtKind::Store: emit_store(s); return;
@@ -312,5 +326,38 @@ NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOption
 }
 
 std::string emit_nvvm(const Module& m, const Bindings& b, const CudaOptions& opt) { return emit_nvvm_module(m, b, opt).ir; }
+
+namespace {
+void layout_lines(const std::vector<StmtP>& body, int depth, const NvvmKernelInfo& ki, std::string& out) {
+  std::string pad(static_cast<size_t>(2 * depth), ' ');
+  for (auto& s : body) {
+    std::string text = print_stmt(*s, 0);
+    text = text.substr(0, text.find('\n'));
+    if (!text.empty() && text.back() == '{') text.pop_back();
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += pad + text + "\n";
+    for (auto& [id, t] : ki.notes)
+      if (id == s->id) out += pad + "    # " + t + "\n";
+    layout_lines(s->body, depth + 1, ki, out);
+    if (!s->orelse.empty()) {
+      out += pad + "else\n";
+      layout_lines(s->orelse, depth + 1, ki, out);
+    }
+  }
+}
+}  // namespace
+
+std::string emit_layouts(const Module& m, const Bindings& b, const CudaOptions& opt) {
+  NvvmModule nm = emit_nvvm_module(m, b, opt);
+  std::string out;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const Kernel& k = m.kernels[i];
+    const NvvmKernelInfo& ki = nm.kernels[i];
+    out += "kernel " + k.name + ": " + std::to_string(k.num_warps) + " warps, " + std::to_string(ki.smem_bytes) +
+           " bytes of shared memory, target " + (opt.arch.empty() ? std::string("sm_90") : opt.arch) + "\n";
+    layout_lines(k.body, 1, ki, out);
+  }
+  return out;
+}
 
 }  // namespace dtsim

@@ -165,6 +165,15 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   int64_t a_bytes = align1024(p.M * (p.K + pad) * 2), stage = a_bytes + align1024(p.K * (p.N + pad) * 2);
   info.smem_bytes = std::max(info.smem_bytes, S * stage);
   ++info.pipelined_loops;
+  {
+    const Stmt* outer = cur_stmt_;
+    cur_stmt_ = &f;
+    note("pipelined: " + std::to_string(S) + " shared buffers, cp.async of " + lx->targets[0] + " and " + ly->targets[0] +
+         " " + std::to_string(S - 1) + " iteration(s) ahead");
+    cur_stmt_ = dot;
+    note(describe(p) + ", operands from the cp.async buffers");
+    cur_stmt_ = outer;
+  }
   auto issue = [&](const std::string& it, const std::string& st) {  // copies of iteration `it` into buffer `st`
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
     std::string more = op("icmp slt " + ty + " " + it + ", " + hi);

@@ -184,6 +184,13 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
       }
     }
   }
+  {
+    int in_thread = P.nregs() / ns, lanes = 0;
+    for (uint32_t m = ax_lanes; m; m >>= 1) lanes += m & 1;
+    note(std::string(redop_name(e->rop)) + " over axis " + std::to_string(ax) + ": " + std::to_string(in_thread) + " per thread, " +
+         std::to_string(lanes) + " shuffle step(s), " + (wbits.empty() ? std::string("no shared memory") : std::to_string(1 << wbits.size()) + " warps through shared memory") +
+         " -> " + (e->type.is_scalar() ? std::string("scalar") : S.str()));
+  }
   TV out{e->type, e->type.is_scalar() ? dflt({}) : S, arg ? idx : val};
   return out;
 }

@@ -1,6 +1,7 @@
 // Command-line parsing and help texts of `dtsim run`, `dtsim debug` and `dtsim emit`.
 #include "tools/Args.h"
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -30,6 +31,7 @@ const FlagSpec kFlags[] = {
     {"--tile", 0, false, true, false},       {"--ast", 0, false, true, false},     {"--nvvm", 0, false, true, false},
     {"--ptx", 0, false, true, false},        {"--triton", 0, false, true, false},  {"-o", 1, false, true, false},
     {"--reps", 1, false, false, true},       {"--json", 0, false, false, true},    {"--vs-triton", 0, false, false, true},
+    {"--layouts", 0, false, true, false},    {"--arch", 1, true, true, true},
     {"--help", 0, true, true, true},         {"-h", 0, true, true, true},
 };
 
@@ -102,7 +104,7 @@ void apply_sanitize(CliOptions& o, const std::string& v) {
 }
 
 void set_emit(CliOptions& o, EmitWhat w) {
-  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton");
+  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton, --layouts");
   o.emit = w;
 }
 
@@ -155,6 +157,12 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     set_emit(o, EmitWhat::Ptx);
   } else if (name == "--triton") {
     set_emit(o, EmitWhat::Triton);
+  } else if (name == "--layouts") {
+    set_emit(o, EmitWhat::Layouts);
+  } else if (name == "--arch") {
+    if (v[0].rfind("sm_", 0) != 0 || v[0].size() < 5 || !std::isdigit(static_cast<unsigned char>(v[0][3])))
+      usage_error(o.command, "'--arch' expects a GPU target such as sm_80, sm_90 or sm_90a, got '" + v[0] + "'");
+    o.arch = v[0];
   } else if (name == "--reps") {
     o.reps = static_cast<int>(parse_int(c, name, v[0], 1, 1000000));
   } else if (name == "--json") {
@@ -202,7 +210,7 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   if (o.file.empty()) usage_error(command, "no input file");
   if (command == "bench" && o.vs_triton && o.backend != Backend::Cuda)
     usage_error(command, "--vs-triton compares with dtsim's CUDA backend; drop --backend=interp");
-  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx or --triton");
+  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx, --triton or --layouts");
   return o;
 }
 
@@ -214,7 +222,7 @@ std::string main_help() {
 usage:
   dtsim run FILE.tile|FILE.dt [flags]     run every program instance on the CPU interpreter
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
-  dtsim emit --tile|--ast|--nvvm|--ptx|--triton FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
   dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'
@@ -254,7 +262,7 @@ Without a CUDA driver or GPU, --backend=cuda prints 'SKIPPED: <why>' and exits 0
 exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2 bad usage or input.
 )";
   if (command == "emit")
-    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
 
   --tile              the tile IR (for a .dt file: the IR it lowers to)
   --ast               the checked DT syntax tree (.dt files only)
@@ -262,6 +270,9 @@ exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2
   --ptx               PTX compiled by libNVVM
   --triton            a Python module: one @triton.jit function per kernel, launch(), and a main that
                       runs it on dtsim's seeded inputs or .npy files (python3 OUT.py --help)
+  --layouts           the CUDA backend's decisions per statement: each tile's layout, vector widths of
+                      loads and stores, how reductions and dots run, conversions, pipelined loops
+  --arch sm_XX        GPU target of --nvvm/--ptx/--layouts (default sm_90; sm_90a enables wgmma)
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name)
   -o OUT              write to OUT (atomically) instead of standard output

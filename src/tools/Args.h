@@ -13,7 +13,7 @@
 namespace dtsim {
 
 enum class Backend { Interp, Cuda };
-enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton };
+enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton, Layouts };
 
 // Everything the flags of `dtsim run|debug|emit` can say. Defaults are what a bare
 // `dtsim run FILE` does.
@@ -43,6 +43,7 @@ struct CliOptions {
 
   EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton
   std::string output;              // emit: -o OUT ("" = stdout)
+  std::string arch;                // --arch: GPU target ("" = the GPU's own when running, sm_90 otherwise)
 };
 
 // Parses the words after the subcommand name. Throws UserError for unknown flags, missing or bad

@@ -412,11 +412,13 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
   Progress progress;
   const Module& m = p.module;
   CudaDeviceInfo dev = cuda_device_info();
-  std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  CudaOptions opt;
+  opt.arch = o.arch;
+  std::string arch = resolve_cuda_arch(opt);  // the target compiled for (sm_90a on an H100/H200)
   progress.show("bench: preparing inputs");
   Buffers inputs = make_buffers(m, b, o.seed);
   progress.show("bench: compiling");
-  CudaModuleRunner r(m, b);
+  CudaModuleRunner r(m, b, opt);
   r.upload(inputs);
   std::vector<Entry> es;
   for (size_t i = 0; i < m.kernels.size(); ++i) {

@@ -32,10 +32,23 @@ std::string emit_text(const CliOptions& o) {
 #ifdef DTSIM_HAVE_CUDA
       LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
       Bindings b = bind_and_verify(p, o.args);
-      std::string ir = emit_nvvm(p.module, b);
-      return o.emit == EmitWhat::Nvvm ? ir : compile_ptx(ir);
+      CudaOptions opt;
+      opt.arch = o.arch;
+      std::string ir = emit_nvvm(p.module, b, opt);
+      return o.emit == EmitWhat::Nvvm ? ir : compile_ptx(ir, opt);
 #else
       throw UserError("this dtsim was built without the CUDA backend (emit --nvvm/--ptx)");
+#endif
+    }
+    case EmitWhat::Layouts: {
+#ifdef DTSIM_HAVE_CUDA
+      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+      Bindings b = bind_and_verify(p, o.args);
+      CudaOptions opt;
+      opt.arch = o.arch;
+      return emit_layouts(p.module, b, opt);
+#else
+      throw UserError("this dtsim was built without the CUDA backend (emit --layouts)");
 #endif
     }
     case EmitWhat::Triton: {

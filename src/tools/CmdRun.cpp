@@ -38,7 +38,9 @@ bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, co
     bufs = make_buffers(p.module, b, o.seed, preset);
     if (o.backend == Backend::Cuda) {
 #ifdef DTSIM_HAVE_CUDA
-      run_module_cuda(p.module, b, bufs);
+      CudaOptions opt;
+      opt.arch = o.arch;
+      run_module_cuda(p.module, b, bufs, opt);
       return true;
 #else
       throw UserError("this dtsim was built without the CUDA backend (--backend=cuda)");
