@@ -106,6 +106,24 @@ Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn) {
   return d;
 }
 
+Dist fma_accumulator(int64_t M, int64_t N, int num_warps) {
+  Dist d;
+  d.shape = {M, N};
+  int mb = log2i(M), nb = log2i(N), um = 0, un = 0;
+  int64_t per_thread = std::max<int64_t>(1, M * N / (int64_t(32) * num_warps));
+  int tn = log2i(std::min<int64_t>({N, 8, per_thread}));
+  int tm = log2i(std::min<int64_t>({M, 8, std::max<int64_t>(1, per_thread >> tn)}));
+  auto n_bit = [&]() -> Coord { return un < nb ? Coord{0, int64_t(1) << un++} : Coord{0, 0}; };
+  auto m_bit = [&]() -> Coord { return um < mb ? Coord{int64_t(1) << um++, 0} : Coord{0, 0}; };
+  for (int i = 0; i < tn; ++i) d.reg.push_back(n_bit());
+  for (int i = 0; i < tm; ++i) d.reg.push_back(m_bit());
+  for (int i = 0; i < 5; ++i) d.lane.push_back(i < 3 && un < nb ? n_bit() : um < mb ? m_bit() : n_bit());
+  for (int w = 1; w < num_warps; w *= 2) d.warp.push_back(um < mb ? m_bit() : n_bit());
+  while (un < nb) d.reg.push_back(n_bit());
+  while (um < mb) d.reg.push_back(m_bit());
+  return d;
+}
+
 bool is_blocked(const Dist& d, int num_warps) { return d == blocked(d.shape, num_warps); }
 
 Dist slice(const Dist& parent, int axis) {

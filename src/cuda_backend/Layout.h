@@ -60,6 +60,10 @@ bool is_blocked(const Dist& d, int num_warps);
 // of M/wm rows and N/wn columns, tiled by 16x8 instruction tiles; lane l holds rows l/4 and l/4+8,
 // columns 2(l%4) and 2(l%4)+1 of each (registers c0..c3 in the instruction's order).
 Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn);
+// The accumulator of the FMA dot on a [M, N] tile: each thread holds a block of up to 8 x 8
+// elements (columns fastest), lanes spread over columns then rows, warps over rows then columns, so
+// a thread reads a few short vectors of A^T and B per k step for many multiply-adds.
+Dist fma_accumulator(int64_t M, int64_t N, int num_warps);
 // `parent` reduced over `axis`.
 Dist slice(const Dist& parent, int axis);
 // Need maps: the layout, in the operand's coordinates, of what a consumer laid out as `d` reads.

@@ -303,33 +303,91 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   return mma_tiles(p, "0", std::to_string(off_b), TV{e->type, D, acc.v});
 }
 
-namespace {
-int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
-}  // namespace
-
-// The FMA path: both operands staged in shared memory; every thread accumulates its output elements
-// over K (products and sums in f32, f64 for f64 inputs).
+// The FMA path: A staged transposed (A^T [K, M]) and B as it is ([K, N]) in shared memory; each
+// thread holds a block of the output (fma_accumulator) and, per k, reads its rows of A^T and columns
+// of B as short vectors and does one fused multiply-add per output element.
 TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   const ExprP& ea = e->args[0];
   const ExprP& eb = e->args[1];
   int64_t M = ea->type.shape[0], K = ea->type.shape[1], N = eb->type.shape[1];
-  TV a = eval(ea), b = eval(eb);
   Scalar rt = e->type.elem;
-  std::string ty = reg_type(rt), st = smem_type(ea->type);
-  int64_t off_b = align16(smem_padded(M * K) * smem_bytes(ea->type));
-  info.smem_bytes = std::max(info.smem_bytes, off_b + smem_padded(K * N) * smem_bytes(eb->type));
-  Dist lo = dflt(e->type.shape);
+  std::string ty = reg_type(rt);
+  Type st_type{rt, false, {}};
+  std::string st = smem_type(st_type);
+  int eb_bytes = smem_bytes(st_type);
+  Dist D = fma_accumulator(M, N, k_.num_warps);
+  TV a = eval(ea), b = eval(eb);
+  int64_t off_b = (M * K * eb_bytes + 15) / 16 * 16;
+  info.smem_bytes = std::max(info.smem_bytes, off_b + K * N * eb_bytes);
+  auto stage = [&](const TV& v, int64_t off, bool transpose, int64_t row) {
+    guarded(owner(v.dist), [&] {
+      for (int r = 0; r < v.dist.nregs(); ++r) {
+        if (first_copy(v.dist, r) != r) continue;
+        auto c = coords(v.dist, r);
+        std::string i = transpose ? op("add i32 " + op("mul i32 " + c[1] + ", " + std::to_string(row)) + ", " + c[0])
+                                  : op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]);
+        std::string x = cast(v.type.elem, rt, v.at(r));
+        line("store " + st + " " + x + ", " + st + " addrspace(3)* " + smem_ptr(st_type, off, i));
+      }
+    });
+  };
   barrier();
-  smem_store_all(a, 0);
-  smem_store_all(b, off_b);
+  stage(a, 0, true, M);
+  stage(b, off_b, false, N);
   barrier();
-  TV acc;
-  if (e->args[2]) acc = fit(e->args[2], lo);
+  TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(rt, 0, 0, false))};
+  // The rows and columns this thread reads: its thread part plus each register's offset.
+  std::string tm = thread_part(D, 0), tn = thread_part(D, 1);
+  std::vector<int64_t> moff, noff;
+  for (int r = 0; r < D.nregs(); ++r) {
+    Coord c = D.reg_coord(r);
+    if (std::find(moff.begin(), moff.end(), c[0]) == moff.end()) moff.push_back(c[0]);
+    if (std::find(noff.begin(), noff.end(), c[1]) == noff.end()) noff.push_back(c[1]);
+  }
+  std::sort(moff.begin(), moff.end());
+  std::sort(noff.begin(), noff.end());
+  std::string fma = rt == Scalar::F64 ? "llvm.fma.f64" : "llvm.fma.f32";
+  declare("declare " + ty + " @" + fma + "(" + ty + ", " + ty + ", " + ty + ")");
+  // Loads `offs` (sorted) of row `row_start` + thread part `tp`: 4-element vectors where 4 offsets
+  // are consecutive and aligned.
+  auto read = [&](int64_t base, const std::string& row_start, const std::string& tp, const std::vector<int64_t>& offs, int64_t row_len) {
+    std::map<int64_t, std::string> v;
+    std::string start = tp == "0" ? row_start : op("add i32 " + row_start + ", " + tp);
+    for (size_t i = 0; i < offs.size();) {
+      int64_t o = offs[i];
+      bool vec4 = eb_bytes == 4 && row_len % 4 == 0 && o % 4 == 0 && i + 3 < offs.size() && offs[i + 3] == o + 3;
+      std::string p = smem_ptr(st_type, base, op("add i32 " + start + ", " + std::to_string(o)));
+      if (vec4) {
+        std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to <4 x " + st + "> addrspace(3)*");
+        std::string vv = op("load <4 x " + st + ">, <4 x " + st + "> addrspace(3)* " + vp + ", align 16");
+        for (int j = 0; j < 4; ++j) v[o + j] = op("extractelement <4 x " + st + "> " + vv + ", i32 " + std::to_string(j));
+        i += 4;
+      } else {
+        v[o] = op("load " + st + ", " + st + " addrspace(3)* " + p);
+        i += 1;
+      }
+    }
+    return v;
+  };
+  auto step = [&](const std::string& k, std::vector<std::string>& c) {
+    auto av = read(0, op("mul i32 " + k + ", " + std::to_string(M)), tm, moff, M);
+    auto bv = read(off_b, op("mul i32 " + k + ", " + std::to_string(N)), tn, noff, N);
+    for (int r = 0; r < D.nregs(); ++r) {
+      Coord co = D.reg_coord(r);
+      c[static_cast<size_t>(r)] = op("call " + ty + " @" + fma + "(" + ty + " " + av[co[0]] + ", " + ty + " " + bv[co[1]] + ", " + ty + " " +
+                                     c[static_cast<size_t>(r)] + ")");
+    }
+  };
+  std::vector<std::string> c = acc.v;
+  if (K <= 64) {  // unrolled: the whole k range in straight-line code
+    for (int64_t k = 0; k < K; ++k) step(std::to_string(k), c);
+    return TV{e->type, D, c};
+  }
   std::vector<std::string> accs;
-  for (int r = 0; r < lo.nregs(); ++r) {
+  for (int r = 0; r < D.nregs(); ++r) {
     std::string v = "%dacc" + std::to_string(tmp_++);
     prelude_ << "  " << v << " = alloca " << ty << "\n";
-    line("store " + ty + " " + (e->args[2] ? acc.at(r) : literal(rt, 0, 0, false)) + ", " + ty + "* " + v);
+    line("store " + ty + " " + c[static_cast<size_t>(r)] + ", " + ty + "* " + v);
     accs.push_back(v);
   }
   std::string kc = "%dk" + std::to_string(tmp_++);
@@ -339,23 +397,15 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   br(head);
   start_block(head);
   std::string k = op("load i32, i32* " + kc);
-  std::string more = op("icmp slt i32 " + k + ", " + std::to_string(K));
-  line("br i1 " + more + ", label %" + body + ", label %" + exit);
+  line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(K)) + ", label %" + body + ", label %" + exit);
   start_block(body);
-  for (int r = 0; r < lo.nregs(); ++r) {
-    auto c = coords(lo, r);
-    std::string ia = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(K)) + ", " + k);
-    std::string ib = op("add i32 " + op("mul i32 " + k + ", " + std::to_string(N)) + ", " + c[1]);
-    std::string av = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, 0, smem_index(ia)));
-    std::string bv = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(ea->type, off_b, smem_index(ib)));
-    std::string prod = op("fmul " + ty + " " + av + ", " + bv);
-    std::string cur = op("load " + ty + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-    line("store " + ty + " " + op("fadd " + ty + " " + cur + ", " + prod) + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-  }
+  for (int r = 0; r < D.nregs(); ++r) c[static_cast<size_t>(r)] = op("load " + ty + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
+  step(k, c);
+  for (int r = 0; r < D.nregs(); ++r) line("store " + ty + " " + c[static_cast<size_t>(r)] + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
   line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kc);
   br(head);
   start_block(exit);
-  TV out{e->type, lo, {}};
+  TV out{e->type, D, {}};
   for (auto& v : accs) out.v.push_back(op("load " + ty + ", " + ty + "* " + v));
   return out;
 }

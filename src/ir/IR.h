@@ -51,7 +51,9 @@
 //   specified (executors may use a tree); results may differ by rounding.
 //
 // dot(a, b, acc): a [M,K], b [K,N] of one float type; products and the sum are f32 (f64 for f64
-//   inputs); acc (optional, [M,N] f32) is added. Result [M,N] f32. No tf32.
+//   inputs); acc (optional, [M,N] f32) is added. Result [M,N] f32. No tf32. As for reductions, the
+//   order of the sum is not specified, and a product may be added without rounding it first (fused
+//   multiply-add, as tensor cores and FMA units do): results may differ by rounding.
 //
 // Memory. load(ptr, mask, other): lanes where mask is false never touch memory and yield `other`
 //   (converted to the element type; 0 when absent). An unmasked lane that points outside its buffer is
