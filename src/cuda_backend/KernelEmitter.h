@@ -121,7 +121,10 @@ class KernelEmitter {
   std::string wgmma_offset(const std::string& row, const std::string& col, const Shape& tile, bool b_operand);
   void stage_core_matrices(const TV& v, const std::string& off, bool b_operand);
   // acc += A @ B from core-matrix tiles at a_off (A [M, K]) and b_off (B [K, N]), wgmma (sm_90a).
-  TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
+  // `pending` groups may still run when it returns (0: the result is ready; 1: the previous dot's
+  // group is complete, this one may still run; wgmma_wait(0) before anything else reads it).
+  TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0);
+  std::vector<std::string> wgmma_wait(const std::vector<std::string>& acc, int pending);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);

@@ -209,7 +209,25 @@ void KernelEmitter::stage_core_matrices(const TV& v, const std::string& off, boo
   });
 }
 
-TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in) {
+// wgmma.wait_group with the accumulator registers tied through it, so nothing reads them before.
+std::vector<std::string> KernelEmitter::wgmma_wait(const std::vector<std::string>& c, int pending) {
+  size_t n = c.size();
+  std::string ret = "{", args, wcons;
+  for (size_t i = 0; i < n; ++i) {
+    ret += std::string(i ? "," : "") + "float";
+    args += std::string(i ? ", " : "") + "float " + c[i];
+    wcons += "=f,";
+  }
+  ret += "}";
+  for (size_t i = 0; i < n; ++i) wcons += std::to_string(i) + (i + 1 < n ? "," : "");
+  std::string w = op("call " + ret + " asm sideeffect \"wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";\", \"" + wcons +
+                     ",~{memory}\"(" + args + ")");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(op("extractvalue " + ret + " " + w + ", " + std::to_string(i)));
+  return out;
+}
+
+TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in, int pending) {
   Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
   TV acc = convert(acc_in, D);
   // Descriptor strides: LBO between core-matrix groups along K, SBO along M/N (for the swizzled
@@ -254,14 +272,7 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
     for (int i = 0; i < n; ++i) c[static_cast<size_t>(i)] = op("extractvalue " + ret + " " + res + ", " + std::to_string(i));
   }
   line("call void asm sideeffect \"wgmma.commit_group.sync.aligned;\", \"~{memory}\"()");
-  // The results are read next: wait for this group (tied registers keep the order in the IR).
-  std::string args;
-  for (auto& x : c) args += std::string(args.empty() ? "" : ", ") + "float " + x;
-  std::string wcons;
-  for (int i = 0; i < n; ++i) wcons += "=f,";
-  for (int i = 0; i < n; ++i) wcons += std::to_string(i) + (i + 1 < n ? "," : "");
-  std::string w = op("call " + ret + " asm sideeffect \"wgmma.wait_group.sync.aligned 0;\", \"" + wcons + ",~{memory}\"(" + args + ")");
-  for (int i = 0; i < n; ++i) c[static_cast<size_t>(i)] = op("extractvalue " + ret + " " + w + ", " + std::to_string(i));
+  c = wgmma_wait(c, pending);
   return TV{acc.type, D, c};
 }
 

@@ -184,6 +184,15 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     });
     line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
   };
+  // With wgmma, a loop that runs zero times skips the pipeline: its accumulator registers are then
+  // never set between a wgmma and the wait that ends it (ptxas would serialize the wgmmas).
+  std::string done;
+  if (p.wgmma) {
+    std::string run = label("pipe.run");
+    done = label("pipe.done");
+    line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
+    start_block(run);
+  }
   barrier();  // the buffers may hold another statement's data
   for (int s = 0; s < S - 1; ++s) {
     std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
@@ -203,10 +212,12 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
   if (p.wgmma) line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
   barrier();
-  // Prefetch iteration i + S - 1 into the buffer iteration i - 1 used (every thread is past it).
+  // Prefetch iteration i + S - 1 into the buffer iteration i - 1 used: with mma.sync every thread is
+  // past it here; with wgmma, after this iteration's group is issued and the previous one has
+  // completed in every warpgroup (one group stays in flight across the barrier).
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
   std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
-  issue(ahead, nst);
+  if (!p.wgmma) issue(ahead, nst);
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   std::string off = op("mul i32 " + cur + ", " + std::to_string(stage));
   for (auto& st : f.body) {
@@ -217,17 +228,31 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     }
     TV acc = eval(de.args[2]);
     std::string boff = op("add i32 " + off + ", " + std::to_string(a_bytes));
-    TV r = p.wgmma ? wgmma_tiles(p, off, boff, acc) : mma_tiles(p, off, boff, acc);
+    TV r = p.wgmma ? wgmma_tiles(p, off, boff, acc, 1) : mma_tiles(p, off, boff, acc);
     ++info.mma_dots;
     assign(dot->slots[0], TV{de.type, r.dist, r.v});
+  }
+  if (p.wgmma) {
+    barrier();
+    issue(ahead, nst);
+    line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   }
   line("store i32 " + op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S)) + ", i32* " + sc);
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
   start_block(exit);
   loop_info_.erase(slot);
+  if (p.wgmma) {  // the last group
+    int as = dot->slots[0];
+    TV acc = eval(de.args[2]);
+    assign(as, TV{de.type, acc.dist, wgmma_wait(acc.v, 0)});
+  }
   line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
   barrier();
+  if (p.wgmma) {
+    br(done);
+    start_block(done);
+  }
   return true;
 }
 

@@ -123,6 +123,8 @@ TEST_CASE("f16 dot: mma.sync + ldmatrix + cp.async on sm_80, wgmma on sm_90a, no
   Compiled h = compile("examples/matmul_f16.tile", "sm_90a");
   CHECK(count(h.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") > 0);
   CHECK(count(h.ptx, "mma.sync") == 0);
+  CHECK(count(h.ptx, "wgmma.wait_group.sync.aligned 1") == 1);  // one group stays in flight
+  CHECK(h.ptxas_log.find("C7515") == std::string::npos);      // ptxas did not serialize the wgmmas
   CHECK(count(h.ptx, "cp.async.cg.shared.global") > 0);
   CHECK(h.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
   Compiled b = compile("examples/matmul_bf16.tile", "sm_80");
