@@ -81,6 +81,7 @@ class KernelEmitter {
   void smem_store_all(const TV& v, int64_t byte_offset);        // every element at its padded flat index
   TV convert(const TV& v, const Dist& want);
   Dist natural(const ExprP& e);                                 // the layout e is best produced in
+  Dist reduce_parent(const ExprP& x);                           // the layout a reduction folds x in
   void infer_layouts();
   AxisInfo axis_info(const ExprP& e);
 

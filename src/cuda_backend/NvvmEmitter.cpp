@@ -283,6 +283,15 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
   return out;
 }
 
+// A reduction folds its operand where it already is (a dot's accumulator, say) when that layout
+// holds each element once per thread; otherwise in the blocked layout.
+Dist KernelEmitter::reduce_parent(const ExprP& x) {
+  Dist n = natural(x);
+  for (int r = 0; r < n.nregs(); ++r)
+    if (first_copy(n, r) != r) return dflt(x->type.shape);
+  return n;
+}
+
 // The layout a value is best produced in: reductions give slices of their operand's layout,
 // elementwise ops keep a slice operand's layout, variables keep theirs, everything else is blocked.
 Dist KernelEmitter::natural(const ExprP& e) {
@@ -290,7 +299,7 @@ Dist KernelEmitter::natural(const ExprP& e) {
   if (t.is_scalar()) return dflt({});
   Dist d = dflt(t.shape);
   switch (e->kind) {
-    case ExprKind::Reduce: return slice(dflt(e->args[0]->type.shape), static_cast<int>(e->ints[0]));
+    case ExprKind::Reduce: return slice(reduce_parent(e->args[0]), static_cast<int>(e->ints[0]));
     case ExprKind::Dot: {
       MmaPlan p = mma_plan(*e);
       return p.ok ? mma_accumulator(p.M, p.N, p.wm, p.wn) : fma_accumulator(p.M, p.N, k_.num_warps);

@@ -91,8 +91,10 @@ void KernelEmitter::emit_store(const Stmt& s) {
   // from where it is when the pointers can be computed there.
   Dist d = pt.is_scalar() ? dflt({}) : dflt(pt.shape);
   if (pt.is_tile() && s.args[1]->type.shape == pt.shape && recomputable(pe) && (!s.args[2] || recomputable(s.args[2]))) {
+    // ...unless the blocked layout stores wider vectors (a dot accumulator's f16 pairs): then the
+    // value is converted once and stored in 16-byte (or 8-byte) vectors.
     Dist n = natural(s.args[1]);
-    if (n.shape == pt.shape) d = n;
+    if (n.shape == pt.shape && vector_width(n, pe, s.args[2], nullptr) >= vector_width(d, pe, s.args[2], nullptr)) d = n;
   }
   auto p = lazy_fit(pe, d);
   auto v = lazy_fit(s.args[1], d);

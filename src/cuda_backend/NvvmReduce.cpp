@@ -73,7 +73,7 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
   Scalar xe = xt.elem, rt = e->type.elem;
   bool arg = e->rop == RedOp::Argmax || e->rop == RedOp::Argmin;
   Scalar vt = arg ? xe : rt;  // type of the running value
-  Dist P = dflt(xt.shape);
+  Dist P = reduce_parent(ex);
   Dist S = slice(P, static_cast<int>(ax));
   TV x = eval(ex, P);
 
