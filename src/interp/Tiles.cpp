@@ -22,17 +22,20 @@ bool affine_ptr(const TNode& P) {
 // Whether an integer tile holds consecutive values (off[o] == off[0] + o, in i64); its first one.
 bool consecutive(const Value& off, int64_t& first) {
   int64_t n = numel(off);
-  bool ok = true;
+  // OR-reductions of differences, compared in the offsets' own width: these vectorize.
   if (off.type.elem == Scalar::I32) {
     const int32_t* p = data<int32_t>(off);
     first = p[0];
-    for (int64_t o = 0; o < n; ++o) ok &= static_cast<int64_t>(p[o]) == first + o;
-  } else {
-    const int64_t* p = data<int64_t>(off);
-    first = p[0];
-    for (int64_t o = 0; o < n; ++o) ok &= p[o] == wadd<int64_t>(first, o);
+    if (first > INT32_MAX - n) return false;  // the range would pass INT32_MAX: not consecutive in i32
+    uint32_t bad = 0, f = static_cast<uint32_t>(p[0]);
+    for (int64_t o = 0; o < n; ++o) bad |= static_cast<uint32_t>(p[o]) ^ (f + static_cast<uint32_t>(o));
+    return bad == 0;
   }
-  return ok;
+  const int64_t* p = data<int64_t>(off);
+  first = p[0];
+  uint64_t bad = 0, f = static_cast<uint64_t>(p[0]);
+  for (int64_t o = 0; o < n; ++o) bad |= static_cast<uint64_t>(p[o]) ^ (f + static_cast<uint64_t>(o));
+  return bad == 0;
 }
 
 struct Tiles {
