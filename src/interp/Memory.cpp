@@ -185,10 +185,9 @@ Checks checks_for(Ctx& c, int bi) {
 
 // Whether p[0..n) are consecutive offsets (p[o] == p[0] + o).
 bool contiguous(const int64_t* p, int64_t n) {
-  int64_t b = p[0];
-  bool ok = true;
-  for (int64_t o = 0; o < n; ++o) ok &= p[o] == b + o;
-  return ok;
+  uint64_t b = static_cast<uint64_t>(p[0]), bad = 0;
+  for (int64_t o = 0; o < n; ++o) bad |= static_cast<uint64_t>(p[o]) ^ (b + static_cast<uint64_t>(o));  // vectorizes
+  return bad == 0;
 }
 
 // Whether every active lane of a contiguous range reads a written element (shadow bytes).
@@ -261,12 +260,14 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
   bool readers = !cm.reader1.empty();
   const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
   const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
-  bool clean = true;
+  int bad = 0;  // lanes written or read by another instance (an OR-reduction: vectorizes)
   for (int64_t o = 0; o < total; ++o) {
-    bool act = !pm || pm[o];
-    clean &= !act || ((wr[o] == -1 || wr[o] == me) && (!readers || ((r1[o] == -1 || r1[o] == me) && (r2[o] == -1 || r2[o] == me))));
+    int act = !pm || pm[o];
+    int other = (wr[o] != -1) & (wr[o] != me);
+    if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
+    bad |= act & other;
   }
-  if (!clean) return false;
+  if (bad) return false;
   int32_t* ws = cm.wstmt.data() + base;
   for (int64_t o = 0; o < total; ++o) {
     if (pm && !pm[o]) continue;
