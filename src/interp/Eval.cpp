@@ -327,7 +327,7 @@ __attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
   internal_error("Interp", "bad statement kind");
 }
 
-Flow exec_stmt(Ctx& c, const Stmt& s) {
+__attribute__((always_inline)) inline Flow exec_stmt(Ctx& c, const Stmt& s) {
   c.stmt = &s;
   if (c.hooks) c.hooks->before_stmt(*c.f, s);
   if (c.sp) {
