@@ -299,18 +299,7 @@ __attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
         }
         const auto& t = c.sp->troots[static_cast<size_t>(s.id)];
         if (t[0]) {
-          const Value& p = eval_tnode(c, *t[0]);
-          const Expr& ve = *s.args[1];
-          const Value* v;
-          if (ve.kind == ExprKind::Const) {  // a literal is stored as the pointer's element type
-            Value& cv = c.tcache[2 * static_cast<size_t>(t[1]->idx)];
-            write_value(cv, Type{s.args[0]->type.elem, false, {}}, Sv{const_raw(s.args[0]->type.elem, ve), -1});
-            v = &cv;
-          } else {
-            v = &eval_tnode(c, *t[1]);
-          }
-          const Value* m = t[2] ? &eval_tnode(c, *t[2]) : nullptr;
-          store_op(c, p, *v, m);
+          store_tnode(c, s, t);
           return Flow::Next;
         }
       }
@@ -338,7 +327,7 @@ __attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
   internal_error("Interp", "bad statement kind");
 }
 
-Flow exec_stmt(Ctx& c, const Stmt& s) {
+__attribute__((always_inline)) inline Flow exec_stmt(Ctx& c, const Stmt& s) {
   c.stmt = &s;
   if (c.hooks) c.hooks->before_stmt(*c.f, s);
   if (c.sp) {

@@ -167,6 +167,11 @@ struct Ctx {
 // Memory access with every sanitizer check (Memory.cpp).
 Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other);
 void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other);
+// Range forms (execution form): the load/store of the consecutive elements base.. of buffer `bi`
+// as a plain copy. They return false, having changed nothing, unless the range is in bounds and the
+// sanitizer needs no per-lane work (so only where the lane-by-lane path would report nothing).
+bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
+bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask);
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.

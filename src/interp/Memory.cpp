@@ -185,10 +185,9 @@ Checks checks_for(Ctx& c, int bi) {
 
 // Whether p[0..n) are consecutive offsets (p[o] == p[0] + o).
 bool contiguous(const int64_t* p, int64_t n) {
-  int64_t b = p[0];
-  bool ok = true;
-  for (int64_t o = 0; o < n; ++o) ok &= p[o] == b + o;
-  return ok;
+  uint64_t b = static_cast<uint64_t>(p[0]), bad = 0;
+  for (int64_t o = 0; o < n; ++o) bad |= static_cast<uint64_t>(p[o]) ^ (b + static_cast<uint64_t>(o));  // vectorizes
+  return bad == 0;
 }
 
 // Whether every active lane of a contiguous range reads a written element (shadow bytes).
@@ -196,6 +195,87 @@ bool all_written(const uint8_t* sh, const uint8_t* pm, int64_t n) {
   bool ok = true;
   for (int64_t o = 0; o < n; ++o) ok &= (pm && !pm[o]) || std::atomic_ref<const uint8_t>(sh[o]).load(std::memory_order_relaxed) != 0;
   return ok;
+}
+
+// Whether a load of `total` consecutive elements from `base` may be a plain range copy: the
+// execution form, in bounds, mask and other element-aligned (or a scalar other), and no
+// per-element sanitizer work (no conflict tracking; every active lane reads a written element).
+bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth) {
+  if (!c.fast || ck.cm || total <= 0 || base < 0 || base + total > n) return false;
+  if (mask && numel(*mask) != total) return false;
+  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
+  return !ck.init || all_written(ck.init + base, mask ? data<uint8_t>(*mask) : nullptr, total);
+}
+
+// The range copy of a checked load: dst[o] = mask ? src[o] : other. The whole range is in bounds,
+// so every lane is read and the mask selects (vectorizable).
+template <class C>
+void copy_range(const typename C::S* src, typename C::T* dst, int64_t total, const uint8_t* pm, const typename C::T* po, int64_t ostep) {
+  using T = typename C::T;
+  if (!pm) {
+    for (int64_t o = 0; o < total; ++o) dst[o] = C::dec(src[o]);
+  } else if (!po || ostep == 0) {
+    T z = po ? po[0] : T(0);
+    for (int64_t o = 0; o < total; ++o) {
+      T v = C::dec(src[o]);
+      dst[o] = pm[o] ? v : z;
+    }
+  } else {
+    for (int64_t o = 0; o < total; ++o) {
+      T v = C::dec(src[o]);
+      dst[o] = pm[o] ? v : po[o];
+    }
+  }
+}
+
+// A store of `total` consecutive elements at `base` as a range, when the sanitizer can check it as
+// a whole: no conflict tracking, or (one thread) a range that conflicts nowhere, which is then
+// claimed without atomics. Returns false, having changed nothing, otherwise.
+template <class C>
+bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base, int64_t total, int64_t n, const typename C::T* pv, const uint8_t* pm) {
+  if (!c.fast || total <= 0 || base < 0 || base + total > n) return false;
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  typename C::S* dstm = mem + base;
+  uint8_t* sh = ck.init ? ck.init + base : nullptr;
+  if (!ck.cm) {
+    if (!pm) {
+      for (int64_t o = 0; o < total; ++o) dstm[o] = C::enc(pv[o]);
+      if (sh)
+        for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+    } else {
+      for (int64_t o = 0; o < total; ++o)
+        if (pm[o]) {
+          dstm[o] = C::enc(pv[o]);
+          if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+        }
+    }
+    return true;
+  }
+  // One thread: check the whole range for conflicts first; when there are none, claim and write it
+  // without atomics (otherwise the per-lane path redoes everything and reports: claims by this
+  // instance are idempotent).
+  if (!c.rs || c.rs->parallel) return false;
+  ConflictMap& cm = *ck.cm;
+  int32_t* wr = cm.writer.data() + base;
+  bool readers = !cm.reader1.empty();
+  const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
+  const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
+  int bad = 0;  // lanes written or read by another instance (an OR-reduction: vectorizes)
+  for (int64_t o = 0; o < total; ++o) {
+    int act = !pm || pm[o];
+    int other = (wr[o] != -1) & (wr[o] != me);
+    if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
+    bad |= act & other;
+  }
+  if (bad) return false;
+  int32_t* ws = cm.wstmt.data() + base;
+  for (int64_t o = 0; o < total; ++o) {
+    if (pm && !pm[o]) continue;
+    if (wr[o] == -1) wr[o] = me, ws[o] = sid;
+    if (sh) sh[o] = 1;
+    dstm[o] = C::enc(pv[o]);
+  }
+  return true;
 }
 
 Buffer& buffer_of(Ctx& c, const Value& ptr) {
@@ -275,32 +355,8 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     // Fast path: contiguous in-bounds pointers, mask and other element-aligned (or scalar other),
     // no per-element sanitizer state to update: a plain masked copy.
     int64_t base = total ? pp[0] : 0;
-    if (c.fast && !ck.cm && total > 0 && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1) &&
-        base >= 0 && base + total <= n && contiguous(pp, total) && (!ck.init || all_written(ck.init + base, pm, total))) {
-      const S* src = mem + base;
-      int64_t ostep = po && numel(*oth) == total ? 1 : 0;
-      if (!pm) {
-        for (int64_t o = 0; o < total; ++o) dst[o] = C::dec(src[o]);
-        active = total;
-      } else {
-        // The whole range is in bounds, so every lane is read and the mask selects (vectorizable).
-        int64_t act = 0;
-        if (!po || ostep == 0) {
-          T z = po ? po[0] : T(0);
-          for (int64_t o = 0; o < total; ++o) {
-            T v = C::dec(src[o]);
-            dst[o] = pm[o] ? v : z;
-            act += pm[o] != 0;
-          }
-        } else {
-          for (int64_t o = 0; o < total; ++o) {
-            T v = C::dec(src[o]);
-            dst[o] = pm[o] ? v : po[o];
-            act += pm[o] != 0;
-          }
-        }
-        active = act;
-      }
+    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth)) {
+      copy_range<C>(mem + base, dst, total, pm, po, po && numel(*oth) == total ? 1 : 0);
       return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
@@ -372,53 +428,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
-    if (c.fast && !ck.cm && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n && contiguous(pp, total)) {
-      S* dstm = mem + base;
-      uint8_t* sh = ck.init ? ck.init + base : nullptr;
-      if (!pm) {
-        for (int64_t o = 0; o < total; ++o) dstm[o] = C::enc(pv[o]);
-        if (sh)
-          for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-        active = total;
-      } else {
-        for (int64_t o = 0; o < total; ++o)
-          if (pm[o]) {
-            dstm[o] = C::enc(pv[o]);
-            if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-            ++active;
-          }
-      }
-      return 0;
-    }
-    // One thread and a contiguous in-bounds range: check the whole range for conflicts first; when
-    // there are none, claim and write it without atomics (otherwise the per-lane path below redoes
-    // everything and reports: claims by this instance are idempotent).
-    if (c.fast && ck.cm && c.rs && !c.rs->parallel && total > 0 && numel(v) == total && (!pm || numel(*mask) == total) && base >= 0 && base + total <= n &&
-        contiguous(pp, total)) {
-      ConflictMap& cm = *ck.cm;
-      int32_t* wr = cm.writer.data() + base;
-      bool readers = !cm.reader1.empty();
-      const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
-      const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
-      bool clean = true;
-      for (int64_t o = 0; o < total; ++o) {
-        bool act = !pm || pm[o];
-        clean &= !act || ((wr[o] == -1 || wr[o] == me) && (!readers || ((r1[o] == -1 || r1[o] == me) && (r2[o] == -1 || r2[o] == me))));
-      }
-      if (clean) {
-        int32_t* ws = cm.wstmt.data() + base;
-        S* dstm = mem + base;
-        uint8_t* sh = ck.init ? ck.init + base : nullptr;
-        for (int64_t o = 0; o < total; ++o) {
-          if (pm && !pm[o]) continue;
-          if (wr[o] == -1) wr[o] = me, ws[o] = sid;
-          if (sh) sh[o] = 1;
-          dstm[o] = C::enc(pv[o]);
-          ++active;
-        }
-        return 0;
-      }
-    }
+    if (numel(v) == total && (!pm || numel(*mask) == total) && contiguous(pp, total) && store_range_impl<C>(c, ck, mem, base, total, n, pv, pm)) return 0;
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
     } else {
@@ -509,6 +519,40 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
     }
   }
   store_scalar_checked(c, ptr_type, ptr, val_type, val, mask);
+}
+
+bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(bi)];
+  const Type& rt = e.type;
+  if (other && (other->type.ptr || other->type.elem != rt.elem)) return false;
+  int64_t total = rt.numel();
+  Checks ck = checks_for(c, bi);
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other)) return false;
+  prep(out, rt);
+  with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    using T = typename C::T;
+    const T* po = other ? data<T>(*other) : nullptr;
+    copy_range<C>(B.as<typename C::S>() + base, data<T>(out), total, mask ? data<uint8_t>(*mask) : nullptr, po, other && numel(*other) == total ? 1 : 0);
+    return 0;
+  });
+  return true;
+}
+
+bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(bi)];
+  if (numel(val) != total || (mask && numel(*mask) != total)) return false;
+  Value vtmp;
+  const Value& v = coerce(val, B.dtype, vtmp);
+  Checks ck = checks_for(c, bi);
+  return with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    return store_range_impl<C>(c, ck, B.as<typename C::S>(), base, total, B.numel(), data<typename C::T>(v), mask ? data<uint8_t>(*mask) : nullptr);
+  });
 }
 
 }  // namespace dtsim::exec

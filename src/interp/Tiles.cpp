@@ -8,8 +8,69 @@ namespace dtsim::exec {
 
 namespace {
 
+// `scalar pointer + integer tile` (either order): the form whose offsets may be a range.
+bool affine_ptr(const TNode& P) {
+  const Expr& e = *P.e;
+  if (P.s || e.kind != ExprKind::Binary || e.bop != BinOp::Add || P.kids.size() != 2 || !P.kids[0] || !P.kids[1]) return false;
+  const Type& a = e.args[0]->type;
+  const Type& b = e.args[1]->type;
+  const Type& off = a.ptr ? b : a;
+  const Type& ptr = a.ptr ? a : b;
+  return a.ptr != b.ptr && ptr.is_scalar() && off.is_tile() && (off.elem == Scalar::I32 || off.elem == Scalar::I64);
+}
+
+// Whether an integer tile holds consecutive values (off[o] == off[0] + o, in i64); its first one.
+bool consecutive(const Value& off, int64_t& first) {
+  int64_t n = numel(off);
+  // OR-reductions of differences, compared in the offsets' own width: these vectorize.
+  if (off.type.elem == Scalar::I32) {
+    const int32_t* p = data<int32_t>(off);
+    first = p[0];
+    if (first > INT32_MAX - n) return false;  // the range would pass INT32_MAX: not consecutive in i32
+    uint32_t bad = 0, f = static_cast<uint32_t>(p[0]);
+    for (int64_t o = 0; o < n; ++o) bad |= static_cast<uint32_t>(p[o]) ^ (f + static_cast<uint32_t>(o));
+    return bad == 0;
+  }
+  const int64_t* p = data<int64_t>(off);
+  first = p[0];
+  uint64_t bad = 0, f = static_cast<uint64_t>(p[0]);
+  for (int64_t o = 0; o < n; ++o) bad |= static_cast<uint64_t>(p[o]) ^ (f + static_cast<uint64_t>(o));
+  return bad == 0;
+}
+
 struct Tiles {
   Ctx& c;
+
+  // An affine pointer operand, evaluated: the scalar pointer and the offsets (not yet widened).
+  struct Affine {
+    const Value* ptr;
+    const Value* off;
+    const TNode* off_node;
+  };
+  Affine affine(const TNode& P) {
+    bool pf = P.e->args[0]->type.ptr;
+    const Value& p = eval(*P.kids[pf ? 0 : 1]);
+    const Value& off = eval(*P.kids[pf ? 1 : 0]);
+    return Affine{&p, &off, P.kids[pf ? 1 : 0]};
+  }
+  // The consecutive elements the pointer tile would address, or false.
+  bool range(const Affine& a, int64_t& base) {
+    int64_t first;
+    if (!c.fast || !consecutive(*a.off, first)) return false;
+    base = wadd<int64_t>(data<int64_t>(*a.ptr)[0], first);
+    return true;
+  }
+  // The pointer tile itself (the tile path's operand conversion and pointer addition).
+  const Value& materialize(const TNode& P, const Affine& a) {
+    const Value* off = a.off;
+    if (off->type.elem != Scalar::I64) {
+      convert_into(conv(*a.off_node), *off, Scalar::I64);
+      off = &conv(*a.off_node);
+    }
+    Value& pt = val(P);
+    ptr_arith_into(pt, BinOp::Add, *a.ptr, *off, P.e->type, P.e->args[0]->type.ptr);
+    return pt;
+  }
 
   Value& val(const TNode& n) { return c.tcache[2 * static_cast<size_t>(n.idx)]; }
   Value& conv(const TNode& n) { return c.tcache[2 * static_cast<size_t>(n.idx) + 1]; }
@@ -128,6 +189,15 @@ struct Tiles {
         return out;
       }
       case ExprKind::Load: {
+        if (affine_ptr(*n.kids[0])) {
+          Affine a = affine(*n.kids[0]);
+          const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
+          const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
+          int64_t base;
+          if (range(a, base) && load_range(out, c, e, a.ptr->buffer, base, m, o)) return out;
+          load_into(out, c, e, materialize(*n.kids[0], a), m, o);
+          return out;
+        }
         const Value& p = eval(*n.kids[0]);
         const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
         const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
@@ -163,6 +233,31 @@ struct Tiles {
 }  // namespace
 
 const Value& eval_tnode(Ctx& c, const TNode& n) { return Tiles{c}.eval(n); }
+
+void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
+  Tiles T{c};
+  bool aff = affine_ptr(*t[0]);
+  Tiles::Affine a{};
+  const Value* p = nullptr;
+  if (aff) a = T.affine(*t[0]);
+  else p = &T.eval(*t[0]);
+  const Expr& ve = *s.args[1];
+  const Value* v;
+  if (ve.kind == ExprKind::Const) {  // a literal is stored as the pointer's element type
+    Value& cv = c.tcache[2 * static_cast<size_t>(t[1]->idx)];
+    write_value(cv, Type{s.args[0]->type.elem, false, {}}, Sv{const_raw(s.args[0]->type.elem, ve), -1});
+    v = &cv;
+  } else {
+    v = &T.eval(*t[1]);
+  }
+  const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
+  if (aff) {
+    int64_t base;
+    if (T.range(a, base) && store_range(c, a.ptr->buffer, base, numel(*a.off), *v, m)) return;
+    p = &T.materialize(*t[0], a);
+  }
+  store_op(c, *p, *v, m);
+}
 
 void assign_tnode(Ctx& c, int slot, const TNode& n) {
   const Value& v = Tiles{c}.eval(n);

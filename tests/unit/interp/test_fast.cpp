@@ -213,6 +213,33 @@ TEST_CASE("tile form and range loads/stores: findings are the same as lane by la
   }
 }
 
+TEST_CASE("affine pointers: ranges, strides, reversed and i64 offsets, broadcast values, tails") {
+  InterpOptions kg;
+  kg.keep_going = true;
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    std::string src = R"(kernel t(x: *f32[100], h: *f16[100], out y: *f32[100], out z: *f16[100], out w: *f32[4, 100]) grid(4) {
+  p = program_id(0)
+  r = arange(0, 32)
+  o = p * 25 + r
+  o64 = o.to(i64)
+  a = load(x + o, mask=o < 100, other=-1.0)
+  b = load(o64 + x, mask=o64 < 100)
+  c = load(x + (99 - o), mask=o < 100)
+  d = load(x + o * 2, mask=o * 2 < 100, other=0.5)
+  e = load(h + o, mask=o < 100)
+  store(y + o, a + b * c - d, mask=(o < 100) && (r < 25))
+  store(z + o, e * 2.0 + a, mask=(o < 100) && (r < 25))
+  store(w + p * 100 + r * 3, 7.0, mask=r * 3 < 100)
+  store(w + p * 100 + 96 + r, a, mask=r < 4)
+}
+)";
+    CHECK(same_tile("<affine>", src, {}, opt) == 0);
+    // Tails that leave the buffer: found identically (first lane, count, index).
+    CHECK(same_tile("<affine-oob>", "kernel t(x: *f32[100], out y: *f32[100]) grid(4) {\n  p = program_id(0)\n  o = p * 30 + arange(0, 32)\n  store(y + o, load(x + o), mask=o < 100)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<affine-oob-store>", "kernel t(x: *f32[128], out y: *f32[100]) grid(4) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n  store(y + o, load(x + o))\n}\n", {}, opt) >= 1);
+  }
+}
+
 TEST_CASE("scalar form: the untensorized mm.dt lowering") {
   Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/bench/kernels/mm_scalar.tile");
   Bindings b = bind_params(m, {{"x_SIZE", "37"}, {"y_SIZE", "130"}, {"k_SIZE", "5"}});
