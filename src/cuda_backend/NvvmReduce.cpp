@@ -90,20 +90,23 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
     members[static_cast<size_t>(s)].push_back(r);
   }
   std::vector<std::string> val(static_cast<size_t>(ns)), idx(static_cast<size_t>(ns));
+  // Folds value v (index i) into result register s; the first value starts it.
+  auto fold = [&](int s, const std::string& v, const std::string& i, bool first) {
+    size_t k = static_cast<size_t>(s);
+    if (first) {
+      val[k] = v;
+      idx[k] = i;
+      return;
+    }
+    std::string ni;
+    val[k] = combine(e->rop, vt, val[k], v, idx[k], i, &ni);
+    if (arg) idx[k] = ni;
+  };
   for (int s = 0; s < ns; ++s) {
     auto& mem = members[static_cast<size_t>(s)];
     std::stable_sort(mem.begin(), mem.end(), [&](int a, int b) { return P.reg_coord(a)[ax] < P.reg_coord(b)[ax]; });
     for (size_t j = 0; j < mem.size(); ++j) {
-      std::string v = cast(xe, vt, x.at(mem[j]));
-      std::string i = arg ? coords(P, mem[j])[ax] : "";
-      if (j == 0) {
-        val[static_cast<size_t>(s)] = v;
-        idx[static_cast<size_t>(s)] = i;
-        continue;
-      }
-      std::string ni;
-      val[static_cast<size_t>(s)] = combine(e->rop, vt, val[static_cast<size_t>(s)], v, idx[static_cast<size_t>(s)], i, &ni);
-      if (arg) idx[static_cast<size_t>(s)] = ni;
+      fold(s, cast(xe, vt, x.at(mem[j])), arg ? coords(P, mem[j])[ax] : "", j == 0);
     }
   }
 
@@ -114,10 +117,7 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
     ax_lanes |= 1u << i;
     for (int s = 0; s < ns; ++s) {
       std::string ov = shuffle_xor(vt, val[static_cast<size_t>(s)], 1 << i);
-      std::string oi = arg ? shuffle_xor(Scalar::I32, idx[static_cast<size_t>(s)], 1 << i) : "";
-      std::string ni;
-      val[static_cast<size_t>(s)] = combine(e->rop, vt, val[static_cast<size_t>(s)], ov, idx[static_cast<size_t>(s)], oi, &ni);
-      if (arg) idx[static_cast<size_t>(s)] = ni;
+      fold(s, ov, arg ? shuffle_xor(Scalar::I32, idx[static_cast<size_t>(s)], 1 << i) : "", false);
     }
   }
 
@@ -172,15 +172,7 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
         std::string at = b == "0" ? std::to_string(j) : op("add i32 " + b + ", " + std::to_string(j));
         std::string v = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(vtype, 0, at));
         if (vt == Scalar::I1) v = op("icmp ne i8 " + v + ", 0");
-        std::string i = arg ? op("load i32, i32 addrspace(3)* " + smem_ptr(itype, off_idx, at)) : "";
-        if (j == 0) {
-          val[static_cast<size_t>(s)] = v;
-          idx[static_cast<size_t>(s)] = i;
-          continue;
-        }
-        std::string ni;
-        val[static_cast<size_t>(s)] = combine(e->rop, vt, val[static_cast<size_t>(s)], v, idx[static_cast<size_t>(s)], i, &ni);
-        if (arg) idx[static_cast<size_t>(s)] = ni;
+        fold(s, v, arg ? op("load i32, i32 addrspace(3)* " + smem_ptr(itype, off_idx, at)) : "", j == 0);
       }
     }
   }
