@@ -91,6 +91,10 @@ void VizRecorder::record(Frame& f, const Stmt& s, const ExprP& ptr_e, const Expr
     t.flags.assign(static_cast<size_t>(numel), 0);
   }
   (store ? t.stored : t.loaded) = true;
+  // Elements of an output or scratch buffer are undefined until some instance stores them.
+  if (written_.size() < f.buffers->list.size()) written_.resize(f.buffers->list.size());
+  std::vector<uint8_t>& written = written_[static_cast<size_t>(ptr.buffer)];
+  if (!buf.defined && written.empty()) written.assign(static_cast<size_t>(numel), 0);
   Shape shape = ptr.type.shape;
   if (mask_e && mask.type.shape.size() > shape.size()) shape = mask.type.shape;
   int64_t n = shape_numel(shape);
@@ -107,8 +111,10 @@ void VizRecorder::record(Frame& f, const Stmt& s, const ExprP& ptr_e, const Expr
         if (store) {
           if (t.storer[e] >= 0 && t.storer[e] != me_) t.flags[e] |= kVizConflict;
           t.storer[e] = me_;
-        } else if (t.loader[e] < 0) {
-          t.loader[e] = me_;
+          if (!written.empty()) written[e] = 1;
+        } else {
+          if (t.loader[e] < 0) t.loader[e] = me_;
+          if (!written.empty() && !written[e]) t.flags[e] |= kVizUninit;
         }
       }
       if (selected_) t.flags[e] |= on ? (store ? kVizFpStore : kVizFpLoad) : kVizFpMasked;
@@ -642,7 +648,7 @@ std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const Viz
   out << "</svg>\n";
   if (!opt.html) return out.str();
   std::string title = rec.launches.empty() ? "dtsim viz" : "dtsim viz: " + rec.launches.front().kernel->name;
-  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(title) +
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>" + esc(title) +
          "</title>\n<style>body{margin:12px;font-family:sans-serif} rect:hover{stroke:#000;stroke-width:2}</style>\n"
          "</head><body>\n<p>Hover over a cell: buffer element, value after the run, the instance that wrote it and its run "
          "position.</p>\n" +

@@ -73,6 +73,7 @@ class VizRecorder : public DebugHooks {
  private:
   void record(Frame& f, const Stmt& s, const ExprP& ptr, const ExprP& mask, bool store);
   std::optional<std::array<int64_t, 3>> pid_;
+  std::vector<std::vector<uint8_t>> written_;  // per buffer, over all launches: stored elements
   int32_t me_ = 0;
   bool selected_ = false;
 };
