@@ -102,6 +102,10 @@ def case_golden_grouped_matmul():
     # swizzle2d(GROUP=3): instance (1,0), run second, stores block row 2, column 1.
     check("(1,0)" in labels and "35" in labels, "grouped_matmul: labels")
     golden("grouped_matmul.svg", text)
+    # The slides' map(x:xi/2, y, xi): 2 x-blocks per group, y in between.
+    text, root = viz("docs/viz/map_xi.dt")
+    check(any(t == "c.map(x:xi/2, y, xi);" for t in texts(root)), "map_xi: schedule text missing")
+    golden("map_xi.svg", text)
 
 
 def case_bugs():
