@@ -19,7 +19,7 @@ std::vector<std::string> schedule_lines(const std::string& path) {
   std::string line;
   static const std::regex sched(R"(^\s*[A-Za-z_]\w*\.[A-Za-z_]\w*\s*\(.*)");
   while (std::getline(in, line)) {
-    if (!std::regex_match(line, sched) || line.find(".compile(") != std::string::npos) continue;
+    if (!std::regex_match(line, sched) || line.find(".compile") != std::string::npos) continue;
     size_t b = line.find_first_not_of(" \t");
     out.push_back(line.substr(b));
   }

@@ -82,6 +82,13 @@ def case_well_formed():
         text, root = viz(rel)
         check(root.tag == NS + "svg", f"{rel}: root is {root.tag}, not svg")
         check(len(rects(root)) > 3 and any(t.startswith("kernel ") for t in texts(root)), f"{rel}: no cells or no caption")
+    text, root = viz("tests/viz/grid3.tile")
+    labels = texts(root)
+    check("buffer y f32[8, 8]: stored by, pid2 = 0" in labels and "buffer y f32[8, 8]: stored by, pid2 = 1" in labels,
+          "3-D grid: not one panel per pid2")
+    check("(1,1,1)" in labels and "8" in labels, "3-D grid: labels")
+    for f in sorted(glob.glob(os.path.join(SRC, "examples", "*.dt"))):
+        viz(os.path.relpath(f, SRC))
     text, root = viz("examples/relu_out.dt", "--arg", "x_SIZE=100")
     check(any(".block(" in t or ".map(" in t or ".tensorize(" in t for t in texts(root)), "relu_out.dt: no schedule text in the caption")
 
