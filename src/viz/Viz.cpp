@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "ir/Diag.h"
@@ -59,7 +61,22 @@ void VizRecorder::on_launch(const Kernel& k, int kernel_index, const std::array<
 
 void VizRecorder::on_instance_begin(Frame& f) {
   me_ = static_cast<int32_t>(f.linear_pid);
-  selected_ = pid_ && *pid_ == f.pid;
+  selected_ = follow_ || (pid_ && *pid_ == f.pid);
+  if (follow_ && !launches.empty()) {
+    VizLaunch& l = launches.back();
+    constexpr uint8_t fp = kVizFpLoad | kVizFpStore | kVizFpMasked;
+    for (const auto& [b, e] : touched_)
+      if (b < l.buffers.size() && e < l.buffers[b].flags.size()) l.buffers[b].flags[e] &= static_cast<uint8_t>(~fp);
+    touched_.clear();
+    for (VizBufferTrace& t : l.buffers) {
+      t.fp_touched = false;
+      for (auto it = t.outside.begin(); it != t.outside.end();) {
+        it->second &= static_cast<uint8_t>(~fp);
+        it = it->second ? std::next(it) : t.outside.erase(it);
+      }
+    }
+    l.footprint.clear();
+  }
 }
 
 void VizRecorder::before_stmt(Frame& f, const Stmt& s) {
@@ -117,7 +134,11 @@ void VizRecorder::record(Frame& f, const Stmt& s, const ExprP& ptr_e, const Expr
           if (!written.empty() && !written[e]) t.flags[e] |= kVizUninit;
         }
       }
-      if (selected_) t.flags[e] |= on ? (store ? kVizFpStore : kVizFpLoad) : kVizFpMasked;
+      if (selected_) {
+        if (follow_ && !(t.flags[e] & (kVizFpLoad | kVizFpStore | kVizFpMasked)))
+          touched_.emplace_back(static_cast<size_t>(ptr.buffer), e);
+        t.flags[e] |= on ? (store ? kVizFpStore : kVizFpLoad) : kVizFpMasked;
+      }
     } else if (t.outside.size() < kMaxOutside || t.outside.count(off)) {
       uint8_t fl = on ? kVizOob : 0;
       if (selected_) fl |= on ? (store ? kVizFpStore : kVizFpLoad) : kVizFpMasked;
@@ -543,7 +564,9 @@ std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const Viz
   Svg svg;
   const int x0 = 24;
   bool footprint = opt.pid.has_value();
-  for (const VizLaunch& l : rec.launches) {
+  for (size_t li = 0; li < rec.launches.size(); ++li) {
+    if (opt.launch >= 0 && static_cast<size_t>(opt.launch) != li) continue;
+    const VizLaunch& l = rec.launches[li];
     const Kernel& k = *l.kernel;
     svg.y += 26;
     svg.text(x0, svg.y, "kernel " + k.name, 18, " font-weight=\"bold\"");
@@ -653,6 +676,25 @@ std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const Viz
          "</head><body>\n<p>Hover over a cell: buffer element, value after the run, the instance that wrote it and its run "
          "position.</p>\n" +
          out.str() + "</body></html>\n";
+}
+
+bool write_viz_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return false;
+    f << text;
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dtsim

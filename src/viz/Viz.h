@@ -61,7 +61,9 @@ struct VizLaunch {
 // Records every load and store of a run. Run the interpreter with keep_going and one thread.
 class VizRecorder : public DebugHooks {
  public:
-  explicit VizRecorder(std::optional<std::array<int64_t, 3>> pid) : pid_(pid) {}
+  // follow: the footprint is that of the running instance, cleared when the next one begins (the
+  // debugger's `viz` command); otherwise that of instance `pid`, if any.
+  explicit VizRecorder(std::optional<std::array<int64_t, 3>> pid, bool follow = false) : pid_(pid), follow_(follow) {}
   void on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
                  const std::vector<std::array<int64_t, 3>>& order) override;
   void on_instance_begin(Frame& f) override;
@@ -73,6 +75,8 @@ class VizRecorder : public DebugHooks {
  private:
   void record(Frame& f, const Stmt& s, const ExprP& ptr, const ExprP& mask, bool store);
   std::optional<std::array<int64_t, 3>> pid_;
+  bool follow_ = false;
+  std::vector<std::pair<size_t, size_t>> touched_;  // follow: (buffer, element) with footprint flags
   std::vector<std::vector<uint8_t>> written_;  // per buffer, over all launches: stored elements
   int32_t me_ = 0;
   bool selected_ = false;
@@ -85,9 +89,13 @@ struct VizOptions {
   std::string file;                     // shown in the caption
   std::string order;                    // the instance order, in words
   std::vector<std::string> schedule;    // schedule text for the caption (.dt)
+  int launch = -1;                      // draw only this launch (index into launches; -1 all)
 };
 
 // The picture of a recorded run (`buffers`: their contents after the run, for tooltips).
 std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const VizOptions& o);
+
+// Writes `text` to `path` through a temporary file and a rename; false (errno set) when it cannot.
+bool write_viz_file(const std::string& path, const std::string& text);
 
 }  // namespace dtsim

@@ -190,6 +190,22 @@ def case_errors():
     check(r.returncode == 2 and "unknown flag '--threads'" in r.stderr, "viz accepts a flag it ignores", r)
 
 
+def case_repl():
+    out = os.path.join(TMP, "fp.svg")
+    script = f"pid 1,1\nnext 6\nviz {out}\nviz {TMP}/fp.png\nquit\n"
+    r = subprocess.run([DTSIM, "debug", "examples/grouped_matmul.tile"], input=script, capture_output=True, text=True,
+                       timeout=120, cwd=SRC)
+    check(r.returncode == 0 and "wrote the footprint of pid [1, 1]" in r.stdout, "REPL viz: no footprint written", r)
+    check("viz: the file name must end in .svg or .html" in r.stdout and not os.path.exists(f"{TMP}/fp.png"),
+          "REPL viz: bad file name not refused", r)
+    with open(out) as f:
+        root = parse(f.read(), out)
+    lines = texts(root)
+    # Stopped before the store: both K-loop loads ran 6 times, the store has not run yet.
+    check(any("load a, tile [16, 16], 6 times" in t for t in lines) and not any("store c" in t for t in lines),
+          "REPL viz: the footprint is not the instance's accesses so far")
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 if __name__ == "__main__":
