@@ -116,9 +116,14 @@ void VizRecorder::record(Frame& f, const Stmt& s, const ExprP& ptr_e, const Expr
   if (mask_e && mask.type.shape.size() > shape.size()) shape = mask.type.shape;
   int64_t n = shape_numel(shape);
   int64_t masked = 0, oob = 0;
+  // Direct element access where the operand already has the access's shape (the common case).
+  const auto* pa = std::get_if<xt::xarray<int64_t>>(&ptr.data);
+  const int64_t* pdata = pa && ptr.type.shape == shape ? pa->data() : nullptr;
+  const auto* ma = mask_e ? std::get_if<xt::xarray<uint8_t>>(&mask.data) : nullptr;
+  const uint8_t* mdata = ma && mask.type.shape == shape ? ma->data() : nullptr;
   for (int64_t i = 0; i < n; ++i) {
-    int64_t off = static_cast<int64_t>(ptr.get(broadcast_index(ptr.type.shape, shape, i)));
-    bool on = !mask_e || mask.get(broadcast_index(mask.type.shape, shape, i)) != 0;
+    int64_t off = pdata ? pdata[i] : static_cast<int64_t>(ptr.get(broadcast_index(ptr.type.shape, shape, i)));
+    bool on = !mask_e || (mdata ? mdata[i] != 0 : mask.get(broadcast_index(mask.type.shape, shape, i)) != 0);
     bool inside = off >= 0 && off < numel;
     if (!on) ++masked;
     if (on && !inside) ++oob;
