@@ -24,7 +24,7 @@ std::string first_line(const std::string& s) {
 const std::vector<std::string>& command_names() {
   static const std::vector<std::string> names = {
       "break", "continue", "delete", "display", "finish", "help",  "info",    "list",  "next",
-      "pid",   "print",    "quit",   "restart", "run",    "step",  "undisplay", "watch", "where"};
+      "pid",   "print",    "quit",   "restart", "run",    "step",  "undisplay", "viz", "watch", "where"};
   return names;
 }
 
@@ -200,6 +200,10 @@ bool Session::command(const std::string& line) {
     }
     if (word == "where" || word == "bt" || word == "backtrace") {
       cmd_where();
+      return false;
+    }
+    if (word == "viz") {
+      cmd_viz(arg);
       return false;
     }
     if (word == "run" || word == "r" || word == "restart") {
@@ -489,6 +493,32 @@ void Session::cmd_where() const {
   }
 }
 
+void Session::cmd_viz(const std::string& arg) {
+  if (!viz_ || !frame_ || viz_->launches.empty() || !frame_->buffers) {
+    out_ << "viz: no program instance is running\n";
+    return;
+  }
+  std::string path = arg.empty() ? "footprint.svg" : arg;
+  auto ends = [&](const std::string& suf) {
+    return path.size() > suf.size() && path.compare(path.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  if (!ends(".svg") && !ends(".html")) {
+    out_ << "viz: the file name must end in .svg or .html, got '" << path << "'\n";
+    return;
+  }
+  VizOptions o;
+  o.html = ends(".html");
+  o.pid = frame_->pid;
+  o.file = m_.file;
+  o.order = order_name();
+  o.launch = static_cast<int>(viz_->launches.size()) - 1;
+  if (!write_viz_file(path, render_viz(*viz_, *frame_->buffers, o))) {
+    out_ << "viz: cannot write '" << path << "'\n";
+    return;
+  }
+  out_ << "wrote the footprint of " << instance_str(*frame_) << " so far to " << path << "\n";
+}
+
 void Session::cmd_help() const {
   out_ << "commands (short forms in parentheses):\n"
           "  step (s) [N]          run one statement (N statements)\n"
@@ -504,6 +534,7 @@ void Session::cmd_help() const {
           "  info breakpoints|locals|pids|memory|display\n"
           "  list (l)              source and tile statements around this point\n"
           "  where (bt)            kernel, instance, statement and loop variables\n"
+          "  viz [FILE]            draw this instance's footprint so far (FILE.svg|.html; default footprint.svg)\n"
           "  run | restart         run again from the start\n"
           "  quit (q)              stop the run\n"
           "an empty line repeats the last command. Names in EXPR/COND: pid0 pid1 pid2 (pid = pid0), the\n"

@@ -33,6 +33,7 @@ bool prints_after(const Stmt& s) {
 Session::Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std::ostream& out)
     : m_(m), b_(b), cfg_(cfg), out_(out), names_(known_names(m)) {
   interactive_ = cfg.stop_at_start || !cfg.break_if.empty() || !cfg.break_at.empty();
+  if (interactive_) viz_ = std::make_unique<VizRecorder>(std::nullopt, true);
   for (const std::string& c : cfg.break_if) add_break_if(c, "<break-if>");
   for (const std::string& c : cfg.break_at) add_break_at(c, "", "--break-at");
   for (const DebugConfig::PrintIf& p : cfg.print_if) {
@@ -124,9 +125,11 @@ void Session::on_launch(const Kernel& k, int kernel_index, const std::array<int6
   kernel_index_ = kernel_index;
   grid_ = grid;
   order_ = order;
+  if (viz_) viz_->on_launch(k, kernel_index, grid, order);
 }
 
 void Session::on_instance_begin(Frame& f) {
+  if (viz_) viz_->on_instance_begin(f);
   ++instance_seq_;
   frame_ = &f;
   stmt_ = nullptr;
@@ -151,6 +154,7 @@ void Session::before_stmt(Frame& f, const Stmt& s) {
       emit_print(p, f);
     }
   }
+  if (viz_) viz_->before_stmt(f, s);  // after any stop: `viz` shows the accesses made so far
 }
 
 void Session::after_loop_iteration(Frame& f, const Stmt& loop) {
@@ -172,6 +176,7 @@ void Session::on_instance_end(Frame& f) {
 }
 
 void Session::on_finding(Frame& f, const Stmt& s, const Finding& finding) {
+  if (viz_) viz_->on_finding(f, s, finding);
   frame_ = &f;
   flush_prints(f, nullptr);
   if (!interactive_) return;

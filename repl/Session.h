@@ -14,6 +14,7 @@
 #include "repl/Condition.h"
 #include "repl/Debugger.h"
 #include "repl/LineReader.h"
+#include "viz/Viz.h"
 
 namespace dtsim {
 
@@ -83,6 +84,7 @@ class Session : public DebugHooks {
   void cmd_list() const;
   void cmd_where() const;
   void cmd_help() const;
+  void cmd_viz(const std::string& arg);
   void info_breakpoints() const;
   void info_locals() const;
   void info_pids() const;
@@ -105,6 +107,7 @@ class Session : public DebugHooks {
   std::vector<std::string> names_;
   std::unique_ptr<LineReader> reader_;
   bool interactive_ = false;
+  std::unique_ptr<VizRecorder> viz_;  // interactive sessions: the running instance's accesses (`viz`)
 
   std::vector<Breakpoint> bps_;
   std::vector<PrintIf> prints_;

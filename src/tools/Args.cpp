@@ -32,10 +32,23 @@ const FlagSpec kFlags[] = {
     {"--ptx", 0, false, true, false},        {"--triton", 0, false, true, false},  {"-o", 1, false, true, false},
     {"--reps", 1, false, false, true},       {"--json", 0, false, false, true},    {"--vs-triton", 0, false, false, true},
     {"--layouts", 0, false, true, false},    {"--arch", 1, true, true, true},
+    {"--pid", 1, false, false, false},       {"--loads", 0, false, false, false},
     {"--help", 0, true, true, true},         {"-h", 0, true, true, true},
 };
 
+// The flags of `dtsim viz`.
+bool viz_flag(const std::string& name) {
+  for (const char* f : {"--arg", "--in", "--seed", "--kernel", "--order", "-o", "--pid", "--loads", "--help", "-h"})
+    if (name == f) return true;
+  return false;
+}
+
 const FlagSpec* find_flag(const std::string& name, const std::string& command) {
+  if (command == "viz") {
+    for (const FlagSpec& f : kFlags)
+      if (name == f.name && viz_flag(name)) return &f;
+    return nullptr;
+  }
   for (const FlagSpec& f : kFlags)
     if (name == f.name && (command == "emit" ? f.emit : command == "bench" ? f.bench : f.run_like)) return &f;
   return nullptr;
@@ -171,6 +184,19 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.vs_triton = true;
   } else if (name == "-o") {
     o.output = v[0];
+  } else if (name == "--pid") {
+    std::array<int64_t, 3> p{0, 0, 0};
+    std::string rest = v[0];
+    for (int axis = 0;; ++axis) {
+      size_t comma = rest.find(',');
+      if (axis == 3) usage_error(c, "'--pid' expects P0[,P1[,P2]], got '" + v[0] + "'");
+      p[static_cast<size_t>(axis)] = parse_int(c, name, rest.substr(0, comma), 0, INT32_MAX);
+      if (comma == std::string::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    o.viz_pid = p;
+  } else if (name == "--loads") {
+    o.viz_loads = true;
   } else if (name == "--help" || name == "-h") {
     o.help = true;
   }
@@ -210,6 +236,13 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   if (o.file.empty()) usage_error(command, "no input file");
   if (command == "bench" && o.vs_triton && o.backend != Backend::Cuda)
     usage_error(command, "--vs-triton compares with dtsim's CUDA backend; drop --backend=interp");
+  if (command == "viz" && !o.output.empty()) {
+    auto ends = [&](const std::string& suf) {
+      return o.output.size() > suf.size() && o.output.compare(o.output.size() - suf.size(), suf.size(), suf) == 0;
+    };
+    if (!ends(".svg") && !ends(".html")) usage_error(command, "'-o' expects a file name ending in .svg or .html, got '" + o.output + "'");
+  }
+  if (command == "viz" && o.viz_pid && o.viz_loads) usage_error(command, "--pid draws every buffer the instance touches; drop --loads");
   if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx, --triton or --layouts");
   return o;
 }
@@ -224,6 +257,7 @@ usage:
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
   dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
+  dtsim viz FILE [--arg NAME=VALUE]... [--pid P0[,P1[,P2]]] [-o OUT.svg|OUT.html]   draw who stores what
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
   dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'
   dtsim --version
@@ -260,6 +294,28 @@ the interpreter, on the same seeded random inputs as 'dtsim run'.
   --sanitize=none|bounds|all  interpreter checks while timing (interp backend; default all)
 Without a CUDA driver or GPU, --backend=cuda prints 'SKIPPED: <why>' and exits 0.
 exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2 bad usage or input.
+)";
+  if (command == "viz")
+    return R"(usage: dtsim viz FILE.tile|FILE.dt [flags]
+
+Runs FILE on the interpreter (sanitizer on, continuing past findings) and draws, per buffer a kernel
+stores, a grid of its elements coloured by the program instance that stored each one: the colour ramp
+and the number on each block give the instance's position in the run order; pid labels where there is
+room. 2-D buffers are grids, 1-D buffers a strip; large buffers are drawn in cells of several elements
+(at most 64x64 cells). Out-of-bounds lanes are drawn past the buffer's edge, conflicting elements
+hatched, uninitialized reads outlined. 3-D grids: one panel per pid2 value.
+
+  -o OUT.svg|OUT.html  write the picture there (atomically; default: SVG on standard output). HTML:
+                       the SVG with a tooltip per cell (element, value after the run, pid, run order)
+  --pid P0[,P1[,P2]]   draw one instance's footprint instead: elements it loaded and stored, lanes
+                       masked off, out-of-bounds lanes, and the tile shape of each access
+  --loads              also draw the buffers that are only loaded (coloured by the first loader)
+  --arg NAME=VALUE     set a scalar or constexpr parameter (repeatable)
+  --in NAME=FILE.npy   input data (default: seeded random data)
+  --seed S             seed of the random input data (default 0)
+  --kernel NAME        only this kernel (.tile: kernel name; .dt: output Func name)
+  --order=sequential|reverse|shuffle:SEED   instance order of the run (default sequential)
+exit status: 0 picture written (findings are drawn, not failures); 2 bad usage or input.
 )";
   if (command == "emit")
     return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]

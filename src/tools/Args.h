@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +20,7 @@ enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton, Layouts };
 // Everything the flags of `dtsim run|debug|emit` can say. Defaults are what a bare
 // `dtsim run FILE` does.
 struct CliOptions {
-  std::string command;  // "run", "debug", "emit" or "bench"
+  std::string command;  // "run", "debug", "emit", "bench" or "viz"
   std::string file;     // the .tile / .dt program
   bool help = false;
 
@@ -43,6 +45,8 @@ struct CliOptions {
 
   EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton
   std::string output;              // emit: -o OUT ("" = stdout)
+  std::optional<std::array<int64_t, 3>> viz_pid;  // viz: --pid P0[,P1[,P2]]
+  bool viz_loads = false;          // viz: --loads
   std::string arch;                // --arch: GPU target ("" = the GPU's own when running, sm_90 otherwise)
 };
 

@@ -18,4 +18,8 @@ int emit_command(const CliOptions& o, std::ostream& out);
 // `dtsim bench`: times every kernel (and the whole module) on the GPU or the interpreter.
 int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err);
 
+// `dtsim viz`: runs the program on the interpreter under an access recorder and writes the picture
+// (SVG or HTML) of which instance stored which element, or one instance's footprint (--pid).
+int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err);
+
 }  // namespace dtsim

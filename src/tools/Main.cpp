@@ -66,7 +66,7 @@ int dispatch(const std::vector<std::string>& words) {
   }
   if (first == "difftest") return difftest(rest);
   std::string command = first;
-  if (first == "run" || first == "debug" || first == "emit" || first == "bench") {
+  if (first == "run" || first == "debug" || first == "emit" || first == "bench" || first == "viz") {
   } else if (first[0] == '-' || ends_with(first, ".tile") || ends_with(first, ".dt")) {
     command = "run";  // `dtsim [flags] FILE [flags]` means run
     rest = words;
@@ -80,6 +80,7 @@ int dispatch(const std::vector<std::string>& words) {
   }
   if (command == "emit") return emit_command(o, std::cout);
   if (command == "bench") return bench_command(o, std::cout, std::cerr);
+  if (command == "viz") return viz_command(o, std::cout, std::cerr);
   return run_command(o, std::cout, std::cerr);
 }
 
