@@ -50,6 +50,15 @@ class KernelEmitter {
   std::vector<ExprP> single_def_;                     // the one Assign value of a slot, if any
   std::vector<Dist> var_dist_;                        // layout of each tile variable slot
   std::map<int, AxisInfo> loop_info_;                 // loop variables: divisibility of lo and step
+  // Loads already emitted in this straight-line stretch of code, by expression text and layout, with
+  // the variable slots their value depends on: a second identical load reuses the registers
+  // (cleared at stores, control flow, and assignments to those slots).
+  struct CachedLoad {
+    TV value;
+    std::set<int> slots;
+  };
+  std::map<std::string, CachedLoad> load_cache_;
+  void depends_on(const ExprP& e, std::set<int>& slots);
 
   // ---- text helpers ----
   std::string tmp();
@@ -98,6 +107,7 @@ class KernelEmitter {
   std::string at(const ExprP& e, const std::vector<std::string>& c);
   std::string eval_scalar(const ExprP& e);
   TV eval_load(const ExprP& e, const Dist& d);
+  TV eval_load_uncached(const ExprP& e, const Dist& d);
   TV eval_dot(const ExprP& e);
   // ---- dot (NvvmDot.cpp) ----
   struct MmaPlan {

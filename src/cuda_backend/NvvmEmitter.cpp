@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cuda_backend/KernelEmitter.h"
+#include "ir/Printer.h"
 
 namespace dtsim::nvvm {
 
@@ -221,7 +222,9 @@ void KernelEmitter::guarded(const std::string& cond, const std::function<void()>
   std::string in = label("g"), join = label("gj");
   line("br i1 " + cond + ", label %" + in + ", label %" + join);
   start_block(in);
+  auto loads = load_cache_;  // what is loaded inside does not dominate the code after
   body();
+  load_cache_ = std::move(loads);
   br(join);
   start_block(join);
 }
@@ -526,7 +529,30 @@ int KernelEmitter::vector_width(const Dist& d, const ExprP& ptr, const ExprP& ma
 }
 
 // Masked gather: lanes whose mask is false never touch memory and take `other`.
+void KernelEmitter::depends_on(const ExprP& e, std::set<int>& slots) {
+  if (!e) return;
+  if (e->kind == ExprKind::Var && e->slot >= 0 && slots.insert(e->slot).second) {
+    const ExprP& def = single_def_[static_cast<size_t>(e->slot)];
+    if (def) depends_on(def, slots);
+  }
+  for (auto& a : e->args) depends_on(a, slots);
+}
+
 TV KernelEmitter::eval_load(const ExprP& e, const Dist& d) {
+  std::string key = print_expr(e) + " @ " + (e->type.is_scalar() ? std::string("scalar") : d.str());
+  auto hit = load_cache_.find(key);
+  if (hit != load_cache_.end()) {
+    note("the same load as an earlier statement: registers reused");
+    return hit->second.value;
+  }
+  TV v = eval_load_uncached(e, d);
+  CachedLoad c{v, {}};
+  depends_on(e, c.slots);
+  load_cache_.emplace(key, std::move(c));
+  return v;
+}
+
+TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
   const Type& t = e->type;
   auto p = lazy_fit(e->args[0], d);
   std::function<std::string(int)> m, o;

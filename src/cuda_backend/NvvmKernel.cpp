@@ -182,7 +182,13 @@ void KernelEmitter::emit_assert(const Stmt& s) {
 void KernelEmitter::emit_stmt(const Stmt& s) {
   const Stmt* outer = cur_stmt_;
   cur_stmt_ = &s;
+  // Loads may be reused only within straight-line code with no store in between.
+  if (s.kind != StmtKind::Assign) load_cache_.clear();
   emit_stmt_body(s);
+  if (s.kind != StmtKind::Assign) load_cache_.clear();
+  for (int slot : s.slots)
+    for (auto it = load_cache_.begin(); it != load_cache_.end();)
+      it = it->second.slots.count(slot) ? load_cache_.erase(it) : std::next(it);
   if (s.kind == StmtKind::Assign && s.targets.size() == 1 && k_.slot_types[static_cast<size_t>(s.slots[0])].is_tile())
     note(s.targets[0] + ": " + var_dist_[static_cast<size_t>(s.slots[0])].str());
   cur_stmt_ = outer;
