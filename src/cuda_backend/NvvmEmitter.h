@@ -24,14 +24,44 @@ struct NvvmKernelInfo {
     std::string name;
     bool pointer = false;
     Scalar dtype = Scalar::I32;
+    bool status = false;  // the status buffer (last parameter, when `status`)
   };
   std::vector<Arg> args;
+  // Located checks (asserts, and with CudaOptions::bounds_checks every global access): a failing
+  // instance records its site in the status buffer (kStatus* words) and leaves. `sites[id]` says
+  // what failed; the launcher renders the finding from it.
+  struct Site {
+    enum Kind { Assert, Load, Store } kind = Assert;
+    SourceLoc loc, loc2;
+    std::string text;    // assert: its message; Load/Store: the buffer's name
+    int64_t lanes = 1;   // assert: lanes of the condition
+  };
+  std::vector<Site> sites;
+  bool status = false;  // the kernel takes the status buffer
+};
+
+// The status buffer: kStatusWords i32 words, zero before a launch. Word 0 is claimed (0 -> 1) by the
+// first failing instance, which then writes the rest; word 1 counts failing instances.
+enum StatusWord : int {
+  kStatusClaim = 0,
+  kStatusInstances = 1,
+  kStatusSite = 2,
+  kStatusPid = 3,      // 3 words: x, y, z
+  kStatusLane = 6,     // first failing lane (flat index in the tile)
+  kStatusBad = 7,      // failing lanes of the instance
+  kStatusActive = 8,   // active lanes of the access (bounds checks)
+  kStatusFlat = 9,     // 2 words: the i64 flat buffer index of the first failing lane (bounds checks)
+  kStatusWords = 16,
 };
 
 struct NvvmModule {
   std::string ir;
   std::vector<NvvmKernelInfo> kernels;  // one per Module kernel, same order
 };
+
+// The finding recorded in status buffer words `w` (kStatusWords) by kernel `ki`, with the text the
+// interpreter gives the same finding; `bufs` are the launch's buffers (names, types).
+CudaFinding render_status(const NvvmKernelInfo& ki, const std::string& kernel, const int32_t* w, const Buffers& bufs);
 
 // Lowers a verified module (emit_nvvm returns `.ir` of this).
 NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOptions& opt);

@@ -23,6 +23,7 @@ void KernelEmitter::count_assignments(const std::vector<StmtP>& body) {
     switch (s->kind) {
       case StmtKind::Assign:
         for (int slot : s->slots) ++assign_count_[static_cast<size_t>(slot)];
+        if (s->targets.size() == 1) slot_defs_[static_cast<size_t>(s->slots[0])].push_back(s->args[0]);
         if (s->targets.size() == 1) single_def_[static_cast<size_t>(s->slots[0])] = s->args[0];
         break;
       case StmtKind::For:
@@ -108,6 +109,8 @@ void KernelEmitter::emit_store(const Stmt& s) {
   // Each element is stored once per instance: by thread 0 for a scalar, by the first holder of a tile
   // element.
   std::string own = owner(d);
+  BoundsCheck bc;
+  if (opt_.bounds_checks) bc = begin_bounds(true, pe, pt.is_scalar() ? Shape{} : pt.shape);
   for (int r0 = 0; r0 < n; r0 += w) {
     bool dup = false;
     for (size_t i = 0; i < d.reg.size(); ++i)
@@ -117,7 +120,12 @@ void KernelEmitter::emit_store(const Stmt& s) {
     for (int j = 0; j < w; ++j) vals.push_back(cast(s.args[1]->type.elem, pt.elem, v(r0 + j)));
     std::string ptr = p(r0);
     std::string cond = s.args[2] ? m(r0) : "true";
+    std::string active = cond;
     if (own != "true") cond = cond == "true" ? own : op("and i1 " + cond + ", " + own);
+    if (opt_.bounds_checks) {
+      std::string ok = bounds_lanes(bc, pt.elem, ptr, w, d, r0, active, own);
+      cond = cond == "true" ? ok : op("and i1 " + cond + ", " + ok);
+    }
     guarded(cond, [&] {
       if (w == 1)
         store_mem(pt.elem, ptr, vals[0]);
@@ -125,6 +133,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
         store_vec(pt.elem, ptr, vals);
     });
   }
+  if (opt_.bounds_checks) end_bounds(bc);
 }
 
 void KernelEmitter::emit_for(const Stmt& s) {
@@ -170,13 +179,99 @@ void KernelEmitter::emit_if(const Stmt& s) {
 void KernelEmitter::emit_assert(const Stmt& s) {
   const ExprP& c = s.args[0];
   TV v = eval(c);
-  std::string bad = "false";
-  int n = c->type.is_scalar() ? 1 : v.dist.nregs();
-  for (int r = 0; r < n; ++r) {
-    std::string f = op("xor i1 " + v.at(r) + ", true");
-    bad = bad == "false" ? f : op("or i1 " + bad + ", " + f);
+  int64_t lanes = c->type.is_scalar() ? 1 : c->type.numel();
+  int site = add_site(NvvmKernelInfo::Site::Assert, s.text, lanes, s.loc);
+  CheckAcc a;
+  if (c->type.is_scalar()) {
+    // Every thread holds the condition; thread 0 counts its one lane.
+    a.bad = op("xor i1 " + v.at(0) + ", true");
+    a.nbad = op("zext i1 " + op("and i1 " + a.bad + ", " + op("icmp eq i32 %tid, 0")) + " to i32");
+    a.first = op("select i1 " + a.bad + ", i32 0, i32 2147483647");
+  } else {
+    // Each element is counted by its first holder (as stores are done).
+    const Dist& d = v.dist;
+    std::string own = owner(d);
+    for (int r = 0; r < d.nregs(); ++r) {
+      if (first_copy(d, r) != r) continue;
+      std::string f = op("xor i1 " + v.at(r) + ", true");
+      if (own != "true") f = op("and i1 " + f + ", " + own);
+      check_lane(a, f, "", flat_of(c->type.shape, coords(d, r)), "");
+    }
   }
-  trap_if(bad);
+  report_check(site, a.bad, a.nbad, a.first, a.nact, "");
+}
+
+int KernelEmitter::add_site(NvvmKernelInfo::Site::Kind kind, const std::string& text, int64_t lanes, SourceLoc fallback) {
+  NvvmKernelInfo::Site st;
+  st.kind = kind;
+  st.loc = cur_stmt_ && cur_stmt_->loc.valid() ? cur_stmt_->loc : fallback;
+  if (cur_stmt_) st.loc2 = cur_stmt_->loc2;
+  st.text = text;
+  st.lanes = lanes;
+  info.sites.push_back(st);
+  return static_cast<int>(info.sites.size()) - 1;
+}
+
+void KernelEmitter::check_lane(CheckAcc& a, const std::string& fails, const std::string& active, const std::string& lane,
+                               const std::string& flat_index) {
+  a.bad = a.bad == "false" ? fails : op("or i1 " + a.bad + ", " + fails);
+  a.nbad = op("add i32 " + a.nbad + ", " + op("zext i1 " + fails + " to i32"));
+  if (!active.empty()) a.nact = op("add i32 " + a.nact + ", " + op("zext i1 " + active + " to i32"));
+  std::string cand = op("select i1 " + fails + ", i32 " + lane + ", i32 2147483647");
+  std::string lt = op("icmp slt i32 " + cand + ", " + a.first);
+  if (!flat_index.empty()) a.flat = op("select i1 " + lt + ", i64 " + flat_index + ", i64 " + (a.flat.empty() ? "0" : a.flat));
+  a.first = op("select i1 " + lt + ", i32 " + cand + ", i32 " + a.first);
+}
+
+void KernelEmitter::report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
+                                 const std::string& nact, const std::string& flat) {
+  info.status = true;
+  declare("@dtsim_fs = internal addrspace(3) global [4 x i32] undef, align 8");
+  declare("declare i32 @llvm.nvvm.barrier0.or(i32)");
+  std::string any = op("call i32 @llvm.nvvm.barrier0.or(i32 " + op("zext i1 " + bad + " to i32") + ")");
+  std::string fail_l = label("check.fail"), ok_l = label("check.ok");
+  line("br i1 " + op("icmp ne i32 " + any + ", 0") + ", label %" + fail_l + ", label %" + ok_l);
+  start_block(fail_l);
+  auto fs = [&](int i) { return op("getelementptr [4 x i32], [4 x i32] addrspace(3)* @dtsim_fs, i32 0, i32 " + std::to_string(i)); };
+  std::string t0 = op("icmp eq i32 %tid, 0");
+  guarded(t0, [&] {
+    line("store i32 2147483647, i32 addrspace(3)* " + fs(0));
+    line("store i32 0, i32 addrspace(3)* " + fs(1));
+    line("store i32 0, i32 addrspace(3)* " + fs(2));
+  });
+  barrier();
+  op("atomicrmw min i32 addrspace(3)* " + fs(0) + ", i32 " + first + " monotonic");
+  op("atomicrmw add i32 addrspace(3)* " + fs(1) + ", i32 " + nbad + " monotonic");
+  if (nact != "0") op("atomicrmw add i32 addrspace(3)* " + fs(2) + ", i32 " + nact + " monotonic");
+  barrier();
+  std::string lane = op("load i32, i32 addrspace(3)* " + fs(0));
+  std::string fs64 = op("bitcast i32 addrspace(3)* " + fs(2) + " to i64 addrspace(3)*");
+  std::string active = nact != "0" ? op("load i32, i32 addrspace(3)* " + fs(2)) : "0";
+  if (!flat.empty()) {
+    // The holder of the first failing lane publishes its buffer index (in words 2-3, after the count).
+    barrier();
+    guarded(op("icmp eq i32 " + first + ", " + lane), [&] { line("store i64 " + flat + ", i64 addrspace(3)* " + fs64); });
+    barrier();
+  }
+  guarded(t0, [&] {
+    std::string count = op("load i32, i32 addrspace(3)* " + fs(1));
+    std::string flat_v = flat.empty() ? "-1" : op("load i64, i64 addrspace(3)* " + fs64);
+    auto st = [&](int w) { return op("getelementptr i32, i32 addrspace(1)* %p.dtsim_status, i32 " + std::to_string(w)); };
+    op("atomicrmw add i32 addrspace(1)* " + st(kStatusInstances) + ", i32 1 monotonic");
+    std::string won = op("extractvalue { i32, i1 } " + op("cmpxchg i32 addrspace(1)* " + st(kStatusClaim) + ", i32 0, i32 1 monotonic monotonic") + ", 1");
+    guarded(won, [&] {
+      line("store i32 " + std::to_string(site) + ", i32 addrspace(1)* " + st(kStatusSite));
+      static const char* ax[] = {"x", "y", "z"};
+      for (int i = 0; i < 3; ++i)
+        line("store i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.ctaid.") + ax[i], "", "") + ", i32 addrspace(1)* " + st(kStatusPid + i));
+      line("store i32 " + lane + ", i32 addrspace(1)* " + st(kStatusLane));
+      line("store i32 " + count + ", i32 addrspace(1)* " + st(kStatusBad));
+      line("store i32 " + active + ", i32 addrspace(1)* " + st(kStatusActive));
+      line("store i64 " + flat_v + ", i64 addrspace(1)* " + op("bitcast i32 addrspace(1)* " + st(kStatusFlat) + " to i64 addrspace(1)*"));
+    });
+  });
+  br("exit");
+  start_block(ok_l);
 }
 
 void KernelEmitter::emit_stmt(const Stmt& s) {
@@ -219,6 +314,7 @@ std::string KernelEmitter::emit() {
   slot_vars_.resize(static_cast<size_t>(k_.num_slots));
   assign_count_.assign(static_cast<size_t>(k_.num_slots), 0);
   single_def_.assign(static_cast<size_t>(k_.num_slots), nullptr);
+  slot_defs_.assign(static_cast<size_t>(k_.num_slots), {});
   prelude_ << "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
   declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()");
   count_assignments(k_.body);
@@ -264,6 +360,11 @@ std::string KernelEmitter::emit() {
     }
   }
   emit_block(k_.body);
+  if (info.status) {
+    params.push_back("i32 addrspace(1)* %p.dtsim_status");
+    types.push_back("i32 addrspace(1)*");
+    info.args.push_back({"", true, Scalar::I32, true});
+  }
   br("exit");
   start_block("exit");
   line("ret void");

@@ -195,7 +195,9 @@ void poison(Buffers& bs) {
     if (b.io == BufIO::Out || b.io == BufIO::Scratch) std::memset(b.bytes.data(), 0xFF, b.bytes.size());  // NaN / -1
 }
 
-enum class Outcome { Pass, Skipped, Mismatch, InterpFinding, NoTritonForm };
+// GpuFault / GpuFinding: the GPU faulted or reported a located failure where the interpreter found
+// none; the case is reported with its reproduce line and the sweep goes on.
+enum class Outcome { Pass, Skipped, Mismatch, InterpFinding, NoTritonForm, GpuFault, GpuFinding };
 
 std::string shell_quote(const std::string& s) {
   std::string o = "'";
@@ -314,7 +316,16 @@ struct Runner {
     if (o.oracle == Oracle::Triton) {
       if (!run_triton(c, in, dev)) return Outcome::Mismatch;
     } else {
-      run_module_cuda(c.module, c.bindings, dev, o.cuda);
+      try {
+        auto found = run_module_cuda(c.module, c.bindings, dev, o.cuda);
+        if (!found.empty()) {
+          last = found[0].message;
+          return Outcome::GpuFinding;
+        }
+      } catch (const CudaFault& e) {
+        last = e.what();
+        return Outcome::GpuFault;
+      }
     }
     last = compare(c.module, ref, dev, o.oracle == Oracle::Triton ? "triton" : "gpu");
     return last.empty() ? Outcome::Pass : Outcome::Mismatch;
@@ -330,13 +341,15 @@ std::string describe(const Case& c) {
 std::string repro(const Options& o, const Case& c) {
   std::string s = "dtsim difftest " + o.file + " --trials 1";
   if (o.oracle == Oracle::Triton) s += " --oracle=triton";
+  if (o.cuda.bounds_checks) s += " --sanitize=bounds";
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
   for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
   return s;
 }
 
 int usage(std::ostream& err, const std::string& msg) {
-  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
+  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--sanitize=none|bounds] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
+         "  --sanitize=bounds check every GPU access against its buffer (default none: GPU faults are still survived)\n"
          "  --oracle=cuda     compare the interpreter with dtsim's CUDA backend (default)\n"
          "  --oracle=triton   compare the interpreter with the emitted Triton module (python3; on the GPU, or with\n"
          "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n";
@@ -364,6 +377,12 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       else if (a.rfind("--schedule-seed", 0) == 0) { if (!value(v)) return usage(err, "--schedule-seed needs a value"); schedule_seed = std::stoull(v); }
       else if (a.rfind("--arch", 0) == 0) { if (!value(v)) return usage(err, "--arch needs a value"); o.cuda.arch = v; }
       else if (a == "--fast-math") o.cuda.fast_math = true;
+      else if (a.rfind("--sanitize", 0) == 0) {
+        if (!value(v)) return usage(err, "--sanitize needs a value");
+        if (v == "bounds") o.cuda.bounds_checks = true;
+        else if (v == "none") o.cuda.bounds_checks = false;
+        else return usage(err, "--sanitize expects bounds or none, got '" + v + "'");
+      }
       else if (a.rfind("--oracle", 0) == 0) {
         if (!value(v)) return usage(err, "--oracle needs a value");
         if (v == "cuda") o.oracle = Oracle::Cuda;
@@ -394,7 +413,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
     if (is_dt(o.file)) dt = parse_dt_file(o.file);
     else tile = parse_tile_file(o.file);
     Runner run{o, out, gpu, "", triton};
-    int passed = 0, skipped = 0, no_form = 0;
+    int passed = 0, skipped = 0, no_form = 0, gpu_failed = 0;
     std::string no_form_why;
     for (int t = 0; t < o.trials; ++t) {
       uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);
@@ -408,6 +427,14 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       if (r == Outcome::NoTritonForm) {
         ++no_form;
         if (no_form_why.empty()) no_form_why = run.last;
+        continue;
+      }
+      if (r == Outcome::GpuFault || r == Outcome::GpuFinding) {
+        ++gpu_failed;
+        out << head << ": " << (r == Outcome::GpuFault ? "GPU FAULT" : "GPU FINDING (the interpreter has none)") << "\n" << run.last;
+        if (!run.last.empty() && run.last.back() != '\n') out << "\n";
+        if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
+        out << "reproduce: " << repro(o, c) << "\n";
         continue;
       }
       out << head << ": " << (r == Outcome::Mismatch ? "MISMATCH" : "INTERPRETER FINDING") << "\n" << run.last << "\n";
@@ -455,8 +482,10 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
           << (triton == "gpu" ? " on the GPU" : ", TRITON_INTERPRET=1") << ")" << no_form_note << "\n";
       return 0;
     }
-    out << "difftest " << o.file << ": " << passed << "/" << o.trials << " case(s) passed (interpreter == GPU)\n";
-    return 0;
+    out << "difftest " << o.file << ": " << passed << "/" << o.trials << " case(s) passed (interpreter == GPU)";
+    if (gpu_failed) out << "; " << gpu_failed << " case(s) failed on the GPU only (above)";
+    out << "\n";
+    return gpu_failed ? 1 : 0;
   } catch (const UserError& e) {
     err << e.render();
     return 2;
