@@ -305,7 +305,13 @@ struct Runner {
     io.keep_going = true;
     std::ostringstream sink;
     io.out = &sink;
-    RunReport rep = run_module(c.module, c.bindings, ref, io);
+    RunReport rep;
+    try {
+      rep = run_module(c.module, c.bindings, ref, io);
+    } catch (const RuntimeFault& e) {  // e.g. a range() step <= 0: a finding of this case
+      last = "the interpreter reports a fault at these sizes:\n" + e.render();
+      return Outcome::InterpFinding;
+    }
     if (!rep.ok()) {
       last = "the interpreter reports " + std::to_string(rep.findings_count) + " finding(s) at these sizes:\n" +
              (rep.findings.empty() ? "" : rep.findings[0].message);
@@ -329,6 +335,20 @@ struct Runner {
     }
     last = compare(c.module, ref, dev, o.oracle == Oracle::Triton ? "triton" : "gpu");
     return last.empty() ? Outcome::Pass : Outcome::Mismatch;
+  }
+
+  // A case the interpreter reports a finding for, run on the GPU too: a sweep must survive it. Says
+  // what the GPU did (a located finding, a fault after which the context was recreated, nothing).
+  std::string gpu_side(const Case& c, uint64_t trial) {
+    Buffers dev = make_buffers(c.module, c.bindings, o.seed * 131 + trial);
+    poison(dev);
+    try {
+      auto found = run_module_cuda(c.module, c.bindings, dev, o.cuda);
+      if (!found.empty()) return "on the GPU: located" + std::string(o.cuda.bounds_checks ? " (--sanitize=bounds)" : "") + ":\n" + found[0].message;
+      return std::string("on the GPU: no fault") + (o.cuda.bounds_checks ? "\n" : " (accesses unchecked; --sanitize=bounds checks them)\n");
+    } catch (const CudaFault& e) {
+      return std::string("on the GPU: ") + e.what() + "\n";
+    }
   }
 };
 
@@ -413,7 +433,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
     if (is_dt(o.file)) dt = parse_dt_file(o.file);
     else tile = parse_tile_file(o.file);
     Runner run{o, out, gpu, "", triton};
-    int passed = 0, skipped = 0, no_form = 0, gpu_failed = 0;
+    int passed = 0, skipped = 0, no_form = 0, gpu_failed = 0, interp_failed = 0;
     std::string no_form_why;
     for (int t = 0; t < o.trials; ++t) {
       uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);
@@ -437,7 +457,17 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
         out << "reproduce: " << repro(o, c) << "\n";
         continue;
       }
-      out << head << ": " << (r == Outcome::Mismatch ? "MISMATCH" : "INTERPRETER FINDING") << "\n" << run.last << "\n";
+      if (r == Outcome::InterpFinding) {
+        // Reported, run on the GPU as well (it must survive the case), and the sweep goes on.
+        ++interp_failed;
+        out << head << ": INTERPRETER FINDING\n" << run.last;
+        if (!run.last.empty() && run.last.back() != '\n') out << "\n";
+        if (gpu && o.oracle == Oracle::Cuda) out << run.gpu_side(c, trial);
+        if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
+        out << "reproduce: " << repro(o, c) << "\n";
+        continue;
+      }
+      out << head << ": MISMATCH\n" << run.last << "\n";
       if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
       // Shrink: halve each chosen size while the case still fails the same way.
       Case best = c;
@@ -465,6 +495,12 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       return 1;
     }
     std::string no_form_note = no_form ? "; " + std::to_string(no_form) + " case(s) with no Triton form not run (" + no_form_why + ")" : "";
+    if (interp_failed) {
+      out << "difftest " << o.file << ": " << interp_failed << "/" << o.trials << " case(s) with interpreter findings (above)";
+      if (gpu_failed) out << ", " << gpu_failed << " failed on the GPU only";
+      out << "; " << passed << " passed" << (skipped ? ", " + std::to_string(skipped) + " compiled only (GPU comparison SKIPPED: " + why + ")" : "") << "\n";
+      return 1;
+    }
     if (no_form == o.trials) {
       out << "difftest " << o.file << ": no case has a Triton form" << no_form_note << "\n";
       return 2;
