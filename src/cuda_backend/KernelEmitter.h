@@ -182,6 +182,12 @@ class KernelEmitter {
   // instance leaves. The passing path costs one barrier.
   void report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
                     const std::string& nact, const std::string& flat);
+  // A check whose condition every thread holds alike (a scalar assert): no barrier; thread 0 records
+  // lane 0 when `bad`, and the instance leaves.
+  void report_uniform(int site, const std::string& bad);
+  // Thread 0 of a failing instance: counts it, and records the finding when it is the first.
+  void record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
+                     const std::string& flat);
   // Accumulates one register's check into running partials (see report_check).
   struct CheckAcc {
     std::string bad = "false", nbad = "0", first = "2147483647", nact = "0", flat;

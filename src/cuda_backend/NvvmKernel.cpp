@@ -181,22 +181,20 @@ void KernelEmitter::emit_assert(const Stmt& s) {
   TV v = eval(c);
   int64_t lanes = c->type.is_scalar() ? 1 : c->type.numel();
   int site = add_site(NvvmKernelInfo::Site::Assert, s.text, lanes, s.loc);
-  CheckAcc a;
   if (c->type.is_scalar()) {
-    // Every thread holds the condition; thread 0 counts its one lane.
-    a.bad = op("xor i1 " + v.at(0) + ", true");
-    a.nbad = op("zext i1 " + op("and i1 " + a.bad + ", " + op("icmp eq i32 %tid, 0")) + " to i32");
-    a.first = op("select i1 " + a.bad + ", i32 0, i32 2147483647");
-  } else {
-    // Each element is counted by its first holder (as stores are done).
-    const Dist& d = v.dist;
-    std::string own = owner(d);
-    for (int r = 0; r < d.nregs(); ++r) {
-      if (first_copy(d, r) != r) continue;
-      std::string f = op("xor i1 " + v.at(r) + ", true");
-      if (own != "true") f = op("and i1 " + f + ", " + own);
-      check_lane(a, f, "", flat_of(c->type.shape, coords(d, r)), "");
-    }
+    // Every thread holds the same condition: no agreement is needed, thread 0 reports lane 0.
+    report_uniform(site, op("xor i1 " + v.at(0) + ", true"));
+    return;
+  }
+  // Each element is counted by its first holder (as stores are done).
+  CheckAcc a;
+  const Dist& d = v.dist;
+  std::string own = owner(d);
+  for (int r = 0; r < d.nregs(); ++r) {
+    if (first_copy(d, r) != r) continue;
+    std::string f = op("xor i1 " + v.at(r) + ", true");
+    if (own != "true") f = op("and i1 " + f + ", " + own);
+    check_lane(a, f, "", flat_of(c->type.shape, coords(d, r)), "");
   }
   report_check(site, a.bad, a.nbad, a.first, a.nact, "");
 }
@@ -221,6 +219,33 @@ void KernelEmitter::check_lane(CheckAcc& a, const std::string& fails, const std:
   std::string lt = op("icmp slt i32 " + cand + ", " + a.first);
   if (!flat_index.empty()) a.flat = op("select i1 " + lt + ", i64 " + flat_index + ", i64 " + (a.flat.empty() ? "0" : a.flat));
   a.first = op("select i1 " + lt + ", i32 " + cand + ", i32 " + a.first);
+}
+
+void KernelEmitter::report_uniform(int site, const std::string& bad) {
+  info.status = true;
+  std::string fail_l = label("check.fail"), ok_l = label("check.ok");
+  line("br i1 " + bad + ", label %" + fail_l + ", label %" + ok_l);
+  start_block(fail_l);
+  guarded(op("icmp eq i32 %tid, 0"), [&] { record_status(site, "0", "1", "0", "-1"); });
+  br("exit");
+  start_block(ok_l);
+}
+
+void KernelEmitter::record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
+                                  const std::string& flat) {
+  auto st = [&](int w) { return op("getelementptr i32, i32 addrspace(1)* %p.dtsim_status, i32 " + std::to_string(w)); };
+  op("atomicrmw add i32 addrspace(1)* " + st(kStatusInstances) + ", i32 1 monotonic");
+  std::string won = op("extractvalue { i32, i1 } " + op("cmpxchg i32 addrspace(1)* " + st(kStatusClaim) + ", i32 0, i32 1 monotonic monotonic") + ", 1");
+  guarded(won, [&] {
+    line("store i32 " + std::to_string(site) + ", i32 addrspace(1)* " + st(kStatusSite));
+    static const char* ax[] = {"x", "y", "z"};
+    for (int i = 0; i < 3; ++i)
+      line("store i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.ctaid.") + ax[i], "", "") + ", i32 addrspace(1)* " + st(kStatusPid + i));
+    line("store i32 " + lane + ", i32 addrspace(1)* " + st(kStatusLane));
+    line("store i32 " + count + ", i32 addrspace(1)* " + st(kStatusBad));
+    line("store i32 " + active + ", i32 addrspace(1)* " + st(kStatusActive));
+    line("store i64 " + flat + ", i64 addrspace(1)* " + op("bitcast i32 addrspace(1)* " + st(kStatusFlat) + " to i64 addrspace(1)*"));
+  });
 }
 
 void KernelEmitter::report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
@@ -256,19 +281,7 @@ void KernelEmitter::report_check(int site, const std::string& bad, const std::st
   guarded(t0, [&] {
     std::string count = op("load i32, i32 addrspace(3)* " + fs(1));
     std::string flat_v = flat.empty() ? "-1" : op("load i64, i64 addrspace(3)* " + fs64);
-    auto st = [&](int w) { return op("getelementptr i32, i32 addrspace(1)* %p.dtsim_status, i32 " + std::to_string(w)); };
-    op("atomicrmw add i32 addrspace(1)* " + st(kStatusInstances) + ", i32 1 monotonic");
-    std::string won = op("extractvalue { i32, i1 } " + op("cmpxchg i32 addrspace(1)* " + st(kStatusClaim) + ", i32 0, i32 1 monotonic monotonic") + ", 1");
-    guarded(won, [&] {
-      line("store i32 " + std::to_string(site) + ", i32 addrspace(1)* " + st(kStatusSite));
-      static const char* ax[] = {"x", "y", "z"};
-      for (int i = 0; i < 3; ++i)
-        line("store i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.ctaid.") + ax[i], "", "") + ", i32 addrspace(1)* " + st(kStatusPid + i));
-      line("store i32 " + lane + ", i32 addrspace(1)* " + st(kStatusLane));
-      line("store i32 " + count + ", i32 addrspace(1)* " + st(kStatusBad));
-      line("store i32 " + active + ", i32 addrspace(1)* " + st(kStatusActive));
-      line("store i64 " + flat_v + ", i64 addrspace(1)* " + op("bitcast i32 addrspace(1)* " + st(kStatusFlat) + " to i64 addrspace(1)*"));
-    });
+    record_status(site, lane, count, active, flat_v);
   });
   br("exit");
   start_block(ok_l);
