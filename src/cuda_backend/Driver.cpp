@@ -241,6 +241,7 @@ struct CudaModuleRunner::Impl {
   size_t flush_bytes = 0;
   CUdeviceptr status = 0;  // the status buffer of kernels with located checks (kStatusWords i32)
   bool lost = false;       // the context was recreated after a fault: nothing here is valid
+  bool bounds = false;     // compiled with bounds checks
 
   explicit Impl(Cu& c) : cu(c) {}
   ~Impl() {
@@ -278,6 +279,7 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
   impl_ = std::make_unique<Impl>(cu);
   Impl& r = *impl_;
   r.b = b;
+  r.bounds = opt.bounds_checks;
   r.nm = emit_nvvm_module(m, b, opt);
   std::string ptx = compile_ptx(r.nm.ir, opt);
   check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
@@ -390,8 +392,10 @@ void CudaModuleRunner::synchronize(const std::string& what) {
     cu.ok = false;
     cu.why = "the GPU is unusable after a fault: " + cu_error(cu, again);
   }
-  throw CudaFault(SourceLoc{}, msg + "\n  the GPU faulted without a located finding; run with --sanitize=bounds to check every access, or on "
-                               "the interpreter (--backend=interp) to locate it");
+  throw CudaFault(SourceLoc{}, msg + (r.bounds ? "\n  every access was bounds-checked, so this is likely a bug in dtsim's CUDA backend; the "
+                                                 "interpreter (--backend=interp) runs the same kernel with every check"
+                                               : "\n  the GPU faulted without a located finding; run with --sanitize=bounds to check every "
+                                                 "access, or on the interpreter (--backend=interp) to locate it"));
 }
 
 std::vector<CudaFinding> CudaModuleRunner::check_status(size_t i, const Buffers& bufs) {
