@@ -34,7 +34,7 @@ struct CudaFinding {
   std::array<int64_t, 3> pid{};
   std::string buffer;     // OutOfBounds: the buffer
   int64_t flat_index = -1;
-  int64_t lanes = 0;      // failing lanes of the first failing instance
+  int64_t lanes = 0;      // failing lanes of the reported instance (the failing one with the smallest pid)
   int64_t instances = 0;  // failing instances in the launch
 };
 

@@ -239,7 +239,7 @@ struct CudaModuleRunner::Impl {
   std::vector<std::vector<void*>> params;
   CUdeviceptr flush = 0;
   size_t flush_bytes = 0;
-  CUdeviceptr status = 0;  // the status buffer of kernels with located checks (kStatusWords i32)
+  CUdeviceptr status = 0;  // the status buffer of kernels with located checks (kDeviceStatusWords u64)
   bool lost = false;       // the context was recreated after a fault: nothing here is valid
   bool bounds = false;     // compiled with bounds checks
 
@@ -297,8 +297,8 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
       check(cu, cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(ki.smem_bytes)),
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     if (ki.status && !r.status) {
-      check(cu, cu.cuMemAlloc(&r.status, kStatusWords * sizeof(int32_t)), "cuMemAlloc (status buffer)");
-      check(cu, cu.cuMemsetD8Async(r.status, 0, kStatusWords * sizeof(int32_t), nullptr), "cuMemsetD8Async");
+      check(cu, cu.cuMemAlloc(&r.status, kDeviceStatusWords * sizeof(uint64_t)), "cuMemAlloc (status buffer)");
+      check(cu, cu.cuMemsetD8Async(r.status, 0, kDeviceStatusWords * sizeof(uint64_t), nullptr), "cuMemsetD8Async");
     }
     r.fns.push_back(f);
     r.names.push_back(m.kernels[i].name);
@@ -402,10 +402,11 @@ std::vector<CudaFinding> CudaModuleRunner::check_status(size_t i, const Buffers&
   Impl& r = *impl_;
   const NvvmKernelInfo& ki = r.nm.kernels.at(i);
   if (!ki.status || !r.status) return {};
+  uint64_t dev[kDeviceStatusWords] = {};
+  check(r.cu, r.cu.cuMemcpyDtoH(dev, r.status, sizeof dev), "cuMemcpyDtoH (status buffer)");
   int32_t w[kStatusWords] = {};
-  check(r.cu, r.cu.cuMemcpyDtoH(w, r.status, sizeof w), "cuMemcpyDtoH (status buffer)");
-  if (w[kStatusClaim] == 0) return {};
-  check(r.cu, r.cu.cuMemsetD8Async(r.status, 0, sizeof w, nullptr), "cuMemsetD8Async");
+  if (!decode_status(dev, r.grids.at(i), w)) return {};
+  check(r.cu, r.cu.cuMemsetD8Async(r.status, 0, sizeof dev, nullptr), "cuMemsetD8Async");
   return {render_status(ki, r.names.at(i), w, bufs)};
 }
 

@@ -1,5 +1,7 @@
 // The located findings of the CUDA backend: the status buffer a failing instance filled, rendered
 // as the interpreter renders the same finding (message text, source line, caret, details).
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "cuda_backend/NvvmEmitter.h"
@@ -26,6 +28,25 @@ std::string index_text(int64_t flat, const Shape& s) {
 }
 }  // namespace
 
+
+bool decode_status(const uint64_t* dev, const std::array<int64_t, 3>& grid, int32_t* w) {
+  for (int i = 0; i < kStatusWords; ++i) w[i] = 0;
+  if (dev[kDevSite] == 0) return false;
+  auto low = [&](int i) { return static_cast<uint32_t>(dev[i] & 0xFFFFFFFFu); };
+  int64_t lin = int64_t(0xFFFFFFFF) - static_cast<int64_t>(dev[kDevSite] >> 32);
+  w[kStatusClaim] = 1;
+  w[kStatusInstances] = static_cast<int32_t>(std::min<uint64_t>(dev[kDevInstances], INT32_MAX));
+  w[kStatusSite] = static_cast<int32_t>(low(kDevSite));
+  w[kStatusPid] = static_cast<int32_t>(lin % grid[0]);
+  w[kStatusPid + 1] = static_cast<int32_t>((lin / grid[0]) % grid[1]);
+  w[kStatusPid + 2] = static_cast<int32_t>(lin / (grid[0] * grid[1]));
+  w[kStatusLane] = static_cast<int32_t>(low(kDevLane));
+  w[kStatusBad] = static_cast<int32_t>(low(kDevBad));
+  w[kStatusActive] = static_cast<int32_t>(low(kDevActive));
+  int64_t flat = static_cast<int64_t>((uint64_t(low(kDevFlatHi)) << 32) | low(kDevFlatLo));
+  std::memcpy(&w[kStatusFlat], &flat, sizeof flat);
+  return true;
+}
 
 CudaFinding render_status(const NvvmKernelInfo& ki, const std::string& kernel, const int32_t* w, const Buffers& bufs) {
   if (w[kStatusSite] < 0 || static_cast<size_t>(w[kStatusSite]) >= ki.sites.size())

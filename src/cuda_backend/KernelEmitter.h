@@ -178,14 +178,14 @@ class KernelEmitter {
   // (i32 counts of its failing and active lanes, each lane counted by one thread), `first` (i32, the
   // smallest failing lane, INT32_MAX when none) and `flat` (i64 buffer index at `first`, or "").
   // The CTA agrees whether any lane failed (bar.red.or); only then are the partials reduced in shared
-  // memory and thread 0 records them in the status buffer (first failing instance wins); a failing
+  // memory and thread 0 records them in the status buffer (the smallest failing pid wins); a failing
   // instance leaves. The passing path costs one barrier.
   void report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
                     const std::string& nact, const std::string& flat);
   // A check whose condition every thread holds alike (a scalar assert): no barrier; thread 0 records
   // lane 0 when `bad`, and the instance leaves.
   void report_uniform(int site, const std::string& bad);
-  // Thread 0 of a failing instance: counts it, and records the finding when it is the first.
+  // Thread 0 of a failing instance: counts it and offers its finding (kept if its pid is the smallest).
   void record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
                      const std::string& flat);
   // Accumulates one register's check into running partials (see report_check).

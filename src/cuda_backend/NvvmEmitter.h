@@ -40,19 +40,37 @@ struct NvvmKernelInfo {
   bool status = false;  // the kernel takes the status buffer
 };
 
-// The status buffer: kStatusWords i32 words, zero before a launch. Word 0 is claimed (0 -> 1) by the
-// first failing instance, which then writes the rest; word 1 counts failing instances.
+// A located failure as the host decodes it from the status buffer: kStatusWords i32 words.
 enum StatusWord : int {
-  kStatusClaim = 0,
-  kStatusInstances = 1,
+  kStatusClaim = 0,      // nonzero: a failure was recorded
+  kStatusInstances = 1,  // failing instances in the launch
   kStatusSite = 2,
-  kStatusPid = 3,      // 3 words: x, y, z
-  kStatusLane = 6,     // first failing lane (flat index in the tile)
-  kStatusBad = 7,      // failing lanes of the instance
-  kStatusActive = 8,   // active lanes of the access (bounds checks)
-  kStatusFlat = 9,     // 2 words: the i64 flat buffer index of the first failing lane (bounds checks)
+  kStatusPid = 3,        // 3 words: x, y, z of the recorded instance
+  kStatusLane = 6,       // first failing lane (flat index in the tile)
+  kStatusBad = 7,        // failing lanes of the instance
+  kStatusActive = 8,     // active lanes of the access (bounds checks)
+  kStatusFlat = 9,       // 2 words: the i64 flat buffer index of the first failing lane (bounds checks)
   kStatusWords = 16,
 };
+
+// The status buffer on the device: kDeviceStatusWords u64 words, zero before a launch. Word 0 counts
+// failing instances; every other word holds (key << 32 | value) with key = 0xFFFFFFFF - linear pid
+// (pid.x + grid.x * (pid.y + grid.y * pid.z)) and is updated with an unsigned atomic max, so each word
+// ends up holding the value of the failing instance with the smallest linear pid: the instance the
+// interpreter, running instances in that order, reports first.
+enum DeviceStatusWord : int {
+  kDevInstances = 0,
+  kDevSite = 1,
+  kDevLane = 2,
+  kDevBad = 3,
+  kDevActive = 4,
+  kDevFlatLo = 5,
+  kDevFlatHi = 6,
+  kDeviceStatusWords = 8,
+};
+
+// Device words -> the host layout (kStatusWords), given the launch's grid. False when nothing failed.
+bool decode_status(const uint64_t* dev, const std::array<int64_t, 3>& grid, int32_t* w);
 
 struct NvvmModule {
   std::string ir;

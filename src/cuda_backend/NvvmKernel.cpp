@@ -233,19 +233,27 @@ void KernelEmitter::report_uniform(int site, const std::string& bad) {
 
 void KernelEmitter::record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
                                   const std::string& flat) {
-  auto st = [&](int w) { return op("getelementptr i32, i32 addrspace(1)* %p.dtsim_status, i32 " + std::to_string(w)); };
-  op("atomicrmw add i32 addrspace(1)* " + st(kStatusInstances) + ", i32 1 monotonic");
-  std::string won = op("extractvalue { i32, i1 } " + op("cmpxchg i32 addrspace(1)* " + st(kStatusClaim) + ", i32 0, i32 1 monotonic monotonic") + ", 1");
-  guarded(won, [&] {
-    line("store i32 " + std::to_string(site) + ", i32 addrspace(1)* " + st(kStatusSite));
-    static const char* ax[] = {"x", "y", "z"};
-    for (int i = 0; i < 3; ++i)
-      line("store i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.ctaid.") + ax[i], "", "") + ", i32 addrspace(1)* " + st(kStatusPid + i));
-    line("store i32 " + lane + ", i32 addrspace(1)* " + st(kStatusLane));
-    line("store i32 " + count + ", i32 addrspace(1)* " + st(kStatusBad));
-    line("store i32 " + active + ", i32 addrspace(1)* " + st(kStatusActive));
-    line("store i64 " + flat + ", i64 addrspace(1)* " + op("bitcast i32 addrspace(1)* " + st(kStatusFlat) + " to i64 addrspace(1)*"));
-  });
+  auto st = [&](int w) { return op("getelementptr i64, i64 addrspace(1)* %p.dtsim_status, i32 " + std::to_string(w)); };
+  op("atomicrmw add i64 addrspace(1)* " + st(kDevInstances) + ", i64 1 monotonic");
+  // key = 0xFFFFFFFF - linear pid, in the high half of every word: the smallest pid wins each word.
+  static const char* ax[] = {"x", "y", "z"};
+  std::string id[3], n[3];
+  for (int i = 0; i < 3; ++i) {
+    id[i] = op("zext i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.ctaid.") + ax[i], "", "") + " to i64");
+    n[i] = op("zext i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.nctaid.") + ax[i], "", "") + " to i64");
+  }
+  std::string lin = op("add i64 " + id[0] + ", " + op("mul i64 " + n[0] + ", " + op("add i64 " + id[1] + ", " + op("mul i64 " + n[1] + ", " + id[2]))));
+  std::string key = op("shl i64 " + op("sub i64 4294967295, " + lin) + ", 32");
+  auto put = [&](int w, const std::string& v32) {
+    std::string v = op("or i64 " + key + ", " + op("zext i32 " + v32 + " to i64"));
+    op("atomicrmw umax i64 addrspace(1)* " + st(w) + ", i64 " + v + " monotonic");
+  };
+  put(kDevSite, std::to_string(site));
+  put(kDevLane, lane);
+  put(kDevBad, count);
+  put(kDevActive, active);
+  put(kDevFlatLo, op("trunc i64 " + flat + " to i32"));
+  put(kDevFlatHi, op("trunc i64 " + op("lshr i64 " + flat + ", 32") + " to i32"));
 }
 
 void KernelEmitter::report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
@@ -374,8 +382,8 @@ std::string KernelEmitter::emit() {
   }
   emit_block(k_.body);
   if (info.status) {
-    params.push_back("i32 addrspace(1)* %p.dtsim_status");
-    types.push_back("i32 addrspace(1)*");
+    params.push_back("i64 addrspace(1)* %p.dtsim_status");
+    types.push_back("i64 addrspace(1)*");
     info.args.push_back({"", true, Scalar::I32, true});
   }
   br("exit");

@@ -46,7 +46,7 @@ bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, co
         f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
         f.message = cf.message;
         if (cf.instances > 1)
-          f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel + "' failed this way (the first is shown)\n";
+          f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel + "' failed this way (the one with the smallest pid is shown)\n";
         f.loc = cf.loc;
         f.pid = cf.pid;
         f.buffer = cf.buffer;

@@ -2,6 +2,7 @@
 // status-buffer writes instead of traps, and the status buffer renders to the interpreter's text.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "cuda_backend/Cuda.h"
@@ -55,9 +56,9 @@ TEST_CASE("an assert writes the status buffer and leaves the instance; no trap")
   CHECK(ki.args.back().status);
   CHECK(count(c.ptx, "trap") == 0);
   CHECK(count(c.ptx, "bar.red.or.pred") == 1);     // the CTA agrees whether a tile lane failed (not for a scalar)
-  CHECK(count(c.ptx, "atom.global.cas.b32") == 2); // first failure wins
-  CHECK(count(c.ptx, "atom.global.add.u32") == 2); // failing instances counted
-  CHECK(count(c.ptx, "atom.global") == 4);         // bounds unchecked: nothing else
+  CHECK(count(c.ptx, "atom.global.max.u64") == 12); // 6 words per site: the smallest pid wins each
+  CHECK(count(c.ptx, "atom.global.add.u64") == 2);  // failing instances counted
+  CHECK(count(c.ptx, "atom.global") == 14);         // bounds unchecked: nothing else
 }
 
 TEST_CASE("without asserts or bounds checks the kernel has no status buffer") {
@@ -77,7 +78,7 @@ TEST_CASE("--sanitize=bounds: every access compares its elements with the buffer
   CHECK(ki.sites[2].text == "z");
   CHECK(count(c.ptx, "setp.lt.u64") + count(c.ptx, "setp.gt.u64") + count(c.ptx, "setp.ge.u64") + count(c.ptx, "setp.le.u64") > 0);
   CHECK(count(c.ptx, "98432") > 0);  // x, y, z: f32[98432]
-  CHECK(count(c.ptx, "atom.global.cas.b32") == 3);
+  CHECK(count(c.ptx, "atom.global.add.u64") == 3);
   CHECK(count(c.ptx, "trap") == 0);
 }
 
@@ -158,4 +159,31 @@ TEST_CASE("the status buffer renders as the interpreter's assert finding") {
   CudaFinding g = render_status(c.nm.kernels[0], "chk", w, bufs);
   CHECK(g.kind == CudaFinding::AssertFailed);
   CHECK(g.message == f.message);
+}
+
+TEST_CASE("the status words keep the failing instance with the smallest linear pid") {
+  // What record_status does on the device: word = max over instances of (key << 32 | value).
+  std::array<int64_t, 3> grid{4, 3, 2};
+  uint64_t dev[kDeviceStatusWords] = {};
+  auto fail = [&](int64_t x, int64_t y, int64_t z, uint32_t site, uint32_t lane) {
+    uint64_t key = (0xFFFFFFFFull - static_cast<uint64_t>(x + grid[0] * (y + grid[1] * z))) << 32;
+    dev[kDevInstances] += 1;
+    uint32_t vals[] = {site, lane, 3, 7, 0xFFFFFFFBu, 0xFFFFFFFFu};  // flat index -5
+    for (int i = 0; i < 6; ++i) dev[kDevSite + i] = std::max(dev[kDevSite + i], key | vals[i]);
+  };
+  int32_t w[kStatusWords];
+  CHECK(!decode_status(dev, grid, w));
+  fail(3, 2, 1, 4, 9);
+  fail(1, 0, 1, 2, 5);  // linear 13: the smallest
+  fail(2, 2, 1, 1, 0);
+  REQUIRE(decode_status(dev, grid, w));
+  CHECK(w[kStatusInstances] == 3);
+  CHECK(w[kStatusSite] == 2);
+  CHECK(w[kStatusLane] == 5);
+  CHECK(w[kStatusPid] == 1);
+  CHECK(w[kStatusPid + 1] == 0);
+  CHECK(w[kStatusPid + 2] == 1);
+  int64_t flat = 0;
+  std::memcpy(&flat, &w[kStatusFlat], 8);
+  CHECK(flat == -5);
 }
