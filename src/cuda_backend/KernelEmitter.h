@@ -185,6 +185,7 @@ class KernelEmitter {
   // A check whose condition every thread holds alike (a scalar assert): no barrier; thread 0 records
   // lane 0 when `bad`, and the instance leaves.
   void report_uniform(int site, const std::string& bad);
+  void drain_async();
   // Thread 0 of a failing instance: counts it and offers its finding (kept if its pid is the smallest).
   void record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
                      const std::string& flat);

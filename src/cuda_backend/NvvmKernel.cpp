@@ -221,12 +221,20 @@ void KernelEmitter::check_lane(CheckAcc& a, const std::string& fails, const std:
   a.first = op("select i1 " + lt + ", i32 " + cand + ", i32 " + a.first);
 }
 
+// A failing instance leaves with no asynchronous copy or warpgroup MMA of a pipelined loop in flight.
+void KernelEmitter::drain_async() {
+  if (info.pipelined_loops == 0) return;
+  line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
+  if (opt_.arch == "sm_90a") line("call void asm sideeffect \"wgmma.wait_group.sync.aligned 0;\", \"~{memory}\"()");
+}
+
 void KernelEmitter::report_uniform(int site, const std::string& bad) {
   info.status = true;
   std::string fail_l = label("check.fail"), ok_l = label("check.ok");
   line("br i1 " + bad + ", label %" + fail_l + ", label %" + ok_l);
   start_block(fail_l);
   guarded(op("icmp eq i32 %tid, 0"), [&] { record_status(site, "0", "1", "0", "-1"); });
+  drain_async();
   br("exit");
   start_block(ok_l);
 }
@@ -291,6 +299,7 @@ void KernelEmitter::report_check(int site, const std::string& bad, const std::st
     std::string flat_v = flat.empty() ? "-1" : op("load i64, i64 addrspace(3)* " + fs64);
     record_status(site, lane, count, active, flat_v);
   });
+  drain_async();
   br("exit");
   start_block(ok_l);
 }
