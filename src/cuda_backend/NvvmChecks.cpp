@@ -52,7 +52,8 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
     for (const ExprP& x : p.shape) extent *= eval_param_expr(x, b_).as_int();
     std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p.slot)]);
     std::string base = op("ptrtoint " + bty + " %p." + p.name + " to i64");
-    std::string off = op("sdiv i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes);
+    // Exact: every buffer is aligned beyond its element size, so differences are whole elements.
+    std::string off = op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes);
     for (int j = 0; j < w; ++j) {
       std::string oj = j ? op("add i64 " + off + ", " + std::to_string(j)) : off;
       std::string ok = op("icmp ult i64 " + oj + ", " + std::to_string(extent));  // negative offsets wrap
