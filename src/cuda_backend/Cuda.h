@@ -19,6 +19,29 @@ struct CudaOptions {
   // compute capability 9.0 device, which enables warpgroup MMA), sm_90 when only compiling.
   std::string arch;
   bool fast_math = false;      // -ftz=1 -prec-div=0 -prec-sqrt=0 (off: IEEE, matches the interpreter)
+  // --sanitize=bounds: every active lane of every global load and store (vectors, cp.async copies) is
+  // checked against its buffer's extent; a violation is recorded in the status buffer and the access
+  // suppressed. Off: the accesses are emitted unchecked (asserts are located either way).
+  bool bounds_checks = false;
+};
+
+// A located failure reported by a kernel through its status buffer, with the interpreter's text.
+struct CudaFinding {
+  enum Kind { AssertFailed, OutOfBounds } kind = AssertFailed;
+  std::string message;   // file:line:col: error: ..., source line, caret, details (as the interpreter)
+  std::string kernel;
+  SourceLoc loc;
+  std::array<int64_t, 3> pid{};
+  std::string buffer;     // OutOfBounds: the buffer
+  int64_t flat_index = -1;
+  int64_t lanes = 0;      // failing lanes of the reported instance (the failing one with the smallest pid)
+  int64_t instances = 0;  // failing instances in the launch
+};
+
+// A kernel that faulted on the GPU (trap, illegal address): the text names the kernel and suggests
+// --sanitize=bounds or the interpreter. The CUDA context was recreated, so later launches work.
+struct CudaFault : RuntimeFault {
+  using RuntimeFault::RuntimeFault;
 };
 
 // NVVM IR (LLVM 7 text dialect, typed pointers) for every kernel of a verified module; constexpr
@@ -48,7 +71,9 @@ bool cuda_available(std::string* why);
 
 // Runs every kernel of a verified module on the GPU, in order, on `buffers` (copied to the device,
 // and every Out/InOut/Scratch buffer copied back). UserError "no CUDA driver found" etc. without one.
-void run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt = {});
+// Stops after the first kernel that reports a located failure (an assert, or a bounds check with
+// opt.bounds_checks) and returns it; a fault throws CudaFault.
+std::vector<CudaFinding> run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt = {});
 
 // The GPU in use (device 0), as the driver reports it. UserError without a driver or GPU.
 struct CudaDeviceInfo {
@@ -90,8 +115,12 @@ class CudaModuleRunner {
   void upload(const Buffers& bufs);
   // Launches kernel i asynchronously; kernels of one runner run in launch order.
   void launch(size_t i);
-  // Waits for everything launched; a fault is reported as "<what> failed: <driver message>".
+  // Waits for everything launched; a fault throws CudaFault ("<what> failed: <driver message>" and a
+  // hint) after recreating the context (this runner is unusable afterwards).
   void synchronize(const std::string& what);
+  // After synchronize(): the located failure kernel i recorded, if any (the status buffer is then
+  // cleared). `bufs` are the buffers given to upload (for the buffer types in the message).
+  std::vector<CudaFinding> check_status(size_t i, const Buffers& bufs);
   // Copies every Out/InOut/Scratch buffer back into `bufs` (the buffers given to upload).
   void download(Buffers& bufs) const;
 

@@ -26,6 +26,8 @@ namespace {
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext*, CUdevice))                        \
   X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                                                     \
   X(cuCtxSynchronize, "cuCtxSynchronize", (void))                                                        \
+  X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2", (CUdevice))                                   \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))                               \
   X(cuModuleLoadDataEx, "cuModuleLoadDataEx", (CUmodule*, const void*, unsigned, CUjit_option*, void**)) \
   X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction*, CUmodule, const char*))                    \
   X(cuModuleUnload, "cuModuleUnload", (CUmodule))                                                        \
@@ -225,6 +227,7 @@ struct CudaModuleRunner::Impl {
   NvvmModule nm;
   CUmodule mod = nullptr;
   std::vector<std::string> names;
+  std::vector<const Kernel*> kernels;
   std::vector<CUfunction> fns;
   std::vector<std::array<int64_t, 3>> grids;
   // Device buffers, parallel to the Buffers given to upload().
@@ -236,11 +239,16 @@ struct CudaModuleRunner::Impl {
   std::vector<std::vector<void*>> params;
   CUdeviceptr flush = 0;
   size_t flush_bytes = 0;
+  CUdeviceptr status = 0;  // the status buffer of kernels with located checks (kDeviceStatusWords u64)
+  bool lost = false;       // the context was recreated after a fault: nothing here is valid
+  bool bounds = false;     // compiled with bounds checks
 
   explicit Impl(Cu& c) : cu(c) {}
   ~Impl() {
+    if (lost) return;
     free_buffers();
     if (flush) cu.cuMemFree(flush);
+    if (status) cu.cuMemFree(status);
     if (mod) cu.cuModuleUnload(mod);
   }
   void free_buffers() {
@@ -271,6 +279,7 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
   impl_ = std::make_unique<Impl>(cu);
   Impl& r = *impl_;
   r.b = b;
+  r.bounds = opt.bounds_checks;
   r.nm = emit_nvvm_module(m, b, opt);
   std::string ptx = compile_ptx(r.nm.ir, opt);
   check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
@@ -287,8 +296,13 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
     if (ki.smem_bytes > 48 * 1024)
       check(cu, cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(ki.smem_bytes)),
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    if (ki.status && !r.status) {
+      check(cu, cu.cuMemAlloc(&r.status, kDeviceStatusWords * sizeof(uint64_t)), "cuMemAlloc (status buffer)");
+      check(cu, cu.cuMemsetD8Async(r.status, 0, kDeviceStatusWords * sizeof(uint64_t), nullptr), "cuMemsetD8Async");
+    }
     r.fns.push_back(f);
     r.names.push_back(m.kernels[i].name);
+    r.kernels.push_back(&m.kernels[i]);
     r.grids.push_back(grid_of(m.kernels[i], b));
   }
 }
@@ -322,6 +336,10 @@ void CudaModuleRunner::upload(const Buffers& buffers) {
     for (size_t a = 0; a < ki.args.size(); ++a) {
       const auto& arg = ki.args[a];
       uint8_t* c = cells[a].data();
+      if (arg.status) {
+        std::memcpy(c, &r.status, sizeof(CUdeviceptr));
+        continue;
+      }
       if (arg.pointer) {
         int bi = buffers.index(arg.name);
         if (bi < 0) internal_error("CudaDriver", "no buffer named '" + arg.name + "'");
@@ -356,7 +374,41 @@ void CudaModuleRunner::launch(size_t i) {
         "cuLaunchKernel");
 }
 
-void CudaModuleRunner::synchronize(const std::string& what) { check(impl_->cu, impl_->cu.cuCtxSynchronize(), what.c_str()); }
+void CudaModuleRunner::synchronize(const std::string& what) {
+  Impl& r = *impl_;
+  if (r.lost) internal_error("CudaDriver", "a runner used after its context was lost");
+  CUresult res = r.cu.cuCtxSynchronize();
+  if (res == CUDA_SUCCESS) return;
+  // A trap or an illegal address is sticky: the context is lost. Recreate the primary context so the
+  // process (a difftest sweep) goes on; this runner's module and buffers went with the old one.
+  std::string msg = what + " failed: " + cu_error(r.cu, res);
+  r.lost = true;
+  Cu& cu = r.cu;
+  cu.cuDevicePrimaryCtxRelease(cu.dev);
+  cu.cuDevicePrimaryCtxReset(cu.dev);
+  CUresult again = cu.cuDevicePrimaryCtxRetain(&cu.ctx, cu.dev);
+  if (again == CUDA_SUCCESS) again = cu.cuCtxSetCurrent(cu.ctx);
+  if (again != CUDA_SUCCESS) {
+    cu.ok = false;
+    cu.why = "the GPU is unusable after a fault: " + cu_error(cu, again);
+  }
+  throw CudaFault(SourceLoc{}, msg + (r.bounds ? "\n  every access was bounds-checked, so this is likely a bug in dtsim's CUDA backend; the "
+                                                 "interpreter (--backend=interp) runs the same kernel with every check"
+                                               : "\n  the GPU faulted without a located finding; run with --sanitize=bounds to check every "
+                                                 "access, or on the interpreter (--backend=interp) to locate it"));
+}
+
+std::vector<CudaFinding> CudaModuleRunner::check_status(size_t i, const Buffers& bufs) {
+  Impl& r = *impl_;
+  const NvvmKernelInfo& ki = r.nm.kernels.at(i);
+  if (!ki.status || !r.status) return {};
+  uint64_t dev[kDeviceStatusWords] = {};
+  check(r.cu, r.cu.cuMemcpyDtoH(dev, r.status, sizeof dev), "cuMemcpyDtoH (status buffer)");
+  int32_t w[kStatusWords] = {};
+  if (!decode_status(dev, r.grids.at(i), w)) return {};
+  check(r.cu, r.cu.cuMemsetD8Async(r.status, 0, sizeof dev, nullptr), "cuMemsetD8Async");
+  return {render_status(ki, r.names.at(i), w, bufs)};
+}
 
 void CudaModuleRunner::download(Buffers& buffers) const {
   const Impl& r = *impl_;
@@ -394,14 +446,20 @@ std::vector<double> CudaModuleRunner::time(size_t i, int reps, bool flush_l2) {
   return ms;
 }
 
-void run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt) {
+std::vector<CudaFinding> run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt) {
   CudaModuleRunner r(m, b, opt);
   r.upload(buffers);
   for (size_t i = 0; i < r.kernel_count(); ++i) {
     r.launch(i);
     r.synchronize("kernel '" + r.kernel_name(i) + "'");
+    auto found = r.check_status(i, buffers);
+    if (!found.empty()) {
+      r.download(buffers);
+      return found;
+    }
   }
   r.download(buffers);
+  return {};
 }
 
 }  // namespace dtsim

@@ -182,6 +182,47 @@ class KernelEmitter {
   void cp_async_tile(const Expr& load, const std::string& off, int64_t ld, bool b_operand = false);
   void emit_if(const Stmt& s);
   void emit_assert(const Stmt& s);
+  // ---- located checks (asserts, bounds checks) ----
+  int add_site(NvvmKernelInfo::Site::Kind kind, const std::string& text, int64_t lanes, SourceLoc fallback);
+  // Per-thread partials of one check: `bad` (i1, a lane of this thread failed), `nbad` and `nact`
+  // (i32 counts of its failing and active lanes, each lane counted by one thread), `first` (i32, the
+  // smallest failing lane, INT32_MAX when none) and `flat` (i64 buffer index at `first`, or "").
+  // The CTA agrees whether any lane failed (bar.red.or); only then are the partials reduced in shared
+  // memory and thread 0 records them in the status buffer (the smallest failing pid wins); a failing
+  // instance leaves. The passing path costs one barrier.
+  void report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
+                    const std::string& nact, const std::string& flat);
+  // A check whose condition every thread holds alike (a scalar assert): no barrier; thread 0 records
+  // lane 0 when `bad`, and the instance leaves.
+  void report_uniform(int site, const std::string& bad);
+  void drain_async();
+  // Thread 0 of a failing instance: counts it and offers its finding (kept if its pid is the smallest).
+  void record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
+                     const std::string& flat);
+  // Accumulates one register's check into running partials (see report_check).
+  struct CheckAcc {
+    std::string bad = "false", nbad = "0", first = "2147483647", nact = "0", flat;
+  };
+  void check_lane(CheckAcc& a, const std::string& fails, const std::string& active, const std::string& lane,
+                  const std::string& flat_index);
+  // Bounds checks (CudaOptions::bounds_checks, NvvmChecks.cpp). The buffers a pointer expression
+  // can point into: the pointer parameters it is derived from.
+  std::vector<const Param*> buffers_of(const ExprP& ptr);
+  struct BoundsCheck {
+    int site = -1;
+    std::vector<const Param*> bufs;
+    Shape tile;  // the access's tile shape (empty: a scalar access)
+    CheckAcc acc;
+  };
+  // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
+  BoundsCheck begin_bounds(bool store, const ExprP& ptr, const Shape& tile);
+  // Checks the w consecutive elements at `ptr_reg` (register r0 of layout d; `active` i1: the mask,
+  // `counted` i1: this thread counts these lanes); returns the i1 "every element in bounds", which
+  // the caller adds to the access's condition.
+  std::string bounds_lanes(BoundsCheck& bc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
+                           const std::string& active, const std::string& counted);
+  void end_bounds(BoundsCheck& bc);
+  std::vector<std::vector<ExprP>> slot_defs_;  // every value assigned to each slot
 };
 
 }  // namespace dtsim::nvvm

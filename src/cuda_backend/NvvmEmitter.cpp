@@ -565,6 +565,12 @@ TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
   if (w > 1) ++info.vector_accesses;
   if (t.is_tile()) note("load " + shape_str(t.shape) + ": " + (w > 1 ? std::to_string(w) + "-element vectors" : std::string("scalar accesses")));
   out.v.resize(static_cast<size_t>(n));
+  BoundsCheck bc;
+  std::string counted;  // each element's lanes are counted by one thread
+  if (opt_.bounds_checks) {
+    bc = begin_bounds(false, e->args[0], t.is_scalar() ? Shape{} : t.shape);
+    counted = t.is_scalar() ? op("icmp eq i32 %tid, 0") : owner(d);
+  }
   for (int r0 = 0; r0 < n; r0 += w) {
     int c = first_copy(d, r0);
     if (c != r0) {
@@ -573,6 +579,10 @@ TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
     }
     std::string cond = e->args[1] ? m(r0) : "true";
     std::string ptr = p(r0);
+    if (opt_.bounds_checks) {
+      std::string ok = bounds_lanes(bc, t.elem, ptr, w, d, r0, cond, counted);
+      cond = cond == "true" ? ok : op("and i1 " + cond + ", " + ok);
+    }
     auto load = [&] { return w == 1 ? std::vector<std::string>{load_mem(t.elem, ptr)} : load_vec(t.elem, ptr, w); };
     if (cond == "true") {
       auto v = load();
@@ -593,6 +603,7 @@ TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
       out.v[static_cast<size_t>(r0 + j)] =
           op("phi " + ty + " [ " + x[static_cast<size_t>(j)] + ", %" + ld_end + " ], [ " + other[static_cast<size_t>(j)] + ", %" + pre + " ]");
   }
+  if (opt_.bounds_checks) end_bounds(bc);
   return out;
 }
 

@@ -24,14 +24,62 @@ struct NvvmKernelInfo {
     std::string name;
     bool pointer = false;
     Scalar dtype = Scalar::I32;
+    bool status = false;  // the status buffer (last parameter, when `status`)
   };
   std::vector<Arg> args;
+  // Located checks (asserts, and with CudaOptions::bounds_checks every global access): a failing
+  // instance records its site in the status buffer (kStatus* words) and leaves. `sites[id]` says
+  // what failed; the launcher renders the finding from it.
+  struct Site {
+    enum Kind { Assert, Load, Store } kind = Assert;
+    SourceLoc loc, loc2;
+    std::string text;    // assert: its message; Load/Store: the buffer's name
+    int64_t lanes = 1;   // assert: lanes of the condition
+  };
+  std::vector<Site> sites;
+  bool status = false;  // the kernel takes the status buffer
 };
+
+// A located failure as the host decodes it from the status buffer: kStatusWords i32 words.
+enum StatusWord : int {
+  kStatusClaim = 0,      // nonzero: a failure was recorded
+  kStatusInstances = 1,  // failing instances in the launch
+  kStatusSite = 2,
+  kStatusPid = 3,        // 3 words: x, y, z of the recorded instance
+  kStatusLane = 6,       // first failing lane (flat index in the tile)
+  kStatusBad = 7,        // failing lanes of the instance
+  kStatusActive = 8,     // active lanes of the access (bounds checks)
+  kStatusFlat = 9,       // 2 words: the i64 flat buffer index of the first failing lane (bounds checks)
+  kStatusWords = 16,
+};
+
+// The status buffer on the device: kDeviceStatusWords u64 words, zero before a launch. Word 0 counts
+// failing instances; every other word holds (key << 32 | value) with key = 0xFFFFFFFF - linear pid
+// (pid.x + grid.x * (pid.y + grid.y * pid.z)) and is updated with an unsigned atomic max, so each word
+// ends up holding the value of the failing instance with the smallest linear pid: the instance the
+// interpreter, running instances in that order, reports first.
+enum DeviceStatusWord : int {
+  kDevInstances = 0,
+  kDevSite = 1,
+  kDevLane = 2,
+  kDevBad = 3,
+  kDevActive = 4,
+  kDevFlatLo = 5,
+  kDevFlatHi = 6,
+  kDeviceStatusWords = 8,
+};
+
+// Device words -> the host layout (kStatusWords), given the launch's grid. False when nothing failed.
+bool decode_status(const uint64_t* dev, const std::array<int64_t, 3>& grid, int32_t* w);
 
 struct NvvmModule {
   std::string ir;
   std::vector<NvvmKernelInfo> kernels;  // one per Module kernel, same order
 };
+
+// The finding recorded in status buffer words `w` (kStatusWords) by kernel `ki`, with the text the
+// interpreter gives the same finding; `bufs` are the launch's buffers (names, types).
+CudaFinding render_status(const NvvmKernelInfo& ki, const std::string& kernel, const int32_t* w, const Buffers& bufs);
 
 // Lowers a verified module (emit_nvvm returns `.ir` of this).
 NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOptions& opt);

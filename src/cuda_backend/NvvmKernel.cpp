@@ -23,6 +23,7 @@ void KernelEmitter::count_assignments(const std::vector<StmtP>& body) {
     switch (s->kind) {
       case StmtKind::Assign:
         for (int slot : s->slots) ++assign_count_[static_cast<size_t>(slot)];
+        if (s->targets.size() == 1) slot_defs_[static_cast<size_t>(s->slots[0])].push_back(s->args[0]);
         if (s->targets.size() == 1) single_def_[static_cast<size_t>(s->slots[0])] = s->args[0];
         break;
       case StmtKind::For:
@@ -108,6 +109,8 @@ void KernelEmitter::emit_store(const Stmt& s) {
   // Each element is stored once per instance: by thread 0 for a scalar, by the first holder of a tile
   // element.
   std::string own = owner(d);
+  BoundsCheck bc;
+  if (opt_.bounds_checks) bc = begin_bounds(true, pe, pt.is_scalar() ? Shape{} : pt.shape);
   for (int r0 = 0; r0 < n; r0 += w) {
     bool dup = false;
     for (size_t i = 0; i < d.reg.size(); ++i)
@@ -117,7 +120,12 @@ void KernelEmitter::emit_store(const Stmt& s) {
     for (int j = 0; j < w; ++j) vals.push_back(cast(s.args[1]->type.elem, pt.elem, v(r0 + j)));
     std::string ptr = p(r0);
     std::string cond = s.args[2] ? m(r0) : "true";
+    std::string active = cond;
     if (own != "true") cond = cond == "true" ? own : op("and i1 " + cond + ", " + own);
+    if (opt_.bounds_checks) {
+      std::string ok = bounds_lanes(bc, pt.elem, ptr, w, d, r0, active, own);
+      cond = cond == "true" ? ok : op("and i1 " + cond + ", " + ok);
+    }
     guarded(cond, [&] {
       if (w == 1)
         store_mem(pt.elem, ptr, vals[0]);
@@ -125,6 +133,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
         store_vec(pt.elem, ptr, vals);
     });
   }
+  if (opt_.bounds_checks) end_bounds(bc);
 }
 
 void KernelEmitter::emit_for(const Stmt& s) {
@@ -170,13 +179,129 @@ void KernelEmitter::emit_if(const Stmt& s) {
 void KernelEmitter::emit_assert(const Stmt& s) {
   const ExprP& c = s.args[0];
   TV v = eval(c);
-  std::string bad = "false";
-  int n = c->type.is_scalar() ? 1 : v.dist.nregs();
-  for (int r = 0; r < n; ++r) {
-    std::string f = op("xor i1 " + v.at(r) + ", true");
-    bad = bad == "false" ? f : op("or i1 " + bad + ", " + f);
+  int64_t lanes = c->type.is_scalar() ? 1 : c->type.numel();
+  int site = add_site(NvvmKernelInfo::Site::Assert, s.text, lanes, s.loc);
+  if (c->type.is_scalar()) {
+    // Every thread holds the same condition: no agreement is needed, thread 0 reports lane 0.
+    report_uniform(site, op("xor i1 " + v.at(0) + ", true"));
+    return;
   }
-  trap_if(bad);
+  // Each element is counted by its first holder (as stores are done).
+  CheckAcc a;
+  const Dist& d = v.dist;
+  std::string own = owner(d);
+  for (int r = 0; r < d.nregs(); ++r) {
+    if (first_copy(d, r) != r) continue;
+    std::string f = op("xor i1 " + v.at(r) + ", true");
+    if (own != "true") f = op("and i1 " + f + ", " + own);
+    check_lane(a, f, "", flat_of(c->type.shape, coords(d, r)), "");
+  }
+  report_check(site, a.bad, a.nbad, a.first, a.nact, "");
+}
+
+int KernelEmitter::add_site(NvvmKernelInfo::Site::Kind kind, const std::string& text, int64_t lanes, SourceLoc fallback) {
+  NvvmKernelInfo::Site st;
+  st.kind = kind;
+  st.loc = cur_stmt_ && cur_stmt_->loc.valid() ? cur_stmt_->loc : fallback;
+  if (cur_stmt_) st.loc2 = cur_stmt_->loc2;
+  st.text = text;
+  st.lanes = lanes;
+  info.sites.push_back(st);
+  return static_cast<int>(info.sites.size()) - 1;
+}
+
+void KernelEmitter::check_lane(CheckAcc& a, const std::string& fails, const std::string& active, const std::string& lane,
+                               const std::string& flat_index) {
+  a.bad = a.bad == "false" ? fails : op("or i1 " + a.bad + ", " + fails);
+  a.nbad = op("add i32 " + a.nbad + ", " + op("zext i1 " + fails + " to i32"));
+  if (!active.empty()) a.nact = op("add i32 " + a.nact + ", " + op("zext i1 " + active + " to i32"));
+  std::string cand = op("select i1 " + fails + ", i32 " + lane + ", i32 2147483647");
+  std::string lt = op("icmp slt i32 " + cand + ", " + a.first);
+  if (!flat_index.empty()) a.flat = op("select i1 " + lt + ", i64 " + flat_index + ", i64 " + (a.flat.empty() ? "0" : a.flat));
+  a.first = op("select i1 " + lt + ", i32 " + cand + ", i32 " + a.first);
+}
+
+// A failing instance leaves with no asynchronous copy or warpgroup MMA of a pipelined loop in flight.
+void KernelEmitter::drain_async() {
+  if (info.pipelined_loops == 0) return;
+  line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
+  if (opt_.arch == "sm_90a") line("call void asm sideeffect \"wgmma.wait_group.sync.aligned 0;\", \"~{memory}\"()");
+}
+
+void KernelEmitter::report_uniform(int site, const std::string& bad) {
+  info.status = true;
+  std::string fail_l = label("check.fail"), ok_l = label("check.ok");
+  line("br i1 " + bad + ", label %" + fail_l + ", label %" + ok_l);
+  start_block(fail_l);
+  guarded(op("icmp eq i32 %tid, 0"), [&] { record_status(site, "0", "1", "0", "-1"); });
+  drain_async();
+  br("exit");
+  start_block(ok_l);
+}
+
+void KernelEmitter::record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
+                                  const std::string& flat) {
+  auto st = [&](int w) { return op("getelementptr i64, i64 addrspace(1)* %p.dtsim_status, i32 " + std::to_string(w)); };
+  op("atomicrmw add i64 addrspace(1)* " + st(kDevInstances) + ", i64 1 monotonic");
+  // key = 0xFFFFFFFF - linear pid, in the high half of every word: the smallest pid wins each word.
+  static const char* ax[] = {"x", "y", "z"};
+  std::string id[3], n[3];
+  for (int i = 0; i < 3; ++i) {
+    id[i] = op("zext i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.ctaid.") + ax[i], "", "") + " to i64");
+    n[i] = op("zext i32 " + call("i32", std::string("llvm.nvvm.read.ptx.sreg.nctaid.") + ax[i], "", "") + " to i64");
+  }
+  std::string lin = op("add i64 " + id[0] + ", " + op("mul i64 " + n[0] + ", " + op("add i64 " + id[1] + ", " + op("mul i64 " + n[1] + ", " + id[2]))));
+  std::string key = op("shl i64 " + op("sub i64 4294967295, " + lin) + ", 32");
+  auto put = [&](int w, const std::string& v32) {
+    std::string v = op("or i64 " + key + ", " + op("zext i32 " + v32 + " to i64"));
+    op("atomicrmw umax i64 addrspace(1)* " + st(w) + ", i64 " + v + " monotonic");
+  };
+  put(kDevSite, std::to_string(site));
+  put(kDevLane, lane);
+  put(kDevBad, count);
+  put(kDevActive, active);
+  put(kDevFlatLo, op("trunc i64 " + flat + " to i32"));
+  put(kDevFlatHi, op("trunc i64 " + op("lshr i64 " + flat + ", 32") + " to i32"));
+}
+
+void KernelEmitter::report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
+                                 const std::string& nact, const std::string& flat) {
+  info.status = true;
+  declare("@dtsim_fs = internal addrspace(3) global [4 x i32] undef, align 8");
+  declare("declare i32 @llvm.nvvm.barrier0.or(i32)");
+  std::string any = op("call i32 @llvm.nvvm.barrier0.or(i32 " + op("zext i1 " + bad + " to i32") + ")");
+  std::string fail_l = label("check.fail"), ok_l = label("check.ok");
+  line("br i1 " + op("icmp ne i32 " + any + ", 0") + ", label %" + fail_l + ", label %" + ok_l);
+  start_block(fail_l);
+  auto fs = [&](int i) { return op("getelementptr [4 x i32], [4 x i32] addrspace(3)* @dtsim_fs, i32 0, i32 " + std::to_string(i)); };
+  std::string t0 = op("icmp eq i32 %tid, 0");
+  guarded(t0, [&] {
+    line("store i32 2147483647, i32 addrspace(3)* " + fs(0));
+    line("store i32 0, i32 addrspace(3)* " + fs(1));
+    line("store i32 0, i32 addrspace(3)* " + fs(2));
+  });
+  barrier();
+  op("atomicrmw min i32 addrspace(3)* " + fs(0) + ", i32 " + first + " monotonic");
+  op("atomicrmw add i32 addrspace(3)* " + fs(1) + ", i32 " + nbad + " monotonic");
+  if (nact != "0") op("atomicrmw add i32 addrspace(3)* " + fs(2) + ", i32 " + nact + " monotonic");
+  barrier();
+  std::string lane = op("load i32, i32 addrspace(3)* " + fs(0));
+  std::string fs64 = op("bitcast i32 addrspace(3)* " + fs(2) + " to i64 addrspace(3)*");
+  std::string active = nact != "0" ? op("load i32, i32 addrspace(3)* " + fs(2)) : "0";
+  if (!flat.empty()) {
+    // The holder of the first failing lane publishes its buffer index (in words 2-3, after the count).
+    barrier();
+    guarded(op("icmp eq i32 " + first + ", " + lane), [&] { line("store i64 " + flat + ", i64 addrspace(3)* " + fs64); });
+    barrier();
+  }
+  guarded(t0, [&] {
+    std::string count = op("load i32, i32 addrspace(3)* " + fs(1));
+    std::string flat_v = flat.empty() ? "-1" : op("load i64, i64 addrspace(3)* " + fs64);
+    record_status(site, lane, count, active, flat_v);
+  });
+  drain_async();
+  br("exit");
+  start_block(ok_l);
 }
 
 void KernelEmitter::emit_stmt(const Stmt& s) {
@@ -225,6 +350,7 @@ std::string KernelEmitter::emit() {
   slot_vars_.resize(static_cast<size_t>(k_.num_slots));
   assign_count_.assign(static_cast<size_t>(k_.num_slots), 0);
   single_def_.assign(static_cast<size_t>(k_.num_slots), nullptr);
+  slot_defs_.assign(static_cast<size_t>(k_.num_slots), {});
   prelude_ << "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
   declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()");
   count_assignments(k_.body);
@@ -270,6 +396,11 @@ std::string KernelEmitter::emit() {
     }
   }
   emit_block(k_.body);
+  if (info.status) {
+    params.push_back("i64 addrspace(1)* %p.dtsim_status");
+    types.push_back("i64 addrspace(1)*");
+    info.args.push_back({"", true, Scalar::I32, true});
+  }
   br("exit");
   start_block("exit");
   line("ret void");

@@ -86,6 +86,14 @@ void KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_
   auto p = lazy_fit(ld.args[0], d);
   std::function<std::string(int)> m;
   if (ld.args[1]) m = lazy_fit(ld.args[1], d);
+  if (opt_.bounds_checks) {
+    // Checked before any copy is issued: an instance with a lane out of bounds leaves without copying.
+    BoundsCheck bc = begin_bounds(false, ld.args[0], t.shape);
+    std::string own = owner(d);
+    for (int r0 = 0; r0 < d.nregs(); r0 += 8)
+      if (first_copy(d, r0) == r0) bounds_lanes(bc, t.elem, p(r0), 8, d, r0, ld.args[1] ? m(r0) : "true", own);
+    end_bounds(bc);
+  }
   std::string base = op("add i32 " + smem_base32() + ", " + off);
   guarded(owner(d), [&] {
     for (int r0 = 0; r0 < d.nregs(); r0 += 8) {
@@ -178,9 +186,13 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
     std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
     std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
-    guarded(more, [&] {
+    guarded(more, [&] {  // uniform: the bounds checks' barriers may sit inside
+      const Stmt* outer = cur_stmt_;
+      cur_stmt_ = lx;  // findings are located at the load statements
       cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8);
+      cur_stmt_ = ly;
       cp_async_tile(*ly->args[0], op("add i32 " + off + ", " + std::to_string(a_bytes)), p.wgmma ? 0 : p.N + 8, true);
+      cur_stmt_ = outer;
     });
     line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
   };

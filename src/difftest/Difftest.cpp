@@ -195,7 +195,9 @@ void poison(Buffers& bs) {
     if (b.io == BufIO::Out || b.io == BufIO::Scratch) std::memset(b.bytes.data(), 0xFF, b.bytes.size());  // NaN / -1
 }
 
-enum class Outcome { Pass, Skipped, Mismatch, InterpFinding, NoTritonForm };
+// GpuFault / GpuFinding: the GPU faulted or reported a located failure where the interpreter found
+// none; the case is reported with its reproduce line and the sweep goes on.
+enum class Outcome { Pass, Skipped, Mismatch, InterpFinding, NoTritonForm, GpuFault, GpuFinding };
 
 std::string shell_quote(const std::string& s) {
   std::string o = "'";
@@ -303,7 +305,13 @@ struct Runner {
     io.keep_going = true;
     std::ostringstream sink;
     io.out = &sink;
-    RunReport rep = run_module(c.module, c.bindings, ref, io);
+    RunReport rep;
+    try {
+      rep = run_module(c.module, c.bindings, ref, io);
+    } catch (const RuntimeFault& e) {  // e.g. a range() step <= 0: a finding of this case
+      last = "the interpreter reports a fault at these sizes:\n" + e.render();
+      return Outcome::InterpFinding;
+    }
     if (!rep.ok()) {
       last = "the interpreter reports " + std::to_string(rep.findings_count) + " finding(s) at these sizes:\n" +
              (rep.findings.empty() ? "" : rep.findings[0].message);
@@ -314,10 +322,33 @@ struct Runner {
     if (o.oracle == Oracle::Triton) {
       if (!run_triton(c, in, dev)) return Outcome::Mismatch;
     } else {
-      run_module_cuda(c.module, c.bindings, dev, o.cuda);
+      try {
+        auto found = run_module_cuda(c.module, c.bindings, dev, o.cuda);
+        if (!found.empty()) {
+          last = found[0].message;
+          return Outcome::GpuFinding;
+        }
+      } catch (const CudaFault& e) {
+        last = e.what();
+        return Outcome::GpuFault;
+      }
     }
     last = compare(c.module, ref, dev, o.oracle == Oracle::Triton ? "triton" : "gpu");
     return last.empty() ? Outcome::Pass : Outcome::Mismatch;
+  }
+
+  // A case the interpreter reports a finding for, run on the GPU too: a sweep must survive it. Says
+  // what the GPU did (a located finding, a fault after which the context was recreated, nothing).
+  std::string gpu_side(const Case& c, uint64_t trial) {
+    Buffers dev = make_buffers(c.module, c.bindings, o.seed * 131 + trial);
+    poison(dev);
+    try {
+      auto found = run_module_cuda(c.module, c.bindings, dev, o.cuda);
+      if (!found.empty()) return "on the GPU: located" + std::string(o.cuda.bounds_checks ? " (--sanitize=bounds)" : "") + ":\n" + found[0].message;
+      return std::string("on the GPU: no fault") + (o.cuda.bounds_checks ? "\n" : " (accesses unchecked; --sanitize=bounds checks them)\n");
+    } catch (const CudaFault& e) {
+      return std::string("on the GPU: ") + e.what() + "\n";
+    }
   }
 };
 
@@ -330,13 +361,15 @@ std::string describe(const Case& c) {
 std::string repro(const Options& o, const Case& c) {
   std::string s = "dtsim difftest " + o.file + " --trials 1";
   if (o.oracle == Oracle::Triton) s += " --oracle=triton";
+  if (o.cuda.bounds_checks) s += " --sanitize=bounds";
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
   for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
   return s;
 }
 
 int usage(std::ostream& err, const std::string& msg) {
-  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
+  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--sanitize=none|bounds] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
+         "  --sanitize=bounds check every GPU access against its buffer (default none: GPU faults are still survived)\n"
          "  --oracle=cuda     compare the interpreter with dtsim's CUDA backend (default)\n"
          "  --oracle=triton   compare the interpreter with the emitted Triton module (python3; on the GPU, or with\n"
          "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n";
@@ -364,6 +397,12 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       else if (a.rfind("--schedule-seed", 0) == 0) { if (!value(v)) return usage(err, "--schedule-seed needs a value"); schedule_seed = std::stoull(v); }
       else if (a.rfind("--arch", 0) == 0) { if (!value(v)) return usage(err, "--arch needs a value"); o.cuda.arch = v; }
       else if (a == "--fast-math") o.cuda.fast_math = true;
+      else if (a.rfind("--sanitize", 0) == 0) {
+        if (!value(v)) return usage(err, "--sanitize needs a value");
+        if (v == "bounds") o.cuda.bounds_checks = true;
+        else if (v == "none") o.cuda.bounds_checks = false;
+        else return usage(err, "--sanitize expects bounds or none, got '" + v + "'");
+      }
       else if (a.rfind("--oracle", 0) == 0) {
         if (!value(v)) return usage(err, "--oracle needs a value");
         if (v == "cuda") o.oracle = Oracle::Cuda;
@@ -394,7 +433,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
     if (is_dt(o.file)) dt = parse_dt_file(o.file);
     else tile = parse_tile_file(o.file);
     Runner run{o, out, gpu, "", triton};
-    int passed = 0, skipped = 0, no_form = 0;
+    int passed = 0, skipped = 0, no_form = 0, gpu_failed = 0, interp_failed = 0;
     std::string no_form_why;
     for (int t = 0; t < o.trials; ++t) {
       uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);
@@ -410,7 +449,25 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
         if (no_form_why.empty()) no_form_why = run.last;
         continue;
       }
-      out << head << ": " << (r == Outcome::Mismatch ? "MISMATCH" : "INTERPRETER FINDING") << "\n" << run.last << "\n";
+      if (r == Outcome::GpuFault || r == Outcome::GpuFinding) {
+        ++gpu_failed;
+        out << head << ": " << (r == Outcome::GpuFault ? "GPU FAULT" : "GPU FINDING (the interpreter has none)") << "\n" << run.last;
+        if (!run.last.empty() && run.last.back() != '\n') out << "\n";
+        if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
+        out << "reproduce: " << repro(o, c) << "\n";
+        continue;
+      }
+      if (r == Outcome::InterpFinding) {
+        // Reported, run on the GPU as well (it must survive the case), and the sweep goes on.
+        ++interp_failed;
+        out << head << ": INTERPRETER FINDING\n" << run.last;
+        if (!run.last.empty() && run.last.back() != '\n') out << "\n";
+        if (gpu && o.oracle == Oracle::Cuda) out << run.gpu_side(c, trial);
+        if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
+        out << "reproduce: " << repro(o, c) << "\n";
+        continue;
+      }
+      out << head << ": MISMATCH\n" << run.last << "\n";
       if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
       // Shrink: halve each chosen size while the case still fails the same way.
       Case best = c;
@@ -438,6 +495,12 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       return 1;
     }
     std::string no_form_note = no_form ? "; " + std::to_string(no_form) + " case(s) with no Triton form not run (" + no_form_why + ")" : "";
+    if (interp_failed) {
+      out << "difftest " << o.file << ": " << interp_failed << "/" << o.trials << " case(s) with interpreter findings (above)";
+      if (gpu_failed) out << ", " << gpu_failed << " failed on the GPU only";
+      out << "; " << passed << " passed" << (skipped ? ", " + std::to_string(skipped) + " compiled only (GPU comparison SKIPPED: " + why + ")" : "") << "\n";
+      return 1;
+    }
     if (no_form == o.trials) {
       out << "difftest " << o.file << ": no case has a Triton form" << no_form_note << "\n";
       return 2;
@@ -455,8 +518,10 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
           << (triton == "gpu" ? " on the GPU" : ", TRITON_INTERPRET=1") << ")" << no_form_note << "\n";
       return 0;
     }
-    out << "difftest " << o.file << ": " << passed << "/" << o.trials << " case(s) passed (interpreter == GPU)\n";
-    return 0;
+    out << "difftest " << o.file << ": " << passed << "/" << o.trials << " case(s) passed (interpreter == GPU)";
+    if (gpu_failed) out << "; " << gpu_failed << " case(s) failed on the GPU only (above)";
+    out << "\n";
+    return gpu_failed ? 1 : 0;
   } catch (const UserError& e) {
     err << e.render();
     return 2;

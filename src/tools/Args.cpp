@@ -291,7 +291,8 @@ the interpreter, on the same seeded random inputs as 'dtsim run'.
   --kernel NAME          only this kernel (.tile: kernel name; .dt: output Func name)
   --seed S               seed of the random input data (default 0)
   --threads N            interpreter threads (interp backend; the GPU check uses all cores)
-  --sanitize=none|bounds|all  interpreter checks while timing (interp backend; default all)
+  --sanitize=none|bounds|all  interpreter checks while timing (interp backend; default all); with
+                         --backend=cuda, bounds times the bounds-checked kernels (default unchecked)
 Without a CUDA driver or GPU, --backend=cuda prints 'SKIPPED: <why>' and exits 0.
 exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2 bad usage or input.
 )";
@@ -350,7 +351,8 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --kernel NAME             run only this kernel (.tile: kernel name; .dt: output Func name)
 execution:
   --threads N               run program instances on N threads (results are identical)
-  --sanitize=none|bounds|all  checks: out-of-bounds; + uninitialized reads and conflicting instances (default all)
+  --sanitize=none|bounds|all  checks: out-of-bounds; + uninitialized reads and conflicting instances (default all);
+                            with --backend=cuda, bounds and all check every access on the GPU, none nothing
   --keep-going              report every finding instead of stopping at the first
   --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
   --backend=interp|cuda     run on the interpreter (default) or on the GPU

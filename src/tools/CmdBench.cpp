@@ -414,6 +414,7 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
   CudaDeviceInfo dev = cuda_device_info();
   CudaOptions opt;
   opt.arch = o.arch;
+  opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;  // timing runs unchecked unless asked
   std::string arch = resolve_cuda_arch(opt);  // the target compiled for (sm_90a on an H100/H200)
   progress.show("bench: preparing inputs");
   Buffers inputs = make_buffers(m, b, o.seed);

@@ -40,7 +40,21 @@ bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, co
 #ifdef DTSIM_HAVE_CUDA
       CudaOptions opt;
       opt.arch = o.arch;
-      run_module_cuda(p.module, b, bufs, opt);
+      opt.bounds_checks = o.interp.sanitize != Sanitize::None;
+      for (const CudaFinding& cf : run_module_cuda(p.module, b, bufs, opt)) {
+        Finding f;
+        f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
+        f.message = cf.message;
+        if (cf.instances > 1)
+          f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel + "' failed this way (the one with the smallest pid is shown)\n";
+        f.loc = cf.loc;
+        f.pid = cf.pid;
+        f.buffer = cf.buffer;
+        f.flat_index = cf.flat_index;
+        f.lanes = cf.lanes;
+        report.findings.push_back(std::move(f));
+        ++report.findings_count;
+      }
       return true;
 #else
       throw UserError("this dtsim was built without the CUDA backend (--backend=cuda)");
@@ -116,7 +130,7 @@ int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   print_findings(report, err);
   out << outputs_summary(bufs);
   if (o.backend == Backend::Cuda) {
-    out << "backend: cuda (no sanitizer)\n";
+    out << (o.interp.sanitize != Sanitize::None ? "backend: cuda (bounds-checked)\n" : "backend: cuda (no bounds checks)\n");
     if (has_print(p.module)) err << "note: print() statements run only in the interpreter; the GPU run skipped them\n";
   }
   else out << sanitizer_line(o.interp.sanitize, report) << "\n";

@@ -9,3 +9,25 @@ if(DTSIM_HAVE_CUDA)
     set_tests_properties(gpu_difftest_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   endforeach()
 endif()
+# Located GPU findings (label gpu, SKIPPED without a GPU): each planted bug gives the interpreter's
+# finding kind and line under --sanitize=bounds; a failing assert prints the interpreter's text; an
+# unchecked fault names the kernel; difftest over a faulting kernel finishes every trial.
+if(DTSIM_HAVE_CUDA)
+  set(DTSIM_LOCATED ${CMAKE_CURRENT_LIST_DIR}/located_or_skip.sh)
+  file(GLOB DTSIM_GPU_BUGS ${CMAKE_SOURCE_DIR}/examples/bugs/*.tile)
+  foreach(ex ${DTSIM_GPU_BUGS})
+    get_filename_component(name ${ex} NAME)
+    add_test(NAME gpu_located_${name} COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug ${ex})
+  endforeach()
+  add_test(NAME gpu_located_assert COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> assert
+           ${CMAKE_SOURCE_DIR}/tests/unit/cuda/assert_sites.tile --arg n=5)
+  add_test(NAME gpu_fault_names_kernel COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> fault
+           ${CMAKE_SOURCE_DIR}/examples/bugs/copy_pid_n.tile --arg n=1048576)
+  add_test(NAME gpu_difftest_survives_faults COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> sweep
+           ${CMAKE_SOURCE_DIR}/examples/bugs/copy_pid_n.tile --arg n=1048576)
+  set_tests_properties(gpu_located_assert gpu_fault_names_kernel gpu_difftest_survives_faults PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+  foreach(ex ${DTSIM_GPU_BUGS})
+    get_filename_component(name ${ex} NAME)
+    set_tests_properties(gpu_located_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+endif()

@@ -1,0 +1,84 @@
+// The located findings of the CUDA backend: the status buffer a failing instance filled, rendered
+// as the interpreter renders the same finding (message text, source line, caret, details).
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "cuda_backend/NvvmEmitter.h"
+
+namespace dtsim {
+
+namespace {
+std::string pid_text(const std::array<int64_t, 3>& p) {
+  return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
+}
+// "[i, j]" of a flat index in a row-major shape (floor division, as the interpreter prints it).
+std::string index_text(int64_t flat, const Shape& s) {
+  std::vector<int64_t> idx(s.size());
+  for (size_t i = s.size(); i-- > 1;) {
+    int64_t d = s[i], q = flat / d, rem = flat % d;
+    if (rem < 0) rem += d, --q;
+    idx[i] = rem;
+    flat = q;
+  }
+  if (!s.empty()) idx[0] = flat;
+  std::string out = "[";
+  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + std::to_string(idx[i]);
+  return out + "]";
+}
+}  // namespace
+
+
+bool decode_status(const uint64_t* dev, const std::array<int64_t, 3>& grid, int32_t* w) {
+  for (int i = 0; i < kStatusWords; ++i) w[i] = 0;
+  if (dev[kDevSite] == 0) return false;
+  auto low = [&](int i) { return static_cast<uint32_t>(dev[i] & 0xFFFFFFFFu); };
+  int64_t lin = int64_t(0xFFFFFFFF) - static_cast<int64_t>(dev[kDevSite] >> 32);
+  w[kStatusClaim] = 1;
+  w[kStatusInstances] = static_cast<int32_t>(std::min<uint64_t>(dev[kDevInstances], INT32_MAX));
+  w[kStatusSite] = static_cast<int32_t>(low(kDevSite));
+  w[kStatusPid] = static_cast<int32_t>(lin % grid[0]);
+  w[kStatusPid + 1] = static_cast<int32_t>((lin / grid[0]) % grid[1]);
+  w[kStatusPid + 2] = static_cast<int32_t>(lin / (grid[0] * grid[1]));
+  w[kStatusLane] = static_cast<int32_t>(low(kDevLane));
+  w[kStatusBad] = static_cast<int32_t>(low(kDevBad));
+  w[kStatusActive] = static_cast<int32_t>(low(kDevActive));
+  int64_t flat = static_cast<int64_t>((uint64_t(low(kDevFlatHi)) << 32) | low(kDevFlatLo));
+  std::memcpy(&w[kStatusFlat], &flat, sizeof flat);
+  return true;
+}
+
+CudaFinding render_status(const NvvmKernelInfo& ki, const std::string& kernel, const int32_t* w, const Buffers& bufs) {
+  if (w[kStatusSite] < 0 || static_cast<size_t>(w[kStatusSite]) >= ki.sites.size())
+    internal_error("CudaDriver", "the status buffer names site " + std::to_string(w[kStatusSite]));
+  const NvvmKernelInfo::Site& site = ki.sites[static_cast<size_t>(w[kStatusSite])];
+  CudaFinding f;
+  f.kernel = kernel;
+  f.loc = site.loc;
+  f.pid = {w[kStatusPid], w[kStatusPid + 1], w[kStatusPid + 2]};
+  f.lanes = w[kStatusBad];
+  f.instances = w[kStatusInstances];
+  std::string note = site.loc2.valid() ? format_diag(site.loc2, "note", "from this schedule line") : "";
+  if (site.kind == NvvmKernelInfo::Site::Assert) {
+    f.kind = CudaFinding::AssertFailed;
+    std::string head = site.text.empty() ? "assertion failed" : "assertion failed: " + site.text;
+    f.message = format_diag(site.loc, "error", head) + note + "  " + std::to_string(w[kStatusBad]) + " of " + std::to_string(site.lanes) +
+                " lanes false (first: lane " + std::to_string(w[kStatusLane]) + "); pid " + pid_text(f.pid) + "\n";
+  } else {
+    f.kind = CudaFinding::OutOfBounds;
+    f.buffer = site.text;
+    int64_t flat = 0;
+    std::memcpy(&flat, &w[kStatusFlat], sizeof flat);
+    f.flat_index = flat;
+    const Buffer* B = bufs.find(site.text);
+    if (!B) internal_error("CudaDriver", "no buffer named '" + site.text + "'");
+    std::string head = site.kind == NvvmKernelInfo::Site::Load ? "out-of-bounds load from '" + B->name + "'" : "out-of-bounds store to '" + B->name + "'";
+    f.message = format_diag(site.loc, "error", head) + note + "  buffer " + B->name + ": " + Type{B->dtype, false, B->shape}.str() +
+                "; first bad lane " + std::to_string(w[kStatusLane]) + " -> flat index " + std::to_string(flat) + " (index " +
+                index_text(flat, B->shape) + "); " + std::to_string(w[kStatusBad]) + " of " + std::to_string(w[kStatusActive]) +
+                " active lanes out of bounds; pid " + pid_text(f.pid) + "\n";
+  }
+  return f;
+}
+
+}  // namespace dtsim

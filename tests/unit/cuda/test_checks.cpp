@@ -1,0 +1,189 @@
+// Located checks on the CUDA backend (no GPU needed): asserts and --sanitize=bounds compile to
+// status-buffer writes instead of traps, and the status buffer renders to the interpreter's text.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "cuda_backend/Cuda.h"
+#include "cuda_backend/NvvmEmitter.h"
+#include "frontend/DT.h"
+#include "host/Buffers.h"
+#include "interp/Interp.h"
+#include "ir/TileParser.h"
+
+using namespace dtsim;
+
+namespace {
+struct Built {
+  Module m;
+  Bindings b;
+  NvvmModule nm;
+  std::string ptx;
+};
+Built build(const std::string& file, const std::string& arch, bool bounds, const std::map<std::string, std::string>& args = {}) {
+  Built c;
+  std::string path = std::string(DTSIM_SOURCE_DIR) + "/" + file;
+  c.m = file.size() > 3 && file.substr(file.size() - 3) == ".dt" ? lower_dt(*parse_dt_file(path)) : parse_tile_file(path);
+  c.b = bind_params(c.m, args);
+  verify_module(c.m, c.b);
+  CudaOptions opt;
+  opt.arch = arch;
+  opt.bounds_checks = bounds;
+  c.nm = emit_nvvm_module(c.m, c.b, opt);
+  c.ptx = compile_ptx(c.nm.ir, opt);
+  PtxasResult r = run_ptxas(c.ptx, arch, false);
+  INFO(r.log);
+  REQUIRE(r.available);
+  REQUIRE(r.ok);
+  return c;
+}
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("an assert writes the status buffer and leaves the instance; no trap") {
+  Built c = build("tests/unit/cuda/assert_sites.tile", "sm_90", false);
+  const NvvmKernelInfo& ki = c.nm.kernels[0];
+  CHECK(ki.status);
+  REQUIRE(ki.sites.size() == 2);
+  CHECK(ki.sites[0].kind == NvvmKernelInfo::Site::Assert);
+  CHECK(ki.sites[0].lanes == 64);
+  CHECK(ki.sites[1].lanes == 1);
+  CHECK(ki.args.back().status);
+  CHECK(count(c.ptx, "trap") == 0);
+  CHECK(count(c.ptx, "bar.red.or.pred") == 1);     // the CTA agrees whether a tile lane failed (not for a scalar)
+  CHECK(count(c.ptx, "atom.global.max.u64") == 12); // 6 words per site: the smallest pid wins each
+  CHECK(count(c.ptx, "atom.global.add.u64") == 2);  // failing instances counted
+  CHECK(count(c.ptx, "atom.global") == 14);         // bounds unchecked: nothing else
+}
+
+TEST_CASE("without asserts or bounds checks the kernel has no status buffer") {
+  Built c = build("examples/add.tile", "sm_90", false);
+  CHECK(!c.nm.kernels[0].status);
+  CHECK(count(c.ptx, "atom.") == 0);
+  CHECK(count(c.ptx, "bar.red") == 0);
+}
+
+TEST_CASE("--sanitize=bounds: every access compares its elements with the buffer's extent") {
+  Built c = build("examples/add.tile", "sm_90", true);
+  const NvvmKernelInfo& ki = c.nm.kernels[0];
+  REQUIRE(ki.sites.size() == 3);  // two loads, one store
+  CHECK(ki.sites[0].kind == NvvmKernelInfo::Site::Load);
+  CHECK(ki.sites[2].kind == NvvmKernelInfo::Site::Store);
+  CHECK(ki.sites[0].text == "x");
+  CHECK(ki.sites[2].text == "z");
+  CHECK(count(c.ptx, "setp.lt.u64") + count(c.ptx, "setp.gt.u64") + count(c.ptx, "setp.ge.u64") + count(c.ptx, "setp.le.u64") > 0);
+  CHECK(count(c.ptx, "98432") > 0);  // x, y, z: f32[98432]
+  CHECK(count(c.ptx, "atom.global.add.u64") == 3);
+  CHECK(count(c.ptx, "trap") == 0);
+}
+
+TEST_CASE("--sanitize=bounds compiles for every example, and checks cp.async copies") {
+  for (auto& e : std::filesystem::directory_iterator(std::string(DTSIM_SOURCE_DIR) + "/examples")) {
+    std::string ext = e.path().extension().string();
+    if (ext != ".tile" && ext != ".dt") continue;
+    std::string rel = "examples/" + e.path().filename().string();
+    INFO(rel);
+    Built c = build(rel, "sm_90", true);
+    for (auto& ki : c.nm.kernels) CHECK(ki.status);
+  }
+  Built a = build("examples/matmul_f16.tile", "sm_80", true);
+  CHECK(a.nm.kernels[0].pipelined_loops == 1);
+  CHECK(count(a.ptx, "cp.async.cg.shared.global") > 0);
+  int loads = 0;
+  for (auto& s : a.nm.kernels[0].sites) loads += s.kind == NvvmKernelInfo::Site::Load;
+  CHECK(loads >= 2);
+  Built h = build("examples/matmul_f16.tile", "sm_90a", true);
+  CHECK(count(h.ptx, "wgmma.mma_async") > 0);
+}
+
+TEST_CASE("the status buffer renders as the interpreter's out-of-bounds finding") {
+  for (const char* bug : {"examples/bugs/copy_pid_n.tile", "examples/bugs/copy_nopid.tile", "examples/bugs/matmul_no_kmask.tile"}) {
+    INFO(bug);
+    Built c = build(bug, "sm_90", true);
+    Buffers bufs = make_buffers(c.m, c.b, 1);
+    InterpOptions io;
+    io.sanitize = Sanitize::Bounds;
+    RunReport rep = run_module(c.m, c.b, bufs, io);
+    if (rep.findings.empty()) continue;  // a bug the bounds mode does not see (conflicts)
+    const Finding& f = rep.findings[0];
+    REQUIRE(f.kind == Finding::OutOfBounds);
+    // The status words the failing instance would write for this finding.
+    const NvvmKernelInfo& ki = c.nm.kernels[0];
+    int site = -1;
+    for (size_t i = 0; i < ki.sites.size(); ++i)
+      if (ki.sites[i].kind != NvvmKernelInfo::Site::Assert && ki.sites[i].loc == f.loc && ki.sites[i].text == f.buffer &&
+          (ki.sites[i].kind == NvvmKernelInfo::Site::Load) == (f.message.find("load") != std::string::npos))
+        site = static_cast<int>(i);
+    REQUIRE(site >= 0);
+    // Lane and active count from the message: "first bad lane L -> ...; B of A active lanes".
+    const std::string& msg = f.message;
+    int64_t lane = std::stoll(msg.substr(msg.find("first bad lane ") + 15));
+    size_t of = msg.find(" of ", msg.find("); "));
+    int64_t active = std::stoll(msg.substr(of + 4));
+    int32_t w[kStatusWords] = {};
+    w[kStatusClaim] = 1;
+    w[kStatusInstances] = 1;
+    w[kStatusSite] = site;
+    for (int i = 0; i < 3; ++i) w[kStatusPid + i] = static_cast<int32_t>(f.pid[static_cast<size_t>(i)]);
+    w[kStatusLane] = static_cast<int32_t>(lane);
+    w[kStatusBad] = static_cast<int32_t>(f.lanes);
+    w[kStatusActive] = static_cast<int32_t>(active);
+    std::memcpy(&w[kStatusFlat], &f.flat_index, 8);
+    CudaFinding g = render_status(ki, c.m.kernels[0].name, w, bufs);
+    CHECK(g.kind == CudaFinding::OutOfBounds);
+    CHECK(g.message == f.message);
+  }
+}
+
+TEST_CASE("the status buffer renders as the interpreter's assert finding") {
+  Built c = build("tests/unit/cuda/assert_sites.tile", "sm_90", false, {{"n", "5"}});
+  Buffers bufs = make_buffers(c.m, c.b, 1);
+  InterpOptions io;
+  io.sanitize = Sanitize::None;
+  RunReport rep = run_module(c.m, c.b, bufs, io);
+  REQUIRE(!rep.findings.empty());
+  const Finding& f = rep.findings[0];
+  REQUIRE(f.kind == Finding::AssertFailed);
+  int32_t w[kStatusWords] = {};
+  w[kStatusClaim] = 1;
+  w[kStatusInstances] = 1;
+  w[kStatusSite] = 0;
+  for (int i = 0; i < 3; ++i) w[kStatusPid + i] = static_cast<int32_t>(f.pid[static_cast<size_t>(i)]);
+  w[kStatusLane] = static_cast<int32_t>(std::stoll(f.message.substr(f.message.find("(first: lane ") + 13)));
+  w[kStatusBad] = static_cast<int32_t>(f.lanes);
+  CudaFinding g = render_status(c.nm.kernels[0], "chk", w, bufs);
+  CHECK(g.kind == CudaFinding::AssertFailed);
+  CHECK(g.message == f.message);
+}
+
+TEST_CASE("the status words keep the failing instance with the smallest linear pid") {
+  // What record_status does on the device: word = max over instances of (key << 32 | value).
+  std::array<int64_t, 3> grid{4, 3, 2};
+  uint64_t dev[kDeviceStatusWords] = {};
+  auto fail = [&](int64_t x, int64_t y, int64_t z, uint32_t site, uint32_t lane) {
+    uint64_t key = (0xFFFFFFFFull - static_cast<uint64_t>(x + grid[0] * (y + grid[1] * z))) << 32;
+    dev[kDevInstances] += 1;
+    uint32_t vals[] = {site, lane, 3, 7, 0xFFFFFFFBu, 0xFFFFFFFFu};  // flat index -5
+    for (int i = 0; i < 6; ++i) dev[kDevSite + i] = std::max(dev[kDevSite + i], key | vals[i]);
+  };
+  int32_t w[kStatusWords];
+  CHECK(!decode_status(dev, grid, w));
+  fail(3, 2, 1, 4, 9);
+  fail(1, 0, 1, 2, 5);  // linear 13: the smallest
+  fail(2, 2, 1, 1, 0);
+  REQUIRE(decode_status(dev, grid, w));
+  CHECK(w[kStatusInstances] == 3);
+  CHECK(w[kStatusSite] == 2);
+  CHECK(w[kStatusLane] == 5);
+  CHECK(w[kStatusPid] == 1);
+  CHECK(w[kStatusPid + 1] == 0);
+  CHECK(w[kStatusPid + 2] == 1);
+  int64_t flat = 0;
+  std::memcpy(&flat, &w[kStatusFlat], 8);
+  CHECK(flat == -5);
+}
