@@ -111,7 +111,9 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
     case ExprKind::Unary: return AxisInfo{1, 1, axis_info(e->args[0]).cst};
     case ExprKind::ExpandDims: {
       AxisInfo a = axis_info(e->args[0]);
-      if (static_cast<size_t>(e->ints[0]) == t.shape.size() - 1) return AxisInfo{1, a.div, AxisInfo::kMax};
+      // x[:, None]: each element becomes a run of its own, so only what divides every element
+      // holds (consecutive values share no factor: 1 when x had runs longer than one).
+      if (static_cast<size_t>(e->ints[0]) == t.shape.size() - 1) return AxisInfo{1, a.contig > 1 ? 1 : a.div, AxisInfo::kMax};
       return a;
     }
     case ExprKind::Broadcast: return arg(0);
@@ -119,7 +121,8 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
       AxisInfo a = axis_info(e->args[0]);
       int64_t nl = last_extent(t), ol = last_extent(e->args[0]->type);
       if (nl > ol) return AxisInfo{1, 1, 1};
-      return AxisInfo{std::min(a.contig, nl), a.div, std::min(a.cst, nl)};
+      // Rows of a longer run start nl apart: only a divisor of nl holds at every row start.
+      return AxisInfo{std::min(a.contig, nl), a.contig > nl ? std::min(a.div, nl) : a.div, std::min(a.cst, nl)};
     }
     case ExprKind::Trans:
     case ExprKind::Load:

@@ -2,7 +2,8 @@
 // dimension, as Triton's axis analysis: used to turn per-element global accesses into 16-byte vectors.
 //   contig: the values come in runs of `contig` consecutive elements that increase by one (runs start
 //           at multiples of `contig` along the dimension);
-//   div:    every run starts at a value divisible by `div` (in bytes for pointers);
+//   div:    every run starts at a value divisible by `div` (in bytes for pointers), in every row of
+//           the tile (a value that varies along an earlier dimension must be divisible everywhere);
 //   cst:    the values come in runs of `cst` equal elements (runs start at multiples of `cst`).
 // All three are powers of two. Scalars are constant along any dimension. Runtime integer parameters
 // are specialized on their value's divisibility (up to 16) when the kernel is compiled for a launch,

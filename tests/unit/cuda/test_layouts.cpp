@@ -144,3 +144,11 @@ TEST_CASE("num_stages(1) keeps the loads in registers; f32 dot stays on the FMA 
   Compiled f = compile("examples/matmul.tile", "sm_80");
   CHECK(f.nm.kernels[0].mma_dots == 0);
 }
+
+TEST_CASE("row offsets that are not multiples of the vector keep accesses narrow") {
+  // a + rm[:, None] * K with K = 90: rows start 360 bytes apart, so no 16-byte vector is aligned
+  // in every row (a v4 load there faults with a misaligned address).
+  Compiled c = compile("examples/bugs/matmul_no_kmask.tile", "sm_90");
+  CHECK(count(c.ptx, "ld.global.v4") == 0);
+  CHECK(count(c.ptx, "ld.global.v2.f32") > 0);
+}
