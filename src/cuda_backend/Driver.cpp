@@ -379,8 +379,9 @@ void CudaModuleRunner::synchronize(const std::string& what) {
   if (r.lost) internal_error("CudaDriver", "a runner used after its context was lost");
   CUresult res = r.cu.cuCtxSynchronize();
   if (res == CUDA_SUCCESS) return;
-  // A trap or an illegal address is sticky: the context is lost. Recreate the primary context so the
-  // process (a difftest sweep) goes on; this runner's module and buffers went with the old one.
+  // A trap or an illegal address is sticky: the context is lost. Reset and retain the primary context
+  // (this runner's module and buffers went with the old one); the driver may still refuse further
+  // work in this process (seen on an H100 after an out-of-bounds load), which is then reported.
   std::string msg = what + " failed: " + cu_error(r.cu, res);
   r.lost = true;
   Cu& cu = r.cu;
