@@ -105,6 +105,8 @@ int prec_of(const Expr& e) {
   return kPostfix;
 }
 
+}  // namespace
+
 // Shortest decimal form that reads back as the same double; always recognisably a float.
 std::string format_float_literal(double v) {
   if (std::isnan(v)) return "nan";
@@ -122,6 +124,8 @@ std::string format_float_literal(double v) {
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
+
+namespace {
 
 std::string expr_str(const ExprP& e);
 

@@ -8,6 +8,7 @@
 //   * load/store pointers are broadcast to the full access shape (the IR broadcasts all operands).
 // Host-side expressions (grids, buffer shapes) are plain Python with C-style // and %.
 #include "triton/TritonEmitter.h"
+#include "ir/Printer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -61,18 +62,7 @@ int int_width(Scalar s) { return s == Scalar::I64 ? 64 : 32; }
 std::string float_literal(double v) {
   if (std::isnan(v)) return "float(\"nan\")";
   if (std::isinf(v)) return v < 0 ? "float(\"-inf\")" : "float(\"inf\")";
-  char buf[64];
-  if (v == std::floor(v) && std::fabs(v) < 1e16) {
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-  }
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
+  return format_float_literal(v);  // the .tile printer's form is valid Python for finite values
 }
 
 std::string value_literal(const ScalarValue& v) {
