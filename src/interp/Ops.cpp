@@ -64,70 +64,26 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
   }
 }
 
-// Integer // % cdiv with C truncation, wraparound (MIN // -1 == MIN) and a fault on zero.
-template <class T> void int_div(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
-  bool zero = false;
-  map2<T, T>(out, a, b, rt, [&](T x, T y) -> T {
-    if (y == 0) {
-      zero = true;
-      return 0;
-    }
-    if (y == -1) return op == BinOp::Mod ? T(0) : op == BinOp::FloorDiv ? wsub<T>(0, x) : wsub<T>(0, wsub<T>(x, T(2)));
-    if (op == BinOp::FloorDiv) return x / y;
-    if (op == BinOp::Mod) return x % y;
-    return wadd<T>(x, wsub<T>(y, 1)) / y;
-  });
-  if (zero) throw RuntimeFault(loc, std::string("integer ") + (op == BinOp::Mod ? "remainder" : "division") + " by zero");
+// One binary op over whole tiles. The element semantics are Elem.h's (bin_elem, cmp_elem, shared
+// with the scalar form); OP is a template argument so each op's loop is its own straight code.
+template <BinOp OP, class T> void arith_op(Value& out, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
+  map2<T, T>(out, a, b, rt, [loc](T x, T y) { return bin_elem<T>(OP, x, y, loc); });
+}
+template <BinOp OP, class T> void compare_op(Value& out, const Value& a, const Value& b, const Type& rt) {
+  map2<uint8_t, T>(out, a, b, rt, [](T x, T y) { return cmp_elem<T>(OP, x, y); });
 }
 
 template <class T> void arith(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
-  constexpr bool F = std::is_floating_point_v<T>;
-  [[maybe_unused]] constexpr int W = static_cast<int>(sizeof(T) * 8);
   switch (op) {
-    case BinOp::Add: return map2<T, T>(out, a, b, rt, [](T x, T y) { return wadd(x, y); });
-    case BinOp::Sub: return map2<T, T>(out, a, b, rt, [](T x, T y) { return wsub(x, y); });
-    case BinOp::Mul: return map2<T, T>(out, a, b, rt, [](T x, T y) { return wmul(x, y); });
-    case BinOp::Div: return map2<T, T>(out, a, b, rt, [](T x, T y) { return x / y; });
-    case BinOp::Min: return map2<T, T>(out, a, b, rt, [](T x, T y) { return fmin_nan(x, y); });
-    case BinOp::Max: return map2<T, T>(out, a, b, rt, [](T x, T y) { return fmax_nan(x, y); });
-    case BinOp::FloorDiv:
-    case BinOp::Cdiv:
-    case BinOp::Mod:
-      if constexpr (F) {
-        return map2<T, T>(out, a, b, rt, [](T x, T y) { return std::fmod(x, y); });
-      } else if constexpr (std::is_same_v<T, uint8_t>) {
-        internal_error("Interp", "i1 division");
-      } else {
-        return int_div<T>(out, op, a, b, rt, loc);
-      }
-    case BinOp::And:
-    case BinOp::Or:
-    case BinOp::Xor:
-    case BinOp::Shl:
-    case BinOp::Shr:
-      if constexpr (F) {
-        internal_error("Interp", "bitwise op on floats");
-      } else {
-        switch (op) {
-          case BinOp::And: return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x & y); });
-          case BinOp::Or: return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x | y); });
-          case BinOp::Xor: return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x ^ y); });
-          case BinOp::Shl:
-            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(out, a, b, rt, [](T x, T) { return x; });
-            else return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(static_cast<U<T>>(x) << (static_cast<U<T>>(y) % W)); });
-          default:
-            if constexpr (std::is_same_v<T, uint8_t>) return map2<T, T>(out, a, b, rt, [](T x, T) { return x; });
-            else return map2<T, T>(out, a, b, rt, [](T x, T y) { return static_cast<T>(x >> (static_cast<U<T>>(y) % W)); });
-        }
-      }
-    case BinOp::Lt: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x < y; });
-    case BinOp::Le: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x <= y; });
-    case BinOp::Gt: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x > y; });
-    case BinOp::Ge: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x >= y; });
-    case BinOp::Eq: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x == y; });
-    case BinOp::Ne: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x != y; });
-    case BinOp::LAnd: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x != 0 && y != 0; });
-    case BinOp::LOr: return map2<uint8_t, T>(out, a, b, rt, [](T x, T y) -> uint8_t { return x != 0 || y != 0; });
+#define DT_ARITH(e) \
+  case BinOp::e: return arith_op<BinOp::e, T>(out, a, b, rt, loc);
+    DT_ARITH(Add) DT_ARITH(Sub) DT_ARITH(Mul) DT_ARITH(Div) DT_ARITH(Min) DT_ARITH(Max) DT_ARITH(FloorDiv)
+    DT_ARITH(Cdiv) DT_ARITH(Mod) DT_ARITH(And) DT_ARITH(Or) DT_ARITH(Xor) DT_ARITH(Shl) DT_ARITH(Shr)
+#undef DT_ARITH
+#define DT_COMPARE(e) \
+  case BinOp::e: return compare_op<BinOp::e, T>(out, a, b, rt);
+    DT_COMPARE(Lt) DT_COMPARE(Le) DT_COMPARE(Gt) DT_COMPARE(Ge) DT_COMPARE(Eq) DT_COMPARE(Ne) DT_COMPARE(LAnd) DT_COMPARE(LOr)
+#undef DT_COMPARE
   }
   internal_error("Interp", "bad binary op");
 }
