@@ -291,6 +291,26 @@ def case_dt_in_out_check():
             check(c[i * Y + j] == want, f"mm[{i}, {j}] = {c[i * Y + j]}, expected {want}")
 
 
+def case_emit_layouts():
+    r = dtsim("emit", "--layouts", "examples/softmax.tile")
+    if "without the CUDA backend" in r.stderr:
+        return
+    check(r.returncode == 0, "emit --layouts failed", r)
+    out = r.stdout
+    check(out.startswith("kernel softmax: 4 warps") and "target sm_90" in out, "emit --layouts: no kernel header", r)
+    check("# load [1024]: 4-element vectors" in out and "# v: blocked{vec=[4], lanes=[32], warps=[4], regs=8}" in out,
+          "emit --layouts: the load's layout and vector width are missing", r)
+    check("5 shuffle step(s)" in out and "through shared memory ->" in out and "convert" not in out,
+          "emit --layouts: the reductions are not shuffles, or a conversion appeared", r)
+    r = dtsim("emit", "--layouts", "--arch", "sm_90a", "examples/matmul_f16.tile")
+    check(r.returncode == 0 and "wgmma m64n128k16" in r.stdout and "pipelined: 3 shared buffers" in r.stdout,
+          "emit --layouts --arch sm_90a: the dot is not on wgmma or the loop is not pipelined", r)
+    out_file = tmp("layouts.txt")
+    r = dtsim("emit", "--layouts", "--arch", "foo", "examples/add.tile", "-o", out_file)
+    check(r.returncode == 2 and "'--arch' expects a GPU target" in r.stderr and not os.path.exists(out_file),
+          "a bad --arch is not a usage error, or left a file", r)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
