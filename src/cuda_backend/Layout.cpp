@@ -19,11 +19,6 @@ Coord unit(size_t rank, size_t d, int64_t v) {
 bool is_zero(const Coord& c) {
   return std::all_of(c.begin(), c.end(), [](int64_t v) { return v == 0; });
 }
-int log2i(int64_t v) {
-  int b = 0;
-  while ((int64_t(1) << b) < v) ++b;
-  return b;
-}
 
 // Applies `f` to every basis vector of `d`, giving a layout of `shape`.
 template <class F>
@@ -71,7 +66,7 @@ Dist blocked(const Shape& shape, int num_warps, int vec_wanted) {
   Dist d;
   d.shape = shape;
   std::vector<int> bits(rank), used(rank, 0);
-  for (size_t i = 0; i < rank; ++i) bits[i] = log2i(shape[i]);
+  for (size_t i = 0; i < rank; ++i) bits[i] = log2_exact(shape[i]);
   auto next = [&]() -> Coord {  // the lowest unused bit of the fastest dim that has one
     for (size_t i = rank; i-- > 0;)
       if (used[i] < bits[i]) return unit(rank, i, int64_t(1) << used[i]++);
@@ -81,10 +76,10 @@ Dist blocked(const Shape& shape, int num_warps, int vec_wanted) {
     int64_t threads = int64_t(num_warps) * 32;
     int64_t vec = vec_wanted ? std::min<int64_t>(vec_wanted, shape[rank - 1])
                              : std::min<int64_t>({4, std::max<int64_t>(1, shape_numel(shape) / threads), shape[rank - 1]});
-    for (int j = 0; j < log2i(vec); ++j) d.reg.push_back(next());
+    for (int j = 0; j < log2_exact(vec); ++j) d.reg.push_back(next());
   }
   for (int i = 0; i < 5; ++i) d.lane.push_back(next());
-  for (int i = 0; i < log2i(num_warps); ++i) d.warp.push_back(next());
+  for (int i = 0; i < log2_exact(num_warps); ++i) d.warp.push_back(next());
   for (;;) {
     Coord c = next();
     if (is_zero(c)) break;
@@ -109,10 +104,10 @@ Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn) {
 Dist fma_accumulator(int64_t M, int64_t N, int num_warps) {
   Dist d;
   d.shape = {M, N};
-  int mb = log2i(M), nb = log2i(N), um = 0, un = 0;
+  int mb = log2_exact(M), nb = log2_exact(N), um = 0, un = 0;
   int64_t per_thread = std::max<int64_t>(1, M * N / (int64_t(32) * num_warps));
-  int tn = log2i(std::min<int64_t>({N, 8, per_thread}));
-  int tm = log2i(std::min<int64_t>({M, 8, std::max<int64_t>(1, per_thread >> tn)}));
+  int tn = log2_exact(std::min<int64_t>({N, 8, per_thread}));
+  int tm = log2_exact(std::min<int64_t>({M, 8, std::max<int64_t>(1, per_thread >> tn)}));
   auto n_bit = [&]() -> Coord { return un < nb ? Coord{0, int64_t(1) << un++} : Coord{0, 0}; };
   auto m_bit = [&]() -> Coord { return um < mb ? Coord{int64_t(1) << um++, 0} : Coord{0, 0}; };
   for (int i = 0; i < tn; ++i) d.reg.push_back(n_bit());

@@ -112,10 +112,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
   BoundsCheck bc;
   if (opt_.bounds_checks) bc = begin_bounds(true, pe, pt.is_scalar() ? Shape{} : pt.shape);
   for (int r0 = 0; r0 < n; r0 += w) {
-    bool dup = false;
-    for (size_t i = 0; i < d.reg.size(); ++i)
-      if ((r0 >> i & 1) && std::all_of(d.reg[i].begin(), d.reg[i].end(), [](int64_t x) { return x == 0; })) dup = true;
-    if (dup) continue;
+    if (first_copy(d, r0) != r0) continue;  // a repeat of an element this thread stores already
     std::vector<std::string> vals;
     for (int j = 0; j < w; ++j) vals.push_back(cast(s.args[1]->type.elem, pt.elem, v(r0 + j)));
     std::string ptr = p(r0);
