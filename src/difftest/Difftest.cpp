@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "cuda_backend/Cuda.h"
+#include "difftest/Worker.h"
 #include "frontend/DT.h"
 #include "host/Npy.h"
 #include "interp/Interp.h"
@@ -198,6 +199,7 @@ void poison(Buffers& bs) {
 // GpuFault / GpuFinding: the GPU faulted or reported a located failure where the interpreter found
 // none; the case is reported with its reproduce line and the sweep goes on.
 enum class Outcome { Pass, Skipped, Mismatch, InterpFinding, NoTritonForm, GpuFault, GpuFinding };
+using TrialRecord = WorkerRecord;  // outcome: an Outcome
 
 std::string shell_quote(const std::string& s) {
   std::string o = "'";
@@ -245,8 +247,8 @@ struct TempDir {
 
 struct Runner {
   const Options& o;
-  std::ostream& out;
   bool gpu;
+  bool context_lost = false;  // a GPU fault happened: this process's CUDA context is unusable
   std::string last;  // message of the last failure
   std::string triton;  // Triton oracle: "gpu" or "interpreter"
 
@@ -329,6 +331,7 @@ struct Runner {
           return Outcome::GpuFinding;
         }
       } catch (const CudaFault& e) {
+        context_lost = true;
         last = e.what();
         return Outcome::GpuFault;
       }
@@ -347,6 +350,7 @@ struct Runner {
       if (!found.empty()) return "on the GPU: located" + std::string(o.cuda.bounds_checks ? " (--sanitize=bounds)" : "") + ":\n" + found[0].message;
       return std::string("on the GPU: no fault") + (o.cuda.bounds_checks ? "\n" : " (accesses unchecked; --sanitize=bounds checks them)\n");
     } catch (const CudaFault& e) {
+      context_lost = true;
       return std::string("on the GPU: ") + e.what() + "\n";
     }
   }
@@ -425,74 +429,135 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
   std::string why, triton;
   bool gpu = false;
   if (o.oracle == Oracle::Triton) gpu = !(triton = triton_mode(&why)).empty();
-  else gpu = cuda_available(&why);
   try {
-    o.cuda.arch = resolve_cuda_arch(o.cuda);
     Module tile;
     std::shared_ptr<DtProgram> dt;
     if (is_dt(o.file)) dt = parse_dt_file(o.file);
     else tile = parse_tile_file(o.file);
-    Runner run{o, out, gpu, "", triton};
-    int passed = 0, skipped = 0, no_form = 0, gpu_failed = 0, interp_failed = 0;
-    std::string no_form_why;
-    for (int t = 0; t < o.trials; ++t) {
+    auto case_for = [&](int t) {
       uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);
       bool fixed = !o.args.empty() && !dt;
       Case c = make_case(o, &tile, dt, fixed ? 0 : trial, nullptr);
       if (schedule_seed && dt) c = make_case(o, &tile, dt, trial, &o.args);
+      return std::make_pair(c, trial);
+    };
+    auto head_of = [&](int t, const Case& c) { return "case " + std::to_string(t + 1) + "/" + std::to_string(o.trials) + describe(c); };
+    // One trial, run and reported: its outcome and the text to print (a mismatch also shrinks).
+    auto run_trial = [&](Runner& run, int t) {
+      TrialRecord rec;
+      rec.trial = t;
+      auto [c, trial] = case_for(t);
       Outcome r = run.run(c, trial);
-      std::string head = "case " + std::to_string(t + 1) + "/" + std::to_string(o.trials) + describe(c);
-      if (r == Outcome::Pass) { ++passed; continue; }
-      if (r == Outcome::Skipped) { ++skipped; continue; }
+      rec.outcome = static_cast<int>(r);
+      std::ostringstream txt;
+      std::string head = head_of(t, c);
+      if (r == Outcome::Pass || r == Outcome::Skipped) return rec;
       if (r == Outcome::NoTritonForm) {
-        ++no_form;
-        if (no_form_why.empty()) no_form_why = run.last;
-        continue;
+        rec.text = run.last;
+        return rec;
       }
       if (r == Outcome::GpuFault || r == Outcome::GpuFinding) {
-        ++gpu_failed;
-        out << head << ": " << (r == Outcome::GpuFault ? "GPU FAULT" : "GPU FINDING (the interpreter has none)") << "\n" << run.last;
-        if (!run.last.empty() && run.last.back() != '\n') out << "\n";
-        if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
-        out << "reproduce: " << repro(o, c) << "\n";
-        continue;
-      }
-      if (r == Outcome::InterpFinding) {
+        txt << head << ": " << (r == Outcome::GpuFault ? "GPU FAULT" : "GPU FINDING (the interpreter has none)") << "\n" << run.last;
+        if (!run.last.empty() && run.last.back() != '\n') txt << "\n";
+        if (!c.schedule.empty()) txt << "schedule:\n" << c.schedule << "\n";
+        txt << "reproduce: " << repro(o, c) << "\n";
+      } else if (r == Outcome::InterpFinding) {
         // Reported, run on the GPU as well (it must survive the case), and the sweep goes on.
-        ++interp_failed;
-        out << head << ": INTERPRETER FINDING\n" << run.last;
-        if (!run.last.empty() && run.last.back() != '\n') out << "\n";
-        if (gpu && o.oracle == Oracle::Cuda) out << run.gpu_side(c, trial);
-        if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
-        out << "reproduce: " << repro(o, c) << "\n";
-        continue;
-      }
-      out << head << ": MISMATCH\n" << run.last << "\n";
-      if (!c.schedule.empty()) out << "schedule:\n" << c.schedule << "\n";
-      // Shrink: halve each chosen size while the case still fails the same way.
-      Case best = c;
-      for (bool progress = true; progress;) {
-        progress = false;
-        for (auto& [k, v] : best.overrides) {
-          int64_t n = 0;
-          try { n = std::stoll(v); } catch (const std::exception&) { continue; }
-          if (n <= 1) continue;
-          auto trial_over = best.overrides;
-          trial_over[k] = std::to_string(n / 2);
-          try {
-            Case smaller = make_case(o, &tile, dt, trial, &trial_over);
-            if (dt) smaller.schedule_seed = best.schedule_seed;
-            if (run.run(smaller, trial) == r) {
-              best = smaller;
-              progress = true;
-              break;
+        txt << head << ": INTERPRETER FINDING\n" << run.last;
+        if (!run.last.empty() && run.last.back() != '\n') txt << "\n";
+        if (run.gpu && o.oracle == Oracle::Cuda) txt << run.gpu_side(c, trial);
+        if (!c.schedule.empty()) txt << "schedule:\n" << c.schedule << "\n";
+        txt << "reproduce: " << repro(o, c) << "\n";
+      } else {
+        txt << head << ": MISMATCH\n" << run.last << "\n";
+        if (!c.schedule.empty()) txt << "schedule:\n" << c.schedule << "\n";
+        // Shrink: halve each chosen size while the case still fails the same way.
+        Case best = c;
+        for (bool progress = true; progress && !run.context_lost;) {
+          progress = false;
+          for (auto& [k, v] : best.overrides) {
+            int64_t n = 0;
+            try { n = std::stoll(v); } catch (const std::exception&) { continue; }
+            if (n <= 1) continue;
+            auto trial_over = best.overrides;
+            trial_over[k] = std::to_string(n / 2);
+            try {
+              Case smaller = make_case(o, &tile, dt, trial, &trial_over);
+              if (dt) smaller.schedule_seed = best.schedule_seed;
+              if (run.run(smaller, trial) == r) {
+                best = smaller;
+                progress = true;
+                break;
+              }
+            } catch (const UserError&) {
             }
-          } catch (const UserError&) {
           }
         }
+        txt << "smallest failing case:" << describe(best) << "\nreproduce: " << repro(o, best) << "\n";
+        rec.end_code = 1;
       }
-      out << "smallest failing case:" << describe(best) << "\nreproduce: " << repro(o, best) << "\n";
-      return 1;
+      rec.text = txt.str();
+      return rec;
+    };
+
+    int passed = 0, skipped = 0, no_form = 0, gpu_failed = 0, interp_failed = 0;
+    std::string no_form_why;
+    // Counts one trial's record and prints its text; true when the sweep ends here (a mismatch).
+    auto tally = [&](const TrialRecord& rec) {
+      switch (static_cast<Outcome>(rec.outcome)) {
+        case Outcome::Pass: ++passed; break;
+        case Outcome::Skipped: ++skipped; break;
+        case Outcome::NoTritonForm:
+          ++no_form;
+          if (no_form_why.empty()) no_form_why = rec.text;
+          return false;
+        case Outcome::GpuFault:
+        case Outcome::GpuFinding: ++gpu_failed; break;
+        case Outcome::InterpFinding: ++interp_failed; break;
+        case Outcome::Mismatch: break;
+      }
+      out << rec.text;
+      return rec.end_code >= 0;
+    };
+
+    if (o.oracle == Oracle::Triton) {
+      o.cuda.arch = resolve_cuda_arch(o.cuda);
+      Runner run{o, gpu, false, "", triton};
+      for (int t = 0; t < o.trials; ++t) {
+        TrialRecord rec = run_trial(run, t);
+        if (tally(rec)) return rec.end_code;
+      }
+    } else {
+      // The GPU is used only by worker processes: a fault that CUDA makes sticky (a trap, an illegal
+      // address) ends the worker, not the sweep. The next trial starts in a fresh worker.
+      WorkerSweep sweep = run_in_workers(o.trials, [&](int from, WorkerChannel& ch) {
+        std::string w_why;
+        bool w_gpu = cuda_available(&w_why);
+        o.cuda.arch = resolve_cuda_arch(o.cuda);
+        ch.hello(w_gpu, w_why);
+        Runner run{o, w_gpu, false, "", ""};
+        for (int t = from; t < o.trials; ++t) {
+          TrialRecord rec = run_trial(run, t);
+          ch.record(rec);
+          if (rec.end_code >= 0 || run.context_lost) return;
+        }
+      }, [&](const TrialRecord& rec) { return tally(rec); },
+         [&](int t, const std::string& how) {
+        auto [c, trial] = case_for(t);
+        TrialRecord rec;
+        rec.trial = t;
+        rec.outcome = static_cast<int>(Outcome::GpuFault);
+        rec.text = head_of(t, c) + ": GPU FAULT\nthe process running this case " + how + "\n" +
+                   (c.schedule.empty() ? "" : "schedule:\n" + c.schedule + "\n") + "reproduce: " + repro(o, c) + "\n";
+        return rec;
+      });
+      if (sweep.error_code >= 0) {
+        err << sweep.error;
+        return sweep.error_code;
+      }
+      if (sweep.end_code >= 0) return sweep.end_code;
+      gpu = sweep.gpu;
+      why = sweep.why;
     }
     std::string no_form_note = no_form ? "; " + std::to_string(no_form) + " case(s) with no Triton form not run (" + no_form_why + ")" : "";
     if (interp_failed) {
