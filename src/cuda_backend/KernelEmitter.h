@@ -179,7 +179,12 @@ class KernelEmitter {
   // cp.async of a load's tile (f16/bf16, 16-byte vectors) into shared rows of ld elements at `off`.
   bool cp_async_ok(const Expr& load);
   // ld > 0: rows of ld elements (ldmatrix); ld == 0: the wgmma layout of operand A or B.
-  void cp_async_tile(const Expr& load, const std::string& off, int64_t ld, bool b_operand = false);
+  struct BoundsCheck;
+  // With `checks`, the bounds check of the copies is left there for report_checks (one barrier for
+  // several tiles) instead of being reported at once, and the copies are returned, to be issued
+  // once the checks have passed (without `checks`: issued at once, nullptr returned).
+  std::function<void()> cp_async_tile(const Expr& load, const std::string& off, int64_t ld, bool b_operand = false,
+                     std::vector<BoundsCheck>* checks = nullptr);
   void emit_if(const Stmt& s);
   void emit_assert(const Stmt& s);
   // ---- located checks (asserts, bounds checks) ----
@@ -187,11 +192,22 @@ class KernelEmitter {
   // Per-thread partials of one check: `bad` (i1, a lane of this thread failed), `nbad` and `nact`
   // (i32 counts of its failing and active lanes, each lane counted by one thread), `first` (i32, the
   // smallest failing lane, INT32_MAX when none) and `flat` (i64 buffer index at `first`, or "").
-  // The CTA agrees whether any lane failed (bar.red.or); only then are the partials reduced in shared
-  // memory and thread 0 records them in the status buffer (the smallest failing pid wins); a failing
-  // instance leaves. The passing path costs one barrier.
-  void report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
-                    const std::string& nact, const std::string& flat);
+  // The CTA agrees whether any lane failed (bar.red.or of `bad`); only then are the partials, which
+  // `partials` emits there (in the failing branch: the passing path pays for none of them), reduced
+  // in shared memory, and thread 0 records them in the status buffer (the smallest failing pid wins);
+  // a failing instance leaves. The passing path costs one barrier.
+  struct CheckAcc;
+  void report_check(int site, const std::string& bad, const std::function<CheckAcc()>& partials);
+  // Several checks with one barrier on the passing path; where one fails, the first that failed
+  // anywhere in the instance reports (one more barrier per check, on the failing path only).
+  struct PendingCheck {
+    int site;
+    std::string bad;
+    std::function<CheckAcc()> partials;
+  };
+  void report_checks(const std::vector<PendingCheck>& checks);
+  // The failing path of one check: partials reduced, thread 0 records, the instance leaves.
+  void report_failure(int site, const std::function<CheckAcc()>& partials);
   // A check whose condition every thread holds alike (a scalar assert): no barrier; thread 0 records
   // lane 0 when `bad`, and the instance leaves.
   void report_uniform(int site, const std::string& bad);
@@ -212,16 +228,19 @@ class KernelEmitter {
     int site = -1;
     std::vector<const Param*> bufs;
     Shape tile;  // the access's tile shape (empty: a scalar access)
-    CheckAcc acc;
+    std::string bad = "false";  // i1: an element this thread counts failed (the passing path's test)
+    std::vector<std::function<void(CheckAcc&)>> lanes;  // per-lane accounting, emitted on failure
   };
   // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
   BoundsCheck begin_bounds(bool store, const ExprP& ptr, const Shape& tile);
   // Checks the w consecutive elements at `ptr_reg` (register r0 of layout d; `active` i1: the mask,
   // `counted` i1: this thread counts these lanes); returns the i1 "every element in bounds", which
-  // the caller adds to the access's condition.
+  // the caller adds to the access's condition. In one buffer, w elements cost one comparison of the
+  // first one's offset; lane-by-lane accounting is left to the failing branch.
   std::string bounds_lanes(BoundsCheck& bc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                            const std::string& active, const std::string& counted);
   void end_bounds(BoundsCheck& bc);
+  PendingCheck pending(BoundsCheck& bc);  // end_bounds' check, for report_checks
   std::vector<std::vector<ExprP>> slot_defs_;  // every value assigned to each slot
 };
 

@@ -44,41 +44,60 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
   std::string pty = mem_type(elem) + " addrspace(1)*";
   std::string pi = op("ptrtoint " + pty + " " + ptr_reg + " to i64");
   std::string bytes = std::to_string(scalar_bytes(elem));
-  std::string all_ok = "true", off0;
-  std::vector<std::string> offs(static_cast<size_t>(w)), oks(static_cast<size_t>(w));
-  for (size_t bi = 0; bi < bc.bufs.size(); ++bi) {
-    const Param& p = *bc.bufs[bi];
+  // Per buffer: the first element's offset (exact: every buffer is aligned beyond its element size,
+  // so differences are whole elements) and the extent.
+  std::vector<std::pair<std::string, int64_t>> offs;
+  for (const Param* p : bc.bufs) {
     int64_t extent = 1;
-    for (const ExprP& x : p.shape) extent *= eval_param_expr(x, b_).as_int();
-    std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p.slot)]);
-    std::string base = op("ptrtoint " + bty + " %p." + p.name + " to i64");
-    // Exact: every buffer is aligned beyond its element size, so differences are whole elements.
-    std::string off = op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes);
-    for (int j = 0; j < w; ++j) {
+    for (const ExprP& x : p->shape) extent *= eval_param_expr(x, b_).as_int();
+    std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p->slot)]);
+    std::string base = op("ptrtoint " + bty + " %p." + p->name + " to i64");
+    offs.emplace_back(op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes), extent);
+  }
+  // Whether element j is in bounds of some buffer (negative offsets wrap to large unsigned ones).
+  auto in_bounds = [this, offs](int j) {
+    std::string ok;
+    for (auto& [off, extent] : offs) {
       std::string oj = j ? op("add i64 " + off + ", " + std::to_string(j)) : off;
-      std::string ok = op("icmp ult i64 " + oj + ", " + std::to_string(extent));  // negative offsets wrap
-      if (bi == 0) {
-        offs[static_cast<size_t>(j)] = oj;
-        oks[static_cast<size_t>(j)] = ok;
-      } else {
-        oks[static_cast<size_t>(j)] = op("or i1 " + oks[static_cast<size_t>(j)] + ", " + ok);
-      }
+      std::string k = op("icmp ult i64 " + oj + ", " + std::to_string(extent));
+      ok = ok.empty() ? k : op("or i1 " + ok + ", " + k);
     }
+    return ok;
+  };
+  std::string all_ok;
+  if (offs.size() == 1 && offs[0].second >= w) {
+    // The w consecutive elements lie in [0, extent) iff the first lies in [0, extent - w].
+    all_ok = op("icmp ult i64 " + offs[0].first + ", " + std::to_string(offs[0].second - w + 1));
+  } else {
+    for (int j = 0; j < w; ++j) all_ok = j ? op("and i1 " + all_ok + ", " + in_bounds(j)) : in_bounds(j);
   }
-  for (int j = 0; j < w; ++j) {
-    const std::string& ok = oks[static_cast<size_t>(j)];
-    all_ok = all_ok == "true" ? ok : op("and i1 " + all_ok + ", " + ok);
-    std::string cnt = active == "true" ? counted : counted == "true" ? active : op("and i1 " + active + ", " + counted);
-    std::string fails = op("and i1 " + op("xor i1 " + ok + ", true") + ", " + cnt);
-    std::string lane = bc.tile.empty() ? "0" : flat_of(bc.tile, coords(d, r0 + j));
-    check_lane(bc.acc, fails, cnt == "true" ? "true" : cnt, lane, offs[static_cast<size_t>(j)]);
-  }
+  std::string cnt = active == "true" ? counted : counted == "true" ? active : op("and i1 " + active + ", " + counted);
+  std::string fails = op("and i1 " + op("xor i1 " + all_ok + ", true") + ", " + cnt);
+  bc.bad = bc.bad == "false" ? fails : op("or i1 " + bc.bad + ", " + fails);
+  // Lane by lane, only where the instance fails: counts, the first failing lane, its buffer index.
+  std::string first_off = offs[0].first;
+  Shape tile = bc.tile;
+  bc.lanes.push_back([this, in_bounds, first_off, tile, d, r0, w, cnt](CheckAcc& a) {
+    for (int j = 0; j < w; ++j) {
+      std::string f = op("and i1 " + op("xor i1 " + in_bounds(j) + ", true") + ", " + cnt);
+      std::string lane = tile.empty() ? "0" : flat_of(tile, coords(d, r0 + j));
+      std::string oj = j ? op("add i64 " + first_off + ", " + std::to_string(j)) : first_off;
+      check_lane(a, f, cnt, lane, oj);
+    }
+  });
   return all_ok;
 }
 
-void KernelEmitter::end_bounds(BoundsCheck& bc) {
-  std::string flat = bc.acc.flat.empty() ? "-1" : bc.acc.flat;
-  report_check(bc.site, bc.acc.bad, bc.acc.nbad, bc.acc.first, bc.acc.nact == "0" ? op("add i32 0, 0") : bc.acc.nact, flat);
+void KernelEmitter::end_bounds(BoundsCheck& bc) { report_checks({pending(bc)}); }
+
+KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
+  return PendingCheck{bc.site, bc.bad, [this, lanes = bc.lanes] {
+                        CheckAcc a;
+                        for (auto& l : lanes) l(a);
+                        if (a.nact == "0") a.nact = op("add i32 0, 0");  // counted, even if no lane is active
+                        if (a.flat.empty()) a.flat = "-1";
+                        return a;
+                      }};
 }
 
 }  // namespace dtsim::nvvm

@@ -193,7 +193,7 @@ void KernelEmitter::emit_assert(const Stmt& s) {
     if (own != "true") f = op("and i1 " + f + ", " + own);
     check_lane(a, f, "", flat_of(c->type.shape, coords(d, r)), "");
   }
-  report_check(site, a.bad, a.nbad, a.first, a.nact, "");
+  report_check(site, a.bad, [&] { return a; });
 }
 
 int KernelEmitter::add_site(NvvmKernelInfo::Site::Kind kind, const std::string& text, int64_t lanes, SourceLoc fallback) {
@@ -261,15 +261,39 @@ void KernelEmitter::record_status(int site, const std::string& lane, const std::
   put(kDevFlatHi, op("trunc i64 " + op("lshr i64 " + flat + ", 32") + " to i32"));
 }
 
-void KernelEmitter::report_check(int site, const std::string& bad, const std::string& nbad, const std::string& first,
-                                 const std::string& nact, const std::string& flat) {
+void KernelEmitter::report_check(int site, const std::string& bad, const std::function<CheckAcc()>& partials) {
+  report_checks({PendingCheck{site, bad, partials}});
+}
+
+void KernelEmitter::report_checks(const std::vector<PendingCheck>& checks) {
   info.status = true;
   declare("@dtsim_fs = internal addrspace(3) global [4 x i32] undef, align 8");
   declare("declare i32 @llvm.nvvm.barrier0.or(i32)");
-  std::string any = op("call i32 @llvm.nvvm.barrier0.or(i32 " + op("zext i1 " + bad + " to i32") + ")");
+  auto any_of = [&](const std::string& bad) {
+    std::string any = op("call i32 @llvm.nvvm.barrier0.or(i32 " + op("zext i1 " + bad + " to i32") + ")");
+    return op("icmp ne i32 " + any + ", 0");
+  };
+  std::string bad;
+  for (const PendingCheck& c : checks) bad = bad.empty() ? c.bad : op("or i1 " + bad + ", " + c.bad);
   std::string fail_l = label("check.fail"), ok_l = label("check.ok");
-  line("br i1 " + op("icmp ne i32 " + any + ", 0") + ", label %" + fail_l + ", label %" + ok_l);
+  line("br i1 " + any_of(bad) + ", label %" + fail_l + ", label %" + ok_l);
   start_block(fail_l);
+  // Some check failed: the first one (in program order) that failed anywhere in the instance reports.
+  for (size_t i = 0; i + 1 < checks.size(); ++i) {
+    std::string this_l = label("check.this"), next_l = label("check.next");
+    line("br i1 " + any_of(checks[i].bad) + ", label %" + this_l + ", label %" + next_l);
+    start_block(this_l);
+    report_failure(checks[i].site, checks[i].partials);
+    start_block(next_l);
+  }
+  report_failure(checks.back().site, checks.back().partials);
+  start_block(ok_l);
+}
+
+void KernelEmitter::report_failure(int site, const std::function<CheckAcc()>& partials) {
+  CheckAcc acc = partials();
+  const std::string& first = acc.first;
+  std::string nbad = acc.nbad, nact = acc.nact == "0" ? "0" : acc.nact, flat = acc.flat;
   auto fs = [&](int i) { return op("getelementptr [4 x i32], [4 x i32] addrspace(3)* @dtsim_fs, i32 0, i32 " + std::to_string(i)); };
   std::string t0 = op("icmp eq i32 %tid, 0");
   guarded(t0, [&] {
@@ -298,7 +322,6 @@ void KernelEmitter::report_check(int site, const std::string& bad, const std::st
   });
   drain_async();
   br("exit");
-  start_block(ok_l);
 }
 
 void KernelEmitter::emit_stmt(const Stmt& s) {

@@ -77,7 +77,8 @@ Dist copy_layout(const Shape& s, int num_warps) {
 }
 }  // namespace
 
-void KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_t row, bool b_operand) {
+std::function<void()> KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_t row, bool b_operand,
+                                                   std::vector<BoundsCheck>* checks) {
   const Type& t = ld.type;
   // Rows (padded or swizzled): a phase's eight 16-byte writes cover one row's chunks, in distinct
   // banks; unswizzled core matrices: eight rows of one core matrix.
@@ -92,30 +93,37 @@ void KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_
     std::string own = owner(d);
     for (int r0 = 0; r0 < d.nregs(); r0 += 8)
       if (first_copy(d, r0) == r0) bounds_lanes(bc, t.elem, p(r0), 8, d, r0, ld.args[1] ? m(r0) : "true", own);
-    end_bounds(bc);
+    if (checks) checks->push_back(bc);
+    else end_bounds(bc);
   }
-  std::string base = op("add i32 " + smem_base32() + ", " + off);
-  guarded(owner(d), [&] {
-    for (int r0 = 0; r0 < d.nregs(); r0 += 8) {
-      if (first_copy(d, r0) != r0) continue;
-      auto c = coords(d, r0);
-      std::string byte;
-      if (row)
-        byte = op("shl i32 " + op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]) + ", 1");
-      else
-        byte = wgmma_offset(c[0], c[1], t.shape, b_operand);
-      std::string dst = op("add i32 " + base + ", " + byte);
-      std::string src = p(r0);
-      std::string ty = mem_type(t.elem) + " addrspace(1)*";
-      if (!ld.args[1]) {
-        line("call void asm sideeffect \"cp.async.cg.shared.global [$0], [$1], 16;\", \"r,l,~{memory}\"(i32 " + dst + ", " + ty + " " + src + ")");
-        continue;
+  auto copies = [this, &ld, off, row, b_operand, d, p, m] {
+    const Type& t = ld.type;
+    std::string base = op("add i32 " + smem_base32() + ", " + off);
+    guarded(owner(d), [&] {
+      for (int r0 = 0; r0 < d.nregs(); r0 += 8) {
+        if (first_copy(d, r0) != r0) continue;
+        auto c = coords(d, r0);
+        std::string byte;
+        if (row)
+          byte = op("shl i32 " + op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]) + ", 1");
+        else
+          byte = wgmma_offset(c[0], c[1], t.shape, b_operand);
+        std::string dst = op("add i32 " + base + ", " + byte);
+        std::string src = p(r0);
+        std::string ty = mem_type(t.elem) + " addrspace(1)*";
+        if (!ld.args[1]) {
+          line("call void asm sideeffect \"cp.async.cg.shared.global [$0], [$1], 16;\", \"r,l,~{memory}\"(i32 " + dst + ", " + ty + " " + src + ")");
+          continue;
+        }
+        std::string n = op("select i1 " + m(r0) + ", i32 16, i32 0");  // 0: nothing read, 16 zero bytes written
+        line("call void asm sideeffect \"cp.async.cg.shared.global [$0], [$1], 16, $2;\", \"r,l,r,~{memory}\"(i32 " + dst + ", " + ty + " " +
+             src + ", i32 " + n + ")");
       }
-      std::string n = op("select i1 " + m(r0) + ", i32 16, i32 0");  // 0: nothing read, 16 zero bytes written
-      line("call void asm sideeffect \"cp.async.cg.shared.global [$0], [$1], 16, $2;\", \"r,l,r,~{memory}\"(i32 " + dst + ", " + ty + " " +
-           src + ", i32 " + n + ")");
-    }
-  });
+    });
+  };
+  if (checks) return copies;  // issued by the caller once every check passed
+  copies();
+  return nullptr;
 }
 
 bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
@@ -188,10 +196,19 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
     guarded(more, [&] {  // uniform: the bounds checks' barriers may sit inside
       const Stmt* outer = cur_stmt_;
-      cur_stmt_ = lx;  // findings are located at the load statements
-      cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8);
+      // Both tiles are checked before either is copied, with one barrier; findings are located at
+      // the load statements (the first in program order wins).
+      std::vector<BoundsCheck> checks;
+      std::vector<BoundsCheck>* c = opt_.bounds_checks ? &checks : nullptr;
+      cur_stmt_ = lx;
+      auto copy_x = cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8, false, c);
       cur_stmt_ = ly;
-      cp_async_tile(*ly->args[0], op("add i32 " + off + ", " + std::to_string(a_bytes)), p.wgmma ? 0 : p.N + 8, true);
+      auto copy_y = cp_async_tile(*ly->args[0], op("add i32 " + off + ", " + std::to_string(a_bytes)), p.wgmma ? 0 : p.N + 8, true, c);
+      if (c) {
+        report_checks({pending(checks[0]), pending(checks[1])});
+        copy_x();
+        copy_y();
+      }
       cur_stmt_ = outer;
     });
     line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");

@@ -24,7 +24,7 @@ struct FlagSpec {
 const FlagSpec kFlags[] = {
     // name, values, run/debug, emit, bench
     {"--arg", 1, true, true, true},          {"--in", 1, true, false, false},      {"--out", 1, true, false, false},
-    {"--seed", 1, true, false, true},        {"--threads", 1, true, false, true},  {"--sanitize", 1, true, false, true},
+    {"--seed", 1, true, false, true},        {"--threads", 1, true, false, true},  {"--sanitize", 1, true, true, true},
     {"--keep-going", 0, true, false, false}, {"--order", 1, true, false, false},   {"--backend", 1, true, false, true},
     {"--check", 0, true, false, false},      {"--kernel", 1, true, true, true},    {"--break-if", 1, true, false, false},
     {"--print-if", 2, true, false, false},   {"--at", 1, true, false, false},      {"--break-at", 1, true, false, false},
@@ -330,6 +330,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --layouts           the CUDA backend's decisions per statement: each tile's layout, vector widths of
                       loads and stores, how reductions and dots run, conversions, pipelined loops
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts (default sm_90; sm_90a enables wgmma)
+  --sanitize=bounds   --nvvm/--ptx/--layouts with the bounds checks of `run --backend=cuda` compiled in
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name)
   -o OUT              write to OUT (atomically) instead of standard output

@@ -34,6 +34,7 @@ std::string emit_text(const CliOptions& o) {
       Bindings b = bind_and_verify(p, o.args);
       CudaOptions opt;
       opt.arch = o.arch;
+      opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;  // as bench: unchecked unless asked
       std::string ir = emit_nvvm(p.module, b, opt);
       return o.emit == EmitWhat::Nvvm ? ir : compile_ptx(ir, opt);
 #else
@@ -46,6 +47,7 @@ std::string emit_text(const CliOptions& o) {
       Bindings b = bind_and_verify(p, o.args);
       CudaOptions opt;
       opt.arch = o.arch;
+      opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;
       return emit_layouts(p.module, b, opt);
 #else
       throw UserError("this dtsim was built without the CUDA backend (emit --layouts)");

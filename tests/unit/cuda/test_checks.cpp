@@ -77,7 +77,11 @@ TEST_CASE("--sanitize=bounds: every access compares its elements with the buffer
   CHECK(ki.sites[0].text == "x");
   CHECK(ki.sites[2].text == "z");
   CHECK(count(c.ptx, "setp.lt.u64") + count(c.ptx, "setp.gt.u64") + count(c.ptx, "setp.ge.u64") + count(c.ptx, "setp.le.u64") > 0);
-  CHECK(count(c.ptx, "98432") > 0);  // x, y, z: f32[98432]
+  // x, y, z: f32[98432], accessed as 4-element vectors: the passing path compares each vector's first
+  // offset with 98432 - 4 (offset > 98428 fails, unsigned); the failing path each element's offset
+  // with 98431 (offset > 98431 fails).
+  CHECK(count(c.ptx, "98428") == 3);
+  CHECK(count(c.ptx, "98431") > 0);
   CHECK(count(c.ptx, "atom.global.add.u64") == 3);
   CHECK(count(c.ptx, "trap") == 0);
 }
