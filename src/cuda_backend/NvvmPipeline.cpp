@@ -190,27 +190,40 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     note(describe(p) + ", operands from the cp.async buffers");
     cur_stmt_ = outer;
   }
-  auto issue = [&](const std::string& it, const std::string& st) {  // copies of iteration `it` into buffer `st`
+  // Copies of iteration `it` into buffer `st`. With `as_barrier`, the call also stands for a barrier
+  // of the loop: with bounds checks, the checks' barrier is that barrier (they are computed for every
+  // iteration, failing only where the iteration runs), so checking costs no extra barrier.
+  auto issue = [&](const std::string& it, const std::string& st, bool as_barrier) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
     std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
     std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
-    guarded(more, [&] {  // uniform: the bounds checks' barriers may sit inside
-      const Stmt* outer = cur_stmt_;
+    std::string off_y = op("add i32 " + off + ", " + std::to_string(a_bytes));
+    const Stmt* outer = cur_stmt_;
+    if (opt_.bounds_checks) {
       // Both tiles are checked before either is copied, with one barrier; findings are located at
       // the load statements (the first in program order wins).
       std::vector<BoundsCheck> checks;
-      std::vector<BoundsCheck>* c = opt_.bounds_checks ? &checks : nullptr;
       cur_stmt_ = lx;
-      auto copy_x = cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8, false, c);
+      auto copy_x = cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8, false, &checks);
       cur_stmt_ = ly;
-      auto copy_y = cp_async_tile(*ly->args[0], op("add i32 " + off + ", " + std::to_string(a_bytes)), p.wgmma ? 0 : p.N + 8, true, c);
-      if (c) {
-        report_checks({pending(checks[0]), pending(checks[1])});
+      auto copy_y = cp_async_tile(*ly->args[0], off_y, p.wgmma ? 0 : p.N + 8, true, &checks);
+      cur_stmt_ = outer;
+      for (BoundsCheck& bc : checks) bc.bad = op("and i1 " + bc.bad + ", " + more);
+      report_checks({pending(checks[0]), pending(checks[1])});
+      guarded(more, [&] {
         copy_x();
         copy_y();
-      }
-      cur_stmt_ = outer;
-    });
+      });
+    } else {
+      if (as_barrier) barrier();
+      guarded(more, [&] {
+        cur_stmt_ = lx;
+        cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8);
+        cur_stmt_ = ly;
+        cp_async_tile(*ly->args[0], off_y, p.wgmma ? 0 : p.N + 8, true);
+        cur_stmt_ = outer;
+      });
+    }
     line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
   };
   // With wgmma, a loop that runs zero times skips the pipeline: its accumulator registers are then
@@ -222,10 +235,9 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
     start_block(run);
   }
-  barrier();  // the buffers may hold another statement's data
   for (int s = 0; s < S - 1; ++s) {
     std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
-    issue(it, std::to_string(s));
+    issue(it, std::to_string(s), s == 0);  // first: the buffers may hold another statement's data
   }
   std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++);
   prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n";
@@ -240,13 +252,13 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   std::string cur = op("load i32, i32* " + sc);
   line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
   if (p.wgmma) line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
-  barrier();
   // Prefetch iteration i + S - 1 into the buffer iteration i - 1 used: with mma.sync every thread is
-  // past it here; with wgmma, after this iteration's group is issued and the previous one has
-  // completed in every warpgroup (one group stays in flight across the barrier).
+  // past it after this barrier (the issue's); with wgmma, after this iteration's group is issued and
+  // the previous one has completed in every warpgroup (one group stays in flight across the barrier).
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
   std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
-  if (!p.wgmma) issue(ahead, nst);
+  if (p.wgmma) barrier();
+  else issue(ahead, nst, true);
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   std::string off = op("mul i32 " + cur + ", " + std::to_string(stage));
   for (auto& st : f.body) {
@@ -262,8 +274,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     assign(dot->slots[0], TV{de.type, r.dist, r.v});
   }
   if (p.wgmma) {
-    barrier();
-    issue(ahead, nst);
+    issue(ahead, nst, true);
     line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   }
   line("store i32 " + op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S)) + ", i32* " + sc);
