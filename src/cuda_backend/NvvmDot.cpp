@@ -285,7 +285,7 @@ std::string describe(const KernelEmitter::MmaPlan& p) {
 TV KernelEmitter::eval_dot(const ExprP& e) {
   MmaPlan p = mma_plan(*e);
   if (!p.ok) {
-    note("dot: FMA units (" + p.why + ")");
+    note("dot: FMA units (" + p.why + ")" + (e->tf32 ? ", operands rounded to tf32" : ""));
     return eval_dot_fma(e);
   }
   note(describe(p) + ", operands staged from registers");
@@ -338,6 +338,12 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
         std::string i = transpose ? op("add i32 " + op("mul i32 " + c[1] + ", " + std::to_string(row)) + ", " + c[0])
                                   : op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]);
         std::string x = cast(v.type.elem, rt, v.at(r));
+        if (e->tf32) {  // cvt.rna.tf32.f32 in integer operations (IR.h): +half of 13 bits, cleared
+          std::string u = op("bitcast float " + x + " to i32");
+          std::string special = op("icmp eq i32 " + op("and i32 " + u + ", 2139095040") + ", 2139095040");
+          std::string r32 = op("and i32 " + op("add i32 " + u + ", 4096") + ", -8192");
+          x = op("bitcast i32 " + op("select i1 " + special + ", i32 " + u + ", i32 " + r32) + " to float");
+        }
         line("store " + st + " " + x + ", " + st + " addrspace(3)* " + smem_ptr(st_type, off, i));
       }
     });

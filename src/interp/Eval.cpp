@@ -171,7 +171,7 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
       const Value& a = eval_expr(c, *e.args[0], ta);
       const Value& b = eval_expr(c, *e.args[1], tb);
       const Value* acc = e.args[2] ? &eval_expr(c, *e.args[2], tc) : nullptr;
-      tmp = dot_op(a, b, acc, e.type);
+      tmp = dot_op(a, b, acc, e.type, e.tf32);
       return tmp;
     }
     case ExprKind::Reduce: {

@@ -92,7 +92,9 @@ Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt);
 Value broadcast_op(const Value& x, const Shape& s);
 Value trans_op(const Value& x);
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
-Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt);
+Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32 = false);
+// f32 -> tf32 as PTX cvt.rna.tf32.f32 (IR.h): low 13 bits cleared, to nearest, ties away from zero.
+float round_tf32(float x);
 Value full_op(const Value& v, const Type& rt);
 void unary_into(Value& out, UnOp op, const Value& x, const Type& rt);
 void binary_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);

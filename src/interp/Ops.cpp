@@ -424,8 +424,23 @@ template <class T> void dot_any(const T* a, const T* b, T* c, int64_t M, int64_t
 }
 }  // namespace
 
-Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt) {
+float round_tf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return x;  // infinities and NaNs as they are
+  u = (u + 0x1000u) & 0xffffe000u;                  // half of the dropped 13 bits: ties away from zero
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32) {
   int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
+  if (tf32) {
+    Value ra = a, rb = b;
+    for (int64_t i = 0; i < M * K; ++i) data<float>(ra)[i] = round_tf32(data<float>(a)[i]);
+    for (int64_t i = 0; i < K * N; ++i) data<float>(rb)[i] = round_tf32(data<float>(b)[i]);
+    return dot_op(ra, rb, acc, rt, false);
+  }
   Value out = acc ? *acc : alloc(rt);
   if (rt.elem == Scalar::F64) {
     if (!acc) std::fill_n(data<double>(out), M * N, 0.0);

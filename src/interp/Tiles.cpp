@@ -208,7 +208,7 @@ struct Tiles {
         const Value& a = eval(*n.kids[0]);
         const Value& b = eval(*n.kids[1]);
         const Value* acc = n.kids[2] ? &eval(*n.kids[2]) : nullptr;
-        out = dot_op(a, b, acc, e.type);
+        out = dot_op(a, b, acc, e.type, e.tf32);
         return out;
       }
       case ExprKind::Reduce: {

@@ -52,9 +52,14 @@
 //   specified (executors may use a tree); results may differ by rounding.
 //
 // dot(a, b, acc): a [M,K], b [K,N] of one float type; products and the sum are f32 (f64 for f64
-//   inputs); acc (optional, [M,N] f32) is added. Result [M,N] f32. No tf32. As for reductions, the
-//   order of the sum is not specified, and a product may be added without rounding it first (fused
-//   multiply-add, as tensor cores and FMA units do): results may differ by rounding.
+//   inputs); acc (optional, [M,N] f32) is added. Result [M,N] f32. No tf32 unless asked. As for
+//   reductions, the order of the sum is not specified, and a product may be added without rounding it
+//   first (fused multiply-add, as tensor cores and FMA units do): results may differ by rounding.
+// dot(a, b, acc, precision=tf32): f32 operands only; every operand element is first rounded to tf32
+//   (10 explicit mantissa bits, to nearest with ties away from zero, as PTX cvt.rna.tf32.f32: the
+//   low 13 bits of the f32 cleared; infinities and NaNs kept, a carry past the largest finite value
+//   gives infinity); the products of tf32 values are exact in f32, the sum is as above.
+//   precision=ieee is the default.
 //
 // Memory. load(ptr, mask, other): lanes where mask is false never touch memory and yield `other`
 //   (converted to the element type; 0 when absent). An unmasked lane that points outside its buffer is
@@ -248,6 +253,7 @@ struct Expr {
   bool is_float = false;       // Const: fval is the value
   bool weak = true;            // Const: literal without explicit type
   std::string name;            // Var
+  bool tf32 = false;           // Dot: precision=tf32 (operands rounded to tf32)
 
   // ---- filled by the verifier (verify_module) ----
   Type type;                // the value's type after promotion

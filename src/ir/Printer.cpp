@@ -228,6 +228,7 @@ std::string expr_str(const ExprP& ep) {
     case ExprKind::Dot: {
       std::string s = "dot(" + expr_str(need(e.args[0])) + ", " + expr_str(need(e.args[1]));
       if (e.args.size() > 2 && e.args[2]) s += ", " + expr_str(e.args[2]);
+      if (e.tf32) s += ", precision=tf32";
       return s + ")";
     }
     case ExprKind::Reduce:

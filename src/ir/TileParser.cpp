@@ -735,8 +735,15 @@ class Parser {
       return make_load(value(a[0], fn), value(a[1], fn), value(a[2], fn), loc);
     }
     if (fn == "dot") {
-      auto a = call_args(fn, {"a", "b", "acc"}, 2);
-      return make_dot(value(a[0], fn), value(a[1], fn), value(a[2], fn), loc);
+      auto a = call_args(fn, {"a", "b", "acc", "precision"}, 2);
+      ExprP d = make_dot(value(a[0], fn), value(a[1], fn), value(a[2], fn), loc);
+      if (a[3]) {
+        ExprP p = value(a[3], fn);
+        if (p->kind != ExprKind::Var || (p->name != "tf32" && p->name != "ieee"))
+          user_error(a[3]->loc, "dot(): precision must be ieee or tf32");
+        d->tf32 = p->name == "tf32";
+      }
+      return d;
     }
     if (fn == "where") {
       auto a = call_args(fn, {"condition", "x", "y"}, 3);

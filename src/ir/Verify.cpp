@@ -400,6 +400,8 @@ class Verifier {
           user_error(e->loc, "dot() needs float tiles of one type, got " + a->type.str() + " and " + b->type.str());
         if (a->type.shape[1] != b->type.shape[0])
           user_error(e->loc, "dot(): inner extents differ: " + a->type.str() + " @ " + b->type.str());
+        if (e->tf32 && a->type.elem != Scalar::F32)
+          user_error(e->loc, "dot(): precision=tf32 needs f32 operands, got " + a->type.str() + " and " + b->type.str());
         Scalar rt = a->type.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
         Shape s{a->type.shape[0], b->type.shape[1]};
         if (c && (c->type.ptr || c->type.shape != s || c->type.elem != rt))

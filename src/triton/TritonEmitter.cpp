@@ -337,7 +337,7 @@ class KernelWriter {
     std::string s = "tl.dot(" + expr(e.args[0]).s + ", " + expr(e.args[1]).s;
     if (e.args.size() > 2 && e.args[2]) s += ", " + expr(e.args[2]).s;
     Scalar in = e.args[0]->type.elem;
-    if (in == Scalar::F32) s += ", input_precision=\"ieee\"";
+    if (in == Scalar::F32) s += e.tf32 ? ", input_precision=\"tf32\"" : ", input_precision=\"ieee\"";
     return {s + ")"};
   }
 

@@ -2,8 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cfloat>
 #include <cmath>
 
+#include "interp/Exec.h"
 #include "interp_test_util.h"
 
 using namespace dtsim;
@@ -153,6 +155,35 @@ TEST_CASE("dot accumulates in f32 and adds acc") {
   CHECK(run->at("z", 1) == 100 + 34);
   CHECK(run->at("z", 2) == 100 + 76);
   CHECK(run->at("z", 3) == 100 + 98);
+}
+
+TEST_CASE("f32 -> tf32 rounds to nearest with ties away from zero (cvt.rna.tf32.f32)") {
+  CHECK(exec::round_tf32(1.0f) == 1.0f);
+  CHECK(exec::round_tf32(1.0f + 0x1p-12f) == 1.0f);            // below half of the last tf32 bit: down
+  CHECK(exec::round_tf32(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f);  // a tie: away from zero
+  CHECK(exec::round_tf32(-1.0f - 0x1p-11f) == -1.0f - 0x1p-10f);
+  CHECK(exec::round_tf32(1.0f + 3 * 0x1p-12f) == 1.0f + 0x1p-10f);
+  CHECK(exec::round_tf32(0x1p-130f) == 0x1p-130f);        // a subnormal with a tf32 bit: exact
+  CHECK(exec::round_tf32(3.0f * 0x1p-140f) == 0.0f);      // only bits below tf32's: gone
+  CHECK(exec::round_tf32(FLT_MAX) == INFINITY);                   // the carry leaves the finite range
+  CHECK(exec::round_tf32(-INFINITY) == -INFINITY);
+  CHECK(std::isnan(exec::round_tf32(NAN)));
+}
+
+TEST_CASE("dot(..., precision=tf32) rounds every operand element first") {
+  const char* src = R"(kernel t(out z: *f32[16, 16], out w: *f32[16, 16]) grid(1) {
+  i = arange(0, 16)
+  a = full([16, 16], 1.0, f32) + where(i[None, :] == 0, 0.000244140625, 0.0)
+  b = where(i[:, None] == i[None, :], 1.0, 0.0)
+  store(z + i[:, None] * 16 + i[None, :], dot(a, b, precision=tf32))
+  store(w + i[:, None] * 16 + i[None, :], dot(a, b))
+}
+)";
+  auto run = run_tile("<dot-tf32>", src);
+  REQUIRE(run->rep.ok());
+  CHECK(run->at("z", 0) == 1.0);                  // 1 + 2^-12 is 1 in tf32
+  CHECK(run->at("w", 0) == 1.0 + 0x1p-12);        // exact without it
+  CHECK(run->at("z", 1) == 1.0);
 }
 
 TEST_CASE("where on pointers, masked loads with other, if/for/return") {
