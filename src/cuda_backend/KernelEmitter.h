@@ -175,6 +175,9 @@ class KernelEmitter {
   void emit_for(const Stmt& s);
   // ---- software pipelining of dot operand loads (NvvmPipeline.cpp) ----
   bool emit_pipelined_for(const Stmt& s);
+  // Loads of a `for` body that can be issued one iteration ahead into registers (num_stages >= 2):
+  // see emit_for.
+  std::vector<const Stmt*> prefetchable_loads(const Stmt& f);
   int count_reads(int slot) const;
   // cp.async of a load's tile (f16/bf16, 16-byte vectors) into shared rows of ld elements at `off`.
   bool cp_async_ok(const Expr& load);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "cuda_backend/KernelEmitter.h"
 #include "ir/Printer.h"
@@ -133,6 +135,76 @@ void KernelEmitter::emit_store(const Stmt& s) {
   if (opt_.bounds_checks) end_bounds(bc);
 }
 
+namespace {
+void slots_assigned(const std::vector<StmtP>& body, std::set<int>& out) {
+  for (auto& s : body) {
+    for (int slot : s->slots) out.insert(slot);
+    slots_assigned(s->body, out);
+    slots_assigned(s->orelse, out);
+  }
+}
+bool leaves_early(const std::vector<StmtP>& body) {
+  for (auto& s : body)
+    if (s->kind == StmtKind::Return || s->kind == StmtKind::Assert || leaves_early(s->body) || leaves_early(s->orelse)) return true;
+  return false;
+}
+void collect_stores(const std::vector<StmtP>& body, std::vector<const Stmt*>& out) {
+  for (auto& s : body) {
+    if (s->kind == StmtKind::Store) out.push_back(s.get());
+    collect_stores(s->body, out);
+    collect_stores(s->orelse, out);
+  }
+}
+}  // namespace
+
+// A load `x = load(p, m, o)` at the top level of a `for` body can be issued one iteration early when
+// x is assigned nowhere else, p, m and o are index arithmetic whose only value that changes in the
+// loop is the loop variable (tiles defined in the body are recomputed from their definitions), no
+// store of the kernel can write its buffer, and no iteration can leave the instance early (return,
+// assert): then iteration i + step would load exactly this, and nothing it could observe changes
+// in between. Not with --sanitize=bounds, where the order of findings must stay the interpreter's.
+std::vector<const Stmt*> KernelEmitter::prefetchable_loads(const Stmt& f) {
+  std::vector<const Stmt*> out;
+  if (k_.num_stages < 2 || opt_.bounds_checks || leaves_early(f.body)) return out;
+  std::set<int> in_body;
+  slots_assigned(f.body, in_body);
+  std::vector<const Stmt*> stores;
+  collect_stores(k_.body, stores);
+  // Registers: the tiles the body keeps (not index arithmetic, which is recomputed) plus a second set
+  // per prefetched tile stay within 160 per thread, so prefetching does not make the loop spill.
+  int64_t regs = 0;
+  for (int slot : in_body) {
+    const Type& t = k_.slot_types[static_cast<size_t>(slot)];
+    const ExprP& d = single_def_[static_cast<size_t>(slot)];
+    if (t.is_tile() && !(assign_count_[static_cast<size_t>(slot)] == 1 && d && recomputable(d)))
+      regs += var_dist_[static_cast<size_t>(slot)].nregs();
+  }
+  for (auto& st : f.body) {
+    if (st->kind != StmtKind::Assign || st->targets.size() != 1 || st->args[0]->kind != ExprKind::Load) continue;
+    const Expr& ld = *st->args[0];
+    int slot = st->slots[0];
+    if (!ld.type.is_tile() || assign_count_[static_cast<size_t>(slot)] != 1) continue;
+    bool ok = true;
+    std::set<int> deps;
+    for (int a = 0; a < 3; ++a) {
+      if (!ld.args[a]) continue;
+      ok = ok && recomputable(ld.args[a]);
+      depends_on(ld.args[a], deps);
+    }
+    for (int d : deps)
+      if (d != f.slots[0] && in_body.count(d) && k_.slot_types[static_cast<size_t>(d)].is_scalar()) ok = false;
+    if (!ok) continue;
+    for (const Stmt* w : stores)
+      for (const Param* p : buffers_of(w->args[0]))
+        for (const Param* q : buffers_of(ld.args[0])) ok = ok && p != q;
+    int64_t r = var_dist_[static_cast<size_t>(slot)].nregs();
+    if (!ok || regs + r > 160) continue;
+    regs += r;
+    out.push_back(st.get());
+  }
+  return out;
+}
+
 void KernelEmitter::emit_for(const Stmt& s) {
   if (emit_pipelined_for(s)) return;
   int slot = s.slots[0];
@@ -142,6 +214,40 @@ void KernelEmitter::emit_for(const Stmt& s) {
   std::string hi = cast(s.args[1]->type.elem, t, eval_scalar(s.args[1]));
   std::string step = cast(s.args[2]->type.elem, t, eval_scalar(s.args[2]));
   trap_if(op("icmp sle " + ty + " " + step + ", 0"));  // a step <= 0 is a runtime fault
+  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
+  loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(s.args[0]).div, axis_info(s.args[2]).div));
+  // Prefetching: the loads of iteration `it` into a second set of registers (when it < hi).
+  std::vector<const Stmt*> pre = prefetchable_loads(s);
+  std::map<const Stmt*, std::vector<std::string>> next;
+  auto prefetch = [&](const std::string& it) {
+    line("store " + ty + " " + it + ", " + ty + "* " + kvar);
+    guarded(op("icmp slt " + ty + " " + it + ", " + hi), [&] {
+      for (const Stmt* st : pre) {
+        int ls = st->slots[0];
+        const Stmt* outer = cur_stmt_;
+        cur_stmt_ = st;
+        TV v = eval_load_uncached(st->args[0], var_dist_[static_cast<size_t>(ls)]);
+        cur_stmt_ = outer;
+        std::string vt = reg_type(k_.slot_types[static_cast<size_t>(ls)]);
+        for (size_t r = 0; r < next[st].size(); ++r) line("store " + vt + " " + v.at(static_cast<int>(r)) + ", " + vt + "* " + next[st][r]);
+      }
+    });
+  };
+  if (!pre.empty()) {
+    std::string names;
+    for (const Stmt* st : pre) {
+      int ls = st->slots[0];
+      std::string vt = reg_type(k_.slot_types[static_cast<size_t>(ls)]);
+      for (int r = 0; r < var_dist_[static_cast<size_t>(ls)].nregs(); ++r) {
+        std::string v = "%pf" + std::to_string(tmp_++);
+        prelude_ << "  " << v << " = alloca " << vt << "\n";
+        next[st].push_back(v);
+      }
+      names += (names.empty() ? "" : ", ") + st->targets[0];
+    }
+    note("prefetched: " + names + " loaded one iteration ahead into registers");
+    prefetch(lo);
+  }
   std::string ctr = "%ctr" + std::to_string(tmp_++);
   prelude_ << "  " << ctr << " = alloca " << ty << "\n";
   line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
@@ -151,9 +257,25 @@ void KernelEmitter::emit_for(const Stmt& s) {
   std::string i = op("load " + ty + ", " + ty + "* " + ctr);
   line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
   start_block(body);
-  line("store " + ty + " " + i + ", " + ty + "* " + slot_vars_[static_cast<size_t>(slot)][0]);
-  loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(s.args[0]).div, axis_info(s.args[2]).div));
-  emit_block(s.body);
+  line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  for (auto& st : s.body) {
+    auto it = next.find(st.get());
+    if (it == next.end()) {
+      emit_stmt(*st);
+      continue;
+    }
+    // The prefetched value becomes the variable's; after the last one, the next iteration's loads
+    // are issued, to be in flight while the rest of the body computes.
+    int ls = st->slots[0];
+    std::string vt = reg_type(k_.slot_types[static_cast<size_t>(ls)]);
+    const auto& vars = slot_vars_[static_cast<size_t>(ls)];
+    for (size_t r = 0; r < vars.size(); ++r)
+      line("store " + vt + " " + op("load " + vt + ", " + vt + "* " + it->second[r]) + ", " + vt + "* " + vars[r]);
+    if (st.get() == pre.back()) {
+      prefetch(op("add " + ty + " " + i + ", " + step));
+      line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+    }
+  }
   loop_info_.erase(slot);
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
