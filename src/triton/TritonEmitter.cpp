@@ -140,8 +140,8 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
 // ---------------------------------------------------------------------------------------------
 class KernelWriter {
  public:
-  KernelWriter(const Kernel& k, std::string& out, bool& uses_tanh, bool& uses_i1)
-      : k_(k), out_(out), uses_tanh_(uses_tanh), uses_i1_(uses_i1) {
+  KernelWriter(const Kernel& k, std::string& out, bool& uses_tanh, bool& uses_i1, bool& uses_tf32)
+      : k_(k), out_(out), uses_tanh_(uses_tanh), uses_i1_(uses_i1), uses_tf32_(uses_tf32) {
     for (const Param& p : k.params)
       if (p.kind == ParamKind::Constexpr) constexprs_.insert(p.name);
   }
@@ -169,6 +169,7 @@ class KernelWriter {
   std::string& out_;
   bool& uses_tanh_;
   bool& uses_i1_;
+  bool& uses_tf32_;
   std::set<std::string> constexprs_;
 
   static bool has_scalar_i1(const Expr& e) {
@@ -334,7 +335,14 @@ class KernelWriter {
       if (d < 16)
         user_error(e.loc, "dot of " + e.args[0]->type.str() + " and " + e.args[1]->type.str() +
                               " has no Triton form: tl.dot needs every dimension >= 16");
-    std::string s = "tl.dot(" + expr(e.args[0]).s + ", " + expr(e.args[1]).s;
+    // tf32: the operands rounded as the IR says (cvt.rna.tf32.f32) before Triton's tf32 dot, which
+    // would otherwise take the f32 values as they are (the tensor cores ignore the low 13 bits).
+    auto operand = [&](const ExprP& x) {
+      if (!e.tf32) return expr(x).s;
+      uses_tf32_ = true;
+      return "_tf32(" + expr(x).s + ")";
+    };
+    std::string s = "tl.dot(" + operand(e.args[0]) + ", " + operand(e.args[1]);
     if (e.args.size() > 2 && e.args[2]) s += ", " + expr(e.args[2]).s;
     Scalar in = e.args[0]->type.elem;
     if (in == Scalar::F32) s += e.tf32 ? ", input_precision=\"tf32\"" : ", input_precision=\"ieee\"";
@@ -598,10 +606,10 @@ std::string emit_triton(const Module& m, const Bindings& b, const TritonEmitOpti
   out += "import argparse\nimport os\nimport sys\n\nimport numpy as np\nimport torch\nimport triton\nimport triton.language as tl\n\n";
 
   std::string kernels;
-  bool uses_tanh = false, uses_i1 = false;
+  bool uses_tanh = false, uses_i1 = false, uses_tf32 = false;
   for (const Kernel& k : m.kernels) {
     kernels += "\n";
-    KernelWriter(k, kernels, uses_tanh, uses_i1).write();
+    KernelWriter(k, kernels, uses_tanh, uses_i1, uses_tf32).write();
   }
   if (uses_i1) {
     out += "if os.environ.get(\"TRITON_INTERPRET\") == \"1\":\n"
@@ -623,6 +631,13 @@ std::string emit_triton(const Module& m, const Bindings& b, const TritonEmitOpti
            "    @triton.jit\n"
            "    def _tanh(x):\n"
            "        return libdevice.tanh(x)\n\n";
+  }
+  if (uses_tf32) {
+    out += "@triton.jit\n"
+           "def _tf32(x):  # f32 -> tf32 as cvt.rna.tf32.f32: to nearest, ties away from zero; inf/nan kept\n"
+           "    u = x.to(tl.uint32, bitcast=True)\n"
+           "    r = tl.where((u & 0x7F800000) == 0x7F800000, u, (u + 0x1000) & 0xFFFFE000)\n"
+           "    return r.to(tl.float32, bitcast=True)\n\n";
   }
   out += kernels;
 
