@@ -4,6 +4,7 @@
 // parallel mode detects every conflict too).
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "interp/Elem.h"
@@ -197,25 +198,53 @@ bool all_written(const uint8_t* sh, const uint8_t* pm, int64_t n) {
   return ok;
 }
 
-// Whether a load of `total` consecutive elements from `base` may be a plain range copy: the
-// execution form, in bounds, mask and other element-aligned (or a scalar other), and no
-// per-element sanitizer work (no conflict tracking; every active lane reads a written element).
-bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth) {
-  if (!c.fast || ck.cm || total <= 0 || base < 0 || base + total > n) return false;
-  if (mask && numel(*mask) != total) return false;
-  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
-  return !ck.init || all_written(ck.init + base, mask ? data<uint8_t>(*mask) : nullptr, total);
+// The length L of a mask that is a prefix of ones (lanes < L active, the others not), else -1.
+// What `offs < n` gives for consecutive offsets: the first zero byte (memchr), then an
+// OR-reduction over the rest (vectorizes).
+int64_t prefix_len(const uint8_t* pm, int64_t n) {
+  const void* z = std::memchr(pm, 0, static_cast<size_t>(n));
+  if (!z) return n;
+  int64_t L = static_cast<const uint8_t*>(z) - pm;
+  uint8_t any = 0;
+  for (int64_t o = L; o < n; ++o) any |= pm[o];
+  return any ? -1 : L;
 }
 
-// The range copy of a checked load: dst[o] = mask ? src[o] : other. The whole range is in bounds,
-// so every lane is read and the mask selects (vectorizable).
+// Whether a load of `total` consecutive elements from `base` may be a plain range copy: the
+// execution form, mask and other element-aligned (or a scalar other), the lanes read in bounds,
+// and no per-element sanitizer work (no conflict tracking; every active lane reads a written
+// element). On success `live` is the number of leading lanes read from memory and `pm` the mask
+// still to apply to them (null when the mask is a prefix of `live` ones, or there is none).
+bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
+                   const uint8_t*& pm) {
+  if (!c.fast || ck.cm || total <= 0) return false;
+  if (mask && numel(*mask) != total) return false;
+  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
+  pm = mask ? data<uint8_t>(*mask) : nullptr;
+  live = total;
+  if (pm) {
+    int64_t L = prefix_len(pm, total);
+    if (L >= 0) live = L, pm = nullptr;
+  }
+  if (live == 0) return true;
+  if (base < 0 || base + live > n) return false;
+  return !ck.init || all_written(ck.init + base, pm, live);
+}
+
+// The range copy of a checked load: dst[o] = mask ? src[o] : other. The lanes below `live` are in
+// bounds and read (the mask `pm` selects among them); the lanes from `live` on are masked off.
 template <class C>
-void copy_range(const typename C::S* src, typename C::T* dst, int64_t total, const uint8_t* pm, const typename C::T* po, int64_t ostep) {
+void copy_range(const typename C::S* src, typename C::T* dst, int64_t total, int64_t live, const uint8_t* pm, const typename C::T* po,
+                int64_t ostep) {
   using T = typename C::T;
+  T z = po ? po[0] : T(0);
   if (!pm) {
-    for (int64_t o = 0; o < total; ++o) dst[o] = C::dec(src[o]);
+    for (int64_t o = 0; o < live; ++o) dst[o] = C::dec(src[o]);
+    if (po && ostep)
+      for (int64_t o = live; o < total; ++o) dst[o] = po[o];
+    else
+      for (int64_t o = live; o < total; ++o) dst[o] = z;
   } else if (!po || ostep == 0) {
-    T z = po ? po[0] : T(0);
     for (int64_t o = 0; o < total; ++o) {
       T v = C::dec(src[o]);
       dst[o] = pm[o] ? v : z;
@@ -233,7 +262,13 @@ void copy_range(const typename C::S* src, typename C::T* dst, int64_t total, con
 // claimed without atomics. Returns false, having changed nothing, otherwise.
 template <class C>
 bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base, int64_t total, int64_t n, const typename C::T* pv, const uint8_t* pm) {
-  if (!c.fast || total <= 0 || base < 0 || base + total > n) return false;
+  if (!c.fast || total <= 0) return false;
+  if (pm) {  // a prefix mask: its active lanes are a shorter range
+    int64_t L = prefix_len(pm, total);
+    if (L >= 0) total = L, pm = nullptr;
+    if (total == 0) return true;
+  }
+  if (base < 0 || base + total > n) return false;
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   typename C::S* dstm = mem + base;
   uint8_t* sh = ck.init ? ck.init + base : nullptr;
@@ -355,8 +390,10 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     // Fast path: contiguous in-bounds pointers, mask and other element-aligned (or scalar other),
     // no per-element sanitizer state to update: a plain masked copy.
     int64_t base = total ? pp[0] : 0;
-    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth)) {
-      copy_range<C>(mem + base, dst, total, pm, po, po && numel(*oth) == total ? 1 : 0);
+    int64_t live;
+    const uint8_t* lm;
+    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
+      copy_range<C>(live ? mem + base : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
       return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
@@ -529,13 +566,16 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
   if (other && (other->type.ptr || other->type.elem != rt.elem)) return false;
   int64_t total = rt.numel();
   Checks ck = checks_for(c, bi);
-  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other)) return false;
+  int64_t live;
+  const uint8_t* lm;
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm)) return false;
   prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
     using T = typename C::T;
     const T* po = other ? data<T>(*other) : nullptr;
-    copy_range<C>(B.as<typename C::S>() + base, data<T>(out), total, mask ? data<uint8_t>(*mask) : nullptr, po, other && numel(*other) == total ? 1 : 0);
+    const typename C::S* src = B.as<typename C::S>();
+    copy_range<C>(live ? src + base : src, data<T>(out), total, live, lm, po, other && numel(*other) == total ? 1 : 0);
     return 0;
   });
   return true;

@@ -264,10 +264,14 @@ void assign_tnode(Ctx& c, int slot, const TNode& n) {
   c.invalidate(slot);
   Value& dst = c.f->slots[static_cast<size_t>(slot)];
   if (&v == &dst) return;
-  if (dst.defined() && dst.type == v.type) {  // same type: copy the elements, keep the storage
+  // The node's own tile, when large, trades storage with the slot instead of being copied (an
+  // arange keeps its tile: it is built once).
+  bool swap = &v == &c.tcache[2 * static_cast<size_t>(n.idx)] && n.e->kind != ExprKind::Arange && numel(v) >= 256;
+  if (dst.defined() && dst.type == v.type) {  // same type: keep the slot's Value, move the elements
     with_storage(storage_of(v.type.elem, v.type.ptr), [&](auto tag) {
       using T = decltype(tag);
-      std::copy_n(data<T>(v), numel(v), data<T>(dst));
+      if (swap) std::get<Arr<T>>(dst.data).storage().swap(std::get<Arr<T>>(const_cast<Value&>(v).data).storage());
+      else std::copy_n(data<T>(v), numel(v), data<T>(dst));
       return 0;
     });
     dst.buffer = v.buffer;
