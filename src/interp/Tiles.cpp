@@ -19,6 +19,22 @@ bool affine_ptr(const TNode& P) {
   return a.ptr != b.ptr && ptr.is_scalar() && off.is_tile() && (off.elem == Scalar::I32 || off.elem == Scalar::I64);
 }
 
+// consecutive() of a tile known to be a wraparound of c + [0, n) (consecutive_expr()): then the
+// values are consecutive exactly when the last is the first plus n - 1 (a wrap inside the tile
+// makes a drop of 2^32 that no later step undoes).
+bool consecutive_ends(const Value& off, int64_t& first) {
+  int64_t n = numel(off);
+  if (off.type.elem == Scalar::I32) {
+    const int32_t* p = data<int32_t>(off);
+    first = p[0];
+    if (first > INT32_MAX - n) return false;  // as consecutive() decides
+    return static_cast<int64_t>(p[n - 1]) == first + (n - 1);
+  }
+  const int64_t* p = data<int64_t>(off);
+  first = p[0];
+  return static_cast<uint64_t>(p[n - 1]) == static_cast<uint64_t>(first) + static_cast<uint64_t>(n - 1);
+}
+
 // Whether an integer tile holds consecutive values (off[o] == off[0] + o, in i64); its first one.
 bool consecutive(const Value& off, int64_t& first) {
   int64_t n = numel(off);
@@ -56,7 +72,7 @@ struct Tiles {
   // The consecutive elements the pointer tile would address, or false.
   bool range(const Affine& a, int64_t& base) {
     int64_t first;
-    if (!c.fast || !consecutive(*a.off, first)) return false;
+    if (!c.fast || !(a.off_node->consec ? consecutive_ends(*a.off, first) : consecutive(*a.off, first))) return false;
     base = wadd<int64_t>(data<int64_t>(*a.ptr)[0], first);
     return true;
   }
@@ -115,6 +131,18 @@ struct Tiles {
     return out;
   }
 
+  // A fused elementwise tree: its leaves in evaluation order, then the chunk loops.
+  const Value& fused(const TNode& n, Value& out) {
+    const Fused& f = *n.fused;
+    std::array<const Value*, 16> lv;
+    for (size_t i = 0; i < f.leaves.size(); ++i) {
+      const FLeaf& L = f.leaves[i];
+      lv[i] = L.conv ? &operand(*L.n, L.ct) : &eval(*L.n);
+    }
+    run_fused(f, lv.data(), out, n.e->type);
+    return out;
+  }
+
   const Value& eval(const TNode& n) {
     const Expr& e = *n.e;
     Value& out = val(n);
@@ -122,6 +150,7 @@ struct Tiles {
       write_value(out, e.type, run_node(c, n.s));
       return out;
     }
+    if (n.fused) return fused(n, out);
     switch (e.kind) {
       case ExprKind::Var: {
         c.flush(e.slot);
@@ -289,13 +318,18 @@ const TNode* ScalarProgram::tile(const Expr& e) {
     n->s = compile_scalar(e);
     return n;
   }
-  if (e.kind == ExprKind::Var) return n;
+  if (e.kind == ExprKind::Var) {
+    n->consec = consecutive_expr(e, consec);
+    return n;
+  }
   size_t nk = e.args.size();
   // Shape operands of Full / Reshape / Broadcast are resolved constants (Expr::ints), not evaluated.
   if (e.kind == ExprKind::Reshape || e.kind == ExprKind::Broadcast) nk = 1;
   n->kids.assign(e.args.size(), nullptr);
   for (size_t i = 0; i < nk; ++i)
     if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);
+  n->fused = fuse_tree(fused, *n);
+  n->consec = consecutive_expr(e, consec);
   return n;
 }
 
