@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -36,7 +37,9 @@ struct Prepared {
 
 Prepared prepare(const Workload& w) {
   Prepared p;
-  p.m = parse_tile_file(std::string(DTSIM_BENCH_KERNELS) + "/" + w.file);
+  // DTSIM_BENCH_KERNELS in the environment: the kernels' folder when the binary runs elsewhere.
+  const char* dir = std::getenv("DTSIM_BENCH_KERNELS");
+  p.m = parse_tile_file(std::string(dir ? dir : DTSIM_BENCH_KERNELS) + "/" + w.file);
   p.b = bind_params(p.m, w.args);
   verify_module(p.m, p.b);
   p.bufs = make_buffers(p.m, p.b, 42);
