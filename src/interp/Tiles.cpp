@@ -2,6 +2,8 @@
 // is reused across instances and loop trips (the ops write into it instead of allocating), literal and scalar operands are prepared once per launch and evaluated unboxed, and
 // aranges are built once per thread. The operations themselves are those of the tile path (Ops.cpp,
 // Memory.cpp), called in the same order on the same values, so results and findings are identical.
+#include <cstring>
+
 #include "interp/Elem.h"
 
 namespace dtsim::exec {
@@ -127,8 +129,30 @@ struct Tiles {
     else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
     const Value& a = operand(*n.kids[0], ct);
     const Value& b = operand(*n.kids[1], ct);
-    binary_into(out, e.bop, a, b, e.type, e.loc);
+    if (!prefix_compare(n, ct, a, b, out)) binary_into(out, e.bop, a, b, e.type, e.loc);
     return out;
+  }
+
+  // `offs < s` (or <=, or s > offs, s >= offs) with consecutive integer offsets (consecutive_expr)
+  // and a scalar s: a prefix of ones, written as two fills. False (nothing written) otherwise.
+  bool prefix_compare(const TNode& n, Scalar ct, const Value& a, const Value& b, Value& out) {
+    BinOp op = n.e->bop;
+    bool left = (op == BinOp::Lt || op == BinOp::Le) && n.kids[0]->consec && numel(b) == 1;
+    bool right = (op == BinOp::Gt || op == BinOp::Ge) && n.kids[1]->consec && numel(a) == 1;
+    if (!c.fast || !(left || right) || (ct != Scalar::I32 && ct != Scalar::I64)) return false;
+    const Value& t = left ? a : b;
+    int64_t first, N = numel(t);
+    if (!consecutive_ends(t, first)) return false;
+    if (ct == Scalar::I64 && first > INT64_MAX - N) return false;  // t[o] = first + o without wrapping
+    const Value& sv = left ? b : a;
+    __int128 s = ct == Scalar::I32 ? data<int32_t>(sv)[0] : data<int64_t>(sv)[0];
+    __int128 L = s - first + (op == BinOp::Le || op == BinOp::Ge ? 1 : 0);  // lanes o with first + o < s (<= s)
+    int64_t ones = L <= 0 ? 0 : L >= N ? N : static_cast<int64_t>(L);
+    prep(out, n.e->type);
+    uint8_t* p = data<uint8_t>(out);
+    std::memset(p, 1, static_cast<size_t>(ones));
+    std::memset(p + ones, 0, static_cast<size_t>(N - ones));
+    return true;
   }
 
   // A fused elementwise tree: its leaves in evaluation order, then the chunk loops.

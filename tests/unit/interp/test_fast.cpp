@@ -410,3 +410,25 @@ TEST_CASE("conflict tracking by spans: the same findings as per element, stateme
   CHECK(run_mode(m2, b2, 3, true, two).rep.findings_count == 63);
   CHECK(run_mode(m2, b2, 3, false, two).rep.findings_count == 63);
 }
+
+TEST_CASE("masks of consecutive offsets against a scalar: prefixes at every boundary, wrapping offsets") {
+  // o runs from (p - 3) * 16: masks all false, partly true and all true across instances; i64
+  // offsets near INT64_MAX wrap inside the tile for the last instances (no prefix: element-wise);
+  // the scalar on either side; the scalar a load.
+  std::string src = R"(kernel t(k: *i32[4], out y: *i1[8, 448], n: i32 = 37) grid(8) {
+  p = program_id(0)
+  o = (p - 3) * 16 + arange(0, 64)
+  q = o.to(i64) + (9223372036854775807 - 70)
+  r = p * 16 + arange(0, 64) + 2147483647 - 140
+  b = y + p * 448 + arange(0, 64)
+  store(b, o < n)
+  store(b + 64, o <= n)
+  store(b + 128, n > o)
+  store(b + 192, load(k + 1) >= o)
+  store(b + 256, q < 9223372036854775807 - 20)
+  store(b + 320, q <= -9223372036854775807)
+  store(b + 384, r < 2147483647 - 30)
+}
+)";
+  CHECK(same_tile("<prefix-cmp>", src) == 0);
+}
