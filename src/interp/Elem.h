@@ -276,6 +276,7 @@ struct TNode {
   const SNode* s = nullptr;        // scalar_form expressions (not variables): evaluated unboxed
   const Fused* fused = nullptr;    // the root of a fused elementwise tree (Fuse.cpp)
   bool consec = false;             // consecutive_expr(): a range test needs only its two ends
+  bool affine = false;             // `scalar pointer + integer tile` (Tiles.cpp): maybe a range
   int idx = 0;
 };
 

@@ -242,7 +242,7 @@ struct Tiles {
         return out;
       }
       case ExprKind::Load: {
-        if (affine_ptr(*n.kids[0])) {
+        if (n.kids[0]->affine) {
           Affine a = affine(*n.kids[0]);
           const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
           const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
@@ -289,7 +289,7 @@ const Value& eval_tnode(Ctx& c, const TNode& n) { return Tiles{c}.eval(n); }
 
 void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   Tiles T{c};
-  bool aff = affine_ptr(*t[0]);
+  bool aff = t[0]->affine;
   Tiles::Affine a{};
   const Value* p = nullptr;
   if (aff) a = T.affine(*t[0]);
@@ -353,6 +353,7 @@ const TNode* ScalarProgram::tile(const Expr& e) {
   for (size_t i = 0; i < nk; ++i)
     if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);
   n->fused = fuse_tree(fused, *n);
+  n->affine = affine_ptr(*n);
   n->consec = consecutive_expr(e, consec);
   return n;
 }
