@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -36,7 +37,9 @@ struct Prepared {
 
 Prepared prepare(const Workload& w) {
   Prepared p;
-  p.m = parse_tile_file(std::string(DTSIM_BENCH_KERNELS) + "/" + w.file);
+  // DTSIM_BENCH_KERNELS in the environment: the kernels' folder when the binary runs elsewhere.
+  const char* dir = std::getenv("DTSIM_BENCH_KERNELS");
+  p.m = parse_tile_file(std::string(dir ? dir : DTSIM_BENCH_KERNELS) + "/" + w.file);
   p.b = bind_params(p.m, w.args);
   verify_module(p.m, p.b);
   p.bufs = make_buffers(p.m, p.b, 42);
@@ -165,12 +168,41 @@ double time_cpp(CppLoop& L, int reps) {
   return best;
 }
 
+// The timed workloads (Triton 3.6 interpreter figures from the 16-core H200 host, 0 = none).
+std::vector<Workload> full_workloads() {
+  return {
+    {"add n=2^20 BLOCK=1024", "add.tile", {{"n", "1048576"}, {"BLOCK", "1024"}}, 554},
+    {"add n=2^16 BLOCK=64", "add.tile", {{"n", "65536"}, {"BLOCK", "64"}}, 477},
+    {"softmax 512x1000", "softmax.tile", {{"rows", "512"}, {"n_cols", "1000"}, {"BLOCK", "1024"}}, 539},
+    {"matmul 256^3 32x32x32", "naive_matmul.tile", {{"M", "256"}, {"N", "256"}, {"K", "256"}, {"BM", "32"}, {"BN", "32"}, {"BK", "32"}}, 826},
+    {"matmul 512^3 64x64x32", "naive_matmul.tile", {{"M", "512"}, {"N", "512"}, {"K", "512"}, {"BM", "64"}, {"BN", "64"}, {"BK", "32"}}, 1504},
+    {"layernorm 4096x1024", "layernorm.tile", {{"rows", "4096"}, {"n_cols", "1024"}, {"BLOCK", "1024"}}, 0},
+    {"rmsnorm 4096x1024", "rmsnorm.tile", {{"rows", "4096"}, {"n_cols", "1024"}, {"BLOCK", "1024"}}, 0},
+    {"mm.dt untensorized", "mm_scalar.tile", {{"x_SIZE", "200"}, {"y_SIZE", "256"}, {"k_SIZE", "96"}}, 0},
+  };
+}
+
+Sanitize sanitize_named(const char* s) { return std::strcmp(s, "all") == 0 ? Sanitize::All : std::strcmp(s, "bounds") == 0 ? Sanitize::Bounds : Sanitize::None; }
+
+// `--only SUBSTR --profile THREADS none|bounds|all REPS`: those workloads in one configuration only
+// (for profilers); prints the best time.
+int profile_only(const std::string& only, int threads, Sanitize s, int reps) {
+  for (const Workload& w : full_workloads()) {
+    if (w.name.find(only) == std::string::npos) continue;
+    Prepared p = prepare(w);
+    std::printf("%s: %d threads, best of %d: %.3f ms\n", w.name.c_str(), threads, reps, time_run(p, threads, s, reps));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   // `--only SUBSTR`: time only the workloads whose name contains SUBSTR (for profiling).
   std::string only = argc > 2 && std::strcmp(argv[1], "--only") == 0 ? argv[2] : "";
+  if (!only.empty() && argc > 6 && std::strcmp(argv[3], "--profile") == 0)
+    return profile_only(only, std::atoi(argv[4]), sanitize_named(argv[5]), std::atoi(argv[6]));
   try {
     if (quick) {
       std::vector<Workload> ws = {{"add", "add.tile", {{"n", "1000"}, {"BLOCK", "64"}}, 0},
@@ -189,16 +221,7 @@ int main(int argc, char** argv) {
       }
       return bad ? 1 : 0;
     }
-    std::vector<Workload> ws = {
-        {"add n=2^20 BLOCK=1024", "add.tile", {{"n", "1048576"}, {"BLOCK", "1024"}}, 554},
-        {"add n=2^16 BLOCK=64", "add.tile", {{"n", "65536"}, {"BLOCK", "64"}}, 477},
-        {"softmax 512x1000", "softmax.tile", {{"rows", "512"}, {"n_cols", "1000"}, {"BLOCK", "1024"}}, 539},
-        {"matmul 256^3 32x32x32", "naive_matmul.tile", {{"M", "256"}, {"N", "256"}, {"K", "256"}, {"BM", "32"}, {"BN", "32"}, {"BK", "32"}}, 826},
-        {"matmul 512^3 64x64x32", "naive_matmul.tile", {{"M", "512"}, {"N", "512"}, {"K", "512"}, {"BM", "64"}, {"BN", "64"}, {"BK", "32"}}, 1504},
-        {"layernorm 4096x1024", "layernorm.tile", {{"rows", "4096"}, {"n_cols", "1024"}, {"BLOCK", "1024"}}, 0},
-        {"rmsnorm 4096x1024", "rmsnorm.tile", {{"rows", "4096"}, {"n_cols", "1024"}, {"BLOCK", "1024"}}, 0},
-        {"mm.dt untensorized", "mm_scalar.tile", {{"x_SIZE", "200"}, {"y_SIZE", "256"}, {"k_SIZE", "96"}}, 0},
-    };
+    std::vector<Workload> ws = full_workloads();
     int cores = omp_get_num_procs();
     std::printf("dtsim interpreter benchmark: best of 3 wall times in ms; %d cores; C++ = plain C++ loop, same process, 1 thread;\n", cores);
     std::printf("vs C++ = dtsim 1 thread sanitizer off / C++; san = sanitizer cost (1T on / off); x = Triton interpreter time / dtsim time\n");

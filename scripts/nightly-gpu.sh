@@ -7,7 +7,8 @@
 #   DTSIM_TRITON_TRIALS=N   cases per example of the Triton sweep (default 5)
 # Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples), the
 # Triton sweep (`difftest --oracle=triton`: every example's emitted Triton module against the
-# interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark, the GPU
+# interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark (its thread
+# scaling, and against Triton's interpreter on the same CPU: bench/interp_vs_triton.py), the GPU
 # table (bench/gpu_table.py: dtsim vs Triton vs torch) and the anchors if present, then prints a
 # summary table. Exit status: 0 when every step passed.
 set -u
@@ -76,6 +77,8 @@ step "compute-sanitizer memcheck" memcheck.log memcheck
 if [ -x "$BUILD/dtsim_bench" ] || [ -x "$BUILD/bench/dtsim_bench" ]; then
   BENCH=$( [ -x "$BUILD/dtsim_bench" ] && echo "$BUILD/dtsim_bench" || echo "$BUILD/bench/dtsim_bench")
   step "interpreter benchmark" bench.log "$BENCH"
+  step "interpreter thread scaling" interp-scaling.log bench/interp_scaling.sh "$BENCH"
+  step "interpreter vs Triton's interpreter" interp-vs-triton.log env TRITON_INTERPRET=1 python3 bench/interp_vs_triton.py "$BENCH"
 fi
 step "GPU table (dtsim vs Triton vs torch)" gpu-table.log python3 bench/gpu_table.py "$DTSIM"
 ANCHORS=${DTSIM_ANCHORS:-shared/anchors}

@@ -269,18 +269,67 @@ inline Sv run_node(Ctx& c, const SNode* n) { return n->fn(c, *n); }
 // A tile expression node prepared for the execution form (Tiles.cpp): its operands, or its compiled
 // scalar form; `idx` names its two per-thread tiles (its value, and its value converted for its
 // consumer) in Ctx::tcache.
+struct Fused;
 struct TNode {
   const Expr* e = nullptr;
   std::vector<const TNode*> kids;  // per operand (null: absent or a resolved constant)
   const SNode* s = nullptr;        // scalar_form expressions (not variables): evaluated unboxed
+  const Fused* fused = nullptr;    // the root of a fused elementwise tree (Fuse.cpp)
+  bool consec = false;             // consecutive_expr(): a range test needs only its two ends
+  bool affine = false;             // `scalar pointer + integer tile` (Tiles.cpp): maybe a range
   int idx = 0;
 };
+
+// ---- fused elementwise trees (Fuse.cpp) ----
+// A tree of elementwise ops inside one statement, evaluated chunk by chunk: each op is one typed
+// loop over a chunk of elements held in per-thread scratch (in L1), and only the root writes a
+// tile. Operands that are not inlined ops ("leaves": variables, loads, reductions, scalars...) are
+// evaluated first, in the order the node-by-node evaluation meets them. Ops that can fault
+// (integer division) are never inlined, so evaluating the tree chunk by chunk reports what the
+// node-by-node evaluation reports.
+struct FInstr;
+using FFn = void (*)(const FInstr& I, const void* const* in, const int64_t* st, void* out, int64_t n);
+struct FInstr {
+  FFn fn = nullptr;
+  int nin = 0;
+  std::array<int, 3> in{0, 0, 0};  // >= 0: a leaf; < 0: temporary -1 - in
+  int out = -1;                    // temporary index; -1: the result tile
+  Scalar rt = Scalar::F32;         // result element type (f16/bf16 rounding)
+  bool round = false;              // conversions: round to rt
+  SourceLoc loc;
+};
+struct FLeaf {
+  const TNode* n = nullptr;
+  Scalar ct = Scalar::F32;  // operand(n, ct) when `conv`, else the node's value as it is
+  bool conv = false;
+};
+struct Fused {
+  std::vector<FLeaf> leaves;
+  std::vector<FInstr> code;  // in evaluation order; the last one makes the result
+  int ntemps = 0;
+  int64_t numel = 0;         // elements of the tree's result
+  size_t storage = 0;        // storage index of the tree's result
+  bool reduce = false;       // the root is a sum/max/min of the tree over its only axis
+  RedOp rop = RedOp::Sum;
+};
+// Builds the fused form of `n` when it is the root of an elementwise tree worth fusing (two or
+// more ops, or a 1-d reduction of one or more); null otherwise.
+const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n);
+// Runs `f` with its leaves' values `lv` (in f.leaves order) into `out` (type `rt`).
+void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt);
+// Per slot: whether every assignment of the slot is `c + arange`-like (arange, +/- a scalar
+// integer, i32/i64 casts, copies of such slots): its tile is then a wraparound of c + [0, n), so
+// it is consecutive exactly when its last element is its first plus n - 1.
+std::vector<uint8_t> consecutive_slots(const Kernel& k);
+bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots);
 
 // The execution form of one kernel, prepared once per launch. Per statement id: the compiled root
 // of each operand (args[0..2]) in the scalar form (`roots`), else in the tile form (`troots`).
 struct ScalarProgram {
   std::deque<SNode> nodes;
   std::deque<TNode> tnodes;
+  std::deque<Fused> fused;
+  std::vector<uint8_t> consec;  // consecutive_slots() of the kernel
   std::vector<std::array<const SNode*, 3>> roots;
   std::vector<std::array<const TNode*, 3>> troots;
   explicit ScalarProgram(const Kernel& k);

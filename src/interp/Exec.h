@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -107,10 +108,32 @@ std::array<int64_t, 2> swizzle2d(int64_t i, int64_t j, int64_t ni, int64_t nj, i
 // ---- the run and its sanitizer state ----
 struct StopRun {};  // unwinds an instance when the run stops at a finding
 
-// Per-element conflict tracking of one buffer during one launch (instance linear ids; -1 = none).
+// Conflict tracking of one buffer during one launch (instance linear ids; -1 = none). Per element:
+// the first instance that stored it (and its statement), and, when the buffer is also loaded, the
+// first two instances that loaded it. A buffer that is only stored starts in range mode: its range
+// stores record spans of elements (first writer and statement) in an interval map instead, and the
+// per-element arrays are built from the spans (dense()) at the first access that needs them, so
+// they hold exactly what per-element tracking would hold at that point.
 struct ConflictMap {
   std::vector<int32_t> writer, wstmt, reader1, r1stmt, reader2, r2stmt;
+  struct Span {
+    int64_t hi;
+    int32_t inst, stmt;
+  };
+  std::map<int64_t, Span> spans;          // range mode: disjoint spans [lo, hi) by first writer
+  int64_t n = 0;
+  bool tracked = false;
+  std::atomic<bool> is_dense{false};      // the per-element arrays are the state
+  std::unique_ptr<std::mutex> mu = std::make_unique<std::mutex>();  // range mode and the switch
+  ConflictMap() = default;
+  ConflictMap(ConflictMap&& o) noexcept { *this = std::move(o); }
+  ConflictMap& operator=(ConflictMap&& o) noexcept;
   void reset(int64_t n, bool readers);  // readers: also track loads (the buffer is loaded and stored)
+  // Switches to per-element state (once; thread-safe). Every access but a range store calls it.
+  void dense() {
+    if (!is_dense.load(std::memory_order_acquire)) densify();
+  }
+  void densify();
 };
 
 struct ScalarProgram;

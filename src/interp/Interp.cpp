@@ -240,7 +240,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     in.dtype = B.dtype;
     if (opt.sanitize == Sanitize::All) {
       if (!rs.init[bi].empty()) in.init = rs.init[bi].data();
-      if (!rs.conflicts[bi].writer.empty()) in.cm = &rs.conflicts[bi];
+      if (rs.conflicts[bi].tracked) in.cm = &rs.conflicts[bi];
     }
   }
   int64_t total = static_cast<int64_t>(order.size());

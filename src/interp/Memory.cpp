@@ -4,6 +4,7 @@
 // parallel mode detects every conflict too).
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "interp/Elem.h"
@@ -20,12 +21,76 @@ std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& g) {
   return {lin % g[0], (lin / g[0]) % g[1], lin / (g[0] * g[1])};
 }
 
-void ConflictMap::reset(int64_t n, bool readers) {
-  for (auto* v : {&writer, &wstmt}) v->assign(static_cast<size_t>(n), -1);
-  for (auto* v : {&reader1, &r1stmt, &reader2, &r2stmt}) {
-    if (readers) v->assign(static_cast<size_t>(n), -1);
-    else v->clear();
+ConflictMap& ConflictMap::operator=(ConflictMap&& o) noexcept {
+  writer = std::move(o.writer), wstmt = std::move(o.wstmt);
+  reader1 = std::move(o.reader1), r1stmt = std::move(o.r1stmt), reader2 = std::move(o.reader2), r2stmt = std::move(o.r2stmt);
+  spans = std::move(o.spans);
+  n = o.n;
+  tracked = o.tracked;
+  is_dense.store(o.is_dense.load());
+  std::swap(mu, o.mu);
+  return *this;
+}
+
+void ConflictMap::reset(int64_t count, bool readers) {
+  n = count;
+  tracked = count > 0;
+  spans.clear();
+  for (auto* v : {&writer, &wstmt, &reader1, &r1stmt, &reader2, &r2stmt}) v->clear();
+  is_dense.store(readers);
+  if (!readers) return;  // range mode until dense()
+  for (auto* v : {&writer, &wstmt, &reader1, &r1stmt, &reader2, &r2stmt}) v->assign(static_cast<size_t>(n), -1);
+}
+
+namespace {
+void densify_locked(ConflictMap& cm) {
+  cm.writer.assign(static_cast<size_t>(cm.n), -1);
+  cm.wstmt.assign(static_cast<size_t>(cm.n), -1);
+  for (const auto& [lo, sp] : cm.spans) {
+    std::fill(cm.writer.begin() + lo, cm.writer.begin() + sp.hi, sp.inst);
+    std::fill(cm.wstmt.begin() + lo, cm.wstmt.begin() + sp.hi, sp.stmt);
   }
+  cm.spans.clear();
+  cm.is_dense.store(true, std::memory_order_release);
+}
+
+// Range mode: records elements [lo, hi) as stored by instance `me` at statement `sid` (the parts
+// not stored before; this instance's earlier spans keep their statement), unless another instance
+// stored any of them: then the map switches to per-element state and nothing is recorded. Returns
+// whether the span was recorded.
+bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid) {
+  std::lock_guard<std::mutex> lock(*cm.mu);
+  if (cm.is_dense.load(std::memory_order_relaxed)) return false;
+  auto& m = cm.spans;
+  auto it = m.upper_bound(lo);
+  if (it != m.begin() && std::prev(it)->second.hi > lo) --it;
+  for (auto j = it; j != m.end() && j->first < hi; ++j)
+    if (j->second.inst != me) {
+      densify_locked(cm);
+      return false;
+    }
+  int64_t cur = lo;
+  for (auto j = it; j != m.end() && j->first < hi; ++j) {
+    if (j->first > cur) m.emplace_hint(j, cur, ConflictMap::Span{j->first, me, sid});
+    cur = std::max(cur, j->second.hi);
+  }
+  if (cur >= hi) return true;
+  auto p = m.lower_bound(cur);
+  if (p != m.begin()) {
+    --p;
+    if (p->second.hi == cur && p->second.inst == me && p->second.stmt == sid) {
+      p->second.hi = hi;
+      return true;
+    }
+  }
+  m.emplace(cur, ConflictMap::Span{hi, me, sid});
+  return true;
+}
+}  // namespace
+
+void ConflictMap::densify() {
+  std::lock_guard<std::mutex> lock(*mu);
+  if (!is_dense.load(std::memory_order_relaxed)) densify_locked(*this);
 }
 
 namespace {
@@ -178,7 +243,7 @@ Checks checks_for(Ctx& c, int bi) {
     auto& in = c.rs->init[static_cast<size_t>(bi)];
     if (!in.empty()) k.init = in.data();
     auto& cm = c.rs->conflicts[static_cast<size_t>(bi)];
-    if (!cm.writer.empty()) k.cm = &cm;
+    if (cm.tracked) k.cm = &cm;
   }
   return k;
 }
@@ -197,25 +262,53 @@ bool all_written(const uint8_t* sh, const uint8_t* pm, int64_t n) {
   return ok;
 }
 
-// Whether a load of `total` consecutive elements from `base` may be a plain range copy: the
-// execution form, in bounds, mask and other element-aligned (or a scalar other), and no
-// per-element sanitizer work (no conflict tracking; every active lane reads a written element).
-bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth) {
-  if (!c.fast || ck.cm || total <= 0 || base < 0 || base + total > n) return false;
-  if (mask && numel(*mask) != total) return false;
-  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
-  return !ck.init || all_written(ck.init + base, mask ? data<uint8_t>(*mask) : nullptr, total);
+// The length L of a mask that is a prefix of ones (lanes < L active, the others not), else -1.
+// What `offs < n` gives for consecutive offsets: the first zero byte (memchr), then an
+// OR-reduction over the rest (vectorizes).
+int64_t prefix_len(const uint8_t* pm, int64_t n) {
+  const void* z = std::memchr(pm, 0, static_cast<size_t>(n));
+  if (!z) return n;
+  int64_t L = static_cast<const uint8_t*>(z) - pm;
+  uint8_t any = 0;
+  for (int64_t o = L; o < n; ++o) any |= pm[o];
+  return any ? -1 : L;
 }
 
-// The range copy of a checked load: dst[o] = mask ? src[o] : other. The whole range is in bounds,
-// so every lane is read and the mask selects (vectorizable).
+// Whether a load of `total` consecutive elements from `base` may be a plain range copy: the
+// execution form, mask and other element-aligned (or a scalar other), the lanes read in bounds,
+// and no per-element sanitizer work (no conflict tracking; every active lane reads a written
+// element). On success `live` is the number of leading lanes read from memory and `pm` the mask
+// still to apply to them (null when the mask is a prefix of `live` ones, or there is none).
+bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
+                   const uint8_t*& pm) {
+  if (!c.fast || ck.cm || total <= 0) return false;
+  if (mask && numel(*mask) != total) return false;
+  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
+  pm = mask ? data<uint8_t>(*mask) : nullptr;
+  live = total;
+  if (pm) {
+    int64_t L = prefix_len(pm, total);
+    if (L >= 0) live = L, pm = nullptr;
+  }
+  if (live == 0) return true;
+  if (base < 0 || base + live > n) return false;
+  return !ck.init || all_written(ck.init + base, pm, live);
+}
+
+// The range copy of a checked load: dst[o] = mask ? src[o] : other. The lanes below `live` are in
+// bounds and read (the mask `pm` selects among them); the lanes from `live` on are masked off.
 template <class C>
-void copy_range(const typename C::S* src, typename C::T* dst, int64_t total, const uint8_t* pm, const typename C::T* po, int64_t ostep) {
+void copy_range(const typename C::S* src, typename C::T* dst, int64_t total, int64_t live, const uint8_t* pm, const typename C::T* po,
+                int64_t ostep) {
   using T = typename C::T;
+  T z = po ? po[0] : T(0);
   if (!pm) {
-    for (int64_t o = 0; o < total; ++o) dst[o] = C::dec(src[o]);
+    for (int64_t o = 0; o < live; ++o) dst[o] = C::dec(src[o]);
+    if (po && ostep)
+      for (int64_t o = live; o < total; ++o) dst[o] = po[o];
+    else
+      for (int64_t o = live; o < total; ++o) dst[o] = z;
   } else if (!po || ostep == 0) {
-    T z = po ? po[0] : T(0);
     for (int64_t o = 0; o < total; ++o) {
       T v = C::dec(src[o]);
       dst[o] = pm[o] ? v : z;
@@ -228,34 +321,58 @@ void copy_range(const typename C::S* src, typename C::T* dst, int64_t total, con
   }
 }
 
+// dst[o] = the value of lane o (`one`: a single value for every lane).
+template <class C> void put_range(typename C::S* dst, const typename C::T* pv, int64_t total, bool one) {
+  if (one) std::fill_n(dst, total, C::enc(pv[0]));
+  else
+    for (int64_t o = 0; o < total; ++o) dst[o] = C::enc(pv[o]);
+}
+
 // A store of `total` consecutive elements at `base` as a range, when the sanitizer can check it as
 // a whole: no conflict tracking, or (one thread) a range that conflicts nowhere, which is then
 // claimed without atomics. Returns false, having changed nothing, otherwise.
 template <class C>
-bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base, int64_t total, int64_t n, const typename C::T* pv, const uint8_t* pm) {
-  if (!c.fast || total <= 0 || base < 0 || base + total > n) return false;
+bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base, int64_t total, int64_t n, const typename C::T* pv, const uint8_t* pm,
+                      bool one = false) {
+  if (!c.fast || total <= 0) return false;
+  if (pm) {  // a prefix mask: its active lanes are a shorter range
+    int64_t L = prefix_len(pm, total);
+    if (L >= 0) total = L, pm = nullptr;
+    if (total == 0) return true;
+  }
+  if (base < 0 || base + total > n) return false;
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   typename C::S* dstm = mem + base;
   uint8_t* sh = ck.init ? ck.init + base : nullptr;
   if (!ck.cm) {
     if (!pm) {
-      for (int64_t o = 0; o < total; ++o) dstm[o] = C::enc(pv[o]);
+      put_range<C>(dstm, pv, total, one);
       if (sh)
         for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
     } else {
       for (int64_t o = 0; o < total; ++o)
         if (pm[o]) {
-          dstm[o] = C::enc(pv[o]);
+          dstm[o] = C::enc(pv[one ? 0 : o]);
           if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
         }
     }
     return true;
   }
+  ConflictMap& cm = *ck.cm;
+  bool parallel = !c.rs || c.rs->parallel;
+  // Range mode: the span is claimed as a whole (any thread), then written.
+  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) {
+    put_range<C>(dstm, pv, total, one);
+    if (sh && !parallel) std::memset(sh, 1, static_cast<size_t>(total));
+    else if (sh)
+      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+    return true;
+  }
+  cm.dense();
   // One thread: check the whole range for conflicts first; when there are none, claim and write it
   // without atomics (otherwise the per-lane path redoes everything and reports: claims by this
   // instance are idempotent).
-  if (!c.rs || c.rs->parallel) return false;
-  ConflictMap& cm = *ck.cm;
+  if (parallel) return false;
   int32_t* wr = cm.writer.data() + base;
   bool readers = !cm.reader1.empty();
   const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
@@ -273,7 +390,7 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
     if (pm && !pm[o]) continue;
     if (wr[o] == -1) wr[o] = me, ws[o] = sid;
     if (sh) sh[o] = 1;
-    dstm[o] = C::enc(pv[o]);
+    dstm[o] = C::enc(pv[one ? 0 : o]);
   }
   return true;
 }
@@ -313,6 +430,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
   Value otmp;
   const Value* oth = other ? &coerce(*other, rt.elem, otmp) : nullptr;
   Checks ck = checks_for(c, ptr.buffer);
+  if (ck.cm) ck.cm->dense();
   Issue oob, uninit, conf;
   int64_t active = 0;
   const int64_t n = B.numel();
@@ -355,8 +473,10 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     // Fast path: contiguous in-bounds pointers, mask and other element-aligned (or scalar other),
     // no per-element sanitizer state to update: a plain masked copy.
     int64_t base = total ? pp[0] : 0;
-    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth)) {
-      copy_range<C>(mem + base, dst, total, pm, po, po && numel(*oth) == total ? 1 : 0);
+    int64_t live;
+    const uint8_t* lm;
+    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
+      copy_range<C>(live ? mem + base : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
       return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
@@ -428,7 +548,10 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
-    if (numel(v) == total && (!pm || numel(*mask) == total) && contiguous(pp, total) && store_range_impl<C>(c, ck, mem, base, total, n, pv, pm)) return 0;
+    if ((numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && contiguous(pp, total) &&
+        store_range_impl<C>(c, ck, mem, base, total, n, pv, pm, numel(v) == 1 && total != 1))
+      return 0;
+    if (ck.cm) ck.cm->dense();
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
     } else {
@@ -462,6 +585,7 @@ Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw*
     int64_t off = ptr.r.i64;
     size_t u = static_cast<size_t>(off);
     if (off >= 0 && off < B.numel && (!B.init || std::atomic_ref<uint8_t>(B.init[u]).load(std::memory_order_relaxed))) {
+      if (B.cm) B.cm->dense();
       int32_t w = B.cm ? aload(B.cm->writer[u]) : -1;
       if (w == -1 || w == c.me) {
         if (B.cm && !B.cm->reader1.empty()) note_reader(*B.cm, u, c.me, c.stmt ? c.stmt->id : -1);
@@ -495,6 +619,7 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
       ck.cm = B.cm;
       size_t u = static_cast<size_t>(off);
       bool clean = true;
+      if (ck.cm) ck.cm->dense();
       if (ck.cm) {
         std::atomic_ref<int32_t> w(ck.cm->writer[u]);
         int32_t cur = w.load();
@@ -529,13 +654,16 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
   if (other && (other->type.ptr || other->type.elem != rt.elem)) return false;
   int64_t total = rt.numel();
   Checks ck = checks_for(c, bi);
-  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other)) return false;
+  int64_t live;
+  const uint8_t* lm;
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm)) return false;
   prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
     using T = typename C::T;
     const T* po = other ? data<T>(*other) : nullptr;
-    copy_range<C>(B.as<typename C::S>() + base, data<T>(out), total, mask ? data<uint8_t>(*mask) : nullptr, po, other && numel(*other) == total ? 1 : 0);
+    const typename C::S* src = B.as<typename C::S>();
+    copy_range<C>(live ? src + base : src, data<T>(out), total, live, lm, po, other && numel(*other) == total ? 1 : 0);
     return 0;
   });
   return true;
@@ -545,13 +673,14 @@ bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, 
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
-  if (numel(val) != total || (mask && numel(*mask) != total)) return false;
+  if ((numel(val) != total && numel(val) != 1) || (mask && numel(*mask) != total)) return false;
   Value vtmp;
   const Value& v = coerce(val, B.dtype, vtmp);
   Checks ck = checks_for(c, bi);
   return with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
-    return store_range_impl<C>(c, ck, B.as<typename C::S>(), base, total, B.numel(), data<typename C::T>(v), mask ? data<uint8_t>(*mask) : nullptr);
+    return store_range_impl<C>(c, ck, B.as<typename C::S>(), base, total, B.numel(), data<typename C::T>(v), mask ? data<uint8_t>(*mask) : nullptr,
+                               numel(v) == 1 && total != 1);
   });
 }
 

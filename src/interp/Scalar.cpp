@@ -511,7 +511,7 @@ struct Compiler {
 
 const SNode* ScalarProgram::compile_scalar(const Expr& e) { return Compiler{nodes}.compile(e); }
 
-ScalarProgram::ScalarProgram(const Kernel& k) {
+ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
   roots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
   troots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
   Compiler cc{nodes};

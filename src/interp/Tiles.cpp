@@ -2,6 +2,8 @@
 // is reused across instances and loop trips (the ops write into it instead of allocating), literal and scalar operands are prepared once per launch and evaluated unboxed, and
 // aranges are built once per thread. The operations themselves are those of the tile path (Ops.cpp,
 // Memory.cpp), called in the same order on the same values, so results and findings are identical.
+#include <cstring>
+
 #include "interp/Elem.h"
 
 namespace dtsim::exec {
@@ -17,6 +19,22 @@ bool affine_ptr(const TNode& P) {
   const Type& off = a.ptr ? b : a;
   const Type& ptr = a.ptr ? a : b;
   return a.ptr != b.ptr && ptr.is_scalar() && off.is_tile() && (off.elem == Scalar::I32 || off.elem == Scalar::I64);
+}
+
+// consecutive() of a tile known to be a wraparound of c + [0, n) (consecutive_expr()): then the
+// values are consecutive exactly when the last is the first plus n - 1 (a wrap inside the tile
+// makes a drop of 2^32 that no later step undoes).
+bool consecutive_ends(const Value& off, int64_t& first) {
+  int64_t n = numel(off);
+  if (off.type.elem == Scalar::I32) {
+    const int32_t* p = data<int32_t>(off);
+    first = p[0];
+    if (first > INT32_MAX - n) return false;  // as consecutive() decides
+    return static_cast<int64_t>(p[n - 1]) == first + (n - 1);
+  }
+  const int64_t* p = data<int64_t>(off);
+  first = p[0];
+  return static_cast<uint64_t>(p[n - 1]) == static_cast<uint64_t>(first) + static_cast<uint64_t>(n - 1);
 }
 
 // Whether an integer tile holds consecutive values (off[o] == off[0] + o, in i64); its first one.
@@ -56,7 +74,7 @@ struct Tiles {
   // The consecutive elements the pointer tile would address, or false.
   bool range(const Affine& a, int64_t& base) {
     int64_t first;
-    if (!c.fast || !consecutive(*a.off, first)) return false;
+    if (!c.fast || !(a.off_node->consec ? consecutive_ends(*a.off, first) : consecutive(*a.off, first))) return false;
     base = wadd<int64_t>(data<int64_t>(*a.ptr)[0], first);
     return true;
   }
@@ -111,7 +129,41 @@ struct Tiles {
     else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
     const Value& a = operand(*n.kids[0], ct);
     const Value& b = operand(*n.kids[1], ct);
-    binary_into(out, e.bop, a, b, e.type, e.loc);
+    if (!prefix_compare(n, ct, a, b, out)) binary_into(out, e.bop, a, b, e.type, e.loc);
+    return out;
+  }
+
+  // `offs < s` (or <=, or s > offs, s >= offs) with consecutive integer offsets (consecutive_expr)
+  // and a scalar s: a prefix of ones, written as two fills. False (nothing written) otherwise.
+  bool prefix_compare(const TNode& n, Scalar ct, const Value& a, const Value& b, Value& out) {
+    BinOp op = n.e->bop;
+    bool left = (op == BinOp::Lt || op == BinOp::Le) && n.kids[0]->consec && numel(b) == 1;
+    bool right = (op == BinOp::Gt || op == BinOp::Ge) && n.kids[1]->consec && numel(a) == 1;
+    if (!c.fast || !(left || right) || (ct != Scalar::I32 && ct != Scalar::I64)) return false;
+    const Value& t = left ? a : b;
+    int64_t first, N = numel(t);
+    if (!consecutive_ends(t, first)) return false;
+    if (ct == Scalar::I64 && first > INT64_MAX - N) return false;  // t[o] = first + o without wrapping
+    const Value& sv = left ? b : a;
+    __int128 s = ct == Scalar::I32 ? data<int32_t>(sv)[0] : data<int64_t>(sv)[0];
+    __int128 L = s - first + (op == BinOp::Le || op == BinOp::Ge ? 1 : 0);  // lanes o with first + o < s (<= s)
+    int64_t ones = L <= 0 ? 0 : L >= N ? N : static_cast<int64_t>(L);
+    prep(out, n.e->type);
+    uint8_t* p = data<uint8_t>(out);
+    std::memset(p, 1, static_cast<size_t>(ones));
+    std::memset(p + ones, 0, static_cast<size_t>(N - ones));
+    return true;
+  }
+
+  // A fused elementwise tree: its leaves in evaluation order, then the chunk loops.
+  const Value& fused(const TNode& n, Value& out) {
+    const Fused& f = *n.fused;
+    std::array<const Value*, 16> lv;
+    for (size_t i = 0; i < f.leaves.size(); ++i) {
+      const FLeaf& L = f.leaves[i];
+      lv[i] = L.conv ? &operand(*L.n, L.ct) : &eval(*L.n);
+    }
+    run_fused(f, lv.data(), out, n.e->type);
     return out;
   }
 
@@ -122,6 +174,7 @@ struct Tiles {
       write_value(out, e.type, run_node(c, n.s));
       return out;
     }
+    if (n.fused) return fused(n, out);
     switch (e.kind) {
       case ExprKind::Var: {
         c.flush(e.slot);
@@ -189,7 +242,7 @@ struct Tiles {
         return out;
       }
       case ExprKind::Load: {
-        if (affine_ptr(*n.kids[0])) {
+        if (n.kids[0]->affine) {
           Affine a = affine(*n.kids[0]);
           const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
           const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
@@ -236,7 +289,7 @@ const Value& eval_tnode(Ctx& c, const TNode& n) { return Tiles{c}.eval(n); }
 
 void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   Tiles T{c};
-  bool aff = affine_ptr(*t[0]);
+  bool aff = t[0]->affine;
   Tiles::Affine a{};
   const Value* p = nullptr;
   if (aff) a = T.affine(*t[0]);
@@ -264,10 +317,14 @@ void assign_tnode(Ctx& c, int slot, const TNode& n) {
   c.invalidate(slot);
   Value& dst = c.f->slots[static_cast<size_t>(slot)];
   if (&v == &dst) return;
-  if (dst.defined() && dst.type == v.type) {  // same type: copy the elements, keep the storage
+  // The node's own tile, when large, trades storage with the slot instead of being copied (an
+  // arange keeps its tile: it is built once).
+  bool swap = &v == &c.tcache[2 * static_cast<size_t>(n.idx)] && n.e->kind != ExprKind::Arange && numel(v) >= 256;
+  if (dst.defined() && dst.type == v.type) {  // same type: keep the slot's Value, move the elements
     with_storage(storage_of(v.type.elem, v.type.ptr), [&](auto tag) {
       using T = decltype(tag);
-      std::copy_n(data<T>(v), numel(v), data<T>(dst));
+      if (swap) std::get<Arr<T>>(dst.data).storage().swap(std::get<Arr<T>>(const_cast<Value&>(v).data).storage());
+      else std::copy_n(data<T>(v), numel(v), data<T>(dst));
       return 0;
     });
     dst.buffer = v.buffer;
@@ -285,13 +342,19 @@ const TNode* ScalarProgram::tile(const Expr& e) {
     n->s = compile_scalar(e);
     return n;
   }
-  if (e.kind == ExprKind::Var) return n;
+  if (e.kind == ExprKind::Var) {
+    n->consec = consecutive_expr(e, consec);
+    return n;
+  }
   size_t nk = e.args.size();
   // Shape operands of Full / Reshape / Broadcast are resolved constants (Expr::ints), not evaluated.
   if (e.kind == ExprKind::Reshape || e.kind == ExprKind::Broadcast) nk = 1;
   n->kids.assign(e.args.size(), nullptr);
   for (size_t i = 0; i < nk; ++i)
     if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);
+  n->fused = fuse_tree(fused, *n);
+  n->affine = affine_ptr(*n);
+  n->consec = consecutive_expr(e, consec);
   return n;
 }
 

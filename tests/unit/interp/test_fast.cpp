@@ -278,3 +278,157 @@ TEST_CASE("every example, as scheduled and with random legal schedules, runs ide
     }
   }
 }
+
+TEST_CASE("fused elementwise trees: every op and type, tails, scalars, broadcasts, halves, reductions") {
+  InterpOptions kg;
+  kg.keep_going = true;
+  // Chains of 2+ elementwise ops (fused, 512-element chunks: 1536 lanes make three chunks) over
+  // f32/f16/bf16/f64/i32/i64/i1 tiles with scalar operands, conversions and where; fused sums,
+  // maxima and minima; masked tails (n = 1500); a 2-d tree whose row-vector operand is broadcast
+  // (not fused: evaluated node by node inside the fused parent's leaves).
+  std::string src = R"(kernel t(x: *f32[3000], h: *f16[3000], g: *bf16[3000], d: *f64[3000], k: *i32[3000], q: *i64[3000],
+         out of: *f32[3000, 8], out oh: *f16[3000, 2], out og: *bf16[3000], out od: *f64[3000], out oi: *i32[3000, 4],
+         out oq: *i64[3000], out ob: *i1[3000, 2], out os: *f32[2, 16], out m2: *f32[2, 32, 32], n: i32 = 2900) grid(2) {
+  p = program_id(0)
+  o = p * 1500 + arange(0, 2048)
+  m = (o < p * 1500 + 1500) && (o < n)
+  a = load(x + o, mask=m, other=0.5)
+  b = load(x + (o + 7), mask=m, other=-2.0)
+  ha = load(h + o, mask=m)
+  ga = load(g + o, mask=m)
+  da = load(d + o, mask=m)
+  ki = load(k + o, mask=m)
+  qa = load(q + o, mask=m, other=3)
+  store(of + o * 8, a * b + a / (b + 3.0) - 0.25, mask=m)
+  store(of + (o * 8 + 1), exp(a) * sigmoid(b) + tanh(a - b) + sqrt(abs(a)) + rsqrt(abs(b) + 1.0) + log(abs(a) + 0.5), mask=m)
+  store(of + (o * 8 + 2), where(a < b, a * 2.0, -b) + where(m, a, 1.0), mask=m)
+  store(of + (o * 8 + 3), minimum(a, b / 0.0) - maximum(a * 0.0 / 0.0, b) + (a * 100.0) % 7.0, mask=m)
+  store(of + (o * 8 + 4), ki.to(f32) * 0.5 + qa.to(f32) - (a * 1e10).to(i32).to(f32), mask=m)
+  store(of + (o * 8 + 5), ha.to(f32) * 3.0 + ga.to(f32) + da.to(f32) * 0.1, mask=m)
+  store(of + (o * 8 + 6), exp2(a) + log2(abs(b) + 1.0) - -a, mask=m)
+  store(of + (o * 8 + 7), (a > 0.0).to(f32) * 2.0 + (ki > 0).to(f32), mask=m)
+  store(oh + o * 2, ha * ha + 1.0 - ha / 3.0, mask=m)
+  store(oh + (o * 2 + 1), exp(ha) * 2049.0 + a.to(f16), mask=m)
+  store(og + o, ga * ga / 3.0 + sqrt(abs(ga)), mask=m)
+  store(od + o, da * da + a.to(f64) * 0.1 - exp(da), mask=m)
+  store(oi + o * 4, ki * 2147483647 + ki * ki - 5, mask=m)
+  store(oi + (o * 4 + 1), (ki << (o % 40)) ^ (ki >> 3) | ~ki & 12, mask=m)
+  store(oi + (o * 4 + 2), abs(ki - 3) + minimum(ki, 2) * maximum(ki, -2), mask=m)
+  store(oi + (o * 4 + 3), where(ki < 0, -ki, ki * 3) + (a * 3e9).to(i32), mask=m)
+  store(oq + o, qa * 9223372036854775807 + ki.to(i64) * 4294967296 - qa, mask=m)
+  store(ob + o * 2, (a < b) && (ki > 0) || (o % 3 == 0), mask=m)
+  store(ob + (o * 2 + 1), ~((a >= 0.0) && (b <= 0.0)) != (qa == 3), mask=m)
+  s1 = sum(a * b + 1.0, axis=0)
+  s2 = max(a * b - 2.0, axis=0)
+  s3 = min(where(m, a + b, 5.0), axis=0)
+  s4 = sum(ki * 3 + 1, axis=0)
+  s5 = sum((a > 0.0) && m, axis=0)
+  s6 = max(ha * 2.0, axis=0)
+  s7 = sum(da * da, axis=0)
+  s8 = max((ki * 2).to(f32) + a * 0.0 / 0.0, axis=0)
+  s9 = sum(exp(ha) + 1.0, axis=0)
+  store(os + p * 16 + arange(0, 16), where(arange(0, 16) == 0, s1, where(arange(0, 16) == 1, s2, where(arange(0, 16) == 2, s3,
+        where(arange(0, 16) == 3, s4.to(f32), where(arange(0, 16) == 4, s5.to(f32), where(arange(0, 16) == 5, s6.to(f32),
+        where(arange(0, 16) == 6, s7.to(f32), where(arange(0, 16) == 7, s8, s9.to(f32))))))))))
+  r = arange(0, 32)
+  t2 = load(x + r[:, None] * 32 + r[None, :])
+  row = load(x + 1024 + r)
+  store(m2 + p * 1024 + r[:, None] * 32 + r[None, :], t2 * 2.0 + row[None, :] * t2 - 1.0 + exp(t2) * 0.5)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg}) CHECK(same_tile("<fused>", src, {}, opt) == 0);
+  // Integer division stays node by node (it can fault); its operands and users may be fused.
+  CHECK(same_tile("<fused-div0>", "kernel t(x: *i32[64], out y: *i32[64]) grid(1) {\n  o = arange(0, 64)\n  v = load(x + o)\n  store(y + o, (v * 2 + 1) // (v + 8 - 8) + v * v)\n}\n") == 1);
+  CHECK(same_tile("<fused-div0-kg>", "kernel t(x: *i32[64], out y: *i32[64]) grid(2) {\n  o = arange(0, 64)\n  v = load(x + o)\n  store(y + o, (v * 2 + 1) % (v - v) + v * v)\n}\n", {}, kg) == 2);
+}
+
+TEST_CASE("consecutive offsets known statically: wraparound, loop-carried and mixed assignments") {
+  InterpOptions kg;
+  kg.keep_going = true;
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // i32 offsets that wrap past INT32_MAX inside the tile (p = 1): not a range, found out of bounds
+    // lane by lane; i64 casts of them (u2: its first lanes are in bounds, the wrapped ones not); offsets advanced in a loop; a slot assigned both an arange
+    // form and a reversed one (never trusted by its ends).
+    std::string src = R"(kernel t(x: *f32[256], out y: *f32[256], out z: *f32[2, 128]) grid(2) {
+  p = program_id(0)
+  w = p * (2147483647 - 40) + arange(0, 64)
+  v = load(x + w, mask=w < 256, other=1.0)
+  u = load(x + w.to(i64), mask=w < 256, other=2.0)
+  u2 = load(x + (w.to(i64) - p * 2147483607))
+  store(y + (w - p * (2147483647 - 40)) + p * 64, v + u + u2)
+  o = arange(0, 16) + p * 128
+  for i in range(0, 8) {
+    store(z + o, load(x + o) * 2.0)
+    o = o + 16
+  }
+  r = arange(0, 32)
+  if p == 1 {
+    r = 31 - arange(0, 32)
+  }
+  store(y + 128 + p * 32 + r, load(x + r) + 1.0)
+}
+)";
+    CHECK(same_tile("<consec>", src, {}, opt) >= 1);  // instance 1's u2 lanes 41.. are out of bounds
+  }
+}
+
+TEST_CASE("conflict tracking by spans: the same findings as per element, statement of the first writer kept") {
+  InterpOptions kg;
+  kg.keep_going = true;
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // Instance 0's second store overlaps its first (the overlap keeps the first statement) and runs
+    // into instance 1's part: instance 1's first store then conflicts with instance 0's second.
+    CHECK(same_tile("<span-stmt>", "kernel t(out y: *f32[64]) grid(4) {\n  p = program_id(0)\n  o = p * 16 + arange(0, 16)\n  store(y + o, 1.0)\n"
+                                   "  store(y + o + 4, 2.0, mask=o + 4 < 64)\n}\n", {}, opt) >= 1);
+    // Spans first, then a scalar store and a store with a mask that is not a prefix (both need
+    // per-element state), then more spans; conflicts among all of them.
+    CHECK(same_tile("<span-mixed>", "kernel t(out y: *f32[256]) grid(8) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n  store(y + o, 1.0)\n"
+                                    "  store(y + (p * 32 + 40) % 256, 3.0)\n  store(y + (o + 16) % 256, 2.0, mask=arange(0, 32) % 3 == 0)\n"
+                                    "  store(y + o, 4.0)\n}\n", {}, opt) >= 1);
+    // No conflict: disjoint spans of z (only stored), tails masked by prefix masks; y is loaded and
+    // stored, so tracked per element from the start.
+    CHECK(same_tile("<span-clean>", "kernel t(out y: *f32[100], out z: *f32[128]) grid(4) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n"
+                                    "  store(y + o, o.to(f32), mask=o < 100)\n  store(y + o, o.to(f32) * 2.0, mask=o < 100)\n"
+                                    "  store(z + o, load(y + o, mask=o < 100, other=0.0))\n}\n", {}, opt) == 0);
+  }
+  // Two threads: range stores claim spans under the map's lock; a clean kernel stays clean and
+  // bit-identical, a conflicting one is found.
+  InterpOptions two;
+  two.threads = 2;
+  Module m = parse_tile(Sources::add("<span-par>", "kernel t(x: *f32[4096], out y: *f32[4096]) grid(64) {\n  p = program_id(0)\n"
+                                                   "  o = p * 64 + arange(0, 64)\n  store(y + o, load(x + o) * 2.0)\n}\n"));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  Outcome one = run_mode(m, b, 3, true, InterpOptions{}), par = run_mode(m, b, 3, true, two);
+  CHECK(par.rep.ok());
+  CHECK(one.bufs.list[1].bytes == par.bufs.list[1].bytes);
+  Module m2 = parse_tile(Sources::add("<span-par-ww>", "kernel t(out y: *f32[4096]) grid(64) {\n  p = program_id(0)\n"
+                                                      "  o = p * 64 + arange(0, 128)\n  store(y + o, 1.0, mask=o < 4096)\n}\n"));
+  Bindings b2 = bind_params(m2, {});
+  verify_module(m2, b2);
+  two.keep_going = true;
+  CHECK(run_mode(m2, b2, 3, true, two).rep.findings_count == 63);
+  CHECK(run_mode(m2, b2, 3, false, two).rep.findings_count == 63);
+}
+
+TEST_CASE("masks of consecutive offsets against a scalar: prefixes at every boundary, wrapping offsets") {
+  // o runs from (p - 3) * 16: masks all false, partly true and all true across instances; i64
+  // offsets near INT64_MAX wrap inside the tile for the last instances (no prefix: element-wise);
+  // the scalar on either side; the scalar a load.
+  std::string src = R"(kernel t(k: *i32[4], out y: *i1[8, 448], n: i32 = 37) grid(8) {
+  p = program_id(0)
+  o = (p - 3) * 16 + arange(0, 64)
+  q = o.to(i64) + (9223372036854775807 - 70)
+  r = p * 16 + arange(0, 64) + 2147483647 - 140
+  b = y + p * 448 + arange(0, 64)
+  store(b, o < n)
+  store(b + 64, o <= n)
+  store(b + 128, n > o)
+  store(b + 192, load(k + 1) >= o)
+  store(b + 256, q < 9223372036854775807 - 20)
+  store(b + 320, q <= -9223372036854775807)
+  store(b + 384, r < 2147483647 - 30)
+}
+)";
+  CHECK(same_tile("<prefix-cmp>", src) == 0);
+}
