@@ -237,7 +237,37 @@ struct DtScheduleSpace::Impl {
   }
 
   // The schedule calls of a point (compile calls of the original program last).
-  std::vector<DtSchedCall> calls(uint64_t index, std::map<std::string, int64_t>* coverage) const {
+  // The largest product of tile extents over the accesses and Func dims of kernel `k`'s members.
+  int64_t largest_tile(const KernelSpace& k, const std::map<std::string, std::string>& fuse_into,
+                       const std::map<std::string, int64_t>& tile_of) const {
+    auto prod = [&](const std::vector<std::string>& dims) {
+      int64_t p = 1;
+      for (const std::string& d : dims) p *= tile_of.count(d) ? tile_of.at(d) : 1;
+      return p;
+    };
+    int64_t best = 1;
+    for (const std::string& g : base->def_order) {
+      std::string r = g;
+      while (fuse_into.count(r)) r = fuse_into.at(r);
+      if (r != k.func) continue;
+      const DtSymbol& s = base->sym(g);
+      best = std::max(best, prod(s.dims));
+      std::vector<DtExprP> stack{s.def};
+      while (!stack.empty()) {
+        DtExprP e = stack.back();
+        stack.pop_back();
+        if (e->kind == DtExprKind::Access) {
+          std::vector<std::string> dims;
+          for (auto& ix : e->args) dims.push_back(ix->name);
+          best = std::max(best, prod(dims));
+        }
+        for (auto& a : e->args) stack.push_back(a);
+      }
+    }
+    return best;
+  }
+
+  std::vector<DtSchedCall> calls(uint64_t index, std::map<std::string, int64_t>* coverage, int64_t* largest = nullptr) const {
     DtSpacePoint pt = point(index);
     const Config& c = configs[pt.config];
     std::vector<DtSchedCall> out;
@@ -275,7 +305,7 @@ struct DtScheduleSpace::Impl {
       const std::vector<uint32_t>& d = pt.digits[ki];
       DtSchedCall block = mk(k.func, "block"), tens = mk(k.func, "tensorize");
       std::vector<std::string> blocked;
-      std::map<std::string, int64_t> block_of;
+      std::map<std::string, int64_t> block_of, tile_of;
       size_t j = 0;
       for (size_t i = 0; i < k.blockable.size(); ++i, ++j) {
         const std::string& dim = k.blockable[i];
@@ -286,11 +316,13 @@ struct DtScheduleSpace::Impl {
           block_of[dim] = b;
           if (t > 1) tens.args.push_back(value_arg(dim, t));
           cover(dim, b);
+          tile_of[dim] = t;
         } else {
           int64_t t = k.unblocked[i][d[j]];
           if (t >= size_of(dim)) tens.args.push_back(value_arg(dim, 0));
           else if (t > 1) tens.args.push_back(value_arg(dim, t));
           cover(dim, t);
+          tile_of[dim] = t;
         }
       }
       for (size_t i = 0; i < k.tiled.size(); ++i, ++j) {
@@ -298,7 +330,9 @@ struct DtScheduleSpace::Impl {
         if (t >= size_of(k.tiled[i])) tens.args.push_back(value_arg(k.tiled[i], 0));
         else if (t > 1) tens.args.push_back(value_arg(k.tiled[i], t));
         cover(k.tiled[i], t);
+        tile_of[k.tiled[i]] = t;
       }
+      if (largest) *largest = std::max(*largest, largest_tile(k, c.fuse_into, tile_of));
       if (!block.args.empty()) out.push_back(block);
       if (!tens.args.empty()) out.push_back(tens);
       uint32_t map = d[j++];
@@ -449,6 +483,12 @@ std::map<std::string, int64_t> DtScheduleSpace::coverage(uint64_t index) const {
   std::map<std::string, int64_t> out;
   (void)impl_->calls(index, &out);
   return out;
+}
+
+int64_t DtScheduleSpace::largest_tile(uint64_t index) const {
+  int64_t largest = 1;
+  (void)impl_->calls(index, nullptr, &largest);
+  return largest;
 }
 
 }  // namespace dtsim

@@ -66,6 +66,11 @@ class DtScheduleSpace {
   // tile), so a check size past it exercises a partial block and a partial group.
   std::map<std::string, int64_t> coverage(uint64_t index) const;
 
+  // The largest tile of a schedule in elements: over every kernel, every access (its dims' tile
+  // extents multiplied) and every Func's own tile. Searches prune schedules past a limit, since the
+  // backends keep a tile in registers.
+  int64_t largest_tile(uint64_t index) const;
+
   struct Impl;
 
  private:

@@ -40,6 +40,7 @@ constexpr uint64_t kDefaultBudget = 200;
 constexpr uint64_t kExhaustiveUnderTime = 100000;  // with --time: enumerate spaces up to this size
 constexpr double kCheckMaxIterations = double(1 << 22);  // product of the check sizes of all dims
 constexpr size_t kRound = 32;                       // candidates checked, then timed, per round
+constexpr int64_t kMaxTileElements = 32768;         // schedules with a larger tile are pruned
 
 struct TuneOptions {
   std::string file;
@@ -553,6 +554,14 @@ class Search {
     c.index = index;
     c.phase = phase;
     Pending pend;
+    int64_t tile = space_.largest_tile(index);
+    if (tile > kMaxTileElements) {
+      (void)space_.apply(index, &c.schedule);
+      c.status = "pruned";
+      c.reason = "a tile of more than " + std::to_string(kMaxTileElements) + " elements";
+      r_.candidates.push_back(c);
+      return;
+    }
     try {
       auto q = space_.apply(index, &c.schedule);
       pend.module = lower_dt(*q);

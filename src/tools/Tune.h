@@ -19,7 +19,8 @@ namespace dtsim {
 struct TuneCandidate {
   uint64_t index = 0;     // its number in the schedule space
   std::string schedule;   // the schedule calls as .dt text, one per line
-  // "timed" (passed the check and timed), "checked" (passed the check; not timed), "illegal" (the
+  // "timed" (passed the check and timed), "checked" (passed the check; not timed), "pruned" (a tile
+  // too large to keep in registers: neither lowered nor checked), "illegal" (the
   // lowering rejects it), "check-failed" (wrong result or a sanitizer finding on small sizes),
   // "no-triton-form" (--backend=triton: the emitter cannot express it), "gpu-failed" (compile,
   // launch or fault on the GPU)

@@ -104,10 +104,10 @@ double tune_tflops(const TuneResult& r, double ms) { return ms > 0 && r.flops > 
 
 std::string tune_text(const TuneResult& r) {
   std::ostringstream os;
-  size_t illegal = r.count("illegal"), failed = r.count("check-failed"), notriton = r.count("no-triton-form"),
+  size_t pruned = r.count("pruned"), illegal = r.count("illegal"), failed = r.count("check-failed"), notriton = r.count("no-triton-form"),
          gpu = r.count("gpu-failed"), timed = r.count("timed"), checked = r.count("checked");
   os << "searched " << r.candidates.size() << " of " << r.space << " schedules (" << r.mode << ")";
-  os << ": " << illegal << " illegal, " << failed << " failed the check, " << (checked + timed + gpu) << " passed the check";
+  os << ": " << pruned << " pruned, " << illegal << " illegal, " << failed << " failed the check, " << (checked + timed + gpu) << " passed the check";
   if (notriton) os << ", " << notriton << " with no Triton form";
   os << "\n";
   auto reasons = r.reasons();
@@ -165,7 +165,7 @@ std::string tune_json(const TuneResult& r) {
   const TuneCandidate* b = r.best();
   os << "{\"file\": " << json_str(r.file) << ", \"sizes\": " << json_str(r.sizes) << ", \"backend\": " << json_str(r.backend)
      << ", \"device\": " << json_str(r.device) << ", \"space\": " << r.space << ", \"configs\": " << r.configs
-     << ", \"mode\": " << json_str(r.mode) << ", \"searched\": " << r.candidates.size() << ", \"illegal\": " << r.count("illegal")
+     << ", \"mode\": " << json_str(r.mode) << ", \"searched\": " << r.candidates.size() << ", \"pruned\": " << r.count("pruned") << ", \"illegal\": " << r.count("illegal")
      << ", \"check_failed\": " << r.count("check-failed") << ", \"no_triton_form\": " << r.count("no-triton-form")
      << ", \"gpu_failed\": " << r.count("gpu-failed") << ", \"passed_check\": "
      << r.count("checked") + r.count("timed") + r.count("gpu-failed") << ", \"timed\": " << r.count("timed")
