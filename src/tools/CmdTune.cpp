@@ -178,19 +178,22 @@ std::string reason_of(const std::string& message) {
   return folded.size() > 160 ? folded.substr(0, 157) + "..." : folded;
 }
 
-// A progress line on stderr, only when it is a terminal.
+// A progress line on stderr, only when it is a terminal: done/total (total 0: a time limit), the
+// share done (of the candidates, or of the time), the best so far, the estimated time left.
 struct ProgressBar {
   bool on = isatty(2) != 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  void show(size_t done, size_t total, const std::string& what, const std::string& best) {
+  void show(size_t done, size_t total, double frac, const std::string& what, const std::string& best) {
     if (!on) return;
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 0;
+    frac = std::clamp(frac, 0.0, 1.0);
     int width = 24, fill = static_cast<int>(frac * width);
     std::string bar = "[" + std::string(static_cast<size_t>(fill), '#') + std::string(static_cast<size_t>(width - fill), '.') + "]";
     char eta[32] = "?";
-    if (done > 0 && frac > 0) std::snprintf(eta, sizeof eta, "%.0fs", el / frac - el);
-    std::cerr << "\r\033[Ktune " << bar << " " << done << "/" << total << " " << what << "; best " << best << "; ETA " << eta << std::flush;
+    if (frac > 0) std::snprintf(eta, sizeof eta, "%.0fs", el / frac - el);
+    std::cerr << "\r\033[Ktune " << bar << " " << done;
+    if (total) std::cerr << "/" << total;
+    std::cerr << " " << what << "; best " << best << "; ETA " << eta << std::flush;
   }
   ~ProgressBar() {
     if (on) std::cerr << "\r\033[K" << std::flush;
@@ -219,7 +222,7 @@ class CudaTimer : public TuneTimer {
     for (size_t i = 0; i < jobs.size(); ++i) {
       TuneJob& j = jobs[i];
       try {
-        const Buffers& bufs = inputs(*j.module, *j.bindings);
+        Buffers bufs = inputs(*j.module, *j.bindings);
         CudaModuleRunner r(*j.module, *j.bindings, opt_);
         r.upload(bufs);
         for (size_t k = 0; k < r.kernel_count(); ++k) r.launch(k);
@@ -234,26 +237,33 @@ class CudaTimer : public TuneTimer {
   }
 
  private:
-  // The inputs of a module, made once per set of buffers (names, types, shapes).
-  const Buffers& inputs(const Module& m, const Bindings& b) {
-    std::string sig;
+  // The buffers of a module: its in/inout buffers' seeded random data made once per name, type and
+  // shape (candidates of all fusion configurations share them), the others fresh.
+  Buffers inputs(const Module& m, const Bindings& b) {
+    Buffers preset;
     for (const Kernel& k : m.kernels)
-      for (const Param& p : k.params)
-        if (p.kind == ParamKind::Pointer) {
-          sig += p.name + ":" + scalar_name(p.dtype) + ":" + bufio_name(p.io);
-          for (const ExprP& e : p.shape) sig += "," + std::to_string(eval_param_expr(e, b).as_int());
-          sig += ";";
+      for (const Param& p : k.params) {
+        if (p.kind != ParamKind::Pointer || (p.io != BufIO::In && p.io != BufIO::InOut) || preset.find(p.name)) continue;
+        Buffer buf;
+        buf.name = p.name;
+        buf.dtype = p.dtype;
+        std::string key = p.name + ":" + scalar_name(p.dtype);
+        for (const ExprP& e : p.shape) {
+          buf.shape.push_back(eval_param_expr(e, b).as_int());
+          key += "," + std::to_string(buf.shape.back());
         }
-    if (sig != sig_) {
-      bufs_ = make_buffers(m, b, seed_);
-      sig_ = sig;
-    }
-    return bufs_;
+        auto it = made_.find(key);
+        if (it == made_.end()) {
+          fill_random(buf, seed_);
+          it = made_.emplace(key, std::move(buf)).first;
+        }
+        preset.list.push_back(it->second);
+      }
+    return make_buffers(m, b, seed_, preset);
   }
   CudaOptions opt_;
   uint64_t seed_;
-  std::string sig_;
-  Buffers bufs_;
+  std::map<std::string, Buffer> made_;
 };
 #endif
 
@@ -470,7 +480,7 @@ class Search {
         checker_(*p.dt, space, scalars(o, p), o.seed, o.threads) {}
 
   void run() {
-    auto start = std::chrono::steady_clock::now();
+    auto start = start_ = std::chrono::steady_clock::now();
     bool by_time = o_.time_s > 0;
     uint64_t n = space_.size();
     exhaustive_ = by_time ? n <= kExhaustiveUnderTime : n <= o_.budget;
@@ -625,7 +635,10 @@ class Search {
     const TuneCandidate* b = r_.best();
     char best[64] = "-";
     if (b) std::snprintf(best, sizeof best, "%.4g ms", *b->ms);
-    bar_.show(r_.candidates.size(), static_cast<size_t>(std::min<uint64_t>(goal, 1u << 30)), what, best);
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    size_t done = r_.candidates.size();
+    if (o_.time_s > 0) bar_.show(done, 0, el / o_.time_s, what, best);
+    else bar_.show(done, static_cast<size_t>(goal), static_cast<double>(done) / static_cast<double>(goal), what, best);
   }
 
   const TuneOptions& o_;
@@ -640,6 +653,7 @@ class Search {
   std::set<uint64_t> seen_;
   std::vector<uint64_t> config_start_;
   ProgressBar bar_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 std::string sizes_text(const DtProgram& p) {
