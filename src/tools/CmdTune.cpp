@@ -41,6 +41,7 @@ constexpr uint64_t kExhaustiveUnderTime = 100000;  // with --time: enumerate spa
 constexpr double kCheckMaxIterations = double(1 << 22);  // product of the check sizes of all dims
 constexpr size_t kRound = 32;                       // candidates checked, then timed, per round
 constexpr int64_t kMaxTileElements = 32768;         // schedules with a larger tile are pruned
+constexpr uint64_t kMaxDrawsPerBudget = 20;         // sampled: draws per unit of budget at most
 
 struct TuneOptions {
   std::string file;
@@ -479,24 +480,31 @@ class Search {
       : o_(o), p_(p), space_(space), timer_(timer), r_(r), rng_(o.seed * 0x9E3779B97F4A7C15ull + 1),
         checker_(*p.dt, space, scalars(o, p), o.seed, o.threads) {}
 
+  // Exhaustive: every schedule. Sampled with --budget: draws until `budget` candidates were lowered
+  // legally (checked, then timed); pruned and illegal draws are counted but use no budget, up to
+  // kMaxDrawsPerBudget draws per unit of budget. With --time: until the time is up.
   void run() {
     auto start = start_ = std::chrono::steady_clock::now();
     bool by_time = o_.time_s > 0;
     uint64_t n = space_.size();
     exhaustive_ = by_time ? n <= kExhaustiveUnderTime : n <= o_.budget;
     r_.mode = exhaustive_ ? "exhaustive" : "sampled";
-    uint64_t goal = exhaustive_ ? n : (by_time ? n : o_.budget);
+    goal_ = exhaustive_ ? n : (by_time ? 0 : o_.budget);
+    uint64_t max_draws = exhaustive_ ? n : std::min<uint64_t>(n, by_time ? n : o_.budget * kMaxDrawsPerBudget);
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    while (seen_.size() < goal && !(by_time && elapsed() >= o_.time_s)) {
-      std::vector<std::pair<uint64_t, std::string>> round = next_round(std::min<uint64_t>(kRound, goal - seen_.size()), by_time ? elapsed() / o_.time_s : static_cast<double>(seen_.size()) / static_cast<double>(goal));
+    for (;;) {
+      uint64_t left = exhaustive_ ? n - seen_.size() : by_time ? kRound : o_.budget - legal_;
+      if (left == 0 || seen_.size() >= max_draws || (by_time && elapsed() >= o_.time_s)) break;
+      double progress = by_time ? elapsed() / o_.time_s : static_cast<double>(done()) / static_cast<double>(goal_);
+      std::vector<std::pair<uint64_t, std::string>> round = next_round(std::min<uint64_t>({kRound, left, max_draws - seen_.size()}), progress);
       if (round.empty()) break;
       std::vector<Pending> pending;
       for (auto& [index, phase] : round) {
         evaluate(index, phase, pending);
-        show(goal, "checking");
+        show("checking");
         if (by_time && elapsed() >= o_.time_s) break;
       }
-      time_round(pending, goal);
+      time_round(pending);
     }
     r_.seconds = elapsed();
   }
@@ -594,6 +602,7 @@ class Search {
         return;
       }
     }
+    ++legal_;
     try {
       std::string why = checker_.check(index);
       c.status = why.empty() ? "checked" : "check-failed";
@@ -609,7 +618,7 @@ class Search {
     }
   }
 
-  void time_round(std::vector<Pending>& pending, uint64_t goal) {
+  void time_round(std::vector<Pending>& pending) {
     if (!timer_ || pending.empty()) return;
     std::vector<TuneJob> jobs(pending.size());
     for (size_t i = 0; i < pending.size(); ++i) {
@@ -627,18 +636,21 @@ class Search {
         c.status = "gpu-failed";
         c.reason = jobs[i].error;
       }
-      show(goal, "timing");
+      show("timing");
     });
   }
 
-  void show(uint64_t goal, const std::string& what) {
+  // Progress counts what the goal counts: every draw (exhaustive) or the legal ones (sampled).
+  uint64_t done() const { return exhaustive_ ? r_.candidates.size() : legal_; }
+
+  void show(const std::string& what) {
     const TuneCandidate* b = r_.best();
     char best[64] = "-";
     if (b) std::snprintf(best, sizeof best, "%.4g ms", *b->ms);
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    size_t done = r_.candidates.size();
-    if (o_.time_s > 0) bar_.show(done, 0, el / o_.time_s, what, best);
-    else bar_.show(done, static_cast<size_t>(goal), static_cast<double>(done) / static_cast<double>(goal), what, best);
+    std::string label = what + (exhaustive_ ? "" : " (" + std::to_string(r_.candidates.size()) + " drawn)");
+    if (o_.time_s > 0) bar_.show(done(), 0, el / o_.time_s, label, best);
+    else bar_.show(done(), goal_, static_cast<double>(done()) / static_cast<double>(goal_), label, best);
   }
 
   const TuneOptions& o_;
@@ -649,6 +661,7 @@ class Search {
   std::mt19937_64 rng_;
   Checker checker_;
   bool exhaustive_ = false;
+  uint64_t goal_ = 0, legal_ = 0;  // legal_: candidates lowered at the requested sizes
   uint64_t next_ = 0;
   std::set<uint64_t> seen_;
   std::vector<uint64_t> config_start_;
@@ -678,7 +691,8 @@ small sizes against the schedule-free reference (as run --check; the sanitizer o
 pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing is skipped (exit 0).
 
   --arg NAME=VALUE    sizes (--arg x_SIZE=128) and scalars, as for run (repeatable)
-  --budget N          schedules to evaluate (default 200)
+  --budget N          schedules to check and time (default 200); pruned and illegal draws are
+                      counted but use no budget
   --time S            search for S seconds instead (enumerates spaces of up to 100000 schedules)
   --backend=cuda|triton  time through dtsim's CUDA backend (default) or the emitted Triton module
                       (triton.testing.do_bench in one python3 call per round of 32)
