@@ -159,8 +159,8 @@ std::string ptx_cache_dir(const TuneOptions& o) {
   return "";
 }
 
-// "out-of-bounds load from 'x'" from a located message; numbers after a space folded to N, so that
-// reasons differing only in a tile size group ("processed in tiles of N").
+// "out-of-bounds load from 'x'" from a located message; whole numbers between spaces (or before , ; ))
+// folded to N, so that reasons differing only in a tile size group ("processed in tiles of N").
 std::string reason_of(const std::string& message) {
   std::string line = message.substr(0, message.find('\n'));
   size_t at = line.find(": error: ");
@@ -168,10 +168,13 @@ std::string reason_of(const std::string& message) {
   for (size_t p; (p = line.find(" (line 0)")) != std::string::npos;) line.erase(p, 9);  // generated calls have no line
   std::string folded;
   for (size_t i = 0; i < line.size(); ++i) {
+    size_t j = i;
+    while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
     bool after_space = i > 0 && line[i - 1] == ' ';
-    if (std::isdigit(static_cast<unsigned char>(line[i])) && after_space) {
-      while (i + 1 < line.size() && (std::isdigit(static_cast<unsigned char>(line[i + 1])) || line[i + 1] == '.')) ++i;
+    bool word_end = j == line.size() || std::string(" ,;)").find(line[j]) != std::string::npos;
+    if (j > i && after_space && word_end) {
       folded += 'N';
+      i = j - 1;
     } else {
       folded += line[i];
     }
@@ -709,6 +712,10 @@ exit status: 0 done (timed or timing skipped); 2 bad usage or input.
 }
 
 int tune_command(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
+  return tune_command_with_timer(words, nullptr, out, err);
+}
+
+int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* given, std::ostream& out, std::ostream& err) {
   bool help = false;
   TuneOptions o = parse_tune(words, help);
   if (help) {
@@ -742,18 +749,20 @@ int tune_command(const std::vector<std::string>& words, std::ostream& out, std::
   }
   r.references = o.refs;
 
-  std::unique_ptr<TuneTimer> timer;
+  std::unique_ptr<TuneTimer> owned;
+  TuneTimer* timer = given;
   std::string why;
-  if (o.backend == "triton") {
-    timer = std::make_unique<TritonTimer>(o.seed);
+  if (given) {
+  } else if (o.backend == "triton") {
+    timer = (owned = std::make_unique<TritonTimer>(o.seed)).get();
   } else {
 #ifdef DTSIM_HAVE_CUDA
-    timer = std::make_unique<CudaTimer>(o.arch, ptx_cache_dir(o), o.seed);
+    timer = (owned = std::make_unique<CudaTimer>(o.arch, ptx_cache_dir(o), o.seed)).get();
 #else
     why = "this dtsim was built without the CUDA backend";
 #endif
   }
-  if (timer && !timer->available(&why)) timer.reset();
+  if (timer && !timer->available(&why)) timer = nullptr;
   if (timer) r.device = timer->device();
   else r.timing = "skipped: " + why;
 
@@ -778,7 +787,7 @@ int tune_command(const std::vector<std::string>& words, std::ostream& out, std::
     else if (!o.json) err << "note: the file's own schedule could not be timed: " << own[0].error << "\n";
   }
 
-  Search(o, p, space, timer.get(), r).run();
+  Search(o, p, space, timer, r).run();
 #ifdef DTSIM_HAVE_CUDA
   PtxCacheStats st = ptx_cache_stats();
   r.ptx_cache_hits = st.hits;

@@ -93,4 +93,8 @@ class TuneTimer {
   virtual void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) = 0;
 };
 
+// `dtsim tune` (words: what follows "tune") with its candidates timed by `timer` instead of the
+// backend's (the tests time through a model of the GPU); nullptr: the backend's timer.
+int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* timer, std::ostream& out, std::ostream& err);
+
 }  // namespace dtsim
