@@ -577,7 +577,10 @@ class Search {
     Pending pend;
     int64_t tile = space_.largest_tile(index);
     if (tile > kMaxTileElements) {
-      (void)space_.apply(index, &c.schedule);
+      try {
+        (void)space_.apply(index, &c.schedule);  // for the schedule text
+      } catch (const UserError&) {
+      }
       c.status = "pruned";
       c.reason = "a tile of more than " + std::to_string(kMaxTileElements) + " elements";
       r_.candidates.push_back(c);
