@@ -435,6 +435,26 @@ std::vector<uint64_t> DtScheduleSpace::neighbours(uint64_t index) const {
   for (size_t ki = 0; ki < c.kernels.size(); ++ki) {
     const KernelSpace& k = c.kernels[ki];
     std::vector<uint64_t> r = k.radices(pt.subset[ki], m.lim);
+    size_t map_digit = k.blockable.size() + k.tiled.size();
+    // Blocking a dim with its tile as the block, or unblocking a blocked dim keeping its tile (the
+    // map order back to the default, since the blocked dims change).
+    for (size_t j = 0; j < k.blockable.size(); ++j) {
+      DtSpacePoint q = pt;
+      q.subset[ki] ^= uint64_t(1) << j;
+      q.digits[ki][map_digit] = 0;
+      if ((pt.subset[ki] >> j) & 1) {
+        int64_t t = k.blocked[j][pt.digits[ki][j]].second;
+        auto it = std::find(k.unblocked[j].begin(), k.unblocked[j].end(), t);
+        if (it == k.unblocked[j].end()) continue;
+        q.digits[ki][j] = static_cast<uint32_t>(it - k.unblocked[j].begin());
+      } else {
+        int64_t t = k.unblocked[j][pt.digits[ki][j]];
+        auto it = std::find(k.blocked[j].begin(), k.blocked[j].end(), std::pair<int64_t, int64_t>{t, t});
+        if (it == k.blocked[j].end()) continue;
+        q.digits[ki][j] = static_cast<uint32_t>(it - k.blocked[j].begin());
+      }
+      add(q);
+    }
     for (size_t j = 0; j < r.size(); ++j) {
       bool blocked_dim = j < k.blockable.size() && ((pt.subset[ki] >> j) & 1);
       if (blocked_dim) {  // block doubled or halved (tile kept when it fits), tile doubled or halved

@@ -51,7 +51,8 @@ class DtScheduleSpace {
   DtSpacePoint point(uint64_t index) const;
   uint64_t index(const DtSpacePoint& pt) const;
   // The points that differ from `index` in one choice by one step (a tile or block size doubled or
-  // halved, the next map order, num_warps or num_stages), within the same fusion configuration.
+  // halved, a dim blocked by its tile or unblocked keeping its tile, the next map order, num_warps or
+  // num_stages), within the same fusion configuration.
   std::vector<uint64_t> neighbours(uint64_t index) const;
 
   // A copy of the program (sizes as bound in the program given to the constructor) with schedule

@@ -55,6 +55,8 @@ struct TuneResult {
   // Reasons of rejected candidates with their counts, most frequent first.
   std::vector<std::pair<std::string, size_t>> reasons() const;
   double per_minute() const;                // candidates evaluated per minute of wall time
+  size_t lowered() const;                   // candidates lowered legally (checked, maybe timed)
+  double lowered_per_minute() const;
 };
 
 // GB/s of buffer data and dot TFLOP/s of a run of `ms` milliseconds (NaN when not applicable).

@@ -99,6 +99,10 @@ std::vector<std::pair<std::string, size_t>> TuneResult::reasons() const {
 
 double TuneResult::per_minute() const { return seconds > 0 ? static_cast<double>(candidates.size()) * 60.0 / seconds : 0; }
 
+size_t TuneResult::lowered() const { return count("checked") + count("timed") + count("check-failed") + count("gpu-failed"); }
+
+double TuneResult::lowered_per_minute() const { return seconds > 0 ? static_cast<double>(lowered()) * 60.0 / seconds : 0; }
+
 double tune_gbps(const TuneResult& r, double ms) { return ms > 0 && r.bytes > 0 ? static_cast<double>(r.bytes) / (ms * 1e-3) / 1e9 : NAN; }
 double tune_tflops(const TuneResult& r, double ms) { return ms > 0 && r.flops > 0 ? r.flops / (ms * 1e-3) / 1e12 : NAN; }
 
@@ -137,7 +141,10 @@ std::string tune_text(const TuneResult& r) {
     if (first) os << "no schedule was timed; the first that passed the check (schedule " << first->index << "):\n" << first->schedule;
     else os << "no schedule passed the check\n";
   }
-  os << fmt("%.1f", r.per_minute()) << " candidates per minute (" << r.candidates.size() << " in " << fmt("%.1f", r.seconds) << " s)";
+  os << fmt("%.1f", r.per_minute()) << " candidates per minute (" << r.candidates.size() << " in " << fmt("%.1f", r.seconds) << " s; "
+     << fmt("%.1f", r.lowered_per_minute()) << " per minute checked";
+  if (r.timing == "done") os << " and timed";
+  os << ")";
   if (r.ptx_cache_hits + r.ptx_cache_misses > 0)
     os << "; PTX cache: " << r.ptx_cache_hits << " hit(s), " << r.ptx_cache_misses << " compiled";
   os << "\n";
@@ -170,7 +177,7 @@ std::string tune_json(const TuneResult& r) {
      << ", \"gpu_failed\": " << r.count("gpu-failed") << ", \"passed_check\": "
      << r.count("checked") + r.count("timed") + r.count("gpu-failed") << ", \"timed\": " << r.count("timed")
      << ", \"timing\": " << json_str(r.timing) << ", \"within_10pct\": " << r.within(0.10) << ", \"seconds\": " << json_num(r.seconds)
-     << ", \"candidates_per_minute\": " << json_num(r.per_minute()) << ", \"bytes\": " << r.bytes << ", \"flops\": " << json_num(r.flops)
+     << ", \"candidates_per_minute\": " << json_num(r.per_minute()) << ", \"checked_per_minute\": " << json_num(r.lowered_per_minute()) << ", \"bytes\": " << r.bytes << ", \"flops\": " << json_num(r.flops)
      << ", \"ptx_cache_hits\": " << r.ptx_cache_hits << ", \"ptx_cache_misses\": " << r.ptx_cache_misses;
   os << ", \"best\": ";
   if (b)
