@@ -152,7 +152,7 @@ TuneOptions parse_tune(const std::vector<std::string>& words, bool& help) {
 }
 
 // The folder of the PTX cache: --cache-dir, else $XDG_CACHE_HOME/dtsim/ptx, else ~/.cache/dtsim/ptx.
-std::string ptx_cache_dir(const TuneOptions& o) {
+[[maybe_unused]] std::string ptx_cache_dir(const TuneOptions& o) {
   if (!o.cache_dir.empty()) return o.cache_dir;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/dtsim/ptx";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/dtsim/ptx";
@@ -226,7 +226,7 @@ class CudaTimer : public TuneTimer {
     for (size_t i = 0; i < jobs.size(); ++i) {
       TuneJob& j = jobs[i];
       try {
-        Buffers bufs = inputs(*j.module, *j.bindings);
+        const Buffers& bufs = inputs(*j.module, *j.bindings);
         CudaModuleRunner r(*j.module, *j.bindings, opt_);
         r.upload(bufs);
         for (size_t k = 0; k < r.kernel_count(); ++k) r.launch(k);
@@ -242,8 +242,26 @@ class CudaTimer : public TuneTimer {
 
  private:
   // The buffers of a module: its in/inout buffers' seeded random data made once per name, type and
-  // shape (candidates of all fusion configurations share them), the others fresh.
-  Buffers inputs(const Module& m, const Bindings& b) {
+  // shape (candidates of all fusion configurations share them), the others zero; the whole set kept
+  // for the last few sets of buffers seen (fusion configurations differ in their scratch buffers), so
+  // that a candidate costs no host copy of large inputs.
+  const Buffers& inputs(const Module& m, const Bindings& b) {
+    std::string sig;
+    for (const Kernel& k : m.kernels)
+      for (const Param& p : k.params)
+        if (p.kind == ParamKind::Pointer) {
+          sig += p.name + ":" + scalar_name(p.dtype) + ":" + bufio_name(p.io);
+          for (const ExprP& e : p.shape) sig += "," + std::to_string(eval_param_expr(e, b).as_int());
+          sig += ";";
+        }
+    for (auto& [key, bufs] : sets_)
+      if (key == sig) return bufs;
+    if (sets_.size() >= 4) sets_.erase(sets_.begin());
+    sets_.emplace_back(sig, fresh(m, b));
+    return sets_.back().second;
+  }
+
+  Buffers fresh(const Module& m, const Bindings& b) {
     Buffers preset;
     for (const Kernel& k : m.kernels)
       for (const Param& p : k.params) {
@@ -268,6 +286,7 @@ class CudaTimer : public TuneTimer {
   CudaOptions opt_;
   uint64_t seed_;
   std::map<std::string, Buffer> made_;
+  std::vector<std::pair<std::string, Buffers>> sets_;
 };
 #endif
 
