@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <mutex>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +57,7 @@ struct TuneOptions {
   std::string csv, plot, arch, cache_dir;
   bool json = false;
   int threads = 1;
+  int jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
   std::vector<TuneReference> refs;
 };
 
@@ -107,7 +111,7 @@ TuneOptions parse_tune(const std::vector<std::string>& words, bool& help) {
       continue;
     }
     static const std::set<std::string> valued = {"--arg", "--budget", "--time", "--backend", "--seed", "--csv", "--plot",
-                                                 "--ref", "--arch", "--threads", "--cache-dir"};
+                                                 "--ref", "--arch", "--threads", "--jobs", "--cache-dir"};
     if (!valued.count(name)) usage("unknown flag '" + name + "'");
     std::string v;
     if (eq != std::string::npos) v = w.substr(eq + 1);
@@ -141,6 +145,8 @@ TuneOptions parse_tune(const std::vector<std::string>& words, bool& help) {
       o.arch = v;
     } else if (name == "--threads") {
       o.threads = static_cast<int>(parse_int(name, v, 1, 1024));
+    } else if (name == "--jobs") {
+      o.jobs = static_cast<int>(parse_int(name, v, 1, 256));
     } else if (name == "--cache-dir") {
       o.cache_dir = v;
     }
@@ -406,7 +412,7 @@ class Checker {
   Checker(const DtProgram& base, const DtScheduleSpace& space, const std::map<std::string, std::string>& scalars, uint64_t seed, int threads)
       : base_(base), space_(space), scalars_(scalars), seed_(seed), threads_(threads), root_(dt_size_classes(base)) {}
 
-  // "" when candidate `index` matches the reference at small sizes, else why not.
+  // "" when candidate `index` matches the reference at small sizes, else why not. Thread-safe.
   std::string check(uint64_t index) {
     std::map<std::string, std::string> args = small_sizes(index);
     auto small = std::make_shared<DtProgram>(base_);
@@ -431,9 +437,17 @@ class Checker {
     if (!rep.ok()) return "sanitizer: " + (rep.findings.empty() ? std::string("finding") : reason_of(rep.findings[0].message));
     std::string key;
     for (auto& [k, v] : args) key += k + "=" + v + " ";
-    auto it = refs_.find(key);
-    if (it == refs_.end()) it = refs_.emplace(key, eval_dt_reference(*q, b, inputs)).first;
-    for (const auto& [name, values] : it->second) {
+    std::shared_ptr<const std::map<std::string, std::vector<double>>> ref;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = refs_.find(key); it != refs_.end()) ref = it->second;
+    }
+    if (!ref) {  // computed outside the lock; two threads may both compute one, the same
+      ref = std::make_shared<const std::map<std::string, std::vector<double>>>(eval_dt_reference(*q, b, inputs));
+      std::lock_guard<std::mutex> lock(mu_);
+      refs_.emplace(key, ref);
+    }
+    for (const auto& [name, values] : *ref) {
       const Buffer* got = bufs.find(name);
       if (!got) return "no output '" + name + "'";
       double err = max_rel_err(*got, values), tol = check_tolerance(got->dtype);
@@ -481,7 +495,8 @@ class Checker {
   uint64_t seed_;
   int threads_;
   std::map<std::string, std::string> root_;
-  std::map<std::string, std::map<std::string, std::vector<double>>> refs_;
+  std::mutex mu_;  // guards refs_ (candidates are checked on several threads)
+  std::map<std::string, std::shared_ptr<const std::map<std::string, std::vector<double>>>> refs_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -520,12 +535,7 @@ class Search {
       double progress = by_time ? elapsed() / o_.time_s : static_cast<double>(done()) / static_cast<double>(goal_);
       std::vector<std::pair<uint64_t, std::string>> round = next_round(std::min<uint64_t>({kRound, left, max_draws - seen_.size()}), progress);
       if (round.empty()) break;
-      std::vector<Pending> pending;
-      for (auto& [index, phase] : round) {
-        evaluate(index, phase, pending);
-        show("checking");
-        if (by_time && elapsed() >= o_.time_s) break;
-      }
+      std::vector<Pending> pending = evaluate_round(round, [&] { return by_time && elapsed() >= o_.time_s; });
       time_round(pending);
     }
     r_.seconds = elapsed();
@@ -589,11 +599,21 @@ class Search {
     return std::uniform_int_distribution<uint64_t>(lo, hi)(rng_);
   }
 
-  void evaluate(uint64_t index, const std::string& phase, std::vector<Pending>& pending) {
+  // One candidate drawn, lowered, checked (not yet timed). Safe to run on several threads at once.
+  struct Outcome {
+    bool done = false;
     TuneCandidate c;
+    bool lowered = false;  // lowered legally at the requested sizes (uses budget)
+    Pending pend;
+  };
+
+  Outcome evaluate(uint64_t index, const std::string& phase) {
+    Outcome out;
+    out.done = true;
+    TuneCandidate& c = out.c;
     c.index = index;
     c.phase = phase;
-    Pending pend;
+    Pending& pend = out.pend;
     int64_t tile = space_.largest_tile(index);
     if (tile > kMaxTileElements) {
       try {
@@ -602,8 +622,7 @@ class Search {
       }
       c.status = "pruned";
       c.reason = "a tile of more than " + std::to_string(kMaxTileElements) + " elements";
-      r_.candidates.push_back(c);
-      return;
+      return out;
     }
     try {
       auto q = space_.apply(index, &c.schedule);
@@ -614,8 +633,7 @@ class Search {
     } catch (const UserError& e) {
       c.status = "illegal";
       c.reason = reason_of(e.what());
-      r_.candidates.push_back(c);
-      return;
+      return out;
     }
     if (o_.backend == "triton") {
       try {
@@ -623,11 +641,10 @@ class Search {
       } catch (const UserError& e) {
         c.status = "no-triton-form";
         c.reason = reason_of(e.what());
-        r_.candidates.push_back(c);
-        return;
+        return out;
       }
     }
-    ++legal_;
+    out.lowered = true;
     try {
       std::string why = checker_.check(index);
       c.status = why.empty() ? "checked" : "check-failed";
@@ -636,11 +653,51 @@ class Search {
       c.status = "illegal";
       c.reason = "at the check sizes: " + reason_of(e.what());
     }
-    r_.candidates.push_back(c);
-    if (c.status == "checked" && timer_) {
-      pend.cand = r_.candidates.size() - 1;
-      pending.push_back(std::move(pend));
+    return out;
+  }
+
+  // Evaluates a round on o_.jobs threads; records the outcomes in draw order (so that a seed gives
+  // the same result whatever the number of threads) and returns the ones to time. With --time, the
+  // draws not started when the time is up are given back.
+  std::vector<Pending> evaluate_round(const std::vector<std::pair<uint64_t, std::string>>& round, const std::function<bool()>& time_up) {
+    std::vector<Outcome> outs(round.size());
+    std::atomic<size_t> next{0}, finished{0};
+    std::exception_ptr failure;
+    std::mutex mu;
+    auto work = [&] {
+      for (size_t i; (i = next++) < round.size();) {
+        if (time_up()) continue;
+        try {
+          outs[i] = evaluate(round[i].first, round[i].second);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failure) failure = std::current_exception();
+        }
+        ++finished;
+        std::lock_guard<std::mutex> lock(mu);
+        show("checking", finished);
+      }
+    };
+    size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, o_.jobs)), round.size());
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+    std::vector<Pending> pending;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i].done) {
+        seen_.erase(round[i].first);
+        continue;
+      }
+      r_.candidates.push_back(outs[i].c);
+      if (outs[i].lowered) ++legal_;
+      if (outs[i].c.status == "checked" && timer_) {
+        outs[i].pend.cand = r_.candidates.size() - 1;
+        pending.push_back(std::move(outs[i].pend));
+      }
     }
+    return pending;
   }
 
   void time_round(std::vector<Pending>& pending) {
@@ -668,14 +725,16 @@ class Search {
   // Progress counts what the goal counts: every draw (exhaustive) or the legal ones (sampled).
   uint64_t done() const { return exhaustive_ ? r_.candidates.size() : legal_; }
 
-  void show(const std::string& what) {
+  // `extra`: candidates of the round being evaluated that finished (not yet recorded).
+  void show(const std::string& what, size_t extra = 0) {
     const TuneCandidate* b = r_.best();
     char best[64] = "-";
     if (b) std::snprintf(best, sizeof best, "%.4g ms", *b->ms);
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    std::string label = what + (exhaustive_ ? "" : " (" + std::to_string(r_.candidates.size()) + " drawn)");
-    if (o_.time_s > 0) bar_.show(done(), 0, el / o_.time_s, label, best);
-    else bar_.show(done(), goal_, static_cast<double>(done()) / static_cast<double>(goal_), label, best);
+    size_t d = std::min<size_t>(done() + extra, goal_ ? goal_ : SIZE_MAX);
+    std::string label = what + (exhaustive_ ? "" : " (" + std::to_string(r_.candidates.size() + extra) + " drawn)");
+    if (o_.time_s > 0) bar_.show(d, 0, el / o_.time_s, label, best);
+    else bar_.show(d, goal_, static_cast<double>(d) / static_cast<double>(goal_), label, best);
   }
 
   const TuneOptions& o_;
@@ -727,7 +786,9 @@ pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing 
   --plot FILE.svg     the timed candidates' times, sorted, with a line per reference
   --ref NAME=MS       a reference time to draw and compare with (e.g. --ref torch=0.41; repeatable)
   --arch sm_XX        GPU target (default: the GPU's own)
-  --threads N         interpreter threads for the checks (default 1)
+  --jobs N            candidates lowered and checked at once (default: the cores, at most 16);
+                      timing stays one at a time
+  --threads N         interpreter threads of each check (default 1)
   --cache-dir DIR     compiled PTX cache (default $XDG_CACHE_HOME/dtsim/ptx or ~/.cache/dtsim/ptx)
 exit status: 0 done (timed or timing skipped); 2 bad usage or input.
 )";

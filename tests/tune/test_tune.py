@@ -144,6 +144,10 @@ def csv_json(dtsim, src):
         b = json.loads(tune(dtsim, src, "examples/dyt.dt", "--budget", "10", "--seed", "8", "--json").stdout)
         check([c["index"] for c in a["candidates"]] == [int(row["index"]) for row in rows], "the same seed, the same search", r)
         check([c["index"] for c in a["candidates"]] != [c["index"] for c in b["candidates"]], "another seed, another sample", r)
+        one = json.loads(tune(dtsim, src, "examples/layernorm.dt", "--budget", "10", "--jobs", "1", "--json").stdout)
+        two = json.loads(tune(dtsim, src, "examples/layernorm.dt", "--budget", "10", "--jobs", "3", "--json").stdout)
+        key = lambda d: [(c["index"], c["status"], c["reason"], c["schedule"]) for c in d["candidates"]]
+        check(key(one) == key(two), "--jobs 1 and --jobs 3 give the same candidates, statuses and reasons", r)
         for key in ("file", "sizes", "backend", "space", "mode", "searched", "pruned", "illegal", "check_failed", "passed_check",
                     "timed", "timing", "within_10pct", "candidates_per_minute", "best", "references", "reasons", "candidates"):
             check(key in a, f"JSON key {key}", r)
@@ -164,6 +168,7 @@ def bad_flags(dtsim, src):
             (["examples/dyt.dt", "--ref", "torch=fast"], "'--ref torch' expects a positive number"),
             (["examples/dyt.dt", "--bogus"], "unknown flag '--bogus'"),
             (["examples/dyt.dt", "--seed"], "missing value for '--seed'"),
+            (["examples/dyt.dt", "--jobs", "0"], "'--jobs' expects an integer"),
             (["examples/dyt.dt", "--arg", "x_SIZE=0"], "x_SIZE"),
             ([], "no input file"),
             (["examples/add.tile"], "examples/add.tile: error: a .tile kernel has its schedule written into it, so there is nothing to search"),
