@@ -8,6 +8,8 @@
                             --plot writes an SVG when something was timed, else says why not
   bad_flags                 usage errors and files without schedule freedom: exit 2, one error, no
                             output file
+  gpu                       (label gpu; exit 77 without a GPU) timing, best, references, CSV, SVG,
+                            the PTX cache on a re-run, --backend=triton
 usage: test_tune.py DTSIM SOURCE_DIR CASE"""
 import csv
 import json
@@ -185,6 +187,34 @@ def bad_flags(dtsim, src):
             check(not os.path.exists(out_csv), f"tune {args}: no partial output file", r)
         r = run(dtsim, src, "tune", "--help")
         check(r.returncode == 0 and r.stdout.startswith("usage: dtsim tune FILE.dt"), "tune --help", r)
+
+
+def gpu(dtsim, src):
+    """On a GPU: candidates timed, the best and the references reported, CSV times, the SVG written;
+    a second run reads every PTX from the cache; --backend=triton times too when Triton can run.
+    Exit 77 (CTest skip) without a GPU."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_csv, out_svg, cache = os.path.join(tmp, "t.csv"), os.path.join(tmp, "t.svg"), os.path.join(tmp, "ptx")
+        args = ["examples/dyt.dt", "--arg", "x_SIZE=64", "--arg", "y_SIZE=8192", "--budget", "16", "--cache-dir", cache]
+        r = tune(dtsim, src, *args, "--csv", out_csv, "--plot", out_svg, "--ref", "made-up=0.05")
+        if "timing skipped: " in r.stdout:
+            print("SKIPPED: " + r.stdout.split("timing skipped: ")[1].splitlines()[0])
+            sys.exit(77)
+        m = re.search(r"^timed (\d+) on .* through dtsim's CUDA backend", r.stdout, re.M)
+        check(m is not None and int(m.group(1)) >= 1, "candidates timed on the GPU", r)
+        check(re.search(r"^best: [\d.]+ ms \([\d.]+ GB/s\), schedule \d+; \d+ schedule\(s\) within 10% of it", r.stdout, re.M) is not None,
+              "the best and the number within 10%", r)
+        check("  file's schedule: " in r.stdout and "  made-up: 0.0500 ms" in r.stdout, "the references", r)
+        with open(out_csv) as f:
+            rows = [row for row in csv.DictReader(f) if row["status"] == "timed"]
+        check(len(rows) == int(m.group(1)) and all(float(row["ms"]) > 0 and float(row["gbps"]) > 0 for row in rows), "CSV times", r)
+        check(os.path.exists(out_svg), "the SVG", r)
+        passes_check(dtsim, src, "examples/dyt.dt", printed_schedule(r.stdout), [{"x_SIZE": 5, "y_SIZE": 999}], tmp)
+        again = tune(dtsim, src, *args)
+        check(re.search(r"PTX cache: [1-9]\d* hit\(s\), 0 compiled", again.stdout) is not None, "a re-run compiles nothing", again)
+        t = tune(dtsim, src, *args, "--backend=triton", "--budget", "4")
+        if "timing skipped: " not in t.stdout:
+            check(re.search(r"^timed [1-9]\d* on .* through the emitted Triton", t.stdout, re.M) is not None, "Triton timing", t)
 
 
 if __name__ == "__main__":
