@@ -2,15 +2,15 @@
 """The Decoupled Triton slides' experiment, run by dtsim itself: for each operation, the size of its
 schedule space, how many schedules were searched and how many are competitive (within 10% of the
 best), the best schedule's time through dtsim's CUDA backend and through the emitted Triton (the same
-schedule), against torch eager and torch.compile on inputs of the same shapes and distribution
-(uniform in [-1, 1), as dtsim's), and the file's own schedule. One table at the end.
+schedule), against torch eager and torch.compile on the same inputs (dtsim's seeded data, made on the
+GPU by the emitted Triton module's generator), and the file's own schedule. One table at the end.
 
 usage (on a machine with a GPU, python3 with torch and triton, from the repository root):
   python3 bench/tune_experiment.py PATH/TO/dtsim [--only NAME[,NAME...]] [--budget N] [--out-dir DIR]
   python3 bench/tune_experiment.py --table DIR        # the table of earlier runs' JSON in DIR
 
 Each operation: torch eager and torch.compile timed with triton.testing.do_bench (median, L2
-flushed); then `dtsim tune FILE --arg ... --budget N --json --csv --plot --ref ...` (CUDA backend,
+flushed) on dtsim's input data; then `dtsim tune FILE --arg ... --budget N --json --csv --plot --ref ...` (CUDA backend,
 bench's protocol); then the best schedule written into a copy of the file and timed by
 `dtsim bench --vs-triton` (dtsim's backend again, and the emitted Triton under do_bench).
 Everything of an operation goes to --out-dir (JSON, CSV, SVG, the best .dt file).
@@ -44,49 +44,55 @@ OPS = [
 ]
 
 
-def torch_fn(name, s, torch):
-    """The torch form of an operation at sizes `s`, as a zero-argument function (inputs made once)."""
-    dev = "cuda"
+def torch_fn(name, s, t, torch):
+    """The torch form of an operation at sizes `s` on the input tensors `t` (name -> tensor), as a
+    zero-argument function."""
     F = torch.nn.functional
     torch.backends.cuda.matmul.allow_tf32 = False  # dtsim's f32 dot is IEEE f32
-
-    def r(*shape, dtype=torch.float32):
-        return (torch.rand(*shape, device=dev) * 2 - 1).to(dtype)
-
-    if name == "softmax":  # the .dt form sums exp(A) without subtracting the max; same cost
-        a = r(s["x_SIZE"], s["y_SIZE"])
-        return lambda: torch.softmax(a, 1)
+    if name == "softmax":  # the .dt form sums exp(A) without subtracting the max; the same cost
+        return lambda: torch.softmax(t["A"], 1)
     if name == "layernorm":
-        x, w, b = r(s["x_SIZE"], s["y_SIZE"]), r(s["y_SIZE"]), r(s["y_SIZE"])
-        return lambda: F.layer_norm(x, (s["y_SIZE"],), w, b, 1e-5)
+        return lambda: F.layer_norm(t["X"], (s["y_SIZE"],), t["w"], t["b"], 1e-5)
     if name == "rmsnorm":
-        x, w = r(s["x_SIZE"], s["y_SIZE"]), r(s["y_SIZE"])
+        x, w = t["X"], t["w"]
         return lambda: x * torch.rsqrt((x * x).mean(1, keepdim=True) + 1e-5) * w
     if name == "dyt":
-        x, g, b = r(s["x_SIZE"], s["y_SIZE"]), r(s["y_SIZE"]), r(s["y_SIZE"])
+        x, g, b = t["X"], t["gamma"], t["beta"]
         return lambda: g * torch.tanh(0.5 * x) + b
     if name == "matmul":
-        a, b = r(s["x_SIZE"], s["k_SIZE"]), r(s["k_SIZE"], s["y_SIZE"])
-        return lambda: a @ b
-    if name == "mmsigmoid":  # f16 inputs, f32 accumulation and result
-        a, b = r(s["x_SIZE"], s["k_SIZE"], dtype=torch.float16), r(s["k_SIZE"], s["y_SIZE"], dtype=torch.float16)
-        return lambda: torch.sigmoid((a @ b).float())
+        return lambda: t["A"] @ t["B"]
+    if name == "mmsigmoid":  # f16 inputs, f32 result
+        return lambda: torch.sigmoid((t["A"] @ t["B"]).float())
     if name.startswith("2mm"):
-        a, b, c = r(s["m_SIZE"], s["k_SIZE"]), r(s["k_SIZE"], s["l_SIZE"]), r(s["l_SIZE"], s["n_SIZE"])
-        return lambda: (a @ b) @ c
+        return lambda: (t["A"] @ t["B"]) @ t["C"]
     if name == "attention":
-        a, b, c = r(s["m_SIZE"], s["k_SIZE"]), r(s["k_SIZE"], s["l_SIZE"]), r(s["l_SIZE"], s["n_SIZE"])
         scale = 1.0 / math.sqrt(s["l_SIZE"])
-        return lambda: torch.softmax(a @ b * scale, 1) @ c
+        return lambda: torch.softmax(t["A"] @ t["B"] * scale, 1) @ t["C"]
     raise KeyError(name)
 
 
-def time_torch(name, sizes, torch, do_bench):
-    """(eager ms, torch.compile ms, notes)."""
+def dtsim_inputs(a, file, sizes, torch):
+    """dtsim's own seeded input data for `file` at `sizes` (what `dtsim run` and `dtsim bench` use),
+    on the GPU, through the emitted Triton module's generator (the same stream per buffer name)."""
+    import importlib.util
+    py = os.path.join(a.out_dir, "inputs_" + os.path.basename(file).replace(".dt", ".py"))
+    r = subprocess.run([a.dtsim, "emit", "--triton", file, *size_args(sizes), "-o", py], capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise RuntimeError("emit --triton: " + (r.stderr.strip().splitlines() or ["failed"])[-1])
+    spec = importlib.util.spec_from_file_location("dtsim_inputs", py)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    params = mod.bind({})
+    bufs = mod.make_buffers(params, a.seed, "cuda")
+    return {name: bufs[name] for name, io, _, _ in mod.BUFFERS if io in ("in", "inout")}
+
+
+def time_torch(a, name, file, sizes, torch, do_bench):
+    """(eager ms, torch.compile ms, notes), on dtsim's own input data."""
     notes = []
     eager = compiled = None
     try:
-        fn = torch_fn(name, sizes, torch)
+        fn = torch_fn(name, sizes, dtsim_inputs(a, file, sizes, torch), torch)
         eager = do_bench(fn, warmup=25, rep=100, return_mode="median")
         try:
             cfn = torch.compile(fn)
@@ -122,7 +128,7 @@ def with_schedule(file, schedule):
 
 def one_op(a, name, file, sizes, kind, torch, do_bench):
     row = {"op": name, "sizes": " ".join(f"{k[:-5]}={v}" for k, v in sizes.items()), "kind": kind, "notes": []}
-    row["torch_ms"], row["compile_ms"], notes = time_torch(name, sizes, torch, do_bench)
+    row["torch_ms"], row["compile_ms"], notes = time_torch(a, name, file, sizes, torch, do_bench)
     row["notes"] += notes
     refs = []
     if row["torch_ms"]:
