@@ -146,7 +146,8 @@ def one_op(a, name, file, sizes, kind, torch, do_bench):
     doc = json.loads(r.stdout)
     with open(out + ".json", "w") as f:
         json.dump(doc, f)
-    for k in ("space", "searched", "mode", "within_10pct", "passed_check", "timed", "candidates_per_minute", "bytes", "flops", "timing"):
+    for k in ("space", "searched", "mode", "within_10pct", "passed_check", "timed", "candidates_per_minute", "checked_per_minute",
+              "bytes", "flops", "timing"):
         row[k] = doc.get(k)
     row["best_ms"] = doc["best"]["ms"] if doc.get("best") else None
     own = [x["ms"] for x in doc.get("references", []) if x["name"] == "file's schedule"]
@@ -179,7 +180,7 @@ def fmt(v, f="%.4f"):
 def print_table(rows, device):
     print(f"\n{len(rows)} operation(s) on {device}\n")
     head = ("op", "sizes", "space", "searched", "within 10%", "dtsim best ms", "same as Triton ms", "torch ms",
-            "torch.compile ms", "file's schedule ms", "best vs torch", "cand/min", "notes")
+            "torch.compile ms", "file's schedule ms", "best vs torch", "timed / min", "notes")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
@@ -187,10 +188,11 @@ def print_table(rows, device):
         vs = f"{r['torch_ms'] / best:.2f}x" if best and r.get("torch_ms") else "-"
         print(f"| {r['op']} | {r['sizes']} | {r.get('space', '-')} | {r.get('searched', '-')} ({r.get('mode', '-')}) | "
               f"{r.get('within_10pct', '-')} | {fmt(best)} | {fmt(r.get('triton_ms'))} | {fmt(r.get('torch_ms'))} | "
-              f"{fmt(r.get('compile_ms'))} | {fmt(r.get('file_ms'))} | {vs} | {fmt(r.get('candidates_per_minute'), '%.0f')} | "
+              f"{fmt(r.get('compile_ms'))} | {fmt(r.get('file_ms'))} | {vs} | {fmt(r.get('checked_per_minute'), '%.0f')} | "
               f"{'; '.join(r.get('notes', []))} |")
     print("\nbest vs torch: torch eager time / dtsim's best time (above 1: dtsim faster). 'same as Triton': the best\n"
-          "schedule through the emitted Triton module (do_bench). Times are medians in ms, L2 flushed.")
+          "schedule through the emitted Triton module (do_bench). Times are medians in ms, L2 flushed. timed / min:\n"
+          "schedules lowered, checked and timed per minute of the search (pruned and illegal draws not counted).")
 
 
 def main():
