@@ -7,7 +7,8 @@
 //   each other dim of the kernel (reductions, dims of fused Funcs), in declaration order: a tile index
 //   the map order (blocked dims >= 2: every order of them, each with no split or a split of the
 //       slowest by each factor; the default order without a split is written as no map call)
-//   num_warps, then num_stages (kernels with rdot only)
+//   num_warps, then num_stages (kernels with rdot: the cp.async pipeline's depth; the others: 1, or 3
+//       for loads one loop iteration ahead, which any value >= 2 gives)
 // Tiles and blocks are powers of two; a tile at least the dim's size is written `tensorize(v:0)`
 // (the whole dim), a tile of 1 is no tensorize at all. Points are numbered configuration by
 // configuration, in each by subset of blocked dims (a mixed-radix number within).
@@ -70,7 +71,7 @@ struct KernelSpace {
     for (auto& t : tiles) r.push_back(t.size());
     r.push_back(nb >= 2 ? factorial(nb) * (1 + lim.splits.size()) : 1);
     r.push_back(lim.warps.size());
-    r.push_back(has_dot ? lim.stages.size() : 1);
+    r.push_back(has_dot ? lim.stages.size() : lim.loop_stages.size());
     return r;
   }
 };
@@ -361,11 +362,9 @@ struct DtScheduleSpace::Impl {
       w.args = {value_arg("", lim.warps[d[j++]])};
       out.push_back(w);
       uint32_t stage = d[j++];
-      if (k.has_dot) {
-        DtSchedCall st = mk(k.func, "num_stages");
-        st.args = {value_arg("", lim.stages[stage])};
-        out.push_back(st);
-      }
+      DtSchedCall st = mk(k.func, "num_stages");
+      st.args = {value_arg("", k.has_dot ? lim.stages[stage] : lim.loop_stages[stage])};
+      out.push_back(st);
     }
     for (const DtSchedCall& call : base->calls)
       if (call.prim == "compile" || call.prim == "compile_to_kernel") out.push_back(call);
@@ -413,8 +412,7 @@ std::string DtScheduleSpace::describe() const {
     for (size_t i = 0; i < k.blockable.size(); ++i)
       os << "block/tile " << k.blockable[i] << " " << k.blocked[i].size() << "+" << k.unblocked[i].size() << ", ";
     for (size_t i = 0; i < k.tiled.size(); ++i) os << "tile " << k.tiled[i] << " " << k.tiles[i].size() << ", ";
-    os << "num_warps " << m.lim.warps.size();
-    if (k.has_dot) os << ", num_stages " << m.lim.stages.size();
+    os << "num_warps " << m.lim.warps.size() << ", num_stages " << (k.has_dot ? m.lim.stages.size() : m.lim.loop_stages.size());
     os << ", map orders of the blocked dims; " << k.total << " schedule(s)\n";
   }
   return os.str();

@@ -1,6 +1,6 @@
 // The schedule space of a `.dt` program, for `dtsim tune`: every combination of fusion choices
 // (`fuse_at` levels, or materializing an intermediate), blocking and tile sizes (powers of two within
-// limits), `map` orders and splits, `num_warps` and (for kernels with `rdot`) `num_stages`, numbered
+// limits), `map` orders and splits, `num_warps` and `num_stages`, numbered
 // 0..size()-1 so that a search can enumerate it, sample it and step to neighbours. Membership does
 // not promise legality: the lowering decides (a fused Func whose dim is not whole at its level is
 // illegal), and the caller counts the reasons. docs/tune.md describes the space.
@@ -21,7 +21,8 @@ struct DtSpaceLimits {
   int64_t max_tile = 1024;                    // largest tile extent of one dim
   int64_t min_tile = 16;                      // smallest tile extent (smaller blocks and dims: whole)
   std::vector<int> warps = {1, 2, 4, 8, 16};  // num_warps choices
-  std::vector<int> stages = {1, 2, 3, 4};     // num_stages choices (kernels with rdot only)
+  std::vector<int> stages = {1, 2, 3, 4};     // num_stages choices of kernels with rdot (cp.async depth)
+  std::vector<int> loop_stages = {1, 3};      // ... of the others (>= 2 loads a loop's next tile ahead)
   std::vector<int64_t> splits = {4, 8};       // map split factors (of the slowest dim listed)
   bool materialize = true;                    // may an intermediate Func be materialized
 };

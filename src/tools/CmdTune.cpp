@@ -766,9 +766,9 @@ std::string tune_help() {
   return R"(usage: dtsim tune FILE.dt [flags]
 
 Searches the schedule space of FILE.dt (docs/tune.md): fusion choices (fuse_at levels, or
-materializing an intermediate), block and tile sizes (powers of two; blocks up to 4096, tiles up to
-1024), map orders and splits (factors 4 and 8), num_warps (1..16) and, for kernels with rdot,
-num_stages (1..4). The whole space is enumerated when it holds at most --budget schedules; otherwise
+materializing an intermediate), block and tile sizes (powers of two; blocks up to 4096, tiles 16 to
+1024), map orders and splits (factors 4 and 8), num_warps (1..16) and num_stages (1..4 for kernels
+with rdot, 1 or 3 for the others); schedules with a tile over 32768 elements are pruned. The whole space is enumerated when it holds at most --budget schedules; otherwise
 half the budget is drawn at random and the rest refines around the fastest so far. Every candidate
 is lowered at the requested sizes (illegal ones are counted by reason), checked on the interpreter at
 small sizes against the schedule-free reference (as run --check; the sanitizer on), and the ones that

@@ -15,7 +15,7 @@ namespace {
 
 std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
 
-// Small limits, so that the spaces can be counted by hand.
+// Small limits, so that the spaces can be counted by hand (one num_stages).
 DtSpaceLimits small_limits() {
   DtSpaceLimits l;
   l.max_block = 4;
@@ -23,6 +23,7 @@ DtSpaceLimits small_limits() {
   l.min_tile = 2;
   l.warps = {4, 8};
   l.stages = {3};
+  l.loop_stages = {3};
   l.splits = {2};
   return l;
 }
@@ -41,8 +42,8 @@ TEST_CASE("the space of a 1-D kernel with the default limits, counted by hand") 
   auto p = parse_text("tiny1d.dt", "Func f; In A; Var x = 4;\nf[x] = A[x] * 2.0;\nf.compile();\n");
   DtScheduleSpace s(*p);
   // x = 4: blocked with a block of 1, 2 or 4 (the tile is the whole block: blocks under min_tile 16),
-  // or unblocked with one whole tile: 3 + 1; no map (one dim); 5 num_warps; no num_stages (no rdot).
-  CHECK(s.size() == (3 + 1) * 5);
+  // or unblocked with one whole tile: 3 + 1; no map (one dim); 5 num_warps; num_stages 1 or 3 (no rdot).
+  CHECK(s.size() == (3 + 1) * 5 * 2);
   CHECK(s.configs() == 1);
   std::set<std::string> texts;
   for (uint64_t i = 0; i < s.size(); ++i) {
@@ -52,6 +53,19 @@ TEST_CASE("the space of a 1-D kernel with the default limits, counted by hand") 
     texts.insert(text);
   }
   CHECK(texts.size() == s.size());  // every point is a different schedule
+}
+
+TEST_CASE("a kernel with rdot chooses num_stages among the pipeline depths") {
+  auto p = parse_text("tinydot.dt", "Func c; In A, B; Var x = 2, y = 2; RVar k = 2;\nc[x, y] = rdot(A[x, k], B[k, y], k);\nc.compile();\n");
+  DtSpaceLimits l = small_limits();
+  l.stages = {2, 4};
+  DtScheduleSpace s(*p, l);
+  // x, y = 2: blocked (1,1) (2,2): 2 each, unblocked whole: 1 each; k = 2: one whole tile (1).
+  // {}: 1*1*1*2 warps*2 stages = 4; {x}: 2*1*4 = 8; {y}: 8; {x,y}: 2*2*(2 orders * 2 splits)*4 = 64.
+  CHECK(s.size() == 4 + 8 + 8 + 64);
+  std::string text;
+  (void)s.apply(0, &text);
+  CHECK(text.find("c.num_stages(2);") != std::string::npos);
 }
 
 TEST_CASE("the space of a 2-D kernel, counted by hand") {
