@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,6 +95,17 @@ class TuneTimer {
   // Times every job; `done` is called after each with the job's position.
   virtual void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) = 0;
 };
+
+// dtsim's CUDA backend with bench's protocol (Timing.h), PTX through the cache in `ptx_cache_dir`
+// ("" none), inputs of `seed`; nullptr when dtsim was built without the CUDA backend.
+std::unique_ptr<TuneTimer> make_cuda_timer(const std::string& arch, const std::string& ptx_cache_dir, uint64_t seed);
+// The emitted Triton modules (TuneJob::triton), each timed by its own bench() (do_bench, median) on
+// device data of `seed`, one python3 call per time().
+std::unique_ptr<TuneTimer> make_triton_timer(uint64_t seed);
+
+// The first line of a (located) message without its location, whole numbers folded to N: a reason
+// that groups ("processed in tiles of N").
+std::string tune_reason(const std::string& message);
 
 // `dtsim tune` (words: what follows "tune") with its candidates timed by `timer` instead of the
 // backend's (the tests time through a model of the GPU); nullptr: the backend's timer.
