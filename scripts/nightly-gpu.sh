@@ -5,11 +5,13 @@
 #                                                        the gpu suite then runs the difftest directly)
 #   DTSIM_ANCHORS=DIR   folder holding the Triton/PyTorch anchor scripts (default shared/anchors)
 #   DTSIM_TRITON_TRIALS=N   cases per example of the Triton sweep (default 5)
+#   DTSIM_TUNE_BUDGET=N     also run the tune experiment, N schedules per operation (minutes)
 # Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples), the
 # Triton sweep (`difftest --oracle=triton`: every example's emitted Triton module against the
 # interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark (its thread
 # scaling, and against Triton's interpreter on the same CPU: bench/interp_vs_triton.py), the GPU
-# table (bench/gpu_table.py: dtsim vs Triton vs torch) and the anchors if present, then prints a
+# table (bench/gpu_table.py: dtsim vs Triton vs torch), the tune experiment (bench/tune_experiment.py,
+# when DTSIM_TUNE_BUDGET is set) and the anchors if present, then prints a
 # summary table. Exit status: 0 when every step passed.
 set -u
 BUILD=${1:-build-gpu}
@@ -81,6 +83,10 @@ if [ -x "$BUILD/dtsim_bench" ] || [ -x "$BUILD/bench/dtsim_bench" ]; then
   step "interpreter vs Triton's interpreter" interp-vs-triton.log env TRITON_INTERPRET=1 python3 bench/interp_vs_triton.py "$BENCH"
 fi
 step "GPU table (dtsim vs Triton vs torch)" gpu-table.log python3 bench/gpu_table.py "$DTSIM"
+if [ -n "${DTSIM_TUNE_BUDGET:-}" ]; then  # opt-in: torch.compile and the searches take minutes
+  step "tune experiment (budget $DTSIM_TUNE_BUDGET)" tune-experiment.log \
+    python3 bench/tune_experiment.py "$DTSIM" --budget "$DTSIM_TUNE_BUDGET" --out-dir "$(mktemp -d)"
+fi
 ANCHORS=${DTSIM_ANCHORS:-shared/anchors}
 if [ -f "$ANCHORS/interp_anchor.py" ]; then
   step "anchor: Triton interpreter" anchor-interp.log env TRITON_INTERPRET=1 python3 "$ANCHORS/interp_anchor.py"

@@ -23,7 +23,17 @@ struct CudaOptions {
   // checked against its buffer's extent; a violation is recorded in the status buffer and the access
   // suppressed. Off: the accesses are emitted unchecked (asserts are located either way).
   bool bounds_checks = false;
+  // When set, compile_ptx keeps every PTX it compiles in this folder (created when missing), named by
+  // a hash of the NVVM IR (which holds the kernel text and its baked-in sizes), the libNVVM options
+  // (target arch, math flags) and the libdevice file, and reads it back instead of compiling again.
+  std::string ptx_cache_dir;
 };
+
+// compile_ptx calls that found their PTX in CudaOptions::ptx_cache_dir / that compiled and stored it.
+struct PtxCacheStats {
+  int64_t hits = 0, misses = 0;
+};
+PtxCacheStats ptx_cache_stats();
 
 // A located failure reported by a kernel through its status buffer, with the interpreter's text.
 struct CudaFinding {

@@ -151,6 +151,10 @@ std::string dt_kernel_func(const DtProgram& p, const std::string& kernel);
 // Dims that share one size (tied by permuted or repeated accesses): dim -> the first-declared dim
 // of its class.
 std::map<std::string, std::string> dt_size_classes(const DtProgram& p);
+// The dims an expression reduces over (rsum/rmax/rmin/rdot), outermost first.
+void dt_reduced_dims(const DtExprP& e, std::vector<std::string>& out);
+// Every dim an expression uses: access indices, reduction dims, len() arguments.
+void dt_dims_used(const DtExprP& e, std::set<std::string>& out);
 // The whole program as `.dt` text (declarations with sizes, definitions, schedule calls).
 std::string dt_program_text(const DtProgram& p);
 

@@ -50,6 +50,24 @@ std::string dt_program_text(const DtProgram& p) {
   return os.str();
 }
 
+void dt_reduced_dims(const DtExprP& e, std::vector<std::string>& out) {
+  if (e->kind == DtExprKind::Call && dt_is_reduction(e->name)) out.push_back(e->args.back()->name);
+  for (auto& a : e->args) dt_reduced_dims(a, out);
+}
+
+void dt_dims_used(const DtExprP& e, std::set<std::string>& out) {
+  if (e->kind == DtExprKind::Access) {
+    for (auto& ix : e->args) out.insert(ix->name);
+    return;
+  }
+  if (e->kind == DtExprKind::Call && (dt_is_reduction(e->name) || e->name == "len")) out.insert(e->args.back()->name);
+  if (e->kind == DtExprKind::Call && (e->name == "len" || e->name == "reshape")) {
+    if (e->name == "reshape") dt_dims_used(e->args[0], out);
+    return;
+  }
+  for (auto& a : e->args) dt_dims_used(a, out);
+}
+
 namespace {
 
 DtSchedArg arg(const std::string& n, int64_t v, bool has_value = true) {
@@ -66,11 +84,6 @@ DtSchedCall call(const std::string& f, const std::string& prim, std::vector<DtSc
   c.prim = prim;
   c.args = std::move(args);
   return c;
-}
-
-void reduced(const DtExprP& e, std::vector<std::string>& out) {
-  if (e->kind == DtExprKind::Call && dt_is_reduction(e->name)) out.push_back(e->args.back()->name);
-  for (auto& a : e->args) reduced(a, out);
 }
 
 class Randomizer {
@@ -104,7 +117,7 @@ class Randomizer {
       if (consumers.empty()) continue;
       const DtSymbol& c = p_.sym(consumers[pick(consumers.size())]);
       std::vector<std::string> levels = c.dims;
-      reduced(c.def, levels);
+      dt_reduced_dims(c.def, levels);
       calls.push_back(call(f, "fuse_at", {arg(c.name, 0, false), arg(levels[pick(levels.size())], 0, false)}));
       fused.insert(f);
       fuse_into_[f] = c.name;
@@ -135,21 +148,9 @@ class Randomizer {
       if (r != f) continue;
       const DtSymbol& s = p_.sym(g);
       out.insert(s.dims.begin(), s.dims.end());
-      dims_in(s.def, out);
+      dt_dims_used(s.def, out);
     }
     return out;
-  }
-  static void dims_in(const DtExprP& e, std::set<std::string>& out) {
-    if (e->kind == DtExprKind::Access) {
-      for (auto& ix : e->args) out.insert(ix->name);
-      return;
-    }
-    if (e->kind == DtExprKind::Call && (dt_is_reduction(e->name) || e->name == "len")) out.insert(e->args.back()->name);
-    if (e->kind == DtExprKind::Call && (e->name == "len" || e->name == "reshape")) {
-      if (e->name == "reshape") dims_in(e->args[0], out);
-      return;
-    }
-    for (auto& a : e->args) dims_in(a, out);
   }
 
   bool coin(double pr) { return std::uniform_real_distribution<double>(0, 1)(rng_) < pr; }
@@ -161,7 +162,7 @@ class Randomizer {
 
   void schedule_kernel(const DtSymbol& f, const std::set<std::string>& kdims, std::vector<DtSchedCall>& calls) {
     std::vector<std::string> red;
-    reduced(f.def, red);
+    dt_reduced_dims(f.def, red);
     std::vector<DtSchedArg> blocks;
     std::map<std::string, int64_t> block_of;
     for (const std::string& d : f.dims) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "ir/Diag.h"
+#include "tools/Commands.h"
 
 namespace dtsim {
 
@@ -257,6 +258,8 @@ usage:
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
   dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
+  dtsim tune FILE.dt [--arg v_SIZE=N] [--budget N | --time S] [--backend=cuda|triton] [--csv F] [--json] [--plot F.svg]
+                                                 search the schedule space of a .dt file
   dtsim viz FILE [--arg NAME=VALUE]... [--pid P0[,P1[,P2]]] [-o OUT.svg|OUT.html]   draw who stores what
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
   dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'
@@ -268,6 +271,7 @@ exit status: 0 ok; 1 a sanitizer finding, runtime fault or failed --check; 2 bad
 }
 
 std::string command_help(const std::string& command) {
+  if (command == "tune") return tune_help();
   if (command == "bench")
     return R"(usage: dtsim bench FILE.tile|FILE.dt [flags]
 

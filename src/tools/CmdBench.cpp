@@ -20,6 +20,7 @@
 #include "tools/Commands.h"
 #include "tools/Program.h"
 #include "tools/Summary.h"
+#include "tools/Timing.h"
 #include "tools/Work.h"
 #include "triton/TritonEmitter.h"
 #ifdef DTSIM_HAVE_CUDA
@@ -50,12 +51,7 @@ struct Entry {
   std::optional<double> triton_ms;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double median(const std::vector<double>& v) { return median_of(v); }
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -349,17 +345,9 @@ std::optional<Peak> peak_for(const CudaDeviceInfo& d, Scalar t) {
   return std::nullopt;
 }
 
-// Runs the timing protocol on one entry: a few runs to estimate, ~25 ms of warm-up, then `reps`
-// (or ~100 ms worth, 5 to 10000) timed runs, each after an L2 flush.
+// Runs the timing protocol (Timing.h) on one entry.
 std::vector<double> time_cuda(CudaModuleRunner& r, size_t k, int reps, Progress& progress, const std::string& label) {
-  progress.show("bench " + label + ": estimating");
-  double est = std::max(median(r.time(k, 3, true)), 1e-4);
-  int warm = static_cast<int>(std::clamp(25.0 / est, 1.0, 1000.0));
-  progress.show("bench " + label + ": " + std::to_string(warm) + " warm-up runs");
-  r.time(k, warm, true);
-  int n = reps ? reps : static_cast<int>(std::clamp(std::ceil(100.0 / est), 5.0, 10000.0));
-  progress.show("bench " + label + ": " + std::to_string(n) + " timed runs");
-  return r.time(k, n, true);
+  return time_cuda_runs(r, k, reps, [&](const std::string& s) { progress.show("bench " + label + ": " + s); });
 }
 
 // The first run of every kernel, checked against the interpreter when the sizes are small.

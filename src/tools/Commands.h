@@ -3,6 +3,8 @@
 #pragma once
 
 #include <iosfwd>
+#include <string>
+#include <vector>
 
 #include "tools/Args.h"
 
@@ -21,5 +23,9 @@ int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err);
 // `dtsim viz`: runs the program on the interpreter under an access recorder and writes the picture
 // (SVG or HTML) of which instance stored which element, or one instance's footprint (--pid).
 int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err);
+
+// `dtsim tune FILE.dt [flags]`: `words` are the words after "tune" (its flags differ from the others').
+int tune_command(const std::vector<std::string>& words, std::ostream& out, std::ostream& err);
+std::string tune_help();
 
 }  // namespace dtsim

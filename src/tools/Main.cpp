@@ -65,6 +65,7 @@ int dispatch(const std::vector<std::string>& words) {
     return 0;
   }
   if (first == "difftest") return difftest(rest);
+  if (first == "tune") return tune_command(rest, std::cout, std::cerr);
   std::string command = first;
   if (first == "run" || first == "debug" || first == "emit" || first == "bench" || first == "viz") {
   } else if (first[0] == '-' || ends_with(first, ".tile") || ends_with(first, ".dt")) {

@@ -1,0 +1,32 @@
+// The GPU timing protocol of `dtsim bench` and `dtsim tune` (Timing.h).
+#include "tools/Timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtsim {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#ifdef DTSIM_HAVE_CUDA
+std::vector<double> time_cuda_runs(CudaModuleRunner& r, size_t k, int reps, const std::function<void(const std::string&)>& status) {
+  auto say = [&](const std::string& s) {
+    if (status) status(s);
+  };
+  say("estimating");
+  double est = std::max(median_of(r.time(k, 3, true)), 1e-4);
+  int warm = static_cast<int>(std::clamp(25.0 / est, 1.0, 1000.0));
+  say(std::to_string(warm) + " warm-up runs");
+  r.time(k, warm, true);
+  int n = reps ? reps : static_cast<int>(std::clamp(std::ceil(100.0 / est), 5.0, 10000.0));
+  say(std::to_string(n) + " timed runs");
+  return r.time(k, n, true);
+}
+#endif
+
+}  // namespace dtsim

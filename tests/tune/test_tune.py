@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Tests of `dtsim tune` that need no GPU (on a GPU machine the same cases also time):
+  budget                    --budget 20 enumerates, checks and reports (timing skipped or done)
+  printed_schedules_check   every schedule tune prints or lists as passing parses and passes
+                            `dtsim run --check`, at the tuned sizes and at other sizes
+  exhaustive                a 40-schedule space is enumerated whole; every schedule is different
+  csv_json                  --csv / --json hold every candidate; the same seed gives the same search;
+                            --plot writes an SVG when something was timed, else says why not
+  bad_flags                 usage errors and files without schedule freedom: exit 2, one error, no
+                            output file
+  gpu                       (label gpu; exit 77 without a GPU) timing, best, references, CSV, SVG,
+                            the PTX cache on a re-run, --backend=triton
+usage: test_tune.py DTSIM SOURCE_DIR CASE"""
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SCHEDULE_CALL = re.compile(r"^\s*[A-Za-z_]\w*\.(block|tensorize|map|fuse_at|num_warps|num_stages|compile|compile_to_kernel)\(")
+STATUSES = {"timed", "checked", "pruned", "illegal", "check-failed", "no-triton-form", "gpu-failed"}
+
+
+def run(dtsim, src, *args, timeout=600):
+    return subprocess.run([dtsim, *args], capture_output=True, text=True, cwd=src, timeout=timeout)
+
+
+def check(cond, msg, r=None):
+    if not cond:
+        if r is not None:
+            msg += f"\n  exit {r.returncode}\n  stdout: {r.stdout[-3000:]}\n  stderr: {r.stderr[-3000:]}"
+        print("FAIL: " + msg)
+        sys.exit(1)
+
+
+def tune(dtsim, src, *args):
+    r = run(dtsim, src, "tune", *args)
+    check(r.returncode == 0, "dtsim tune " + " ".join(args) + " failed", r)
+    return r
+
+
+def with_schedule(src, file, schedule):
+    """The file's algorithm (every line that is not a schedule call) followed by `schedule`."""
+    with open(os.path.join(src, file)) as f:
+        algo = [l for l in f.read().splitlines() if not SCHEDULE_CALL.match(l)]
+    return "\n".join(algo) + "\n" + schedule
+
+
+def passes_check(dtsim, src, file, schedule, sizes_list, tmp):
+    path = os.path.join(tmp, "candidate.dt")
+    with open(path, "w") as f:
+        f.write(with_schedule(src, file, schedule))
+    for sizes in sizes_list:
+        args = [a for k, v in sizes.items() for a in ("--arg", f"{k}={v}")]
+        r = run(dtsim, src, "run", path, "--check", *args)
+        check(r.returncode == 0 and "FAIL" not in r.stdout and r.stdout.count("PASS") >= 1,
+              f"schedule from tune fails --check at {sizes}:\n{schedule}", r)
+
+
+def printed_schedule(out):
+    """The schedule printed after 'best schedule ...:' or 'the first that passed the check ...:'."""
+    lines = out.splitlines()
+    for i, l in enumerate(lines):
+        if l.startswith("best schedule") or l.startswith("no schedule was timed; the first that passed"):
+            body = []
+            for m in lines[i + 1:]:
+                if not SCHEDULE_CALL.match(m):
+                    break
+                body.append(m)
+            return "\n".join(body) + "\n"
+    return None
+
+
+def budget(dtsim, src):
+    r = tune(dtsim, src, "examples/softmax.dt", "--budget", "20")
+    out = r.stdout
+    check(out.startswith("tune examples/softmax.dt [x=64 y=1000]: "), "header line", r)
+    m = re.search(r"searched (\d+) of (\d+) schedules \((sampled|exhaustive)\): (\d+) pruned, (\d+) illegal, (\d+) failed the check, (\d+) passed the check", out)
+    check(m is not None, "the summary line", r)
+    searched, space = int(m.group(1)), int(m.group(2))
+    check(space > 20 and m.group(3) == "sampled", "softmax's space is larger than 20, so it is sampled", r)
+    check(sum(int(m.group(i)) for i in range(4, 8)) == searched, "every searched schedule is counted once", r)
+    # The budget counts schedules lowered legally (checked); pruned and illegal draws come on top.
+    check(int(m.group(6)) + int(m.group(7)) == 20 and searched >= 20, "20 schedules checked", r)
+    check(int(m.group(7)) > 0, "some schedules pass the check", r)
+    check("timing skipped: " in out or "timed " in out, "timing skipped (no GPU) or done", r)
+    check(re.search(rf"^[\d.]+ candidates per minute \({searched} in ", out, re.M) is not None, "candidates per minute", r)
+    check(printed_schedule(out), "a schedule printed", r)
+    check(r.stderr == "", "nothing on stderr when it is not a terminal", r)
+
+
+def printed_schedules_check(dtsim, src):
+    cases = [
+        ("examples/dyt.dt", {"x_SIZE": 8, "y_SIZE": 3000}, [{}, {"x_SIZE": 5, "y_SIZE": 777}]),
+        ("examples/softmax.dt", {}, [{}, {"x_SIZE": 9, "y_SIZE": 333}]),
+        ("examples/layernorm.dt", {}, [{}, {"x_SIZE": 7, "y_SIZE": 129}]),
+        ("examples/mm.dt", {"x_SIZE": 40, "y_SIZE": 48, "k_SIZE": 24}, [{"x_SIZE": 40, "y_SIZE": 48, "k_SIZE": 24},
+                                                                         {"x_SIZE": 17, "y_SIZE": 33, "k_SIZE": 5}]),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for file, tune_sizes, check_sizes in cases:
+            args = [a for k, v in tune_sizes.items() for a in ("--arg", f"{k}={v}")]
+            r = tune(dtsim, src, file, "--budget", "12", "--seed", "3", *args)
+            passes_check(dtsim, src, file, printed_schedule(r.stdout), check_sizes, tmp)
+            r = tune(dtsim, src, file, "--budget", "12", "--seed", "3", "--json", *args)
+            doc = json.loads(r.stdout)
+            ok = [c for c in doc["candidates"] if c["status"] in ("checked", "timed")]
+            check(len(ok) > 0, f"{file}: some candidates pass", r)
+            for c in ok:
+                passes_check(dtsim, src, file, c["schedule"], check_sizes, tmp)
+
+
+def exhaustive(dtsim, src):
+    r = tune(dtsim, src, "tests/tune/tiny.dt", "--budget", "50")
+    check("searched 40 of 40 schedules (exhaustive): 0 pruned, 0 illegal, 0 failed the check, 40 passed the check" in r.stdout,
+          "the 40-schedule space enumerated whole", r)
+    r = tune(dtsim, src, "tests/tune/tiny.dt", "--json")
+    doc = json.loads(r.stdout)
+    check(doc["space"] == 40 and doc["mode"] == "exhaustive" and doc["searched"] == 40, "space, mode, searched in JSON", r)
+    check(sorted(c["index"] for c in doc["candidates"]) == list(range(40)), "every index once", r)
+    check(len({c["schedule"] for c in doc["candidates"]}) == 40, "40 different schedules", r)
+    check(all(c["phase"] == "enumerated" for c in doc["candidates"]), "phase enumerated", r)
+
+
+def csv_json(dtsim, src):
+    with tempfile.TemporaryDirectory() as tmp:
+        out_csv, out_svg = os.path.join(tmp, "t.csv"), os.path.join(tmp, "t.svg")
+        r = tune(dtsim, src, "examples/dyt.dt", "--budget", "10", "--seed", "7", "--csv", out_csv, "--plot", out_svg)
+        with open(out_csv) as f:
+            rows = list(csv.DictReader(f))
+        check(len(rows) >= 10 and sum(row["status"] in ("checked", "timed", "check-failed", "gpu-failed") for row in rows) == 10,
+              "one CSV row per candidate; 10 of them checked", r)
+        check(list(rows[0].keys()) == ["index", "status", "phase", "ms", "gbps", "tflops", "reason", "schedule"], "CSV columns", r)
+        check(all(row["status"] in STATUSES for row in rows), "known statuses", r)
+        check(all("dyt.compile();" in row["schedule"] for row in rows), "the schedule text in every row", r)
+        timed = [row for row in rows if row["status"] == "timed"]
+        if timed:
+            check(os.path.exists(out_svg) and open(out_svg).read().startswith("<svg"), "an SVG when something was timed", r)
+            check(all(float(row["ms"]) > 0 and float(row["gbps"]) > 0 for row in timed), "times and GB/s", r)
+        else:
+            check(not os.path.exists(out_svg), "no SVG without times", r)
+            check("no plot was written" in r.stderr, "--plot says why nothing was written", r)
+        a = json.loads(tune(dtsim, src, "examples/dyt.dt", "--budget", "10", "--seed", "7", "--json").stdout)
+        b = json.loads(tune(dtsim, src, "examples/dyt.dt", "--budget", "10", "--seed", "8", "--json").stdout)
+        check([c["index"] for c in a["candidates"]] == [int(row["index"]) for row in rows], "the same seed, the same search", r)
+        check([c["index"] for c in a["candidates"]] != [c["index"] for c in b["candidates"]], "another seed, another sample", r)
+        one = json.loads(tune(dtsim, src, "examples/layernorm.dt", "--budget", "10", "--jobs", "1", "--json").stdout)
+        two = json.loads(tune(dtsim, src, "examples/layernorm.dt", "--budget", "10", "--jobs", "3", "--json").stdout)
+        key = lambda d: [(c["index"], c["status"], c["reason"], c["schedule"]) for c in d["candidates"]]
+        check(key(one) == key(two), "--jobs 1 and --jobs 3 give the same candidates, statuses and reasons", r)
+        for key in ("file", "sizes", "backend", "space", "mode", "searched", "pruned", "illegal", "check_failed", "passed_check",
+                    "timed", "timing", "within_10pct", "candidates_per_minute", "best", "references", "reasons", "candidates"):
+            check(key in a, f"JSON key {key}", r)
+
+
+def bad_flags(dtsim, src):
+    with tempfile.TemporaryDirectory() as tmp:
+        bad_dt = os.path.join(tmp, "bad.dt")
+        with open(bad_dt, "w") as f:
+            f.write("Func f; In A; Var x;\nf[x] = A[x] +;\nf.compile();\n")
+        out_csv = os.path.join(tmp, "never.csv")
+        cases = [
+            (["examples/dyt.dt", "--budget", "0"], "'--budget' expects an integer"),
+            (["examples/dyt.dt", "--budget", "5", "--time", "3"], "give --budget N or --time S, not both"),
+            (["examples/dyt.dt", "--time", "-1"], "'--time' expects a positive number"),
+            (["examples/dyt.dt", "--backend=interp"], "'--backend' expects cuda or triton"),
+            (["examples/dyt.dt", "--plot", "t.png"], "'--plot' expects a file name ending in .svg"),
+            (["examples/dyt.dt", "--ref", "torch=fast"], "'--ref torch' expects a positive number"),
+            (["examples/dyt.dt", "--bogus"], "unknown flag '--bogus'"),
+            (["examples/dyt.dt", "--seed"], "missing value for '--seed'"),
+            (["examples/dyt.dt", "--jobs", "0"], "'--jobs' expects an integer"),
+            (["examples/dyt.dt", "--arg", "x_SIZE=0"], "x_SIZE"),
+            ([], "no input file"),
+            (["examples/add.tile"], "examples/add.tile: error: a .tile kernel has its schedule written into it, so there is nothing to search"),
+            (["missing.dt"], "cannot open 'missing.dt'"),
+            ([bad_dt], bad_dt + ":2:"),
+        ]
+        for args, want in cases:
+            r = run(dtsim, src, "tune", "--csv", out_csv, *args)
+            check(r.returncode == 2, f"tune {args}: exit 2", r)
+            check(r.stdout == "", f"tune {args}: nothing on stdout", r)
+            first = r.stderr.splitlines()[0] if r.stderr else ""
+            check(want in first and "error: " in first, f"tune {args}: error line with '{want}'", r)
+            check("Traceback" not in r.stderr and "internal" not in r.stderr, f"tune {args}: no crash", r)
+            check(not os.path.exists(out_csv), f"tune {args}: no partial output file", r)
+        r = run(dtsim, src, "tune", "--help")
+        check(r.returncode == 0 and r.stdout.startswith("usage: dtsim tune FILE.dt"), "tune --help", r)
+
+
+def gpu(dtsim, src):
+    """On a GPU: candidates timed, the best and the references reported, CSV times, the SVG written;
+    a second run reads every PTX from the cache; --backend=triton times too when Triton can run.
+    Exit 77 (CTest skip) without a GPU."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_csv, out_svg, cache = os.path.join(tmp, "t.csv"), os.path.join(tmp, "t.svg"), os.path.join(tmp, "ptx")
+        args = ["examples/dyt.dt", "--arg", "x_SIZE=64", "--arg", "y_SIZE=8192", "--budget", "16", "--cache-dir", cache]
+        r = tune(dtsim, src, *args, "--csv", out_csv, "--plot", out_svg, "--ref", "made-up=0.05")
+        if "timing skipped: " in r.stdout:
+            print("SKIPPED: " + r.stdout.split("timing skipped: ")[1].splitlines()[0])
+            sys.exit(77)
+        m = re.search(r"^timed (\d+) on .* through dtsim's CUDA backend", r.stdout, re.M)
+        check(m is not None and int(m.group(1)) >= 1, "candidates timed on the GPU", r)
+        check(re.search(r"^best: [\d.]+ ms \([\d.]+ GB/s\), schedule \d+; \d+ schedule\(s\) within 10% of it", r.stdout, re.M) is not None,
+              "the best and the number within 10%", r)
+        check("  file's schedule: " in r.stdout and "  made-up: 0.0500 ms" in r.stdout, "the references", r)
+        with open(out_csv) as f:
+            rows = [row for row in csv.DictReader(f) if row["status"] == "timed"]
+        check(len(rows) == int(m.group(1)) and all(float(row["ms"]) > 0 and float(row["gbps"]) > 0 for row in rows), "CSV times", r)
+        check(os.path.exists(out_svg), "the SVG", r)
+        passes_check(dtsim, src, "examples/dyt.dt", printed_schedule(r.stdout), [{"x_SIZE": 5, "y_SIZE": 999}], tmp)
+        again = tune(dtsim, src, *args)
+        check(re.search(r"PTX cache: [1-9]\d* hit\(s\), 0 compiled", again.stdout) is not None, "a re-run compiles nothing", again)
+        t = tune(dtsim, src, *args, "--backend=triton", "--budget", "4")
+        if "timing skipped: " not in t.stdout:
+            check(re.search(r"^timed [1-9]\d* on .* through the emitted Triton", t.stdout, re.M) is not None, "Triton timing", t)
+
+
+if __name__ == "__main__":
+    dtsim, src, case = sys.argv[1], sys.argv[2], sys.argv[3]
+    globals()[case](dtsim, src)
+    print("ok")

@@ -1,0 +1,133 @@
+// The schedule space of `dtsim tune` (DtSpace.h): the number of points of tiny kernels counted by
+// hand, numbering that round-trips, every point of a small space applied, lowered and checked against
+// the reference, neighbours inside the space.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "dt_harness.h"
+#include "frontend/DtSpace.h"
+
+using namespace dtsim;
+using namespace dtsim::dttest;
+
+namespace {
+
+std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
+
+// Small limits, so that the spaces can be counted by hand (one num_stages).
+DtSpaceLimits small_limits() {
+  DtSpaceLimits l;
+  l.max_block = 4;
+  l.max_tile = 4;
+  l.min_tile = 2;
+  l.warps = {4, 8};
+  l.stages = {3};
+  l.loop_stages = {3};
+  l.splits = {2};
+  return l;
+}
+
+const char* kAdd2d = "Func f; In A; Var x = 8, y = 4;\nf[x, y] = A[x, y] + 1.0;\nf.compile();\n";
+
+const char* kRowNorm =
+    "Func s, t; In A; Var x = 4; RVar y = 8;\n"
+    "t[x] = rsum(A[x, y], y);\n"
+    "s[x, y] = A[x, y] / t[x];\n"
+    "t.fuse_at(s, x);\ns.tensorize(y:0);\ns.compile();\n";
+
+}  // namespace
+
+TEST_CASE("the space of a 1-D kernel with the default limits, counted by hand") {
+  auto p = parse_text("tiny1d.dt", "Func f; In A; Var x = 4;\nf[x] = A[x] * 2.0;\nf.compile();\n");
+  DtScheduleSpace s(*p);
+  // x = 4: blocked with a block of 1, 2 or 4 (the tile is the whole block: blocks under min_tile 16),
+  // or unblocked with one whole tile: 3 + 1; no map (one dim); 5 num_warps; num_stages 1 or 3 (no rdot).
+  CHECK(s.size() == (3 + 1) * 5 * 2);
+  CHECK(s.configs() == 1);
+  std::set<std::string> texts;
+  for (uint64_t i = 0; i < s.size(); ++i) {
+    std::string text;
+    auto q = s.apply(i, &text);
+    (void)lower_dt(*q);
+    texts.insert(text);
+  }
+  CHECK(texts.size() == s.size());  // every point is a different schedule
+}
+
+TEST_CASE("a kernel with rdot chooses num_stages among the pipeline depths") {
+  auto p = parse_text("tinydot.dt", "Func c; In A, B; Var x = 2, y = 2; RVar k = 2;\nc[x, y] = rdot(A[x, k], B[k, y], k);\nc.compile();\n");
+  DtSpaceLimits l = small_limits();
+  l.stages = {2, 4};
+  DtScheduleSpace s(*p, l);
+  // x, y = 2: blocked (1,1) (2,2): 2 each, unblocked whole: 1 each; k = 2: one whole tile (1).
+  // {}: 1*1*1*2 warps*2 stages = 4; {x}: 2*1*4 = 8; {y}: 8; {x,y}: 2*2*(2 orders * 2 splits)*4 = 64.
+  CHECK(s.size() == 4 + 8 + 8 + 64);
+  std::string text;
+  (void)s.apply(0, &text);
+  CHECK(text.find("c.num_stages(2);") != std::string::npos);
+}
+
+TEST_CASE("the space of a 2-D kernel, counted by hand") {
+  auto p = parse_text("add2d.dt", kAdd2d);
+  DtScheduleSpace s(*p, small_limits());
+  // x = 8: blocked (block, tile) = (1,1) (2,2) (4,2) (4,4): 4; unblocked tiles 2, 4: 2.
+  // y = 4: the same 4 and 2. map: none with fewer than 2 blocked dims; with both, 2 orders x
+  // (no split, split by 2) = 4. num_warps 2.
+  // {}: 2*2*2 = 8; {x}: 4*2*2 = 16; {y}: 2*4*2 = 16; {x,y}: 4*4*4*2 = 128.
+  CHECK(s.size() == 8 + 16 + 16 + 128);
+  for (uint64_t i = 0; i < s.size(); ++i) {
+    CHECK(s.index(s.point(i)) == i);
+    for (uint64_t n : s.neighbours(i)) CHECK(n < s.size());
+  }
+}
+
+TEST_CASE("fusion choices: each fuse_at level and materializing, counted by hand") {
+  auto p = parse_text("rownorm.dt", kRowNorm);
+  DtScheduleSpace s(*p, small_limits());
+  // t fused at s.x or s.y: one kernel s whose y is reduced (not blockable): x blocked 4 ways or
+  // unblocked 2, y tiles 2, 4: 2; num_warps 2: (2 + 4) * 2 * 2 = 24 each.
+  // t materialized: kernel t as above (24) times kernel s with x and y blockable: 168 (as add2d,
+  // y = 8 giving the same choices as x = 8 under these limits).
+  CHECK(s.configs() == 3);
+  CHECK(s.size() == 24 + 24 + 24 * 168);
+}
+
+TEST_CASE("every schedule of a small space lowers, or is rejected with a located reason, and matches the reference") {
+  auto p = parse_text("rownorm2.dt", kRowNorm);
+  DtScheduleSpace s(*p, small_limits());
+  int legal = 0, illegal = 0;
+  for (uint64_t i = 0; i < s.size(); i += 7) {
+    std::string text;
+    std::shared_ptr<DtProgram> q;
+    try {
+      q = s.apply(i, &text);
+      (void)lower_dt(*q);
+    } catch (const UserError& e) {
+      ++illegal;
+      continue;
+    }
+    ++legal;
+    std::string why = run_and_compare(*q, i, 1e-4);
+    INFO(text);
+    CHECK(why == "");
+  }
+  CHECK(legal > 0);
+  CHECK(illegal > 0);  // t fused at s.y with y in tiles: the rsum would run inside y's loop
+}
+
+TEST_CASE("coverage: a split map covers block x factor") {
+  auto p = parse_text("add2d_cov.dt", kAdd2d);
+  DtScheduleSpace s(*p, small_limits());
+  bool saw_split = false;
+  for (uint64_t i = 0; i < s.size(); ++i) {
+    std::string text;
+    (void)s.apply(i, &text);
+    if (text.find("_in/2") == std::string::npos) continue;
+    saw_split = true;
+    auto cov = s.coverage(i);
+    std::string dim = text.substr(text.find("map(") + 4, 1);
+    CHECK(cov[dim] >= 2);
+  }
+  CHECK(saw_split);
+}

@@ -1,0 +1,116 @@
+// The search of `dtsim tune` with its timing done by a model of the GPU (a TuneTimer whose time is
+// a smooth function of the grid and num_warps), so that the path a GPU takes runs without one: the
+// file's schedule is timed as a reference, random draws then refinement around the best, the best
+// reported and within 10% counted, CSV/SVG written.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "tools/Tune.h"
+
+using namespace dtsim;
+
+namespace {
+
+// Fastest at 128 program instances and 4 warps; each factor of two away costs 10%.
+class ModelTimer : public TuneTimer {
+ public:
+  std::string name() const override { return "a model of the GPU"; }
+  bool available(std::string*) override { return true; }
+  std::string device() override { return "model"; }
+  void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      double ms = 0;
+      for (const Kernel& k : jobs[i].module->kernels) {
+        double grid = 1;
+        for (const ExprP& g : k.grid) grid *= static_cast<double>(eval_param_expr(g, *jobs[i].bindings).as_int());
+        ms += 1.0 + 0.1 * std::fabs(std::log2(grid) - 7) + 0.1 * std::fabs(std::log2(k.num_warps) - 2);
+      }
+      jobs[i].ms = ms;
+      ++timed;
+      done(i);
+    }
+  }
+  int timed = 0;
+};
+
+std::string src(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
+
+std::string read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a sampled search times through the timer, refines around the best and reports it") {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("dtsim-tune-search-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string csv = (dir / "t.csv").string(), svg = (dir / "t.svg").string();
+  ModelTimer timer;
+  std::ostringstream out, err;
+  int rc = tune_command_with_timer({src("examples/dyt.dt"), "--arg", "x_SIZE=128", "--arg", "y_SIZE=4096", "--budget", "60",
+                                    "--seed", "2", "--csv", csv, "--plot", svg, "--ref", "torch=1.3"},
+                                   &timer, out, err);
+  INFO(out.str());
+  INFO(err.str());
+  REQUIRE(rc == 0);
+  std::string text = out.str();
+  CHECK(text.find("timing through a model of the GPU on model") != std::string::npos);
+  CHECK(text.find("(sampled)") != std::string::npos);
+  CHECK(text.find("timed 60 on model through dtsim's CUDA backend") != std::string::npos);
+  CHECK(text.find("file's schedule: ") != std::string::npos);  // the file's own schedule, timed first
+  CHECK(text.find("torch: 1.300 ms") != std::string::npos);
+  CHECK(text.find("best schedule (paste it in place of the file's schedule):\ndyt.") != std::string::npos);
+  CHECK(timer.timed == 61);  // 60 candidates and the file's schedule
+
+  std::string table = read(csv);
+  CHECK(table.find(",refined,") != std::string::npos);  // the second half refines around the best
+  CHECK(table.find(",random,") != std::string::npos);
+  // The best of the refined half is at least as good as the best random draw.
+  double best_random = 1e9, best_refined = 1e9;
+  std::istringstream rows(table);
+  std::string row;
+  std::getline(rows, row);
+  while (std::getline(rows, row)) {
+    std::vector<std::string> f;
+    std::stringstream cells(row);
+    for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
+    if (f.size() < 4 || f[1] != "timed") continue;
+    double ms = std::stod(f[3]);
+    (f[2] == "random" ? best_random : best_refined) = std::min(f[2] == "random" ? best_random : best_refined, ms);
+  }
+  CHECK(best_refined <= best_random);
+  CHECK(best_refined == doctest::Approx(1.0));  // the model's optimum: 128 instances, 4 warps
+
+  std::string plot = read(svg);
+  CHECK(plot.rfind("<svg", 0) == 0);
+  CHECK(plot.find("file&apos;s schedule") == std::string::npos);
+  CHECK(plot.find("file's schedule") != std::string::npos);
+  CHECK(plot.find("torch 1.300 ms") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an exhaustive search with a timer: every schedule timed, the count within 10%") {
+  ModelTimer timer;
+  std::ostringstream out, err;
+  int rc = tune_command_with_timer({src("tests/tune/tiny.dt"), "--json"}, &timer, out, err);
+  REQUIRE(rc == 0);
+  std::string j = out.str();
+  CHECK(j.find("\"mode\": \"exhaustive\"") != std::string::npos);
+  CHECK(j.find("\"timed\": 40") != std::string::npos);
+  // x = 4: grids of 1 (unblocked, or a block of 4), 2 or 4 instances (blocks of 2 and 1); warps 1..16;
+  // num_stages 1 or 3 (the model ignores it). The best, 4 instances with 4 warps, costs
+  // 1 + 0.1 * |2 - 7| = 1.5; within 10% (1.65) also 4 instances with 2 or 8 warps and 2 instances
+  // with 4 warps (1.6 each): 4, times 2 num_stages.
+  CHECK(j.find("\"within_10pct\": 8") != std::string::npos);
+  CHECK(j.find("\"best\": {\"index\": ") != std::string::npos);
+  CHECK(j.find("\"ms\": 1.5,") != std::string::npos);
+  CHECK(timer.timed == 41);
+}
