@@ -1,0 +1,959 @@
+// The Triton frontend's lowering: specializes the launched @triton.jit function by partial
+// evaluation (compile-time values folded, helpers inlined) and emits tile IR for what runs.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+
+#include "ir/TileParser.h"
+#include "pyfront/Lower.h"
+#include "pyfront/PyLexer.h"
+
+namespace dtsim::py {
+
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// Names the IR's text form reserves; an IR variable never takes them.
+bool tile_reserved(const std::string& s) {
+  return s == "kernel" || s == "inf" || s == "nan" || s == "pid0" || s == "pid1" || s == "pid2";
+}
+
+// Names bound (assigned, loop targets) anywhere in a block, nested blocks included.
+void assigned_names(const std::vector<NodeP>& body, std::set<std::string>& out) {
+  std::function<void(const Node*)> target = [&](const Node* t) {
+    if (!t) return;
+    if (t->kind == NK::Name) out.insert(t->text);
+    if (t->kind == NK::Tuple || t->kind == NK::List)
+      for (auto& k : t->kids) target(k.get());
+  };
+  for (const NodeP& s : body) {
+    switch (s->kind) {
+      case NK::Assign:
+        for (size_t i = 0; i + 1 < s->kids.size(); ++i) target(s->kids[i].get());
+        break;
+      case NK::AugAssign:
+      case NK::AnnAssign:
+      case NK::For:
+        target(s->kids[0].get());
+        break;
+      default: break;
+    }
+    assigned_names(s->body, out);
+    assigned_names(s->orelse, out);
+  }
+}
+
+bool is_constexpr_annotation(const Node* a) {
+  if (!a) return false;
+  if (a->kind == NK::Attr && a->text == "constexpr") return true;
+  if (a->kind == NK::Name && a->text == "constexpr") return true;
+  if (a->kind == NK::Str && (a->text == "tl.constexpr" || a->text == "constexpr")) return true;
+  return false;
+}
+
+}  // namespace
+
+[[noreturn]] void unsupported(SourceLoc loc, const std::string& what) { user_error(loc, what + " is not supported yet"); }
+
+SourceLoc start_loc(const Node& n) {
+  if ((n.kind == NK::Attr || n.kind == NK::Call || n.kind == NK::Subscript || n.kind == NK::BinOp || n.kind == NK::Compare ||
+       n.kind == NK::BoolOp) && !n.kids.empty() && n.kids[0])
+    return start_loc(*n.kids[0]);
+  return n.loc;
+}
+
+// ---- call arguments ----
+
+const Val* CallArgs::get(size_t i, const std::string& name) {
+  pos_used.resize(pos.size());
+  kw_used.resize(kw.size());
+  if (i < pos.size()) {
+    pos_used[i] = true;
+    for (size_t k = 0; k < kw.size(); ++k)
+      if (kw[k].first == name) user_error(kw_loc[k], fname + "() got multiple values for argument " + q(name));
+    return &pos[i];
+  }
+  for (size_t k = 0; k < kw.size(); ++k)
+    if (kw[k].first == name) {
+      kw_used[k] = true;
+      return &kw[k].second;
+    }
+  return nullptr;
+}
+
+SourceLoc CallArgs::loc_of(size_t i, const std::string& name) const {
+  if (i < pos.size()) return pos_loc[i];
+  for (size_t k = 0; k < kw.size(); ++k)
+    if (kw[k].first == name) return kw_loc[k];
+  return loc;
+}
+
+void CallArgs::done() {
+  pos_used.resize(pos.size());
+  kw_used.resize(kw.size());
+  for (size_t i = 0; i < pos.size(); ++i)
+    if (!pos_used[i]) user_error(pos_loc[i], fname + "() takes fewer positional arguments (" + std::to_string(i) + " used)");
+  for (size_t k = 0; k < kw.size(); ++k)
+    if (!kw_used[k]) user_error(kw_loc[k], fname + "() got an unexpected keyword argument " + q(kw[k].first));
+}
+
+// ---- modules ----
+
+const ModuleInfo& Lowerer::load_module(const std::string& path) {
+  std::string key = std::filesystem::weakly_canonical(path).string();
+  auto it = modules_.find(key);
+  if (it != modules_.end()) return *it->second;
+  auto m = std::make_unique<ModuleInfo>();
+  int file = Sources::load(path);
+  m->ast = parse_python(file);
+  m->dir = std::filesystem::path(path).parent_path().string();
+  for (const NodeP& s : m->ast.body) {
+    switch (s->kind) {
+      case NK::FunctionDef: {
+        m->funcs[s->text] = s.get();
+        bool jit = false;
+        for (const NodeP& d : s->kids) {
+          const Node* n = d->kind == NK::Call ? d->kids[0].get() : d.get();
+          if ((n->kind == NK::Attr || n->kind == NK::Name) && n->text == "jit") jit = true;
+        }
+        if (jit) m->jit.insert(s->text);
+        else m->consts.erase(s->text);
+        break;
+      }
+      case NK::Assign:
+        if (s->kids.size() == 2 && s->kids[0]->kind == NK::Name) m->consts[s->kids[0]->text] = s.get();
+        break;
+      case NK::AnnAssign:
+        if (s->kids[0]->kind == NK::Name && s->kids[2]) m->consts[s->kids[0]->text] = s.get();
+        break;
+      case NK::Import:
+        for (const auto& [mod, alias] : s->names) {
+          Val v;
+          v.k = VK::Module;
+          if (mod == "triton" || mod == "triton.language" || mod == "triton.language.math") {
+            v.text = alias == mod && mod != "triton" ? "triton" : mod;  // `import triton.language` binds `triton`
+          } else {
+            v.k = VK::Host;
+            v.text = mod;
+          }
+          m->imports[alias.substr(0, alias.find('.'))] = v;
+        }
+        break;
+      case NK::ImportFrom:
+        for (const auto& [name, alias] : s->names) {
+          Val v;
+          std::string full = s->text + "." + name;
+          if (s->text == "triton" && name == "language") {
+            v.k = VK::Module;
+            v.text = "triton.language";
+          } else if ((s->text == "triton.language" && name == "math") || (s->text == "triton.language" && name == "libdevice")) {
+            v.k = VK::Module;
+            v.text = "triton.language.math";
+          } else if (s->text == "triton") {
+            v = Val::builtin("triton." + name);
+          } else if (s->text == "triton.language" || s->text == "triton.language.math") {
+            v = Val::builtin("tl." + name);
+          } else {
+            v.k = VK::Host;  // resolved on use: a sibling module's function or constant
+            v.text = s->text + ":" + name;
+          }
+          m->imports[alias] = v;
+        }
+        break;
+      default: break;
+    }
+  }
+  const ModuleInfo& ref = *m;
+  modules_[key] = std::move(m);
+  return ref;
+}
+
+const ModuleInfo* Lowerer::sibling(const ModuleInfo& from, const std::string& name) {
+  if (name.empty() || name[0] == '.' ) {
+    std::string n = name.substr(name.find_first_not_of('.'));
+    return sibling(from, n);
+  }
+  std::string rel = name;
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  std::filesystem::path p = std::filesystem::path(from.dir.empty() ? "." : from.dir) / (rel + ".py");
+  if (!std::filesystem::exists(p)) return nullptr;
+  return &load_module(p.string());
+}
+
+Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc) {
+  if (m.jit.count(name)) {
+    Val v;
+    v.k = VK::Func;
+    v.fn = m.funcs.at(name);
+    v.mod = &m;
+    return v;
+  }
+  if (auto c = m.cache.find(name); c != m.cache.end()) return c->second;
+  if (auto it = m.consts.find(name); it != m.consts.end()) {
+    if (m.evaluating.count(name)) user_error(loc, "module constant " + q(name) + " refers to itself");
+    m.evaluating.insert(name);
+    const Node& s = *it->second;
+    const Node& value = s.kind == NK::Assign ? *s.kids[1] : *s.kids[2];
+    frames_.push_back(Frame{&m, {}, false, {}, false, blocks_.size(), "<module>"});
+    Val v;
+    try {
+      v = eval(value);
+    } catch (...) {
+      frames_.pop_back();
+      m.evaluating.erase(name);
+      throw;
+    }
+    frames_.pop_back();
+    m.evaluating.erase(name);
+    if (!v.compile_time()) user_error(value.loc, "module-level " + q(name) + " must be a compile-time constant");
+    m.cache[name] = v;
+    return v;
+  }
+  if (m.funcs.count(name)) {
+    Val v;
+    v.k = VK::Host;
+    v.text = name;
+    return v;
+  }
+  if (auto it = m.imports.find(name); it != m.imports.end()) {
+    Val v = it->second;
+    if (v.k == VK::Host && v.text.find(':') != std::string::npos) {
+      std::string mod = v.text.substr(0, v.text.find(':')), item = v.text.substr(v.text.find(':') + 1);
+      if (const ModuleInfo* sm = sibling(m, mod)) return global(*sm, item, loc);
+      v.text = item;
+    } else if (v.k == VK::Host) {
+      if (const ModuleInfo* sm = sibling(m, v.text)) {
+        v.k = VK::Module;
+        v.mod = sm;
+      }
+    }
+    return v;
+  }
+  static const std::set<std::string> builtins = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
+                                                 "isinstance", "tuple", "list", "str", "round", "pow", "divmod"};
+  if (builtins.count(name)) return Val::builtin(name);
+  if (name == "breakpoint_if" || name == "print_if") return Val::builtin(name);
+  user_error(loc, "name " + q(name) + " is not defined");
+}
+
+Val Lowerer::lookup(const std::string& name, SourceLoc loc) {
+  Frame& f = frames_.back();
+  if (auto it = f.vars.find(name); it != f.vars.end()) return it->second;
+  return global(*f.mod, name, loc);
+}
+
+// ---- IR helpers ----
+
+ExprP Lowerer::ir(const Val& v, SourceLoc loc, const char* what) {
+  switch (v.k) {
+    case VK::Tensor: return clone_expr(v.e);
+    case VK::Int: {
+      ExprP e = make_const_int(v.i, loc);
+      if (v.i < INT32_MIN || v.i > INT32_MAX) {
+        e->weak = false;  // a Python int beyond 32 bits is an i64 value (Triton's typing)
+        e->dtype = Scalar::I64;
+      }
+      return typed(e);
+    }
+    case VK::Float: return typed(make_const_float(v.f, loc));
+    case VK::Bool: return typed(make_const_bool(v.i != 0, loc));
+    default: user_error(loc, std::string("expected ") + what + ", got " + py_type_name(v));
+  }
+}
+
+Val Lowerer::tensor(ExprP e, std::set<std::string> bufs) {
+  Val v;
+  v.k = VK::Tensor;
+  typed(e);
+  v.t = e->type;
+  v.e = std::move(e);
+  v.bufs = std::move(bufs);
+  return v;
+}
+
+void Lowerer::emit(StmtP s) { blocks_.back().out->push_back(std::move(s)); }
+
+bool Lowerer::visible(const std::string& irname) const { return visible_type(irname) != nullptr; }
+
+const Type* Lowerer::visible_type(const std::string& irname) const {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it)
+    if (auto d = it->declared.find(irname); d != it->declared.end()) return &d->second;
+  return nullptr;
+}
+
+std::string Lowerer::fresh(const std::string& base) {
+  if (!visible(base) && !tile_reserved(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "_" + std::to_string(i);
+    if (!visible(n)) return n;
+  }
+}
+
+bool Lowerer::in_runtime_block() const { return blocks_.size() > frames_.back().depth; }
+
+// Binds `v` to a new IR variable named after `name` and returns the variable as a value.
+Val Lowerer::materialize(const Val& v, const std::string& name, SourceLoc loc) {
+  ExprP e = ir(v, loc);
+  std::string var = fresh(name);
+  emit(make_assign(var, e, loc));
+  blocks_.back().declared[var] = e->type;
+  ExprP ref = make_var(var, loc);
+  ref->type = e->type;
+  Val out = tensor(ref, v.bufs);
+  out.var = var;
+  return out;
+}
+
+// ---- statements ----
+
+void Lowerer::exec_block(const std::vector<NodeP>& body) {
+  for (const NodeP& s : body) {
+    if (frames_.back().returned) return;
+    exec(*s);
+  }
+}
+
+void Lowerer::exec(const Node& s) {
+  switch (s.kind) {
+    case NK::ExprStmt: {
+      const Node& e = *s.kids[0];
+      if (e.kind == NK::Str || e.kind == NK::Ellipsis) return;  // docstring
+      eval(e);
+      return;
+    }
+    case NK::Assign: {
+      Val v = eval(*s.kids.back());
+      for (size_t i = 0; i + 1 < s.kids.size(); ++i) assign(*s.kids[i], v, s.loc);
+      return;
+    }
+    case NK::AnnAssign: {
+      if (!s.kids[2]) return;
+      Val v = eval(*s.kids[2]);
+      if (is_constexpr_annotation(s.kids[1].get()) && !v.compile_time())
+        user_error(s.kids[2]->loc, "a tl.constexpr value must be known at compile time, got " + py_type_name(v));
+      assign(*s.kids[0], v, s.loc);
+      return;
+    }
+    case NK::AugAssign: {
+      const Node& t = *s.kids[0];
+      if (t.kind != NK::Name) user_error(t.loc, "only a name can be the target of " + s.op + "=");
+      Val cur = lookup(t.text, t.loc);
+      Val rhs = eval(*s.kids[1]);
+      Val v = binop(s.op, cur, rhs, s.loc);
+      std::optional<BinOp> aug;
+      ExprP aug_rhs;
+      if (v.k == VK::Tensor && v.e->kind == ExprKind::Binary && !cur.var.empty() && rhs.k != VK::Pair) {
+        aug = v.e->bop;
+        aug_rhs = v.e->args[1];
+      }
+      assign_name(t.text, v, s.loc, aug, aug_rhs);
+      return;
+    }
+    case NK::If: {
+      if (s.op == "group") {
+        exec_block(s.body);
+        return;
+      }
+      Val c = eval(*s.kids[0]);
+      if (c.compile_time()) {
+        exec_block(truthy(c, s.kids[0]->loc) ? s.body : s.orelse);
+        return;
+      }
+      runtime_if(s, c);
+      return;
+    }
+    case NK::For: lower_for(s); return;
+    case NK::While: {
+      for (int n = 0;; ++n) {
+        Val c = eval(*s.kids[0]);
+        if (!c.compile_time()) unsupported(s.loc, "a while loop on a runtime condition");
+        if (!truthy(c, s.kids[0]->loc)) return;
+        if (n > 100000) user_error(s.loc, "this compile-time while loop runs more than 100000 times");
+        exec_block(s.body);
+        if (frames_.back().returned) return;
+      }
+    }
+    case NK::Return: {
+      Frame& f = frames_.back();
+      Val v = s.kids[0] ? eval(*s.kids[0]) : Val::none();
+      if (in_runtime_block()) {
+        if (!f.kernel) unsupported(s.loc, "return inside a runtime if/for of a helper function");
+        if (v.k != VK::None) user_error(s.loc, "a kernel cannot return a value");
+        auto r = std::make_shared<Stmt>();
+        r->kind = StmtKind::Return;
+        r->loc = s.loc;
+        emit(r);
+      } else if (f.kernel && v.k != VK::None) {
+        user_error(s.loc, "a kernel cannot return a value");
+      }
+      f.ret = v;
+      f.returned = true;
+      return;
+    }
+    case NK::Pass: return;
+    case NK::Break: unsupported(s.loc, "break");
+    case NK::Continue: unsupported(s.loc, "continue");
+    case NK::Assert: {
+      Val c = eval(*s.kids[0]);
+      std::string msg = s.kids[1] ? py_repr(eval(*s.kids[1])) : "";
+      if (c.compile_time()) {
+        if (!truthy(c, s.kids[0]->loc)) user_error(s.kids[0]->loc, "assertion failed" + (msg.empty() ? "" : ": " + msg));
+        return;
+      }
+      auto a = std::make_shared<Stmt>();
+      a->kind = StmtKind::Assert;
+      a->loc = s.loc;
+      a->text = msg;
+      ExprP e = ir(c, s.kids[0]->loc);
+      if (e->type.elem != Scalar::I1) e = typed(make_binary(BinOp::Ne, e, typed(make_const_int(0, s.loc)), s.loc));
+      a->args.push_back(e);
+      emit(a);
+      return;
+    }
+    case NK::FunctionDef: user_error(s.loc, "functions cannot be defined inside a Triton kernel");
+    case NK::Import:
+    case NK::ImportFrom: user_error(s.loc, "imports inside a Triton kernel are not supported");
+    default: user_error(s.loc, "this statement is not supported in a Triton kernel");
+  }
+}
+
+void Lowerer::assign(const Node& target, const Val& v, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs) {
+  if (target.kind == NK::Name) {
+    assign_name(target.text, v, loc, aug, aug_rhs);
+    return;
+  }
+  if (target.kind == NK::Tuple || target.kind == NK::List) {
+    if (v.k == VK::Pair) {
+      if (target.kids.size() != 2 || target.kids[0]->kind != NK::Name || target.kids[1]->kind != NK::Name)
+        user_error(target.loc, "tl.swizzle2d() returns two values: write `a, b = tl.swizzle2d(...)`");
+      Frame& f = frames_.back();
+      std::string names[2];
+      for (int i = 0; i < 2; ++i) {
+        const std::string& n = target.kids[static_cast<size_t>(i)]->text;
+        auto it = f.vars.find(n);
+        bool update = it != f.vars.end() && !it->second.var.empty() && visible_type(it->second.var) &&
+                      *visible_type(it->second.var) == Type{Scalar::I32, false, {}};
+        names[i] = update ? it->second.var : fresh(n);
+        if (i == 1 && names[1] == names[0]) names[1] = fresh(n + "_");
+      }
+      StmtP s = make_assign(names[0], clone_expr(v.e), loc);
+      s->targets = {names[0], names[1]};
+      emit(s);
+      for (int i = 0; i < 2; ++i) {
+        if (!visible(names[i])) blocks_.back().declared[names[i]] = Type{Scalar::I32, false, {}};
+        ExprP ref = make_var(names[i], loc);
+        ref->type = Type{Scalar::I32, false, {}};
+        Val r = tensor(ref);
+        r.var = names[i];
+        f.vars[target.kids[static_cast<size_t>(i)]->text] = r;
+      }
+      return;
+    }
+    if (v.k != VK::Tuple) user_error(loc, "cannot unpack " + py_type_name(v) + " into " + std::to_string(target.kids.size()) + " names");
+    if (v.items.size() != target.kids.size())
+      user_error(loc, "cannot unpack " + std::to_string(v.items.size()) + " values into " + std::to_string(target.kids.size()) + " names");
+    for (size_t i = 0; i < v.items.size(); ++i) assign(*target.kids[i], v.items[i], loc);
+    return;
+  }
+  if (target.kind == NK::Subscript) user_error(target.loc, "tensors cannot be assigned by index in Triton (use tl.where or tl.store)");
+  user_error(target.loc, "cannot assign to this expression");
+}
+
+void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs) {
+  Frame& f = frames_.back();
+  Val v = v0;
+  if (v.k == VK::Pair) user_error(loc, "tl.swizzle2d() returns two values: write `a, b = tl.swizzle2d(...)`");
+  auto it = f.vars.find(name);
+  if (v.k != VK::Tensor) {
+    // A compile-time value. Inside a runtime block, a name that is an IR variable stays one.
+    if (it != f.vars.end() && !it->second.var.empty() && in_runtime_block() && v.number()) {
+      v = tensor(ir(v, loc));
+    } else {
+      if (in_runtime_block() && it != f.vars.end() && it->second.compile_time() && v.compile_time())
+        user_error(loc, q(name) + " is a compile-time value and cannot be changed inside a runtime if/for");
+      v.var.clear();
+      f.vars[name] = v;
+      return;
+    }
+  }
+  if (it != f.vars.end() && !it->second.var.empty()) {
+    const std::string& var = it->second.var;
+    const Type* old = visible_type(var);
+    if (old && *old == v.t) {
+      ExprP value = clone_expr(v.e);
+      StmtP s = make_assign(var, value, loc);
+      if (aug && aug_rhs) {
+        ExprP lhs = make_var(var, loc);
+        lhs->type = *old;
+        value = make_binary(*aug, lhs, clone_expr(aug_rhs), value->loc);
+        value->type = v.t;
+        s->args[0] = value;
+        s->aug = aug;
+      }
+      emit(s);
+      Val r = it->second;
+      r.bufs.insert(v.bufs.begin(), v.bufs.end());
+      f.vars[name] = r;
+      return;
+    }
+    if (old && blocks_.back().declared.count(var) == 0 && in_runtime_block())
+      user_error(loc, q(name) + " changes type from " + old->str() + " to " + v.t.str() +
+                          " inside a runtime if/for; a loop-carried or branch variable keeps its type (use .to())");
+  }
+  ExprP e = clone_expr(v.e);
+  std::string var = fresh(name);
+  emit(make_assign(var, e, loc));
+  blocks_.back().declared[var] = v.t;
+  ExprP ref = make_var(var, loc);
+  ref->type = v.t;
+  Val r = tensor(ref, v.bufs);
+  r.var = var;
+  f.vars[name] = r;
+}
+
+void Lowerer::materialize_assigned(const std::vector<NodeP>& body, SourceLoc loc) {
+  std::set<std::string> names;
+  assigned_names(body, names);
+  Frame& f = frames_.back();
+  for (const std::string& n : names) {
+    auto it = f.vars.find(n);
+    if (it == f.vars.end()) continue;
+    Val& v = it->second;
+    if (v.number() || (v.k == VK::Tensor && v.var.empty())) {
+      Val m = materialize(v, n, loc);
+      f.vars[n] = m;
+    }
+  }
+}
+
+void Lowerer::runtime_if(const Node& s, const Val& cond) {
+  SourceLoc cloc = s.kids[0]->loc;
+  if (!cond.t.is_scalar()) user_error(cloc, "an if condition must be a scalar, got " + py_type_name(cond) + " (use tl.where for tensors)");
+  materialize_assigned(s.body, s.loc);
+  materialize_assigned(s.orelse, s.loc);
+  Frame& f = frames_.back();
+  auto snapshot = f.vars;
+  StmtP st = make_if(ir(cond, cloc), {}, {}, s.loc);
+  std::map<std::string, Val> branch_vars[2];
+  std::map<std::string, Type> declared[2];
+  for (int b = 0; b < 2; ++b) {
+    blocks_.push_back(Block{b == 0 ? &st->body : &st->orelse, {}, true});
+    exec_block(b == 0 ? s.body : s.orelse);
+    declared[b] = blocks_.back().declared;
+    blocks_.pop_back();
+    frames_.back().returned = false;
+    branch_vars[b] = frames_.back().vars;
+    frames_.back().vars = snapshot;
+  }
+  // A name first bound in both branches to one IR variable of one type lives on after the if: it
+  // is declared before it (zero of its type) so that both branches update it.
+  for (const auto& [name, v0] : branch_vars[0]) {
+    if (snapshot.count(name)) continue;
+    auto o = branch_vars[1].find(name);
+    if (o == branch_vars[1].end()) continue;
+    const Val& v1 = o->second;
+    if (v0.k != VK::Tensor || v1.k != VK::Tensor || v0.var.empty() || v0.var != v1.var || v0.t.ptr) continue;
+    auto d0 = declared[0].find(v0.var), d1 = declared[1].find(v1.var);
+    if (d0 == declared[0].end() || d1 == declared[1].end() || !(d0->second == d1->second)) continue;
+    const Type& t = d0->second;
+    ExprP zero = typed(make_const_int(0, s.loc));
+    ExprP init;
+    if (t.is_scalar()) {
+      init = typed(make_cast(zero, t.elem, s.loc));
+    } else {
+      std::vector<ExprP> shape;
+      for (int64_t d : t.shape) shape.push_back(typed(make_const_int(d, s.loc)));
+      init = typed(make_full(shape, zero, t.elem, s.loc));
+    }
+    emit(make_assign(v0.var, init, s.loc));
+    blocks_.back().declared[v0.var] = t;
+    Val r = v0;
+    r.bufs.insert(v1.bufs.begin(), v1.bufs.end());
+    frames_.back().vars[name] = r;
+  }
+  emit(st);
+}
+
+void Lowerer::lower_for(const Node& s) {
+  const Node& target = *s.kids[0];
+  const Node& iter = *s.kids[1];
+  Frame& f = frames_.back();
+  // Compile-time iteration: tl.static_range and tuples are unrolled.
+  auto unroll = [&](const std::vector<Val>& items) {
+    for (const Val& it : items) {
+      assign(target, it, s.loc);
+      exec_block(s.body);
+      if (frames_.back().returned) return;
+    }
+  };
+  std::string fname;
+  if (iter.kind == NK::Call) {
+    Val callee = eval(*iter.kids[0]);
+    if (callee.k == VK::Builtin) fname = callee.text;
+  }
+  if (fname != "range" && fname != "tl.range" && fname != "tl.static_range") {
+    Val seq = eval(iter);
+    if (seq.k == VK::Tuple) {
+      unroll(seq.items);
+      return;
+    }
+    user_error(start_loc(iter), "a for loop must iterate over range(), tl.range(), tl.static_range() or a tuple, got " + py_type_name(seq));
+  }
+  // range arguments
+  CallArgs a;
+  a.fname = fname;
+  a.loc = start_loc(iter);
+  size_t npos = iter.kids.size() - 1 - iter.kw.size();
+  for (size_t i = 1; i <= npos; ++i) {
+    a.pos.push_back(eval(*iter.kids[i]));
+    a.pos_loc.push_back(iter.kids[i]->loc);
+  }
+  for (size_t k = 0; k < iter.kw.size(); ++k) {
+    a.kw.push_back({iter.kw[k], eval(*iter.kids[1 + npos + k])});
+    a.kw_loc.push_back(iter.kids[1 + npos + k]->loc);
+  }
+  if (a.pos.empty() || a.pos.size() > 3) user_error(a.loc, fname + "() takes 1 to 3 positional arguments");
+  Val lo = a.pos.size() == 1 ? Val::of_int(0) : a.pos[0];
+  Val hi = a.pos.size() == 1 ? a.pos[0] : a.pos[1];
+  Val step = a.pos.size() == 3 ? a.pos[2] : Val::of_int(1);
+  for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
+  if (fname == "tl.range")
+    for (const char* hint : {"num_stages", "loop_unroll_factor", "warp_specialize", "flatten", "disallow_acc_multi_buffer", "disable_licm"})
+      a.get(99, hint);
+  a.done();
+  if (fname == "tl.static_range" || (fname == "range" && false)) {
+    for (const Val* v : {&lo, &hi, &step})
+      if (v->k != VK::Int) user_error(a.loc, "tl.static_range() needs compile-time integers, got " + py_type_name(*v));
+    if (step.i == 0) user_error(a.loc, "range() step must not be zero");
+    std::vector<Val> items;
+    for (int64_t v = lo.i; step.i > 0 ? v < hi.i : v > hi.i; v += step.i) {
+      items.push_back(Val::of_int(v));
+      if (items.size() > 4096) user_error(a.loc, "tl.static_range() unrolls more than 4096 iterations");
+    }
+    unroll(items);
+    return;
+  }
+  if (target.kind != NK::Name) user_error(target.loc, "the loop variable of a runtime loop must be a name");
+  for (const Val* v : {&lo, &hi, &step})
+    if (!(v->k == VK::Int || v->k == VK::Bool || (v->k == VK::Tensor && v->t.is_scalar() && is_int(v->t.elem) && !v->t.ptr)))
+      user_error(a.loc, fname + "() bounds must be integer scalars, got " + py_type_name(*v));
+  if (step.k == VK::Int && step.i <= 0)
+    unsupported(a.loc, "a range() with a step <= 0 (" + std::to_string(step.i) + ")");
+  materialize_assigned(s.body, s.loc);
+  ExprP elo = ir(lo, a.loc), ehi = ir(hi, a.loc), estep = ir(step, a.loc);
+  Scalar it = (elo->type.elem == Scalar::I64 || ehi->type.elem == Scalar::I64 || estep->type.elem == Scalar::I64) ? Scalar::I64 : Scalar::I32;
+  auto snapshot = f.vars;
+  std::string var = fresh(target.text);
+  StmtP st = make_for(var, elo, ehi, estep, {}, s.loc);
+  blocks_.push_back(Block{&st->body, {}, true});
+  blocks_.back().declared[var] = Type{it, false, {}};
+  ExprP ref = make_var(var, target.loc);
+  ref->type = Type{it, false, {}};
+  Val lv = tensor(ref);
+  lv.var = var;
+  frames_.back().vars[target.text] = lv;
+  exec_block(s.body);
+  blocks_.pop_back();
+  frames_.back().returned = false;
+  // Names first bound inside the loop body do not outlive it (IR block scoping).
+  auto after = frames_.back().vars;
+  frames_.back().vars = snapshot;
+  for (auto& [n, v] : after)
+    if (snapshot.count(n)) frames_.back().vars[n] = v;
+  emit(st);
+}
+
+// ---- truthiness ----
+
+bool Lowerer::truthy(const Val& v, SourceLoc loc) {
+  switch (v.k) {
+    case VK::None: return false;
+    case VK::Int:
+    case VK::Bool: return v.i != 0;
+    case VK::Float: return v.f != 0;
+    case VK::Str: return !v.text.empty();
+    case VK::Tuple: return !v.items.empty();
+    case VK::Tensor:
+    case VK::Pair: user_error(loc, "a runtime value has no compile-time truth value");
+    default: return true;
+  }
+}
+
+// ---- functions ----
+
+Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
+  if (call_depth_ > 64) user_error(a.loc, "calls nested more than 64 deep (recursion is not supported)");
+  Frame f;
+  f.mod = &mod;
+  f.depth = blocks_.size();
+  f.name = fn.text;
+  std::vector<std::pair<std::string, Val>> bound;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const Param& p = fn.params[i];
+    if (p.star) user_error(p.loc, "*args and **kwargs parameters are not supported in a @triton.jit function");
+    const Val* v = a.get(i, p.name);
+    Val val;
+    if (v) {
+      val = *v;
+    } else if (p.def) {
+      frames_.push_back(Frame{&mod, {}, false, {}, false, blocks_.size(), "<defaults>"});
+      val = eval(*p.def);
+      frames_.pop_back();
+    } else {
+      user_error(a.loc, fn.text + "() missing argument " + q(p.name));
+    }
+    if (is_constexpr_annotation(p.annotation.get()) && !val.compile_time())
+      user_error(a.loc_of(i, p.name), "parameter " + q(p.name) + " of " + fn.text + "() is tl.constexpr but gets a runtime value");
+    bound.push_back({p.name, val});
+  }
+  a.done();
+  // Tensor arguments that are not plain variables or literals get a variable named after the
+  // parameter (evaluated once, visible in the debugger).
+  for (auto& [name, val] : bound) {
+    if (val.k == VK::Tensor) {
+      val.var.clear();
+      if (val.e->kind != ExprKind::Var && val.e->kind != ExprKind::Const) {
+        val = materialize(val, name, a.loc);
+        val.var.clear();
+      }
+    }
+    f.vars[name] = val;
+  }
+  frames_.push_back(std::move(f));
+  ++call_depth_;
+  try {
+    exec_block(fn.body);
+  } catch (...) {
+    --call_depth_;
+    frames_.pop_back();
+    throw;
+  }
+  --call_depth_;
+  Val r = frames_.back().ret;
+  frames_.pop_back();
+  std::function<void(Val&)> strip = [&](Val& v) {
+    v.var.clear();
+    for (Val& x : v.items) strip(x);
+  };
+  strip(r);
+  return r;
+}
+
+Val parse_arg_value(const std::string& text, const std::string& name) {
+  if (text == "True" || text == "true") return Val::of_bool(true);
+  if (text == "False" || text == "false") return Val::of_bool(false);
+  if (text == "None") return Val::none();
+  if (text.size() >= 2 && (text[0] == '\'' || text[0] == '"') && text.back() == text[0]) return Val::of_str(text.substr(1, text.size() - 2));
+  for (const char* p : {"tl.", "triton.language."})
+    if (text.rfind(p, 0) == 0) {
+      static const std::map<std::string, Scalar> dt = {{"float16", Scalar::F16}, {"bfloat16", Scalar::BF16}, {"float32", Scalar::F32},
+                                                       {"float64", Scalar::F64}, {"int32", Scalar::I32},   {"int64", Scalar::I64},
+                                                       {"int1", Scalar::I1}};
+      auto it = dt.find(text.substr(std::string(p).size()));
+      if (it == dt.end()) throw UserError("--arg " + name + "=" + text + ": unknown dtype");
+      return Val::of_dtype(it->second);
+    }
+  errno = 0;
+  char* end = nullptr;
+  long long i = std::strtoll(text.c_str(), &end, 0);
+  if (!text.empty() && *end == '\0' && errno == 0) return Val::of_int(i);
+  errno = 0;
+  double d = std::strtod(text.c_str(), &end);
+  if (!text.empty() && *end == '\0') return Val::of_float(d);
+  return Val::of_str(text);  // a bare word: a string constexpr (ACTIVATION=leaky_relu)
+}
+
+Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram& out) {
+  Kernel k;
+  k.name = fn.text;
+  k.loc = fn.loc;
+  Frame f;
+  f.mod = &m;
+  f.kernel = true;
+  f.name = fn.text;
+  blocks_.push_back(Block{&k.body, {}, false});
+  f.depth = blocks_.size();
+  std::map<std::string, const TritonBuffer*> bufs;
+  for (const TritonBuffer& b : launch_.buffers) bufs[b.name] = &b;
+  std::set<std::string> params;
+  for (const Param& p : fn.params) {
+    if (p.star) user_error(p.loc, "*args and **kwargs parameters are not supported in a @triton.jit function");
+    params.insert(p.name);
+    auto arg = launch_.args.find(p.name);
+    if (is_constexpr_annotation(p.annotation.get())) {
+      Val v;
+      if (arg != launch_.args.end()) {
+        v = parse_arg_value(arg->second, p.name);
+        out.used_args.insert(p.name);
+      } else if (p.def) {
+        frames_.push_back(Frame{&m, {}, false, {}, false, blocks_.size(), "<defaults>"});
+        v = eval(*p.def);
+        frames_.pop_back();
+      } else {
+        user_error(p.loc, "constexpr parameter " + q(p.name) + " has no value: give --arg " + p.name + "=VALUE");
+      }
+      f.vars[p.name] = v;
+      if (v.k == VK::Int || v.k == VK::Bool) {  // kept as a constexpr parameter (grid expressions may use it)
+        dtsim::Param ip;
+        ip.name = p.name;
+        ip.kind = ParamKind::Constexpr;
+        ip.dtype = v.i < INT32_MIN || v.i > INT32_MAX ? Scalar::I64 : Scalar::I32;
+        ip.init = make_const_int(v.i, p.loc);
+        ip.loc = p.loc;
+        k.params.push_back(ip);
+        blocks_.back().declared[p.name] = Type{ip.dtype, false, {}};
+      }
+      continue;
+    }
+    if (auto b = bufs.find(p.name); b != bufs.end()) {
+      if (arg != launch_.args.end()) user_error(p.loc, "parameter " + q(p.name) + " is given both as a buffer and with --arg");
+      dtsim::Param ip;
+      ip.name = p.name;
+      ip.kind = ParamKind::Pointer;
+      ip.dtype = b->second->dtype;
+      for (int64_t d : b->second->shape) ip.shape.push_back(make_const_int(d, p.loc));
+      ip.loc = p.loc;
+      k.params.push_back(ip);
+      Type t{ip.dtype, true, {}};
+      blocks_.back().declared[p.name] = t;
+      ExprP ref = make_var(p.name, p.loc);
+      ref->type = t;
+      Val v = tensor(ref, {p.name});
+      f.vars[p.name] = v;
+      continue;
+    }
+    Val v;
+    std::optional<Scalar> annotated;
+    if (p.annotation) {
+      frames_.push_back(Frame{&m, {}, false, {}, false, blocks_.size(), "<annotation>"});
+      Val a = eval(*p.annotation);
+      frames_.pop_back();
+      if (a.k == VK::DType) annotated = a.dt;
+    }
+    if (arg != launch_.args.end()) {
+      v = parse_arg_value(arg->second, p.name);
+      out.used_args.insert(p.name);
+    } else if (p.def) {
+      frames_.push_back(Frame{&m, {}, false, {}, false, blocks_.size(), "<defaults>"});
+      v = eval(*p.def);
+      frames_.pop_back();
+    } else {
+      user_error(p.loc, "parameter " + q(p.name) + " has no value: give --in " + p.name + "=FILE.npy or --buf " + p.name +
+                            "=f32[N] for a pointer, --arg " + p.name + "=VALUE for a scalar");
+    }
+    if (v.k == VK::None) {  // None: a compile-time None (Triton specializes it away)
+      f.vars[p.name] = v;
+      continue;
+    }
+    if (!v.number()) user_error(p.loc, "parameter " + q(p.name) + " gets " + py_type_name(v) + "; only constexpr parameters take that");
+    dtsim::Param ip;
+    ip.name = p.name;
+    ip.kind = ParamKind::Scalar;
+    ip.loc = p.loc;
+    if (v.k == VK::Float) {
+      ip.dtype = annotated.value_or(Scalar::F32);
+      ip.init = make_const_float(v.f, p.loc);
+    } else if (v.k == VK::Bool) {
+      ip.dtype = annotated.value_or(Scalar::I1);
+      ip.init = make_const_bool(v.i != 0, p.loc);
+    } else {
+      ip.dtype = annotated.value_or(v.i < INT32_MIN || v.i > INT32_MAX ? Scalar::I64 : Scalar::I32);
+      ip.init = make_const_int(v.i, p.loc);
+    }
+    if (is_float(ip.dtype) && ip.init->kind == ExprKind::Const && !ip.init->is_float) ip.init = make_const_float(static_cast<double>(v.i), p.loc);
+    if (!is_float(ip.dtype) && ip.init->is_float) user_error(p.loc, "parameter " + q(p.name) + " is " + scalar_name(ip.dtype) + " but gets a float");
+    k.params.push_back(ip);
+    Type t{ip.dtype, false, {}};
+    blocks_.back().declared[p.name] = t;
+    ExprP ref = make_var(p.name, p.loc);
+    ref->type = t;
+    f.vars[p.name] = tensor(ref);
+  }
+  for (const TritonBuffer& b : launch_.buffers)
+    if (!params.count(b.name)) throw UserError("kernel '" + k.name + "' has no parameter '" + b.name + "' (given with --in/--buf)");
+  frames_.push_back(std::move(f));
+  exec_block(fn.body);
+  frames_.pop_back();
+  blocks_.pop_back();
+  for (dtsim::Param& p : k.params)
+    if (p.kind == ParamKind::Pointer) {
+      bool has_data = bufs.at(p.name)->has_data;
+      if (!stored.count(p.name)) p.io = BufIO::In;
+      else p.io = (has_data || loaded.count(p.name)) ? BufIO::InOut : BufIO::Out;
+    }
+  // The grid: --grid expressions over the parameters.
+  if (launch_.grid.empty()) throw UserError("a .py kernel needs a launch grid: give --grid N[,N[,N]] (expressions of the parameters, e.g. --grid 'cdiv(n, BLOCK)')");
+  for (size_t i = 0; i < launch_.grid.size(); ++i) {
+    int gid = Sources::add("<--grid " + std::to_string(i) + ">", launch_.grid[i]);
+    k.grid.push_back(parse_tile_expr(gid));
+  }
+  if (k.grid.size() > 3) throw UserError("--grid takes 1 to 3 extents, got " + std::to_string(k.grid.size()));
+  return k;
+}
+
+TritonProgram Lowerer::run(const std::string& path) {
+  const ModuleInfo& m = load_module(path);
+  entry_file_ = m.ast.file;
+  std::string name = launch_.kernel;
+  if (name.empty()) {
+    std::vector<std::string> entries = triton_entry_points(path);
+    if (entries.size() != 1) {
+      std::string list;
+      for (const auto& e : entries) list += (list.empty() ? "" : ", ") + e;
+      if (entries.empty()) throw UserError(path + ": no @triton.jit function found");
+      throw UserError(path + ": several kernels (" + list + "): choose one with --kernel NAME");
+    }
+    name = entries[0];
+  }
+  if (!m.jit.count(name)) {
+    std::string list;
+    for (const auto& e : m.jit) list += (list.empty() ? "" : ", ") + e;
+    throw UserError("no @triton.jit function named '" + name + "' in " + path + " (functions: " + list + ")");
+  }
+  TritonProgram out;
+  out.module.file = path;
+  out.module.kernels.push_back(entry_kernel(m, *m.funcs.at(name), out));
+  out.break_at = break_at;
+  return out;
+}
+
+// ---- public entry points ----
+
+// The names every call in a function calls (plain names and attributes).
+void calls_in(const Node& n, std::set<std::string>& out) {
+  if (n.kind == NK::Call && n.kids[0]) {
+    const Node& c = *n.kids[0];
+    if (c.kind == NK::Name || c.kind == NK::Attr) out.insert(c.text);
+  }
+  for (const NodeP& k : n.kids)
+    if (k) calls_in(*k, out);
+  for (const NodeP& k : n.body) calls_in(*k, out);
+  for (const NodeP& k : n.orelse) calls_in(*k, out);
+}
+
+}  // namespace dtsim::py
+
+namespace dtsim {
+
+std::vector<std::string> triton_entry_points(const std::string& path) {
+  TritonLaunch none;
+  py::Lowerer l(none);
+  const py::ModuleInfo& m = l.load_module(path);
+  std::set<std::string> called;
+  for (const std::string& f : m.jit) py::calls_in(*m.funcs.at(f), called);
+  std::vector<std::string> out;
+  for (const py::NodeP& s : m.ast.body)
+    if (s->kind == py::NK::FunctionDef && m.jit.count(s->text) && !called.count(s->text)) out.push_back(s->text);
+  return out;
+}
+
+TritonProgram lower_triton_file(const std::string& path, const TritonLaunch& launch) {
+  py::Lowerer l(launch);
+  return l.run(path);
+}
+
+}  // namespace dtsim
