@@ -287,7 +287,19 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     const Val& v = B.need(0, "x");
     a.done();
     if (!v.compile_time()) user_error(loc, name + "() of a runtime value; use .to(tl.int32) / .to(tl.float32)");
-    if (v.k == VK::Str) user_error(loc, name + "() of a string");
+    if (v.k == VK::Str) {
+      if (name == "float") {
+        std::string t = v.text;
+        for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (t == "inf" || t == "+inf" || t == "infinity") return Val::of_float(INFINITY);
+        if (t == "-inf" || t == "-infinity") return Val::of_float(-INFINITY);
+        if (t == "nan") return Val::of_float(NAN);
+        char* end = nullptr;
+        double d = std::strtod(v.text.c_str(), &end);
+        if (!v.text.empty() && *end == '\0') return Val::of_float(d);
+      }
+      user_error(loc, name + "() of the string '" + v.text + "'");
+    }
     double d = v.k == VK::Float ? v.f : static_cast<double>(v.i);
     if (name == "int") return Val::of_int(static_cast<int64_t>(d));
     if (name == "float") return Val::of_float(d);

@@ -311,6 +311,9 @@ Val Lowerer::eval_call(const Node& n) {
   Val callee = eval(callee_node);
   CallArgs a;
   a.loc = start_loc(callee_node);
+  // Printing calls read their f-strings themselves (runtime fields become printed values).
+  bool prints = (callee.k == VK::Builtin || callee.k == VK::Host) &&
+                (callee.text == "print" || callee.text == "tl.device_print" || callee.text == "print_if");
   size_t npos = n.kids.size() - 1 - n.kw.size();
   for (size_t i = 1; i <= npos; ++i) {
     const Node& an = *n.kids[i];
@@ -324,7 +327,7 @@ Val Lowerer::eval_call(const Node& n) {
       }
       continue;
     }
-    a.pos.push_back(eval(an));
+    a.pos.push_back(prints && an.kind == NK::FStr ? Val::of_str("") : eval(an));
     a.pos_loc.push_back(an.loc);
     a.pos_nodes.push_back(&an);
   }
