@@ -245,6 +245,8 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       return m;
     }
   }
+  if (v.k == VK::Host)
+    user_error(loc, "'" + v.text + "." + attr + "' is host code: a kernel can use only compile-time constants, tl.* and @triton.jit functions");
   if (v.k == VK::Constexpr && attr == "value") return v;
   if (v.number() && attr == "value") return v;
   user_error(loc, py_type_name(v) + " has no attribute " + q(attr));
@@ -370,11 +372,12 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
       }
       return Val::none();
     }
-    // breakpoint_if: the condition goes into a variable; the debugger stops at the statement on
-    // this line when the variable is true.
+    // breakpoint_if: the condition goes into a variable (a statement without a line of its own);
+    // the debugger stops at the empty `if` on this line when the variable is true.
     std::string var = fresh("breakpoint_if_" + std::to_string(loc.line));
     ExprP c = cond ? cond : typed(make_const_bool(true, loc));
-    emit(make_assign(var, c, loc));
+    emit(make_assign(var, c, SourceLoc{}));
+    blocks_.back().declared[var] = Type{Scalar::I1, false, {}};
     ExprP ref = make_var(var, loc);
     ref->type = Type{Scalar::I1, false, {}};
     emit(make_if(ref, {}, {}, loc));

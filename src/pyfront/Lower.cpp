@@ -308,6 +308,13 @@ Val Lowerer::materialize(const Val& v, const std::string& name, SourceLoc loc) {
   return out;
 }
 
+// Whether two compile-time numbers or strings are equal.
+static bool fold_equal(const Val& a, const Val& b) {
+  if (a.k == VK::Str) return a.text == b.text;
+  if (a.k == VK::Float) return a.f == b.f;
+  return a.i == b.i;
+}
+
 // ---- statements ----
 
 void Lowerer::exec_block(const std::vector<NodeP>& body) {
@@ -549,30 +556,39 @@ void Lowerer::runtime_if(const Node& s, const Val& cond) {
     branch_vars[b] = frames_.back().vars;
     frames_.back().vars = snapshot;
   }
-  // A name first bound in both branches to one IR variable of one type lives on after the if: it
-  // is declared before it (zero of its type) so that both branches update it.
+  // A name first bound in both branches lives on after the if when both values have one type: an
+  // IR variable is declared before the if (zero of its type) and each branch assigns it.
+  auto zero_of = [&](const Type& t) {
+    ExprP zero = typed(make_const_int(0, s.loc));
+    if (t.is_scalar()) return typed(make_cast(zero, t.elem, s.loc));
+    std::vector<ExprP> shape;
+    for (int64_t d : t.shape) shape.push_back(typed(make_const_int(d, s.loc)));
+    return typed(make_full(shape, zero, t.elem, s.loc));
+  };
   for (const auto& [name, v0] : branch_vars[0]) {
     if (snapshot.count(name)) continue;
     auto o = branch_vars[1].find(name);
     if (o == branch_vars[1].end()) continue;
     const Val& v1 = o->second;
-    if (v0.k != VK::Tensor || v1.k != VK::Tensor || v0.var.empty() || v0.var != v1.var || v0.t.ptr) continue;
-    auto d0 = declared[0].find(v0.var), d1 = declared[1].find(v1.var);
-    if (d0 == declared[0].end() || d1 == declared[1].end() || !(d0->second == d1->second)) continue;
-    const Type& t = d0->second;
-    ExprP zero = typed(make_const_int(0, s.loc));
-    ExprP init;
-    if (t.is_scalar()) {
-      init = typed(make_cast(zero, t.elem, s.loc));
-    } else {
-      std::vector<ExprP> shape;
-      for (int64_t d : t.shape) shape.push_back(typed(make_const_int(d, s.loc)));
-      init = typed(make_full(shape, zero, t.elem, s.loc));
+    if (v0.compile_time() && v1.compile_time()) {
+      if (v0.k == v1.k && (v0.number() || v0.k == VK::Str) && fold_equal(v0, v1)) frames_.back().vars[name] = v0;
+      if (!(v0.number() && v1.number())) continue;
     }
-    emit(make_assign(v0.var, init, s.loc));
-    blocks_.back().declared[v0.var] = t;
-    Val r = v0;
+    if (v0.k == VK::Pair || v1.k == VK::Pair) continue;
+    ExprP e0 = (v0.k == VK::Tensor || v0.number()) ? ir(v0, s.loc) : nullptr;
+    ExprP e1 = (v1.k == VK::Tensor || v1.number()) ? ir(v1, s.loc) : nullptr;
+    if (!e0 || !e1 || !(e0->type == e1->type) || e0->type.ptr) continue;
+    const Type t = e0->type;
+    std::string var = fresh(name);
+    emit(make_assign(var, zero_of(t), s.loc));
+    blocks_.back().declared[var] = t;
+    st->body.push_back(make_assign(var, e0, s.loc));
+    st->orelse.push_back(make_assign(var, e1, s.loc));
+    ExprP ref = make_var(var, s.loc);
+    ref->type = t;
+    Val r = tensor(ref, v0.bufs);
     r.bufs.insert(v1.bufs.begin(), v1.bufs.end());
+    r.var = var;
     frames_.back().vars[name] = r;
   }
   emit(st);

@@ -93,7 +93,7 @@ class Lexer {
         lex_op();
       }
     }
-    if (!part_ && depth_ > 0) user_error(open_.back(), "this bracket is never closed");
+    if (!part_ && depth_ > 0) user_error(open_.front(), "this bracket is never closed");
     if (!part_) {
       if (!toks_.empty() && toks_.back().kind != Tok::Newline) push(Tok::Newline, "\n", here());
       while (indents_.size() > 1) {
