@@ -345,10 +345,10 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   -o OUT              write to OUT (atomically) instead of standard output
 )";
   std::string head = command == "debug"
-                         ? "usage: dtsim debug FILE.tile|FILE.dt [flags]\n\n"
+                         ? "usage: dtsim debug FILE.tile|FILE.dt|FILE.py [flags]\n\n"
                            "Runs like 'dtsim run' under the debugger and stops before the first statement;\n"
                            "type 'help' at the (dtsim) prompt for the commands.\n\n"
-                         : "usage: dtsim run FILE.tile|FILE.dt [flags]\n\n"
+                         : "usage: dtsim run FILE.tile|FILE.dt|FILE.py [flags]\n\n"
                            "Runs every kernel of FILE on the CPU interpreter (default sizes, seeded random inputs)\n"
                            "and prints, per out/inout buffer, its shape, a checksum and its first values.\n\n";
   return head + R"(inputs and outputs:
