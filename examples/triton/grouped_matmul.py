@@ -7,6 +7,13 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(  # dtsim ignores autotuning: the --arg values (or the defaults) decide
+    configs=[
+        triton.Config({'bm': 64, 'bn': 64, 'bk': 32, 'group_sz': 4}, num_stages=3, num_warps=4),
+        triton.Config({'bm': 32, 'bn': 32, 'bk': 16, 'group_sz': 2}, num_stages=4, num_warps=2),
+    ],
+    key=['m', 'n', 'k'],
+)
 @triton.jit
 def grouped_matmul_k(
     a_ptr, b_ptr, c_ptr, m, n, k,

@@ -302,6 +302,7 @@ Val Lowerer::eval(const Node& n) {
       return r;
     }
     case NK::Slice: user_error(n.loc, "a slice is only allowed in a subscript");
+    case NK::Dict: unsupported(n.loc, "a dict or set in a kernel");
     default: user_error(n.loc, "this expression is not supported in a Triton kernel");
   }
 }

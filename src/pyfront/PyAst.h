@@ -33,6 +33,7 @@ enum class NK : uint8_t {
   IfExp,      // kids: cond, then, else
   Tuple, List,
   Starred,    // *x in a call
+  Dict,       // {k: v, ...} or a set {a, b}: kids alternate keys and values (only in decorators and host code)
   // statements
   ExprStmt,   // kids[0]
   Assign,     // kids: targets..., value (last)

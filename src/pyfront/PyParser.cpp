@@ -618,7 +618,18 @@ class Parser {
           return n;
         }
         if (t.is_op("...")) return mk(NK::Ellipsis, next().loc);
-        if (t.is_op("{")) fail("dicts and sets are not supported in a Triton kernel");
+        if (t.is_op("{")) {  // parsed for decorators (triton.Config({...})); an error when a kernel evaluates it
+          NodeP n = mk(NK::Dict, next().loc);
+          while (!at().is_op("}")) {
+            if (accept("**")) n->kids.push_back(bitor_expr());
+            else n->kids.push_back(test());
+            if (accept(":")) n->kids.push_back(test());
+            if (at_kw("for")) fail("comprehensions are not supported in a Triton kernel");
+            if (!at().is_op("}")) expect(",", "or '}' in a dict");
+          }
+          next();
+          return n;
+        }
         fail("expected an expression, found " + t.describe());
       default:
         fail("expected an expression, found " + t.describe());
