@@ -2,6 +2,7 @@
 // usable in kernels, and the practitioner's guide's breakpoint_if / print_if.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 #include "ir/Verify.h"
@@ -471,20 +472,31 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     const Val* out = B.opt(6, "out_dtype");
     a.done();
     bool f32_operands = x.t.elem == Scalar::F32 || y.t.elem == Scalar::F32;
+    // f32 operands: "ieee" multiplies them exactly, "tf32" rounds them to tf32 first (the IR's
+    // precision=tf32). Triton's default is tf32 (or $TRITON_F32_DEFAULT); allow_tf32 is the old spelling.
+    std::string precision = "tf32";
+    if (const char* env = std::getenv("TRITON_F32_DEFAULT")) precision = env;
+    SourceLoc ploc = loc;
+    if (tf32 && tf32->compile_time()) {
+      precision = truthy(*tf32, B.at(4, "allow_tf32")) ? "tf32" : "ieee";
+      ploc = B.at(4, "allow_tf32");
+    }
     if (prec) {
       if (prec->k != VK::Str) user_error(B.at(3, "input_precision"), "input_precision must be a string");
-      if (prec->text != "ieee" && f32_operands)
-        unsupported(B.at(3, "input_precision"), "tl.dot(input_precision=\"" + prec->text + "\") (dtsim's dot multiplies f32 operands exactly: use \"ieee\")");
+      precision = prec->text;
+      ploc = B.at(3, "input_precision");
     }
-    if (tf32 && tf32->compile_time() && (tf32->k == VK::Bool || tf32->k == VK::Int) && tf32->i && f32_operands && !prec)
-      unsupported(B.at(4, "allow_tf32"), "tl.dot(allow_tf32=True) (dtsim's dot multiplies f32 operands exactly)");
+    if (f32_operands && precision != "ieee" && precision != "tf32")
+      unsupported(ploc, "tl.dot(input_precision=\"" + precision + "\") (f32 operands: \"ieee\" or \"tf32\")");
     if (imprecise && !(imprecise->k == VK::Int && imprecise->i == 0)) unsupported(B.at(5, "max_num_imprecise_acc"), "tl.dot(max_num_imprecise_acc=...)");
     Scalar rt = x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
     if (out && (out->k != VK::DType || out->dt != rt))
       unsupported(B.at(6, "out_dtype"), std::string("tl.dot(out_dtype=") + py_repr(*out) + ") (the result is " + scalar_name(rt) + ")");
     if (x.t.rank() != 2 || y.t.rank() != 2) unsupported(loc, "tl.dot of tensors that are not 2-D (" + x.t.str() + ", " + y.t.str() + ")");
     ExprP eacc = acc ? ir(*acc, B.at(2, "acc")) : nullptr;
-    return tensor(make_dot(ir(x, loc), ir(y, loc), eacc, loc));
+    ExprP d = make_dot(ir(x, loc), ir(y, loc), eacc, loc);
+    d->tf32 = f32_operands && precision == "tf32";
+    return tensor(d);
   }
   // ---- reductions ----
   if (tl == "sum" || tl == "max" || tl == "min" || tl == "argmax" || tl == "argmin") {

@@ -186,6 +186,22 @@ def case_layernorm():
             {"Y": ([rows, n], "f32"), "Mean": ([rows], "f32"), "Rstd": ([rows], "f32")}, ref, 1e-4, None)
 
 
+def tf32(v):
+    """Rounds an f32 value to tf32 (10 mantissa bits, to nearest, ties away from zero)."""
+    bits = struct.unpack("<I", struct.pack("<f", v))[0]
+    return struct.unpack("<f", struct.pack("<I", (bits + 0x1000) & 0xFFFFE000))[0]
+
+
+def case_dot_precision():
+    n = 32
+    a, b = [f32(v) for v in rand(n * n, 15)], [f32(v) for v in rand(n * n, 16)]
+    exact = matmul(a, b, n, n, n)
+    rounded = matmul([tf32(v) for v in a], [tf32(v) for v in b], n, n, n)
+    return ("dot_precision.py", ["--grid", "1"], {"a_ptr": ([n, n], "f32", a), "b_ptr": ([n, n], "f32", b)},
+            {"c_default": ([n, n], "f32"), "c_ieee": ([n, n], "f32"), "c_no_tf32": ([n, n], "f32")},
+            lambda: {"c_default": rounded, "c_ieee": exact, "c_no_tf32": exact}, 2e-6, None)
+
+
 FEATURES = [-4, 1, -3, -1, -3.5, 1, 1, 37, 7, -14, 1, -1, 10, 1, 0, 120, 15, 15, 0, 0, 6, 22, 38, 54, 28, 0, 24, 68, 1256, 0.5,
             14.5, 3, 3, 32, 8, 1, 14400, 16, 1, 6]
 
@@ -216,6 +232,7 @@ CASES = {
     "add": case_add, "copy": case_copy, "rgb2grey": case_rgb2grey, "matmul_naive": case_matmul_naive, "swizzle": case_swizzle,
     "grouped_matmul": case_grouped_matmul, "softmax": case_softmax, "matmul_leaky_relu": lambda: matmul_act("leaky_relu"),
     "matmul_no_activation": lambda: matmul_act(None), "layernorm": case_layernorm, "features": case_features,
+    "dot_precision": case_dot_precision,
     "bug_copy_nopid": bug("bugs/copy_nopid.py", "error: instances (0, 0, 0) and (1, 0, 0) both store z_ptr[0]", 14),
     "bug_copy_pid_n": bug("bugs/copy_pid_n.py", "error: out-of-bounds load from 'x_ptr'", 14),
 }
