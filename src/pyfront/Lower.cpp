@@ -17,6 +17,8 @@ namespace {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
+constexpr int kMaxIrHeight = 512;  // height of one IR expression: later passes recurse over it
+
 // Names the IR's text form reserves; an IR variable never takes them.
 bool tile_reserved(const std::string& s) {
   return s == "kernel" || s == "inf" || s == "nan" || s == "pid0" || s == "pid1" || s == "pid2";
@@ -265,7 +267,19 @@ ExprP Lowerer::ir(const Val& v, SourceLoc loc, const char* what) {
   }
 }
 
+// Whether the tree under `e` is more than `limit` nodes high (the walk stops at the limit).
+static bool deeper_than(const Expr* e, int limit) {
+  if (!e) return false;
+  if (limit <= 0) return true;
+  for (const ExprP& a : e->args)
+    if (deeper_than(a.get(), limit - 1)) return true;
+  return false;
+}
+
 Val Lowerer::tensor(ExprP e, std::set<std::string> bufs) {
+  if (deeper_than(e.get(), kMaxIrHeight))
+    user_error(e->loc, "expression too deeply nested (more than " + std::to_string(kMaxIrHeight) +
+                           " levels after inlining); split it with variables");
   Val v;
   v.k = VK::Tensor;
   typed(e);
@@ -385,8 +399,8 @@ void Lowerer::exec(const Node& s) {
       }
     }
     case NK::Return: {
+      Val v = s.kids[0] ? eval(*s.kids[0]) : Val::none();  // may call helpers (frames_ grows)
       Frame& f = frames_.back();
-      Val v = s.kids[0] ? eval(*s.kids[0]) : Val::none();
       if (in_runtime_block()) {
         if (!f.kernel) unsupported(s.loc, "return inside a runtime if/for of a helper function");
         if (v.k != VK::None) user_error(s.loc, "a kernel cannot return a value");
@@ -542,8 +556,7 @@ void Lowerer::runtime_if(const Node& s, const Val& cond) {
   if (!cond.t.is_scalar()) user_error(cloc, "an if condition must be a scalar, got " + py_type_name(cond) + " (use tl.where for tensors)");
   materialize_assigned(s.body, s.loc);
   materialize_assigned(s.orelse, s.loc);
-  Frame& f = frames_.back();
-  auto snapshot = f.vars;
+  auto snapshot = frames_.back().vars;
   StmtP st = make_if(ir(cond, cloc), {}, {}, s.loc);
   std::map<std::string, Val> branch_vars[2];
   std::map<std::string, Type> declared[2];
@@ -597,7 +610,6 @@ void Lowerer::runtime_if(const Node& s, const Val& cond) {
 void Lowerer::lower_for(const Node& s) {
   const Node& target = *s.kids[0];
   const Node& iter = *s.kids[1];
-  Frame& f = frames_.back();
   // Compile-time iteration: tl.static_range and tuples are unrolled.
   auto unroll = [&](const std::vector<Val>& items) {
     for (const Val& it : items) {
@@ -662,7 +674,7 @@ void Lowerer::lower_for(const Node& s) {
   materialize_assigned(s.body, s.loc);
   ExprP elo = ir(lo, a.loc), ehi = ir(hi, a.loc), estep = ir(step, a.loc);
   Scalar it = (elo->type.elem == Scalar::I64 || ehi->type.elem == Scalar::I64 || estep->type.elem == Scalar::I64) ? Scalar::I64 : Scalar::I32;
-  auto snapshot = f.vars;
+  auto snapshot = frames_.back().vars;
   std::string var = fresh(target.text);
   StmtP st = make_for(var, elo, ehi, estep, {}, s.loc);
   blocks_.push_back(Block{&st->body, {}, true});
@@ -703,6 +715,7 @@ bool Lowerer::truthy(const Val& v, SourceLoc loc) {
 
 Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
   if (call_depth_ > 64) user_error(a.loc, "calls nested more than 64 deep (recursion is not supported)");
+  if (++calls_ > 100000) user_error(a.loc, "the kernel inlines more than 100000 calls of @triton.jit functions");
   Frame f;
   f.mod = &mod;
   f.depth = blocks_.size();

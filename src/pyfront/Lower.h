@@ -90,6 +90,7 @@ class Lowerer {
   std::vector<Frame> frames_;
   std::vector<Block> blocks_;
   int call_depth_ = 0;
+  int64_t calls_ = 0;  // helper calls inlined so far (a budget against exponential inlining)
 
   friend struct LowererAccess;
 

@@ -12,6 +12,7 @@ namespace dtsim::py {
 namespace {
 
 constexpr int kMaxDepth = 150;
+constexpr int kMaxChain = 256;  // operators in one left-associative chain (the tree's height)
 
 const std::set<std::string>& keywords() {
   static const std::set<std::string> kw = {"False", "None", "True", "and", "as", "assert", "async", "await", "break",
@@ -487,7 +488,8 @@ class Parser {
         {"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "//", "%", "@"}};
     if (level == static_cast<int>(levels.size())) return factor();
     NodeP e = binary(level + 1);
-    while (true) {
+    for (int count = 0;; ++count) {
+      if (count > kMaxChain) fail("expression too long (more than " + std::to_string(kMaxChain) + " operators in a row); split it with variables");
       const char* found = nullptr;
       for (const char* op : levels[static_cast<size_t>(level)])
         if (at().is_op(op)) found = op;
@@ -512,6 +514,7 @@ class Parser {
   NodeP power() {
     NodeP e = postfix();
     if (at().is_op("**")) {
+      Guard g(*this);
       NodeP n = mk(NK::BinOp, next().loc);
       n->op = "**";
       n->kids = {e, factor()};
@@ -521,7 +524,8 @@ class Parser {
   }
   NodeP postfix() {
     NodeP e = atom();
-    while (true) {
+    for (int count = 0;; ++count) {
+      if (count > kMaxChain) fail("too many calls, subscripts or attributes in a row");
       if (at().is_op("(")) {
         NodeP n = mk(NK::Call, next().loc);
         n->kids.push_back(e);
