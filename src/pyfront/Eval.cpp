@@ -329,12 +329,12 @@ Val Lowerer::eval_call(const Node& n) {
       continue;
     }
     a.pos.push_back(prints && an.kind == NK::FStr ? Val::of_str("") : eval(an));
-    a.pos_loc.push_back(an.loc);
+    a.pos_loc.push_back(start_loc(an));
     a.pos_nodes.push_back(&an);
   }
   for (size_t k = 0; k < n.kw.size(); ++k) {
     a.kw.push_back({n.kw[k], eval(*n.kids[1 + npos + k])});
-    a.kw_loc.push_back(n.kids[1 + npos + k]->loc);
+    a.kw_loc.push_back(start_loc(*n.kids[1 + npos + k]));
   }
   switch (callee.k) {
     case VK::Func:

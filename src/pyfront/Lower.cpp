@@ -638,11 +638,11 @@ void Lowerer::lower_for(const Node& s) {
   size_t npos = iter.kids.size() - 1 - iter.kw.size();
   for (size_t i = 1; i <= npos; ++i) {
     a.pos.push_back(eval(*iter.kids[i]));
-    a.pos_loc.push_back(iter.kids[i]->loc);
+    a.pos_loc.push_back(start_loc(*iter.kids[i]));
   }
   for (size_t k = 0; k < iter.kw.size(); ++k) {
     a.kw.push_back({iter.kw[k], eval(*iter.kids[1 + npos + k])});
-    a.kw_loc.push_back(iter.kids[1 + npos + k]->loc);
+    a.kw_loc.push_back(start_loc(*iter.kids[1 + npos + k]));
   }
   if (a.pos.empty() || a.pos.size() > 3) user_error(a.loc, fname + "() takes 1 to 3 positional arguments");
   Val lo = a.pos.size() == 1 ? Val::of_int(0) : a.pos[0];

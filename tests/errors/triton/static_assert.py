@@ -1,4 +1,4 @@
-# expect-error: 9:33: static assertion failed: BLOCK must be a multiple of 32
+# expect-error: 9:22: static assertion failed: BLOCK must be a multiple of 32
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
 import triton
 import triton.language as tl

@@ -1,4 +1,4 @@
-# expect-error: 10:50: tl.load() got an unexpected keyword argument 'msk'
+# expect-error: 10:48: tl.load() got an unexpected keyword argument 'msk'
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
 import triton
 import triton.language as tl
