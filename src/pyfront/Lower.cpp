@@ -649,9 +649,11 @@ void Lowerer::lower_for(const Node& s) {
   Val hi = a.pos.size() == 1 ? a.pos[0] : a.pos[1];
   Val step = a.pos.size() == 3 ? a.pos[2] : Val::of_int(1);
   for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
-  if (fname == "tl.range")
-    for (const char* hint : {"num_stages", "loop_unroll_factor", "warp_specialize", "flatten", "disallow_acc_multi_buffer", "disable_licm"})
+  if (fname == "tl.range") {
+    if (const Val* st = a.get(99, "num_stages"); st && st->k == VK::Int) range_stages_ = std::max<int64_t>(range_stages_, st->i);
+    for (const char* hint : {"loop_unroll_factor", "warp_specialize", "flatten", "disallow_acc_multi_buffer", "disable_licm"})
       a.get(99, hint);
+  }
   a.done();
   if (fname == "tl.static_range" || (fname == "range" && false)) {
     for (const Val* v : {&lo, &hi, &step})
@@ -904,10 +906,22 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
   }
   for (const TritonBuffer& b : launch_.buffers)
     if (!params.count(b.name)) throw UserError("kernel '" + k.name + "' has no parameter '" + b.name + "' (given with --in/--buf)");
+  // Launch options of Triton (kernel[grid](..., num_warps=8, num_stages=3)): --arg num_warps=N.
+  bool stages_given = false;
+  for (const char* opt : {"num_warps", "num_stages"}) {
+    auto it = launch_.args.find(opt);
+    if (it == launch_.args.end() || params.count(opt)) continue;
+    Val v = parse_arg_value(it->second, opt);
+    if (v.k != VK::Int || v.i < 1 || v.i > 1024) throw UserError(std::string("--arg ") + opt + "=" + it->second + ": expected a positive integer");
+    (std::string(opt) == "num_warps" ? k.num_warps : k.num_stages) = static_cast<int>(v.i);
+    stages_given = stages_given || std::string(opt) == "num_stages";
+    out.used_args.insert(opt);
+  }
   frames_.push_back(std::move(f));
   exec_block(fn.body);
   frames_.pop_back();
   blocks_.pop_back();
+  if (!stages_given && range_stages_ > 0) k.num_stages = static_cast<int>(std::min<int64_t>(range_stages_, 16));
   for (dtsim::Param& p : k.params)
     if (p.kind == ParamKind::Pointer) {
       bool has_data = bufs.at(p.name)->has_data;

@@ -90,7 +90,8 @@ class Lowerer {
   std::vector<Frame> frames_;
   std::vector<Block> blocks_;
   int call_depth_ = 0;
-  int64_t calls_ = 0;  // helper calls inlined so far (a budget against exponential inlining)
+  int64_t calls_ = 0;
+  int64_t range_stages_ = 0;  // the largest tl.range(num_stages=N): the kernel's num_stages hint  // helper calls inlined so far (a budget against exponential inlining)
 
   friend struct LowererAccess;
 

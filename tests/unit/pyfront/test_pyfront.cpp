@@ -145,6 +145,13 @@ TEST_CASE("static_range unrolls; helpers inline; constexpr arguments override de
   CHECK(ir.find("C: constexpr = 5") != std::string::npos);
 }
 
+TEST_CASE("launch options and tl.range(num_stages=) become the kernel's hints") {
+  std::string ir = lowered("    for i in tl.range(0, 4, num_stages=5):\n        tl.store(z_ptr + i, 1.0)\n");
+  CHECK(ir.find("num_warps(4) num_stages(5)") != std::string::npos);
+  ir = lowered("    tl.store(z_ptr, 1.0)\n", {{"num_warps", "8"}, {"num_stages", "2"}});
+  CHECK(ir.find("num_warps(8) num_stages(2)") != std::string::npos);
+}
+
 TEST_CASE("the entry point is the @triton.jit function no other calls") {
   PyFile f("import triton\nimport triton.language as tl\n@triton.jit\ndef helper(x):\n    return x\n"
            "@triton.jit\ndef main_k(z_ptr):\n    tl.store(z_ptr, helper(1.0))\n");
