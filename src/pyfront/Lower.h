@@ -123,6 +123,8 @@ class Lowerer {
 [[noreturn]] void unsupported(SourceLoc loc, const std::string& what);
 // The location of the leftmost token of an expression (calls and attributes point at their start).
 SourceLoc start_loc(const Node& n);
+// Whether a parameter annotation is `tl.constexpr` (or `constexpr`).
+bool is_constexpr_annotation(const Node* a);
 // Python literal text of --arg values: int, float, True/False, 'str' / str, tl.float16.
 Val parse_arg_value(const std::string& text, const std::string& name);
 // A fully typed node: the lowering keeps each node's inferred type in `type` (the verifier
