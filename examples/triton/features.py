@@ -102,3 +102,11 @@ def features_k(x_ptr, out, big, neg, C: tl.constexpr = -7):
     tl.store(out + 37, h.dtype.primitive_bitwidth)                 # 16
     tl.store(out + 38, 7 // 2 + 7 % -3)                            # 3 + (-2) = 1 (Python)
     tl.store(out + 39, tl.where(neg > 0, 5, 6))                    # 6
+    # a while loop on compile-time values is unrolled; a conditional expression on a runtime value
+    # is a tl.where; a Python assert on runtime values is a device assert
+    j = 1
+    while j < 100:
+        j *= 3
+    tl.store(out + 40, j)                                          # 243
+    tl.store(out + 41, 2.5 if neg < 0 else 4.5)                    # 2.5
+    assert neg < 0, "neg is negative"
