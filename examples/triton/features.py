@@ -6,7 +6,7 @@
 import triton
 import triton.language as tl
 
-SEVEN = 7
+SEVEN = tl.constexpr(7)
 MODE: tl.constexpr = "fast"
 
 
@@ -87,7 +87,8 @@ def features_k(x_ptr, out, big, neg, C: tl.constexpr = -7):
     tl.store(out + 27, tl.clamp(x, 2.0, 5.0).sum(axis=0))          # 2*3 + 3+4 + 5*11 = 68
     tl.store(out + 28, tl.fma(x, x, 1.0).sum(axis=0))              # 1240 + 16 = 1256
     tl.store(out + 29, tl.sum(tl.sigmoid(x - x), axis=0) / 16)      # 0.5
-    tl.store(out + 30, tl.exp2(3.0) + tl.log2(8.0) + tl.rsqrt(4.0) + tl.math.sqrt(9.0))  # 8+3+0.5+3
+    f3 = neg * 0 + 3.0                                             # a runtime f32 scalar 3.0
+    tl.store(out + 30, tl.exp2(f3) + tl.log2(f3 + 5.0) + tl.rsqrt(f3 + 1.0) + tl.math.sqrt(f3 * 3.0))  # 8+3+0.5+3
     tl.store(out + 31, tl.abs(neg) + tl.minimum(neg, 3) + tl.maximum(neg, 3))  # 7 - 7 + 3 = 3
     tl.store(out + 32, tl.cdiv(neg + 17, 4))                       # cdiv(10, 4) = 3
     z = tl.zeros_like(x) + tl.full((16,), 2, tl.int32)

@@ -14,9 +14,12 @@ foreach(c ${DTSIM_PYFRONT_CASES})
     add_test(NAME gpu/pyfront/${c}
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_kernel.py $<TARGET_FILE:dtsim> ${c} --backend=cuda)
     set_tests_properties(gpu/pyfront/${c} PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77)
-    add_test(NAME gpu/pyfront-triton-interpret/${c}
-             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_kernel.py $<TARGET_FILE:dtsim> ${c} --triton-interpret)
-    set_tests_properties(gpu/pyfront-triton-interpret/${c} PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77)
+    # (dot_precision: Triton's interpreter does not round dot operands to tf32 as the GPU does)
+    if(NOT c STREQUAL "dot_precision")
+      add_test(NAME gpu/pyfront-triton-interpret/${c}
+               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_kernel.py $<TARGET_FILE:dtsim> ${c} --triton-interpret)
+      set_tests_properties(gpu/pyfront-triton-interpret/${c} PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77)
+    endif()
   endif()
 endforeach()
 function(dtsim_pyfront_golden name)

@@ -15,13 +15,23 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 
+def as_int(p):
+    """A pid as the kernel passes it: an int, a one-element list, or an interpreter tensor."""
+    for get in (lambda: int(p), lambda: int(p[0]), lambda: int(p.handle.data.item()), lambda: int(p.handle.data.flatten()[0])):
+        try:
+            return get()
+        except Exception:
+            pass
+    raise TypeError("cannot read a pid from %r" % (p,))
+
+
 def pid_conds_hold(conds, pids):
     """The guide's condition form: '=0,>1' holds when pid_0 == 0 and pid_1 > 1."""
     for cond, pid in zip(conds.replace(" ", "").split(","), pids):
         if not cond:
             continue
         op = next(o for o in ("<=", ">=", "!=", "<", ">", "=") if cond.startswith(o))
-        v, want = int(pid[0] if hasattr(pid, "__len__") else pid), int(cond[len(op):])
+        v, want = as_int(pid), int(cond[len(op):])
         if not {"<=": v <= want, ">=": v >= want, "!=": v != want, "<": v < want, ">": v > want, "=": v == want}[op]:
             return False
     return True
