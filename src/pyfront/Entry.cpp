@@ -64,7 +64,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
         v = parse_arg_value(arg->second, p.name);
         out.used_args.insert(p.name);
       } else if (p.def) {
-        frames_.push_back(Frame{&m, {}, false, {}, false, blocks_.size(), "<defaults>"});
+        frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<defaults>"});
         v = eval(*p.def);
         frames_.pop_back();
       } else {
@@ -103,7 +103,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
     Val v;
     std::optional<Scalar> annotated;
     if (p.annotation) {
-      frames_.push_back(Frame{&m, {}, false, {}, false, blocks_.size(), "<annotation>"});
+      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<annotation>"});
       Val a = eval(*p.annotation);
       frames_.pop_back();
       if (a.k == VK::DType) annotated = a.dt;
@@ -112,7 +112,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
       v = parse_arg_value(arg->second, p.name);
       out.used_args.insert(p.name);
     } else if (p.def) {
-      frames_.push_back(Frame{&m, {}, false, {}, false, blocks_.size(), "<defaults>"});
+      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<defaults>"});
       v = eval(*p.def);
       frames_.pop_back();
     } else {

@@ -349,10 +349,14 @@ void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc,
     if (it != f.vars.end() && !it->second.var.empty() && in_runtime_block() && v.number()) {
       v = tensor(ir(v, loc));
     } else {
-      if (in_runtime_block() && it != f.vars.end() && it->second.compile_time() && v.compile_time())
+      // A compile-time value bound outside the runtime block cannot change inside it (which value
+      // would hold after it depends on the run); one bound inside the block may be rebound.
+      auto at = f.bound_at.find(name);
+      if (in_runtime_block() && it != f.vars.end() && it->second.compile_time() && at != f.bound_at.end() && at->second < blocks_.size())
         user_error(loc, q(name) + " is a compile-time value and cannot be changed inside a runtime if/for");
       v.var.clear();
       f.vars[name] = v;
+      f.bound_at[name] = blocks_.size();
       return;
     }
   }
@@ -586,7 +590,7 @@ Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
     if (v) {
       val = *v;
     } else if (p.def) {
-      frames_.push_back(Frame{&mod, {}, false, {}, false, blocks_.size(), "<defaults>"});
+      frames_.push_back(Frame{&mod, {}, {}, false, {}, false, blocks_.size(), "<defaults>"});
       val = eval(*p.def);
       frames_.pop_back();
     } else {

@@ -76,6 +76,7 @@ class Lowerer {
   struct Frame {
     const ModuleInfo* mod = nullptr;
     std::map<std::string, Val> vars;
+    std::map<std::string, size_t> bound_at;  // compile-time names: blocks_.size() when last bound
     bool kernel = false;
     Val ret;
     bool returned = false;

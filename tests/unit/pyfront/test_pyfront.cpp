@@ -145,6 +145,15 @@ TEST_CASE("static_range unrolls; helpers inline; constexpr arguments override de
   CHECK(ir.find("C: constexpr = 5") != std::string::npos);
 }
 
+TEST_CASE("static_range inside a runtime loop; compile-time names bound outside a runtime loop stay fixed") {
+  std::string ir = lowered("    acc = 0.0\n    for j in range(tl.program_id(0)):\n        for i in tl.static_range(2):\n"
+                           "            acc += i\n    tl.store(z_ptr, acc)\n");
+  CHECK(ir.find("acc += 0") != std::string::npos);
+  CHECK(ir.find("acc += 1") != std::string::npos);
+  CHECK(error_of("    m = 'a'\n    for j in range(tl.program_id(0)):\n        m = 'b'\n") ==
+        "8:9: 'm' is a compile-time value and cannot be changed inside a runtime if/for");
+}
+
 TEST_CASE("launch options and tl.range(num_stages=) become the kernel's hints") {
   std::string ir = lowered("    for i in tl.range(0, 4, num_stages=5):\n        tl.store(z_ptr + i, 1.0)\n");
   CHECK(ir.find("num_warps(4) num_stages(5)") != std::string::npos);
