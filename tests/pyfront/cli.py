@@ -39,6 +39,24 @@ def main():
     if r.returncode != 0 or "out_ptr: f32[100]" not in r.stdout:
         print("FAIL: add.py without --kernel: exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
         bad += 1
+    # the other commands take the same launch flags: viz draws the .py kernel, emit --triton writes
+    # a module that compiles, debug stops on the .py line
+    copy = [os.path.join(ex, "copy.py"), "--buf", "x_ptr=f32[200]", "--buf", "z_ptr=f32[200]", "--arg", "n=200", "--grid", "cdiv(n, bs)"]
+    svg = os.path.join(tmp.name, "v.svg")
+    r = subprocess.run([dtsim, "viz"] + copy + ["-o", svg], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or not open(svg).read().startswith("<svg"):
+        print("FAIL: viz of copy.py: exit %d %s" % (r.returncode, r.stderr))
+        bad += 1
+    mod = os.path.join(tmp.name, "copy_emitted.py")
+    r = subprocess.run([dtsim, "emit", "--triton"] + copy + ["-o", mod], capture_output=True, text=True, timeout=60)
+    c = subprocess.run([sys.executable, "-m", "py_compile", mod], capture_output=True, text=True) if r.returncode == 0 else r
+    if r.returncode != 0 or c.returncode != 0 or "@triton.jit" not in open(mod).read():
+        print("FAIL: emit --triton of copy.py: %s %s" % (r.stderr, c.stderr))
+        bad += 1
+    r = subprocess.run([dtsim, "debug"] + copy, input="next\nquit\n", capture_output=True, text=True, timeout=60)
+    if "copy.py:12  offs = pid * bs + tl.arange(0, bs)" not in r.stdout:
+        print("FAIL: debug of copy.py does not step onto line 12:\n" + r.stdout + r.stderr)
+        bad += 1
     print("FAIL" if bad else "PASS")
     return 1 if bad else 0
 
