@@ -454,8 +454,10 @@ void Lowerer::runtime_if(const Node& s, const Val& cond) {
     std::string var = fresh(name);
     emit(make_assign(var, zero_of(t), s.loc));
     blocks_.back().declared[var] = t;
-    st->body.push_back(make_assign(var, e0, s.loc));
-    st->orelse.push_back(make_assign(var, e1, s.loc));
+    // (a branch whose own variable got this name already assigns it: the declaration before the if
+    // makes that assignment an update)
+    if (!(e0->kind == ExprKind::Var && e0->name == var)) st->body.push_back(make_assign(var, e0, s.loc));
+    if (!(e1->kind == ExprKind::Var && e1->name == var)) st->orelse.push_back(make_assign(var, e1, s.loc));
     ExprP ref = make_var(var, s.loc);
     ref->type = t;
     Val r = tensor(ref, v0.bufs);

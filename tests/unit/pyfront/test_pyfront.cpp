@@ -154,6 +154,13 @@ TEST_CASE("static_range inside a runtime loop; compile-time names bound outside 
         "8:9: 'm' is a compile-time value and cannot be changed inside a runtime if/for");
 }
 
+TEST_CASE("an early return is an IR return; a name bound in both branches of a runtime if lives on") {
+  std::string ir = lowered("    pid = tl.program_id(0)\n    if pid >= 1:\n        return\n    x = tl.load(x_ptr + pid)\n"
+                           "    if x > 0:\n        y = x\n    else:\n        y = -x\n    tl.store(z_ptr + pid, y)\n");
+  CHECK(ir.find("if pid >= 1 {\n    return\n  }") != std::string::npos);
+  CHECK(ir.find("y = 0.to(f32)\n  if x > 0 {\n    y = x\n  } else {\n    y = -x\n  }") != std::string::npos);
+}
+
 TEST_CASE("launch options and tl.range(num_stages=) become the kernel's hints") {
   std::string ir = lowered("    for i in tl.range(0, 4, num_stages=5):\n        tl.store(z_ptr + i, 1.0)\n");
   CHECK(ir.find("num_warps(4) num_stages(5)") != std::string::npos);
