@@ -26,6 +26,7 @@
 #include "host/Npy.h"
 #include "interp/Interp.h"
 #include "ir/TileParser.h"
+#include "pyfront/Triton.h"
 #include "triton/TritonEmitter.h"
 
 namespace dtsim {
@@ -41,7 +42,49 @@ struct Options {
   uint64_t seed = 1;
   CudaOptions cuda;
   std::map<std::string, std::string> args;  // fixed --arg overrides (no size perturbation when given)
+  // .py (Triton) kernels: the launched kernel, its grid and pointer arguments (sizes fixed by them)
+  std::string kernel;
+  std::string grid;
+  std::vector<std::pair<std::string, std::string>> ins, bufs;
 };
+
+bool is_py(const std::string& f) { return f.size() > 3 && f.substr(f.size() - 3) == ".py"; }
+
+// Lowers a .py kernel for the launch the flags describe (the buffers typed by the --in files' headers
+// and --buf); the --arg entries the specialization consumed leave `o.args`.
+Module lower_py(Options& o) {
+  TritonLaunch launch;
+  launch.kernel = o.kernel;
+  launch.args = o.args;
+  std::string cur;
+  int depth = 0;
+  for (char ch : o.grid + ",") {
+    if (ch == '(' || ch == '[') ++depth;
+    if (ch == ')' || ch == ']') --depth;
+    if (ch == ',' && depth == 0) {
+      if (!cur.empty()) launch.grid.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  for (const auto& [name, file] : o.ins) {
+    Buffer b = read_npy(file, name, std::nullopt);
+    launch.buffers.push_back(TritonBuffer{name, b.dtype, b.shape, true});
+  }
+  for (const auto& [name, spec] : o.bufs) {
+    size_t lb = spec.find('[');
+    auto dt = lb == std::string::npos ? std::nullopt : parse_scalar(spec.substr(0, lb));
+    if (!dt || spec.back() != ']') throw UserError("--buf " + name + "=" + spec + ": expected DTYPE[D0, D1, ...]");
+    TritonBuffer b{name, *dt, {}, false};
+    std::stringstream dims(spec.substr(lb + 1, spec.size() - lb - 2));
+    for (std::string d; std::getline(dims, d, ',');) b.shape.push_back(std::stoll(d));
+    launch.buffers.push_back(b);
+  }
+  TritonProgram p = lower_triton_file(o.file, launch);
+  for (const std::string& used : p.used_args) o.args.erase(used);
+  return std::move(p.module);
+}
 
 // One case: a lowered module with its bindings.
 struct Case {
@@ -368,13 +411,19 @@ std::string repro(const Options& o, const Case& c) {
   if (o.cuda.bounds_checks) s += " --sanitize=bounds";
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
   for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
+  if (!o.kernel.empty()) s += " --kernel " + o.kernel;
+  if (!o.grid.empty()) s += " --grid '" + o.grid + "'";
+  for (auto& [k, v] : o.ins) s += " --in " + k + "=" + v;
+  for (auto& [k, v] : o.bufs) s += " --buf " + k + "=" + v;
   return s;
 }
 
 int usage(std::ostream& err, const std::string& msg) {
-  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--sanitize=none|bounds] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
+  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt|FILE.py [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--sanitize=none|bounds] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
          "  --sanitize=bounds check every GPU access against its buffer (default none: GPU faults are still survived)\n"
          "  --oracle=cuda     compare the interpreter with dtsim's CUDA backend (default)\n"
+         "  --kernel NAME --grid E0[,E1[,E2]] --in NAME=FILE.npy --buf NAME=DTYPE[SHAPE]   a .py (Triton) kernel's launch,\n"
+         "                    as for dtsim run: sizes are those of the buffers; each trial draws new input data\n"
          "  --oracle=triton   compare the interpreter with the emitted Triton module (python3; on the GPU, or with\n"
          "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n";
   return 2;
@@ -413,6 +462,13 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
         else if (v == "triton") o.oracle = Oracle::Triton;
         else return usage(err, "--oracle expects cuda or triton, got '" + v + "'");
       }
+      else if (a == "--kernel" || a.rfind("--kernel=", 0) == 0) { if (!value(v)) return usage(err, "--kernel needs a value"); o.kernel = v; }
+      else if (a == "--grid" || a.rfind("--grid=", 0) == 0) { if (!value(v)) return usage(err, "--grid needs a value"); o.grid = v; }
+      else if (a == "--in" || a == "--buf" || a.rfind("--in=", 0) == 0 || a.rfind("--buf=", 0) == 0) {
+        bool in = a.rfind("--in", 0) == 0;
+        if (!value(v) || v.find('=') == std::string::npos) return usage(err, std::string(in ? "--in" : "--buf") + " needs NAME=VALUE");
+        (in ? o.ins : o.bufs).push_back({v.substr(0, v.find('=')), v.substr(v.find('=') + 1)});
+      }
       else if (a.rfind("--arg", 0) == 0) {
         if (!value(v) || v.find('=') == std::string::npos) return usage(err, "--arg needs NAME=VALUE");
         o.args[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
@@ -433,6 +489,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
     Module tile;
     std::shared_ptr<DtProgram> dt;
     if (is_dt(o.file)) dt = parse_dt_file(o.file);
+    else if (is_py(o.file)) tile = lower_py(o);
     else tile = parse_tile_file(o.file);
     auto case_for = [&](int t) {
       uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);

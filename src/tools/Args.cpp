@@ -24,7 +24,7 @@ struct FlagSpec {
 
 const FlagSpec kFlags[] = {
     // name, values, run/debug, emit, bench
-    {"--arg", 1, true, true, true},          {"--in", 1, true, false, false},      {"--out", 1, true, false, false},
+    {"--arg", 1, true, true, true},          {"--in", 1, true, true, true},        {"--out", 1, true, false, false},
     {"--seed", 1, true, false, true},        {"--threads", 1, true, false, true},  {"--sanitize", 1, true, true, true},
     {"--keep-going", 0, true, false, false}, {"--order", 1, true, false, false},   {"--backend", 1, true, false, true},
     {"--check", 0, true, false, false},      {"--kernel", 1, true, true, true},    {"--break-if", 1, true, false, false},
@@ -34,12 +34,13 @@ const FlagSpec kFlags[] = {
     {"--reps", 1, false, false, true},       {"--json", 0, false, false, true},    {"--vs-triton", 0, false, false, true},
     {"--layouts", 0, false, true, false},    {"--arch", 1, true, true, true},
     {"--pid", 1, false, false, false},       {"--loads", 0, false, false, false},
+    {"--grid", 1, true, true, true},         {"--buf", 1, true, true, true},
     {"--help", 0, true, true, true},         {"-h", 0, true, true, true},
 };
 
 // The flags of `dtsim viz`.
 bool viz_flag(const std::string& name) {
-  for (const char* f : {"--arg", "--in", "--seed", "--kernel", "--order", "-o", "--pid", "--loads", "--help", "-h"})
+  for (const char* f : {"--arg", "--in", "--grid", "--buf", "--seed", "--kernel", "--order", "-o", "--pid", "--loads", "--help", "-h"})
     if (name == f) return true;
   return false;
 }
@@ -130,6 +131,12 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.args[k] = val;
   } else if (name == "--in") {
     o.ins.push_back(split_assignment(c, name, v[0]));
+  } else if (name == "--grid") {
+    if (!o.grid.empty()) usage_error(c, "'--grid' is given twice");
+    o.grid = split_exprs(v[0]);
+    if (o.grid.empty() || o.grid.size() > 3) usage_error(c, "'--grid' expects 1 to 3 extents, got '" + v[0] + "'");
+  } else if (name == "--buf") {
+    o.bufs.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--out") {
     o.outs.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--seed") {
@@ -254,7 +261,8 @@ std::string main_help() {
   return R"(dtsim: run, debug and compile block-level GPU kernels (.tile IR and Decoupled-Triton .dt files)
 
 usage:
-  dtsim run FILE.tile|FILE.dt [flags]     run every program instance on the CPU interpreter
+  dtsim run FILE.tile|FILE.dt|FILE.py [flags]   run every program instance on the CPU interpreter
+                                          (.py: a @triton.jit kernel; see docs/triton.md)
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
   dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
@@ -336,14 +344,15 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts (default sm_90; sm_90a enables wgmma)
   --sanitize=bounds   --nvvm/--ptx/--layouts with the bounds checks of `run --backend=cuda` compiled in
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
-  --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name)
+  --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name; .py: the kernel)
+  --grid, --buf, --in (.py kernels) the launch grid and the pointer arguments' types and shapes, as for run
   -o OUT              write to OUT (atomically) instead of standard output
 )";
   std::string head = command == "debug"
-                         ? "usage: dtsim debug FILE.tile|FILE.dt [flags]\n\n"
+                         ? "usage: dtsim debug FILE.tile|FILE.dt|FILE.py [flags]\n\n"
                            "Runs like 'dtsim run' under the debugger and stops before the first statement;\n"
                            "type 'help' at the (dtsim) prompt for the commands.\n\n"
-                         : "usage: dtsim run FILE.tile|FILE.dt [flags]\n\n"
+                         : "usage: dtsim run FILE.tile|FILE.dt|FILE.py [flags]\n\n"
                            "Runs every kernel of FILE on the CPU interpreter (default sizes, seeded random inputs)\n"
                            "and prints, per out/inout buffer, its shape, a checksum and its first values.\n\n";
   return head + R"(inputs and outputs:
@@ -353,7 +362,12 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                             .dt: its shape sets the sizes of the dims that index NAME)
   --out NAME=FILE.npy       write buffer NAME after the run (only when the run had no finding)
   --seed S                  seed of the random input data (default 0)
-  --kernel NAME             run only this kernel (.tile: kernel name; .dt: output Func name)
+  --kernel NAME             run only this kernel (.tile: kernel name; .dt: output Func name;
+                            .py: the @triton.jit function to launch)
+.py (Triton) kernels:
+  --grid E0[,E1[,E2]]       the launch grid; expressions of the parameters, e.g. 'cdiv(n, BLOCK)'
+  --buf NAME=DTYPE[SHAPE]   a pointer argument without input file, e.g. --buf z_ptr=f32[1000]
+                            (--in NAME=FILE.npy gives the type and shape from the file)
 execution:
   --threads N               run program instances on N threads (results are identical)
   --sanitize=none|bounds|all  checks: out-of-bounds; + uninitialized reads and conflicting instances (default all);

@@ -27,6 +27,8 @@ struct CliOptions {
   std::map<std::string, std::string> args;               // --arg NAME=VALUE
   std::vector<std::pair<std::string, std::string>> ins;  // --in NAME=FILE.npy (in flag order)
   std::vector<std::pair<std::string, std::string>> outs; // --out NAME=FILE.npy
+  std::vector<std::string> grid;                         // --grid E0[,E1[,E2]] (.py kernels)
+  std::vector<std::pair<std::string, std::string>> bufs; // --buf NAME=DTYPE[SHAPE] (.py kernels)
   uint64_t seed = 0;                                     // --seed S: random input data
   std::string kernel;                                    // --kernel NAME ("" = every kernel)
 

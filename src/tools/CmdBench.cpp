@@ -489,7 +489,7 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
 }  // namespace
 
 int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
   Bindings b = bind_and_verify(p, o.args);
   check_memory_budget(p.module, b);
   if (o.backend == Backend::Interp) {

@@ -17,20 +17,21 @@ namespace {
 std::string emit_text(const CliOptions& o) {
   switch (o.emit) {
     case EmitWhat::Ast: {
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
       if (!p.is_dt) throw UserError("--ast needs a .dt file (a .tile file is its own IR: use --tile)");
       return print_dt_ast(*p.dt);
     }
     case EmitWhat::Tile: {
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
-      LoadedProgram checked{p.path, p.is_dt, p.dt, clone_module(p.module), p.size_args};
+      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
+      LoadedProgram checked = p;
+      checked.module = clone_module(p.module);
       bind_and_verify(checked, o.args);  // report errors rather than print an invalid program
       return print_module(p.module);
     }
     case EmitWhat::Nvvm:
     case EmitWhat::Ptx: {
 #ifdef DTSIM_HAVE_CUDA
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
       Bindings b = bind_and_verify(p, o.args);
       CudaOptions opt;
       opt.arch = o.arch;
@@ -43,7 +44,7 @@ std::string emit_text(const CliOptions& o) {
     }
     case EmitWhat::Layouts: {
 #ifdef DTSIM_HAVE_CUDA
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
       Bindings b = bind_and_verify(p, o.args);
       CudaOptions opt;
       opt.arch = o.arch;
@@ -54,7 +55,7 @@ std::string emit_text(const CliOptions& o) {
 #endif
     }
     case EmitWhat::Triton: {
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
       Bindings b = bind_and_verify(p, o.args);
       return emit_triton(p.module, b, {o.file, version_line()});
     }

@@ -103,8 +103,11 @@ bool check_against_reference(const LoadedProgram& p, const Bindings& b, const Cl
 }  // namespace
 
 int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
   if (o.check && !p.is_dt) throw UserError("--check needs a .dt file (it compares with the DT reference)");
+  DebugConfig dbg = o.debug;
+  if (o.backend != Backend::Cuda) dbg.break_at.insert(dbg.break_at.end(), p.break_at.begin(), p.break_at.end());
+  bool debugging = o.debugging() || !dbg.break_at.empty();
   if (o.backend == Backend::Cuda && o.debugging())
     throw UserError("the debugger runs on the interpreter; drop --backend=cuda");
   Bindings b = bind_and_verify(p, o.args);
@@ -113,7 +116,7 @@ int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   Buffers preset = read_inputs(p.module, b, o.ins);
 
   std::unique_ptr<DebugHooks> hooks;
-  if (o.debugging()) hooks = make_debugger(p.module, b, o.debug, out);
+  if (debugging) hooks = make_debugger(p.module, b, dbg, out);
 
   Buffers bufs;
   RunReport report;

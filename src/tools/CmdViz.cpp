@@ -38,7 +38,7 @@ std::string order_words(const InterpOptions& o) {
 }  // namespace
 
 int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins);
+  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
   Bindings b = bind_and_verify(p, o.args);
   check_memory_budget(p.module, b);
   Buffers preset = read_inputs(p.module, b, o.ins);

@@ -68,7 +68,7 @@ int dispatch(const std::vector<std::string>& words) {
   if (first == "tune") return tune_command(rest, std::cout, std::cerr);
   std::string command = first;
   if (first == "run" || first == "debug" || first == "emit" || first == "bench" || first == "viz") {
-  } else if (first[0] == '-' || ends_with(first, ".tile") || ends_with(first, ".dt")) {
+  } else if (first[0] == '-' || ends_with(first, ".tile") || ends_with(first, ".dt") || ends_with(first, ".py")) {
     command = "run";  // `dtsim [flags] FILE [flags]` means run
     rest = words;
   } else {

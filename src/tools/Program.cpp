@@ -10,6 +10,7 @@
 
 #include "host/Npy.h"
 #include "ir/TileParser.h"
+#include "pyfront/Triton.h"
 
 namespace dtsim {
 
@@ -66,10 +67,37 @@ std::vector<DtInputShape> input_shapes(const DtProgram& dt, const std::vector<st
   return out;
 }
 
+// "f32[1000]" / "f16[64, 32]" (--buf).
+TritonBuffer parse_buf_spec(const std::string& name, const std::string& spec) {
+  std::string what = "--buf " + name + "=" + spec + ": ";
+  size_t lb = spec.find('[');
+  if (lb == std::string::npos || spec.back() != ']') throw UserError(what + "expected DTYPE[D0, D1, ...], e.g. f32[1000]");
+  TritonBuffer b;
+  b.name = name;
+  auto dt = parse_scalar(spec.substr(0, lb));
+  if (!dt) throw UserError(what + "unknown type '" + spec.substr(0, lb) + "' (expected i1, i32, i64, f16, bf16, f32 or f64)");
+  b.dtype = *dt;
+  std::string dims = spec.substr(lb + 1, spec.size() - lb - 2);
+  size_t p = 0;
+  while (p <= dims.size()) {
+    size_t c = dims.find(',', p);
+    if (c == std::string::npos) c = dims.size();
+    std::string d = dims.substr(p, c - p);
+    d.erase(0, d.find_first_not_of(' '));
+    d.erase(d.find_last_not_of(' ') + 1);
+    char* end = nullptr;
+    long long v = std::strtoll(d.c_str(), &end, 10);
+    if (d.empty() || *end || v <= 0) throw UserError(what + "extents must be positive integers");
+    b.shape.push_back(v);
+    p = c + 1;
+  }
+  return b;
+}
+
 }  // namespace
 
 LoadedProgram load_program(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
-                           const std::vector<std::pair<std::string, std::string>>& ins) {
+                           const std::vector<std::pair<std::string, std::string>>& ins, const PyLaunchFlags& py) {
   LoadedProgram p;
   p.path = path;
   if (ends_with(path, ".tile")) {
@@ -82,8 +110,29 @@ LoadedProgram load_program(const std::string& path, const std::string& kernel, c
     p.dt = parse_dt_file(path);
     p.size_args = bind_dt_sizes(*p.dt, args, input_shapes(*p.dt, ins));
     p.module = lower_dt(*p.dt, kernel);
+  } else if (ends_with(path, ".py")) {
+    require_readable(path);
+    p.is_py = true;
+    TritonLaunch launch;
+    launch.kernel = kernel;
+    launch.args = args;
+    launch.grid = py.grid;
+    std::set<std::string> named;
+    for (const auto& [name, file] : ins) {
+      if (!named.insert(name).second) throw UserError("--in " + name + " given twice");
+      Buffer b = read_npy(file, name, std::nullopt);
+      launch.buffers.push_back(TritonBuffer{name, b.dtype, b.shape, true});
+    }
+    for (const auto& [name, spec] : py.bufs) {
+      if (!named.insert(name).second) throw UserError("--buf " + name + ": '" + name + "' already has a type (from --in or --buf)");
+      launch.buffers.push_back(parse_buf_spec(name, spec));
+    }
+    TritonProgram tp = lower_triton_file(path, launch);
+    p.module = std::move(tp.module);
+    p.size_args = tp.used_args;
+    p.break_at = tp.break_at;
   } else {
-    throw UserError("cannot tell the language of '" + path + "': expected a .tile or .dt file");
+    throw UserError("cannot tell the language of '" + path + "': expected a .tile, .dt or .py file");
   }
   if (p.module.file.empty()) p.module.file = path;
   return p;

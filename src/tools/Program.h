@@ -21,10 +21,20 @@ struct LoadedProgram {
   bool is_dt = false;
   std::shared_ptr<DtProgram> dt;  // .dt only: the checked AST (for --ast and --check)
   Module module;                  // the tile IR (for .dt: lowered), not yet verified
-  std::set<std::string> size_args;  // .dt: the --arg entries that set dim sizes (already lowered in)
+  std::set<std::string> size_args;  // .dt: the --arg entries that set dim sizes (already lowered in);
+                                    // .py: the --arg entries consumed by the specialization
+  bool is_py = false;
+  std::vector<std::string> break_at;  // .py: breakpoint_if() calls, as --break-at specs
 };
 
-// Reads and parses `path` by its extension (.tile: parse_tile_file; .dt: parse_dt_file + lower_dt).
+// What a .py (Triton) kernel's launch needs besides --arg/--in: --grid and --buf.
+struct PyLaunchFlags {
+  std::vector<std::string> grid;
+  std::vector<std::pair<std::string, std::string>> bufs;
+};
+
+// Reads and parses `path` by its extension (.tile: parse_tile_file; .dt: parse_dt_file + lower_dt;
+// .py: lower_triton_file, the buffers typed by the --in files and `py.bufs`, the grid from `py.grid`).
 // `kernel` ("" = all) keeps one kernel (.tile: by kernel name; .dt: by output Func name).
 // A .dt program is lowered for the sizes of the run: `--arg <dim>_SIZE=N` entries of `args` and the
 // shapes of the `--in NAME=FILE` arrays in `ins` (bind_dt_sizes); every command that loads a program
@@ -32,7 +42,7 @@ struct LoadedProgram {
 // UserError for an unknown extension, an unreadable file, a syntax error, an unknown kernel, or sizes
 // that are bad or disagree.
 LoadedProgram load_program(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
-                           const std::vector<std::pair<std::string, std::string>>& ins);
+                           const std::vector<std::pair<std::string, std::string>>& ins, const PyLaunchFlags& py = {});
 
 // bind_params + verify_module on the program's module (annotated in place). Size arguments already
 // lowered into a .dt program (`size_args`) are not bound again.

@@ -169,7 +169,7 @@ def case_usage_errors():
         (["run"], "no input file"),
         (["frobnicate"], "unknown command 'frobnicate'"),
         (["run", "no/such/file.tile"], "cannot open 'no/such/file.tile'"),
-        (["run", "README.md"], "expected a .tile or .dt file"),
+        (["run", "README.md"], "expected a .tile, .dt or .py file"),
         (["emit", "examples/add.tile"], "say what to emit"),
         (["emit", "--ast", "examples/add.tile"], "--ast needs a .dt file"),
         (["emit", "--tile", "--ptx", "examples/add.tile"], "choose one of"),

@@ -1,0 +1,714 @@
+// The Triton frontend's library: tl.* functions, tensor methods and attributes, Python builtins
+// usable in kernels, and the practitioner's guide's breakpoint_if / print_if.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+
+#include "ir/Verify.h"
+
+#include "pyfront/Lower.h"
+
+namespace dtsim::py {
+
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+const std::map<std::string, Scalar>& dtype_names() {
+  static const std::map<std::string, Scalar> m = {
+      {"float16", Scalar::F16}, {"bfloat16", Scalar::BF16}, {"float32", Scalar::F32}, {"float64", Scalar::F64},
+      {"int32", Scalar::I32},   {"int64", Scalar::I64},     {"int1", Scalar::I1},     {"fp16", Scalar::F16},
+      {"bf16", Scalar::BF16},   {"fp32", Scalar::F32},      {"fp64", Scalar::F64}};
+  return m;
+}
+bool unsupported_dtype(const std::string& n) {
+  static const std::set<std::string> s = {"int8", "int16", "uint8", "uint16", "uint32", "uint64", "float8e4nv", "float8e5",
+                                          "float8e4b15", "float8e4b8", "float8e5b16", "void"};
+  return s.count(n) > 0;
+}
+
+// The tensor methods that mirror tl functions (x.to(...), x.sum(axis) ...).
+bool is_method(const std::string& n) {
+  static const std::set<std::string> s = {"to", "reshape", "trans", "permute", "expand_dims", "broadcast_to", "sum", "max", "min",
+                                          "argmax", "argmin", "cast", "view"};
+  return s.count(n) > 0;
+}
+
+struct Builder {
+  Lowerer& L;
+  CallArgs& a;
+
+  const Val& need(size_t i, const std::string& name) {
+    const Val* v = a.get(i, name);
+    if (!v) user_error(a.loc, a.fname + "() missing argument " + q(name));
+    return *v;
+  }
+  const Val* opt(size_t i, const std::string& name) {
+    const Val* v = a.get(i, name);
+    return v && v->k != VK::None ? v : nullptr;
+  }
+  SourceLoc at(size_t i, const std::string& name) const { return a.loc_of(i, name); }
+  Val tensor_arg(size_t i, const std::string& name) {
+    const Val& v = need(i, name);
+    if (v.k != VK::Tensor) {
+      if (v.number()) return L.tensor(L.ir(v, at(i, name)));
+      user_error(at(i, name), a.fname + "() argument " + q(name) + " must be a tensor, got " + py_type_name(v));
+    }
+    return v;
+  }
+  int64_t int_arg(size_t i, const std::string& name) {
+    const Val& v = need(i, name);
+    if (v.k != VK::Int && v.k != VK::Bool) user_error(at(i, name), a.fname + "() argument " + q(name) + " must be a compile-time int, got " + py_type_name(v));
+    return v.i;
+  }
+  std::vector<int64_t> int_list(const Val& v, SourceLoc loc, const std::string& what) {
+    std::vector<int64_t> out;
+    if (v.k == VK::Int) return {v.i};
+    if (v.k != VK::Tuple) user_error(loc, what + " must be a compile-time tuple or list of ints, got " + py_type_name(v));
+    for (const Val& x : v.items) {
+      if (x.k != VK::Int) user_error(loc, what + " must be compile-time ints, got " + py_type_name(x));
+      out.push_back(x.i);
+    }
+    return out;
+  }
+  // shape given as one tuple argument or as several ints (reshape(x, 8, 8))
+  std::vector<int64_t> shape_rest(size_t first, const std::string& name) {
+    if (a.pos.size() > first + 1) {
+      std::vector<int64_t> s;
+      for (size_t i = first; i < a.pos.size(); ++i) s.push_back(int_arg(i, name));
+      return s;
+    }
+    return int_list(need(first, name), at(first, name), a.fname + "() " + name);
+  }
+  Scalar dtype_arg(const Val& v, SourceLoc loc) {
+    if (v.k != VK::DType) user_error(loc, a.fname + "() needs a dtype (tl.float32, ...), got " + py_type_name(v));
+    return v.dt;
+  }
+  std::vector<ExprP> consts(const std::vector<int64_t>& s) {
+    std::vector<ExprP> out;
+    for (int64_t d : s) out.push_back(typed(make_const_int(d, a.loc)));
+    return out;
+  }
+  void ignore(std::initializer_list<const char*> names) {
+    for (const char* n : names) a.get(1000, n);
+  }
+};
+
+ExprP as_i1(Lowerer& L, ExprP e, SourceLoc loc) {
+  if (e->type.elem == Scalar::I1 && !e->type.ptr) return e;
+  return typed(make_binary(BinOp::Ne, e, typed(make_const_int(0, loc)), loc));
+}
+
+// The guide's condition form: '=0,>1' -> pid_0 == 0 and pid_1 > 1 ('' is always true).
+ExprP pid_condition(Lowerer& L, const std::string& conds, const std::vector<Val>& pids, SourceLoc loc) {
+  ExprP out;
+  std::string s;
+  for (char c : conds)
+    if (c != ' ') s += c;
+  size_t field = 0, b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    std::string f = s.substr(b, e - b);
+    if (!f.empty()) {
+      if (field > 2) user_error(loc, "condition " + q(conds) + " has more than 3 fields");
+      std::string op;
+      for (const char* o : {"<=", ">=", "!=", "==", "<", ">", "="})
+        if (f.rfind(o, 0) == 0) {
+          op = o;
+          break;
+        }
+      if (op.empty()) user_error(loc, "condition field " + q(f) + ": rules may only use < > >= <= = !=");
+      std::string num = f.substr(op.size());
+      char* end = nullptr;
+      long v = std::strtol(num.c_str(), &end, 10);
+      if (num.empty() || *end) user_error(loc, "condition field " + q(f) + ": expected an integer after " + op);
+      if (op == "=") op = "==";
+      Val cmp = L.binop(op, pids[field], Val::of_int(v), loc);
+      if (cmp.compile_time()) cmp = L.tensor(L.ir(cmp, loc));
+      out = out ? typed(make_binary(BinOp::And, out, as_i1(L, cmp.e, loc), loc)) : as_i1(L, cmp.e, loc);
+    }
+    ++field;
+    b = e + 1;
+  }
+  return out;
+}
+
+// print / tl.device_print / print_if. Plain arguments: the leading compile-time ones form the
+// text, the runtime ones are the values (one Print statement). An f-string prints one line per
+// runtime field, labelled by the text before it ("pid = {pid} | offs = {offs}" gives the lines
+// "pid = <pid>" and "offs = <offs>"); compile-time fields are formatted into the text.
+void emit_prints(Lowerer& L, const CallArgs& a, SourceLoc loc, std::vector<StmtP>& out) {
+  std::string text;
+  std::vector<ExprP> values;
+  auto flush = [&] {
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    auto s = std::make_shared<Stmt>();
+    s->kind = StmtKind::Print;
+    s->loc = loc;
+    s->text = text;
+    s->args = values;
+    out.push_back(s);
+    text.clear();
+    values.clear();
+  };
+  auto strip_separators = [](const std::string& s) {
+    size_t p = s.find_first_not_of(" ,|;\t");
+    return p == std::string::npos ? std::string() : s.substr(p);
+  };
+  for (size_t i = 0; i < a.pos.size(); ++i) {
+    const Node* n = i < a.pos_nodes.size() ? a.pos_nodes[i] : nullptr;
+    if (n && n->kind == NK::FStr) {
+      text += n->parts[0];
+      for (size_t k = 0; k < n->kids.size(); ++k) {
+        Val v = L.eval(*n->kids[k]);
+        if (v.compile_time()) {
+          text += py_repr(v) + n->parts[k + 1];
+          continue;
+        }
+        values.push_back(L.ir(v, n->kids[k]->loc));
+        flush();
+        text = strip_separators(n->parts[k + 1]);
+      }
+      continue;
+    }
+    const Val& v = a.pos[i];
+    if (v.compile_time() && values.empty()) {
+      text += (text.empty() ? "" : " ") + py_repr(v);
+    } else {
+      values.push_back(L.ir(v, a.pos_loc[i]));
+    }
+  }
+  if (!strip_separators(text).empty() || !values.empty() || out.empty()) flush();
+}
+
+}  // namespace
+
+Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
+  if (v.k == VK::Module) {
+    if (v.mod) return global(*v.mod, attr, loc);
+    if (v.text == "triton") {
+      if (attr == "language") {
+        Val m;
+        m.k = VK::Module;
+        m.text = "triton.language";
+        return m;
+      }
+      return Val::builtin("triton." + attr);
+    }
+    if (v.text == "triton.language") {
+      if (attr == "math" || attr == "libdevice" || attr == "extra") {
+        Val m;
+        m.k = VK::Module;
+        m.text = "triton.language.math";
+        return m;
+      }
+      if (attr == "constexpr") {
+        Val c;
+        c.k = VK::Constexpr;
+        return c;
+      }
+      if (auto it = dtype_names().find(attr); it != dtype_names().end()) return Val::of_dtype(it->second);
+      if (unsupported_dtype(attr)) unsupported(loc, "the dtype tl." + attr);
+      return Val::builtin("tl." + attr);
+    }
+    if (v.text == "triton.language.math") return Val::builtin("tl." + attr);
+  }
+  if (v.k == VK::Builtin && (v.text == "tl.PropagateNan" || v.text == "tl.PropagateNan")) return Val::of_str("PropagateNan." + attr);
+  if (v.k == VK::Tensor) {
+    if (attr == "shape") {
+      std::vector<Val> items;
+      for (int64_t d : v.t.shape) items.push_back(Val::of_int(d));
+      return Val::tuple(items);
+    }
+    if (attr == "dtype") return Val::of_dtype(v.t.elem);
+    if (attr == "T") {
+      CallArgs a;
+      a.fname = "tl.trans";
+      a.loc = loc;
+      a.pos = {v};
+      a.pos_loc = {loc};
+      return call_builtin("tl.trans", a);
+    }
+    if (is_method(attr)) {
+      Val m = Val::builtin(attr == "to" ? "tl.cast" : "tl." + attr);
+      m.self = std::make_shared<Val>(v);
+      return m;
+    }
+    unsupported(loc, "the tensor attribute ." + attr);
+  }
+  if (v.k == VK::DType) {
+    if (attr == "primitive_bitwidth") return Val::of_int(scalar_bytes(v.dt) * 8);
+    if (attr == "is_floating") {
+      Val m = Val::builtin("dtype.is_floating");
+      m.self = std::make_shared<Val>(v);
+      return m;
+    }
+  }
+  if (v.k == VK::Host)
+    user_error(loc, "'" + v.text + "." + attr + "' is host code: a kernel can use only compile-time constants, tl.* and @triton.jit functions");
+  if (v.k == VK::Constexpr && attr == "value") return v;
+  if (v.number() && attr == "value") return v;
+  user_error(loc, py_type_name(v) + " has no attribute " + q(attr));
+}
+
+Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
+  std::string name = name0;
+  Builder B{*this, a};
+  SourceLoc loc = a.loc;
+  auto unary = [&](UnOp op) {
+    Val x = B.tensor_arg(0, "x");
+    a.done();
+    return tensor(make_unary(op, ir(x, loc), loc));
+  };
+  // ---- Python builtins ----
+  if (name == "range") user_error(loc, "range() can only be used in a for loop");
+  if (name == "len") {
+    const Val& v = B.need(0, "obj");
+    a.done();
+    if (v.k == VK::Tuple) return Val::of_int(static_cast<int64_t>(v.items.size()));
+    if (v.k == VK::Str) return Val::of_int(static_cast<int64_t>(v.text.size()));
+    user_error(loc, "len() of " + py_type_name(v));
+  }
+  if (name == "min" || name == "max") {
+    std::vector<Val> xs = a.pos;
+    if (xs.size() == 1 && xs[0].k == VK::Tuple) xs = xs[0].items;
+    for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
+    a.done();
+    if (xs.empty()) user_error(loc, name + "() needs arguments");
+    Val best = xs[0];
+    for (size_t i = 1; i < xs.size(); ++i) {
+      if (!xs[i].compile_time() || !best.compile_time())
+        user_error(loc, name + "() works on compile-time values; use tl.minimum / tl.maximum on tensors");
+      Val lt = binop(name == "min" ? "<" : ">", xs[i], best, loc);
+      if (lt.i) best = xs[i];
+    }
+    return best;
+  }
+  if (name == "int" || name == "float" || name == "bool") {
+    const Val& v = B.need(0, "x");
+    a.done();
+    if (!v.compile_time()) user_error(loc, name + "() of a runtime value; use .to(tl.int32) / .to(tl.float32)");
+    if (v.k == VK::Str) {
+      if (name == "float") {
+        std::string t = v.text;
+        for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (t == "inf" || t == "+inf" || t == "infinity") return Val::of_float(INFINITY);
+        if (t == "-inf" || t == "-infinity") return Val::of_float(-INFINITY);
+        if (t == "nan") return Val::of_float(NAN);
+        char* end = nullptr;
+        double d = std::strtod(v.text.c_str(), &end);
+        if (!v.text.empty() && *end == '\0') return Val::of_float(d);
+      }
+      user_error(loc, name + "() of the string '" + v.text + "'");
+    }
+    double d = v.k == VK::Float ? v.f : static_cast<double>(v.i);
+    if (name == "int") return Val::of_int(static_cast<int64_t>(d));
+    if (name == "float") return Val::of_float(d);
+    return Val::of_bool(d != 0);
+  }
+  if (name == "abs") {
+    const Val& v = B.need(0, "x");
+    if (v.k == VK::Int) { a.done(); return Val::of_int(v.i < 0 ? -v.i : v.i); }
+    if (v.k == VK::Float) { a.done(); return Val::of_float(std::fabs(v.f)); }
+    return unary(UnOp::Abs);
+  }
+  if (name == "triton.cdiv" || name == "cdiv" || name == "tl.cdiv") {
+    Val x = B.need(0, "x"), d = B.need(1, "div");
+    a.done();
+    if (x.compile_time() && d.compile_time()) {
+      if (x.k != VK::Int || d.k != VK::Int) user_error(loc, "cdiv() needs integers");
+      if (d.i == 0) user_error(loc, "cdiv() by zero");
+      Val s = binop("+", x, Val::of_int(d.i - 1), loc);
+      return binop("//", s, d, loc);
+    }
+    return tensor(make_binary(BinOp::Cdiv, ir(x, loc), ir(d, loc), loc));
+  }
+  if (name == "triton.next_power_of_2") {
+    int64_t n = B.int_arg(0, "n");
+    a.done();
+    int64_t p = 1;
+    while (p < n) p <<= 1;
+    return Val::of_int(p);
+  }
+  if (name == "dtype.is_floating") {
+    a.done();
+    return Val::of_bool(is_float(a.pos.empty() ? Scalar::F32 : a.pos[0].dt));
+  }
+  if (name == "print" || name == "tl.device_print") {
+    std::vector<StmtP> out;
+    for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
+    B.ignore({"hex", "sep", "end", "flush"});
+    a.done();
+    emit_prints(*this, a, loc, out);
+    for (auto& s : out) emit(s);
+    return Val::none();
+  }
+  if (name == "print_if" || name == "breakpoint_if") {
+    bool is_print = name == "print_if";
+    size_t off = is_print ? 1 : 0;
+    if (is_print) B.need(0, "txt");
+    const Val& conds = B.need(off, "conds");
+    if (conds.k != VK::Str) user_error(a.loc_of(off, "conds"), name + "() conditions must be a string like '=0,>1'");
+    std::vector<Val> pids;
+    for (int i = 0; i < 3; ++i) {
+      const Val* p = a.get(off + 1 + static_cast<size_t>(i), "pid_" + std::to_string(i));
+      Val v = p ? *p : Val::of_int(0);
+      if (v.k == VK::Tuple && v.items.size() == 1) v = v.items[0];  // the helper's default [0]
+      pids.push_back(v);
+    }
+    a.done();
+    ExprP cond = pid_condition(*this, conds.text, pids, loc);
+    if (is_print) {
+      CallArgs pa = a;
+      pa.pos.resize(1);
+      pa.pos_nodes.resize(1);
+      std::vector<StmtP> prints;
+      emit_prints(*this, pa, loc, prints);
+      if (!cond) {
+        for (auto& s : prints) emit(s);
+      } else {
+        emit(make_if(cond, prints, {}, loc));
+      }
+      return Val::none();
+    }
+    // breakpoint_if: the condition goes into a variable (a statement without a line of its own);
+    // the debugger stops at the empty `if` on this line when the variable is true.
+    std::string var = fresh("breakpoint_if_" + std::to_string(loc.line));
+    ExprP c = cond ? cond : typed(make_const_bool(true, loc));
+    emit(make_assign(var, c, SourceLoc{}));
+    blocks_.back().declared[var] = Type{Scalar::I1, false, {}};
+    ExprP ref = make_var(var, loc);
+    ref->type = Type{Scalar::I1, false, {}};
+    emit(make_if(ref, {}, {}, loc));
+    break_at.push_back(Sources::name(loc.file) + ":" + std::to_string(loc.line) + " if " + var);
+    return Val::none();
+  }
+  if (name.rfind("triton.", 0) == 0) {
+    if (name == "triton.jit" || name == "triton.autotune" || name == "triton.heuristics" || name == "triton.Config")
+      user_error(loc, name + " cannot be called inside a kernel");
+    unsupported(loc, name);
+  }
+  if (name.rfind("tl.", 0) != 0) user_error(loc, q(name) + " cannot be called from a kernel");
+  std::string tl = name.substr(3);
+
+  // ---- program ids ----
+  if (tl == "program_id" || tl == "num_programs") {
+    int64_t axis = B.int_arg(0, "axis");
+    a.done();
+    if (axis < 0 || axis > 2) user_error(a.loc_of(0, "axis"), "axis must be 0, 1 or 2, got " + std::to_string(axis));
+    return tensor(tl == "program_id" ? make_program_id(static_cast<int>(axis), loc) : make_num_programs(static_cast<int>(axis), loc));
+  }
+  // ---- creation ----
+  if (tl == "arange") {
+    int64_t lo = B.int_arg(0, "start"), hi = B.int_arg(1, "end");
+    a.done();
+    return tensor(make_arange(typed(make_const_int(lo, loc)), typed(make_const_int(hi, loc)), loc));
+  }
+  if (tl == "zeros" || tl == "full") {
+    std::vector<int64_t> shape = B.int_list(B.need(0, "shape"), B.at(0, "shape"), a.fname + "() shape");
+    Val value = tl == "zeros" ? Val::of_int(0) : B.need(1, "value");
+    size_t di = tl == "zeros" ? 1 : 2;
+    const Val& dt = B.need(di, "dtype");
+    Scalar s = B.dtype_arg(dt, B.at(di, "dtype"));
+    a.done();
+    return tensor(make_full(B.consts(shape), ir(value, loc), s, loc));
+  }
+  if (tl == "zeros_like" || tl == "full_like") {
+    Val x = B.tensor_arg(0, "input");
+    Val value = tl == "zeros_like" ? Val::of_int(0) : B.need(1, "value");
+    size_t di = tl == "zeros_like" ? 1 : 2;
+    const Val* dt = B.opt(di, "dtype");
+    Scalar s = dt ? B.dtype_arg(*dt, B.at(di, "dtype")) : x.t.elem;
+    a.done();
+    if (x.t.ptr) unsupported(loc, a.fname + "() of a pointer tensor");
+    if (x.t.is_scalar()) return tensor(make_cast(ir(value, loc), s, loc));
+    return tensor(make_full(B.consts(x.t.shape), ir(value, loc), s, loc));
+  }
+  // ---- memory ----
+  if (tl == "load") {
+    Val p = B.tensor_arg(0, "pointer");
+    const Val* mask = B.opt(1, "mask");
+    const Val* other = B.opt(2, "other");
+    const Val* bc = B.opt(3, "boundary_check");
+    const Val* pad = B.opt(4, "padding_option");
+    if (bc && !(bc->k == VK::Tuple && bc->items.empty())) unsupported(B.at(3, "boundary_check"), "tl.load(boundary_check=...) (block pointers)");
+    if (pad && !(pad->k == VK::Str && pad->text.empty())) unsupported(B.at(4, "padding_option"), "tl.load(padding_option=...) (block pointers)");
+    B.ignore({"cache_modifier", "eviction_policy", "volatile"});
+    a.done();
+    if (!p.t.ptr) user_error(B.at(0, "pointer"), "tl.load() needs a pointer, got " + py_type_name(p));
+    for (const auto& b : p.bufs) loaded.insert(b);
+    ExprP m = mask ? as_i1(*this, ir(*mask, B.at(1, "mask")), B.at(1, "mask")) : nullptr;
+    return tensor(make_load(ir(p, loc), m, other ? ir(*other, B.at(2, "other")) : nullptr, loc));
+  }
+  if (tl == "store") {
+    Val p = B.tensor_arg(0, "pointer");
+    Val v = B.need(1, "value");
+    const Val* mask = B.opt(2, "mask");
+    const Val* bc = B.opt(3, "boundary_check");
+    if (bc && !(bc->k == VK::Tuple && bc->items.empty())) unsupported(B.at(3, "boundary_check"), "tl.store(boundary_check=...) (block pointers)");
+    B.ignore({"cache_modifier", "eviction_policy"});
+    a.done();
+    if (!p.t.ptr) user_error(B.at(0, "pointer"), "tl.store() needs a pointer, got " + py_type_name(p));
+    for (const auto& b : p.bufs) stored.insert(b);
+    ExprP ep = ir(p, loc), ev = ir(v, B.at(1, "value"));
+    ExprP em = mask ? as_i1(*this, ir(*mask, B.at(2, "mask")), B.at(2, "mask")) : nullptr;
+    // Triton broadcasts the pointer to the value's and the mask's shape.
+    Shape s = ep->type.shape;
+    for (const ExprP& x : {ev, em})
+      if (x) s = broadcast_shapes(s, x->type.shape).value_or(s);
+    if (s != ep->type.shape) ep = typed(make_broadcast(ep, B.consts(s), loc));
+    emit(make_store(ep, ev, em, loc));
+    return Val::none();
+  }
+  // ---- dot ----
+  if (tl == "dot") {
+    Val x = B.tensor_arg(0, "input"), y = B.tensor_arg(1, "other");
+    const Val* acc = B.opt(2, "acc");
+    const Val* prec = B.opt(3, "input_precision");
+    const Val* tf32 = B.opt(4, "allow_tf32");
+    const Val* imprecise = B.opt(5, "max_num_imprecise_acc");
+    const Val* out = B.opt(6, "out_dtype");
+    a.done();
+    bool f32_operands = x.t.elem == Scalar::F32 || y.t.elem == Scalar::F32;
+    // f32 operands: "ieee" multiplies them exactly, "tf32" rounds them to tf32 first (the IR's
+    // precision=tf32). Triton's default is tf32 (or $TRITON_F32_DEFAULT); allow_tf32 is the old spelling.
+    std::string precision = "tf32";
+    if (const char* env = std::getenv("TRITON_F32_DEFAULT")) precision = env;
+    SourceLoc ploc = loc;
+    if (tf32 && tf32->compile_time()) {
+      precision = truthy(*tf32, B.at(4, "allow_tf32")) ? "tf32" : "ieee";
+      ploc = B.at(4, "allow_tf32");
+    }
+    if (prec) {
+      if (prec->k != VK::Str) user_error(B.at(3, "input_precision"), "input_precision must be a string");
+      precision = prec->text;
+      ploc = B.at(3, "input_precision");
+    }
+    if (f32_operands && precision != "ieee" && precision != "tf32")
+      unsupported(ploc, "tl.dot(input_precision=\"" + precision + "\") (f32 operands: \"ieee\" or \"tf32\")");
+    if (imprecise && !(imprecise->k == VK::Int && imprecise->i == 0)) unsupported(B.at(5, "max_num_imprecise_acc"), "tl.dot(max_num_imprecise_acc=...)");
+    Scalar rt = x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+    if (out && (out->k != VK::DType || out->dt != rt))
+      unsupported(B.at(6, "out_dtype"), std::string("tl.dot(out_dtype=") + py_repr(*out) + ") (the result is " + scalar_name(rt) + ")");
+    if (x.t.rank() != 2 || y.t.rank() != 2) unsupported(loc, "tl.dot of tensors that are not 2-D (" + x.t.str() + ", " + y.t.str() + ")");
+    ExprP eacc = acc ? ir(*acc, B.at(2, "acc")) : nullptr;
+    ExprP d = make_dot(ir(x, loc), ir(y, loc), eacc, loc);
+    d->tf32 = f32_operands && precision == "tf32";
+    return tensor(d);
+  }
+  // ---- reductions ----
+  if (tl == "sum" || tl == "max" || tl == "min" || tl == "argmax" || tl == "argmin") {
+    Val x = B.tensor_arg(0, "input");
+    const Val* axv = B.opt(1, "axis");
+    bool want_idx = false;
+    bool keep = false;
+    if (tl == "max" || tl == "min") {
+      const Val* ri = B.opt(2, "return_indices");
+      want_idx = ri && ri->i;
+      const Val* tb = B.opt(3, "return_indices_tie_break_left");
+      if (tb && !tb->i) unsupported(B.at(3, "return_indices_tie_break_left"), "return_indices_tie_break_left=False");
+      const Val* kd = B.opt(4, "keep_dims");
+      keep = kd && kd->i;
+    } else if (tl == "argmax" || tl == "argmin") {
+      const Val* tb = B.opt(2, "tie_break_left");
+      if (tb && !tb->i) unsupported(B.at(2, "tie_break_left"), "tie_break_left=False");
+      const Val* kd = B.opt(3, "keep_dims");
+      keep = kd && kd->i;
+    } else {
+      const Val* kd = B.opt(2, "keep_dims");
+      keep = kd && kd->i;
+      if (const Val* dt = B.opt(3, "dtype")) x = tensor(make_cast(ir(x, loc), B.dtype_arg(*dt, B.at(3, "dtype")), loc));
+    }
+    a.done();
+    if (x.t.ptr || x.t.is_scalar()) user_error(B.at(0, "input"), a.fname + "() needs a tensor, got " + py_type_name(x));
+    auto reduce = [&](RedOp op) {
+      ExprP e = ir(x, loc);
+      int rank = e->type.rank();
+      int axis;
+      if (!axv) {
+        if (rank > 1) e = typed(make_reshape(e, B.consts({e->type.numel()}), loc));
+        axis = 0;
+      } else {
+        if (axv->k != VK::Int) user_error(B.at(1, "axis"), "axis must be a compile-time int");
+        axis = static_cast<int>(axv->i);
+      }
+      ExprP r = typed(make_reduce(op, e, axis, loc));
+      if (keep) {
+        if (!axv) {
+          r = typed(make_reshape(r, B.consts(std::vector<int64_t>(static_cast<size_t>(rank), 1)), loc));
+        } else {
+          r = typed(make_expand_dims(r, axis < 0 ? axis + rank : axis, loc));
+        }
+      }
+      return tensor(r);
+    };
+    if (tl == "sum") return reduce(RedOp::Sum);
+    if (tl == "argmax") return reduce(RedOp::Argmax);
+    if (tl == "argmin") return reduce(RedOp::Argmin);
+    Val m = reduce(tl == "max" ? RedOp::Max : RedOp::Min);
+    if (!want_idx) return m;
+    return Val::tuple({m, reduce(tl == "max" ? RedOp::Argmax : RedOp::Argmin)});
+  }
+  // ---- elementwise ----
+  if (tl == "where") {
+    Val c = B.need(0, "condition"), x = B.need(1, "x"), y = B.need(2, "y");
+    a.done();
+    if (c.compile_time() && x.compile_time() && y.compile_time()) return truthy(c, loc) ? x : y;
+    std::set<std::string> bufs = x.bufs;
+    bufs.insert(y.bufs.begin(), y.bufs.end());
+    return tensor(make_where(as_i1(*this, ir(c, B.at(0, "condition")), loc), ir(x, B.at(1, "x")), ir(y, B.at(2, "y")), loc), bufs);
+  }
+  if (tl == "minimum" || tl == "maximum") {
+    Val x = B.need(0, "x"), y = B.need(1, "y");
+    B.ignore({"propagate_nan"});
+    a.done();
+    return tensor(make_binary(tl == "minimum" ? BinOp::Min : BinOp::Max, ir(x, loc), ir(y, loc), loc));
+  }
+  if (tl == "clamp") {
+    Val x = B.need(0, "x"), lo = B.need(1, "min"), hi = B.need(2, "max");
+    B.ignore({"propagate_nan"});
+    a.done();
+    ExprP m = typed(make_binary(BinOp::Max, ir(x, loc), ir(lo, B.at(1, "min")), loc));
+    return tensor(make_binary(BinOp::Min, m, ir(hi, B.at(2, "max")), loc));
+  }
+  if (tl == "exp") return unary(UnOp::Exp);
+  if (tl == "exp2") return unary(UnOp::Exp2);
+  if (tl == "log") return unary(UnOp::Log);
+  if (tl == "log2") return unary(UnOp::Log2);
+  if (tl == "sqrt" || tl == "sqrt_rn") return unary(UnOp::Sqrt);
+  if (tl == "rsqrt") return unary(UnOp::Rsqrt);
+  if (tl == "sigmoid") return unary(UnOp::Sigmoid);
+  if (tl == "abs") return unary(UnOp::Abs);
+  if (tl == "fma") {
+    Val x = B.tensor_arg(0, "x"), y = B.tensor_arg(1, "y"), z = B.tensor_arg(2, "z");
+    a.done();
+    // x*y+z with one rounding: the product of two f32/f16/bf16 values is exact in f64, the sum is
+    // rounded once to f64 and then to the result type (docs/triton.md: the double-rounding note).
+    ExprP ex = ir(x, loc), ey = ir(y, loc), ez = ir(z, loc);
+    ExprP probe = typed(make_binary(BinOp::Add, typed(make_binary(BinOp::Mul, clone_expr(ex), clone_expr(ey), loc)), clone_expr(ez), loc));
+    Scalar rt = is_float(probe->type.elem) ? probe->type.elem : Scalar::F32;
+    ExprP p = typed(make_binary(BinOp::Mul, typed(make_cast(ex, Scalar::F64, loc)), typed(make_cast(ey, Scalar::F64, loc)), loc));
+    ExprP s = typed(make_binary(BinOp::Add, p, typed(make_cast(ez, Scalar::F64, loc)), loc));
+    return tensor(make_cast(s, rt, loc));
+  }
+  if (tl == "cast") {
+    Val x = B.tensor_arg(0, "input");
+    Scalar s = B.dtype_arg(B.need(1, "dtype"), B.at(1, "dtype"));
+    const Val* rounding = B.opt(2, "fp_downcast_rounding");
+    const Val* bitcast = B.opt(3, "bitcast");
+    a.done();
+    if (rounding) unsupported(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding");
+    if (bitcast && bitcast->i) unsupported(B.at(3, "bitcast"), "bitcast");
+    if (x.t.ptr) unsupported(loc, "casting a pointer");
+    if (x.t.elem == s) return x;
+    return tensor(make_cast(ir(x, loc), s, loc));
+  }
+  // ---- shapes ----
+  if (tl == "reshape" || tl == "view") {
+    Val x = B.tensor_arg(0, "input");
+    B.ignore({"can_reorder"});
+    std::vector<int64_t> s = B.shape_rest(1, "shape");
+    a.done();
+    int64_t known = 1, neg = -1;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == -1 && neg < 0) neg = static_cast<int64_t>(i);
+      else known *= s[i];
+    }
+    if (neg >= 0 && known > 0) s[static_cast<size_t>(neg)] = x.t.numel() / known;
+    return tensor(make_reshape(ir(x, loc), B.consts(s), loc));
+  }
+  if (tl == "trans" || tl == "permute") {
+    Val x = B.tensor_arg(0, "input");
+    std::vector<int64_t> dims;
+    if (a.pos.size() > 1 || a.get(1000, "dims")) dims = tl == "trans" && a.pos.size() > 2 ? B.shape_rest(1, "dims") : B.shape_rest(1, "dims");
+    a.done();
+    int r = x.t.rank();
+    if (dims.empty()) {
+      if (tl == "permute") user_error(loc, "tl.permute() needs the dims");
+      for (int i = r - 1; i >= 0; --i) dims.push_back(i);
+    }
+    bool identity = true;
+    for (size_t i = 0; i < dims.size(); ++i) identity = identity && dims[i] == static_cast<int64_t>(i);
+    if (static_cast<int>(dims.size()) != r) user_error(loc, a.fname + "(): " + std::to_string(dims.size()) + " dims for a tensor of rank " + std::to_string(r));
+    if (identity) return x;
+    if (r == 2) return tensor(make_trans(ir(x, loc), loc));
+    unsupported(loc, a.fname + "() of a rank-" + std::to_string(r) + " tensor");
+  }
+  if (tl == "expand_dims") {
+    Val x = B.tensor_arg(0, "input");
+    std::vector<int64_t> axes = B.int_list(B.need(1, "axis"), B.at(1, "axis"), "expand_dims() axis");
+    a.done();
+    ExprP e = ir(x, loc);
+    int final_rank = e->type.rank() + static_cast<int>(axes.size());
+    std::vector<int64_t> norm;
+    for (int64_t ax : axes) norm.push_back(ax < 0 ? ax + final_rank : ax);
+    std::sort(norm.begin(), norm.end());
+    for (int64_t ax : norm) e = typed(make_expand_dims(e, static_cast<int>(ax), loc));
+    return tensor(e, x.bufs);
+  }
+  if (tl == "broadcast_to") {
+    Val x = B.tensor_arg(0, "input");
+    std::vector<int64_t> s = B.shape_rest(1, "shape");
+    a.done();
+    return tensor(make_broadcast(ir(x, loc), B.consts(s), loc), x.bufs);
+  }
+  // ---- hints ----
+  if (tl == "multiple_of" || tl == "max_contiguous" || tl == "max_constancy") {
+    Val x = B.need(0, "input");
+    B.need(1, "values");
+    a.done();
+    return x;
+  }
+  // ---- compile-time and debugging ----
+  if (tl == "static_assert") {
+    const Val& c = B.need(0, "cond");
+    const Val* msg = B.opt(1, "msg");
+    a.done();
+    if (!c.compile_time()) user_error(B.at(0, "cond"), "tl.static_assert() needs a compile-time condition (use tl.device_assert)");
+    if (!truthy(c, loc)) user_error(B.at(0, "cond"), "static assertion failed" + (msg ? ": " + py_repr(*msg) : std::string()));
+    return Val::none();
+  }
+  if (tl == "static_print") {
+    std::string s;
+    for (size_t i = 0; i < a.pos.size(); ++i) {
+      a.get(i, "");
+      s += (i ? " " : "") + py_repr(a.pos[i]);
+    }
+    a.done();
+    std::cerr << s << "\n";
+    return Val::none();
+  }
+  if (tl == "device_assert") {
+    Val c = B.need(0, "cond");
+    const Val* msg = B.opt(1, "msg");
+    a.done();
+    if (c.compile_time()) {
+      if (!truthy(c, loc)) user_error(B.at(0, "cond"), "assertion failed" + (msg ? ": " + py_repr(*msg) : std::string()));
+      return Val::none();
+    }
+    auto s = std::make_shared<Stmt>();
+    s->kind = StmtKind::Assert;
+    s->loc = loc;
+    s->text = msg ? py_repr(*msg) : "";
+    s->args.push_back(as_i1(*this, ir(c, loc), loc));
+    emit(s);
+    return Val::none();
+  }
+  if (tl == "swizzle2d") {
+    std::vector<ExprP> xs;
+    const char* names[] = {"i", "j", "size_i", "size_j", "size_g"};
+    for (size_t i = 0; i < 5; ++i) xs.push_back(ir(B.need(i, names[i]), B.at(i, names[i])));
+    a.done();
+    Val p;
+    p.k = VK::Pair;
+    p.e = typed(make_swizzle2d(xs[0], xs[1], xs[2], xs[3], xs[4], loc));
+    p.t = p.e->type;
+    return p;
+  }
+  if (tl == "static_range" || tl == "range") user_error(loc, a.fname + "() can only be used in a for loop");
+  unsupported(loc, a.fname);
+}
+
+}  // namespace dtsim::py

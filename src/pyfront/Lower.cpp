@@ -1,0 +1,638 @@
+// The Triton frontend's lowering: specializes the launched @triton.jit function by partial
+// evaluation (compile-time values folded, helpers inlined) and emits tile IR for what runs.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+
+#include "ir/TileParser.h"
+#include "pyfront/Lower.h"
+#include "pyfront/PyLexer.h"
+
+namespace dtsim::py {
+
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+constexpr int kMaxIrHeight = 512;  // height of one IR expression: later passes recurse over it
+
+// Names the IR's text form reserves; an IR variable never takes them.
+bool tile_reserved(const std::string& s) {
+  return s == "kernel" || s == "inf" || s == "nan" || s == "pid0" || s == "pid1" || s == "pid2";
+}
+
+// Names bound (assigned, loop targets) anywhere in a block, nested blocks included.
+void assigned_names(const std::vector<NodeP>& body, std::set<std::string>& out) {
+  std::function<void(const Node*)> target = [&](const Node* t) {
+    if (!t) return;
+    if (t->kind == NK::Name) out.insert(t->text);
+    if (t->kind == NK::Tuple || t->kind == NK::List)
+      for (auto& k : t->kids) target(k.get());
+  };
+  for (const NodeP& s : body) {
+    switch (s->kind) {
+      case NK::Assign:
+        for (size_t i = 0; i + 1 < s->kids.size(); ++i) target(s->kids[i].get());
+        break;
+      case NK::AugAssign:
+      case NK::AnnAssign:
+      case NK::For:
+        target(s->kids[0].get());
+        break;
+      default: break;
+    }
+    assigned_names(s->body, out);
+    assigned_names(s->orelse, out);
+  }
+}
+
+}  // namespace
+
+bool is_constexpr_annotation(const Node* a) {
+  if (!a) return false;
+  if (a->kind == NK::Attr && a->text == "constexpr") return true;
+  if (a->kind == NK::Name && a->text == "constexpr") return true;
+  if (a->kind == NK::Str && (a->text == "tl.constexpr" || a->text == "constexpr")) return true;
+  return false;
+}
+
+[[noreturn]] void unsupported(SourceLoc loc, const std::string& what) { user_error(loc, what + " is not supported yet"); }
+
+SourceLoc start_loc(const Node& n) {
+  if ((n.kind == NK::Attr || n.kind == NK::Call || n.kind == NK::Subscript || n.kind == NK::BinOp || n.kind == NK::Compare ||
+       n.kind == NK::BoolOp) && !n.kids.empty() && n.kids[0])
+    return start_loc(*n.kids[0]);
+  return n.loc;
+}
+
+// ---- call arguments ----
+
+const Val* CallArgs::get(size_t i, const std::string& name) {
+  pos_used.resize(pos.size());
+  kw_used.resize(kw.size());
+  if (i < pos.size()) {
+    pos_used[i] = true;
+    for (size_t k = 0; k < kw.size(); ++k)
+      if (kw[k].first == name) user_error(kw_loc[k], fname + "() got multiple values for argument " + q(name));
+    return &pos[i];
+  }
+  for (size_t k = 0; k < kw.size(); ++k)
+    if (kw[k].first == name) {
+      kw_used[k] = true;
+      return &kw[k].second;
+    }
+  return nullptr;
+}
+
+SourceLoc CallArgs::loc_of(size_t i, const std::string& name) const {
+  if (i < pos.size()) return pos_loc[i];
+  for (size_t k = 0; k < kw.size(); ++k)
+    if (kw[k].first == name) return kw_loc[k];
+  return loc;
+}
+
+void CallArgs::done() {
+  pos_used.resize(pos.size());
+  kw_used.resize(kw.size());
+  for (size_t i = 0; i < pos.size(); ++i)
+    if (!pos_used[i]) user_error(pos_loc[i], fname + "() takes fewer positional arguments (" + std::to_string(i) + " used)");
+  for (size_t k = 0; k < kw.size(); ++k)
+    if (!kw_used[k]) user_error(kw_loc[k], fname + "() got an unexpected keyword argument " + q(kw[k].first));
+}
+
+// ---- IR helpers ----
+
+ExprP Lowerer::ir(const Val& v, SourceLoc loc, const char* what) {
+  switch (v.k) {
+    case VK::Tensor: return clone_expr(v.e);
+    case VK::Int: {
+      ExprP e = make_const_int(v.i, loc);
+      if (v.i < INT32_MIN || v.i > INT32_MAX) {
+        e->weak = false;  // a Python int beyond 32 bits is an i64 value (Triton's typing)
+        e->dtype = Scalar::I64;
+      }
+      return typed(e);
+    }
+    case VK::Float: return typed(make_const_float(v.f, loc));
+    case VK::Bool: return typed(make_const_bool(v.i != 0, loc));
+    default: user_error(loc, std::string("expected ") + what + ", got " + py_type_name(v));
+  }
+}
+
+// Whether the tree under `e` is more than `limit` nodes high (the walk stops at the limit).
+static bool deeper_than(const Expr* e, int limit) {
+  if (!e) return false;
+  if (limit <= 0) return true;
+  for (const ExprP& a : e->args)
+    if (deeper_than(a.get(), limit - 1)) return true;
+  return false;
+}
+
+Val Lowerer::tensor(ExprP e, std::set<std::string> bufs) {
+  if (deeper_than(e.get(), kMaxIrHeight))
+    user_error(e->loc, "expression too deeply nested (more than " + std::to_string(kMaxIrHeight) +
+                           " levels after inlining); split it with variables");
+  Val v;
+  v.k = VK::Tensor;
+  typed(e);
+  v.t = e->type;
+  v.e = std::move(e);
+  v.bufs = std::move(bufs);
+  return v;
+}
+
+void Lowerer::emit(StmtP s) { blocks_.back().out->push_back(std::move(s)); }
+
+bool Lowerer::visible(const std::string& irname) const { return visible_type(irname) != nullptr; }
+
+const Type* Lowerer::visible_type(const std::string& irname) const {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it)
+    if (auto d = it->declared.find(irname); d != it->declared.end()) return &d->second;
+  return nullptr;
+}
+
+std::string Lowerer::fresh(const std::string& base) {
+  if (!visible(base) && !tile_reserved(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "_" + std::to_string(i);
+    if (!visible(n)) return n;
+  }
+}
+
+bool Lowerer::in_runtime_block() const { return blocks_.size() > frames_.back().depth; }
+
+// Binds `v` to a new IR variable named after `name` and returns the variable as a value.
+Val Lowerer::materialize(const Val& v, const std::string& name, SourceLoc loc) {
+  ExprP e = ir(v, loc);
+  std::string var = fresh(name);
+  emit(make_assign(var, e, loc));
+  blocks_.back().declared[var] = e->type;
+  ExprP ref = make_var(var, loc);
+  ref->type = e->type;
+  Val out = tensor(ref, v.bufs);
+  out.var = var;
+  return out;
+}
+
+// Whether two compile-time numbers or strings are equal.
+static bool fold_equal(const Val& a, const Val& b) {
+  if (a.k == VK::Str) return a.text == b.text;
+  if (a.k == VK::Float) return a.f == b.f;
+  return a.i == b.i;
+}
+
+// ---- statements ----
+
+void Lowerer::exec_block(const std::vector<NodeP>& body) {
+  for (const NodeP& s : body) {
+    if (frames_.back().returned) return;
+    exec(*s);
+  }
+}
+
+void Lowerer::exec(const Node& s) {
+  switch (s.kind) {
+    case NK::ExprStmt: {
+      const Node& e = *s.kids[0];
+      if (e.kind == NK::Str || e.kind == NK::Ellipsis) return;  // docstring
+      eval(e);
+      return;
+    }
+    case NK::Assign: {
+      Val v = eval(*s.kids.back());
+      for (size_t i = 0; i + 1 < s.kids.size(); ++i) assign(*s.kids[i], v, s.loc);
+      return;
+    }
+    case NK::AnnAssign: {
+      if (!s.kids[2]) return;
+      Val v = eval(*s.kids[2]);
+      if (is_constexpr_annotation(s.kids[1].get()) && !v.compile_time())
+        user_error(s.kids[2]->loc, "a tl.constexpr value must be known at compile time, got " + py_type_name(v));
+      assign(*s.kids[0], v, s.loc);
+      return;
+    }
+    case NK::AugAssign: {
+      const Node& t = *s.kids[0];
+      if (t.kind != NK::Name) user_error(t.loc, "only a name can be the target of " + s.op + "=");
+      Val cur = lookup(t.text, t.loc);
+      Val rhs = eval(*s.kids[1]);
+      Val v = binop(s.op, cur, rhs, s.loc);
+      std::optional<BinOp> aug;
+      ExprP aug_rhs;
+      if (v.k == VK::Tensor && v.e->kind == ExprKind::Binary && !cur.var.empty() && rhs.k != VK::Pair) {
+        aug = v.e->bop;
+        aug_rhs = v.e->args[1];
+      }
+      assign_name(t.text, v, s.loc, aug, aug_rhs);
+      return;
+    }
+    case NK::If: {
+      if (s.op == "group") {
+        exec_block(s.body);
+        return;
+      }
+      Val c = eval(*s.kids[0]);
+      if (c.compile_time()) {
+        exec_block(truthy(c, s.kids[0]->loc) ? s.body : s.orelse);
+        return;
+      }
+      runtime_if(s, c);
+      return;
+    }
+    case NK::For: lower_for(s); return;
+    case NK::While: {
+      for (int n = 0;; ++n) {
+        Val c = eval(*s.kids[0]);
+        if (!c.compile_time()) unsupported(s.loc, "a while loop on a runtime condition");
+        if (!truthy(c, s.kids[0]->loc)) return;
+        if (n > 100000) user_error(s.loc, "this compile-time while loop runs more than 100000 times");
+        exec_block(s.body);
+        if (frames_.back().returned) return;
+      }
+    }
+    case NK::Return: {
+      Val v = s.kids[0] ? eval(*s.kids[0]) : Val::none();  // may call helpers (frames_ grows)
+      Frame& f = frames_.back();
+      if (in_runtime_block()) {
+        if (!f.kernel) unsupported(s.loc, "return inside a runtime if/for of a helper function");
+        if (v.k != VK::None) user_error(s.loc, "a kernel cannot return a value");
+        auto r = std::make_shared<Stmt>();
+        r->kind = StmtKind::Return;
+        r->loc = s.loc;
+        emit(r);
+      } else if (f.kernel && v.k != VK::None) {
+        user_error(s.loc, "a kernel cannot return a value");
+      }
+      f.ret = v;
+      f.returned = true;
+      return;
+    }
+    case NK::Pass: return;
+    case NK::Break: unsupported(s.loc, "break");
+    case NK::Continue: unsupported(s.loc, "continue");
+    case NK::Assert: {
+      Val c = eval(*s.kids[0]);
+      std::string msg = s.kids[1] ? py_repr(eval(*s.kids[1])) : "";
+      if (c.compile_time()) {
+        if (!truthy(c, s.kids[0]->loc)) user_error(s.kids[0]->loc, "assertion failed" + (msg.empty() ? "" : ": " + msg));
+        return;
+      }
+      auto a = std::make_shared<Stmt>();
+      a->kind = StmtKind::Assert;
+      a->loc = s.loc;
+      a->text = msg;
+      ExprP e = ir(c, s.kids[0]->loc);
+      if (e->type.elem != Scalar::I1) e = typed(make_binary(BinOp::Ne, e, typed(make_const_int(0, s.loc)), s.loc));
+      a->args.push_back(e);
+      emit(a);
+      return;
+    }
+    case NK::FunctionDef: user_error(s.loc, "functions cannot be defined inside a Triton kernel");
+    case NK::Import:
+    case NK::ImportFrom: user_error(s.loc, "imports inside a Triton kernel are not supported");
+    default: user_error(s.loc, "this statement is not supported in a Triton kernel");
+  }
+}
+
+void Lowerer::assign(const Node& target, const Val& v, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs) {
+  if (target.kind == NK::Name) {
+    assign_name(target.text, v, loc, aug, aug_rhs);
+    return;
+  }
+  if (target.kind == NK::Tuple || target.kind == NK::List) {
+    if (v.k == VK::Pair) {
+      if (target.kids.size() != 2 || target.kids[0]->kind != NK::Name || target.kids[1]->kind != NK::Name)
+        user_error(target.loc, "tl.swizzle2d() returns two values: write `a, b = tl.swizzle2d(...)`");
+      Frame& f = frames_.back();
+      std::string names[2];
+      for (int i = 0; i < 2; ++i) {
+        const std::string& n = target.kids[static_cast<size_t>(i)]->text;
+        auto it = f.vars.find(n);
+        bool update = it != f.vars.end() && !it->second.var.empty() && visible_type(it->second.var) &&
+                      *visible_type(it->second.var) == Type{Scalar::I32, false, {}};
+        names[i] = update ? it->second.var : fresh(n);
+        if (i == 1 && names[1] == names[0]) names[1] = fresh(n + "_");
+      }
+      StmtP s = make_assign(names[0], clone_expr(v.e), loc);
+      s->targets = {names[0], names[1]};
+      emit(s);
+      for (int i = 0; i < 2; ++i) {
+        if (!visible(names[i])) blocks_.back().declared[names[i]] = Type{Scalar::I32, false, {}};
+        ExprP ref = make_var(names[i], loc);
+        ref->type = Type{Scalar::I32, false, {}};
+        Val r = tensor(ref);
+        r.var = names[i];
+        f.vars[target.kids[static_cast<size_t>(i)]->text] = r;
+      }
+      return;
+    }
+    if (v.k != VK::Tuple) user_error(loc, "cannot unpack " + py_type_name(v) + " into " + std::to_string(target.kids.size()) + " names");
+    if (v.items.size() != target.kids.size())
+      user_error(loc, "cannot unpack " + std::to_string(v.items.size()) + " values into " + std::to_string(target.kids.size()) + " names");
+    for (size_t i = 0; i < v.items.size(); ++i) assign(*target.kids[i], v.items[i], loc);
+    return;
+  }
+  if (target.kind == NK::Subscript) user_error(target.loc, "tensors cannot be assigned by index in Triton (use tl.where or tl.store)");
+  user_error(target.loc, "cannot assign to this expression");
+}
+
+void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs) {
+  Frame& f = frames_.back();
+  Val v = v0;
+  if (v.k == VK::Pair) user_error(loc, "tl.swizzle2d() returns two values: write `a, b = tl.swizzle2d(...)`");
+  auto it = f.vars.find(name);
+  if (v.k != VK::Tensor) {
+    // A compile-time value. Inside a runtime block, a name that is an IR variable stays one.
+    if (it != f.vars.end() && !it->second.var.empty() && in_runtime_block() && v.number()) {
+      v = tensor(ir(v, loc));
+    } else {
+      // A compile-time value bound outside the runtime block cannot change inside it (which value
+      // would hold after it depends on the run); one bound inside the block may be rebound.
+      auto at = f.bound_at.find(name);
+      if (in_runtime_block() && it != f.vars.end() && it->second.compile_time() && at != f.bound_at.end() && at->second < blocks_.size())
+        user_error(loc, q(name) + " is a compile-time value and cannot be changed inside a runtime if/for");
+      v.var.clear();
+      f.vars[name] = v;
+      f.bound_at[name] = blocks_.size();
+      return;
+    }
+  }
+  if (it != f.vars.end() && !it->second.var.empty()) {
+    const std::string& var = it->second.var;
+    const Type* old = visible_type(var);
+    if (old && *old == v.t) {
+      ExprP value = clone_expr(v.e);
+      StmtP s = make_assign(var, value, loc);
+      if (aug && aug_rhs) {
+        ExprP lhs = make_var(var, loc);
+        lhs->type = *old;
+        value = make_binary(*aug, lhs, clone_expr(aug_rhs), value->loc);
+        value->type = v.t;
+        s->args[0] = value;
+        s->aug = aug;
+      }
+      emit(s);
+      Val r = it->second;
+      r.bufs.insert(v.bufs.begin(), v.bufs.end());
+      f.vars[name] = r;
+      return;
+    }
+    if (old && blocks_.back().declared.count(var) == 0 && in_runtime_block())
+      user_error(loc, q(name) + " changes type from " + old->str() + " to " + v.t.str() +
+                          " inside a runtime if/for; a loop-carried or branch variable keeps its type (use .to())");
+  }
+  ExprP e = clone_expr(v.e);
+  std::string var = fresh(name);
+  emit(make_assign(var, e, loc));
+  blocks_.back().declared[var] = v.t;
+  ExprP ref = make_var(var, loc);
+  ref->type = v.t;
+  Val r = tensor(ref, v.bufs);
+  r.var = var;
+  f.vars[name] = r;
+}
+
+void Lowerer::materialize_assigned(const std::vector<NodeP>& body, SourceLoc loc) {
+  std::set<std::string> names;
+  assigned_names(body, names);
+  Frame& f = frames_.back();
+  for (const std::string& n : names) {
+    auto it = f.vars.find(n);
+    if (it == f.vars.end()) continue;
+    Val& v = it->second;
+    if (v.number() || (v.k == VK::Tensor && v.var.empty())) {
+      Val m = materialize(v, n, loc);
+      f.vars[n] = m;
+    }
+  }
+}
+
+void Lowerer::runtime_if(const Node& s, const Val& cond) {
+  SourceLoc cloc = s.kids[0]->loc;
+  if (!cond.t.is_scalar()) user_error(cloc, "an if condition must be a scalar, got " + py_type_name(cond) + " (use tl.where for tensors)");
+  materialize_assigned(s.body, s.loc);
+  materialize_assigned(s.orelse, s.loc);
+  auto snapshot = frames_.back().vars;
+  StmtP st = make_if(ir(cond, cloc), {}, {}, s.loc);
+  std::map<std::string, Val> branch_vars[2];
+  std::map<std::string, Type> declared[2];
+  for (int b = 0; b < 2; ++b) {
+    blocks_.push_back(Block{b == 0 ? &st->body : &st->orelse, {}, true});
+    exec_block(b == 0 ? s.body : s.orelse);
+    declared[b] = blocks_.back().declared;
+    blocks_.pop_back();
+    frames_.back().returned = false;
+    branch_vars[b] = frames_.back().vars;
+    frames_.back().vars = snapshot;
+  }
+  // A name first bound in both branches lives on after the if when both values have one type: an
+  // IR variable is declared before the if (zero of its type) and each branch assigns it.
+  auto zero_of = [&](const Type& t) {
+    ExprP zero = typed(make_const_int(0, s.loc));
+    if (t.is_scalar()) return typed(make_cast(zero, t.elem, s.loc));
+    std::vector<ExprP> shape;
+    for (int64_t d : t.shape) shape.push_back(typed(make_const_int(d, s.loc)));
+    return typed(make_full(shape, zero, t.elem, s.loc));
+  };
+  for (const auto& [name, v0] : branch_vars[0]) {
+    if (snapshot.count(name)) continue;
+    auto o = branch_vars[1].find(name);
+    if (o == branch_vars[1].end()) continue;
+    const Val& v1 = o->second;
+    if (v0.compile_time() && v1.compile_time()) {
+      if (v0.k == v1.k && (v0.number() || v0.k == VK::Str) && fold_equal(v0, v1)) frames_.back().vars[name] = v0;
+      if (!(v0.number() && v1.number())) continue;
+    }
+    if (v0.k == VK::Pair || v1.k == VK::Pair) continue;
+    ExprP e0 = (v0.k == VK::Tensor || v0.number()) ? ir(v0, s.loc) : nullptr;
+    ExprP e1 = (v1.k == VK::Tensor || v1.number()) ? ir(v1, s.loc) : nullptr;
+    if (!e0 || !e1 || !(e0->type == e1->type) || e0->type.ptr) continue;
+    const Type t = e0->type;
+    std::string var = fresh(name);
+    emit(make_assign(var, zero_of(t), s.loc));
+    blocks_.back().declared[var] = t;
+    // (a branch whose own variable got this name already assigns it: the declaration before the if
+    // makes that assignment an update)
+    if (!(e0->kind == ExprKind::Var && e0->name == var)) st->body.push_back(make_assign(var, e0, s.loc));
+    if (!(e1->kind == ExprKind::Var && e1->name == var)) st->orelse.push_back(make_assign(var, e1, s.loc));
+    ExprP ref = make_var(var, s.loc);
+    ref->type = t;
+    Val r = tensor(ref, v0.bufs);
+    r.bufs.insert(v1.bufs.begin(), v1.bufs.end());
+    r.var = var;
+    frames_.back().vars[name] = r;
+  }
+  emit(st);
+}
+
+void Lowerer::lower_for(const Node& s) {
+  const Node& target = *s.kids[0];
+  const Node& iter = *s.kids[1];
+  // Compile-time iteration: tl.static_range and tuples are unrolled.
+  auto unroll = [&](const std::vector<Val>& items) {
+    for (const Val& it : items) {
+      assign(target, it, s.loc);
+      exec_block(s.body);
+      if (frames_.back().returned) return;
+    }
+  };
+  std::string fname;
+  if (iter.kind == NK::Call) {
+    Val callee = eval(*iter.kids[0]);
+    if (callee.k == VK::Builtin) fname = callee.text;
+  }
+  if (fname != "range" && fname != "tl.range" && fname != "tl.static_range") {
+    Val seq = eval(iter);
+    if (seq.k == VK::Tuple) {
+      unroll(seq.items);
+      return;
+    }
+    user_error(start_loc(iter), "a for loop must iterate over range(), tl.range(), tl.static_range() or a tuple, got " + py_type_name(seq));
+  }
+  // range arguments
+  CallArgs a;
+  a.fname = fname;
+  a.loc = start_loc(iter);
+  size_t npos = iter.kids.size() - 1 - iter.kw.size();
+  for (size_t i = 1; i <= npos; ++i) {
+    a.pos.push_back(eval(*iter.kids[i]));
+    a.pos_loc.push_back(start_loc(*iter.kids[i]));
+  }
+  for (size_t k = 0; k < iter.kw.size(); ++k) {
+    a.kw.push_back({iter.kw[k], eval(*iter.kids[1 + npos + k])});
+    a.kw_loc.push_back(start_loc(*iter.kids[1 + npos + k]));
+  }
+  if (a.pos.empty() || a.pos.size() > 3) user_error(a.loc, fname + "() takes 1 to 3 positional arguments");
+  Val lo = a.pos.size() == 1 ? Val::of_int(0) : a.pos[0];
+  Val hi = a.pos.size() == 1 ? a.pos[0] : a.pos[1];
+  Val step = a.pos.size() == 3 ? a.pos[2] : Val::of_int(1);
+  for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
+  if (fname == "tl.range") {
+    if (const Val* st = a.get(99, "num_stages"); st && st->k == VK::Int) range_stages_ = std::max<int64_t>(range_stages_, st->i);
+    for (const char* hint : {"loop_unroll_factor", "warp_specialize", "flatten", "disallow_acc_multi_buffer", "disable_licm"})
+      a.get(99, hint);
+  }
+  a.done();
+  if (fname == "tl.static_range" || (fname == "range" && false)) {
+    for (const Val* v : {&lo, &hi, &step})
+      if (v->k != VK::Int) user_error(a.loc, "tl.static_range() needs compile-time integers, got " + py_type_name(*v));
+    if (step.i == 0) user_error(a.loc, "range() step must not be zero");
+    std::vector<Val> items;
+    for (int64_t v = lo.i; step.i > 0 ? v < hi.i : v > hi.i; v += step.i) {
+      items.push_back(Val::of_int(v));
+      if (items.size() > 4096) user_error(a.loc, "tl.static_range() unrolls more than 4096 iterations");
+    }
+    unroll(items);
+    return;
+  }
+  if (target.kind != NK::Name) user_error(target.loc, "the loop variable of a runtime loop must be a name");
+  for (const Val* v : {&lo, &hi, &step})
+    if (!(v->k == VK::Int || v->k == VK::Bool || (v->k == VK::Tensor && v->t.is_scalar() && is_int(v->t.elem) && !v->t.ptr)))
+      user_error(a.loc, fname + "() bounds must be integer scalars, got " + py_type_name(*v));
+  if (step.k == VK::Int && step.i <= 0)
+    unsupported(a.loc, "a range() with a step <= 0 (" + std::to_string(step.i) + ")");
+  materialize_assigned(s.body, s.loc);
+  ExprP elo = ir(lo, a.loc), ehi = ir(hi, a.loc), estep = ir(step, a.loc);
+  Scalar it = (elo->type.elem == Scalar::I64 || ehi->type.elem == Scalar::I64 || estep->type.elem == Scalar::I64) ? Scalar::I64 : Scalar::I32;
+  auto snapshot = frames_.back().vars;
+  std::string var = fresh(target.text);
+  StmtP st = make_for(var, elo, ehi, estep, {}, s.loc);
+  blocks_.push_back(Block{&st->body, {}, true});
+  blocks_.back().declared[var] = Type{it, false, {}};
+  ExprP ref = make_var(var, target.loc);
+  ref->type = Type{it, false, {}};
+  Val lv = tensor(ref);
+  lv.var = var;
+  frames_.back().vars[target.text] = lv;
+  exec_block(s.body);
+  blocks_.pop_back();
+  frames_.back().returned = false;
+  // Names first bound inside the loop body do not outlive it (IR block scoping).
+  auto after = frames_.back().vars;
+  frames_.back().vars = snapshot;
+  for (auto& [n, v] : after)
+    if (snapshot.count(n)) frames_.back().vars[n] = v;
+  emit(st);
+}
+
+// ---- truthiness ----
+
+bool Lowerer::truthy(const Val& v, SourceLoc loc) {
+  switch (v.k) {
+    case VK::None: return false;
+    case VK::Int:
+    case VK::Bool: return v.i != 0;
+    case VK::Float: return v.f != 0;
+    case VK::Str: return !v.text.empty();
+    case VK::Tuple: return !v.items.empty();
+    case VK::Tensor:
+    case VK::Pair: user_error(loc, "a runtime value has no compile-time truth value");
+    default: return true;
+  }
+}
+
+// ---- functions ----
+
+Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
+  if (call_depth_ > 64) user_error(a.loc, "calls nested more than 64 deep (recursion is not supported)");
+  if (++calls_ > 100000) user_error(a.loc, "the kernel inlines more than 100000 calls of @triton.jit functions");
+  Frame f;
+  f.mod = &mod;
+  f.depth = blocks_.size();
+  f.name = fn.text;
+  std::vector<std::pair<std::string, Val>> bound;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const Param& p = fn.params[i];
+    if (p.star) user_error(p.loc, "*args and **kwargs parameters are not supported in a @triton.jit function");
+    const Val* v = a.get(i, p.name);
+    Val val;
+    if (v) {
+      val = *v;
+    } else if (p.def) {
+      frames_.push_back(Frame{&mod, {}, {}, false, {}, false, blocks_.size(), "<defaults>"});
+      val = eval(*p.def);
+      frames_.pop_back();
+    } else {
+      user_error(a.loc, fn.text + "() missing argument " + q(p.name));
+    }
+    if (is_constexpr_annotation(p.annotation.get()) && !val.compile_time())
+      user_error(a.loc_of(i, p.name), "parameter " + q(p.name) + " of " + fn.text + "() is tl.constexpr but gets a runtime value");
+    bound.push_back({p.name, val});
+  }
+  a.done();
+  // Tensor arguments that are not plain variables or literals get a variable named after the
+  // parameter (evaluated once, visible in the debugger).
+  for (auto& [name, val] : bound) {
+    if (val.k == VK::Tensor) {
+      val.var.clear();
+      if (val.e->kind != ExprKind::Var && val.e->kind != ExprKind::Const) {
+        val = materialize(val, name, a.loc);
+        val.var.clear();
+      }
+    }
+    f.vars[name] = val;
+  }
+  frames_.push_back(std::move(f));
+  ++call_depth_;
+  try {
+    exec_block(fn.body);
+  } catch (...) {
+    --call_depth_;
+    frames_.pop_back();
+    throw;
+  }
+  --call_depth_;
+  Val r = frames_.back().ret;
+  frames_.pop_back();
+  std::function<void(Val&)> strip = [&](Val& v) {
+    v.var.clear();
+    for (Val& x : v.items) strip(x);
+  };
+  strip(r);
+  return r;
+}
+
+}  // namespace dtsim::py

@@ -1,0 +1,135 @@
+// The Triton frontend's lowering (partial evaluator): internal interface shared by Lower.cpp
+// (modules, statements, control flow, calls of @triton.jit functions) and Builtins.cpp (the tl.*
+// functions, tensor methods and the guide's debugging helpers).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pyfront/PyAst.h"
+#include "pyfront/Triton.h"
+#include "pyfront/Value.h"
+
+namespace dtsim::py {
+
+// One parsed .py file: its functions, module-level constants and imports.
+struct ModuleInfo {
+  PyModule ast;
+  std::string dir;
+  std::map<std::string, const Node*> funcs;    // every def (jit or host)
+  std::set<std::string> jit;                   // the @triton.jit ones
+  std::map<std::string, const Node*> consts;   // module-level `NAME = ...` / `NAME: T = ...`
+  std::map<std::string, Val> imports;          // import aliases
+  mutable std::map<std::string, Val> cache;    // evaluated constants
+  mutable std::set<std::string> evaluating;
+};
+
+// Arguments of one call: positional and keyword values, with their locations.
+struct CallArgs {
+  std::vector<Val> pos;
+  std::vector<SourceLoc> pos_loc;
+  std::vector<std::pair<std::string, Val>> kw;
+  std::vector<SourceLoc> kw_loc;
+  SourceLoc loc;        // the callee
+  std::string fname;    // for messages: "tl.load"
+  std::vector<const Node*> pos_nodes;  // the argument expressions (f-strings of print)
+
+  // The argument at position `i` or keyword `name` (nullptr when absent). `used` marks it taken.
+  const Val* get(size_t i, const std::string& name);
+  SourceLoc loc_of(size_t i, const std::string& name) const;
+  // UserError for arguments not taken by get() (too many positional ones, unknown keywords).
+  void done();
+  std::vector<bool> pos_used;
+  std::vector<bool> kw_used;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const TritonLaunch& launch) : launch_(launch) {}
+  TritonProgram run(const std::string& path);
+
+  // ---- used by Builtins.cpp ----
+  Val call_builtin(const std::string& name, CallArgs& a);
+  Val attribute(const Val& v, const std::string& attr, SourceLoc loc);
+
+  // IR helpers: an IR expression for a value (numbers become literals), a tensor value of a node.
+  ExprP ir(const Val& v, SourceLoc loc, const char* what = "a tensor or a number");
+  Val tensor(ExprP e, std::set<std::string> bufs = {});
+  Val binop(const std::string& op, const Val& a, const Val& b, SourceLoc loc);
+  void emit(StmtP s);
+  std::string fresh(const std::string& base);
+  Val materialize(const Val& v, const std::string& name, SourceLoc loc);
+  bool in_runtime_block() const;
+
+  int file_of_entry() const { return entry_file_; }
+  std::vector<std::string> break_at;
+  std::set<std::string> stored, loaded;
+
+ private:
+  const TritonLaunch& launch_;
+  std::map<std::string, std::unique_ptr<ModuleInfo>> modules_;
+  int entry_file_ = -1;
+
+  struct Frame {
+    const ModuleInfo* mod = nullptr;
+    std::map<std::string, Val> vars;
+    std::map<std::string, size_t> bound_at;  // compile-time names: blocks_.size() when last bound
+    bool kernel = false;
+    Val ret;
+    bool returned = false;
+    size_t depth = 0;  // blocks_.size() at entry
+    std::string name;
+  };
+  struct Block {
+    std::vector<StmtP>* out;
+    std::map<std::string, Type> declared;
+    bool runtime;
+  };
+  std::vector<Frame> frames_;
+  std::vector<Block> blocks_;
+  int call_depth_ = 0;
+  int64_t calls_ = 0;
+  int64_t range_stages_ = 0;  // the largest tl.range(num_stages=N): the kernel's num_stages hint  // helper calls inlined so far (a budget against exponential inlining)
+
+  friend struct LowererAccess;
+
+ public:
+  const ModuleInfo& load_module(const std::string& path);
+  const ModuleInfo* sibling(const ModuleInfo& from, const std::string& name);
+  Val global(const ModuleInfo& m, const std::string& name, SourceLoc loc);
+  Val lookup(const std::string& name, SourceLoc loc);
+
+  Val eval(const Node& n);
+  Val eval_call(const Node& n);
+  Val call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a);
+  bool truthy(const Val& v, SourceLoc loc);
+
+  void exec_block(const std::vector<NodeP>& body);
+  void exec(const Node& s);
+  void assign(const Node& target, const Val& v, SourceLoc loc, std::optional<BinOp> aug = std::nullopt, ExprP aug_rhs = nullptr);
+  void assign_name(const std::string& name, const Val& v, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs);
+  void runtime_if(const Node& s, const Val& cond);
+  void lower_for(const Node& s);
+  void materialize_assigned(const std::vector<NodeP>& body, SourceLoc loc);
+  bool visible(const std::string& irname) const;
+  const Type* visible_type(const std::string& irname) const;
+
+  Kernel entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram& out);
+};
+
+// "tl.atomic_add is not supported yet" and friends.
+[[noreturn]] void unsupported(SourceLoc loc, const std::string& what);
+// The location of the leftmost token of an expression (calls and attributes point at their start).
+SourceLoc start_loc(const Node& n);
+// Whether a parameter annotation is `tl.constexpr` (or `constexpr`).
+bool is_constexpr_annotation(const Node* a);
+// Python literal text of --arg values: int, float, True/False, 'str' / str, tl.float16.
+Val parse_arg_value(const std::string& text, const std::string& name);
+// A fully typed node: the lowering keeps each node's inferred type in `type` (the verifier
+// recomputes it; the lowering needs shapes for zeros_like, reshape, keep_dims ...).
+ExprP typed(ExprP e);
+
+}  // namespace dtsim::py

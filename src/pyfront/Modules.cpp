@@ -1,0 +1,164 @@
+// The Triton frontend's modules: reading a .py file (and the sibling modules it imports from) into
+// its functions, constants and imports, and resolving global names.
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <functional>
+
+#include "ir/TileParser.h"
+#include "pyfront/Lower.h"
+
+namespace dtsim::py {
+
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+// ---- modules ----
+
+const ModuleInfo& Lowerer::load_module(const std::string& path) {
+  std::string key = std::filesystem::weakly_canonical(path).string();
+  auto it = modules_.find(key);
+  if (it != modules_.end()) return *it->second;
+  auto m = std::make_unique<ModuleInfo>();
+  int file = Sources::load(path);
+  m->ast = parse_python(file);
+  m->dir = std::filesystem::path(path).parent_path().string();
+  for (const NodeP& s : m->ast.body) {
+    switch (s->kind) {
+      case NK::FunctionDef: {
+        m->funcs[s->text] = s.get();
+        bool jit = false;
+        for (const NodeP& d : s->kids) {
+          const Node* n = d->kind == NK::Call ? d->kids[0].get() : d.get();
+          if ((n->kind == NK::Attr || n->kind == NK::Name) && n->text == "jit") jit = true;
+        }
+        if (jit) m->jit.insert(s->text);
+        else m->consts.erase(s->text);
+        break;
+      }
+      case NK::Assign:
+        if (s->kids.size() == 2 && s->kids[0]->kind == NK::Name) m->consts[s->kids[0]->text] = s.get();
+        break;
+      case NK::AnnAssign:
+        if (s->kids[0]->kind == NK::Name && s->kids[2]) m->consts[s->kids[0]->text] = s.get();
+        break;
+      case NK::Import:
+        for (const auto& [mod, alias] : s->names) {
+          Val v;
+          v.k = VK::Module;
+          if (mod == "triton" || mod == "triton.language" || mod == "triton.language.math") {
+            v.text = alias == mod && mod != "triton" ? "triton" : mod;  // `import triton.language` binds `triton`
+          } else {
+            v.k = VK::Host;
+            v.text = mod;
+          }
+          m->imports[alias.substr(0, alias.find('.'))] = v;
+        }
+        break;
+      case NK::ImportFrom:
+        for (const auto& [name, alias] : s->names) {
+          Val v;
+          std::string full = s->text + "." + name;
+          if (s->text == "triton" && name == "language") {
+            v.k = VK::Module;
+            v.text = "triton.language";
+          } else if ((s->text == "triton.language" && name == "math") || (s->text == "triton.language" && name == "libdevice")) {
+            v.k = VK::Module;
+            v.text = "triton.language.math";
+          } else if (s->text == "triton") {
+            v = Val::builtin("triton." + name);
+          } else if (s->text == "triton.language" || s->text == "triton.language.math") {
+            v = Val::builtin("tl." + name);
+          } else {
+            v.k = VK::Host;  // resolved on use: a sibling module's function or constant
+            v.text = s->text + ":" + name;
+          }
+          m->imports[alias] = v;
+        }
+        break;
+      default: break;
+    }
+  }
+  const ModuleInfo& ref = *m;
+  modules_[key] = std::move(m);
+  return ref;
+}
+
+const ModuleInfo* Lowerer::sibling(const ModuleInfo& from, const std::string& name) {
+  if (name.empty() || name[0] == '.' ) {
+    std::string n = name.substr(name.find_first_not_of('.'));
+    return sibling(from, n);
+  }
+  std::string rel = name;
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  std::filesystem::path p = std::filesystem::path(from.dir.empty() ? "." : from.dir) / (rel + ".py");
+  if (!std::filesystem::exists(p)) return nullptr;
+  return &load_module(p.string());
+}
+
+Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc) {
+  if (m.jit.count(name)) {
+    Val v;
+    v.k = VK::Func;
+    v.fn = m.funcs.at(name);
+    v.mod = &m;
+    return v;
+  }
+  if (auto c = m.cache.find(name); c != m.cache.end()) return c->second;
+  if (auto it = m.consts.find(name); it != m.consts.end()) {
+    if (m.evaluating.count(name)) user_error(loc, "module constant " + q(name) + " refers to itself");
+    m.evaluating.insert(name);
+    const Node& s = *it->second;
+    const Node& value = s.kind == NK::Assign ? *s.kids[1] : *s.kids[2];
+    frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<module>"});
+    Val v;
+    try {
+      v = eval(value);
+    } catch (...) {
+      frames_.pop_back();
+      m.evaluating.erase(name);
+      throw;
+    }
+    frames_.pop_back();
+    m.evaluating.erase(name);
+    if (!v.compile_time()) user_error(value.loc, "module-level " + q(name) + " must be a compile-time constant");
+    m.cache[name] = v;
+    return v;
+  }
+  if (m.funcs.count(name)) {
+    Val v;
+    v.k = VK::Host;
+    v.text = name;
+    return v;
+  }
+  if (auto it = m.imports.find(name); it != m.imports.end()) {
+    Val v = it->second;
+    if (v.k == VK::Host && v.text.find(':') != std::string::npos) {
+      std::string mod = v.text.substr(0, v.text.find(':')), item = v.text.substr(v.text.find(':') + 1);
+      if (const ModuleInfo* sm = sibling(m, mod)) return global(*sm, item, loc);
+      v.text = item;
+    } else if (v.k == VK::Host) {
+      if (const ModuleInfo* sm = sibling(m, v.text)) {
+        v.k = VK::Module;
+        v.mod = sm;
+      }
+    }
+    return v;
+  }
+  static const std::set<std::string> builtins = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
+                                                 "isinstance", "tuple", "list", "str", "round", "pow", "divmod"};
+  if (builtins.count(name)) return Val::builtin(name);
+  if (name == "breakpoint_if" || name == "print_if") return Val::builtin(name);
+  user_error(loc, "name " + q(name) + " is not defined");
+}
+
+Val Lowerer::lookup(const std::string& name, SourceLoc loc) {
+  Frame& f = frames_.back();
+  if (auto it = f.vars.find(name); it != f.vars.end()) return it->second;
+  return global(*f.mod, name, loc);
+}
+
+}  // namespace dtsim::py

@@ -1,0 +1,88 @@
+// The Triton-Python frontend, stage 2: the syntax tree of the Python subset (what the parser
+// accepts; which constructs a kernel may use is decided by the lowering).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Diag.h"
+
+namespace dtsim::py {
+
+struct Node;
+using NodeP = std::shared_ptr<Node>;
+
+enum class NK : uint8_t {
+  // expressions
+  Name,       // text
+  Int,        // ival (big: does not fit 64 bits)
+  Float,      // fval
+  Str,        // text
+  FStr,       // kids: the fields, in order; parts: the literal pieces (parts.size() == kids.size() + 1)
+  NoneLit, TrueLit, FalseLit, Ellipsis,
+  Attr,       // kids[0].text
+  Call,       // kids[0] callee, kids[1..] positional args; kw: keyword names for the last kw.size() args
+  Subscript,  // kids[0] value, kids[1..] items (Slice / NoneLit / expressions)
+  Slice,      // kids: lo, hi, step (null when absent)
+  BinOp,      // op; kids: a, b
+  UnaryOp,    // op ("-", "+", "~", "not"); kids: x
+  BoolOp,     // op ("and" / "or"); kids: operands
+  Compare,    // ops (one per pair); kids: operands
+  IfExp,      // kids: cond, then, else
+  Tuple, List,
+  Starred,    // *x in a call
+  Dict,       // {k: v, ...} or a set {a, b}: kids alternate keys and values (only in decorators and host code)
+  // statements
+  ExprStmt,   // kids[0]
+  Assign,     // kids: targets..., value (last)
+  AugAssign,  // op; kids: target, value
+  AnnAssign,  // kids: target, annotation, value (may be null)
+  If,         // kids[0] cond; body; orelse
+  For,        // kids: target, iter; body; orelse
+  While,      // kids[0] cond; body
+  Return,     // kids[0] value (may be null)
+  Pass, Break, Continue,
+  Assert,     // kids: cond, msg (may be null)
+  FunctionDef,// text: name; params; decorators (kids); body
+  Import,     // names: (module, alias)
+  ImportFrom, // text: module; names: (name, alias)
+  Other,      // a statement the kernel subset never runs (class, with, try, global, del, ...)
+};
+
+struct Param {
+  std::string name;
+  NodeP annotation, def;
+  SourceLoc loc;
+  bool star = false;  // *args / **kwargs
+};
+
+struct Node {
+  NK kind;
+  SourceLoc loc;
+  std::string text;
+  std::string op;
+  std::vector<std::string> ops;
+  int64_t ival = 0;
+  bool big = false;
+  double fval = 0;
+  std::vector<NodeP> kids;
+  std::vector<std::string> kw;
+  std::vector<std::string> parts;
+  std::vector<NodeP> body, orelse;
+  std::vector<Param> params;
+  std::vector<std::pair<std::string, std::string>> names;
+  SourceLoc end;  // FunctionDef: the location just past the header
+};
+
+struct PyModule {
+  int file = -1;
+  std::string path;
+  std::vector<NodeP> body;
+};
+
+// Parses a registered source text. UserError (file:line:col, source line, caret) for syntax errors.
+PyModule parse_python(int file);
+
+}  // namespace dtsim::py

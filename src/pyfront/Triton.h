@@ -1,0 +1,48 @@
+// The Triton frontend: `@triton.jit` Python kernels -> tile IR (docs/triton.md).
+//
+// The file is parsed as Python (the kernel subset), and the launched kernel is specialized by
+// partial evaluation: constexpr parameters, module constants, `if` on constexprs, tl.static_range
+// and calls of other @triton.jit functions are resolved at compile time (helpers are inlined);
+// runtime `for range`/`if` become IR control flow. Every IR node carries its .py location.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace dtsim {
+
+// A pointer argument of the launch: the buffer's element type and shape (from an --in .npy file or
+// a --buf NAME=DTYPE[SHAPE] declaration).
+struct TritonBuffer {
+  std::string name;
+  Scalar dtype = Scalar::F32;
+  Shape shape;
+  bool has_data = false;  // given with --in (keeps its data; a stored-to one is inout)
+};
+
+struct TritonLaunch {
+  std::string kernel;                        // "" = the one @triton.jit function no other calls
+  std::map<std::string, std::string> args;   // --arg NAME=VALUE: scalars and constexprs
+  std::vector<TritonBuffer> buffers;
+  std::vector<std::string> grid;             // --grid items (expressions over the parameters)
+};
+
+struct TritonProgram {
+  Module module;                    // one kernel, not yet verified
+  std::set<std::string> used_args;  // the --arg entries consumed by the lowering
+  std::vector<std::string> break_at;  // breakpoint_if(): "FILE:LINE if COND" for the debugger
+};
+
+// Parses `path` (and sibling modules it imports kernels from) and lowers the launched kernel.
+// UserError (file:line:col, source line, caret) for syntax errors, unsupported constructs
+// ("tl.atomic_add is not supported yet"), missing arguments and type errors found while lowering.
+TritonProgram lower_triton_file(const std::string& path, const TritonLaunch& launch);
+
+// The @triton.jit functions of a file that no other function of the file calls (entry points).
+std::vector<std::string> triton_entry_points(const std::string& path);
+
+}  // namespace dtsim

@@ -1,0 +1,9 @@
+# expect-error: 9:9: this string is not closed on its line
+# args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, z_ptr):
+    s = 'abc
