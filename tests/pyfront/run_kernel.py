@@ -9,6 +9,7 @@ compares every output with a reference computed here in plain Python (no numpy, 
   bug_* cases: the planted bug is reported (exit 1, the finding's text) and no --out file is written."""
 import math
 import os
+import re
 import random
 import struct
 import subprocess
@@ -276,7 +277,7 @@ def run_triton_interpret(dtsim, file, flags, inputs, outputs, tmp):
     for b, (shape, dtype, _) in tensors.items():
         bufs += ["--buf", "%s=%s[%s]" % (b, dtype, ",".join(map(str, shape)))]
     tile = subprocess.run([dtsim, "emit", "--tile", os.path.join(EX, file)] + flags + bufs, capture_output=True, text=True)
-    kernel = tile.stdout.split("(")[0].replace("kernel", "").strip()
+    kernel = re.search(r"^kernel (\w+)\(", tile.stdout, re.M).group(1)
     spec = {"file": os.path.join(EX, file), "kernel": kernel, "tensors": tensors, "args": args, "grid": grid, "outputs": list(outputs)}
     sp, op = os.path.join(tmp, "spec.json"), os.path.join(tmp, "out.json")
     json.dump(spec, open(sp, "w"))

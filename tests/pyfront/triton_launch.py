@@ -67,7 +67,9 @@ def main():
     env = {n: p.default for n, p in inspect.signature(kernel.fn).parameters.items() if p.default is not inspect.Parameter.empty}
     env.update(args)
     env["cdiv"] = triton.cdiv
-    grid = tuple(eval(g, {}, env) for g in spec["grid"])
+    # A callable of the meta-parameters, as Triton scripts pass it: autotuned kernels get the
+    # config's constexprs (block sizes) there.
+    grid = lambda meta: tuple(eval(g, {}, {**env, **meta}) for g in spec["grid"])
     kernel[grid](**args)
     json.dump({name: args[name].float().flatten().tolist() for name in spec["outputs"]}, open(sys.argv[2], "w"))
 
