@@ -58,7 +58,8 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
     if (p.star) user_error(p.loc, "*args and **kwargs parameters are not supported in a @triton.jit function");
     params.insert(p.name);
     auto arg = launch_.args.find(p.name);
-    if (is_constexpr_annotation(p.annotation.get())) {
+    // The value given with --arg, else the default; `missing`: the error without either.
+    auto given_or_default = [&](const std::string& missing) {
       Val v;
       if (arg != launch_.args.end()) {
         v = parse_arg_value(arg->second, p.name);
@@ -68,8 +69,12 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
         v = eval(*p.def);
         frames_.pop_back();
       } else {
-        user_error(p.loc, "constexpr parameter " + q(p.name) + " has no value: give --arg " + p.name + "=VALUE");
+        user_error(p.loc, missing);
       }
+      return v;
+    };
+    if (is_constexpr_annotation(p.annotation.get())) {
+      Val v = given_or_default("constexpr parameter " + q(p.name) + " has no value: give --arg " + p.name + "=VALUE");
       f.vars[p.name] = v;
       if (v.k == VK::Int || v.k == VK::Bool) {  // kept as a constexpr parameter (grid expressions may use it)
         dtsim::Param ip;
@@ -108,17 +113,8 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
       frames_.pop_back();
       if (a.k == VK::DType) annotated = a.dt;
     }
-    if (arg != launch_.args.end()) {
-      v = parse_arg_value(arg->second, p.name);
-      out.used_args.insert(p.name);
-    } else if (p.def) {
-      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<defaults>"});
-      v = eval(*p.def);
-      frames_.pop_back();
-    } else {
-      user_error(p.loc, "parameter " + q(p.name) + " has no value: give --in " + p.name + "=FILE.npy or --buf " + p.name +
-                            "=f32[N] for a pointer, --arg " + p.name + "=VALUE for a scalar");
-    }
+    v = given_or_default("parameter " + q(p.name) + " has no value: give --in " + p.name + "=FILE.npy or --buf " + p.name +
+                         "=f32[N] for a pointer, --arg " + p.name + "=VALUE for a scalar");
     if (v.k == VK::None) {  // None: a compile-time None (Triton specializes it away)
       f.vars[p.name] = v;
       continue;

@@ -20,6 +20,7 @@
 #include "tools/Commands.h"
 #include "tools/Program.h"
 #include "tools/Summary.h"
+#include "tools/Text.h"
 #include "tools/Timing.h"
 #include "tools/Work.h"
 #include "triton/TritonEmitter.h"
@@ -53,22 +54,6 @@ struct Entry {
 
 double median(const std::vector<double>& v) { return median_of(v); }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (c == '\n') o += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20) o += fmt("\\u%04x", c);
-    else o += c;
-  }
-  return o + "\"";
-}
 
 std::string json_num(double v) {
   if (!std::isfinite(v)) return "null";

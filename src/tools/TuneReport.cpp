@@ -7,27 +7,12 @@
 
 #include "ir/Diag.h"
 #include "tools/Tune.h"
+#include "tools/Text.h"
 
 namespace dtsim {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (c == '\n') o += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20) o += fmt("\\u%04x", c);
-    else o += c;
-  }
-  return o + "\"";
-}
 
 std::string json_num(double v) { return std::isfinite(v) ? fmt("%.10g", v) : "null"; }
 
