@@ -232,10 +232,7 @@ class KernelEmitter {
     std::vector<const Param*> bufs;
     Shape tile;  // the access's tile shape (empty: a scalar access)
     std::string bad = "false";  // i1: an element this thread counts failed (the passing path's test)
-    // This thread's partials (see CheckAcc) in stack slots: failing lanes, active lanes, the first
-    // failing lane, its buffer index. Only a thread with a failing vector does the lane-by-lane work
-    // (a branch around it), so the passing path keeps no per-lane values alive.
-    std::string nbad, nact, first, flat;
+    std::vector<std::function<void(CheckAcc&)>> lanes;  // per-lane accounting, emitted on failure
   };
   // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
   BoundsCheck begin_bounds(bool store, const ExprP& ptr, const Shape& tile);

@@ -36,16 +36,6 @@ KernelEmitter::BoundsCheck KernelEmitter::begin_bounds(bool store, const ExprP& 
   for (int64_t x : tile) lanes *= x;
   bc.site = add_site(store ? NvvmKernelInfo::Site::Store : NvvmKernelInfo::Site::Load, bc.bufs[0]->name, lanes, ptr->loc);
   note(std::string("bounds-checked against ") + bc.bufs[0]->name + (bc.bufs.size() > 1 ? " (and other buffers)" : ""));
-  auto slot = [&](const std::string& ty, const std::string& init) {
-    std::string v = "%bc" + std::to_string(tmp_++);
-    prelude_ << "  " << v << " = alloca " << ty << "\n";
-    line("store " + ty + " " + init + ", " + ty + "* " + v);
-    return v;
-  };
-  bc.nbad = slot("i32", "0");
-  bc.nact = slot("i32", "0");
-  bc.first = slot("i32", "2147483647");
-  bc.flat = slot("i64", "-1");
   return bc;
 }
 
@@ -84,24 +74,16 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
   std::string cnt = active == "true" ? counted : counted == "true" ? active : op("and i1 " + active + ", " + counted);
   std::string fails = op("and i1 " + op("xor i1 " + all_ok + ", true") + ", " + cnt);
   bc.bad = bc.bad == "false" ? fails : op("or i1 " + bc.bad + ", " + fails);
-  std::string na = op("load i32, i32* " + bc.nact);
-  line("store i32 " + op("add i32 " + na + ", " + (cnt == "true" ? std::to_string(w) : op("select i1 " + cnt + ", i32 " + std::to_string(w) + ", i32 0"))) +
-       ", i32* " + bc.nact);
-  // Lane by lane, only in a thread with a failing vector: counts, the first failing lane, its index.
-  guarded(fails, [&] {
-    CheckAcc a;
-    a.nbad = op("load i32, i32* " + bc.nbad);
-    a.first = op("load i32, i32* " + bc.first);
-    a.flat = op("load i64, i64* " + bc.flat);
+  // Lane by lane, only where the instance fails: counts, the first failing lane, its buffer index.
+  std::string first_off = offs[0].first;
+  Shape tile = bc.tile;
+  bc.lanes.push_back([this, in_bounds, first_off, tile, d, r0, w, cnt](CheckAcc& a) {
     for (int j = 0; j < w; ++j) {
       std::string f = op("and i1 " + op("xor i1 " + in_bounds(j) + ", true") + ", " + cnt);
-      std::string lane = bc.tile.empty() ? "0" : flat_of(bc.tile, coords(d, r0 + j));
-      std::string oj = j ? op("add i64 " + offs[0].first + ", " + std::to_string(j)) : offs[0].first;
-      check_lane(a, f, "", lane, oj);
+      std::string lane = tile.empty() ? "0" : flat_of(tile, coords(d, r0 + j));
+      std::string oj = j ? op("add i64 " + first_off + ", " + std::to_string(j)) : first_off;
+      check_lane(a, f, cnt, lane, oj);
     }
-    line("store i32 " + a.nbad + ", i32* " + bc.nbad);
-    line("store i32 " + a.first + ", i32* " + bc.first);
-    line("store i64 " + a.flat + ", i64* " + bc.flat);
   });
   return all_ok;
 }
@@ -109,12 +91,11 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
 void KernelEmitter::end_bounds(BoundsCheck& bc) { report_checks({pending(bc)}); }
 
 KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
-  return PendingCheck{bc.site, bc.bad, [this, bc] {
+  return PendingCheck{bc.site, bc.bad, [this, lanes = bc.lanes] {
                         CheckAcc a;
-                        a.nbad = op("load i32, i32* " + bc.nbad);
-                        a.nact = op("load i32, i32* " + bc.nact);
-                        a.first = op("load i32, i32* " + bc.first);
-                        a.flat = op("load i64, i64* " + bc.flat);
+                        for (auto& l : lanes) l(a);
+                        if (a.nact == "0") a.nact = op("add i32 0, 0");  // counted, even if no lane is active
+                        if (a.flat.empty()) a.flat = "-1";
                         return a;
                       }};
 }
