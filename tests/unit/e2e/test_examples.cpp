@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "interp/Interp.h"
 #include "ir/TileParser.h"
@@ -116,6 +117,34 @@ TEST_CASE("softmax.tile at 13 x 300") {
     for (int64_t c = 0; c < C; ++c) den += std::exp(r.in("x", row * C + c) - mx);
     return std::exp(r.in("x", i) - mx) / den;
   });
+}
+
+// The loop's trip count differs per row: it stops at the first chunk boundary where the running
+// sum of |x| reaches the limit, or at the row end.
+void check_threshold_scan(int64_t rows, int64_t n, double limit, int64_t block) {
+  Ran r = run_example("threshold_scan.tile", {{"rows", std::to_string(rows)}, {"n", std::to_string(n)},
+                                              {"limit", std::to_string(limit)}, {"BLOCK", std::to_string(block)}});
+  REQUIRE(r.report.ok());
+  std::vector<int64_t> used(static_cast<size_t>(rows));
+  std::vector<double> total(static_cast<size_t>(rows));
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t off = 0;
+    double acc = 0;
+    while (off < n && acc < limit) {
+      for (int64_t c = off; c < std::min(n, off + block); ++c) acc += std::fabs(r.in("x", row * n + c));
+      off += block;
+    }
+    used[static_cast<size_t>(row)] = off;
+    total[static_cast<size_t>(row)] = acc;
+  }
+  expect_close(r, "used", rows, 0, [&](int64_t i) { return double(used[static_cast<size_t>(i)]); });
+  expect_close(r, "total", rows, 1e-5, [&](int64_t i) { return total[static_cast<size_t>(i)]; });
+}
+
+TEST_CASE("threshold_scan.tile: a runtime while loop with a data-dependent trip count") {
+  check_threshold_scan(37, 1000, 100.0, 64);  // stops early, after a different number of chunks per row
+  check_threshold_scan(5, 300, 1e9, 32);      // never reaches the limit: runs to the row end (320)
+  check_threshold_scan(3, 100, 0.0, 64);      // the condition is false at once: zero trips
 }
 
 TEST_CASE("planted bugs produce their findings") {
