@@ -1,4 +1,4 @@
-# expect-error: 11:11: a while condition must be a scalar, got tensor
+# expect-error: 11:11: a while condition must be a scalar, got tensor i1[64]
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
 import triton
 import triton.language as tl

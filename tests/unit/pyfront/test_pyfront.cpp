@@ -173,7 +173,7 @@ TEST_CASE("while on a runtime condition is an IR while; compile-time trips unrol
   CHECK(ir.find("while") == std::string::npos);
   CHECK(ir.find("store(z_ptr + 2, 1.0)") != std::string::npos);
   CHECK(error_of("    x = tl.load(x_ptr + tl.arange(0, 64))\n    while x < 1.0:\n        x = x * 2.0\n") ==
-        "7:11: a while condition must be a scalar, got tensor of f32[64] (reduce it, e.g. with tl.max or tl.sum)");
+        "7:11: a while condition must be a scalar, got tensor i1[64] (reduce it, e.g. with tl.max or tl.sum)");
   CHECK(error_of("    m = 'a'\n    while tl.program_id(0) < 0:\n        m = 'b'\n") ==
         "8:9: 'm' is a compile-time value and cannot be changed inside a runtime if/for/while");
 }
@@ -185,7 +185,7 @@ TEST_CASE("a while condition calling a helper with statements is computed before
       "        i += 2\n    tl.store(z_ptr, i)\n");
   std::string ir = print_module(lower_triton_file(f.path, launch()).module);
   INFO(ir);
-  CHECK(ir.find("  d = n - i\n  cond = d > 0\n  while cond {\n    i += 2\n    d = n - i\n    cond = d > 0\n  }\n") !=
+  CHECK(ir.find("  d = n - i\n  cond = d > 0\n  while cond {\n    i += 2\n    d_1 = n - i\n    cond = d_1 > 0\n  }\n") !=
         std::string::npos);
 }
 
