@@ -3,6 +3,7 @@
 // plain C++ loop written here; each examples/bugs/*.tile produces the finding it was planted for.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -121,7 +122,8 @@ TEST_CASE("softmax.tile at 13 x 300") {
 
 // The loop's trip count differs per row: it stops at the first chunk boundary where the running
 // sum of |x| reaches the limit, or at the row end.
-void check_threshold_scan(int64_t rows, int64_t n, double limit, int64_t block) {
+// Returns how many elements each row consumed.
+std::vector<int64_t> check_threshold_scan(int64_t rows, int64_t n, double limit, int64_t block) {
   Ran r = run_example("threshold_scan.tile", {{"rows", std::to_string(rows)}, {"n", std::to_string(n)},
                                               {"limit", std::to_string(limit)}, {"BLOCK", std::to_string(block)}});
   REQUIRE(r.report.ok());
@@ -139,12 +141,18 @@ void check_threshold_scan(int64_t rows, int64_t n, double limit, int64_t block) 
   }
   expect_close(r, "used", rows, 0, [&](int64_t i) { return double(used[static_cast<size_t>(i)]); });
   expect_close(r, "total", rows, 1e-5, [&](int64_t i) { return total[static_cast<size_t>(i)]; });
+  return used;
 }
 
 TEST_CASE("threshold_scan.tile: a runtime while loop with a data-dependent trip count") {
-  check_threshold_scan(37, 1000, 100.0, 64);  // stops early, after a different number of chunks per row
-  check_threshold_scan(5, 300, 1e9, 32);      // never reaches the limit: runs to the row end (320)
-  check_threshold_scan(3, 100, 0.0, 64);      // the condition is false at once: zero trips
+  // Stops early, after a different number of chunks in different rows.
+  std::vector<int64_t> used = check_threshold_scan(37, 1000, 100.0, 64);
+  CHECK(*std::min_element(used.begin(), used.end()) < *std::max_element(used.begin(), used.end()));
+  CHECK(*std::max_element(used.begin(), used.end()) < 1000);
+  used = check_threshold_scan(5, 300, 1e9, 32);  // never reaches the limit: runs to the row end
+  CHECK(used == std::vector<int64_t>(5, 320));
+  used = check_threshold_scan(3, 100, 0.0, 64);  // the condition is false at once: zero trips
+  CHECK(used == std::vector<int64_t>(3, 0));
 }
 
 TEST_CASE("planted bugs produce their findings") {
