@@ -484,6 +484,10 @@ void Session::cmd_where() const {
     out_ << "  at the end of the instance\n";
   for (auto it = frame_->loop_stack.rbegin(); it != frame_->loop_stack.rend(); ++it) {
     const Stmt* loop = *it;
+    if (loop->targets.empty()) {  // a while loop: no loop variable
+      out_ << "  in while loop  (" << format_loc(loop->loc) << ": " << first_line(print_stmt(*loop)) << ")\n";
+      continue;
+    }
     std::string value = "<not started>";
     if (!loop->slots.empty() && loop->slots[0] >= 0 && loop->slots[0] < static_cast<int>(frame_->slots.size()) &&
         frame_->slots[loop->slots[0]].defined())

@@ -21,6 +21,7 @@ bool prints_after(const Stmt& s) {
     case StmtKind::Assert:
       return true;
     case StmtKind::For:
+    case StmtKind::While:
     case StmtKind::If:
     case StmtKind::Return:
       return false;
@@ -160,6 +161,7 @@ void Session::before_stmt(Frame& f, const Stmt& s) {
 void Session::after_loop_iteration(Frame& f, const Stmt& loop) {
   frame_ = &f;
   flush_prints(f, nullptr);
+  if (viz_) viz_->after_loop_iteration(f, loop);
 }
 
 void Session::on_instance_end(Frame& f) {

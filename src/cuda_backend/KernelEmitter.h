@@ -189,6 +189,7 @@ class KernelEmitter {
   std::function<void()> cp_async_tile(const Expr& load, const std::string& off, int64_t ld, bool b_operand = false,
                      std::vector<BoundsCheck>* checks = nullptr);
   void emit_if(const Stmt& s);
+  void emit_while(const Stmt& s);
   void emit_assert(const Stmt& s);
   // ---- located checks (asserts, bounds checks) ----
   int add_site(NvvmKernelInfo::Site::Kind kind, const std::string& text, int64_t lanes, SourceLoc fallback);

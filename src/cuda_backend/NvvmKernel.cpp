@@ -36,6 +36,9 @@ void KernelEmitter::count_assignments(const std::vector<StmtP>& body) {
         count_assignments(s->body);
         count_assignments(s->orelse);
         break;
+      case StmtKind::While:
+        count_assignments(s->body);
+        break;
       case StmtKind::Store:
       case StmtKind::Print:
       case StmtKind::Assert:
@@ -295,6 +298,20 @@ void KernelEmitter::emit_if(const Stmt& s) {
   start_block(join);
 }
 
+// The condition is a scalar: every thread of the CTA computes the same value, so the loop is
+// uniform (as `for` is) and a barrier inside it is reached by all threads or none.
+void KernelEmitter::emit_while(const Stmt& s) {
+  std::string head = label("while.head"), body = label("while.body"), exit = label("while.exit");
+  br(head);
+  start_block(head);
+  std::string c = to_bool(s.args[0]->type.elem, eval_scalar(s.args[0]));
+  line("br i1 " + c + ", label %" + body + ", label %" + exit);
+  start_block(body);
+  emit_block(s.body);
+  br(head);
+  start_block(exit);
+}
+
 void KernelEmitter::emit_assert(const Stmt& s) {
   const ExprP& c = s.args[0];
   TV v = eval(c);
@@ -478,6 +495,7 @@ void KernelEmitter::emit_stmt_body(const Stmt& s) {
     case StmtKind::Store: emit_store(s); return;
     case StmtKind::For: emit_for(s); return;
     case StmtKind::If: emit_if(s); return;
+    case StmtKind::While: emit_while(s); return;
     case StmtKind::Print: return;  // print() is an interpreter feature; the GPU run stays silent
     case StmtKind::Assert: emit_assert(s); return;
     case StmtKind::Return:

@@ -138,6 +138,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
       case StmtKind::Assign: break;
       case StmtKind::Store:
       case StmtKind::For:
+      case StmtKind::While:
       case StmtKind::If:
       case StmtKind::Print:
       case StmtKind::Assert:

@@ -258,6 +258,32 @@ Flow exec_for(Ctx& c, const Stmt& s) {
   return Flow::Next;
 }
 
+// `while cond { body }`: the condition is evaluated before every trip. There is no trip limit
+// (as in Python, a loop whose condition never turns false runs forever).
+Flow exec_while(Ctx& c, const Stmt& s) {
+  const SNode* r = c.sp ? c.sp->roots[static_cast<size_t>(s.id)][0] : nullptr;
+  DebugHooks* hooks = c.hooks;
+  c.f->loop_stack.push_back(&s);
+  for (;;) {
+    bool cond;
+    if (r) {
+      cond = raw_truth(run_node(c, r).r, r->t);
+    } else {
+      Value t;
+      cond = scalar_truth(eval_expr(c, *s.args[0], t));
+    }
+    if (!cond) break;
+    if (exec_block(c, s.body) == Flow::Return) {
+      c.f->loop_stack.pop_back();
+      return Flow::Return;
+    }
+    c.stmt = &s;
+    if (hooks) hooks->after_loop_iteration(*c.f, s);
+  }
+  c.f->loop_stack.pop_back();
+  return Flow::Next;
+}
+
 // Every statement form not handled by exec_stmt's compiled scalar paths (kept out of line so that
 // the hot path needs no large stack frame).
 __attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
@@ -312,6 +338,7 @@ __attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
       return Flow::Next;
     }
     case StmtKind::For: return exec_for(c, s);
+    case StmtKind::While: return exec_while(c, s);
     case StmtKind::If: {
       if (c.sp) {
         if (const SNode* r = c.sp->roots[static_cast<size_t>(s.id)][0]) return exec_block(c, raw_truth(run_node(c, r).r, r->t) ? s.body : s.orelse);
@@ -345,6 +372,7 @@ __attribute__((always_inline)) inline Flow exec_stmt(Ctx& c, const Stmt& s) {
         }
         case StmtKind::If: return exec_block(c, raw_truth(run_node(c, r[0]).r, r[0]->t) ? s.body : s.orelse);
         case StmtKind::For:
+        case StmtKind::While:
         case StmtKind::Print:
         case StmtKind::Assert:
         case StmtKind::Return: break;

@@ -85,7 +85,7 @@ struct Frame {
   std::vector<Value> slots; // by Kernel slot; undefined until assigned
   Buffers* buffers = nullptr;
   const Bindings* bindings = nullptr;
-  std::vector<const Stmt*> loop_stack;  // enclosing For statements, outermost first
+  std::vector<const Stmt*> loop_stack;  // enclosing For and While statements, outermost first
 
   // Evaluates a verified expression (see verify_expr) in this frame. Throws RuntimeFault.
   Value eval(const ExprP& e) const;

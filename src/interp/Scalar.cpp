@@ -544,6 +544,7 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
           if (scalar_form(*s->args[i])) r[i] = cc.compile(*s->args[i]);
         break;
       case StmtKind::If:
+      case StmtKind::While:
         if (scalar_form(*s->args[0])) r[0] = cc.compile(*s->args[0]);
         break;
       case StmtKind::Print:

@@ -290,6 +290,13 @@ StmtP make_if(ExprP cond, std::vector<StmtP> body, std::vector<StmtP> orelse, So
   return s;
 }
 
+StmtP make_while(ExprP cond, std::vector<StmtP> body, SourceLoc loc) {
+  auto s = snode(StmtKind::While, loc);
+  s->args = {cond};
+  s->body = std::move(body);
+  return s;
+}
+
 // ---- deep copies ----
 ExprP clone_expr(const ExprP& e) {
   if (!e) return nullptr;

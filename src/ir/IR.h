@@ -70,7 +70,10 @@
 //
 // Control flow. `for v in range(lo, hi, step)` evaluates its bounds once, step > 0 (a step <= 0 is a
 //   runtime fault); the loop variable has the promoted integer type of the bounds. `if` takes a scalar
-//   i1 (any scalar number is compared with 0). Variables are block scoped: a name first assigned inside
+//   i1 (any scalar number is compared with 0). `while cond { body }` evaluates its scalar condition
+//   (i1, or any scalar number compared with 0) before every trip, including the first, and runs the
+//   body while it holds; the body may run zero times or forever (there is no trip limit, as in
+//   Python); `return` inside it ends the instance. Variables are block scoped: a name first assigned inside
 //   a block is local to it; assigning an existing name updates it and must keep its type (this is how
 //   values are carried across loop iterations). `return` ends the instance.
 //
@@ -291,6 +294,7 @@ ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLo
   X(Store)  /* args: ptr, value, mask?                                                            */ \
   X(For)    /* targets: loop var; args: lo, hi, step; body                                        */ \
   X(If)     /* args: cond; body, orelse                                                           */ \
+  X(While)  /* args: cond (scalar, evaluated before each trip); body                              */ \
   X(Print)  /* text: prefix; args: values                                                         */ \
   X(Assert) /* text: message; args: cond                                                          */ \
   X(Return) /* ends the program instance                                                          */
@@ -329,6 +333,7 @@ StmtP make_store(ExprP ptr, ExprP value, ExprP mask = nullptr, SourceLoc loc = {
 StmtP make_for(const std::string& var, ExprP lo, ExprP hi, ExprP step, std::vector<StmtP> body,
                SourceLoc loc = {});
 StmtP make_if(ExprP cond, std::vector<StmtP> body, std::vector<StmtP> orelse = {}, SourceLoc loc = {});
+StmtP make_while(ExprP cond, std::vector<StmtP> body, SourceLoc loc = {});
 
 // ---------------------------------------------------------------------------------------------
 // Kernels and modules

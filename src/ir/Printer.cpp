@@ -324,6 +324,8 @@ std::string print_stmt(const Stmt& s, int indent) {
       return out + ") {\n" + block_str(s.body, indent + 1) + pad(indent) + "}\n";
     }
     case StmtKind::If: return out + if_str(s, indent);
+    case StmtKind::While:
+      return out + "while " + expr_str(need(s.args.at(0))) + " {\n" + block_str(s.body, indent + 1) + pad(indent) + "}\n";
     case StmtKind::Print: {
       out += "print(" + quote(s.text);
       for (const ExprP& a : s.args) out += ", " + expr_str(need(a));

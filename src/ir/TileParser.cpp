@@ -62,7 +62,7 @@ std::optional<BinOp> aug_op(const std::string& s) {
 }
 
 bool is_keyword(const std::string& s) {
-  static const std::set<std::string> kw = {"kernel", "for", "in",   "if",    "else", "return", "and",
+  static const std::set<std::string> kw = {"kernel", "for", "while", "in", "if", "else", "return", "and",
                                            "or",     "not", "True", "False", "None", "inf",    "nan"};
   return kw.count(s) > 0;
 }
@@ -286,6 +286,7 @@ class Parser {
     }
     if (t.is_ident("for")) return for_stmt();
     if (t.is_ident("if")) return if_stmt();
+    if (t.is_ident("while")) return while_stmt();
     if (t.is_ident("return")) {
       auto s = std::make_shared<Stmt>();
       s->kind = StmtKind::Return;
@@ -293,7 +294,7 @@ class Parser {
       return s;
     }
     if (t.is_ident("else")) fail("'else' without a matching 'if'");
-    fail("expected a statement (assignment, store, for, if, print, assert or return), found " + t.describe());
+    fail("expected a statement (assignment, store, for, while, if, print, assert or return), found " + t.describe());
   }
 
   // assignment := NAME '=' expr | NAME OP= expr | NAME ',' NAME '=' expr
@@ -398,6 +399,14 @@ class Parser {
       else orelse = block();
     }
     return make_if(cond, std::move(body), std::move(orelse), loc);
+  }
+
+  // while := 'while' expr block
+  StmtP while_stmt() {
+    DepthGuard g(*this);
+    SourceLoc loc = next().loc;
+    ExprP cond = expr();
+    return make_while(cond, block(), loc);
   }
 
   // ---- expressions, loosest first ----

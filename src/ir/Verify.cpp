@@ -591,6 +591,16 @@ class Verifier {
         scopes_.pop_back();
         return;
       }
+      case StmtKind::While: {
+        ExprP c = s.args[0];
+        infer(c);
+        if (c->type.ptr || !c->type.is_scalar())
+          user_error(c->loc, "while needs a scalar condition, got " + c->type.str() + " (reduce a tile to a scalar first)");
+        scopes_.emplace_back();
+        walk_block(s.body);
+        scopes_.pop_back();
+        return;
+      }
       case StmtKind::Print:
         for (auto& a : s.args) infer(a);
         return;

@@ -244,9 +244,17 @@ void Lowerer::exec(const Node& s) {
     }
     case NK::For: lower_for(s); return;
     case NK::While: {
+      // Trips whose condition is known at compile time are unrolled; from the first trip whose
+      // condition depends on the run, the rest of the loop is a runtime `while`.
       for (int n = 0;; ++n) {
-        Val c = eval(*s.kids[0]);
-        if (!c.compile_time()) unsupported(s.loc, "a while loop on a runtime condition");
+        std::vector<StmtP> pre;
+        Val c = eval_captured(*s.kids[0], pre);
+        if (!c.compile_time()) {
+          runtime_while(s);
+          return;
+        }
+        for (StmtP& p : pre) emit(std::move(p));
+        for (auto& [name, t] : captured_declared_) blocks_.back().declared[name] = t;
         if (!truthy(c, s.kids[0]->loc)) return;
         if (n > 100000) user_error(s.loc, "this compile-time while loop runs more than 100000 times");
         exec_block(s.body);
@@ -257,7 +265,7 @@ void Lowerer::exec(const Node& s) {
       Val v = s.kids[0] ? eval(*s.kids[0]) : Val::none();  // may call helpers (frames_ grows)
       Frame& f = frames_.back();
       if (in_runtime_block()) {
-        if (!f.kernel) unsupported(s.loc, "return inside a runtime if/for of a helper function");
+        if (!f.kernel) unsupported(s.loc, "return inside a runtime if/for/while of a helper function");
         if (v.k != VK::None) user_error(s.loc, "a kernel cannot return a value");
         auto r = std::make_shared<Stmt>();
         r->kind = StmtKind::Return;
@@ -353,7 +361,7 @@ void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc,
       // would hold after it depends on the run); one bound inside the block may be rebound.
       auto at = f.bound_at.find(name);
       if (in_runtime_block() && it != f.vars.end() && it->second.compile_time() && at != f.bound_at.end() && at->second < blocks_.size())
-        user_error(loc, q(name) + " is a compile-time value and cannot be changed inside a runtime if/for");
+        user_error(loc, q(name) + " is a compile-time value and cannot be changed inside a runtime if/for/while");
       v.var.clear();
       f.vars[name] = v;
       f.bound_at[name] = blocks_.size();
@@ -382,7 +390,7 @@ void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc,
     }
     if (old && blocks_.back().declared.count(var) == 0 && in_runtime_block())
       user_error(loc, q(name) + " changes type from " + old->str() + " to " + v.t.str() +
-                          " inside a runtime if/for; a loop-carried or branch variable keeps its type (use .to())");
+                          " inside a runtime if/for/while; a loop-carried or branch variable keeps its type (use .to())");
   }
   ExprP e = clone_expr(v.e);
   std::string var = fresh(name);
@@ -465,6 +473,68 @@ void Lowerer::runtime_if(const Node& s, const Val& cond) {
     r.var = var;
     frames_.back().vars[name] = r;
   }
+  emit(st);
+}
+
+// Evaluates `e` with the statements it emits (an inlined helper's body) collected in `out` instead
+// of the current block; the names they declare are visible while it runs and forgotten after.
+Val Lowerer::eval_captured(const Node& e, std::vector<StmtP>& out) {
+  blocks_.push_back(Block{&out, {}, blocks_.back().runtime});
+  Val v = eval(e);
+  std::map<std::string, Type> declared = std::move(blocks_.back().declared);
+  blocks_.pop_back();
+  captured_declared_ = std::move(declared);
+  return v;
+}
+
+// `while cond:` on a runtime scalar condition. The IR's while evaluates one expression before each
+// trip; a condition that needs statements (a helper call with assignments) is kept in a variable
+// set before the loop and again at the end of each trip.
+void Lowerer::runtime_while(const Node& s) {
+  const Node& ce = *s.kids[0];
+  SourceLoc cloc = start_loc(ce);
+  materialize_assigned(s.body, s.loc);
+  std::vector<StmtP> pre;
+  Val c = eval_captured(ce, pre);
+  auto check = [&](const Val& v) {
+    bool ok = v.k == VK::Tensor ? v.t.is_scalar() && !v.t.ptr : v.number();
+    if (!ok)
+      user_error(cloc, "a while condition must be a scalar, got " + py_type_name(v) +
+                           (v.k == VK::Tensor && v.t.is_tile() ? " (reduce it, e.g. with tl.max or tl.sum)" : ""));
+  };
+  check(c);
+  auto snapshot = frames_.back().vars;
+  StmtP st;
+  std::string cvar;
+  Type ctype;
+  if (pre.empty()) {
+    st = make_while(ir(c, cloc), {}, s.loc);
+  } else {
+    for (StmtP& p : pre) emit(std::move(p));
+    for (auto& [n, t] : captured_declared_) blocks_.back().declared[n] = t;
+    Val m = materialize(c, "cond", cloc);
+    cvar = m.var;
+    ctype = m.t;
+    ExprP ref = make_var(cvar, cloc);
+    ref->type = ctype;
+    st = make_while(ref, {}, s.loc);
+  }
+  blocks_.push_back(Block{&st->body, {}, true});
+  exec_block(s.body);
+  if (!cvar.empty() && !frames_.back().returned) {
+    Val c2 = eval(ce);  // its statements go to the end of the body
+    check(c2);
+    ExprP e2 = ir(c2, cloc);
+    if (!(e2->type == ctype)) e2 = typed(make_cast(e2, ctype.elem, cloc));
+    emit(make_assign(cvar, e2, cloc));
+  }
+  blocks_.pop_back();
+  frames_.back().returned = false;
+  // Names first bound inside the loop body do not outlive it (IR block scoping).
+  auto after = frames_.back().vars;
+  frames_.back().vars = snapshot;
+  for (auto& [n, v] : after)
+    if (snapshot.count(n)) frames_.back().vars[n] = v;
   emit(st);
 }
 

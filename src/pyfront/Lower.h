@@ -60,6 +60,8 @@ class Lowerer {
   Val tensor(ExprP e, std::set<std::string> bufs = {});
   Val binop(const std::string& op, const Val& a, const Val& b, SourceLoc loc);
   void emit(StmtP s);
+  Val eval_captured(const Node& e, std::vector<StmtP>& out);
+  void runtime_while(const Node& s);
   std::string fresh(const std::string& base);
   Val materialize(const Val& v, const std::string& name, SourceLoc loc);
   bool in_runtime_block() const;
@@ -92,6 +94,7 @@ class Lowerer {
   std::vector<Block> blocks_;
   int call_depth_ = 0;
   int64_t calls_ = 0;
+  std::map<std::string, Type> captured_declared_;  // the names eval_captured's statements declared
   int64_t range_stages_ = 0;  // the largest tl.range(num_stages=N): the kernel's num_stages hint  // helper calls inlined so far (a budget against exponential inlining)
 
   friend struct LowererAccess;

@@ -170,6 +170,21 @@ struct Walker {
           if (!run(*c ? s.body : s.orelse)) return false;
           break;
         }
+        case StmtKind::While:
+          for (;;) {
+            Opt c = eval(*s.args[0]);
+            if (!c) {
+              unknown(s, "a loop condition depends on data");
+              return false;
+            }
+            if (!*c) break;
+            if (++steps > max_steps) {  // each trip counts, so an empty body cannot spin forever
+              unknown(s, "too many statements to walk");
+              return false;
+            }
+            if (!run(s.body)) return false;
+          }
+          break;
         case StmtKind::Return: return false;
         case StmtKind::Store:
         case StmtKind::Print:

@@ -509,6 +509,15 @@ class KernelWriter {
         return;
       }
       case StmtKind::If: if_stmt(s, indent, "if"); return;
+      case StmtKind::While: {
+        if (const Stmt* r = first_return(s.body))
+          user_error(r->loc, "'return' inside a while loop has no Triton form (Triton allows return only outside loops)");
+        const ExprP& c = s.args[0];
+        std::string cond = c->type.elem == Scalar::I1 ? expr(c).s : operand(c, kCompare + 1) + " != 0";
+        out_ += pad(indent) + "while " + cond + ":\n";
+        block(s.body, indent + 1, true);
+        return;
+      }
       case StmtKind::Print: {
         std::string line = "tl.device_print(\"" + s.text + "\"";
         for (const ExprP& a : s.args) line += ", " + expr(a).s;

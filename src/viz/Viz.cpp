@@ -86,6 +86,14 @@ void VizRecorder::before_stmt(Frame& f, const Stmt& s) {
   if (s.kind == StmtKind::Store) record(f, s, s.args[0], s.args.size() > 2 ? s.args[2] : nullptr, true);
 }
 
+// A while condition is evaluated again before every trip: its loads are recorded each time.
+void VizRecorder::after_loop_iteration(Frame& f, const Stmt& loop) {
+  if (loop.kind != StmtKind::While) return;
+  std::vector<const Expr*> loads;
+  collect_loads(loop.args[0].get(), loads);
+  for (const Expr* ld : loads) record(f, loop, ld->args[0], ld->args.size() > 1 ? ld->args[1] : nullptr, false);
+}
+
 void VizRecorder::record(Frame& f, const Stmt& s, const ExprP& ptr_e, const ExprP& mask_e, bool store) {
   if (launches.empty() || !f.buffers) return;
   Value ptr, mask;

@@ -68,6 +68,7 @@ class VizRecorder : public DebugHooks {
                  const std::vector<std::array<int64_t, 3>>& order) override;
   void on_instance_begin(Frame& f) override;
   void before_stmt(Frame& f, const Stmt& s) override;
+  void after_loop_iteration(Frame& f, const Stmt& loop) override;
   void on_finding(Frame& f, const Stmt& s, const Finding& finding) override;
 
   std::vector<VizLaunch> launches;

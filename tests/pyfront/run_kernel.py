@@ -203,6 +203,23 @@ def case_dot_precision():
             lambda: {"c_default": rounded, "c_ieee": exact, "c_no_tf32": exact}, 2e-6, None)
 
 
+def case_ragged_sum():
+    lengths = [5, 0, 16, 17, 50, 1, 33, 0, 32]
+    offsets = [0]
+    for n in lengths:
+        offsets.append(offsets[-1] + n)
+    x = [f32(v) for v in rand(offsets[-1], 17)]
+    segs, block = len(lengths), 16
+
+    def ref():
+        sums = [sum(x[offsets[s]:offsets[s + 1]]) for s in range(segs)]
+        trips = [(n + block - 1) // block for n in lengths]
+        return {"out_ptr": sums, "trips_ptr": trips}
+    return ("ragged_sum.py", ["--grid", str(segs)],
+            {"x_ptr": ([len(x)], "f32", x), "offsets_ptr": ([segs + 1], "i32", offsets)},
+            {"out_ptr": ([segs], "f32"), "trips_ptr": ([segs], "i32")}, ref, 1e-5, None)
+
+
 FEATURES = [-4, 1, -3, -1, -3.5, 1, 1, 37, 7, -14, 1, -1, 10, 1, 0, 120, 15, 15, 0, 0, 6, 22, 38, 54, 28, 0, 24, 68, 1256, 0.5,
             14.5, 3, 3, 32, 8, 1, 14400, 16, 1, 6, 243, 2.5]
 
@@ -233,7 +250,7 @@ CASES = {
     "add": case_add, "copy": case_copy, "rgb2grey": case_rgb2grey, "matmul_naive": case_matmul_naive, "swizzle": case_swizzle,
     "grouped_matmul": case_grouped_matmul, "softmax": case_softmax, "matmul_leaky_relu": lambda: matmul_act("leaky_relu"),
     "matmul_no_activation": lambda: matmul_act(None), "layernorm": case_layernorm, "features": case_features,
-    "dot_precision": case_dot_precision,
+    "dot_precision": case_dot_precision, "ragged_sum": case_ragged_sum,
     "bug_copy_nopid": bug("bugs/copy_nopid.py", "error: instances (0, 0, 0) and (1, 0, 0) both store z_ptr[0]", 14),
     "bug_copy_pid_n": bug("bugs/copy_pid_n.py", "error: out-of-bounds load from 'x_ptr'", 14),
 }

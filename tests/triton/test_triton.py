@@ -82,6 +82,15 @@ ERROR_CASES = [
      "  }\n"
      "}\n",
      "4:7", "'return' inside a for loop has no Triton form"),
+    ("return_in_while.tile",
+     "kernel k(out c: *f32[4], n: i32 = 3) grid(1) {\n"
+     "  i = 0\n"
+     "  while i < n {\n"
+     "    return\n"
+     "  }\n"
+     "  store(c, 1.0)\n"
+     "}\n",
+     "4:5", "'return' inside a while loop has no Triton form"),
 ]
 
 

@@ -1,4 +1,4 @@
-# expect-error: 10:9: return inside a runtime if/for of a helper function is not supported y
+# expect-error: 10:9: return inside a runtime if/for/while of a helper function is not supported y
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1 --arg n=3
 import triton
 import triton.language as tl

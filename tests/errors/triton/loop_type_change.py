@@ -1,4 +1,4 @@
-# expect-error: 11:9: 'acc' changes type from f32[64] to f16[64] inside a runtime if/for; a 
+# expect-error: 11:9: 'acc' changes type from f32[64] to f16[64] inside a runtime if/for/while; a 
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
 import triton
 import triton.language as tl

@@ -54,6 +54,43 @@ TEST_CASE("every .dt example lowers, compiles and passes ptxas") {
   }
 }
 
+TEST_CASE("while loops lower to a uniform loop and pass ptxas") {
+  // A data-dependent trip count, a tile carried across trips, a while nested in a for, a return
+  // inside a while, and a condition that is a reduction of a tile.
+  const char* src =
+      "kernel w(x: *f32[N], out y: *f32[N], out t: *i32[64], N: i32 = 1000, limit: f32 = 40.0,\n"
+      "         B: constexpr = 64) grid(64) {\n"
+      "  p = program_id(0)\n"
+      "  off = 0\n"
+      "  acc = zeros([B], f32)\n"
+      "  while off < N && sum(acc, axis=0) < limit {\n"
+      "    c = off + arange(0, B)\n"
+      "    acc += abs(load(x + c, mask=c < N, other=0.0))\n"
+      "    off += B\n"
+      "  }\n"
+      "  store(y + arange(0, B), acc)\n"
+      "  for i in range(0, 4) {\n"
+      "    j = p\n"
+      "    while j > 0 {\n"
+      "      j = j // 2\n"
+      "      if j == i {\n"
+      "        store(t + p, i)\n"
+      "        return\n"
+      "      }\n"
+      "    }\n"
+      "  }\n"
+      "  store(t + p, off)\n"
+      "}\n";
+  Module m = parse_tile(Sources::add("<while>", src));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  std::string ir = emit_nvvm(m, b);
+  CHECK(ir.find("while.head") != std::string::npos);
+  CHECK(ir.find("while.exit") != std::string::npos);
+  Module again = parse_tile(Sources::add("<while>", src));
+  compile_module(again);
+}
+
 TEST_CASE("[128,128] f32 tiles with 8 warps: no local-memory spills") {
   // A [128,128] f32 tile (64 registers per thread) through a masked load, a row reduction, a
   // broadcast back and a masked store. (Several such tiles live at once do spill: docs/cuda-backend.md.)

@@ -3,8 +3,10 @@
 // plain C++ loop written here; each examples/bugs/*.tile produces the finding it was planted for.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "interp/Interp.h"
 #include "ir/TileParser.h"
@@ -116,6 +118,41 @@ TEST_CASE("softmax.tile at 13 x 300") {
     for (int64_t c = 0; c < C; ++c) den += std::exp(r.in("x", row * C + c) - mx);
     return std::exp(r.in("x", i) - mx) / den;
   });
+}
+
+// The loop's trip count differs per row: it stops at the first chunk boundary where the running
+// sum of |x| reaches the limit, or at the row end.
+// Returns how many elements each row consumed.
+std::vector<int64_t> check_threshold_scan(int64_t rows, int64_t n, double limit, int64_t block) {
+  Ran r = run_example("threshold_scan.tile", {{"rows", std::to_string(rows)}, {"n", std::to_string(n)},
+                                              {"limit", std::to_string(limit)}, {"BLOCK", std::to_string(block)}});
+  REQUIRE(r.report.ok());
+  std::vector<int64_t> used(static_cast<size_t>(rows));
+  std::vector<double> total(static_cast<size_t>(rows));
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t off = 0;
+    double acc = 0;
+    while (off < n && acc < limit) {
+      for (int64_t c = off; c < std::min(n, off + block); ++c) acc += std::fabs(r.in("x", row * n + c));
+      off += block;
+    }
+    used[static_cast<size_t>(row)] = off;
+    total[static_cast<size_t>(row)] = acc;
+  }
+  expect_close(r, "used", rows, 0, [&](int64_t i) { return double(used[static_cast<size_t>(i)]); });
+  expect_close(r, "total", rows, 1e-5, [&](int64_t i) { return total[static_cast<size_t>(i)]; });
+  return used;
+}
+
+TEST_CASE("threshold_scan.tile: a runtime while loop with a data-dependent trip count") {
+  // Stops early, after a different number of chunks in different rows.
+  std::vector<int64_t> used = check_threshold_scan(37, 1000, 100.0, 64);
+  CHECK(*std::min_element(used.begin(), used.end()) < *std::max_element(used.begin(), used.end()));
+  CHECK(*std::max_element(used.begin(), used.end()) < 1000);
+  used = check_threshold_scan(5, 300, 1e9, 32);  // never reaches the limit: runs to the row end
+  CHECK(used == std::vector<int64_t>(5, 320));
+  used = check_threshold_scan(3, 100, 0.0, 64);  // the condition is false at once: zero trips
+  CHECK(used == std::vector<int64_t>(3, 0));
 }
 
 TEST_CASE("planted bugs produce their findings") {

@@ -211,6 +211,67 @@ TEST_CASE("where on pointers, masked loads with other, if/for/return") {
   for (int i = 4; i < 8; ++i) CHECK(run->at("z", i) == -1);
 }
 
+TEST_CASE("while: the condition is tested before every trip; zero trips; return inside; tile conditions reduced") {
+  // Collatz steps of 1..8 (a scalar condition on loop-carried values), a loop that never runs, a
+  // return from inside a while nested in a for, and a condition computed from a tile reduction.
+  const char* src = R"(kernel t(x: *f32[16], out z: *i32[8], out w: *i32[8], out h: *f32[8]) grid(8) {
+  p = program_id(0)
+  v = p + 1
+  steps = 0
+  while v != 1 {
+    if v % 2 == 0 {
+      v = v // 2
+    } else {
+      v = 3 * v + 1
+    }
+    steps += 1
+  }
+  store(z + p, steps)
+  k = 0
+  while k > 0 {
+    k = k - 1
+    store(z + p, -1)
+  }
+  y = load(x + arange(0, 16))
+  s = 0.0
+  while max(abs(y), axis=0) < 100.0 {
+    y = y * 2.0
+    s += 1.0
+  }
+  store(h + p, s)
+  n = 3
+  c = 0
+  while n {
+    n -= 1
+    c += 10
+  }
+  for i in range(0, 10) {
+    j = 0
+    while j < 10 {
+      if i * 10 + j == p + 3 + c {
+        store(w + p, i * 10 + j)
+        return
+      }
+      j += 1
+    }
+  }
+  store(w + p, -1)
+}
+)";
+  auto run = run_tile("<while>", src);
+  REQUIRE(run->rep.ok());
+  const int collatz[8] = {0, 1, 7, 2, 5, 8, 16, 3};
+  double m = 0;
+  for (int i = 0; i < 16; ++i) m = std::max(m, std::fabs(run->at("x", i)));
+  int doublings = 0;
+  for (double a = m; a < 100.0; a *= 2.0) ++doublings;
+  for (int p = 0; p < 8; ++p) {
+    CHECK(run->at("z", p) == collatz[p]);
+    CHECK(run->at("h", p) == doublings);
+    CHECK(run->at("w", p) == p + 33);  // found in the nested loops; the return skips the last store
+  }
+}
+
 TEST_CASE("swizzle2d matches tl.swizzle2d on a 5x4 grid with group 3") {
   const char* src = R"(kernel t(out z: *i32[5, 4], out w: *i32[5, 4]) grid(5, 4) {
   i, j = swizzle2d(program_id(0), program_id(1), num_programs(0), num_programs(1), 3)

@@ -151,7 +151,7 @@ TEST_CASE("static_range inside a runtime loop; compile-time names bound outside 
   CHECK(ir.find("acc += 0") != std::string::npos);
   CHECK(ir.find("acc += 1") != std::string::npos);
   CHECK(error_of("    m = 'a'\n    for j in range(tl.program_id(0)):\n        m = 'b'\n") ==
-        "8:9: 'm' is a compile-time value and cannot be changed inside a runtime if/for");
+        "8:9: 'm' is a compile-time value and cannot be changed inside a runtime if/for/while");
 }
 
 TEST_CASE("an early return is an IR return; a name bound in both branches of a runtime if lives on") {
@@ -159,6 +159,34 @@ TEST_CASE("an early return is an IR return; a name bound in both branches of a r
                            "    if x > 0:\n        y = x\n    else:\n        y = -x\n    tl.store(z_ptr + pid, y)\n");
   CHECK(ir.find("if pid >= 1 {\n    return\n  }") != std::string::npos);
   CHECK(ir.find("y = 0.to(f32)\n  if x > 0 {\n    y = x\n  } else {\n    y = -x\n  }") != std::string::npos);
+}
+
+TEST_CASE("while on a runtime condition is an IR while; compile-time trips unroll first") {
+  std::string ir = lowered("    i = 0\n    while i < tl.program_id(0):\n        i += 1\n    tl.store(z_ptr + i, 1.0)\n");
+  CHECK(ir.find("  i = 0\n  while i < program_id(0) {\n    i += 1\n  }\n") != std::string::npos);
+  // The first trip's condition is known (0 < 5); the rest depends on the loaded value.
+  ir = lowered("    x = 0.0\n    while x < 5:\n        x = x + tl.load(x_ptr)\n    tl.store(z_ptr, x)\n");
+  CHECK(ir.find("x = 0.0 + load(x_ptr)") != std::string::npos);
+  CHECK(ir.find("while x < 5 {\n    x = x + load(x_ptr)\n  }") != std::string::npos);
+  // A compile-time condition still unrolls completely.
+  ir = lowered("    i = 0\n    while i < 3:\n        tl.store(z_ptr + i, 1.0)\n        i += 1\n");
+  CHECK(ir.find("while") == std::string::npos);
+  CHECK(ir.find("store(z_ptr + 2, 1.0)") != std::string::npos);
+  CHECK(error_of("    x = tl.load(x_ptr + tl.arange(0, 64))\n    while x < 1.0:\n        x = x * 2.0\n") ==
+        "7:11: a while condition must be a scalar, got tensor i1[64] (reduce it, e.g. with tl.max or tl.sum)");
+  CHECK(error_of("    m = 'a'\n    while tl.program_id(0) < 0:\n        m = 'b'\n") ==
+        "8:9: 'm' is a compile-time value and cannot be changed inside a runtime if/for/while");
+}
+
+TEST_CASE("a while condition calling a helper with statements is computed before the loop and at the end of each trip") {
+  PyFile f(
+      "import triton\nimport triton.language as tl\n\n@triton.jit\ndef more(a, b):\n    d = b - a\n    return d > 0\n\n"
+      "@triton.jit\ndef k(x_ptr, z_ptr):\n    i = 0\n    n = tl.load(x_ptr).to(tl.int32)\n    while more(i, n):\n"
+      "        i += 2\n    tl.store(z_ptr, i)\n");
+  std::string ir = print_module(lower_triton_file(f.path, launch()).module);
+  INFO(ir);
+  CHECK(ir.find("  d = n - i\n  cond = d > 0\n  while cond {\n    i += 2\n    d_1 = n - i\n    cond = d_1 > 0\n  }\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("launch options and tl.range(num_stages=) become the kernel's hints") {
