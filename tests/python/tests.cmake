@@ -1,0 +1,21 @@
+# The Python package (python/dtsim + _dtsim, in build/python): scripts written like the practitioner's
+# guide's host code (numpy), run through `python -m dtsim`, launching examples/triton kernels and
+# kernels of their own (label e2e). Registered only when the package is built (DTSIM_HAVE_PYTHON).
+if(DTSIM_HAVE_PYTHON)
+  function(dtsim_python_test name script)
+    add_test(NAME python/${name} COMMAND ${Python3_EXECUTABLE} -m dtsim ${ARGN} ${CMAKE_CURRENT_LIST_DIR}/${script})
+    set_tests_properties(python/${name} PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_AUTOTUNE=")
+  endfunction()
+  dtsim_python_test(guide_examples guide_examples.py)
+  dtsim_python_test(guide_examples_threads guide_examples.py --threads=2 --order=reverse)
+  dtsim_python_test(planted_bug planted_bug.py)
+  dtsim_python_test(compile_error compile_error.py)
+  dtsim_python_test(autotune_first autotune.py)
+  add_test(NAME python/autotune_all COMMAND ${Python3_EXECUTABLE} -m dtsim ${CMAKE_CURRENT_LIST_DIR}/autotune.py)
+  set_tests_properties(python/autotune_all PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_AUTOTUNE=all")
+  add_test(NAME python/repl_session COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/repl_session.py)
+  set_tests_properties(python/repl_session PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
+endif()
