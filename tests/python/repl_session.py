@@ -7,7 +7,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(HERE, "break_script.py")
-r = subprocess.run([sys.executable, "-m", "dtsim", "--break-if", "pid0==1", script], input="print offs\ncontinue\n",
+r = subprocess.run([sys.executable, "-m", "dtsim", "--break-if", "pid0==1", script], input="next\nnext\nprint offs\ncontinue\n",
                    capture_output=True, text=True, timeout=120)
 print(r.stdout)
 print(r.stderr, file=sys.stderr)
