@@ -19,3 +19,9 @@ if(DTSIM_HAVE_PYTHON)
   set_tests_properties(python/repl_session PROPERTIES LABELS e2e TIMEOUT 300
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
 endif()
+if(DTSIM_HAVE_PYTHON)
+  # The start-up hook instead of `python -m dtsim`: DTSIM_TRITON=1 with hook/ on PYTHONPATH.
+  add_test(NAME python/sitecustomize_hook COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/planted_bug.py)
+  set_tests_properties(python/sitecustomize_hook PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python:${CMAKE_BINARY_DIR}/python/dtsim/hook;DTSIM_TRITON=1")
+endif()
