@@ -88,6 +88,7 @@ def next_power_of_2(n):
 # ---- binding arguments ----
 
 _NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "i1"}
+_DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
 
 
 def _as_array(obj, name):
@@ -113,7 +114,9 @@ def _buffer_of(arr, name):
     """The buffer a pointer argument addresses: the array itself when C-contiguous, else the span
     of storage from its first to its last element (1-D), as a view. Returns (view, dtype name)."""
     import numpy as np
-    dt = _NP_DTYPES.get(arr.dtype.name)
+    if not _DTYPE_OF:
+        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
+    dt = _DTYPE_OF.get(arr.dtype)
     if dt is None:
         raise TypeError("argument '%s': element type %s is not supported (float16, float32, float64, int32, int64, bool)"
                         % (name, arr.dtype.name))
@@ -191,6 +194,8 @@ class JITFunction(KernelInterface):
         self.signature = inspect.signature(fn)
         self.arg_names = list(self.signature.parameters)
         self.constexprs = {n for n, p in self.signature.parameters.items() if _is_constexpr_param(p)}
+        self.defaults = {n: p.default for n, p in self.signature.parameters.items() if p.default is not inspect.Parameter.empty}
+        self.has_star = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values())
         self.cache = {}
         self.options = options
 
@@ -203,6 +208,14 @@ class JITFunction(KernelInterface):
     def bind(self, args, kwargs, partial=False):
         """name -> value of the kernel's arguments (defaults included) and the launch options."""
         opts = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAUNCH_OPTIONS and k not in self.signature.parameters}
+        if len(args) <= len(self.arg_names) and not self.has_star:  # the common case, without inspect's binding
+            values = dict(zip(self.arg_names, args))
+            if not any(k in values or k not in self.signature.parameters for k in kwargs):
+                values.update(kwargs)
+                for n, d in self.defaults.items():
+                    values.setdefault(n, d)
+                if partial or len(values) == len(self.arg_names):
+                    return {n: values[n] for n in self.arg_names if n in values}, opts
         try:
             bound = (self.signature.bind_partial if partial else self.signature.bind)(*args, **kwargs)
         except TypeError as e:
