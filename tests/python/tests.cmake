@@ -11,6 +11,7 @@ if(DTSIM_HAVE_PYTHON)
   dtsim_python_test(guide_examples_threads guide_examples.py --threads=2 --order=reverse)
   dtsim_python_test(planted_bug planted_bug.py)
   dtsim_python_test(compile_error compile_error.py)
+  dtsim_python_test(views views.py)
   dtsim_python_test(autotune_first autotune.py)
   add_test(NAME python/autotune_all COMMAND ${Python3_EXECUTABLE} -m dtsim ${CMAKE_CURRENT_LIST_DIR}/autotune.py)
   set_tests_properties(python/autotune_all PROPERTIES LABELS e2e TIMEOUT 300
