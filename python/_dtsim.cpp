@@ -97,7 +97,8 @@ InterpOptions interp_options(const std::string& sanitize, int threads, const std
 py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, py::buffer, std::string>>& arrays, const std::string& sanitize,
              int threads, const std::string& order, bool keep_going, const std::vector<std::string>& break_if,
-             const std::vector<std::string>& break_at) {
+             const std::vector<std::string>& break_at,
+             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   InterpOptions opt = interp_options(sanitize, threads, order, keep_going);
@@ -125,8 +126,12 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   dbg.break_if = break_if;
   dbg.break_at = break_at;
   dbg.break_at.insert(dbg.break_at.end(), c.program.break_at.begin(), c.program.break_at.end());
+  for (const auto& [cond, exprs, at] : print_if) {
+    if (exprs.empty()) throw UserError("print_if '" + cond + "' has no expression to print");
+    dbg.print_if.push_back({cond, exprs, at > 0 ? std::optional<int>(at) : std::nullopt});
+  }
   std::unique_ptr<DebugHooks> hooks;
-  if (!dbg.break_if.empty() || !dbg.break_at.empty()) {
+  if (!dbg.break_if.empty() || !dbg.break_at.empty() || !dbg.print_if.empty()) {
     hooks = make_debugger(m, b, dbg, std::cout);
     opt.hooks = hooks.get();
     opt.threads = 1;
@@ -202,5 +207,6 @@ PYBIND11_MODULE(_dtsim, m) {
   m.def("run", &run, py::arg("compiled"), py::arg("scalars"), py::arg("arrays"), py::arg("sanitize") = "all",
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},
+        py::arg("print_if") = std::vector<std::tuple<std::string, std::vector<std::string>, int>>{},
         "Runs a compiled kernel on the interpreter over the given arrays (written back in place).");
 }

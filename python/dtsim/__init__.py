@@ -53,13 +53,45 @@ _config = {
     "break_if": _env_list("DTSIM_BREAK_IF"),
     "break_at": _env_list("DTSIM_BREAK_AT"),
     "backend": os.environ.get("DTSIM_BACKEND", "interp"),
+    "print_if": [],
 }
+
+
+def _split_exprs(text):
+    """'x, mask[0], f(a, b)' -> ['x', 'mask[0]', 'f(a, b)'] (commas inside brackets stay)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    return [e for e in out if e]
+
+
+def _print_if_list(v):
+    """print_if=('pid0==1', 'offs, mask') or (COND, EXPRS, LINE) or a list of them."""
+    if v is None:
+        return []
+    if isinstance(v, tuple) and v and isinstance(v[0], str):
+        v = [v]
+    out = []
+    for item in v:
+        cond, exprs = item[0], item[1]
+        exprs = _split_exprs(exprs) if isinstance(exprs, str) else list(exprs)
+        out.append((cond, exprs, int(item[2]) if len(item) > 2 and item[2] else 0))
+    return out
 
 
 def config(**options):
     """Sets launch options for every later launch and returns the current ones:
     sanitize ('all', 'bounds', 'none'), threads (int), order ('sequential', 'reverse',
-    'shuffle:SEED'), keep_going (bool), break_if (a condition such as 'pid0==1' or the guide's
+    'shuffle:SEED'), keep_going (bool), print_if ((COND, 'x, mask') or (COND, EXPRS, LINE): prints
+    the expressions in the instances where COND holds, at the end of the instance or before the
+    statement on LINE; or a list of them), break_if (a condition such as 'pid0==1' or the guide's
     '=1,>0'; a string or a list), break_at ('kernel.py:LINE [if COND]'; a string or a list),
     backend ('interp'). The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS,
     DTSIM_ORDER, DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND."""
@@ -68,6 +100,8 @@ def config(**options):
             raise TypeError("dtsim.config() got an unknown option '%s' (options: %s)" % (k, ", ".join(sorted(_config))))
         if k in ("break_if", "break_at"):
             v = [] if v is None else [v] if isinstance(v, str) else list(v)
+        if k == "print_if":
+            v = _print_if_list(v)
         if k == "backend" and v not in ("interp", "interpreter"):
             raise ValueError("dtsim.config(backend=%r): only the interpreter is available from Python yet" % (v,))
         _config[k] = v
@@ -277,7 +311,7 @@ class JITFunction(KernelInterface):
         sys.stdout.flush()
         sys.stderr.flush()
         result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
-                            list(c["break_if"]), list(c["break_at"]))
+                            list(c["break_if"]), list(c["break_at"]), list(c["print_if"]))
         if result["findings"]:
             raise KernelError(result["findings"], result["findings_count"])
         return compiled

@@ -12,6 +12,7 @@ if(DTSIM_HAVE_PYTHON)
   dtsim_python_test(planted_bug planted_bug.py)
   dtsim_python_test(compile_error compile_error.py)
   dtsim_python_test(views views.py)
+  dtsim_python_test(print_if print_if.py)
   dtsim_python_test(autotune_first autotune.py)
   add_test(NAME python/autotune_all COMMAND ${Python3_EXECUTABLE} -m dtsim ${CMAKE_CURRENT_LIST_DIR}/autotune.py)
   set_tests_properties(python/autotune_all PROPERTIES LABELS e2e TIMEOUT 300
