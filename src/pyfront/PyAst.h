@@ -22,6 +22,7 @@ enum class NK : uint8_t {
   Str,        // text
   FStr,       // kids: the fields, in order; parts: the literal pieces (parts.size() == kids.size() + 1)
   NoneLit, TrueLit, FalseLit, Ellipsis,
+  Lambda,     // kids[0]: the body (parameters dropped); only in decorators (triton.heuristics), never evaluated
   Attr,       // kids[0].text
   Call,       // kids[0] callee, kids[1..] positional args; kw: keyword names for the last kw.size() args
   Subscript,  // kids[0] value, kids[1..] items (Slice / NoneLit / expressions)

@@ -60,6 +60,7 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int decorator_depth_ = 0;  // > 0 while parsing a decorator expression
 
   const Token& at(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
   const Token& next() {
@@ -151,7 +152,9 @@ class Parser {
   NodeP function_def(bool top) {
     std::vector<NodeP> decorators;
     while (accept("@")) {
+      ++decorator_depth_;
       decorators.push_back(test());
+      --decorator_depth_;
       if (at().kind != Tok::Newline) fail("expected end of line after the decorator, found " + at().describe());
       next();
     }
@@ -414,7 +417,19 @@ class Parser {
   // test := or_test ['if' or_test 'else' test]
   NodeP test() {
     Guard g(*this);
-    if (at_kw("lambda")) fail("lambda is not supported in a Triton kernel");
+    if (at_kw("lambda")) {
+      // A decorator's lambda (@triton.heuristics({'EVEN': lambda args: ...})) is host code: parsed, kept
+      // as a Lambda node that nothing evaluates. Anywhere else it is an error.
+      if (decorator_depth_ == 0) fail("lambda is not supported in a Triton kernel");
+      NodeP n = mk(NK::Lambda, next().loc);
+      while (!at().is_op(":")) {
+        if (at().kind == Tok::Newline || at().kind == Tok::Eof) fail("expected ':' in the lambda, found " + at().describe());
+        next();
+      }
+      next();
+      n->kids.push_back(test());
+      return n;
+    }
     NodeP e = or_test();
     if (at_kw("if")) {
       NodeP n = mk(NK::IfExp, next().loc);

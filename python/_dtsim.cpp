@@ -1,0 +1,212 @@
+// The Python binding `_dtsim` (python/dtsim/ wraps it): lowers a @triton.jit kernel of a .py file for
+// one launch signature (lower_triton_file + verify, kept by the caller as a `Compiled` kernel) and
+// runs it on the interpreter over the caller's arrays, bound through the buffer protocol: the data
+// is copied into the run's buffers and every buffer the kernel stores to is written back into the
+// caller's array in place, as Triton does. Findings come back as dicts (python/dtsim raises
+// KernelError); bad input raises _dtsim.CompileError with the frontend's located message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include "interp/Interp.h"
+#include "ir/Printer.h"
+#include "ir/Verify.h"
+#include "pyfront/Triton.h"
+#include "repl/Debugger.h"
+
+namespace py = pybind11;
+
+namespace dtsim {
+
+namespace {
+
+// A kernel lowered and verified for one launch signature (buffer types and shapes, constexprs,
+// scalar types, grid). Runtime scalar values are re-bound per launch.
+struct Compiled {
+  TritonProgram program;
+  std::string tile_ir;
+};
+
+const char* kind_name(Finding::Kind k) {
+  switch (k) {
+    case Finding::OutOfBounds: return "out-of-bounds";
+    case Finding::Uninitialized: return "uninitialized-read";
+    case Finding::WriteWrite: return "write-write-conflict";
+    case Finding::ReadWrite: return "read-write-conflict";
+    case Finding::AssertFailed: return "assert-failed";
+    case Finding::Fault: return "fault";
+  }
+  return "fault";
+}
+
+Scalar dtype_of(const std::string& name, const std::string& buf) {
+  auto dt = parse_scalar(name);
+  if (!dt) throw UserError("buffer '" + buf + "': element type '" + name + "' is not supported (i1, i32, i64, f16, bf16, f32, f64)");
+  return *dt;
+}
+
+std::shared_ptr<Compiled> compile(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
+                                  const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
+                                  const std::vector<std::string>& grid) {
+  TritonLaunch launch;
+  launch.kernel = kernel;
+  launch.args = args;
+  launch.grid = grid;
+  for (const auto& [name, dtype, shape] : buffers) launch.buffers.push_back(TritonBuffer{name, dtype_of(dtype, name), shape, true});
+  auto c = std::make_shared<Compiled>();
+  c->program = lower_triton_file(path, launch);
+  if (c->program.module.file.empty()) c->program.module.file = path;
+  std::map<std::string, std::string> rest;
+  for (const auto& [k, v] : args)
+    if (!c->program.used_args.count(k)) rest[k] = v;
+  Bindings b = bind_params(c->program.module, rest);
+  verify_module(c->program.module, b);
+  c->tile_ir = print_module(c->program.module);
+  return c;
+}
+
+InterpOptions interp_options(const std::string& sanitize, int threads, const std::string& order, bool keep_going) {
+  InterpOptions opt;
+  if (sanitize == "none") opt.sanitize = Sanitize::None;
+  else if (sanitize == "bounds") opt.sanitize = Sanitize::Bounds;
+  else if (sanitize == "all") opt.sanitize = Sanitize::All;
+  else throw UserError("sanitize expects 'none', 'bounds' or 'all', got '" + sanitize + "'");
+  if (threads < 1) throw UserError("threads must be at least 1, got " + std::to_string(threads));
+  opt.threads = threads;
+  if (order == "sequential") opt.order = Order::Sequential;
+  else if (order == "reverse") opt.order = Order::Reverse;
+  else if (order.rfind("shuffle:", 0) == 0) {
+    opt.order = Order::Shuffle;
+    try {
+      opt.shuffle_seed = std::stoull(order.substr(8));
+    } catch (const std::exception&) {
+      throw UserError("order 'shuffle:SEED' needs a non-negative integer seed, got '" + order + "'");
+    }
+  } else {
+    throw UserError("order expects 'sequential', 'reverse' or 'shuffle:SEED', got '" + order + "'");
+  }
+  opt.keep_going = keep_going;
+  return opt;
+}
+
+// One launch: the arrays (name, buffer-protocol object, dtype name) are copied in, the kernel runs,
+// every stored-to buffer is copied back into its array. Returns {"instances": N, "findings": [...]}.
+py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
+             const std::vector<std::tuple<std::string, py::buffer, std::string>>& arrays, const std::string& sanitize,
+             int threads, const std::string& order, bool keep_going, const std::vector<std::string>& break_if,
+             const std::vector<std::string>& break_at,
+             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if) {
+  const Module& m = c.program.module;
+  Bindings b = bind_params(m, scalars);
+  InterpOptions opt = interp_options(sanitize, threads, order, keep_going);
+  Buffers preset;
+  std::vector<py::buffer_info> infos;
+  for (const auto& [name, obj, dtype] : arrays) {
+    const Param* prm = m.kernels.at(0).find_param(name);
+    if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
+    py::buffer_info info = obj.request(prm->io != BufIO::In);
+    Buffer buf;
+    buf.name = name;
+    buf.dtype = dtype_of(dtype, name);
+    for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
+    size_t bytes = static_cast<size_t>(buf.numel()) * static_cast<size_t>(scalar_bytes(buf.dtype));
+    if (static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize) != bytes || buf.dtype != prm->dtype)
+      throw UserError("buffer '" + name + "' does not match the compiled kernel's parameter (" + scalar_name(prm->dtype) + ")");
+    buf.io = prm->io;
+    buf.defined = true;
+    buf.bytes.resize(bytes);
+    if (bytes) std::memcpy(buf.bytes.data(), info.ptr, bytes);
+    preset.list.push_back(std::move(buf));
+    infos.push_back(std::move(info));
+  }
+  DebugConfig dbg;
+  dbg.break_if = break_if;
+  dbg.break_at = break_at;
+  dbg.break_at.insert(dbg.break_at.end(), c.program.break_at.begin(), c.program.break_at.end());
+  for (const auto& [cond, exprs, at] : print_if) {
+    if (exprs.empty()) throw UserError("print_if '" + cond + "' has no expression to print");
+    dbg.print_if.push_back({cond, exprs, at > 0 ? std::optional<int>(at) : std::nullopt});
+  }
+  std::unique_ptr<DebugHooks> hooks;
+  if (!dbg.break_if.empty() || !dbg.break_at.empty() || !dbg.print_if.empty()) {
+    hooks = make_debugger(m, b, dbg, std::cout);
+    opt.hooks = hooks.get();
+    opt.threads = 1;
+  }
+  Buffers bufs = make_buffers(m, b, 0, std::move(preset));
+  RunReport report;
+  {
+    py::gil_scoped_release release;
+    bool again = true;
+    while (again) {
+      again = false;
+      try {
+        report = run_module(m, b, bufs, opt);
+      } catch (const RestartRequest&) {
+        again = true;
+      } catch (const QuitRequest&) {
+      }
+    }
+    std::cout.flush();
+  }
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const Buffer* buf = bufs.find(std::get<0>(arrays[i]));
+    if (buf && buf->io != BufIO::In && !buf->bytes.empty()) std::memcpy(infos[i].ptr, buf->bytes.data(), buf->bytes.size());
+  }
+  py::list findings;
+  for (const Finding& f : report.findings) {
+    py::dict d;
+    d["kind"] = kind_name(f.kind);
+    d["message"] = f.message;
+    d["file"] = f.loc.valid() ? Sources::name(f.loc.file) : std::string();
+    d["line"] = f.loc.line;
+    d["pid"] = py::make_tuple(f.pid[0], f.pid[1], f.pid[2]);
+    d["buffer"] = f.buffer;
+    d["index"] = f.flat_index;
+    d["lanes"] = f.lanes;
+    findings.append(d);
+  }
+  py::dict out;
+  out["instances"] = report.instances;
+  out["findings"] = findings;
+  out["findings_count"] = report.findings_count;
+  return out;
+}
+
+}  // namespace
+
+}  // namespace dtsim
+
+PYBIND11_MODULE(_dtsim, m) {
+  using namespace dtsim;
+  m.doc() = "dtsim's C++ core: the Triton frontend and the interpreter (use the dtsim package)";
+  static py::exception<UserError> compile_error(m, "CompileError");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const UserError& e) {
+      std::string msg = e.render();
+      if (!msg.empty() && msg.back() == '\n') msg.pop_back();
+      compile_error(msg.c_str());
+    }
+  });
+  py::class_<Compiled, std::shared_ptr<Compiled>>(m, "Compiled")
+      .def_property_readonly("tile_ir", [](const Compiled& c) { return c.tile_ir; })
+      .def_property_readonly("kernel", [](const Compiled& c) { return c.program.module.kernels.at(0).name; })
+      .def_property_readonly("outputs", [](const Compiled& c) {
+        std::vector<std::string> out;
+        for (const Param& p : c.program.module.kernels.at(0).params)
+          if (p.kind == ParamKind::Pointer && p.io != BufIO::In) out.push_back(p.name);
+        return out;
+      });
+  m.def("compile", &compile, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
+        "Lowers and verifies kernel `kernel` of `path` for one launch signature.");
+  m.def("run", &run, py::arg("compiled"), py::arg("scalars"), py::arg("arrays"), py::arg("sanitize") = "all",
+        py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
+        py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},
+        py::arg("print_if") = std::vector<std::tuple<std::string, std::vector<std::string>, int>>{},
+        "Runs a compiled kernel on the interpreter over the given arrays (written back in place).");
+}

@@ -1,0 +1,435 @@
+"""dtsim from Python: launch @triton.jit kernels on dtsim's interpreter (sanitizer, debugger).
+
+    import dtsim
+    @dtsim.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr): ...
+    add_kernel[(dtsim.cdiv(n, 256),)](x, y, out, n, BLOCK=256)   # numpy arrays, written in place
+
+`python -m dtsim script.py` runs an unmodified Triton script with `import triton` resolved to this
+package (see docs/python.md). A sanitizer finding raises KernelError; bad kernels raise CompileError
+with the frontend's `file.py:line:col: error: ...` message."""
+import inspect
+import math as _math
+import os
+import sys
+
+from . import language
+from ._dtsim import CompileError  # noqa: F401  (re-exported)
+from . import _dtsim
+
+__all__ = ["jit", "config", "KernelError", "CompileError", "cdiv", "next_power_of_2", "Config", "autotune",
+           "heuristics", "language"]
+
+
+class KernelError(Exception):
+    """A sanitizer or runtime finding of a launch. `findings` holds every finding kept (dicts with
+    kind, message, file, line, pid, buffer, index, lanes); the attributes are the first one's."""
+
+    def __init__(self, findings, count=None):
+        self.findings = findings
+        self.count = len(findings) if count is None else count
+        first = findings[0]
+        self.kind, self.buffer, self.pid = first["kind"], first["buffer"], tuple(first["pid"])
+        self.file, self.line, self.index, self.lanes = first["file"], first["line"], first["index"], first["lanes"]
+        text = "".join(f["message"] if f["message"].endswith("\n") else f["message"] + "\n" for f in findings)
+        hidden = self.count - len(findings)
+        if hidden > 0:
+            text += "... and %d more finding%s not shown\n" % (hidden, "" if hidden == 1 else "s")
+        super().__init__(text.rstrip("\n"))
+
+
+# ---- options of every launch: dtsim.config(...) and the environment ----
+
+def _env_list(name):
+    v = os.environ.get(name, "")
+    return [v] if v else []
+
+
+_config = {
+    "sanitize": os.environ.get("DTSIM_SANITIZE", "all"),
+    "threads": int(os.environ.get("DTSIM_THREADS", "1")),
+    "order": os.environ.get("DTSIM_ORDER", "sequential"),
+    "keep_going": os.environ.get("DTSIM_KEEP_GOING", "") == "1",
+    "break_if": _env_list("DTSIM_BREAK_IF"),
+    "break_at": _env_list("DTSIM_BREAK_AT"),
+    "backend": os.environ.get("DTSIM_BACKEND", "interp"),
+    "print_if": [],
+}
+
+
+def _split_exprs(text):
+    """'x, mask[0], f(a, b)' -> ['x', 'mask[0]', 'f(a, b)'] (commas inside brackets stay)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    return [e for e in out if e]
+
+
+def _print_if_list(v):
+    """print_if=('pid0==1', 'offs, mask') or (COND, EXPRS, LINE) or a list of them."""
+    if v is None:
+        return []
+    if isinstance(v, tuple) and v and isinstance(v[0], str):
+        v = [v]
+    out = []
+    for item in v:
+        cond, exprs = item[0], item[1]
+        exprs = _split_exprs(exprs) if isinstance(exprs, str) else list(exprs)
+        out.append((cond, exprs, int(item[2]) if len(item) > 2 and item[2] else 0))
+    return out
+
+
+def config(**options):
+    """Sets launch options for every later launch and returns the current ones:
+    sanitize ('all', 'bounds', 'none'), threads (int), order ('sequential', 'reverse',
+    'shuffle:SEED'), keep_going (bool), print_if ((COND, 'x, mask') or (COND, EXPRS, LINE): prints
+    the expressions in the instances where COND holds, at the end of the instance or before the
+    statement on LINE; or a list of them), break_if (a condition such as 'pid0==1' or the guide's
+    '=1,>0'; a string or a list), break_at ('kernel.py:LINE [if COND]'; a string or a list),
+    backend ('interp'). The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS,
+    DTSIM_ORDER, DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND."""
+    for k, v in options.items():
+        if k not in _config:
+            raise TypeError("dtsim.config() got an unknown option '%s' (options: %s)" % (k, ", ".join(sorted(_config))))
+        if k in ("break_if", "break_at"):
+            v = [] if v is None else [v] if isinstance(v, str) else list(v)
+        if k == "print_if":
+            v = _print_if_list(v)
+        if k == "backend" and v not in ("interp", "interpreter"):
+            raise ValueError("dtsim.config(backend=%r): only the interpreter is available from Python yet" % (v,))
+        _config[k] = v
+    return dict(_config)
+
+
+# ---- Triton's host helpers ----
+
+def cdiv(x, y):
+    return (x + y - 1) // y
+
+
+def next_power_of_2(n):
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+# ---- binding arguments ----
+
+_NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "i1"}
+_DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
+
+
+def _as_array(obj, name):
+    """The numpy view of a tensor argument (no copy): numpy arrays, torch CPU tensors, objects with
+    __array_interface__ or DLPack."""
+    import numpy as np
+    if isinstance(obj, np.ndarray):
+        return obj
+    if obj is None or isinstance(obj, (int, float, bool, str, np.generic, language.constexpr, language.dtype)):
+        return None
+    if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch
+        if getattr(obj, "is_cuda", False):
+            raise TypeError("argument '%s': a CUDA tensor; dtsim's interpreter needs CPU tensors" % name)
+        return obj.detach().numpy()
+    if hasattr(obj, "__array_interface__"):
+        return np.asarray(obj)
+    if hasattr(obj, "__dlpack__"):
+        return np.from_dlpack(obj)
+    return None
+
+
+def _buffer_of(arr, name):
+    """The buffer a pointer argument addresses: the array itself when C-contiguous, else the span
+    of storage from its first to its last element (1-D), as a view. Returns (view, dtype name)."""
+    import numpy as np
+    if not _DTYPE_OF:
+        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
+    dt = _DTYPE_OF.get(arr.dtype)
+    if dt is None:
+        raise TypeError("argument '%s': element type %s is not supported (float16, float32, float64, int32, int64, bool)"
+                        % (name, arr.dtype.name))
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.flags.c_contiguous:
+        return arr, dt
+    if any(s < 0 for s in arr.strides) or any(s % arr.itemsize for s in arr.strides):
+        raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
+    span = 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides)) // arr.itemsize
+    if arr.size == 0:
+        span = 0
+    return np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,)), dt
+
+
+def _is_constexpr_param(p):
+    a = p.annotation
+    if a is inspect.Parameter.empty:
+        return False
+    if a is language.constexpr or isinstance(a, language.constexpr):
+        return True
+    return isinstance(a, str) and a.split(".")[-1] == "constexpr"
+
+
+def _scalar_text(v, name):
+    """The value as dtsim's frontend reads it, and its Triton type (for the cache key)."""
+    import numpy as np
+    v = language._unwrap(v)
+    if isinstance(v, (bool, np.bool_)):
+        return ("True" if v else "False"), "i1"
+    if isinstance(v, (int, np.integer)):
+        v = int(v)
+        return str(v), ("i32" if -2**31 <= v < 2**31 else "i64")
+    if isinstance(v, (float, np.floating)):
+        t = repr(float(v))
+        if _math.isfinite(float(v)) and not any(c in t for c in ".e"):
+            t += ".0"
+        return t, "f32"
+    if v is None:
+        return "None", "none"
+    if isinstance(v, language.dtype):
+        return v.dtsim_arg, "dtype"
+    if isinstance(v, str):
+        return "'" + v + "'", "str"
+    raise TypeError("argument '%s': %s values are not supported as kernel arguments" % (name, type(v).__name__))
+
+
+class _Launcher:
+    def __init__(self, kernel, grid):
+        self.kernel, self.grid = kernel, grid
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel.run(*args, grid=self.grid, **kwargs)
+
+
+class KernelInterface:
+    """`kernel[grid](*args, **kwargs)` for jit functions and the autotune/heuristics wrappers."""
+
+    def __getitem__(self, grid):
+        return _Launcher(self, grid)
+
+
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream", "warmup")
+
+
+class JITFunction(KernelInterface):
+    """A @triton.jit kernel: lowered by dtsim's C++ frontend from its source file, once per launch
+    signature (buffer types and shapes, constexpr values, scalar types, grid)."""
+
+    def __init__(self, fn, **options):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.path = os.path.abspath(inspect.getsourcefile(fn))
+        self.signature = inspect.signature(fn)
+        self.arg_names = list(self.signature.parameters)
+        self.constexprs = {n for n, p in self.signature.parameters.items() if _is_constexpr_param(p)}
+        self.defaults = {n: p.default for n, p in self.signature.parameters.items() if p.default is not inspect.Parameter.empty}
+        self.has_star = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values())
+        self.cache = {}
+        self.options = options
+
+    def __repr__(self):
+        return "JITFunction(%s:%s)" % (self.path, self.__name__)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("%s is a @triton.jit kernel: launch it with %s[grid](...)" % (self.__name__, self.__name__))
+
+    def bind(self, args, kwargs, partial=False):
+        """name -> value of the kernel's arguments (defaults included) and the launch options."""
+        opts = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAUNCH_OPTIONS and k not in self.signature.parameters}
+        if len(args) <= len(self.arg_names) and not self.has_star:  # the common case, without inspect's binding
+            values = dict(zip(self.arg_names, args))
+            if not any(k in values or k not in self.signature.parameters for k in kwargs):
+                values.update(kwargs)
+                for n, d in self.defaults.items():
+                    values.setdefault(n, d)
+                if partial or len(values) == len(self.arg_names):
+                    return {n: values[n] for n in self.arg_names if n in values}, opts
+        try:
+            bound = (self.signature.bind_partial if partial else self.signature.bind)(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError("%s: %s" % (self.__name__, e)) from None
+        bound.apply_defaults()
+        return dict(bound.arguments), opts
+
+    def _grid(self, grid, meta):
+        g = grid(meta) if callable(grid) else grid
+        if isinstance(g, int) or not hasattr(g, "__len__"):
+            g = (g,)
+        g = tuple(int(language._unwrap(x)) for x in g)
+        if not 1 <= len(g) <= 3:
+            raise ValueError("%s: the grid has %d axes (1 to 3)" % (self.__name__, len(g)))
+        return g
+
+    def prepare(self, args, kwargs, grid):
+        """The compiled kernel for these arguments and what its run needs."""
+        values, opts = self.bind(args, kwargs)
+        meta = dict(values)
+        meta.update(opts)
+        g = self._grid(grid, meta)
+        key, compile_args, scalars, buffers, arrays = [g], {}, {}, [], []
+        for name, v in values.items():
+            arr = _as_array(v, name)
+            if arr is not None:
+                view, dt = _buffer_of(arr, name)
+                buffers.append((name, dt, list(view.shape)))
+                arrays.append((name, view, dt))
+                key.append((name, dt, view.shape))
+                continue
+            text, typ = _scalar_text(v, name)
+            compile_args[name] = text
+            if name in self.constexprs or typ in ("none", "dtype", "str"):
+                key.append((name, text))
+            else:
+                scalars[name] = text
+                key.append((name, typ))
+        for o in ("num_warps", "num_stages"):
+            if opts.get(o) is not None:
+                compile_args[o] = str(int(opts[o]))
+                key.append((o, compile_args[o]))
+        key = tuple(key)
+        compiled = self.cache.get(key)
+        if compiled is None:
+            compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g])
+            self.cache[key] = compiled
+        return compiled, scalars, arrays, opts
+
+    def warmup(self, *args, grid, **kwargs):
+        """Lowers the kernel for these arguments without running it; returns the compiled kernel."""
+        return self.prepare(args, dict(kwargs), grid)[0]
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        compiled, scalars, arrays, opts = self.prepare(args, dict(kwargs), grid)
+        if warmup:
+            return compiled
+        c = _config
+        sys.stdout.flush()
+        sys.stderr.flush()
+        result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
+                            list(c["break_if"]), list(c["break_at"]), list(c["print_if"]))
+        if result["findings"]:
+            raise KernelError(result["findings"], result["findings_count"])
+        return compiled
+
+
+def jit(fn=None, **options):
+    """@dtsim.jit / @triton.jit (also with arguments: @triton.jit(debug=True))."""
+    if fn is None:
+        return lambda f: JITFunction(f, **options)
+    return JITFunction(fn, **options)
+
+
+def _base(kernel):
+    while not isinstance(kernel, JITFunction):
+        kernel = kernel.fn
+    return kernel
+
+
+class Config:
+    """triton.Config: constexpr values and launch options of one autotuning candidate."""
+
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None, **rest):
+        self.kwargs = dict(kwargs)
+        self.num_warps, self.num_stages, self.num_ctas, self.maxnreg, self.pre_hook = num_warps, num_stages, num_ctas, maxnreg, pre_hook
+
+    def all_kwargs(self):
+        out = dict(self.kwargs)
+        out.update(num_warps=self.num_warps, num_stages=self.num_stages)
+        return out
+
+    def __repr__(self):
+        return "Config(%r, num_warps=%d, num_stages=%d)" % (self.kwargs, self.num_warps, self.num_stages)
+
+
+def _agree(a, b):
+    import numpy as np
+    if a.dtype.kind == "f":
+        return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-4, atol=1e-5, equal_nan=True)
+    return np.array_equal(a, b)
+
+
+class Autotuner(KernelInterface):
+    """triton.autotune: runs the first config; with DTSIM_AUTOTUNE=all runs every config on the same
+    inputs and raises AssertionError when their outputs disagree (the first config's stay)."""
+
+    def __init__(self, fn, configs, key=(), reset_to_zero=None, restore_value=None, **rest):
+        self.fn = fn
+        self.configs = list(configs) or [Config({})]
+        self.key = key
+        self.reset_to_zero = list(reset_to_zero or [])
+        self.__name__ = getattr(fn, "__name__", "kernel")
+
+    def warmup(self, *args, grid, **kwargs):
+        kw = dict(kwargs)
+        kw.update(self.configs[0].all_kwargs())
+        return self.fn.warmup(*args, grid=grid, **kw)
+
+    def _launch(self, cfg, args, grid, kwargs):
+        kw = dict(kwargs)
+        kw.update(cfg.all_kwargs())
+        if self.reset_to_zero:
+            values, _ = _base(self).bind(args, dict(kw), partial=True)
+            for n in self.reset_to_zero:
+                arr = _as_array(values[n], n)
+                if arr is not None:
+                    arr[...] = 0
+        if cfg.pre_hook:
+            cfg.pre_hook(_base(self).bind(args, dict(kw), partial=True)[0])
+        return self.fn.run(*args, grid=grid, **kw)
+
+    def run(self, *args, grid, **kwargs):
+        if os.environ.get("DTSIM_AUTOTUNE", "") != "all" or len(self.configs) == 1:
+            return self._launch(self.configs[0], args, grid, kwargs)
+        values, _ = _base(self).bind(args, dict(kwargs, **self.configs[0].all_kwargs()), partial=True)
+        arrays = {n: a for n, a in ((n, _as_array(v, n)) for n, v in values.items()) if a is not None}
+        before = {n: a.copy() for n, a in arrays.items()}
+        results = []
+        for cfg in self.configs:
+            for n, a in arrays.items():
+                a[...] = before[n]
+            compiled = self._launch(cfg, args, grid, kwargs)
+            results.append((cfg, compiled, {n: arrays[n].copy() for n in compiled.outputs}))
+        first_cfg, first_compiled, first = results[0]
+        for cfg, _, got in results[1:]:
+            for n, a in first.items():
+                if n in got and not _agree(a, got[n]):
+                    raise AssertionError("autotune configs disagree on '%s': %r and %r" % (n, first_cfg, cfg))
+        for n, a in arrays.items():
+            a[...] = first.get(n, before[n])
+        return first_compiled
+
+
+def autotune(configs, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None, **rest):
+    return lambda fn: Autotuner(fn, configs, key, reset_to_zero, restore_value)
+
+
+class Heuristics(KernelInterface):
+    """triton.heuristics: each value is a function of the arguments (a dict) giving a constexpr."""
+
+    def __init__(self, fn, values):
+        self.fn, self.values = fn, dict(values)
+        self.__name__ = getattr(fn, "__name__", "kernel")
+
+    def _kwargs(self, args, kwargs):
+        meta, opts = _base(self).bind(args, dict(kwargs), partial=True)
+        meta.update(opts)
+        kw = dict(kwargs)
+        for name, f in self.values.items():
+            kw[name] = f(meta)
+            meta[name] = kw[name]
+        return kw
+
+    def warmup(self, *args, grid, **kwargs):
+        return self.fn.warmup(*args, grid=grid, **self._kwargs(args, kwargs))
+
+    def run(self, *args, grid, **kwargs):
+        return self.fn.run(*args, grid=grid, **self._kwargs(args, kwargs))
+
+
+def heuristics(values):
+    return lambda fn: Heuristics(fn, values)

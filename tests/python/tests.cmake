@@ -1,0 +1,29 @@
+# The Python package (python/dtsim + _dtsim, in build/python): scripts written like the practitioner's
+# guide's host code (numpy), run through `python -m dtsim`, launching examples/triton kernels and
+# kernels of their own (label e2e). Registered only when the package is built (DTSIM_HAVE_PYTHON).
+if(DTSIM_HAVE_PYTHON)
+  function(dtsim_python_test name script)
+    add_test(NAME python/${name} COMMAND ${Python3_EXECUTABLE} -m dtsim ${ARGN} ${CMAKE_CURRENT_LIST_DIR}/${script})
+    set_tests_properties(python/${name} PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_AUTOTUNE=")
+  endfunction()
+  dtsim_python_test(guide_examples guide_examples.py)
+  dtsim_python_test(guide_examples_threads guide_examples.py --threads=2 --order=reverse)
+  dtsim_python_test(planted_bug planted_bug.py)
+  dtsim_python_test(compile_error compile_error.py)
+  dtsim_python_test(views views.py)
+  dtsim_python_test(print_if print_if.py)
+  dtsim_python_test(autotune_first autotune.py)
+  add_test(NAME python/autotune_all COMMAND ${Python3_EXECUTABLE} -m dtsim ${CMAKE_CURRENT_LIST_DIR}/autotune.py)
+  set_tests_properties(python/autotune_all PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_AUTOTUNE=all")
+  add_test(NAME python/repl_session COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/repl_session.py)
+  set_tests_properties(python/repl_session PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
+endif()
+if(DTSIM_HAVE_PYTHON)
+  # The start-up hook instead of `python -m dtsim`: DTSIM_TRITON=1 with hook/ on PYTHONPATH.
+  add_test(NAME python/sitecustomize_hook COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/planted_bug.py)
+  set_tests_properties(python/sitecustomize_hook PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python:${CMAKE_BINARY_DIR}/python/dtsim/hook;DTSIM_TRITON=1")
+endif()
