@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "interp/RunControl.h"
 #include "ir/Diag.h"
 #include "repl/Session.h"
 
@@ -144,6 +145,7 @@ void Session::before_stmt(Frame& f, const Stmt& s) {
   frame_ = &f;
   flush_prints(f, &s);
   std::string reason = stop_reason(f, s);
+  if (interactive_ && take_sigint()) reason = reason.empty() || reason == "step" ? "Interrupted (Ctrl-C)" : "Interrupted (Ctrl-C)\n" + reason;
   stmt_ = &s;
   if (!reason.empty()) stop(f, &s, reason);
   prev_stmt_ = &s;
@@ -282,6 +284,7 @@ void Session::stop(Frame& f, const Stmt* s, const std::string& reason) {
   show_displays();
   mode_ = Mode::Continue;
   repl();
+  take_sigint();  // a Ctrl-C typed at the prompt does not stop the next statement
 }
 
 // ---- formatting ----

@@ -1,6 +1,8 @@
 // Line input for the debugger REPL (see LineReader.h).
 #include "repl/LineReader.h"
 
+#include "interp/RunControl.h"
+
 #include <readline/history.h>
 #include <readline/readline.h>
 #include <unistd.h>
@@ -24,6 +26,18 @@ char* completion_generator(const char* text, int state) {
   return strdup(g_matches[static_cast<size_t>(state)].c_str());
 }
 
+// Ctrl-C at the prompt: readline has already passed the signal on (the flag is set); drop the line
+// being typed and show a fresh prompt, as a shell does.
+int on_signal_event() {
+  if (take_sigint()) {
+    rl_replace_line("", 0);
+    rl_crlf();
+    rl_on_new_line();
+    rl_redisplay();
+  }
+  return 0;
+}
+
 char** completion(const char* text, int, int) {
   rl_attempted_completion_over = 1;  // no filename completion
   return rl_completion_matches(text, completion_generator);
@@ -35,6 +49,7 @@ class ReadlineReader : public LineReader {
       : history_(std::move(history)) {
     g_complete = std::move(complete);
     rl_attempted_completion_function = completion;
+    rl_signal_event_hook = on_signal_event;
     using_history();
     stifle_history(1000);
     if (!history_.empty()) read_history(history_.c_str());

@@ -54,6 +54,7 @@ class Session : public DebugHooks {
   void after_loop_iteration(Frame& f, const Stmt& loop) override;
   void on_instance_end(Frame& f) override;
   void on_finding(Frame& f, const Stmt& s, const Finding& finding) override;
+  bool handles_interrupt() const override { return interactive_; }  // Ctrl-C returns to the prompt
 
  private:
   enum class Mode { Continue, Step, Next, Finish, UntilPid };

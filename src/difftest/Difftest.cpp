@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +27,7 @@
 #include "frontend/DT.h"
 #include "host/Npy.h"
 #include "interp/Interp.h"
+#include "interp/RunControl.h"
 #include "ir/TileParser.h"
 #include "pyfront/Triton.h"
 #include "triton/TritonEmitter.h"
@@ -288,12 +291,28 @@ struct TempDir {
   }
 };
 
+// The progress line of a sweep: cases done of all, elapsed, rate.
+struct CaseProgress {
+  std::string file;
+  int total = 0;
+  std::atomic<int> done{0};
+  static std::string describe(void* self, double elapsed) {
+    auto* p = static_cast<CaseProgress*>(self);
+    int d = p->done.load();
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ": case %d/%d (%d%%), %.1f s, %.3g cases/s", std::min(d + 1, p->total), p->total,
+                  d * 100 / std::max(1, p->total), elapsed, d / std::max(elapsed, 1e-9));
+    return "difftest " + p->file + buf;
+  }
+};
+
 struct Runner {
   const Options& o;
   bool gpu;
   bool context_lost = false;  // a GPU fault happened: this process's CUDA context is unusable
   std::string last;  // message of the last failure
   std::string triton;  // Triton oracle: "gpu" or "interpreter"
+  RunControl* ctl = nullptr;  // Ctrl-C stops the interpreter at an instance boundary
 
   // The emitted Triton module on `in` (every buffer passed as an .npy file); outputs into `got`.
   bool run_triton(const Case& c, const Buffers& in, Buffers& got) {
@@ -348,6 +367,7 @@ struct Runner {
     Buffers ref = in;
     InterpOptions io;
     io.keep_going = true;
+    io.control = ctl;
     std::ostringstream sink;
     io.out = &sink;
     RunReport rep;
@@ -559,8 +579,25 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
 
     int passed = 0, skipped = 0, no_form = 0, gpu_failed = 0, interp_failed = 0;
     std::string no_form_why;
+    // Ctrl-C: the trial that was running is not counted; the sweep ends and says where it was.
+    SigintGuard sigint;
+    CaseProgress cp{o.file, o.trials};
+    ProgressLine progress(&CaseProgress::describe, &cp);
+    int interrupted_at = -1;
+    auto interrupted = [&]() {
+      out.flush();
+      err << "interrupted: difftest " << o.file << " at case " << interrupted_at + 1 << "/" << o.trials << ": "
+          << passed + skipped + no_form + gpu_failed + interp_failed << " case(s) done (" << passed << " passed, "
+          << skipped << " compiled only)\n";
+      return 130;
+    };
     // Counts one trial's record and prints its text; true when the sweep ends here (a mismatch).
     auto tally = [&](const TrialRecord& rec) {
+      if (sigint_pending()) {
+        interrupted_at = rec.trial;
+        return true;
+      }
+      cp.done = rec.trial + 1;
       switch (static_cast<Outcome>(rec.outcome)) {
         case Outcome::Pass: ++passed; break;
         case Outcome::Skipped: ++skipped; break;
@@ -579,10 +616,17 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
 
     if (o.oracle == Oracle::Triton) {
       o.cuda.arch = resolve_cuda_arch(o.cuda);
-      Runner run{o, gpu, false, "", triton};
+      RunControl ctl;
+      Runner run{o, gpu, false, "", triton, &ctl};
       for (int t = 0; t < o.trials; ++t) {
-        TrialRecord rec = run_trial(run, t);
-        if (tally(rec)) return rec.end_code;
+        TrialRecord rec;
+        try {
+          rec = run_trial(run, t);
+        } catch (const std::exception&) {  // python3 got the Ctrl-C too
+          if (!sigint_pending()) throw;
+          rec.trial = t;
+        }
+        if (tally(rec)) return interrupted_at >= 0 ? interrupted() : rec.end_code;
       }
     } else {
       // The GPU is used only by worker processes: a fault that CUDA makes sticky (a trap, an illegal
@@ -592,11 +636,18 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
         bool w_gpu = cuda_available(&w_why);
         o.cuda.arch = resolve_cuda_arch(o.cuda);
         ch.hello(w_gpu, w_why);
-        Runner run{o, w_gpu, false, "", ""};
+        RunControl ctl;
+        Runner run{o, w_gpu, false, "", "", &ctl};
         for (int t = from; t < o.trials; ++t) {
-          TrialRecord rec = run_trial(run, t);
+          TrialRecord rec;
+          try {
+            rec = run_trial(run, t);
+          } catch (const std::exception&) {  // ptxas got the Ctrl-C too
+            if (!sigint_pending()) throw;
+            rec.trial = t;
+          }
           ch.record(rec);
-          if (rec.end_code >= 0 || run.context_lost) return;
+          if (rec.end_code >= 0 || run.context_lost || sigint_pending()) return;
         }
       }, [&](const TrialRecord& rec) { return tally(rec); },
          [&](int t, const std::string& how) {
@@ -608,6 +659,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
                    (c.schedule.empty() ? "" : "schedule:\n" + c.schedule + "\n") + "reproduce: " + repro(o, c) + "\n";
         return rec;
       });
+      if (interrupted_at >= 0) return interrupted();
       if (sweep.error_code >= 0) {
         err << sweep.error;
         return sweep.error_code;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace dtsim {
@@ -312,6 +313,18 @@ void write_npy(const std::string& path, const Buffer& b) {
     std::remove(tmp.c_str());
     throw UserError(path + ": error: cannot write file: " + std::strerror(e));
   }
+}
+
+void check_output_path(const std::string& path, const std::string& what) {
+  auto fail = [&](const std::string& why) { throw UserError(path + ": error: cannot write " + what + ": " + why); };
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat st;
+  if (path.empty() || path.back() == '/') fail("expected a file name, got a directory");
+  if (::stat(dir.c_str(), &st) != 0) fail("directory '" + dir + "' does not exist");
+  if (!S_ISDIR(st.st_mode)) fail("'" + dir + "' is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) fail("directory '" + dir + "' is not writable");
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) fail("it is a directory");
 }
 
 }  // namespace dtsim

@@ -15,5 +15,9 @@ Buffer read_npy(const std::string& path, const std::string& name, std::optional<
 // Writes atomically: to a temporary file beside `path`, then rename(); nothing is left behind on
 // failure. bf16 is written as <f4 (numpy has no bf16). UserError when the file cannot be written.
 void write_npy(const std::string& path, const Buffer& b);
+// Checks, before a run, that an output file can be written at `path`: its directory exists and is
+// writable, and `path` is not a directory. UserError "path: error: cannot write WHAT: ..." otherwise
+// (`what` names the flag, e.g. "--out z").
+void check_output_path(const std::string& path, const std::string& what);
 
 }  // namespace dtsim

@@ -385,6 +385,8 @@ __attribute__((always_inline)) inline Flow exec_stmt(Ctx& c, const Stmt& s) {
 }  // namespace
 
 Flow exec_block(Ctx& c, const std::vector<StmtP>& body) {
+  // Run control: a block counts all its statements at once (one add and compare per block).
+  if ((c.steps += static_cast<int64_t>(body.size())) >= c.step_check && !body.empty()) [[unlikely]] step_poll(c, *body[0]);
   for (const StmtP& s : body)
     if (exec_stmt(c, *s) == Flow::Return) return Flow::Return;
   return Flow::Next;

@@ -182,6 +182,10 @@ struct Ctx {
   uint8_t* rvalid = nullptr;
   const Type** rtype = nullptr;  // the type of regs[s]
   Value* tcache = nullptr;  // per-thread tiles of the tile-form nodes (2 per TNode)
+  // Statements executed by this thread (exec_block adds a block's statements when it starts it),
+  // and the count at which step_poll() must look at the RunControl limits (INT64_MAX without one);
+  // step_base: the count when this instance began.
+  int64_t steps = 0, step_check = INT64_MAX, step_base = 0;
   void invalidate(int slot) {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }
@@ -203,6 +207,12 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 void report_finding(Ctx& c, Finding f);
 std::string pid_str(const std::array<int64_t, 3>& p);
 std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& grid);
+
+// Run control (RunControl.cpp): called when Ctx::steps reaches step_check. Throws RuntimeFault
+// past --max-steps or --timeout (naming the innermost loop); else sets the next step_check.
+void step_poll(Ctx& c, const Stmt& s);
+// The first step_check of an instance that begins at c.steps.
+int64_t first_step_check(const Ctx& c, int64_t next_poll);
 
 // Evaluation (Eval.cpp).
 const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp);

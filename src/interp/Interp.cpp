@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "interp/Elem.h"
+#include "interp/RunControl.h"
 
 namespace dtsim {
 
@@ -160,6 +161,7 @@ struct Regs {
   std::vector<uint8_t> valid;
   std::vector<const Type*> types;
   std::vector<Value> tiles;  // per-thread tiles of the tile-form nodes
+  int64_t steps = 0, next_poll = 0;  // statements run by this thread; when to look at the clock next
   Regs(size_t n, const ScalarProgram* sp) : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0) {}
 };
 
@@ -193,6 +195,19 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
     std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
     c.tcache = regs.tiles.data();
   }
+  if (rs.opt->control) {
+    c.steps = c.step_base = regs.steps;
+    c.step_check = first_step_check(c, regs.next_poll);
+  }
+  struct SaveSteps {  // the thread's count survives the instance however it ends
+    Ctx& c;
+    Regs& r;
+    ~SaveSteps() {
+      if (c.step_check == INT64_MAX) return;
+      r.steps = c.steps;
+      if (c.step_check > r.next_poll) r.next_poll = c.step_check;
+    }
+  } save{c, regs};
   try {
     exec_block(c, k.body);
   } catch (StopRun&) {
@@ -246,12 +261,30 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   int64_t total = static_cast<int64_t>(order.size());
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);
   rs.parallel = !(threads == 1 || total == 1);
+  RunControl* ctl = opt.control;
+  if (ctl) ctl->begin_launch(k.name, total);
+  // Ctrl-C stops before the next instance (under the debugger, the debugger takes it instead).
+  auto interrupted = [&](int64_t i) {
+    if (!ctl || (opt.hooks && opt.hooks->handles_interrupt()) || !sigint_pending()) return false;
+    std::lock_guard<std::mutex> lock(rs.mu);
+    if (!ctl->interrupted) {
+      ctl->interrupted = true;
+      ctl->stopped_kernel = k.name;
+      ctl->stopped_pid = order[static_cast<size_t>(i)];
+      ctl->stopped_done = ctl->done.load();
+      ctl->stopped_total = total;
+    }
+    rs.stop = true;
+    return true;
+  };
   if (threads == 1 || total == 1) {
     Frame f = tmpl;
     Regs regs(f.slots.size(), rs.sp.get());
     for (int64_t i = 0; i < total && !rs.stop; ++i) {
+      if (interrupted(i)) break;
       run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], nullptr);
       rs.report->instances++;
+      if (ctl) ctl->done.fetch_add(1, std::memory_order_relaxed);
     }
     return;
   }
@@ -266,10 +299,11 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     Regs regs(f.slots.size(), rs.sp.get());
 #pragma omp for schedule(dynamic, 4)
     for (int64_t i = 0; i < total; ++i) {
-      if (rs.stop) continue;
+      if (rs.stop || interrupted(i)) continue;
       try {
         run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], prints ? &print_bufs[static_cast<size_t>(i)] : nullptr);
         ++ran;
+        if (ctl) ctl->done.fetch_add(1, std::memory_order_relaxed);
       } catch (...) {
         std::lock_guard<std::mutex> lock(err_mu);
         if (!err) err = std::current_exception();

@@ -49,6 +49,7 @@ struct InterpOptions {
   uint64_t shuffle_seed = 0;
   std::ostream* out = nullptr;        // print() output (nullptr = std::cout)
   class DebugHooks* hooks = nullptr;  // debugger; forces one thread
+  struct RunControl* control = nullptr;  // --max-steps, --timeout, Ctrl-C, progress (RunControl.h)
   // Execution form: true = scalars unboxed and elementwise statements fused (the default); false =
   // every op on materialized tiles. Results and findings are identical; false exists to check that.
   bool fast = true;
@@ -105,6 +106,9 @@ class DebugHooks {
   virtual void after_loop_iteration(Frame& f, const Stmt& loop) {}
   virtual void on_instance_end(Frame& f) {}
   virtual void on_finding(Frame& f, const Stmt& s, const Finding& finding) {}  // before stopping/continuing
+  // True when the hooks handle Ctrl-C themselves (the REPL stops at the next statement); else
+  // the interpreter stops the run at the next instance boundary, as without hooks.
+  virtual bool handles_interrupt() const { return false; }
 };
 
 // Runs every kernel of a verified module, one launch each, in order, on `buffers`.

@@ -35,6 +35,7 @@ const FlagSpec kFlags[] = {
     {"--layouts", 0, false, true, false},    {"--arch", 1, true, true, true},
     {"--pid", 1, false, false, false},       {"--loads", 0, false, false, false},
     {"--grid", 1, true, true, true},         {"--buf", 1, true, true, true},
+    {"--max-steps", 1, true, false, false},  {"--timeout", 1, true, false, false},
     {"--help", 0, true, true, true},         {"-h", 0, true, true, true},
 };
 
@@ -145,6 +146,15 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.interp.threads = static_cast<int>(parse_int(c, name, v[0], 1, 1024));
   } else if (name == "--sanitize") {
     apply_sanitize(o, v[0]);
+  } else if (name == "--max-steps") {
+    o.max_steps = parse_int(c, name, v[0], 1, INT64_MAX);
+  } else if (name == "--timeout") {
+    errno = 0;
+    char* end = nullptr;
+    double s = std::strtod(v[0].c_str(), &end);
+    if (v[0].empty() || *end != '\0' || errno == ERANGE || !(s > 0) || s > 1e9)
+      usage_error(c, "'--timeout' expects a number of seconds > 0, got '" + v[0] + "'");
+    o.timeout_s = s;
   } else if (name == "--keep-going") {
     o.interp.keep_going = true;
   } else if (name == "--order") {
@@ -374,6 +384,9 @@ execution:
                             with --backend=cuda, bounds and all check every access on the GPU, none nothing
   --keep-going              report every finding instead of stopping at the first
   --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
+  --max-steps N             stop a program instance that runs more than N statements (each loop
+                            trip runs its body's statements again); the message names the loop
+  --timeout S               stop the run after S seconds (checked every few thousand statements)
   --backend=interp|cuda     run on the interpreter (default) or on the GPU
   --check                   (.dt) compare every output with the schedule-free reference:
                             max rel err = |got - ref| / max(|ref|, 1); tolerance f32 1e-4, f16 1e-2, bf16 5e-2
@@ -383,7 +396,11 @@ debugging:
   --print-if COND EXPR[,EXPR...]   print the expressions in every instance where COND holds
   --at LINE                 (after --print-if) print at the statement on LINE instead of the instance end
   --break-at FILE:LINE[ if COND]   stop in the REPL before the statement on LINE
-exit status: 0 ok; 1 a finding, runtime fault or failed --check; 2 bad usage or bad input.
+long runs: a progress line goes to stderr when it is a terminal and the run takes over a second;
+Ctrl-C stops at the next program instance, says where, writes no --out file and exits 130
+(under the debugger it returns to the (dtsim) prompt; a second Ctrl-C ends dtsim at once).
+exit status: 0 ok; 1 a finding, runtime fault or failed --check; 2 bad usage or bad input;
+130 interrupted.
 )";
 }
 

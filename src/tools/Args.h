@@ -35,6 +35,8 @@ struct CliOptions {
   InterpOptions interp;            // --threads --sanitize --keep-going --order
   Backend backend = Backend::Interp;
   bool check = false;              // --check (.dt only)
+  int64_t max_steps = 0;           // --max-steps N: statements per instance (0 = no limit)
+  double timeout_s = 0;            // --timeout S: seconds for the run (0 = no limit)
 
   DebugConfig debug;               // --break-if --print-if --at --break-at; `debug` sets stop_at_start
   bool debugging() const {

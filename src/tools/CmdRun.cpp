@@ -2,8 +2,10 @@
 // debugger) or on the GPU, then findings, summary, --check and --out files.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "host/Npy.h"
+#include "interp/RunControl.h"
 #include "tools/Commands.h"
 #include "tools/Program.h"
 #include "tools/Summary.h"
@@ -24,16 +26,21 @@ bool has_print(const Module& m) {
 }
 
 // Every --out NAME must name a buffer of the program; checked before running.
+// and every --out file must be writable (its directory exists), so that a long run does not end
+// in a failed write.
 void check_output_names(const Module& m, const CliOptions& o) {
-  for (const auto& [name, file] : o.outs)
+  for (const auto& [name, file] : o.outs) {
     if (!find_buffer_param(m, name))
       throw UserError("--out " + name + "=" + file + ": the program has no buffer parameter '" + name + "'");
+    check_output_path(file, "--out " + name);
+  }
 }
 
 // Runs the module once on fresh buffers. Under the debugger a `run`/`restart` in the REPL starts
 // over with new buffers; `quit` returns false (stop quietly).
+// `interrupted` is set to the message when Ctrl-C stopped the run.
 bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, const Buffers& preset,
-              DebugHooks* hooks, Buffers& bufs, RunReport& report) {
+              DebugHooks* hooks, Buffers& bufs, RunReport& report, std::string& interrupted) {
   for (;;) {
     bufs = make_buffers(p.module, b, o.seed, preset);
     if (o.backend == Backend::Cuda) {
@@ -63,8 +70,17 @@ bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, co
     InterpOptions opt = o.interp;
     opt.hooks = hooks;
     if (hooks) opt.threads = 1;
+    RunControl ctl;
+    ctl.max_steps = o.max_steps;
+    ctl.timeout_s = o.timeout_s;
+    opt.control = &ctl;
     try {
+      // The progress line would garble the debugger's prompt and prints; it runs without hooks only.
+      std::optional<ProgressLine> progress;
+      if (!hooks) progress.emplace(&ProgressLine::describe_run, &ctl);
       report = run_module(p.module, b, bufs, opt);
+      progress.reset();
+      if (ctl.interrupted) interrupted = ctl.interrupted_line();
       return true;
     } catch (const RestartRequest&) {
       continue;
@@ -120,7 +136,16 @@ int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
 
   Buffers bufs;
   RunReport report;
-  if (!run_once(p, b, o, preset, hooks.get(), bufs, report)) return 0;
+  std::string interrupted;
+  {
+    SigintGuard sigint;
+    if (!run_once(p, b, o, preset, hooks.get(), bufs, report, interrupted)) return 0;
+  }
+  if (!interrupted.empty()) {
+    print_findings(report, err);
+    err << interrupted << "\n";
+    return 130;
+  }
 
   std::map<std::string, std::vector<double>> inputs;
   if (o.check) {

@@ -1,0 +1,182 @@
+// Run control: the Ctrl-C flag and its handler, the progress line's drawing thread, and the
+// interrupted-run message (see RunControl.h).
+#include "interp/RunControl.h"
+
+#include "interp/Exec.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+
+namespace dtsim {
+
+namespace {
+
+volatile sig_atomic_t g_sigint = 0;
+
+void on_sigint(int) {
+  if (g_sigint) {  // a second Ctrl-C: the run did not reach a boundary; end now, as SIGINT does
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+    return;
+  }
+  g_sigint = 1;
+}
+
+std::string pid_text(const std::array<int64_t, 3>& p) {
+  return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
+}
+
+std::string rate_text(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, r >= 100 ? "%.0f" : "%.3g", r);
+  return buf;
+}
+
+}  // namespace
+
+void RunControl::begin_launch(const std::string& name, int64_t instances) {
+  {
+    std::lock_guard<std::mutex> lock(name_mu);
+    kernel = name;
+  }
+  done.store(0, std::memory_order_relaxed);
+  total.store(instances, std::memory_order_relaxed);
+  launch_start.store(elapsed(), std::memory_order_relaxed);
+}
+
+std::string RunControl::interrupted_line() const {
+  return "interrupted: kernel '" + stopped_kernel + "' before pid " + pid_text(stopped_pid) + ": " +
+         std::to_string(stopped_done) + " of " + std::to_string(stopped_total) + " instances done; no output file written";
+}
+
+SigintGuard::SigintGuard() {
+  g_sigint = 0;
+  auto* old = new struct sigaction;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, old);
+  old_ = old;
+}
+
+SigintGuard::~SigintGuard() {
+  auto* old = static_cast<struct sigaction*>(old_);
+  sigaction(SIGINT, old, nullptr);
+  delete old;
+}
+
+bool sigint_pending() { return g_sigint != 0; }
+
+bool take_sigint() {
+  if (!g_sigint) return false;
+  g_sigint = 0;
+  return true;
+}
+
+ProgressLine::ProgressLine(Describe describe, void* ctx, bool force_on)
+    : describe_(describe), ctx_(ctx), on_(force_on || isatty(2)), t0_(std::chrono::steady_clock::now()) {
+  if (on_) th_ = std::thread([this] { loop(); });
+}
+
+ProgressLine::~ProgressLine() {
+  if (!on_) return;
+  quit_ = true;
+  th_.join();
+}
+
+void ProgressLine::loop() {
+  bool shown = false;
+  while (!quit_) {
+    for (int i = 0; i < 25 && !quit_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (quit_) break;
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    if (t < 1.0) continue;
+    std::string line = "\r\033[K" + describe_(ctx_, t);
+    ssize_t w = write(2, line.data(), line.size());
+    (void)w;
+    shown = true;
+  }
+  if (shown) {
+    ssize_t w = write(2, "\r\033[K", 4);
+    (void)w;
+  }
+}
+
+std::string ProgressLine::describe_run(void* run_control, double elapsed) {
+  auto* rc = static_cast<RunControl*>(run_control);
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(rc->name_mu);
+    name = rc->kernel;
+  }
+  int64_t d = rc->done.load(std::memory_order_relaxed), n = rc->total.load(std::memory_order_relaxed);
+  double since = rc->elapsed() - rc->launch_start.load(std::memory_order_relaxed);
+  char t[32];
+  std::snprintf(t, sizeof t, "%.1f", elapsed);
+  std::string s = name + ": " + std::to_string(d) + "/" + std::to_string(n) + " instances";
+  if (n > 0) s += " (" + std::to_string(d * 100 / n) + "%)";
+  s += ", " + std::string(t) + " s";
+  if (since > 0.05) s += ", " + rate_text(static_cast<double>(d) / since) + " instances/s";
+  return s;
+}
+
+namespace exec {
+
+namespace {
+
+constexpr int64_t kClockPoll = 4096;  // statements between looks at the clock under --timeout
+
+std::string num_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A fault at the innermost enclosing loop (else at `s`) that says which limit was hit and where.
+[[noreturn]] void limit_fault(Ctx& c, const Stmt& s, const std::string& what) {
+  const Stmt* loop = c.f->loop_stack.empty() ? nullptr : c.f->loop_stack.back();
+  if (!loop) throw RuntimeFault(s.loc, what);
+  int slot = loop->slots[0];
+  c.flush(slot);
+  const Value& v = c.f->slots[static_cast<size_t>(slot)];
+  std::string var = loop->targets.empty() ? "?" : loop->targets[0];
+  std::string at = v.defined() ? " (" + var + " = " + std::to_string(static_cast<int64_t>(v.get(0))) + ")" : "";
+  throw RuntimeFault(loop->loc, what + " in the loop over '" + var + "'" + at);
+}
+
+}  // namespace
+
+int64_t first_step_check(const Ctx& c, int64_t next_poll) {
+  const RunControl& rc = *c.rs->opt->control;
+  int64_t check = INT64_MAX;
+  if (rc.max_steps > 0) check = c.step_base + rc.max_steps + 1;
+  if (rc.timeout_s > 0) check = std::min(check, std::max(next_poll, c.steps + 1));
+  return check;
+}
+
+void step_poll(Ctx& c, const Stmt& s) {
+  RunControl& rc = *c.rs->opt->control;
+  if (rc.max_steps > 0 && c.steps - c.step_base > rc.max_steps)
+    limit_fault(c, s, "program instance exceeded its budget of " + std::to_string(rc.max_steps) + " statements (--max-steps)");
+  int64_t next = INT64_MAX;
+  if (rc.timeout_s > 0) {
+    if (rc.past_deadline()) {
+      c.rs->stop = true;
+      limit_fault(c, s, "run stopped after " + num_text(rc.timeout_s) + " s (--timeout)");
+    }
+    next = c.steps + kClockPoll;
+  }
+  if (rc.max_steps > 0) next = std::min(next, c.step_base + rc.max_steps + 1);
+  c.step_check = next;
+}
+
+}  // namespace exec
+
+}  // namespace dtsim
