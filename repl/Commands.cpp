@@ -154,8 +154,8 @@ bool Session::command(const std::string& line) {
       return true;
     }
     if (word == "pid") return cmd_pid(arg);
-    if (word == "print" || word == "p") {
-      cmd_print(arg, false);
+    if (word == "print" || word == "p" || word == "print/s" || word == "p/s") {
+      cmd_print(arg, false, word.back() == 's' && word.size() > 2);
       return false;
     }
     if (word == "display") {
@@ -179,7 +179,8 @@ bool Session::command(const std::string& line) {
       }
       int id = add_watch(arg);
       const Breakpoint& bp = bps_.back();
-      out_ << "Watchpoint " << id << ": " << arg << " = " << (bp.last ? format_value(*bp.last) : "<undefined>") << "\n";
+      std::string head = "Watchpoint " + std::to_string(id) + ": " + arg + " = ";
+      out_ << head << (bp.last ? format_value(*bp.last, nullptr, static_cast<int>(head.size())) : "<undefined>") << "\n";
       return false;
     }
     if (word == "break" || word == "b") {
@@ -256,16 +257,18 @@ void Session::show_displays() {
     std::string why;
     std::optional<Value> v = d.expr.eval(*frame_, &why);
     std::optional<Value> mask = d.mask ? d.mask->eval(*frame_) : std::nullopt;
-    out_ << d.id << ": " << d.expr.text() << " = ";
+    std::string head = std::to_string(d.id) + ": " + d.expr.text() + " = ";
+    out_ << head;
     if (v)
-      out_ << format_value(*v, mask && mask->type.shape == v->type.shape ? &*mask : nullptr) << "\n";
+      out_ << format_value(*v, mask && mask->type.shape == v->type.shape ? &*mask : nullptr, static_cast<int>(head.size())) << "\n";
     else
       out_ << "<" << why << ">\n";
   }
 }
 
 // `print EXPR[, mask=MASK]`: the value with its type; lanes where MASK is false shown as "--".
-void Session::cmd_print(const std::string& arg, bool add_display) {
+// `print/s`: the one-line summary (min, max, mean) instead of the values.
+void Session::cmd_print(const std::string& arg, bool add_display, bool summary) {
   std::vector<std::string> parts = split_top_level(arg);
   if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[1].rfind("mask=", 0) != 0)) {
     out_ << "usage: " << (add_display ? "display" : "print") << " EXPR[, mask=MASK]\n";
@@ -298,13 +301,12 @@ void Session::cmd_print(const std::string& arg, bool add_display) {
          << shape_str(v->type.shape) << ")\n";
     mask.reset();
   }
-  std::string shown = format_value(*v, mask ? &*mask : nullptr);
-  if (add_display)
-    out_ << d.id << ": " << parts[0] << " = " << shown << "\n";
-  else if (shown.rfind(v->type.str(), 0) == 0)  // summaries start with the type already
-    out_ << parts[0] << " = " << shown << "\n";
-  else
-    out_ << parts[0] << ": " << v->type.str() << " = " << shown << "\n";
+  if (summary) {
+    out_ << parts[0] << ": " << format_summary(*v, mask ? &*mask : nullptr) << "\n";
+    return;
+  }
+  std::string head = add_display ? std::to_string(d.id) + ": " + parts[0] + " = " : parts[0] + ": " + v->type.str() + " = ";
+  out_ << head << format_value(*v, mask ? &*mask : nullptr, static_cast<int>(head.size())) << "\n";
 }
 
 void Session::cmd_break(const std::string& arg) {
@@ -381,7 +383,9 @@ void Session::info_locals() const {
       continue;
     }
     const Value& v = frame_->slots[slot];
-    out_ << n << ": " << v.type.str() << " = " << format_value(v) << "\n";
+    std::string shown = format_one_line(v);
+    if (shown.rfind(v.type.str() + " ", 0) == 0) out_ << n << ": " << shown << "\n";  // a summary names the type
+    else out_ << n << ": " << v.type.str() << " = " << shown << "\n";
   }
   std::string params;
   for (const Param& p : frame_->kernel->params) {
@@ -416,7 +420,10 @@ void Session::info_memory() const {
   }
   for (const Buffer& buf : frame_->buffers->list) {
     Type t{buf.dtype, false, buf.shape};
-    out_ << buf.name << ": " << t.str() << " " << bufio_name(buf.io) << " = " << format_value(buffer_value(buf)) << "\n";
+    std::string shown = format_one_line(buffer_value(buf));
+    if (shown.rfind(t.str() + " ", 0) == 0) shown = shown.substr(t.str().size() + 1);  // a summary names the type
+    else shown = "= " + shown;
+    out_ << buf.name << ": " << t.str() << " " << bufio_name(buf.io) << " " << shown << "\n";
   }
 }
 
@@ -531,6 +538,7 @@ void Session::cmd_help() const {
           "  finish                run to the end of this program instance\n"
           "  pid P0[,P1[,P2]]      run until that program instance starts\n"
           "  print (p) EXPR[, mask=M]  show a value (tiles: type, values; lanes where M is false as --)\n"
+          "  print/s (p/s) EXPR[, mask=M]  one line: type, min, max, mean (of the lanes where M is true)\n"
           "  display EXPR          show EXPR at every stop; undisplay [N] removes it\n"
           "  watch EXPR            stop when the value of EXPR changes\n"
           "  break (b) [FILE:]LINE [if COND] | break if COND\n"

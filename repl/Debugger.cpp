@@ -201,14 +201,16 @@ void Session::flush_prints(Frame& f, const Stmt* next) {
 }
 
 void Session::emit_print(const PrintIf& p, Frame& f) {
-  std::ostringstream line;
-  line << "pid = " << pid_str(f.pid) << " |";
+  std::string line = "pid = " + pid_str(f.pid) + " |";
   for (size_t i = 0; i < p.exprs.size(); ++i) {
     std::string why;
     std::optional<Value> v = p.exprs[i].eval(f, &why);
-    line << (i ? ", " : " ") << p.exprs[i].text() << " = " << (v ? format_value(*v) : "<" + why + ">");
+    line += (i ? ", " : " ") + p.exprs[i].text() + " = ";
+    size_t nl = line.rfind('\n');
+    int col = static_cast<int>(line.size() - (nl == std::string::npos ? 0 : nl + 1));
+    line += v ? format_value(*v, nullptr, col) : "<" + why + ">";
   }
-  out_ << line.str() << "\n";
+  out_ << line << "\n";
 }
 
 // ---- stopping ----
@@ -264,8 +266,8 @@ void Session::check_watches(Frame& f, std::string& reason) {
     if (changed) {
       ++bp.hits;
       std::string msg = "Watchpoint " + std::to_string(bp.id) + ": " + bp.text + "\nOld value = " +
-                        (bp.last ? format_value(*bp.last) : "<undefined>") +
-                        "\nNew value = " + (now ? format_value(*now) : "<undefined>");
+                        (bp.last ? format_value(*bp.last, nullptr, 12) : "<undefined>") +
+                        "\nNew value = " + (now ? format_value(*now, nullptr, 12) : "<undefined>");
       reason = reason.empty() || reason == "step" ? msg : reason + "\n" + msg;
     }
     bp.last = std::move(now);

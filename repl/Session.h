@@ -77,7 +77,7 @@ class Session : public DebugHooks {
   bool command(const std::string& line);  // true: resume the run
   void show_location() const;
   void show_displays();
-  void cmd_print(const std::string& arg, bool add_display);
+  void cmd_print(const std::string& arg, bool add_display, bool summary = false);
   void cmd_break(const std::string& arg);
   void cmd_delete(const std::string& arg);
   void cmd_info(const std::string& arg);

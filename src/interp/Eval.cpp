@@ -202,15 +202,17 @@ void set_loop_var(Ctx& c, int slot, const Type& t, int64_t v) {
 }
 
 void exec_print(Ctx& c, const Stmt& s) {
-  std::ostringstream os;
-  os << "pid " << pid_str(c.f->pid) << " " << s.text;
+  std::string line = "pid " + pid_str(c.f->pid) + " " + s.text;
   for (const ExprP& a : s.args) {
     Value t;
-    os << " " << format_value(eval_expr(c, *a, t));
+    line += " ";
+    size_t nl = line.rfind('\n');
+    int col = static_cast<int>(line.size() - (nl == std::string::npos ? 0 : nl + 1));
+    line += format_value(eval_expr(c, *a, t), nullptr, col);  // a multi-line tile stays aligned
   }
-  os << "\n";
-  if (c.print_buf) *c.print_buf += os.str();
-  else *(c.rs->opt->out ? c.rs->opt->out : &std::cout) << os.str() << std::flush;
+  line += "\n";
+  if (c.print_buf) *c.print_buf += line;
+  else *(c.rs->opt->out ? c.rs->opt->out : &std::cout) << line << std::flush;
 }
 
 void exec_assert(Ctx& c, const Stmt& s) {

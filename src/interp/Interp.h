@@ -32,10 +32,21 @@ struct Value {
   double get(int64_t flat) const;  // element `flat` (row-major) as double (pointers: the offset)
 };
 
-// Human-readable rendering: scalars as numbers, tiles numpy-style ("[0 1 2]", "[ True False]");
-// large tiles (> 64 elements) summarized: shape, dtype, min/max/mean and the top-left corner.
-// `mask` (optional, same shape) marks masked-off lanes with "--".
-std::string format_value(const Value& v, const Value* mask = nullptr);
+// Human-readable rendering, as numpy prints arrays: scalars as numbers; tiles multi-line (a row per
+// line, a blank line between the matrices of a 3-D tile), columns right-aligned to one width, floats
+// with one shared precision (the fewest fractional digits, at most 8, that show every element
+// exactly) so that decimal points align, the exponent form when magnitudes call for it (largest
+// >= 1e8, smallest nonzero < 1e-4, or a ratio > 1000), integers without decimals, booleans as
+// True/False; tiles over 1000 elements show 3 items at each end of every axis around "...", rows
+// wrap at 75 columns. `mask` (optional, same shape) shows masked-off lanes as "--" (and leaves them
+// out of the precision). Lines after the first are indented by `indent` columns (the caller's
+// "name = " prefix).
+std::string format_value(const Value& v, const Value* mask = nullptr, int indent = 0);
+// One line: "f32[128, 128] min=-0.999 max=0.998 mean=0.00121" (6 significant digits each; integers
+// exact; "(has nan)"; with a mask, only active lanes, and how many there are).
+std::string format_summary(const Value& v, const Value* mask = nullptr);
+// format_value when it fits on one line of at most `width` characters, else format_summary.
+std::string format_one_line(const Value& v, size_t width = 75);
 
 // ---- options and results ----
 enum class Sanitize { None, Bounds, All };

@@ -314,11 +314,11 @@ TEST_CASE("format_value") {
   ExprP e = parse_tile_expr(Sources::add("<e>", "arange(0, 4).to(f32) / 2"));
   verify_expr(e, *f.kernel, run->b, [](const std::string&) { return -1; });
   Value v = f.eval(e);
-  CHECK(format_value(v) == "[ 0. 0.5  1. 1.5]");
+  CHECK(format_value(v) == "[0.  0.5 1.  1.5]");
   ExprP b = parse_tile_expr(Sources::add("<e>", "arange(0, 2) == 0"));
   verify_expr(b, *f.kernel, run->b, [](const std::string&) { return -1; });
   CHECK(format_value(f.eval(b)) == "[ True False]");
-  CHECK(format_value(f.eval(e), &v) == "[ -- 0.5  1. 1.5]");
+  CHECK(format_value(f.eval(e), &v) == "[ -- 0.5 1.  1.5]");
 }
 
 TEST_CASE("blocked dot is bit-identical to the plain k-ordered loop (tails included)") {
