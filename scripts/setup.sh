@@ -3,7 +3,8 @@
 # are already installed. Safe to run twice; does nothing when everything is present.
 set -euo pipefail
 
-packages=(cmake g++ libxtensor-dev xtl-dev libxsimd-dev doctest-dev libreadline-dev python3 python3-dev python3-numpy pybind11-dev tmux)
+# clang, libomp-dev, libclang-rt-dev: the sanitizer and fuzzing build (scripts/sanitize.sh).
+packages=(cmake g++ libxtensor-dev xtl-dev libxsimd-dev doctest-dev libreadline-dev python3 python3-dev python3-numpy pybind11-dev tmux clang libomp-dev libclang-rt-dev)
 
 missing=()
 for p in "${packages[@]}"; do

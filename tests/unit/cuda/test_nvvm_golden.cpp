@@ -41,7 +41,9 @@ TEST_CASE("NVVM IR of small kernels matches the golden files") {
       {"copy", {}},
       {"softmax", {{"BLOCK", "128"}, {"C", "100"}}},
   };
-  for (const auto& [name, args] : cases) {
+  for (const auto& c : cases) {
+    const std::string& name = c.first;  // not a structured binding: clang 14 cannot capture those
+    const auto& args = c.second;
     CAPTURE(name);
     // Registered under its repository-relative name: the IR names its source file.
     const std::string rel = "examples/" + name + ".tile";
