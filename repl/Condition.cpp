@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -82,7 +84,9 @@ ExprP parse_positional_field(const std::string& text, size_t begin, size_t end, 
   size_t digits = i;
   while (i < end && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
   if (i == digits) return err(num_begin, "expected an integer after '" + std::string(op->first) + "'");
-  int64_t value = std::stoll(text.substr(num_begin, i - num_begin));
+  errno = 0;
+  long long value = std::strtoll(text.substr(num_begin, i - num_begin).c_str(), nullptr, 10);
+  if (errno == ERANGE) return err(num_begin, "integer out of range in pid condition");
   while (i < end && text[i] == ' ') ++i;
   if (i != end) return err(i, "unexpected '" + std::string(1, text[i]) + "' in pid condition");
   SourceLoc loc{file, 1, static_cast<int>(op_col) + 1};

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The sanitizer part of the test command: builds the whole project a second time in build-asan/
 # with clang, AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover: the first
-# report fails the test), then runs the unit, errors, golden and e2e suites (the debugger sessions
-# are in e2e) there.
-# usage: scripts/sanitize.sh [BUILD_DIR]   (default build-asan)
+# report fails the test) and libFuzzer coverage, then runs the unit, errors, golden and e2e suites
+# (the debugger sessions are in e2e) and the fuzz label (each fuzz target for DTSIM_FUZZ_SECONDS,
+# default 30 s, and every kept crash input) there.
+# usage: scripts/sanitize.sh [BUILD_DIR]   (default build-asan; DTSIM_FUZZ_SECONDS=N to change the
+# fuzzing time per target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-asan}
 cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
-  -DDTSIM_SANITIZE=ON -DDTSIM_WERROR=OFF
+  -DDTSIM_SANITIZE=ON -DDTSIM_FUZZ=ON -DDTSIM_WERROR=OFF -DDTSIM_FUZZ_SECONDS="${DTSIM_FUZZ_SECONDS:-30}"
 cmake --build "$dir" -j2
-# detect_leaks: leaks are reported too; the readline and libNVVM libraries are left alone.
+# Leaks are reported too, except inside libNVVM (scripts/lsan.supp).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$dir" --output-on-failure -j2 -L 'unit|errors|golden|e2e'
+ctest --test-dir "$dir" --output-on-failure -j2 -L 'unit|errors|golden|e2e|fuzz'

@@ -569,7 +569,13 @@ class KernelLowerer {
         static const std::map<std::string, BinOp> ops = {{"+", BinOp::Add}, {"-", BinOp::Sub}, {"*", BinOp::Mul}, {"/", BinOp::Div},
                                                          {"<", BinOp::Lt},  {"<=", BinOp::Le}, {">", BinOp::Gt},  {">=", BinOp::Ge},
                                                          {"==", BinOp::Eq}, {"!=", BinOp::Ne}};
-        return combine(ops.at(e->op), lower(e->args[0]), lower(e->args[1]), e->loc);
+        // Right operand first, explicitly: lowering registers pointer parameters in the order it
+        // meets them, and this is the order the kernels' signatures (and the goldens) have always
+        // had with GCC, which evaluated the arguments of combine() right to left; the order of a
+        // call's arguments is unspecified, and clang evaluates them left to right.
+        TV r = lower(e->args[1]);
+        TV l = lower(e->args[0]);
+        return combine(ops.at(e->op), l, r, e->loc);
       }
       case DtExprKind::Call: return lower_call(e);
     }
@@ -589,7 +595,11 @@ class KernelLowerer {
       TV a = lower(e->args[0]);
       return {make_unary(math.at(fn), a.e, e->loc), a.dims};
     }
-    if (fn == "maximum" || fn == "minimum") return combine(fn == "maximum" ? BinOp::Max : BinOp::Min, lower(e->args[0]), lower(e->args[1]), e->loc);
+    if (fn == "maximum" || fn == "minimum") {
+      TV r = lower(e->args[1]);  // right first, as for operators
+      TV l = lower(e->args[0]);
+      return combine(fn == "maximum" ? BinOp::Max : BinOp::Min, l, r, e->loc);
+    }
     if (fn == "where") {
       TV c = lower(e->args[0]), a = lower(e->args[1]), b = lower(e->args[2]);
       if (e->args[0]->type != Scalar::I1) c.e = bin(BinOp::Ne, c.e, cint(0));

@@ -211,7 +211,10 @@ bool host_is_little_endian() {
 
 Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want) {
   if (!host_is_little_endian()) npy_error(path, ".npy I/O needs a little-endian host");
-  std::string data = read_all(path);
+  return parse_npy(read_all(path), path, name, want);
+}
+
+Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name, std::optional<Scalar> want) {
   if (data.size() < kMagicLen + 2 || data.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
     npy_error(path, "not a .npy file (bad magic string)");
   int major = static_cast<uint8_t>(data[6]);
@@ -271,7 +274,7 @@ Buffer read_npy(const std::string& path, const std::string& name, std::optional<
       b.bytes[static_cast<size_t>(i)] = v;
     }
   } else {
-    std::memcpy(b.bytes.data(), src, need);
+    if (need) std::memcpy(b.bytes.data(), src, need);  // an empty array has no storage to copy into
     if (ft.stored == Scalar::I1)
       for (auto& v : b.bytes) v = v != 0;
   }

@@ -12,6 +12,9 @@ namespace dtsim {
 // read only when `want` is BF16). UserError "path: error: ..." on a missing, truncated or malformed
 // file, or an unsupported dtype.
 Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want = std::nullopt);
+// The same from the file's bytes (`path` only names it in messages).
+Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name,
+                 std::optional<Scalar> want = std::nullopt);
 // Writes atomically: to a temporary file beside `path`, then rename(); nothing is left behind on
 // failure. bf16 is written as <f4 (numpy has no bf16). UserError when the file cannot be written.
 void write_npy(const std::string& path, const Buffer& b);

@@ -41,6 +41,11 @@ int Sources::load(const std::string& path) {
   return add(path, ss.str());
 }
 
+void Sources::drop_from(int file) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  while (file >= 0 && static_cast<int>(g_sources.size()) > file) g_sources.pop_back();
+}
+
 const std::string& Sources::name(int file) { return entry(file).name; }
 const std::string& Sources::text(int file) { return entry(file).text; }
 

@@ -34,6 +34,9 @@ class Sources {
   static const std::string& text(int file);
   // The 1-based line `line` of `file` without its newline ("" when out of range).
   static std::string line(int file, int line);
+  // Drops `file` and every source registered after it (a fuzzer registers one input per iteration;
+  // nothing may refer to a dropped source afterwards).
+  static void drop_from(int file);
 };
 
 // "file:line:col" (or "<unknown>").
