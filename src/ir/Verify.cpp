@@ -655,6 +655,11 @@ ScalarValue parse_value(const Param& p, const std::string& text) {
 
 ScalarValue convert(ScalarValue v, Scalar t) {
   if (is_float(t)) return ScalarValue::of_float(v.as_double(), t);
+  if (v.dtype_is_float()) {  // the IR's cast semantics: NaN -> 0, out-of-range values saturate
+    if (v.f != v.f) return ScalarValue::of_int(0, t);
+    if (v.f <= -0x1p63) return ScalarValue::of_int(INT64_MIN, t);
+    if (v.f >= 0x1p63) return ScalarValue::of_int(INT64_MAX, t);
+  }
   return ScalarValue::of_int(v.as_int(), t);
 }
 }  // namespace

@@ -86,6 +86,24 @@ def case_out_checked_first():
     check(r.returncode == 0 and os.path.exists(os.path.join(TMP, "z.npy")), "a good --out path failed", text(r))
 
 
+def finish(s, timeout=60):
+    """Waits for the process to end, then reads what it wrote that is still in the terminal."""
+    rc = s.wait(timeout=timeout)
+    import select
+    while True:
+        r, _, _ = select.select([s.fd], [], [], 0.5)
+        if not r:
+            break
+        try:
+            data = os.read(s.fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        s.buf += data
+    return rc
+
+
 def pty_env():
     return dict(os.environ, HOME=TMP, INPUTRC=os.devnull, TERM="xterm", DTSIM_HISTORY=os.path.join(TMP, "hist"))
 
@@ -95,7 +113,7 @@ def case_ctrl_c_run():
     s = Session([DTSIM, "run", SLOW, "--arg", SLOW_TRIPS, "--out", "z=" + out], SRC, pty_env())
     s.read_until(b"instances/s", timeout=60)  # the progress line (stderr is the terminal)
     s.send("\x03")
-    rc = s.wait(timeout=60)
+    rc = finish(s)
     transcript = s.buf.decode("utf-8", "replace")
     check(rc == 130, f"exit {rc} after Ctrl-C, expected 130", transcript)
     check(re.search(r"interrupted: kernel 'slow' before pid \(\d+, 0, 0\): \d+ of 4096 instances done; "
@@ -144,7 +162,7 @@ def case_ctrl_c_difftest():
     s = Session([DTSIM, "difftest", SLOW, "--trials", "50", "--arg", SLOW_TRIPS], SRC, pty_env())
     s.read_until(b"cases/s", timeout=60)
     s.send("\x03")
-    rc = s.wait(timeout=60)
+    rc = finish(s)
     transcript = s.buf.decode("utf-8", "replace")
     check(rc == 130, f"exit {rc} after Ctrl-C, expected 130", transcript)
     check(re.search(r"interrupted: difftest \S*slow\.tile at case \d+/50", transcript) is not None,
