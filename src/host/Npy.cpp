@@ -250,7 +250,7 @@ Buffer parse_npy(const std::string& data, const std::string& path, const std::st
     npy_error(path, "truncated data: shape " + shape_tuple(h.shape) + " needs " + std::to_string(need) +
                         " bytes, the file has " + std::to_string(have));
   if (have > need) npy_error(path, "trailing bytes after the array data");
-  int64_t numel = shape_numel(h.shape);
+  int64_t numel = empty ? 0 : shape_numel(h.shape);  // an empty shape may multiply past int64 otherwise
 
   Buffer b;
   b.name = name;

@@ -38,6 +38,8 @@ std::optional<Scalar> parse_scalar(const std::string& s) {
 }
 
 int64_t shape_numel(const Shape& s) {
+  for (int64_t d : s)
+    if (d == 0) return 0;  // before multiplying: the other extents of an empty shape may overflow
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
