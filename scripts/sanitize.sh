@@ -17,4 +17,6 @@ cmake --build "$dir" -j2
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$dir" --output-on-failure -j2 -L 'unit|errors|golden|e2e|fuzz'
+# The python/ tests are left out here: the instrumented _dtsim module cannot be loaded into an
+# uninstrumented python3 without preloading the sanitizer runtime (they run in the GCC build).
+ctest --test-dir "$dir" --output-on-failure -j2 -L 'unit|errors|golden|e2e|fuzz' -E '^python/'
