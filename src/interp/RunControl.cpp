@@ -143,6 +143,7 @@ std::string num_text(double v) {
 [[noreturn]] void limit_fault(Ctx& c, const Stmt& s, const std::string& what) {
   const Stmt* loop = c.f->loop_stack.empty() ? nullptr : c.f->loop_stack.back();
   if (!loop) throw RuntimeFault(s.loc, what);
+  if (loop->slots.empty()) throw RuntimeFault(loop->loc, what + " in this while loop");  // no loop variable
   int slot = loop->slots[0];
   c.flush(slot);
   const Value& v = c.f->slots[static_cast<size_t>(slot)];

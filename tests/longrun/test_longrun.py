@@ -56,6 +56,10 @@ def case_max_steps():
     check(r.returncode == 0, "copy.tile (5 statements per instance) failed under --max-steps 10", text(r))
     r, _ = dtsim("run", "examples/copy.tile", "--max-steps", "4")
     check(r.returncode == 1 and "budget of 4 statements" in r.stderr, "copy.tile ran under --max-steps 4", text(r))
+    r, _ = dtsim("run", os.path.join(os.path.dirname(RUNAWAY), "runaway_while.tile"), "--max-steps", "500")
+    check(r.returncode == 1 and re.search(r"runaway_while\.tile:5:3: error: program instance exceeded its budget of 500 "
+                                          r"statements \(--max-steps\) in this while loop", r.stderr) is not None,
+          "an endless while loop is not stopped at its line by --max-steps", text(r))
     r, _ = dtsim("run", RUNAWAY, "--max-steps", "0")
     check(r.returncode == 2 and "'--max-steps' expects an integer" in r.stderr, "--max-steps 0 accepted", text(r))
 
