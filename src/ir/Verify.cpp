@@ -111,19 +111,25 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
         return ScalarValue::of_float(r, rt);
       }
       int64_t a = x.i, c = y.i, r = 0;
+      // Integer arithmetic wraps (two's complement, as in the executors): computed unsigned.
+      auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
+      auto ua = static_cast<uint64_t>(a), uc = static_cast<uint64_t>(c);
       switch (e->bop) {
-        case BinOp::Add: r = a + c; break;
-        case BinOp::Sub: r = a - c; break;
-        case BinOp::Mul: r = a * c; break;
+        case BinOp::Add: r = wrap(ua + uc); break;
+        case BinOp::Sub: r = wrap(ua - uc); break;
+        case BinOp::Mul: r = wrap(ua * uc); break;
         case BinOp::FloorDiv:
         case BinOp::Mod:
-        case BinOp::Cdiv:
+        case BinOp::Cdiv: {
           if (c == 0) user_error(e->loc, "division by zero in a parameter expression");
-          r = e->bop == BinOp::FloorDiv ? a / c : e->bop == BinOp::Mod ? a % c : (a + c - 1) / c;
+          int64_t n = e->bop == BinOp::Cdiv ? wrap(ua + uc - 1) : a;
+          if (c == -1) r = e->bop == BinOp::Mod ? 0 : wrap(0 - static_cast<uint64_t>(n));  // INT64_MIN / -1 wraps
+          else r = e->bop == BinOp::Mod ? n % c : n / c;
           break;
+        }
         case BinOp::Min: r = std::min(a, c); break;
         case BinOp::Max: r = std::max(a, c); break;
-        case BinOp::Shl: r = a << (c & 63); break;
+        case BinOp::Shl: r = wrap(ua << (c & 63)); break;
         case BinOp::Shr: r = a >> (c & 63); break;
         case BinOp::And: r = a & c; break;
         case BinOp::Or: r = a | c; break;
