@@ -235,6 +235,18 @@ void exec_assert(Ctx& c, const Stmt& s) {
   report_finding(c, std::move(f));
 }
 
+// One trip of loop `s` (for or while): its body, then the debugger's after-iteration hook. False
+// when the body returned (the loop is then taken off the loop stack).
+bool loop_trip(Ctx& c, const Stmt& s, DebugHooks* hooks) {
+  if (exec_block(c, s.body) == Flow::Return) {
+    c.f->loop_stack.pop_back();
+    return false;
+  }
+  c.stmt = &s;
+  if (hooks) hooks->after_loop_iteration(*c.f, s);
+  return true;
+}
+
 Flow exec_for(Ctx& c, const Stmt& s) {
   int64_t b[3];
   for (size_t i = 0; i < 3; ++i) {
@@ -249,12 +261,7 @@ Flow exec_for(Ctx& c, const Stmt& s) {
   c.f->loop_stack.push_back(&s);
   for (int64_t v = lo; v < hi; v += step) {
     set_loop_var(c, slot, vt, v);
-    if (exec_block(c, s.body) == Flow::Return) {
-      c.f->loop_stack.pop_back();
-      return Flow::Return;
-    }
-    c.stmt = &s;
-    if (hooks) hooks->after_loop_iteration(*c.f, s);
+    if (!loop_trip(c, s, hooks)) return Flow::Return;
   }
   c.f->loop_stack.pop_back();
   return Flow::Next;
@@ -275,12 +282,7 @@ Flow exec_while(Ctx& c, const Stmt& s) {
       cond = scalar_truth(eval_expr(c, *s.args[0], t));
     }
     if (!cond) break;
-    if (exec_block(c, s.body) == Flow::Return) {
-      c.f->loop_stack.pop_back();
-      return Flow::Return;
-    }
-    c.stmt = &s;
-    if (hooks) hooks->after_loop_iteration(*c.f, s);
+    if (!loop_trip(c, s, hooks)) return Flow::Return;
   }
   c.f->loop_stack.pop_back();
   return Flow::Next;

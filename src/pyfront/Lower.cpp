@@ -162,6 +162,19 @@ std::string Lowerer::fresh(const std::string& base) {
   }
 }
 
+// Closes a runtime loop's body (opened with the frame's variables `before`) and emits the loop:
+// names first bound inside the body do not outlive it (IR block scoping); the others keep their
+// new values.
+void Lowerer::end_loop(const std::map<std::string, Val>& before, const StmtP& loop) {
+  blocks_.pop_back();
+  frames_.back().returned = false;
+  auto after = frames_.back().vars;
+  frames_.back().vars = before;
+  for (auto& [n, v] : after)
+    if (before.count(n)) frames_.back().vars[n] = v;
+  emit(loop);
+}
+
 bool Lowerer::in_runtime_block() const { return blocks_.size() > frames_.back().depth; }
 
 // Binds `v` to a new IR variable named after `name` and returns the variable as a value.
@@ -528,14 +541,7 @@ void Lowerer::runtime_while(const Node& s) {
     if (!(e2->type == ctype)) e2 = typed(make_cast(e2, ctype.elem, cloc));
     emit(make_assign(cvar, e2, cloc));
   }
-  blocks_.pop_back();
-  frames_.back().returned = false;
-  // Names first bound inside the loop body do not outlive it (IR block scoping).
-  auto after = frames_.back().vars;
-  frames_.back().vars = snapshot;
-  for (auto& [n, v] : after)
-    if (snapshot.count(n)) frames_.back().vars[n] = v;
-  emit(st);
+  end_loop(snapshot, st);
 }
 
 void Lowerer::lower_for(const Node& s) {
@@ -618,14 +624,7 @@ void Lowerer::lower_for(const Node& s) {
   lv.var = var;
   frames_.back().vars[target.text] = lv;
   exec_block(s.body);
-  blocks_.pop_back();
-  frames_.back().returned = false;
-  // Names first bound inside the loop body do not outlive it (IR block scoping).
-  auto after = frames_.back().vars;
-  frames_.back().vars = snapshot;
-  for (auto& [n, v] : after)
-    if (snapshot.count(n)) frames_.back().vars[n] = v;
-  emit(st);
+  end_loop(snapshot, st);
 }
 
 // ---- truthiness ----

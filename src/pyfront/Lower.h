@@ -90,6 +90,7 @@ class Lowerer {
     std::map<std::string, Type> declared;
     bool runtime;
   };
+  void end_loop(const std::map<std::string, Val>& before, const StmtP& loop);
   std::vector<Frame> frames_;
   std::vector<Block> blocks_;
   int call_depth_ = 0;
