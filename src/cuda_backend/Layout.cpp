@@ -106,14 +106,28 @@ Dist fma_accumulator(int64_t M, int64_t N, int num_warps) {
   d.shape = {M, N};
   int mb = log2_exact(M), nb = log2_exact(N), um = 0, un = 0;
   int64_t per_thread = std::max<int64_t>(1, M * N / (int64_t(32) * num_warps));
-  int tn = log2_exact(std::min<int64_t>({N, 8, per_thread}));
-  int tm = log2_exact(std::min<int64_t>({M, 8, std::max<int64_t>(1, per_thread >> tn)}));
+  // A thread's block: as square as the tile allows (fewest operand values per multiply-add).
+  int64_t tn = 1;
+  while (tn * tn < per_thread) tn *= 2;
+  tn = std::min<int64_t>({N, 8, tn});
+  int64_t tm = std::min<int64_t>({M, 8, std::max<int64_t>(1, per_thread / tn)});
+  tn = std::min<int64_t>({N, 8, std::max<int64_t>(1, per_thread / tm)});
+  int tnb = log2_exact(tn), tmb = log2_exact(tm);
   auto n_bit = [&]() -> Coord { return un < nb ? Coord{0, int64_t(1) << un++} : Coord{0, 0}; };
   auto m_bit = [&]() -> Coord { return um < mb ? Coord{int64_t(1) << um++, 0} : Coord{0, 0}; };
-  for (int i = 0; i < tn; ++i) d.reg.push_back(n_bit());
-  for (int i = 0; i < tm; ++i) d.reg.push_back(m_bit());
-  for (int i = 0; i < 5; ++i) d.lane.push_back(i < 3 && un < nb ? n_bit() : um < mb ? m_bit() : n_bit());
+  // Registers: up to 4 consecutive columns and 4 consecutive rows (one 16-byte read each of B and
+  // A^T per k step); a thread's further columns and rows come after the lanes' (below), so the lanes
+  // of a warp read consecutive 16-byte chunks.
+  for (int i = 0; i < std::min(tnb, 2); ++i) d.reg.push_back(n_bit());
+  for (int i = 0; i < std::min(tmb, 2); ++i) d.reg.push_back(m_bit());
+  // Lane bit 0 on columns and lane bit 1 on rows: lanes T and T^1 read the same A^T address and
+  // lanes T and T^2 the same B address, which the hardware serves at twice the rate.
+  d.lane.push_back(un < nb ? n_bit() : m_bit());
+  d.lane.push_back(um < mb ? m_bit() : n_bit());
+  for (int i = 2; i < 5; ++i) d.lane.push_back(un < nb ? n_bit() : m_bit());
   for (int w = 1; w < num_warps; w *= 2) d.warp.push_back(um < mb ? m_bit() : n_bit());
+  for (int i = 2; i < tnb; ++i) d.reg.push_back(n_bit());
+  for (int i = 2; i < tmb; ++i) d.reg.push_back(m_bit());
   while (un < nb) d.reg.push_back(n_bit());
   while (um < mb) d.reg.push_back(m_bit());
   return d;

@@ -61,8 +61,10 @@ bool is_blocked(const Dist& d, int num_warps);
 // columns 2(l%4) and 2(l%4)+1 of each (registers c0..c3 in the instruction's order).
 Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn);
 // The accumulator of the FMA dot on a [M, N] tile: each thread holds a block of up to 8 x 8
-// elements (columns fastest), lanes spread over columns then rows, warps over rows then columns, so
-// a thread reads a few short vectors of A^T and B per k step for many multiply-adds.
+// elements (as square as the tile allows, in runs of up to 4 consecutive columns and rows), lanes
+// spread over columns (bit 1 over rows), warps over rows then columns, so a thread reads a few
+// 16-byte vectors of A^T and B per k step for many multiply-adds, and a warp's reads are
+// consecutive and shared by lane pairs.
 Dist fma_accumulator(int64_t M, int64_t N, int num_warps);
 // `parent` reduced over `axis`.
 Dist slice(const Dist& parent, int axis);

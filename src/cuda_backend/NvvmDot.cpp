@@ -330,21 +330,43 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   TV a = eval(ea), b = eval(eb);
   int64_t off_b = (M * K * eb_bytes + 15) / 16 * 16;
   info.smem_bytes = std::max(info.smem_bytes, off_b + K * N * eb_bytes);
+  // Stores v (A transposed) with vectors of up to 16 bytes where the layout's first registers are
+  // consecutive along the dimension that is contiguous in shared memory.
   auto stage = [&](const TV& v, int64_t off, bool transpose, int64_t row) {
+    size_t dim = transpose ? 0 : 1;
+    int64_t w = 1;
+    for (const Coord& c : v.dist.reg) {
+      Coord u(2, 0);
+      u[dim] = w;
+      if (c != u || w * 2 * eb_bytes > 16 || row % (w * 2)) break;
+      w *= 2;
+    }
     guarded(owner(v.dist), [&] {
-      for (int r = 0; r < v.dist.nregs(); ++r) {
-        if (first_copy(v.dist, r) != r) continue;
-        auto c = coords(v.dist, r);
+      for (int r0 = 0; r0 < v.dist.nregs(); r0 += static_cast<int>(w)) {
+        if (first_copy(v.dist, r0) != r0) continue;
+        auto c = coords(v.dist, r0);
         std::string i = transpose ? op("add i32 " + op("mul i32 " + c[1] + ", " + std::to_string(row)) + ", " + c[0])
                                   : op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]);
-        std::string x = cast(v.type.elem, rt, v.at(r));
-        if (e->tf32) {  // cvt.rna.tf32.f32 in integer operations (IR.h): +half of 13 bits, cleared
-          std::string u = op("bitcast float " + x + " to i32");
-          std::string special = op("icmp eq i32 " + op("and i32 " + u + ", 2139095040") + ", 2139095040");
-          std::string r32 = op("and i32 " + op("add i32 " + u + ", 4096") + ", -8192");
-          x = op("bitcast i32 " + op("select i1 " + special + ", i32 " + u + ", i32 " + r32) + " to float");
+        std::vector<std::string> xs;
+        for (int j = 0; j < w; ++j) {
+          std::string x = cast(v.type.elem, rt, v.at(r0 + j));
+          if (e->tf32) {  // cvt.rna.tf32.f32 in integer operations (IR.h): +half of 13 bits, cleared
+            std::string u = op("bitcast float " + x + " to i32");
+            std::string special = op("icmp eq i32 " + op("and i32 " + u + ", 2139095040") + ", 2139095040");
+            std::string r32 = op("and i32 " + op("add i32 " + u + ", 4096") + ", -8192");
+            x = op("bitcast i32 " + op("select i1 " + special + ", i32 " + u + ", i32 " + r32) + " to float");
+          }
+          xs.push_back(x);
         }
-        line("store " + st + " " + x + ", " + st + " addrspace(3)* " + smem_ptr(st_type, off, i));
+        std::string p = smem_ptr(st_type, off, i);
+        if (w == 1) {
+          line("store " + st + " " + xs[0] + ", " + st + " addrspace(3)* " + p);
+          continue;
+        }
+        std::string vt = "<" + std::to_string(w) + " x " + st + ">", acc = "undef";
+        for (int j = 0; j < w; ++j) acc = op("insertelement " + vt + " " + acc + ", " + st + " " + xs[static_cast<size_t>(j)] + ", i32 " + std::to_string(j));
+        std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to " + vt + " addrspace(3)*");
+        line("store " + vt + " " + acc + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(w * eb_bytes));
       }
     });
   };
@@ -365,24 +387,29 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   std::sort(noff.begin(), noff.end());
   std::string fma = rt == Scalar::F64 ? "llvm.fma.f64" : "llvm.fma.f32";
   declare("declare " + ty + " @" + fma + "(" + ty + ", " + ty + ", " + ty + ")");
-  // Loads `offs` (sorted) of row `row_start` + thread part `tp`: 4-element vectors where 4 offsets
-  // are consecutive and aligned.
+  // Loads `offs` (sorted) of row `row_start` + thread part `tp`: 16-byte (else 8-byte) vectors where
+  // offsets are consecutive and aligned.
   auto read = [&](int64_t base, const std::string& row_start, const std::string& tp, const std::vector<int64_t>& offs, int64_t row_len) {
     std::map<int64_t, std::string> v;
     std::string start = tp == "0" ? row_start : op("add i32 " + row_start + ", " + tp);
+    auto run = [&](size_t i, int64_t w) {
+      int64_t o = offs[i];
+      return w * eb_bytes <= 16 && row_len % w == 0 && o % w == 0 && i + static_cast<size_t>(w) - 1 < offs.size() &&
+             offs[i + static_cast<size_t>(w) - 1] == o + w - 1;
+    };
     for (size_t i = 0; i < offs.size();) {
       int64_t o = offs[i];
-      bool vec4 = eb_bytes == 4 && row_len % 4 == 0 && o % 4 == 0 && i + 3 < offs.size() && offs[i + 3] == o + 3;
+      int64_t w = run(i, 4) ? 4 : run(i, 2) ? 2 : 1;
       std::string p = smem_ptr(st_type, base, op("add i32 " + start + ", " + std::to_string(o)));
-      if (vec4) {
-        std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to <4 x " + st + "> addrspace(3)*");
-        std::string vv = op("load <4 x " + st + ">, <4 x " + st + "> addrspace(3)* " + vp + ", align 16");
-        for (int j = 0; j < 4; ++j) v[o + j] = op("extractelement <4 x " + st + "> " + vv + ", i32 " + std::to_string(j));
-        i += 4;
+      if (w > 1) {
+        std::string vt = "<" + std::to_string(w) + " x " + st + ">";
+        std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to " + vt + " addrspace(3)*");
+        std::string vv = op("load " + vt + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(w * eb_bytes));
+        for (int64_t j = 0; j < w; ++j) v[o + j] = op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j));
       } else {
         v[o] = op("load " + st + ", " + st + " addrspace(3)* " + p);
-        i += 1;
       }
+      i += static_cast<size_t>(w);
     }
     return v;
   };
