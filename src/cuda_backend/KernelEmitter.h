@@ -122,7 +122,16 @@ class KernelEmitter {
   friend std::string describe(const MmaPlan& p);
   MmaPlan mma_plan(const Expr& dot);
   TV eval_dot_fma(const ExprP& e);
-  std::string smem_base32();
+  static int64_t fma_lda(int64_t K);  // row length of A in shared memory for the FMA dot
+  std::vector<std::string> fma_tiles(const Dist& D, int64_t K, Scalar rt, const std::string& a_at, int64_t lda,
+                                     const std::string& b_at, std::vector<std::string> acc);
+  std::string smem_base32();  // the shared buffer's address (32-bit shared window)
+  // Shared memory below smem_floor_ is held by an enclosing pipelined loop's ring of buffers: every
+  // other use is placed above it (smem_addr32, smem_gep, smem_ptr) and sized through use_smem.
+  int64_t smem_floor_ = 0;
+  std::string smem_addr32();                    // smem_base32() + smem_floor_
+  std::string smem_gep(const std::string& off);  // i8 addrspace(3)* at smem_floor_ + off
+  void use_smem(int64_t bytes) { info.smem_bytes = std::max(info.smem_bytes, smem_floor_ + bytes); }
   // A tile in registers -> shared memory as 16-bit rows of `ld` elements at byte offset `off`.
   void stage_b16(const TV& v, const std::string& off, int64_t ld);
   // wgmma operand layouts (byte offset of element (row, col) of an A [M, K] or B [K, N] tile): rows

@@ -77,10 +77,19 @@ std::string KernelEmitter::smem_base32() {
   return coord_cache_["smem32"] = "%smem32";
 }
 
+std::string KernelEmitter::smem_addr32() {
+  return smem_floor_ ? op("add i32 " + smem_base32() + ", " + std::to_string(smem_floor_)) : smem_base32();
+}
+
+std::string KernelEmitter::smem_gep(const std::string& off) {
+  std::string o = smem_floor_ ? op("add i32 " + off + ", " + std::to_string(smem_floor_)) : off;
+  return op("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* @dtsim_smem, i32 0, i32 " + o);
+}
+
 void KernelEmitter::stage_b16(const TV& v, const std::string& off, int64_t ld) {
   const Dist& d = v.dist;
   int run = std::min(vector_run(d), 4);
-  std::string base = op("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* @dtsim_smem, i32 0, i32 " + off);
+  std::string base = smem_gep(off);
   std::string b16 = op("bitcast i8 addrspace(3)* " + base + " to i16 addrspace(3)*");
   guarded(owner(d), [&] {
     for (int r0 = 0; r0 < d.nregs(); r0 += run) {
@@ -128,7 +137,7 @@ TV KernelEmitter::mma_tiles(const MmaPlan& p, const std::string& a_off, const st
              << "  " << n << ".bc = add i32 " << n << ".bi, " << n << ".bn\n  " << n << ".bd = add i32 " << n << ".bc, " << n << ".c8\n"
              << "  " << lb << " = shl i32 " << n << ".bd, 1\n";
   }
-  std::string base = smem_base32();
+  std::string base = smem_addr32();
   std::string abase = op("add i32 " + op("add i32 " + base + ", " + a_off) + ", " + la);
   std::string bbase = op("add i32 " + op("add i32 " + base + ", " + b_off) + ", " + lb);
   int64_t mtiles = mt / 16, ntiles = nt / 8;
@@ -194,7 +203,7 @@ std::string KernelEmitter::wgmma_offset(const std::string& row, const std::strin
 void KernelEmitter::stage_core_matrices(const TV& v, const std::string& off, bool b_operand) {
   const Dist& d = v.dist;
   int run = std::min(vector_run(d), 4);
-  std::string base = op("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* @dtsim_smem, i32 0, i32 " + off);
+  std::string base = smem_gep(off);
   guarded(owner(d), [&] {
     for (int r0 = 0; r0 < d.nregs(); r0 += run) {
       if (first_copy(d, r0) != r0) continue;
@@ -239,8 +248,8 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   int64_t step_b = sb ? 2 * sbo_b : 2 * lbo_b;
   std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup w computes rows 64w .. 64w+63
   int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;
-  std::string abase = op("add i32 " + op("add i32 " + smem_base32() + ", " + a_off) + ", " + op("mul i32 " + wg + ", " + std::to_string(wg_bytes)));
-  std::string bbase = op("add i32 " + smem_base32() + ", " + b_off);
+  std::string abase = op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " + op("mul i32 " + wg + ", " + std::to_string(wg_bytes)));
+  std::string bbase = op("add i32 " + smem_addr32() + ", " + b_off);
   auto desc = [&](const std::string& addr, int64_t lbo, int64_t sbo, bool swz) {
     std::string a = op("and i64 " + op("lshr i64 " + op("zext i32 " + addr + " to i64") + ", 4") + ", 16383");
     int64_t fields = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (swz ? int64_t(1) << 62 : 0);
@@ -294,7 +303,7 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};
   if (p.wgmma) {
     int64_t off_b = (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
-    info.smem_bytes = std::max(info.smem_bytes, off_b + p.K * p.N * 2);
+    use_smem(off_b + p.K * p.N * 2);
     ++info.mma_dots;
     barrier();
     stage_core_matrices(a, "0", false);
@@ -305,7 +314,7 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   }
   int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
   int64_t off_b = (a_bytes + 127) / 128 * 128;
-  info.smem_bytes = std::max(info.smem_bytes, off_b + b_bytes);
+  use_smem(off_b + b_bytes);
   ++info.mma_dots;
   barrier();
   stage_b16(a, "0", p.K + 8);
@@ -314,39 +323,38 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   return mma_tiles(p, "0", std::to_string(off_b), TV{e->type, D, acc.v});
 }
 
-// The FMA path: A staged transposed (A^T [K, M]) and B as it is ([K, N]) in shared memory; each
-// thread holds a block of the output (fma_accumulator) and, per k, reads its rows of A^T and columns
-// of B as short vectors and does one fused multiply-add per output element.
+// The FMA path: A and B staged row-major in shared memory (A's rows padded by 16 bytes, so the rows
+// that lanes of a warp read at once fall in distinct banks); each thread holds a block of the output
+// (fma_accumulator) and, per k step, reads its rows of A (16-byte vectors along k, covering several
+// k steps) and its columns of B as short vectors, and does one fused multiply-add per output element.
+int64_t KernelEmitter::fma_lda(int64_t K) { return K % 4 == 0 ? K + 4 : K; }
+
 TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   const ExprP& ea = e->args[0];
   const ExprP& eb = e->args[1];
   int64_t M = ea->type.shape[0], K = ea->type.shape[1], N = eb->type.shape[1];
   Scalar rt = e->type.elem;
-  std::string ty = reg_type(rt);
   Type st_type{rt, false, {}};
   std::string st = smem_type(st_type);
   int eb_bytes = smem_bytes(st_type);
   Dist D = fma_accumulator(M, N, k_.num_warps);
   TV a = eval(ea), b = eval(eb);
-  int64_t off_b = (M * K * eb_bytes + 15) / 16 * 16;
-  info.smem_bytes = std::max(info.smem_bytes, off_b + K * N * eb_bytes);
-  // Stores v (A transposed) with vectors of up to 16 bytes where the layout's first registers are
-  // consecutive along the dimension that is contiguous in shared memory.
-  auto stage = [&](const TV& v, int64_t off, bool transpose, int64_t row) {
-    size_t dim = transpose ? 0 : 1;
+  int64_t lda = fma_lda(K);
+  int64_t off_b = (M * lda * eb_bytes + 15) / 16 * 16;
+  use_smem(off_b + K * N * eb_bytes);
+  // Stores v with vectors of up to 16 bytes where the layout's first registers are consecutive along
+  // the rows.
+  auto stage = [&](const TV& v, int64_t off, int64_t row) {
     int64_t w = 1;
     for (const Coord& c : v.dist.reg) {
-      Coord u(2, 0);
-      u[dim] = w;
-      if (c != u || w * 2 * eb_bytes > 16 || row % (w * 2)) break;
+      if (c != Coord{0, w} || w * 2 * eb_bytes > 16 || row % (w * 2)) break;
       w *= 2;
     }
     guarded(owner(v.dist), [&] {
       for (int r0 = 0; r0 < v.dist.nregs(); r0 += static_cast<int>(w)) {
         if (first_copy(v.dist, r0) != r0) continue;
         auto c = coords(v.dist, r0);
-        std::string i = transpose ? op("add i32 " + op("mul i32 " + c[1] + ", " + std::to_string(row)) + ", " + c[0])
-                                  : op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]);
+        std::string i = op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]);
         std::vector<std::string> xs;
         for (int j = 0; j < w; ++j) {
           std::string x = cast(v.type.elem, rt, v.at(r0 + j));
@@ -371,61 +379,81 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
     });
   };
   barrier();
-  stage(a, 0, true, M);
-  stage(b, off_b, false, N);
+  stage(a, 0, lda);
+  stage(b, off_b, N);
   barrier();
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(rt, 0, 0, false))};
+  return TV{e->type, D, fma_tiles(D, K, rt, "0", lda, std::to_string(off_b / eb_bytes), acc.v)};
+}
+
+// acc + A·B for the accumulator layout D ([M, N]), with A [M, K] at element `a_at` of the shared
+// buffer in rows of `lda` elements and B [K, N] at element `b_at` in rows of N (element type rt).
+std::vector<std::string> KernelEmitter::fma_tiles(const Dist& D, int64_t K, Scalar rt, const std::string& a_at, int64_t lda,
+                                                  const std::string& b_at, std::vector<std::string> c) {
+  int64_t N = D.shape[1];
+  std::string ty = reg_type(rt);
+  Type st_type{rt, false, {}};
+  std::string st = smem_type(st_type);
+  int64_t eb_bytes = smem_bytes(st_type);
   // The rows and columns this thread reads: its thread part plus each register's offset.
   std::string tm = thread_part(D, 0), tn = thread_part(D, 1);
   std::vector<int64_t> moff, noff;
   for (int r = 0; r < D.nregs(); ++r) {
-    Coord c = D.reg_coord(r);
-    if (std::find(moff.begin(), moff.end(), c[0]) == moff.end()) moff.push_back(c[0]);
-    if (std::find(noff.begin(), noff.end(), c[1]) == noff.end()) noff.push_back(c[1]);
+    Coord co = D.reg_coord(r);
+    if (std::find(moff.begin(), moff.end(), co[0]) == moff.end()) moff.push_back(co[0]);
+    if (std::find(noff.begin(), noff.end(), co[1]) == noff.end()) noff.push_back(co[1]);
   }
   std::sort(moff.begin(), moff.end());
   std::sort(noff.begin(), noff.end());
   std::string fma = rt == Scalar::F64 ? "llvm.fma.f64" : "llvm.fma.f32";
   declare("declare " + ty + " @" + fma + "(" + ty + ", " + ty + ", " + ty + ")");
-  // Loads `offs` (sorted) of row `row_start` + thread part `tp`: 16-byte (else 8-byte) vectors where
-  // offsets are consecutive and aligned.
-  auto read = [&](int64_t base, const std::string& row_start, const std::string& tp, const std::vector<int64_t>& offs, int64_t row_len) {
-    std::map<int64_t, std::string> v;
-    std::string start = tp == "0" ? row_start : op("add i32 " + row_start + ", " + tp);
-    auto run = [&](size_t i, int64_t w) {
-      int64_t o = offs[i];
-      return w * eb_bytes <= 16 && row_len % w == 0 && o % w == 0 && i + static_cast<size_t>(w) - 1 < offs.size() &&
-             offs[i + static_cast<size_t>(w) - 1] == o + w - 1;
-    };
-    for (size_t i = 0; i < offs.size();) {
-      int64_t o = offs[i];
-      int64_t w = run(i, 4) ? 4 : run(i, 2) ? 2 : 1;
-      std::string p = smem_ptr(st_type, base, op("add i32 " + start + ", " + std::to_string(o)));
-      if (w > 1) {
-        std::string vt = "<" + std::to_string(w) + " x " + st + ">";
-        std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to " + vt + " addrspace(3)*");
-        std::string vv = op("load " + vt + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(w * eb_bytes));
-        for (int64_t j = 0; j < w; ++j) v[o + j] = op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j));
-      } else {
-        v[o] = op("load " + st + ", " + st + " addrspace(3)* " + p);
+  // A vector of w elements at element index `at` (w = 1: a scalar).
+  auto vload = [&](const std::string& at, int64_t w, std::vector<std::string>& out) {
+    std::string p = smem_ptr(st_type, 0, at);
+    if (w == 1) {
+      out.push_back(op("load " + st + ", " + st + " addrspace(3)* " + p));
+      return;
+    }
+    std::string vt = "<" + std::to_string(w) + " x " + st + ">";
+    std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to " + vt + " addrspace(3)*");
+    std::string vv = op("load " + vt + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(w * eb_bytes));
+    for (int64_t j = 0; j < w; ++j) out.push_back(op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j)));
+  };
+  // k steps per read of A: 16-byte vectors along k where the rows allow, holding at most 16 values of
+  // A at a time (a thread's rows times the vector).
+  int64_t kv = 1;
+  while (kv * 2 * eb_bytes <= 16 && K % (kv * 2) == 0 && lda % (kv * 2) == 0 && static_cast<int64_t>(moff.size()) * kv * 2 <= 16) kv *= 2;
+  std::string a_rows = op("add i32 " + a_at + ", " + op("mul i32 " + tm + ", " + std::to_string(lda)));
+  std::string b_cols = op("add i32 " + b_at + ", " + tn);
+  // k steps k0 .. k0 + kv - 1.
+  auto steps = [&](const std::string& k0, std::vector<std::string>& acc) {
+    std::map<int64_t, std::vector<std::string>> av;  // row offset -> its kv values
+    std::string a_k = op("add i32 " + a_rows + ", " + k0);
+    for (int64_t m : moff) vload(op("add i32 " + a_k + ", " + std::to_string(m * lda)), kv, av[m]);
+    for (int64_t j = 0; j < kv; ++j) {
+      std::string row = op("add i32 " + b_cols + ", " + op("mul i32 " + op("add i32 " + k0 + ", " + std::to_string(j)) + ", " + std::to_string(N)));
+      std::map<int64_t, std::string> bv;
+      for (size_t i = 0; i < noff.size();) {
+        int64_t o = noff[i], w = 1;
+        for (int64_t t = 4; t > 1 && w == 1; t /= 2)
+          if (t * eb_bytes <= 16 && N % t == 0 && o % t == 0 && i + static_cast<size_t>(t) - 1 < noff.size() &&
+              noff[i + static_cast<size_t>(t) - 1] == o + t - 1)
+            w = t;
+        std::vector<std::string> vals;
+        vload(op("add i32 " + row + ", " + std::to_string(o)), w, vals);
+        for (int64_t q = 0; q < w; ++q) bv[o + q] = vals[static_cast<size_t>(q)];
+        i += static_cast<size_t>(w);
       }
-      i += static_cast<size_t>(w);
-    }
-    return v;
-  };
-  auto step = [&](const std::string& k, std::vector<std::string>& c) {
-    auto av = read(0, op("mul i32 " + k + ", " + std::to_string(M)), tm, moff, M);
-    auto bv = read(off_b, op("mul i32 " + k + ", " + std::to_string(N)), tn, noff, N);
-    for (int r = 0; r < D.nregs(); ++r) {
-      Coord co = D.reg_coord(r);
-      c[static_cast<size_t>(r)] = op("call " + ty + " @" + fma + "(" + ty + " " + av[co[0]] + ", " + ty + " " + bv[co[1]] + ", " + ty + " " +
-                                     c[static_cast<size_t>(r)] + ")");
+      for (int r = 0; r < D.nregs(); ++r) {
+        Coord co = D.reg_coord(r);
+        acc[static_cast<size_t>(r)] = op("call " + ty + " @" + fma + "(" + ty + " " + av[co[0]][static_cast<size_t>(j)] + ", " + ty + " " +
+                                         bv[co[1]] + ", " + ty + " " + acc[static_cast<size_t>(r)] + ")");
+      }
     }
   };
-  std::vector<std::string> c = acc.v;
   if (K <= 64) {  // unrolled: the whole k range in straight-line code
-    for (int64_t k = 0; k < K; ++k) step(std::to_string(k), c);
-    return TV{e->type, D, c};
+    for (int64_t k = 0; k < K; k += kv) steps(std::to_string(k), c);
+    return c;
   }
   std::vector<std::string> accs;
   for (int r = 0; r < D.nregs(); ++r) {
@@ -444,13 +472,13 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(K)) + ", label %" + body + ", label %" + exit);
   start_block(body);
   for (int r = 0; r < D.nregs(); ++r) c[static_cast<size_t>(r)] = op("load " + ty + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-  step(k, c);
+  steps(k, c);
   for (int r = 0; r < D.nregs(); ++r) line("store " + ty + " " + c[static_cast<size_t>(r)] + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kc);
+  line("store i32 " + op("add i32 " + k + ", " + std::to_string(kv)) + ", i32* " + kc);
   br(head);
   start_block(exit);
-  TV out{e->type, D, {}};
-  for (auto& v : accs) out.v.push_back(op("load " + ty + ", " + ty + "* " + v));
+  std::vector<std::string> out;
+  for (auto& v : accs) out.push_back(op("load " + ty + ", " + ty + "* " + v));
   return out;
 }
 

@@ -198,7 +198,7 @@ std::vector<std::string> KernelEmitter::bcast_coords(const Shape& from, const st
 
 std::string KernelEmitter::smem_ptr(const Type& t, int64_t byte_offset, const std::string& index) {
   std::string st = smem_type(t);
-  std::string base = op("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* @dtsim_smem, i64 0, i64 " + std::to_string(byte_offset));
+  std::string base = op("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* @dtsim_smem, i64 0, i64 " + std::to_string(smem_floor_ + byte_offset));
   std::string typed = op("bitcast i8 addrspace(3)* " + base + " to " + st + " addrspace(3)*");
   return op("getelementptr inbounds " + st + ", " + st + " addrspace(3)* " + typed + ", i32 " + index);
 }
@@ -266,7 +266,7 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
     return out;
   }
   auto opf = [this](const std::string& r) { return op(r); };
-  info.smem_bytes = std::max(info.smem_bytes, smem_padded(v.type.numel()) * smem_bytes(v.type));
+  use_smem(smem_padded(v.type.numel()) * smem_bytes(v.type));
   ++info.conversions;
   note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory");
   barrier();

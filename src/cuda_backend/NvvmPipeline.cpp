@@ -6,7 +6,9 @@
 // k and values fixed before the loop, and `other` is 0, is lowered with a ring of num_stages shared
 // memory buffers: cp.async copies the operands of iteration i + num_stages - 1 straight from global
 // to shared memory (16-byte vectors, masked-off vectors zero-filled) while iteration i computes from
-// its buffer with ldmatrix + mma.sync; cp.async.wait_group and a barrier make a buffer ready.
+// its buffer (ldmatrix + mma.sync, wgmma, or for f32 operands the FMA dot's reads);
+// cp.async.wait_group and a barrier make a buffer ready. The ring sits at the bottom of the shared
+// buffer while the loop runs; the body's other statements use shared memory above it.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -49,11 +51,12 @@ int KernelEmitter::count_reads(int slot) const {
 
 bool KernelEmitter::cp_async_ok(const Expr& ld) {
   const Type& t = ld.type;
-  if (t.rank() != 2 || (t.elem != Scalar::F16 && t.elem != Scalar::BF16)) return false;
+  if (t.rank() != 2 || (t.elem != Scalar::F16 && t.elem != Scalar::BF16 && t.elem != Scalar::F32)) return false;
   if (!recomputable(ld.args[0]) || (ld.args[1] && !recomputable(ld.args[1])) || !is_zero_const(ld.args[2])) return false;
-  if (t.shape[1] % 8) return false;
-  Dist d = blocked(t.shape, k_.num_warps, 8);
-  return vector_width(d, ld.args[0], ld.args[1], nullptr) == 8;
+  int vec = 16 / scalar_bytes(t.elem);
+  if (t.shape[1] % vec) return false;
+  Dist d = blocked(t.shape, k_.num_warps, vec);
+  return vector_width(d, ld.args[0], ld.args[1], nullptr) == vec;
 }
 
 namespace {
@@ -80,10 +83,11 @@ Dist copy_layout(const Shape& s, int num_warps) {
 std::function<void()> KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_t row, bool b_operand,
                                                    std::vector<BoundsCheck>* checks) {
   const Type& t = ld.type;
+  const int vec = 16 / scalar_bytes(t.elem), shift = vec == 8 ? 1 : 2;
   // Rows (padded or swizzled): a phase's eight 16-byte writes cover one row's chunks, in distinct
   // banks; unswizzled core matrices: eight rows of one core matrix.
   bool rows = row || wgmma_swizzled(t.shape, b_operand);
-  Dist d = rows ? blocked(t.shape, k_.num_warps, 8) : copy_layout(t.shape, k_.num_warps);
+  Dist d = rows ? blocked(t.shape, k_.num_warps, vec) : copy_layout(t.shape, k_.num_warps);
   auto p = lazy_fit(ld.args[0], d);
   std::function<std::string(int)> m;
   if (ld.args[1]) m = lazy_fit(ld.args[1], d);
@@ -91,21 +95,21 @@ std::function<void()> KernelEmitter::cp_async_tile(const Expr& ld, const std::st
     // Checked before any copy is issued: an instance with a lane out of bounds leaves without copying.
     BoundsCheck bc = begin_bounds(false, ld.args[0], t.shape);
     std::string own = owner(d);
-    for (int r0 = 0; r0 < d.nregs(); r0 += 8)
-      if (first_copy(d, r0) == r0) bounds_lanes(bc, t.elem, p(r0), 8, d, r0, ld.args[1] ? m(r0) : "true", own);
+    for (int r0 = 0; r0 < d.nregs(); r0 += vec)
+      if (first_copy(d, r0) == r0) bounds_lanes(bc, t.elem, p(r0), vec, d, r0, ld.args[1] ? m(r0) : "true", own);
     if (checks) checks->push_back(bc);
     else end_bounds(bc);
   }
-  auto copies = [this, &ld, off, row, b_operand, d, p, m] {
+  auto copies = [this, &ld, off, row, b_operand, d, p, m, vec, shift] {
     const Type& t = ld.type;
-    std::string base = op("add i32 " + smem_base32() + ", " + off);
+    std::string base = op("add i32 " + smem_addr32() + ", " + off);
     guarded(owner(d), [&] {
-      for (int r0 = 0; r0 < d.nregs(); r0 += 8) {
+      for (int r0 = 0; r0 < d.nregs(); r0 += vec) {
         if (first_copy(d, r0) != r0) continue;
         auto c = coords(d, r0);
         std::string byte;
         if (row)
-          byte = op("shl i32 " + op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]) + ", 1");
+          byte = op("shl i32 " + op("add i32 " + op("mul i32 " + c[0] + ", " + std::to_string(row)) + ", " + c[1]) + ", " + std::to_string(shift));
         else
           byte = wgmma_offset(c[0], c[1], t.shape, b_operand);
         std::string dst = op("add i32 " + base + ", " + byte);
@@ -161,7 +165,12 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   if (!dot || !lx || !ly || lx == ly) return false;
   const Expr& de = *dot->args[0];
   MmaPlan p = mma_plan(de);
-  if (!p.ok) return false;
+  // Without tensor cores: the FMA dot reads f32 operands from the ring (tf32 rounding happens when
+  // operands are staged, so a tf32 dot keeps the plain loop).
+  bool fma = !p.ok;
+  if (fma && (de.type.elem != Scalar::F32 || de.args[0]->type.elem != Scalar::F32 || de.args[1]->type.elem != Scalar::F32 || de.tf32))
+    return false;
+  int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   int slot = f.slots[0];
   loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
   for (const Stmt* l : {lx, ly})
@@ -177,10 +186,25 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
   std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
   trap_if(op("icmp sle " + ty + " " + step + ", 0"));
-  int64_t pad = p.wgmma ? 0 : 8;  // ldmatrix rows are padded by 16 bytes; wgmma reads core matrices
+  // Row lengths in shared memory: ldmatrix rows are padded by 16 bytes, wgmma reads (swizzled) core
+  // matrices (0), the FMA dot reads A in rows of fma_lda(K) and B as it is.
+  int64_t a_row = fma ? fma_lda(K) : p.wgmma ? 0 : K + 8, b_row = fma ? N : p.wgmma ? 0 : N + 8;
+  int64_t eb = fma ? 4 : 2;
   // Buffers start at multiples of 1024 bytes (the 128-byte swizzle repeats every 1024).
-  int64_t a_bytes = align1024(p.M * (p.K + pad) * 2), stage = a_bytes + align1024(p.K * (p.N + pad) * 2);
-  info.smem_bytes = std::max(info.smem_bytes, S * stage);
+  int64_t a_bytes = align1024(M * (a_row ? a_row : K) * eb), stage = a_bytes + align1024(K * (b_row ? b_row : N) * eb);
+  if (fma) {
+    // The FMA ring holds at most 112 KiB (fewer stages than asked where a stage is large), and no
+    // more stages than the loop has iterations when that is known.
+    S = static_cast<int>(std::min<int64_t>(S, 114688 / stage));
+    if (f.args[0]->kind == ExprKind::Const && f.args[1]->kind == ExprKind::Const && f.args[2]->kind == ExprKind::Const &&
+        f.args[2]->ival > 0)
+      S = static_cast<int>(std::min<int64_t>(S, std::max<int64_t>(1, (f.args[1]->ival - f.args[0]->ival + f.args[2]->ival - 1) / f.args[2]->ival)));
+    if (S < 2) {
+      loop_info_.erase(slot);
+      return false;
+    }
+  }
+  use_smem(S * stage);
   ++info.pipelined_loops;
   {
     const Stmt* outer = cur_stmt_;
@@ -188,7 +212,8 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     note("pipelined: " + std::to_string(S) + " shared buffers, cp.async of " + lx->targets[0] + " and " + ly->targets[0] +
          " " + std::to_string(S - 1) + " iteration(s) ahead");
     cur_stmt_ = dot;
-    note(describe(p) + ", operands from the cp.async buffers");
+    note((fma ? "dot: FMA units, " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) : describe(p)) +
+         ", operands from the cp.async buffers");
     cur_stmt_ = outer;
   }
   // Copies of iteration `it` into buffer `st`. With `as_barrier`, the call also stands for a barrier
@@ -205,9 +230,9 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
       // the load statements (the first in program order wins).
       std::vector<BoundsCheck> checks;
       cur_stmt_ = lx;
-      auto copy_x = cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8, false, &checks);
+      auto copy_x = cp_async_tile(*lx->args[0], off, a_row, false, &checks);
       cur_stmt_ = ly;
-      auto copy_y = cp_async_tile(*ly->args[0], off_y, p.wgmma ? 0 : p.N + 8, true, &checks);
+      auto copy_y = cp_async_tile(*ly->args[0], off_y, b_row, true, &checks);
       cur_stmt_ = outer;
       for (BoundsCheck& bc : checks) bc.bad = op("and i1 " + bc.bad + ", " + more);
       report_checks({pending(checks[0]), pending(checks[1])});
@@ -219,9 +244,9 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
       if (as_barrier) barrier();
       guarded(more, [&] {
         cur_stmt_ = lx;
-        cp_async_tile(*lx->args[0], off, p.wgmma ? 0 : p.K + 8);
+        cp_async_tile(*lx->args[0], off, a_row);
         cur_stmt_ = ly;
-        cp_async_tile(*ly->args[0], off_y, p.wgmma ? 0 : p.N + 8, true);
+        cp_async_tile(*ly->args[0], off_y, b_row, true);
         cur_stmt_ = outer;
       });
     }
@@ -262,14 +287,24 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   else issue(ahead, nst, true);
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   std::string off = op("mul i32 " + cur + ", " + std::to_string(stage));
+  int64_t ring_floor = smem_floor_;
   for (auto& st : f.body) {
     if (st.get() == lx || st.get() == ly) continue;
     if (st.get() != dot) {
+      smem_floor_ = ring_floor + align1024(S * stage);
       emit_stmt(*st);
+      smem_floor_ = ring_floor;
+      continue;
+    }
+    std::string boff = op("add i32 " + off + ", " + std::to_string(a_bytes));
+    if (fma) {
+      Dist D = fma_accumulator(M, N, k_.num_warps);
+      TV acc = fit(de.args[2], D);
+      std::string a_at = op("lshr i32 " + off + ", 2"), b_at = op("lshr i32 " + boff + ", 2");
+      assign(dot->slots[0], TV{de.type, D, fma_tiles(D, K, Scalar::F32, a_at, a_row, b_at, acc.v)});
       continue;
     }
     TV acc = eval(de.args[2]);
-    std::string boff = op("add i32 " + off + ", " + std::to_string(a_bytes));
     TV r = p.wgmma ? wgmma_tiles(p, off, boff, acc, 1) : mma_tiles(p, off, boff, acc);
     ++info.mma_dots;
     assign(dot->slots[0], TV{de.type, r.dist, r.v});

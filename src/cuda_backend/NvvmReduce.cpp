@@ -131,7 +131,7 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
     Type vtype{vt, false, {}};
     int64_t vbytes = smem_bytes(vtype);
     int64_t off_idx = (nres * nw * vbytes + 15) / 16 * 16;
-    info.smem_bytes = std::max(info.smem_bytes, off_idx + (arg ? nres * nw * 4 : 0));
+    use_smem(off_idx + (arg ? nres * nw * 4 : 0));
     std::string wax = "0";
     for (size_t j = 0; j < wbits.size(); ++j) {
       std::string b = op("and i32 " + op("lshr i32 " + warp_id() + ", " + std::to_string(wbits[j])) + ", 1");
