@@ -272,9 +272,12 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
                      std::to_string(n + 1) + ", p, 1, 1, 0, 1;\\0A\\09}";
   line("call void asm sideeffect \"wgmma.fence.sync.aligned;\", \"~{memory}\"()");
   std::vector<std::string> c = acc.v;
+  // The address field is (address >> 4) in 14 bits: for 16-byte aligned buffers inside the 228 KiB of
+  // shared memory, the descriptor of address + offset is the base descriptor + (offset >> 4).
+  std::string da0 = desc(abase, lbo_a, sbo_a, sa), db0 = desc(bbase, lbo_b, sbo_b, sb);
   for (int64_t ks = 0; ks < p.K / 16; ++ks) {
-    std::string da = desc(op("add i32 " + abase + ", " + std::to_string(ks * step_a)), lbo_a, sbo_a, sa);
-    std::string db = desc(op("add i32 " + bbase + ", " + std::to_string(ks * step_b)), lbo_b, sbo_b, sb);
+    std::string da = ks ? op("add i64 " + da0 + ", " + std::to_string(ks * step_a >> 4)) : da0;
+    std::string db = ks ? op("add i64 " + db0 + ", " + std::to_string(ks * step_b >> 4)) : db0;
     std::string args = "i64 " + da + ", i64 " + db + ", i32 1";
     for (auto& x : c) args += ", float " + x;
     std::string res = op("call " + ret + " asm sideeffect \"" + inst + "\", \"" + cons + "\"(" + args + ")");
