@@ -33,6 +33,7 @@ class KernelEmitter {
                 std::string entry);
   std::string emit();  // the `define void @...` text
   NvvmKernelInfo info;
+  bool fma_rings = true;  // cp.async rings for FMA dots (off: such loops are not pipelined)
   std::string signature;  // "void (i32, float addrspace(1)*)*" for the annotations
 
  private:

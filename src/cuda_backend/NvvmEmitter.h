@@ -13,6 +13,7 @@ struct NvvmKernelInfo {
   std::string entry;             // .entry name in the PTX
   int threads = 128;             // num_warps * 32
   int64_t smem_bytes = 0;        // dynamic shared memory needed per CTA
+  int fma_rings = 0;             // pipelined loops whose FMA dot reads a cp.async ring
   int conversions = 0;           // layout conversions through shared memory
   int vector_accesses = 0;       // global loads/stores emitted as vectors
   int mma_dots = 0;              // dots on the tensor cores

@@ -168,7 +168,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   // Without tensor cores: the FMA dot reads f32 operands from the ring (tf32 rounding happens when
   // operands are staged, so a tf32 dot keeps the plain loop).
   bool fma = !p.ok;
-  if (fma && (de.type.elem != Scalar::F32 || de.args[0]->type.elem != Scalar::F32 || de.args[1]->type.elem != Scalar::F32 || de.tf32))
+  if (fma && (!fma_rings || de.type.elem != Scalar::F32 || de.args[0]->type.elem != Scalar::F32 || de.args[1]->type.elem != Scalar::F32 || de.tf32))
     return false;
   int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   int slot = f.slots[0];
@@ -205,6 +205,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     }
   }
   use_smem(S * stage);
+  if (fma) ++info.fma_rings;
   ++info.pipelined_loops;
   {
     const Stmt* outer = cur_stmt_;
