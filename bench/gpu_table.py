@@ -34,6 +34,12 @@ WORKLOADS = [
     ("attention 4096x256 d64", "examples/attention.dt", {"m_SIZE": 4096, "n_SIZE": 64, "k_SIZE": 64, "l_SIZE": 256}, "TFLOP/s"),
     ("2mm outer m512 n1024 k32 l32", "examples/2mm_outer.dt", {"m_SIZE": 512, "n_SIZE": 1024, "k_SIZE": 32, "l_SIZE": 32}, "TFLOP/s"),
     ("2mm inner m1024 n1024 k64 l64", "examples/2mm_inner.dt", {"m_SIZE": 1024, "n_SIZE": 1024, "k_SIZE": 64, "l_SIZE": 64}, "TFLOP/s"),
+    # The DT examples at sizes that fill the chip (at least several CTAs per SM).
+    ("mm.dt 4096^3 f32", "examples/mm.dt", {"x_SIZE": 4096, "y_SIZE": 4096, "k_SIZE": 4096}, "TFLOP/s"),
+    ("mmsigmoid.dt 4096^3 f16", "examples/mmsigmoid.dt", {"x_SIZE": 4096, "y_SIZE": 4096, "k_SIZE": 4096}, "TFLOP/s"),
+    ("attention 16384x256 d64", "examples/attention.dt", {"m_SIZE": 16384, "n_SIZE": 64, "k_SIZE": 64, "l_SIZE": 256}, "TFLOP/s"),
+    ("2mm outer m8192 n1024 k32 l32", "examples/2mm_outer.dt", {"m_SIZE": 8192, "n_SIZE": 1024, "k_SIZE": 32, "l_SIZE": 32}, "TFLOP/s"),
+    ("2mm inner m4096 n4096 k64 l64", "examples/2mm_inner.dt", {"m_SIZE": 4096, "n_SIZE": 4096, "k_SIZE": 64, "l_SIZE": 64}, "TFLOP/s"),
 ]
 
 
@@ -67,6 +73,14 @@ def torch_case(name, a, torch):
         torch.backends.cuda.matmul.allow_tf32 = False
         x, y = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
         return lambda: x @ y
+    if name.startswith("mm.dt"):
+        torch.backends.cuda.matmul.allow_tf32 = False
+        x, y = torch.rand(a["x_SIZE"], a["k_SIZE"], device=dev), torch.rand(a["k_SIZE"], a["y_SIZE"], device=dev)
+        return lambda: x @ y
+    if name.startswith("mmsigmoid"):
+        x = torch.rand(a["x_SIZE"], a["k_SIZE"], device=dev, dtype=torch.float16)
+        y = torch.rand(a["k_SIZE"], a["y_SIZE"], device=dev, dtype=torch.float16)
+        return lambda: torch.sigmoid(x @ y)
     if name.startswith("attention"):
         torch.backends.cuda.matmul.allow_tf32 = False
         m, n, k_, l_ = a["m_SIZE"], a["n_SIZE"], a["k_SIZE"], a["l_SIZE"]

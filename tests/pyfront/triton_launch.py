@@ -66,10 +66,12 @@ def main():
     args.update({k: value(v) for k, v in spec["args"].items()})
     env = {n: p.default for n, p in inspect.signature(kernel.fn).parameters.items() if p.default is not inspect.Parameter.empty}
     env.update(args)
-    env["cdiv"] = triton.cdiv
+    # Plain integer division: the interpreter evaluates the grid callable while triton.language is
+    # patched, where triton.cdiv returns an interpreter tensor that `range(grid[0])` cannot take.
+    env["cdiv"] = lambda a, b: -(-int(a) // int(b))
     # A callable of the meta-parameters, as Triton scripts pass it: autotuned kernels get the
     # config's constexprs (block sizes) there.
-    grid = lambda meta: tuple(eval(g, {}, {**env, **meta}) for g in spec["grid"])
+    grid = lambda meta: tuple(int(eval(g, {}, {**env, **meta})) for g in spec["grid"])
     kernel[grid](**args)
     json.dump({name: args[name].float().flatten().tolist() for name in spec["outputs"]}, open(sys.argv[2], "w"))
 
