@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <regex>
+#include <set>
 
 #include "cuda_backend/Cuda.h"
 #include "cuda_backend/Layout.h"
@@ -143,6 +144,58 @@ TEST_CASE("num_stages(1) keeps the loads in registers; f32 dot stays on the FMA 
   CHECK(nm.kernels[0].mma_dots == 1);
   Compiled f = compile("examples/matmul.tile", "sm_80");
   CHECK(f.nm.kernels[0].mma_dots == 0);
+}
+
+TEST_CASE("f32 dot on FMA units: cp.async ring with num_stages > 1, 16-byte shared reads, no spills") {
+  // 128 x 128 x 32 f32 tiles, 8 warps, 3 stages: both operands copied 16 bytes at a time into a ring
+  // of 3 buffers, the dot reading A and B from it as 16-byte vectors.
+  Compiled c = compile("bench/gpu/matmul_f32.tile", "sm_90");
+  CHECK(c.nm.kernels[0].pipelined_loops == 1);
+  CHECK(c.nm.kernels[0].fma_rings == 1);
+  CHECK(c.nm.kernels[0].mma_dots == 0);
+  CHECK(count(c.ptx, "cp.async.cg.shared.global") > 0);
+  CHECK(count(c.ptx, "cp.async.wait_group 1") == 1);
+  CHECK(count(c.ptx, "ld.shared.v4.f32") > 0);
+  CHECK(count(c.ptx, "ld.shared.f32") == 0);
+  CHECK(c.nm.kernels[0].smem_bytes == 3 * (128 * 36 * 4 + 32 * 128 * 4));  // A rows padded to 36
+  CHECK(c.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
+  // num_stages(1): no ring, the operands staged from registers.
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/bench/gpu/matmul_f32.tile");
+  m.kernels[0].num_stages = 1;
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90";
+  NvvmModule nm = emit_nvvm_module(m, b, opt);
+  CHECK(nm.kernels[0].pipelined_loops == 0);
+  CHECK(nm.kernels[0].fma_rings == 0);
+}
+
+TEST_CASE("FMA accumulator: square thread blocks, lane bit 0 on columns and bit 1 on rows") {
+  // 16 x 64 on 4 warps: 8 per thread as 2 rows x 4 columns (not 1 x 8).
+  Dist d = fma_accumulator(16, 64, 4);
+  CHECK(d.nregs() == 8);
+  CHECK(d.reg == std::vector<Coord>{{0, 1}, {0, 2}, {1, 0}});
+  CHECK(d.lane[0] == Coord{0, 4});
+  CHECK(d.lane[1] == Coord{2, 0});
+  // 128 x 128 on 8 warps: 8 x 8, in runs of 4 columns and 4 rows.
+  Dist e = fma_accumulator(128, 128, 8);
+  CHECK(e.nregs() == 64);
+  CHECK(e.reg[0] == Coord{0, 1});
+  CHECK(e.reg[1] == Coord{0, 2});
+  CHECK(e.reg[2] == Coord{1, 0});
+  CHECK(e.reg[3] == Coord{2, 0});
+  // Every element exactly once.
+  for (const Dist& x : {d, e}) {
+    std::set<std::pair<int64_t, int64_t>> seen;
+    int threads = 32 << x.warp.size();
+    for (int t = 0; t < threads; ++t)
+      for (int r = 0; r < x.nregs(); ++r) {
+        Coord c = coord_of(x, r, t);
+        seen.insert({c[0], c[1]});
+      }
+    CHECK(static_cast<int64_t>(seen.size()) == x.shape[0] * x.shape[1]);
+  }
 }
 
 TEST_CASE("row offsets that are not multiples of the vector keep accesses narrow") {
