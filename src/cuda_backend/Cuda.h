@@ -76,6 +76,14 @@ struct PtxasResult {
 };
 PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, bool verbose = false);
 
+// The cubin cache next to the PTX cache (CudaOptions::ptx_cache_dir): `cached_cubin` returns the
+// cubin ptxas made for this PTX and arch earlier ("" when none); `precompile_cuda_module` compiles a
+// verified module's PTX into the cache and, where ptxas is found, its cubin, so that a later
+// CudaModuleRunner loads machine code instead of having the driver compile the PTX. Both are safe
+// to call from several threads at once (what `dtsim tune` does while the GPU times other schedules).
+std::string cached_cubin(const std::string& ptx, const CudaOptions& opt);
+void precompile_cuda_module(const Module& m, const Bindings& b, const CudaOptions& opt);
+
 // Whether a CUDA driver and a GPU can be used; `why` gets "no CUDA driver found" / "no GPU" / ...
 bool cuda_available(std::string* why);
 

@@ -287,7 +287,10 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
   CUjit_option o[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
                       CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
   void* v[] = {err.data(), reinterpret_cast<void*>(err.size()), info.data(), reinterpret_cast<void*>(info.size())};
-  CUresult res = cu.cuModuleLoadDataEx(&r.mod, ptx.c_str(), 4, o, v);
+  // Machine code from the cubin cache where precompile_cuda_module made it; else the driver
+  // compiles the PTX.
+  std::string cubin = cached_cubin(ptx, opt);
+  CUresult res = cu.cuModuleLoadDataEx(&r.mod, cubin.empty() ? static_cast<const void*>(ptx.c_str()) : cubin.data(), 4, o, v);
   if (res != CUDA_SUCCESS) user_error(SourceLoc{}, "loading the PTX failed: " + cu_error(cu, res) + "\n" + err.data());
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const NvvmKernelInfo& ki = r.nm.kernels[i];

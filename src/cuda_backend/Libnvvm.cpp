@@ -4,6 +4,7 @@
 #include <nvvm.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -122,7 +123,8 @@ std::string write_temp(const std::string& text, const char* suffix) {
   return buf.data();
 }
 
-PtxCacheStats g_cache_stats;
+std::atomic<int64_t> g_cache_hits{0}, g_cache_misses{0};
+std::atomic<int64_t> g_tmp_counter{0};
 
 uint64_t fnv1a64(const std::string& s, uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -145,7 +147,7 @@ std::string cache_path(const std::string& dir, const std::string& ir, const std:
 void cache_store(const std::string& path, const std::string& ptx) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_tmp_counter++);
   {
     std::ofstream f(tmp, std::ios::binary);
     if (!f) return;
@@ -160,7 +162,7 @@ std::string compile_ptx_uncached(const std::string& ir, const CudaOptions& opt);
 
 }  // namespace
 
-PtxCacheStats ptx_cache_stats() { return g_cache_stats; }
+PtxCacheStats ptx_cache_stats() { return PtxCacheStats{g_cache_hits.load(), g_cache_misses.load()}; }
 
 std::string compile_ptx(const std::string& ir, const CudaOptions& opt) {
   if (opt.ptx_cache_dir.empty()) return compile_ptx_uncached(ir, opt);
@@ -174,13 +176,13 @@ std::string compile_ptx(const std::string& ir, const CudaOptions& opt) {
       ss << f.rdbuf();
       std::string ptx = ss.str();
       if (!ptx.empty() && ptx.find(".entry") != std::string::npos) {
-        ++g_cache_stats.hits;
+        ++g_cache_hits;
         return ptx;
       }
     }
   }
   std::string ptx = compile_ptx_uncached(ir, opt);
-  ++g_cache_stats.misses;
+  ++g_cache_misses;
   cache_store(path, ptx);
   return ptx;
 }

@@ -315,10 +315,15 @@ class Search {
       double progress = by_time ? elapsed() / o_.time_s : static_cast<double>(done()) / static_cast<double>(goal_);
       std::vector<std::pair<uint64_t, std::string>> round = next_round(std::min<uint64_t>({kRound, left, max_draws - seen_.size()}), progress);
       if (round.empty()) break;
+      double t0 = elapsed();
       std::vector<Pending> pending = evaluate_round(round, [&] { return by_time && elapsed() >= o_.time_s; });
+      double t1 = elapsed();
       time_round(pending);
+      r_.check_seconds += t1 - t0;
+      r_.timing_seconds += elapsed() - t1;
     }
     r_.seconds = elapsed();
+    if (timer_) r_.compile_wait_seconds = timer_->compile_wait_seconds();
   }
 
  private:

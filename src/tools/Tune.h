@@ -44,6 +44,9 @@ struct TuneResult {
   std::string mode;                 // "exhaustive" or "sampled"
   std::string timing = "done";      // or "skipped: <why>"
   double seconds = 0;               // wall time of the search
+  double check_seconds = 0;         // of which: drawing, lowering and checking on the interpreter
+  double timing_seconds = 0;        // of which: timing on the GPU (compiling included)
+  double compile_wait_seconds = 0;  // of the timing: waiting for candidates to be compiled
   int64_t bytes = 0;                // buffer bytes moved by one run (each buffer once)
   double flops = 0;                 // dot FLOPs of one run (0: no dot)
   int64_t ptx_cache_hits = 0, ptx_cache_misses = 0;
@@ -94,6 +97,8 @@ class TuneTimer {
   virtual std::string device() { return ""; }
   // Times every job; `done` is called after each with the job's position.
   virtual void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) = 0;
+  // Seconds the GPU waited for candidates to be compiled, over all calls of time() (0: not measured).
+  virtual double compile_wait_seconds() const { return 0; }
 };
 
 // dtsim's CUDA backend with bench's protocol (Timing.h), PTX through the cache in `ptx_cache_dir`

@@ -133,6 +133,9 @@ std::string tune_text(const TuneResult& r) {
   if (r.ptx_cache_hits + r.ptx_cache_misses > 0)
     os << "; PTX cache: " << r.ptx_cache_hits << " hit(s), " << r.ptx_cache_misses << " compiled";
   os << "\n";
+  if (r.timing == "done")
+    os << "time: " << fmt("%.1f", r.check_seconds) << " s drawing and checking, " << fmt("%.1f", r.timing_seconds)
+       << " s timing on the GPU (of which " << fmt("%.1f", r.compile_wait_seconds) << " s waiting for compilation)\n";
   return os.str();
 }
 
@@ -162,7 +165,8 @@ std::string tune_json(const TuneResult& r) {
      << ", \"gpu_failed\": " << r.count("gpu-failed") << ", \"passed_check\": "
      << r.count("checked") + r.count("timed") + r.count("gpu-failed") << ", \"timed\": " << r.count("timed")
      << ", \"timing\": " << json_str(r.timing) << ", \"within_10pct\": " << r.within(0.10) << ", \"seconds\": " << json_num(r.seconds)
-     << ", \"candidates_per_minute\": " << json_num(r.per_minute()) << ", \"checked_per_minute\": " << json_num(r.lowered_per_minute()) << ", \"bytes\": " << r.bytes << ", \"flops\": " << json_num(r.flops)
+     << ", \"candidates_per_minute\": " << json_num(r.per_minute()) << ", \"checked_per_minute\": " << json_num(r.lowered_per_minute()) << ", \"check_seconds\": " << json_num(r.check_seconds)
+     << ", \"timing_seconds\": " << json_num(r.timing_seconds) << ", \"compile_wait_seconds\": " << json_num(r.compile_wait_seconds) << ", \"bytes\": " << r.bytes << ", \"flops\": " << json_num(r.flops)
      << ", \"ptx_cache_hits\": " << r.ptx_cache_hits << ", \"ptx_cache_misses\": " << r.ptx_cache_misses;
   os << ", \"best\": ";
   if (b)
