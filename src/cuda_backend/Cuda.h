@@ -116,6 +116,26 @@ double cuda_copy_bandwidth_gbs();
 // One compiled module on the GPU for repeated and timed launches: compiles and loads the PTX once,
 // keeps device copies of the buffers, launches kernel i on the default stream, times launches with
 // CUDA events. Every call throws UserError on a driver error (kernel faults name the kernel).
+// Device memory kept across runners, for callers that run many variants of one program on the same
+// inputs (`dtsim tune`): each buffer is uploaded once per (name, element size, bytes, direction) and
+// then shared, and one L2 flush buffer serves every runner. Only for timing: a buffer a kernel writes
+// keeps what the previous runner left in it. Destroy it while the CUDA context is alive.
+struct CudaDevicePool {
+  struct Entry {
+    std::string key;
+    uint64_t ptr = 0;
+    size_t bytes = 0;
+  };
+  std::vector<Entry> entries;  // least recently used first
+  uint64_t flush = 0;
+  size_t flush_bytes = 0;
+  size_t limit_bytes = size_t(16) << 30;  // beyond this, older entries are freed
+  CudaDevicePool() = default;
+  CudaDevicePool(const CudaDevicePool&) = delete;
+  CudaDevicePool& operator=(const CudaDevicePool&) = delete;
+  ~CudaDevicePool();
+};
+
 class CudaModuleRunner {
  public:
   CudaModuleRunner(const Module& m, const Bindings& b, const CudaOptions& opt = {});
@@ -129,8 +149,9 @@ class CudaModuleRunner {
   int threads(size_t i) const;  // per CTA
   int64_t smem_bytes(size_t i) const;
 
-  // Allocates device buffers (freeing earlier ones) and copies every buffer of `bufs` to the device.
-  void upload(const Buffers& bufs);
+  // Allocates device buffers (freeing earlier ones) and copies every buffer of `bufs` to the device;
+  // with a pool, takes the pool's buffers of the same name and size instead (uploaded when first made).
+  void upload(const Buffers& bufs, CudaDevicePool* pool = nullptr);
   // Launches kernel i asynchronously; kernels of one runner run in launch order.
   void launch(size_t i);
   // Waits for everything launched; a fault throws CudaFault ("<what> failed: <driver message>" and a

@@ -234,6 +234,7 @@ struct CudaModuleRunner::Impl {
   std::vector<CUdeviceptr> ptrs;
   std::vector<size_t> sizes;
   std::vector<BufIO> io;
+  CudaDevicePool* pool = nullptr;  // ptrs belong to the pool (not freed here), and so does the flush buffer
   // Per kernel: one 8-byte cell per parameter holding its value in the ABI type, and pointers to them.
   std::vector<std::vector<std::array<uint8_t, 8>>> cells;
   std::vector<std::vector<void*>> params;
@@ -247,13 +248,13 @@ struct CudaModuleRunner::Impl {
   ~Impl() {
     if (lost) return;
     free_buffers();
-    if (flush) cu.cuMemFree(flush);
+    if (flush && !pool) cu.cuMemFree(flush);
     if (status) cu.cuMemFree(status);
     if (mod) cu.cuModuleUnload(mod);
   }
   void free_buffers() {
     for (CUdeviceptr p : ptrs)
-      if (p) cu.cuMemFree(p);
+      if (p && !pool) cu.cuMemFree(p);
     ptrs.clear();
     sizes.clear();
     io.clear();
@@ -318,17 +319,59 @@ std::array<int64_t, 3> CudaModuleRunner::grid(size_t i) const { return impl_->gr
 int CudaModuleRunner::threads(size_t i) const { return impl_->nm.kernels.at(i).threads; }
 int64_t CudaModuleRunner::smem_bytes(size_t i) const { return impl_->nm.kernels.at(i).smem_bytes; }
 
-void CudaModuleRunner::upload(const Buffers& buffers) {
+CudaDevicePool::~CudaDevicePool() {
+  std::string why;
+  if (!cuda_available(&why)) return;
+  Cu& cu = ready_driver();
+  for (const Entry& e : entries) cu.cuMemFree(static_cast<CUdeviceptr>(e.ptr));
+  if (flush) cu.cuMemFree(static_cast<CUdeviceptr>(flush));
+}
+
+void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
   Impl& r = *impl_;
   const Cu& cu = r.cu;
   r.free_buffers();
-  for (const Buffer& buf : buffers.list) {
+  r.pool = pool;
+  std::vector<std::string> keys;
+  if (pool)
+    for (const Buffer& buf : buffers.list)
+      keys.push_back(buf.name + "|" + std::to_string(scalar_bytes(buf.dtype)) + "|" + std::to_string(buf.bytes.size()) + "|" +
+                     bufio_name(buf.io));
+  for (size_t i = 0; i < buffers.list.size(); ++i) {
+    const Buffer& buf = buffers.list[i];
     CUdeviceptr d = 0;
-    check(cu, cu.cuMemAlloc(&d, std::max<size_t>(buf.bytes.size(), 1)), "cuMemAlloc");
+    bool fresh = true;
+    if (pool) {
+      auto& es = pool->entries;
+      auto it = std::find_if(es.begin(), es.end(), [&](const CudaDevicePool::Entry& e) { return e.key == keys[i]; });
+      if (it != es.end()) {  // most recently used last
+        CudaDevicePool::Entry e = *it;
+        es.erase(it);
+        es.push_back(e);
+        d = static_cast<CUdeviceptr>(e.ptr);
+        fresh = false;
+      } else {
+        size_t total = buf.bytes.size();
+        for (const auto& e : es) total += e.bytes;
+        for (auto e = es.begin(); e != es.end() && total > pool->limit_bytes;) {
+          if (std::find(keys.begin(), keys.end(), e->key) != keys.end()) {
+            ++e;
+            continue;
+          }
+          total -= e->bytes;
+          cu.cuMemFree(static_cast<CUdeviceptr>(e->ptr));
+          e = es.erase(e);
+        }
+      }
+    }
+    if (fresh) {
+      check(cu, cu.cuMemAlloc(&d, std::max<size_t>(buf.bytes.size(), 1)), "cuMemAlloc");
+      if (pool) pool->entries.push_back({keys[i], static_cast<uint64_t>(d), buf.bytes.size()});
+      if (!buf.bytes.empty()) check(cu, cu.cuMemcpyHtoD(d, buf.bytes.data(), buf.bytes.size()), "cuMemcpyHtoD");
+    }
     r.ptrs.push_back(d);
     r.sizes.push_back(buf.bytes.size());
     r.io.push_back(buf.io);
-    if (!buf.bytes.empty()) check(cu, cu.cuMemcpyHtoD(d, buf.bytes.data(), buf.bytes.size()), "cuMemcpyHtoD");
   }
   r.cells.assign(r.fns.size(), {});
   r.params.assign(r.fns.size(), {});
@@ -387,6 +430,10 @@ void CudaModuleRunner::synchronize(const std::string& what) {
   // work in this process (seen on an H100 after an out-of-bounds load), which is then reported.
   std::string msg = what + " failed: " + cu_error(r.cu, res);
   r.lost = true;
+  if (r.pool) {  // its memory went with the context
+    r.pool->entries.clear();
+    r.pool->flush = 0;
+  }
   Cu& cu = r.cu;
   cu.cuDevicePrimaryCtxRelease(cu.dev);
   cu.cuDevicePrimaryCtxReset(cu.dev);
@@ -429,10 +476,18 @@ std::vector<double> CudaModuleRunner::time(size_t i, int reps, bool flush_l2) {
   Impl& r = *impl_;
   const Cu& cu = r.cu;
   if (reps < 1) return {};
+  if (flush_l2 && !r.flush && r.pool && r.pool->flush) {
+    r.flush = static_cast<CUdeviceptr>(r.pool->flush);
+    r.flush_bytes = r.pool->flush_bytes;
+  }
   if (flush_l2 && !r.flush) {
     CudaDeviceInfo d = cuda_device_info();
     r.flush_bytes = static_cast<size_t>(std::max<int64_t>(d.l2_bytes, 1 << 20)) * 2;
     check(cu, cu.cuMemAlloc(&r.flush, r.flush_bytes), "cuMemAlloc (L2 flush buffer)");
+    if (r.pool) {
+      r.pool->flush = static_cast<uint64_t>(r.flush);
+      r.pool->flush_bytes = r.flush_bytes;
+    }
   }
   Events ev(cu, 2 * static_cast<size_t>(reps));
   for (int rep = 0; rep < reps; ++rep) {

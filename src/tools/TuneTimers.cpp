@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
-#include <future>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -61,10 +63,12 @@ class CudaTimer : public TuneTimer {
     return d.name + " (" + resolve_cuda_arch(opt_) + ")";
   }
   // Jobs are compiled (PTX and, where ptxas is found, cubin: precompile_cuda_module) on worker
-  // threads in order, while the GPU times the ones already compiled.
+  // threads, and the GPU times them in the order they are ready.
   void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
     if (opt_.arch.empty()) opt_.arch = resolve_cuda_arch(opt_);
-    std::vector<std::promise<void>> compiled(jobs.size());
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<size_t> ready;
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i; (i = next++) < jobs.size();) {
@@ -72,21 +76,31 @@ class CudaTimer : public TuneTimer {
           precompile_cuda_module(*jobs[i].module, *jobs[i].bindings, opt_);
         } catch (...) {  // the runner below compiles again and reports the error
         }
-        compiled[i].set_value();
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ready.push_back(i);
+        }
+        cv.notify_one();
       }
     };
     size_t nw = std::min<size_t>(jobs.size(), std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
     std::vector<std::thread> workers;
     for (size_t t = 0; t < nw; ++t) workers.emplace_back(work);
-    for (size_t i = 0; i < jobs.size(); ++i) {
+    for (size_t n = 0; n < jobs.size(); ++n) {
+      size_t i = 0;
+      {
+        auto t0 = std::chrono::steady_clock::now();
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !ready.empty(); });
+        waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        i = ready.front();
+        ready.pop_front();
+      }
       TuneJob& j = jobs[i];
-      auto t0 = std::chrono::steady_clock::now();
-      compiled[i].get_future().wait();
-      waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       try {
         const Buffers& bufs = inputs(*j.module, *j.bindings);
         CudaModuleRunner r(*j.module, *j.bindings, opt_);
-        r.upload(bufs);
+        r.upload(bufs, &pool_);
         for (size_t k = 0; k < r.kernel_count(); ++k) r.launch(k);
         r.synchronize("the first run");
         size_t which = r.kernel_count() == 1 ? 0 : CudaModuleRunner::kAllKernels;
@@ -146,6 +160,7 @@ class CudaTimer : public TuneTimer {
   CudaOptions opt_;
   uint64_t seed_;
   double waited_ = 0;
+  CudaDevicePool pool_;  // inputs uploaded once for all candidates, one L2 flush buffer
   std::map<std::string, Buffer> made_;
   std::vector<std::pair<std::string, Buffers>> sets_;
 };

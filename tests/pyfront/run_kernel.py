@@ -203,6 +203,16 @@ def case_dot_precision():
             lambda: {"c_default": rounded, "c_ieee": exact, "c_no_tf32": exact}, 2e-6, None)
 
 
+def interpreter_dot_precision():
+    n = 32
+    a, b = [f32(v) for v in rand(n * n, 15)], [f32(v) for v in rand(n * n, 16)]
+    return {"c_default": matmul(a, b, n, n, n)}
+
+
+# Outputs where TRITON_INTERPRET=1 differs from Triton on the GPU (and from dtsim) by design.
+INTERPRETER_REFERENCE = {"dot_precision": interpreter_dot_precision}
+
+
 def case_ragged_sum():
     lengths = [5, 0, 16, 17, 50, 1, 33, 0, 32]
     offsets = [0]
@@ -316,7 +326,11 @@ def main():
     tmp = tempfile.TemporaryDirectory()
     if mode == "--triton-interpret":
         got = run_triton_interpret(dtsim, file, flags, inputs, outputs, tmp.name)
-        compare(reference(), lambda buf: got[buf], max(tol, 1e-5), name)
+        ref = reference()
+        # Documented difference (docs/triton.md): Triton's interpreter multiplies f32 exactly where
+        # tl.dot's default precision is tf32 on the GPU (and in dtsim).
+        ref.update(INTERPRETER_REFERENCE.get(name, lambda: {})())
+        compare(ref, lambda buf: got[buf], max(tol, 1e-5), name)
         return
     args = [dtsim, "run", os.path.join(EX, file)] + flags + ([mode] if mode else [])
     for buf, (shape, dtype, values) in inputs.items():
