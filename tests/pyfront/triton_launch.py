@@ -11,8 +11,45 @@ import sys
 import types
 
 os.environ["TRITON_INTERPRET"] = "1"
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+def numpy_compat():
+    """Triton's interpreter (3.6 at least) passes scalar arguments as one-element numpy arrays and
+    converts them with int(array) where a kernel uses one as an index (range bounds, grid values);
+    numpy 2.5 refuses int() of a 1-D array ("only 0-dimensional arrays can be converted to Python
+    scalars"). After the interpreter installs its tensor methods, __index__ and __int__ take the
+    array's single element instead, which is what older numpy did. Nothing else changes."""
+    try:
+        import triton.runtime.interpreter as ti
+    except ImportError:
+        return
+    patch = getattr(ti, "_patch_lang", None)
+    if patch is None or getattr(patch, "_dtsim_compat", False):
+        return
+
+    def scalar(self):
+        return int(np.asarray(self.handle.data).reshape(-1)[0])
+
+    def patched(fn):
+        patch(fn)
+        tl.core.tensor.__index__ = scalar
+        tl.core.tensor.__int__ = scalar
+
+    patched._dtsim_compat = True
+    ti._patch_lang = patched
+
+
+def py_value(v):
+    """A grid callable's meta value as Python: the interpreter hands scalars over as its tensors."""
+    h = getattr(v, "handle", None)
+    data = getattr(h, "data", None)
+    if data is not None and np.asarray(data).size == 1:
+        return np.asarray(data).reshape(-1)[0].item()
+    return v
 
 
 def as_int(p):
@@ -55,6 +92,7 @@ def value(text):
 
 def main():
     spec = json.load(open(sys.argv[1]))
+    numpy_compat()
     install_triton_util()
     sys.path.insert(0, os.path.dirname(spec["file"]))
     m = importlib.util.spec_from_file_location("kernel_under_test", spec["file"])
@@ -71,7 +109,7 @@ def main():
     env["cdiv"] = lambda a, b: -(-int(a) // int(b))
     # A callable of the meta-parameters, as Triton scripts pass it: autotuned kernels get the
     # config's constexprs (block sizes) there.
-    grid = lambda meta: tuple(int(eval(g, {}, {**env, **meta})) for g in spec["grid"])
+    grid = lambda meta: tuple(int(eval(g, {}, {**env, **{k: py_value(v) for k, v in meta.items()}})) for g in spec["grid"])
     kernel[grid](**args)
     json.dump({name: args[name].float().flatten().tolist() for name in spec["outputs"]}, open(sys.argv[2], "w"))
 
