@@ -397,6 +397,9 @@ struct Runner {
         context_lost = true;
         last = e.what();
         return Outcome::GpuFault;
+      } catch (const UserError& e) {  // the GPU refused the case (e.g. a launch over a device limit)
+        last = std::string("the GPU run failed: ") + e.what();
+        return Outcome::GpuFault;
       }
     }
     last = compare(c.module, ref, dev, o.oracle == Oracle::Triton ? "triton" : "gpu");
