@@ -34,10 +34,11 @@ def numpy_compat():
     def scalar(self):
         return int(np.asarray(self.handle.data).reshape(-1)[0])
 
-    def patched(fn):
-        patch(fn)
+    def patched(*args, **kwargs):
+        scope = patch(*args, **kwargs)
         tl.core.tensor.__index__ = scalar
         tl.core.tensor.__int__ = scalar
+        return scope
 
     patched._dtsim_compat = True
     ti._patch_lang = patched
