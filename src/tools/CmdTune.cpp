@@ -40,6 +40,7 @@ constexpr uint64_t kExhaustiveUnderTime = 100000;  // with --time: enumerate spa
 constexpr double kCheckMaxIterations = double(1 << 22);  // product of the check sizes of all dims
 constexpr size_t kRound = 32;                       // candidates checked, then timed, per round
 constexpr int64_t kMaxTileElements = 32768;         // schedules with a larger tile are pruned
+constexpr int64_t kMaxPerThread = 256;              // ... or with more elements of a tile per thread
 constexpr uint64_t kMaxDrawsPerBudget = 20;         // sampled: draws per unit of budget at most
 
 struct TuneOptions {
@@ -420,6 +421,13 @@ class Search {
       c.reason = tune_reason(e.what());
       return out;
     }
+    // A tile spread over few threads is thousands of registers per thread: it spills, and compiling
+    // its unrolled code takes minutes. Not worth timing.
+    if (per_thread(pend.module) > kMaxPerThread) {
+      c.status = "pruned";
+      c.reason = "more than " + std::to_string(kMaxPerThread) + " elements of a tile per thread";
+      return out;
+    }
     if (o_.backend == "triton") {
       try {
         pend.triton = emit_triton(pend.module, pend.bindings, {p_.path, version_line()});
@@ -439,6 +447,28 @@ class Search {
       c.reason = "at the check sizes: " + tune_reason(e.what());
     }
     return out;
+  }
+
+  // The most elements of one tile value any thread of the module holds (the tile over its CTA's threads).
+  static int64_t per_thread(const Module& m) {
+    int64_t most = 0;
+    for (const Kernel& k : m.kernels) {
+      int64_t threads = int64_t(32) * std::max(1, k.num_warps);
+      std::function<void(const ExprP&)> expr = [&](const ExprP& e) {
+        if (!e) return;
+        if (e->type.is_tile()) most = std::max(most, e->type.numel() / threads);
+        for (const ExprP& a : e->args) expr(a);
+      };
+      std::function<void(const std::vector<StmtP>&)> block = [&](const std::vector<StmtP>& b) {
+        for (const StmtP& s : b) {
+          for (const ExprP& a : s->args) expr(a);
+          block(s->body);
+          block(s->orelse);
+        }
+      };
+      block(k.body);
+    }
+    return most;
   }
 
   // Evaluates a round on o_.jobs threads; records the outcomes in draw order (so that a seed gives
@@ -553,7 +583,8 @@ std::string tune_help() {
 Searches the schedule space of FILE.dt (docs/tune.md): fusion choices (fuse_at levels, or
 materializing an intermediate), block and tile sizes (powers of two; blocks up to 4096, tiles 16 to
 1024), map orders and splits (factors 4 and 8), num_warps (1..16) and num_stages (1..4 for kernels
-with rdot, 1 or 3 for the others); schedules with a tile over 32768 elements are pruned. The whole space is enumerated when it holds at most --budget schedules; otherwise
+with rdot, 1 or 3 for the others); schedules with a tile over 32768 elements, or over 256 elements of a tile
+per thread, are pruned. The whole space is enumerated when it holds at most --budget schedules; otherwise
 half the budget is drawn at random and the rest refines around the fastest so far. Every candidate
 is lowered at the requested sizes (illegal ones are counted by reason), checked on the interpreter at
 small sizes against the schedule-free reference (as run --check; the sanitizer on), and the ones that
