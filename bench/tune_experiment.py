@@ -160,7 +160,9 @@ def one_op(a, name, file, sizes, kind, torch, do_bench):
         f.write(with_schedule(file, doc["best"]["schedule"]))
     r, why, _ = run([a.dtsim, "bench", best_file, *size_args(sizes), "--vs-triton", "--json"], a.timeout)
     if r is None or not r.stdout.strip():
-        row["notes"].append("bench --vs-triton: " + (why or (r.stderr.strip().splitlines() or ["no output"])[-1]))
+        lines = r.stderr.strip().splitlines() if r is not None else []
+        err = [l.split(": error: ", 1)[1] for l in lines if ": error: " in l]
+        row["notes"].append("bench --vs-triton: " + (why or (err[0] if err else (lines or ["no output"])[-1])))
         return row
     objs = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     obj = next((o for o in objs if o["kernel"] == "<module>"), objs[0])
