@@ -35,13 +35,14 @@ const FlagSpec kFlags[] = {
     {"--layouts", 0, false, true, false},    {"--arch", 1, true, true, true},
     {"--pid", 1, false, false, false},       {"--loads", 0, false, false, false},
     {"--grid", 1, true, true, true},         {"--buf", 1, true, true, true},
-    {"--max-steps", 1, true, false, false},  {"--timeout", 1, true, false, false},
+    {"--max-steps", 1, true, false, true},   {"--timeout", 1, true, false, true},
     {"--help", 0, true, true, true},         {"-h", 0, true, true, true},
 };
 
 // The flags of `dtsim viz`.
 bool viz_flag(const std::string& name) {
-  for (const char* f : {"--arg", "--in", "--grid", "--buf", "--seed", "--kernel", "--order", "-o", "--pid", "--loads", "--help", "-h"})
+  for (const char* f : {"--arg", "--in", "--grid", "--buf", "--seed", "--kernel", "--order", "-o", "--pid", "--loads", "--max-steps",
+                        "--timeout", "--help", "-h"})
     if (name == f) return true;
   return false;
 }
@@ -315,6 +316,9 @@ the interpreter, on the same seeded random inputs as 'dtsim run'.
   --threads N            interpreter threads (interp backend; the GPU check uses all cores)
   --sanitize=none|bounds|all  interpreter checks while timing (interp backend; default all); with
                          --backend=cuda, bounds times the bounds-checked kernels (default unchecked)
+  --max-steps N          interp backend: stop a program instance that runs more than N statements
+  --timeout S            interp backend: stop after S seconds of interpreter runs (a located error)
+Ctrl-C during interpreter runs stops at the next instance boundary and says where (exit 130).
 Without a CUDA driver or GPU, --backend=cuda prints 'SKIPPED: <why>' and exits 0.
 exit status: 0 ok (or skipped); 1 the GPU result differs from the interpreter; 2 bad usage or input.
 )";
@@ -338,6 +342,9 @@ hatched, uninitialized reads outlined. 3-D grids: one panel per pid2 value.
   --seed S             seed of the random input data (default 0)
   --kernel NAME        only this kernel (.tile: kernel name; .dt: output Func name)
   --order=sequential|reverse|shuffle:SEED   instance order of the run (default sequential)
+  --max-steps N        stop a program instance that runs more than N statements (a located error)
+  --timeout S          stop the run after S seconds (a located error)
+Ctrl-C stops the run at the next instance boundary, says where, writes no picture (exit 130).
 exit status: 0 picture written (findings are drawn, not failures); 2 bad usage or input.
 )";
   if (command == "emit")

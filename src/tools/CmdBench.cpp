@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "interp/RunControl.h"
 #include "tools/Commands.h"
 #include "tools/Program.h"
 #include "tools/Summary.h"
@@ -122,6 +123,16 @@ Module single_kernel(const Module& m, size_t i, const Bindings& b) {
   return one;
 }
 
+// Ctrl-C during an interpreter bench: the run stopped at an instance boundary (RunControl says where).
+struct BenchInterrupted {};
+
+// Runs m once; a Ctrl-C (opt.control) ends the bench.
+RunReport run_or_stop(const Module& m, const Bindings& b, Buffers& bufs, const InterpOptions& opt) {
+  RunReport rep = run_module(m, b, bufs, opt);
+  if (opt.control && opt.control->interrupted) throw BenchInterrupted{};
+  return rep;
+}
+
 // Wall-clock milliseconds of runs of `m` on copies of `start`, until about 100 ms (or `reps`).
 std::vector<double> time_interp(const Module& m, const Bindings& b, const Buffers& start, const InterpOptions& opt,
                                 int reps, Progress& progress, const std::string& label) {
@@ -131,7 +142,7 @@ std::vector<double> time_interp(const Module& m, const Bindings& b, const Buffer
     progress.show("bench " + label + ": interpreter run " + std::to_string(r + 1));
     Buffers bufs = start;
     auto t0 = std::chrono::steady_clock::now();
-    RunReport rep = run_module(m, b, bufs, opt);
+    RunReport rep = run_or_stop(m, b, bufs, opt);
     double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!rep.ok()) {
       if (!rep.findings.empty()) std::cerr << rep.findings[0].message;
@@ -144,6 +155,7 @@ std::vector<double> time_interp(const Module& m, const Bindings& b, const Buffer
   return ms;
 }
 
+// `o.interp.control` carries --max-steps, --timeout and Ctrl-C into every run.
 std::vector<Entry> bench_interp(const LoadedProgram& p, const Bindings& b, const CliOptions& o) {
   Progress progress;
   const Module& m = p.module;
@@ -159,7 +171,7 @@ std::vector<Entry> bench_interp(const LoadedProgram& p, const Bindings& b, const
       copt.hooks = &counter;
       Buffers tmp = state;
       progress.show("bench " + e.name + ": counting dots");
-      run_module(one, b, tmp, copt);
+      run_or_stop(one, b, tmp, copt);
       if (e.flops_known) e.flops_static = e.flops;
       e.flops = counter.flops;
       e.flops_known = true;
@@ -168,7 +180,7 @@ std::vector<Entry> bench_interp(const LoadedProgram& p, const Bindings& b, const
     Buffers next = state;  // the next kernel sees what this one stored
     InterpOptions q = o.interp;
     q.sanitize = Sanitize::None;
-    run_module(one, b, next, q);
+    run_or_stop(one, b, next, q);
     for (const std::string& w : kernel_work(m.kernels[i], b, 0).writes)
       if (Buffer* buf = next.find(w)) buf->defined = true;
     state = std::move(next);
@@ -478,7 +490,18 @@ int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   Bindings b = bind_and_verify(p, o.args);
   check_memory_budget(p.module, b);
   if (o.backend == Backend::Interp) {
-    print_interp(bench_interp(p, b, o), o, out);
+    RunControl ctl;
+    ctl.max_steps = o.max_steps;
+    ctl.timeout_s = o.timeout_s;
+    CliOptions oc = o;
+    oc.interp.control = &ctl;
+    SigintGuard sigint;
+    try {
+      print_interp(bench_interp(p, b, oc), oc, out);
+    } catch (const BenchInterrupted&) {
+      err << ctl.interrupted_line() << "\n";
+      return 130;
+    }
     return 0;
   }
 #ifdef DTSIM_HAVE_CUDA

@@ -4,6 +4,7 @@
 #include <regex>
 #include <sstream>
 
+#include "interp/RunControl.h"
 #include "tools/Commands.h"
 #include "tools/Program.h"
 #include "viz/Viz.h"
@@ -69,7 +70,26 @@ int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   opt.hooks = &rec;
   std::ostringstream prints;
   opt.out = &prints;  // print() output is not part of the picture
-  RunReport report = run_module(p.module, b, bufs, opt);
+  RunControl ctl;
+  ctl.max_steps = o.max_steps;
+  ctl.timeout_s = o.timeout_s;
+  opt.control = &ctl;
+  RunReport report;
+  {
+    SigintGuard sigint;
+    ProgressLine progress(&ProgressLine::describe_run, &ctl);
+    report = run_module(p.module, b, bufs, opt);
+  }
+  if (ctl.interrupted) {  // Ctrl-C: no picture
+    err << ctl.interrupted_line() << "\n";
+    return 130;
+  }
+  // A run stopped by --max-steps or --timeout draws no picture: the first such stop, as run reports it.
+  for (const Finding& f : report.findings)
+    if (f.message.find("(--max-steps)") != std::string::npos || f.message.find("(--timeout)") != std::string::npos) {
+      err << f.message << (f.message.empty() || f.message.back() != '\n' ? "\n" : "");
+      return 1;
+    }
 
   VizOptions vo;
   vo.html = o.output.size() > 5 && o.output.compare(o.output.size() - 5, 5, ".html") == 0;

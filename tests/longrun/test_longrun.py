@@ -173,6 +173,46 @@ def case_ctrl_c_difftest():
           "no 'interrupted' line", transcript)
 
 
+def case_viz_bench_limits():
+    """viz and bench --backend=interp take --max-steps and --timeout as run does; neither writes a
+    picture or prints timings for a stopped run."""
+    pic = os.path.join(TMP, "runaway.svg")
+    r, _ = dtsim("viz", RUNAWAY, "--max-steps", "1000", "-o", pic)
+    check(r.returncode == 1 and re.search(r"runaway\.tile:8:3: error: program instance exceeded its budget of 1000 "
+                                          r"statements \(--max-steps\)", r.stderr) is not None,
+          "viz --max-steps did not stop the runaway loop at its line", text(r))
+    check(not os.path.exists(pic), "viz wrote a picture of a stopped run", text(r))
+    r, _ = dtsim("bench", RUNAWAY, "--backend=interp", "--max-steps", "1000")
+    check(r.returncode == 1 and "budget of 1000 statements (--max-steps)" in r.stderr and "median" not in r.stdout,
+          "bench --backend=interp --max-steps did not stop the runaway loop", text(r))
+    r, _ = dtsim("bench", RUNAWAY, "--backend=interp", "--timeout", "0.5", timeout=60)
+    check(r.returncode == 1 and "--timeout" in r.stderr and "median" not in r.stdout,
+          "bench --backend=interp --timeout did not stop the runaway loop", text(r))
+    r, _ = dtsim("viz", "examples/copy.tile", "--max-steps", "10", "-o", pic)
+    check(r.returncode == 0 and os.path.exists(pic), "viz of copy.tile failed under --max-steps 10", text(r))
+
+
+def case_ctrl_c_viz_bench():
+    """Ctrl-C through a terminal stops viz (no picture) and bench --backend=interp (no timings), exit 130."""
+    pic = os.path.join(TMP, "slow.svg")
+    for args, what in (([DTSIM, "viz", SLOW, "--arg", SLOW_TRIPS, "-o", pic], "viz"),
+                       ([DTSIM, "bench", SLOW, "--arg", SLOW_TRIPS, "--backend=interp"], "bench")):
+        s = Session(args, SRC, pty_env())
+        if what == "viz":
+            s.read_until(b"instances/s", timeout=60)  # viz's progress line
+        else:
+            s.read_until(b"interpreter run", timeout=60)  # bench's own progress line
+            time.sleep(0.5)
+        s.send("\x03")
+        rc = finish(s)
+        transcript = s.buf.decode("utf-8", "replace")
+        check(rc == 130, f"{what}: exit {rc} after Ctrl-C, expected 130", transcript)
+        check(re.search(r"interrupted: kernel 'slow' before pid \(\d+, 0, 0\): \d+ of 4096 instances done",
+                        transcript) is not None, f"{what}: no 'interrupted' line", transcript)
+        check("median" not in transcript, f"{what}: timings printed after Ctrl-C", transcript)
+    check(not os.path.exists(pic), "viz wrote a picture after Ctrl-C")
+
+
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
 
 

@@ -2,7 +2,8 @@
 # before the run, and Ctrl-C through a pseudo-terminal stops a run (exit 130, no output file) or
 # returns the debugger to its prompt; the progress line appears on a terminal.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
-set(DTSIM_LONGRUN_CASES max_steps timeout out_checked_first ctrl_c_run ctrl_c_debugger ctrl_c_difftest)
+set(DTSIM_LONGRUN_CASES max_steps timeout out_checked_first ctrl_c_run ctrl_c_debugger ctrl_c_difftest viz_bench_limits
+    ctrl_c_viz_bench)
 foreach(c ${DTSIM_LONGRUN_CASES})
   add_test(NAME longrun/${c}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_longrun.py $<TARGET_FILE:dtsim>
