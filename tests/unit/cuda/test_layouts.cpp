@@ -52,6 +52,16 @@ Compiled compile(const std::string& file, const std::string& arch) {
   return c;
 }
 
+// The NVVM module of `file` with its first kernel's num_stages replaced.
+NvvmModule emit_with_stages(const std::string& file, int stages, const std::string& arch) {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/" + file);
+  m.kernels[0].num_stages = stages;
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = arch;
+  return emit_nvvm_module(m, b, opt);
+}
 int count(const std::string& s, const std::string& what) {
   int n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -133,13 +143,7 @@ TEST_CASE("f16 dot: mma.sync + ldmatrix + cp.async on sm_80, wgmma on sm_90a, no
 }
 
 TEST_CASE("num_stages(1) keeps the loads in registers; f32 dot stays on the FMA units") {
-  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/examples/matmul_f16.tile");
-  m.kernels[0].num_stages = 1;
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
-  CudaOptions opt;
-  opt.arch = "sm_80";
-  NvvmModule nm = emit_nvvm_module(m, b, opt);
+  NvvmModule nm = emit_with_stages("examples/matmul_f16.tile", 1, "sm_80");
   CHECK(nm.kernels[0].pipelined_loops == 0);
   CHECK(nm.kernels[0].mma_dots == 1);
   Compiled f = compile("examples/matmul.tile", "sm_80");
@@ -160,13 +164,7 @@ TEST_CASE("f32 dot on FMA units: cp.async ring with num_stages > 1, 16-byte shar
   CHECK(c.nm.kernels[0].smem_bytes == 3 * (128 * 36 * 4 + 32 * 128 * 4));  // A rows padded to 36
   CHECK(c.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
   // num_stages(1): no ring, the operands staged from registers.
-  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/bench/gpu/matmul_f32.tile");
-  m.kernels[0].num_stages = 1;
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
-  CudaOptions opt;
-  opt.arch = "sm_90";
-  NvvmModule nm = emit_nvvm_module(m, b, opt);
+  NvvmModule nm = emit_with_stages("bench/gpu/matmul_f32.tile", 1, "sm_90");
   CHECK(nm.kernels[0].pipelined_loops == 0);
   CHECK(nm.kernels[0].fma_rings == 0);
 }
