@@ -1,8 +1,7 @@
 // The Python binding `_dtsim` (python/dtsim/ wraps it): lowers a @triton.jit kernel of a .py file for
 // one launch signature (lower_triton_file + verify, kept by the caller as a `Compiled` kernel) and
-// runs it on the interpreter over the caller's arrays, bound through the buffer protocol: the data
-// is copied into the run's buffers and every buffer the kernel stores to is written back into the
-// caller's array in place, as Triton does. Findings come back as dicts (python/dtsim raises
+// runs it on the interpreter over the caller's arrays, bound through the buffer protocol without
+// copies: the interpreter reads and writes the arrays' memory, in place as Triton does. Findings come back as dicts (python/dtsim raises
 // KernelError); bad input raises _dtsim.CompileError with the frontend's located message.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -92,8 +91,11 @@ InterpOptions interp_options(const std::string& sanitize, int threads, const std
   return opt;
 }
 
-// One launch: the arrays (name, buffer-protocol object, dtype name) are copied in, the kernel runs,
-// every stored-to buffer is copied back into its array. Returns {"instances": N, "findings": [...]}.
+// One launch over the arrays (name, buffer-protocol object, dtype name): each array is bound without a
+// copy (a Buffer::view of its memory, kept alive by `infos` for the run), so the interpreter reads and
+// writes the caller's memory in place and a run stopped by a finding leaves what it wrote up to there.
+// Python hands over C-contiguous, aligned, native-byte-order arrays (python/dtsim converts the others).
+// Returns {"instances": N, "findings": [...], "findings_count": N}.
 py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, py::buffer, std::string>>& arrays, const std::string& sanitize,
              int threads, const std::string& order, bool keep_going, const std::vector<std::string>& break_if,
@@ -108,18 +110,18 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     const Param* prm = m.kernels.at(0).find_param(name);
     if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
     py::buffer_info info = obj.request(prm->io != BufIO::In);
-    Buffer buf;
-    buf.name = name;
+    Buffer buf;  // only its type and shape: the run's buffer is a view of the array's memory
     buf.dtype = dtype_of(dtype, name);
     for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
-    size_t bytes = static_cast<size_t>(buf.numel()) * static_cast<size_t>(scalar_bytes(buf.dtype));
+    size_t bytes = buf.size_bytes();
     if (static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize) != bytes || buf.dtype != prm->dtype)
       throw UserError("buffer '" + name + "' does not match the compiled kernel's parameter (" + scalar_name(prm->dtype) + ")");
-    buf.io = prm->io;
-    buf.defined = true;
-    buf.bytes.resize(bytes);
-    if (bytes) std::memcpy(buf.bytes.data(), info.ptr, bytes);
-    preset.list.push_back(std::move(buf));
+    if (bytes && reinterpret_cast<uintptr_t>(info.ptr) % static_cast<uintptr_t>(scalar_bytes(buf.dtype)))
+      throw UserError("buffer '" + name + "': the array's data is not aligned to its element size");
+    py::ssize_t step = info.itemsize;
+    for (size_t d = info.shape.size(); d-- > 0; step *= info.shape[d])
+      if (info.shape[d] > 1 && info.strides[d] != step) throw UserError("buffer '" + name + "': the array is not C-contiguous");
+    preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, info.ptr));
     infos.push_back(std::move(info));
   }
   DebugConfig dbg;
@@ -151,10 +153,6 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
       }
     }
     std::cout.flush();
-  }
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    const Buffer* buf = bufs.find(std::get<0>(arrays[i]));
-    if (buf && buf->io != BufIO::In && !buf->bytes.empty()) std::memcpy(infos[i].ptr, buf->bytes.data(), buf->bytes.size());
   }
   py::list findings;
   for (const Finding& f : report.findings) {

@@ -125,9 +125,19 @@ _NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int32": "i3
 _DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
 
 
+class _WritableAlias:
+    """An __array_interface__ over an array's memory, without its read-only flag (see _as_array)."""
+
+    def __init__(self, arr):
+        self.keep = arr  # keeps the producer's memory alive as long as the alias
+        ai = dict(arr.__array_interface__)
+        ai["data"] = (ai["data"][0], False)
+        self.__array_interface__ = ai
+
+
 def _as_array(obj, name):
-    """The numpy view of a tensor argument (no copy): numpy arrays, torch CPU tensors, objects with
-    __array_interface__ or DLPack."""
+    """The numpy view of a tensor argument, without a copy: numpy arrays, torch CPU tensors
+    (tensor.numpy()), objects with __array_interface__ or DLPack (__dlpack__)."""
     import numpy as np
     if isinstance(obj, np.ndarray):
         return obj
@@ -135,35 +145,49 @@ def _as_array(obj, name):
         return None
     if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch
         if getattr(obj, "is_cuda", False):
-            raise TypeError("argument '%s': a CUDA tensor; dtsim's interpreter needs CPU tensors" % name)
+            raise TypeError("argument '%s': a CUDA tensor; dtsim's interpreter needs CPU tensors "
+                            "(dtsim.config(backend='cuda') runs on the GPU)" % name)
         return obj.detach().numpy()
     if hasattr(obj, "__array_interface__"):
         return np.asarray(obj)
     if hasattr(obj, "__dlpack__"):
-        return np.from_dlpack(obj)
+        arr = np.from_dlpack(obj)
+        if not arr.flags.writeable and int(np.__version__.split(".")[0]) < 2:
+            # NumPy 1.x marks every DLPack import read-only, but a DLPack (< 1.0) tensor's memory is
+            # the producer's to write, as Triton kernels do: alias it writable, still without a copy.
+            arr = np.asarray(_WritableAlias(arr))
+        return arr
     return None
 
 
 def _buffer_of(arr, name):
     """The buffer a pointer argument addresses: the array itself when C-contiguous, else the span
-    of storage from its first to its last element (1-D), as a view. Returns (view, dtype name)."""
+    of storage from its first to its last element (1-D), as a view; bound without a copy. Returns
+    (array to bind, dtype name, converted): an array in non-native byte order or with unaligned data
+    is bound as a native, aligned copy, and `converted` is the span the copy is written back into."""
     import numpy as np
     if not _DTYPE_OF:
         _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
     dt = _DTYPE_OF.get(arr.dtype)
+    convert = False
+    if dt is None and not arr.dtype.isnative:
+        dt = _DTYPE_OF.get(arr.dtype.newbyteorder("="))
+        convert = True
     if dt is None:
         raise TypeError("argument '%s': element type %s is not supported (float16, float32, float64, int32, int64, bool)"
                         % (name, arr.dtype.name))
     if arr.ndim == 0:
         arr = arr.reshape(1)
-    if arr.flags.c_contiguous:
-        return arr, dt
-    if any(s < 0 for s in arr.strides) or any(s % arr.itemsize for s in arr.strides):
-        raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
-    span = 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides)) // arr.itemsize
-    if arr.size == 0:
-        span = 0
-    return np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,)), dt
+    if not arr.flags.c_contiguous:
+        if any(s < 0 for s in arr.strides) or any(s % arr.itemsize for s in arr.strides):
+            raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
+        span = 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides)) // arr.itemsize
+        if arr.size == 0:
+            span = 0
+        arr = np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,))
+    if convert or not arr.flags.aligned:
+        return np.array(arr, dtype=arr.dtype.newbyteorder("="), order="C", copy=True), dt, arr
+    return arr, dt, None
 
 
 def _is_constexpr_param(p):
@@ -272,14 +296,16 @@ class JITFunction(KernelInterface):
         meta = dict(values)
         meta.update(opts)
         g = self._grid(grid, meta)
-        key, compile_args, scalars, buffers, arrays = [g], {}, {}, [], []
+        key, compile_args, scalars, buffers, arrays, converted = [g], {}, {}, [], [], []
         for name, v in values.items():
             arr = _as_array(v, name)
             if arr is not None:
-                view, dt = _buffer_of(arr, name)
+                view, dt, orig = _buffer_of(arr, name)
                 buffers.append((name, dt, list(view.shape)))
                 arrays.append((name, view, dt))
                 key.append((name, dt, view.shape))
+                if orig is not None:
+                    converted.append((name, orig, view))
                 continue
             text, typ = _scalar_text(v, name)
             compile_args[name] = text
@@ -297,21 +323,29 @@ class JITFunction(KernelInterface):
         if compiled is None:
             compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g])
             self.cache[key] = compiled
-        return compiled, scalars, arrays, opts
+        for name, view, _ in arrays:
+            if not view.flags.writeable and name in compiled.outputs:
+                raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (self.__name__, name))
+        return compiled, scalars, arrays, opts, converted
 
     def warmup(self, *args, grid, **kwargs):
         """Lowers the kernel for these arguments without running it; returns the compiled kernel."""
         return self.prepare(args, dict(kwargs), grid)[0]
 
     def run(self, *args, grid, warmup=False, **kwargs):
-        compiled, scalars, arrays, opts = self.prepare(args, dict(kwargs), grid)
+        compiled, scalars, arrays, opts, converted = self.prepare(args, dict(kwargs), grid)
         if warmup:
             return compiled
         c = _config
         sys.stdout.flush()
         sys.stderr.flush()
-        result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
-                            list(c["break_if"]), list(c["break_at"]), list(c["print_if"]))
+        try:
+            result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
+                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]))
+        finally:
+            for name, orig, copy in converted:  # the copies of non-native or unaligned arrays go back
+                if name in compiled.outputs:
+                    orig[...] = copy
         if result["findings"]:
             raise KernelError(result["findings"], result["findings_count"])
         return compiled
