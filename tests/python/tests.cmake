@@ -21,6 +21,9 @@ if(DTSIM_HAVE_PYTHON)
   add_test(NAME python/autotune_all COMMAND ${Python3_EXECUTABLE} -m dtsim ${CMAKE_CURRENT_LIST_DIR}/autotune.py)
   set_tests_properties(python/autotune_all PROPERTIES LABELS e2e TIMEOUT 300
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_AUTOTUNE=all")
+  add_test(NAME python/pip_install COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/pip_install.py
+           ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(python/pip_install PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77)
   add_test(NAME python/repl_session COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/repl_session.py)
   set_tests_properties(python/repl_session PROPERTIES LABELS e2e TIMEOUT 300
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
