@@ -2,14 +2,20 @@
 // one launch signature (lower_triton_file + verify, kept by the caller as a `Compiled` kernel) and
 // runs it on the interpreter over the caller's arrays, bound through the buffer protocol without
 // copies: the interpreter reads and writes the arrays' memory, in place as Triton does. Findings come back as dicts (python/dtsim raises
-// KernelError); bad input raises _dtsim.CompileError with the frontend's located message.
+// KernelError); bad input raises _dtsim.CompileError with the frontend's located message. With
+// backend "cuda" the same launch runs on the CUDA backend (the arrays copied to the GPU and back);
+// without a usable GPU it raises _dtsim.BackendError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 
+#ifdef DTSIM_HAVE_CUDA
+#include "cuda_backend/Cuda.h"
+#endif
 #include "interp/Interp.h"
 #include "ir/Printer.h"
 #include "ir/Verify.h"
@@ -27,6 +33,17 @@ namespace {
 struct Compiled {
   TritonProgram program;
   std::string tile_ir;
+#ifdef DTSIM_HAVE_CUDA
+  // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
+  // them when it is made); a few are kept, so that repeated launches skip NVVM and the PTX load.
+  std::mutex cuda_mu;
+  std::map<std::pair<std::map<std::string, std::string>, bool>, std::unique_ptr<CudaModuleRunner>> cuda;
+#endif
+};
+
+// The CUDA backend cannot be used (no driver, no GPU, or a build without the backend).
+struct BackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 const char* kind_name(Finding::Kind k) {
@@ -91,6 +108,79 @@ InterpOptions interp_options(const std::string& sanitize, int threads, const std
   return opt;
 }
 
+py::dict finding_dict(const Finding& f) {
+  py::dict d;
+  d["kind"] = kind_name(f.kind);
+  d["message"] = f.message;
+  d["file"] = f.loc.valid() ? Sources::name(f.loc.file) : std::string();
+  d["line"] = f.loc.line;
+  d["pid"] = py::make_tuple(f.pid[0], f.pid[1], f.pid[2]);
+  d["buffer"] = f.buffer;
+  d["index"] = f.flat_index;
+  d["lanes"] = f.lanes;
+  return d;
+}
+
+// A launch on the CUDA backend over `bufs` (views of the caller's arrays): uploaded, the kernel run,
+// every stored-to buffer downloaded into the arrays, as `dtsim run --backend=cuda` does. With
+// `bounds`, accesses are bounds-checked on the GPU and a failure comes back as a finding.
+py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Buffers& bufs, bool bounds) {
+#ifdef DTSIM_HAVE_CUDA
+  std::string why;
+  if (!cuda_available(&why))
+    throw BackendError(why + ": dtsim.config(backend='cuda') needs a CUDA driver and a GPU (backend='interp' runs on the CPU)");
+  std::vector<CudaFinding> found;
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(c.cuda_mu);
+    auto key = std::make_pair(scalars, bounds);
+    auto it = c.cuda.find(key);
+    try {
+      if (it == c.cuda.end()) {
+        if (c.cuda.size() >= 8) c.cuda.clear();  // frees their device memory
+        CudaOptions opt;
+        opt.bounds_checks = bounds;
+        it = c.cuda.emplace(key, std::make_unique<CudaModuleRunner>(c.program.module, b, opt)).first;
+      }
+      CudaModuleRunner& r = *it->second;
+      r.upload(bufs);
+      for (size_t i = 0; i < r.kernel_count() && found.empty(); ++i) {
+        r.launch(i);
+        r.synchronize("kernel '" + r.kernel_name(i) + "'");
+        found = r.check_status(i, bufs);
+      }
+      r.download(bufs);
+    } catch (...) {
+      if (it != c.cuda.end()) c.cuda.erase(it);  // a runner is unusable after a fault
+      throw;
+    }
+  }
+  py::list findings;
+  for (const CudaFinding& cf : found) {
+    Finding f;
+    f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
+    f.message = cf.message;
+    if (cf.instances > 1)
+      f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel +
+                   "' failed this way (the one with the smallest pid is shown)\n";
+    f.loc = cf.loc;
+    f.pid = cf.pid;
+    f.buffer = cf.buffer;
+    f.flat_index = cf.flat_index;
+    f.lanes = cf.lanes;
+    findings.append(finding_dict(f));
+  }
+  py::dict out;
+  out["instances"] = -1;  // the GPU does not count them
+  out["findings"] = findings;
+  out["findings_count"] = static_cast<int64_t>(found.size());
+  return out;
+#else
+  (void)c, (void)b, (void)scalars, (void)bufs, (void)bounds;
+  throw BackendError("this dtsim was built without the CUDA backend: dtsim.config(backend='cuda') is not available");
+#endif
+}
+
 // One launch over the arrays (name, buffer-protocol object, dtype name): each array is bound without a
 // copy (a Buffer::view of its memory, kept alive by `infos` for the run), so the interpreter reads and
 // writes the caller's memory in place and a run stopped by a finding leaves what it wrote up to there.
@@ -100,10 +190,14 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, py::buffer, std::string>>& arrays, const std::string& sanitize,
              int threads, const std::string& order, bool keep_going, const std::vector<std::string>& break_if,
              const std::vector<std::string>& break_at,
-             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if) {
+             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   InterpOptions opt = interp_options(sanitize, threads, order, keep_going);
+  bool cuda = backend == "cuda";
+  if (!cuda && backend != "interp" && backend != "interpreter") throw UserError("backend expects 'interp' or 'cuda', got '" + backend + "'");
+  if (cuda && (!break_if.empty() || !break_at.empty() || !print_if.empty() || !c.program.break_at.empty()))
+    throw UserError("the debugger (break_if, break_at, print_if, breakpoint_if) runs on the interpreter; use backend='interp'");
   Buffers preset;
   std::vector<py::buffer_info> infos;
   for (const auto& [name, obj, dtype] : arrays) {
@@ -123,6 +217,10 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
       if (info.shape[d] > 1 && info.strides[d] != step) throw UserError("buffer '" + name + "': the array is not C-contiguous");
     preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, info.ptr));
     infos.push_back(std::move(info));
+  }
+  if (cuda) {
+    Buffers bufs = make_buffers(m, b, 0, std::move(preset));
+    return run_cuda(c, b, scalars, bufs, opt.sanitize != Sanitize::None);
   }
   DebugConfig dbg;
   dbg.break_if = break_if;
@@ -155,18 +253,7 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     std::cout.flush();
   }
   py::list findings;
-  for (const Finding& f : report.findings) {
-    py::dict d;
-    d["kind"] = kind_name(f.kind);
-    d["message"] = f.message;
-    d["file"] = f.loc.valid() ? Sources::name(f.loc.file) : std::string();
-    d["line"] = f.loc.line;
-    d["pid"] = py::make_tuple(f.pid[0], f.pid[1], f.pid[2]);
-    d["buffer"] = f.buffer;
-    d["index"] = f.flat_index;
-    d["lanes"] = f.lanes;
-    findings.append(d);
-  }
+  for (const Finding& f : report.findings) findings.append(finding_dict(f));
   py::dict out;
   out["instances"] = report.instances;
   out["findings"] = findings;
@@ -182,6 +269,7 @@ PYBIND11_MODULE(_dtsim, m) {
   using namespace dtsim;
   m.doc() = "dtsim's C++ core: the Triton frontend and the interpreter (use the dtsim package)";
   static py::exception<UserError> compile_error(m, "CompileError");
+  static py::exception<BackendError> backend_error(m, "BackendError");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -189,6 +277,8 @@ PYBIND11_MODULE(_dtsim, m) {
       std::string msg = e.render();
       if (!msg.empty() && msg.back() == '\n') msg.pop_back();
       compile_error(msg.c_str());
+    } catch (const BackendError& e) {
+      backend_error(e.what());
     }
   });
   py::class_<Compiled, std::shared_ptr<Compiled>>(m, "Compiled")
@@ -206,5 +296,18 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},
         py::arg("print_if") = std::vector<std::tuple<std::string, std::vector<std::string>, int>>{},
-        "Runs a compiled kernel on the interpreter over the given arrays (written back in place).");
+        py::arg("backend") = "interp",
+        "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place.");
+  m.def(
+      "cuda_available",
+      []() {
+#ifdef DTSIM_HAVE_CUDA
+        std::string why;
+        bool ok = cuda_available(&why);
+        return py::make_tuple(ok, why);
+#else
+        return py::make_tuple(false, std::string("this dtsim was built without the CUDA backend"));
+#endif
+      },
+      "(True, '') when the CUDA backend can launch kernels, else (False, why).");
 }

@@ -14,10 +14,10 @@ import os
 import sys
 
 from . import language
-from ._dtsim import CompileError  # noqa: F401  (re-exported)
+from ._dtsim import BackendError, CompileError  # noqa: F401  (re-exported)
 from . import _dtsim
 
-__all__ = ["jit", "config", "KernelError", "CompileError", "cdiv", "next_power_of_2", "Config", "autotune",
+__all__ = ["jit", "config", "KernelError", "CompileError", "BackendError", "cdiv", "next_power_of_2", "Config", "autotune",
            "heuristics", "language"]
 
 
@@ -93,8 +93,10 @@ def config(**options):
     the expressions in the instances where COND holds, at the end of the instance or before the
     statement on LINE; or a list of them), break_if (a condition such as 'pid0==1' or the guide's
     '=1,>0'; a string or a list), break_at ('kernel.py:LINE [if COND]'; a string or a list),
-    backend ('interp'). The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS,
-    DTSIM_ORDER, DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND."""
+    backend ('interp', or 'cuda': the CUDA backend, the arrays copied to the GPU and back, accesses
+    bounds-checked unless sanitize='none'; BackendError at launch without a GPU). The environment
+    sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER, DTSIM_KEEP_GOING=1,
+    DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND."""
     for k, v in options.items():
         if k not in _config:
             raise TypeError("dtsim.config() got an unknown option '%s' (options: %s)" % (k, ", ".join(sorted(_config))))
@@ -102,8 +104,10 @@ def config(**options):
             v = [] if v is None else [v] if isinstance(v, str) else list(v)
         if k == "print_if":
             v = _print_if_list(v)
-        if k == "backend" and v not in ("interp", "interpreter"):
-            raise ValueError("dtsim.config(backend=%r): only the interpreter is available from Python yet" % (v,))
+        if k == "backend":
+            if v not in ("interp", "interpreter", "cuda"):
+                raise ValueError("dtsim.config(backend=%r): the backends are 'interp' and 'cuda'" % (v,))
+            v = "interp" if v == "interpreter" else v
         _config[k] = v
     return dict(_config)
 
@@ -145,9 +149,12 @@ def _as_array(obj, name):
         return None
     if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch
         if getattr(obj, "is_cuda", False):
-            raise TypeError("argument '%s': a CUDA tensor; dtsim's interpreter needs CPU tensors "
-                            "(dtsim.config(backend='cuda') runs on the GPU)" % name)
+            raise TypeError("argument '%s': a CUDA tensor; dtsim binds host memory (numpy arrays, CPU tensors), "
+                            "also with backend='cuda', which copies it to the GPU and back" % name)
         return obj.detach().numpy()
+    if hasattr(obj, "__cuda_array_interface__"):
+        raise TypeError("argument '%s': GPU memory (__cuda_array_interface__); dtsim binds host memory (numpy "
+                        "arrays, CPU tensors), also with backend='cuda', which copies it to the GPU and back" % name)
     if hasattr(obj, "__array_interface__"):
         return np.asarray(obj)
     if hasattr(obj, "__dlpack__"):
@@ -341,7 +348,7 @@ class JITFunction(KernelInterface):
         sys.stderr.flush()
         try:
             result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
-                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]))
+                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"])
         finally:
             for name, orig, copy in converted:  # the copies of non-native or unaligned arrays go back
                 if name in compiled.outputs:

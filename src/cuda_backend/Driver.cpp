@@ -337,11 +337,12 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
   std::vector<std::string> keys;
   if (pool)
     for (const Buffer& buf : buffers.list)
-      keys.push_back(buf.name + "|" + std::to_string(scalar_bytes(buf.dtype)) + "|" + std::to_string(buf.bytes.size()) + "|" +
+      keys.push_back(buf.name + "|" + std::to_string(scalar_bytes(buf.dtype)) + "|" + std::to_string(buf.size_bytes()) + "|" +
                      bufio_name(buf.io));
   for (size_t i = 0; i < buffers.list.size(); ++i) {
     const Buffer& buf = buffers.list[i];
     CUdeviceptr d = 0;
+    size_t bytes = buf.size_bytes();  // owned bytes or a view of the caller's memory (Buffer::view)
     bool fresh = true;
     if (pool) {
       auto& es = pool->entries;
@@ -353,7 +354,7 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
         d = static_cast<CUdeviceptr>(e.ptr);
         fresh = false;
       } else {
-        size_t total = buf.bytes.size();
+        size_t total = bytes;
         for (const auto& e : es) total += e.bytes;
         for (auto e = es.begin(); e != es.end() && total > pool->limit_bytes;) {
           if (std::find(keys.begin(), keys.end(), e->key) != keys.end()) {
@@ -367,12 +368,12 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
       }
     }
     if (fresh) {
-      check(cu, cu.cuMemAlloc(&d, std::max<size_t>(buf.bytes.size(), 1)), "cuMemAlloc");
-      if (pool) pool->entries.push_back({keys[i], static_cast<uint64_t>(d), buf.bytes.size()});
-      if (!buf.bytes.empty()) check(cu, cu.cuMemcpyHtoD(d, buf.bytes.data(), buf.bytes.size()), "cuMemcpyHtoD");
+      check(cu, cu.cuMemAlloc(&d, std::max<size_t>(bytes, 1)), "cuMemAlloc");
+      if (pool) pool->entries.push_back({keys[i], static_cast<uint64_t>(d), bytes});
+      if (bytes) check(cu, cu.cuMemcpyHtoD(d, buf.data(), bytes), "cuMemcpyHtoD");
     }
     r.ptrs.push_back(d);
-    r.sizes.push_back(buf.bytes.size());
+    r.sizes.push_back(bytes);
     r.io.push_back(buf.io);
   }
   r.cells.assign(r.fns.size(), {});
@@ -467,9 +468,10 @@ void CudaModuleRunner::download(Buffers& buffers) const {
   const Impl& r = *impl_;
   for (size_t i = 0; i < buffers.list.size() && i < r.ptrs.size(); ++i) {
     Buffer& buf = buffers.list[i];
-    if (buf.io == BufIO::In || buf.bytes.empty()) continue;
-    if (buf.bytes.size() != r.sizes[i]) internal_error("CudaDriver", "download into buffers of another shape");
-    check(r.cu, r.cu.cuMemcpyDtoH(buf.bytes.data(), r.ptrs[i], buf.bytes.size()), "cuMemcpyDtoH");
+    size_t bytes = buf.size_bytes();
+    if (buf.io == BufIO::In || bytes == 0) continue;
+    if (bytes != r.sizes[i]) internal_error("CudaDriver", "download into buffers of another shape");
+    check(r.cu, r.cu.cuMemcpyDtoH(buf.data(), r.ptrs[i], bytes), "cuMemcpyDtoH");
     buf.defined = true;
   }
 }
