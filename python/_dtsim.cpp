@@ -1,10 +1,10 @@
 // The Python binding `_dtsim` (python/dtsim/ wraps it): lowers a @triton.jit kernel of a .py file for
 // one launch signature (lower_triton_file + verify, kept by the caller as a `Compiled` kernel) and
 // runs it on the interpreter over the caller's arrays, bound through the buffer protocol without
-// copies: the interpreter reads and writes the arrays' memory, in place as Triton does. Findings come back as dicts (python/dtsim raises
-// KernelError); bad input raises _dtsim.CompileError with the frontend's located message. With
-// backend "cuda" the same launch runs on the CUDA backend (the arrays copied to the GPU and back);
-// without a usable GPU it raises _dtsim.BackendError.
+// copies: the interpreter reads and writes the arrays' memory, in place as Triton does. Findings come
+// back as dicts (python/dtsim raises KernelError); bad input raises _dtsim.CompileError with the
+// frontend's located message. With backend "cuda" the same launch runs on the CUDA backend (the
+// arrays copied to the GPU and back); without a usable GPU it raises _dtsim.BackendError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
