@@ -45,7 +45,8 @@ with tempfile.TemporaryDirectory() as tmp:
     target = os.path.join(tmp, "site")
     env = dict(os.environ, DTSIM_BUILD_DIR=build, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
-    cmd = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--target", target, source]
+    cmd = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-cache-dir", "--target", target,
+           source]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     print(r.stdout[-3000:], r.stderr[-3000:])
     if r.returncode != 0:
