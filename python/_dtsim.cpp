@@ -122,9 +122,11 @@ py::dict finding_dict(const Finding& f) {
 }
 
 // A launch on the CUDA backend over `bufs` (views of the caller's arrays): uploaded, the kernel run,
-// every stored-to buffer downloaded into the arrays, as `dtsim run --backend=cuda` does. With
-// `bounds`, accesses are bounds-checked on the GPU and a failure comes back as a finding.
-py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Buffers& bufs, bool bounds) {
+// every stored-to buffer downloaded into the arrays, as `dtsim run --backend=cuda` does; the buffers
+// in `on_device` are the caller's GPU memory, bound by address (no copies). With `bounds`, accesses
+// are bounds-checked on the GPU and a failure comes back as a finding.
+py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Buffers& bufs, bool bounds,
+                  const std::map<std::string, uint64_t>& on_device) {
 #ifdef DTSIM_HAVE_CUDA
   std::string why;
   if (!cuda_available(&why))
@@ -143,7 +145,7 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
         it = c.cuda.emplace(key, std::make_unique<CudaModuleRunner>(c.program.module, b, opt)).first;
       }
       CudaModuleRunner& r = *it->second;
-      r.upload(bufs);
+      r.upload(bufs, nullptr, on_device);
       for (size_t i = 0; i < r.kernel_count() && found.empty(); ++i) {
         r.launch(i);
         r.synchronize("kernel '" + r.kernel_name(i) + "'");
@@ -176,7 +178,7 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
   out["findings_count"] = static_cast<int64_t>(found.size());
   return out;
 #else
-  (void)c, (void)b, (void)scalars, (void)bufs, (void)bounds;
+  (void)c, (void)b, (void)scalars, (void)bufs, (void)bounds, (void)on_device;
   throw BackendError("this dtsim was built without the CUDA backend: dtsim.config(backend='cuda') is not available");
 #endif
 }
@@ -190,7 +192,8 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, py::buffer, std::string>>& arrays, const std::string& sanitize,
              int threads, const std::string& order, bool keep_going, const std::vector<std::string>& break_if,
              const std::vector<std::string>& break_at,
-             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend) {
+             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend,
+             const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   InterpOptions opt = interp_options(sanitize, threads, order, keep_going);
@@ -218,9 +221,23 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, info.ptr));
     infos.push_back(std::move(info));
   }
+  // GPU memory (backend "cuda"): a buffer without host memory, bound to the device address.
+  std::map<std::string, uint64_t> on_device;
+  for (const auto& [name, ptr, dtype, shape] : device_arrays) {
+    if (!cuda) throw UserError("argument '" + name + "' is GPU memory; the interpreter needs host arrays");
+    const Param* prm = m.kernels.at(0).find_param(name);
+    if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
+    Buffer buf;
+    buf.dtype = dtype_of(dtype, name);
+    for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
+    if (shape_numel(shape) != buf.numel() || buf.dtype != prm->dtype)
+      throw UserError("buffer '" + name + "' does not match the compiled kernel's parameter (" + scalar_name(prm->dtype) + ")");
+    preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, nullptr));
+    on_device[name] = ptr;
+  }
   if (cuda) {
     Buffers bufs = make_buffers(m, b, 0, std::move(preset));
-    return run_cuda(c, b, scalars, bufs, opt.sanitize != Sanitize::None);
+    return run_cuda(c, b, scalars, bufs, opt.sanitize != Sanitize::None, on_device);
   }
   DebugConfig dbg;
   dbg.break_if = break_if;
@@ -297,6 +314,7 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},
         py::arg("print_if") = std::vector<std::tuple<std::string, std::vector<std::string>, int>>{},
         py::arg("backend") = "interp",
+        py::arg("device_arrays") = std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>{},
         "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place.");
   m.def(
       "cuda_available",

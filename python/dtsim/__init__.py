@@ -141,7 +141,8 @@ class _WritableAlias:
 
 def _as_array(obj, name):
     """The numpy view of a tensor argument, without a copy: numpy arrays, torch CPU tensors
-    (tensor.numpy()), objects with __array_interface__ or DLPack (__dlpack__)."""
+    (tensor.numpy()), objects with __array_interface__ or DLPack (__dlpack__). None for anything
+    else, GPU memory included (see _device_array)."""
     import numpy as np
     if isinstance(obj, np.ndarray):
         return obj
@@ -149,12 +150,10 @@ def _as_array(obj, name):
         return None
     if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch
         if getattr(obj, "is_cuda", False):
-            raise TypeError("argument '%s': a CUDA tensor; dtsim binds host memory (numpy arrays, CPU tensors), "
-                            "also with backend='cuda', which copies it to the GPU and back" % name)
+            return None  # GPU memory: _device_array
         return obj.detach().numpy()
     if hasattr(obj, "__cuda_array_interface__"):
-        raise TypeError("argument '%s': GPU memory (__cuda_array_interface__); dtsim binds host memory (numpy "
-                        "arrays, CPU tensors), also with backend='cuda', which copies it to the GPU and back" % name)
+        return None
     if hasattr(obj, "__array_interface__"):
         return np.asarray(obj)
     if hasattr(obj, "__dlpack__"):
@@ -165,6 +164,54 @@ def _as_array(obj, name):
             arr = np.asarray(_WritableAlias(arr))
         return arr
     return None
+
+
+class _DeviceArray:
+    """GPU memory bound by its device address (backend='cuda'): address, dtype name, the buffer's
+    shape (its shape when C-contiguous, else its span of storage), read-only flag."""
+
+    def __init__(self, ptr, dt, shape, readonly):
+        self.ptr, self.dt, self.shape, self.readonly = ptr, dt, shape, readonly
+
+
+def _device_array(obj, name):
+    """A _DeviceArray for GPU memory (torch CUDA tensors, anything with __cuda_array_interface__),
+    else None."""
+    import numpy as np
+    if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch: only CUDA tensors
+        if getattr(obj, "is_cuda", False) is not True:
+            return None
+        obj = obj.detach()
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is None:
+        return None
+    if not _DTYPE_OF:
+        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
+    dtype = np.dtype(cai["typestr"])
+    dt = _DTYPE_OF.get(dtype)
+    if dt is None:
+        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float16, float32, float64, int32, "
+                        "int64, bool in native byte order)" % (name, cai["typestr"]))
+    ptr, readonly = int(cai["data"][0]), bool(cai["data"][1])
+    shape = tuple(int(d) for d in cai["shape"]) or (1,)
+    strides = cai.get("strides")
+    size = 1
+    for d in shape:
+        size *= d
+    step, contiguous = dtype.itemsize, True
+    if strides is not None:
+        for d, st in zip(reversed(shape), reversed(strides)):
+            contiguous = contiguous and (d <= 1 or st == step)
+            step *= d
+    if contiguous:
+        bshape = list(shape)
+    else:
+        if any(st < 0 or st % dtype.itemsize for st in strides):
+            raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
+        bshape = [1 + sum((d - 1) * st for d, st in zip(shape, strides)) // dtype.itemsize if size else 0]
+    if ptr % dtype.itemsize:
+        raise TypeError("argument '%s': GPU memory not aligned to its element size" % name)
+    return _DeviceArray(ptr, dt, bshape, readonly)
 
 
 def _buffer_of(arr, name):
@@ -306,6 +353,16 @@ class JITFunction(KernelInterface):
         key, compile_args, scalars, buffers, arrays, converted = [g], {}, {}, [], [], []
         for name, v in values.items():
             arr = _as_array(v, name)
+            if arr is None and not isinstance(v, (int, float, str)) and v is not None:
+                dev = _device_array(v, name)
+                if dev is not None:
+                    if _config["backend"] != "cuda":
+                        raise TypeError("argument '%s': GPU memory (a CUDA tensor); the interpreter needs host arrays "
+                                        "(tensor.cpu(), or dtsim.config(backend='cuda') to run on the GPU)" % name)
+                    buffers.append((name, dev.dt, dev.shape))
+                    arrays.append((name, dev, dev.dt))
+                    key.append((name, dev.dt, tuple(dev.shape)))
+                    continue
             if arr is not None:
                 view, dt, orig = _buffer_of(arr, name)
                 buffers.append((name, dt, list(view.shape)))
@@ -331,7 +388,7 @@ class JITFunction(KernelInterface):
             compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g])
             self.cache[key] = compiled
         for name, view, _ in arrays:
-            if not view.flags.writeable and name in compiled.outputs:
+            if (view.readonly if type(view) is _DeviceArray else not view.flags.writeable) and name in compiled.outputs:
                 raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (self.__name__, name))
         return compiled, scalars, arrays, opts, converted
 
@@ -346,9 +403,13 @@ class JITFunction(KernelInterface):
         c = _config
         sys.stdout.flush()
         sys.stderr.flush()
+        device = []
+        if c["backend"] == "cuda" and any(type(a[1]) is _DeviceArray for a in arrays):
+            device = [(n, a.ptr, dt, a.shape) for n, a, dt in arrays if type(a) is _DeviceArray]
+            arrays = [a for a in arrays if type(a[1]) is not _DeviceArray]
         try:
             result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
-                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"])
+                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"], device)
         finally:
             for name, orig, copy in converted:  # the copies of non-native or unaligned arrays go back
                 if name in compiled.outputs:
@@ -419,6 +480,8 @@ class Autotuner(KernelInterface):
                 arr = _as_array(values[n], n)
                 if arr is not None:
                     arr[...] = 0
+                elif hasattr(values[n], "zero_"):  # a CUDA tensor
+                    values[n].zero_()
         if cfg.pre_hook:
             cfg.pre_hook(_base(self).bind(args, dict(kw), partial=True)[0])
         return self.fn.run(*args, grid=grid, **kw)
@@ -427,6 +490,8 @@ class Autotuner(KernelInterface):
         if os.environ.get("DTSIM_AUTOTUNE", "") != "all" or len(self.configs) == 1:
             return self._launch(self.configs[0], args, grid, kwargs)
         values, _ = _base(self).bind(args, dict(kwargs, **self.configs[0].all_kwargs()), partial=True)
+        if any(_as_array(v, n) is None and _device_array(v, n) is not None for n, v in values.items()):
+            raise TypeError("DTSIM_AUTOTUNE=all compares the configs' outputs on host arrays; pass CPU tensors or numpy arrays")
         arrays = {n: a for n, a in ((n, _as_array(v, n)) for n, v in values.items()) if a is not None}
         before = {n: a.copy() for n, a in arrays.items()}
         results = []

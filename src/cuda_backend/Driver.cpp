@@ -235,6 +235,7 @@ struct CudaModuleRunner::Impl {
   std::vector<size_t> sizes;
   std::vector<BufIO> io;
   CudaDevicePool* pool = nullptr;  // ptrs belong to the pool (not freed here), and so does the flush buffer
+  std::vector<bool> theirs;  // the caller's device memory (upload's `on_device`): never copied, downloaded or freed
   // Per kernel: one 8-byte cell per parameter holding its value in the ABI type, and pointers to them.
   std::vector<std::vector<std::array<uint8_t, 8>>> cells;
   std::vector<std::vector<void*>> params;
@@ -253,11 +254,12 @@ struct CudaModuleRunner::Impl {
     if (mod) cu.cuModuleUnload(mod);
   }
   void free_buffers() {
-    for (CUdeviceptr p : ptrs)
-      if (p && !pool) cu.cuMemFree(p);
+    for (size_t i = 0; i < ptrs.size(); ++i)
+      if (ptrs[i] && !pool && !theirs[i]) cu.cuMemFree(ptrs[i]);
     ptrs.clear();
     sizes.clear();
     io.clear();
+    theirs.clear();
   }
 };
 
@@ -329,7 +331,7 @@ CudaDevicePool::~CudaDevicePool() {
   if (flush) cu.cuMemFree(static_cast<CUdeviceptr>(flush));
 }
 
-void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
+void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, const std::map<std::string, uint64_t>& on_device) {
   Impl& r = *impl_;
   const Cu& cu = r.cu;
   r.free_buffers();
@@ -343,6 +345,14 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
     const Buffer& buf = buffers.list[i];
     CUdeviceptr d = 0;
     size_t bytes = buf.size_bytes();  // owned bytes or a view of the caller's memory (Buffer::view)
+    auto given = on_device.find(buf.name);
+    if (given != on_device.end()) {
+      r.ptrs.push_back(static_cast<CUdeviceptr>(given->second));
+      r.sizes.push_back(bytes);
+      r.io.push_back(buf.io);
+      r.theirs.push_back(true);
+      continue;
+    }
     bool fresh = true;
     if (pool) {
       auto& es = pool->entries;
@@ -375,6 +385,7 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
     r.ptrs.push_back(d);
     r.sizes.push_back(bytes);
     r.io.push_back(buf.io);
+    r.theirs.push_back(false);
   }
   r.cells.assign(r.fns.size(), {});
   r.params.assign(r.fns.size(), {});
@@ -469,7 +480,7 @@ void CudaModuleRunner::download(Buffers& buffers) const {
   for (size_t i = 0; i < buffers.list.size() && i < r.ptrs.size(); ++i) {
     Buffer& buf = buffers.list[i];
     size_t bytes = buf.size_bytes();
-    if (buf.io == BufIO::In || bytes == 0) continue;
+    if (buf.io == BufIO::In || bytes == 0 || r.theirs[i]) continue;
     if (bytes != r.sizes[i]) internal_error("CudaDriver", "download into buffers of another shape");
     check(r.cu, r.cu.cuMemcpyDtoH(buf.data(), r.ptrs[i], bytes), "cuMemcpyDtoH");
     buf.defined = true;

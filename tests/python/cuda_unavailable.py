@@ -37,6 +37,17 @@ except dtsim.BackendError as e:
         assert why.startswith("no CUDA driver found") or why.startswith("no GPU"), why
 assert (out == -1).all(), out
 
+
+class FakeGpuMemory:  # never dereferenced: the launch stops before the GPU
+    __cuda_array_interface__ = {"shape": (100,), "typestr": "<f4", "data": (1 << 32, False), "version": 3}
+
+
+try:
+    add_kernel[(1,)](x, FakeGpuMemory(), out, 100, BLOCK=128)
+    sys.exit("a launch with GPU memory on backend='cuda' did not fail without a GPU")
+except dtsim.BackendError as e:
+    assert str(e).startswith(why), (str(e), why)
+
 dtsim.config(break_if="pid0==0")
 try:
     add_kernel[(1,)](x, x, out, 100, BLOCK=128)
