@@ -17,8 +17,8 @@ from . import language
 from ._dtsim import BackendError, CompileError  # noqa: F401  (re-exported)
 from . import _dtsim
 
-__all__ = ["jit", "config", "KernelError", "CompileError", "BackendError", "cdiv", "next_power_of_2", "Config", "autotune",
-           "heuristics", "language"]
+__all__ = ["jit", "config", "KernelError", "CompileError", "BackendError", "cdiv", "next_power_of_2", "Config",
+           "autotune", "heuristics", "language"]
 
 
 class KernelError(Exception):
