@@ -2,7 +2,9 @@
 """The Python package's per-launch cost for a cached kernel: examples/triton/add.py on 256 elements
 (one program instance), launched N times from Python. Prints microseconds per launch: the whole
 `kernel[grid](...)` call, its Python part (binding, typing, cache lookup), and the C++ run
-(_dtsim.run: binding, copies in and out, the interpreter). Needs build/python on PYTHONPATH.
+(_dtsim.run: binding the arrays, the interpreter). Then the same launch over 64 MiB arrays (the
+kernel still adds the first 256 elements): what binding large arrays costs per launch (copies in
+and out, or none). Needs build/python on PYTHONPATH.
   python_launch.py [--quick]"""
 import importlib.util
 import os
@@ -34,7 +36,7 @@ def main():
     total = (time.perf_counter() - t) / n_launch
     t = time.perf_counter()
     for _ in range(n_launch):
-        c, s, a, _o = k.prepare((x, y, out, 256), {}, (1,))
+        c, s, a = k.prepare((x, y, out, 256), {}, (1,))[:3]
     prep = (time.perf_counter() - t) / n_launch
     t = time.perf_counter()
     for _ in range(n_launch):
@@ -42,6 +44,15 @@ def main():
     run = (time.perf_counter() - t) / n_launch
     print("python launch (add, 256 elements, %d launches): total %.1f us, Python part %.1f us, _dtsim.run %.1f us"
           % (n_launch, total * 1e6, prep * 1e6, run * 1e6))
+    big = [np.ones(1 << 24, np.float32) for _ in range(3)]
+    k[(1,)](*big, 256)
+    n_big = 5 if "--quick" in sys.argv else 50
+    t = time.perf_counter()
+    for _ in range(n_big):
+        k[(1,)](*big, 256)
+    total_big = (time.perf_counter() - t) / n_big
+    assert big[2][0] == 2 and big[2][256] == 1
+    print("python launch (add, 256 of 3 x 64 MiB arrays, %d launches): total %.1f us" % (n_big, total_big * 1e6))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,21 @@
 // The Python binding `_dtsim` (python/dtsim/ wraps it): lowers a @triton.jit kernel of a .py file for
 // one launch signature (lower_triton_file + verify, kept by the caller as a `Compiled` kernel) and
-// runs it on the interpreter over the caller's arrays, bound through the buffer protocol: the data
-// is copied into the run's buffers and every buffer the kernel stores to is written back into the
-// caller's array in place, as Triton does. Findings come back as dicts (python/dtsim raises
-// KernelError); bad input raises _dtsim.CompileError with the frontend's located message.
+// runs it on the interpreter over the caller's arrays, bound through the buffer protocol without
+// copies: the interpreter reads and writes the arrays' memory, in place as Triton does. Findings come
+// back as dicts (python/dtsim raises KernelError); bad input raises _dtsim.CompileError with the
+// frontend's located message. With backend "cuda" the same launch runs on the CUDA backend (the
+// arrays copied to the GPU and back); without a usable GPU it raises _dtsim.BackendError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 
+#ifdef DTSIM_HAVE_CUDA
+#include "cuda_backend/Cuda.h"
+#endif
 #include "interp/Interp.h"
 #include "ir/Printer.h"
 #include "ir/Verify.h"
@@ -28,6 +33,17 @@ namespace {
 struct Compiled {
   TritonProgram program;
   std::string tile_ir;
+#ifdef DTSIM_HAVE_CUDA
+  // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
+  // them when it is made); a few are kept, so that repeated launches skip NVVM and the PTX load.
+  std::mutex cuda_mu;
+  std::map<std::pair<std::map<std::string, std::string>, bool>, std::unique_ptr<CudaModuleRunner>> cuda;
+#endif
+};
+
+// The CUDA backend cannot be used (no driver, no GPU, or a build without the backend).
+struct BackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 const char* kind_name(Finding::Kind k) {
@@ -92,35 +108,136 @@ InterpOptions interp_options(const std::string& sanitize, int threads, const std
   return opt;
 }
 
-// One launch: the arrays (name, buffer-protocol object, dtype name) are copied in, the kernel runs,
-// every stored-to buffer is copied back into its array. Returns {"instances": N, "findings": [...]}.
+py::dict finding_dict(const Finding& f) {
+  py::dict d;
+  d["kind"] = kind_name(f.kind);
+  d["message"] = f.message;
+  d["file"] = f.loc.valid() ? Sources::name(f.loc.file) : std::string();
+  d["line"] = f.loc.line;
+  d["pid"] = py::make_tuple(f.pid[0], f.pid[1], f.pid[2]);
+  d["buffer"] = f.buffer;
+  d["index"] = f.flat_index;
+  d["lanes"] = f.lanes;
+  return d;
+}
+
+// A launch on the CUDA backend over `bufs` (views of the caller's arrays): uploaded, the kernel run,
+// every stored-to buffer downloaded into the arrays, as `dtsim run --backend=cuda` does; the buffers
+// in `on_device` are the caller's GPU memory, bound by address (no copies). With `bounds`, accesses
+// are bounds-checked on the GPU and a failure comes back as a finding.
+py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Buffers& bufs, bool bounds,
+                  const std::map<std::string, uint64_t>& on_device) {
+#ifdef DTSIM_HAVE_CUDA
+  std::string why;
+  if (!cuda_available(&why))
+    throw BackendError(why + ": dtsim.config(backend='cuda') needs a CUDA driver and a GPU (backend='interp' runs on the CPU)");
+  std::vector<CudaFinding> found;
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(c.cuda_mu);
+    auto key = std::make_pair(scalars, bounds);
+    auto it = c.cuda.find(key);
+    try {
+      if (it == c.cuda.end()) {
+        if (c.cuda.size() >= 8) c.cuda.clear();  // frees their device memory
+        CudaOptions opt;
+        opt.bounds_checks = bounds;
+        it = c.cuda.emplace(key, std::make_unique<CudaModuleRunner>(c.program.module, b, opt)).first;
+      }
+      CudaModuleRunner& r = *it->second;
+      r.upload(bufs, nullptr, on_device);
+      for (size_t i = 0; i < r.kernel_count() && found.empty(); ++i) {
+        r.launch(i);
+        r.synchronize("kernel '" + r.kernel_name(i) + "'");
+        found = r.check_status(i, bufs);
+      }
+      r.download(bufs);
+    } catch (...) {
+      if (it != c.cuda.end()) c.cuda.erase(it);  // a runner is unusable after a fault
+      throw;
+    }
+  }
+  py::list findings;
+  for (const CudaFinding& cf : found) {
+    Finding f;
+    f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
+    f.message = cf.message;
+    if (cf.instances > 1)
+      f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel +
+                   "' failed this way (the one with the smallest pid is shown)\n";
+    f.loc = cf.loc;
+    f.pid = cf.pid;
+    f.buffer = cf.buffer;
+    f.flat_index = cf.flat_index;
+    f.lanes = cf.lanes;
+    findings.append(finding_dict(f));
+  }
+  py::dict out;
+  out["instances"] = -1;  // the GPU does not count them
+  out["findings"] = findings;
+  out["findings_count"] = static_cast<int64_t>(found.size());
+  return out;
+#else
+  (void)c, (void)b, (void)scalars, (void)bufs, (void)bounds, (void)on_device;
+  throw BackendError("this dtsim was built without the CUDA backend: dtsim.config(backend='cuda') is not available");
+#endif
+}
+
+// One launch over the arrays (name, buffer-protocol object, dtype name): each array is bound without a
+// copy (a Buffer::view of its memory, kept alive by `infos` for the run), so the interpreter reads and
+// writes the caller's memory in place and a run stopped by a finding leaves what it wrote up to there.
+// Python hands over C-contiguous, aligned, native-byte-order arrays (python/dtsim converts the others).
+// Returns {"instances": N, "findings": [...], "findings_count": N}.
 py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, py::buffer, std::string>>& arrays, const std::string& sanitize,
              int threads, const std::string& order, bool keep_going, const std::vector<std::string>& break_if,
              const std::vector<std::string>& break_at,
-             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if) {
+             const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend,
+             const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   InterpOptions opt = interp_options(sanitize, threads, order, keep_going);
+  bool cuda = backend == "cuda";
+  if (!cuda && backend != "interp" && backend != "interpreter") throw UserError("backend expects 'interp' or 'cuda', got '" + backend + "'");
+  if (cuda && (!break_if.empty() || !break_at.empty() || !print_if.empty() || !c.program.break_at.empty()))
+    throw UserError("the debugger (break_if, break_at, print_if, breakpoint_if) runs on the interpreter; use backend='interp'");
   Buffers preset;
   std::vector<py::buffer_info> infos;
   for (const auto& [name, obj, dtype] : arrays) {
     const Param* prm = m.kernels.at(0).find_param(name);
     if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
     py::buffer_info info = obj.request(prm->io != BufIO::In);
-    Buffer buf;
-    buf.name = name;
+    Buffer buf;  // only its type and shape: the run's buffer is a view of the array's memory
     buf.dtype = dtype_of(dtype, name);
     for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
-    size_t bytes = static_cast<size_t>(buf.numel()) * static_cast<size_t>(scalar_bytes(buf.dtype));
+    size_t bytes = buf.size_bytes();
     if (static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize) != bytes || buf.dtype != prm->dtype)
       throw UserError("buffer '" + name + "' does not match the compiled kernel's parameter (" + scalar_name(prm->dtype) + ")");
-    buf.io = prm->io;
-    buf.defined = true;
-    buf.bytes.resize(bytes);
-    if (bytes) std::memcpy(buf.bytes.data(), info.ptr, bytes);
-    preset.list.push_back(std::move(buf));
+    if (bytes && reinterpret_cast<uintptr_t>(info.ptr) % static_cast<uintptr_t>(scalar_bytes(buf.dtype)))
+      throw UserError("buffer '" + name + "': the array's data is not aligned to its element size");
+    py::ssize_t step = info.itemsize;
+    for (size_t d = info.shape.size(); d-- > 0; step *= info.shape[d])
+      if (info.shape[d] > 1 && info.strides[d] != step) throw UserError("buffer '" + name + "': the array is not C-contiguous");
+    preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, info.ptr));
     infos.push_back(std::move(info));
+  }
+  // GPU memory (backend "cuda"): a buffer without host memory, bound to the device address.
+  std::map<std::string, uint64_t> on_device;
+  for (const auto& [name, ptr, dtype, shape] : device_arrays) {
+    if (!cuda) throw UserError("argument '" + name + "' is GPU memory; the interpreter needs host arrays");
+    const Param* prm = m.kernels.at(0).find_param(name);
+    if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
+    Buffer buf;
+    buf.dtype = dtype_of(dtype, name);
+    for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
+    if (shape_numel(shape) != buf.numel() || buf.dtype != prm->dtype)
+      throw UserError("buffer '" + name + "' does not match the compiled kernel's parameter (" + scalar_name(prm->dtype) + ")");
+    preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, nullptr));
+    on_device[name] = ptr;
+  }
+  if (cuda) {
+    Buffers bufs = make_buffers(m, b, 0, std::move(preset));
+    return run_cuda(c, b, scalars, bufs, opt.sanitize != Sanitize::None, on_device);
   }
   DebugConfig dbg;
   dbg.break_if = break_if;
@@ -152,23 +269,8 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     }
     std::cout.flush();
   }
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    const Buffer* buf = bufs.find(std::get<0>(arrays[i]));
-    if (buf && buf->io != BufIO::In && !buf->bytes.empty()) std::memcpy(infos[i].ptr, buf->bytes.data(), buf->bytes.size());
-  }
   py::list findings;
-  for (const Finding& f : report.findings) {
-    py::dict d;
-    d["kind"] = kind_name(f.kind);
-    d["message"] = f.message;
-    d["file"] = f.loc.valid() ? Sources::name(f.loc.file) : std::string();
-    d["line"] = f.loc.line;
-    d["pid"] = py::make_tuple(f.pid[0], f.pid[1], f.pid[2]);
-    d["buffer"] = f.buffer;
-    d["index"] = f.flat_index;
-    d["lanes"] = f.lanes;
-    findings.append(d);
-  }
+  for (const Finding& f : report.findings) findings.append(finding_dict(f));
   py::dict out;
   out["instances"] = report.instances;
   out["findings"] = findings;
@@ -184,6 +286,7 @@ PYBIND11_MODULE(_dtsim, m) {
   using namespace dtsim;
   m.doc() = "dtsim's C++ core: the Triton frontend and the interpreter (use the dtsim package)";
   static py::exception<UserError> compile_error(m, "CompileError");
+  static py::exception<BackendError> backend_error(m, "BackendError");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -191,6 +294,8 @@ PYBIND11_MODULE(_dtsim, m) {
       std::string msg = e.render();
       if (!msg.empty() && msg.back() == '\n') msg.pop_back();
       compile_error(msg.c_str());
+    } catch (const BackendError& e) {
+      backend_error(e.what());
     }
   });
   py::class_<Compiled, std::shared_ptr<Compiled>>(m, "Compiled")
@@ -208,5 +313,19 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},
         py::arg("print_if") = std::vector<std::tuple<std::string, std::vector<std::string>, int>>{},
-        "Runs a compiled kernel on the interpreter over the given arrays (written back in place).");
+        py::arg("backend") = "interp",
+        py::arg("device_arrays") = std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>{},
+        "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place.");
+  m.def(
+      "cuda_available",
+      []() {
+#ifdef DTSIM_HAVE_CUDA
+        std::string why;
+        bool ok = cuda_available(&why);
+        return py::make_tuple(ok, why);
+#else
+        return py::make_tuple(false, std::string("this dtsim was built without the CUDA backend"));
+#endif
+      },
+      "(True, '') when the CUDA backend can launch kernels, else (False, why).");
 }

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # clang, libomp-dev, libclang-rt-dev: the sanitizer and fuzzing build (scripts/sanitize.sh).
-packages=(cmake g++ libxtensor-dev xtl-dev libxsimd-dev doctest-dev libreadline-dev python3 python3-dev python3-numpy pybind11-dev tmux clang libomp-dev libclang-rt-dev)
+packages=(cmake g++ libxtensor-dev xtl-dev libxsimd-dev doctest-dev libreadline-dev python3 python3-dev python3-numpy python3-setuptools python3-pip pybind11-dev tmux clang libomp-dev libclang-rt-dev)
 
 missing=()
 for p in "${packages[@]}"; do

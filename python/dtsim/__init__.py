@@ -14,11 +14,11 @@ import os
 import sys
 
 from . import language
-from ._dtsim import CompileError  # noqa: F401  (re-exported)
+from ._dtsim import BackendError, CompileError  # noqa: F401  (re-exported)
 from . import _dtsim
 
-__all__ = ["jit", "config", "KernelError", "CompileError", "cdiv", "next_power_of_2", "Config", "autotune",
-           "heuristics", "language"]
+__all__ = ["jit", "config", "KernelError", "CompileError", "BackendError", "cdiv", "next_power_of_2", "Config",
+           "autotune", "heuristics", "language"]
 
 
 class KernelError(Exception):
@@ -93,8 +93,10 @@ def config(**options):
     the expressions in the instances where COND holds, at the end of the instance or before the
     statement on LINE; or a list of them), break_if (a condition such as 'pid0==1' or the guide's
     '=1,>0'; a string or a list), break_at ('kernel.py:LINE [if COND]'; a string or a list),
-    backend ('interp'). The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS,
-    DTSIM_ORDER, DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND."""
+    backend ('interp', or 'cuda': the CUDA backend, the arrays copied to the GPU and back, accesses
+    bounds-checked unless sanitize='none'; BackendError at launch without a GPU). The environment
+    sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER, DTSIM_KEEP_GOING=1,
+    DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND."""
     for k, v in options.items():
         if k not in _config:
             raise TypeError("dtsim.config() got an unknown option '%s' (options: %s)" % (k, ", ".join(sorted(_config))))
@@ -102,8 +104,10 @@ def config(**options):
             v = [] if v is None else [v] if isinstance(v, str) else list(v)
         if k == "print_if":
             v = _print_if_list(v)
-        if k == "backend" and v not in ("interp", "interpreter"):
-            raise ValueError("dtsim.config(backend=%r): only the interpreter is available from Python yet" % (v,))
+        if k == "backend":
+            if v not in ("interp", "interpreter", "cuda"):
+                raise ValueError("dtsim.config(backend=%r): the backends are 'interp' and 'cuda'" % (v,))
+            v = "interp" if v == "interpreter" else v
         _config[k] = v
     return dict(_config)
 
@@ -125,9 +129,20 @@ _NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int32": "i3
 _DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
 
 
+class _WritableAlias:
+    """An __array_interface__ over an array's memory, without its read-only flag (see _as_array)."""
+
+    def __init__(self, arr):
+        self.keep = arr  # keeps the producer's memory alive as long as the alias
+        ai = dict(arr.__array_interface__)
+        ai["data"] = (ai["data"][0], False)
+        self.__array_interface__ = ai
+
+
 def _as_array(obj, name):
-    """The numpy view of a tensor argument (no copy): numpy arrays, torch CPU tensors, objects with
-    __array_interface__ or DLPack."""
+    """The numpy view of a tensor argument, without a copy: numpy arrays, torch CPU tensors
+    (tensor.numpy()), objects with __array_interface__ or DLPack (__dlpack__). None for anything
+    else, GPU memory included (see _device_array)."""
     import numpy as np
     if isinstance(obj, np.ndarray):
         return obj
@@ -135,35 +150,98 @@ def _as_array(obj, name):
         return None
     if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch
         if getattr(obj, "is_cuda", False):
-            raise TypeError("argument '%s': a CUDA tensor; dtsim's interpreter needs CPU tensors" % name)
+            return None  # GPU memory: _device_array
         return obj.detach().numpy()
+    if hasattr(obj, "__cuda_array_interface__"):
+        return None
     if hasattr(obj, "__array_interface__"):
         return np.asarray(obj)
     if hasattr(obj, "__dlpack__"):
-        return np.from_dlpack(obj)
+        arr = np.from_dlpack(obj)
+        if not arr.flags.writeable and int(np.__version__.split(".")[0]) < 2:
+            # NumPy 1.x marks every DLPack import read-only, but a DLPack (< 1.0) tensor's memory is
+            # the producer's to write, as Triton kernels do: alias it writable, still without a copy.
+            arr = np.asarray(_WritableAlias(arr))
+        return arr
     return None
+
+
+class _DeviceArray:
+    """GPU memory bound by its device address (backend='cuda'): address, dtype name, the buffer's
+    shape (its shape when C-contiguous, else its span of storage), read-only flag."""
+
+    def __init__(self, ptr, dt, shape, readonly):
+        self.ptr, self.dt, self.shape, self.readonly = ptr, dt, shape, readonly
+
+
+def _device_array(obj, name):
+    """A _DeviceArray for GPU memory (torch CUDA tensors, anything with __cuda_array_interface__),
+    else None."""
+    import numpy as np
+    if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch: only CUDA tensors
+        if getattr(obj, "is_cuda", False) is not True:
+            return None
+        obj = obj.detach()
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is None:
+        return None
+    if not _DTYPE_OF:
+        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
+    dtype = np.dtype(cai["typestr"])
+    dt = _DTYPE_OF.get(dtype)
+    if dt is None:
+        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float16, float32, float64, int32, "
+                        "int64, bool in native byte order)" % (name, cai["typestr"]))
+    ptr, readonly = int(cai["data"][0]), bool(cai["data"][1])
+    shape = tuple(int(d) for d in cai["shape"]) or (1,)
+    strides = cai.get("strides")
+    size = 1
+    for d in shape:
+        size *= d
+    step, contiguous = dtype.itemsize, True
+    if strides is not None:
+        for d, st in zip(reversed(shape), reversed(strides)):
+            contiguous = contiguous and (d <= 1 or st == step)
+            step *= d
+    if contiguous:
+        bshape = list(shape)
+    else:
+        if any(st < 0 or st % dtype.itemsize for st in strides):
+            raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
+        bshape = [1 + sum((d - 1) * st for d, st in zip(shape, strides)) // dtype.itemsize if size else 0]
+    if ptr % dtype.itemsize:
+        raise TypeError("argument '%s': GPU memory not aligned to its element size" % name)
+    return _DeviceArray(ptr, dt, bshape, readonly)
 
 
 def _buffer_of(arr, name):
     """The buffer a pointer argument addresses: the array itself when C-contiguous, else the span
-    of storage from its first to its last element (1-D), as a view. Returns (view, dtype name)."""
+    of storage from its first to its last element (1-D), as a view; bound without a copy. Returns
+    (array to bind, dtype name, converted): an array in non-native byte order or with unaligned data
+    is bound as a native, aligned copy, and `converted` is the span the copy is written back into."""
     import numpy as np
     if not _DTYPE_OF:
         _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
     dt = _DTYPE_OF.get(arr.dtype)
+    convert = False
+    if dt is None and not arr.dtype.isnative:
+        dt = _DTYPE_OF.get(arr.dtype.newbyteorder("="))
+        convert = True
     if dt is None:
         raise TypeError("argument '%s': element type %s is not supported (float16, float32, float64, int32, int64, bool)"
                         % (name, arr.dtype.name))
     if arr.ndim == 0:
         arr = arr.reshape(1)
-    if arr.flags.c_contiguous:
-        return arr, dt
-    if any(s < 0 for s in arr.strides) or any(s % arr.itemsize for s in arr.strides):
-        raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
-    span = 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides)) // arr.itemsize
-    if arr.size == 0:
-        span = 0
-    return np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,)), dt
+    if not arr.flags.c_contiguous:
+        if any(s < 0 for s in arr.strides) or any(s % arr.itemsize for s in arr.strides):
+            raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
+        span = 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides)) // arr.itemsize
+        if arr.size == 0:
+            span = 0
+        arr = np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,))
+    if convert or not arr.flags.aligned:
+        return np.array(arr, dtype=arr.dtype.newbyteorder("="), order="C", copy=True), dt, arr
+    return arr, dt, None
 
 
 def _is_constexpr_param(p):
@@ -272,14 +350,26 @@ class JITFunction(KernelInterface):
         meta = dict(values)
         meta.update(opts)
         g = self._grid(grid, meta)
-        key, compile_args, scalars, buffers, arrays = [g], {}, {}, [], []
+        key, compile_args, scalars, buffers, arrays, converted = [g], {}, {}, [], [], []
         for name, v in values.items():
             arr = _as_array(v, name)
+            if arr is None and not isinstance(v, (int, float, str)) and v is not None:
+                dev = _device_array(v, name)
+                if dev is not None:
+                    if _config["backend"] != "cuda":
+                        raise TypeError("argument '%s': GPU memory (a CUDA tensor); the interpreter needs host arrays "
+                                        "(tensor.cpu(), or dtsim.config(backend='cuda') to run on the GPU)" % name)
+                    buffers.append((name, dev.dt, dev.shape))
+                    arrays.append((name, dev, dev.dt))
+                    key.append((name, dev.dt, tuple(dev.shape)))
+                    continue
             if arr is not None:
-                view, dt = _buffer_of(arr, name)
+                view, dt, orig = _buffer_of(arr, name)
                 buffers.append((name, dt, list(view.shape)))
                 arrays.append((name, view, dt))
                 key.append((name, dt, view.shape))
+                if orig is not None:
+                    converted.append((name, orig, view))
                 continue
             text, typ = _scalar_text(v, name)
             compile_args[name] = text
@@ -297,21 +387,33 @@ class JITFunction(KernelInterface):
         if compiled is None:
             compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g])
             self.cache[key] = compiled
-        return compiled, scalars, arrays, opts
+        for name, view, _ in arrays:
+            if (view.readonly if type(view) is _DeviceArray else not view.flags.writeable) and name in compiled.outputs:
+                raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (self.__name__, name))
+        return compiled, scalars, arrays, opts, converted
 
     def warmup(self, *args, grid, **kwargs):
         """Lowers the kernel for these arguments without running it; returns the compiled kernel."""
         return self.prepare(args, dict(kwargs), grid)[0]
 
     def run(self, *args, grid, warmup=False, **kwargs):
-        compiled, scalars, arrays, opts = self.prepare(args, dict(kwargs), grid)
+        compiled, scalars, arrays, opts, converted = self.prepare(args, dict(kwargs), grid)
         if warmup:
             return compiled
         c = _config
         sys.stdout.flush()
         sys.stderr.flush()
-        result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
-                            list(c["break_if"]), list(c["break_at"]), list(c["print_if"]))
+        device = []
+        if c["backend"] == "cuda" and any(type(a[1]) is _DeviceArray for a in arrays):
+            device = [(n, a.ptr, dt, a.shape) for n, a, dt in arrays if type(a) is _DeviceArray]
+            arrays = [a for a in arrays if type(a[1]) is not _DeviceArray]
+        try:
+            result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
+                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"], device)
+        finally:
+            for name, orig, copy in converted:  # the copies of non-native or unaligned arrays go back
+                if name in compiled.outputs:
+                    orig[...] = copy
         if result["findings"]:
             raise KernelError(result["findings"], result["findings_count"])
         return compiled
@@ -378,6 +480,8 @@ class Autotuner(KernelInterface):
                 arr = _as_array(values[n], n)
                 if arr is not None:
                     arr[...] = 0
+                elif hasattr(values[n], "zero_"):  # a CUDA tensor
+                    values[n].zero_()
         if cfg.pre_hook:
             cfg.pre_hook(_base(self).bind(args, dict(kw), partial=True)[0])
         return self.fn.run(*args, grid=grid, **kw)
@@ -386,6 +490,8 @@ class Autotuner(KernelInterface):
         if os.environ.get("DTSIM_AUTOTUNE", "") != "all" or len(self.configs) == 1:
             return self._launch(self.configs[0], args, grid, kwargs)
         values, _ = _base(self).bind(args, dict(kwargs, **self.configs[0].all_kwargs()), partial=True)
+        if any(_as_array(v, n) is None and _device_array(v, n) is not None for n, v in values.items()):
+            raise TypeError("DTSIM_AUTOTUNE=all compares the configs' outputs on host arrays; pass CPU tensors or numpy arrays")
         arrays = {n: a for n, a in ((n, _as_array(v, n)) for n, v in values.items()) if a is not None}
         before = {n: a.copy() for n, a in arrays.items()}
         results = []

@@ -1,7 +1,7 @@
 """python -m dtsim [OPTIONS] script.py [ARGS...]: runs a Triton script with `import triton` resolved
 to dtsim (kernels run on dtsim's interpreter, findings raise dtsim.KernelError).
 Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shuffle:SEED
-         --keep-going  --break-if=COND  --break-at=FILE:LINE[ if COND]"""
+         --keep-going  --break-if=COND  --break-at=FILE:LINE[ if COND]  --backend=interp|cuda"""
 import os
 import runpy
 import sys
@@ -18,7 +18,7 @@ def main(argv):
             print(__doc__.strip())
             return 0
         name, eq, value = a[2:].partition("=")
-        if name not in ("sanitize", "threads", "order", "keep-going", "break-if", "break-at"):
+        if name not in ("sanitize", "threads", "order", "keep-going", "break-if", "break-at", "backend"):
             print("python -m dtsim: unknown option '%s' (see --help)" % a, file=sys.stderr)
             return 2
         if name == "keep-going":

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -151,7 +152,9 @@ class CudaModuleRunner {
 
   // Allocates device buffers (freeing earlier ones) and copies every buffer of `bufs` to the device;
   // with a pool, takes the pool's buffers of the same name and size instead (uploaded when first made).
-  void upload(const Buffers& bufs, CudaDevicePool* pool = nullptr);
+  // A buffer named in `on_device` is bound to that device address instead (the caller's memory of at
+  // least its size_bytes(), in this process's primary context): never copied, downloaded or freed.
+  void upload(const Buffers& bufs, CudaDevicePool* pool = nullptr, const std::map<std::string, uint64_t>& on_device = {});
   // Launches kernel i asynchronously; kernels of one runner run in launch order.
   void launch(size_t i);
   // Waits for everything launched; a fault throws CudaFault ("<what> failed: <driver message>" and a
@@ -160,7 +163,8 @@ class CudaModuleRunner {
   // After synchronize(): the located failure kernel i recorded, if any (the status buffer is then
   // cleared). `bufs` are the buffers given to upload (for the buffer types in the message).
   std::vector<CudaFinding> check_status(size_t i, const Buffers& bufs);
-  // Copies every Out/InOut/Scratch buffer back into `bufs` (the buffers given to upload).
+  // Copies every Out/InOut/Scratch buffer back into `bufs` (the buffers given to upload), except
+  // those bound to the caller's device memory.
   void download(Buffers& bufs) const;
 
   static constexpr size_t kAllKernels = static_cast<size_t>(-1);

@@ -235,6 +235,7 @@ struct CudaModuleRunner::Impl {
   std::vector<size_t> sizes;
   std::vector<BufIO> io;
   CudaDevicePool* pool = nullptr;  // ptrs belong to the pool (not freed here), and so does the flush buffer
+  std::vector<bool> theirs;  // the caller's device memory (upload's `on_device`): never copied, downloaded or freed
   // Per kernel: one 8-byte cell per parameter holding its value in the ABI type, and pointers to them.
   std::vector<std::vector<std::array<uint8_t, 8>>> cells;
   std::vector<std::vector<void*>> params;
@@ -253,11 +254,12 @@ struct CudaModuleRunner::Impl {
     if (mod) cu.cuModuleUnload(mod);
   }
   void free_buffers() {
-    for (CUdeviceptr p : ptrs)
-      if (p && !pool) cu.cuMemFree(p);
+    for (size_t i = 0; i < ptrs.size(); ++i)
+      if (ptrs[i] && !pool && !theirs[i]) cu.cuMemFree(ptrs[i]);
     ptrs.clear();
     sizes.clear();
     io.clear();
+    theirs.clear();
   }
 };
 
@@ -329,7 +331,7 @@ CudaDevicePool::~CudaDevicePool() {
   if (flush) cu.cuMemFree(static_cast<CUdeviceptr>(flush));
 }
 
-void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
+void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, const std::map<std::string, uint64_t>& on_device) {
   Impl& r = *impl_;
   const Cu& cu = r.cu;
   r.free_buffers();
@@ -337,11 +339,20 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
   std::vector<std::string> keys;
   if (pool)
     for (const Buffer& buf : buffers.list)
-      keys.push_back(buf.name + "|" + std::to_string(scalar_bytes(buf.dtype)) + "|" + std::to_string(buf.bytes.size()) + "|" +
+      keys.push_back(buf.name + "|" + std::to_string(scalar_bytes(buf.dtype)) + "|" + std::to_string(buf.size_bytes()) + "|" +
                      bufio_name(buf.io));
   for (size_t i = 0; i < buffers.list.size(); ++i) {
     const Buffer& buf = buffers.list[i];
     CUdeviceptr d = 0;
+    size_t bytes = buf.size_bytes();  // owned bytes or a view of the caller's memory (Buffer::view)
+    auto given = on_device.find(buf.name);
+    if (given != on_device.end()) {
+      r.ptrs.push_back(static_cast<CUdeviceptr>(given->second));
+      r.sizes.push_back(bytes);
+      r.io.push_back(buf.io);
+      r.theirs.push_back(true);
+      continue;
+    }
     bool fresh = true;
     if (pool) {
       auto& es = pool->entries;
@@ -353,7 +364,7 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
         d = static_cast<CUdeviceptr>(e.ptr);
         fresh = false;
       } else {
-        size_t total = buf.bytes.size();
+        size_t total = bytes;
         for (const auto& e : es) total += e.bytes;
         for (auto e = es.begin(); e != es.end() && total > pool->limit_bytes;) {
           if (std::find(keys.begin(), keys.end(), e->key) != keys.end()) {
@@ -367,13 +378,14 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool) {
       }
     }
     if (fresh) {
-      check(cu, cu.cuMemAlloc(&d, std::max<size_t>(buf.bytes.size(), 1)), "cuMemAlloc");
-      if (pool) pool->entries.push_back({keys[i], static_cast<uint64_t>(d), buf.bytes.size()});
-      if (!buf.bytes.empty()) check(cu, cu.cuMemcpyHtoD(d, buf.bytes.data(), buf.bytes.size()), "cuMemcpyHtoD");
+      check(cu, cu.cuMemAlloc(&d, std::max<size_t>(bytes, 1)), "cuMemAlloc");
+      if (pool) pool->entries.push_back({keys[i], static_cast<uint64_t>(d), bytes});
+      if (bytes) check(cu, cu.cuMemcpyHtoD(d, buf.data(), bytes), "cuMemcpyHtoD");
     }
     r.ptrs.push_back(d);
-    r.sizes.push_back(buf.bytes.size());
+    r.sizes.push_back(bytes);
     r.io.push_back(buf.io);
+    r.theirs.push_back(false);
   }
   r.cells.assign(r.fns.size(), {});
   r.params.assign(r.fns.size(), {});
@@ -467,9 +479,10 @@ void CudaModuleRunner::download(Buffers& buffers) const {
   const Impl& r = *impl_;
   for (size_t i = 0; i < buffers.list.size() && i < r.ptrs.size(); ++i) {
     Buffer& buf = buffers.list[i];
-    if (buf.io == BufIO::In || buf.bytes.empty()) continue;
-    if (buf.bytes.size() != r.sizes[i]) internal_error("CudaDriver", "download into buffers of another shape");
-    check(r.cu, r.cu.cuMemcpyDtoH(buf.bytes.data(), r.ptrs[i], buf.bytes.size()), "cuMemcpyDtoH");
+    size_t bytes = buf.size_bytes();
+    if (buf.io == BufIO::In || bytes == 0 || r.theirs[i]) continue;
+    if (bytes != r.sizes[i]) internal_error("CudaDriver", "download into buffers of another shape");
+    check(r.cu, r.cu.cuMemcpyDtoH(buf.data(), r.ptrs[i], bytes), "cuMemcpyDtoH");
     buf.defined = true;
   }
 }

@@ -101,6 +101,17 @@ void Buffer::set(int64_t i, double v) {
   }
 }
 
+Buffer Buffer::view(std::string name, Scalar dtype, Shape shape, BufIO io, void* mem) {
+  Buffer b;
+  b.name = std::move(name);
+  b.dtype = dtype;
+  b.shape = std::move(shape);
+  b.io = io;
+  b.defined = true;
+  b.external = static_cast<uint8_t*>(mem);
+  return b;
+}
+
 Buffer* Buffers::find(const std::string& name) {
   for (Buffer& b : list)
     if (b.name == name) return &b;

@@ -19,14 +19,24 @@ struct Buffer {
   BufIO io = BufIO::In;
   std::vector<uint8_t> bytes;  // numel * scalar_bytes(dtype); f16/bf16 stored as their 16-bit patterns
   bool defined = false;        // true when the content is input data (In/InOut), false when poisoned
+  // A view of memory the buffer does not own (the Python package binds the caller's arrays this way):
+  // numel * scalar_bytes(dtype) bytes at `external`, read and written in place; `bytes` stays empty.
+  // The owner keeps that memory alive for the run. Shadow state (the sanitizer's "written" bytes,
+  // conflict maps) lives in the executor, never in the buffer, so a view carries none.
+  uint8_t* external = nullptr;
 
   int64_t numel() const { return shape_numel(shape); }
-  template <class T> T* as() { return reinterpret_cast<T*>(bytes.data()); }
-  template <class T> const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
+  size_t size_bytes() const { return static_cast<size_t>(numel()) * static_cast<size_t>(scalar_bytes(dtype)); }
+  uint8_t* data() { return external ? external : bytes.data(); }
+  const uint8_t* data() const { return external ? external : bytes.data(); }
+  template <class T> T* as() { return reinterpret_cast<T*>(data()); }
+  template <class T> const T* as() const { return reinterpret_cast<const T*>(data()); }
   // Element i converted to double (f16/bf16 decoded).
   double get(int64_t i) const;
   // Stores v converted to the buffer's type (f16/bf16 rounded to nearest even; ints truncated).
   void set(int64_t i, double v);
+  // A buffer over `size_bytes()` bytes of caller-owned memory at `mem` (see `external`).
+  static Buffer view(std::string name, Scalar dtype, Shape shape, BufIO io, void* mem);
 };
 
 struct Buffers {

@@ -303,7 +303,7 @@ void write_npy(const std::string& path, const Buffer& b) {
       out.append(reinterpret_cast<const char*>(&f), 4);
     }
   } else {
-    out.append(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
+    out.append(reinterpret_cast<const char*>(b.data()), b.size_bytes());
   }
 
   std::string tmp = path + ".tmp." + std::to_string(::getpid());

@@ -250,7 +250,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   for (size_t bi = 0; bi < rs.binfo.size(); ++bi) {
     Buffer& B = rs.buffers->list[bi];
     RunState::BufInfo& in = rs.binfo[bi];
-    in.data = B.bytes.data();
+    in.data = B.data();
     in.numel = B.numel();
     in.dtype = B.dtype;
     if (opt.sanitize == Sanitize::All) {

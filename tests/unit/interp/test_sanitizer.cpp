@@ -184,3 +184,26 @@ TEST_CASE("every example runs clean; every planted bug is found") {
   CHECK(clean >= 2);
   MESSAGE("examples run: " << clean << " clean, " << bugs << " with planted bugs");
 }
+
+TEST_CASE("Buffer::view: the run reads and writes the caller's memory; the sanitizer's state stays outside it") {
+  Module m = parse_tile(Sources::add("view.tile", kCopyPidN));
+  Bindings b = bind_params(m, {{"n", "100"}});
+  verify_module(m, b);
+  std::vector<int32_t> x(100), z(100, -7);
+  for (int i = 0; i < 100; ++i) x[static_cast<size_t>(i)] = i;
+  Buffers preset;
+  preset.list.push_back(Buffer::view("x", Scalar::I32, {100}, BufIO::In, x.data()));
+  preset.list.push_back(Buffer::view("z", Scalar::I32, {100}, BufIO::Out, z.data()));
+  Buffers bufs = make_buffers(m, b, 1, std::move(preset));
+  REQUIRE(bufs.find("z")->data() == reinterpret_cast<uint8_t*>(z.data()));
+  CHECK(bufs.find("z")->bytes.empty());
+  CHECK(bufs.find("z")->size_bytes() == 400);
+  // Instance 0 copies x[0..64); instance 1 loads x[100..164): out of bounds, and the run stops there.
+  RunReport rep = run_module(m, b, bufs, InterpOptions{});
+  REQUIRE(rep.findings_count == 1);
+  CHECK(rep.findings[0].kind == Finding::OutOfBounds);
+  CHECK(rep.findings[0].pid == std::array<int64_t, 3>{1, 0, 0});
+  for (int i = 0; i < 64; ++i) CHECK(z[static_cast<size_t>(i)] == i);  // written in place before the finding
+  for (int i = 64; i < 100; ++i) CHECK(z[static_cast<size_t>(i)] == -7);
+  CHECK(bufs.find("z")->get(5) == 5);  // Buffer::get reads through the view
+}

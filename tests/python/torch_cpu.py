@@ -1,0 +1,32 @@
+# torch CPU tensors as pointer arguments (bound through tensor.numpy(), without a copy), written in
+# place, including a non-contiguous view. Exits 77 (CTest's skip) when torch is not installed.
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("torch is not installed: skipped")
+    sys.exit(77)
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, sx, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * sx, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+n = 1000
+x = torch.rand(n)
+y = torch.rand(n)
+out = torch.empty(n)
+add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, 1, BLOCK=256)
+assert torch.equal(out, x + y)
+m = torch.rand(n, 3)
+col = m[:, 1]  # stride 3
+add_kernel[(triton.cdiv(n, 256),)](col, y, out, n, 3, BLOCK=256)
+assert torch.equal(out, col + y)
+print("torch CPU tensors: in place")
