@@ -15,6 +15,7 @@
 #include "frontend/DtSpace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
@@ -371,6 +372,106 @@ struct DtScheduleSpace::Impl {
     return out;
   }
 };
+
+namespace {
+// The index of the choice nearest `want` (by ratio: the choices are powers of two or small counts).
+template <class T, class F>
+uint32_t nearest_choice(const std::vector<T>& choices, double want, F value) {
+  uint32_t best = 0;
+  double best_d = 1e300;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    double v = static_cast<double>(value(choices[i]));
+    double d = std::abs(std::log2(std::max(v, 0.5)) - std::log2(std::max(want, 0.5)));
+    if (d < best_d - 1e-9) best_d = d, best = static_cast<uint32_t>(i);
+  }
+  return best;
+}
+}  // namespace
+
+int64_t DtScheduleSpace::own_schedule() const {
+  const Impl& m = *impl_;
+  const DtProgram& p = *m.base;
+  // The fusion configuration: each intermediate's fuse_at, or materialized.
+  std::vector<size_t> choice;
+  for (size_t i = 0; i < m.inter.size(); ++i) {
+    const DtSchedule& s = p.sym(m.inter[i]).sched;
+    size_t j = 0;
+    while (j < m.options[i].size() &&
+           !(m.options[i][j].consumer == s.fuse_into && (s.fuse_into.empty() || m.options[i][j].level == s.fuse_level)))
+      ++j;
+    if (j == m.options[i].size()) return -1;
+    choice.push_back(j);
+  }
+  DtSpacePoint pt;
+  while (pt.config < m.configs.size() && m.configs[pt.config].choice != choice) ++pt.config;
+  if (pt.config == m.configs.size()) return -1;
+  for (const KernelSpace& k : m.configs[pt.config].kernels) {
+    const DtSchedule& s = p.sym(k.func).sched;
+    auto tile_of = [&](const std::string& d, int64_t whole) -> double {
+      auto it = s.tensorize.find(d);
+      if (it == s.tensorize.end()) return 1;
+      return it->second.first == 0 ? static_cast<double>(whole) : static_cast<double>(it->second.first);
+    };
+    uint64_t subset = 0;
+    std::vector<uint32_t> digits;
+    std::vector<std::string> blocked;
+    for (size_t i = 0; i < k.blockable.size(); ++i) {
+      const std::string& d = k.blockable[i];
+      int64_t whole = dt_next_pow2(m.size_of(d));
+      auto b = std::find_if(s.block.begin(), s.block.end(), [&](const auto& x) { return x.first == d; });
+      if (b == s.block.end()) {
+        digits.push_back(nearest_choice(k.unblocked[i], tile_of(d, whole), [](int64_t t) { return t; }));
+        continue;
+      }
+      subset |= uint64_t(1) << i;
+      blocked.push_back(d);
+      double want_b = static_cast<double>(b->second), want_t = std::min(tile_of(d, b->second), want_b);
+      // nearest block first, then the nearest tile among that block's pairs
+      uint32_t bi = nearest_choice(k.blocked[i], want_b, [](const auto& pr) { return pr.first; });
+      int64_t blk = k.blocked[i][bi].first;
+      uint32_t best = bi;
+      double best_d = 1e300;
+      for (size_t j = 0; j < k.blocked[i].size(); ++j) {
+        if (k.blocked[i][j].first != blk) continue;
+        double dd = std::abs(std::log2(static_cast<double>(k.blocked[i][j].second)) - std::log2(std::max(want_t, 1.0)));
+        if (dd < best_d - 1e-9) best_d = dd, best = static_cast<uint32_t>(j);
+      }
+      digits.push_back(best);
+    }
+    for (size_t i = 0; i < k.tiled.size(); ++i)
+      digits.push_back(nearest_choice(k.tiles[i], tile_of(k.tiled[i], dt_next_pow2(m.size_of(k.tiled[i]))), [](int64_t t) { return t; }));
+    // The map digit: the order of the blocked dims (as calls() numbers them) and the split.
+    uint32_t map = 0;
+    if (blocked.size() >= 2) {
+      std::vector<std::string> want(blocked.rbegin(), blocked.rend());  // no map call: the default order
+      int64_t factor = 0;
+      if (!s.map.empty()) {
+        std::vector<std::string> order;
+        for (const DtMapItem& it : s.map)
+          if (!it.is_inner && std::find(blocked.begin(), blocked.end(), it.dim) != blocked.end()) order.push_back(it.dim);
+        if (order.size() == blocked.size()) want = order;
+        if (!s.map.empty() && s.map[0].factor > 0) factor = s.map[0].factor;
+      }
+      size_t per_order = 1 + m.lim.splits.size();
+      uint64_t perms = factorial(blocked.size());
+      std::vector<std::string> order = blocked;
+      uint64_t perm = 0;
+      for (uint64_t n = 0; n < perms && order != want; ++n, ++perm) std::next_permutation(order.begin(), order.end());
+      if (order != want) perm = 0;
+      uint32_t split = 0;
+      if (factor > 0)
+        split = 1 + nearest_choice(m.lim.splits, static_cast<double>(factor), [](int64_t f) { return f; });
+      map = static_cast<uint32_t>(perm * per_order + split);
+    }
+    digits.push_back(map);
+    digits.push_back(nearest_choice(m.lim.warps, s.num_warps, [](int w) { return w; }));
+    if (k.has_dot) digits.push_back(nearest_choice(m.lim.stages, s.num_stages, [](int st) { return st; }));
+    else digits.push_back(nearest_choice(m.lim.loop_stages, s.num_stages >= 2 ? 3 : 1, [](int st) { return st; }));
+    pt.subset.push_back(subset);
+    pt.digits.push_back(digits);
+  }
+  return static_cast<int64_t>(m.index(pt));
+}
 
 DtScheduleSpace::DtScheduleSpace(const DtProgram& p, const DtSpaceLimits& limits) : impl_(std::make_unique<Impl>()) {
   impl_->base = std::make_shared<DtProgram>(p);

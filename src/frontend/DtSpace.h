@@ -55,6 +55,11 @@ class DtScheduleSpace {
   // halved, a dim blocked by its tile or unblocked keeping its tile, the next map order, num_warps or
   // num_stages), within the same fusion configuration.
   std::vector<uint64_t> neighbours(uint64_t index) const;
+  // The point nearest the program's own schedule (the one the space was built from): its fusions,
+  // blocked dims, map order and split, and each size, warp and stage count rounded to the nearest
+  // choice of the space. -1 when the space has no such fusion configuration (e.g. the program
+  // materializes an intermediate and the space does not).
+  int64_t own_schedule() const;
 
   // A copy of the program (sizes as bound in the program given to the constructor) with schedule
   // `index`, its schedule resolved (not lowered: lower_dt decides the rest of its legality); `text`

@@ -335,10 +335,16 @@ class Search {
     return s;
   }
 
-  // The next candidates: in order (exhaustive); at random for the first half of the search or while
-  // nothing is timed; then the unseen neighbours of the best timed ones, topped up at random.
+  // The next candidates: in order (exhaustive); else the point nearest the file's own schedule first,
+  // at random for the first half of the search or while nothing is timed, then the unseen
+  // neighbours of the best timed ones, topped up at random.
   std::vector<std::pair<uint64_t, std::string>> next_round(uint64_t want, double progress) {
     std::vector<std::pair<uint64_t, std::string>> out;
+    if (!exhaustive_ && !own_drawn_) {
+      own_drawn_ = true;
+      int64_t own = space_.own_schedule();
+      if (own >= 0 && want > 0 && seen_.insert(static_cast<uint64_t>(own)).second) out.push_back({static_cast<uint64_t>(own), "own"});
+    }
     if (exhaustive_) {
       while (out.size() < want && next_ < space_.size()) {
         uint64_t i = next_++;
@@ -560,6 +566,7 @@ class Search {
   std::mt19937_64 rng_;
   Checker checker_;
   bool exhaustive_ = false;
+  bool own_drawn_ = false;  // the point nearest the file's schedule was drawn
   uint64_t goal_ = 0, legal_ = 0;  // legal_: candidates lowered at the requested sizes
   uint64_t next_ = 0;
   std::set<uint64_t> seen_;

@@ -131,3 +131,37 @@ TEST_CASE("coverage: a split map covers block x factor") {
   }
   CHECK(saw_split);
 }
+
+TEST_CASE("own_schedule: the point nearest the file's schedule, with its fusions, blocks, tiles, map, warps, stages") {
+  // Every choice of this schedule is in the space: the point gives back the same calls.
+  auto p = parse_text("own.dt",
+                      "Func f; In A; Var x = 64, y = 32;\nf[x, y] = A[x, y] + 1.0;\n"
+                      "f.block(x:32, y:16);\nf.tensorize(x:16, y:16);\nf.map(x, y);\nf.num_warps(2);\nf.num_stages(1);\nf.compile();\n");
+  DtScheduleSpace s(*p);
+  int64_t own = s.own_schedule();
+  REQUIRE(own >= 0);
+  std::string text;
+  (void)s.apply(static_cast<uint64_t>(own), &text);
+  CHECK(text.find("f.block(x:32, y:16);") != std::string::npos);
+  CHECK(text.find("f.tensorize(x:16, y:16);") != std::string::npos);
+  CHECK(text.find("f.map(x, y);") != std::string::npos);  // not the default order (y, x)
+  CHECK(text.find("f.num_warps(2);") != std::string::npos);
+  CHECK(text.find("f.num_stages(1);") != std::string::npos);
+  // Fusion and a whole dim (tensorize(y:0)), from the row-norm program.
+  auto q = parse_text("own_norm.dt", kRowNorm);
+  DtScheduleSpace t(*q);
+  int64_t o2 = t.own_schedule();
+  REQUIRE(o2 >= 0);
+  std::string text2;
+  (void)t.apply(static_cast<uint64_t>(o2), &text2);
+  CHECK(text2.find("t.fuse_at(s, x);") != std::string::npos);
+  CHECK(text2.find("y:0") != std::string::npos);
+  // Sizes outside the space's choices round to the nearest: a block of 3000 becomes 2048 or 4096.
+  auto r = parse_text("own_round.dt", "Func f; In A; Var x = 8192;\nf[x] = A[x] * 2.0;\nf.block(x:3000);\nf.compile();\n");
+  DtScheduleSpace u(*r);
+  int64_t o3 = u.own_schedule();
+  REQUIRE(o3 >= 0);
+  std::string text3;
+  (void)u.apply(static_cast<uint64_t>(o3), &text3);
+  CHECK((text3.find("f.block(x:2048);") != std::string::npos || text3.find("f.block(x:4096);") != std::string::npos));
+}
