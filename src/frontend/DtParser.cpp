@@ -264,8 +264,20 @@ class Parser {
     p_.calls.push_back(c);
   }
 
+  // Nesting (parentheses, unary minus, call arguments) is bounded, so that no input overflows the stack.
+  static constexpr int kMaxDepth = 200;
+  int depth_ = 0;
+  struct DepthGuard {
+    Parser& p;
+    DepthGuard(Parser& pp, const SourceLoc& at) : p(pp) {
+      if (++p.depth_ > kMaxDepth) user_error(at, "expression nested too deeply (more than 200 levels)");
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+
   // expr ::= add [CMP add]
   DtExprP parse_expr() {
+    DepthGuard guard(*this, peek().loc);
     DtExprP a = parse_add();
     static const std::set<std::string> cmps = {"<", "<=", ">", ">=", "==", "!="};
     if (peek().kind == Tok::Punct && cmps.count(peek().text)) {
@@ -295,6 +307,7 @@ class Parser {
   // unary ::= '-' unary | primary
   DtExprP parse_unary() {
     if (peek().kind == Tok::Punct && peek().text == "-") {
+      DepthGuard guard(*this, peek().loc);
       Token m = next();
       auto e = std::make_shared<DtExpr>();
       e->kind = DtExprKind::Neg;

@@ -238,6 +238,8 @@ void exec_assert(Ctx& c, const Stmt& s) {
 // One trip of loop `s` (for or while): its body, then the debugger's after-iteration hook. False
 // when the body returned (the loop is then taken off the loop stack).
 bool loop_trip(Ctx& c, const Stmt& s, DebugHooks* hooks) {
+  // A trip of an empty body counts as one statement, so --max-steps and --timeout bound it too.
+  if (s.body.empty() && ++c.steps >= c.step_check) [[unlikely]] step_poll(c, s);
   if (exec_block(c, s.body) == Flow::Return) {
     c.f->loop_stack.pop_back();
     return false;

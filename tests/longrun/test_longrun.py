@@ -60,6 +60,14 @@ def case_max_steps():
     check(r.returncode == 1 and re.search(r"runaway_while\.tile:5:3: error: program instance exceeded its budget of 500 "
                                           r"statements \(--max-steps\) in this while loop", r.stderr) is not None,
           "an endless while loop is not stopped at its line by --max-steps", text(r))
+    spin = os.path.join(os.path.dirname(RUNAWAY), "spin_empty.tile")
+    r, _ = dtsim("run", spin, "--max-steps", "1000")
+    check(r.returncode == 1 and re.search(r"spin_empty\.tile:5:3: error: program instance exceeded its budget of 1000 "
+                                          r"statements \(--max-steps\) in this while loop", r.stderr) is not None,
+          "a while loop with an empty body is not stopped by --max-steps", text(r))
+    r, _ = dtsim("run", spin, "--timeout", "0.5")
+    check(r.returncode == 1 and re.search(r"spin_empty\.tile:5:3: error: run stopped after 0\.5 s \(--timeout\)", r.stderr) is not None,
+          "a while loop with an empty body is not stopped by --timeout", text(r))
     r, _ = dtsim("run", RUNAWAY, "--max-steps", "0")
     check(r.returncode == 2 and "'--max-steps' expects an integer" in r.stderr, "--max-steps 0 accepted", text(r))
 
