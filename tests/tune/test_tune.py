@@ -135,6 +135,8 @@ def csv_json(dtsim, src):
         check(list(rows[0].keys()) == ["index", "status", "phase", "ms", "gbps", "tflops", "reason", "schedule"], "CSV columns", r)
         check(all(row["status"] in STATUSES for row in rows), "known statuses", r)
         check(all("dyt.compile();" in row["schedule"] for row in rows), "the schedule text in every row", r)
+        check(rows[0]["phase"] == "own" and rows[0]["schedule"].startswith("dyt.block(x:1, y:1024); dyt.tensorize(y:1024);"),
+              "the first candidate is the file's own schedule (phase own)", r)
         timed = [row for row in rows if row["status"] == "timed"]
         if timed:
             check(os.path.exists(out_svg) and open(out_svg).read().startswith("<svg"), "an SVG when something was timed", r)
