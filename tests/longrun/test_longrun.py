@@ -98,8 +98,10 @@ def case_out_checked_first():
     check(r.returncode == 0 and os.path.exists(os.path.join(TMP, "z.npy")), "a good --out path failed", text(r))
 
 
-def finish(s, timeout=60):
-    """Waits for the process to end, then reads what it wrote that is still in the terminal."""
+def finish(s, timeout=150):
+    """Waits for the process to end, then reads what it wrote that is still in the terminal. The
+    wait is generous: under the sanitizer build on a loaded 2-core machine an instance boundary can
+    be seconds away."""
     rc = s.wait(timeout=timeout)
     import select
     while True:

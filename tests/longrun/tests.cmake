@@ -8,5 +8,5 @@ foreach(c ${DTSIM_LONGRUN_CASES})
   add_test(NAME longrun/${c}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_longrun.py $<TARGET_FILE:dtsim>
                    ${CMAKE_SOURCE_DIR} ${c})
-  set_tests_properties(longrun/${c} PROPERTIES LABELS e2e TIMEOUT 120 SKIP_RETURN_CODE 77)
+  set_tests_properties(longrun/${c} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
