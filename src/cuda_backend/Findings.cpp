@@ -5,26 +5,13 @@
 #include <cstring>
 
 #include "cuda_backend/NvvmEmitter.h"
+#include "host/Buffers.h"
 
 namespace dtsim {
 
 namespace {
 std::string pid_text(const std::array<int64_t, 3>& p) {
   return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
-}
-// "[i, j]" of a flat index in a row-major shape (floor division, as the interpreter prints it).
-std::string index_text(int64_t flat, const Shape& s) {
-  std::vector<int64_t> idx(s.size());
-  for (size_t i = s.size(); i-- > 1;) {
-    int64_t d = s[i], q = flat / d, rem = flat % d;
-    if (rem < 0) rem += d, --q;
-    idx[i] = rem;
-    flat = q;
-  }
-  if (!s.empty()) idx[0] = flat;
-  std::string out = "[";
-  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + std::to_string(idx[i]);
-  return out + "]";
 }
 }  // namespace
 

@@ -25,6 +25,7 @@
 #include "cuda_backend/Cuda.h"
 #include "difftest/Worker.h"
 #include "frontend/DT.h"
+#include "host/Buffers.h"
 #include "host/Npy.h"
 #include "interp/Interp.h"
 #include "interp/RunControl.h"
@@ -170,16 +171,6 @@ Tol tolerance(Scalar s) {
   return {0, 0};
 }
 
-std::string index_str(const Shape& s, int64_t flat) {
-  std::vector<int64_t> idx(s.size());
-  for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
-    idx[static_cast<size_t>(d)] = flat % s[static_cast<size_t>(d)];
-    flat /= s[static_cast<size_t>(d)];
-  }
-  std::string r = "[";
-  for (size_t i = 0; i < idx.size(); ++i) r += (i ? ", " : "") + std::to_string(idx[i]);
-  return r + "]";
-}
 
 // Where a buffer is stored: the first store whose pointer names it.
 std::string store_site(const Module& m, const std::string& buf) {
@@ -223,7 +214,7 @@ std::string compare(const Module& m, const Buffers& ref, const Buffers& gpu, con
       if (bad) {
         std::ostringstream s;
         s.precision(9);
-        s << "mismatch in '" << r.name << "' (" << scalar_name(r.dtype) << shape_str(r.shape) << ") at " << index_str(r.shape, j)
+        s << "mismatch in '" << r.name << "' (" << scalar_name(r.dtype) << shape_str(r.shape) << ") at " << index_text(j, r.shape)
           << " (flat " << j << "): " << other << " " << a << ", interpreter " << b << "\n" << store_site(m, r.name);
         return s.str();
       }

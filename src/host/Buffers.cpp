@@ -205,4 +205,22 @@ Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers 
   return out;
 }
 
+std::string index_text(int64_t flat, const Shape& s) {
+  std::vector<int64_t> idx(s.size());
+  for (size_t i = s.size(); i-- > 1;) {
+    if (s[i] == 0) {  // no elements: nothing to divide by
+      idx[i] = 0;
+      continue;
+    }
+    int64_t d = s[i], q = flat / d, r = flat % d;
+    if (r < 0) r += d, --q;
+    idx[i] = r;
+    flat = q;
+  }
+  if (!s.empty()) idx[0] = flat;
+  std::string out = "[";
+  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + std::to_string(idx[i]);
+  return out + "]";
+}
+
 }  // namespace dtsim

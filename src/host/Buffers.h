@@ -64,4 +64,8 @@ Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers 
 // zeros), i1 random. The stream depends only on (seed, buffer name).
 void fill_random(Buffer& buf, uint64_t seed);
 
+// "[i, j]" of a flat element index in a row-major shape, as findings and mismatches print it (floor
+// division, so a negative index stays readable; dims after an empty one show 0).
+std::string index_text(int64_t flat, const Shape& shape);
+
 }  // namespace dtsim

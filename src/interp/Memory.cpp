@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "host/Buffers.h"
 #include "interp/Elem.h"
 
 namespace dtsim::exec {
@@ -95,20 +96,6 @@ void ConflictMap::densify() {
 
 namespace {
 
-// "[i, j]" of a flat index in a row-major shape (floor division, so negative indices stay readable).
-std::string index_str(int64_t flat, const Shape& s) {
-  std::vector<int64_t> idx(s.size());
-  for (size_t i = s.size(); i-- > 1;) {
-    int64_t d = s[i], q = flat / d, r = flat % d;
-    if (r < 0) r += d, --q;
-    idx[i] = r;
-    flat = q;
-  }
-  if (!s.empty()) idx[0] = flat;
-  std::string out = "[";
-  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + std::to_string(idx[i]);
-  return out + "]";
-}
 
 SourceLoc where_loc(const Ctx& c, SourceLoc fallback) { return c.stmt && c.stmt->loc.valid() ? c.stmt->loc : fallback; }
 
@@ -161,7 +148,7 @@ std::pair<int32_t, int32_t> other_reader(ConflictMap& cm, size_t off, int32_t me
 std::string access_details(const Ctx& c, const Buffer& B, const Issue& is, int64_t active, const char* what) {
   std::ostringstream os;
   os << "  buffer " << B.name << ": " << Type{B.dtype, false, B.shape}.str() << "; first bad lane " << is.lane << " -> flat index "
-     << is.off << " (index " << index_str(is.off, B.shape) << "); " << is.count << " of " << active << " active lanes " << what
+     << is.off << " (index " << index_text(is.off, B.shape) << "); " << is.count << " of " << active << " active lanes " << what
      << "; pid " << pid_str(c.f->pid) << "\n";
   return os.str();
 }
@@ -180,7 +167,7 @@ void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, co
 
 void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, int64_t active, bool storing) {
   auto me = c.f->pid, other = unlinear(is.other, c.f->grid);
-  std::string elem = B.name + "[" + std::to_string(is.off) + "] (index " + index_str(is.off, B.shape) + ")";
+  std::string elem = B.name + "[" + std::to_string(is.off) + "] (index " + index_text(is.off, B.shape) + ")";
   std::string head;
   Finding::Kind kind = Finding::ReadWrite;
   if (storing && is.other_wrote) {
