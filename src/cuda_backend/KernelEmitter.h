@@ -170,8 +170,9 @@ class KernelEmitter {
   void store_mem(Scalar s, const std::string& ptr, const std::string& v);
   std::string from_mem(Scalar s, const std::string& x);  // memory bits -> register value
   std::string to_mem(Scalar s, const std::string& v);    // register value -> memory bits
-  std::vector<std::string> load_vec(Scalar s, const std::string& ptr, int w);
-  void store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v);
+  // Global memory by default; addrspace 3: shared memory (element types stored as they are held).
+  std::vector<std::string> load_vec(Scalar s, const std::string& ptr, int w, int addrspace = 1);
+  void store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v, int addrspace = 1);
   std::string constant(Scalar s, double f, int64_t i, bool from_float);
   std::string trap_if(const std::string& cond);
 

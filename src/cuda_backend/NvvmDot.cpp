@@ -370,14 +370,8 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
           xs.push_back(x);
         }
         std::string p = smem_ptr(st_type, off, i);
-        if (w == 1) {
-          line("store " + st + " " + xs[0] + ", " + st + " addrspace(3)* " + p);
-          continue;
-        }
-        std::string vt = "<" + std::to_string(w) + " x " + st + ">", acc = "undef";
-        for (int j = 0; j < w; ++j) acc = op("insertelement " + vt + " " + acc + ", " + st + " " + xs[static_cast<size_t>(j)] + ", i32 " + std::to_string(j));
-        std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to " + vt + " addrspace(3)*");
-        line("store " + vt + " " + acc + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(w * eb_bytes));
+        if (w == 1) line("store " + st + " " + xs[0] + ", " + st + " addrspace(3)* " + p);
+        else store_vec(rt, p, xs, 3);
       }
     });
   };
@@ -417,10 +411,7 @@ std::vector<std::string> KernelEmitter::fma_tiles(const Dist& D, int64_t K, Scal
       out.push_back(op("load " + st + ", " + st + " addrspace(3)* " + p));
       return;
     }
-    std::string vt = "<" + std::to_string(w) + " x " + st + ">";
-    std::string vp = op("bitcast " + st + " addrspace(3)* " + p + " to " + vt + " addrspace(3)*");
-    std::string vv = op("load " + vt + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(w * eb_bytes));
-    for (int64_t j = 0; j < w; ++j) out.push_back(op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j)));
+    for (std::string& x : load_vec(rt, p, static_cast<int>(w), 3)) out.push_back(x);
   };
   // k steps per read of A: 16-byte vectors along k where the rows allow, holding at most 16 values of
   // A at a time (a thread's rows times the vector).

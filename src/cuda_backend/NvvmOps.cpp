@@ -273,24 +273,25 @@ void KernelEmitter::store_mem(Scalar s, const std::string& ptr, const std::strin
   line("store " + mt + " " + to_mem(s, v) + ", " + mt + " addrspace(1)* " + ptr + ", align " + std::to_string(scalar_bytes(s)));
 }
 
-// `w` consecutive elements from `ptr`, which is aligned to the vector's size (ld.global.v2/v4).
-std::vector<std::string> KernelEmitter::load_vec(Scalar s, const std::string& ptr, int w) {
-  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">";
-  std::string vp = op("bitcast " + mt + " addrspace(1)* " + ptr + " to " + vt + " addrspace(1)*");
-  std::string vv = op("load " + vt + ", " + vt + " addrspace(1)* " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
+// `w` consecutive elements from `ptr`, which is aligned to the vector's size (ld.global.v2/v4, or
+// ld.shared with addrspace 3).
+std::vector<std::string> KernelEmitter::load_vec(Scalar s, const std::string& ptr, int w, int addrspace) {
+  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">", as = " addrspace(" + std::to_string(addrspace) + ")*";
+  std::string vp = op("bitcast " + mt + as + " " + ptr + " to " + vt + as);
+  std::string vv = op("load " + vt + ", " + vt + as + " " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
   std::vector<std::string> out;
   for (int j = 0; j < w; ++j) out.push_back(from_mem(s, op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j))));
   return out;
 }
 
-void KernelEmitter::store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v) {
+void KernelEmitter::store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v, int addrspace) {
   int w = static_cast<int>(v.size());
-  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">";
+  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">", as = " addrspace(" + std::to_string(addrspace) + ")*";
   std::string acc = "undef";
   for (int j = 0; j < w; ++j)
     acc = op("insertelement " + vt + " " + acc + ", " + mt + " " + to_mem(s, v[static_cast<size_t>(j)]) + ", i32 " + std::to_string(j));
-  std::string vp = op("bitcast " + mt + " addrspace(1)* " + ptr + " to " + vt + " addrspace(1)*");
-  line("store " + vt + " " + acc + ", " + vt + " addrspace(1)* " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
+  std::string vp = op("bitcast " + mt + as + " " + ptr + " to " + vt + as);
+  line("store " + vt + " " + acc + ", " + vt + as + " " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
 }
 
 }  // namespace dtsim::nvvm
