@@ -42,24 +42,20 @@ KernelEmitter::BoundsCheck KernelEmitter::begin_bounds(bool store, const ExprP& 
 std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                                         const std::string& active, const std::string& counted) {
   std::string pty = mem_type(elem) + " addrspace(1)*";
+  std::string pi = op("ptrtoint " + pty + " " + ptr_reg + " to i64");
   std::string bytes = std::to_string(scalar_bytes(elem));
-  std::vector<const Param*> bufs = bc.bufs;
   // Per buffer: the first element's offset (exact: every buffer is aligned beyond its element size,
   // so differences are whole elements) and the extent.
-  auto offsets_of = [&](const std::string& ptr) {
-    std::string pi = op("ptrtoint " + pty + " " + ptr + " to i64");
-    std::vector<std::pair<std::string, int64_t>> offs;
-    for (const Param* p : bufs) {
-      int64_t extent = 1;
-      for (const ExprP& x : p->shape) extent *= eval_param_expr(x, b_).as_int();
-      std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p->slot)]);
-      std::string base = op("ptrtoint " + bty + " %p." + p->name + " to i64");
-      offs.emplace_back(op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes), extent);
-    }
-    return offs;
-  };
+  std::vector<std::pair<std::string, int64_t>> offs;
+  for (const Param* p : bc.bufs) {
+    int64_t extent = 1;
+    for (const ExprP& x : p->shape) extent *= eval_param_expr(x, b_).as_int();
+    std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p->slot)]);
+    std::string base = op("ptrtoint " + bty + " %p." + p->name + " to i64");
+    offs.emplace_back(op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes), extent);
+  }
   // Whether element j is in bounds of some buffer (negative offsets wrap to large unsigned ones).
-  auto in_bounds = [this](const std::vector<std::pair<std::string, int64_t>>& offs, int j) {
+  auto in_bounds = [this, offs](int j) {
     std::string ok;
     for (auto& [off, extent] : offs) {
       std::string oj = j ? op("add i64 " + off + ", " + std::to_string(j)) : off;
@@ -68,20 +64,20 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
     }
     return ok;
   };
-  auto offs = offsets_of(ptr_reg);
   std::string all_ok;
   if (offs.size() == 1 && offs[0].second >= w) {
     // The w consecutive elements lie in [0, extent) iff the first lies in [0, extent - w].
     all_ok = op("icmp ult i64 " + offs[0].first + ", " + std::to_string(offs[0].second - w + 1));
   } else {
-    for (int j = 0; j < w; ++j) all_ok = j ? op("and i1 " + all_ok + ", " + in_bounds(offs, j)) : in_bounds(offs, j);
+    for (int j = 0; j < w; ++j) all_ok = j ? op("and i1 " + all_ok + ", " + in_bounds(j)) : in_bounds(j);
   }
   std::string cnt = active == "true" ? counted : counted == "true" ? active : op("and i1 " + active + ", " + counted);
   std::string fails = op("and i1 " + op("xor i1 " + all_ok + ", true") + ", " + cnt);
   bc.bad = bc.bad == "false" ? fails : op("or i1 " + bc.bad + ", " + fails);
   // Lane by lane, only where the instance fails: counts, the first failing lane, its buffer index.
+  std::string first_off = offs[0].first;
   Shape tile = bc.tile;
-  bc.lanes.push_back([this, in_bounds, o = offs, tile, d, r0, w, c = cnt](CheckAcc& a) {
+  bc.lanes.push_back([this, in_bounds, first_off, tile, d, r0, w, cnt](CheckAcc& a) {
     // Lanes as the thread's flat base plus each register's constant offset (coords() of every
     // register would be values kept from the kernel's entry, live across every loop).
     std::string base = "0";
@@ -91,7 +87,7 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
       base = flat_of(tile, tp);
     }
     for (int j = 0; j < w; ++j) {
-      std::string f = op("and i1 " + op("xor i1 " + in_bounds(o, j) + ", true") + ", " + c);
+      std::string f = op("and i1 " + op("xor i1 " + in_bounds(j) + ", true") + ", " + cnt);
       std::string lane = base;
       if (!tile.empty()) {
         Coord rc = d.reg_coord(r0 + j);
@@ -99,8 +95,8 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
         for (size_t i = 0; i < tile.size(); ++i) flat = flat * tile[i] + rc[i];
         if (flat) lane = op("add i32 " + base + ", " + std::to_string(flat));
       }
-      std::string oj = j ? op("add i64 " + o[0].first + ", " + std::to_string(j)) : o[0].first;
-      check_lane(a, f, c, lane, oj);
+      std::string oj = j ? op("add i64 " + first_off + ", " + std::to_string(j)) : first_off;
+      check_lane(a, f, cnt, lane, oj);
     }
   });
   return all_ok;
