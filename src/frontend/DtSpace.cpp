@@ -427,16 +427,10 @@ int64_t DtScheduleSpace::own_schedule() const {
       blocked.push_back(d);
       double want_b = static_cast<double>(b->second), want_t = std::min(tile_of(d, b->second), want_b);
       // nearest block first, then the nearest tile among that block's pairs
-      uint32_t bi = nearest_choice(k.blocked[i], want_b, [](const auto& pr) { return pr.first; });
-      int64_t blk = k.blocked[i][bi].first;
-      uint32_t best = bi;
-      double best_d = 1e300;
-      for (size_t j = 0; j < k.blocked[i].size(); ++j) {
-        if (k.blocked[i][j].first != blk) continue;
-        double dd = std::abs(std::log2(static_cast<double>(k.blocked[i][j].second)) - std::log2(std::max(want_t, 1.0)));
-        if (dd < best_d - 1e-9) best_d = dd, best = static_cast<uint32_t>(j);
-      }
-      digits.push_back(best);
+      int64_t blk = k.blocked[i][nearest_choice(k.blocked[i], want_b, [](const auto& pr) { return pr.first; })].first;
+      digits.push_back(nearest_choice(k.blocked[i], want_t, [&](const auto& pr) {
+        return pr.first == blk ? static_cast<double>(pr.second) : HUGE_VAL;
+      }));
     }
     for (size_t i = 0; i < k.tiled.size(); ++i)
       digits.push_back(nearest_choice(k.tiles[i], tile_of(k.tiled[i], dt_next_pow2(m.size_of(k.tiled[i]))), [](int64_t t) { return t; }));
