@@ -69,13 +69,14 @@ std::string emit_layouts(const Module& m, const Bindings& b, const CudaOptions& 
 std::string compile_ptx(const std::string& nvvm_ir, const CudaOptions& opt = {});
 
 // Runs `ptxas -arch=<arch> [-v]` on PTX as a whole program. ok=false with the log on failure;
-// `log` holds the -v resource report (registers, spills) on success.
+// `log` holds the -v resource report (registers, spills) on success, and with `cubin_out` the cubin is
+// stored there (written whole).
 struct PtxasResult {
   bool ok = false;
   bool available = true;  // false when no ptxas was found
   std::string log;
 };
-PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, bool verbose = false);
+PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, bool verbose = false, const std::string& cubin_out = "");
 
 // The cubin cache next to the PTX cache (CudaOptions::ptx_cache_dir): `cached_cubin` returns the
 // cubin ptxas made for this PTX and arch earlier ("" when none); `precompile_cuda_module` compiles a

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cuda_backend/Cache.h"
 #include "cuda_backend/Cuda.h"
 
 namespace dtsim {
@@ -124,38 +125,13 @@ std::string write_temp(const std::string& text, const char* suffix) {
 }
 
 std::atomic<int64_t> g_cache_hits{0}, g_cache_misses{0};
-std::atomic<int64_t> g_tmp_counter{0};
 
-uint64_t fnv1a64(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-// The cache file of one compilation: two independent 64-bit hashes of everything that decides the PTX.
+// The cache file of one compilation: everything that decides the PTX.
 std::string cache_path(const std::string& dir, const std::string& ir, const std::vector<std::string>& opts, const std::string& ld) {
   std::string key = ir;
   for (const std::string& o : opts) key += "\n" + o;
   key += "\n" + ld + "\n" + std::to_string(std::filesystem::exists(ld) ? std::filesystem::file_size(ld) : 0);
-  char name[48];
-  std::snprintf(name, sizeof name, "%016llx%016llx.ptx", static_cast<unsigned long long>(fnv1a64(key)),
-                static_cast<unsigned long long>(fnv1a64(key, 0x84222325cbf29ce4ull)));
-  return (std::filesystem::path(dir) / name).string();
-}
-
-// Stores `ptx` under `path` (temporary file + rename, so a concurrent reader never sees half a file).
-// A cache that cannot be written is no error: the next run compiles again.
-void cache_store(const std::string& path, const std::string& ptx) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_tmp_counter++);
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return;
-    f << ptx;
-    if (!f) return;
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  return cache::file(dir, key, ".ptx");
 }
 
 std::string compile_ptx_uncached(const std::string& ir, const CudaOptions& opt);
@@ -169,23 +145,58 @@ std::string compile_ptx(const std::string& ir, const CudaOptions& opt) {
   std::string target = opt.arch.empty() ? "sm_90" : opt.arch;
   std::vector<std::string> key = {target, opt.fast_math ? "fast" : "ieee"};
   std::string path = cache_path(opt.ptx_cache_dir, ir, key, libdevice_path());
-  {
-    std::ifstream f(path, std::ios::binary);
-    if (f) {
-      std::stringstream ss;
-      ss << f.rdbuf();
-      std::string ptx = ss.str();
-      if (!ptx.empty() && ptx.find(".entry") != std::string::npos) {
-        ++g_cache_hits;
-        return ptx;
-      }
-    }
+  std::string ptx = cache::load(path);
+  if (!ptx.empty() && ptx.find(".entry") != std::string::npos) {
+    ++g_cache_hits;
+    return ptx;
   }
-  std::string ptx = compile_ptx_uncached(ir, opt);
+  ptx = compile_ptx_uncached(ir, opt);
   ++g_cache_misses;
-  cache_store(path, ptx);
+  cache::store(path, ptx);
   return ptx;
 }
+
+namespace cache {
+
+namespace {
+std::atomic<int64_t> g_tmp_counter{0};
+
+uint64_t fnv1a64(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+std::string file(const std::string& dir, const std::string& key, const char* ext) {
+  char name[48];
+  std::snprintf(name, sizeof name, "%016llx%016llx", static_cast<unsigned long long>(fnv1a64(key)),
+                static_cast<unsigned long long>(fnv1a64(key, 0x84222325cbf29ce4ull)));
+  return (std::filesystem::path(dir) / (std::string(name) + ext)).string();
+}
+
+std::string load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void store(const std::string& path, const std::string& bytes) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_tmp_counter++);
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return;
+    f << bytes;
+    if (!f) return;
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+}  // namespace cache
 
 namespace {
 

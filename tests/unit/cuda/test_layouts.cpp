@@ -4,6 +4,9 @@
 // wgmma and cp.async pipelining, no spills).
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <regex>
 #include <set>
 
@@ -203,3 +206,32 @@ TEST_CASE("row offsets that are not multiples of the vector keep accesses narrow
   CHECK(count(c.ptx, "ld.global.v4") == 0);
   CHECK(count(c.ptx, "ld.global.v2.f32") > 0);
 }
+
+TEST_CASE("precompile_cuda_module: the PTX and its cubin in the cache, read back by cached_cubin") {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("dtsim-cubin-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/examples/add.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90";
+  opt.ptx_cache_dir = dir.string();
+  std::string ptx = compile_ptx(emit_nvvm_module(m, b, opt).ir, opt);
+  CHECK(cached_cubin(ptx, opt).empty());  // nothing made yet
+  precompile_cuda_module(m, b, opt);
+  std::string bin = cached_cubin(ptx, opt);
+  REQUIRE(bin.size() > 4);
+  CHECK(bin.compare(0, 4, "\x7f" "ELF") == 0);
+  int files = 0, partial = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    ++files;
+    partial += e.path().string().find(".tmp.") != std::string::npos;
+  }
+  CHECK(files == 2);  // one .ptx, one .cubin
+  CHECK(partial == 0);
+  CudaOptions other = opt;
+  other.arch = "sm_80";  // another target: another cubin
+  CHECK(cached_cubin(ptx, other).empty());
+  std::filesystem::remove_all(dir);
+}
+
