@@ -83,7 +83,7 @@ Dist copy_layout(const Shape& s, int num_warps) {
 std::function<void()> KernelEmitter::cp_async_tile(const Expr& ld, const std::string& off, int64_t row, bool b_operand,
                                                    std::vector<BoundsCheck>* checks) {
   const Type& t = ld.type;
-  const int vec = 16 / scalar_bytes(t.elem), shift = vec == 8 ? 1 : 2;
+  const int vec = 16 / scalar_bytes(t.elem), shift = log2_exact(scalar_bytes(t.elem));
   // Rows (padded or swizzled): a phase's eight 16-byte writes cover one row's chunks, in distinct
   // banks; unswizzled core matrices: eight rows of one core matrix.
   bool rows = row || wgmma_swizzled(t.shape, b_operand);
@@ -165,11 +165,10 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   if (!dot || !lx || !ly || lx == ly) return false;
   const Expr& de = *dot->args[0];
   MmaPlan p = mma_plan(de);
-  // Without tensor cores: the FMA dot reads f32 operands from the ring (tf32 rounding happens when
-  // operands are staged, so a tf32 dot keeps the plain loop).
+  // Without tensor cores: the FMA dot reads f32 operands (both of one type, the verifier says) from
+  // the ring (tf32 rounding happens when operands are staged, so a tf32 dot keeps the plain loop).
   bool fma = !p.ok;
-  if (fma && (!fma_rings || de.type.elem != Scalar::F32 || de.args[0]->type.elem != Scalar::F32 || de.args[1]->type.elem != Scalar::F32 || de.tf32))
-    return false;
+  if (fma && (!fma_rings || de.args[0]->type.elem != Scalar::F32 || de.tf32)) return false;
   int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   int slot = f.slots[0];
   loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
@@ -189,7 +188,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   // Row lengths in shared memory: ldmatrix rows are padded by 16 bytes, wgmma reads (swizzled) core
   // matrices (0), the FMA dot reads A in rows of fma_lda(K) and B as it is.
   int64_t a_row = fma ? fma_lda(K) : p.wgmma ? 0 : K + 8, b_row = fma ? N : p.wgmma ? 0 : N + 8;
-  int64_t eb = fma ? 4 : 2;
+  int64_t eb = scalar_bytes(de.args[0]->type.elem);
   // Buffers start at multiples of 1024 bytes (the 128-byte swizzle repeats every 1024).
   int64_t a_bytes = align1024(M * (a_row ? a_row : K) * eb), stage = a_bytes + align1024(K * (b_row ? b_row : N) * eb);
   if (fma) {
