@@ -652,7 +652,8 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
         rec.text = head_of(t, c) + ": GPU FAULT\nthe process running this case " + how + "\n" +
                    (c.schedule.empty() ? "" : "schedule:\n" + c.schedule + "\n") + "reproduce: " + repro(o, c) + "\n";
         return rec;
-      });
+      }, [] { return sigint_pending(); });
+      if (sweep.stopped_at >= 0 && interrupted_at < 0) interrupted_at = sweep.stopped_at;
       if (interrupted_at >= 0) return interrupted();
       if (sweep.error_code >= 0) {
         err << sweep.error;

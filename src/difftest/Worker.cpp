@@ -1,5 +1,6 @@
 #include "difftest/Worker.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,6 +67,16 @@ bool receive(int fd, Frame& f) {
   return read_all(fd, f.text.data(), len);
 }
 
+// Waits until `fd` has data (or is closed); false when `stop` says yes first.
+bool wait_readable(int fd, const std::function<bool()>& stop) {
+  for (;;) {
+    if (stop()) return false;
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, 100);
+    if (r > 0 || (r < 0 && errno != EINTR)) return true;  // a read error is reported by the read
+  }
+}
+
 }  // namespace
 
 void WorkerChannel::hello(bool gpu, const std::string& why) { send(fd_, Frame{kHello, gpu ? 1 : 0, 0, 0, why}); }
@@ -74,7 +85,8 @@ void WorkerChannel::record(const WorkerRecord& r) { send(fd_, Frame{kRecord, r.t
 
 WorkerSweep run_in_workers(int trials, const std::function<void(int from, WorkerChannel&)>& body,
                            const std::function<bool(const WorkerRecord&)>& on_record,
-                           const std::function<WorkerRecord(int trial, const std::string& how)>& on_death) {
+                           const std::function<WorkerRecord(int trial, const std::string& how)>& on_death,
+                           const std::function<bool()>& stop) {
   WorkerSweep sweep;
   bool have_hello = false;
   int next = 0;
@@ -109,7 +121,13 @@ WorkerSweep run_in_workers(int trials, const std::function<void(int from, Worker
     int started = next;
     bool ended = false;
     Frame f;
-    while (!ended && receive(fds[0], f)) {
+    while (!ended) {
+      if (!wait_readable(fds[0], stop)) {
+        sweep.stopped_at = next;
+        ended = true;
+        break;
+      }
+      if (!receive(fds[0], f)) break;
       if (f.kind == kHello) {
         if (!have_hello) sweep.gpu = f.a != 0, sweep.why = f.text, have_hello = true;
       } else if (f.kind == kRecord) {

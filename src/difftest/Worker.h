@@ -37,6 +37,7 @@ struct WorkerSweep {
   int end_code = -1;    // a record ended the sweep with this code
   int error_code = -1;  // a worker stopped on an error (its text in `error`): exit with this code
   std::string error;
+  int stopped_at = -1;  // `stop` said yes while this trial was running (or about to start)
 };
 
 // Runs trials [0, trials) in workers: `body(from, channel)` runs in a forked child and reports
@@ -44,8 +45,12 @@ struct WorkerSweep {
 // `on_record` sees every record in order in this process; returning true ends the sweep. A trial
 // whose worker died before reporting it gets `on_death(trial, how)`'s record instead. A UserError
 // (exit 2), RuntimeFault (exit 1) or other exception (exit 3) in a worker ends the sweep with its text.
+// While waiting for a record the sweep asks `stop` (Ctrl-C) every tenth of a second; on yes it kills
+// the worker and ends with `stopped_at`, without waiting for the worker to reach a boundary (a worker
+// deep in one case, or stuck, must not keep the sweep alive).
 WorkerSweep run_in_workers(int trials, const std::function<void(int from, WorkerChannel&)>& body,
                            const std::function<bool(const WorkerRecord&)>& on_record,
-                           const std::function<WorkerRecord(int trial, const std::string& how)>& on_death);
+                           const std::function<WorkerRecord(int trial, const std::string& how)>& on_death,
+                           const std::function<bool()>& stop);
 
 }  // namespace dtsim

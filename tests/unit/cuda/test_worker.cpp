@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <vector>
 
 #include "difftest/Worker.h"
@@ -41,7 +42,7 @@ TEST_CASE("a trial that kills its worker is reported and the next trial runs in 
         seen.texts.push_back(r.text);
         return false;
       },
-      [&](int t, const std::string& how) { return WorkerRecord{t, 7, -1, "died: " + how}; });
+      [&](int t, const std::string& how) { return WorkerRecord{t, 7, -1, "died: " + how}; }, [] { return false; });
   CHECK(getpid() == parent);
   CHECK(s.error_code == -1);
   CHECK(s.end_code == -1);
@@ -68,14 +69,38 @@ TEST_CASE("a worker that stops early hands over; a record can end the sweep; err
         trials.push_back(r.trial);
         return r.end_code >= 0;
       },
-      [&](int t, const std::string&) { return WorkerRecord{t, 0, -1, ""}; });
+      [&](int t, const std::string&) { return WorkerRecord{t, 0, -1, ""}; }, [] { return false; });
   CHECK(trials == std::vector<int>{0, 1, 2, 3});
   CHECK(s.gpu);
   CHECK(s.end_code == 1);
 
   WorkerSweep e = run_in_workers(
       3, [&](int, WorkerChannel& ch) { ch.hello(true, ""); throw UserError("bad size"); },
-      [&](const WorkerRecord&) { return false; }, [&](int t, const std::string&) { return WorkerRecord{t, 0, -1, ""}; });
+      [&](const WorkerRecord&) { return false; }, [&](int t, const std::string&) { return WorkerRecord{t, 0, -1, ""}; },
+      [] { return false; });
   CHECK(e.error_code == 2);
   CHECK(e.error.find("bad size") != std::string::npos);
+}
+
+TEST_CASE("a stop request ends the sweep without waiting for a worker that never reports") {
+  std::vector<int> trials;
+  auto t0 = std::chrono::steady_clock::now();
+  auto secs = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  WorkerSweep s = run_in_workers(
+      4,
+      [&](int from, WorkerChannel& ch) {
+        ch.hello(false, "");
+        ch.record(WorkerRecord{from, 0, -1, ""});
+        for (;;) pause();  // stuck in trial from + 1, deaf to everything but SIGKILL
+      },
+      [&](const WorkerRecord& r) {
+        trials.push_back(r.trial);
+        return false;
+      },
+      [&](int t, const std::string&) { return WorkerRecord{t, 0, -1, ""}; }, [&] { return secs() > 0.3; });
+  CHECK(trials == std::vector<int>{0});
+  CHECK(s.stopped_at == 1);
+  CHECK(s.end_code == -1);
+  CHECK(s.error_code == -1);
+  CHECK(secs() < 30);
 }
