@@ -129,6 +129,30 @@ _NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int32": "i3
 _DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
 
 
+def _dtype_table():
+    import numpy as np
+    if not _DTYPE_OF:
+        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
+        _DTYPE_OF[_bf16()] = "bf16"
+    return _DTYPE_OF
+
+
+_BF16 = []
+
+
+def _bf16():
+    """NumPy has no bfloat16: bf16 tensors (torch.bfloat16, ml_dtypes.bfloat16) are bound as views of
+    their 2-byte elements with this type, which says what the bits are."""
+    if not _BF16:
+        import numpy as np
+        _BF16.append(np.dtype([("bfloat16", "=u2")]))
+    return _BF16[0]
+
+
+def _is_bf16_name(name):
+    return name in ("bfloat16", "torch.bfloat16")
+
+
 class _WritableAlias:
     """An __array_interface__ over an array's memory, without its read-only flag (see _as_array)."""
 
@@ -151,7 +175,11 @@ def _as_array(obj, name):
     if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch
         if getattr(obj, "is_cuda", False):
             return None  # GPU memory: _device_array
-        return obj.detach().numpy()
+        t = obj.detach()
+        if _is_bf16_name(str(t.dtype)):  # tensor.numpy() has no bfloat16: its bits, as int16
+            import torch
+            return t.view(torch.int16).numpy().view(_bf16())
+        return t.numpy()
     if hasattr(obj, "__cuda_array_interface__"):
         return None
     if hasattr(obj, "__array_interface__"):
@@ -182,23 +210,30 @@ def _device_array(obj, name):
         if getattr(obj, "is_cuda", False) is not True:
             return None
         obj = obj.detach()
-    cai = getattr(obj, "__cuda_array_interface__", None)
+        if _is_bf16_name(str(obj.dtype)):  # torch gives no __cuda_array_interface__ for bfloat16
+            cai = {"data": (obj.data_ptr(), False), "shape": tuple(obj.shape), "typestr": "bf16",
+                   "strides": tuple(st * 2 for st in obj.stride())}
+        else:
+            cai = obj.__cuda_array_interface__
+    else:
+        cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is None:
         return None
-    if not _DTYPE_OF:
-        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
-    dtype = np.dtype(cai["typestr"])
-    dt = _DTYPE_OF.get(dtype)
+    if cai["typestr"] == "bf16":
+        dt, itemsize = "bf16", 2
+    else:
+        dtype = np.dtype(cai["typestr"])
+        dt, itemsize = _dtype_table().get(dtype), dtype.itemsize
     if dt is None:
-        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float16, float32, float64, int32, "
-                        "int64, bool in native byte order)" % (name, cai["typestr"]))
+        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float16, bfloat16, float32, "
+                        "float64, int32, int64, bool in native byte order)" % (name, cai["typestr"]))
     ptr, readonly = int(cai["data"][0]), bool(cai["data"][1])
     shape = tuple(int(d) for d in cai["shape"]) or (1,)
     strides = cai.get("strides")
     size = 1
     for d in shape:
         size *= d
-    step, contiguous = dtype.itemsize, True
+    step, contiguous = itemsize, True
     if strides is not None:
         for d, st in zip(reversed(shape), reversed(strides)):
             contiguous = contiguous and (d <= 1 or st == step)
@@ -206,10 +241,10 @@ def _device_array(obj, name):
     if contiguous:
         bshape = list(shape)
     else:
-        if any(st < 0 or st % dtype.itemsize for st in strides):
+        if any(st < 0 or st % itemsize for st in strides):
             raise TypeError("argument '%s': a view with negative or unaligned strides is not supported" % name)
-        bshape = [1 + sum((d - 1) * st for d, st in zip(shape, strides)) // dtype.itemsize if size else 0]
-    if ptr % dtype.itemsize:
+        bshape = [1 + sum((d - 1) * st for d, st in zip(shape, strides)) // itemsize if size else 0]
+    if ptr % itemsize:
         raise TypeError("argument '%s': GPU memory not aligned to its element size" % name)
     return _DeviceArray(ptr, dt, bshape, readonly)
 
@@ -220,16 +255,16 @@ def _buffer_of(arr, name):
     (array to bind, dtype name, converted): an array in non-native byte order or with unaligned data
     is bound as a native, aligned copy, and `converted` is the span the copy is written back into."""
     import numpy as np
-    if not _DTYPE_OF:
-        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
-    dt = _DTYPE_OF.get(arr.dtype)
+    dt = _dtype_table().get(arr.dtype)
+    if dt is None and _is_bf16_name(arr.dtype.name) and arr.dtype.itemsize == 2:  # ml_dtypes.bfloat16
+        arr, dt = arr.view(_bf16()), "bf16"
     convert = False
     if dt is None and not arr.dtype.isnative:
         dt = _DTYPE_OF.get(arr.dtype.newbyteorder("="))
         convert = True
     if dt is None:
-        raise TypeError("argument '%s': element type %s is not supported (float16, float32, float64, int32, int64, bool)"
-                        % (name, arr.dtype.name))
+        raise TypeError("argument '%s': element type %s is not supported (float16, bfloat16, float32, float64, int32, "
+                        "int64, bool)" % (name, arr.dtype.name))
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if not arr.flags.c_contiguous:
@@ -450,6 +485,8 @@ class Config:
 
 def _agree(a, b):
     import numpy as np
+    if a.dtype == _bf16():  # the bits as float32
+        a, b = ((x.view(np.uint16).astype(np.uint32) << 16).view(np.float32) for x in (a, b))
     if a.dtype.kind == "f":
         return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-4, atol=1e-5, equal_nan=True)
     return np.array_equal(a, b)

@@ -93,6 +93,12 @@ if have_torch_cuda:
     tout = torch.full((n,), 5.0, device="cuda")
     add_kernel[(triton.cdiv(n, 512),)](tx, ty, tout, n, 1, BLOCK=512)
     assert np.array_equal(tout.cpu().numpy(), want)
-    print("torch CUDA tensors: bound by device pointer, ok")
+    # bfloat16 (torch has no __cuda_array_interface__ for it): bound by data_ptr; torch's own
+    # bfloat16 add (in float32, rounded to nearest even) is what the kernel computes
+    bx, by = tx.to(torch.bfloat16), ty.to(torch.bfloat16)
+    bout = torch.zeros(n, dtype=torch.bfloat16, device="cuda")
+    add_kernel[(triton.cdiv(n, 512),)](bx, by, bout, n, 1, BLOCK=512)
+    assert torch.equal(bout, bx + by)
+    print("torch CUDA tensors: bound by device pointer, ok (float32 and bfloat16)")
 else:
     print("torch with CUDA is not installed: its part skipped")

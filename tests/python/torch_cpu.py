@@ -1,5 +1,6 @@
 # torch CPU tensors as pointer arguments (bound through tensor.numpy(), without a copy), written in
-# place, including a non-contiguous view. Exits 77 (CTest's skip) when torch is not installed.
+# place, including a non-contiguous view, float32 and bfloat16. Exits 77 (CTest's skip) when torch
+# is not installed.
 import sys
 
 try:
@@ -29,4 +30,13 @@ m = torch.rand(n, 3)
 col = m[:, 1]  # stride 3
 add_kernel[(triton.cdiv(n, 256),)](col, y, out, n, 3, BLOCK=256)
 assert torch.equal(out, col + y)
-print("torch CPU tensors: in place")
+# bfloat16 (tensor.numpy() has none): bound as its bits, written in place; torch's bfloat16 add
+# (float32, rounded to nearest even) is what the kernel computes
+bx, by = x.to(torch.bfloat16), y.to(torch.bfloat16)
+bout = torch.zeros(n, dtype=torch.bfloat16)
+add_kernel[(triton.cdiv(n, 256),)](bx, by, bout, n, 1, BLOCK=256)
+assert torch.equal(bout, bx + by)
+bcol = m.to(torch.bfloat16)[:, 2]
+add_kernel[(triton.cdiv(n, 256),)](bcol, by, bout, n, 3, BLOCK=256)
+assert torch.equal(bout, bcol + by)
+print("torch CPU tensors: in place (float32 and bfloat16)")
