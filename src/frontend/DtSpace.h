@@ -20,7 +20,7 @@ struct DtSpaceLimits {
   int64_t max_block = 4096;                   // largest block size of one dim
   int64_t max_tile = 1024;                    // largest tile extent of one dim
   int64_t min_tile = 16;                      // smallest tile extent (smaller blocks and dims: whole)
-  std::vector<int> warps = {1, 2, 4, 8, 16};  // num_warps choices
+  std::vector<int> warps = {1, 2, 4, 8, 16, 32};  // num_warps choices
   std::vector<int> stages = {1, 2, 3, 4};     // num_stages choices of kernels with rdot (cp.async depth)
   std::vector<int> loop_stages = {1, 3};      // ... of the others (>= 2 loads a loop's next tile ahead)
   std::vector<int64_t> splits = {4, 8};       // map split factors (of the slowest dim listed)

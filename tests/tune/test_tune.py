@@ -3,7 +3,7 @@
   budget                    --budget 20 enumerates, checks and reports (timing skipped or done)
   printed_schedules_check   every schedule tune prints or lists as passing parses and passes
                             `dtsim run --check`, at the tuned sizes and at other sizes
-  exhaustive                a 40-schedule space is enumerated whole; every schedule is different
+  exhaustive                a 48-schedule space is enumerated whole; every schedule is different
   csv_json                  --csv / --json hold every candidate; the same seed gives the same search;
                             --plot writes an SVG when something was timed, else says why not
   bad_flags                 usage errors and files without schedule freedom: exit 2, one error, no
@@ -114,13 +114,13 @@ def printed_schedules_check(dtsim, src):
 
 def exhaustive(dtsim, src):
     r = tune(dtsim, src, "tests/tune/tiny.dt", "--budget", "50")
-    check("searched 40 of 40 schedules (exhaustive): 0 pruned, 0 illegal, 0 failed the check, 40 passed the check" in r.stdout,
-          "the 40-schedule space enumerated whole", r)
+    check("searched 48 of 48 schedules (exhaustive): 0 pruned, 0 illegal, 0 failed the check, 48 passed the check" in r.stdout,
+          "the 48-schedule space enumerated whole", r)
     r = tune(dtsim, src, "tests/tune/tiny.dt", "--json")
     doc = json.loads(r.stdout)
-    check(doc["space"] == 40 and doc["mode"] == "exhaustive" and doc["searched"] == 40, "space, mode, searched in JSON", r)
-    check(sorted(c["index"] for c in doc["candidates"]) == list(range(40)), "every index once", r)
-    check(len({c["schedule"] for c in doc["candidates"]}) == 40, "40 different schedules", r)
+    check(doc["space"] == 48 and doc["mode"] == "exhaustive" and doc["searched"] == 48, "space, mode, searched in JSON", r)
+    check(sorted(c["index"] for c in doc["candidates"]) == list(range(48)), "every index once", r)
+    check(len({c["schedule"] for c in doc["candidates"]}) == 48, "48 different schedules", r)
     check(all(c["phase"] == "enumerated" for c in doc["candidates"]), "phase enumerated", r)
 
 
