@@ -8,6 +8,12 @@ B=$1
 MAX=${2:-$(nproc)}
 REPS=${3:-10}
 export DTSIM_BENCH_KERNELS=${DTSIM_BENCH_KERNELS:-$(cd "$(dirname "$0")" && pwd)/kernels}
+# What the host gives this process: a CPU quota below the thread count (a container's cpu.max)
+# makes OpenMP's spinning workers wait for one another, and the figures say nothing about scaling.
+quota=$(cat /sys/fs/cgroup/cpu.max 2>/dev/null ||
+        echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us 2>/dev/null)")
+echo "host: nproc $(nproc), $(grep -c ^processor /proc/cpuinfo) logical CPUs, cgroup CPU quota and period (us): $quota," \
+     "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 ms() { "$B" --only "$1" --profile "$2" "$3" "$REPS" | sed -n 's/.*best of [0-9]*: \([0-9.]*\) ms/\1/p'; }
 printf '%-24s %8s' workload 1T
 t=2; while [ "$t" -le "$MAX" ]; do printf ' %14s' "${t}T (x)"; t=$((t * 2)); done
