@@ -9,7 +9,9 @@
 # Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples), the
 # Triton sweep (`difftest --oracle=triton`: every example's emitted Triton module against the
 # interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark (its thread
-# scaling, and against Triton's interpreter on the same CPU: bench/interp_vs_triton.py), the GPU
+# scaling, and against Triton's interpreter on the same CPU: bench/interp_vs_triton.py), the Python
+# package (its GPU tests, and the examples/triton kernels launched from Python on dtsim and under
+# TRITON_INTERPRET=1: bench/python_vs_triton_interp.py) when BUILD_DIR/python holds it, the GPU
 # table (bench/gpu_table.py: dtsim vs Triton vs torch), the tune experiment (bench/tune_experiment.py,
 # when DTSIM_TUNE_BUDGET is set) and the anchors if present, then prints a
 # summary table. Exit status: 0 when every step passed.
@@ -81,6 +83,22 @@ if [ -x "$BUILD/dtsim_bench" ] || [ -x "$BUILD/bench/dtsim_bench" ]; then
   step "interpreter benchmark" bench.log "$BENCH"
   step "interpreter thread scaling" interp-scaling.log bench/interp_scaling.sh "$BENCH"
   step "interpreter vs Triton's interpreter" interp-vs-triton.log env TRITON_INTERPRET=1 python3 bench/interp_vs_triton.py "$BENCH"
+fi
+if [ -d "$BUILD/python/dtsim" ]; then  # the Python package (its GPU tests are in `ctest -L gpu` when built here)
+  if [ "${DTSIM_PREBUILT:-0}" = 1 ]; then
+    py_gpu() {
+      local rc=0 t r
+      for t in cuda_backend cuda_device_arrays torch_cpu; do
+        PYTHONPATH="$BUILD/python" python3 -m dtsim "tests/python/$t.py"; r=$?
+        echo "-- $t: exit $r"
+        [ "$r" = 0 ] || rc=1
+      done
+      return $rc
+    }
+    step "Python package on the GPU" python-gpu.log py_gpu
+  fi
+  step "Python scripts: dtsim vs TRITON_INTERPRET=1" python-vs-triton.log \
+    env PYTHONPATH="$BUILD/python" python3 bench/python_vs_triton_interp.py
 fi
 step "GPU table (dtsim vs Triton vs torch)" gpu-table.log python3 bench/gpu_table.py "$DTSIM"
 if [ -n "${DTSIM_TUNE_BUDGET:-}" ]; then  # opt-in: torch.compile and the searches take minutes
