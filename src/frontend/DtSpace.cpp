@@ -1,5 +1,6 @@
 // The schedule space of a .dt program (DtSpace.h). A point is a fusion configuration (for every
-// intermediate Func: fused into one of its consumers at one of the consumer's loop levels, or
+// intermediate Func: fused into one of its consumers (Funcs that read it, directly or through
+// others) at one of the consumer's loop levels, or
 // materialized) and, for every kernel that configuration produces, the set of blocked dims and one
 // digit per choice, in this order:
 //   each blockable dim (output dims the kernel does not reduce over), in the Func's dim order:
@@ -154,10 +155,16 @@ struct DtScheduleSpace::Impl {
       const DtSymbol& s = base->sym(g);
       if (s.sched.compiled) continue;
       std::vector<FuseOption> opts;
+      // Consumers: the Funcs that read g, directly or through other Funcs (g computed inside a later
+      // consumer's loop, where the Funcs between read it, as attention.dt fuses e into attention).
+      std::set<std::string> consumers = {g};
       for (const std::string& c : base->def_order) {
         std::set<std::string> reads;
         dt_collect_reads(base->sym(c).def, reads);
-        if (!reads.count(g)) continue;
+        bool reads_consumer = false;
+        for (const std::string& r : reads) reads_consumer = reads_consumer || consumers.count(r);
+        if (!reads_consumer || c == g) continue;
+        consumers.insert(c);
         std::vector<std::string> levels = base->sym(c).dims;
         dt_reduced_dims(base->sym(c).def, levels);
         std::set<std::string> seen;

@@ -165,3 +165,29 @@ TEST_CASE("own_schedule: the point nearest the file's schedule, with its fusions
   (void)u.apply(static_cast<uint64_t>(o3), &text3);
   CHECK((text3.find("f.block(x:2048);") != std::string::npos || text3.find("f.block(x:4096);") != std::string::npos));
 }
+
+TEST_CASE("fusion into a consumer that reads the Func through others (attention.dt's e into attention)") {
+  // g reads f, h reads g: f may be fused into g (2 levels) or into h (2 levels), or materialized.
+  auto p = parse_text("chain.dt",
+                      "Func f, g, h; In A; Var x = 8, y = 8;\nf[x, y] = A[x, y] * 2.0;\ng[x, y] = f[x, y] + 1.0;\n"
+                      "h[x, y] = g[x, y] * 3.0;\nh.tensorize(y:0);\nf.fuse_at(h, x);\ng.fuse_at(h, x);\nh.compile();\n");
+  DtSpaceLimits l;
+  l.materialize = false;
+  DtScheduleSpace s(*p, l);
+  CHECK(s.configs() == 4 * 2);  // f: g.x, g.y, h.x, h.y; g: h.x, h.y
+  int64_t own = s.own_schedule();
+  REQUIRE(own >= 0);
+  std::string text;
+  auto q = s.apply(static_cast<uint64_t>(own), &text);
+  CHECK(text.find("f.fuse_at(h, x);") != std::string::npos);
+  CHECK(text.find("g.fuse_at(h, x);") != std::string::npos);
+  (void)lower_dt(*q);
+  // The file's own schedule of attention.dt is a point of its space.
+  auto a = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/attention.dt");
+  DtScheduleSpace as(*a);
+  int64_t ao = as.own_schedule();
+  REQUIRE(ao >= 0);
+  std::string at;
+  (void)as.apply(static_cast<uint64_t>(ao), &at);
+  CHECK(at.find("e.fuse_at(attention, m);") != std::string::npos);
+}
