@@ -11,13 +11,14 @@ secs=${1:?usage: scripts/fuzz_long.sh SECONDS [BUILD_DIR] [TARGET...]}
 dir=${2:-build-asan}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(tile dt npy condition interp)
+[ ${#targets[@]} -eq 0 ] && targets=(tile dt npy condition interp py)
 logdir=${LOGDIR:-$dir/fuzz/long}
 mkdir -p "$logdir"
-declare -A dict=([tile]=tile [dt]=dt [npy]=npy [condition]=condition [interp]=tile)
+declare -A dict=([tile]=tile [dt]=dt [npy]=npy [condition]=condition [interp]=tile [py]=py)
 declare -A seeds=([tile]="examples tests/errors/tile tests/longrun bench/kernels"
                   [dt]="examples tests/errors/dt docs/viz" [npy]="fuzz/corpus/npy"
-                  [condition]="fuzz/corpus/condition" [interp]="examples tests/longrun bench/kernels")
+                  [condition]="fuzz/corpus/condition" [interp]="examples tests/longrun bench/kernels"
+                  [py]="examples/triton tests/errors/triton")
 for t in "${targets[@]}"; do
   corpus=$dir/fuzz/corpus_$t
   mkdir -p "$corpus"
