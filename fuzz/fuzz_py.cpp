@@ -6,18 +6,11 @@
 // without a default whose name reads like a pointer (x_ptr, X, out, ...) to an f32[64] buffer, other
 // parameters without a default to 16, over a grid of 2. UserError and runtime findings are answers;
 // a crash, a sanitizer report or any other escaping exception is a finding.
-#include <unistd.h>
-
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <fstream>
-#include <sstream>
 
-#include "host/Buffers.h"
-#include "interp/Interp.h"
-#include "interp/RunControl.h"
+#include "fuzz/FuzzUtil.h"
 #include "ir/Printer.h"
 #include "ir/Verify.h"
 #include "pyfront/Lower.h"
@@ -42,23 +35,6 @@ bool pointer_like(const std::string& n) {
   for (const char* w : {"x", "y", "z", "a", "b", "c", "out", "inp", "input", "output", "src", "dst"})
     if (n == w) return true;
   return false;
-}
-
-bool small_enough(const Module& m, const Bindings& b) {
-  std::function<bool(const Expr&)> small = [&](const Expr& e) {
-    if (e.type.numel() > 4096) return false;
-    for (const ExprP& a : e.args)
-      if (a && !small(*a)) return false;
-    return true;
-  };
-  for (const Kernel& k : m.kernels) {
-    for (const Stmt* s : k.stmts)
-      for (const ExprP& a : s->args)
-        if (a && !small(*a)) return false;
-    std::array<int64_t, 3> g = launch_grid(k, b);
-    if (g[0] * g[1] * g[2] > 64) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -94,19 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Bindings b = bind_params(prog.module, rest);
         verify_module(prog.module, b);
         std::string printed = print_module(prog.module);
-        if (!small_enough(prog.module, b)) continue;
-        Buffers bufs = make_buffers(prog.module, b, 1);
-        std::ostringstream prints;
-        RunControl ctl;
-        ctl.max_steps = 2000;
-        InterpOptions opt;
-        opt.out = &prints;
-        opt.keep_going = true;
-        opt.control = &ctl;
-        try {
-          run_module(prog.module, b, bufs, opt);
-        } catch (const RuntimeFault&) {
-        }
+        if (!fuzz::small_enough(prog.module, b)) continue;
+        Buffers bufs;
+        fuzz::run_small(prog.module, b, true, bufs);
       } catch (const UserError&) {
       }
     }
