@@ -266,12 +266,10 @@ int64_t prefix_len(const uint8_t* pm, int64_t n) {
 // and no per-element sanitizer work (no conflict tracking; every active lane reads a written
 // element). On success `live` is the number of leading lanes read from memory and `pm` the mask
 // still to apply to them (null when the mask is a prefix of `live` ones, or there is none).
-bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
-                   const uint8_t*& pm) {
+// `mask`: the range's own mask bytes (null: none).
+bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const uint8_t* mask, int64_t& live, const uint8_t*& pm) {
   if (!c.fast || ck.cm || total <= 0) return false;
-  if (mask && numel(*mask) != total) return false;
-  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
-  pm = mask ? data<uint8_t>(*mask) : nullptr;
+  pm = mask;
   live = total;
   if (pm) {
     int64_t L = prefix_len(pm, total);
@@ -280,6 +278,13 @@ bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, 
   if (live == 0) return true;
   if (base < 0 || base + live > n) return false;
   return !ck.init || all_written(ck.init + base, pm, live);
+}
+
+bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
+                   const uint8_t*& pm) {
+  if (mask && numel(*mask) != total) return false;
+  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
+  return range_load_ok(c, ck, base, total, n, mask ? data<uint8_t>(*mask) : nullptr, live, pm);
 }
 
 // The range copy of a checked load: dst[o] = mask ? src[o] : other. The lanes below `live` are in
@@ -462,9 +467,23 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     int64_t base = total ? pp[0] : 0;
     int64_t live;
     const uint8_t* lm;
-    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
+    // (The ends first: a tile whose last offset is not base + total - 1 is no range.)
+    if (numel(ptr) == total && (total == 0 || static_cast<uint64_t>(pp[total - 1]) == static_cast<uint64_t>(base) + static_cast<uint64_t>(total - 1)) && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
       copy_range<C>(live ? mem + base : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
       return 0;
+    }
+    // Row path: a tile of rows (the last axis) each of which is a contiguous range, checked and
+    // copied row by row as above. A row that does not qualify sends the whole tile to the per-lane
+    // path, which writes every lane again (the rows copied so far had no side effect).
+    const int64_t W = rt.shape.empty() ? total : rt.shape.back();
+    if (W >= 4 && W < total && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
+      const int64_t ostep = po && numel(*oth) == total ? 1 : 0;
+      bool rows = true;
+      for (int64_t r = 0; rows && r < total; r += W) {
+        rows = contiguous(pp + r, W) && range_load_ok(c, ck, pp[r], W, n, pm ? pm + r : nullptr, live, lm);
+        if (rows) copy_range<C>(live ? mem + pp[r] : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
+      }
+      if (rows) return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0, 0);
@@ -535,9 +554,21 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
-    if ((numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && contiguous(pp, total) &&
+    if ((numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && (total == 0 || static_cast<uint64_t>(pp[total - 1]) == static_cast<uint64_t>(base) + static_cast<uint64_t>(total - 1)) &&
+        contiguous(pp, total) &&
         store_range_impl<C>(c, ck, mem, base, total, n, pv, pm, numel(v) == 1 && total != 1))
       return 0;
+    // Row path: each row (the last axis) a contiguous range stored as above. A row that does not
+    // qualify changes nothing and sends the whole tile to the per-lane path, which stores the rows
+    // already stored again (the same values; this instance's claims are idempotent) and reports.
+    const int64_t W = ps.empty() ? total : ps.back();
+    if (W >= 4 && W < total && (numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total)) {
+      const bool one = numel(v) == 1;
+      bool rows = true;
+      for (int64_t r = 0; rows && r < total; r += W)
+        rows = contiguous(pp + r, W) && store_range_impl<C>(c, ck, mem, pp[r], W, n, one ? pv : pv + r, pm ? pm + r : nullptr, one);
+      if (rows) return 0;
+    }
     if (ck.cm) ck.cm->dense();
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
