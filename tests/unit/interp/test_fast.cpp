@@ -443,3 +443,62 @@ TEST_CASE("masks of consecutive offsets against a scalar: prefixes at every boun
 )";
   CHECK(same_tile("<prefix-cmp>", src) == 0);
 }
+
+TEST_CASE("2-d pointer tiles whose rows are ranges: masks, tails, other, halves, findings") {
+  InterpOptions kg, off, kgoff;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  kgoff = kg;
+  kgoff.sanitize = Sanitize::None;
+  for (InterpOptions opt : {InterpOptions{}, kg, off}) {
+    // Matmul-like tiles with row and column tails (prefix masks per row), a column mask that is no
+    // prefix, a mask of broadcast shape (per lane), other as a scalar and as a tile, an f16 operand,
+    // rows K apart and rows overlapping (stride 3 < 8), stores with a tile and with a literal.
+    std::string src = R"(kernel t(a: *f32[37, 21], h: *f16[37, 21], out c: *f32[40, 24], out d: *f32[40, 24], out e: *f32[200]) grid(5, 3) {
+  pm = program_id(0)
+  pn = program_id(1)
+  rm = pm * 8 + arange(0, 8)
+  rn = pn * 8 + arange(0, 8)
+  m = (rm[:, None] < 37) & (rn[None, :] < 21)
+  x = load(a + rm[:, None] * 21 + rn[None, :], mask=m, other=-2.0)
+  y = load(h + rm[:, None] * 21 + rn[None, :], mask=m & (rn[None, :] % 3 != 0))
+  z = load(a + rm[:, None] * 21 + rn[None, :], mask=rm[:, None] < 35, other=x)
+  w = load(a + (rm[:, None] % 37) * 3 + rn[None, :], other=0.5)
+  store(c + rm[:, None] * 24 + rn[None, :], x * 2.0 + y - z + w, mask=(rm[:, None] < 40) & (rn[None, :] < 24))
+  store(d + rm[:, None] * 24 + rn[None, :], 3.0, mask=m & (rn[None, :] != 5))
+  if pn == 0 {
+    store(e + pm * 40 + arange(0, 8)[:, None] * 3 + arange(0, 8)[None, :], x, mask=(rm[:, None] < 50) & (rn[None, :] < 99))
+  }
+}
+)";
+    CHECK(same_tile("<rows>", src, {}, opt) == 0);
+  }
+  for (InterpOptions opt : {InterpOptions{}, kg, kgoff}) {
+    // The last rows leave the buffer (bounds), in a load and in a store.
+    CHECK(same_tile("<rows-oob-load>", "kernel t(a: *f32[30, 8], out c: *f32[32, 8]) grid(4) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                       "  p = r[:, None] * 8 + arange(0, 8)[None, :]\n  store(c + p, load(a + p))\n}\n", {}, opt) >= (opt.sanitize == Sanitize::None ? 0 : 1));
+    CHECK(same_tile("<rows-oob-store>", "kernel t(a: *f32[32, 8], out c: *f32[30, 8]) grid(4) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                        "  p = r[:, None] * 8 + arange(0, 8)[None, :]\n  store(c + p, load(a + p))\n}\n", {}, opt) >= (opt.sanitize == Sanitize::None ? 0 : 1));
+  }
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // One row reads never-written elements; rows of neighbouring instances overlap (write-write)
+    // and one instance loads rows another stores (read-write).
+    CHECK(same_tile("<rows-uninit>", "kernel t(out y: *f32[16, 8], out z: *f32[16, 8]) grid(2) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                     "  p = r[:, None] * 8 + arange(0, 8)[None, :]\n  store(y + p, 1.0, mask=r[:, None] != 11)\n  store(z + p, load(y + p) + 1.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<rows-ww>", "kernel t(out y: *f32[20, 8]) grid(3) {\n  r = program_id(0) * 6 + arange(0, 8)\n"
+                                 "  store(y + r[:, None] * 8 + arange(0, 8)[None, :], r[:, None].to(f32) + arange(0, 8)[None, :].to(f32), mask=r[:, None] < 20)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<rows-rw>", "kernel t(y: *f32[24, 8]) grid(2) {\n  r = program_id(0) * 8 + arange(0, 8)\n  p = r[:, None] * 8 + arange(0, 8)[None, :]\n"
+                                 "  v = load(y + p + 32, mask=r[:, None] < 20)\n  store(y + p, v * 2.0)\n}\n", {}, opt) >= 1);
+  }
+  // Two threads: row stores of a stored-only buffer claim spans; clean and bit-identical.
+  InterpOptions two;
+  two.threads = 2;
+  Module m = parse_tile(Sources::add("<rows-par>", "kernel t(x: *f32[64, 64], out y: *f32[64, 64]) grid(8, 8) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                                   "  q = program_id(1) * 8 + arange(0, 8)\n  p = r[:, None] * 64 + q[None, :]\n  store(y + p, load(x + p) * 2.0)\n}\n"));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  Outcome one = run_mode(m, b, 3, true, InterpOptions{}), par = run_mode(m, b, 3, true, two), slow = run_mode(m, b, 3, false, InterpOptions{});
+  CHECK(par.rep.ok());
+  CHECK(one.bufs.list[1].bytes == par.bufs.list[1].bytes);
+  CHECK(one.bufs.list[1].bytes == slow.bufs.list[1].bytes);
+}
