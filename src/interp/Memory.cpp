@@ -320,6 +320,47 @@ template <class C> void put_range(typename C::S* dst, const typename C::T* pv, i
     for (int64_t o = 0; o < total; ++o) dst[o] = C::enc(pv[o]);
 }
 
+// Claims `total` consecutive elements at `base` (in bounds, every lane active) for a range store
+// by this instance: shadow bytes set, conflict span recorded or (one thread) the per-element state
+// checked and claimed. False, having changed nothing, when the range conflicts or cannot be checked
+// as a whole (the per-lane path then redoes everything and reports).
+bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total) {
+  uint8_t* sh = ck.init ? ck.init + base : nullptr;
+  bool parallel = !c.rs || c.rs->parallel;
+  if (!ck.cm) {
+    if (sh)
+      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+    return true;
+  }
+  ConflictMap& cm = *ck.cm;
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  if (!cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) {
+    if (sh && !parallel) std::memset(sh, 1, static_cast<size_t>(total));
+    else if (sh)
+      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+    return true;
+  }
+  cm.dense();
+  if (parallel) return false;
+  int32_t* wr = cm.writer.data() + base;
+  bool readers = !cm.reader1.empty();
+  const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
+  const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
+  int bad = 0;
+  for (int64_t o = 0; o < total; ++o) {
+    int other = (wr[o] != -1) & (wr[o] != me);
+    if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
+    bad |= other;
+  }
+  if (bad) return false;
+  int32_t* ws = cm.wstmt.data() + base;
+  for (int64_t o = 0; o < total; ++o) {
+    if (wr[o] == -1) wr[o] = me, ws[o] = sid;
+    if (sh) sh[o] = 1;
+  }
+  return true;
+}
+
 // A store of `total` consecutive elements at `base` as a range, when the sanitizer can check it as
 // a whole: no conflict tracking, or (one thread) a range that conflicts nowhere, which is then
 // claimed without atomics. Returns false, having changed nothing, otherwise.
@@ -684,6 +725,24 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
     copy_range<C>(live ? src + base : src, data<T>(out), total, live, lm, po, other && numel(*other) == total ? 1 : 0);
     return 0;
   });
+  return true;
+}
+
+bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (!c.fast || total <= 0 || bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(bi)];
+  if (B.dtype != elem || is_half(elem) || (mask && numel(*mask) != total)) return false;
+  int64_t live = total;
+  if (mask) {
+    live = prefix_len(data<uint8_t>(*mask), total);
+    if (live < 0) return false;
+    if (live == 0) return true;
+  }
+  if (base < 0 || base + live > B.numel()) return false;
+  Checks ck = checks_for(c, bi);
+  if (!claim_range(c, ck, base, live)) return false;
+  produce(ctx, B.data() + static_cast<size_t>(base) * static_cast<size_t>(scalar_bytes(elem)), live);
   return true;
 }
 

@@ -502,3 +502,43 @@ TEST_CASE("2-d pointer tiles whose rows are ranges: masks, tails, other, halves,
   CHECK(one.bufs.list[1].bytes == par.bufs.list[1].bytes);
   CHECK(one.bufs.list[1].bytes == slow.bufs.list[1].bytes);
 }
+
+TEST_CASE("stored elementwise values computed straight into the buffer: tails, types, masks, findings") {
+  InterpOptions kg, off;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  for (InterpOptions opt : {InterpOptions{}, kg, off}) {
+    // One op and trees; prefix masks at every boundary (n = 70 with tiles of 32), no mask, a mask
+    // that is no prefix (tile path), an i1 and an i32 result, an f16 buffer (tile path), a scalar
+    // operand, a value of the pointer's shape in 2-d, a value longer than a chunk (1100 lanes).
+    std::string src = R"(kernel t(x: *f32[70], h: *f16[70], out y: *f32[70], out z: *f32[96], out b: *i1[96], out k: *i32[96], out g: *f16[70],
+         out w: *f32[4, 32], out u: *f32[1100], n: i32 = 70) grid(3) {
+  p = program_id(0)
+  o = p * 32 + arange(0, 32)
+  m = o < n
+  a = load(x + o, mask=m, other=1.5)
+  c = load(h + o, mask=m)
+  store(y + o, a + c.to(f32), mask=m)
+  store(z + o, -a)
+  store(b + o, a < 0.25)
+  store(k + o, (a * 8.0).to(i32) + p, mask=o % 3 != 0)
+  store(g + o, c * 2.0 + 1.0, mask=m)
+  q = arange(0, 4)[:, None] * 32 + arange(0, 32)[None, :]
+  if p == 1 {
+    store(w + p * 0 + q, sqrt(abs(load(x + q % 70))) * a[None, :])
+    store(u + arange(0, 1024), load(x + arange(0, 1024) % 70) * 3.0 - 1.0)
+    store(u + 1024 + arange(0, 128), exp(load(x + arange(0, 128) % 70) * 0.5) + 0.0, mask=arange(0, 128) < 76)
+  }
+}
+)";
+    CHECK(same_tile("<direct>", src, {}, opt) == 0);
+  }
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // Findings: a tail out of bounds; instances overlapping (write-write) on a stored-only buffer;
+    // a range another instance loads (read-write); a store over lanes loaded uninitialized.
+    CHECK(same_tile("<direct-oob>", "kernel t(x: *f32[96], out y: *f32[80]) grid(3) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, load(x + o) + 1.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<direct-ww>", "kernel t(x: *f32[96], out y: *f32[96]) grid(3) {\n  o = program_id(0) * 24 + arange(0, 32)\n  store(y + o, load(x + o) * 2.0, mask=o < 96)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<direct-rw>", "kernel t(y: *f32[96]) grid(3) {\n  o = program_id(0) * 32 + arange(0, 32)\n  v = load(y + (o + 16) % 96)\n  store(y + o, v - 1.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<direct-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o < 50)\n  store(z + o, load(y + o) * 3.0)\n}\n", {}, opt) >= 1);
+  }
+}
