@@ -242,6 +242,16 @@ bool contiguous(const int64_t* p, int64_t n) {
   return bad == 0;
 }
 
+// Whether each row of W lanes of p[0..n) holds consecutive offsets (one OR-reduction).
+bool rows_contiguous(const int64_t* p, int64_t n, int64_t W) {
+  uint64_t bad = 0;
+  for (int64_t r = 0; r < n; r += W) {
+    uint64_t b = static_cast<uint64_t>(p[r]);
+    for (int64_t o = 0; o < W; ++o) bad |= static_cast<uint64_t>(p[r + o]) ^ (b + static_cast<uint64_t>(o));
+  }
+  return bad == 0;
+}
+
 // Whether every active lane of a contiguous range reads a written element (shadow bytes).
 bool all_written(const uint8_t* sh, const uint8_t* pm, int64_t n) {
   bool ok = true;
@@ -519,9 +529,11 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     const int64_t W = rt.shape.empty() ? total : rt.shape.back();
     if (W >= 4 && W < total && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
       const int64_t ostep = po && numel(*oth) == total ? 1 : 0;
-      bool rows = true;
+      // A mask of all ones needs no per-row prefix scan.
+      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+      bool rows = rows_contiguous(pp, total, W);
       for (int64_t r = 0; rows && r < total; r += W) {
-        rows = contiguous(pp + r, W) && range_load_ok(c, ck, pp[r], W, n, pm ? pm + r : nullptr, live, lm);
+        rows = range_load_ok(c, ck, pp[r], W, n, rm ? rm + r : nullptr, live, lm);
         if (rows) copy_range<C>(live ? mem + pp[r] : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
       }
       if (rows) return 0;
@@ -605,9 +617,10 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     const int64_t W = ps.empty() ? total : ps.back();
     if (W >= 4 && W < total && (numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total)) {
       const bool one = numel(v) == 1;
-      bool rows = true;
+      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+      bool rows = rows_contiguous(pp, total, W);
       for (int64_t r = 0; rows && r < total; r += W)
-        rows = contiguous(pp + r, W) && store_range_impl<C>(c, ck, mem, pp[r], W, n, one ? pv : pv + r, pm ? pm + r : nullptr, one);
+        rows = store_range_impl<C>(c, ck, mem, pp[r], W, n, one ? pv : pv + r, rm ? rm + r : nullptr, one);
       if (rows) return 0;
     }
     if (ck.cm) ck.cm->dense();

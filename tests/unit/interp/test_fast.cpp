@@ -542,3 +542,40 @@ TEST_CASE("stored elementwise values computed straight into the buffer: tails, t
     CHECK(same_tile("<direct-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o < 50)\n  store(z + o, load(y + o) * 3.0)\n}\n", {}, opt) >= 1);
   }
 }
+
+TEST_CASE("pointer tiles stepped in place: p = p +/- offsets in loops, with scalars and tiles") {
+  InterpOptions kg;
+  kg.keep_going = true;
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // A matmul loop (both pointers stepped), a pointer stepped back by a tile, a pointer stepped by
+    // a loaded offset, a copy that is not a step; the last trips of `r` step out of bounds.
+    std::string src = R"(kernel t(a: *f32[20, 24], b: *f32[24, 16], k: *i32[4], out c: *f32[20, 16], out y: *f32[64]) grid(3, 2) {
+  rm = program_id(0) * 8 + arange(0, 8)
+  rn = program_id(1) * 8 + arange(0, 8)
+  rk = arange(0, 8)
+  pa = a + rm[:, None] * 24 + rk[None, :]
+  pb = b + rk[:, None] * 16 + rn[None, :]
+  acc = zeros([8, 8], f32)
+  for j in range(0, 24, 8) {
+    ta = load(pa, mask=rm[:, None] < 20, other=0.0)
+    tb = load(pb)
+    acc += dot(ta, tb)
+    pa += 8
+    pb = pb + 8 * 16
+  }
+  store(c + rm[:, None] * 16 + rn[None, :], acc, mask=rm[:, None] < 20)
+  r = y + arange(0, 16)
+  q = r
+  for i in range(0, 3) {
+    r = r + arange(0, 16)
+    r = r - 2
+    r = r - arange(0, 16) + load(k + i) % 4 + 16
+    q = r + 1
+  }
+  store(r - 1, arange(0, 16).to(f32), mask=program_id(0) + program_id(1) == 0)
+  store(q, load(q - 1) * 2.0, mask=program_id(0) + program_id(1) == 1)
+}
+)";
+    same_tile("<step>", src, {}, opt);
+  }
+}
