@@ -384,53 +384,43 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
     if (total == 0) return true;
   }
   if (base < 0 || base + total > n) return false;
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   typename C::S* dstm = mem + base;
+  if (!pm) {
+    if (!claim_range(c, ck, base, total)) return false;
+    put_range<C>(dstm, pv, total, one);
+    return true;
+  }
+  // A mask that is no prefix: lane by lane over the range.
   uint8_t* sh = ck.init ? ck.init + base : nullptr;
   if (!ck.cm) {
-    if (!pm) {
-      put_range<C>(dstm, pv, total, one);
-      if (sh)
-        for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-    } else {
-      for (int64_t o = 0; o < total; ++o)
-        if (pm[o]) {
-          dstm[o] = C::enc(pv[one ? 0 : o]);
-          if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-        }
-    }
+    for (int64_t o = 0; o < total; ++o)
+      if (pm[o]) {
+        dstm[o] = C::enc(pv[one ? 0 : o]);
+        if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+      }
     return true;
   }
   ConflictMap& cm = *ck.cm;
-  bool parallel = !c.rs || c.rs->parallel;
-  // Range mode: the span is claimed as a whole (any thread), then written.
-  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) {
-    put_range<C>(dstm, pv, total, one);
-    if (sh && !parallel) std::memset(sh, 1, static_cast<size_t>(total));
-    else if (sh)
-      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-    return true;
-  }
   cm.dense();
   // One thread: check the whole range for conflicts first; when there are none, claim and write it
   // without atomics (otherwise the per-lane path redoes everything and reports: claims by this
   // instance are idempotent).
-  if (parallel) return false;
+  if (!c.rs || c.rs->parallel) return false;
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   int32_t* wr = cm.writer.data() + base;
   bool readers = !cm.reader1.empty();
   const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
   const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
   int bad = 0;  // lanes written or read by another instance (an OR-reduction: vectorizes)
   for (int64_t o = 0; o < total; ++o) {
-    int act = !pm || pm[o];
     int other = (wr[o] != -1) & (wr[o] != me);
     if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
-    bad |= act & other;
+    bad |= pm[o] & other;
   }
   if (bad) return false;
   int32_t* ws = cm.wstmt.data() + base;
   for (int64_t o = 0; o < total; ++o) {
-    if (pm && !pm[o]) continue;
+    if (!pm[o]) continue;
     if (wr[o] == -1) wr[o] = me, ws[o] = sid;
     if (sh) sh[o] = 1;
     dstm[o] = C::enc(pv[one ? 0 : o]);
