@@ -275,6 +275,7 @@ struct TNode {
   std::vector<const TNode*> kids;  // per operand (null: absent or a resolved constant)
   const SNode* s = nullptr;        // scalar_form expressions (not variables): evaluated unboxed
   const Fused* fused = nullptr;    // the root of a fused elementwise tree (Fuse.cpp)
+  const Fused* direct = nullptr;   // a stored value's tree (one op or more), for stores straight into the buffer
   bool consec = false;             // consecutive_expr(): a range test needs only its two ends
   bool affine = false;             // `scalar pointer + integer tile` (Tiles.cpp): maybe a range
   int idx = 0;
@@ -314,9 +315,12 @@ struct Fused {
 };
 // Builds the fused form of `n` when it is the root of an elementwise tree worth fusing (two or
 // more ops, or a 1-d reduction of one or more); null otherwise.
-const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n);
+// `one_op`: a single op is fused too (store values written straight into a buffer).
+const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n, bool one_op = false);
 // Runs `f` with its leaves' values `lv` (in f.leaves order) into `out` (type `rt`).
 void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt);
+// Runs `f` (not a reduction) for its first `len` elements into `dst` (its result's storage type).
+void run_fused_to(const Fused& f, const Value* const* lv, void* dst, int64_t len);
 // Per slot: whether every assignment of the slot is `c + arange`-like (arange, +/- a scalar
 // integer, i32/i64 casts, copies of such slots): its tile is then a wraparound of c + [0, n), so
 // it is consecutive exactly when its last element is its first plus n - 1.

@@ -201,6 +201,11 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
 // sanitizer needs no per-lane work (so only where the lane-by-lane path would report nothing).
 bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
 bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask);
+// A range store whose value (element type `elem`, `total` lanes) is not made yet: when the store
+// is a range store as above with the buffer of type `elem` (not f16/bf16) and a prefix mask (or
+// none), claims the active lanes and calls produce(ctx, dst, live) to write the first `live` lanes
+// straight into the buffer. False, having changed nothing, otherwise.
+bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx);
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.

@@ -258,7 +258,7 @@ struct Builder {
 
 }  // namespace
 
-const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n) {
+const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n, bool one_op) {
   const Expr& e = *n.e;
   bool reduce = e.kind == ExprKind::Reduce && n.kids.size() == 1 && n.kids[0] && n.kids[0]->e->type.shape.size() == 1 &&
                 (e.rop == RedOp::Sum || e.rop == RedOp::Max || e.rop == RedOp::Min);
@@ -268,7 +268,7 @@ const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n) {
   Builder b{f, root.e->type.numel(), {}};
   if (!b.fusable(root)) return nullptr;
   int r = b.compile(root);
-  if (r >= 0 || f.code.empty() || (!reduce && f.code.size() < 2) || f.leaves.size() > kMaxLeaves) return nullptr;
+  if (r >= 0 || f.code.empty() || (!reduce && !one_op && f.code.size() < 2) || f.leaves.size() > kMaxLeaves) return nullptr;
   f.numel = b.R;
   f.storage = storage_of(root.e->type.elem, false);
   f.ntemps = static_cast<int>(b.busy.size());
@@ -295,7 +295,10 @@ template <class T> void fold(RedOp op, const T* p, int64_t n, bool first, Raw& a
 }
 }  // namespace
 
-void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt) {
+namespace {
+// The chunk loops of `f` over its first `len` elements: the root's chunks written to `op` (not for
+// a reduction), a reduction's result folded into `acc`.
+void run_chunks(const Fused& f, const Value* const* lv, char* op, int64_t len, Raw& acc) {
   thread_local std::vector<uint64_t> scratch;
   size_t words = static_cast<size_t>(kChunk) * static_cast<size_t>(std::max(f.ntemps, 1));
   if (scratch.size() < words) scratch.resize(words);
@@ -309,18 +312,12 @@ void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& r
     ls[i] = numel(v) == 1 && f.numel != 1 ? 0 : 1;
     lp[i] = static_cast<const char*>(std::visit([](const auto& a) -> const void* { return a.data(); }, v.data));
   }
-  char* op = nullptr;
   size_t ob = elem_bytes(f.storage);
-  if (!f.reduce) {
-    prep(out, rt);
-    op = static_cast<char*>(std::visit([](auto& a) -> void* { return a.data(); }, out.data));
-  }
-  Raw acc;
-  acc.i64 = 0;
   const void* in[3];
   int64_t st[3];
-  for (int64_t o0 = 0; o0 < f.numel; o0 += kChunk) {
-    int64_t len = std::min(kChunk, f.numel - o0);
+  const int64_t total = len;
+  for (int64_t o0 = 0; o0 < total; o0 += kChunk) {
+    int64_t len = std::min(kChunk, total - o0);
     for (const FInstr& I : f.code) {
       for (int k = 0; k < I.nin; ++k) {
         int r = I.in[static_cast<size_t>(k)];
@@ -344,6 +341,24 @@ void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& r
       });
     }
   }
+}
+}  // namespace
+
+void run_fused_to(const Fused& f, const Value* const* lv, void* dst, int64_t len) {
+  Raw acc;
+  acc.i64 = 0;
+  run_chunks(f, lv, static_cast<char*>(dst), len, acc);
+}
+
+void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt) {
+  char* op = nullptr;
+  if (!f.reduce) {
+    prep(out, rt);
+    op = static_cast<char*>(std::visit([](auto& a) -> void* { return a.data(); }, out.data));
+  }
+  Raw acc;
+  acc.i64 = 0;
+  run_chunks(f, lv, op, f.numel, acc);
   if (f.reduce) {
     prep(out, rt);
     with_storage(storage_of(rt.elem, false), [&](auto tag) {

@@ -242,6 +242,16 @@ bool contiguous(const int64_t* p, int64_t n) {
   return bad == 0;
 }
 
+// Whether each row of W lanes of p[0..n) holds consecutive offsets (one OR-reduction).
+bool rows_contiguous(const int64_t* p, int64_t n, int64_t W) {
+  uint64_t bad = 0;
+  for (int64_t r = 0; r < n; r += W) {
+    uint64_t b = static_cast<uint64_t>(p[r]);
+    for (int64_t o = 0; o < W; ++o) bad |= static_cast<uint64_t>(p[r + o]) ^ (b + static_cast<uint64_t>(o));
+  }
+  return bad == 0;
+}
+
 // Whether every active lane of a contiguous range reads a written element (shadow bytes).
 bool all_written(const uint8_t* sh, const uint8_t* pm, int64_t n) {
   bool ok = true;
@@ -266,12 +276,10 @@ int64_t prefix_len(const uint8_t* pm, int64_t n) {
 // and no per-element sanitizer work (no conflict tracking; every active lane reads a written
 // element). On success `live` is the number of leading lanes read from memory and `pm` the mask
 // still to apply to them (null when the mask is a prefix of `live` ones, or there is none).
-bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
-                   const uint8_t*& pm) {
+// `mask`: the range's own mask bytes (null: none).
+bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const uint8_t* mask, int64_t& live, const uint8_t*& pm) {
   if (!c.fast || ck.cm || total <= 0) return false;
-  if (mask && numel(*mask) != total) return false;
-  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
-  pm = mask ? data<uint8_t>(*mask) : nullptr;
+  pm = mask;
   live = total;
   if (pm) {
     int64_t L = prefix_len(pm, total);
@@ -280,6 +288,13 @@ bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, 
   if (live == 0) return true;
   if (base < 0 || base + live > n) return false;
   return !ck.init || all_written(ck.init + base, pm, live);
+}
+
+bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
+                   const uint8_t*& pm) {
+  if (mask && numel(*mask) != total) return false;
+  if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
+  return range_load_ok(c, ck, base, total, n, mask ? data<uint8_t>(*mask) : nullptr, live, pm);
 }
 
 // The range copy of a checked load: dst[o] = mask ? src[o] : other. The lanes below `live` are in
@@ -315,6 +330,47 @@ template <class C> void put_range(typename C::S* dst, const typename C::T* pv, i
     for (int64_t o = 0; o < total; ++o) dst[o] = C::enc(pv[o]);
 }
 
+// Claims `total` consecutive elements at `base` (in bounds, every lane active) for a range store
+// by this instance: shadow bytes set, conflict span recorded or (one thread) the per-element state
+// checked and claimed. False, having changed nothing, when the range conflicts or cannot be checked
+// as a whole (the per-lane path then redoes everything and reports).
+bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total) {
+  uint8_t* sh = ck.init ? ck.init + base : nullptr;
+  bool parallel = !c.rs || c.rs->parallel;
+  if (!ck.cm) {
+    if (sh)
+      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+    return true;
+  }
+  ConflictMap& cm = *ck.cm;
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  if (!cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) {
+    if (sh && !parallel) std::memset(sh, 1, static_cast<size_t>(total));
+    else if (sh)
+      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+    return true;
+  }
+  cm.dense();
+  if (parallel) return false;
+  int32_t* wr = cm.writer.data() + base;
+  bool readers = !cm.reader1.empty();
+  const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
+  const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
+  int bad = 0;
+  for (int64_t o = 0; o < total; ++o) {
+    int other = (wr[o] != -1) & (wr[o] != me);
+    if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
+    bad |= other;
+  }
+  if (bad) return false;
+  int32_t* ws = cm.wstmt.data() + base;
+  for (int64_t o = 0; o < total; ++o) {
+    if (wr[o] == -1) wr[o] = me, ws[o] = sid;
+    if (sh) sh[o] = 1;
+  }
+  return true;
+}
+
 // A store of `total` consecutive elements at `base` as a range, when the sanitizer can check it as
 // a whole: no conflict tracking, or (one thread) a range that conflicts nowhere, which is then
 // claimed without atomics. Returns false, having changed nothing, otherwise.
@@ -328,53 +384,43 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
     if (total == 0) return true;
   }
   if (base < 0 || base + total > n) return false;
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   typename C::S* dstm = mem + base;
+  if (!pm) {
+    if (!claim_range(c, ck, base, total)) return false;
+    put_range<C>(dstm, pv, total, one);
+    return true;
+  }
+  // A mask that is no prefix: lane by lane over the range.
   uint8_t* sh = ck.init ? ck.init + base : nullptr;
   if (!ck.cm) {
-    if (!pm) {
-      put_range<C>(dstm, pv, total, one);
-      if (sh)
-        for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-    } else {
-      for (int64_t o = 0; o < total; ++o)
-        if (pm[o]) {
-          dstm[o] = C::enc(pv[one ? 0 : o]);
-          if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-        }
-    }
+    for (int64_t o = 0; o < total; ++o)
+      if (pm[o]) {
+        dstm[o] = C::enc(pv[one ? 0 : o]);
+        if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+      }
     return true;
   }
   ConflictMap& cm = *ck.cm;
-  bool parallel = !c.rs || c.rs->parallel;
-  // Range mode: the span is claimed as a whole (any thread), then written.
-  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) {
-    put_range<C>(dstm, pv, total, one);
-    if (sh && !parallel) std::memset(sh, 1, static_cast<size_t>(total));
-    else if (sh)
-      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-    return true;
-  }
   cm.dense();
   // One thread: check the whole range for conflicts first; when there are none, claim and write it
   // without atomics (otherwise the per-lane path redoes everything and reports: claims by this
   // instance are idempotent).
-  if (parallel) return false;
+  if (!c.rs || c.rs->parallel) return false;
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   int32_t* wr = cm.writer.data() + base;
   bool readers = !cm.reader1.empty();
   const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
   const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
   int bad = 0;  // lanes written or read by another instance (an OR-reduction: vectorizes)
   for (int64_t o = 0; o < total; ++o) {
-    int act = !pm || pm[o];
     int other = (wr[o] != -1) & (wr[o] != me);
     if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
-    bad |= act & other;
+    bad |= pm[o] & other;
   }
   if (bad) return false;
   int32_t* ws = cm.wstmt.data() + base;
   for (int64_t o = 0; o < total; ++o) {
-    if (pm && !pm[o]) continue;
+    if (!pm[o]) continue;
     if (wr[o] == -1) wr[o] = me, ws[o] = sid;
     if (sh) sh[o] = 1;
     dstm[o] = C::enc(pv[one ? 0 : o]);
@@ -462,9 +508,25 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     int64_t base = total ? pp[0] : 0;
     int64_t live;
     const uint8_t* lm;
-    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
+    // (The ends first: a tile whose last offset is not base + total - 1 is no range.)
+    if (numel(ptr) == total && (total == 0 || static_cast<uint64_t>(pp[total - 1]) == static_cast<uint64_t>(base) + static_cast<uint64_t>(total - 1)) && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
       copy_range<C>(live ? mem + base : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
       return 0;
+    }
+    // Row path: a tile of rows (the last axis) each of which is a contiguous range, checked and
+    // copied row by row as above. A row that does not qualify sends the whole tile to the per-lane
+    // path, which writes every lane again (the rows copied so far had no side effect).
+    const int64_t W = rt.shape.empty() ? total : rt.shape.back();
+    if (W >= 4 && W < total && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
+      const int64_t ostep = po && numel(*oth) == total ? 1 : 0;
+      // A mask of all ones needs no per-row prefix scan.
+      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+      bool rows = rows_contiguous(pp, total, W);
+      for (int64_t r = 0; rows && r < total; r += W) {
+        rows = range_load_ok(c, ck, pp[r], W, n, rm ? rm + r : nullptr, live, lm);
+        if (rows) copy_range<C>(live ? mem + pp[r] : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
+      }
+      if (rows) return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0, 0);
@@ -535,9 +597,22 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
-    if ((numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && contiguous(pp, total) &&
+    if ((numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && (total == 0 || static_cast<uint64_t>(pp[total - 1]) == static_cast<uint64_t>(base) + static_cast<uint64_t>(total - 1)) &&
+        contiguous(pp, total) &&
         store_range_impl<C>(c, ck, mem, base, total, n, pv, pm, numel(v) == 1 && total != 1))
       return 0;
+    // Row path: each row (the last axis) a contiguous range stored as above. A row that does not
+    // qualify changes nothing and sends the whole tile to the per-lane path, which stores the rows
+    // already stored again (the same values; this instance's claims are idempotent) and reports.
+    const int64_t W = ps.empty() ? total : ps.back();
+    if (W >= 4 && W < total && (numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total)) {
+      const bool one = numel(v) == 1;
+      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+      bool rows = rows_contiguous(pp, total, W);
+      for (int64_t r = 0; rows && r < total; r += W)
+        rows = store_range_impl<C>(c, ck, mem, pp[r], W, n, one ? pv : pv + r, rm ? rm + r : nullptr, one);
+      if (rows) return 0;
+    }
     if (ck.cm) ck.cm->dense();
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
@@ -653,6 +728,24 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
     copy_range<C>(live ? src + base : src, data<T>(out), total, live, lm, po, other && numel(*other) == total ? 1 : 0);
     return 0;
   });
+  return true;
+}
+
+bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (!c.fast || total <= 0 || bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(bi)];
+  if (B.dtype != elem || is_half(elem) || (mask && numel(*mask) != total)) return false;
+  int64_t live = total;
+  if (mask) {
+    live = prefix_len(data<uint8_t>(*mask), total);
+    if (live < 0) return false;
+    if (live == 0) return true;
+  }
+  if (base < 0 || base + live > B.numel()) return false;
+  Checks ck = checks_for(c, bi);
+  if (!claim_range(c, ck, base, live)) return false;
+  produce(ctx, B.data() + static_cast<size_t>(base) * static_cast<size_t>(scalar_bytes(elem)), live);
   return true;
 }
 

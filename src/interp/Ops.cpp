@@ -58,9 +58,31 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
     T x = pa[0];
     for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
   } else {
+    // Broadcasting: row by row (the last axis), each row one of the flat loops above (an operand's
+    // stride along the row is 1, or 0 where it is broadcast), so rows vectorize like whole tiles.
     Dims d = dims_of(rt.shape);
-    bloop<2>(d, {bstrides(a.type.shape, rt.shape), bstrides(b.type.shape, rt.shape)},
-             [&](int64_t o, const std::array<int64_t, 2>& ix) { po[o] = f(pa[ix[0]], pb[ix[1]]); });
+    Strides sa = bstrides(a.type.shape, rt.shape), sb = bstrides(b.type.shape, rt.shape);
+    const int64_t W = d.n[3];
+    int64_t o = 0;
+    for (int64_t i = 0; i < d.n[0]; ++i)
+      for (int64_t j = 0; j < d.n[1]; ++j)
+        for (int64_t k = 0; k < d.n[2]; ++k, o += W) {
+          const T* ra = pa + i * sa[0] + j * sa[1] + k * sa[2];
+          const T* rb = pb + i * sb[0] + j * sb[1] + k * sb[2];
+          R* ro = po + o;
+          if (sa[3] && sb[3]) {
+            for (int64_t l = 0; l < W; ++l) ro[l] = f(ra[l], rb[l]);
+          } else if (sa[3]) {
+            T y = rb[0];
+            for (int64_t l = 0; l < W; ++l) ro[l] = f(ra[l], y);
+          } else if (sb[3]) {
+            T x = ra[0];
+            for (int64_t l = 0; l < W; ++l) ro[l] = f(x, rb[l]);
+          } else {
+            T x = ra[0], y = rb[0];
+            for (int64_t l = 0; l < W; ++l) ro[l] = f(x, y);
+          }
+        }
   }
 }
 

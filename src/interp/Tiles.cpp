@@ -159,12 +159,16 @@ struct Tiles {
   const Value& fused(const TNode& n, Value& out) {
     const Fused& f = *n.fused;
     std::array<const Value*, 16> lv;
+    leaves(f, lv.data());
+    run_fused(f, lv.data(), out, n.e->type);
+    return out;
+  }
+  // The leaves of a fused tree, evaluated in order.
+  void leaves(const Fused& f, const Value** lv) {
     for (size_t i = 0; i < f.leaves.size(); ++i) {
       const FLeaf& L = f.leaves[i];
       lv[i] = L.conv ? &operand(*L.n, L.ct) : &eval(*L.n);
     }
-    run_fused(f, lv.data(), out, n.e->type);
-    return out;
   }
 
   const Value& eval(const TNode& n) {
@@ -295,6 +299,30 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   if (aff) a = T.affine(*t[0]);
   else p = &T.eval(*t[0]);
   const Expr& ve = *s.args[1];
+  if (aff && t[1]->direct && c.fast && t[1]->direct->numel == numel(*a.off)) {
+    // The value's operands, then the mask (the order of the tile path); the tree itself cannot
+    // fault, so it runs last: straight into the buffer when the store is a range, else into its tile.
+    const Fused& f = *t[1]->direct;
+    std::array<const Value*, 16> lv;
+    T.leaves(f, lv.data());
+    const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
+    int64_t base;
+    struct Run {
+      const Fused* f;
+      const Value* const* lv;
+    } run{&f, lv.data()};
+    auto produce = [](void* ctx, void* dst, int64_t len) {
+      const Run& r = *static_cast<const Run*>(ctx);
+      run_fused_to(*r.f, r.lv, dst, len);
+    };
+    bool rg = T.range(a, base);
+    if (rg && store_range_direct(c, a.ptr->buffer, base, numel(*a.off), ve.type.elem, m, produce, &run)) return;
+    Value& v = T.val(*t[1]);
+    run_fused(f, lv.data(), v, ve.type);
+    if (rg && store_range(c, a.ptr->buffer, base, numel(*a.off), v, m)) return;
+    store_op(c, T.materialize(*t[0], a), v, m);
+    return;
+  }
   const Value* v;
   if (ve.kind == ExprKind::Const) {  // a literal is stored as the pointer's element type
     Value& cv = c.tcache[2 * static_cast<size_t>(t[1]->idx)];

@@ -443,3 +443,139 @@ TEST_CASE("masks of consecutive offsets against a scalar: prefixes at every boun
 )";
   CHECK(same_tile("<prefix-cmp>", src) == 0);
 }
+
+TEST_CASE("2-d pointer tiles whose rows are ranges: masks, tails, other, halves, findings") {
+  InterpOptions kg, off, kgoff;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  kgoff = kg;
+  kgoff.sanitize = Sanitize::None;
+  for (InterpOptions opt : {InterpOptions{}, kg, off}) {
+    // Matmul-like tiles with row and column tails (prefix masks per row), a column mask that is no
+    // prefix, a mask of broadcast shape (per lane), other as a scalar and as a tile, an f16 operand,
+    // rows K apart and rows overlapping (stride 3 < 8), stores with a tile and with a literal.
+    std::string src = R"(kernel t(a: *f32[37, 21], h: *f16[37, 21], out c: *f32[40, 24], out d: *f32[40, 24], out e: *f32[200]) grid(5, 3) {
+  pm = program_id(0)
+  pn = program_id(1)
+  rm = pm * 8 + arange(0, 8)
+  rn = pn * 8 + arange(0, 8)
+  m = (rm[:, None] < 37) & (rn[None, :] < 21)
+  x = load(a + rm[:, None] * 21 + rn[None, :], mask=m, other=-2.0)
+  y = load(h + rm[:, None] * 21 + rn[None, :], mask=m & (rn[None, :] % 3 != 0))
+  z = load(a + rm[:, None] * 21 + rn[None, :], mask=rm[:, None] < 35, other=x)
+  w = load(a + (rm[:, None] % 37) * 3 + rn[None, :], other=0.5)
+  store(c + rm[:, None] * 24 + rn[None, :], x * 2.0 + y - z + w, mask=(rm[:, None] < 40) & (rn[None, :] < 24))
+  store(d + rm[:, None] * 24 + rn[None, :], 3.0, mask=m & (rn[None, :] != 5))
+  if pn == 0 {
+    store(e + pm * 40 + arange(0, 8)[:, None] * 3 + arange(0, 8)[None, :], x, mask=(rm[:, None] < 50) & (rn[None, :] < 99))
+  }
+}
+)";
+    CHECK(same_tile("<rows>", src, {}, opt) == 0);
+  }
+  for (InterpOptions opt : {InterpOptions{}, kg, kgoff}) {
+    // The last rows leave the buffer (bounds), in a load and in a store.
+    CHECK(same_tile("<rows-oob-load>", "kernel t(a: *f32[30, 8], out c: *f32[32, 8]) grid(4) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                       "  p = r[:, None] * 8 + arange(0, 8)[None, :]\n  store(c + p, load(a + p))\n}\n", {}, opt) >= (opt.sanitize == Sanitize::None ? 0 : 1));
+    CHECK(same_tile("<rows-oob-store>", "kernel t(a: *f32[32, 8], out c: *f32[30, 8]) grid(4) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                        "  p = r[:, None] * 8 + arange(0, 8)[None, :]\n  store(c + p, load(a + p))\n}\n", {}, opt) >= (opt.sanitize == Sanitize::None ? 0 : 1));
+  }
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // One row reads never-written elements; rows of neighbouring instances overlap (write-write)
+    // and one instance loads rows another stores (read-write).
+    CHECK(same_tile("<rows-uninit>", "kernel t(out y: *f32[16, 8], out z: *f32[16, 8]) grid(2) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                     "  p = r[:, None] * 8 + arange(0, 8)[None, :]\n  store(y + p, 1.0, mask=r[:, None] != 11)\n  store(z + p, load(y + p) + 1.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<rows-ww>", "kernel t(out y: *f32[20, 8]) grid(3) {\n  r = program_id(0) * 6 + arange(0, 8)\n"
+                                 "  store(y + r[:, None] * 8 + arange(0, 8)[None, :], r[:, None].to(f32) + arange(0, 8)[None, :].to(f32), mask=r[:, None] < 20)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<rows-rw>", "kernel t(y: *f32[24, 8]) grid(2) {\n  r = program_id(0) * 8 + arange(0, 8)\n  p = r[:, None] * 8 + arange(0, 8)[None, :]\n"
+                                 "  v = load(y + p + 32, mask=r[:, None] < 20)\n  store(y + p, v * 2.0)\n}\n", {}, opt) >= 1);
+  }
+  // Two threads: row stores of a stored-only buffer claim spans; clean and bit-identical.
+  InterpOptions two;
+  two.threads = 2;
+  Module m = parse_tile(Sources::add("<rows-par>", "kernel t(x: *f32[64, 64], out y: *f32[64, 64]) grid(8, 8) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
+                                                   "  q = program_id(1) * 8 + arange(0, 8)\n  p = r[:, None] * 64 + q[None, :]\n  store(y + p, load(x + p) * 2.0)\n}\n"));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  Outcome one = run_mode(m, b, 3, true, InterpOptions{}), par = run_mode(m, b, 3, true, two), slow = run_mode(m, b, 3, false, InterpOptions{});
+  CHECK(par.rep.ok());
+  CHECK(one.bufs.list[1].bytes == par.bufs.list[1].bytes);
+  CHECK(one.bufs.list[1].bytes == slow.bufs.list[1].bytes);
+}
+
+TEST_CASE("stored elementwise values computed straight into the buffer: tails, types, masks, findings") {
+  InterpOptions kg, off;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  for (InterpOptions opt : {InterpOptions{}, kg, off}) {
+    // One op and trees; prefix masks at every boundary (n = 70 with tiles of 32), no mask, a mask
+    // that is no prefix (tile path), an i1 and an i32 result, an f16 buffer (tile path), a scalar
+    // operand, a value of the pointer's shape in 2-d, a value longer than a chunk (1100 lanes).
+    std::string src = R"(kernel t(x: *f32[70], h: *f16[70], out y: *f32[70], out z: *f32[96], out b: *i1[96], out k: *i32[96], out g: *f16[70],
+         out w: *f32[4, 32], out u: *f32[1100], n: i32 = 70) grid(3) {
+  p = program_id(0)
+  o = p * 32 + arange(0, 32)
+  m = o < n
+  a = load(x + o, mask=m, other=1.5)
+  c = load(h + o, mask=m)
+  store(y + o, a + c.to(f32), mask=m)
+  store(z + o, -a)
+  store(b + o, a < 0.25)
+  store(k + o, (a * 8.0).to(i32) + p, mask=o % 3 != 0)
+  store(g + o, c * 2.0 + 1.0, mask=m)
+  q = arange(0, 4)[:, None] * 32 + arange(0, 32)[None, :]
+  if p == 1 {
+    store(w + p * 0 + q, sqrt(abs(load(x + q % 70))) * a[None, :])
+    store(u + arange(0, 1024), load(x + arange(0, 1024) % 70) * 3.0 - 1.0)
+    store(u + 1024 + arange(0, 128), exp(load(x + arange(0, 128) % 70) * 0.5) + 0.0, mask=arange(0, 128) < 76)
+  }
+}
+)";
+    CHECK(same_tile("<direct>", src, {}, opt) == 0);
+  }
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // Findings: a tail out of bounds; instances overlapping (write-write) on a stored-only buffer;
+    // a range another instance loads (read-write); a store over lanes loaded uninitialized.
+    CHECK(same_tile("<direct-oob>", "kernel t(x: *f32[96], out y: *f32[80]) grid(3) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, load(x + o) + 1.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<direct-ww>", "kernel t(x: *f32[96], out y: *f32[96]) grid(3) {\n  o = program_id(0) * 24 + arange(0, 32)\n  store(y + o, load(x + o) * 2.0, mask=o < 96)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<direct-rw>", "kernel t(y: *f32[96]) grid(3) {\n  o = program_id(0) * 32 + arange(0, 32)\n  v = load(y + (o + 16) % 96)\n  store(y + o, v - 1.0)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<direct-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o < 50)\n  store(z + o, load(y + o) * 3.0)\n}\n", {}, opt) >= 1);
+  }
+}
+
+TEST_CASE("pointer tiles stepped in place: p = p +/- offsets in loops, with scalars and tiles") {
+  InterpOptions kg;
+  kg.keep_going = true;
+  for (InterpOptions opt : {InterpOptions{}, kg}) {
+    // A matmul loop (both pointers stepped), a pointer stepped back by a tile, a pointer stepped by
+    // a loaded offset, a copy that is not a step; the last trips of `r` step out of bounds.
+    std::string src = R"(kernel t(a: *f32[20, 24], b: *f32[24, 16], k: *i32[4], out c: *f32[20, 16], out y: *f32[64]) grid(3, 2) {
+  rm = program_id(0) * 8 + arange(0, 8)
+  rn = program_id(1) * 8 + arange(0, 8)
+  rk = arange(0, 8)
+  pa = a + rm[:, None] * 24 + rk[None, :]
+  pb = b + rk[:, None] * 16 + rn[None, :]
+  acc = zeros([8, 8], f32)
+  for j in range(0, 24, 8) {
+    ta = load(pa, mask=rm[:, None] < 20, other=0.0)
+    tb = load(pb)
+    acc += dot(ta, tb)
+    pa += 8
+    pb = pb + 8 * 16
+  }
+  store(c + rm[:, None] * 16 + rn[None, :], acc, mask=rm[:, None] < 20)
+  r = y + arange(0, 16)
+  q = r
+  for i in range(0, 3) {
+    r = r + arange(0, 16)
+    r = r - 2
+    r = r - arange(0, 16) + load(k + i) % 4 + 16
+    q = r + 1
+  }
+  store(r - 1, arange(0, 16).to(f32), mask=program_id(0) + program_id(1) == 0)
+  store(q, load(q - 1) * 2.0, mask=program_id(0) + program_id(1) == 1)
+}
+)";
+    same_tile("<step>", src, {}, opt);
+  }
+}

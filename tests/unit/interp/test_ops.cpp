@@ -355,3 +355,48 @@ TEST_CASE("blocked dot is bit-identical to the plain k-ordered loop (tails inclu
       CHECK(bad == 0);
     }
 }
+
+TEST_CASE("broadcast binary ops: row-by-row loops match per-element indexing (2-4 dims, ints, floats, compares)") {
+  using namespace dtsim::exec;
+  struct Case {
+    Shape a, b, out;
+  };
+  std::vector<Case> cases = {{{4, 1}, {1, 7}, {4, 7}}, {{4, 7}, {1, 7}, {4, 7}}, {{4, 1}, {4, 7}, {4, 7}}, {{3, 1, 5}, {1, 4, 5}, {3, 4, 5}},
+                             {{2, 1, 3, 1}, {1, 4, 1, 6}, {2, 4, 3, 6}}, {{5, 1}, {1, 1}, {5, 9}}, {{9}, {3, 9}, {3, 9}}, {{3, 1}, {3, 1}, {3, 1}}};
+  // Flat index of `in` (right-aligned, broadcast axes of extent 1) for the output index `ix`.
+  auto flat = [](const Shape& in, const Shape& out, const std::vector<int64_t>& ix) {
+    int64_t f = 0;
+    size_t off = out.size() - in.size();
+    for (size_t d = 0; d < in.size(); ++d) f = f * in[d] + (in[d] == 1 ? 0 : ix[d + off]);
+    return f;
+  };
+  uint32_t seed = 12345;
+  auto rnd = [&seed]() { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+  for (const Case& k : cases) {
+    Value fa = alloc(Type{Scalar::F32, false, k.a}), fb = alloc(Type{Scalar::F32, false, k.b});
+    Value ia = alloc(Type{Scalar::I32, false, k.a}), ib = alloc(Type{Scalar::I32, false, k.b});
+    for (int64_t i = 0; i < numel(fa); ++i) data<float>(fa)[i] = static_cast<float>(rnd() % 1000) / 37.0f - 13.0f, data<int32_t>(ia)[i] = static_cast<int32_t>(rnd() % 17) - 8;
+    for (int64_t i = 0; i < numel(fb); ++i) data<float>(fb)[i] = static_cast<float>(rnd() % 1000) / 29.0f - 17.0f, data<int32_t>(ib)[i] = static_cast<int32_t>(rnd() % 17) - 8;
+    Value fs = binary_op(BinOp::Sub, fa, fb, Type{Scalar::F32, false, k.out}, SourceLoc{});
+    Value fr = binary_op(BinOp::Sub, fb, fa, Type{Scalar::F32, false, k.out}, SourceLoc{});
+    Value im = binary_op(BinOp::Mul, ia, ib, Type{Scalar::I32, false, k.out}, SourceLoc{});
+    Value lt = binary_op(BinOp::Lt, ia, ib, Type{Scalar::I1, false, k.out}, SourceLoc{});
+    std::vector<int64_t> ix(k.out.size(), 0);
+    int64_t n = shape_numel(k.out);
+    for (int64_t o = 0; o < n; ++o) {
+      int64_t pa = flat(k.a, k.out, ix), pb = flat(k.b, k.out, ix);
+      INFO("case " << &k - cases.data() << " element " << o);
+      CHECK(data<float>(fs)[o] == data<float>(fa)[pa] - data<float>(fb)[pb]);
+      CHECK(data<float>(fr)[o] == data<float>(fb)[pb] - data<float>(fa)[pa]);
+      CHECK(data<int32_t>(im)[o] == data<int32_t>(ia)[pa] * data<int32_t>(ib)[pb]);
+      CHECK(data<uint8_t>(lt)[o] == (data<int32_t>(ia)[pa] < data<int32_t>(ib)[pb] ? 1 : 0));
+      for (size_t d = ix.size(); d-- > 0;) {
+        if (++ix[d] < k.out[d]) break;
+        ix[d] = 0;
+      }
+    }
+    // Integer division by zero in a broadcast operand faults, as element by element.
+    data<int32_t>(ib)[numel(ib) - 1] = 0;
+    CHECK_THROWS_AS(binary_op(BinOp::FloorDiv, ia, ib, Type{Scalar::I32, false, k.out}, SourceLoc{}), RuntimeFault);
+  }
+}
