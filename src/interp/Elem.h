@@ -317,10 +317,12 @@ struct Fused {
 // more ops, or a 1-d reduction of one or more); null otherwise.
 // `one_op`: a single op is fused too (store values written straight into a buffer).
 const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n, bool one_op = false);
-// Runs `f` with its leaves' values `lv` (in f.leaves order) into `out` (type `rt`).
-void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt);
+// Runs `f` with its leaves' values `lv` (in f.leaves order) into `out` (type `rt`). `raw` (may be
+// null): per leaf, when not null, the leaf's elements in memory instead of *lv[i] (a load left in
+// its buffer, Ctx::views).
+void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt, const void* const* raw = nullptr);
 // Runs `f` (not a reduction) for its first `len` elements into `dst` (its result's storage type).
-void run_fused_to(const Fused& f, const Value* const* lv, void* dst, int64_t len);
+void run_fused_to(const Fused& f, const Value* const* lv, void* dst, int64_t len, const void* const* raw = nullptr);
 // Per slot: whether every assignment of the slot is `c + arange`-like (arange, +/- a scalar
 // integer, i32/i64 casts, copies of such slots): its tile is then a wraparound of c + [0, n), so
 // it is consecutive exactly when its last element is its first plus n - 1.
@@ -336,9 +338,14 @@ struct ScalarProgram {
   std::vector<uint8_t> consec;  // consecutive_slots() of the kernel
   std::vector<std::array<const SNode*, 3>> roots;
   std::vector<std::array<const TNode*, 3>> troots;
+  // Per slot: its only assignment is a tile load that may be left in the buffer (Ctx::views): the
+  // slot is read only as leaves of fused trees in the statements that follow it in its block,
+  // before any other store, and is dead after the last of them (view_slots()).
+  std::vector<uint8_t> view_slot;
   explicit ScalarProgram(const Kernel& k);
   const SNode* compile_scalar(const Expr& e);
   const TNode* tile(const Expr& e);
+  void view_slots(const Kernel& k);
 };
 const Value& eval_tnode(Ctx& c, const TNode& n);
 // Evaluates `n` and assigns it to slot `slot` (into the slot's storage when it has the type).

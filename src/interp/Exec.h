@@ -182,6 +182,13 @@ struct Ctx {
   uint8_t* rvalid = nullptr;
   const Type** rtype = nullptr;  // the type of regs[s]
   Value* tcache = nullptr;  // per-thread tiles of the tile-form nodes (2 per TNode)
+  // Per slot (execution form, no debugger): a load left in its buffer (ScalarProgram::view_slot):
+  // the slot's elements are `views[s].p` in buffer `views[s].buffer`, not slots[s]; p null: none.
+  struct View {
+    const void* p = nullptr;
+    int buffer = -1;
+  };
+  View* views = nullptr;
   // Statements executed by this thread (exec_block adds a block's statements when it starts it),
   // and the count at which step_poll() must look at the RunControl limits (INT64_MAX without one);
   // step_base: the count when this instance began.
@@ -200,6 +207,10 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
 // as a plain copy. They return false, having changed nothing, unless the range is in bounds and the
 // sanitizer needs no per-lane work (so only where the lane-by-lane path would report nothing).
 bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
+// The same load left in the buffer: the address of its first element when load_range would copy
+// every lane from memory unconverted (all lanes active, the buffer of the load's element type, not
+// f16/bf16) after the same checks; null, having changed nothing, otherwise.
+const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
 bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask);
 // A range store whose value (element type `elem`, `total` lanes) is not made yet: when the store
 // is a range store as above with the buffer of type `elem` (not f16/bf16) and a prefix mask (or

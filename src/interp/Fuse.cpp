@@ -298,7 +298,7 @@ template <class T> void fold(RedOp op, const T* p, int64_t n, bool first, Raw& a
 namespace {
 // The chunk loops of `f` over its first `len` elements: the root's chunks written to `op` (not for
 // a reduction), a reduction's result folded into `acc`.
-void run_chunks(const Fused& f, const Value* const* lv, char* op, int64_t len, Raw& acc) {
+void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, char* op, int64_t len, Raw& acc) {
   thread_local std::vector<uint64_t> scratch;
   size_t words = static_cast<size_t>(kChunk) * static_cast<size_t>(std::max(f.ntemps, 1));
   if (scratch.size() < words) scratch.resize(words);
@@ -307,6 +307,13 @@ void run_chunks(const Fused& f, const Value* const* lv, char* op, int64_t len, R
   std::array<int64_t, kMaxLeaves> ls{};
   std::array<size_t, kMaxLeaves> lb{};
   for (size_t i = 0; i < f.leaves.size(); ++i) {
+    if (raw && raw[i]) {  // a load left in its buffer: the elements of the leaf's own type
+      const Type& t = f.leaves[i].n->e->type;
+      lb[i] = elem_bytes(storage_of(t.elem, t.ptr));
+      ls[i] = t.numel() == 1 && f.numel != 1 ? 0 : 1;
+      lp[i] = static_cast<const char*>(raw[i]);
+      continue;
+    }
     const Value& v = *lv[i];
     lb[i] = elem_bytes(storage_of(v.type.elem, v.type.ptr));
     ls[i] = numel(v) == 1 && f.numel != 1 ? 0 : 1;
@@ -344,13 +351,13 @@ void run_chunks(const Fused& f, const Value* const* lv, char* op, int64_t len, R
 }
 }  // namespace
 
-void run_fused_to(const Fused& f, const Value* const* lv, void* dst, int64_t len) {
+void run_fused_to(const Fused& f, const Value* const* lv, void* dst, int64_t len, const void* const* raw) {
   Raw acc;
   acc.i64 = 0;
-  run_chunks(f, lv, static_cast<char*>(dst), len, acc);
+  run_chunks(f, lv, raw, static_cast<char*>(dst), len, acc);
 }
 
-void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt) {
+void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& rt, const void* const* raw) {
   char* op = nullptr;
   if (!f.reduce) {
     prep(out, rt);
@@ -358,7 +365,7 @@ void run_fused(const Fused& f, const Value* const* lv, Value& out, const Type& r
   }
   Raw acc;
   acc.i64 = 0;
-  run_chunks(f, lv, op, f.numel, acc);
+  run_chunks(f, lv, raw, op, f.numel, acc);
   if (f.reduce) {
     prep(out, rt);
     with_storage(storage_of(rt.elem, false), [&](auto tag) {

@@ -731,6 +731,21 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
   return true;
 }
 
+const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return nullptr;
+  Buffer& B = bs->list[static_cast<size_t>(bi)];
+  const Type& rt = e.type;
+  if (rt.ptr || B.dtype != rt.elem || is_half(rt.elem) || rt.elem == Scalar::I1) return nullptr;
+  if (other && (other->type.ptr || other->type.elem != rt.elem)) return nullptr;
+  int64_t total = rt.numel();
+  Checks ck = checks_for(c, bi);
+  int64_t live;
+  const uint8_t* lm;
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm) || live != total || lm) return nullptr;
+  return B.data() + static_cast<size_t>(base) * static_cast<size_t>(scalar_bytes(rt.elem));
+}
+
 bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (!c.fast || total <= 0 || bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;

@@ -3,6 +3,8 @@
 // registers instead of one-element tiles, with no heap allocation. The element semantics are those
 // of the tile operations (Elem.h), applied in the same order, so results are bit-identical; the
 // frame slots keep holding ordinary Values, so the debugger sees every variable as before.
+#include <functional>
+
 #include "interp/Elem.h"
 
 namespace dtsim::exec {
@@ -511,6 +513,114 @@ struct Compiler {
 
 const SNode* ScalarProgram::compile_scalar(const Expr& e) { return Compiler{nodes}.compile(e); }
 
+namespace {
+
+// Reads of slot `s` in an expression.
+int var_reads(const Expr* e, int s) {
+  if (!e) return 0;
+  int n = e->kind == ExprKind::Var && e->slot == s ? 1 : 0;
+  for (const ExprP& a : e->args) n += var_reads(a.get(), s);
+  return n;
+}
+
+// Reads of slot `s` (element type `t`) that the tile form makes as leaves of fused trees (Tiles.cpp's
+// leaves()) when it evaluates `n`; `bad` set when `s` is read any other way.
+int leaf_reads(const TNode* n, int s, Scalar t, bool& bad);
+int tree_leaf_reads(const Fused& f, int s, Scalar t, bool& bad) {
+  int r = 0;
+  for (const FLeaf& L : f.leaves) {
+    const Expr& le = *L.n->e;
+    if (le.kind == ExprKind::Var && le.slot == s) {
+      if (L.conv && L.ct != t) bad = true;
+      ++r;
+    } else {
+      r += leaf_reads(L.n, s, t, bad);
+    }
+  }
+  return r;
+}
+int leaf_reads(const TNode* n, int s, Scalar t, bool& bad) {
+  if (!n) return 0;
+  if (n->s) {  // compiled scalar form: it reads no tile slot
+    if (var_reads(n->e, s)) bad = true;
+    return 0;
+  }
+  if (n->fused) return tree_leaf_reads(*n->fused, s, t, bad);
+  if (n->e->kind == ExprKind::Var && n->e->slot == s) bad = true;
+  int r = 0;
+  for (const TNode* k : n->kids) r += leaf_reads(k, s, t, bad);
+  return r;
+}
+
+}  // namespace
+
+// A tile load `v = load(p + offs, ...)` (v's only assignment) may leave its elements in the
+// buffer when every later read of v is a leaf of a fused tree in the statements that directly follow
+// it in the same block (assignments and stores only, the last of them the last read of v, no store
+// before it): nothing writes a buffer between the load and those reads, so the buffer still holds
+// what the copy would hold (a store whose tree reads v writes only after it has read it, or, into
+// v's own buffer, after v is copied: store_tnode). The slot is read nowhere else, so no one sees it.
+void ScalarProgram::view_slots(const Kernel& k) {
+  size_t ns = k.slot_types.size();
+  view_slot.assign(ns, 0);
+  std::vector<int> assigns(ns, 0), reads(ns, 0);
+  for (const Stmt* s : k.stmts) {
+    if (s->kind == StmtKind::Assign || s->kind == StmtKind::For)
+      for (int sl : s->slots)
+        if (sl >= 0 && static_cast<size_t>(sl) < ns) ++assigns[static_cast<size_t>(sl)];
+    std::function<void(const Expr*)> count = [&](const Expr* e) {
+      if (!e) return;
+      if (e->kind == ExprKind::Var && e->slot >= 0 && static_cast<size_t>(e->slot) < ns) ++reads[static_cast<size_t>(e->slot)];
+      for (const ExprP& a : e->args) count(a.get());
+    };
+    for (const ExprP& a : s->args) count(a.get());
+  }
+  // Reads of slot `sl` in statement `s` through fused leaves; -1 when read another way.
+  auto stmt_reads = [&](const Stmt& s, int sl, Scalar t) {
+    bool bad = false;
+    int r = 0;
+    const auto& tr = troots[static_cast<size_t>(s.id)];
+    if (s.kind == StmtKind::Assign && s.targets.size() == 1 && tr[0]) {
+      r = leaf_reads(tr[0], sl, t, bad);
+    } else if (s.kind == StmtKind::Store && tr[0]) {
+      r = leaf_reads(tr[0], sl, t, bad) + leaf_reads(tr[2], sl, t, bad);
+      const TNode* v = tr[1];
+      // store_tnode's direct path (its shape test is static) reads the direct tree's leaves
+      if (tr[0]->affine && v->direct && v->direct->numel == tr[0]->e->type.numel()) r += tree_leaf_reads(*v->direct, sl, t, bad);
+      else r += leaf_reads(v, sl, t, bad);
+    } else if (s.kind != StmtKind::Assign && s.kind != StmtKind::Store) {
+      return -1;
+    }
+    int all = 0;
+    for (const ExprP& a : s.args) all += var_reads(a.get(), sl);
+    return bad || r != all ? -1 : r;
+  };
+  std::function<void(const std::vector<StmtP>&)> block = [&](const std::vector<StmtP>& body) {
+    for (size_t i = 0; i < body.size(); ++i) {
+      const Stmt& s = *body[i];
+      block(s.body);
+      block(s.orelse);
+      if (s.kind != StmtKind::Assign || s.targets.size() != 1) continue;
+      const TNode* t = troots[static_cast<size_t>(s.id)][0];
+      int sl = s.slots[0];
+      if (!t || t->e->kind != ExprKind::Load || !t->kids[0] || !t->kids[0]->affine || sl < 0 || static_cast<size_t>(sl) >= ns) continue;
+      const Type& ty = t->e->type;
+      size_t u = static_cast<size_t>(sl);
+      if (assigns[u] != 1 || reads[u] == 0 || !(k.slot_types[u] == ty) || ty.ptr || ty.shape.empty() || is_half(ty.elem) || ty.elem == Scalar::I1) continue;
+      int got = 0;
+      for (size_t j = i + 1; j < body.size() && got < reads[u]; ++j) {
+        const Stmt& q = *body[j];
+        int r = stmt_reads(q, sl, ty.elem);
+        if (r < 0) break;
+        got += r;
+        if (q.kind == StmtKind::Store && got < reads[u]) break;  // a store before the last read
+      }
+      if (got == reads[u]) view_slot[u] = 1;
+    }
+  };
+  block(k.body);
+}
+
 ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
   roots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
   troots.assign(k.stmts.size(), {nullptr, nullptr, nullptr});
@@ -556,6 +666,7 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
       case StmtKind::Return: break;
     }
   }
+  view_slots(k);
 }
 
 }  // namespace dtsim::exec

@@ -159,16 +159,60 @@ struct Tiles {
   const Value& fused(const TNode& n, Value& out) {
     const Fused& f = *n.fused;
     std::array<const Value*, 16> lv;
-    leaves(f, lv.data());
-    run_fused(f, lv.data(), out, n.e->type);
+    std::array<const void*, 16> raw;
+    leaves(f, lv.data(), raw.data());
+    run_fused(f, lv.data(), out, n.e->type, raw.data());
     return out;
   }
-  // The leaves of a fused tree, evaluated in order.
-  void leaves(const Fused& f, const Value** lv) {
+  // The leaves of a fused tree, evaluated in order; raw[i]: a variable's load left in its buffer
+  // (Ctx::views), else null. A view into buffer `keep_out` is copied into its slot first.
+  void leaves(const Fused& f, const Value** lv, const void** raw, int keep_out = -1) {
     for (size_t i = 0; i < f.leaves.size(); ++i) {
       const FLeaf& L = f.leaves[i];
+      raw[i] = nullptr;
+      if (c.views && L.n->e->kind == ExprKind::Var) {
+        int sl = L.n->e->slot;
+        Ctx::View& w = c.views[static_cast<size_t>(sl)];
+        if (w.p && w.buffer != keep_out) {
+          raw[i] = w.p;
+          lv[i] = nullptr;
+          continue;
+        }
+        if (w.p) unview(sl);
+      }
       lv[i] = L.conv ? &operand(*L.n, L.ct) : &eval(*L.n);
     }
+  }
+  // The slot of a load left in its buffer made an ordinary tile (the buffer still holds the
+  // elements the load read).
+  void unview(int sl) {
+    Ctx::View& w = c.views[static_cast<size_t>(sl)];
+    Value& dst = c.f->slots[static_cast<size_t>(sl)];
+    prep(dst, c.f->kernel->slot_types[static_cast<size_t>(sl)]);
+    std::visit([&](auto& a) { std::memcpy(static_cast<void*>(a.data()), w.p, a.size() * sizeof(a.data()[0])); }, dst.data);
+    w.p = nullptr;
+  }
+  // The load `n` (an affine pointer) of a slot that may keep it in the buffer (assign_tnode): as
+  // eval() evaluates it, but when the whole tile would be copied unconverted from one range, `w`
+  // names the range instead and the result is null. Otherwise `w` is cleared and the tile returned.
+  const Value* load_or_view(const TNode& n, Ctx::View& w) {
+    const Expr& e = *n.e;
+    Value& out = val(n);
+    w.p = nullptr;
+    Affine a = affine(*n.kids[0]);
+    const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
+    const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
+    int64_t base;
+    if (range(a, base)) {
+      if (const void* p = load_range_view(c, e, a.ptr->buffer, base, m, o)) {
+        w.p = p;
+        w.buffer = a.ptr->buffer;
+        return nullptr;
+      }
+      if (load_range(out, c, e, a.ptr->buffer, base, m, o)) return &out;
+    }
+    load_into(out, c, e, materialize(*n.kids[0], a), m, o);
+    return &out;
   }
 
   const Value& eval(const TNode& n) {
@@ -304,21 +348,23 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
     // fault, so it runs last: straight into the buffer when the store is a range, else into its tile.
     const Fused& f = *t[1]->direct;
     std::array<const Value*, 16> lv;
-    T.leaves(f, lv.data());
+    std::array<const void*, 16> raw;
+    T.leaves(f, lv.data(), raw.data(), a.ptr->buffer);  // a view of the stored buffer is copied first
     const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
     int64_t base;
     struct Run {
       const Fused* f;
       const Value* const* lv;
-    } run{&f, lv.data()};
+      const void* const* raw;
+    } run{&f, lv.data(), raw.data()};
     auto produce = [](void* ctx, void* dst, int64_t len) {
       const Run& r = *static_cast<const Run*>(ctx);
-      run_fused_to(*r.f, r.lv, dst, len);
+      run_fused_to(*r.f, r.lv, dst, len, r.raw);
     };
     bool rg = T.range(a, base);
     if (rg && store_range_direct(c, a.ptr->buffer, base, numel(*a.off), ve.type.elem, m, produce, &run)) return;
     Value& v = T.val(*t[1]);
-    run_fused(f, lv.data(), v, ve.type);
+    run_fused(f, lv.data(), v, ve.type, raw.data());
     if (rg && store_range(c, a.ptr->buffer, base, numel(*a.off), v, m)) return;
     store_op(c, T.materialize(*t[0], a), v, m);
     return;
@@ -341,7 +387,17 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
 }
 
 void assign_tnode(Ctx& c, int slot, const TNode& n) {
-  const Value& v = Tiles{c}.eval(n);
+  const Value* vp;
+  if (c.views && c.sp->view_slot[static_cast<size_t>(slot)]) {
+    vp = Tiles{c}.load_or_view(n, c.views[static_cast<size_t>(slot)]);
+    if (!vp) {
+      c.invalidate(slot);
+      return;
+    }
+  } else {
+    vp = &Tiles{c}.eval(n);
+  }
+  const Value& v = *vp;
   c.invalidate(slot);
   Value& dst = c.f->slots[static_cast<size_t>(slot)];
   if (&v == &dst) return;
