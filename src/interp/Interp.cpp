@@ -25,7 +25,11 @@ std::array<int64_t, 3> launch_grid(const Kernel& k, const Bindings& b) {
     if (v.i <= 0) user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " of kernel '" + k.name + "' is " + std::to_string(v.i) + "; every axis must be >= 1");
     g[i] = v.i;
   }
-  if (g[0] * g[1] * g[2] > INT32_MAX) user_error(k.loc, "kernel '" + k.name + "' has more than 2^31 program instances");
+  int64_t total = 1;
+  for (int64_t x : g) {  // each factor and partial product <= INT32_MAX: no step can overflow
+    if (x > INT32_MAX || total * x > INT32_MAX) user_error(k.loc, "kernel '" + k.name + "' has more than 2^31 program instances");
+    total *= x;
+  }
   return g;
 }
 
