@@ -22,6 +22,7 @@ declare -A seeds=([tile]="examples tests/errors/tile tests/longrun bench/kernels
 for t in "${targets[@]}"; do
   corpus=$dir/fuzz/corpus_$t
   mkdir -p "$corpus"
+  start=$(mktemp)  # artifacts newer than this are this run's
   # shellcheck disable=SC2086
   nice -n 19 "$dir/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=60 -rss_limit_mb=4096 \
     -dict="fuzz/dict/${dict[$t]}.dict" -print_final_stats=1 -artifact_prefix="$logdir/$t-" \
@@ -29,6 +30,9 @@ for t in "${targets[@]}"; do
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$logdir/$t.log" | tail -1 | grep -o '[0-9]*$')
   cov=$(grep -oE '(#[0-9]+).*cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$logdir/$t.log" | tail -1)
-  crashes=$(ls "$logdir/$t-"* 2>/dev/null | wc -l)
-  echo "fuzz_$t: ${secs} s, exit $rc, ${execs:-?} executions, last status: ${cov:-?}, ${crashes} crash input(s)"
+  # libFuzzer's findings (crash-, leak-, timeout-, oom-); slow-unit- files are inputs it merely flagged.
+  crashes=$(find "$logdir" -maxdepth 1 -newer "$start" \( -name "$t-crash-*" -o -name "$t-leak-*" -o -name "$t-timeout-*" -o -name "$t-oom-*" \) | wc -l)
+  slow=$(find "$logdir" -maxdepth 1 -newer "$start" -name "$t-slow-unit-*" | wc -l)
+  rm -f "$start"
+  echo "fuzz_$t: ${secs} s, exit $rc, ${execs:-?} executions, last status: ${cov:-?}, ${crashes} finding(s), ${slow} slow input(s)"
 done
