@@ -4,9 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
-
 #include <sstream>
+#include <string>
 
 #include "host/Buffers.h"
 #include "interp/Interp.h"

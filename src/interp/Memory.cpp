@@ -235,9 +235,12 @@ Checks checks_for(Ctx& c, int bi) {
   return k;
 }
 
-// Whether p[0..n) are consecutive offsets (p[o] == p[0] + o).
+// Whether p[0..n) are consecutive offsets (p[o] == p[0] + o). The ends first: a tile whose last
+// offset is not p[0] + n - 1 is no range, and most such tiles are told apart there.
 bool contiguous(const int64_t* p, int64_t n) {
+  if (n <= 0) return true;
   uint64_t b = static_cast<uint64_t>(p[0]), bad = 0;
+  if (static_cast<uint64_t>(p[n - 1]) != b + static_cast<uint64_t>(n - 1)) return false;
   for (int64_t o = 0; o < n; ++o) bad |= static_cast<uint64_t>(p[o]) ^ (b + static_cast<uint64_t>(o));  // vectorizes
   return bad == 0;
 }
@@ -508,8 +511,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     int64_t base = total ? pp[0] : 0;
     int64_t live;
     const uint8_t* lm;
-    // (The ends first: a tile whose last offset is not base + total - 1 is no range.)
-    if (numel(ptr) == total && (total == 0 || static_cast<uint64_t>(pp[total - 1]) == static_cast<uint64_t>(base) + static_cast<uint64_t>(total - 1)) && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
+    if (numel(ptr) == total && contiguous(pp, total) && load_range_ok(c, ck, base, total, n, mask, oth, live, lm)) {
       copy_range<C>(live ? mem + base : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
       return 0;
     }
@@ -597,8 +599,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
-    if ((numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && (total == 0 || static_cast<uint64_t>(pp[total - 1]) == static_cast<uint64_t>(base) + static_cast<uint64_t>(total - 1)) &&
-        contiguous(pp, total) &&
+    if ((numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && contiguous(pp, total) &&
         store_range_impl<C>(c, ck, mem, base, total, n, pv, pm, numel(v) == 1 && total != 1))
       return 0;
     // Row path: each row (the last axis) a contiguous range stored as above. A row that does not
