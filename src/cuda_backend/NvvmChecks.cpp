@@ -115,3 +115,239 @@ KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
 }
 
 }  // namespace dtsim::nvvm
+
+namespace dtsim::nvvm {
+
+int KernelEmitter::k_degree(const ExprP& e, int kslot, const std::set<int>& in_body) {
+  auto deg = [&](const ExprP& a) { return a ? k_degree(a, kslot, in_body) : 0; };
+  auto ring_int = [](const Type& t) { return !t.ptr && (t.elem == Scalar::I32 || t.elem == Scalar::I64); };
+  switch (e->kind) {
+    case ExprKind::Const:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange: return 0;
+    case ExprKind::Var: {
+      if (e->slot == kslot) return 1;
+      if (!in_body.count(e->slot)) return 0;
+      size_t s = static_cast<size_t>(e->slot);
+      const ExprP& d = single_def_[s];
+      if (e->type.is_scalar() || assign_count_[s] != 1 || !d || !(d->type == e->type)) return -1;
+      return deg(d);
+    }
+    case ExprKind::Full: return deg(e->args.back());
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast: return deg(e->args[0]);
+    case ExprKind::Unary: {
+      int a = deg(e->args[0]);
+      if (a == 1 && (e->uop != UnOp::Neg || !ring_int(e->type) || !(e->args[0]->type.elem == e->type.elem))) return -1;
+      return a;
+    }
+    case ExprKind::Where:
+    case ExprKind::Cast:
+      for (auto& a : e->args)
+        if (deg(a) != 0) return -1;
+      return 0;
+    case ExprKind::Binary: {
+      int a = deg(e->args[0]), b = deg(e->args[1]);
+      if (a < 0 || b < 0) return -1;
+      if (a == 0 && b == 0) {
+        switch (e->bop) {
+          case BinOp::FloorDiv:
+          case BinOp::Mod:
+          case BinOp::Cdiv: return -1;  // a zero divisor must fault where the program divides, not before
+          default: return 0;
+        }
+      }
+      // A k-dependent operand keeps the result's width (no conversion on the way), or is the integer
+      // offset of pointer arithmetic.
+      for (int i = 0; i < 2; ++i) {
+        const Type& x = e->args[static_cast<size_t>(i)]->type;
+        if ((i ? b : a) == 0) continue;
+        if (e->type.ptr ? !(x.ptr || ring_int(x)) : !(ring_int(e->type) && ring_int(x) && x.elem == e->type.elem)) return -1;
+      }
+      switch (e->bop) {
+        case BinOp::Add: return 1;
+        case BinOp::Sub: return e->args[1]->type.ptr ? -1 : 1;
+        case BinOp::Mul: return e->type.ptr || a + b > 1 ? -1 : 1;
+        default: return -1;
+      }
+    }
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d: return -1;
+  }
+  return -1;
+}
+
+ExprP KernelEmitter::inline_body_vars(const ExprP& e, const std::set<int>& in_body) {
+  if (!e) return e;
+  if (e->kind == ExprKind::Var && e->type.is_tile() && in_body.count(e->slot))
+    return inline_body_vars(single_def_[static_cast<size_t>(e->slot)], in_body);
+  ExprP out;
+  for (size_t i = 0; i < e->args.size(); ++i) {
+    ExprP a = inline_body_vars(e->args[i], in_body);
+    if (a == e->args[i]) continue;
+    if (!out) out = std::make_shared<Expr>(*e);
+    out->args[i] = a;
+  }
+  return out ? out : e;
+}
+
+namespace {
+
+// The integer terms of pointer expression p that depend on k (p = base + t1 + t2 - t3 ..., through
+// views); false when p is not of that form.
+bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::vector<ExprP>& out) {
+  if (deg(p) == 0) return true;
+  switch (p->kind) {
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast: return k_terms(p->args[0], deg, out);
+    case ExprKind::Binary: {
+      if (p->bop != BinOp::Add && p->bop != BinOp::Sub) return false;
+      bool pa = p->args[0]->type.ptr;
+      const ExprP& base = pa ? p->args[0] : p->args[1];
+      const ExprP& off = pa ? p->args[1] : p->args[0];
+      if (deg(off) == 1) out.push_back(off);
+      return k_terms(base, deg, out);
+    }
+    default: return false;
+  }
+}
+
+// The conjuncts of mask m (split at & and &&).
+void conjuncts(const ExprP& m, std::vector<ExprP>& out) {
+  if (m->kind == ExprKind::Binary && (m->bop == BinOp::And || m->bop == BinOp::LAnd) && m->type.elem == Scalar::I1 &&
+      m->args[0]->type.elem == Scalar::I1 && m->args[1]->type.elem == Scalar::I1) {
+    conjuncts(m->args[0], out);
+    conjuncts(m->args[1], out);
+    return;
+  }
+  out.push_back(m);
+}
+
+}  // namespace
+
+std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in_body) {
+  int kslot = f.slots[0];
+  if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32) return "";
+  auto deg = [&](const ExprP& e) { return k_degree(e, kslot, in_body); };
+  // Every global access of the body: its pointer and mask.
+  std::vector<std::pair<ExprP, ExprP>> acc;
+  std::function<void(const ExprP&)> walk_expr = [&](const ExprP& e) {
+    if (!e) return;
+    if (e->kind == ExprKind::Load) acc.emplace_back(e->args[0], e->args.size() > 1 ? e->args[1] : nullptr);
+    for (auto& a : e->args) walk_expr(a);
+  };
+  std::function<void(const std::vector<StmtP>&)> walk = [&](const std::vector<StmtP>& body) {
+    for (auto& s : body) {
+      if (s->kind == StmtKind::Store) acc.emplace_back(s->args[0], s->args.size() > 2 ? s->args[2] : nullptr);
+      for (auto& a : s->args) walk_expr(a);
+      walk(s->body);
+      walk(s->orelse);
+    }
+  };
+  walk(f.body);
+  if (acc.empty()) return "";
+  struct Access {
+    ExprP ptr;                 // with the body's tile variables inlined
+    std::vector<ExprP> conds;  // the mask's conjuncts that do not depend on k
+    std::vector<ExprP> terms;  // the k-dependent integer terms of the pointer
+    const Param* buf;
+  };
+  std::vector<Access> as;
+  for (auto& [ptr, mask] : acc) {
+    if (deg(ptr) < 0) return "";
+    std::vector<const Param*> bufs = buffers_of(ptr);
+    if (bufs.size() != 1) return "";
+    Access a{inline_body_vars(ptr, in_body), {}, {}, bufs[0]};
+    if (!k_terms(a.ptr, deg, a.terms)) return "";
+    if (mask) {
+      std::vector<ExprP> cs;
+      conjuncts(inline_body_vars(mask, in_body), cs);
+      for (const ExprP& c : cs)
+        if (deg(c) == 0) a.conds.push_back(c);
+    }
+    as.push_back(std::move(a));
+  }
+  note("bounds checks hoisted: before the loop, every access of its first and last iteration is checked (lanes "
+       "its mask's k-independent part leaves active); when all are in bounds the loop runs without checks, else "
+       "checked per iteration");
+
+  // Trip count n (i64), the first, second and last values of k.
+  std::string lo = cast(f.args[0]->type.elem, Scalar::I32, eval_scalar(f.args[0]));
+  std::string hi = cast(f.args[1]->type.elem, Scalar::I32, eval_scalar(f.args[1]));
+  std::string step = cast(f.args[2]->type.elem, Scalar::I32, eval_scalar(f.args[2]));
+  auto wide = [&](const std::string& x) { return op("sext i32 " + x + " to i64"); };
+  std::string st64 = wide(step);
+  st64 = op("select i1 " + op("icmp sgt i64 " + st64 + ", 0") + ", i64 " + st64 + ", i64 1");  // a step <= 0 traps in the loop
+  std::string span = op("sub i64 " + wide(hi) + ", " + wide(lo));
+  std::string n = op("select i1 " + op("icmp sgt i64 " + span + ", 0") + ", i64 " +
+                     op("add i64 " + op("sdiv i64 " + op("sub i64 " + span + ", 1") + ", " + st64) + ", 1") + ", i64 0");
+  std::string nm1 = op("sub i64 " + n + ", 1");
+  std::string last = op("trunc i64 " + op("add i64 " + wide(lo) + ", " + op("mul i64 " + nm1 + ", " + st64)) + " to i32");
+  std::string second = op("add i32 " + lo + ", " + step);
+  const std::string& kvar = slot_vars_[static_cast<size_t>(kslot)][0];
+  std::string saved = op("load i32, i32* " + kvar);
+  auto set_k = [&](const std::string& v) { line("store i32 " + v + ", i32* " + kvar); };
+  std::string bad = "false";
+  auto fail_if = [&](const std::string& c) { bad = bad == "false" ? c : op("or i1 " + bad + ", " + c); };
+
+  // No term wraps around its width between the first and the last iteration: term values advance by
+  // the same d (mod 2^width) each iteration, so w0 + (n - 1) * d, computed exactly, must stay in range.
+  std::vector<TV> w0, w1;
+  set_k(lo);
+  for (auto& a : as)
+    for (auto& t : a.terms) w0.push_back(eval(t));
+  set_k(second);
+  for (auto& a : as)
+    for (auto& t : a.terms) w1.push_back(eval(t, w0[w1.size()].dist));
+  for (size_t i = 0; i < w0.size(); ++i) {
+    for (size_t r = 0; r < w0[i].v.size(); ++r) {
+      const std::string &x0 = w0[i].v[r], &x1 = w1[i].v[r];
+      if (w0[i].type.elem == Scalar::I32) {
+        std::string d = op("sub i32 " + x1 + ", " + x0);
+        std::string s = op("add i64 " + wide(x0) + ", " + op("mul i64 " + nm1 + ", " + wide(d)));
+        fail_if(op("icmp ugt i64 " + op("add i64 " + s + ", 2147483648") + ", 4294967295"));
+      } else {
+        // i64: |x0| < 2^62 and |d| < 2^31 keep every value exact (n < 2^31).
+        std::string d = op("sub i64 " + x1 + ", " + x0);
+        fail_if(op("icmp uge i64 " + op("add i64 " + x0 + ", 4611686018427387904") + ", 9223372036854775808"));
+        fail_if(op("icmp uge i64 " + op("add i64 " + d + ", 2147483648") + ", 4294967296"));
+      }
+    }
+  }
+  // Each lane's element offset, at the first and the last iteration, within the buffer.
+  for (const std::string& kv : {lo, last}) {
+    set_k(kv);
+    for (auto& a : as) {
+      const Type& pt = a.ptr->type;
+      TV pv = pt.is_scalar() ? eval(a.ptr) : fit(a.ptr, dflt(pt.shape));
+      std::vector<TV> cv;
+      for (auto& c : a.conds) cv.push_back(pt.is_scalar() ? eval(c) : fit(c, pv.dist));
+      int64_t extent = 1;
+      for (const ExprP& x : a.buf->shape) extent *= eval_param_expr(x, b_).as_int();
+      std::string bty = reg_type(k_.slot_types[static_cast<size_t>(a.buf->slot)]);
+      std::string base = op("ptrtoint " + bty + " %p." + a.buf->name + " to i64");
+      std::string pty = mem_type(pt.elem) + " addrspace(1)*";
+      for (size_t r = 0; r < pv.v.size(); ++r) {
+        std::string off = op("sdiv exact i64 " + op("sub i64 " + op("ptrtoint " + pty + " " + pv.v[r] + " to i64") + ", " + base) +
+                             ", " + std::to_string(scalar_bytes(pt.elem)));
+        std::string out = op("icmp uge i64 " + off + ", " + std::to_string(extent));
+        for (auto& c : cv) out = op("and i1 " + out + ", " + to_bool(c.type.elem, c.at(static_cast<int>(r))));
+        fail_if(out);
+      }
+    }
+  }
+  set_k(saved);
+  bad = op("and i1 " + op("icmp sgt i64 " + n + ", 0") + ", " + bad);
+  declare("declare i32 @llvm.nvvm.barrier0.or(i32)");
+  std::string any = op("call i32 @llvm.nvvm.barrier0.or(i32 " + op("zext i1 " + bad + " to i32") + ")");
+  return op("icmp eq i32 " + any + ", 0");
+}
+
+}  // namespace dtsim::nvvm
