@@ -134,7 +134,10 @@ int KernelEmitter::k_degree(const ExprP& e, int kslot, const std::set<int>& in_b
       if (e->type.is_scalar() || assign_count_[s] != 1 || !d || !(d->type == e->type)) return -1;
       return deg(d);
     }
-    case ExprKind::Full: return deg(e->args.back());
+    case ExprKind::Full: {
+      int v = deg(e->args.back());
+      return v == 1 && !(e->args.back()->type.elem == e->type.elem) ? -1 : v;
+    }
     case ExprKind::ExpandDims:
     case ExprKind::Reshape:
     case ExprKind::Trans:
@@ -234,8 +237,23 @@ void conjuncts(const ExprP& m, std::vector<ExprP>& out) {
 
 std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in_body) {
   int kslot = f.slots[0];
-  if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32) return "";
-  auto deg = [&](const ExprP& e) { return k_degree(e, kslot, in_body); };
+  // (An i32 k: every k-dependent term is i32 too, since nothing converts on the way.)
+  if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32 || in_body.count(kslot)) return "";
+  // Tile variables the body assigns count as their definitions only when they are assigned at its
+  // top level (a definition under an `if` may not run in every iteration).
+  std::set<int> top;
+  for (auto& st : f.body)
+    if (st->kind == StmtKind::Assign) top.insert(st->slots.begin(), st->slots.end());
+  std::set<int> nested;
+  for (int slot : in_body)
+    if (!top.count(slot)) nested.insert(slot);
+  auto deg = [&](const ExprP& e) {
+    std::set<int> used;
+    depends_on(e, used);
+    for (int slot : used)
+      if (nested.count(slot)) return -1;
+    return k_degree(e, kslot, in_body);
+  };
   // Every global access of the body: its pointer and mask.
   std::vector<std::pair<ExprP, ExprP>> acc;
   std::function<void(const ExprP&)> walk_expr = [&](const ExprP& e) {
@@ -309,16 +327,9 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   for (size_t i = 0; i < w0.size(); ++i) {
     for (size_t r = 0; r < w0[i].v.size(); ++r) {
       const std::string &x0 = w0[i].v[r], &x1 = w1[i].v[r];
-      if (w0[i].type.elem == Scalar::I32) {
-        std::string d = op("sub i32 " + x1 + ", " + x0);
-        std::string s = op("add i64 " + wide(x0) + ", " + op("mul i64 " + nm1 + ", " + wide(d)));
-        fail_if(op("icmp ugt i64 " + op("add i64 " + s + ", 2147483648") + ", 4294967295"));
-      } else {
-        // i64: |x0| < 2^62 and |d| < 2^31 keep every value exact (n < 2^31).
-        std::string d = op("sub i64 " + x1 + ", " + x0);
-        fail_if(op("icmp uge i64 " + op("add i64 " + x0 + ", 4611686018427387904") + ", 9223372036854775808"));
-        fail_if(op("icmp uge i64 " + op("add i64 " + d + ", 2147483648") + ", 4294967296"));
-      }
+      std::string d = op("sub i32 " + x1 + ", " + x0);
+      std::string s = op("add i64 " + wide(x0) + ", " + op("mul i64 " + nm1 + ", " + wide(d)));
+      fail_if(op("icmp ugt i64 " + op("add i64 " + s + ", 2147483648") + ", 4294967295"));
     }
   }
   // Each lane's element offset, at the first and the last iteration, within the buffer.

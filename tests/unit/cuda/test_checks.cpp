@@ -112,9 +112,10 @@ TEST_CASE("--sanitize=bounds: a loop whose accesses move by a fixed step per ite
     return false;
   };
   Built l = build("tests/unit/cuda/loop_accesses.tile", "sm_90", true);
-  REQUIRE(l.nm.kernels.size() == 2);
+  REQUIRE(l.nm.kernels.size() == 3);
   CHECK(hoisted(l.nm.kernels[0]));   // strided: offsets computed from k in the body, a k-dependent mask
   CHECK(!hoisted(l.nm.kernels[1]));  // carried: pointers advanced from one iteration to the next
+  CHECK(!hoisted(l.nm.kernels[2]));  // nested: offsets defined under an `if`
   // Each access keeps its site (the checked copy of the loop reports as before).
   CHECK(l.nm.kernels[0].sites.size() == 2);
   CHECK(l.nm.kernels[1].sites.size() == 2);
