@@ -267,13 +267,20 @@ class KernelEmitter {
   // k-independent conjuncts leave active, agreed by the CTA: the returned i1 (uniform) says that the
   // loop can run without per-iteration checks; "" when the loop does not qualify.
   std::string loop_in_bounds(const Stmt& f, const std::set<int>& in_body);
-  // How `e` depends on the loop variable `kslot` (in_body: the slots the loop assigns): 0 not at
-  // all, 1 as a degree-1 polynomial in k over its integer width, -1 otherwise or where evaluating
-  // it before the loop could have an effect (loads, integer division).
-  int k_degree(const ExprP& e, int kslot, const std::set<int>& in_body);
-  // e with the tile variables the loop assigns replaced by their single definitions (evaluable
-  // before the loop).
-  ExprP inline_body_vars(const ExprP& e, const std::set<int>& in_body);
+  struct HoistLoop {
+    int kslot = -1;
+    std::set<int> in_body;  // the slots the loop assigns
+    // Pointer variables set before the loop and advanced once per iteration at the body's top level
+    // by a loop-invariant step (`p = p + c`, Triton's `p += BK * stride`): slot -> c.
+    std::map<int, ExprP> carried;
+  };
+  // How `e` depends on the iteration: 0 not at all, 1 as a degree-1 polynomial in k over its integer
+  // width (or through a carried pointer), -1 otherwise or where evaluating it before the loop could
+  // have an effect (loads, integer division).
+  int k_degree(const ExprP& e, const HoistLoop& L);
+  // e with the (non-carried) tile variables the loop assigns replaced by their single definitions
+  // (evaluable before the loop).
+  ExprP inline_body_vars(const ExprP& e, const HoistLoop& L);
   bool unchecked_ = false;  // emitting the copy of a loop whose accesses were proven in bounds
   bool checking() const { return opt_.bounds_checks && !unchecked_; }
   std::vector<std::vector<ExprP>> slot_defs_;  // every value assigned to each slot

@@ -118,8 +118,8 @@ KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
 
 namespace dtsim::nvvm {
 
-int KernelEmitter::k_degree(const ExprP& e, int kslot, const std::set<int>& in_body) {
-  auto deg = [&](const ExprP& a) { return a ? k_degree(a, kslot, in_body) : 0; };
+int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
+  auto deg = [&](const ExprP& a) { return a ? k_degree(a, L) : 0; };
   auto ring_int = [](const Type& t) { return !t.ptr && (t.elem == Scalar::I32 || t.elem == Scalar::I64); };
   switch (e->kind) {
     case ExprKind::Const:
@@ -127,8 +127,8 @@ int KernelEmitter::k_degree(const ExprP& e, int kslot, const std::set<int>& in_b
     case ExprKind::NumPrograms:
     case ExprKind::Arange: return 0;
     case ExprKind::Var: {
-      if (e->slot == kslot) return 1;
-      if (!in_body.count(e->slot)) return 0;
+      if (e->slot == L.kslot || L.carried.count(e->slot)) return 1;
+      if (!L.in_body.count(e->slot)) return 0;
       size_t s = static_cast<size_t>(e->slot);
       const ExprP& d = single_def_[s];
       if (e->type.is_scalar() || assign_count_[s] != 1 || !d || !(d->type == e->type)) return -1;
@@ -185,13 +185,13 @@ int KernelEmitter::k_degree(const ExprP& e, int kslot, const std::set<int>& in_b
   return -1;
 }
 
-ExprP KernelEmitter::inline_body_vars(const ExprP& e, const std::set<int>& in_body) {
+ExprP KernelEmitter::inline_body_vars(const ExprP& e, const HoistLoop& L) {
   if (!e) return e;
-  if (e->kind == ExprKind::Var && e->type.is_tile() && in_body.count(e->slot))
-    return inline_body_vars(single_def_[static_cast<size_t>(e->slot)], in_body);
+  if (e->kind == ExprKind::Var && e->type.is_tile() && L.in_body.count(e->slot) && !L.carried.count(e->slot))
+    return inline_body_vars(single_def_[static_cast<size_t>(e->slot)], L);
   ExprP out;
   for (size_t i = 0; i < e->args.size(); ++i) {
-    ExprP a = inline_body_vars(e->args[i], in_body);
+    ExprP a = inline_body_vars(e->args[i], L);
     if (a == e->args[i]) continue;
     if (!out) out = std::make_shared<Expr>(*e);
     out->args[i] = a;
@@ -210,6 +210,7 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
     case ExprKind::Reshape:
     case ExprKind::Trans:
     case ExprKind::Broadcast: return k_terms(p->args[0], deg, out);
+    case ExprKind::Var: return p->type.ptr;  // a carried pointer: advanced exactly, in 64 bits
     case ExprKind::Binary: {
       if (p->bop != BinOp::Add && p->bop != BinOp::Sub) return false;
       bool pa = p->args[0]->type.ptr;
@@ -247,46 +248,86 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   std::set<int> nested;
   for (int slot : in_body)
     if (!top.count(slot)) nested.insert(slot);
+  HoistLoop L{kslot, in_body, {}};
   auto deg = [&](const ExprP& e) {
     std::set<int> used;
     depends_on(e, used);
     for (int slot : used)
       if (nested.count(slot)) return -1;
-    return k_degree(e, kslot, in_body);
+    return k_degree(e, L);
   };
-  // Every global access of the body: its pointer and mask.
-  std::vector<std::pair<ExprP, ExprP>> acc;
+  // Carried pointers: `p = p + c` at the top level, p's only assignment in the body (its other one,
+  // before the loop, gives p0), c not depending on the iteration. Iteration j sees p0 + j * c before
+  // that statement and p0 + (j + 1) * c after it.
+  std::map<int, size_t> inc_at;
+  std::function<int(const std::vector<StmtP>&, int)> assigned_in = [&](const std::vector<StmtP>& body, int slot) {
+    int n = 0;
+    for (auto& st : body) n += static_cast<int>(std::count(st->slots.begin(), st->slots.end(), slot)) + assigned_in(st->body, slot) + assigned_in(st->orelse, slot);
+    return n;
+  };
+  for (size_t i = 0; i < f.body.size(); ++i) {
+    const Stmt& st = *f.body[i];
+    if (st.kind != StmtKind::Assign || st.targets.size() != 1) continue;
+    int slot = st.slots[0];
+    const ExprP& v = st.args[0];
+    if (!k_.slot_types[static_cast<size_t>(slot)].ptr || assign_count_[static_cast<size_t>(slot)] != 2 ||
+        assigned_in(f.body, slot) != 1 || v->kind != ExprKind::Binary || v->bop != BinOp::Add || !(v->type == k_.slot_types[static_cast<size_t>(slot)]))
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      const ExprP& self = v->args[static_cast<size_t>(side)];
+      const ExprP& c = v->args[static_cast<size_t>(1 - side)];
+      if (self->kind == ExprKind::Var && self->slot == slot && !c->type.ptr) {
+        L.carried[slot] = c;
+        inc_at[slot] = i;
+        break;
+      }
+    }
+  }
+  for (auto& [slot, c] : L.carried)
+    if (deg(c) != 0) return "";
+  // Every global access of the body: its pointer, its mask, the top-level statement it is in.
+  struct Found {
+    ExprP ptr, mask;
+    size_t at;
+  };
+  std::vector<Found> acc;
+  size_t at = 0;
   std::function<void(const ExprP&)> walk_expr = [&](const ExprP& e) {
     if (!e) return;
-    if (e->kind == ExprKind::Load) acc.emplace_back(e->args[0], e->args.size() > 1 ? e->args[1] : nullptr);
+    if (e->kind == ExprKind::Load) acc.push_back({e->args[0], e->args.size() > 1 ? e->args[1] : nullptr, at});
     for (auto& a : e->args) walk_expr(a);
   };
   std::function<void(const std::vector<StmtP>&)> walk = [&](const std::vector<StmtP>& body) {
     for (auto& s : body) {
-      if (s->kind == StmtKind::Store) acc.emplace_back(s->args[0], s->args.size() > 2 ? s->args[2] : nullptr);
+      if (s->kind == StmtKind::Store) acc.push_back({s->args[0], s->args.size() > 2 ? s->args[2] : nullptr, at});
       for (auto& a : s->args) walk_expr(a);
       walk(s->body);
       walk(s->orelse);
     }
   };
-  walk(f.body);
+  for (at = 0; at < f.body.size(); ++at) walk({f.body[at]});
   if (acc.empty()) return "";
   struct Access {
     ExprP ptr;                 // with the body's tile variables inlined
     std::vector<ExprP> conds;  // the mask's conjuncts that do not depend on k
     std::vector<ExprP> terms;  // the k-dependent integer terms of the pointer
     const Param* buf;
+    std::map<int, int> after;  // carried pointers it uses: 1 when it comes after their advance
   };
   std::vector<Access> as;
-  for (auto& [ptr, mask] : acc) {
-    if (deg(ptr) < 0) return "";
-    std::vector<const Param*> bufs = buffers_of(ptr);
+  for (const Found& fa : acc) {
+    if (deg(fa.ptr) < 0) return "";
+    std::vector<const Param*> bufs = buffers_of(fa.ptr);
     if (bufs.size() != 1) return "";
-    Access a{inline_body_vars(ptr, in_body), {}, {}, bufs[0]};
+    Access a{inline_body_vars(fa.ptr, L), {}, {}, bufs[0], {}};
     if (!k_terms(a.ptr, deg, a.terms)) return "";
-    if (mask) {
+    std::set<int> used;
+    depends_on(a.ptr, used);
+    for (int slot : used)
+      if (L.carried.count(slot)) a.after[slot] = fa.at > inc_at[slot] ? 1 : 0;
+    if (fa.mask) {
       std::vector<ExprP> cs;
-      conjuncts(inline_body_vars(mask, in_body), cs);
+      conjuncts(inline_body_vars(fa.mask, L), cs);
       for (const ExprP& c : cs)
         if (deg(c) == 0) a.conds.push_back(c);
     }
@@ -332,10 +373,42 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
       fail_if(op("icmp ugt i64 " + op("add i64 " + s + ", 2147483648") + ", 4294967295"));
     }
   }
+  // Carried pointers: p0 and the step c (each |c| < 2^31 elements, so that p0 + m * c is exact).
+  struct Carry {
+    std::vector<std::string> p0, c;
+  };
+  std::map<int, Carry> carry;
+  for (auto& [slot, c] : L.carried) {
+    const Type& t = k_.slot_types[static_cast<size_t>(slot)];
+    std::string pty = reg_type(t);
+    Carry& cr = carry[slot];
+    for (const std::string& var : slot_vars_[static_cast<size_t>(slot)]) cr.p0.push_back(op("load " + pty + ", " + pty + "* " + var));
+    ExprP ci = inline_body_vars(c, L);
+    TV cv = t.is_scalar() ? eval(ci) : fit(ci, var_dist_[static_cast<size_t>(slot)]);
+    for (size_t r = 0; r < cr.p0.size(); ++r) {
+      std::string c64 = cast(cv.type.elem, Scalar::I64, cv.at(static_cast<int>(r)));
+      fail_if(op("icmp uge i64 " + op("add i64 " + c64 + ", 2147483648") + ", 4294967296"));
+      cr.c.push_back(c64);
+    }
+  }
+  // p := p0 + m * c in every carried pointer the access uses (m: the iteration, plus one after the advance).
+  auto set_carried = [&](const Access& a, const std::string& m) {
+    for (auto& [slot, after] : a.after) {
+      const Type& t = k_.slot_types[static_cast<size_t>(slot)];
+      std::string pty = reg_type(t), mt = mem_type(t.elem);
+      std::string mult = after ? op("add i64 " + m + ", 1") : m;
+      const Carry& cr = carry.at(slot);
+      for (size_t r = 0; r < cr.p0.size(); ++r) {
+        std::string pr = op("getelementptr " + mt + ", " + mt + " addrspace(1)* " + cr.p0[r] + ", i64 " + op("mul i64 " + mult + ", " + cr.c[r]));
+        line("store " + pty + " " + pr + ", " + pty + "* " + slot_vars_[static_cast<size_t>(slot)][r]);
+      }
+    }
+  };
   // Each lane's element offset, at the first and the last iteration, within the buffer.
-  for (const std::string& kv : {lo, last}) {
+  for (const auto& [kv, m] : {std::pair<std::string, std::string>{lo, "0"}, {last, nm1}}) {
     set_k(kv);
     for (auto& a : as) {
+      set_carried(a, m);
       const Type& pt = a.ptr->type;
       TV pv = pt.is_scalar() ? eval(a.ptr) : fit(a.ptr, dflt(pt.shape));
       std::vector<TV> cv;
@@ -355,6 +428,10 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     }
   }
   set_k(saved);
+  for (auto& [slot, cr] : carry) {
+    std::string pty = reg_type(k_.slot_types[static_cast<size_t>(slot)]);
+    for (size_t r = 0; r < cr.p0.size(); ++r) line("store " + pty + " " + cr.p0[r] + ", " + pty + "* " + slot_vars_[static_cast<size_t>(slot)][r]);
+  }
   bad = op("and i1 " + op("icmp sgt i64 " + n + ", 0") + ", " + bad);
   declare("declare i32 @llvm.nvvm.barrier0.or(i32)");
   std::string any = op("call i32 @llvm.nvvm.barrier0.or(i32 " + op("zext i1 " + bad + " to i32") + ")");

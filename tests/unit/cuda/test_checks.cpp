@@ -112,13 +112,14 @@ TEST_CASE("--sanitize=bounds: a loop whose accesses move by a fixed step per ite
     return false;
   };
   Built l = build("tests/unit/cuda/loop_accesses.tile", "sm_90", true);
-  REQUIRE(l.nm.kernels.size() == 3);
+  REQUIRE(l.nm.kernels.size() == 5);
   CHECK(hoisted(l.nm.kernels[0]));   // strided: offsets computed from k in the body, a k-dependent mask
-  CHECK(!hoisted(l.nm.kernels[1]));  // carried: pointers advanced from one iteration to the next
+  CHECK(hoisted(l.nm.kernels[1]));   // carried: pointers advanced by a fixed step after their use
   CHECK(!hoisted(l.nm.kernels[2]));  // nested: offsets defined under an `if`
+  CHECK(hoisted(l.nm.kernels[3]));   // advanced: a pointer advanced before its use
+  CHECK(!hoisted(l.nm.kernels[4]));  // stepped: a pointer advanced by k
   // Each access keeps its site (the checked copy of the loop reports as before).
-  CHECK(l.nm.kernels[0].sites.size() == 2);
-  CHECK(l.nm.kernels[1].sites.size() == 2);
+  for (int i = 0; i < 5; ++i) CHECK(l.nm.kernels[static_cast<size_t>(i)].sites.size() == 2);
   // The tensor-core matmul: the checked copy of its K loop with one barrier reduction per iteration,
   // the other copy without; the kernel's counters describe one copy.
   Built u = build("examples/matmul_f16.tile", "sm_90a", false);
