@@ -278,7 +278,7 @@ class KernelEmitter {
   // width (or through a carried pointer), -1 otherwise or where evaluating it before the loop could
   // have an effect (loads, integer division).
   int k_degree(const ExprP& e, const HoistLoop& L);
-  // e with the (non-carried) tile variables the loop assigns replaced by their single definitions
+  // e with the (non-carried) variables the loop assigns replaced by their single definitions
   // (evaluable before the loop).
   ExprP inline_body_vars(const ExprP& e, const HoistLoop& L);
   bool unchecked_ = false;  // emitting the copy of a loop whose accesses were proven in bounds

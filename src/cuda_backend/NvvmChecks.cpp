@@ -131,7 +131,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
       if (!L.in_body.count(e->slot)) return 0;
       size_t s = static_cast<size_t>(e->slot);
       const ExprP& d = single_def_[s];
-      if (e->type.is_scalar() || assign_count_[s] != 1 || !d || !(d->type == e->type)) return -1;
+      if (assign_count_[s] != 1 || !d || !(d->type == e->type)) return -1;
       return deg(d);
     }
     case ExprKind::Full: {
@@ -187,7 +187,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
 
 ExprP KernelEmitter::inline_body_vars(const ExprP& e, const HoistLoop& L) {
   if (!e) return e;
-  if (e->kind == ExprKind::Var && e->type.is_tile() && L.in_body.count(e->slot) && !L.carried.count(e->slot))
+  if (e->kind == ExprKind::Var && L.in_body.count(e->slot) && !L.carried.count(e->slot))
     return inline_body_vars(single_def_[static_cast<size_t>(e->slot)], L);
   ExprP out;
   for (size_t i = 0; i < e->args.size(); ++i) {
@@ -240,7 +240,7 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   int kslot = f.slots[0];
   // (An i32 k: every k-dependent term is i32 too, since nothing converts on the way.)
   if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32 || in_body.count(kslot)) return "";
-  // Tile variables the body assigns count as their definitions only when they are assigned at its
+  // Variables the body assigns count as their definitions only when they are assigned at its
   // top level (a definition under an `if` may not run in every iteration).
   std::set<int> top;
   for (auto& st : f.body)
@@ -308,7 +308,7 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   for (at = 0; at < f.body.size(); ++at) walk({f.body[at]});
   if (acc.empty()) return "";
   struct Access {
-    ExprP ptr;                 // with the body's tile variables inlined
+    ExprP ptr;                 // with the body's variables inlined
     std::vector<ExprP> conds;  // the mask's conjuncts that do not depend on k
     std::vector<ExprP> terms;  // the k-dependent integer terms of the pointer
     const Param* buf;
