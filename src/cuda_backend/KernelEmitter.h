@@ -184,6 +184,7 @@ class KernelEmitter {
   void assign(int slot, const TV& v);
   void emit_store(const Stmt& s);
   void emit_for(const Stmt& s);
+  void emit_for_loop(const Stmt& s);  // emit_for without hoisted bounds checks
   // ---- software pipelining of dot operand loads (NvvmPipeline.cpp) ----
   bool emit_pipelined_for(const Stmt& s);
   // Loads of a `for` body that can be issued one iteration ahead into registers (num_stages >= 2):
@@ -256,6 +257,32 @@ class KernelEmitter {
                            const std::string& active, const std::string& counted);
   void end_bounds(BoundsCheck& bc);
   PendingCheck pending(BoundsCheck& bc);  // end_bounds' check, for report_checks
+  // Bounds checks hoisted out of a `for` loop (NvvmChecks.cpp). Where every global access of the
+  // body goes through a pointer that is the loop-invariant base plus integer terms each of degree
+  // at most 1 in the loop variable k (ring operations in one integer width, nothing else depending
+  // on k), the elements an access touches move by a fixed amount per iteration, so each lane's
+  // offsets over all iterations lie between those of the first and the last iteration, provided no
+  // term wraps around its width in between (checked from the term's values at the first two
+  // iterations). loop_in_bounds emits that test before the loop for every lane its mask's
+  // k-independent conjuncts leave active, agreed by the CTA: the returned i1 (uniform) says that the
+  // loop can run without per-iteration checks; "" when the loop does not qualify.
+  std::string loop_in_bounds(const Stmt& f, const std::set<int>& in_body);
+  struct HoistLoop {
+    int kslot = -1;
+    std::set<int> in_body;  // the slots the loop assigns
+    // Pointer variables set before the loop and advanced once per iteration at the body's top level
+    // by a loop-invariant step (`p = p + c`, Triton's `p += BK * stride`): slot -> c.
+    std::map<int, ExprP> carried;
+  };
+  // How `e` depends on the iteration: 0 not at all, 1 as a degree-1 polynomial in k over its integer
+  // width (or through a carried pointer), -1 otherwise or where evaluating it before the loop could
+  // have an effect (loads, integer division).
+  int k_degree(const ExprP& e, const HoistLoop& L);
+  // e with the (non-carried) variables the loop assigns replaced by their single definitions
+  // (evaluable before the loop).
+  ExprP inline_body_vars(const ExprP& e, const HoistLoop& L);
+  bool unchecked_ = false;  // emitting the copy of a loop whose accesses were proven in bounds
+  bool checking() const { return opt_.bounds_checks && !unchecked_; }
   std::vector<std::vector<ExprP>> slot_defs_;  // every value assigned to each slot
 };
 

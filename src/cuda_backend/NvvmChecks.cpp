@@ -115,3 +115,327 @@ KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
 }
 
 }  // namespace dtsim::nvvm
+
+namespace dtsim::nvvm {
+
+int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
+  auto deg = [&](const ExprP& a) { return a ? k_degree(a, L) : 0; };
+  auto ring_int = [](const Type& t) { return !t.ptr && (t.elem == Scalar::I32 || t.elem == Scalar::I64); };
+  switch (e->kind) {
+    case ExprKind::Const:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange: return 0;
+    case ExprKind::Var: {
+      if (e->slot == L.kslot || L.carried.count(e->slot)) return 1;
+      if (!L.in_body.count(e->slot)) return 0;
+      size_t s = static_cast<size_t>(e->slot);
+      const ExprP& d = single_def_[s];
+      if (assign_count_[s] != 1 || !d || !(d->type == e->type)) return -1;
+      return deg(d);
+    }
+    case ExprKind::Full: {
+      int v = deg(e->args.back());
+      return v == 1 && !(e->args.back()->type.elem == e->type.elem) ? -1 : v;
+    }
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast: return deg(e->args[0]);
+    case ExprKind::Unary: {
+      int a = deg(e->args[0]);
+      if (a == 1 && (e->uop != UnOp::Neg || !ring_int(e->type) || !(e->args[0]->type.elem == e->type.elem))) return -1;
+      return a;
+    }
+    case ExprKind::Where:
+    case ExprKind::Cast:
+      for (auto& a : e->args)
+        if (deg(a) != 0) return -1;
+      return 0;
+    case ExprKind::Binary: {
+      int a = deg(e->args[0]), b = deg(e->args[1]);
+      if (a < 0 || b < 0) return -1;
+      if (a == 0 && b == 0) {
+        switch (e->bop) {
+          case BinOp::FloorDiv:
+          case BinOp::Mod:
+          case BinOp::Cdiv: return -1;  // a zero divisor must fault where the program divides, not before
+          default: return 0;
+        }
+      }
+      // A k-dependent operand keeps the result's width (no conversion on the way), or is the integer
+      // offset of pointer arithmetic.
+      for (int i = 0; i < 2; ++i) {
+        const Type& x = e->args[static_cast<size_t>(i)]->type;
+        if ((i ? b : a) == 0) continue;
+        if (e->type.ptr ? !(x.ptr || ring_int(x)) : !(ring_int(e->type) && ring_int(x) && x.elem == e->type.elem)) return -1;
+      }
+      switch (e->bop) {
+        case BinOp::Add: return 1;
+        case BinOp::Sub: return e->args[1]->type.ptr ? -1 : 1;
+        case BinOp::Mul: return e->type.ptr || a + b > 1 ? -1 : 1;
+        default: return -1;
+      }
+    }
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d: return -1;
+  }
+  return -1;
+}
+
+ExprP KernelEmitter::inline_body_vars(const ExprP& e, const HoistLoop& L) {
+  if (!e) return e;
+  if (e->kind == ExprKind::Var && L.in_body.count(e->slot) && !L.carried.count(e->slot))
+    return inline_body_vars(single_def_[static_cast<size_t>(e->slot)], L);
+  ExprP out;
+  for (size_t i = 0; i < e->args.size(); ++i) {
+    ExprP a = inline_body_vars(e->args[i], L);
+    if (a == e->args[i]) continue;
+    if (!out) out = std::make_shared<Expr>(*e);
+    out->args[i] = a;
+  }
+  return out ? out : e;
+}
+
+namespace {
+
+// The integer terms of pointer expression p that depend on k (p = base + t1 + t2 - t3 ..., through
+// views); false when p is not of that form.
+bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::vector<ExprP>& out) {
+  if (deg(p) == 0) return true;
+  switch (p->kind) {
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast: return k_terms(p->args[0], deg, out);
+    case ExprKind::Var: return p->type.ptr;  // a carried pointer: advanced exactly, in 64 bits
+    case ExprKind::Binary: {
+      if (p->bop != BinOp::Add && p->bop != BinOp::Sub) return false;
+      bool pa = p->args[0]->type.ptr;
+      const ExprP& base = pa ? p->args[0] : p->args[1];
+      const ExprP& off = pa ? p->args[1] : p->args[0];
+      if (deg(off) == 1) out.push_back(off);
+      return k_terms(base, deg, out);
+    }
+    default: return false;
+  }
+}
+
+// The conjuncts of mask m (split at & and &&).
+void conjuncts(const ExprP& m, std::vector<ExprP>& out) {
+  if (m->kind == ExprKind::Binary && (m->bop == BinOp::And || m->bop == BinOp::LAnd) && m->type.elem == Scalar::I1 &&
+      m->args[0]->type.elem == Scalar::I1 && m->args[1]->type.elem == Scalar::I1) {
+    conjuncts(m->args[0], out);
+    conjuncts(m->args[1], out);
+    return;
+  }
+  out.push_back(m);
+}
+
+}  // namespace
+
+std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in_body) {
+  int kslot = f.slots[0];
+  // (An i32 k: every k-dependent term is i32 too, since nothing converts on the way.)
+  if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32 || in_body.count(kslot)) return "";
+  // Variables the body assigns count as their definitions only when they are assigned at its
+  // top level (a definition under an `if` may not run in every iteration).
+  std::set<int> top;
+  for (auto& st : f.body)
+    if (st->kind == StmtKind::Assign) top.insert(st->slots.begin(), st->slots.end());
+  std::set<int> nested;
+  for (int slot : in_body)
+    if (!top.count(slot)) nested.insert(slot);
+  HoistLoop L{kslot, in_body, {}};
+  auto deg = [&](const ExprP& e) {
+    std::set<int> used;
+    depends_on(e, used);
+    for (int slot : used)
+      if (nested.count(slot)) return -1;
+    return k_degree(e, L);
+  };
+  // Carried pointers: `p = p + c` at the top level, p's only assignment in the body (its other one,
+  // before the loop, gives p0), c not depending on the iteration. Iteration j sees p0 + j * c before
+  // that statement and p0 + (j + 1) * c after it.
+  std::map<int, size_t> inc_at;
+  std::function<int(const std::vector<StmtP>&, int)> assigned_in = [&](const std::vector<StmtP>& body, int slot) {
+    int n = 0;
+    for (auto& st : body) n += static_cast<int>(std::count(st->slots.begin(), st->slots.end(), slot)) + assigned_in(st->body, slot) + assigned_in(st->orelse, slot);
+    return n;
+  };
+  for (size_t i = 0; i < f.body.size(); ++i) {
+    const Stmt& st = *f.body[i];
+    if (st.kind != StmtKind::Assign || st.targets.size() != 1) continue;
+    int slot = st.slots[0];
+    const ExprP& v = st.args[0];
+    if (!k_.slot_types[static_cast<size_t>(slot)].ptr || assign_count_[static_cast<size_t>(slot)] != 2 ||
+        assigned_in(f.body, slot) != 1 || v->kind != ExprKind::Binary || v->bop != BinOp::Add || !(v->type == k_.slot_types[static_cast<size_t>(slot)]))
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      const ExprP& self = v->args[static_cast<size_t>(side)];
+      const ExprP& c = v->args[static_cast<size_t>(1 - side)];
+      if (self->kind == ExprKind::Var && self->slot == slot && !c->type.ptr) {
+        L.carried[slot] = c;
+        inc_at[slot] = i;
+        break;
+      }
+    }
+  }
+  for (auto& [slot, c] : L.carried)
+    if (deg(c) != 0) return "";
+  // Every global access of the body: its pointer, its mask, the top-level statement it is in.
+  struct Found {
+    ExprP ptr, mask;
+    size_t at;
+  };
+  std::vector<Found> acc;
+  size_t at = 0;
+  std::function<void(const ExprP&)> walk_expr = [&](const ExprP& e) {
+    if (!e) return;
+    if (e->kind == ExprKind::Load) acc.push_back({e->args[0], e->args.size() > 1 ? e->args[1] : nullptr, at});
+    for (auto& a : e->args) walk_expr(a);
+  };
+  std::function<void(const std::vector<StmtP>&)> walk = [&](const std::vector<StmtP>& body) {
+    for (auto& s : body) {
+      if (s->kind == StmtKind::Store) acc.push_back({s->args[0], s->args.size() > 2 ? s->args[2] : nullptr, at});
+      for (auto& a : s->args) walk_expr(a);
+      walk(s->body);
+      walk(s->orelse);
+    }
+  };
+  for (at = 0; at < f.body.size(); ++at) walk({f.body[at]});
+  if (acc.empty()) return "";
+  struct Access {
+    ExprP ptr;                 // with the body's variables inlined
+    std::vector<ExprP> conds;  // the mask's conjuncts that do not depend on k
+    std::vector<ExprP> terms;  // the k-dependent integer terms of the pointer
+    const Param* buf;
+    std::map<int, int> after;  // carried pointers it uses: 1 when it comes after their advance
+  };
+  std::vector<Access> as;
+  for (const Found& fa : acc) {
+    if (deg(fa.ptr) < 0) return "";
+    std::vector<const Param*> bufs = buffers_of(fa.ptr);
+    if (bufs.size() != 1) return "";
+    Access a{inline_body_vars(fa.ptr, L), {}, {}, bufs[0], {}};
+    if (!k_terms(a.ptr, deg, a.terms)) return "";
+    std::set<int> used;
+    depends_on(a.ptr, used);
+    for (int slot : used)
+      if (L.carried.count(slot)) a.after[slot] = fa.at > inc_at[slot] ? 1 : 0;
+    if (fa.mask) {
+      std::vector<ExprP> cs;
+      conjuncts(inline_body_vars(fa.mask, L), cs);
+      for (const ExprP& c : cs)
+        if (deg(c) == 0) a.conds.push_back(c);
+    }
+    as.push_back(std::move(a));
+  }
+  note("bounds checks hoisted: before the loop, every access of its first and last iteration is checked (lanes "
+       "its mask's k-independent part leaves active); when all are in bounds the loop runs without checks, else "
+       "checked per iteration");
+
+  // Trip count n (i64), the first, second and last values of k.
+  std::string lo = cast(f.args[0]->type.elem, Scalar::I32, eval_scalar(f.args[0]));
+  std::string hi = cast(f.args[1]->type.elem, Scalar::I32, eval_scalar(f.args[1]));
+  std::string step = cast(f.args[2]->type.elem, Scalar::I32, eval_scalar(f.args[2]));
+  auto wide = [&](const std::string& x) { return op("sext i32 " + x + " to i64"); };
+  std::string st64 = wide(step);
+  st64 = op("select i1 " + op("icmp sgt i64 " + st64 + ", 0") + ", i64 " + st64 + ", i64 1");  // a step <= 0 traps in the loop
+  std::string span = op("sub i64 " + wide(hi) + ", " + wide(lo));
+  std::string n = op("select i1 " + op("icmp sgt i64 " + span + ", 0") + ", i64 " +
+                     op("add i64 " + op("sdiv i64 " + op("sub i64 " + span + ", 1") + ", " + st64) + ", 1") + ", i64 0");
+  std::string nm1 = op("sub i64 " + n + ", 1");
+  std::string last = op("trunc i64 " + op("add i64 " + wide(lo) + ", " + op("mul i64 " + nm1 + ", " + st64)) + " to i32");
+  std::string second = op("add i32 " + lo + ", " + step);
+  const std::string& kvar = slot_vars_[static_cast<size_t>(kslot)][0];
+  std::string saved = op("load i32, i32* " + kvar);
+  auto set_k = [&](const std::string& v) { line("store i32 " + v + ", i32* " + kvar); };
+  std::string bad = "false";
+  auto fail_if = [&](const std::string& c) { bad = bad == "false" ? c : op("or i1 " + bad + ", " + c); };
+
+  // No term wraps around its width between the first and the last iteration: term values advance by
+  // the same d (mod 2^width) each iteration, so w0 + (n - 1) * d, computed exactly, must stay in range.
+  std::vector<TV> w0, w1;
+  set_k(lo);
+  for (auto& a : as)
+    for (auto& t : a.terms) w0.push_back(eval(t));
+  set_k(second);
+  for (auto& a : as)
+    for (auto& t : a.terms) w1.push_back(eval(t, w0[w1.size()].dist));
+  for (size_t i = 0; i < w0.size(); ++i) {
+    for (size_t r = 0; r < w0[i].v.size(); ++r) {
+      const std::string &x0 = w0[i].v[r], &x1 = w1[i].v[r];
+      std::string d = op("sub i32 " + x1 + ", " + x0);
+      std::string s = op("add i64 " + wide(x0) + ", " + op("mul i64 " + nm1 + ", " + wide(d)));
+      fail_if(op("icmp ugt i64 " + op("add i64 " + s + ", 2147483648") + ", 4294967295"));
+    }
+  }
+  // Carried pointers: p0 and the step c (each |c| < 2^31 elements, so that p0 + m * c is exact).
+  struct Carry {
+    std::vector<std::string> p0, c;
+  };
+  std::map<int, Carry> carry;
+  for (auto& [slot, c] : L.carried) {
+    const Type& t = k_.slot_types[static_cast<size_t>(slot)];
+    std::string pty = reg_type(t);
+    Carry& cr = carry[slot];
+    for (const std::string& var : slot_vars_[static_cast<size_t>(slot)]) cr.p0.push_back(op("load " + pty + ", " + pty + "* " + var));
+    ExprP ci = inline_body_vars(c, L);
+    TV cv = t.is_scalar() ? eval(ci) : fit(ci, var_dist_[static_cast<size_t>(slot)]);
+    for (size_t r = 0; r < cr.p0.size(); ++r) {
+      std::string c64 = cast(cv.type.elem, Scalar::I64, cv.at(static_cast<int>(r)));
+      fail_if(op("icmp uge i64 " + op("add i64 " + c64 + ", 2147483648") + ", 4294967296"));
+      cr.c.push_back(c64);
+    }
+  }
+  // p := p0 + m * c in every carried pointer the access uses (m: the iteration, plus one after the advance).
+  auto set_carried = [&](const Access& a, const std::string& m) {
+    for (auto& [slot, after] : a.after) {
+      const Type& t = k_.slot_types[static_cast<size_t>(slot)];
+      std::string pty = reg_type(t), mt = mem_type(t.elem);
+      std::string mult = after ? op("add i64 " + m + ", 1") : m;
+      const Carry& cr = carry.at(slot);
+      for (size_t r = 0; r < cr.p0.size(); ++r) {
+        std::string pr = op("getelementptr " + mt + ", " + mt + " addrspace(1)* " + cr.p0[r] + ", i64 " + op("mul i64 " + mult + ", " + cr.c[r]));
+        line("store " + pty + " " + pr + ", " + pty + "* " + slot_vars_[static_cast<size_t>(slot)][r]);
+      }
+    }
+  };
+  // Each lane's element offset, at the first and the last iteration, within the buffer.
+  for (const auto& [kv, m] : {std::pair<std::string, std::string>{lo, "0"}, {last, nm1}}) {
+    set_k(kv);
+    for (auto& a : as) {
+      set_carried(a, m);
+      const Type& pt = a.ptr->type;
+      TV pv = pt.is_scalar() ? eval(a.ptr) : fit(a.ptr, dflt(pt.shape));
+      std::vector<TV> cv;
+      for (auto& c : a.conds) cv.push_back(pt.is_scalar() ? eval(c) : fit(c, pv.dist));
+      int64_t extent = 1;
+      for (const ExprP& x : a.buf->shape) extent *= eval_param_expr(x, b_).as_int();
+      std::string bty = reg_type(k_.slot_types[static_cast<size_t>(a.buf->slot)]);
+      std::string base = op("ptrtoint " + bty + " %p." + a.buf->name + " to i64");
+      std::string pty = mem_type(pt.elem) + " addrspace(1)*";
+      for (size_t r = 0; r < pv.v.size(); ++r) {
+        std::string off = op("sdiv exact i64 " + op("sub i64 " + op("ptrtoint " + pty + " " + pv.v[r] + " to i64") + ", " + base) +
+                             ", " + std::to_string(scalar_bytes(pt.elem)));
+        std::string out = op("icmp uge i64 " + off + ", " + std::to_string(extent));
+        for (auto& c : cv) out = op("and i1 " + out + ", " + to_bool(c.type.elem, c.at(static_cast<int>(r))));
+        fail_if(out);
+      }
+    }
+  }
+  set_k(saved);
+  for (auto& [slot, cr] : carry) {
+    std::string pty = reg_type(k_.slot_types[static_cast<size_t>(slot)]);
+    for (size_t r = 0; r < cr.p0.size(); ++r) line("store " + pty + " " + cr.p0[r] + ", " + pty + "* " + slot_vars_[static_cast<size_t>(slot)][r]);
+  }
+  bad = op("and i1 " + op("icmp sgt i64 " + n + ", 0") + ", " + bad);
+  declare("declare i32 @llvm.nvvm.barrier0.or(i32)");
+  std::string any = op("call i32 @llvm.nvvm.barrier0.or(i32 " + op("zext i1 " + bad + " to i32") + ")");
+  return op("icmp eq i32 " + any + ", 0");
+}
+
+}  // namespace dtsim::nvvm

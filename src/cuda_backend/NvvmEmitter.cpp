@@ -567,7 +567,7 @@ TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
   out.v.resize(static_cast<size_t>(n));
   BoundsCheck bc;
   std::string counted;  // each element's lanes are counted by one thread
-  if (opt_.bounds_checks) {
+  if (checking()) {
     bc = begin_bounds(false, e->args[0], t.is_scalar() ? Shape{} : t.shape);
     counted = t.is_scalar() ? op("icmp eq i32 %tid, 0") : owner(d);
   }
@@ -579,7 +579,7 @@ TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
     }
     std::string cond = e->args[1] ? m(r0) : "true";
     std::string ptr = p(r0);
-    if (opt_.bounds_checks) {
+    if (checking()) {
       std::string ok = bounds_lanes(bc, t.elem, ptr, w, d, r0, cond, counted);
       cond = cond == "true" ? ok : op("and i1 " + cond + ", " + ok);
     }
@@ -603,7 +603,7 @@ TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
       out.v[static_cast<size_t>(r0 + j)] =
           op("phi " + ty + " [ " + x[static_cast<size_t>(j)] + ", %" + ld_end + " ], [ " + other[static_cast<size_t>(j)] + ", %" + pre + " ]");
   }
-  if (opt_.bounds_checks) end_bounds(bc);
+  if (checking()) end_bounds(bc);
   return out;
 }
 

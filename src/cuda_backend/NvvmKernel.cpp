@@ -116,7 +116,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
   // element.
   std::string own = owner(d);
   BoundsCheck bc;
-  if (opt_.bounds_checks) bc = begin_bounds(true, pe, pt.is_scalar() ? Shape{} : pt.shape);
+  if (checking()) bc = begin_bounds(true, pe, pt.is_scalar() ? Shape{} : pt.shape);
   for (int r0 = 0; r0 < n; r0 += w) {
     if (first_copy(d, r0) != r0) continue;  // a repeat of an element this thread stores already
     std::vector<std::string> vals;
@@ -125,7 +125,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
     std::string cond = s.args[2] ? m(r0) : "true";
     std::string active = cond;
     if (own != "true") cond = cond == "true" ? own : op("and i1 " + cond + ", " + own);
-    if (opt_.bounds_checks) {
+    if (checking()) {
       std::string ok = bounds_lanes(bc, pt.elem, ptr, w, d, r0, active, own);
       cond = cond == "true" ? ok : op("and i1 " + cond + ", " + ok);
     }
@@ -136,7 +136,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
         store_vec(pt.elem, ptr, vals);
     });
   }
-  if (opt_.bounds_checks) end_bounds(bc);
+  if (checking()) end_bounds(bc);
 }
 
 namespace {
@@ -169,7 +169,7 @@ void collect_stores(const std::vector<StmtP>& body, std::vector<const Stmt*>& ou
 // in between. Not with --sanitize=bounds, where the order of findings must stay the interpreter's.
 std::vector<const Stmt*> KernelEmitter::prefetchable_loads(const Stmt& f) {
   std::vector<const Stmt*> out;
-  if (k_.num_stages < 2 || opt_.bounds_checks || leaves_early(f.body)) return out;
+  if (k_.num_stages < 2 || checking() || leaves_early(f.body)) return out;
   std::set<int> in_body;
   slots_assigned(f.body, in_body);
   std::vector<const Stmt*> stores;
@@ -209,7 +209,43 @@ std::vector<const Stmt*> KernelEmitter::prefetchable_loads(const Stmt& f) {
   return out;
 }
 
+// With bounds checks, a loop whose accesses can be proven in bounds for all its iterations before it
+// starts (loop_in_bounds) is emitted twice: a copy without per-iteration checks, run when the proof
+// holds, and the checked copy, run otherwise (which then reports the first failing access, as the
+// interpreter does).
 void KernelEmitter::emit_for(const Stmt& s) {
+  std::string fast;
+  if (checking()) {
+    std::set<int> in_body;
+    slots_assigned(s.body, in_body);
+    fast = loop_in_bounds(s, in_body);
+  }
+  if (fast.empty()) {
+    emit_for_loop(s);
+    return;
+  }
+  std::string plain = label("for.inbounds"), checked = label("for.checked"), join = label("for.end");
+  line("br i1 " + fast + ", label %" + plain + ", label %" + checked);
+  start_block(plain);
+  load_cache_.clear();
+  // The counters describe the kernel as the checked copy has it (the two copies differ only in checks).
+  NvvmKernelInfo counts = info;
+  unchecked_ = true;
+  emit_for_loop(s);
+  unchecked_ = false;
+  info.fma_rings = counts.fma_rings, info.conversions = counts.conversions;
+  info.vector_accesses = counts.vector_accesses, info.mma_dots = counts.mma_dots;
+  info.pipelined_loops = counts.pipelined_loops;
+  br(join);
+  start_block(checked);
+  load_cache_.clear();
+  emit_for_loop(s);
+  br(join);
+  start_block(join);
+  load_cache_.clear();
+}
+
+void KernelEmitter::emit_for_loop(const Stmt& s) {
   if (emit_pipelined_for(s)) return;
   int slot = s.slots[0];
   Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;

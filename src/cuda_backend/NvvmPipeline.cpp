@@ -91,7 +91,7 @@ std::function<void()> KernelEmitter::cp_async_tile(const Expr& ld, const std::st
   auto p = lazy_fit(ld.args[0], d);
   std::function<std::string(int)> m;
   if (ld.args[1]) m = lazy_fit(ld.args[1], d);
-  if (opt_.bounds_checks) {
+  if (checking()) {
     // Checked before any copy is issued: an instance with a lane out of bounds leaves without copying.
     BoundsCheck bc = begin_bounds(false, ld.args[0], t.shape);
     std::string own = owner(d);
@@ -225,7 +225,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
     std::string off_y = op("add i32 " + off + ", " + std::to_string(a_bytes));
     const Stmt* outer = cur_stmt_;
-    if (opt_.bounds_checks) {
+    if (checking()) {
       // Both tiles are checked before either is copied, with one barrier; findings are located at
       // the load statements (the first in program order wins).
       std::vector<BoundsCheck> checks;

@@ -105,6 +105,31 @@ TEST_CASE("--sanitize=bounds compiles for every example, and checks cp.async cop
   CHECK(count(h.ptx, "wgmma.mma_async") > 0);
 }
 
+TEST_CASE("--sanitize=bounds: a loop whose accesses move by a fixed step per iteration is checked before it starts") {
+  auto hoisted = [](const NvvmKernelInfo& ki) {
+    for (auto& [id, text] : ki.notes)
+      if (text.rfind("bounds checks hoisted", 0) == 0) return true;
+    return false;
+  };
+  Built l = build("tests/unit/cuda/loop_accesses.tile", "sm_90", true);
+  REQUIRE(l.nm.kernels.size() == 5);
+  CHECK(hoisted(l.nm.kernels[0]));   // strided: offsets computed from k in the body, a k-dependent mask
+  CHECK(hoisted(l.nm.kernels[1]));   // carried: pointers advanced by a fixed step after their use
+  CHECK(!hoisted(l.nm.kernels[2]));  // nested: offsets defined under an `if`
+  CHECK(hoisted(l.nm.kernels[3]));   // advanced: a pointer advanced before its use
+  CHECK(!hoisted(l.nm.kernels[4]));  // stepped: a pointer advanced by k
+  // Each access keeps its site (the checked copy of the loop reports as before).
+  for (int i = 0; i < 5; ++i) CHECK(l.nm.kernels[static_cast<size_t>(i)].sites.size() == 2);
+  // The tensor-core matmul: the checked copy of its K loop with one barrier reduction per iteration,
+  // the other copy without; the kernel's counters describe one copy.
+  Built u = build("examples/matmul_f16.tile", "sm_90a", false);
+  Built c = build("examples/matmul_f16.tile", "sm_90a", true);
+  CHECK(hoisted(c.nm.kernels[0]));
+  CHECK(c.nm.kernels[0].pipelined_loops == 1);
+  CHECK(c.nm.kernels[0].mma_dots == u.nm.kernels[0].mma_dots);
+  CHECK(count(c.ptx, "cp.async.wait_group 1") == 2 * count(u.ptx, "cp.async.wait_group 1"));
+}
+
 TEST_CASE("the status buffer renders as the interpreter's out-of-bounds finding") {
   for (const char* bug : {"examples/bugs/copy_pid_n.tile", "examples/bugs/copy_nopid.tile", "examples/bugs/matmul_no_kmask.tile"}) {
     INFO(bug);
