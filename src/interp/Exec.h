@@ -111,20 +111,33 @@ struct StopRun {};  // unwinds an instance when the run stops at a finding
 // Conflict tracking of one buffer during one launch (instance linear ids; -1 = none). Per element:
 // the first instance that stored it (and its statement), and, when the buffer is also loaded, the
 // first two instances that loaded it. A buffer that is only stored starts in range mode: its range
-// stores record spans of elements (first writer and statement) in an interval map instead, and the
+// stores record spans of elements (first writer and statement) in interval maps instead, and the
 // per-element arrays are built from the spans (dense()) at the first access that needs them, so
 // they hold exactly what per-element tracking would hold at that point.
+// The interval maps are sharded by element index (2^shift elements per shard, each with its own
+// lock), so that threads storing into different parts of the buffer do not wait for one another;
+// a span that crosses shards is kept as one piece per shard. Locks are always taken in ascending
+// shard order; the switch to per-element state takes them all.
 struct ConflictMap {
   std::vector<int32_t> writer, wstmt, reader1, r1stmt, reader2, r2stmt;
   struct Span {
     int64_t hi;
     int32_t inst, stmt;
   };
-  std::map<int64_t, Span> spans;          // range mode: disjoint spans [lo, hi) by first writer
+  struct Shard {
+    std::mutex mu;
+    std::map<int64_t, Span> spans;  // range mode: disjoint spans [lo, hi) by first writer
+  };
+  std::unique_ptr<Shard[]> shards;
+  int64_t nshards = 0;
+  int shift = 0;
+  // The buffer's shadow "written" bytes (null: all defined). In range mode nothing reads them during
+  // the launch (the buffer is not loaded), so range stores leave them to the switch to per-element
+  // state or to the end of the launch (flush_init), which set them from the spans.
+  uint8_t* init = nullptr;
   int64_t n = 0;
   bool tracked = false;
   std::atomic<bool> is_dense{false};      // the per-element arrays are the state
-  std::unique_ptr<std::mutex> mu = std::make_unique<std::mutex>();  // range mode and the switch
   ConflictMap() = default;
   ConflictMap(ConflictMap&& o) noexcept { *this = std::move(o); }
   ConflictMap& operator=(ConflictMap&& o) noexcept;
@@ -134,6 +147,7 @@ struct ConflictMap {
     if (!is_dense.load(std::memory_order_acquire)) densify();
   }
   void densify();
+  void flush_init();  // end of the launch: the shadow bytes of the spans still in range mode
 };
 
 struct ScalarProgram;

@@ -263,6 +263,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
       if (!rs.init[bi].empty()) in.init = rs.init[bi].data();
       if (rs.conflicts[bi].tracked) in.cm = &rs.conflicts[bi];
     }
+    rs.conflicts[bi].init = in.init;
   }
   int64_t total = static_cast<int64_t>(order.size());
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);
@@ -299,11 +300,15 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   std::exception_ptr err;
   std::mutex err_mu;
   int64_t ran = 0;
+  // Instances go to threads in chunks of up to 4 adjacent ones (fewer hand-outs for small
+  // instances), down to 1 when the grid is small next to the thread count (a few instances doing
+  // all the work must not share a chunk).
+  const int chunk = static_cast<int>(std::clamp<int64_t>(total / (int64_t(threads) * 16), 1, 4));
 #pragma omp parallel num_threads(threads) reduction(+ : ran)
   {
     Frame f = tmpl;
     Regs regs(f.slots.size(), rs.sp.get());
-#pragma omp for schedule(dynamic, 4)
+#pragma omp for schedule(dynamic, chunk)
     for (int64_t i = 0; i < total; ++i) {
       if (rs.stop || interrupted(i)) continue;
       try {
@@ -340,7 +345,11 @@ RunReport run_module(const Module& m, const Bindings& b, Buffers& buffers, const
   if (opt.sanitize == Sanitize::All)
     for (size_t i = 0; i < buffers.list.size(); ++i)
       if (!buffers.list[i].defined) rs.init[i].assign(static_cast<size_t>(buffers.list[i].numel()), 0);
-  for (size_t ki = 0; ki < m.kernels.size() && !rs.stop; ++ki) launch(rs, m.kernels[ki], static_cast<int>(ki));
+  for (size_t ki = 0; ki < m.kernels.size() && !rs.stop; ++ki) {
+    launch(rs, m.kernels[ki], static_cast<int>(ki));
+    for (ConflictMap& cm : rs.conflicts)
+      if (cm.tracked) cm.flush_init();
+  }
   return rep;
 }
 

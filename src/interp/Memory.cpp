@@ -25,34 +25,65 @@ std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& g) {
 ConflictMap& ConflictMap::operator=(ConflictMap&& o) noexcept {
   writer = std::move(o.writer), wstmt = std::move(o.wstmt);
   reader1 = std::move(o.reader1), r1stmt = std::move(o.r1stmt), reader2 = std::move(o.reader2), r2stmt = std::move(o.r2stmt);
-  spans = std::move(o.spans);
+  shards = std::move(o.shards);
+  nshards = o.nshards, shift = o.shift, init = o.init;
+  o.nshards = 0;
   n = o.n;
   tracked = o.tracked;
   is_dense.store(o.is_dense.load());
-  std::swap(mu, o.mu);
   return *this;
 }
 
 void ConflictMap::reset(int64_t count, bool readers) {
   n = count;
   tracked = count > 0;
-  spans.clear();
   for (auto* v : {&writer, &wstmt, &reader1, &r1stmt, &reader2, &r2stmt}) v->clear();
+  // At most 256 shards of at least 1024 elements.
+  int sh = 10;
+  while (sh < 62 && (std::max<int64_t>(count, 1) - 1) >> sh >= 256) ++sh;
+  int64_t want = ((std::max<int64_t>(count, 1) - 1) >> sh) + 1;
+  if (want != nshards || !shards) shards = std::make_unique<Shard[]>(static_cast<size_t>(want)), nshards = want;
+  else
+    for (int64_t i = 0; i < nshards; ++i) shards[i].spans.clear();
+  shift = sh;
   is_dense.store(readers);
   if (!readers) return;  // range mode until dense()
   for (auto* v : {&writer, &wstmt, &reader1, &r1stmt, &reader2, &r2stmt}) v->assign(static_cast<size_t>(n), -1);
 }
 
 namespace {
+// Shards [s0, s1] locked in ascending order for the life of the object.
+struct ShardLocks {
+  ConflictMap& cm;
+  int64_t s0, s1;
+  ShardLocks(ConflictMap& m, int64_t a, int64_t b) : cm(m), s0(a), s1(b) {
+    for (int64_t s = s0; s <= s1; ++s) cm.shards[s].mu.lock();
+  }
+  ~ShardLocks() {
+    for (int64_t s = s1; s >= s0; --s) cm.shards[s].mu.unlock();
+  }
+};
+
+// Every shard locked.
 void densify_locked(ConflictMap& cm) {
   cm.writer.assign(static_cast<size_t>(cm.n), -1);
   cm.wstmt.assign(static_cast<size_t>(cm.n), -1);
-  for (const auto& [lo, sp] : cm.spans) {
-    std::fill(cm.writer.begin() + lo, cm.writer.begin() + sp.hi, sp.inst);
-    std::fill(cm.wstmt.begin() + lo, cm.wstmt.begin() + sp.hi, sp.stmt);
+  for (int64_t s = 0; s < cm.nshards; ++s) {
+    for (const auto& [lo, sp] : cm.shards[s].spans) {
+      std::fill(cm.writer.begin() + lo, cm.writer.begin() + sp.hi, sp.inst);
+      std::fill(cm.wstmt.begin() + lo, cm.wstmt.begin() + sp.hi, sp.stmt);
+      if (cm.init) std::memset(cm.init + lo, 1, static_cast<size_t>(sp.hi - lo));
+    }
+    cm.shards[s].spans.clear();
   }
-  cm.spans.clear();
   cm.is_dense.store(true, std::memory_order_release);
+}
+
+// The first span of map m that may overlap [lo, ...).
+std::map<int64_t, ConflictMap::Span>::iterator first_overlap(std::map<int64_t, ConflictMap::Span>& m, int64_t lo) {
+  auto it = m.upper_bound(lo);
+  if (it != m.begin() && std::prev(it)->second.hi > lo) --it;
+  return it;
 }
 
 // Range mode: records elements [lo, hi) as stored by instance `me` at statement `sid` (the parts
@@ -60,37 +91,61 @@ void densify_locked(ConflictMap& cm) {
 // stored any of them: then the map switches to per-element state and nothing is recorded. Returns
 // whether the span was recorded.
 bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid) {
-  std::lock_guard<std::mutex> lock(*cm.mu);
-  if (cm.is_dense.load(std::memory_order_relaxed)) return false;
-  auto& m = cm.spans;
-  auto it = m.upper_bound(lo);
-  if (it != m.begin() && std::prev(it)->second.hi > lo) --it;
-  for (auto j = it; j != m.end() && j->first < hi; ++j)
-    if (j->second.inst != me) {
-      densify_locked(cm);
-      return false;
+  const int64_t s0 = lo >> cm.shift, s1 = (hi - 1) >> cm.shift;
+  bool conflict = false;
+  {
+    ShardLocks held(cm, s0, s1);
+    if (cm.is_dense.load(std::memory_order_relaxed)) return false;
+    for (int64_t s = s0; s <= s1 && !conflict; ++s) {
+      auto& m = cm.shards[s].spans;
+      int64_t plo = std::max(lo, s << cm.shift), phi = std::min(hi, (s + 1) << cm.shift);
+      for (auto j = first_overlap(m, plo); j != m.end() && j->first < phi; ++j)
+        if (j->second.inst != me) {
+          conflict = true;
+          break;
+        }
     }
-  int64_t cur = lo;
-  for (auto j = it; j != m.end() && j->first < hi; ++j) {
-    if (j->first > cur) m.emplace_hint(j, cur, ConflictMap::Span{j->first, me, sid});
-    cur = std::max(cur, j->second.hi);
-  }
-  if (cur >= hi) return true;
-  auto p = m.lower_bound(cur);
-  if (p != m.begin()) {
-    --p;
-    if (p->second.hi == cur && p->second.inst == me && p->second.stmt == sid) {
-      p->second.hi = hi;
+    if (!conflict) {
+      for (int64_t s = s0; s <= s1; ++s) {
+        auto& m = cm.shards[s].spans;
+        int64_t plo = std::max(lo, s << cm.shift), phi = std::min(hi, (s + 1) << cm.shift);
+        auto it = first_overlap(m, plo);
+        int64_t cur = plo;
+        for (auto j = it; j != m.end() && j->first < phi; ++j) {
+          if (j->first > cur) m.emplace_hint(j, cur, ConflictMap::Span{j->first, me, sid});
+          cur = std::max(cur, j->second.hi);
+        }
+        if (cur >= phi) continue;
+        auto p = m.lower_bound(cur);
+        if (p != m.begin()) {
+          --p;
+          if (p->second.hi == cur && p->second.inst == me && p->second.stmt == sid) {
+            p->second.hi = phi;
+            continue;
+          }
+        }
+        m.emplace(cur, ConflictMap::Span{phi, me, sid});
+      }
       return true;
     }
   }
-  m.emplace(cur, ConflictMap::Span{hi, me, sid});
-  return true;
+  cm.densify();  // (after letting go of the shards: densify takes them all, in order)
+  return false;
 }
 }  // namespace
 
+void ConflictMap::flush_init() {
+  if (!init || is_dense.load(std::memory_order_acquire)) return;
+  for (int64_t s = 0; s < nshards; ++s)
+    for (const auto& [lo, sp] : shards[s].spans) std::memset(init + lo, 1, static_cast<size_t>(sp.hi - lo));
+}
+
 void ConflictMap::densify() {
-  std::lock_guard<std::mutex> lock(*mu);
+  if (nshards == 0) {  // (a map never reset: nothing tracked, nothing shared)
+    if (!is_dense.load(std::memory_order_relaxed)) densify_locked(*this);
+    return;
+  }
+  ShardLocks all(*this, 0, nshards - 1);
   if (!is_dense.load(std::memory_order_relaxed)) densify_locked(*this);
 }
 
@@ -347,12 +402,8 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total) {
   }
   ConflictMap& cm = *ck.cm;
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
-  if (!cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) {
-    if (sh && !parallel) std::memset(sh, 1, static_cast<size_t>(total));
-    else if (sh)
-      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-    return true;
-  }
+  // (range mode: the shadow bytes are set from the spans later, ConflictMap::init)
+  if (!cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) return true;
   cm.dense();
   if (parallel) return false;
   int32_t* wr = cm.writer.data() + base;

@@ -390,6 +390,16 @@ TEST_CASE("conflict tracking by spans: the same findings as per element, stateme
     CHECK(same_tile("<span-clean>", "kernel t(out y: *f32[100], out z: *f32[128]) grid(4) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n"
                                     "  store(y + o, o.to(f32), mask=o < 100)\n  store(y + o, o.to(f32) * 2.0, mask=o < 100)\n"
                                     "  store(z + o, load(y + o, mask=o < 100, other=0.0))\n}\n", {}, opt) == 0);
+    // A buffer of several shards (1024 elements each): spans of 1500 cross shard boundaries; stored
+    // twice by their instance (clean), then 2048-element spans that run 548 elements into the next
+    // instance's part (conflicts across a boundary).
+    CHECK(same_tile("<span-shards>", "kernel t(out y: *f32[12000]) grid(8) {\n  p = program_id(0)\n  a = arange(0, 2048)\n  o = p * 1500 + a\n"
+                                      "  store(y + o, 1.0, mask=a < 1500)\n  store(y + o, 2.0, mask=a < 1500)\n}\n", {}, opt) == 0);
+    CHECK(same_tile("<span-shards-ww>", "kernel t(out y: *f32[12000]) grid(8) {\n  p = program_id(0)\n  o = p * 1500 + arange(0, 2048)\n"
+                                         "  store(y + o, 1.0, mask=o < 12000)\n}\n", {}, opt) >= 1);
+    // The same in descending order: the overlap is at the end of each later span, shards past its first.
+    CHECK(same_tile("<span-shards-ww-desc>", "kernel t(out y: *f32[12000]) grid(8) {\n  p = 7 - program_id(0)\n  o = p * 1500 + arange(0, 2048)\n"
+                                              "  store(y + o, 1.0, mask=o < 12000)\n}\n", {}, opt) >= 1);
   }
   // Two threads: range stores claim spans under the map's lock; a clean kernel stays clean and
   // bit-identical, a conflicting one is found.
@@ -402,6 +412,15 @@ TEST_CASE("conflict tracking by spans: the same findings as per element, stateme
   Outcome one = run_mode(m, b, 3, true, InterpOptions{}), par = run_mode(m, b, 3, true, two);
   CHECK(par.rep.ok());
   CHECK(one.bufs.list[1].bytes == par.bufs.list[1].bytes);
+  // The same over a buffer of 64 shards, spans crossing shard boundaries.
+  Module ms = parse_tile(Sources::add("<span-par-shards>", "kernel t(x: *f32[96000], out y: *f32[96000]) grid(64) {\n  p = program_id(0)\n"
+                                                          "  o = p * 1500 + arange(0, 2048)\n  m = arange(0, 2048) < 1500\n"
+                                                          "  store(y + o, load(x + o, mask=m) * 2.0, mask=m)\n}\n"));
+  Bindings bs = bind_params(ms, {});
+  verify_module(ms, bs);
+  Outcome ones = run_mode(ms, bs, 3, true, InterpOptions{}), pars = run_mode(ms, bs, 3, true, two);
+  CHECK(pars.rep.ok());
+  CHECK(ones.bufs.list[1].bytes == pars.bufs.list[1].bytes);
   Module m2 = parse_tile(Sources::add("<span-par-ww>", "kernel t(out y: *f32[4096]) grid(64) {\n  p = program_id(0)\n"
                                                       "  o = p * 64 + arange(0, 128)\n  store(y + o, 1.0, mask=o < 4096)\n}\n"));
   Bindings b2 = bind_params(m2, {});
@@ -500,6 +519,15 @@ TEST_CASE("2-d pointer tiles whose rows are ranges: masks, tails, other, halves,
   Outcome one = run_mode(m, b, 3, true, InterpOptions{}), par = run_mode(m, b, 3, true, two), slow = run_mode(m, b, 3, false, InterpOptions{});
   CHECK(par.rep.ok());
   CHECK(one.bufs.list[1].bytes == par.bufs.list[1].bytes);
+  // The same over a buffer of 64 shards, spans crossing shard boundaries.
+  Module ms = parse_tile(Sources::add("<span-par-shards>", "kernel t(x: *f32[96000], out y: *f32[96000]) grid(64) {\n  p = program_id(0)\n"
+                                                          "  o = p * 1500 + arange(0, 2048)\n  m = arange(0, 2048) < 1500\n"
+                                                          "  store(y + o, load(x + o, mask=m) * 2.0, mask=m)\n}\n"));
+  Bindings bs = bind_params(ms, {});
+  verify_module(ms, bs);
+  Outcome ones = run_mode(ms, bs, 3, true, InterpOptions{}), pars = run_mode(ms, bs, 3, true, two);
+  CHECK(pars.rep.ok());
+  CHECK(ones.bufs.list[1].bytes == pars.bufs.list[1].bytes);
   CHECK(one.bufs.list[1].bytes == slow.bufs.list[1].bytes);
 }
 
