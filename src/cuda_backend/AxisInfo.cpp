@@ -15,7 +15,51 @@ AxisInfo broadcast_last(AxisInfo a, const Type& operand, const Type& result) {
   return a;
 }
 
+// a + b (or a - b) along the last dimension; pa/pb: the operand is a pointer (its div is in bytes,
+// an integer added to it counts elements of `bytes` bytes).
+AxisInfo add_info(AxisInfo a, AxisInfo b, bool pa, bool pb, int64_t bytes, bool sub) {
+  int64_t contig = std::min(a.contig, b.cst);
+  if (!sub) contig = std::max(contig, std::min(b.contig, a.cst));
+  int64_t da = a.div, db = b.div;
+  if (pa && !pb) db = std::min(AxisInfo::kMax, db * bytes);  // element offset -> bytes
+  if (pb && !pa) da = std::min(AxisInfo::kMax, da * bytes);
+  return AxisInfo{contig, std::min(da, db), std::min(a.cst, b.cst)};
+}
+
+bool reads_slot(const ExprP& e, int slot) {
+  if (!e) return false;
+  if (e->kind == ExprKind::Var && e->slot == slot) return true;
+  for (auto& a : e->args)
+    if (reads_slot(a, slot)) return true;
+  return false;
+}
+
 }  // namespace
+
+// A variable assigned exactly twice, `v = init` and `v = v + c` with c not reading v (Triton's
+// `a_ptrs += BK` in a loop): every value it takes is init + m * c, so what holds for init + c (and
+// for init) holds for all of them. Null when the slot is not of that form.
+std::optional<AxisInfo> KernelEmitter::carried_axis_info(int slot, const Type& t) {
+  const size_t s = static_cast<size_t>(slot);
+  if (slot < 0 || s >= assign_count_.size() || assign_count_[s] != 2 || slot_defs_[s].size() != 2 || axis_busy_.count(slot)) return std::nullopt;
+  const ExprP *init = nullptr, *step = nullptr;
+  for (int i = 0; i < 2; ++i) {
+    const ExprP& d = slot_defs_[s][static_cast<size_t>(i)];
+    const ExprP& other = slot_defs_[s][static_cast<size_t>(1 - i)];
+    if (d->kind != ExprKind::Binary || d->bop != BinOp::Add || reads_slot(other, slot)) continue;
+    for (int side = 0; side < 2; ++side) {
+      const ExprP& self = d->args[static_cast<size_t>(side)];
+      const ExprP& c = d->args[static_cast<size_t>(1 - side)];
+      if (self->kind == ExprKind::Var && self->slot == slot && !c->type.ptr && !reads_slot(c, slot)) init = &other, step = &c;
+    }
+  }
+  if (!init || !((*init)->type == t)) return std::nullopt;
+  axis_busy_.insert(slot);
+  AxisInfo a = axis_info(*init), c = broadcast_last(axis_info(*step), (*step)->type, t);
+  axis_busy_.erase(slot);
+  AxisInfo sum = add_info(a, c, t.ptr, false, scalar_bytes(t.elem), false);
+  return AxisInfo{std::min(a.contig, sum.contig), std::min(a.div, sum.div), std::min(a.cst, sum.cst)};
+}
 
 AxisInfo KernelEmitter::axis_info(const ExprP& e) {
   const Type& t = e->type;
@@ -39,6 +83,7 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
         const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
         if (d) return axis_info(d);
       }
+      if (auto c = carried_axis_info(e->slot, t)) return *c;
       return unknown;
     }
     case ExprKind::ProgramId:
@@ -61,14 +106,7 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
       int64_t bytes = scalar_bytes(t.elem);
       switch (e->bop) {
         case BinOp::Add:
-        case BinOp::Sub: {
-          int64_t contig = std::min(a.contig, b.cst);
-          if (e->bop == BinOp::Add) contig = std::max(contig, std::min(b.contig, a.cst));
-          int64_t da = a.div, db = b.div;
-          if (pa && !pb) db = std::min(AxisInfo::kMax, db * bytes);  // element offset -> bytes
-          if (pb && !pa) da = std::min(AxisInfo::kMax, da * bytes);
-          return AxisInfo{contig, std::min(da, db), cst};
-        }
+        case BinOp::Sub: return add_info(a, b, pa, pb, bytes, e->bop == BinOp::Sub);
         case BinOp::Mul: return AxisInfo{1, std::min(AxisInfo::kMax, a.div * b.div), cst};
         case BinOp::Shl:
           if (e->args[1]->kind == ExprKind::Const && e->args[1]->ival >= 0 && e->args[1]->ival < 30)

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "cuda_backend/AxisInfo.h"
+#include <optional>
+#include <set>
 #include "cuda_backend/Layout.h"
 #include "cuda_backend/NvvmEmitter.h"
 #include "cuda_backend/NvvmValues.h"
@@ -94,6 +96,8 @@ class KernelEmitter {
   Dist reduce_parent(const ExprP& x);                           // the layout a reduction folds x in
   void infer_layouts();
   AxisInfo axis_info(const ExprP& e);
+  std::optional<AxisInfo> carried_axis_info(int slot, const Type& t);
+  std::set<int> axis_busy_;  // carried variables whose axis information is being computed
 
   // ---- expressions ----
   bool recomputable(const ExprP& e);
