@@ -388,37 +388,45 @@ template <class C> void put_range(typename C::S* dst, const typename C::T* pv, i
     for (int64_t o = 0; o < total; ++o) dst[o] = C::enc(pv[o]);
 }
 
-// Claims `total` consecutive elements at `base` (in bounds, every lane active) for a range store
-// by this instance: shadow bytes set, conflict span recorded or (one thread) the per-element state
-// checked and claimed. False, having changed nothing, when the range conflicts or cannot be checked
-// as a whole (the per-lane path then redoes everything and reports).
-bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total) {
+// Claims the lanes of `total` consecutive elements at `base` (in bounds) that `pm` selects (null:
+// every lane) for a range store by this instance: shadow bytes set, conflict span recorded (every
+// lane active) or (one thread) the per-element state checked for the whole range first and then
+// claimed without atomics. False, having changed nothing, when the range conflicts or cannot be
+// checked as a whole (the per-lane path then redoes everything and reports: claims by this
+// instance are idempotent).
+bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const uint8_t* pm = nullptr) {
   uint8_t* sh = ck.init ? ck.init + base : nullptr;
   bool parallel = !c.rs || c.rs->parallel;
   if (!ck.cm) {
     if (sh)
-      for (int64_t o = 0; o < total; ++o) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+      for (int64_t o = 0; o < total; ++o)
+        if (!pm || pm[o]) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
     return true;
   }
   ConflictMap& cm = *ck.cm;
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   // (range mode: the shadow bytes are set from the spans later, ConflictMap::init)
-  if (!cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) return true;
+  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) return true;
   cm.dense();
   if (parallel) return false;
   int32_t* wr = cm.writer.data() + base;
   bool readers = !cm.reader1.empty();
   const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
   const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
-  int bad = 0;
-  for (int64_t o = 0; o < total; ++o) {
-    int other = (wr[o] != -1) & (wr[o] != me);
-    if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
-    bad |= other;
-  }
-  if (bad) return false;
+  // Lanes written or read by another instance (an OR-reduction: vectorizes; one loop per mask kind).
+  auto conflicts = [&](auto lane) {
+    int bad = 0;
+    for (int64_t o = 0; o < total; ++o) {
+      int other = (wr[o] != -1) & (wr[o] != me);
+      if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
+      bad |= lane(o) & other;
+    }
+    return bad;
+  };
+  if (pm ? conflicts([&](int64_t o) { return int(pm[o]); }) : conflicts([](int64_t) { return 1; })) return false;
   int32_t* ws = cm.wstmt.data() + base;
   for (int64_t o = 0; o < total; ++o) {
+    if (pm && !pm[o]) continue;
     if (wr[o] == -1) wr[o] = me, ws[o] = sid;
     if (sh) sh[o] = 1;
   }
@@ -439,46 +447,11 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
   }
   if (base < 0 || base + total > n) return false;
   typename C::S* dstm = mem + base;
-  if (!pm) {
-    if (!claim_range(c, ck, base, total)) return false;
-    put_range<C>(dstm, pv, total, one);
-    return true;
-  }
-  // A mask that is no prefix: lane by lane over the range.
-  uint8_t* sh = ck.init ? ck.init + base : nullptr;
-  if (!ck.cm) {
+  if (!claim_range(c, ck, base, total, pm)) return false;
+  if (!pm) put_range<C>(dstm, pv, total, one);
+  else  // a mask that is no prefix: lane by lane over the range
     for (int64_t o = 0; o < total; ++o)
-      if (pm[o]) {
-        dstm[o] = C::enc(pv[one ? 0 : o]);
-        if (sh) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
-      }
-    return true;
-  }
-  ConflictMap& cm = *ck.cm;
-  cm.dense();
-  // One thread: check the whole range for conflicts first; when there are none, claim and write it
-  // without atomics (otherwise the per-lane path redoes everything and reports: claims by this
-  // instance are idempotent).
-  if (!c.rs || c.rs->parallel) return false;
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
-  int32_t* wr = cm.writer.data() + base;
-  bool readers = !cm.reader1.empty();
-  const int32_t* r1 = readers ? cm.reader1.data() + base : nullptr;
-  const int32_t* r2 = readers ? cm.reader2.data() + base : nullptr;
-  int bad = 0;  // lanes written or read by another instance (an OR-reduction: vectorizes)
-  for (int64_t o = 0; o < total; ++o) {
-    int other = (wr[o] != -1) & (wr[o] != me);
-    if (readers) other |= ((r1[o] != -1) & (r1[o] != me)) | ((r2[o] != -1) & (r2[o] != me));
-    bad |= pm[o] & other;
-  }
-  if (bad) return false;
-  int32_t* ws = cm.wstmt.data() + base;
-  for (int64_t o = 0; o < total; ++o) {
-    if (!pm[o]) continue;
-    if (wr[o] == -1) wr[o] = me, ws[o] = sid;
-    if (sh) sh[o] = 1;
-    dstm[o] = C::enc(pv[one ? 0 : o]);
-  }
+      if (pm[o]) dstm[o] = C::enc(pv[one ? 0 : o]);
   return true;
 }
 

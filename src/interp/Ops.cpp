@@ -42,6 +42,23 @@ template <class R, class T, class F> void map1(Value& out, const Value& x, const
   for (int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
 }
 
+// po[i] = f(a_i, b_i) for i < n, where an operand is pa[i] when its flag says it varies, pa[0]
+// otherwise: one straight loop per case, so each vectorizes.
+template <class R, class T, class F> void flat2(R* po, const T* pa, bool va, const T* pb, bool vb, int64_t n, F f) {
+  if (va && vb) {
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+  } else if (va) {
+    T y = pb[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
+  } else if (vb) {
+    T x = pa[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
+  } else {
+    T x = pa[0], y = pb[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = f(x, y);
+  }
+}
+
 // out = f(a, b) with broadcasting; fast paths for equal shapes and scalars.
 template <class R, class T, class F> void map2(Value& out, const Value& a, const Value& b, const Type& rt, F f) {
   prep(out, rt);
@@ -49,41 +66,20 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
   const T* pb = data<T>(b);
   R* po = data<R>(out);
   int64_t n = numel(out), na = numel(a), nb = numel(b);
-  if (na == n && nb == n) {
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-  } else if (na == n && nb == 1) {
-    T y = pb[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
-  } else if (na == 1 && nb == n) {
-    T x = pa[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
-  } else {
-    // Broadcasting: row by row (the last axis), each row one of the flat loops above (an operand's
-    // stride along the row is 1, or 0 where it is broadcast), so rows vectorize like whole tiles.
-    Dims d = dims_of(rt.shape);
-    Strides sa = bstrides(a.type.shape, rt.shape), sb = bstrides(b.type.shape, rt.shape);
-    const int64_t W = d.n[3];
-    int64_t o = 0;
-    for (int64_t i = 0; i < d.n[0]; ++i)
-      for (int64_t j = 0; j < d.n[1]; ++j)
-        for (int64_t k = 0; k < d.n[2]; ++k, o += W) {
-          const T* ra = pa + i * sa[0] + j * sa[1] + k * sa[2];
-          const T* rb = pb + i * sb[0] + j * sb[1] + k * sb[2];
-          R* ro = po + o;
-          if (sa[3] && sb[3]) {
-            for (int64_t l = 0; l < W; ++l) ro[l] = f(ra[l], rb[l]);
-          } else if (sa[3]) {
-            T y = rb[0];
-            for (int64_t l = 0; l < W; ++l) ro[l] = f(ra[l], y);
-          } else if (sb[3]) {
-            T x = ra[0];
-            for (int64_t l = 0; l < W; ++l) ro[l] = f(x, rb[l]);
-          } else {
-            T x = ra[0], y = rb[0];
-            for (int64_t l = 0; l < W; ++l) ro[l] = f(x, y);
-          }
-        }
+  if ((na == n || na == 1) && (nb == n || nb == 1)) {
+    flat2(po, pa, na == n, pb, nb == n, n, f);
+    return;
   }
+  // Broadcasting: row by row (the last axis), each row one flat loop (an operand's stride along the
+  // row is 1, or 0 where it is broadcast), so rows vectorize like whole tiles.
+  Dims d = dims_of(rt.shape);
+  Strides sa = bstrides(a.type.shape, rt.shape), sb = bstrides(b.type.shape, rt.shape);
+  const int64_t W = d.n[3];
+  int64_t o = 0;
+  for (int64_t i = 0; i < d.n[0]; ++i)
+    for (int64_t j = 0; j < d.n[1]; ++j)
+      for (int64_t k = 0; k < d.n[2]; ++k, o += W)
+        flat2(po + o, pa + i * sa[0] + j * sa[1] + k * sa[2], sa[3] != 0, pb + i * sb[0] + j * sb[1] + k * sb[2], sb[3] != 0, W, f);
 }
 
 // One binary op over whole tiles. The element semantics are Elem.h's (bin_elem, cmp_elem, shared
