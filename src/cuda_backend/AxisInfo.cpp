@@ -36,6 +36,16 @@ bool reads_slot(const ExprP& e, int slot) {
 
 }  // namespace
 
+const ExprP* KernelEmitter::advance_step(const ExprP& v, int slot) {
+  if (v->kind != ExprKind::Binary || v->bop != BinOp::Add) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    const ExprP& self = v->args[static_cast<size_t>(side)];
+    const ExprP& c = v->args[static_cast<size_t>(1 - side)];
+    if (self->kind == ExprKind::Var && self->slot == slot && !c->type.ptr) return &c;
+  }
+  return nullptr;
+}
+
 // A variable assigned exactly twice, `v = init` and `v = v + c` with c not reading v (Triton's
 // `a_ptrs += BK` in a loop): every value it takes is init + m * c, so what holds for init + c (and
 // for init) holds for all of them. Null when the slot is not of that form.
@@ -44,14 +54,9 @@ std::optional<AxisInfo> KernelEmitter::carried_axis_info(int slot, const Type& t
   if (slot < 0 || s >= assign_count_.size() || assign_count_[s] != 2 || slot_defs_[s].size() != 2 || axis_busy_.count(slot)) return std::nullopt;
   const ExprP *init = nullptr, *step = nullptr;
   for (int i = 0; i < 2; ++i) {
-    const ExprP& d = slot_defs_[s][static_cast<size_t>(i)];
     const ExprP& other = slot_defs_[s][static_cast<size_t>(1 - i)];
-    if (d->kind != ExprKind::Binary || d->bop != BinOp::Add || reads_slot(other, slot)) continue;
-    for (int side = 0; side < 2; ++side) {
-      const ExprP& self = d->args[static_cast<size_t>(side)];
-      const ExprP& c = d->args[static_cast<size_t>(1 - side)];
-      if (self->kind == ExprKind::Var && self->slot == slot && !c->type.ptr && !reads_slot(c, slot)) init = &other, step = &c;
-    }
+    const ExprP* c = advance_step(slot_defs_[s][static_cast<size_t>(i)], slot);
+    if (c && !reads_slot(*c, slot) && !reads_slot(other, slot)) init = &other, step = c;
   }
   if (!init || !((*init)->type == t)) return std::nullopt;
   axis_busy_.insert(slot);

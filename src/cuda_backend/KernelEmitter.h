@@ -7,14 +7,13 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cuda_backend/AxisInfo.h"
-#include <optional>
-#include <set>
 #include "cuda_backend/Layout.h"
 #include "cuda_backend/NvvmEmitter.h"
 #include "cuda_backend/NvvmValues.h"
@@ -97,6 +96,8 @@ class KernelEmitter {
   void infer_layouts();
   AxisInfo axis_info(const ExprP& e);
   std::optional<AxisInfo> carried_axis_info(int slot, const Type& t);
+  // `v` is `slot + c` (or `c + slot`) with c an integer (Triton's `p += step`): c; null otherwise.
+  static const ExprP* advance_step(const ExprP& v, int slot);
   std::set<int> axis_busy_;  // carried variables whose axis information is being computed
 
   // ---- expressions ----

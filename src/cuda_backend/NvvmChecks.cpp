@@ -114,10 +114,6 @@ KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
                       }};
 }
 
-}  // namespace dtsim::nvvm
-
-namespace dtsim::nvvm {
-
 int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
   auto deg = [&](const ExprP& a) { return a ? k_degree(a, L) : 0; };
   auto ring_int = [](const Type& t) { return !t.ptr && (t.elem == Scalar::I32 || t.elem == Scalar::I64); };
@@ -271,16 +267,11 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     int slot = st.slots[0];
     const ExprP& v = st.args[0];
     if (!k_.slot_types[static_cast<size_t>(slot)].ptr || assign_count_[static_cast<size_t>(slot)] != 2 ||
-        assigned_in(f.body, slot) != 1 || v->kind != ExprKind::Binary || v->bop != BinOp::Add || !(v->type == k_.slot_types[static_cast<size_t>(slot)]))
+        assigned_in(f.body, slot) != 1 || !(v->type == k_.slot_types[static_cast<size_t>(slot)]))
       continue;
-    for (int side = 0; side < 2; ++side) {
-      const ExprP& self = v->args[static_cast<size_t>(side)];
-      const ExprP& c = v->args[static_cast<size_t>(1 - side)];
-      if (self->kind == ExprKind::Var && self->slot == slot && !c->type.ptr) {
-        L.carried[slot] = c;
-        inc_at[slot] = i;
-        break;
-      }
+    if (const ExprP* c = advance_step(v, slot)) {
+      L.carried[slot] = *c;
+      inc_at[slot] = i;
     }
   }
   for (auto& [slot, c] : L.carried)
