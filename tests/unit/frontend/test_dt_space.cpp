@@ -15,6 +15,17 @@ namespace {
 
 std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
 
+// The schedule calls of the space's point nearest the file's own schedule (which must exist); `prog`
+// (if given) receives the program with that schedule applied.
+std::string own_text(const DtScheduleSpace& s, std::shared_ptr<DtProgram>* prog = nullptr) {
+  int64_t own = s.own_schedule();
+  REQUIRE(own >= 0);
+  std::string text;
+  auto q = s.apply(static_cast<uint64_t>(own), &text);
+  if (prog) *prog = q;
+  return text;
+}
+
 // Small limits, so that the spaces can be counted by hand (one num_stages).
 DtSpaceLimits small_limits() {
   DtSpaceLimits l;
@@ -138,10 +149,7 @@ TEST_CASE("own_schedule: the point nearest the file's schedule, with its fusions
                       "Func f; In A; Var x = 64, y = 32;\nf[x, y] = A[x, y] + 1.0;\n"
                       "f.block(x:32, y:16);\nf.tensorize(x:16, y:16);\nf.map(x, y);\nf.num_warps(2);\nf.num_stages(1);\nf.compile();\n");
   DtScheduleSpace s(*p);
-  int64_t own = s.own_schedule();
-  REQUIRE(own >= 0);
-  std::string text;
-  (void)s.apply(static_cast<uint64_t>(own), &text);
+  std::string text = own_text(s);
   CHECK(text.find("f.block(x:32, y:16);") != std::string::npos);
   CHECK(text.find("f.tensorize(x:16, y:16);") != std::string::npos);
   CHECK(text.find("f.map(x, y);") != std::string::npos);  // not the default order (y, x)
@@ -150,19 +158,13 @@ TEST_CASE("own_schedule: the point nearest the file's schedule, with its fusions
   // Fusion and a whole dim (tensorize(y:0)), from the row-norm program.
   auto q = parse_text("own_norm.dt", kRowNorm);
   DtScheduleSpace t(*q);
-  int64_t o2 = t.own_schedule();
-  REQUIRE(o2 >= 0);
-  std::string text2;
-  (void)t.apply(static_cast<uint64_t>(o2), &text2);
+  std::string text2 = own_text(t);
   CHECK(text2.find("t.fuse_at(s, x);") != std::string::npos);
   CHECK(text2.find("y:0") != std::string::npos);
   // Sizes outside the space's choices round to the nearest: a block of 3000 becomes 2048 or 4096.
   auto r = parse_text("own_round.dt", "Func f; In A; Var x = 8192;\nf[x] = A[x] * 2.0;\nf.block(x:3000);\nf.compile();\n");
   DtScheduleSpace u(*r);
-  int64_t o3 = u.own_schedule();
-  REQUIRE(o3 >= 0);
-  std::string text3;
-  (void)u.apply(static_cast<uint64_t>(o3), &text3);
+  std::string text3 = own_text(u);
   CHECK((text3.find("f.block(x:2048);") != std::string::npos || text3.find("f.block(x:4096);") != std::string::npos));
 }
 
@@ -175,19 +177,14 @@ TEST_CASE("fusion into a consumer that reads the Func through others (attention.
   l.materialize = false;
   DtScheduleSpace s(*p, l);
   CHECK(s.configs() == 4 * 2);  // f: g.x, g.y, h.x, h.y; g: h.x, h.y
-  int64_t own = s.own_schedule();
-  REQUIRE(own >= 0);
-  std::string text;
-  auto q = s.apply(static_cast<uint64_t>(own), &text);
+  std::shared_ptr<DtProgram> q;
+  std::string text = own_text(s, &q);
   CHECK(text.find("f.fuse_at(h, x);") != std::string::npos);
   CHECK(text.find("g.fuse_at(h, x);") != std::string::npos);
   (void)lower_dt(*q);
   // The file's own schedule of attention.dt is a point of its space.
   auto a = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/attention.dt");
   DtScheduleSpace as(*a);
-  int64_t ao = as.own_schedule();
-  REQUIRE(ao >= 0);
-  std::string at;
-  (void)as.apply(static_cast<uint64_t>(ao), &at);
+  std::string at = own_text(as);
   CHECK(at.find("e.fuse_at(attention, m);") != std::string::npos);
 }
