@@ -192,23 +192,25 @@ struct Tiles {
     std::visit([&](auto& a) { std::memcpy(static_cast<void*>(a.data()), w.p, a.size() * sizeof(a.data()[0])); }, dst.data);
     w.p = nullptr;
   }
-  // The load `n` (an affine pointer) of a slot that may keep it in the buffer (assign_tnode): as
-  // eval() evaluates it, but when the whole tile would be copied unconverted from one range, `w`
-  // names the range instead and the result is null. Otherwise `w` is cleared and the tile returned.
-  const Value* load_or_view(const TNode& n, Ctx::View& w) {
+  // The load `n` through an affine pointer: a range copy when the pointer is one range, else lane by
+  // lane, into val(n). With `w` (a slot that may keep the load in the buffer, assign_tnode): when the
+  // whole tile would be copied unconverted from one range, `w` names the range instead and the
+  // result is null; otherwise `w` is cleared.
+  const Value* affine_load(const TNode& n, Ctx::View* w = nullptr) {
     const Expr& e = *n.e;
     Value& out = val(n);
-    w.p = nullptr;
+    if (w) w->p = nullptr;
     Affine a = affine(*n.kids[0]);
     const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
     const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
     int64_t base;
     if (range(a, base)) {
-      if (const void* p = load_range_view(c, e, a.ptr->buffer, base, m, o)) {
-        w.p = p;
-        w.buffer = a.ptr->buffer;
-        return nullptr;
-      }
+      if (w)
+        if (const void* p = load_range_view(c, e, a.ptr->buffer, base, m, o)) {
+          w->p = p;
+          w->buffer = a.ptr->buffer;
+          return nullptr;
+        }
       if (load_range(out, c, e, a.ptr->buffer, base, m, o)) return &out;
     }
     load_into(out, c, e, materialize(*n.kids[0], a), m, o);
@@ -290,15 +292,7 @@ struct Tiles {
         return out;
       }
       case ExprKind::Load: {
-        if (n.kids[0]->affine) {
-          Affine a = affine(*n.kids[0]);
-          const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
-          const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
-          int64_t base;
-          if (range(a, base) && load_range(out, c, e, a.ptr->buffer, base, m, o)) return out;
-          load_into(out, c, e, materialize(*n.kids[0], a), m, o);
-          return out;
-        }
+        if (n.kids[0]->affine) return *affine_load(n);
         const Value& p = eval(*n.kids[0]);
         const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
         const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
@@ -389,7 +383,7 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
 void assign_tnode(Ctx& c, int slot, const TNode& n) {
   const Value* vp;
   if (c.views && c.sp->view_slot[static_cast<size_t>(slot)]) {
-    vp = Tiles{c}.load_or_view(n, c.views[static_cast<size_t>(slot)]);
+    vp = Tiles{c}.affine_load(n, &c.views[static_cast<size_t>(slot)]);
     if (!vp) {
       c.invalidate(slot);
       return;
