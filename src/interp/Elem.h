@@ -381,4 +381,38 @@ inline void write_slot(Ctx& c, int slot, const Type& t, const Sv& v) {
   }
 }
 
+// ---- typed elementwise loops (fused chunks, whole tiles, tile rows): o[i] = f(a[i], ...) for
+// i < n; stride 0 = a one-element operand broadcast over the n elements. The output must not
+// overlap an operand. ----
+
+template <class A, class R, class F> inline void zip1(const void* a, int64_t sa, void* o, int64_t n, F f) {
+  const A* __restrict pa = static_cast<const A*>(a);
+  R* __restrict po = static_cast<R*>(o);
+  if (sa) {
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i]);
+  } else {
+    R r = f(pa[0]);
+    for (int64_t i = 0; i < n; ++i) po[i] = r;
+  }
+}
+
+template <class A, class R, class F> inline void zip2(const void* a, int64_t sa, const void* b, int64_t sb, void* o, int64_t n, F f) {
+  const A* __restrict pa = static_cast<const A*>(a);
+  const A* __restrict pb = static_cast<const A*>(b);
+  R* __restrict po = static_cast<R*>(o);
+  if (sa && sb) {
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+  } else if (sa) {
+    A y = pb[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
+  } else if (sb) {
+    A x = pa[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
+  } else {
+    R r = f(pa[0], pb[0]);
+    for (int64_t i = 0; i < n; ++i) po[i] = r;
+  }
+}
+
+
 }  // namespace dtsim::exec

@@ -14,37 +14,6 @@ namespace {
 constexpr int64_t kChunk = 512;
 constexpr size_t kMaxLeaves = 16;
 
-// ---- typed chunk loops; stride 0 = a one-element operand broadcast over the chunk ----
-
-template <class A, class R, class F> inline void zip1(const void* a, int64_t sa, void* o, int64_t n, F f) {
-  const A* __restrict pa = static_cast<const A*>(a);
-  R* __restrict po = static_cast<R*>(o);
-  if (sa) {
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i]);
-  } else {
-    R r = f(pa[0]);
-    for (int64_t i = 0; i < n; ++i) po[i] = r;
-  }
-}
-
-template <class A, class R, class F> inline void zip2(const void* a, int64_t sa, const void* b, int64_t sb, void* o, int64_t n, F f) {
-  const A* __restrict pa = static_cast<const A*>(a);
-  const A* __restrict pb = static_cast<const A*>(b);
-  R* __restrict po = static_cast<R*>(o);
-  if (sa && sb) {
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-  } else if (sa) {
-    A y = pb[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
-  } else if (sb) {
-    A x = pa[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
-  } else {
-    R r = f(pa[0], pb[0]);
-    for (int64_t i = 0; i < n; ++i) po[i] = r;
-  }
-}
-
 template <BinOp OP, class T> void f_arith(const FInstr& I, const void* const* in, const int64_t* st, void* o, int64_t n) {
   SourceLoc loc = I.loc;
   if constexpr (std::is_same_v<T, float>) {

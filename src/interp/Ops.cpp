@@ -42,24 +42,8 @@ template <class R, class T, class F> void map1(Value& out, const Value& x, const
   for (int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
 }
 
-// po[i] = f(a_i, b_i) for i < n, where an operand is pa[i] when its flag says it varies, pa[0]
-// otherwise: one straight loop per case, so each vectorizes.
-template <class R, class T, class F> void flat2(R* po, const T* pa, bool va, const T* pb, bool vb, int64_t n, F f) {
-  if (va && vb) {
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-  } else if (va) {
-    T y = pb[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
-  } else if (vb) {
-    T x = pa[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
-  } else {
-    T x = pa[0], y = pb[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(x, y);
-  }
-}
-
-// out = f(a, b) with broadcasting; fast paths for equal shapes and scalars.
+// out = f(a, b) with broadcasting (out is a tile of its own, never an operand's); fast paths for
+// equal shapes and scalars.
 template <class R, class T, class F> void map2(Value& out, const Value& a, const Value& b, const Type& rt, F f) {
   prep(out, rt);
   const T* pa = data<T>(a);
@@ -67,11 +51,11 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
   R* po = data<R>(out);
   int64_t n = numel(out), na = numel(a), nb = numel(b);
   if ((na == n || na == 1) && (nb == n || nb == 1)) {
-    flat2(po, pa, na == n, pb, nb == n, n, f);
+    zip2<T, R>(pa, na == n, pb, nb == n, po, n, f);
     return;
   }
-  // Broadcasting: row by row (the last axis), each row one flat loop (an operand's stride along the
-  // row is 1, or 0 where it is broadcast), so rows vectorize like whole tiles.
+  // Broadcasting: row by row (the last axis), each row one zip2 (an operand's stride along the row
+  // is 1, or 0 where it is broadcast), so rows vectorize like whole tiles.
   Dims d = dims_of(rt.shape);
   Strides sa = bstrides(a.type.shape, rt.shape), sb = bstrides(b.type.shape, rt.shape);
   const int64_t W = d.n[3];
@@ -79,7 +63,7 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
   for (int64_t i = 0; i < d.n[0]; ++i)
     for (int64_t j = 0; j < d.n[1]; ++j)
       for (int64_t k = 0; k < d.n[2]; ++k, o += W)
-        flat2(po + o, pa + i * sa[0] + j * sa[1] + k * sa[2], sa[3] != 0, pb + i * sb[0] + j * sb[1] + k * sb[2], sb[3] != 0, W, f);
+        zip2<T, R>(pa + i * sa[0] + j * sa[1] + k * sa[2], sa[3], pb + i * sb[0] + j * sb[1] + k * sb[2], sb[3], po + o, W, f);
 }
 
 // One binary op over whole tiles. The element semantics are Elem.h's (bin_elem, cmp_elem, shared
