@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 SEVEN = tl.constexpr(7)
-MODE: tl.constexpr = "fast"
+MODE = tl.constexpr("fast")
 
 
 @triton.jit

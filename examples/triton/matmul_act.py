@@ -6,7 +6,7 @@
 import triton
 import triton.language as tl
 
-GROUP_M: tl.constexpr = 4
+GROUP_M = tl.constexpr(4)
 
 
 @triton.jit

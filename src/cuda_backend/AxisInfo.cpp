@@ -46,21 +46,27 @@ const ExprP* KernelEmitter::advance_step(const ExprP& v, int slot) {
   return nullptr;
 }
 
-// A variable assigned exactly twice, `v = init` and `v = v + c` with c not reading v (Triton's
-// `a_ptrs += BK` in a loop): every value it takes is init + m * c, so what holds for init + c (and
-// for init) holds for all of them. Null when the slot is not of that form.
-std::optional<AxisInfo> KernelEmitter::carried_axis_info(int slot, const Type& t) {
+std::optional<KernelEmitter::CarriedForm> KernelEmitter::carried_form(int slot) const {
   const size_t s = static_cast<size_t>(slot);
-  if (slot < 0 || s >= assign_count_.size() || assign_count_[s] != 2 || slot_defs_[s].size() != 2 || axis_busy_.count(slot)) return std::nullopt;
-  const ExprP *init = nullptr, *step = nullptr;
+  if (slot < 0 || s >= assign_count_.size() || assign_count_[s] != 2 || slot_defs_[s].size() != 2) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
     const ExprP& other = slot_defs_[s][static_cast<size_t>(1 - i)];
     const ExprP* c = advance_step(slot_defs_[s][static_cast<size_t>(i)], slot);
-    if (c && !reads_slot(*c, slot) && !reads_slot(other, slot)) init = &other, step = c;
+    if (c && !reads_slot(*c, slot) && !reads_slot(other, slot) && other->type == slot_defs_[s][static_cast<size_t>(i)]->type)
+      return CarriedForm{&other, &slot_defs_[s][static_cast<size_t>(i)]};
   }
-  if (!init || !((*init)->type == t)) return std::nullopt;
+  return std::nullopt;
+}
+
+// A variable assigned `v = init` and `v = v + c` (Triton's `a_ptrs += BK` in a loop): every value it
+// takes is init + m * c, so what holds for init + c (and for init) holds for all of them. Null when
+// the slot is not of that form.
+std::optional<AxisInfo> KernelEmitter::carried_axis_info(int slot, const Type& t) {
+  auto f = carried_form(slot);
+  if (!f || axis_busy_.count(slot) || !((*f->init)->type == t)) return std::nullopt;
+  const ExprP& step = *advance_step(*f->advance, slot);
   axis_busy_.insert(slot);
-  AxisInfo a = axis_info(*init), c = broadcast_last(axis_info(*step), (*step)->type, t);
+  AxisInfo a = axis_info(*f->init), c = broadcast_last(axis_info(step), step->type, t);
   axis_busy_.erase(slot);
   AxisInfo sum = add_info(a, c, t.ptr, false, scalar_bytes(t.elem), false);
   return AxisInfo{std::min(a.contig, sum.contig), std::min(a.div, sum.div), std::min(a.cst, sum.cst)};

@@ -99,6 +99,13 @@ class KernelEmitter {
   // `v` is `slot + c` (or `c + slot`) with c an integer (Triton's `p += step`): c; null otherwise.
   static const ExprP* advance_step(const ExprP& v, int slot);
   std::set<int> axis_busy_;  // carried variables whose axis information is being computed
+  // A slot assigned exactly twice, `v = init` and `v = v + c` with neither init nor c reading v: the
+  // two assigned values (init, then the advance `v + c`); null when the slot is not of that form.
+  struct CarriedForm {
+    const ExprP* init = nullptr;
+    const ExprP* advance = nullptr;
+  };
+  std::optional<CarriedForm> carried_form(int slot) const;
 
   // ---- expressions ----
   bool recomputable(const ExprP& e);
@@ -191,6 +198,17 @@ class KernelEmitter {
   void emit_for(const Stmt& s);
   void emit_for_loop(const Stmt& s);  // emit_for without hoisted bounds checks
   // ---- software pipelining of dot operand loads (NvvmPipeline.cpp) ----
+  // Carried variables of the loop whose copies are being issued: while set, v reads as its value at
+  // the iteration in the loop variable, init + ((k - lo) / step) * c (see emit_pipelined_for).
+  struct Carried {
+    CarriedForm form;
+    std::string kvar, lo, step;  // the loop variable's register, and lo and step in its type
+    Scalar kt = Scalar::I32;
+  };
+  std::map<int, Carried> carried_;
+  std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
+  std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);
+  bool varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen);
   bool emit_pipelined_for(const Stmt& s);
   // Loads of a `for` body that can be issued one iteration ahead into registers (num_stages >= 2):
   // see emit_for.

@@ -349,6 +349,7 @@ bool KernelEmitter::recomputable(const ExprP& e) {
     case ExprKind::NumPrograms:
     case ExprKind::Arange: return true;
     case ExprKind::Var: {
+      if (carried_.count(e->slot)) return true;
       if (!stable_scalar(e->slot)) return false;
       if (e->type.is_scalar()) return true;
       const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
@@ -384,7 +385,9 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
   if (e->type.is_scalar()) return eval_scalar(e);
   const Shape& s = e->type.shape;
   switch (e->kind) {
-    case ExprKind::Var: return at(single_def_[static_cast<size_t>(e->slot)], c);
+    case ExprKind::Var:
+      if (carried_.count(e->slot)) return carried_at(e, c);
+      return at(single_def_[static_cast<size_t>(e->slot)], c);
     case ExprKind::Arange: return op("add i32 " + c[0] + ", " + std::to_string(e->ints[0]));
     case ExprKind::Full: return cast(e->args.back()->type.elem, e->dtype, eval_scalar(e->args.back()));
     case ExprKind::Unary: return unary(*e, at(e->args[0], c));
@@ -451,6 +454,10 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
   switch (e->kind) {
     case ExprKind::Const: return TV{t, d, {constant(t.elem, e->fval, e->ival, e->is_float)}};
     case ExprKind::Var: {
+      if (carried_.count(e->slot)) {
+        if (t.is_scalar()) return TV{t, d, {carried_at(e, {})}};
+        return per_reg([&](int r) { return carried_at(e, coords(d, r)); });
+      }
       const auto& vars = slot_vars_[static_cast<size_t>(e->slot)];
       std::string ty = reg_type(t);
       if (t.is_scalar()) return TV{t, d, {op("load " + ty + ", " + ty + "* " + vars[0])}};

@@ -9,6 +9,10 @@
 // its buffer (ldmatrix + mma.sync, wgmma, or for f32 operands the FMA dot's reads);
 // cp.async.wait_group and a barrier make a buffer ready. The ring sits at the bottom of the shared
 // buffer while the loop runs; the body's other statements use shared memory above it.
+//
+// Pointers advanced by the loop (Triton's `a_ptrs += BK` after the dot) are read by the copies as
+// init + ((k - lo) / step) * c, their value at the copied iteration: the loop still advances them
+// for whatever reads them after it.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -40,6 +44,23 @@ bool is_zero_const(const ExprP& e) {
 }
 
 int64_t align1024(int64_t v) { return (v + 1023) / 1024 * 1024; }
+
+void assigned_slots(const std::vector<StmtP>& body, std::set<int>& out) {
+  for (auto& s : body) {
+    if (s->kind == StmtKind::Assign || s->kind == StmtKind::For)
+      for (int slot : s->slots) out.insert(slot);
+    assigned_slots(s->body, out);
+    assigned_slots(s->orelse, out);
+  }
+}
+
+bool assigns_value(const std::vector<StmtP>& body, const Expr* value) {
+  for (auto& s : body) {
+    if (s->kind == StmtKind::Assign && !s->args.empty() && s->args[0].get() == value) return true;
+    if (assigns_value(s->body, value) || assigns_value(s->orelse, value)) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -130,6 +151,68 @@ std::function<void()> KernelEmitter::cp_async_tile(const Expr& ld, const std::st
   return nullptr;
 }
 
+// Whether e reads a slot of `loop` (directly or through the single definitions of the variables it
+// reads): such a value may change from one iteration to the next.
+bool KernelEmitter::varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen) {
+  if (!e) return false;
+  if (e->kind == ExprKind::Var) {
+    if (loop.count(e->slot)) return true;
+    const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
+    return seen.insert(e->slot).second && d && varies_in(d, loop, seen);
+  }
+  for (auto& a : e->args)
+    if (varies_in(a, loop, seen)) return true;
+  return false;
+}
+
+// The integer and pointer variables that loop f advances by a loop-invariant step (`v = v + c` at the
+// top level of its body, after every statement of `readers`) from a value set before it, both
+// recomputable: the copies may read them at any iteration.
+std::map<int, KernelEmitter::Carried> KernelEmitter::carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers) {
+  std::map<int, Carried> out;
+  std::set<int> loop;
+  loop.insert(f.slots[0]);
+  assigned_slots(f.body, loop);
+  size_t first_after = 0;
+  for (size_t j = 0; j < f.body.size(); ++j)
+    if (std::find(readers.begin(), readers.end(), f.body[j].get()) != readers.end()) first_after = j + 1;
+  for (size_t j = first_after; j < f.body.size(); ++j) {
+    const Stmt& st = *f.body[j];
+    if (st.kind != StmtKind::Assign || st.slots.size() != 1) continue;
+    int v = st.slots[0];
+    const Type& t = k_.slot_types[static_cast<size_t>(v)];
+    if (!t.ptr && (is_float(t.elem) || t.elem == Scalar::I1)) continue;  // floats would round differently
+    auto form = carried_form(v);
+    if (!form || form->advance->get() != st.args[0].get() || assigns_value(f.body, form->init->get())) continue;
+    const ExprP& inc = *advance_step(*form->advance, v);
+    std::set<int> seen;
+    if (varies_in(*form->init, loop, seen) || varies_in(inc, loop, seen) || !recomputable(*form->init) || !recomputable(inc)) continue;
+    out[v].form = *form;
+  }
+  return out;
+}
+
+std::string KernelEmitter::carried_at(const ExprP& v, const std::vector<std::string>& c) {
+  const Carried& cv = carried_.at(v->slot);
+  const Type& t = v->type;
+  const ExprP& init = *cv.form.init;
+  const ExprP& adv = *cv.form.advance;
+  const ExprP& inc = *advance_step(adv, v->slot);
+  std::string base = t.is_scalar() ? eval_scalar(init) : at(init, c);
+  std::string step = inc->type.is_scalar() ? eval_scalar(inc) : at(inc, bcast_coords(t.shape, c, inc->type.shape));
+  std::string kty = reg_type(cv.kt);
+  std::string k = op("load " + kty + ", " + kty + "* " + cv.kvar);
+  std::string m = cv.lo == "0" && cv.step == "1" ? k : op("sdiv " + kty + " " + op("sub " + kty + " " + k + ", " + cv.lo) + ", " + cv.step);
+  if (t.ptr) {  // m advances of sext(c) elements each, in 64 bits as the loop does them
+    std::string n = op("mul i64 " + cast(inc->type.elem, Scalar::I64, step) + ", " + cast(cv.kt, Scalar::I64, m));
+    std::string mt = mem_type(t.elem);
+    return op("getelementptr " + mt + ", " + mt + " addrspace(1)* " + base + ", i64 " + n);
+  }
+  std::string n = binary_typed(BinOp::Mul, inc->type.elem, step, cast(cv.kt, inc->type.elem, m));  // wraps as m additions do
+  bool self_first = adv->args[0]->kind == ExprKind::Var && adv->args[0]->slot == v->slot;
+  return self_first ? binary(*adv, base, n) : binary(*adv, n, base);
+}
+
 bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   int S = k_.num_stages;
   if (S < 2 || sm_version() < 80) return false;
@@ -172,11 +255,15 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   int slot = f.slots[0];
   loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
+  std::map<int, Carried> carried = carried_vars(f, {lx, ly});
+  carried_ = carried;
   for (const Stmt* l : {lx, ly})
     if (assign_count_[static_cast<size_t>(l->slots[0])] != 1 || count_reads(l->slots[0]) != 1 || !cp_async_ok(*l->args[0])) {
       loop_info_.erase(slot);
+      carried_.clear();
       return false;
     }
+  carried_.clear();
 
   Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
   std::string ty = reg_type(t);
@@ -185,6 +272,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
   std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
   trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  for (auto& [v, c] : carried) c.kvar = kvar, c.lo = lo, c.step = step, c.kt = t;
   // Row lengths in shared memory: ldmatrix rows are padded by 16 bytes, wgmma reads (swizzled) core
   // matrices (0), the FMA dot reads A in rows of fma_lda(K) and B as it is.
   int64_t a_row = fma ? fma_lda(K) : p.wgmma ? 0 : K + 8, b_row = fma ? N : p.wgmma ? 0 : N + 8;
@@ -209,8 +297,10 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   {
     const Stmt* outer = cur_stmt_;
     cur_stmt_ = &f;
+    std::string from_k;
+    for (auto& [v, c] : carried) from_k += (from_k.empty() ? "" : ", ") + k_.slot_names[static_cast<size_t>(v)];
     note("pipelined: " + std::to_string(S) + " shared buffers, cp.async of " + lx->targets[0] + " and " + ly->targets[0] +
-         " " + std::to_string(S - 1) + " iteration(s) ahead");
+         " " + std::to_string(S - 1) + " iteration(s) ahead" + (from_k.empty() ? "" : "; " + from_k + " computed from " + f.targets[0]));
     cur_stmt_ = dot;
     note((fma ? "dot: FMA units, " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) : describe(p)) +
          ", operands from the cp.async buffers");
@@ -221,6 +311,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
   // iteration, failing only where the iteration runs), so checking costs no extra barrier.
   auto issue = [&](const std::string& it, const std::string& st, bool as_barrier) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
+    carried_ = carried;
     std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
     std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
     std::string off_y = op("add i32 " + off + ", " + std::to_string(a_bytes));
@@ -250,6 +341,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
         cur_stmt_ = outer;
       });
     }
+    carried_.clear();
     line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
   };
   // With wgmma, a loop that runs zero times skips the pipeline: its accumulator registers are then

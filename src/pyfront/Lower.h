@@ -25,6 +25,7 @@ struct ModuleInfo {
   std::map<std::string, Val> imports;          // import aliases
   mutable std::map<std::string, Val> cache;    // evaluated constants
   mutable std::set<std::string> evaluating;
+  mutable std::set<std::string> plain;          // constants that are plain Python values (not tl.constexpr(...))
 };
 
 // Arguments of one call: positional and keyword values, with their locations.
@@ -103,7 +104,9 @@ class Lowerer {
  public:
   const ModuleInfo& load_module(const std::string& path);
   const ModuleInfo* sibling(const ModuleInfo& from, const std::string& name);
-  Val global(const ModuleInfo& m, const std::string& name, SourceLoc loc);
+  // `in_body`: read by name from a @triton.jit function's body, where (as in Triton) a module-level
+  // value must be a tl.constexpr(...), a dtype, a module or a @triton.jit function.
+  Val global(const ModuleInfo& m, const std::string& name, SourceLoc loc, bool in_body = false);
   Val lookup(const std::string& name, SourceLoc loc);
 
   Val eval(const Node& n);

@@ -99,7 +99,7 @@ const ModuleInfo* Lowerer::sibling(const ModuleInfo& from, const std::string& na
   return &load_module(p.string());
 }
 
-Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc) {
+Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc, bool in_body) {
   if (m.jit.count(name)) {
     Val v;
     v.k = VK::Func;
@@ -107,7 +107,15 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc)
     v.mod = &m;
     return v;
   }
-  if (auto c = m.cache.find(name); c != m.cache.end()) return c->second;
+  auto plain_in_body = [&] {
+    if (in_body && m.plain.count(name))
+      user_error(loc, "global " + q(name) + " is a plain Python value: a @triton.jit function can read only module-level " +
+                          "values made with tl.constexpr(...) (write " + name + " = tl.constexpr(...)), dtypes and @triton.jit functions");
+  };
+  if (auto c = m.cache.find(name); c != m.cache.end()) {
+    plain_in_body();
+    return c->second;
+  }
   if (auto it = m.consts.find(name); it != m.consts.end()) {
     if (m.evaluating.count(name)) user_error(loc, "module constant " + q(name) + " refers to itself");
     m.evaluating.insert(name);
@@ -117,6 +125,8 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc)
     Val v;
     try {
       v = eval(value);
+      bool plain = v.k == VK::None || v.k == VK::Int || v.k == VK::Float || v.k == VK::Bool || v.k == VK::Str || v.k == VK::Tuple;
+      if (plain && !(value.kind == NK::Call && eval(*value.kids[0]).k == VK::Constexpr)) m.plain.insert(name);
     } catch (...) {
       frames_.pop_back();
       m.evaluating.erase(name);
@@ -126,6 +136,7 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc)
     m.evaluating.erase(name);
     if (!v.compile_time()) user_error(value.loc, "module-level " + q(name) + " must be a compile-time constant");
     m.cache[name] = v;
+    plain_in_body();
     return v;
   }
   if (m.funcs.count(name)) {
@@ -138,7 +149,7 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc)
     Val v = it->second;
     if (v.k == VK::Host && v.text.find(':') != std::string::npos) {
       std::string mod = v.text.substr(0, v.text.find(':')), item = v.text.substr(v.text.find(':') + 1);
-      if (const ModuleInfo* sm = sibling(m, mod)) return global(*sm, item, loc);
+      if (const ModuleInfo* sm = sibling(m, mod)) return global(*sm, item, loc, in_body);
       v.text = item;
     } else if (v.k == VK::Host) {
       if (const ModuleInfo* sm = sibling(m, v.text)) {
@@ -158,7 +169,7 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc)
 Val Lowerer::lookup(const std::string& name, SourceLoc loc) {
   Frame& f = frames_.back();
   if (auto it = f.vars.find(name); it != f.vars.end()) return it->second;
-  return global(*f.mod, name, loc);
+  return global(*f.mod, name, loc, f.name.empty() || f.name[0] != '<');
 }
 
 }  // namespace dtsim::py

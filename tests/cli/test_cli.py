@@ -319,13 +319,19 @@ def case_emit_layouts():
           and "bounds-checked against C" in r.stdout,
           "emit --layouts --sanitize=bounds: the loop's checks are not hoisted, its copies do not prefetch once, or no checks shown", r)
     # Triton's `a_ptrs += BK`: a pointer advanced in the loop keeps its contiguity and divisibility,
-    # so the loop's loads are vectors (they were per-element accesses).
-    r = dtsim("emit", "--layouts", "examples/triton/matmul_act.py", "--buf", "a_ptr=f16[256,256]", "--buf", "b_ptr=f16[256,256]",
-              "--buf", "c_ptr=f16[256,256]", "--arg", "M=256", "--arg", "N=256", "--arg", "K=256", "--arg", "BM=128",
-              "--arg", "BN=128", "--arg", "BK=64", "--arg", "num_warps=8", "--grid", "cdiv(M, BM) * cdiv(N, BN)")
+    # so the loop's loads are vectors (they were per-element accesses); with num_stages > 1 the loop
+    # is pipelined, its copies reading the pointers as computed from k.
+    mm = ["examples/triton/matmul_act.py", "--buf", "a_ptr=f16[256,256]", "--buf", "b_ptr=f16[256,256]",
+          "--buf", "c_ptr=f16[256,256]", "--arg", "M=256", "--arg", "N=256", "--arg", "K=256", "--arg", "BM=128",
+          "--arg", "BN=128", "--arg", "BK=64", "--arg", "num_warps=8", "--grid", "cdiv(M, BM) * cdiv(N, BN)"]
+    r = dtsim("emit", "--layouts", *mm, "--arg", "num_stages=1")
     check(r.returncode == 0 and "# load [128, 64]: 4-element vectors" in r.stdout and "# load [64, 128]: 4-element vectors" in r.stdout
-          and "scalar accesses" not in r.stdout,
+          and "scalar accesses" not in r.stdout and "pipelined" not in r.stdout,
           "emit --layouts: the loads through carried pointers (a_ptrs += BK) are not vectorized", r)
+    r = dtsim("emit", "--layouts", "--arch", "sm_90a", *mm, "--arg", "num_stages=3")
+    check(r.returncode == 0 and "# pipelined: 3 shared buffers, cp.async of a and b 2 iteration(s) ahead; a_ptrs, b_ptrs computed from k"
+          in r.stdout and "wgmma m64n128k16" in r.stdout,
+          "emit --layouts: the loop advancing a_ptrs and b_ptrs is not pipelined onto wgmma", r)
     out_file = tmp("layouts.txt")
     r = dtsim("emit", "--layouts", "--arch", "foo", "examples/add.tile", "-o", out_file)
     check(r.returncode == 2 and "'--arch' expects a GPU target" in r.stderr and not os.path.exists(out_file),

@@ -1,7 +1,7 @@
 #!/bin/sh
 # GPU checks of located findings and fault survival; exit 77 (CTest skip) without a CUDA driver/GPU.
-#   located_or_skip.sh DTSIM bug FILE       the GPU run (--sanitize=bounds, the default) reports the
-#                                            interpreter's first finding: kind, line, text (or none, as it)
+#   located_or_skip.sh DTSIM bug FILE [ARGS...]  the GPU run (--sanitize=bounds, the default) reports
+#                                            the interpreter's first finding: kind, line, text (or none, as it)
 #   located_or_skip.sh DTSIM assert FILE ARGS...  a failing assert: the GPU prints the interpreter's text
 #   located_or_skip.sh DTSIM fault FILE ARGS...   an unchecked out-of-bounds kernel faults: the message
 #                                            names the kernel and suggests --sanitize=bounds
@@ -14,9 +14,9 @@ case $mode in
   bug)
     # The GPU reports the failing instance with the smallest pid, as the interpreter (stopping at its
     # first finding) does: the same finding text, apart from the count of failing instances.
-    want=$("$dtsim" run "$file" --sanitize=bounds 2>&1 >/dev/null); want_rc=$?
-    got=$("$dtsim" run --backend=cuda "$file" 2>&1 >/dev/null | grep -v 'program instances of kernel'); got_rc=$?
-    "$dtsim" run --backend=cuda "$file" >/dev/null 2>&1; got_rc=$?
+    want=$("$dtsim" run "$file" "$@" --sanitize=bounds 2>&1 >/dev/null); want_rc=$?
+    got=$("$dtsim" run --backend=cuda "$file" "$@" 2>&1 >/dev/null | grep -v 'program instances of kernel')
+    "$dtsim" run --backend=cuda "$file" "$@" >/dev/null 2>&1; got_rc=$?
     printf 'interpreter (exit %s):\n%s\ngpu (exit %s):\n%s\n' "$want_rc" "$want" "$got_rc" "$got"
     [ "$(printf '%s\n' "$want" | head_line)" = "$(printf '%s\n' "$got" | head_line)" ] && [ "$want_rc" = "$got_rc" ] &&
       [ "$want" = "$got" ] ;;
