@@ -128,12 +128,14 @@ class KernelEmitter {
     std::string why;  // why the tensor-core path does not apply
     bool wgmma = false;  // sm_90a: warpgroup MMA from shared memory (else mma.sync + ldmatrix)
     int wm = 1, wn = 1;
+    int wr = 1;  // wgmma: 64-row tiles per warpgroup
     int64_t M = 0, N = 0, K = 0;
     Scalar in = Scalar::F16;
   };
   int sm_version() const;
   friend std::string describe(const MmaPlan& p);
   MmaPlan mma_plan(const Expr& dot);
+  Dist accumulator(const MmaPlan& p) const;  // the layout the plan's dot produces
   TV eval_dot_fma(const ExprP& e);
   static int64_t fma_lda(int64_t K);  // row length of A in shared memory for the FMA dot
   std::vector<std::string> fma_tiles(const Dist& D, int64_t K, Scalar rt, const std::string& a_at, int64_t lda,

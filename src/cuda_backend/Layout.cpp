@@ -101,6 +101,19 @@ Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn) {
   return d;
 }
 
+Dist wgmma_accumulator(int64_t M, int64_t N, int num_warps) {
+  Dist d;
+  d.shape = {M, N};
+  int64_t rows = M / (num_warps / 4);  // one warpgroup's
+  d.reg = {{0, 1}, {8, 0}};
+  for (int64_t c = 8; c < N; c *= 2) d.reg.push_back({0, c});
+  for (int64_t r = 64; r < rows; r *= 2) d.reg.push_back({r, 0});
+  d.lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  d.warp = {{16, 0}, {32, 0}};
+  for (int64_t r = rows; r < M; r *= 2) d.warp.push_back({r, 0});
+  return d;
+}
+
 Dist fma_accumulator(int64_t M, int64_t N, int num_warps) {
   Dist d;
   d.shape = {M, N};

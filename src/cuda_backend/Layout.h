@@ -60,6 +60,10 @@ bool is_blocked(const Dist& d, int num_warps);
 // of M/wm rows and N/wn columns, tiled by 16x8 instruction tiles; lane l holds rows l/4 and l/4+8,
 // columns 2(l%4) and 2(l%4)+1 of each (registers c0..c3 in the instruction's order).
 Dist mma_accumulator(int64_t M, int64_t N, int wm, int wn);
+// The accumulator of wgmma m64nNk16 (f32) on a [M, N] tile, M = 64 * R * num_warps / 4: warpgroup g
+// owns rows 64Rg .. 64R(g+1) - 1 as R tiles of 64 rows; in each, warp w of the group holds rows
+// 16w .. 16w + 15 as mma.sync's 16x8 tiles side by side (registers of tile r: r * N/2 ...).
+Dist wgmma_accumulator(int64_t M, int64_t N, int num_warps);
 // The accumulator of the FMA dot on a [M, N] tile: each thread holds a block of up to 8 x 8
 // elements (as square as the tile allows, in runs of up to 4 consecutive columns and rows), lanes
 // spread over columns (bit 1 over rows), warps over rows then columns, so a thread reads a few

@@ -56,8 +56,10 @@ KernelEmitter::MmaPlan KernelEmitter::mma_plan(const Expr& e) {
   }
   p.wm = best;
   p.wn = W / best;
-  if (opt_.arch == "sm_90a" && W % 4 == 0 && p.M == 16 * W && p.N % 16 == 0 && p.N <= 256) {
-    p.wgmma = true;  // one m64nNk16 per warpgroup and k step
+  int64_t R = W % 4 == 0 && p.M % (16 * W) == 0 ? p.M / (16 * W) : 0;
+  if (opt_.arch == "sm_90a" && R > 0 && (R & (R - 1)) == 0 && p.N % 16 == 0 && p.N <= 256) {
+    p.wgmma = true;  // R m64nNk16 per warpgroup and k step
+    p.wr = static_cast<int>(R);
     p.wm = W;
     p.wn = 1;
   }
@@ -68,6 +70,10 @@ KernelEmitter::MmaPlan KernelEmitter::mma_plan(const Expr& e) {
   }
   p.ok = true;
   return p;
+}
+
+Dist KernelEmitter::accumulator(const MmaPlan& p) const {
+  return p.wgmma ? wgmma_accumulator(p.M, p.N, k_.num_warps) : mma_accumulator(p.M, p.N, p.wm, p.wn);
 }
 
 std::string KernelEmitter::smem_base32() {
@@ -237,7 +243,7 @@ std::vector<std::string> KernelEmitter::wgmma_wait(const std::vector<std::string
 }
 
 TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in, int pending) {
-  Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
+  Dist D = accumulator(p);
   TV acc = convert(acc_in, D);
   // Descriptor strides: LBO between core-matrix groups along K, SBO along M/N (for the swizzled
   // N-major B, LBO between 64-column atoms and SBO between 8-row groups); a k16 step advances
@@ -246,9 +252,10 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   int64_t lbo_a = sa ? 16 : 128, sbo_a = sa ? 1024 : p.K / 8 * 128, step_a = sa ? 32 : 256;
   int64_t lbo_b = sb ? 1024 : p.N / 8 * 128, sbo_b = sb ? p.N / 64 * 1024 : 128;
   int64_t step_b = sb ? 2 * sbo_b : 2 * lbo_b;
-  std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup w computes rows 64w .. 64w+63
-  int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;
-  std::string abase = op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " + op("mul i32 " + wg + ", " + std::to_string(wg_bytes)));
+  std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup g computes rows 64Rg .. 64R(g+1) - 1
+  int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;            // 64 rows of A
+  std::string abase = op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " +
+                         op("mul i32 " + wg + ", " + std::to_string(p.wr * wg_bytes)));
   std::string bbase = op("add i32 " + smem_addr32() + ", " + b_off);
   auto desc = [&](const std::string& addr, int64_t lbo, int64_t sbo, bool swz) {
     std::string a = op("and i64 " + op("lshr i64 " + op("zext i32 " + addr + " to i64") + ", 4") + ", 16383");
@@ -276,12 +283,15 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   // shared memory, the descriptor of address + offset is the base descriptor + (offset >> 4).
   std::string da0 = desc(abase, lbo_a, sbo_a, sa), db0 = desc(bbase, lbo_b, sbo_b, sb);
   for (int64_t ks = 0; ks < p.K / 16; ++ks) {
-    std::string da = ks ? op("add i64 " + da0 + ", " + std::to_string(ks * step_a >> 4)) : da0;
     std::string db = ks ? op("add i64 " + db0 + ", " + std::to_string(ks * step_b >> 4)) : db0;
-    std::string args = "i64 " + da + ", i64 " + db + ", i32 1";
-    for (auto& x : c) args += ", float " + x;
-    std::string res = op("call " + ret + " asm sideeffect \"" + inst + "\", \"" + cons + "\"(" + args + ")");
-    for (int i = 0; i < n; ++i) c[static_cast<size_t>(i)] = op("extractvalue " + ret + " " + res + ", " + std::to_string(i));
+    for (int r = 0; r < p.wr; ++r) {  // tile r: rows 64r.. of the group's, registers r * n ..
+      int64_t a_step = (ks * step_a + r * wg_bytes) >> 4;
+      std::string da = a_step ? op("add i64 " + da0 + ", " + std::to_string(a_step)) : da0;
+      std::string args = "i64 " + da + ", i64 " + db + ", i32 1";
+      for (int i = 0; i < n; ++i) args += ", float " + c[static_cast<size_t>(r * n + i)];
+      std::string res = op("call " + ret + " asm sideeffect \"" + inst + "\", \"" + cons + "\"(" + args + ")");
+      for (int i = 0; i < n; ++i) c[static_cast<size_t>(r * n + i)] = op("extractvalue " + ret + " " + res + ", " + std::to_string(i));
+    }
   }
   line("call void asm sideeffect \"wgmma.commit_group.sync.aligned;\", \"~{memory}\"()");
   c = wgmma_wait(c, pending);
@@ -290,7 +300,9 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
 
 std::string describe(const KernelEmitter::MmaPlan& p) {
   std::string shape = std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K);
-  if (p.wgmma) return "dot " + shape + ": wgmma m64n" + std::to_string(p.N) + "k16, " + std::to_string(p.wm / 4) + " warpgroup(s)";
+  if (p.wgmma)
+    return "dot " + shape + ": wgmma m64n" + std::to_string(p.N) + "k16, " + std::to_string(p.wm / 4) + " warpgroup(s)" +
+           (p.wr > 1 ? " of " + std::to_string(p.wr) + " tiles" : "");
   return "dot " + shape + ": mma.sync m16n8k16, warps " + std::to_string(p.wm) + "x" + std::to_string(p.wn);
 }
 
@@ -302,7 +314,7 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   }
   note(describe(p) + ", operands staged from registers");
   TV a = eval(e->args[0]), b = eval(e->args[1]);
-  Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
+  Dist D = accumulator(p);
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};
   if (p.wgmma) {
     int64_t off_b = (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned

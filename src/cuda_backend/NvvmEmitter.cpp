@@ -305,7 +305,7 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Reduce: return slice(reduce_parent(e->args[0]), static_cast<int>(e->ints[0]));
     case ExprKind::Dot: {
       MmaPlan p = mma_plan(*e);
-      return p.ok ? mma_accumulator(p.M, p.N, p.wm, p.wn) : fma_accumulator(p.M, p.N, k_.num_warps);
+      return p.ok ? accumulator(p) : fma_accumulator(p.M, p.N, k_.num_warps);
     }
     case ExprKind::Var: return e->slot >= 0 && !var_dist_.empty() ? var_dist_[static_cast<size_t>(e->slot)] : d;
     case ExprKind::Unary:

@@ -332,6 +332,10 @@ def case_emit_layouts():
     check(r.returncode == 0 and "# pipelined: 3 shared buffers, cp.async of a and b 2 iteration(s) ahead; a_ptrs, b_ptrs computed from k"
           in r.stdout and "wgmma m64n128k16" in r.stdout,
           "emit --layouts: the loop advancing a_ptrs and b_ptrs is not pipelined onto wgmma", r)
+    # 4 warps (one warpgroup) on a 128-row tile: two m64 wgmma tiles per k step.
+    r = dtsim("emit", "--layouts", "--arch", "sm_90a", *mm, "--arg", "num_warps=4")
+    check(r.returncode == 0 and "wgmma m64n128k16, 1 warpgroup(s) of 2 tiles" in r.stdout,
+          "emit --layouts: a 128x128 dot on 4 warps is not two wgmma tiles", r)
     out_file = tmp("layouts.txt")
     r = dtsim("emit", "--layouts", "--arch", "foo", "examples/add.tile", "-o", out_file)
     check(r.returncode == 2 and "'--arch' expects a GPU target" in r.stderr and not os.path.exists(out_file),
