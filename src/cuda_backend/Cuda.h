@@ -28,6 +28,9 @@ struct CudaOptions {
   // a hash of the NVVM IR (which holds the kernel text and its baked-in sizes), the libNVVM options
   // (target arch, math flags) and the libdevice file, and reads it back instead of compiling again.
   std::string ptx_cache_dir;
+  // Per kernel entry: a register cap (`.maxnreg`). The runner sets it for a bounds-checked kernel
+  // whose hoisted checks' copy would otherwise cost CTAs per SM that the unchecked kernel has.
+  std::map<std::string, int> max_registers;
 };
 
 // compile_ptx calls that found their PTX in CudaOptions::ptx_cache_dir / that compiled and stored it.
@@ -150,6 +153,8 @@ class CudaModuleRunner {
   std::array<int64_t, 3> grid(size_t i) const;
   int threads(size_t i) const;  // per CTA
   int64_t smem_bytes(size_t i) const;
+  int registers(size_t i) const;     // per thread, as compiled
+  int register_cap(size_t i) const;  // the cap given for hoisted bounds checks (CudaOptions::max_registers), or 0
 
   // Allocates device buffers (freeing earlier ones) and copies every buffer of `bufs` to the device;
   // with a pool, takes the pool's buffers of the same name and size instead (uploaded when first made).

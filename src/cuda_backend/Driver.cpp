@@ -32,6 +32,7 @@ namespace {
   X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction*, CUmodule, const char*))                    \
   X(cuModuleUnload, "cuModuleUnload", (CUmodule))                                                        \
   X(cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction, CUfunction_attribute, int))                   \
+  X(cuFuncGetAttribute, "cuFuncGetAttribute", (int*, CUfunction_attribute, CUfunction))                  \
   X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr*, size_t))                                                 \
   X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                                            \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void*, size_t))                                 \
@@ -231,6 +232,7 @@ struct CudaModuleRunner::Impl {
   Bindings b;
   NvvmModule nm;
   CUmodule mod = nullptr;
+  std::map<std::string, int> caps;  // register caps for hoisted bounds checks, by entry
   std::vector<std::string> names;
   std::vector<const Kernel*> kernels;
   std::vector<CUfunction> fns;
@@ -289,17 +291,54 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
   r.b = b;
   r.bounds = opt.bounds_checks;
   r.nm = emit_nvvm_module(m, b, opt);
-  std::string ptx = compile_ptx(r.nm.ir, opt);
   check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
-  std::vector<char> err(16384, '\0'), info(16384, '\0');
-  CUjit_option o[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-                      CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-  void* v[] = {err.data(), reinterpret_cast<void*>(err.size()), info.data(), reinterpret_cast<void*>(info.size())};
   // Machine code from the cubin cache where precompile_cuda_module made it; else the driver
   // compiles the PTX.
-  std::string cubin = cached_cubin(ptx, opt);
-  CUresult res = cu.cuModuleLoadDataEx(&r.mod, cubin.empty() ? static_cast<const void*>(ptx.c_str()) : cubin.data(), 4, o, v);
-  if (res != CUDA_SUCCESS) user_error(SourceLoc{}, "loading the PTX failed: " + cu_error(cu, res) + "\n" + err.data());
+  auto load = [&](const NvvmModule& nm, const CudaOptions& o_) {
+    std::string ptx = compile_ptx(nm.ir, o_);
+    std::vector<char> err(16384, '\0'), info(16384, '\0');
+    CUjit_option o[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void* v[] = {err.data(), reinterpret_cast<void*>(err.size()), info.data(), reinterpret_cast<void*>(info.size())};
+    std::string cubin = cached_cubin(ptx, o_);
+    CUmodule mod = nullptr;
+    CUresult res = cu.cuModuleLoadDataEx(&mod, cubin.empty() ? static_cast<const void*>(ptx.c_str()) : cubin.data(), 4, o, v);
+    if (res != CUDA_SUCCESS) user_error(SourceLoc{}, "loading the PTX failed: " + cu_error(cu, res) + "\n" + err.data());
+    return mod;
+  };
+  auto registers = [&](CUmodule mod, const std::string& entry) {
+    CUfunction f = nullptr;
+    int n = 0;
+    check(cu, cu.cuModuleGetFunction(&f, mod, entry.c_str()), "cuModuleGetFunction");
+    check(cu, cu.cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute(NUM_REGS)");
+    return n;
+  };
+  r.mod = load(r.nm, opt);
+  // Bounds-checked kernels whose hoisted checks' copy takes registers past the count that keeps the
+  // unchecked kernel's CTAs per SM: capped at that count when the unchecked kernel fits in it (the
+  // checked copy, run only where the hoisted test fails, may then spill).
+  std::vector<size_t> over;
+  for (size_t i = 0; i < r.nm.kernels.size(); ++i) {
+    const NvvmKernelInfo& ki = r.nm.kernels[i];
+    if (ki.occupancy_registers && registers(r.mod, ki.entry) > ki.occupancy_registers) over.push_back(i);
+  }
+  if (!over.empty()) {
+    CudaOptions unchecked = opt;
+    unchecked.bounds_checks = false;
+    CUmodule um = load(emit_nvvm_module(m, b, unchecked), unchecked);
+    CudaOptions capped = opt;
+    for (size_t i : over) {
+      const NvvmKernelInfo& ki = r.nm.kernels[i];
+      if (registers(um, ki.entry) <= ki.occupancy_registers) capped.max_registers[ki.entry] = ki.occupancy_registers;
+    }
+    cu.cuModuleUnload(um);
+    r.caps = capped.max_registers;
+    if (!capped.max_registers.empty()) {
+      cu.cuModuleUnload(r.mod);
+      r.nm = emit_nvvm_module(m, b, capped);
+      r.mod = load(r.nm, capped);
+    }
+  }
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const NvvmKernelInfo& ki = r.nm.kernels[i];
     CUfunction f = nullptr;
@@ -327,6 +366,15 @@ const std::string& CudaModuleRunner::kernel_name(size_t i) const { return impl_-
 std::array<int64_t, 3> CudaModuleRunner::grid(size_t i) const { return impl_->grids.at(i); }
 int CudaModuleRunner::threads(size_t i) const { return impl_->nm.kernels.at(i).threads; }
 int64_t CudaModuleRunner::smem_bytes(size_t i) const { return impl_->nm.kernels.at(i).smem_bytes; }
+int CudaModuleRunner::registers(size_t i) const {
+  int n = 0;
+  check(impl_->cu, impl_->cu.cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, impl_->fns.at(i)), "cuFuncGetAttribute(NUM_REGS)");
+  return n;
+}
+int CudaModuleRunner::register_cap(size_t i) const {
+  auto it = impl_->caps.find(impl_->nm.kernels.at(i).entry);
+  return it == impl_->caps.end() ? 0 : it->second;
+}
 
 CudaDevicePool::~CudaDevicePool() {
   std::string why;

@@ -324,6 +324,7 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     }
     as.push_back(std::move(a));
   }
+  ++info.hoisted_loops;
   note("bounds checks hoisted: before the loop, every access of its first and last iteration is checked (lanes "
        "its mask's k-independent part leaves active); when all are in bounds the loop runs without checks, else "
        "checked per iteration");

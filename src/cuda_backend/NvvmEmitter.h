@@ -18,6 +18,10 @@ struct NvvmKernelInfo {
   int vector_accesses = 0;       // global loads/stores emitted as vectors
   int mma_dots = 0;              // dots on the tensor cores
   int pipelined_loops = 0;       // K loops whose operand loads are pipelined with cp.async
+  int hoisted_loops = 0;         // loops emitted twice: unchecked, and checked where the hoisted test fails
+  // Registers a thread may use while as many CTAs share an SM as its shared memory and threads
+  // allow, where that is at least 128 and the kernel has hoisted-check loops (0: no such cap).
+  int occupancy_registers = 0;
   // `emit --layouts`: per statement id, the layouts of what it computes and how it accesses memory.
   std::vector<std::pair<int, std::string>> notes;
   // Kernel parameters in order: pointer params (buffer name) and runtime scalars (binding name).

@@ -621,6 +621,16 @@ int64_t max_dynamic_smem(const std::string& arch) {
   return 49152;
 }
 
+// Shared memory of one SM (what its CTAs share, each also holding 1 KiB reserved by the system).
+static int64_t smem_per_sm(const std::string& arch) {
+  int cc = 0;
+  if (arch.rfind("sm_", 0) == 0) cc = std::atoi(arch.c_str() + 3);
+  if (cc >= 90) return 233472;
+  if (cc == 80) return 167936;
+  if (cc >= 86) return 102400;
+  return 65536;
+}
+
 NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOptions& opt) {
   NvvmModule out;
   std::set<std::string> decls;
@@ -650,8 +660,21 @@ NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOption
                             " bytes of shared memory for its layout conversions, reductions and dot operands (at most " +
                             std::to_string(limit(*ke)) + " on " + arch + "); use smaller tiles");
     funcs += text + "\n";
-    for (const char* a : {"kernel", "maxntidx"}) {
-      int v = std::string(a) == "kernel" ? 1 : ke->info.threads;
+    // A loop emitted twice for hoisted bounds checks makes the kernel allocate registers for its
+    // checked copy too, which can cost the unchecked copy CTAs per SM (an f16 matmul: 124 registers
+    // unchecked, 157 with the checked copy: 2 -> 1 CTA). The count that keeps the CTAs that shared
+    // memory and threads allow; the runner caps the kernel at it where the unchecked kernel fits.
+    if (opt.bounds_checks && ke->info.hoisted_loops > 0) {
+      int64_t per_sm = ke->info.smem_bytes > 0 ? smem_per_sm(arch) / (ke->info.smem_bytes + 1024 + (ke->info.status ? 1024 : 0)) : 32;
+      int64_t ctas = std::min<int64_t>({per_sm, 2048 / ke->info.threads, 32});
+      int64_t cap = ctas > 0 ? 65536 / (ctas * ke->info.threads) / 8 * 8 : 0;
+      if (cap >= 128 && cap < 255) ke->info.occupancy_registers = static_cast<int>(cap);
+    }
+    std::vector<const char*> attrs = {"kernel", "maxntidx"};
+    auto cap = opt.max_registers.find(entry);
+    if (cap != opt.max_registers.end()) attrs.push_back("maxnreg");
+    for (const char* a : attrs) {
+      int v = std::string(a) == "kernel" ? 1 : std::string(a) == "maxntidx" ? ke->info.threads : cap->second;
       annotations += "!" + std::to_string(md) + " = !{" + ke->signature + " @" + entry + ", !\"" + a + "\", i32 " + std::to_string(v) + "}\n";
       md_list += (md ? ", !" : "!") + std::to_string(md);
       ++md;

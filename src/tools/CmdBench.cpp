@@ -41,6 +41,8 @@ struct Entry {
   std::string name;
   std::array<int64_t, 3> grid{1, 1, 1};
   int threads = 0;
+  int registers = 0, register_cap = 0;  // cuda: per thread; the cap given for hoisted bounds checks
+  int64_t smem = 0;
   std::vector<double> ms;  // one per timed run
   int64_t bytes = 0;
   bool has_dot = false;
@@ -410,6 +412,9 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     Entry e = entry_for(m.kernels[i], b);
     e.threads = r.threads(i);
+    e.registers = r.registers(i);
+    e.register_cap = r.register_cap(i);
+    e.smem = r.smem_bytes(i);
     es.push_back(std::move(e));
   }
   if (es.size() > 1) es.push_back(module_entry(es));
@@ -443,7 +448,8 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
       auto [mn, mx] = std::minmax_element(e.ms.begin(), e.ms.end());
       out << "{\"file\": " << json_str(o.file) << ", \"kernel\": " << json_str(e.name) << ", \"backend\": \"cuda\", \"device\": "
           << json_str(dev.name) << ", \"arch\": \"" << arch << "\", \"grid\": [" << e.grid[0] << ", " << e.grid[1] << ", "
-          << e.grid[2] << "], \"threads\": " << e.threads << ", \"reps\": " << e.ms.size() << ", \"median_ms\": " << json_num(med)
+          << e.grid[2] << "], \"threads\": " << e.threads << ", \"registers\": " << e.registers
+          << ", \"register_cap\": " << e.register_cap << ", \"smem_bytes\": " << e.smem << ", \"reps\": " << e.ms.size() << ", \"median_ms\": " << json_num(med)
           << ", \"min_ms\": " << json_num(*mn) << ", \"max_ms\": " << json_num(*mx) << ", \"bytes\": " << e.bytes
           << ", \"gbps\": " << json_num(gbs) << ", \"copy_gbps\": " << json_num(copy)
           << ", \"bw_fraction\": " << json_num(copy > 0 ? gbs / copy : NAN)
@@ -462,6 +468,11 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
     out << e.name << ": grid [" << e.grid[0] << ", " << e.grid[1] << ", " << e.grid[2] << "]";
     if (e.threads) out << " x " << e.threads << " threads";
     out << ", L2 flushed before each run\n" << time_line(e);
+    if (e.registers) {
+      out << "  resources " << e.registers << " registers a thread, " << e.smem << " bytes of shared memory";
+      if (e.register_cap) out << " (registers capped at " << e.register_cap << " so the copy of hoisted bounds checks keeps the unchecked kernel's CTAs per SM)";
+      out << "\n";
+    }
     out << "  memory    " << human_bytes(static_cast<double>(e.bytes)) << " moved: " << fmt("%.4g", gbs) << " GB/s = "
         << fmt("%.1f", copy > 0 ? 100 * gbs / copy : 0) << "% of the copy bandwidth\n";
     if (e.has_dot) {
