@@ -301,6 +301,7 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   struct Access {
     ExprP ptr;                 // with the body's variables inlined
     std::vector<ExprP> conds;  // the mask's conjuncts that do not depend on k
+    std::vector<ExprP> kconds; // its comparisons of degree-1 terms in k (Triton's `offs_k < K - k * BK`)
     std::vector<ExprP> terms;  // the k-dependent integer terms of the pointer
     const Param* buf;
     std::map<int, int> after;  // carried pointers it uses: 1 when it comes after their advance
@@ -310,7 +311,7 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     if (deg(fa.ptr) < 0) return "";
     std::vector<const Param*> bufs = buffers_of(fa.ptr);
     if (bufs.size() != 1) return "";
-    Access a{inline_body_vars(fa.ptr, L), {}, {}, bufs[0], {}};
+    Access a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}};
     if (!k_terms(a.ptr, deg, a.terms)) return "";
     std::set<int> used;
     depends_on(a.ptr, used);
@@ -319,15 +320,25 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     if (fa.mask) {
       std::vector<ExprP> cs;
       conjuncts(inline_body_vars(fa.mask, L), cs);
-      for (const ExprP& c : cs)
+      for (const ExprP& c : cs) {
         if (deg(c) == 0) a.conds.push_back(c);
+        else if (c->kind == ExprKind::Binary && binop_is_compare(c->bop) && deg(c->args[0]) >= 0 && deg(c->args[1]) >= 0)
+          a.kconds.push_back(c);  // computed from invariants and k as the loop computes it
+      }
+      std::set<int> mused;
+      for (const ExprP& c : a.kconds) depends_on(c, mused);
+      for (int slot : mused)
+        if (L.carried.count(slot)) a.after[slot] = fa.at > inc_at[slot] ? 1 : 0;
     }
     as.push_back(std::move(a));
   }
   ++info.hoisted_loops;
-  note("bounds checks hoisted: before the loop, every access of its first and last iteration is checked (lanes "
-       "its mask's k-independent part leaves active); when all are in bounds the loop runs without checks, else "
-       "checked per iteration");
+  bool has_k_mask = false;
+  for (auto& a : as) has_k_mask = has_k_mask || !a.kconds.empty();
+  note(std::string("bounds checks hoisted: before the loop, every access of its first and last iteration is checked (lanes "
+                   "its mask's k-independent part leaves active") +
+       (has_k_mask ? "; or, at the last, only lanes its k-dependent part leaves active, and at the one before all must be" : "") +
+       "); when all are in bounds the loop runs without checks, else checked per iteration");
 
   // Trip count n (i64), the first, second and last values of k.
   std::string lo = cast(f.args[0]->type.elem, Scalar::I32, eval_scalar(f.args[0]));
@@ -396,28 +407,61 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
       }
     }
   };
-  // Each lane's element offset, at the first and the last iteration, within the buffer.
-  for (const auto& [kv, m] : {std::pair<std::string, std::string>{lo, "0"}, {last, nm1}}) {
+  // Each lane's element offset, at the first and the last iteration, within the buffer. An access
+  // whose mask has comparisons of degree-1 terms in k (a ragged last K step) may instead pass where
+  // those hold at the last iteration and, at the one before, every lane the k-independent conjuncts
+  // leave active is active and in bounds: a lane's earlier offsets lie between its first and that one.
+  bool ragged = has_k_mask;
+  std::string two = op("icmp sge i64 " + n + ", 2");
+  std::string prev = op("select i1 " + two + ", i32 " + op("sub i32 " + last + ", " + step) + ", i32 " + lo);
+  std::string mprev = op("select i1 " + two + ", i64 " + op("sub i64 " + n + ", 2") + ", i64 0");
+  enum Point { First, BeforeLast, Last };
+  std::vector<std::tuple<Point, std::string, std::string>> points = {{First, lo, "0"}, {Last, last, nm1}};
+  if (ragged) points.insert(points.begin() + 1, {BeforeLast, prev, mprev});
+  // Per access: failures at the first iteration, at the last (lanes of the k-independent conjuncts),
+  // and of the ragged form (the one before the last, and the last where the k-dependent ones hold).
+  std::vector<std::string> f_first(as.size(), "false"), f_last(as.size(), "false"), f_ragged(as.size(), "false");
+  auto either = [&](std::string& f, const std::string& c) { f = f == "false" ? c : op("or i1 " + f + ", " + c); };
+  for (const auto& [pt_kind, kv, m] : points) {
     set_k(kv);
-    for (auto& a : as) {
+    for (size_t ai = 0; ai < as.size(); ++ai) {
+      Access& a = as[ai];
+      if (pt_kind == BeforeLast && a.kconds.empty()) continue;
       set_carried(a, m);
       const Type& pt = a.ptr->type;
       TV pv = pt.is_scalar() ? eval(a.ptr) : fit(a.ptr, dflt(pt.shape));
-      std::vector<TV> cv;
-      for (auto& c : a.conds) cv.push_back(pt.is_scalar() ? eval(c) : fit(c, pv.dist));
+      auto values = [&](const std::vector<ExprP>& cs) {
+        std::vector<TV> out;
+        for (auto& c : cs) out.push_back(pt.is_scalar() ? eval(c) : fit(c, pv.dist));
+        return out;
+      };
+      std::vector<TV> cv = values(a.conds), kv_ = pt_kind == First ? std::vector<TV>{} : values(a.kconds);
       int64_t extent = 1;
       for (const ExprP& x : a.buf->shape) extent *= eval_param_expr(x, b_).as_int();
       std::string bty = reg_type(k_.slot_types[static_cast<size_t>(a.buf->slot)]);
       std::string base = op("ptrtoint " + bty + " %p." + a.buf->name + " to i64");
       std::string pty = mem_type(pt.elem) + " addrspace(1)*";
       for (size_t r = 0; r < pv.v.size(); ++r) {
+        int ri = static_cast<int>(r);
         std::string off = op("sdiv exact i64 " + op("sub i64 " + op("ptrtoint " + pty + " " + pv.v[r] + " to i64") + ", " + base) +
                              ", " + std::to_string(scalar_bytes(pt.elem)));
-        std::string out = op("icmp uge i64 " + off + ", " + std::to_string(extent));
-        for (auto& c : cv) out = op("and i1 " + out + ", " + to_bool(c.type.elem, c.at(static_cast<int>(r))));
-        fail_if(out);
+        std::string active = "true";
+        for (auto& c : cv) active = op("and i1 " + active + ", " + to_bool(c.type.elem, c.at(ri)));
+        std::string kactive = "true";
+        for (auto& c : kv_) kactive = op("and i1 " + kactive + ", " + to_bool(c.type.elem, c.at(ri)));
+        std::string out = op("and i1 " + op("icmp uge i64 " + off + ", " + std::to_string(extent)) + ", " + active);
+        if (pt_kind == First) either(f_first[ai], out);
+        if (pt_kind == BeforeLast) either(f_ragged[ai], op("or i1 " + out + ", " + op("and i1 " + active + ", " + op("xor i1 " + kactive + ", true"))));
+        if (pt_kind == Last) {
+          either(f_last[ai], out);
+          if (!a.kconds.empty()) either(f_ragged[ai], op("and i1 " + out + ", " + kactive));
+        }
       }
     }
+  }
+  for (size_t ai = 0; ai < as.size(); ++ai) {
+    fail_if(f_first[ai]);
+    fail_if(as[ai].kconds.empty() ? f_last[ai] : op("and i1 " + f_last[ai] + ", " + f_ragged[ai]));
   }
   set_k(saved);
   for (auto& [slot, cr] : carry) {

@@ -20,9 +20,13 @@ if(DTSIM_HAVE_CUDA)
     add_test(NAME gpu_located_${name} COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug ${ex})
   endforeach()
   # A Triton-style matmul whose pointers advance in the pipelined K loop (a_ptrs += BK).
-  add_test(NAME gpu_located_matmul_no_kmask.py COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug
-           ${CMAKE_SOURCE_DIR}/examples/triton/bugs/matmul_no_kmask.py --buf a_ptr=f16[64,40] --buf b_ptr=f16[40,64]
-           --buf c_ptr=f16[64,64] --arg M=64 --arg N=64 --arg K=40 --grid "cdiv(M, BM) * cdiv(N, BN)")
+  # A ragged last K step whose mask is off by one: the hoisted test that allows for the step's
+  # masked lanes must still fail, and the checked copy report the interpreter's finding.
+  foreach(bug matmul_no_kmask matmul_kmask_off_by_one)
+    add_test(NAME gpu_located_${bug}.py COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug
+             ${CMAKE_SOURCE_DIR}/examples/triton/bugs/${bug}.py --buf a_ptr=f16[64,40] --buf b_ptr=f16[40,64]
+             --buf c_ptr=f16[64,64] --arg M=64 --arg N=64 --arg K=40 --grid "cdiv(M, BM) * cdiv(N, BN)")
+  endforeach()
   add_test(NAME gpu_register_cap COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/register_cap_or_skip.sh $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR})
   add_test(NAME gpu_located_assert COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> assert
            ${CMAKE_SOURCE_DIR}/tests/unit/cuda/assert_sites.tile --arg n=5)
@@ -30,7 +34,7 @@ if(DTSIM_HAVE_CUDA)
            ${CMAKE_SOURCE_DIR}/examples/bugs/copy_pid_n.tile --arg n=1048576)
   add_test(NAME gpu_difftest_survives_faults COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> sweep
            ${CMAKE_SOURCE_DIR}/examples/bugs/copy_pid_n.tile --arg n=1048576)
-  set_tests_properties(gpu_register_cap gpu_located_matmul_no_kmask.py gpu_located_assert gpu_fault_names_kernel gpu_difftest_survives_faults PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+  set_tests_properties(gpu_register_cap gpu_located_matmul_no_kmask.py gpu_located_matmul_kmask_off_by_one.py gpu_located_assert gpu_fault_names_kernel gpu_difftest_survives_faults PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
   foreach(ex ${DTSIM_GPU_BUGS})
     get_filename_component(name ${ex} NAME)
     set_tests_properties(gpu_located_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -248,12 +248,14 @@ def bug(file, message, line):
     return case
 
 
-def case_bug_matmul_no_kmask():
-    m, k, n = 64, 40, 64
-    flags = ["--arg", "M=%d" % m, "--arg", "N=%d" % n, "--arg", "K=%d" % k, "--grid", "cdiv(M, BM) * cdiv(N, BN)"]
-    return ("bugs/matmul_no_kmask.py", flags, {"a_ptr": ([m, k], "f16", [f16(v) for v in rand(m * k, 12)]),
-                                               "b_ptr": ([k, n], "f16", [f16(v) for v in rand(k * n, 13)])},
-            {"c_ptr": ([m, n], "f16")}, None, ("error: out-of-bounds load from 'b_ptr'", 25), None)
+def matmul_bug(file, message, line):
+    def case():
+        m, k, n = 64, 40, 64
+        flags = ["--arg", "M=%d" % m, "--arg", "N=%d" % n, "--arg", "K=%d" % k, "--grid", "cdiv(M, BM) * cdiv(N, BN)"]
+        return (file, flags, {"a_ptr": ([m, k], "f16", [f16(v) for v in rand(m * k, 12)]),
+                              "b_ptr": ([k, n], "f16", [f16(v) for v in rand(k * n, 13)])},
+                {"c_ptr": ([m, n], "f16")}, None, (message, line), None)
+    return case
 
 
 CASES = {
@@ -263,7 +265,8 @@ CASES = {
     "dot_precision": case_dot_precision, "ragged_sum": case_ragged_sum,
     "bug_copy_nopid": bug("bugs/copy_nopid.py", "error: instances (0, 0, 0) and (1, 0, 0) both store z_ptr[0]", 14),
     "bug_copy_pid_n": bug("bugs/copy_pid_n.py", "error: out-of-bounds load from 'x_ptr'", 14),
-    "bug_matmul_no_kmask": case_bug_matmul_no_kmask,
+    "bug_matmul_no_kmask": matmul_bug("bugs/matmul_no_kmask.py", "error: out-of-bounds load from 'b_ptr'", 25),
+    "bug_matmul_kmask_off_by_one": matmul_bug("bugs/matmul_kmask_off_by_one.py", "error: out-of-bounds load from 'a_ptr'", 25),
 }
 
 

@@ -114,6 +114,14 @@ TEST_CASE("--sanitize=bounds: a loop whose accesses move by a fixed step per ite
   Built l = build("tests/unit/cuda/loop_accesses.tile", "sm_90", true);
   REQUIRE(l.nm.kernels.size() == 5);
   CHECK(hoisted(l.nm.kernels[0]));   // strided: offsets computed from k in the body, a k-dependent mask
+  // strided's mask `offs < n` is of degree 1 in k: the last iteration is tested where it holds.
+  auto ragged = [](const NvvmKernelInfo& ki) {
+    for (auto& [id, text] : ki.notes)
+      if (text.find("or, at the last, only lanes its k-dependent part leaves active") != std::string::npos) return true;
+    return false;
+  };
+  CHECK(ragged(l.nm.kernels[0]));
+  CHECK(!ragged(l.nm.kernels[1]));
   CHECK(hoisted(l.nm.kernels[1]));   // carried: pointers advanced by a fixed step after their use
   CHECK(!hoisted(l.nm.kernels[2]));  // nested: offsets defined under an `if`
   CHECK(hoisted(l.nm.kernels[3]));   // advanced: a pointer advanced before its use
