@@ -278,6 +278,9 @@ struct TNode {
   const Fused* direct = nullptr;   // a stored value's tree (one op or more), for stores straight into the buffer
   bool consec = false;             // consecutive_expr(): a range test needs only its two ends
   bool affine = false;             // `scalar pointer + integer tile` (Tiles.cpp): maybe a range
+  bool outer = false;              // `X + Y` of a [R, 1] and a [1, C] operand, one a pointer (RowPtr)
+  bool step = false;               // the value of `p = p +/- scalar` for a slot p held as a RowPtr
+  int rp = -1;                     // its RowPtr (Ctx::rps): an outer pointer of a load or store, or a Var of a RowPtr slot
   int idx = 0;
 };
 
@@ -342,10 +345,17 @@ struct ScalarProgram {
   // slot is read only as leaves of fused trees in the statements that follow it in its block,
   // before any other store, and is dead after the last of them (view_slots()).
   std::vector<uint8_t> view_slot;
+  // Per slot: its RowPtr (Ctx::rps) when the slot's pointer tile is held as rows plus columns, else
+  // -1 (row_slots()): its first mention is an outer assignment in the kernel's top-level block, its
+  // other assignments are outer ones or steps, and it is read only as the pointer of a load or a
+  // store and by its steps. nrp: RowPtrs per thread.
+  std::vector<int> slot_rp;
+  int nrp = 0;
   explicit ScalarProgram(const Kernel& k);
   const SNode* compile_scalar(const Expr& e);
   const TNode* tile(const Expr& e);
   void view_slots(const Kernel& k);
+  void row_slots(const Kernel& k);
 };
 const Value& eval_tnode(Ctx& c, const TNode& n);
 // Evaluates `n` and assigns it to slot `slot` (into the slot's storage when it has the type).

@@ -203,6 +203,9 @@ struct Ctx {
     int buffer = -1;
   };
   View* views = nullptr;
+  // Execution form, no debugger: pointer tiles held as rows plus columns (RowPtr), per
+  // ScalarProgram::nrp; null under the debugger (every pointer tile is then made).
+  struct RowPtr* rps = nullptr;
   // Statements executed by this thread (exec_block adds a block's statements when it starts it),
   // and the count at which step_poll() must look at the RunControl limits (INT64_MAX without one);
   // step_base: the count when this instance began.
@@ -212,6 +215,18 @@ struct Ctx {
   }
   void flush(int slot);  // writes regs[slot] into slots[slot] when it is newer
   void flush_all();
+};
+
+// A 2-d pointer tile [R, C] into `buffer` held as the sum of a column of R values and a row of C
+// values: element [i, j] is rows[i] + cols[j] (wrapping i64, as the tile path's additions make it).
+// `consec`: cols[j] == cols[0] + j, so every row is a range starting at rows[i] + cols[0] (bases).
+struct RowPtr {
+  std::vector<int64_t> rows, cols, bases;
+  int buffer = -1;
+  bool consec = false;
+  void set_consec();  // consec and bases from rows and cols
+  void add(BinOp op, int64_t s);  // the tile's every element +/- s (the rows)
+  void make(Value& out, const Type& t) const;  // the pointer tile itself, of type t
 };
 
 // Memory access with every sanitizer check (Memory.cpp).
@@ -226,6 +241,12 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
 // f16/bf16) after the same checks; null, having changed nothing, otherwise.
 const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
 bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask);
+// The load / store through a pointer tile held as rows (RowPtr with consec), as load_into and
+// store_op would make it through the whole-tile or row-by-row range path. False when those paths
+// would not take it (the caller then makes the pointer tile and calls load_into / store_op);
+// a false store may have stored (and claimed) leading rows, as store_op's row path does.
+bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other);
+bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask);
 // A range store whose value (element type `elem`, `total` lanes) is not made yet: when the store
 // is a range store as above with the buffer of type `elem` (not f16/bf16) and a prefix mask (or
 // none), claims the active lanes and calls produce(ctx, dst, live) to write the first `live` lanes

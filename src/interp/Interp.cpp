@@ -166,8 +166,10 @@ struct Regs {
   std::vector<const Type*> types;
   std::vector<Value> tiles;  // per-thread tiles of the tile-form nodes
   std::vector<Ctx::View> views;  // per slot: loads left in their buffers
+  std::vector<RowPtr> rps;       // pointer tiles held as rows plus columns
   int64_t steps = 0, next_poll = 0;  // statements run by this thread; when to look at the clock next
-  Regs(size_t n, const ScalarProgram* sp) : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0), views(n) {}
+  Regs(size_t n, const ScalarProgram* sp)
+      : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0), views(n), rps(sp ? static_cast<size_t>(sp->nrp) : 0) {}
 };
 
 void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
@@ -199,7 +201,10 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
     c.flush_all();  // the previous instance's last scalars, as the tile path leaves them in the frame
     std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
     c.tcache = regs.tiles.data();
-    if (!hooks) c.views = regs.views.data();  // under the debugger every load is copied into its slot
+    if (!hooks) {  // under the debugger every load is copied into its slot, every pointer tile made
+      c.views = regs.views.data();
+      c.rps = regs.rps.data();
+    }
   }
   if (rs.opt->control) {
     c.steps = c.step_base = regs.steps;

@@ -455,6 +455,42 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
   return true;
 }
 
+// The row path of a load: row i (lanes i * W ..) read from the W consecutive elements at base(i),
+// each row checked and copied as a range. False at the first row that does not qualify (the rows
+// copied so far have no side effect).
+template <class C, class Base>
+bool load_rows(const Ctx& c, const Checks& ck, const typename C::S* mem, int64_t n, typename C::T* dst, int64_t total, int64_t W, Base base,
+               const uint8_t* pm, const typename C::T* po, int64_t ostep) {
+  // A mask of all ones needs no per-row prefix scan.
+  const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+  int64_t live;
+  const uint8_t* lm;
+  for (int64_t i = 0, r = 0; r < total; ++i, r += W) {
+    const int64_t b = base(i);
+    if (!range_load_ok(c, ck, b, W, n, rm ? rm + r : nullptr, live, lm)) return false;
+    copy_range<C>(live ? mem + b : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
+  }
+  return true;
+}
+
+// The row path of a store: row i stored at base(i) as a range (store_range_impl). False at the
+// first row that does not qualify; the rows before it are stored and claimed.
+template <class C, class Base>
+bool store_rows(Ctx& c, const Checks& ck, typename C::S* mem, int64_t n, int64_t total, int64_t W, Base base, const typename C::T* pv, bool one,
+                const uint8_t* pm) {
+  const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+  for (int64_t i = 0, r = 0; r < total; ++i, r += W)
+    if (!store_range_impl<C>(c, ck, mem, base(i), W, n, one ? pv : pv + r, rm ? rm + r : nullptr, one)) return false;
+  return true;
+}
+
+// Whether rows of W lanes starting at bases[0..R) make one range (bases W apart, wrapping).
+bool bases_contiguous(const std::vector<int64_t>& bases, int64_t W) {
+  uint64_t b = static_cast<uint64_t>(bases[0]), bad = 0;
+  for (size_t i = 0; i < bases.size(); ++i) bad |= static_cast<uint64_t>(bases[i]) ^ (b + static_cast<uint64_t>(i) * static_cast<uint64_t>(W));
+  return bad == 0;
+}
+
 Buffer& buffer_of(Ctx& c, const Value& ptr) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (ptr.buffer < 0 || ptr.buffer >= static_cast<int>(bs->list.size())) internal_error("Interp", "pointer without a buffer");
@@ -545,14 +581,8 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     const int64_t W = rt.shape.empty() ? total : rt.shape.back();
     if (W >= 4 && W < total && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
       const int64_t ostep = po && numel(*oth) == total ? 1 : 0;
-      // A mask of all ones needs no per-row prefix scan.
-      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
-      bool rows = rows_contiguous(pp, total, W);
-      for (int64_t r = 0; rows && r < total; r += W) {
-        rows = range_load_ok(c, ck, pp[r], W, n, rm ? rm + r : nullptr, live, lm);
-        if (rows) copy_range<C>(live ? mem + pp[r] : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
-      }
-      if (rows) return 0;
+      if (rows_contiguous(pp, total, W) && load_rows<C>(c, ck, mem, n, dst, total, W, [pp, W](int64_t i) { return pp[i * W]; }, pm, po, ostep))
+        return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0, 0);
@@ -630,14 +660,9 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     // qualify changes nothing and sends the whole tile to the per-lane path, which stores the rows
     // already stored again (the same values; this instance's claims are idempotent) and reports.
     const int64_t W = ps.empty() ? total : ps.back();
-    if (W >= 4 && W < total && (numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total)) {
-      const bool one = numel(v) == 1;
-      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
-      bool rows = rows_contiguous(pp, total, W);
-      for (int64_t r = 0; rows && r < total; r += W)
-        rows = store_range_impl<C>(c, ck, mem, pp[r], W, n, one ? pv : pv + r, rm ? rm + r : nullptr, one);
-      if (rows) return 0;
-    }
+    if (W >= 4 && W < total && (numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && rows_contiguous(pp, total, W) &&
+        store_rows<C>(c, ck, mem, n, total, W, [pp, W](int64_t i) { return pp[i * W]; }, pv, numel(v) == 1, pm))
+      return 0;
     if (ck.cm) ck.cm->dense();
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
@@ -801,6 +826,62 @@ bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, 
     using C = decltype(codec);
     return store_range_impl<C>(c, ck, B.as<typename C::S>(), base, total, B.numel(), data<typename C::T>(v), mask ? data<uint8_t>(*mask) : nullptr,
                                numel(v) == 1 && total != 1);
+  });
+}
+
+bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  const Type& rt = e.type;
+  const int64_t W = static_cast<int64_t>(p.cols.size()), total = static_cast<int64_t>(p.rows.size()) * W;
+  if (!p.consec || total <= 0 || total != rt.numel() || p.buffer < 0 || p.buffer >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(p.buffer)];
+  Checks ck = checks_for(c, p.buffer);
+  if (ck.cm) return false;  // conflict tracking: load_into's per-lane path
+  Value otmp;
+  const Value* oth = other ? &coerce(*other, rt.elem, otmp) : nullptr;
+  prep(out, rt);
+  const int64_t n = B.numel();
+  return with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    using T = typename C::T;
+    const typename C::S* mem = B.as<typename C::S>();
+    const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+    const T* po = oth ? data<T>(*oth) : nullptr;
+    T* dst = data<T>(out);
+    int64_t live;
+    const uint8_t* lm;
+    // load_into's two range paths: the whole tile as one range, then row by row.
+    if (bases_contiguous(p.bases, W) && load_range_ok(c, ck, p.bases[0], total, n, mask, oth, live, lm)) {
+      copy_range<C>(live ? mem + p.bases[0] : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
+      return true;
+    }
+    if (W >= 4 && W < total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
+      const int64_t* bp = p.bases.data();
+      return load_rows<C>(c, ck, mem, n, dst, total, W, [bp](int64_t i) { return bp[i]; }, pm, po, po && numel(*oth) == total ? 1 : 0);
+    }
+    return false;
+  });
+}
+
+bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  const int64_t W = static_cast<int64_t>(p.cols.size()), total = static_cast<int64_t>(p.rows.size()) * W;
+  if (!p.consec || total <= 0 || p.buffer < 0 || p.buffer >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(p.buffer)];
+  if ((numel(val) != total && numel(val) != 1) || (mask && numel(*mask) != total)) return false;
+  Value vtmp;
+  const Value& v = coerce(val, B.dtype, vtmp);
+  Checks ck = checks_for(c, p.buffer);
+  return with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    typename C::S* mem = B.as<typename C::S>();
+    const typename C::T* pv = data<typename C::T>(v);
+    const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+    const bool one = numel(v) == 1;
+    // store_op's two range paths: the whole tile as one range, then row by row.
+    if (bases_contiguous(p.bases, W) && store_range_impl<C>(c, ck, mem, p.bases[0], total, B.numel(), pv, pm, one && total != 1)) return true;
+    const int64_t* bp = p.bases.data();
+    return W >= 4 && W < total && store_rows<C>(c, ck, mem, B.numel(), total, W, [bp](int64_t i) { return bp[i]; }, pv, one, pm);
   });
 }
 

@@ -645,6 +645,7 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
           auto& t = troots[static_cast<size_t>(s->id)];
           t[0] = tile(pe);
           t[1] = tile(ve);
+          if (t[0]->outer) tnodes[static_cast<size_t>(t[0]->idx)].rp = nrp++;
           if (t[0]->affine) {  // a range store may compute the value straight into the buffer (store_tnode)
             TNode& v = tnodes[static_cast<size_t>(t[1]->idx)];
             v.direct = v.fused && !v.fused->reduce ? v.fused : v.fused ? nullptr : fuse_tree(fused, v, true);
@@ -667,6 +668,7 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
     }
   }
   view_slots(k);
+  row_slots(k);
 }
 
 }  // namespace dtsim::exec

@@ -3,6 +3,7 @@
 // aranges are built once per thread. The operations themselves are those of the tile path (Ops.cpp,
 // Memory.cpp), called in the same order on the same values, so results and findings are identical.
 #include <cstring>
+#include <functional>
 
 #include "interp/Elem.h"
 
@@ -19,6 +20,34 @@ bool affine_ptr(const TNode& P) {
   const Type& off = a.ptr ? b : a;
   const Type& ptr = a.ptr ? a : b;
   return a.ptr != b.ptr && ptr.is_scalar() && off.is_tile() && (off.elem == Scalar::I32 || off.elem == Scalar::I64);
+}
+
+// `X + Y` with X of shape [R, 1] and Y of shape [1, C] (or Y first), one a pointer tile and the
+// other integers: a pointer tile that a RowPtr holds exactly.
+bool outer_ptr(const TNode& P) {
+  const Expr& e = *P.e;
+  if (P.s || e.kind != ExprKind::Binary || e.bop != BinOp::Add || P.kids.size() != 2 || !P.kids[0] || !P.kids[1]) return false;
+  const Type& a = e.args[0]->type;
+  const Type& b = e.args[1]->type;
+  const Type& off = a.ptr ? b : a;
+  if (a.ptr == b.ptr || (off.elem != Scalar::I32 && off.elem != Scalar::I64) || e.type.shape.size() != 2) return false;
+  const int64_t R = e.type.shape[0], C = e.type.shape[1];
+  const Shape col{R, 1}, row{1, C};
+  return (a.shape == col && b.shape == row) || (a.shape == row && b.shape == col);
+}
+
+// Whether the [R, 1] operand of an outer pointer is its first.
+bool rows_first(const Expr& e) { return e.args[0]->type.shape == Shape{e.type.shape[0], 1}; }
+
+// `p + s`, `s + p` or `p - s` with p a variable of slot `slot` and s a scalar integer.
+bool step_of(const TNode& n, int slot) {
+  const Expr& e = *n.e;
+  if (n.s || e.kind != ExprKind::Binary || (e.bop != BinOp::Add && e.bop != BinOp::Sub) || n.kids.size() != 2 || !n.kids[0] || !n.kids[1]) return false;
+  auto is_p = [&](const Expr& x) { return x.kind == ExprKind::Var && x.slot == slot; };
+  auto is_s = [](const Expr& x) { return !x.type.ptr && x.type.shape.empty() && (x.type.elem == Scalar::I32 || x.type.elem == Scalar::I64); };
+  const Expr& A = *e.args[0];
+  const Expr& B = *e.args[1];
+  return (is_p(A) && is_s(B)) || (e.bop == BinOp::Add && is_s(A) && is_p(B));
 }
 
 // consecutive() of a tile known to be a wraparound of c + [0, n) (consecutive_expr()): then the
@@ -217,6 +246,51 @@ struct Tiles {
     return &out;
   }
 
+  // The value of store statement `s` (node `v`): a literal is stored as the pointer's element type.
+  const Value& stored_value(const Stmt& s, const TNode& v) {
+    const Expr& ve = *s.args[1];
+    if (ve.kind != ExprKind::Const) return eval(v);
+    Value& cv = val(v);
+    write_value(cv, Type{s.args[0]->type.elem, false, {}}, Sv{const_raw(s.args[0]->type.elem, ve), -1});
+    return cv;
+  }
+
+  // The outer pointer `P` into `r`: its operands evaluated as binary() evaluates them (the pointer,
+  // then the offsets as i64), then its rows and columns.
+  void fill(RowPtr& r, const TNode& P) {
+    const Expr& e = *P.e;
+    const bool pf = e.args[0]->type.ptr;
+    const Value& p = eval(*P.kids[pf ? 0 : 1]);
+    const Value& off = operand(*P.kids[pf ? 1 : 0], Scalar::I64);
+    const bool rows_are_p = rows_first(e) == pf;
+    const Value& rv = rows_are_p ? p : off;
+    const Value& cv = rows_are_p ? off : p;
+    r.rows.assign(data<int64_t>(rv), data<int64_t>(rv) + numel(rv));
+    r.cols.assign(data<int64_t>(cv), data<int64_t>(cv) + numel(cv));
+    r.buffer = p.buffer;
+    r.set_consec();
+  }
+  // The RowPtr of the pointer operand `P` of a load or store (filled when P is an outer pointer).
+  RowPtr& rowptr(const TNode& P) {
+    RowPtr& r = c.rps[static_cast<size_t>(P.rp)];
+    if (P.e->kind != ExprKind::Var) fill(r, P);
+    return r;
+  }
+  // The load `n` through a RowPtr: row ranges, else through the pointer tile made from it.
+  const Value& rowptr_load(const TNode& n) {
+    const Expr& e = *n.e;
+    Value& out = val(n);
+    const TNode& P = *n.kids[0];
+    const RowPtr& r = rowptr(P);
+    const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
+    const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
+    if (load_rowptr(out, c, e, r, m, o)) return out;
+    Value& pt = val(P);
+    r.make(pt, P.e->type);
+    load_into(out, c, e, pt, m, o);
+    return out;
+  }
+
   const Value& eval(const TNode& n) {
     const Expr& e = *n.e;
     Value& out = val(n);
@@ -293,6 +367,7 @@ struct Tiles {
       }
       case ExprKind::Load: {
         if (n.kids[0]->affine) return *affine_load(n);
+        if (n.kids[0]->rp >= 0 && c.rps) return rowptr_load(n);
         const Value& p = eval(*n.kids[0]);
         const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
         const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
@@ -331,6 +406,16 @@ const Value& eval_tnode(Ctx& c, const TNode& n) { return Tiles{c}.eval(n); }
 
 void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   Tiles T{c};
+  if (t[0]->rp >= 0 && c.rps) {  // through a RowPtr: row ranges, else through the pointer tile made from it
+    const RowPtr& r = T.rowptr(*t[0]);
+    const Value* v = &T.stored_value(s, *t[1]);
+    const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
+    if (store_rowptr(c, r, *v, m)) return;
+    Value& pt = T.val(*t[0]);
+    r.make(pt, t[0]->e->type);
+    store_op(c, pt, *v, m);
+    return;
+  }
   bool aff = t[0]->affine;
   Tiles::Affine a{};
   const Value* p = nullptr;
@@ -363,14 +448,7 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
     store_op(c, T.materialize(*t[0], a), v, m);
     return;
   }
-  const Value* v;
-  if (ve.kind == ExprKind::Const) {  // a literal is stored as the pointer's element type
-    Value& cv = c.tcache[2 * static_cast<size_t>(t[1]->idx)];
-    write_value(cv, Type{s.args[0]->type.elem, false, {}}, Sv{const_raw(s.args[0]->type.elem, ve), -1});
-    v = &cv;
-  } else {
-    v = &T.eval(*t[1]);
-  }
+  const Value* v = &T.stored_value(s, *t[1]);
   const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
   if (aff) {
     int64_t base;
@@ -381,6 +459,21 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
 }
 
 void assign_tnode(Ctx& c, int slot, const TNode& n) {
+  if (c.rps) {
+    const int rp = c.sp->slot_rp[static_cast<size_t>(slot)];
+    if (rp >= 0) {  // a RowPtr slot: an outer pointer filled in, or a step of its rows
+      Tiles T{c};
+      RowPtr& r = c.rps[static_cast<size_t>(rp)];
+      if (n.outer) {
+        T.fill(r, n);
+      } else {
+        const TNode& s = *n.kids[n.e->args[0]->type.ptr ? 1 : 0];
+        r.add(n.e->bop, data<int64_t>(T.operand(s, Scalar::I64))[0]);
+      }
+      c.invalidate(slot);
+      return;
+    }
+  }
   const Value* vp;
   if (c.views && c.sp->view_slot[static_cast<size_t>(slot)]) {
     vp = Tiles{c}.affine_load(n, &c.views[static_cast<size_t>(slot)]);
@@ -432,8 +525,113 @@ const TNode* ScalarProgram::tile(const Expr& e) {
     if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);
   n->fused = fuse_tree(fused, *n);
   n->affine = affine_ptr(*n);
+  n->outer = outer_ptr(*n);
+  if (e.kind == ExprKind::Load && n->kids[0]->outer) tnodes[static_cast<size_t>(n->kids[0]->idx)].rp = nrp++;
   n->consec = consecutive_expr(e, consec);
   return n;
+}
+
+void RowPtr::set_consec() {
+  uint64_t c0 = static_cast<uint64_t>(cols[0]), bad = 0;
+  for (size_t j = 0; j < cols.size(); ++j) bad |= static_cast<uint64_t>(cols[j]) ^ (c0 + j);
+  consec = bad == 0;
+  bases.resize(rows.size());
+  if (consec)
+    for (size_t i = 0; i < rows.size(); ++i) bases[i] = wadd(rows[i], cols[0]);
+}
+
+void RowPtr::add(BinOp op, int64_t s) {
+  for (int64_t& r : rows) r = op == BinOp::Sub ? wsub(r, s) : wadd(r, s);
+  if (consec)
+    for (size_t i = 0; i < rows.size(); ++i) bases[i] = wadd(rows[i], cols[0]);
+}
+
+void RowPtr::make(Value& out, const Type& t) const {
+  prep(out, t);
+  out.buffer = buffer;
+  int64_t* d = data<int64_t>(out);
+  const size_t C = cols.size();
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = 0; j < C; ++j) d[i * C + j] = wadd(rows[i], cols[j]);
+}
+
+namespace {
+// Reads of slot `slot` in the tile nodes under `n` that a RowPtr serves: the pointer of a load.
+int rowptr_reads(const TNode* n, int slot) {
+  if (!n) return 0;
+  int r = 0;
+  if (n->e->kind == ExprKind::Load && n->kids[0] && n->kids[0]->e->kind == ExprKind::Var && n->kids[0]->e->slot == slot) ++r;
+  for (const TNode* k : n->kids) r += rowptr_reads(k, slot);
+  return r;
+}
+int expr_reads(const Expr* e, int slot) {
+  if (!e) return 0;
+  int r = e->kind == ExprKind::Var && e->slot == slot ? 1 : 0;
+  for (const ExprP& a : e->args) r += expr_reads(a.get(), slot);
+  return r;
+}
+}  // namespace
+
+void ScalarProgram::row_slots(const Kernel& k) {
+  const size_t ns = k.slot_types.size();
+  slot_rp.assign(ns, -1);
+  for (size_t u = 0; u < ns; ++u) {
+    const Type& t = k.slot_types[u];
+    if (!t.ptr || t.shape.size() != 2) continue;
+    const int sl = static_cast<int>(u);
+    // The first statement that mentions the slot, in execution order, must be an outer assignment
+    // to it in the top-level block; every read and assignment is then one of the served forms.
+    const Stmt* first = nullptr;
+    std::function<void(const std::vector<StmtP>&)> find = [&](const std::vector<StmtP>& body) {
+      for (const StmtP& s : body) {
+        if (first) return;
+        bool named = false;
+        for (const ExprP& a : s->args) named |= expr_reads(a.get(), sl) > 0;
+        for (int x : s->slots) named |= x == sl;
+        if (named) {
+          first = s.get();
+          return;
+        }
+        find(s->body);
+        find(s->orelse);
+      }
+    };
+    find(k.body);
+    if (!first || first->kind != StmtKind::Assign) continue;
+    bool top = false;
+    for (const StmtP& s : k.body) top |= s.get() == first;
+    const TNode* fr = troots[static_cast<size_t>(first->id)][0];
+    if (!top || !fr || !fr->outer || !(fr->e->type == t)) continue;
+    bool ok = true;
+    for (const Stmt* s : k.stmts) {
+      int all = 0, served = 0;
+      for (const ExprP& a : s->args) all += expr_reads(a.get(), sl);
+      bool assigns = false;
+      for (int x : s->slots) assigns |= x == sl;
+      const auto& tr = troots[static_cast<size_t>(s->id)];
+      if (assigns) {
+        const TNode* r = s->kind == StmtKind::Assign && s->targets.size() == 1 ? tr[0] : nullptr;
+        if (!r || !(r->e->type == t) || !(r->outer || step_of(*r, sl))) ok = false;
+        else served = rowptr_reads(r, sl) + (r->outer ? 0 : 1);
+      } else if (s->kind == StmtKind::Assign && tr[0]) {
+        served = rowptr_reads(tr[0], sl);
+      } else if (s->kind == StmtKind::Store && tr[0]) {
+        served = (tr[0]->e->kind == ExprKind::Var && tr[0]->e->slot == sl ? 1 : 0) + rowptr_reads(tr[0], sl) + rowptr_reads(tr[1], sl) +
+                 rowptr_reads(tr[2], sl);
+      }
+      if (served != all) ok = false;
+    }
+    if (ok) slot_rp[u] = nrp++;
+  }
+  // The variables of those slots share the slot's RowPtr; the steps are marked.
+  for (TNode& n : tnodes) {
+    if (n.e->kind == ExprKind::Var && n.e->slot >= 0 && slot_rp[static_cast<size_t>(n.e->slot)] >= 0) n.rp = slot_rp[static_cast<size_t>(n.e->slot)];
+  }
+  for (const Stmt* s : k.stmts) {
+    if (s->kind != StmtKind::Assign || s->targets.size() != 1 || slot_rp[static_cast<size_t>(s->slots[0])] < 0) continue;
+    const TNode* r = troots[static_cast<size_t>(s->id)][0];
+    if (!r->outer) tnodes[static_cast<size_t>(r->idx)].step = true;
+  }
 }
 
 }  // namespace dtsim::exec

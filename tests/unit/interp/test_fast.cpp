@@ -651,3 +651,131 @@ TEST_CASE("loads left in the buffer for the fused trees that read them: tails, a
     CHECK(same_tile("<views-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o < 50)\n  a = load(y + o)\n  store(z + o, a * 3.0 + 1.0)\n}\n", {}, opt) >= 1);
   }
 }
+
+TEST_CASE("pointer tiles held as rows plus columns: steps, tails, broadcasts, wraparound, findings") {
+  InterpOptions kg, off, two;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  two.threads = 2;
+  // A matmul with tails on every axis: one pointer made with its offsets first, steps by an i64
+  // parameter, by subtraction and with the scalar first; an `other` of one row (broadcast: the
+  // tile path); the store through an outer pointer made in the statement.
+  std::string mm = R"(kernel t(a: *f32[20, 24], b: *f32[24, 18], out c: *f32[20, 18], st: i64 = 8) grid(3, 3) {
+  rm = program_id(0) * 8 + arange(0, 8)
+  rn = program_id(1) * 8 + arange(0, 8)
+  rk = arange(0, 8)
+  pa = a + rm[:, None] * 24 + rk[None, :]
+  pb = rk[:, None] * 18 + (b + rn[None, :])
+  acc = zeros([8, 8], f32)
+  for j in range(0, 24, 8) {
+    ta = load(pa, mask=(rm[:, None] < 20) & (rk[None, :] + j < 24), other=0.0)
+    tb = load(pb, mask=(rk[:, None] + j < 24) & (rn[None, :] < 18), other=rn[None, :].to(f32) + 0.5)
+    acc += dot(ta, tb)
+    pa = pa + st
+    pa = pa - 1
+    pa = 1 + pa
+    pb += 8 * 18
+  }
+  store(c + rm[:, None] * 18 + rn[None, :], acc, mask=(rm[:, None] < 20) & (rn[None, :] < 18))
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg, off, two}) CHECK(same_tile("<rowptr-mm>", mm, {}, opt) == 0);
+  // Shapes: rows of 2 (the tile path), one row, one column (one range), a literal stored, a value
+  // of one column broadcast (the tile path), f16 elements converted, a pointer whose columns are not
+  // consecutive (a transposed load: the tile path), and one whose steps wrap around 2^64.
+  std::string shapes = R"(kernel t(x: *f32[64], h: *f16[8, 8], out z: *f32[96], out zh: *f16[8, 8], big: i64 = 9223372036854775807) grid(1) {
+  r = arange(0, 8)
+  p2 = x + arange(0, 4)[:, None] * 8 + arange(0, 2)[None, :]
+  p1 = x + 3 + arange(0, 1)[:, None] + r[None, :]
+  pc = x + r[:, None] * 8 + arange(0, 1)[None, :]
+  pw = x + r[:, None] * 8 + r[None, :]
+  store(z + arange(0, 4)[:, None] * 2 + arange(0, 2)[None, :], load(p2))
+  store(z + 8 + arange(0, 1)[:, None] + r[None, :], load(p1) * 2.0)
+  store(z + 16 + r[:, None] + arange(0, 1)[None, :], load(pc))
+  q = z + 24 + arange(0, 4)[:, None] * 8 + r[None, :]
+  store(q, 2.5)
+  store(z + 56 + r[:, None] * 4 + arange(0, 4)[None, :], load(pc) + 1.0, mask=r[:, None] < 5)
+  t = load(x + r[:, None] + r[None, :] * 8)
+  store(z + 88 + arange(0, 1)[:, None] + r[None, :], sum(t, axis=0)[None, :])
+  ph = h + r[:, None] * 8 + r[None, :]
+  oh = zh + r[:, None] * 8 + r[None, :]
+  pw += big
+  pw += big
+  u = load(pw, mask=(r[:, None] < 0) & (r[None, :] < 8), other=-1.0)
+  pw += 2
+  store(oh, load(ph) * 2.0 + load(pw) + u)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, off}) CHECK(same_tile("<rowptr-shapes>", shapes, {}, opt) == 0);
+  // Findings through RowPtrs: loads stepped out of bounds (and back), a store whose columns two
+  // instances share (write-write), a load of never-written elements; and pointers not held as rows:
+  // one printed, one first made inside a loop.
+  std::string bad = R"(kernel t(a: *f32[16, 16], out y: *f32[8, 16], out z: *f32[16, 64], out w: *f32[16, 16]) grid(2) {
+  r = arange(0, 8)
+  p = a + (program_id(0) * 8 + r)[:, None] * 16 + r[None, :]
+  q = z + r[:, None] * 64 + program_id(0) * 32 + r[None, :]
+  for i in range(0, 4) {
+    v = load(p)
+    store(q, v * 2.0)
+    p += 6
+    q = q + 8
+  }
+  store(y + r[:, None] * 16 + (r + program_id(0) * 4)[None, :], r[:, None].to(f32))
+  u = load(w + r[:, None] * 16 + r[None, :])
+  pp = a + r[:, None] * 16 + r[None, :]
+  print(pp)
+  for i in range(0, 2) {
+    pl = z + (program_id(0) * 8 + r)[:, None] * 64 + r[None, :]
+    pl += i * 8
+    store(pl, load(pp) + u)
+  }
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg}) CHECK(same_tile("<rowptr-findings>", bad, {}, opt) >= 1);
+  CHECK(same_tile("<rowptr-findings>", bad, {}, off) == 0);
+}
+
+namespace {
+// Records every defined variable before every statement, as a debugger shows them.
+struct Transcript : DebugHooks {
+  std::string text;
+  void before_stmt(Frame& f, const Stmt& s) override {
+    text += "line " + std::to_string(s.loc.line) + "\n";
+    for (size_t i = 0; i < f.slots.size(); ++i)
+      if (f.slots[i].defined()) text += "  " + f.kernel->slot_names[i] + " = " + format_value(f.slots[i]) + "\n";
+  }
+};
+}  // namespace
+
+TEST_CASE("under the debugger every pointer tile is made: stepped pointers visible at every statement") {
+  std::string src = R"(kernel t(a: *f32[8, 12], b: *f32[12, 8], out c: *f32[8, 8]) grid(1) {
+  r = arange(0, 4)
+  pa = a + r[:, None] * 12 + r[None, :]
+  pb = b + r[:, None] * 8 + r[None, :]
+  acc = zeros([4, 4], f32)
+  for k in range(0, 12, 4) {
+    acc += dot(load(pa), load(pb))
+    pa += 4
+    pb += 4 * 8
+  }
+  store(c + r[:, None] * 8 + r[None, :], acc)
+}
+)";
+  std::string text[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    Module m = parse_tile(Sources::add("<dbg-rowptr>", src));
+    Bindings b = bind_params(m, {});
+    verify_module(m, b);
+    Buffers bufs = make_buffers(m, b, 3);
+    Transcript hooks;
+    InterpOptions opt;
+    opt.fast = fast == 1;
+    opt.hooks = &hooks;
+    CHECK(run_module(m, b, bufs, opt).ok());
+    text[fast] = hooks.text;
+  }
+  CHECK(text[0] == text[1]);
+  // pa after its third step: a + r * 12 + r[None, :] + 12 (the offsets into a).
+  CHECK(text[1].find("pa = ") != std::string::npos);
+  CHECK(text[1].find("pa = [[12 13 14 15]") != std::string::npos);
+}
