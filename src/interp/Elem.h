@@ -391,6 +391,22 @@ inline void write_slot(Ctx& c, int slot, const Type& t, const Sv& v) {
   }
 }
 
+// Lazy tile slots (Ctx::rvalid 3 and 4): the description of slot `slot`'s tile, or null.
+inline const int64_t* lazy_of(const Ctx& c, int slot) {
+  size_t s = static_cast<size_t>(slot);
+  return c.rvalid && c.rvalid[s] >= 3 ? &c.regs[s].r.i64 : nullptr;
+}
+// Holds slot `slot` (of type t: a 1-d integer or i1 tile) as a lazy tile described by v.
+inline void write_lazy(Ctx& c, int slot, const Type& t, int64_t v) {
+  size_t s = static_cast<size_t>(slot);
+  c.regs[s].r.i64 = v;
+  c.regs[s].buffer = -1;
+  c.rtype[s] = &t;
+  c.rvalid[s] = 3;
+}
+// The tile a lazy description stands for: wrap(v + o) for integers, v leading ones for i1.
+void lazy_tile(Value& out, const Type& t, int64_t v);
+
 // ---- typed elementwise loops (fused chunks, whole tiles, tile rows): o[i] = f(a[i], ...) for
 // i < n; stride 0 = a one-element operand broadcast over the n elements. The output must not
 // overlap an operand. ----

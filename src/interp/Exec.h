@@ -192,6 +192,10 @@ struct Ctx {
   // value of slots[s]. Every write of a slot Value outside the scalar form clears it.
   // rvalid[s]: 0 = slots[s] only; 1 = regs[s] and slots[s] agree; 2 = regs[s] is newer (slots[s] is
   // written on the next read of the Value: flush()). With debug hooks, Values are always written.
+  // Tile slots (execution form, no debugger): 3 = slots[s] is a tile described by regs[s].r.i64, not
+  // made yet (lazy_tile()): an integer tile of wrap(first + o) (first = the register), or an i1
+  // tile of that many leading ones; flush() makes it and sets 4 (made; the register still says
+  // what it is).
   struct Sv* regs = nullptr;
   uint8_t* rvalid = nullptr;
   const Type** rtype = nullptr;  // the type of regs[s]
@@ -214,7 +218,7 @@ struct Ctx {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }
   void flush(int slot);  // writes regs[slot] into slots[slot] when it is newer
-  void flush_all();
+  void flush_all();      // every newer scalar register (lazy tiles are left: slots are assigned before they are read)
 };
 
 // A 2-d pointer tile [R, C] into `buffer` held as the sum of a column of R values and a row of C
@@ -235,12 +239,13 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
 // Range forms (execution form): the load/store of the consecutive elements base.. of buffer `bi`
 // as a plain copy. They return false, having changed nothing, unless the range is in bounds and the
 // sanitizer needs no per-lane work (so only where the lane-by-lane path would report nothing).
-bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
+// `prefix` >= 0 (here and below): the mask, then null, is that many leading ones of the tile's lanes.
+bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix = -1);
 // The same load left in the buffer: the address of its first element when load_range would copy
 // every lane from memory unconverted (all lanes active, the buffer of the load's element type, not
 // f16/bf16) after the same checks; null, having changed nothing, otherwise.
-const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
-bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask);
+const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix = -1);
+bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask, int64_t prefix = -1);
 // The load / store through a pointer tile held as rows (RowPtr with consec), as load_into and
 // store_op would make it through the whole-tile or row-by-row range path. False when those paths
 // would not take it (the caller then makes the pointer tile and calls load_into / store_op);
@@ -251,7 +256,8 @@ bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask);
 // is a range store as above with the buffer of type `elem` (not f16/bf16) and a prefix mask (or
 // none), claims the active lanes and calls produce(ctx, dst, live) to write the first `live` lanes
 // straight into the buffer. False, having changed nothing, otherwise.
-bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx);
+bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx,
+                        int64_t prefix = -1);
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.

@@ -335,11 +335,15 @@ int64_t prefix_len(const uint8_t* pm, int64_t n) {
 // element). On success `live` is the number of leading lanes read from memory and `pm` the mask
 // still to apply to them (null when the mask is a prefix of `live` ones, or there is none).
 // `mask`: the range's own mask bytes (null: none).
-bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const uint8_t* mask, int64_t& live, const uint8_t*& pm) {
+// `prefix` >= 0: the mask (then null) is that many leading ones.
+bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const uint8_t* mask, int64_t& live, const uint8_t*& pm,
+                   int64_t prefix = -1) {
   if (!c.fast || ck.cm || total <= 0) return false;
   pm = mask;
   live = total;
-  if (pm) {
+  if (prefix >= 0) {
+    live = prefix, pm = nullptr;
+  } else if (pm) {
     int64_t L = prefix_len(pm, total);
     if (L >= 0) live = L, pm = nullptr;
   }
@@ -349,10 +353,10 @@ bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, 
 }
 
 bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
-                   const uint8_t*& pm) {
+                   const uint8_t*& pm, int64_t prefix = -1) {
   if (mask && numel(*mask) != total) return false;
   if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
-  return range_load_ok(c, ck, base, total, n, mask ? data<uint8_t>(*mask) : nullptr, live, pm);
+  return range_load_ok(c, ck, base, total, n, mask ? data<uint8_t>(*mask) : nullptr, live, pm, prefix);
 }
 
 // The range copy of a checked load: dst[o] = mask ? src[o] : other. The lanes below `live` are in
@@ -438,10 +442,10 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const ui
 // claimed without atomics. Returns false, having changed nothing, otherwise.
 template <class C>
 bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base, int64_t total, int64_t n, const typename C::T* pv, const uint8_t* pm,
-                      bool one = false) {
+                      bool one = false, int64_t prefix = -1) {
   if (!c.fast || total <= 0) return false;
-  if (pm) {  // a prefix mask: its active lanes are a shorter range
-    int64_t L = prefix_len(pm, total);
+  if (pm || prefix >= 0) {  // a prefix mask: its active lanes are a shorter range
+    int64_t L = prefix >= 0 ? prefix : prefix_len(pm, total);
     if (L >= 0) total = L, pm = nullptr;
     if (total == 0) return true;
   }
@@ -758,7 +762,7 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
   store_scalar_checked(c, ptr_type, ptr, val_type, val, mask);
 }
 
-bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other) {
+bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
@@ -768,7 +772,7 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
   Checks ck = checks_for(c, bi);
   int64_t live;
   const uint8_t* lm;
-  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm)) return false;
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm, prefix)) return false;
   prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
@@ -781,7 +785,7 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
   return true;
 }
 
-const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other) {
+const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return nullptr;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
@@ -792,18 +796,19 @@ const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const V
   Checks ck = checks_for(c, bi);
   int64_t live;
   const uint8_t* lm;
-  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm) || live != total || lm) return nullptr;
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm, prefix) || live != total || lm) return nullptr;
   return B.data() + static_cast<size_t>(base) * static_cast<size_t>(scalar_bytes(rt.elem));
 }
 
-bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx) {
+bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx,
+                        int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (!c.fast || total <= 0 || bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
   if (B.dtype != elem || is_half(elem) || (mask && numel(*mask) != total)) return false;
   int64_t live = total;
-  if (mask) {
-    live = prefix_len(data<uint8_t>(*mask), total);
+  if (mask || prefix >= 0) {
+    live = prefix >= 0 ? prefix : prefix_len(data<uint8_t>(*mask), total);
     if (live < 0) return false;
     if (live == 0) return true;
   }
@@ -814,7 +819,7 @@ bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem
   return true;
 }
 
-bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask) {
+bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask, int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
@@ -825,7 +830,7 @@ bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, 
   return with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
     return store_range_impl<C>(c, ck, B.as<typename C::S>(), base, total, B.numel(), data<typename C::T>(v), mask ? data<uint8_t>(*mask) : nullptr,
-                               numel(v) == 1 && total != 1);
+                               numel(v) == 1 && total != 1, prefix);
   });
 }
 

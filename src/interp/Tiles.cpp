@@ -89,26 +89,39 @@ struct Tiles {
   Ctx& c;
 
   // An affine pointer operand, evaluated: the scalar pointer and the offsets (not yet widened).
+  // An affine pointer operand, evaluated: the scalar pointer and the offsets (not yet widened), or,
+  // when the offsets are known to be wrap(first + o) in their type (iota()), only their first one
+  // (off null until materialize() makes them).
   struct Affine {
     const Value* ptr;
     const Value* off;
     const TNode* off_node;
+    int64_t n;      // lanes
+    int64_t first;  // off null: the first offset
   };
   Affine affine(const TNode& P) {
     bool pf = P.e->args[0]->type.ptr;
     const Value& p = eval(*P.kids[pf ? 0 : 1]);
-    const Value& off = eval(*P.kids[pf ? 1 : 0]);
-    return Affine{&p, &off, P.kids[pf ? 1 : 0]};
+    const TNode& O = *P.kids[pf ? 1 : 0];
+    Affine a{&p, nullptr, &O, O.e->type.numel(), 0};
+    if (!(O.consec && iota(O, O.e->type.elem, a.first))) a.off = &eval(O);
+    return a;
   }
   // The consecutive elements the pointer tile would address, or false.
   bool range(const Affine& a, int64_t& base) {
-    int64_t first;
-    if (!c.fast || !(a.off_node->consec ? consecutive_ends(*a.off, first) : consecutive(*a.off, first))) return false;
+    int64_t first = a.first;
+    if (!c.fast) return false;
+    if (!a.off) {
+      if (a.off_node->e->type.elem == Scalar::I32 && first > INT32_MAX - a.n) return false;  // as consecutive_ends() decides
+    } else if (!(a.off_node->consec ? consecutive_ends(*a.off, first) : consecutive(*a.off, first))) {
+      return false;
+    }
     base = wadd<int64_t>(data<int64_t>(*a.ptr)[0], first);
     return true;
   }
   // The pointer tile itself (the tile path's operand conversion and pointer addition).
-  const Value& materialize(const TNode& P, const Affine& a) {
+  const Value& materialize(const TNode& P, Affine& a) {
+    if (!a.off) a.off = &eval(*a.off_node);
     const Value* off = a.off;
     if (off->type.elem != Scalar::I64) {
       convert_into(conv(*a.off_node), *off, Scalar::I64);
@@ -156,32 +169,141 @@ struct Tiles {
     Scalar ct = e.type.elem;
     if (binop_is_compare(e.bop)) ct = promote_operands(A, B);
     else if (e.bop == BinOp::LAnd || e.bop == BinOp::LOr) ct = Scalar::I1;
+    int64_t ones;
+    if (prefix_of(n, ones)) {
+      prep(out, e.type);
+      uint8_t* p = data<uint8_t>(out);
+      std::memset(p, 1, static_cast<size_t>(ones));
+      std::memset(p + ones, 0, static_cast<size_t>(numel(out) - ones));
+      return out;
+    }
     const Value& a = operand(*n.kids[0], ct);
     const Value& b = operand(*n.kids[1], ct);
-    if (!prefix_compare(n, ct, a, b, out)) binary_into(out, e.bop, a, b, e.type, e.loc);
+    binary_into(out, e.bop, a, b, e.type, e.loc);
     return out;
   }
 
-  // `offs < s` (or <=, or s > offs, s >= offs) with consecutive integer offsets (consecutive_expr)
-  // and a scalar s: a prefix of ones, written as two fills. False (nothing written) otherwise.
-  bool prefix_compare(const TNode& n, Scalar ct, const Value& a, const Value& b, Value& out) {
-    BinOp op = n.e->bop;
-    bool left = (op == BinOp::Lt || op == BinOp::Le) && n.kids[0]->consec && numel(b) == 1;
-    bool right = (op == BinOp::Gt || op == BinOp::Ge) && n.kids[1]->consec && numel(a) == 1;
-    if (!c.fast || !(left || right) || (ct != Scalar::I32 && ct != Scalar::I64)) return false;
-    const Value& t = left ? a : b;
-    int64_t first, N = numel(t);
-    if (!consecutive_ends(t, first)) return false;
-    if (ct == Scalar::I64 && first > INT64_MAX - N) return false;  // t[o] = first + o without wrapping
-    const Value& sv = left ? b : a;
-    __int128 s = ct == Scalar::I32 ? data<int32_t>(sv)[0] : data<int64_t>(sv)[0];
-    __int128 L = s - first + (op == BinOp::Le || op == BinOp::Ge ? 1 : 0);  // lanes o with first + o < s (<= s)
-    int64_t ones = L <= 0 ? 0 : L >= N ? N : static_cast<int64_t>(L);
-    prep(out, n.e->type);
-    uint8_t* p = data<uint8_t>(out);
-    std::memset(p, 1, static_cast<size_t>(ones));
-    std::memset(p + ones, 0, static_cast<size_t>(N - ones));
+  // The scalar integer operand `n` converted to `ct` (I32 or I64), as an i64.
+  int64_t int_operand(const TNode& n, Scalar ct) {
+    const Value& v = operand(n, ct);
+    return ct == Scalar::I32 ? data<int32_t>(v)[0] : data<int64_t>(v)[0];
+  }
+  // Whether the value of the 1-d integer node `n`, converted to `to` (I32 or I64), is wrap(first + o)
+  // in `to`, told without making it: an arange, a lazy slot, +/- scalars and i32/i64 casts of such.
+  // Scalar operands are evaluated in the tile path's order. False for any other form, and for a
+  // widening of a tile that wraps inside it (its i64 elements are then no such sequence); the
+  // caller then evaluates `n` as usual. Not under the debugger.
+  bool iota(const TNode& n, Scalar to, int64_t& first) {
+    const Expr& e = *n.e;
+    const Scalar t = e.type.elem;
+    if (!c.views || n.s || e.type.ptr || e.type.shape.size() != 1 || (t != Scalar::I32 && t != Scalar::I64) ||
+        (to != Scalar::I32 && to != Scalar::I64))
+      return false;
+    auto wrap = [t](int64_t x) { return t == Scalar::I32 ? static_cast<int64_t>(static_cast<int32_t>(x)) : x; };
+    int64_t f;
+    switch (e.kind) {
+      case ExprKind::Arange: f = e.ints[0]; break;
+      case ExprKind::Var: {
+        const int64_t* l = lazy_of(c, e.slot);
+        if (!l) return false;
+        f = *l;
+        break;
+      }
+      case ExprKind::Cast:
+        if (!iota(*n.kids[0], t, f)) return false;
+        break;
+      case ExprKind::Binary: {
+        if ((e.bop != BinOp::Add && e.bop != BinOp::Sub) || !n.kids[0] || !n.kids[1]) return false;
+        const Type& A = e.args[0]->type;
+        const Type& B = e.args[1]->type;
+        if (e.bop == BinOp::Add && A.shape.empty() && !B.shape.empty()) {  // s + tile
+          int64_t s = int_operand(*n.kids[0], t);
+          if (!iota(*n.kids[1], t, f)) return false;
+          f = wrap(wadd<int64_t>(s, f));
+        } else if (!A.shape.empty() && B.shape.empty()) {  // tile +/- s
+          if (!iota(*n.kids[0], t, f)) return false;
+          int64_t s = int_operand(*n.kids[1], t);
+          f = wrap(e.bop == BinOp::Add ? wadd<int64_t>(f, s) : wsub<int64_t>(f, s));
+        } else {
+          return false;
+        }
+        break;
+      }
+      default: return false;
+    }
+    if (t == to) {
+      first = f;
+    } else if (to == Scalar::I64) {  // sign-extended: the same sequence unless it wraps inside the tile
+      if (f > INT32_MAX - (e.type.numel() - 1)) return false;
+      first = f;
+    } else {
+      first = static_cast<int32_t>(static_cast<uint64_t>(f));
+    }
     return true;
+  }
+
+  // `offs < s` (or <=, or s > offs, s >= offs) with consecutive integer offsets (consecutive_expr)
+  // and a scalar s: a prefix of `ones` ones, the rest zeros. Its operands are evaluated as binary()
+  // evaluates them (the offsets through iota() when they have that form). False when it is not one
+  // (the caller then evaluates the comparison as usual).
+  bool prefix_of(const TNode& n, int64_t& ones) {
+    const Expr& e = *n.e;
+    BinOp op = e.bop;
+    if (!c.fast || e.kind != ExprKind::Binary || !binop_is_compare(op) || e.args[0]->type.ptr || e.args[1]->type.ptr) return false;
+    bool left = (op == BinOp::Lt || op == BinOp::Le) && n.kids[0]->consec && e.args[1]->type.numel() == 1;
+    bool right = (op == BinOp::Gt || op == BinOp::Ge) && n.kids[1]->consec && e.args[0]->type.numel() == 1;
+    Scalar ct = promote_operands(*e.args[0], *e.args[1]);
+    if (!(left || right) || (ct != Scalar::I32 && ct != Scalar::I64)) return false;
+    const TNode& T = left ? *n.kids[0] : *n.kids[1];
+    const TNode& S = left ? *n.kids[1] : *n.kids[0];
+    const int64_t N = T.e->type.numel();
+    int64_t first, s;
+    auto tile_first = [&] {
+      if (iota(T, ct, first)) return ct == Scalar::I64 || first <= INT32_MAX - N;  // as consecutive_ends() decides
+      return consecutive_ends(operand(T, ct), first);
+    };
+    if (left) {
+      if (!tile_first()) return false;
+      s = int_operand(S, ct);
+    } else {
+      s = int_operand(S, ct);
+      if (!tile_first()) return false;
+    }
+    if (ct == Scalar::I64 && first > INT64_MAX - N) return false;  // t[o] = first + o without wrapping
+    __int128 L = static_cast<__int128>(s) - first + (op == BinOp::Le || op == BinOp::Ge ? 1 : 0);  // lanes o with first + o < s (<= s)
+    ones = L <= 0 ? 0 : L >= N ? N : static_cast<int64_t>(L);
+    return true;
+  }
+
+  // The mask of a load or store of `total` lanes: its tile, or, when it is known to be a prefix of
+  // ones without making it (a lazy slot, a prefix comparison), that prefix's length (v null until
+  // mask_value() makes it).
+  struct MaskArg {
+    const TNode* node = nullptr;
+    const Value* v = nullptr;
+    int64_t prefix = -1;
+  };
+  MaskArg mask_arg(const TNode* k, int64_t total) {
+    MaskArg m;
+    m.node = k;
+    if (!k) return m;
+    const Type& t = k->e->type;
+    if (c.views && !t.ptr && t.elem == Scalar::I1 && t.shape.size() == 1 && t.numel() == total) {
+      if (k->e->kind == ExprKind::Var) {
+        if (const int64_t* l = lazy_of(c, k->e->slot)) {
+          m.prefix = *l;
+          return m;
+        }
+      } else if (!k->s && !k->fused && prefix_of(*k, m.prefix)) {
+        return m;
+      }
+    }
+    m.v = &eval(*k);
+    return m;
+  }
+  const Value* mask_value(MaskArg& m) {
+    if (m.node && !m.v) m.v = &eval(*m.node);
+    return m.v;
   }
 
   // A fused elementwise tree: its leaves in evaluation order, then the chunk loops.
@@ -230,19 +352,20 @@ struct Tiles {
     Value& out = val(n);
     if (w) w->p = nullptr;
     Affine a = affine(*n.kids[0]);
-    const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
+    MaskArg m = mask_arg(n.kids[1], e.type.numel());
     const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
     int64_t base;
     if (range(a, base)) {
       if (w)
-        if (const void* p = load_range_view(c, e, a.ptr->buffer, base, m, o)) {
+        if (const void* p = load_range_view(c, e, a.ptr->buffer, base, m.v, o, m.prefix)) {
           w->p = p;
           w->buffer = a.ptr->buffer;
           return nullptr;
         }
-      if (load_range(out, c, e, a.ptr->buffer, base, m, o)) return &out;
+      if (load_range(out, c, e, a.ptr->buffer, base, m.v, o, m.prefix)) return &out;
     }
-    load_into(out, c, e, materialize(*n.kids[0], a), m, o);
+    const Value& pt = materialize(*n.kids[0], a);
+    load_into(out, c, e, pt, mask_value(m), o);
     return &out;
   }
 
@@ -422,14 +545,14 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   if (aff) a = T.affine(*t[0]);
   else p = &T.eval(*t[0]);
   const Expr& ve = *s.args[1];
-  if (aff && t[1]->direct && c.fast && t[1]->direct->numel == numel(*a.off)) {
+  if (aff && t[1]->direct && c.fast && t[1]->direct->numel == a.n) {
     // The value's operands, then the mask (the order of the tile path); the tree itself cannot
     // fault, so it runs last: straight into the buffer when the store is a range, else into its tile.
     const Fused& f = *t[1]->direct;
     std::array<const Value*, 16> lv;
     std::array<const void*, 16> raw;
     T.leaves(f, lv.data(), raw.data(), a.ptr->buffer);  // a view of the stored buffer is copied first
-    const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
+    Tiles::MaskArg m = T.mask_arg(t[2], a.n);
     int64_t base;
     struct Run {
       const Fused* f;
@@ -441,20 +564,24 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
       run_fused_to(*r.f, r.lv, dst, len, r.raw);
     };
     bool rg = T.range(a, base);
-    if (rg && store_range_direct(c, a.ptr->buffer, base, numel(*a.off), ve.type.elem, m, produce, &run)) return;
+    if (rg && store_range_direct(c, a.ptr->buffer, base, a.n, ve.type.elem, m.v, produce, &run, m.prefix)) return;
     Value& v = T.val(*t[1]);
     run_fused(f, lv.data(), v, ve.type, raw.data());
-    if (rg && store_range(c, a.ptr->buffer, base, numel(*a.off), v, m)) return;
-    store_op(c, T.materialize(*t[0], a), v, m);
+    if (rg && store_range(c, a.ptr->buffer, base, a.n, v, m.v, m.prefix)) return;
+    const Value& pt = T.materialize(*t[0], a);
+    store_op(c, pt, v, T.mask_value(m));
     return;
   }
   const Value* v = &T.stored_value(s, *t[1]);
-  const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
   if (aff) {
+    Tiles::MaskArg m = T.mask_arg(t[2], a.n);
     int64_t base;
-    if (T.range(a, base) && store_range(c, a.ptr->buffer, base, numel(*a.off), *v, m)) return;
+    if (T.range(a, base) && store_range(c, a.ptr->buffer, base, a.n, *v, m.v, m.prefix)) return;
     p = &T.materialize(*t[0], a);
+    store_op(c, *p, *v, T.mask_value(m));
+    return;
   }
+  const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
   store_op(c, *p, *v, m);
 }
 
@@ -471,6 +598,18 @@ void assign_tnode(Ctx& c, int slot, const TNode& n) {
         r.add(n.e->bop, data<int64_t>(T.operand(s, Scalar::I64))[0]);
       }
       c.invalidate(slot);
+      return;
+    }
+  }
+  if (c.views) {  // consecutive offsets and prefix masks held as their first element / length
+    const Type& st = c.f->kernel->slot_types[static_cast<size_t>(slot)];
+    int64_t v;
+    if (n.consec && st == n.e->type && Tiles{c}.iota(n, st.elem, v)) {
+      write_lazy(c, slot, st, v);
+      return;
+    }
+    if (n.e->kind == ExprKind::Binary && !n.fused && st == n.e->type && st.elem == Scalar::I1 && st.shape.size() == 1 && Tiles{c}.prefix_of(n, v)) {
+      write_lazy(c, slot, st, v);
       return;
     }
   }

@@ -774,8 +774,83 @@ TEST_CASE("under the debugger every pointer tile is made: stepped pointers visib
     CHECK(run_module(m, b, bufs, opt).ok());
     text[fast] = hooks.text;
   }
+  // Offsets and masks too: every statement shows them made.
+  src = R"(kernel t(x: *f32[40], out z: *f32[40], n: i32 = 40) grid(2) {
+  o = program_id(0) * 32 + arange(0, 32)
+  m = o < n
+  store(z + o, load(x + o, mask=m) + 1.0, mask=m)
+}
+)";
+  std::string text2[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    Module m = parse_tile(Sources::add("<dbg-lazy>", src));
+    Bindings b = bind_params(m, {});
+    verify_module(m, b);
+    Buffers bufs = make_buffers(m, b, 3);
+    Transcript hooks;
+    InterpOptions opt;
+    opt.fast = fast == 1;
+    opt.hooks = &hooks;
+    CHECK(run_module(m, b, bufs, opt).ok());
+    text2[fast] = hooks.text;
+  }
+  CHECK(text2[0] == text2[1]);
+  CHECK(text2[1].find("m = [True True True True") != std::string::npos);
+  CHECK(text2[1].find("o = [32 33 34") != std::string::npos);
   CHECK(text[0] == text[1]);
   // pa after its third step: a + r * 12 + r[None, :] + 12 (the offsets into a).
   CHECK(text[1].find("pa = ") != std::string::npos);
   CHECK(text[1].find("pa = [[12 13 14 15]") != std::string::npos);
+}
+
+TEST_CASE("consecutive offsets and prefix masks held unmade: wraparound, casts, every reader, findings") {
+  InterpOptions kg, off, two;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  two.threads = 2;
+  // Offsets made every way iota() knows (arange, scalar first, subtraction, casts both ways, a
+  // copy, a step in a loop) and read every way: range loads and stores with their masks (<, <=, >,
+  // >=; empty, partial, full), a load left in the buffer, and readers that need the tiles made
+  // (arithmetic, a reduction, where(), a mask combined with &, print). `hi` puts the offsets of the
+  // last instance across 2^31 in i32 (their i64 widening is then no sequence).
+  std::string src = R"(kernel t(x: *f32[200], y: *f32[200], out z: *f32[200], out w: *f32[200], out s: *i64[8], n: i32 = 150, hi: i32 = 2147483600) grid(5) {
+  p = program_id(0)
+  o = p * 32 + arange(0, 32)
+  m = o < n
+  a = load(x + o, mask=m)
+  b = load(y + o, mask=m, other=2.0)
+  store(z + o, a + b, mask=m)
+  q = 7 + (arange(0, 32) + p * 32).to(i64) - 7
+  mq = n > q
+  store(w + q, load(x + q, mask=mq) * 2.0, mask=mq)
+  r = o
+  ml = r <= n - 40
+  mg = 100 >= r
+  store(w + r, load(y + r, mask=ml & mg, other=0.0) + 1.0, mask=ml)
+  h = hi + arange(0, 32) + p * 16
+  hw = h.to(i64)
+  ht = hw.to(i32) - hi
+  store(s + p, sum(hw - hi, axis=0) + sum(ht, axis=0))
+  u = o.to(i64).to(i32)
+  print(p, sum(u * 2, axis=0), sum(where(m, o, 0 - o), axis=0), sum(where(mg, 1, 0), axis=0))
+  for i in range(0, 2) {
+    o = o + 200
+    mi = o < 200 + n
+    store(z + (o - 200), load(z + (o - 200), mask=mi) * 0.5, mask=mi)
+  }
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg, off, two}) CHECK(same_tile("<lazy>", src, {}, opt) == 0);
+  // Findings through unmade offsets and masks: a tail read out of bounds (the mask covers too many
+  // lanes), a read of never-written elements, a store two instances share.
+  std::string bad = R"(kernel t(x: *f32[100], out y: *f32[100], out z: *f32[100], n: i32 = 110) grid(4) {
+  o = program_id(0) * 32 + arange(0, 32)
+  m = o < n
+  v = load(x + o, mask=m)
+  store(y + o, v, mask=o < 60)
+  store(z + o, load(y + o, mask=m) + v, mask=m)
+  store(y + (o - 16), v, mask=o < 40)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg}) CHECK(same_tile("<lazy-findings>", bad, {}, opt) >= 1);
 }
