@@ -3,7 +3,7 @@
 #pragma once
 
 #include <atomic>
-#include <map>
+#include <vector>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -117,16 +117,17 @@ struct StopRun {};  // unwinds an instance when the run stops at a finding
 // The interval maps are sharded by element index (2^shift elements per shard, each with its own
 // lock), so that threads storing into different parts of the buffer do not wait for one another;
 // a span that crosses shards is kept as one piece per shard. Locks are always taken in ascending
-// shard order; the switch to per-element state takes them all.
+// shard order (and only when instances run on several threads); the switch to per-element state
+// takes them all.
 struct ConflictMap {
   std::vector<int32_t> writer, wstmt, reader1, r1stmt, reader2, r2stmt;
   struct Span {
-    int64_t hi;
+    int64_t lo, hi;
     int32_t inst, stmt;
   };
   struct Shard {
     std::mutex mu;
-    std::map<int64_t, Span> spans;  // range mode: disjoint spans [lo, hi) by first writer
+    std::vector<Span> spans;  // range mode: disjoint spans [lo, hi) by first writer, sorted
   };
   std::unique_ptr<Shard[]> shards;
   int64_t nshards = 0;

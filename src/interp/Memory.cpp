@@ -2,6 +2,7 @@
 // reads of never-written elements (a shadow byte per element), and conflicting instances (per
 // element: the writing instance and up to two reading instances, updated with atomics so that the
 // parallel mode detects every conflict too).
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -52,15 +53,18 @@ void ConflictMap::reset(int64_t count, bool readers) {
 }
 
 namespace {
-// Shards [s0, s1] locked in ascending order for the life of the object.
+// Shards [s0, s1] locked in ascending order for the life of the object (`on`: else nothing).
 struct ShardLocks {
   ConflictMap& cm;
   int64_t s0, s1;
-  ShardLocks(ConflictMap& m, int64_t a, int64_t b) : cm(m), s0(a), s1(b) {
-    for (int64_t s = s0; s <= s1; ++s) cm.shards[s].mu.lock();
+  bool on;
+  ShardLocks(ConflictMap& m, int64_t a, int64_t b, bool lock = true) : cm(m), s0(a), s1(b), on(lock) {
+    if (on)
+      for (int64_t s = s0; s <= s1; ++s) cm.shards[s].mu.lock();
   }
   ~ShardLocks() {
-    for (int64_t s = s1; s >= s0; --s) cm.shards[s].mu.unlock();
+    if (on)
+      for (int64_t s = s1; s >= s0; --s) cm.shards[s].mu.unlock();
   }
 };
 
@@ -69,63 +73,73 @@ void densify_locked(ConflictMap& cm) {
   cm.writer.assign(static_cast<size_t>(cm.n), -1);
   cm.wstmt.assign(static_cast<size_t>(cm.n), -1);
   for (int64_t s = 0; s < cm.nshards; ++s) {
-    for (const auto& [lo, sp] : cm.shards[s].spans) {
-      std::fill(cm.writer.begin() + lo, cm.writer.begin() + sp.hi, sp.inst);
-      std::fill(cm.wstmt.begin() + lo, cm.wstmt.begin() + sp.hi, sp.stmt);
-      if (cm.init) std::memset(cm.init + lo, 1, static_cast<size_t>(sp.hi - lo));
+    for (const ConflictMap::Span& sp : cm.shards[s].spans) {
+      std::fill(cm.writer.begin() + sp.lo, cm.writer.begin() + sp.hi, sp.inst);
+      std::fill(cm.wstmt.begin() + sp.lo, cm.wstmt.begin() + sp.hi, sp.stmt);
+      if (cm.init) std::memset(cm.init + sp.lo, 1, static_cast<size_t>(sp.hi - sp.lo));
     }
     cm.shards[s].spans.clear();
   }
   cm.is_dense.store(true, std::memory_order_release);
 }
 
-// The first span of map m that may overlap [lo, ...).
-std::map<int64_t, ConflictMap::Span>::iterator first_overlap(std::map<int64_t, ConflictMap::Span>& m, int64_t lo) {
-  auto it = m.upper_bound(lo);
-  if (it != m.begin() && std::prev(it)->second.hi > lo) --it;
-  return it;
+// The index of the first span of `v` that may overlap [lo, ...) (spans sorted and disjoint, so
+// their ends are sorted too).
+size_t first_overlap(const std::vector<ConflictMap::Span>& v, int64_t lo) {
+  if (v.empty() || v.back().hi <= lo) return v.size();
+  return static_cast<size_t>(std::partition_point(v.begin(), v.end(), [lo](const ConflictMap::Span& x) { return x.hi <= lo; }) - v.begin());
+}
+
+// Records [plo, phi) (one shard's part of a claim, no other instance's span in it) in that shard's
+// spans: the parts no span covers yet, as new spans of `me` (the last one extends the span before
+// it when that span is this statement's and ends where it starts).
+void record_span(std::vector<ConflictMap::Span>& v, int64_t plo, int64_t phi, int32_t me, int32_t sid) {
+  size_t j = first_overlap(v, plo);
+  if (j == v.size()) {  // past every span: the usual claim of consecutive instances
+    if (!v.empty() && v.back().hi == plo && v.back().inst == me && v.back().stmt == sid) v.back().hi = phi;
+    else v.push_back(ConflictMap::Span{plo, phi, me, sid});
+    return;
+  }
+  std::vector<ConflictMap::Span> add;
+  int64_t cur = plo;
+  size_t k = j;
+  for (; k < v.size() && v[k].lo < phi; ++k) {
+    if (v[k].lo > cur) add.push_back(ConflictMap::Span{cur, v[k].lo, me, sid});
+    cur = std::max(cur, v[k].hi);
+  }
+  if (cur < phi) {
+    ConflictMap::Span* prev = k > 0 && v[k - 1].hi == cur ? &v[k - 1] : nullptr;
+    if (add.empty() && prev && prev->inst == me && prev->stmt == sid) prev->hi = phi;
+    else add.push_back(ConflictMap::Span{cur, phi, me, sid});
+  }
+  for (const ConflictMap::Span& a : add) {
+    auto at = std::partition_point(v.begin(), v.end(), [&](const ConflictMap::Span& x) { return x.lo < a.lo; });
+    v.insert(at, a);
+  }
 }
 
 // Range mode: records elements [lo, hi) as stored by instance `me` at statement `sid` (the parts
 // not stored before; this instance's earlier spans keep their statement), unless another instance
 // stored any of them: then the map switches to per-element state and nothing is recorded. Returns
-// whether the span was recorded.
-bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid) {
+// whether the span was recorded. `lock`: instances run on several threads.
+bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid, bool lock) {
   const int64_t s0 = lo >> cm.shift, s1 = (hi - 1) >> cm.shift;
   bool conflict = false;
   {
-    ShardLocks held(cm, s0, s1);
+    ShardLocks held(cm, s0, s1, lock);
     if (cm.is_dense.load(std::memory_order_relaxed)) return false;
     for (int64_t s = s0; s <= s1 && !conflict; ++s) {
-      auto& m = cm.shards[s].spans;
+      const auto& v = cm.shards[s].spans;
       int64_t plo = std::max(lo, s << cm.shift), phi = std::min(hi, (s + 1) << cm.shift);
-      for (auto j = first_overlap(m, plo); j != m.end() && j->first < phi; ++j)
-        if (j->second.inst != me) {
+      for (size_t j = first_overlap(v, plo); j < v.size() && v[j].lo < phi; ++j)
+        if (v[j].inst != me) {
           conflict = true;
           break;
         }
     }
     if (!conflict) {
-      for (int64_t s = s0; s <= s1; ++s) {
-        auto& m = cm.shards[s].spans;
-        int64_t plo = std::max(lo, s << cm.shift), phi = std::min(hi, (s + 1) << cm.shift);
-        auto it = first_overlap(m, plo);
-        int64_t cur = plo;
-        for (auto j = it; j != m.end() && j->first < phi; ++j) {
-          if (j->first > cur) m.emplace_hint(j, cur, ConflictMap::Span{j->first, me, sid});
-          cur = std::max(cur, j->second.hi);
-        }
-        if (cur >= phi) continue;
-        auto p = m.lower_bound(cur);
-        if (p != m.begin()) {
-          --p;
-          if (p->second.hi == cur && p->second.inst == me && p->second.stmt == sid) {
-            p->second.hi = phi;
-            continue;
-          }
-        }
-        m.emplace(cur, ConflictMap::Span{phi, me, sid});
-      }
+      for (int64_t s = s0; s <= s1; ++s)
+        record_span(cm.shards[s].spans, std::max(lo, s << cm.shift), std::min(hi, (s + 1) << cm.shift), me, sid);
       return true;
     }
   }
@@ -137,7 +151,7 @@ bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid
 void ConflictMap::flush_init() {
   if (!init || is_dense.load(std::memory_order_acquire)) return;
   for (int64_t s = 0; s < nshards; ++s)
-    for (const auto& [lo, sp] : shards[s].spans) std::memset(init + lo, 1, static_cast<size_t>(sp.hi - lo));
+    for (const Span& sp : shards[s].spans) std::memset(init + sp.lo, 1, static_cast<size_t>(sp.hi - sp.lo));
 }
 
 void ConflictMap::densify() {
@@ -410,7 +424,7 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const ui
   ConflictMap& cm = *ck.cm;
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   // (range mode: the shadow bytes are set from the spans later, ConflictMap::init)
-  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) return true;
+  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid, parallel)) return true;
   cm.dense();
   if (parallel) return false;
   int32_t* wr = cm.writer.data() + base;
