@@ -94,6 +94,7 @@ Value broadcast_op(const Value& x, const Shape& s);
 Value trans_op(const Value& x);
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32 = false);
+void dot_into(Value& out, const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32 = false);  // out: not an operand
 // f32 -> tf32 as PTX cvt.rna.tf32.f32 (IR.h): low 13 bits cleared, to nearest, ties away from zero.
 float round_tf32(float x);
 Value full_op(const Value& v, const Type& rt);
@@ -251,7 +252,13 @@ bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, 
 // store_op would make it through the whole-tile or row-by-row range path. False when those paths
 // would not take it (the caller then makes the pointer tile and calls load_into / store_op);
 // a false store may have stored (and claimed) leading rows, as store_op's row path does.
-bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other);
+// `om` (mask then null): the mask is rows[i] & cols[j] (an i1 column of R and row of C values); the
+// whole-tile path is then not tried (the row path takes every tile it would).
+struct OuterMask {
+  const uint8_t* rows = nullptr;
+  const uint8_t* cols = nullptr;
+};
+bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other, const OuterMask* om = nullptr);
 bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask);
 // A range store whose value (element type `elem`, `total` lanes) is not made yet: when the store
 // is a range store as above with the buffer of type `elem` (not f16/bf16) and a prefix mask (or

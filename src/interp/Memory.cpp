@@ -476,19 +476,25 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
 // The row path of a load: row i (lanes i * W ..) read from the W consecutive elements at base(i),
 // each row checked and copied as a range. False at the first row that does not qualify (the rows
 // copied so far have no side effect).
-template <class C, class Base>
+// mrow(i, r): row i's W mask bytes (lanes r ..), null when all are set.
+template <class C, class Base, class MaskRow>
 bool load_rows(const Ctx& c, const Checks& ck, const typename C::S* mem, int64_t n, typename C::T* dst, int64_t total, int64_t W, Base base,
-               const uint8_t* pm, const typename C::T* po, int64_t ostep) {
-  // A mask of all ones needs no per-row prefix scan.
-  const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+               MaskRow mrow, const typename C::T* po, int64_t ostep) {
   int64_t live;
   const uint8_t* lm;
   for (int64_t i = 0, r = 0; r < total; ++i, r += W) {
     const int64_t b = base(i);
-    if (!range_load_ok(c, ck, b, W, n, rm ? rm + r : nullptr, live, lm)) return false;
+    if (!range_load_ok(c, ck, b, W, n, mrow(i, r), live, lm)) return false;
     copy_range<C>(live ? mem + b : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
   }
   return true;
+}
+
+// The row masks of a whole-tile mask (null: none) for load_rows: a mask of all ones needs no
+// per-row prefix scan.
+auto full_mask_rows(const uint8_t* pm, int64_t total) {
+  const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+  return [rm](int64_t, int64_t r) -> const uint8_t* { return rm ? rm + r : nullptr; };
 }
 
 // The row path of a store: row i stored at base(i) as a range (store_range_impl). False at the
@@ -599,7 +605,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     const int64_t W = rt.shape.empty() ? total : rt.shape.back();
     if (W >= 4 && W < total && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
       const int64_t ostep = po && numel(*oth) == total ? 1 : 0;
-      if (rows_contiguous(pp, total, W) && load_rows<C>(c, ck, mem, n, dst, total, W, [pp, W](int64_t i) { return pp[i * W]; }, pm, po, ostep))
+      if (rows_contiguous(pp, total, W) && load_rows<C>(c, ck, mem, n, dst, total, W, [pp, W](int64_t i) { return pp[i * W]; }, full_mask_rows(pm, total), po, ostep))
         return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
@@ -848,7 +854,7 @@ bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, 
   });
 }
 
-bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other) {
+bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other, const OuterMask* om) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   const Type& rt = e.type;
   const int64_t W = static_cast<int64_t>(p.cols.size()), total = static_cast<int64_t>(p.rows.size()) * W;
@@ -869,6 +875,17 @@ bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value
     T* dst = data<T>(out);
     int64_t live;
     const uint8_t* lm;
+    if (om) {  // row i's mask: the columns' where rows[i] is set, else none of its lanes
+      if (!(W >= 4 && W < total) || (po && numel(*oth) != total && numel(*oth) != 1)) return false;
+      thread_local std::vector<uint8_t> zeros;
+      if (static_cast<int64_t>(zeros.size()) < W) zeros.assign(static_cast<size_t>(W), 0);
+      const uint8_t* cols = std::memchr(om->cols, 0, static_cast<size_t>(W)) ? om->cols : nullptr;
+      const uint8_t* none = zeros.data();
+      const uint8_t* rows = om->rows;
+      const int64_t* bp = p.bases.data();
+      return load_rows<C>(c, ck, mem, n, dst, total, W, [bp](int64_t i) { return bp[i]; },
+                          [rows, cols, none](int64_t i, int64_t) { return rows[i] ? cols : none; }, po, po && numel(*oth) == total ? 1 : 0);
+    }
     // load_into's two range paths: the whole tile as one range, then row by row.
     if (bases_contiguous(p.bases, W) && load_range_ok(c, ck, p.bases[0], total, n, mask, oth, live, lm)) {
       copy_range<C>(live ? mem + p.bases[0] : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
@@ -876,7 +893,8 @@ bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value
     }
     if (W >= 4 && W < total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
       const int64_t* bp = p.bases.data();
-      return load_rows<C>(c, ck, mem, n, dst, total, W, [bp](int64_t i) { return bp[i]; }, pm, po, po && numel(*oth) == total ? 1 : 0);
+      return load_rows<C>(c, ck, mem, n, dst, total, W, [bp](int64_t i) { return bp[i]; }, full_mask_rows(pm, total), po,
+                          po && numel(*oth) == total ? 1 : 0);
     }
     return false;
   });

@@ -405,13 +405,34 @@ struct Tiles {
     Value& out = val(n);
     const TNode& P = *n.kids[0];
     const RowPtr& r = rowptr(P);
-    const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
+    const TNode* M = n.kids[1];
+    const Value* m = nullptr;
+    OuterMask om;
+    if (M && outer_mask(*M, r)) {  // `X & Y` of a column and a row: their values, not the tile
+      om.rows = data<uint8_t>(eval(*M->kids[0]));
+      om.cols = data<uint8_t>(eval(*M->kids[1]));
+    } else if (M) {
+      m = &eval(*M);
+    }
     const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
-    if (load_rowptr(out, c, e, r, m, o)) return out;
+    if (load_rowptr(out, c, e, r, m, o, om.rows ? &om : nullptr)) return out;
+    if (om.rows) m = &eval(*M);  // (its operands evaluated again: they did not fault the first time)
     Value& pt = val(P);
     r.make(pt, P.e->type);
     load_into(out, c, e, pt, m, o);
     return out;
+  }
+  // Whether mask node `M` is `X & Y` (or `and`) of i1 operands shaped [R, 1] and [1, C] for a
+  // RowPtr of R rows and C columns (the operands' values are then the mask's rows and columns).
+  bool outer_mask(const TNode& M, const RowPtr& r) {
+    const Expr& e = *M.e;
+    if (!c.views || M.s || M.fused || e.kind != ExprKind::Binary || (e.bop != BinOp::And && e.bop != BinOp::LAnd) || !M.kids[0] || !M.kids[1])
+      return false;
+    const Type& a = e.args[0]->type;
+    const Type& b = e.args[1]->type;
+    const int64_t R = static_cast<int64_t>(r.rows.size()), C = static_cast<int64_t>(r.cols.size());
+    return !a.ptr && !b.ptr && a.elem == Scalar::I1 && b.elem == Scalar::I1 && a.shape == Shape{R, 1} && b.shape == Shape{1, C} &&
+           e.type.shape == Shape{R, C};
   }
 
   const Value& eval(const TNode& n) {
@@ -471,7 +492,16 @@ struct Tiles {
       case ExprKind::ExpandDims:
       case ExprKind::Reshape: {
         const Value& x = eval(*n.kids[0]);
-        if (&x != &out) out = x;
+        if (&x != &out) {  // the elements copied into this node's tile
+          prep(out, e.type);
+          with_storage(storage_of(x.type.elem, x.type.ptr), [&](auto tag) {
+            using T = decltype(tag);
+            std::copy_n(data<T>(x), numel(x), data<T>(out));
+            return 0;
+          });
+          out.buffer = x.buffer;
+          return out;
+        }
         XShape xs(e.type.shape.size());
         for (size_t i = 0; i < e.type.shape.size(); ++i) xs[i] = static_cast<size_t>(e.type.shape[i]);
         std::visit([&](auto& a) { a.reshape(xs); }, out.data);
@@ -501,7 +531,7 @@ struct Tiles {
         const Value& a = eval(*n.kids[0]);
         const Value& b = eval(*n.kids[1]);
         const Value* acc = n.kids[2] ? &eval(*n.kids[2]) : nullptr;
-        out = dot_op(a, b, acc, e.type, e.tf32);
+        dot_into(out, a, b, acc, e.type, e.tf32);
         return out;
       }
       case ExprKind::Reduce: {

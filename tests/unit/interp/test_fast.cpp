@@ -681,11 +681,18 @@ TEST_CASE("pointer tiles held as rows plus columns: steps, tails, broadcasts, wr
 }
 )";
   for (InterpOptions opt : {InterpOptions{}, kg, off, two}) CHECK(same_tile("<rowptr-mm>", mm, {}, opt) == 0);
-  // Shapes: rows of 2 (the tile path), one row, one column (one range), a literal stored, a value
+  // Masks of a column and a row (rows masked off in bounds, all set, columns no prefix, `and`);
+  // shapes: rows of 2 (the tile path), one row, one column (one range), a literal stored, a value
   // of one column broadcast (the tile path), f16 elements converted, a pointer whose columns are not
   // consecutive (a transposed load: the tile path), and one whose steps wrap around 2^64.
-  std::string shapes = R"(kernel t(x: *f32[64], h: *f16[8, 8], out z: *f32[96], out zh: *f16[8, 8], big: i64 = 9223372036854775807) grid(1) {
+  std::string shapes = R"(kernel t(x: *f32[64], h: *f16[8, 8], out z: *f32[96], out zh: *f16[8, 8], out zm: *f32[4, 64], big: i64 = 9223372036854775807) grid(1) {
   r = arange(0, 8)
+  pm = x + r[:, None] * 8 + r[None, :]
+  om = zm + r[:, None] * 8 + r[None, :]
+  store(om, load(pm, mask=(r[:, None] < 5) & (r[None, :] < 6), other=-2.0))
+  store(om + 64, load(pm, mask=(r[:, None] < 8) & (r[None, :] < 8)))
+  store(om + 128, load(pm, mask=(r[:, None] >= 2) & (r[None, :] % 3 != 1), other=-3.0))
+  store(om + 192, load(pm, mask=(r[:, None] % 2 == 0) and (r[None, :] >= 0), other=-4.0))
   p2 = x + arange(0, 4)[:, None] * 8 + arange(0, 2)[None, :]
   p1 = x + 3 + arange(0, 1)[:, None] + r[None, :]
   pc = x + r[:, None] * 8 + arange(0, 1)[None, :]
