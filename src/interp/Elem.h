@@ -281,6 +281,7 @@ struct TNode {
   bool outer = false;              // `X + Y` of a [R, 1] and a [1, C] operand, one a pointer (RowPtr)
   bool step = false;               // the value of `p = p +/- scalar` for a slot p held as a RowPtr
   int rp = -1;                     // its RowPtr (Ctx::rps): an outer pointer of a load or store, or a Var of a RowPtr slot
+  int64_t numel = 1;               // elements of its value
   int idx = 0;
 };
 

@@ -103,7 +103,7 @@ struct Tiles {
     bool pf = P.e->args[0]->type.ptr;
     const Value& p = eval(*P.kids[pf ? 0 : 1]);
     const TNode& O = *P.kids[pf ? 1 : 0];
-    Affine a{&p, nullptr, &O, O.e->type.numel(), 0};
+    Affine a{&p, nullptr, &O, O.numel, 0};
     if (!(O.consec && iota(O, O.e->type.elem, a.first))) a.off = &eval(O);
     return a;
   }
@@ -185,6 +185,10 @@ struct Tiles {
 
   // The scalar integer operand `n` converted to `ct` (I32 or I64), as an i64.
   int64_t int_operand(const TNode& n, Scalar ct) {
+    if (n.e->kind == ExprKind::Const || n.s) {  // unboxed, converted as operand() converts
+      Raw r = n.e->kind == ExprKind::Const ? const_raw(ct, *n.e) : convert_raw(run_node(c, n.s).r, n.s->t, ct);
+      return ct == Scalar::I32 ? r.i32 : r.i64;
+    }
     const Value& v = operand(n, ct);
     return ct == Scalar::I32 ? data<int32_t>(v)[0] : data<int64_t>(v)[0];
   }
@@ -234,7 +238,7 @@ struct Tiles {
     if (t == to) {
       first = f;
     } else if (to == Scalar::I64) {  // sign-extended: the same sequence unless it wraps inside the tile
-      if (f > INT32_MAX - (e.type.numel() - 1)) return false;
+      if (f > INT32_MAX - (n.numel - 1)) return false;
       first = f;
     } else {
       first = static_cast<int32_t>(static_cast<uint64_t>(f));
@@ -250,13 +254,13 @@ struct Tiles {
     const Expr& e = *n.e;
     BinOp op = e.bop;
     if (!c.fast || e.kind != ExprKind::Binary || !binop_is_compare(op) || e.args[0]->type.ptr || e.args[1]->type.ptr) return false;
-    bool left = (op == BinOp::Lt || op == BinOp::Le) && n.kids[0]->consec && e.args[1]->type.numel() == 1;
-    bool right = (op == BinOp::Gt || op == BinOp::Ge) && n.kids[1]->consec && e.args[0]->type.numel() == 1;
+    bool left = (op == BinOp::Lt || op == BinOp::Le) && n.kids[0]->consec && n.kids[1]->numel == 1;
+    bool right = (op == BinOp::Gt || op == BinOp::Ge) && n.kids[1]->consec && n.kids[0]->numel == 1;
     Scalar ct = promote_operands(*e.args[0], *e.args[1]);
     if (!(left || right) || (ct != Scalar::I32 && ct != Scalar::I64)) return false;
     const TNode& T = left ? *n.kids[0] : *n.kids[1];
     const TNode& S = left ? *n.kids[1] : *n.kids[0];
-    const int64_t N = T.e->type.numel();
+    const int64_t N = T.numel;
     int64_t first, s;
     auto tile_first = [&] {
       if (iota(T, ct, first)) return ct == Scalar::I64 || first <= INT32_MAX - N;  // as consecutive_ends() decides
@@ -288,7 +292,7 @@ struct Tiles {
     m.node = k;
     if (!k) return m;
     const Type& t = k->e->type;
-    if (c.views && !t.ptr && t.elem == Scalar::I1 && t.shape.size() == 1 && t.numel() == total) {
+    if (c.views && !t.ptr && t.elem == Scalar::I1 && t.shape.size() == 1 && k->numel == total) {
       if (k->e->kind == ExprKind::Var) {
         if (const int64_t* l = lazy_of(c, k->e->slot)) {
           m.prefix = *l;
@@ -352,7 +356,7 @@ struct Tiles {
     Value& out = val(n);
     if (w) w->p = nullptr;
     Affine a = affine(*n.kids[0]);
-    MaskArg m = mask_arg(n.kids[1], e.type.numel());
+    MaskArg m = mask_arg(n.kids[1], n.numel);
     const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
     int64_t base;
     if (range(a, base)) {
@@ -678,6 +682,7 @@ const TNode* ScalarProgram::tile(const Expr& e) {
   TNode* n = &tnodes.back();
   n->e = &e;
   n->idx = static_cast<int>(tnodes.size() - 1);
+  n->numel = e.type.numel();
   if (e.kind != ExprKind::Var && scalar_form(e)) {
     n->s = compile_scalar(e);
     return n;
