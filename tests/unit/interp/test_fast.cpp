@@ -917,3 +917,23 @@ kernel b(y: *f32[5000], out z: *f32[5000]) grid(10) {
     CHECK(sorted(slow.rep) == sorted(fast.rep));
   }
 }
+
+TEST_CASE("sums of products folded as they are multiplied: f32, f64, a broadcast factor, tails, f16 left out") {
+  // 3000 lanes in tiles of 1024 (two chunks each; the last tile 952 lanes, the rest `other`): the
+  // products of random values round before every add, so any fused multiply-add would show.
+  std::string src = R"(kernel t(x: *f32[3000], y: *f32[3000], d: *f64[3000], e: *f64[3000], h: *f16[3000], out s: *f32[8], out sd: *f64[3]) grid(3) {
+  p = program_id(0)
+  o = p * 1024 + arange(0, 1024)
+  m = o < 3000
+  a = load(x + o, mask=m, other=0.0)
+  b = load(y + o, mask=m, other=-0.0)
+  store(s + p, sum(a * b, axis=0))
+  store(s + 3 + p, sum((a + 1.0) * 3.0, axis=0))
+  da = load(d + o, mask=m, other=0.0)
+  store(sd + p, sum(da * load(e + o, mask=m, other=0.0), axis=0))
+  hh = load(h + o, mask=m, other=0.0)
+  store(s + 6 + p % 2, sum(hh * hh, axis=0).to(f32), mask=p < 2)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, InterpOptions{.threads = 2}}) CHECK(same_tile("<mul-sum>", src, {}, opt) == 0);
+}
