@@ -282,6 +282,7 @@ struct TNode {
   bool step = false;               // the value of `p = p +/- scalar` for a slot p held as a RowPtr
   int rp = -1;                     // its RowPtr (Ctx::rps): an outer pointer of a load or store, or a Var of a RowPtr slot
   int64_t numel = 1;               // elements of its value
+  bool loads = false;              // a load somewhere in it (evaluating it twice could report twice)
   int idx = 0;
 };
 

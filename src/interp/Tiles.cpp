@@ -36,6 +36,13 @@ bool outer_ptr(const TNode& P) {
   return (a.shape == col && b.shape == row) || (a.shape == row && b.shape == col);
 }
 
+bool has_load(const Expr& e) {
+  if (e.kind == ExprKind::Load) return true;
+  for (const ExprP& a : e.args)
+    if (a && has_load(*a)) return true;
+  return false;
+}
+
 // Whether the [R, 1] operand of an outer pointer is its first.
 bool rows_first(const Expr& e) { return e.args[0]->type.shape == Shape{e.type.shape[0], 1}; }
 
@@ -88,7 +95,6 @@ bool consecutive(const Value& off, int64_t& first) {
 struct Tiles {
   Ctx& c;
 
-  // An affine pointer operand, evaluated: the scalar pointer and the offsets (not yet widened).
   // An affine pointer operand, evaluated: the scalar pointer and the offsets (not yet widened), or,
   // when the offsets are known to be wrap(first + o) in their type (iota()), only their first one
   // (off null until materialize() makes them).
@@ -196,11 +202,12 @@ struct Tiles {
   // in `to`, told without making it: an arange, a lazy slot, +/- scalars and i32/i64 casts of such.
   // Scalar operands are evaluated in the tile path's order. False for any other form, and for a
   // widening of a tile that wraps inside it (its i64 elements are then no such sequence); the
-  // caller then evaluates `n` as usual. Not under the debugger.
+  // caller then evaluates `n` as usual (so nothing with a load in it is tried: a scalar load's
+  // finding must be reported once). Not under the debugger.
   bool iota(const TNode& n, Scalar to, int64_t& first) {
     const Expr& e = *n.e;
     const Scalar t = e.type.elem;
-    if (!c.views || n.s || e.type.ptr || e.type.shape.size() != 1 || (t != Scalar::I32 && t != Scalar::I64) ||
+    if (!c.views || n.s || n.loads || e.type.ptr || e.type.shape.size() != 1 || (t != Scalar::I32 && t != Scalar::I64) ||
         (to != Scalar::I32 && to != Scalar::I64))
       return false;
     auto wrap = [t](int64_t x) { return t == Scalar::I32 ? static_cast<int64_t>(static_cast<int32_t>(x)) : x; };
@@ -249,11 +256,11 @@ struct Tiles {
   // `offs < s` (or <=, or s > offs, s >= offs) with consecutive integer offsets (consecutive_expr)
   // and a scalar s: a prefix of `ones` ones, the rest zeros. Its operands are evaluated as binary()
   // evaluates them (the offsets through iota() when they have that form). False when it is not one
-  // (the caller then evaluates the comparison as usual).
+  // (the caller then evaluates the comparison as usual; nothing with a load in it is tried).
   bool prefix_of(const TNode& n, int64_t& ones) {
     const Expr& e = *n.e;
     BinOp op = e.bop;
-    if (!c.fast || e.kind != ExprKind::Binary || !binop_is_compare(op) || e.args[0]->type.ptr || e.args[1]->type.ptr) return false;
+    if (!c.fast || n.loads || e.kind != ExprKind::Binary || !binop_is_compare(op) || e.args[0]->type.ptr || e.args[1]->type.ptr) return false;
     bool left = (op == BinOp::Lt || op == BinOp::Le) && n.kids[0]->consec && n.kids[1]->numel == 1;
     bool right = (op == BinOp::Gt || op == BinOp::Ge) && n.kids[1]->consec && n.kids[0]->numel == 1;
     Scalar ct = promote_operands(*e.args[0], *e.args[1]);
@@ -420,17 +427,18 @@ struct Tiles {
     }
     const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
     if (load_rowptr(out, c, e, r, m, o, om.rows ? &om : nullptr)) return out;
-    if (om.rows) m = &eval(*M);  // (its operands evaluated again: they did not fault the first time)
+    if (om.rows) m = &eval(*M);  // (its operands evaluated again: they hold no load, so nothing reports twice)
     Value& pt = val(P);
     r.make(pt, P.e->type);
     load_into(out, c, e, pt, m, o);
     return out;
   }
   // Whether mask node `M` is `X & Y` (or `and`) of i1 operands shaped [R, 1] and [1, C] for a
-  // RowPtr of R rows and C columns (the operands' values are then the mask's rows and columns).
+  // RowPtr of R rows and C columns (the operands' values are then the mask's rows and columns), with
+  // no load in it (the tile path evaluates it again).
   bool outer_mask(const TNode& M, const RowPtr& r) {
     const Expr& e = *M.e;
-    if (!c.views || M.s || M.fused || e.kind != ExprKind::Binary || (e.bop != BinOp::And && e.bop != BinOp::LAnd) || !M.kids[0] || !M.kids[1])
+    if (!c.views || M.s || M.fused || M.loads || e.kind != ExprKind::Binary || (e.bop != BinOp::And && e.bop != BinOp::LAnd) || !M.kids[0] || !M.kids[1])
       return false;
     const Type& a = e.args[0]->type;
     const Type& b = e.args[1]->type;
@@ -683,6 +691,7 @@ const TNode* ScalarProgram::tile(const Expr& e) {
   n->e = &e;
   n->idx = static_cast<int>(tnodes.size() - 1);
   n->numel = e.type.numel();
+  n->loads = has_load(e);
   if (e.kind != ExprKind::Var && scalar_form(e)) {
     n->s = compile_scalar(e);
     return n;

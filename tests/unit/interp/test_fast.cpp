@@ -937,3 +937,29 @@ TEST_CASE("sums of products folded as they are multiplied: f32, f64, a broadcast
 )";
   for (InterpOptions opt : {InterpOptions{}, InterpOptions{.threads = 2}}) CHECK(same_tile("<mul-sum>", src, {}, opt) == 0);
 }
+
+TEST_CASE("offsets, masks and pointers known without their tiles: scalar loads in them are evaluated once") {
+  // Scalar loads out of bounds (findings, read as 0 with keep_going) inside offsets whose i64
+  // widening wraps (no sequence), a comparison that wraps (no prefix), offsets, a prefix mask, an
+  // inline offsets expression whose range fails (its tile is then made), and a mask of a column
+  // and a row whose load takes the tile path (a broadcast `other`).
+  std::string src = R"(kernel t(k: *i32[2], x: *f32[64], a: *f32[8, 8], out z: *f32[64], out w: *f32[8, 8], out qs: *i64[2], out u: *f32[64],
+         hi: i32 = 2147483640) grid(2) {
+  q = load(k + 15) + (hi + arange(0, 32)).to(i64)
+  store(qs + program_id(0), sum(q, axis=0))
+  hh = hi + arange(0, 32)
+  mm = load(k + 13) > hh
+  store(u + program_id(0) * 32 + arange(0, 32), 1.0, mask=mm)
+  o = load(k + program_id(0) * 5) + arange(0, 32)
+  m = arange(0, 32) < load(k + 3) + 20
+  store(z + o, load(x + (load(k + 7) + arange(0, 32) + 40), mask=m), mask=m)
+  store(z + 32 + arange(0, 32), load(x + arange(0, 32), mask=arange(0, 32) < load(k + 9) + 100))
+  r = arange(0, 8)
+  t = load(a + r[:, None] * 8 + r[None, :], mask=(r[:, None] < load(k + 11) + 6) & (r[None, :] < 8), other=r[None, :].to(f32))
+  store(w + r[:, None] * 8 + r[None, :], t, mask=program_id(0) == 0)
+}
+)";
+  InterpOptions kg;
+  kg.keep_going = true;
+  CHECK(same_tile("<once>", src, {}, kg) > 0);
+}
