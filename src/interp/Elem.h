@@ -279,7 +279,6 @@ struct TNode {
   bool consec = false;             // consecutive_expr(): a range test needs only its two ends
   bool affine = false;             // `scalar pointer + integer tile` (Tiles.cpp): maybe a range
   bool outer = false;              // `X + Y` of a [R, 1] and a [1, C] operand, one a pointer (RowPtr)
-  bool step = false;               // the value of `p = p +/- scalar` for a slot p held as a RowPtr
   int rp = -1;                     // its RowPtr (Ctx::rps): an outer pointer of a load or store, or a Var of a RowPtr slot
   int64_t numel = 1;               // elements of its value
   bool loads = false;              // a load somewhere in it (evaluating it twice could report twice)

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <atomic>
-#include <vector>
 #include <memory>
 #include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include "interp/Interp.h"
 

@@ -630,14 +630,14 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
 void assign_tnode(Ctx& c, int slot, const TNode& n) {
   if (c.rps) {
     const int rp = c.sp->slot_rp[static_cast<size_t>(slot)];
-    if (rp >= 0) {  // a RowPtr slot: an outer pointer filled in, or a step of its rows
+    if (rp >= 0) {  // a RowPtr slot (row_slots(): assigned only outer pointers and steps)
       Tiles T{c};
       RowPtr& r = c.rps[static_cast<size_t>(rp)];
       if (n.outer) {
         T.fill(r, n);
-      } else {
+      } else {  // p +/- s: the rows moved by s
         const TNode& s = *n.kids[n.e->args[0]->type.ptr ? 1 : 0];
-        r.add(n.e->bop, data<int64_t>(T.operand(s, Scalar::I64))[0]);
+        r.add(n.e->bop, T.int_operand(s, Scalar::I64));
       }
       c.invalidate(slot);
       return;
@@ -806,15 +806,9 @@ void ScalarProgram::row_slots(const Kernel& k) {
     }
     if (ok) slot_rp[u] = nrp++;
   }
-  // The variables of those slots share the slot's RowPtr; the steps are marked.
-  for (TNode& n : tnodes) {
+  // The variables of those slots share the slot's RowPtr.
+  for (TNode& n : tnodes)
     if (n.e->kind == ExprKind::Var && n.e->slot >= 0 && slot_rp[static_cast<size_t>(n.e->slot)] >= 0) n.rp = slot_rp[static_cast<size_t>(n.e->slot)];
-  }
-  for (const Stmt* s : k.stmts) {
-    if (s->kind != StmtKind::Assign || s->targets.size() != 1 || slot_rp[static_cast<size_t>(s->slots[0])] < 0) continue;
-    const TNode* r = troots[static_cast<size_t>(s->id)][0];
-    if (!r->outer) tnodes[static_cast<size_t>(r->idx)].step = true;
-  }
 }
 
 }  // namespace dtsim::exec
