@@ -278,6 +278,10 @@ struct TNode {
   const Fused* direct = nullptr;   // a stored value's tree (one op or more), for stores straight into the buffer
   bool consec = false;             // consecutive_expr(): a range test needs only its two ends
   bool affine = false;             // `scalar pointer + integer tile` (Tiles.cpp): maybe a range
+  bool outer = false;              // `X + Y` of a [R, 1] and a [1, C] operand, one a pointer (RowPtr)
+  int rp = -1;                     // its RowPtr (Ctx::rps): an outer pointer of a load or store, or a Var of a RowPtr slot
+  int64_t numel = 1;               // elements of its value
+  bool loads = false;              // a load somewhere in it (evaluating it twice could report twice)
   int idx = 0;
 };
 
@@ -312,6 +316,7 @@ struct Fused {
   size_t storage = 0;        // storage index of the tree's result
   bool reduce = false;       // the root is a sum/max/min of the tree over its only axis
   RedOp rop = RedOp::Sum;
+  bool mul_sum = false;      // a sum whose last op is an f32/f64 multiply: folded in the multiply's loop
 };
 // Builds the fused form of `n` when it is the root of an elementwise tree worth fusing (two or
 // more ops, or a 1-d reduction of one or more); null otherwise.
@@ -342,10 +347,17 @@ struct ScalarProgram {
   // slot is read only as leaves of fused trees in the statements that follow it in its block,
   // before any other store, and is dead after the last of them (view_slots()).
   std::vector<uint8_t> view_slot;
+  // Per slot: its RowPtr (Ctx::rps) when the slot's pointer tile is held as rows plus columns, else
+  // -1 (row_slots()): its first mention is an outer assignment in the kernel's top-level block, its
+  // other assignments are outer ones or steps, and it is read only as the pointer of a load or a
+  // store and by its steps. nrp: RowPtrs per thread.
+  std::vector<int> slot_rp;
+  int nrp = 0;
   explicit ScalarProgram(const Kernel& k);
   const SNode* compile_scalar(const Expr& e);
   const TNode* tile(const Expr& e);
   void view_slots(const Kernel& k);
+  void row_slots(const Kernel& k);
 };
 const Value& eval_tnode(Ctx& c, const TNode& n);
 // Evaluates `n` and assigns it to slot `slot` (into the slot's storage when it has the type).
@@ -380,6 +392,22 @@ inline void write_slot(Ctx& c, int slot, const Type& t, const Sv& v) {
     c.rvalid[s] = 2;
   }
 }
+
+// Lazy tile slots (Ctx::rvalid 3 and 4): the description of slot `slot`'s tile, or null.
+inline const int64_t* lazy_of(const Ctx& c, int slot) {
+  size_t s = static_cast<size_t>(slot);
+  return c.rvalid && c.rvalid[s] >= 3 ? &c.regs[s].r.i64 : nullptr;
+}
+// Holds slot `slot` (of type t: a 1-d integer or i1 tile) as a lazy tile described by v.
+inline void write_lazy(Ctx& c, int slot, const Type& t, int64_t v) {
+  size_t s = static_cast<size_t>(slot);
+  c.regs[s].r.i64 = v;
+  c.regs[s].buffer = -1;
+  c.rtype[s] = &t;
+  c.rvalid[s] = 3;
+}
+// The tile a lazy description stands for: wrap(v + o) for integers, v leading ones for i1.
+void lazy_tile(Value& out, const Type& t, int64_t v);
 
 // ---- typed elementwise loops (fused chunks, whole tiles, tile rows): o[i] = f(a[i], ...) for
 // i < n; stride 0 = a one-element operand broadcast over the n elements. The output must not

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include "interp/Interp.h"
 
@@ -94,6 +94,7 @@ Value broadcast_op(const Value& x, const Shape& s);
 Value trans_op(const Value& x);
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32 = false);
+void dot_into(Value& out, const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32 = false);  // out: not an operand
 // f32 -> tf32 as PTX cvt.rna.tf32.f32 (IR.h): low 13 bits cleared, to nearest, ties away from zero.
 float round_tf32(float x);
 Value full_op(const Value& v, const Type& rt);
@@ -117,16 +118,17 @@ struct StopRun {};  // unwinds an instance when the run stops at a finding
 // The interval maps are sharded by element index (2^shift elements per shard, each with its own
 // lock), so that threads storing into different parts of the buffer do not wait for one another;
 // a span that crosses shards is kept as one piece per shard. Locks are always taken in ascending
-// shard order; the switch to per-element state takes them all.
+// shard order (and only when instances run on several threads); the switch to per-element state
+// takes them all.
 struct ConflictMap {
   std::vector<int32_t> writer, wstmt, reader1, r1stmt, reader2, r2stmt;
   struct Span {
-    int64_t hi;
+    int64_t lo, hi;
     int32_t inst, stmt;
   };
   struct Shard {
     std::mutex mu;
-    std::map<int64_t, Span> spans;  // range mode: disjoint spans [lo, hi) by first writer
+    std::vector<Span> spans;  // range mode: disjoint spans [lo, hi) by first writer, sorted
   };
   std::unique_ptr<Shard[]> shards;
   int64_t nshards = 0;
@@ -192,6 +194,10 @@ struct Ctx {
   // value of slots[s]. Every write of a slot Value outside the scalar form clears it.
   // rvalid[s]: 0 = slots[s] only; 1 = regs[s] and slots[s] agree; 2 = regs[s] is newer (slots[s] is
   // written on the next read of the Value: flush()). With debug hooks, Values are always written.
+  // Tile slots (execution form, no debugger): 3 = slots[s] is a tile described by regs[s].r.i64, not
+  // made yet (lazy_tile()): an integer tile of wrap(first + o) (first = the register), or an i1
+  // tile of that many leading ones; flush() makes it and sets 4 (made; the register still says
+  // what it is).
   struct Sv* regs = nullptr;
   uint8_t* rvalid = nullptr;
   const Type** rtype = nullptr;  // the type of regs[s]
@@ -203,6 +209,9 @@ struct Ctx {
     int buffer = -1;
   };
   View* views = nullptr;
+  // Execution form, no debugger: pointer tiles held as rows plus columns (RowPtr), per
+  // ScalarProgram::nrp; null under the debugger (every pointer tile is then made).
+  struct RowPtr* rps = nullptr;
   // Statements executed by this thread (exec_block adds a block's statements when it starts it),
   // and the count at which step_poll() must look at the RunControl limits (INT64_MAX without one);
   // step_base: the count when this instance began.
@@ -211,7 +220,19 @@ struct Ctx {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }
   void flush(int slot);  // writes regs[slot] into slots[slot] when it is newer
-  void flush_all();
+  void flush_all();      // every newer scalar register (lazy tiles are left: slots are assigned before they are read)
+};
+
+// A 2-d pointer tile [R, C] into `buffer` held as the sum of a column of R values and a row of C
+// values: element [i, j] is rows[i] + cols[j] (wrapping i64, as the tile path's additions make it).
+// `consec`: cols[j] == cols[0] + j, so every row is a range starting at rows[i] + cols[0] (bases).
+struct RowPtr {
+  std::vector<int64_t> rows, cols, bases;
+  int buffer = -1;
+  bool consec = false;
+  void set_consec();  // consec and bases from rows and cols
+  void add(BinOp op, int64_t s);  // the tile's every element +/- s (the rows)
+  void make(Value& out, const Type& t) const;  // the pointer tile itself, of type t
 };
 
 // Memory access with every sanitizer check (Memory.cpp).
@@ -220,17 +241,31 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
 // Range forms (execution form): the load/store of the consecutive elements base.. of buffer `bi`
 // as a plain copy. They return false, having changed nothing, unless the range is in bounds and the
 // sanitizer needs no per-lane work (so only where the lane-by-lane path would report nothing).
-bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
+// `prefix` >= 0 (here and below): the mask, then null, is that many leading ones of the tile's lanes.
+bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix = -1);
 // The same load left in the buffer: the address of its first element when load_range would copy
 // every lane from memory unconverted (all lanes active, the buffer of the load's element type, not
 // f16/bf16) after the same checks; null, having changed nothing, otherwise.
-const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other);
-bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask);
+const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix = -1);
+bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask, int64_t prefix = -1);
+// The load / store through a pointer tile held as rows (RowPtr with consec), as load_into and
+// store_op would make it through the whole-tile or row-by-row range path. False when those paths
+// would not take it (the caller then makes the pointer tile and calls load_into / store_op);
+// a false store may have stored (and claimed) leading rows, as store_op's row path does.
+// `om` (mask then null): the mask is rows[i] & cols[j] (an i1 column of R and row of C values); the
+// whole-tile path is then not tried (the row path takes every tile it would).
+struct OuterMask {
+  const uint8_t* rows = nullptr;
+  const uint8_t* cols = nullptr;
+};
+bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other, const OuterMask* om = nullptr);
+bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask);
 // A range store whose value (element type `elem`, `total` lanes) is not made yet: when the store
 // is a range store as above with the buffer of type `elem` (not f16/bf16) and a prefix mask (or
 // none), claims the active lanes and calls produce(ctx, dst, live) to write the first `live` lanes
 // straight into the buffer. False, having changed nothing, otherwise.
-bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx);
+bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx,
+                        int64_t prefix = -1);
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.

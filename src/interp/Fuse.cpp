@@ -243,6 +243,8 @@ const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n, bool one_op) {
   f.ntemps = static_cast<int>(b.busy.size());
   f.reduce = reduce;
   f.rop = e.rop;
+  const FInstr& last = f.code.back();
+  f.mul_sum = reduce && e.rop == RedOp::Sum && !is_half(last.rt) && (last.fn == &f_arith<BinOp::Mul, float> || last.fn == &f_arith<BinOp::Mul, double>);
   if (!reduce) f.code.back().out = -1;  // the last op writes the result tile
   store.push_back(std::move(f));
   return &store.back();
@@ -265,6 +267,32 @@ template <class T> void fold(RedOp op, const T* p, int64_t n, bool first, Raw& a
 }  // namespace
 
 namespace {
+// s + a[k] * b[k] for the n products of one chunk, in order (a stride of 0: one element for all):
+// each product rounded to T, then added, as a chunk of products and fold() would compute them. No
+// contraction into fused multiply-adds.
+#if defined(__clang__)
+#define DTSIM_NO_FP_CONTRACT _Pragma("clang fp contract(off)")
+#else
+#define DTSIM_NO_FP_CONTRACT
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+template <class T> void mul_fold(const void* a, int64_t sa, const void* b, int64_t sb, int64_t n, bool first, Raw& acc) {
+  DTSIM_NO_FP_CONTRACT
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  T s = first ? T(0) : rget<T>(acc);
+  for (int64_t k = 0; k < n; ++k) {
+    const T p = pa[k * sa] * pb[k * sb];
+    s = s + p;
+  }
+  acc = rmake<T>(s);
+}
+#if !defined(__clang__)
+#pragma GCC pop_options
+#endif
+#undef DTSIM_NO_FP_CONTRACT
+
 // The chunk loops of `f` over its first `len` elements: the root's chunks written to `op` (not for
 // a reduction), a reduction's result folded into `acc`.
 void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, char* op, int64_t len, Raw& acc) {
@@ -294,7 +322,8 @@ void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, 
   const int64_t total = len;
   for (int64_t o0 = 0; o0 < total; o0 += kChunk) {
     int64_t len = std::min(kChunk, total - o0);
-    for (const FInstr& I : f.code) {
+    for (size_t ci = 0; ci < f.code.size(); ++ci) {
+      const FInstr& I = f.code[ci];
       for (int k = 0; k < I.nin; ++k) {
         int r = I.in[static_cast<size_t>(k)];
         if (r >= 0) {
@@ -306,9 +335,14 @@ void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, 
           st[k] = 1;
         }
       }
+      if (f.mul_sum && ci + 1 == f.code.size()) {  // the multiply of a mul_sum, folded as it runs
+        if (f.storage == 3) mul_fold<float>(in[0], st[0], in[1], st[1], len, o0 == 0, acc);
+        else mul_fold<double>(in[0], st[0], in[1], st[1], len, o0 == 0, acc);
+        break;
+      }
       I.fn(I, in, st, I.out >= 0 ? static_cast<void*>(temp(I.out)) : static_cast<void*>(op + static_cast<size_t>(o0) * ob), len);
     }
-    if (f.reduce) {
+    if (f.reduce && !f.mul_sum) {
       const char* p = temp(f.code.back().out);
       with_storage(f.storage, [&](auto tag) {
         using T = decltype(tag);

@@ -125,6 +125,20 @@ uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer, u
   return out;
 }
 
+// The buffers (bitmask) that some kernel of `m` may load from; all of them when there are more than 64.
+uint64_t module_loads(const Module& m, const Buffers& bufs) {
+  if (bufs.list.size() > 64) return ~uint64_t(0);
+  uint64_t all = 0;
+  for (const Kernel& k : m.kernels) {
+    std::vector<int> param_buffer;
+    for (const Param& p : k.params) param_buffer.push_back(p.kind == ParamKind::Pointer ? bufs.index(p.name) : -1);
+    uint64_t loaded = 0;
+    stored_buffers(k, param_buffer, loaded);
+    all |= loaded;
+  }
+  return all;
+}
+
 Frame frame_template(const Kernel& k, int ki, const std::array<int64_t, 3>& grid, Buffers& bufs, const Bindings& b, std::vector<int>& param_buffer) {
   Frame f;
   f.kernel = &k;
@@ -166,8 +180,10 @@ struct Regs {
   std::vector<const Type*> types;
   std::vector<Value> tiles;  // per-thread tiles of the tile-form nodes
   std::vector<Ctx::View> views;  // per slot: loads left in their buffers
+  std::vector<RowPtr> rps;       // pointer tiles held as rows plus columns
   int64_t steps = 0, next_poll = 0;  // statements run by this thread; when to look at the clock next
-  Regs(size_t n, const ScalarProgram* sp) : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0), views(n) {}
+  Regs(size_t n, const ScalarProgram* sp)
+      : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0), views(n), rps(sp ? static_cast<size_t>(sp->nrp) : 0) {}
 };
 
 void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
@@ -199,7 +215,10 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
     c.flush_all();  // the previous instance's last scalars, as the tile path leaves them in the frame
     std::fill(regs.valid.begin(), regs.valid.end(), uint8_t(0));
     c.tcache = regs.tiles.data();
-    if (!hooks) c.views = regs.views.data();  // under the debugger every load is copied into its slot
+    if (!hooks) {  // under the debugger every load is copied into its slot, every pointer tile made
+      c.views = regs.views.data();
+      c.rps = regs.rps.data();
+    }
   }
   if (rs.opt->control) {
     c.steps = c.step_base = regs.steps;
@@ -342,9 +361,12 @@ RunReport run_module(const Module& m, const Bindings& b, Buffers& buffers, const
   rs.report = &rep;
   rs.init.resize(buffers.list.size());
   rs.conflicts.resize(buffers.list.size());
-  if (opt.sanitize == Sanitize::All)
+  if (opt.sanitize == Sanitize::All) {
+    // Shadow "written" bytes only where a load may read them: undefined buffers some kernel loads.
+    uint64_t loaded = module_loads(m, buffers);
     for (size_t i = 0; i < buffers.list.size(); ++i)
-      if (!buffers.list[i].defined) rs.init[i].assign(static_cast<size_t>(buffers.list[i].numel()), 0);
+      if (!buffers.list[i].defined && (i >= 64 || ((loaded >> i) & 1))) rs.init[i].assign(static_cast<size_t>(buffers.list[i].numel()), 0);
+  }
   for (size_t ki = 0; ki < m.kernels.size() && !rs.stop; ++ki) {
     launch(rs, m.kernels[ki], static_cast<int>(ki));
     for (ConflictMap& cm : rs.conflicts)

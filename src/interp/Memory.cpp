@@ -2,6 +2,7 @@
 // reads of never-written elements (a shadow byte per element), and conflicting instances (per
 // element: the writing instance and up to two reading instances, updated with atomics so that the
 // parallel mode detects every conflict too).
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -52,15 +53,18 @@ void ConflictMap::reset(int64_t count, bool readers) {
 }
 
 namespace {
-// Shards [s0, s1] locked in ascending order for the life of the object.
+// Shards [s0, s1] locked in ascending order for the life of the object (`on`: else nothing).
 struct ShardLocks {
   ConflictMap& cm;
   int64_t s0, s1;
-  ShardLocks(ConflictMap& m, int64_t a, int64_t b) : cm(m), s0(a), s1(b) {
-    for (int64_t s = s0; s <= s1; ++s) cm.shards[s].mu.lock();
+  bool on;
+  ShardLocks(ConflictMap& m, int64_t a, int64_t b, bool lock = true) : cm(m), s0(a), s1(b), on(lock) {
+    if (on)
+      for (int64_t s = s0; s <= s1; ++s) cm.shards[s].mu.lock();
   }
   ~ShardLocks() {
-    for (int64_t s = s1; s >= s0; --s) cm.shards[s].mu.unlock();
+    if (on)
+      for (int64_t s = s1; s >= s0; --s) cm.shards[s].mu.unlock();
   }
 };
 
@@ -69,63 +73,73 @@ void densify_locked(ConflictMap& cm) {
   cm.writer.assign(static_cast<size_t>(cm.n), -1);
   cm.wstmt.assign(static_cast<size_t>(cm.n), -1);
   for (int64_t s = 0; s < cm.nshards; ++s) {
-    for (const auto& [lo, sp] : cm.shards[s].spans) {
-      std::fill(cm.writer.begin() + lo, cm.writer.begin() + sp.hi, sp.inst);
-      std::fill(cm.wstmt.begin() + lo, cm.wstmt.begin() + sp.hi, sp.stmt);
-      if (cm.init) std::memset(cm.init + lo, 1, static_cast<size_t>(sp.hi - lo));
+    for (const ConflictMap::Span& sp : cm.shards[s].spans) {
+      std::fill(cm.writer.begin() + sp.lo, cm.writer.begin() + sp.hi, sp.inst);
+      std::fill(cm.wstmt.begin() + sp.lo, cm.wstmt.begin() + sp.hi, sp.stmt);
+      if (cm.init) std::memset(cm.init + sp.lo, 1, static_cast<size_t>(sp.hi - sp.lo));
     }
     cm.shards[s].spans.clear();
   }
   cm.is_dense.store(true, std::memory_order_release);
 }
 
-// The first span of map m that may overlap [lo, ...).
-std::map<int64_t, ConflictMap::Span>::iterator first_overlap(std::map<int64_t, ConflictMap::Span>& m, int64_t lo) {
-  auto it = m.upper_bound(lo);
-  if (it != m.begin() && std::prev(it)->second.hi > lo) --it;
-  return it;
+// The index of the first span of `v` that may overlap [lo, ...) (spans sorted and disjoint, so
+// their ends are sorted too).
+size_t first_overlap(const std::vector<ConflictMap::Span>& v, int64_t lo) {
+  if (v.empty() || v.back().hi <= lo) return v.size();
+  return static_cast<size_t>(std::partition_point(v.begin(), v.end(), [lo](const ConflictMap::Span& x) { return x.hi <= lo; }) - v.begin());
+}
+
+// Records [plo, phi) (one shard's part of a claim, no other instance's span in it) in that shard's
+// spans: the parts no span covers yet, as new spans of `me` (the last one extends the span before
+// it when that span is this statement's and ends where it starts).
+void record_span(std::vector<ConflictMap::Span>& v, int64_t plo, int64_t phi, int32_t me, int32_t sid) {
+  size_t j = first_overlap(v, plo);
+  if (j == v.size()) {  // past every span: the usual claim of consecutive instances
+    if (!v.empty() && v.back().hi == plo && v.back().inst == me && v.back().stmt == sid) v.back().hi = phi;
+    else v.push_back(ConflictMap::Span{plo, phi, me, sid});
+    return;
+  }
+  std::vector<ConflictMap::Span> add;
+  int64_t cur = plo;
+  size_t k = j;
+  for (; k < v.size() && v[k].lo < phi; ++k) {
+    if (v[k].lo > cur) add.push_back(ConflictMap::Span{cur, v[k].lo, me, sid});
+    cur = std::max(cur, v[k].hi);
+  }
+  if (cur < phi) {
+    ConflictMap::Span* prev = k > 0 && v[k - 1].hi == cur ? &v[k - 1] : nullptr;
+    if (add.empty() && prev && prev->inst == me && prev->stmt == sid) prev->hi = phi;
+    else add.push_back(ConflictMap::Span{cur, phi, me, sid});
+  }
+  for (const ConflictMap::Span& a : add) {
+    auto at = std::partition_point(v.begin(), v.end(), [&](const ConflictMap::Span& x) { return x.lo < a.lo; });
+    v.insert(at, a);
+  }
 }
 
 // Range mode: records elements [lo, hi) as stored by instance `me` at statement `sid` (the parts
 // not stored before; this instance's earlier spans keep their statement), unless another instance
 // stored any of them: then the map switches to per-element state and nothing is recorded. Returns
-// whether the span was recorded.
-bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid) {
+// whether the span was recorded. `lock`: instances run on several threads.
+bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid, bool lock) {
   const int64_t s0 = lo >> cm.shift, s1 = (hi - 1) >> cm.shift;
   bool conflict = false;
   {
-    ShardLocks held(cm, s0, s1);
+    ShardLocks held(cm, s0, s1, lock);
     if (cm.is_dense.load(std::memory_order_relaxed)) return false;
     for (int64_t s = s0; s <= s1 && !conflict; ++s) {
-      auto& m = cm.shards[s].spans;
+      const auto& v = cm.shards[s].spans;
       int64_t plo = std::max(lo, s << cm.shift), phi = std::min(hi, (s + 1) << cm.shift);
-      for (auto j = first_overlap(m, plo); j != m.end() && j->first < phi; ++j)
-        if (j->second.inst != me) {
+      for (size_t j = first_overlap(v, plo); j < v.size() && v[j].lo < phi; ++j)
+        if (v[j].inst != me) {
           conflict = true;
           break;
         }
     }
     if (!conflict) {
-      for (int64_t s = s0; s <= s1; ++s) {
-        auto& m = cm.shards[s].spans;
-        int64_t plo = std::max(lo, s << cm.shift), phi = std::min(hi, (s + 1) << cm.shift);
-        auto it = first_overlap(m, plo);
-        int64_t cur = plo;
-        for (auto j = it; j != m.end() && j->first < phi; ++j) {
-          if (j->first > cur) m.emplace_hint(j, cur, ConflictMap::Span{j->first, me, sid});
-          cur = std::max(cur, j->second.hi);
-        }
-        if (cur >= phi) continue;
-        auto p = m.lower_bound(cur);
-        if (p != m.begin()) {
-          --p;
-          if (p->second.hi == cur && p->second.inst == me && p->second.stmt == sid) {
-            p->second.hi = phi;
-            continue;
-          }
-        }
-        m.emplace(cur, ConflictMap::Span{phi, me, sid});
-      }
+      for (int64_t s = s0; s <= s1; ++s)
+        record_span(cm.shards[s].spans, std::max(lo, s << cm.shift), std::min(hi, (s + 1) << cm.shift), me, sid);
       return true;
     }
   }
@@ -137,7 +151,7 @@ bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid
 void ConflictMap::flush_init() {
   if (!init || is_dense.load(std::memory_order_acquire)) return;
   for (int64_t s = 0; s < nshards; ++s)
-    for (const auto& [lo, sp] : shards[s].spans) std::memset(init + lo, 1, static_cast<size_t>(sp.hi - lo));
+    for (const Span& sp : shards[s].spans) std::memset(init + sp.lo, 1, static_cast<size_t>(sp.hi - sp.lo));
 }
 
 void ConflictMap::densify() {
@@ -335,11 +349,15 @@ int64_t prefix_len(const uint8_t* pm, int64_t n) {
 // element). On success `live` is the number of leading lanes read from memory and `pm` the mask
 // still to apply to them (null when the mask is a prefix of `live` ones, or there is none).
 // `mask`: the range's own mask bytes (null: none).
-bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const uint8_t* mask, int64_t& live, const uint8_t*& pm) {
+// `prefix` >= 0: the mask (then null) is that many leading ones.
+bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const uint8_t* mask, int64_t& live, const uint8_t*& pm,
+                   int64_t prefix = -1) {
   if (!c.fast || ck.cm || total <= 0) return false;
   pm = mask;
   live = total;
-  if (pm) {
+  if (prefix >= 0) {
+    live = prefix, pm = nullptr;
+  } else if (pm) {
     int64_t L = prefix_len(pm, total);
     if (L >= 0) live = L, pm = nullptr;
   }
@@ -349,10 +367,10 @@ bool range_load_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, 
 }
 
 bool load_range_ok(const Ctx& c, const Checks& ck, int64_t base, int64_t total, int64_t n, const Value* mask, const Value* oth, int64_t& live,
-                   const uint8_t*& pm) {
+                   const uint8_t*& pm, int64_t prefix = -1) {
   if (mask && numel(*mask) != total) return false;
   if (oth && numel(*oth) != total && numel(*oth) != 1) return false;
-  return range_load_ok(c, ck, base, total, n, mask ? data<uint8_t>(*mask) : nullptr, live, pm);
+  return range_load_ok(c, ck, base, total, n, mask ? data<uint8_t>(*mask) : nullptr, live, pm, prefix);
 }
 
 // The range copy of a checked load: dst[o] = mask ? src[o] : other. The lanes below `live` are in
@@ -406,7 +424,7 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const ui
   ConflictMap& cm = *ck.cm;
   const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
   // (range mode: the shadow bytes are set from the spans later, ConflictMap::init)
-  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid)) return true;
+  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid, parallel)) return true;
   cm.dense();
   if (parallel) return false;
   int32_t* wr = cm.writer.data() + base;
@@ -438,10 +456,10 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const ui
 // claimed without atomics. Returns false, having changed nothing, otherwise.
 template <class C>
 bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base, int64_t total, int64_t n, const typename C::T* pv, const uint8_t* pm,
-                      bool one = false) {
+                      bool one = false, int64_t prefix = -1) {
   if (!c.fast || total <= 0) return false;
-  if (pm) {  // a prefix mask: its active lanes are a shorter range
-    int64_t L = prefix_len(pm, total);
+  if (pm || prefix >= 0) {  // a prefix mask: its active lanes are a shorter range
+    int64_t L = prefix >= 0 ? prefix : prefix_len(pm, total);
     if (L >= 0) total = L, pm = nullptr;
     if (total == 0) return true;
   }
@@ -453,6 +471,48 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
     for (int64_t o = 0; o < total; ++o)
       if (pm[o]) dstm[o] = C::enc(pv[one ? 0 : o]);
   return true;
+}
+
+// The row path of a load: row i (lanes i * W ..) read from the W consecutive elements at base(i),
+// each row checked and copied as a range. False at the first row that does not qualify (the rows
+// copied so far have no side effect).
+// mrow(i, r): row i's W mask bytes (lanes r ..), null when all are set.
+template <class C, class Base, class MaskRow>
+bool load_rows(const Ctx& c, const Checks& ck, const typename C::S* mem, int64_t n, typename C::T* dst, int64_t total, int64_t W, Base base,
+               MaskRow mrow, const typename C::T* po, int64_t ostep) {
+  int64_t live;
+  const uint8_t* lm;
+  for (int64_t i = 0, r = 0; r < total; ++i, r += W) {
+    const int64_t b = base(i);
+    if (!range_load_ok(c, ck, b, W, n, mrow(i, r), live, lm)) return false;
+    copy_range<C>(live ? mem + b : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
+  }
+  return true;
+}
+
+// The row masks of a whole-tile mask (null: none) for load_rows: a mask of all ones needs no
+// per-row prefix scan.
+auto full_mask_rows(const uint8_t* pm, int64_t total) {
+  const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+  return [rm](int64_t, int64_t r) -> const uint8_t* { return rm ? rm + r : nullptr; };
+}
+
+// The row path of a store: row i stored at base(i) as a range (store_range_impl). False at the
+// first row that does not qualify; the rows before it are stored and claimed.
+template <class C, class Base>
+bool store_rows(Ctx& c, const Checks& ck, typename C::S* mem, int64_t n, int64_t total, int64_t W, Base base, const typename C::T* pv, bool one,
+                const uint8_t* pm) {
+  const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+  for (int64_t i = 0, r = 0; r < total; ++i, r += W)
+    if (!store_range_impl<C>(c, ck, mem, base(i), W, n, one ? pv : pv + r, rm ? rm + r : nullptr, one)) return false;
+  return true;
+}
+
+// Whether rows of W lanes starting at bases[0..R) make one range (bases W apart, wrapping).
+bool bases_contiguous(const std::vector<int64_t>& bases, int64_t W) {
+  uint64_t b = static_cast<uint64_t>(bases[0]), bad = 0;
+  for (size_t i = 0; i < bases.size(); ++i) bad |= static_cast<uint64_t>(bases[i]) ^ (b + static_cast<uint64_t>(i) * static_cast<uint64_t>(W));
+  return bad == 0;
 }
 
 Buffer& buffer_of(Ctx& c, const Value& ptr) {
@@ -545,14 +605,8 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     const int64_t W = rt.shape.empty() ? total : rt.shape.back();
     if (W >= 4 && W < total && numel(ptr) == total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
       const int64_t ostep = po && numel(*oth) == total ? 1 : 0;
-      // A mask of all ones needs no per-row prefix scan.
-      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
-      bool rows = rows_contiguous(pp, total, W);
-      for (int64_t r = 0; rows && r < total; r += W) {
-        rows = range_load_ok(c, ck, pp[r], W, n, rm ? rm + r : nullptr, live, lm);
-        if (rows) copy_range<C>(live ? mem + pp[r] : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
-      }
-      if (rows) return 0;
+      if (rows_contiguous(pp, total, W) && load_rows<C>(c, ck, mem, n, dst, total, W, [pp, W](int64_t i) { return pp[i * W]; }, full_mask_rows(pm, total), po, ostep))
+        return 0;
     }
     if (!pm && !po && numel(ptr) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0, 0);
@@ -630,14 +684,9 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     // qualify changes nothing and sends the whole tile to the per-lane path, which stores the rows
     // already stored again (the same values; this instance's claims are idempotent) and reports.
     const int64_t W = ps.empty() ? total : ps.back();
-    if (W >= 4 && W < total && (numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total)) {
-      const bool one = numel(v) == 1;
-      const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
-      bool rows = rows_contiguous(pp, total, W);
-      for (int64_t r = 0; rows && r < total; r += W)
-        rows = store_range_impl<C>(c, ck, mem, pp[r], W, n, one ? pv : pv + r, rm ? rm + r : nullptr, one);
-      if (rows) return 0;
-    }
+    if (W >= 4 && W < total && (numel(v) == total || numel(v) == 1) && (!pm || numel(*mask) == total) && rows_contiguous(pp, total, W) &&
+        store_rows<C>(c, ck, mem, n, total, W, [pp, W](int64_t i) { return pp[i * W]; }, pv, numel(v) == 1, pm))
+      return 0;
     if (ck.cm) ck.cm->dense();
     if (!pm && numel(v) == total) {
       for (int64_t o = 0; o < total; ++o) lane(o, o, 0);
@@ -733,7 +782,7 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
   store_scalar_checked(c, ptr_type, ptr, val_type, val, mask);
 }
 
-bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other) {
+bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
@@ -743,7 +792,7 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
   Checks ck = checks_for(c, bi);
   int64_t live;
   const uint8_t* lm;
-  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm)) return false;
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm, prefix)) return false;
   prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
@@ -756,7 +805,7 @@ bool load_range(Value& out, Ctx& c, const Expr& e, int bi, int64_t base, const V
   return true;
 }
 
-const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other) {
+const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const Value* mask, const Value* other, int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return nullptr;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
@@ -767,18 +816,19 @@ const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const V
   Checks ck = checks_for(c, bi);
   int64_t live;
   const uint8_t* lm;
-  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm) || live != total || lm) return nullptr;
+  if (!load_range_ok(c, ck, base, total, B.numel(), mask, other, live, lm, prefix) || live != total || lm) return nullptr;
   return B.data() + static_cast<size_t>(base) * static_cast<size_t>(scalar_bytes(rt.elem));
 }
 
-bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx) {
+bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx,
+                        int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (!c.fast || total <= 0 || bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
   if (B.dtype != elem || is_half(elem) || (mask && numel(*mask) != total)) return false;
   int64_t live = total;
-  if (mask) {
-    live = prefix_len(data<uint8_t>(*mask), total);
+  if (mask || prefix >= 0) {
+    live = prefix >= 0 ? prefix : prefix_len(data<uint8_t>(*mask), total);
     if (live < 0) return false;
     if (live == 0) return true;
   }
@@ -789,7 +839,7 @@ bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem
   return true;
 }
 
-bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask) {
+bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask, int64_t prefix) {
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
@@ -800,7 +850,75 @@ bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, 
   return with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
     return store_range_impl<C>(c, ck, B.as<typename C::S>(), base, total, B.numel(), data<typename C::T>(v), mask ? data<uint8_t>(*mask) : nullptr,
-                               numel(v) == 1 && total != 1);
+                               numel(v) == 1 && total != 1, prefix);
+  });
+}
+
+bool load_rowptr(Value& out, Ctx& c, const Expr& e, const RowPtr& p, const Value* mask, const Value* other, const OuterMask* om) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  const Type& rt = e.type;
+  const int64_t W = static_cast<int64_t>(p.cols.size()), total = static_cast<int64_t>(p.rows.size()) * W;
+  if (!p.consec || total <= 0 || total != rt.numel() || p.buffer < 0 || p.buffer >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(p.buffer)];
+  Checks ck = checks_for(c, p.buffer);
+  if (ck.cm) return false;  // conflict tracking: load_into's per-lane path
+  Value otmp;
+  const Value* oth = other ? &coerce(*other, rt.elem, otmp) : nullptr;
+  prep(out, rt);
+  const int64_t n = B.numel();
+  return with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    using T = typename C::T;
+    const typename C::S* mem = B.as<typename C::S>();
+    const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+    const T* po = oth ? data<T>(*oth) : nullptr;
+    T* dst = data<T>(out);
+    int64_t live;
+    const uint8_t* lm;
+    if (om) {  // row i's mask: the columns' where rows[i] is set, else none of its lanes
+      if (!(W >= 4 && W < total) || (po && numel(*oth) != total && numel(*oth) != 1)) return false;
+      thread_local std::vector<uint8_t> zeros;
+      if (static_cast<int64_t>(zeros.size()) < W) zeros.assign(static_cast<size_t>(W), 0);
+      const uint8_t* cols = std::memchr(om->cols, 0, static_cast<size_t>(W)) ? om->cols : nullptr;
+      const uint8_t* none = zeros.data();
+      const uint8_t* rows = om->rows;
+      const int64_t* bp = p.bases.data();
+      return load_rows<C>(c, ck, mem, n, dst, total, W, [bp](int64_t i) { return bp[i]; },
+                          [rows, cols, none](int64_t i, int64_t) { return rows[i] ? cols : none; }, po, po && numel(*oth) == total ? 1 : 0);
+    }
+    // load_into's two range paths: the whole tile as one range, then row by row.
+    if (bases_contiguous(p.bases, W) && load_range_ok(c, ck, p.bases[0], total, n, mask, oth, live, lm)) {
+      copy_range<C>(live ? mem + p.bases[0] : mem, dst, total, live, lm, po, po && numel(*oth) == total ? 1 : 0);
+      return true;
+    }
+    if (W >= 4 && W < total && (!pm || numel(*mask) == total) && (!po || numel(*oth) == total || numel(*oth) == 1)) {
+      const int64_t* bp = p.bases.data();
+      return load_rows<C>(c, ck, mem, n, dst, total, W, [bp](int64_t i) { return bp[i]; }, full_mask_rows(pm, total), po,
+                          po && numel(*oth) == total ? 1 : 0);
+    }
+    return false;
+  });
+}
+
+bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  const int64_t W = static_cast<int64_t>(p.cols.size()), total = static_cast<int64_t>(p.rows.size()) * W;
+  if (!p.consec || total <= 0 || p.buffer < 0 || p.buffer >= static_cast<int>(bs->list.size())) return false;
+  Buffer& B = bs->list[static_cast<size_t>(p.buffer)];
+  if ((numel(val) != total && numel(val) != 1) || (mask && numel(*mask) != total)) return false;
+  Value vtmp;
+  const Value& v = coerce(val, B.dtype, vtmp);
+  Checks ck = checks_for(c, p.buffer);
+  return with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    typename C::S* mem = B.as<typename C::S>();
+    const typename C::T* pv = data<typename C::T>(v);
+    const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+    const bool one = numel(v) == 1;
+    // store_op's two range paths: the whole tile as one range, then row by row.
+    if (bases_contiguous(p.bases, W) && store_range_impl<C>(c, ck, mem, p.bases[0], total, B.numel(), pv, pm, one && total != 1)) return true;
+    const int64_t* bp = p.bases.data();
+    return W >= 4 && W < total && store_rows<C>(c, ck, mem, B.numel(), total, W, [bp](int64_t i) { return bp[i]; }, pv, one, pm);
   });
 }
 

@@ -435,22 +435,30 @@ float round_tf32(float x) {
   return x;
 }
 
-Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32) {
+void dot_into(Value& out, const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32) {
   int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
   if (tf32) {
     Value ra = a, rb = b;
     for (int64_t i = 0; i < M * K; ++i) data<float>(ra)[i] = round_tf32(data<float>(a)[i]);
     for (int64_t i = 0; i < K * N; ++i) data<float>(rb)[i] = round_tf32(data<float>(b)[i]);
-    return dot_op(ra, rb, acc, rt, false);
+    dot_into(out, ra, rb, acc, rt, false);
+    return;
   }
-  Value out = acc ? *acc : alloc(rt);
+  prep(out, rt);
   if (rt.elem == Scalar::F64) {
-    if (!acc) std::fill_n(data<double>(out), M * N, 0.0);
+    if (acc) std::copy_n(data<double>(*acc), M * N, data<double>(out));
+    else std::fill_n(data<double>(out), M * N, 0.0);
     dot_any<double>(data<double>(a), data<double>(b), data<double>(out), M, K, N);
   } else {
-    if (!acc) std::fill_n(data<float>(out), M * N, 0.0f);
+    if (acc) std::copy_n(data<float>(*acc), M * N, data<float>(out));
+    else std::fill_n(data<float>(out), M * N, 0.0f);
     dot_any<float>(data<float>(a), data<float>(b), data<float>(out), M, K, N);
   }
+}
+
+Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32) {
+  Value out;
+  dot_into(out, a, b, acc, rt, tf32);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // registers instead of one-element tiles, with no heap allocation. The element semantics are those
 // of the tile operations (Elem.h), applied in the same order, so results are bit-identical; the
 // frame slots keep holding ordinary Values, so the debugger sees every variable as before.
+#include <cstring>
 #include <functional>
 
 #include "interp/Elem.h"
@@ -146,15 +147,36 @@ bool raw_truth(Raw r, const Type& t) {
 
 void Ctx::flush(int slot) {
   size_t s = static_cast<size_t>(slot);
-  if (rvalid && rvalid[s] == 2) {
+  if (!rvalid) return;
+  if (rvalid[s] == 2) {
     write_value(f->slots[s], *rtype[s], regs[s]);
     rvalid[s] = 1;
+  } else if (rvalid[s] == 3) {
+    lazy_tile(f->slots[s], *rtype[s], regs[s].r.i64);
+    rvalid[s] = 4;
   }
 }
 
 void Ctx::flush_all() {
   if (!rvalid) return;
-  for (size_t s = 0; s < f->slots.size(); ++s) flush(static_cast<int>(s));
+  for (size_t s = 0; s < f->slots.size(); ++s)
+    if (rvalid[s] == 2) flush(static_cast<int>(s));
+}
+
+void lazy_tile(Value& out, const Type& t, int64_t v) {
+  prep(out, t);
+  const int64_t n = t.numel();
+  if (t.elem == Scalar::I1) {
+    uint8_t* p = data<uint8_t>(out);
+    std::memset(p, 1, static_cast<size_t>(v));
+    std::memset(p + v, 0, static_cast<size_t>(n - v));
+  } else if (t.elem == Scalar::I32) {
+    int32_t* p = data<int32_t>(out);
+    for (int64_t o = 0; o < n; ++o) p[o] = static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(o));
+  } else {
+    int64_t* p = data<int64_t>(out);
+    for (int64_t o = 0; o < n; ++o) p[o] = wadd<int64_t>(v, o);
+  }
 }
 
 Value box(const Type& t, const Sv& v) {
@@ -645,6 +667,7 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
           auto& t = troots[static_cast<size_t>(s->id)];
           t[0] = tile(pe);
           t[1] = tile(ve);
+          if (t[0]->outer) tnodes[static_cast<size_t>(t[0]->idx)].rp = nrp++;
           if (t[0]->affine) {  // a range store may compute the value straight into the buffer (store_tnode)
             TNode& v = tnodes[static_cast<size_t>(t[1]->idx)];
             v.direct = v.fused && !v.fused->reduce ? v.fused : v.fused ? nullptr : fuse_tree(fused, v, true);
@@ -667,6 +690,7 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
     }
   }
   view_slots(k);
+  row_slots(k);
 }
 
 }  // namespace dtsim::exec

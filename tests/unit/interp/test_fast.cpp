@@ -3,6 +3,7 @@
 // (kind, message with line, lane, pid, buffer and index) and identical print output.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -650,4 +651,315 @@ TEST_CASE("loads left in the buffer for the fused trees that read them: tails, a
     CHECK(same_tile("<views-oob>", "kernel t(x: *f32[80], y: *f32[96], out z: *f32[96]) grid(3) {\n  o = program_id(0) * 32 + arange(0, 32)\n  a = load(x + o)\n  b = load(y + o)\n  store(z + o, a + b)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<views-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o < 50)\n  a = load(y + o)\n  store(z + o, a * 3.0 + 1.0)\n}\n", {}, opt) >= 1);
   }
+}
+
+TEST_CASE("pointer tiles held as rows plus columns: steps, tails, broadcasts, wraparound, findings") {
+  InterpOptions kg, off, two;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  two.threads = 2;
+  // A matmul with tails on every axis: one pointer made with its offsets first, steps by an i64
+  // parameter, by subtraction and with the scalar first; an `other` of one row (broadcast: the
+  // tile path); the store through an outer pointer made in the statement.
+  std::string mm = R"(kernel t(a: *f32[20, 24], b: *f32[24, 18], out c: *f32[20, 18], st: i64 = 8) grid(3, 3) {
+  rm = program_id(0) * 8 + arange(0, 8)
+  rn = program_id(1) * 8 + arange(0, 8)
+  rk = arange(0, 8)
+  pa = a + rm[:, None] * 24 + rk[None, :]
+  pb = rk[:, None] * 18 + (b + rn[None, :])
+  acc = zeros([8, 8], f32)
+  for j in range(0, 24, 8) {
+    ta = load(pa, mask=(rm[:, None] < 20) & (rk[None, :] + j < 24), other=0.0)
+    tb = load(pb, mask=(rk[:, None] + j < 24) & (rn[None, :] < 18), other=rn[None, :].to(f32) + 0.5)
+    acc += dot(ta, tb)
+    pa = pa + st
+    pa = pa - 1
+    pa = 1 + pa
+    pb += 8 * 18
+  }
+  store(c + rm[:, None] * 18 + rn[None, :], acc, mask=(rm[:, None] < 20) & (rn[None, :] < 18))
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg, off, two}) CHECK(same_tile("<rowptr-mm>", mm, {}, opt) == 0);
+  // Masks of a column and a row (rows masked off in bounds, all set, columns no prefix, `and`);
+  // shapes: rows of 2 (the tile path), one row, one column (one range), a literal stored, a value
+  // of one column broadcast (the tile path), f16 elements converted, a pointer whose columns are not
+  // consecutive (a transposed load: the tile path), and one whose steps wrap around 2^64.
+  std::string shapes = R"(kernel t(x: *f32[64], h: *f16[8, 8], out z: *f32[96], out zh: *f16[8, 8], out zm: *f32[4, 64], big: i64 = 9223372036854775807) grid(1) {
+  r = arange(0, 8)
+  pm = x + r[:, None] * 8 + r[None, :]
+  om = zm + r[:, None] * 8 + r[None, :]
+  store(om, load(pm, mask=(r[:, None] < 5) & (r[None, :] < 6), other=-2.0))
+  store(om + 64, load(pm, mask=(r[:, None] < 8) & (r[None, :] < 8)))
+  store(om + 128, load(pm, mask=(r[:, None] >= 2) & (r[None, :] % 3 != 1), other=-3.0))
+  store(om + 192, load(pm, mask=(r[:, None] % 2 == 0) and (r[None, :] >= 0), other=-4.0))
+  p2 = x + arange(0, 4)[:, None] * 8 + arange(0, 2)[None, :]
+  p1 = x + 3 + arange(0, 1)[:, None] + r[None, :]
+  pc = x + r[:, None] * 8 + arange(0, 1)[None, :]
+  pw = x + r[:, None] * 8 + r[None, :]
+  store(z + arange(0, 4)[:, None] * 2 + arange(0, 2)[None, :], load(p2))
+  store(z + 8 + arange(0, 1)[:, None] + r[None, :], load(p1) * 2.0)
+  store(z + 16 + r[:, None] + arange(0, 1)[None, :], load(pc))
+  q = z + 24 + arange(0, 4)[:, None] * 8 + r[None, :]
+  store(q, 2.5)
+  store(z + 56 + r[:, None] * 4 + arange(0, 4)[None, :], load(pc) + 1.0, mask=r[:, None] < 5)
+  t = load(x + r[:, None] + r[None, :] * 8)
+  store(z + 88 + arange(0, 1)[:, None] + r[None, :], sum(t, axis=0)[None, :])
+  ph = h + r[:, None] * 8 + r[None, :]
+  oh = zh + r[:, None] * 8 + r[None, :]
+  pw += big
+  pw += big
+  u = load(pw, mask=(r[:, None] < 0) & (r[None, :] < 8), other=-1.0)
+  pw += 2
+  store(oh, load(ph) * 2.0 + load(pw) + u)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, off}) CHECK(same_tile("<rowptr-shapes>", shapes, {}, opt) == 0);
+  // Findings through RowPtrs: loads stepped out of bounds (and back), a store whose columns two
+  // instances share (write-write), a load of never-written elements; and pointers not held as rows:
+  // one printed, one first made inside a loop.
+  std::string bad = R"(kernel t(a: *f32[16, 16], out y: *f32[8, 16], out z: *f32[16, 64], out w: *f32[16, 16]) grid(2) {
+  r = arange(0, 8)
+  p = a + (program_id(0) * 8 + r)[:, None] * 16 + r[None, :]
+  q = z + r[:, None] * 64 + program_id(0) * 32 + r[None, :]
+  for i in range(0, 4) {
+    v = load(p)
+    store(q, v * 2.0)
+    p += 6
+    q = q + 8
+  }
+  store(y + r[:, None] * 16 + (r + program_id(0) * 4)[None, :], r[:, None].to(f32))
+  u = load(w + r[:, None] * 16 + r[None, :])
+  pp = a + r[:, None] * 16 + r[None, :]
+  print(pp)
+  for i in range(0, 2) {
+    pl = z + (program_id(0) * 8 + r)[:, None] * 64 + r[None, :]
+    pl += i * 8
+    store(pl, load(pp) + u)
+  }
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg}) CHECK(same_tile("<rowptr-findings>", bad, {}, opt) >= 1);
+  CHECK(same_tile("<rowptr-findings>", bad, {}, off) == 0);
+}
+
+namespace {
+// Records every defined variable before every statement, as a debugger shows them.
+struct Transcript : DebugHooks {
+  std::string text;
+  void before_stmt(Frame& f, const Stmt& s) override {
+    text += "line " + std::to_string(s.loc.line) + "\n";
+    for (size_t i = 0; i < f.slots.size(); ++i)
+      if (f.slots[i].defined()) text += "  " + f.kernel->slot_names[i] + " = " + format_value(f.slots[i]) + "\n";
+  }
+};
+}  // namespace
+
+TEST_CASE("under the debugger every pointer tile is made: stepped pointers visible at every statement") {
+  std::string src = R"(kernel t(a: *f32[8, 12], b: *f32[12, 8], out c: *f32[8, 8]) grid(1) {
+  r = arange(0, 4)
+  pa = a + r[:, None] * 12 + r[None, :]
+  pb = b + r[:, None] * 8 + r[None, :]
+  acc = zeros([4, 4], f32)
+  for k in range(0, 12, 4) {
+    acc += dot(load(pa), load(pb))
+    pa += 4
+    pb += 4 * 8
+  }
+  store(c + r[:, None] * 8 + r[None, :], acc)
+}
+)";
+  std::string text[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    Module m = parse_tile(Sources::add("<dbg-rowptr>", src));
+    Bindings b = bind_params(m, {});
+    verify_module(m, b);
+    Buffers bufs = make_buffers(m, b, 3);
+    Transcript hooks;
+    InterpOptions opt;
+    opt.fast = fast == 1;
+    opt.hooks = &hooks;
+    CHECK(run_module(m, b, bufs, opt).ok());
+    text[fast] = hooks.text;
+  }
+  // Offsets and masks too: every statement shows them made.
+  src = R"(kernel t(x: *f32[40], out z: *f32[40], n: i32 = 40) grid(2) {
+  o = program_id(0) * 32 + arange(0, 32)
+  m = o < n
+  store(z + o, load(x + o, mask=m) + 1.0, mask=m)
+}
+)";
+  std::string text2[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    Module m = parse_tile(Sources::add("<dbg-lazy>", src));
+    Bindings b = bind_params(m, {});
+    verify_module(m, b);
+    Buffers bufs = make_buffers(m, b, 3);
+    Transcript hooks;
+    InterpOptions opt;
+    opt.fast = fast == 1;
+    opt.hooks = &hooks;
+    CHECK(run_module(m, b, bufs, opt).ok());
+    text2[fast] = hooks.text;
+  }
+  CHECK(text2[0] == text2[1]);
+  CHECK(text2[1].find("m = [True True True True") != std::string::npos);
+  CHECK(text2[1].find("o = [32 33 34") != std::string::npos);
+  CHECK(text[0] == text[1]);
+  // pa after its third step: a + r * 12 + r[None, :] + 12 (the offsets into a).
+  CHECK(text[1].find("pa = ") != std::string::npos);
+  CHECK(text[1].find("pa = [[12 13 14 15]") != std::string::npos);
+}
+
+TEST_CASE("consecutive offsets and prefix masks held unmade: wraparound, casts, every reader, findings") {
+  InterpOptions kg, off, two;
+  kg.keep_going = true;
+  off.sanitize = Sanitize::None;
+  two.threads = 2;
+  // Offsets made every way iota() knows (arange, scalar first, subtraction, casts both ways, a
+  // copy, a step in a loop) and read every way: range loads and stores with their masks (<, <=, >,
+  // >=; empty, partial, full), a load left in the buffer, and readers that need the tiles made
+  // (arithmetic, a reduction, where(), a mask combined with &, print). `hi` puts the offsets of the
+  // last instance across 2^31 in i32 (their i64 widening is then no sequence).
+  std::string src = R"(kernel t(x: *f32[200], y: *f32[200], out z: *f32[200], out w: *f32[200], out s: *i64[8], n: i32 = 150, hi: i32 = 2147483600) grid(5) {
+  p = program_id(0)
+  o = p * 32 + arange(0, 32)
+  m = o < n
+  a = load(x + o, mask=m)
+  b = load(y + o, mask=m, other=2.0)
+  store(z + o, a + b, mask=m)
+  q = 7 + (arange(0, 32) + p * 32).to(i64) - 7
+  mq = n > q
+  store(w + q, load(x + q, mask=mq) * 2.0, mask=mq)
+  r = o
+  ml = r <= n - 40
+  mg = 100 >= r
+  store(w + r, load(y + r, mask=ml & mg, other=0.0) + 1.0, mask=ml)
+  h = hi + arange(0, 32) + p * 16
+  hw = h.to(i64)
+  ht = hw.to(i32) - hi
+  store(s + p, sum(hw - hi, axis=0) + sum(ht, axis=0))
+  u = o.to(i64).to(i32)
+  print(p, sum(u * 2, axis=0), sum(where(m, o, 0 - o), axis=0), sum(where(mg, 1, 0), axis=0))
+  for i in range(0, 2) {
+    o = o + 200
+    mi = o < 200 + n
+    store(z + (o - 200), load(z + (o - 200), mask=mi) * 0.5, mask=mi)
+  }
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg, off, two}) CHECK(same_tile("<lazy>", src, {}, opt) == 0);
+  // Findings through unmade offsets and masks: a tail read out of bounds (the mask covers too many
+  // lanes), a read of never-written elements, a store two instances share.
+  std::string bad = R"(kernel t(x: *f32[100], out y: *f32[100], out z: *f32[100], n: i32 = 110) grid(4) {
+  o = program_id(0) * 32 + arange(0, 32)
+  m = o < n
+  v = load(x + o, mask=m)
+  store(y + o, v, mask=o < 60)
+  store(z + o, load(y + o, mask=m) + v, mask=m)
+  store(y + (o - 16), v, mask=o < 40)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, kg}) CHECK(same_tile("<lazy-findings>", bad, {}, opt) >= 1);
+}
+
+TEST_CASE("conflict spans: own overlaps, gaps, shard borders, every order and thread count") {
+  // Each instance of `a` stores four overlapping ranges of its 512 elements (the second a prefix
+  // mask), leaving [100, 150) of them unwritten; the ranges cross the 1024-element shards. `b`
+  // reads everything back (uninitialized reads in the gaps and past the last instance). In `c`
+  // each instance's second store runs past its first (a span of its own statement), and one
+  // instance stores into the previous one's second span (a write-write conflict whose note names
+  // that statement).
+  std::string src = R"(kernel a(out y: *f32[5000]) grid(9) {
+  p = program_id(0)
+  o = p * 512 + arange(0, 256)
+  store(y + o + 256, 1.0)
+  store(y + o, 2.0, mask=o < p * 512 + 100)
+  store(y + o + 150, 3.0)
+  store(y + o + 200, 4.0)
+}
+kernel b(y: *f32[5000], out z: *f32[5000]) grid(10) {
+  o = program_id(0) * 512 + arange(0, 512)
+  store(z + o, load(y + o, mask=o < 5000), mask=o < 5000)
+}
+)";
+  std::string conflict = src + R"(kernel c(out w: *f32[5000]) grid(9) {
+  p = program_id(0)
+  o = p * 512 + arange(0, 256)
+  store(w + o, 1.0)
+  store(w + o + 128, 2.0)
+  store(w + o - 200, 5.0, mask=p == 1)
+}
+)";
+  for (Order order : {Order::Sequential, Order::Reverse, Order::Shuffle}) {
+    InterpOptions opt;
+    opt.keep_going = true;
+    opt.order = order;
+    CHECK(same_tile("<spans>", src, {}, opt) == 10);
+    CHECK(same_tile("<spans-conflict>", conflict, {}, opt) == 11);
+    opt.keep_going = false;
+    CHECK(same_tile("<spans-conflict>", conflict, {}, opt) == 1);
+    // Two threads: the same buffers and findings (reported in an order that may vary).
+    opt.keep_going = true;
+    opt.threads = 2;
+    Module m = parse_tile(Sources::add("<spans-2t>", src));
+    Bindings b = bind_params(m, {});
+    verify_module(m, b);
+    Outcome slow = run_mode(m, b, 7, false, opt), fast = run_mode(m, b, 7, true, opt);
+    for (size_t i = 0; i < slow.bufs.list.size(); ++i) CHECK(slow.bufs.list[i].bytes == fast.bufs.list[i].bytes);
+    auto sorted = [](const RunReport& r) {
+      std::vector<std::string> v;
+      for (const Finding& f : r.findings) v.push_back(f.message);
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    CHECK(fast.rep.findings_count == 10);
+    CHECK(sorted(slow.rep) == sorted(fast.rep));
+  }
+}
+
+TEST_CASE("sums of products folded as they are multiplied: f32, f64, a broadcast factor, tails, f16 left out") {
+  // 3000 lanes in tiles of 1024 (two chunks each; the last tile 952 lanes, the rest `other`): the
+  // products of random values round before every add, so any fused multiply-add would show.
+  std::string src = R"(kernel t(x: *f32[3000], y: *f32[3000], d: *f64[3000], e: *f64[3000], h: *f16[3000], out s: *f32[8], out sd: *f64[3]) grid(3) {
+  p = program_id(0)
+  o = p * 1024 + arange(0, 1024)
+  m = o < 3000
+  a = load(x + o, mask=m, other=0.0)
+  b = load(y + o, mask=m, other=-0.0)
+  store(s + p, sum(a * b, axis=0))
+  store(s + 3 + p, sum((a + 1.0) * 3.0, axis=0))
+  da = load(d + o, mask=m, other=0.0)
+  store(sd + p, sum(da * load(e + o, mask=m, other=0.0), axis=0))
+  hh = load(h + o, mask=m, other=0.0)
+  store(s + 6 + p % 2, sum(hh * hh, axis=0).to(f32), mask=p < 2)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, InterpOptions{.threads = 2}}) CHECK(same_tile("<mul-sum>", src, {}, opt) == 0);
+}
+
+TEST_CASE("offsets, masks and pointers known without their tiles: scalar loads in them are evaluated once") {
+  // Scalar loads out of bounds (findings, read as 0 with keep_going) inside offsets whose i64
+  // widening wraps (no sequence), a comparison that wraps (no prefix), offsets, a prefix mask, an
+  // inline offsets expression whose range fails (its tile is then made), and a mask of a column
+  // and a row whose load takes the tile path (a broadcast `other`).
+  std::string src = R"(kernel t(k: *i32[2], x: *f32[64], a: *f32[8, 8], out z: *f32[64], out w: *f32[8, 8], out qs: *i64[2], out u: *f32[64],
+         hi: i32 = 2147483640) grid(2) {
+  q = load(k + 15) + (hi + arange(0, 32)).to(i64)
+  store(qs + program_id(0), sum(q, axis=0))
+  hh = hi + arange(0, 32)
+  mm = load(k + 13) > hh
+  store(u + program_id(0) * 32 + arange(0, 32), 1.0, mask=mm)
+  o = load(k + program_id(0) * 5) + arange(0, 32)
+  m = arange(0, 32) < load(k + 3) + 20
+  store(z + o, load(x + (load(k + 7) + arange(0, 32) + 40), mask=m), mask=m)
+  store(z + 32 + arange(0, 32), load(x + arange(0, 32), mask=arange(0, 32) < load(k + 9) + 100))
+  r = arange(0, 8)
+  t = load(a + r[:, None] * 8 + r[None, :], mask=(r[:, None] < load(k + 11) + 6) & (r[None, :] < 8), other=r[None, :].to(f32))
+  store(w + r[:, None] * 8 + r[None, :], t, mask=program_id(0) == 0)
+}
+)";
+  InterpOptions kg;
+  kg.keep_going = true;
+  CHECK(same_tile("<once>", src, {}, kg) > 0);
 }
