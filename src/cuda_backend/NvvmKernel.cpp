@@ -621,15 +621,9 @@ int64_t max_dynamic_smem(const std::string& arch) {
   return 49152;
 }
 
-// Shared memory of one SM (what its CTAs share, each also holding 1 KiB reserved by the system).
-static int64_t smem_per_sm(const std::string& arch) {
-  int cc = 0;
-  if (arch.rfind("sm_", 0) == 0) cc = std::atoi(arch.c_str() + 3);
-  if (cc >= 90) return 233472;
-  if (cc == 80) return 167936;
-  if (cc >= 86) return 102400;
-  return 65536;
-}
+// Shared memory of one SM, what its CTAs share, each also holding 1 KiB reserved by the system: the
+// largest dynamic size plus that KiB (before sm_80 less than the SM has: fewer CTAs counted).
+static int64_t smem_per_sm(const std::string& arch) { return max_dynamic_smem(arch) + 1024; }
 
 NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOptions& opt) {
   NvvmModule out;

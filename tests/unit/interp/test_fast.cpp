@@ -769,19 +769,23 @@ TEST_CASE("under the debugger every pointer tile is made: stepped pointers visib
   store(c + r[:, None] * 8 + r[None, :], acc)
 }
 )";
+  // The debugger's transcript of `src`, with the per-element path (0) and the fast paths (1).
+  auto transcripts = [](const char* name, const std::string& text_src, std::string (&out)[2]) {
+    for (int fast = 0; fast < 2; ++fast) {
+      Module m = parse_tile(Sources::add(name, text_src));
+      Bindings b = bind_params(m, {});
+      verify_module(m, b);
+      Buffers bufs = make_buffers(m, b, 3);
+      Transcript hooks;
+      InterpOptions opt;
+      opt.fast = fast == 1;
+      opt.hooks = &hooks;
+      CHECK(run_module(m, b, bufs, opt).ok());
+      out[fast] = hooks.text;
+    }
+  };
   std::string text[2];
-  for (int fast = 0; fast < 2; ++fast) {
-    Module m = parse_tile(Sources::add("<dbg-rowptr>", src));
-    Bindings b = bind_params(m, {});
-    verify_module(m, b);
-    Buffers bufs = make_buffers(m, b, 3);
-    Transcript hooks;
-    InterpOptions opt;
-    opt.fast = fast == 1;
-    opt.hooks = &hooks;
-    CHECK(run_module(m, b, bufs, opt).ok());
-    text[fast] = hooks.text;
-  }
+  transcripts("<dbg-rowptr>", src, text);
   // Offsets and masks too: every statement shows them made.
   src = R"(kernel t(x: *f32[40], out z: *f32[40], n: i32 = 40) grid(2) {
   o = program_id(0) * 32 + arange(0, 32)
@@ -790,18 +794,7 @@ TEST_CASE("under the debugger every pointer tile is made: stepped pointers visib
 }
 )";
   std::string text2[2];
-  for (int fast = 0; fast < 2; ++fast) {
-    Module m = parse_tile(Sources::add("<dbg-lazy>", src));
-    Bindings b = bind_params(m, {});
-    verify_module(m, b);
-    Buffers bufs = make_buffers(m, b, 3);
-    Transcript hooks;
-    InterpOptions opt;
-    opt.fast = fast == 1;
-    opt.hooks = &hooks;
-    CHECK(run_module(m, b, bufs, opt).ok());
-    text2[fast] = hooks.text;
-  }
+  transcripts("<dbg-lazy>", src, text2);
   CHECK(text2[0] == text2[1]);
   CHECK(text2[1].find("m = [True True True True") != std::string::npos);
   CHECK(text2[1].find("o = [32 33 34") != std::string::npos);
