@@ -26,6 +26,14 @@ AxisInfo add_info(AxisInfo a, AxisInfo b, bool pa, bool pb, int64_t bytes, bool 
   return AxisInfo{contig, std::min(da, db), std::min(a.cst, b.cst)};
 }
 
+bool assigns_value(const std::vector<StmtP>& body, const Expr* value) {
+  for (auto& s : body) {
+    if (s->kind == StmtKind::Assign && !s->args.empty() && s->args[0].get() == value) return true;
+    if (assigns_value(s->body, value) || assigns_value(s->orelse, value)) return true;
+  }
+  return false;
+}
+
 bool reads_slot(const ExprP& e, int slot) {
   if (!e) return false;
   if (e->kind == ExprKind::Var && e->slot == slot) return true;
@@ -56,6 +64,13 @@ std::optional<KernelEmitter::CarriedForm> KernelEmitter::carried_form(int slot) 
       return CarriedForm{&other, &slot_defs_[s][static_cast<size_t>(i)]};
   }
   return std::nullopt;
+}
+
+std::optional<KernelEmitter::CarriedForm> KernelEmitter::loop_advance(const Stmt& f, const Stmt& st) const {
+  if (st.kind != StmtKind::Assign || st.slots.size() != 1) return std::nullopt;
+  auto form = carried_form(st.slots[0]);
+  if (!form || form->advance->get() != st.args[0].get() || assigns_value(f.body, form->init->get())) return std::nullopt;
+  return form;
 }
 
 // A variable assigned `v = init` and `v = v + c` (Triton's `a_ptrs += BK` in a loop): every value it

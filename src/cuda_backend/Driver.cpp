@@ -116,6 +116,12 @@ void check(const Cu& cu, CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) user_error(SourceLoc{}, std::string(what) + " failed: " + cu_error(cu, r));
 }
 
+int function_registers(const Cu& cu, CUfunction f) {  // per thread, as compiled
+  int n = 0;
+  check(cu, cu.cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute(NUM_REGS)");
+  return n;
+}
+
 std::array<int64_t, 3> grid_of(const Kernel& k, const Bindings& b) {
   std::array<int64_t, 3> g{1, 1, 1};
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i) {
@@ -308,10 +314,8 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
   };
   auto registers = [&](CUmodule mod, const std::string& entry) {
     CUfunction f = nullptr;
-    int n = 0;
     check(cu, cu.cuModuleGetFunction(&f, mod, entry.c_str()), "cuModuleGetFunction");
-    check(cu, cu.cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute(NUM_REGS)");
-    return n;
+    return function_registers(cu, f);
   };
   r.mod = load(r.nm, opt);
   // Bounds-checked kernels whose hoisted checks' copy takes registers past the count that keeps the
@@ -366,11 +370,7 @@ const std::string& CudaModuleRunner::kernel_name(size_t i) const { return impl_-
 std::array<int64_t, 3> CudaModuleRunner::grid(size_t i) const { return impl_->grids.at(i); }
 int CudaModuleRunner::threads(size_t i) const { return impl_->nm.kernels.at(i).threads; }
 int64_t CudaModuleRunner::smem_bytes(size_t i) const { return impl_->nm.kernels.at(i).smem_bytes; }
-int CudaModuleRunner::registers(size_t i) const {
-  int n = 0;
-  check(impl_->cu, impl_->cu.cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, impl_->fns.at(i)), "cuFuncGetAttribute(NUM_REGS)");
-  return n;
-}
+int CudaModuleRunner::registers(size_t i) const { return function_registers(impl_->cu, impl_->fns.at(i)); }
 int CudaModuleRunner::register_cap(size_t i) const {
   auto it = impl_->caps.find(impl_->nm.kernels.at(i).entry);
   return it == impl_->caps.end() ? 0 : it->second;

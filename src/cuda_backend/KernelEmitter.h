@@ -28,6 +28,9 @@ struct TV {
   const std::string& at(int r) const { return type.is_scalar() ? v[0] : v[static_cast<size_t>(r)]; }
 };
 
+// Every slot the statements assign, at any depth (loop variables included).
+void slots_assigned(const std::vector<StmtP>& body, std::set<int>& out);
+
 class KernelEmitter {
  public:
   KernelEmitter(const Kernel& k, const Bindings& b, const CudaOptions& opt, std::set<std::string>& decls,
@@ -106,6 +109,8 @@ class KernelEmitter {
     const ExprP* advance = nullptr;
   };
   std::optional<CarriedForm> carried_form(int slot) const;
+  // `st`, a statement of loop f's body, advancing such a variable whose init is set outside f.
+  std::optional<CarriedForm> loop_advance(const Stmt& f, const Stmt& st) const;
 
   // ---- expressions ----
   bool recomputable(const ExprP& e);

@@ -256,23 +256,13 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   // before the loop, gives p0), c not depending on the iteration. Iteration j sees p0 + j * c before
   // that statement and p0 + (j + 1) * c after it.
   std::map<int, size_t> inc_at;
-  std::function<int(const std::vector<StmtP>&, int)> assigned_in = [&](const std::vector<StmtP>& body, int slot) {
-    int n = 0;
-    for (auto& st : body) n += static_cast<int>(std::count(st->slots.begin(), st->slots.end(), slot)) + assigned_in(st->body, slot) + assigned_in(st->orelse, slot);
-    return n;
-  };
   for (size_t i = 0; i < f.body.size(); ++i) {
     const Stmt& st = *f.body[i];
-    if (st.kind != StmtKind::Assign || st.targets.size() != 1) continue;
-    int slot = st.slots[0];
-    const ExprP& v = st.args[0];
-    if (!k_.slot_types[static_cast<size_t>(slot)].ptr || assign_count_[static_cast<size_t>(slot)] != 2 ||
-        assigned_in(f.body, slot) != 1 || !(v->type == k_.slot_types[static_cast<size_t>(slot)]))
+    auto form = loop_advance(f, st);
+    if (!form || !k_.slot_types[static_cast<size_t>(st.slots[0])].ptr || !(st.args[0]->type == k_.slot_types[static_cast<size_t>(st.slots[0])]))
       continue;
-    if (const ExprP* c = advance_step(v, slot)) {
-      L.carried[slot] = *c;
-      inc_at[slot] = i;
-    }
+    L.carried[st.slots[0]] = *advance_step(*form->advance, st.slots[0]);
+    inc_at[st.slots[0]] = i;
   }
   for (auto& [slot, c] : L.carried)
     if (deg(c) != 0) return "";
@@ -313,10 +303,6 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     if (bufs.size() != 1) return "";
     Access a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}};
     if (!k_terms(a.ptr, deg, a.terms)) return "";
-    std::set<int> used;
-    depends_on(a.ptr, used);
-    for (int slot : used)
-      if (L.carried.count(slot)) a.after[slot] = fa.at > inc_at[slot] ? 1 : 0;
     if (fa.mask) {
       std::vector<ExprP> cs;
       conjuncts(inline_body_vars(fa.mask, L), cs);
@@ -325,11 +311,13 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
         else if (c->kind == ExprKind::Binary && binop_is_compare(c->bop) && deg(c->args[0]) >= 0 && deg(c->args[1]) >= 0)
           a.kconds.push_back(c);  // computed from invariants and k as the loop computes it
       }
-      std::set<int> mused;
-      for (const ExprP& c : a.kconds) depends_on(c, mused);
-      for (int slot : mused)
-        if (L.carried.count(slot)) a.after[slot] = fa.at > inc_at[slot] ? 1 : 0;
     }
+    // The carried pointers the pointer and the k-dependent conjuncts read.
+    std::set<int> used;
+    depends_on(a.ptr, used);
+    for (const ExprP& c : a.kconds) depends_on(c, used);
+    for (int slot : used)
+      if (L.carried.count(slot)) a.after[slot] = fa.at > inc_at[slot] ? 1 : 0;
     as.push_back(std::move(a));
   }
   ++info.hoisted_loops;
@@ -356,8 +344,9 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   const std::string& kvar = slot_vars_[static_cast<size_t>(kslot)][0];
   std::string saved = op("load i32, i32* " + kvar);
   auto set_k = [&](const std::string& v) { line("store i32 " + v + ", i32* " + kvar); };
+  auto either = [&](std::string& f, const std::string& c) { f = f == "false" ? c : op("or i1 " + f + ", " + c); };
   std::string bad = "false";
-  auto fail_if = [&](const std::string& c) { bad = bad == "false" ? c : op("or i1 " + bad + ", " + c); };
+  auto fail_if = [&](const std::string& c) { either(bad, c); };
 
   // No term wraps around its width between the first and the last iteration: term values advance by
   // the same d (mod 2^width) each iteration, so w0 + (n - 1) * d, computed exactly, must stay in range.
@@ -411,17 +400,17 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   // whose mask has comparisons of degree-1 terms in k (a ragged last K step) may instead pass where
   // those hold at the last iteration and, at the one before, every lane the k-independent conjuncts
   // leave active is active and in bounds: a lane's earlier offsets lie between its first and that one.
-  bool ragged = has_k_mask;
-  std::string two = op("icmp sge i64 " + n + ", 2");
-  std::string prev = op("select i1 " + two + ", i32 " + op("sub i32 " + last + ", " + step) + ", i32 " + lo);
-  std::string mprev = op("select i1 " + two + ", i64 " + op("sub i64 " + n + ", 2") + ", i64 0");
   enum Point { First, BeforeLast, Last };
   std::vector<std::tuple<Point, std::string, std::string>> points = {{First, lo, "0"}, {Last, last, nm1}};
-  if (ragged) points.insert(points.begin() + 1, {BeforeLast, prev, mprev});
+  if (has_k_mask) {
+    std::string two = op("icmp sge i64 " + n + ", 2");
+    std::string prev = op("select i1 " + two + ", i32 " + op("sub i32 " + last + ", " + step) + ", i32 " + lo);
+    std::string mprev = op("select i1 " + two + ", i64 " + op("sub i64 " + n + ", 2") + ", i64 0");
+    points.insert(points.begin() + 1, {BeforeLast, prev, mprev});
+  }
   // Per access: failures at the first iteration, at the last (lanes of the k-independent conjuncts),
   // and of the ragged form (the one before the last, and the last where the k-dependent ones hold).
   std::vector<std::string> f_first(as.size(), "false"), f_last(as.size(), "false"), f_ragged(as.size(), "false");
-  auto either = [&](std::string& f, const std::string& c) { f = f == "false" ? c : op("or i1 " + f + ", " + c); };
   for (const auto& [pt_kind, kv, m] : points) {
     set_k(kv);
     for (size_t ai = 0; ai < as.size(); ++ai) {

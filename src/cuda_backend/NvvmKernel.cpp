@@ -139,7 +139,6 @@ void KernelEmitter::emit_store(const Stmt& s) {
   if (checking()) end_bounds(bc);
 }
 
-namespace {
 void slots_assigned(const std::vector<StmtP>& body, std::set<int>& out) {
   for (auto& s : body) {
     for (int slot : s->slots) out.insert(slot);
@@ -147,6 +146,8 @@ void slots_assigned(const std::vector<StmtP>& body, std::set<int>& out) {
     slots_assigned(s->orelse, out);
   }
 }
+
+namespace {
 bool leaves_early(const std::vector<StmtP>& body) {
   for (auto& s : body)
     if (s->kind == StmtKind::Return || s->kind == StmtKind::Assert || leaves_early(s->body) || leaves_early(s->orelse)) return true;

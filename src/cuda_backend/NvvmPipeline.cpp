@@ -45,23 +45,6 @@ bool is_zero_const(const ExprP& e) {
 
 int64_t align1024(int64_t v) { return (v + 1023) / 1024 * 1024; }
 
-void assigned_slots(const std::vector<StmtP>& body, std::set<int>& out) {
-  for (auto& s : body) {
-    if (s->kind == StmtKind::Assign || s->kind == StmtKind::For)
-      for (int slot : s->slots) out.insert(slot);
-    assigned_slots(s->body, out);
-    assigned_slots(s->orelse, out);
-  }
-}
-
-bool assigns_value(const std::vector<StmtP>& body, const Expr* value) {
-  for (auto& s : body) {
-    if (s->kind == StmtKind::Assign && !s->args.empty() && s->args[0].get() == value) return true;
-    if (assigns_value(s->body, value) || assigns_value(s->orelse, value)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 int KernelEmitter::count_reads(int slot) const {
@@ -172,18 +155,17 @@ std::map<int, KernelEmitter::Carried> KernelEmitter::carried_vars(const Stmt& f,
   std::map<int, Carried> out;
   std::set<int> loop;
   loop.insert(f.slots[0]);
-  assigned_slots(f.body, loop);
+  slots_assigned(f.body, loop);
   size_t first_after = 0;
   for (size_t j = 0; j < f.body.size(); ++j)
     if (std::find(readers.begin(), readers.end(), f.body[j].get()) != readers.end()) first_after = j + 1;
   for (size_t j = first_after; j < f.body.size(); ++j) {
     const Stmt& st = *f.body[j];
-    if (st.kind != StmtKind::Assign || st.slots.size() != 1) continue;
+    auto form = loop_advance(f, st);
+    if (!form) continue;
     int v = st.slots[0];
     const Type& t = k_.slot_types[static_cast<size_t>(v)];
     if (!t.ptr && (is_float(t.elem) || t.elem == Scalar::I1)) continue;  // floats would round differently
-    auto form = carried_form(v);
-    if (!form || form->advance->get() != st.args[0].get() || assigns_value(f.body, form->init->get())) continue;
     const ExprP& inc = *advance_step(*form->advance, v);
     std::set<int> seen;
     if (varies_in(*form->init, loop, seen) || varies_in(inc, loop, seen) || !recomputable(*form->init) || !recomputable(inc)) continue;

@@ -11,26 +11,31 @@ namespace dtsim::exec {
 
 namespace {
 
-// `scalar pointer + integer tile` (either order): the form whose offsets may be a range.
-bool affine_ptr(const TNode& P) {
+// `pointer + integers` (either order) with both operands evaluated as nodes: the integer operand's
+// type (null otherwise).
+const Type* ptr_plus_ints(const TNode& P) {
   const Expr& e = *P.e;
-  if (P.s || e.kind != ExprKind::Binary || e.bop != BinOp::Add || P.kids.size() != 2 || !P.kids[0] || !P.kids[1]) return false;
+  if (P.s || e.kind != ExprKind::Binary || e.bop != BinOp::Add || P.kids.size() != 2 || !P.kids[0] || !P.kids[1]) return nullptr;
   const Type& a = e.args[0]->type;
   const Type& b = e.args[1]->type;
   const Type& off = a.ptr ? b : a;
-  const Type& ptr = a.ptr ? a : b;
-  return a.ptr != b.ptr && ptr.is_scalar() && off.is_tile() && (off.elem == Scalar::I32 || off.elem == Scalar::I64);
+  return a.ptr != b.ptr && (off.elem == Scalar::I32 || off.elem == Scalar::I64) ? &off : nullptr;
+}
+
+// `scalar pointer + integer tile` (either order): the form whose offsets may be a range.
+bool affine_ptr(const TNode& P) {
+  const Type* off = ptr_plus_ints(P);
+  const Expr& e = *P.e;
+  return off && off->is_tile() && (e.args[0]->type.ptr ? e.args[0] : e.args[1])->type.is_scalar();
 }
 
 // `X + Y` with X of shape [R, 1] and Y of shape [1, C] (or Y first), one a pointer tile and the
 // other integers: a pointer tile that a RowPtr holds exactly.
 bool outer_ptr(const TNode& P) {
   const Expr& e = *P.e;
-  if (P.s || e.kind != ExprKind::Binary || e.bop != BinOp::Add || P.kids.size() != 2 || !P.kids[0] || !P.kids[1]) return false;
+  if (!ptr_plus_ints(P) || e.type.shape.size() != 2) return false;
   const Type& a = e.args[0]->type;
   const Type& b = e.args[1]->type;
-  const Type& off = a.ptr ? b : a;
-  if (a.ptr == b.ptr || (off.elem != Scalar::I32 && off.elem != Scalar::I64) || e.type.shape.size() != 2) return false;
   const int64_t R = e.type.shape[0], C = e.type.shape[1];
   const Shape col{R, 1}, row{1, C};
   return (a.shape == col && b.shape == row) || (a.shape == row && b.shape == col);

@@ -23,7 +23,7 @@ struct ModuleInfo {
   std::set<std::string> jit;                   // the @triton.jit ones
   std::map<std::string, const Node*> consts;   // module-level `NAME = ...` / `NAME: T = ...`
   std::map<std::string, Val> imports;          // import aliases
-  mutable std::map<std::string, Val> cache;    // evaluated constants
+  mutable std::map<std::string, Val> cache;    // evaluated constants (of consts)
   mutable std::set<std::string> evaluating;
   mutable std::set<std::string> plain;          // constants that are plain Python values (not tl.constexpr(...))
 };

@@ -107,37 +107,32 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc,
     v.mod = &m;
     return v;
   }
-  auto plain_in_body = [&] {
+  if (auto it = m.consts.find(name); it != m.consts.end()) {
+    if (!m.cache.count(name)) {
+      if (m.evaluating.count(name)) user_error(loc, "module constant " + q(name) + " refers to itself");
+      m.evaluating.insert(name);
+      const Node& s = *it->second;
+      const Node& value = s.kind == NK::Assign ? *s.kids[1] : *s.kids[2];
+      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<module>"});
+      Val v;
+      try {
+        v = eval(value);
+        bool plain = v.k == VK::None || v.k == VK::Int || v.k == VK::Float || v.k == VK::Bool || v.k == VK::Str || v.k == VK::Tuple;
+        if (plain && !(value.kind == NK::Call && eval(*value.kids[0]).k == VK::Constexpr)) m.plain.insert(name);
+      } catch (...) {
+        frames_.pop_back();
+        m.evaluating.erase(name);
+        throw;
+      }
+      frames_.pop_back();
+      m.evaluating.erase(name);
+      if (!v.compile_time()) user_error(value.loc, "module-level " + q(name) + " must be a compile-time constant");
+      m.cache[name] = v;
+    }
     if (in_body && m.plain.count(name))
       user_error(loc, "global " + q(name) + " is a plain Python value: a @triton.jit function can read only module-level " +
                           "values made with tl.constexpr(...) (write " + name + " = tl.constexpr(...)), dtypes and @triton.jit functions");
-  };
-  if (auto c = m.cache.find(name); c != m.cache.end()) {
-    plain_in_body();
-    return c->second;
-  }
-  if (auto it = m.consts.find(name); it != m.consts.end()) {
-    if (m.evaluating.count(name)) user_error(loc, "module constant " + q(name) + " refers to itself");
-    m.evaluating.insert(name);
-    const Node& s = *it->second;
-    const Node& value = s.kind == NK::Assign ? *s.kids[1] : *s.kids[2];
-    frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<module>"});
-    Val v;
-    try {
-      v = eval(value);
-      bool plain = v.k == VK::None || v.k == VK::Int || v.k == VK::Float || v.k == VK::Bool || v.k == VK::Str || v.k == VK::Tuple;
-      if (plain && !(value.kind == NK::Call && eval(*value.kids[0]).k == VK::Constexpr)) m.plain.insert(name);
-    } catch (...) {
-      frames_.pop_back();
-      m.evaluating.erase(name);
-      throw;
-    }
-    frames_.pop_back();
-    m.evaluating.erase(name);
-    if (!v.compile_time()) user_error(value.loc, "module-level " + q(name) + " must be a compile-time constant");
-    m.cache[name] = v;
-    plain_in_body();
-    return v;
+    return m.cache.at(name);
   }
   if (m.funcs.count(name)) {
     Val v;
