@@ -114,6 +114,8 @@ class KernelEmitter {
 
   // ---- expressions ----
   bool recomputable(const ExprP& e);
+  // Whether at() can evaluate e at any coordinates: recomputable tiles, any scalar.
+  bool at_ok(const ExprP& e);
   bool stable_scalar(int slot) const;
   // e's value in layout d (d's shape is e's shape; scalars ignore d).
   TV eval(const ExprP& e, const Dist& d);

@@ -2,6 +2,7 @@
 // store would touch is compared with the extent of the buffer its pointer is derived from; elements
 // out of bounds are not accessed, and the access's site, first failing lane and counts go to the
 // status buffer through report_check (NvvmKernel.cpp).
+#include <cctype>
 #include <set>
 
 #include "cuda_backend/KernelEmitter.h"
@@ -219,6 +220,14 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
   }
 }
 
+// What a conjunct views: through expand_dims and broadcasts that keep its last dimension.
+const Expr& view_source(const Expr& c) {
+  if (c.kind == ExprKind::ExpandDims && static_cast<size_t>(c.ints[0]) + 1 != c.type.shape.size()) return view_source(*c.args[0]);
+  if (c.kind == ExprKind::Broadcast && c.args[0]->type.is_tile() && c.args[0]->type.shape.back() == c.type.shape.back())
+    return view_source(*c.args[0]);
+  return c;
+}
+
 // The conjuncts of mask m (split at & and &&).
 void conjuncts(const ExprP& m, std::vector<ExprP>& out) {
   if (m->kind == ExprKind::Binary && (m->bop == BinOp::And || m->bop == BinOp::LAnd) && m->type.elem == Scalar::I1 &&
@@ -295,20 +304,25 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     std::vector<ExprP> terms;  // the k-dependent integer terms of the pointer
     const Param* buf;
     std::map<int, int> after;  // carried pointers it uses: 1 when it comes after their advance
+    // The test reads the pointer tile in runs of `run` consecutive elements along its last dimension
+    // (see below); 1: element by element.
+    int64_t run = 1;
+    std::vector<std::vector<std::string>> starts;  // the coordinates of this thread's runs
   };
   std::vector<Access> as;
   for (const Found& fa : acc) {
     if (deg(fa.ptr) < 0) return "";
     std::vector<const Param*> bufs = buffers_of(fa.ptr);
     if (bufs.size() != 1) return "";
-    Access a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}};
+    Access a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}, 1, {}};
     if (!k_terms(a.ptr, deg, a.terms)) return "";
     if (fa.mask) {
       std::vector<ExprP> cs;
       conjuncts(inline_body_vars(fa.mask, L), cs);
       for (const ExprP& c : cs) {
+        const Expr& x = view_source(*c);
         if (deg(c) == 0) a.conds.push_back(c);
-        else if (c->kind == ExprKind::Binary && binop_is_compare(c->bop) && deg(c->args[0]) >= 0 && deg(c->args[1]) >= 0)
+        else if (x.kind == ExprKind::Binary && binop_is_compare(x.bop) && deg(x.args[0]) >= 0 && deg(x.args[1]) >= 0)
           a.kconds.push_back(c);  // computed from invariants and k as the loop computes it
       }
     }
@@ -323,10 +337,6 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   ++info.hoisted_loops;
   bool has_k_mask = false;
   for (auto& a : as) has_k_mask = has_k_mask || !a.kconds.empty();
-  note(std::string("bounds checks hoisted: before the loop, every access of its first and last iteration is checked (lanes "
-                   "its mask's k-independent part leaves active") +
-       (has_k_mask ? "; or, at the last, only lanes its k-dependent part leaves active, and at the one before all must be" : "") +
-       "); when all are in bounds the loop runs without checks, else checked per iteration");
 
   // Trip count n (i64), the first, second and last values of k.
   std::string lo = cast(f.args[0]->type.elem, Scalar::I32, eval_scalar(f.args[0]));
@@ -345,25 +355,105 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   std::string saved = op("load i32, i32* " + kvar);
   auto set_k = [&](const std::string& v) { line("store i32 " + v + ", i32* " + kvar); };
   auto either = [&](std::string& f, const std::string& c) { f = f == "false" ? c : op("or i1 " + f + ", " + c); };
+  auto both = [&](const std::string& a, const std::string& b) { return a == "true" ? b : b == "true" ? a : op("and i1 " + a + ", " + b); };
+  auto negate = [&](const std::string& a) { return a == "true" ? std::string("false") : a == "false" ? std::string("true") : op("xor i1 " + a + ", true"); };
   std::string bad = "false";
   auto fail_if = [&](const std::string& c) { either(bad, c); };
 
+  // Runs. Where the pointer tile comes in runs of r consecutive elements along its last dimension
+  // (the axis analysis' contiguity, as for vector accesses), each mask conjunct is either constant
+  // over a run or a comparison `x < n` (x <= n, n > x, n >= x) of consecutive x with n constant
+  // over it (its lanes active in a prefix of the run), and the k-dependent terms come in runs too,
+  // the test reads one element per run: its offset, the conjuncts' values there and the prefix
+  // length, and checks the run's active elements as one span. The carried pointers are read as
+  // init + m * c at the iteration m in k (as the pipeline reads them), so any layout can be used:
+  // the runs of a blocked layout holding r consecutive elements per thread.
+  std::map<int, Carried> saved_carried = carried_;
+  for (auto& [slot, c] : L.carried) {
+    bool late = false;
+    for (auto& a : as) late = late || (a.after.count(slot) && a.after.at(slot) == 1);
+    auto form = carried_form(slot);
+    if (late || !form || !recomputable(*form->init) || !recomputable(c)) continue;
+    carried_[slot] = Carried{*form, kvar, lo, op("select i1 " + op("icmp sgt i32 " + step + ", 0") + ", i32 " + step + ", i32 1"), Scalar::I32};
+  }
+  auto along_last = [](AxisInfo ai, const Type& t, int64_t last) {  // broadcast along the tile's last dim: constant
+    if (last != 1 && (t.is_scalar() || t.shape.back() == 1)) return AxisInfo{1, ai.div, AxisInfo::kMax};
+    return ai;
+  };
+  // The run a conjunct allows as a prefix comparison (0: it is not one).
+  auto prefix_run = [&](const ExprP& c, int64_t last) -> int64_t {
+    const Expr& x = view_source(*c);
+    if (x.kind != ExprKind::Binary || x.type.is_scalar() || x.type.shape.back() != last) return 0;
+    bool left = x.bop == BinOp::Lt || x.bop == BinOp::Le, right = x.bop == BinOp::Gt || x.bop == BinOp::Ge;
+    if (!left && !right) return 0;
+    const ExprP& r = x.args[left ? 0 : 1];
+    const ExprP& b = x.args[left ? 1 : 0];
+    if (r->type.ptr || b->type.ptr || r->type.elem != Scalar::I32 || b->type.elem != Scalar::I32 || r->type.is_scalar() ||
+        r->type.shape.back() != last)
+      return 0;
+    return std::min(axis_info(r).contig, along_last(axis_info(b), b->type, last).cst);
+  };
+  for (auto& a : as) {
+    const Type& pt = a.ptr->type;
+    if (pt.is_scalar() || !at_ok(a.ptr)) continue;
+    int64_t last = pt.shape.back();
+    int64_t r = std::min(axis_info(a.ptr).contig, last);
+    for (auto& t : a.terms) {
+      if (!at_ok(t)) r = 1;
+      AxisInfo ti = along_last(axis_info(t), t->type, last);
+      r = std::min(r, std::max(ti.contig, ti.cst));
+    }
+    for (auto* cs : {&a.conds, &a.kconds})
+      for (auto& c : *cs) {
+        if (!at_ok(c)) r = 1;
+        r = std::min(r, std::max(along_last(axis_info(c), c->type, last).cst, prefix_run(c, last)));
+      }
+    if (r < 2) continue;
+    a.run = r;
+    Dist runs = blocked(pt.shape, k_.num_warps, static_cast<int>(r));
+    for (int q = 0; q < runs.nregs(); q += static_cast<int>(r)) a.starts.push_back(coords(runs, q));
+  }
+  int64_t min_run = AxisInfo::kMax;
+  for (auto& a : as) min_run = std::min(min_run, a.run);
+  note(std::string("bounds checks hoisted: before the loop, every access of its first and last iteration is checked (lanes "
+                   "its mask's k-independent part leaves active") +
+       (has_k_mask ? "; or, at the last, only lanes its k-dependent part leaves active, and at the one before all must be" : "") +
+       (min_run > 1 ? ", in runs of " + std::to_string(min_run) + "+ consecutive elements" : std::string()) +
+       "); when all are in bounds the loop runs without checks, else checked per iteration");
+  // e at the coordinates c of a run start (of the access tile's shape).
+  auto at_run = [&](const Access& a, const ExprP& e, const std::vector<std::string>& c) {
+    return e->type.is_scalar() ? eval_scalar(e) : this->at(e, bcast_coords(a.ptr->type.shape, c, e->type.shape));
+  };
+
   // No term wraps around its width between the first and the last iteration: term values advance by
   // the same d (mod 2^width) each iteration, so w0 + (n - 1) * d, computed exactly, must stay in range.
-  std::vector<TV> w0, w1;
+  // In a run, an element's term is the run start's plus its position (or the same), so the run
+  // starts' terms are the ones to check.
+  auto term_values = [&](std::vector<TV>& tvs, bool again) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    for (auto& a : as)
+      for (auto& t : a.terms) {
+        if (a.run > 1) {
+          for (auto& c : a.starts) out.push_back(at_run(a, t, c));
+          continue;
+        }
+        TV x = again ? eval(t, tvs[i].dist) : eval(t);
+        if (!again) tvs.push_back(x);
+        ++i;
+        for (size_t r = 0; r < x.v.size(); ++r) out.push_back(x.v[r]);
+      }
+    return out;
+  };
+  std::vector<TV> tvs;
   set_k(lo);
-  for (auto& a : as)
-    for (auto& t : a.terms) w0.push_back(eval(t));
+  std::vector<std::string> w0 = term_values(tvs, false);
   set_k(second);
-  for (auto& a : as)
-    for (auto& t : a.terms) w1.push_back(eval(t, w0[w1.size()].dist));
+  std::vector<std::string> w1 = term_values(tvs, true);
   for (size_t i = 0; i < w0.size(); ++i) {
-    for (size_t r = 0; r < w0[i].v.size(); ++r) {
-      const std::string &x0 = w0[i].v[r], &x1 = w1[i].v[r];
-      std::string d = op("sub i32 " + x1 + ", " + x0);
-      std::string s = op("add i64 " + wide(x0) + ", " + op("mul i64 " + nm1 + ", " + wide(d)));
-      fail_if(op("icmp ugt i64 " + op("add i64 " + s + ", 2147483648") + ", 4294967295"));
-    }
+    std::string d = op("sub i32 " + w1[i] + ", " + w0[i]);
+    std::string s = op("add i64 " + wide(w0[i]) + ", " + op("mul i64 " + nm1 + ", " + wide(d)));
+    fail_if(op("icmp ugt i64 " + op("add i64 " + s + ", 2147483648") + ", 4294967295"));
   }
   // Carried pointers: p0 and the step c (each |c| < 2^31 elements, so that p0 + m * c is exact).
   struct Carry {
@@ -408,6 +498,33 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     std::string mprev = op("select i1 " + two + ", i64 " + op("sub i64 " + n + ", 2") + ", i64 0");
     points.insert(points.begin() + 1, {BeforeLast, prev, mprev});
   }
+  // One span of an access at one point: the offset of its first element, and the elements active
+  // under the k-independent conjuncts (act_c and the first len_c) and under the k-dependent ones.
+  struct Span {
+    std::string off, act_c = "true", len_c, act_k = "true", len_k;
+  };
+  auto is_num = [](const std::string& x) { return !x.empty() && (std::isdigit(static_cast<unsigned char>(x[0])) != 0); };
+  auto min_len = [&](const std::string& a, const std::string& b) {
+    if (is_num(a) && is_num(b)) return std::stoll(a) <= std::stoll(b) ? a : b;
+    return op("select i1 " + op("icmp slt i64 " + a + ", " + b) + ", i64 " + a + ", i64 " + b);
+  };
+  // The prefix of a run starting at c (of the access tile) that comparison conjunct e leaves active.
+  std::function<std::string(const ExprP&, std::vector<std::string>, int64_t)> prefix_len =
+      [&](const ExprP& e, std::vector<std::string> c, int64_t r) -> std::string {
+    if (e->kind == ExprKind::ExpandDims) {
+      c.erase(c.begin() + e->ints[0]);
+      return prefix_len(e->args[0], c, r);
+    }
+    if (e->kind == ExprKind::Broadcast) return prefix_len(e->args[0], bcast_coords(e->type.shape, c, e->args[0]->type.shape), r);
+    bool left = e->bop == BinOp::Lt || e->bop == BinOp::Le;
+    auto val = [&](const ExprP& x) {
+      return wide(x->type.is_scalar() ? eval_scalar(x) : this->at(x, bcast_coords(e->type.shape, c, x->type.shape)));
+    };
+    std::string len = op("sub i64 " + val(e->args[left ? 1 : 0]) + ", " + val(e->args[left ? 0 : 1]));
+    if (e->bop == BinOp::Le || e->bop == BinOp::Ge) len = op("add i64 " + len + ", 1");
+    len = op("select i1 " + op("icmp sgt i64 " + len + ", 0") + ", i64 " + len + ", i64 0");
+    return min_len(len, std::to_string(r));
+  };
   // Per access: failures at the first iteration, at the last (lanes of the k-independent conjuncts),
   // and of the ragged form (the one before the last, and the last where the k-dependent ones hold).
   std::vector<std::string> f_first(as.size(), "false"), f_last(as.size(), "false"), f_ragged(as.size(), "false");
@@ -416,38 +533,76 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     for (size_t ai = 0; ai < as.size(); ++ai) {
       Access& a = as[ai];
       if (pt_kind == BeforeLast && a.kconds.empty()) continue;
-      set_carried(a, m);
       const Type& pt = a.ptr->type;
-      TV pv = pt.is_scalar() ? eval(a.ptr) : fit(a.ptr, dflt(pt.shape));
-      auto values = [&](const std::vector<ExprP>& cs) {
-        std::vector<TV> out;
-        for (auto& c : cs) out.push_back(pt.is_scalar() ? eval(c) : fit(c, pv.dist));
-        return out;
-      };
-      std::vector<TV> cv = values(a.conds), kv_ = pt_kind == First ? std::vector<TV>{} : values(a.kconds);
-      int64_t extent = 1;
-      for (const ExprP& x : a.buf->shape) extent *= eval_param_expr(x, b_).as_int();
       std::string bty = reg_type(k_.slot_types[static_cast<size_t>(a.buf->slot)]);
       std::string base = op("ptrtoint " + bty + " %p." + a.buf->name + " to i64");
       std::string pty = mem_type(pt.elem) + " addrspace(1)*";
-      for (size_t r = 0; r < pv.v.size(); ++r) {
-        int ri = static_cast<int>(r);
-        std::string off = op("sdiv exact i64 " + op("sub i64 " + op("ptrtoint " + pty + " " + pv.v[r] + " to i64") + ", " + base) +
-                             ", " + std::to_string(scalar_bytes(pt.elem)));
-        std::string active = "true";
-        for (auto& c : cv) active = op("and i1 " + active + ", " + to_bool(c.type.elem, c.at(ri)));
-        std::string kactive = "true";
-        for (auto& c : kv_) kactive = op("and i1 " + kactive + ", " + to_bool(c.type.elem, c.at(ri)));
-        std::string out = op("and i1 " + op("icmp uge i64 " + off + ", " + std::to_string(extent)) + ", " + active);
-        if (pt_kind == First) either(f_first[ai], out);
-        if (pt_kind == BeforeLast) either(f_ragged[ai], op("or i1 " + out + ", " + op("and i1 " + active + ", " + op("xor i1 " + kactive + ", true"))));
+      auto offset = [&](const std::string& p) {
+        return op("sdiv exact i64 " + op("sub i64 " + op("ptrtoint " + pty + " " + p + " to i64") + ", " + base) + ", " +
+                  std::to_string(scalar_bytes(pt.elem)));
+      };
+      std::vector<Span> spans;
+      if (a.run > 1) {
+        int64_t last_ext = pt.shape.back();
+        for (auto& c : a.starts) {
+          Span sp{offset(at_run(a, a.ptr, c)), "true", std::to_string(a.run), "true", std::to_string(a.run)};
+          auto add = [&](const ExprP& e, std::string& act, std::string& len) {
+            if (along_last(axis_info(e), e->type, last_ext).cst >= a.run) act = both(act, to_bool(e->type.elem, at_run(a, e, c)));
+            else len = min_len(len, prefix_len(e, bcast_coords(pt.shape, c, e->type.shape), a.run));
+          };
+          for (auto& e : a.conds) add(e, sp.act_c, sp.len_c);
+          if (pt_kind != First)
+            for (auto& e : a.kconds) add(e, sp.act_k, sp.len_k);
+          spans.push_back(sp);
+        }
+      } else {
+        set_carried(a, m);
+        TV pv = pt.is_scalar() ? eval(a.ptr) : fit(a.ptr, dflt(pt.shape));
+        auto values = [&](const std::vector<ExprP>& cs) {
+          std::vector<TV> out;
+          for (auto& c : cs) out.push_back(pt.is_scalar() ? eval(c) : fit(c, pv.dist));
+          return out;
+        };
+        std::vector<TV> cv = values(a.conds), kv_ = pt_kind == First ? std::vector<TV>{} : values(a.kconds);
+        for (size_t r = 0; r < pv.v.size(); ++r) {
+          int ri = static_cast<int>(r);
+          Span sp{offset(pv.v[r]), "true", "1", "true", "1"};
+          for (auto& c : cv) sp.act_c = both(sp.act_c, to_bool(c.type.elem, c.at(ri)));
+          for (auto& c : kv_) sp.act_k = both(sp.act_k, to_bool(c.type.elem, c.at(ri)));
+          spans.push_back(sp);
+        }
+      }
+      int64_t extent = 1;
+      for (const ExprP& x : a.buf->shape) extent *= eval_param_expr(x, b_).as_int();
+      // [off, off + len) within [0, extent), for len >= 1; and "some element active".
+      auto in_range = [&](const std::string& off, const std::string& len) {
+        if (is_num(len)) {
+          int64_t l = std::stoll(len);
+          return extent < l ? std::string("false") : op("icmp ult i64 " + off + ", " + std::to_string(extent - l + 1));
+        }
+        return both(op("icmp sge i64 " + off + ", 0"), op("icmp sle i64 " + off + ", " + op("sub i64 " + std::to_string(extent) + ", " + len)));
+      };
+      auto some = [&](const std::string& act, const std::string& len) {
+        return both(act, is_num(len) ? std::string(std::stoll(len) > 0 ? "true" : "false") : op("icmp sgt i64 " + len + ", 0"));
+      };
+      auto out = [&](const Span& sp, const std::string& act, const std::string& len) { return both(some(act, len), negate(in_range(sp.off, len))); };
+      for (const Span& sp : spans) {
+        if (pt_kind == First) either(f_first[ai], out(sp, sp.act_c, sp.len_c));
+        if (pt_kind == BeforeLast) {
+          // Every lane active under the k-independent conjuncts is active under the others too.
+          std::string covered = sp.len_k == std::to_string(a.run) || sp.len_k == sp.len_c ? std::string("true")
+                                : op("icmp sge i64 " + sp.len_k + ", " + sp.len_c);
+          std::string all_k = both(sp.act_k, covered);
+          either(f_ragged[ai], both(some(sp.act_c, sp.len_c), negate(both(all_k, in_range(sp.off, sp.len_c)))));
+        }
         if (pt_kind == Last) {
-          either(f_last[ai], out);
-          if (!a.kconds.empty()) either(f_ragged[ai], op("and i1 " + out + ", " + kactive));
+          either(f_last[ai], out(sp, sp.act_c, sp.len_c));
+          if (!a.kconds.empty()) either(f_ragged[ai], out(sp, both(sp.act_c, sp.act_k), min_len(sp.len_c, sp.len_k)));
         }
       }
     }
   }
+  carried_ = saved_carried;
   for (size_t ai = 0; ai < as.size(); ++ai) {
     fail_if(f_first[ai]);
     fail_if(as[ai].kconds.empty() ? f_last[ai] : op("and i1 " + f_last[ai] + ", " + f_ragged[ai]));

@@ -375,6 +375,38 @@ bool KernelEmitter::recomputable(const ExprP& e) {
   return false;
 }
 
+bool KernelEmitter::at_ok(const ExprP& e) {
+  if (e->type.is_scalar()) return true;
+  switch (e->kind) {
+    case ExprKind::Var: {
+      if (carried_.count(e->slot)) return true;
+      const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
+      return stable_scalar(e->slot) && d && at_ok(d);
+    }
+    case ExprKind::Arange: return true;
+    case ExprKind::Full:
+    case ExprKind::Unary:
+    case ExprKind::Binary:
+    case ExprKind::Where:
+    case ExprKind::Cast:
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast:
+      for (auto& a : e->args)
+        if (a && !at_ok(a)) return false;
+      return true;
+    case ExprKind::Const:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d: return false;
+  }
+  return false;
+}
+
 std::string KernelEmitter::eval_scalar(const ExprP& e) {
   TV v = eval(e);
   return v.v[0];
