@@ -457,10 +457,17 @@ std::vector<std::string> KernelEmitter::fma_tiles(const Dist& D, int64_t K, Scal
       }
     }
   };
-  if (K <= 64) {  // unrolled: the whole k range in straight-line code
+  // Unrolled (the whole k range in straight-line code) up to 2048 multiply-adds per thread; beyond,
+  // a loop of u groups of kv steps, up to 1024 per iteration. A 128-register tile at K = 32 unrolled
+  // is ~70 KB of code, which a kernel running few iterations spends waiting on instruction fetch
+  // (H100, mm.dt 200x256x96: 21.6 -> 14.8 us; 1024^3: 0.208 -> 0.111 ms; 4096^3 3.02 -> 3.10 ms).
+  int64_t per_step = D.nregs();
+  if (K <= 64 && per_step * K <= 2048) {
     for (int64_t k = 0; k < K; k += kv) steps(std::to_string(k), c);
     return c;
   }
+  int64_t u = 1;
+  while (K % (kv * u * 2) == 0 && per_step * kv * u * 2 <= 1024) u *= 2;
   std::vector<std::string> accs;
   for (int r = 0; r < D.nregs(); ++r) {
     std::string v = "%dacc" + std::to_string(tmp_++);
@@ -478,9 +485,9 @@ std::vector<std::string> KernelEmitter::fma_tiles(const Dist& D, int64_t K, Scal
   line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(K)) + ", label %" + body + ", label %" + exit);
   start_block(body);
   for (int r = 0; r < D.nregs(); ++r) c[static_cast<size_t>(r)] = op("load " + ty + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-  steps(k, c);
+  for (int64_t j = 0; j < u; ++j) steps(j ? op("add i32 " + k + ", " + std::to_string(j * kv)) : k, c);
   for (int r = 0; r < D.nregs(); ++r) line("store " + ty + " " + c[static_cast<size_t>(r)] + ", " + ty + "* " + accs[static_cast<size_t>(r)]);
-  line("store i32 " + op("add i32 " + k + ", " + std::to_string(kv)) + ", i32* " + kc);
+  line("store i32 " + op("add i32 " + k + ", " + std::to_string(kv * u)) + ", i32* " + kc);
   br(head);
   start_block(exit);
   std::vector<std::string> out;
