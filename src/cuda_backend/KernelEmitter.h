@@ -254,6 +254,14 @@ class KernelEmitter {
     std::function<CheckAcc()> partials;
   };
   void report_checks(const std::vector<PendingCheck>& checks);
+  // Checks of loads in assignments wait here, to be reported together (one barrier) before the next
+  // statement that is not an assignment, the end of the block, or a loop's back edge: a barrier
+  // orders the memory accesses before it, so a barrier per load would serialize the loads'
+  // latencies. Loads have no effect to undo: their failing lanes are suppressed where they run.
+  std::vector<PendingCheck> deferred_;
+  bool defer_ok_ = false;  // emitting an assignment outside any guarded region
+  int guard_depth_ = 0;
+  void flush_checks();
   // The failing path of one check: partials reduced, thread 0 records, the instance leaves.
   void report_failure(int site, const std::function<CheckAcc()>& partials);
   // A check whose condition every thread holds alike (a scalar assert): no barrier; thread 0 records

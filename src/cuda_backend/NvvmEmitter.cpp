@@ -223,7 +223,9 @@ void KernelEmitter::guarded(const std::string& cond, const std::function<void()>
   line("br i1 " + cond + ", label %" + in + ", label %" + join);
   start_block(in);
   auto loads = load_cache_;  // what is loaded inside does not dominate the code after
+  ++guard_depth_;
   body();
+  --guard_depth_;
   load_cache_ = std::move(loads);
   br(join);
   start_block(join);
@@ -642,7 +644,10 @@ TV KernelEmitter::eval_load_uncached(const ExprP& e, const Dist& d) {
       out.v[static_cast<size_t>(r0 + j)] =
           op("phi " + ty + " [ " + x[static_cast<size_t>(j)] + ", %" + ld_end + " ], [ " + other[static_cast<size_t>(j)] + ", %" + pre + " ]");
   }
-  if (checking()) end_bounds(bc);
+  if (checking()) {
+    if (defer_ok_ && guard_depth_ == 0) deferred_.push_back(pending(bc));
+    else end_bounds(bc);
+  }
   return out;
 }
 

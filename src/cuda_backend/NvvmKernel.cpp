@@ -89,6 +89,14 @@ void KernelEmitter::infer_layouts() {
 
 void KernelEmitter::emit_block(const std::vector<StmtP>& body) {
   for (auto& s : body) emit_stmt(*s);
+  flush_checks();
+}
+
+void KernelEmitter::flush_checks() {
+  if (deferred_.empty()) return;
+  std::vector<PendingCheck> checks;
+  checks.swap(deferred_);
+  report_checks(checks);
 }
 
 void KernelEmitter::emit_store(const Stmt& s) {
@@ -317,6 +325,7 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
       line("store " + ty + " " + i + ", " + ty + "* " + kvar);
     }
   }
+  flush_checks();
   loop_info_.erase(slot);
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
@@ -506,7 +515,11 @@ void KernelEmitter::emit_stmt(const Stmt& s) {
   cur_stmt_ = &s;
   // Loads may be reused only within straight-line code with no store in between.
   if (s.kind != StmtKind::Assign) load_cache_.clear();
+  if (s.kind != StmtKind::Assign) flush_checks();
+  bool defer = defer_ok_;
+  defer_ok_ = s.kind == StmtKind::Assign && guard_depth_ == 0;
   emit_stmt_body(s);
+  defer_ok_ = defer;
   if (s.kind != StmtKind::Assign) load_cache_.clear();
   for (int slot : s.slots)
     for (auto it = load_cache_.begin(); it != load_cache_.end();)

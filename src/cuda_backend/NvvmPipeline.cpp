@@ -383,6 +383,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     ++info.mma_dots;
     assign(dot->slots[0], TV{de.type, r.dist, r.v});
   }
+  flush_checks();
   if (p.wgmma) {
     issue(ahead, nst, true);
     line("store " + ty + " " + i + ", " + ty + "* " + kvar);
