@@ -138,6 +138,51 @@ TEST_CASE("--sanitize=bounds: a loop whose accesses move by a fixed step per ite
   CHECK(count(c.ptx, "cp.async.wait_group 1") == 2 * count(u.ptx, "cp.async.wait_group 1"));
 }
 
+TEST_CASE("--sanitize=bounds: the hoisted test reads one element per run of consecutive pointers") {
+  auto runs = [](const NvvmKernelInfo& ki) -> std::string {
+    for (auto& [id, text] : ki.notes) {
+      size_t at = text.find("in runs of ");
+      if (text.rfind("bounds checks hoisted", 0) == 0 && at != std::string::npos) return text.substr(at + 11, text.find('+', at) - at - 11);
+    }
+    return "";
+  };
+  // mm.dt at 200 x 256 x 96: A (200 x 96 f32) is read in runs of 32 along k (its tile's k extent),
+  // B (96 x 256) in runs of 128 along y; each run passes where its first offset is at most the
+  // buffer's extent less the run: 19200 - 32 and 24576 - 128.
+  Built m = build("examples/mm.dt", "sm_90", true);
+  CHECK(runs(m.nm.kernels[0]) == "32");
+  CHECK(count(m.ptx, "19168") > 0);
+  CHECK(count(m.ptx, "24448") > 0);
+  // loop_accesses.tile: `strided` (its mask `offs < n`, a prefix of each run, of degree 1 in k) and
+  // `carried` (pointers advanced after their use, read as init + m * c) in runs of 64; `advanced`
+  // (a pointer advanced before its use) is tested element by element.
+  Built l = build("tests/unit/cuda/loop_accesses.tile", "sm_90", true);
+  REQUIRE(l.nm.kernels.size() == 5);
+  CHECK(runs(l.nm.kernels[0]) == "64");
+  CHECK(runs(l.nm.kernels[1]) == "64");
+  CHECK(runs(l.nm.kernels[3]).empty());
+}
+
+TEST_CASE("--sanitize=bounds: the checks of consecutive loads share one barrier, after every load is issued") {
+  // rgb2grey: three loads (r, g, b) in assignments, then a store: the loads' checks are reported
+  // together before the store, so no load waits behind another's barrier.
+  Built c = build("examples/rgb2grey.tile", "sm_90", true);
+  size_t last_load = c.ptx.rfind("ld.global"), first_barrier = c.ptx.find("bar.red.or");
+  REQUIRE(last_load != std::string::npos);
+  REQUIRE(first_barrier != std::string::npos);
+  CHECK(last_load < first_barrier);
+  // Each access keeps its site: the first failing one in program order reports.
+  CHECK(c.nm.kernels[0].sites.size() == 4);
+}
+
+TEST_CASE("FMA dot: straight-line code up to 2048 multiply-adds per thread, a loop beyond") {
+  // matmul_f32.tile: 64 accumulators x K 32 = 2048, unrolled; mm.dt: 128 x 32 = 4096, a loop of 1024.
+  Built f = build("bench/gpu/matmul_f32.tile", "sm_90", false);
+  CHECK(count(f.ptx, "fma.rn.f32") == 2048);
+  Built m = build("examples/mm.dt", "sm_90", false);
+  CHECK(count(m.ptx, "fma.rn.f32") == 1024);
+}
+
 TEST_CASE("the status buffer renders as the interpreter's out-of-bounds finding") {
   for (const char* bug : {"examples/bugs/copy_pid_n.tile", "examples/bugs/copy_nopid.tile", "examples/bugs/matmul_no_kmask.tile"}) {
     INFO(bug);
