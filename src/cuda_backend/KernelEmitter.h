@@ -113,9 +113,9 @@ class KernelEmitter {
   std::optional<CarriedForm> loop_advance(const Stmt& f, const Stmt& st) const;
 
   // ---- expressions ----
-  bool recomputable(const ExprP& e);
-  // Whether at() can evaluate e at any coordinates: recomputable tiles, any scalar.
-  bool at_ok(const ExprP& e);
+  // any_scalar: scalar subexpressions count as recomputable whatever they read (their current value
+  // is the one wanted: at() evaluates them once), so at() can evaluate e at any coordinates.
+  bool recomputable(const ExprP& e, bool any_scalar = false);
   bool stable_scalar(int slot) const;
   // e's value in layout d (d's shape is e's shape; scalars ignore d).
   TV eval(const ExprP& e, const Dist& d);

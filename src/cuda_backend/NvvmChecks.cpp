@@ -395,17 +395,17 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
   };
   for (auto& a : as) {
     const Type& pt = a.ptr->type;
-    if (pt.is_scalar() || !at_ok(a.ptr)) continue;
+    if (pt.is_scalar() || !recomputable(a.ptr, true)) continue;
     int64_t last = pt.shape.back();
     int64_t r = std::min(axis_info(a.ptr).contig, last);
     for (auto& t : a.terms) {
-      if (!at_ok(t)) r = 1;
+      if (!recomputable(t, true)) r = 1;
       AxisInfo ti = along_last(axis_info(t), t->type, last);
       r = std::min(r, std::max(ti.contig, ti.cst));
     }
     for (auto* cs : {&a.conds, &a.kconds})
       for (auto& c : *cs) {
-        if (!at_ok(c)) r = 1;
+        if (!recomputable(c, true)) r = 1;
         r = std::min(r, std::max(along_last(axis_info(c), c->type, last).cst, prefix_run(c, last)));
       }
     if (r < 2) continue;

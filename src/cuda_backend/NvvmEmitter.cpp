@@ -344,7 +344,8 @@ bool KernelEmitter::stable_scalar(int slot) const {
 
 // Whether `e` is a pure function of its coordinates that can be evaluated at any element without
 // moving data: index arithmetic on arange/full/program ids and scalars that are never reassigned.
-bool KernelEmitter::recomputable(const ExprP& e) {
+bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
+  if (any_scalar && e->type.is_scalar()) return true;
   switch (e->kind) {
     case ExprKind::Const:
     case ExprKind::ProgramId:
@@ -355,52 +356,20 @@ bool KernelEmitter::recomputable(const ExprP& e) {
       if (!stable_scalar(e->slot)) return false;
       if (e->type.is_scalar()) return true;
       const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
-      return d && recomputable(d);
+      return d && recomputable(d, any_scalar);
     }
-    case ExprKind::Full: return recomputable(e->args.back());
+    case ExprKind::Full: return recomputable(e->args.back(), any_scalar);
     case ExprKind::Unary:
     case ExprKind::Binary:
     case ExprKind::Where:
     case ExprKind::Cast:
       for (auto& a : e->args)
-        if (a && !recomputable(a)) return false;
+        if (a && !recomputable(a, any_scalar)) return false;
       return true;
     case ExprKind::ExpandDims:
     case ExprKind::Reshape:
     case ExprKind::Trans:
-    case ExprKind::Broadcast: return recomputable(e->args[0]);
-    case ExprKind::Load:
-    case ExprKind::Dot:
-    case ExprKind::Reduce:
-    case ExprKind::Swizzle2d: return false;
-  }
-  return false;
-}
-
-bool KernelEmitter::at_ok(const ExprP& e) {
-  if (e->type.is_scalar()) return true;
-  switch (e->kind) {
-    case ExprKind::Var: {
-      if (carried_.count(e->slot)) return true;
-      const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
-      return stable_scalar(e->slot) && d && at_ok(d);
-    }
-    case ExprKind::Arange: return true;
-    case ExprKind::Full:
-    case ExprKind::Unary:
-    case ExprKind::Binary:
-    case ExprKind::Where:
-    case ExprKind::Cast:
-    case ExprKind::ExpandDims:
-    case ExprKind::Reshape:
-    case ExprKind::Trans:
-    case ExprKind::Broadcast:
-      for (auto& a : e->args)
-        if (a && !at_ok(a)) return false;
-      return true;
-    case ExprKind::Const:
-    case ExprKind::ProgramId:
-    case ExprKind::NumPrograms:
+    case ExprKind::Broadcast: return recomputable(e->args[0], any_scalar);
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
