@@ -259,8 +259,8 @@ class KernelEmitter {
   // orders the memory accesses before it, so a barrier per load would serialize the loads'
   // latencies. Loads have no effect to undo: their failing lanes are suppressed where they run.
   std::vector<PendingCheck> deferred_;
-  bool defer_ok_ = false;  // emitting an assignment outside any guarded region
-  int guard_depth_ = 0;
+  bool defer_ok_ = false;  // emitting an assignment statement
+  int guard_depth_ = 0;    // inside guarded(): a check made there must be reported there
   void flush_checks();
   // The failing path of one check: partials reduced, thread 0 records, the instance leaves.
   void report_failure(int site, const std::function<CheckAcc()>& partials);

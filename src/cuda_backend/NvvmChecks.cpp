@@ -308,13 +308,14 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     // (see below); 1: element by element.
     int64_t run = 1;
     std::vector<std::vector<std::string>> starts;  // the coordinates of this thread's runs
+    std::vector<bool> cond_prefix, kcond_prefix;   // per conjunct: a prefix comparison (else constant over a run)
   };
   std::vector<Access> as;
   for (const Found& fa : acc) {
     if (deg(fa.ptr) < 0) return "";
     std::vector<const Param*> bufs = buffers_of(fa.ptr);
     if (bufs.size() != 1) return "";
-    Access a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}, 1, {}};
+    Access a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}, 1, {}, {}, {}};
     if (!k_terms(a.ptr, deg, a.terms)) return "";
     if (fa.mask) {
       std::vector<ExprP> cs;
@@ -410,6 +411,8 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
       }
     if (r < 2) continue;
     a.run = r;
+    for (auto& c : a.conds) a.cond_prefix.push_back(along_last(axis_info(c), c->type, last).cst < r);
+    for (auto& c : a.kconds) a.kcond_prefix.push_back(along_last(axis_info(c), c->type, last).cst < r);
     Dist runs = blocked(pt.shape, k_.num_warps, static_cast<int>(r));
     for (int q = 0; q < runs.nregs(); q += static_cast<int>(r)) a.starts.push_back(coords(runs, q));
   }
@@ -543,16 +546,17 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
       };
       std::vector<Span> spans;
       if (a.run > 1) {
-        int64_t last_ext = pt.shape.back();
         for (auto& c : a.starts) {
           Span sp{offset(at_run(a, a.ptr, c)), "true", std::to_string(a.run), "true", std::to_string(a.run)};
-          auto add = [&](const ExprP& e, std::string& act, std::string& len) {
-            if (along_last(axis_info(e), e->type, last_ext).cst >= a.run) act = both(act, to_bool(e->type.elem, at_run(a, e, c)));
-            else len = min_len(len, prefix_len(e, bcast_coords(pt.shape, c, e->type.shape), a.run));
+          auto add = [&](const std::vector<ExprP>& es, const std::vector<bool>& prefix, std::string& act, std::string& len) {
+            for (size_t i = 0; i < es.size(); ++i) {
+              const ExprP& e = es[i];
+              if (prefix[i]) len = min_len(len, prefix_len(e, bcast_coords(pt.shape, c, e->type.shape), a.run));
+              else act = both(act, to_bool(e->type.elem, at_run(a, e, c)));
+            }
           };
-          for (auto& e : a.conds) add(e, sp.act_c, sp.len_c);
-          if (pt_kind != First)
-            for (auto& e : a.kconds) add(e, sp.act_k, sp.len_k);
+          add(a.conds, a.cond_prefix, sp.act_c, sp.len_c);
+          if (pt_kind != First) add(a.kconds, a.kcond_prefix, sp.act_k, sp.len_k);
           spans.push_back(sp);
         }
       } else {

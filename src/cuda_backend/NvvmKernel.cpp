@@ -514,10 +514,12 @@ void KernelEmitter::emit_stmt(const Stmt& s) {
   const Stmt* outer = cur_stmt_;
   cur_stmt_ = &s;
   // Loads may be reused only within straight-line code with no store in between.
-  if (s.kind != StmtKind::Assign) load_cache_.clear();
-  if (s.kind != StmtKind::Assign) flush_checks();
+  if (s.kind != StmtKind::Assign) {
+    load_cache_.clear();
+    flush_checks();
+  }
   bool defer = defer_ok_;
-  defer_ok_ = s.kind == StmtKind::Assign && guard_depth_ == 0;
+  defer_ok_ = s.kind == StmtKind::Assign;
   emit_stmt_body(s);
   defer_ok_ = defer;
   if (s.kind != StmtKind::Assign) load_cache_.clear();
