@@ -114,7 +114,7 @@ int Session::add_watch(const std::string& text) {
 // ---- hooks ----
 
 void Session::on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
-                        const std::vector<std::array<int64_t, 3>>& order) {
+                        const InstanceOrder& order) {
   if (kernel_index == 0 && launched_) {  // a new run (restart): back to the initial resume mode
     mode_ = cfg_.stop_at_start ? Mode::Step : Mode::Continue;
     steps_left_ = 1;
@@ -298,21 +298,9 @@ std::string Session::pid_str(const std::array<int64_t, 3>& pid) const {
   return s + "]";
 }
 
-std::string Session::order_name() const {
-  bool seq = true, rev = true;
-  int64_t n = static_cast<int64_t>(order_.size());
-  for (int64_t i = 0; i < n; ++i) {
-    auto lin = [&](const std::array<int64_t, 3>& p) { return p[0] + grid_[0] * (p[1] + grid_[1] * p[2]); };
-    seq = seq && lin(order_[i]) == i;
-    rev = rev && lin(order_[i]) == n - 1 - i;
-  }
-  return seq ? "sequential" : rev ? "reverse" : "shuffled";
-}
+std::string Session::order_name() const { return order_.name(); }
 
-int64_t Session::order_position(const std::array<int64_t, 3>& pid) const {
-  auto it = std::find(order_.begin(), order_.end(), pid);
-  return it == order_.end() ? -1 : it - order_.begin();
-}
+int64_t Session::order_position(const std::array<int64_t, 3>& pid) const { return order_.position(pid); }
 
 std::string Session::instance_str(const Frame& f) const {
   return "pid " + pid_str(f.pid) + " (instance " + std::to_string(f.order_index + 1) + " of " +

@@ -48,7 +48,7 @@ class Session : public DebugHooks {
   Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std::ostream& out);
 
   void on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
-                 const std::vector<std::array<int64_t, 3>>& order) override;
+                 const InstanceOrder& order) override;
   void on_instance_begin(Frame& f) override;
   void before_stmt(Frame& f, const Stmt& s) override;
   void after_loop_iteration(Frame& f, const Stmt& loop) override;
@@ -120,7 +120,7 @@ class Session : public DebugHooks {
   const Kernel* kernel_ = nullptr;
   int kernel_index_ = 0;
   std::array<int64_t, 3> grid_{};
-  std::vector<std::array<int64_t, 3>> order_;
+  InstanceOrder order_;
   bool launched_ = false;
 
   // the instance and the point where the run stands

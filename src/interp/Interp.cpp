@@ -7,7 +7,9 @@
 // written in instance order after the launch. Debug hooks force one thread.
 #include <omp.h>
 
+#include <cstdio>
 #include <exception>
+#include <map>
 #include <iostream>
 
 #include "interp/Elem.h"
@@ -33,28 +35,92 @@ std::array<int64_t, 3> launch_grid(const Kernel& k, const Bindings& b) {
   return g;
 }
 
-std::vector<std::array<int64_t, 3>> instance_order(const std::array<int64_t, 3>& grid, Order o, uint64_t seed) {
-  std::vector<std::array<int64_t, 3>> out;
-  out.reserve(static_cast<size_t>(grid[0] * grid[1] * grid[2]));
-  for (int64_t z = 0; z < grid[2]; ++z)
-    for (int64_t y = 0; y < grid[1]; ++y)
-      for (int64_t x = 0; x < grid[0]; ++x) out.push_back({x, y, z});
-  switch (o) {
-    case Order::Sequential: break;
-    case Order::Reverse: std::reverse(out.begin(), out.end()); break;
+namespace {
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+InstanceOrder::InstanceOrder(const std::array<int64_t, 3>& grid, Order o, uint64_t seed)
+    : grid_(grid), n_(grid[0] * grid[1] * grid[2]), order_(o) {
+  if (o != Order::Shuffle) return;
+  int bits = 0;
+  while ((int64_t(1) << bits) < n_) ++bits;
+  half_ = std::max(1, (bits + 1) / 2);
+  uint64_t s = seed ^ 0x6a09e667f3bcc909ull;
+  for (uint64_t& k : keys_) k = mix64(s += 0x9e3779b97f4a7c15ull);
+}
+
+uint64_t InstanceOrder::permute(uint64_t x) const {
+  const uint64_t mask = (uint64_t(1) << half_) - 1;
+  uint64_t l = x >> half_, r = x & mask;
+  for (uint64_t k : keys_) {
+    uint64_t t = l ^ (mix64(r ^ k) & mask);
+    l = r;
+    r = t;
+  }
+  return (l << half_) | r;
+}
+
+uint64_t InstanceOrder::unpermute(uint64_t x) const {
+  const uint64_t mask = (uint64_t(1) << half_) - 1;
+  uint64_t l = x >> half_, r = x & mask;
+  for (size_t i = keys_.size(); i-- > 0;) {
+    uint64_t t = r ^ (mix64(l ^ keys_[i]) & mask);
+    r = l;
+    l = t;
+  }
+  return (l << half_) | r;
+}
+
+int64_t InstanceOrder::linear_at(int64_t i) const {
+  switch (order_) {
+    case Order::Sequential: return i;
+    case Order::Reverse: return n_ - 1 - i;
     case Order::Shuffle: {
-      uint64_t s = seed ^ 0x6a09e667f3bcc909ull;
-      auto next = [&s] {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-      };
-      for (size_t i = out.size(); i > 1; --i) std::swap(out[i - 1], out[next() % i]);
-      break;
+      // Cycle walking: the permutation of [0, 2^(2*half)) restricted to [0, n) (the domain is less
+      // than 4n, so a few steps on average).
+      uint64_t x = static_cast<uint64_t>(i);
+      do x = permute(x);
+      while (x >= static_cast<uint64_t>(n_));
+      return static_cast<int64_t>(x);
     }
   }
-  return out;
+  return i;
+}
+
+std::array<int64_t, 3> InstanceOrder::operator[](int64_t i) const {
+  int64_t lin = linear_at(i);
+  return {lin % grid_[0], (lin / grid_[0]) % grid_[1], lin / (grid_[0] * grid_[1])};
+}
+
+int64_t InstanceOrder::position(const std::array<int64_t, 3>& pid) const {
+  for (size_t a = 0; a < 3; ++a)
+    if (pid[a] < 0 || pid[a] >= grid_[a]) return -1;
+  int64_t lin = pid[0] + grid_[0] * (pid[1] + grid_[1] * pid[2]);
+  switch (order_) {
+    case Order::Sequential: return lin;
+    case Order::Reverse: return n_ - 1 - lin;
+    case Order::Shuffle: {
+      uint64_t x = static_cast<uint64_t>(lin);
+      do x = unpermute(x);
+      while (x >= static_cast<uint64_t>(n_));
+      return static_cast<int64_t>(x);
+    }
+  }
+  return lin;
+}
+
+std::string InstanceOrder::name() const {
+  if (n_ <= 1) return "sequential";
+  switch (order_) {
+    case Order::Sequential: return "sequential";
+    case Order::Reverse: return "reverse";
+    case Order::Shuffle: return "shuffled";
+  }
+  return "sequential";
 }
 
 namespace {
@@ -256,7 +322,7 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
 void launch(RunState& rs, const Kernel& k, int ki) {
   const InterpOptions& opt = *rs.opt;
   std::array<int64_t, 3> grid = launch_grid(k, *rs.bindings);
-  std::vector<std::array<int64_t, 3>> order = instance_order(grid, opt.order, opt.shuffle_seed);
+  const InstanceOrder order(grid, opt.order, opt.shuffle_seed);
   if (opt.hooks) opt.hooks->on_launch(k, ki, grid, order);
   rs.kernel = &k;
   rs.grid = grid;
@@ -284,21 +350,46 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     }
     rs.conflicts[bi].init = in.init;
   }
-  int64_t total = static_cast<int64_t>(order.size());
+  const int64_t total = order.size();
   int threads = opt.hooks ? 1 : std::max(1, opt.threads);
   rs.parallel = !(threads == 1 || total == 1);
   RunControl* ctl = opt.control;
   if (ctl) ctl->begin_launch(k.name, total);
-  // Ctrl-C stops before the next instance (under the debugger, the debugger takes it instead).
+  // A stop request (or Ctrl-C, SIGTERM) ends the run before the next instance; under a debugger
+  // that handles Ctrl-C itself, Ctrl-C goes to the debugger instead. Inside an instance, step_poll
+  // stops it the same way (RunControl.cpp).
   auto interrupted = [&](int64_t i) {
-    if (!ctl || (opt.hooks && opt.hooks->handles_interrupt()) || !sigint_pending()) return false;
+    if (!ctl) return false;
+    bool sig = stop_signal_pending(opt.hooks && opt.hooks->handles_interrupt());
+    if (!sig && !ctl->stop_requested()) return false;
     std::lock_guard<std::mutex> lock(rs.mu);
     if (!ctl->interrupted) {
       ctl->interrupted = true;
+      ctl->stopped_inside = false;
       ctl->stopped_kernel = k.name;
-      ctl->stopped_pid = order[static_cast<size_t>(i)];
+      ctl->stopped_pid = order[i];
       ctl->stopped_done = ctl->done.load();
       ctl->stopped_total = total;
+    }
+    rs.stop = true;
+    return true;
+  };
+  // --timeout between instances, every 1024 of them (instances poll the clock inside only as their
+  // statements add up; a kernel with an empty body has none).
+  auto timed_out = [&](int64_t i) {
+    if (!ctl || ctl->timeout_s <= 0 || (i & 1023) != 0 || !ctl->past_deadline()) return false;
+    Finding fd;
+    fd.kind = Finding::Fault;
+    fd.loc = k.loc;
+    fd.pid = order[i];
+    char t[32];
+    std::snprintf(t, sizeof t, "%g", ctl->timeout_s);
+    fd.message = format_diag(k.loc, "error", "run stopped after " + std::string(t) + " s (--timeout) before pid " + pid_str(fd.pid) +
+                                                 " of kernel '" + k.name + "'");
+    std::lock_guard<std::mutex> lock(rs.mu);
+    if (!rs.stop) {
+      rs.report->findings_count++;
+      if (rs.report->findings.size() < 20) rs.report->findings.push_back(std::move(fd));
     }
     rs.stop = true;
     return true;
@@ -307,45 +398,67 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     Frame f = tmpl;
     Regs regs(f.slots.size(), rs.sp.get());
     for (int64_t i = 0; i < total && !rs.stop; ++i) {
-      if (interrupted(i)) break;
-      run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], nullptr);
+      if (interrupted(i) || timed_out(i)) break;
+      run_instance(rs, f, regs, i, order[i], nullptr);
       rs.report->instances++;
       if (ctl) ctl->done.fetch_add(1, std::memory_order_relaxed);
     }
     return;
   }
-  bool prints = has_print(k);
-  std::vector<std::string> print_bufs(prints ? static_cast<size_t>(total) : 0);
+  // Instances go to threads in chunks of up to 4 adjacent positions of the order (fewer hand-outs
+  // for small instances), down to 1 when the grid is small next to the thread count (a few
+  // instances doing all the work must not share a chunk). Positions are handed out from a counter,
+  // so that a stop ends every thread at once, whatever the grid size. Prints are kept per chunk and
+  // written in order as soon as every chunk before them is done (memory bounded by the chunks in
+  // flight, not the grid).
+  const int64_t chunk = std::clamp<int64_t>(total / (int64_t(threads) * 16), 1, 4);
+  const bool prints = has_print(k);
+  std::ostream& pout = opt.out ? *opt.out : std::cout;
+  std::mutex print_mu;
+  std::map<int64_t, std::string> print_ready;  // chunk start -> its prints (chunks done out of order)
+  int64_t print_next = 0;                      // the first chunk not written yet
+  std::atomic<int64_t> next{0};
   std::exception_ptr err;
   std::mutex err_mu;
   int64_t ran = 0;
-  // Instances go to threads in chunks of up to 4 adjacent ones (fewer hand-outs for small
-  // instances), down to 1 when the grid is small next to the thread count (a few instances doing
-  // all the work must not share a chunk).
-  const int chunk = static_cast<int>(std::clamp<int64_t>(total / (int64_t(threads) * 16), 1, 4));
 #pragma omp parallel num_threads(threads) reduction(+ : ran)
   {
     Frame f = tmpl;
     Regs regs(f.slots.size(), rs.sp.get());
-#pragma omp for schedule(dynamic, chunk)
-    for (int64_t i = 0; i < total; ++i) {
-      if (rs.stop || interrupted(i)) continue;
-      try {
-        run_instance(rs, f, regs, i, order[static_cast<size_t>(i)], prints ? &print_bufs[static_cast<size_t>(i)] : nullptr);
-        ++ran;
-        if (ctl) ctl->done.fetch_add(1, std::memory_order_relaxed);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(err_mu);
-        if (!err) err = std::current_exception();
-        rs.stop = true;
+    std::string pbuf;
+    for (;;) {
+      if (rs.stop) break;
+      int64_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (lo >= total) break;
+      int64_t hi = std::min(total, lo + chunk);
+      for (int64_t i = lo; i < hi; ++i) {
+        if (rs.stop || interrupted(i) || timed_out(i)) break;
+        try {
+          run_instance(rs, f, regs, i, order[i], prints ? &pbuf : nullptr);
+          ++ran;
+          if (ctl) ctl->done.fetch_add(1, std::memory_order_relaxed);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(err_mu);
+          if (!err) err = std::current_exception();
+          rs.stop = true;
+          break;
+        }
+      }
+      if (prints) {
+        std::lock_guard<std::mutex> lock(print_mu);
+        print_ready[lo] = std::move(pbuf);
+        pbuf.clear();
+        for (auto it = print_ready.begin(); it != print_ready.end() && it->first == print_next; it = print_ready.erase(it)) {
+          pout << it->second;
+          print_next += chunk;
+        }
       }
     }
   }
   rs.report->instances += ran;
   if (prints) {
-    std::ostream& out = opt.out ? *opt.out : std::cout;
-    for (const std::string& s : print_bufs) out << s;
-    out.flush();
+    for (const auto& [lo, text] : print_ready) pout << text;  // after a stop: what the chunks begun printed
+    pout.flush();
   }
   if (err) std::rethrow_exception(err);
 }

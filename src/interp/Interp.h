@@ -85,6 +85,33 @@ struct RunReport {
   bool ok() const { return findings_count == 0; }
 };
 
+// The instance order of a grid: sequential (pid0 fastest), reverse, or a seeded shuffle. Generated,
+// not listed: the i-th instance and the position of a pid are computed in O(1) memory, so a grid of
+// 2^31 instances costs nothing to order. A shuffle is a keyed permutation of [0, N) (a 4-round
+// Feistel network on the smallest even bit width that covers N, walked until it lands inside
+// [0, N)): reproducible from the seed, a few hash rounds per instance.
+class InstanceOrder {
+ public:
+  InstanceOrder() = default;
+  InstanceOrder(const std::array<int64_t, 3>& grid, Order o, uint64_t seed);
+  int64_t size() const { return n_; }
+  Order order() const { return order_; }
+  const std::array<int64_t, 3>& grid() const { return grid_; }
+  int64_t linear_at(int64_t i) const;                       // the linear pid run i-th (0 <= i < size())
+  std::array<int64_t, 3> operator[](int64_t i) const;       // the pid run i-th
+  int64_t position(const std::array<int64_t, 3>& pid) const;  // where pid runs; -1 outside the grid
+  std::string name() const;  // "sequential", "reverse" or "shuffled" ("sequential" for one instance)
+
+ private:
+  uint64_t permute(uint64_t x) const;
+  uint64_t unpermute(uint64_t x) const;
+  std::array<int64_t, 3> grid_{1, 1, 1};
+  int64_t n_ = 1;
+  Order order_ = Order::Sequential;
+  int half_ = 0;  // bits of each Feistel half
+  std::array<uint64_t, 4> keys_{};
+};
+
 // ---- debugger interface ----
 // The state of one running program instance, as the debugger sees it.
 struct Frame {
@@ -111,7 +138,7 @@ class DebugHooks {
  public:
   virtual ~DebugHooks() = default;
   virtual void on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
-                         const std::vector<std::array<int64_t, 3>>& order) {}
+                         const InstanceOrder& order) {}
   virtual void on_instance_begin(Frame& f) {}
   virtual void before_stmt(Frame& f, const Stmt& s) {}
   virtual void after_loop_iteration(Frame& f, const Stmt& loop) {}
@@ -127,7 +154,5 @@ RunReport run_module(const Module& m, const Bindings& b, Buffers& buffers, const
 
 // The launch grid of a kernel under `b` (each axis >= 1; UserError when an axis is <= 0).
 std::array<int64_t, 3> launch_grid(const Kernel& k, const Bindings& b);
-// The instance order for a grid: sequential (pid0 fastest), reverse, or a seeded shuffle.
-std::vector<std::array<int64_t, 3>> instance_order(const std::array<int64_t, 3>& grid, Order o, uint64_t seed);
 
 }  // namespace dtsim

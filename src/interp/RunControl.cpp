@@ -16,17 +16,6 @@ namespace dtsim {
 
 namespace {
 
-volatile sig_atomic_t g_sigint = 0;
-
-void on_sigint(int) {
-  if (g_sigint) {  // a second Ctrl-C: the run did not reach a boundary; end now, as SIGINT does
-    signal(SIGINT, SIG_DFL);
-    raise(SIGINT);
-    return;
-  }
-  g_sigint = 1;
-}
-
 std::string pid_text(const std::array<int64_t, 3>& p) {
   return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
 }
@@ -49,35 +38,12 @@ void RunControl::begin_launch(const std::string& name, int64_t instances) {
   launch_start.store(elapsed(), std::memory_order_relaxed);
 }
 
-std::string RunControl::interrupted_line() const {
-  return "interrupted: kernel '" + stopped_kernel + "' before pid " + pid_text(stopped_pid) + ": " +
-         std::to_string(stopped_done) + " of " + std::to_string(stopped_total) + " instances done; no output file written";
-}
-
-SigintGuard::SigintGuard() {
-  g_sigint = 0;
-  auto* old = new struct sigaction;
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, old);
-  old_ = old;
-}
-
-SigintGuard::~SigintGuard() {
-  auto* old = static_cast<struct sigaction*>(old_);
-  sigaction(SIGINT, old, nullptr);
-  delete old;
-}
-
-bool sigint_pending() { return g_sigint != 0; }
-
-bool take_sigint() {
-  if (!g_sigint) return false;
-  g_sigint = 0;
-  return true;
+std::string RunControl::interrupted_line(const std::string& verb) const {
+  std::string at = stopped_inside ? "' in pid " + pid_text(stopped_pid) + (stopped_where.empty() ? "" : ", " + stopped_where) +
+                                        (stopped_loc.valid() ? " at " + format_loc(stopped_loc) : "")
+                                  : "' before pid " + pid_text(stopped_pid);
+  return verb + ": kernel '" + stopped_kernel + at + ": " + std::to_string(stopped_done) + " of " + std::to_string(stopped_total) +
+         " instances done; no output file written";
 }
 
 ProgressLine::ProgressLine(Describe describe, void* ctx, bool force_on)
@@ -131,7 +97,7 @@ namespace exec {
 
 namespace {
 
-constexpr int64_t kClockPoll = 4096;  // statements between looks at the clock under --timeout
+constexpr int64_t kPollStatements = 1024;  // statements between looks at the stop flags and the clock
 
 std::string num_text(double v) {
   char buf[32];
@@ -139,26 +105,54 @@ std::string num_text(double v) {
   return buf;
 }
 
-// A fault at the innermost enclosing loop (else at `s`) that says which limit was hit and where.
-[[noreturn]] void limit_fault(Ctx& c, const Stmt& s, const std::string& what) {
+// Where an instance is: the innermost enclosing loop (else `s`), and "in the loop over 'i' (i = 5)",
+// "in this while loop" (no loop variable) or "" (no loop).
+std::string where_in(Ctx& c, const Stmt& s, SourceLoc& loc) {
   const Stmt* loop = c.f->loop_stack.empty() ? nullptr : c.f->loop_stack.back();
-  if (!loop) throw RuntimeFault(s.loc, what);
-  if (loop->slots.empty()) throw RuntimeFault(loop->loc, what + " in this while loop");  // no loop variable
+  loc = loop ? loop->loc : s.loc;
+  if (!loop) return "";
+  if (loop->slots.empty()) return "in this while loop";
   int slot = loop->slots[0];
   c.flush(slot);
   const Value& v = c.f->slots[static_cast<size_t>(slot)];
   std::string var = loop->targets.empty() ? "?" : loop->targets[0];
   std::string at = v.defined() ? " (" + var + " = " + std::to_string(static_cast<int64_t>(v.get(0))) + ")" : "";
-  throw RuntimeFault(loop->loc, what + " in the loop over '" + var + "'" + at);
+  return "in the loop over '" + var + "'" + at;
+}
+
+// A fault at the innermost enclosing loop (else at `s`) that says which limit was hit and where.
+[[noreturn]] void limit_fault(Ctx& c, const Stmt& s, const std::string& what) {
+  SourceLoc loc;
+  std::string where = where_in(c, s, loc);
+  throw RuntimeFault(loc, where.empty() ? what : what + " " + where);
+}
+
+// A stop was requested (request_stop(), or a signal the debugger does not take): records where this
+// instance is (the first thread to get here wins) and unwinds the run.
+[[noreturn]] void stop_inside(Ctx& c, const Stmt& s) {
+  RunControl& rc = *c.rs->opt->control;
+  {
+    std::lock_guard<std::mutex> lock(c.rs->mu);
+    if (!rc.interrupted) {
+      rc.interrupted = true;
+      rc.stopped_inside = true;
+      rc.stopped_kernel = c.f->kernel ? c.f->kernel->name : "";
+      rc.stopped_pid = c.f->pid;
+      rc.stopped_done = rc.done.load();
+      rc.stopped_total = rc.total.load();
+      rc.stopped_where = where_in(c, s, rc.stopped_loc);
+    }
+  }
+  c.rs->stop = true;
+  throw StopRun{};
 }
 
 }  // namespace
 
 int64_t first_step_check(const Ctx& c, int64_t next_poll) {
   const RunControl& rc = *c.rs->opt->control;
-  int64_t check = INT64_MAX;
-  if (rc.max_steps > 0) check = c.step_base + rc.max_steps + 1;
-  if (rc.timeout_s > 0) check = std::min(check, std::max(next_poll, c.steps + 1));
+  int64_t check = std::max(next_poll, c.steps + 1);
+  if (rc.max_steps > 0) check = std::min(check, c.step_base + rc.max_steps + 1);
   return check;
 }
 
@@ -166,14 +160,13 @@ void step_poll(Ctx& c, const Stmt& s) {
   RunControl& rc = *c.rs->opt->control;
   if (rc.max_steps > 0 && c.steps - c.step_base > rc.max_steps)
     limit_fault(c, s, "program instance exceeded its budget of " + std::to_string(rc.max_steps) + " statements (--max-steps)");
-  int64_t next = INT64_MAX;
-  if (rc.timeout_s > 0) {
-    if (rc.past_deadline()) {
-      c.rs->stop = true;
-      limit_fault(c, s, "run stopped after " + num_text(rc.timeout_s) + " s (--timeout)");
-    }
-    next = c.steps + kClockPoll;
+  if (rc.stop_requested() || stop_signal_pending(c.hooks && c.hooks->handles_interrupt()))
+    stop_inside(c, s);
+  if (rc.past_deadline()) {
+    c.rs->stop = true;
+    limit_fault(c, s, "run stopped after " + num_text(rc.timeout_s) + " s (--timeout)");
   }
+  int64_t next = c.steps + kPollStatements;
   if (rc.max_steps > 0) next = std::min(next, c.step_base + rc.max_steps + 1);
   c.step_check = next;
 }

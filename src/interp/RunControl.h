@@ -1,7 +1,9 @@
 // Control over long runs: a statement budget per instance (--max-steps), a wall-clock budget
-// (--timeout), Ctrl-C stopping at the next instance boundary, and the counters a progress line
-// reads. The interpreter touches it at two places only: an add and compare per block of statements
-// run (a loop trip, a branch, a kernel body) and a flag check per instance.
+// (--timeout), stopping on request (Ctrl-C, SIGTERM, or request_stop() from any thread) between
+// instances and inside an instance's loops, and the counters a progress line reads. The interpreter
+// touches it at two places only: an add and compare per block of statements run (a loop trip, a
+// branch, a kernel body; every kPollStatements statements it then looks at the flags and the
+// clock) and a flag check per instance.
 #pragma once
 
 #include <array>
@@ -12,6 +14,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "host/Interrupt.h"
+#include "ir/Diag.h"
 
 namespace dtsim {
 
@@ -27,11 +32,24 @@ struct RunControl {
   std::mutex name_mu;
   std::string kernel;             // the current launch's kernel (under name_mu)
 
+  // ---- stopping on request ----
+  // request_stop() may be called from any thread (a signal watcher, a Python signal handler's
+  // thread, a GUI): the run stops within a few thousand statements, also inside a loop of a single
+  // instance, as on a Ctrl-C (with or without the debugger's hooks). A Ctrl-C, SIGTERM or SIGHUP
+  // caught by a SigintGuard (host/Interrupt.h) stops it the same way, except that under a debugger
+  // that handles_interrupt() a Ctrl-C goes to the debugger instead.
+  std::atomic<bool> stop_flag{false};
+  void request_stop() { stop_flag.store(true, std::memory_order_relaxed); }
+  bool stop_requested() const { return stop_flag.load(std::memory_order_relaxed); }
+
   // ---- where an interrupted run stopped (set by the interpreter) ----
   bool interrupted = false;
   std::string stopped_kernel;
-  std::array<int64_t, 3> stopped_pid{};  // the next instance that would have run
+  std::array<int64_t, 3> stopped_pid{};  // the instance that was running (inside), else the next one
   int64_t stopped_done = 0, stopped_total = 0;
+  bool stopped_inside = false;  // inside an instance: stopped_loc and stopped_where say where
+  SourceLoc stopped_loc;        // the innermost enclosing loop, else the statement
+  std::string stopped_where;    // "in the loop over 'i' (i = 41)", "in this while loop" or ""
 
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   void start() { t0 = std::chrono::steady_clock::now(); }
@@ -39,25 +57,13 @@ struct RunControl {
   bool past_deadline() const { return timeout_s > 0 && elapsed() > timeout_s; }
 
   void begin_launch(const std::string& name, int64_t instances);
-  // One line for stderr: "interrupted: kernel 'k' before pid (3, 0, 0): 3 of 16 instances done".
-  std::string interrupted_line() const;
+  // One line for stderr: "interrupted: kernel 'k' before pid (3, 0, 0): 3 of 16 instances done;
+  // no output file written", or inside an instance "interrupted: kernel 'k' in pid (0, 0, 0), in the
+  // loop over 'i' (i = 41) at f.tile:8:3: 0 of 1 instances done; ...". `verb` replaces
+  // "interrupted" (e.g. "terminated" for SIGTERM).
+  std::string interrupted_line(const std::string& verb = "interrupted") const;
 };
 
-// ---- Ctrl-C ----
-// Installs a SIGINT handler that only sets a flag (the run stops at the next instance boundary; the
-// debugger returns to its prompt). A second Ctrl-C before the flag is taken ends the process (exit
-// status 130, as the shell reports a SIGINT). Restores the previous handler when destroyed.
-class SigintGuard {
- public:
-  SigintGuard();
-  ~SigintGuard();
-  SigintGuard(const SigintGuard&) = delete;
-  SigintGuard& operator=(const SigintGuard&) = delete;
- private:
-  void* old_ = nullptr;
-};
-bool sigint_pending();  // a Ctrl-C arrived and was not taken yet
-bool take_sigint();     // true (and clears the flag) when one was pending
 
 // ---- progress line ----
 // While alive, and when stderr is a terminal, redraws one line on stderr every 0.25 s once the run

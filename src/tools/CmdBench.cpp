@@ -511,7 +511,7 @@ int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
       print_interp(bench_interp(p, b, oc), oc, out);
     } catch (const BenchInterrupted&) {
       err << ctl.interrupted_line() << "\n";
-      return 130;
+      return interrupted_exit_code();
     }
     return 0;
   }

@@ -144,7 +144,7 @@ int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (!interrupted.empty()) {
     print_findings(report, err);
     err << interrupted << "\n";
-    return 130;
+    return interrupted_exit_code();
   }
 
   std::map<std::string, std::vector<double>> inputs;

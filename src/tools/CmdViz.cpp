@@ -82,7 +82,7 @@ int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (ctl.interrupted) {  // Ctrl-C: no picture
     err << ctl.interrupted_line() << "\n";
-    return 130;
+    return interrupted_exit_code();
   }
   // A run stopped by --max-steps or --timeout draws no picture: the first such stop, as run reports it.
   for (const Finding& f : report.findings)

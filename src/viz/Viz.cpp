@@ -45,17 +45,14 @@ void collect_loads(const Expr* e, std::vector<const Expr*>& out) {
 }  // namespace
 
 void VizRecorder::on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
-                            const std::vector<std::array<int64_t, 3>>& order) {
+                            const InstanceOrder& order) {
   VizLaunch l;
   l.kernel = &k;
   l.kernel_index = kernel_index;
   l.grid = grid;
   l.order = order;
   l.position.assign(static_cast<size_t>(grid[0] * grid[1] * grid[2]), 0);
-  for (size_t i = 0; i < order.size(); ++i) {
-    const auto& p = order[i];
-    l.position[static_cast<size_t>(p[0] + grid[0] * (p[1] + grid[1] * p[2]))] = static_cast<int64_t>(i);
-  }
+  for (int64_t i = 0; i < order.size(); ++i) l.position[static_cast<size_t>(order.linear_at(i))] = i;
   launches.push_back(std::move(l));
 }
 

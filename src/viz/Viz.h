@@ -50,8 +50,8 @@ struct VizLaunch {
   const Kernel* kernel = nullptr;
   int kernel_index = 0;
   std::array<int64_t, 3> grid{1, 1, 1};
-  std::vector<std::array<int64_t, 3>> order;  // run order
-  std::vector<int64_t> position;              // by linear pid: index in `order`
+  InstanceOrder order;             // run order
+  std::vector<int64_t> position;   // by linear pid: index in `order` (the picture draws every instance)
   std::vector<VizBufferTrace> buffers;        // by Buffers::list index
   std::vector<VizFootprintAccess> footprint;  // --pid
   std::array<int64_t, 6> findings{};          // by Finding::Kind
@@ -65,7 +65,7 @@ class VizRecorder : public DebugHooks {
   // debugger's `viz` command); otherwise that of instance `pid`, if any.
   explicit VizRecorder(std::optional<std::array<int64_t, 3>> pid, bool follow = false) : pid_(pid), follow_(follow) {}
   void on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
-                 const std::vector<std::array<int64_t, 3>>& order) override;
+                 const InstanceOrder& order) override;
   void on_instance_begin(Frame& f) override;
   void before_stmt(Frame& f, const Stmt& s) override;
   void after_loop_iteration(Frame& f, const Stmt& loop) override;

@@ -10,3 +10,11 @@ foreach(c ${DTSIM_LONGRUN_CASES})
                    ${CMAKE_SOURCE_DIR} ${c})
   set_tests_properties(longrun/${c} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
+
+# Stopping in every phase, and memory independent of the grid (test_stop.py; label e2e).
+set(DTSIM_STOP_CASES huge_grid_memory signal_inside_loop)
+foreach(c ${DTSIM_STOP_CASES})
+  add_test(NAME longrun/stop_${c}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_stop.py $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} ${c})
+  set_tests_properties(longrun/stop_${c} PROPERTIES LABELS e2e TIMEOUT 300)
+endforeach()

@@ -121,20 +121,62 @@ TEST_CASE("conflicting instances: write-write and read-write") {
   CHECK(par->has(Finding::ReadWrite));
 }
 
+namespace {
+std::vector<std::array<int64_t, 3>> listed(const InstanceOrder& o) {
+  std::vector<std::array<int64_t, 3>> v;
+  for (int64_t i = 0; i < o.size(); ++i) v.push_back(o[i]);
+  return v;
+}
+}  // namespace
+
 TEST_CASE("instance orders") {
-  auto seq = instance_order({3, 2, 1}, Order::Sequential, 0);
+  auto seq = listed(InstanceOrder({3, 2, 1}, Order::Sequential, 0));
   CHECK(seq[1] == std::array<int64_t, 3>{1, 0, 0});
   CHECK(seq[3] == std::array<int64_t, 3>{0, 1, 0});
-  auto rev = instance_order({3, 2, 1}, Order::Reverse, 0);
+  auto rev = listed(InstanceOrder({3, 2, 1}, Order::Reverse, 0));
   CHECK(rev[0] == std::array<int64_t, 3>{2, 1, 0});
-  auto s1 = instance_order({8, 8, 1}, Order::Shuffle, 5), s2 = instance_order({8, 8, 1}, Order::Shuffle, 5);
-  auto s3 = instance_order({8, 8, 1}, Order::Shuffle, 6);
+  auto s1 = listed(InstanceOrder({8, 8, 1}, Order::Shuffle, 5)), s2 = listed(InstanceOrder({8, 8, 1}, Order::Shuffle, 5));
+  auto s3 = listed(InstanceOrder({8, 8, 1}, Order::Shuffle, 6));
   CHECK(s1 == s2);
   CHECK(s1 != s3);
-  CHECK(s1 != instance_order({8, 8, 1}, Order::Sequential, 0));
+  CHECK(s1 != seq);
   auto sorted = s1;
   std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return std::make_pair(a[1], a[0]) < std::make_pair(b[1], b[0]); });
-  CHECK(sorted == instance_order({8, 8, 1}, Order::Sequential, 0));
+  CHECK(sorted == listed(InstanceOrder({8, 8, 1}, Order::Sequential, 0)));
+}
+
+TEST_CASE("instance orders are permutations with inverses, for every grid size, without a list") {
+  // Every size up to 300 (odd and even bit widths, 1, powers of two and their neighbours), 3-d grids.
+  for (int64_t n = 1; n <= 300; ++n)
+    for (Order o : {Order::Sequential, Order::Reverse, Order::Shuffle}) {
+      std::array<int64_t, 3> grid = n % 6 == 0 ? std::array<int64_t, 3>{n / 6, 3, 2} : std::array<int64_t, 3>{n, 1, 1};
+      InstanceOrder ord(grid, o, static_cast<uint64_t>(n) * 7919);
+      REQUIRE(ord.size() == n);
+      std::vector<int> seen(static_cast<size_t>(n), 0);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t lin = ord.linear_at(i);
+        REQUIRE(lin >= 0);
+        REQUIRE(lin < n);
+        seen[static_cast<size_t>(lin)]++;
+        REQUIRE(ord.position(ord[i]) == i);
+      }
+      for (int c : seen) REQUIRE(c == 1);
+    }
+  // The largest grid: the first and last positions and a pid's position, computed without a list.
+  InstanceOrder big({INT32_MAX, 1, 1}, Order::Shuffle, 42);
+  CHECK(big.size() == INT32_MAX);
+  for (int64_t i : {int64_t(0), int64_t(1), int64_t(123456789), int64_t(INT32_MAX) - 1}) {
+    std::array<int64_t, 3> p = big[i];
+    CHECK(p[0] >= 0);
+    CHECK(p[0] < INT32_MAX);
+    CHECK(big.position(p) == i);
+  }
+  CHECK(big.position({INT32_MAX, 0, 0}) == -1);
+  // A shuffle moves most instances (not a near-identity): of 4096, fewer than 64 stay in place.
+  InstanceOrder sh({4096, 1, 1}, Order::Shuffle, 3);
+  int fixed = 0;
+  for (int64_t i = 0; i < 4096; ++i) fixed += sh.linear_at(i) == i;
+  CHECK(fixed < 64);
 }
 
 TEST_CASE("parallel and shuffled runs are bit-identical to sequential") {

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Stopping a run in every phase and memory independent of the grid: a kernel of 4x10^8 instances
+starts at once and stops on --timeout with a small peak RSS in every instance order and on the
+thread pool; SIGINT and SIGTERM stop a runaway loop of a single instance (inside the loop, naming
+the kernel, pid, loop and line), a big input fill and an output write, each with no output and no
+temporary file left. Bounds are generous (a loaded 2-core machine, the sanitizer build): the tests
+assert behaviour, not speed. usage: test_stop.py DTSIM SOURCE_DIR CASE..."""
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+DTSIM = ""
+SRC = ""
+TMP = ""
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg, out=""):
+    if not cond:
+        raise Fail(msg + ("\n--- output ---\n" + out if out else ""))
+
+
+class Result:
+    def __init__(self, rc, out, err, secs, maxrss_kb, stop_secs=None):
+        self.returncode, self.stdout, self.stderr, self.secs = rc, out, err, secs
+        self.maxrss_kb, self.stop_secs = maxrss_kb, stop_secs
+
+    def text(self):
+        return f"exit {self.returncode}\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}"
+
+
+def run(args, sig=None, after=1.0, timeout=120):
+    """Runs dtsim; with `sig`, sends it `after` seconds after the start. Returns exit status (as the
+    shell reports it: 128 + signal for a process a signal ended), output, seconds, the child's own
+    peak RSS (os.wait4, so no other process counts) and the seconds from the signal to the end."""
+    out_f = tempfile.TemporaryFile(dir=TMP)
+    err_f = tempfile.TemporaryFile(dir=TMP)
+    start = time.time()
+    p = subprocess.Popen([DTSIM, *args], stdout=out_f, stderr=err_f, cwd=SRC)
+    sent = None
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        now = time.time()
+        if sig is not None and sent is None and now - start >= after:
+            os.kill(p.pid, sig)
+            sent = now
+        if now - start > timeout:
+            p.kill()
+            pid, status, ru = os.wait4(p.pid, 0)
+            raise Fail(f"dtsim {' '.join(args)} did not end within {timeout} s")
+        time.sleep(0.01)
+    end = time.time()
+    p.returncode = 0  # reaped here
+    rc = os.waitstatus_to_exitcode(status)
+    if rc < 0:
+        rc = 128 - rc
+    out_f.seek(0)
+    err_f.seek(0)
+    return Result(rc, out_f.read().decode("utf-8", "replace"), err_f.read().decode("utf-8", "replace"), end - start,
+                  ru.ru_maxrss, None if sent is None else end - sent)
+
+
+def run_signalled(args, sig, after=1.0, **kw):
+    """run() with a signal; when the signal came before dtsim installed its handler (a slow start),
+    the process died of it: try again later."""
+    for extra in (0, 2, 6):
+        r = run(args, sig, after + extra, **kw)
+        if r.returncode != 128 + sig or r.stderr.strip():
+            return r
+    return r
+
+
+def no_temp_files(d, what, r):
+    left = glob.glob(os.path.join(d, "*.tmp*")) + glob.glob(os.path.join(d, ".*tmp*"))
+    check(not left, f"{what}: temporary files left behind: {left}", r.text())
+
+
+HUGE = os.path.join(HERE, "huge_grid.tile")
+
+
+def case_huge_grid_memory():
+    # 4x10^8 instances: a list of their ids alone would be 9.6 GB (24 bytes each).
+    for extra in ([], ["--order=reverse"], ["--order=shuffle:7"], ["--threads", "2"], ["--threads", "2", "--order=shuffle:3"]):
+        r = run(["run", HUGE, "--timeout", "2", *extra])
+        what = "huge grid " + " ".join(extra)
+        check(r.returncode == 1, f"{what}: expected exit 1 (stopped by --timeout)", r.text())
+        check(re.search(r"huge_grid\.tile:\d+:\d+: error: run stopped after 2 s \(--timeout\)", r.stderr) is not None,
+              f"{what}: no --timeout message", r.text())
+        m = re.search(r"sanitizer: all: 1 finding \((\d+) instances\)", r.stdout)
+        check(m is not None and int(m.group(1)) > 0, f"{what}: no instance ran before the timeout", r.text())
+        check(r.secs < 60, f"{what}: --timeout 2 took {r.secs:.1f} s", r.text())
+        check(r.maxrss_kb < 1024 * 1024, f"{what}: peak RSS {r.maxrss_kb} KB (memory grows with the grid)", r.text())
+    # The largest grid allowed (2^31 - 1 instances) runs too, and one more instance is refused.
+    r = run(["run", HUGE, "--arg", "n=2147483647", "--timeout", "1", "--order=shuffle:1"])
+    check(r.returncode == 1 and "(--timeout)" in r.stderr and r.maxrss_kb < 1024 * 1024,
+          f"a grid of 2^31 - 1 instances did not run in little memory (peak RSS {r.maxrss_kb} KB)", r.text())
+
+
+ONE = os.path.join(HERE, "runaway_one.tile")
+LOOP_AT = r"in pid \(0, 0, 0\), in the loop over 'i' \(i = \d+\) at [^\n]*runaway_one\.tile:5:3: 0 of 1 instances done; no output file written"
+
+
+def case_signal_inside_loop():
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        out = os.path.join(TMP, f"one_{code}.npy")
+        for threads in ("1", "2"):
+            r = run_signalled(["run", ONE, "--out", "z=" + out, "--threads", threads], sig)
+            what = f"{signal.Signals(sig).name} in a one-instance runaway loop (--threads {threads})"
+            check(r.returncode == code, f"{what}: exit {r.returncode}, expected {code}", r.text())
+            check(re.search(r"interrupted: kernel 'one' " + LOOP_AT, r.stderr) is not None,
+                  f"{what}: the message does not say where the loop was stopped", r.text())
+            check(r.stop_secs is not None and r.stop_secs < 10, f"{what}: took {r.stop_secs} s to stop", r.text())
+            check(not os.path.exists(out), f"{what}: an output file was written", r.text())
+            no_temp_files(TMP, what, r)
+    # A runaway loop in every instance of a multi-instance launch, on two threads.
+    r = run_signalled(["run", os.path.join(HERE, "runaway.tile"), "--threads", "2"], signal.SIGINT)
+    check(r.returncode == 130 and re.search(r"interrupted: kernel 'runaway' in pid \(\d, 0, 0\), in the loop over 'i' "
+                                            r"\(i = \d+\) at [^\n]*runaway\.tile:8:3", r.stderr) is not None,
+          "SIGINT in runaway.tile on two threads", r.text())
+
+
+CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
+
+
+def main():
+    global DTSIM, SRC, TMP
+    DTSIM, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    names = sys.argv[3:] or list(CASES)
+    failed = []
+    with tempfile.TemporaryDirectory(prefix="dtsim-stop-") as d:
+        TMP = d
+        for name in names:
+            try:
+                CASES[name]()
+                print(f"ok   {name}")
+            except Fail as e:
+                failed.append(name)
+                print(f"FAIL {name}: {e}")
+    print(f"{len(names) - len(failed)}/{len(names)} passed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
