@@ -17,6 +17,8 @@
 #include "cuda_backend/Cuda.h"
 #endif
 #include "interp/Interp.h"
+#include "interp/RunControl.h"
+#include "interp/RunOptions.h"
 #include "ir/Printer.h"
 #include "ir/Verify.h"
 #include "pyfront/Triton.h"
@@ -84,28 +86,15 @@ std::shared_ptr<Compiled> compile(const std::string& path, const std::string& ke
   return c;
 }
 
-InterpOptions interp_options(const std::string& sanitize, int threads, const std::string& order, bool keep_going) {
-  InterpOptions opt;
-  if (sanitize == "none") opt.sanitize = Sanitize::None;
-  else if (sanitize == "bounds") opt.sanitize = Sanitize::Bounds;
-  else if (sanitize == "all") opt.sanitize = Sanitize::All;
-  else throw UserError("sanitize expects 'none', 'bounds' or 'all', got '" + sanitize + "'");
-  if (threads < 1) throw UserError("threads must be at least 1, got " + std::to_string(threads));
-  opt.threads = threads;
-  if (order == "sequential") opt.order = Order::Sequential;
-  else if (order == "reverse") opt.order = Order::Reverse;
-  else if (order.rfind("shuffle:", 0) == 0) {
-    opt.order = Order::Shuffle;
-    try {
-      opt.shuffle_seed = std::stoull(order.substr(8));
-    } catch (const std::exception&) {
-      throw UserError("order 'shuffle:SEED' needs a non-negative integer seed, got '" + order + "'");
-    }
-  } else {
-    throw UserError("order expects 'sequential', 'reverse' or 'shuffle:SEED', got '" + order + "'");
+// The launch options, checked by the checker `dtsim run`'s flags use (interp/RunOptions.h), so that
+// dtsim.config() and `python -m dtsim` accept what the CLI accepts. Raises ValueError.
+RunSettings run_settings(const std::map<std::string, std::string>& options) {
+  RunSettings s;
+  for (const auto& [name, value] : options) {
+    std::string err = set_run_option(s, name, value);
+    if (!err.empty()) throw py::value_error(name + " " + err);
   }
-  opt.keep_going = keep_going;
-  return opt;
+  return s;
 }
 
 py::dict finding_dict(const Finding& f) {
@@ -183,22 +172,40 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
 #endif
 }
 
+// The debugger's state across the launches of this process's script (breakpoints, displays, what
+// `delete`/`disable`/`condition` did): one script per process.
+std::shared_ptr<DebugMemory>& debug_memory() {
+  static std::shared_ptr<DebugMemory> mem = std::make_shared<DebugMemory>();
+  return mem;
+}
+
 // One launch over the arrays (name, buffer-protocol object, dtype name): each array is bound without a
 // copy (a Buffer::view of its memory, kept alive by `infos` for the run), so the interpreter reads and
 // writes the caller's memory in place and a run stopped by a finding leaves what it wrote up to there.
 // Python hands over C-contiguous, aligned, native-byte-order arrays (python/dtsim converts the others).
-// Returns {"instances": N, "findings": [...], "findings_count": N}.
+// The GIL is released while the kernel runs; Ctrl-C (SIGINT, caught by a SigintGuard for the run)
+// stops it within a few thousand statements, also inside a loop of one instance, and raises
+// KeyboardInterrupt naming where it stopped; under the debugger's REPL it returns to the prompt.
+// Returns {"instances": N, "findings": [...], "findings_count": N, "quit": bool} ("quit": the REPL's
+// quit or end of input ended the run; "findings" are then those the session saw).
 py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, py::buffer, std::string>>& arrays, const std::string& sanitize,
              int threads, const std::string& order, bool keep_going, const std::vector<std::string>& break_if,
              const std::vector<std::string>& break_at,
              const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend,
-             const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays) {
+             const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays,
+             int64_t max_steps, double timeout, int launch, const std::vector<std::string>& host_stack) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
-  InterpOptions opt = interp_options(sanitize, threads, order, keep_going);
-  bool cuda = backend == "cuda";
-  if (!cuda && backend != "interp" && backend != "interpreter") throw UserError("backend expects 'interp' or 'cuda', got '" + backend + "'");
+  std::map<std::string, std::string> options{{"sanitize", sanitize}, {"threads", std::to_string(threads)}, {"order", order},
+                                             {"backend", backend}};
+  if (max_steps) options["max_steps"] = std::to_string(max_steps);
+  if (timeout) options["timeout"] = std::to_string(timeout);
+  RunSettings settings = run_settings(options);
+  InterpOptions opt;
+  settings.apply(opt);
+  opt.keep_going = keep_going;
+  bool cuda = settings.backend == "cuda";
   if (cuda && (!break_if.empty() || !break_at.empty() || !print_if.empty() || !c.program.break_at.empty()))
     throw UserError("the debugger (break_if, break_at, print_if, breakpoint_if) runs on the interpreter; use backend='interp'");
   Buffers preset;
@@ -247,16 +254,26 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     if (exprs.empty()) throw UserError("print_if '" + cond + "' has no expression to print");
     dbg.print_if.push_back({cond, exprs, at > 0 ? std::optional<int>(at) : std::nullopt});
   }
+  dbg.memory = debug_memory();
+  dbg.host_stack = host_stack;
+  dbg.launch = launch;
   std::unique_ptr<DebugHooks> hooks;
-  if (!dbg.break_if.empty() || !dbg.break_at.empty() || !dbg.print_if.empty()) {
+  if (!dbg.break_if.empty() || !dbg.break_at.empty() || !dbg.print_if.empty() || !dbg.memory->bps.empty()) {
     hooks = make_debugger(m, b, dbg, std::cout);
     opt.hooks = hooks.get();
     opt.threads = 1;
   }
+  RunControl ctl;
+  ctl.max_steps = settings.max_steps;
+  ctl.timeout_s = settings.timeout_s;
+  opt.control = &ctl;
   Buffers bufs = make_buffers(m, b, 0, std::move(preset));
   RunReport report;
+  bool quit = false;
   {
     py::gil_scoped_release release;
+    SigintGuard sigint;  // Python's handler would only set a flag that nothing reads during the run
+    ctl.start();
     bool again = true;
     while (again) {
       again = false;
@@ -265,16 +282,26 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
       } catch (const RestartRequest&) {
         again = true;
       } catch (const QuitRequest&) {
+        quit = true;
       }
     }
     std::cout.flush();
   }
+  if (ctl.interrupted) {
+    std::string line = ctl.interrupted_line();
+    size_t cut = line.find("; no output file written");
+    if (cut != std::string::npos) line.erase(cut);
+    PyErr_SetString(PyExc_KeyboardInterrupt, line.c_str());
+    throw py::error_already_set();
+  }
   py::list findings;
-  for (const Finding& f : report.findings) findings.append(finding_dict(f));
+  const std::vector<Finding>& found = quit ? dbg.memory->findings : report.findings;
+  for (const Finding& f : found) findings.append(finding_dict(f));
   py::dict out;
   out["instances"] = report.instances;
   out["findings"] = findings;
-  out["findings_count"] = report.findings_count;
+  out["findings_count"] = quit ? static_cast<int64_t>(found.size()) : report.findings_count;
+  out["quit"] = quit;
   return out;
 }
 
@@ -301,6 +328,7 @@ PYBIND11_MODULE(_dtsim, m) {
   py::class_<Compiled, std::shared_ptr<Compiled>>(m, "Compiled")
       .def_property_readonly("tile_ir", [](const Compiled& c) { return c.tile_ir; })
       .def_property_readonly("kernel", [](const Compiled& c) { return c.program.module.kernels.at(0).name; })
+      .def_property_readonly("has_breakpoints", [](const Compiled& c) { return !c.program.break_at.empty(); })
       .def_property_readonly("outputs", [](const Compiled& c) {
         std::vector<std::string> out;
         for (const Param& p : c.program.module.kernels.at(0).params)
@@ -315,7 +343,24 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("print_if") = std::vector<std::tuple<std::string, std::vector<std::string>, int>>{},
         py::arg("backend") = "interp",
         py::arg("device_arrays") = std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>{},
+        py::arg("max_steps") = 0, py::arg("timeout") = 0.0, py::arg("launch") = 0,
+        py::arg("host_stack") = std::vector<std::string>{},
         "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place.");
+  m.def(
+      "check_option",
+      [](const std::string& name, const std::string& value) {
+        RunSettings s;
+        return set_run_option(s, name, value);
+      },
+      py::arg("name"), py::arg("value"),
+      "'' when VALUE is valid for run option NAME (sanitize, threads, order, keep_going, max_steps, timeout, "
+      "backend), else what is wrong with it; the check `dtsim run`'s flags use.");
+  m.def(
+      "debugger_active", []() { return !debug_memory()->bps.empty(); },
+      "True when breakpoints of earlier launches are kept (the next launch may stop).");
+  m.def(
+      "reset_debugger", []() { debug_memory() = std::make_shared<DebugMemory>(); },
+      "Forgets the debugger's breakpoints and displays kept across launches.");
   m.def(
       "cuda_available",
       []() {

@@ -23,8 +23,9 @@ std::string first_line(const std::string& s) {
 
 const std::vector<std::string>& command_names() {
   static const std::vector<std::string> names = {
-      "break", "continue", "delete", "display", "finish", "help",  "info",    "list",  "next",
-      "pid",   "print",    "quit",   "restart", "run",    "step",  "undisplay", "viz", "watch", "where"};
+      "break", "condition", "continue", "delete", "disable", "display", "enable", "finish", "help", "info",
+      "list",  "next",      "pid",      "print",  "quit",    "restart", "run",    "step",   "undisplay", "viz",
+      "watch", "where"};
   return names;
 }
 
@@ -82,7 +83,7 @@ LineReader& Session::reader() {
       if (const char* env = std::getenv("DTSIM_HISTORY")) hist = env;
       else if (const char* home = std::getenv("HOME")) hist = std::string(home) + "/.dtsim_history";
     }
-    reader_ = make_line_reader(hist, [this](const std::string& prefix) { return complete(prefix); });
+    reader_ = make_line_reader(hist, [this](const std::string& before, const std::string& prefix) { return complete(before, prefix); });
   }
   return *reader_;
 }
@@ -100,14 +101,50 @@ void Session::repl() {
   }
 }
 
-std::vector<std::string> Session::complete(const std::string& prefix) const {
-  std::vector<std::string> pool = command_names();
-  for (const char* s : {"breakpoints", "locals", "pids", "memory"}) pool.push_back(s);
-  if (kernel_) {
-    for (const std::string& n : kernel_->slot_names) pool.push_back(n);
-    for (const Param& p : kernel_->params) pool.push_back(p.name);
+// Completion by context: the command at the start of the line; after `info` its subcommands, after
+// `help` the commands, after `delete`/`disable`/`enable`/`condition` breakpoint numbers, after
+// `undisplay` display numbers, after the commands that take an expression (print, display, watch,
+// break ... if, condition N) the names an expression may use; nothing after the others.
+std::vector<std::string> Session::complete(const std::string& before, const std::string& prefix) const {
+  std::vector<std::string> words;
+  {
+    std::stringstream ss(before);
+    std::string w;
+    while (ss >> w) words.push_back(w);
   }
-  for (const char* s : {"pid0", "pid1", "pid2"}) pool.push_back(s);
+  std::vector<std::string> pool;
+  auto names = [&] {
+    if (kernel_) {
+      for (const std::string& n : kernel_->slot_names) pool.push_back(n);
+      for (const Param& p : kernel_->params) pool.push_back(p.name);
+    }
+    for (const char* n : {"pid0", "pid1", "pid2"}) pool.push_back(n);
+  };
+  auto bp_ids = [&] {
+    for (const Breakpoint& bp : bps_) pool.push_back(std::to_string(bp.id));
+    for (const DebugMemory::Bp& d : dormant_) pool.push_back(std::to_string(d.id));
+  };
+  if (words.empty()) {
+    pool = command_names();
+  } else {
+    const std::string& c = words[0];
+    size_t n = words.size();
+    if ((c == "info" || c == "i") && n == 1) {
+      for (const char* w : {"breakpoints", "display", "locals", "memory", "pids"}) pool.push_back(w);
+    } else if ((c == "help" || c == "h") && n == 1) {
+      pool = command_names();
+    } else if (c == "delete" || c == "d" || c == "disable" || c == "enable" || (c == "condition" && n == 1)) {
+      bp_ids();
+    } else if (c == "undisplay" && n == 1) {
+      for (const Display& d : displays_) pool.push_back(std::to_string(d.id));
+    } else if (c == "print" || c == "p" || c == "print/s" || c == "p/s" || c == "display" || c == "watch" || c == "condition") {
+      names();
+      if (c != "watch" && c != "condition") pool.push_back("mask=");
+    } else if (c == "break" || c == "b") {
+      if (n == 1) pool.push_back("if");
+      else if (std::find(words.begin(), words.end(), "if") != words.end()) names();
+    }
+  }
   std::sort(pool.begin(), pool.end());
   pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
   std::vector<std::string> out;
@@ -189,6 +226,14 @@ bool Session::command(const std::string& line) {
     }
     if (word == "delete" || word == "d") {
       cmd_delete(arg);
+      return false;
+    }
+    if (word == "disable" || word == "enable") {
+      cmd_enable(arg, word == "enable");
+      return false;
+    }
+    if (word == "condition") {
+      cmd_condition(arg);
       return false;
     }
     if (word == "info" || word == "i") {
@@ -326,16 +371,87 @@ void Session::cmd_break(const std::string& arg) {
 
 void Session::cmd_delete(const std::string& arg) {
   if (arg.empty()) {
-    out_ << "deleted " << bps_.size() << " breakpoint(s)\n";
+    out_ << "deleted " << bps_.size() + dormant_.size() << " breakpoint(s)\n";
     bps_.clear();
+    dormant_.clear();
     return;
   }
   auto it = std::find_if(bps_.begin(), bps_.end(), [&](const Breakpoint& b) { return std::to_string(b.id) == arg; });
-  if (it == bps_.end()) {
-    out_ << "no breakpoint number " << arg << "\n";
+  auto dit = std::find_if(dormant_.begin(), dormant_.end(), [&](const DebugMemory::Bp& b) { return std::to_string(b.id) == arg; });
+  if (it != bps_.end()) bps_.erase(it);
+  else if (dit != dormant_.end()) dormant_.erase(dit);
+  else out_ << "no breakpoint number " << arg << "\n";
+}
+
+Breakpoint* Session::find_bp(const std::string& arg, const std::string& usage) {
+  std::string num = arg.substr(0, arg.find_first_of(" \t"));
+  if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit)) {
+    out_ << "usage: " << usage << "\n";
+    return nullptr;
+  }
+  for (Breakpoint& bp : bps_)
+    if (std::to_string(bp.id) == num) return &bp;
+  for (const DebugMemory::Bp& d : dormant_)
+    if (std::to_string(d.id) == num) {
+      out_ << "breakpoint " << num << " does not apply to this launch (kernel " << (kernel_ ? kernel_->name : "?") << ")\n";
+      return nullptr;
+    }
+  out_ << "no breakpoint number " << num << "\n";
+  return nullptr;
+}
+
+// `disable [N...]` / `enable [N...]`: a disabled breakpoint or watchpoint stays listed and does not
+// stop the run (all of them without N).
+void Session::cmd_enable(const std::string& arg, bool on) {
+  if (arg.empty()) {
+    for (Breakpoint& bp : bps_) bp.enabled = on;
+    for (DebugMemory::Bp& d : dormant_) d.enabled = on;
+    out_ << (on ? "enabled " : "disabled ") << bps_.size() + dormant_.size() << " breakpoint(s)\n";
     return;
   }
-  bps_.erase(it);
+  std::stringstream ss(arg);
+  std::string num;
+  while (ss >> num) {
+    bool found = false;
+    for (Breakpoint& bp : bps_)
+      if (std::to_string(bp.id) == num) bp.enabled = on, found = true;
+    for (DebugMemory::Bp& d : dormant_)
+      if (std::to_string(d.id) == num) d.enabled = on, found = true;
+    if (!found) out_ << "no breakpoint number " << num << "\n";
+  }
+}
+
+// `condition N [COND]`: a new condition for breakpoint N (none without COND).
+void Session::cmd_condition(const std::string& arg) {
+  Breakpoint* bp = find_bp(arg, "condition N [COND]");
+  if (!bp) return;
+  size_t sp = arg.find_first_of(" \t");
+  std::string cond = sp == std::string::npos ? "" : trim(arg.substr(sp));
+  switch (bp->kind) {
+    case Breakpoint::Watch:
+      out_ << "watchpoint " << bp->id << " has no condition (it stops when '" << bp->text << "' changes)\n";
+      return;
+    case Breakpoint::Cond:
+      if (cond.empty()) {
+        out_ << "breakpoint " << bp->id << " is a condition; use 'delete " << bp->id << "' to remove it\n";
+        return;
+      }
+      bp->expr = BoundExpr(parse_condition(cond, "<condition>", names_), cond);
+      bp->expr.check_types(m_, b_);
+      bp->text = cond;
+      bp->stopped_instance = -1;
+      break;
+    case Breakpoint::Line:
+      if (cond.empty()) {
+        bp->expr = BoundExpr();
+        out_ << "Breakpoint " << bp->id << " is now unconditional\n";
+        return;
+      }
+      bp->expr = BoundExpr(parse_condition(cond, "<condition>", names_), cond);
+      bp->expr.check_types(m_, b_);
+      break;
+  }
+  out_ << "Breakpoint " << bp->id << " if " << cond << "\n";
 }
 
 void Session::cmd_info(const std::string& arg) {
@@ -351,21 +467,35 @@ void Session::cmd_info(const std::string& arg) {
 }
 
 void Session::info_breakpoints() const {
-  if (bps_.empty()) {
+  if (bps_.empty() && dormant_.empty()) {
     out_ << "no breakpoints or watchpoints\n";
     return;
   }
+  std::vector<std::pair<int, std::string>> lines;
   for (const Breakpoint& bp : bps_) {
-    out_ << bp.id << "  ";
+    std::string l = std::to_string(bp.id) + "  ";
     switch (bp.kind) {
-      case Breakpoint::Cond: out_ << "break if " << bp.text; break;
-      case Breakpoint::Line:
-        out_ << "break at " << bp.where << (bp.expr.valid() ? " if " + bp.expr.text() : "");
-        break;
-      case Breakpoint::Watch: out_ << "watch " << bp.text; break;
+      case Breakpoint::Cond: l += "break if " + bp.text; break;
+      case Breakpoint::Line: l += "break at " + bp.where + (bp.expr.valid() ? " if " + bp.expr.text() : ""); break;
+      case Breakpoint::Watch: l += "watch " + bp.text; break;
     }
-    out_ << "  (hit " << bp.hits << (bp.hits == 1 ? " time)\n" : " times)\n");
+    l += "  (hit " + std::to_string(bp.hits) + (bp.hits == 1 ? " time)" : " times)");
+    if (!bp.enabled) l += " [disabled]";
+    lines.emplace_back(bp.id, l);
   }
+  for (const DebugMemory::Bp& d : dormant_) {
+    std::string l = std::to_string(d.id) + "  ";
+    switch (static_cast<Breakpoint::Kind>(d.kind)) {
+      case Breakpoint::Cond: l += "break if " + d.text; break;
+      case Breakpoint::Line: l += "break at " + d.text + (d.cond.empty() ? "" : " if " + d.cond); break;
+      case Breakpoint::Watch: l += "watch " + d.text; break;
+    }
+    l += "  (hit " + std::to_string(d.hits) + (d.hits == 1 ? " time)" : " times)") + (d.enabled ? "" : " [disabled]") +
+         " [not in this launch]";
+    lines.emplace_back(d.id, l);
+  }
+  std::sort(lines.begin(), lines.end());
+  for (const auto& [id, l] : lines) out_ << l << "\n";
 }
 
 void Session::info_locals() const {
@@ -483,6 +613,11 @@ void Session::cmd_where() const {
     out_ << "no program instance is running\n";
     return;
   }
+  // The host program's frames (a Python script's call stack down to the launch), outermost first,
+  // then the kernel's frame: the innermost is last, as in pdb.
+  for (size_t i = 0; i < cfg_.host_stack.size(); ++i)
+    out_ << "  " << cfg_.host_stack[i]
+         << (i + 1 == cfg_.host_stack.size() && cfg_.launch > 0 ? "  (launch " + std::to_string(cfg_.launch) + ")" : "") << "\n";
   out_ << "kernel " << frame_->kernel->name << " (" << frame_->kernel_index + 1 << " of " << m_.kernels.size()
        << "), " << instance_str(*frame_) << "\n";
   if (stmt_)
@@ -543,12 +678,14 @@ void Session::cmd_help() const {
           "  watch EXPR            stop when the value of EXPR changes\n"
           "  break (b) [FILE:]LINE [if COND] | break if COND\n"
           "  delete (d) [N]        delete breakpoint N (all without N)\n"
+          "  disable [N...] | enable [N...]   stop using / use again breakpoint N (all without N)\n"
+          "  condition N [COND]    a new condition for breakpoint N (none without COND)\n"
           "  info breakpoints|locals|pids|memory|display\n"
           "  list (l)              source and tile statements around this point\n"
-          "  where (bt)            kernel, instance, statement and loop variables\n"
+          "  where (bt)            host call site and launch, kernel, instance, statement and loop variables\n"
           "  viz [FILE]            draw this instance's footprint so far (FILE.svg|.html; default footprint.svg)\n"
           "  run | restart         run again from the start\n"
-          "  quit (q)              stop the run\n"
+          "  quit (q)              end the program (Ctrl-D too)\n"
           "an empty line repeats the last command. Names in EXPR/COND: pid0 pid1 pid2 (pid = pid0), the\n"
           "kernel's variables and parameters; COND also takes the positional form '=0,>1'.\n";
 }

@@ -34,10 +34,25 @@ bool prints_after(const Stmt& s) {
 
 Session::Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std::ostream& out)
     : m_(m), b_(b), cfg_(cfg), out_(out), names_(known_names(m)) {
-  interactive_ = cfg.stop_at_start || !cfg.break_if.empty() || !cfg.break_at.empty();
+  DebugMemory* mem = cfg.memory.get();
+  if (mem) {
+    mem->findings.clear();
+    restore_memory();
+  }
+  // --break-if / --break-at texts become breakpoints once per program: a later launch keeps what
+  // the REPL did to them (deleted, disabled, a new condition).
+  for (const std::string& c : cfg.break_if)
+    if (!mem || !mem->seeded.count("if:" + c)) {
+      add_break_if(c, "<break-if>");
+      if (mem) mem->seeded.insert("if:" + c);
+    }
+  for (const std::string& c : cfg.break_at)
+    if (!mem || !mem->seeded.count("at:" + c)) {
+      add_break_at(c, "", "--break-at");
+      if (mem) mem->seeded.insert("at:" + c);
+    }
+  interactive_ = cfg.stop_at_start || !bps_.empty() || !dormant_.empty();
   if (interactive_) viz_ = std::make_unique<VizRecorder>(std::nullopt, true);
-  for (const std::string& c : cfg.break_if) add_break_if(c, "<break-if>");
-  for (const std::string& c : cfg.break_at) add_break_at(c, "", "--break-at");
   for (const DebugConfig::PrintIf& p : cfg.print_if) {
     PrintIf pi;
     pi.cond = BoundExpr(parse_condition(p.cond, kPrintPseudo, names_), p.cond);
@@ -68,17 +83,85 @@ Session::Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std
   steps_left_ = 1;
 }
 
-void Session::add_break_if(const std::string& text, const std::string& pseudo) {
+Session::~Session() { save_memory(); }
+
+void Session::restore_memory() {
+  DebugMemory& mem = *cfg_.memory;
+  next_bp_id_ = mem.next_bp_id;
+  next_display_id_ = mem.next_display_id;
+  for (const DebugMemory::Bp& spec : mem.bps) {
+    try {
+      switch (static_cast<Breakpoint::Kind>(spec.kind)) {
+        case Breakpoint::Cond:
+          add_break_if(spec.text, "<break-if>", spec.id);
+          break;
+        case Breakpoint::Line: {
+          // Only where this launch has a statement on exactly that line (another kernel of the
+          // file would otherwise take the next line that has one).
+          LineSpec ls = parse_line_spec(spec.text, "break");
+          int resolved = 0;
+          stmts_at_line(m_, ls.file, ls.line, &resolved);
+          if (resolved != ls.line) throw UserError("not in this launch");
+          add_break_at(spec.text + (spec.cond.empty() ? "" : " if " + spec.cond), "", "break", spec.id);
+          break;
+        }
+        case Breakpoint::Watch:
+          add_watch(spec.text, spec.id);
+          break;
+      }
+      bps_.back().enabled = spec.enabled;
+      bps_.back().hits = spec.hits;
+    } catch (const UserError&) {
+      dormant_.push_back(spec);  // names or lines of another kernel: kept for the launches it fits
+    }
+  }
+  for (const DebugMemory::Disp& d : mem.displays) {
+    Display disp;
+    disp.id = d.id;
+    try {
+      disp.expr = BoundExpr(parse_debug_expr(d.expr, "<display>", names_), d.expr);
+      if (!d.mask.empty()) disp.mask = BoundExpr(parse_debug_expr(d.mask, "<display>", names_), d.mask);
+      displays_.push_back(std::move(disp));
+    } catch (const UserError&) {
+      dormant_displays_.push_back(d);
+    }
+  }
+}
+
+void Session::save_memory() {
+  if (!cfg_.memory) return;
+  DebugMemory& mem = *cfg_.memory;
+  mem.bps = dormant_;
+  for (const Breakpoint& bp : bps_) {
+    DebugMemory::Bp spec;
+    spec.id = bp.id;
+    spec.kind = bp.kind;
+    spec.text = bp.kind == Breakpoint::Line ? bp.where : bp.text;
+    if (bp.kind == Breakpoint::Line && bp.expr.valid()) spec.cond = bp.expr.text();
+    spec.enabled = bp.enabled;
+    spec.hits = bp.hits;
+    mem.bps.push_back(spec);
+  }
+  std::sort(mem.bps.begin(), mem.bps.end(), [](const DebugMemory::Bp& a, const DebugMemory::Bp& b) { return a.id < b.id; });
+  mem.displays = dormant_displays_;
+  for (const Display& d : displays_) mem.displays.push_back({d.id, d.expr.text(), d.mask ? d.mask->text() : ""});
+  std::sort(mem.displays.begin(), mem.displays.end(),
+            [](const DebugMemory::Disp& a, const DebugMemory::Disp& b) { return a.id < b.id; });
+  mem.next_bp_id = next_bp_id_;
+  mem.next_display_id = next_display_id_;
+}
+
+void Session::add_break_if(const std::string& text, const std::string& pseudo, int id) {
   Breakpoint bp;
   bp.kind = Breakpoint::Cond;
   bp.text = text;
   bp.expr = BoundExpr(parse_condition(text, pseudo, names_), text);
   bp.expr.check_types(m_, b_);
-  bp.id = next_bp_id_++;
+  bp.id = id ? id : next_bp_id_++;
   bps_.push_back(std::move(bp));
 }
 
-void Session::add_break_at(const std::string& text, const std::string& default_file, const std::string& what) {
+void Session::add_break_at(const std::string& text, const std::string& default_file, const std::string& what, int id) {
   LineSpec spec = parse_line_spec(text, what);
   Breakpoint bp;
   bp.kind = Breakpoint::Line;
@@ -93,20 +176,20 @@ void Session::add_break_at(const std::string& text, const std::string& default_f
     bp.expr = BoundExpr(parse_condition(spec.cond, "<break-at>", names_), spec.cond);
     bp.expr.check_types(m_, b_);
   }
-  bp.id = next_bp_id_++;
+  bp.id = id ? id : next_bp_id_++;
   if (resolved != spec.line)
     out_ << "Breakpoint " << bp.id << " at " << bp.where << " (no statement on line " << spec.line << ")\n";
   bps_.push_back(std::move(bp));
 }
 
-int Session::add_watch(const std::string& text) {
+int Session::add_watch(const std::string& text, int id) {
   Breakpoint bp;
   bp.kind = Breakpoint::Watch;
   bp.text = text;
   bp.expr = BoundExpr(parse_debug_expr(text, "<watch>", names_), text);
   bp.expr.check_types(m_, b_);
   if (frame_) bp.last = bp.expr.eval(*frame_);
-  bp.id = next_bp_id_++;
+  bp.id = id ? id : next_bp_id_++;
   bps_.push_back(std::move(bp));
   return bps_.back().id;
 }
@@ -181,6 +264,7 @@ void Session::on_instance_end(Frame& f) {
 
 void Session::on_finding(Frame& f, const Stmt& s, const Finding& finding) {
   if (viz_) viz_->on_finding(f, s, finding);
+  if (cfg_.memory) cfg_.memory->findings.push_back(finding);
   frame_ = &f;
   flush_prints(f, nullptr);
   if (!interactive_) return;
@@ -235,6 +319,7 @@ std::string Session::stop_reason(Frame& f, const Stmt& s) {
   }
   check_watches(f, reason);
   for (Breakpoint& bp : bps_) {
+    if (!bp.enabled) continue;
     bool hit = false;
     switch (bp.kind) {
       case Breakpoint::Cond:
@@ -260,7 +345,7 @@ std::string Session::stop_reason(Frame& f, const Stmt& s) {
 
 void Session::check_watches(Frame& f, std::string& reason) {
   for (Breakpoint& bp : bps_) {
-    if (bp.kind != Breakpoint::Watch) continue;
+    if (bp.kind != Breakpoint::Watch || !bp.enabled) continue;
     std::optional<Value> now = bp.expr.eval(f);
     bool changed = now.has_value() != bp.last.has_value() || (now && !same_value(*now, *bp.last));
     if (changed) {

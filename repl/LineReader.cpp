@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -17,11 +18,12 @@ namespace dtsim {
 
 namespace {
 
-std::function<std::vector<std::string>(const std::string&)> g_complete;
+Completer g_complete;
 std::vector<std::string> g_matches;
+std::string g_before;  // the line before the word being completed
 
 char* completion_generator(const char* text, int state) {
-  if (state == 0) g_matches = g_complete ? g_complete(text) : std::vector<std::string>{};
+  if (state == 0) g_matches = g_complete ? g_complete(g_before, text) : std::vector<std::string>{};
   if (state < 0 || static_cast<size_t>(state) >= g_matches.size()) return nullptr;
   return strdup(g_matches[static_cast<size_t>(state)].c_str());
 }
@@ -38,14 +40,15 @@ int on_signal_event() {
   return 0;
 }
 
-char** completion(const char* text, int, int) {
+char** completion(const char* text, int start, int) {
   rl_attempted_completion_over = 1;  // no filename completion
+  g_before.assign(rl_line_buffer, static_cast<size_t>(std::max(0, start)));
   return rl_completion_matches(text, completion_generator);
 }
 
 class ReadlineReader : public LineReader {
  public:
-  ReadlineReader(std::string history, std::function<std::vector<std::string>(const std::string&)> complete)
+  ReadlineReader(std::string history, Completer complete)
       : history_(std::move(history)) {
     g_complete = std::move(complete);
     rl_attempted_completion_function = completion;
@@ -89,8 +92,7 @@ class EchoReader : public LineReader {
 
 }  // namespace
 
-std::unique_ptr<LineReader> make_line_reader(const std::string& history_file,
-                                             std::function<std::vector<std::string>(const std::string&)> complete) {
+std::unique_ptr<LineReader> make_line_reader(const std::string& history_file, Completer complete) {
   if (isatty(STDIN_FILENO)) return std::make_unique<ReadlineReader>(history_file, std::move(complete));
   return std::make_unique<EchoReader>(std::cin, std::cout);
 }

@@ -26,6 +26,7 @@ struct Breakpoint {
   std::set<const Stmt*> stmts;      // Line: the statements on that line
   std::string where;                // Line: "file:line"
   int64_t hits = 0;
+  bool enabled = true;              // `disable N` / `enable N`
   int64_t stopped_instance = -1;    // Cond: the instance it last stopped in (stops once per instance)
   std::optional<Value> last;        // Watch: the value at the previous check
 };
@@ -46,6 +47,7 @@ struct Display {
 class Session : public DebugHooks {
  public:
   Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std::ostream& out);
+  ~Session() override;
 
   void on_launch(const Kernel& k, int kernel_index, const std::array<int64_t, 3>& grid,
                  const InstanceOrder& order) override;
@@ -60,9 +62,12 @@ class Session : public DebugHooks {
   enum class Mode { Continue, Step, Next, Finish, UntilPid };
 
   // ---- setup (Debugger.cpp) ----
-  void add_break_if(const std::string& text, const std::string& pseudo);
-  void add_break_at(const std::string& text, const std::string& default_file, const std::string& what);
-  int add_watch(const std::string& text);
+  // `id` 0 = the next number; else the number it had in an earlier launch (DebugMemory).
+  void add_break_if(const std::string& text, const std::string& pseudo, int id = 0);
+  void add_break_at(const std::string& text, const std::string& default_file, const std::string& what, int id = 0);
+  int add_watch(const std::string& text, int id = 0);
+  void restore_memory();  // the breakpoints and displays of earlier launches (cfg_.memory)
+  void save_memory();     // ... and back
   std::vector<std::string> names() const { return names_; }
 
   // ---- run-time (Debugger.cpp) ----
@@ -80,6 +85,9 @@ class Session : public DebugHooks {
   void cmd_print(const std::string& arg, bool add_display, bool summary = false);
   void cmd_break(const std::string& arg);
   void cmd_delete(const std::string& arg);
+  void cmd_enable(const std::string& arg, bool on);
+  void cmd_condition(const std::string& arg);
+  Breakpoint* find_bp(const std::string& arg, const std::string& usage);
   void cmd_info(const std::string& arg);
   bool cmd_pid(const std::string& arg);
   void cmd_list() const;
@@ -90,7 +98,7 @@ class Session : public DebugHooks {
   void info_locals() const;
   void info_pids() const;
   void info_memory() const;
-  std::vector<std::string> complete(const std::string& prefix) const;
+  std::vector<std::string> complete(const std::string& before, const std::string& prefix) const;
   LineReader& reader();
 
  public:
@@ -111,6 +119,8 @@ class Session : public DebugHooks {
   std::unique_ptr<VizRecorder> viz_;  // interactive sessions: the running instance's accesses (`viz`)
 
   std::vector<Breakpoint> bps_;
+  std::vector<DebugMemory::Bp> dormant_;  // kept from earlier launches, not applicable to this one
+  std::vector<DebugMemory::Disp> dormant_displays_;
   std::vector<PrintIf> prints_;
   std::vector<Display> displays_;
   int next_bp_id_ = 1;

@@ -8,6 +8,7 @@
 `python -m dtsim script.py` runs an unmodified Triton script with `import triton` resolved to this
 package (see docs/python.md). A sanitizer finding raises KernelError; bad kernels raise CompileError
 with the frontend's `file.py:line:col: error: ...` message."""
+import bdb
 import inspect
 import math as _math
 import os
@@ -17,7 +18,7 @@ from . import language
 from ._dtsim import BackendError, CompileError  # noqa: F401  (re-exported)
 from . import _dtsim
 
-__all__ = ["jit", "config", "KernelError", "CompileError", "BackendError", "cdiv", "next_power_of_2", "Config",
+__all__ = ["jit", "config", "KernelError", "CompileError", "BackendError", "Quit", "cdiv", "next_power_of_2", "Config",
            "autotune", "heuristics", "language"]
 
 
@@ -38,23 +39,39 @@ class KernelError(Exception):
         super().__init__(text.rstrip("\n"))
 
 
+class Quit(bdb.BdbQuit):
+    """The debugger's `quit` (or Ctrl-D, end of input) ended the program, as pdb's `q` does: raised
+    from the launch, it unwinds the host script (`python -m dtsim` then exits with status 0, as
+    `python -m pdb` does). `findings` are those the launch reported before the quit (dicts, as in
+    KernelError), `launch` its number among the script's launches."""
+
+    def __init__(self, kernel, launch, findings):
+        self.kernel, self.launch, self.findings = kernel, launch, findings
+        text = "quit in launch %d (kernel %s)" % (launch, kernel)
+        if findings:
+            text += "; %d finding%s reported before:\n%s" % (
+                len(findings), "" if len(findings) == 1 else "s",
+                "".join(f["message"] if f["message"].endswith("\n") else f["message"] + "\n" for f in findings).rstrip("\n"))
+        super().__init__(text)
+
+
 # ---- options of every launch: dtsim.config(...) and the environment ----
 
-def _env_list(name):
-    v = os.environ.get(name, "")
-    return [v] if v else []
-
-
 _config = {
-    "sanitize": os.environ.get("DTSIM_SANITIZE", "all"),
-    "threads": int(os.environ.get("DTSIM_THREADS", "1")),
-    "order": os.environ.get("DTSIM_ORDER", "sequential"),
-    "keep_going": os.environ.get("DTSIM_KEEP_GOING", "") == "1",
-    "break_if": _env_list("DTSIM_BREAK_IF"),
-    "break_at": _env_list("DTSIM_BREAK_AT"),
-    "backend": os.environ.get("DTSIM_BACKEND", "interp"),
+    "sanitize": "all",
+    "threads": 1,
+    "order": "sequential",
+    "keep_going": False,
+    "break_if": [],
+    "break_at": [],
+    "backend": "interp",
     "print_if": [],
+    "max_steps": 0,
+    "timeout": 0,
 }
+_ENV = {"sanitize": "DTSIM_SANITIZE", "threads": "DTSIM_THREADS", "order": "DTSIM_ORDER", "keep_going": "DTSIM_KEEP_GOING",
+        "break_if": "DTSIM_BREAK_IF", "break_at": "DTSIM_BREAK_AT", "backend": "DTSIM_BACKEND",
+        "max_steps": "DTSIM_MAX_STEPS", "timeout": "DTSIM_TIMEOUT"}
 
 
 def _split_exprs(text):
@@ -72,44 +89,169 @@ def _split_exprs(text):
     return [e for e in out if e]
 
 
+_PRINT_IF_FORM = "print_if expects (COND, EXPRS) or (COND, EXPRS, LINE) (e.g. ('pid0==1', 'offs, x')), or a list of them"
+
+
 def _print_if_list(v):
     """print_if=('pid0==1', 'offs, mask') or (COND, EXPRS, LINE) or a list of them."""
     if v is None:
         return []
     if isinstance(v, tuple) and v and isinstance(v[0], str):
         v = [v]
+    if not isinstance(v, (list, tuple)):
+        raise TypeError("%s, got %r" % (_PRINT_IF_FORM, v))
     out = []
     for item in v:
+        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+            raise TypeError("%s, got %r" % (_PRINT_IF_FORM, item))
         cond, exprs = item[0], item[1]
-        exprs = _split_exprs(exprs) if isinstance(exprs, str) else list(exprs)
-        out.append((cond, exprs, int(item[2]) if len(item) > 2 and item[2] else 0))
+        if not isinstance(cond, str):
+            raise TypeError("print_if: the condition must be a string (such as 'pid0==1' or ''), got %r" % (cond,))
+        if isinstance(exprs, str):
+            exprs = _split_exprs(exprs)
+        elif isinstance(exprs, (list, tuple)) and all(isinstance(e, str) for e in exprs):
+            exprs = list(exprs)
+        else:
+            raise TypeError("print_if: the expressions must be a string such as 'offs, x' (or a list of strings), got %r" % (exprs,))
+        if not exprs:
+            raise ValueError("print_if %r: no expression to print" % (tuple(item),))
+        line = item[2] if len(item) > 2 else 0
+        if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 0):
+            raise TypeError("print_if: LINE must be a line number (int >= 1), got %r" % (line,))
+        out.append((cond, exprs, int(line or 0)))
     return out
+
+
+def _check(name, text):
+    """The check `dtsim run`'s flags use (one C++ function): ValueError naming the option."""
+    err = _dtsim.check_option(name, text)
+    if err:
+        raise ValueError("%s %s" % (name, err))
+
+
+def _option(k, v):
+    """The value of option k as stored, after the same checks as `dtsim run --k=v`."""
+    if k in ("break_if", "break_at"):
+        v = [] if v is None else [v] if isinstance(v, str) else list(v)
+        if not all(isinstance(x, str) for x in v):
+            raise TypeError("%s expects a string or a list of strings, got %r" % (k, v))
+        return v
+    if k == "print_if":
+        return _print_if_list(v)
+    if k == "keep_going":
+        if not isinstance(v, (bool, int)):
+            raise TypeError("keep_going expects True or False, got %r" % (v,))
+        return bool(v)
+    if k in ("threads", "max_steps"):
+        if v is None and k == "max_steps":
+            return 0
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError("%s expects an int, got %r" % (k, v))
+        if k == "max_steps" and v == 0:
+            return 0
+        _check(k, str(v))
+        return v
+    if k == "timeout":
+        if v is None or (not isinstance(v, bool) and isinstance(v, (int, float)) and v == 0):
+            return 0
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError("timeout expects a number of seconds, got %r" % (v,))
+        _check(k, repr(float(v)))
+        return float(v)
+    if k == "viz":
+        if v is not None and not (isinstance(v, str) and v.endswith((".svg", ".html")) and len(v) > 5):
+            raise ValueError("viz expects a file name ending in .svg or .html (or None), got %r" % (v,))
+        return v
+    if not isinstance(v, str):
+        raise TypeError("%s expects a string, got %r" % (k, v))
+    _check(k, v)
+    return "interp" if v == "interpreter" else v
 
 
 def config(**options):
     """Sets launch options for every later launch and returns the current ones:
-    sanitize ('all', 'bounds', 'none'), threads (int), order ('sequential', 'reverse',
-    'shuffle:SEED'), keep_going (bool), print_if ((COND, 'x, mask') or (COND, EXPRS, LINE): prints
-    the expressions in the instances where COND holds, at the end of the instance or before the
-    statement on LINE; or a list of them), break_if (a condition such as 'pid0==1' or the guide's
+    sanitize ('all', 'bounds', 'none'), threads (int in [1, 1024]), order ('sequential', 'reverse',
+    'shuffle:SEED'), keep_going (bool), max_steps (statements per program instance; 0 = no budget),
+    timeout (seconds of a launch; 0 = none), print_if ((COND, 'x, mask') or (COND, EXPRS, LINE):
+    prints the expressions in the instances where COND holds, at the end of the instance or before
+    the statement on LINE; or a list of them), break_if (a condition such as 'pid0==1' or the guide's
     '=1,>0'; a string or a list), break_at ('kernel.py:LINE [if COND]'; a string or a list),
     backend ('interp', or 'cuda': the CUDA backend, the arrays copied to the GPU and back, accesses
-    bounds-checked unless sanitize='none'; BackendError at launch without a GPU). The environment
+    bounds-checked unless sanitize='none'; BackendError at launch without a GPU). Values are checked
+    as `dtsim run` checks its flags (ValueError, TypeError) before anything changes. The environment
     sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER, DTSIM_KEEP_GOING=1,
-    DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND."""
+    DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT."""
+    new = {}
     for k, v in options.items():
         if k not in _config:
             raise TypeError("dtsim.config() got an unknown option '%s' (options: %s)" % (k, ", ".join(sorted(_config))))
-        if k in ("break_if", "break_at"):
-            v = [] if v is None else [v] if isinstance(v, str) else list(v)
-        if k == "print_if":
-            v = _print_if_list(v)
-        if k == "backend":
-            if v not in ("interp", "interpreter", "cuda"):
-                raise ValueError("dtsim.config(backend=%r): the backends are 'interp' and 'cuda'" % (v,))
-            v = "interp" if v == "interpreter" else v
-        _config[k] = v
+        new[k] = _option(k, v)
+    _config.update(new)
     return dict(_config)
+
+
+def _config_from_env():
+    for k, var in _ENV.items():
+        text = os.environ.get(var, "")
+        if not text:
+            continue
+        if k == "keep_going":
+            _config[k] = text == "1"
+            continue
+        if k in ("break_if", "break_at"):
+            _config[k] = [text]
+            continue
+        err = _dtsim.check_option(k, text)
+        if err:
+            raise ValueError("%s=%s: %s %s" % (var, text, k, err))
+        _config[k] = int(text) if k in ("threads", "max_steps") else float(text) if k == "timeout" else \
+            ("interp" if text == "interpreter" else text)
+
+
+_config_from_env()
+
+
+# ---- what a launch tells the debugger: its number and the host script's call site ----
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_launches = [0]
+
+
+def _host_stack():
+    """The host program's frames down to the launch, outermost first, as `where` shows them:
+    'script.py:42 in main: add[grid](x, y, out, n)'. dtsim's, Triton's and the runner's frames are
+    left out."""
+    import linecache
+    out = []
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        mod = f.f_globals.get("__name__", "") or ""
+        if not (code.co_filename.startswith(_PKG_DIR) or mod.split(".")[0] in ("dtsim", "triton", "runpy", "importlib")
+                or code.co_filename.startswith("<")):
+            src = linecache.getline(code.co_filename, f.f_lineno).strip()
+            out.append("%s:%d in %s%s" % (code.co_filename, f.f_lineno, code.co_name, ": " + src if src else ""))
+        f = f.f_back
+    out.reverse()
+    return out[-8:]
+
+
+def _launch_extras(compiled):
+    """The keyword arguments of _dtsim.run besides the launch itself: budgets, launch number, and
+    (only when the debugger may stop) the host call stack."""
+    _launches[0] += 1
+    c = _config
+    debugging = c["break_if"] or c["break_at"] or compiled.has_breakpoints or _dtsim.debugger_active()
+    return {"max_steps": int(c["max_steps"]), "timeout": float(c["timeout"]), "launch": _launches[0],
+            "host_stack": _host_stack() if debugging else []}
+
+
+def _check_result(compiled, result, launch_extras):
+    """Raises what the launch's result calls for: Quit after the REPL's quit, KernelError for findings."""
+    if result.get("quit"):
+        raise Quit(compiled.kernel, launch_extras["launch"], result["findings"])
+    if result["findings"]:
+        raise KernelError(result["findings"], result["findings_count"])
 
 
 # ---- Triton's host helpers ----
@@ -442,15 +584,15 @@ class JITFunction(KernelInterface):
         if c["backend"] == "cuda" and any(type(a[1]) is _DeviceArray for a in arrays):
             device = [(n, a.ptr, dt, a.shape) for n, a, dt in arrays if type(a) is _DeviceArray]
             arrays = [a for a in arrays if type(a[1]) is not _DeviceArray]
+        extras = _launch_extras(compiled)
         try:
             result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
-                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"], device)
+                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"], device, **extras)
         finally:
             for name, orig, copy in converted:  # the copies of non-native or unaligned arrays go back
                 if name in compiled.outputs:
                     orig[...] = copy
-        if result["findings"]:
-            raise KernelError(result["findings"], result["findings_count"])
+        _check_result(compiled, result, extras)
         return compiled
 
 

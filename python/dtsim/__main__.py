@@ -1,14 +1,27 @@
-"""python -m dtsim [OPTIONS] script.py [ARGS...]: runs a Triton script with `import triton` resolved
-to dtsim (kernels run on dtsim's interpreter, findings raise dtsim.KernelError).
+"""python -m dtsim [OPTIONS] script.py [ARGS...]: runs a Triton script with its kernels launched on
+dtsim's interpreter (findings raise dtsim.KernelError).
 Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shuffle:SEED
-         --keep-going  --break-if=COND  --break-at=FILE:LINE[ if COND]  --backend=interp|cuda"""
+         --keep-going  --max-steps=N  --timeout=S  --break-if=COND  --break-at=FILE:LINE[ if COND]
+         --print-if COND EXPRS [--at LINE]  --backend=interp|cuda
+The REPL's quit (or Ctrl-D) ends the script, as pdb's does; Ctrl-C raises KeyboardInterrupt."""
 import os
 import runpy
 import sys
 
+_VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at")
+
+
+def _usage(msg):
+    print("python -m dtsim: %s (see --help)" % msg, file=sys.stderr)
+    return 2
+
 
 def main(argv):
-    import dtsim
+    try:
+        import dtsim
+    except ValueError as e:  # a bad DTSIM_* variable
+        return _usage(str(e))
+    from dtsim import _dtsim
     from dtsim.dropin import install
     opts = {}
     i = 0
@@ -17,34 +30,62 @@ def main(argv):
         if a in ("-h", "--help"):
             print(__doc__.strip())
             return 0
+        if a == "--":
+            i += 1
+            break
         name, eq, value = a[2:].partition("=")
-        if name not in ("sanitize", "threads", "order", "keep-going", "break-if", "break-at", "backend"):
-            print("python -m dtsim: unknown option '%s' (see --help)" % a, file=sys.stderr)
-            return 2
+        if not a.startswith("--") or name not in _VALUED + ("keep-going", "print-if"):
+            return _usage("unknown option '%s'" % a)
+        key = name.replace("-", "_")
         if name == "keep-going":
             opts["keep_going"] = True
+        elif name == "print-if":  # --print-if COND EXPRS, as `dtsim run`
+            if eq:
+                return _usage("'--print-if' takes two values: --print-if COND EXPRS")
+            if i + 2 >= len(argv):
+                return _usage("'--print-if' expects COND EXPR[,EXPR...]")
+            opts.setdefault("print_if", []).append((argv[i + 1], argv[i + 2], 0))
+            i += 2
         else:
             if not eq:
                 if i + 1 >= len(argv):
-                    print("python -m dtsim: option '%s' needs a value" % a, file=sys.stderr)
-                    return 2
+                    return _usage("option '%s' needs a value" % a)
                 i += 1
                 value = argv[i]
-            key = name.replace("-", "_")
             if key in ("break_if", "break_at"):
                 opts.setdefault(key, []).append(value)
+            elif key == "at":
+                if not opts.get("print_if"):
+                    return _usage("'--at LINE' must follow a '--print-if'")
+                if not value.isdigit() or int(value) < 1:
+                    return _usage("'--at' expects a line number >= 1, got '%s'" % value)
+                cond, exprs, _ = opts["print_if"][-1]
+                opts["print_if"][-1] = (cond, exprs, int(value))
             else:
-                opts[key] = int(value) if key == "threads" else value
+                err = _dtsim.check_option(key, value)  # the check `dtsim run` makes
+                if err:
+                    return _usage("'--%s' %s" % (name, err))
+                opts[key] = int(value) if key in ("threads", "max_steps") else float(value) if key == "timeout" else value
         i += 1
     if i >= len(argv):
         print("usage: python -m dtsim [OPTIONS] script.py [ARGS...] (see --help)", file=sys.stderr)
         return 2
-    dtsim.config(**opts)
+    try:
+        dtsim.config(**opts)
+    except (TypeError, ValueError) as e:
+        return _usage(str(e))
     install()
     script = argv[i]
+    if not os.path.isfile(script):
+        print("python -m dtsim: can't open file '%s': no such file" % script, file=sys.stderr)
+        return 2
     sys.argv = argv[i:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except dtsim.Quit as q:  # the REPL's quit ended the script, as under `python -m pdb`
+        if q.findings:
+            print("dtsim: %s" % q, file=sys.stderr)
     return 0
 
 

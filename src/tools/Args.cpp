@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "interp/RunOptions.h"
 #include "ir/Diag.h"
 #include "tools/Commands.h"
 
@@ -102,22 +103,23 @@ std::vector<std::string> split_exprs(const std::string& text) {
   return out;
 }
 
-void apply_order(CliOptions& o, const std::string& v) {
-  if (v == "sequential") o.interp.order = Order::Sequential;
-  else if (v == "reverse") o.interp.order = Order::Reverse;
-  else if (v.rfind("shuffle:", 0) == 0) {
-    o.interp.order = Order::Shuffle;
-    o.interp.shuffle_seed = static_cast<uint64_t>(parse_int(o.command, "--order=shuffle:", v.substr(8), 0, INT64_MAX));
-  } else {
-    usage_error(o.command, "'--order' expects sequential, reverse or shuffle:SEED, got '" + v + "'");
-  }
-}
-
-void apply_sanitize(CliOptions& o, const std::string& v) {
-  if (v == "none") o.interp.sanitize = Sanitize::None;
-  else if (v == "bounds") o.interp.sanitize = Sanitize::Bounds;
-  else if (v == "all") o.interp.sanitize = Sanitize::All;
-  else usage_error(o.command, "'--sanitize' expects none, bounds or all, got '" + v + "'");
+// The options shared with `python -m dtsim` and dtsim.config(): one checker (interp/RunOptions.h).
+void apply_shared(CliOptions& o, const std::string& flag, const std::string& v) {
+  RunSettings s;
+  s.sanitize = o.interp.sanitize;
+  s.threads = o.interp.threads;
+  s.order = o.interp.order;
+  s.shuffle_seed = o.interp.shuffle_seed;
+  s.max_steps = o.max_steps;
+  s.timeout_s = o.timeout_s;
+  std::string err = set_run_option(s, flag.substr(2), v);
+  if (!err.empty()) usage_error(o.command, "'" + flag + "' " + err);
+  o.interp.sanitize = s.sanitize;
+  o.interp.threads = s.threads;
+  o.interp.order = s.order;
+  o.interp.shuffle_seed = s.shuffle_seed;
+  o.max_steps = s.max_steps;
+  o.timeout_s = s.timeout_s;
 }
 
 void set_emit(CliOptions& o, EmitWhat w) {
@@ -143,23 +145,11 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.outs.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--seed") {
     o.seed = static_cast<uint64_t>(parse_int(c, name, v[0], 0, INT64_MAX));
-  } else if (name == "--threads") {
-    o.interp.threads = static_cast<int>(parse_int(c, name, v[0], 1, 1024));
-  } else if (name == "--sanitize") {
-    apply_sanitize(o, v[0]);
-  } else if (name == "--max-steps") {
-    o.max_steps = parse_int(c, name, v[0], 1, INT64_MAX);
-  } else if (name == "--timeout") {
-    errno = 0;
-    char* end = nullptr;
-    double s = std::strtod(v[0].c_str(), &end);
-    if (v[0].empty() || *end != '\0' || errno == ERANGE || !(s > 0) || s > 1e9)
-      usage_error(c, "'--timeout' expects a number of seconds > 0, got '" + v[0] + "'");
-    o.timeout_s = s;
+  } else if (name == "--threads" || name == "--sanitize" || name == "--max-steps" || name == "--timeout" ||
+             name == "--order") {
+    apply_shared(o, name, v[0]);
   } else if (name == "--keep-going") {
     o.interp.keep_going = true;
-  } else if (name == "--order") {
-    apply_order(o, v[0]);
   } else if (name == "--backend") {
     if (v[0] == "interp") o.backend = Backend::Interp;
     else if (v[0] == "cuda") o.backend = Backend::Cuda;

@@ -41,3 +41,9 @@ if(DTSIM_HAVE_PYTHON)
   set_tests_properties(python/sitecustomize_hook PROPERTIES LABELS e2e TIMEOUT 300
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python:${CMAKE_BINARY_DIR}/python/dtsim/hook;DTSIM_TRITON=1")
 endif()
+if(DTSIM_HAVE_PYTHON)
+  # The REPL under a terminal (tmux): Ctrl-C, quit, Ctrl-D, breakpoints across launches, where, completion.
+  add_test(NAME python/repl_transcripts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/repl_transcripts.py
+           ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(python/repl_transcripts PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()
