@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "cuda_backend/Cuda.h"
 #endif
 #include "interp/Interp.h"
+#include "host/Interrupt.h"
 #include "interp/RunControl.h"
 #include "interp/RunOptions.h"
 #include "ir/Printer.h"
@@ -270,6 +272,7 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   Buffers bufs = make_buffers(m, b, 0, std::move(preset));
   RunReport report;
   bool quit = false;
+  int signal_taken = 0;
   {
     py::gil_scoped_release release;
     SigintGuard sigint;  // Python's handler would only set a flag that nothing reads during the run
@@ -286,6 +289,13 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
       }
     }
     std::cout.flush();
+    if (ctl.interrupted) signal_taken = pending_signal();
+  }
+  if (ctl.interrupted && signal_taken && signal_taken != SIGINT) {
+    // SIGTERM or SIGHUP: delivered again now that the program's own handlers are back (the default
+    // ends the process, as it would have without the run).
+    ::raise(signal_taken);
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   }
   if (ctl.interrupted) {
     std::string line = ctl.interrupted_line();

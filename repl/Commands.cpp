@@ -139,7 +139,6 @@ std::vector<std::string> Session::complete(const std::string& before, const std:
       for (const Display& d : displays_) pool.push_back(std::to_string(d.id));
     } else if (c == "print" || c == "p" || c == "print/s" || c == "p/s" || c == "display" || c == "watch" || c == "condition") {
       names();
-      if (c != "watch" && c != "condition") pool.push_back("mask=");
     } else if (c == "break" || c == "b") {
       if (n == 1) pool.push_back("if");
       else if (std::find(words.begin(), words.end(), "if") != words.end()) names();

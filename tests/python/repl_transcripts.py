@@ -27,7 +27,7 @@ class Tmux:
         self.sock = "dtsim_%d_%s" % (os.getpid(), name)
         env = "PYTHONPATH=%s HOME=%s DTSIM_HISTORY=/dev/null INPUTRC=/dev/null TERM=xterm" % (
             os.path.join(BUILD, "python"), BUILD)
-        cmd = "cd %s && env %s %s; echo EXIT=$?; sleep 600" % (SRC, env, " ".join("'%s'" % a for a in args))
+        cmd = "trap : INT; cd %s && env %s %s; echo EXIT=$?; sleep 600" % (SRC, env, " ".join("'%s'" % a for a in args))
         subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "200", "-y",
                         "100", cmd], check=True)
 
