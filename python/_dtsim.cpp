@@ -70,11 +70,12 @@ Scalar dtype_of(const std::string& name, const std::string& buf) {
 
 std::shared_ptr<Compiled> compile(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
                                   const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
-                                  const std::vector<std::string>& grid) {
+                                  const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources) {
   TritonLaunch launch;
   launch.kernel = kernel;
   launch.args = args;
   launch.grid = grid;
+  launch.sources = sources;
   for (const auto& [name, dtype, shape] : buffers) launch.buffers.push_back(TritonBuffer{name, dtype_of(dtype, name), shape, true});
   auto c = std::make_shared<Compiled>();
   c->program = lower_triton_file(path, launch);
@@ -346,7 +347,9 @@ PYBIND11_MODULE(_dtsim, m) {
         return out;
       });
   m.def("compile", &compile, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
-        "Lowers and verifies kernel `kernel` of `path` for one launch signature.");
+        py::arg("sources") = std::map<std::string, std::string>{},
+        "Lowers and verifies kernel `kernel` of `path` for one launch signature (`sources`: path -> text to use "
+        "instead of the file, the source as it was when the kernel was decorated).");
   m.def("run", &run, py::arg("compiled"), py::arg("scalars"), py::arg("arrays"), py::arg("sanitize") = "all",
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},

@@ -181,6 +181,8 @@ def config(**options):
     as `dtsim run` checks its flags (ValueError, TypeError) before anything changes. The environment
     sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER, DTSIM_KEEP_GOING=1,
     DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT."""
+    if _ENV_ERROR:
+        raise ValueError(_ENV_ERROR[0])
     new = {}
     for k, v in options.items():
         if k not in _config:
@@ -188,6 +190,9 @@ def config(**options):
         new[k] = _option(k, v)
     _config.update(new)
     return dict(_config)
+
+
+_ENV_ERROR = []
 
 
 def _config_from_env():
@@ -202,8 +207,9 @@ def _config_from_env():
             _config[k] = [text]
             continue
         err = _dtsim.check_option(k, text)
-        if err:
-            raise ValueError("%s=%s: %s %s" % (var, text, k, err))
+        if err:  # raised by config() and by every launch (not at import: `python -m dtsim` reports it)
+            _ENV_ERROR.append("%s=%s: %s %s" % (var, text, k, err))
+            continue
         _config[k] = int(text) if k in ("threads", "max_steps") else float(text) if k == "timeout" else \
             ("interp" if text == "interpreter" else text)
 
@@ -239,6 +245,8 @@ def _host_stack():
 def _launch_extras(compiled):
     """The keyword arguments of _dtsim.run besides the launch itself: budgets, launch number, and
     (only when the debugger may stop) the host call stack."""
+    if _ENV_ERROR:
+        raise ValueError(_ENV_ERROR[0])
     _launches[0] += 1
     c = _config
     debugging = c["break_if"] or c["break_at"] or compiled.has_breakpoints or _dtsim.debugger_active()
@@ -438,6 +446,8 @@ def _scalar_text(v, name):
         return ("True" if v else "False"), "i1"
     if isinstance(v, (int, np.integer)):
         v = int(v)
+        if not -2**63 <= v < 2**64:
+            raise ValueError("argument '%s': the integer %d does not fit in 64 bits" % (name, v))
         return str(v), ("i32" if -2**31 <= v < 2**31 else "i64")
     if isinstance(v, (float, np.floating)):
         t = repr(float(v))
@@ -451,6 +461,30 @@ def _scalar_text(v, name):
     if isinstance(v, str):
         return "'" + v + "'", "str"
     raise TypeError("argument '%s': %s values are not supported as kernel arguments" % (name, type(v).__name__))
+
+
+def _launch_grid(name, g):
+    """The grid of a launch as a tuple of 1 to 3 non-negative ints: an int, or a tuple/list of ints
+    (numpy integers and constexprs too). Strings, floats and bools are refused (TypeError), as
+    Triton's launcher refuses them; a 0 extent is an empty launch."""
+    if isinstance(g, (str, bytes)):
+        raise TypeError("%s: the grid must be an int or a tuple of ints, got %r" % (name, g))
+    if not isinstance(g, (tuple, list)):
+        g = (g,)
+    out = []
+    for x in g:
+        v = language._unwrap(x)
+        if isinstance(v, bool) or not hasattr(v, "__index__") or isinstance(v, (str, bytes)):
+            raise TypeError("%s: grid entries must be ints, got %r in the grid %r" % (name, x, tuple(g)))
+        v = v.__index__()
+        if v < 0:
+            raise ValueError("%s: grid entries must be >= 0, got %d" % (name, v))
+        if v >= 2**31:
+            raise ValueError("%s: a grid extent must be below 2**31, got %d" % (name, v))
+        out.append(v)
+    if not 1 <= len(out) <= 3:
+        raise ValueError("%s: the grid has %d axes (1 to 3)" % (name, len(out)))
+    return tuple(out)
 
 
 class _Launcher:
@@ -480,6 +514,11 @@ class JITFunction(KernelInterface):
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.path = os.path.abspath(inspect.getsourcefile(fn))
+        try:  # the source as it is now: an edit of the file after decoration does not change what runs
+            with open(self.path, encoding="utf-8") as f:
+                self.source = f.read()
+        except OSError:
+            self.source = None
         self.signature = inspect.signature(fn)
         self.arg_names = list(self.signature.parameters)
         self.constexprs = {n for n, p in self.signature.parameters.items() if _is_constexpr_param(p)}
@@ -513,13 +552,7 @@ class JITFunction(KernelInterface):
         return dict(bound.arguments), opts
 
     def _grid(self, grid, meta):
-        g = grid(meta) if callable(grid) else grid
-        if isinstance(g, int) or not hasattr(g, "__len__"):
-            g = (g,)
-        g = tuple(int(language._unwrap(x)) for x in g)
-        if not 1 <= len(g) <= 3:
-            raise ValueError("%s: the grid has %d axes (1 to 3)" % (self.__name__, len(g)))
-        return g
+        return _launch_grid(self.__name__, grid(meta) if callable(grid) else grid)
 
     def prepare(self, args, kwargs, grid):
         """The compiled kernel for these arguments and what its run needs."""
@@ -527,6 +560,9 @@ class JITFunction(KernelInterface):
         meta = dict(values)
         meta.update(opts)
         g = self._grid(grid, meta)
+        empty = 0 in g  # launches nothing (as Triton); still lowered, for warmup and the cache
+        if empty:
+            g = tuple(max(1, x) for x in g)
         key, compile_args, scalars, buffers, arrays, converted = [g], {}, {}, [], [], []
         for name, v in values.items():
             arr = _as_array(v, name)
@@ -562,20 +598,24 @@ class JITFunction(KernelInterface):
         key = tuple(key)
         compiled = self.cache.get(key)
         if compiled is None:
-            compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g])
+            compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
+                                      {self.path: self.source} if self.source is not None else {})
             self.cache[key] = compiled
         for name, view, _ in arrays:
             if (view.readonly if type(view) is _DeviceArray else not view.flags.writeable) and name in compiled.outputs:
                 raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (self.__name__, name))
-        return compiled, scalars, arrays, opts, converted
+        for name, orig, _ in converted:  # bound as a copy: the copy-back would fail after the run
+            if not orig.flags.writeable and name in compiled.outputs:
+                raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (self.__name__, name))
+        return compiled, scalars, arrays, opts, converted, empty
 
     def warmup(self, *args, grid, **kwargs):
         """Lowers the kernel for these arguments without running it; returns the compiled kernel."""
         return self.prepare(args, dict(kwargs), grid)[0]
 
     def run(self, *args, grid, warmup=False, **kwargs):
-        compiled, scalars, arrays, opts, converted = self.prepare(args, dict(kwargs), grid)
-        if warmup:
+        compiled, scalars, arrays, opts, converted, empty = self.prepare(args, dict(kwargs), grid)
+        if warmup or empty:
             return compiled
         c = _config
         sys.stdout.flush()

@@ -17,11 +17,10 @@ def _usage(msg):
 
 
 def main(argv):
-    try:
-        import dtsim
-    except ValueError as e:  # a bad DTSIM_* variable
-        return _usage(str(e))
+    import dtsim
     from dtsim import _dtsim
+    if dtsim._ENV_ERROR:  # a bad DTSIM_* variable
+        return _usage(dtsim._ENV_ERROR[0])
     from dtsim.dropin import install
     opts = {}
     i = 0

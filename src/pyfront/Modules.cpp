@@ -23,7 +23,9 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
   auto it = modules_.find(key);
   if (it != modules_.end()) return *it->second;
   auto m = std::make_unique<ModuleInfo>();
-  int file = Sources::load(path);
+  auto snap = launch_.sources.find(path);
+  if (snap == launch_.sources.end()) snap = launch_.sources.find(key);
+  int file = snap != launch_.sources.end() ? Sources::add(path, snap->second) : Sources::load(path);
   m->ast = parse_python(file);
   m->dir = std::filesystem::path(path).parent_path().string();
   for (const NodeP& s : m->ast.body) {

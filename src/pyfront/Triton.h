@@ -29,6 +29,9 @@ struct TritonLaunch {
   std::map<std::string, std::string> args;   // --arg NAME=VALUE: scalars and constexprs
   std::vector<TritonBuffer> buffers;
   std::vector<std::string> grid;             // --grid items (expressions over the parameters)
+  // Source texts to use instead of reading the files (path -> text): the Python package passes the
+  // kernel file as it was when the kernel was decorated, as Triton snapshots the source then.
+  std::map<std::string, std::string> sources;
 };
 
 struct TritonProgram {
