@@ -24,6 +24,7 @@
 #include "ir/Printer.h"
 #include "ir/Verify.h"
 #include "pyfront/Triton.h"
+#include "ttir/Ttir.h"
 #include "repl/Debugger.h"
 
 namespace py = pybind11;
@@ -84,6 +85,28 @@ std::shared_ptr<Compiled> compile(const std::string& path, const std::string& ke
   for (const auto& [k, v] : args)
     if (!c->program.used_args.count(k)) rest[k] = v;
   Bindings b = bind_params(c->program.module, rest);
+  verify_module(c->program.module, b);
+  c->tile_ir = print_module(c->program.module);
+  return c;
+}
+
+// A kernel as the installed Triton's frontend lowered it (TTIR text), for one launch: the runtime
+// parameters' names in order, each pointer's buffer, the grid.
+std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::string& name, const std::string& kernel,
+                                       const std::vector<std::string>& arg_names,
+                                       const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
+                                       const std::vector<int64_t>& grid, int num_warps, int num_stages, bool debug) {
+  TtirLaunch launch;
+  launch.kernel = kernel;
+  launch.arg_names = arg_names;
+  launch.grid = grid;
+  launch.num_warps = num_warps;
+  launch.num_stages = num_stages;
+  launch.debug = debug;
+  for (const auto& [bname, dtype, shape] : buffers) launch.buffers.push_back(TtirBuffer{bname, dtype_of(dtype, bname), shape});
+  auto c = std::make_shared<Compiled>();
+  c->program.module = lower_ttir(text, name, launch);
+  Bindings b = bind_params(c->program.module, {});
   verify_module(c->program.module, b);
   c->tile_ir = print_module(c->program.module);
   return c;
@@ -350,6 +373,9 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("sources") = std::map<std::string, std::string>{},
         "Lowers and verifies kernel `kernel` of `path` for one launch signature (`sources`: path -> text to use "
         "instead of the file, the source as it was when the kernel was decorated).");
+  m.def("compile_ttir", &compile_ttir, py::arg("text"), py::arg("name"), py::arg("kernel"), py::arg("arg_names"),
+        py::arg("buffers"), py::arg("grid"), py::arg("num_warps") = 4, py::arg("num_stages") = 3, py::arg("debug") = false,
+        "Lowers and verifies a kernel given as TTIR (from the installed Triton's frontend) for one launch.");
   m.def("run", &run, py::arg("compiled"), py::arg("scalars"), py::arg("arrays"), py::arg("sanitize") = "all",
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},

@@ -1,0 +1,347 @@
+"""dtsim under the installed Triton: Triton's own host package stays (`triton.__version__`, Config,
+autotune, heuristics, testing, runtime, tools), and dtsim takes over at the launch, where
+TRITON_INTERPRET=1 does: after Triton has bound the arguments, specialized the constexprs and
+computed the grid. The launched specialization is lowered by Triton's own frontend to TTIR (its
+first stage: no GPU is needed), and dtsim lowers TTIR to its tile IR and runs it on the interpreter
+(or its CUDA backend). Every construct Triton accepts is read as Triton reads it.
+
+On a machine without a GPU driver, dtsim registers itself as Triton's active driver: a CPU "device"
+whose benchmarker times launches by wall clock, so host code that asks the driver for the device,
+its properties or the target keeps working."""
+import functools
+import os
+import sys
+import time
+
+from . import _dtsim
+
+_TARGET_ARCH = int(os.environ.get("DTSIM_TARGET_ARCH", "90"))
+
+
+def triton_available():
+    """True when a real Triton (not dtsim's stand-in) can be imported."""
+    import importlib.util
+    spec = importlib.util.find_spec("triton")
+    if spec is None or spec.origin is None:
+        return False
+    return "dtsim" not in os.path.dirname(spec.origin)
+
+
+# ---- the CPU driver ----
+
+class _Utils:
+    def get_device_properties(self, device=None):
+        # an H100 SXM's figures: host code sizes its launches from them, as on the GPU dtsim emulates
+        return {"max_shared_mem": 232448, "max_num_regs": 65536, "multiprocessor_count": 132, "warpSize": 32,
+                "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
+
+
+class _DeviceInterface:
+    """What triton.testing and the autotuner ask of the device: synchronization is a no-op (a launch
+    has finished when it returns), events are wall-clock stamps."""
+
+    class Event:
+        def __init__(self, enable_timing=True):
+            self.t = None
+
+        def record(self, stream=None):
+            self.t = time.perf_counter()
+
+        def elapsed_time(self, other):
+            return (other.t - self.t) * 1000.0
+
+        def synchronize(self):
+            pass
+
+    @staticmethod
+    def synchronize(device=None):
+        pass
+
+    @staticmethod
+    def current_device():
+        return 0
+
+    @staticmethod
+    def device_count():
+        return 1
+
+    @staticmethod
+    def is_available():
+        return True
+
+
+def wall_bench(fn, warmup=None, rep=None, grad_to_none=None, quantiles=None, return_mode="mean", **_):
+    """triton.testing.do_bench on dtsim's interpreter: the wall time of one call, in ms (labelled as
+    such in the docs: it is the interpreter's time, not a GPU's)."""
+    fn()  # the first call compiles
+    t = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - t) * 1000.0
+    if quantiles is not None:
+        return [ms for _ in quantiles]
+    if return_mode == "all":
+        return [ms]
+    return ms
+
+
+class CpuDriver:
+    """Triton's active driver while kernels run on dtsim's interpreter and no GPU driver is active."""
+
+    def __init__(self):
+        self.utils = _Utils()
+        self.backend = "cuda"
+
+    @classmethod
+    def is_active(cls):
+        return True
+
+    def get_current_device(self):
+        return 0
+
+    def set_current_device(self, device):
+        pass
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        from triton.backends.compiler import GPUTarget
+        return GPUTarget("cuda", _TARGET_ARCH, 32)
+
+    def get_active_torch_device(self):
+        import torch
+        return torch.device("cpu")
+
+    def get_device_interface(self):
+        return _DeviceInterface
+
+    def get_benchmarker(self):
+        return wall_bench
+
+    def get_empty_cache_for_benchmark(self):
+        import torch
+        return torch.empty(1, dtype=torch.int8)
+
+    def clear_cache(self, cache):
+        pass
+
+    def map_python_to_cpp_type(self, ty):
+        return ty
+
+
+# ---- TTIR from the installed Triton ----
+
+class _Frontend:
+    """The installed Triton's frontend, up to its TTIR stage, for one target."""
+
+    def __init__(self, target):
+        from triton.compiler.compiler import make_backend
+        from triton._C.libtriton import ir
+        self.ir = ir
+        self.target = target
+        self.backend = make_backend(target)
+
+    def ttir(self, src, options):
+        ir = self.ir
+        context = ir.context()
+        ir.load_dialects(context)
+        self.backend.load_dialects(context)
+        codegen_fns = self.backend.get_codegen_implementation(options)
+        module_map = self.backend.get_module_map()
+        module = src.make_ir(self.target, options, codegen_fns, module_map, context)
+        stages = {}
+        self.backend.add_stages(stages, options, src.language)
+        module = stages["ttir"](module, {})
+        return str(module)
+
+
+@functools.lru_cache(maxsize=None)
+def _frontend(arch):
+    from triton.backends.compiler import GPUTarget
+    return _Frontend(GPUTarget("cuda", arch, 32))
+
+
+class CompiledKernel:
+    """What Triton's launch returns: the specialization dtsim runs. Host code that reads a compiled
+    kernel's resources (tutorial 02 sizes its grid from them) gets the figures of an sm_90 build it
+    would plausibly have; `kernel[grid](*args)` launches it again."""
+
+    def __init__(self, fn, ttir, options):
+        self.fn = fn
+        self.asm = {"ttir": ttir}
+        self.name = fn.__name__
+        self.n_regs = 32
+        self.n_spills = 0
+        self.n_max_threads = 1024
+        num_warps = getattr(options, "num_warps", 4)
+        num_stages = getattr(options, "num_stages", 3)
+        self.metadata = type("KernelMetadata", (), {"shared": 0, "num_warps": num_warps, "num_stages": num_stages,
+                                                    "num_ctas": 1, "name": fn.__name__})()
+        self.num_warps, self.num_stages = num_warps, num_stages
+        self.lowered = {}  # (buffers, grid) -> _dtsim.Compiled
+
+    def _init_handles(self):
+        pass
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            return self.fn.run(*args, grid=grid, warmup=False, num_warps=self.num_warps,
+                               num_stages=self.num_stages, **kwargs)
+        return launch
+
+
+# ---- the launch ----
+
+def _grid_of(grid, bound_args, name):
+    g = grid(bound_args) if callable(grid) else grid
+    if isinstance(g, int) or not hasattr(g, "__len__"):
+        g = (g,)
+    if isinstance(g, (str, bytes)):
+        raise TypeError("%s: the grid must be a tuple of integers, got %r" % (name, g))
+    out = []
+    for x in g:
+        v = getattr(x, "value", x)
+        if isinstance(v, bool) or not isinstance(v, int) and not (hasattr(v, "__index__")):
+            raise TypeError("%s: grid entries must be integers, got %r" % (name, x))
+        out.append(int(v.__index__()) if not isinstance(v, int) else v)
+    if not 1 <= len(out) <= 3:
+        raise ValueError("%s: the grid has %d axes (1 to 3)" % (name, len(out)))
+    return tuple(out)
+
+
+def _specialize(fn, args, kwargs):
+    """Triton's own binding and specialization of a launch: (bound_args, key, options, signature,
+    constexprs, attrs, backend)."""
+    caches = fn.device_caches[0]
+    kernel_cache, kernel_key_cache, target, backend, binder = caches
+    bound_args, specialization, options = binder(*args, **kwargs)
+    from triton.runtime.jit import compute_cache_key
+    key = compute_cache_key(kernel_key_cache, specialization, options)
+    return bound_args, specialization, options, key, backend, target
+
+
+def _debug_on(fn, kwargs):
+    from triton import knobs
+    return bool(kwargs.get("debug", getattr(fn, "debug", None)) or knobs.runtime.debug)
+
+
+_GUIDE_HELPERS = ("breakpoint_if(", "print_if(")
+
+
+def _uses_guide_helpers(fn):
+    """Kernels that call the practitioner's guide's host helpers (breakpoint_if, print_if) inside
+    their body: Triton's compiler rejects such calls; dtsim's own .py reader gives them meaning."""
+    src = getattr(fn, "src", "") or ""
+    return any(h in src for h in _GUIDE_HELPERS)
+
+
+def run(fn, *args, grid, warmup, **kwargs):
+    """JITFunction.run under dtsim."""
+    import dtsim
+    from triton import knobs
+    if _uses_guide_helpers(fn):
+        reader = fn.__dict__.get("_dtsim_reader")
+        if reader is None:
+            reader = fn.__dict__["_dtsim_reader"] = dtsim.JITFunction(fn.fn)
+        if warmup:
+            return reader.warmup(*args, grid=grid, **kwargs)
+        return reader.run(*args, grid=grid, **kwargs)
+    kwargs["debug"] = _debug_on(fn, kwargs)
+    if hasattr(knobs.compilation, "instrumentation_mode"):
+        kwargs.setdefault("instrumentation_mode", knobs.compilation.instrumentation_mode)
+    for hook in getattr(fn, "pre_run_hooks", []):
+        hook(*args, **kwargs)
+    bound_args, specialization, options, key, backend, target = _specialize(fn, args, dict(kwargs))
+    cache = fn.__dict__.setdefault("_dtsim_kernels", {})
+    kernel = cache.get(key)
+    if kernel is None:
+        from triton.compiler.compiler import ASTSource
+        options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound_args, specialization, options)
+        src = ASTSource(fn, signature, constexprs, attrs)
+        ttir = _frontend(target.arch).ttir(src, options)
+        kernel = CompiledKernel(fn, ttir, options)
+        kernel.signature = signature
+        kernel.debug = bool(options.debug)
+        cache[key] = kernel
+    if warmup:
+        return kernel
+    g = _grid_of(grid, bound_args, fn.__name__)
+    if 0 in g:
+        return kernel  # an empty grid launches nothing, as on the GPU
+    runtime = [n for n, t in kernel.signature.items() if t != "constexpr"]
+    buffers, arrays, scalars, converted, device = [], [], {}, [], []
+    cfg = dtsim._config
+    for name in runtime:
+        v = bound_args[name]
+        arr = dtsim._as_array(v, name)
+        if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
+            dev = dtsim._device_array(v, name)
+            if dev is not None:
+                if cfg["backend"] != "cuda":
+                    raise TypeError("argument '%s': GPU memory (a CUDA tensor); the interpreter needs host arrays "
+                                    "(tensor.cpu(), or dtsim.config(backend='cuda') to run on the GPU)" % name)
+                buffers.append((name, dev.dt, list(dev.shape)))
+                device.append((name, dev.ptr, dev.dt, list(dev.shape)))
+                continue
+        if arr is not None:
+            view, dt, orig = dtsim._buffer_of(arr, name)
+            buffers.append((name, dt, list(view.shape)))
+            arrays.append((name, view, dt))
+            if orig is not None:
+                converted.append((name, orig, view))
+            continue
+        text, _ = dtsim._scalar_text(v, name)
+        scalars[name] = text
+    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g)
+    compiled = kernel.lowered.get(lkey)
+    if compiled is None:
+        if len(kernel.lowered) > 64:
+            kernel.lowered.clear()
+        compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, fn.__name__, runtime, buffers,
+                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug)
+        kernel.lowered[lkey] = compiled
+    for name, view, _ in arrays:
+        if not view.flags.writeable and name in compiled.outputs:
+            raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (fn.__name__, name))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        result = _dtsim.run(compiled, scalars, arrays, cfg["sanitize"], int(cfg["threads"]), cfg["order"],
+                            bool(cfg["keep_going"]), list(cfg["break_if"]), list(cfg["break_at"]), list(cfg["print_if"]),
+                            cfg["backend"], device)
+    finally:
+        for name, orig, copy in converted:
+            if name in compiled.outputs:
+                orig[...] = copy
+    if result["findings"]:
+        raise dtsim.KernelError(result["findings"], result["findings_count"])
+    return kernel
+
+
+def install():
+    """Routes every @triton.jit launch of the installed Triton to dtsim."""
+    import triton
+    from triton.runtime import jit as _jit
+    import importlib
+    import dtsim
+    drivers = importlib.import_module("triton.runtime.driver").driver
+    if getattr(_jit.JITFunction, "_dtsim_installed", False):
+        return
+    gpu = False
+    if dtsim._config["backend"] == "cuda":
+        try:
+            drivers.active  # the real driver, when a GPU is there
+            gpu = True
+        except Exception:
+            gpu = False
+    if not gpu:
+        drivers.set_active(CpuDriver())
+        import triton.testing
+        triton.testing.do_bench = wall_bench
+
+    def _run(self, *args, grid, warmup, **kwargs):
+        return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    _jit.JITFunction.run = _run
+    _jit.JITFunction._dtsim_installed = True
+    triton.dtsim = dtsim

@@ -1,0 +1,1144 @@
+// TTIR ops -> tile IR (Ttir.h). Each SSA value becomes either an expression inlined into its one
+// user (a pure op used once in the same block) or a variable named after it (`%offsets_2` ->
+// `offsets_2`). scf.for iter_args are variables assigned before the loop and at its yield; scf.if
+// results are variables assigned in each branch; scf.while's `before` region is emitted before the
+// loop and again at the end of its body; tt.call is inlined. Ops the tile IR cannot express are a
+// located error at the op's Python line.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <set>
+
+#include "ttir/Ttir.h"
+#include "ttir/TtirParse.h"
+
+namespace dtsim {
+
+namespace {
+
+using namespace ttir;
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// A source file named by a location, registered once per process.
+int py_source(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, int> ids;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = ids.find(path);
+  if (it != ids.end()) return it->second;
+  int id;
+  try {
+    id = Sources::load(path);
+  } catch (const UserError&) {
+    id = Sources::add(path, "");
+  }
+  ids[path] = id;
+  return id;
+}
+
+struct VType {
+  Scalar elem = Scalar::I32;
+  bool ptr = false;
+  Shape shape;
+  Type type() const { return Type{elem, ptr, shape}; }
+};
+
+struct Value {
+  ExprP expr;        // an inlinable expression (used once), or null
+  std::string var;   // else the variable holding it
+  VType t;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const ParsedModule& m, const TtirLaunch& l) : m_(m), launch_(l) {}
+
+  Module run(const std::string& name) {
+    const Op* entry = nullptr;
+    for (const Op& f : m_.funcs) {
+      std::string fname = func_name(f);
+      funcs_[fname] = &f;
+      bool pub = f.text.rfind("public", 0) == 0;
+      if ((!launch_.kernel.empty() && fname == launch_.kernel) || (launch_.kernel.empty() && pub && !entry)) entry = &f;
+    }
+    if (!entry) user_error(m_.funcs[0].text_loc, "no function " + q(launch_.kernel) + " in this TTIR");
+    Module mod;
+    Kernel k;
+    k.name = func_name(*entry);
+    k.loc = loc_of(*entry);
+    mod.file = k.loc.valid() ? Sources::name(k.loc.file) : name;
+    k.num_warps = launch_.num_warps;
+    k.num_stages = launch_.num_stages;
+    for (int64_t g : launch_.grid) k.grid.push_back(make_const_int(g));
+    std::map<std::string, const TtirBuffer*> bufs;
+    for (const TtirBuffer& b : launch_.buffers) bufs[b.name] = &b;
+    const Block& body = entry->regions.at(0).blocks.at(0);
+    std::vector<std::pair<std::string, std::string>> args = func_args(*entry);
+    if (args.size() != launch_.arg_names.size())
+      user_error(k.loc, "the kernel has " + std::to_string(args.size()) + " runtime parameters in TTIR, the launch names " +
+                            std::to_string(launch_.arg_names.size()));
+    scopes_.push_back({});
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& pname = launch_.arg_names[i];
+      VType t = vtype(args[i].second, entry->text_loc);
+      Param p;
+      p.name = pname;
+      p.loc = k.loc;
+      if (t.ptr) {
+        auto b = bufs.find(pname);
+        if (b == bufs.end()) user_error(k.loc, "pointer parameter " + q(pname) + " has no buffer bound");
+        p.kind = ParamKind::Pointer;
+        p.dtype = b->second->dtype;
+        if (p.dtype != t.elem && !(t.elem == Scalar::I1 && b->second->dtype == Scalar::I1))
+          t.elem = p.dtype;  // the buffer's element type rules (Triton types an int8 bool tensor *i1)
+        for (int64_t d : b->second->shape) p.shape.push_back(make_const_int(d));
+        p.io = BufIO::InOut;
+      } else {
+        p.kind = ParamKind::Scalar;
+        p.dtype = t.elem;
+        p.init = typed_const(0, 0, t.elem);  // every launch binds the value; this one only lets the module verify
+      }
+      k.params.push_back(p);
+      bind(args[i].first, Value{nullptr, pname, t});
+    }
+    count_uses(body);
+    out_ = &k.body;
+    emit_block(body, {});
+    scopes_.pop_back();
+    mark_inputs(k);
+    mod.kernels.push_back(std::move(k));
+    return mod;
+  }
+
+ private:
+  // Pointer parameters no store reaches are inputs (the rest stay in/out): followed through the
+  // variables a stored-to pointer is computed from.
+  static void mark_inputs(Kernel& k) {
+    std::map<std::string, std::vector<ExprP>> defs;
+    std::vector<ExprP> stored;
+    std::function<void(const std::vector<StmtP>&)> walk = [&](const std::vector<StmtP>& ss) {
+      for (const StmtP& s : ss) {
+        if (s->kind == StmtKind::Assign)
+          for (const std::string& t : s->targets) defs[t].push_back(s->args.at(0));
+        if (s->kind == StmtKind::Store) stored.push_back(s->args.at(0));
+        walk(s->body);
+        walk(s->orelse);
+      }
+    };
+    walk(k.body);
+    std::set<std::string> seen;
+    std::function<void(const ExprP&)> reach = [&](const ExprP& e) {
+      if (!e) return;
+      if (e->kind == ExprKind::Var) {
+        if (!seen.insert(e->name).second) return;
+        for (const ExprP& d : defs[e->name]) reach(d);
+        return;
+      }
+      if (e->kind == ExprKind::Load) return;  // a loaded value is not a pointer into a parameter's buffer
+      for (const ExprP& a : e->args) reach(a);
+    };
+    for (const ExprP& p : stored) reach(p);
+    for (Param& p : k.params)
+      if (p.kind == ParamKind::Pointer && !seen.count(p.name)) p.io = BufIO::In;
+  }
+
+  // ---- functions ----
+  static std::string func_name(const Op& f) {
+    size_t at = f.text.find('@');
+    size_t e = f.text.find('(', at);
+    return f.text.substr(at + 1, e - at - 1);
+  }
+  // (name, type) of each argument of a tt.func header.
+  std::vector<std::pair<std::string, std::string>> func_args(const Op& f) {
+    std::vector<std::pair<std::string, std::string>> out;
+    size_t b = f.text.find('(');
+    std::string sig = f.text.substr(b);
+    Cursor cc(sig, f.text_loc);
+    cc.expect("(");
+    while (!cc.eat(")")) {
+      std::string v = cc.value();
+      cc.expect(":");
+      std::string t = cc.type();
+      if (cc.peek("{")) cc.balanced('{', '}');
+      if (cc.peek("loc(")) {
+        cc.expect("loc");
+        cc.balanced('(', ')');
+      }
+      out.emplace_back(v, t);
+      cc.eat(",");
+    }
+    return out;
+  }
+
+  // ---- locations, types ----
+  SourceLoc loc_of(const Op& op) {
+    PyLoc l = resolve_loc(m_, op.loc);
+    if (l.file.empty() || l.line <= 0) return op.text_loc;
+    return SourceLoc{py_source(l.file), l.line, std::max(l.col, 1)};
+  }
+  std::string name_of(const Op& op) { return resolve_loc(m_, op.loc).name; }
+
+  VType vtype(const std::string& text, SourceLoc where) {
+    TypeText tt = split_type(text);
+    if (!tt.ok) user_error(where, "malformed TTIR type " + q(text));
+    VType t;
+    t.shape = tt.shape;
+    std::string e = tt.elem;
+    if (e.rfind("!tt.ptr<", 0) == 0) {
+      t.ptr = true;
+      e = e.substr(8, e.size() - 9);
+      size_t comma = e.find(',');  // address space
+      if (comma != std::string::npos) e = e.substr(0, comma);
+      if (e.rfind("tensor<", 0) == 0) user_error(cur_loc_, "block pointers (tl.make_block_ptr) are not supported yet");
+    }
+    static const std::map<std::string, Scalar> names = {{"i1", Scalar::I1},   {"i32", Scalar::I32}, {"i64", Scalar::I64},
+                                                        {"f16", Scalar::F16}, {"bf16", Scalar::BF16}, {"f32", Scalar::F32},
+                                                        {"f64", Scalar::F64}};
+    auto it = names.find(e);
+    if (it == names.end()) {
+      if (e.rfind("!tt.tensordesc", 0) == 0) user_error(cur_loc_, "tensor descriptors are not supported yet");
+      user_error(cur_loc_, "element type " + q(e) + " is not supported yet (i1, i32, i64, f16, bf16, f32, f64)");
+    }
+    t.elem = it->second;
+    return t;
+  }
+
+  // ---- values ----
+  void bind(const std::string& ssa, Value v) { scopes_.back()[ssa] = std::move(v); }
+  Value& lookup(const std::string& ssa) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->find(ssa);
+      if (f != it->end()) return f->second;
+    }
+    user_error(cur_loc_, "malformed TTIR: %" + ssa + " is not defined");
+  }
+  ExprP use(const std::string& ssa) {
+    Value& v = lookup(ssa);
+    if (v.expr) {
+      ExprP e = v.expr;
+      v.expr = nullptr;  // used once: moved into its user
+      v.var = "<used>";
+      return e;
+    }
+    if (v.var == "<used>") internal_error("ttir", "value %" + ssa + " used twice after inlining");
+    ExprP e = make_var(v.var, cur_loc_);
+    return e;
+  }
+  const VType& type_of(const std::string& ssa) { return lookup(ssa).t; }
+
+  // Uses of every value: in total, and by ops directly in each block (nested regions excluded).
+  void count_text(const std::string& s, std::map<std::string, int>& into) {
+    for (size_t p = s.find('%'); p != std::string::npos; p = s.find('%', p + 1)) {
+      size_t e = p + 1;
+      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_' || s[e] == '.' || s[e] == '$' || s[e] == '#')) ++e;
+      into[s.substr(p + 1, e - p - 1)]++;
+    }
+  }
+  void count_uses(const Block& b) {
+    for (const Op& op : b.ops) {
+      count_text(op.text, uses_);
+      count_text(op.trailer, uses_);
+      for (const Region& r : op.regions)
+        for (const Block& bb : r.blocks) count_uses(bb);
+    }
+  }
+  std::map<std::string, int> local_uses(const Block& b) {
+    std::map<std::string, int> m;
+    for (const Op& op : b.ops) {
+      count_text(op.text, m);
+      count_text(op.trailer, m);
+    }
+    return m;
+  }
+
+  std::string var_name(const std::string& ssa) {
+    std::string base = ssa;
+    for (char& c : base)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
+    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
+    base += suffix_;
+    std::string n = base;
+    for (int k = 1; used_names_.count(n) || is_param(n); ++k) n = base + "_" + std::to_string(k);
+    used_names_.insert(n);
+    return n;
+  }
+  bool is_param(const std::string& n) {
+    for (const std::string& a : launch_.arg_names)
+      if (a == n) return true;
+    return false;
+  }
+
+  // Defines `ssa` as `e`: inlined into its one user in this block when pure, else a variable.
+  void define(const std::string& ssa, ExprP e, VType t, bool pure, SourceLoc loc) {
+    e->loc = e->loc.valid() ? e->loc : loc;
+    auto total = uses_.find(ssa);
+    int n = total == uses_.end() ? 0 : total->second;
+    auto local = local_.back().find(ssa);
+    int nl = local == local_.back().end() ? 0 : local->second;
+    if (pure && n == 1 && nl == 1) {
+      bind(ssa, Value{e, "", t});
+      return;
+    }
+    if (n == 0 && pure) return;  // dead
+    std::string v = var_name(ssa);
+    out_->push_back(make_assign(v, e, loc));
+    bind(ssa, Value{nullptr, v, t});
+  }
+
+  // ---- blocks ----
+  // Emits a block's ops into *out_; the block's arguments are bound to `args` (expressions).
+  void emit_block(const Block& b, const std::vector<Value>& args) {
+    scopes_.push_back({});
+    local_.push_back(local_uses(b));
+    for (size_t i = 0; i < b.args.size() && i < args.size(); ++i) bind(b.args[i], args[i]);
+    for (const Op& op : b.ops) emit(op);
+    local_.pop_back();
+    scopes_.pop_back();
+  }
+
+  // The values a terminator (scf.yield, scf.condition's rest, tt.return) passes on.
+  std::vector<std::string> operands(const std::string& text) {
+    std::vector<std::string> out;
+    Cursor c(text, cur_loc_);
+    while (c.peek_value()) {
+      out.push_back(c.value());
+      if (!c.eat(",")) break;
+    }
+    return out;
+  }
+
+  // Assigns `vars` = the values `ssas` (all read before any is written).
+  void assign_all(const std::vector<std::string>& vars, const std::vector<std::string>& ssas) {
+    if (vars.size() != ssas.size()) user_error(cur_loc_, "malformed TTIR: yield arity differs from the op's results");
+    std::vector<ExprP> vals;
+    for (const std::string& s : ssas) vals.push_back(use(s));
+    bool plain = vars.size() == 1;
+    if (plain) {
+      out_->push_back(make_assign(vars[0], vals[0], cur_loc_));
+      return;
+    }
+    std::vector<std::string> tmps;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      std::string t = var_name("yield" + std::to_string(i));
+      out_->push_back(make_assign(t, vals[i], cur_loc_));
+      tmps.push_back(t);
+    }
+    for (size_t i = 0; i < vars.size(); ++i) out_->push_back(make_assign(vars[i], make_var(tmps[i], cur_loc_), cur_loc_));
+  }
+
+  ExprP zero_of(const VType& t) {
+    if (t.ptr) user_error(cur_loc_, "a runtime if/while that yields a pointer is not supported yet");
+    ExprP z = is_float(t.elem) ? make_const_float(0.0, cur_loc_) : make_const_int(0, cur_loc_);
+    z->weak = false;
+    z->dtype = t.elem;
+    if (t.shape.empty()) return z;
+    std::vector<ExprP> dims;
+    for (int64_t d : t.shape) dims.push_back(make_const_int(d, cur_loc_));
+    return make_full(dims, z, t.elem, cur_loc_);
+  }
+
+  std::vector<ExprP> dims(const Shape& s) {
+    std::vector<ExprP> d;
+    for (int64_t x : s) d.push_back(make_const_int(x, cur_loc_));
+    return d;
+  }
+
+  ExprP typed_const(double f, int64_t i, Scalar t) {
+    ExprP c = is_float(t) ? make_const_float(f, cur_loc_) : (t == Scalar::I1 ? make_const_bool(i != 0, cur_loc_) : make_const_int(i, cur_loc_));
+    c->weak = false;
+    c->dtype = t;
+    return c;
+  }
+  ExprP splat(ExprP scalar, const VType& t) {
+    if (t.shape.empty()) return scalar;
+    return make_broadcast(scalar, dims(t.shape), cur_loc_);
+  }
+
+  // A literal of type t: "5", "-1", "true", "1.000000e+00", "0xFF800000" (bits).
+  ExprP literal(const std::string& lit, const VType& t) {
+    Scalar s = t.elem;
+    if (lit == "true" || lit == "false") return typed_const(0, lit == "true", s);
+    if (lit.rfind("0x", 0) == 0 && is_float(s)) {
+      uint64_t bits = std::stoull(lit.substr(2), nullptr, 16);
+      double v = 0;
+      if (s == Scalar::F32) v = std::bit_cast<float>(static_cast<uint32_t>(bits));
+      else if (s == Scalar::F64) v = std::bit_cast<double>(bits);
+      else if (s == Scalar::BF16) v = std::bit_cast<float>(static_cast<uint32_t>(bits << 16));
+      else v = half_to_double(static_cast<uint16_t>(bits));
+      return typed_const(v, 0, s);
+    }
+    if (is_float(s)) return typed_const(std::stod(lit), 0, s);
+    int64_t i = lit.rfind("0x", 0) == 0 ? static_cast<int64_t>(std::stoull(lit.substr(2), nullptr, 16)) : std::stoll(lit);
+    if (s == Scalar::I32) i = static_cast<int32_t>(i);
+    return typed_const(0, i, s);
+  }
+  static double half_to_double(uint16_t h) {
+    int sign = h >> 15, exp = (h >> 10) & 31, man = h & 1023;
+    double v;
+    if (exp == 0) v = std::ldexp(man, -24);
+    else if (exp == 31) v = man ? NAN : INFINITY;
+    else v = std::ldexp(man + 1024, exp - 25);
+    return sign ? -v : v;
+  }
+
+  // ---- ops ----
+  void emit(const Op& op) {
+    cur_loc_ = loc_of(op);
+    const std::string& n = op.name;
+    Cursor c(op.text, op.text_loc);
+    auto res = [&]() -> const std::string& {
+      if (op.results.size() != 1) user_error(op.text_loc, "malformed TTIR: " + q(n) + " needs one result");
+      return op.results[0];
+    };
+    // `%a, %b : T` (arith binaries, math unaries): the operands and the last type
+    auto simple = [&](std::vector<std::string>& vals) -> VType {
+      while (c.peek_value()) {
+        vals.push_back(c.value());
+        if (!c.eat(",")) break;
+      }
+      c.skip_to(':');  // attributes such as overflow<nsw>, fastmath<...>
+      VType t;
+      if (c.eat(":")) {
+        std::string tx = c.type();
+        while (c.eat(",")) tx = c.type();  // select: cond type, value type
+        t = vtype(tx, op.text_loc);
+      } else if (!vals.empty()) {
+        t = type_of(vals.back());
+      }
+      return t;
+    };
+
+    static const std::map<std::string, BinOp> binops = {
+        {"arith.addi", BinOp::Add},     {"arith.addf", BinOp::Add},      {"arith.subi", BinOp::Sub},     {"arith.subf", BinOp::Sub},
+        {"arith.muli", BinOp::Mul},     {"arith.mulf", BinOp::Mul},      {"arith.divf", BinOp::Div},     {"arith.divsi", BinOp::FloorDiv},
+        {"arith.remsi", BinOp::Mod},    {"arith.remf", BinOp::Mod},      {"arith.andi", BinOp::And},     {"arith.ori", BinOp::Or},
+        {"arith.xori", BinOp::Xor},     {"arith.shli", BinOp::Shl},      {"arith.shrsi", BinOp::Shr},    {"arith.maxsi", BinOp::Max},
+        {"arith.minsi", BinOp::Min},    {"arith.maxnumf", BinOp::Max},   {"arith.minnumf", BinOp::Min},  {"arith.maximumf", BinOp::Max},
+        {"arith.minimumf", BinOp::Min}, {"tt.precise_divf", BinOp::Div}, {"arith.ceildivsi", BinOp::Cdiv}};
+    static const std::map<std::string, UnOp> unops = {
+        {"math.exp", UnOp::Exp},     {"math.exp2", UnOp::Exp2}, {"math.log", UnOp::Log},   {"math.log2", UnOp::Log2},
+        {"math.sqrt", UnOp::Sqrt},   {"tt.precise_sqrt", UnOp::Sqrt}, {"math.rsqrt", UnOp::Rsqrt}, {"math.tanh", UnOp::Tanh},
+        {"math.absf", UnOp::Abs},    {"math.absi", UnOp::Abs},  {"arith.negf", UnOp::Neg}};
+
+    if (auto b = binops.find(n); b != binops.end()) {
+      std::vector<std::string> v;
+      VType t = simple(v);
+      if (v.size() != 2) c.fail("two operands");
+      ExprP x = use(v[0]), y = use(v[1]);
+      define(res(), make_binary(b->second, x, y, cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (auto u = unops.find(n); u != unops.end()) {
+      std::vector<std::string> v;
+      VType t = simple(v);
+      define(res(), make_unary(u->second, use(v.at(0)), cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "math.fma") {
+      std::vector<std::string> v;
+      VType t = simple(v);
+      ExprP a = use(v.at(0)), b2 = use(v.at(1)), cc = use(v.at(2));
+      define(res(), make_binary(BinOp::Add, make_binary(BinOp::Mul, a, b2, cur_loc_), cc, cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "arith.constant") {
+      VType t;
+      std::string lit;
+      if (c.eat("dense<")) {
+        std::string inner;
+        if (c.peek("[")) user_error(cur_loc_, "a non-uniform tensor constant is not supported yet");
+        lit = c.number();
+        c.expect(">");
+        c.expect(":");
+        t = vtype(c.type(), op.text_loc);
+        define(res(), splat(literal(lit, VType{t.elem, false, {}}), t), t, true, cur_loc_);
+        return;
+      }
+      lit = c.number();
+      if (c.eat(":")) t = vtype(c.type(), op.text_loc);
+      else t = VType{Scalar::I1, false, {}};  // `true` / `false`
+      define(res(), literal(lit, t), t, true, cur_loc_);
+      return;
+    }
+    if (n == "arith.cmpi" || n == "arith.cmpf") {
+      std::string pred = c.ident();
+      c.expect(",");
+      std::vector<std::string> v;
+      VType t = simple(v);
+      if (v.size() != 2) c.fail("two operands");
+      ExprP a = use(v[0]), b = use(v[1]);
+      VType rt{Scalar::I1, false, t.shape};
+      define(res(), compare(pred, a, b, type_of_expr(v, t)), rt, true, cur_loc_);
+      return;
+    }
+    if (n == "arith.select") {
+      std::vector<std::string> v;
+      VType t = simple(v);
+      if (v.size() != 3) c.fail("three operands");
+      ExprP cnd = use(v[0]), a = use(v[1]), b = use(v[2]);
+      define(res(), make_where(cnd, a, b, cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "arith.sitofp" || n == "arith.extf" || n == "arith.truncf" || n == "arith.extsi" || n == "arith.trunci" ||
+        n == "arith.fptosi" || n == "arith.extui" || n == "arith.uitofp" || n == "arith.fptoui" || n == "tt.fp_to_fp") {
+      std::string v = c.value();
+      while (c.eat(",")) c.ident(), c.eat("="), c.ident();  // rounding = rtne
+      c.expect(":");
+      VType from = vtype(c.type(), op.text_loc);
+      if (!c.eat("to")) c.expect("->");
+      VType to = vtype(c.type(), op.text_loc);
+      ExprP x = use(v);
+      if ((n == "arith.extui" || n == "arith.uitofp") && from.elem != Scalar::I1) {
+        // zero-extend: through i64 with the low bits kept
+        if (from.elem == Scalar::I64 && n == "arith.uitofp")
+          user_error(cur_loc_, "unsigned 64-bit to float conversion is not supported yet");
+        int bits = scalar_bytes(from.elem) * 8;
+        x = make_binary(BinOp::And, make_cast(x, Scalar::I64, cur_loc_), typed_const(0, (int64_t{1} << bits) - 1, Scalar::I64), cur_loc_);
+      }
+      if (n == "arith.fptoui") user_error(cur_loc_, "float to unsigned conversion is not supported yet");
+      define(res(), make_cast(x, to.elem, cur_loc_), to, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.get_program_id" || n == "tt.get_num_programs") {
+      std::string ax = c.ident();
+      int a = ax == "x" ? 0 : ax == "y" ? 1 : ax == "z" ? 2 : -1;
+      if (a < 0) c.fail("x, y or z");
+      ExprP e = n == "tt.get_program_id" ? make_program_id(a, cur_loc_) : make_num_programs(a, cur_loc_);
+      define(res(), e, VType{Scalar::I32, false, {}}, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.make_range") {
+      std::string attrs = c.balanced('{', '}');
+      int64_t lo = attr_int(attrs, "start"), hi = attr_int(attrs, "end");
+      c.expect(":");
+      VType t = vtype(c.type(), op.text_loc);
+      define(res(), make_arange(make_const_int(lo, cur_loc_), make_const_int(hi, cur_loc_), cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.splat" || n == "tt.broadcast") {
+      std::string v = c.value();
+      c.expect(":");
+      c.type();
+      c.expect("->");
+      VType t = vtype(c.type(), op.text_loc);
+      define(res(), make_broadcast(use(v), dims(t.shape), cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.expand_dims") {
+      std::string v = c.value();
+      std::string attrs = c.balanced('{', '}');
+      c.expect(":");
+      c.type();
+      c.expect("->");
+      VType t = vtype(c.type(), op.text_loc);
+      define(res(), make_expand_dims(use(v), static_cast<int>(attr_int(attrs, "axis")), cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.reshape") {
+      std::string v = c.value();
+      while (!c.peek(":")) c.ident();  // allow_reorder, efficient_layout
+      c.expect(":");
+      c.type();
+      c.expect("->");
+      VType t = vtype(c.type(), op.text_loc);
+      define(res(), make_reshape(use(v), dims(t.shape), cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.trans") {
+      std::string v = c.value();
+      std::string attrs = c.balanced('{', '}');
+      c.expect(":");
+      VType from = vtype(c.type(), op.text_loc);
+      c.expect("->");
+      VType t = vtype(c.type(), op.text_loc);
+      if (from.shape.size() != 2) user_error(cur_loc_, "a permutation of a rank-" + std::to_string(from.shape.size()) + " tile is not supported yet");
+      define(res(), make_trans(use(v), cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.addptr") {
+      std::vector<std::string> v;
+      while (c.peek_value()) {
+        v.push_back(c.value());
+        if (!c.eat(",")) break;
+      }
+      c.expect(":");
+      VType t = vtype(c.type(), op.text_loc);
+      ExprP p = use(v.at(0)), o = use(v.at(1));
+      define(res(), make_binary(BinOp::Add, p, o, cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.load") {
+      std::vector<std::string> v;
+      while (c.peek_value()) {
+        v.push_back(c.value());
+        if (!c.eat(",")) break;
+      }
+      std::string ptr_type;
+      std::string r = c.rest();
+      size_t colon = r.rfind(':');
+      ptr_type = r.substr(colon + 1);
+      while (!ptr_type.empty() && ptr_type[0] == ' ') ptr_type.erase(0, 1);
+      VType pt = vtype(ptr_type, op.text_loc);
+      ExprP p = use(v.at(0));
+      ExprP m = v.size() > 1 ? use(v[1]) : nullptr;
+      ExprP o = v.size() > 2 ? use(v[2]) : nullptr;
+      VType t{pt.elem, false, pt.shape};
+      define(res(), make_load(p, m, o, cur_loc_), t, false, cur_loc_);
+      return;
+    }
+    if (n == "tt.store") {
+      std::vector<std::string> v;
+      while (c.peek_value()) {
+        v.push_back(c.value());
+        if (!c.eat(",")) break;
+      }
+      ExprP p = use(v.at(0)), val = use(v.at(1));
+      ExprP m = v.size() > 2 ? use(v[2]) : nullptr;
+      out_->push_back(make_store(p, val, m, cur_loc_));
+      return;
+    }
+    if (n == "tt.dot") {
+      std::vector<std::string> v;
+      while (c.peek_value()) {
+        v.push_back(c.value());
+        if (!c.eat(",")) break;
+      }
+      std::string r = c.rest();
+      bool tf32 = r.find("inputPrecision = tf32") != std::string::npos || r.find("inputPrecision = tf32x3") != std::string::npos;
+      size_t arrow = r.rfind("->");
+      VType t = vtype(trim_copy(r.substr(arrow + 2)), op.text_loc);
+      ExprP a = use(v.at(0)), b = use(v.at(1)), acc = use(v.at(2));
+      VType at = type_of_arg(v[0]);
+      if (!is_float(at.elem)) user_error(cur_loc_, "an integer tl.dot is not supported yet");
+      ExprP accf = t.elem == Scalar::F32 ? acc : make_cast(acc, Scalar::F32, cur_loc_);
+      ExprP d = make_dot(a, b, accf, cur_loc_);
+      d->tf32 = tf32 && at.elem == Scalar::F32;
+      if (t.elem != Scalar::F32) d = make_cast(d, t.elem, cur_loc_);
+      define(res(), d, t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.reduce") return emit_reduce(op);
+    if (n == "scf.for") return emit_for(op);
+    if (n == "scf.if") return emit_if(op);
+    if (n == "scf.while") return emit_while(op);
+    if (n == "scf.yield" || n == "tt.reduce.return" || n == "scf.condition") {
+      yielded_ = operands(n == "scf.condition" ? after_paren(op.text) : op.text);
+      if (n == "scf.condition") cond_ = operands(op.text.substr(op.text.find('(') + 1)).at(0);
+      return;
+    }
+    if (n == "tt.return") {
+      returned_ = operands(op.text);
+      if (call_depth_ == 0) {
+        if (!at_func_end_) out_->push_back(ret_stmt());
+      }
+      return;
+    }
+    if (n == "tt.call") return emit_call(op);
+    if (n == "tt.assert") {
+      std::string v = c.value();
+      c.expect(",");
+      std::string msg = c.string_lit();
+      ExprP cond = use(v);
+      if (!launch_.debug) return;
+      auto s = std::make_shared<Stmt>();
+      s->kind = StmtKind::Assert;
+      s->loc = cur_loc_;
+      s->text = msg;
+      s->args = {cond};
+      out_->push_back(s);
+      return;
+    }
+    if (n == "tt.print") {
+      std::string prefix = c.string_lit();
+      if (c.peek("{")) c.balanced('{', '}');
+      std::vector<ExprP> vals;
+      if (c.eat(":")) {
+        while (c.peek_value()) {
+          vals.push_back(use(c.value()));
+          if (!c.eat(",")) break;
+        }
+      }
+      auto s = std::make_shared<Stmt>();
+      s->kind = StmtKind::Print;
+      s->loc = cur_loc_;
+      s->text = prefix;
+      s->args = vals;
+      out_->push_back(s);
+      return;
+    }
+    if (n == "tt.extern_elementwise") {
+      std::vector<std::string> v;
+      while (c.peek_value()) {
+        v.push_back(c.value());
+        if (!c.eat(",")) break;
+      }
+      std::string attrs = c.balanced('{', '}');
+      std::string sym = attr_str(attrs, "symbol");
+      std::string r = c.rest();
+      VType t = vtype(trim_copy(r.substr(r.rfind("->") + 2)), op.text_loc);
+      std::string base = sym;
+      if (base.rfind("__nv_", 0) == 0) base = base.substr(5);
+      if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf")
+        base.pop_back();
+      if (base == "fmodf") base = "fmod";
+      static const std::map<std::string, UnOp> lib1 = {{"exp", UnOp::Exp},  {"exp2", UnOp::Exp2}, {"log", UnOp::Log},   {"log2", UnOp::Log2},
+                                                       {"sqrt", UnOp::Sqrt}, {"rsqrt", UnOp::Rsqrt}, {"tanh", UnOp::Tanh}, {"fabs", UnOp::Abs}};
+      if (auto u = lib1.find(base); u != lib1.end() && v.size() == 1) {
+        define(res(), make_unary(u->second, use(v[0]), cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if ((base == "fmax" || base == "fmin") && v.size() == 2) {
+        ExprP a = use(v[0]), b = use(v[1]);
+        define(res(), make_binary(base == "fmax" ? BinOp::Max : BinOp::Min, a, b, cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if (base == "fmod" && v.size() == 2) {
+        ExprP a = use(v[0]), b = use(v[1]);
+        define(res(), make_binary(BinOp::Mod, a, b, cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      user_error(cur_loc_, "libdevice function " + q(sym) + " is not supported yet");
+    }
+    if (n == "tt.clampf") {
+      std::vector<std::string> v;
+      while (c.peek_value()) {
+        v.push_back(c.value());
+        if (!c.eat(",")) break;
+      }
+      std::string r = c.rest();
+      VType t = vtype(trim_copy(r.substr(r.rfind(':') + 1)), op.text_loc);
+      ExprP x = use(v.at(0)), lo = use(v.at(1)), hi = use(v.at(2));
+      define(res(), make_binary(BinOp::Min, make_binary(BinOp::Max, x, lo, cur_loc_), hi, cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "gpu.barrier") return;  // tl.debug_barrier: instances run their statements in order
+    if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
+    static const std::map<std::string, std::string> named = {
+        {"tt.atomic_rmw", "atomics (tl.atomic_add, ...)"}, {"tt.atomic_cas", "tl.atomic_cas"}, {"tt.scan", "tl.associative_scan / tl.cumsum"},
+        {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.join", "tl.join / tl.interleave"}, {"tt.split", "tl.split"},
+        {"tt.cat", "tl.cat"}, {"tt.bitcast", "bitcasts (x.to(..., bitcast=True))"}, {"arith.bitcast", "bitcasts"},
+        {"tt.int_to_ptr", "pointers made from integers"}, {"tt.ptr_to_int", "pointers converted to integers"},
+        {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
+        {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
+        {"tt.advance", "block pointers (tl.advance)"}, {"tt.mulhiui", "tl.umulhi"}, {"arith.divui", "unsigned division"},
+        {"arith.remui", "unsigned remainder"}, {"arith.shrui", "logical shift right of unsigned integers"},
+        {"arith.maxui", "unsigned maximum"}, {"arith.minui", "unsigned minimum"}, {"tt.elementwise_inline_asm", "inline asm"}};
+    if (auto it = named.find(n); it != named.end()) user_error(cur_loc_, it->second + " (" + n + ") is not supported yet");
+    user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
+  }
+
+  static std::string trim_copy(std::string s) {
+    size_t b = s.find_first_not_of(" \t");
+    size_t e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+  }
+  static std::string after_paren(const std::string& s) {
+    size_t p = s.find(')');
+    return p == std::string::npos ? "" : s.substr(p + 1);
+  }
+  int64_t attr_int(const std::string& attrs, const std::string& key) {
+    size_t p = attrs.find(key + " = ");
+    if (p == std::string::npos) user_error(cur_loc_, "malformed TTIR: attribute " + q(key) + " missing");
+    return std::stoll(attrs.substr(p + key.size() + 3));
+  }
+  std::string attr_str(const std::string& attrs, const std::string& key) {
+    size_t p = attrs.find(key + " = \"");
+    if (p == std::string::npos) return "";
+    size_t b = p + key.size() + 4;
+    return attrs.substr(b, attrs.find('"', b) - b);
+  }
+  VType type_of_arg(const std::string& ssa) { return lookup(ssa).t; }
+  VType type_of_expr(const std::vector<std::string>& v, const VType& t) { return v.empty() ? t : lookup(v[0]).t.elem == t.elem ? t : t; }
+
+  ExprP compare(const std::string& pred, ExprP a, ExprP b, const VType& t) {
+    static const std::map<std::string, BinOp> ops = {{"eq", BinOp::Eq},   {"ne", BinOp::Ne},   {"slt", BinOp::Lt},  {"sle", BinOp::Le},
+                                                     {"sgt", BinOp::Gt},  {"sge", BinOp::Ge},  {"oeq", BinOp::Eq},  {"olt", BinOp::Lt},
+                                                     {"ole", BinOp::Le},  {"ogt", BinOp::Gt},  {"oge", BinOp::Ge},  {"une", BinOp::Ne},
+                                                     {"ult", BinOp::Lt},  {"ule", BinOp::Le},  {"ugt", BinOp::Gt},  {"uge", BinOp::Ge}};
+    bool is_f = is_float(t.elem);
+    if (!is_f && (pred == "ult" || pred == "ule" || pred == "ugt" || pred == "uge")) {
+      // unsigned: compare as signed after flipping the sign bit
+      if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned comparison of i1 is not supported");
+      int64_t sign = t.elem == Scalar::I32 ? static_cast<int64_t>(INT32_MIN) : INT64_MIN;
+      a = make_binary(BinOp::Xor, a, typed_const(0, sign, t.elem), cur_loc_);
+      b = make_binary(BinOp::Xor, b, typed_const(0, sign, t.elem), cur_loc_);
+      return make_binary(ops.at(pred), a, b, cur_loc_);
+    }
+    if (is_f && (pred == "one" || pred == "ord" || pred == "uno" || pred == "ueq" || pred == "ult" || pred == "ule" || pred == "ugt" ||
+                 pred == "uge")) {
+      // (un)ordered forms need each operand twice: through variables
+      std::string va = var_name("cmp_a"), vb = var_name("cmp_b");
+      out_->push_back(make_assign(va, a, cur_loc_));
+      out_->push_back(make_assign(vb, b, cur_loc_));
+      auto A = [&] { return make_var(va, cur_loc_); };
+      auto B = [&] { return make_var(vb, cur_loc_); };
+      ExprP unordered = make_binary(BinOp::Or, make_binary(BinOp::Ne, A(), A(), cur_loc_), make_binary(BinOp::Ne, B(), B(), cur_loc_), cur_loc_);
+      if (pred == "uno") return unordered;
+      ExprP ordered = make_binary(BinOp::And, make_binary(BinOp::Eq, A(), A(), cur_loc_), make_binary(BinOp::Eq, B(), B(), cur_loc_), cur_loc_);
+      if (pred == "ord") return ordered;
+      if (pred == "one") return make_binary(BinOp::And, make_binary(BinOp::Ne, A(), B(), cur_loc_), ordered, cur_loc_);
+      BinOp base = pred == "ueq" ? BinOp::Eq : ops.at(pred);
+      return make_binary(BinOp::Or, make_binary(base, A(), B(), cur_loc_), unordered, cur_loc_);
+    }
+    auto it = ops.find(pred);
+    if (it == ops.end()) user_error(cur_loc_, "comparison predicate " + q(pred) + " is not supported");
+    return make_binary(it->second, a, b, cur_loc_);
+  }
+
+  // scf.for %i = %lb to %ub step %st iter_args(%a = %x, ...) -> (T, ...) : i32 { body }
+  void emit_for(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string iv = c.value();
+    c.expect("=");
+    std::string lb = c.value();
+    c.expect("to");
+    std::string ub = c.value();
+    c.expect("step");
+    std::string st = c.value();
+    std::vector<std::string> carried, inits;
+    if (c.eat("iter_args")) {
+      c.expect("(");
+      while (!c.eat(")")) {
+        carried.push_back(c.value());
+        c.expect("=");
+        inits.push_back(c.value());
+        c.eat(",");
+      }
+    }
+    SourceLoc loc = cur_loc_;
+    ExprP lo = use(lb), hi = use(ub), step = use(st);
+    VType ivt = type_of(lb);
+    std::vector<std::string> vars;
+    std::vector<VType> types;
+    for (size_t i = 0; i < inits.size(); ++i) {
+      VType t = type_of(inits[i]);
+      std::string v = var_name(carried[i]);
+      out_->push_back(make_assign(v, use(inits[i]), loc));
+      vars.push_back(v);
+      types.push_back(t);
+    }
+    std::string ivar = var_name(iv);
+    const Block& body = op.regions.at(0).blocks.at(0);
+    std::vector<Value> args;
+    args.push_back(Value{nullptr, ivar, ivt});
+    for (size_t i = 0; i < vars.size(); ++i) args.push_back(Value{nullptr, vars[i], types[i]});
+    std::vector<StmtP> stmts;
+    std::vector<StmtP>* saved = out_;
+    out_ = &stmts;
+    yielded_.clear();
+    emit_block_with_yield(body, args, vars);
+    out_ = saved;
+    out_->push_back(make_for(ivar, lo, hi, step, std::move(stmts), loc));
+    for (size_t i = 0; i < op.results.size() && i < vars.size(); ++i) bind(op.results[i], Value{nullptr, vars[i], types[i]});
+  }
+
+  // Emits `b` with its arguments, then assigns its yield's values to `vars`.
+  void emit_block_with_yield(const Block& b, const std::vector<Value>& args, const std::vector<std::string>& vars) {
+    scopes_.push_back({});
+    local_.push_back(local_uses(b));
+    for (size_t i = 0; i < b.args.size() && i < args.size(); ++i) bind(b.args[i], args[i]);
+    yielded_.clear();
+    for (const Op& op : b.ops) emit(op);
+    if (!vars.empty()) assign_all(vars, yielded_);
+    local_.pop_back();
+    scopes_.pop_back();
+  }
+
+  // %r = scf.if %c -> (T) { ... scf.yield } else { ... scf.yield }
+  void emit_if(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string cv = c.value();
+    std::vector<VType> types;
+    if (c.eat("->")) {
+      std::string r = c.rest();
+      Cursor rc(r, op.text_loc);
+      if (rc.eat("(")) {
+        while (!rc.eat(")")) {
+          types.push_back(vtype(rc.type(), op.text_loc));
+          rc.eat(",");
+        }
+      } else {
+        types.push_back(vtype(rc.type(), op.text_loc));
+      }
+    }
+    SourceLoc loc = cur_loc_;
+    std::vector<std::string> vars;
+    for (size_t i = 0; i < types.size(); ++i) {
+      std::string v = var_name(op.results.size() > i ? op.results[i] : "ifres");
+      out_->push_back(make_assign(v, zero_of(types[i]), loc));
+      vars.push_back(v);
+    }
+    ExprP cond = use(cv);
+    std::vector<StmtP> then_s, else_s;
+    std::vector<StmtP>* saved = out_;
+    out_ = &then_s;
+    emit_block_with_yield(op.regions.at(0).blocks.at(0), {}, vars);
+    if (op.regions.size() > 1) {
+      out_ = &else_s;
+      emit_block_with_yield(op.regions[1].blocks.at(0), {}, vars);
+    }
+    out_ = saved;
+    out_->push_back(make_if(cond, std::move(then_s), std::move(else_s), loc));
+    for (size_t i = 0; i < op.results.size() && i < vars.size(); ++i) bind(op.results[i], Value{nullptr, vars[i], types[i]});
+  }
+
+  // %r = scf.while (%a = %init) : (T) -> T { before; scf.condition(%c) %vals } do { ^bb0(%x): after; scf.yield }
+  void emit_while(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::vector<std::string> bargs, inits;
+    c.expect("(");
+    while (!c.eat(")")) {
+      bargs.push_back(c.value());
+      c.expect("=");
+      inits.push_back(c.value());
+      c.eat(",");
+    }
+    SourceLoc loc = cur_loc_;
+    std::vector<std::string> vars;
+    std::vector<VType> types;
+    for (size_t i = 0; i < inits.size(); ++i) {
+      VType t = type_of(inits[i]);
+      std::string v = var_name(bargs[i]);
+      out_->push_back(make_assign(v, use(inits[i]), loc));
+      vars.push_back(v);
+      types.push_back(t);
+    }
+    // The condition region's forwarded values go to these variables (the after region's arguments
+    // and the op's results).
+    const Block& before = op.regions.at(0).blocks.at(0);
+    const Block& after = op.regions.at(1).blocks.at(0);
+    std::vector<std::string> fwd;
+    std::vector<VType> fwd_types;
+    for (size_t i = 0; i < after.args.size(); ++i) {
+      VType t = vtype(after.arg_types[i], op.text_loc);
+      std::string v = var_name(after.args[i]);
+      out_->push_back(make_assign(v, zero_of(t), loc));
+      fwd.push_back(v);
+      fwd_types.push_back(t);
+    }
+    std::string cvar = var_name("while_cond");
+    std::vector<Value> bvals;
+    for (size_t i = 0; i < vars.size(); ++i) bvals.push_back(Value{nullptr, vars[i], types[i]});
+    auto emit_before = [&](std::vector<StmtP>& into) {
+      std::vector<StmtP>* saved = out_;
+      out_ = &into;
+      scopes_.push_back({});
+      local_.push_back(local_uses(before));
+      for (size_t i = 0; i < before.args.size() && i < bvals.size(); ++i) bind(before.args[i], bvals[i]);
+      yielded_.clear();
+      cond_.clear();
+      // each copy of the region needs its own variable names
+      suffix_stack_.push_back(suffix_);
+      for (const Op& o : before.ops) emit(o);
+      into.push_back(make_assign(cvar, use(cond_), loc));
+      if (!fwd.empty()) assign_all(fwd, yielded_);
+      local_.pop_back();
+      scopes_.pop_back();
+      suffix_stack_.pop_back();
+      out_ = saved;
+    };
+    std::vector<StmtP> pre;
+    emit_before(pre);
+    for (auto& s : pre) out_->push_back(s);
+    std::vector<StmtP> body;
+    {
+      std::vector<StmtP>* saved = out_;
+      out_ = &body;
+      std::vector<Value> avals;
+      for (size_t i = 0; i < fwd.size(); ++i) avals.push_back(Value{nullptr, fwd[i], fwd_types[i]});
+      emit_block_with_yield(after, avals, vars);
+      out_ = saved;
+    }
+    std::vector<StmtP> again;
+    emit_before(again);
+    for (auto& s : again) body.push_back(s);
+    out_->push_back(make_while(make_var(cvar, loc), std::move(body), loc));
+    for (size_t i = 0; i < op.results.size() && i < fwd.size(); ++i) bind(op.results[i], Value{nullptr, fwd[i], fwd_types[i]});
+  }
+
+  // "tt.reduce"(%x, ...) <{axis = k : i32}> ({ ^bb0(...): combine; tt.reduce.return }) : (...) -> ...
+  void emit_reduce(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    c.expect("(");
+    std::vector<std::string> ins;
+    while (!c.eat(")")) {
+      ins.push_back(c.value());
+      c.eat(",");
+    }
+    std::string props = c.balanced('<', '>');
+    int axis = static_cast<int>(attr_int(props, "axis"));
+    const Block& b = op.regions.at(0).blocks.at(0);
+    // result types from the trailer ": (ins) -> outs"
+    std::vector<VType> rtypes;
+    {
+      std::string tr = op.trailer;
+      size_t arrow = tr.rfind("->");
+      std::string outs = trim_copy(tr.substr(arrow + 2));
+      Cursor rc(outs, op.text_loc);
+      if (rc.eat("(")) {
+        while (!rc.eat(")")) {
+          rtypes.push_back(vtype(rc.type(), op.text_loc));
+          rc.eat(",");
+        }
+      } else {
+        rtypes.push_back(vtype(rc.type(), op.text_loc));
+      }
+    }
+    auto region_ops = [&]() {
+      std::vector<const Op*> v;
+      for (const Op& o : b.ops)
+        if (o.name != "tt.reduce.return") v.push_back(&o);
+      return v;
+    };
+    std::vector<const Op*> body = region_ops();
+    if (ins.size() == 1 && body.size() == 1 && body[0]->text.find("%" + b.args.at(0)) != std::string::npos &&
+        body[0]->text.find("%" + b.args.at(1)) != std::string::npos) {
+      const std::string& bn = body[0]->name;
+      std::optional<RedOp> r;
+      if (bn == "arith.addf" || bn == "arith.addi") r = RedOp::Sum;
+      else if (bn == "arith.maxnumf" || bn == "arith.maximumf" || bn == "arith.maxsi") r = RedOp::Max;
+      else if (bn == "arith.minnumf" || bn == "arith.minimumf" || bn == "arith.minsi") r = RedOp::Min;
+      if (r) {
+        VType it = type_of(ins[0]);
+        if (*r == RedOp::Sum && it.elem == Scalar::I1) user_error(cur_loc_, "a sum of i1 values is not supported yet");
+        ExprP e = make_reduce(*r, use(ins[0]), axis, cur_loc_);
+        // the tile IR sums floats in f32 and i1/i32 in i32: convert back to the TTIR type
+        if (*r == RedOp::Sum && it.elem != Scalar::F32 && it.elem != Scalar::F64 && it.elem != Scalar::I32 && it.elem != Scalar::I64)
+          e = make_cast(e, rtypes.at(0).elem, cur_loc_);
+        define(op.results.at(0), e, rtypes.at(0), true, cur_loc_);
+        return;
+      }
+    }
+    // argmax / argmin: (values, indices) with a combine comparing the values and keeping the index
+    if (ins.size() == 2 && op.results.size() == 2) {
+      std::string kind;
+      for (const Op* o : body) {
+        if (o->name == "arith.cmpf" || o->name == "arith.cmpi") {
+          Cursor oc(o->text, o->text_loc);
+          std::string pred = oc.ident();
+          oc.expect(",");
+          std::string a = oc.value();
+          oc.expect(",");
+          std::string bb = oc.value();
+          if (a == b.args.at(0) && bb == b.args.at(2)) {
+            if (pred == "ogt" || pred == "sgt" || pred == "oge" || pred == "sge") kind = "max";
+            if (pred == "olt" || pred == "slt" || pred == "ole" || pred == "sle") kind = "min";
+            break;
+          }
+        }
+      }
+      if (!kind.empty()) {
+        std::string xv = var_name(ins[0] + "_red");
+        out_->push_back(make_assign(xv, use(ins[0]), cur_loc_));
+        use(ins[1]);  // the indices: the axis positions (tl.argmax builds them with arange)
+        ExprP val = make_reduce(kind == "max" ? RedOp::Max : RedOp::Min, make_var(xv, cur_loc_), axis, cur_loc_);
+        ExprP idx = make_reduce(kind == "max" ? RedOp::Argmax : RedOp::Argmin, make_var(xv, cur_loc_), axis, cur_loc_);
+        if (rtypes.at(1).elem != Scalar::I32) idx = make_cast(idx, rtypes[1].elem, cur_loc_);
+        define(op.results[0], val, rtypes[0], true, cur_loc_);
+        define(op.results[1], idx, rtypes[1], true, cur_loc_);
+        return;
+      }
+    }
+    user_error(cur_loc_, "a reduction with this combine function is not supported yet (sum, max, min, argmax, argmin are)");
+  }
+
+  // tt.call @f(%a, ...) : (T...) -> R: the callee's body inlined
+  void emit_call(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    c.expect("@");
+    std::string callee = c.ident();
+    c.expect("(");
+    std::vector<std::string> args;
+    while (!c.eat(")")) {
+      args.push_back(c.value());
+      c.eat(",");
+    }
+    auto it = funcs_.find(callee);
+    if (it == funcs_.end()) user_error(cur_loc_, "malformed TTIR: no function @" + callee);
+    if (call_depth_ > 64) user_error(cur_loc_, "calls nested too deeply (recursion is not supported)");
+    const Op& f = *it->second;
+    const Block& body = f.regions.at(0).blocks.at(0);
+    std::vector<std::pair<std::string, std::string>> params = func_args(f);
+    std::vector<Value> vals;
+    for (size_t i = 0; i < args.size(); ++i) {
+      Value& v = lookup(args[i]);
+      if (v.expr) {  // materialize: the callee may use its argument several times
+        std::string var = var_name(args[i]);
+        VType t = v.t;
+        out_->push_back(make_assign(var, use(args[i]), cur_loc_));
+        vals.push_back(Value{nullptr, var, t});
+      } else {
+        vals.push_back(Value{nullptr, v.var, v.t});
+      }
+    }
+    // the callee's values live in their own name space
+    auto saved_uses = uses_;
+    std::string saved_suffix = suffix_;
+    suffix_ = "_" + callee.substr(0, 24) + std::to_string(++calls_);
+    uses_.clear();
+    count_uses(body);
+    ++call_depth_;
+    std::vector<std::map<std::string, Value>> saved_scopes;
+    saved_scopes.swap(scopes_);
+    scopes_.push_back({});
+    for (size_t i = 0; i < params.size() && i < vals.size(); ++i) bind(params[i].first, vals[i]);
+    returned_.clear();
+    local_.push_back(local_uses(body));
+    for (const Op& o : body.ops) emit(o);
+    local_.pop_back();
+    std::vector<Value> rets;
+    for (const std::string& r : returned_) {
+      Value& v = lookup(r);
+      if (v.expr) {
+        std::string var = var_name(r);
+        VType t = v.t;
+        out_->push_back(make_assign(var, use(r), cur_loc_));
+        rets.push_back(Value{nullptr, var, t});
+      } else {
+        rets.push_back(v);
+      }
+    }
+    scopes_.swap(saved_scopes);
+    --call_depth_;
+    uses_ = saved_uses;
+    suffix_ = saved_suffix;
+    cur_loc_ = loc_of(op);
+    for (size_t i = 0; i < op.results.size() && i < rets.size(); ++i) bind(op.results[i], rets[i]);
+  }
+
+  StmtP ret_stmt() {
+    auto s = std::make_shared<Stmt>();
+    s->kind = StmtKind::Return;
+    s->loc = cur_loc_;
+    return s;
+  }
+
+  const ParsedModule& m_;
+  const TtirLaunch& launch_;
+  std::map<std::string, const Op*> funcs_;
+  std::vector<std::map<std::string, Value>> scopes_;
+  std::vector<std::map<std::string, int>> local_;
+  std::map<std::string, int> uses_;
+  std::set<std::string> used_names_;
+  std::vector<StmtP>* out_ = nullptr;
+  SourceLoc cur_loc_;
+  std::vector<std::string> yielded_, returned_;
+  std::string cond_;
+  std::string suffix_;
+  std::vector<std::string> suffix_stack_;
+  int call_depth_ = 0, calls_ = 0;
+  bool at_func_end_ = true;
+};
+
+}  // namespace
+
+Module lower_ttir(const std::string& text, const std::string& name, const TtirLaunch& launch) {
+  int src = Sources::add(name, text);
+  ParsedModule m = parse_ttir(src);
+  return Lowerer(m, launch).run(name);
+}
+
+}  // namespace dtsim
