@@ -209,6 +209,24 @@ def _grid_of(grid, bound_args, name):
     return tuple(out)
 
 
+class _HostArray:
+    """A numpy array as Triton's launcher sees a tensor (data_ptr, dtype name), so that scripts may
+    pass numpy arrays to @triton.jit kernels under dtsim as they pass torch CPU tensors."""
+    __slots__ = ("array", "dtype")
+
+    def __init__(self, array):
+        self.array = array
+        self.dtype = "bfloat16" if array.dtype.names == ("bfloat16",) else array.dtype.name
+
+    def data_ptr(self):
+        return self.array.ctypes.data
+
+
+def _wrap(v):
+    import numpy as np
+    return _HostArray(v) if isinstance(v, np.ndarray) else v
+
+
 def _specialize(fn, args, kwargs):
     """Triton's own binding and specialization of a launch: (bound_args, key, options, signature,
     constexprs, attrs, backend)."""
@@ -251,6 +269,8 @@ def run(fn, *args, grid, warmup, **kwargs):
         kwargs.setdefault("instrumentation_mode", knobs.compilation.instrumentation_mode)
     for hook in getattr(fn, "pre_run_hooks", []):
         hook(*args, **kwargs)
+    args = tuple(_wrap(a) for a in args)
+    kwargs = {k: _wrap(v) for k, v in kwargs.items()}
     bound_args, specialization, options, key, backend, target = _specialize(fn, args, dict(kwargs))
     cache = fn.__dict__.setdefault("_dtsim_kernels", {})
     kernel = cache.get(key)
@@ -273,6 +293,8 @@ def run(fn, *args, grid, warmup, **kwargs):
     cfg = dtsim._config
     for name in runtime:
         v = bound_args[name]
+        if type(v) is _HostArray:
+            v = v.array
         arr = dtsim._as_array(v, name)
         if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
             dev = dtsim._device_array(v, name)

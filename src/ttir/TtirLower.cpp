@@ -224,6 +224,7 @@ class Lowerer {
       return e;
     }
     if (v.var == "<used>") internal_error("ttir", "value %" + ssa + " used twice after inlining");
+    consumed_[ssa]++;
     ExprP e = make_var(v.var, cur_loc_);
     return e;
   }
@@ -283,9 +284,35 @@ class Lowerer {
       return;
     }
     if (n == 0 && pure) return;  // dead
-    std::string v = var_name(ssa);
+    std::string v = python_name(ssa, t);
     out_->push_back(make_assign(v, e, loc));
     bind(ssa, Value{nullptr, v, t});
+    holder_[v] = Holder{ssa, t, scopes_.size()};
+  }
+
+  // The variable for a value: the Python variable's own name (the op's name location) when that
+  // name is free, or holds an earlier value of the same type, declared in this block, whose every
+  // use has been emitted (the Python variable was reassigned); else a unique name.
+  std::string python_name(const std::string& ssa, const VType& t) {
+    std::string p = cur_name_;
+    bool ok = !p.empty() && suffix_.empty() && !is_param(p);
+    for (char ch : p) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (ok && !std::isdigit(static_cast<unsigned char>(p[0]))) {
+      auto h = holder_.find(p);
+      if (h == holder_.end() && !used_names_.count(p)) {
+        used_names_.insert(p);
+        return p;
+      }
+      if (h != holder_.end()) {
+        const Holder& old = h->second;
+        auto total = uses_.find(old.ssa);
+        int n = total == uses_.end() ? 0 : total->second;
+        if (old.depth == scopes_.size() && old.t.elem == t.elem && old.t.ptr == t.ptr && old.t.shape == t.shape &&
+            consumed_[old.ssa] >= n)
+          return p;
+      }
+    }
+    return var_name(ssa);
   }
 
   // ---- blocks ----
@@ -387,6 +414,7 @@ class Lowerer {
   // ---- ops ----
   void emit(const Op& op) {
     cur_loc_ = loc_of(op);
+    cur_name_ = name_of(op);
     const std::string& n = op.name;
     Cursor c(op.text, op.text_loc);
     auto res = [&]() -> const std::string& {
@@ -714,6 +742,16 @@ class Lowerer {
       define(res(), make_binary(BinOp::Min, make_binary(BinOp::Max, x, lo, cur_loc_), hi, cur_loc_), t, true, cur_loc_);
       return;
     }
+    if (n == "llvm.intr.assume") {  // tl.assume: what the compiler may take as true is checked
+      std::string v = c.value();
+      auto s = std::make_shared<Stmt>();
+      s->kind = StmtKind::Assert;
+      s->loc = cur_loc_;
+      s->text = "tl.assume: the assumed condition does not hold (Triton's compiler may miscompile this kernel)";
+      s->args = {use(v)};
+      out_->push_back(s);
+      return;
+    }
     if (n == "gpu.barrier") return;  // tl.debug_barrier: instances run their statements in order
     if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
     static const std::map<std::string, std::string> named = {
@@ -829,17 +867,22 @@ class Lowerer {
     std::vector<StmtP>* saved = out_;
     out_ = &stmts;
     yielded_.clear();
-    emit_block_with_yield(body, args, vars);
+    std::vector<std::string> names = {iv};
+    names.insert(names.end(), carried.begin(), carried.end());
+    emit_block_with_yield(body, args, vars, names);
     out_ = saved;
     out_->push_back(make_for(ivar, lo, hi, step, std::move(stmts), loc));
     for (size_t i = 0; i < op.results.size() && i < vars.size(); ++i) bind(op.results[i], Value{nullptr, vars[i], types[i]});
   }
 
   // Emits `b` with its arguments, then assigns its yield's values to `vars`.
-  void emit_block_with_yield(const Block& b, const std::vector<Value>& args, const std::vector<std::string>& vars) {
+  // `names` name the arguments when the block's label does not (scf.for names them in its header).
+  void emit_block_with_yield(const Block& b, const std::vector<Value>& args, const std::vector<std::string>& vars,
+                             const std::vector<std::string>& names = {}) {
     scopes_.push_back({});
     local_.push_back(local_uses(b));
-    for (size_t i = 0; i < b.args.size() && i < args.size(); ++i) bind(b.args[i], args[i]);
+    const std::vector<std::string>& an = b.args.empty() ? names : b.args;
+    for (size_t i = 0; i < an.size() && i < args.size(); ++i) bind(an[i], args[i]);
     yielded_.clear();
     for (const Op& op : b.ops) emit(op);
     if (!vars.empty()) assign_all(vars, yielded_);
@@ -1115,6 +1158,15 @@ class Lowerer {
     s->loc = cur_loc_;
     return s;
   }
+
+  struct Holder {
+    std::string ssa;
+    VType t;
+    size_t depth = 0;
+  };
+  std::map<std::string, Holder> holder_;     // variable -> the value it holds now
+  std::map<std::string, int> consumed_;      // uses emitted so far, per value
+  std::string cur_name_;                     // the current op's Python variable name
 
   const ParsedModule& m_;
   const TtirLaunch& launch_;
