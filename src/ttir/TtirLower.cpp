@@ -234,7 +234,7 @@ class Lowerer {
   void count_text(const std::string& s, std::map<std::string, int>& into) {
     for (size_t p = s.find('%'); p != std::string::npos; p = s.find('%', p + 1)) {
       size_t e = p + 1;
-      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_' || s[e] == '.' || s[e] == '$' || s[e] == '#')) ++e;
+      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_' || s[e] == '.' || s[e] == '$' || s[e] == '#' || s[e] == '-')) ++e;
       into[s.substr(p + 1, e - p - 1)]++;
     }
   }
@@ -415,6 +415,7 @@ class Lowerer {
   void emit(const Op& op) {
     cur_loc_ = loc_of(op);
     cur_name_ = name_of(op);
+    for (const std::string& r : op.results) def_op_[r] = &op;
     const std::string& n = op.name;
     Cursor c(op.text, op.text_loc);
     auto res = [&]() -> const std::string& {
@@ -970,7 +971,8 @@ class Lowerer {
       out_ = &into;
       scopes_.push_back({});
       local_.push_back(local_uses(before));
-      for (size_t i = 0; i < before.args.size() && i < bvals.size(); ++i) bind(before.args[i], bvals[i]);
+      const std::vector<std::string>& an = before.args.empty() ? bargs : before.args;  // named in the header
+      for (size_t i = 0; i < an.size() && i < bvals.size(); ++i) bind(an[i], bvals[i]);
       yielded_.clear();
       cond_.clear();
       // each copy of the region needs its own variable names
@@ -1066,13 +1068,17 @@ class Lowerer {
           std::string a = oc.value();
           oc.expect(",");
           std::string bb = oc.value();
-          if (a == b.args.at(0) && bb == b.args.at(2)) {
-            if (pred == "ogt" || pred == "sgt" || pred == "oge" || pred == "sge") kind = "max";
-            if (pred == "olt" || pred == "slt" || pred == "ole" || pred == "sle") kind = "min";
+          bool fwd = a == b.args.at(0) && bb == b.args.at(2), rev = a == b.args.at(2) && bb == b.args.at(0);
+          bool gt = pred == "ogt" || pred == "sgt" || pred == "oge" || pred == "sge" || pred == "ugt" || pred == "uge";
+          bool lt = pred == "olt" || pred == "slt" || pred == "ole" || pred == "sle" || pred == "ult" || pred == "ule";
+          if ((fwd || rev) && (gt || lt)) {
+            kind = (gt == fwd) ? "max" : "min";
             break;
           }
         }
       }
+      if (!kind.empty() && !is_axis_range(ins[1], axis))
+        user_error(cur_loc_, "an argmax/argmin over indices other than the axis positions is not supported yet");
       if (!kind.empty()) {
         std::string xv = var_name(ins[0] + "_red");
         out_->push_back(make_assign(xv, use(ins[0]), cur_loc_));
@@ -1086,6 +1092,34 @@ class Lowerer {
       }
     }
     user_error(cur_loc_, "a reduction with this combine function is not supported yet (sum, max, min, argmax, argmin are)");
+  }
+
+  // Whether value `ssa` is arange(0, n) along `axis` (made by tt.make_range, maybe expanded and
+  // broadcast), as tl.argmax/argmin build their indices.
+  bool is_axis_range(const std::string& ssa, int axis) {
+    std::string v = ssa;
+    int rank = static_cast<int>(type_of(ssa).shape.size());
+    int pos = axis < 0 ? axis + rank : axis;  // the axis the range must lie along
+    for (int depth = 0; depth < 8; ++depth) {
+      auto it = def_op_.find(v);
+      if (it == def_op_.end()) return false;
+      const Op& d = *it->second;
+      Cursor c(d.text, d.text_loc);
+      if (d.name == "tt.make_range") return d.text.find("start = 0 ") != std::string::npos && pos == 0;
+      if (d.name == "tt.broadcast") {
+        v = c.value();
+        continue;
+      }
+      if (d.name == "tt.expand_dims") {
+        v = c.value();
+        int ax = static_cast<int>(attr_int(c.balanced('{', '}'), "axis"));
+        if (ax == pos) return false;
+        if (ax < pos) --pos;
+        continue;
+      }
+      return false;
+    }
+    return false;
   }
 
   // tt.call @f(%a, ...) : (T...) -> R: the callee's body inlined
@@ -1167,6 +1201,7 @@ class Lowerer {
   std::map<std::string, Holder> holder_;     // variable -> the value it holds now
   std::map<std::string, int> consumed_;      // uses emitted so far, per value
   std::string cur_name_;                     // the current op's Python variable name
+  std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)
 
   const ParsedModule& m_;
   const TtirLaunch& launch_;

@@ -36,7 +36,7 @@ std::string Cursor::value() {
   ws();
   if (p_ >= s_.size() || s_[p_] != '%') fail("a value (%name)");
   size_t b = ++p_;
-  while (p_ < s_.size() && (ident_char(s_[p_]) || s_[p_] == '#')) ++p_;
+  while (p_ < s_.size() && (ident_char(s_[p_]) || s_[p_] == '#' || s_[p_] == '-')) ++p_;
   return s_.substr(b, p_ - b);
 }
 std::string Cursor::ident() {

@@ -1,0 +1,91 @@
+"""Findings and errors of kernels read through Triton's frontend point at the kernel's .py lines:
+an out-of-bounds load, a tl.assume that does not hold, a device assert (only with debug=True, as
+Triton compiles it), and an op dtsim cannot run yet."""
+import os
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+
+import dtsim
+
+failures = []
+
+
+def expect(name, fn, exc, *needles):
+    try:
+        fn()
+    except exc as e:
+        text = str(e)
+        missing = [n for n in needles if n not in text]
+        if missing:
+            print("%-24s FAILED: %r not in message:\n%s" % (name, missing, text))
+            failures.append(name)
+        else:
+            print("%-24s ok" % name)
+        return
+    print("%-24s FAILED: no %s raised" % (name, exc.__name__))
+    failures.append(name)
+
+
+@triton.jit
+def copy_le(x_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs <= n  # the bug: one element too many
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(z_ptr + offs, x, mask=mask)
+
+
+@triton.jit
+def assumes(x_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.assume(pid < 2)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
+
+@triton.jit
+def asserts(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.device_assert(x >= 0, "x must be non-negative")
+    tl.store(x_ptr + offs, x, mask=offs < n)
+
+
+@triton.jit
+def atomics(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(x_ptr + offs, 1.0, mask=offs < n)
+
+
+here = os.path.basename(__file__)
+source = open(__file__).read().splitlines()
+
+
+def at(text):
+    """'findings.py:LINE:' of the first line holding `text`."""
+    return "%s:%d:" % (here, next(i + 1 for i, l in enumerate(source) if text in l))
+
+
+x = np.arange(200, dtype=np.float32)
+z = np.empty_like(x)
+expect("out of bounds", lambda: copy_le[(4,)](x, z, 200, BLOCK=64), dtsim.KernelError,
+       at("x = tl.load(x_ptr + offs, mask=mask)"), "out-of-bounds load from 'x_ptr'", "pid (3, 0, 0)")
+copy_le[(4,)](x, z, 199, BLOCK=64)
+if not np.array_equal(z[:200], x):
+    print("copy with n=199 FAILED")
+    failures.append("copy")
+expect("tl.assume", lambda: assumes[(3,)](np.zeros(300, np.float32), 300, BLOCK=128), dtsim.KernelError,
+       at("tl.assume(pid < 2)"), "tl.assume")
+neg = -np.ones(10, np.float32)
+asserts[(1,)](neg, 10, BLOCK=16)  # device asserts are off without debug, as in Triton
+print("%-24s ok" % "assert off by default")
+expect("assert with debug", lambda: asserts[(1,)](neg, 10, BLOCK=16, debug=True), dtsim.KernelError,
+       at("tl.device_assert(x >= 0"), "x must be non-negative")
+expect("unsupported op", lambda: atomics[(1,)](np.zeros(8, np.float32), 8, BLOCK=8), dtsim.CompileError,
+       at("tl.atomic_add(x_ptr"), "not supported yet")
+if failures:
+    print("FAILED:", ", ".join(failures))
+    sys.exit(1)
+print("all findings located")

@@ -1,0 +1,175 @@
+"""Kernels read by the installed Triton's frontend (TTIR) and run on dtsim, launched with numpy
+arrays; each result is checked against numpy. Run with `python -m dtsim kernels.py` in an
+environment where Triton is installed."""
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+from helpers import ext as tle
+
+failures = []
+
+
+def check(name, got, want, tol=1e-5):
+    err = float(np.max(np.abs(np.asarray(got, np.float64) - np.asarray(want, np.float64)))) if np.size(want) else 0.0
+    ok = err <= tol * max(1.0, float(np.max(np.abs(want))) if np.size(want) else 1.0)
+    print("%-28s %s (max abs err %.3g)" % (name, "ok" if ok else "FAILED", err))
+    if not ok:
+        failures.append(name)
+
+
+@triton.jit
+def softmax_rows(out_ptr, in_ptr, in_stride, out_stride, n_rows, n_cols, BLOCK: tl.constexpr, STAGES: tl.constexpr):
+    start = tl.program_id(0)
+    step = tl.num_programs(0)
+    for r in tl.range(start, n_rows, step, num_stages=STAGES):
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        row = tl.load(in_ptr + r * in_stride + cols, mask=mask, other=-float("inf"))
+        row = row - tl.max(row, axis=0)
+        num = tl.exp(row)
+        tl.store(out_ptr + r * out_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+@triton.jit
+def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr, GROUP_M: tl.constexpr, ACT: tl.constexpr):
+    pid = tle.program_id(0)
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    group_size = min(num_pid_m - first_m, GROUP_M)  # Python's min on runtime values
+    pid_m = first_m + ((pid % in_group) % group_size)
+    pid_n = (pid % in_group) // group_size
+    tl.assume(pid_m >= 0)
+    offs_m = (pid_m * BM + tl.arange(0, BM)) % M
+    offs_n = (pid_n * BN + tl.arange(0, BN)) % N
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * sam + offs_k[None, :] * sak
+    b_ptrs = b_ptr + offs_k[:, None] * sbk + offs_n[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * sak
+        b_ptrs += BK * sbk
+    if ACT == "leaky_relu":
+        acc = tl.where(acc >= 0, acc, 0.01 * acc)
+    c = acc.to(c_ptr.dtype.element_ty)  # dtype introspection
+    rows = pid_m * BM + tl.arange(0, BM)
+    cols = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + scm * rows[:, None] + scn * cols[None, :], c, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@triton.jit
+def layernorm_rows(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    X += row * stride
+    Y += row * stride
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / N
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.0)
+        acc += x * x
+    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(Y + cols, (x - mean) * rstd * tl.load(W + cols, mask=mask) + tl.load(B + cols, mask=mask), mask=mask)
+
+
+@triton.jit
+def control_flow(x_ptr, out_ptr, idx_ptr, n, step, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = (offs < n) and (offs >= 0)  # `and` on tensors
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if pid % 2 == 0:  # a runtime if with a result
+        y = x * 2.0
+    else:
+        y = tle.scaled(x, 3.0)
+    i = 0
+    while i < n:  # a runtime while
+        y += 0.5
+        i += tle.twice(step) // 2  # a noinline helper (tt.call)
+    if not (pid > 100):
+        y = y - 1.0
+    tl.store(out_ptr + offs, tle.clamp01(y * 0.25), mask=mask)
+    tl.store(idx_ptr + pid, tl.argmax(x, axis=0))
+
+
+@triton.jit
+def math_ops(x_ptr, out_ptr, n, BLOCK: tl.constexpr, DT: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0).to(DT)
+    r = libdevice.tanh(x) + tl.sigmoid(x) + tl.exp2(x) * 0.125 + tl.rsqrt(tl.abs(x) + 1.0) + tl.fma(x, x, 1.0)
+    r += tl.clamp(x, -0.5, 0.5) + tl.minimum(x, 0.25) + tl.maximum(x, -0.25) + (offs // 3 % 5).to(tl.float32)
+    tl.store(out_ptr + offs, r, mask=mask)
+
+
+def main():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((37, 300), dtype=np.float32)
+    y = np.empty_like(x)
+    softmax_rows[(8,)](y, x, x.shape[1], y.shape[1], 37, 300, BLOCK=512, STAGES=2)
+    e = np.exp(x - x.max(1, keepdims=True))
+    check("softmax (tl.range)", y, e / e.sum(1, keepdims=True))
+
+    M, N, K = 70, 90, 100
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.empty((M, N), np.float16)
+    grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
+    grouped_matmul[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=32, BN=32, BK=32, GROUP_M=4, ACT="leaky_relu")
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    check("grouped matmul f16", c, np.where(ref >= 0, ref, 0.01 * ref), tol=5e-3)
+
+    xs = rng.standard_normal((13, 200), dtype=np.float32)
+    w = rng.standard_normal(200, dtype=np.float32)
+    bb = rng.standard_normal(200, dtype=np.float32)
+    ys, mean, rstd = np.empty_like(xs), np.empty(13, np.float32), np.empty(13, np.float32)
+    layernorm_rows[(13,)](xs, ys, w, bb, mean, rstd, 200, 200, 1e-5, BLOCK=64)
+    mu = xs.mean(1, keepdims=True)
+    sd = 1 / np.sqrt(((xs - mu) ** 2).mean(1, keepdims=True) + 1e-5)
+    check("layernorm", ys, (xs - mu) * sd * w + bb, tol=1e-4)
+    check("layernorm rstd", rstd, sd[:, 0], tol=1e-4)
+
+    n = 1000
+    xv = rng.standard_normal(n, dtype=np.float32)
+    out = np.empty(n, np.float32)
+    idx = np.empty(8, np.int32)
+    control_flow[(8,)](xv, out, idx, n, 300, BLOCK=128)
+    pid = np.arange(n) // 128
+    want = np.where(pid % 2 == 0, xv * 2.0, xv * 3.0) + 0.5 * 4 - 1.0
+    check("if/while/helpers", out, np.clip(want * 0.25, 0.0, 1.0))
+    check("argmax", idx, [np.argmax(np.where(np.arange(p * 128, p * 128 + 128) < n, np.pad(xv, (0, 24))[p * 128:p * 128 + 128], 0.0)) for p in range(8)])
+
+    mo = np.empty(n, np.float32)
+    math_ops[(triton.cdiv(n, 256),)](xv, mo, n, BLOCK=256, DT=tl.float32)
+    o = np.arange(n)
+    want = (np.tanh(xv) + 1 / (1 + np.exp(-xv)) + np.exp2(xv) * 0.125 + 1 / np.sqrt(np.abs(xv) + 1) + xv * xv + 1 +
+            np.clip(xv, -0.5, 0.5) + np.minimum(xv, 0.25) + np.maximum(xv, -0.25) + (o // 3 % 5))
+    check("math and libdevice", mo, want, tol=1e-5)
+
+    if failures:
+        print("FAILED:", ", ".join(failures))
+        sys.exit(1)
+    print("all kernels match")
+
+
+main()

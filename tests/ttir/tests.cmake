@@ -1,0 +1,20 @@
+# Kernels read by the installed Triton's own frontend (TTIR) and run on dtsim, through
+# `python -m dtsim` (label e2e). They need Triton: scripts/setup.sh installs it from PyPI into
+# .cache/triton-venv (DTSIM_TRITON_PYTHON names another interpreter with Triton); without it each
+# test reports skipped.
+if(DTSIM_HAVE_PYTHON)
+  set(DTSIM_TRITON_PYTHON "${CMAKE_SOURCE_DIR}/.cache/triton-venv/bin/python" CACHE FILEPATH
+      "A Python with Triton installed, for the TTIR frontend's tests")
+  set(ttir_dir ${CMAKE_CURRENT_LIST_DIR})
+  foreach(script kernels findings readers_agree)
+    if(EXISTS ${DTSIM_TRITON_PYTHON})
+      add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
+               WORKING_DIRECTORY ${ttir_dir})
+    else()
+      add_test(NAME ttir/${script} COMMAND ${CMAKE_COMMAND} -E echo "skipped: no Python with Triton (run scripts/setup.sh)")
+      set_tests_properties(ttir/${script} PROPERTIES DISABLED ON)
+    endif()
+    set_tests_properties(ttir/${script} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+  endforeach()
+endif()
