@@ -28,3 +28,4 @@ def install_standin():
     sys.modules["triton.language"] = dtsim.language
     sys.modules["triton.language.math"] = dtsim.language
     dtsim.triton.language = dtsim.language
+    dtsim.triton.install_modules()

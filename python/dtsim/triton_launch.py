@@ -105,7 +105,11 @@ class CpuDriver:
         return 0
 
     def get_current_target(self):
-        from triton.backends.compiler import GPUTarget
+        try:
+            from triton.backends.compiler import GPUTarget
+        except ImportError:  # dtsim's stand-in package: a target of the same shape
+            import collections
+            GPUTarget = collections.namedtuple("GPUTarget", "backend arch warp_size")
         return GPUTarget("cuda", _TARGET_ARCH, 32)
 
     def get_active_torch_device(self):

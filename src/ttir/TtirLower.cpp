@@ -315,6 +315,22 @@ class Lowerer {
     return var_name(ssa);
   }
 
+  // The operands of an elementwise op of result shape `shape`: a splat of a scalar used only here is
+  // read as the scalar (the IR broadcasts scalars) when another operand has the whole shape.
+  // `keep_first`: the first operand keeps its shape (a load's or store's pointers).
+  std::vector<ExprP> elementwise(const std::vector<std::string>& ssas, const Shape& shape, bool keep_first = false) {
+    std::vector<ExprP> out;
+    bool full = false;
+    for (const std::string& s : ssas) {
+      out.push_back(use(s));
+      if (!splats_.count(out.back()) && type_of(s).shape == shape) full = true;
+    }
+    if (full)
+      for (size_t i = keep_first ? 1 : 0; i < out.size(); ++i)
+        if (splats_.count(out[i])) out[i] = out[i]->args.at(0);
+    return out;
+  }
+
   // ---- blocks ----
   // Emits a block's ops into *out_; the block's arguments are bound to `args` (expressions).
   void emit_block(const Block& b, const std::vector<Value>& args) {
@@ -373,9 +389,12 @@ class Lowerer {
     return d;
   }
 
+  // A constant of type t. TTIR gives both operands of an op one type, so an i32 or f32 constant is
+  // written as a plain literal (it takes the other operand's type, which is the same).
   ExprP typed_const(double f, int64_t i, Scalar t) {
     ExprP c = is_float(t) ? make_const_float(f, cur_loc_) : (t == Scalar::I1 ? make_const_bool(i != 0, cur_loc_) : make_const_int(i, cur_loc_));
-    c->weak = false;
+    bool plain = (t == Scalar::F32) || (t == Scalar::I32 && i == static_cast<int32_t>(i));
+    c->weak = plain;
     c->dtype = t;
     return c;
   }
@@ -456,8 +475,8 @@ class Lowerer {
       std::vector<std::string> v;
       VType t = simple(v);
       if (v.size() != 2) c.fail("two operands");
-      ExprP x = use(v[0]), y = use(v[1]);
-      define(res(), make_binary(b->second, x, y, cur_loc_), t, true, cur_loc_);
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      define(res(), make_binary(b->second, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
     if (auto u = unops.find(n); u != unops.end()) {
@@ -498,7 +517,8 @@ class Lowerer {
       std::vector<std::string> v;
       VType t = simple(v);
       if (v.size() != 2) c.fail("two operands");
-      ExprP a = use(v[0]), b = use(v[1]);
+      std::vector<ExprP> ab = elementwise(v, t.shape);
+      ExprP a = ab[0], b = ab[1];
       VType rt{Scalar::I1, false, t.shape};
       define(res(), compare(pred, a, b, type_of_expr(v, t)), rt, true, cur_loc_);
       return;
@@ -507,8 +527,8 @@ class Lowerer {
       std::vector<std::string> v;
       VType t = simple(v);
       if (v.size() != 3) c.fail("three operands");
-      ExprP cnd = use(v[0]), a = use(v[1]), b = use(v[2]);
-      define(res(), make_where(cnd, a, b, cur_loc_), t, true, cur_loc_);
+      std::vector<ExprP> cab = elementwise(v, t.shape);
+      define(res(), make_where(cab[0], cab[1], cab[2], cur_loc_), t, true, cur_loc_);
       return;
     }
     if (n == "arith.sitofp" || n == "arith.extf" || n == "arith.truncf" || n == "arith.extsi" || n == "arith.trunci" ||
@@ -553,7 +573,9 @@ class Lowerer {
       c.type();
       c.expect("->");
       VType t = vtype(c.type(), op.text_loc);
-      define(res(), make_broadcast(use(v), dims(t.shape), cur_loc_), t, true, cur_loc_);
+      ExprP bc = make_broadcast(use(v), dims(t.shape), cur_loc_);
+      if (n == "tt.splat") splats_.insert(bc);
+      define(res(), bc, t, true, cur_loc_);
       return;
     }
     if (n == "tt.expand_dims") {
@@ -595,8 +617,8 @@ class Lowerer {
       }
       c.expect(":");
       VType t = vtype(c.type(), op.text_loc);
-      ExprP p = use(v.at(0)), o = use(v.at(1));
-      define(res(), make_binary(BinOp::Add, p, o, cur_loc_), t, true, cur_loc_);
+      std::vector<ExprP> po = elementwise({v.at(0), v.at(1)}, t.shape);
+      define(res(), make_binary(BinOp::Add, po[0], po[1], cur_loc_), t, true, cur_loc_);
       return;
     }
     if (n == "tt.load") {
@@ -611,9 +633,10 @@ class Lowerer {
       ptr_type = r.substr(colon + 1);
       while (!ptr_type.empty() && ptr_type[0] == ' ') ptr_type.erase(0, 1);
       VType pt = vtype(ptr_type, op.text_loc);
-      ExprP p = use(v.at(0));
-      ExprP m = v.size() > 1 ? use(v[1]) : nullptr;
-      ExprP o = v.size() > 2 ? use(v[2]) : nullptr;
+      std::vector<ExprP> pmo = elementwise(v, pt.shape, true);
+      ExprP p = pmo.at(0);
+      ExprP m = v.size() > 1 ? pmo[1] : nullptr;
+      ExprP o = v.size() > 2 ? pmo[2] : nullptr;
       VType t{pt.elem, false, pt.shape};
       define(res(), make_load(p, m, o, cur_loc_), t, false, cur_loc_);
       return;
@@ -624,8 +647,9 @@ class Lowerer {
         v.push_back(c.value());
         if (!c.eat(",")) break;
       }
-      ExprP p = use(v.at(0)), val = use(v.at(1));
-      ExprP m = v.size() > 2 ? use(v[2]) : nullptr;
+      std::vector<ExprP> pvm = elementwise(v, type_of(v.at(0)).shape, true);
+      ExprP p = pvm.at(0), val = pvm.at(1);
+      ExprP m = v.size() > 2 ? pvm[2] : nullptr;
       out_->push_back(make_store(p, val, m, cur_loc_));
       return;
     }
@@ -1202,6 +1226,7 @@ class Lowerer {
   std::map<std::string, int> consumed_;      // uses emitted so far, per value
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)
+  std::set<ExprP> splats_;                   // broadcasts made by tt.splat (held: their addresses stay unique)
 
   const ParsedModule& m_;
   const TtirLaunch& launch_;

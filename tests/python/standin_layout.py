@@ -1,0 +1,21 @@
+"""Without Triton (or with DTSIM_STANDIN=1), `import triton` under `python -m dtsim` is dtsim's
+stand-in: its version parses as a version and the modules host code imports exist."""
+import triton
+import triton.language as tl  # noqa: F401
+from triton.language.extra import libdevice  # noqa: F401
+from triton.language.extra.cuda import libdevice as cuda_libdevice  # noqa: F401
+from triton.runtime import driver
+import triton.testing
+
+parts = triton.__version__.split("+")[0].split(".")
+assert all(p.isdigit() for p in parts) and int(parts[0]) >= 3, triton.__version__
+assert driver.active.get_current_target().arch == 90
+assert driver.active.utils.get_device_properties(0)["multiprocessor_count"] > 0
+assert triton.testing.do_bench(lambda: None) >= 0
+try:
+    triton.no_such_thing
+except AttributeError as e:
+    assert "pip install triton" in str(e), e
+else:
+    raise AssertionError("no AttributeError")
+print("stand-in layout ok:", triton.__version__)
