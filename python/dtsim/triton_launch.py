@@ -165,6 +165,20 @@ def _frontend(arch):
     return _Frontend(GPUTarget("cuda", arch, 32))
 
 
+def _shared_estimate(ttir):
+    """Shared memory a GPU build would plausibly use: the largest tile's bytes (at least 1 KiB; host
+    code divides by it when it sizes a persistent grid)."""
+    import re
+    size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+    best = 1024
+    for dims, elem in re.findall(r"tensor<((?:\d+x)+)([a-z0-9]+)>", ttir):
+        n = 1
+        for d in dims.rstrip("x").split("x"):
+            n *= int(d)
+        best = max(best, n * size.get(elem, 4))
+    return best
+
+
 class CompiledKernel:
     """What Triton's launch returns: the specialization dtsim runs. Host code that reads a compiled
     kernel's resources (tutorial 02 sizes its grid from them) gets the figures of an sm_90 build it
@@ -179,8 +193,8 @@ class CompiledKernel:
         self.n_max_threads = 1024
         num_warps = getattr(options, "num_warps", 4)
         num_stages = getattr(options, "num_stages", 3)
-        self.metadata = type("KernelMetadata", (), {"shared": 0, "num_warps": num_warps, "num_stages": num_stages,
-                                                    "num_ctas": 1, "name": fn.__name__})()
+        self.metadata = type("KernelMetadata", (), {"shared": _shared_estimate(ttir), "num_warps": num_warps,
+                                                    "num_stages": num_stages, "num_ctas": 1, "name": fn.__name__})()
         self.num_warps, self.num_stages = num_warps, num_stages
         self.lowered = {}  # (buffers, grid) -> _dtsim.Compiled
 
@@ -213,14 +227,20 @@ def _grid_of(grid, bound_args, name):
     return tuple(out)
 
 
-class _HostArray:
+class _DtypeName(str):
+    """A dtype's name (what Triton's launcher reads) that also tells its element size."""
+    itemsize = 0
+
+
+class HostArray:
     """A numpy array as Triton's launcher sees a tensor (data_ptr, dtype name), so that scripts may
     pass numpy arrays to @triton.jit kernels under dtsim as they pass torch CPU tensors."""
     __slots__ = ("array", "dtype")
 
     def __init__(self, array):
         self.array = array
-        self.dtype = "bfloat16" if array.dtype.names == ("bfloat16",) else array.dtype.name
+        self.dtype = _DtypeName("bfloat16" if array.dtype.names == ("bfloat16",) else array.dtype.name)
+        self.dtype.itemsize = array.dtype.itemsize
 
     def data_ptr(self):
         return self.array.ctypes.data
@@ -228,7 +248,12 @@ class _HostArray:
 
 def _wrap(v):
     import numpy as np
-    return _HostArray(v) if isinstance(v, np.ndarray) else v
+    if isinstance(v, np.ndarray):
+        return HostArray(v)
+    if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), np.ndarray):
+        import dataclasses
+        return dataclasses.replace(v, base=HostArray(v.base))  # a host descriptor over a numpy array
+    return v
 
 
 def _specialize(fn, args, kwargs):
@@ -292,12 +317,29 @@ def run(fn, *args, grid, warmup, **kwargs):
     g = _grid_of(grid, bound_args, fn.__name__)
     if 0 in g:
         return kernel  # an empty grid launches nothing, as on the GPU
-    runtime = [n for n, t in kernel.signature.items() if t != "constexpr"]
+    runtime, values = [], {}
+    for n, t in kernel.signature.items():
+        if t == "constexpr":
+            continue
+        v = bound_args[n]
+        runtime.append(n)
+        if isinstance(t, str) and t.startswith("tensordesc"):
+            # a host TensorDescriptor: its base tensor, then its shape and strides (as the kernel's
+            # TTIR takes them)
+            values[n] = v.base.array if type(v.base) is HostArray else v.base
+            for i, x in enumerate(v.shape):
+                runtime.append("%s.shape.%d" % (n, i))
+                values[runtime[-1]] = int(x)
+            for i, x in enumerate(v.strides):
+                runtime.append("%s.stride.%d" % (n, i))
+                values[runtime[-1]] = int(x)
+        else:
+            values[n] = v
     buffers, arrays, scalars, converted, device = [], [], {}, [], []
     cfg = dtsim._config
     for name in runtime:
-        v = bound_args[name]
-        if type(v) is _HostArray:
+        v = values[name]
+        if type(v) is HostArray:
             v = v.array
         arr = dtsim._as_array(v, name)
         if arr is None and not isinstance(v, (int, float, bool)) and v is not None:

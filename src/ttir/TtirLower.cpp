@@ -83,10 +83,27 @@ class Lowerer {
     scopes_.push_back({});
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& pname = launch_.arg_names[i];
-      VType t = vtype(args[i].second, entry->text_loc);
       Param p;
       p.name = pname;
       p.loc = k.loc;
+      if (args[i].second.rfind("!tt.tensordesc<", 0) == 0) {  // a host TensorDescriptor: its base tensor
+        Desc d = desc_type(args[i].second);
+        auto b = bufs.find(pname);
+        if (b == bufs.end()) user_error(k.loc, "tensor descriptor " + q(pname) + " has no buffer bound");
+        p.kind = ParamKind::Pointer;
+        p.dtype = b->second->dtype;
+        for (int64_t dd : b->second->shape) p.shape.push_back(make_const_int(dd));
+        p.io = BufIO::InOut;
+        k.params.push_back(p);
+        d.base = pname;
+        for (size_t a = 0; a < d.block.size(); ++a) {
+          d.shape.push_back(pname + ".shape." + std::to_string(a));
+          d.strides.push_back(pname + ".stride." + std::to_string(a));
+        }
+        descs_[args[i].first] = d;
+        continue;
+      }
+      VType t = vtype(args[i].second, entry->text_loc);
       if (t.ptr) {
         auto b = bufs.find(pname);
         if (b == bufs.end()) user_error(k.loc, "pointer parameter " + q(pname) + " has no buffer bound");
@@ -485,6 +502,8 @@ class Lowerer {
       define(res(), make_unary(u->second, use(v.at(0)), cur_loc_), t, true, cur_loc_);
       return;
     }
+    if (n == "arith.shrui" || n == "arith.divui" || n == "arith.remui" || n == "arith.maxui" || n == "arith.minui" || n == "tt.mulhiui")
+      return emit_unsigned(op, n, c);
     if (n == "math.fma") {
       std::vector<std::string> v;
       VType t = simple(v);
@@ -653,6 +672,8 @@ class Lowerer {
       out_->push_back(make_store(p, val, m, cur_loc_));
       return;
     }
+    if (n == "tt.make_tensor_descriptor") return emit_make_desc(op);
+    if (n == "tt.descriptor_load" || n == "tt.descriptor_store") return emit_desc_access(op);
     if (n == "tt.dot") {
       std::vector<std::string> v;
       while (c.peek_value()) {
@@ -786,9 +807,7 @@ class Lowerer {
         {"tt.int_to_ptr", "pointers made from integers"}, {"tt.ptr_to_int", "pointers converted to integers"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
-        {"tt.advance", "block pointers (tl.advance)"}, {"tt.mulhiui", "tl.umulhi"}, {"arith.divui", "unsigned division"},
-        {"arith.remui", "unsigned remainder"}, {"arith.shrui", "logical shift right of unsigned integers"},
-        {"arith.maxui", "unsigned maximum"}, {"arith.minui", "unsigned minimum"}, {"tt.elementwise_inline_asm", "inline asm"}};
+        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
     if (auto it = named.find(n); it != named.end()) user_error(cur_loc_, it->second + " (" + n + ") is not supported yet");
     user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
   }
@@ -957,12 +976,13 @@ class Lowerer {
   void emit_while(const Op& op) {
     Cursor c(op.text, op.text_loc);
     std::vector<std::string> bargs, inits;
-    c.expect("(");
-    while (!c.eat(")")) {
-      bargs.push_back(c.value());
-      c.expect("=");
-      inits.push_back(c.value());
-      c.eat(",");
+    if (c.eat("(")) {  // no list when nothing is carried: `scf.while : () -> () {`
+      while (!c.eat(")")) {
+        bargs.push_back(c.value());
+        c.expect("=");
+        inits.push_back(c.value());
+        c.eat(",");
+      }
     }
     SourceLoc loc = cur_loc_;
     std::vector<std::string> vars;
@@ -1118,6 +1138,169 @@ class Lowerer {
     user_error(cur_loc_, "a reduction with this combine function is not supported yet (sum, max, min, argmax, argmin are)");
   }
 
+  // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic
+  // shift copies in; i32 division and remainder go through i64 on zero-extended operands; max/min
+  // compare with the sign bit flipped.
+  void emit_unsigned(const Op& op, const std::string& n, Cursor& c) {
+    std::vector<std::string> v;
+    while (c.peek_value()) {
+      v.push_back(c.value());
+      if (!c.eat(",")) break;
+    }
+    c.skip_to(':');
+    c.expect(":");
+    VType t = vtype(c.type(), op.text_loc);
+    if (v.size() != 2) c.fail("two operands");
+    if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned ops on i1 are not supported");
+    std::vector<ExprP> ab = elementwise(v, t.shape);
+    ExprP a = ab[0], b = ab[1];
+    Scalar it = t.elem;
+    auto k = [&](int64_t x, Scalar s) { return typed_const(0, x, s); };
+    ExprP e;
+    if (n == "arith.shrui") {
+      if (it == Scalar::I32) {
+        ExprP wide = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
+        e = make_cast(make_binary(BinOp::Shr, wide, make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(31, Scalar::I64), cur_loc_), cur_loc_),
+                      Scalar::I32, cur_loc_);
+      } else {  // (a >> s) & (((1 << (63 - s)) << 1) - 1), s taken mod 64
+        std::string sv = var_name("shift");
+        out_->push_back(make_assign(sv, make_binary(BinOp::And, b, k(63, it), cur_loc_), cur_loc_));
+        ExprP keep = make_binary(BinOp::Sub,
+                                 make_binary(BinOp::Shl, make_binary(BinOp::Shl, k(1, it), make_binary(BinOp::Sub, k(63, it), make_var(sv, cur_loc_), cur_loc_), cur_loc_),
+                                             k(1, it), cur_loc_),
+                                 k(1, it), cur_loc_);
+        e = make_binary(BinOp::And, make_binary(BinOp::Shr, a, make_var(sv, cur_loc_), cur_loc_), keep, cur_loc_);
+      }
+    } else if (n == "tt.mulhiui") {  // the high half of the 64-bit product of zero-extended operands
+      if (it != Scalar::I32) user_error(cur_loc_, "tl.umulhi of 64-bit integers is not supported yet");
+      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
+      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
+      ExprP prod = make_binary(BinOp::Mul, wa, wb, cur_loc_);  // wraps past 2^63: the shift below is then arithmetic
+      ExprP hi = make_binary(BinOp::And, make_binary(BinOp::Shr, prod, k(32, Scalar::I64), cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
+      e = make_cast(hi, Scalar::I32, cur_loc_);
+    } else if (n == "arith.divui" || n == "arith.remui") {
+      if (it != Scalar::I32) user_error(cur_loc_, "unsigned 64-bit division is not supported yet");
+      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
+      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
+      e = make_cast(make_binary(n == "arith.divui" ? BinOp::FloorDiv : BinOp::Mod, wa, wb, cur_loc_), Scalar::I32, cur_loc_);
+    } else {
+      std::string va = var_name("umm_a"), vb = var_name("umm_b");
+      out_->push_back(make_assign(va, a, cur_loc_));
+      out_->push_back(make_assign(vb, b, cur_loc_));
+      int64_t sign = it == Scalar::I32 ? static_cast<int64_t>(INT32_MIN) : INT64_MIN;
+      ExprP lt = make_binary(BinOp::Lt, make_binary(BinOp::Xor, make_var(va, cur_loc_), k(sign, it), cur_loc_),
+                             make_binary(BinOp::Xor, make_var(vb, cur_loc_), k(sign, it), cur_loc_), cur_loc_);
+      bool mx = n == "arith.maxui";
+      e = make_where(lt, make_var(mx ? vb : va, cur_loc_), make_var(mx ? va : vb, cur_loc_), cur_loc_);
+    }
+    define(op.results.at(0), e, t, true, cur_loc_);
+  }
+
+  // ---- tensor descriptors: lowered to pointer arithmetic and masked loads and stores ----
+  struct Desc {
+    std::string base;                            // the variable holding the base pointer
+    std::vector<std::string> shape, strides;     // variables holding the extents and strides
+    Shape block;
+    Scalar elem = Scalar::F32;
+  };
+  // "!tt.tensordesc<16x32xf32>" or "!tt.tensordesc<tensor<16x32xf32>>"
+  Desc desc_type(const std::string& t) {
+    std::string in = t.substr(15, t.size() - 16);
+    if (in.rfind("tensor<", 0) != 0) in = "tensor<" + in + ">";
+    VType vt = vtype(in, cur_loc_);
+    Desc d;
+    d.block = vt.shape;
+    d.elem = vt.elem;
+    return d;
+  }
+  // %d = tt.make_tensor_descriptor %base, [%s0, %s1], [%t0, %t1] : <f32>, <16x32xf32>
+  void emit_make_desc(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string base = c.value();
+    std::vector<std::string> shp, str;
+    c.expect(",");
+    c.expect("[");
+    while (!c.eat("]")) {
+      shp.push_back(c.value());
+      c.eat(",");
+    }
+    c.expect(",");
+    c.expect("[");
+    while (!c.eat("]")) {
+      str.push_back(c.value());
+      c.eat(",");
+    }
+    c.expect(":");
+    std::string r = c.rest();
+    size_t comma = r.rfind(", <");
+    if (comma == std::string::npos) c.fail("the descriptor's block type");
+    Desc d = desc_type("!tt.tensordesc<" + r.substr(comma + 3, r.size() - comma - 4) + ">");
+    auto hold = [&](const std::string& ssa) {
+      Value& v = lookup(ssa);
+      if (!v.expr) {
+        consumed_[ssa]++;
+        return v.var;
+      }
+      std::string var = var_name(ssa);
+      out_->push_back(make_assign(var, use(ssa), cur_loc_));
+      return var;
+    };
+    d.base = hold(base);
+    for (const std::string& x : shp) d.shape.push_back(hold(x));
+    for (const std::string& x : str) d.strides.push_back(hold(x));
+    if (d.shape.size() != d.block.size() || d.strides.size() != d.block.size())
+      user_error(cur_loc_, "malformed TTIR: a tensor descriptor's rank differs from its block's");
+    descs_[op.results.at(0)] = d;
+  }
+  // tt.descriptor_load %d[%i, %j] : !tt.tensordesc<..> -> tensor<..>; tt.descriptor_store %d[%i, %j], %v : ...
+  // The block at the offsets: lanes outside [0, shape) read 0 and are not written (the descriptor's
+  // zero padding, as a TMA copy does).
+  void emit_desc_access(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string dv = c.value();
+    auto it = descs_.find(dv);
+    if (it == descs_.end()) user_error(cur_loc_, "a tensor descriptor that is not made in this kernel or passed to it is not supported yet");
+    const Desc& d = it->second;
+    c.expect("[");
+    std::vector<std::string> offs;
+    while (!c.eat("]")) {
+      offs.push_back(c.value());
+      c.eat(",");
+    }
+    if (offs.size() != d.block.size()) user_error(cur_loc_, "malformed TTIR: descriptor offsets differ from its rank");
+    std::string val;
+    if (op.name == "tt.descriptor_store") {
+      c.expect(",");
+      val = c.value();
+    }
+    int rank = static_cast<int>(d.block.size());
+    ExprP ptr, mask;
+    for (int a = 0; a < rank; ++a) {
+      // offset + arange along axis a, as an i64 column/row of the block's rank
+      ExprP idx = make_binary(BinOp::Add, make_cast(use(offs[a]), Scalar::I64, cur_loc_),
+                              make_cast(make_arange(make_const_int(0, cur_loc_), make_const_int(d.block[a], cur_loc_), cur_loc_), Scalar::I64, cur_loc_),
+                              cur_loc_);
+      for (int b = 0; b < rank; ++b)
+        if (b != a) idx = make_expand_dims(idx, b < a ? 0 : b, cur_loc_);
+      std::string iv = var_name("desc_idx");
+      out_->push_back(make_assign(iv, idx, cur_loc_));
+      ExprP term = make_binary(BinOp::Mul, make_var(iv, cur_loc_), make_cast(make_var(d.strides[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
+      ptr = ptr ? make_binary(BinOp::Add, ptr, term, cur_loc_) : term;
+      ExprP in = make_binary(BinOp::And, make_binary(BinOp::Ge, make_var(iv, cur_loc_), make_const_int(0, cur_loc_), cur_loc_),
+                             make_binary(BinOp::Lt, make_var(iv, cur_loc_), make_cast(make_var(d.shape[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
+                             cur_loc_);
+      mask = mask ? make_binary(BinOp::And, mask, in, cur_loc_) : in;
+    }
+    ExprP p = make_binary(BinOp::Add, make_var(d.base, cur_loc_), make_broadcast(ptr, dims(d.block), cur_loc_), cur_loc_);
+    ExprP m = make_broadcast(mask, dims(d.block), cur_loc_);
+    if (op.name == "tt.descriptor_store") {
+      out_->push_back(make_store(p, use(val), m, cur_loc_));
+      return;
+    }
+    VType t{d.elem, false, d.block};
+    define(op.results.at(0), make_load(p, m, nullptr, cur_loc_), t, false, cur_loc_);
+  }
+
   // Whether value `ssa` is arange(0, n) along `axis` (made by tt.make_range, maybe expanded and
   // broadcast), as tl.argmax/argmin build their indices.
   bool is_axis_range(const std::string& ssa, int axis) {
@@ -1226,6 +1409,7 @@ class Lowerer {
   std::map<std::string, int> consumed_;      // uses emitted so far, per value
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)
+  std::map<std::string, Desc> descs_;        // tensor descriptors by SSA name
   std::set<ExprP> splats_;                   // broadcasts made by tt.splat (held: their addresses stay unique)
 
   const ParsedModule& m_;

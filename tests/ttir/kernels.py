@@ -122,6 +122,24 @@ def math_ops(x_ptr, out_ptr, n, BLOCK: tl.constexpr, DT: tl.constexpr):
     tl.store(out_ptr + offs, r, mask=mask)
 
 
+@triton.jit
+def desc_in_kernel(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dst = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    x = src.load([pid_m * BM, pid_n * BN])  # lanes past the edge read 0
+    dst.store([pid_m * BM, pid_n * BN], x * 2.0 + 1.0)  # and are not written
+
+
+@triton.jit
+def desc_from_host(desc, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    x = desc.load([pid * BM, 0])
+    rows = pid * BM + tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], tl.sum(x, axis=1)[:, None] + 0.0 * x)
+
+
 def main():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((37, 300), dtype=np.float32)
@@ -165,6 +183,19 @@ def main():
     want = (np.tanh(xv) + 1 / (1 + np.exp(-xv)) + np.exp2(xv) * 0.125 + 1 / np.sqrt(np.abs(xv) + 1) + xv * xv + 1 +
             np.clip(xv, -0.5, 0.5) + np.minimum(xv, 0.25) + np.maximum(xv, -0.25) + (o // 3 % 5))
     check("math and libdevice", mo, want, tol=1e-5)
+
+    xm = rng.standard_normal((50, 70), dtype=np.float32)
+    ym = np.full((50, 70), 7.0, np.float32)
+    desc_in_kernel[(triton.cdiv(50, 16), triton.cdiv(70, 32))](xm, ym, 50, 70, BM=16, BN=32)
+    check("tensor descriptor (kernel)", ym, xm * 2.0 + 1.0)
+
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    xh = rng.standard_normal((64, 40), dtype=np.float32)
+    oh = np.zeros((64, 64), np.float32)
+    from dtsim.triton_launch import HostArray  # a numpy array as a tensor (data_ptr, dtype)
+    d = TensorDescriptor(HostArray(xh), list(xh.shape), [40, 1], [16, 64])
+    desc_from_host[(4,)](d, oh, 64, BM=16, BN=64)
+    check("tensor descriptor (host)", oh[:, :40], np.repeat(xh.sum(1, keepdims=True), 40, 1), tol=1e-5)
 
     if failures:
         print("FAILED:", ", ".join(failures))
