@@ -203,8 +203,9 @@ class CompiledKernel:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
-            return self.fn.run(*args, grid=grid, warmup=False, num_warps=self.num_warps,
-                               num_stages=self.num_stages, **kwargs)
+            opts = {k: v for k, v in (("num_warps", self.num_warps), ("num_stages", self.num_stages))
+                    if k not in self.fn.arg_names and k not in kwargs}
+            return self.fn.run(*args, grid=grid, warmup=False, **opts, **kwargs)
         return launch
 
 
