@@ -374,16 +374,16 @@ def run(fn, *args, grid, warmup, **kwargs):
             raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (fn.__name__, name))
     sys.stdout.flush()
     sys.stderr.flush()
+    extras = dtsim._launch_extras(compiled)
     try:
         result = _dtsim.run(compiled, scalars, arrays, cfg["sanitize"], int(cfg["threads"]), cfg["order"],
                             bool(cfg["keep_going"]), list(cfg["break_if"]), list(cfg["break_at"]), list(cfg["print_if"]),
-                            cfg["backend"], device)
+                            cfg["backend"], device, **extras)
     finally:
         for name, orig, copy in converted:
             if name in compiled.outputs:
                 orig[...] = copy
-    if result["findings"]:
-        raise dtsim.KernelError(result["findings"], result["findings_count"])
+    dtsim._check_result(compiled, result, extras)
     return kernel
 
 
