@@ -307,6 +307,21 @@ class Lowerer {
     holder_[v] = Holder{ssa, t, scopes_.size()};
   }
 
+  // Whether an inlined expression not yet emitted reads variable `var` (it must not change before).
+  bool pending_reads(const std::string& var) {
+    std::function<bool(const ExprP&)> reads = [&](const ExprP& e) {
+      if (!e) return false;
+      if (e->kind == ExprKind::Var && e->name == var) return true;
+      for (const ExprP& a : e->args)
+        if (reads(a)) return true;
+      return false;
+    };
+    for (const auto& scope : scopes_)
+      for (const auto& [ssa, v] : scope)
+        if (v.expr && reads(v.expr)) return true;
+    return false;
+  }
+
   // The variable for a value: the Python variable's own name (the op's name location) when that
   // name is free, or holds an earlier value of the same type, declared in this block, whose every
   // use has been emitted (the Python variable was reassigned); else a unique name.
@@ -325,26 +340,47 @@ class Lowerer {
         auto total = uses_.find(old.ssa);
         int n = total == uses_.end() ? 0 : total->second;
         if (old.depth == scopes_.size() && old.t.elem == t.elem && old.t.ptr == t.ptr && old.t.shape == t.shape &&
-            consumed_[old.ssa] >= n)
+            consumed_[old.ssa] >= n && !pending_reads(p))
           return p;
       }
     }
     return var_name(ssa);
   }
 
-  // The operands of an elementwise op of result shape `shape`: a splat of a scalar used only here is
-  // read as the scalar (the IR broadcasts scalars) when another operand has the whole shape.
-  // `keep_first`: the first operand keeps its shape (a load's or store's pointers).
+  // The operands of an elementwise op of result shape `shape`: a tt.splat or tt.broadcast used only
+  // here is read as its unbroadcast operand (the IR broadcasts as numpy does) when the operands'
+  // shapes still broadcast to the whole shape. `keep_first`: the first operand keeps its shape (a
+  // load's or store's pointers).
   std::vector<ExprP> elementwise(const std::vector<std::string>& ssas, const Shape& shape, bool keep_first = false) {
     std::vector<ExprP> out;
-    bool full = false;
+    std::vector<Shape> shapes;
     for (const std::string& s : ssas) {
       out.push_back(use(s));
-      if (!splats_.count(out.back()) && type_of(s).shape == shape) full = true;
+      shapes.push_back(type_of(s).shape);
     }
-    if (full)
-      for (size_t i = keep_first ? 1 : 0; i < out.size(); ++i)
-        if (splats_.count(out[i])) out[i] = out[i]->args.at(0);
+    std::vector<Shape> inner = shapes;
+    bool any = false;
+    for (size_t i = keep_first ? 1 : 0; i < out.size(); ++i)
+      if (splats_.count(out[i])) {
+        auto it = bcast_src_.find(out[i].get());
+        inner[i] = it == bcast_src_.end() ? Shape{} : it->second;
+        any = true;
+      }
+    if (!any) return out;
+    // numpy broadcasting of the inner shapes must give `shape` exactly
+    Shape r;
+    for (const Shape& sh : inner) {
+      if (sh.size() > r.size()) r.insert(r.begin(), sh.size() - r.size(), 1);
+      for (size_t d = 0; d < sh.size(); ++d) {
+        int64_t& x = r[r.size() - sh.size() + d];
+        int64_t y = sh[d];
+        if (x == 1) x = y;
+        else if (y != 1 && y != x) return out;
+      }
+    }
+    if (r != shape) return out;
+    for (size_t i = keep_first ? 1 : 0; i < out.size(); ++i)
+      if (splats_.count(out[i])) out[i] = out[i]->args.at(0);
     return out;
   }
 
@@ -592,8 +628,10 @@ class Lowerer {
       c.type();
       c.expect("->");
       VType t = vtype(c.type(), op.text_loc);
+      Shape src_shape = type_of(v).shape;
       ExprP bc = make_broadcast(use(v), dims(t.shape), cur_loc_);
-      if (n == "tt.splat") splats_.insert(bc);
+      splats_.insert(bc);
+      bcast_src_[bc.get()] = src_shape;
       define(res(), bc, t, true, cur_loc_);
       return;
     }
@@ -1410,7 +1448,8 @@ class Lowerer {
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)
   std::map<std::string, Desc> descs_;        // tensor descriptors by SSA name
-  std::set<ExprP> splats_;                   // broadcasts made by tt.splat (held: their addresses stay unique)
+  std::map<const Expr*, Shape> bcast_src_;  // the operand shape of each of those broadcasts
+  std::set<ExprP> splats_;                   // broadcasts made by tt.splat/tt.broadcast (held: their addresses stay unique)
 
   const ParsedModule& m_;
   const TtirLaunch& launch_;
