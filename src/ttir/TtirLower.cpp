@@ -121,9 +121,10 @@ class Lowerer {
       k.params.push_back(p);
       bind(args[i].first, Value{nullptr, pname, t});
     }
-    count_uses(body);
+    for (const Block& b : entry->regions.at(0).blocks) count_uses(b);
     out_ = &k.body;
-    emit_block(body, {});
+    region_ = &entry->regions.at(0);
+    emit_cfg(body, {}, 0);
     scopes_.pop_back();
     mark_inputs(k);
     mod.kernels.push_back(std::move(k));
@@ -385,6 +386,76 @@ class Lowerer {
   }
 
   // ---- blocks ----
+  // A function body of several blocks (an early `return` makes Triton emit cf.cond_br/cf.br): each
+  // block is emitted with its successors nested under the branch that reaches them (a block reached
+  // from two places is emitted in both), so the values a block defines stay visible to the blocks
+  // it dominates.
+  void emit_cfg(const Block& b, const std::vector<Value>& args, int depth) {
+    if (depth > 64) user_error(cur_loc_, "control flow too deep to lower (more than 64 nested branches)");
+    scopes_.push_back({});
+    local_.push_back(local_uses(b));
+    for (size_t i = 0; i < b.args.size() && i < args.size(); ++i) bind(b.args[i], args[i]);
+    for (const Op& op : b.ops) {
+      if (op.name != "cf.cond_br" && op.name != "cf.br") {
+        emit(op);
+        continue;
+      }
+      cur_loc_ = loc_of(op);
+      Cursor c(op.text, op.text_loc);
+      // a successor: ^bbN or ^bbN(%v, ... : types); its arguments' values
+      auto target = [&](std::vector<Value>& vals) -> const Block& {
+        c.expect("^");
+        std::string label = c.ident();
+        if (c.eat("(")) {
+          while (c.peek_value()) {
+            std::string v = c.value();
+            Value& src = lookup(v);
+            if (src.expr) {  // a successor may use it more than once
+              std::string var = var_name(v);
+              VType t = src.t;
+              out_->push_back(make_assign(var, use(v), cur_loc_));
+              vals.push_back(Value{nullptr, var, t});
+            } else {
+              consumed_[v]++;
+              vals.push_back(src);
+            }
+            if (!c.eat(",")) break;
+          }
+          c.skip_to(')');
+          c.expect(")");
+        }
+        for (const Block& bb : region_->blocks)
+          if (bb.label == label) return bb;
+        user_error(cur_loc_, "malformed TTIR: no block ^" + label);
+      };
+      if (op.name == "cf.br") {
+        std::vector<Value> vals;
+        const Block& t = target(vals);
+        emit_cfg(t, vals, depth + 1);
+      } else {
+        std::string cv = c.value();
+        ExprP cond = use(cv);
+        c.expect(",");
+        std::vector<Value> tv, fv;
+        const Block& tb = target(tv);
+        c.expect(",");
+        const Block& fb = target(fv);
+        SourceLoc loc = cur_loc_;
+        std::vector<StmtP> then_s, else_s;
+        std::vector<StmtP>* saved = out_;
+        out_ = &then_s;
+        emit_cfg(tb, tv, depth + 1);
+        out_ = &else_s;
+        emit_cfg(fb, fv, depth + 1);
+        out_ = saved;
+        out_->push_back(make_if(cond, std::move(then_s), std::move(else_s), loc));
+      }
+      break;  // a branch ends its block
+    }
+    local_.pop_back();
+    scopes_.pop_back();
+  }
+
   // Emits a block's ops into *out_; the block's arguments are bound to `args` (expressions).
   void emit_block(const Block& b, const std::vector<Value>& args) {
     scopes_.push_back({});
@@ -743,9 +814,7 @@ class Lowerer {
     }
     if (n == "tt.return") {
       returned_ = operands(op.text);
-      if (call_depth_ == 0) {
-        if (!at_func_end_) out_->push_back(ret_stmt());
-      }
+      if (call_depth_ == 0 && region_ && region_->blocks.size() > 1) out_->push_back(ret_stmt());
       return;
     }
     if (n == "tt.call") return emit_call(op);
@@ -1382,6 +1451,8 @@ class Lowerer {
     if (it == funcs_.end()) user_error(cur_loc_, "malformed TTIR: no function @" + callee);
     if (call_depth_ > 64) user_error(cur_loc_, "calls nested too deeply (recursion is not supported)");
     const Op& f = *it->second;
+    if (f.regions.at(0).blocks.size() > 1)
+      user_error(cur_loc_, "a noinline helper with an early return is not supported yet");
     const Block& body = f.regions.at(0).blocks.at(0);
     std::vector<std::pair<std::string, std::string>> params = func_args(f);
     std::vector<Value> vals;
@@ -1465,7 +1536,7 @@ class Lowerer {
   std::string suffix_;
   std::vector<std::string> suffix_stack_;
   int call_depth_ = 0, calls_ = 0;
-  bool at_func_end_ = true;
+  const Region* region_ = nullptr;  // the entry function's body (its blocks, for cf branches)
 };
 
 }  // namespace

@@ -283,7 +283,10 @@ class Parser {
       if (l[0] == '}') return r;
       if (l[0] == '^') {  // ^bb0(%a: f32 loc(...), %b: f32 loc(...)):
         Block b;
-        size_t p = l.find('(');
+        size_t le = 1;
+        while (le < l.size() && (std::isalnum(static_cast<unsigned char>(l[le])) || l[le] == '_')) ++le;
+        b.label = l.substr(1, le - 1);
+        size_t p = l[le] == '(' ? le : std::string::npos;
         if (p != std::string::npos) {
           std::string args = l.substr(p);
           Cursor c(args, at(i_));

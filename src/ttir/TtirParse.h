@@ -17,6 +17,7 @@ namespace dtsim::ttir {
 struct Op;
 
 struct Block {
+  std::string label;                   // "bb1" (without ^); "" for an unlabeled entry block
   std::vector<std::string> args;       // block argument names (without %)
   std::vector<std::string> arg_types;  // their types, as text
   std::vector<Op> ops;

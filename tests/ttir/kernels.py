@@ -140,6 +140,19 @@ def desc_from_host(desc, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], tl.sum(x, axis=1)[:, None] + 0.0 * x)
 
 
+@triton.jit
+def early_return(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid * BLOCK >= n:  # an early return: branches between blocks in TTIR
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if tl.sum(x, axis=0) > 1000.0:
+        tl.store(y_ptr + offs, x, mask=offs < n)
+        return
+    tl.store(y_ptr + offs, x * 2, mask=offs < n)
+
+
 def main():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((37, 300), dtype=np.float32)
@@ -183,6 +196,12 @@ def main():
     want = (np.tanh(xv) + 1 / (1 + np.exp(-xv)) + np.exp2(xv) * 0.125 + 1 / np.sqrt(np.abs(xv) + 1) + xv * xv + 1 +
             np.clip(xv, -0.5, 0.5) + np.minimum(xv, 0.25) + np.maximum(xv, -0.25) + (o // 3 % 5))
     check("math and libdevice", mo, want, tol=1e-5)
+
+    xe = np.arange(100, dtype=np.float32)
+    ye = np.full(100, -1.0, np.float32)
+    early_return[(8,)](xe, ye, 100, BLOCK=32)
+    sums = np.add.reduceat(xe, [0, 32, 64, 96])
+    check("early return", ye, np.concatenate([np.where(s > 1000, 1.0, 2.0) * xe[i * 32:i * 32 + 32] for i, s in enumerate(sums)]))
 
     xm = rng.standard_normal((50, 70), dtype=np.float32)
     ym = np.full((50, 70), 7.0, np.float32)
