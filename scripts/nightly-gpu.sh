@@ -97,6 +97,18 @@ if [ -d "$BUILD/python/dtsim" ]; then  # the Python package (its GPU tests are i
     }
     step "Python package on the GPU" python-gpu.log py_gpu
   fi
+  ttir_gpu() {  # kernels read by the installed Triton's frontend, run on dtsim's CUDA backend
+    local rc=0 t r pass=0 total=0 py
+    py="$(cd "$BUILD/python" && pwd)"
+    for t in tests/ttir/kernels.py tests/ttir/readers_agree.py; do
+      (cd "$(dirname "$t")" && PYTHONPATH="$py" python3 -W ignore -m dtsim --backend=cuda "$(basename "$t")"); r=$?
+      echo "-- $t on backend=cuda: exit $r"
+      total=$((total + 1)); [ "$r" = 0 ] && pass=$((pass + 1)) || rc=1
+    done
+    echo "Triton-frontend scripts on backend=cuda: $pass of $total passed"
+    return $rc
+  }
+  step "Triton kernels (TTIR) on backend=cuda" ttir-gpu.log ttir_gpu
   step "Python scripts: dtsim vs TRITON_INTERPRET=1" python-vs-triton.log \
     env PYTHONPATH="$BUILD/python" python3 bench/python_vs_triton_interp.py
 fi
