@@ -50,6 +50,7 @@ struct Value {
   ExprP expr;        // an inlinable expression (used once), or null
   std::string var;   // else the variable holding it
   VType t;
+  bool remat = false;  // expr is cheap (a constant, a splat of a variable): copied into every user
 };
 
 class Lowerer {
@@ -235,6 +236,15 @@ class Lowerer {
   }
   ExprP use(const std::string& ssa) {
     Value& v = lookup(ssa);
+    if (v.expr && v.remat) {  // a copy for each user; a splat stays recognizable as one
+      consumed_[ssa]++;
+      ExprP e = clone_expr(v.expr);
+      if (splats_.count(v.expr)) {
+        splats_.insert(e);
+        bcast_src_[e.get()] = bcast_src_[v.expr.get()];
+      }
+      return e;
+    }
     if (v.expr) {
       ExprP e = v.expr;
       v.expr = nullptr;  // used once: moved into its user
@@ -383,6 +393,30 @@ class Lowerer {
     for (size_t i = keep_first ? 1 : 0; i < out.size(); ++i)
       if (splats_.count(out[i])) out[i] = out[i]->args.at(0);
     return out;
+  }
+
+  // Makes value `ssa` cheap to copy: an inlined (single-use) expression is assigned to a variable.
+  void hold(const std::string& ssa) {
+    Value& v = lookup(ssa);
+    if (!v.expr || v.remat) return;
+    if (splats_.count(v.expr) && bcast_src_[v.expr.get()].empty()) {  // a splat: its scalar in a variable
+      ExprP bc = v.expr;
+      ExprP src = bc->args.at(0);
+      if (src->kind != ExprKind::Var && src->kind != ExprKind::Const) {
+        std::string sv = var_name(ssa + "_s");
+        out_->push_back(make_assign(sv, src, cur_loc_));
+        bc->args[0] = make_var(sv, cur_loc_);
+      }
+      v.remat = true;
+      return;
+    }
+    std::string var = var_name(ssa);
+    VType t = v.t;
+    out_->push_back(make_assign(var, use(ssa), cur_loc_));
+    // `use` consumed the expression; the value now lives in the variable
+    Value& w = lookup(ssa);
+    w = Value{nullptr, var, t};
+    holder_[var] = Holder{ssa, t, scopes_.size()};
   }
 
   // ---- blocks ----
@@ -628,13 +662,18 @@ class Lowerer {
         c.expect(">");
         c.expect(":");
         t = vtype(c.type(), op.text_loc);
-        define(res(), splat(literal(lit, VType{t.elem, false, {}}), t), t, true, cur_loc_);
+        ExprP e = splat(literal(lit, VType{t.elem, false, {}}), t);
+        if (!t.shape.empty()) {
+          splats_.insert(e);
+          bcast_src_[e.get()] = Shape{};
+        }
+        bind(res(), Value{e, "", t, true});
         return;
       }
       lit = c.number();
       if (c.eat(":")) t = vtype(c.type(), op.text_loc);
       else t = VType{Scalar::I1, false, {}};  // `true` / `false`
-      define(res(), literal(lit, t), t, true, cur_loc_);
+      bind(res(), Value{literal(lit, t), "", t, true});
       return;
     }
     if (n == "arith.cmpi" || n == "arith.cmpf") {
@@ -700,7 +739,25 @@ class Lowerer {
       c.expect("->");
       VType t = vtype(c.type(), op.text_loc);
       Shape src_shape = type_of(v).shape;
-      ExprP bc = make_broadcast(use(v), dims(t.shape), cur_loc_);
+      ExprP src = use(v);
+      auto total = uses_.find(res());
+      if (n == "tt.splat" && total != uses_.end() && total->second > 1) {
+        // used several times: the scalar is held in a variable and each user broadcasts it
+        std::string sv;
+        if (src->kind == ExprKind::Var || src->kind == ExprKind::Const) {
+          sv = src->kind == ExprKind::Var ? src->name : "";
+        }
+        if (src->kind != ExprKind::Const && sv.empty()) {
+          sv = var_name(res() + "_s");
+          out_->push_back(make_assign(sv, src, cur_loc_));
+        }
+        ExprP bc = make_broadcast(src->kind == ExprKind::Const ? src : make_var(sv, cur_loc_), dims(t.shape), cur_loc_);
+        splats_.insert(bc);
+        bcast_src_[bc.get()] = src_shape;
+        bind(res(), Value{bc, "", t, true});
+        return;
+      }
+      ExprP bc = make_broadcast(src, dims(t.shape), cur_loc_);
       splats_.insert(bc);
       bcast_src_[bc.get()] = src_shape;
       define(res(), bc, t, true, cur_loc_);
@@ -745,6 +802,15 @@ class Lowerer {
       }
       c.expect(":");
       VType t = vtype(c.type(), op.text_loc);
+      auto total = uses_.find(res());
+      if (!t.shape.empty() && total != uses_.end() && total->second > 1) {
+        // pointers used by several loads and stores: recomputed in each (the interpreter reads
+        // `p + offsets` in a load as a run of addresses; a pointer tile in a variable it cannot)
+        for (const std::string& o : v) hold(o);
+        std::vector<ExprP> po = elementwise({v.at(0), v.at(1)}, t.shape);
+        bind(res(), Value{make_binary(BinOp::Add, po[0], po[1], cur_loc_), "", t, true});
+        return;
+      }
       std::vector<ExprP> po = elementwise({v.at(0), v.at(1)}, t.shape);
       define(res(), make_binary(BinOp::Add, po[0], po[1], cur_loc_), t, true, cur_loc_);
       return;

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Liger-Kernel's ops launched by Liger's own host code (its autograd Functions, on CPU tensors),
+once under `python -m dtsim` (Triton's own package, kernels read through Triton's frontend and run
+on dtsim's interpreter: one thread, sanitizer `all`, the default) and once under TRITON_INTERPRET=1,
+in one call. Each op's forward + backward is timed best of REPS after a warm-up (which compiles);
+the two sides' outputs and gradients are compared.
+
+usage (with triton, torch and liger-kernel installed, dtsim's package on PYTHONPATH):
+  python3 bench/liger_vs_triton_interp.py [--reps R] [--only NAME]
+
+Prints a table: Triton's interpreter ms, dtsim ms, the ratio, the max difference, and the geometric
+mean of the ratios. An op that Triton's interpreter cannot run is listed with its error and left out
+of the mean. Exit status 1 when dtsim fails or an output differs beyond the op's tolerance."""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+# name: (description, tolerance on the max abs difference between the two runs)
+OPS = {
+    "rms_norm": ("rms_norm 256x1024 f32", 1e-4),
+    "layer_norm": ("layer_norm 256x1024 f32", 1e-4),
+    "swiglu": ("swiglu 256x1024 f32", 1e-5),
+    "geglu": ("geglu 256x1024 f32", 1e-4),
+    "softmax": ("softmax 256x1024 f32", 1e-5),
+    "rope": ("rope b2 h8 s128 d64 f32", 1e-4),
+    "kl_div": ("kl_div 128x1024 f32", 1e-5),
+    "jsd": ("jsd 128x1024 f32", 1e-5),
+    "dyt": ("dyt 256x1024 f32", 1e-4),
+}
+
+
+def make(name, torch):
+    """(callable running forward + backward, tensors whose values the two sides compare)."""
+    g = torch.Generator().manual_seed(0)
+
+    def randn(*shape, grad=False):
+        return torch.randn(*shape, generator=g).requires_grad_(grad)
+
+    if name == "rms_norm":
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction as F
+        x, w = randn(256, 1024, grad=True), randn(1024, grad=True)
+
+        def run():
+            x.grad = w.grad = None
+            y = F.apply(x, w, 1e-6)
+            y.sum().backward()
+            return [y, x.grad, w.grad]
+    elif name == "layer_norm":
+        from liger_kernel.ops.layer_norm import LigerLayerNormFunction as F
+        x, w, b = randn(256, 1024, grad=True), randn(1024, grad=True), randn(1024, grad=True)
+
+        def run():
+            x.grad = w.grad = b.grad = None
+            y = F.apply(x, w, b, 1e-6)
+            y.sum().backward()
+            return [y, x.grad, w.grad, b.grad]
+    elif name in ("swiglu", "geglu"):
+        if name == "swiglu":
+            from liger_kernel.ops.swiglu import LigerSiLUMulFunction as F
+        else:
+            from liger_kernel.ops.geglu import LigerGELUMulFunction as F
+        a, b = randn(256, 1024, grad=True), randn(256, 1024, grad=True)
+
+        def run():
+            a.grad = b.grad = None
+            y = F.apply(a, b)
+            y.sum().backward()
+            return [y, a.grad, b.grad]
+    elif name == "softmax":
+        from liger_kernel.ops.softmax import LigerSoftmaxFunction as F
+        x = randn(256, 1024, grad=True)
+
+        def run():
+            x.grad = None
+            y = F.apply(x)
+            (y * y).sum().backward()
+            return [y, x.grad]
+    elif name == "rope":
+        from liger_kernel.ops.rope import LigerRopeFunction as F
+        q, k = randn(2, 8, 128, 64, grad=True), randn(2, 8, 128, 64, grad=True)
+        pos = torch.arange(128, dtype=torch.float32)[:, None] / (10000 ** (torch.arange(0, 64, 2) / 64))[None, :]
+        emb = torch.cat([pos, pos], -1)
+        cos, sin = emb.cos()[None], emb.sin()[None]
+
+        def run():
+            q.grad = k.grad = None
+            qo, ko = F.apply(q, k, cos, sin)
+            (qo.sum() + ko.sum()).backward()
+            return [qo, ko, q.grad, k.grad]
+    elif name in ("kl_div", "jsd"):
+        x = torch.log_softmax(randn(128, 1024), -1).requires_grad_(True)
+        t = torch.log_softmax(randn(128, 1024), -1)
+        if name == "kl_div":
+            from liger_kernel.ops.kl_div import LigerKLDivLossFunction as F
+
+            def call():
+                return F.apply(x, t, "batchmean", True, 1e-10)
+        else:
+            from liger_kernel.ops.jsd import LigerJSDFunction as F
+
+            def call():
+                return F.apply(x, t, None, 0.5, -100)
+
+        def run():
+            x.grad = None
+            y = call()
+            y.backward()
+            return [y, x.grad]
+    elif name == "dyt":
+        from liger_kernel.ops.dyt import LigerDyTFunction as F
+        x, alpha, gamma, beta = randn(256, 1024, grad=True), randn(1, grad=True), randn(1024, grad=True), randn(1024, grad=True)
+
+        def run():
+            y = F.apply(x, alpha, gamma, beta)
+            return [y]
+    else:
+        raise KeyError(name)
+    return run
+
+
+def side(which, reps, only, out_json):
+    import numpy as np
+    import torch
+    if which == "dtsim":
+        import triton
+        assert hasattr(triton, "dtsim"), "run through python -m dtsim with Triton installed"
+        import dtsim
+        dtsim.config(sanitize="all", threads=1)
+    else:
+        assert os.environ.get("TRITON_INTERPRET") == "1"
+    torch.set_num_threads(1)
+    outdir = os.path.dirname(out_json)
+    result = {}
+    for name in OPS:
+        if only and name not in only:
+            continue
+        try:
+            run = make(name, torch)
+            run()  # warm-up: compiles
+            best = math.inf
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                outs = run()
+                best = min(best, time.perf_counter() - t0)
+        except Exception as e:  # noqa: BLE001 (reported per op)
+            msg = (str(e).strip().splitlines() or [type(e).__name__])[-1]
+            result[name] = {"error": msg[:200]}
+            print("%s %-12s failed: %s" % (which, name, msg), file=sys.stderr, flush=True)
+            continue
+        path = os.path.join(outdir, "%s_%s.npz" % (which, name))
+        np.savez(path, *[o.detach().float().numpy() for o in outs if o is not None])
+        result[name] = {"ms": best * 1e3, "out": path}
+        print("%s %-12s %.2f ms" % (which, name, best * 1e3), file=sys.stderr, flush=True)
+    with open(out_json, "w") as f:
+        json.dump(result, f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--only", action="append", default=[], choices=sorted(OPS))
+    ap.add_argument("--side", choices=["dtsim", "triton"])
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    if a.side:
+        side(a.side, a.reps, a.only, a.json)
+        return 0
+    import numpy as np
+    tmp = tempfile.mkdtemp(prefix="liger_vs_triton_")
+    me = os.path.abspath(__file__)
+    extra = ["--reps", str(a.reps)] + sum((["--only", o] for o in a.only), [])
+    runs = {}
+    for which in ("dtsim", "triton"):
+        js = os.path.join(tmp, which + ".json")
+        env = dict(os.environ)
+        if which == "dtsim":
+            cmd = [sys.executable, "-W", "ignore", "-m", "dtsim", me, "--side", "dtsim", "--json", js] + extra
+            env.pop("TRITON_INTERPRET", None)
+        else:
+            cmd = [sys.executable, "-W", "ignore", me, "--side", "triton", "--json", js] + extra
+            env["TRITON_INTERPRET"] = "1"
+        r = subprocess.run(cmd, env=env)
+        if r.returncode != 0:
+            print("the %s side failed (exit %d)" % (which, r.returncode), file=sys.stderr)
+            return 1
+        with open(js) as f:
+            runs[which] = json.load(f)
+    bad, rows, ratios = 0, [], []
+    for name, (desc, tol) in OPS.items():
+        if name not in runs["dtsim"]:
+            continue
+        d, t = runs["dtsim"][name], runs["triton"].get(name, {"error": "not run"})
+        if "error" in d:
+            rows.append("| %s | | dtsim failed: %s | | | |" % (desc, d["error"]))
+            bad += 1
+            continue
+        if "error" in t:
+            rows.append("| %s | Triton's interpreter failed: %s | %.2f | | | |" % (desc, t["error"], d["ms"]))
+            continue
+        a_out, b_out = np.load(d["out"]), np.load(t["out"])
+        err = max((float(np.max(np.abs(a_out[k].astype(np.float64) - b_out[k].astype(np.float64)))) if a_out[k].size else 0.0)
+                  for k in a_out.files)
+        same = err <= tol * max(1.0, max(float(np.max(np.abs(b_out[k]))) for k in b_out.files))
+        bad += not same
+        ratios.append(t["ms"] / d["ms"])
+        rows.append("| %s | %.1f | %.2f | %.0fx | %.3g | %s |" % (desc, t["ms"], d["ms"], t["ms"] / d["ms"], err,
+                                                                "same" if same else "DIFFER"))
+    print("| Liger op (forward + backward) | Triton interpreter ms | dtsim ms (sanitizer all, 1 thread) | x | max abs diff | outputs |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(r)
+    if ratios:
+        print("| geometric mean | | | **%.0fx** | | |" % math.exp(sum(map(math.log, ratios)) / len(ratios)))
+    return 1 if bad or not ratios else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
