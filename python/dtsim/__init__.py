@@ -598,8 +598,17 @@ class JITFunction(KernelInterface):
         key = tuple(key)
         compiled = self.cache.get(key)
         if compiled is None:
-            compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
-                                      {self.path: self.source} if self.source is not None else {})
+            try:
+                compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
+                                          {self.path: self.source} if self.source is not None else {})
+            except CompileError as e:
+                if "not supported" in str(e) and getattr(sys.modules.get("triton"), "__version__", "").endswith("+dtsim"):
+                    # the stand-in: name what reading the kernel as Triton does would need
+                    raise CompileError(str(e) + "\n  (dtsim's stand-in for Triton is in use (Triton is not installed, or "
+                                       "DTSIM_STANDIN=1), so dtsim read this kernel with its own .py reader; with Triton "
+                                       "installed (pip install triton), python -m dtsim reads kernels through Triton's own "
+                                       "frontend)") from None
+                raise
             self.cache[key] = compiled
         for name, view, _ in arrays:
             if (view.readonly if type(view) is _DeviceArray else not view.flags.writeable) and name in compiled.outputs:

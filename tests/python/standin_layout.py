@@ -18,4 +18,20 @@ except AttributeError as e:
     assert "pip install triton" in str(e), e
 else:
     raise AssertionError("no AttributeError")
+
+
+@triton.jit
+def needs_atomics(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(x_ptr + offs, 1.0, mask=offs < n)
+
+
+import numpy as np  # noqa: E402
+import dtsim  # noqa: E402
+try:
+    needs_atomics[(1,)](np.zeros(8, np.float32), 8, BLOCK=8)
+except dtsim.CompileError as e:
+    assert "not supported" in str(e) and "pip install triton" in str(e), e
+else:
+    raise AssertionError("no CompileError")
 print("stand-in layout ok:", triton.__version__)
