@@ -1,0 +1,25 @@
+# The compatibility suite (label compat): Liger-Kernel's own ops run under `python -m dtsim` through the
+# drivers of tests/compat/liger/cases.py and compared with torch. It installs torch, triton and
+# liger-kernel from PyPI into a cache venv (scripts/compat.sh), so it is registered only when asked for:
+#   cmake -S . -B build -DDTSIM_COMPAT=ON && ctest --test-dir build -L compat
+# compat/setup makes the venv and builds the Python module; each case is then one test
+# (compat/liger/<case>) that passes when its result matches tests/compat/expected_failures.txt.
+option(DTSIM_COMPAT "Register the compatibility suite (ctest -L compat; downloads torch, triton and liger-kernel)" OFF)
+if(DTSIM_COMPAT)
+  if(NOT DTSIM_HAVE_PYTHON)
+    message(WARNING "dtsim: DTSIM_COMPAT=ON needs the Python package (python3-dev and pybind11); compat tests not registered")
+  else()
+    set(compat_sh ${CMAKE_SOURCE_DIR}/scripts/compat.sh)
+    add_test(NAME compat/setup COMMAND ${compat_sh} --build ${CMAKE_BINARY_DIR} --setup-only)
+    set_tests_properties(compat/setup PROPERTIES LABELS compat FIXTURES_SETUP compat_venv TIMEOUT 3600
+                         RESOURCE_LOCK compat_venv)
+    file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/liger/cases.py compat_defs REGEX "^def [a-z0-9_]+\\(\\):")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/liger/cases.py)
+    foreach(def ${compat_defs})
+      string(REGEX REPLACE "^def ([a-z0-9_]+)\\(\\):.*" "\\1" name "${def}")
+      add_test(NAME compat/liger/${name} COMMAND ${compat_sh} --build ${CMAKE_BINARY_DIR} --no-setup ${name})
+      set_tests_properties(compat/liger/${name} PROPERTIES LABELS compat FIXTURES_REQUIRED compat_venv TIMEOUT 900)
+    endforeach()
+    message(STATUS "dtsim: compatibility suite ON (ctest -L compat)")
+  endif()
+endif()
