@@ -10,8 +10,9 @@
 # the build's CMakeCache.txt), with --system-site-packages so that numpy comes from the system as it does
 # for the module. The module (target _dtsim) is built when the build folder lacks it.
 #
-# usage: scripts/compat.sh [--build DIR] [--setup-only | --no-setup] [--interpret] [--verbose] [CASE...]
+# usage: scripts/compat.sh [--build DIR] [--python PY] [--setup-only | --no-setup] [--interpret] [--verbose] [CASE...]
 #   --build DIR    the CMake build folder (default: build)
+#   --python PY    the interpreter the module was built for (default: the one in DIR/CMakeCache.txt)
 #   --setup-only   create/complete the venv and build the module, run nothing
 #   --no-setup     run with the venv as it is (what each ctest case does after the compat/setup test)
 #   --interpret    run the cases under TRITON_INTERPRET=1 instead of dtsim (for comparison)
@@ -21,12 +22,14 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build"
+base_python=""
 setup=1
 run=1
 runner_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
+    --python) base_python="$2"; shift 2 ;;
     --setup-only) run=0; shift ;;
     --no-setup) setup=0; shift ;;
     --interpret|--verbose) runner_args+=("$1"); shift ;;
@@ -45,7 +48,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   echo "compat.sh: $build is not a configured build folder (cmake -S . -B build first, or --build DIR)" >&2
   exit 2
 fi
-base_python="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" | head -n1)"
+# the interpreter CMake found for the module (find_package(Python3) caches it as _Python3_EXECUTABLE)
+base_python="${base_python:-$(sed -n 's/^_\{0,1\}Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" | head -n1)}"
 if [ -z "$base_python" ] || [ ! -x "$base_python" ]; then
   echo "compat.sh: $build has no Python module configured (needs python3-dev and pybind11; see scripts/setup.sh)" >&2
   exit 2

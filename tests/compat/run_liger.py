@@ -101,7 +101,7 @@ def main():
     bad = 0
     stale = [c for c in expected if c not in all_cases]
     for c in stale:
-        print("STALE  %s: listed in %s but no such case" % (c, os.path.relpath(args.expected)))
+        print("STALE  %s: listed in %s but no such case" % (c, args.expected))
         bad += 1
     counts = {}
     for name in cases:
