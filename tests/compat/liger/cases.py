@@ -538,6 +538,27 @@ def grpo_loss():
              ref, [logits], {0}, atol=1e-5, rtol=1e-4)
 
 
+@case
+def mhc_pre():
+    import torch
+    from liger_kernel.ops.mhc import LigerMHCPreFunction
+    x, h = randn(2, 3, 4, 24), randn(2, 3, 4)
+    run_pair(lambda x, h: LigerMHCPreFunction.apply(x, h),
+             lambda x, h: torch.einsum("btsc,bts->btc", x, h), [x, h], {0, 1}, atol=1e-5, rtol=1e-5)
+
+
+@case
+def mhc_post_res():
+    import torch
+    from liger_kernel.ops.mhc import LigerMHCPostResFunction
+    x, f, hp, hr = randn(2, 3, 4, 24), randn(2, 3, 24), randn(2, 3, 4), randn(2, 3, 4, 4)
+
+    def ref(x, f, hp, hr):
+        return f[:, :, None, :] * hp[..., None] + torch.einsum("btoi,btic->btoc", hr, x)
+    run_pair(lambda x, f, hp, hr: LigerMHCPostResFunction.apply(x, f, hp, hr), ref, [x, f, hp, hr],
+             {0, 1, 2, 3}, atol=1e-5, rtol=1e-5)
+
+
 def main(argv):
     if argv == ["--list"]:
         print("\n".join(CASES))
