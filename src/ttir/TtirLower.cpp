@@ -4,6 +4,7 @@
 // results are variables assigned in each branch; scf.while's `before` region is emitted before the
 // loop and again at the end of its body; tt.call is inlined. Ops the tile IR cannot express are a
 // located error at the op's Python line.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -252,6 +253,7 @@ class Lowerer {
       return e;
     }
     if (v.var == "<used>") internal_error("ttir", "value %" + ssa + " used twice after inlining");
+    if (v.var == "<permute>") user_error(cur_loc_, "a permutation of a rank-3 tile is supported only where tl.split takes it apart");
     consumed_[ssa]++;
     ExprP e = make_var(v.var, cur_loc_);
     return e;
@@ -790,7 +792,30 @@ class Lowerer {
       VType from = vtype(c.type(), op.text_loc);
       c.expect("->");
       VType t = vtype(c.type(), op.text_loc);
-      if (from.shape.size() != 2) user_error(cur_loc_, "a permutation of a rank-" + std::to_string(from.shape.size()) + " tile is not supported yet");
+      if (from.shape.size() != 2) {
+        // kept unevaluated: tl.split can read it (the only consumer of a rank-3 permute supported)
+        hold(v);
+        LazyPerm lp;
+        lp.src = lookup(v).var.empty() ? std::string() : lookup(v).var;
+        if (lp.src.empty()) {  // a rematerialized value: held in a variable of its own
+          lp.src = var_name(v + "_perm");
+          out_->push_back(make_assign(lp.src, use(v), cur_loc_));
+        } else {
+          consumed_[v]++;
+        }
+        lp.src_shape = from.shape;
+        size_t b = attrs.find("array<i32:");
+        std::string list = attrs.substr(b + 10, attrs.find('>', b) - b - 10);
+        for (size_t q = 0; q < list.size();) {
+          size_t e = list.find(',', q);
+          if (e == std::string::npos) e = list.size();
+          lp.order.push_back(std::stoi(list.substr(q, e - q)));
+          q = e + 1;
+        }
+        lazy_perm_[res()] = lp;
+        bind(res(), Value{nullptr, "<permute>", t});
+        return;
+      }
       define(res(), make_trans(use(v), cur_loc_), t, true, cur_loc_);
       return;
     }
@@ -847,6 +872,8 @@ class Lowerer {
       out_->push_back(make_store(p, val, m, cur_loc_));
       return;
     }
+    if (n == "tt.split") return emit_split(op);
+    if (n == "tt.join") return emit_join(op);
     if (n == "tt.make_tensor_descriptor") return emit_make_desc(op);
     if (n == "tt.descriptor_load" || n == "tt.descriptor_store") return emit_desc_access(op);
     if (n == "tt.dot") {
@@ -975,8 +1002,7 @@ class Lowerer {
     if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
     static const std::map<std::string, std::string> named = {
         {"tt.atomic_rmw", "atomics (tl.atomic_add, ...)"}, {"tt.atomic_cas", "tl.atomic_cas"}, {"tt.scan", "tl.associative_scan / tl.cumsum"},
-        {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.join", "tl.join / tl.interleave"}, {"tt.split", "tl.split"},
-        {"tt.cat", "tl.cat"}, {"tt.bitcast", "bitcasts (x.to(..., bitcast=True))"}, {"arith.bitcast", "bitcasts"},
+        {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.cat", "tl.cat"}, {"tt.bitcast", "bitcasts (x.to(..., bitcast=True))"}, {"arith.bitcast", "bitcasts"},
         {"tt.int_to_ptr", "pointers made from integers"}, {"tt.ptr_to_int", "pointers converted to integers"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
@@ -1369,6 +1395,81 @@ class Lowerer {
     define(op.results.at(0), e, t, true, cur_loc_);
   }
 
+  // ---- split and join, with the IR's elementwise ops and reductions ----
+  struct LazyPerm {
+    std::string src;       // the variable holding the tile before the permutation
+    Shape src_shape;
+    std::vector<int> order;
+  };
+  // arange(0, 2) laid along `axis` of a rank-`rank` tile
+  ExprP index_along(int axis, int rank) {
+    ExprP idx = make_arange(make_const_int(0, cur_loc_), make_const_int(2, cur_loc_), cur_loc_);
+    for (int b = 0; b < rank; ++b)
+      if (b != axis) idx = make_expand_dims(idx, b < axis ? 0 : b, cur_loc_);
+    return idx;
+  }
+  // %a, %b = tt.split %x : tensor<..x2xT> -> tensor<..xT>: each half is the masked sum over the last
+  // axis (exact: one lane kept, the other 0), of the tile before a pending permutation when there is one
+  void emit_split(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string v = c.value();
+    c.expect(":");
+    VType from = vtype(c.type(), op.text_loc);
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    std::string base;
+    std::vector<int> order;
+    int rank;
+    if (auto lp = lazy_perm_.find(v); lp != lazy_perm_.end()) {
+      base = lp->second.src;
+      order = lp->second.order;
+      rank = static_cast<int>(lp->second.src_shape.size());
+    } else {
+      hold(v);
+      Value& val = lookup(v);
+      if (val.expr) {
+        base = var_name(v + "_split");
+        out_->push_back(make_assign(base, use(v), cur_loc_));
+      } else {
+        base = val.var;
+        consumed_[v]++;
+      }
+      rank = static_cast<int>(from.shape.size());
+      for (int i = 0; i < rank; ++i) order.push_back(i);
+    }
+    int axis = order.back();  // the axis of the source that becomes the last one
+    std::vector<int> rest(order.begin(), order.end() - 1);
+    std::vector<int> sorted = rest;
+    std::sort(sorted.begin(), sorted.end());
+    bool transpose = rest != sorted;
+    if (transpose && rest.size() != 2) user_error(cur_loc_, "this permutation before tl.split is not supported yet");
+    for (size_t h = 0; h < 2 && h < op.results.size(); ++h) {
+      ExprP mask = make_binary(BinOp::Eq, index_along(axis, rank), make_const_int(static_cast<int64_t>(h), cur_loc_), cur_loc_);
+      ExprP e = make_reduce(RedOp::Sum, make_where(mask, make_var(base, cur_loc_), typed_const(0, 0, to.elem), cur_loc_), axis, cur_loc_);
+      if (to.elem != Scalar::F32 && to.elem != Scalar::F64 && to.elem != Scalar::I32 && to.elem != Scalar::I64)
+        e = make_cast(e, to.elem, cur_loc_);
+      if (transpose) e = make_trans(e, cur_loc_);
+      define(op.results[h], e, to, true, cur_loc_);
+    }
+  }
+  // %j = tt.join %a, %b : tensor<..xT> -> tensor<..x2xT>
+  void emit_join(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string a = c.value();
+    c.expect(",");
+    std::string b = c.value();
+    c.expect(":");
+    c.type();
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    int rank = static_cast<int>(to.shape.size());
+    if (rank > 3) user_error(cur_loc_, "tl.join of rank-3 tiles is not supported yet (tiles have at most 3 dimensions)");
+    ExprP ea = make_expand_dims(use(a), rank - 1, cur_loc_), eb = make_expand_dims(use(b), rank - 1, cur_loc_);
+    ExprP first = make_binary(BinOp::Eq, index_along(rank - 1, rank), make_const_int(0, cur_loc_), cur_loc_);
+    ExprP e = make_where(first, ea, eb, cur_loc_);
+    define(op.results.at(0), make_broadcast(e, dims(to.shape), cur_loc_), to, true, cur_loc_);
+  }
+
   // ---- tensor descriptors: lowered to pointer arithmetic and masked loads and stores ----
   struct Desc {
     std::string base;                            // the variable holding the base pointer
@@ -1585,6 +1686,7 @@ class Lowerer {
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)
   std::map<std::string, Desc> descs_;        // tensor descriptors by SSA name
+  std::map<std::string, LazyPerm> lazy_perm_;  // rank-3 permutations waiting for tl.split
   std::map<const Expr*, Shape> bcast_src_;  // the operand shape of each of those broadcasts
   std::set<ExprP> splats_;                   // broadcasts made by tt.splat/tt.broadcast (held: their addresses stay unique)
 

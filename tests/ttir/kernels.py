@@ -153,6 +153,18 @@ def early_return(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, x * 2, mask=offs < n)
 
 
+@triton.jit
+def split_join(x_ptr, y_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    half = tl.arange(0, N // 2)[None, :]
+    x = tl.load(x_ptr + rows * N + tl.arange(0, N)[None, :])
+    acc = tl.permute(tl.reshape(x, (M, 2, N // 2)), (0, 2, 1))  # tutorial 09's epilogue subtiling
+    lo, hi = tl.split(acc)
+    b0, b1 = tl.split(tl.join(hi, lo))
+    tl.store(y_ptr + rows * (N // 2) + half, b1)
+    tl.store(z_ptr + rows * (N // 2) + half, b0)
+
+
 def main():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((37, 300), dtype=np.float32)
@@ -202,6 +214,11 @@ def main():
     early_return[(8,)](xe, ye, 100, BLOCK=32)
     sums = np.add.reduceat(xe, [0, 32, 64, 96])
     check("early return", ye, np.concatenate([np.where(s > 1000, 1.0, 2.0) * xe[i * 32:i * 32 + 32] for i, s in enumerate(sums)]))
+
+    xs2 = rng.standard_normal((4, 16), dtype=np.float32)
+    lo, hi = np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32)
+    split_join[(1,)](xs2, lo, hi, M=4, N=16)
+    check("permute/split/join", np.concatenate([lo, hi], 1), xs2)
 
     xm = rng.standard_normal((50, 70), dtype=np.float32)
     ym = np.full((50, 70), 7.0, np.float32)
