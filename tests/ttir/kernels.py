@@ -165,6 +165,27 @@ def split_join(x_ptr, y_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr):
     tl.store(z_ptr + rows * (N // 2) + half, b0)
 
 
+@triton.jit
+def random_numbers(iout_ptr, fout_ptr, seed, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(iout_ptr + offs, tl.randint(seed, offs), mask=offs < n)
+    tl.store(fout_ptr + offs, tl.rand(seed, offs), mask=offs < n)
+
+
+def philox_randint(seed, offs, rounds=10):
+    """Philox4x32-10, the first of the four words, on counter (offs, 0, 0, 0) and key seed: the
+    generator tl.randint is specified as (an independent numpy version)."""
+    m = np.uint64(0xFFFFFFFF)
+    c0, c1, c2, c3 = (offs.astype(np.uint64) & m, np.zeros(offs.shape, np.uint64), np.zeros(offs.shape, np.uint64),
+                      np.zeros(offs.shape, np.uint64))
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
+    for _ in range(rounds):
+        p0, p1 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0) & m, p1 & m, ((p0 >> np.uint64(32)) ^ c3 ^ k1) & m, p0 & m
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m, (k1 + np.uint64(0xBB67AE85)) & m
+    return c0.astype(np.uint32).view(np.int32)
+
+
 def main():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((37, 300), dtype=np.float32)
@@ -214,6 +235,12 @@ def main():
     early_return[(8,)](xe, ye, 100, BLOCK=32)
     sums = np.add.reduceat(xe, [0, 32, 64, 96])
     check("early return", ye, np.concatenate([np.where(s > 1000, 1.0, 2.0) * xe[i * 32:i * 32 + 32] for i, s in enumerate(sums)]))
+
+    ri, rf = np.zeros(1000, np.int32), np.zeros(1000, np.float32)
+    random_numbers[(4,)](ri, rf, 1234, 1000, BLOCK=256)
+    want_i = philox_randint(1234, np.arange(1000))
+    check("tl.randint (Philox)", ri, want_i, tol=0)
+    check("tl.rand", rf, np.where(want_i < 0, -want_i.astype(np.float64) - 1, want_i) * 4.6566127342e-10, tol=1e-7)
 
     xs2 = rng.standard_normal((4, 16), dtype=np.float32)
     lo, hi = np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32)
