@@ -998,7 +998,7 @@ class Lowerer {
       out_->push_back(s);
       return;
     }
-    if (n == "gpu.barrier") return;  // tl.debug_barrier: instances run their statements in order
+    if (n == "gpu.barrier" || n == "ttg.barrier") return;  // tl.debug_barrier: an instance runs its statements in order
     if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
     static const std::map<std::string, std::string> named = {
         {"tt.atomic_rmw", "atomics (tl.atomic_add, ...)"}, {"tt.atomic_cas", "tl.atomic_cas"}, {"tt.scan", "tl.associative_scan / tl.cumsum"},
