@@ -53,16 +53,16 @@ def first_error(text):
     return lines[-1].strip() if lines else "no output"
 
 
-def run_case(name, args):
+def run_case(name, args, cases_py):
     env = dict(os.environ)
     if args.pythonpath:
         env["PYTHONPATH"] = args.pythonpath + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if args.interpret:
         env["TRITON_INTERPRET"] = "1"
-        cmd = [args.python, CASES_PY, name]
+        cmd = [args.python, cases_py, name]
     else:
         env.pop("TRITON_INTERPRET", None)
-        cmd = [args.python, "-m", "dtsim", CASES_PY, name]
+        cmd = [args.python, "-m", "dtsim", cases_py, name]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -87,10 +87,11 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per case")
     ap.add_argument("--interpret", action="store_true", help="run under TRITON_INTERPRET=1 instead of dtsim")
     ap.add_argument("--verbose", action="store_true", help="show each case's output")
+    ap.add_argument("--cases", dest="cases_file", default=CASES_PY, help="the drivers' file (default: liger/cases.py)")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
 
-    listed = subprocess.run([args.python, CASES_PY, "--list"], stdout=subprocess.PIPE, text=True, check=True)
+    listed = subprocess.run([args.python, args.cases_file, "--list"], stdout=subprocess.PIPE, text=True, check=True)
     all_cases = listed.stdout.split()
     cases = args.cases or all_cases
     unknown = [c for c in cases if c not in all_cases]
@@ -105,7 +106,7 @@ def main():
         bad += 1
     counts = {}
     for name in cases:
-        status, msg, secs = run_case(name, args)
+        status, msg, secs = run_case(name, args, args.cases_file)
         tag = status
         if name in expected:
             tag = "XPASS" if status == "PASS" else "XFAIL"

@@ -4,6 +4,14 @@
 #   cmake -S . -B build -DDTSIM_COMPAT=ON && ctest --test-dir build -L compat
 # compat/setup makes the venv and builds the Python module; each case is then one test
 # (compat/liger/<case>) that passes when its result matches tests/compat/expected_failures.txt.
+# The runner's verdicts (PASS/FAIL/ERROR, expected failures, XPASS, stale entries) are checked on
+# stand-in drivers in every build: no torch or Triton needed.
+if(DTSIM_HAVE_PYTHON)
+  add_test(NAME compat/runner_verdicts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/selftest/test_runner.py
+           ${CMAKE_BINARY_DIR}/python)
+  set_tests_properties(compat/runner_verdicts PROPERTIES LABELS e2e TIMEOUT 300)
+endif()
+
 option(DTSIM_COMPAT "Register the compatibility suite (ctest -L compat; downloads torch, triton and liger-kernel)" OFF)
 if(DTSIM_COMPAT)
   if(NOT DTSIM_HAVE_PYTHON)
