@@ -5,8 +5,9 @@
 # compat/setup makes the venv and builds the Python module; each case is then one test
 # (compat/liger/<case>) that passes when its result matches tests/compat/expected_failures.txt.
 # The runner's verdicts (PASS/FAIL/ERROR, expected failures, XPASS, stale entries) are checked on
-# stand-in drivers in every build: no torch or Triton needed.
-if(DTSIM_HAVE_PYTHON)
+# stand-in drivers in every build but the sanitizer's (whose _dtsim cannot load into an uninstrumented
+# Python): no torch or Triton needed.
+if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   add_test(NAME compat/runner_verdicts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/selftest/test_runner.py
            ${CMAKE_BINARY_DIR}/python)
   set_tests_properties(compat/runner_verdicts PROPERTIES LABELS e2e TIMEOUT 300)
