@@ -559,6 +559,23 @@ def mhc_post_res():
              {0, 1, 2, 3}, atol=1e-5, rtol=1e-5)
 
 
+@case
+def vocab_parallel_cross_entropy():
+    # one rank (tp_group None): the op reduces to per-token cross entropy over the whole vocabulary
+    import torch
+    from liger_kernel.ops.vocab_parallel_cross_entropy import LigerVocabParallelCEFunction
+    S, B, V = 3, 2, 70
+    logits = randn(S, B, V, scale=2.0)
+    target = torch.randint(0, V, (S, B))
+    target[1, 0] = -100
+
+    def ref(x):
+        return torch.nn.functional.cross_entropy(x.reshape(-1, V), target.reshape(-1), ignore_index=-100,
+                                                 reduction="none", label_smoothing=0.1).reshape(S, B)
+    run_pair(lambda x: LigerVocabParallelCEFunction.apply(x, target, None, -100, 0.1, "pytorch", "global"),
+             ref, [logits], {0}, atol=1e-5, rtol=1e-5)
+
+
 def main(argv):
     if argv == ["--list"]:
         print("\n".join(CASES))
