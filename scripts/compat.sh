@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
     --setup-only) run=0; shift ;;
     --no-setup) setup=0; shift ;;
     --interpret|--verbose) runner_args+=("$1"); shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
     -*) echo "compat.sh: unknown option $1" >&2; exit 2 ;;
     *) runner_args+=("$1"); shift ;;
   esac
