@@ -657,8 +657,9 @@ void Session::cmd_viz(const std::string& arg) {
   o.file = m_.file;
   o.order = order_name();
   o.launch = static_cast<int>(viz_->launches.size()) - 1;
-  if (!write_viz_file(path, render_viz(*viz_, *frame_->buffers, o))) {
-    out_ << "viz: cannot write '" << path << "'\n";
+  std::string why;
+  if (!write_viz_file(path, render_viz(*viz_, *frame_->buffers, o), &why)) {
+    out_ << "viz: " << why << "\n";
     return;
   }
   out_ << "wrote the footprint of " << instance_str(*frame_) << " so far to " << path << "\n";

@@ -2,6 +2,7 @@
 // seeded random input data.
 #include "host/Buffers.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dtsim {
@@ -144,12 +145,28 @@ uint64_t fnv1a(const std::string& s) {
 }
 }  // namespace
 
-void fill_random(Buffer& buf, uint64_t seed) {
+void zero_fill(Buffer& buf, const FillPoll& poll) {
+  size_t total = static_cast<size_t>(buf.numel()) * static_cast<size_t>(scalar_bytes(buf.dtype));
+  if (!poll) {
+    buf.bytes.assign(total, 0);
+    return;
+  }
+  buf.bytes.clear();
+  buf.bytes.reserve(total);
+  constexpr size_t kPiece = size_t(16) << 20;  // bytes zeroed between polls
+  while (buf.bytes.size() < total) {
+    poll(buf.name);
+    buf.bytes.resize(std::min(total, buf.bytes.size() + kPiece));
+  }
+}
+
+void fill_random(Buffer& buf, uint64_t seed, const FillPoll& poll) {
   uint64_t state = seed * 0x2545f4914f6cdd1dull ^ fnv1a(buf.name);
   int64_t n = buf.numel();
-  buf.bytes.assign(static_cast<size_t>(n * scalar_bytes(buf.dtype)), 0);
+  zero_fill(buf, poll);
   bool nonzero = false;
   for (int64_t i = 0; i < n; ++i) {
+    if (poll && (i & ((int64_t(1) << 20) - 1)) == 0) poll(buf.name);
     uint64_t r = splitmix64(state);
     double v = 0;
     if (is_float(buf.dtype)) {
@@ -167,7 +184,7 @@ void fill_random(Buffer& buf, uint64_t seed) {
   buf.defined = true;
 }
 
-Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers preset) {
+Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers preset, const FillPoll& poll) {
   Buffers out;
   for (const Kernel& k : m.kernels) {
     for (const Param& p : k.params) {
@@ -194,9 +211,9 @@ Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers 
       buf.shape = shape;
       buf.io = p.io;
       if (p.io == BufIO::In || p.io == BufIO::InOut) {
-        fill_random(buf, seed);
+        fill_random(buf, seed, poll);
       } else {
-        buf.bytes.assign(static_cast<size_t>(buf.numel() * scalar_bytes(buf.dtype)), 0);
+        zero_fill(buf, poll);
         buf.defined = false;
       }
       out.list.push_back(std::move(buf));

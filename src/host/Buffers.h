@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,11 +59,16 @@ float round_to(Scalar t, float v);
 // In/InOut buffers are filled by `fill_input` (file data or seeded random data); Out/Scratch start
 // poisoned (zero bytes, defined=false). Buffers already in `preset` (e.g. from --in files) are kept
 // after their shape and dtype are checked against the parameter (UserError on mismatch).
-Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers preset = {});
+// `poll`, when given, is called with the buffer's name every million elements filled (or 16 MiB
+// zeroed) and may throw to stop (host/Interrupt.h's WorkStopped).
+using FillPoll = std::function<void(const std::string& buffer)>;
+Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers preset = {}, const FillPoll& poll = {});
 
 // Seeded random data for an input buffer: floats uniform in [-1, 1), ints in [-8, 8) (never all
 // zeros), i1 random. The stream depends only on (seed, buffer name).
-void fill_random(Buffer& buf, uint64_t seed);
+void fill_random(Buffer& buf, uint64_t seed, const FillPoll& poll = {});
+// The buffer's bytes, all zero (in pieces, polling between them, when `poll` is given).
+void zero_fill(Buffer& buf, const FillPoll& poll = {});
 
 // "[i, j]" of a flat element index in a row-major shape, as findings and mismatches print it (floor
 // division, so a negative index stays readable; dims after an empty one show 0).

@@ -281,53 +281,43 @@ Buffer parse_npy(const std::string& data, const std::string& path, const std::st
   return b;
 }
 
+OutputContent npy_content(const Buffer& b) {
+  return [&b](const std::function<void(const char*, size_t)>& put) {
+    std::string header = "{'descr': '" + descr_of(b.dtype) + "', 'fortran_order': False, 'shape': " + shape_tuple(b.shape) + ", }";
+    // Pad with spaces so that the data starts at a multiple of 64 bytes; the header ends in '\n'.
+    size_t total = kMagicLen + 2 + 2 + header.size() + 1;
+    header.append((64 - total % 64) % 64, ' ');
+    header += '\n';
+    bool v2 = header.size() > 0xffff;
+    std::string head(kMagic, kMagicLen);
+    head += static_cast<char>(v2 ? 2 : 1);
+    head += '\0';
+    uint32_t len = static_cast<uint32_t>(header.size());
+    for (size_t k = 0; k < (v2 ? 4u : 2u); ++k) head += static_cast<char>((len >> (8 * k)) & 0xff);
+    head += header;
+    put(head.data(), head.size());
+    if (b.dtype == Scalar::BF16) {  // widened to <f4 a piece at a time
+      std::vector<float> piece;
+      constexpr int64_t kPiece = int64_t(1) << 20;
+      for (int64_t i = 0; i < b.numel(); i += kPiece) {
+        int64_t n = std::min(kPiece, b.numel() - i);
+        piece.resize(static_cast<size_t>(n));
+        for (int64_t j = 0; j < n; ++j) piece[static_cast<size_t>(j)] = bf16_to_f32(b.as<uint16_t>()[i + j]);
+        put(reinterpret_cast<const char*>(piece.data()), static_cast<size_t>(n) * 4);
+      }
+    } else {
+      put(reinterpret_cast<const char*>(b.data()), b.size_bytes());
+    }
+  };
+}
+
 void write_npy(const std::string& path, const Buffer& b) {
   if (!host_is_little_endian()) throw UserError(path + ": error: .npy I/O needs a little-endian host");
-  std::string header = "{'descr': '" + descr_of(b.dtype) + "', 'fortran_order': False, 'shape': " +
-                       shape_tuple(b.shape) + ", }";
-  // Pad with spaces so that the data starts at a multiple of 64 bytes; the header ends in '\n'.
-  size_t total = kMagicLen + 2 + 2 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  bool v2 = header.size() > 0xffff;
-
-  std::string out(kMagic, kMagicLen);
-  out += static_cast<char>(v2 ? 2 : 1);
-  out += '\0';
-  uint32_t len = static_cast<uint32_t>(header.size());
-  for (size_t k = 0; k < (v2 ? 4u : 2u); ++k) out += static_cast<char>((len >> (8 * k)) & 0xff);
-  out += header;
-  if (b.dtype == Scalar::BF16) {
-    for (int64_t i = 0; i < b.numel(); ++i) {
-      float f = bf16_to_f32(b.as<uint16_t>()[i]);
-      out.append(reinterpret_cast<const char*>(&f), 4);
-    }
-  } else {
-    out.append(reinterpret_cast<const char*>(b.data()), b.size_bytes());
-  }
-
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw UserError(path + ": error: cannot write file: " + std::strerror(errno));
-  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    std::remove(tmp.c_str());
-    throw UserError(path + ": error: cannot write file: " + std::strerror(e));
-  }
+  OutputSet set;
+  set.add(path, "file");
+  set.write({npy_content(b)});
 }
 
-void check_output_path(const std::string& path, const std::string& what) {
-  auto fail = [&](const std::string& why) { throw UserError(path + ": error: cannot write " + what + ": " + why); };
-  size_t slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  struct stat st;
-  if (path.empty() || path.back() == '/') fail("expected a file name, got a directory");
-  if (::stat(dir.c_str(), &st) != 0) fail("directory '" + dir + "' does not exist");
-  if (!S_ISDIR(st.st_mode)) fail("'" + dir + "' is not a directory");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) fail("directory '" + dir + "' is not writable");
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) fail("it is a directory");
-}
+void check_output_path(const std::string& path, const std::string& what) { check_output_target(path, what); }
 
 }  // namespace dtsim

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "host/Buffers.h"
+#include "host/Output.h"
 
 namespace dtsim {
 
@@ -15,12 +16,15 @@ Buffer read_npy(const std::string& path, const std::string& name, std::optional<
 // The same from the file's bytes (`path` only names it in messages).
 Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name,
                  std::optional<Scalar> want = std::nullopt);
-// Writes atomically: to a temporary file beside `path`, then rename(); nothing is left behind on
-// failure. bf16 is written as <f4 (numpy has no bf16). UserError when the file cannot be written.
+// The bytes of `b` as a .npy file (format 1.0, or 2.0 for a long header), given in pieces without
+// copying the data (bf16 is written as <f4, numpy having no bf16). `b` must outlive the content.
+OutputContent npy_content(const Buffer& b);
+// Writes one .npy file as an OutputSet does (host/Output.h): atomically over a regular file,
+// through a character device or FIFO; nothing is left behind on failure. UserError when the file
+// cannot be written.
 void write_npy(const std::string& path, const Buffer& b);
-// Checks, before a run, that an output file can be written at `path`: its directory exists and is
-// writable, and `path` is not a directory. UserError "path: error: cannot write WHAT: ..." otherwise
-// (`what` names the flag, e.g. "--out z").
+// Checks, before a run, that an output file can be written at `path` (check_output_target).
+// UserError "path: error: cannot write WHAT: ..." otherwise (`what` names the flag, e.g. "--out z").
 void check_output_path(const std::string& path, const std::string& what);
 
 }  // namespace dtsim

@@ -1,10 +1,14 @@
 // `dtsim run` / `dtsim debug`: one run of a program on the interpreter (optionally under the
 // debugger) or on the GPU, then findings, summary, --check and --out files.
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "host/Interrupt.h"
 #include "host/Npy.h"
+#include "host/Output.h"
 #include "interp/RunControl.h"
 #include "tools/Commands.h"
 #include "tools/Program.h"
@@ -25,24 +29,38 @@ bool has_print(const Module& m) {
   return false;
 }
 
-// Every --out NAME must name a buffer of the program; checked before running.
-// and every --out file must be writable (its directory exists), so that a long run does not end
-// in a failed write.
-void check_output_names(const Module& m, const CliOptions& o) {
+// Every --out NAME must name a buffer of the program, and every --out file must be writable (its
+// directory exists; not a directory, block device or dangling symlink; not the file of another
+// --out), so that a long run does not end in a failed write. Checked before the run.
+OutputSet check_outputs(const Module& m, const CliOptions& o) {
+  OutputSet set;
   for (const auto& [name, file] : o.outs) {
     if (!find_buffer_param(m, name))
       throw UserError("--out " + name + "=" + file + ": the program has no buffer parameter '" + name + "'");
-    check_output_path(file, "--out " + name);
+    set.add(file, "--out " + name);
   }
+  return set;
 }
+
+// Where a stop outside the interpreter's run (filling inputs, writing outputs) is noticed: a signal
+// or --timeout (counted from the start of the command, as the run counts it) throws WorkStopped.
+struct PhasePoll {
+  double timeout_s = 0;
+  std::chrono::steady_clock::time_point t0;
+  void operator()(const std::string& what) const {
+    if (stop_signal_pending()) throw WorkStopped{false, what};
+    if (timeout_s > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s)
+      throw WorkStopped{true, what};
+  }
+};
 
 // Runs the module once on fresh buffers. Under the debugger a `run`/`restart` in the REPL starts
 // over with new buffers; `quit` returns false (stop quietly).
 // `interrupted` is set to the message when Ctrl-C stopped the run.
 bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, const Buffers& preset,
-              DebugHooks* hooks, Buffers& bufs, RunReport& report, std::string& interrupted) {
+              DebugHooks* hooks, Buffers& bufs, RunReport& report, std::string& interrupted, const PhasePoll& poll) {
   for (;;) {
-    bufs = make_buffers(p.module, b, o.seed, preset);
+    bufs = make_buffers(p.module, b, o.seed, preset, [&](const std::string& name) { poll("while filling buffer '" + name + "' (before the run)"); });
     if (o.backend == Backend::Cuda) {
 #ifdef DTSIM_HAVE_CUDA
       CudaOptions opt;
@@ -73,6 +91,7 @@ bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, co
     RunControl ctl;
     ctl.max_steps = o.max_steps;
     ctl.timeout_s = o.timeout_s;
+    ctl.t0 = poll.t0;  // --timeout bounds the whole command: filling, the run, writing
     opt.control = &ctl;
     try {
       // The progress line would garble the debugger's prompt and prints; it runs without hooks only.
@@ -119,6 +138,7 @@ bool check_against_reference(const LoadedProgram& p, const Bindings& b, const Cl
 }  // namespace
 
 int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  PhasePoll poll{o.timeout_s, std::chrono::steady_clock::now()};
   LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
   if (o.check && !p.is_dt) throw UserError("--check needs a .dt file (it compares with the DT reference)");
   DebugConfig dbg = o.debug;
@@ -127,47 +147,64 @@ int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (o.backend == Backend::Cuda && o.debugging())
     throw UserError("the debugger runs on the interpreter; drop --backend=cuda");
   Bindings b = bind_and_verify(p, o.args);
-  check_output_names(p.module, o);
+  OutputSet outputs = check_outputs(p.module, o);
   check_memory_budget(p.module, b);
-  Buffers preset = read_inputs(p.module, b, o.ins);
+  // From here on a signal (or --timeout) stops whichever phase is running, and leaves no output
+  // or temporary file behind.
+  SigintGuard sigint;
+  try {
+    Buffers preset = read_inputs(p.module, b, o.ins);
 
-  std::unique_ptr<DebugHooks> hooks;
-  if (debugging) hooks = make_debugger(p.module, b, dbg, out);
+    std::unique_ptr<DebugHooks> hooks;
+    if (debugging) hooks = make_debugger(p.module, b, dbg, out);
 
-  Buffers bufs;
-  RunReport report;
-  std::string interrupted;
-  {
-    SigintGuard sigint;
-    if (!run_once(p, b, o, preset, hooks.get(), bufs, report, interrupted)) return 0;
-  }
-  if (!interrupted.empty()) {
+    Buffers bufs;
+    RunReport report;
+    std::string interrupted;
+    if (!run_once(p, b, o, preset, hooks.get(), bufs, report, interrupted, poll)) return 0;
+    if (!interrupted.empty()) {
+      print_findings(report, err);
+      err << interrupted << "\n";
+      return interrupted_exit_code();
+    }
+
+    std::map<std::string, std::vector<double>> inputs;
+    if (o.check) {
+      // The reference gets the inputs as they were before the run (inout buffers change).
+      Buffers before = make_buffers(p.module, b, o.seed, preset, [&](const std::string& name) { poll("while filling buffer '" + name + "' for --check"); });
+      for (const Buffer& buf : before.list)
+        if (buf.io == BufIO::In || buf.io == BufIO::InOut) inputs[buf.name] = buffer_values(buf);
+    }
+
     print_findings(report, err);
-    err << interrupted << "\n";
+    out << outputs_summary(bufs);
+    if (o.backend == Backend::Cuda) {
+      out << (o.interp.sanitize != Sanitize::None ? "backend: cuda (bounds-checked)\n" : "backend: cuda (no bounds checks)\n");
+      if (has_print(p.module)) err << "note: print() statements run only in the interpreter; the GPU run skipped them\n";
+    }
+    else out << sanitizer_line(o.interp.sanitize, report) << "\n";
+    out.flush();
+    if (!report.ok()) return 1;
+
+    bool pass = !o.check || check_against_reference(p, b, o, inputs, bufs, out);
+    // Every output or none: all written to temporary files, then renamed over their targets.
+    std::vector<OutputContent> contents;
+    for (const auto& [name, file] : o.outs) contents.push_back(npy_content(*bufs.find(name)));
+    std::string writing;
+    for (const auto& [name, file] : o.outs) writing += (writing.empty() ? "" : ", ") + file;
+    outputs.write(contents, [&] { poll("while writing " + writing); });
+    return pass ? 0 : 1;
+  } catch (const WorkStopped& ws) {
+    out.flush();
+    if (ws.timeout) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%g", o.timeout_s);
+      err << "error: run stopped after " << t << " s (--timeout) " << ws.what << "; no output file written\n";
+      return 1;
+    }
+    err << "interrupted: " << ws.what << "; no output file written\n";
     return interrupted_exit_code();
   }
-
-  std::map<std::string, std::vector<double>> inputs;
-  if (o.check) {
-    // The reference gets the inputs as they were before the run (inout buffers change).
-    Buffers before = make_buffers(p.module, b, o.seed, preset);
-    for (const Buffer& buf : before.list)
-      if (buf.io == BufIO::In || buf.io == BufIO::InOut) inputs[buf.name] = buffer_values(buf);
-  }
-
-  print_findings(report, err);
-  out << outputs_summary(bufs);
-  if (o.backend == Backend::Cuda) {
-    out << (o.interp.sanitize != Sanitize::None ? "backend: cuda (bounds-checked)\n" : "backend: cuda (no bounds checks)\n");
-    if (has_print(p.module)) err << "note: print() statements run only in the interpreter; the GPU run skipped them\n";
-  }
-  else out << sanitizer_line(o.interp.sanitize, report) << "\n";
-  out.flush();
-  if (!report.ok()) return 1;
-
-  bool pass = !o.check || check_against_reference(p, b, o, inputs, bufs, out);
-  for (const auto& [name, file] : o.outs) write_npy(file, *bufs.find(name));
-  return pass ? 0 : 1;
 }
 
 }  // namespace dtsim

@@ -699,8 +699,8 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
 
   // Files first (each written whole or not at all), then the report.
   std::string svg = o.plot.empty() ? "" : (r.best() ? tune_svg(r) : "");
-  if (!o.csv.empty()) write_file_atomic(o.csv, tune_csv(r));
-  if (!svg.empty()) write_file_atomic(o.plot, svg);
+  if (!o.csv.empty()) write_file_atomic(o.csv, tune_csv(r), "--csv");
+  if (!svg.empty()) write_file_atomic(o.plot, svg, "--plot");
   if (o.json) out << tune_json(r);
   else out << tune_text(r);
   if (!o.plot.empty() && svg.empty()) err << "note: --plot: no schedule was timed (timing " << r.timing << "), so no plot was written\n";

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "interp/RunControl.h"
+#include "host/Output.h"
 #include "tools/Commands.h"
 #include "tools/Program.h"
 #include "viz/Viz.h"
@@ -62,6 +63,7 @@ int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
 
+  if (!o.output.empty()) check_output_target(o.output, "-o");  // before the run, not after it
   VizRecorder rec(o.viz_pid);
   InterpOptions opt = o.interp;
   opt.threads = 1;

@@ -1,6 +1,8 @@
 // Loading programs, binding and verifying them, and reading --in files for the dtsim commands.
 #include "tools/Program.h"
 
+#include "host/Output.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -201,17 +203,6 @@ void check_memory_budget(const Module& m, const Bindings& b) {
   }
 }
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw UserError("cannot write '" + path + "': " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    std::remove(tmp.c_str());
-    throw UserError("cannot write '" + path + "': " + std::strerror(e));
-  }
-}
+void write_file_atomic(const std::string& path, const std::string& text, const std::string& what) { write_output_file(path, what, text); }
 
 }  // namespace dtsim

@@ -60,7 +60,8 @@ const Param* find_buffer_param(const Module& m, const std::string& name);
 // half of the machine's physical memory (the interpreter keeps shadow state beside them).
 void check_memory_budget(const Module& m, const Bindings& b);
 
-// Writes `text` to `path` atomically (temporary file + rename). UserError when it cannot.
-void write_file_atomic(const std::string& path, const std::string& text);
+// Writes `text` to `path` as an output (host/Output.h: atomically over a regular file, through a
+// character device or FIFO, never replacing a device, FIFO or symlink). UserError when it cannot.
+void write_file_atomic(const std::string& path, const std::string& text, const std::string& what = "-o");
 
 }  // namespace dtsim

@@ -1,6 +1,8 @@
 // Recording a run's accesses and drawing them (see Viz.h).
 #include "viz/Viz.h"
 
+#include "host/Output.h"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -688,23 +690,14 @@ std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const Viz
          out.str() + "</body></html>\n";
 }
 
-bool write_viz_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return false;
-    f << text;
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
+bool write_viz_file(const std::string& path, const std::string& text, std::string* why) {
+  try {
+    write_output_file(path, "the picture", text);
+    return true;
+  } catch (const UserError& e) {
+    if (why) *why = e.what();
     return false;
   }
-  return true;
 }
 
 }  // namespace dtsim

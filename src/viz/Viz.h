@@ -96,7 +96,9 @@ struct VizOptions {
 // The picture of a recorded run (`buffers`: their contents after the run, for tooltips).
 std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const VizOptions& o);
 
-// Writes `text` to `path` through a temporary file and a rename; false (errno set) when it cannot.
-bool write_viz_file(const std::string& path, const std::string& text);
+// Writes `text` to `path` as an output (host/Output.h: a temporary file renamed over a regular file,
+// written through a device or FIFO, a symlink followed); false, with the reason in `why`, when it
+// cannot.
+bool write_viz_file(const std::string& path, const std::string& text, std::string* why = nullptr);
 
 }  // namespace dtsim

@@ -130,6 +130,138 @@ def case_signal_inside_loop():
           "SIGINT in runaway.tile on two threads", r.text())
 
 
+ADD = os.path.join("examples", "add.tile")
+
+
+def case_stop_while_filling():
+    # 4x10^8-element inputs take seconds to fill with random data: SIGINT, SIGTERM and --timeout
+    # stop the fill itself, not the run after it.
+    big = ["--arg", "n=400000000"]
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        out = os.path.join(TMP, "fill.npy")
+        r = run_signalled(["run", ADD, *big, "--out", "z=" + out], sig, after=0.8)
+        what = f"{signal.Signals(sig).name} while filling"
+        check(r.returncode == code, f"{what}: exit {r.returncode}, expected {code}", r.text())
+        check(re.search(r"^interrupted: while filling buffer '[xy]' \(before the run\); no output file written$", r.stderr, re.M)
+              is not None, f"{what}: no message naming the fill", r.text())
+        check(r.stop_secs is not None and r.stop_secs < 10, f"{what}: took {r.stop_secs} s to stop", r.text())
+        check(not os.path.exists(out), f"{what}: an output file was written", r.text())
+        no_temp_files(TMP, what, r)
+    r = run(["run", ADD, *big, "--timeout", "0.5"])
+    check(r.returncode == 1 and re.search(r"^error: run stopped after 0\.5 s \(--timeout\) while filling buffer '[xy]' "
+                                          r"\(before the run\); no output file written$", r.stderr, re.M) is not None,
+          "--timeout did not stop the fill", r.text())
+    check(r.secs < 30, f"--timeout 0.5 during the fill took {r.secs:.1f} s", r.text())
+
+
+def stalled_reader(fifo):
+    """A process that opens `fifo` for reading and never reads: a writer fills the pipe and waits."""
+    return subprocess.Popen([sys.executable, "-c", "import sys,time; f=open(sys.argv[1],'rb'); time.sleep(600)", fifo])
+
+
+def wait_for_reader(fifo, reader):
+    # The writer's check opens the FIFO non-blocking: it needs the reader to have opened it.
+    for _ in range(500):
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+            return
+        except OSError:
+            time.sleep(0.02)
+    reader.kill()
+    raise Fail("the FIFO reader did not start")
+
+
+def case_stop_while_writing():
+    # Two outputs: a regular file (written to its temporary file first) and a FIFO whose reader
+    # never reads (the write waits on it). A signal or --timeout while waiting leaves neither the
+    # file nor its temporary file: outputs are written all or none.
+    two = os.path.join(HERE, "two_outputs.tile")
+    for how in ("SIGINT", "SIGTERM", "timeout"):
+        fifo = os.path.join(TMP, f"pipe_{how}")
+        os.mkfifo(fifo)
+        reader = stalled_reader(fifo)
+        try:
+            wait_for_reader(fifo, reader)
+            used = os.path.join(TMP, "used.npy")
+            args = ["run", two, "--out", "a=" + used, "--out", "b=" + fifo]
+            if how == "timeout":
+                r = run(args + ["--timeout", "2"])
+                check(r.returncode == 1 and re.search(r"^error: run stopped after 2 s \(--timeout\) while writing [^\n]*used\.npy, "
+                                                      r"[^\n]*pipe_timeout; no output file written$", r.stderr, re.M) is not None,
+                      "--timeout did not stop a write that waits on a FIFO", r.text())
+            else:
+                sig = getattr(signal, how)
+                r = run_signalled(args, sig, after=1.5)
+                check(r.returncode == 128 + sig and re.search(r"^interrupted: while writing [^\n]*; no output file written$",
+                                                             r.stderr, re.M) is not None,
+                      f"{how} did not stop a write that waits on a FIFO", r.text())
+                check(r.stop_secs is not None and r.stop_secs < 10, f"{how} while writing: took {r.stop_secs} s", r.text())
+            check(not os.path.exists(used), f"{how} while writing: the other output was written (not all or none)", r.text())
+            no_temp_files(TMP, how + " while writing", r)
+        finally:
+            reader.kill()
+            reader.wait()
+            os.unlink(fifo)
+
+
+def case_outputs_never_replace():
+    d = os.path.join(TMP, "outs")
+    os.makedirs(d)
+    z = lambda p: ["run", ADD, "--out", "z=" + p]
+    # Character devices are written through, never replaced.
+    r = run(z("/dev/null"))
+    check(r.returncode == 0 and os.path.exists("/dev/null") and not os.path.isfile("/dev/null"), "--out /dev/null", r.text())
+    r = run(z("/dev/full"))
+    check(r.returncode == 2 and r.stderr.strip().endswith("/dev/full: error: cannot write file: No space left on device"),
+          "--out /dev/full: expected 'No space left on device', exit 2", r.text())
+    check(not glob.glob("/dev/full.tmp*"), "a temporary file beside /dev/full", r.text())
+    # A symlink is followed: its target is replaced, the link stays a link; a dangling one is refused.
+    target = os.path.join(d, "target.npy")
+    open(target, "wb").close()
+    link = os.path.join(d, "link.npy")
+    os.symlink("target.npy", link)
+    r = run(z(link))
+    check(r.returncode == 0 and os.path.islink(link) and os.path.getsize(target) > 1000, "--out through a symlink", r.text())
+    nul = os.path.join(d, "nul")
+    os.symlink("/dev/null", nul)
+    r = run(z(nul))
+    check(r.returncode == 0 and os.path.islink(nul) and os.readlink(nul) == "/dev/null", "--out a symlink to /dev/null", r.text())
+    dang = os.path.join(d, "dangling")
+    os.symlink("nowhere.npy", dang)
+    r = run(z(dang))
+    check(r.returncode == 2 and f"{dang}: error: cannot write --out z: it is a symbolic link to 'nowhere.npy', which does not exist"
+          in r.stderr and os.path.islink(dang) and not os.path.exists(os.path.join(d, "nowhere.npy")), "a dangling symlink", r.text())
+    # A FIFO nobody reads is refused before the run (writing would wait forever).
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    r = run(z(fifo))
+    check(r.returncode == 2 and "it is a FIFO that no process reads" in r.stderr, "a FIFO without a reader", r.text())
+    check(os.path.exists(fifo) and not os.path.isfile(fifo), "the FIFO was replaced", r.text())
+    # The same file twice (the same path, another spelling of it, a symlink to it) is refused before the run.
+    scan = os.path.join("examples", "threshold_scan.tile")
+    f = os.path.join(d, "F.npy")
+    for other in (f, os.path.join(d, ".", "F.npy")):
+        r = run(["run", scan, "--out", "used=" + f, "--out", "total=" + other])
+        check(r.returncode == 2 and "cannot write --out total:" in r.stderr and "--out used" in r.stderr and not os.path.exists(f),
+              f"--out used={f} --out total={other} accepted", r.text())
+    r = run(["run", scan, "--out", "used=" + target, "--out", "total=" + link])
+    check(r.returncode == 2 and "it is the same file as" in r.stderr, "an output and a symlink to it accepted", r.text())
+    # Outputs are a set: when one cannot be written, no other is.
+    used = os.path.join(d, "used.npy")
+    r = run(["run", scan, "--out", "used=" + used, "--out", "total=/dev/full"])
+    check(r.returncode == 2 and "No space left on device" in r.stderr and not os.path.exists(used),
+          "a failed second output left the first written", r.text())
+    no_temp_files(d, "failed output set", r)
+    # emit -o follows the same rules.
+    r = run(["emit", "--tile", ADD, "-o", "/dev/full"])
+    check(r.returncode == 2 and "No space left on device" in r.stderr, "emit -o /dev/full", r.text())
+    r = run(["emit", "--tile", ADD, "-o", nul])
+    check(r.returncode == 0 and os.path.islink(nul), "emit -o through a symlink to /dev/null", r.text())
+    r = run(["emit", "--tile", ADD, "-o", dang])
+    check(r.returncode == 2 and "which does not exist" in r.stderr, "emit -o onto a dangling symlink", r.text())
+
+
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
 
 
