@@ -448,6 +448,9 @@ def _scalar_text(v, name):
         v = int(v)
         if not -2**63 <= v < 2**64:
             raise ValueError("argument '%s': the integer %d does not fit in 64 bits" % (name, v))
+        if v >= 2**63:  # Triton types [2**63, 2**64) as uint64; dtsim's integers are signed
+            raise ValueError("argument '%s': the integer %d does not fit in int64 (Triton passes it as uint64, "
+                             "which dtsim does not support)" % (name, v))
         return str(v), ("i32" if -2**31 <= v < 2**31 else "i64")
     if isinstance(v, (float, np.floating)):
         t = repr(float(v))

@@ -2,6 +2,7 @@
 // buffers, scalars typed as Triton types them, constexprs bound), its grid and launch options, the
 // lowering of its body, and the public entry points (Triton.h).
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <functional>
@@ -35,9 +36,19 @@ Val parse_arg_value(const std::string& text, const std::string& name) {
   char* end = nullptr;
   long long i = std::strtoll(text.c_str(), &end, 0);
   if (!text.empty() && *end == '\0' && errno == 0) return Val::of_int(i);
+  if (!text.empty() && *end == '\0' && errno == ERANGE) {  // an integer literal beyond int64
+    bool neg = text[0] == '-';
+    throw UserError("--arg " + name + "=" + text + ": the integer does not fit in int64" +
+                    (neg ? std::string("") : std::string(" (Triton passes integers up to 2**64 - 1 as uint64, which dtsim does not support)")));
+  }
   errno = 0;
   double d = std::strtod(text.c_str(), &end);
   if (!text.empty() && *end == '\0') return Val::of_float(d);
+  // Something that starts like a number but is not one (2**63, 1e, 0x): values are not evaluated.
+  size_t at = text[0] == '-' || text[0] == '+' ? 1 : 0;
+  if (at < text.size() && (std::isdigit(static_cast<unsigned char>(text[at])) || text[at] == '.'))
+    throw UserError("--arg " + name + "=" + text + ": not a number (an --arg value is an integer, a float, True/False/None, " +
+                    "a dtype such as tl.float16, or a word; expressions are not evaluated)");
   return Val::of_str(text);  // a bare word: a string constexpr (ACTIVATION=leaky_relu)
 }
 

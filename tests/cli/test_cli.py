@@ -152,6 +152,23 @@ def case_help_texts():
     check(r.returncode == 2 and "usage" in r.stderr, "no arguments: usage on stderr, exit 2", r)
 
 
+def case_int_range():
+    # Integers beyond int64 are an error, not a float or a string (Triton would type 2**63..2**64-1
+    # as uint64, which dtsim does not have); what looks like an expression is not a number.
+    add = ["run", "examples/triton/add.py", "--buf", "x_ptr=f32[100]", "--buf", "y_ptr=f32[100]", "--buf", "out_ptr=f32[100]",
+           "--grid", "1", "--arg"]
+    for v, want in (("9223372036854775808", "does not fit in int64 (Triton passes integers up to 2**64 - 1 as uint64"),
+                    ("1180591620717411303424", "does not fit in int64"), ("-9223372036854775809", "does not fit in int64"),
+                    ("2**63", "not a number"), ("2**70", "not a number")):
+        r = dtsim(*add, "n_elements=" + v)
+        check(r.returncode == 2 and f"--arg n_elements={v}: " in r.stderr and want in r.stderr and "checksum" not in r.stdout,
+              f"--arg n_elements={v} was not refused", r)
+    r = dtsim(*add, "n_elements=9223372036854775807")
+    check(r.returncode in (0, 1) and "does not fit" not in r.stderr, "the largest int64 was refused", r)
+    r = dtsim("run", "examples/add.tile", "--arg", "n=9223372036854775808")
+    check(r.returncode == 2 and "bad value '9223372036854775808'" in r.stderr, "a .tile --arg beyond int64 accepted", r)
+
+
 def case_usage_errors():
     cases = [
         (["run", "examples/add.tile", "--foo"], "dtsim: error: unknown flag '--foo' (see 'dtsim run --help')"),
