@@ -209,7 +209,9 @@ TritonProgram Lowerer::run(const std::string& path) {
   }
   TritonProgram out;
   out.module.file = path;
-  out.module.kernels.push_back(entry_kernel(m, *m.funcs.at(name), out));
+  const Node& fn = *m.funcs.at(name);
+  if (!fn.deferred_error.empty()) throw UserError(fn.deferred_loc, fn.deferred_error);
+  out.module.kernels.push_back(entry_kernel(m, fn, out));
   out.break_at = break_at;
   return out;
 }

@@ -106,6 +106,7 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc,
     Val v;
     v.k = VK::Func;
     v.fn = m.funcs.at(name);
+    if (!v.fn->deferred_error.empty()) throw UserError(v.fn->deferred_loc, v.fn->deferred_error);
     v.mod = &m;
     return v;
   }

@@ -75,6 +75,10 @@ struct Node {
   std::vector<Param> params;
   std::vector<std::pair<std::string, std::string>> names;
   SourceLoc end;  // FunctionDef: the location just past the header
+  // FunctionDef outside the kernel subset (valid Python the subset parser cannot read): the error,
+  // raised only when the function is launched or called (body: its calls, for entry-point search).
+  std::string deferred_error;
+  SourceLoc deferred_loc;
 };
 
 struct PyModule {
@@ -84,6 +88,9 @@ struct PyModule {
 };
 
 // Parses a registered source text. UserError (file:line:col, source line, caret) for syntax errors.
+// Checks the whole file's syntax as Python does (PySyntax.h), then reads it: module-level constants
+// and imports, and every @triton.jit function; one the subset cannot read keeps its error
+// (Node::deferred_error) for when it is launched or called.
 PyModule parse_python(int file);
 
 }  // namespace dtsim::py

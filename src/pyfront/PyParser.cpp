@@ -6,6 +6,7 @@
 
 #include "pyfront/PyAst.h"
 #include "pyfront/PyLexer.h"
+#include "pyfront/PySyntax.h"
 
 namespace dtsim::py {
 
@@ -95,7 +96,15 @@ class Parser {
   NodeP top_statement() {
     size_t start = pos_;
     const Token& t = at();
-    if (t.is_op("@") || t.is_name("def") || t.is_name("import") || t.is_name("from")) return statement(true);
+    if (t.is_op("@") || t.is_name("def")) return top_function();
+    if (t.is_name("import") || t.is_name("from")) {
+      try {
+        return statement(true);
+      } catch (const UserError&) {  // valid Python (checked) the subset does not read: host code
+        pos_ = start;
+        return skip_statement();
+      }
+    }
     if (t.kind == Tok::Name && !keywords().count(t.text)) {
       // A constant (`GROUP = 8`, `NAME: tl.constexpr = 8`) or host code: parse what the subset can.
       try {
@@ -106,6 +115,59 @@ class Parser {
       }
     }
     return skip_statement();
+  }
+
+  // A module-level function. The file is valid Python (checked before), so when the subset cannot
+  // read it, its error is kept for when the function is used, and the reading goes on after it: a
+  // kernel that is never launched nor called cannot stop the others.
+  NodeP top_function() {
+    size_t start = pos_;
+    try {
+      return statement(true);
+    } catch (const UserError& e) {
+      pos_ = start;
+      NodeP n = mk(NK::FunctionDef, at().loc);
+      n->deferred_error = e.what();
+      n->deferred_loc = e.loc;
+      bool jit = false;
+      while (at().kind != Tok::Eof && !at().is_name("def")) {  // the decorators
+        if (at().is_name("jit")) jit = true;
+        next();
+      }
+      if (jit) n->kids.push_back(mk(NK::Name, at().loc)), n->kids.back()->text = "jit";
+      if (at().is_name("def")) {
+        n->loc = next().loc;
+        if (at().kind == Tok::Name) n->text = at().text;
+      }
+      // the header, then the body (a block, or the rest of the line)
+      int depth = 0;
+      while (at().kind != Tok::Eof && !(depth == 0 && at().is_op(":"))) {
+        if (at().is_op("(") || at().is_op("[") || at().is_op("{")) ++depth;
+        if (at().is_op(")") || at().is_op("]") || at().is_op("}")) --depth;
+        next();
+      }
+      if (at().is_op(":")) next();
+      size_t body = pos_;
+      if (at().kind == Tok::Newline) {
+        next();
+        if (at().kind == Tok::Indent) skip_block();
+      } else {
+        while (at().kind != Tok::Newline && at().kind != Tok::Eof) next();
+        if (at().kind == Tok::Newline) next();
+      }
+      for (size_t i = body; i + 1 < pos_; ++i)  // the names it calls (which kernels are entry points)
+        if (toks_[i].kind == Tok::Name && toks_[i + 1].is_op("(")) {
+          NodeP call = mk(NK::Call, toks_[i].loc);
+          NodeP callee = mk(NK::Name, toks_[i].loc);
+          callee->text = toks_[i].text;
+          call->kids.push_back(callee);
+          NodeP st = mk(NK::ExprStmt, toks_[i].loc);
+          st->kids.push_back(call);
+          n->body.push_back(st);
+        }
+      if (n->text.empty()) n->kind = NK::Other;
+      return n;
+    }
   }
 
   // Skips one logical line and, when it opens a block, the block. The result is an `Other` node.
@@ -752,6 +814,9 @@ class Parser {
 
 }  // namespace
 
-PyModule parse_python(int file) { return Parser(file).module(); }
+PyModule parse_python(int file) {
+  check_python_syntax(file);
+  return Parser(file).module();
+}
 
 }  // namespace dtsim::py

@@ -1,4 +1,4 @@
-# expect-error: 9:18: this bracket is never closed
+# expect-error: 9:18: '(' was never closed
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
 import triton
 import triton.language as tl

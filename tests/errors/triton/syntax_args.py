@@ -1,4 +1,4 @@
-# expect-error: 10:24: expected ',' or ')' after an argument, found '1.0'
+# expect-error: 10:24: invalid syntax
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
 import triton
 import triton.language as tl

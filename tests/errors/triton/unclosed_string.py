@@ -1,4 +1,4 @@
-# expect-error: 9:9: this string is not closed on its line
+# expect-error: 9:9: unterminated string literal (detected at line 9)
 # args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
 import triton
 import triton.language as tl

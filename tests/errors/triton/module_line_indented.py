@@ -1,0 +1,11 @@
+# expect-error: 5:5: unexpected indent
+# args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1
+import triton
+import triton.language as tl
+    BLOCK = 64
+
+
+@triton.jit
+def k(x_ptr, z_ptr):
+    o = tl.arange(0, 64)
+    tl.store(z_ptr + o, 1.0)

@@ -1,0 +1,14 @@
+# expect-error: 14:9: invalid syntax
+# args: --buf x_ptr=f32[64] --buf z_ptr=f32[64] --grid 1 --kernel k
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, z_ptr):
+    o = tl.arange(0, 64)
+    tl.store(z_ptr + o, 1.0)
+
+@triton.jit
+def never(x_ptr):
+    x = = 1

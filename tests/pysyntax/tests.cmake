@@ -1,0 +1,12 @@
+# The .py reader's whole-file syntax check (label fuzz): fuzz_syntax.py mutates the .py files of
+# examples/triton and tests/ and compares the reader's accept/reject with Python's own parser.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+add_executable(py_syntax_check ${CMAKE_CURRENT_LIST_DIR}/syntax_check.cpp)
+target_include_directories(py_syntax_check PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(py_syntax_check PRIVATE dtsim_core)
+add_test(NAME fuzz/py_syntax_vs_python
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fuzz_syntax.py $<TARGET_FILE:py_syntax_check> ${CMAKE_SOURCE_DIR} 40)
+set_tests_properties(fuzz/py_syntax_vs_python PROPERTIES LABELS fuzz TIMEOUT 600)
+# Only the launched kernel and what it calls must be in the subset (label e2e).
+add_test(NAME pyfront/reader_subset_on_use COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_reader.py $<TARGET_FILE:dtsim>)
+set_tests_properties(pyfront/reader_subset_on_use PROPERTIES LABELS e2e TIMEOUT 300)
