@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -394,6 +395,17 @@ PYBIND11_MODULE(_dtsim, m) {
       py::arg("name"), py::arg("value"),
       "'' when VALUE is valid for run option NAME (sanitize, threads, order, keep_going, max_steps, timeout, "
       "backend), else what is wrong with it; the check `dtsim run`'s flags use.");
+  m.def(
+      "set_print_options",
+      [](int precision, int linewidth, int64_t threshold, int edgeitems) {
+        PrintOptions& po = print_options();
+        po.precision = std::clamp(precision, 0, 17);
+        po.linewidth = std::max(linewidth, 10);
+        po.threshold = std::max<int64_t>(threshold, 0);
+        po.edgeitems = std::max(edgeitems, 1);
+      },
+      py::arg("precision"), py::arg("linewidth"), py::arg("threshold"), py::arg("edgeitems"),
+      "How values print (print(), print_if, the REPL): numpy's np.set_printoptions settings.");
   m.def(
       "debugger_active", []() { return !debug_memory()->bps.empty(); },
       "True when breakpoints of earlier launches are kept (the next launch may stop).");

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -24,8 +25,8 @@ std::string first_line(const std::string& s) {
 const std::vector<std::string>& command_names() {
   static const std::vector<std::string> names = {
       "break", "condition", "continue", "delete", "disable", "display", "enable", "finish", "help", "info",
-      "list",  "next",      "pid",      "print",  "quit",    "restart", "run",    "step",   "undisplay", "viz",
-      "watch", "where"};
+      "list",  "next",      "pid",      "print",  "quit",    "restart", "run",    "set",    "step",      "undisplay",
+      "viz",   "watch", "where"};
   return names;
 }
 
@@ -135,6 +136,8 @@ std::vector<std::string> Session::complete(const std::string& before, const std:
       pool = command_names();
     } else if (c == "delete" || c == "d" || c == "disable" || c == "enable" || (c == "condition" && n == 1)) {
       bp_ids();
+    } else if (c == "set" && n == 1) {
+      for (const char* w : {"edgeitems", "linewidth", "precision", "threshold"}) pool.push_back(w);
     } else if (c == "undisplay" && n == 1) {
       for (const Display& d : displays_) pool.push_back(std::to_string(d.id));
     } else if (c == "print" || c == "p" || c == "print/s" || c == "p/s" || c == "display" || c == "watch" || c == "condition") {
@@ -233,6 +236,10 @@ bool Session::command(const std::string& line) {
     }
     if (word == "condition") {
       cmd_condition(arg);
+      return false;
+    }
+    if (word == "set") {
+      cmd_set(arg);
       return false;
     }
     if (word == "info" || word == "i") {
@@ -418,6 +425,40 @@ void Session::cmd_enable(const std::string& arg, bool on) {
       if (std::to_string(d.id) == num) d.enabled = on, found = true;
     if (!found) out_ << "no breakpoint number " << num << "\n";
   }
+}
+
+// `set precision|linewidth|threshold|edgeitems N`: how values print, as numpy's np.set_printoptions
+// (process-wide); `set` alone shows the settings.
+void Session::cmd_set(const std::string& arg) {
+  PrintOptions& po = print_options();
+  std::stringstream ss(arg);
+  std::string name, value, extra;
+  ss >> name >> value >> extra;
+  if (name.empty()) {
+    out_ << "precision " << po.precision << ", linewidth " << po.linewidth << ", threshold " << po.threshold << ", edgeitems "
+         << po.edgeitems << "\n";
+    return;
+  }
+  struct Opt {
+    const char* name;
+    int64_t lo, hi;
+  };
+  static const Opt opts[] = {{"precision", 0, 17}, {"linewidth", 10, 100000}, {"threshold", 0, INT64_MAX / 2}, {"edgeitems", 1, 1000}};
+  for (const Opt& o : opts) {
+    if (name != o.name) continue;
+    bool digits = !value.empty() && value.size() <= 18 && std::all_of(value.begin(), value.end(), ::isdigit);
+    int64_t x = digits ? std::stoll(value) : -1;
+    if (!digits || !extra.empty() || x < o.lo || x > o.hi) {
+      out_ << "usage: set " << o.name << " N  (N in [" << o.lo << ", " << o.hi << "])\n";
+      return;
+    }
+    if (name == "precision") po.precision = static_cast<int>(x);
+    else if (name == "linewidth") po.linewidth = static_cast<int>(x);
+    else if (name == "threshold") po.threshold = x;
+    else po.edgeitems = static_cast<int>(x);
+    return;
+  }
+  out_ << "usage: set precision|linewidth|threshold|edgeitems N (as numpy's np.set_printoptions)\n";
 }
 
 // `condition N [COND]`: a new condition for breakpoint N (none without COND).
@@ -680,6 +721,7 @@ void Session::cmd_help() const {
           "  delete (d) [N]        delete breakpoint N (all without N)\n"
           "  disable [N...] | enable [N...]   stop using / use again breakpoint N (all without N)\n"
           "  condition N [COND]    a new condition for breakpoint N (none without COND)\n"
+          "  set precision|linewidth|threshold|edgeitems N   how values print (numpy's printoptions)\n"
           "  info breakpoints|locals|pids|memory|display\n"
           "  list (l)              source and tile statements around this point\n"
           "  where (bt)            host call site and launch, kernel, instance, statement and loop variables\n"

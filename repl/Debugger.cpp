@@ -285,7 +285,7 @@ void Session::flush_prints(Frame& f, const Stmt* next) {
 }
 
 void Session::emit_print(const PrintIf& p, Frame& f) {
-  std::string line = "pid = " + pid_str(f.pid) + " |";
+  std::string line = "pid " + pid_str(f.pid) + " |";
   for (size_t i = 0; i < p.exprs.size(); ++i) {
     std::string why;
     std::optional<Value> v = p.exprs[i].eval(f, &why);

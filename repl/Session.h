@@ -87,6 +87,7 @@ class Session : public DebugHooks {
   void cmd_delete(const std::string& arg);
   void cmd_enable(const std::string& arg, bool on);
   void cmd_condition(const std::string& arg);
+  void cmd_set(const std::string& arg);
   Breakpoint* find_bp(const std::string& arg, const std::string& usage);
   void cmd_info(const std::string& arg);
   bool cmd_pid(const std::string& arg);

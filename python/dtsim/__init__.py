@@ -242,12 +242,28 @@ def _host_stack():
     return out[-8:]
 
 
+_printoptions = [None]
+
+
+def _sync_printoptions():
+    """Values print as numpy prints arrays, with numpy's current np.set_printoptions settings."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return
+    o = np.get_printoptions()
+    key = (int(o["precision"]), int(o["linewidth"]), min(int(o["threshold"]), 2**62), int(o["edgeitems"]))
+    if key != _printoptions[0]:
+        _dtsim.set_print_options(*key)
+        _printoptions[0] = key
+
+
 def _launch_extras(compiled):
     """The keyword arguments of _dtsim.run besides the launch itself: budgets, launch number, and
     (only when the debugger may stop) the host call stack."""
     if _ENV_ERROR:
         raise ValueError(_ENV_ERROR[0])
     _launches[0] += 1
+    _sync_printoptions()
     c = _config
     debugging = c["break_if"] or c["break_at"] or compiled.has_breakpoints or _dtsim.debugger_active()
     return {"max_steps": int(c["max_steps"]), "timeout": float(c["timeout"]), "launch": _launches[0],

@@ -9,11 +9,6 @@
 
 namespace dtsim {
 
-namespace {
-std::string pid_text(const std::array<int64_t, 3>& p) {
-  return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
-}
-}  // namespace
 
 
 bool decode_status(const uint64_t* dev, const std::array<int64_t, 3>& grid, int32_t* w) {
@@ -50,7 +45,7 @@ CudaFinding render_status(const NvvmKernelInfo& ki, const std::string& kernel, c
     f.kind = CudaFinding::AssertFailed;
     std::string head = site.text.empty() ? "assertion failed" : "assertion failed: " + site.text;
     f.message = format_diag(site.loc, "error", head) + note + "  " + std::to_string(w[kStatusBad]) + " of " + std::to_string(site.lanes) +
-                " lanes false (first: lane " + std::to_string(w[kStatusLane]) + "); pid " + pid_text(f.pid) + "\n";
+                " lanes false (first: lane " + lane_text(w[kStatusLane], site.tile) + "); pid " + pid_text(f.pid, static_cast<size_t>(ki.grid_rank)) + "\n";
   } else {
     f.kind = CudaFinding::OutOfBounds;
     f.buffer = site.text;
@@ -61,9 +56,9 @@ CudaFinding render_status(const NvvmKernelInfo& ki, const std::string& kernel, c
     if (!B) internal_error("CudaDriver", "no buffer named '" + site.text + "'");
     std::string head = site.kind == NvvmKernelInfo::Site::Load ? "out-of-bounds load from '" + B->name + "'" : "out-of-bounds store to '" + B->name + "'";
     f.message = format_diag(site.loc, "error", head) + note + "  buffer " + B->name + ": " + Type{B->dtype, false, B->shape}.str() +
-                "; first bad lane " + std::to_string(w[kStatusLane]) + " -> flat index " + std::to_string(flat) + " (index " +
+                "; first bad lane " + lane_text(w[kStatusLane], site.tile) + " -> flat index " + std::to_string(flat) + " (index " +
                 index_text(flat, B->shape) + "); " + std::to_string(w[kStatusBad]) + " of " + std::to_string(w[kStatusActive]) +
-                " active lanes out of bounds; pid " + pid_text(f.pid) + "\n";
+                " active lanes out of bounds; pid " + pid_text(f.pid, static_cast<size_t>(ki.grid_rank)) + "\n";
   }
   return f;
 }

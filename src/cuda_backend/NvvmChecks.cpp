@@ -36,6 +36,7 @@ KernelEmitter::BoundsCheck KernelEmitter::begin_bounds(bool store, const ExprP& 
   int64_t lanes = 1;
   for (int64_t x : tile) lanes *= x;
   bc.site = add_site(store ? NvvmKernelInfo::Site::Store : NvvmKernelInfo::Site::Load, bc.bufs[0]->name, lanes, ptr->loc);
+  info.sites[static_cast<size_t>(bc.site)].tile = tile;
   note(std::string("bounds-checked against ") + bc.bufs[0]->name + (bc.bufs.size() > 1 ? " (and other buffers)" : ""));
   return bc;
 }

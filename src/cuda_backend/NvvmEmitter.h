@@ -40,7 +40,9 @@ struct NvvmKernelInfo {
     SourceLoc loc, loc2;
     std::string text;    // assert: its message; Load/Store: the buffer's name
     int64_t lanes = 1;   // assert: lanes of the condition
+    Shape tile;          // the tile of the access or condition (its lanes are named by coordinates)
   };
+  int grid_rank = 1;     // axes of the launch grid (messages name pids as "[p0, p1]")
   std::vector<Site> sites;
   bool status = false;  // the kernel takes the status buffer
 };

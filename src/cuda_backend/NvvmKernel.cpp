@@ -18,6 +18,7 @@ KernelEmitter::KernelEmitter(const Kernel& k, const Bindings& b, const CudaOptio
     : k_(k), b_(b), opt_(opt), decls_(decls), threads_(k.num_warps * 32) {
   info.entry = std::move(entry);
   info.threads = threads_;
+  info.grid_rank = static_cast<int>(std::max<size_t>(1, k.grid.size()));
   if (k.num_warps < 1 || k.num_warps > 32) user_error(k.loc, "CUDA backend: num_warps must be 1-32, got " + std::to_string(k.num_warps));
 }
 
@@ -364,6 +365,7 @@ void KernelEmitter::emit_assert(const Stmt& s) {
   TV v = eval(c);
   int64_t lanes = c->type.is_scalar() ? 1 : c->type.numel();
   int site = add_site(NvvmKernelInfo::Site::Assert, s.text, lanes, s.loc);
+  info.sites[static_cast<size_t>(site)].tile = c->type.shape;
   if (c->type.is_scalar()) {
     // Every thread holds the same condition: no agreement is needed, thread 0 reports lane 0.
     report_uniform(site, op("xor i1 " + v.at(0) + ", true"));

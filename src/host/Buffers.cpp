@@ -222,6 +222,17 @@ Buffers make_buffers(const Module& m, const Bindings& b, uint64_t seed, Buffers 
   return out;
 }
 
+std::string pid_text(const std::array<int64_t, 3>& pid, size_t grid_rank) {
+  size_t n = std::min<size_t>(std::max<size_t>(grid_rank, 1), 3);
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(pid[i]);
+  return s + "]";
+}
+
+std::string lane_text(int64_t lane, const Shape& shape) {
+  return shape.size() >= 2 ? index_text(lane, shape) : std::to_string(lane);
+}
+
 std::string index_text(int64_t flat, const Shape& s) {
   std::vector<int64_t> idx(s.size());
   for (size_t i = s.size(); i-- > 1;) {

@@ -2,6 +2,8 @@
 // backend copies them to the device and back) and by the tools (.npy files, summaries).
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -73,5 +75,10 @@ void zero_fill(Buffer& buf, const FillPoll& poll = {});
 // "[i, j]" of a flat element index in a row-major shape, as findings and mismatches print it (floor
 // division, so a negative index stays readable; dims after an empty one show 0).
 std::string index_text(int64_t flat, const Shape& shape);
+// A program instance as every message names it: "[p0]" for a 1-D grid, "[p0, p1]", "[p0, p1, p2]".
+std::string pid_text(const std::array<int64_t, 3>& pid, size_t grid_rank);
+// A lane of a tile of `shape` (row-major flat index `lane`): its coordinates "[8, 0]" for a tile of
+// 2 or more dimensions, else the number.
+std::string lane_text(int64_t lane, const Shape& shape);
 
 }  // namespace dtsim

@@ -202,7 +202,7 @@ void set_loop_var(Ctx& c, int slot, const Type& t, int64_t v) {
 }
 
 void exec_print(Ctx& c, const Stmt& s) {
-  std::string line = "pid " + pid_str(c.f->pid) + " " + s.text;
+  std::string line = "pid " + pid_str(c, c.f->pid) + " " + s.text;
   for (const ExprP& a : s.args) {
     Value t;
     line += " ";
@@ -230,8 +230,8 @@ void exec_assert(Ctx& c, const Stmt& s) {
   f.lanes = bad;
   std::string head = s.text.empty() ? "assertion failed" : "assertion failed: " + s.text;
   f.message = format_diag(s.loc, "error", head) + (s.loc2.valid() ? format_diag(s.loc2, "note", "from this schedule line") : "") + "  " +
-              std::to_string(bad) + " of " + std::to_string(n) + " lanes false (first: lane " + std::to_string(first) + "); pid " +
-              pid_str(c.f->pid) + "\n";
+              std::to_string(bad) + " of " + std::to_string(n) + " lanes false (first: lane " + lane_text(first, v.type.shape) + "); pid " +
+              pid_str(c, c.f->pid) + "\n";
   report_finding(c, std::move(f));
 }
 

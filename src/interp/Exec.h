@@ -270,7 +270,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.
 void report_finding(Ctx& c, Finding f);
-std::string pid_str(const std::array<int64_t, 3>& p);
+std::string pid_str(const Ctx& c, const std::array<int64_t, 3>& p);  // "[1, 0]" (host/Buffers.h pid_text)
 std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& grid);
 
 // Run control (RunControl.cpp): called when Ctx::steps reaches step_check. Throws RuntimeFault

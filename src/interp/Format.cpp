@@ -20,10 +20,8 @@ double Value::get(int64_t flat) const {
 
 namespace {
 
-constexpr int64_t kSummarizeOver = 1000;  // numpy's threshold: larger tiles show only their edges
-constexpr int64_t kEdge = 3;              // items kept at each end of an elided axis
-constexpr size_t kLineWidth = 75;         // rows longer than this wrap
-constexpr int kMaxDigits = 8;             // at most this many fractional (or mantissa) digits
+// The settings of numpy's np.set_printoptions that apply (PrintOptions in Interp.h).
+int64_t edge_items() { return std::max<int64_t>(1, print_options().edgeitems); }
 
 bool same_in_type(double back, double v, bool f64) {
   return f64 ? back == v : static_cast<float>(back) == static_cast<float>(v);
@@ -33,6 +31,7 @@ bool same_in_type(double back, double v, bool f64) {
 // reads back as itself in its precision; when kMaxDigits are not enough, kMaxDigits less the
 // trailing zeros of the value rounded to kMaxDigits (0.30000000000000004 -> 1, as numpy shows 0.3).
 int shortest_digits(double v, bool f64, bool exp) {
+  const int kMaxDigits = std::clamp(print_options().precision, 0, 17);
   char buf[64];
   for (int p = 0; p < kMaxDigits; ++p) {
     std::snprintf(buf, sizeof buf, exp ? "%.*e" : "%.*f", p, v);
@@ -107,6 +106,7 @@ std::string int_elem(const Value& v, double x) {
 
 // The indices kept along an axis of length n: all, or the first and last kEdge with -1 between.
 std::vector<int64_t> kept(int64_t n, bool summarize) {
+  const int64_t kEdge = edge_items();
   std::vector<int64_t> out;
   if (!summarize || n <= 2 * kEdge) {
     for (int64_t i = 0; i < n; ++i) out.push_back(i);
@@ -137,7 +137,7 @@ template <class F> void for_shown(const Layout& L, size_t dim, int64_t base, F&&
 // Nested brackets, numpy style: a row per line, rows of a 3-D tile's matrices separated by a blank
 // line, "..." for elided items and rows, long rows wrapped. `text(flat)` is an element's padded text.
 template <class T>
-void nest(std::string& out, const Layout& L, size_t dim, int64_t base, const T& text) {
+void nest(std::string& out, const Layout& L, size_t dim, int64_t base, const T& text, size_t kLineWidth) {
   out += '[';
   const std::vector<int64_t>& ix = L.axes[dim];
   bool last_dim = dim + 1 == L.shape.size();
@@ -147,8 +147,9 @@ void nest(std::string& out, const Layout& L, size_t dim, int64_t base, const T& 
     if (last_dim) {
       std::string item = ix[k] < 0 ? "..." : text(base + ix[k] * L.strides[dim]);
       if (k) {
-        // the closing brackets of the enclosing rows still have to fit on the last line
-        size_t tail = k + 1 == ix.size() ? dim + 1 : 0;
+        // room is kept for the closing brackets of this row and the enclosing ones on every line,
+        // as numpy does
+        size_t tail = dim + 1;
         if (out.size() - line_start + 1 + item.size() + tail > kLineWidth) {
           while (out.back() == ' ') out.pop_back();  // a wrapped line ends in its last digit
           out += '\n' + std::string(dim + 1, ' ');
@@ -165,7 +166,7 @@ void nest(std::string& out, const Layout& L, size_t dim, int64_t base, const T& 
       out += "...";
       continue;
     }
-    nest(out, L, dim + 1, base + ix[k] * L.strides[dim], text);
+    nest(out, L, dim + 1, base + ix[k] * L.strides[dim], text, kLineWidth);
   }
   out += ']';
 }
@@ -190,6 +191,11 @@ std::string num6(double x) {
 
 }  // namespace
 
+PrintOptions& print_options() {
+  static PrintOptions opts;
+  return opts;
+}
+
 std::string format_value(const Value& v, const Value* mask, int indent) {
   if (!v.defined()) return "<undefined>";
   if (v.type.is_scalar()) return is_float_value(v) ? float_text(v.get(0), v.type.elem == Scalar::F64) : int_elem(v, v.get(0));
@@ -198,7 +204,7 @@ std::string format_value(const Value& v, const Value* mask, int indent) {
   if (n == 0) return "[]";
   Layout L{s, std::vector<int64_t>(s.size(), 1), {}};
   for (size_t d = s.size() - 1; d > 0; --d) L.strides[d - 1] = L.strides[d] * s[d];
-  bool summarize = n > kSummarizeOver;
+  bool summarize = n > print_options().threshold;
   for (int64_t extent : s) L.axes.push_back(kept(extent, summarize));
   auto masked = [&](int64_t i) { return mask && mask->get(i) == 0; };
 
@@ -211,8 +217,10 @@ std::string format_value(const Value& v, const Value* mask, int indent) {
     });
     st = float_style(xs, v.type.elem == Scalar::F64);
   }
+  bool boolean = v.type.elem == Scalar::I1 && !v.type.ptr;
   auto raw = [&](int64_t i) -> std::string {
     if (masked(i)) return "--";
+    if (boolean) return v.get(i) != 0 ? " True" : "False";  // numpy pads True to False's width
     return is_float_value(v) ? float_elem(v.get(i), st) : int_elem(v, v.get(i));
   };
   size_t width = 0;
@@ -221,33 +229,50 @@ std::string format_value(const Value& v, const Value* mask, int indent) {
     std::string e = raw(i);
     return std::string(width - e.size(), ' ') + e;
   };
+  // The caller's "name = " prefix (indent) counts in the line width, as numpy's prefix does.
+  size_t limit = static_cast<size_t>(std::max(print_options().linewidth - std::max(indent, 0), 10));
   std::string out;
-  nest(out, L, 0, 0, text);
+  nest(out, L, 0, 0, text, limit);
   return indent_lines(out, indent);
 }
 
 std::string format_summary(const Value& v, const Value* mask) {
   if (!v.defined()) return "<undefined>";
   if (v.type.is_scalar()) return v.type.str() + " " + format_value(v);
-  int64_t n = v.type.numel(), shown = 0, counted = 0;
+  int64_t n = v.type.numel(), shown = 0, counted = 0, truths = 0, pos_inf = 0, neg_inf = 0;
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   bool nan = false;
   for (int64_t i = 0; i < n; ++i) {
     if (mask && mask->get(i) == 0) continue;
     double x = v.get(i);
     ++shown;
+    truths += x != 0;
     if (std::isnan(x)) {
       nan = true;
       continue;
     }
-    lo = std::min(lo, x), hi = std::max(hi, x), sum += x, ++counted;
+    lo = std::min(lo, x), hi = std::max(hi, x);
+    if (std::isinf(x)) {
+      ++(x < 0 ? neg_inf : pos_inf);
+      continue;
+    }
+    sum += x, ++counted;
   }
   std::string out = v.type.str();
   if (mask) out += " (" + std::to_string(shown) + " of " + std::to_string(n) + " lanes active)";
+  if (v.type.elem == Scalar::I1 && !v.type.ptr)  // a mask: how many lanes are on
+    return out + (shown ? " " + std::to_string(truths) + " True, " + std::to_string(shown - truths) + " False" : " no active lanes");
   if (shown == 0 || lo > hi) return out + (nan ? " all nan" : " no active lanes");
   bool ints = !is_float_value(v);
   auto num = [&](double x) { return ints ? std::to_string(static_cast<int64_t>(x)) : num6(x); };
-  out += " min=" + num(lo) + " max=" + num(hi) + " mean=" + num6(sum / static_cast<double>(counted));
+  out += " min=" + num(lo) + " max=" + num(hi);
+  if (pos_inf || neg_inf) {  // the mean of the finite values, and how many are not
+    out += counted ? " mean of finite=" + num6(sum / static_cast<double>(counted)) : std::string(" no finite values");
+    if (neg_inf) out += " (" + std::to_string(neg_inf) + " -inf)";
+    if (pos_inf) out += " (" + std::to_string(pos_inf) + " inf)";
+  } else {
+    out += " mean=" + num6(sum / static_cast<double>(counted));
+  }
   if (nan) out += " (has nan)";
   return out;
 }

@@ -309,7 +309,7 @@ void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const
     fd.loc = rf.loc.valid() ? rf.loc : (c.stmt ? c.stmt->loc : SourceLoc{});
     fd.pid = pid;
     fd.message = format_diag(fd.loc, "error", rf.what()) +
-                 (c.stmt && c.stmt->loc2.valid() ? format_diag(c.stmt->loc2, "note", "from this schedule line") : "") + "  pid " + pid_str(pid) + "\n";
+                 (c.stmt && c.stmt->loc2.valid() ? format_diag(c.stmt->loc2, "note", "from this schedule line") : "") + "  pid " + pid_str(c, pid) + "\n";
     try {
       report_finding(c, std::move(fd));
     } catch (StopRun&) {
@@ -384,7 +384,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     fd.pid = order[i];
     char t[32];
     std::snprintf(t, sizeof t, "%g", ctl->timeout_s);
-    fd.message = format_diag(k.loc, "error", "run stopped after " + std::string(t) + " s (--timeout) before pid " + pid_str(fd.pid) +
+    fd.message = format_diag(k.loc, "error", "run stopped after " + std::string(t) + " s (--timeout) before pid " + pid_text(fd.pid, k.grid.size()) +
                                                  " of kernel '" + k.name + "'");
     std::lock_guard<std::mutex> lock(rs.mu);
     if (!rs.stop) {

@@ -42,6 +42,18 @@ struct Value {
 // out of the precision). Lines after the first are indented by `indent` columns (the caller's
 // "name = " prefix).
 std::string format_value(const Value& v, const Value* mask = nullptr, int indent = 0);
+// numpy's np.set_printoptions settings that format_value follows, process-wide: `precision` (at most
+// this many fractional digits, floatmode 'maxprec'), `linewidth` (lines, the caller's prefix
+// included, wrap beyond it), `threshold` (tiles with more elements show `edgeitems` items at each
+// end of every axis). The Python package copies numpy's current ones before each launch; the REPL's
+// `set precision|linewidth|threshold|edgeitems N` changes them.
+struct PrintOptions {
+  int precision = 8;
+  int linewidth = 75;
+  int64_t threshold = 1000;
+  int edgeitems = 3;
+};
+PrintOptions& print_options();
 // One line: "f32[128, 128] min=-0.999 max=0.998 mean=0.00121" (6 significant digits each; integers
 // exact; "(has nan)"; with a mask, only active lanes, and how many there are).
 std::string format_summary(const Value& v, const Value* mask = nullptr);

@@ -13,10 +13,8 @@
 
 namespace dtsim::exec {
 
-std::string pid_str(const std::array<int64_t, 3>& p) {
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "(%lld, %lld, %lld)", static_cast<long long>(p[0]), static_cast<long long>(p[1]), static_cast<long long>(p[2]));
-  return buf;
+std::string pid_str(const Ctx& c, const std::array<int64_t, 3>& p) {
+  return pid_text(p, c.f->kernel ? c.f->kernel->grid.size() : 3);
 }
 
 std::array<int64_t, 3> unlinear(int64_t lin, const std::array<int64_t, 3>& g) {
@@ -214,12 +212,31 @@ std::pair<int32_t, int32_t> other_reader(ConflictMap& cm, size_t off, int32_t me
   return {-1, -1};
 }
 
-std::string access_details(const Ctx& c, const Buffer& B, const Issue& is, int64_t active, const char* what) {
+std::string access_details(const Ctx& c, const Buffer& B, const Issue& is, int64_t active, const char* what, const Shape& tile) {
   std::ostringstream os;
-  os << "  buffer " << B.name << ": " << Type{B.dtype, false, B.shape}.str() << "; first bad lane " << is.lane << " -> flat index "
+  os << "  buffer " << B.name << ": " << Type{B.dtype, false, B.shape}.str() << "; first bad lane " << lane_text(is.lane, tile) << " -> flat index "
      << is.off << " (index " << index_text(is.off, B.shape) << "); " << is.count << " of " << active << " active lanes " << what
-     << "; pid " << pid_str(c.f->pid) << "\n";
+     << "; pid " << pid_str(c, c.f->pid) << "\n";
   return os.str();
+}
+
+// The enclosing loops' iterations, innermost first: "  in loop k = 32, in loop m = 1\n" ("" outside
+// loops; a while loop has no variable: "in a while loop"). The GPU's status words do not carry them.
+std::string loop_context(Ctx& c) {
+  std::string out;
+  for (auto it = c.f->loop_stack.rbegin(); it != c.f->loop_stack.rend(); ++it) {
+    const Stmt* loop = *it;
+    std::string part = "in a while loop";
+    if (!loop->targets.empty() && !loop->slots.empty() && loop->slots[0] >= 0) {
+      int slot = loop->slots[0];
+      c.flush(slot);
+      const Value& v = c.f->slots[static_cast<size_t>(slot)];
+      if (!v.defined()) continue;
+      part = "in loop " + loop->targets[0] + " = " + std::to_string(static_cast<int64_t>(v.get(0)));
+    }
+    out += (out.empty() ? "  " : ", ") + part;
+  }
+  return out.empty() ? out : out + "\n";
 }
 
 void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, const std::string& body, const Buffer& B, const Issue& is) {
@@ -230,31 +247,31 @@ void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, co
   f.buffer = B.name;
   f.flat_index = is.off;
   f.lanes = is.count;
-  f.message = format_diag(loc, "error", head) + loc2_note(c) + body;
+  f.message = format_diag(loc, "error", head) + loc2_note(c) + body + loop_context(c);
   report_finding(c, std::move(f));
 }
 
-void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, int64_t active, bool storing) {
+void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, int64_t active, bool storing, const Shape& tile) {
   auto me = c.f->pid, other = unlinear(is.other, c.f->grid);
   std::string elem = B.name + "[" + std::to_string(is.off) + "] (index " + index_text(is.off, B.shape) + ")";
   std::string head;
   Finding::Kind kind = Finding::ReadWrite;
   if (storing && is.other_wrote) {
-    head = "instances " + pid_str(other) + " and " + pid_str(me) + " both store " + elem;
+    head = "instances " + pid_str(c, other) + " and " + pid_str(c, me) + " both store " + elem;
     kind = Finding::WriteWrite;
   } else if (storing) {
-    head = "instance " + pid_str(me) + " stores " + elem + ", which instance " + pid_str(other) + " loads in the same launch";
+    head = "instance " + pid_str(c, me) + " stores " + elem + ", which instance " + pid_str(c, other) + " loads in the same launch";
   } else {
-    head = "instance " + pid_str(me) + " loads " + elem + ", which instance " + pid_str(other) + " stores in the same launch";
+    head = "instance " + pid_str(c, me) + " loads " + elem + ", which instance " + pid_str(c, other) + " stores in the same launch";
   }
   std::string note;
   const Kernel* k = c.f->kernel;
   if (is.other_stmt >= 0 && k && is.other_stmt < static_cast<int32_t>(k->stmts.size())) {
     const Stmt* os = k->stmts[static_cast<size_t>(is.other_stmt)];
-    note = format_diag(os->loc, "note", std::string("instance ") + pid_str(other) + (is.other_wrote ? " stores" : " loads") + " it here");
+    note = format_diag(os->loc, "note", std::string("instance ") + pid_str(c, other) + (is.other_wrote ? " stores" : " loads") + " it here");
   }
   std::string body = note + "  buffer " + B.name + ": " + Type{B.dtype, false, B.shape}.str() + "; " + std::to_string(is.count) + " of " +
-                     std::to_string(active) + " active lanes conflict; first conflicting lane " + std::to_string(is.lane) + "\n";
+                     std::to_string(active) + " active lanes conflict; first conflicting lane " + lane_text(is.lane, tile) + "\n";
   emit(c, kind, loc, head, body, B, is);
 }
 
@@ -619,11 +636,11 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
   });
   SourceLoc loc = where_loc(c, e.loc);
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'", access_details(c, B, oob, active, "out of bounds"), B, oob);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
   if (uninit.count)
     emit(c, Finding::Uninitialized, loc, "load of uninitialized memory from '" + B.name + "'",
-         access_details(c, B, uninit, active, "read never-written elements"), B, uninit);
-  if (conf.count) report_conflict(c, loc, B, conf, active, false);
+         access_details(c, B, uninit, active, "read never-written elements", rt.shape), B, uninit);
+  if (conf.count) report_conflict(c, loc, B, conf, active, false, rt.shape);
 }
 
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
@@ -698,8 +715,8 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   });
   SourceLoc loc = where_loc(c, c.stmt ? c.stmt->loc : SourceLoc{});
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'", access_details(c, B, oob, active, "out of bounds"), B, oob);
-  if (conf.count) report_conflict(c, loc, B, conf, active, true);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", ps), B, oob);
+  if (conf.count) report_conflict(c, loc, B, conf, active, true, ps);
 }
 
 namespace {

@@ -85,8 +85,8 @@ def case_copy():
     x = [f32(v) for v in rand(n, 3)]
 
     def prints(out):
-        lines = [l for l in out.splitlines() if l.startswith("pid (")]
-        want = ["pid (1, 0, 0) pid = 1", "pid (1, 0, 0) offs = [ 64", "pid (1, 0, 0) mask = [True", "pid (1, 0, 0) x = ["]
+        lines = [l for l in out.splitlines() if l.startswith("pid [")]
+        want = ["pid [1] pid = 1", "pid [1] offs = [ 64", "pid [1] mask = [ True", "pid [1] x = ["]
         if len(lines) != 4 or any(not l.startswith(w) for l, w in zip(lines, want)):
             return "print_if('=1') should print 4 lines for pid 1 only, got:\n" + "\n".join(lines)
         return None
@@ -263,7 +263,7 @@ CASES = {
     "grouped_matmul": case_grouped_matmul, "softmax": case_softmax, "matmul_leaky_relu": lambda: matmul_act("leaky_relu"),
     "matmul_no_activation": lambda: matmul_act(None), "layernorm": case_layernorm, "features": case_features,
     "dot_precision": case_dot_precision, "ragged_sum": case_ragged_sum,
-    "bug_copy_nopid": bug("bugs/copy_nopid.py", "error: instances (0, 0, 0) and (1, 0, 0) both store z_ptr[0]", 14),
+    "bug_copy_nopid": bug("bugs/copy_nopid.py", "error: instances [0] and [1] both store z_ptr[0]", 14),
     "bug_copy_pid_n": bug("bugs/copy_pid_n.py", "error: out-of-bounds load from 'x_ptr'", 14),
     "bug_matmul_no_kmask": matmul_bug("bugs/matmul_no_kmask.py", "error: out-of-bounds load from 'b_ptr'", 25),
     "bug_matmul_kmask_off_by_one": matmul_bug("bugs/matmul_kmask_off_by_one.py", "error: out-of-bounds load from 'a_ptr'", 25),

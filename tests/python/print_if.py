@@ -39,5 +39,5 @@ dtsim.config(print_if=None)
 print(text)
 assert np.array_equal(x, z)
 assert "[4 5 6 7]" in text and "[0 1 2 3]" not in text and "[8 9 10 11]" not in text, text
-assert text.startswith("pid = [1] | offs = [4 5 6 7], x = [4. 5. 6. 7.]"), text
+assert text.startswith("pid [1] | offs = [4 5 6 7], x = [4. 5. 6. 7.]"), text
 print("print_if: pid 1 only")

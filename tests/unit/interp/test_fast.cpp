@@ -796,7 +796,7 @@ TEST_CASE("under the debugger every pointer tile is made: stepped pointers visib
   std::string text2[2];
   transcripts("<dbg-lazy>", src, text2);
   CHECK(text2[0] == text2[1]);
-  CHECK(text2[1].find("m = [True True True True") != std::string::npos);
+  CHECK(text2[1].find("m = [ True  True  True  True") != std::string::npos);
   CHECK(text2[1].find("o = [32 33 34") != std::string::npos);
   CHECK(text[0] == text[1]);
   // pa after its third step: a + r * 12 + r[None, :] + 12 (the offsets into a).

@@ -41,7 +41,7 @@ TEST_CASE("integer // and % truncate toward zero; division by zero faults") {
   CHECK(run->rep.findings[0].kind == Finding::Fault);
   INFO(run->messages());
   CHECK(run->messages().find("<div0>:3:18: error: integer division by zero") != std::string::npos);
-  CHECK(run->messages().find("pid (0, 0, 0)") != std::string::npos);
+  CHECK(run->messages().find("pid [0]") != std::string::npos);
 }
 
 TEST_CASE("integer arithmetic wraps") {
@@ -294,13 +294,13 @@ TEST_CASE("print and assert") {
 }
 )";
   auto run = run_tile("<print>", src, InterpOptions{.keep_going = true});
-  CHECK(run->out.find("pid (0, 0, 0) r = [0 1 2 3] False 1.5\n") == 0);
-  CHECK(run->out.find("pid (1, 0, 0) r = [0 1 2 3] True 1.5\n") != std::string::npos);
+  CHECK(run->out.find("pid [0] r = [0 1 2 3] False 1.5\n") == 0);
+  CHECK(run->out.find("pid [1] r = [0 1 2 3] True 1.5\n") != std::string::npos);
   CHECK(run->rep.findings_count == 2);
   REQUIRE(!run->rep.findings.empty());
   CHECK(run->rep.findings[0].kind == Finding::AssertFailed);
   CHECK(run->messages().find("<print>:4:3: error: assertion failed: r small") != std::string::npos);
-  CHECK(run->messages().find("1 of 4 lanes false (first: lane 3); pid (0, 0, 0)") != std::string::npos);
+  CHECK(run->messages().find("1 of 4 lanes false (first: lane 3); pid [0]") != std::string::npos);
 }
 
 TEST_CASE("format_value") {

@@ -31,7 +31,7 @@ TEST_CASE("out-of-bounds load: exact buffer, index, lanes, pid, line") {
         "copy_pid_n.tile:6:3: error: out-of-bounds load from 'x'\n"
         "    store(z + offs, load(x + offs, mask), mask)\n"
         "    ^\n"
-        "  buffer x: i32[1000]; first bad lane 0 -> flat index 1000 (index [1000]); 64 of 64 active lanes out of bounds; pid (1, 0, 0)\n");
+        "  buffer x: i32[1000]; first bad lane 0 -> flat index 1000 (index [1000]); 64 of 64 active lanes out of bounds; pid [1]\n");
 }
 
 TEST_CASE("keep_going counts every bad access; bad lanes touch no memory") {
@@ -96,8 +96,8 @@ TEST_CASE("conflicting instances: write-write and read-write") {
   REQUIRE(run->rep.findings_count == 1);
   const Finding& f = run->rep.findings[0];
   CHECK(f.kind == Finding::WriteWrite);
-  CHECK(f.message.find("nopid.tile:4:3: error: instances (0, 0, 0) and (1, 0, 0) both store z[0] (index [0])") == 0);
-  CHECK(f.message.find("nopid.tile:4:3: note: instance (0, 0, 0) stores it here") != std::string::npos);
+  CHECK(f.message.find("nopid.tile:4:3: error: instances [0] and [1] both store z[0] (index [0])") == 0);
+  CHECK(f.message.find("nopid.tile:4:3: note: instance [0] stores it here") != std::string::npos);
   CHECK(f.message.find("64 of 64 active lanes conflict") != std::string::npos);
 
   const char* rw = R"(kernel shift(inout z: *f32[128]) grid(2) {
@@ -109,13 +109,13 @@ TEST_CASE("conflicting instances: write-write and read-write") {
   auto r2 = run_tile("shift.tile", rw);
   REQUIRE(r2->rep.findings_count == 1);
   CHECK(r2->rep.findings[0].kind == Finding::ReadWrite);
-  CHECK(r2->messages().find("error: instance (0, 0, 0) loads z[64] (index [64]), which instance (1, 0, 0) stores in the same launch") ==
+  CHECK(r2->messages().find("error: instance [0] loads z[64] (index [64]), which instance [1] stores in the same launch") ==
         std::string::npos);  // (1,0,0) has not run yet in sequential order...
-  CHECK(r2->messages().find("error: instance (1, 0, 0) stores z[64] (index [64]), which instance (0, 0, 0) loads in the same launch") !=
+  CHECK(r2->messages().find("error: instance [1] stores z[64] (index [64]), which instance [0] loads in the same launch") !=
         std::string::npos);  // ...so the store of (1,0,0) finds the earlier read
   auto rev = run_tile("shift.tile", rw, InterpOptions{.order = Order::Reverse});
   REQUIRE(rev->rep.findings_count == 1);
-  CHECK(rev->messages().find("instance (0, 0, 0) stores z[0] (index [0]), which instance (1, 0, 0) loads") != std::string::npos);
+  CHECK(rev->messages().find("instance [0] stores z[0] (index [0]), which instance [1] loads") != std::string::npos);
   auto par = run_tile("shift.tile", rw, InterpOptions{.threads = 4, .keep_going = true});
   CHECK(par->rep.findings_count >= 1);
   CHECK(par->has(Finding::ReadWrite));
