@@ -259,7 +259,8 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
 std::string version_line() { return "dtsim 0.1.0"; }
 
 std::string main_help() {
-  return R"(dtsim: run, debug and compile block-level GPU kernels (.tile IR and Decoupled-Triton .dt files)
+  return R"(dtsim: run, debug and compile block-level GPU kernels (.tile IR, Decoupled-Triton .dt files and
+@triton.jit kernels in .py files)
 
 usage:
   dtsim run FILE.tile|FILE.dt|FILE.py [flags]   run every program instance on the CPU interpreter
@@ -275,7 +276,9 @@ usage:
   dtsim --version
 
 'dtsim COMMAND --help' lists the flags of a command.
-exit status: 0 ok; 1 a sanitizer finding, runtime fault or failed --check; 2 bad usage or bad input.
+exit status: 0 ok; 1 a sanitizer finding, runtime fault or failed --check; 2 bad usage or bad input;
+130 interrupted (Ctrl-C).
+Python scripts that launch Triton kernels: python -m dtsim script.py (docs/python.md).
 )";
 }
 
