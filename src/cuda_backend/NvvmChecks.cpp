@@ -158,7 +158,26 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
           case BinOp::FloorDiv:
           case BinOp::Mod:
           case BinOp::Cdiv: return -1;  // a zero divisor must fault where the program divides, not before
-          default: return 0;
+          case BinOp::Add:
+          case BinOp::Sub:
+          case BinOp::Mul:
+          case BinOp::Div:
+          case BinOp::And:
+          case BinOp::Or:
+          case BinOp::Xor:
+          case BinOp::Shl:
+          case BinOp::Shr:
+          case BinOp::Lt:
+          case BinOp::Le:
+          case BinOp::Gt:
+          case BinOp::Ge:
+          case BinOp::Eq:
+          case BinOp::Ne:
+          case BinOp::LAnd:
+          case BinOp::LOr:
+          case BinOp::Min:
+          case BinOp::Max:
+            return 0;
         }
       }
       // A k-dependent operand keeps the result's width (no conversion on the way), or is the integer
@@ -172,8 +191,28 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
         case BinOp::Add: return 1;
         case BinOp::Sub: return e->args[1]->type.ptr ? -1 : 1;
         case BinOp::Mul: return e->type.ptr || a + b > 1 ? -1 : 1;
-        default: return -1;
+        case BinOp::Div:
+        case BinOp::FloorDiv:
+        case BinOp::Mod:
+        case BinOp::And:
+        case BinOp::Or:
+        case BinOp::Xor:
+        case BinOp::Shl:
+        case BinOp::Shr:
+        case BinOp::Lt:
+        case BinOp::Le:
+        case BinOp::Gt:
+        case BinOp::Ge:
+        case BinOp::Eq:
+        case BinOp::Ne:
+        case BinOp::LAnd:
+        case BinOp::LOr:
+        case BinOp::Min:
+        case BinOp::Max:
+        case BinOp::Cdiv:
+          return -1;
       }
+      return -1;
     }
     case ExprKind::Load:
     case ExprKind::Dot:
@@ -217,8 +256,21 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
       if (deg(off) == 1) out.push_back(off);
       return k_terms(base, deg, out);
     }
-    default: return false;
+    case ExprKind::Const:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange:
+    case ExprKind::Full:
+    case ExprKind::Unary:
+    case ExprKind::Where:
+    case ExprKind::Cast:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d:
+      return false;
   }
+  return false;
 }
 
 // What a conjunct views: through expand_dims and broadcasts that keep its last dimension.

@@ -114,14 +114,7 @@ std::string KernelEmitter::unary(const Expr& e, const std::string& xin) {
       }
       return math(UnOp::Abs, t, x);
     }
-    case UnOp::Exp:
-    case UnOp::Exp2:
-    case UnOp::Log:
-    case UnOp::Log2:
-    case UnOp::Sqrt:
-    case UnOp::Rsqrt:
-    case UnOp::Sigmoid:
-    case UnOp::Tanh: return math(e.uop, t, cast(src, t, xin));
+    DT_MATH_UNOP_CASES return math(e.uop, t, cast(src, t, xin));
   }
   return xin;
 }

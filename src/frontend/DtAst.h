@@ -145,6 +145,12 @@ std::string dt_call_str(const DtSchedCall& c);
 Scalar dt_promote(const DtExpr& a, const DtExpr& b);
 // True for the built-in reductions rsum/rmax/rmin/rdot.
 bool dt_is_reduction(const std::string& fn);
+// The IR op a `.dt` spelling names (IR.h's op tables, column dt): a call such as exp(x) or
+// maximum(a, b), an infix operator such as `+`, a reduction such as rsum(...); nullopt for none.
+std::optional<UnOp> dt_call_unop(const std::string& fn);
+std::optional<BinOp> dt_call_binop(const std::string& fn);
+std::optional<BinOp> dt_infix_binop(const std::string& op);
+std::optional<RedOp> dt_redop(const std::string& fn);
 int64_t dt_next_pow2(int64_t v);
 // The compiled Func selected by a kernel name: the Func's name or `<name>_kernel`; "" when none.
 std::string dt_kernel_func(const DtProgram& p, const std::string& kernel);

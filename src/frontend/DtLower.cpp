@@ -566,16 +566,15 @@ class KernelLowerer {
         return {make_unary(UnOp::Neg, a.e, e->loc), a.dims};
       }
       case DtExprKind::Binary: {
-        static const std::map<std::string, BinOp> ops = {{"+", BinOp::Add}, {"-", BinOp::Sub}, {"*", BinOp::Mul}, {"/", BinOp::Div},
-                                                         {"<", BinOp::Lt},  {"<=", BinOp::Le}, {">", BinOp::Gt},  {">=", BinOp::Ge},
-                                                         {"==", BinOp::Eq}, {"!=", BinOp::Ne}};
         // Right operand first, explicitly: lowering registers pointer parameters in the order it
         // meets them, and this is the order the kernels' signatures (and the goldens) have always
         // had with GCC, which evaluated the arguments of combine() right to left; the order of a
         // call's arguments is unspecified, and clang evaluates them left to right.
         TV r = lower(e->args[1]);
         TV l = lower(e->args[0]);
-        return combine(ops.at(e->op), l, r, e->loc);
+        std::optional<BinOp> op = dt_infix_binop(e->op);
+        if (!op) internal_error("DtLower", "operator '" + e->op + "' has no IR op");
+        return combine(*op, l, r, e->loc);
       }
       case DtExprKind::Call: return lower_call(e);
     }
@@ -589,16 +588,14 @@ class KernelLowerer {
 
   TV lower_call(const DtExprP& e) {
     const std::string& fn = e->name;
-    static const std::map<std::string, UnOp> math = {{"exp", UnOp::Exp},         {"log", UnOp::Log},   {"sqrt", UnOp::Sqrt}, {"rsqrt", UnOp::Rsqrt},
-                                                     {"sigmoid", UnOp::Sigmoid}, {"tanh", UnOp::Tanh}, {"abs", UnOp::Abs}};
-    if (math.count(fn)) {
+    if (std::optional<UnOp> op = dt_call_unop(fn)) {
       TV a = lower(e->args[0]);
-      return {make_unary(math.at(fn), a.e, e->loc), a.dims};
+      return {make_unary(*op, a.e, e->loc), a.dims};
     }
-    if (fn == "maximum" || fn == "minimum") {
+    if (std::optional<BinOp> op = dt_call_binop(fn)) {
       TV r = lower(e->args[1]);  // right first, as for operators
       TV l = lower(e->args[0]);
-      return combine(fn == "maximum" ? BinOp::Max : BinOp::Min, l, r, e->loc);
+      return combine(*op, l, r, e->loc);
     }
     if (fn == "where") {
       TV c = lower(e->args[0]), a = lower(e->args[1]), b = lower(e->args[2]);
@@ -609,7 +606,9 @@ class KernelLowerer {
     if (fn == "reshape") return lower(e->args[0]);
     if (fn == "len") return {var(e->args[0]->name + "_SIZE", e->loc), {}};
     if (fn == "rdot") return lower_rdot(e);
-    RedOp op = fn == "rsum" ? RedOp::Sum : fn == "rmax" ? RedOp::Max : RedOp::Min;
+    std::optional<RedOp> rop = dt_redop(fn);
+    if (!rop) internal_error("DtLower", "unknown call " + fn + "()");
+    RedOp op = *rop;
     const DtExprP body = e->args[0];
     std::vector<std::string> acc_dims = dims_of(e);
     return reduce_loop(e, op, e->type, acc_dims, [&] { return lower(body); });

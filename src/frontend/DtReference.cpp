@@ -142,16 +142,54 @@ class RefEval {
     if (fn == "len") return static_cast<double>(sizes_[static_cast<size_t>(dim_id_.at(e->args[0]->name))]);
     if (fn == "reshape") return eval(e->args[0]);
     if (fn == "where") return eval(e->args[0]) != 0 ? eval(e->args[1]) : eval(e->args[2]);
-    if (fn == "maximum" || fn == "minimum") return nan_min(eval(e->args[0]), eval(e->args[1]), fn == "maximum");
-    double x = eval(e->args[0]);
-    if (fn == "exp") return std::exp(x);
-    if (fn == "log") return std::log(x);
-    if (fn == "sqrt") return std::sqrt(x);
-    if (fn == "rsqrt") return 1.0 / std::sqrt(x);
-    if (fn == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
-    if (fn == "tanh") return std::tanh(x);
-    if (fn == "abs") return std::fabs(x);
+    if (std::optional<BinOp> op = dt_call_binop(fn)) return binary(*op, eval(e->args[0]), eval(e->args[1]));
+    if (std::optional<UnOp> op = dt_call_unop(fn)) return unary(*op, eval(e->args[0]));
     internal_error("DtReference", "unknown function " + fn);
+  }
+
+  // The ops `.dt` spells (IR.h's op tables, column dt), in f64.
+  static double unary(UnOp op, double x) {
+    switch (op) {
+      case UnOp::Neg: return -x;
+      case UnOp::Exp: return std::exp(x);
+      case UnOp::Exp2: return std::exp2(x);
+      case UnOp::Log: return std::log(x);
+      case UnOp::Log2: return std::log2(x);
+      case UnOp::Sqrt: return std::sqrt(x);
+      case UnOp::Rsqrt: return 1.0 / std::sqrt(x);
+      case UnOp::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+      case UnOp::Tanh: return std::tanh(x);
+      case UnOp::Abs: return std::fabs(x);
+      case UnOp::Not: break;
+    }
+    internal_error("DtReference", std::string("no .dt form of ") + unop_name(op));
+  }
+  static double binary(BinOp op, double a, double b) {
+    switch (op) {
+      case BinOp::Add: return a + b;
+      case BinOp::Sub: return a - b;
+      case BinOp::Mul: return a * b;
+      case BinOp::Div: return a / b;
+      case BinOp::Lt: return a < b;
+      case BinOp::Le: return a <= b;
+      case BinOp::Gt: return a > b;
+      case BinOp::Ge: return a >= b;
+      case BinOp::Eq: return a == b;
+      case BinOp::Ne: return a != b;
+      case BinOp::Min: return nan_min(a, b, false);
+      case BinOp::Max: return nan_min(a, b, true);
+      case BinOp::FloorDiv:
+      case BinOp::Mod:
+      case BinOp::And:
+      case BinOp::Or:
+      case BinOp::Xor:
+      case BinOp::Shl:
+      case BinOp::Shr:
+      case BinOp::LAnd:
+      case BinOp::LOr:
+      case BinOp::Cdiv: break;
+    }
+    internal_error("DtReference", std::string("no .dt form of ") + binop_name(op));
   }
 
   double eval(const DtExprP& e) {
@@ -163,18 +201,9 @@ class RefEval {
       case DtExprKind::Neg: return -eval(e->args[0]);
       case DtExprKind::Binary: {
         double a = eval(e->args[0]), b = eval(e->args[1]);
-        const std::string& op = e->op;
-        if (op == "+") return a + b;
-        if (op == "-") return a - b;
-        if (op == "*") return a * b;
-        if (op == "/") return a / b;
-        if (op == "<") return a < b;
-        if (op == "<=") return a <= b;
-        if (op == ">") return a > b;
-        if (op == ">=") return a >= b;
-        if (op == "==") return a == b;
-        if (op == "!=") return a != b;
-        internal_error("DtReference", "unknown operator " + op);
+        std::optional<BinOp> op = dt_infix_binop(e->op);
+        if (!op) internal_error("DtReference", "unknown operator " + e->op);
+        return binary(*op, a, b);
       }
     }
     internal_error("DtReference", "bad expression");

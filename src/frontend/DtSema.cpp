@@ -25,7 +25,20 @@ const DtSymbol& DtProgram::sym(const std::string& n) const {
   return *s;
 }
 
-bool dt_is_reduction(const std::string& fn) { return fn == "rsum" || fn == "rmax" || fn == "rmin" || fn == "rdot"; }
+namespace {
+template <class Op, size_t N> std::optional<Op> dt_op(const Op (&all)[N], const std::string& name, OpForm form) {
+  for (Op op : all)
+    if (op_info(op).form == form && op_info(op).dt[0] && name == op_info(op).dt) return op;
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<UnOp> dt_call_unop(const std::string& fn) { return dt_op(kAllUnOps, fn, OpForm::Call); }
+std::optional<BinOp> dt_call_binop(const std::string& fn) { return dt_op(kAllBinOps, fn, OpForm::Call); }
+std::optional<BinOp> dt_infix_binop(const std::string& op) { return dt_op(kAllBinOps, op, OpForm::Infix); }
+std::optional<RedOp> dt_redop(const std::string& fn) { return dt_op(kAllRedOps, fn, OpForm::Call); }
+
+bool dt_is_reduction(const std::string& fn) { return dt_redop(fn) || fn == "rdot"; }
 
 int64_t dt_next_pow2(int64_t v) {
   int64_t p = 1;
@@ -95,8 +108,6 @@ Scalar dt_promote(const DtExpr& a, const DtExpr& b) {
 }
 
 namespace {
-
-const std::set<std::string> kMath = {"exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "abs"};
 
 class Checker {
  public:
@@ -177,13 +188,16 @@ class Checker {
     auto nargs = [&](size_t n) {
       if (e->args.size() != n) user_error(e->loc, fn + "() takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", got " + std::to_string(e->args.size()));
     };
-    if (kMath.count(fn)) {
+    if (std::optional<UnOp> op = dt_call_unop(fn)) {
       nargs(1);
       check(e->args[0], bound);
       Scalar t = e->args[0]->type;
-      e->type = fn == "abs" ? (t == Scalar::I1 ? Scalar::I32 : t) : (is_float(t) ? t : Scalar::F32);
-      e->weak = e->args[0]->weak && fn == "abs";
-    } else if (fn == "maximum" || fn == "minimum") {
+      TypeRule rule = op_info(*op).rule;
+      std::optional<Scalar> rt = op_result_elem(rule, t);
+      if (!rt) user_error(e->loc, fn + "() needs an integer or boolean operand, got " + scalar_name(t));
+      e->type = *rt;
+      e->weak = e->args[0]->weak && rule != TypeRule::FloatFn;
+    } else if (dt_call_binop(fn)) {
       nargs(2);
       check(e->args[0], bound);
       check(e->args[1], bound);
@@ -224,7 +238,15 @@ class Checker {
       dim(e->args[0], "len()");
       e->type = Scalar::I32;
     } else {
-      user_error(e->loc, "unknown function '" + fn + "' (built-ins: rdot rsum rmax rmin reshape len exp log sqrt rsqrt sigmoid tanh abs maximum minimum where)");
+      std::string names = "rdot";
+      auto add = [&](auto op) {
+        if (op_info(op).form == OpForm::Call && op_info(op).dt[0]) names += std::string(" ") + op_info(op).dt;
+      };
+      for (RedOp op : kAllRedOps) add(op);
+      names += " reshape len";
+      for (UnOp op : kAllUnOps) add(op);
+      for (BinOp op : kAllBinOps) add(op);
+      user_error(e->loc, "unknown function '" + fn + "' (built-ins: " + names + " where)");
     }
   }
 
@@ -250,14 +272,12 @@ class Checker {
         check(e->args[0], bound);
         check(e->args[1], bound);
         e->weak = e->args[0]->weak && e->args[1]->weak;
-        if (e->op == "<" || e->op == "<=" || e->op == ">" || e->op == ">=" || e->op == "==" || e->op == "!=") {
-          e->type = Scalar::I1;
-          e->weak = false;
-        } else {
-          e->type = dt_promote(*e->args[0], *e->args[1]);
-          if (e->op == "/" && !is_float(e->type)) e->type = Scalar::F32;
-          if (e->type == Scalar::I1) e->type = Scalar::I32;
-        }
+        std::optional<BinOp> op = dt_infix_binop(e->op);
+        if (!op) internal_error("DtSema", "operator '" + e->op + "' has no IR op");
+        std::optional<Scalar> rt = op_result_elem(op_info(*op).rule, dt_promote(*e->args[0], *e->args[1]));
+        if (!rt) user_error(e->loc, "'" + e->op + "' needs integer operands");
+        e->type = *rt;
+        if (op_info(*op).rule == TypeRule::ToBool) e->weak = false;
         return;
       }
       case DtExprKind::Neg:

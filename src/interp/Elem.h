@@ -126,10 +126,28 @@ template <class T> inline T bin_elem(BinOp op, T x, T y, SourceLoc loc) {
           case BinOp::Shl:
             if constexpr (std::is_same_v<T, uint8_t>) return x;
             else return static_cast<T>(static_cast<U<T>>(x) << (static_cast<U<T>>(y) % W));
-          default:
+          case BinOp::Shr:
             if constexpr (std::is_same_v<T, uint8_t>) return x;
             else return static_cast<T>(x >> (static_cast<U<T>>(y) % W));
+          case BinOp::Add:
+          case BinOp::Sub:
+          case BinOp::Mul:
+          case BinOp::Div:
+          case BinOp::FloorDiv:
+          case BinOp::Mod:
+          case BinOp::Lt:
+          case BinOp::Le:
+          case BinOp::Gt:
+          case BinOp::Ge:
+          case BinOp::Eq:
+          case BinOp::Ne:
+          case BinOp::LAnd:
+          case BinOp::LOr:
+          case BinOp::Min:
+          case BinOp::Max:
+          case BinOp::Cdiv: break;
         }
+        internal_error("Interp", "not a bitwise op");
       }
     case BinOp::Lt:
     case BinOp::Le:
@@ -154,8 +172,22 @@ template <class T> inline uint8_t cmp_elem(BinOp op, T x, T y) {
     case BinOp::Ne: return x != y;
     case BinOp::LAnd: return x != 0 && y != 0;
     case BinOp::LOr: return x != 0 || y != 0;
-    default: internal_error("Interp", "arithmetic evaluated as a comparison");
+    case BinOp::Add:
+    case BinOp::Sub:
+    case BinOp::Mul:
+    case BinOp::Div:
+    case BinOp::FloorDiv:
+    case BinOp::Mod:
+    case BinOp::And:
+    case BinOp::Or:
+    case BinOp::Xor:
+    case BinOp::Shl:
+    case BinOp::Shr:
+    case BinOp::Min:
+    case BinOp::Max:
+    case BinOp::Cdiv: break;
   }
+  internal_error("Interp", "arithmetic evaluated as a comparison");
 }
 
 // One element of a unary op in storage type T (before f16/bf16 rounding).
@@ -169,16 +201,7 @@ template <class T> inline T un_elem(UnOp op, T v) {
     case UnOp::Abs:
       if constexpr (std::is_floating_point_v<T>) return std::fabs(v);
       else return v < 0 ? wsub<T>(0, v) : v;
-    case UnOp::Exp:
-      if constexpr (std::is_floating_point_v<T>) return std::exp(v);
-      else internal_error("Interp", "math function on integers");
-    case UnOp::Exp2:
-    case UnOp::Log:
-    case UnOp::Log2:
-    case UnOp::Sqrt:
-    case UnOp::Rsqrt:
-    case UnOp::Sigmoid:
-    case UnOp::Tanh:
+    DT_MATH_UNOP_CASES
       if constexpr (std::is_floating_point_v<T>) return math1<T>(op, v);
       else internal_error("Interp", "math function on integers");
   }

@@ -76,7 +76,7 @@ template <class T> void f_where(const FInstr&, const void* const* in, const int6
 
 template <class T> FFn binary_fn(BinOp op) {
   switch (op) {
-#define DT_FUSE_BIN(e, s) \
+#define DT_FUSE_BIN(e, ...) \
   case BinOp::e: return binop_is_compare(BinOp::e) || BinOp::e == BinOp::LAnd || BinOp::e == BinOp::LOr ? &f_cmp<BinOp::e, T> : &f_arith<BinOp::e, T>;
     DT_FOR_EACH_BINOP(DT_FUSE_BIN)
 #undef DT_FUSE_BIN
@@ -85,7 +85,7 @@ template <class T> FFn binary_fn(BinOp op) {
 }
 template <class T> FFn unary_fn(UnOp op) {
   switch (op) {
-#define DT_FUSE_UN(e, s) \
+#define DT_FUSE_UN(e, ...) \
   case UnOp::e: return &f_un<UnOp::e, T>;
     DT_FOR_EACH_UNOP(DT_FUSE_UN)
 #undef DT_FUSE_UN
@@ -130,8 +130,23 @@ bool elementwise(const TNode& n) {
     }
     case ExprKind::Where: return true;
     case ExprKind::Cast: return !e.args[0]->type.ptr;
-    default: return false;
+    case ExprKind::Const:
+    case ExprKind::Var:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange:
+    case ExprKind::Full:
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d:
+      return false;
   }
+  return false;
 }
 
 struct Builder {
@@ -219,7 +234,21 @@ struct Builder {
         if (from.elem == e.dtype) return x;
         return emit(cvt_fn(storage_of(from.elem, false), storage_of(e.dtype, false)), {x, 0, 0}, 1, e.dtype, is_half(e.dtype), e.loc);
       }
-      default: break;
+      case ExprKind::Const:
+      case ExprKind::Var:
+      case ExprKind::ProgramId:
+      case ExprKind::NumPrograms:
+      case ExprKind::Arange:
+      case ExprKind::Full:
+      case ExprKind::ExpandDims:
+      case ExprKind::Reshape:
+      case ExprKind::Trans:
+      case ExprKind::Broadcast:
+      case ExprKind::Load:
+      case ExprKind::Dot:
+      case ExprKind::Reduce:
+      case ExprKind::Swizzle2d:
+        break;
     }
     internal_error("Interp", "fusing a node that is not elementwise");
   }
@@ -399,8 +428,23 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
       return false;
     }
     case ExprKind::Cast: return int_type(e.args[0]->type) && consecutive_expr(*e.args[0], slots);
-    default: return false;
+    case ExprKind::Const:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Full:
+    case ExprKind::Unary:
+    case ExprKind::Where:
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d:
+      return false;
   }
+  return false;
 }
 
 std::vector<uint8_t> consecutive_slots(const Kernel& k) {

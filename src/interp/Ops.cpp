@@ -182,14 +182,7 @@ void unary_into(Value& out, UnOp op, const Value& x, const Type& rt) {
         if constexpr (std::is_floating_point_v<T>) map1<T, T>(out, x, rt, [](T v) { return std::fabs(v); });
         else map1<T, T>(out, x, rt, [](T v) { return v < 0 ? wsub<T>(0, v) : v; });
         break;
-      case UnOp::Exp:
-      case UnOp::Exp2:
-      case UnOp::Log:
-      case UnOp::Log2:
-      case UnOp::Sqrt:
-      case UnOp::Rsqrt:
-      case UnOp::Sigmoid:
-      case UnOp::Tanh:
+      DT_MATH_UNOP_CASES
         if constexpr (std::is_floating_point_v<T>) {
           if (op == UnOp::Exp) map1<T, T>(out, x, rt, [](T v) { return std::exp(v); });
           else map1<T, T>(out, x, rt, [op](T v) { return math1<T>(op, v); });

@@ -355,8 +355,28 @@ template <class T, int KA, int KB> SFn bin_kinds(BinOp op, bool cmp) {
     case BinOp::Add: return &bin_op_fn<T, BinOp::Add, KA, KB>;
     case BinOp::Sub: return &bin_op_fn<T, BinOp::Sub, KA, KB>;
     case BinOp::Mul: return &bin_op_fn<T, BinOp::Mul, KA, KB>;
-    default: return &bin_fn<T, KA, KB>;
+    case BinOp::Div:
+    case BinOp::FloorDiv:
+    case BinOp::Mod:
+    case BinOp::And:
+    case BinOp::Or:
+    case BinOp::Xor:
+    case BinOp::Shl:
+    case BinOp::Shr:
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge:
+    case BinOp::Eq:
+    case BinOp::Ne:
+    case BinOp::LAnd:
+    case BinOp::LOr:
+    case BinOp::Min:
+    case BinOp::Max:
+    case BinOp::Cdiv:
+      return &bin_fn<T, KA, KB>;
   }
+  return &bin_fn<T, KA, KB>;
 }
 template <class T> SFn bin_for(BinOp op, bool cmp, int ka, int kb) {
   switch (ka * 3 + kb) {

@@ -216,7 +216,7 @@ struct Tiles {
         (to != Scalar::I32 && to != Scalar::I64))
       return false;
     auto wrap = [t](int64_t x) { return t == Scalar::I32 ? static_cast<int64_t>(static_cast<int32_t>(x)) : x; };
-    int64_t f;
+    int64_t f = 0;
     switch (e.kind) {
       case ExprKind::Arange: f = e.ints[0]; break;
       case ExprKind::Var: {
@@ -245,7 +245,21 @@ struct Tiles {
         }
         break;
       }
-      default: return false;
+      case ExprKind::Const:
+      case ExprKind::ProgramId:
+      case ExprKind::NumPrograms:
+      case ExprKind::Full:
+      case ExprKind::Unary:
+      case ExprKind::Where:
+      case ExprKind::ExpandDims:
+      case ExprKind::Reshape:
+      case ExprKind::Trans:
+      case ExprKind::Broadcast:
+      case ExprKind::Load:
+      case ExprKind::Dot:
+      case ExprKind::Reduce:
+      case ExprKind::Swizzle2d:
+        return false;
     }
     if (t == to) {
       first = f;

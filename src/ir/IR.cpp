@@ -68,61 +68,43 @@ const char* expr_kind_name(ExprKind k) {
   return "?";
 }
 
-const char* unop_name(UnOp op) {
-  switch (op) {
-#define X(e, s) \
-  case UnOp::e: return s;
-    DT_FOR_EACH_UNOP(X)
-#undef X
+namespace {
+#define DT_OP_ROW_(e, name, cat, rule, form, prec, py, dt) \
+  OpInfo{name, OpCat::cat, TypeRule::rule, OpForm::form, Prec::prec, py, dt},
+constexpr OpInfo kUnOps[] = {DT_FOR_EACH_UNOP(DT_OP_ROW_)};
+constexpr OpInfo kBinOps[] = {DT_FOR_EACH_BINOP(DT_OP_ROW_)};
+constexpr OpInfo kRedOps[] = {DT_FOR_EACH_REDOP(DT_OP_ROW_)};
+#undef DT_OP_ROW_
+}  // namespace
+
+const OpInfo& op_info(UnOp op) { return kUnOps[static_cast<size_t>(op)]; }
+const OpInfo& op_info(BinOp op) { return kBinOps[static_cast<size_t>(op)]; }
+const OpInfo& op_info(RedOp op) { return kRedOps[static_cast<size_t>(op)]; }
+
+std::optional<Scalar> op_result_elem(TypeRule rule, Scalar t) {
+  switch (rule) {
+    case TypeRule::Numeric: return t == Scalar::I1 ? Scalar::I32 : t;
+    case TypeRule::FloatFn: return is_float(t) ? t : Scalar::F32;
+    case TypeRule::IntOnly:
+      if (is_float(t)) return std::nullopt;
+      return t == Scalar::I1 ? Scalar::I32 : t;
+    case TypeRule::Bits:
+      if (is_float(t)) return std::nullopt;
+      return t;
+    case TypeRule::ToBool: return Scalar::I1;
+    case TypeRule::SumAcc: return t == Scalar::I1 ? Scalar::I32 : (t == Scalar::F16 || t == Scalar::BF16) ? Scalar::F32 : t;
+    case TypeRule::Keep: return t;
+    case TypeRule::Index: return Scalar::I32;
   }
-  return "?";
+  return t;
 }
 
-bool unop_is_math(UnOp op) {
-  switch (op) {
-    case UnOp::Neg:
-    case UnOp::Not:
-    case UnOp::Abs:
-      return false;
-    case UnOp::Exp:
-    case UnOp::Exp2:
-    case UnOp::Log:
-    case UnOp::Log2:
-    case UnOp::Sqrt:
-    case UnOp::Rsqrt:
-    case UnOp::Sigmoid:
-    case UnOp::Tanh:
-      return true;
-  }
-  return false;
-}
-
-const char* binop_name(BinOp op) {
-  switch (op) {
-#define X(e, s) \
-  case BinOp::e: return s;
-    DT_FOR_EACH_BINOP(X)
-#undef X
-  }
-  return "?";
-}
-
-bool binop_is_compare(BinOp op) {
-  return op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt || op == BinOp::Ge || op == BinOp::Eq ||
-         op == BinOp::Ne;
-}
-
-bool binop_is_call(BinOp op) { return op == BinOp::Min || op == BinOp::Max || op == BinOp::Cdiv; }
-
-const char* redop_name(RedOp op) {
-  switch (op) {
-#define X(e, s) \
-  case RedOp::e: return s;
-    DT_FOR_EACH_REDOP(X)
-#undef X
-  }
-  return "?";
-}
+const char* unop_name(UnOp op) { return op_info(op).name; }
+bool unop_is_math(UnOp op) { return op_info(op).cat == OpCat::Math; }
+const char* binop_name(BinOp op) { return op_info(op).name; }
+bool binop_is_compare(BinOp op) { return op_info(op).cat == OpCat::Compare; }
+bool binop_is_call(BinOp op) { return op_info(op).form == OpForm::Call; }
+const char* redop_name(RedOp op) { return op_info(op).name; }
 
 const char* stmt_kind_name(StmtKind k) {
   switch (k) {

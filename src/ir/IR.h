@@ -170,72 +170,164 @@ enum class ExprKind : uint8_t {
 };
 const char* expr_kind_name(ExprKind k);
 
-#define DT_FOR_EACH_UNOP(X)                                        \
-  X(Neg, "-")     /* arithmetic negation                        */ \
-  X(Not, "~")     /* bitwise not on ints; logical not on i1     */ \
-  X(Exp, "exp")                                                    \
-  X(Exp2, "exp2")                                                  \
-  X(Log, "log")                                                    \
-  X(Log2, "log2")                                                  \
-  X(Sqrt, "sqrt")                                                  \
-  X(Rsqrt, "rsqrt")                                                \
-  X(Sigmoid, "sigmoid") /* 1 / (1 + exp(-x))                    */ \
-  X(Tanh, "tanh")                                                  \
-  X(Abs, "abs")         /* ints too                             */
+// ---------------------------------------------------------------------------------------------
+// The op tables. Each row below is the one definition of an op; everything else is derived:
+//   * the enum (UnOp / BinOp / RedOp) and its name;
+//   * the `.tile` spelling, which the parser reads and the printer writes (form: Prefix `-x`,
+//     Infix `a + b` at precedence level `prec`, or Call `exp(x)`);
+//   * the category an executor groups by (DT_MATH_UNOP_CASES below expands to the cases of every
+//     Math row), and the result-type rule the verifier and every frontend apply (op_result_elem);
+//   * the Triton `.py` spelling (an operator, or the name after `tl.`) and the `.dt` spelling
+//     ("" where the frontend has none).
+// Adding an op: one row here, then one case in every switch that fails to compile (executors'
+// evaluation and the CUDA emitter; -Werror=switch, no `default:` over these enums). See
+// docs/architecture.md.
+//
+// Columns: X(Enum, tile, category, type rule, form, prec, py, dt)
+#define DT_FOR_EACH_UNOP(X)                                                                  \
+  X(Neg, "-", Arith, Numeric, Prefix, Unary, "-", "-")           /* arithmetic negation    */ \
+  X(Not, "~", Bitwise, Bits, Prefix, Unary, "~", "")             /* bitwise not; i1: logical */ \
+  X(Exp, "exp", Math, FloatFn, Call, Postfix, "exp", "exp")                                  \
+  X(Exp2, "exp2", Math, FloatFn, Call, Postfix, "exp2", "")                                 \
+  X(Log, "log", Math, FloatFn, Call, Postfix, "log", "log")                                  \
+  X(Log2, "log2", Math, FloatFn, Call, Postfix, "log2", "")                                 \
+  X(Sqrt, "sqrt", Math, FloatFn, Call, Postfix, "sqrt", "sqrt")                              \
+  X(Rsqrt, "rsqrt", Math, FloatFn, Call, Postfix, "rsqrt", "rsqrt")                          \
+  X(Sigmoid, "sigmoid", Math, FloatFn, Call, Postfix, "sigmoid", "sigmoid") /* 1/(1+exp(-x)) */ \
+  X(Tanh, "tanh", Math, FloatFn, Call, Postfix, "tanh", "tanh")                              \
+  X(Abs, "abs", Arith, Numeric, Call, Postfix, "abs", "abs")     /* ints too               */
 
 enum class UnOp : uint8_t {
-#define X(e, s) e,
+#define X(e, ...) e,
   DT_FOR_EACH_UNOP(X)
 #undef X
 };
-const char* unop_name(UnOp op);
-bool unop_is_math(UnOp op);  // a float function (exp ... tanh), not Neg/Not/Abs
 
-#define DT_FOR_EACH_BINOP(X)                                                 \
-  X(Add, "+")                                                                \
-  X(Sub, "-")                                                                \
-  X(Mul, "*")                                                                \
-  X(Div, "/")          /* true division, always float                   */  \
-  X(FloorDiv, "//")    /* integers only, truncates toward zero          */  \
-  X(Mod, "%")          /* integers: C remainder; floats: fmod           */  \
-  X(And, "&")          /* ints and i1                                   */  \
-  X(Or, "|")                                                                 \
-  X(Xor, "^")                                                                \
-  X(Shl, "<<")                                                               \
-  X(Shr, ">>")                                                               \
-  X(Lt, "<")                                                                 \
-  X(Le, "<=")                                                                \
-  X(Gt, ">")                                                                 \
-  X(Ge, ">=")                                                                \
-  X(Eq, "==")                                                                \
-  X(Ne, "!=")                                                                \
-  X(LAnd, "&&")        /* logical and: operands converted to i1          */  \
-  X(LOr, "||")                                                               \
-  X(Min, "minimum")    /* elementwise, NaN-propagating                  */  \
-  X(Max, "maximum")                                                          \
-  X(Cdiv, "cdiv")      /* integers: (a + b - 1) // b                    */
+// Columns: X(Enum, tile, category, type rule, form, prec, py, dt)
+#define DT_FOR_EACH_BINOP(X)                                                                    \
+  X(Add, "+", Arith, Numeric, Infix, Add, "+", "+")                                             \
+  X(Sub, "-", Arith, Numeric, Infix, Add, "-", "-")                                             \
+  X(Mul, "*", Arith, Numeric, Infix, Mul, "*", "*")                                             \
+  X(Div, "/", Arith, FloatFn, Infix, Mul, "/", "/")          /* true division, always float */ \
+  X(FloorDiv, "//", Arith, IntOnly, Infix, Mul, "//", "")    /* integers, toward zero       */ \
+  X(Mod, "%", Arith, Numeric, Infix, Mul, "%", "")           /* ints: C remainder; fmod     */ \
+  X(And, "&", Bitwise, Bits, Infix, BitAnd, "&", "")         /* ints and i1                 */ \
+  X(Or, "|", Bitwise, Bits, Infix, BitOr, "|", "")                                              \
+  X(Xor, "^", Bitwise, Bits, Infix, BitXor, "^", "")                                            \
+  X(Shl, "<<", Bitwise, Bits, Infix, Shift, "<<", "")                                           \
+  X(Shr, ">>", Bitwise, Bits, Infix, Shift, ">>", "")                                           \
+  X(Lt, "<", Compare, ToBool, Infix, Compare, "<", "<")                                         \
+  X(Le, "<=", Compare, ToBool, Infix, Compare, "<=", "<=")                                      \
+  X(Gt, ">", Compare, ToBool, Infix, Compare, ">", ">")                                         \
+  X(Ge, ">=", Compare, ToBool, Infix, Compare, ">=", ">=")                                      \
+  X(Eq, "==", Compare, ToBool, Infix, Compare, "==", "==")                                      \
+  X(Ne, "!=", Compare, ToBool, Infix, Compare, "!=", "!=")                                      \
+  X(LAnd, "&&", Logical, ToBool, Infix, And, "and", "")      /* operands converted to i1    */ \
+  X(LOr, "||", Logical, ToBool, Infix, Or, "or", "")                                            \
+  X(Min, "minimum", Arith, Numeric, Call, Postfix, "minimum", "minimum") /* NaN-propagating */ \
+  X(Max, "maximum", Arith, Numeric, Call, Postfix, "maximum", "maximum")                        \
+  X(Cdiv, "cdiv", Arith, IntOnly, Call, Postfix, "cdiv", "")  /* integers: (a + b - 1) // b  */
 
 enum class BinOp : uint8_t {
-#define X(e, s) e,
+#define X(e, ...) e,
   DT_FOR_EACH_BINOP(X)
 #undef X
 };
-const char* binop_name(BinOp op);
-bool binop_is_compare(BinOp op);  // < <= > >= == !=
-bool binop_is_call(BinOp op);     // printed as a call: minimum(a, b), maximum, cdiv
 
-#define DT_FOR_EACH_REDOP(X) \
-  X(Sum, "sum")              \
-  X(Max, "max")              \
-  X(Min, "min")              \
-  X(Argmax, "argmax")        \
-  X(Argmin, "argmin")
+// Reductions remove one axis; printed as sum(x, axis=1). The `.dt` spellings are the reduction
+// calls its lowering turns into loops.
+// Columns: X(Enum, tile, category, type rule, form, prec, py, dt)
+#define DT_FOR_EACH_REDOP(X)                                       \
+  X(Sum, "sum", Reduce, SumAcc, Call, Postfix, "sum", "rsum")      \
+  X(Max, "max", Reduce, Keep, Call, Postfix, "max", "rmax")        \
+  X(Min, "min", Reduce, Keep, Call, Postfix, "min", "rmin")        \
+  X(Argmax, "argmax", Reduce, Index, Call, Postfix, "argmax", "")  \
+  X(Argmin, "argmin", Reduce, Index, Call, Postfix, "argmin", "")
 
 enum class RedOp : uint8_t {
-#define X(e, s) e,
+#define X(e, ...) e,
   DT_FOR_EACH_REDOP(X)
 #undef X
 };
+
+// What an op computes, for executors that handle a group alike.
+enum class OpCat : uint8_t {
+  Arith,    // numbers in, a number of the promoted type out
+  Math,     // a float function of one float (ints are converted to f32)
+  Bitwise,  // integers and i1 only
+  Compare,  // i1 out
+  Logical,  // operands converted to i1, i1 out
+  Reduce,   // removes an axis
+};
+
+// The result element type of an op from its (promoted) operand type; see op_result_elem.
+enum class TypeRule : uint8_t {
+  Numeric,  // the promoted type; i1 computes as i32
+  FloatFn,  // floats keep their type; integers give f32 (math functions, `/`)
+  IntOnly,  // integer operands only (an error for floats); i1 computes as i32 (`//`, cdiv)
+  Bits,     // integer or i1 operands only; the type is kept (~ & | ^ << >>)
+  ToBool,   // i1 (comparisons, && ||)
+  SumAcc,   // i1 -> i32, f16/bf16 -> f32, others kept (sum)
+  Keep,     // the operand's type (max, min)
+  Index,    // i32 (argmax, argmin)
+};
+
+// How the `.tile` parser reads and the printer writes an op.
+enum class OpForm : uint8_t { Prefix, Infix, Call };
+
+// Precedence levels of the `.tile` syntax, loosest first. An operand prints bare when its level is
+// at least the level its position needs; the parser's binary levels are Or ... Mul.
+enum class Prec : uint8_t { Or = 1, And = 2, Not = 3, Compare = 4, BitOr = 5, BitXor = 6, BitAnd = 7, Shift = 8, Add = 9, Mul = 10, Unary = 11, Postfix = 12 };
+
+struct OpInfo {
+  const char* name;  // the `.tile` spelling (also the printer's)
+  OpCat cat;
+  TypeRule rule;
+  OpForm form;
+  Prec prec;
+  const char* py;  // Triton: the operator, or the function after `tl.` ("" none)
+  const char* dt;  // `.dt` ("" none)
+};
+
+const OpInfo& op_info(UnOp op);
+const OpInfo& op_info(BinOp op);
+const OpInfo& op_info(RedOp op);
+
+// Every op, in table order (for loops over the table: name lookups, tests).
+inline constexpr UnOp kAllUnOps[] = {
+#define X(e, ...) UnOp::e,
+    DT_FOR_EACH_UNOP(X)
+#undef X
+};
+inline constexpr BinOp kAllBinOps[] = {
+#define X(e, ...) BinOp::e,
+    DT_FOR_EACH_BINOP(X)
+#undef X
+};
+inline constexpr RedOp kAllRedOps[] = {
+#define X(e, ...) RedOp::e,
+    DT_FOR_EACH_REDOP(X)
+#undef X
+};
+
+// The result element type of `rule` on operands promoted to `t` (IR.h's semantics contract), or
+// nullopt when the rule does not take `t` (a float operand of IntOnly or Bits). The verifier and
+// the frontends' type inference all use this.
+std::optional<Scalar> op_result_elem(TypeRule rule, Scalar t);
+
+// `case UnOp::Exp: case UnOp::Exp2: ...` for every Math row: executors group the math functions
+// with it, so a new Math row joins the group and needs only its own case where each is computed.
+#define DT_WHEN_MATH_Math(x) x
+#define DT_WHEN_MATH_Arith(x)
+#define DT_WHEN_MATH_Bitwise(x)
+#define DT_UNOP_MATH_CASE_(e, name, cat, ...) DT_WHEN_MATH_##cat(case UnOp::e:)
+#define DT_MATH_UNOP_CASES DT_FOR_EACH_UNOP(DT_UNOP_MATH_CASE_)
+
+const char* unop_name(UnOp op);
+bool unop_is_math(UnOp op);  // category Math: a float function (exp ... tanh), not Neg/Not/Abs
+const char* binop_name(BinOp op);
+bool binop_is_compare(BinOp op);  // category Compare: < <= > >= == !=
+bool binop_is_call(BinOp op);     // printed as a call: minimum(a, b), maximum, cdiv
 const char* redop_name(RedOp op);
 
 struct Expr;

@@ -21,59 +21,19 @@ namespace dtsim {
 
 namespace {
 
-// Precedence levels, loosest first; an operand prints bare when its level is at least the
-// level its position needs.
-enum Prec : int {
-  kOr = 1,
-  kAnd = 2,
-  kCompare = 4,
-  kBitOr = 5,
-  kBitXor = 6,
-  kBitAnd = 7,
-  kShift = 8,
-  kAdd = 9,
-  kMul = 10,
-  kUnary = 11,
-  kPostfix = 12,
-};
+// Precedence levels (IR.h's Prec, loosest first): an operand prints bare when its level is at
+// least the level its position needs.
+constexpr int level(Prec p) { return static_cast<int>(p); }
+constexpr int kCompare = level(Prec::Compare);
+constexpr int kUnary = level(Prec::Unary);
+constexpr int kPostfix = level(Prec::Postfix);
 
 const ExprP& need(const ExprP& e) {
   if (!e) internal_error("Printer", "missing operand");
   return e;
 }
 
-int binop_prec(BinOp op) {
-  switch (op) {
-    case BinOp::LOr: return kOr;
-    case BinOp::LAnd: return kAnd;
-    case BinOp::Lt:
-    case BinOp::Le:
-    case BinOp::Gt:
-    case BinOp::Ge:
-    case BinOp::Eq:
-    case BinOp::Ne:
-      return kCompare;
-    case BinOp::Or: return kBitOr;
-    case BinOp::Xor: return kBitXor;
-    case BinOp::And: return kBitAnd;
-    case BinOp::Shl:
-    case BinOp::Shr:
-      return kShift;
-    case BinOp::Add:
-    case BinOp::Sub:
-      return kAdd;
-    case BinOp::Mul:
-    case BinOp::Div:
-    case BinOp::FloorDiv:
-    case BinOp::Mod:
-      return kMul;
-    case BinOp::Min:
-    case BinOp::Max:
-    case BinOp::Cdiv:
-      return kPostfix;
-  }
-  return kPostfix;
-}
+int binop_prec(BinOp op) { return level(op_info(op).prec); }
 
 bool const_negative(const Expr& e) {
   if (e.dtype == Scalar::I1 && !e.is_float) return false;  // True / False
@@ -83,7 +43,7 @@ bool const_negative(const Expr& e) {
 int prec_of(const Expr& e) {
   switch (e.kind) {
     case ExprKind::Const: return const_negative(e) ? kUnary : kPostfix;
-    case ExprKind::Unary: return unop_is_math(e.uop) || e.uop == UnOp::Abs ? kPostfix : kUnary;
+    case ExprKind::Unary: return level(op_info(e.uop).prec);
     case ExprKind::Binary: return binop_prec(e.bop);
     case ExprKind::Var:
     case ExprKind::ProgramId:
@@ -171,25 +131,17 @@ std::string binary_str(const Expr& e) {
 }
 
 std::string unary_str(const Expr& e) {
-  switch (e.uop) {
-    case UnOp::Neg:
-    case UnOp::Not: {
+  const OpInfo& op = op_info(e.uop);
+  switch (op.form) {
+    case OpForm::Prefix: {
       std::string x = operand(e.args[0], kUnary);
       if (x[0] == '-') x = "(" + x + ")";  // never `--3`, which would read back as a literal
-      return (e.uop == UnOp::Neg ? "-" : "~") + x;
+      return op.name + x;
     }
-    case UnOp::Exp:
-    case UnOp::Exp2:
-    case UnOp::Log:
-    case UnOp::Log2:
-    case UnOp::Sqrt:
-    case UnOp::Rsqrt:
-    case UnOp::Sigmoid:
-    case UnOp::Tanh:
-    case UnOp::Abs:
-      return std::string(unop_name(e.uop)) + "(" + expr_str(need(e.args[0])) + ")";
+    case OpForm::Call: return std::string(op.name) + "(" + expr_str(need(e.args[0])) + ")";
+    case OpForm::Infix: break;
   }
-  return "?";
+  internal_error("Printer", std::string("unary op '") + op.name + "' has no unary form");
 }
 
 std::string load_str(const Expr& e) {

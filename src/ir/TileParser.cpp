@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "ir/TileLexer.h"
 
@@ -15,14 +16,35 @@ namespace {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
+// The ops spelled as calls (minimum, exp, sum ...), by their `.tile` name, from IR.h's op tables.
+template <class Op> const std::map<std::string, Op>& call_ops() {
+  static const std::map<std::string, Op> m = [] {
+    std::map<std::string, Op> r;
+    auto add = [&](auto op) {
+      if (op_info(op).form == OpForm::Call) r.emplace(op_info(op).name, op);
+    };
+    if constexpr (std::is_same_v<Op, UnOp>) for (UnOp op : kAllUnOps) add(op);
+    if constexpr (std::is_same_v<Op, BinOp>) for (BinOp op : kAllBinOps) add(op);
+    if constexpr (std::is_same_v<Op, RedOp>) for (RedOp op : kAllRedOps) add(op);
+    return r;
+  }();
+  return m;
+}
+
 // Names that can be called in an expression (plus the statement-only ones, for messages).
 const std::vector<std::string>& builtin_names() {
-  static const std::vector<std::string> names = {
-      "program_id", "num_programs", "arange",  "zeros",       "full",    "load",    "dot",   "where",
-      "minimum",    "maximum",      "cdiv",    "exp",         "exp2",    "log",     "log2",  "sqrt",
-      "rsqrt",      "sigmoid",      "tanh",    "abs",         "sum",     "max",     "min",   "argmax",
-      "argmin",     "expand_dims",  "reshape", "broadcast_to", "trans",  "swizzle2d", "store", "print",
-      "assert",     "range"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {"program_id", "num_programs", "arange", "zeros", "full", "load", "dot", "where"};
+    auto add = [&](auto op) {
+      if (op_info(op).form == OpForm::Call) n.push_back(op_info(op).name);
+    };
+    for (BinOp op : kAllBinOps) add(op);
+    for (UnOp op : kAllUnOps) add(op);
+    for (RedOp op : kAllRedOps) add(op);
+    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "swizzle2d", "store", "print", "assert", "range"})
+      n.push_back(s);
+    return n;
+  }();
   return names;
 }
 
@@ -51,14 +73,14 @@ std::string did_you_mean(const std::string& name) {
   return best.empty() ? "" : " (did you mean " + q(best) + "?)";
 }
 
+// `t op= v` for every infix arithmetic or bitwise op.
 std::optional<BinOp> aug_op(const std::string& s) {
-  static const std::map<std::string, BinOp> ops = {
-      {"+=", BinOp::Add}, {"-=", BinOp::Sub},  {"*=", BinOp::Mul},  {"/=", BinOp::Div},
-      {"//=", BinOp::FloorDiv}, {"%=", BinOp::Mod}, {"&=", BinOp::And}, {"|=", BinOp::Or},
-      {"^=", BinOp::Xor}, {"<<=", BinOp::Shl}, {">>=", BinOp::Shr}};
-  auto it = ops.find(s);
-  if (it == ops.end()) return std::nullopt;
-  return it->second;
+  for (BinOp op : kAllBinOps) {
+    const OpInfo& i = op_info(op);
+    if (i.form == OpForm::Infix && (i.cat == OpCat::Arith || i.cat == OpCat::Bitwise) && s == std::string(i.name) + "=")
+      return op;
+  }
+  return std::nullopt;
 }
 
 bool is_keyword(const std::string& s) {
@@ -470,24 +492,23 @@ class Parser {
   std::optional<BinOp> compare_op() const {
     if (at().kind != TokKind::Op) return std::nullopt;
     const std::string& s = at().text;
-    if (s == "<") return BinOp::Lt;
-    if (s == "<=") return BinOp::Le;
-    if (s == ">") return BinOp::Gt;
-    if (s == ">=") return BinOp::Ge;
-    if (s == "==") return BinOp::Eq;
-    if (s == "!=") return BinOp::Ne;
+    for (BinOp op : kAllBinOps)
+      if (op_info(op).cat == OpCat::Compare && s == op_info(op).name) return op;
     return std::nullopt;
   }
 
   // Left-associative binary levels, loosest first: | ^ & (<< >>) (+ -) (* / // %).
   ExprP binary_level(int level) {
-    static const std::vector<std::vector<std::pair<const char*, BinOp>>> levels = {
-        {{"|", BinOp::Or}},
-        {{"^", BinOp::Xor}},
-        {{"&", BinOp::And}},
-        {{"<<", BinOp::Shl}, {">>", BinOp::Shr}},
-        {{"+", BinOp::Add}, {"-", BinOp::Sub}},
-        {{"*", BinOp::Mul}, {"/", BinOp::Div}, {"//", BinOp::FloorDiv}, {"%", BinOp::Mod}}};
+    // From the op table: the infix ops of level BitOr + level.
+    static const std::vector<std::vector<std::pair<const char*, BinOp>>> levels = [] {
+      constexpr int lo = static_cast<int>(Prec::BitOr), hi = static_cast<int>(Prec::Mul);
+      std::vector<std::vector<std::pair<const char*, BinOp>>> l(hi - lo + 1);
+      for (BinOp op : kAllBinOps) {
+        int p = static_cast<int>(op_info(op).prec);
+        if (op_info(op).form == OpForm::Infix && p >= lo && p <= hi) l[static_cast<size_t>(p - lo)].push_back({op_info(op).name, op});
+      }
+      return l;
+    }();
     if (level == static_cast<int>(levels.size())) return unary();
     ExprP e = binary_level(level + 1);
     for (int n = 0;; ++n) {
@@ -700,24 +721,15 @@ class Parser {
     const Token& t = at();
     const std::string fn = t.text;
     SourceLoc loc = t.loc;
-    static const std::map<std::string, UnOp> math = {
-        {"exp", UnOp::Exp},     {"exp2", UnOp::Exp2}, {"log", UnOp::Log},         {"log2", UnOp::Log2},
-        {"sqrt", UnOp::Sqrt},   {"rsqrt", UnOp::Rsqrt}, {"sigmoid", UnOp::Sigmoid}, {"tanh", UnOp::Tanh},
-        {"abs", UnOp::Abs}};
-    static const std::map<std::string, BinOp> binary = {
-        {"minimum", BinOp::Min}, {"maximum", BinOp::Max}, {"cdiv", BinOp::Cdiv}};
-    static const std::map<std::string, RedOp> reduce = {{"sum", RedOp::Sum},       {"max", RedOp::Max},
-                                                        {"min", RedOp::Min},       {"argmax", RedOp::Argmax},
-                                                        {"argmin", RedOp::Argmin}};
-    if (auto it = math.find(fn); it != math.end()) {
+    if (auto it = call_ops<UnOp>().find(fn); it != call_ops<UnOp>().end()) {
       auto a = call_args(fn, {"x"}, 1);
       return make_unary(it->second, value(a[0], fn), loc);
     }
-    if (auto it = binary.find(fn); it != binary.end()) {
+    if (auto it = call_ops<BinOp>().find(fn); it != call_ops<BinOp>().end()) {
       auto a = call_args(fn, {"x", "y"}, 2);
       return make_binary(it->second, value(a[0], fn), value(a[1], fn), loc);
     }
-    if (auto it = reduce.find(fn); it != reduce.end()) {
+    if (auto it = call_ops<RedOp>().find(fn); it != call_ops<RedOp>().end()) {
       auto a = call_args(fn, {"x", "axis"}, 2);
       return make_reduce(it->second, value(a[0], fn), int_literal(a[1], fn, "axis"), loc);
     }

@@ -93,7 +93,11 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
           case BinOp::Gt: r = a > c; break;
           case BinOp::Ge: r = a >= c; break;
           case BinOp::Eq: r = a == c; break;
-          default: r = a != c; break;
+          case BinOp::Ne: r = a != c; break;
+          case BinOp::Add: case BinOp::Sub: case BinOp::Mul: case BinOp::Div: case BinOp::FloorDiv: case BinOp::Mod:
+          case BinOp::And: case BinOp::Or: case BinOp::Xor: case BinOp::Shl: case BinOp::Shr: case BinOp::LAnd:
+          case BinOp::LOr: case BinOp::Min: case BinOp::Max: case BinOp::Cdiv:
+            internal_error("eval_param_expr", "not a comparison");
         }
         return ScalarValue::of_int(r, Scalar::I1);
       }
@@ -106,7 +110,10 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
           case BinOp::Div: r = a / c; break;
           case BinOp::Min: r = std::fmin(a, c); break;
           case BinOp::Max: r = std::fmax(a, c); break;
-          default: user_error(e->loc, std::string("'") + binop_name(e->bop) + "' needs integer operands here");
+          case BinOp::FloorDiv: case BinOp::Mod: case BinOp::And: case BinOp::Or: case BinOp::Xor: case BinOp::Shl:
+          case BinOp::Shr: case BinOp::Lt: case BinOp::Le: case BinOp::Gt: case BinOp::Ge: case BinOp::Eq: case BinOp::Ne:
+          case BinOp::LAnd: case BinOp::LOr: case BinOp::Cdiv:
+            user_error(e->loc, std::string("'") + binop_name(e->bop) + "' needs integer operands here");
         }
         return ScalarValue::of_float(r, rt);
       }
@@ -134,7 +141,9 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
         case BinOp::And: r = a & c; break;
         case BinOp::Or: r = a | c; break;
         case BinOp::Xor: r = a ^ c; break;
-        default: user_error(e->loc, std::string("'") + binop_name(e->bop) + "' is not allowed in a parameter expression");
+        case BinOp::Div: case BinOp::Lt: case BinOp::Le: case BinOp::Gt: case BinOp::Ge: case BinOp::Eq: case BinOp::Ne:
+        case BinOp::LAnd: case BinOp::LOr:
+          user_error(e->loc, std::string("'") + binop_name(e->bop) + "' is not allowed in a parameter expression");
       }
       return ScalarValue::of_int(r, rt);
     }
@@ -296,27 +305,9 @@ class Verifier {
         ExprP x = e->args[0];
         infer(x);
         no_ptr(x, unop_name(e->uop));
-        Scalar t = x->type.elem;
-        switch (e->uop) {
-          case UnOp::Neg:
-          case UnOp::Abs:
-            if (t == Scalar::I1) t = Scalar::I32;
-            break;
-          case UnOp::Not:
-            if (is_float(t)) user_error(e->loc, "'~' needs an integer or boolean operand, got " + x->type.str());
-            break;
-          case UnOp::Exp:
-          case UnOp::Exp2:
-          case UnOp::Log:
-          case UnOp::Log2:
-          case UnOp::Sqrt:
-          case UnOp::Rsqrt:
-          case UnOp::Sigmoid:
-          case UnOp::Tanh:
-            if (!is_float(t)) t = Scalar::F32;
-            break;
-        }
-        e->type = Type{t, false, x->type.shape};
+        std::optional<Scalar> t = op_result_elem(op_info(e->uop).rule, x->type.elem);
+        if (!t) user_error(e->loc, std::string("'") + unop_name(e->uop) + "' needs an integer or boolean operand, got " + x->type.str());
+        e->type = Type{*t, false, x->type.shape};
         return;
       }
       case ExprKind::Binary: infer_binary(e); return;
@@ -425,21 +416,10 @@ class Verifier {
         if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + x->type.str());
         Shape s = x->type.shape;
         s.erase(s.begin() + ax);
-        Scalar t = x->type.elem;
-        switch (e->rop) {
-          case RedOp::Sum:
-            t = t == Scalar::I1 ? Scalar::I32 : (t == Scalar::F16 || t == Scalar::BF16) ? Scalar::F32 : t;
-            break;
-          case RedOp::Max:
-          case RedOp::Min:
-            break;
-          case RedOp::Argmax:
-          case RedOp::Argmin:
-            t = Scalar::I32;
-            break;
-        }
+        std::optional<Scalar> t = op_result_elem(op_info(e->rop).rule, x->type.elem);
+        if (!t) user_error(e->loc, std::string(redop_name(e->rop)) + "() does not take " + x->type.str());
         e->ints = {ax};
-        e->type = Type{t, false, s};
+        e->type = Type{*t, false, s};
         return;
       }
       case ExprKind::Swizzle2d:
@@ -476,45 +456,13 @@ class Verifier {
       }
       user_error(e->loc, std::string("'") + op + "' is not defined for " + a->type.str() + " and " + b->type.str());
     }
-    Scalar t = promote(a, b);
-    switch (e->bop) {
-      case BinOp::Add:
-      case BinOp::Sub:
-      case BinOp::Mul:
-      case BinOp::Min:
-      case BinOp::Max:
-        if (t == Scalar::I1) t = Scalar::I32;
-        break;
-      case BinOp::Div:
-        if (!is_float(t)) t = Scalar::F32;
-        break;
-      case BinOp::FloorDiv:
-      case BinOp::Cdiv:
-        if (is_float(t)) user_error(e->loc, std::string("'") + op + "' needs integer operands, got " + a->type.str() + " and " + b->type.str() + " (use '/' for floats)");
-        if (t == Scalar::I1) t = Scalar::I32;
-        break;
-      case BinOp::Mod:
-        if (t == Scalar::I1) t = Scalar::I32;
-        break;
-      case BinOp::And:
-      case BinOp::Or:
-      case BinOp::Xor:
-      case BinOp::Shl:
-      case BinOp::Shr:
-        if (is_float(t)) user_error(e->loc, std::string("'") + op + "' needs integer or boolean operands, got " + a->type.str() + " and " + b->type.str());
-        break;
-      case BinOp::Lt:
-      case BinOp::Le:
-      case BinOp::Gt:
-      case BinOp::Ge:
-      case BinOp::Eq:
-      case BinOp::Ne:
-      case BinOp::LAnd:
-      case BinOp::LOr:
-        t = Scalar::I1;
-        break;
+    std::optional<Scalar> t = op_result_elem(op_info(e->bop).rule, promote(a, b));
+    if (!t) {
+      if (op_info(e->bop).rule == TypeRule::IntOnly)
+        user_error(e->loc, std::string("'") + op + "' needs integer operands, got " + a->type.str() + " and " + b->type.str() + " (use '/' for floats)");
+      user_error(e->loc, std::string("'") + op + "' needs integer or boolean operands, got " + a->type.str() + " and " + b->type.str());
     }
-    e->type = Type{t, false, s};
+    e->type = Type{*t, false, s};
   }
 
   void walk_block(std::vector<StmtP>& body) {

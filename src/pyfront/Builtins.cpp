@@ -95,6 +95,13 @@ struct Builder {
   }
 };
 
+// The op whose Triton function is `tl.<name>` (IR.h's op tables: call-form ops with a py spelling).
+template <class Op, size_t N> std::optional<Op> tl_op(const Op (&all)[N], const std::string& name) {
+  for (Op op : all)
+    if (op_info(op).form == OpForm::Call && op_info(op).py[0] && name == op_info(op).py) return op;
+  return std::nullopt;
+}
+
 ExprP as_i1(Lowerer& L, ExprP e, SourceLoc loc) {
   if (e->type.elem == Scalar::I1 && !e->type.ptr) return e;
   return typed(make_binary(BinOp::Ne, e, typed(make_const_int(0, loc)), loc));
@@ -213,7 +220,10 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       if (unsupported_dtype(attr)) unsupported(loc, "the dtype tl." + attr);
       return Val::builtin("tl." + attr);
     }
-    if (v.text == "triton.language.math") return Val::builtin("tl." + attr);
+    if (v.text == "triton.language.math") {
+      if (attr == "libdevice" || attr == "cuda") return v;  // tl.extra.cuda.libdevice.tanh
+      return Val::builtin("tl." + attr);
+    }
   }
   if (v.k == VK::Builtin && (v.text == "tl.PropagateNan" || v.text == "tl.PropagateNan")) return Val::of_str("PropagateNan." + attr);
   if (v.k == VK::Tensor) {
@@ -499,7 +509,7 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     return tensor(d);
   }
   // ---- reductions ----
-  if (tl == "sum" || tl == "max" || tl == "min" || tl == "argmax" || tl == "argmin") {
+  if (std::optional<RedOp> rop = tl_op(kAllRedOps, tl)) {
     Val x = B.tensor_arg(0, "input");
     const Val* axv = B.opt(1, "axis");
     bool want_idx = false;
@@ -544,12 +554,9 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
       }
       return tensor(r);
     };
-    if (tl == "sum") return reduce(RedOp::Sum);
-    if (tl == "argmax") return reduce(RedOp::Argmax);
-    if (tl == "argmin") return reduce(RedOp::Argmin);
-    Val m = reduce(tl == "max" ? RedOp::Max : RedOp::Min);
+    Val m = reduce(*rop);
     if (!want_idx) return m;
-    return Val::tuple({m, reduce(tl == "max" ? RedOp::Argmax : RedOp::Argmin)});
+    return Val::tuple({m, reduce(*rop == RedOp::Max ? RedOp::Argmax : RedOp::Argmin)});
   }
   // ---- elementwise ----
   if (tl == "where") {
@@ -560,11 +567,11 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     bufs.insert(y.bufs.begin(), y.bufs.end());
     return tensor(make_where(as_i1(*this, ir(c, B.at(0, "condition")), loc), ir(x, B.at(1, "x")), ir(y, B.at(2, "y")), loc), bufs);
   }
-  if (tl == "minimum" || tl == "maximum") {
+  if (std::optional<BinOp> op = tl_op(kAllBinOps, tl)) {  // minimum, maximum (tl.cdiv folds above)
     Val x = B.need(0, "x"), y = B.need(1, "y");
     B.ignore({"propagate_nan"});
     a.done();
-    return tensor(make_binary(tl == "minimum" ? BinOp::Min : BinOp::Max, ir(x, loc), ir(y, loc), loc));
+    return tensor(make_binary(*op, ir(x, loc), ir(y, loc), loc));
   }
   if (tl == "clamp") {
     Val x = B.need(0, "x"), lo = B.need(1, "min"), hi = B.need(2, "max");
@@ -573,14 +580,8 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     ExprP m = typed(make_binary(BinOp::Max, ir(x, loc), ir(lo, B.at(1, "min")), loc));
     return tensor(make_binary(BinOp::Min, m, ir(hi, B.at(2, "max")), loc));
   }
-  if (tl == "exp") return unary(UnOp::Exp);
-  if (tl == "exp2") return unary(UnOp::Exp2);
-  if (tl == "log") return unary(UnOp::Log);
-  if (tl == "log2") return unary(UnOp::Log2);
-  if (tl == "sqrt" || tl == "sqrt_rn") return unary(UnOp::Sqrt);
-  if (tl == "rsqrt") return unary(UnOp::Rsqrt);
-  if (tl == "sigmoid") return unary(UnOp::Sigmoid);
-  if (tl == "abs") return unary(UnOp::Abs);
+  if (std::optional<UnOp> op = tl_op(kAllUnOps, tl)) return unary(*op);  // exp, sqrt, abs ...
+  if (tl == "sqrt_rn") return unary(UnOp::Sqrt);
   if (tl == "fma") {
     Val x = B.tensor_arg(0, "x"), y = B.tensor_arg(1, "y"), z = B.tensor_arg(2, "z");
     a.done();

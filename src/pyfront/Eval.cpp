@@ -106,14 +106,13 @@ Val fold(const std::string& op, const Val& a, const Val& b, SourceLoc loc) {
   user_error(loc, "unsupported operator " + op);
 }
 
+// The Python operator `op` on tensors (IR.h's op table; `and`/`or` short-circuit and are lowered apart).
 std::optional<BinOp> ir_binop(const std::string& op) {
-  static const std::map<std::string, BinOp> m = {
-      {"+", BinOp::Add}, {"-", BinOp::Sub}, {"*", BinOp::Mul}, {"/", BinOp::Div}, {"//", BinOp::FloorDiv}, {"%", BinOp::Mod},
-      {"&", BinOp::And}, {"|", BinOp::Or},  {"^", BinOp::Xor}, {"<<", BinOp::Shl}, {">>", BinOp::Shr},    {"<", BinOp::Lt},
-      {"<=", BinOp::Le}, {">", BinOp::Gt},  {">=", BinOp::Ge}, {"==", BinOp::Eq},  {"!=", BinOp::Ne}};
-  auto it = m.find(op);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
+  for (BinOp b : kAllBinOps) {
+    const OpInfo& i = op_info(b);
+    if (i.form == OpForm::Infix && i.cat != OpCat::Logical && op == i.py) return b;
+  }
+  return std::nullopt;
 }
 
 }  // namespace

@@ -28,9 +28,7 @@ ExprP typed(ExprP e) {
       break;
     }
     case ExprKind::Unary: {
-      Scalar t = arg(0).elem;
-      if ((e->uop == UnOp::Neg || e->uop == UnOp::Abs) && t == Scalar::I1) t = Scalar::I32;
-      if (unop_is_math(e->uop) && !is_float(t)) t = Scalar::F32;
+      Scalar t = op_result_elem(op_info(e->uop).rule, arg(0).elem).value_or(arg(0).elem);  // the verifier reports misuse
       e->type = Type{t, false, arg(0).shape};
       break;
     }
@@ -43,14 +41,8 @@ ExprP typed(ExprP e) {
         if (cmp) e->type.elem = Scalar::I1;
         break;
       }
-      Scalar t = promote_operands(*e->args[0], *e->args[1]);
-      switch (e->bop) {
-        case BinOp::Div: if (!is_float(t)) t = Scalar::F32; break;
-        case BinOp::Lt: case BinOp::Le: case BinOp::Gt: case BinOp::Ge: case BinOp::Eq: case BinOp::Ne:
-        case BinOp::LAnd: case BinOp::LOr: t = Scalar::I1; break;
-        case BinOp::And: case BinOp::Or: case BinOp::Xor: case BinOp::Shl: case BinOp::Shr: break;
-        default: if (t == Scalar::I1) t = Scalar::I32; break;
-      }
+      Scalar p = promote_operands(*e->args[0], *e->args[1]);
+      Scalar t = op_result_elem(op_info(e->bop).rule, p).value_or(p);
       e->type = Type{t, false, s};
       break;
     }
@@ -101,9 +93,7 @@ ExprP typed(ExprP e) {
       int ax = e->axis < 0 ? e->axis + r : e->axis;
       if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + arg(0).str());
       s.erase(s.begin() + ax);
-      Scalar t = arg(0).elem;
-      if (e->rop == RedOp::Sum) t = t == Scalar::I1 ? Scalar::I32 : (t == Scalar::F16 || t == Scalar::BF16) ? Scalar::F32 : t;
-      if (e->rop == RedOp::Argmax || e->rop == RedOp::Argmin) t = Scalar::I32;
+      Scalar t = op_result_elem(op_info(e->rop).rule, arg(0).elem).value_or(arg(0).elem);
       e->type = Type{t, false, s};
       break;
     }

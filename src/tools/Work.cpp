@@ -62,8 +62,17 @@ struct Walker {
           case UnOp::Neg: return wrap(-*x, e.type.elem);
           case UnOp::Not: return e.type.elem == Scalar::I1 ? Opt{*x == 0} : Opt{wrap(~*x, e.type.elem)};
           case UnOp::Abs: return wrap(*x < 0 ? -*x : *x, e.type.elem);
-          default: return std::nullopt;
+          case UnOp::Exp:
+          case UnOp::Exp2:
+          case UnOp::Log:
+          case UnOp::Log2:
+          case UnOp::Sqrt:
+          case UnOp::Rsqrt:
+          case UnOp::Sigmoid:
+          case UnOp::Tanh:
+            return std::nullopt;
         }
+        return std::nullopt;
       }
       case ExprKind::Binary: {
         Opt a = eval(*e.args[0]), c = eval(*e.args[1]);
@@ -106,8 +115,19 @@ struct Walker {
         if (!x) return x;
         return e.dtype == Scalar::I1 ? Opt{*x != 0} : Opt{wrap(*x, e.dtype)};
       }
-      default: return std::nullopt;
+      case ExprKind::Arange:
+      case ExprKind::Full:
+      case ExprKind::ExpandDims:
+      case ExprKind::Reshape:
+      case ExprKind::Trans:
+      case ExprKind::Broadcast:
+      case ExprKind::Load:
+      case ExprKind::Dot:
+      case ExprKind::Reduce:
+      case ExprKind::Swizzle2d:
+        return std::nullopt;
     }
+    return std::nullopt;
   }
 
   void unknown(const Stmt& s, const std::string& why) {

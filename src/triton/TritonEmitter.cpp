@@ -82,8 +82,23 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::Reduce: return redop_name(e.rop);
     case ExprKind::Unary: return unop_name(e.uop);
     case ExprKind::Binary: return binop_name(e.bop);
-    default: return expr_kind_name(e.kind);
+    case ExprKind::Const:
+    case ExprKind::Var:
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange:
+    case ExprKind::Full:
+    case ExprKind::Where:
+    case ExprKind::Cast:
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast:
+    case ExprKind::Load:
+    case ExprKind::Swizzle2d:
+      return expr_kind_name(e.kind);
   }
+  return expr_kind_name(e.kind);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,7 +145,19 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
         case BinOp::Cdiv: return "triton.cdiv(" + sub(0) + ", " + sub(1) + ")";
       }
       break;
-    default: break;
+    case ExprKind::ProgramId:
+    case ExprKind::NumPrograms:
+    case ExprKind::Arange:
+    case ExprKind::Full:
+    case ExprKind::ExpandDims:
+    case ExprKind::Reshape:
+    case ExprKind::Trans:
+    case ExprKind::Broadcast:
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Swizzle2d:
+      break;
   }
   user_error(e->loc, std::string("'") + op_error_name(*e) + "' in a grid or shape expression has no host-side Python form");
 }
@@ -196,8 +223,23 @@ class KernelWriter {
       case ExprKind::Var: return constexprs_.count(e.name) > 0;
       case ExprKind::Unary: return e.uop == UnOp::Neg && is_static(*e.args[0]);
       case ExprKind::Binary: return !binop_is_compare(e.bop) && is_static(*e.args[0]) && is_static(*e.args[1]);
-      default: return false;
+      case ExprKind::ProgramId:
+      case ExprKind::NumPrograms:
+      case ExprKind::Arange:
+      case ExprKind::Full:
+      case ExprKind::Where:
+      case ExprKind::Cast:
+      case ExprKind::ExpandDims:
+      case ExprKind::Reshape:
+      case ExprKind::Trans:
+      case ExprKind::Broadcast:
+      case ExprKind::Load:
+      case ExprKind::Dot:
+      case ExprKind::Reduce:
+      case ExprKind::Swizzle2d:
+        return false;
     }
+    return false;
   }
 
   std::string operand(const ExprP& e, int min) {

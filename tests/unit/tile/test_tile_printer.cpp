@@ -65,10 +65,10 @@ TEST_CASE("every expression kind prints and reads back") {
 }
 
 TEST_CASE("every unary and binary operator prints and reads back") {
-#define X(e, s) check_expr(make_unary(UnOp::e, v("x")), UnOp::e == UnOp::Neg ? "-x" : UnOp::e == UnOp::Not ? "~x" : std::string(s) + "(x)");
+#define X(e, s, ...) check_expr(make_unary(UnOp::e, v("x")), UnOp::e == UnOp::Neg ? "-x" : UnOp::e == UnOp::Not ? "~x" : std::string(s) + "(x)");
   DT_FOR_EACH_UNOP(X)
 #undef X
-#define X(e, s)                                                                                  \
+#define X(e, s, ...) \
   check_expr(make_binary(BinOp::e, v("a"), v("b")),                                              \
              binop_is_call(BinOp::e) ? std::string(s) + "(a, b)" : std::string("a ") + s + " b");
   DT_FOR_EACH_BINOP(X)
