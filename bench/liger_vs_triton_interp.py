@@ -11,13 +11,10 @@ usage (with triton, torch and liger-kernel installed, dtsim's package on PYTHONP
 Prints a table: Triton's interpreter ms, dtsim ms, the ratio, the max difference, and the geometric
 mean of the ratios. An op that Triton's interpreter cannot run is listed with its error and left out
 of the mean. Exit status 1 when dtsim fails or an output differs beyond the op's tolerance."""
-import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 # name: (description, tolerance on the max abs difference between the two runs)
@@ -161,35 +158,15 @@ def side(which, reps, only, out_json):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--only", action="append", default=[], choices=sorted(OPS))
-    ap.add_argument("--side", choices=["dtsim", "triton"])
-    ap.add_argument("--json")
-    a = ap.parse_args()
-    if a.side:
-        side(a.side, a.reps, a.only, a.json)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from python_vs_triton_interp import run_sides
+    got = run_sides(__doc__, OPS, side, "liger_vs_triton_")
+    if got is None:
         return 0
+    if got[1] is None:
+        return 1
+    runs = got[1]
     import numpy as np
-    tmp = tempfile.mkdtemp(prefix="liger_vs_triton_")
-    me = os.path.abspath(__file__)
-    extra = ["--reps", str(a.reps)] + sum((["--only", o] for o in a.only), [])
-    runs = {}
-    for which in ("dtsim", "triton"):
-        js = os.path.join(tmp, which + ".json")
-        env = dict(os.environ)
-        if which == "dtsim":
-            cmd = [sys.executable, "-W", "ignore", "-m", "dtsim", me, "--side", "dtsim", "--json", js] + extra
-            env.pop("TRITON_INTERPRET", None)
-        else:
-            cmd = [sys.executable, "-W", "ignore", me, "--side", "triton", "--json", js] + extra
-            env["TRITON_INTERPRET"] = "1"
-        r = subprocess.run(cmd, env=env)
-        if r.returncode != 0:
-            print("the %s side failed (exit %d)" % (which, r.returncode), file=sys.stderr)
-            return 1
-        with open(js) as f:
-            runs[which] = json.load(f)
     bad, rows, ratios = 0, [], []
     for name, (desc, tol) in OPS.items():
         if name not in runs["dtsim"]:

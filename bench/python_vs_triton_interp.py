@@ -145,36 +145,50 @@ def side(which, reps, only, out_json):
         json.dump(result, f)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def run_sides(doc, choices, side_fn, prefix):
+    """The command line this bench and bench/liger_vs_triton_interp.py share: with --side, runs that
+    side (side_fn(which, reps, only, json_path)) and returns None; else runs the dtsim side under
+    `python -m dtsim` and the Triton side under TRITON_INTERPRET=1, each in its own process, and
+    returns (args, {side: results}) (None for the runs when a side failed)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--only", action="append", default=[], choices=sorted(WORKLOADS))
+    ap.add_argument("--only", action="append", default=[], choices=sorted(choices))
     ap.add_argument("--side", choices=["dtsim", "triton"])
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.side:
-        side(a.side, a.reps, a.only, a.json)
-        return 0
-    import numpy as np
-    tmp = tempfile.mkdtemp(prefix="dtsim_vs_triton_")
-    me = os.path.abspath(__file__)
+        side_fn(a.side, a.reps, a.only, a.json)
+        return None
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    me = os.path.abspath(sys.argv[0])
     extra = ["--reps", str(a.reps)] + sum((["--only", o] for o in a.only), [])
     runs = {}
     for which in ("dtsim", "triton"):
         js = os.path.join(tmp, which + ".json")
         env = dict(os.environ)
         if which == "dtsim":
-            cmd = [sys.executable, "-m", "dtsim", me, "--side", "dtsim", "--json", js] + extra
+            cmd = [sys.executable, "-W", "ignore", "-m", "dtsim", me, "--side", "dtsim", "--json", js] + extra
             env.pop("TRITON_INTERPRET", None)
         else:
-            cmd = [sys.executable, me, "--side", "triton", "--json", js] + extra
+            cmd = [sys.executable, "-W", "ignore", me, "--side", "triton", "--json", js] + extra
             env["TRITON_INTERPRET"] = "1"
         r = subprocess.run(cmd, env=env)
         if r.returncode != 0:
             print("the %s side failed (exit %d): %s" % (which, r.returncode, " ".join(cmd)), file=sys.stderr)
-            return 1
+            return a, None
         with open(js) as f:
             runs[which] = json.load(f)
+    return a, runs
+
+
+def main():
+    got = run_sides(__doc__, WORKLOADS, side, "dtsim_vs_triton_")
+    if got is None:
+        return 0
+    if got[1] is None:
+        return 1
+    runs = got[1]
+    import numpy as np
     bad = 0
     rows = []
     skipped = []
