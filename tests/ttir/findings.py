@@ -71,7 +71,7 @@ def at(text):
 x = np.arange(200, dtype=np.float32)
 z = np.empty_like(x)
 expect("out of bounds", lambda: copy_le[(4,)](x, z, 200, BLOCK=64), dtsim.KernelError,
-       at("x = tl.load(x_ptr + offs, mask=mask)"), "out-of-bounds load from 'x_ptr'", "pid (3, 0, 0)")
+       at("x = tl.load(x_ptr + offs, mask=mask)"), "out-of-bounds load from 'x_ptr'", "pid [3]")
 copy_le[(4,)](x, z, 199, BLOCK=64)
 if not np.array_equal(z[:200], x):
     print("copy with n=199 FAILED")
