@@ -18,6 +18,7 @@ bool prints_after(const Stmt& s) {
   switch (s.kind) {
     case StmtKind::Assign:
     case StmtKind::Store:
+    case StmtKind::Atomic:
     case StmtKind::Print:
     case StmtKind::Assert:
       return true;

@@ -164,7 +164,8 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
         case BinOp::LOr:
         case BinOp::Min:
         case BinOp::Max:
-        case BinOp::Cdiv: return AxisInfo{1, 1, cst};
+        case BinOp::Cdiv:
+        DT_MATH_BINOP_CASES return AxisInfo{1, 1, cst};
       }
       return unknown;
     }
@@ -192,7 +193,9 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
     case ExprKind::Swizzle2d: return unknown;
+    case ExprKind::Bitcast: return AxisInfo{1, 1, axis_info(e->args[0]).cst};
   }
   return unknown;
 }

@@ -183,6 +183,8 @@ class KernelEmitter {
   std::string where(const Expr& e, const std::string& c, const std::string& a, const std::string& b);
   std::string binary_typed(BinOp op, Scalar t, const std::string& a, const std::string& b);
   std::string cast(Scalar from, Scalar to, const std::string& v);
+  std::string bitcast(Scalar from, Scalar to, const std::string& v);  // i32 <-> f32, i64 <-> f64
+  void reject_unsupported(const std::vector<StmtP>& body);
   std::string round_to(Scalar t, const std::string& v);  // f16/bf16 rounding of a float register
   std::string math(UnOp op, Scalar t, const std::string& x);
   std::string nan_minmax(bool is_max, Scalar t, const std::string& a, const std::string& b);

@@ -147,6 +147,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
     }
     case ExprKind::Where:
     case ExprKind::Cast:
+    case ExprKind::Bitcast:
       for (auto& a : e->args)
         if (deg(a) != 0) return -1;
       return 0;
@@ -177,6 +178,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
           case BinOp::LOr:
           case BinOp::Min:
           case BinOp::Max:
+          DT_MATH_BINOP_CASES
             return 0;
         }
       }
@@ -210,6 +212,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
         case BinOp::Min:
         case BinOp::Max:
         case BinOp::Cdiv:
+        DT_MATH_BINOP_CASES
           return -1;
       }
       return -1;
@@ -217,6 +220,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
     case ExprKind::Swizzle2d: return -1;
   }
   return -1;
@@ -264,9 +268,11 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
     case ExprKind::Unary:
     case ExprKind::Where:
     case ExprKind::Cast:
+    case ExprKind::Bitcast:
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
     case ExprKind::Swizzle2d:
       return false;
   }

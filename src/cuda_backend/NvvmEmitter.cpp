@@ -312,6 +312,7 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Var: return e->slot >= 0 && !var_dist_.empty() ? var_dist_[static_cast<size_t>(e->slot)] : d;
     case ExprKind::Unary:
     case ExprKind::Cast:
+    case ExprKind::Bitcast:
     case ExprKind::Binary:
     case ExprKind::Where:
       for (auto& a : e->args) {
@@ -330,6 +331,7 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Trans:
     case ExprKind::Broadcast:
     case ExprKind::Load:
+    case ExprKind::Scan:
     case ExprKind::Swizzle2d: return d;
   }
   return d;
@@ -363,6 +365,7 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::Binary:
     case ExprKind::Where:
     case ExprKind::Cast:
+    case ExprKind::Bitcast:
       for (auto& a : e->args)
         if (a && !recomputable(a, any_scalar)) return false;
       return true;
@@ -373,6 +376,7 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
     case ExprKind::Swizzle2d: return false;
   }
   return false;
@@ -406,6 +410,7 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
       return where(*e, cc, a, b);
     }
     case ExprKind::Cast: return cast(e->args[0]->type.elem, e->dtype, at(e->args[0], c));
+    case ExprKind::Bitcast: return bitcast(e->args[0]->type.elem, e->dtype, at(e->args[0], c));
     case ExprKind::ExpandDims: {
       std::vector<std::string> cx = c;
       cx.erase(cx.begin() + e->ints[0]);
@@ -420,6 +425,7 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
     case ExprKind::Swizzle2d: break;
   }
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
@@ -506,6 +512,10 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
       TV x = eval(e->args[0], d);
       return per_reg([&](int r) { return cast(e->args[0]->type.elem, e->dtype, x.at(r)); });
     }
+    case ExprKind::Bitcast: {
+      TV x = eval(e->args[0], d);
+      return per_reg([&](int r) { return bitcast(e->args[0]->type.elem, e->dtype, x.at(r)); });
+    }
     // Shape changes read the operand in the layout they imply: no data moves unless the operand's
     // own layout differs from that.
     case ExprKind::ExpandDims: return TV{t, d, eval(e->args[0], need_expand_dims(d, static_cast<int>(e->ints[0]))).v};
@@ -515,6 +525,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::Load: return eval_load(e, d);
     case ExprKind::Dot: return convert(eval_dot(e), d);
     case ExprKind::Reduce: return convert(eval_reduce(e), d);
+    case ExprKind::Scan: internal_error("NvvmEmitter", "scans are rejected before emission");
     case ExprKind::Swizzle2d: break;
   }
   internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");

@@ -20,6 +20,26 @@ KernelEmitter::KernelEmitter(const Kernel& k, const Bindings& b, const CudaOptio
   info.threads = threads_;
   info.grid_rank = static_cast<int>(std::max<size_t>(1, k.grid.size()));
   if (k.num_warps < 1 || k.num_warps > 32) user_error(k.loc, "CUDA backend: num_warps must be 1-32, got " + std::to_string(k.num_warps));
+  reject_unsupported(k.body);
+}
+
+// The ops this backend cannot lower yet: a located error before anything is emitted.
+void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
+  std::function<void(const ExprP&)> expr = [&](const ExprP& e) {
+    if (!e) return;
+    if (e->kind == ExprKind::Scan)
+      user_error(e->loc, std::string(scanop_name(e->sop)) + " is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
+    if (e->kind == ExprKind::Bitcast && (is_float(e->dtype) == is_float(e->args[0]->type.elem)) && e->dtype != e->args[0]->type.elem)
+      user_error(e->loc, "a bitcast between f16 and bf16 is not supported on the CUDA backend yet");
+    for (const ExprP& a : e->args) expr(a);
+  };
+  for (const StmtP& s : body) {
+    if (s->kind == StmtKind::Atomic)
+      user_error(s->loc, std::string(atomicop_name(s->aop)) + " is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
+    for (const ExprP& a : s->args) expr(a);
+    reject_unsupported(s->body);
+    reject_unsupported(s->orelse);
+  }
 }
 
 void KernelEmitter::count_assignments(const std::vector<StmtP>& body) {
@@ -42,6 +62,7 @@ void KernelEmitter::count_assignments(const std::vector<StmtP>& body) {
         count_assignments(s->body);
         break;
       case StmtKind::Store:
+      case StmtKind::Atomic:
       case StmtKind::Print:
       case StmtKind::Assert:
       case StmtKind::Return: break;
@@ -548,6 +569,7 @@ void KernelEmitter::emit_stmt_body(const Stmt& s) {
       return;
     }
     case StmtKind::Store: emit_store(s); return;
+    case StmtKind::Atomic: internal_error("NvvmEmitter", "atomics are rejected before emission");
     case StmtKind::For: emit_for(s); return;
     case StmtKind::If: emit_if(s); return;
     case StmtKind::While: emit_while(s); return;

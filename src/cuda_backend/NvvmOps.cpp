@@ -60,6 +60,11 @@ std::string KernelEmitter::cast(Scalar from, Scalar to, const std::string& v) {
   return round_to(to, f);
 }
 
+std::string KernelEmitter::bitcast(Scalar from, Scalar to, const std::string& v) {
+  if (from == to) return v;
+  return op("bitcast " + reg_type(from) + " " + v + " to " + reg_type(to));
+}
+
 std::string KernelEmitter::math(UnOp u, Scalar t, const std::string& x) {
   bool d = t == Scalar::F64;
   std::string ty = d ? "double" : "float";
@@ -78,6 +83,28 @@ std::string KernelEmitter::math(UnOp u, Scalar t, const std::string& x) {
     case UnOp::Sqrt: r = lib("sqrt"); break;
     case UnOp::Rsqrt: r = lib("rsqrt"); break;
     case UnOp::Tanh: r = lib("tanh"); break;
+    case UnOp::Erf: r = lib("erf"); break;
+    case UnOp::Erfc: r = lib("erfc"); break;
+    case UnOp::Floor: r = lib("floor"); break;
+    case UnOp::Ceil: r = lib("ceil"); break;
+    case UnOp::Trunc: r = lib("trunc"); break;
+    case UnOp::Round: r = lib("round"); break;
+    case UnOp::Rint: r = lib("rint"); break;
+    case UnOp::Sin: r = lib("sin"); break;
+    case UnOp::Cos: r = lib("cos"); break;
+    case UnOp::Tan: r = lib("tan"); break;
+    case UnOp::Asin: r = lib("asin"); break;
+    case UnOp::Acos: r = lib("acos"); break;
+    case UnOp::Atan: r = lib("atan"); break;
+    case UnOp::Sinh: r = lib("sinh"); break;
+    case UnOp::Cosh: r = lib("cosh"); break;
+    case UnOp::Asinh: r = lib("asinh"); break;
+    case UnOp::Acosh: r = lib("acosh"); break;
+    case UnOp::Atanh: r = lib("atanh"); break;
+    case UnOp::Log10: r = lib("log10"); break;
+    case UnOp::Log1p: r = lib("log1p"); break;
+    case UnOp::Expm1: r = lib("expm1"); break;
+    case UnOp::Cbrt: r = lib("cbrt"); break;
     case UnOp::Abs: r = lib("fabs"); break;
     case UnOp::Sigmoid: {
       std::string n = op("fsub " + ty + " " + literal(t, -0.0, 0, true) + ", " + x);
@@ -172,6 +199,19 @@ std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a,
     case BinOp::LOr: return op("or i1 " + a + ", " + b);
     case BinOp::Min: return nan_minmax(false, t, a, b);
     case BinOp::Max: return nan_minmax(true, t, a, b);
+    case BinOp::Pow:
+    case BinOp::Atan2:
+    case BinOp::Hypot: {  // libdevice, as the unary math functions
+      const char* name = "";
+      switch (o) {
+        case BinOp::Pow: name = "pow"; break;
+        case BinOp::Atan2: name = "atan2"; break;
+        case BinOp::Hypot: name = "hypot"; break;
+        DT_NOT_MATH_BINOP_CASES internal_error("NvvmEmitter", "not a binary math function");
+      }
+      std::string fn = std::string("__nv_") + name + (t == Scalar::F64 ? "" : "f");
+      return round_to(t, call(ty, fn, ty + " " + a + ", " + ty + " " + b, ty + ", " + ty));
+    }
     case BinOp::Cdiv: {
       std::string s = op("add " + ty + " " + a + ", " + b);
       std::string s1 = op("sub " + ty + " " + s + ", 1");

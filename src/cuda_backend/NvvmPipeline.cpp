@@ -206,6 +206,7 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     switch (st->kind) {
       case StmtKind::Assign: break;
       case StmtKind::Store:
+      case StmtKind::Atomic:
       case StmtKind::For:
       case StmtKind::While:
       case StmtKind::If:

@@ -159,6 +159,28 @@ class RefEval {
       case UnOp::Rsqrt: return 1.0 / std::sqrt(x);
       case UnOp::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
       case UnOp::Tanh: return std::tanh(x);
+      case UnOp::Erf: return std::erf(x);
+      case UnOp::Erfc: return std::erfc(x);
+      case UnOp::Floor: return std::floor(x);
+      case UnOp::Ceil: return std::ceil(x);
+      case UnOp::Trunc: return std::trunc(x);
+      case UnOp::Round: return std::round(x);
+      case UnOp::Rint: return std::nearbyint(x);
+      case UnOp::Sin: return std::sin(x);
+      case UnOp::Cos: return std::cos(x);
+      case UnOp::Tan: return std::tan(x);
+      case UnOp::Asin: return std::asin(x);
+      case UnOp::Acos: return std::acos(x);
+      case UnOp::Atan: return std::atan(x);
+      case UnOp::Sinh: return std::sinh(x);
+      case UnOp::Cosh: return std::cosh(x);
+      case UnOp::Asinh: return std::asinh(x);
+      case UnOp::Acosh: return std::acosh(x);
+      case UnOp::Atanh: return std::atanh(x);
+      case UnOp::Log10: return std::log10(x);
+      case UnOp::Log1p: return std::log1p(x);
+      case UnOp::Expm1: return std::expm1(x);
+      case UnOp::Cbrt: return std::cbrt(x);
       case UnOp::Abs: return std::fabs(x);
       case UnOp::Not: break;
     }
@@ -178,6 +200,9 @@ class RefEval {
       case BinOp::Ne: return a != b;
       case BinOp::Min: return nan_min(a, b, false);
       case BinOp::Max: return nan_min(a, b, true);
+      case BinOp::Pow: return std::pow(a, b);
+      case BinOp::Atan2: return std::atan2(a, b);
+      case BinOp::Hypot: return std::hypot(a, b);
       case BinOp::FloorDiv:
       case BinOp::Mod:
       case BinOp::And:

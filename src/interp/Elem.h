@@ -60,11 +60,44 @@ template <class T> inline T math1(UnOp op, T x) {
     case UnOp::Rsqrt: return T(1) / std::sqrt(x);
     case UnOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
     case UnOp::Tanh: return std::tanh(x);
+    case UnOp::Erf: return std::erf(x);
+    case UnOp::Erfc: return std::erfc(x);
+    case UnOp::Floor: return std::floor(x);
+    case UnOp::Ceil: return std::ceil(x);
+    case UnOp::Trunc: return std::trunc(x);
+    case UnOp::Round: return std::round(x);
+    case UnOp::Rint: return std::nearbyint(x);
+    case UnOp::Sin: return std::sin(x);
+    case UnOp::Cos: return std::cos(x);
+    case UnOp::Tan: return std::tan(x);
+    case UnOp::Asin: return std::asin(x);
+    case UnOp::Acos: return std::acos(x);
+    case UnOp::Atan: return std::atan(x);
+    case UnOp::Sinh: return std::sinh(x);
+    case UnOp::Cosh: return std::cosh(x);
+    case UnOp::Asinh: return std::asinh(x);
+    case UnOp::Acosh: return std::acosh(x);
+    case UnOp::Atanh: return std::atanh(x);
+    case UnOp::Log10: return std::log10(x);
+    case UnOp::Log1p: return std::log1p(x);
+    case UnOp::Expm1: return std::expm1(x);
+    case UnOp::Cbrt: return std::cbrt(x);
     case UnOp::Neg: return -x;
     case UnOp::Not: return x;
     case UnOp::Abs: return std::fabs(x);
   }
   return x;
+}
+
+// The binary math functions (Math rows of the BinOp table) on floats.
+template <class T> inline T math2(BinOp op, T x, T y) {
+  switch (op) {
+    case BinOp::Pow: return std::pow(x, y);
+    case BinOp::Atan2: return std::atan2(x, y);
+    case BinOp::Hypot: return std::hypot(x, y);
+    DT_NOT_MATH_BINOP_CASES break;
+  }
+  internal_error("Interp", "math2 on a non-math op");
 }
 
 // Integer // % cdiv of one element: C truncation, MIN // -1 == MIN; `zero` set on a zero divisor.
@@ -98,6 +131,9 @@ template <class T> inline T bin_elem(BinOp op, T x, T y, SourceLoc loc) {
       return static_cast<T>(x / y);
     case BinOp::Min: return fmin_nan(x, y);
     case BinOp::Max: return fmax_nan(x, y);
+    DT_MATH_BINOP_CASES
+      if constexpr (F) return math2<T>(op, x, y);
+      else internal_error("Interp", "math function on integers");
     case BinOp::FloorDiv:
     case BinOp::Cdiv:
     case BinOp::Mod:
@@ -145,7 +181,7 @@ template <class T> inline T bin_elem(BinOp op, T x, T y, SourceLoc loc) {
           case BinOp::LOr:
           case BinOp::Min:
           case BinOp::Max:
-          case BinOp::Cdiv: break;
+          case BinOp::Cdiv: DT_MATH_BINOP_CASES break;
         }
         internal_error("Interp", "not a bitwise op");
       }
@@ -185,7 +221,7 @@ template <class T> inline uint8_t cmp_elem(BinOp op, T x, T y) {
     case BinOp::Shr:
     case BinOp::Min:
     case BinOp::Max:
-    case BinOp::Cdiv: break;
+    case BinOp::Cdiv: DT_MATH_BINOP_CASES break;
   }
   internal_error("Interp", "arithmetic evaluated as a comparison");
 }

@@ -146,6 +146,11 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
       tmp = convert(eval_expr(c, *e.args[0], t1), e.dtype);
       return tmp;
     }
+    case ExprKind::Bitcast: {
+      Value t1;
+      tmp = bitcast_op(eval_expr(c, *e.args[0], t1), e.dtype);
+      return tmp;
+    }
     case ExprKind::ExpandDims:
     case ExprKind::Reshape: return reshaped(eval_expr(c, *e.args[0], tmp), tmp, e.type);
     case ExprKind::Trans: {
@@ -177,6 +182,11 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
     case ExprKind::Reduce: {
       Value t1;
       tmp = reduce_op(e.rop, eval_expr(c, *e.args[0], t1), static_cast<int>(e.ints[0]), e.type);
+      return tmp;
+    }
+    case ExprKind::Scan: {
+      Value t1;
+      tmp = scan_op(e.sop, eval_expr(c, *e.args[0], t1), static_cast<int>(e.ints[0]), e.reverse, e.type);
       return tmp;
     }
     case ExprKind::Swizzle2d:
@@ -343,6 +353,15 @@ __attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
       store_op(c, p, v, m);
       return Flow::Next;
     }
+    case StmtKind::Atomic: {
+      Value tp, t1, t2;
+      const Value& p = eval_expr(c, *s.args[0], tp);
+      const Value& a1 = eval_expr(c, *s.args[1], t1);
+      const Value* a2 = s.args[2] ? &eval_expr(c, *s.args[2], t2) : nullptr;
+      Value old = atomic_op(c, s, p, a1, a2);
+      if (!s.targets.empty()) assign(c, s.slots[0], old, old);
+      return Flow::Next;
+    }
     case StmtKind::For: return exec_for(c, s);
     case StmtKind::While: return exec_while(c, s);
     case StmtKind::If: {
@@ -377,6 +396,7 @@ __attribute__((always_inline)) inline Flow exec_stmt(Ctx& c, const Stmt& s) {
           return Flow::Next;
         }
         case StmtKind::If: return exec_block(c, raw_truth(run_node(c, r[0]).r, r[0]->t) ? s.body : s.orelse);
+        case StmtKind::Atomic:
         case StmtKind::For:
         case StmtKind::While:
         case StmtKind::Print:

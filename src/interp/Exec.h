@@ -93,6 +93,8 @@ Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt);
 Value broadcast_op(const Value& x, const Shape& s);
 Value trans_op(const Value& x);
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
+Value bitcast_op(const Value& x, Scalar to);  // the same bits as another type of the same width
+Value scan_op(ScanOp op, const Value& x, int axis, bool reverse, const Type& rt);
 Value dot_op(const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32 = false);
 void dot_into(Value& out, const Value& a, const Value& b, const Value* acc, const Type& rt, bool tf32 = false);  // out: not an operand
 // f32 -> tf32 as PTX cvt.rna.tf32.f32 (IR.h): low 13 bits cleared, to nearest, ties away from zero.
@@ -216,6 +218,10 @@ struct Ctx {
   // and the count at which step_poll() must look at the RunControl limits (INT64_MAX without one);
   // step_base: the count when this instance began.
   int64_t steps = 0, step_check = INT64_MAX, step_base = 0;
+  // Lock words (buffer, element) this instance holds: taken by an atomic_cas that found the word at
+  // its `cmp` value, given back by an atomic_xchg on it. While one is held, the instance's loads and
+  // stores are ordered by the lock and left out of conflict tracking.
+  std::vector<std::pair<int, int64_t>> locks;
   void invalidate(int slot) {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }
@@ -267,6 +273,10 @@ bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask);
 bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem, const Value* mask, void (*produce)(void*, void*, int64_t), void* ctx,
                         int64_t prefix = -1);
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
+// The Atomic statement `s` on every active lane: ptr, then val and mask (Cas: cmp and val); returns
+// the old values (element type of the buffer; masked-off and faulting lanes 0). A cas that takes a
+// lock word and the xchg that gives it back mark the instance's critical section (Ctx::locks).
+Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const Value* a2);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.
 void report_finding(Ctx& c, Finding f);

@@ -143,6 +143,8 @@ bool elementwise(const TNode& n) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
       return false;
   }
@@ -247,6 +249,8 @@ struct Builder {
       case ExprKind::Load:
       case ExprKind::Dot:
       case ExprKind::Reduce:
+      case ExprKind::Scan:
+      case ExprKind::Bitcast:
       case ExprKind::Swizzle2d:
         break;
     }
@@ -441,6 +445,8 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
       return false;
   }

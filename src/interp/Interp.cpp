@@ -151,6 +151,8 @@ uint64_t ptr_sources(const Expr& e, const std::vector<uint64_t>& slot_src) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
       return 0;
   }
@@ -183,7 +185,7 @@ uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer, u
   }
   uint64_t out = 0;
   for (const Stmt* s : k.stmts)
-    if (s->kind == StmtKind::Store) out |= ptr_sources(*s->args[0], src);
+    if (s->kind == StmtKind::Store || s->kind == StmtKind::Atomic) out |= ptr_sources(*s->args[0], src);
   loaded = 0;
   for (const Stmt* s : k.stmts)
     for (const ExprP& a : s->args)

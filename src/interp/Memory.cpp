@@ -10,6 +10,7 @@
 
 #include "host/Buffers.h"
 #include "interp/Elem.h"
+#include "ir/Verify.h"
 
 namespace dtsim::exec {
 
@@ -178,12 +179,31 @@ struct Issue {
   int32_t other = -1;       // conflicts: the other instance
   int32_t other_stmt = -1;  // conflicts: its statement
   bool other_wrote = false;
+  bool other_atomic = false;  // the other instance updated the element atomically
   void hit(int64_t l, int64_t o) {
     if (count++ == 0) lane = l, off = o;
   }
 };
 
 template <class T> T aload(T& x) { return std::atomic_ref<T>(x).load(); }
+
+// ConflictMap::writer entries: -1 none; >= 0 the first instance that stored the element; <= -2 the
+// first instance that updated it atomically (-2 - id). The instance behind entry `w` that a plain
+// access by `me` conflicts with, or -1.
+inline int32_t atomic_mark(int32_t me) { return -2 - me; }
+inline int32_t other_writer(int32_t w, int32_t me) {
+  int32_t who = w < -1 ? -2 - w : w;
+  return who == me ? -1 : who;
+}
+inline void note_conflict(Issue& conf, ConflictMap& cm, size_t u, int32_t w, int32_t who, int64_t o, int64_t off) {
+  if (conf.count == 0) {
+    conf.other = who;
+    conf.other_stmt = std::atomic_ref<int32_t>(cm.wstmt[u]).load(std::memory_order_relaxed);
+    conf.other_wrote = true;
+    conf.other_atomic = w < -1;
+  }
+  conf.hit(o, off);
+}
 
 // Records `me` as a reader of element `off` (keeps up to two distinct readers).
 void note_reader(ConflictMap& cm, size_t off, int32_t me, int32_t stmt) {
@@ -256,7 +276,15 @@ void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, in
   std::string elem = B.name + "[" + std::to_string(is.off) + "] (index " + index_text(is.off, B.shape) + ")";
   std::string head;
   Finding::Kind kind = Finding::ReadWrite;
-  if (storing && is.other_wrote) {
+  if (c.stmt && c.stmt->kind == StmtKind::Atomic) {
+    head = "instance " + pid_str(c, me) + " updates " + elem + " atomically, which instance " + pid_str(c, other) +
+           (is.other_wrote ? " stores" : " loads") + " in the same launch without an atomic";
+    kind = is.other_wrote ? Finding::WriteWrite : Finding::ReadWrite;
+  } else if (is.other_atomic) {
+    head = "instance " + pid_str(c, me) + (storing ? " stores " : " loads ") + elem + ", which instance " + pid_str(c, other) +
+           " updates atomically in the same launch";
+    kind = storing ? Finding::WriteWrite : Finding::ReadWrite;
+  } else if (storing && is.other_wrote) {
     head = "instances " + pid_str(c, other) + " and " + pid_str(c, me) + " both store " + elem;
     kind = Finding::WriteWrite;
   } else if (storing) {
@@ -268,7 +296,7 @@ void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, in
   const Kernel* k = c.f->kernel;
   if (is.other_stmt >= 0 && k && is.other_stmt < static_cast<int32_t>(k->stmts.size())) {
     const Stmt* os = k->stmts[static_cast<size_t>(is.other_stmt)];
-    note = format_diag(os->loc, "note", std::string("instance ") + pid_str(c, other) + (is.other_wrote ? " stores" : " loads") + " it here");
+    note = format_diag(os->loc, "note", std::string("instance ") + pid_str(c, other) + (is.other_atomic ? " updates" : is.other_wrote ? " stores" : " loads") + " it here");
   }
   std::string body = note + "  buffer " + B.name + ": " + Type{B.dtype, false, B.shape}.str() + "; " + std::to_string(is.count) + " of " +
                      std::to_string(active) + " active lanes conflict; first conflicting lane " + lane_text(is.lane, tile) + "\n";
@@ -316,7 +344,7 @@ Checks checks_for(Ctx& c, int bi) {
     auto& in = c.rs->init[static_cast<size_t>(bi)];
     if (!in.empty()) k.init = in.data();
     auto& cm = c.rs->conflicts[static_cast<size_t>(bi)];
-    if (cm.tracked) k.cm = &cm;
+    if (cm.tracked && c.locks.empty()) k.cm = &cm;  // under a lock: ordered, not a conflict
   }
   return k;
 }
@@ -599,10 +627,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
         size_t u = static_cast<size_t>(off);
         if (!ck.cm->reader1.empty()) note_reader(*ck.cm, u, me, sid);
         int32_t w = aload(ck.cm->writer[u]);
-        if (w != -1 && w != me) {
-          if (conf.count == 0) conf.other = w, conf.other_stmt = std::atomic_ref<int32_t>(ck.cm->wstmt[u]).load(std::memory_order_relaxed), conf.other_wrote = true;
-          conf.hit(o, off);
-        }
+        if (int32_t who = other_writer(w, me); who != -1) note_conflict(conf, *ck.cm, u, w, who, o, off);
       }
       dst[o] = C::dec(mem[off]);
     };
@@ -678,9 +703,8 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
           if (w.compare_exchange_strong(expect, me)) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(sid, std::memory_order_relaxed);
           else cur = expect;
         }
-        if (cur != -1 && cur != me) {
-          if (conf.count == 0) conf.other = cur, conf.other_stmt = std::atomic_ref<int32_t>(ck.cm->wstmt[u]).load(std::memory_order_relaxed), conf.other_wrote = true;
-          conf.hit(o, off);
+        if (int32_t who = other_writer(cur, me); who != -1) {
+          note_conflict(conf, *ck.cm, u, cur, who, o, off);
         } else {
           auto [r, rs] = ck.cm->reader1.empty() ? std::pair<int32_t, int32_t>{-1, -1} : other_reader(*ck.cm, u, me);
           if (r != -1) {
@@ -720,6 +744,133 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
 }
 
 namespace {
+// One atomic update of element value `e` (storage type T) by `v` (cas: `cmp`).
+template <class T> T atomic_combine(AtomicOp op, T e, T v, T cmp) {
+  constexpr bool F = std::is_floating_point_v<T>;
+  switch (op) {
+    case AtomicOp::Add: return wadd<T>(e, v);
+    case AtomicOp::Max: return v > e ? v : e;
+    case AtomicOp::Min: return v < e ? v : e;
+    case AtomicOp::UMax:
+    case AtomicOp::UMin:
+      if constexpr (F) {
+        internal_error("Interp", "unsigned atomic on floats");
+      } else {
+        using UT = std::make_unsigned_t<T>;
+        bool gt = static_cast<UT>(v) > static_cast<UT>(e);
+        return (op == AtomicOp::UMax) == gt ? v : e;
+      }
+    case AtomicOp::And:
+    case AtomicOp::Or:
+    case AtomicOp::Xor:
+      if constexpr (F) {
+        internal_error("Interp", "bitwise atomic on floats");
+      } else {
+        return static_cast<T>(op == AtomicOp::And ? (e & v) : op == AtomicOp::Or ? (e | v) : (e ^ v));
+      }
+    case AtomicOp::Xchg: return v;
+    case AtomicOp::Cas: return e == cmp ? v : e;
+  }
+  return e;
+}
+}  // namespace
+
+Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const Value* a2) {
+  Buffer& B = buffer_of(c, ptr);
+  const bool cas = s.aop == AtomicOp::Cas;
+  Value t1, t2;
+  const Value& val = coerce(cas ? *a2 : a1, B.dtype, t1);
+  const Value* cmp = cas ? &coerce(a1, B.dtype, t2) : nullptr;
+  const Value* mask = cas ? nullptr : a2;
+  Shape shape = ptr.type.shape;
+  for (const Value* v : {&val, cmp, mask})
+    if (v) shape = broadcast_shapes(shape, v->type.shape).value_or(shape);
+  Type rt{B.dtype, false, shape};
+  Value out = alloc(rt);
+  Checks ck = checks_for(c, ptr.buffer);
+  if (ck.cm) ck.cm->dense();
+  Issue oob, uninit, conf;
+  int64_t active = 0;
+  const int64_t n = B.numel();
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  bool took_lock = false;
+  with_codec(B.dtype, [&](auto codec) {
+    using C = decltype(codec);
+    using S = typename C::S;
+    using T = typename C::T;
+    S* mem = B.as<S>();
+    const int64_t* pp = data<int64_t>(ptr);
+    const T* pv = data<T>(val);
+    const T* pc = cmp ? data<T>(*cmp) : nullptr;
+    const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+    T* dst = data<T>(out);
+    std::array<Strides, 4> st{bstrides(ptr.type.shape, shape), bstrides(val.type.shape, shape), cmp ? bstrides(cmp->type.shape, shape) : Strides{},
+                              mask ? bstrides(mask->type.shape, shape) : Strides{}};
+    bloop<4>(dims_of(shape), st, [&](int64_t o, const std::array<int64_t, 4>& ix) {
+      dst[o] = T(0);
+      if (pm && !pm[ix[3]]) return;
+      ++active;
+      int64_t off = pp[ix[0]];
+      if (off < 0 || off >= n) {
+        oob.hit(o, off);
+        return;
+      }
+      size_t u = static_cast<size_t>(off);
+      if (ck.init && !std::atomic_ref<uint8_t>(ck.init[u]).load(std::memory_order_relaxed)) uninit.hit(o, off);
+      if (ck.cm) {  // another instance's plain store or load of the element conflicts; atomics do not
+        std::atomic_ref<int32_t> w(ck.cm->writer[u]);
+        int32_t cur = w.load();
+        if (cur == -1) {
+          int32_t expect = -1;
+          if (w.compare_exchange_strong(expect, atomic_mark(me))) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(sid, std::memory_order_relaxed);
+          else cur = expect;
+        }
+        if (cur >= 0 && cur != me) {
+          note_conflict(conf, *ck.cm, u, cur, cur, o, off);
+        } else if (!ck.cm->reader1.empty()) {
+          auto [r, rst] = other_reader(*ck.cm, u, me);
+          if (r != -1) {
+            if (conf.count == 0) conf.other = r, conf.other_stmt = rst, conf.other_wrote = false;
+            conf.hit(o, off);
+          }
+        }
+      }
+      std::atomic_ref<S> a(mem[off]);
+      S old = a.load();
+      T v = pv[ix[1]], cv = pc ? pc[ix[2]] : T(0);
+      while (!a.compare_exchange_weak(old, C::enc(atomic_combine<T>(s.aop, C::dec(old), v, cv)))) {
+      }
+      if (ck.init) std::atomic_ref<uint8_t>(ck.init[u]).store(1, std::memory_order_relaxed);
+      dst[o] = C::dec(old);
+      if (shape.empty()) {
+        if (cas && C::dec(old) == cv && !(v == cv)) took_lock = true;
+      }
+    });
+    return 0;
+  });
+  SourceLoc loc = where_loc(c, s.loc);
+  const char* fn = atomicop_name(s.aop);
+  if (oob.count && ck.report_bounds)
+    emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", shape), B, oob);
+  if (uninit.count)
+    emit(c, Finding::Uninitialized, loc, std::string(fn) + " of uninitialized memory in '" + B.name + "'",
+         access_details(c, B, uninit, active, "updated never-written elements", shape), B, uninit);
+  if (conf.count) report_conflict(c, loc, B, conf, active, true, shape);
+  // A scalar cas that found the word at cmp took a lock; a scalar xchg on a held word gives it back.
+  if (shape.empty() && ptr.type.is_scalar()) {
+    std::pair<int, int64_t> word{ptr.buffer, data<int64_t>(ptr)[0]};
+    if (took_lock) c.locks.push_back(word);
+    else if (s.aop == AtomicOp::Xchg)
+      for (auto it = c.locks.begin(); it != c.locks.end(); ++it)
+        if (*it == word) {
+          c.locks.erase(it);
+          break;
+        }
+  }
+  return out;
+}
+
+namespace {
 // Something to report (or check): the tile path, on one-element tiles.
 __attribute__((noinline)) Raw load_scalar_checked(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw* other) {
   Value p = box(e.args[0]->type, ptr), m, o;
@@ -738,10 +889,11 @@ Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw*
     int64_t off = ptr.r.i64;
     size_t u = static_cast<size_t>(off);
     if (off >= 0 && off < B.numel && (!B.init || std::atomic_ref<uint8_t>(B.init[u]).load(std::memory_order_relaxed))) {
-      if (B.cm) B.cm->dense();
-      int32_t w = B.cm ? aload(B.cm->writer[u]) : -1;
+      ConflictMap* cm = c.locks.empty() ? B.cm : nullptr;
+      if (cm) cm->dense();
+      int32_t w = cm ? aload(cm->writer[u]) : -1;
       if (w == -1 || w == c.me) {
-        if (B.cm && !B.cm->reader1.empty()) note_reader(*B.cm, u, c.me, c.stmt ? c.stmt->id : -1);
+        if (cm && !cm->reader1.empty()) note_reader(*cm, u, c.me, c.stmt ? c.stmt->id : -1);
         if (B.dtype == Scalar::F32) return rmake<float>(reinterpret_cast<const float*>(B.data)[off]);
         return with_codec(B.dtype, [&](auto codec) {
           using C = decltype(codec);
@@ -769,7 +921,7 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
     if (off >= 0 && off < B.numel) {
       Checks ck;
       ck.init = B.init;
-      ck.cm = B.cm;
+      ck.cm = c.locks.empty() ? B.cm : nullptr;
       size_t u = static_cast<size_t>(off);
       bool clean = true;
       if (ck.cm) ck.cm->dense();

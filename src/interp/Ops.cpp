@@ -81,6 +81,7 @@ template <class T> void arith(Value& out, BinOp op, const Value& a, const Value&
   case BinOp::e: return arith_op<BinOp::e, T>(out, a, b, rt, loc);
     DT_ARITH(Add) DT_ARITH(Sub) DT_ARITH(Mul) DT_ARITH(Div) DT_ARITH(Min) DT_ARITH(Max) DT_ARITH(FloorDiv)
     DT_ARITH(Cdiv) DT_ARITH(Mod) DT_ARITH(And) DT_ARITH(Or) DT_ARITH(Xor) DT_ARITH(Shl) DT_ARITH(Shr)
+    DT_ARITH(Pow) DT_ARITH(Atan2) DT_ARITH(Hypot)
 #undef DT_ARITH
 #define DT_COMPARE(e) \
   case BinOp::e: return compare_op<BinOp::e, T>(out, a, b, rt);
@@ -351,6 +352,78 @@ void reduce_into(Value& out, RedOp op, const Value& x, int axis, const Type& rt)
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt) {
   Value out;
   reduce_into(out, op, x, axis, rt);
+  return out;
+}
+
+// ---- bitcasts: i32 <-> f32, i64 <-> f64, f16 <-> bf16 (f16/bf16 are stored as f32 values) ----
+
+Value bitcast_op(const Value& x, Scalar to) {
+  Scalar from = x.type.elem;
+  Value out = alloc(Type{to, false, x.type.shape});
+  int64_t n = numel(x);
+  auto bits = [](auto v, auto& r) { std::memcpy(&r, &v, sizeof(r)); };
+  if (from == to) {
+    out = x;
+  } else if (is_half(from) && is_half(to)) {
+    const float* px = data<float>(x);
+    float* po = data<float>(out);
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h = from == Scalar::F16 ? f32_to_f16(px[i]) : f32_to_bf16(px[i]);
+      po[i] = to == Scalar::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+  } else if (from == Scalar::F32 && to == Scalar::I32) {
+    for (int64_t i = 0; i < n; ++i) bits(data<float>(x)[i], data<int32_t>(out)[i]);
+  } else if (from == Scalar::I32 && to == Scalar::F32) {
+    for (int64_t i = 0; i < n; ++i) bits(data<int32_t>(x)[i], data<float>(out)[i]);
+  } else if (from == Scalar::F64 && to == Scalar::I64) {
+    for (int64_t i = 0; i < n; ++i) bits(data<double>(x)[i], data<int64_t>(out)[i]);
+  } else if (from == Scalar::I64 && to == Scalar::F64) {
+    for (int64_t i = 0; i < n; ++i) bits(data<int64_t>(x)[i], data<double>(out)[i]);
+  } else {
+    internal_error("Interp", "bitcast between types of different widths");
+  }
+  return out;
+}
+
+// ---- scans: element i along the axis combines elements 0..i (reverse: i..n-1) in that order;
+// f16/bf16 round after every step (IR.h) ----
+
+namespace {
+template <class T> T scan_step(ScanOp op, T acc, T v, Scalar t) {
+  T r = acc;
+  switch (op) {
+    case ScanOp::Sum: r = wadd<T>(acc, v); break;
+    case ScanOp::Prod: r = wmul<T>(acc, v); break;
+    case ScanOp::Max: r = fmax_nan(acc, v); break;
+    case ScanOp::Min: r = fmin_nan(acc, v); break;
+  }
+  return round_elem(r, t);
+}
+}  // namespace
+
+Value scan_op(ScanOp op, const Value& x, int axis, bool reverse, const Type& rt) {
+  Value xt;
+  const Value& in = coerce(x, rt.elem, xt);  // i1 scans as i32
+  Value out;
+  prep(out, rt);
+  const Shape& s = rt.shape;
+  int64_t outer = 1, inner = 1, n = s[static_cast<size_t>(axis)];
+  for (int i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
+  with_storage(storage_of(rt.elem, false), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = data<T>(in);
+    T* po = data<T>(out);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        int64_t base = o * n * inner + j;
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t at = base + (reverse ? n - 1 - k : k) * inner;
+          po[at] = k == 0 ? px[at] : scan_step<T>(op, po[at + (reverse ? inner : -inner)], px[at], rt.elem);
+        }
+      }
+    return 0;
+  });
   return out;
 }
 

@@ -33,6 +33,8 @@ bool scalar_form(const Expr& e) {
     case ExprKind::Broadcast:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d: return false;
   }
   return false;
@@ -228,6 +230,8 @@ Sv eval_sv(Ctx& c, const Expr& e) {
     case ExprKind::Broadcast:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d: break;
   }
   internal_error("Interp", "expression outside the scalar form");
@@ -374,6 +378,7 @@ template <class T, int KA, int KB> SFn bin_kinds(BinOp op, bool cmp) {
     case BinOp::Min:
     case BinOp::Max:
     case BinOp::Cdiv:
+    DT_MATH_BINOP_CASES
       return &bin_fn<T, KA, KB>;
   }
   return &bin_fn<T, KA, KB>;
@@ -545,6 +550,8 @@ struct Compiler {
       case ExprKind::Broadcast:
       case ExprKind::Dot:
       case ExprKind::Reduce:
+      case ExprKind::Scan:
+      case ExprKind::Bitcast:
       case ExprKind::Swizzle2d: break;
     }
     internal_error("Interp", "expression outside the scalar form");
@@ -704,6 +711,7 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
       case StmtKind::While:
         if (scalar_form(*s->args[0])) r[0] = cc.compile(*s->args[0]);
         break;
+      case StmtKind::Atomic:
       case StmtKind::Print:
       case StmtKind::Assert:
       case StmtKind::Return: break;

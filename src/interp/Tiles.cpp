@@ -258,6 +258,8 @@ struct Tiles {
       case ExprKind::Load:
       case ExprKind::Dot:
       case ExprKind::Reduce:
+      case ExprKind::Scan:
+      case ExprKind::Bitcast:
       case ExprKind::Swizzle2d:
         return false;
     }
@@ -570,6 +572,12 @@ struct Tiles {
         reduce_into(out, e.rop, x, static_cast<int>(e.ints[0]), e.type);
         return out;
       }
+      case ExprKind::Scan:
+        out = scan_op(e.sop, eval(*n.kids[0]), static_cast<int>(e.ints[0]), e.reverse, e.type);
+        return out;
+      case ExprKind::Bitcast:
+        out = bitcast_op(eval(*n.kids[0]), e.dtype);
+        return out;
       case ExprKind::Const:
       case ExprKind::ProgramId:
       case ExprKind::NumPrograms:

@@ -106,6 +106,38 @@ bool binop_is_compare(BinOp op) { return op_info(op).cat == OpCat::Compare; }
 bool binop_is_call(BinOp op) { return op_info(op).form == OpForm::Call; }
 const char* redop_name(RedOp op) { return op_info(op).name; }
 
+namespace {
+struct NamePy {
+  const char* name;
+  const char* py;
+};
+#define DT_NAME_PY_ROW_(e, name, py) NamePy{name, py},
+constexpr NamePy kScanOps[] = {DT_FOR_EACH_SCANOP(DT_NAME_PY_ROW_)};
+constexpr NamePy kAtomicOps[] = {DT_FOR_EACH_ATOMICOP(DT_NAME_PY_ROW_)};
+#undef DT_NAME_PY_ROW_
+#define DT_NAME_ROW_(e, s) s,
+constexpr const char* kMemSems[] = {DT_FOR_EACH_MEMSEM(DT_NAME_ROW_)};
+constexpr const char* kMemScopes[] = {DT_FOR_EACH_MEMSCOPE(DT_NAME_ROW_)};
+#undef DT_NAME_ROW_
+}  // namespace
+
+const char* scanop_name(ScanOp op) { return kScanOps[static_cast<size_t>(op)].name; }
+const char* scanop_py(ScanOp op) { return kScanOps[static_cast<size_t>(op)].py; }
+const char* atomicop_name(AtomicOp op) { return kAtomicOps[static_cast<size_t>(op)].name; }
+const char* atomicop_py(AtomicOp op) { return kAtomicOps[static_cast<size_t>(op)].py; }
+const char* memsem_name(MemSem s) { return kMemSems[static_cast<size_t>(s)]; }
+const char* memscope_name(MemScope s) { return kMemScopes[static_cast<size_t>(s)]; }
+std::optional<MemSem> parse_memsem(const std::string& s) {
+  for (size_t i = 0; i < std::size(kMemSems); ++i)
+    if (s == kMemSems[i]) return static_cast<MemSem>(i);
+  return std::nullopt;
+}
+std::optional<MemScope> parse_memscope(const std::string& s) {
+  for (size_t i = 0; i < std::size(kMemScopes); ++i)
+    if (s == kMemScopes[i]) return static_cast<MemScope>(i);
+  return std::nullopt;
+}
+
 const char* stmt_kind_name(StmtKind k) {
   switch (k) {
 #define X(e) \
@@ -211,6 +243,11 @@ ExprP make_cast(ExprP x, Scalar dtype, SourceLoc loc) {
   e->dtype = dtype;
   return e;
 }
+ExprP make_bitcast(ExprP x, Scalar dtype, SourceLoc loc) {
+  auto e = node(ExprKind::Bitcast, loc, {x});
+  e->dtype = dtype;
+  return e;
+}
 ExprP make_expand_dims(ExprP x, int axis, SourceLoc loc) {
   auto e = node(ExprKind::ExpandDims, loc, {x});
   e->axis = axis;
@@ -233,6 +270,13 @@ ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc) {
   auto e = node(ExprKind::Reduce, loc, {x});
   e->rop = op;
   e->axis = axis;
+  return e;
+}
+ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc) {
+  auto e = node(ExprKind::Scan, loc, {x});
+  e->sop = op;
+  e->axis = axis;
+  e->reverse = reverse;
   return e;
 }
 ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc) {
@@ -278,6 +322,15 @@ StmtP make_while(ExprP cond, std::vector<StmtP> body, SourceLoc loc) {
   auto s = snode(StmtKind::While, loc);
   s->args = {cond};
   s->body = std::move(body);
+  return s;
+}
+
+StmtP make_atomic(AtomicOp op, const std::string& target, std::vector<ExprP> args, SourceLoc loc) {
+  auto s = snode(StmtKind::Atomic, loc);
+  s->aop = op;
+  if (!target.empty()) s->targets = {target};
+  if (op != AtomicOp::Cas) args.resize(3);  // ptr, val, mask (null: none)
+  s->args = std::move(args);
   return s;
 }
 

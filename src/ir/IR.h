@@ -39,17 +39,25 @@
 // Floating point. f32/f64 ops are IEEE-754 round-to-nearest-even, no flush-to-zero, no FMA
 //   contraction of separate ops. f16 and bf16 ops compute in f32 and round the result to the storage
 //   type (round-to-nearest-even) after every op; for + - * / this equals a native f16/bf16 op. Math
-//   functions (exp exp2 log log2 sqrt rsqrt sigmoid tanh abs) take floats (ints are converted to f32),
-//   compute f16/bf16 in f32 and round back; results may differ from the correctly rounded value
-//   between executors by up to 1e-5 relative in f32 (the differential tester's tolerance; the CUDA
-//   backend's f32 exp and exp2 use the GPU's approximate 2^x). minimum/maximum propagate NaN.
+//   functions (the Math rows of the op tables: exp ... cbrt, pow, atan2, hypot) take floats (ints are
+//   converted to f32), compute f16/bf16 in f32 and round back; results may differ from the correctly
+//   rounded value between executors by up to 1e-5 relative in f32 (the differential tester's
+//   tolerance; the CUDA backend's f32 exp and exp2 use the GPU's approximate 2^x, the others
+//   libdevice, whose f32 functions are within 4 ulp of the correctly rounded value).
+//   round() rounds halves away from zero, rint() to even. minimum/maximum propagate NaN.
 //   Casts: float -> int truncates toward zero and saturates, NaN -> 0; int -> float rounds to nearest;
-//   anything -> i1 is `!= 0`; i1 -> number is 0 or 1.
+//   anything -> i1 is `!= 0`; i1 -> number is 0 or 1. bitcast(x, t) reinterprets the bits of a
+//   number as another type of the same width (i32 <-> f32, i64 <-> f64).
 //
 // Reductions (sum max min argmax argmin) remove one axis. sum of i1/i32 gives i32, of i64 gives i64,
 //   of any float accumulates and returns f32 (f64 for f64). max/min keep the type and propagate NaN.
 //   argmax/argmin give i32: the smallest index among the extremal values. The summation order is not
 //   specified (executors may use a tree); results may differ by rounding.
+//
+// Scans (cumsum cumprod cummax cummin) keep the shape: element i along the axis combines elements
+//   0..i (reverse: i..n-1) in that order. The type is the operand's (i1 computes as i32); f16/bf16
+//   round after every step. Executors may combine in another order (a tree): results may differ by
+//   rounding.
 //
 // dot(a, b, acc): a [M,K], b [K,N] of one float type; products and the sum are f32 (f64 for f64
 //   inputs); acc (optional, [M,N] f32) is added. Result [M,N] f32. No tf32 unless asked. As for
@@ -76,6 +84,16 @@
 //   Python); `return` inside it ends the instance. Variables are block scoped: a name first assigned inside
 //   a block is local to it; assigning an existing name updates it and must keep its type (this is how
 //   values are carried across loop iterations). `return` ends the instance.
+//
+// Atomics. `old = atomic_add(ptr, val, mask)` (add max min umax umin and or xor xchg; and
+//   `old = atomic_cas(ptr, cmp, val)`) is a statement: every active lane, in row-major order,
+//   atomically replaces its element e by op(e, val) (cas: val where e == cmp) and yields e's old value
+//   (masked-off lanes yield 0). val is converted to the element type; float add rounds as a store of
+//   the sum would. Atomics of different instances on one element do not conflict; an atomic and a
+//   plain load or store of another instance on one element do. A spin lock (an atomic_cas that takes
+//   a lock word, up to the atomic_xchg that gives it back) orders what the instance does while it
+//   holds it: those accesses are not conflicts. sem (acq_rel, relaxed, acquire, release) and scope
+//   (gpu, cta, sys) are Triton's; the interpreter runs every atomic sequentially consistent.
 //
 // Debugging. print(prefix, values...) prints, per instance, "pid (x, y, z) prefix v1 v2..."; assert(c,
 //   msg) faults when any lane of c is false.
@@ -154,6 +172,7 @@ struct Type {
   X(Binary)      /* bop; args: a, b                       | elementwise with broadcasting           */ \
   X(Where)       /* args: cond, a, b                      | cond ? a : b, elementwise               */ \
   X(Cast)        /* dtype; args: x                        | x.to(dtype)                              */ \
+  X(Bitcast)     /* dtype; args: x                        | x.to(dtype, bitcast=True): same width    */ \
   X(ExpandDims)  /* axis; args: x                         | insert a unit dim at axis (x[:, None])  */ \
   X(Reshape)     /* args: x, shape... (constant)          | same elements, row-major, new shape     */ \
   X(Trans)       /* args: x (rank 2)                      | transpose                               */ \
@@ -161,6 +180,7 @@ struct Type {
   X(Load)        /* args: ptr, mask?, other?              | masked gather                           */ \
   X(Dot)         /* args: a, b, acc?                      | a @ b (+ acc), f32                       */ \
   X(Reduce)      /* rop, axis; args: x                    | reduction over one axis                 */ \
+  X(Scan)        /* sop, axis, reverse; args: x           | inclusive prefix combine along an axis  */ \
   X(Swizzle2d)   /* args: i, j, ni, nj, group             | grouped reordering; a pair (2 targets)  */
 
 enum class ExprKind : uint8_t {
@@ -195,6 +215,28 @@ const char* expr_kind_name(ExprKind k);
   X(Rsqrt, "rsqrt", Math, FloatFn, Call, Postfix, "rsqrt", "rsqrt")                          \
   X(Sigmoid, "sigmoid", Math, FloatFn, Call, Postfix, "sigmoid", "sigmoid") /* 1/(1+exp(-x)) */ \
   X(Tanh, "tanh", Math, FloatFn, Call, Postfix, "tanh", "tanh")                              \
+  X(Erf, "erf", Math, FloatFn, Call, Postfix, "erf", "erf")                                      \
+  X(Erfc, "erfc", Math, FloatFn, Call, Postfix, "erfc", "erfc")                                   \
+  X(Floor, "floor", Math, FloatFn, Call, Postfix, "floor", "floor")                                \
+  X(Ceil, "ceil", Math, FloatFn, Call, Postfix, "ceil", "ceil")                                   \
+  X(Trunc, "trunc", Math, FloatFn, Call, Postfix, "trunc", "trunc")                                \
+  X(Round, "round", Math, FloatFn, Call, Postfix, "round", "round")                  /* halves away from zero */\
+  X(Rint, "rint", Math, FloatFn, Call, Postfix, "rint", "rint")                     /* halves to even */\
+  X(Sin, "sin", Math, FloatFn, Call, Postfix, "sin", "sin")                                      \
+  X(Cos, "cos", Math, FloatFn, Call, Postfix, "cos", "cos")                                      \
+  X(Tan, "tan", Math, FloatFn, Call, Postfix, "tan", "tan")                                      \
+  X(Asin, "asin", Math, FloatFn, Call, Postfix, "asin", "asin")                                   \
+  X(Acos, "acos", Math, FloatFn, Call, Postfix, "acos", "acos")                                   \
+  X(Atan, "atan", Math, FloatFn, Call, Postfix, "atan", "atan")                                   \
+  X(Sinh, "sinh", Math, FloatFn, Call, Postfix, "sinh", "sinh")                                   \
+  X(Cosh, "cosh", Math, FloatFn, Call, Postfix, "cosh", "cosh")                                   \
+  X(Asinh, "asinh", Math, FloatFn, Call, Postfix, "asinh", "asinh")                                \
+  X(Acosh, "acosh", Math, FloatFn, Call, Postfix, "acosh", "acosh")                                \
+  X(Atanh, "atanh", Math, FloatFn, Call, Postfix, "atanh", "atanh")                                \
+  X(Log10, "log10", Math, FloatFn, Call, Postfix, "log10", "log10")                                \
+  X(Log1p, "log1p", Math, FloatFn, Call, Postfix, "log1p", "log1p")                  /* log(1 + x) */\
+  X(Expm1, "expm1", Math, FloatFn, Call, Postfix, "expm1", "expm1")                  /* exp(x) - 1 */\
+  X(Cbrt, "cbrt", Math, FloatFn, Call, Postfix, "cbrt", "cbrt")                                   \
   X(Abs, "abs", Arith, Numeric, Call, Postfix, "abs", "abs")     /* ints too               */
 
 enum class UnOp : uint8_t {
@@ -226,7 +268,10 @@ enum class UnOp : uint8_t {
   X(LOr, "||", Logical, ToBool, Infix, Or, "or", "")                                            \
   X(Min, "minimum", Arith, Numeric, Call, Postfix, "minimum", "minimum") /* NaN-propagating */ \
   X(Max, "maximum", Arith, Numeric, Call, Postfix, "maximum", "maximum")                        \
-  X(Cdiv, "cdiv", Arith, IntOnly, Call, Postfix, "cdiv", "")  /* integers: (a + b - 1) // b  */
+  X(Cdiv, "cdiv", Arith, IntOnly, Call, Postfix, "cdiv", "")  /* integers: (a + b - 1) // b  */ \
+  X(Pow, "pow", Math, FloatFn, Call, Postfix, "pow", "pow")       /* a ** b, as C pow             */ \
+  X(Atan2, "atan2", Math, FloatFn, Call, Postfix, "atan2", "atan2") /* the angle of (b, a)          */ \
+  X(Hypot, "hypot", Math, FloatFn, Call, Postfix, "hypot", "hypot") /* sqrt(a*a + b*b), no overflow  */
 
 enum class BinOp : uint8_t {
 #define X(e, ...) e,
@@ -250,10 +295,78 @@ enum class RedOp : uint8_t {
 #undef X
 };
 
+// Scans (inclusive prefix combines along one axis, optionally from the end): the result has the
+// operand's shape. Printed as cumsum(x, axis=0) or cumsum(x, axis=0, reverse=true).
+// Columns: X(Enum, tile, py)   (py: the function after `tl.`)
+#define DT_FOR_EACH_SCANOP(X) \
+  X(Sum, "cumsum", "cumsum")  \
+  X(Prod, "cumprod", "cumprod") \
+  X(Max, "cummax", "cummax")  \
+  X(Min, "cummin", "cummin")
+
+enum class ScanOp : uint8_t {
+#define X(e, ...) e,
+  DT_FOR_EACH_SCANOP(X)
+#undef X
+};
+const char* scanop_name(ScanOp op);  // "cumsum"
+const char* scanop_py(ScanOp op);    // "cumsum" (tl.cumsum)
+inline constexpr ScanOp kAllScanOps[] = {
+#define X(e, ...) ScanOp::e,
+    DT_FOR_EACH_SCANOP(X)
+#undef X
+};
+
+// Atomic read-modify-writes (the Atomic statement): each active lane updates its element
+// atomically and yields the element's old value. Cas takes (ptr, cmp, val): the element becomes
+// val where it equals cmp.
+// Columns: X(Enum, tile, py)   (tile: `atomic_add(...)`; py: tl.atomic_add)
+#define DT_FOR_EACH_ATOMICOP(X)             \
+  X(Add, "atomic_add", "atomic_add")        \
+  X(Max, "atomic_max", "atomic_max")        \
+  X(Min, "atomic_min", "atomic_min")        \
+  X(UMax, "atomic_umax", "")  /* integers compared as unsigned (Triton's float max/min lowering) */ \
+  X(UMin, "atomic_umin", "")                \
+  X(And, "atomic_and", "atomic_and")        \
+  X(Or, "atomic_or", "atomic_or")           \
+  X(Xor, "atomic_xor", "atomic_xor")        \
+  X(Xchg, "atomic_xchg", "atomic_xchg")     \
+  X(Cas, "atomic_cas", "atomic_cas")
+
+enum class AtomicOp : uint8_t {
+#define X(e, ...) e,
+  DT_FOR_EACH_ATOMICOP(X)
+#undef X
+};
+const char* atomicop_name(AtomicOp op);  // "atomic_add"
+const char* atomicop_py(AtomicOp op);    // "atomic_add" ("" none)
+inline constexpr AtomicOp kAllAtomicOps[] = {
+#define X(e, ...) AtomicOp::e,
+    DT_FOR_EACH_ATOMICOP(X)
+#undef X
+};
+// Memory ordering and scope of an atomic (Triton's sem= and scope=; the defaults acq_rel, gpu).
+#define DT_FOR_EACH_MEMSEM(X) X(AcqRel, "acq_rel") X(Relaxed, "relaxed") X(Acquire, "acquire") X(Release, "release")
+enum class MemSem : uint8_t {
+#define X(e, s) e,
+  DT_FOR_EACH_MEMSEM(X)
+#undef X
+};
+#define DT_FOR_EACH_MEMSCOPE(X) X(Gpu, "gpu") X(Cta, "cta") X(Sys, "sys")
+enum class MemScope : uint8_t {
+#define X(e, s) e,
+  DT_FOR_EACH_MEMSCOPE(X)
+#undef X
+};
+const char* memsem_name(MemSem s);
+const char* memscope_name(MemScope s);
+std::optional<MemSem> parse_memsem(const std::string& s);
+std::optional<MemScope> parse_memscope(const std::string& s);
+
 // What an op computes, for executors that handle a group alike.
 enum class OpCat : uint8_t {
   Arith,    // numbers in, a number of the promoted type out
-  Math,     // a float function of one float (ints are converted to f32)
+  Math,     // a float function of floats (ints are converted to f32)
   Bitwise,  // integers and i1 only
   Compare,  // i1 out
   Logical,  // operands converted to i1, i1 out
@@ -322,6 +435,18 @@ std::optional<Scalar> op_result_elem(TypeRule rule, Scalar t);
 #define DT_WHEN_MATH_Bitwise(x)
 #define DT_UNOP_MATH_CASE_(e, name, cat, ...) DT_WHEN_MATH_##cat(case UnOp::e:)
 #define DT_MATH_UNOP_CASES DT_FOR_EACH_UNOP(DT_UNOP_MATH_CASE_)
+// The same for the binary Math rows (pow, atan2, hypot), and the other binary rows.
+#define DT_WHEN_MATH_Compare(x)
+#define DT_WHEN_MATH_Logical(x)
+#define DT_WHEN_NOT_MATH_Math(x)
+#define DT_WHEN_NOT_MATH_Arith(x) x
+#define DT_WHEN_NOT_MATH_Bitwise(x) x
+#define DT_WHEN_NOT_MATH_Compare(x) x
+#define DT_WHEN_NOT_MATH_Logical(x) x
+#define DT_BINOP_MATH_CASE_(e, name, cat, ...) DT_WHEN_MATH_##cat(case BinOp::e:)
+#define DT_BINOP_NOT_MATH_CASE_(e, name, cat, ...) DT_WHEN_NOT_MATH_##cat(case BinOp::e:)
+#define DT_MATH_BINOP_CASES DT_FOR_EACH_BINOP(DT_BINOP_MATH_CASE_)
+#define DT_NOT_MATH_BINOP_CASES DT_FOR_EACH_BINOP(DT_BINOP_NOT_MATH_CASE_)
 
 const char* unop_name(UnOp op);
 bool unop_is_math(UnOp op);  // category Math: a float function (exp ... tanh), not Neg/Not/Abs
@@ -341,8 +466,10 @@ struct Expr {
   UnOp uop = UnOp::Neg;
   BinOp bop = BinOp::Add;
   RedOp rop = RedOp::Sum;
-  int axis = 0;                // ProgramId / NumPrograms / ExpandDims / Reduce
-  Scalar dtype = Scalar::I32;  // Const (when !weak), Full, Cast
+  ScanOp sop = ScanOp::Sum;
+  bool reverse = false;        // Scan: from the last element of the axis to the first
+  int axis = 0;                // ProgramId / NumPrograms / ExpandDims / Reduce / Scan
+  Scalar dtype = Scalar::I32;  // Const (when !weak), Full, Cast, Bitcast
   int64_t ival = 0;            // Const (integer or i1)
   double fval = 0;             // Const (float)
   bool is_float = false;       // Const: fval is the value
@@ -369,6 +496,7 @@ ExprP make_unary(UnOp op, ExprP x, SourceLoc loc = {});
 ExprP make_binary(BinOp op, ExprP a, ExprP b, SourceLoc loc = {});
 ExprP make_where(ExprP c, ExprP a, ExprP b, SourceLoc loc = {});
 ExprP make_cast(ExprP x, Scalar dtype, SourceLoc loc = {});
+ExprP make_bitcast(ExprP x, Scalar dtype, SourceLoc loc = {});
 ExprP make_expand_dims(ExprP x, int axis, SourceLoc loc = {});
 ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
 ExprP make_trans(ExprP x, SourceLoc loc = {});
@@ -376,6 +504,7 @@ ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
 ExprP make_load(ExprP ptr, ExprP mask = nullptr, ExprP other = nullptr, SourceLoc loc = {});
 ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});
 ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc = {});
+ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc = {});
 ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc = {});
 
 // ---------------------------------------------------------------------------------------------
@@ -389,6 +518,7 @@ ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLo
   X(While)  /* args: cond (scalar, evaluated before each trip); body                              */ \
   X(Print)  /* text: prefix; args: values                                                         */ \
   X(Assert) /* text: message; args: cond                                                          */ \
+  X(Atomic) /* aop, sem, scope; targets: old value (0 or 1); args: ptr, val, mask? (Cas: ptr, cmp, val) */ \
   X(Return) /* ends the program instance                                                          */
 
 enum class StmtKind : uint8_t {
@@ -413,6 +543,10 @@ struct Stmt {
   // Assign only, for printing: when set, args[0] is Binary(aug_op, Var(target), rhs) and the printer
   // writes `target op= rhs`. Executors ignore it.
   std::optional<BinOp> aug;
+  // Atomic only.
+  AtomicOp aop = AtomicOp::Add;
+  MemSem sem = MemSem::AcqRel;
+  MemScope scope = MemScope::Gpu;
 
   // ---- filled by the verifier ----
   std::vector<int> slots;  // Assign / For: frame slot of each target
@@ -426,6 +560,8 @@ StmtP make_for(const std::string& var, ExprP lo, ExprP hi, ExprP step, std::vect
                SourceLoc loc = {});
 StmtP make_if(ExprP cond, std::vector<StmtP> body, std::vector<StmtP> orelse = {}, SourceLoc loc = {});
 StmtP make_while(ExprP cond, std::vector<StmtP> body, SourceLoc loc = {});
+// `target = atomic_<op>(ptr, val, mask)` (target "" : the old value is not kept). Cas: (ptr, cmp, val).
+StmtP make_atomic(AtomicOp op, const std::string& target, std::vector<ExprP> args, SourceLoc loc = {});
 
 // ---------------------------------------------------------------------------------------------
 // Kernels and modules

@@ -52,6 +52,7 @@ int prec_of(const Expr& e) {
     case ExprKind::Full:
     case ExprKind::Where:
     case ExprKind::Cast:
+    case ExprKind::Bitcast:
     case ExprKind::ExpandDims:
     case ExprKind::Reshape:
     case ExprKind::Trans:
@@ -59,6 +60,7 @@ int prec_of(const Expr& e) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
     case ExprKind::Swizzle2d:
       return kPostfix;
   }
@@ -164,6 +166,7 @@ std::string expr_str(const ExprP& ep) {
     case ExprKind::Binary: return binary_str(e);
     case ExprKind::Where: return call("where", e.args);
     case ExprKind::Cast: return operand(e.args[0], kPostfix) + ".to(" + scalar_name(e.dtype) + ")";
+    case ExprKind::Bitcast: return operand(e.args[0], kPostfix) + ".to(" + scalar_name(e.dtype) + ", bitcast=True)";
     case ExprKind::ExpandDims: {
       if (e.axis < 0) return "expand_dims(" + expr_str(need(e.args[0])) + ", " + std::to_string(e.axis) + ")";
       // Axis 0 reads best as x[None, :] (the ':' only documents the kept axis).
@@ -185,6 +188,8 @@ std::string expr_str(const ExprP& ep) {
     }
     case ExprKind::Reduce:
       return std::string(redop_name(e.rop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + ")";
+    case ExprKind::Scan:
+      return std::string(scanop_name(e.sop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + (e.reverse ? ", reverse=True" : "") + ")";
     case ExprKind::Swizzle2d: return call("swizzle2d", e.args);
   }
   return "?";
@@ -267,6 +272,15 @@ std::string print_stmt(const Stmt& s, int indent) {
     case StmtKind::Store: {
       out += "store(" + expr_str(need(s.args.at(0))) + ", " + expr_str(need(s.args.at(1)));
       if (s.args.size() > 2 && s.args[2]) out += ", mask=" + expr_str(s.args[2]);
+      return out + ")\n";
+    }
+    case StmtKind::Atomic: {
+      if (!s.targets.empty()) out += s.targets[0] + " = ";
+      out += std::string(atomicop_name(s.aop)) + "(" + expr_str(need(s.args.at(0))) + ", " + expr_str(need(s.args.at(1)));
+      if (s.aop == AtomicOp::Cas) out += ", " + expr_str(need(s.args.at(2)));
+      else if (s.args.at(2)) out += ", mask=" + expr_str(s.args[2]);
+      if (s.sem != MemSem::AcqRel) out += std::string(", sem=") + memsem_name(s.sem);
+      if (s.scope != MemScope::Gpu) out += std::string(", scope=") + memscope_name(s.scope);
       return out + ")\n";
     }
     case StmtKind::For: {

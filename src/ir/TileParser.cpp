@@ -16,6 +16,12 @@ namespace {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
+std::optional<AtomicOp> atomic_op_named(const std::string& s) {
+  for (AtomicOp op : kAllAtomicOps)
+    if (s == atomicop_name(op)) return op;
+  return std::nullopt;
+}
+
 // The ops spelled as calls (minimum, exp, sum ...), by their `.tile` name, from IR.h's op tables.
 template <class Op> const std::map<std::string, Op>& call_ops() {
   static const std::map<std::string, Op> m = [] {
@@ -41,6 +47,8 @@ const std::vector<std::string>& builtin_names() {
     for (BinOp op : kAllBinOps) add(op);
     for (UnOp op : kAllUnOps) add(op);
     for (RedOp op : kAllRedOps) add(op);
+    for (ScanOp op : kAllScanOps) n.push_back(scanop_name(op));
+    for (AtomicOp op : kAllAtomicOps) n.push_back(atomicop_name(op));
     for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "swizzle2d", "store", "print", "assert", "range"})
       n.push_back(s);
     return n;
@@ -304,6 +312,7 @@ class Parser {
         if (t.text == "store") return store_stmt();
         if (t.text == "print") return print_stmt();
         if (t.text == "assert") return assert_stmt();
+        if (auto op = atomic_op_named(t.text)) return atomic_stmt(*op, "", t.loc);
       }
     }
     if (t.is_ident("for")) return for_stmt();
@@ -327,6 +336,8 @@ class Parser {
     if (accept_op(",")) targets.push_back(expect_ident("a second name to assign").text);
     const Token& op = next();
     if (op.is_op("=")) {
+      if (auto aop = atomic_op_named(at().text); aop && at().kind == TokKind::Ident && at(1).is_op("(") && targets.size() == 1)
+        return atomic_stmt(*aop, targets[0], loc);
       ExprP v = expr();
       StmtP s = make_assign(targets[0], v, loc);
       s->targets = targets;
@@ -346,6 +357,32 @@ class Parser {
     SourceLoc loc = at().loc;
     std::vector<std::optional<Arg>> a = call_args("store", {"pointer", "value", "mask"}, 2);
     return make_store(a[0]->e, a[1]->e, a[2] ? a[2]->e : nullptr, loc);
+  }
+
+  // atomic := [NAME '='] atomic_OP '(' ptr ',' value [',' mask] [',' sem=S] [',' scope=S] ')'
+  //         | [NAME '='] 'atomic_cas' '(' ptr ',' cmp ',' value [',' sem=S] [',' scope=S] ')'
+  StmtP atomic_stmt(AtomicOp op, const std::string& target, SourceLoc loc) {
+    std::string fn = atomicop_name(op);
+    bool cas = op == AtomicOp::Cas;
+    std::vector<std::optional<Arg>> a =
+        cas ? call_args(fn, {"pointer", "cmp", "value", "sem", "scope"}, 3) : call_args(fn, {"pointer", "value", "mask", "sem", "scope"}, 2);
+    StmtP s = make_atomic(op, target, {value(a[0], fn), value(a[1], fn), value(a[2], fn)}, loc);
+    auto word = [&](const std::optional<Arg>& w, const char* what) -> std::string {
+      ExprP e = value(w, fn);
+      if (e->kind != ExprKind::Var) user_error(w->loc, fn + "(): " + what + " must be a name like " + (what[1] == 'e' ? "relaxed" : "gpu"));
+      return e->name;
+    };
+    if (a[3]) {
+      auto m = parse_memsem(word(a[3], "sem"));
+      if (!m) user_error(a[3]->loc, fn + "(): unknown sem " + q(word(a[3], "sem")) + " (acq_rel, relaxed, acquire or release)");
+      s->sem = *m;
+    }
+    if (a[4]) {
+      auto m = parse_memscope(word(a[4], "scope"));
+      if (!m) user_error(a[4]->loc, fn + "(): unknown scope " + q(word(a[4], "scope")) + " (gpu, cta or sys)");
+      s->scope = *m;
+    }
+    return s;
   }
 
   // print := 'print' '(' [STRING] (',' expr)* ')'
@@ -545,7 +582,7 @@ class Parser {
   }
   bool negating_ = false;  // the literal being parsed is the operand of a unary minus
 
-  // postfix := primary ('[' subscript ']' | '.' 'to' '(' DTYPE ')')*
+  // postfix := primary ('[' subscript ']' | '.' 'to' '(' DTYPE [',' 'bitcast' '=' BOOL] ')')*
   ExprP postfix() {
     ExprP e = primary();
     for (int n = 0;; ++n) {
@@ -563,8 +600,17 @@ class Parser {
           next();
         }
         Scalar dt = dtype_name(next());
+        bool bitcast = false;
+        if (accept_op(",")) {  // .to(T, bitcast=True)
+          if (!(at().is_ident("bitcast") && at(1).is_op("="))) fail("expected 'bitcast=True' after the type, found " + at().describe());
+          next();
+          next();
+          const Token& b = next();
+          if (!b.is_ident("True") && !b.is_ident("False")) user_error(b.loc, "bitcast= takes True or False, found " + b.describe());
+          bitcast = b.is_ident("True");
+        }
         expect_op(")", "after the type");
-        e = make_cast(e, dt, loc);
+        e = bitcast ? make_bitcast(e, dt, loc) : make_cast(e, dt, loc);
       } else {
         return e;
       }
@@ -733,6 +779,18 @@ class Parser {
       auto a = call_args(fn, {"x", "axis"}, 2);
       return make_reduce(it->second, value(a[0], fn), int_literal(a[1], fn, "axis"), loc);
     }
+    for (ScanOp op : kAllScanOps) {
+      if (fn != scanop_name(op)) continue;
+      auto a = call_args(fn, {"x", "axis", "reverse"}, 2);
+      bool reverse = false;
+      if (a[2]) {
+        ExprP r = value(a[2], fn);
+        if (r->kind != ExprKind::Const || r->is_float || r->dtype != Scalar::I1 || r->weak) user_error(a[2]->loc, fn + "(): reverse must be True or False");
+        reverse = r->ival != 0;
+      }
+      return make_scan(op, value(a[0], fn), int_literal(a[1], fn, "axis"), reverse, loc);
+    }
+    if (atomic_op_named(fn)) user_error(loc, fn + "() is a statement: write `old = " + fn + "(...)` or `" + fn + "(...)` on its own line");
     if (fn == "program_id" || fn == "num_programs") {
       auto a = call_args(fn, {"axis"}, 1);
       int axis = int_literal(a[0], fn, "axis");

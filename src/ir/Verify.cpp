@@ -81,7 +81,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     }
     case ExprKind::Binary: {
       ScalarValue x = eval_impl(e->args[0], b, k), y = eval_impl(e->args[1], b, k);
-      bool fl = x.dtype_is_float() || y.dtype_is_float() || e->bop == BinOp::Div;
+      bool fl = x.dtype_is_float() || y.dtype_is_float() || op_info(e->bop).rule == TypeRule::FloatFn;
       Scalar rt = fl ? Scalar::F32 : ((x.type == Scalar::I64 || y.type == Scalar::I64) ? Scalar::I64 : Scalar::I32);
       if (fl && (x.type == Scalar::F64 || y.type == Scalar::F64)) rt = Scalar::F64;
       if (binop_is_compare(e->bop)) {
@@ -96,7 +96,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
           case BinOp::Ne: r = a != c; break;
           case BinOp::Add: case BinOp::Sub: case BinOp::Mul: case BinOp::Div: case BinOp::FloorDiv: case BinOp::Mod:
           case BinOp::And: case BinOp::Or: case BinOp::Xor: case BinOp::Shl: case BinOp::Shr: case BinOp::LAnd:
-          case BinOp::LOr: case BinOp::Min: case BinOp::Max: case BinOp::Cdiv:
+          case BinOp::LOr: case BinOp::Min: case BinOp::Max: case BinOp::Cdiv: DT_MATH_BINOP_CASES
             internal_error("eval_param_expr", "not a comparison");
         }
         return ScalarValue::of_int(r, Scalar::I1);
@@ -110,6 +110,9 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
           case BinOp::Div: r = a / c; break;
           case BinOp::Min: r = std::fmin(a, c); break;
           case BinOp::Max: r = std::fmax(a, c); break;
+          case BinOp::Pow: r = std::pow(a, c); break;
+          case BinOp::Atan2: r = std::atan2(a, c); break;
+          case BinOp::Hypot: r = std::hypot(a, c); break;
           case BinOp::FloorDiv: case BinOp::Mod: case BinOp::And: case BinOp::Or: case BinOp::Xor: case BinOp::Shl:
           case BinOp::Shr: case BinOp::Lt: case BinOp::Le: case BinOp::Gt: case BinOp::Ge: case BinOp::Eq: case BinOp::Ne:
           case BinOp::LAnd: case BinOp::LOr: case BinOp::Cdiv:
@@ -142,7 +145,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
         case BinOp::Or: r = a | c; break;
         case BinOp::Xor: r = a ^ c; break;
         case BinOp::Div: case BinOp::Lt: case BinOp::Le: case BinOp::Gt: case BinOp::Ge: case BinOp::Eq: case BinOp::Ne:
-        case BinOp::LAnd: case BinOp::LOr:
+        case BinOp::LAnd: case BinOp::LOr: DT_MATH_BINOP_CASES
           user_error(e->loc, std::string("'") + binop_name(e->bop) + "' is not allowed in a parameter expression");
       }
       return ScalarValue::of_int(r, rt);
@@ -159,6 +162,8 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
       break;
   }
@@ -332,6 +337,17 @@ class Verifier {
         e->type = Type{e->dtype, false, e->args[0]->type.shape};
         return;
       }
+      case ExprKind::Bitcast: {
+        infer(e->args[0]);
+        no_ptr(e->args[0], "a bitcast");
+        Scalar from = e->args[0]->type.elem;
+        if (from == Scalar::I1 || e->dtype == Scalar::I1 || scalar_bytes(from) != scalar_bytes(e->dtype) ||
+            (from != e->dtype && is_float(from) == is_float(e->dtype) && scalar_bytes(from) != 2))
+          user_error(e->loc, std::string("bitcast from ") + scalar_name(from) + " to " + scalar_name(e->dtype) +
+                                 " is not supported (same-width integer/float pairs: i32 <-> f32, i64 <-> f64, f16 <-> bf16)");
+        e->type = Type{e->dtype, false, e->args[0]->type.shape};
+        return;
+      }
       case ExprKind::ExpandDims: {
         ExprP x = e->args[0];
         infer(x);
@@ -404,6 +420,18 @@ class Verifier {
         if (c && (c->type.ptr || c->type.shape != s || c->type.elem != rt))
           user_error(c->loc, "dot() accumulator must be " + Type{rt, false, s}.str() + ", got " + c->type.str());
         e->type = Type{rt, false, s};
+        return;
+      }
+      case ExprKind::Scan: {
+        ExprP x = e->args[0];
+        infer(x);
+        no_ptr(x, scanop_name(e->sop));
+        int r = x->type.rank();
+        if (r == 0) user_error(e->loc, std::string(scanop_name(e->sop)) + "() needs a tile, got a scalar");
+        int ax = e->axis < 0 ? e->axis + r : e->axis;
+        if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + x->type.str());
+        e->ints = {ax};
+        e->type = Type{x->type.elem == Scalar::I1 ? Scalar::I32 : x->type.elem, false, x->type.shape};
         return;
       }
       case ExprKind::Reduce: {
@@ -517,6 +545,33 @@ class Verifier {
           auto rm = broadcast_shapes(p->type.shape, m->type.shape);
           if (!rm || *rm != p->type.shape) user_error(m->loc, "store(): mask " + m->type.str() + " does not fit pointer " + p->type.str());
         }
+        return;
+      }
+      case StmtKind::Atomic: {
+        const char* fn = atomicop_name(s.aop);
+        bool cas = s.aop == AtomicOp::Cas;
+        if (s.args.size() != 3) internal_error("Verify", "an atomic needs three operands");
+        ExprP p = s.args[0];
+        for (auto& a : s.args) infer(a);
+        if (!p->type.ptr) user_error(p->loc, std::string(fn) + "() needs a pointer, got " + p->type.str());
+        Scalar et = p->type.elem;
+        Shape shape = p->type.shape;
+        for (size_t i = 1; i < 3; ++i) {
+          const ExprP& a = s.args[i];
+          if (!a) continue;
+          bool mask = !cas && i == 2;
+          const char* what = mask ? "mask" : cas && i == 1 ? "cmp" : "value";
+          if (a->type.ptr) user_error(a->loc, std::string(fn) + "(): the " + what + " cannot be a pointer");
+          if (mask && a->type.elem != Scalar::I1) user_error(a->loc, "a mask must be i1, got " + a->type.str());
+          auto r = broadcast_shapes(shape, a->type.shape);
+          if (!r) user_error(a->loc, std::string(fn) + "(): " + what + " " + a->type.str() + " does not broadcast with pointer " + p->type.str());
+          shape = *r;
+        }
+        bool bits = s.aop == AtomicOp::And || s.aop == AtomicOp::Or || s.aop == AtomicOp::Xor || s.aop == AtomicOp::UMax || s.aop == AtomicOp::UMin;
+        if (bits && is_float(et)) user_error(s.loc, std::string(fn) + "() needs an integer pointer, got " + p->type.str());
+        if (s.aop != AtomicOp::Xchg && s.aop != AtomicOp::Cas && et == Scalar::I1 && !bits)
+          user_error(s.loc, std::string(fn) + "() does not take " + p->type.str());
+        if (!s.targets.empty()) assign_target(s, 0, Type{et, false, shape});
         return;
       }
       case StmtKind::For: {

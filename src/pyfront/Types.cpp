@@ -52,7 +52,15 @@ ExprP typed(ExprP e) {
       else e->type = Type{promote_operands(*e->args[1], *e->args[2]), false, s};
       break;
     }
-    case ExprKind::Cast: e->type = Type{e->dtype, false, arg(0).shape}; break;
+    case ExprKind::Cast:
+    case ExprKind::Bitcast: e->type = Type{e->dtype, false, arg(0).shape}; break;
+    case ExprKind::Scan: {
+      int r = static_cast<int>(arg(0).shape.size());
+      int ax = e->axis < 0 ? e->axis + r : e->axis;
+      if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + arg(0).str());
+      e->type = Type{arg(0).elem == Scalar::I1 ? Scalar::I32 : arg(0).elem, false, arg(0).shape};
+      break;
+    }
     case ExprKind::ExpandDims: {
       Shape s = arg(0).shape;
       int r = static_cast<int>(s.size());

@@ -62,15 +62,7 @@ struct Walker {
           case UnOp::Neg: return wrap(-*x, e.type.elem);
           case UnOp::Not: return e.type.elem == Scalar::I1 ? Opt{*x == 0} : Opt{wrap(~*x, e.type.elem)};
           case UnOp::Abs: return wrap(*x < 0 ? -*x : *x, e.type.elem);
-          case UnOp::Exp:
-          case UnOp::Exp2:
-          case UnOp::Log:
-          case UnOp::Log2:
-          case UnOp::Sqrt:
-          case UnOp::Rsqrt:
-          case UnOp::Sigmoid:
-          case UnOp::Tanh:
-            return std::nullopt;
+          DT_MATH_UNOP_CASES return std::nullopt;
         }
         return std::nullopt;
       }
@@ -101,7 +93,7 @@ struct Walker {
           case BinOp::LOr: return x != 0 || y != 0;
           case BinOp::Min: return std::min(x, y);
           case BinOp::Max: return std::max(x, y);
-          case BinOp::Div: return std::nullopt;
+          case BinOp::Div: DT_MATH_BINOP_CASES return std::nullopt;
         }
         return std::nullopt;
       }
@@ -124,6 +116,8 @@ struct Walker {
       case ExprKind::Load:
       case ExprKind::Dot:
       case ExprKind::Reduce:
+      case ExprKind::Scan:
+      case ExprKind::Bitcast:
       case ExprKind::Swizzle2d:
         return std::nullopt;
     }
@@ -206,6 +200,9 @@ struct Walker {
           }
           break;
         case StmtKind::Return: return false;
+        case StmtKind::Atomic:  // the old value depends on other instances
+          if (!s.slots.empty()) slots[static_cast<size_t>(s.slots[0])] = std::nullopt;
+          break;
         case StmtKind::Store:
         case StmtKind::Print:
         case StmtKind::Assert: break;
@@ -242,7 +239,8 @@ KernelWork kernel_work(const Kernel& k, const Bindings& b, int64_t max_steps) {
       for (const ExprP& a : x->args) loads(a);
     };
     loads(e);
-    if (s.kind == StmtKind::Store && e == s.args[0]) buffer_names(e, k, writes);
+    if ((s.kind == StmtKind::Store || s.kind == StmtKind::Atomic) && e == s.args[0]) buffer_names(e, k, writes);
+    if (s.kind == StmtKind::Atomic && e == s.args[0]) buffer_names(e, k, reads);
   });
   auto bytes_of = [&](const std::string& name) {
     const Param* p = k.find_param(name);

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include "triton/TritonRuntime.h"
 
@@ -95,8 +96,10 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::Trans:
     case ExprKind::Broadcast:
     case ExprKind::Load:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
       return expr_kind_name(e.kind);
+    case ExprKind::Scan: return scanop_name(e.sop);
   }
   return expr_kind_name(e.kind);
 }
@@ -143,6 +146,7 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
         case BinOp::Min: return "min(" + sub(0) + ", " + sub(1) + ")";
         case BinOp::Max: return "max(" + sub(0) + ", " + sub(1) + ")";
         case BinOp::Cdiv: return "triton.cdiv(" + sub(0) + ", " + sub(1) + ")";
+        DT_MATH_BINOP_CASES break;
       }
       break;
     case ExprKind::ProgramId:
@@ -156,6 +160,8 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
     case ExprKind::Load:
     case ExprKind::Dot:
     case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
       break;
   }
@@ -165,10 +171,16 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
 // ---------------------------------------------------------------------------------------------
 // Kernel bodies
 // ---------------------------------------------------------------------------------------------
+// The helpers the module needs, noted while its kernels are written.
+struct Uses {
+  bool tanh = false, i1 = false, tf32 = false;
+  bool libdevice = false;  // libdevice.<fn>: math functions tl does not have
+  bool scan_max = false, scan_min = false;  // combine functions of cummax / cummin
+};
+
 class KernelWriter {
  public:
-  KernelWriter(const Kernel& k, std::string& out, bool& uses_tanh, bool& uses_i1, bool& uses_tf32)
-      : k_(k), out_(out), uses_tanh_(uses_tanh), uses_i1_(uses_i1), uses_tf32_(uses_tf32) {
+  KernelWriter(const Kernel& k, std::string& out, Uses& uses) : k_(k), out_(out), uses_(uses) {
     for (const Param& p : k.params)
       if (p.kind == ParamKind::Constexpr) constexprs_.insert(p.name);
   }
@@ -194,9 +206,7 @@ class KernelWriter {
  private:
   const Kernel& k_;
   std::string& out_;
-  bool& uses_tanh_;
-  bool& uses_i1_;
-  bool& uses_tf32_;
+  Uses& uses_;
   std::set<std::string> constexprs_;
 
   static bool has_scalar_i1(const Expr& e) {
@@ -210,7 +220,7 @@ class KernelWriter {
   // which its load/store/where reject; _i1() turns them into booleans there (identity on the GPU).
   std::string mask(const ExprP& m) {
     if (!has_scalar_i1(*m)) return expr(m).s;
-    uses_i1_ = true;
+    uses_.i1 = true;
     return "_i1(" + expr(m).s + ")";
   }
 
@@ -236,6 +246,8 @@ class KernelWriter {
       case ExprKind::Load:
       case ExprKind::Dot:
       case ExprKind::Reduce:
+      case ExprKind::Scan:
+      case ExprKind::Bitcast:
       case ExprKind::Swizzle2d:
         return false;
     }
@@ -292,7 +304,29 @@ class KernelWriter {
       case UnOp::Sqrt: return {math_call(e.args[0]->type.elem == Scalar::F64 ? "tl.sqrt" : "tl.sqrt_rn", e)};
       case UnOp::Rsqrt: return {math_call("tl.rsqrt", e)};
       case UnOp::Sigmoid: return {math_call("tl.sigmoid", e)};
-      case UnOp::Tanh: uses_tanh_ = true; return {math_call("_tanh", e)};
+      case UnOp::Tanh: uses_.tanh = true; return {math_call("_tanh", e)};
+      case UnOp::Erf: return {math_call("tl.erf", e)};
+      case UnOp::Floor: return {math_call("tl.floor", e)};
+      case UnOp::Ceil: return {math_call("tl.ceil", e)};
+      case UnOp::Sin: return {math_call("tl.sin", e)};
+      case UnOp::Cos: return {math_call("tl.cos", e)};
+      case UnOp::Erfc:
+      case UnOp::Trunc:
+      case UnOp::Round:
+      case UnOp::Rint:
+      case UnOp::Tan:
+      case UnOp::Asin:
+      case UnOp::Acos:
+      case UnOp::Atan:
+      case UnOp::Sinh:
+      case UnOp::Cosh:
+      case UnOp::Asinh:
+      case UnOp::Acosh:
+      case UnOp::Atanh:
+      case UnOp::Log10:
+      case UnOp::Log1p:
+      case UnOp::Expm1:
+      case UnOp::Cbrt: uses_.libdevice = true; return {math_call((std::string("libdevice.") + unop_name(e.uop)).c_str(), e)};
       case UnOp::Abs: return {"tl.abs(" + tensor(x) + ")"};
     }
     return {"?"};
@@ -340,6 +374,16 @@ class KernelWriter {
         if (is_float(r)) return {std::string("tl.") + fn + "(" + args + ", propagate_nan=tl.PropagateNan.ALL)"};
         return {std::string("tl.") + fn + "(" + args + ")"};
       }
+      DT_MATH_BINOP_CASES {  // libdevice.pow(x, y) ...: f32 (or f64) operands, the result rounded as the IR says
+        uses_.libdevice = true;
+        auto arg = [&](const ExprP& x) {
+          if (is_static(*x)) return "tl.full([], " + expr(x).s + ", " + tl_type(r == Scalar::F64 ? Scalar::F64 : Scalar::F32) + ")";
+          return x->type.elem == Scalar::F32 || x->type.elem == Scalar::F64 ? expr(x).s : operand(x, kAtom) + ".to(tl.float32)";
+        };
+        std::string call = std::string("libdevice.") + binop_name(e.bop) + "(" + arg(a) + ", " + arg(b) + ")";
+        if (r == Scalar::F16 || r == Scalar::BF16) call += std::string(".to(") + tl_type(r) + ")";
+        return {call};
+      }
       case BinOp::Cdiv:
         if (is_static(*a) && is_static(*b)) {
           std::string x = operand(a, kAdd), y = operand(b, kAdd + 1);
@@ -381,7 +425,7 @@ class KernelWriter {
     // would otherwise take the f32 values as they are (the tensor cores ignore the low 13 bits).
     auto operand = [&](const ExprP& x) {
       if (!e.tf32) return expr(x).s;
-      uses_tf32_ = true;
+      uses_.tf32 = true;
       return "_tf32(" + expr(x).s + ")";
     };
     std::string s = "tl.dot(" + operand(e.args[0]) + ", " + operand(e.args[1]);
@@ -459,6 +503,20 @@ class KernelWriter {
       case ExprKind::Load: return load(e);
       case ExprKind::Dot: return dot(e);
       case ExprKind::Reduce: return reduce(e);
+      case ExprKind::Scan: {
+        const ExprP& x = e.args[0];
+        std::string xs = x->type.elem == Scalar::I1 ? operand(x, kAtom) + ".to(tl.int32)" : expr(x).s;
+        std::string tail = ", axis=" + std::to_string(e.ints.empty() ? e.axis : e.ints[0]) + (e.reverse ? ", reverse=True" : "") + ")";
+        switch (e.sop) {
+          case ScanOp::Sum: return {"tl.cumsum(" + xs + tail};
+          case ScanOp::Prod: return {"tl.cumprod(" + xs + tail};
+          case ScanOp::Max: uses_.scan_max = true; return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=_scan_max)"};
+          case ScanOp::Min: uses_.scan_min = true; return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=_scan_min)"};
+        }
+        return {"?"};
+      }
+      case ExprKind::Bitcast:
+        return {operand(e.args[0], kAtom) + ".to(" + tl_type(e.dtype) + ", bitcast=True)"};
       case ExprKind::Swizzle2d: return {swizzle(e) + "[0]"};
     }
     return {"?"};
@@ -513,6 +571,12 @@ class KernelWriter {
     out_ += pad(indent) + t + " = " + expr(v).s + "\n";
   }
 
+  static const char* atomicop_py_or_error(const Stmt& s) {
+    const char* py = atomicop_py(s.aop);
+    if (!py[0]) user_error(s.loc, std::string(atomicop_name(s.aop)) + " has no Triton form (Triton spells unsigned atomics through bitcast pointers)");
+    return py;
+  }
+
   void store(const Stmt& s, int indent) {
     Shape shape = s.args[0]->type.shape;
     for (size_t i = 1; i < s.args.size(); ++i)
@@ -540,6 +604,15 @@ class KernelWriter {
     switch (s.kind) {
       case StmtKind::Assign: assign(s, indent); return;
       case StmtKind::Store: store(s, indent); return;
+      case StmtKind::Atomic: {
+        bool cas = s.aop == AtomicOp::Cas;
+        std::string line = std::string("tl.") + atomicop_py_or_error(s) + "(" + expr(s.args[0]).s + ", " + expr(s.args[1]).s;
+        if (cas) line += ", " + expr(s.args[2]).s;
+        else if (s.args[2]) line += ", mask=" + mask(s.args[2]);
+        line += std::string(", sem=\"") + memsem_name(s.sem) + "\", scope=\"" + memscope_name(s.scope) + "\")";
+        out_ += pad(indent) + (s.targets.empty() ? "" : py_name(s.targets[0]) + " = ") + line + "\n";
+        return;
+      }
       case StmtKind::For: {
         if (const Stmt* r = first_return(s.body))
           user_error(r->loc, "'return' inside a for loop has no Triton form (Triton allows return only outside loops)");
@@ -657,11 +730,15 @@ std::string emit_triton(const Module& m, const Bindings& b, const TritonEmitOpti
   out += "import argparse\nimport os\nimport sys\n\nimport numpy as np\nimport torch\nimport triton\nimport triton.language as tl\n\n";
 
   std::string kernels;
-  bool uses_tanh = false, uses_i1 = false, uses_tf32 = false;
+  Uses uses;
   for (const Kernel& k : m.kernels) {
     kernels += "\n";
-    KernelWriter(k, kernels, uses_tanh, uses_i1, uses_tf32).write();
+    KernelWriter(k, kernels, uses).write();
   }
+  const bool uses_i1 = uses.i1, uses_tanh = uses.tanh, uses_tf32 = uses.tf32;
+  if (uses.libdevice) out += "from triton.language.extra import libdevice\n\n";
+  for (auto [used, name, op] : {std::tuple{uses.scan_max, "_scan_max", "maximum"}, std::tuple{uses.scan_min, "_scan_min", "minimum"}})
+    if (used) out += std::string("@triton.jit\ndef ") + name + "(a, b):\n    return tl." + op + "(a, b, propagate_nan=tl.PropagateNan.ALL)\n\n";
   if (uses_i1) {
     out += "if os.environ.get(\"TRITON_INTERPRET\") == \"1\":\n"
            "    @triton.jit\n"

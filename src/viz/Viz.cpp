@@ -83,6 +83,7 @@ void VizRecorder::before_stmt(Frame& f, const Stmt& s) {
   for (const ExprP& a : s.args) collect_loads(a.get(), loads);
   for (const Expr* ld : loads) record(f, s, ld->args[0], ld->args.size() > 1 ? ld->args[1] : nullptr, false);
   if (s.kind == StmtKind::Store) record(f, s, s.args[0], s.args.size() > 2 ? s.args[2] : nullptr, true);
+  if (s.kind == StmtKind::Atomic) record(f, s, s.args[0], s.aop == AtomicOp::Cas ? nullptr : s.args[2], true);
 }
 
 // A while condition is evaluated again before every trip: its loads are recorded each time.

@@ -27,9 +27,12 @@ constexpr int kN = 8;
 // The operands every op is applied to, per lane i (the kernels below compute the same values):
 //   x = (i + 1) * 0.25, y = (7 - i) * 0.5 - 1.25 (f32, exact; y is never 0);
 //   a = 3 i - 5, b = i + 1 (i32; b is never 0);
-//   u = sum(x) > 4 (true), w = sum(y) < 0 (false) (scalar i1).
+//   u = sum(x) > 4 (true), w = sum(y) < 0 (false) (scalar i1);
+//   s = y * 0.25 (in (-1, 1): asin, acos, atanh), g = x + 1.0 (>= 1: acosh).
 double xv(int i) { return (i + 1) * 0.25; }
 double yv(int i) { return (7 - i) * 0.5 - 1.25; }
+double sv(int i) { return yv(i) * 0.25; }
+double gv(int i) { return xv(i) + 1.0; }
 int32_t av(int i) { return 3 * i - 5; }
 int32_t bv(int i) { return i + 1; }
 const bool kU = true, kW = false;
@@ -42,7 +45,9 @@ const char* kTileHead =
     "  a = r * 3 - 5\n"
     "  b = r + 1\n"
     "  u = sum(x, axis=0) > 4.0\n"
-    "  w = sum(y, axis=0) < 0.0\n";
+    "  w = sum(y, axis=0) < 0.0\n"
+    "  s = y * 0.25\n"
+    "  g = x + 1.0\n";
 
 const char* kPyHead =
     "import triton\n"
@@ -57,7 +62,9 @@ const char* kPyHead =
     "    a = r * 3 - 5\n"
     "    b = r + 1\n"
     "    u = tl.sum(x, axis=0) > 4.0\n"
-    "    w = tl.sum(y, axis=0) < 0.0\n";
+    "    w = tl.sum(y, axis=0) < 0.0\n"
+    "    s = y * 0.25\n"
+    "    g = x + 1.0\n";
 
 // Operands of an op by its type rule: integers for IntOnly/Bits, scalar booleans for logical ops,
 // floats otherwise.
@@ -100,13 +107,40 @@ double ref_unary(UnOp op, int i) {
     case UnOp::Rsqrt: return 1.0 / std::sqrt(x);
     case UnOp::Sigmoid: return 1.0 / (1.0 + std::exp(-y));
     case UnOp::Tanh: return std::tanh(y);
+    case UnOp::Erf: return std::erf(y);
+    case UnOp::Erfc: return std::erfc(y);
+    case UnOp::Floor: return std::floor(y);
+    case UnOp::Ceil: return std::ceil(y);
+    case UnOp::Trunc: return std::trunc(y);
+    case UnOp::Round: return std::round(y);
+    case UnOp::Rint: return std::nearbyint(y);
+    case UnOp::Sin: return std::sin(y);
+    case UnOp::Cos: return std::cos(y);
+    case UnOp::Tan: return std::tan(y);
+    case UnOp::Asin: return std::asin(sv(i));
+    case UnOp::Acos: return std::acos(sv(i));
+    case UnOp::Atan: return std::atan(y);
+    case UnOp::Sinh: return std::sinh(y);
+    case UnOp::Cosh: return std::cosh(y);
+    case UnOp::Asinh: return std::asinh(y);
+    case UnOp::Acosh: return std::acosh(gv(i));
+    case UnOp::Atanh: return std::atanh(sv(i));
+    case UnOp::Log10: return std::log10(x);
+    case UnOp::Log1p: return std::log1p(x);
+    case UnOp::Expm1: return std::expm1(y);
+    case UnOp::Cbrt: return std::cbrt(y);
     case UnOp::Abs: return std::fabs(y);
   }
   return NAN;
 }
 
-// Unary ops whose operand must be positive take x instead of y.
-bool positive_operand(UnOp op) { return op == UnOp::Log || op == UnOp::Log2 || op == UnOp::Sqrt || op == UnOp::Rsqrt; }
+// The operand each unary op takes: y, or x where it must be positive, s in (-1, 1), g >= 1.
+char unary_operand(UnOp op) {
+  for (UnOp p : {UnOp::Log, UnOp::Log2, UnOp::Log10, UnOp::Log1p, UnOp::Sqrt, UnOp::Rsqrt})
+    if (op == p) return 'x';
+  if (op == UnOp::Asin || op == UnOp::Acos || op == UnOp::Atanh) return 's';
+  return op == UnOp::Acosh ? 'g' : 'y';
+}
 
 double ref_binary(BinOp op, int i) {
   double x = xv(i), y = yv(i);
@@ -134,6 +168,9 @@ double ref_binary(BinOp op, int i) {
     case BinOp::Min: return std::fmin(x, y);
     case BinOp::Max: return std::fmax(x, y);
     case BinOp::Cdiv: return static_cast<double>((a + b - 1) / b);
+    case BinOp::Pow: return std::pow(x, y);
+    case BinOp::Atan2: return std::atan2(x, y);
+    case BinOp::Hypot: return std::hypot(x, y);
   }
   return NAN;
 }
@@ -222,9 +259,9 @@ TEST_CASE("every unary op of the table: .tile and .py spellings, printer, interp
   for (UnOp op : kAllUnOps) {
     const OpInfo& info = op_info(op);
     std::string t = tile_expr(info, 1), p = py_expr(info, 1);
-    if (positive_operand(op)) {  // log, sqrt ... of x (positive)
-      t.replace(t.rfind('y'), 1, "x");
-      p.replace(p.rfind('y'), 1, "x");
+    if (char v = unary_operand(op); v != 'y') {  // log, sqrt ... of x (positive); asin ... of s; acosh of g
+      t.replace(t.rfind('y'), 1, 1, v);
+      p.replace(p.rfind('y'), 1, 1, v);
     }
     check_op(info.name, t, p, [op](int i) { return ref_unary(op, i); });
   }
