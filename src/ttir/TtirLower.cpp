@@ -254,6 +254,7 @@ class Lowerer {
     }
     if (v.var == "<used>") internal_error("ttir", "value %" + ssa + " used twice after inlining");
     if (v.var == "<permute>") user_error(cur_loc_, "a permutation of a rank-3 tile is supported only where tl.split takes it apart");
+    if (v.var == "<ptrview>") user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
     consumed_[ssa]++;
     ExprP e = make_var(v.var, cur_loc_);
     return e;
@@ -645,6 +646,25 @@ class Lowerer {
       define(res(), make_unary(u->second, use(v.at(0)), cur_loc_), t, true, cur_loc_);
       return;
     }
+    if (n.rfind("math.", 0) == 0) {  // math.erf, math.floor, math.sin ...: the Math rows by name
+      std::string base = n.substr(5);
+      if (base == "roundeven") base = "rint";
+      if (base == "powf") base = "pow";
+      if (std::optional<UnOp> u = math_unop(base)) {
+        std::vector<std::string> v;
+        VType t = simple(v);
+        define(res(), make_unary(*u, use(v.at(0)), cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if (std::optional<BinOp> b = math_binop(base)) {
+        std::vector<std::string> v;
+        VType t = simple(v);
+        if (v.size() != 2) c.fail("two operands");
+        std::vector<ExprP> xy = elementwise(v, t.shape);
+        define(res(), make_binary(*b, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
+        return;
+      }
+    }
     if (n == "arith.shrui" || n == "arith.divui" || n == "arith.remui" || n == "arith.maxui" || n == "arith.minui" || n == "tt.mulhiui")
       return emit_unsigned(op, n, c);
     if (n == "math.fma") {
@@ -897,6 +917,27 @@ class Lowerer {
       return;
     }
     if (n == "tt.reduce") return emit_reduce(op);
+    if (n == "tt.scan") return emit_scan(op);
+    if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") return emit_atomic(op, n, c);
+    if (n == "tt.bitcast") {
+      std::string v = c.value();
+      c.expect(":");
+      VType from = vtype(c.type(), op.text_loc);
+      c.expect("->");
+      VType to = vtype(c.type(), op.text_loc);
+      if (from.ptr || to.ptr) {
+        // A pointer seen as another element type: only Triton's float atomic_max/atomic_min, which
+        // updates a float buffer through an integer view, reads it (emit_atomic).
+        if (!(from.ptr && to.ptr && is_float(from.elem) && is_int(to.elem)))
+          user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
+        hold(v);
+        ptr_views_[res()] = v;
+        bind(res(), Value{nullptr, "<ptrview>", to});
+        return;
+      }
+      define(res(), make_bitcast(use(v), to.elem, cur_loc_), to, true, cur_loc_);
+      return;
+    }
     if (n == "scf.for") return emit_for(op);
     if (n == "scf.if") return emit_if(op);
     if (n == "scf.while") return emit_while(op);
@@ -964,6 +1005,15 @@ class Lowerer {
         define(res(), make_unary(u->second, use(v[0]), cur_loc_), t, true, cur_loc_);
         return;
       }
+      if (std::optional<UnOp> u = math_unop(base); u && v.size() == 1) {
+        define(res(), make_unary(*u, use(v[0]), cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if (std::optional<BinOp> b = math_binop(base); b && v.size() == 2) {
+        std::vector<ExprP> xy = elementwise(v, t.shape);
+        define(res(), make_binary(*b, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
+        return;
+      }
       if ((base == "fmax" || base == "fmin") && v.size() == 2) {
         ExprP a = use(v[0]), b = use(v[1]);
         define(res(), make_binary(base == "fmax" ? BinOp::Max : BinOp::Min, a, b, cur_loc_), t, true, cur_loc_);
@@ -1001,8 +1051,7 @@ class Lowerer {
     if (n == "gpu.barrier" || n == "ttg.barrier") return;  // tl.debug_barrier: an instance runs its statements in order
     if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
     static const std::map<std::string, std::string> named = {
-        {"tt.atomic_rmw", "atomics (tl.atomic_add, ...)"}, {"tt.atomic_cas", "tl.atomic_cas"}, {"tt.scan", "tl.associative_scan / tl.cumsum"},
-        {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.cat", "tl.cat"}, {"tt.bitcast", "bitcasts (x.to(..., bitcast=True))"}, {"arith.bitcast", "bitcasts"},
+        {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.cat", "tl.cat"}, {"arith.bitcast", "bitcasts"},
         {"tt.int_to_ptr", "pointers made from integers"}, {"tt.ptr_to_int", "pointers converted to integers"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
@@ -1248,6 +1297,111 @@ class Lowerer {
   }
 
   // "tt.reduce"(%x, ...) <{axis = k : i32}> ({ ^bb0(...): combine; tt.reduce.return }) : (...) -> ...
+  // The Math row (IR.h) whose Triton spelling is `name` (libdevice and math dialect names).
+  static std::optional<UnOp> math_unop(const std::string& name) {
+    for (UnOp u : kAllUnOps)
+      if (op_info(u).cat == OpCat::Math && name == op_info(u).py) return u;
+    return std::nullopt;
+  }
+  static std::optional<BinOp> math_binop(const std::string& name) {
+    for (BinOp b : kAllBinOps)
+      if (op_info(b).cat == OpCat::Math && name == op_info(b).py) return b;
+    return std::nullopt;
+  }
+
+  // "tt.scan"(%x) <{axis = k : i32, reverse = r}> ({ ^bb0(%a, %b): combine; tt.scan.return }) : ...
+  // A combine of one add, mul, max or min of the two block arguments is cumsum, cumprod, cummax or
+  // cummin.
+  void emit_scan(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    c.expect("(");
+    std::vector<std::string> ins;
+    while (!c.eat(")")) {
+      ins.push_back(c.value());
+      c.eat(",");
+    }
+    std::string props = c.balanced('<', '>');
+    int axis = static_cast<int>(attr_int(props, "axis"));
+    bool reverse = props.find("reverse = true") != std::string::npos;
+    const Block& b = op.regions.at(0).blocks.at(0);
+    std::vector<const Op*> body;
+    for (const Op& o : b.ops)
+      if (o.name != "tt.scan.return") body.push_back(&o);
+    std::optional<ScanOp> k;
+    if (ins.size() == 1 && body.size() == 1 && b.args.size() == 2 && body[0]->text.find("%" + b.args[0]) != std::string::npos &&
+        body[0]->text.find("%" + b.args[1]) != std::string::npos) {
+      const std::string& bn = body[0]->name;
+      if (bn == "arith.addf" || bn == "arith.addi") k = ScanOp::Sum;
+      else if (bn == "arith.mulf" || bn == "arith.muli") k = ScanOp::Prod;
+      else if (bn == "arith.maxnumf" || bn == "arith.maximumf" || bn == "arith.maxsi") k = ScanOp::Max;
+      else if (bn == "arith.minnumf" || bn == "arith.minimumf" || bn == "arith.minsi") k = ScanOp::Min;
+    }
+    if (!k) user_error(cur_loc_, "a scan with this combine function is not supported yet (cumsum, cumprod and a max or min combine are)");
+    VType t = type_of(ins[0]);
+    if (t.elem == Scalar::I1) user_error(cur_loc_, "a scan of i1 values is not supported yet");
+    define(op.results.at(0), make_scan(*k, use(ins[0]), axis, reverse, cur_loc_), t, true, cur_loc_);
+  }
+
+  // %r = tt.atomic_rmw fadd, acq_rel, gpu, %ptr, %val, %mask : (...) -> T
+  // %r = tt.atomic_cas acq_rel, gpu, %ptr, %cmp, %val : (...) -> T
+  void emit_atomic(const Op& op, const std::string& n, Cursor& c) {
+    bool cas = n == "tt.atomic_cas";
+    std::string kind = cas ? "cas" : c.ident();
+    if (!cas) c.expect(",");
+    std::string sem = c.ident();
+    c.expect(",");
+    std::string scope = c.ident();
+    c.expect(",");
+    std::vector<std::string> v;
+    while (c.peek_value()) {
+      v.push_back(c.value());
+      if (!c.eat(",")) break;
+    }
+    static const std::map<std::string, AtomicOp> kinds = {
+        {"add", AtomicOp::Add}, {"fadd", AtomicOp::Add},   {"max", AtomicOp::Max}, {"min", AtomicOp::Min},   {"umax", AtomicOp::UMax},
+        {"umin", AtomicOp::UMin}, {"and", AtomicOp::And}, {"or", AtomicOp::Or},   {"xor", AtomicOp::Xor},   {"exch", AtomicOp::Xchg},
+        {"cas", AtomicOp::Cas}};
+    auto it = kinds.find(kind);
+    if (it == kinds.end()) user_error(cur_loc_, "atomic " + q(kind) + " is not supported yet");
+    AtomicOp aop = it->second;
+    if (v.size() < 2 || (cas && v.size() != 3)) user_error(op.text_loc, "malformed TTIR: " + n + " operands");
+    std::string rt = c.rest();
+    VType t = vtype(trim_copy(rt.substr(rt.rfind("->") + 2)), op.text_loc);
+    std::vector<ExprP> args;
+    bool view = !cas && ptr_views_.count(v[0]);
+    if (view) {
+      // Triton's float max/min: max (min) on the integer view where the value's sign bit is clear,
+      // umin (umax) where it is set; each is the float max (min) on the float buffer.
+      const std::string& fp = ptr_views_[v[0]];
+      VType ft = type_of(fp);
+      bool fmax = aop == AtomicOp::Max || aop == AtomicOp::UMin, fmin = aop == AtomicOp::Min || aop == AtomicOp::UMax;
+      if (!fmax && !fmin) user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
+      aop = fmax ? AtomicOp::Max : AtomicOp::Min;
+      std::vector<ExprP> pvm = elementwise({fp, v[1]}, ft.shape, true);
+      ExprP val = make_bitcast(pvm[1], ft.elem, cur_loc_);
+      ExprP m = v.size() > 2 ? elementwise({v[2]}, ft.shape, true).at(0) : nullptr;
+      args = {pvm[0], val, m};
+    } else {
+      args = elementwise(v, type_of(v[0]).shape, true);
+      if (!cas && v.size() == 2) args.push_back(nullptr);
+    }
+    auto total = uses_.find(op.results.at(0));
+    bool used = total != uses_.end() && total->second > 0;
+    std::string var = used ? python_name(op.results[0], t) : "";
+    std::string target = var;
+    if (used && view) target = var_name(op.results[0] + "_f");
+    StmtP s = make_atomic(aop, target, args, cur_loc_);
+    if (auto m = parse_memsem(sem)) s->sem = *m;
+    if (auto m = parse_memscope(scope)) s->scope = *m;
+    out_->push_back(s);
+    if (!used) return;
+    if (view) {  // the old value as the integer bits the rest of the TTIR reads
+      out_->push_back(make_assign(var, make_bitcast(make_var(target, cur_loc_), t.elem, cur_loc_), cur_loc_));
+    }
+    bind(op.results[0], Value{nullptr, var, t});
+    holder_[var] = Holder{op.results[0], t, scopes_.size()};
+  }
+
   void emit_reduce(const Op& op) {
     Cursor c(op.text, op.text_loc);
     c.expect("(");
@@ -1682,6 +1836,7 @@ class Lowerer {
     size_t depth = 0;
   };
   std::map<std::string, Holder> holder_;     // variable -> the value it holds now
+  std::map<std::string, std::string> ptr_views_;  // a pointer bitcast to an integer element type -> the float pointer
   std::map<std::string, int> consumed_;      // uses emitted so far, per value
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)

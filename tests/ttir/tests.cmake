@@ -8,7 +8,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   set(DTSIM_TRITON_PYTHON "${CMAKE_SOURCE_DIR}/.cache/triton-venv/bin/python" CACHE FILEPATH
       "A Python with Triton installed, for the TTIR frontend's tests")
   set(ttir_dir ${CMAKE_CURRENT_LIST_DIR})
-  foreach(script kernels findings readers_agree)
+  foreach(script kernels findings readers_agree ops)
     if(EXISTS ${DTSIM_TRITON_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})

@@ -1,0 +1,199 @@
+"""Atomics, scans, bitcasts and math functions read through the installed Triton's frontend (TTIR)
+and run on dtsim, each checked against numpy; the sanitizer's rules for atomics (atomics of several
+instances on one element are legal, a plain store racing an atomic is a conflict, accesses under a
+spin lock are ordered). Run with `python -m dtsim ops.py` where Triton is installed."""
+import os
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+import dtsim
+
+failures = []
+
+
+def check(name, got, want, tol=1e-6):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    err = float(np.max(np.abs(got - want))) if want.size else 0.0
+    ok = got.shape == want.shape and err <= tol * max(1.0, float(np.max(np.abs(want))))
+    print("%-30s %s (max abs err %.3g)" % (name, "ok" if ok else "FAILED", err))
+    if not ok:
+        failures.append(name)
+
+
+@triton.jit
+def histogram_add(x_ptr, bins_ptr, old_ptr, n, NBINS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0)
+    old = tl.atomic_add(bins_ptr + x % NBINS, 1.0, mask=m)
+    tl.store(old_ptr + offs, old, mask=m)
+
+
+@triton.jit
+def counters(cnt_ptr, mx_ptr, mn_ptr, fmx_ptr, fmn_ptr, bits_ptr, x_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.atomic_add(cnt_ptr, 1)
+    xi = (x * 1000).to(tl.int32)
+    tl.atomic_max(mx_ptr + tl.arange(0, BLOCK), xi)
+    tl.atomic_min(mn_ptr + tl.arange(0, BLOCK), xi, sem="relaxed", scope="cta")
+    tl.atomic_max(fmx_ptr + tl.arange(0, BLOCK), x)  # Triton: integer max/umin on a bitcast pointer
+    tl.atomic_min(fmn_ptr + tl.arange(0, BLOCK), x)
+    tl.atomic_or(bits_ptr, 1 << pid)
+    tl.atomic_xor(bits_ptr + 1, 1 << pid)
+    tl.atomic_and(bits_ptr + 2, ~(1 << pid))
+
+
+@triton.jit
+def locked_sum(x_ptr, acc_ptr, lock_ptr, count_ptr, N, BLOCK: tl.constexpr):
+    # tutorial 05's pattern: a spin lock around plain loads and stores of a shared row
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    part = tl.load(x_ptr + row * N + cols, mask=m, other=0.0)
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    count = tl.load(count_ptr)
+    if count == 0:
+        tl.atomic_xchg(count_ptr, 1)
+    else:
+        part += tl.load(acc_ptr + cols, mask=m)
+    tl.store(acc_ptr + cols, part, mask=m)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+@triton.jit
+def racy(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if tl.program_id(0) == 0:
+        tl.store(x_ptr + offs, 1.0)
+    else:
+        tl.atomic_add(x_ptr + offs, 1.0)
+
+
+@triton.jit
+def max_fn(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def scans(x_ptr, s_ptr, r_ptr, p_ptr, m_ptr, i_ptr, BLOCK: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, BLOCK)[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    x = tl.load(x_ptr + rows)
+    tl.store(s_ptr + rows, tl.cumsum(x, axis=1))
+    tl.store(r_ptr + rows, tl.cumsum(x, axis=0, reverse=True))
+    tl.store(p_ptr + rows, tl.cumprod(x, 1))
+    tl.store(m_ptr + rows, tl.associative_scan(x, 1, max_fn))
+    xi = (x * 10).to(tl.int32)
+    tl.store(i_ptr + rows, tl.cumsum(xi, axis=1))
+
+
+@triton.jit
+def maths(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    k = 0
+    tl.store(out_ptr + k * BLOCK + offs, tl.erf(x))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, tl.floor(x * 3))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, tl.ceil(x * 3))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, tl.sin(x) + tl.cos(y))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.asin(x * 0.5) + libdevice.acos(y * 0.25))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.atan(x) + libdevice.tan(y * 0.5))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.pow(tl.abs(x) + 0.5, y))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.atan2(x, y + 3.0))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.log1p(tl.abs(x)) + libdevice.expm1(y * 0.5))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.sinh(x) + libdevice.cosh(y * 0.5) + libdevice.cbrt(x))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.trunc(x * 3) + libdevice.rint(y * 3) + libdevice.round(x * 2.5))
+    k += 1
+    tl.store(out_ptr + k * BLOCK + offs, libdevice.erfc(x) + libdevice.log10(tl.abs(y) + 1.0) + libdevice.hypot(x, y))
+    k += 1
+    bits = x.to(tl.int32, bitcast=True)
+    tl.store(out_ptr + k * BLOCK + offs, ((bits & 0x7FFFFFFF).to(tl.float32, bitcast=True)))
+
+
+def main():
+    rng = np.random.default_rng(0)
+
+    x = rng.integers(0, 1000, 300).astype(np.int32)
+    bins, old = np.zeros(16, np.float32), np.zeros(300, np.float32)
+    histogram_add[(triton.cdiv(300, 64),)](x, bins, old, 300, NBINS=16, BLOCK=64)
+    check("atomic_add histogram", bins, np.bincount(x % 16, minlength=16))
+    # the old values of each bin, in the order its lanes update it, are 0, 1, ... (any order of instances)
+    ok = all(sorted(old[(x % 16) == b].tolist()) == list(range(int(bins[b]))) for b in range(16))
+    print("%-30s %s" % ("atomic_add old values", "ok" if ok else "FAILED"))
+    if not ok:
+        failures.append("atomic_add old values")
+
+    xs = rng.standard_normal((5, 8)).astype(np.float32)
+    cnt = np.zeros(1, np.int32)
+    mx, mn = np.full(8, -2**31, np.int32), np.full(8, 2**31 - 1, np.int32)
+    fmx, fmn = np.full(8, -np.inf, np.float32), np.full(8, np.inf, np.float32)
+    bits = np.array([0, 0, -1], np.int32)
+    counters[(5,)](cnt, mx, mn, fmx, fmn, bits, xs, BLOCK=8)
+    check("atomic_add counter", cnt, [5])
+    check("atomic_max/min i32", np.concatenate([mx, mn]), np.concatenate([(xs * 1000).astype(np.int32).max(0), (xs * 1000).astype(np.int32).min(0)]))
+    check("atomic_max/min f32", np.concatenate([fmx, fmn]), np.concatenate([xs.max(0), xs.min(0)]))
+    check("atomic_or/xor/and", bits, [31, 31, -32])
+
+    rows = rng.standard_normal((6, 40)).astype(np.float32)
+    acc, lock, count = np.zeros(40, np.float32), np.zeros(1, np.int32), np.zeros(1, np.int32)
+    locked_sum[(6,)](rows, acc, lock, count, 40, BLOCK=64)  # plain accesses under the lock: no finding
+    check("spin lock (atomic_cas/xchg)", acc, rows.sum(0), tol=1e-5)
+
+    try:
+        racy[(2,)](np.zeros(8, np.float32), BLOCK=8)
+        print("%-30s FAILED: no finding" % "store racing an atomic")
+        failures.append("store racing an atomic")
+    except dtsim.KernelError as e:
+        ok = "atomically" in str(e) and "ops.py:" in str(e)
+        print("%-30s %s" % ("store racing an atomic", "ok" if ok else "FAILED:\n" + str(e)))
+        if not ok:
+            failures.append("store racing an atomic")
+
+    xs = (rng.standard_normal((4, 8)) * 0.5 + 1.0).astype(np.float32)
+    outs = [np.zeros((4, 8), np.float32) for _ in range(4)] + [np.zeros((4, 8), np.int32)]
+    scans[(1,)](xs, *outs, BLOCK=4, COLS=8)
+    check("tl.cumsum", outs[0], np.cumsum(xs, 1), tol=1e-5)
+    check("tl.cumsum reverse", outs[1], np.cumsum(xs[::-1], 0)[::-1], tol=1e-5)
+    check("tl.cumprod", outs[2], np.cumprod(xs, 1), tol=1e-5)
+    check("tl.associative_scan max", outs[3], np.maximum.accumulate(xs, 1))
+    check("tl.cumsum i32", outs[4], np.cumsum((xs * 10).astype(np.int32), 1))
+
+    a = rng.uniform(-1, 1, 64).astype(np.float32)
+    b = rng.uniform(-1, 1, 64).astype(np.float32)
+    out = np.zeros(13 * 64, np.float32)
+    maths[(1,)](a, b, out, BLOCK=64)
+    d, e = a.astype(np.float64), b.astype(np.float64)
+    from math import erf, erfc
+    want = [np.vectorize(erf)(d), np.floor(d * 3), np.ceil(d * 3), np.sin(d) + np.cos(e), np.arcsin(d * .5) + np.arccos(e * .25),
+            np.arctan(d) + np.tan(e * .5), np.power(np.abs(d) + .5, e), np.arctan2(d, e + 3), np.log1p(np.abs(d)) + np.expm1(e * .5),
+            np.sinh(d) + np.cosh(e * .5) + np.cbrt(d), np.trunc(d * 3) + np.rint(e * 3) + np.sign(d * 2.5) * np.floor(np.abs(d * 2.5) + .5),
+            np.vectorize(erfc)(d) + np.log10(np.abs(e) + 1) + np.hypot(d, e), np.abs(d)]
+    names = ["erf", "floor", "ceil", "sin+cos", "asin+acos", "atan+tan", "pow", "atan2", "log1p+expm1", "sinh+cosh+cbrt",
+             "trunc+rint+round", "erfc+log10+hypot", "bitcast"]
+    for i, n in enumerate(names):
+        check("math " + n, out[i * 64:(i + 1) * 64], want[i], tol=1e-5)
+
+    if failures:
+        print("FAILED:", ", ".join(failures))
+        sys.exit(1)
+    print("all ops match")
+
+
+main()
