@@ -558,6 +558,69 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     if (!want_idx) return m;
     return Val::tuple({m, reduce(*rop == RedOp::Max ? RedOp::Argmax : RedOp::Argmin)});
   }
+  // ---- scans ----
+  std::optional<ScanOp> sop;
+  for (ScanOp op : kAllScanOps)
+    if (tl == scanop_py(op)) sop = op;
+  if (sop || tl == "associative_scan") {
+    Val x = B.tensor_arg(0, "input");
+    const Val* axv = B.opt(1, "axis");
+    const Val* fn = tl == "associative_scan" ? &B.need(2, "combine_fn") : nullptr;
+    const Val* rev = B.opt(fn ? 3 : 2, "reverse");
+    const Val* dt = fn ? nullptr : B.opt(3, "dtype");
+    a.done();
+    if (x.t.ptr || x.t.is_scalar()) user_error(B.at(0, "input"), a.fname + "() needs a tensor, got " + py_type_name(x));
+    if (axv && axv->k != VK::Int) user_error(B.at(1, "axis"), "axis must be a compile-time int");
+    ExprP e = ir(x, loc);
+    if (dt) e = typed(make_cast(e, B.dtype_arg(*dt, B.at(3, "dtype")), loc));
+    if (fn) sop = combine_op(*fn, e->type.elem, B.at(2, "combine_fn"));
+    return tensor(make_scan(*sop, e, axv ? static_cast<int>(axv->i) : 0, rev && truthy(*rev, loc), loc));
+  }
+  // ---- atomics ----
+  std::optional<AtomicOp> aop;
+  for (AtomicOp op : kAllAtomicOps)
+    if (atomicop_py(op)[0] && tl == atomicop_py(op)) aop = op;
+  if (aop) {
+    bool cas = *aop == AtomicOp::Cas;
+    Val p = B.tensor_arg(0, "pointer");
+    Val v1 = B.need(1, cas ? "cmp" : "val");
+    const Val* v2 = cas ? &B.need(2, "val") : B.opt(2, "mask");
+    const Val* sem = B.opt(3, "sem");
+    const Val* scope = B.opt(4, "scope");
+    a.done();
+    if (!p.t.ptr) user_error(B.at(0, "pointer"), a.fname + "() needs a pointer, got " + py_type_name(p));
+    for (const auto& b : p.bufs) stored.insert(b), loaded.insert(b);
+    ExprP ep = ir(p, loc), e1 = ir(v1, B.at(1, cas ? "cmp" : "val"));
+    ExprP e2 = v2 ? (cas ? ir(*v2, B.at(2, "val")) : as_i1(*this, ir(*v2, B.at(2, "mask")), B.at(2, "mask"))) : nullptr;
+    Shape shape = ep->type.shape;
+    for (const ExprP& x : {e1, e2})
+      if (x) shape = broadcast_shapes(shape, x->type.shape).value_or(shape);
+    if (shape != ep->type.shape) ep = typed(make_broadcast(ep, B.consts(shape), loc));
+    std::string var = fresh(tl);
+    StmtP st = make_atomic(*aop, var, {ep, e1, e2}, loc);
+    auto word = [&](const Val* w, size_t i, const char* what) {
+      if (w->k != VK::Str) user_error(B.at(i, what), std::string(what) + " must be a string");
+      return w->text;
+    };
+    if (sem) {
+      auto m = parse_memsem(word(sem, 3, "sem"));
+      if (!m) user_error(B.at(3, "sem"), "unknown sem '" + sem->text + "' (acq_rel, relaxed, acquire or release)");
+      st->sem = *m;
+    }
+    if (scope) {
+      auto m = parse_memscope(word(scope, 4, "scope"));
+      if (!m) user_error(B.at(4, "scope"), "unknown scope '" + scope->text + "' (gpu, cta or sys)");
+      st->scope = *m;
+    }
+    emit(st);
+    Type rt{p.t.elem, false, shape};
+    blocks_.back().declared[var] = rt;
+    ExprP ref = make_var(var, loc);
+    ref->type = rt;
+    Val out = tensor(ref);
+    out.var = var;
+    return out;
+  }
   // ---- elementwise ----
   if (tl == "where") {
     Val c = B.need(0, "condition"), x = B.need(1, "x"), y = B.need(2, "y");
@@ -601,9 +664,9 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     const Val* bitcast = B.opt(3, "bitcast");
     a.done();
     if (rounding) unsupported(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding");
-    if (bitcast && bitcast->i) unsupported(B.at(3, "bitcast"), "bitcast");
     if (x.t.ptr) unsupported(loc, "casting a pointer");
     if (x.t.elem == s) return x;
+    if (bitcast && bitcast->i) return tensor(make_bitcast(ir(x, loc), s, loc));
     return tensor(make_cast(ir(x, loc), s, loc));
   }
   // ---- shapes ----

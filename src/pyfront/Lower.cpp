@@ -645,6 +645,33 @@ bool Lowerer::truthy(const Val& v, SourceLoc loc) {
 
 // ---- functions ----
 
+ScanOp Lowerer::combine_op(const Val& fn, Scalar elem, SourceLoc loc) {
+  if (fn.k != VK::Func || !fn.fn || !fn.mod) user_error(loc, "combine_fn must be a @triton.jit function");
+  std::string names[2] = {fresh("__combine_a"), fresh("__combine_b")};
+  CallArgs args;
+  args.loc = loc;
+  args.fname = fn.fn->text;
+  for (const std::string& n : names) {
+    ExprP ref = make_var(n, loc);
+    ref->type = Type{elem, false, {}};
+    args.pos.push_back(tensor(ref));
+    args.pos_loc.push_back(loc);
+  }
+  size_t before = blocks_.back().out->size();
+  Val r = call_function(*fn.fn, *fn.mod, args);
+  const Expr* e = r.k == VK::Tensor ? r.e.get() : nullptr;
+  if (e && e->kind == ExprKind::Cast && e->args[0]->type.elem == elem) e = e->args[0].get();  // i1 -> i32 ... and back
+  auto is = [&](const ExprP& x, const std::string& n) { return x->kind == ExprKind::Var && x->name == n; };
+  bool pair = e && e->kind == ExprKind::Binary && ((is(e->args[0], names[0]) && is(e->args[1], names[1])) || (is(e->args[0], names[1]) && is(e->args[1], names[0])));
+  if (blocks_.back().out->size() == before && pair) {
+    if (e->bop == BinOp::Add) return ScanOp::Sum;
+    if (e->bop == BinOp::Mul) return ScanOp::Prod;
+    if (e->bop == BinOp::Max) return ScanOp::Max;
+    if (e->bop == BinOp::Min) return ScanOp::Min;
+  }
+  unsupported(loc, "tl.associative_scan with this combine_fn (one +, *, tl.maximum or tl.minimum of its two arguments is supported)");
+}
+
 Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
   if (call_depth_ > 64) user_error(a.loc, "calls nested more than 64 deep (recursion is not supported)");
   if (++calls_ > 100000) user_error(a.loc, "the kernel inlines more than 100000 calls of @triton.jit functions");

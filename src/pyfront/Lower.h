@@ -65,6 +65,9 @@ class Lowerer {
   void runtime_while(const Node& s);
   std::string fresh(const std::string& base);
   Val materialize(const Val& v, const std::string& name, SourceLoc loc);
+  // The scan a combine function of tl.associative_scan computes: one add, mul, maximum or minimum of
+  // its two arguments (elements of type `elem`); a located error for anything else.
+  ScanOp combine_op(const Val& fn, Scalar elem, SourceLoc loc);
   bool in_runtime_block() const;
 
   int file_of_entry() const { return entry_file_; }

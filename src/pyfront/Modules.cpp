@@ -51,7 +51,9 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
         for (const auto& [mod, alias] : s->names) {
           Val v;
           v.k = VK::Module;
-          if (mod == "triton" || mod == "triton.language" || mod == "triton.language.math") {
+          if (mod == "triton.language.extra.libdevice" || mod == "triton.language.extra.cuda.libdevice") {
+            v.text = alias == mod ? "triton" : "triton.language.math";  // `import ... as libdevice`
+          } else if (mod == "triton" || mod == "triton.language" || mod == "triton.language.math") {
             v.text = alias == mod && mod != "triton" ? "triton" : mod;  // `import triton.language` binds `triton`
           } else {
             v.k = VK::Host;
@@ -67,7 +69,8 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
           if (s->text == "triton" && name == "language") {
             v.k = VK::Module;
             v.text = "triton.language";
-          } else if ((s->text == "triton.language" && name == "math") || (s->text == "triton.language" && name == "libdevice")) {
+          } else if ((s->text == "triton.language" && (name == "math" || name == "libdevice")) ||
+                     ((s->text == "triton.language.extra" || s->text == "triton.language.extra.cuda") && name == "libdevice")) {
             v.k = VK::Module;
             v.text = "triton.language.math";
           } else if (s->text == "triton") {
