@@ -333,6 +333,19 @@ template <class T, class A> void reduce_typed(Value& out, RedOp op, const Value&
           data<int32_t>(out)[dst] = static_cast<int32_t>(best);
           break;
         }
+        case RedOp::Xor:
+        case RedOp::Or:
+          if constexpr (std::is_integral_v<T>) {
+            T acc = p[0];
+            for (int64_t k = 1; k < n; ++k) {
+              T v = p[k * inner];
+              acc = static_cast<T>(op == RedOp::Xor ? acc ^ v : acc | v);
+            }
+            data<T>(out)[dst] = acc;
+          } else {
+            internal_error("Interp", "bitwise reduction of floats");
+          }
+          break;
       }
     }
 }

@@ -49,9 +49,10 @@
 //   anything -> i1 is `!= 0`; i1 -> number is 0 or 1. bitcast(x, t) reinterprets the bits of a
 //   number as another type of the same width (i32 <-> f32, i64 <-> f64).
 //
-// Reductions (sum max min argmax argmin) remove one axis. sum of i1/i32 gives i32, of i64 gives i64,
+// Reductions (sum max min argmax argmin xor_sum reduce_or) remove one axis. sum of i1/i32 gives i32, of i64 gives i64,
 //   of any float accumulates and returns f32 (f64 for f64). max/min keep the type and propagate NaN.
-//   argmax/argmin give i32: the smallest index among the extremal values. The summation order is not
+//   argmax/argmin give i32: the smallest index among the extremal values. xor_sum and reduce_or take
+//   integers or i1 and keep the type. The summation order is not
 //   specified (executors may use a tree); results may differ by rounding.
 //
 // Scans (cumsum cumprod cummax cummin) keep the shape: element i along the axis combines elements
@@ -287,7 +288,9 @@ enum class BinOp : uint8_t {
   X(Max, "max", Reduce, Keep, Call, Postfix, "max", "rmax")        \
   X(Min, "min", Reduce, Keep, Call, Postfix, "min", "rmin")        \
   X(Argmax, "argmax", Reduce, Index, Call, Postfix, "argmax", "")  \
-  X(Argmin, "argmin", Reduce, Index, Call, Postfix, "argmin", "")
+  X(Argmin, "argmin", Reduce, Index, Call, Postfix, "argmin", "")  \
+  X(Xor, "xor_sum", Reduce, Bits, Call, Postfix, "xor_sum", "")    \
+  X(Or, "reduce_or", Reduce, Bits, Call, Postfix, "reduce_or", "")
 
 enum class RedOp : uint8_t {
 #define X(e, ...) e,

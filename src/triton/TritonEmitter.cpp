@@ -448,6 +448,8 @@ class KernelWriter {
         return {"tl.sum(" + arg + ax + ")"};
       }
       case RedOp::Max: return {"tl.max(" + expr(x).s + ax + ")"};
+      case RedOp::Xor: return {"tl.xor_sum(" + expr(x).s + ax + ")"};
+      case RedOp::Or: return {"tl.reduce_or(" + expr(x).s + ax + ")"};
       case RedOp::Min: return {"tl.min(" + expr(x).s + ax + ")"};
       case RedOp::Argmax: return {"tl.argmax(" + expr(x).s + ax + ", tie_break_left=True)"};
       case RedOp::Argmin: return {"tl.argmin(" + expr(x).s + ax + ", tie_break_left=True)"};

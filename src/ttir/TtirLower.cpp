@@ -1441,6 +1441,8 @@ class Lowerer {
       const std::string& bn = body[0]->name;
       std::optional<RedOp> r;
       if (bn == "arith.addf" || bn == "arith.addi") r = RedOp::Sum;
+      else if (bn == "arith.xori") r = RedOp::Xor;
+      else if (bn == "arith.ori") r = RedOp::Or;
       else if (bn == "arith.maxnumf" || bn == "arith.maximumf" || bn == "arith.maxsi") r = RedOp::Max;
       else if (bn == "arith.minnumf" || bn == "arith.minimumf" || bn == "arith.minsi") r = RedOp::Min;
       if (r) {

@@ -79,7 +79,7 @@ Operands operands_for(const OpInfo& op) {
 
 std::string tile_expr(const OpInfo& op, int arity) {
   Operands o = operands_for(op);
-  if (op.cat == OpCat::Reduce) return std::string(op.name) + "(y, axis=0)";
+  if (op.cat == OpCat::Reduce) return std::string(op.name) + "(" + o.r + ", axis=0)";
   if (arity == 1) return op.form == OpForm::Prefix ? op.name + o.r : std::string(op.name) + "(" + o.r + ")";
   if (op.form == OpForm::Infix) return o.l + " " + op.name + " " + o.r;
   return std::string(op.name) + "(" + o.l + ", " + o.r + ")";
@@ -87,7 +87,7 @@ std::string tile_expr(const OpInfo& op, int arity) {
 
 std::string py_expr(const OpInfo& op, int arity) {
   Operands o = operands_for(op);
-  if (op.cat == OpCat::Reduce) return std::string("tl.") + op.py + "(y, axis=0)";
+  if (op.cat == OpCat::Reduce) return std::string("tl.") + op.py + "(" + o.r + ", axis=0)";
   if (arity == 1) return op.form == OpForm::Prefix ? op.py + o.r : std::string("tl.") + op.py + "(" + o.r + ")";
   if (op.form == OpForm::Infix) return o.l + " " + op.py + " " + o.r;
   return std::string("tl.") + op.py + "(" + o.l + ", " + o.r + ")";
@@ -189,6 +189,12 @@ double ref_reduce(RedOp op) {
     case RedOp::Min: return mn;
     case RedOp::Argmax: return amax;
     case RedOp::Argmin: return amin;
+    case RedOp::Xor:
+    case RedOp::Or: {  // of b = i + 1
+      int32_t acc = 0;
+      for (int i = 0; i < kN; ++i) acc = op == RedOp::Xor ? acc ^ bv(i) : acc | bv(i);
+      return acc;
+    }
   }
   return NAN;
 }
