@@ -194,6 +194,7 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
     case ExprKind::Dot:
     case ExprKind::Reduce:
     case ExprKind::Scan:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: return unknown;
     case ExprKind::Bitcast: return AxisInfo{1, 1, axis_info(e->args[0]).cst};
   }

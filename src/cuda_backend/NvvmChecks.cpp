@@ -221,6 +221,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
     case ExprKind::Dot:
     case ExprKind::Reduce:
     case ExprKind::Scan:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: return -1;
   }
   return -1;
@@ -273,6 +274,7 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
     case ExprKind::Dot:
     case ExprKind::Reduce:
     case ExprKind::Scan:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
       return false;
   }

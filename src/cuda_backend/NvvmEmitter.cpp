@@ -332,6 +332,7 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Broadcast:
     case ExprKind::Load:
     case ExprKind::Scan:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: return d;
   }
   return d;
@@ -377,6 +378,7 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::Dot:
     case ExprKind::Reduce:
     case ExprKind::Scan:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: return false;
   }
   return false;
@@ -426,6 +428,7 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
     case ExprKind::Dot:
     case ExprKind::Reduce:
     case ExprKind::Scan:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: break;
   }
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
@@ -526,6 +529,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::Dot: return convert(eval_dot(e), d);
     case ExprKind::Reduce: return convert(eval_reduce(e), d);
     case ExprKind::Scan: internal_error("NvvmEmitter", "scans are rejected before emission");
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: break;
   }
   internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");

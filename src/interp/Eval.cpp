@@ -181,19 +181,64 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
     }
     case ExprKind::Reduce: {
       Value t1;
-      tmp = reduce_op(e.rop, eval_expr(c, *e.args[0], t1), static_cast<int>(e.ints[0]), e.type);
+      const Value& x = eval_expr(c, *e.args[0], t1);
+      tmp = e.fn ? combine_op(c, e, x) : reduce_op(e.rop, x, static_cast<int>(e.ints[0]), e.type);
       return tmp;
     }
     case ExprKind::Scan: {
       Value t1;
-      tmp = scan_op(e.sop, eval_expr(c, *e.args[0], t1), static_cast<int>(e.ints[0]), e.reverse, e.type);
+      const Value& x = eval_expr(c, *e.args[0], t1);
+      tmp = e.fn ? combine_op(c, e, x) : scan_op(e.sop, x, static_cast<int>(e.ints[0]), e.reverse, e.type);
       return tmp;
     }
+    case ExprKind::CombineArg:
+      if (!c.combine_args[0]) internal_error("Interp", "a combine argument outside its function");
+      return *c.combine_args[e.axis];
     case ExprKind::Swizzle2d:
       tmp = scalar_value(Scalar::I32, 0, eval_swizzle(c, e)[0], false);
       return tmp;
   }
   internal_error("Interp", "bad expression kind");
+}
+
+Value combine_op(Ctx& c, const Expr& e, const Value& x) {
+  const bool scan = e.kind == ExprKind::Scan;
+  const Shape& s = x.type.shape;
+  const int axis = static_cast<int>(e.ints[0]);
+  int64_t outer = 1, inner = 1, n = s[static_cast<size_t>(axis)];
+  for (int i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
+  const Scalar t = x.type.elem;
+  Value out = alloc(Type{t, false, scan ? s : e.type.shape});
+  Value a = alloc(Type{t, false, {}}), b = alloc(Type{t, false, {}});
+  const Value* saved[2] = {c.combine_args[0], c.combine_args[1]};
+  c.combine_args[0] = &a;
+  c.combine_args[1] = &b;
+  with_storage(storage_of(t, false), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = data<T>(x);
+    T* po = data<T>(out);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        int64_t base = o * n * inner + j;
+        auto at = [&](int64_t k) { return base + ((scan && e.reverse) ? n - 1 - k : k) * inner; };
+        T acc = px[at(0)];
+        if (scan) po[at(0)] = acc;
+        for (int64_t k = 1; k < n; ++k) {
+          data<T>(a)[0] = acc;
+          data<T>(b)[0] = px[at(k)];
+          Value tmp;
+          const Value& r = eval_expr(c, *e.fn, tmp);
+          acc = data<T>(r)[0];
+          if (scan) po[at(k)] = acc;
+        }
+        if (!scan) po[o * inner + j] = acc;
+      }
+    return 0;
+  });
+  c.combine_args[0] = saved[0];
+  c.combine_args[1] = saved[1];
+  return out;
 }
 
 namespace {

@@ -222,6 +222,8 @@ struct Ctx {
   // its `cmp` value, given back by an atomic_xchg on it. While one is held, the instance's loads and
   // stores are ordered by the lock and left out of conflict tracking.
   std::vector<std::pair<int, int64_t>> locks;
+  // While a combine function (reduce / associative_scan with Expr::fn) runs: its two arguments.
+  const Value* combine_args[2] = {nullptr, nullptr};
   void invalidate(int slot) {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }
@@ -291,6 +293,9 @@ int64_t first_step_check(const Ctx& c, int64_t next_poll);
 
 // Evaluation (Eval.cpp).
 const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp);
+// A reduce / associative_scan with a combine function (Expr::fn) over x: each step evaluates the
+// function on the value so far and the next element, in index order.
+Value combine_op(Ctx& c, const Expr& e, const Value& x);
 enum class Flow { Next, Return };
 Flow exec_block(Ctx& c, const std::vector<StmtP>& body);
 

@@ -145,6 +145,7 @@ bool elementwise(const TNode& n) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::Bitcast:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
       return false;
   }
@@ -251,6 +252,7 @@ struct Builder {
       case ExprKind::Reduce:
       case ExprKind::Scan:
       case ExprKind::Bitcast:
+      case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
         break;
     }
@@ -447,6 +449,7 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::Bitcast:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
       return false;
   }

@@ -153,6 +153,7 @@ uint64_t ptr_sources(const Expr& e, const std::vector<uint64_t>& slot_src) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::Bitcast:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
       return 0;
   }

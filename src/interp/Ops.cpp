@@ -333,6 +333,7 @@ template <class T, class A> void reduce_typed(Value& out, RedOp op, const Value&
           data<int32_t>(out)[dst] = static_cast<int32_t>(best);
           break;
         }
+        case RedOp::Fn: internal_error("Interp", "a reduction with a combine function outside combine_op");
         case RedOp::Xor:
         case RedOp::Or:
           if constexpr (std::is_integral_v<T>) {
@@ -409,6 +410,7 @@ template <class T> T scan_step(ScanOp op, T acc, T v, Scalar t) {
     case ScanOp::Prod: r = wmul<T>(acc, v); break;
     case ScanOp::Max: r = fmax_nan(acc, v); break;
     case ScanOp::Min: r = fmin_nan(acc, v); break;
+    case ScanOp::Fn: internal_error("Interp", "a scan with a combine function outside combine_op");
   }
   return round_elem(r, t);
 }

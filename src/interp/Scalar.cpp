@@ -35,6 +35,7 @@ bool scalar_form(const Expr& e) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::Bitcast:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: return false;
   }
   return false;
@@ -232,6 +233,7 @@ Sv eval_sv(Ctx& c, const Expr& e) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::Bitcast:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d: break;
   }
   internal_error("Interp", "expression outside the scalar form");
@@ -552,6 +554,7 @@ struct Compiler {
       case ExprKind::Reduce:
       case ExprKind::Scan:
       case ExprKind::Bitcast:
+      case ExprKind::CombineArg:
       case ExprKind::Swizzle2d: break;
     }
     internal_error("Interp", "expression outside the scalar form");

@@ -260,6 +260,7 @@ struct Tiles {
       case ExprKind::Reduce:
       case ExprKind::Scan:
       case ExprKind::Bitcast:
+      case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
         return false;
     }
@@ -569,11 +570,12 @@ struct Tiles {
       }
       case ExprKind::Reduce: {
         const Value& x = eval(*n.kids[0]);
-        reduce_into(out, e.rop, x, static_cast<int>(e.ints[0]), e.type);
+        if (e.fn) out = combine_op(c, e, x);
+        else reduce_into(out, e.rop, x, static_cast<int>(e.ints[0]), e.type);
         return out;
       }
       case ExprKind::Scan:
-        out = scan_op(e.sop, eval(*n.kids[0]), static_cast<int>(e.ints[0]), e.reverse, e.type);
+        out = e.fn ? combine_op(c, e, eval(*n.kids[0])) : scan_op(e.sop, eval(*n.kids[0]), static_cast<int>(e.ints[0]), e.reverse, e.type);
         return out;
       case ExprKind::Bitcast:
         out = bitcast_op(eval(*n.kids[0]), e.dtype);
@@ -581,6 +583,7 @@ struct Tiles {
       case ExprKind::Const:
       case ExprKind::ProgramId:
       case ExprKind::NumPrograms:
+      case ExprKind::CombineArg:
       case ExprKind::Swizzle2d: break;
     }
     // Scalars outside the scalar form: the tile path.

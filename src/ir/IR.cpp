@@ -279,6 +279,11 @@ ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc) {
   e->reverse = reverse;
   return e;
 }
+ExprP make_combine_arg(int index, SourceLoc loc) {
+  auto e = node(ExprKind::CombineArg, loc);
+  e->axis = index;
+  return e;
+}
 ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc) {
   return node(ExprKind::Swizzle2d, loc, {i, j, ni, nj, group});
 }
@@ -339,6 +344,7 @@ ExprP clone_expr(const ExprP& e) {
   if (!e) return nullptr;
   auto c = std::make_shared<Expr>(*e);
   for (auto& a : c->args) a = clone_expr(a);
+  c->fn = clone_expr(e->fn);
   return c;
 }
 

@@ -52,7 +52,10 @@
 // Reductions (sum max min argmax argmin xor_sum reduce_or) remove one axis. sum of i1/i32 gives i32, of i64 gives i64,
 //   of any float accumulates and returns f32 (f64 for f64). max/min keep the type and propagate NaN.
 //   argmax/argmin give i32: the smallest index among the extremal values. xor_sum and reduce_or take
-//   integers or i1 and keep the type. The summation order is not
+//   integers or i1 and keep the type. reduce(x, axis, (a, b) -> f) and associative_scan(x, axis,
+//   (a, b) -> f) combine with a function f of two elements of x's type (a: the value so far, b: the
+//   next element, in index order; literals and ops only) that returns that type; f must be
+//   associative for the result not to depend on the executor's order. The summation order is not
 //   specified (executors may use a tree); results may differ by rounding.
 //
 // Scans (cumsum cumprod cummax cummin) keep the shape: element i along the axis combines elements
@@ -182,7 +185,8 @@ struct Type {
   X(Dot)         /* args: a, b, acc?                      | a @ b (+ acc), f32                       */ \
   X(Reduce)      /* rop, axis; args: x                    | reduction over one axis                 */ \
   X(Scan)        /* sop, axis, reverse; args: x           | inclusive prefix combine along an axis  */ \
-  X(Swizzle2d)   /* args: i, j, ni, nj, group             | grouped reordering; a pair (2 targets)  */
+  X(Swizzle2d)   /* args: i, j, ni, nj, group             | grouped reordering; a pair (2 targets)  */ \
+  X(CombineArg)  /* axis: 0 or 1                          | an argument of a combine function (fn)  */
 
 enum class ExprKind : uint8_t {
 #define X(k) k,
@@ -290,7 +294,8 @@ enum class BinOp : uint8_t {
   X(Argmax, "argmax", Reduce, Index, Call, Postfix, "argmax", "")  \
   X(Argmin, "argmin", Reduce, Index, Call, Postfix, "argmin", "")  \
   X(Xor, "xor_sum", Reduce, Bits, Call, Postfix, "xor_sum", "")    \
-  X(Or, "reduce_or", Reduce, Bits, Call, Postfix, "reduce_or", "")
+  X(Or, "reduce_or", Reduce, Bits, Call, Postfix, "reduce_or", "") \
+  X(Fn, "reduce", Reduce, Keep, Call, Postfix, "reduce", "")  /* Expr::fn combines */
 
 enum class RedOp : uint8_t {
 #define X(e, ...) e,
@@ -305,7 +310,8 @@ enum class RedOp : uint8_t {
   X(Sum, "cumsum", "cumsum")  \
   X(Prod, "cumprod", "cumprod") \
   X(Max, "cummax", "cummax")  \
-  X(Min, "cummin", "cummin")
+  X(Min, "cummin", "cummin")   \
+  X(Fn, "associative_scan", "associative_scan") /* Expr::fn combines */
 
 enum class ScanOp : uint8_t {
 #define X(e, ...) e,
@@ -479,6 +485,10 @@ struct Expr {
   bool weak = true;            // Const: literal without explicit type
   std::string name;            // Var
   bool tf32 = false;           // Dot: precision=tf32 (operands rounded to tf32)
+  // Reduce / Scan with op Fn: the combine function, a scalar expression of CombineArg 0 (the value
+  // so far) and CombineArg 1 (the next element), literals and ops; kept out of args so that walks
+  // over a kernel's values do not enter it.
+  std::shared_ptr<Expr> fn;
 
   // ---- filled by the verifier (verify_module) ----
   Type type;                // the value's type after promotion
@@ -508,6 +518,7 @@ ExprP make_load(ExprP ptr, ExprP mask = nullptr, ExprP other = nullptr, SourceLo
 ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});
 ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc = {});
 ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc = {});
+ExprP make_combine_arg(int index, SourceLoc loc = {});  // 0: the value so far, 1: the next element
 ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc = {});
 
 // ---------------------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ int prec_of(const Expr& e) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::Swizzle2d:
+    case ExprKind::CombineArg:
       return kPostfix;
   }
   return kPostfix;
@@ -153,6 +154,12 @@ std::string load_str(const Expr& e) {
   return s + ")";
 }
 
+// `, combine=(a, b) -> f` of a reduce / associative_scan ("" for the other reductions and scans).
+static std::string combine_str(const Expr& e) {
+  if (!e.fn) return "";
+  return ", combine=(a, b) -> " + expr_str(e.fn);
+}
+
 std::string expr_str(const ExprP& ep) {
   const Expr& e = *need(ep);
   switch (e.kind) {
@@ -187,9 +194,11 @@ std::string expr_str(const ExprP& ep) {
       return s + ")";
     }
     case ExprKind::Reduce:
-      return std::string(redop_name(e.rop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + ")";
+      return std::string(redop_name(e.rop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + combine_str(e) + ")";
     case ExprKind::Scan:
-      return std::string(scanop_name(e.sop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + (e.reverse ? ", reverse=True" : "") + ")";
+      return std::string(scanop_name(e.sop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + (e.reverse ? ", reverse=True" : "") +
+             combine_str(e) + ")";
+    case ExprKind::CombineArg: return e.axis == 0 ? "a" : "b";
     case ExprKind::Swizzle2d: return call("swizzle2d", e.args);
   }
   return "?";

@@ -29,7 +29,7 @@ bool digit(char c) { return c >= '0' && c <= '9'; }
 bool ident_char(char c) { return ident_start(c) || digit(c); }
 
 // Operators, longest first so that the first match is the longest one.
-const char* const kOps[] = {"//=", "<<=", ">>=", "//", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=",
+const char* const kOps[] = {"//=", "<<=", ">>=", "->", "//", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=",
                             "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "+",  "-",  "*",  "/",  "%",  "&",
                             "|",   "^",   "~",   "!",  "<",  ">",  "=",  "(",  ")",  "[",  "]",  "{",  "}",
                             ",",   ":",   "."};

@@ -104,6 +104,7 @@ struct Arg {
   ExprP e;
   std::vector<ExprP> list;
   bool is_list = false;
+  bool is_lambda = false;  // e is a combine function's body: (a, b) -> e
 };
 
 constexpr int kMaxDepth = 200;   // nesting limit for expressions and blocks (no stack overflow)
@@ -143,6 +144,7 @@ class Parser {
   int file_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  std::vector<std::string> lambda_;  // inside a combine function: its two argument names
   int depth_ = 0;
   SourceLoc name_loc_;
 
@@ -674,7 +676,35 @@ class Parser {
       --pos_;
       return call();
     }
+    for (size_t i = 0; i < lambda_.size(); ++i)
+      if (t.text == lambda_[i]) return make_combine_arg(static_cast<int>(i), t.loc);
     return make_var(t.text, t.loc);
+  }
+
+  // A combine function: '(' NAME ',' NAME ')' '->' expr, its names read as the CombineArgs.
+  bool at_lambda() {
+    return at().is_op("(") && at(1).kind == TokKind::Ident && at(2).is_op(",") && at(3).kind == TokKind::Ident && at(4).is_op(")") &&
+           at(5).is_op("->");
+  }
+  ExprP lambda() {
+    if (!lambda_.empty()) fail("a combine function cannot contain another");
+    next();
+    std::string a = next().text;
+    next();
+    std::string b = next().text;
+    next();
+    next();
+    if (a == b) fail("a combine function needs two different argument names");
+    lambda_ = {a, b};
+    ExprP body;
+    try {
+      body = expr();
+    } catch (...) {
+      lambda_.clear();
+      throw;
+    }
+    lambda_.clear();
+    return body;
   }
 
   // args := [arg (',' arg)*], arg := [NAME '='] (expr | '[' expr (',' expr)* ']')
@@ -701,7 +731,10 @@ class Parser {
       } else if (seen_kw) {
         fail("a positional argument cannot follow a keyword argument");
       }
-      if (at().is_op("[")) {
+      if (at_lambda()) {
+        a.e = lambda();
+        a.is_lambda = true;
+      } else if (at().is_op("[")) {
         next();
         a.is_list = true;
         if (!at().is_op("]")) {
@@ -738,8 +771,13 @@ class Parser {
     return std::to_string(required) + " to " + args(n);
   }
 
+  ExprP combine(const std::optional<Arg>& a, const std::string& fn) {
+    if (!a || !a->is_lambda) user_error(a ? a->loc : at().loc, fn + "(): combine must be a function like (a, b) -> a + b");
+    return a->e;
+  }
   ExprP value(const std::optional<Arg>& a, const std::string& fn) {
     if (!a) return nullptr;
+    if (a->is_lambda) user_error(a->loc, fn + "(): a combine function is not allowed here");
     if (a->is_list) user_error(a->loc, fn + "(): a list is not allowed here");
     return a->e;
   }
@@ -776,19 +814,30 @@ class Parser {
       return make_binary(it->second, value(a[0], fn), value(a[1], fn), loc);
     }
     if (auto it = call_ops<RedOp>().find(fn); it != call_ops<RedOp>().end()) {
-      auto a = call_args(fn, {"x", "axis"}, 2);
-      return make_reduce(it->second, value(a[0], fn), int_literal(a[1], fn, "axis"), loc);
+      bool fnop = it->second == RedOp::Fn;
+      auto a = fnop ? call_args(fn, {"x", "axis", "combine"}, 3) : call_args(fn, {"x", "axis"}, 2);
+      ExprP r = make_reduce(it->second, value(a[0], fn), int_literal(a[1], fn, "axis"), loc);
+      if (fnop) r->fn = combine(a[2], fn);
+      return r;
     }
     for (ScanOp op : kAllScanOps) {
       if (fn != scanop_name(op)) continue;
-      auto a = call_args(fn, {"x", "axis", "reverse"}, 2);
+      bool fnop = op == ScanOp::Fn;
+      auto a = fnop ? call_args(fn, {"x", "axis", "combine", "reverse"}, 3) : call_args(fn, {"x", "axis", "reverse"}, 2);
+      std::optional<Arg> comb;
+      if (fnop) {  // the combine function, read below
+        comb = a[2];
+        a.erase(a.begin() + 2);
+      }
       bool reverse = false;
       if (a[2]) {
         ExprP r = value(a[2], fn);
         if (r->kind != ExprKind::Const || r->is_float || r->dtype != Scalar::I1 || r->weak) user_error(a[2]->loc, fn + "(): reverse must be True or False");
         reverse = r->ival != 0;
       }
-      return make_scan(op, value(a[0], fn), int_literal(a[1], fn, "axis"), reverse, loc);
+      ExprP sc = make_scan(op, value(a[0], fn), int_literal(a[1], fn, "axis"), reverse, loc);
+      if (fnop) sc->fn = combine(comb, fn);
+      return sc;
     }
     if (atomic_op_named(fn)) user_error(loc, fn + "() is a statement: write `old = " + fn + "(...)` or `" + fn + "(...)` on its own line");
     if (fn == "program_id" || fn == "num_programs") {

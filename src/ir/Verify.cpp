@@ -165,6 +165,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     case ExprKind::Scan:
     case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
+    case ExprKind::CombineArg:
       break;
   }
   user_error(e->loc, k ? "this must be a compile-time constant" : "only scalar parameters, literals and arithmetic may appear here");
@@ -209,6 +210,7 @@ class Verifier {
   const Bindings& b_;
   std::vector<std::vector<std::pair<std::string, int>>> scopes_;
   std::function<int(const std::string&)> ext_;  // verify_expr: the debugger's view of the scope
+  std::optional<Scalar> combine_elem_;          // inside a combine function: its arguments' type
 
   void check_param_expr(const ExprP& e, const char* what) {
     ScalarValue v = eval_param_expr(e, b_);
@@ -266,6 +268,23 @@ class Verifier {
     return *r;
   }
 
+  // The combine function of a reduce / associative_scan over elements of type t: a scalar of t (a
+  // value of another type is converted to t, as Triton's combine regions return the operand type).
+  void combine_fn(const ExprP& e, Scalar t) {
+    if (!e->fn) user_error(e->loc, "this reduction needs a combine function: (a, b) -> ...");
+    if (combine_elem_) user_error(e->loc, "a combine function cannot itself reduce or scan");
+    combine_elem_ = t;
+    infer(e->fn);
+    combine_elem_.reset();
+    if (e->fn->type.ptr || e->fn->type.is_tile()) user_error(e->fn->loc, "a combine function returns one element, got " + e->fn->type.str());
+    if (e->fn->type.elem != t) {
+      e->fn = make_cast(e->fn, t, e->fn->loc);
+      combine_elem_ = t;
+      infer(e->fn);
+      combine_elem_.reset();
+    }
+  }
+
   void no_ptr(const ExprP& e, const char* what) {
     if (e->type.ptr) user_error(e->loc, std::string(what) + " does not take a pointer (" + e->type.str() + ")");
   }
@@ -276,7 +295,12 @@ class Verifier {
       case ExprKind::Const:
         e->type = Type{e->weak ? (e->is_float ? Scalar::F32 : e->dtype) : e->dtype, false, {}};
         return;
+      case ExprKind::CombineArg:
+        if (!combine_elem_) user_error(e->loc, "a combine function's argument outside a combine function");
+        e->type = Type{*combine_elem_, false, {}};
+        return;
       case ExprKind::Var: {
+        if (combine_elem_) user_error(e->loc, q(e->name) + ": a combine function may use only its two arguments and literals");
         int s = lookup(e->name);
         if (s < 0) user_error(e->loc, q(e->name) + " is not defined");
         e->slot = s;
@@ -432,6 +456,10 @@ class Verifier {
         if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + x->type.str());
         e->ints = {ax};
         e->type = Type{x->type.elem == Scalar::I1 ? Scalar::I32 : x->type.elem, false, x->type.shape};
+        if (e->sop == ScanOp::Fn) {
+          e->type.elem = x->type.elem;
+          combine_fn(e, x->type.elem);
+        }
         return;
       }
       case ExprKind::Reduce: {
@@ -446,6 +474,7 @@ class Verifier {
         s.erase(s.begin() + ax);
         std::optional<Scalar> t = op_result_elem(op_info(e->rop).rule, x->type.elem);
         if (!t) user_error(e->loc, std::string(redop_name(e->rop)) + "() does not take " + x->type.str());
+        if (e->rop == RedOp::Fn) combine_fn(e, x->type.elem);
         e->ints = {ax};
         e->type = Type{*t, false, s};
         return;

@@ -509,6 +509,27 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     return tensor(d);
   }
   // ---- reductions ----
+  if (tl == "reduce") {  // tl.reduce(input, axis, combine_fn, keep_dims=False)
+    Val x = B.tensor_arg(0, "input");
+    const Val* axv = B.opt(1, "axis");
+    const Val& fn = B.need(2, "combine_fn");
+    const Val* kd = B.opt(3, "keep_dims");
+    a.done();
+    if (x.t.ptr || x.t.is_scalar()) user_error(B.at(0, "input"), a.fname + "() needs a tensor, got " + py_type_name(x));
+    if (axv && axv->k != VK::Int) user_error(B.at(1, "axis"), "axis must be a compile-time int");
+    ExprP e = ir(x, loc);
+    int rank = e->type.rank(), axis = 0;
+    if (!axv) {
+      if (rank > 1) e = typed(make_reshape(e, B.consts({e->type.numel()}), loc));
+    } else {
+      axis = static_cast<int>(axv->i);
+    }
+    ExprP r = make_reduce(RedOp::Fn, e, axis, loc);
+    r->fn = combine_fn(fn, e->type.elem, B.at(2, "combine_fn"));
+    r = typed(r);
+    if (kd && kd->i) r = typed(axv ? make_expand_dims(r, axis < 0 ? axis + rank : axis, loc) : make_reshape(r, B.consts(std::vector<int64_t>(static_cast<size_t>(rank), 1)), loc));
+    return tensor(r);
+  }
   if (std::optional<RedOp> rop = tl_op(kAllRedOps, tl)) {
     Val x = B.tensor_arg(0, "input");
     const Val* axv = B.opt(1, "axis");
@@ -573,8 +594,15 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     if (axv && axv->k != VK::Int) user_error(B.at(1, "axis"), "axis must be a compile-time int");
     ExprP e = ir(x, loc);
     if (dt) e = typed(make_cast(e, B.dtype_arg(*dt, B.at(3, "dtype")), loc));
-    if (fn) sop = combine_op(*fn, e->type.elem, B.at(2, "combine_fn"));
-    return tensor(make_scan(*sop, e, axv ? static_cast<int>(axv->i) : 0, rev && truthy(*rev, loc), loc));
+    ExprP body;
+    if (fn) {
+      sop.reset();
+      body = combine_fn(*fn, e->type.elem, B.at(2, "combine_fn"), &sop);
+      if (!sop) sop = ScanOp::Fn;
+    }
+    ExprP sc = make_scan(*sop, e, axv ? static_cast<int>(axv->i) : 0, rev && truthy(*rev, loc), loc);
+    if (sop == ScanOp::Fn) sc->fn = body;
+    return tensor(sc);
   }
   // ---- atomics ----
   std::optional<AtomicOp> aop;

@@ -645,7 +645,7 @@ bool Lowerer::truthy(const Val& v, SourceLoc loc) {
 
 // ---- functions ----
 
-ScanOp Lowerer::combine_op(const Val& fn, Scalar elem, SourceLoc loc) {
+ExprP Lowerer::combine_fn(const Val& fn, Scalar elem, SourceLoc loc, std::optional<ScanOp>* simple) {
   if (fn.k != VK::Func || !fn.fn || !fn.mod) user_error(loc, "combine_fn must be a @triton.jit function");
   std::string names[2] = {fresh("__combine_a"), fresh("__combine_b")};
   CallArgs args;
@@ -657,19 +657,44 @@ ScanOp Lowerer::combine_op(const Val& fn, Scalar elem, SourceLoc loc) {
     args.pos.push_back(tensor(ref));
     args.pos_loc.push_back(loc);
   }
-  size_t before = blocks_.back().out->size();
+  std::vector<StmtP>& out = *blocks_.back().out;
+  size_t before = out.size();
   Val r = call_function(*fn.fn, *fn.mod, args);
-  const Expr* e = r.k == VK::Tensor ? r.e.get() : nullptr;
-  if (e && e->kind == ExprKind::Cast && e->args[0]->type.elem == elem) e = e->args[0].get();  // i1 -> i32 ... and back
-  auto is = [&](const ExprP& x, const std::string& n) { return x->kind == ExprKind::Var && x->name == n; };
-  bool pair = e && e->kind == ExprKind::Binary && ((is(e->args[0], names[0]) && is(e->args[1], names[1])) || (is(e->args[0], names[1]) && is(e->args[1], names[0])));
-  if (blocks_.back().out->size() == before && pair) {
-    if (e->bop == BinOp::Add) return ScanOp::Sum;
-    if (e->bop == BinOp::Mul) return ScanOp::Prod;
-    if (e->bop == BinOp::Max) return ScanOp::Max;
-    if (e->bop == BinOp::Min) return ScanOp::Min;
+  // the function's own variables (assignments it made) are substituted back: one pure expression
+  std::map<std::string, ExprP> defs;
+  for (size_t i = before; i < out.size(); ++i) {
+    if (out[i]->kind != StmtKind::Assign || out[i]->targets.size() != 1)
+      unsupported(out[i]->loc, "a combine_fn with a statement other than an assignment (a loop, a store)");
+    defs[out[i]->targets[0]] = out[i]->args[0];
   }
-  unsupported(loc, "tl.associative_scan with this combine_fn (one +, *, tl.maximum or tl.minimum of its two arguments is supported)");
+  out.resize(before);
+  if (r.k != VK::Tensor) unsupported(loc, "a combine_fn that does not return one tensor (a tuple)");
+  // the arguments' variables become the IR's CombineArgs
+  std::function<ExprP(const ExprP&)> sub = [&](const ExprP& e) -> ExprP {
+    if (!e) return e;
+    if (e->kind == ExprKind::Var && (e->name == names[0] || e->name == names[1])) {
+      ExprP c = make_combine_arg(e->name == names[0] ? 0 : 1, e->loc);
+      c->type = Type{elem, false, {}};
+      return c;
+    }
+    if (e->kind == ExprKind::Var && defs.count(e->name)) return sub(defs[e->name]);
+    if (e->kind == ExprKind::Var) unsupported(e->loc, "a combine_fn that reads a variable of the kernel");
+    ExprP c = std::make_shared<Expr>(*e);
+    for (auto& a : c->args) a = sub(a);
+    return c;
+  };
+  ExprP body = sub(r.e);
+  if (simple) {
+    const Expr* e = body.get();
+    if (e->kind == ExprKind::Cast && e->args[0]->type.elem == elem) e = e->args[0].get();
+    bool pair = e->kind == ExprKind::Binary && e->args[0]->kind == ExprKind::CombineArg && e->args[1]->kind == ExprKind::CombineArg &&
+                e->args[0]->axis != e->args[1]->axis;
+    if (pair && e->bop == BinOp::Add) *simple = ScanOp::Sum;
+    if (pair && e->bop == BinOp::Mul) *simple = ScanOp::Prod;
+    if (pair && e->bop == BinOp::Max) *simple = ScanOp::Max;
+    if (pair && e->bop == BinOp::Min) *simple = ScanOp::Min;
+  }
+  return body;
 }
 
 Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {

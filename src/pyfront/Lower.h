@@ -65,9 +65,11 @@ class Lowerer {
   void runtime_while(const Node& s);
   std::string fresh(const std::string& base);
   Val materialize(const Val& v, const std::string& name, SourceLoc loc);
-  // The scan a combine function of tl.associative_scan computes: one add, mul, maximum or minimum of
-  // its two arguments (elements of type `elem`); a located error for anything else.
-  ScanOp combine_op(const Val& fn, Scalar elem, SourceLoc loc);
+  // A combine function of tl.reduce / tl.associative_scan as the IR's: an expression of the
+  // CombineArgs 0 and 1 (elements of type `elem`). `simple` is set where it is one +, *, maximum
+  // or minimum of its two arguments (cumsum ... cummin). A located error when the function emits
+  // statements (it must be one expression of its arguments).
+  ExprP combine_fn(const Val& fn, Scalar elem, SourceLoc loc, std::optional<ScanOp>* simple = nullptr);
   bool in_runtime_block() const;
 
   int file_of_entry() const { return entry_file_; }

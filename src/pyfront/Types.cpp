@@ -106,6 +106,7 @@ ExprP typed(ExprP e) {
       break;
     }
     case ExprKind::Swizzle2d: e->type = Type{Scalar::I32, false, {}}; break;
+    case ExprKind::CombineArg: break;  // set by the caller (the scan's or reduction's element type)
   }
   return e;
 }

@@ -119,6 +119,7 @@ struct Walker {
       case ExprKind::Scan:
       case ExprKind::Bitcast:
       case ExprKind::Swizzle2d:
+      case ExprKind::CombineArg:
         return std::nullopt;
     }
     return std::nullopt;

@@ -97,6 +97,7 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::Broadcast:
     case ExprKind::Load:
     case ExprKind::Bitcast:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
       return expr_kind_name(e.kind);
     case ExprKind::Scan: return scanop_name(e.sop);
@@ -162,6 +163,7 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::Bitcast:
+    case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
       break;
   }
@@ -176,6 +178,7 @@ struct Uses {
   bool tanh = false, i1 = false, tf32 = false;
   bool libdevice = false;  // libdevice.<fn>: math functions tl does not have
   bool scan_max = false, scan_min = false;  // combine functions of cummax / cummin
+  std::vector<std::string> combine_fns;      // @triton.jit functions of reduce / associative_scan, in order
 };
 
 class KernelWriter {
@@ -248,6 +251,7 @@ class KernelWriter {
       case ExprKind::Reduce:
       case ExprKind::Scan:
       case ExprKind::Bitcast:
+      case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
         return false;
     }
@@ -435,6 +439,13 @@ class KernelWriter {
     return {s + ")"};
   }
 
+  // A @triton.jit function (a, b) of the module for e's combine function; its name.
+  std::string combine_fn(const Expr& e) {
+    std::string name = "_combine_" + std::to_string(uses_.combine_fns.size());
+    uses_.combine_fns.push_back("@triton.jit\ndef " + name + "(a, b):\n    return " + expr(e.fn).s + "\n\n");
+    return name;
+  }
+
   Py reduce(const Expr& e) {
     const ExprP& x = e.args[0];
     int axis = e.ints.empty() ? e.axis : static_cast<int>(e.ints[0]);
@@ -449,6 +460,7 @@ class KernelWriter {
       }
       case RedOp::Max: return {"tl.max(" + expr(x).s + ax + ")"};
       case RedOp::Xor: return {"tl.xor_sum(" + expr(x).s + ax + ")"};
+      case RedOp::Fn: return {"tl.reduce(" + expr(x).s + ax + ", combine_fn=" + combine_fn(e) + ")"};
       case RedOp::Or: return {"tl.reduce_or(" + expr(x).s + ax + ")"};
       case RedOp::Min: return {"tl.min(" + expr(x).s + ax + ")"};
       case RedOp::Argmax: return {"tl.argmax(" + expr(x).s + ax + ", tie_break_left=True)"};
@@ -514,11 +526,13 @@ class KernelWriter {
           case ScanOp::Prod: return {"tl.cumprod(" + xs + tail};
           case ScanOp::Max: uses_.scan_max = true; return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=_scan_max)"};
           case ScanOp::Min: uses_.scan_min = true; return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=_scan_min)"};
+          case ScanOp::Fn: return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=" + combine_fn(e) + ")"};
         }
         return {"?"};
       }
       case ExprKind::Bitcast:
         return {operand(e.args[0], kAtom) + ".to(" + tl_type(e.dtype) + ", bitcast=True)"};
+      case ExprKind::CombineArg: return {e.axis == 0 ? "a" : "b"};
       case ExprKind::Swizzle2d: return {swizzle(e) + "[0]"};
     }
     return {"?"};
@@ -739,6 +753,7 @@ std::string emit_triton(const Module& m, const Bindings& b, const TritonEmitOpti
   }
   const bool uses_i1 = uses.i1, uses_tanh = uses.tanh, uses_tf32 = uses.tf32;
   if (uses.libdevice) out += "from triton.language.extra import libdevice\n\n";
+  for (const std::string& f : uses.combine_fns) out += f;
   for (auto [used, name, op] : {std::tuple{uses.scan_max, "_scan_max", "maximum"}, std::tuple{uses.scan_min, "_scan_min", "minimum"}})
     if (used) out += std::string("@triton.jit\ndef ") + name + "(a, b):\n    return tl." + op + "(a, b, propagate_nan=tl.PropagateNan.ALL)\n\n";
   if (uses_i1) {

@@ -1309,6 +1309,55 @@ class Lowerer {
     return std::nullopt;
   }
 
+  // A combine region of one operand (block arguments a, b; straight-line ops; a *.return of one
+  // value) as the IR's combine function: an expression of CombineArg 0 and 1. Values the region
+  // keeps in variables are substituted back (the function is one pure expression).
+  ExprP combine_region(const Block& b, const std::string& ret_name) {
+    if (b.args.size() != 2) user_error(cur_loc_, "a combine function of several operands (tuples) is not supported yet");
+    std::vector<StmtP> stmts;
+    std::vector<StmtP>* saved = out_;
+    out_ = &stmts;
+    scopes_.push_back({});
+    local_.push_back(local_uses(b));
+    for (int i = 0; i < 2; ++i) {
+      VType t = vtype(b.arg_types.at(static_cast<size_t>(i)), cur_loc_);
+      bind(b.args[static_cast<size_t>(i)], Value{make_combine_arg(i, cur_loc_), "", t, true});
+    }
+    std::string ret;
+    for (const Op& o : b.ops) {
+      if (o.name == ret_name) {
+        Cursor rc(o.text, o.text_loc);
+        ret = rc.value();
+        if (rc.eat(",")) user_error(cur_loc_, "a combine function of several operands (tuples) is not supported yet");
+        continue;
+      }
+      emit(o);
+    }
+    ExprP body = ret.empty() ? nullptr : use(ret);
+    local_.pop_back();
+    scopes_.pop_back();
+    out_ = saved;
+    if (!body) user_error(cur_loc_, "malformed TTIR: a combine region without " + ret_name);
+    std::map<std::string, ExprP> defs;
+    for (const StmtP& s : stmts) {
+      if (s->kind != StmtKind::Assign || s->targets.size() != 1)
+        user_error(cur_loc_, "a combine function with statements (loads, stores, loops) is not supported yet");
+      defs[s->targets[0]] = s->args[0];
+    }
+    std::function<ExprP(const ExprP&)> inline_vars = [&](const ExprP& e) -> ExprP {
+      if (!e) return e;
+      if (e->kind == ExprKind::Var) {
+        auto it = defs.find(e->name);
+        if (it == defs.end()) user_error(e->loc, "a combine function may use only its two arguments and constants");
+        return inline_vars(clone_expr(it->second));
+      }
+      ExprP c = std::make_shared<Expr>(*e);
+      for (auto& a : c->args) a = inline_vars(a);
+      return c;
+    };
+    return inline_vars(body);
+  }
+
   // "tt.scan"(%x) <{axis = k : i32, reverse = r}> ({ ^bb0(%a, %b): combine; tt.scan.return }) : ...
   // A combine of one add, mul, max or min of the two block arguments is cumsum, cumprod, cummax or
   // cummin.
@@ -1336,10 +1385,18 @@ class Lowerer {
       else if (bn == "arith.maxnumf" || bn == "arith.maximumf" || bn == "arith.maxsi") k = ScanOp::Max;
       else if (bn == "arith.minnumf" || bn == "arith.minimumf" || bn == "arith.minsi") k = ScanOp::Min;
     }
-    if (!k) user_error(cur_loc_, "a scan with this combine function is not supported yet (cumsum, cumprod and a max or min combine are)");
     VType t = type_of(ins[0]);
-    if (t.elem == Scalar::I1) user_error(cur_loc_, "a scan of i1 values is not supported yet");
-    define(op.results.at(0), make_scan(*k, use(ins[0]), axis, reverse, cur_loc_), t, true, cur_loc_);
+    if (ins.size() != 1) user_error(cur_loc_, "a scan of several operands (tuples) is not supported yet");
+    ExprP fn;
+    if (!k) {
+      fn = combine_region(b, "tt.scan.return");
+      k = ScanOp::Fn;
+    } else if (t.elem == Scalar::I1) {
+      user_error(cur_loc_, "a scan of i1 values is not supported yet");
+    }
+    ExprP sc = make_scan(*k, use(ins[0]), axis, reverse, cur_loc_);
+    sc->fn = fn;
+    define(op.results.at(0), sc, t, true, cur_loc_);
   }
 
   // %r = tt.atomic_rmw fadd, acq_rel, gpu, %ptr, %val, %mask : (...) -> T
@@ -1490,7 +1547,14 @@ class Lowerer {
         return;
       }
     }
-    user_error(cur_loc_, "a reduction with this combine function is not supported yet (sum, max, min, argmax, argmin are)");
+    if (ins.size() == 1 && op.results.size() == 1) {  // any other combine function of one operand
+      ExprP fn = combine_region(b, "tt.reduce.return");
+      ExprP r = make_reduce(RedOp::Fn, use(ins[0]), axis, cur_loc_);
+      r->fn = fn;
+      define(op.results.at(0), r, rtypes.at(0), true, cur_loc_);
+      return;
+    }
+    user_error(cur_loc_, "a reduction of several operands (tuples) with this combine function is not supported yet (argmax and argmin are)");
   }
 
   // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic

@@ -94,6 +94,33 @@ def scans(x_ptr, s_ptr, r_ptr, p_ptr, m_ptr, i_ptr, BLOCK: tl.constexpr, COLS: t
 
 
 @triton.jit
+def keyed_add(x, y):  # a segmented sum: (key << 16) | count, the count restarting at each new key
+    kx = x & -65536
+    ky = y & -65536
+    return tl.where(kx == ky, x + y - kx, y)
+
+
+@triton.jit
+def absmax(a, b):
+    return tl.where(tl.abs(a) > tl.abs(b), a, b)
+
+
+@triton.jit
+def combines(k_ptr, seg_ptr, x_ptr, am_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    keys = tl.load(k_ptr + offs)
+    tl.store(seg_ptr + offs, tl.associative_scan((keys << 16) | 1, 0, keyed_add) & 0xFFFF)
+    x = tl.load(x_ptr + offs)
+    tl.store(am_ptr, tl.reduce(x, 0, absmax))
+
+
+@triton.jit
+def sorts(x_ptr, srt_ptr, N: tl.constexpr):  # Triton's bitonic sort: tl.reshape to [2] * log2(N), xor_sum
+    offs = tl.arange(0, N)
+    tl.store(srt_ptr + offs, tl.sort(tl.load(x_ptr + offs)))
+
+
+@triton.jit
 def maths(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
@@ -174,6 +201,18 @@ def main():
     check("tl.cumprod", outs[2], np.cumprod(xs, 1), tol=1e-5)
     check("tl.associative_scan max", outs[3], np.maximum.accumulate(xs, 1))
     check("tl.cumsum i32", outs[4], np.cumsum((xs * 10).astype(np.int32), 1))
+
+    keys = np.sort(rng.integers(0, 5, 32)).astype(np.int32)
+    xs = rng.standard_normal(32).astype(np.float32)
+    seg, am = np.zeros(32, np.int32), np.zeros(1, np.float32)
+    combines[(1,)](keys, seg, xs, am, N=32)
+    want_seg = np.array([1 + np.sum(keys[:i] == keys[i]) for i in range(32)])
+    check("associative_scan (keyed add)", seg, want_seg)
+    check("tl.reduce (abs max)", am, [xs[np.argmax(np.abs(xs))]])
+    if "dtsim" not in triton.__version__:  # dtsim's own reader has no tl.sort
+        srt = np.zeros(16, np.float32)
+        sorts[(1,)](xs, srt, N=16)
+        check("tl.sort", srt, np.sort(xs[:16]))
 
     a = rng.uniform(-1, 1, 64).astype(np.float32)
     b = rng.uniform(-1, 1, 64).astype(np.float32)

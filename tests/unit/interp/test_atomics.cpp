@@ -191,3 +191,29 @@ TEST_CASE("bitcast: the same bits as another type of the same width") {
   CHECK(back[1] == 1);
   CHECK_THROWS_WITH_AS(eval8("r.to(i64, bitcast=True)"), doctest::Contains("bitcast from i32 to i64 is not supported"), UserError);
 }
+
+TEST_CASE("reduce and associative_scan with a combine function: .tile syntax, printing, results") {
+  const char* src = R"(kernel k(x: *f32[16], out m: *f32[1], out s: *i32[16]) grid(1) {
+  r = arange(0, 16)
+  v = load(x + r)
+  store(m, reduce(v, axis=0, combine=(p, q) -> where(abs(p) >= abs(q), p, q)))
+  k = (r // 4) * 65536 + 1
+  store(s + r, associative_scan(k, axis=0, combine=(a, b) -> where((a & -65536) == (b & -65536), a + b - (a & -65536), b)) & 65535)
+}
+)";
+  auto run = run_tile("combine.tile", src);
+  REQUIRE(run->rep.ok());
+  double best = 0;
+  for (int i = 0; i < 16; ++i)
+    if (std::abs(run->at("x", i)) > std::abs(best)) best = run->at("x", i);
+  CHECK(run->at("m", 0) == best);
+  for (int i = 0; i < 16; ++i) CHECK(run->at("s", i) == i % 4 + 1);  // a count restarting with every key
+  std::string printed = print_module(parse_tile(Sources::add("<c>", src)));
+  CHECK(printed.find("reduce(v, axis=0, combine=(a, b) -> where(abs(a) >= abs(b), a, b))") != std::string::npos);
+  CHECK(print_module(parse_tile(Sources::add("<c2>", printed))) == printed);
+  CHECK_THROWS_WITH_AS(run_tile("bad.tile", R"(kernel k(x: *f32[16], out m: *f32[1]) grid(1) {
+  v = load(x + arange(0, 16))
+  store(m, reduce(v, axis=0, combine=(a, b) -> a + v))
+}
+)"), doctest::Contains("a combine function may use only its two arguments"), UserError);
+}

@@ -55,6 +55,11 @@ const char* kPyHead =
     "\n"
     "\n"
     "@triton.jit\n"
+    "def _maxfn(a, b):\n"
+    "    return tl.maximum(a, b)\n"
+    "\n"
+    "\n"
+    "@triton.jit\n"
     "def k(z):\n"
     "    r = tl.arange(0, 8)\n"
     "    x = (r + 1).to(tl.float32) * 0.25\n"
@@ -79,6 +84,7 @@ Operands operands_for(const OpInfo& op) {
 
 std::string tile_expr(const OpInfo& op, int arity) {
   Operands o = operands_for(op);
+  if (op.cat == OpCat::Reduce && std::string(op.name) == "reduce") return "reduce(y, axis=0, combine=(a, b) -> maximum(a, b))";
   if (op.cat == OpCat::Reduce) return std::string(op.name) + "(" + o.r + ", axis=0)";
   if (arity == 1) return op.form == OpForm::Prefix ? op.name + o.r : std::string(op.name) + "(" + o.r + ")";
   if (op.form == OpForm::Infix) return o.l + " " + op.name + " " + o.r;
@@ -87,6 +93,7 @@ std::string tile_expr(const OpInfo& op, int arity) {
 
 std::string py_expr(const OpInfo& op, int arity) {
   Operands o = operands_for(op);
+  if (op.cat == OpCat::Reduce && std::string(op.name) == "reduce") return "tl.reduce(y, 0, _maxfn)";
   if (op.cat == OpCat::Reduce) return std::string("tl.") + op.py + "(" + o.r + ", axis=0)";
   if (arity == 1) return op.form == OpForm::Prefix ? op.py + o.r : std::string("tl.") + op.py + "(" + o.r + ")";
   if (op.form == OpForm::Infix) return o.l + " " + op.py + " " + o.r;
@@ -185,7 +192,8 @@ double ref_reduce(RedOp op) {
   }
   switch (op) {
     case RedOp::Sum: return s;
-    case RedOp::Max: return mx;
+    case RedOp::Max:
+    case RedOp::Fn: return mx;  // reduce with (a, b) -> maximum(a, b)
     case RedOp::Min: return mn;
     case RedOp::Argmax: return amax;
     case RedOp::Argmin: return amin;
@@ -246,6 +254,7 @@ void check_op(const std::string& what, const std::string& texpr, const std::stri
   TritonLaunch launch;
   launch.buffers = {TritonBuffer{"z", Scalar::F64, {kN}, false}};
   launch.grid = {"1"};
+  launch.kernel = "k";
   Module pm = lower_triton_file(py.path, launch).module;
   CHECK(store_line(print_module(pm)) == "store(z + r, " + texpr + ")");
   // Both run on the interpreter to the reference.
