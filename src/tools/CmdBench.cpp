@@ -19,7 +19,8 @@
 
 #include "interp/RunControl.h"
 #include "tools/Commands.h"
-#include "tools/Program.h"
+#include "driver/Driver.h"
+#include "driver/Python.h"
 #include "tools/Summary.h"
 #include "tools/Text.h"
 #include "tools/Timing.h"
@@ -158,7 +159,7 @@ std::vector<double> time_interp(const Module& m, const Bindings& b, const Buffer
 }
 
 // `o.interp.control` carries --max-steps, --timeout and Ctrl-C into every run.
-std::vector<Entry> bench_interp(const LoadedProgram& p, const Bindings& b, const CliOptions& o) {
+std::vector<Entry> bench_interp(const Program& p, const Bindings& b, const CliOptions& o) {
   Progress progress;
   const Module& m = p.module;
   Buffers state = make_buffers(m, b, o.seed);
@@ -255,35 +256,20 @@ struct TritonTimes {
   std::map<std::string, double> ms;    // kernel (or "<module>") -> median ms
 };
 
-std::string shell_quote(const std::string& s) {
-  std::string o = "'";
-  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return o + "'";
-}
-
-TritonTimes triton_times(const LoadedProgram& p, const Bindings& b, const CliOptions& o, Progress& progress) {
+TritonTimes triton_times(const Program& p, const Bindings& b, const CliOptions& o, Progress& progress) {
   TritonTimes t;
-  std::string text = emit_triton(p.module, b, {o.file, version_line()});
-  char dir_tmpl[] = "/tmp/dtsim-triton-XXXXXX";
-  if (!mkdtemp(dir_tmpl)) {
-    t.why = "cannot create a temporary directory";
+  TritonModuleRun run;
+  run.prefix = "dtsim-triton";
+  run.files = {{"module.py", emit_triton(p.module, b, {o.file, version_line()})}};
+  run.args = {"--bench", "--seed", std::to_string(o.seed)};
+  progress.show("bench: timing the Triton version (python3, do_bench)");
+  PythonResult py = run_triton_module(run);
+  if (!py.started && py.error != "cannot start python3") {
+    t.why = py.error;
     return t;
   }
-  std::filesystem::path dir(dir_tmpl);
-  std::filesystem::path py = dir / "module.py";
-  std::ofstream(py) << text;
-  std::string cmd = "python3 " + shell_quote(py.string()) + " --bench --seed " + std::to_string(o.seed) + " 2>&1";
-  progress.show("bench: timing the Triton version (python3, do_bench)");
-  std::string output;
-  int status = -1;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, n);
-    status = pclose(f);
-  }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  const std::string& output = py.output;
+  int status = py.status;
   std::istringstream lines(output);
   std::string line;
   while (std::getline(lines, line)) {
@@ -351,7 +337,7 @@ std::vector<double> time_cuda(CudaModuleRunner& r, size_t k, int reps, Progress&
 
 // The first run of every kernel, checked against the interpreter when the sizes are small.
 // Returns "pass", "fail" or "skipped" and a note.
-std::pair<std::string, std::string> check_first_run(const LoadedProgram& p, const Bindings& b, const CliOptions& o,
+std::pair<std::string, std::string> check_first_run(const Program& p, const Bindings& b, const CliOptions& o,
                                                     CudaModuleRunner& r, const Buffers& inputs, double flops, Progress& progress) {
   int64_t total = 0;
   for (const Buffer& buf : inputs.list) total += static_cast<int64_t>(buf.bytes.size());
@@ -390,7 +376,7 @@ std::pair<std::string, std::string> check_first_run(const LoadedProgram& p, cons
   return {pass ? "pass" : "fail", worst.empty() ? "no outputs" : worst};
 }
 
-int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, std::ostream& out) {
+int bench_cuda(const Program& p, const Bindings& b, const CliOptions& o, std::ostream& out) {
   std::string why;
   if (!cuda_available(&why)) {
     out << "SKIPPED: " << why << "\n";
@@ -497,8 +483,8 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
 }  // namespace
 
 int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-  Bindings b = bind_and_verify(p, o.args);
+  Program p = compile(o.source(), o.launch());
+  const Bindings& b = p.bindings;
   check_memory_budget(p.module, b);
   if (o.backend == Backend::Interp) {
     RunControl ctl;
