@@ -3,6 +3,7 @@
 #include "driver/Driver.h"
 
 #include "driver/Frontends.h"
+#include "interp/Interp.h"
 #include "ir/Printer.h"
 
 namespace dtsim {
@@ -108,6 +109,14 @@ Program compile_module(const std::string& path, Module m, const std::map<std::st
   return p;
 }
 
+Module single_kernel(const Module& m, size_t i, const Bindings& b) {
+  Module one;
+  one.file = m.file;
+  one.kernels.push_back(clone_kernel(m.kernels[i]));
+  verify_module(one, b);
+  return one;
+}
+
 Program Program::clone() const {
   Program q = *this;
   q.module = clone_module(module);
@@ -133,7 +142,14 @@ std::string dump_program(const Program& p) {
     for (const auto& [name, v] : p.bindings) out += " " + name + "=" + v.str();
     out += "\n";
   }
-  if (*p.done == Stage::Verify) out += "# verified\n";
+  if (*p.done == Stage::Verify) {
+    out += "# verified";
+    for (const Kernel& k : p.module.kernels) {
+      std::array<int64_t, 3> g = launch_grid(k, p.bindings);
+      out += "; " + k.name + " grid (" + std::to_string(g[0]) + ", " + std::to_string(g[1]) + ", " + std::to_string(g[2]) + ")";
+    }
+    out += "\n";
+  }
   return out + print_module(p.module);
 }
 

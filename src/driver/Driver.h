@@ -114,6 +114,10 @@ Program compile_scheduled(const std::string& path, std::shared_ptr<DtProgram> sc
 // A module already in tile IR (difftest's cases at other sizes): `verify` with `args`.
 Program compile_module(const std::string& path, Module m, const std::map<std::string, std::string>& args);
 
+// Kernel `i` of a verified module as a module of its own, verified with the same bindings (bench
+// times the kernels of a module one by one).
+Module single_kernel(const Module& m, size_t i, const Bindings& b);
+
 // The program as it stands after stage p.done (`dtsim emit --after=STAGE`): the syntax tree before a
 // .dt file is lowered (with its sizes, and its kernels once scheduled), else the tile IR (with the
 // bound parameters once bound). A stage the language has not got is named in a leading `#` line.

@@ -118,14 +118,6 @@ struct DotCounter : DebugHooks {
   }
 };
 
-Module single_kernel(const Module& m, size_t i, const Bindings& b) {
-  Module one;
-  one.file = m.file;
-  one.kernels.push_back(clone_kernel(m.kernels[i]));
-  verify_module(one, b);
-  return one;
-}
-
 // Ctrl-C during an interpreter bench: the run stopped at an instance boundary (RunControl says where).
 struct BenchInterrupted {};
 
