@@ -193,12 +193,14 @@ std::vector<Entry> bench_interp(const Program& p, const Bindings& b, const CliOp
 // Text and JSON
 // ---------------------------------------------------------------------------------------------
 
+#ifdef DTSIM_HAVE_CUDA  // the GPU report's
 std::string human_bytes(double b) {
   if (b >= 1e9) return fmt("%.3g GB", b / 1e9);
   if (b >= 1e6) return fmt("%.3g MB", b / 1e6);
   if (b >= 1e3) return fmt("%.3g kB", b / 1e3);
   return fmt("%.0f B", b);
 }
+#endif
 
 std::string human_flops(double f) {
   if (f >= 1e12) return fmt("%.3g TFLOP", f / 1e12);
@@ -238,6 +240,7 @@ void print_interp(const std::vector<Entry>& es, const CliOptions& o, std::ostrea
   }
 }
 
+#ifdef DTSIM_HAVE_CUDA  // --vs-triton compares with the CUDA backend's times
 // ---------------------------------------------------------------------------------------------
 // --vs-triton: the emitted module under do_bench, one python3 call
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +289,6 @@ TritonTimes triton_times(const Program& p, const Bindings& b, const CliOptions& 
 // ---------------------------------------------------------------------------------------------
 // CUDA backend
 // ---------------------------------------------------------------------------------------------
-#ifdef DTSIM_HAVE_CUDA
 
 // Peak dot throughput: FLOP per clock per SM by architecture and input type, from NVIDIA's
 // published per-SM rates (dense tensor cores for f16/bf16 and f64, FMA units for f32: dtsim's f32
