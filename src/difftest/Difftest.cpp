@@ -386,7 +386,11 @@ std::string difftest_help() {
          "  --kernel NAME --grid E0[,E1[,E2]] --in NAME=FILE.npy --buf NAME=DTYPE[SHAPE]   a .py (Triton) kernel's launch,\n"
          "                    as for dtsim run: sizes are those of the buffers; each trial draws new input data\n"
          "  --oracle=triton   compare the interpreter with the emitted Triton module (python3; on the GPU, or with\n"
-         "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n";
+         "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n"
+#ifndef DTSIM_HAVE_CUDA
+         "(this dtsim was built without the CUDA backend: only --oracle=triton is available)\n"
+#endif
+      ;
 }
 
 int difftest_command(const DifftestOptions& flags, std::ostream& out, std::ostream& err) {
