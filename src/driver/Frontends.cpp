@@ -74,7 +74,13 @@ void dt_bind_sizes(Program& p, const LaunchSpec& spec) {
 
 void dt_schedule(Program& p, const LaunchSpec&) { dt_apply_schedule(*p.dt); }
 
-void dt_lower(Program& p, const LaunchSpec& spec) { p.module = lower_dt(*p.dt, spec.kernel); }
+// The run's kernels, lowered once. With --kernel and several kernels in the file, every kernel is
+// lowered first, for the legality checks that need a loop nest: an illegal schedule anywhere in the
+// file is reported, as parse_dt reports it.
+void dt_lower(Program& p, const LaunchSpec& spec) {
+  if (!spec.kernel.empty() && p.dt->kernels.size() > 1) (void)lower_dt(*p.dt);
+  p.module = lower_dt(*p.dt, spec.kernel);
+}
 
 // The syntax tree; once scheduled, each kernel's resolved schedule.
 std::string dt_dump(const Program& p) {
