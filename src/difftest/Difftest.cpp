@@ -94,7 +94,7 @@ Case make_case(const Options& o, const Module* tile, const std::shared_ptr<DtPro
   } else {
     c.module = clone_module(*tile);
     if (!forced && trial != 0) {
-      Bindings defaults = bind_params(c.module, o.args);
+      Bindings defaults = bind_params(c.module, o.args);  // the default sizes, to perturb
       for (auto& name : size_params(c.module)) {
         if (o.args.count(name)) continue;
         int64_t d = std::max<int64_t>(2, defaults[name].as_int());

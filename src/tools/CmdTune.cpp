@@ -89,9 +89,7 @@ class Checker {
   // "" when candidate `index` matches the reference at small sizes, else why not. Thread-safe.
   std::string check(uint64_t index) {
     std::map<std::string, std::string> args = small_sizes(index);
-    auto small = std::make_shared<DtProgram>(base_);
-    (void)bind_dt_sizes(*small, args);
-    auto q = space_.apply_to(*small, index);
+    auto q = space_.apply_to(*dt_with_sizes(base_, args), index);
     Program prog = compile_scheduled("", q, scalars_);
     Module& m = prog.module;
     const Bindings& b = prog.bindings;
