@@ -1,5 +1,5 @@
-// The Python binding `_dtsim` (python/dtsim/ wraps it): lowers a @triton.jit kernel of a .py file for
-// one launch signature (lower_triton_file + verify, kept by the caller as a `Compiled` kernel) and
+// The Python binding `_dtsim` (python/dtsim/ wraps it): compiles a @triton.jit kernel of a .py file for
+// one launch signature (the compile driver, src/driver; kept by the caller as a `Compiled` kernel) and
 // runs it on the interpreter over the caller's arrays, bound through the buffer protocol without
 // copies: the interpreter reads and writes the arrays' memory, in place as Triton does. Findings come
 // back as dicts (python/dtsim raises KernelError); bad input raises _dtsim.CompileError with the
@@ -15,17 +15,14 @@
 #include <memory>
 #include <mutex>
 
-#ifdef DTSIM_HAVE_CUDA
-#include "cuda_backend/Cuda.h"
-#endif
+#include "driver/Driver.h"
+#include "driver/Findings.h"
 #include "interp/Interp.h"
 #include "host/Interrupt.h"
 #include "interp/RunControl.h"
 #include "interp/RunOptions.h"
 #include "ir/Printer.h"
 #include "ir/Verify.h"
-#include "pyfront/Triton.h"
-#include "ttir/Ttir.h"
 #include "repl/Debugger.h"
 
 namespace py = pybind11;
@@ -37,7 +34,7 @@ namespace {
 // A kernel lowered and verified for one launch signature (buffer types and shapes, constexprs,
 // scalar types, grid). Runtime scalar values are re-bound per launch.
 struct Compiled {
-  TritonProgram program;
+  Program program;  // the driver's result: the module and what the frontend kept (breakpoint_if calls)
   std::string tile_ir;
 #ifdef DTSIM_HAVE_CUDA
   // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
@@ -70,23 +67,17 @@ Scalar dtype_of(const std::string& name, const std::string& buf) {
   return *dt;
 }
 
-std::shared_ptr<Compiled> compile(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
-                                  const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
-                                  const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources) {
-  TritonLaunch launch;
-  launch.kernel = kernel;
-  launch.args = args;
-  launch.grid = grid;
-  launch.sources = sources;
-  for (const auto& [name, dtype, shape] : buffers) launch.buffers.push_back(TritonBuffer{name, dtype_of(dtype, name), shape, true});
+std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
+                                     const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
+                                     const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources) {
+  LaunchSpec spec;
+  spec.kernel = kernel;
+  spec.args = args;
+  spec.grid = grid;
+  spec.sources = sources;
+  for (const auto& [name, dtype, shape] : buffers) spec.buffers.push_back(BufferDecl{name, dtype_of(dtype, name), shape});
   auto c = std::make_shared<Compiled>();
-  c->program = lower_triton_file(path, launch);
-  if (c->program.module.file.empty()) c->program.module.file = path;
-  std::map<std::string, std::string> rest;
-  for (const auto& [k, v] : args)
-    if (!c->program.used_args.count(k)) rest[k] = v;
-  Bindings b = bind_params(c->program.module, rest);
-  verify_module(c->program.module, b);
+  c->program = compile(Source{path, FileKind::Py, std::nullopt}, spec);
   c->tile_ir = print_module(c->program.module);
   return c;
 }
@@ -97,7 +88,8 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
                                        const std::vector<std::string>& arg_names,
                                        const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
                                        const std::vector<int64_t>& grid, int num_warps, int num_stages, bool debug) {
-  TtirLaunch launch;
+  LaunchSpec spec;
+  TtirLaunch& launch = spec.ttir;
   launch.kernel = kernel;
   launch.arg_names = arg_names;
   launch.grid = grid;
@@ -106,9 +98,7 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
   launch.debug = debug;
   for (const auto& [bname, dtype, shape] : buffers) launch.buffers.push_back(TtirBuffer{bname, dtype_of(dtype, bname), shape});
   auto c = std::make_shared<Compiled>();
-  c->program.module = lower_ttir(text, name, launch);
-  Bindings b = bind_params(c->program.module, {});
-  verify_module(c->program.module, b);
+  c->program = compile(Source{name, FileKind::Ttir, text}, spec);
   c->tile_ir = print_module(c->program.module);
   return c;
 }
@@ -174,20 +164,7 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
     }
   }
   py::list findings;
-  for (const CudaFinding& cf : found) {
-    Finding f;
-    f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
-    f.message = cf.message;
-    if (cf.instances > 1)
-      f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel +
-                   "' failed this way (the one with the smallest pid is shown)\n";
-    f.loc = cf.loc;
-    f.pid = cf.pid;
-    f.buffer = cf.buffer;
-    f.flat_index = cf.flat_index;
-    f.lanes = cf.lanes;
-    findings.append(finding_dict(f));
-  }
+  for (const CudaFinding& cf : found) findings.append(finding_dict(finding_of(cf)));
   py::dict out;
   out["instances"] = -1;  // the GPU does not count them
   out["findings"] = findings;
@@ -370,7 +347,7 @@ PYBIND11_MODULE(_dtsim, m) {
           if (p.kind == ParamKind::Pointer && p.io != BufIO::In) out.push_back(p.name);
         return out;
       });
-  m.def("compile", &compile, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
+  m.def("compile", &compile_py, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
         py::arg("sources") = std::map<std::string, std::string>{},
         "Lowers and verifies kernel `kernel` of `path` for one launch signature (`sources`: path -> text to use "
         "instead of the file, the source as it was when the kernel was decorated).");

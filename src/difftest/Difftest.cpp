@@ -6,9 +6,6 @@
 // GPU, or with TRITON_INTERPRET=1 when Triton is installed but no GPU is), through .npy files.
 #include "difftest/Difftest.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -22,15 +19,17 @@
 #include <random>
 #include <sstream>
 
+#ifdef DTSIM_HAVE_CUDA
 #include "cuda_backend/Cuda.h"
+#endif
 #include "difftest/Worker.h"
+#include "driver/Driver.h"
+#include "driver/Python.h"
 #include "frontend/DT.h"
 #include "host/Buffers.h"
 #include "host/Npy.h"
 #include "interp/Interp.h"
 #include "interp/RunControl.h"
-#include "ir/TileParser.h"
-#include "pyfront/Triton.h"
 #include "triton/TritonEmitter.h"
 
 namespace dtsim {
@@ -39,56 +38,14 @@ namespace {
 
 enum class Oracle { Cuda, Triton };
 
-struct Options {
-  std::string file;
+// The options as the sweep uses them: the flags, with the --arg entries a .py kernel's
+// specialization consumed taken out, and the CUDA backend's options.
+struct Options : DifftestOptions {
   Oracle oracle = Oracle::Cuda;
-  int trials = 10;
-  uint64_t seed = 1;
+#ifdef DTSIM_HAVE_CUDA
   CudaOptions cuda;
-  std::map<std::string, std::string> args;  // fixed --arg overrides (no size perturbation when given)
-  // .py (Triton) kernels: the launched kernel, its grid and pointer arguments (sizes fixed by them)
-  std::string kernel;
-  std::string grid;
-  std::vector<std::pair<std::string, std::string>> ins, bufs;
+#endif
 };
-
-bool is_py(const std::string& f) { return f.size() > 3 && f.substr(f.size() - 3) == ".py"; }
-
-// Lowers a .py kernel for the launch the flags describe (the buffers typed by the --in files' headers
-// and --buf); the --arg entries the specialization consumed leave `o.args`.
-Module lower_py(Options& o) {
-  TritonLaunch launch;
-  launch.kernel = o.kernel;
-  launch.args = o.args;
-  std::string cur;
-  int depth = 0;
-  for (char ch : o.grid + ",") {
-    if (ch == '(' || ch == '[') ++depth;
-    if (ch == ')' || ch == ']') --depth;
-    if (ch == ',' && depth == 0) {
-      if (!cur.empty()) launch.grid.push_back(cur);
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  for (const auto& [name, file] : o.ins) {
-    Buffer b = read_npy(file, name, std::nullopt);
-    launch.buffers.push_back(TritonBuffer{name, b.dtype, b.shape, true});
-  }
-  for (const auto& [name, spec] : o.bufs) {
-    size_t lb = spec.find('[');
-    auto dt = lb == std::string::npos ? std::nullopt : parse_scalar(spec.substr(0, lb));
-    if (!dt || spec.back() != ']') throw UserError("--buf " + name + "=" + spec + ": expected DTYPE[D0, D1, ...]");
-    TritonBuffer b{name, *dt, {}, false};
-    std::stringstream dims(spec.substr(lb + 1, spec.size() - lb - 2));
-    for (std::string d; std::getline(dims, d, ',');) b.shape.push_back(std::stoll(d));
-    launch.buffers.push_back(b);
-  }
-  TritonProgram p = lower_triton_file(o.file, launch);
-  for (const std::string& used : p.used_args) o.args.erase(used);
-  return std::move(p.module);
-}
 
 // One case: a lowered module with its bindings.
 struct Case {
@@ -97,9 +54,9 @@ struct Case {
   std::map<std::string, std::string> overrides;  // what was chosen (for the repro command)
   std::string schedule;                          // .dt: the random schedule
   uint64_t schedule_seed = 0;
+  std::shared_ptr<DtProgram> scheduled;          // .dt: the program with its sizes and schedule, until lowered
 };
 
-bool is_dt(const std::string& f) { return f.size() > 3 && f.substr(f.size() - 3) == ".dt"; }
 
 // Scalar integer parameters that size a buffer (they appear in a pointer parameter's shape).
 std::vector<std::string> size_params(const Module& m) {
@@ -131,14 +88,13 @@ Case make_case(const Options& o, const Module* tile, const std::shared_ptr<DtPro
     c.schedule_seed = o.seed + trial;
     std::map<std::string, int64_t> sizes;
     std::map<std::string, std::string> size_args = forced ? *forced : o.args;  // sizes are bound before lowering
-    auto sched = trial == 0 && !forced ? dt_with_sizes(*dt, size_args) : with_random_schedule(*dt, c.schedule_seed, &c.schedule, &sizes, size_args);
-    c.module = lower_dt(*sched);
+    c.scheduled = trial == 0 && !forced ? dt_with_sizes(*dt, size_args) : with_random_schedule(*dt, c.schedule_seed, &c.schedule, &sizes, size_args);
     if (!forced && trial != 0)
       for (auto& [d, v] : sizes) c.overrides[d + "_SIZE"] = std::to_string(v);
   } else {
     c.module = clone_module(*tile);
     if (!forced && trial != 0) {
-      Bindings defaults = bind_params(c.module, o.args);
+      Bindings defaults = bind_params(c.module, o.args);  // the default sizes, to perturb
       for (auto& name : size_params(c.module)) {
         if (o.args.count(name)) continue;
         int64_t d = std::max<int64_t>(2, defaults[name].as_int());
@@ -150,8 +106,10 @@ Case make_case(const Options& o, const Module* tile, const std::shared_ptr<DtPro
   for (auto& [k, v] : o.args) c.overrides[k] = v;
   if (forced)
     for (auto& [k, v] : *forced) c.overrides[k] = v;
-  c.bindings = bind_params(c.module, c.overrides);
-  verify_module(c.module, c.bindings);
+  // The driver's last stages: lower (.dt) and verify.
+  Program prog = dt ? compile_scheduled("", std::move(c.scheduled), c.overrides) : compile_module("", std::move(c.module), c.overrides);
+  c.module = std::move(prog.module);
+  c.bindings = std::move(prog.bindings);
   return c;
 }
 
@@ -238,27 +196,11 @@ void poison(Buffers& bs) {
 enum class Outcome { Pass, Skipped, Mismatch, InterpFinding, NoTritonForm, GpuFault, GpuFinding };
 using TrialRecord = WorkerRecord;  // outcome: an Outcome
 
-std::string shell_quote(const std::string& s) {
-  std::string o = "'";
-  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return o + "'";
-}
-
-// Runs a shell command; its stdout and stderr together, and the exit status (-1: could not start).
-std::pair<int, std::string> shell(const std::string& cmd) {
-  std::string output;
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return {-1, ""};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, n);
-  int st = pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, output};
-}
-
 // Where the Triton oracle can run: "gpu", "interpreter" (TRITON_INTERPRET=1), or "" with `why`.
 std::string triton_mode(std::string* why) {
-  auto [rc, outp] = shell("python3 -c \"import triton, torch; print('gpu' if torch.cuda.is_available() else 'cpu')\"");
+  PythonResult r = run_python3({"-c", "import triton, torch; print('gpu' if torch.cuda.is_available() else 'cpu')"});
+  int rc = r.status;
+  const std::string& outp = r.output;
   if (rc != 0) {
     size_t at = outp.find("No module named");
     *why = at != std::string::npos ? "python3 has " + outp.substr(at, outp.find('\n', at) - at)
@@ -267,20 +209,6 @@ std::string triton_mode(std::string* why) {
   }
   return outp.rfind("gpu", 0) == 0 ? "gpu" : "interpreter";
 }
-
-// A temporary directory, removed with everything in it.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char t[] = "/tmp/dtsim-difftest-XXXXXX";
-    if (!mkdtemp(t)) throw UserError("cannot create a temporary directory under /tmp");
-    path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 // The progress line of a sweep: cases done of all, elapsed, rate.
 struct CaseProgress {
@@ -307,44 +235,53 @@ struct Runner {
 
   // The emitted Triton module on `in` (every buffer passed as an .npy file); outputs into `got`.
   bool run_triton(const Case& c, const Buffers& in, Buffers& got) {
-    TempDir dir;
-    std::string py = (dir.path / "module.py").string();
-    std::ofstream(py) << emit_triton(c.module, c.bindings, {o.file, "dtsim"});
-    std::string cmd = (triton == "interpreter" ? "TRITON_INTERPRET=1 " : "") + std::string("python3 ") + shell_quote(py);
-    for (const Buffer& b : in.list) {
-      std::string f = (dir.path / ("in_" + b.name + ".npy")).string();
-      write_npy(f, b);
-      cmd += " --in " + shell_quote(b.name + "=" + f);
-      if (b.io == BufIO::Out || b.io == BufIO::InOut)
-        cmd += " --out " + shell_quote(b.name + "=" + (dir.path / ("out_" + b.name + ".npy")).string());
-    }
-    auto [rc, output] = shell(cmd);
-    if (rc != 0) {
-      last = "the Triton module failed (exit " + std::to_string(rc) + "):\n" +
-             (output.size() > 3000 ? "..." + output.substr(output.size() - 3000) : output);
-      return false;
-    }
-    got = in;
-    for (Buffer& b : got.list) {
-      if (b.io != BufIO::Out && b.io != BufIO::InOut) continue;
-      Buffer r = read_npy((dir.path / ("out_" + b.name + ".npy")).string(), b.name, b.dtype);
-      if (r.bytes.size() != b.bytes.size()) {
-        last = "the Triton module wrote '" + b.name + "' with another size";
-        return false;
+    TritonModuleRun run;
+    run.prefix = "dtsim-difftest";
+    run.files = {{"module.py", emit_triton(c.module, c.bindings, {o.file, "dtsim"})}};
+    if (triton == "interpreter") run.env = {"TRITON_INTERPRET=1"};
+    run.prepare = [&](const std::filesystem::path& dir, std::vector<std::string>& args) {
+      for (const Buffer& b : in.list) {
+        std::string f = (dir / ("in_" + b.name + ".npy")).string();
+        write_npy(f, b);
+        args.insert(args.end(), {"--in", b.name + "=" + f});
+        if (b.io == BufIO::Out || b.io == BufIO::InOut) args.insert(args.end(), {"--out", b.name + "=" + (dir / ("out_" + b.name + ".npy")).string()});
       }
-      b.bytes = r.bytes;
-    }
-    return true;
+    };
+    bool ok = true;
+    run.collect = [&](const std::filesystem::path& dir, const PythonResult& r) {
+      if (r.status != 0) {
+        last = "the Triton module failed (exit " + std::to_string(r.status) + "):\n" +
+               (r.output.size() > 3000 ? "..." + r.output.substr(r.output.size() - 3000) : r.output);
+        ok = false;
+        return;
+      }
+      got = in;
+      for (Buffer& b : got.list) {
+        if (b.io != BufIO::Out && b.io != BufIO::InOut) continue;
+        Buffer out = read_npy((dir / ("out_" + b.name + ".npy")).string(), b.name, b.dtype);
+        if (out.bytes.size() != b.bytes.size()) {
+          last = "the Triton module wrote '" + b.name + "' with another size";
+          ok = false;
+          return;
+        }
+        b.bytes = out.bytes;
+      }
+    };
+    PythonResult r = run_triton_module(run);
+    if (!r.started && r.error != "cannot start python3") throw UserError("cannot create a temporary directory under /tmp");
+    return ok;
   }
 
   Outcome run(const Case& c, uint64_t trial) {
     if (o.oracle == Oracle::Cuda) {
+#ifdef DTSIM_HAVE_CUDA
       // Always lower, compile and (without a GPU) validate the PTX.
       std::string ptx = compile_ptx(emit_nvvm(c.module, c.bindings, o.cuda), o.cuda);
       if (!gpu) {
         PtxasResult r = run_ptxas(ptx, o.cuda.arch, false);
         if (r.available && !r.ok) throw UserError(SourceLoc{}, "ptxas rejected the generated PTX:\n" + r.log);
       }
+#endif
     } else {
       try {
         emit_triton(c.module, c.bindings);
@@ -378,6 +315,7 @@ struct Runner {
     if (o.oracle == Oracle::Triton) {
       if (!run_triton(c, in, dev)) return Outcome::Mismatch;
     } else {
+#ifdef DTSIM_HAVE_CUDA
       try {
         auto found = run_module_cuda(c.module, c.bindings, dev, o.cuda);
         if (!found.empty()) {
@@ -392,6 +330,7 @@ struct Runner {
         last = std::string("the GPU run failed: ") + e.what();
         return Outcome::GpuFault;
       }
+#endif
     }
     last = compare(c.module, ref, dev, o.oracle == Oracle::Triton ? "triton" : "gpu");
     return last.empty() ? Outcome::Pass : Outcome::Mismatch;
@@ -400,6 +339,10 @@ struct Runner {
   // A case the interpreter reports a finding for, run on the GPU too: a sweep must survive it. Says
   // what the GPU did (a located finding, a fault after which the context was recreated, nothing).
   std::string gpu_side(const Case& c, uint64_t trial) {
+#ifndef DTSIM_HAVE_CUDA
+    (void)c, (void)trial;
+    return "";
+#else
     Buffers dev = make_buffers(c.module, c.bindings, o.seed * 131 + trial);
     poison(dev);
     try {
@@ -410,6 +353,7 @@ struct Runner {
       context_lost = true;
       return std::string("on the GPU: ") + e.what() + "\n";
     }
+#endif
   }
 };
 
@@ -422,7 +366,7 @@ std::string describe(const Case& c) {
 std::string repro(const Options& o, const Case& c) {
   std::string s = "dtsim difftest " + o.file + " --trials 1";
   if (o.oracle == Oracle::Triton) s += " --oracle=triton";
-  if (o.cuda.bounds_checks) s += " --sanitize=bounds";
+  if (o.bounds_checks) s += " --sanitize=bounds";
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
   for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
   if (!o.kernel.empty()) s += " --kernel " + o.kernel;
@@ -432,79 +376,64 @@ std::string repro(const Options& o, const Case& c) {
   return s;
 }
 
-int usage(std::ostream& err, const std::string& msg) {
-  err << "dtsim difftest: " << msg << "\nusage: dtsim difftest FILE.tile|FILE.dt|FILE.py [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--sanitize=none|bounds] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
+}  // namespace
+
+std::string difftest_help() {
+  return "dtsim difftest: differential test: interpreter vs GPU\n"
+         "usage: dtsim difftest FILE.tile|FILE.dt|FILE.py [--trials N] [--seed S] [--arch sm_XX] [--fast-math] [--sanitize=none|bounds] [--arg NAME=VALUE]... [--oracle=cuda|triton]\n"
          "  --sanitize=bounds check every GPU access against its buffer (default none: GPU faults are still survived)\n"
-         "  --oracle=cuda     compare the interpreter with dtsim's CUDA backend (default)\n"
+         "  --oracle=cuda     compare the interpreter with dtsim's CUDA backend (default; needs a dtsim built with it)\n"
          "  --kernel NAME --grid E0[,E1[,E2]] --in NAME=FILE.npy --buf NAME=DTYPE[SHAPE]   a .py (Triton) kernel's launch,\n"
          "                    as for dtsim run: sizes are those of the buffers; each trial draws new input data\n"
          "  --oracle=triton   compare the interpreter with the emitted Triton module (python3; on the GPU, or with\n"
-         "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n";
-  return 2;
+         "                    TRITON_INTERPRET=1 when Triton is installed but no GPU is; otherwise SKIPPED)\n"
+#ifndef DTSIM_HAVE_CUDA
+         "(this dtsim was built without the CUDA backend: only --oracle=triton is available)\n"
+#endif
+      ;
 }
 
-}  // namespace
-
-int difftest_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int difftest_command(const DifftestOptions& flags, std::ostream& out, std::ostream& err) {
   Options o;
-  uint64_t schedule_seed = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string& v) {
-      if (a.find('=') != std::string::npos) v = a.substr(a.find('=') + 1);
-      else if (i + 1 < args.size()) v = args[++i];
-      else return false;
-      return true;
-    };
-    std::string v;
-    try {
-      if (a == "--help" || a == "-h") return usage(out, "differential test: interpreter vs GPU"), 0;
-      if (a.rfind("--trials", 0) == 0) { if (!value(v)) return usage(err, "--trials needs a value"); o.trials = std::stoi(v); }
-      else if (a.rfind("--seed", 0) == 0) { if (!value(v)) return usage(err, "--seed needs a value"); o.seed = std::stoull(v); }
-      else if (a.rfind("--schedule-seed", 0) == 0) { if (!value(v)) return usage(err, "--schedule-seed needs a value"); schedule_seed = std::stoull(v); }
-      else if (a.rfind("--arch", 0) == 0) { if (!value(v)) return usage(err, "--arch needs a value"); o.cuda.arch = v; }
-      else if (a == "--fast-math") o.cuda.fast_math = true;
-      else if (a.rfind("--sanitize", 0) == 0) {
-        if (!value(v)) return usage(err, "--sanitize needs a value");
-        if (v == "bounds") o.cuda.bounds_checks = true;
-        else if (v == "none") o.cuda.bounds_checks = false;
-        else return usage(err, "--sanitize expects bounds or none, got '" + v + "'");
-      }
-      else if (a.rfind("--oracle", 0) == 0) {
-        if (!value(v)) return usage(err, "--oracle needs a value");
-        if (v == "cuda") o.oracle = Oracle::Cuda;
-        else if (v == "triton") o.oracle = Oracle::Triton;
-        else return usage(err, "--oracle expects cuda or triton, got '" + v + "'");
-      }
-      else if (a == "--kernel" || a.rfind("--kernel=", 0) == 0) { if (!value(v)) return usage(err, "--kernel needs a value"); o.kernel = v; }
-      else if (a == "--grid" || a.rfind("--grid=", 0) == 0) { if (!value(v)) return usage(err, "--grid needs a value"); o.grid = v; }
-      else if (a == "--in" || a == "--buf" || a.rfind("--in=", 0) == 0 || a.rfind("--buf=", 0) == 0) {
-        bool in = a.rfind("--in", 0) == 0;
-        if (!value(v) || v.find('=') == std::string::npos) return usage(err, std::string(in ? "--in" : "--buf") + " needs NAME=VALUE");
-        (in ? o.ins : o.bufs).push_back({v.substr(0, v.find('=')), v.substr(v.find('=') + 1)});
-      }
-      else if (a.rfind("--arg", 0) == 0) {
-        if (!value(v) || v.find('=') == std::string::npos) return usage(err, "--arg needs NAME=VALUE");
-        o.args[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
-      } else if (!a.empty() && a[0] == '-') return usage(err, "unknown flag '" + a + "'");
-      else if (o.file.empty()) o.file = a;
-      else return usage(err, "more than one input file");
-    } catch (const std::exception&) {
-      return usage(err, "bad value for " + a);
-    }
-  }
-  if (o.file.empty()) return usage(err, "no input file");
-  if (o.trials < 1) return usage(err, "--trials must be >= 1");
+  static_cast<DifftestOptions&>(o) = flags;
+  o.oracle = flags.oracle_triton ? Oracle::Triton : Oracle::Cuda;
+  uint64_t schedule_seed = flags.schedule_seed;
+#ifdef DTSIM_HAVE_CUDA
+  o.cuda.arch = flags.arch;
+  o.cuda.fast_math = flags.fast_math;
+  o.cuda.bounds_checks = flags.bounds_checks;
+#else
+  if (o.oracle == Oracle::Cuda)
+    throw UserError("this dtsim was built without the CUDA backend: difftest --oracle=cuda is not available "
+                    "(--oracle=triton compares the interpreter with the emitted Triton module)");
+#endif
 
   std::string why, triton;
   bool gpu = false;
   if (o.oracle == Oracle::Triton) gpu = !(triton = triton_mode(&why)).empty();
   try {
+    // The driver's stages up to the point where the cases differ: a .dt file parsed, checked,
+    // scheduled and lowered once at its default sizes (its legality); a .tile file parsed; a .py
+    // kernel lowered for the launch the flags describe (the --arg entries it consumed leave o.args).
     Module tile;
     std::shared_ptr<DtProgram> dt;
-    if (is_dt(o.file)) dt = parse_dt_file(o.file);
-    else if (is_py(o.file)) tile = lower_py(o);
-    else tile = parse_tile_file(o.file);
+    Source src{o.file, std::nullopt, std::nullopt};
+    FileKind kind = kind_for_path(o.file);
+    if (kind == FileKind::Dt) {
+      dt = compile(src, LaunchSpec{}, Stage::Lower).dt;
+    } else if (kind == FileKind::Py) {
+      LaunchSpec spec;
+      spec.kernel = o.kernel;
+      spec.args = o.args;
+      spec.grid = o.grid_items;
+      spec.ins = o.ins;
+      spec.bufs = o.bufs;
+      Program p = compile(src, spec, Stage::Lower);
+      for (const std::string& used : p.size_args) o.args.erase(used);
+      tile = std::move(p.module);
+    } else {
+      tile = compile(src, LaunchSpec{}, Stage::Parse).module;
+    }
     auto case_for = [&](int t) {
       uint64_t trial = schedule_seed ? schedule_seed - o.seed : static_cast<uint64_t>(t);
       bool fixed = !o.args.empty() && !dt;
@@ -609,7 +538,9 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
     };
 
     if (o.oracle == Oracle::Triton) {
+#ifdef DTSIM_HAVE_CUDA
       o.cuda.arch = resolve_cuda_arch(o.cuda);
+#endif
       RunControl ctl;
       Runner run{o, gpu, false, "", triton, &ctl};
       for (int t = 0; t < o.trials; ++t) {
@@ -623,6 +554,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
         if (tally(rec)) return interrupted_at >= 0 ? interrupted() : rec.end_code;
       }
     } else {
+#ifdef DTSIM_HAVE_CUDA
       // The GPU is used only by worker processes: a fault that CUDA makes sticky (a trap, an illegal
       // address) ends the worker, not the sweep. The next trial starts in a fresh worker.
       WorkerSweep sweep = run_in_workers(o.trials, [&](int from, WorkerChannel& ch) {
@@ -662,6 +594,7 @@ int difftest_command(const std::vector<std::string>& args, std::ostream& out, st
       if (sweep.end_code >= 0) return sweep.end_code;
       gpu = sweep.gpu;
       why = sweep.why;
+#endif
     }
     std::string no_form_note = no_form ? "; " + std::to_string(no_form) + " case(s) with no Triton form not run (" + no_form_why + ")" : "";
     if (interp_failed) {

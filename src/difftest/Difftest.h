@@ -1,16 +1,41 @@
-// The differential tester: interpreter vs GPU on random inputs, sizes and (for .dt) schedules.
+// The differential tester: interpreter vs GPU (or vs the emitted Triton module) on random inputs,
+// sizes and (for .dt) schedules.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtsim {
 
-// `dtsim difftest FILE [--trials N] [--seed S] [--arch sm_XX] ...`: `args` are the words after
-// "difftest". Returns the process exit code (0: no mismatch; 1: mismatch; 2: bad usage/input).
-// Without a GPU every case is still lowered, compiled and checked by ptxas, and the GPU comparison
-// is reported as skipped.
-int difftest_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// What `dtsim difftest FILE [flags]` asks for (tools/Args.cpp parses the flags).
+struct DifftestOptions {
+  std::string file;
+  bool oracle_triton = false;  // --oracle=triton (default cuda)
+  int trials = 10;
+  uint64_t seed = 1;
+  uint64_t schedule_seed = 0;  // --schedule-seed: replay one .dt schedule
+  std::string arch;            // --arch (CUDA oracle)
+  bool fast_math = false;      // --fast-math (CUDA oracle)
+  bool bounds_checks = false;  // --sanitize=bounds (CUDA oracle)
+  std::map<std::string, std::string> args;  // fixed --arg overrides (no size perturbation when given)
+  // .py (Triton) kernels: the launched kernel, its grid and pointer arguments (sizes fixed by them)
+  std::string kernel;
+  std::string grid;                 // --grid as given (the reproduce line)
+  std::vector<std::string> grid_items;
+  std::vector<std::pair<std::string, std::string>> ins, bufs;
+};
+
+// Runs the sweep. Returns the process exit code (0: no mismatch; 1: mismatch or findings; 2: bad
+// input). Without a GPU every case is still lowered, compiled and checked by ptxas, and the GPU
+// comparison is reported as skipped. In a build without the CUDA backend only --oracle=triton is
+// available (UserError for the CUDA oracle).
+int difftest_command(const DifftestOptions& o, std::ostream& out, std::ostream& err);
+
+// `dtsim difftest --help`.
+std::string difftest_help();
 
 }  // namespace dtsim

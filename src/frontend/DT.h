@@ -21,6 +21,14 @@ struct DtProgram;  // the checked AST of one .dt file (frontend-private layout)
 std::shared_ptr<DtProgram> parse_dt(int file_id);
 std::shared_ptr<DtProgram> parse_dt_file(const std::string& path);
 
+// The steps of parse_dt, which the compile driver (src/driver) runs as passes of their own so that a
+// run lowers once, at its sizes: parse_dt_syntax (the parser only), dt_check_semantics (names, ranks,
+// reductions, element types, tied dims; the declared default sizes bound), dt_apply_schedule
+// (frontend/DtAst.h: the schedule calls resolved, UserError for an illegal one). parse_dt runs all
+// three and lowers once at the default sizes for the legality checks that need the loop nest.
+std::shared_ptr<DtProgram> parse_dt_syntax(int file_id);
+void dt_check_semantics(DtProgram& p);
+
 // Prints the AST (`dtsim emit --ast`).
 std::string print_dt_ast(const DtProgram& p);
 

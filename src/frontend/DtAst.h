@@ -133,7 +133,7 @@ struct DtProgram {
 // ---- shared helpers between the frontend passes ----
 // Sema: resolves schedule calls into DtSymbol::sched, checks names, ranks, reductions, cycles and
 // schedule legality that does not need lowering; infers element types.
-void dt_check(DtProgram& p);
+void dt_check(DtProgram& p);  // dt_check_semantics + dt_apply_schedule + a lowering at the default sizes
 // Re-resolves the schedules from p.calls (used after with_random_schedule rewrites the calls).
 void dt_apply_schedule(DtProgram& p);
 // The Funcs an expression reads (directly).

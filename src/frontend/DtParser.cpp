@@ -389,10 +389,15 @@ void print_expr_tree(std::ostringstream& os, const DtExprP& e, int indent) {
 
 }  // namespace
 
-std::shared_ptr<DtProgram> parse_dt(int file_id) {
+std::shared_ptr<DtProgram> parse_dt_syntax(int file_id) {
   auto p = std::make_shared<DtProgram>();
   p->file_id = file_id;
   Parser(file_id, *p).parse_file();
+  return p;
+}
+
+std::shared_ptr<DtProgram> parse_dt(int file_id) {
+  auto p = parse_dt_syntax(file_id);
   dt_check(*p);
   return p;
 }

@@ -474,10 +474,14 @@ void dt_apply_schedule(DtProgram& p) {
   }
 }
 
-void dt_check(DtProgram& p) {
+void dt_check_semantics(DtProgram& p) {
   p.ties.clear();
   Checker(p).run();
   (void)bind_dt_sizes(p, {});  // tied dims get one default size (declared sizes must agree)
+}
+
+void dt_check(DtProgram& p) {
+  dt_check_semantics(p);
   dt_apply_schedule(p);
   (void)lower_dt(p);  // schedule legality that needs the loop nest (fusion levels, tile views)
 }

@@ -209,9 +209,13 @@ bool host_is_little_endian() {
 
 }  // namespace
 
-Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want) {
+std::string read_npy_bytes(const std::string& path) {
   if (!host_is_little_endian()) npy_error(path, ".npy I/O needs a little-endian host");
-  return parse_npy(read_all(path), path, name, want);
+  return read_all(path);
+}
+
+Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want) {
+  return parse_npy(read_npy_bytes(path), path, name, want);
 }
 
 Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name, std::optional<Scalar> want) {

@@ -13,6 +13,8 @@ namespace dtsim {
 // read only when `want` is BF16). UserError "path: error: ..." on a missing, truncated or malformed
 // file, or an unsupported dtype.
 Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want = std::nullopt);
+// The file's bytes, for parse_npy (the same errors as read_npy for a file that cannot be read).
+std::string read_npy_bytes(const std::string& path);
 // The same from the file's bytes (`path` only names it in messages).
 Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name,
                  std::optional<Scalar> want = std::nullopt);

@@ -3,59 +3,84 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <climits>
 #include <cstdlib>
 
 #include "interp/RunOptions.h"
 #include "ir/Diag.h"
+#include "difftest/Difftest.h"
 #include "tools/Commands.h"
 
 namespace dtsim {
 
 namespace {
 
-// How many values a flag takes, and which commands accept it.
+// How many values a flag takes, and which commands accept it ("run" also stands for debug).
 struct FlagSpec {
   const char* name;
-  int values;      // 0, 1 or 2 (--print-if COND EXPRS)
-  bool run_like;   // accepted by run / debug
-  bool emit;       // accepted by emit
-  bool bench;      // accepted by bench
+  int values;            // 0, 1 or 2 (--print-if COND EXPRS)
+  const char* commands;  // the commands that accept it, separated by spaces
 };
 
 const FlagSpec kFlags[] = {
-    // name, values, run/debug, emit, bench
-    {"--arg", 1, true, true, true},          {"--in", 1, true, true, true},        {"--out", 1, true, false, false},
-    {"--seed", 1, true, false, true},        {"--threads", 1, true, false, true},  {"--sanitize", 1, true, true, true},
-    {"--keep-going", 0, true, false, false}, {"--order", 1, true, false, false},   {"--backend", 1, true, false, true},
-    {"--check", 0, true, false, false},      {"--kernel", 1, true, true, true},    {"--break-if", 1, true, false, false},
-    {"--print-if", 2, true, false, false},   {"--at", 1, true, false, false},      {"--break-at", 1, true, false, false},
-    {"--tile", 0, false, true, false},       {"--ast", 0, false, true, false},     {"--nvvm", 0, false, true, false},
-    {"--ptx", 0, false, true, false},        {"--triton", 0, false, true, false},  {"-o", 1, false, true, false},
-    {"--reps", 1, false, false, true},       {"--json", 0, false, false, true},    {"--vs-triton", 0, false, false, true},
-    {"--layouts", 0, false, true, false},    {"--arch", 1, true, true, true},
-    {"--pid", 1, false, false, false},       {"--loads", 0, false, false, false},
-    {"--grid", 1, true, true, true},         {"--buf", 1, true, true, true},
-    {"--max-steps", 1, true, false, true},   {"--timeout", 1, true, false, true},
-    {"--help", 0, true, true, true},         {"-h", 0, true, true, true},
+    {"--arg", 1, "run emit bench viz tune difftest"},
+    {"--in", 1, "run emit bench viz difftest"},
+    {"--out", 1, "run"},
+    {"--seed", 1, "run bench viz tune difftest"},
+    {"--threads", 1, "run bench tune"},
+    {"--sanitize", 1, "run emit bench difftest"},
+    {"--keep-going", 0, "run"},
+    {"--order", 1, "run viz"},
+    {"--backend", 1, "run bench tune"},
+    {"--check", 0, "run"},
+    {"--kernel", 1, "run emit bench viz difftest"},
+    {"--break-if", 1, "run"},
+    {"--print-if", 2, "run"},
+    {"--at", 1, "run"},
+    {"--break-at", 1, "run"},
+    {"--tile", 0, "emit"},
+    {"--ast", 0, "emit"},
+    {"--nvvm", 0, "emit"},
+    {"--ptx", 0, "emit"},
+    {"--triton", 0, "emit"},
+    {"--layouts", 0, "emit"},
+    {"--after", 1, "emit"},
+    {"-o", 1, "emit viz"},
+    {"--reps", 1, "bench"},
+    {"--json", 0, "bench tune"},
+    {"--vs-triton", 0, "bench"},
+    {"--arch", 1, "run emit bench tune difftest"},
+    {"--pid", 1, "viz"},
+    {"--loads", 0, "viz"},
+    {"--grid", 1, "run emit bench viz difftest"},
+    {"--buf", 1, "run emit bench viz difftest"},
+    {"--max-steps", 1, "run bench viz"},
+    {"--timeout", 1, "run bench viz"},
+    {"--budget", 1, "tune"},
+    {"--time", 1, "tune"},
+    {"--csv", 1, "tune"},
+    {"--plot", 1, "tune"},
+    {"--ref", 1, "tune"},
+    {"--jobs", 1, "tune"},
+    {"--cache-dir", 1, "tune"},
+    {"--trials", 1, "difftest"},
+    {"--schedule-seed", 1, "difftest"},
+    {"--fast-math", 0, "difftest"},
+    {"--oracle", 1, "difftest"},
+    {"--help", 0, "run emit bench viz tune difftest"},
+    {"-h", 0, "run emit bench viz tune difftest"},
 };
 
-// The flags of `dtsim viz`.
-bool viz_flag(const std::string& name) {
-  for (const char* f : {"--arg", "--in", "--grid", "--buf", "--seed", "--kernel", "--order", "-o", "--pid", "--loads", "--max-steps",
-                        "--timeout", "--help", "-h"})
-    if (name == f) return true;
-  return false;
+bool accepts(const FlagSpec& f, const std::string& command) {
+  std::string c = command == "debug" ? "run" : command;
+  std::string list = std::string(" ") + f.commands + " ";
+  return list.find(" " + c + " ") != std::string::npos;
 }
 
 const FlagSpec* find_flag(const std::string& name, const std::string& command) {
-  if (command == "viz") {
-    for (const FlagSpec& f : kFlags)
-      if (name == f.name && viz_flag(name)) return &f;
-    return nullptr;
-  }
   for (const FlagSpec& f : kFlags)
-    if (name == f.name && (command == "emit" ? f.emit : command == "bench" ? f.bench : f.run_like)) return &f;
+    if (name == f.name && accepts(f, command)) return &f;
   return nullptr;
 }
 
@@ -83,26 +108,6 @@ int64_t parse_int(const std::string& command, const std::string& flag, const std
   return x;
 }
 
-// Splits "a, load(x + o, m), b" at commas outside parentheses and brackets; trims each piece.
-std::vector<std::string> split_exprs(const std::string& text) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  auto flush = [&] {
-    size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
-    cur.clear();
-  };
-  for (char c : text) {
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) flush();
-    else cur += c;
-  }
-  flush();
-  return out;
-}
-
 // The options shared with `python -m dtsim` and dtsim.config(): one checker (interp/RunOptions.h).
 void apply_shared(CliOptions& o, const std::string& flag, const std::string& v) {
   RunSettings s;
@@ -123,8 +128,19 @@ void apply_shared(CliOptions& o, const std::string& flag, const std::string& v) 
 }
 
 void set_emit(CliOptions& o, EmitWhat w) {
-  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton, --layouts");
+  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton, --layouts, --after");
   o.emit = w;
+}
+
+double parse_positive(const std::string& command, const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end || !(x > 0) || !std::isfinite(x)) usage_error(command, "'" + flag + "' expects a positive number, got '" + v + "'");
+  return x;
+}
+
+bool ends_with(const std::string& s, const std::string& suf) {
+  return s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
 // Applies one flag with its values (already collected).
@@ -137,6 +153,7 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.ins.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--grid") {
     if (!o.grid.empty()) usage_error(c, "'--grid' is given twice");
+    o.grid_text = v[0];
     o.grid = split_exprs(v[0]);
     if (o.grid.empty() || o.grid.size() > 3) usage_error(c, "'--grid' expects 1 to 3 extents, got '" + v[0] + "'");
   } else if (name == "--buf") {
@@ -145,11 +162,18 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.outs.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--seed") {
     o.seed = static_cast<uint64_t>(parse_int(c, name, v[0], 0, INT64_MAX));
+  } else if (name == "--sanitize" && c == "difftest") {  // the GPU's checks only
+    if (v[0] == "bounds") o.bounds_checks = true;
+    else if (v[0] == "none") o.bounds_checks = false;
+    else usage_error(c, "'--sanitize' expects bounds or none, got '" + v[0] + "'");
   } else if (name == "--threads" || name == "--sanitize" || name == "--max-steps" || name == "--timeout" ||
              name == "--order") {
     apply_shared(o, name, v[0]);
   } else if (name == "--keep-going") {
     o.interp.keep_going = true;
+  } else if (name == "--backend" && c == "tune") {
+    if (v[0] != "cuda" && v[0] != "triton") usage_error(c, "'--backend' expects cuda or triton, got '" + v[0] + "'");
+    o.tune_backend = v[0];
   } else if (name == "--backend") {
     if (v[0] == "interp") o.backend = Backend::Interp;
     else if (v[0] == "cuda") o.backend = Backend::Cuda;
@@ -181,6 +205,11 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     set_emit(o, EmitWhat::Triton);
   } else if (name == "--layouts") {
     set_emit(o, EmitWhat::Layouts);
+  } else if (name == "--after") {
+    std::optional<Stage> st = stage_named(v[0]);
+    if (!st) usage_error(c, "'--after' expects a stage of the pass list (" + stage_list() + "), got '" + v[0] + "'");
+    set_emit(o, EmitWhat::After);
+    o.emit_after = *st;
   } else if (name == "--arch") {
     if (v[0].rfind("sm_", 0) != 0 || v[0].size() < 5 || !std::isdigit(static_cast<unsigned char>(v[0][3])))
       usage_error(o.command, "'--arch' expects a GPU target such as sm_80, sm_90 or sm_90a, got '" + v[0] + "'");
@@ -206,6 +235,33 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.viz_pid = p;
   } else if (name == "--loads") {
     o.viz_loads = true;
+  } else if (name == "--budget") {
+    o.budget = static_cast<uint64_t>(parse_int(c, name, v[0], 1, 100000000));
+    o.budget_given = true;
+  } else if (name == "--time") {
+    o.time_s = parse_positive(c, name, v[0]);
+  } else if (name == "--csv") {
+    o.csv = v[0];
+  } else if (name == "--plot") {
+    if (!ends_with(v[0], ".svg")) usage_error(c, "'--plot' expects a file name ending in .svg, got '" + v[0] + "'");
+    o.plot = v[0];
+  } else if (name == "--ref") {
+    auto [k, val] = split_assignment(c, name, v[0]);
+    o.refs.push_back({k, parse_positive(c, "--ref " + k, val)});
+  } else if (name == "--jobs") {
+    o.jobs = static_cast<int>(parse_int(c, name, v[0], 1, 256));
+  } else if (name == "--cache-dir") {
+    o.cache_dir = v[0];
+  } else if (name == "--trials") {
+    o.trials = static_cast<int>(parse_int(c, name, v[0], 1, 1000000000));
+  } else if (name == "--schedule-seed") {
+    o.schedule_seed = static_cast<uint64_t>(parse_int(c, name, v[0], 0, INT64_MAX));
+  } else if (name == "--fast-math") {
+    o.fast_math = true;
+  } else if (name == "--oracle") {
+    if (v[0] == "cuda") o.oracle_triton = false;
+    else if (v[0] == "triton") o.oracle_triton = true;
+    else usage_error(c, "'--oracle' expects cuda or triton, got '" + v[0] + "'");
   } else if (name == "--help" || name == "-h") {
     o.help = true;
   }
@@ -218,6 +274,8 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   o.command = command;
   o.debug.stop_at_start = command == "debug";
   if (command == "bench") o.backend = Backend::Cuda;
+  if (command == "difftest") o.seed = 1;
+  bool time_given = false;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     bool is_flag = w.size() > 1 && w[0] == '-';
@@ -240,8 +298,10 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
       values.push_back(words[++i]);
     }
     apply_flag(o, name, values);
+    time_given = time_given || name == "--time";
   }
   if (o.help) return o;
+  if (command == "tune" && o.budget_given && time_given) usage_error(command, "give --budget N or --time S, not both");
   if (o.file.empty()) usage_error(command, "no input file");
   if (command == "bench" && o.vs_triton && o.backend != Backend::Cuda)
     usage_error(command, "--vs-triton compares with dtsim's CUDA backend; drop --backend=interp");
@@ -252,8 +312,19 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
     if (!ends(".svg") && !ends(".html")) usage_error(command, "'-o' expects a file name ending in .svg or .html, got '" + o.output + "'");
   }
   if (command == "viz" && o.viz_pid && o.viz_loads) usage_error(command, "--pid draws every buffer the instance touches; drop --loads");
-  if (command == "emit" && o.emit == EmitWhat::None) usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx, --triton or --layouts");
+  if (command == "emit" && o.emit == EmitWhat::None)
+    usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx, --triton, --layouts or --after=STAGE");
   return o;
+}
+
+LaunchSpec CliOptions::launch() const {
+  LaunchSpec s;
+  s.kernel = kernel;
+  s.args = args;
+  s.ins = ins;
+  s.grid = grid;
+  s.bufs = bufs;
+  return s;
 }
 
 std::string version_line() { return "dtsim 0.1.0"; }
@@ -267,6 +338,8 @@ usage:
                                           (.py: a @triton.jit kernel; see docs/triton.md)
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
   dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim emit --after=STAGE FILE ...       the program after a stage of the pass list
+                                          (parse, check, bind-sizes, schedule, lower, verify)
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
   dtsim tune FILE.dt [--arg v_SIZE=N] [--budget N | --time S] [--backend=cuda|triton] [--csv F] [--json] [--plot F.svg]
                                                  search the schedule space of a .dt file
@@ -284,6 +357,7 @@ Python scripts that launch Triton kernels: python -m dtsim script.py (docs/pytho
 
 std::string command_help(const std::string& command) {
   if (command == "tune") return tune_help();
+  if (command == "difftest") return difftest_help();
   if (command == "bench")
     return R"(usage: dtsim bench FILE.tile|FILE.dt [flags]
 
@@ -341,7 +415,7 @@ Ctrl-C stops the run at the next instance boundary, says where, writes no pictur
 exit status: 0 picture written (findings are drawn, not failures); 2 bad usage or input.
 )";
   if (command == "emit")
-    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts|--after=STAGE FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
 
   --tile              the tile IR (for a .dt file: the IR it lowers to)
   --ast               the checked DT syntax tree (.dt files only)
@@ -351,6 +425,11 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                       runs it on dtsim's seeded inputs or .npy files (python3 OUT.py --help)
   --layouts           the CUDA backend's decisions per statement: each tile's layout, vector widths of
                       loads and stores, how reductions and dots run, conversions, pipelined loops
+  --after=STAGE       the program after one stage of the compile driver's pass list: parse, check,
+                      bind-sizes, schedule, lower, verify (docs/architecture.md). Before a .dt file
+                      is lowered: its syntax tree (with its sizes; once scheduled, each kernel's
+                      schedule); then the tile IR ('# bound:' the parameters' values once bound). A
+                      stage the file's language has not got is named in a '# ' line
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts (default sm_90; sm_90a enables wgmma)
   --sanitize=bounds   --nvvm/--ptx/--layouts with the bounds checks of `run --backend=cuda` compiled in
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)

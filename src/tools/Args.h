@@ -1,4 +1,5 @@
-// Command-line parsing for the `dtsim` subcommands run / debug / emit / bench, and their --help texts.
+// Command-line parsing for every `dtsim` subcommand (run, debug, emit, bench, viz, tune, difftest):
+// one flag table, one parser, and the commands' --help texts.
 #pragma once
 
 #include <cstdint>
@@ -9,25 +10,28 @@
 #include <utility>
 #include <vector>
 
+#include "driver/Driver.h"
 #include "interp/Interp.h"
 #include "repl/Debugger.h"
+#include "tools/Tune.h"
 
 namespace dtsim {
 
 enum class Backend { Interp, Cuda };
-enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton, Layouts };
+enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton, Layouts, After };
 
-// Everything the flags of `dtsim run|debug|emit` can say. Defaults are what a bare
-// `dtsim run FILE` does.
+// Everything the flags of the dtsim commands can say. Defaults are what a bare `dtsim run FILE`
+// does (and `dtsim tune FILE` / `dtsim difftest FILE` for their own flags).
 struct CliOptions {
-  std::string command;  // "run", "debug", "emit", "bench" or "viz"
-  std::string file;     // the .tile / .dt program
+  std::string command;  // "run", "debug", "emit", "bench", "viz", "tune" or "difftest"
+  std::string file;     // the .tile / .dt / .py program
   bool help = false;
 
   std::map<std::string, std::string> args;               // --arg NAME=VALUE
   std::vector<std::pair<std::string, std::string>> ins;  // --in NAME=FILE.npy (in flag order)
   std::vector<std::pair<std::string, std::string>> outs; // --out NAME=FILE.npy
   std::vector<std::string> grid;                         // --grid E0[,E1[,E2]] (.py kernels)
+  std::string grid_text;                                 // --grid as given (difftest's reproduce line)
   std::vector<std::pair<std::string, std::string>> bufs; // --buf NAME=DTYPE[SHAPE] (.py kernels)
   uint64_t seed = 0;                                     // --seed S: random input data
   std::string kernel;                                    // --kernel NAME ("" = every kernel)
@@ -47,11 +51,32 @@ struct CliOptions {
   bool json = false;               // bench: --json
   bool vs_triton = false;          // bench: --vs-triton
 
-  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton
+  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton --layouts --after
+  Stage emit_after = Stage::Verify;  // emit --after=STAGE
   std::string output;              // emit: -o OUT ("" = stdout)
   std::optional<std::array<int64_t, 3>> viz_pid;  // viz: --pid P0[,P1[,P2]]
   bool viz_loads = false;          // viz: --loads
   std::string arch;                // --arch: GPU target ("" = the GPU's own when running, sm_90 otherwise)
+
+  // tune
+  uint64_t budget = 200;           // --budget N
+  bool budget_given = false;
+  double time_s = 0;               // --time S
+  std::string tune_backend = "cuda";  // --backend=cuda|triton
+  std::string csv, plot, cache_dir;   // --csv --plot --cache-dir
+  int jobs = 0;                    // --jobs N (0 = the cores, at most 16)
+  std::vector<TuneReference> refs; // --ref NAME=MS
+
+  // difftest (--seed defaults to 1 there)
+  int trials = 10;                 // --trials N
+  uint64_t schedule_seed = 0;      // --schedule-seed S
+  bool fast_math = false;          // --fast-math
+  bool bounds_checks = false;      // --sanitize=bounds|none
+  bool oracle_triton = false;      // --oracle=cuda|triton
+
+  // The launch the flags describe, for the compile driver.
+  LaunchSpec launch() const;
+  Source source() const { return Source{file, std::nullopt, std::nullopt}; }
 };
 
 // Parses the words after the subcommand name. Throws UserError for unknown flags, missing or bad

@@ -19,7 +19,8 @@
 
 #include "interp/RunControl.h"
 #include "tools/Commands.h"
-#include "tools/Program.h"
+#include "driver/Driver.h"
+#include "driver/Python.h"
 #include "tools/Summary.h"
 #include "tools/Text.h"
 #include "tools/Timing.h"
@@ -117,14 +118,6 @@ struct DotCounter : DebugHooks {
   }
 };
 
-Module single_kernel(const Module& m, size_t i, const Bindings& b) {
-  Module one;
-  one.file = m.file;
-  one.kernels.push_back(clone_kernel(m.kernels[i]));
-  verify_module(one, b);
-  return one;
-}
-
 // Ctrl-C during an interpreter bench: the run stopped at an instance boundary (RunControl says where).
 struct BenchInterrupted {};
 
@@ -158,7 +151,7 @@ std::vector<double> time_interp(const Module& m, const Bindings& b, const Buffer
 }
 
 // `o.interp.control` carries --max-steps, --timeout and Ctrl-C into every run.
-std::vector<Entry> bench_interp(const LoadedProgram& p, const Bindings& b, const CliOptions& o) {
+std::vector<Entry> bench_interp(const Program& p, const Bindings& b, const CliOptions& o) {
   Progress progress;
   const Module& m = p.module;
   Buffers state = make_buffers(m, b, o.seed);
@@ -200,12 +193,14 @@ std::vector<Entry> bench_interp(const LoadedProgram& p, const Bindings& b, const
 // Text and JSON
 // ---------------------------------------------------------------------------------------------
 
+#ifdef DTSIM_HAVE_CUDA  // the GPU report's
 std::string human_bytes(double b) {
   if (b >= 1e9) return fmt("%.3g GB", b / 1e9);
   if (b >= 1e6) return fmt("%.3g MB", b / 1e6);
   if (b >= 1e3) return fmt("%.3g kB", b / 1e3);
   return fmt("%.0f B", b);
 }
+#endif
 
 std::string human_flops(double f) {
   if (f >= 1e12) return fmt("%.3g TFLOP", f / 1e12);
@@ -245,6 +240,7 @@ void print_interp(const std::vector<Entry>& es, const CliOptions& o, std::ostrea
   }
 }
 
+#ifdef DTSIM_HAVE_CUDA  // --vs-triton compares with the CUDA backend's times
 // ---------------------------------------------------------------------------------------------
 // --vs-triton: the emitted module under do_bench, one python3 call
 // ---------------------------------------------------------------------------------------------
@@ -255,35 +251,20 @@ struct TritonTimes {
   std::map<std::string, double> ms;    // kernel (or "<module>") -> median ms
 };
 
-std::string shell_quote(const std::string& s) {
-  std::string o = "'";
-  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return o + "'";
-}
-
-TritonTimes triton_times(const LoadedProgram& p, const Bindings& b, const CliOptions& o, Progress& progress) {
+TritonTimes triton_times(const Program& p, const Bindings& b, const CliOptions& o, Progress& progress) {
   TritonTimes t;
-  std::string text = emit_triton(p.module, b, {o.file, version_line()});
-  char dir_tmpl[] = "/tmp/dtsim-triton-XXXXXX";
-  if (!mkdtemp(dir_tmpl)) {
-    t.why = "cannot create a temporary directory";
+  TritonModuleRun run;
+  run.prefix = "dtsim-triton";
+  run.files = {{"module.py", emit_triton(p.module, b, {o.file, version_line()})}};
+  run.args = {"--bench", "--seed", std::to_string(o.seed)};
+  progress.show("bench: timing the Triton version (python3, do_bench)");
+  PythonResult py = run_triton_module(run);
+  if (!py.started && py.error != "cannot start python3") {
+    t.why = py.error;
     return t;
   }
-  std::filesystem::path dir(dir_tmpl);
-  std::filesystem::path py = dir / "module.py";
-  std::ofstream(py) << text;
-  std::string cmd = "python3 " + shell_quote(py.string()) + " --bench --seed " + std::to_string(o.seed) + " 2>&1";
-  progress.show("bench: timing the Triton version (python3, do_bench)");
-  std::string output;
-  int status = -1;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, n);
-    status = pclose(f);
-  }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  const std::string& output = py.output;
+  int status = py.status;
   std::istringstream lines(output);
   std::string line;
   while (std::getline(lines, line)) {
@@ -308,7 +289,6 @@ TritonTimes triton_times(const LoadedProgram& p, const Bindings& b, const CliOpt
 // ---------------------------------------------------------------------------------------------
 // CUDA backend
 // ---------------------------------------------------------------------------------------------
-#ifdef DTSIM_HAVE_CUDA
 
 // Peak dot throughput: FLOP per clock per SM by architecture and input type, from NVIDIA's
 // published per-SM rates (dense tensor cores for f16/bf16 and f64, FMA units for f32: dtsim's f32
@@ -351,7 +331,7 @@ std::vector<double> time_cuda(CudaModuleRunner& r, size_t k, int reps, Progress&
 
 // The first run of every kernel, checked against the interpreter when the sizes are small.
 // Returns "pass", "fail" or "skipped" and a note.
-std::pair<std::string, std::string> check_first_run(const LoadedProgram& p, const Bindings& b, const CliOptions& o,
+std::pair<std::string, std::string> check_first_run(const Program& p, const Bindings& b, const CliOptions& o,
                                                     CudaModuleRunner& r, const Buffers& inputs, double flops, Progress& progress) {
   int64_t total = 0;
   for (const Buffer& buf : inputs.list) total += static_cast<int64_t>(buf.bytes.size());
@@ -390,7 +370,7 @@ std::pair<std::string, std::string> check_first_run(const LoadedProgram& p, cons
   return {pass ? "pass" : "fail", worst.empty() ? "no outputs" : worst};
 }
 
-int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, std::ostream& out) {
+int bench_cuda(const Program& p, const Bindings& b, const CliOptions& o, std::ostream& out) {
   std::string why;
   if (!cuda_available(&why)) {
     out << "SKIPPED: " << why << "\n";
@@ -497,8 +477,8 @@ int bench_cuda(const LoadedProgram& p, const Bindings& b, const CliOptions& o, s
 }  // namespace
 
 int bench_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-  Bindings b = bind_and_verify(p, o.args);
+  Program p = compile(o.source(), o.launch());
+  const Bindings& b = p.bindings;
   check_memory_budget(p.module, b);
   if (o.backend == Backend::Interp) {
     RunControl ctl;

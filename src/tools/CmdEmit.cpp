@@ -1,10 +1,11 @@
-// `dtsim emit`: prints one stage of the pipeline — the DT syntax tree, the tile IR, NVVM IR, PTX, or
-// the program as a Triton Python module.
+// `dtsim emit`: prints one stage of the pipeline — the DT syntax tree, the tile IR, NVVM IR, PTX, the
+// program as a Triton Python module, or the program after any stage of the driver's pass list.
 #include <iostream>
 
+#include "driver/Driver.h"
+#include "host/Output.h"
 #include "ir/Printer.h"
 #include "tools/Commands.h"
-#include "tools/Program.h"
 #include "triton/TritonEmitter.h"
 #ifdef DTSIM_HAVE_CUDA
 #include "cuda_backend/Cuda.h"
@@ -15,28 +16,32 @@ namespace dtsim {
 namespace {
 
 std::string emit_text(const CliOptions& o) {
+  LaunchSpec spec = o.launch();
   switch (o.emit) {
+    case EmitWhat::After: return dump_program(compile(o.source(), spec, o.emit_after));
     case EmitWhat::Ast: {
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-      if (!p.is_dt) throw UserError("--ast needs a .dt file (a .tile file is its own IR: use --tile)");
+      if (std::optional<FileKind> kind = file_kind_of(o.file); kind != FileKind::Dt) {
+        // The file's own errors first: a .tile file parsed, a .py kernel lowered.
+        compile(o.source(), spec, kind == FileKind::Tile ? Stage::Parse : Stage::Lower);
+        throw UserError("--ast needs a .dt file (a .tile file is its own IR: use --tile)");
+      }
+      Program p = compile(o.source(), spec, Stage::Lower);
       return print_dt_ast(*p.dt);
     }
     case EmitWhat::Tile: {
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-      LoadedProgram checked = p;
-      checked.module = clone_module(p.module);
-      bind_and_verify(checked, o.args);  // report errors rather than print an invalid program
+      Program p = compile(o.source(), spec, Stage::Lower);
+      Program checked = p.clone();
+      compile_more(checked, spec);  // report errors rather than print an invalid program
       return print_module(p.module);
     }
     case EmitWhat::Nvvm:
     case EmitWhat::Ptx: {
 #ifdef DTSIM_HAVE_CUDA
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-      Bindings b = bind_and_verify(p, o.args);
+      Program p = compile(o.source(), spec);
       CudaOptions opt;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;  // as bench: unchecked unless asked
-      std::string ir = emit_nvvm(p.module, b, opt);
+      std::string ir = emit_nvvm(p.module, p.bindings, opt);
       return o.emit == EmitWhat::Nvvm ? ir : compile_ptx(ir, opt);
 #else
       throw UserError("this dtsim was built without the CUDA backend (emit --nvvm/--ptx)");
@@ -44,20 +49,18 @@ std::string emit_text(const CliOptions& o) {
     }
     case EmitWhat::Layouts: {
 #ifdef DTSIM_HAVE_CUDA
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-      Bindings b = bind_and_verify(p, o.args);
+      Program p = compile(o.source(), spec);
       CudaOptions opt;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;
-      return emit_layouts(p.module, b, opt);
+      return emit_layouts(p.module, p.bindings, opt);
 #else
       throw UserError("this dtsim was built without the CUDA backend (emit --layouts)");
 #endif
     }
     case EmitWhat::Triton: {
-      LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-      Bindings b = bind_and_verify(p, o.args);
-      return emit_triton(p.module, b, {o.file, version_line()});
+      Program p = compile(o.source(), spec);
+      return emit_triton(p.module, p.bindings, {o.file, version_line()});
     }
     case EmitWhat::None: break;
   }
@@ -69,7 +72,7 @@ std::string emit_text(const CliOptions& o) {
 int emit_command(const CliOptions& o, std::ostream& out) {
   std::string text = emit_text(o);
   if (o.output.empty()) out << text;
-  else write_file_atomic(o.output, text);
+  else write_output_file(o.output, "-o", text);
   return 0;
 }
 

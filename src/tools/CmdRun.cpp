@@ -6,12 +6,13 @@
 #include <memory>
 #include <optional>
 
+#include "driver/Driver.h"
+#include "driver/Findings.h"
 #include "host/Interrupt.h"
 #include "host/Npy.h"
 #include "host/Output.h"
 #include "interp/RunControl.h"
 #include "tools/Commands.h"
-#include "tools/Program.h"
 #include "tools/Summary.h"
 #ifdef DTSIM_HAVE_CUDA
 #include "cuda_backend/Cuda.h"
@@ -57,7 +58,7 @@ struct PhasePoll {
 // Runs the module once on fresh buffers. Under the debugger a `run`/`restart` in the REPL starts
 // over with new buffers; `quit` returns false (stop quietly).
 // `interrupted` is set to the message when Ctrl-C stopped the run.
-bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, const Buffers& preset,
+bool run_once(const Program& p, const Bindings& b, const CliOptions& o, const Buffers& preset,
               DebugHooks* hooks, Buffers& bufs, RunReport& report, std::string& interrupted, const PhasePoll& poll) {
   for (;;) {
     bufs = make_buffers(p.module, b, o.seed, preset, [&](const std::string& name) { poll("while filling buffer '" + name + "' (before the run)"); });
@@ -67,17 +68,7 @@ bool run_once(const LoadedProgram& p, const Bindings& b, const CliOptions& o, co
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize != Sanitize::None;
       for (const CudaFinding& cf : run_module_cuda(p.module, b, bufs, opt)) {
-        Finding f;
-        f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
-        f.message = cf.message;
-        if (cf.instances > 1)
-          f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel + "' failed this way (the one with the smallest pid is shown)\n";
-        f.loc = cf.loc;
-        f.pid = cf.pid;
-        f.buffer = cf.buffer;
-        f.flat_index = cf.flat_index;
-        f.lanes = cf.lanes;
-        report.findings.push_back(std::move(f));
+        report.findings.push_back(finding_of(cf));
         ++report.findings_count;
       }
       return true;
@@ -120,7 +111,7 @@ void print_findings(const RunReport& r, std::ostream& err) {
 
 // --check: every output Func of the DT program against the schedule-free reference, evaluated on
 // the same inputs. Returns true when every output is within its dtype's tolerance.
-bool check_against_reference(const LoadedProgram& p, const Bindings& b, const CliOptions& o,
+bool check_against_reference(const Program& p, const Bindings& b, const CliOptions& o,
                              const std::map<std::string, std::vector<double>>& inputs, const Buffers& bufs,
                              std::ostream& out) {
   auto ref = eval_dt_reference(*p.dt, b, inputs, o.kernel);
@@ -139,21 +130,23 @@ bool check_against_reference(const LoadedProgram& p, const Bindings& b, const Cl
 
 int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   PhasePoll poll{o.timeout_s, std::chrono::steady_clock::now()};
-  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-  if (o.check && !p.is_dt) throw UserError("--check needs a .dt file (it compares with the DT reference)");
+  LaunchSpec spec = o.launch();
+  Program p = compile(o.source(), spec, Stage::Lower);
+  if (o.check && !p.is_dt()) throw UserError("--check needs a .dt file (it compares with the DT reference)");
   DebugConfig dbg = o.debug;
   if (o.backend != Backend::Cuda) dbg.break_at.insert(dbg.break_at.end(), p.break_at.begin(), p.break_at.end());
   bool debugging = o.debugging() || !dbg.break_at.empty();
   if (o.backend == Backend::Cuda && o.debugging())
     throw UserError("the debugger runs on the interpreter; drop --backend=cuda");
-  Bindings b = bind_and_verify(p, o.args);
+  compile_more(p, spec);
+  const Bindings& b = p.bindings;
   OutputSet outputs = check_outputs(p.module, o);
   check_memory_budget(p.module, b);
   // From here on a signal (or --timeout) stops whichever phase is running, and leaves no output
   // or temporary file behind.
   SigintGuard sigint;
   try {
-    Buffers preset = read_inputs(p.module, b, o.ins);
+    Buffers preset = read_inputs(p, o.ins);
 
     std::unique_ptr<DebugHooks> hooks;
     if (debugging) hooks = make_debugger(p.module, b, dbg, out);

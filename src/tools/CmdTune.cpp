@@ -22,7 +22,8 @@
 #include "frontend/DtAst.h"
 #include "frontend/DtSpace.h"
 #include "tools/Commands.h"
-#include "tools/Program.h"
+#include "driver/Driver.h"
+#include "host/Output.h"
 #include "tools/Summary.h"
 #include "tools/Tune.h"
 #include "tools/Work.h"
@@ -35,7 +36,6 @@ namespace dtsim {
 
 namespace {
 
-constexpr uint64_t kDefaultBudget = 200;
 constexpr uint64_t kExhaustiveUnderTime = 100000;  // with --time: enumerate spaces up to this size
 constexpr double kCheckMaxIterations = double(1 << 22);  // product of the check sizes of all dims
 constexpr size_t kRound = 32;                       // candidates checked, then timed, per round
@@ -43,119 +43,12 @@ constexpr int64_t kMaxTileElements = 32768;         // schedules with a larger t
 constexpr int64_t kMaxPerThread = 256;              // ... or with more elements of a tile per thread
 constexpr uint64_t kMaxDrawsPerBudget = 20;         // sampled: draws per unit of budget at most
 
-struct TuneOptions {
-  std::string file;
-  std::map<std::string, std::string> args;
-  uint64_t budget = kDefaultBudget;
-  bool budget_given = false;
-  double time_s = 0;
-  std::string backend = "cuda";
-  uint64_t seed = 0;
-  std::string csv, plot, arch, cache_dir;
-  bool json = false;
-  int threads = 1;
-  int jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-  std::vector<TuneReference> refs;
-};
-
-[[noreturn]] void usage(const std::string& msg) { throw UserError(msg + " (see 'dtsim tune --help')"); }
-
-int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
-  char* end = nullptr;
-  errno = 0;
-  long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno == ERANGE || x < lo || x > hi)
-    usage("'" + flag + "' expects an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
-  return x;
-}
-
-double parse_positive(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end || !(x > 0) || !std::isfinite(x)) usage("'" + flag + "' expects a positive number, got '" + v + "'");
-  return x;
-}
-
-std::pair<std::string, std::string> assignment(const std::string& flag, const std::string& v) {
-  size_t eq = v.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) usage("'" + flag + "' expects NAME=VALUE, got '" + v + "'");
-  return {v.substr(0, eq), v.substr(eq + 1)};
-}
-
 bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-TuneOptions parse_tune(const std::vector<std::string>& words, bool& help) {
-  TuneOptions o;
-  bool time_given = false;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if (w.size() < 2 || w[0] != '-') {
-      if (!o.file.empty()) usage("unexpected argument '" + w + "' (the file is '" + o.file + "')");
-      o.file = w;
-      continue;
-    }
-    size_t eq = w.rfind("--", 0) == 0 ? w.find('=') : std::string::npos;
-    std::string name = eq == std::string::npos ? w : w.substr(0, eq);
-    if (name == "--help" || name == "-h") {
-      help = true;
-      continue;
-    }
-    if (name == "--json") {
-      if (eq != std::string::npos) usage("flag '--json' takes no value");
-      o.json = true;
-      continue;
-    }
-    static const std::set<std::string> valued = {"--arg", "--budget", "--time", "--backend", "--seed", "--csv", "--plot",
-                                                 "--ref", "--arch", "--threads", "--jobs", "--cache-dir"};
-    if (!valued.count(name)) usage("unknown flag '" + name + "'");
-    std::string v;
-    if (eq != std::string::npos) v = w.substr(eq + 1);
-    else if (i + 1 < words.size()) v = words[++i];
-    else usage("missing value for '" + name + "'");
-    if (name == "--arg") {
-      auto [k, val] = assignment(name, v);
-      o.args[k] = val;
-    } else if (name == "--budget") {
-      o.budget = static_cast<uint64_t>(parse_int(name, v, 1, 100000000));
-      o.budget_given = true;
-    } else if (name == "--time") {
-      o.time_s = parse_positive(name, v);
-      time_given = true;
-    } else if (name == "--backend") {
-      if (v != "cuda" && v != "triton") usage("'--backend' expects cuda or triton, got '" + v + "'");
-      o.backend = v;
-    } else if (name == "--seed") {
-      o.seed = static_cast<uint64_t>(parse_int(name, v, 0, INT64_MAX));
-    } else if (name == "--csv") {
-      o.csv = v;
-    } else if (name == "--plot") {
-      if (!ends_with(v, ".svg")) usage("'--plot' expects a file name ending in .svg, got '" + v + "'");
-      o.plot = v;
-    } else if (name == "--ref") {
-      auto [k, val] = assignment(name, v);
-      o.refs.push_back({k, parse_positive("--ref " + k, val)});
-    } else if (name == "--arch") {
-      if (v.rfind("sm_", 0) != 0 || v.size() < 5 || !std::isdigit(static_cast<unsigned char>(v[3])))
-        usage("'--arch' expects a GPU target such as sm_80, sm_90 or sm_90a, got '" + v + "'");
-      o.arch = v;
-    } else if (name == "--threads") {
-      o.threads = static_cast<int>(parse_int(name, v, 1, 1024));
-    } else if (name == "--jobs") {
-      o.jobs = static_cast<int>(parse_int(name, v, 1, 256));
-    } else if (name == "--cache-dir") {
-      o.cache_dir = v;
-    }
-  }
-  if (help) return o;
-  if (o.budget_given && time_given) usage("give --budget N or --time S, not both");
-  if (o.file.empty()) usage("no input file");
-  return o;
-}
-
 // The folder of the PTX cache: --cache-dir, else $XDG_CACHE_HOME/dtsim/ptx, else ~/.cache/dtsim/ptx.
-std::string ptx_cache_dir(const TuneOptions& o) {
+std::string ptx_cache_dir(const CliOptions& o) {
   if (!o.cache_dir.empty()) return o.cache_dir;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/dtsim/ptx";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/dtsim/ptx";
@@ -196,12 +89,10 @@ class Checker {
   // "" when candidate `index` matches the reference at small sizes, else why not. Thread-safe.
   std::string check(uint64_t index) {
     std::map<std::string, std::string> args = small_sizes(index);
-    auto small = std::make_shared<DtProgram>(base_);
-    (void)bind_dt_sizes(*small, args);
-    auto q = space_.apply_to(*small, index);
-    Module m = lower_dt(*q);
-    Bindings b = bind_params(m, scalars_);
-    verify_module(m, b);
+    auto q = space_.apply_to(*dt_with_sizes(base_, args), index);
+    Program prog = compile_scheduled("", q, scalars_);
+    Module& m = prog.module;
+    const Bindings& b = prog.bindings;
     Buffers bufs = make_buffers(m, b, seed_);
     std::map<std::string, std::vector<double>> inputs;
     for (const Buffer& buf : bufs.list)
@@ -294,9 +185,9 @@ struct Pending {
 
 class Search {
  public:
-  Search(const TuneOptions& o, LoadedProgram& p, const DtScheduleSpace& space, TuneTimer* timer, TuneResult& r)
+  Search(const CliOptions& o, Program& p, const DtScheduleSpace& space, TuneTimer* timer, TuneResult& r)
       : o_(o), p_(p), space_(space), timer_(timer), r_(r), rng_(o.seed * 0x9E3779B97F4A7C15ull + 1),
-        checker_(*p.dt, space, scalars(o, p), o.seed, o.threads) {}
+        checker_(*p.dt, space, scalars(o, p), o.seed, o.interp.threads) {}
 
   // Exhaustive: every schedule. Sampled with --budget: draws until `budget` candidates were lowered
   // legally (checked, then timed); pruned and illegal draws are counted but use no budget, up to
@@ -328,7 +219,7 @@ class Search {
   }
 
  private:
-  static std::map<std::string, std::string> scalars(const TuneOptions& o, const LoadedProgram& p) {
+  static std::map<std::string, std::string> scalars(const CliOptions& o, const Program& p) {
     std::map<std::string, std::string> s;
     for (const auto& [k, v] : o.args)
       if (!p.size_args.count(k)) s[k] = v;
@@ -418,10 +309,9 @@ class Search {
     }
     try {
       auto q = space_.apply(index, &c.schedule);
-      pend.module = lower_dt(*q);
-      pend.module.file = p_.path;
-      pend.bindings = bind_params(pend.module, scalars(o_, p_));
-      verify_module(pend.module, pend.bindings);
+      Program prog = compile_scheduled(p_.path, q, scalars(o_, p_));
+      pend.module = std::move(prog.module);
+      pend.bindings = std::move(prog.bindings);
     } catch (const UserError& e) {
       c.status = "illegal";
       c.reason = tune_reason(e.what());
@@ -434,7 +324,7 @@ class Search {
       c.reason = "more than " + std::to_string(kMaxPerThread) + " elements of a tile per thread";
       return out;
     }
-    if (o_.backend == "triton") {
+    if (o_.tune_backend == "triton") {
       try {
         pend.triton = emit_triton(pend.module, pend.bindings, {p_.path, version_line()});
       } catch (const UserError& e) {
@@ -499,7 +389,8 @@ class Search {
         show("checking", finished);
       }
     };
-    size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, o_.jobs)), round.size());
+    int jobs = o_.jobs ? o_.jobs : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, jobs)), round.size());
     std::vector<std::thread> threads;
     for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
     work();
@@ -558,8 +449,8 @@ class Search {
     else bar_.show(d, goal_, static_cast<double>(d) / static_cast<double>(goal_), label, best);
   }
 
-  const TuneOptions& o_;
-  LoadedProgram& p_;
+  const CliOptions& o_;
+  Program& p_;
   const DtScheduleSpace& space_;
   TuneTimer* timer_;
   TuneResult& r_;
@@ -622,17 +513,18 @@ int tune_command(const std::vector<std::string>& words, std::ostream& out, std::
 }
 
 int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* given, std::ostream& out, std::ostream& err) {
-  bool help = false;
-  TuneOptions o = parse_tune(words, help);
-  if (help) {
+  CliOptions o = parse_cli("tune", words);
+  if (o.help) {
     out << tune_help();
     return 0;
   }
   if (ends_with(o.file, ".tile"))
     throw UserError(o.file + ": error: a .tile kernel has its schedule written into it, so there is nothing to search; "
                     "dtsim tune searches the schedules of .dt files");
-  LoadedProgram p = load_program(o.file, "", o.args, {});
-  Bindings base_b = bind_and_verify(p, o.args);
+  LaunchSpec spec;
+  spec.args = o.args;
+  Program p = compile(o.source(), spec);
+  const Bindings& base_b = p.bindings;
   check_memory_budget(p.module, base_b);
   DtScheduleSpace space(*p.dt);
   if (space.size() <= 1) {
@@ -647,7 +539,7 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   r.sizes = sizes_text(*p.dt);
   r.space = space.size();
   r.configs = space.configs();
-  r.backend = o.backend == "triton" ? "the emitted Triton" : "dtsim's CUDA backend";
+  r.backend = o.tune_backend == "triton" ? "the emitted Triton" : "dtsim's CUDA backend";
   for (const Kernel& k : p.module.kernels) {
     KernelWork w = kernel_work(k, base_b);
     r.bytes += w.bytes();
@@ -659,7 +551,7 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   TuneTimer* timer = given;
   std::string why;
   if (given) {
-  } else if (o.backend == "triton") {
+  } else if (o.tune_backend == "triton") {
     timer = (owned = make_triton_timer(o.seed)).get();
   } else {
     timer = (owned = make_cuda_timer(o.arch, ptx_cache_dir(o), o.seed)).get();
@@ -681,7 +573,7 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
     own[0].module = &p.module;
     own[0].bindings = &base_b;
     try {
-      if (o.backend == "triton") own[0].triton = emit_triton(p.module, base_b, {p.path, version_line()});
+      if (o.tune_backend == "triton") own[0].triton = emit_triton(p.module, base_b, {p.path, version_line()});
       timer->time(own, [](size_t) {});
     } catch (const UserError& e) {
       own[0].error = tune_reason(e.what());
@@ -699,8 +591,8 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
 
   // Files first (each written whole or not at all), then the report.
   std::string svg = o.plot.empty() ? "" : (r.best() ? tune_svg(r) : "");
-  if (!o.csv.empty()) write_file_atomic(o.csv, tune_csv(r), "--csv");
-  if (!svg.empty()) write_file_atomic(o.plot, svg, "--plot");
+  if (!o.csv.empty()) write_output_file(o.csv, "--csv", tune_csv(r));
+  if (!svg.empty()) write_output_file(o.plot, "--plot", svg);
   if (o.json) out << tune_json(r);
   else out << tune_text(r);
   if (!o.plot.empty() && svg.empty()) err << "note: --plot: no schedule was timed (timing " << r.timing << "), so no plot was written\n";

@@ -4,10 +4,10 @@
 #include <regex>
 #include <sstream>
 
+#include "driver/Driver.h"
 #include "interp/RunControl.h"
 #include "host/Output.h"
 #include "tools/Commands.h"
-#include "tools/Program.h"
 #include "viz/Viz.h"
 
 namespace dtsim {
@@ -40,10 +40,10 @@ std::string order_words(const InterpOptions& o) {
 }  // namespace
 
 int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  LoadedProgram p = load_program(o.file, o.kernel, o.args, o.ins, PyLaunchFlags{o.grid, o.bufs});
-  Bindings b = bind_and_verify(p, o.args);
+  Program p = compile(o.source(), o.launch());
+  const Bindings& b = p.bindings;
   check_memory_budget(p.module, b);
-  Buffers preset = read_inputs(p.module, b, o.ins);
+  Buffers preset = read_inputs(p, o.ins);
   Buffers bufs = make_buffers(p.module, b, o.seed, preset);
 
   if (o.viz_pid) {
@@ -99,13 +99,13 @@ int viz_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   vo.pid = o.viz_pid;
   vo.file = o.file;
   vo.order = order_words(o.interp);
-  if (p.is_dt) vo.schedule = schedule_lines(o.file);
+  if (p.is_dt()) vo.schedule = schedule_lines(o.file);
   std::string picture = render_viz(rec, bufs, vo);
 
   if (o.output.empty()) {
     out << picture;
   } else {
-    write_file_atomic(o.output, picture);
+    write_output_file(o.output, "-o", picture);
     err << "viz: wrote " << o.output << " (" << picture.size() << " bytes";
     if (report.findings_count) err << "; " << report.findings_count << " sanitizer finding" << (report.findings_count == 1 ? "" : "s") << " drawn";
     err << ")\n";

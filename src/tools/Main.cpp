@@ -8,17 +8,11 @@
 #include "ir/Diag.h"
 #include "tools/Args.h"
 #include "tools/Commands.h"
-#ifdef DTSIM_HAVE_CUDA
 #include "difftest/Difftest.h"
-#endif
 
 using namespace dtsim;
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool is_help(const std::string& w) { return w == "--help" || w == "-h"; }
 
@@ -31,18 +25,29 @@ std::string render_user_error(const UserError& e) {
   return e.render();
 }
 
+// `dtsim difftest`: its flags parsed as every command's (tools/Args.cpp), the sweep in src/difftest.
 int difftest(const std::vector<std::string>& rest) {
-#ifdef DTSIM_HAVE_CUDA
-  return difftest_command(rest, std::cout, std::cerr);
-#else
-  for (const std::string& w : rest)
-    if (is_help(w)) {
-      std::cout << "usage: dtsim difftest FILE [--trials N] [--seed S] ...\n"
-                   "(this dtsim was built without the CUDA backend, so difftest is unavailable)\n";
-      return 0;
-    }
-  throw UserError("this dtsim was built without the CUDA backend (difftest)");
-#endif
+  CliOptions o = parse_cli("difftest", rest);
+  if (o.help) {
+    std::cout << difftest_help();
+    return 0;
+  }
+  DifftestOptions d;
+  d.file = o.file;
+  d.oracle_triton = o.oracle_triton;
+  d.trials = o.trials;
+  d.seed = o.seed;
+  d.schedule_seed = o.schedule_seed;
+  d.arch = o.arch;
+  d.fast_math = o.fast_math;
+  d.bounds_checks = o.bounds_checks;
+  d.args = o.args;
+  d.kernel = o.kernel;
+  d.grid = o.grid_text;
+  d.grid_items = o.grid;
+  d.ins = o.ins;
+  d.bufs = o.bufs;
+  return difftest_command(d, std::cout, std::cerr);
 }
 
 int dispatch(const std::vector<std::string>& words) {
@@ -68,7 +73,7 @@ int dispatch(const std::vector<std::string>& words) {
   if (first == "tune") return tune_command(rest, std::cout, std::cerr);
   std::string command = first;
   if (first == "run" || first == "debug" || first == "emit" || first == "bench" || first == "viz") {
-  } else if (first[0] == '-' || ends_with(first, ".tile") || ends_with(first, ".dt") || ends_with(first, ".py")) {
+  } else if (first[0] == '-' || file_kind_of(first)) {
     command = "run";  // `dtsim [flags] FILE [flags]` means run
     rest = words;
   } else {

@@ -16,6 +16,7 @@
 
 #include "host/Buffers.h"
 #include "tools/Timing.h"
+#include "driver/Python.h"
 #include "tools/Tune.h"
 #ifdef DTSIM_HAVE_CUDA
 #include "cuda_backend/Cuda.h"
@@ -166,30 +167,6 @@ class CudaTimer : public TuneTimer {
 };
 #endif
 
-std::string shell_quote(const std::string& s) {
-  std::string o = "'";
-  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return o + "'";
-}
-
-// Runs a shell command, calling `line` with each line of its output (stdout and stderr) as it comes.
-int run_lines(const std::string& cmd, const std::function<void(const std::string&)>& line) {
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return -1;
-  std::string cur;
-  char buf[4096];
-  while (fgets(buf, sizeof buf, f)) {
-    cur += buf;
-    if (!cur.empty() && cur.back() == '\n') {
-      cur.pop_back();
-      line(cur);
-      cur.clear();
-    }
-  }
-  if (!cur.empty()) line(cur);
-  return pclose(f);
-}
-
 // The driver that times emitted Triton modules in one python3 process: each module is imported,
 // given inputs made on the device and timed by the module's own bench() (do_bench, median).
 constexpr const char* kTritonDriver = R"PY(import importlib.util, sys
@@ -217,13 +194,13 @@ class TritonTimer : public TuneTimer {
   std::string name() const override { return "the emitted Triton (do_bench)"; }
   bool available(std::string* why) override {
     std::string last;
-    int st = run_lines("python3 -c \"import torch, triton, sys; ok = torch.cuda.is_available(); "
-                       "print(torch.cuda.get_device_name(0) if ok else 'no GPU for Triton (torch.cuda.is_available() is False)'); "
-                       "sys.exit(0 if ok else 3)\"",
-                       [&](const std::string& l) {
-                         if (!l.empty()) last = l;
-                       });
-    if (st == 0) {
+    PythonResult r = run_python3({"-c", "import torch, triton, sys; ok = torch.cuda.is_available(); "
+                                        "print(torch.cuda.get_device_name(0) if ok else 'no GPU for Triton (torch.cuda.is_available() is False)'); "
+                                        "sys.exit(0 if ok else 3)"},
+                                 {}, [&](const std::string& l) {
+                                   if (!l.empty()) last = l;
+                                 });
+    if (r.status == 0) {
       device_ = last;
       return true;
     }
@@ -232,22 +209,17 @@ class TritonTimer : public TuneTimer {
   }
   std::string device() override { return device_; }
   void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
-    char tmpl[] = "/tmp/dtsim-tune-XXXXXX";
-    if (!mkdtemp(tmpl)) {
-      for (TuneJob& j : jobs) j.error = "cannot create a temporary directory";
-      return;
-    }
-    std::filesystem::path dir(tmpl);
-    std::ofstream(dir / "driver.py") << kTritonDriver;
-    std::string cmd = "python3 " + shell_quote((dir / "driver.py").string()) + " " + std::to_string(seed_);
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      std::filesystem::path py = dir / ("c" + std::to_string(i) + ".py");
-      std::ofstream(py) << jobs[i].triton;
-      cmd += " " + shell_quote(py.string());
-    }
+    TritonModuleRun run;
+    run.prefix = "dtsim-tune";
+    run.files.push_back({"driver.py", kTritonDriver});
+    for (size_t i = 0; i < jobs.size(); ++i) run.files.push_back({"c" + std::to_string(i) + ".py", jobs[i].triton});
+    run.args = {std::to_string(seed_)};
+    run.prepare = [&](const std::filesystem::path& dir, std::vector<std::string>& args) {
+      for (size_t i = 0; i < jobs.size(); ++i) args.push_back((dir / ("c" + std::to_string(i) + ".py")).string());
+    };
     std::vector<bool> seen(jobs.size(), false);
     std::string last;
-    run_lines(cmd, [&](const std::string& l) {
+    run.line = [&](const std::string& l) {
       std::istringstream w(l);
       std::string tag, rest;
       size_t pos = 0;
@@ -261,11 +233,14 @@ class TritonTimer : public TuneTimer {
       else jobs[pos].ms = std::strtod(rest.c_str(), nullptr);
       seen[pos] = true;
       done(pos);
-    });
+    };
+    PythonResult r = run_triton_module(run);
+    if (!r.started && r.error != "cannot start python3") {
+      for (TuneJob& j : jobs) j.error = r.error;
+      return;
+    }
     for (size_t i = 0; i < jobs.size(); ++i)
       if (!seen[i]) jobs[i].error = "python3 stopped before timing it: " + (last.empty() ? std::string("no output") : last);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
   }
 
  private:

@@ -190,6 +190,18 @@ def case_usage_errors():
         (["emit", "examples/add.tile"], "say what to emit"),
         (["emit", "--ast", "examples/add.tile"], "--ast needs a .dt file"),
         (["emit", "--tile", "--ptx", "examples/add.tile"], "choose one of"),
+        (["emit", "--after=opt", "examples/add.tile"],
+         "'--after' expects a stage of the pass list (parse, check, bind-sizes, schedule, lower, verify), got 'opt'"),
+        # difftest and tune parse their flags as every command does (one table in tools/Args.cpp)
+        (["difftest", "examples/add.tile", "--bogus"], "dtsim: error: unknown flag '--bogus' (see 'dtsim difftest --help')"),
+        (["difftest", "examples/add.tile", "--trials", "0"], "'--trials' expects an integer in [1, 1000000000], got '0'"),
+        (["difftest", "examples/add.tile", "--oracle=gpu"], "'--oracle' expects cuda or triton, got 'gpu'"),
+        (["difftest", "examples/add.tile", "--sanitize=all"], "'--sanitize' expects bounds or none, got 'all'"),
+        (["difftest", "examples/add.tile", "--out", "z=z.npy"], "unknown flag '--out' (see 'dtsim difftest --help')"),
+        (["difftest"], "no input file (see 'dtsim difftest --help')"),
+        (["difftest", "README.md", "--oracle=triton"], "expected a .tile, .dt or .py file"),
+        (["tune", "examples/dyt.dt", "--reps", "3"], "unknown flag '--reps' (see 'dtsim tune --help')"),
+        (["bench", "examples/add.tile", "--budget", "3"], "unknown flag '--budget' (see 'dtsim bench --help')"),
     ]
     for args, msg in cases:
         r = dtsim(*args)

@@ -170,10 +170,9 @@ def debugger_session(s):
 
 def case_ctrl_c_difftest():
     r, _ = dtsim("difftest", "--help")
-    if "built without the CUDA backend" in r.stdout:
-        print("SKIP: difftest not built (no CUDA toolkit)")
-        sys.exit(77)
-    s = Session([DTSIM, "difftest", SLOW, "--trials", "50", "--arg", SLOW_TRIPS], SRC, pty_env())
+    # Without the CUDA backend only the Triton oracle is there; its cases run on the interpreter too.
+    oracle = ["--oracle=triton"] if "built without the CUDA backend" in r.stdout else []
+    s = Session([DTSIM, "difftest", SLOW, "--trials", "50", "--arg", SLOW_TRIPS, *oracle], SRC, pty_env())
     s.read_until(b"cases/s", timeout=60)
     s.send("\x03")
     rc = finish(s)

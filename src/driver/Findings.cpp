@@ -1,0 +1,23 @@
+// CudaFinding -> Finding (Findings.h).
+#include "driver/Findings.h"
+
+namespace dtsim {
+
+#ifdef DTSIM_HAVE_CUDA
+Finding finding_of(const CudaFinding& cf) {
+  Finding f;
+  f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
+  f.message = cf.message;
+  if (cf.instances > 1)
+    f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel +
+                 "' failed this way (the one with the smallest pid is shown)\n";
+  f.loc = cf.loc;
+  f.pid = cf.pid;
+  f.buffer = cf.buffer;
+  f.flat_index = cf.flat_index;
+  f.lanes = cf.lanes;
+  return f;
+}
+#endif
+
+}  // namespace dtsim
