@@ -63,7 +63,7 @@ std::vector<DtInputShape> input_shapes(const DtProgram& dt, const std::vector<st
   for (const auto& [name, file] : ins) {
     std::optional<Scalar> dtype = dt_input_dtype(dt, name);
     if (!dtype) continue;
-    Buffer b = read_npy(file, name, dtype);
+    NpyInfo b = read_npy_info(file, dtype);  // the header only: the data is read once, by read_inputs
     out.push_back({name, file, b.shape});
   }
   return out;
@@ -122,7 +122,7 @@ LoadedProgram load_program(const std::string& path, const std::string& kernel, c
     std::set<std::string> named;
     for (const auto& [name, file] : ins) {
       if (!named.insert(name).second) throw UserError("--in " + name + " given twice");
-      Buffer b = read_npy(file, name, std::nullopt);
+      NpyInfo b = read_npy_info(file);  // the header only: the data is read once, by read_inputs
       launch.buffers.push_back(TritonBuffer{name, b.dtype, b.shape, true});
     }
     for (const auto& [name, spec] : py.bufs) {
@@ -155,7 +155,8 @@ const Param* find_buffer_param(const Module& m, const std::string& name) {
   return nullptr;
 }
 
-Buffers read_inputs(const Module& m, const Bindings& b, const std::vector<std::pair<std::string, std::string>>& ins) {
+Buffers read_inputs(const Module& m, const Bindings& b, const std::vector<std::pair<std::string, std::string>>& ins,
+                    const std::function<void(const std::string&)>& poll) {
   Buffers preset;
   for (const auto& [name, file] : ins) {
     const Param* prm = find_buffer_param(m, name);
@@ -166,7 +167,7 @@ Buffers read_inputs(const Module& m, const Bindings& b, const std::vector<std::p
     if (preset.find(name)) throw UserError("--in " + name + " given twice");
     Shape shape;
     for (const ExprP& e : prm->shape) shape.push_back(eval_param_expr(e, b).as_int());
-    Buffer buf = read_npy(file, name, prm->dtype);
+    Buffer buf = read_npy(file, name, prm->dtype, poll ? NpyPoll([&] { poll("while reading " + file); }) : NpyPoll());
     if (buf.shape != shape || buf.dtype != prm->dtype) {
       std::string what = buf.shape != shape ? "shape " + numpy_shape(buf.shape) : std::string("dtype ") + scalar_name(buf.dtype);
       throw UserError(file + ": error: " + what + " does not match parameter '" + name + "' " +

@@ -51,7 +51,9 @@ Bindings bind_and_verify(LoadedProgram& p, const std::map<std::string, std::stri
 // Reads every `--in NAME=FILE` and checks it against the pointer parameter NAME of the verified
 // module ("x.npy: error: shape (10,) does not match parameter 'x' *f32[1000]"). The result is the
 // `preset` for make_buffers.
-Buffers read_inputs(const Module& m, const Bindings& b, const std::vector<std::pair<std::string, std::string>>& ins);
+// `poll` (when given) is called with "while reading FILE" every 8 MiB read and may throw WorkStopped.
+Buffers read_inputs(const Module& m, const Bindings& b, const std::vector<std::pair<std::string, std::string>>& ins,
+                    const std::function<void(const std::string&)>& poll = {});
 
 // The parameter declaring buffer `name` in any kernel, or nullptr.
 const Param* find_buffer_param(const Module& m, const std::string& name);

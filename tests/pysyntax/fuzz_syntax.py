@@ -18,7 +18,8 @@ POOL = list(" \t\n()[]{}:;,.=+-*/%<>!@#'\"\\_0123456789xeEjJaAbfrRu")
 TOKENS = ["if ", " else ", "for ", " in ", "lambda ", "lambda x: ", "yield ", "*", "**", ":=", "not ", "async ", "await ",
           "def ", "return ", "import ", "from ", "as ", "with ", "try:", "except ", "pass", "del ", "global ", "class ",
           "f'{x}'", "f'{", "}'", "'''", '"', "b'", "rb'", "0x", "0o8", "1_", "1e", ".5", "...", "->", "@", "=", "==", ", ",
-          "(", ")", "[", "]", "{", "}", "\\\n", "\n    ", "\n\t", "True", "None", "print ", "x[1:2]", "*a, ", "**k"]
+          "(", ")", "[", "]", "{", "}", "\\\n", "\n    ", "\n\t", "True", "None", "print ", "x[1:2]", "*a, ", "**k",
+          "match ", "case ", "match x:\n    case ", " | ", " as ", "_", "**rest", "Point(x=0)", "-1+2j", ".RED", " if "]
 
 
 def mutate(text, rng):

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Runs every command that README.md and docs/*.md show with its output, and compares what the
+program prints now with the text, so that the docs cannot go stale.
+
+What counts as a documented command with output:
+  * a ```sh block followed directly (only blank lines between) by a plain ``` block: the sh block
+    must hold one command (lines ending in '\\' continue it), the plain block is its output;
+  * inside a plain ``` block, a line starting with '$ ': the command; the lines after it, up to the
+    next '$ ' line or the end of the block, are its output. Lines of the output that start with
+    '(dtsim) ' are REPL prompts with the command typed there: they become the command's standard
+    input (the REPL echoes commands it reads from a pipe, so the transcript is what it prints).
+
+How a command runs: with bash, in a scratch folder that links examples/, tests/, docs/, bench/ and
+python/ of the source tree and holds build/dtsim (the binary under test) and build/python; `dtsim`
+at the start of a command is build/dtsim; `< commands.txt` (the documented file) is the transcript's
+input. Standard output and standard error go to one pipe, as a terminal shows them.
+
+How output compares (the rule; docs/architecture.md, "Documentation tests", says it for readers):
+  * line by line, trailing blanks and trailing empty lines ignored;
+  * a line that is just '...' (indented or not) in the docs stands for any number of lines (zero
+    included): the docs' way of leaving lines out;
+  * commands listed as `loose` in tests/docs/unchecked.txt (timings) compare with every number
+    replaced by a placeholder: the words, units, names and line structure must still match.
+Commands listed as `skip` in tests/docs/unchecked.txt (they need a GPU, torch, Triton, a terminal
+or files the docs only name) are not run; every entry needs a reason, and an entry that matches no
+documented command is an error (so the list cannot rot either).
+
+usage: check_docs.py DTSIM SOURCE_DIR [--list] [--only SUBSTRING]"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
+
+
+def blocks(text):
+    """The fenced blocks of a markdown text: (first line number, info string, lines)."""
+    out = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^```(\w*)\s*$", lines[i])
+        if not m:
+            i += 1
+            continue
+        start, info, body = i + 1, m.group(1), []
+        i += 1
+        while i < len(lines) and not lines[i].startswith("```"):
+            body.append(lines[i])
+            i += 1
+        out.append((start, info, body, i))  # i: the closing fence's index
+        i += 1
+    return out, lines
+
+
+def join_continued(lines):
+    """Commands of a sh block: lines ending in a backslash continue; comments after '#' kept out."""
+    cmds, cur = [], ""
+    for l in lines:
+        if not l.strip() and not cur:
+            continue
+        if l.rstrip().endswith("\\"):
+            cur += l.rstrip()[:-1] + " "
+            continue
+        cur += l
+        cmds.append(strip_comment(cur).strip())
+        cur = ""
+    if cur:
+        cmds.append(strip_comment(cur).strip())
+    return [c for c in cmds if c]
+
+
+def strip_comment(cmd):
+    """The command without a trailing '# comment' (a '#' outside quotes, after a blank)."""
+    q = None
+    for k, ch in enumerate(cmd):
+        if q:
+            if ch == q:
+                q = None
+        elif ch in "'\"":
+            q = ch
+        elif ch == "#" and k > 0 and cmd[k - 1] in " \t":
+            return cmd[:k]
+    return cmd
+
+
+def documented(src):
+    """[(doc file, line, command, expected output lines)]."""
+    files = [os.path.join(src, "README.md")] + sorted(
+        os.path.join(src, "docs", f) for f in os.listdir(os.path.join(src, "docs")) if f.endswith(".md"))
+    out = []
+    for path in files:
+        rel = os.path.relpath(path, src)
+        bl, lines = blocks(open(path, encoding="utf-8").read())
+        for k, (start, info, body, end) in enumerate(bl):
+            if info == "sh" and k + 1 < len(bl):
+                nstart, ninfo, nbody, _ = bl[k + 1]
+                between = lines[end + 1:nstart - 1]
+                if ninfo == "" and not any(l.strip() for l in between) and not any(l.startswith("$ ") for l in nbody):
+                    cmds = join_continued(body)
+                    if len(cmds) != 1:
+                        out.append((rel, start, None, ["a sh block followed by its output must hold one command, has %d" % len(cmds)]))
+                        continue
+                    out.append((rel, start, cmds[0], nbody))
+            elif info == "":
+                cur = None
+                for j, l in enumerate(body):
+                    if l.startswith("$ "):
+                        if cur:
+                            out.append(cur)
+                        cur = (rel, start + 1 + j, strip_comment(l[2:]).strip(), [])
+                    elif cur:
+                        cur[3].append(l)
+                if cur:
+                    out.append(cur)
+    return out
+
+
+def read_list(path):
+    """tests/docs/unchecked.txt: 'skip|loose COMMAND-SUBSTRING -- reason' per line."""
+    entries = []
+    for n, l in enumerate(open(path, encoding="utf-8"), 1):
+        l = l.rstrip("\n")
+        if not l.strip() or l.startswith("#"):
+            continue
+        m = re.match(r"^(skip|loose)\s+(.+?)\s+--\s+(\S.*)$", l)
+        if not m:
+            raise SystemExit("%s:%d: expected 'skip|loose COMMAND -- reason', got %r" % (path, n, l))
+        entries.append({"kind": m.group(1), "match": m.group(2), "reason": m.group(3), "line": n, "used": False})
+    return entries
+
+
+def entry_for(entries, doc, cmd):
+    for e in entries:
+        where, _, what = e["match"].partition(": ")
+        if what and where == doc and what in cmd:
+            e["used"] = True
+            return e
+    return None
+
+
+def normalize(lines, loose):
+    out = [l.rstrip() for l in lines]
+    while out and not out[-1]:
+        out.pop()
+    if loose:
+        out = [NUMBER.sub("N", l) for l in out]
+    return out
+
+
+def matches(expected, actual):
+    """expected may hold '...' lines, each standing for any number of lines."""
+    memo = {}
+
+    def go(i, j):
+        if (i, j) in memo:
+            return memo[(i, j)]
+        if i == len(expected):
+            r = j == len(actual)
+        elif expected[i].strip() == "...":
+            r = any(go(i + 1, k) for k in range(j, len(actual) + 1))
+        else:
+            r = j < len(actual) and expected[i] == actual[j] and go(i + 1, j + 1)
+        memo[(i, j)] = r
+        return r
+
+    sys.setrecursionlimit(100000)
+    return go(0, 0)
+
+
+def scratch(dtsim, src):
+    d = tempfile.mkdtemp(prefix="dtsim-docs-")
+    for name in ("examples", "tests", "docs", "bench", "python", "scripts"):
+        os.symlink(os.path.join(src, name), os.path.join(d, name))
+    os.mkdir(os.path.join(d, "build"))
+    os.symlink(os.path.abspath(dtsim), os.path.join(d, "build", "dtsim"))
+    pydir = os.path.join(os.path.dirname(os.path.abspath(dtsim)), "python")
+    if os.path.isdir(pydir):
+        os.symlink(pydir, os.path.join(d, "build", "python"))
+    return d
+
+
+def run(cmd, stdin, cwd):
+    cmd = re.sub(r"\s*<\s*commands\.txt\b", "", cmd)
+    cmd = re.sub(r"(^|[|;&]\s*)dtsim\b", r"\1./build/dtsim", cmd)
+    env = dict(os.environ)
+    env.pop("DTSIM_HISTORY", None)
+    for k in list(env):
+        if k.startswith("DTSIM_") and k not in ("DTSIM_COMPAT_VENV",):
+            del env[k]
+    env["PATH"] = os.path.join(cwd, "build") + os.pathsep + env.get("PATH", "")
+    p = subprocess.run(["bash", "-c", cmd], cwd=cwd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       env=env, timeout=300)
+    return p.stdout.decode("utf-8", "replace").replace("\r\n", "\n").split("\n")
+
+
+def main():
+    args = sys.argv[1:]
+    listing = "--list" in args
+    only = None
+    if "--only" in args:
+        only = args[args.index("--only") + 1]
+        del args[args.index("--only"):args.index("--only") + 2]
+    args = [a for a in args if a != "--list"]
+    dtsim, src = args[0], args[1]
+    entries = read_list(os.path.join(src, "tests", "docs", "unchecked.txt"))
+    docs = documented(src)
+    cwd = scratch(dtsim, src)
+    failed, checked, skipped = [], 0, 0
+    try:
+        for doc, line, cmd, expected in docs:
+            where = "%s:%d" % (doc, line)
+            if cmd is None:
+                failed.append("%s: %s" % (where, expected[0]))
+                continue
+            e = entry_for(entries, doc, cmd)
+            if only and only not in cmd:
+                continue
+            if listing:
+                print("%s %s: %s" % (e["kind"] if e else "check", where, cmd))
+                continue
+            if e and e["kind"] == "skip":
+                skipped += 1
+                continue
+            stdin = "".join(l[len("(dtsim) "):] + "\n" for l in expected if l.startswith("(dtsim) "))
+            actual = run(cmd, stdin, cwd)
+            loose = bool(e and e["kind"] == "loose")
+            want, got = normalize(expected, loose), normalize(actual, loose)
+            checked += 1
+            if not matches(want, got):
+                import difflib
+                diff = "\n".join(difflib.unified_diff(want, got, "documented", "printed now", lineterm=""))
+                failed.append("%s: `%s` prints something else:\n%s" % (where, cmd, diff))
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
+    if listing:
+        return 0
+    if not only:
+        for e in entries:
+            if not e["used"]:
+                failed.append("tests/docs/unchecked.txt:%d: '%s' matches no documented command" % (e["line"], e["match"]))
+    for f in failed:
+        print("FAIL " + f + "\n")
+    print("%d documented command(s) checked, %d not checked (tests/docs/unchecked.txt), %d failure(s)" %
+          (checked, skipped, len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+# The documentation's shown outputs (label e2e): every command of README.md and docs/*.md shown with
+# its output is run and compared with the text (tests/docs/check_docs.py; exceptions, each with its
+# reason, in tests/docs/unchecked.txt).
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+add_test(NAME docs/shown_outputs
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_docs.py $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR})
+set_tests_properties(docs/shown_outputs PROPERTIES LABELS e2e TIMEOUT 600)
