@@ -20,6 +20,7 @@
 #endif
 #include "interp/Interp.h"
 #include "host/Interrupt.h"
+#include "host/Output.h"
 #include "interp/RunControl.h"
 #include "interp/RunOptions.h"
 #include "ir/Printer.h"

@@ -12,11 +12,12 @@ What counts as a documented command with output:
 
 How a command runs: with bash, in a scratch folder that links examples/, tests/, docs/, bench/ and
 python/ of the source tree and holds build/dtsim (the binary under test) and build/python; `dtsim`
-at the start of a command is build/dtsim; `< commands.txt` (the documented file) is the transcript's
-input. Standard output and standard error go to one pipe, as a terminal shows them.
+at the start of a command is build/dtsim and `python3` the Python running this script; `< commands.txt` (the documented file)
+is the transcript's input. Standard output and standard error go to one pipe, as a terminal shows them.
 
 How output compares (the rule; docs/architecture.md, "Documentation tests", says it for readers):
-  * line by line, trailing blanks and trailing empty lines ignored;
+  * line by line, trailing blanks and trailing empty lines ignored; the absolute path of the tree
+    (the scratch folder, the source folder) in what a command prints reads '...';
   * a line that is just '...' (indented or not) in the docs stands for any number of lines (zero
     included): the docs' way of leaving lines out;
   * commands listed as `loose` in tests/docs/unchecked.txt (timings) compare with every number
@@ -25,7 +26,9 @@ Commands listed as `skip` in tests/docs/unchecked.txt (they need a GPU, torch, T
 or files the docs only name) are not run; every entry needs a reason, and an entry that matches no
 documented command is an error (so the list cannot rot either).
 
-usage: check_docs.py DTSIM SOURCE_DIR [--list] [--only SUBSTRING]"""
+usage: check_docs.py DTSIM SOURCE_DIR [--list] [--only SUBSTRING] [--update]
+(--update rewrites the shown output of each failing command with what it prints now, except where
+the docs leave lines out with '...' or the command is compared loosely: those are for a person.)"""
 import os
 import re
 import shutil
@@ -88,7 +91,7 @@ def strip_comment(cmd):
 
 
 def documented(src):
-    """[(doc file, line, command, expected output lines)]."""
+    """[(doc file, line, command, expected output lines, index of the first output line in the file)]."""
     files = [os.path.join(src, "README.md")] + sorted(
         os.path.join(src, "docs", f) for f in os.listdir(os.path.join(src, "docs")) if f.endswith(".md"))
     out = []
@@ -102,16 +105,16 @@ def documented(src):
                 if ninfo == "" and not any(l.strip() for l in between) and not any(l.startswith("$ ") for l in nbody):
                     cmds = join_continued(body)
                     if len(cmds) != 1:
-                        out.append((rel, start, None, ["a sh block followed by its output must hold one command, has %d" % len(cmds)]))
+                        out.append((rel, start, None, ["a sh block followed by its output must hold one command, has %d" % len(cmds)], 0))
                         continue
-                    out.append((rel, start, cmds[0], nbody))
+                    out.append((rel, start, cmds[0], nbody, nstart))
             elif info == "":
                 cur = None
                 for j, l in enumerate(body):
                     if l.startswith("$ "):
                         if cur:
                             out.append(cur)
-                        cur = (rel, start + 1 + j, strip_comment(l[2:]).strip(), [])
+                        cur = (rel, start + 1 + j, strip_comment(l[2:]).strip(), [], start + j + 1)
                     elif cur:
                         cur[3].append(l)
                 if cur:
@@ -180,6 +183,9 @@ def scratch(dtsim, src):
     pydir = os.path.join(os.path.dirname(os.path.abspath(dtsim)), "python")
     if os.path.isdir(pydir):
         os.symlink(pydir, os.path.join(d, "build", "python"))
+    # `python3` in a command is the Python running this test (the one the package was built for).
+    os.mkdir(os.path.join(d, "bin"))
+    os.symlink(sys.executable, os.path.join(d, "bin", "python3"))
     return d
 
 
@@ -191,8 +197,8 @@ def run(cmd, stdin, cwd):
     for k in list(env):
         if k.startswith("DTSIM_") and k not in ("DTSIM_COMPAT_VENV",):
             del env[k]
-    env["PATH"] = os.path.join(cwd, "build") + os.pathsep + env.get("PATH", "")
-    p = subprocess.run(["bash", "-c", cmd], cwd=cwd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    env["PATH"] = os.path.join(cwd, "bin") + os.pathsep + os.path.join(cwd, "build") + os.pathsep + env.get("PATH", "")
+    p = subprocess.run(["bash", "-c", cmd], cwd=cwd, input=stdin.encode(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        env=env, timeout=300)
     return p.stdout.decode("utf-8", "replace").replace("\r\n", "\n").split("\n")
 
@@ -200,18 +206,20 @@ def run(cmd, stdin, cwd):
 def main():
     args = sys.argv[1:]
     listing = "--list" in args
+    update = "--update" in args
     only = None
     if "--only" in args:
         only = args[args.index("--only") + 1]
         del args[args.index("--only"):args.index("--only") + 2]
-    args = [a for a in args if a != "--list"]
-    dtsim, src = args[0], args[1]
+    args = [a for a in args if a not in ("--list", "--update")]
+    edits = {}  # doc -> [(first line index, count, new lines)]
+    dtsim, src = args[0], os.path.abspath(args[1])
     entries = read_list(os.path.join(src, "tests", "docs", "unchecked.txt"))
     docs = documented(src)
     cwd = scratch(dtsim, src)
     failed, checked, skipped = [], 0, 0
     try:
-        for doc, line, cmd, expected in docs:
+        for doc, line, cmd, expected, at in docs:
             where = "%s:%d" % (doc, line)
             if cmd is None:
                 failed.append("%s: %s" % (where, expected[0]))
@@ -225,8 +233,10 @@ def main():
             if e and e["kind"] == "skip":
                 skipped += 1
                 continue
-            stdin = "".join(l[len("(dtsim) "):] + "\n" for l in expected if l.startswith("(dtsim) "))
-            actual = run(cmd, stdin, cwd)
+            # '(dtsim)' alone (trailing blanks are not kept) is an empty line: the REPL repeats the last command.
+            stdin = "".join(l.rstrip()[len("(dtsim) "):] + "\n" for l in expected if l.rstrip() == "(dtsim)" or l.startswith("(dtsim) "))
+            # Absolute paths of the tree print as '...' (the docs' way of writing "where your checkout is").
+            actual = [l.replace(cwd, "...").replace(src, "...") for l in run(cmd, stdin, cwd)]
             loose = bool(e and e["kind"] == "loose")
             want, got = normalize(expected, loose), normalize(actual, loose)
             checked += 1
@@ -234,10 +244,23 @@ def main():
                 import difflib
                 diff = "\n".join(difflib.unified_diff(want, got, "documented", "printed now", lineterm=""))
                 failed.append("%s: `%s` prints something else:\n%s" % (where, cmd, diff))
+                if update and not loose and not any(l.strip() == "..." for l in expected):
+                    n = len(expected)
+                    while n and not expected[n - 1].strip():
+                        n -= 1
+                    edits.setdefault(doc, []).append((at, n, normalize(actual, False)))
     finally:
         shutil.rmtree(cwd, ignore_errors=True)
     if listing:
         return 0
+    for doc, es in edits.items():
+        path = os.path.join(src, doc)
+        lines = open(path, encoding="utf-8").read().split("\n")
+        for at, n, new in sorted(es, reverse=True):
+            lines[at:at + n] = new
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        print("updated %s (%d shown output(s))" % (doc, len(es)))
     if not only:
         for e in entries:
             if not e["used"]:
