@@ -69,6 +69,15 @@ class Lexer {
         i_ = p;
         if (i_ >= s_.size()) break;
         char c = s_[i_];
+        // A backslash continuation in the first column: CPython 3.11 takes the indentation from the
+        // line it continues onto (with any leading blanks, the backslash line's own column counts).
+        if (c == '\\' && i_ == line_start_ && i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) {
+          ++i_;
+          newline();
+          if (i_ >= s_.size()) fail_at(line_, 1, "unexpected EOF while parsing");
+          bol = true;
+          continue;
+        }
         if (c == '#' || c == '\n' || c == '\r' || c == '\\') {
           if (c == '#') while (i_ < s_.size() && s_[i_] != '\n') ++i_;
           if (i_ < s_.size() && s_[i_] == '\\') {
@@ -216,9 +225,9 @@ class Lexer {
         ++i_;
         if (!digit_at(i_)) fail_at(line_, col_of(i_), "invalid decimal literal");
       } else if (!digit_at(i_)) {
-        i_ = e;  // `1e` followed by a keyword-like name: the e belongs to it
+        i_ = e;  // `3else`: the e starts a keyword, and the number ends before it (else an error)
         end_of_number("decimal");
-        fail_at(line_, col_of(i_), "invalid decimal literal");
+        return;
       }
       decimal_tail();
     }
@@ -1568,7 +1577,8 @@ class Parser {
           i = e == std::string::npos ? b.size() : e + 1;
           continue;
         }
-        i += 2;
+        // A backslash does not escape a brace: `\{x}` is a backslash and then a field.
+        i += b[i + 1] == '{' || b[i + 1] == '}' ? 1 : 2;
         continue;
       }
       if (c == '{') {

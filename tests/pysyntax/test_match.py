@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The .py reader's syntax check on match statements (soft keywords `match`/`case`, every pattern
-form) and on \\N{...} escapes, snippet by snippet: each has the verdict Python 3.11's parser gives
-(written down here, and compared with ast.parse when the running Python is 3.10 or later), and the
+form), on \\N{...} escapes and on tokenizer corners the syntax fuzz found, snippet by snippet:
+each has the verdict Python 3.11's parser gives (written down here, and compared with ast.parse
+when the running Python is 3.10 or later), and the
 reader must give the same, a rejection located at the right line. \\N{NAME} is checked for its form
 only: a well-formed name that no character has (\\N{NOT A NAME}) is accepted by the reader, where
 Python refuses it (docs/triton.md says so); that one divergence is listed as such. Then a file whose
@@ -12,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 M = "match x:\n    case {}:\n        pass\n"
 # (name, source, Python 3.11 accepts it, line of the error when it does not)
@@ -103,12 +105,23 @@ CASES = [
     ("\\N raw", "s = r'\\N{A!}'\n", True, 0),
     ("\\N escaped backslash", "s = '\\\\N{A!}'\n", True, 0),
     ("\\N in f-string", "s = f'{x}\\N{BULLET}'\n", True, 0),
+    # Tokenizer cases the syntax fuzz found (seeds 2, 7, 12 of fuzz_syntax.py).
+    ("backslash line in column 0", "def f():\n\\\n    x = 1\n", True, 0),
+    ("backslash line in column 0, no indent", "if 1:\n\\\nx = 1\n", False, 3),
+    ("backslash line in column 0, bad dedent", "if 1:\n    y = 2\n\\\n  x = 1\n", False, 4),
+    ("indented backslash line counts", "if 1:\n    y = 2\n    \\\nx = 1\n", True, 0),
+    ("number before else", "x = 1 if 3else 2\n", True, 0),
+    ("number before Else", "x = 1 if 3Else 2\n", False, 1),
+    ("exponent without digits", "x = 3e\n", False, 1),
+    ("backslash before a field", "s = f'a\\{x}'\n", True, 0),
+    ("backslash before a lone brace", "s = f'a\\}'\n", False, 1),
 ]
 # Accepted by the reader, refused by Python: the name is well formed but no character has it.
 DIVERGENT = [("\\N unknown name", "s = '\\N{NOT A NAME}'\n")]
 
 
 def main():
+    warnings.simplefilter("ignore")  # ast.parse warns of `3else` and invalid escapes
     checker, dtsim = sys.argv[1], sys.argv[2]
     failed = []
     with tempfile.TemporaryDirectory(prefix="dtsim-match-") as d:
