@@ -26,7 +26,9 @@ Commands listed as `skip` in tests/docs/unchecked.txt (they need a GPU, torch, T
 or files the docs only name) are not run; every entry needs a reason, and an entry that matches no
 documented command is an error (so the list cannot rot either).
 
-usage: check_docs.py DTSIM SOURCE_DIR [--list] [--only SUBSTRING] [--update]
+usage: check_docs.py DTSIM SOURCE_DIR [--list] [--only SUBSTRING] [--update] [--no-python]
+(--no-python: commands that run python3 are not checked, e.g. in the sanitizer build, whose _dtsim
+module cannot be loaded into an uninstrumented Python.)
 (--update rewrites the shown output of each failing command with what it prints now, except where
 the docs leave lines out with '...' or the command is compared loosely: those are for a person.)"""
 import os
@@ -207,11 +209,12 @@ def main():
     args = sys.argv[1:]
     listing = "--list" in args
     update = "--update" in args
+    no_python = "--no-python" in args
     only = None
     if "--only" in args:
         only = args[args.index("--only") + 1]
         del args[args.index("--only"):args.index("--only") + 2]
-    args = [a for a in args if a not in ("--list", "--update")]
+    args = [a for a in args if a not in ("--list", "--update", "--no-python")]
     edits = {}  # doc -> [(first line index, count, new lines)]
     dtsim, src = args[0], os.path.abspath(args[1])
     entries = read_list(os.path.join(src, "tests", "docs", "unchecked.txt"))
@@ -231,6 +234,10 @@ def main():
                 print("%s %s: %s" % (e["kind"] if e else "check", where, cmd))
                 continue
             if e and e["kind"] == "skip":
+                skipped += 1
+                continue
+            if no_python and re.search(r"\bpython3\b", cmd):
+                print("not checked (--no-python): %s: %s" % (where, cmd))
                 skipped += 1
                 continue
             # '(dtsim)' alone (trailing blanks are not kept) is an empty line: the REPL repeats the last command.
