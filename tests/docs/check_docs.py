@@ -22,13 +22,15 @@ How output compares (the rule; docs/architecture.md, "Documentation tests", says
     included): the docs' way of leaving lines out;
   * commands listed as `loose` in tests/docs/unchecked.txt (timings) compare with every number
     replaced by a placeholder: the words, units, names and line structure must still match.
+Commands listed as `cuda` there are checked only when dtsim has the CUDA backend (--no-cuda otherwise).
 Commands listed as `skip` in tests/docs/unchecked.txt (they need a GPU, torch, Triton, a terminal
 or files the docs only name) are not run; every entry needs a reason, and an entry that matches no
 documented command is an error (so the list cannot rot either).
 
-usage: check_docs.py DTSIM SOURCE_DIR [--list] [--only SUBSTRING] [--update] [--no-python]
+usage: check_docs.py DTSIM SOURCE_DIR [--list] [--only SUBSTRING] [--update] [--no-python] [--no-cuda]
 (--no-python: commands that run python3 are not checked, e.g. in the sanitizer build, whose _dtsim
-module cannot be loaded into an uninstrumented Python.)
+module cannot be loaded into an uninstrumented Python. --no-cuda: nor those listed as `cuda`, which
+need dtsim built with the CUDA backend, a GPU not needed.)
 (--update rewrites the shown output of each failing command with what it prints now, except where
 the docs leave lines out with '...' or the command is compared loosely: those are for a person.)"""
 import os
@@ -131,9 +133,9 @@ def read_list(path):
         l = l.rstrip("\n")
         if not l.strip() or l.startswith("#"):
             continue
-        m = re.match(r"^(skip|loose)\s+(.+?)\s+--\s+(\S.*)$", l)
+        m = re.match(r"^(skip|loose|cuda)\s+(.+?)\s+--\s+(\S.*)$", l)
         if not m:
-            raise SystemExit("%s:%d: expected 'skip|loose COMMAND -- reason', got %r" % (path, n, l))
+            raise SystemExit("%s:%d: expected 'skip|loose|cuda DOC: COMMAND -- reason', got %r" % (path, n, l))
         entries.append({"kind": m.group(1), "match": m.group(2), "reason": m.group(3), "line": n, "used": False})
     return entries
 
@@ -210,11 +212,12 @@ def main():
     listing = "--list" in args
     update = "--update" in args
     no_python = "--no-python" in args
+    no_cuda = "--no-cuda" in args
     only = None
     if "--only" in args:
         only = args[args.index("--only") + 1]
         del args[args.index("--only"):args.index("--only") + 2]
-    args = [a for a in args if a not in ("--list", "--update", "--no-python")]
+    args = [a for a in args if a not in ("--list", "--update", "--no-python", "--no-cuda")]
     edits = {}  # doc -> [(first line index, count, new lines)]
     dtsim, src = args[0], os.path.abspath(args[1])
     entries = read_list(os.path.join(src, "tests", "docs", "unchecked.txt"))
@@ -234,6 +237,10 @@ def main():
                 print("%s %s: %s" % (e["kind"] if e else "check", where, cmd))
                 continue
             if e and e["kind"] == "skip":
+                skipped += 1
+                continue
+            if no_cuda and e and e["kind"] == "cuda":
+                print("not checked (--no-cuda): %s: %s" % (where, cmd))
                 skipped += 1
                 continue
             if no_python and re.search(r"\bpython3\b", cmd):
