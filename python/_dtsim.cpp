@@ -19,11 +19,13 @@
 #include "driver/Findings.h"
 #include "interp/Interp.h"
 #include "host/Interrupt.h"
+#include "host/Output.h"
 #include "interp/RunControl.h"
 #include "interp/RunOptions.h"
 #include "ir/Printer.h"
 #include "ir/Verify.h"
 #include "repl/Debugger.h"
+#include "viz/Viz.h"
 
 namespace py = pybind11;
 
@@ -198,7 +200,8 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::string>& break_at,
              const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend,
              const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays,
-             int64_t max_steps, double timeout, int launch, const std::vector<std::string>& host_stack) {
+             int64_t max_steps, double timeout, int launch, const std::vector<std::string>& host_stack,
+             const std::string& viz) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   std::map<std::string, std::string> options{{"sanitize", sanitize}, {"threads", std::to_string(threads)}, {"order", order},
@@ -212,6 +215,8 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   bool cuda = settings.backend == "cuda";
   if (cuda && (!break_if.empty() || !break_at.empty() || !print_if.empty() || !c.program.break_at.empty()))
     throw UserError("the debugger (break_if, break_at, print_if, breakpoint_if) runs on the interpreter; use backend='interp'");
+  if (!viz.empty() && cuda) throw UserError("viz draws an interpreter run; use backend='interp'");
+  if (!viz.empty()) check_output_target(viz, "viz");  // before the run, not after it
   Buffers preset;
   std::vector<py::buffer_info> infos;
   for (const auto& [name, obj, dtype] : arrays) {
@@ -263,8 +268,18 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   dbg.launch = launch;
   std::unique_ptr<DebugHooks> hooks;
   if (!dbg.break_if.empty() || !dbg.break_at.empty() || !dbg.print_if.empty() || !dbg.memory->bps.empty()) {
+    if (!viz.empty())
+      throw UserError("viz cannot be combined with break_if, break_at, print_if or breakpoint_if (the REPL's viz command draws "
+                      "the running instance's footprint)");
     hooks = make_debugger(m, b, dbg, std::cout);
     opt.hooks = hooks.get();
+    opt.threads = 1;
+  }
+  // viz: every load and store recorded (one thread), the picture written after the run, findings or not.
+  std::optional<VizRecorder> recorder;
+  if (!viz.empty()) {
+    recorder.emplace(std::nullopt);
+    opt.hooks = &*recorder;
     opt.threads = 1;
   }
   RunControl ctl;
@@ -305,6 +320,20 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     if (cut != std::string::npos) line.erase(cut);
     PyErr_SetString(PyExc_KeyboardInterrupt, line.c_str());
     throw py::error_already_set();
+  }
+  if (recorder) {
+    VizOptions vo;
+    vo.html = viz.size() > 5 && viz.compare(viz.size() - 5, 5, ".html") == 0;
+    const Kernel& k = m.kernels.at(0);
+    vo.file = k.loc.valid() ? Sources::name(k.loc.file) : "";
+    vo.order = order;
+    std::string picture = render_viz(*recorder, bufs, vo);
+    std::string why;
+    if (!write_viz_file(viz, picture, &why)) throw UserError(why);
+    std::cerr << "viz: wrote " << viz << " (" << picture.size() << " bytes";
+    if (report.findings_count)
+      std::cerr << "; " << report.findings_count << " sanitizer finding" << (report.findings_count == 1 ? "" : "s") << " drawn";
+    std::cerr << ")\n";
   }
   py::list findings;
   const std::vector<Finding>& found = quit ? dbg.memory->findings : report.findings;
@@ -361,8 +390,9 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("backend") = "interp",
         py::arg("device_arrays") = std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>{},
         py::arg("max_steps") = 0, py::arg("timeout") = 0.0, py::arg("launch") = 0,
-        py::arg("host_stack") = std::vector<std::string>{},
-        "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place.");
+        py::arg("host_stack") = std::vector<std::string>{}, py::arg("viz") = std::string(),
+        "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place; `viz`: write the "
+        "picture of the run (as `dtsim viz`) to this .svg/.html file.");
   m.def(
       "check_option",
       [](const std::string& name, const std::string& value) {

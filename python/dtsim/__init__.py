@@ -68,10 +68,11 @@ _config = {
     "print_if": [],
     "max_steps": 0,
     "timeout": 0,
+    "viz": None,
 }
 _ENV = {"sanitize": "DTSIM_SANITIZE", "threads": "DTSIM_THREADS", "order": "DTSIM_ORDER", "keep_going": "DTSIM_KEEP_GOING",
         "break_if": "DTSIM_BREAK_IF", "break_at": "DTSIM_BREAK_AT", "backend": "DTSIM_BACKEND",
-        "max_steps": "DTSIM_MAX_STEPS", "timeout": "DTSIM_TIMEOUT"}
+        "max_steps": "DTSIM_MAX_STEPS", "timeout": "DTSIM_TIMEOUT", "viz": "DTSIM_VIZ"}
 
 
 def _split_exprs(text):
@@ -129,6 +130,10 @@ def _check(name, text):
         raise ValueError("%s %s" % (name, err))
 
 
+def _viz_path(pattern, launch, kernel):
+    """The file of one launch's picture: '{launch}' (1, 2, ...) and '{kernel}' replaced."""
+    return pattern.format(launch=launch, kernel=kernel)
+
 def _option(k, v):
     """The value of option k as stored, after the same checks as `dtsim run --k=v`."""
     if k in ("break_if", "break_at"):
@@ -161,6 +166,11 @@ def _option(k, v):
     if k == "viz":
         if v is not None and not (isinstance(v, str) and v.endswith((".svg", ".html")) and len(v) > 5):
             raise ValueError("viz expects a file name ending in .svg or .html (or None), got %r" % (v,))
+        if v is not None:
+            try:
+                _viz_path(v, 1, "k")
+            except (KeyError, IndexError, ValueError):
+                raise ValueError("viz %r: only {launch} and {kernel} may appear in braces" % (v,))
         return v
     if not isinstance(v, str):
         raise TypeError("%s expects a string, got %r" % (k, v))
@@ -177,10 +187,13 @@ def config(**options):
     the statement on LINE; or a list of them), break_if (a condition such as 'pid0==1' or the guide's
     '=1,>0'; a string or a list), break_at ('kernel.py:LINE [if COND]'; a string or a list),
     backend ('interp', or 'cuda': the CUDA backend, the arrays copied to the GPU and back, accesses
-    bounds-checked unless sanitize='none'; BackendError at launch without a GPU). Values are checked
-    as `dtsim run` checks its flags (ValueError, TypeError) before anything changes. The environment
-    sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER, DTSIM_KEEP_GOING=1,
-    DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT."""
+    bounds-checked unless sanitize='none'; BackendError at launch without a GPU), viz ('out.svg' or
+    'out.html': each launch writes `dtsim viz`'s picture of it there, findings or not; '{launch}' and
+    '{kernel}' in the name give each launch its own file, else the last launch's picture stays; None:
+    no picture). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
+    anything changes. The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER,
+    DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT,
+    DTSIM_VIZ."""
     if _ENV_ERROR:
         raise ValueError(_ENV_ERROR[0])
     new = {}
@@ -205,6 +218,12 @@ def _config_from_env():
             continue
         if k in ("break_if", "break_at"):
             _config[k] = [text]
+            continue
+        if k == "viz":
+            try:
+                _config[k] = _option(k, text)
+            except ValueError as e:
+                _ENV_ERROR.append("%s=%s: %s" % (var, text, e))
             continue
         err = _dtsim.check_option(k, text)
         if err:  # raised by config() and by every launch (not at import: `python -m dtsim` reports it)
@@ -266,8 +285,10 @@ def _launch_extras(compiled):
     _sync_printoptions()
     c = _config
     debugging = c["break_if"] or c["break_at"] or compiled.has_breakpoints or _dtsim.debugger_active()
+    viz = _viz_path(c["viz"], _launches[0], compiled.kernel) if c["viz"] else ""
     return {"max_steps": int(c["max_steps"]), "timeout": float(c["timeout"]), "launch": _launches[0],
-            "host_stack": _host_stack() if debugging else []}
+            "host_stack": _host_stack() if debugging else [], "viz": viz}
+
 
 
 def _check_result(compiled, result, launch_extras):

@@ -3,12 +3,13 @@ dtsim's interpreter (findings raise dtsim.KernelError).
 Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shuffle:SEED
          --keep-going  --max-steps=N  --timeout=S  --break-if=COND  --break-at=FILE:LINE[ if COND]
          --print-if COND EXPRS [--at LINE]  --backend=interp|cuda
+         --viz=FILE.svg|FILE.html (each launch's picture, as `dtsim viz`; {launch}, {kernel} in FILE)
 The REPL's quit (or Ctrl-D) ends the script, as pdb's does; Ctrl-C raises KeyboardInterrupt."""
 import os
 import runpy
 import sys
 
-_VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at")
+_VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at", "viz")
 
 
 def _usage(msg):
@@ -60,6 +61,8 @@ def main(argv):
                     return _usage("'--at' expects a line number >= 1, got '%s'" % value)
                 cond, exprs, _ = opts["print_if"][-1]
                 opts["print_if"][-1] = (cond, exprs, int(value))
+            elif key == "viz":
+                opts[key] = value  # checked by dtsim.config below
             else:
                 err = _dtsim.check_option(key, value)  # the check `dtsim run` makes
                 if err:

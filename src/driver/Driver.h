@@ -11,6 +11,7 @@
 // executors.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 
 #include "frontend/DT.h"
 #include "host/Buffers.h"
+#include "host/Npy.h"
 #include "ir/IR.h"
 #include "ir/Verify.h"
 #include "ttir/Ttir.h"
@@ -66,19 +68,18 @@ struct LaunchSpec {
   TtirLaunch ttir;                                       // TTIR: arg_names, grid, num_warps, ... (kernel, buffers above)
 };
 
-// The .npy files of a run's --in flags, each read from disk once: the frontends (.dt sizes, .py
-// types) and the input buffers (read_inputs) share what was read.
+// The .npy files of a run's --in flags: the frontends (.dt sizes, .py types) read each file's header
+// once; the data is read once, by the run's input buffer (read_inputs), a piece at a time so that a
+// signal or --timeout stops the read of a huge file.
 class InputFiles {
  public:
-  // The array of `file` for buffer `name`; `want` only decides how a bf16 file is read (host/Npy.h).
-  const Buffer& get(const std::string& name, const std::string& file, std::optional<Scalar> want);
-  // The same, moved out of the cache (its last use: the run's input buffer).
-  Buffer take(const std::string& name, const std::string& file, std::optional<Scalar> want);
+  // The dtype and shape of `file`; `want` only decides how a bf16 file is read (host/Npy.h).
+  const NpyInfo& info(const std::string& file, std::optional<Scalar> want);
+  // The array of `file` for buffer `name`, read now; `poll` as read_npy's.
+  Buffer take(const std::string& name, const std::string& file, std::optional<Scalar> want, const NpyPoll& poll = {});
 
  private:
-  std::map<std::string, std::string> bytes_;                                   // file -> contents
-  std::map<std::pair<std::string, bool>, std::shared_ptr<Buffer>> parsed_;     // (file, as bf16) -> array
-  std::shared_ptr<Buffer>& slot(const std::string& name, const std::string& file, std::optional<Scalar> want);
+  std::map<std::pair<std::string, bool>, NpyInfo> info_;  // (file, as bf16) -> header
 };
 
 // A program on its way down the pass list, and the result of compile().
@@ -135,7 +136,9 @@ std::string known_extensions();
 // Reads every `--in NAME=FILE` (through p.inputs: a file the frontend read is not read again) and
 // checks it against the pointer parameter NAME of the verified module ("x.npy: error: shape (10,)
 // does not match parameter 'x' *f32[1000]"). The result is the `preset` for make_buffers.
-Buffers read_inputs(Program& p, const std::vector<std::pair<std::string, std::string>>& ins);
+// `poll` (when given) is called with "while reading FILE" every 8 MiB read and may throw WorkStopped.
+Buffers read_inputs(Program& p, const std::vector<std::pair<std::string, std::string>>& ins,
+                    const std::function<void(const std::string&)>& poll = {});
 
 // The parameter declaring buffer `name` in any kernel, or nullptr.
 const Param* find_buffer_param(const Module& m, const std::string& name);

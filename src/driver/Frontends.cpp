@@ -67,7 +67,7 @@ void dt_bind_sizes(Program& p, const LaunchSpec& spec) {
   for (const auto& [name, file] : spec.ins) {
     std::optional<Scalar> dtype = dt_input_dtype(*p.dt, name);
     if (!dtype) continue;
-    shapes.push_back({name, file, p.inputs->get(name, file, dtype).shape});
+    shapes.push_back({name, file, p.inputs->info(file, dtype).shape});
   }
   p.size_args = bind_dt_sizes(*p.dt, spec.args, shapes);
 }
@@ -123,7 +123,7 @@ void py_lower(Program& p, const LaunchSpec& spec) {
   std::set<std::string> named;
   for (const auto& [name, file] : spec.ins) {
     if (!named.insert(name).second) throw UserError("--in " + name + " given twice");
-    const Buffer& b = p.inputs->get(name, file, std::nullopt);
+    const NpyInfo& b = p.inputs->info(file, std::nullopt);
     launch.buffers.push_back(TritonBuffer{name, b.dtype, b.shape, true});
   }
   for (const auto& [name, text] : spec.bufs) {

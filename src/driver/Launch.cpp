@@ -31,29 +31,19 @@ std::string param_type_str(const Param& p, const Shape& shape) {
 
 // ---- the --in files ----
 
-std::shared_ptr<Buffer>& InputFiles::slot(const std::string& name, const std::string& file, std::optional<Scalar> want) {
+const NpyInfo& InputFiles::info(const std::string& file, std::optional<Scalar> want) {
   bool bf16 = want && *want == Scalar::BF16;  // the only type `want` changes the reading of
-  std::shared_ptr<Buffer>& b = parsed_[{name + "=" + file, bf16}];
-  if (!b) {
-    auto it = bytes_.find(file);
-    if (it == bytes_.end()) it = bytes_.emplace(file, read_npy_bytes(file)).first;
-    b = std::make_shared<Buffer>(parse_npy(it->second, file, name, want));
-  }
-  return b;
+  auto it = info_.find({file, bf16});
+  if (it == info_.end()) it = info_.emplace(std::make_pair(file, bf16), read_npy_info(file, want)).first;
+  return it->second;
 }
 
-const Buffer& InputFiles::get(const std::string& name, const std::string& file, std::optional<Scalar> want) {
-  return *slot(name, file, want);
+Buffer InputFiles::take(const std::string& name, const std::string& file, std::optional<Scalar> want, const NpyPoll& poll) {
+  return read_npy(file, name, want, poll);
 }
 
-Buffer InputFiles::take(const std::string& name, const std::string& file, std::optional<Scalar> want) {
-  std::shared_ptr<Buffer>& b = slot(name, file, want);
-  Buffer out = std::move(*b);
-  b.reset();
-  return out;
-}
-
-Buffers read_inputs(Program& p, const std::vector<std::pair<std::string, std::string>>& ins) {
+Buffers read_inputs(Program& p, const std::vector<std::pair<std::string, std::string>>& ins,
+                    const std::function<void(const std::string&)>& poll) {
   const Module& m = p.module;
   Buffers preset;
   for (const auto& [name, file] : ins) {
@@ -65,7 +55,7 @@ Buffers read_inputs(Program& p, const std::vector<std::pair<std::string, std::st
     if (preset.find(name)) throw UserError("--in " + name + " given twice");
     Shape shape;
     for (const ExprP& e : prm->shape) shape.push_back(eval_param_expr(e, p.bindings).as_int());
-    Buffer buf = p.inputs->take(name, file, prm->dtype);
+    Buffer buf = p.inputs->take(name, file, prm->dtype, poll ? NpyPoll([&] { poll("while reading " + file); }) : NpyPoll());
     if (buf.shape != shape || buf.dtype != prm->dtype) {
       std::string what = buf.shape != shape ? "shape " + numpy_shape(buf.shape) : std::string("dtype ") + scalar_name(buf.dtype);
       throw UserError(file + ": error: " + what + " does not match parameter '" + name + "' " +

@@ -1,6 +1,7 @@
 // .npy reading and writing (format versions 1.0-3.0, little-endian, C order) for --in / --out.
 #include "host/Npy.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -209,38 +210,43 @@ bool host_is_little_endian() {
 
 }  // namespace
 
-std::string read_npy_bytes(const std::string& path) {
-  if (!host_is_little_endian()) npy_error(path, ".npy I/O needs a little-endian host");
-  return read_all(path);
-}
+namespace {
 
-Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want) {
-  return parse_npy(read_npy_bytes(path), path, name, want);
-}
+// What the header says and where the data lies, checked against the file's size.
+struct Layout {
+  Shape shape;
+  FileType ft{Scalar::F32, 4};
+  size_t data_at = 0;
+  int64_t numel = 0;
+  size_t need = 0;  // bytes of data
+};
 
-Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name, std::optional<Scalar> want) {
-  if (data.size() < kMagicLen + 2 || data.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
+// `head`: the file's first bytes (at least up to the end of the header when the file has them);
+// `file_size`: the whole file's size.
+Layout parse_layout(const std::string& head, size_t file_size, const std::string& path, std::optional<Scalar> want) {
+  if (head.size() < kMagicLen + 2 || head.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
     npy_error(path, "not a .npy file (bad magic string)");
-  int major = static_cast<uint8_t>(data[6]);
+  int major = static_cast<uint8_t>(head[6]);
   if (major < 1 || major > 3)
     npy_error(path, "unsupported .npy format version " + std::to_string(major) + "." +
-                        std::to_string(static_cast<uint8_t>(data[7])));
+                        std::to_string(static_cast<uint8_t>(head[7])));
   size_t len_bytes = major == 1 ? 2 : 4;
-  if (data.size() < 8 + len_bytes) npy_error(path, "truncated header");
-  size_t header_len = read_le(data, 8, static_cast<int>(len_bytes));
+  if (head.size() < 8 + len_bytes) npy_error(path, "truncated header");
+  size_t header_len = read_le(head, 8, static_cast<int>(len_bytes));
   size_t header_at = 8 + len_bytes;
-  if (data.size() < header_at + header_len) npy_error(path, "truncated header");
-  std::string header = data.substr(header_at, header_len);
+  if (head.size() < header_at + header_len) npy_error(path, "truncated header");
+  std::string header = head.substr(header_at, header_len);
   HeaderParser::Header h = HeaderParser(path, header).parse();
   if (h.fortran) npy_error(path, "Fortran-order data is not supported; save a C-contiguous array");
-  FileType ft = file_type(path, h.descr, want);
-
-  size_t data_at = header_at + header_len;
-  size_t have = data.size() - data_at;
+  Layout l;
+  l.ft = file_type(path, h.descr, want);
+  l.shape = h.shape;
+  l.data_at = header_at + header_len;
+  size_t have = file_size - l.data_at;
   // Bytes the shape needs, computed without overflow: once a partial product exceeds the file, the
   // data is short (unless a later extent is 0).
   bool empty = false, too_big = false;
-  size_t need = static_cast<size_t>(ft.bytes);
+  size_t need = static_cast<size_t>(l.ft.bytes);
   for (int64_t d : h.shape) {
     empty = empty || d == 0;
     if (d != 0 && need > have / static_cast<size_t>(d)) too_big = true;
@@ -254,34 +260,126 @@ Buffer parse_npy(const std::string& data, const std::string& path, const std::st
     npy_error(path, "truncated data: shape " + shape_tuple(h.shape) + " needs " + std::to_string(need) +
                         " bytes, the file has " + std::to_string(have));
   if (have > need) npy_error(path, "trailing bytes after the array data");
-  int64_t numel = empty ? 0 : shape_numel(h.shape);  // an empty shape may multiply past int64 otherwise
+  l.need = need;
+  l.numel = empty ? 0 : shape_numel(h.shape);  // an empty shape may multiply past int64 otherwise
+  return l;
+}
 
+Buffer empty_buffer(const Layout& l, const std::string& name) {
   Buffer b;
   b.name = name;
-  b.dtype = ft.stored;
-  b.shape = h.shape;
+  b.dtype = l.ft.stored;
+  b.shape = l.shape;
   b.io = BufIO::In;
   b.defined = true;
-  b.bytes.resize(static_cast<size_t>(numel) * static_cast<size_t>(scalar_bytes(ft.stored)));
-  const char* src = data.data() + data_at;
-  if (ft.bf16_from_f4) {
-    for (int64_t i = 0; i < numel; ++i) {
+  return b;
+}
+
+// Converts `count` file elements at `src` (element `first` of the array on) into `b.bytes`, which
+// already has room for them.
+void convert(const Layout& l, const char* src, int64_t first, int64_t count, Buffer& b, const std::string& path) {
+  if (l.ft.bf16_from_f4) {
+    for (int64_t i = 0; i < count; ++i) {
       float f;
       std::memcpy(&f, src + i * 4, 4);
-      b.as<uint16_t>()[i] = f32_to_bf16(f);
+      b.as<uint16_t>()[first + i] = f32_to_bf16(f);
     }
-  } else if (ft.bool_from_u1) {
-    for (int64_t i = 0; i < numel; ++i) {
+  } else if (l.ft.bool_from_u1) {
+    for (int64_t i = 0; i < count; ++i) {
       uint8_t v = static_cast<uint8_t>(src[i]);
       if (v > 1) npy_error(path, "uint8 data for a boolean buffer holds " + std::to_string(v) + " at index " +
-                                     std::to_string(i) + " (only 0 and 1 are allowed)");
-      b.bytes[static_cast<size_t>(i)] = v;
+                                     std::to_string(first + i) + " (only 0 and 1 are allowed)");
+      b.bytes[static_cast<size_t>(first + i)] = v;
     }
   } else {
-    if (need) std::memcpy(b.bytes.data(), src, need);  // an empty array has no storage to copy into
-    if (ft.stored == Scalar::I1)
-      for (auto& v : b.bytes) v = v != 0;
+    size_t n = static_cast<size_t>(count) * static_cast<size_t>(l.ft.bytes);
+    if (n) std::memcpy(b.bytes.data() + static_cast<size_t>(first) * static_cast<size_t>(l.ft.bytes), src, n);
+    if (l.ft.stored == Scalar::I1)
+      for (int64_t i = 0; i < count; ++i) b.bytes[static_cast<size_t>(first + i)] = b.bytes[static_cast<size_t>(first + i)] != 0;
   }
+}
+
+// Closes a FILE* when the read ends, however it ends.
+struct FileCloser {
+  FILE* f;
+  ~FileCloser() {
+    if (f) std::fclose(f);
+  }
+};
+
+}  // namespace
+
+NpyInfo read_npy_info(const std::string& path, std::optional<Scalar> want) {
+  Buffer b = read_npy(path, "", want, {}, /*header_only=*/true);
+  return NpyInfo{b.dtype, b.shape};
+}
+
+Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want, const NpyPoll& poll,
+                bool header_only) {
+  if (!host_is_little_endian()) npy_error(path, ".npy I/O needs a little-endian host");
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) npy_error(path, std::string("cannot open file: ") + std::strerror(errno));
+  FileCloser closer{f};
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    // A pipe or device: read it whole (its size is known only at its end).
+    closer.f = nullptr;
+    std::fclose(f);
+    return parse_npy(read_all(path), path, name, want);
+  }
+  size_t file_size = static_cast<size_t>(st.st_size);
+  // The header: the fixed part, then as many bytes as its length field says.
+  std::string head(std::min<size_t>(file_size, 12), '\0');
+  if (std::fread(head.data(), 1, head.size(), f) != head.size()) npy_error(path, "read failed");
+  if (head.size() >= 10 && head.compare(0, kMagicLen, kMagic, kMagicLen) == 0) {
+    int major = static_cast<uint8_t>(head[6]);
+    size_t len_bytes = major == 1 ? 2 : 4;
+    if ((major >= 1 && major <= 3) && head.size() >= 8 + len_bytes) {
+      size_t end = std::min<size_t>(file_size, 8 + len_bytes + read_le(head, 8, static_cast<int>(len_bytes)));
+      size_t at = head.size();
+      if (end > at) {
+        head.resize(end);
+        if (std::fread(head.data() + at, 1, end - at, f) != end - at) npy_error(path, "read failed");
+      }
+    }
+  }
+  Layout l = parse_layout(head, file_size, path, want);
+  Buffer b = empty_buffer(l, name);
+  if (header_only) return b;
+  // The data, a piece at a time: a signal or --timeout (`poll` throws) stops a huge file within a
+  // piece. The buffer's memory is reserved at once but touched (zeroed, then read into) piece by
+  // piece, so that no single step takes long.
+  size_t total = static_cast<size_t>(l.numel) * static_cast<size_t>(scalar_bytes(l.ft.stored));
+  b.bytes.reserve(total);
+  if (std::fseek(f, static_cast<long>(l.data_at), SEEK_SET) != 0) npy_error(path, "read failed");
+  constexpr int64_t kPieceBytes = int64_t(8) << 20;
+  int64_t per_piece = std::max<int64_t>(1, kPieceBytes / l.ft.bytes);
+  std::vector<char> piece;
+  for (int64_t first = 0; first < l.numel; first += per_piece) {
+    if (poll) poll();
+    int64_t count = std::min(per_piece, l.numel - first);
+    size_t n = static_cast<size_t>(count) * static_cast<size_t>(l.ft.bytes);
+    b.bytes.resize(static_cast<size_t>(first + count) * static_cast<size_t>(scalar_bytes(l.ft.stored)));
+    bool direct = !l.ft.bf16_from_f4 && !l.ft.bool_from_u1;
+    char* dst = direct ? reinterpret_cast<char*>(b.bytes.data()) + static_cast<size_t>(first) * static_cast<size_t>(l.ft.bytes)
+                       : (piece.resize(n), piece.data());
+    if (std::fread(dst, 1, n, f) != n) npy_error(path, std::ferror(f) ? "read failed" : "truncated data (the file shrank while being read)");
+    if (direct) {
+      if (l.ft.stored == Scalar::I1)
+        for (int64_t i = 0; i < count; ++i) b.bytes[static_cast<size_t>(first + i)] = b.bytes[static_cast<size_t>(first + i)] != 0;
+    } else {
+      convert(l, piece.data(), first, count, b, path);
+    }
+  }
+  if (poll) poll();
+  return b;
+}
+
+Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name, std::optional<Scalar> want) {
+  Layout l = parse_layout(data, data.size(), path, want);
+  Buffer b = empty_buffer(l, name);
+  b.bytes.resize(static_cast<size_t>(l.numel) * static_cast<size_t>(scalar_bytes(l.ft.stored)));
+  convert(l, data.data() + l.data_at, 0, l.numel, b, path);
   return b;
 }
 

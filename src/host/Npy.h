@@ -1,6 +1,7 @@
 // .npy files (format 1.0-3.0, little-endian, C order): read into / write from a Buffer.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -12,9 +13,19 @@ namespace dtsim {
 // Reads `path`; dtype from the header (<f2 -> f16, <f4, <f8, <i4, <i8, |b1; bf16 stored as <u2 is
 // read only when `want` is BF16). UserError "path: error: ..." on a missing, truncated or malformed
 // file, or an unsupported dtype.
-Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want = std::nullopt);
-// The file's bytes, for parse_npy (the same errors as read_npy for a file that cannot be read).
-std::string read_npy_bytes(const std::string& path);
+// The data is read a piece (8 MiB) at a time; `poll`, when given, is called before each piece and
+// may throw (host/Interrupt.h's WorkStopped) to stop the read of a huge file. A FIFO or device is
+// read whole first. `header_only`: checks the header against the file's size, reads no data (the
+// buffer has its dtype and shape, no bytes): see read_npy_info.
+using NpyPoll = std::function<void()>;
+Buffer read_npy(const std::string& path, const std::string& name, std::optional<Scalar> want = std::nullopt,
+                const NpyPoll& poll = {}, bool header_only = false);
+// The dtype and shape of the array in `path` (as read_npy would read it), from its header alone.
+struct NpyInfo {
+  Scalar dtype;
+  Shape shape;
+};
+NpyInfo read_npy_info(const std::string& path, std::optional<Scalar> want = std::nullopt);
 // The same from the file's bytes (`path` only names it in messages).
 Buffer parse_npy(const std::string& data, const std::string& path, const std::string& name,
                  std::optional<Scalar> want = std::nullopt);

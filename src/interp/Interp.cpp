@@ -371,6 +371,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
       ctl->stopped_inside = false;
       ctl->stopped_kernel = k.name;
       ctl->stopped_pid = order[i];
+      ctl->stopped_rank = k.grid.size();
       ctl->stopped_done = ctl->done.load();
       ctl->stopped_total = total;
     }

@@ -16,10 +16,6 @@ namespace dtsim {
 
 namespace {
 
-std::string pid_text(const std::array<int64_t, 3>& p) {
-  return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
-}
-
 std::string rate_text(double r) {
   char buf[32];
   std::snprintf(buf, sizeof buf, r >= 100 ? "%.0f" : "%.3g", r);
@@ -39,9 +35,9 @@ void RunControl::begin_launch(const std::string& name, int64_t instances) {
 }
 
 std::string RunControl::interrupted_line(const std::string& verb) const {
-  std::string at = stopped_inside ? "' in pid " + pid_text(stopped_pid) + (stopped_where.empty() ? "" : ", " + stopped_where) +
+  std::string at = stopped_inside ? "' in pid " + pid_text(stopped_pid, stopped_rank) + (stopped_where.empty() ? "" : ", " + stopped_where) +
                                         (stopped_loc.valid() ? " at " + format_loc(stopped_loc) : "")
-                                  : "' before pid " + pid_text(stopped_pid);
+                                  : "' before pid " + pid_text(stopped_pid, stopped_rank);
   return verb + ": kernel '" + stopped_kernel + at + ": " + std::to_string(stopped_done) + " of " + std::to_string(stopped_total) +
          " instances done; no output file written";
 }
@@ -138,6 +134,7 @@ std::string where_in(Ctx& c, const Stmt& s, SourceLoc& loc) {
       rc.stopped_inside = true;
       rc.stopped_kernel = c.f->kernel ? c.f->kernel->name : "";
       rc.stopped_pid = c.f->pid;
+      rc.stopped_rank = c.f->kernel ? c.f->kernel->grid.size() : 3;
       rc.stopped_done = rc.done.load();
       rc.stopped_total = rc.total.load();
       rc.stopped_where = where_in(c, s, rc.stopped_loc);

@@ -46,6 +46,7 @@ struct RunControl {
   bool interrupted = false;
   std::string stopped_kernel;
   std::array<int64_t, 3> stopped_pid{};  // the instance that was running (inside), else the next one
+  size_t stopped_rank = 3;               // its grid's rank: the pid is written [p0, p1] (pid_text)
   int64_t stopped_done = 0, stopped_total = 0;
   bool stopped_inside = false;  // inside an instance: stopped_loc and stopped_where say where
   SourceLoc stopped_loc;        // the innermost enclosing loop, else the statement

@@ -69,6 +69,15 @@ class Lexer {
         i_ = p;
         if (i_ >= s_.size()) break;
         char c = s_[i_];
+        // A backslash continuation in the first column: CPython 3.11 takes the indentation from the
+        // line it continues onto (with any leading blanks, the backslash line's own column counts).
+        if (c == '\\' && i_ == line_start_ && i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) {
+          ++i_;
+          newline();
+          if (i_ >= s_.size()) fail_at(line_, 1, "unexpected EOF while parsing");
+          bol = true;
+          continue;
+        }
         if (c == '#' || c == '\n' || c == '\r' || c == '\\') {
           if (c == '#') while (i_ < s_.size() && s_[i_] != '\n') ++i_;
           if (i_ < s_.size() && s_[i_] == '\\') {
@@ -216,9 +225,9 @@ class Lexer {
         ++i_;
         if (!digit_at(i_)) fail_at(line_, col_of(i_), "invalid decimal literal");
       } else if (!digit_at(i_)) {
-        i_ = e;  // `1e` followed by a keyword-like name: the e belongs to it
+        i_ = e;  // `3else`: the e starts a keyword, and the number ends before it (else an error)
         end_of_number("decimal");
-        fail_at(line_, col_of(i_), "invalid decimal literal");
+        return;
       }
       decimal_tail();
     }
@@ -370,6 +379,14 @@ class Lexer {
         size_t end = t.body_at + t.body_len;
         if (k + 2 >= end || s_[k + 2] != '{' || s_.find('}', k + 3) >= end || s_.find('}', k + 3) == k + 3)
           fail_at(t.line, t.col, "(unicode error) malformed \\N character escape");
+        // The name is not looked up (dtsim has no Unicode name table): only names that no character
+        // or alias can have are refused. Every Unicode name is words of A-Z and 0-9 joined by single
+        // spaces or hyphens (matched without regard to case); a well-formed unknown name (NOT A NAME)
+        // is accepted here, where Python refuses it.
+        std::string nm = s_.substr(k + 3, s_.find('}', k + 3) - (k + 3));
+        bool ok = nm.front() != ' ' && nm.back() != ' ' && nm.find("  ") == std::string::npos;
+        for (char c : nm) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == ' ' || c == '-');
+        if (!ok) fail_at(t.line, t.col, "(unicode error) unknown Unicode character name '" + nm + "'");
       }
       ++k;  // the escaped character
     }
@@ -504,6 +521,7 @@ class Parser {
       if (w == "with") return with_stmt();
       if (w == "def") return def_stmt();
       if (w == "class") return class_stmt();
+      if (w == "match" && match_stmt()) return;
       if (w == "async" && (is_kw("def", 1) || is_kw("for", 1) || is_kw("with", 1))) {
         next();
         if (is_kw("def")) return def_stmt();
@@ -605,6 +623,215 @@ class Parser {
     }
     if (!any) bad("expected 'except' or 'finally' block");
   }
+  // ---- match (3.10+): `match` and `case` are soft keywords ----
+  // `match SUBJECT:` followed by a newline is a match statement; any other statement that starts
+  // with the name `match` is an ordinary one (`match = re.match(s)`, `match(x)`, `match -x`), as
+  // CPython's parser decides by trying the match statement first. Returns false (nothing consumed)
+  // for an ordinary statement.
+  bool match_stmt() {
+    size_t save = p_;
+    const Tok& kw = next();
+    int line = kw.line;
+    bool head = false, no_colon = false;
+    Tok nl{};
+    try {
+      // subject_expr: star_named_expression ',' star_named_expressions? | named_expression
+      X first = star_named_expression();
+      if (accept(",")) {
+        while (starts_expression() && !is_op("**")) {
+          star_named_expression();
+          if (!accept(",")) break;
+        }
+      } else if (first.k == E::Starred) {
+        bad();
+      }
+      head = is_op(":") && at(1).k == T::Newline;
+      no_colon = at().k == T::Newline;
+      nl = at();
+    } catch (const Fail&) {
+    }
+    if (!head) {
+      p_ = save;
+      try {
+        simple_stmts();
+      } catch (const Fail&) {
+        if (no_colon) fail_at(nl.line, nl.col, "expected ':'");
+        throw;
+      }
+      return true;
+    }
+    next();  // ':'
+    next();  // NEWLINE
+    if (at().k != T::Indent)
+      fail_at(at().line, at().col, "expected an indented block after 'match' statement on line " + std::to_string(line));
+    next();
+    while (at().k != T::Dedent && at().k != T::End) {
+      if (at().k == T::Newline) {
+        next();
+        continue;
+      }
+      if (!(at().k == T::Name && at().s == "case")) bad();
+      case_block();
+    }
+    if (at().k == T::Dedent) next();
+    return true;
+  }
+  void case_block() {
+    Deep d(*this);
+    int line = next().line;  // 'case'
+    // patterns: open_sequence_pattern | pattern
+    bool star = maybe_star_pattern();
+    if (is_op(",")) {
+      while (accept(",")) {
+        if (is_op(":") || is_kw("if")) break;
+        maybe_star_pattern();
+      }
+    } else if (star) {
+      bad();
+    }
+    if (accept_kw("if")) named_expression();
+    if (at().k == T::Newline) fail_at(at().line, at().col, "expected ':'");
+    block("'case' statement", line);
+  }
+  // star_pattern ('*' NAME or '*_'), else a pattern; true for a star pattern.
+  bool maybe_star_pattern() {
+    if (accept("*")) {
+      if (at().k == T::Name && at().s == "_") next();
+      else capture_target();
+      return true;
+    }
+    pattern();
+    return false;
+  }
+  // pattern_capture_target: a NAME other than `_`, not followed by '.', '(' or '='.
+  void capture_target() {
+    if (!at_name() || at().s == "_") bad();
+    next();
+    if (is_op(".") || is_op("(") || is_op("=")) bad();
+  }
+  // pattern: or_pattern ['as' pattern_capture_target]
+  void pattern() {
+    Deep d(*this);
+    closed_pattern();
+    while (accept("|")) closed_pattern();
+    if (accept_kw("as")) {
+      if (at().k == T::Name && at().s == "_") fail_at(at().line, at().col, "cannot use '_' as a target");
+      capture_target();
+    }
+  }
+  void closed_pattern() {
+    Deep d(*this);
+    const Tok& t = at();
+    if (t.k == T::Number || is_op("-")) return number_pattern();
+    if (t.k == T::String) {  // strings, concatenated (f-strings parse; the compiler refuses them)
+      atom();
+      return;
+    }
+    if (t.k == T::Name) {
+      if (t.s == "None" || t.s == "True" || t.s == "False") {
+        next();
+        return;
+      }
+      if (!at_name()) bad();
+      if (t.s == "_") {  // the wildcard: CPython commits to it, so `_(...)` and `_.x` are errors
+        next();
+        return;
+      }
+      next();
+      while (accept(".")) name();       // value pattern (a.b) or class name
+      if (accept("(")) return class_arguments();
+      if (is_op("=")) bad();
+      return;
+    }
+    if (accept("(")) {  // group or sequence
+      if (accept(")")) return;
+      bool star = maybe_star_pattern();
+      if (is_op(",")) {
+        while (accept(",")) {
+          if (is_op(")")) break;
+          maybe_star_pattern();
+        }
+      } else if (star) {
+        bad();
+      }
+      expect(")");
+      return;
+    }
+    if (accept("[")) {
+      while (!is_op("]")) {
+        maybe_star_pattern();
+        if (!accept(",")) break;
+      }
+      expect("]");
+      return;
+    }
+    if (accept("{")) {  // mapping: key: pattern, ..., then at most one **rest, last
+      while (!is_op("}")) {
+        if (accept("**")) {
+          capture_target();
+          accept(",");
+          break;
+        }
+        mapping_key();
+        expect(":");
+        pattern();
+        if (!accept(",")) break;
+      }
+      expect("}");
+      return;
+    }
+    bad();
+  }
+  // A number, a negated number or a complex literal `[-]REAL (+|-) IMAG`.
+  void number_pattern() {
+    const Tok& start = at();
+    accept("-");
+    if (at().k != T::Number) bad();
+    auto imaginary = [](const std::string& n) { return !n.empty() && (n.back() == 'j' || n.back() == 'J'); };
+    bool first_imag = imaginary(next().s);
+    if (is_op("+") || is_op("-")) {
+      if (first_imag) fail_at(start.line, start.col, "real number required in complex literal");
+      next();
+      if (at().k != T::Number) bad();
+      const Tok& im = at();
+      if (!imaginary(im.s)) fail_at(im.line, im.col, "imaginary number required in complex literal");
+      next();
+    }
+  }
+  // A mapping pattern's key: a literal or a dotted name (a.b; a bare name is not a key).
+  void mapping_key() {
+    if (at().k == T::Number || is_op("-")) return number_pattern();
+    if (at().k == T::String) {
+      atom();
+      return;
+    }
+    if (is_kw("None") || is_kw("True") || is_kw("False")) {
+      next();
+      return;
+    }
+    name();
+    if (!is_op(".")) bad();
+    while (accept(".")) name();
+  }
+  // Class pattern arguments after '(': positional patterns, then NAME=pattern keywords.
+  void class_arguments() {
+    bool keywords_seen = false;
+    while (!is_op(")")) {
+      if (at_name() && is_op("=", 1)) {
+        next();
+        next();
+        pattern();
+        keywords_seen = true;
+      } else {
+        const Tok& p = at();
+        pattern();
+        if (keywords_seen) fail_at(p.line, p.col, "positional patterns follow keyword patterns");
+      }
+      if (!accept(",")) break;
+    }
+    expect(")");
+  }
+
   void with_item() {
     expression();
     if (accept_kw("as")) {
@@ -1350,7 +1577,8 @@ class Parser {
           i = e == std::string::npos ? b.size() : e + 1;
           continue;
         }
-        i += 2;
+        // A backslash does not escape a brace: `\{x}` is a backslash and then a field.
+        i += b[i + 1] == '{' || b[i + 1] == '}' ? 1 : 2;
         continue;
       }
       if (c == '{') {

@@ -401,8 +401,8 @@ hatched, uninitialized reads outlined. 3-D grids: one panel per pid2 value.
 
   -o OUT.svg|OUT.html  write the picture there (atomically; default: SVG on standard output). HTML:
                        the SVG with a tooltip per cell (element, value after the run, pid, run order)
-  --pid P0[,P1[,P2]]   draw one instance's footprint instead: elements it loaded and stored, lanes
-                       masked off, out-of-bounds lanes, and the tile shape of each access
+  --pid P0[,P1[,P2]]   draw one instance's footprint instead: elements it loaded and stored,
+                       out-of-bounds lanes, and each access's tile shape and masked-off lane count
   --loads              also draw the buffers that are only loaded (coloured by the first loader)
   --arg NAME=VALUE     set a scalar or constexpr parameter (repeatable)
   --in NAME=FILE.npy   input data (default: seeded random data)

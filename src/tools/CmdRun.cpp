@@ -146,7 +146,7 @@ int run_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
   // or temporary file behind.
   SigintGuard sigint;
   try {
-    Buffers preset = read_inputs(p, o.ins);
+    Buffers preset = read_inputs(p, o.ins, poll);
 
     std::unique_ptr<DebugHooks> hooks;
     if (debugging) hooks = make_debugger(p.module, b, dbg, out);

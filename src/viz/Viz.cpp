@@ -63,7 +63,7 @@ void VizRecorder::on_instance_begin(Frame& f) {
   selected_ = follow_ || (pid_ && *pid_ == f.pid);
   if (follow_ && !launches.empty()) {
     VizLaunch& l = launches.back();
-    constexpr uint8_t fp = kVizFpLoad | kVizFpStore | kVizFpMasked;
+    constexpr uint8_t fp = kVizFpLoad | kVizFpStore;
     for (const auto& [b, e] : touched_)
       if (b < l.buffers.size() && e < l.buffers[b].flags.size()) l.buffers[b].flags[e] &= static_cast<uint8_t>(~fp);
     touched_.clear();
@@ -147,14 +147,16 @@ void VizRecorder::record(Frame& f, const Stmt& s, const ExprP& ptr_e, const Expr
           if (!written.empty() && !written[e]) t.flags[e] |= kVizUninit;
         }
       }
-      if (selected_) {
-        if (follow_ && !(t.flags[e] & (kVizFpLoad | kVizFpStore | kVizFpMasked)))
+      // A masked-off lane accesses nothing: its address (often wrapped into another row, or
+      // garbage) is not drawn anywhere; the access list counts it.
+      if (selected_ && on) {
+        if (follow_ && !(t.flags[e] & (kVizFpLoad | kVizFpStore)))
           touched_.emplace_back(static_cast<size_t>(ptr.buffer), e);
-        t.flags[e] |= on ? (store ? kVizFpStore : kVizFpLoad) : kVizFpMasked;
+        t.flags[e] |= store ? kVizFpStore : kVizFpLoad;
       }
-    } else if (t.outside.size() < kMaxOutside || t.outside.count(off)) {
-      uint8_t fl = on ? kVizOob : 0;
-      if (selected_) fl |= on ? (store ? kVizFpStore : kVizFpLoad) : kVizFpMasked;
+    } else if (on && (t.outside.size() < kMaxOutside || t.outside.count(off))) {
+      uint8_t fl = kVizOob;
+      if (selected_) fl |= store ? kVizFpStore : kVizFpLoad;
       if (fl) {
         t.outside[off] |= fl;
         if (on && !t.outside_pid.count(off)) t.outside_pid[off] = me_;
@@ -184,8 +186,7 @@ void VizRecorder::on_finding(Frame& f, const Stmt&, const Finding& finding) {
   if (l.finding_lines.size() < kMaxFindingLines) {
     std::string first = finding.message.substr(0, finding.message.find('\n'));
     if (first.find("pid") == std::string::npos && first.find("instances") == std::string::npos)
-      first += " (pid " + std::to_string(finding.pid[0]) + ", " + std::to_string(finding.pid[1]) + ", " +
-               std::to_string(finding.pid[2]) + ")";
+      first += " (pid " + dtsim::pid_text(finding.pid, l.kernel ? l.kernel->grid.size() : 3) + ")";
     if (first.size() > 112) first = first.substr(0, 109) + "...";
     l.finding_lines.push_back(first);
   }
@@ -340,7 +341,7 @@ void draw_panel(Svg& svg, const VizLaunch& l, const Buffer& b, const VizBufferTr
   std::map<std::pair<int64_t, int64_t>, Out> outside;
   int64_t numel = b.numel();
   auto outside_flags = [&](int64_t off, uint8_t fl0, int32_t* who) -> uint8_t {
-    uint8_t fl = footprint ? static_cast<uint8_t>(fl0 & (kVizFpLoad | kVizFpStore | kVizFpMasked))
+    uint8_t fl = footprint ? static_cast<uint8_t>(fl0 & (kVizFpLoad | kVizFpStore))
                            : static_cast<uint8_t>(fl0 & kVizOob);
     auto pit = t.outside_pid.find(off);
     *who = pit == t.outside_pid.end() ? -1 : pit->second;
@@ -431,7 +432,6 @@ void draw_panel(Svg& svg, const VizLaunch& l, const Buffer& b, const VizBufferTr
         if (ld && st) fill = "#8e6bbf";
         else if (st) fill = "#f28e2b";
         else if (ld) fill = "#4c9be8";
-        else if (cell.flags & kVizFpMasked) fill = "url(#masked)";
       } else if (cell.who >= 0) {
         double pos = static_cast<double>(l.position[static_cast<size_t>(cell.who)]);
         fill = ramp(l.order.size() > 1 ? pos / static_cast<double>(l.order.size() - 1) : 0, nullptr);
@@ -454,8 +454,6 @@ void draw_panel(Svg& svg, const VizLaunch& l, const Buffer& b, const VizBufferTr
       if (!footprint && (cell.flags & kVizUninit))
         ov << "<rect x=\"" << x + 1 << "\" y=\"" << yy + 1 << "\" width=\"" << v.cw - 2 << "\" height=\"" << v.ch - 2
           << "\" fill=\"none\" stroke=\"#ff7f0e\" stroke-width=\"2\"/>\n";
-      if (footprint && (cell.flags & kVizFpMasked) && (cell.flags & (kVizFpLoad | kVizFpStore)))
-        ov << "<rect x=\"" << x << "\" y=\"" << yy << "\" width=\"" << v.cw << "\" height=\"" << v.ch << "\" fill=\"url(#masked)\"/>\n";
     }
   flush_run();
   o << ov.str();
@@ -478,7 +476,7 @@ void draw_panel(Svg& svg, const VizLaunch& l, const Buffer& b, const VizBufferTr
   // Outside cells.
   for (const auto& [k, out] : outside) {
     int x = gx + static_cast<int>(out.cc) * v.cw, yy = gy + static_cast<int>(out.cr) * v.ch;
-    std::string fill = (out.flags & (kVizOob | kVizFpLoad | kVizFpStore)) ? "#d62728" : "url(#masked)";
+    std::string fill = "#d62728";
     if (!footprint && out.who >= 0) {  // coloured by the instance whose lane went there
       double pos = static_cast<double>(l.position[static_cast<size_t>(out.who)]);
       fill = ramp(l.order.size() > 1 ? pos / static_cast<double>(l.order.size() - 1) : 0, nullptr);
@@ -488,7 +486,6 @@ void draw_panel(Svg& svg, const VizLaunch& l, const Buffer& b, const VizBufferTr
     if (titles) {
       std::string tip = b.name + ": offset " + std::to_string(out.off) + " is outside [0, " + std::to_string(numel) + ")";
       if (out.who >= 0) tip += "; pid " + pid_text(unlin(out.who, l.grid), l.grid);
-      if (!(out.flags & (kVizOob | kVizFpLoad | kVizFpStore))) tip += " (lane masked off)";
       o << "><title>" << esc(tip) << "</title></rect>\n";
     } else {
       o << "/>\n";
@@ -523,7 +520,7 @@ void draw_panel(Svg& svg, const VizLaunch& l, const Buffer& b, const VizBufferTr
   svg.y = gy + static_cast<int>(v.cr + below) * v.ch;
   if (!outside.empty()) {
     svg.y += 16;
-    std::string s = footprint ? "past the buffer's edge: red = lanes out of bounds, hatched = lanes masked off"
+    std::string s = footprint ? "past the buffer's edge: red = lanes out of bounds"
                               : "red dashed cells past the edge: out-of-bounds lanes, coloured by instance";
     std::string what = v.strip ? " elements" : " rows";
     if (bin_after > unit || bin_before > unit)
@@ -536,8 +533,6 @@ std::string defs() {
   return "<defs>\n"
          "<pattern id=\"conflict\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
          "<rect width=\"2.5\" height=\"6\" fill=\"#d62728\"/></pattern>\n"
-         "<pattern id=\"masked\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(-45)\">"
-         "<rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/><rect width=\"2\" height=\"6\" fill=\"#9a9a9a\"/></pattern>\n"
          "<linearGradient id=\"ramp\">"
          "<stop offset=\"0\" stop-color=\"#440154\"/><stop offset=\"0.25\" stop-color=\"#3b528b\"/>"
          "<stop offset=\"0.5\" stop-color=\"#21918c\"/><stop offset=\"0.75\" stop-color=\"#5ec962\"/>"
@@ -659,7 +654,6 @@ std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const Viz
     swatch(svg, x, svg.y, "#4c9be8", "loaded");
     swatch(svg, x, svg.y, "#f28e2b", "stored");
     swatch(svg, x, svg.y, "#8e6bbf", "loaded and stored");
-    swatch(svg, x, svg.y, "url(#masked)", "masked off");
     swatch(svg, x, svg.y, "#d62728", "out of bounds");
   } else {
     svg.body << "<rect x=\"" << x << "\" y=\"" << svg.y - 11 << "\" width=\"120\" height=\"14\" fill=\"url(#ramp)\" stroke=\"#333333\" stroke-width=\"0.8\"/>\n";

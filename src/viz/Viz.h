@@ -22,8 +22,7 @@ enum VizFlag : uint8_t {
   kVizUninit = 2,     // an uninitialized read (sanitizer)
   kVizFpLoad = 4,     // the selected instance loaded it
   kVizFpStore = 8,    // the selected instance stored it
-  kVizFpMasked = 16,  // a lane of the selected instance pointed here with its mask off
-  kVizOob = 32,       // (outside elements only) an unmasked lane pointed here: out of bounds
+  kVizOob = 32,       // (outside elements only) an active (unmasked) lane pointed here: out of bounds
 };
 
 // What one launch did to one buffer.

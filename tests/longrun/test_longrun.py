@@ -130,7 +130,7 @@ def case_ctrl_c_run():
     rc = finish(s)
     transcript = s.buf.decode("utf-8", "replace")
     check(rc == 130, f"exit {rc} after Ctrl-C, expected 130", transcript)
-    check(re.search(r"interrupted: kernel 'slow' (before pid \(\d+, 0, 0\)|in pid \(\d+, 0, 0\), in the loop over '\w+' \(\w+ = \d+\) at \S+slow\.tile:\d+:\d+): \d+ of 4096 instances done; "
+    check(re.search(r"interrupted: kernel 'slow' (before pid \[\d+\]|in pid \[\d+\], in the loop over '\w+' \(\w+ = \d+\) at \S+slow\.tile:\d+:\d+): \d+ of 4096 instances done; "
                     r"no output file written", transcript) is not None, "no 'interrupted' line", transcript)
     check(re.search(r"slow: \d+/4096 instances \(\d+%\), \d+\.\d s, [\d.]+ instances/s", transcript) is not None,
           "no progress line", transcript)
@@ -216,7 +216,7 @@ def case_ctrl_c_viz_bench():
         rc = finish(s)
         transcript = s.buf.decode("utf-8", "replace")
         check(rc == 130, f"{what}: exit {rc} after Ctrl-C, expected 130", transcript)
-        check(re.search(r"interrupted: kernel 'slow' (before pid \(\d+, 0, 0\)|in pid \(\d+, 0, 0\), in the loop over '\w+' \(\w+ = \d+\) at \S+slow\.tile:\d+:\d+): \d+ of 4096 instances done",
+        check(re.search(r"interrupted: kernel 'slow' (before pid \[\d+\]|in pid \[\d+\], in the loop over '\w+' \(\w+ = \d+\) at \S+slow\.tile:\d+:\d+): \d+ of 4096 instances done",
                         transcript) is not None, f"{what}: no 'interrupted' line", transcript)
         check("median" not in transcript, f"{what}: timings printed after Ctrl-C", transcript)
     check(not os.path.exists(pic), "viz wrote a picture after Ctrl-C")

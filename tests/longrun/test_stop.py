@@ -2,8 +2,8 @@
 """Stopping a run in every phase and memory independent of the grid: a kernel of 4x10^8 instances
 starts at once and stops on --timeout with a small peak RSS in every instance order and on the
 thread pool; SIGINT and SIGTERM stop a runaway loop of a single instance (inside the loop, naming
-the kernel, pid, loop and line), a big input fill and an output write, each with no output and no
-temporary file left. Bounds are generous (a loaded 2-core machine, the sanitizer build): the tests
+the kernel, pid, loop and line), a big input fill, the read of a big --in file and an output
+write, each with no output and no temporary file left. Bounds are generous (a loaded 2-core machine, the sanitizer build): the tests
 assert behaviour, not speed. usage: test_stop.py DTSIM SOURCE_DIR CASE..."""
 import glob
 import os
@@ -108,7 +108,7 @@ def case_huge_grid_memory():
 
 
 ONE = os.path.join(HERE, "runaway_one.tile")
-LOOP_AT = r"in pid \(0, 0, 0\), in the loop over 'i' \(i = \d+\) at [^\n]*runaway_one\.tile:5:3: 0 of 1 instances done; no output file written"
+LOOP_AT = r"in pid \[0\], in the loop over 'i' \(i = \d+\) at [^\n]*runaway_one\.tile:5:3: 0 of 1 instances done; no output file written"
 
 
 def case_signal_inside_loop():
@@ -125,7 +125,7 @@ def case_signal_inside_loop():
             no_temp_files(TMP, what, r)
     # A runaway loop in every instance of a multi-instance launch, on two threads.
     r = run_signalled(["run", os.path.join(HERE, "runaway.tile"), "--threads", "2"], signal.SIGINT)
-    check(r.returncode == 130 and re.search(r"interrupted: kernel 'runaway' in pid \(\d, 0, 0\), in the loop over 'i' "
+    check(r.returncode == 130 and re.search(r"interrupted: kernel 'runaway' in pid \[\d\], in the loop over 'i' "
                                             r"\(i = \d+\) at [^\n]*runaway\.tile:8:3", r.stderr) is not None,
           "SIGINT in runaway.tile on two threads", r.text())
 
@@ -152,6 +152,88 @@ def case_stop_while_filling():
                                           r"\(before the run\); no output file written$", r.stderr, re.M) is not None,
           "--timeout did not stop the fill", r.text())
     check(r.secs < 30, f"--timeout 0.5 during the fill took {r.secs:.1f} s", r.text())
+
+
+def sparse_npy(path, n):
+    """A .npy file of n f32 zeros whose data is a hole (no disk space, read at memory speed)."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % n
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+        f.truncate(10 + len(header) + 4 * n)
+
+
+def case_stop_while_reading():
+    # A 2 GB --in file is read 8 MiB at a time: SIGINT and SIGTERM sent while it is being read, and
+    # --timeout expiring during the read, stop it within 0.5 s (not after the whole file), with
+    # exit 130/143 (1 for --timeout), a message naming the file, and no output or temporary file.
+    # 2 GB (less on a machine with under 10 GB of memory: dtsim refuses buffers over half of it).
+    with open("/proc/meminfo") as f:
+        mem = int(next(l for l in f if l.startswith("MemTotal:")).split()[1]) * 1024
+    n = min(500_000_000, int(mem * 0.4) // 8)
+    big = os.path.join(TMP, "big_in.npy")
+    sparse_npy(big, n)
+    copy = os.path.join("examples", "copy.tile")
+    out = os.path.join(TMP, "read_out.npy")
+    args = ["run", copy, "--arg", "n=%d" % n, "--in", "x=" + big, "--out", "z=" + out]
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        what = f"{signal.Signals(sig).name} while reading a 2 GB --in file"
+        r = run_reading(args, big, sig)
+        check(r.returncode == code, f"{what}: exit {r.returncode}, expected {code}", r.text())
+        check(re.search(r"^interrupted: while reading [^\n]*big_in\.npy; no output file written$", r.stderr, re.M) is not None,
+              f"{what}: no message naming the file being read", r.text())
+        check(r.stop_secs is not None and r.stop_secs < 0.5, f"{what}: took {r.stop_secs:.2f} s to stop (at most 0.5 s)", r.text())
+        check(not os.path.exists(out), f"{what}: an output file was written", r.text())
+        no_temp_files(TMP, what, r)
+    r = run(args + ["--timeout", "0.3"])
+    check(r.returncode == 1 and re.search(r"^error: run stopped after 0\.3 s \(--timeout\) while reading [^\n]*big_in\.npy; "
+                                          r"no output file written$", r.stderr, re.M) is not None,
+          "--timeout 0.3 did not stop the read of the --in file", r.text())
+    check(r.secs < 0.3 + 0.5, f"--timeout 0.3 during the read: dtsim took {r.secs:.2f} s in all", r.text())
+    check(not os.path.exists(out), "--timeout during the read: an output file was written", r.text())
+    no_temp_files(TMP, "--timeout while reading", r)
+    os.unlink(big)
+
+
+def run_reading(args, path, sig):
+    """Runs dtsim and sends `sig` once it has read 64 MiB of `path` (from /proc: the file is open and
+    the process has read that much); returns as run() does."""
+    out_f = tempfile.TemporaryFile(dir=TMP)
+    err_f = tempfile.TemporaryFile(dir=TMP)
+    start = time.time()
+    p = subprocess.Popen([DTSIM, *args], stdout=out_f, stderr=err_f, cwd=SRC)
+    sent = None
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if sent is None:
+            try:
+                fds = os.listdir(f"/proc/{p.pid}/fd")
+                reading = any(os.readlink(f"/proc/{p.pid}/fd/{fd}") == path for fd in fds)
+                with open(f"/proc/{p.pid}/io") as f:
+                    rchar = int(next(l for l in f if l.startswith("rchar:")).split()[1])
+            except (OSError, StopIteration):
+                reading, rchar = False, 0
+            if reading and rchar > 64 << 20:
+                os.kill(p.pid, sig)
+                sent = time.time()
+        if time.time() - start > 120:
+            p.kill()
+            os.wait4(p.pid, 0)
+            raise Fail(f"dtsim {' '.join(args)} did not end within 120 s")
+        time.sleep(0.002)
+    end = time.time()
+    p.returncode = 0
+    rc = os.waitstatus_to_exitcode(status)
+    if rc < 0:
+        rc = 128 - rc
+    out_f.seek(0)
+    err_f.seek(0)
+    r = Result(rc, out_f.read().decode("utf-8", "replace"), err_f.read().decode("utf-8", "replace"), end - start,
+               ru.ru_maxrss, None if sent is None else end - sent)
+    check(sent is not None, "the read of the --in file ended before the signal could be sent", r.text())
+    return r
 
 
 def stalled_reader(fifo):

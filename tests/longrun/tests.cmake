@@ -12,7 +12,8 @@ foreach(c ${DTSIM_LONGRUN_CASES})
 endforeach()
 
 # Stopping in every phase, and memory independent of the grid (test_stop.py; label e2e).
-set(DTSIM_STOP_CASES huge_grid_memory signal_inside_loop stop_while_filling stop_while_writing outputs_never_replace)
+set(DTSIM_STOP_CASES huge_grid_memory signal_inside_loop stop_while_filling stop_while_reading stop_while_writing
+    outputs_never_replace)
 foreach(c ${DTSIM_STOP_CASES})
   add_test(NAME longrun/stop_${c}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_stop.py $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} ${c})

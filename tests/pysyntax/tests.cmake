@@ -10,3 +10,7 @@ set_tests_properties(fuzz/py_syntax_vs_python PROPERTIES LABELS fuzz TIMEOUT 600
 # Only the launched kernel and what it calls must be in the subset (label e2e).
 add_test(NAME pyfront/reader_subset_on_use COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_reader.py $<TARGET_FILE:dtsim>)
 set_tests_properties(pyfront/reader_subset_on_use PROPERTIES LABELS e2e TIMEOUT 300)
+# match statements and \N{...} escapes against Python 3.11's verdicts (label e2e).
+add_test(NAME pyfront/syntax_match_and_names
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_match.py $<TARGET_FILE:py_syntax_check> $<TARGET_FILE:dtsim>)
+set_tests_properties(pyfront/syntax_match_and_names PROPERTIES LABELS e2e TIMEOUT 300)

@@ -19,4 +19,10 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/${script} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endforeach()
+  # dtsim.config(viz=...) under the installed Triton (the stand-in's run is python/viz_launch).
+  if(EXISTS ${DTSIM_TRITON_PYTHON})
+    add_test(NAME ttir/viz_launch COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_SOURCE_DIR}/tests/python/viz_launch.py)
+    set_tests_properties(ttir/viz_launch PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+  endif()
 endif()

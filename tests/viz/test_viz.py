@@ -146,10 +146,31 @@ def case_footprint():
     fills = [r.get("fill") for r in rects(root)]
     check("#4c9be8" in fills and "#f28e2b" in fills, "overlap --pid: loaded/stored cells missing")
     check(any("store y, tile [16, 16]: 256 lanes, 0 masked off" in t for t in texts(root)), "overlap --pid: access list")
-    # grouped_matmul's last block row is partial: masked-off lanes of the store and of the K loop.
+    # grouped_matmul's last block row is partial: masked-off lanes of the store and of the K loop are
+    # counted in the access list and drawn nowhere.
     text, root = viz("examples/grouped_matmul.tile", "--pid", "6,4")
-    check(any("url(#masked)" == r.get("fill") for r in rects(root)), "grouped_matmul --pid: no masked-off lanes")
+    check(any("masked off" in t and " 0 masked off" not in t for t in texts(root)), "grouped_matmul --pid: masked-off lanes not counted")
+    check(not any("url(#masked)" == r.get("fill") for r in rects(root)), "grouped_matmul --pid: masked-off lanes drawn")
     check(any(", 6 times:" in t and "load a" in t for t in texts(root)), "grouped_matmul --pid: loop trips not merged")
+    # matmul pid (1, 2): rows 32..63, columns 64..95 of which 70..95 are masked off (N = 70). The
+    # masked lanes' addresses wrap into columns 0..25 of the next rows of b and c; nothing of them
+    # may be drawn: the touched cells of c (2x2 elements each) are those of rows 32..63, columns
+    # 64..69, of b those of columns 64..69, and no cell is drawn in any other way (hatched, past the edge).
+    text, root = viz("examples/matmul.tile", "--pid", "1,2", name="fp.html")
+    touched = {"b": set(), "c": set()}
+    for r in rects(root):
+        tip = "".join(t.text or "" for t in r if t.tag.endswith("title"))
+        if tip[:2] not in ("b[", "c["):
+            continue
+        check(r.get("fill") in ("#4c9be8", "#f28e2b", "#8e6bbf", "#eeeeee"), f"matmul --pid 1,2: {tip} drawn as {r.get('fill')}")
+        if r.get("fill") != "#eeeeee":
+            rows, cols = tip[2:tip.index("]")].split(", ")
+            touched[tip[0]].add((int(rows.split(":")[0]), int(cols.split(":")[0])))
+    check(touched["c"] == {(i, j) for i in range(32, 64, 2) for j in range(64, 70, 2)},
+          f"matmul --pid 1,2: c cells drawn outside rows 32..63 x columns 64..69: {sorted(touched['c'])[:8]}")
+    check(touched["b"] == {(i, j) for i in range(0, 90, 2) for j in range(64, 70, 2)},
+          f"matmul --pid 1,2: b cells drawn outside columns 64..69: {sorted(touched['b'])[:8]}")
+    check(not any(r.get("stroke-dasharray") for r in rects(root)), "matmul --pid 1,2: masked lanes drawn past the edge")
     # copy_pid_n pid 2: every lane out of bounds, drawn past the edge.
     text, root = viz("examples/bugs/copy_pid_n.tile", "--pid", "2")
     check(any("64 out of bounds" in t for t in texts(root)), "copy_pid_n --pid: out-of-bounds lanes not counted")

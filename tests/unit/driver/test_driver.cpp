@@ -88,7 +88,7 @@ TEST_CASE("an illegal .dt schedule is reported by the schedule stage, not before
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("an --in file is read from disk once: the .dt sizes and the input buffer share it") {
+TEST_CASE("an --in file: the .dt sizes read its header, the input buffer its data") {
   std::string dir = temp_dir();
   std::string f = dir + "/a.npy";
   Buffer b;
@@ -101,15 +101,15 @@ TEST_CASE("an --in file is read from disk once: the .dt sizes and the input buff
   spec.ins = {{"A", f}};
   Program p = compile(Source{example("add_out.dt"), std::nullopt, std::nullopt}, spec, Stage::BindSizes);
   CHECK(p.dt->find("y")->size == 40);  // from the file's shape
-  std::filesystem::remove(f);            // the run's input buffer comes from what was read
   compile_more(p, spec);
   Buffers in = read_inputs(p, spec.ins);
   REQUIRE(in.list.size() == 1);
   CHECK(in.list[0].shape == Shape{6, 40});
   CHECK(in.list[0].io == BufIO::In);
-  // The same file for another buffer: its bytes are already here.
-  CHECK(read_inputs(p, {{"B", f}}).list.at(0).name == "B");
-  // A file nothing read before is read now (and is missing).
+  CHECK(in.list[0].bytes.size() == 6 * 40 * 4);
+  // The data is read when the buffer is made: a file gone by then is an error.
+  std::filesystem::remove(f);
+  CHECK_THROWS_AS(read_inputs(p, spec.ins), UserError);
   CHECK_THROWS_AS(read_inputs(p, {{"B", dir + "/missing.npy"}}), UserError);
   std::filesystem::remove_all(dir);
 }
