@@ -28,6 +28,9 @@ OPS = {
     "kl_div": ("kl_div 128x1024 f32", 1e-5),
     "jsd": ("jsd 128x1024 f32", 1e-5),
     "dyt": ("dyt 256x1024 f32", 1e-4),
+    "group_norm": ("group_norm 8x64x256 (atomics) f32", 1e-3),
+    "sparsemax": ("sparsemax 256x512 (cumsum) f32", 1e-5),
+    "embedding": ("embedding 1000x256, 4096 ids (atomics) f32", 1e-5),
 }
 
 
@@ -115,6 +118,34 @@ def make(name, torch):
         def run():
             y = F.apply(x, alpha, gamma, beta)
             return [y]
+    elif name == "group_norm":
+        from liger_kernel.ops.group_norm import LigerGroupNormFunction as F
+        x, w, b = randn(8, 64, 256, grad=True), randn(64, grad=True), randn(64, grad=True)
+
+        def run():
+            x.grad = w.grad = b.grad = None
+            y = F.apply(x, w, b, 64, 8, 1e-5)
+            y.sum().backward()
+            return [y, x.grad, w.grad, b.grad]
+    elif name == "sparsemax":
+        from liger_kernel.ops.sparsemax import LigerSparsemaxFunction as F
+        x = randn(256, 512, grad=True)
+
+        def run():
+            x.grad = None
+            y = F.apply(x, -1)
+            (y * y).sum().backward()
+            return [y, x.grad]
+    elif name == "embedding":
+        from liger_kernel.ops.experimental.embedding import LigerEmbeddingFunction as F
+        table = randn(1000, 256, grad=True)
+        idx = torch.randint(0, 1000, (4096,), generator=g)
+
+        def run():
+            table.grad = None
+            y = F.apply(table, idx)
+            y.sum().backward()
+            return [y, table.grad]
     else:
         raise KeyError(name)
     return run
