@@ -206,6 +206,7 @@ class KernelEmitter {
   void emit_stmt_body(const Stmt& s);
   void assign(int slot, const TV& v);
   void emit_store(const Stmt& s);
+  void emit_atomic(const Stmt& s);
   void emit_for(const Stmt& s);
   void emit_for_loop(const Stmt& s);  // emit_for without hoisted bounds checks
   // ---- software pipelining of dot operand loads (NvvmPipeline.cpp) ----

@@ -36,8 +36,14 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
     for (const ExprP& a : e->args) expr(a);
   };
   for (const StmtP& s : body) {
-    if (s->kind == StmtKind::Atomic)
-      user_error(s->loc, std::string(atomicop_name(s->aop)) + " is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
+    if (s->kind == StmtKind::Atomic) {
+      Scalar t = s->args[0]->type.elem;
+      bool ok_type = t == Scalar::I32 || t == Scalar::I64 || t == Scalar::F32 || t == Scalar::F64;
+      bool float_minmax = is_float(t) && (s->aop == AtomicOp::Max || s->aop == AtomicOp::Min);
+      if (!ok_type || float_minmax)
+        user_error(s->loc, std::string(atomicop_name(s->aop)) + " on " + scalar_name(t) +
+                               " elements is not supported on the CUDA backend yet (i32, i64, f32 and f64 are; float max/min are not; run it on the interpreter: --backend=interp)");
+    }
     for (const ExprP& a : s->args) expr(a);
     reject_unsupported(s->body);
     reject_unsupported(s->orelse);
@@ -169,6 +175,101 @@ void KernelEmitter::emit_store(const Stmt& s) {
     });
   }
   if (checking()) end_bounds(bc);
+}
+
+// An atomic statement: each element's update is made once per instance, by the first thread holding
+// it (the owner, as a store), with PTX `atom` (sem and scope as written); masked-off and non-owner
+// lanes issue nothing. The old values, where the statement keeps them, reach every thread holding
+// the element: directly when each element has one holder, else through shared memory.
+void KernelEmitter::emit_atomic(const Stmt& s) {
+  const ExprP& pe = s.args[0];
+  const bool cas = s.aop == AtomicOp::Cas;
+  const Scalar et = pe->type.elem;
+  Shape shape = pe->type.shape;
+  for (size_t i = 1; i < 3; ++i)
+    if (s.args[i]) shape = broadcast_shapes(shape, s.args[i]->type.shape).value_or(shape);
+  Dist d = shape.empty() ? dflt({}) : dflt(shape);
+  auto p = lazy_fit(pe, d);
+  auto a1 = lazy_fit(s.args[1], d);
+  std::function<std::string(int)> a2;
+  if (s.args[2]) a2 = lazy_fit(s.args[2], d);
+  const int n = shape.empty() ? 1 : d.nregs();
+  const std::string own = owner(d);
+  const bool wide = et == Scalar::I64 || et == Scalar::F64;
+  const std::string ty = reg_type(et);
+  const char* reg = et == Scalar::I32 ? "r" : et == Scalar::I64 ? "l" : et == Scalar::F32 ? "f" : "d";
+  std::string bits = wide ? "64" : "32";
+  std::string opname;
+  switch (s.aop) {
+    case AtomicOp::Add: opname = is_float(et) ? "add.f" + bits : "add.u" + bits; break;
+    case AtomicOp::Max: opname = "max.s" + bits; break;
+    case AtomicOp::Min: opname = "min.s" + bits; break;
+    case AtomicOp::UMax: opname = "max.u" + bits; break;
+    case AtomicOp::UMin: opname = "min.u" + bits; break;
+    case AtomicOp::And: opname = "and.b" + bits; break;
+    case AtomicOp::Or: opname = "or.b" + bits; break;
+    case AtomicOp::Xor: opname = "xor.b" + bits; break;
+    case AtomicOp::Xchg: opname = "exch.b" + bits; break;
+    case AtomicOp::Cas: opname = "cas.b" + bits; break;
+  }
+  std::string ins = std::string("atom.") + memsem_name(s.sem) + "." + memscope_name(s.scope) + ".global." + opname;
+  // the predicate is the last operand: $3 (cas: $4)
+  std::string asm_text = cas ? "{ .reg .pred p; setp.ne.b32 p, $4, 0; @p " + ins + " $0, [$1], $2, $3; }"
+                             : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + ins + " $0, [$1], $2; }";
+  std::string cons = std::string("=") + reg + ",l," + reg + (cas ? std::string(",") + reg : "") + ",r";
+  note(std::string(atomicop_name(s.aop)) + (shape.empty() ? std::string(" (scalar)") : " " + shape_str(shape) + " from " + d.str()) + ": " + ins);
+  BoundsCheck bc;
+  if (checking()) bc = begin_bounds(true, pe, shape);
+  std::vector<std::string> res(static_cast<size_t>(n));
+  bool repeats = false;
+  const std::string zero = is_float(et) ? literal(et, 0.0, 0, true) : "0";
+  for (int r = 0; r < n; ++r) {
+    if (first_copy(d, r) != r) {
+      repeats = true;
+      continue;
+    }
+    std::string ptr = p(r);
+    std::string cmpv, val;
+    if (cas) {
+      cmpv = cast(s.args[1]->type.elem, et, a1(r));
+      val = cast(s.args[2]->type.elem, et, a2(r));
+    } else {
+      val = cast(s.args[1]->type.elem, et, a1(r));
+    }
+    std::string active = !cas && s.args[2] ? a2(r) : "true";
+    std::string cond = active;
+    if (own != "true") cond = cond == "true" ? own : op("and i1 " + cond + ", " + own);
+    if (checking()) {
+      std::string okb = bounds_lanes(bc, et, ptr, 1, d, r, active, own);
+      cond = cond == "true" ? okb : op("and i1 " + cond + ", " + okb);
+    }
+    std::string addr = op("ptrtoint " + reg_type(Type{et, true, {}}) + " " + ptr + " to i64");
+    std::string pred = cond == "true" ? "1" : op("zext i1 " + cond + " to i32");
+    std::string operands = "i64 " + addr + ", " + (cas ? ty + " " + cmpv + ", " : std::string()) + ty + " " + val + ", i32 " + pred;
+    std::string old = op("call " + ty + " asm sideeffect \"" + asm_text + "\", \"" + cons + "\"(" + operands + ")");
+    res[static_cast<size_t>(r)] = cond == "true" ? old : op("select i1 " + cond + ", " + ty + " " + old + ", " + ty + " " + zero);
+  }
+  if (checking()) end_bounds(bc);
+  if (s.targets.empty()) return;
+  if (own != "true" || repeats) {  // several threads hold an element: the owner's old value through shared memory
+    Type vt{et, false, {}};
+    int64_t elems = shape.empty() ? 1 : shape_numel(shape);
+    use_smem(elems * scalar_bytes(et) + elems / 32 * scalar_bytes(et) + 16);
+    std::string st = smem_type(vt);
+    std::vector<std::string> at(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) at[static_cast<size_t>(r)] = shape.empty() ? "0" : smem_index(flat_of(shape, coords(d, r)));
+    barrier();
+    guarded(own, [&] {
+      for (int r = 0; r < n; ++r)
+        if (first_copy(d, r) == r) line("store " + st + " " + res[static_cast<size_t>(r)] + ", " + st + " addrspace(3)* " + smem_ptr(vt, 0, at[static_cast<size_t>(r)]));
+    });
+    barrier();
+    for (int r = 0; r < n; ++r) res[static_cast<size_t>(r)] = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(vt, 0, at[static_cast<size_t>(r)]));
+  } else {
+    for (int r = 0; r < n; ++r)
+      if (res[static_cast<size_t>(r)].empty()) res[static_cast<size_t>(r)] = res[static_cast<size_t>(first_copy(d, r))];
+  }
+  assign(s.slots[0], TV{Type{et, false, shape}, d, res});
 }
 
 void slots_assigned(const std::vector<StmtP>& body, std::set<int>& out) {
@@ -571,7 +672,7 @@ void KernelEmitter::emit_stmt_body(const Stmt& s) {
       return;
     }
     case StmtKind::Store: emit_store(s); return;
-    case StmtKind::Atomic: internal_error("NvvmEmitter", "atomics are rejected before emission");
+    case StmtKind::Atomic: emit_atomic(s); return;
     case StmtKind::For: emit_for(s); return;
     case StmtKind::If: emit_if(s); return;
     case StmtKind::While: emit_while(s); return;

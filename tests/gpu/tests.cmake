@@ -19,6 +19,10 @@ if(DTSIM_HAVE_CUDA)
     get_filename_component(name ${ex} NAME)
     add_test(NAME gpu_located_${name} COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug ${ex})
   endforeach()
+  # Atomics (results independent of the instances' order) and a spin lock: GPU == interpreter.
+  add_test(NAME gpu_difftest_atomics.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+           ${CMAKE_CURRENT_LIST_DIR}/atomics.tile)
+  set_tests_properties(gpu_difftest_atomics.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   # A Triton-style matmul whose pointers advance in the pipelined K loop (a_ptrs += BK).
   # A ragged last K step whose mask is off by one: the hoisted test that allows for the step's
   # masked lanes must still fail, and the checked copy report the interpreter's finding.
