@@ -134,8 +134,9 @@ class Lowerer {
   }
 
  private:
-  // Pointer parameters no store reaches are inputs (the rest stay in/out): followed through the
-  // variables a stored-to pointer is computed from.
+  // Pointer parameters no store or atomic reaches are inputs (the rest stay in/out, so a backend that
+  // copies buffers brings them back): followed through the variables a stored-to pointer is computed
+  // from.
   static void mark_inputs(Kernel& k) {
     std::map<std::string, std::vector<ExprP>> defs;
     std::vector<ExprP> stored;
@@ -143,7 +144,9 @@ class Lowerer {
       for (const StmtP& s : ss) {
         if (s->kind == StmtKind::Assign)
           for (const std::string& t : s->targets) defs[t].push_back(s->args.at(0));
-        if (s->kind == StmtKind::Store) stored.push_back(s->args.at(0));
+        if (s->kind == StmtKind::Store || s->kind == StmtKind::Atomic) stored.push_back(s->args.at(0));
+        if (s->kind == StmtKind::Atomic)  // the old value is a variable: not a pointer
+          for (const std::string& t : s->targets) defs[t];
         walk(s->body);
         walk(s->orelse);
       }
