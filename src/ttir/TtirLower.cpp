@@ -1361,10 +1361,9 @@ class Lowerer {
     return inline_vars(body);
   }
 
-  // "tt.scan"(%x) <{axis = k : i32, reverse = r}> ({ ^bb0(%a, %b): combine; tt.scan.return }) : ...
-  // A combine of one add, mul, max or min of the two block arguments is cumsum, cumprod, cummax or
-  // cummin.
-  void emit_scan(const Op& op) {
+  // The head of `"tt.reduce"(%a, ...) <{props}> ({ region })` (and tt.scan): the operands; `props`
+  // gets the properties' text.
+  std::vector<std::string> region_op_head(const Op& op, std::string& props) {
     Cursor c(op.text, op.text_loc);
     c.expect("(");
     std::vector<std::string> ins;
@@ -1372,7 +1371,16 @@ class Lowerer {
       ins.push_back(c.value());
       c.eat(",");
     }
-    std::string props = c.balanced('<', '>');
+    props = c.balanced('<', '>');
+    return ins;
+  }
+
+  // "tt.scan"(%x) <{axis = k : i32, reverse = r}> ({ ^bb0(%a, %b): combine; tt.scan.return }) : ...
+  // A combine of one add, mul, max or min of the two block arguments is cumsum, cumprod, cummax or
+  // cummin.
+  void emit_scan(const Op& op) {
+    std::string props;
+    std::vector<std::string> ins = region_op_head(op, props);
     int axis = static_cast<int>(attr_int(props, "axis"));
     bool reverse = props.find("reverse = true") != std::string::npos;
     const Block& b = op.regions.at(0).blocks.at(0);
@@ -1463,14 +1471,8 @@ class Lowerer {
   }
 
   void emit_reduce(const Op& op) {
-    Cursor c(op.text, op.text_loc);
-    c.expect("(");
-    std::vector<std::string> ins;
-    while (!c.eat(")")) {
-      ins.push_back(c.value());
-      c.eat(",");
-    }
-    std::string props = c.balanced('<', '>');
+    std::string props;
+    std::vector<std::string> ins = region_op_head(op, props);
     int axis = static_cast<int>(attr_int(props, "axis"));
     const Block& b = op.regions.at(0).blocks.at(0);
     // result types from the trailer ": (ins) -> outs"
