@@ -273,12 +273,13 @@ def _debug_on(fn, kwargs):
     return bool(kwargs.get("debug", getattr(fn, "debug", None)) or knobs.runtime.debug)
 
 
-_GUIDE_HELPERS = ("breakpoint_if(", "print_if(")
+_GUIDE_HELPERS = ("breakpoint_if(", "print_if(", "breakpoint(", "pdb.set_trace(")
 
 
 def _uses_guide_helpers(fn):
-    """Kernels that call the practitioner's guide's host helpers (breakpoint_if, print_if) inside
-    their body: Triton's compiler rejects such calls; dtsim's own .py reader gives them meaning."""
+    """Kernels that call the practitioner's guide's host helpers (breakpoint_if, print_if), Python's
+    breakpoint() or pdb.set_trace() inside their body: Triton's compiler rejects such calls; dtsim's
+    own .py reader gives them meaning (breakpoint() stops there) or names what works instead."""
     src = getattr(fn, "src", "") or ""
     return any(h in src for h in _GUIDE_HELPERS)
 

@@ -256,6 +256,9 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       return m;
     }
   }
+  if (v.k == VK::Host && v.text == "pdb" && attr == "set_trace")
+    user_error(loc, "pdb.set_trace() cannot stop inside a kernel (host code): call breakpoint() there (dtsim stops at that line in "
+                    "every instance), or breakpoint_if('=1', ...), or run with --break-at FILE:LINE [if COND]");
   if (v.k == VK::Host)
     user_error(loc, "'" + v.text + "." + attr + "' is host code: a kernel can use only compile-time constants, tl.* and @triton.jit functions");
   if (v.k == VK::Constexpr && attr == "value") return v;
@@ -355,21 +358,28 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     for (auto& s : out) emit(s);
     return Val::none();
   }
-  if (name == "print_if" || name == "breakpoint_if") {
+  if (name == "print_if" || name == "breakpoint_if" || name == "breakpoint") {
     bool is_print = name == "print_if";
-    size_t off = is_print ? 1 : 0;
-    if (is_print) B.need(0, "txt");
-    const Val& conds = B.need(off, "conds");
-    if (conds.k != VK::Str) user_error(a.loc_of(off, "conds"), name + "() conditions must be a string like '=0,>1'");
-    std::vector<Val> pids;
-    for (int i = 0; i < 3; ++i) {
-      const Val* p = a.get(off + 1 + static_cast<size_t>(i), "pid_" + std::to_string(i));
-      Val v = p ? *p : Val::of_int(0);
-      if (v.k == VK::Tuple && v.items.size() == 1) v = v.items[0];  // the helper's default [0]
-      pids.push_back(v);
+    ExprP cond;
+    if (name == "breakpoint") {  // Python's breakpoint() in a kernel: a stop at this line in every instance
+      for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
+      for (const auto& kw : a.kw) a.get(1000, kw.first);  // passed to sys.breakpointhook in Python: nothing here
+      a.done();
+    } else {
+      size_t off = is_print ? 1 : 0;
+      if (is_print) B.need(0, "txt");
+      const Val& conds = B.need(off, "conds");
+      if (conds.k != VK::Str) user_error(a.loc_of(off, "conds"), name + "() conditions must be a string like '=0,>1'");
+      std::vector<Val> pids;
+      for (int i = 0; i < 3; ++i) {
+        const Val* p = a.get(off + 1 + static_cast<size_t>(i), "pid_" + std::to_string(i));
+        Val v = p ? *p : Val::of_int(0);
+        if (v.k == VK::Tuple && v.items.size() == 1) v = v.items[0];  // the helper's default [0]
+        pids.push_back(v);
+      }
+      a.done();
+      cond = pid_condition(*this, conds.text, pids, loc);
     }
-    a.done();
-    ExprP cond = pid_condition(*this, conds.text, pids, loc);
     if (is_print) {
       CallArgs pa = a;
       pa.pos.resize(1);

@@ -348,7 +348,7 @@ Val Lowerer::eval_call(const Node& n) {
       }
       return call_builtin(callee.text, a);
     case VK::Host:
-      if (callee.text == "breakpoint_if" || callee.text == "print_if" || callee.text == "cdiv") {
+      if (callee.text == "breakpoint_if" || callee.text == "print_if" || callee.text == "cdiv" || callee.text == "breakpoint") {
         a.fname = callee.text;
         return call_builtin(callee.text, a);
       }

@@ -163,7 +163,7 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc,
   static const std::set<std::string> builtins = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
                                                  "isinstance", "tuple", "list", "str", "round", "pow", "divmod"};
   if (builtins.count(name)) return Val::builtin(name);
-  if (name == "breakpoint_if" || name == "print_if") return Val::builtin(name);
+  if (name == "breakpoint_if" || name == "print_if" || name == "breakpoint") return Val::builtin(name);
   user_error(loc, "name " + q(name) + " is not defined");
 }
 

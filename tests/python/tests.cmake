@@ -39,6 +39,11 @@ if(DTSIM_HAVE_PYTHON)
   add_test(NAME python/pip_install COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/pip_install.py
            ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(python/pip_install PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77)
+  # breakpoint() in a kernel stops the debugger there; pdb.set_trace() names what works (the child
+  # runs under this interpreter's package: the stand-in here, Triton's own in ttir/breakpoint_kernel)
+  add_test(NAME python/breakpoint_kernel COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/breakpoint_kernel.py)
+  set_tests_properties(python/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
   add_test(NAME python/repl_session COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/repl_session.py)
   set_tests_properties(python/repl_session PROPERTIES LABELS e2e TIMEOUT 300
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")

@@ -8,6 +8,11 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   set(DTSIM_TRITON_PYTHON "${CMAKE_SOURCE_DIR}/.cache/triton-venv/bin/python" CACHE FILEPATH
       "A Python with Triton installed, for the TTIR frontend's tests")
   set(ttir_dir ${CMAKE_CURRENT_LIST_DIR})
+  if(EXISTS ${DTSIM_TRITON_PYTHON})
+    add_test(NAME ttir/breakpoint_kernel COMMAND ${DTSIM_TRITON_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../python/breakpoint_kernel.py)
+    set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+  endif()
   foreach(script kernels findings readers_agree ops)
     if(EXISTS ${DTSIM_TRITON_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
