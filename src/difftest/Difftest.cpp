@@ -6,6 +6,9 @@
 // GPU, or with TRITON_INTERPRET=1 when Triton is installed but no GPU is), through .npy files.
 #include "difftest/Difftest.h"
 
+#include "ir/Analysis.h"
+#include "ir/Walk.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -61,22 +64,18 @@ struct Case {
 // Scalar integer parameters that size a buffer (they appear in a pointer parameter's shape).
 std::vector<std::string> size_params(const Module& m) {
   std::vector<std::string> out;
-  std::function<void(const ExprP&)> walk = [&](const ExprP& e) {
-    if (!e) return;
-    if (e->kind == ExprKind::Var) {
-      for (const Kernel& k : m.kernels) {
-        const Param* p = k.find_param(e->name);
-        if (p && p->kind != ParamKind::Pointer && is_int(p->dtype) &&
-            std::find(out.begin(), out.end(), e->name) == out.end())
-          out.push_back(e->name);
-      }
+  auto use = [&](const Expr& e) {
+    if (e.kind != ExprKind::Var) return;
+    for (const Kernel& k : m.kernels) {
+      const Param* p = k.find_param(e.name);
+      if (p && p->kind != ParamKind::Pointer && is_int(p->dtype) && std::find(out.begin(), out.end(), e.name) == out.end())
+        out.push_back(e.name);
     }
-    for (auto& a : e->args) walk(a);
   };
   for (const Kernel& k : m.kernels)
     for (const Param& p : k.params)
       if (p.kind == ParamKind::Pointer)
-        for (auto& s : p.shape) walk(s);
+        for (const ExprP& s : p.shape) for_each_expr(s, use);
   return out;
 }
 
@@ -129,28 +128,6 @@ Tol tolerance(Scalar s) {
   return {0, 0};
 }
 
-
-// Where a buffer is stored: the first store whose pointer names it.
-std::string store_site(const Module& m, const std::string& buf) {
-  std::function<bool(const ExprP&)> names = [&](const ExprP& e) {
-    if (!e) return false;
-    if (e->kind == ExprKind::Var && e->name == buf) return true;
-    for (auto& a : e->args)
-      if (names(a)) return true;
-    return false;
-  };
-  std::function<const Stmt*(const std::vector<StmtP>&)> find = [&](const std::vector<StmtP>& body) -> const Stmt* {
-    for (auto& s : body) {
-      if (s->kind == StmtKind::Store && names(s->args[0])) return s.get();
-      if (auto* r = find(s->body)) return r;
-      if (auto* r = find(s->orelse)) return r;
-    }
-    return nullptr;
-  };
-  for (const Kernel& k : m.kernels)
-    if (const Stmt* s = find(k.body)) return format_diag(s->loc, "note", "'" + buf + "' is stored here");
-  return "";
-}
 
 // Compares the reported buffers; "" when they match, else a description of the first mismatch.
 std::string compare(const Module& m, const Buffers& ref, const Buffers& gpu, const char* other = "gpu") {
@@ -631,6 +608,23 @@ int difftest_command(const DifftestOptions& flags, std::ostream& out, std::ostre
     err << e.render();
     return 1;
   }
+}
+
+// Where a buffer is stored: the first store (in statement order) whose pointer may point into it
+// (ir/Analysis.h's provenance, so `c_ptrs = c + ...; store(c_ptrs, ...)` counts).
+std::string store_site(const Module& m, const std::string& buf) {
+  for (const Kernel& k : m.kernels) {
+    const Param* p = k.find_param(buf);
+    if (!p || p->kind != ParamKind::Pointer) continue;
+    size_t index = static_cast<size_t>(p - k.params.data());
+    PointerProvenance prov(k);
+    const Stmt* site = nullptr;
+    for_each_stmt(k, [&](const Stmt& s) {
+      if (!site && s.kind == StmtKind::Store && prov.sources(*s.args[0]).has(index)) site = &s;
+    });
+    if (site) return format_diag(site->loc, "note", "'" + buf + "' is stored here");
+  }
+  return "";
 }
 
 }  // namespace dtsim

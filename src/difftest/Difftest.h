@@ -11,6 +11,8 @@
 
 namespace dtsim {
 
+struct Module;
+
 // What `dtsim difftest FILE [flags]` asks for (tools/Args.cpp parses the flags).
 struct DifftestOptions {
   std::string file;
@@ -34,6 +36,10 @@ struct DifftestOptions {
 // comparison is reported as skipped. In a build without the CUDA backend only --oracle=triton is
 // available (UserError for the CUDA oracle).
 int difftest_command(const DifftestOptions& o, std::ostream& out, std::ostream& err);
+
+// The note under a mismatch in buffer `buf` of verified module `m`: "FILE:L:C: note: 'buf' is
+// stored here" at the first store that may write it (pointer provenance), or "" when none does.
+std::string store_site(const Module& m, const std::string& buf);
 
 // `dtsim difftest --help`.
 std::string difftest_help();

@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "interp/Elem.h"
+#include "ir/Analysis.h"
 #include "interp/RunControl.h"
 
 namespace dtsim {
@@ -125,73 +126,24 @@ std::string InstanceOrder::name() const {
 
 namespace {
 
-// Buffers (bitmask of buffer indices) a pointer expression may point into, given each slot's set.
-uint64_t ptr_sources(const Expr& e, const std::vector<uint64_t>& slot_src) {
-  if (!e.type.ptr) return 0;
-  switch (e.kind) {
-    case ExprKind::Var: return slot_src[static_cast<size_t>(e.slot)];
-    case ExprKind::Binary:
-    case ExprKind::Where:
-    case ExprKind::ExpandDims:
-    case ExprKind::Reshape:
-    case ExprKind::Trans:
-    case ExprKind::Broadcast: {
-      uint64_t m = 0;
-      for (const ExprP& a : e.args)
-        if (a) m |= ptr_sources(*a, slot_src);
-      return m;
-    }
-    case ExprKind::Const:
-    case ExprKind::ProgramId:
-    case ExprKind::NumPrograms:
-    case ExprKind::Arange:
-    case ExprKind::Full:
-    case ExprKind::Unary:
-    case ExprKind::Cast:
-    case ExprKind::Load:
-    case ExprKind::Dot:
-    case ExprKind::Reduce:
-    case ExprKind::Scan:
-    case ExprKind::Bitcast:
-    case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d:
-      return 0;
-  }
-  return 0;
-}
-
-void loads_in(const Expr& e, const std::vector<uint64_t>& src, uint64_t& out) {
-  if (e.kind == ExprKind::Load) out |= ptr_sources(*e.args[0], src);
-  for (const ExprP& a : e.args)
-    if (a) loads_in(*a, src, out);
-}
-
-// The buffers a kernel may store to, and those it may load from (a dataflow fixpoint over
-// pointer-typed slots). Only stored buffers need per-element conflict tracking (an element no
-// instance stores cannot conflict), and only those also loaded need their readers tracked.
+// The buffers a kernel may store to, and those it may load from (ir/Analysis.h's pointer
+// provenance), as bitmasks of buffer indices. Only stored buffers need per-element conflict
+// tracking (an element no instance stores cannot conflict), and only those also loaded need their
+// readers tracked.
 uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer, uint64_t& loaded) {
   loaded = ~uint64_t(0);
   if (param_buffer.size() > 64) return ~uint64_t(0);
-  std::vector<uint64_t> src(static_cast<size_t>(k.num_slots), 0);
-  for (size_t i = 0; i < k.params.size(); ++i)
-    if (param_buffer[i] >= 0) src[static_cast<size_t>(k.params[i].slot)] = uint64_t(1) << param_buffer[i];
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const Stmt* s : k.stmts) {
-      if (s->kind != StmtKind::Assign || s->targets.size() != 1) continue;
-      uint64_t m = ptr_sources(*s->args[0], src);
-      uint64_t& d = src[static_cast<size_t>(s->slots[0])];
-      if ((d | m) != d) d |= m, changed = true;
-    }
-  }
-  uint64_t out = 0;
-  for (const Stmt* s : k.stmts)
-    if (s->kind == StmtKind::Store || s->kind == StmtKind::Atomic) out |= ptr_sources(*s->args[0], src);
-  loaded = 0;
-  for (const Stmt* s : k.stmts)
-    for (const ExprP& a : s->args)
-      if (a) loads_in(*a, src, loaded);
-  return out;
+  for (int bi : param_buffer)
+    if (bi >= 64) return ~uint64_t(0);
+  BufferAccess a = buffer_access(k);
+  auto mask = [&](const ParamSet& s) {
+    uint64_t m = 0;
+    for (size_t i : s.list())
+      if (i < param_buffer.size() && param_buffer[i] >= 0) m |= uint64_t(1) << param_buffer[i];
+    return m;
+  };
+  loaded = mask(a.loaded);
+  return mask(a.writes());
 }
 
 // The buffers (bitmask) that some kernel of `m` may load from; all of them when there are more than 64.

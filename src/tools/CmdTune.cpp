@@ -24,6 +24,7 @@
 #include "tools/Commands.h"
 #include "driver/Driver.h"
 #include "host/Output.h"
+#include "ir/Walk.h"
 #include "tools/Summary.h"
 #include "tools/Tune.h"
 #include "tools/Work.h"
@@ -350,19 +351,9 @@ class Search {
     int64_t most = 0;
     for (const Kernel& k : m.kernels) {
       int64_t threads = int64_t(32) * std::max(1, k.num_warps);
-      std::function<void(const ExprP&)> expr = [&](const ExprP& e) {
-        if (!e) return;
-        if (e->type.is_tile()) most = std::max(most, e->type.numel() / threads);
-        for (const ExprP& a : e->args) expr(a);
-      };
-      std::function<void(const std::vector<StmtP>&)> block = [&](const std::vector<StmtP>& b) {
-        for (const StmtP& s : b) {
-          for (const ExprP& a : s->args) expr(a);
-          block(s->body);
-          block(s->orelse);
-        }
-      };
-      block(k.body);
+      for_each_expr(k, [&](const Expr& e) {
+        if (e.type.is_tile()) most = std::max(most, e.type.numel() / threads);
+      });
     }
     return most;
   }

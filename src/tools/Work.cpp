@@ -2,31 +2,16 @@
 // instance through the scalar control flow (the tile values themselves are never computed).
 #include "tools/Work.h"
 
+#include "ir/Analysis.h"
+#include "ir/Walk.h"
+
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <set>
 
 namespace dtsim {
 
 namespace {
-
-void buffer_names(const ExprP& e, const Kernel& k, std::set<std::string>& out) {
-  if (!e) return;
-  if (e->kind == ExprKind::Var) {
-    const Param* p = k.find_param(e->name);
-    if (p && p->kind == ParamKind::Pointer) out.insert(e->name);
-  }
-  for (const ExprP& a : e->args) buffer_names(a, k, out);
-}
-
-void walk_exprs(const std::vector<StmtP>& body, const std::function<void(const Stmt&, const ExprP&)>& f) {
-  for (const StmtP& s : body) {
-    for (const ExprP& a : s->args) f(*s, a);
-    walk_exprs(s->body, f);
-    walk_exprs(s->orelse, f);
-  }
-}
 
 int64_t wrap(int64_t v, Scalar t) {
   if (t == Scalar::I32) return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
@@ -217,42 +202,37 @@ struct Walker {
 
 double dot_flops_in(const Expr& e) {
   double f = 0;
-  if (e.kind == ExprKind::Dot && e.args[0]->type.rank() == 2 && e.args[1]->type.rank() == 2) {
-    const Shape& a = e.args[0]->type.shape;
-    f += 2.0 * static_cast<double>(a[0]) * static_cast<double>(a[1]) * static_cast<double>(e.args[1]->type.shape[1]);
-  }
-  for (const ExprP& x : e.args)
-    if (x) f += dot_flops_in(*x);
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.kind == ExprKind::Dot && x.args[0]->type.rank() == 2 && x.args[1]->type.rank() == 2) {
+      const Shape& a = x.args[0]->type.shape;
+      f += 2.0 * static_cast<double>(a[0]) * static_cast<double>(a[1]) * static_cast<double>(x.args[1]->type.shape[1]);
+    }
+  });
   return f;
 }
 
 KernelWork kernel_work(const Kernel& k, const Bindings& b, int64_t max_steps) {
   KernelWork w;
-  std::set<std::string> reads, writes;
-  walk_exprs(k.body, [&](const Stmt& s, const ExprP& e) {
-    std::function<void(const ExprP&)> loads = [&](const ExprP& x) {
-      if (!x) return;
-      if (x->kind == ExprKind::Load) buffer_names(x->args[0], k, reads);
-      if (x->kind == ExprKind::Dot && !w.has_dot) {
-        w.has_dot = true;
-        w.dot_dtype = x->args[0]->type.elem;
-      }
-      for (const ExprP& a : x->args) loads(a);
-    };
-    loads(e);
-    if ((s.kind == StmtKind::Store || s.kind == StmtKind::Atomic) && e == s.args[0]) buffer_names(e, k, writes);
-    if (s.kind == StmtKind::Atomic && e == s.args[0]) buffer_names(e, k, reads);
+  for_each_expr(k, [&](const Expr& x) {
+    if (x.kind == ExprKind::Dot && !w.has_dot) {
+      w.has_dot = true;
+      w.dot_dtype = x.args[0]->type.elem;
+    }
   });
-  auto bytes_of = [&](const std::string& name) {
-    const Param* p = k.find_param(name);
-    int64_t n = scalar_bytes(p->dtype);
-    for (const ExprP& d : p->shape) n *= eval_param_expr(d, b).as_int();
-    return n;
-  };
-  for (const std::string& n : reads) w.bytes_read += bytes_of(n);
-  for (const std::string& n : writes) w.bytes_written += bytes_of(n);
-  w.reads.assign(reads.begin(), reads.end());
-  w.writes.assign(writes.begin(), writes.end());
+  // Buffers by pointer provenance: a load through `a_ptrs = a + ...` reads a.
+  std::set<std::pair<std::string, int64_t>> reads, writes;  // by name, as reported
+  for (const BufferUse& u : kernel_buffers(k, b)) {
+    if (u.read) reads.insert({u.name, u.bytes});
+    if (u.written) writes.insert({u.name, u.bytes});
+  }
+  for (const auto& [name, bytes] : reads) {
+    w.reads.push_back(name);
+    w.bytes_read += bytes;
+  }
+  for (const auto& [name, bytes] : writes) {
+    w.writes.push_back(name);
+    w.bytes_written += bytes;
+  }
   if (!w.has_dot) return w;
 
   Walker wk(k);

@@ -9,6 +9,7 @@
 // Host-side expressions (grids, buffer shapes) are plain Python with C-style // and %.
 #include "triton/TritonEmitter.h"
 #include "ir/Printer.h"
+#include "ir/Walk.h"
 
 #include <cmath>
 #include <cstdio>
@@ -213,10 +214,9 @@ class KernelWriter {
   std::set<std::string> constexprs_;
 
   static bool has_scalar_i1(const Expr& e) {
-    if (e.type.elem == Scalar::I1 && !e.type.ptr && e.type.is_scalar() && e.kind != ExprKind::Const) return true;
-    for (const ExprP& a : e.args)
-      if (a && has_scalar_i1(*a)) return true;
-    return false;
+    return any_expr(e, [](const Expr& x) {
+      return x.type.elem == Scalar::I1 && !x.type.ptr && x.type.is_scalar() && x.kind != ExprKind::Const;
+    });
   }
 
   // A mask or where() condition. Triton's interpreter keeps some scalar i1 values as int32 data,

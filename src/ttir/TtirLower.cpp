@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 
+#include "ir/Walk.h"
 #include "ttir/Ttir.h"
 #include "ttir/TtirParse.h"
 
@@ -326,16 +327,10 @@ class Lowerer {
 
   // Whether an inlined expression not yet emitted reads variable `var` (it must not change before).
   bool pending_reads(const std::string& var) {
-    std::function<bool(const ExprP&)> reads = [&](const ExprP& e) {
-      if (!e) return false;
-      if (e->kind == ExprKind::Var && e->name == var) return true;
-      for (const ExprP& a : e->args)
-        if (reads(a)) return true;
-      return false;
-    };
+    auto reads = [&](const Expr& e) { return e.kind == ExprKind::Var && e.name == var; };
     for (const auto& scope : scopes_)
       for (const auto& [ssa, v] : scope)
-        if (v.expr && reads(v.expr)) return true;
+        if (any_expr(v.expr, reads)) return true;
     return false;
   }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ir/Diag.h"
+#include "ir/Walk.h"
 
 namespace dtsim {
 
@@ -38,10 +39,10 @@ int64_t broadcast_index(const Shape& from, const Shape& to, int64_t flat) {
   return idx;
 }
 
-void collect_loads(const Expr* e, std::vector<const Expr*>& out) {
-  if (!e) return;
-  if (e->kind == ExprKind::Load) out.push_back(e);
-  for (const ExprP& a : e->args) collect_loads(a.get(), out);
+void collect_loads(const ExprP& e, std::vector<const Expr*>& out) {
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.kind == ExprKind::Load) out.push_back(&x);
+  });
 }
 
 }  // namespace
@@ -80,7 +81,7 @@ void VizRecorder::on_instance_begin(Frame& f) {
 
 void VizRecorder::before_stmt(Frame& f, const Stmt& s) {
   std::vector<const Expr*> loads;
-  for (const ExprP& a : s.args) collect_loads(a.get(), loads);
+  for (const ExprP& a : s.args) collect_loads(a, loads);
   for (const Expr* ld : loads) record(f, s, ld->args[0], ld->args.size() > 1 ? ld->args[1] : nullptr, false);
   if (s.kind == StmtKind::Store) record(f, s, s.args[0], s.args.size() > 2 ? s.args[2] : nullptr, true);
   if (s.kind == StmtKind::Atomic) record(f, s, s.args[0], s.aop == AtomicOp::Cas ? nullptr : s.args[2], true);
@@ -90,7 +91,7 @@ void VizRecorder::before_stmt(Frame& f, const Stmt& s) {
 void VizRecorder::after_loop_iteration(Frame& f, const Stmt& loop) {
   if (loop.kind != StmtKind::While) return;
   std::vector<const Expr*> loads;
-  collect_loads(loop.args[0].get(), loads);
+  collect_loads(loop.args[0], loads);
   for (const Expr* ld : loads) record(f, loop, ld->args[0], ld->args.size() > 1 ? ld->args[1] : nullptr, false);
 }
 

@@ -2,7 +2,8 @@
 """Tests of `dtsim bench` that need no GPU (a GPU machine runs the cuda cases for real):
   interp_text    the text report of the interpreter backend on a tiny size
   interp_json    --json: one parseable object per kernel (and "<module>"); executed dot FLOPs equal
-                 the static count and 2*M*N*K by hand
+                 the static count and 2*M*N*K by hand; bytes count buffers read through pointer
+                 variables (matmul.tile)
   cuda_or_skip   --backend=cuda: 'SKIPPED: <why>' and exit 0 without a driver, else a full report
   bad_flags      usage errors exit 2 with one located line
 usage: test_bench_cli.py DTSIM SOURCE_DIR CASE"""
@@ -48,6 +49,13 @@ def interp_json(dtsim, src):
     want = 4 * 3 * 2 * 128 * 128 * 32
     check(o["flops"] == want and o["flops_static"] == want, f"dot FLOPs {o['flops']} / {o['flops_static']}, want {want}", r)
     check(o["bytes"] == 4 * (200 * 96 + 96 * 256 + 200 * 256), "bytes: A and B read once, mm written once", r)
+    # A Triton-style kernel loads a and b through pointer variables (a_ptrs, b_ptrs, advanced in the
+    # loop): they count as read. matmul.tile's defaults: M=100, N=70, K=90, all f32.
+    r = run(dtsim, src, "examples/matmul.tile", "--backend=interp", "--json", "--reps", "1")
+    check(r.returncode == 0, "bench matmul.tile --json failed", r)
+    o = json.loads(r.stdout.splitlines()[0])
+    want = 4 * (100 * 90 + 90 * 70 + 100 * 70)
+    check(o["bytes"] == want, f"bytes {o['bytes']}: a f32[M,K] and b f32[K,N] read, c f32[M,N] written, want {want}", r)
     r = run(dtsim, src, "examples/rmsnorm.dt", "--backend=interp", "--json", "--reps", "1", "--threads", "2")
     check(r.returncode == 0, "bench of a two-kernel program failed", r)
     objs = [json.loads(l) for l in r.stdout.splitlines()]
