@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/Diag.h"
+#include "pyfront/UnicodeNames.h"
 
 namespace dtsim::py {
 
@@ -379,13 +380,10 @@ class Lexer {
         size_t end = t.body_at + t.body_len;
         if (k + 2 >= end || s_[k + 2] != '{' || s_.find('}', k + 3) >= end || s_.find('}', k + 3) == k + 3)
           fail_at(t.line, t.col, "(unicode error) malformed \\N character escape");
-        // The name is not looked up (dtsim has no Unicode name table): only names that no character
-        // or alias can have are refused. Every Unicode name is words of A-Z and 0-9 joined by single
-        // spaces or hyphens (matched without regard to case); a well-formed unknown name (NOT A NAME)
-        // is accepted here, where Python refuses it.
+        // Looked up as Python does (UnicodeNames.h: a table generated from python3's unicodedata;
+        // a build without python3 checks the name's form only).
         std::string nm = s_.substr(k + 3, s_.find('}', k + 3) - (k + 3));
-        bool ok = nm.front() != ' ' && nm.back() != ' ' && nm.find("  ") == std::string::npos;
-        for (char c : nm) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == ' ' || c == '-');
+        bool ok = unicode_name_accepted(nm);
         if (!ok) fail_at(t.line, t.col, "(unicode error) unknown Unicode character name '" + nm + "'");
       }
       ++k;  // the escaped character

@@ -3,10 +3,9 @@
 form), on \\N{...} escapes and on tokenizer corners the syntax fuzz found, snippet by snippet:
 each has the verdict Python 3.11's parser gives (written down here, and compared with ast.parse
 when the running Python is 3.10 or later), and the
-reader must give the same, a rejection located at the right line. \\N{NAME} is checked for its form
-only: a well-formed name that no character has (\\N{NOT A NAME}) is accepted by the reader, where
-Python refuses it (docs/triton.md says so); that one divergence is listed as such. Then a file whose
-host code uses match runs its kernel with `dtsim run`.
+reader must give the same, a rejection located at the right line (test_unicode_names.py compares
+the \\N{NAME} lookup with Python's name by name). Then a file whose host code uses match runs its
+kernel with `dtsim run`.
 usage: test_match.py PY_SYNTAX_CHECK DTSIM"""
 import ast
 import os
@@ -105,6 +104,23 @@ CASES = [
     ("\\N raw", "s = r'\\N{A!}'\n", True, 0),
     ("\\N escaped backslash", "s = '\\\\N{A!}'\n", True, 0),
     ("\\N in f-string", "s = f'{x}\\N{BULLET}'\n", True, 0),
+    ("\\N unknown name", "s = '\\N{NOT A NAME}'\n", False, 1),
+    ("\\N unknown name, line 4", "x = 1\ny = '''\n'''\ns = 'a' + '\\N{LATIN SMALL LETTER A} \\N{LATIN SMALL LETTER Q2}'\n", False, 4),
+    ("\\N unknown name in f-string", "s = f'{x}\\N{BULLETS}'\n", False, 1),
+    ("\\N mixed case", "s = '\\N{Latin Capital Letter A With Grave}\\N{greek small letter alpha}'\n", True, 0),
+    ("\\N aliases", "s = '\\N{LINE FEED}\\N{lf}\\N{Byte Order Mark}\\N{NBSP}\\N{ZWSP}'\n", True, 0),
+    ("\\N named sequence", "s = '\\N{LATIN CAPITAL LETTER A WITH MACRON AND GRAVE}'\n", False, 1),
+    ("\\N CJK five digits", "s = '\\N{CJK UNIFIED IDEOGRAPH-04E00}\\N{CJK UNIFIED IDEOGRAPH-20000}'\n", True, 0),
+    ("\\N CJK lower-case hex", "s = '\\N{CJK UNIFIED IDEOGRAPH-4e00}'\n", False, 1),
+    ("\\N CJK lower-case prefix", "s = '\\N{cjk unified ideograph-4E00}'\n", False, 1),
+    ("\\N CJK not unified", "s = '\\N{CJK UNIFIED IDEOGRAPH-4DC0}'\n", False, 1),
+    ("\\N CJK compatibility", "s = '\\N{cjk compatibility ideograph-f900}'\n", True, 0),
+    ("\\N Hangul", "s = '\\N{HANGUL SYLLABLE GA}\\N{HANGUL SYLLABLE HIH}\\N{HANGUL SYLLABLE A}'\n", True, 0),
+    ("\\N Hangul lower case", "s = '\\N{HANGUL SYLLABLE ga}'\n", False, 1),
+    ("\\N Hangul no such syllable", "s = '\\N{HANGUL SYLLABLE GX}'\n", False, 1),
+    ("\\N unknown in bytes", "s = b'\\N{NOT A NAME}' + B'\\N{}'\n", True, 0),
+    ("\\N unknown in raw strings", "s = r'\\N{NOT A NAME}' + Rb'\\N{NOT A NAME}' + rf'\\N{x}'\n", True, 0),
+    ("\\N unknown, not a field", "s = f'\\N{x}'\n", False, 1),
     # Tokenizer cases the syntax fuzz found (seeds 2, 7, 12 of fuzz_syntax.py).
     ("backslash line in column 0", "def f():\n\\\n    x = 1\n", True, 0),
     ("backslash line in column 0, no indent", "if 1:\n\\\nx = 1\n", False, 3),
@@ -116,8 +132,6 @@ CASES = [
     ("backslash before a field", "s = f'a\\{x}'\n", True, 0),
     ("backslash before a lone brace", "s = f'a\\}'\n", False, 1),
 ]
-# Accepted by the reader, refused by Python: the name is well formed but no character has it.
-DIVERGENT = [("\\N unknown name", "s = '\\N{NOT A NAME}'\n")]
 
 
 def main():
@@ -126,7 +140,7 @@ def main():
     failed = []
     with tempfile.TemporaryDirectory(prefix="dtsim-match-") as d:
         paths = []
-        for k, (_, text, _, _) in enumerate(CASES + [(n, t, True, 0) for n, t in DIVERGENT]):
+        for k, (_, text, _, _) in enumerate(CASES):
             p = os.path.join(d, "c%d.py" % k)
             with open(p, "w") as f:
                 f.write(text)
@@ -150,16 +164,6 @@ def main():
                 failed.append("%s: rejected (%s) but Python accepts:\n%s" % (name, v, text))
             elif not ok and not v.startswith("error %d:" % line):
                 failed.append("%s: expected an error on line %d, got '%s' for:\n%s" % (name, line, v, text))
-        for (name, text), v in zip(DIVERGENT, verdicts[len(CASES):]):
-            if v != "ok":
-                failed.append("%s: the reader checks \\N names for their form only, yet rejected it: %s" % (name, v))
-            if sys.version_info >= (3, 10):
-                try:
-                    ast.parse(text)
-                    failed.append("%s: Python accepts it now; move it to CASES" % name)
-                except SyntaxError:
-                    pass
-
         # A kernel file whose host code uses match runs (only the kernel must be in the subset).
         src = ('import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr, z_ptr):\n'
                '    o = tl.arange(0, 64)\n    tl.store(z_ptr + o, tl.load(x_ptr + o) * 2.0)\n\n\n'
@@ -181,7 +185,7 @@ def main():
             failed.append("a bad pattern: expected '%s' (exit 2), got exit %d: %s" % (want, r.returncode, r.stderr))
     for f in failed:
         print("FAIL " + f)
-    print("%d snippets, %d failure(s)" % (len(CASES) + len(DIVERGENT), len(failed)))
+    print("%d snippets, %d failure(s)" % (len(CASES), len(failed)))
     return 1 if failed else 0
 
 

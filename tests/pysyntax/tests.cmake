@@ -14,3 +14,7 @@ set_tests_properties(pyfront/reader_subset_on_use PROPERTIES LABELS e2e TIMEOUT 
 add_test(NAME pyfront/syntax_match_and_names
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_match.py $<TARGET_FILE:py_syntax_check> $<TARGET_FILE:dtsim>)
 set_tests_properties(pyfront/syntax_match_and_names PROPERTIES LABELS e2e TIMEOUT 300)
+# The \N{NAME} lookup, name by name, against the parser of the python3 its table was generated from.
+add_test(NAME pyfront/syntax_unicode_names
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_unicode_names.py $<TARGET_FILE:py_syntax_check> ${CMAKE_SOURCE_DIR})
+set_tests_properties(pyfront/syntax_unicode_names PROPERTIES LABELS e2e TIMEOUT 300)
