@@ -170,6 +170,8 @@ class KernelEmitter {
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
+  TV eval_scan(const ExprP& e, const Dist& d);
+  std::string combine_regs_[2];  // while a combine function (Expr::fn) is emitted: its two arguments
   std::string combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
                       const std::string& ib, std::string* idx);
   std::string shuffle_xor(Scalar vt, const std::string& v, int mask);

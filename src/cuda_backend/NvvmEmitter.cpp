@@ -288,6 +288,100 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
   return out;
 }
 
+// A scan: the operand in shared memory (its padded flat layout), each line along the axis scanned in
+// place by one thread (lines spread over the CTA's threads, a loop over the axis's elements), then
+// every thread reads its elements back in layout d. The steps are the interpreter's, in its order
+// (IR.h: f16/bf16 round after every step); a combine function is emitted inline per step.
+TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
+  const ExprP& x = e->args[0];
+  const Shape& s = x->type.shape;
+  const Scalar t = e->type.elem;
+  const Type vt{t, false, s};
+  const int ax = static_cast<int>(e->ints[0]);
+  int64_t n = s[static_cast<size_t>(ax)], inner = 1;
+  for (size_t i = static_cast<size_t>(ax) + 1; i < s.size(); ++i) inner *= s[i];
+  const int64_t lines = shape_numel(s) / n;
+  Dist bd = dflt(s);
+  TV xv = eval(x, bd);
+  for (auto& r : xv.v) r = cast(x->type.elem, t, r);
+  xv.type = vt;
+  auto opf = [this](const std::string& r) { return op(r); };
+  use_smem(smem_padded(shape_numel(s)) * smem_bytes(vt));
+  note(std::string(scanop_name(e->sop)) + " " + shape_str(s) + " along axis " + std::to_string(ax) + ": " + std::to_string(lines) +
+       " line(s) scanned in shared memory, one thread each");
+  barrier();
+  smem_store_all(xv, 0);
+  barrier();
+  const std::string st = smem_type(vt), ty = reg_type(t);
+  const Type et{t, false, {}};
+  auto slot = [&](const std::string& flat) { return smem_ptr(et, 0, smem_index(flat)); };
+  auto step = [&](const std::string& acc, const std::string& v) -> std::string {
+    switch (e->sop) {
+      case ScanOp::Sum: return binary_typed(BinOp::Add, t, acc, v);
+      case ScanOp::Prod: return binary_typed(BinOp::Mul, t, acc, v);
+      case ScanOp::Max: return nan_minmax(true, t, acc, v);
+      case ScanOp::Min: return nan_minmax(false, t, acc, v);
+      case ScanOp::Fn: {
+        combine_regs_[0] = acc;
+        combine_regs_[1] = v;
+        std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
+        combine_regs_[0].clear();
+        combine_regs_[1].clear();
+        return r;
+      }
+    }
+    return acc;
+  };
+  // for (line = tid; line < lines; line += threads) { acc = x[first]; for (k = 1; k < n; ++k) ... }
+  std::string lvar = "%scan.line" + std::to_string(tmp_++), kvar = "%scan.k" + std::to_string(tmp_++), avar = "%scan.acc" + std::to_string(tmp_++);
+  prelude_ << "  " << lvar << " = alloca i32\n  " << kvar << " = alloca i32\n  " << avar << " = alloca " << ty << "\n";
+  std::string lhead = label("scan.line"), lbody = label("scan.linebody"), khead = label("scan.k"), kbody = label("scan.kbody"),
+              kdone = label("scan.kdone"), ldone = label("scan.done");
+  line("store i32 %tid, i32* " + lvar);
+  br(lhead);
+  start_block(lhead);
+  std::string l = op("load i32, i32* " + lvar);
+  line("br i1 " + op("icmp slt i32 " + l + ", " + std::to_string(lines)) + ", label %" + lbody + ", label %" + ldone);
+  start_block(lbody);
+  std::string inn = std::to_string(inner);
+  std::string base = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
+                        op("srem i32 " + l + ", " + inn));
+  auto at_k = [&](const std::string& k) {  // the flat index of the k-th element of the line, in scan order
+    std::string pos = e->reverse ? op("sub i32 " + std::to_string(n - 1) + ", " + k) : k;
+    return op("add i32 " + base + ", " + op("mul i32 " + pos + ", " + inn));
+  };
+  std::string first = from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(at_k("0"))), opf);
+  line("store " + ty + " " + first + ", " + ty + "* " + avar);
+  line("store i32 1, i32* " + kvar);
+  br(khead);
+  start_block(khead);
+  std::string k = op("load i32, i32* " + kvar);
+  line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(n)) + ", label %" + kbody + ", label %" + kdone);
+  start_block(kbody);
+  std::string p = slot(at_k(k));
+  std::string v = from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + p), opf);
+  std::string acc = step(op("load " + ty + ", " + ty + "* " + avar), v);
+  line("store " + ty + " " + acc + ", " + ty + "* " + avar);
+  line("store " + st + " " + to_smem_value(et, acc, opf) + ", " + st + " addrspace(3)* " + p);
+  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kvar);
+  br(khead);
+  start_block(kdone);
+  line("store i32 " + op("add i32 " + l + ", " + std::to_string(threads_)) + ", i32* " + lvar);
+  br(lhead);
+  start_block(ldone);
+  barrier();
+  TV out{vt, d, {}};
+  for (int r = 0; r < d.nregs(); ++r) {
+    int f = first_copy(d, r);
+    if (f != r) {
+      out.v.push_back(out.v[static_cast<size_t>(f)]);
+      continue;
+    }
+    out.v.push_back(from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(flat_of(s, coords(d, r)))), opf));
+  }
+  return out;
+}
+
 // A reduction folds its operand where it already is (a dot's accumulator, say) when that layout
 // holds each element once per thread; otherwise in the blocked layout.
 Dist KernelEmitter::reduce_parent(const ExprP& x) {
@@ -528,8 +622,10 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::Load: return eval_load(e, d);
     case ExprKind::Dot: return convert(eval_dot(e), d);
     case ExprKind::Reduce: return convert(eval_reduce(e), d);
-    case ExprKind::Scan: internal_error("NvvmEmitter", "scans are rejected before emission");
+    case ExprKind::Scan: return eval_scan(e, d);
     case ExprKind::CombineArg:
+      if (combine_regs_[0].empty()) internal_error("NvvmEmitter", "a combine argument outside its function");
+      return TV{t, d, {combine_regs_[e->axis]}};
     case ExprKind::Swizzle2d: break;
   }
   internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");

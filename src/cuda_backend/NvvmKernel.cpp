@@ -29,8 +29,7 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
     if (!e) return;
     if (e->kind == ExprKind::Reduce && e->fn)
       user_error(e->loc, "tl.reduce with a combine function is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
-    if (e->kind == ExprKind::Scan)
-      user_error(e->loc, std::string(scanop_name(e->sop)) + " is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
+
     if (e->kind == ExprKind::Bitcast && (is_float(e->dtype) == is_float(e->args[0]->type.elem)) && e->dtype != e->args[0]->type.elem)
       user_error(e->loc, "a bitcast between f16 and bf16 is not supported on the CUDA backend yet");
     for (const ExprP& a : e->args) expr(a);

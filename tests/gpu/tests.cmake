@@ -19,6 +19,10 @@ if(DTSIM_HAVE_CUDA)
     get_filename_component(name ${ex} NAME)
     add_test(NAME gpu_located_${name} COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug ${ex})
   endforeach()
+  # Scans (cumsum ... associative_scan with a combine function): GPU == interpreter.
+  add_test(NAME gpu_difftest_scans.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+           ${CMAKE_CURRENT_LIST_DIR}/scans.tile)
+  set_tests_properties(gpu_difftest_scans.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   # Atomics (results independent of the instances' order) and a spin lock: GPU == interpreter.
   add_test(NAME gpu_difftest_atomics.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
            ${CMAKE_CURRENT_LIST_DIR}/atomics.tile)

@@ -1,6 +1,7 @@
-// Atomics on the CUDA backend, without a GPU: the PTX of tests/gpu/atomics.tile has one `atom` per
-// atomic statement, with its sem, scope and type; what the backend cannot lower yet is a located
-// error before emission. (tests/gpu runs the file on the GPU against the interpreter.)
+// Atomics and scans on the CUDA backend, without a GPU: the PTX of tests/gpu/atomics.tile has one
+// `atom` per atomic statement, with its sem, scope and type; tests/gpu/scans.tile compiles; what the
+// backend cannot lower yet is a located error before emission. (tests/gpu runs both files on the
+// GPU against the interpreter.)
 #include <doctest/doctest.h>
 
 #include "cuda_backend/Cuda.h"
@@ -42,6 +43,16 @@ TEST_CASE("atomics lower to PTX atom with their sem, scope and type") {
 TEST_CASE("what the CUDA backend cannot lower yet is a located error") {
   CHECK_THROWS_WITH_AS(ptx_of("fmax.tile", "kernel k(inout x: *f32[4]) grid(1) {\n  atomic_max(x + arange(0, 4), 1.0)\n}\n"),
                        doctest::Contains("atomic_max on f32 elements is not supported on the CUDA backend yet"), UserError);
-  CHECK_THROWS_WITH_AS(ptx_of("scan.tile", "kernel k(x: *f32[4], out z: *f32[4]) grid(1) {\n  r = arange(0, 4)\n  store(z + r, cumsum(load(x + r), axis=0))\n}\n"),
-                       doctest::Contains("cumsum is not supported on the CUDA backend yet"), UserError);
+  CHECK_THROWS_WITH_AS(ptx_of("red.tile", "kernel k(x: *f32[4], out z: *f32[1]) grid(1) {\n  store(z, reduce(load(x + arange(0, 4)), axis=0, combine=(a, b) -> a * b))\n}\n"),
+                       doctest::Contains("tl.reduce with a combine function is not supported on the CUDA backend yet"), UserError);
+}
+
+TEST_CASE("scans lower to a loop over each line in shared memory") {
+  Module m = parse_tile_file(DTSIM_SOURCE_DIR "/tests/gpu/scans.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  std::string ptx = compile_ptx(emit_nvvm(m, b));
+  CHECK(ptx.find(".entry k") != std::string::npos);
+  CHECK(ptx.find(".entry rows") != std::string::npos);
+  CHECK(count(ptx, "bar.sync") >= 14);  // before and after each of the 7 scans' shared-memory rounds
 }
