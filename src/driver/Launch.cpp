@@ -55,7 +55,8 @@ Buffers read_inputs(Program& p, const std::vector<std::pair<std::string, std::st
     if (preset.find(name)) throw UserError("--in " + name + " given twice");
     Shape shape;
     for (const ExprP& e : prm->shape) shape.push_back(eval_param_expr(e, p.bindings).as_int());
-    Buffer buf = p.inputs->take(name, file, prm->dtype, poll ? NpyPoll([&] { poll("while reading " + file); }) : NpyPoll());
+    const std::string what = "while reading " + file;  // (a structured binding: clang 14 cannot capture it)
+    Buffer buf = p.inputs->take(name, file, prm->dtype, poll ? NpyPoll([&] { poll(what); }) : NpyPoll());
     if (buf.shape != shape || buf.dtype != prm->dtype) {
       std::string what = buf.shape != shape ? "shape " + numpy_shape(buf.shape) : std::string("dtype ") + scalar_name(buf.dtype);
       throw UserError(file + ": error: " + what + " does not match parameter '" + name + "' " +
