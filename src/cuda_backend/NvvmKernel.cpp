@@ -38,10 +38,9 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
     if (s->kind == StmtKind::Atomic) {
       Scalar t = s->args[0]->type.elem;
       bool ok_type = t == Scalar::I32 || t == Scalar::I64 || t == Scalar::F32 || t == Scalar::F64;
-      bool float_minmax = is_float(t) && (s->aop == AtomicOp::Max || s->aop == AtomicOp::Min);
-      if (!ok_type || float_minmax)
+      if (!ok_type)
         user_error(s->loc, std::string(atomicop_name(s->aop)) + " on " + scalar_name(t) +
-                               " elements is not supported on the CUDA backend yet (i32, i64, f32 and f64 are; float max/min are not; run it on the interpreter: --backend=interp)");
+                               " elements is not supported on the CUDA backend yet (i32, i64, f32 and f64 are; run it on the interpreter: --backend=interp)");
     }
     for (const ExprP& a : s->args) expr(a);
     reject_unsupported(s->body);
@@ -198,6 +197,11 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
   const std::string ty = reg_type(et);
   const char* reg = et == Scalar::I32 ? "r" : et == Scalar::I64 ? "l" : et == Scalar::F32 ? "f" : "d";
   std::string bits = wide ? "64" : "32";
+  // float max/min: integer atomics on the float's bits (see below)
+  const bool fminmax = is_float(et) && (s.aop == AtomicOp::Max || s.aop == AtomicOp::Min);
+  const Scalar it = wide ? Scalar::I64 : Scalar::I32;
+  const std::string ity = reg_type(it);
+  const char* ireg = wide ? "l" : "r";
   std::string opname;
   switch (s.aop) {
     case AtomicOp::Add: opname = is_float(et) ? "add.f" + bits : "add.u" + bits; break;
@@ -243,9 +247,30 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
       cond = cond == "true" ? okb : op("and i1 " + cond + ", " + okb);
     }
     std::string addr = op("ptrtoint " + reg_type(Type{et, true, {}}) + " " + ptr + " to i64");
-    std::string pred = cond == "true" ? "1" : op("zext i1 " + cond + " to i32");
-    std::string operands = "i64 " + addr + ", " + (cas ? ty + " " + cmpv + ", " : std::string()) + ty + " " + val + ", i32 " + pred;
-    std::string old = op("call " + ty + " asm sideeffect \"" + asm_text + "\", \"" + cons + "\"(" + operands + ")");
+    auto pred_of = [&](const std::string& c) { return c == "true" ? std::string("1") : op("zext i1 " + c + " to i32"); };
+    std::string old;
+    if (fminmax) {
+      // On the float's bits: a value with the sign bit clear orders as a signed integer (max.s),
+      // one with it set in reverse as an unsigned one (min.u); each lane issues the one its value
+      // needs (for min: min.s and max.u), and the old value is the float of what came back.
+      std::string bitsv = bitcast(et, it, val);
+      std::string pos = op("icmp sge " + ity + " " + bitsv + ", 0");
+      std::string neg = op("xor i1 " + pos + ", true");
+      auto issue = [&](const std::string& opn, const std::string& c) {
+        std::string text = "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p atom." + std::string(memsem_name(s.sem)) + "." + memscope_name(s.scope) +
+                           ".global." + opn + " $0, [$1], $2; }";
+        return op("call " + ity + " asm sideeffect \"" + text + "\", \"=" + ireg + ",l," + ireg + ",r\"(i64 " + addr + ", " + ity + " " + bitsv +
+                  ", i32 " + pred_of(c) + ")");
+      };
+      std::string cpos = cond == "true" ? pos : op("and i1 " + cond + ", " + pos);
+      std::string cneg = cond == "true" ? neg : op("and i1 " + cond + ", " + neg);
+      bool mx = s.aop == AtomicOp::Max;
+      std::string o1 = issue((mx ? "max.s" : "min.s") + bits, cpos), o2 = issue((mx ? "min.u" : "max.u") + bits, cneg);
+      old = bitcast(it, et, op("select i1 " + pos + ", " + ity + " " + o1 + ", " + ity + " " + o2));
+    } else {
+      std::string operands = "i64 " + addr + ", " + (cas ? ty + " " + cmpv + ", " : std::string()) + ty + " " + val + ", i32 " + pred_of(cond);
+      old = op("call " + ty + " asm sideeffect \"" + asm_text + "\", \"" + cons + "\"(" + operands + ")");
+    }
     res[static_cast<size_t>(r)] = cond == "true" ? old : op("select i1 " + cond + ", " + ty + " " + old + ", " + ty + " " + zero);
   }
   if (checking()) end_bounds(bc);

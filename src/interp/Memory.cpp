@@ -749,8 +749,22 @@ template <class T> T atomic_combine(AtomicOp op, T e, T v, T cmp) {
   constexpr bool F = std::is_floating_point_v<T>;
   switch (op) {
     case AtomicOp::Add: return wadd<T>(e, v);
-    case AtomicOp::Max: return v > e ? v : e;
-    case AtomicOp::Min: return v < e ? v : e;
+    case AtomicOp::Max:
+    case AtomicOp::Min:
+      if constexpr (F) {
+        // As the GPU (and Triton) order floats here: by their bits, signed where v's sign bit is
+        // clear, unsigned (reversed) where it is set: the float order, NaNs placed by their bits.
+        using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+        using UI = std::make_unsigned_t<I>;
+        I bv, be;
+        std::memcpy(&bv, &v, sizeof(T));
+        std::memcpy(&be, &e, sizeof(T));
+        bool take = bv >= 0 ? (op == AtomicOp::Max ? bv > be : bv < be)
+                            : (op == AtomicOp::Max ? static_cast<UI>(bv) < static_cast<UI>(be) : static_cast<UI>(bv) > static_cast<UI>(be));
+        return take ? v : e;
+      } else {
+        return op == AtomicOp::Max ? (v > e ? v : e) : (v < e ? v : e);
+      }
     case AtomicOp::UMax:
     case AtomicOp::UMin:
       if constexpr (F) {

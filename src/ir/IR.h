@@ -93,7 +93,8 @@
 //   `old = atomic_cas(ptr, cmp, val)`) is a statement: every active lane, in row-major order,
 //   atomically replaces its element e by op(e, val) (cas: val where e == cmp) and yields e's old value
 //   (masked-off lanes yield 0). val is converted to the element type; float add rounds as a store of
-//   the sum would. Atomics of different instances on one element do not conflict; an atomic and a
+//   the sum would; float max/min order by the bits as the GPU does (the float order; a NaN is placed
+//   by its bits). Atomics of different instances on one element do not conflict; an atomic and a
 //   plain load or store of another instance on one element do. A spin lock (an atomic_cas that takes
 //   a lock word, up to the atomic_xchg that gives it back) orders what the instance does while it
 //   holds it: those accesses are not conflicts. sem (acq_rel, relaxed, acquire, release) and scope

@@ -37,12 +37,16 @@ TEST_CASE("atomics lower to PTX atom with their sem, scope and type") {
   CHECK(count(ptx, "atom.acq_rel.gpu.global.xor.b32") == 1);
   CHECK(count(ptx, "atom.acq_rel.gpu.global.exch.b32") == 2);
   CHECK(count(ptx, "atom.acq_rel.gpu.global.cas.b32") == 2);  // before the loop and in it
+  // float max/min on the bits: max.s32 + min.u32 for max (2 statements), min.s32 + max.u32 for min
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.max.s32") == 2);
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.min.u32") == 2);
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.max.u32") == 1);
   CHECK(count(ptx, "bar.sync") >= 2);                             // scalar old values broadcast
 }
 
 TEST_CASE("what the CUDA backend cannot lower yet is a located error") {
-  CHECK_THROWS_WITH_AS(ptx_of("fmax.tile", "kernel k(inout x: *f32[4]) grid(1) {\n  atomic_max(x + arange(0, 4), 1.0)\n}\n"),
-                       doctest::Contains("atomic_max on f32 elements is not supported on the CUDA backend yet"), UserError);
+  CHECK_THROWS_WITH_AS(ptx_of("f16.tile", "kernel k(inout x: *f16[4]) grid(1) {\n  atomic_add(x + arange(0, 4), 1.0)\n}\n"),
+                       doctest::Contains("atomic_add on f16 elements is not supported on the CUDA backend yet"), UserError);
   CHECK_THROWS_WITH_AS(ptx_of("red.tile", "kernel k(x: *f32[4], out z: *f32[1]) grid(1) {\n  store(z, reduce(load(x + arange(0, 4)), axis=0, combine=(a, b) -> a * b))\n}\n"),
                        doctest::Contains("tl.reduce with a combine function is not supported on the CUDA backend yet"), UserError);
 }
