@@ -291,11 +291,13 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
 // A scan: the operand in shared memory (its padded flat layout), each line along the axis scanned in
 // place by one thread (lines spread over the CTA's threads, a loop over the axis's elements), then
 // every thread reads its elements back in layout d. The steps are the interpreter's, in its order
-// (IR.h: f16/bf16 round after every step); a combine function is emitted inline per step.
+// (IR.h: f16/bf16 round after every step); a combine function is emitted inline per step. A
+// reduction with a combine function is the same scan, each result the last element of its line.
 TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
   const ExprP& x = e->args[0];
   const Shape& s = x->type.shape;
-  const Scalar t = e->type.elem;
+  const bool reduce = e->kind == ExprKind::Reduce;
+  const Scalar t = x->type.elem == Scalar::I1 && !reduce ? Scalar::I32 : reduce ? x->type.elem : e->type.elem;
   const Type vt{t, false, s};
   const int ax = static_cast<int>(e->ints[0]);
   int64_t n = s[static_cast<size_t>(ax)], inner = 1;
@@ -307,8 +309,8 @@ TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
   xv.type = vt;
   auto opf = [this](const std::string& r) { return op(r); };
   use_smem(smem_padded(shape_numel(s)) * smem_bytes(vt));
-  note(std::string(scanop_name(e->sop)) + " " + shape_str(s) + " along axis " + std::to_string(ax) + ": " + std::to_string(lines) +
-       " line(s) scanned in shared memory, one thread each");
+  note(std::string(reduce ? redop_name(e->rop) : scanop_name(e->sop)) + " " + shape_str(s) + " along axis " + std::to_string(ax) + ": " +
+       std::to_string(lines) + " line(s) scanned in shared memory, one thread each");
   barrier();
   smem_store_all(xv, 0);
   barrier();
@@ -316,6 +318,14 @@ TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
   const Type et{t, false, {}};
   auto slot = [&](const std::string& flat) { return smem_ptr(et, 0, smem_index(flat)); };
   auto step = [&](const std::string& acc, const std::string& v) -> std::string {
+    if (reduce) {
+      combine_regs_[0] = acc;
+      combine_regs_[1] = v;
+      std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
+      combine_regs_[0].clear();
+      combine_regs_[1].clear();
+      return r;
+    }
     switch (e->sop) {
       case ScanOp::Sum: return binary_typed(BinOp::Add, t, acc, v);
       case ScanOp::Prod: return binary_typed(BinOp::Mul, t, acc, v);
@@ -370,14 +380,24 @@ TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
   br(lhead);
   start_block(ldone);
   barrier();
-  TV out{vt, d, {}};
-  for (int r = 0; r < d.nregs(); ++r) {
-    int f = first_copy(d, r);
+  TV out{reduce ? e->type : vt, d, {}};
+  const int nr = reduce && e->type.is_scalar() ? 1 : d.nregs();
+  for (int r = 0; r < nr; ++r) {
+    int f = reduce && e->type.is_scalar() ? r : first_copy(d, r);
     if (f != r) {
       out.v.push_back(out.v[static_cast<size_t>(f)]);
       continue;
     }
-    out.v.push_back(from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(flat_of(s, coords(d, r)))), opf));
+    std::string flat;
+    if (reduce) {  // result element l (row-major over the other axes) is line l: its last element
+      std::string l2 = e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r));
+      std::string b2 = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l2 + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
+                          op("srem i32 " + l2 + ", " + inn));
+      flat = op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
+    } else {
+      flat = flat_of(s, coords(d, r));
+    }
+    out.v.push_back(from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(flat)), opf));
   }
   return out;
 }
@@ -621,7 +641,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::Broadcast: return fit(e->args[0], d);
     case ExprKind::Load: return eval_load(e, d);
     case ExprKind::Dot: return convert(eval_dot(e), d);
-    case ExprKind::Reduce: return convert(eval_reduce(e), d);
+    case ExprKind::Reduce: return e->fn ? eval_scan(e, d) : convert(eval_reduce(e), d);
     case ExprKind::Scan: return eval_scan(e, d);
     case ExprKind::CombineArg:
       if (combine_regs_[0].empty()) internal_error("NvvmEmitter", "a combine argument outside its function");

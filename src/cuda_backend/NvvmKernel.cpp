@@ -27,8 +27,6 @@ KernelEmitter::KernelEmitter(const Kernel& k, const Bindings& b, const CudaOptio
 void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
   std::function<void(const ExprP&)> expr = [&](const ExprP& e) {
     if (!e) return;
-    if (e->kind == ExprKind::Reduce && e->fn)
-      user_error(e->loc, "tl.reduce with a combine function is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
 
     if (e->kind == ExprKind::Bitcast && (is_float(e->dtype) == is_float(e->args[0]->type.elem)) && e->dtype != e->args[0]->type.elem)
       user_error(e->loc, "a bitcast between f16 and bf16 is not supported on the CUDA backend yet");

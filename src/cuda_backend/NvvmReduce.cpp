@@ -40,7 +40,7 @@ std::string KernelEmitter::combine(RedOp rop, Scalar vt, const std::string& a, c
   std::string ty = reg_type(vt);
   switch (rop) {
     case RedOp::Sum: return binary_typed(BinOp::Add, vt, a, b);
-    case RedOp::Fn: internal_error("NvvmEmitter", "reductions with a combine function are rejected before emission");
+    case RedOp::Fn: internal_error("NvvmEmitter", "a reduction with a combine function goes through eval_scan");
     case RedOp::Xor: return binary_typed(BinOp::Xor, vt, a, b);
     case RedOp::Or: return binary_typed(BinOp::Or, vt, a, b);
     case RedOp::Max:
