@@ -317,28 +317,22 @@ TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
   const std::string st = smem_type(vt), ty = reg_type(t);
   const Type et{t, false, {}};
   auto slot = [&](const std::string& flat) { return smem_ptr(et, 0, smem_index(flat)); };
+  auto call_fn = [&](const std::string& acc, const std::string& v) {  // the combine function, inline
+    combine_regs_[0] = acc;
+    combine_regs_[1] = v;
+    std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
+    combine_regs_[0].clear();
+    combine_regs_[1].clear();
+    return r;
+  };
   auto step = [&](const std::string& acc, const std::string& v) -> std::string {
-    if (reduce) {
-      combine_regs_[0] = acc;
-      combine_regs_[1] = v;
-      std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
-      combine_regs_[0].clear();
-      combine_regs_[1].clear();
-      return r;
-    }
+    if (reduce) return call_fn(acc, v);
     switch (e->sop) {
       case ScanOp::Sum: return binary_typed(BinOp::Add, t, acc, v);
       case ScanOp::Prod: return binary_typed(BinOp::Mul, t, acc, v);
       case ScanOp::Max: return nan_minmax(true, t, acc, v);
       case ScanOp::Min: return nan_minmax(false, t, acc, v);
-      case ScanOp::Fn: {
-        combine_regs_[0] = acc;
-        combine_regs_[1] = v;
-        std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
-        combine_regs_[0].clear();
-        combine_regs_[1].clear();
-        return r;
-      }
+      case ScanOp::Fn: return call_fn(acc, v);
     }
     return acc;
   };
