@@ -204,6 +204,18 @@ inline void note_conflict(Issue& conf, ConflictMap& cm, size_t u, int32_t w, int
   }
   conf.hit(o, off);
 }
+// Records `mark` (an instance, or its atomic_mark) as the first writer of element u when it has
+// none; returns the writer it had (-1: none, `mark` now is).
+inline int32_t claim_writer(ConflictMap& cm, size_t u, int32_t mark, int32_t sid) {
+  std::atomic_ref<int32_t> w(cm.writer[u]);
+  int32_t cur = w.load();
+  if (cur == -1) {
+    int32_t expect = -1;
+    if (w.compare_exchange_strong(expect, mark)) std::atomic_ref<int32_t>(cm.wstmt[u]).store(sid, std::memory_order_relaxed);
+    else cur = expect;
+  }
+  return cur;
+}
 
 // Records `me` as a reader of element `off` (keeps up to two distinct readers).
 void note_reader(ConflictMap& cm, size_t off, int32_t me, int32_t stmt) {
@@ -230,6 +242,16 @@ std::pair<int32_t, int32_t> other_reader(ConflictMap& cm, size_t off, int32_t me
   r = aload(cm.reader2[off]);
   if (r != -1 && r != me) return {r, std::atomic_ref<int32_t>(cm.r2stmt[off]).load(std::memory_order_relaxed)};
   return {-1, -1};
+}
+
+// A store or atomic of element u by `me` against a load of it by another instance (where the
+// buffer's readers are tracked).
+inline void note_reader_conflict(Issue& conf, ConflictMap& cm, size_t u, int32_t me, int64_t o, int64_t off) {
+  if (cm.reader1.empty()) return;
+  auto [r, rs] = other_reader(cm, u, me);
+  if (r == -1) return;
+  if (conf.count == 0) conf.other = r, conf.other_stmt = rs, conf.other_wrote = false;
+  conf.hit(o, off);
 }
 
 std::string access_details(const Ctx& c, const Buffer& B, const Issue& is, int64_t active, const char* what, const Shape& tile) {
@@ -696,22 +718,9 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
       }
       if (ck.cm) {
         size_t u = static_cast<size_t>(off);
-        std::atomic_ref<int32_t> w(ck.cm->writer[u]);
-        int32_t cur = w.load();
-        if (cur == -1) {
-          int32_t expect = -1;
-          if (w.compare_exchange_strong(expect, me)) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(sid, std::memory_order_relaxed);
-          else cur = expect;
-        }
-        if (int32_t who = other_writer(cur, me); who != -1) {
-          note_conflict(conf, *ck.cm, u, cur, who, o, off);
-        } else {
-          auto [r, rs] = ck.cm->reader1.empty() ? std::pair<int32_t, int32_t>{-1, -1} : other_reader(*ck.cm, u, me);
-          if (r != -1) {
-            if (conf.count == 0) conf.other = r, conf.other_stmt = rs, conf.other_wrote = false;
-            conf.hit(o, off);
-          }
-        }
+        int32_t cur = claim_writer(*ck.cm, u, me, sid);
+        if (int32_t who = other_writer(cur, me); who != -1) note_conflict(conf, *ck.cm, u, cur, who, o, off);
+        else note_reader_conflict(conf, *ck.cm, u, me, o, off);
       }
       if (ck.init) std::atomic_ref<uint8_t>(ck.init[off]).store(1, std::memory_order_relaxed);
       mem[off] = C::enc(pv[iv]);
@@ -832,22 +841,9 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
       size_t u = static_cast<size_t>(off);
       if (ck.init && !std::atomic_ref<uint8_t>(ck.init[u]).load(std::memory_order_relaxed)) uninit.hit(o, off);
       if (ck.cm) {  // another instance's plain store or load of the element conflicts; atomics do not
-        std::atomic_ref<int32_t> w(ck.cm->writer[u]);
-        int32_t cur = w.load();
-        if (cur == -1) {
-          int32_t expect = -1;
-          if (w.compare_exchange_strong(expect, atomic_mark(me))) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(sid, std::memory_order_relaxed);
-          else cur = expect;
-        }
-        if (cur >= 0 && cur != me) {
-          note_conflict(conf, *ck.cm, u, cur, cur, o, off);
-        } else if (!ck.cm->reader1.empty()) {
-          auto [r, rst] = other_reader(*ck.cm, u, me);
-          if (r != -1) {
-            if (conf.count == 0) conf.other = r, conf.other_stmt = rst, conf.other_wrote = false;
-            conf.hit(o, off);
-          }
-        }
+        int32_t cur = claim_writer(*ck.cm, u, atomic_mark(me), sid);
+        if (cur >= 0 && cur != me) note_conflict(conf, *ck.cm, u, cur, cur, o, off);
+        else note_reader_conflict(conf, *ck.cm, u, me, o, off);
       }
       std::atomic_ref<S> a(mem[off]);
       S old = a.load();
@@ -856,9 +852,7 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
       }
       if (ck.init) std::atomic_ref<uint8_t>(ck.init[u]).store(1, std::memory_order_relaxed);
       dst[o] = C::dec(old);
-      if (shape.empty()) {
-        if (cas && C::dec(old) == cv && !(v == cv)) took_lock = true;
-      }
+      if (shape.empty() && cas && C::dec(old) == cv && !(v == cv)) took_lock = true;
     });
     return 0;
   });
