@@ -93,6 +93,7 @@ class KernelEmitter {
   void barrier();
   void guarded(const std::string& cond, const std::function<void()>& body);
   void smem_store_all(const TV& v, int64_t byte_offset);        // every element at its padded flat index
+  TV smem_load_all(const Type& t, const Dist& d);               // layout d's registers from where smem_store_all put them
   TV convert(const TV& v, const Dist& want);
   Dist natural(const ExprP& e);                                 // the layout e is best produced in
   Dist reduce_parent(const ExprP& x);                           // the layout a reduction folds x in

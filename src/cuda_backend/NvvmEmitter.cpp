@@ -267,23 +267,27 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
     for (int r : *m) out.v.push_back(v.at(r));
     return out;
   }
-  auto opf = [this](const std::string& r) { return op(r); };
   use_smem(smem_padded(v.type.numel()) * smem_bytes(v.type));
   ++info.conversions;
   note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory");
   barrier();
   smem_store_all(v, 0);
   barrier();
-  std::string st = smem_type(v.type);
-  TV out{v.type, want, {}};
-  for (int r = 0; r < want.nregs(); ++r) {
-    int f = first_copy(want, r);
+  return smem_load_all(v.type, want);
+}
+
+TV KernelEmitter::smem_load_all(const Type& t, const Dist& d) {
+  auto opf = [this](const std::string& r) { return op(r); };
+  std::string st = smem_type(t);
+  TV out{t, d, {}};
+  for (int r = 0; r < d.nregs(); ++r) {
+    int f = first_copy(d, r);
     if (f != r) {
       out.v.push_back(out.v[static_cast<size_t>(f)]);
       continue;
     }
-    std::string p = smem_ptr(v.type, 0, smem_index(flat_of(want.shape, coords(want, r))));
-    out.v.push_back(from_smem_value(v.type, op("load " + st + ", " + st + " addrspace(3)* " + p), opf));
+    std::string p = smem_ptr(t, 0, smem_index(flat_of(d.shape, coords(d, r))));
+    out.v.push_back(from_smem_value(t, op("load " + st + ", " + st + " addrspace(3)* " + p), opf));
   }
   return out;
 }
@@ -374,23 +378,20 @@ TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
   br(lhead);
   start_block(ldone);
   barrier();
-  TV out{reduce ? e->type : vt, d, {}};
-  const int nr = reduce && e->type.is_scalar() ? 1 : d.nregs();
+  if (!reduce) return smem_load_all(vt, d);
+  TV out{e->type, d, {}};
+  // result element l (row-major over the other axes) is line l's last element
+  const int nr = e->type.is_scalar() ? 1 : d.nregs();
   for (int r = 0; r < nr; ++r) {
-    int f = reduce && e->type.is_scalar() ? r : first_copy(d, r);
+    int f = e->type.is_scalar() ? r : first_copy(d, r);
     if (f != r) {
       out.v.push_back(out.v[static_cast<size_t>(f)]);
       continue;
     }
-    std::string flat;
-    if (reduce) {  // result element l (row-major over the other axes) is line l: its last element
-      std::string l2 = e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r));
-      std::string b2 = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l2 + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
-                          op("srem i32 " + l2 + ", " + inn));
-      flat = op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
-    } else {
-      flat = flat_of(s, coords(d, r));
-    }
+    std::string l2 = e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r));
+    std::string b2 = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l2 + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
+                        op("srem i32 " + l2 + ", " + inn));
+    std::string flat = op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
     out.v.push_back(from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(flat)), opf));
   }
   return out;

@@ -274,19 +274,12 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
   if (checking()) end_bounds(bc);
   if (s.targets.empty()) return;
   if (own != "true" || repeats) {  // several threads hold an element: the owner's old value through shared memory
-    Type vt{et, false, {}};
-    int64_t elems = shape.empty() ? 1 : shape_numel(shape);
-    use_smem(elems * scalar_bytes(et) + elems / 32 * scalar_bytes(et) + 16);
-    std::string st = smem_type(vt);
-    std::vector<std::string> at(static_cast<size_t>(n));
-    for (int r = 0; r < n; ++r) at[static_cast<size_t>(r)] = shape.empty() ? "0" : smem_index(flat_of(shape, coords(d, r)));
+    TV held{Type{et, false, shape}, d, res};
+    use_smem(smem_padded(held.type.numel()) * smem_bytes(held.type));
     barrier();
-    guarded(own, [&] {
-      for (int r = 0; r < n; ++r)
-        if (first_copy(d, r) == r) line("store " + st + " " + res[static_cast<size_t>(r)] + ", " + st + " addrspace(3)* " + smem_ptr(vt, 0, at[static_cast<size_t>(r)]));
-    });
+    smem_store_all(held, 0);
     barrier();
-    for (int r = 0; r < n; ++r) res[static_cast<size_t>(r)] = op("load " + st + ", " + st + " addrspace(3)* " + smem_ptr(vt, 0, at[static_cast<size_t>(r)]));
+    res = smem_load_all(held.type, d).v;
   } else {
     for (int r = 0; r < n; ++r)
       if (res[static_cast<size_t>(r)].empty()) res[static_cast<size_t>(r)] = res[static_cast<size_t>(first_copy(d, r))];
