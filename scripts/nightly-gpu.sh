@@ -6,6 +6,10 @@
 #   DTSIM_ANCHORS=DIR   folder holding the Triton/PyTorch anchor scripts (default shared/anchors)
 #   DTSIM_TRITON_TRIALS=N   cases per example of the Triton sweep (default 5)
 #   DTSIM_TUNE_BUDGET=N     also run the tune experiment, N schedules per operation (minutes)
+#   DTSIM_LIGER_PATH=DIR    a folder holding the liger_kernel package (when python3 cannot import it):
+#                           Liger-Kernel's ops (tests/compat) run on backend='cuda' and under Triton itself
+#   DTSIM_TUTORIALS=DIR     a folder holding copies of Triton's tutorials (*.py, device 'cuda'): each runs
+#                           under `python -m dtsim --backend=cuda` (its own checks against torch decide)
 # Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples), the
 # Triton sweep (`difftest --oracle=triton`: every example's emitted Triton module against the
 # interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark (its thread
@@ -109,6 +113,35 @@ if [ -d "$BUILD/python/dtsim" ]; then  # the Python package (its GPU tests are i
     return $rc
   }
   step "Triton kernels (TTIR) on backend=cuda" ttir-gpu.log ttir_gpu
+  liger_gpu() {  # Liger-Kernel's own ops through tests/compat's drivers, tensors on the GPU; "N PASS" counts
+    local py rc=0
+    py="$(cd "$BUILD/python" && pwd)"
+    echo "-- dtsim, backend=cuda"
+    PYTHONPATH="${DTSIM_LIGER_PATH:+$DTSIM_LIGER_PATH:}${PYTHONPATH:-}" python3 tests/compat/run_liger.py \
+      --python python3 --pythonpath "$py" --device cuda || rc=1
+    echo "-- Triton itself (the baseline; its failures are not dtsim's)"
+    PYTHONPATH="${DTSIM_LIGER_PATH:+$DTSIM_LIGER_PATH:}${PYTHONPATH:-}" python3 tests/compat/run_liger.py \
+      --python python3 --device cuda --triton || true
+    return $rc
+  }
+  if PYTHONPATH="${DTSIM_LIGER_PATH:+$DTSIM_LIGER_PATH:}${PYTHONPATH:-}" python3 -c "import liger_kernel" 2>/dev/null; then
+    step "Liger-Kernel ops on backend=cuda" liger-gpu.log liger_gpu
+  fi
+  tutorials_gpu() {  # each tutorial copy, as its author wrote it, on dtsim's CUDA backend
+    local py t r pass=0 total=0 rc=0
+    py="$(cd "$BUILD/python" && pwd)"
+    for t in "$DTSIM_TUTORIALS"/*.py; do
+      (cd "$(dirname "$t")" && PYTHONPATH="$py" timeout "${DTSIM_TUTORIAL_TIMEOUT:-600}" \
+        python3 -W ignore -m dtsim --backend=cuda "$(basename "$t")"); r=$?
+      echo "-- $(basename "$t") on backend=cuda: exit $r"
+      total=$((total + 1)); [ "$r" = 0 ] && pass=$((pass + 1)) || rc=1
+    done
+    echo "Triton tutorials on backend=cuda: $pass of $total passed"
+    return $rc
+  }
+  if [ -n "${DTSIM_TUTORIALS:-}" ]; then
+    step "Triton tutorials on backend=cuda" tutorials-gpu.log tutorials_gpu
+  fi
   step "Python scripts: dtsim vs TRITON_INTERPRET=1" python-vs-triton.log \
     env PYTHONPATH="$BUILD/python" python3 bench/python_vs_triton_interp.py
 fi

@@ -1,5 +1,7 @@
 """python -m dtsim [OPTIONS] script.py [ARGS...]: runs a Triton script with its kernels launched on
 dtsim's interpreter (findings raise dtsim.KernelError).
+       python -m dtsim [OPTIONS] -m MODULE [ARGS...]: runs a module as `python -m MODULE` would (e.g. `-m
+         pytest tests/`), its kernels on dtsim.
 Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shuffle:SEED
          --keep-going  --max-steps=N  --timeout=S  --break-if=COND  --break-at=FILE:LINE[ if COND]
          --print-if COND EXPRS [--at LINE]  --backend=interp|cuda
@@ -32,6 +34,8 @@ def main(argv):
             return 0
         if a == "--":
             i += 1
+            break
+        if a == "-m":  # -m MODULE: the rest of the line is the module's, as for python -m pdb -m MODULE
             break
         name, eq, value = a[2:].partition("=")
         if not a.startswith("--") or name not in _VALUED + ("keep-going", "print-if"):
@@ -77,6 +81,25 @@ def main(argv):
     except (TypeError, ValueError) as e:
         return _usage(str(e))
     install()
+    if argv[i] == "-m":
+        if i + 1 >= len(argv):
+            return _usage("'-m' needs a module name")
+        sys.argv = argv[i + 1:]
+        sys.path.insert(0, os.getcwd())  # as `python -m` puts the working folder first
+        import importlib.util
+        try:
+            found = importlib.util.find_spec(argv[i + 1])
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            print("python -m dtsim: No module named %s" % argv[i + 1], file=sys.stderr)
+            return 1
+        try:
+            runpy.run_module(argv[i + 1], run_name="__main__", alter_sys=True)
+        except dtsim.Quit as q:
+            if q.findings:
+                print("dtsim: %s" % q, file=sys.stderr)
+        return 0
     script = argv[i]
     if not os.path.isfile(script):
         print("python -m dtsim: can't open file '%s': no such file" % script, file=sys.stderr)

@@ -14,7 +14,9 @@ or when the file names a case that does not exist; 0 otherwise.
     python3 tests/compat/run_liger.py --python VENV/bin/python --pythonpath BUILD/python [CASE...]
 
 --interpret runs the same cases under TRITON_INTERPRET=1 instead of python -m dtsim (for comparison; the
-expected-failures file does not apply then)."""
+expected-failures file does not apply then). --device cuda runs them on a GPU: the cases' tensors are made on
+cuda and dtsim runs with --backend=cuda; with --triton instead of dtsim, Triton itself compiles and runs them
+(the GPU baseline)."""
 import argparse
 import os
 import re
@@ -57,12 +59,16 @@ def run_case(name, args, cases_py):
     env = dict(os.environ)
     if args.pythonpath:
         env["PYTHONPATH"] = args.pythonpath + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["DTSIM_COMPAT_DEVICE"] = args.device
+    env.pop("TRITON_INTERPRET", None)
     if args.interpret:
         env["TRITON_INTERPRET"] = "1"
         cmd = [args.python, cases_py, name]
+    elif args.triton:
+        cmd = [args.python, cases_py, name]
     else:
-        env.pop("TRITON_INTERPRET", None)
-        cmd = [args.python, "-m", "dtsim", cases_py, name]
+        backend = ["--backend=cuda"] if args.device == "cuda" else []
+        cmd = [args.python, "-m", "dtsim"] + backend + [cases_py, name]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -86,10 +92,15 @@ def main():
     ap.add_argument("--expected", default=os.path.join(HERE, "expected_failures.txt"))
     ap.add_argument("--timeout", type=int, default=300, help="seconds per case")
     ap.add_argument("--interpret", action="store_true", help="run under TRITON_INTERPRET=1 instead of dtsim")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="where the cases' tensors live (cuda: dtsim runs with --backend=cuda)")
+    ap.add_argument("--triton", action="store_true", help="run the cases with Triton itself (needs --device cuda)")
     ap.add_argument("--verbose", action="store_true", help="show each case's output")
     ap.add_argument("--cases", dest="cases_file", default=CASES_PY, help="the drivers' file (default: liger/cases.py)")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
+    if args.triton and (args.interpret or args.device != "cuda"):
+        ap.error("--triton runs Triton's own GPU compiler: it needs --device cuda and excludes --interpret")
 
     listed = subprocess.run([args.python, args.cases_file, "--list"], stdout=subprocess.PIPE, text=True, check=True)
     all_cases = listed.stdout.split()
@@ -98,7 +109,7 @@ def main():
     if unknown:
         print("run_liger: unknown case(s): %s" % ", ".join(unknown), file=sys.stderr)
         return 2
-    expected = {} if args.interpret else read_expected(args.expected)
+    expected = {} if (args.interpret or args.triton) else read_expected(args.expected)
     bad = 0
     stale = [c for c in expected if c not in all_cases]
     for c in stale:

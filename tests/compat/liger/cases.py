@@ -47,6 +47,15 @@ def close(what, got, ref, atol=1e-5, rtol=1e-5):
         raise Mismatch(f"{what}: max abs error {err:.3g} (atol {atol:g}, rtol {rtol:g})")
 
 
+def ya_device(outs):
+    """The device of the first tensor output (the upstream gradient is drawn there)."""
+    import torch
+    for o in outs:
+        if isinstance(o, torch.Tensor):
+            return o.device
+    return torch.device("cpu")
+
+
 def run_pair(liger_fn, ref_fn, inputs, needs_grad, atol=1e-5, rtol=1e-5, backward=True, out_index=None):
     """Calls liger_fn and ref_fn on separate copies of `inputs`; compares the outputs and, with `backward`,
     the gradients of the inputs whose index is in `needs_grad` for the same random upstream gradient."""
@@ -65,7 +74,7 @@ def run_pair(liger_fn, ref_fn, inputs, needs_grad, atol=1e-5, rtol=1e-5, backwar
         close(f"output {k}", oa, ob, atol, rtol)
     if not backward:
         return
-    gen = torch.Generator().manual_seed(1)
+    gen = torch.Generator(device=ya_device(outs_a)).manual_seed(1)
     loss_a = 0
     loss_b = 0
     for oa, ob in zip(outs_a, outs_b):
@@ -583,8 +592,11 @@ def main(argv):
     if len(argv) != 1 or argv[0] not in CASES:
         print("usage: cases.py --list | cases.py CASE (one of: %s)" % ", ".join(CASES), file=sys.stderr)
         return 2
+    import os
     import torch
     torch.manual_seed(0)
+    # DTSIM_COMPAT_DEVICE=cuda (run_liger.py --device cuda): every tensor a case makes is made on the GPU
+    torch.set_default_device(os.environ.get("DTSIM_COMPAT_DEVICE", "cpu"))
     try:
         CASES[argv[0]]()
     except Mismatch as e:
