@@ -42,7 +42,7 @@ struct Compiled {
   // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
   // them when it is made); a few are kept, so that repeated launches skip NVVM and the PTX load.
   std::mutex cuda_mu;
-  std::map<std::pair<std::map<std::string, std::string>, bool>, std::unique_ptr<CudaModuleRunner>> cuda;
+  std::map<std::pair<std::map<std::string, std::string>, int>, std::unique_ptr<CudaModuleRunner>> cuda;
 #endif
 };
 
@@ -131,11 +131,13 @@ py::dict finding_dict(const Finding& f) {
 
 // A launch on the CUDA backend over `bufs` (views of the caller's arrays): uploaded, the kernel run,
 // every stored-to buffer downloaded into the arrays, as `dtsim run --backend=cuda` does; the buffers
-// in `on_device` are the caller's GPU memory, bound by address (no copies). With `bounds`, accesses
-// are bounds-checked on the GPU and a failure comes back as a finding.
-py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Buffers& bufs, bool bounds,
+// in `on_device` are the caller's GPU memory, bound by address (no copies). Unless `san` is None,
+// accesses are bounds-checked on the GPU (all, conflicts: and conflicts checked) and a failure comes
+// back as a finding.
+py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Buffers& bufs, Sanitize san,
                   const std::map<std::string, uint64_t>& on_device) {
 #ifdef DTSIM_HAVE_CUDA
+  const bool bounds = san != Sanitize::None;
   std::string why;
   if (!cuda_available(&why))
     throw BackendError(why + ": dtsim.config(backend='cuda') needs a CUDA driver and a GPU (backend='interp' runs on the CPU)");
@@ -143,13 +145,14 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
   {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(c.cuda_mu);
-    auto key = std::make_pair(scalars, bounds);
+    auto key = std::make_pair(scalars, static_cast<int>(san));
     auto it = c.cuda.find(key);
     try {
       if (it == c.cuda.end()) {
         if (c.cuda.size() >= 8) c.cuda.clear();  // frees their device memory
         CudaOptions opt;
         opt.bounds_checks = bounds;
+        opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
         it = c.cuda.emplace(key, std::make_unique<CudaModuleRunner>(c.program.module, b, opt)).first;
       }
       CudaModuleRunner& r = *it->second;
@@ -173,7 +176,7 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
   out["findings_count"] = static_cast<int64_t>(found.size());
   return out;
 #else
-  (void)c, (void)b, (void)scalars, (void)bufs, (void)bounds, (void)on_device;
+  (void)c, (void)b, (void)scalars, (void)bufs, (void)san, (void)on_device;
   throw BackendError("this dtsim was built without the CUDA backend: dtsim.config(backend='cuda') is not available");
 #endif
 }
@@ -253,7 +256,7 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   }
   if (cuda) {
     Buffers bufs = make_buffers(m, b, 0, std::move(preset));
-    return run_cuda(c, b, scalars, bufs, opt.sanitize != Sanitize::None, on_device);
+    return run_cuda(c, b, scalars, bufs, opt.sanitize, on_device);
   }
   DebugConfig dbg;
   dbg.break_if = break_if;

@@ -24,6 +24,12 @@ struct CudaOptions {
   // checked against its buffer's extent; a violation is recorded in the status buffer and the access
   // suppressed. Off: the accesses are emitted unchecked (asserts are located either way).
   bool bounds_checks = false;
+  // --sanitize=conflicts|all (with bounds_checks): every element a store or atomic writes is claimed
+  // in a shadow word per element (atom.cas: the writer's pid, its site, whether atomically); an
+  // element another instance claimed with a plain store, or claimed atomically where this one stores
+  // plainly (or the reverse), is a conflict, reported as the interpreter reports it. Stores between a
+  // scalar atomic_cas that takes a lock and the atomic_xchg that gives it back are not checked.
+  bool conflict_checks = false;
   // When set, compile_ptx keeps every PTX it compiles in this folder (created when missing), named by
   // a hash of the NVVM IR (which holds the kernel text and its baked-in sizes), the libNVVM options
   // (target arch, math flags) and the libdevice file, and reads it back instead of compiling again.
@@ -41,12 +47,14 @@ PtxCacheStats ptx_cache_stats();
 
 // A located failure reported by a kernel through its status buffer, with the interpreter's text.
 struct CudaFinding {
-  enum Kind { AssertFailed, OutOfBounds } kind = AssertFailed;
+  enum Kind { AssertFailed, OutOfBounds, Conflict } kind = AssertFailed;
   std::string message;   // file:line:col: error: ..., source line, caret, details (as the interpreter)
   std::string kernel;
   SourceLoc loc;
   std::array<int64_t, 3> pid{};
-  std::string buffer;     // OutOfBounds: the buffer
+  std::array<int64_t, 3> other_pid{};  // Conflict: the instance that wrote the element first
+  bool other_wrote = true;             // Conflict: false where that one updated it atomically
+  std::string buffer;     // OutOfBounds, Conflict: the buffer
   int64_t flat_index = -1;
   int64_t lanes = 0;      // failing lanes of the reported instance (the failing one with the smallest pid)
   int64_t instances = 0;  // failing instances in the launch

@@ -257,6 +257,10 @@ struct CudaModuleRunner::Impl {
   CUdeviceptr status = 0;  // the status buffer of kernels with located checks (kDeviceStatusWords u64)
   bool lost = false;       // the context was recreated after a fault: nothing here is valid
   bool bounds = false;     // compiled with bounds checks
+  // Conflict checks: per buffer, its shadow words (0 where no kernel takes them), set to all ones
+  // before every launch.
+  std::vector<CUdeviceptr> shadows;
+  std::vector<size_t> shadow_bytes;
 
   explicit Impl(Cu& c) : cu(c) {}
   ~Impl() {
@@ -269,6 +273,10 @@ struct CudaModuleRunner::Impl {
   void free_buffers() {
     for (size_t i = 0; i < ptrs.size(); ++i)
       if (ptrs[i] && !pool && !theirs[i]) cu.cuMemFree(ptrs[i]);
+    for (CUdeviceptr s : shadows)
+      if (s) cu.cuMemFree(s);
+    shadows.clear();
+    shadow_bytes.clear();
     ptrs.clear();
     sizes.clear();
     io.clear();
@@ -440,6 +448,16 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
     r.io.push_back(buf.io);
     r.theirs.push_back(false);
   }
+  r.shadows.assign(buffers.list.size(), 0);
+  r.shadow_bytes.assign(buffers.list.size(), 0);
+  for (const NvvmKernelInfo& ki : r.nm.kernels)
+    for (const auto& arg : ki.args) {
+      int bi = arg.shadow ? buffers.index(arg.name) : -1;
+      if (bi < 0 || r.shadows[static_cast<size_t>(bi)]) continue;
+      size_t bytes = std::max<size_t>(static_cast<size_t>(buffers.list[static_cast<size_t>(bi)].numel()), 1) * sizeof(uint64_t);
+      check(cu, cu.cuMemAlloc(&r.shadows[static_cast<size_t>(bi)], bytes), "cuMemAlloc (conflict shadow words)");
+      r.shadow_bytes[static_cast<size_t>(bi)] = bytes;
+    }
   r.cells.assign(r.fns.size(), {});
   r.params.assign(r.fns.size(), {});
   for (size_t k = 0; k < r.fns.size(); ++k) {
@@ -451,6 +469,10 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
       uint8_t* c = cells[a].data();
       if (arg.status) {
         std::memcpy(c, &r.status, sizeof(CUdeviceptr));
+        continue;
+      }
+      if (arg.shadow) {
+        std::memcpy(c, &r.shadows[static_cast<size_t>(buffers.index(arg.name))], sizeof(CUdeviceptr));
         continue;
       }
       if (arg.pointer) {
@@ -481,6 +503,10 @@ void CudaModuleRunner::launch(size_t i) {
   if (r.params.size() != r.fns.size()) internal_error("CudaDriver", "launch before upload");
   const auto& g = r.grids.at(i);
   const NvvmKernelInfo& ki = r.nm.kernels[i];
+  // Conflicts are per launch: every element unclaimed before a kernel that claims any.
+  if (std::any_of(ki.args.begin(), ki.args.end(), [](const NvvmKernelInfo::Arg& a) { return a.shadow; }))
+    for (size_t b = 0; b < r.shadows.size(); ++b)
+      if (r.shadows[b]) check(r.cu, r.cu.cuMemsetD8Async(r.shadows[b], 0xFF, r.shadow_bytes[b], nullptr), "cuMemsetD8Async (shadow words)");
   check(r.cu, r.cu.cuLaunchKernel(r.fns[i], static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
                                   static_cast<unsigned>(ki.threads), 1, 1, static_cast<unsigned>(ki.smem_bytes), nullptr,
                                   r.params[i].data(), nullptr),

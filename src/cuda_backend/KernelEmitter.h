@@ -276,13 +276,14 @@ class KernelEmitter {
   void drain_async();
   // Thread 0 of a failing instance: counts it and offers its finding (kept if its pid is the smallest).
   void record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
-                     const std::string& flat);
+                     const std::string& flat, const std::string& other = "");
   // Accumulates one register's check into running partials (see report_check).
   struct CheckAcc {
     std::string bad = "false", nbad = "0", first = "2147483647", nact = "0", flat;
+    std::string other;  // conflicts: the i64 shadow word found at `first` (who claimed it, where)
   };
   void check_lane(CheckAcc& a, const std::string& fails, const std::string& active, const std::string& lane,
-                  const std::string& flat_index);
+                  const std::string& flat_index, const std::string& other = "");
   // Bounds checks (CudaOptions::bounds_checks, NvvmChecks.cpp). The buffers a pointer expression
   // can point into: the pointer parameters it is derived from.
   std::vector<const Param*> buffers_of(const ExprP& ptr);
@@ -302,6 +303,17 @@ class KernelEmitter {
   std::string bounds_lanes(BoundsCheck& bc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                            const std::string& active, const std::string& counted);
   void end_bounds(BoundsCheck& bc);
+  // Conflict checks (CudaOptions::conflict_checks, NvvmChecks.cpp): a check of site kind Conflict
+  // for the store or atomic through `ptr`; conflict_lanes claims the w consecutive elements at
+  // `ptr_reg` that `cond` (the access's own condition: mask, owner, in bounds) lets this thread write
+  // in their shadow words, and accounts for those another instance claimed in a conflicting way.
+  BoundsCheck begin_conflicts(const ExprP& ptr, const Shape& tile);
+  void conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
+                      const std::string& cond, bool atomic);
+  bool conflicts() const { return opt_.conflict_checks && checking(); }
+  std::string lin_pid();                 // i64 linear pid (x + nx * (y + ny * z)), computed at entry
+  std::set<std::string> shadowed_;       // buffers whose shadow words the kernel takes
+  bool lin_pid_ = false;
   PendingCheck pending(BoundsCheck& bc);  // end_bounds' check, for report_checks
   // Bounds checks hoisted out of a `for` loop (NvvmChecks.cpp). Where every global access of the
   // body goes through a pointer that is the loop-invariant base plus integer terms each of degree

@@ -106,6 +106,110 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
 
 void KernelEmitter::end_bounds(BoundsCheck& bc) { report_checks({pending(bc)}); }
 
+std::string KernelEmitter::lin_pid() {
+  if (!lin_pid_) {
+    lin_pid_ = true;
+    static const char* ax[] = {"x", "y", "z"};
+    for (int i = 0; i < 3; ++i) {
+      for (const char* w : {"ctaid", "nctaid"}) {
+        std::string fn = std::string("llvm.nvvm.read.ptx.sreg.") + w + "." + ax[i];
+        declare("declare i32 @" + fn + "()");
+        prelude_ << "  %dtsim_" << w << ax[i] << "32 = call i32 @" << fn << "()\n";
+        prelude_ << "  %dtsim_" << w << ax[i] << " = zext i32 %dtsim_" << w << ax[i] << "32 to i64\n";
+      }
+    }
+    prelude_ << "  %dtsim_lin.0 = mul i64 %dtsim_nctaidy, %dtsim_ctaidz\n"
+             << "  %dtsim_lin.1 = add i64 %dtsim_ctaidy, %dtsim_lin.0\n"
+             << "  %dtsim_lin.2 = mul i64 %dtsim_nctaidx, %dtsim_lin.1\n"
+             << "  %dtsim_lin = add i64 %dtsim_ctaidx, %dtsim_lin.2\n";
+  }
+  return "%dtsim_lin";
+}
+
+KernelEmitter::BoundsCheck KernelEmitter::begin_conflicts(const ExprP& ptr, const Shape& tile) {
+  BoundsCheck cc;
+  cc.bufs = buffers_of(ptr);
+  cc.tile = tile;
+  int64_t lanes = 1;
+  for (int64_t x : tile) lanes *= x;
+  cc.site = add_site(NvvmKernelInfo::Site::Conflict, cc.bufs[0]->name, lanes, ptr->loc);
+  info.sites[static_cast<size_t>(cc.site)].tile = tile;
+  info.sites[static_cast<size_t>(cc.site)].atomic = cur_stmt_ && cur_stmt_->kind == StmtKind::Atomic;
+  for (const Param* p : cc.bufs) shadowed_.insert(p->name);
+  note(std::string("conflict-checked in the shadow words of ") + cc.bufs[0]->name + (cc.bufs.size() > 1 ? " (and other buffers)" : ""));
+  return cc;
+}
+
+// The shadow word of an element: all ones while no instance wrote it in this launch, else the first
+// writer's linear pid (low 32 bits) and (site + 1) << 1 | atomic (high 32 bits). A plain store
+// conflicts with any other instance's claim; an atomic with another instance's plain store.
+void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
+                                   const std::string& cond, bool atomic) {
+  std::string pty = mem_type(elem) + " addrspace(1)*";
+  std::string pi = op("ptrtoint " + pty + " " + ptr_reg + " to i64");
+  std::string bytes = std::to_string(scalar_bytes(elem));
+  struct Buf {
+    std::string off, shadow;
+    int64_t extent;
+  };
+  std::vector<Buf> bs;
+  for (const Param* p : cc.bufs) {
+    int64_t extent = 1;
+    for (const ExprP& x : p->shape) extent *= eval_param_expr(x, b_).as_int();
+    std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p->slot)]);
+    std::string base = op("ptrtoint " + bty + " %p." + p->name + " to i64");
+    std::string off = op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes);
+    bs.push_back({off, op("ptrtoint i64 addrspace(1)* %sh." + p->name + " to i64"), extent});
+  }
+  std::string unlocked = op("icmp eq i32 " + op("load i32, i32* %dtsim_locks") + ", 0");
+  std::string pred = cond == "true" ? unlocked : op("and i1 " + cond + ", " + unlocked);
+  std::string pred32 = op("zext i1 " + pred + " to i32");
+  std::string lin = lin_pid();
+  uint64_t hi = (static_cast<uint64_t>(cc.site + 1) << 1 | (atomic ? 1u : 0u)) << 32;
+  std::string tag = op("or i64 " + lin + ", " + std::to_string(static_cast<int64_t>(hi)));
+  std::string me = op("trunc i64 " + lin + " to i32");
+  std::string base = "0";
+  if (!cc.tile.empty()) {
+    std::vector<std::string> tp;
+    for (size_t i = 0; i < cc.tile.size(); ++i) tp.push_back(cc.tile[i] == 1 ? "0" : thread_part(d, i));
+    base = flat_of(cc.tile, tp);
+  }
+  for (int j = 0; j < w; ++j) {
+    // The element's buffer: the first one it lies in (pred implies it lies in one).
+    std::string addr, flat;
+    for (size_t b = bs.size(); b-- > 0;) {
+      std::string oj = j ? op("add i64 " + bs[b].off + ", " + std::to_string(j)) : bs[b].off;
+      std::string a = op("add i64 " + bs[b].shadow + ", " + op("shl i64 " + oj + ", 3"));
+      if (addr.empty()) {
+        addr = a;
+        flat = oj;
+      } else {
+        std::string in = op("icmp ult i64 " + oj + ", " + std::to_string(bs[b].extent));
+        addr = op("select i1 " + in + ", i64 " + a + ", i64 " + addr);
+        flat = op("select i1 " + in + ", i64 " + oj + ", i64 " + flat);
+      }
+    }
+    std::string old = op("call i64 asm sideeffect \"{ .reg .pred p; setp.ne.b32 p, $4, 0; @p atom.global.cas.b64 $0, [$1], $2, $3; }\", "
+                         "\"=l,l,l,l,r,~{memory}\"(i64 " + addr + ", i64 -1, i64 " + tag + ", i32 " + pred32 + ")");
+    std::string seen = op("select i1 " + pred + ", i64 " + old + ", i64 -1");
+    std::string other = op("and i1 " + op("icmp ne i64 " + seen + ", -1") + ", " + op("icmp ne i32 " + op("trunc i64 " + seen + " to i32") + ", " + me));
+    std::string fails = other;
+    if (atomic) {  // atomics against atomics are legal
+      std::string other_atomic = op("trunc i64 " + op("lshr i64 " + seen + ", 32") + " to i1");
+      fails = op("and i1 " + other + ", " + op("xor i1 " + other_atomic + ", true"));
+    }
+    cc.bad = cc.bad == "false" ? fails : op("or i1 " + cc.bad + ", " + fails);
+    std::string lane = base;
+    if (!cc.tile.empty()) {
+      Coord rc = d.reg_coord(r0 + j);
+      int64_t fl = 0;
+      for (size_t i = 0; i < cc.tile.size(); ++i) fl = fl * cc.tile[i] + rc[i];
+      if (fl) lane = op("add i32 " + base + ", " + std::to_string(fl));
+    }
+    cc.lanes.push_back([this, fails, cond, lane, flat, seen](CheckAcc& a) { check_lane(a, fails, cond, lane, flat, seen); });
+  }
+}
+
 KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
   return PendingCheck{bc.site, bc.bad, [this, lanes = bc.lanes] {
                         CheckAcc a;
@@ -302,8 +406,18 @@ void conjuncts(const ExprP& m, std::vector<ExprP>& out) {
 
 }  // namespace
 
+namespace {
+bool writes_memory(const std::vector<StmtP>& body) {
+  for (auto& s : body)
+    if (s->kind == StmtKind::Store || s->kind == StmtKind::Atomic || writes_memory(s->body) || writes_memory(s->orelse)) return true;
+  return false;
+}
+}  // namespace
+
 std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in_body) {
   int kslot = f.slots[0];
+  // A store or atomic must claim its elements in every iteration when conflicts are checked.
+  if (opt_.conflict_checks && writes_memory(f.body)) return "";
   // (An i32 k: every k-dependent term is i32 too, since nothing converts on the way.)
   if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32 || in_body.count(kslot)) return "";
   // Variables the body assigns count as their definitions only when they are assigned at its

@@ -30,17 +30,19 @@ struct NvvmKernelInfo {
     bool pointer = false;
     Scalar dtype = Scalar::I32;
     bool status = false;  // the status buffer (last parameter, when `status`)
+    bool shadow = false;  // conflict checks: the shadow words of buffer `name` (one u64 per element)
   };
   std::vector<Arg> args;
   // Located checks (asserts, and with CudaOptions::bounds_checks every global access): a failing
   // instance records its site in the status buffer (kStatus* words) and leaves. `sites[id]` says
   // what failed; the launcher renders the finding from it.
   struct Site {
-    enum Kind { Assert, Load, Store } kind = Assert;
+    enum Kind { Assert, Load, Store, Conflict } kind = Assert;
     SourceLoc loc, loc2;
     std::string text;    // assert: its message; Load/Store: the buffer's name
     int64_t lanes = 1;   // assert: lanes of the condition
     Shape tile;          // the tile of the access or condition (its lanes are named by coordinates)
+    bool atomic = false; // Conflict: the access is an atomic
   };
   int grid_rank = 1;     // axes of the launch grid (messages name pids as "[p0, p1]")
   std::vector<Site> sites;
@@ -57,6 +59,8 @@ enum StatusWord : int {
   kStatusBad = 7,        // failing lanes of the instance
   kStatusActive = 8,     // active lanes of the access (bounds checks)
   kStatusFlat = 9,       // 2 words: the i64 flat buffer index of the first failing lane (bounds checks)
+  kStatusOther = 11,     // conflicts: 3 words, the pid of the instance that claimed the element first
+  kStatusOtherTag = 14,  // conflicts: its site id + 1 (bits 1..), whether it updated atomically (bit 0)
   kStatusWords = 16,
 };
 
@@ -73,7 +77,9 @@ enum DeviceStatusWord : int {
   kDevActive = 4,
   kDevFlatLo = 5,
   kDevFlatHi = 6,
-  kDeviceStatusWords = 8,
+  kDevOther = 7,
+  kDevOtherTag = 8,
+  kDeviceStatusWords = 10,
 };
 
 // Device words -> the host layout (kStatusWords), given the launch's grid. False when nothing failed.

@@ -149,8 +149,9 @@ void KernelEmitter::emit_store(const Stmt& s) {
   // Each element is stored once per instance: by thread 0 for a scalar, by the first holder of a tile
   // element.
   std::string own = owner(d);
-  BoundsCheck bc;
+  BoundsCheck bc, cc;
   if (checking()) bc = begin_bounds(true, pe, pt.is_scalar() ? Shape{} : pt.shape);
+  if (conflicts()) cc = begin_conflicts(pe, pt.is_scalar() ? Shape{} : pt.shape);
   for (int r0 = 0; r0 < n; r0 += w) {
     if (first_copy(d, r0) != r0) continue;  // a repeat of an element this thread stores already
     std::vector<std::string> vals;
@@ -163,6 +164,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
       std::string ok = bounds_lanes(bc, pt.elem, ptr, w, d, r0, active, own);
       cond = cond == "true" ? ok : op("and i1 " + cond + ", " + ok);
     }
+    if (conflicts()) conflict_lanes(cc, pt.elem, ptr, w, d, r0, cond, false);
     guarded(cond, [&] {
       if (w == 1)
         store_mem(pt.elem, ptr, vals[0]);
@@ -171,6 +173,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
     });
   }
   if (checking()) end_bounds(bc);
+  if (conflicts()) end_bounds(cc);
 }
 
 // An atomic statement: each element's update is made once per instance, by the first thread holding
@@ -219,8 +222,10 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
                              : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + ins + " $0, [$1], $2; }";
   std::string cons = std::string("=") + reg + ",l," + reg + (cas ? std::string(",") + reg : "") + ",r";
   note(std::string(atomicop_name(s.aop)) + (shape.empty() ? std::string(" (scalar)") : " " + shape_str(shape) + " from " + d.str()) + ": " + ins);
-  BoundsCheck bc;
+  BoundsCheck bc, cc;
   if (checking()) bc = begin_bounds(true, pe, shape);
+  if (conflicts()) cc = begin_conflicts(pe, shape);
+  std::string cmp0;  // a scalar cas's compare value (the lock tracking of conflict checks)
   std::vector<std::string> res(static_cast<size_t>(n));
   bool repeats = false;
   const std::string zero = is_float(et) ? literal(et, 0.0, 0, true) : "0";
@@ -244,6 +249,8 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
       std::string okb = bounds_lanes(bc, et, ptr, 1, d, r, active, own);
       cond = cond == "true" ? okb : op("and i1 " + cond + ", " + okb);
     }
+    if (conflicts()) conflict_lanes(cc, et, ptr, 1, d, r, cond, true);
+    if (cas && r == 0) cmp0 = cmpv;
     std::string addr = op("ptrtoint " + reg_type(Type{et, true, {}}) + " " + ptr + " to i64");
     auto pred_of = [&](const std::string& c) { return c == "true" ? std::string("1") : op("zext i1 " + c + " to i32"); };
     std::string old;
@@ -272,6 +279,15 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
     res[static_cast<size_t>(r)] = cond == "true" ? old : op("select i1 " + cond + ", " + ty + " " + old + ", " + ty + " " + zero);
   }
   if (checking()) end_bounds(bc);
+  if (conflicts()) end_bounds(cc);
+  // Conflict checks skip stores in a critical section: a scalar cas that finds the word at its
+  // compare value takes a lock, a scalar xchg gives one back (as the interpreter orders them).
+  const bool lock_op = opt_.conflict_checks && shape.empty() && pe->type.is_scalar();
+  if (lock_op && s.aop == AtomicOp::Xchg) {
+    std::string cur = op("load i32, i32* %dtsim_locks");
+    std::string held = op("zext i1 " + op("icmp sgt i32 " + cur + ", 0") + " to i32");
+    line("store i32 " + op("sub i32 " + cur + ", " + held) + ", i32* %dtsim_locks");
+  }
   if (s.targets.empty()) return;
   if (own != "true" || repeats) {  // several threads hold an element: the owner's old value through shared memory
     TV held{Type{et, false, shape}, d, res};
@@ -283,6 +299,12 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
   } else {
     for (int r = 0; r < n; ++r)
       if (res[static_cast<size_t>(r)].empty()) res[static_cast<size_t>(r)] = res[static_cast<size_t>(first_copy(d, r))];
+  }
+  if (lock_op && cas) {
+    std::string took = is_float(et) ? op("icmp eq " + ity + " " + bitcast(et, it, res[0]) + ", " + bitcast(et, it, cmp0))
+                                    : op("icmp eq " + ty + " " + res[0] + ", " + cmp0);
+    std::string cur = op("load i32, i32* %dtsim_locks");
+    line("store i32 " + op("add i32 " + cur + ", " + op("zext i1 " + took + " to i32")) + ", i32* %dtsim_locks");
   }
   assign(s.slots[0], TV{Type{et, false, shape}, d, res});
 }
@@ -535,13 +557,14 @@ int KernelEmitter::add_site(NvvmKernelInfo::Site::Kind kind, const std::string& 
 }
 
 void KernelEmitter::check_lane(CheckAcc& a, const std::string& fails, const std::string& active, const std::string& lane,
-                               const std::string& flat_index) {
+                               const std::string& flat_index, const std::string& other) {
   a.bad = a.bad == "false" ? fails : op("or i1 " + a.bad + ", " + fails);
   a.nbad = op("add i32 " + a.nbad + ", " + op("zext i1 " + fails + " to i32"));
   if (!active.empty()) a.nact = op("add i32 " + a.nact + ", " + op("zext i1 " + active + " to i32"));
   std::string cand = op("select i1 " + fails + ", i32 " + lane + ", i32 2147483647");
   std::string lt = op("icmp slt i32 " + cand + ", " + a.first);
   if (!flat_index.empty()) a.flat = op("select i1 " + lt + ", i64 " + flat_index + ", i64 " + (a.flat.empty() ? "0" : a.flat));
+  if (!other.empty()) a.other = op("select i1 " + lt + ", i64 " + other + ", i64 " + (a.other.empty() ? "-1" : a.other));
   a.first = op("select i1 " + lt + ", i32 " + cand + ", i32 " + a.first);
 }
 
@@ -564,7 +587,7 @@ void KernelEmitter::report_uniform(int site, const std::string& bad) {
 }
 
 void KernelEmitter::record_status(int site, const std::string& lane, const std::string& count, const std::string& active,
-                                  const std::string& flat) {
+                                  const std::string& flat, const std::string& other) {
   auto st = [&](int w) { return op("getelementptr i64, i64 addrspace(1)* %p.dtsim_status, i32 " + std::to_string(w)); };
   op("atomicrmw add i64 addrspace(1)* " + st(kDevInstances) + ", i64 1 monotonic");
   // key = 0xFFFFFFFF - linear pid, in the high half of every word: the smallest pid wins each word.
@@ -586,6 +609,10 @@ void KernelEmitter::record_status(int site, const std::string& lane, const std::
   put(kDevActive, active);
   put(kDevFlatLo, op("trunc i64 " + flat + " to i32"));
   put(kDevFlatHi, op("trunc i64 " + op("lshr i64 " + flat + ", 32") + " to i32"));
+  if (!other.empty()) {
+    put(kDevOther, op("trunc i64 " + other + " to i32"));
+    put(kDevOtherTag, op("trunc i64 " + op("lshr i64 " + other + ", 32") + " to i32"));
+  }
 }
 
 void KernelEmitter::report_check(int site, const std::string& bad, const std::function<CheckAcc()>& partials) {
@@ -636,16 +663,22 @@ void KernelEmitter::report_failure(int site, const std::function<CheckAcc()>& pa
   std::string lane = op("load i32, i32 addrspace(3)* " + fs(0));
   std::string fs64 = op("bitcast i32 addrspace(3)* " + fs(2) + " to i64 addrspace(3)*");
   std::string active = nact != "0" ? op("load i32, i32 addrspace(3)* " + fs(2)) : "0";
+  if (!acc.other.empty()) declare("@dtsim_fo = internal addrspace(3) global i64 undef, align 8");
   if (!flat.empty()) {
-    // The holder of the first failing lane publishes its buffer index (in words 2-3, after the count).
+    // The holder of the first failing lane publishes its buffer index (in words 2-3, after the count)
+    // and, for a conflict, the shadow word it found there.
     barrier();
-    guarded(op("icmp eq i32 " + first + ", " + lane), [&] { line("store i64 " + flat + ", i64 addrspace(3)* " + fs64); });
+    guarded(op("icmp eq i32 " + first + ", " + lane), [&] {
+      line("store i64 " + flat + ", i64 addrspace(3)* " + fs64);
+      if (!acc.other.empty()) line("store i64 " + acc.other + ", i64 addrspace(3)* @dtsim_fo");
+    });
     barrier();
   }
   guarded(t0, [&] {
     std::string count = op("load i32, i32 addrspace(3)* " + fs(1));
     std::string flat_v = flat.empty() ? "-1" : op("load i64, i64 addrspace(3)* " + fs64);
-    record_status(site, lane, count, active, flat_v);
+    std::string other_v = acc.other.empty() ? "" : op("load i64, i64 addrspace(3)* @dtsim_fo");
+    record_status(site, lane, count, active, flat_v, other_v);
   });
   drain_async();
   br("exit");
@@ -707,6 +740,7 @@ std::string KernelEmitter::emit() {
   single_def_.assign(static_cast<size_t>(k_.num_slots), nullptr);
   slot_defs_.assign(static_cast<size_t>(k_.num_slots), {});
   prelude_ << "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
+  if (opt_.conflict_checks) prelude_ << "  %dtsim_locks = alloca i32\n  store i32 0, i32* %dtsim_locks\n";
   declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()");
   count_assignments(k_.body);
   infer_layouts();
@@ -751,6 +785,12 @@ std::string KernelEmitter::emit() {
     }
   }
   emit_block(k_.body);
+  for (const Param& p : k_.params)  // conflict checks: the shadow words of each buffer written
+    if (p.kind == ParamKind::Pointer && shadowed_.count(p.name)) {
+      params.push_back("i64 addrspace(1)* %sh." + p.name);
+      types.push_back("i64 addrspace(1)*");
+      info.args.push_back({p.name, true, Scalar::I64, false, true});
+    }
   if (info.status) {
     params.push_back("i64 addrspace(1)* %p.dtsim_status");
     types.push_back("i64 addrspace(1)*");

@@ -6,7 +6,11 @@ namespace dtsim {
 #ifdef DTSIM_HAVE_CUDA
 Finding finding_of(const CudaFinding& cf) {
   Finding f;
-  f.kind = cf.kind == CudaFinding::AssertFailed ? Finding::AssertFailed : Finding::OutOfBounds;
+  switch (cf.kind) {
+    case CudaFinding::AssertFailed: f.kind = Finding::AssertFailed; break;
+    case CudaFinding::OutOfBounds: f.kind = Finding::OutOfBounds; break;
+    case CudaFinding::Conflict: f.kind = Finding::WriteWrite; break;
+  }
   f.message = cf.message;
   if (cf.instances > 1)
     f.message += "  " + std::to_string(cf.instances) + " program instances of kernel '" + cf.kernel +

@@ -285,7 +285,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   std::vector<int> param_buffer;
   Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
   uint64_t loaded = 0;
-  uint64_t stored = opt.sanitize == Sanitize::All ? stored_buffers(k, param_buffer, loaded) : 0;
+  uint64_t stored = opt.sanitize == Sanitize::All || opt.sanitize == Sanitize::Conflicts ? stored_buffers(k, param_buffer, loaded) : 0;
   for (size_t bi = 0; bi < rs.conflicts.size(); ++bi) {
     bool track = bi < 64 ? ((stored >> bi) & 1) : stored == ~uint64_t(0);
     bool readers = bi < 64 ? ((loaded >> bi) & 1) : true;
@@ -299,7 +299,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     in.data = B.data();
     in.numel = B.numel();
     in.dtype = B.dtype;
-    if (opt.sanitize == Sanitize::All) {
+    if (opt.sanitize == Sanitize::All || opt.sanitize == Sanitize::Conflicts) {
       if (!rs.init[bi].empty()) in.init = rs.init[bi].data();
       if (rs.conflicts[bi].tracked) in.cm = &rs.conflicts[bi];
     }

@@ -61,7 +61,8 @@ std::string format_summary(const Value& v, const Value* mask = nullptr);
 std::string format_one_line(const Value& v, size_t width = 75);
 
 // ---- options and results ----
-enum class Sanitize { None, Bounds, All };
+// Conflicts = bounds + conflicting instances (what the CUDA backend can check besides bounds).
+enum class Sanitize { None, Bounds, Conflicts, All };
 enum class Order { Sequential, Reverse, Shuffle };
 
 struct InterpOptions {

@@ -362,9 +362,9 @@ Checks checks_for(Ctx& c, int bi) {
   }
   Sanitize s = c.rs->opt->sanitize;
   k.report_bounds = s != Sanitize::None;
-  if (s == Sanitize::All) {
+  if (s == Sanitize::All || s == Sanitize::Conflicts) {
     auto& in = c.rs->init[static_cast<size_t>(bi)];
-    if (!in.empty()) k.init = in.data();
+    if (!in.empty()) k.init = in.data();  // (allocated only under All)
     auto& cm = c.rs->conflicts[static_cast<size_t>(bi)];
     if (cm.tracked && c.locks.empty()) k.cm = &cm;  // under a lock: ordered, not a conflict
   }

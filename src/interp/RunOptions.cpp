@@ -32,8 +32,9 @@ std::string set_run_option(RunSettings& s, const std::string& raw_name, const st
   if (name == "sanitize") {
     if (v == "none") s.sanitize = Sanitize::None;
     else if (v == "bounds") s.sanitize = Sanitize::Bounds;
+    else if (v == "conflicts") s.sanitize = Sanitize::Conflicts;
     else if (v == "all") s.sanitize = Sanitize::All;
-    else return "expects none, bounds or all, got '" + v + "'";
+    else return "expects none, bounds, conflicts or all, got '" + v + "'";
     return "";
   }
   if (name == "threads") {

@@ -217,7 +217,7 @@ std::string time_line(const Entry& e) {
 }
 
 void print_interp(const std::vector<Entry>& es, const CliOptions& o, std::ostream& out) {
-  const char* san = o.interp.sanitize == Sanitize::None ? "none" : o.interp.sanitize == Sanitize::Bounds ? "bounds" : "all";
+  const char* san = sanitize_name(o.interp.sanitize);
   if (!o.json) out << "bench " << o.file << ": interpreter, " << o.interp.threads << " thread(s), sanitizer " << san << "\n";
   for (const Entry& e : es) {
     double med = median(e.ms);
@@ -381,7 +381,9 @@ int bench_cuda(const Program& p, const Bindings& b, const CliOptions& o, std::os
   CudaDeviceInfo dev = cuda_device_info();
   CudaOptions opt;
   opt.arch = o.arch;
-  opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;  // timing runs unchecked unless asked
+  // timing runs unchecked unless asked
+  opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;
+  opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
   std::string arch = resolve_cuda_arch(opt);  // the target compiled for (sm_90a on an H100/H200)
   progress.show("bench: preparing inputs");
   Buffers inputs = make_buffers(m, b, o.seed);

@@ -40,7 +40,8 @@ std::string emit_text(const CliOptions& o) {
       Program p = compile(o.source(), spec);
       CudaOptions opt;
       opt.arch = o.arch;
-      opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;  // as bench: unchecked unless asked
+      opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;  // as bench: unchecked unless asked
+      opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
       std::string ir = emit_nvvm(p.module, p.bindings, opt);
       return o.emit == EmitWhat::Nvvm ? ir : compile_ptx(ir, opt);
 #else
@@ -52,7 +53,8 @@ std::string emit_text(const CliOptions& o) {
       Program p = compile(o.source(), spec);
       CudaOptions opt;
       opt.arch = o.arch;
-      opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds;
+      opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;
+      opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
       return emit_layouts(p.module, p.bindings, opt);
 #else
       throw UserError("this dtsim was built without the CUDA backend (emit --layouts)");

@@ -67,6 +67,7 @@ bool run_once(const Program& p, const Bindings& b, const CliOptions& o, const Bu
       CudaOptions opt;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize != Sanitize::None;
+      opt.conflict_checks = o.interp.sanitize == Sanitize::All || o.interp.sanitize == Sanitize::Conflicts;
       for (const CudaFinding& cf : run_module_cuda(p.module, b, bufs, opt)) {
         report.findings.push_back(finding_of(cf));
         ++report.findings_count;

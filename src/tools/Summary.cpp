@@ -15,16 +15,18 @@ std::string fmt_g(double v) {
   return buf;
 }
 
+
+}  // namespace
+
 const char* sanitize_name(Sanitize s) {
   switch (s) {
     case Sanitize::None: return "none";
     case Sanitize::Bounds: return "bounds";
+    case Sanitize::Conflicts: return "conflicts";
     case Sanitize::All: return "all";
   }
   return "?";
 }
-
-}  // namespace
 
 std::string buffer_summary(const Buffer& b) {
   std::string line = b.name + ": " + scalar_name(b.dtype) + shape_str(b.shape);

@@ -17,6 +17,9 @@ std::string buffer_summary(const Buffer& b);
 // Summary lines of every out/inout buffer, in buffer order.
 std::string outputs_summary(const Buffers& bufs);
 
+// "none", "bounds", "conflicts", "all".
+const char* sanitize_name(Sanitize s);
+
 // "sanitizer: off (N instances)", "sanitizer: bounds: no findings (N instances)",
 // "sanitizer: all: 2 findings (N instances)".
 std::string sanitizer_line(Sanitize s, const RunReport& r);

@@ -35,6 +35,16 @@ if(DTSIM_HAVE_CUDA)
              ${CMAKE_SOURCE_DIR}/examples/triton/bugs/${bug}.py --buf a_ptr=f16[64,40] --buf b_ptr=f16[40,64]
              --buf c_ptr=f16[64,64] --arg M=64 --arg N=64 --arg K=40 --grid "cdiv(M, BM) * cdiv(N, BN)")
   endforeach()
+  # Conflicting instances on the GPU (--sanitize=conflicts): two instances storing one element.
+  foreach(bug overlap copy_nopid)
+    add_test(NAME gpu_conflict_${bug}.tile COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> conflict
+             ${CMAKE_SOURCE_DIR}/examples/bugs/${bug}.tile)
+    set_tests_properties(gpu_conflict_${bug}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+  # ... and none where instances write disjoint elements, atomics meet atomics, or a spin lock orders
+  # plain stores (every example and tests/gpu/*.tile under the default --sanitize=all).
+  add_test(NAME gpu_conflict_none COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/no_conflicts_or_skip.sh $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR})
+  set_tests_properties(gpu_conflict_none PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900)
   add_test(NAME gpu_register_cap COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/register_cap_or_skip.sh $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR})
   add_test(NAME gpu_located_assert COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> assert
            ${CMAKE_SOURCE_DIR}/tests/unit/cuda/assert_sites.tile --arg n=5)
