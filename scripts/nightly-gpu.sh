@@ -93,7 +93,7 @@ if [ -d "$BUILD/python/dtsim" ]; then  # the Python package (its GPU tests are i
     py_gpu() {
       local rc=0 t r
       for t in cuda_backend cuda_device_arrays torch_cpu; do
-        PYTHONPATH="$BUILD/python" python3 -m dtsim "tests/python/$t.py"; r=$?
+        PYTHONPATH="$BUILD/python" DTSIM_STANDIN=1 python3 -m dtsim "tests/python/$t.py"; r=$?
         echo "-- $t: exit $r"
         [ "$r" = 0 ] || rc=1
       done

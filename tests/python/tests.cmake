@@ -25,10 +25,13 @@ if(DTSIM_HAVE_PYTHON)
   dtsim_python_test(cuda_unavailable cuda_unavailable.py)
   set_tests_properties(python/cuda_unavailable PROPERTIES SKIP_RETURN_CODE 77)
   dtsim_python_test(gpu_cuda_backend cuda_backend.py)
-  set_tests_properties(python/gpu_cuda_backend PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  # (these drive the stand-in package's interfaces: DTSIM_STANDIN=1 where Triton is installed too)
+  set_tests_properties(python/gpu_cuda_backend PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   dtsim_python_test(device_arrays device_arrays.py)
   dtsim_python_test(gpu_cuda_device_arrays cuda_device_arrays.py)
-  set_tests_properties(python/gpu_cuda_device_arrays PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  set_tests_properties(python/gpu_cuda_device_arrays PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   dtsim_python_test(standin_layout standin_layout.py)
   set_tests_properties(python/standin_layout PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   # tests/ttir/ops.py (atomics, scans, bitcasts, math functions) through dtsim's own .py reader
