@@ -22,8 +22,7 @@ Completer g_complete;
 std::vector<std::string> g_matches;
 std::string g_before;  // the line before the word being completed
 
-char* completion_generator(const char* text, int state) {
-  if (state == 0) g_matches = g_complete ? g_complete(g_before, text) : std::vector<std::string>{};
+char* completion_generator(const char*, int state) {
   if (state < 0 || static_cast<size_t>(state) >= g_matches.size()) return nullptr;
   return strdup(g_matches[static_cast<size_t>(state)].c_str());
 }
@@ -43,6 +42,12 @@ int on_signal_event() {
 char** completion(const char* text, int start, int) {
   rl_attempted_completion_over = 1;  // no filename completion
   g_before.assign(rl_line_buffer, static_cast<size_t>(std::max(0, start)));
+  g_matches = g_complete ? g_complete(g_before, text) : std::vector<std::string>{};
+  // `tl.` and `FILE:` go on with more of the same word: no space after them
+  bool open = !g_matches.empty() && std::all_of(g_matches.begin(), g_matches.end(), [](const std::string& m) {
+    return !m.empty() && (m.back() == '.' || m.back() == ':');
+  });
+  rl_completion_append_character = open ? '\0' : ' ';
   return rl_completion_matches(text, completion_generator);
 }
 
