@@ -109,7 +109,8 @@ void Session::repl() {
 // watch, break ... if, condition N) the names an expression may use (the instance's assigned
 // variables once it runs) and, in Triton expressions, after `tl.` the tl functions and dtypes the
 // lowering knows and after `x.` the tensor attributes and methods; nothing after the others.
-std::vector<std::string> Session::complete(const std::string& before, const std::string& prefix) const {
+// No space follows tl.NAME, `tl.` or `FILE:` (more of the expression or line number comes next).
+Completions Session::complete(const std::string& before, const std::string& prefix) const {
   std::vector<std::string> words;
   {
     std::stringstream ss(before);
@@ -184,9 +185,13 @@ std::vector<std::string> Session::complete(const std::string& before, const std:
   }
   std::sort(pool.begin(), pool.end());
   pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
-  std::vector<std::string> out;
+  Completions out;
   for (const std::string& c : pool)
-    if (c.rfind(prefix, 0) == 0) out.push_back(c);
+    if (c.rfind(prefix, 0) == 0) out.words.push_back(c);
+  // tl.max goes on with `(`, tl. and FILE: with more of the same word
+  out.no_space = !out.words.empty() && std::all_of(out.words.begin(), out.words.end(), [](const std::string& w) {
+    return w.back() == '.' || w.back() == ':' || w.rfind("tl.", 0) == 0 || w.rfind("triton.language.", 0) == 0;
+  });
   return out;
 }
 
@@ -354,10 +359,16 @@ void Session::show_displays() {
   }
 }
 
-// `print EXPR[, mask=MASK]`: the value with its type; lanes where MASK is false shown as "--".
+// `print EXPR[, mask=MASK]`: the value with its type; lanes where MASK is false shown as "--"; a
+// compile-time Python value (Triton expressions: x.shape, x.dtype) as Python prints it.
 // `print/s`: the one-line summary (min, max, mean) instead of the values.
+// Triton expressions: `print a, b` prints a and b, one after the other (each its own display).
 void Session::cmd_print(const std::string& arg, bool add_display, bool summary) {
   std::vector<std::string> parts = split_top_level(arg);
+  if (py_file_ >= 0 && parts.size() >= 2 && parts.back().rfind("mask=", 0) != 0) {
+    for (const std::string& p : parts) cmd_print(p, add_display, summary);
+    return;
+  }
   if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[1].rfind("mask=", 0) != 0)) {
     out_ << "usage: " << (add_display ? "display" : "print") << " EXPR[, mask=MASK]\n";
     return;
@@ -382,7 +393,9 @@ void Session::cmd_print(const std::string& arg, bool add_display, bool summary) 
     return;
   }
   std::string why;
-  std::optional<Value> v = d.expr.eval(*frame_, &why);
+  std::optional<UserError> located;
+  std::optional<Value> v = d.expr.eval(*frame_, &why, &located);
+  if (located) throw *located;  // x[99]: the caret under the index
   if (!v) {
     out_ << parts[0] << ": " << why << "\n";
     return;

@@ -330,7 +330,7 @@ std::optional<std::string> BoundExpr::constant(const Frame& f) const {
   return inst->constant;
 }
 
-std::optional<Value> BoundExpr::eval(const Frame& f, std::string* why) const {
+std::optional<Value> BoundExpr::eval(const Frame& f, std::string* why, std::optional<UserError>* located) const {
   std::shared_ptr<const Instance> inst = instantiate(f, why);
   if (!inst) return std::nullopt;
   if (!inst->e) {
@@ -368,6 +368,7 @@ std::optional<Value> BoundExpr::eval(const Frame& f, std::string* why) const {
     if (why) *why = fault.what();
   } catch (const UserError& err) {
     if (why) *why = err.what();
+    if (located && err.loc.valid()) *located = err;
   }
   return std::nullopt;
 }

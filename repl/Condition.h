@@ -66,7 +66,8 @@ class BoundExpr {
 
   // The value in frame `f`; nullopt with `why` set when a name is not defined yet, the expression
   // does not type-check for this kernel, evaluating it faults, or it is a compile-time Python value.
-  std::optional<Value> eval(const Frame& f, std::string* why = nullptr) const;
+  // `located`: the error, when it has a place in the expression (an index out of bounds).
+  std::optional<Value> eval(const Frame& f, std::string* why = nullptr, std::optional<UserError>* located = nullptr) const;
   // A Triton expression whose value is a compile-time Python value (`x.shape`, `x.dtype`,
   // `float("inf")`, `(1, 2)`): as Python prints it. nullopt otherwise.
   std::optional<std::string> constant(const Frame& f) const;

@@ -293,7 +293,8 @@ void Session::emit_print(const PrintIf& p, Frame& f) {
     line += (i ? ", " : " ") + p.exprs[i].text() + " = ";
     size_t nl = line.rfind('\n');
     int col = static_cast<int>(line.size() - (nl == std::string::npos ? 0 : nl + 1));
-    line += v ? format_value(*v, nullptr, col) : "<" + why + ">";
+    std::optional<std::string> c = p.exprs[i].constant(f);  // a Python value (x.shape)
+    line += c ? *c : v ? format_value(*v, nullptr, col) : "<" + why + ">";
   }
   out_ << line << "\n";
 }

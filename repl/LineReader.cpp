@@ -42,12 +42,9 @@ int on_signal_event() {
 char** completion(const char* text, int start, int) {
   rl_attempted_completion_over = 1;  // no filename completion
   g_before.assign(rl_line_buffer, static_cast<size_t>(std::max(0, start)));
-  g_matches = g_complete ? g_complete(g_before, text) : std::vector<std::string>{};
-  // `tl.` and `FILE:` go on with more of the same word: no space after them
-  bool open = !g_matches.empty() && std::all_of(g_matches.begin(), g_matches.end(), [](const std::string& m) {
-    return !m.empty() && (m.back() == '.' || m.back() == ':');
-  });
-  rl_completion_append_character = open ? '\0' : ' ';
+  Completions c = g_complete ? g_complete(g_before, text) : Completions{};
+  g_matches = std::move(c.words);
+  rl_completion_append_character = c.no_space ? '\0' : ' ';
   return rl_completion_matches(text, completion_generator);
 }
 

@@ -99,7 +99,7 @@ class Session : public DebugHooks {
   void info_locals() const;
   void info_pids() const;
   void info_memory() const;
-  std::vector<std::string> complete(const std::string& before, const std::string& prefix) const;
+  Completions complete(const std::string& before, const std::string& prefix) const;
   LineReader& reader();
 
  public:

@@ -74,7 +74,17 @@ ExprP index_expr(Lowerer& L, const Node& n) {
 
 PyDebugExpr::PyDebugExpr(const std::string& text, const std::string& pseudo_file) {
   int file = Sources::add(pseudo_file, text);
-  node_ = parse_python_expr(file);
+  try {
+    node_ = parse_python_expr(file);
+  } catch (const UserError&) {
+    // the .tile condition operators, as written before for .tile kernels: name the Python ones
+    for (const char* op : {"&&", "||"})
+      if (size_t at = text.find(op); at != std::string::npos && text.find('\n') == std::string::npos)
+        user_error(SourceLoc{file, 1, static_cast<int>(at) + 1},
+                   std::string("'") + op + "' is not Python: write '" + (op[0] == '&' ? "and" : "or") + "' (or '" + op[0] +
+                       "' on tensors)");
+    throw;
+  }
   collect_names(*node_, names_);
 }
 
@@ -146,7 +156,7 @@ LoweredDebugExpr PyDebugExpr::lower(const std::string& kernel_file, const std::s
     out.ir = L.ir(v, start_loc(*top));
     if (v.number()) out.constant = debugger_repr(v);
   } else {
-    if (holds_tensor(v)) user_error(start_loc(*top), "a tuple of tensors: print its items one at a time");
+    if (holds_tensor(v)) user_error(start_loc(*top), "a tuple of tensors: print its items one at a time (print a, b)");
     out.constant = debugger_repr(v);
   }
   for (size_t i = host; i-- > 0;) {
