@@ -785,7 +785,8 @@ void Session::cmd_help() const {
           "  run | restart         run again from the start\n"
           "  quit (q)              end the program (Ctrl-D too)\n"
           "an empty line repeats the last command. Names in EXPR/COND: pid0 pid1 pid2 (pid = pid0), the\n"
-          "kernel's variables and parameters; COND also takes the positional form '=0,>1'.\n";
+          "kernel's variables and parameters; COND also takes the positional form '=0,>1'. For a kernel\n"
+          "read from .py, EXPR/COND are Triton expressions: tl.max(x, axis=0), x.sum(0), x.shape, x[3].\n";
 }
 
 }  // namespace dtsim
