@@ -184,13 +184,15 @@ int python_source(const Module& m) {
 BoundExpr make_debug_expr(const std::string& text, const std::string& pseudo_file, const std::vector<std::string>& names,
                           int py_file) {
   if (py_file < 0) return BoundExpr(parse_debug_expr(text, pseudo_file, names), text);
-  return BoundExpr(std::make_shared<const PyDebugExpr>(text, pseudo_file), text, py_file, names);
+  auto py = std::make_shared<const PyDebugExpr>(text, pseudo_file);
+  py->check_names(Sources::name(py_file), Sources::text(py_file), names);
+  return BoundExpr(py, text, py_file, names);
 }
 
 BoundExpr make_condition(const std::string& text, const std::string& pseudo_file, const std::vector<std::string>& names,
                          int py_file) {
   if (py_file < 0 || looks_positional(text)) return BoundExpr(parse_condition(text, pseudo_file, names), text);
-  return BoundExpr(std::make_shared<const PyDebugExpr>(text, pseudo_file), text, py_file, names);
+  return make_debug_expr(text, pseudo_file, names, py_file);
 }
 
 std::vector<std::string> split_top_level(const std::string& text) {

@@ -112,7 +112,7 @@ int python_source(const Module& m);
 
 // A debugger expression (print/display/watch, --print-if values) in the module's language:
 // parse_debug_expr for .tile/.dt, a Triton expression of `py_file` when it is >= 0. UserError
-// with a caret for syntax errors (and unknown names in the .tile form).
+// with a caret for syntax errors and unknown names (names neither in `names` nor globals of the file).
 BoundExpr make_debug_expr(const std::string& text, const std::string& pseudo_file, const std::vector<std::string>& names,
                           int py_file);
 // A condition likewise (the positional form '=0,>1' in both languages).

@@ -2,6 +2,8 @@
 // the kernel lowering (Lowerer) in a frame holding the instance's variables (see DebugExpr.h).
 #include "pyfront/DebugExpr.h"
 
+#include <algorithm>
+
 #include "pyfront/Lower.h"
 
 namespace dtsim {
@@ -70,6 +72,12 @@ ExprP index_expr(Lowerer& L, const Node& n) {
   user_error(n.loc, "an index must be an integer, got " + py_type_name(v));
 }
 
+[[noreturn]] void not_defined(const std::string& name, SourceLoc loc, const std::vector<std::string>& known) {
+  std::string list;
+  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+  user_error(loc, "'" + name + "' is not defined (names: " + list + ")");
+}
+
 }  // namespace
 
 PyDebugExpr::PyDebugExpr(const std::string& text, const std::string& pseudo_file) {
@@ -125,11 +133,7 @@ LoweredDebugExpr PyDebugExpr::lower(const std::string& kernel_file, const std::s
       vars[n] = m;
     }
   for (const auto& [name, loc] : names_)
-    if (!vars.count(name) && !Lowerer::defines(*mod, name)) {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      user_error(loc, "'" + name + "' is not defined (names: " + list + ")");
-    }
+    if (!vars.count(name) && !Lowerer::defines(*mod, name)) not_defined(name, loc, known);
   std::vector<StmtP> emitted;
   L.enter_debug_frame(*mod, vars, &emitted);
 
@@ -187,6 +191,24 @@ LoweredDebugExpr PyDebugExpr::lower(const std::string& kernel_file, const std::s
     user_error(emitted.front()->loc, "this expression runs a statement (a store, print or assert): the debugger evaluates "
                                      "expressions only");
   return out;
+}
+
+void PyDebugExpr::check_names(const std::string& kernel_file, const std::string& kernel_text,
+                              const std::vector<std::string>& known) const {
+  TritonLaunch launch;
+  launch.sources[kernel_file] = kernel_text;
+  Lowerer L(launch);
+  ModuleInfo fallback;
+  const ModuleInfo* mod = &fallback;
+  try {
+    mod = &L.load_module(kernel_file);
+  } catch (const UserError&) {
+  }
+  for (const auto& [name, loc] : names_) {
+    bool ok = name == "tl" || name == "triton" || std::find(known.begin(), known.end(), name) != known.end() ||
+              Lowerer::defines(*mod, name);
+    if (!ok) not_defined(name, loc, known);
+  }
 }
 
 std::vector<std::string> triton_tl_names() { return tl_names(); }

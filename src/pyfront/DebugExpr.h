@@ -62,6 +62,10 @@ class PyDebugExpr {
   // that needs statements.
   LoweredDebugExpr lower(const std::string& kernel_file, const std::string& kernel_text, const DebugScope& scope,
                          const std::vector<std::string>& known) const;
+  // Before any instance runs: UserError "'y' is not defined (names: `known`)" (caret under it) for
+  // a name that is neither in `known` (the program's variables and pid names) nor a global of the
+  // kernel file (its imports, constants, functions, Python's builtins, tl, triton).
+  void check_names(const std::string& kernel_file, const std::string& kernel_text, const std::vector<std::string>& known) const;
 
  private:
   std::shared_ptr<py::Node> node_;
