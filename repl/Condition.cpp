@@ -199,10 +199,10 @@ std::vector<std::string> split_top_level(const std::string& text) {
   std::vector<std::string> out;
   int depth = 0;
   std::string cur;
-  bool in_string = false;
+  char quote = 0;  // inside a "..." or '...' string (Triton expressions)
   for (char c : text) {
-    if (c == '"') in_string = !in_string;
-    if (!in_string) {
+    if (quote ? c == quote : (c == '"' || c == '\'')) quote = quote ? 0 : c;
+    if (!quote) {
       if (c == '(' || c == '[') ++depth;
       if (c == ')' || c == ']') --depth;
       if (c == ',' && depth == 0) {

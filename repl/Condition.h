@@ -38,7 +38,8 @@ ExprP parse_condition(const std::string& text, const std::string& pseudo_file, c
 // Parses one expression (print/display/watch, --print-if values); same name check.
 ExprP parse_debug_expr(const std::string& text, const std::string& pseudo_file, const std::vector<std::string>& names);
 
-// Splits "a, load(x + o, m), b" at top-level commas; pieces are trimmed, empty pieces dropped.
+// Splits "a, load(x + o, m), b" at top-level commas (not inside brackets or '...'/"..." strings);
+// pieces are trimmed, empty pieces dropped.
 std::vector<std::string> split_top_level(const std::string& text);
 
 // Every variable name an expression reads (pid names included).
