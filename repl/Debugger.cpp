@@ -189,6 +189,9 @@ int Session::add_watch(const std::string& text, int id) {
   bp.text = text;
   bp.expr = make_debug_expr(text, "<watch>", names_, py_file_);
   bp.expr.check_types(m_, b_);
+  if (frame_)
+    if (std::optional<std::string> c = bp.expr.constant(*frame_); c && !bp.expr.eval(*frame_))
+      throw UserError("'" + text + "' is a compile-time value (" + *c + "): it never changes; watch a value of the instance");
   if (frame_) bp.last = bp.expr.eval(*frame_);
   bp.id = id ? id : next_bp_id_++;
   bps_.push_back(std::move(bp));
