@@ -455,8 +455,14 @@ Value index_value(const Value& v, const std::vector<IndexItem>& items) {
     };
     int64_t start = it.step > 0 ? clip(it.lo, 0, 0, n) : clip(it.lo, n - 1, -1, n - 1);
     int64_t stop = it.step > 0 ? clip(it.hi, n, 0, n) : clip(it.hi, -1, -1, n - 1);
+    // the positions start, start + step, ... before stop, counted first (no overflow for huge steps)
+    uint64_t span = it.step > 0 ? (start < stop ? static_cast<uint64_t>(stop - start) : 0)
+                                : (start > stop ? static_cast<uint64_t>(start - stop) : 0);
+    uint64_t mag = it.step > 0 ? static_cast<uint64_t>(it.step) : 0 - static_cast<uint64_t>(it.step);
+    uint64_t count = span ? (span - 1) / mag + 1 : 0;
     Axis a{axis, {}};
-    for (int64_t i = start; it.step > 0 ? i < stop : i > stop; i += it.step) a.pos.push_back(i);
+    for (uint64_t k = 0; k < count; ++k)
+      a.pos.push_back(it.step > 0 ? start + static_cast<int64_t>(k * mag) : start - static_cast<int64_t>(k * mag));
     out_axes.push_back(std::move(a));
     ++axis;
   };

@@ -4,6 +4,7 @@
 // compile-time value, subscripts applied after evaluation, errors of the lowering).
 #include <doctest/doctest.h>
 
+#include <climits>
 #include <variant>
 
 #include "ir/Diag.h"
@@ -72,6 +73,8 @@ TEST_CASE("index_value: slices as Python's slice.indices (clipped bounds, steps,
   CHECK(elems(index_value(x, {sl(5, 100)})) == std::vector<int64_t>{5, 6, 7});
   CHECK(elems(index_value(x, {sl(std::nullopt, std::nullopt, -1)})) == std::vector<int64_t>{7, 6, 5, 4, 3, 2, 1, 0});
   CHECK(elems(index_value(x, {sl(6, 1, -2)})) == std::vector<int64_t>{6, 4, 2});
+  CHECK(elems(index_value(x, {sl(1, std::nullopt, INT64_MAX)})) == std::vector<int64_t>{1});
+  CHECK(elems(index_value(x, {sl(std::nullopt, std::nullopt, INT64_MIN)})) == std::vector<int64_t>{7});
   Value empty = index_value(x, {sl(4, 2)});
   CHECK(empty.type.shape == Shape{0});
   Value y = iota({4, 8});
