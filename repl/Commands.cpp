@@ -104,9 +104,13 @@ void Session::repl() {
 
 // Completion by context: the command at the start of the line; after `info` its subcommands, after
 // `help` the commands, after `delete`/`disable`/`enable`/`condition` breakpoint numbers, after
-// `undisplay` display numbers, after the commands that take an expression (print, display, watch,
-// break ... if, condition N) the names an expression may use; nothing after the others.
-std::vector<std::string> Session::complete(const std::string& before, const std::string& prefix) const {
+// `undisplay` display numbers, after `break` the FILE: of the program's sources, then FILE:LINE of
+// their statement lines (and `if`); after the commands that take an expression (print, display,
+// watch, break ... if, condition N) the names an expression may use (the instance's assigned
+// variables once it runs) and, in Triton expressions, after `tl.` the tl functions and dtypes the
+// lowering knows and after `x.` the tensor attributes and methods; nothing after the others.
+// No space follows tl.NAME, `tl.` or `FILE:` (more of the expression or line number comes next).
+Completions Session::complete(const std::string& before, const std::string& prefix) const {
   std::vector<std::string> words;
   {
     std::stringstream ss(before);
@@ -115,15 +119,41 @@ std::vector<std::string> Session::complete(const std::string& before, const std:
   }
   std::vector<std::string> pool;
   auto names = [&] {
+    size_t dot = prefix.rfind('.');
+    if (py_file_ >= 0 && dot != std::string::npos) {  // tl.ma -> tl.max, tl.maximum; x.su -> x.sum
+      std::string head = prefix.substr(0, dot + 1);
+      if (head == "tl." || head == "triton.language.") {
+        for (const std::string& n : triton_tl_names()) pool.push_back(head + n);
+      } else if (kernel_ && std::find(kernel_->slot_names.begin(), kernel_->slot_names.end(), prefix.substr(0, dot)) !=
+                                kernel_->slot_names.end()) {
+        for (const char* m : {"T", "argmax", "argmin", "broadcast_to", "cast", "dtype", "expand_dims", "max", "min", "numel",
+                              "permute", "reshape", "shape", "sum", "to", "trans", "view"})
+          pool.push_back(head + m);
+      }
+      return;
+    }
     if (kernel_) {
-      for (const std::string& n : kernel_->slot_names) pool.push_back(n);
+      for (const std::string& n : kernel_->slot_names)
+        if (!frame_ || frame_->lookup(n) >= 0) pool.push_back(n);
       for (const Param& p : kernel_->params) pool.push_back(p.name);
     }
     for (const char* n : {"pid0", "pid1", "pid2"}) pool.push_back(n);
+    if (py_file_ >= 0) pool.push_back("tl.");
   };
   auto bp_ids = [&] {
     for (const Breakpoint& bp : bps_) pool.push_back(std::to_string(bp.id));
     for (const DebugMemory::Bp& d : dormant_) pool.push_back(std::to_string(d.id));
+  };
+  auto file_lines = [&] {  // FILE: for each source file of the program; FILE:LINE once FILE: is typed
+    size_t colon = prefix.rfind(':');
+    for (const Kernel& k : m_.kernels)
+      for (const Stmt* st : k.stmts)
+        for (const SourceLoc* loc : {&st->loc, &st->loc2}) {
+          if (!loc->valid()) continue;
+          const std::string& file = Sources::name(loc->file);
+          if (colon == std::string::npos) pool.push_back(file + ":");
+          else if (file_matches(loc->file, prefix.substr(0, colon))) pool.push_back(prefix.substr(0, colon + 1) + std::to_string(loc->line));
+        }
   };
   if (words.empty()) {
     pool = command_names();
@@ -143,15 +173,25 @@ std::vector<std::string> Session::complete(const std::string& before, const std:
     } else if (c == "print" || c == "p" || c == "print/s" || c == "p/s" || c == "display" || c == "watch" || c == "condition") {
       names();
     } else if (c == "break" || c == "b") {
-      if (n == 1) pool.push_back("if");
-      else if (std::find(words.begin(), words.end(), "if") != words.end()) names();
+      if (n == 1) {
+        pool.push_back("if");
+        file_lines();
+      } else if (std::find(words.begin(), words.end(), "if") != words.end()) {
+        names();
+      } else if (n == 2) {
+        pool.push_back("if");
+      }
     }
   }
   std::sort(pool.begin(), pool.end());
   pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
-  std::vector<std::string> out;
+  Completions out;
   for (const std::string& c : pool)
-    if (c.rfind(prefix, 0) == 0) out.push_back(c);
+    if (c.rfind(prefix, 0) == 0) out.words.push_back(c);
+  // tl.max goes on with `(`, tl. and FILE: with more of the same word
+  out.no_space = !out.words.empty() && std::all_of(out.words.begin(), out.words.end(), [](const std::string& w) {
+    return w.back() == '.' || w.back() == ':' || w.rfind("tl.", 0) == 0 || w.rfind("triton.language.", 0) == 0;
+  });
   return out;
 }
 
@@ -310,26 +350,34 @@ void Session::show_displays() {
     std::optional<Value> mask = d.mask ? d.mask->eval(*frame_) : std::nullopt;
     std::string head = std::to_string(d.id) + ": " + d.expr.text() + " = ";
     out_ << head;
-    if (v)
+    if (std::optional<std::string> c = d.expr.constant(*frame_))
+      out_ << *c << "\n";
+    else if (v)
       out_ << format_value(*v, mask && mask->type.shape == v->type.shape ? &*mask : nullptr, static_cast<int>(head.size())) << "\n";
     else
       out_ << "<" << why << ">\n";
   }
 }
 
-// `print EXPR[, mask=MASK]`: the value with its type; lanes where MASK is false shown as "--".
+// `print EXPR[, mask=MASK]`: the value with its type; lanes where MASK is false shown as "--"; a
+// compile-time Python value (Triton expressions: x.shape, x.dtype) as Python prints it.
 // `print/s`: the one-line summary (min, max, mean) instead of the values.
+// Triton expressions: `print a, b` prints a and b, one after the other (each its own display).
 void Session::cmd_print(const std::string& arg, bool add_display, bool summary) {
   std::vector<std::string> parts = split_top_level(arg);
+  if (py_file_ >= 0 && parts.size() >= 2 && parts.back().rfind("mask=", 0) != 0) {
+    for (const std::string& p : parts) cmd_print(p, add_display, summary);
+    return;
+  }
   if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[1].rfind("mask=", 0) != 0)) {
     out_ << "usage: " << (add_display ? "display" : "print") << " EXPR[, mask=MASK]\n";
     return;
   }
   Display d;
-  d.expr = BoundExpr(parse_debug_expr(parts[0], add_display ? "<display>" : "<print>", names_), parts[0]);
+  d.expr = make_debug_expr(parts[0], add_display ? "<display>" : "<print>", names_, py_file_);
   if (parts.size() == 2) {
     std::string m = trim(parts[1].substr(5));
-    d.mask = BoundExpr(parse_debug_expr(m, add_display ? "<display>" : "<print>", names_), m);
+    d.mask = make_debug_expr(m, add_display ? "<display>" : "<print>", names_, py_file_);
   }
   if (add_display) {
     d.id = next_display_id_++;
@@ -339,12 +387,20 @@ void Session::cmd_print(const std::string& arg, bool add_display, bool summary) 
     out_ << "no program instance is running\n";
     return;
   }
+  d.expr.check(*frame_);  // an expression that does not lower or type-check: its error, with a caret
+  if (std::optional<std::string> c = d.expr.constant(*frame_)) {  // a Python value (x.shape, tl.float16)
+    out_ << (add_display ? std::to_string(d.id) + ": " : "") << parts[0] << " = " << *c << "\n";
+    return;
+  }
   std::string why;
-  std::optional<Value> v = d.expr.eval(*frame_, &why);
+  std::optional<UserError> located;
+  std::optional<Value> v = d.expr.eval(*frame_, &why, &located);
+  if (located) throw *located;  // x[99]: the caret under the index
   if (!v) {
     out_ << parts[0] << ": " << why << "\n";
     return;
   }
+  if (d.mask) d.mask->check(*frame_);
   std::optional<Value> mask = d.mask ? d.mask->eval(*frame_, &why) : std::nullopt;
   if (d.mask && !mask) out_ << "(mask not shown: " << why << ")\n";
   if (mask && !(mask->type.shape == v->type.shape)) {
@@ -476,7 +532,7 @@ void Session::cmd_condition(const std::string& arg) {
         out_ << "breakpoint " << bp->id << " is a condition; use 'delete " << bp->id << "' to remove it\n";
         return;
       }
-      bp->expr = BoundExpr(parse_condition(cond, "<condition>", names_), cond);
+      bp->expr = make_condition(cond, "<condition>", names_, py_file_);
       bp->expr.check_types(m_, b_);
       bp->text = cond;
       bp->stopped_instance = -1;
@@ -487,7 +543,7 @@ void Session::cmd_condition(const std::string& arg) {
         out_ << "Breakpoint " << bp->id << " is now unconditional\n";
         return;
       }
-      bp->expr = BoundExpr(parse_condition(cond, "<condition>", names_), cond);
+      bp->expr = make_condition(cond, "<condition>", names_, py_file_);
       bp->expr.check_types(m_, b_);
       break;
   }
@@ -729,7 +785,8 @@ void Session::cmd_help() const {
           "  run | restart         run again from the start\n"
           "  quit (q)              end the program (Ctrl-D too)\n"
           "an empty line repeats the last command. Names in EXPR/COND: pid0 pid1 pid2 (pid = pid0), the\n"
-          "kernel's variables and parameters; COND also takes the positional form '=0,>1'.\n";
+          "kernel's variables and parameters; COND also takes the positional form '=0,>1'. For a kernel\n"
+          "read from .py, EXPR/COND are Triton expressions: tl.max(x, axis=0), x.sum(0), x.shape, x[3].\n";
 }
 
 }  // namespace dtsim

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <variant>
 
 #include "ir/Diag.h"
 #include "ir/TileParser.h"
@@ -171,14 +172,37 @@ ExprP parse_debug_expr(const std::string& text, const std::string& pseudo_file, 
   return e;
 }
 
+int python_source(const Module& m) {
+  for (const Kernel& k : m.kernels) {
+    if (!k.loc.valid()) continue;
+    const std::string& name = Sources::name(k.loc.file);
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0) return k.loc.file;
+  }
+  return -1;
+}
+
+BoundExpr make_debug_expr(const std::string& text, const std::string& pseudo_file, const std::vector<std::string>& names,
+                          int py_file) {
+  if (py_file < 0) return BoundExpr(parse_debug_expr(text, pseudo_file, names), text);
+  auto py = std::make_shared<const PyDebugExpr>(text, pseudo_file);
+  py->check_names(Sources::name(py_file), Sources::text(py_file), names);
+  return BoundExpr(py, text, py_file, names);
+}
+
+BoundExpr make_condition(const std::string& text, const std::string& pseudo_file, const std::vector<std::string>& names,
+                         int py_file) {
+  if (py_file < 0 || looks_positional(text)) return BoundExpr(parse_condition(text, pseudo_file, names), text);
+  return make_debug_expr(text, pseudo_file, names, py_file);
+}
+
 std::vector<std::string> split_top_level(const std::string& text) {
   std::vector<std::string> out;
   int depth = 0;
   std::string cur;
-  bool in_string = false;
+  char quote = 0;  // inside a "..." or '...' string (Triton expressions)
   for (char c : text) {
-    if (c == '"') in_string = !in_string;
-    if (!in_string) {
+    if (quote ? c == quote : (c == '"' || c == '\'')) quote = quote ? 0 : c;
+    if (!quote) {
       if (c == '(' || c == '[') ++depth;
       if (c == ')' || c == ']') --depth;
       if (c == ',' && depth == 0) {
@@ -195,61 +219,158 @@ std::vector<std::string> split_top_level(const std::string& text) {
 
 // ---- evaluation ----
 
-ExprP BoundExpr::instantiate(const Frame& f, std::string* why) const {
-  std::set<std::string> names = expr_names(parsed_);
+std::shared_ptr<const BoundExpr::Instance> BoundExpr::lower_python(const Kernel& k, const Bindings& b,
+                                                                   const std::map<std::string, int>& slots) const {
+  DebugScope scope = [&](const std::string& n) -> std::optional<DebugBinding> {
+    DebugBinding d;
+    const Param* p = k.find_param(n);
+    auto bound = b.find(n);
+    if (p && p->kind == ParamKind::Constexpr && bound != b.end()) {
+      d.kind = DebugBinding::Constexpr;
+      d.value = bound->second.as_int();
+      return d;
+    }
+    if (auto s = slots.find(n); s != slots.end()) {
+      d.kind = DebugBinding::Runtime;
+      d.type = k.slot_types[static_cast<size_t>(s->second)];
+      return d;
+    }
+    if (is_pid_name(n)) {
+      d.kind = DebugBinding::ProgramId;
+      d.axis = pid_axis(n);
+      return d;
+    }
+    return std::nullopt;
+  };
+  LoweredDebugExpr low = py_->lower(Sources::name(py_file_), Sources::text(py_file_), scope, known_);
+  auto lookup = [&](const std::string& n) {
+    auto s = slots.find(n);
+    return s == slots.end() ? -1 : s->second;
+  };
+  auto verified = [&](ExprP e) {
+    if (e) verify_expr(e, k, b, lookup);
+    return e;
+  };
+  auto inst = std::make_shared<Instance>();
+  inst->e = verified(low.ir);
+  if (!low.constant.empty()) inst->constant = low.constant;
+  for (const std::vector<DebugIndex>& items : low.subscripts) {
+    std::vector<Index> out;
+    for (const DebugIndex& d : items)
+      out.push_back(Index{static_cast<int>(d.kind), verified(d.index), verified(d.lo), verified(d.hi), verified(d.step), d.loc});
+    inst->subscripts.push_back(std::move(out));
+  }
+  return inst;
+}
+
+std::shared_ptr<const BoundExpr::Instance> BoundExpr::instantiate(const Frame& f, std::string* why,
+                                                                 const UserError** error) const {
+  std::vector<std::string> names;
+  if (py_) {
+    for (const auto& [n, loc] : py_->names()) names.push_back(n);
+  } else {
+    std::set<std::string> s = expr_names(parsed_);
+    names.assign(s.begin(), s.end());
+  }
   std::map<std::string, int> slots;
   std::vector<int> key;
   bool pid_is_var = false;
   for (const std::string& n : names) {
     int slot = f.lookup(n);
     if (n == "pid") pid_is_var = slot >= 0;
-    if (is_pid_name(n) && !(n == "pid" && pid_is_var)) {
-      key.push_back(-1);
+    if (slot >= 0) {
+      slots[n] = slot;
+      key.push_back(slot);
       continue;
     }
-    if (slot < 0) {
+    bool kernel_var = std::find(f.kernel->slot_names.begin(), f.kernel->slot_names.end(), n) != f.kernel->slot_names.end();
+    if (!is_pid_name(n) && (kernel_var || !py_)) {
       if (why) *why = "'" + n + "' is not yet assigned";
       return nullptr;
     }
-    slots[n] = slot;
-    key.push_back(slot);
+    key.push_back(-1);  // a pid name, or (Triton) a global of the kernel's file
   }
-  auto cache_key = std::make_pair(f.kernel, key);
+  Key cache_key = std::make_pair(f.kernel, key);
   auto it = cache_.find(cache_key);
   if (it != cache_.end()) {
-    if (!it->second && why) *why = errors_[cache_key];
+    if (!it->second && why) *why = errors_.at(cache_key).what();
+    if (!it->second && error) *error = &errors_.at(cache_key);
     return it->second;
   }
-  ExprP e = clone_expr(parsed_);
-  lower_pid_names(e, pid_is_var);
+  std::shared_ptr<const Instance> inst;
   try {
-    verify_expr(e, *f.kernel, *f.bindings, [&](const std::string& n) {
-      auto s = slots.find(n);
-      return s == slots.end() ? -1 : s->second;
-    });
+    if (py_) {
+      inst = lower_python(*f.kernel, *f.bindings, slots);
+    } else {
+      ExprP e = clone_expr(parsed_);
+      lower_pid_names(e, pid_is_var);
+      verify_expr(e, *f.kernel, *f.bindings, [&](const std::string& n) {
+        auto s = slots.find(n);
+        return s == slots.end() ? -1 : s->second;
+      });
+      auto tile = std::make_shared<Instance>();
+      tile->e = e;
+      inst = tile;
+    }
   } catch (const UserError& err) {
-    errors_[cache_key] = err.what();
+    errors_.insert_or_assign(cache_key, err);
     if (why) *why = err.what();
-    e = nullptr;
+    if (error) *error = &errors_.at(cache_key);
   }
-  cache_[cache_key] = e;
-  return e;
+  cache_[cache_key] = inst;
+  return inst;
 }
 
-std::optional<Value> BoundExpr::eval(const Frame& f, std::string* why) const {
-  ExprP e = instantiate(f, why);
-  if (!e) return std::nullopt;
+void BoundExpr::check(const Frame& f) const {
+  const UserError* error = nullptr;
+  if (!instantiate(f, nullptr, &error) && error) throw *error;
+}
+
+std::optional<std::string> BoundExpr::constant(const Frame& f) const {
+  std::shared_ptr<const Instance> inst = instantiate(f, nullptr);
+  if (!inst || !inst->constant || !inst->subscripts.empty()) return std::nullopt;
+  return inst->constant;
+}
+
+std::optional<Value> BoundExpr::eval(const Frame& f, std::string* why, std::optional<UserError>* located) const {
+  std::shared_ptr<const Instance> inst = instantiate(f, why);
+  if (!inst) return std::nullopt;
+  if (!inst->e) {
+    if (why) *why = "a compile-time value: " + inst->constant.value_or("?");
+    return std::nullopt;
+  }
   try {
-    Value v = f.eval(e);
+    Value v = f.eval(inst->e);
     if (!v.defined()) {
       if (why) *why = "uninitialized";
       return std::nullopt;
+    }
+    auto scalar = [&](const ExprP& e) -> std::optional<int64_t> {
+      if (!e) return std::nullopt;
+      Value x = f.eval(e);
+      if (!x.defined()) throw UserError(e->loc, "the index is uninitialized");
+      return std::visit([](const auto& arr) { return static_cast<int64_t>(arr.data()[0]); }, x.data);
+    };
+    for (const std::vector<Index>& sub : inst->subscripts) {
+      std::vector<IndexItem> items;
+      for (const Index& d : sub) {
+        IndexItem it;
+        it.kind = static_cast<IndexItem::Kind>(d.kind);
+        it.loc = d.loc;
+        if (d.kind == IndexItem::Index) it.index = *scalar(d.index);
+        it.lo = scalar(d.lo);
+        it.hi = scalar(d.hi);
+        if (std::optional<int64_t> st = scalar(d.step)) it.step = *st;
+        items.push_back(it);
+      }
+      v = index_value(v, items);
     }
     return v;
   } catch (const RuntimeFault& fault) {
     if (why) *why = fault.what();
   } catch (const UserError& err) {
     if (why) *why = err.what();
+    if (located && err.loc.valid()) *located = err;
   }
   return std::nullopt;
 }
@@ -260,7 +381,13 @@ bool BoundExpr::test(const Frame& f) const {
 }
 
 void BoundExpr::check_types(const Module& m, const Bindings& b) const {
-  std::set<std::string> names = expr_names(parsed_);
+  std::vector<std::string> names;
+  if (py_) {
+    for (const auto& [n, loc] : py_->names()) names.push_back(n);
+  } else {
+    std::set<std::string> s = expr_names(parsed_);
+    names.assign(s.begin(), s.end());
+  }
   for (const Kernel& k : m.kernels) {
     std::map<std::string, int> slots;
     bool all = true;
@@ -268,11 +395,18 @@ void BoundExpr::check_types(const Module& m, const Bindings& b) const {
       auto it = std::find(k.slot_names.begin(), k.slot_names.end(), n);
       if (it != k.slot_names.end()) {
         slots[n] = static_cast<int>(it - k.slot_names.begin());
+      } else if (py_) {
+        // a name of another kernel: not this one's expression; else a pid name or a global
+        if (std::find(known_.begin(), known_.end(), n) != known_.end() && !is_pid_name(n)) all = false;
       } else if (!is_pid_name(n)) {
         all = false;
       }
     }
     if (!all) continue;
+    if (py_) {
+      lower_python(k, b, slots);
+      continue;
+    }
     ExprP e = clone_expr(parsed_);
     lower_pid_names(e, slots.count("pid") > 0);
     verify_expr(e, k, b, [&](const std::string& n) {
@@ -280,6 +414,95 @@ void BoundExpr::check_types(const Module& m, const Bindings& b) const {
       return s == slots.end() ? -1 : s->second;
     });
   }
+}
+
+// ---- numpy indexing of a value ----
+
+Value index_value(const Value& v, const std::vector<IndexItem>& items) {
+  const Shape& in = v.type.shape;
+  int rank = static_cast<int>(in.size());
+  int consumed = 0;
+  for (const IndexItem& it : items)
+    if (it.kind != IndexItem::NewAxis) ++consumed;
+  if (consumed > rank)
+    throw UserError(items.back().loc, "too many indices for a " + (rank ? "tile of rank " + std::to_string(rank) : std::string("scalar")) +
+                                          " (" + std::to_string(consumed) + " given)");
+  // Per output axis: the input axis it walks (-1: a new unit axis) and the input positions.
+  struct Axis {
+    int in_axis;
+    std::vector<int64_t> pos;
+  };
+  std::vector<Axis> out_axes;
+  std::vector<int64_t> fixed(static_cast<size_t>(rank), 0);  // input axes held at one index
+  int axis = 0;
+  auto walk = [&](const IndexItem& it) {
+    int64_t n = in[static_cast<size_t>(axis)];
+    if (it.kind == IndexItem::Index) {
+      int64_t i = it.index < 0 ? it.index + n : it.index;
+      if (i < 0 || i >= n)
+        throw UserError(it.loc, "index " + std::to_string(it.index) + " is out of bounds for axis " + std::to_string(axis) +
+                                    " with size " + std::to_string(n));
+      fixed[static_cast<size_t>(axis)] = i;
+      ++axis;
+      return;
+    }
+    if (it.step == 0) throw UserError(it.loc, "slice step cannot be zero");
+    // Python's slice.indices(n)
+    auto clip = [&](std::optional<int64_t> b, int64_t dflt, int64_t lo, int64_t hi) {
+      if (!b) return dflt;
+      int64_t x = *b < 0 ? *b + n : *b;
+      return std::clamp(x, lo, hi);
+    };
+    int64_t start = it.step > 0 ? clip(it.lo, 0, 0, n) : clip(it.lo, n - 1, -1, n - 1);
+    int64_t stop = it.step > 0 ? clip(it.hi, n, 0, n) : clip(it.hi, -1, -1, n - 1);
+    // the positions start, start + step, ... before stop, counted first (no overflow for huge steps)
+    uint64_t span = it.step > 0 ? (start < stop ? static_cast<uint64_t>(stop - start) : 0)
+                                : (start > stop ? static_cast<uint64_t>(start - stop) : 0);
+    uint64_t mag = it.step > 0 ? static_cast<uint64_t>(it.step) : 0 - static_cast<uint64_t>(it.step);
+    uint64_t count = span ? (span - 1) / mag + 1 : 0;
+    Axis a{axis, {}};
+    for (uint64_t k = 0; k < count; ++k)
+      a.pos.push_back(it.step > 0 ? start + static_cast<int64_t>(k * mag) : start - static_cast<int64_t>(k * mag));
+    out_axes.push_back(std::move(a));
+    ++axis;
+  };
+  for (const IndexItem& it : items) {
+    if (it.kind == IndexItem::NewAxis) out_axes.push_back(Axis{-1, {0}});
+    else walk(it);
+  }
+  while (axis < rank) walk(IndexItem{IndexItem::Slice, 0, std::nullopt, std::nullopt, 1, SourceLoc{}});
+  Shape out_shape;
+  for (const Axis& a : out_axes) out_shape.push_back(static_cast<int64_t>(a.pos.size()));
+  int64_t count = shape_numel(out_shape);
+  std::vector<int64_t> src(static_cast<size_t>(count));
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
+  for (int d = rank - 2; d >= 0; --d) strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * in[static_cast<size_t>(d) + 1];
+  std::vector<size_t> idx(out_axes.size(), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    std::vector<int64_t> at = fixed;
+    for (size_t o = 0; o < out_axes.size(); ++o)
+      if (out_axes[o].in_axis >= 0) at[static_cast<size_t>(out_axes[o].in_axis)] = out_axes[o].pos[idx[o]];
+    int64_t flat = 0;
+    for (int d = 0; d < rank; ++d) flat += at[static_cast<size_t>(d)] * strides[static_cast<size_t>(d)];
+    src[static_cast<size_t>(k)] = flat;
+    for (size_t o = out_axes.size(); o-- > 0;) {
+      if (++idx[o] < out_axes[o].pos.size()) break;
+      idx[o] = 0;
+    }
+  }
+  Value out;
+  out.type = v.type.with_shape(out_shape);
+  out.buffer = v.buffer;
+  std::vector<size_t> xshape(out_shape.begin(), out_shape.end());
+  out.data = std::visit(
+      [&](const auto& arr) -> TileData {
+        std::decay_t<decltype(arr)> r;
+        r.resize(xshape);
+        for (int64_t k = 0; k < count; ++k) r.data()[k] = arr.data()[src[static_cast<size_t>(k)]];
+        return r;
+      },
+      v.data);
+  return out;
 }
 
 bool value_truthy(const Value& v) {

@@ -34,7 +34,7 @@ bool prints_after(const Stmt& s) {
 }  // namespace
 
 Session::Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std::ostream& out)
-    : m_(m), b_(b), cfg_(cfg), out_(out), names_(known_names(m)) {
+    : m_(m), b_(b), cfg_(cfg), out_(out), names_(known_names(m)), py_file_(python_source(m)) {
   DebugMemory* mem = cfg.memory.get();
   if (mem) {
     mem->findings.clear();
@@ -56,14 +56,14 @@ Session::Session(const Module& m, const Bindings& b, const DebugConfig& cfg, std
   if (interactive_) viz_ = std::make_unique<VizRecorder>(std::nullopt, true);
   for (const DebugConfig::PrintIf& p : cfg.print_if) {
     PrintIf pi;
-    pi.cond = BoundExpr(parse_condition(p.cond, kPrintPseudo, names_), p.cond);
+    pi.cond = make_condition(p.cond, kPrintPseudo, names_, py_file_);
     pi.cond.check_types(m_, b_);
     std::vector<std::string> exprs;
     for (const std::string& e : p.exprs)
       for (const std::string& piece : split_top_level(e)) exprs.push_back(piece);
     if (exprs.empty()) throw UserError("--print-if '" + p.cond + "': no expression to print");
     for (const std::string& e : exprs) {
-      pi.exprs.emplace_back(parse_debug_expr(e, kPrintPseudo, names_), e);
+      pi.exprs.push_back(make_debug_expr(e, kPrintPseudo, names_, py_file_));
       pi.exprs.back().check_types(m_, b_);
     }
     if (p.at_line) {
@@ -120,8 +120,8 @@ void Session::restore_memory() {
     Display disp;
     disp.id = d.id;
     try {
-      disp.expr = BoundExpr(parse_debug_expr(d.expr, "<display>", names_), d.expr);
-      if (!d.mask.empty()) disp.mask = BoundExpr(parse_debug_expr(d.mask, "<display>", names_), d.mask);
+      disp.expr = make_debug_expr(d.expr, "<display>", names_, py_file_);
+      if (!d.mask.empty()) disp.mask = make_debug_expr(d.mask, "<display>", names_, py_file_);
       displays_.push_back(std::move(disp));
     } catch (const UserError&) {
       dormant_displays_.push_back(d);
@@ -156,7 +156,7 @@ void Session::add_break_if(const std::string& text, const std::string& pseudo, i
   Breakpoint bp;
   bp.kind = Breakpoint::Cond;
   bp.text = text;
-  bp.expr = BoundExpr(parse_condition(text, pseudo, names_), text);
+  bp.expr = make_condition(text, pseudo, names_, py_file_);
   bp.expr.check_types(m_, b_);
   bp.id = id ? id : next_bp_id_++;
   bps_.push_back(std::move(bp));
@@ -174,7 +174,7 @@ void Session::add_break_at(const std::string& text, const std::string& default_f
   int file_id = first->loc.line == resolved ? first->loc.file : first->loc2.file;
   bp.where = Sources::name(file_id) + ":" + std::to_string(resolved);
   if (!spec.cond.empty()) {
-    bp.expr = BoundExpr(parse_condition(spec.cond, "<break-at>", names_), spec.cond);
+    bp.expr = make_condition(spec.cond, "<break-at>", names_, py_file_);
     bp.expr.check_types(m_, b_);
   }
   bp.id = id ? id : next_bp_id_++;
@@ -187,8 +187,11 @@ int Session::add_watch(const std::string& text, int id) {
   Breakpoint bp;
   bp.kind = Breakpoint::Watch;
   bp.text = text;
-  bp.expr = BoundExpr(parse_debug_expr(text, "<watch>", names_), text);
+  bp.expr = make_debug_expr(text, "<watch>", names_, py_file_);
   bp.expr.check_types(m_, b_);
+  if (frame_)
+    if (std::optional<std::string> c = bp.expr.constant(*frame_); c && !bp.expr.eval(*frame_))
+      throw UserError("'" + text + "' is a compile-time value (" + *c + "): it never changes; watch a value of the instance");
   if (frame_) bp.last = bp.expr.eval(*frame_);
   bp.id = id ? id : next_bp_id_++;
   bps_.push_back(std::move(bp));
@@ -293,7 +296,8 @@ void Session::emit_print(const PrintIf& p, Frame& f) {
     line += (i ? ", " : " ") + p.exprs[i].text() + " = ";
     size_t nl = line.rfind('\n');
     int col = static_cast<int>(line.size() - (nl == std::string::npos ? 0 : nl + 1));
-    line += v ? format_value(*v, nullptr, col) : "<" + why + ">";
+    std::optional<std::string> c = p.exprs[i].constant(f);  // a Python value (x.shape)
+    line += c ? *c : v ? format_value(*v, nullptr, col) : "<" + why + ">";
   }
   out_ << line << "\n";
 }

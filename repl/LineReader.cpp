@@ -22,8 +22,7 @@ Completer g_complete;
 std::vector<std::string> g_matches;
 std::string g_before;  // the line before the word being completed
 
-char* completion_generator(const char* text, int state) {
-  if (state == 0) g_matches = g_complete ? g_complete(g_before, text) : std::vector<std::string>{};
+char* completion_generator(const char*, int state) {
   if (state < 0 || static_cast<size_t>(state) >= g_matches.size()) return nullptr;
   return strdup(g_matches[static_cast<size_t>(state)].c_str());
 }
@@ -43,6 +42,9 @@ int on_signal_event() {
 char** completion(const char* text, int start, int) {
   rl_attempted_completion_over = 1;  // no filename completion
   g_before.assign(rl_line_buffer, static_cast<size_t>(std::max(0, start)));
+  Completions c = g_complete ? g_complete(g_before, text) : Completions{};
+  g_matches = std::move(c.words);
+  rl_completion_append_character = c.no_space ? '\0' : ' ';
   return rl_completion_matches(text, completion_generator);
 }
 

@@ -99,7 +99,7 @@ class Session : public DebugHooks {
   void info_locals() const;
   void info_pids() const;
   void info_memory() const;
-  std::vector<std::string> complete(const std::string& before, const std::string& prefix) const;
+  Completions complete(const std::string& before, const std::string& prefix) const;
   LineReader& reader();
 
  public:
@@ -115,6 +115,7 @@ class Session : public DebugHooks {
   DebugConfig cfg_;
   std::ostream& out_;
   std::vector<std::string> names_;
+  int py_file_ = -1;  // python_source(m_): expressions are Triton expressions of this file
   std::unique_ptr<LineReader> reader_;
   bool interactive_ = false;
   std::unique_ptr<VizRecorder> viz_;  // interactive sessions: the running instance's accesses (`viz`)

@@ -233,6 +233,7 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       return Val::tuple(items);
     }
     if (attr == "dtype") return Val::of_dtype(v.t.elem);
+    if (attr == "numel") return Val::of_int(v.t.numel());
     if (attr == "T") {
       CallArgs a;
       a.fname = "tl.trans";
@@ -811,6 +812,27 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
   }
   if (tl == "static_range" || tl == "range") user_error(loc, a.fname + "() can only be used in a for loop");
   unsupported(loc, a.fname);
+}
+
+// Every `tl.NAME` that call_builtin and attribute() give a meaning: the names dispatched on above
+// (keep them in step) and the op tables' Triton spellings.
+std::vector<std::string> tl_names() {
+  std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cdiv", "clamp",
+                             "constexpr", "device_assert", "device_print", "dot", "expand_dims", "fma", "full", "full_like",
+                             "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
+                             "program_id", "range", "reduce", "reshape", "sqrt_rn", "static_assert", "static_print",
+                             "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};
+  for (const auto& [name, dt] : dtype_names()) s.insert(name);
+  for (UnOp op : kAllUnOps)
+    if (op_info(op).form == OpForm::Call && op_info(op).py[0]) s.insert(op_info(op).py);
+  for (BinOp op : kAllBinOps)
+    if (op_info(op).form == OpForm::Call && op_info(op).py[0]) s.insert(op_info(op).py);
+  for (RedOp op : kAllRedOps)
+    if (op_info(op).form == OpForm::Call && op_info(op).py[0]) s.insert(op_info(op).py);
+  for (ScanOp op : kAllScanOps) s.insert(scanop_py(op));
+  for (AtomicOp op : kAllAtomicOps)
+    if (atomicop_py(op)[0]) s.insert(atomicop_py(op));
+  return std::vector<std::string>(s.begin(), s.end());
 }
 
 }  // namespace dtsim::py

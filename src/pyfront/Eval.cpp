@@ -280,6 +280,9 @@ Val Lowerer::eval(const Node& n) {
           e = typed(make_expand_dims(e, pos, it.loc));
           ++pos;
         } else if (it.kind == NK::Slice) {
+          if ((it.kids[0] || it.kids[1] || it.kids[2]) && debugger)
+            user_error(it.loc, "slicing a tensor with bounds works on the value printed: write the subscript last, as in "
+                               "(x + 1)[1:4]");
           if (it.kids[0] || it.kids[1] || it.kids[2]) unsupported(it.loc, "slicing a tensor with bounds");
           ++pos;
           ++consumed;
@@ -292,6 +295,9 @@ Val Lowerer::eval(const Node& n) {
           int skip = rank - consumed - rest;
           pos += skip;
           consumed += skip;
+        } else if (debugger) {
+          user_error(it.loc, "indexing a tensor with a number works on the value printed: write the subscript last, "
+                             "as in (x + 1)[3] (Triton kernels index tensors with ':' and None only)");
         } else {
           unsupported(it.loc, "indexing a tensor with a value (only ':' and None subscripts exist)");
         }

@@ -72,6 +72,11 @@ class Lowerer {
   ExprP combine_fn(const Val& fn, Scalar elem, SourceLoc loc, std::optional<ScanOp>* simple = nullptr);
   bool in_runtime_block() const;
 
+  // The debugger's frame (DebugExpr.cpp): expressions read the names `vars`, then module `m`'s
+  // globals; statements the lowering emits go to `out`. `debugger` words the errors for it.
+  void enter_debug_frame(const ModuleInfo& m, std::map<std::string, Val> vars, std::vector<StmtP>* out);
+  bool debugger = false;
+
   int file_of_entry() const { return entry_file_; }
   std::vector<std::string> break_at;
   std::set<std::string> stored, loaded;
@@ -113,6 +118,10 @@ class Lowerer {
   // value must be a tl.constexpr(...), a dtype, a module or a @triton.jit function.
   Val global(const ModuleInfo& m, const std::string& name, SourceLoc loc, bool in_body = false);
   Val lookup(const std::string& name, SourceLoc loc);
+  // Whether `name` is one of Python's builtins a kernel may use (range, min, float, ...).
+  static bool python_builtin(const std::string& name);
+  // Whether global() finds `name` in module `m` (a function, constant, import or builtin).
+  static bool defines(const ModuleInfo& m, const std::string& name);
 
   Val eval(const Node& n);
   Val eval_call(const Node& n);
@@ -132,6 +141,8 @@ class Lowerer {
   Kernel entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram& out);
 };
 
+// Every tl.NAME the lowering gives a meaning (functions and dtypes), sorted (Builtins.cpp).
+std::vector<std::string> tl_names();
 // "tl.atomic_add is not supported yet" and friends.
 [[noreturn]] void unsupported(SourceLoc loc, const std::string& what);
 // The location of the leftmost token of an expression (calls and attributes point at their start).

@@ -160,11 +160,19 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc,
     }
     return v;
   }
-  static const std::set<std::string> builtins = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
-                                                 "isinstance", "tuple", "list", "str", "round", "pow", "divmod"};
-  if (builtins.count(name)) return Val::builtin(name);
-  if (name == "breakpoint_if" || name == "print_if" || name == "breakpoint") return Val::builtin(name);
+  if (python_builtin(name)) return Val::builtin(name);
   user_error(loc, "name " + q(name) + " is not defined");
+}
+
+bool Lowerer::python_builtin(const std::string& name) {
+  static const std::set<std::string> builtins = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
+                                                 "isinstance", "tuple", "list", "str", "round", "pow", "divmod",
+                                                 "breakpoint_if", "print_if", "breakpoint"};
+  return builtins.count(name) > 0;
+}
+
+bool Lowerer::defines(const ModuleInfo& m, const std::string& name) {
+  return m.jit.count(name) || m.consts.count(name) || m.funcs.count(name) || m.imports.count(name) || python_builtin(name);
 }
 
 Val Lowerer::lookup(const std::string& name, SourceLoc loc) {

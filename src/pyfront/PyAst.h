@@ -93,4 +93,8 @@ struct PyModule {
 // (Node::deferred_error) for when it is launched or called.
 PyModule parse_python(int file);
 
+// Parses a registered text holding one Python expression (newlines allowed, as inside brackets):
+// the debugger's print/display/watch expressions and conditions on a kernel read from .py.
+NodeP parse_python_expr(int file);
+
 }  // namespace dtsim::py

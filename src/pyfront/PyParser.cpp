@@ -56,6 +56,14 @@ class Parser {
     return e;
   }
 
+  // debugger_expr := testlist EOF   (a tuple without parentheses is a tuple, as in pdb's `p 1, 2`)
+  NodeP debugger_expr() {
+    if (at().kind == Tok::Eof) fail("expected an expression");
+    NodeP e = testlist();
+    if (at().kind != Tok::Eof) fail("unexpected " + at().describe() + " after the expression");
+    return e;
+  }
+
  private:
   int file_;
   std::vector<Token> toks_;
@@ -813,6 +821,12 @@ class Parser {
 };
 
 }  // namespace
+
+NodeP parse_python_expr(int file) {
+  const std::string& text = Sources::text(file);
+  std::vector<Token> toks = lex_python_part(file, 0, text.size(), SourceLoc{file, 1, 1});
+  return Parser(file, std::move(toks)).debugger_expr();
+}
 
 PyModule parse_python(int file) {
   check_python_syntax(file);

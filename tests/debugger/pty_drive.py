@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Drives `dtsim debug` through a pseudo-terminal so that the readline front end is used: tab
 completion of a command and of a variable name, and history saved to $DTSIM_HISTORY and recalled
-(Ctrl-P) in a second run. Exits 0 when every check holds, 1 with the transcript otherwise."""
+(Ctrl-P) in a second run; on a .py kernel, completion by context: after `tl.` the tl functions,
+after `x.` the tensor attributes, after `info ` only info's subcommands, after `break ` FILE:LINE. Exits 0 when every check holds, 1 with the transcript otherwise."""
 import argparse
 import os
 import pty
@@ -111,10 +112,47 @@ def main():
     s.send("quit\r")
     s.wait()
 
+    # Run 3: a .py kernel (Triton expressions), stopped at line 15 of the softmax (x assigned).
+    argv_py = [os.path.abspath(a.dtsim), "debug", "examples/triton/softmax.py", "--buf", "x_ptr=f32[4,16]", "--buf",
+               "y_ptr=f32[4,16]", "--arg", "x_row_stride=16", "--arg", "y_row_stride=16", "--arg", "n_cols=12", "--arg",
+               "BLOCK=16", "--grid", "4"]
+    s = Session(argv_py, a.root, env)
+    s.read_until(PROMPT)
+    s.send("next 4\r")
+    s.read_until(PROMPT)
+    s.send("print tl.max\t\t")  # several candidates: listed
+    out = s.read_until(b"tl.maximum")
+    check(b"tl.max_contiguous" in out and b"tl.where" not in out, "'print tl.max<TAB><TAB>' did not list the tl.max* names", s)
+    s.send("i\t")  # tl.maxi -> tl.maximum (readline echoes what it adds)
+    s.read_until(b"mum")
+    s.send("(x, 0)[:2]\r")
+    out = s.read_until(PROMPT)
+    check(b"tl.maximum(x, 0)[:2]: f32[2] = " in out, "'print tl.maxi<TAB>' did not complete to tl.maximum", s)
+    s.send("print x.sh\t")
+    s.read_until(b"ape")
+    s.send("\r")
+    out = s.read_until(PROMPT)
+    check(b"x.shape = (16,)" in out, "'print x.sh<TAB>' did not complete to x.shape", s)
+    s.send("info \t\t")
+    out = s.read_until(b"pids")
+    check(b"locals" in out and b"continue" not in out, "'info <TAB><TAB>' did not list info's subcommands only", s)
+    s.send("lo\t")
+    s.read_until(b"cals")
+    s.send("\r")
+    out = s.read_until(PROMPT)
+    check(b"row: i32 = 0" in out, "'info lo<TAB>' did not complete to 'info locals'", s)
+    s.send("break exa\t")
+    s.read_until(b"softmax.py:")  # one file: completed, no space after the colon
+    s.send("17\r")
+    out = s.read_until(PROMPT)
+    check(b"Breakpoint 1 at examples/triton/softmax.py:17" in out, "'break exa<TAB>' did not complete to the file", s)
+    s.send("quit\r")
+    s.wait()
+
     if failures:
         print("\n\n".join(failures))
         return 1
-    print("ok: completion of a command and a variable, history across runs")
+    print("ok: completion of a command and a variable, history across runs, completion by context")
     return 0
 
 

@@ -1,6 +1,7 @@
 """Python's breakpoint() inside a kernel stops the debugger at that line in every instance (as
 breakpoint() stops pdb under TRITON_INTERPRET=1); pdb.set_trace() in a kernel is an error naming what
-works. Runs a child `python -m dtsim` with debugger commands on its stdin, under whichever package
+works; at the stop the REPL evaluates Triton expressions (tl.max(x, axis=0), x[3], x.shape) over the
+instance's values. Runs a child `python -m dtsim` with debugger commands on its stdin, under whichever package
 the interpreter has (Triton's own, or dtsim's stand-in). Exits 0 when both behave."""
 import os
 import subprocess
@@ -20,7 +21,7 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
     tl.store(x_ptr + offs, x + 1, mask=offs < n)
 
 
-x = np.zeros(100, np.float32)
+x = np.arange(100, dtype=np.float32)
 k[(2,)](x, 100, BLOCK=64)
 print("after the launch:", x[:3], x[99])
 '''
@@ -52,13 +53,17 @@ def run(src, stdin):
 
 
 failures = []
-rc, out = run(CHILD, "p x\nc\nwhere\nc\n")
+rc, out = run(CHILD, "p x\np tl.max(x, axis=0)\np x[3]\np x.shape\np (x * 2)[1:3]\nc\nwhere\nc\n")
 checks = [
     (rc == 0, "exit 0"),
     (out.count("kern.py:10  breakpoint()") == 2, "a stop at line 10 in each of the 2 instances"),
     ("pid [0]" in out and "pid [1]" in out, "both pids named"),
-    ("x: f32[64] = [0. 0." in out, "the instance's values printable at the stop"),
-    ("after the launch: [1. 1. 1.] 1.0" in out, "the kernel ran to its end after `c`"),
+    ("x: f32[64] = [ 0.  1.  2." in out, "the instance's values printable at the stop"),
+    ("tl.max(x, axis=0): f32 = 63.0" in out, "a tl.* function of the instance's values"),
+    ("x[3]: f32 = 3.0" in out, "an element of a tile"),
+    ("x.shape = (64,)" in out, "a tensor attribute"),
+    ("(x * 2)[1:3]: f32[2] = [2. 4.]" in out, "a slice of an expression's value"),
+    ("after the launch: [1. 2. 3.] 100.0" in out, "the kernel ran to its end after `c`"),
 ]
 rc2, out2 = run(PDB, "")
 checks += [

@@ -3,7 +3,8 @@
 loop (KeyboardInterrupt naming the loop; under the debugger, back to the prompt), `quit` and Ctrl-D
 ending the script as pdb's quit does (exit 0, later launches not run, findings of the launch
 reported), breakpoints, `delete`, `disable`, `condition` and displays carried over to the next
-launch, `where` showing the host call site and the launch number, and completion after `info `.
+launch, `where` showing the host call site and the launch number, completion after `info `, and
+Triton expressions (completion after `tl.`, tl.* functions, methods, attributes, indexing).
 usage: repl_transcripts.py SOURCE_DIR BUILD_DIR [CASE...]; exits 77 (skipped) without tmux."""
 import os
 import shutil
@@ -230,6 +231,29 @@ def case_completion():
         check("locals" in s and "memory" in s and "continue" not in s and "offs" not in s,
               "info's completions are not its subcommands", t)
         t.keys("C-u")
+        t.line("quit")
+        t.wait_for("EXIT=")
+    finally:
+        t.close()
+
+
+def case_triton_expressions():
+    """Triton expressions at the prompt of a script's launch: tl.* completed after `tl.` and evaluated
+    over the instance's values, methods, attributes and indexing; an error with its caret."""
+    t = dtsim("tlexpr", "--break-at", "three_launches.py:16 if pid0 == 1", THREE)
+    try:
+        t.prompt(1)
+        t.keys("p", "r", "i", "n", "t", "Space", "t", "l", ".", "s", "u", "Tab")
+        t.wait_for("(dtsim) print tl.sum")
+        t.line("(offs * 2, axis=0)")
+        t.wait_for("tl.sum(offs * 2, axis=0): i32 = 44")
+        t.line("print offs[1], x.sum(0), offs.shape")
+        t.wait_for("offs.shape = (4,)")
+        s = t.screen()
+        check("offs[1]: i32 = 5" in s and "x.sum(0): f32 = 22.0" in s, "method and index values", t)
+        t.line("print offs[7]")
+        t.wait_for("index 7 is out of bounds for axis 0 with size 4")
+        check("  offs[7]\n" in t.screen() and "       ^" in t.screen(), "the error has no caret under the index", t)
         t.line("quit")
         t.wait_for("EXIT=")
     finally:

@@ -185,11 +185,12 @@ TEST_CASE("condition type check against the module") {
   CHECK_THROWS_AS(bad.check_types(m, b), UserError);
 }
 
-TEST_CASE("split_top_level keeps commas inside calls") {
+TEST_CASE("split_top_level keeps commas inside calls and strings") {
   CHECK(split_top_level("offs, mask, x") == std::vector<std::string>{"offs", "mask", "x"});
   CHECK(split_top_level(" load(x + offs, mask) , where(m, a, b)[:, None] ") ==
         std::vector<std::string>{"load(x + offs, mask)", "where(m, a, b)[:, None]"});
   CHECK(split_top_level("  ,  ").empty());
+  CHECK(split_top_level("x, 'a, b', \"c, 'd\"") == std::vector<std::string>{"x", "'a, b'", "\"c, 'd\""});
 }
 
 TEST_CASE("FILE:LINE [if COND] specs") {
