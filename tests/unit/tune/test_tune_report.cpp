@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "ir/Diag.h"
-#include "tools/Tune.h"
+#include "tune/Tune.h"
 
 using namespace dtsim;
 

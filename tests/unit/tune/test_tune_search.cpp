@@ -10,7 +10,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "tools/Tune.h"
+#include "tune/Tune.h"
 
 using namespace dtsim;
 
