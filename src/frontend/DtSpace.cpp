@@ -476,7 +476,7 @@ int64_t DtScheduleSpace::own_schedule() const {
 
 namespace {
 // A schedule of one kernel as the seeds give it: per blockable dim a block and tile (block 0:
-// unblocked, the tile alone), a tile for the other dims, warps, stages.
+// unblocked, in tiles of the tile, 0: the largest), a tile for the other dims, warps, stages.
 struct KernelWish {
   std::vector<std::pair<int64_t, int64_t>> blockable;
   int64_t other_tile = 0;  // 0: the whole dim (up to the largest tile)
@@ -503,11 +503,12 @@ std::vector<KernelWish> kernel_wishes(const KernelSpace& k) {
       out.push_back(w);
     }
   } else if (!k.tiled.empty()) {
-    // row reductions: (rows per instance, tile of the reduced dims (0: whole), warps, stages)
+    // row reductions: (rows per instance, tile of the reduced dims (0: whole), warps, stages); a
+    // last output dim that is not reduced (a row written whole) unblocked, in the largest tiles
     const int64_t t[][4] = {{1, 0, 8, 1}, {1, 0, 4, 1}, {1, 0, 16, 1}, {2, 0, 8, 1}, {4, 0, 8, 1}, {1, 512, 8, 3}, {8, 0, 16, 1}, {1, 0, 32, 1}};
     for (const auto& row : t) {
       KernelWish w;
-      for (size_t i = 0; i < nb; ++i) w.blockable.push_back({row[0], row[0]});
+      for (size_t i = 0; i < nb; ++i) w.blockable.push_back(i + 1 == nb && nb >= 2 ? std::pair<int64_t, int64_t>{0, row[1]} : std::pair{row[0], row[0]});
       w.other_tile = row[1];
       w.warps = static_cast<int>(row[2]);
       w.stages = static_cast<int>(row[3]);
@@ -549,6 +550,11 @@ std::vector<uint64_t> DtScheduleSpace::seeds() const {
       std::vector<uint32_t> digits;
       for (size_t i = 0; i < k.blockable.size(); ++i) {
         auto [b, tile] = w.blockable[i];
+        if (b == 0) {  // unblocked, in tiles of `tile` (0: the largest)
+          double want = tile ? static_cast<double>(tile) : static_cast<double>(k.unblocked[i].back());
+          digits.push_back(nearest_choice(k.unblocked[i], want, [](int64_t v) { return v; }));
+          continue;
+        }
         subset |= uint64_t(1) << i;
         int64_t blk = k.blocked[i][nearest_choice(k.blocked[i], static_cast<double>(b), [](const auto& pr) { return pr.first; })].first;
         digits.push_back(nearest_choice(k.blocked[i], static_cast<double>(std::min(tile, blk)), [&](const auto& pr) {

@@ -1,8 +1,9 @@
 # `dtsim tune` from the command line, without a GPU (a GPU machine times for real): a budgeted search
 # that enumerates, checks and reports; every schedule it prints passes `run --check`; the exhaustive
-# search of a tiny kernel; CSV/JSON; usage errors (label errors).
+# search of a tiny kernel; CSV/JSON; shards, --merge and --gpus with check-only workers; usage errors
+# (label errors).
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
-foreach(c budget printed_schedules_check exhaustive csv_json bad_flags)
+foreach(c budget printed_schedules_check exhaustive csv_json shards merge gpus bad_flags)
   add_test(NAME tune/${c}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_tune.py $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} ${c})
   set_tests_properties(tune/${c} PROPERTIES LABELS e2e TIMEOUT 600)
