@@ -16,7 +16,8 @@
   gpus                      --gpus cpu,cpu (two workers that only check) = the unsharded search;
                             --gpus all without a GPU: exit 2 with one error line
   gpu                       (label gpu; exit 77 without a GPU) timing, best, references, CSV, SVG,
-                            the PTX cache on a re-run, --backend=triton
+                            the PTX cache on a re-run, --gpus 0,0 (two workers on one GPU),
+                            --backend=triton
 usage: test_tune.py DTSIM SOURCE_DIR CASE"""
 import csv
 import json
@@ -321,6 +322,11 @@ def gpu(dtsim, src):
         passes_check(dtsim, src, "examples/dyt.dt", printed_schedule(r.stdout), [{"x_SIZE": 5, "y_SIZE": 999}], tmp)
         again = tune(dtsim, src, *args)
         check(re.search(r"PTX cache: [1-9]\d* hit\(s\), 0 compiled", again.stdout) is not None, "a re-run compiles nothing", again)
+        # Two timing workers on the one GPU, each a shard: the merged result is timed, by two workers.
+        two = json.loads(tune(dtsim, src, *args, "--gpus", "0,0", "--json").stdout)
+        check(two["workers"] == 2 and two["shards_merged"] == [0, 1] and two["timed"] >= 1 and two["best"] is not None,
+              "--gpus 0,0: two workers timed and merged", r)
+        check(two["timed_per_minute_per_gpu"] > 0, "--gpus 0,0: a rate per GPU", r)
         t = tune(dtsim, src, *args, "--backend=triton", "--budget", "4")
         if "timing skipped: " not in t.stdout:
             check(re.search(r"^timed [1-9]\d* on .* through the emitted Triton", t.stdout, re.M) is not None, "Triton timing", t)
