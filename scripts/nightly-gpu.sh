@@ -6,6 +6,7 @@
 #   DTSIM_ANCHORS=DIR   folder holding the Triton/PyTorch anchor scripts (default shared/anchors)
 #   DTSIM_TRITON_TRIALS=N   cases per example of the Triton sweep (default 5)
 #   DTSIM_TUNE_BUDGET=N     also run the tune experiment, N schedules per operation (minutes)
+#   DTSIM_TUTORIALS=DIR     the Triton tutorials' folder, whose kernels the tune experiment adds as baselines
 # Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples), the
 # Triton sweep (`difftest --oracle=triton`: every example's emitted Triton module against the
 # interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark (its thread
@@ -115,7 +116,8 @@ fi
 step "GPU table (dtsim vs Triton vs torch)" gpu-table.log python3 bench/gpu_table.py "$DTSIM"
 if [ -n "${DTSIM_TUNE_BUDGET:-}" ]; then  # opt-in: torch.compile and the searches take minutes
   step "tune experiment (budget $DTSIM_TUNE_BUDGET)" tune-experiment.log \
-    python3 bench/tune_experiment.py "$DTSIM" --budget "$DTSIM_TUNE_BUDGET" --out-dir "$(mktemp -d)"
+    python3 bench/tune_experiment.py "$DTSIM" --budget "$DTSIM_TUNE_BUDGET" --out-dir "$(mktemp -d)" \
+      ${DTSIM_TUTORIALS:+--tutorials "$DTSIM_TUTORIALS"}
 fi
 ANCHORS=${DTSIM_ANCHORS:-shared/anchors}
 if [ -f "$ANCHORS/interp_anchor.py" ]; then

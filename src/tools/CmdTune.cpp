@@ -242,9 +242,8 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
   std::filesystem::remove_all(dir, ec);
   if (!failure.empty()) throw UserError(failure);
   std::string note;
-  TuneResult r = merge_tune_results(parts, &note);
+  TuneResult r = merge_tune_results(parts, &note);  // the workers had the --ref values: they are among the references
   r.seconds = wall;
-  r.references.insert(r.references.end(), o.refs.begin(), o.refs.end());
   if (!note.empty()) err << "note: " << note << "\n";
   write_results(o, r, out, err);
   return 0;
