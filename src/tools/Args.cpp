@@ -377,7 +377,8 @@ usage:
                                           (parse, check, bind-sizes, schedule, lower, verify)
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
   dtsim tune FILE.dt [--arg v_SIZE=N] [--budget N | --time S] [--backend=cuda|triton] [--csv F] [--json] [--plot F.svg]
-                                                 search the schedule space of a .dt file
+                [--shard I/N --out F.json | --gpus all|0,1]   search the schedule space of a .dt file
+  dtsim tune --merge A.json B.json ...            one report from the results of shards
   dtsim viz FILE [--arg NAME=VALUE]... [--pid P0[,P1[,P2]]] [-o OUT.svg|OUT.html]   draw who stores what
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
   dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'

@@ -1,4 +1,4 @@
-// What `dtsim tune` writes from a result list (tools/Tune.h): best, the count within 10%, reasons,
+// What `dtsim tune` writes from a result list (tune/Tune.h): best, the count within 10%, reasons,
 // CSV quoting, JSON, and the SVG plot with its reference lines; no plot without times.
 #include <doctest/doctest.h>
 
