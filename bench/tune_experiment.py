@@ -177,13 +177,15 @@ def tutorial_fn(a, name, s, t, torch):
     return None, None
 
 
-def time_baselines(a, name, file, sizes, torch, do_bench, deadline):
-    """{baseline: ms} and notes, on dtsim's own input data: torch eager, torch.compile,
-    torch.compile(mode="max-autotune"), Liger-Kernel and the Triton tutorial where they exist."""
-    notes, ms = [], {}
+def short(e):
+    return f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
 
-    def short(e):
-        return f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+
+def time_baselines(a, name, file, sizes, torch, do_bench, which):
+    """{baseline: ms} and notes, on dtsim's own input data, for the baselines in `which`: torch eager,
+    torch.compile, torch.compile(mode="max-autotune"), Liger-Kernel and the Triton tutorial where
+    they exist."""
+    notes, ms = [], {}
 
     def bench(label, fn):
         try:
@@ -199,28 +201,30 @@ def time_baselines(a, name, file, sizes, torch, do_bench, deadline):
     except Exception as e:
         return ms, [f"inputs: {short(e)}"]
     fn = torch_fn(name, sizes, t, torch)
-    bench("torch", fn)
-    torch._dynamo.reset()
-    bench("torch.compile", torch.compile(fn))
-    if time.time() < deadline:
+    if "torch" in which:
+        bench("torch", fn)
+    if "torch.compile" in which:
+        torch._dynamo.reset()
+        bench("torch.compile", torch.compile(fn))
+    if "max-autotune" in which:
         torch._dynamo.reset()
         bench("max-autotune", torch.compile(fn, mode="max-autotune"))
-    else:
-        notes.append("max-autotune: not run (the --deadline passed)")
-    try:
-        lf = liger_fn(name, sizes, t, torch)
-        if lf:
-            bench("Liger", lf)
-    except Exception as e:
-        notes.append(f"Liger: {short(e)}")
-    try:
-        tf, why = tutorial_fn(a, name, sizes, t, torch)
-        if tf:
-            bench("Triton tutorial", tf)
-        elif why and a.tutorials:
-            notes.append(f"Triton tutorial: {why}")
-    except Exception as e:
-        notes.append(f"Triton tutorial: {short(e)}")
+    if "Liger" in which:
+        try:
+            lf = liger_fn(name, sizes, t, torch)
+            if lf:
+                bench("Liger", lf)
+        except Exception as e:
+            notes.append(f"Liger: {short(e)}")
+    if "Triton tutorial" in which:
+        try:
+            tf, why = tutorial_fn(a, name, sizes, t, torch)
+            if tf:
+                bench("Triton tutorial", tf)
+            elif why and a.tutorials:
+                notes.append(f"Triton tutorial: {why}")
+        except Exception as e:
+            notes.append(f"Triton tutorial: {short(e)}")
     del t, fn
     torch.cuda.empty_cache()
     return ms, notes
@@ -245,10 +249,11 @@ def with_schedule(file, schedule):
     return "\n".join(algo) + "\n" + schedule
 
 
-def one_op(a, name, file, sizes, kind, torch, do_bench, deadline):
+def one_op(a, name, file, sizes, kind, torch, do_bench):
+    """The first pass over an operation: the baselines but max-autotune, then the search."""
     row = {"op": name, "sizes": " ".join(f"{k[:-5]}={v}" for k, v in sizes.items()), "kind": kind, "notes": []}
     t0 = time.time()
-    row["baselines"], notes = time_baselines(a, name, file, sizes, torch, do_bench, deadline)
+    row["baselines"], notes = time_baselines(a, name, file, sizes, torch, do_bench, ("torch", "torch.compile", "Liger", "Triton tutorial"))
     row["baseline_s"] = time.time() - t0
     row["notes"] += notes
     refs = []
@@ -279,20 +284,20 @@ def one_op(a, name, file, sizes, kind, torch, do_bench, deadline):
     if not doc.get("best"):
         row["notes"].append("no schedule timed: " + str(doc.get("timing")))
         return row
-    best_file = out + "_best.dt"
-    with open(best_file, "w") as f:
+    with open(out + "_best.dt", "w") as f:
         f.write(with_schedule(file, doc["best"]["schedule"]))
-    if a.no_triton:
-        return row
-    if time.time() >= deadline:
-        row["notes"].append("same as Triton: not run (the --deadline passed)")
-        return row
-    r, why, _ = run([a.dtsim, "bench", best_file, *size_args(sizes), "--vs-triton", "--json"], a.timeout)
+    return row
+
+
+def triton_check(a, row, file, sizes):
+    """The best schedule through dtsim's backend and the emitted Triton (`dtsim bench --vs-triton`)."""
+    out = os.path.join(a.out_dir, row["op"])
+    r, why, _ = run([a.dtsim, "bench", out + "_best.dt", *size_args(sizes), "--vs-triton", "--json"], a.timeout)
     if r is None or not r.stdout.strip():
         lines = r.stderr.strip().splitlines() if r is not None else []
         err = [l.split(": error: ", 1)[1] for l in lines if ": error: " in l]
         row["notes"].append("bench --vs-triton: " + (why or (err[0] if err else (lines or ["no output"])[-1])))
-        return row
+        return
     objs = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     obj = next((o for o in objs if o["kernel"] == "<module>"), objs[0])
     row["bench_ms"] = obj.get("median_ms")
@@ -301,7 +306,6 @@ def one_op(a, name, file, sizes, kind, torch, do_bench, deadline):
         row["notes"].append("triton: " + obj["triton_skipped"])
     if obj.get("check") == "fail":
         row["notes"].append("CHECK FAILED: " + obj.get("check_note", ""))
-    return row
 
 
 def fmt(v, f="%.4f"):
@@ -386,21 +390,48 @@ def main():
         device += ", no liger-kernel"
     search = f"{a.tune_time:g} s of search" if a.tune_time else f"budget {a.budget}"
     print(f"device {device}; {search} per operation", flush=True)
+    ops = [op for op in OPS if not a.only or any(s in op[0] for s in a.only.split(","))]
     rows = []
-    for name, file, sizes, kind in OPS:
-        if a.only and not any(s in name for s in a.only.split(",")):
-            continue
-        t0 = time.time()
-        row = one_op(a, name, file, sizes, kind, torch, do_bench, deadline)
-        row["device"] = device
-        rows.append(row)
-        with open(os.path.join(a.out_dir, name + ".row.json"), "w") as f:
+
+    def save(row):
+        with open(os.path.join(a.out_dir, row["op"] + ".row.json"), "w") as f:
             json.dump(row, f)
-        base = ", ".join(f"{k} {fmt(v)}" for k, v in row["baselines"].items())
-        print(f"  {name}: best {fmt(row.get('best_ms'))} ms ({row.get('best_phase') or '-'}), Triton {fmt(row.get('triton_ms'))} ms; {base}; "
-              f"{row.get('searched', '-')} searched, {row.get('within_10pct', '-')} within 10%, "
-              f"{fmt(row.get('timed_per_minute_per_gpu'), '%.0f')} timed/min/GPU ({time.time() - t0:.0f} s) {'; '.join(row['notes'])}", flush=True)
-    print_table(rows, device)
+
+    try:
+        # 1. every operation: the baselines but max-autotune, and the search (the table's core)
+        for name, file, sizes, kind in ops:
+            t0 = time.time()
+            row = one_op(a, name, file, sizes, kind, torch, do_bench)
+            row["device"] = device
+            rows.append(row)
+            save(row)
+            base = ", ".join(f"{k} {fmt(v)}" for k, v in row["baselines"].items())
+            print(f"  {name}: best {fmt(row.get('best_ms'))} ms ({row.get('best_phase') or '-'}); {base}; "
+                  f"{row.get('searched', '-')} searched, {row.get('within_10pct', '-')} within 10%, "
+                  f"{fmt(row.get('timed_per_minute_per_gpu'), '%.0f')} timed/min/GPU ({time.time() - t0:.0f} s) {'; '.join(row['notes'])}",
+                  flush=True)
+        # 2. max-autotune (minutes of compiling and autotuning), while the --deadline allows
+        for (name, file, sizes, kind), row in zip(ops, rows):
+            if time.time() >= deadline:
+                row["notes"].append("max-autotune: not run (the --deadline passed)")
+                continue
+            t0 = time.time()
+            ms, notes = time_baselines(a, name, file, sizes, torch, do_bench, ("max-autotune",))
+            row["baselines"].update(ms)
+            row["notes"] += notes
+            save(row)
+            print(f"  {name}: max-autotune {fmt(ms.get('max-autotune'))} ms ({time.time() - t0:.0f} s)", flush=True)
+        # 3. the best schedule through the emitted Triton, while the --deadline allows
+        for (name, file, sizes, kind), row in zip(ops, rows):
+            if a.no_triton or not row.get("best_ms"):
+                continue
+            if time.time() >= deadline:
+                row["notes"].append("same as Triton: not run (the --deadline passed)")
+                continue
+            triton_check(a, row, file, sizes)
+            save(row)
+    finally:
+        print_table(rows, device)
     return 0
 
 
