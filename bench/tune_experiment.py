@@ -355,8 +355,8 @@ def main():
     ap.add_argument("--gpus", default="", help="pass --gpus LIST to dtsim tune (one timing worker per GPU)")
     ap.add_argument("--tutorials", default="", help="folder holding the Triton tutorials (02-fused-softmax.py, 03-matrix-"
                     "multiplication.py, 05-layer-norm.py, 06-fused-attention.py): their kernels are baselines")
-    ap.add_argument("--deadline", type=float, default=0, help="seconds for the whole run: past it, max-autotune and the "
-                    "Triton check of the operations left are not run (the search still is; 0: no limit)")
+    ap.add_argument("--deadline", type=float, default=0, help="seconds for the whole run: past it, the passes of "
+                    "max-autotune and of the Triton timing stop (the first pass, baselines and search, runs whole; 0: no limit)")
     ap.add_argument("--no-triton", action="store_true", help="skip timing the best schedule through the emitted Triton")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=int, default=600, help="seconds per dtsim call")
