@@ -299,12 +299,25 @@ TuneResult merge_tune_results(const std::vector<TuneResult>& parts, std::string*
   r.mode = modes.size() == 1 ? *modes.begin() : "sampled";
   r.timing = timed ? "done" : skipped;
   std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const TuneCandidate& x, const TuneCandidate& y) { return x.draw < y.draw; });
-  if (note && have.size() < r.shards) {
+  // Shards that refine around their own fastest may draw the same schedule: it counts once (the
+  // first drawn; the same schedule's times differ only by noise).
+  std::set<uint64_t> seen;
+  size_t before = r.candidates.size();
+  r.candidates.erase(std::remove_if(r.candidates.begin(), r.candidates.end(), [&](const TuneCandidate& c) { return !seen.insert(c.index).second; }),
+                     r.candidates.end());
+  std::vector<std::string> notes;
+  if (r.candidates.size() < before)
+    notes.push_back(std::to_string(before - r.candidates.size()) + " schedule(s) drawn by more than one shard, counted once");
+  if (have.size() < r.shards) {
     std::string missing;
     for (uint64_t s = 0, n = 0; s < r.shards && n < 8; ++s)
       if (!have.count(s)) missing += (missing.empty() ? "" : ", ") + std::to_string(s) + "/" + std::to_string(r.shards), ++n;
-    *note = "the merged result holds " + std::to_string(have.size()) + " of " + std::to_string(r.shards) + " shards (missing " + missing +
-            (r.shards - have.size() > 8 ? ", ..." : "") + ")";
+    notes.push_back("the merged result holds " + std::to_string(have.size()) + " of " + std::to_string(r.shards) + " shards (missing " + missing +
+                    (r.shards - have.size() > 8 ? ", ..." : "") + ")");
+  }
+  if (note) {
+    note->clear();
+    for (const std::string& n : notes) *note += (note->empty() ? "" : "; ") + n;
   }
   return r;
 }

@@ -158,7 +158,8 @@ void run_tune_search(const TuneSearch& s, TuneResult& r,
 TuneResult tune_result_from_json(const std::string& text, const std::string& path);
 // The results of shards of one search (the same file, sizes, space, backend, seed, budget or time,
 // and shard count; each shard once; UserError otherwise) as one: the candidates of all, by draw;
-// times added up; the first shard's references. `note` says which shards are missing, if any.
+// times added up; the first shard's references; a schedule that several shards drew (refining around
+// their own fastest) once. `note` says which shards are missing and how many duplicates were dropped.
 TuneResult merge_tune_results(const std::vector<TuneResult>& parts, std::string* note);
 
 // One worker process of `dtsim tune --gpus`: its command line, the environment it adds, and the
