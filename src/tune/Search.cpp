@@ -1,8 +1,9 @@
 // The schedule search of `dtsim tune` (Tune.h, docs/tune.md): enumerates the space when it is small,
-// else draws the point nearest the file's own schedule and then at random, and refines around the
-// fastest once half the budget is spent; lowers every candidate at the requested sizes, checks it on
-// the interpreter at small sizes against the schedule-free reference (as `run --check`), and times
-// the survivors through the TuneTimer in rounds.
+// else draws the point nearest the file's own schedule, the space's seeds, then at random, and refines
+// around the fastest once half the budget is spent; lowers every candidate at the requested sizes,
+// checks it on the interpreter at small sizes against the schedule-free reference (as `run --check`),
+// and times the survivors through the TuneTimer in rounds. A shard (--shard I/N) takes every N-th
+// draw of the same sequence.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
