@@ -217,12 +217,10 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
     else w.env.push_back("CUDA_VISIBLE_DEVICES=" + gpus[i]);
     w.log = (dir / (std::to_string(i) + ".log")).string();
   }
-  if (!o.json) {
-    out << "tune " << o.file << " [" << sizes_text(*p.dt) << "]: " << n << " worker(s) (" << names << "), shard i/" << n << " each\n";
-    out.flush();
-  }
+  if (isatty(2)) std::cerr << "tune: " << n << " worker(s) searching (" << names << ")..." << std::flush;
   auto t0 = std::chrono::steady_clock::now();
   run_tune_workers(ws);
+  if (isatty(2)) std::cerr << "\r\033[K" << std::flush;
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<TuneResult> parts;
   std::string failure;
@@ -237,6 +235,9 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
     }
     std::string path = (dir / (std::to_string(i) + ".json")).string();
     parts.push_back(tune_result_from_json(read_text_file(path), path));
+    // A worker given a GPU that could not time would make a search that looks spread but timed nothing.
+    if (gpus[i] != "cpu" && !o.check_only && parts.back().timing != "done")
+      failure = "--gpus: the worker on " + ws[i].label + " could not time: " + parts.back().timing.substr(parts.back().timing.find(':') + 2);
   }
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
@@ -244,6 +245,7 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
   std::string note;
   TuneResult r = merge_tune_results(parts, &note);  // the workers had the --ref values: they are among the references
   r.seconds = wall;
+  if (!o.json) out << "tune " << o.file << " [" << sizes_text(*p.dt) << "]: " << n << " worker(s) (" << names << "), shard i/" << n << " each\n";
   if (!note.empty()) err << "note: " << note << "\n";
   write_results(o, r, out, err);
   return 0;

@@ -297,6 +297,11 @@ def gpus(dtsim, src):
         check(r.stderr.startswith("dtsim: error: --gpus all: ") and "--gpus cpu,cpu" in r.stderr and r.stdout == "", "--gpus all without a GPU", r)
     else:
         check(r.returncode == 0 and "worker(s) (GPU " in r.stdout, "--gpus all on a GPU machine", r)
+    r = run(dtsim, src, "tune", "examples/dyt.dt", "--budget", "8", "--gpus", "0", "--json")
+    if r.returncode == 2:  # no GPU here: the worker given GPU 0 could not time
+        check(r.stderr.startswith("dtsim: error: --gpus: the worker on GPU 0 could not time: ") and r.stdout == "", "--gpus 0 without a GPU", r)
+    else:
+        check(r.returncode == 0 and json.loads(r.stdout)["timed"] > 0, "--gpus 0 on a GPU machine", r)
 
 
 def gpu(dtsim, src):
