@@ -351,7 +351,8 @@ def main():
     ap.add_argument("dtsim", nargs="?", help="path to a dtsim binary built with the CUDA backend")
     ap.add_argument("--only", default="", help="comma-separated substrings of operation names to run")
     ap.add_argument("--budget", type=int, default=200, help="schedules per operation (dtsim tune --budget)")
-    ap.add_argument("--tune-time", type=float, default=0, help="seconds of search per operation instead (dtsim tune --time)")
+    ap.add_argument("--tune-time", type=float, default=0, help="seconds of search per operation instead (dtsim tune --time; "
+                    "it enumerates spaces of up to 100000 schedules in index order, so DyT's is better searched with a budget)")
     ap.add_argument("--gpus", default="", help="pass --gpus LIST to dtsim tune (one timing worker per GPU)")
     ap.add_argument("--tutorials", default="", help="folder holding the Triton tutorials (02-fused-softmax.py, 03-matrix-"
                     "multiplication.py, 05-layer-norm.py, 06-fused-attention.py): their kernels are baselines")
