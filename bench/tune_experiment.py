@@ -123,26 +123,33 @@ TUTORIAL_FILES = {"softmax": "02-fused-softmax.py", "matmul": "03-matrix-multipl
 
 def load_tutorial(path):
     """The definitions of a Triton tutorial file (imports, functions, classes, assignments), without its
-    top-level statements that test or benchmark (expressions, asserts, if/for/with blocks): a module
-    whose @triton.jit functions keep their source lines (compiled with the file's own name)."""
+    top-level statements that test or benchmark (expressions, asserts, if/for/with blocks, assignments
+    that call one of its functions that launch a kernel): a module whose @triton.jit functions keep
+    their source lines (compiled with the file's own name)."""
     import ast
     import types
     with open(path) as f:
         tree = ast.parse(f.read(), path)
     keep = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Try)
-    defined = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            defined.add(node.name)
+    funcs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+    def calls(node):  # names of the file's own functions that `node` calls
+        return {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in funcs}
+
+    # The functions that launch a kernel (`kernel[grid](...)`), directly or through one another.
+    launching = {name for name, f in funcs.items()
+                 if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) for n in ast.walk(f))}
+    while True:
+        more = {name for name, f in funcs.items() if name not in launching and calls(f) & launching}
+        if not more:
+            break
+        launching |= more
     body = []
     for node in tree.body:
         if not isinstance(node, keep):
             continue
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):  # no assignment that runs the tutorial's own functions
-            calls = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-            if calls & defined - {"get_autotune_config", "get_cuda_autotune_config", "get_hip_autotune_config", "is_cuda", "is_hip",
-                                  "is_hip_cdna2", "supports_host_descriptor", "is_blackwell", "is_hopper"}:
-                continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and calls(node) & launching:  # runs a kernel: the tutorial's own test
+            continue
         body.append(node)
     tree.body = body
     mod = types.ModuleType(os.path.splitext(os.path.basename(path))[0].replace("-", "_"))
