@@ -199,6 +199,13 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
   char tmpl[] = "/tmp/dtsim-tune-XXXXXX";
   if (!mkdtemp(tmpl)) throw UserError("--gpus: cannot make a temporary folder in /tmp");
   std::filesystem::path dir = tmpl;
+  struct RemoveDir {  // the workers' results and logs go with the folder, whatever happens
+    std::filesystem::path p;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(p, ec);
+    }
+  } remove_dir{dir};
   size_t n = gpus.size();
   int cores = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
   int jobs = o.jobs ? o.jobs : std::max(1, cores / static_cast<int>(n));
@@ -239,8 +246,6 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
     if (gpus[i] != "cpu" && !o.check_only && parts.back().timing != "done")
       failure = "--gpus: the worker on " + ws[i].label + " could not time: " + parts.back().timing.substr(parts.back().timing.find(':') + 2);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   if (!failure.empty()) throw UserError(failure);
   std::string note;
   TuneResult r = merge_tune_results(parts, &note);  // the workers had the --ref values: they are among the references
