@@ -9,7 +9,8 @@
 #   DTSIM_LIGER_PATH=DIR    a folder holding the liger_kernel package (when python3 cannot import it):
 #                           Liger-Kernel's ops (tests/compat) run on backend='cuda' and under Triton itself
 #   DTSIM_TUTORIALS=DIR     a folder holding copies of Triton's tutorials (*.py, device 'cuda'): each runs
-#                           under `python -m dtsim --backend=cuda` (its own checks against torch decide)
+#                           under `python -m dtsim --backend=cuda` (its own checks against torch decide);
+#                           the tune experiment adds their kernels as baselines
 # Builds Release, runs `ctest -L gpu`, a difftest sweep (>= 1000 cases over all examples), the
 # Triton sweep (`difftest --oracle=triton`: every example's emitted Triton module against the
 # interpreter), compute-sanitizer memcheck on every example, the interpreter benchmark (its thread
@@ -148,7 +149,8 @@ fi
 step "GPU table (dtsim vs Triton vs torch)" gpu-table.log python3 bench/gpu_table.py "$DTSIM"
 if [ -n "${DTSIM_TUNE_BUDGET:-}" ]; then  # opt-in: torch.compile and the searches take minutes
   step "tune experiment (budget $DTSIM_TUNE_BUDGET)" tune-experiment.log \
-    python3 bench/tune_experiment.py "$DTSIM" --budget "$DTSIM_TUNE_BUDGET" --out-dir "$(mktemp -d)"
+    python3 bench/tune_experiment.py "$DTSIM" --budget "$DTSIM_TUNE_BUDGET" --out-dir "$(mktemp -d)" \
+      ${DTSIM_TUTORIALS:+--tutorials "$DTSIM_TUTORIALS"}
 fi
 ANCHORS=${DTSIM_ANCHORS:-shared/anchors}
 if [ -f "$ANCHORS/interp_anchor.py" ]; then

@@ -99,6 +99,9 @@ void precompile_cuda_module(const Module& m, const Bindings& b, const CudaOption
 
 // Whether a CUDA driver and a GPU can be used; `why` gets "no CUDA driver found" / "no GPU" / ...
 bool cuda_available(std::string* why);
+// The number of GPUs the driver sees (those of CUDA_VISIBLE_DEVICES when set); 0 with `why` as
+// cuda_available's when none can be used.
+int cuda_device_count(std::string* why);
 
 // Runs every kernel of a verified module on the GPU, in order, on `buffers` (copied to the device,
 // and every Out/InOut/Scratch buffer copied back). UserError "no CUDA driver found" etc. without one.

@@ -182,6 +182,14 @@ bool cuda_available(std::string* why) {
   return cu.ok;
 }
 
+int cuda_device_count(std::string* why) {
+  Cu& cu = driver();
+  if (why) *why = cu.ok ? "" : cu.why;
+  int n = 0;
+  if (cu.ok && cu.cuDeviceGetCount(&n) != CUDA_SUCCESS) n = 0;
+  return n;
+}
+
 CudaDeviceInfo cuda_device_info() {
   Cu& cu = ready_driver();
   CudaDeviceInfo d;

@@ -474,6 +474,110 @@ int64_t DtScheduleSpace::own_schedule() const {
   return static_cast<int64_t>(m.index(pt));
 }
 
+namespace {
+// A schedule of one kernel as the seeds give it: per blockable dim a block and tile (block 0:
+// unblocked, in tiles of the tile, 0: the largest), a tile for the other dims, warps, stages.
+struct KernelWish {
+  std::vector<std::pair<int64_t, int64_t>> blockable;
+  int64_t other_tile = 0;  // 0: the whole dim (up to the largest tile)
+  int warps = 4, stages = 1;
+};
+
+// The seeds' templates for one kernel (docs/tune.md, "seeds"): dots, row reductions, elementwise.
+std::vector<KernelWish> kernel_wishes(const KernelSpace& k) {
+  std::vector<KernelWish> out;
+  size_t nb = k.blockable.size();
+  if (k.has_dot) {
+    // (first output dim, second, K tile, warps, stages); further output dims (batches) blocked by 1
+    const int64_t t[][5] = {{128, 128, 64, 8, 3}, {128, 256, 64, 8, 3}, {256, 128, 64, 8, 3}, {128, 128, 32, 8, 4},
+                            {64, 128, 64, 4, 3},  {128, 64, 64, 4, 3},  {64, 64, 64, 4, 3},   {128, 128, 64, 4, 4}};
+    for (const auto& row : t) {
+      KernelWish w;
+      for (size_t i = 0; i < nb; ++i) {
+        int64_t b = i == 0 ? row[0] : i == 1 ? row[1] : 1;
+        w.blockable.push_back({b, b});
+      }
+      w.other_tile = row[2];
+      w.warps = static_cast<int>(row[3]);
+      w.stages = static_cast<int>(row[4]);
+      out.push_back(w);
+    }
+  } else if (!k.tiled.empty()) {
+    // row reductions: (rows per instance, tile of the reduced dims (0: whole), warps, stages); a
+    // last output dim that is not reduced (a row written whole) unblocked, in the largest tiles
+    const int64_t t[][4] = {{1, 0, 8, 1}, {1, 0, 4, 1}, {1, 0, 16, 1}, {2, 0, 8, 1}, {4, 0, 8, 1}, {1, 512, 8, 3}, {8, 0, 16, 1}, {1, 0, 32, 1}};
+    for (const auto& row : t) {
+      KernelWish w;
+      for (size_t i = 0; i < nb; ++i) w.blockable.push_back(i + 1 == nb && nb >= 2 ? std::pair<int64_t, int64_t>{0, row[1]} : std::pair{row[0], row[0]});
+      w.other_tile = row[1];
+      w.warps = static_cast<int>(row[2]);
+      w.stages = static_cast<int>(row[3]);
+      out.push_back(w);
+    }
+  } else {
+    // elementwise: (block of the last dim, its tile, warps); the other dims blocked by 1
+    const int64_t t[][3] = {{1024, 1024, 4}, {2048, 1024, 8}, {4096, 1024, 8}, {1024, 1024, 8}, {512, 512, 4}, {4096, 1024, 16}};
+    for (const auto& row : t) {
+      KernelWish w;
+      for (size_t i = 0; i < nb; ++i) w.blockable.push_back(i + 1 == nb ? std::pair{row[0], row[1]} : std::pair<int64_t, int64_t>{1, 1});
+      w.warps = static_cast<int>(row[2]);
+      out.push_back(w);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<uint64_t> DtScheduleSpace::seeds() const {
+  const Impl& m = *impl_;
+  size_t config = 0;
+  if (int64_t own = own_schedule(); own >= 0) config = m.point(static_cast<uint64_t>(own)).config;
+  const Config& c = m.configs[config];
+  std::vector<std::vector<KernelWish>> wishes;
+  size_t count = 0;
+  for (const KernelSpace& k : c.kernels) {
+    wishes.push_back(kernel_wishes(k));
+    count = std::max(count, wishes.back().size());
+  }
+  std::vector<uint64_t> out;
+  for (size_t t = 0; t < count; ++t) {
+    DtSpacePoint pt;
+    pt.config = config;
+    for (size_t ki = 0; ki < c.kernels.size(); ++ki) {
+      const KernelSpace& k = c.kernels[ki];
+      const KernelWish& w = wishes[ki][t % wishes[ki].size()];
+      uint64_t subset = 0;
+      std::vector<uint32_t> digits;
+      for (size_t i = 0; i < k.blockable.size(); ++i) {
+        auto [b, tile] = w.blockable[i];
+        if (b == 0) {  // unblocked, in tiles of `tile` (0: the largest)
+          double want = tile ? static_cast<double>(tile) : static_cast<double>(k.unblocked[i].back());
+          digits.push_back(nearest_choice(k.unblocked[i], want, [](int64_t v) { return v; }));
+          continue;
+        }
+        subset |= uint64_t(1) << i;
+        int64_t blk = k.blocked[i][nearest_choice(k.blocked[i], static_cast<double>(b), [](const auto& pr) { return pr.first; })].first;
+        digits.push_back(nearest_choice(k.blocked[i], static_cast<double>(std::min(tile, blk)), [&](const auto& pr) {
+          return pr.first == blk ? static_cast<double>(pr.second) : HUGE_VAL;
+        }));
+      }
+      for (size_t i = 0; i < k.tiled.size(); ++i) {
+        double want = w.other_tile ? static_cast<double>(w.other_tile) : static_cast<double>(k.tiles[i].back());
+        digits.push_back(nearest_choice(k.tiles[i], want, [](int64_t v) { return v; }));
+      }
+      digits.push_back(0);  // the default map order
+      digits.push_back(nearest_choice(m.lim.warps, w.warps, [](int v) { return v; }));
+      if (k.has_dot) digits.push_back(nearest_choice(m.lim.stages, w.stages, [](int v) { return v; }));
+      else digits.push_back(nearest_choice(m.lim.loop_stages, w.stages, [](int v) { return v; }));
+      pt.subset.push_back(subset);
+      pt.digits.push_back(digits);
+    }
+    uint64_t i = m.index(pt);
+    if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+  }
+  return out;
+}
+
 DtScheduleSpace::DtScheduleSpace(const DtProgram& p, const DtSpaceLimits& limits) : impl_(std::make_unique<Impl>()) {
   impl_->base = std::make_shared<DtProgram>(p);
   impl_->lim = limits;

@@ -60,6 +60,13 @@ class DtScheduleSpace {
   // choice of the space. -1 when the space has no such fusion configuration (e.g. the program
   // materializes an intermediate and the space does not).
   int64_t own_schedule() const;
+  // Schedules that dtsim's backends are known to run well, as points of the space (each choice
+  // rounded to the nearest the space has), in the configuration of the program's own fusions (or the
+  // first): for a kernel with rdot, square and wide output tiles (128x128, 128x256, 64x128 ...) with a
+  // K tile of 32 or 64, 4 or 8 warps and a cp.async ring of 3 or 4; for a row reduction, one to a few
+  // rows per instance, the reduced dim in tiles of up to 1024, 4 to 16 warps; for an elementwise
+  // kernel, wide blocks of the last dim (1024 to 4096). Distinct, in a fixed order.
+  std::vector<uint64_t> seeds() const;
 
   // A copy of the program (sizes as bound in the program given to the constructor) with schedule
   // `index`, its schedule resolved (not lowered: lower_dt decides the rest of its legality); `text`

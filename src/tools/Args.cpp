@@ -26,7 +26,7 @@ struct FlagSpec {
 const FlagSpec kFlags[] = {
     {"--arg", 1, "run emit bench viz tune difftest"},
     {"--in", 1, "run emit bench viz difftest"},
-    {"--out", 1, "run"},
+    {"--out", 1, "run tune"},
     {"--seed", 1, "run bench viz tune difftest"},
     {"--threads", 1, "run bench tune"},
     {"--sanitize", 1, "run emit bench difftest"},
@@ -64,6 +64,10 @@ const FlagSpec kFlags[] = {
     {"--ref", 1, "tune"},
     {"--jobs", 1, "tune"},
     {"--cache-dir", 1, "tune"},
+    {"--shard", 1, "tune"},
+    {"--merge", 0, "tune"},
+    {"--gpus", 1, "tune"},
+    {"--check-only", 0, "tune"},
     {"--trials", 1, "difftest"},
     {"--schedule-seed", 1, "difftest"},
     {"--fast-math", 0, "difftest"},
@@ -158,6 +162,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     if (o.grid.empty() || o.grid.size() > 3) usage_error(c, "'--grid' expects 1 to 3 extents, got '" + v[0] + "'");
   } else if (name == "--buf") {
     o.bufs.push_back(split_assignment(c, name, v[0]));
+  } else if (name == "--out" && c == "tune") {
+    o.tune_out = v[0];
   } else if (name == "--out") {
     o.outs.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--seed") {
@@ -252,6 +258,29 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.jobs = static_cast<int>(parse_int(c, name, v[0], 1, 256));
   } else if (name == "--cache-dir") {
     o.cache_dir = v[0];
+  } else if (name == "--shard") {
+    size_t slash = v[0].find('/');
+    if (slash == std::string::npos) usage_error(c, "'--shard' expects I/N (shard I of N, 0 <= I < N), got '" + v[0] + "'");
+    o.shards = static_cast<uint64_t>(parse_int(c, "--shard", v[0].substr(slash + 1), 1, 1000000));
+    o.shard = static_cast<uint64_t>(parse_int(c, "--shard", v[0].substr(0, slash), 0, static_cast<int64_t>(o.shards) - 1));
+  } else if (name == "--merge") {
+    o.merge = true;
+  } else if (name == "--gpus") {
+    if (v[0].empty()) usage_error(c, "'--gpus' expects all or a list such as 0,1 (cpu for a worker that only checks), got ''");
+    o.gpus.clear();
+    std::string rest = v[0];
+    for (;;) {
+      size_t comma = rest.find(',');
+      std::string g = rest.substr(0, comma);
+      bool digits = !g.empty() && g.find_first_not_of("0123456789") == std::string::npos;
+      if (!(g == "all" && v[0] == "all") && g != "cpu" && !digits)
+        usage_error(c, "'--gpus' expects all or a list of GPU ordinals and cpu, such as 0,1, got '" + v[0] + "'");
+      o.gpus.push_back(g);
+      if (comma == std::string::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+  } else if (name == "--check-only") {
+    o.check_only = true;
   } else if (name == "--trials") {
     o.trials = static_cast<int>(parse_int(c, name, v[0], 1, 1000000000));
   } else if (name == "--schedule-seed") {
@@ -280,8 +309,9 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
     const std::string& w = words[i];
     bool is_flag = w.size() > 1 && w[0] == '-';
     if (!is_flag) {
-      if (!o.file.empty()) usage_error(command, "unexpected argument '" + w + "' (the file is '" + o.file + "')");
-      o.file = w;
+      if (command == "tune") o.files.push_back(w);  // --merge takes several
+      if (!o.file.empty() && command != "tune") usage_error(command, "unexpected argument '" + w + "' (the file is '" + o.file + "')");
+      if (o.file.empty()) o.file = w;
       continue;
     }
     size_t eq = w.rfind("--", 0) == 0 ? w.find('=') : std::string::npos;
@@ -302,6 +332,11 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   }
   if (o.help) return o;
   if (command == "tune" && o.budget_given && time_given) usage_error(command, "give --budget N or --time S, not both");
+  if (command == "tune" && !o.merge && o.files.size() > 1)
+    usage_error(command, "unexpected argument '" + o.files[1] + "' (the file is '" + o.file + "'; --merge takes several)");
+  if (command == "tune" && o.merge && !o.gpus.empty()) usage_error(command, "--merge reads results; drop --gpus");
+  if (command == "tune" && o.merge && o.shards > 1) usage_error(command, "--merge reads results; drop --shard");
+  if (command == "tune" && !o.gpus.empty() && o.shards > 1) usage_error(command, "--gpus spreads the shards itself; drop --shard");
   if (o.file.empty()) usage_error(command, "no input file");
   if (command == "bench" && o.vs_triton && o.backend != Backend::Cuda)
     usage_error(command, "--vs-triton compares with dtsim's CUDA backend; drop --backend=interp");
@@ -342,7 +377,8 @@ usage:
                                           (parse, check, bind-sizes, schedule, lower, verify)
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
   dtsim tune FILE.dt [--arg v_SIZE=N] [--budget N | --time S] [--backend=cuda|triton] [--csv F] [--json] [--plot F.svg]
-                                                 search the schedule space of a .dt file
+                [--shard I/N --out F.json | --gpus all|0,1]   search the schedule space of a .dt file
+  dtsim tune --merge A.json B.json ...            one report from the results of shards
   dtsim viz FILE [--arg NAME=VALUE]... [--pid P0[,P1[,P2]]] [-o OUT.svg|OUT.html]   draw who stores what
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs
   dtsim FILE [flags]                      same as 'dtsim run FILE [flags]'

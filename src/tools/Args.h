@@ -13,7 +13,7 @@
 #include "driver/Driver.h"
 #include "interp/Interp.h"
 #include "repl/Debugger.h"
-#include "tools/Tune.h"
+#include "tune/Tune.h"
 
 namespace dtsim {
 
@@ -66,6 +66,12 @@ struct CliOptions {
   std::string csv, plot, cache_dir;   // --csv --plot --cache-dir
   int jobs = 0;                    // --jobs N (0 = the cores, at most 16)
   std::vector<TuneReference> refs; // --ref NAME=MS
+  uint64_t shard = 0, shards = 1;  // --shard I/N
+  bool merge = false;              // --merge A.json B.json ...
+  std::vector<std::string> files;  // tune: every file named (--merge: the results)
+  std::vector<std::string> gpus;   // --gpus all | 0,1 | cpu,cpu
+  bool check_only = false;         // --check-only: time nothing
+  std::string tune_out;            // --out FILE: the JSON result written to FILE
 
   // difftest (--seed defaults to 1 there)
   int trials = 10;                 // --trials N

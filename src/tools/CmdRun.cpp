@@ -13,7 +13,7 @@
 #include "host/Output.h"
 #include "interp/RunControl.h"
 #include "tools/Commands.h"
-#include "tools/Summary.h"
+#include "driver/Summary.h"
 #ifdef DTSIM_HAVE_CUDA
 #include "cuda_backend/Cuda.h"
 #endif

@@ -17,35 +17,12 @@
 #include "host/Buffers.h"
 #include "tools/Timing.h"
 #include "driver/Python.h"
-#include "tools/Tune.h"
+#include "tune/Tune.h"
 #ifdef DTSIM_HAVE_CUDA
 #include "cuda_backend/Cuda.h"
 #endif
 
 namespace dtsim {
-
-// "out-of-bounds load from 'x'" from a located message; whole numbers between spaces (or before , ; ))
-// folded to N, so that reasons differing only in a tile size group ("processed in tiles of N").
-std::string tune_reason(const std::string& message) {
-  std::string line = message.substr(0, message.find('\n'));
-  size_t at = line.find(": error: ");
-  if (at != std::string::npos) line = line.substr(at + 9);
-  for (size_t p; (p = line.find(" (line 0)")) != std::string::npos;) line.erase(p, 9);  // generated calls have no line
-  std::string folded;
-  for (size_t i = 0; i < line.size(); ++i) {
-    size_t j = i;
-    while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
-    bool after_space = i > 0 && line[i - 1] == ' ';
-    bool word_end = j == line.size() || std::string(" ,;)").find(line[j]) != std::string::npos;
-    if (j > i && after_space && word_end) {
-      folded += 'N';
-      i = j - 1;
-    } else {
-      folded += line[i];
-    }
-  }
-  return folded.size() > 160 ? folded.substr(0, 157) + "..." : folded;
-}
 
 namespace {
 

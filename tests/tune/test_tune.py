@@ -8,8 +8,16 @@
                             --plot writes an SVG when something was timed, else says why not
   bad_flags                 usage errors and files without schedule freedom: exit 2, one error, no
                             output file
+  shards                    --shard I/N: the shards of a sampled and an exhaustive search are disjoint
+                            and together, by draw, the unsharded search; the seeds come after the
+                            file's own schedule and each is in one shard
+  merge                     --merge of the shards' --out files: the unsharded candidates, one report,
+                            CSV; shards of different searches, a shard twice, bad JSON: exit 2
+  gpus                      --gpus cpu,cpu (two workers that only check) = the unsharded search;
+                            --gpus all without a GPU: exit 2 with one error line
   gpu                       (label gpu; exit 77 without a GPU) timing, best, references, CSV, SVG,
-                            the PTX cache on a re-run, --backend=triton
+                            the PTX cache on a re-run, --gpus 0,0 (two workers on one GPU),
+                            --backend=triton
 usage: test_tune.py DTSIM SOURCE_DIR CASE"""
 import csv
 import json
@@ -173,6 +181,11 @@ def bad_flags(dtsim, src):
             (["examples/dyt.dt", "--bogus"], "unknown flag '--bogus'"),
             (["examples/dyt.dt", "--seed"], "missing value for '--seed'"),
             (["examples/dyt.dt", "--jobs", "0"], "'--jobs' expects an integer"),
+            (["examples/dyt.dt", "--shard", "2/2"], "'--shard' expects an integer"),
+            (["examples/dyt.dt", "--shard", "1"], "'--shard' expects I/N"),
+            (["examples/dyt.dt", "--gpus", "0,x"], "'--gpus' expects all or a list"),
+            (["examples/dyt.dt", "--gpus", "0,1", "--shard", "0/2"], "--gpus spreads the shards itself"),
+            (["examples/dyt.dt", "examples/mm.dt"], "unexpected argument 'examples/mm.dt'"),
             (["examples/dyt.dt", "--arg", "x_SIZE=0"], "x_SIZE"),
             ([], "no input file"),
             (["examples/add.tile"], "examples/add.tile: error: a .tile kernel has its schedule written into it, so there is nothing to search"),
@@ -189,6 +202,106 @@ def bad_flags(dtsim, src):
             check(not os.path.exists(out_csv), f"tune {args}: no partial output file", r)
         r = run(dtsim, src, "tune", "--help")
         check(r.returncode == 0 and r.stdout.startswith("usage: dtsim tune FILE.dt"), "tune --help", r)
+
+
+SHARD_CASES = [
+    ("examples/softmax.dt", ["--budget", "30", "--seed", "5"]),
+    ("examples/mm.dt", ["--arg", "x_SIZE=40", "--arg", "y_SIZE=48", "--arg", "k_SIZE=24", "--budget", "24", "--seed", "1"]),
+    ("tests/tune/tiny.dt", []),
+]
+
+
+def key(c):
+    return (c["index"], c["status"], c["phase"], c["reason"], c["schedule"])
+
+
+def shards(dtsim, src):
+    for file, args in SHARD_CASES:
+        whole = json.loads(tune(dtsim, src, file, *args, "--json", "--check-only").stdout)
+        if file != "tests/tune/tiny.dt":
+            phases = [c["phase"] for c in whole["candidates"]]
+            check(phases[0] == "own" and phases[1] == "seeded", f"{file}: the file's schedule, then the seeds: {phases[:6]}")
+            seeds = [c["index"] for c in whole["candidates"] if c["phase"] == "seeded"]
+        halves = None
+        for n in (2, 3):
+            parts = [json.loads(tune(dtsim, src, file, *args, "--json", "--check-only", "--shard", f"{i}/{n}").stdout) for i in range(n)]
+            sets = [{c["index"] for c in p["candidates"]} for p in parts]
+            for i in range(n):
+                check(parts[i]["shard"] == f"{i}/{n}", f"{file}: shard {i}/{n} says so")
+                for j in range(i):
+                    check(not (sets[i] & sets[j]), f"{file}: shards {i}/{n} and {j}/{n} are disjoint")
+            union = sorted((c for p in parts for c in p["candidates"]), key=lambda c: c["draw"])
+            check([key(c) for c in union] == [key(c) for c in whole["candidates"]], f"{file}: the {n} shards are the whole search")
+            if file != "tests/tune/tiny.dt":
+                check(all(sum(s in x for x in sets) == 1 for s in seeds), f"{file}: each seed in one shard of {n}")
+            halves = halves or parts
+        # The same seed, the same shard: the same candidates.
+        again = json.loads(tune(dtsim, src, file, *args, "--json", "--check-only", "--shard", "1/2").stdout)
+        check([key(c) for c in again["candidates"]] == [key(c) for c in halves[1]["candidates"]], f"{file}: a shard is repeatable")
+    r = tune(dtsim, src, "examples/softmax.dt", "--budget", "10", "--shard", "1/3")
+    check("shard 1/3 of the search" in r.stdout and "merge the shards' --out files with dtsim tune --merge" in r.stdout, "the text says shard", r)
+
+
+def merge(dtsim, src):
+    with tempfile.TemporaryDirectory() as tmp:
+        file, args = SHARD_CASES[0]
+        args = args + ["--check-only"]  # the same candidates on a GPU machine (times differ run to run)
+        whole = json.loads(tune(dtsim, src, file, *args, "--json").stdout)
+        outs = []
+        for i in range(3):
+            outs.append(os.path.join(tmp, f"s{i}.json"))
+            tune(dtsim, src, file, *args, "--shard", f"{i}/3", "--out", outs[-1])
+        out_csv, out_svg = os.path.join(tmp, "m.csv"), os.path.join(tmp, "m.svg")
+        r = tune(dtsim, src, "--merge", *outs, "--csv", out_csv, "--plot", out_svg)
+        check(r.stdout.startswith(f"tune {file} [x=64 y=1000]: ") and "merged 3 result(s)" in r.stdout, "merge header", r)
+        check("merged shards 0/3, 1/3, 2/3 (seed 5, budget 30)" in r.stdout, "merge names the shards", r)
+        check(printed_schedule(r.stdout) is not None, "a schedule printed", r)
+        m = json.loads(tune(dtsim, src, "--merge", *outs, "--json").stdout)
+        check([key(c) for c in m["candidates"]] == [key(c) for c in whole["candidates"]], "merged = the unsharded search")
+        check(m["shards_merged"] == [0, 1, 2] and m["workers"] == 3, "shards_merged, workers")
+        check(m["best"] == whole["best"], "merged best = unsharded best")
+        with open(out_csv) as f:
+            rows = list(csv.DictReader(f))
+        check([int(row["index"]) for row in rows] == [c["index"] for c in whole["candidates"]], "merged CSV")
+        # Two shards of three: a note on what is missing; merged with the third later, the same.
+        r = tune(dtsim, src, "--merge", outs[0], outs[2], "--out", os.path.join(tmp, "02.json"))
+        check("note: the merged result holds 2 of 3 shards (missing 1/3)" in r.stderr, "missing shards noted", r)
+        again = json.loads(tune(dtsim, src, "--merge", os.path.join(tmp, "02.json"), outs[1], "--json").stdout)
+        check([key(c) for c in again["candidates"]] == [key(c) for c in whole["candidates"]], "a merged result merges again")
+        other = os.path.join(tmp, "other.json")
+        tune(dtsim, src, file, "--budget", "30", "--seed", "6", "--shard", "1/3", "--check-only", "--out", other)
+        bad = os.path.join(tmp, "bad.json")
+        with open(bad, "w") as f:
+            f.write('{"file": "x.dt",\n "sizes": [1,\n')
+        never = os.path.join(tmp, "never.csv")
+        for files, want in [([outs[0], outs[0]], "shard 0/3 is given twice"),
+                            ([outs[0], other], "not shards of one search: seed '5' and '6'"),
+                            ([outs[0], bad], bad + ":3:1: error: not a dtsim tune JSON result"),
+                            ([os.path.join(tmp, "missing.json")], "cannot open")]:
+            r = run(dtsim, src, "tune", "--merge", *files, "--csv", never)
+            check(r.returncode == 2 and r.stdout == "" and want in r.stderr.splitlines()[0], f"merge {files}: exit 2 with '{want}'", r)
+            check(not os.path.exists(never), "no partial output", r)
+
+
+def gpus(dtsim, src):
+    for file, args in SHARD_CASES[:2]:
+        whole = json.loads(tune(dtsim, src, file, *args, "--json", "--check-only").stdout)
+        r = tune(dtsim, src, file, *args, "--gpus", "cpu,cpu", "--json")
+        doc = json.loads(r.stdout)
+        check([key(c) for c in doc["candidates"]] == [key(c) for c in whole["candidates"]], f"{file}: two check-only workers = the search", r)
+        check(doc["workers"] == 2 and doc["shards_merged"] == [0, 1], "two workers, two shards", r)
+    r = tune(dtsim, src, "examples/dyt.dt", "--budget", "8", "--gpus", "cpu,cpu")
+    check(r.stdout.startswith("tune examples/dyt.dt [x=8 y=3000]: 2 worker(s) (cpu, cpu), shard i/2 each"), "the workers named", r)
+    r = run(dtsim, src, "tune", "examples/dyt.dt", "--budget", "8", "--gpus", "all")
+    if r.returncode == 2:
+        check(r.stderr.startswith("dtsim: error: --gpus all: ") and "--gpus cpu,cpu" in r.stderr and r.stdout == "", "--gpus all without a GPU", r)
+    else:
+        check(r.returncode == 0 and "worker(s) (GPU " in r.stdout, "--gpus all on a GPU machine", r)
+    r = run(dtsim, src, "tune", "examples/dyt.dt", "--budget", "8", "--gpus", "0", "--json")
+    if r.returncode == 2:  # no GPU here: the worker given GPU 0 could not time
+        check(r.stderr.startswith("dtsim: error: --gpus: the worker on GPU 0 could not time: ") and r.stdout == "", "--gpus 0 without a GPU", r)
+    else:
+        check(r.returncode == 0 and json.loads(r.stdout)["timed"] > 0, "--gpus 0 on a GPU machine", r)
 
 
 def gpu(dtsim, src):
@@ -214,6 +327,11 @@ def gpu(dtsim, src):
         passes_check(dtsim, src, "examples/dyt.dt", printed_schedule(r.stdout), [{"x_SIZE": 5, "y_SIZE": 999}], tmp)
         again = tune(dtsim, src, *args)
         check(re.search(r"PTX cache: [1-9]\d* hit\(s\), 0 compiled", again.stdout) is not None, "a re-run compiles nothing", again)
+        # Two timing workers on the one GPU, each a shard: the merged result is timed, by two workers.
+        two = json.loads(tune(dtsim, src, *args, "--gpus", "0,0", "--json").stdout)
+        check(two["workers"] == 2 and two["shards_merged"] == [0, 1] and two["timed"] >= 1 and two["best"] is not None,
+              "--gpus 0,0: two workers timed and merged", r)
+        check(two["timed_per_minute_per_gpu"] > 0, "--gpus 0,0: a rate per GPU", r)
         t = tune(dtsim, src, *args, "--backend=triton", "--budget", "4")
         if "timing skipped: " not in t.stdout:
             check(re.search(r"^timed [1-9]\d* on .* through the emitted Triton", t.stdout, re.M) is not None, "Triton timing", t)

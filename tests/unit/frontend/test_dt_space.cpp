@@ -188,3 +188,43 @@ TEST_CASE("fusion into a consumer that reads the Func through others (attention.
   std::string at = own_text(as);
   CHECK(at.find("e.fuse_at(attention, m);") != std::string::npos);
 }
+
+TEST_CASE("seeds: a 128x128 output tile with a K tile of 64 and 8 warps for a dot, row blocks for a row reduction, wide blocks elementwise") {
+  auto text_of = [](const DtScheduleSpace& s, uint64_t i) {
+    std::string t;
+    (void)s.apply(i, &t);
+    return t;
+  };
+  // mmsigmoid at the slides' size: the dot is fused into the sigmoid's kernel (the file's own fusion).
+  auto p = parse_text("seed_mm.dt",
+                      "Func mmsig, mm; In A: f16, B: f16; Var x = 4096, y = 4096; RVar k = 4096;\n"
+                      "mm[x, y] = rdot(A[x, k], B[k, y], k);\nmmsig[x, y] = sigmoid(mm[x, y]);\n"
+                      "mmsig.block(x:32, y:32);\nmmsig.tensorize(x:32, y:32, k:16);\nmm.fuse_at(mmsig, y);\nmmsig.compile();\n");
+  DtScheduleSpace s(*p);
+  std::vector<uint64_t> seeds = s.seeds();
+  REQUIRE(seeds.size() >= 4);
+  std::string first = text_of(s, seeds[0]);
+  CHECK(first.find("mm.fuse_at(mmsig, y);") != std::string::npos);
+  CHECK(first.find("mmsig.block(x:128, y:128);") != std::string::npos);
+  CHECK(first.find("mmsig.tensorize(x:128, y:128, k:64);") != std::string::npos);
+  CHECK(first.find("mmsig.num_warps(8);") != std::string::npos);
+  CHECK(first.find("mmsig.num_stages(3);") != std::string::npos);
+  std::set<uint64_t> distinct(seeds.begin(), seeds.end());
+  CHECK(distinct.size() == seeds.size());
+  for (uint64_t i : seeds) CHECK(i < s.size());
+  // A row reduction (softmax's form): one row per instance, the row in tiles of 1024.
+  auto q = parse_text("seed_rows.dt",
+                      "Func s, t; In A; Var x = 8192, y = 8192; RVar r = 8192;\ns[x] = rsum(A[x, r], r);\nt[x, y] = A[x, y] / s[x];\n"
+                      "t.tensorize(y:0);\ns.fuse_at(t, x);\nt.compile();\n");
+  DtScheduleSpace u(*q);
+  std::string rows = text_of(u, u.seeds().at(0));
+  CHECK(rows.find("t.block(x:1);") != std::string::npos);
+  CHECK(rows.find("1024") != std::string::npos);
+  CHECK(rows.find("t.num_warps(8);") != std::string::npos);
+  // Elementwise: a block of 1024 along the last dim.
+  auto e = parse_text("seed_ew.dt", "Func f; In A; Var x = 128, y = 65536;\nf[x, y] = A[x, y] * 2.0;\nf.compile();\n");
+  DtScheduleSpace v(*e);
+  std::string ew = text_of(v, v.seeds().at(0));
+  CHECK(ew.find("f.block(x:1, y:1024);") != std::string::npos);
+  CHECK(ew.find("f.tensorize(y:1024);") != std::string::npos);
+}

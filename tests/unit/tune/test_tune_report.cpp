@@ -1,11 +1,11 @@
-// What `dtsim tune` writes from a result list (tools/Tune.h): best, the count within 10%, reasons,
+// What `dtsim tune` writes from a result list (tune/Tune.h): best, the count within 10%, reasons,
 // CSV quoting, JSON, and the SVG plot with its reference lines; no plot without times.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "ir/Diag.h"
-#include "tools/Tune.h"
+#include "tune/Tune.h"
 
 using namespace dtsim;
 

@@ -4,13 +4,15 @@
 // reported and within 10% counted, CSV/SVG written.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
-#include "tools/Tune.h"
+#include "tune/Tune.h"
 
 using namespace dtsim;
 
@@ -113,4 +115,88 @@ TEST_CASE("an exhaustive search with a timer: every schedule timed, the count wi
   CHECK(j.find("\"best\": {\"index\": ") != std::string::npos);
   CHECK(j.find("\"ms\": 1.5,") != std::string::npos);
   CHECK(timer.timed == 49);
+}
+
+namespace {
+// Runs `dtsim tune` with the model timer; the JSON result read back.
+TuneResult run_model(std::vector<std::string> words, const std::string& out_json) {
+  ModelTimer timer;
+  std::ostringstream out, err;
+  words.insert(words.end(), {"--out", out_json});
+  REQUIRE(tune_command_with_timer(words, &timer, out, err) == 0);
+  return tune_result_from_json(read(out_json), out_json);
+}
+}  // namespace
+
+TEST_CASE("shards of a timed search, merged: the whole search when exhaustive, else at least its best before refining; the JSON reads back") {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("dtsim-tune-shards-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = [&](const std::string& n) { return (dir / n).string(); };
+  struct Case {
+    std::vector<std::string> words;
+    bool exhaustive;
+  };
+  std::vector<Case> cases = {
+      {{src("tests/tune/tiny.dt")}, true},
+      {{src("examples/dyt.dt"), "--arg", "x_SIZE=128", "--arg", "y_SIZE=4096", "--budget", "60", "--seed", "2"}, false},
+  };
+  for (const Case& c : cases) {
+    TuneResult whole = run_model(c.words, path("whole.json"));
+    REQUIRE(whole.best());
+    for (uint64_t n : {2u, 3u}) {
+      std::vector<TuneResult> parts;
+      for (uint64_t i = 0; i < n; ++i) {
+        std::vector<std::string> w = c.words;
+        w.insert(w.end(), {"--shard", std::to_string(i) + "/" + std::to_string(n)});
+        parts.push_back(run_model(w, path("s" + std::to_string(i) + ".json")));
+        CHECK(parts.back().shard == i);
+        CHECK(parts.back().shards == n);
+      }
+      std::string note;
+      TuneResult merged = merge_tune_results(parts, &note);
+      CHECK(note.find("missing") == std::string::npos);
+      std::set<uint64_t> indices;
+      for (const TuneCandidate& m : merged.candidates) CHECK(indices.insert(m.index).second);  // each schedule once
+      if (!c.exhaustive)  // each shard refines (around its own fastest) once half the budget is spent
+        for (const TuneResult& part : parts)
+          CHECK(std::any_of(part.candidates.begin(), part.candidates.end(), [](const TuneCandidate& x) { return x.phase == "refined"; }));
+      CHECK(merged.shards_merged.size() == n);
+      REQUIRE(merged.best());
+      // Every draw of the whole search that depends on no time (the file's schedule, the seeds, the
+      // random half) is in exactly one shard, so the merged best is at least as fast as the best of
+      // those; the refined half is each shard's own (around its own fastest).
+      double before_refining = 1e300;
+      for (const TuneCandidate& w : whole.candidates)
+        if (w.ms && w.phase != "refined") before_refining = std::min(before_refining, *w.ms);
+      CHECK(*merged.best()->ms <= before_refining);
+      if (c.exhaustive) CHECK(*merged.best()->ms == doctest::Approx(*whole.best()->ms));
+      CHECK(merged.within(0.10) >= 1);
+      CHECK(merged.workers == n);
+      if (c.exhaustive) {  // nothing depends on a time: the shards are the whole search
+        CHECK(merged.best()->index == whole.best()->index);
+        REQUIRE(merged.candidates.size() == whole.candidates.size());
+        for (size_t k = 0; k < whole.candidates.size(); ++k) CHECK(merged.candidates[k].index == whole.candidates[k].index);
+        CHECK(merged.within(0.10) == whole.within(0.10));
+      }
+      // Missing shards are reported; a shard twice is an error.
+      std::vector<TuneResult> some(parts.begin(), parts.end() - 1);
+      (void)merge_tune_results(some, &note);
+      CHECK(note.find("missing " + std::to_string(n - 1) + "/" + std::to_string(n)) != std::string::npos);
+      some.push_back(parts.front());
+      CHECK_THROWS_WITH_AS(merge_tune_results(some, nullptr), doctest::Contains("is given twice"), UserError);
+    }
+    // What tune_json writes reads back whole.
+    TuneResult back = tune_result_from_json(tune_json(whole), "whole.json");
+    CHECK(back.candidates.size() == whole.candidates.size());
+    CHECK(back.references.size() == whole.references.size());
+    CHECK(tune_json(back) == tune_json(whole));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a result that is not tune's JSON: a located error") {
+  CHECK_THROWS_WITH_AS(tune_result_from_json("{\"file\": \"f.dt\",\n  \"sizes\": 3}", "r.json"),
+                       doctest::Contains("r.json:2:12: error: not a dtsim tune JSON result: \"sizes\" has the wrong type"), UserError);
+  CHECK_THROWS_WITH_AS(tune_result_from_json("{\"file\": \n  [1, 2", "bad.json"), doctest::Contains("bad.json:2:8: error: not a dtsim tune JSON result"),
+                       UserError);
 }

@@ -1,6 +1,8 @@
-// `dtsim tune`: the result of a schedule search and what is written from it (text, CSV, JSON, the
-// SVG plot), and the interface through which candidates are timed (dtsim's CUDA backend or the
-// emitted Triton), so that the reports and the search can be exercised without a GPU.
+// The schedule search of `dtsim tune` (docs/tune.md): its options, the search itself
+// (run_tune_search: draw, lower, check on the interpreter, time through a TuneTimer), the result and
+// what is written from it (text, CSV, JSON, the SVG plot). The command (src/tools/CmdTune.cpp) parses
+// flags, picks the timer (dtsim's CUDA backend or the emitted Triton) and prints; the tests time
+// through a model of the GPU.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/Driver.h"
 #include "ir/IR.h"
 #include "ir/Verify.h"
 
@@ -28,7 +31,8 @@ struct TuneCandidate {
   std::string status;
   std::string reason;          // why, for every status but timed/checked
   std::optional<double> ms;    // median time at the requested sizes
-  std::string phase;           // "enumerated", "random" or "refined"
+  std::string phase;           // "enumerated", "own", "seeded", "random" or "refined"
+  uint64_t draw = 0;           // its position in the draw sequence (the space index when enumerated)
 };
 
 // A timed implementation drawn as a horizontal line on the plot (the file's own schedule, torch...).
@@ -50,8 +54,15 @@ struct TuneResult {
   int64_t bytes = 0;                // buffer bytes moved by one run (each buffer once)
   double flops = 0;                 // dot FLOPs of one run (0: no dot)
   int64_t ptx_cache_hits = 0, ptx_cache_misses = 0;
-  std::vector<TuneCandidate> candidates;  // in evaluation order
+  std::vector<TuneCandidate> candidates;  // in evaluation order (merged: by draw)
   std::vector<TuneReference> references;
+  // What was asked, so that shards can be merged: the seed, the budget or the time, the shard.
+  uint64_t seed = 0, budget = 0;
+  double time_s = 0;
+  uint64_t shard = 0, shards = 1;
+  std::vector<uint64_t> shards_merged;  // merged: the shards it holds (empty: one search)
+  size_t workers = 1;                   // timing workers (GPUs) the search ran on
+  double worker_seconds = 0;            // their wall times added (one search: seconds)
 
   const TuneCandidate* best() const;        // the fastest timed candidate, or nullptr
   size_t count(const std::string& status) const;
@@ -61,6 +72,8 @@ struct TuneResult {
   double per_minute() const;                // candidates evaluated per minute of wall time
   size_t lowered() const;                   // candidates lowered legally (checked, maybe timed)
   double lowered_per_minute() const;
+  // Candidates timed per minute of each worker's wall time (per GPU).
+  double timed_per_minute_per_gpu() const;
 };
 
 // GB/s of buffer data and dot TFLOP/s of a run of `ms` milliseconds (NaN when not applicable).
@@ -111,6 +124,55 @@ std::unique_ptr<TuneTimer> make_triton_timer(uint64_t seed);
 // The first line of a (located) message without its location, whole numbers folded to N: a reason
 // that groups ("processed in tiles of N").
 std::string tune_reason(const std::string& message);
+
+// What a search is asked to do (the flags of `dtsim tune`).
+struct TuneOptions {
+  uint64_t budget = 200;       // schedules lowered legally (checked, timed); pruned and illegal draws use none
+  double time_s = 0;           // > 0: search for this many seconds instead of a budget
+  uint64_t seed = 0;           // the draw and the input data
+  int jobs = 0;                // candidates lowered and checked at once (0: the cores, at most 16)
+  int threads = 1;             // interpreter threads of each check
+  std::string backend = "cuda";  // "cuda" or "triton" (candidates must have a Triton form)
+  std::string version;         // the version line written into emitted Triton modules
+  std::map<std::string, std::string> scalars;  // --arg values that are not sizes
+  uint64_t shard = 0, shards = 1;  // --shard I/N: the draws at positions p with p mod N == I
+};
+
+// The schedule space, the program and the options of one search.
+class DtScheduleSpace;
+struct TuneSearch {
+  const Program* program = nullptr;     // the .dt program at the requested sizes (compile())
+  const DtScheduleSpace* space = nullptr;
+  TuneOptions options;
+  TuneTimer* timer = nullptr;           // nullptr: check only (timing skipped)
+};
+
+// Runs the search: appends every candidate to r.candidates in draw order and fills r.mode and the
+// seconds. `show` (may be empty) gets progress: done, goal (0 with a time limit), the share done,
+// what is happening, the best time so far ("-" when none).
+void run_tune_search(const TuneSearch& s, TuneResult& r,
+                     const std::function<void(size_t, size_t, double, const std::string&, const std::string&)>& show = {});
+
+// A result as tune_json writes it, read back (`path` names it in errors: UserError
+// "path:line:col: error: ..." when the text is not such a result).
+TuneResult tune_result_from_json(const std::string& text, const std::string& path);
+// The results of shards of one search (the same file, sizes, space, backend, seed, budget or time,
+// and shard count; each shard once; UserError otherwise) as one: the candidates of all, by draw;
+// times added up; the first shard's references; a schedule that several shards drew (refining around
+// their own fastest) once. `note` says which shards are missing and how many duplicates were dropped.
+TuneResult merge_tune_results(const std::vector<TuneResult>& parts, std::string* note);
+
+// One worker process of `dtsim tune --gpus`: its command line, the environment it adds, and the
+// file that gets its stdout and stderr.
+struct TuneWorker {
+  std::string label;              // "GPU 0", "cpu"
+  std::vector<std::string> argv;  // argv[0]: the program
+  std::vector<std::string> env;   // NAME=VALUE added to this process's environment
+  std::string log;
+  int status = -1;                // out: its exit status (-1: it could not start or was killed)
+};
+// Starts every worker at once and waits for all of them.
+void run_tune_workers(std::vector<TuneWorker>& workers);
 
 // `dtsim tune` (words: what follows "tune") with its candidates timed by `timer` instead of the
 // backend's (the tests time through a model of the GPU); nullptr: the backend's timer.

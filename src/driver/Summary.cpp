@@ -1,5 +1,5 @@
 // Formatting of run summaries, the sanitizer line and --check verdicts.
-#include "tools/Summary.h"
+#include "driver/Summary.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,13 +1,14 @@
 // What `dtsim tune` writes from a search's result list: the text report, CSV, JSON and the SVG
 // plot of sorted times (Tune.h).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "ir/Diag.h"
-#include "tools/Tune.h"
-#include "tools/Text.h"
+#include "tune/Tune.h"
+#include "host/Text.h"
 
 namespace dtsim {
 
@@ -55,6 +56,29 @@ std::string rate_str(const TuneResult& r, double ms) {
 
 }  // namespace
 
+// "out-of-bounds load from 'x'" from a located message; whole numbers between spaces (or before , ; ))
+// folded to N, so that reasons differing only in a tile size group ("processed in tiles of N").
+std::string tune_reason(const std::string& message) {
+  std::string line = message.substr(0, message.find('\n'));
+  size_t at = line.find(": error: ");
+  if (at != std::string::npos) line = line.substr(at + 9);
+  for (size_t p; (p = line.find(" (line 0)")) != std::string::npos;) line.erase(p, 9);  // generated calls have no line
+  std::string folded;
+  for (size_t i = 0; i < line.size(); ++i) {
+    size_t j = i;
+    while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
+    bool after_space = i > 0 && line[i - 1] == ' ';
+    bool word_end = j == line.size() || std::string(" ,;)").find(line[j]) != std::string::npos;
+    if (j > i && after_space && word_end) {
+      folded += 'N';
+      i = j - 1;
+    } else {
+      folded += line[i];
+    }
+  }
+  return folded.size() > 160 ? folded.substr(0, 157) + "..." : folded;
+}
+
 const TuneCandidate* TuneResult::best() const {
   const TuneCandidate* b = nullptr;
   for (const TuneCandidate& c : candidates)
@@ -87,6 +111,11 @@ double TuneResult::per_minute() const { return seconds > 0 ? static_cast<double>
 size_t TuneResult::lowered() const { return count("checked") + count("timed") + count("check-failed") + count("gpu-failed"); }
 
 double TuneResult::lowered_per_minute() const { return seconds > 0 ? static_cast<double>(lowered()) * 60.0 / seconds : 0; }
+
+double TuneResult::timed_per_minute_per_gpu() const {
+  double s = worker_seconds > 0 ? worker_seconds : seconds;
+  return s > 0 ? static_cast<double>(count("timed")) * 60.0 / s : 0;
+}
 
 double tune_gbps(const TuneResult& r, double ms) { return ms > 0 && r.bytes > 0 ? static_cast<double>(r.bytes) / (ms * 1e-3) / 1e9 : NAN; }
 double tune_tflops(const TuneResult& r, double ms) { return ms > 0 && r.flops > 0 ? r.flops / (ms * 1e-3) / 1e12 : NAN; }
@@ -134,6 +163,17 @@ std::string tune_text(const TuneResult& r) {
     os << "; PTX cache: " << r.ptx_cache_hits << " hit(s), " << r.ptx_cache_misses << " compiled";
   os << "\n";
   if (r.timing == "done")
+    os << fmt("%.1f", r.timed_per_minute_per_gpu()) << " schedules timed per minute per GPU (" << r.workers << " worker(s), "
+       << fmt("%.1f", r.worker_seconds > 0 ? r.worker_seconds : r.seconds) << " s of workers' time)\n";
+  if (!r.shards_merged.empty()) {
+    os << "merged shards";
+    for (size_t i = 0; i < r.shards_merged.size(); ++i) os << (i ? ", " : " ") << r.shards_merged[i] << "/" << r.shards;
+    os << " (seed " << r.seed << ", " << (r.time_s > 0 ? fmt("%g s", r.time_s) : "budget " + std::to_string(r.budget)) << ")\n";
+  } else if (r.shards > 1) {
+    os << "shard " << r.shard << "/" << r.shards << " (seed " << r.seed << ", "
+       << (r.time_s > 0 ? fmt("%g s", r.time_s) : "budget " + std::to_string(r.budget)) << "): merge the shards' --out files with dtsim tune --merge\n";
+  }
+  if (r.timing == "done")
     os << "time: " << fmt("%.1f", r.check_seconds) << " s drawing and checking, " << fmt("%.1f", r.timing_seconds)
        << " s timing on the GPU (of which " << fmt("%.1f", r.compile_wait_seconds) << " s waiting for compilation)\n";
   return os.str();
@@ -167,7 +207,12 @@ std::string tune_json(const TuneResult& r) {
      << ", \"timing\": " << json_str(r.timing) << ", \"within_10pct\": " << r.within(0.10) << ", \"seconds\": " << json_num(r.seconds)
      << ", \"candidates_per_minute\": " << json_num(r.per_minute()) << ", \"checked_per_minute\": " << json_num(r.lowered_per_minute()) << ", \"check_seconds\": " << json_num(r.check_seconds)
      << ", \"timing_seconds\": " << json_num(r.timing_seconds) << ", \"compile_wait_seconds\": " << json_num(r.compile_wait_seconds) << ", \"bytes\": " << r.bytes << ", \"flops\": " << json_num(r.flops)
-     << ", \"ptx_cache_hits\": " << r.ptx_cache_hits << ", \"ptx_cache_misses\": " << r.ptx_cache_misses;
+     << ", \"ptx_cache_hits\": " << r.ptx_cache_hits << ", \"ptx_cache_misses\": " << r.ptx_cache_misses
+     << ", \"seed\": " << r.seed << ", \"budget\": " << r.budget << ", \"time_limit\": " << json_num(r.time_s)
+     << ", \"shard\": " << json_str(std::to_string(r.shard) + "/" + std::to_string(r.shards)) << ", \"shards_merged\": [";
+  for (size_t i = 0; i < r.shards_merged.size(); ++i) os << (i ? ", " : "") << r.shards_merged[i];
+  os << "], \"workers\": " << r.workers << ", \"worker_seconds\": " << json_num(r.worker_seconds > 0 ? r.worker_seconds : r.seconds)
+     << ", \"timed_per_minute_per_gpu\": " << json_num(r.timed_per_minute_per_gpu());
   os << ", \"best\": ";
   if (b)
     os << "{\"index\": " << b->index << ", \"ms\": " << json_num(*b->ms) << ", \"gbps\": " << json_num(tune_gbps(r, *b->ms))
@@ -183,7 +228,7 @@ std::string tune_json(const TuneResult& r) {
   os << "}, \"candidates\": [";
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const TuneCandidate& c = r.candidates[i];
-    os << (i ? ",\n  " : "\n  ") << "{\"index\": " << c.index << ", \"status\": " << json_str(c.status) << ", \"phase\": " << json_str(c.phase)
+    os << (i ? ",\n  " : "\n  ") << "{\"index\": " << c.index << ", \"draw\": " << c.draw << ", \"status\": " << json_str(c.status) << ", \"phase\": " << json_str(c.phase)
        << ", \"ms\": " << (c.ms ? json_num(*c.ms) : "null") << ", \"gbps\": " << (c.ms ? json_num(tune_gbps(r, *c.ms)) : "null")
        << ", \"tflops\": " << (c.ms ? json_num(tune_tflops(r, *c.ms)) : "null") << ", \"reason\": " << json_str(c.reason)
        << ", \"schedule\": " << json_str(c.schedule) << "}";

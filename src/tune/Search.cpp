@@ -1,0 +1,469 @@
+// The schedule search of `dtsim tune` (Tune.h, docs/tune.md): enumerates the space when it is small,
+// else draws the point nearest the file's own schedule, the space's seeds, then at random, and refines
+// around the fastest once half the budget is spent; lowers every candidate at the requested sizes,
+// checks it on the interpreter at small sizes against the schedule-free reference (as `run --check`),
+// and times the survivors through the TuneTimer in rounds. A shard (--shard I/N) takes every N-th
+// draw of the same sequence.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "driver/Driver.h"
+#include "driver/Summary.h"
+#include "frontend/DtAst.h"
+#include "frontend/DtSpace.h"
+#include "interp/Interp.h"
+#include "ir/Walk.h"
+#include "triton/TritonEmitter.h"
+#include "tune/Tune.h"
+
+namespace dtsim {
+
+namespace {
+
+constexpr uint64_t kExhaustiveUnderTime = 100000;  // with --time: enumerate spaces up to this size
+constexpr double kCheckMaxIterations = double(1 << 22);  // product of the check sizes of all dims
+constexpr size_t kRound = 32;                       // candidates checked, then timed, per round
+constexpr int64_t kMaxTileElements = 32768;         // schedules with a larger tile are pruned
+constexpr int64_t kMaxPerThread = 256;              // ... or with more elements of a tile per thread
+constexpr uint64_t kMaxDrawsPerBudget = 20;         // sampled: draws per unit of budget at most
+
+// ---------------------------------------------------------------------------------------------
+// Checking a candidate on the interpreter at small sizes
+// ---------------------------------------------------------------------------------------------
+
+class Checker {
+ public:
+  Checker(const DtProgram& base, const DtScheduleSpace& space, const std::map<std::string, std::string>& scalars, uint64_t seed, int threads)
+      : base_(base), space_(space), scalars_(scalars), seed_(seed), threads_(threads), root_(dt_size_classes(base)) {}
+
+  // "" when candidate `index` matches the reference at small sizes, else why not. Thread-safe.
+  std::string check(uint64_t index) {
+    std::map<std::string, std::string> args = small_sizes(index);
+    auto q = space_.apply_to(*dt_with_sizes(base_, args), index);
+    Program prog = compile_scheduled("", q, scalars_);
+    Module& m = prog.module;
+    const Bindings& b = prog.bindings;
+    Buffers bufs = make_buffers(m, b, seed_);
+    std::map<std::string, std::vector<double>> inputs;
+    for (const Buffer& buf : bufs.list)
+      if (buf.io == BufIO::In || buf.io == BufIO::InOut) inputs[buf.name] = buffer_values(buf);
+    InterpOptions io;
+    io.sanitize = Sanitize::All;
+    io.threads = threads_;
+    RunReport rep;
+    try {
+      rep = run_module(m, b, bufs, io);
+    } catch (const RuntimeFault& e) {
+      return "runtime fault: " + tune_reason(e.what());
+    }
+    if (!rep.ok()) return "sanitizer: " + (rep.findings.empty() ? std::string("finding") : tune_reason(rep.findings[0].message));
+    std::string key;
+    for (auto& [k, v] : args) key += k + "=" + v + " ";
+    std::shared_ptr<const std::map<std::string, std::vector<double>>> ref;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = refs_.find(key); it != refs_.end()) ref = it->second;
+    }
+    if (!ref) {  // computed outside the lock; two threads may both compute one, the same
+      ref = std::make_shared<const std::map<std::string, std::vector<double>>>(eval_dt_reference(*q, b, inputs));
+      std::lock_guard<std::mutex> lock(mu_);
+      refs_.emplace(key, ref);
+    }
+    for (const auto& [name, values] : *ref) {
+      const Buffer* got = bufs.find(name);
+      if (!got) return "no output '" + name + "'";
+      double err = max_rel_err(*got, values), tol = check_tolerance(got->dtype);
+      if (!(err <= tol)) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "wrong result: %s max rel err %.3g > tol %g", name.c_str(), err, tol);
+        return msg;
+      }
+    }
+    return "";
+  }
+
+ private:
+  // Per class of tied dims: past the largest extent the schedule covers (a partial block, a partial
+  // group of a split), at most the run's size, at least 3; shrunk while all dims together would
+  // exceed kCheckMaxIterations points.
+  std::map<std::string, std::string> small_sizes(uint64_t index) {
+    std::map<std::string, int64_t> cov = space_.coverage(index), want;
+    for (const DtSymbol& s : base_.syms) {
+      if (s.kind != DtSymKind::Var && s.kind != DtSymKind::RVar) continue;
+      int64_t e = cov.count(s.name) ? cov[s.name] : 1;
+      int64_t n = std::min(s.size, std::max<int64_t>(3, e + e / 2 + 1));
+      int64_t& w = want[root_.at(s.name)];
+      w = std::max(w, n);
+    }
+    for (;;) {
+      double prod = 1;
+      auto big = want.begin();
+      for (auto it = want.begin(); it != want.end(); ++it) {
+        prod *= static_cast<double>(it->second);
+        if (it->second > big->second) big = it;
+      }
+      if (prod <= kCheckMaxIterations || big->second <= 3) break;
+      big->second = std::max<int64_t>(3, big->second / 2 + 1);
+    }
+    std::map<std::string, std::string> args;
+    for (const DtSymbol& s : base_.syms)
+      if (s.kind == DtSymKind::Var || s.kind == DtSymKind::RVar) args[s.name + "_SIZE"] = std::to_string(want[root_.at(s.name)]);
+    return args;
+  }
+
+  const DtProgram& base_;
+  const DtScheduleSpace& space_;
+  std::map<std::string, std::string> scalars_;
+  uint64_t seed_;
+  int threads_;
+  std::map<std::string, std::string> root_;
+  std::mutex mu_;  // guards refs_ (candidates are checked on several threads)
+  std::map<std::string, std::shared_ptr<const std::map<std::string, std::vector<double>>>> refs_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The search
+// ---------------------------------------------------------------------------------------------
+
+// A candidate that passed the check, waiting to be timed.
+struct Pending {
+  size_t cand;  // index into result.candidates
+  Module module;
+  Bindings bindings;
+  std::string triton;
+};
+
+// One draw of the search: the schedule's index, its phase and its position in the draw sequence
+// (shards take the positions that are theirs).
+struct Draw {
+  uint64_t index;
+  std::string phase;
+  uint64_t pos;
+};
+
+using ShowFn = std::function<void(size_t, size_t, double, const std::string&, const std::string&)>;
+
+class Search {
+ public:
+  Search(const TuneSearch& s, TuneResult& r, const ShowFn& show)
+      : o_(s.options), p_(*s.program), space_(*s.space), timer_(s.timer), r_(r), show_(show),
+        rng_(s.options.seed * 0x9E3779B97F4A7C15ull + 1), checker_(*s.program->dt, *s.space, s.options.scalars, s.options.seed, s.options.threads) {}
+
+  // Exhaustive: every schedule (of the shard: index mod N == I). Sampled with --budget: draws until
+  // `budget` candidates were lowered legally (checked, then timed); pruned and illegal draws are
+  // counted but use no budget, up to kMaxDrawsPerBudget draws per unit of budget. With --time: until
+  // the time is up.
+  //
+  // Shards (--shard I/N): every shard draws the same sequence (the seed decides it) and takes the
+  // draws at positions p with p mod N == I; with a budget, each also lowers the others' draws (cheap:
+  // no check, no timing) so that all shards count the budget alike and stop where the whole search
+  // stops. Their union is then the whole search, as long as no draw depends on a time. Refinement
+  // does: once a sharded search with a timer refines, it refines around its own fastest with its
+  // share of the budget left, every draw its own.
+  void run() {
+    auto start = start_ = std::chrono::steady_clock::now();
+    bool by_time = o_.time_s > 0;
+    uint64_t n = space_.size();
+    exhaustive_ = by_time ? n <= kExhaustiveUnderTime : n <= o_.budget;
+    r_.mode = exhaustive_ ? "exhaustive" : "sampled";
+    if (exhaustive_) goal_ = n / o_.shards + (o_.shard < n % o_.shards ? 1 : 0);
+    else goal_ = by_time ? 0 : o_.budget;
+    uint64_t max_draws = exhaustive_ ? n : std::min<uint64_t>(n, by_time ? n : o_.budget * kMaxDrawsPerBudget);
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    for (;;) {
+      uint64_t left = exhaustive_ ? n - next_ : by_time ? kRound * o_.shards : goal_ - legal_;
+      if (left == 0 || (!exhaustive_ && seen_.size() >= max_draws) || (by_time && elapsed() >= o_.time_s)) break;
+      double progress = by_time ? elapsed() / o_.time_s : static_cast<double>(legal_) / static_cast<double>(o_.budget);
+      if (!exhaustive_ && !local_ && o_.shards > 1 && timer_ && progress >= 0.5 && r_.best()) {
+        // Refinement is this shard's own from here: its share of the budget left.
+        local_ = true;
+        if (!by_time) {
+          uint64_t rest = o_.budget - legal_;
+          goal_ = legal_ + rest / o_.shards + (o_.shard < rest % o_.shards ? 1 : 0);
+          continue;
+        }
+      }
+      uint64_t round_size = local_ ? kRound : kRound * o_.shards;
+      std::vector<Draw> round = next_round(std::min<uint64_t>({round_size, left, exhaustive_ ? left : max_draws - seen_.size()}), progress);
+      if (round.empty()) break;
+      double t0 = elapsed();
+      std::vector<Pending> pending = evaluate_round(round, [&] { return by_time && elapsed() >= o_.time_s; });
+      double t1 = elapsed();
+      time_round(pending);
+      r_.check_seconds += t1 - t0;
+      r_.timing_seconds += elapsed() - t1;
+    }
+    r_.seconds = elapsed();
+    if (timer_) r_.compile_wait_seconds = timer_->compile_wait_seconds();
+  }
+
+ private:
+  bool mine(uint64_t pos) const { return local_ || pos % o_.shards == o_.shard; }
+
+  // The next candidates: in order (exhaustive: the shard's indices); else the point nearest the
+  // file's own schedule first, then the space's seeds (schedules the backends are known to run
+  // well), at random for the first half of the search or while nothing is timed, then the unseen
+  // neighbours of the best timed ones, topped up at random.
+  std::vector<Draw> next_round(uint64_t want, double progress) {
+    std::vector<Draw> out;
+    if (exhaustive_) {
+      while (out.size() < want && next_ < space_.size()) {
+        uint64_t i = next_++;
+        if (i % o_.shards == o_.shard && seen_.insert(i).second) out.push_back({i, "enumerated", i});
+      }
+      return out;
+    }
+    auto add = [&](uint64_t i, const char* phase) {
+      if (out.size() < want && seen_.insert(i).second) out.push_back({i, phase, pos_++});
+    };
+    if (!own_drawn_) {
+      own_drawn_ = true;
+      int64_t own = space_.own_schedule();
+      if (own >= 0) add(static_cast<uint64_t>(own), "own");
+      seeds_ = space_.seeds();
+      // at most a quarter of a budget (the rest explores); with --time, all
+      if (o_.time_s <= 0) seeds_.resize(std::min<size_t>(seeds_.size(), std::max<uint64_t>(1, o_.budget / 4)));
+    }
+    while (next_seed_ < seeds_.size() && out.size() < want) add(seeds_[next_seed_++], "seeded");
+    if (progress >= 0.5 && r_.best()) {
+      std::vector<const TuneCandidate*> timed;
+      for (const TuneCandidate& c : r_.candidates)
+        if (c.ms) timed.push_back(&c);
+      std::sort(timed.begin(), timed.end(), [](auto* a, auto* b) { return *a->ms < *b->ms; });
+      for (size_t t = 0; t < timed.size() && t < 4 && out.size() < want; ++t)
+        for (uint64_t nb : space_.neighbours(timed[t]->index)) add(nb, "refined");
+    }
+    for (int tries = 0; out.size() < want && tries < 1000; ++tries) add(random_point(), "random");
+    return out;
+  }
+
+  // Uniform over fusion configurations, then uniform within the configuration.
+  uint64_t random_point() {
+    size_t configs = space_.configs();
+    size_t c = std::uniform_int_distribution<size_t>(0, configs - 1)(rng_);
+    if (config_start_.empty()) {
+      // the first index of each configuration, found by bisection over point().config
+      for (size_t k = 0; k < configs; ++k) {
+        uint64_t lo = 0, hi = space_.size() - 1;
+        while (lo < hi) {
+          uint64_t mid = lo + (hi - lo) / 2;
+          if (space_.point(mid).config < k) lo = mid + 1;
+          else hi = mid;
+        }
+        config_start_.push_back(lo);
+      }
+      config_start_.push_back(space_.size());
+    }
+    uint64_t lo = config_start_[c], hi = config_start_[c + 1] - 1;
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng_);
+  }
+
+  // One candidate drawn, lowered, checked (not yet timed). Safe to run on several threads at once.
+  struct Outcome {
+    bool done = false;
+    bool foreign = false;  // another shard's draw: lowered only, to count the budget
+    TuneCandidate c;
+    bool lowered = false;  // lowered legally at the requested sizes (uses budget)
+    Pending pend;
+  };
+
+  // `check`: false for another shard's draw (lowered to count the budget, then dropped).
+  Outcome evaluate(const Draw& d, bool check) {
+    Outcome out;
+    out.done = true;
+    out.foreign = !check;
+    TuneCandidate& c = out.c;
+    c.index = d.index;
+    c.phase = d.phase;
+    c.draw = d.pos;
+    Pending& pend = out.pend;
+    int64_t tile = space_.largest_tile(d.index);
+    if (tile > kMaxTileElements) {
+      try {
+        if (check) (void)space_.apply(d.index, &c.schedule);  // for the schedule text
+      } catch (const UserError&) {
+      }
+      c.status = "pruned";
+      c.reason = "a tile of more than " + std::to_string(kMaxTileElements) + " elements";
+      return out;
+    }
+    try {
+      auto q = space_.apply(d.index, &c.schedule);
+      Program prog = compile_scheduled(p_.path, q, o_.scalars);
+      pend.module = std::move(prog.module);
+      pend.bindings = std::move(prog.bindings);
+    } catch (const UserError& e) {
+      c.status = "illegal";
+      c.reason = tune_reason(e.what());
+      return out;
+    }
+    // A tile spread over few threads is thousands of registers per thread: it spills, and compiling
+    // its unrolled code takes minutes. Not worth timing.
+    if (per_thread(pend.module) > kMaxPerThread) {
+      c.status = "pruned";
+      c.reason = "more than " + std::to_string(kMaxPerThread) + " elements of a tile per thread";
+      return out;
+    }
+    if (o_.backend == "triton") {
+      try {
+        pend.triton = emit_triton(pend.module, pend.bindings, {p_.path, o_.version});
+      } catch (const UserError& e) {
+        c.status = "no-triton-form";
+        c.reason = tune_reason(e.what());
+        return out;
+      }
+    }
+    out.lowered = true;
+    if (!check) return out;
+    try {
+      std::string why = checker_.check(d.index);
+      c.status = why.empty() ? "checked" : "check-failed";
+      c.reason = why;
+    } catch (const UserError& e) {
+      c.status = "illegal";
+      c.reason = "at the check sizes: " + tune_reason(e.what());
+    }
+    return out;
+  }
+
+  // The most elements of one tile value any thread of the module holds (the tile over its CTA's threads).
+  static int64_t per_thread(const Module& m) {
+    int64_t most = 0;
+    for (const Kernel& k : m.kernels) {
+      int64_t threads = int64_t(32) * std::max(1, k.num_warps);
+      for_each_expr(k, [&](const Expr& e) {
+        if (e.type.is_tile()) most = std::max(most, e.type.numel() / threads);
+      });
+    }
+    return most;
+  }
+
+  // Evaluates a round on o_.jobs threads; records the outcomes in draw order (so that a seed gives
+  // the same result whatever the number of threads) and returns the ones to time. With --time, the
+  // draws not started when the time is up are given back; another shard's draws are not lowered
+  // (no budget to count).
+  std::vector<Pending> evaluate_round(const std::vector<Draw>& round, const std::function<bool()>& time_up) {
+    std::vector<Outcome> outs(round.size());
+    std::atomic<size_t> next{0}, finished{0};
+    std::exception_ptr failure;
+    std::mutex mu;
+    bool by_time = o_.time_s > 0;
+    auto work = [&] {
+      for (size_t i; (i = next++) < round.size();) {
+        bool own = mine(round[i].pos);
+        if (!own && by_time) {
+          outs[i].done = outs[i].foreign = true;
+          continue;
+        }
+        if (time_up()) continue;
+        try {
+          outs[i] = evaluate(round[i], own);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failure) failure = std::current_exception();
+        }
+        if (!own) continue;
+        ++finished;
+        std::lock_guard<std::mutex> lock(mu);
+        show("checking", finished);
+      }
+    };
+    int jobs = o_.jobs ? o_.jobs : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, jobs)), round.size());
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+    std::vector<Pending> pending;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i].done) {
+        seen_.erase(round[i].index);
+        continue;
+      }
+      if (outs[i].lowered) ++legal_;
+      if (outs[i].foreign) continue;
+      r_.candidates.push_back(outs[i].c);
+      if (outs[i].c.status == "checked" && timer_) {
+        outs[i].pend.cand = r_.candidates.size() - 1;
+        pending.push_back(std::move(outs[i].pend));
+      }
+    }
+    return pending;
+  }
+
+  void time_round(std::vector<Pending>& pending) {
+    if (!timer_ || pending.empty()) return;
+    std::vector<TuneJob> jobs(pending.size());
+    for (size_t i = 0; i < pending.size(); ++i) {
+      jobs[i].id = pending[i].cand;
+      jobs[i].module = &pending[i].module;
+      jobs[i].bindings = &pending[i].bindings;
+      jobs[i].triton = pending[i].triton;
+    }
+    timer_->time(jobs, [&](size_t i) {
+      TuneCandidate& c = r_.candidates[jobs[i].id];
+      if (jobs[i].ms) {
+        c.status = "timed";
+        c.ms = jobs[i].ms;
+      } else {
+        c.status = "gpu-failed";
+        c.reason = jobs[i].error;
+      }
+      show("timing");
+    });
+  }
+
+  // Progress counts what the goal counts: the shard's draws (exhaustive) or the legal ones (sampled).
+  uint64_t done() const { return exhaustive_ ? r_.candidates.size() : legal_; }
+
+  // `extra`: candidates of the round being evaluated that finished (not yet recorded).
+  void show(const std::string& what, size_t extra = 0) {
+    if (!show_) return;
+    const TuneCandidate* b = r_.best();
+    char best[64] = "-";
+    if (b) std::snprintf(best, sizeof best, "%.4g ms", *b->ms);
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    size_t d = std::min<size_t>(done() + extra, goal_ ? goal_ : SIZE_MAX);
+    std::string label = what + (exhaustive_ ? "" : " (" + std::to_string(r_.candidates.size() + extra) + " drawn)");
+    if (o_.time_s > 0) show_(d, 0, el / o_.time_s, label, best);
+    else show_(d, goal_, goal_ ? static_cast<double>(d) / static_cast<double>(goal_) : 1.0, label, best);
+  }
+
+  const TuneOptions& o_;
+  const Program& p_;
+  const DtScheduleSpace& space_;
+  TuneTimer* timer_;
+  TuneResult& r_;
+  ShowFn show_;
+  std::mt19937_64 rng_;
+  Checker checker_;
+  bool exhaustive_ = false;
+  bool own_drawn_ = false;  // the point nearest the file's schedule was drawn (and the seeds listed)
+  bool local_ = false;      // a shard refining around its own fastest: every draw its own
+  uint64_t goal_ = 0, legal_ = 0;  // legal_: candidates lowered at the requested sizes (every shard's, until local_)
+  uint64_t next_ = 0;       // exhaustive: the next index
+  uint64_t pos_ = 0;        // sampled: the next draw's position
+  std::vector<uint64_t> seeds_;
+  size_t next_seed_ = 0;
+  std::set<uint64_t> seen_;
+  std::vector<uint64_t> config_start_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+void run_tune_search(const TuneSearch& s, TuneResult& r,
+                     const std::function<void(size_t, size_t, double, const std::string&, const std::string&)>& show) {
+  Search(s, r, show).run();
+}
+
+}  // namespace dtsim
