@@ -48,6 +48,10 @@ std::string py_name(const std::string& n) { return reserved_names().count(n) ? n
 const char* tl_type(Scalar s) {
   switch (s) {
     case Scalar::I1: return "tl.int1";
+    case Scalar::I8: return "tl.int8";
+    case Scalar::I16: return "tl.int16";
+    case Scalar::F8E4M3: return "tl.float8e4nv";
+    case Scalar::F8E5M2: return "tl.float8e5";
     case Scalar::I32: return "tl.int32";
     case Scalar::I64: return "tl.int64";
     case Scalar::F16: return "tl.float16";
@@ -356,6 +360,11 @@ class KernelWriter {
       case BinOp::Xor: return infix(kBitXor);
       case BinOp::Shl:
       case BinOp::Shr: {
+        if (is_narrow_int(r)) {  // computed in 32 bits (count mod 32), then wrapped (IR.h)
+          std::string count = b->kind == ExprKind::Const && !b->is_float ? std::to_string(b->ival & 31)
+                                                                         : "(" + operand(b, kAtom) + ".to(tl.int32) & 31)";
+          return {"(" + operand(a, kAtom) + ".to(tl.int32) " + binop_name(e.bop) + " " + count + ").to(" + tl_type(r) + ")", kAtom};
+        }
         int w = int_width(r);
         bool in_range = b->kind == ExprKind::Const && !b->is_float && b->ival >= 0 && b->ival < w;
         std::string count = in_range ? arith(b, kShift + 1, r) : "(" + arith(b, kBitAnd, r) + " & " + std::to_string(w - 1) + ")";
