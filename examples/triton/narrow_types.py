@@ -1,8 +1,8 @@
 # int8, int16 and fp8 in a Triton kernel: int8/int16 arithmetic wraps at its width, f32 rounds to
 # tl.float8e4nv / tl.float8e5 (nearest even, saturating at 448 / 57344) and widens back exactly, and
 # a tl.dot of fp8 tiles accumulates in f32.
-#   dtsim run examples/triton/narrow_types.py --buf x_ptr=i8[1000] --buf h_ptr=i16[1000] --buf v_ptr=f32[1000] \
-#       --buf y8_ptr=i8[1000] --buf y16_ptr=i16[1000] --buf q_ptr=f32[1000] --buf c_ptr=f32[32,32] --arg n=1000 \
+#   dtsim run examples/triton/narrow_types.py --buf x_ptr=i8[1024] --buf h_ptr=i16[1024] --buf v_ptr=f32[1024] \
+#       --buf y8_ptr=i8[1024] --buf y16_ptr=i16[1024] --buf q_ptr=f32[1024] --buf c_ptr=f32[32,32] --arg n=1024 \
 #       --grid "cdiv(n, BLOCK)"
 import triton
 import triton.language as tl

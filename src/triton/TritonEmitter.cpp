@@ -300,6 +300,7 @@ class KernelWriter {
 
   Py unary(const Expr& e) {
     const ExprP& x = e.args[0];
+    if (is_fp8(e.type.elem)) return through_f32(e);
     switch (e.uop) {
       case UnOp::Neg: return {"-" + arith(x, kUnary, e.type.elem), kUnary};
       case UnOp::Not:
@@ -340,10 +341,26 @@ class KernelWriter {
     return {"?"};
   }
 
+  // `e` (an fp8 op) computed in f32 and rounded back, the IR's fp8 semantics, spelled as Triton
+  // converts: its operands widened with .to(tl.float32), the result narrowed with .to(fp8).
+  Py through_f32(const Expr& e) {
+    ExprP wide = std::make_shared<Expr>(e);
+    wide->type.elem = Scalar::F32;
+    for (ExprP& x : wide->args) {
+      ExprP c = make_cast(x, Scalar::F32, x->loc);
+      c->type = Type{Scalar::F32, false, x->type.shape};
+      x = c;
+    }
+    ExprP back = make_cast(wide, e.type.elem, e.loc);
+    back->type = e.type;
+    return expr(back);
+  }
+
   Py binary(const Expr& e) {
     const ExprP& a = e.args[0];
     const ExprP& b = e.args[1];
     Scalar r = e.type.elem;
+    if (is_fp8(r) && !binop_is_compare(e.bop) && e.bop != BinOp::LAnd && e.bop != BinOp::LOr) return through_f32(e);
     auto infix = [&](int p) {
       int left = p == kCompare ? p + 1 : p;
       return Py{arith(a, left, r) + " " + binop_name(e.bop) + " " + arith(b, p + 1, r), p};

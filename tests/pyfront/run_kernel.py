@@ -233,7 +233,7 @@ def wrap(v, bits):
 
 
 def case_narrow_types():
-    n = 1000
+    n = 1024  # the dot reads v_ptr[0:1024]
     r = random.Random(18)
     x = [r.randrange(-128, 128) for _ in range(n)]
     h = [r.randrange(-32768, 32768) for _ in range(n)]

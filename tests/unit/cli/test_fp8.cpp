@@ -40,7 +40,11 @@ void check_all_patterns(Scalar t, const uint32_t* table) {
       continue;
     }
     CHECK(bits_of(got) == table[b]);  // exact, the sign of zero included
-    CHECK(f32_to_fp8(t, got) == b);   // and back to the same pattern
+    if (std::isinf(want)) {            // e5m2's infinities: the conversion saturates (satfinite)
+      CHECK(f32_to_fp8(t, got) == ((b & 0x80) | 0x7b));
+      continue;
+    }
+    CHECK(f32_to_fp8(t, got) == b);  // and back to the same pattern
   }
 }
 

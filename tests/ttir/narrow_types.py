@@ -4,7 +4,7 @@ divui, remui, shrui, cmpi ugt, maxui), int8 and int16 arithmetic that wraps at i
 tl.sum of int8 (in int32, as Triton), fp8 bit patterns bitcast to tl.float8e4nv / tl.float8e5 and
 widened, f32 rounded to both fp8 formats (tt.fp_to_fp, round to nearest even, saturating), and a
 tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
-fp8). Run with `python -m dtsim types.py` where Triton is installed."""
+fp8). Run with `python -m dtsim narrow_types.py` where Triton is installed."""
 import sys
 
 import numpy as np
@@ -17,8 +17,10 @@ failures = []
 def check(name, got, want, tol=0.0):
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     same_nan = np.isnan(got) == np.isnan(want)
-    err = float(np.max(np.abs(np.where(np.isnan(want), 0, got - want)))) if want.size else 0.0
-    ok = got.shape == want.shape and bool(np.all(same_nan)) and err <= tol * max(1.0, float(np.nanmax(np.abs(want))))
+    equal = (got == want) | (np.isnan(got) & np.isnan(want))  # infinities and NaNs match themselves
+    err = float(np.max(np.where(equal, 0.0, np.abs(got - want)))) if want.size else 0.0
+    finite = np.abs(want[np.isfinite(want)])
+    ok = got.shape == want.shape and bool(np.all(same_nan)) and err <= tol * max(1.0, float(finite.max()) if finite.size else 1.0)
     print("%-34s %s (max abs err %.3g)" % (name, "ok" if ok else "FAILED", err))
     if not ok:
         failures.append(name)
