@@ -300,7 +300,7 @@ class KernelWriter {
 
   Py unary(const Expr& e) {
     const ExprP& x = e.args[0];
-    if (is_fp8(e.type.elem)) return through_f32(e);
+    if (is_fp8(e.type.elem) && !e.type.ptr) return through_f32(e);
     switch (e.uop) {
       case UnOp::Neg: return {"-" + arith(x, kUnary, e.type.elem), kUnary};
       case UnOp::Not:
@@ -360,7 +360,7 @@ class KernelWriter {
     const ExprP& a = e.args[0];
     const ExprP& b = e.args[1];
     Scalar r = e.type.elem;
-    if (is_fp8(r) && !binop_is_compare(e.bop) && e.bop != BinOp::LAnd && e.bop != BinOp::LOr) return through_f32(e);
+    if (is_fp8(r) && !e.type.ptr && !binop_is_compare(e.bop) && e.bop != BinOp::LAnd && e.bop != BinOp::LOr) return through_f32(e);
     auto infix = [&](int p) {
       int left = p == kCompare ? p + 1 : p;
       return Py{arith(a, left, r) + " " + binop_name(e.bop) + " " + arith(b, p + 1, r), p};
