@@ -421,9 +421,11 @@ def case_narrow_types():
     write_npy(tmp("x.npy"), "<f4", [n], x)
     write_npy(tmp("b.npy"), "|i1", [n], b)
     write_npy(tmp("h.npy"), "<i2", [n], h)
+    wv = [f32(((i * 53) % 256 - 128) / 100.0) for i in range(1024)]
+    write_npy(tmp("w.npy"), "<f4", [1024], wv)
     outs = ["y8", "y16", "e4", "e5", "bits", "r", "c"]
     args = ["run", "examples/narrow_types.tile", "--arg", f"n={n}", "--in", "x=" + tmp("x.npy"), "--in", "b=" + tmp("b.npy"),
-            "--in", "h=" + tmp("h.npy")]
+            "--in", "h=" + tmp("h.npy"), "--in", "w=" + tmp("w.npy")]
     for o in outs:
         args += ["--out", f"{o}={tmp(o + '.npy')}"]
     r = dtsim(*args)
@@ -443,8 +445,8 @@ def case_narrow_types():
     for o, w in want.items():
         bad = [k for k, (g, e) in enumerate(zip(got[o][2], w)) if g != e]
         check(not bad, f"{o}: element {bad[:1]} is {[got[o][2][k] for k in bad[:3]]}, expected {[w[k] for k in bad[:3]]}")
-    a = [[fp8(f32(x[i * 32 + k] * 8.0), E4M3) for k in range(32)] for i in range(16)]
-    bm = [[fp8(f32(x[400 + k * 16 + j] * 4.0), E5M2) for j in range(16)] for k in range(32)]
+    a = [[fp8(f32(wv[i * 32 + k] * 8.0), E4M3) for k in range(32)] for i in range(16)]
+    bm = [[fp8(f32(wv[512 + k * 16 + j] * 4.0), E5M2) for j in range(16)] for k in range(32)]
     c = [sum(a[i][k] * bm[k][j] for k in range(32)) for i in range(16) for j in range(16)]  # products exact in f32
     bad = [k for k, (g, e) in enumerate(zip(got["c"][2], c)) if abs(g - e) > 1e-6 * max(1.0, abs(e))]
     check(got["c"][1] == (16, 16) and not bad, f"c: element {bad[:1]} is {[got['c'][2][k] for k in bad[:3]]}, expected {[c[k] for k in bad[:3]]}")
