@@ -8,7 +8,7 @@ namespace dtsim {
 
 inline constexpr const char* kTritonRuntime = R"PY(
 _TORCH_DTYPES = {"i1": torch.bool, "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
-                 "f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2, "f16": torch.float16,
+                 "f8e4m3": getattr(torch, "float8_e4m3fn", None), "f8e5m2": getattr(torch, "float8_e5m2", None), "f16": torch.float16,
                  "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
 _FLOATS = ("f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64")
 _NARROW = ("f8e4m3", "f8e5m2", "bf16")  # kept as f32 on the host until they become tensors
@@ -144,7 +144,7 @@ def _fmt(v):
 def summary_line(name, dtype, t):
     """The line `dtsim run` prints for a buffer: type, shape, checksum, first values."""
     a = t.detach().cpu()
-    if a.dtype in (torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+    if a.dtype in (torch.float16, torch.bfloat16, _TORCH_DTYPES["f8e4m3"], _TORCH_DTYPES["f8e5m2"]):
         a = a.float()
     a = a.numpy().reshape(-1).astype(np.float64)
     total = float(np.cumsum(a)[-1]) if a.size else 0.0
