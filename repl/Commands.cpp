@@ -58,8 +58,12 @@ Value buffer_value(const Buffer& buf) {
   };
   switch (buf.dtype) {
     case Scalar::I1: fill(xt::xarray<uint8_t>()); break;
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32: fill(xt::xarray<int32_t>()); break;
     case Scalar::I64: fill(xt::xarray<int64_t>()); break;
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: fill(xt::xarray<float>()); break;

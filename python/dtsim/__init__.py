@@ -312,16 +312,38 @@ def next_power_of_2(n):
 
 # ---- binding arguments ----
 
-_NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "i1"}
+_NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8", "int16": "i16", "int32": "i32",
+              "int64": "i64", "bool": "i1"}
+# Unsigned integers are bound as the signless type of their width (their bits): Triton's TTIR keeps
+# their unsignedness in its ops (extui, uitofp, divui, cmpi ult...); dtsim's own .py reader has no
+# unsigned values and refuses them (see _buffer_of).
+_NP_UNSIGNED = {"uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64"}
 _DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
+# fp8 has no numpy dtype: fp8 tensors (torch.float8_e4m3fn / float8_e5m2, ml_dtypes) are bound as
+# views of their bytes with a one-field structured dtype naming the format, as bf16 is.
+_FP8_NAMES = {"float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
 
 
 def _dtype_table():
     import numpy as np
     if not _DTYPE_OF:
         _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_DTYPES.items()})
+        _DTYPE_OF.update({np.dtype(k): v for k, v in _NP_UNSIGNED.items()})
         _DTYPE_OF[_bf16()] = "bf16"
+        for n, dt in _FP8_NAMES.items():
+            _DTYPE_OF[_fp8(n)] = dt
     return _DTYPE_OF
+
+
+def _fp8_name(name):
+    """"float8_e4m3fn" for torch.float8_e4m3fn / ml_dtypes float8_e4m3fn (likewise e5m2), else None."""
+    n = name[6:] if name.startswith("torch.") else name
+    return n if n in _FP8_NAMES else None
+
+
+def _fp8(name):
+    import numpy as np
+    return np.dtype([(name, "u1")])
 
 
 _BF16 = []
@@ -366,6 +388,10 @@ def _as_array(obj, name):
         if _is_bf16_name(str(t.dtype)):  # tensor.numpy() has no bfloat16: its bits, as int16
             import torch
             return t.view(torch.int16).numpy().view(_bf16())
+        f8 = _fp8_name(str(t.dtype))
+        if f8:  # nor fp8: its bytes
+            import torch
+            return t.view(torch.uint8).numpy().view(_fp8(f8))
         return t.numpy()
     if hasattr(obj, "__cuda_array_interface__"):
         return None
@@ -400,6 +426,9 @@ def _device_array(obj, name):
         if _is_bf16_name(str(obj.dtype)):  # torch gives no __cuda_array_interface__ for bfloat16
             cai = {"data": (obj.data_ptr(), False), "shape": tuple(obj.shape), "typestr": "bf16",
                    "strides": tuple(st * 2 for st in obj.stride())}
+        elif _fp8_name(str(obj.dtype)):  # nor for fp8
+            cai = {"data": (obj.data_ptr(), False), "shape": tuple(obj.shape), "typestr": _FP8_NAMES[_fp8_name(str(obj.dtype))],
+                   "strides": tuple(obj.stride())}
         else:
             cai = obj.__cuda_array_interface__
     else:
@@ -408,12 +437,15 @@ def _device_array(obj, name):
         return None
     if cai["typestr"] == "bf16":
         dt, itemsize = "bf16", 2
+    elif cai["typestr"] in ("f8e4m3", "f8e5m2"):
+        dt, itemsize = cai["typestr"], 1
     else:
         dtype = np.dtype(cai["typestr"])
         dt, itemsize = _dtype_table().get(dtype), dtype.itemsize
     if dt is None:
-        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float16, bfloat16, float32, "
-                        "float64, int32, int64, bool in native byte order)" % (name, cai["typestr"]))
+        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float8_e4m3fn, float8_e5m2, "
+                        "float16, bfloat16, float32, float64, int8, int16, int32, int64, their unsigned forms, bool in "
+                        "native byte order)" % (name, cai["typestr"]))
     ptr, readonly = int(cai["data"][0]), bool(cai["data"][1])
     shape = tuple(int(d) for d in cai["shape"]) or (1,)
     strides = cai.get("strides")
@@ -436,22 +468,31 @@ def _device_array(obj, name):
     return _DeviceArray(ptr, dt, bshape, readonly)
 
 
-def _buffer_of(arr, name):
+def _buffer_of(arr, name, unsigned_ok=False):
     """The buffer a pointer argument addresses: the array itself when C-contiguous, else the span
     of storage from its first to its last element (1-D), as a view; bound without a copy. Returns
     (array to bind, dtype name, converted): an array in non-native byte order or with unaligned data
-    is bound as a native, aligned copy, and `converted` is the span the copy is written back into."""
+    is bound as a native, aligned copy, and `converted` is the span the copy is written back into.
+    Unsigned integer arrays only when `unsigned_ok` (kernels read through Triton's TTIR)."""
     import numpy as np
     dt = _dtype_table().get(arr.dtype)
     if dt is None and _is_bf16_name(arr.dtype.name) and arr.dtype.itemsize == 2:  # ml_dtypes.bfloat16
         arr, dt = arr.view(_bf16()), "bf16"
+    if dt is None and _fp8_name(arr.dtype.name) and arr.dtype.itemsize == 1:  # ml_dtypes float8
+        arr = arr.view(_fp8(_fp8_name(arr.dtype.name)))
+        dt = _FP8_NAMES[_fp8_name(arr.dtype.names[0])]
+    if arr.dtype.kind == "u" and dt is not None:
+        if not unsigned_ok:
+            raise TypeError("argument '%s': unsigned element type %s needs Triton's frontend (dtsim's .py reader has no "
+                            "unsigned integers; install triton, or pass a signed array)" % (name, arr.dtype.name))
     convert = False
     if dt is None and not arr.dtype.isnative:
         dt = _DTYPE_OF.get(arr.dtype.newbyteorder("="))
         convert = True
     if dt is None:
-        raise TypeError("argument '%s': element type %s is not supported (float16, bfloat16, float32, float64, int32, "
-                        "int64, bool)" % (name, arr.dtype.name))
+        raise TypeError("argument '%s': element type %s is not supported (float8_e4m3fn, float8_e5m2, float16, "
+                        "bfloat16, float32, float64, int8, int16, int32, int64, their unsigned forms, bool)"
+                        % (name, arr.dtype.name))
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if not arr.flags.c_contiguous:

@@ -188,7 +188,10 @@ class KernelEmitter {
   std::string cast(Scalar from, Scalar to, const std::string& v);
   std::string bitcast(Scalar from, Scalar to, const std::string& v);  // i32 <-> f32, i64 <-> f64
   void reject_unsupported(const std::vector<StmtP>& body);
-  std::string round_to(Scalar t, const std::string& v);  // f16/bf16 rounding of a float register
+  std::string round_to(Scalar t, const std::string& v);  // f16/bf16/fp8 rounding of a float register, i8/i16 wrap
+  std::string wrap_int(Scalar t, const std::string& v);  // an i32 register wrapped to i8/i16
+  std::string f32_to_fp8(Scalar t, const std::string& v);  // float register -> i8 bits (rn, satfinite)
+  std::string fp8_to_f32(Scalar t, const std::string& b);  // i8 bits -> float register (exact)
   std::string math(UnOp op, Scalar t, const std::string& x);
   std::string nan_minmax(bool is_max, Scalar t, const std::string& a, const std::string& b);
   std::string to_bool(Scalar t, const std::string& v);

@@ -28,8 +28,9 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
   std::function<void(const ExprP&)> expr = [&](const ExprP& e) {
     if (!e) return;
 
-    if (e->kind == ExprKind::Bitcast && (is_float(e->dtype) == is_float(e->args[0]->type.elem)) && e->dtype != e->args[0]->type.elem)
-      user_error(e->loc, "a bitcast between f16 and bf16 is not supported on the CUDA backend yet");
+    if (is_fp8(e->type.elem) && sm_version() < 89)
+      user_error(e->loc, std::string(scalar_name(e->type.elem)) + " values need sm_89 or newer on the CUDA backend (target " +
+                             (opt_.arch.empty() ? std::string("sm_90") : opt_.arch) + ")");
     for (const ExprP& a : e->args) expr(a);
   };
   for (const StmtP& s : body) {

@@ -6,12 +6,39 @@ namespace dtsim::nvvm {
 
 std::string KernelEmitter::constant(Scalar s, double f, int64_t i, bool from_float) {
   std::string lit = literal(s, f, i, from_float);
-  if (s == Scalar::F16 || s == Scalar::BF16) return round_to(s, lit);
+  if (s == Scalar::F16 || s == Scalar::BF16 || is_fp8(s)) return round_to(s, lit);
   return lit;
+}
+
+// fp8 <-> f32 by PTX (sm_89 and newer): cvt.rn.satfinite.{e4m3,e5m2}x2.f32 rounds to nearest even
+// and saturates finite overflow and infinities to the largest finite value (NaN stays NaN);
+// cvt.rn.f16x2.{e4m3,e5m2}x2 widens exactly. The x2 forms convert two values: ours is the low one.
+std::string KernelEmitter::f32_to_fp8(Scalar t, const std::string& v) {
+  const char* f = t == Scalar::F8E4M3 ? "e4m3x2" : "e5m2x2";
+  std::string h = op(std::string("call i16 asm \"cvt.rn.satfinite.") + f + ".f32 $0, $1, $2;\", \"=h,f,f\"(float 0.0, float " + v + ")");
+  return op("trunc i16 " + h + " to i8");
+}
+
+std::string KernelEmitter::fp8_to_f32(Scalar t, const std::string& b) {
+  const char* f = t == Scalar::F8E4M3 ? "e4m3x2" : "e5m2x2";
+  std::string w = op("zext i8 " + b + " to i16");
+  std::string h2 = op(std::string("call i32 asm \"cvt.rn.f16x2.") + f + " $0, $1;\", \"=r,h\"(i16 " + w + ")");
+  std::string h = op("bitcast i16 " + op("trunc i32 " + h2 + " to i16") + " to half");
+  return op("fpext half " + h + " to float");
+}
+
+// An i32 register wrapped to the width of i8/i16 (sign-extended back).
+std::string KernelEmitter::wrap_int(Scalar t, const std::string& v) {
+  std::string n = t == Scalar::I8 ? "i8" : "i16";
+  return op("sext " + n + " " + op("trunc i32 " + v + " to " + n) + " to i32");
 }
 
 std::string KernelEmitter::round_to(Scalar t, const std::string& v) {
   switch (t) {
+    case Scalar::I8:
+    case Scalar::I16: return wrap_int(t, v);
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return fp8_to_f32(t, f32_to_fp8(t, v));
     case Scalar::F16: {
       std::string h = op("fptrunc float " + v + " to half");
       return op("fpext half " + h + " to float");
@@ -45,15 +72,24 @@ std::string KernelEmitter::cast(Scalar from, Scalar to, const std::string& v) {
     if (is_int(to)) return op("zext i1 " + v + " to " + tt);
     return op("uitofp i1 " + v + " to " + tt);
   }
-  if (is_int(from) && is_int(to)) return op((from == Scalar::I32 ? "sext i32 " : "trunc i64 ") + v + " to " + tt);
+  if (is_int(from) && is_int(to)) {  // i8/i16/i32 registers are i32: widen or narrow, then wrap
+    std::string r = ft == tt ? v : op((ft == "i32" ? "sext i32 " : "trunc i64 ") + v + " to " + tt);
+    return is_narrow_int(to) ? wrap_int(to, r) : r;
+  }
   if (is_int(from)) {  // int -> float: round to nearest
     if (to == Scalar::F64) return op("sitofp " + ft + " " + v + " to double");
     return round_to(to, op("sitofp " + ft + " " + v + " to float"));
   }
   if (is_int(to)) {  // float -> int: PTX cvt.rzi truncates, saturates and maps NaN to 0
-    std::string ins = std::string("cvt.rzi.") + (to == Scalar::I32 ? "s32." : "s64.") + (from == Scalar::F64 ? "f64" : "f32");
-    std::string cons = std::string(to == Scalar::I32 ? "=r," : "=l,") + (from == Scalar::F64 ? "d" : "f");
-    return op("call " + tt + " asm \"" + ins + " $0, $1;\", \"" + cons + "\"(" + ft + " " + v + ")");
+    std::string ins = std::string("cvt.rzi.") + (to != Scalar::I64 ? "s32." : "s64.") + (from == Scalar::F64 ? "f64" : "f32");
+    std::string cons = std::string(to != Scalar::I64 ? "=r," : "=l,") + (from == Scalar::F64 ? "d" : "f");
+    std::string r = op("call " + tt + " asm \"" + ins + " $0, $1;\", \"" + cons + "\"(" + ft + " " + v + ")");
+    if (!is_narrow_int(to)) return r;
+    std::string hi = to == Scalar::I8 ? "127" : "32767", lo = to == Scalar::I8 ? "-128" : "-32768";  // saturate at i8/i16
+    std::string big = op("icmp sgt i32 " + r + ", " + hi);
+    r = op("select i1 " + big + ", i32 " + hi + ", i32 " + r);
+    std::string small = op("icmp slt i32 " + r + ", " + lo);
+    return op("select i1 " + small + ", i32 " + lo + ", i32 " + r);
   }
   if (to == Scalar::F64) return op("fpext float " + v + " to double");
   std::string f = from == Scalar::F64 ? op("fptrunc double " + v + " to float") : v;
@@ -62,6 +98,11 @@ std::string KernelEmitter::cast(Scalar from, Scalar to, const std::string& v) {
 
 std::string KernelEmitter::bitcast(Scalar from, Scalar to, const std::string& v) {
   if (from == to) return v;
+  if (reg_type(from) != mem_type(from) || reg_type(to) != mem_type(to)) {  // through the bits in memory form
+    std::string m = to_mem(from, v);
+    if (mem_type(from) != mem_type(to)) m = op("bitcast " + mem_type(from) + " " + m + " to " + mem_type(to));
+    return from_mem(to, m);
+  }
   return op("bitcast " + reg_type(from) + " " + v + " to " + reg_type(to));
 }
 
@@ -125,7 +166,7 @@ std::string KernelEmitter::unary(const Expr& e, const std::string& xin) {
   switch (e.uop) {
     case UnOp::Neg: {
       std::string x = cast(src, t, xin);
-      if (is_int(t)) return op("sub " + ty + " 0, " + x);
+      if (is_int(t)) return round_to(t, op("sub " + ty + " 0, " + x));
       return op("fsub " + ty + " " + literal(t, -0.0, 0, true) + ", " + x);
     }
     case UnOp::Not: {
@@ -137,7 +178,7 @@ std::string KernelEmitter::unary(const Expr& e, const std::string& xin) {
       if (is_int(t)) {
         std::string neg = op("icmp slt " + ty + " " + x + ", 0");
         std::string n = op("sub " + ty + " 0, " + x);
-        return op("select i1 " + neg + ", " + ty + " " + n + ", " + ty + " " + x);
+        return round_to(t, op("select i1 " + neg + ", " + ty + " " + n + ", " + ty + " " + x));
       }
       return math(UnOp::Abs, t, x);
     }
@@ -172,7 +213,7 @@ std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a,
     case BinOp::Sub: return ar("sub", "fsub");
     case BinOp::Mul: return ar("mul", "fmul");
     case BinOp::Div: return ar("sdiv", "fdiv");
-    case BinOp::FloorDiv: return op("sdiv " + ty + " " + a + ", " + b);
+    case BinOp::FloorDiv: return round_to(t, op("sdiv " + ty + " " + a + ", " + b));
     case BinOp::Mod:
       if (fl) {
         bool d = t == Scalar::F64;
@@ -185,9 +226,9 @@ std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a,
     case BinOp::Shl:
     case BinOp::Shr: {
       if (i1) return a;
-      int w = t == Scalar::I64 ? 63 : 31;
+      int w = t == Scalar::I64 ? 63 : 31;  // i8/i16: in their i32 registers, then wrapped (IR.h)
       std::string n = op("and " + ty + " " + b + ", " + std::to_string(w));
-      return op(std::string(o == BinOp::Shl ? "shl " : "ashr ") + ty + " " + a + ", " + n);
+      return round_to(t, op(std::string(o == BinOp::Shl ? "shl " : "ashr ") + ty + " " + a + ", " + n));
     }
     case BinOp::Lt: return cmp("slt", "ult", "olt");
     case BinOp::Le: return cmp("sle", "ule", "ole");
@@ -215,7 +256,7 @@ std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a,
     case BinOp::Cdiv: {
       std::string s = op("add " + ty + " " + a + ", " + b);
       std::string s1 = op("sub " + ty + " " + s + ", 1");
-      return op("sdiv " + ty + " " + s1 + ", " + b);
+      return round_to(t, op("sdiv " + ty + " " + s1 + ", " + b));
     }
   }
   return a;
@@ -259,6 +300,10 @@ std::string KernelEmitter::where(const Expr& e, const std::string& c, const std:
 std::string KernelEmitter::from_mem(Scalar s, const std::string& x) {
   switch (s) {
     case Scalar::I1: return op("icmp ne i8 " + x + ", 0");
+    case Scalar::I8: return op("sext i8 " + x + " to i32");
+    case Scalar::I16: return op("sext i16 " + x + " to i32");
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return fp8_to_f32(s, x);
     case Scalar::F16: {
       std::string h = op("bitcast i16 " + x + " to half");
       return op("fpext half " + h + " to float");
@@ -279,6 +324,10 @@ std::string KernelEmitter::from_mem(Scalar s, const std::string& x) {
 std::string KernelEmitter::to_mem(Scalar s, const std::string& v) {
   switch (s) {
     case Scalar::I1: return op("zext i1 " + v + " to i8");
+    case Scalar::I8: return op("trunc i32 " + v + " to i8");
+    case Scalar::I16: return op("trunc i32 " + v + " to i16");
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return f32_to_fp8(s, v);  // exact: the register holds an fp8 value
     case Scalar::F16: {
       std::string h = op("fptrunc float " + v + " to half");
       return op("bitcast half " + h + " to i16");

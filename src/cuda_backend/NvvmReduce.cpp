@@ -21,9 +21,13 @@ std::string KernelEmitter::shuffle_xor(Scalar vt, const std::string& v, int mask
     return op("or i64 " + l2 + ", " + op("shl i64 " + h2 + ", 32"));
   };
   switch (vt) {
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return op("call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float " + v + ", i32 " + m + ", i32 31)");
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32: return shfl32(v);
     case Scalar::I1: return op("icmp ne i32 " + shfl32(op("zext i1 " + v + " to i32")) + ", 0");
     case Scalar::I64: return shfl64(v);

@@ -10,8 +10,12 @@ std::string reg_type(Scalar s, bool ptr) {
   if (ptr) return mem_type(s) + " addrspace(1)*";
   switch (s) {
     case Scalar::I1: return "i1";
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32: return "i32";
     case Scalar::I64: return "i64";
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return "float";
@@ -22,7 +26,11 @@ std::string reg_type(Scalar s, bool ptr) {
 
 std::string mem_type(Scalar s) {
   switch (s) {
-    case Scalar::I1: return "i8";
+    case Scalar::I1:
+    case Scalar::I8:
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return "i8";
+    case Scalar::I16: return "i16";
     case Scalar::I32: return "i32";
     case Scalar::I64: return "i64";
     case Scalar::F16:
@@ -43,6 +51,10 @@ int smem_bytes(const Type& t) {
   if (t.ptr) return 8;
   switch (t.elem) {
     case Scalar::I1: return 1;
+    case Scalar::I8:
+    case Scalar::I16:
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2:
     case Scalar::I32:
     case Scalar::F16:
     case Scalar::BF16:
@@ -65,8 +77,12 @@ std::string float_hex(double v, bool as_float) {
 std::string literal(Scalar s, double f, int64_t i, bool from_float) {
   switch (s) {
     case Scalar::I1: return (from_float ? f != 0 : i != 0) ? "true" : "false";
+    case Scalar::I8: return std::to_string(static_cast<int8_t>(from_float ? static_cast<int64_t>(f) : i));
+    case Scalar::I16: return std::to_string(static_cast<int16_t>(from_float ? static_cast<int64_t>(f) : i));
     case Scalar::I32: return std::to_string(static_cast<int32_t>(from_float ? static_cast<int64_t>(f) : i));
     case Scalar::I64: return std::to_string(from_float ? static_cast<int64_t>(f) : i);
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return float_hex(from_float ? f : static_cast<double>(i), true);

@@ -10,11 +10,12 @@
 
 namespace dtsim::nvvm {
 
-// Register type of a value: i1 i32 i64; f16/bf16/f32 live as `float` (rounded to their type after
-// every op); f64 as `double`; pointers as `<mem type> addrspace(1)*`.
+// Register type of a value: i1 i32 i64; i8/i16 live as `i32` (sign-extended, wrapped to their width
+// after every op); fp8/f16/bf16/f32 live as `float` (rounded to their type after every op); f64 as
+// `double`; pointers as `<mem type> addrspace(1)*`.
 std::string reg_type(Scalar s, bool ptr = false);
 inline std::string reg_type(const Type& t) { return reg_type(t.elem, t.ptr); }
-// Type of one element in global memory: i1 -> i8, f16/bf16 -> i16 (bit patterns).
+// Type of one element in global memory: i1 -> i8, fp8 -> i8 and f16/bf16 -> i16 (bit patterns).
 std::string mem_type(Scalar s);
 // Type of one element in the shared-memory exchange buffer (pointers as i64, i1 as i8).
 std::string smem_type(const Type& t);

@@ -121,7 +121,11 @@ Tol tolerance(Scalar s) {
     case Scalar::F32: return {1e-4, 1e-5};
     case Scalar::F16: return {1e-2, 1e-3};
     case Scalar::BF16: return {2e-2, 1e-2};
+    case Scalar::F8E4M3: return {0.125, 1e-2};  // one rounding step: 2^-4 relative (e4m3), 2^-3 (e5m2)
+    case Scalar::F8E5M2: return {0.25, 1e-2};
     case Scalar::I1:
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32:
     case Scalar::I64: return {0, 0};
   }

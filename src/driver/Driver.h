@@ -79,7 +79,7 @@ class InputFiles {
   Buffer take(const std::string& name, const std::string& file, std::optional<Scalar> want, const NpyPoll& poll = {});
 
  private:
-  std::map<std::pair<std::string, bool>, NpyInfo> info_;  // (file, as bf16) -> header
+  std::map<std::pair<std::string, int>, NpyInfo> info_;  // (file, wanted type or -1) -> header
 };
 
 // A program on its way down the pass list, and the result of compile().

@@ -32,9 +32,9 @@ std::string param_type_str(const Param& p, const Shape& shape) {
 // ---- the --in files ----
 
 const NpyInfo& InputFiles::info(const std::string& file, std::optional<Scalar> want) {
-  bool bf16 = want && *want == Scalar::BF16;  // the only type `want` changes the reading of
-  auto it = info_.find({file, bf16});
-  if (it == info_.end()) it = info_.emplace(std::make_pair(file, bf16), read_npy_info(file, want)).first;
+  int key = want ? static_cast<int>(*want) : -1;  // `want` changes how bf16, fp8, i8 and i16 data are read
+  auto it = info_.find({file, key});
+  if (it == info_.end()) it = info_.emplace(std::make_pair(file, key), read_npy_info(file, want)).first;
   return it->second;
 }
 
@@ -108,7 +108,7 @@ BufferDecl parse_buf_spec(const std::string& name, const std::string& spec) {
   BufferDecl b;
   b.name = name;
   auto dt = parse_scalar(spec.substr(0, lb));
-  if (!dt) throw UserError(what + "unknown type '" + spec.substr(0, lb) + "' (expected i1, i32, i64, f16, bf16, f32 or f64)");
+  if (!dt) throw UserError(what + "unknown type '" + spec.substr(0, lb) + "' (expected i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32 or f64)");
   b.dtype = *dt;
   std::string dims = spec.substr(lb + 1, spec.size() - lb - 2);
   size_t p = 0;

@@ -60,8 +60,12 @@ double check_tolerance(Scalar dtype) {
     case Scalar::F32: return 1e-4;
     case Scalar::F16: return 1e-2;
     case Scalar::BF16: return 5e-2;
+    case Scalar::F8E4M3: return 0.125;
+    case Scalar::F8E5M2: return 0.25;
     case Scalar::F64: return 1e-9;
     case Scalar::I1:
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32:
     case Scalar::I64: return 0;
   }

@@ -30,12 +30,16 @@ double to_type(Scalar t, double v) {
     case Scalar::BF16: return round_float(v, 8, -125, 3.3895313892515355e38);
     case Scalar::F32: return static_cast<double>(static_cast<float>(v));
     case Scalar::F64: return v;
+    case Scalar::F8E4M3: return std::isnan(v) ? v : std::fmin(std::fmax(round_float(v, 4, -5, INFINITY), -448.0), 448.0);
+    case Scalar::F8E5M2: return std::isnan(v) ? v : std::fmin(std::fmax(round_float(v, 3, -13, INFINITY), -57344.0), 57344.0);
     case Scalar::I1: return v != 0 ? 1 : 0;
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32:
     case Scalar::I64: {
       if (std::isnan(v)) return 0;
-      double lo = t == Scalar::I32 ? -2147483648.0 : -9.2233720368547758e18, hi = t == Scalar::I32 ? 2147483647.0 : 9.2233720368547758e18;
-      return std::trunc(std::fmin(std::fmax(v, lo), hi));
+      double hi = t == Scalar::I8 ? 127.0 : t == Scalar::I16 ? 32767.0 : t == Scalar::I32 ? 2147483647.0 : 9.2233720368547758e18;
+      return std::trunc(std::fmin(std::fmax(v, -hi - 1), hi));
     }
   }
   return v;

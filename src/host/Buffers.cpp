@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace dtsim {
 
@@ -61,11 +62,61 @@ float bf16_to_f32(uint16_t h) {
   return f;
 }
 
+// ---- fp8 ----
+
+namespace {
+struct Fp8Format {
+  int mbits;       // explicit mantissa bits
+  int bias;
+  float max;       // largest finite value
+  bool has_inf;    // e5m2: exponent field all ones is inf (mantissa 0) or NaN
+};
+Fp8Format fp8_format(Scalar t) {
+  if (t == Scalar::F8E4M3) return {3, 7, 448.0f, false};
+  if (t == Scalar::F8E5M2) return {2, 15, 57344.0f, true};
+  internal_error("fp8", std::string("not an fp8 type: ") + scalar_name(t));
+}
+}  // namespace
+
+uint8_t f32_to_fp8(Scalar t, float f) {
+  Fp8Format F = fp8_format(t);
+  uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  if (f != f) return static_cast<uint8_t>(sign | 0x7f);
+  double a = std::fabs(static_cast<double>(f));
+  int emin = 1 - F.bias;  // exponent of the smallest normal
+  int e = a == 0 ? emin : std::max(std::ilogb(a), emin);
+  double q = std::ldexp(1.0, e - F.mbits);  // spacing of representable values at a's binade
+  double r = std::nearbyint(a / q) * q;     // to nearest, ties to even (a / q is exact)
+  if (r > F.max || std::isinf(a)) r = F.max;
+  if (r == 0) return sign;
+  int re = std::max(std::ilogb(r), emin);
+  uint32_t man = static_cast<uint32_t>(std::ldexp(r, F.mbits - re));  // with the implicit bit when normal
+  uint32_t efield = man >> F.mbits ? static_cast<uint32_t>(re + F.bias) : 0u;
+  return static_cast<uint8_t>(sign | (efield << F.mbits) | (man & ((1u << F.mbits) - 1u)));
+}
+
+float fp8_to_f32(Scalar t, uint8_t b) {
+  Fp8Format F = fp8_format(t);
+  bool neg = b & 0x80;
+  uint32_t efield = (b & 0x7f) >> F.mbits, man = b & ((1u << F.mbits) - 1u);
+  uint32_t emax = (1u << (7 - F.mbits)) - 1u;
+  float v;
+  if (F.has_inf && efield == emax) v = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else if (!F.has_inf && efield == emax && man == (1u << F.mbits) - 1u) v = std::numeric_limits<float>::quiet_NaN();
+  else if (efield == 0) v = std::ldexp(static_cast<float>(man), 1 - F.bias - F.mbits);
+  else v = std::ldexp(static_cast<float>(man | (1u << F.mbits)), static_cast<int>(efield) - F.bias - F.mbits);
+  return neg ? -v : v;
+}
+
 float round_to(Scalar t, float v) {
   switch (t) {
     case Scalar::F16: return f16_to_f32(f32_to_f16(v));
     case Scalar::BF16: return bf16_to_f32(f32_to_bf16(v));
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return fp8_to_f32(t, f32_to_fp8(t, v));
     case Scalar::I1:
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32:
     case Scalar::I64:
     case Scalar::F32:
@@ -80,6 +131,10 @@ float round_to(Scalar t, float v) {
 double Buffer::get(int64_t i) const {
   switch (dtype) {
     case Scalar::I1: return as<uint8_t>()[i] ? 1.0 : 0.0;
+    case Scalar::I8: return as<int8_t>()[i];
+    case Scalar::I16: return as<int16_t>()[i];
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return fp8_to_f32(dtype, as<uint8_t>()[i]);
     case Scalar::I32: return as<int32_t>()[i];
     case Scalar::I64: return static_cast<double>(as<int64_t>()[i]);
     case Scalar::F16: return f16_to_f32(as<uint16_t>()[i]);
@@ -93,6 +148,10 @@ double Buffer::get(int64_t i) const {
 void Buffer::set(int64_t i, double v) {
   switch (dtype) {
     case Scalar::I1: as<uint8_t>()[i] = v != 0; return;
+    case Scalar::I8: as<int8_t>()[i] = static_cast<int8_t>(wrap_to(dtype, static_cast<int64_t>(v))); return;
+    case Scalar::I16: as<int16_t>()[i] = static_cast<int16_t>(wrap_to(dtype, static_cast<int64_t>(v))); return;
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: as<uint8_t>()[i] = f32_to_fp8(dtype, static_cast<float>(v)); return;
     case Scalar::I32: as<int32_t>()[i] = static_cast<int32_t>(static_cast<int64_t>(v)); return;
     case Scalar::I64: as<int64_t>()[i] = static_cast<int64_t>(v); return;
     case Scalar::F16: as<uint16_t>()[i] = f32_to_f16(static_cast<float>(v)); return;

@@ -54,6 +54,18 @@ uint16_t f32_to_f16(float f);
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_bf16(float f);
 float bf16_to_f32(uint16_t h);
+// fp8 (F8E4M3: OCP E4M3 "fn", bias 7, no infinities, max 448, NaN S.1111.111; F8E5M2: bias 15,
+// IEEE-like with infinities, max 57344) <-> f32. To fp8: round to nearest even; a finite value
+// beyond the largest finite one, or an infinity, saturates to it (PTX cvt.rn.satfinite, as Triton
+// on the GPU); NaN stays NaN (S.1111.111). From fp8: exact.
+uint8_t f32_to_fp8(Scalar t, float f);
+float fp8_to_f32(Scalar t, uint8_t b);
+// Wraps an integer to the width of `t` (two's complement, sign-extended: i8, i16; identity for wider).
+inline int64_t wrap_to(Scalar t, int64_t v) {
+  if (t == Scalar::I8) return static_cast<int8_t>(static_cast<uint8_t>(v));
+  if (t == Scalar::I16) return static_cast<int16_t>(static_cast<uint16_t>(v));
+  return v;
+}
 // Rounds a float to the precision of `t` (identity for f32/f64 and integers).
 float round_to(Scalar t, float v);
 

@@ -152,6 +152,7 @@ struct FileType {
   bool bf16_from_u2 = false;
   bool bf16_from_f4 = false;
   bool bool_from_u1 = false;
+  bool fp8_from_f4 = false;  // f32 values rounded to the fp8 type `stored`
 };
 
 FileType file_type(const std::string& path, const std::string& descr, std::optional<Scalar> want) {
@@ -162,8 +163,15 @@ FileType file_type(const std::string& path, const std::string& descr, std::optio
   if (order != '<' && order != '|' && order != '=')
     npy_error(path, "unsupported dtype '" + descr + "'");
   bool bf16 = want && *want == Scalar::BF16;
+  bool fp8 = want && is_fp8(*want);
   if (code == "f2") return {Scalar::F16, 2};
+  if (code == "f4" && fp8) return FileType{*want, 4, false, false, false, true};
   if (code == "f4") return bf16 ? FileType{Scalar::BF16, 4, false, true} : FileType{Scalar::F32, 4};
+  if (code == "i1") return {Scalar::I8, 1};
+  if (code == "i2") return {Scalar::I16, 2};
+  // Unsigned data for a signless buffer: the same bits (uint8 for i8 or fp8 bit patterns, uint16 for i16).
+  if (code == "u1" && want && (*want == Scalar::I8 || fp8)) return {*want, 1};
+  if (code == "u2" && want && *want == Scalar::I16) return {Scalar::I16, 2};
   if (code == "f8") return {Scalar::F64, 8};
   if (code == "i4") return {Scalar::I32, 4};
   if (code == "i8") return {Scalar::I64, 8};
@@ -171,12 +179,16 @@ FileType file_type(const std::string& path, const std::string& descr, std::optio
   if (code == "u1") return {Scalar::I1, 1, false, false, true};
   if (code == "u2" && bf16) return {Scalar::BF16, 2, true};
   npy_error(path, "unsupported dtype '" + descr +
-                      "' (supported: <f2 <f4 <f8 <i4 <i8 |b1 |u1, and <u2 holding bf16 bit patterns)");
+                      "' (supported: <f2 <f4 <f8 |i1 <i2 <i4 <i8 |b1 |u1, <u2 for i16 buffers or holding bf16 bit patterns)");
 }
 
 std::string descr_of(Scalar s) {
   switch (s) {
     case Scalar::I1: return "|b1";
+    case Scalar::I8: return "|i1";
+    case Scalar::I16: return "<i2";
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return "<f4";  // numpy has no fp8: written as f32 (exact)
     case Scalar::I32: return "<i4";
     case Scalar::I64: return "<i8";
     case Scalar::F16: return "<f2";
@@ -278,7 +290,13 @@ Buffer empty_buffer(const Layout& l, const std::string& name) {
 // Converts `count` file elements at `src` (element `first` of the array on) into `b.bytes`, which
 // already has room for them.
 void convert(const Layout& l, const char* src, int64_t first, int64_t count, Buffer& b, const std::string& path) {
-  if (l.ft.bf16_from_f4) {
+  if (l.ft.fp8_from_f4) {
+    for (int64_t i = 0; i < count; ++i) {
+      float f;
+      std::memcpy(&f, src + i * 4, 4);
+      b.as<uint8_t>()[first + i] = f32_to_fp8(l.ft.stored, f);
+    }
+  } else if (l.ft.bf16_from_f4) {
     for (int64_t i = 0; i < count; ++i) {
       float f;
       std::memcpy(&f, src + i * 4, 4);
@@ -360,7 +378,7 @@ Buffer read_npy(const std::string& path, const std::string& name, std::optional<
     int64_t count = std::min(per_piece, l.numel - first);
     size_t n = static_cast<size_t>(count) * static_cast<size_t>(l.ft.bytes);
     b.bytes.resize(static_cast<size_t>(first + count) * static_cast<size_t>(scalar_bytes(l.ft.stored)));
-    bool direct = !l.ft.bf16_from_f4 && !l.ft.bool_from_u1;
+    bool direct = !l.ft.bf16_from_f4 && !l.ft.bool_from_u1 && !l.ft.fp8_from_f4;
     char* dst = direct ? reinterpret_cast<char*>(b.bytes.data()) + static_cast<size_t>(first) * static_cast<size_t>(l.ft.bytes)
                        : (piece.resize(n), piece.data());
     if (std::fread(dst, 1, n, f) != n) npy_error(path, std::ferror(f) ? "read failed" : "truncated data (the file shrank while being read)");
@@ -398,13 +416,14 @@ OutputContent npy_content(const Buffer& b) {
     for (size_t k = 0; k < (v2 ? 4u : 2u); ++k) head += static_cast<char>((len >> (8 * k)) & 0xff);
     head += header;
     put(head.data(), head.size());
-    if (b.dtype == Scalar::BF16) {  // widened to <f4 a piece at a time
+    if (b.dtype == Scalar::BF16 || is_fp8(b.dtype)) {  // widened to <f4 a piece at a time
       std::vector<float> piece;
       constexpr int64_t kPiece = int64_t(1) << 20;
       for (int64_t i = 0; i < b.numel(); i += kPiece) {
         int64_t n = std::min(kPiece, b.numel() - i);
         piece.resize(static_cast<size_t>(n));
-        for (int64_t j = 0; j < n; ++j) piece[static_cast<size_t>(j)] = bf16_to_f32(b.as<uint16_t>()[i + j]);
+        for (int64_t j = 0; j < n; ++j)
+          piece[static_cast<size_t>(j)] = b.dtype == Scalar::BF16 ? bf16_to_f32(b.as<uint16_t>()[i + j]) : fp8_to_f32(b.dtype, b.as<uint8_t>()[i + j]);
         put(reinterpret_cast<const char*>(piece.data()), static_cast<size_t>(n) * 4);
       }
     } else {

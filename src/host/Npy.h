@@ -10,8 +10,10 @@
 
 namespace dtsim {
 
-// Reads `path`; dtype from the header (<f2 -> f16, <f4, <f8, <i4, <i8, |b1; bf16 stored as <u2 is
-// read only when `want` is BF16). UserError "path: error: ..." on a missing, truncated or malformed
+// Reads `path`; dtype from the header (<f2 -> f16, <f4, <f8, |i1 -> i8, <i2 -> i16, <i4, <i8, |b1;
+// bf16 stored as <u2 or <f4 is read only when `want` is BF16; fp8 from <f4 (rounded) or |u1 bit
+// patterns when `want` is an fp8 type; |u1 as i8 and <u2 as i16 (the same bits) when `want` is that
+// type, |u1 as i1 otherwise). UserError "path: error: ..." on a missing, truncated or malformed
 // file, or an unsupported dtype.
 // The data is read a piece (8 MiB) at a time; `poll`, when given, is called before each piece and
 // may throw (host/Interrupt.h's WorkStopped) to stop the read of a huge file. A FIFO or device is

@@ -244,10 +244,13 @@ template <class T> inline T un_elem(UnOp op, T v) {
   return v;
 }
 
-// f16/bf16 rounding of a float-stored result of type `t` (identity otherwise).
+// Narrowing of a result of type `t` held in wider storage (identity otherwise): f16/bf16/fp8
+// rounding of a float-stored value, i8/i16 wraparound of an int32-stored one.
 template <class T> inline T round_elem(T v, Scalar t) {
   if constexpr (std::is_same_v<T, float>) {
     if (is_half(t)) return round_to(t, v);
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    if (is_narrow_int(t)) return static_cast<int32_t>(wrap_to(t, v));
   }
   return v;
 }

@@ -20,8 +20,12 @@ inline size_t storage_of(Scalar s, bool ptr) {
   if (ptr) return 2;
   switch (s) {
     case Scalar::I1: return 0;
+    case Scalar::I8:
+    case Scalar::I16:
     case Scalar::I32: return 1;
     case Scalar::I64: return 2;
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return 3;
@@ -29,7 +33,11 @@ inline size_t storage_of(Scalar s, bool ptr) {
   }
   return 0;
 }
-inline bool is_half(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
+// Float types kept in float storage and rounded to their precision after every op (f16, bf16, fp8).
+inline bool is_half(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16 || is_fp8(s); }
+// Types kept in wider storage and narrowed after every op: the is_half floats, and i8/i16 in int32
+// storage, wrapped (sign-extended from their width).
+inline bool is_narrow(Scalar s) { return is_half(s) || is_narrow_int(s); }
 
 Value alloc(const Type& t);  // contents uninitialized
 // `out` made a tile of type `rt`, keeping its storage when it already is one (the *_into forms
@@ -53,6 +61,26 @@ template <class D, class S> inline D conv_elem(S x) {
   } else {
     return static_cast<D>(x);
   }
+}
+// conv_elem to type `to` held in storage D, narrowed to `to`: floats rounded (f16, bf16, fp8);
+// i8/i16 from integers wrapped, from floats truncated and saturated at their own range.
+template <class D, class S> inline D conv_to(S x, Scalar to) {
+  if constexpr (std::is_same_v<D, int32_t>) {
+    if (is_narrow_int(to)) {
+      if constexpr (std::is_floating_point_v<S>) {
+        const S hi = to == Scalar::I8 ? S(127) : S(32767), lo = -hi - S(1);
+        if (x != x) return 0;
+        if (x <= lo) return static_cast<int32_t>(lo);
+        if (x >= hi) return static_cast<int32_t>(hi);
+        return static_cast<int32_t>(x);
+      } else {
+        return static_cast<int32_t>(wrap_to(to, static_cast<int64_t>(x)));
+      }
+    }
+  } else if constexpr (std::is_same_v<D, float>) {
+    if (is_half(to)) return round_to(to, conv_elem<float>(x));
+  }
+  return conv_elem<D>(x);
 }
 // A copy of `v` converted to element type `to` (cast semantics; f16/bf16 rounded).
 Value convert(const Value& v, Scalar to);

@@ -16,10 +16,10 @@ constexpr size_t kMaxLeaves = 16;
 
 template <BinOp OP, class T> void f_arith(const FInstr& I, const void* const* in, const int64_t* st, void* o, int64_t n) {
   SourceLoc loc = I.loc;
-  if constexpr (std::is_same_v<T, float>) {
-    if (is_half(I.rt)) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t>) {
+    if (is_narrow(I.rt)) {
       Scalar rt = I.rt;
-      return zip2<T, T>(in[0], st[0], in[1], st[1], o, n, [=](T x, T y) { return round_to(rt, bin_elem<T>(OP, x, y, loc)); });
+      return zip2<T, T>(in[0], st[0], in[1], st[1], o, n, [=](T x, T y) { return round_elem<T>(bin_elem<T>(OP, x, y, loc), rt); });
     }
   }
   zip2<T, T>(in[0], st[0], in[1], st[1], o, n, [=](T x, T y) { return bin_elem<T>(OP, x, y, loc); });
@@ -30,21 +30,19 @@ template <BinOp OP, class T> void f_cmp(const FInstr&, const void* const* in, co
 }
 
 template <UnOp OP, class T> void f_un(const FInstr& I, const void* const* in, const int64_t* st, void* o, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (is_half(I.rt)) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t>) {
+    if (is_narrow(I.rt)) {
       Scalar rt = I.rt;
-      return zip1<T, T>(in[0], st[0], o, n, [=](T x) { return round_to(rt, un_elem<T>(OP, x)); });
+      return zip1<T, T>(in[0], st[0], o, n, [=](T x) { return round_elem<T>(un_elem<T>(OP, x), rt); });
     }
   }
   zip1<T, T>(in[0], st[0], o, n, [](T x) { return un_elem<T>(OP, x); });
 }
 
 template <class S, class D> void f_cvt(const FInstr& I, const void* const* in, const int64_t* st, void* o, int64_t n) {
-  if constexpr (std::is_same_v<D, float>) {
-    if (I.round) {
-      Scalar rt = I.rt;
-      return zip1<S, D>(in[0], st[0], o, n, [=](S x) { return round_to(rt, conv_elem<D>(x)); });
-    }
+  if (I.round) {
+    Scalar rt = I.rt;
+    return zip1<S, D>(in[0], st[0], o, n, [=](S x) { return conv_to<D>(x, rt); });
   }
   zip1<S, D>(in[0], st[0], o, n, [](S x) { return conv_elem<D>(x); });
 }
@@ -125,8 +123,7 @@ bool elementwise(const TNode& n) {
     case ExprKind::Binary: {
       if (e.args[0]->type.ptr || e.args[1]->type.ptr) return false;
       Scalar ct = binary_ct(e);
-      bool is_float = ct == Scalar::F16 || ct == Scalar::BF16 || ct == Scalar::F32 || ct == Scalar::F64;
-      return is_float || !int_division(e.bop);  // integer division can fault: never inlined
+      return is_float(ct) || !int_division(e.bop);  // integer division can fault: never inlined
     }
     case ExprKind::Where: return true;
     case ExprKind::Cast: return !e.args[0]->type.ptr;
@@ -203,7 +200,7 @@ struct Builder {
     int r = compile(k);
     const Type& t = k.e->type;
     if (t.elem == ct) return r;
-    return emit(cvt_fn(storage_of(t.elem, false), storage_of(ct, false)), {r, 0, 0}, 1, ct, is_half(ct), k.e->loc);
+    return emit(cvt_fn(storage_of(t.elem, false), storage_of(ct, false)), {r, 0, 0}, 1, ct, is_narrow(ct), k.e->loc);
   }
   // The value of `k` as it is.
   int value(const TNode& k) {
@@ -235,7 +232,7 @@ struct Builder {
         const Type& from = e.args[0]->type;
         int x = value(*n.kids[0]);
         if (from.elem == e.dtype) return x;
-        return emit(cvt_fn(storage_of(from.elem, false), storage_of(e.dtype, false)), {x, 0, 0}, 1, e.dtype, is_half(e.dtype), e.loc);
+        return emit(cvt_fn(storage_of(from.elem, false), storage_of(e.dtype, false)), {x, 0, 0}, 1, e.dtype, is_narrow(e.dtype), e.loc);
       }
       case ExprKind::Const:
       case ExprKind::Var:

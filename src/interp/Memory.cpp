@@ -328,6 +328,10 @@ void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, in
 // Element codecs per buffer type: storage in the buffer (S) and in a Value (T).
 template <Scalar E> struct Codec;
 template <> struct Codec<Scalar::I1> { using S = uint8_t; using T = uint8_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
+template <> struct Codec<Scalar::I8> { using S = int8_t; using T = int32_t; static T dec(S x) { return x; } static S enc(T x) { return static_cast<S>(x); } };
+template <> struct Codec<Scalar::I16> { using S = int16_t; using T = int32_t; static T dec(S x) { return x; } static S enc(T x) { return static_cast<S>(x); } };
+template <> struct Codec<Scalar::F8E4M3> { using S = uint8_t; using T = float; static T dec(S x) { return fp8_to_f32(Scalar::F8E4M3, x); } static S enc(T x) { return f32_to_fp8(Scalar::F8E4M3, x); } };
+template <> struct Codec<Scalar::F8E5M2> { using S = uint8_t; using T = float; static T dec(S x) { return fp8_to_f32(Scalar::F8E5M2, x); } static S enc(T x) { return f32_to_fp8(Scalar::F8E5M2, x); } };
 template <> struct Codec<Scalar::I32> { using S = int32_t; using T = int32_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
 template <> struct Codec<Scalar::I64> { using S = int64_t; using T = int64_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
 template <> struct Codec<Scalar::F16> { using S = uint16_t; using T = float; static T dec(S x) { return f16_to_f32(x); } static S enc(T x) { return f32_to_f16(x); } };
@@ -338,6 +342,10 @@ template <> struct Codec<Scalar::F64> { using S = double; using T = double; stat
 template <class F> decltype(auto) with_codec(Scalar s, F&& f) {
   switch (s) {
     case Scalar::I1: return f(Codec<Scalar::I1>{});
+    case Scalar::I8: return f(Codec<Scalar::I8>{});
+    case Scalar::I16: return f(Codec<Scalar::I16>{});
+    case Scalar::F8E4M3: return f(Codec<Scalar::F8E4M3>{});
+    case Scalar::F8E5M2: return f(Codec<Scalar::F8E5M2>{});
     case Scalar::I32: return f(Codec<Scalar::I32>{});
     case Scalar::I64: return f(Codec<Scalar::I64>{});
     case Scalar::F16: return f(Codec<Scalar::F16>{});
@@ -987,7 +995,7 @@ const void* load_range_view(Ctx& c, const Expr& e, int bi, int64_t base, const V
   if (bi < 0 || bi >= static_cast<int>(bs->list.size())) return nullptr;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
   const Type& rt = e.type;
-  if (rt.ptr || B.dtype != rt.elem || is_half(rt.elem) || rt.elem == Scalar::I1) return nullptr;
+  if (rt.ptr || B.dtype != rt.elem || is_narrow(rt.elem) || rt.elem == Scalar::I1) return nullptr;
   if (other && (other->type.ptr || other->type.elem != rt.elem)) return nullptr;
   int64_t total = rt.numel();
   Checks ck = checks_for(c, bi);
@@ -1002,7 +1010,7 @@ bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem
   Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   if (!c.fast || total <= 0 || bi < 0 || bi >= static_cast<int>(bs->list.size())) return false;
   Buffer& B = bs->list[static_cast<size_t>(bi)];
-  if (B.dtype != elem || is_half(elem) || (mask && numel(*mask) != total)) return false;
+  if (B.dtype != elem || is_narrow(elem) || (mask && numel(*mask) != total)) return false;
   int64_t live = total;
   if (mask || prefix >= 0) {
     live = prefix >= 0 ? prefix : prefix_len(data<uint8_t>(*mask), total);

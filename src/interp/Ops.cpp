@@ -15,12 +15,14 @@ XShape to_xshape(const Shape& s) {
   return x;
 }
 
+// Narrows every element of `v` (storage T) to type `t` (round_elem): f16/bf16/fp8 rounding, i8/i16
+// wraparound; nothing for other types.
 template <class T> void round_half(Value& v, Scalar t) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (!is_half(t)) return;
-    float* p = data<float>(v);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t>) {
+    if (!is_narrow(t)) return;
+    T* p = data<T>(v);
     int64_t n = numel(v);
-    for (int64_t i = 0; i < n; ++i) p[i] = round_to(t, p[i]);
+    for (int64_t i = 0; i < n; ++i) p[i] = round_elem<T>(p[i], t);
   }
 }
 
@@ -113,10 +115,9 @@ Value scalar_value(Scalar t, double f, int64_t i, bool from_float) {
   Value v = alloc(Type{t, false, {}});
   with_storage(storage_of(t, false), [&](auto tag) {
     using T = decltype(tag);
-    data<T>(v)[0] = from_float ? conv_elem<T>(f) : conv_elem<T>(i);
+    data<T>(v)[0] = from_float ? conv_to<T>(f, t) : conv_to<T>(i, t);
     return 0;
   });
-  if (t == Scalar::F16 || t == Scalar::BF16) data<float>(v)[0] = round_to(t, data<float>(v)[0]);
   return v;
 }
 
@@ -126,8 +127,8 @@ void convert_into(Value& out, const Value& v, Scalar to) {
     using S = decltype(stag);
     return with_storage(storage_of(to, false), [&](auto dtag) {
       using D = decltype(dtag);
-      map1<D, S>(out, v, rt, [](S x) { return conv_elem<D>(x); });
-      if (is_half(to) && v.type.elem != to) round_half<D>(out, to);
+      if (is_narrow(to) && v.type.elem != to) map1<D, S>(out, v, rt, [to](S x) { return conv_to<D>(x, to); });
+      else map1<D, S>(out, v, rt, [](S x) { return conv_elem<D>(x); });
       return 0;
     });
   });
@@ -369,33 +370,64 @@ Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt) {
   return out;
 }
 
-// ---- bitcasts: i32 <-> f32, i64 <-> f64, f16 <-> bf16 (f16/bf16 are stored as f32 values) ----
+// ---- bitcasts between types of one width (i8 <-> fp8, i16 <-> f16/bf16, f16 <-> bf16, fp8 <-> fp8,
+// i32 <-> f32, i64 <-> f64): every element's bits in its type, from its storage and back ----
+
+namespace {
+uint64_t elem_bits(const Value& x, int64_t i) {
+  Scalar t = x.type.elem;
+  switch (t) {
+    case Scalar::I8: return static_cast<uint8_t>(data<int32_t>(x)[i]);
+    case Scalar::I16: return static_cast<uint16_t>(data<int32_t>(x)[i]);
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return f32_to_fp8(t, data<float>(x)[i]);
+    case Scalar::F16: return f32_to_f16(data<float>(x)[i]);
+    case Scalar::BF16: return f32_to_bf16(data<float>(x)[i]);
+    case Scalar::I32: return static_cast<uint32_t>(data<int32_t>(x)[i]);
+    case Scalar::F32: {
+      uint32_t u;
+      std::memcpy(&u, &data<float>(x)[i], 4);
+      return u;
+    }
+    case Scalar::I64: return static_cast<uint64_t>(data<int64_t>(x)[i]);
+    case Scalar::F64: {
+      uint64_t u;
+      std::memcpy(&u, &data<double>(x)[i], 8);
+      return u;
+    }
+    case Scalar::I1: break;
+  }
+  internal_error("Interp", "bitcast of i1");
+}
+void put_bits(Value& out, int64_t i, uint64_t u) {
+  Scalar t = out.type.elem;
+  switch (t) {
+    case Scalar::I8: data<int32_t>(out)[i] = static_cast<int8_t>(static_cast<uint8_t>(u)); return;
+    case Scalar::I16: data<int32_t>(out)[i] = static_cast<int16_t>(static_cast<uint16_t>(u)); return;
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: data<float>(out)[i] = fp8_to_f32(t, static_cast<uint8_t>(u)); return;
+    case Scalar::F16: data<float>(out)[i] = f16_to_f32(static_cast<uint16_t>(u)); return;
+    case Scalar::BF16: data<float>(out)[i] = bf16_to_f32(static_cast<uint16_t>(u)); return;
+    case Scalar::I32: data<int32_t>(out)[i] = static_cast<int32_t>(static_cast<uint32_t>(u)); return;
+    case Scalar::F32: {
+      uint32_t v = static_cast<uint32_t>(u);
+      std::memcpy(&data<float>(out)[i], &v, 4);
+      return;
+    }
+    case Scalar::I64: data<int64_t>(out)[i] = static_cast<int64_t>(u); return;
+    case Scalar::F64: std::memcpy(&data<double>(out)[i], &u, 8); return;
+    case Scalar::I1: break;
+  }
+  internal_error("Interp", "bitcast to i1");
+}
+}  // namespace
 
 Value bitcast_op(const Value& x, Scalar to) {
-  Scalar from = x.type.elem;
+  if (x.type.elem == to) return x;
+  if (scalar_bytes(x.type.elem) != scalar_bytes(to)) internal_error("Interp", "bitcast between types of different widths");
   Value out = alloc(Type{to, false, x.type.shape});
   int64_t n = numel(x);
-  auto bits = [](auto v, auto& r) { std::memcpy(&r, &v, sizeof(r)); };
-  if (from == to) {
-    out = x;
-  } else if (is_half(from) && is_half(to)) {
-    const float* px = data<float>(x);
-    float* po = data<float>(out);
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t h = from == Scalar::F16 ? f32_to_f16(px[i]) : f32_to_bf16(px[i]);
-      po[i] = to == Scalar::F16 ? f16_to_f32(h) : bf16_to_f32(h);
-    }
-  } else if (from == Scalar::F32 && to == Scalar::I32) {
-    for (int64_t i = 0; i < n; ++i) bits(data<float>(x)[i], data<int32_t>(out)[i]);
-  } else if (from == Scalar::I32 && to == Scalar::F32) {
-    for (int64_t i = 0; i < n; ++i) bits(data<int32_t>(x)[i], data<float>(out)[i]);
-  } else if (from == Scalar::F64 && to == Scalar::I64) {
-    for (int64_t i = 0; i < n; ++i) bits(data<double>(x)[i], data<int64_t>(out)[i]);
-  } else if (from == Scalar::I64 && to == Scalar::F64) {
-    for (int64_t i = 0; i < n; ++i) bits(data<int64_t>(x)[i], data<double>(out)[i]);
-  } else {
-    internal_error("Interp", "bitcast between types of different widths");
-  }
+  for (int64_t i = 0; i < n; ++i) put_bits(out, i, elem_bits(x, i));
   return out;
 }
 

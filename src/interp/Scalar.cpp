@@ -119,8 +119,7 @@ Sv where(Ctx& c, const Expr& e) {
 Raw const_raw(Scalar t, const Expr& x) {
   return with_storage(storage_of(t, false), [&](auto tag) {
     using T = decltype(tag);
-    T v = x.is_float ? conv_elem<T>(x.fval) : conv_elem<T>(x.ival);
-    return rmake<T>(round_elem<T>(v, t));
+    return rmake<T>(x.is_float ? conv_to<T>(x.fval, t) : conv_to<T>(x.ival, t));
   });
 }
 
@@ -129,9 +128,7 @@ Raw convert_raw(Raw r, const Type& from, Scalar to) {
     using S = decltype(stag);
     return with_storage(storage_of(to, false), [&](auto dtag) {
       using D = decltype(dtag);
-      D d = conv_elem<D>(rget<S>(r));
-      if (is_half(to) && from.elem != to) d = round_elem<D>(d, to);
-      return rmake<D>(d);
+      return rmake<D>(is_narrow(to) && from.elem != to ? conv_to<D>(rget<S>(r), to) : conv_elem<D>(rget<S>(r)));
     });
   });
 }
@@ -266,8 +263,7 @@ Sv nprog_fn(Ctx& c, const SNode& n) { return Sv{rmake<int32_t>(static_cast<int32
 
 template <class S, class D> Sv cvt_fn(Ctx& c, const SNode& n) {
   Sv v = run_node(c, n.a);
-  D d = conv_elem<D>(rget<S>(v.r));
-  if (is_half(n.t.elem) && n.from.elem != n.t.elem) d = round_elem<D>(d, n.t.elem);
+  D d = is_narrow(n.t.elem) && n.from.elem != n.t.elem ? conv_to<D>(rget<S>(v.r), n.t.elem) : conv_elem<D>(rget<S>(v.r));
   return Sv{rmake<D>(d), -1};
 }
 
@@ -658,7 +654,7 @@ void ScalarProgram::view_slots(const Kernel& k) {
       if (!t || t->e->kind != ExprKind::Load || !t->kids[0] || !t->kids[0]->affine || sl < 0 || static_cast<size_t>(sl) >= ns) continue;
       const Type& ty = t->e->type;
       size_t u = static_cast<size_t>(sl);
-      if (assigns[u] != 1 || reads[u] == 0 || !(k.slot_types[u] == ty) || ty.ptr || ty.shape.empty() || is_half(ty.elem) || ty.elem == Scalar::I1) continue;
+      if (assigns[u] != 1 || reads[u] == 0 || !(k.slot_types[u] == ty) || ty.ptr || ty.shape.empty() || is_narrow(ty.elem) || ty.elem == Scalar::I1) continue;
       int got = 0;
       for (size_t j = i + 1; j < body.size() && got < reads[u]; ++j) {
         const Stmt& q = *body[j];

@@ -92,7 +92,9 @@ std::optional<Scalar> op_result_elem(TypeRule rule, Scalar t) {
       if (is_float(t)) return std::nullopt;
       return t;
     case TypeRule::ToBool: return Scalar::I1;
-    case TypeRule::SumAcc: return t == Scalar::I1 ? Scalar::I32 : (t == Scalar::F16 || t == Scalar::BF16) ? Scalar::F32 : t;
+    case TypeRule::SumAcc:
+      if (t == Scalar::I1 || is_narrow_int(t)) return Scalar::I32;
+      return (is_fp8(t) || t == Scalar::F16 || t == Scalar::BF16) ? Scalar::F32 : t;
     case TypeRule::Keep: return t;
     case TypeRule::Index: return Scalar::I32;
   }

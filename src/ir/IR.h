@@ -15,8 +15,11 @@
 //   of rank 1-3 whose extents are powers of two (1 included) and whose size is at most 2^20 elements.
 //   Shapes are known once constexpr parameters are bound; runtime scalars never change a shape.
 //
-// Element types. i1 (bool), i32, i64, f16, bf16, f32, f64, and pointers to each (`*f32`). A pointer
-//   value designates an element of one named global buffer; pointer arithmetic is in elements.
+// Element types. i1 (bool), i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32, f64, and pointers to
+//   each (`*f32`). Integers are signed (unsigned data lives in the integer of its width; frontends
+//   emulate unsigned ops). f8e4m3 is OCP E4M3 "fn" (bias 7, no infinities, max 448, NaN S.1111.111);
+//   f8e5m2 is E5M2 (bias 15, infinities, max 57344). A pointer value designates an element of one
+//   named global buffer; pointer arithmetic is in elements.
 //
 // Broadcasting. Binary ops, where, load/store operands broadcast with numpy rules: shapes are aligned
 //   at the right, each pair of extents must be equal or one of them 1; scalars broadcast to any shape.
@@ -25,8 +28,9 @@
 //   * A numeric literal is *weak*: it takes the type of the other operand when that operand is of the
 //     same category (int literal with any int/float type -> that type; float literal with a float type
 //     -> that type). A float literal with an integer operand gives f32. Two literals: i32 / f32.
-//   * Otherwise: float beats int; among floats the wider wins (f16 with bf16 gives f32); among ints
-//     the wider wins (i1 < i32 < i64). Arithmetic on i1 operands is done in i32.
+//   * Otherwise: float beats int; among floats the wider wins (fp8 < f16 < bf16 < f32 < f64; f16 with
+//     bf16 gives f32, f8e4m3 with f8e5m2 f16, fp8 with bf16 f32); among ints the wider wins
+//     (i1 < i8 < i16 < i32 < i64). Arithmetic on i1 operands is done in i32.
 //   * Pointer + integer -> pointer (same element type); pointer - integer likewise. Nothing else on
 //     pointers except where(), comparisons ==/!= and load/store.
 //
@@ -34,22 +38,26 @@
 //   toward zero (C semantics, as Triton on the GPU): -7 // 2 == -3, -7 % 2 == -1. Integer division or
 //   remainder by zero is a runtime fault. `/` always divides as floats: ints are converted to f32.
 //   `//` on floats is an error; `%` on floats is fmod (sign of the dividend). cdiv(a, b) = (a+b-1)//b
-//   for positive operands. Shifts `<<`, `>>` (arithmetic for signed) use the shift count mod width.
+//   for positive operands. Shifts `<<`, `>>` (arithmetic for signed) use the shift count mod width;
+//   i8/i16 ops are computed in i32 (shifts: count mod 32) and wrapped to their width after every op.
 //
 // Floating point. f32/f64 ops are IEEE-754 round-to-nearest-even, no flush-to-zero, no FMA
-//   contraction of separate ops. f16 and bf16 ops compute in f32 and round the result to the storage
-//   type (round-to-nearest-even) after every op; for + - * / this equals a native f16/bf16 op. Math
+//   contraction of separate ops. f16, bf16 and fp8 ops compute in f32 and round the result to the
+//   storage type (round-to-nearest-even) after every op; for + - * / this equals a native f16/bf16 op.
+//   Rounding to fp8 saturates: a finite value beyond the largest finite one, or an infinity, gives the
+//   largest finite value of its sign (PTX cvt.rn.satfinite, as Triton on the GPU); NaN stays NaN. Math
 //   functions (the Math rows of the op tables: exp ... cbrt, pow, atan2, hypot) take floats (ints are
 //   converted to f32), compute f16/bf16 in f32 and round back; results may differ from the correctly
 //   rounded value between executors by up to 1e-5 relative in f32 (the differential tester's
 //   tolerance; the CUDA backend's f32 exp and exp2 use the GPU's approximate 2^x, the others
 //   libdevice, whose f32 functions are within 4 ulp of the correctly rounded value).
 //   round() rounds halves away from zero, rint() to even. minimum/maximum propagate NaN.
-//   Casts: float -> int truncates toward zero and saturates, NaN -> 0; int -> float rounds to nearest;
-//   anything -> i1 is `!= 0`; i1 -> number is 0 or 1. bitcast(x, t) reinterprets the bits of a
-//   number as another type of the same width (i32 <-> f32, i64 <-> f64).
+//   Casts: float -> int truncates toward zero and saturates at the target's range, NaN -> 0; int ->
+//   int wraps to the target's width; int -> float rounds to nearest; anything -> i1 is `!= 0`; i1 ->
+//   number is 0 or 1. bitcast(x, t) reinterprets the bits of a number as another type of the same
+//   width (i8 <-> f8e4m3/f8e5m2, i16 <-> f16/bf16, i32 <-> f32, i64 <-> f64, f16 <-> bf16, fp8 <-> fp8).
 //
-// Reductions (sum max min argmax argmin xor_sum reduce_or) remove one axis. sum of i1/i32 gives i32, of i64 gives i64,
+// Reductions (sum max min argmax argmin xor_sum reduce_or) remove one axis. sum of i1/i8/i16/i32 gives i32, of i64 gives i64,
 //   of any float accumulates and returns f32 (f64 for f64). max/min keep the type and propagate NaN.
 //   argmax/argmin give i32: the smallest index among the extremal values. xor_sum and reduce_or take
 //   integers or i1 and keep the type. reduce(x, axis, (a, b) -> f) and associative_scan(x, axis,
@@ -63,7 +71,7 @@
 //   round after every step. Executors may combine in another order (a tree): results may differ by
 //   rounding.
 //
-// dot(a, b, acc): a [M,K], b [K,N] of one float type; products and the sum are f32 (f64 for f64
+// dot(a, b, acc): a [M,K], b [K,N] of one float type (or two fp8 types); products and the sum are f32 (f64 for f64
 //   inputs); acc (optional, [M,N] f32) is added. Result [M,N] f32. No tf32 unless asked. As for
 //   reductions, the order of the sum is not specified, and a product may be added without rounding it
 //   first (fused multiply-add, as tensor cores and FMA units do): results may differ by rounding.
@@ -121,8 +129,12 @@ namespace dtsim {
 
 #define DT_FOR_EACH_SCALAR(X) \
   X(I1, "i1", 1)              \
+  X(I8, "i8", 1)              \
+  X(I16, "i16", 2)            \
   X(I32, "i32", 4)            \
   X(I64, "i64", 8)            \
+  X(F8E4M3, "f8e4m3", 1)      \
+  X(F8E5M2, "f8e5m2", 1)      \
   X(F16, "f16", 2)            \
   X(BF16, "bf16", 2)          \
   X(F32, "f32", 4)            \
@@ -137,8 +149,13 @@ enum class Scalar : uint8_t {
 const char* scalar_name(Scalar s);
 int scalar_bytes(Scalar s);
 std::optional<Scalar> parse_scalar(const std::string& s);
-inline bool is_float(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16 || s == Scalar::F32 || s == Scalar::F64; }
-inline bool is_int(Scalar s) { return s == Scalar::I1 || s == Scalar::I32 || s == Scalar::I64; }
+inline bool is_fp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
+inline bool is_float(Scalar s) {
+  return is_fp8(s) || s == Scalar::F16 || s == Scalar::BF16 || s == Scalar::F32 || s == Scalar::F64;
+}
+inline bool is_int(Scalar s) { return s == Scalar::I1 || s == Scalar::I8 || s == Scalar::I16 || s == Scalar::I32 || s == Scalar::I64; }
+// Integers narrower than i32 (kept in 32 bits by executors that compute in i32 and wrap).
+inline bool is_narrow_int(Scalar s) { return s == Scalar::I8 || s == Scalar::I16; }
 
 using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& s);

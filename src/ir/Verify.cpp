@@ -11,12 +11,16 @@ namespace {
 int promotion_rank(Scalar s) {
   switch (s) {
     case Scalar::I1: return 0;
-    case Scalar::I32: return 1;
-    case Scalar::I64: return 2;
-    case Scalar::F16: return 3;
-    case Scalar::BF16: return 3;
-    case Scalar::F32: return 4;
-    case Scalar::F64: return 5;
+    case Scalar::I8: return 1;
+    case Scalar::I16: return 2;
+    case Scalar::I32: return 3;
+    case Scalar::I64: return 4;
+    case Scalar::F8E4M3: return 5;
+    case Scalar::F8E5M2: return 5;
+    case Scalar::F16: return 6;
+    case Scalar::BF16: return 7;
+    case Scalar::F32: return 8;
+    case Scalar::F64: return 9;
   }
   return 0;
 }
@@ -35,6 +39,8 @@ Scalar promote_operands(const Expr& a, const Expr& b) {
   if (wb && !wa) return promote_operands(b, a);
   if (x == y) return x;
   if ((x == Scalar::F16 && y == Scalar::BF16) || (x == Scalar::BF16 && y == Scalar::F16)) return Scalar::F32;
+  if (is_fp8(x) && is_fp8(y)) return Scalar::F16;  // e4m3 with e5m2 (as Triton)
+  if ((is_fp8(x) && y == Scalar::BF16) || (x == Scalar::BF16 && is_fp8(y))) return Scalar::F32;
   return promotion_rank(x) >= promotion_rank(y) ? x : y;
 }
 
@@ -193,6 +199,8 @@ class Verifier {
         if (s.first == p.name) user_error(p.loc, "parameter " + q(p.name) + " is declared twice");
       Type t{p.dtype, p.kind == ParamKind::Pointer, {}};
       if (p.kind == ParamKind::Constexpr && is_float(p.dtype)) user_error(p.loc, "a constexpr parameter must be an integer");
+      if (p.kind == ParamKind::Scalar && is_fp8(p.dtype))
+        user_error(p.loc, std::string("a scalar parameter cannot be ") + scalar_name(p.dtype) + " (pass a pointer, or an f32 to convert)");
       p.slot = declare(p.name, t);
     }
     // Shapes, grid and defaults may only use scalar parameters; check them by evaluation.
@@ -366,9 +374,10 @@ class Verifier {
         no_ptr(e->args[0], "a bitcast");
         Scalar from = e->args[0]->type.elem;
         if (from == Scalar::I1 || e->dtype == Scalar::I1 || scalar_bytes(from) != scalar_bytes(e->dtype) ||
-            (from != e->dtype && is_float(from) == is_float(e->dtype) && scalar_bytes(from) != 2))
+            (from != e->dtype && is_float(from) == is_float(e->dtype) && scalar_bytes(from) > 2))
           user_error(e->loc, std::string("bitcast from ") + scalar_name(from) + " to " + scalar_name(e->dtype) +
-                                 " is not supported (same-width integer/float pairs: i32 <-> f32, i64 <-> f64, f16 <-> bf16)");
+                                 " is not supported (same-width pairs: i8 <-> f8e4m3/f8e5m2, i16 <-> f16/bf16, i32 <-> f32, "
+                                 "i64 <-> f64, f16 <-> bf16, f8e4m3 <-> f8e5m2)");
         e->type = Type{e->dtype, false, e->args[0]->type.shape};
         return;
       }
@@ -433,8 +442,8 @@ class Verifier {
         infer(a); infer(b); infer(c);
         if (a->type.rank() != 2 || b->type.rank() != 2 || a->type.ptr || b->type.ptr)
           user_error(e->loc, "dot() needs two 2-D tiles, got " + a->type.str() + " and " + b->type.str());
-        if (!is_float(a->type.elem) || a->type.elem != b->type.elem)
-          user_error(e->loc, "dot() needs float tiles of one type, got " + a->type.str() + " and " + b->type.str());
+        if (!is_float(a->type.elem) || (a->type.elem != b->type.elem && !(is_fp8(a->type.elem) && is_fp8(b->type.elem))))
+          user_error(e->loc, "dot() needs float tiles of one type (or two fp8 types), got " + a->type.str() + " and " + b->type.str());
         if (a->type.shape[1] != b->type.shape[0])
           user_error(e->loc, "dot(): inner extents differ: " + a->type.str() + " @ " + b->type.str());
         if (e->tf32 && a->type.elem != Scalar::F32)
@@ -688,6 +697,8 @@ ScalarValue parse_value(const Param& p, const std::string& text) {
   long long v = std::strtoll(s, &end, 0);
   if (end == s || *end || errno) throw UserError("bad value '" + text + "' for " + std::string(scalar_name(p.dtype)) + " parameter '" + p.name + "' (expected an integer)");
   if (p.dtype == Scalar::I32 && (v < INT32_MIN || v > INT32_MAX)) throw UserError("value " + text + " does not fit i32 parameter '" + p.name + "'");
+  if (p.dtype == Scalar::I16 && (v < INT16_MIN || v > INT16_MAX)) throw UserError("value " + text + " does not fit i16 parameter '" + p.name + "'");
+  if (p.dtype == Scalar::I8 && (v < INT8_MIN || v > INT8_MAX)) throw UserError("value " + text + " does not fit i8 parameter '" + p.name + "'");
   return ScalarValue::of_int(v, p.dtype);
 }
 

@@ -19,12 +19,16 @@ const std::map<std::string, Scalar>& dtype_names() {
   static const std::map<std::string, Scalar> m = {
       {"float16", Scalar::F16}, {"bfloat16", Scalar::BF16}, {"float32", Scalar::F32}, {"float64", Scalar::F64},
       {"int32", Scalar::I32},   {"int64", Scalar::I64},     {"int1", Scalar::I1},     {"fp16", Scalar::F16},
-      {"bf16", Scalar::BF16},   {"fp32", Scalar::F32},      {"fp64", Scalar::F64}};
+      {"bf16", Scalar::BF16},   {"fp32", Scalar::F32},      {"fp64", Scalar::F64},      {"int8", Scalar::I8},
+      {"int16", Scalar::I16},   {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2}, {"fp8e4nv", Scalar::F8E4M3},
+      {"fp8e5", Scalar::F8E5M2}};
   return m;
 }
+// Unsigned dtypes would need unsigned division, shifts, comparisons and conversions on the signless
+// storage types; the reader has no unsigned values, so they are refused (Triton's TTIR keeps them:
+// python -m dtsim runs such kernels through it).
 bool unsupported_dtype(const std::string& n) {
-  static const std::set<std::string> s = {"int8", "int16", "uint8", "uint16", "uint32", "uint64", "float8e4nv", "float8e5",
-                                          "float8e4b15", "float8e4b8", "float8e5b16", "void"};
+  static const std::set<std::string> s = {"uint8", "uint16", "uint32", "uint64", "float8e4b15", "float8e4b8", "float8e5b16", "void"};
   return s.count(n) > 0;
 }
 

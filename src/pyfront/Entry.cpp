@@ -27,7 +27,8 @@ Val parse_arg_value(const std::string& text, const std::string& name) {
     if (text.rfind(p, 0) == 0) {
       static const std::map<std::string, Scalar> dt = {{"float16", Scalar::F16}, {"bfloat16", Scalar::BF16}, {"float32", Scalar::F32},
                                                        {"float64", Scalar::F64}, {"int32", Scalar::I32},   {"int64", Scalar::I64},
-                                                       {"int1", Scalar::I1}};
+                                                       {"int1", Scalar::I1},     {"int8", Scalar::I8},      {"int16", Scalar::I16},
+                                                       {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2}};
       auto it = dt.find(text.substr(std::string(p).size()));
       if (it == dt.end()) throw UserError("--arg " + name + "=" + text + ": unknown dtype");
       return Val::of_dtype(it->second);

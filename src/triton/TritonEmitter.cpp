@@ -48,6 +48,10 @@ std::string py_name(const std::string& n) { return reserved_names().count(n) ? n
 const char* tl_type(Scalar s) {
   switch (s) {
     case Scalar::I1: return "tl.int1";
+    case Scalar::I8: return "tl.int8";
+    case Scalar::I16: return "tl.int16";
+    case Scalar::F8E4M3: return "tl.float8e4nv";
+    case Scalar::F8E5M2: return "tl.float8e5";
     case Scalar::I32: return "tl.int32";
     case Scalar::I64: return "tl.int64";
     case Scalar::F16: return "tl.float16";
@@ -296,6 +300,7 @@ class KernelWriter {
 
   Py unary(const Expr& e) {
     const ExprP& x = e.args[0];
+    if (is_fp8(e.type.elem) && !e.type.ptr) return through_f32(e);
     switch (e.uop) {
       case UnOp::Neg: return {"-" + arith(x, kUnary, e.type.elem), kUnary};
       case UnOp::Not:
@@ -336,10 +341,26 @@ class KernelWriter {
     return {"?"};
   }
 
+  // `e` (an fp8 op) computed in f32 and rounded back, the IR's fp8 semantics, spelled as Triton
+  // converts: its operands widened with .to(tl.float32), the result narrowed with .to(fp8).
+  Py through_f32(const Expr& e) {
+    ExprP wide = std::make_shared<Expr>(e);
+    wide->type.elem = Scalar::F32;
+    for (ExprP& x : wide->args) {
+      ExprP c = make_cast(x, Scalar::F32, x->loc);
+      c->type = Type{Scalar::F32, false, x->type.shape};
+      x = c;
+    }
+    ExprP back = make_cast(wide, e.type.elem, e.loc);
+    back->type = e.type;
+    return expr(back);
+  }
+
   Py binary(const Expr& e) {
     const ExprP& a = e.args[0];
     const ExprP& b = e.args[1];
     Scalar r = e.type.elem;
+    if (is_fp8(r) && !e.type.ptr && !binop_is_compare(e.bop) && e.bop != BinOp::LAnd && e.bop != BinOp::LOr) return through_f32(e);
     auto infix = [&](int p) {
       int left = p == kCompare ? p + 1 : p;
       return Py{arith(a, left, r) + " " + binop_name(e.bop) + " " + arith(b, p + 1, r), p};
@@ -356,6 +377,11 @@ class KernelWriter {
       case BinOp::Xor: return infix(kBitXor);
       case BinOp::Shl:
       case BinOp::Shr: {
+        if (is_narrow_int(r)) {  // computed in 32 bits (count mod 32), then wrapped (IR.h)
+          std::string count = b->kind == ExprKind::Const && !b->is_float ? std::to_string(b->ival & 31)
+                                                                         : "(" + operand(b, kAtom) + ".to(tl.int32) & 31)";
+          return {"(" + operand(a, kAtom) + ".to(tl.int32) " + binop_name(e.bop) + " " + count + ").to(" + tl_type(r) + ")", kAtom};
+        }
         int w = int_width(r);
         bool in_range = b->kind == ExprKind::Const && !b->is_float && b->ival >= 0 && b->ival < w;
         std::string count = in_range ? arith(b, kShift + 1, r) : "(" + arith(b, kBitAnd, r) + " & " + std::to_string(w - 1) + ")";

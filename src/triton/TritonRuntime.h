@@ -7,9 +7,11 @@
 namespace dtsim {
 
 inline constexpr const char* kTritonRuntime = R"PY(
-_TORCH_DTYPES = {"i1": torch.bool, "i32": torch.int32, "i64": torch.int64, "f16": torch.float16,
+_TORCH_DTYPES = {"i1": torch.bool, "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
+                 "f8e4m3": getattr(torch, "float8_e4m3fn", None), "f8e5m2": getattr(torch, "float8_e5m2", None), "f16": torch.float16,
                  "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
-_FLOATS = ("f16", "bf16", "f32", "f64")
+_FLOATS = ("f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64")
+_NARROW = ("f8e4m3", "f8e5m2", "bf16")  # kept as f32 on the host until they become tensors
 _M64 = (1 << 64) - 1
 
 
@@ -61,16 +63,16 @@ def random_data(name, dtype, shape, seed=0):
     elif dtype == "i1":
         arr = out != 0
     else:
-        arr = out.astype(np.int32 if dtype == "i32" else np.int64)
+        arr = out.astype({"i8": np.int8, "i16": np.int16, "i32": np.int32}.get(dtype, np.int64))
     if n and not np.any(_as_f32(arr, dtype) != 0):
         arr[0] = 1
     return arr.reshape(shape)
 
 
 def _as_f32(arr, dtype):
-    """bf16 data is kept as f32 on the host; the zero test must see the bf16-rounded values."""
-    if dtype == "bf16":
-        return torch.from_numpy(np.ascontiguousarray(arr)).to(torch.bfloat16).float().numpy()
+    """bf16 and fp8 data are kept as f32 on the host; the zero test must see the rounded values."""
+    if dtype in _NARROW:
+        return torch.from_numpy(np.ascontiguousarray(arr)).to(_TORCH_DTYPES[dtype]).float().numpy()
     return arr
 
 
@@ -142,7 +144,7 @@ def _fmt(v):
 def summary_line(name, dtype, t):
     """The line `dtsim run` prints for a buffer: type, shape, checksum, first values."""
     a = t.detach().cpu()
-    if a.dtype in (torch.float16, torch.bfloat16):
+    if a.dtype in (torch.float16, torch.bfloat16, _TORCH_DTYPES["f8e4m3"], _TORCH_DTYPES["f8e5m2"]):
         a = a.float()
     a = a.numpy().reshape(-1).astype(np.float64)
     total = float(np.cumsum(a)[-1]) if a.size else 0.0
@@ -153,7 +155,7 @@ def summary_line(name, dtype, t):
 
 def _write_npy(path, t, dtype):
     a = t.detach().cpu()
-    if dtype == "bf16":
+    if dtype in _NARROW:
         a = a.float()
     tmp = f"{path}.tmp-{os.getpid()}"
     try:

@@ -218,13 +218,14 @@ class Lowerer {
       if (comma != std::string::npos) e = e.substr(0, comma);
       if (e.rfind("tensor<", 0) == 0) user_error(cur_loc_, "block pointers (tl.make_block_ptr) are not supported yet");
     }
-    static const std::map<std::string, Scalar> names = {{"i1", Scalar::I1},   {"i32", Scalar::I32}, {"i64", Scalar::I64},
-                                                        {"f16", Scalar::F16}, {"bf16", Scalar::BF16}, {"f32", Scalar::F32},
-                                                        {"f64", Scalar::F64}};
+    static const std::map<std::string, Scalar> names = {{"i1", Scalar::I1},   {"i8", Scalar::I8},   {"i16", Scalar::I16},
+                                                        {"i32", Scalar::I32}, {"i64", Scalar::I64}, {"f8E4M3FN", Scalar::F8E4M3},
+                                                        {"f8E5M2", Scalar::F8E5M2}, {"f16", Scalar::F16}, {"bf16", Scalar::BF16},
+                                                        {"f32", Scalar::F32}, {"f64", Scalar::F64}};
     auto it = names.find(e);
     if (it == names.end()) {
       if (e.rfind("!tt.tensordesc", 0) == 0) user_error(cur_loc_, "tensor descriptors are not supported yet");
-      user_error(cur_loc_, "element type " + q(e) + " is not supported yet (i1, i32, i64, f16, bf16, f32, f64)");
+      user_error(cur_loc_, "element type " + q(e) + " is not supported yet (i1, i8, i16, i32, i64, f8E4M3FN, f8E5M2, f16, bf16, f32, f64)");
     }
     t.elem = it->second;
     return t;
@@ -566,6 +567,10 @@ class Lowerer {
   ExprP literal(const std::string& lit, const VType& t) {
     Scalar s = t.elem;
     if (lit == "true" || lit == "false") return typed_const(0, lit == "true", s);
+    if (lit.rfind("0x", 0) == 0 && is_fp8(s)) {  // the bit pattern, reinterpreted
+      int64_t bits = static_cast<int8_t>(static_cast<uint8_t>(std::stoull(lit.substr(2), nullptr, 16)));
+      return make_bitcast(typed_const(0, bits, Scalar::I8), s, cur_loc_);
+    }
     if (lit.rfind("0x", 0) == 0 && is_float(s)) {
       uint64_t bits = std::stoull(lit.substr(2), nullptr, 16);
       double v = 0;
@@ -578,6 +583,8 @@ class Lowerer {
     if (is_float(s)) return typed_const(std::stod(lit), 0, s);
     int64_t i = lit.rfind("0x", 0) == 0 ? static_cast<int64_t>(std::stoull(lit.substr(2), nullptr, 16)) : std::stoll(lit);
     if (s == Scalar::I32) i = static_cast<int32_t>(i);
+    if (s == Scalar::I16) i = static_cast<int16_t>(i);
+    if (s == Scalar::I8) i = static_cast<int8_t>(i);
     return typed_const(0, i, s);
   }
   static double half_to_double(uint16_t h) {
@@ -732,7 +739,11 @@ class Lowerer {
         int bits = scalar_bytes(from.elem) * 8;
         x = make_binary(BinOp::And, make_cast(x, Scalar::I64, cur_loc_), typed_const(0, (int64_t{1} << bits) - 1, Scalar::I64), cur_loc_);
       }
-      if (n == "arith.fptoui") user_error(cur_loc_, "float to unsigned conversion is not supported yet");
+      if (n == "arith.fptoui") {
+        // through the next wider signed type, whose low bits are the unsigned result
+        if (to.elem == Scalar::I64) user_error(cur_loc_, "float to unsigned 64-bit conversion is not supported yet");
+        if (to.elem != Scalar::I1) x = make_cast(x, to.elem == Scalar::I32 ? Scalar::I64 : Scalar::I32, cur_loc_);
+      }
       define(res(), make_cast(x, to.elem, cur_loc_), to, true, cur_loc_);
       return;
     }
@@ -1079,6 +1090,8 @@ class Lowerer {
     return attrs.substr(b, attrs.find('"', b) - b);
   }
   VType type_of_arg(const std::string& ssa) { return lookup(ssa).t; }
+  // The sign bit of an integer type as a value of that type (-2^(bits-1)).
+  static int64_t sign_bit(Scalar t) { return t == Scalar::I64 ? INT64_MIN : -(int64_t{1} << (scalar_bytes(t) * 8 - 1)); }
   VType type_of_expr(const std::vector<std::string>& v, const VType& t) { return v.empty() ? t : lookup(v[0]).t.elem == t.elem ? t : t; }
 
   ExprP compare(const std::string& pred, ExprP a, ExprP b, const VType& t) {
@@ -1090,7 +1103,7 @@ class Lowerer {
     if (!is_f && (pred == "ult" || pred == "ule" || pred == "ugt" || pred == "uge")) {
       // unsigned: compare as signed after flipping the sign bit
       if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned comparison of i1 is not supported");
-      int64_t sign = t.elem == Scalar::I32 ? static_cast<int64_t>(INT32_MIN) : INT64_MIN;
+      int64_t sign = sign_bit(t.elem);
       a = make_binary(BinOp::Xor, a, typed_const(0, sign, t.elem), cur_loc_);
       b = make_binary(BinOp::Xor, b, typed_const(0, sign, t.elem), cur_loc_);
       return make_binary(ops.at(pred), a, b, cur_loc_);
@@ -1576,11 +1589,13 @@ class Lowerer {
     Scalar it = t.elem;
     auto k = [&](int64_t x, Scalar s) { return typed_const(0, x, s); };
     ExprP e;
+    const int bits = scalar_bytes(it) * 8;
+    const int64_t low = it == Scalar::I64 ? -1 : (int64_t{1} << bits) - 1;  // the zero-extension mask
     if (n == "arith.shrui") {
-      if (it == Scalar::I32) {
-        ExprP wide = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
-        e = make_cast(make_binary(BinOp::Shr, wide, make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(31, Scalar::I64), cur_loc_), cur_loc_),
-                      Scalar::I32, cur_loc_);
+      if (it != Scalar::I64) {
+        ExprP wide = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
+        e = make_cast(make_binary(BinOp::Shr, wide, make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(bits - 1, Scalar::I64), cur_loc_), cur_loc_),
+                      it, cur_loc_);
       } else {  // (a >> s) & (((1 << (63 - s)) << 1) - 1), s taken mod 64
         std::string sv = var_name("shift");
         out_->push_back(make_assign(sv, make_binary(BinOp::And, b, k(63, it), cur_loc_), cur_loc_));
@@ -1591,22 +1606,22 @@ class Lowerer {
         e = make_binary(BinOp::And, make_binary(BinOp::Shr, a, make_var(sv, cur_loc_), cur_loc_), keep, cur_loc_);
       }
     } else if (n == "tt.mulhiui") {  // the high half of the 64-bit product of zero-extended operands
-      if (it != Scalar::I32) user_error(cur_loc_, "tl.umulhi of 64-bit integers is not supported yet");
-      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
-      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
+      if (it == Scalar::I64) user_error(cur_loc_, "tl.umulhi of 64-bit integers is not supported yet");
+      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
+      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       ExprP prod = make_binary(BinOp::Mul, wa, wb, cur_loc_);  // wraps past 2^63: the shift below is then arithmetic
-      ExprP hi = make_binary(BinOp::And, make_binary(BinOp::Shr, prod, k(32, Scalar::I64), cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
-      e = make_cast(hi, Scalar::I32, cur_loc_);
+      ExprP hi = make_binary(BinOp::And, make_binary(BinOp::Shr, prod, k(bits, Scalar::I64), cur_loc_), k(low, Scalar::I64), cur_loc_);
+      e = make_cast(hi, it, cur_loc_);
     } else if (n == "arith.divui" || n == "arith.remui") {
-      if (it != Scalar::I32) user_error(cur_loc_, "unsigned 64-bit division is not supported yet");
-      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
-      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(0xffffffffLL, Scalar::I64), cur_loc_);
-      e = make_cast(make_binary(n == "arith.divui" ? BinOp::FloorDiv : BinOp::Mod, wa, wb, cur_loc_), Scalar::I32, cur_loc_);
+      if (it == Scalar::I64) user_error(cur_loc_, "unsigned 64-bit division is not supported yet");
+      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
+      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
+      e = make_cast(make_binary(n == "arith.divui" ? BinOp::FloorDiv : BinOp::Mod, wa, wb, cur_loc_), it, cur_loc_);
     } else {
       std::string va = var_name("umm_a"), vb = var_name("umm_b");
       out_->push_back(make_assign(va, a, cur_loc_));
       out_->push_back(make_assign(vb, b, cur_loc_));
-      int64_t sign = it == Scalar::I32 ? static_cast<int64_t>(INT32_MIN) : INT64_MIN;
+      int64_t sign = sign_bit(it);
       ExprP lt = make_binary(BinOp::Lt, make_binary(BinOp::Xor, make_var(va, cur_loc_), k(sign, it), cur_loc_),
                              make_binary(BinOp::Xor, make_var(vb, cur_loc_), k(sign, it), cur_loc_), cur_loc_);
       bool mx = n == "arith.maxui";

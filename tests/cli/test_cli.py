@@ -38,7 +38,7 @@ def tmp(name):
 
 # ---- .npy by hand ----
 def write_npy(path, descr, shape, values, fortran=False, version=1, big=False):
-    fmt = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "?", ">f4": "f"}[descr]
+    fmt = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "?", ">f4": "f", "|i1": "b", "<i2": "h", "|u1": "B"}[descr]
     shape_s = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
     header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape_s)
     lenb = 2 if version == 1 else 4
@@ -62,7 +62,7 @@ def read_npy(path):
     descr = re.search(r"'descr': '([^']+)'", header).group(1)
     check("'fortran_order': False" in header, f"{path}: fortran order")
     shape = tuple(int(x) for x in re.search(r"'shape': \(([^)]*)\)", header).group(1).replace(",", " ").split())
-    fmt = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "?", "<f2": "e"}[descr]
+    fmt = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "?", "<f2": "e", "|i1": "b", "<i2": "h"}[descr]
     n = math.prod(shape)
     size = struct.calcsize("<" + fmt)
     check(len(data) - start == n * size, f"{path}: {len(data) - start} data bytes for {n} elements")
@@ -369,6 +369,92 @@ def case_emit_layouts():
     r = dtsim("emit", "--layouts", "--arch", "foo", "examples/add.tile", "-o", out_file)
     check(r.returncode == 2 and "'--arch' expects a GPU target" in r.stderr and not os.path.exists(out_file),
           "a bad --arch is not a usage error, or left a file", r)
+
+
+def f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def fp8_values(mbits, bias, has_inf):
+    """Every finite non-negative value of an fp8 format, by its definition, in bit-pattern order."""
+    out = []
+    for p in range(128):
+        e, m = p >> mbits, p & ((1 << mbits) - 1)
+        if e == (1 << (7 - mbits)) - 1 and (has_inf or m == (1 << mbits) - 1):
+            break
+        out.append(m * 2.0 ** (1 - bias - mbits) if e == 0 else (m + (1 << mbits)) * 2.0 ** (e - bias - mbits))
+    return out
+
+
+E4M3, E5M2 = fp8_values(3, 7, False), fp8_values(2, 15, True)
+
+
+def fp8_bits(v, table):
+    """The pattern of v rounded to nearest (ties to the even pattern), saturating at the largest value."""
+    a = min(abs(v), table[-1])
+    p = min(range(len(table)), key=lambda i: (abs(table[i] - a), i % 2))
+    return p | (0x80 if math.copysign(1, v) < 0 else 0)
+
+
+def fp8(v, table):
+    b = fp8_bits(v, table)
+    return math.copysign(table[b & 0x7F], -1 if b & 0x80 else 1)
+
+
+def wrap(v, bits):
+    return (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+
+
+def tdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def case_narrow_types():
+    # examples/narrow_types.tile on chosen inputs, every output against a reference computed here
+    # from the formats' definitions; and the default run's summary against its golden text.
+    n = 1000
+    x = [f32(((i * 37) % 200 - 100) / 97.0) for i in range(n)]
+    x[0], x[1], x[2] = 0.9, -0.8, 0.0  # beyond 448 / 57344 after scaling: saturation
+    b = [(i * 11) % 256 - 128 for i in range(n)]
+    h = [(i * 4099) % 65536 - 32768 for i in range(n)]
+    write_npy(tmp("x.npy"), "<f4", [n], x)
+    write_npy(tmp("b.npy"), "|i1", [n], b)
+    write_npy(tmp("h.npy"), "<i2", [n], h)
+    wv = [f32(((i * 53) % 256 - 128) / 100.0) for i in range(1024)]
+    write_npy(tmp("w.npy"), "<f4", [1024], wv)
+    outs = ["y8", "y16", "e4", "e5", "bits", "r", "c"]
+    args = ["run", "examples/narrow_types.tile", "--arg", f"n={n}", "--in", "x=" + tmp("x.npy"), "--in", "b=" + tmp("b.npy"),
+            "--in", "h=" + tmp("h.npy"), "--in", "w=" + tmp("w.npy")]
+    for o in outs:
+        args += ["--out", f"{o}={tmp(o + '.npy')}"]
+    r = dtsim(*args)
+    check(r.returncode == 0 and "sanitizer: all: no findings" in r.stdout, "narrow_types.tile did not run clean", r)
+    got = {o: read_npy(tmp(o + ".npy")) for o in outs}
+    check(got["y8"][0] == "|i1" and got["y16"][0] == "<i2" and got["e4"][0] == "<f4", f"dtypes {[got[o][0] for o in outs]}")
+    q = [fp8(f32(v * 600.0), E4M3) for v in x]
+    p = [fp8(f32(v * 70000.0), E5M2) for v in x]
+    want = {
+        "y8": [wrap(i * 40 + 7, 8) for i in b],
+        "y16": [wrap(j * 5000 + i, 16) for i, j in zip(b, h)],
+        "e4": [fp8(2 * v, E4M3) for v in q],
+        "e5": [fp8(v * 0.5, E5M2) for v in p],
+        "bits": [wrap(fp8_bits(v, E4M3) ^ 1, 8) for v in q],
+        "r": [f32(f32(f32(f32(qv + pv) + (i >> 1)) + tdiv(j, 3)) + tdiv(wrap(i * 100, 8), 7)) for qv, pv, i, j in zip(q, p, b, h)],
+    }
+    for o, w in want.items():
+        bad = [k for k, (g, e) in enumerate(zip(got[o][2], w)) if g != e]
+        check(not bad, f"{o}: element {bad[:1]} is {[got[o][2][k] for k in bad[:3]]}, expected {[w[k] for k in bad[:3]]}")
+    a = [[fp8(f32(wv[i * 32 + k] * 8.0), E4M3) for k in range(32)] for i in range(16)]
+    bm = [[fp8(f32(wv[512 + k * 16 + j] * 4.0), E5M2) for j in range(16)] for k in range(32)]
+    c = [sum(a[i][k] * bm[k][j] for k in range(32)) for i in range(16) for j in range(16)]  # products exact in f32
+    bad = [k for k, (g, e) in enumerate(zip(got["c"][2], c)) if abs(g - e) > 1e-6 * max(1.0, abs(e))]
+    check(got["c"][1] == (16, 16) and not bad, f"c: element {bad[:1]} is {[got['c'][2][k] for k in bad[:3]]}, expected {[c[k] for k in bad[:3]]}")
+    r = dtsim("run", "examples/narrow_types.tile")
+    check(r.returncode == 0, "the default run failed", r)
+    with open(os.path.join(SRC, "tests", "golden", "run", "narrow_types.expected")) as f:
+        golden = f.read()
+    check(r.stdout == golden, f"the default run's output differs from tests/golden/run/narrow_types.expected:\n{r.stdout}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -19,7 +19,8 @@ import tempfile
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 EX = os.path.join(ROOT, "examples", "triton")
 
-_CODES = {"f32": ("<f4", "f", 4), "f16": ("<f2", "e", 2), "i32": ("<i4", "i", 4), "f64": ("<f8", "d", 8)}
+_CODES = {"f32": ("<f4", "f", 4), "f16": ("<f2", "e", 2), "i32": ("<i4", "i", 4), "f64": ("<f8", "d", 8),
+          "i8": ("|i1", "b", 1), "i16": ("<i2", "h", 2)}
 
 
 def write_npy(path, shape, values, dtype="f32"):
@@ -209,6 +210,45 @@ def interpreter_dot_precision():
     return {"c_default": matmul(a, b, n, n, n)}
 
 
+def fp8_table(mbits, bias, has_inf):
+    """Every finite non-negative fp8 value, by the format's definition (pattern order)."""
+    out = []
+    for p in range(128):
+        e, m = p >> mbits, p & ((1 << mbits) - 1)
+        if e == (1 << (7 - mbits)) - 1 and (has_inf or m == (1 << mbits) - 1):
+            break
+        out.append(m * 2.0 ** (1 - bias - mbits) if e == 0 else (m + (1 << mbits)) * 2.0 ** (e - bias - mbits))
+    return out
+
+
+def fp8_round(v, table):
+    """v rounded to the nearest fp8 value (ties: the even pattern), saturating at the largest."""
+    a = min(abs(v), table[-1])
+    best = min(range(len(table)), key=lambda p: (abs(table[p] - a), p % 2))
+    return math.copysign(table[best], v)
+
+
+def wrap(v, bits):
+    return (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+
+
+def case_narrow_types():
+    n = 1024  # the dot reads v_ptr[0:1024]
+    r = random.Random(18)
+    x = [r.randrange(-128, 128) for _ in range(n)]
+    h = [r.randrange(-32768, 32768) for _ in range(n)]
+    v = [f32(t) for t in rand(n, 19, -500.0, 500.0)]
+    e4, e5 = fp8_table(3, 7, False), fp8_table(2, 15, True)
+    a = [fp8_round(v[i * 32 + j], e4) for i in range(32) for j in range(32)]
+    b = [fp8_round(v[i + j * 32], e5) for i in range(32) for j in range(32)]
+    return ("narrow_types.py", ["--arg", "n=%d" % n, "--grid", "cdiv(n, BLOCK)"],
+            {"x_ptr": ([n], "i8", x), "h_ptr": ([n], "i16", h), "v_ptr": ([n], "f32", v)},
+            {"y8_ptr": ([n], "i8"), "y16_ptr": ([n], "i16"), "q_ptr": ([n], "f32"), "c_ptr": ([32, 32], "f32")},
+            lambda: {"y8_ptr": [wrap(t * t + t, 8) for t in x], "y16_ptr": [wrap(s * 3 - t, 16) for s, t in zip(h, x)],
+                     "q_ptr": [f32(fp8_round(t, e4) + fp8_round(f32(t * 100000.0), e5)) for t in v],
+                     "c_ptr": matmul(a, b, 32, 32, 32)}, 1e-6, None)
+
+
 # Outputs where TRITON_INTERPRET=1 differs from Triton on the GPU (and from dtsim) by design.
 INTERPRETER_REFERENCE = {"dot_precision": interpreter_dot_precision}
 
@@ -262,7 +302,7 @@ CASES = {
     "add": case_add, "copy": case_copy, "rgb2grey": case_rgb2grey, "matmul_naive": case_matmul_naive, "swizzle": case_swizzle,
     "grouped_matmul": case_grouped_matmul, "softmax": case_softmax, "matmul_leaky_relu": lambda: matmul_act("leaky_relu"),
     "matmul_no_activation": lambda: matmul_act(None), "layernorm": case_layernorm, "features": case_features,
-    "dot_precision": case_dot_precision, "ragged_sum": case_ragged_sum,
+    "dot_precision": case_dot_precision, "ragged_sum": case_ragged_sum, "narrow_types": case_narrow_types,
     "bug_copy_nopid": bug("bugs/copy_nopid.py", "error: instances [0] and [1] both store z_ptr[0]", 14),
     "bug_copy_pid_n": bug("bugs/copy_pid_n.py", "error: out-of-bounds load from 'x_ptr'", 14),
     "bug_matmul_no_kmask": matmul_bug("bugs/matmul_no_kmask.py", "error: out-of-bounds load from 'b_ptr'", 25),

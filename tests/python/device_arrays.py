@@ -30,7 +30,9 @@ assert d.shape == [37], d.shape
 d = dtsim._device_array(FakeGpuMemory((3, 4), "<i8", strides=(32, 8)), "x")  # C-contiguous, strides given
 assert (d.dt, d.shape) == ("i64", [3, 4]), vars(d)
 assert dtsim._device_array(np.zeros(3), "x") is None
-for bad, what in ((FakeGpuMemory((4,), "<i2"), "not supported"), (FakeGpuMemory((4,), ptr=(1 << 32) + 2), "aligned"),
+d = dtsim._device_array(FakeGpuMemory((4,), "|u1"), "x")  # unsigned: the signless type of its width
+assert (d.dt, d.shape) == ("i8", [4]), vars(d)
+for bad, what in ((FakeGpuMemory((4,), "<c8"), "not supported"), (FakeGpuMemory((4,), ptr=(1 << 32) + 2), "aligned"),
                   (FakeGpuMemory((4,), strides=(-4,)), "negative")):
     try:
         dtsim._device_array(bad, "x")

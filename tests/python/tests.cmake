@@ -33,6 +33,8 @@ if(DTSIM_HAVE_PYTHON)
   set_tests_properties(python/gpu_cuda_device_arrays PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   dtsim_python_test(standin_layout standin_layout.py)
+  dtsim_python_test(narrow_types narrow_types.py)  # dtsim's own reader even where Triton is installed
+  set_tests_properties(python/narrow_types PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_AUTOTUNE=;DTSIM_STANDIN=1")
   set_tests_properties(python/standin_layout PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   # tests/ttir/ops.py (atomics, scans, bitcasts, math functions) through dtsim's own .py reader
   dtsim_python_test(ops_standin ../ttir/ops.py)

@@ -400,3 +400,41 @@ TEST_CASE("broadcast binary ops: row-by-row loops match per-element indexing (2-
     CHECK_THROWS_AS(binary_op(BinOp::FloorDiv, ia, ib, Type{Scalar::I32, false, k.out}, SourceLoc{}), RuntimeFault);
   }
 }
+
+TEST_CASE("i8 and i16 wrap at their width after every op, in tiles, fused trees and scalars") {
+  CHECK(eval8("(full([8], 100, i8) + 100).to(i32)") == V(8, -56));
+  CHECK(eval8("((full([8], 100, i8) + 100) // 2).to(i32)") == V(8, -28));  // wrapped before the //
+  CHECK(eval8("(full([8], 100, i8) + r.to(i8) * 10).to(i32)") == V{100, 110, 120, -126, -116, -106, -96, -86});
+  CHECK(eval8("(full([8], -128, i8) // -1).to(i32)") == V(8, -128));
+  CHECK(eval8("abs(full([8], -128, i8)).to(i32)") == V(8, -128));
+  CHECK(eval8("(-full([8], -128, i8)).to(i32)") == V(8, -128));
+  CHECK(eval8("(full([8], 1, i8) << 7).to(i32)") == V(8, -128));
+  CHECK(eval8("(full([8], 1, i8) << 9).to(i32)") == V(8, 0));  // computed in 32 bits, then wrapped
+  CHECK(eval8("(full([8], -128, i8) >> 9).to(i32)") == V(8, -1));
+  CHECK(eval8("(full([8], 300, i16) * 300).to(i32)") == V(8, 24464));
+  CHECK(eval8("(r * 100).to(i8).to(i32)") == V{0, 100, -56, 44, -112, -12, 88, -68});               // int -> i8 wraps
+  CHECK(eval8("(r.to(f32) * 100.0 - 300.0).to(i8).to(i32)") == V{-128, -128, -100, 0, 100, 127, 127, 127});  // float -> i8 saturates
+  CHECK(eval8("(r.to(f32) * 20000.0 - 60000.0).to(i16).to(i32)") == V{-32768, -32768, -20000, 0, 20000, 32767, 32767, 32767});
+  CHECK(eval8("sum(full([8, 8], 100, i8), 1)") == V(8, 800));  // sums in i32
+  CHECK(eval8("cumsum(full([8], 100, i8), 0).to(i32)") == V{100, -56, 44, -112, -12, 88, -68, 32});
+  CHECK(eval8("max(r.to(i8) * 40, 0).to(i32)") == V(8, 120));  // 0 40 80 120 -96 -56 -16 24
+  CHECK(eval8("(r.to(i8) * 40 < 0).to(i32)") == V{0, 0, 0, 0, 1, 1, 1, 0});
+  // Scalars (the unboxed form): program_id(0) is 0.
+  auto run = run_tile("<i8s>", "kernel t(out z: *i32[2]) grid(1) {\n  a = program_id(0).to(i8) + 127\n  b = a + 1\n  c = b * b\n"
+                               "  store(z, b.to(i32))\n  store(z + 1, c.to(i32))\n}\n");
+  CHECK(run->at("z", 0) == -128);
+  CHECK(run->at("z", 1) == 0);
+}
+
+TEST_CASE("fp8 values round to nearest even after every op and saturate") {
+  CHECK(eval8("(r.to(f32) * 0.3).to(f8e4m3).to(f32)", "f32") == V{0, 0.3125, 0.625, 0.875, 1.25, 1.5, 1.75, 2.0});
+  CHECK(eval8("(full([8], 300.0, f8e4m3) + 300.0).to(f32)", "f32") == V(8, 448));  // 288 + 288 saturates
+  CHECK(eval8("(full([8], 1.0, f8e5m2) + 0.125).to(f32)", "f32") == V(8, 1.0));      // a tie: to even
+  CHECK(eval8("(full([8], 1.0, f8e5m2) + 0.375).to(f32)", "f32") == V(8, 1.5));      // 1.375: a tie, to even
+  CHECK(eval8("(full([8], 40000.0, f8e5m2) * 2.0).to(f32)", "f32") == V(8, 57344));  // saturates
+  CHECK(eval8("sum(full([8, 8], 448.0, f8e4m3), 1)", "f32") == V(8, 3584));          // sums in f32
+  CHECK(eval8("(full([8], 0.5, f8e4m3).to(i8, bitcast=True)).to(i32)") == V(8, 0x30));
+  CHECK(eval8("(full([8], 56, i8).to(f8e4m3, bitcast=True)).to(f32)", "f32") == V(8, 1.0));
+  CHECK(eval8("(full([8], 60, i8).to(f8e5m2, bitcast=True)).to(f32)", "f32") == V(8, 1.0));
+  CHECK(eval8("(full([8], 1.5, f8e4m3) + full([8], 1.5, f8e5m2)).to(f32)", "f32") == V(8, 3.0));  // e4m3 + e5m2 is f16
+}

@@ -1,0 +1,160 @@
+"""The narrow element types read through the installed Triton's frontend (TTIR) and run on dtsim,
+each checked against numpy: uint8 data (Triton's unsigned ops on the signless i8: uitofp, fptoui,
+divui, remui, shrui, cmpi ugt, maxui), int8 and int16 arithmetic that wraps at its width and a
+tl.sum of int8 (in int32, as Triton), fp8 bit patterns bitcast to tl.float8e4nv / tl.float8e5 and
+widened, f32 rounded to both fp8 formats (tt.fp_to_fp, round to nearest even, saturating), and a
+tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
+fp8). Run with `python -m dtsim narrow_types.py` where Triton is installed."""
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+
+failures = []
+
+
+def check(name, got, want, tol=0.0):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    same_nan = np.isnan(got) == np.isnan(want)
+    equal = (got == want) | (np.isnan(got) & np.isnan(want))  # infinities and NaNs match themselves
+    err = float(np.max(np.where(equal, 0.0, np.abs(got - want)))) if want.size else 0.0
+    finite = np.abs(want[np.isfinite(want)])
+    ok = got.shape == want.shape and bool(np.all(same_nan)) and err <= tol * max(1.0, float(finite.max()) if finite.size else 1.0)
+    print("%-34s %s (max abs err %.3g)" % (name, "ok" if ok else "FAILED", err))
+    if not ok:
+        failures.append(name)
+
+
+# ---- fp8 reference: decoding by the formats' definitions, encoding as the nearest decoded value ----
+
+def fp8_decode(bits, mbits, bias, has_inf):
+    b = np.asarray(bits, np.int64)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    e = (b & 0x7F) >> mbits
+    m = b & ((1 << mbits) - 1)
+    emax = (1 << (7 - mbits)) - 1
+    v = np.where(e == 0, m * 2.0 ** (1 - bias - mbits), (m + (1 << mbits)) * 2.0 ** (e - bias - mbits))
+    if has_inf:
+        v = np.where(e == emax, np.where(m == 0, np.inf, np.nan), v)
+    else:
+        v = np.where((e == emax) & (m == (1 << mbits) - 1), np.nan, v)
+    return sign * v
+
+
+E4M3 = fp8_decode(np.arange(256), 3, 7, False)
+E5M2 = fp8_decode(np.arange(256), 2, 15, True)
+
+
+def fp8_encode(x, table, maxv):
+    """The pattern of the value nearest x (ties: the even pattern), saturating at +-maxv."""
+    x = np.clip(np.asarray(x, np.float64), -maxv, maxv)
+    pos = np.arange(128)
+    vals = table[:128]
+    ok = np.isfinite(vals)
+    out = []
+    for v in x:
+        d = np.abs(vals[ok] - abs(v))
+        best = pos[ok][d == d.min()]
+        p = int(best[0]) if len(best) == 1 else int(best[best % 2 == 0][0])
+        out.append(p | (0x80 if np.signbit(v) else 0))
+    return np.array(out, np.uint8)
+
+
+# ---- kernels ----
+
+@triton.jit
+def u8_image(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0)
+    f = x.to(tl.float32) * 0.5 + 3.0
+    tl.store(y_ptr + offs, f.to(tl.uint8), mask=m)
+    q = x // 3 + (x >> 2) + (x % 7)
+    z = tl.where(x > 200, q, tl.maximum(x, 17))
+    tl.store(z_ptr + offs, z, mask=m)
+
+
+@triton.jit
+def small_ints(a_ptr, b_ptr, y8_ptr, y16_ptr, s_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    tl.store(y8_ptr + offs, a * a + a)
+    tl.store(y16_ptr + offs, b * 3 - a.to(tl.int16))
+    tl.store(s_ptr, tl.sum(a, axis=0))
+
+
+@triton.jit
+def fp8_convert(bits_ptr, f4_ptr, f5_ptr, x_ptr, q4_ptr, q5_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    b = tl.load(bits_ptr + offs)
+    tl.store(f4_ptr + offs, b.to(tl.float8e4nv, bitcast=True).to(tl.float32))
+    tl.store(f5_ptr + offs, b.to(tl.float8e5, bitcast=True).to(tl.float32))
+    x = tl.load(x_ptr + offs)
+    tl.store(q4_ptr + offs, x.to(tl.float8e4nv).to(tl.uint8, bitcast=True))
+    tl.store(q5_ptr + offs, x.to(tl.float8e5).to(tl.uint8, bitcast=True))
+
+
+@triton.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(tl.float8e5, bitcast=True)
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(tl.float8e5, bitcast=True)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+def main():
+    rng = np.random.default_rng(5)
+
+    n = 1000
+    x = rng.integers(0, 256, n).astype(np.uint8)
+    y = np.zeros(n, np.uint8)
+    z = np.zeros(n, np.uint8)
+    u8_image[(triton.cdiv(n, 256),)](x, y, z, n, BLOCK=256)
+    xi = x.astype(np.int64)
+    check("uint8: uitofp, fptoui", y, np.trunc(xi * 0.5 + 3.0))
+    q = xi // 3 + (xi >> 2) + xi % 7
+    check("uint8: divui shrui remui ugt maxui", z, np.where(xi > 200, q, np.maximum(xi, 17)) % 256)
+
+    a = rng.integers(-128, 128, 128).astype(np.int8)
+    b = rng.integers(-32768, 32768, 128).astype(np.int16)
+    y8 = np.zeros(128, np.int8)
+    y16 = np.zeros(128, np.int16)
+    s = np.zeros(1, np.int32)
+    small_ints[(1,)](a, b, y8, y16, s, BLOCK=128)
+    ai, bi = a.astype(np.int64), b.astype(np.int64)
+    check("int8: a * a + a wraps", y8, ((ai * ai + ai + 128) % 256) - 128)
+    check("int16: b * 3 - a wraps", y16, ((bi * 3 - ai + 32768) % 65536) - 32768)
+    check("int8: tl.sum in int32", s, [ai.sum()])
+
+    bits = np.arange(256, dtype=np.uint8)
+    xs = np.concatenate([rng.normal(0, 30, 200), (E4M3[1:120:3] + E4M3[2:121:3]) / 2,
+                         [1000.0, -1e9, 60000.0, 1e6, 2.0 ** -12, -2.0 ** -18]]).astype(np.float32)
+    xs = np.resize(xs, 256).astype(np.float32)
+    f4, f5 = np.zeros(256, np.float32), np.zeros(256, np.float32)
+    q4, q5 = np.zeros(256, np.uint8), np.zeros(256, np.uint8)
+    fp8_convert[(1,)](bits, f4, f5, xs, q4, q5, BLOCK=256)
+    check("fp8e4nv: every pattern to f32", f4, E4M3)
+    check("fp8e5: every pattern to f32", f5, E5M2)
+    check("f32 to fp8e4nv (rtne, saturating)", q4, fp8_encode(xs, E4M3, 448.0))
+    check("f32 to fp8e5 (rtne, saturating)", q5, fp8_encode(xs, E5M2, 57344.0))
+
+    M = N = K = 32
+    ab = fp8_encode(rng.normal(0, 2, M * K), E5M2, 57344.0)
+    bb = fp8_encode(rng.normal(0, 2, K * N), E5M2, 57344.0)
+    c = np.zeros(M * N, np.float32)
+    fp8_dot[(1,)](ab, bb, c, M=M, N=N, K=K)
+    want = E5M2[ab].reshape(M, K) @ E5M2[bb].reshape(K, N)
+    check("tl.dot of fp8e5 operands", c.reshape(M, N), want, tol=1e-6)
+
+    if failures:
+        print("FAILED: " + ", ".join(failures))
+        sys.exit(1)
+    print("all ok")
+
+
+if __name__ == "__main__":
+    main()
