@@ -39,12 +39,19 @@ bool indexes_values(const Node& sub) {
 std::string debugger_repr(const Val& v) {
   switch (v.k) {
     case VK::DType: {
-      static const std::pair<Scalar, const char*> names[] = {{Scalar::I1, "int1"},       {Scalar::I32, "int32"},
-                                                             {Scalar::I64, "int64"},     {Scalar::F16, "float16"},
-                                                             {Scalar::BF16, "bfloat16"}, {Scalar::F32, "float32"},
-                                                             {Scalar::F64, "float64"}};
-      for (const auto& [s, n] : names)
-        if (s == v.dt) return std::string("tl.") + n;
+      switch (v.dt) {  // Triton's names (every element type: a new one fails to compile here)
+        case Scalar::I1: return "tl.int1";
+        case Scalar::I8: return "tl.int8";
+        case Scalar::I16: return "tl.int16";
+        case Scalar::I32: return "tl.int32";
+        case Scalar::I64: return "tl.int64";
+        case Scalar::F8E4M3: return "tl.float8e4nv";
+        case Scalar::F8E5M2: return "tl.float8e5";
+        case Scalar::F16: return "tl.float16";
+        case Scalar::BF16: return "tl.bfloat16";
+        case Scalar::F32: return "tl.float32";
+        case Scalar::F64: return "tl.float64";
+      }
       return py_repr(v);
     }
     case VK::Str: return "'" + v.text + "'";
