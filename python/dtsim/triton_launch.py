@@ -84,6 +84,32 @@ def wall_bench(fn, warmup=None, rep=None, grad_to_none=None, quantiles=None, ret
     return ms
 
 
+def _answer_torch_cuda_queries():
+    """Host code that finds the target to be CUDA goes on to ask torch about the device
+    (`torch.cuda.get_device_capability()[0] >= 9`, `get_device_properties("cuda").multi_processor_count`).
+    Where torch has no GPU, those queries answer as the H100 this driver presents, consistently with
+    get_current_target() and utils.get_device_properties(); nothing else of torch.cuda changes."""
+    torch = sys.modules.get("torch")
+    if torch is None or getattr(torch.cuda, "_dtsim_answers", False):
+        return
+    try:
+        if torch.cuda.is_available():
+            return
+    except Exception:
+        pass
+    import types
+    p = _Utils().get_device_properties()
+    props = types.SimpleNamespace(
+        name="NVIDIA H100 80GB HBM3 (dtsim CPU driver)", major=_TARGET_ARCH // 10, minor=_TARGET_ARCH % 10,
+        multi_processor_count=p["multiprocessor_count"], total_memory=80 * 2**30, L2_cache_size=50 * 2**20,
+        warp_size=p["warpSize"], max_threads_per_multi_processor=2048, regs_per_multiprocessor=p["max_num_regs"],
+        shared_memory_per_block_optin=p["max_shared_mem"], is_integrated=False)
+    torch.cuda.get_device_capability = lambda device=None: (props.major, props.minor)
+    torch.cuda.get_device_properties = lambda device=None: props
+    torch.cuda.get_device_name = lambda device=None: props.name
+    torch.cuda._dtsim_answers = True
+
+
 class CpuDriver:
     """Triton's active driver while kernels run on dtsim's interpreter and no GPU driver is active."""
 
@@ -105,6 +131,7 @@ class CpuDriver:
         return 0
 
     def get_current_target(self):
+        _answer_torch_cuda_queries()
         try:
             from triton.backends.compiler import GPUTarget
         except ImportError:  # dtsim's stand-in package: a target of the same shape

@@ -37,6 +37,16 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   endif()
   set_tests_properties(ttir/fp8_matmul PROPERTIES LABELS e2e TIMEOUT 600 SKIP_RETURN_CODE 77
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+  # torch.cuda's device queries answer as the CPU driver's H100 (torch: the compatibility venv too)
+  if(EXISTS ${DTSIM_COMPAT_PYTHON})
+    add_test(NAME ttir/torch_cuda_queries COMMAND ${DTSIM_COMPAT_PYTHON} -W ignore -m dtsim ${ttir_dir}/torch_cuda_queries.py
+             WORKING_DIRECTORY ${ttir_dir})
+  else()
+    add_test(NAME ttir/torch_cuda_queries COMMAND ${CMAKE_COMMAND} -E echo "skipped: no Python with torch and Triton (run scripts/compat.sh)")
+    set_tests_properties(ttir/torch_cuda_queries PROPERTIES DISABLED ON)
+  endif()
+  set_tests_properties(ttir/torch_cuda_queries PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   # dtsim.config(viz=...) under the installed Triton (the stand-in's run is python/viz_launch).
   if(EXISTS ${DTSIM_TRITON_PYTHON})
     add_test(NAME ttir/viz_launch COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_SOURCE_DIR}/tests/python/viz_launch.py)
