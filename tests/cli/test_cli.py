@@ -175,7 +175,7 @@ def case_usage_errors():
         (["run", "examples/add.tile", "--arg"], "missing value for '--arg'"),
         (["run", "examples/add.tile", "--arg", "n"], "expects NAME=VALUE"),
         (["run", "examples/add.tile", "--threads", "zero"], "'--threads' expects an integer"),
-        (["run", "examples/add.tile", "--sanitize=most"], "'--sanitize' expects none, bounds or all"),
+        (["run", "examples/add.tile", "--sanitize=most"], "'--sanitize' expects none, bounds, conflicts or all"),
         (["run", "examples/add.tile", "--order=random"], "'--order' expects"),
         (["run", "examples/add.tile", "--check"], "--check needs a .dt file"),
         (["run", "examples/add.tile", "--arg", "nope=3"], "nope"),

@@ -54,7 +54,7 @@ raises(ValueError, lambda: dtsim.config(threads=0), "threads expects an integer 
 raises(TypeError, lambda: dtsim.config(threads="4"), "threads expects an int")
 raises(ValueError, lambda: dtsim.config(order="shuffle:-1"), "order expects shuffle:SEED", "'shuffle:-1'")
 raises(ValueError, lambda: dtsim.config(order="random"), "order expects sequential, reverse or shuffle:SEED")
-raises(ValueError, lambda: dtsim.config(sanitize="most"), "sanitize expects none, bounds or all")
+raises(ValueError, lambda: dtsim.config(sanitize="most"), "sanitize expects none, bounds, conflicts or all")
 raises(ValueError, lambda: dtsim.config(max_steps=-5), "max_steps expects an integer in [1, ")
 raises(ValueError, lambda: dtsim.config(timeout=-1), "timeout expects a number of seconds > 0")
 raises(TypeError, lambda: dtsim.config(print_if=[('pid0==0',)]), "print_if expects (COND, EXPRS)")
