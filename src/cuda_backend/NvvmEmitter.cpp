@@ -442,7 +442,9 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Load:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: return d;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return d;
   }
   return d;
 }
@@ -488,7 +490,9 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: return false;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return false;
   }
   return false;
 }
@@ -538,7 +542,9 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: break;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: break;
   }
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
 }
@@ -641,9 +647,11 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::CombineArg:
       if (combine_regs_[0].empty()) internal_error("NvvmEmitter", "a combine argument outside its function");
       return TV{t, d, {combine_regs_[e->axis]}};
-    case ExprKind::Swizzle2d: break;
+    case ExprKind::Swizzle2d: internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: break;  // rejected before emission (reject_unsupported)
   }
-  internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");
+  internal_error("NvvmEmitter", std::string("cannot lower ") + expr_kind_name(e->kind));
 }
 
 // Global accesses through `ptr` laid out as d come in vectors of the returned width when d gives a

@@ -30,6 +30,9 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
 
     if (e->kind == ExprKind::Bitcast && (is_float(e->dtype) == is_float(e->args[0]->type.elem)) && e->dtype != e->args[0]->type.elem)
       user_error(e->loc, "a bitcast between f16 and bf16 is not supported on the CUDA backend yet");
+    if (e->kind == ExprKind::IntToPtr || e->kind == ExprKind::PtrToInt)
+      user_error(e->loc, std::string(e->kind == ExprKind::IntToPtr ? "int_to_ptr (pointers made from integers)" : "ptr_to_int (pointers converted to integers)") +
+                             " is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
     for (const ExprP& a : e->args) expr(a);
   };
   for (const StmtP& s : body) {

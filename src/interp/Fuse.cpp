@@ -147,6 +147,8 @@ bool elementwise(const TNode& n) {
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return false;
   }
   return false;
@@ -254,6 +256,8 @@ struct Builder {
       case ExprKind::Bitcast:
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt:
         break;
     }
     internal_error("Interp", "fusing a node that is not elementwise");
@@ -451,6 +455,8 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return false;
   }
   return false;

@@ -57,13 +57,10 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
   // Broadcasting: row by row (the last axis), each row one zip2 (an operand's stride along the row
   // is 1, or 0 where it is broadcast), so rows vectorize like whole tiles.
   Dims d = dims_of(rt.shape);
-  Strides sa = bstrides(a.type.shape, rt.shape), sb = bstrides(b.type.shape, rt.shape);
-  const int64_t W = d.n[3];
-  int64_t o = 0;
-  for (int64_t i = 0; i < d.n[0]; ++i)
-    for (int64_t j = 0; j < d.n[1]; ++j)
-      for (int64_t k = 0; k < d.n[2]; ++k, o += W)
-        zip2<T, R>(pa + i * sa[0] + j * sa[1] + k * sa[2], sa[3], pb + i * sb[0] + j * sb[1] + k * sb[2], sb[3], po + o, W, f);
+  std::array<Strides, 2> st{bstrides(a.type.shape, rt.shape), bstrides(b.type.shape, rt.shape)};
+  brows<2>(d, st, [&](int64_t o, const std::array<int64_t, 2>& base, int64_t W) {
+    zip2<T, R>(pa + base[0], st[0][kSlots - 1], pb + base[1], st[1][kSlots - 1], po + o, W, f);
+  });
 }
 
 // One binary op over whole tiles. The element semantics are Elem.h's (bin_elem, cmp_elem, shared
@@ -148,17 +145,18 @@ const Value& coerce(const Value& v, Scalar to, Value& tmp) {
 Dims dims_of(const Shape& out) {
   Dims d;
   size_t r = out.size();
-  for (size_t i = 0; i < r; ++i) d.n[4 - r + i] = out[i];
+  if (r > static_cast<size_t>(kSlots)) internal_error("Interp", "a tile of rank " + std::to_string(r) + " (at most " + std::to_string(kSlots) + ")");
+  for (size_t i = 0; i < r; ++i) d.n[kSlots - r + i] = out[i];
   d.numel = shape_numel(out);
   return d;
 }
 
 Strides bstrides(const Shape& in, const Shape& out) {
-  Strides s{0, 0, 0, 0};
+  Strides s{};
   size_t r = in.size(), ro = out.size();
   int64_t stride = 1;
   for (size_t i = r; i-- > 0;) {
-    size_t axis = 4 - ro + (ro - r) + i;
+    size_t axis = kSlots - ro + (ro - r) + i;
     s[axis] = in[i] == 1 ? 0 : stride;
     stride *= in[i];
   }

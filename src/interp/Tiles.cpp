@@ -262,6 +262,8 @@ struct Tiles {
       case ExprKind::Bitcast:
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt:
         return false;
     }
     if (t == to) {
@@ -579,6 +581,12 @@ struct Tiles {
         return out;
       case ExprKind::Bitcast:
         out = bitcast_op(eval(*n.kids[0]), e.dtype);
+        return out;
+      case ExprKind::IntToPtr:
+        out = int_to_ptr_op(c, e, eval(*n.kids[0]));
+        return out;
+      case ExprKind::PtrToInt:
+        out = ptr_to_int_op(c, eval(*n.kids[0]));
         return out;
       case ExprKind::Const:
       case ExprKind::ProgramId:

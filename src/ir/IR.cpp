@@ -288,6 +288,14 @@ ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLo
   return node(ExprKind::Swizzle2d, loc, {i, j, ni, nj, group});
 }
 
+ExprP make_int_to_ptr(ExprP x, Scalar elem, SourceLoc loc) {
+  auto e = node(ExprKind::IntToPtr, loc, {x});
+  e->dtype = elem;
+  return e;
+}
+
+ExprP make_ptr_to_int(ExprP p, SourceLoc loc) { return node(ExprKind::PtrToInt, loc, {p}); }
+
 namespace {
 StmtP snode(StmtKind k, SourceLoc loc) {
   auto s = std::make_shared<Stmt>();

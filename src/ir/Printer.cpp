@@ -63,6 +63,8 @@ int prec_of(const Expr& e) {
     case ExprKind::Scan:
     case ExprKind::Swizzle2d:
     case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return kPostfix;
   }
   return kPostfix;
@@ -200,6 +202,8 @@ std::string expr_str(const ExprP& ep) {
              combine_str(e) + ")";
     case ExprKind::CombineArg: return e.axis == 0 ? "a" : "b";
     case ExprKind::Swizzle2d: return call("swizzle2d", e.args);
+    case ExprKind::IntToPtr: return "int_to_ptr(" + expr_str(need(e.args[0])) + ", " + scalar_name(e.dtype) + ")";
+    case ExprKind::PtrToInt: return call("ptr_to_int", e.args);
   }
   return "?";
 }

@@ -166,6 +166,8 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
     case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       break;
   }
   user_error(e->loc, k ? "this must be a compile-time constant" : "only scalar parameters, literals and arithmetic may appear here");
@@ -487,6 +489,20 @@ class Verifier {
         }
         e->type = Type{Scalar::I32, false, {}};
         return;
+      case ExprKind::IntToPtr: {
+        infer(e->args[0]);
+        const Type& t = e->args[0]->type;
+        if (t.ptr || t.elem != Scalar::I64) user_error(e->loc, "int_to_ptr() takes i64 addresses, got " + t.str());
+        e->type = Type{e->dtype, true, t.shape};
+        return;
+      }
+      case ExprKind::PtrToInt: {
+        infer(e->args[0]);
+        const Type& t = e->args[0]->type;
+        if (!t.ptr) user_error(e->loc, "ptr_to_int() takes pointers, got " + t.str());
+        e->type = Type{Scalar::I64, false, t.shape};
+        return;
+      }
     }
   }
 

@@ -107,6 +107,8 @@ ExprP typed(ExprP e) {
     }
     case ExprKind::Swizzle2d: e->type = Type{Scalar::I32, false, {}}; break;
     case ExprKind::CombineArg: break;  // set by the caller (the scan's or reduction's element type)
+    case ExprKind::IntToPtr: e->type = Type{e->dtype, true, arg(0).shape}; break;
+    case ExprKind::PtrToInt: e->type = Type{Scalar::I64, false, arg(0).shape}; break;
   }
   return e;
 }

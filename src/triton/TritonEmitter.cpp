@@ -100,6 +100,8 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return expr_kind_name(e.kind);
     case ExprKind::Scan: return scanop_name(e.sop);
   }
@@ -166,6 +168,8 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       break;
   }
   user_error(e->loc, std::string("'") + op_error_name(*e) + "' in a grid or shape expression has no host-side Python form");
@@ -253,6 +257,8 @@ class KernelWriter {
       case ExprKind::Bitcast:
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt:
         return false;
     }
     return false;
@@ -534,6 +540,8 @@ class KernelWriter {
         return {operand(e.args[0], kAtom) + ".to(" + tl_type(e.dtype) + ", bitcast=True)"};
       case ExprKind::CombineArg: return {e.axis == 0 ? "a" : "b"};
       case ExprKind::Swizzle2d: return {swizzle(e) + "[0]"};
+      case ExprKind::IntToPtr: return {operand(e.args[0], kAtom) + ".to(tl.pointer_type(" + tl_type(e.dtype) + "))"};
+      case ExprKind::PtrToInt: return {operand(e.args[0], kAtom) + ".to(tl.int64)"};
     }
     return {"?"};
   }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 
+#include "ir/Verify.h"
 #include "ir/Walk.h"
 #include "ttir/Ttir.h"
 #include "ttir/TtirParse.h"
@@ -936,6 +937,15 @@ class Lowerer {
       define(res(), make_bitcast(use(v), to.elem, cur_loc_), to, true, cur_loc_);
       return;
     }
+    if (n == "tt.int_to_ptr" || n == "tt.ptr_to_int") {  // %p = tt.int_to_ptr %a : i64 -> !tt.ptr<f16>
+      std::string v = c.value();
+      c.expect(":");
+      c.type();
+      c.expect("->");
+      VType to = vtype(c.type(), op.text_loc);
+      define(res(), n == "tt.int_to_ptr" ? make_int_to_ptr(use(v), to.elem, cur_loc_) : make_ptr_to_int(use(v), cur_loc_), to, true, cur_loc_);
+      return;
+    }
     if (n == "scf.for") return emit_for(op);
     if (n == "scf.if") return emit_if(op);
     if (n == "scf.while") return emit_while(op);
@@ -1050,7 +1060,6 @@ class Lowerer {
     if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
     static const std::map<std::string, std::string> named = {
         {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.cat", "tl.cat"}, {"arith.bitcast", "bitcasts"},
-        {"tt.int_to_ptr", "pointers made from integers"}, {"tt.ptr_to_int", "pointers converted to integers"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
         {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
@@ -1683,7 +1692,7 @@ class Lowerer {
     c.expect("->");
     VType to = vtype(c.type(), op.text_loc);
     int rank = static_cast<int>(to.shape.size());
-    if (rank > 3) user_error(cur_loc_, "tl.join of rank-3 tiles is not supported yet (tiles have at most 3 dimensions)");
+    if (rank > kMaxRank) user_error(cur_loc_, "tl.join gives a tile of rank " + std::to_string(rank) + " (tiles have at most " + std::to_string(kMaxRank) + " dimensions)");
     ExprP ea = make_expand_dims(use(a), rank - 1, cur_loc_), eb = make_expand_dims(use(b), rank - 1, cur_loc_);
     ExprP first = make_binary(BinOp::Eq, index_along(rank - 1, rank), make_const_int(0, cur_loc_), cur_loc_);
     ExprP e = make_where(first, ea, eb, cur_loc_);
