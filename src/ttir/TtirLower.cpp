@@ -893,6 +893,9 @@ class Lowerer {
     }
     if (n == "tt.split") return emit_split(op);
     if (n == "tt.join") return emit_join(op);
+    if (n == "tt.gather") return emit_gather(op);
+    if (n == "tt.histogram") return emit_histogram(op);
+    if (n == "tt.cat") return emit_cat(op);
     if (n == "tt.make_tensor_descriptor") return emit_make_desc(op);
     if (n == "tt.descriptor_load" || n == "tt.descriptor_store") return emit_desc_access(op);
     if (n == "tt.dot") {
@@ -1059,7 +1062,7 @@ class Lowerer {
     if (n == "gpu.barrier" || n == "ttg.barrier") return;  // tl.debug_barrier: an instance runs its statements in order
     if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
     static const std::map<std::string, std::string> named = {
-        {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.cat", "tl.cat"}, {"arith.bitcast", "bitcasts"},
+        {"arith.bitcast", "bitcasts"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
         {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
@@ -1693,10 +1696,105 @@ class Lowerer {
     VType to = vtype(c.type(), op.text_loc);
     int rank = static_cast<int>(to.shape.size());
     if (rank > kMaxRank) user_error(cur_loc_, "tl.join gives a tile of rank " + std::to_string(rank) + " (tiles have at most " + std::to_string(kMaxRank) + " dimensions)");
+    if (a == b) hold(a);  // used twice
     ExprP ea = make_expand_dims(use(a), rank - 1, cur_loc_), eb = make_expand_dims(use(b), rank - 1, cur_loc_);
     ExprP first = make_binary(BinOp::Eq, index_along(rank - 1, rank), make_const_int(0, cur_loc_), cur_loc_);
     ExprP e = make_where(first, ea, eb, cur_loc_);
     define(op.results.at(0), make_broadcast(e, dims(to.shape), cur_loc_), to, true, cur_loc_);
+  }
+
+  // ---- gather, histogram and cat, with the IR's elementwise ops and reductions ----
+  // arange(0, n) laid along `axis` of a rank-`rank` tile
+  ExprP iota_along(int64_t n, int axis, int rank) {
+    ExprP idx = make_arange(make_const_int(0, cur_loc_), make_const_int(n, cur_loc_), cur_loc_);
+    for (int b = 0; b < rank; ++b)
+      if (b != axis) idx = make_expand_dims(idx, b < axis ? 0 : b, cur_loc_);
+    return idx;
+  }
+  // The sum over `axis` of where(cond, x, 0): exact where one lane of the axis is selected (the
+  // selected value, converted back to x's type; a -0.0 gives +0.0), 0 where none is.
+  ExprP select_sum(ExprP cond, ExprP x, int axis, Scalar t) {
+    ExprP e = make_reduce(RedOp::Sum, make_where(cond, x, typed_const(0, 0, t), cur_loc_), axis, cur_loc_);
+    if (t != Scalar::F32 && t != Scalar::F64 && t != Scalar::I32 && t != Scalar::I64) e = make_cast(e, t, cur_loc_);
+    return e;
+  }
+  void check_size(const Shape& s, const std::string& what) {
+    if (static_cast<int>(s.size()) > kMaxRank || shape_numel(s) > kMaxTileElems)
+      user_error(cur_loc_, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
+                               " dimensions and 2^20 elements): use smaller blocks");
+  }
+  // %g = tt.gather %src[%idx] {axis = A : i32} : (tensor<S>, tensor<I>) -> tensor<I>: over a tile with
+  // one more axis (A + 1, the source's positions along A), the source lane the index selects;
+  // an index outside [0, S[A]) is a located fault (an assert), as it would read out of the tile.
+  void emit_gather(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string src = c.value();
+    c.expect("[");
+    std::string idx = c.value();
+    c.expect("]");
+    int axis = static_cast<int>(attr_int(c.balanced('{', '}'), "axis"));
+    c.expect(":");
+    std::string types = c.balanced('(', ')');
+    std::string inner = types.substr(1, types.size() - 2);
+    Cursor tc(inner, op.text_loc);
+    VType st = vtype(tc.type(), op.text_loc);
+    tc.expect(",");
+    VType it = vtype(tc.type(), op.text_loc);
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    int rank = static_cast<int>(st.shape.size());
+    if (axis < 0 || axis >= rank || it.shape.size() != st.shape.size()) user_error(cur_loc_, "malformed TTIR: tt.gather's axis or index rank");
+    int64_t n = st.shape[static_cast<size_t>(axis)];
+    Shape wide = it.shape;
+    wide.insert(wide.begin() + axis + 1, n);
+    check_size(wide, "tl.gather along an axis of " + std::to_string(n));
+    hold(idx);
+    auto s = std::make_shared<Stmt>();
+    s->kind = StmtKind::Assert;
+    s->loc = cur_loc_;
+    s->text = "tl.gather: an index is outside [0, " + std::to_string(n) + ") of the gathered axis";
+    s->args = {make_binary(BinOp::And, make_binary(BinOp::Ge, use(idx), make_const_int(0, cur_loc_), cur_loc_),
+                           make_binary(BinOp::Lt, use(idx), make_const_int(n, cur_loc_), cur_loc_), cur_loc_)};
+    out_->push_back(s);
+    ExprP cond = make_binary(BinOp::Eq, make_expand_dims(use(idx), axis + 1, cur_loc_), iota_along(n, axis + 1, rank + 1), cur_loc_);
+    define(op.results.at(0), select_sum(cond, make_expand_dims(use(src), axis, cur_loc_), axis + 1, to.elem), to, true, cur_loc_);
+  }
+  // %h = tt.histogram %x[, %mask] : tensor<NxT> -> tensor<Bxi32>: bin b counts the (unmasked) lanes
+  // equal to b; values outside [0, B) are dropped, as on the GPU.
+  void emit_histogram(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string x = c.value(), mask;
+    if (c.eat(",")) mask = c.value();
+    c.expect(":");
+    VType xt = vtype(c.type(), op.text_loc);
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    if (xt.shape.size() != 1 || to.shape.size() != 1) user_error(cur_loc_, "malformed TTIR: tt.histogram takes and gives 1-D tiles");
+    int64_t bins = to.shape[0];
+    check_size({xt.shape[0], bins}, "tl.histogram of " + std::to_string(bins) + " bins");
+    ExprP cond = make_binary(BinOp::Eq, make_expand_dims(use(x), 1, cur_loc_), iota_along(bins, 1, 2), cur_loc_);
+    if (!mask.empty()) cond = make_binary(BinOp::And, cond, make_expand_dims(use(mask), 1, cur_loc_), cur_loc_);
+    define(op.results.at(0), select_sum(cond, make_const_int(1, cur_loc_), 0, Scalar::I32), to, true, cur_loc_);
+  }
+  // %c = tt.cat %a, %b : tensor<S> -> tensor<2S0 x ..>: a's lanes, then b's, along the first axis (the
+  // order Triton's interpreter gives; can_reorder=True lets the GPU give another).
+  void emit_cat(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string a = c.value();
+    c.expect(",");
+    std::string b = c.value();
+    c.expect(":");
+    VType from = vtype(c.type(), op.text_loc);
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    int rank = static_cast<int>(from.shape.size());
+    Shape two = from.shape;
+    two.insert(two.begin(), 2);
+    check_size(two, "tl.cat");
+    if (a == b) hold(a);  // used twice
+    ExprP first = make_binary(BinOp::Eq, iota_along(2, 0, rank + 1), make_const_int(0, cur_loc_), cur_loc_);
+    ExprP e = make_where(first, make_expand_dims(use(a), 0, cur_loc_), make_expand_dims(use(b), 0, cur_loc_), cur_loc_);
+    define(op.results.at(0), make_reshape(make_broadcast(e, dims(two), cur_loc_), dims(to.shape), cur_loc_), to, true, cur_loc_);
   }
 
   // ---- tensor descriptors: lowered to pointer arithmetic and masked loads and stores ----
