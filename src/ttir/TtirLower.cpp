@@ -1319,35 +1319,42 @@ class Lowerer {
     return std::nullopt;
   }
 
-  // A combine region of one operand (block arguments a, b; straight-line ops; a *.return of one
-  // value) as the IR's combine function: an expression of CombineArg 0 and 1. Values the region
-  // keeps in variables are substituted back (the function is one pure expression).
-  ExprP combine_region(const Block& b, const std::string& ret_name) {
-    if (b.args.size() != 2) user_error(cur_loc_, "a combine function of several operands (tuples) is not supported yet");
+  // A combine region (block arguments a0..ak-1, b0..bk-1; straight-line ops; a *.return of k values)
+  // as expressions of `args` (bound to the block arguments in order): for one operand, the IR's
+  // combine function of CombineArg 0 and 1. Values the region keeps in variables are substituted
+  // back (each result is one pure expression).
+  std::vector<ExprP> combine_region(const Block& b, const std::string& ret_name, const std::vector<ExprP>& args) {
+    if (b.args.size() != args.size()) user_error(cur_loc_, "malformed TTIR: a combine region's arguments");
     std::vector<StmtP> stmts;
     std::vector<StmtP>* saved = out_;
     out_ = &stmts;
     scopes_.push_back({});
     local_.push_back(local_uses(b));
-    for (int i = 0; i < 2; ++i) {
-      VType t = vtype(b.arg_types.at(static_cast<size_t>(i)), cur_loc_);
-      bind(b.args[static_cast<size_t>(i)], Value{make_combine_arg(i, cur_loc_), "", t, true});
+    for (size_t i = 0; i < args.size(); ++i) {
+      VType t = vtype(b.arg_types.at(i), cur_loc_);
+      bind(b.args[i], Value{args[i], "", t, true});
     }
-    std::string ret;
+    std::vector<std::string> rets;
     for (const Op& o : b.ops) {
       if (o.name == ret_name) {
         Cursor rc(o.text, o.text_loc);
-        ret = rc.value();
-        if (rc.eat(",")) user_error(cur_loc_, "a combine function of several operands (tuples) is not supported yet");
+        while (rc.peek_value()) {
+          rets.push_back(rc.value());
+          if (!rc.eat(",")) break;
+        }
         continue;
       }
       emit(o);
     }
-    ExprP body = ret.empty() ? nullptr : use(ret);
+    std::vector<ExprP> bodies;
+    for (size_t i = 0; i < rets.size(); ++i) {
+      if (std::count(rets.begin(), rets.end(), rets[i]) > 1) hold(rets[i]);
+      bodies.push_back(use(rets[i]));
+    }
     local_.pop_back();
     scopes_.pop_back();
     out_ = saved;
-    if (!body) user_error(cur_loc_, "malformed TTIR: a combine region without " + ret_name);
+    if (bodies.size() * 2 != args.size()) user_error(cur_loc_, "malformed TTIR: a combine region without " + ret_name + " of its operands");
     std::map<std::string, ExprP> defs;
     for (const StmtP& s : stmts) {
       if (s->kind != StmtKind::Assign || s->targets.size() != 1)
@@ -1358,14 +1365,67 @@ class Lowerer {
       if (!e) return e;
       if (e->kind == ExprKind::Var) {
         auto it = defs.find(e->name);
-        if (it == defs.end()) user_error(e->loc, "a combine function may use only its two arguments and constants");
+        if (it == defs.end()) user_error(e->loc, "a combine function may use only its arguments and constants");
         return inline_vars(clone_expr(it->second));
       }
       ExprP c = std::make_shared<Expr>(*e);
       for (auto& a : c->args) a = inline_vars(a);
       return c;
     };
-    return inline_vars(body);
+    for (ExprP& e : bodies) e = inline_vars(e);
+    return bodies;
+  }
+  ExprP combine_region(const Block& b, const std::string& ret_name) {
+    if (b.args.size() != 2) user_error(cur_loc_, "malformed TTIR: a combine region of one operand has two arguments");
+    return combine_region(b, ret_name, {make_combine_arg(0, cur_loc_), make_combine_arg(1, cur_loc_)}).at(0);
+  }
+
+  // Two operands of at most 32 bits (i1, i32, f16, bf16, f32) combined as one i64: the first in the
+  // high word, the second in the low word, each as the bits of an i32 (f16 and bf16 widened to f32,
+  // exactly). A reduction or scan of the pair is one of the packed values, whose combine function
+  // unpacks its arguments, applies the region and packs its results.
+  static bool packable(Scalar t) {
+    return t == Scalar::I1 || t == Scalar::I32 || t == Scalar::F16 || t == Scalar::BF16 || t == Scalar::F32;
+  }
+  ExprP word_of(ExprP x, Scalar t) {  // i32 bits
+    if (t == Scalar::I1) return make_cast(x, Scalar::I32, cur_loc_);
+    if (t == Scalar::F16 || t == Scalar::BF16) x = make_cast(x, Scalar::F32, cur_loc_);
+    if (is_float(t)) return make_bitcast(x, Scalar::I32, cur_loc_);
+    return x;
+  }
+  ExprP from_word(ExprP w, Scalar t) {
+    if (t == Scalar::I1) return make_binary(BinOp::Ne, w, make_const_int(0, cur_loc_), cur_loc_);
+    if (!is_float(t)) return w;
+    ExprP f = make_bitcast(w, Scalar::F32, cur_loc_);
+    return t == Scalar::F32 ? f : make_cast(f, t, cur_loc_);
+  }
+  ExprP pack_pair(ExprP hi, Scalar th, ExprP lo, Scalar tl) {
+    ExprP h = make_binary(BinOp::Shl, make_cast(word_of(hi, th), Scalar::I64, cur_loc_), typed_const(0, 32, Scalar::I64), cur_loc_);
+    ExprP l = make_binary(BinOp::And, make_cast(word_of(lo, tl), Scalar::I64, cur_loc_), typed_const(0, 0xffffffffll, Scalar::I64), cur_loc_);
+    return make_binary(BinOp::Or, h, l, cur_loc_);
+  }
+  ExprP unpack_pair(ExprP p, int which, Scalar t) {
+    ExprP w = which == 0 ? make_binary(BinOp::Shr, p, typed_const(0, 32, Scalar::I64), cur_loc_)
+                         : make_binary(BinOp::Shr, make_binary(BinOp::Shl, p, typed_const(0, 32, Scalar::I64), cur_loc_), typed_const(0, 32, Scalar::I64), cur_loc_);
+    return from_word(make_cast(w, Scalar::I32, cur_loc_), t);
+  }
+  // The reduction or scan (`make`) of two operands with the region's combine function, packed.
+  void emit_pair_combine(const Op& op, const std::vector<std::string>& ins, const Block& b, const std::string& ret_name,
+                         const std::vector<VType>& rtypes, const std::function<ExprP(ExprP)>& make) {
+    Scalar t0 = type_of(ins[0]).elem, t1 = type_of(ins[1]).elem;
+    if (!packable(t0) || !packable(t1))
+      user_error(cur_loc_, std::string("a combine function of two operands of ") + scalar_name(t0) + " and " + scalar_name(t1) +
+                               " is not supported yet (operands of at most 32 bits are: i1, i32, f16, bf16, f32)");
+    ExprP a = make_combine_arg(0, cur_loc_), bb = make_combine_arg(1, cur_loc_);
+    std::vector<ExprP> fns = combine_region(b, ret_name, {unpack_pair(a, 0, t0), unpack_pair(a, 1, t1), unpack_pair(bb, 0, t0), unpack_pair(bb, 1, t1)});
+    ExprP packed_fn = pack_pair(fns.at(0), t0, fns.at(1), t1);
+    if (ins[0] == ins[1]) hold(ins[0]);
+    ExprP r = make(pack_pair(use(ins[0]), t0, use(ins[1]), t1));
+    r->fn = packed_fn;
+    std::string pv = var_name(op.results.at(0) + "_pair");
+    out_->push_back(make_assign(pv, r, cur_loc_));
+    define(op.results.at(0), unpack_pair(make_var(pv, cur_loc_), 0, t0), rtypes.at(0), true, cur_loc_);
+    define(op.results.at(1), unpack_pair(make_var(pv, cur_loc_), 1, t1), rtypes.at(1), true, cur_loc_);
   }
 
   // The head of `"tt.reduce"(%a, ...) <{props}> ({ region })` (and tt.scan): the operands; `props`
@@ -1404,7 +1464,12 @@ class Lowerer {
       else if (bn == "arith.minnumf" || bn == "arith.minimumf" || bn == "arith.minsi") k = ScanOp::Min;
     }
     VType t = type_of(ins[0]);
-    if (ins.size() != 1) user_error(cur_loc_, "a scan of several operands (tuples) is not supported yet");
+    if (ins.size() == 2 && op.results.size() == 2) {
+      std::vector<VType> rtypes = {type_of(ins[0]), type_of(ins[1])};
+      emit_pair_combine(op, ins, b, "tt.scan.return", rtypes, [&](ExprP x) { return make_scan(ScanOp::Fn, x, axis, reverse, cur_loc_); });
+      return;
+    }
+    if (ins.size() != 1) user_error(cur_loc_, "a scan of more than two operands (tuples) is not supported yet");
     ExprP fn;
     if (!k) {
       fn = combine_region(b, "tt.scan.return");
@@ -1545,8 +1610,7 @@ class Lowerer {
           }
         }
       }
-      if (!kind.empty() && !is_axis_range(ins[1], axis))
-        user_error(cur_loc_, "an argmax/argmin over indices other than the axis positions is not supported yet");
+      if (!kind.empty() && !is_axis_range(ins[1], axis)) kind.clear();  // the general pair combine below
       if (!kind.empty()) {
         std::string xv = var_name(ins[0] + "_red");
         out_->push_back(make_assign(xv, use(ins[0]), cur_loc_));
@@ -1566,7 +1630,11 @@ class Lowerer {
       define(op.results.at(0), r, rtypes.at(0), true, cur_loc_);
       return;
     }
-    user_error(cur_loc_, "a reduction of several operands (tuples) with this combine function is not supported yet (argmax and argmin are)");
+    if (ins.size() == 2 && op.results.size() == 2) {
+      emit_pair_combine(op, ins, b, "tt.reduce.return", rtypes, [&](ExprP x) { return make_reduce(RedOp::Fn, x, axis, cur_loc_); });
+      return;
+    }
+    user_error(cur_loc_, "a reduction of more than two operands (tuples) is not supported yet");
   }
 
   // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic

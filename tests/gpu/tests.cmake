@@ -23,6 +23,10 @@ if(DTSIM_HAVE_CUDA)
   add_test(NAME gpu_difftest_scans.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
            ${CMAKE_CURRENT_LIST_DIR}/scans.tile)
   set_tests_properties(gpu_difftest_scans.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # Pairs packed into i64 (tl.reduce / tl.associative_scan of two operands): GPU == interpreter.
+  add_test(NAME gpu_difftest_pairs.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+           ${CMAKE_CURRENT_LIST_DIR}/pairs.tile)
+  set_tests_properties(gpu_difftest_pairs.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   # Tiles of rank above 4 (tl.sort's [2] * 10 reshapes): GPU == interpreter.
   add_test(NAME gpu_difftest_high_rank.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
            ${CMAKE_CURRENT_LIST_DIR}/high_rank.tile)
