@@ -532,7 +532,11 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
       return at(e->args[0], cx);
     }
     case ExprKind::Reshape: return at(e->args[0], unflatten(e->args[0]->type.shape, flat_of(s, c)));
-    case ExprKind::Trans: return at(e->args[0], {c[1], c[0]});
+    case ExprKind::Trans: {
+      std::vector<std::string> in(c.size());
+      for (size_t i = 0; i < e->ints.size(); ++i) in[static_cast<size_t>(e->ints[i])] = c[i];
+      return at(e->args[0], in);
+    }
     case ExprKind::Broadcast: return at(e->args[0], bcast_coords(s, c, e->args[0]->type.shape));
     case ExprKind::Const:
     case ExprKind::ProgramId:
@@ -638,7 +642,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     // own layout differs from that.
     case ExprKind::ExpandDims: return TV{t, d, eval(e->args[0], need_expand_dims(d, static_cast<int>(e->ints[0]))).v};
     case ExprKind::Reshape: return TV{t, d, eval(e->args[0], need_reshape(d, e->args[0]->type.shape)).v};
-    case ExprKind::Trans: return TV{t, d, eval(e->args[0], need_trans(d)).v};
+    case ExprKind::Trans: return TV{t, d, eval(e->args[0], need_trans(d, e->ints)).v};
     case ExprKind::Broadcast: return fit(e->args[0], d);
     case ExprKind::Load: return eval_load(e, d);
     case ExprKind::Dot: return convert(eval_dot(e), d);

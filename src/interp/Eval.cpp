@@ -155,7 +155,7 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
     case ExprKind::Reshape: return reshaped(eval_expr(c, *e.args[0], tmp), tmp, e.type);
     case ExprKind::Trans: {
       Value t1;
-      tmp = trans_op(eval_expr(c, *e.args[0], t1));
+      tmp = trans_op(eval_expr(c, *e.args[0], t1), e.ints);
       return tmp;
     }
     case ExprKind::Broadcast: {

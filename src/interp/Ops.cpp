@@ -249,16 +249,46 @@ Value broadcast_op(const Value& x, const Shape& s) {
   });
 }
 
-Value trans_op(const Value& x) {
-  int64_t r = x.type.shape[0], c = x.type.shape[1];
-  Value out = alloc(x.type.with_shape({c, r}));
+Value trans_op(const Value& x, const std::vector<int64_t>& order) {
+  const Shape& in = x.type.shape;
+  const size_t rank = in.size();
+  Shape s(rank);
+  for (size_t i = 0; i < rank; ++i) s[i] = in[static_cast<size_t>(order[i])];
+  Value out = alloc(x.type.with_shape(s));
   out.buffer = x.buffer;
+  if (rank == 2 && order[0] == 1) {
+    int64_t r = in[0], c = in[1];
+    with_storage(storage_of(x.type.elem, x.type.ptr), [&](auto tag) {
+      using T = decltype(tag);
+      const T* px = data<T>(x);
+      T* po = data<T>(out);
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = 0; j < c; ++j) po[j * r + i] = px[i * c + j];
+      return 0;
+    });
+    return out;
+  }
+  // Any rank: the output's elements in order, each read at the input's strides of its axes.
+  std::vector<int64_t> in_stride(rank, 1), st(rank);
+  for (size_t i = rank; i-- > 1;) in_stride[i - 1] = in_stride[i] * in[i];
+  for (size_t i = 0; i < rank; ++i) st[i] = in_stride[static_cast<size_t>(order[i])];
   with_storage(storage_of(x.type.elem, x.type.ptr), [&](auto tag) {
     using T = decltype(tag);
     const T* px = data<T>(x);
     T* po = data<T>(out);
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) po[j * r + i] = px[i * c + j];
+    std::vector<int64_t> ctr(rank, 0);
+    int64_t src = 0, n = shape_numel(s);
+    for (int64_t o = 0; o < n; ++o) {
+      po[o] = px[src];
+      for (size_t ax = rank; ax-- > 0;) {
+        if (++ctr[ax] < s[ax]) {
+          src += st[ax];
+          break;
+        }
+        src -= st[ax] * (s[ax] - 1);
+        ctr[ax] = 0;
+      }
+    }
     return 0;
   });
   return out;

@@ -258,6 +258,10 @@ ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc) {
   return node(ExprKind::Reshape, loc, std::move(shape));
 }
 ExprP make_trans(ExprP x, SourceLoc loc) { return node(ExprKind::Trans, loc, {x}); }
+ExprP make_permute(ExprP x, std::vector<ExprP> order, SourceLoc loc) {
+  order.insert(order.begin(), x);
+  return node(ExprKind::Trans, loc, std::move(order));
+}
 ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc) {
   shape.insert(shape.begin(), x);
   return node(ExprKind::Broadcast, loc, std::move(shape));

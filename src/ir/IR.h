@@ -189,7 +189,7 @@ struct Type {
   X(Bitcast)     /* dtype; args: x                        | x.to(dtype, bitcast=True): same width    */ \
   X(ExpandDims)  /* axis; args: x                         | insert a unit dim at axis (x[:, None])  */ \
   X(Reshape)     /* args: x, shape... (constant)          | same elements, row-major, new shape     */ \
-  X(Trans)       /* args: x (rank 2)                      | transpose                               */ \
+  X(Trans)       /* args: x, order... (constant; absent: rank 2, [1, 0]) | permute: out dim i = x's dim order[i] */ \
   X(Broadcast)   /* args: x, shape... (constant)          | broadcast_to(x, shape)                  */ \
   X(Load)        /* args: ptr, mask?, other?              | masked gather                           */ \
   X(Dot)         /* args: a, b, acc?                      | a @ b (+ acc), f32                       */ \
@@ -505,7 +505,7 @@ struct Expr {
   // ---- filled by the verifier (verify_module) ----
   Type type;                // the value's type after promotion
   int slot = -1;            // Var: frame slot
-  std::vector<int64_t> ints;  // resolved constants: Arange {lo, hi}; Full/Reshape/Broadcast: shape
+  std::vector<int64_t> ints;  // resolved constants: Arange {lo, hi}; Full/Reshape/Broadcast: shape; Trans: order
 };
 
 // Builders (locations optional). Keep them thin: the verifier does all checking.
@@ -524,7 +524,8 @@ ExprP make_cast(ExprP x, Scalar dtype, SourceLoc loc = {});
 ExprP make_bitcast(ExprP x, Scalar dtype, SourceLoc loc = {});
 ExprP make_expand_dims(ExprP x, int axis, SourceLoc loc = {});
 ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
-ExprP make_trans(ExprP x, SourceLoc loc = {});
+ExprP make_trans(ExprP x, SourceLoc loc = {});  // rank 2
+ExprP make_permute(ExprP x, std::vector<ExprP> order, SourceLoc loc = {});
 ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
 ExprP make_load(ExprP ptr, ExprP mask = nullptr, ExprP other = nullptr, SourceLoc loc = {});
 ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});

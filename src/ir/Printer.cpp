@@ -185,7 +185,9 @@ std::string expr_str(const ExprP& ep) {
     }
     case ExprKind::Reshape:
       return "reshape(" + expr_str(need(e.args[0])) + ", [" + list_str(e.args, 1, e.args.size()) + "])";
-    case ExprKind::Trans: return "trans(" + expr_str(need(e.args[0])) + ")";
+    case ExprKind::Trans:
+      if (e.args.size() == 1) return "trans(" + expr_str(need(e.args[0])) + ")";
+      return "permute(" + expr_str(need(e.args[0])) + ", [" + list_str(e.args, 1, e.args.size()) + "])";
     case ExprKind::Broadcast:
       return "broadcast_to(" + expr_str(need(e.args[0])) + ", [" + list_str(e.args, 1, e.args.size()) + "])";
     case ExprKind::Load: return load_str(e);

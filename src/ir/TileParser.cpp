@@ -49,7 +49,7 @@ const std::vector<std::string>& builtin_names() {
     for (RedOp op : kAllRedOps) add(op);
     for (ScanOp op : kAllScanOps) n.push_back(scanop_name(op));
     for (AtomicOp op : kAllAtomicOps) n.push_back(atomicop_name(op));
-    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "swizzle2d", "int_to_ptr", "ptr_to_int", "store", "print", "assert", "range"})
+    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "permute", "swizzle2d", "int_to_ptr", "ptr_to_int", "store", "print", "assert", "range"})
       n.push_back(s);
     return n;
   }();
@@ -889,6 +889,10 @@ class Parser {
     if (fn == "trans") {
       auto a = call_args(fn, {"x"}, 1);
       return make_trans(value(a[0], fn), loc);
+    }
+    if (fn == "permute") {  // permute(x, [2, 0, 1]): result dim i is x's dim order[i]
+      auto a = call_args(fn, {"x", "order"}, 2);
+      return make_permute(value(a[0], fn), shape(a[1], fn), loc);
     }
     if (fn == "swizzle2d") {
       auto a = call_args(fn, {"i", "j", "size_i", "size_j", "size_g"}, 5);

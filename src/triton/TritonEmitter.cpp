@@ -513,7 +513,9 @@ class KernelWriter {
         return {operand(e.args[0], kAtom) + "[" + sub + (e.axis == 0 ? "None, :]" : "None]")};
       }
       case ExprKind::Reshape: return {"tl.reshape(" + expr(e.args[0]).s + ", " + shape_args(e, 1, e.args.size()) + ")"};
-      case ExprKind::Trans: return {"tl.trans(" + expr(e.args[0]).s + ")"};
+      case ExprKind::Trans:
+        if (e.args.size() == 1) return {"tl.trans(" + expr(e.args[0]).s + ")"};
+        return {"tl.permute(" + expr(e.args[0]).s + ", " + shape_args(e, 1, e.args.size()) + ")"};
       case ExprKind::Broadcast: {
         const ExprP& x = e.args[0];
         std::string shape = shape_args(e, 1, e.args.size());

@@ -258,7 +258,12 @@ class Lowerer {
       return e;
     }
     if (v.var == "<used>") internal_error("ttir", "value %" + ssa + " used twice after inlining");
-    if (v.var == "<permute>") user_error(cur_loc_, "a permutation of a rank-3 tile is supported only where tl.split takes it apart");
+    if (v.var == "<permute>") {  // a permutation that tl.split does not take apart: the IR's permute
+      const LazyPerm& lp = lazy_perm_.at(ssa);
+      std::vector<ExprP> order;
+      for (int a : lp.order) order.push_back(make_const_int(a, cur_loc_));
+      return make_permute(make_var(lp.src, cur_loc_), order, cur_loc_);
+    }
     if (v.var == "<ptrview>") user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
     consumed_[ssa]++;
     ExprP e = make_var(v.var, cur_loc_);

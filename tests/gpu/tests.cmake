@@ -27,6 +27,10 @@ if(DTSIM_HAVE_CUDA)
   add_test(NAME gpu_difftest_atomics_half.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
            ${CMAKE_CURRENT_LIST_DIR}/atomics_half.tile)
   set_tests_properties(gpu_difftest_atomics_half.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # permute() of rank-3 and rank-4 tiles: GPU == interpreter.
+  add_test(NAME gpu_difftest_permute.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+           ${CMAKE_CURRENT_LIST_DIR}/permute.tile)
+  set_tests_properties(gpu_difftest_permute.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   # Pairs packed into i64 (tl.reduce / tl.associative_scan of two operands): GPU == interpreter.
   add_test(NAME gpu_difftest_pairs.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
            ${CMAKE_CURRENT_LIST_DIR}/pairs.tile)

@@ -1,4 +1,5 @@
-"""tl.gather, tl.histogram, tl.cat, tl.interleave and tl.join of one value with itself, read through
+"""tl.gather, tl.histogram, tl.cat, tl.interleave, tl.join of one value with itself and tl.permute
+of a rank-3 tile, read through
 the installed Triton's frontend (TTIR) and run on dtsim, each checked against numpy; a gather index
 outside the gathered axis is a located finding. Run with `python -m dtsim shapes.py` where Triton is
 installed."""
@@ -49,6 +50,13 @@ def cats(a_ptr, b_ptr, c_ptr, m_ptr, il_ptr, jj_ptr, N: tl.constexpr):
     tl.store(jj_ptr + tl.arange(0, 2 * N), tl.reshape(tl.join(a + 1, a + 1), (2 * N,)))
 
 
+@triton.jit
+def permutes(x_ptr, o_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, A * B * C)
+    x = tl.reshape(tl.load(x_ptr + offs), (A, B, C))
+    tl.store(o_ptr + offs, tl.reshape(tl.permute(x, (2, 0, 1)), (A * B * C,)))
+
+
 def main():
     rng = np.random.default_rng(3)
     R, C, K = 8, 16, 4
@@ -68,7 +76,8 @@ def main():
         print("tl.gather out of range               FAILED (no finding)")
         failures.append("tl.gather out of range")
     except dtsim.KernelError as e:
-        ok = "shapes.py:29:" in str(e) and "outside [0, 16)" in str(e)
+        line = next(n for n, l in enumerate(open(__file__), 1) if "tl.gather(x, i, axis=1)" in l)
+        ok = "shapes.py:%d:" % line in str(e) and "outside [0, 16)" in str(e)
         print("%-36s %s %s" % ("tl.gather out of range", "ok" if ok else "FAILED", str(e).splitlines()[0]))
         if not ok:
             failures.append("tl.gather out of range")
@@ -94,6 +103,11 @@ def main():
     check("tl.cat of cats", m, np.concatenate([a, a * 2, b, b]))
     check("tl.interleave", il, np.stack([a, b], axis=-1).ravel())
     check("tl.join of a value with itself", jj, np.repeat(a + 1, 2))
+
+    x3 = rng.standard_normal(2 * 4 * 8).astype(np.float32)
+    o3 = np.zeros_like(x3)
+    permutes[(1,)](x3, o3, A=2, B=4, C=8)
+    check("tl.permute of a rank-3 tile", o3, np.transpose(x3.reshape(2, 4, 8), (2, 0, 1)).ravel())
 
     if failures:
         print("FAILED:", ", ".join(failures))

@@ -1,4 +1,4 @@
-// Interpreter unit tests: addresses (int_to_ptr, ptr_to_int) and tiles of rank above 4.
+// Interpreter unit tests: addresses (int_to_ptr, ptr_to_int), tiles of rank above 4, permute.
 #include <doctest/doctest.h>
 
 #include "interp_test_util.h"
@@ -96,4 +96,27 @@ TEST_CASE("tiles of rank above 4: reshape, broadcast, elementwise, reductions") 
   double lo = 0;
   for (int i = 0; i < 512; ++i) lo += w(i);
   CHECK(run->at("s", 0) == lo);
+}
+
+TEST_CASE("permute: result axis i is the operand's axis order[i], any rank") {
+  auto run = run_tile("<perm>",
+                      "kernel t(out u: *i32[32], out w: *i32[32]) grid(1) {\n"
+                      "  r = arange(0, 32)\n"
+                      "  v = reshape(r, [2, 4, 4])\n"
+                      "  store(w + r, reshape(permute(v, [2, 0, 1]), [32]))\n"
+                      "  store(u + r, reshape(permute(reshape(r, [2, 2, 2, 4]), [3, 1, 0, 2]), [32]))\n"
+                      "}\n");
+  INFO(run->messages());
+  REQUIRE(run->rep.findings_count == 0);
+  // out[k, i, j] = v[i, j, k] = i*16 + j*4 + k, flat (k*2 + i)*4 + j
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) CHECK(run->at("w", (k * 2 + i) * 4 + j) == i * 16 + j * 4 + k);
+  // out[a, b, c, d] = in[c, b, d, a] of in[p, q, s, t] = p*16 + q*8 + s*4 + t
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 2; ++c)
+        for (int d = 0; d < 2; ++d) CHECK(run->at("u", ((a * 2 + b) * 2 + c) * 2 + d) == c * 16 + b * 8 + d * 4 + a);
+  CHECK_THROWS_WITH_AS(run_tile("<perm2>", "kernel t(out z: *i32[8]) grid(1) {\n  v = permute(reshape(arange(0, 8), [2, 4]), [0, 0])\n}\n"),
+                       doctest::Contains("permute() needs a permutation of the 2 axes"), UserError);
 }
