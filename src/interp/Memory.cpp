@@ -172,7 +172,18 @@ std::string loc2_note(const Ctx& c) {
   return "";
 }
 
+// The offset a null address (0) takes in a pointer tile: far out of every buffer, so an unmasked
+// access through it is out of bounds, and far enough from the int64 limits that pointer arithmetic
+// on it cannot wrap into a buffer.
+constexpr int64_t kNullOffset = INT64_MIN / 2;
+constexpr int64_t kNullSpan = int64_t(1) << 50;
+
+// Whether a pointer offset came from address 0 (int_to_ptr), moved by pointer arithmetic or not.
+bool null_offset(int64_t off) { return off > kNullOffset - kNullSpan && off < kNullOffset + kNullSpan; }
+
 struct Issue {
+  // " through a null pointer ..." when the first bad offset came from address 0, else "".
+  std::string null_note() const { return count && null_offset(off) ? " through a null pointer (int_to_ptr of address 0)" : ""; }
   int64_t count = 0;
   int64_t lane = -1;
   int64_t off = 0;
@@ -683,7 +694,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
   });
   SourceLoc loc = where_loc(c, e.loc);
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
   if (uninit.count)
     emit(c, Finding::Uninitialized, loc, "load of uninitialized memory from '" + B.name + "'",
          access_details(c, B, uninit, active, "read never-written elements", rt.shape), B, uninit);
@@ -748,7 +759,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   });
   SourceLoc loc = where_loc(c, c.stmt ? c.stmt->loc : SourceLoc{});
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", ps), B, oob);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", ps), B, oob);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, ps);
 }
 
@@ -859,7 +870,7 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
   SourceLoc loc = where_loc(c, s.loc);
   const char* fn = atomicop_name(s.aop);
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", shape), B, oob);
+    emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", shape), B, oob);
   if (uninit.count)
     emit(c, Finding::Uninitialized, loc, std::string(fn) + " of uninitialized memory in '" + B.name + "'",
          access_details(c, B, uninit, active, "updated never-written elements", shape), B, uninit);
@@ -1103,12 +1114,6 @@ bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask) 
 
 namespace {
 
-// The offset a null address (0) takes in a pointer tile: far out of every buffer, so an unmasked
-// access through it is out of bounds, and far enough from the int64 limits that pointer arithmetic
-// on it cannot wrap into a buffer.
-constexpr int64_t kNullOffset = INT64_MIN / 2;
-constexpr int64_t kNullSpan = int64_t(1) << 50;
-
 std::string hex_address(uint64_t a) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
@@ -1174,7 +1179,7 @@ Value ptr_to_int_op(Ctx& c, const Value& p) {
   const uint64_t base = reinterpret_cast<uintptr_t>(B.data()), esz = static_cast<uint64_t>(scalar_bytes(p.type.elem));
   for (int64_t i = 0; i < numel(p); ++i) {
     int64_t off = pp[i];
-    bool null = off > kNullOffset - kNullSpan && off < kNullOffset + kNullSpan;  // from a null address
+    bool null = null_offset(off);  // from a null address
     po[i] = null ? static_cast<int64_t>(static_cast<uint64_t>(off - kNullOffset) * esz)
                  : static_cast<int64_t>(base + static_cast<uint64_t>(off) * esz);
   }

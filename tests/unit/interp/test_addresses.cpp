@@ -44,6 +44,7 @@ TEST_CASE("int_to_ptr: a null lane is out of bounds only when accessed") {
   auto bad = through_addresses("<null2>", "  v = where(r < 8, load(a + r), 0)\n  store(z + r, load(int_to_ptr(v, f32)))\n");
   REQUIRE(bad->rep.findings_count >= 1);
   CHECK(bad->has(Finding::OutOfBounds));
+  CHECK(bad->messages().find("out-of-bounds load from 'x' through a null pointer (int_to_ptr of address 0)") != std::string::npos);
 }
 
 TEST_CASE("int_to_ptr faults, located, on an address in no buffer, two buffers, another type, misalignment") {
