@@ -204,7 +204,7 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend,
              const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays,
              int64_t max_steps, double timeout, int launch, const std::vector<std::string>& host_stack,
-             const std::string& viz) {
+             const std::string& viz, const std::vector<std::tuple<std::string, py::buffer, std::string>>& memory) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   std::map<std::string, std::string> options{{"sanitize", sanitize}, {"threads", std::to_string(threads)}, {"order", order},
@@ -254,6 +254,7 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, nullptr));
     on_device[name] = ptr;
   }
+  if (cuda && !memory.empty()) throw UserError("memory reached through int_to_ptr runs on the interpreter; use backend='interp'");
   if (cuda) {
     Buffers bufs = make_buffers(m, b, 0, std::move(preset));
     return run_cuda(c, b, scalars, bufs, opt.sanitize, on_device);
@@ -290,6 +291,17 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   ctl.timeout_s = settings.timeout_s;
   opt.control = &ctl;
   Buffers bufs = make_buffers(m, b, 0, std::move(preset));
+  // Memory the kernel reaches only through addresses (int_to_ptr): buffers beside the parameters',
+  // found by the Python package (1-D views of whole storages), with their data as it is.
+  for (const auto& [name, obj, dtype] : memory) {
+    py::buffer_info info = obj.request(true);
+    Scalar dt = dtype_of(dtype, name);
+    if (info.itemsize != scalar_bytes(dt) || info.ndim != 1 || (info.shape[0] > 1 && info.strides[0] != info.itemsize))
+      throw UserError("memory '" + name + "': a 1-D contiguous array of " + scalar_name(dt) + " is expected");
+    bufs.list.push_back(Buffer::view(name, dt, {static_cast<int64_t>(info.shape[0])}, BufIO::InOut, info.ptr));
+    bufs.list.back().defined = true;
+    infos.push_back(std::move(info));
+  }
   RunReport report;
   bool quit = false;
   int signal_taken = 0;
@@ -394,8 +406,10 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("device_arrays") = std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>{},
         py::arg("max_steps") = 0, py::arg("timeout") = 0.0, py::arg("launch") = 0,
         py::arg("host_stack") = std::vector<std::string>{}, py::arg("viz") = std::string(),
+        py::arg("memory") = std::vector<std::tuple<std::string, py::buffer, std::string>>{},
         "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place; `viz`: write the "
-        "picture of the run (as `dtsim viz`) to this .svg/.html file.");
+        "picture of the run (as `dtsim viz`) to this .svg/.html file; `memory`: (name, 1-D array, dtype) buffers the "
+        "kernel reaches only through addresses (int_to_ptr).");
   m.def(
       "check_option",
       [](const std::string& name, const std::string& value) {

@@ -311,6 +311,118 @@ def _uses_guide_helpers(fn):
     return any(h in src for h in _GUIDE_HELPERS)
 
 
+def _live_arrays():
+    """Every live torch CPU tensor (the garbage collector tracks them), and every numpy array held by
+    a tracked list, tuple or dict (a module's globals, a list of arrays) or by a local variable of a
+    function on the call stack: the memory a kernel may be given addresses of."""
+    import gc
+    import numpy as np
+    torch = sys.modules.get("torch")
+    tensor = torch.Tensor if torch is not None else ()
+    kinds = {}
+
+    def kind(o):
+        t = type(o)
+        k = kinds.get(t)
+        if k is None:
+            k = kinds[t] = 1 if tensor and issubclass(t, tensor) else 2 if issubclass(t, np.ndarray) else \
+                3 if t in (list, tuple, dict) else 0
+        return k
+
+    for o in gc.get_objects():
+        k = kind(o)
+        if k == 1 or k == 2:
+            yield o
+        elif k == 3:
+            for x in (o.values() if type(o) is dict else o):
+                if kind(x) == 2:
+                    yield x
+    f = sys._getframe(1)
+    while f is not None:  # the local variables of the functions that launch the kernel
+        for x in list(f.f_locals.values()):
+            if kind(x) == 2:
+                yield x
+        f = f.f_back
+
+
+def _storage_view(obj):
+    """(base address, 1-D array over the whole storage of `obj`, dtype name), or None for memory
+    dtsim cannot bind (GPU memory, element types it lacks, empty storage)."""
+    import numpy as np
+    if type(obj).__module__.startswith("torch"):
+        if getattr(obj, "is_cuda", False) or getattr(obj, "is_meta", False) or obj.dtype.is_complex:
+            return None
+        st = obj.untyped_storage()
+        n = st.nbytes() // obj.element_size()
+        if n == 0:
+            return None
+        whole = obj.detach().as_strided((n,), (1,), 0)
+        arr = dtsim_module()._as_array(whole, "memory")
+    else:
+        arr = obj
+        while isinstance(arr.base, np.ndarray):
+            arr = arr.base
+        if not arr.flags.c_contiguous or arr.size == 0:
+            return None
+        arr = arr.reshape(-1)
+    if arr is None or arr.ctypes.data == 0:
+        return None
+    dt = dtsim_module()._dtype_table().get(arr.dtype)
+    if dt is None:
+        return None
+    return arr.ctypes.data, arr, dt
+
+
+def dtsim_module():
+    import dtsim
+    return dtsim
+
+
+def _address_memory(arrays, scalars):
+    """The memory a kernel that makes pointers from integers (tt.int_to_ptr) reaches: every address
+    among its int64 array arguments' elements and its integer scalars is looked up in the live
+    arrays (_live_arrays), and each storage that holds one becomes a buffer of the run, named by its
+    base address. Addresses in the kernel's own arguments need nothing more; an address in no
+    storage is left for the interpreter to report where the kernel converts it."""
+    import bisect
+    import numpy as np
+    addrs = set()
+    bound = []
+    for _, view, dt in arrays:
+        bound.append((view.ctypes.data, view.ctypes.data + view.nbytes))
+        if dt == "i64" and view.size <= (1 << 20):
+            addrs.update(int(a) for a in np.unique(view) if a > 0)
+    for text in scalars.values():
+        try:
+            v = int(text)
+        except ValueError:
+            continue
+        if v > 0:
+            addrs.add(v)
+    addrs = sorted(a for a in addrs if not any(lo <= a < hi for lo, hi in bound))
+    if not addrs:
+        return []
+    memory, seen = [], set()
+    for obj in _live_arrays():
+        try:
+            lo = obj.untyped_storage().data_ptr() if type(obj).__module__.startswith("torch") else None
+        except Exception:
+            continue
+        if lo is not None and lo in seen:
+            continue
+        got = _storage_view(obj)
+        if got is None:
+            continue
+        base, arr, dt = got
+        if base in seen:
+            continue
+        i = bisect.bisect_left(addrs, base)
+        if i < len(addrs) and addrs[i] < base + arr.nbytes:
+            seen.add(base)
+            memory.append(("memory@0x%x" % base, arr, dt))
+    return memory
+
+
 def run(fn, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     import dtsim
@@ -403,6 +515,8 @@ def run(fn, *args, grid, warmup, **kwargs):
     sys.stdout.flush()
     sys.stderr.flush()
     extras = dtsim._launch_extras(compiled)
+    if "tt.int_to_ptr" in kernel.asm["ttir"]:
+        extras["memory"] = _address_memory(arrays, scalars)
     try:
         result = _dtsim.run(compiled, scalars, arrays, cfg["sanitize"], int(cfg["threads"]), cfg["order"],
                             bool(cfg["keep_going"]), list(cfg["break_if"]), list(cfg["break_at"]), list(cfg["print_if"]),

@@ -195,7 +195,9 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: return unknown;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return unknown;
     case ExprKind::Bitcast: return AxisInfo{1, 1, axis_info(e->args[0]).cst};
   }
   return unknown;

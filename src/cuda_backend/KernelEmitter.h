@@ -141,6 +141,9 @@ class KernelEmitter {
     Scalar in = Scalar::F16;
   };
   int sm_version() const;
+  std::string half_atomic_name(const Stmt& s, Scalar et) const;
+  std::string atomic_half(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv,
+                          const std::function<std::string(const std::string&)>& pred_of);
   friend std::string describe(const MmaPlan& p);
   MmaPlan mma_plan(const Expr& dot);
   Dist accumulator(const MmaPlan& p) const;  // the layout the plan's dot produces

@@ -195,9 +195,14 @@ Dist need_reshape(const Dist& d, const Shape& operand) {
   });
 }
 
-Dist need_trans(const Dist& d) {
-  Shape s = {d.shape[1], d.shape[0]};
-  return map_bases(d, s, [](const Coord& c) { return Coord{c[1], c[0]}; });
+Dist need_trans(const Dist& d, const std::vector<int64_t>& order) {
+  Shape s(d.shape.size());
+  for (size_t i = 0; i < order.size(); ++i) s[static_cast<size_t>(order[i])] = d.shape[i];
+  return map_bases(d, s, [&](const Coord& c) {
+    Coord in(c.size());
+    for (size_t i = 0; i < order.size(); ++i) in[static_cast<size_t>(order[i])] = c[i];
+    return in;
+  });
 }
 
 int first_copy(const Dist& d, int r) {

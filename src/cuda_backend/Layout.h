@@ -76,7 +76,7 @@ Dist slice(const Dist& parent, int axis);
 Dist need_broadcast(const Dist& d, const Shape& operand);  // numpy broadcasting, aligned right
 Dist need_expand_dims(const Dist& d, int axis);            // d is the expanded shape
 Dist need_reshape(const Dist& d, const Shape& operand);
-Dist need_trans(const Dist& d);
+Dist need_trans(const Dist& d, const std::vector<int64_t>& order);  // out dim i = operand dim order[i]
 // Register r with the bits of zero register bases cleared: the first register holding r's element.
 int first_copy(const Dist& d, int r);
 // How many consecutive registers (from register 0) hold consecutive elements of the last dimension.

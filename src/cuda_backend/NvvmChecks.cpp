@@ -326,7 +326,9 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: return -1;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return -1;
   }
   return -1;
 }
@@ -380,6 +382,8 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
     case ExprKind::Scan:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return false;
   }
   return false;

@@ -442,7 +442,9 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Load:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: return d;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return d;
   }
   return d;
 }
@@ -488,7 +490,9 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: return false;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return false;
   }
   return false;
 }
@@ -528,7 +532,11 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
       return at(e->args[0], cx);
     }
     case ExprKind::Reshape: return at(e->args[0], unflatten(e->args[0]->type.shape, flat_of(s, c)));
-    case ExprKind::Trans: return at(e->args[0], {c[1], c[0]});
+    case ExprKind::Trans: {
+      std::vector<std::string> in(c.size());
+      for (size_t i = 0; i < e->ints.size(); ++i) in[static_cast<size_t>(e->ints[i])] = c[i];
+      return at(e->args[0], in);
+    }
     case ExprKind::Broadcast: return at(e->args[0], bcast_coords(s, c, e->args[0]->type.shape));
     case ExprKind::Const:
     case ExprKind::ProgramId:
@@ -538,7 +546,9 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
     case ExprKind::Reduce:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: break;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: break;
   }
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
 }
@@ -632,7 +642,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     // own layout differs from that.
     case ExprKind::ExpandDims: return TV{t, d, eval(e->args[0], need_expand_dims(d, static_cast<int>(e->ints[0]))).v};
     case ExprKind::Reshape: return TV{t, d, eval(e->args[0], need_reshape(d, e->args[0]->type.shape)).v};
-    case ExprKind::Trans: return TV{t, d, eval(e->args[0], need_trans(d)).v};
+    case ExprKind::Trans: return TV{t, d, eval(e->args[0], need_trans(d, e->ints)).v};
     case ExprKind::Broadcast: return fit(e->args[0], d);
     case ExprKind::Load: return eval_load(e, d);
     case ExprKind::Dot: return convert(eval_dot(e), d);
@@ -641,9 +651,11 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::CombineArg:
       if (combine_regs_[0].empty()) internal_error("NvvmEmitter", "a combine argument outside its function");
       return TV{t, d, {combine_regs_[e->axis]}};
-    case ExprKind::Swizzle2d: break;
+    case ExprKind::Swizzle2d: internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: break;  // rejected before emission (reject_unsupported)
   }
-  internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");
+  internal_error("NvvmEmitter", std::string("cannot lower ") + expr_kind_name(e->kind));
 }
 
 // Global accesses through `ptr` laid out as d come in vectors of the returned width when d gives a

@@ -31,15 +31,18 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
     if (is_fp8(e->type.elem) && sm_version() < 89)
       user_error(e->loc, std::string(scalar_name(e->type.elem)) + " values need sm_89 or newer on the CUDA backend (target " +
                              (opt_.arch.empty() ? std::string("sm_90") : opt_.arch) + ")");
+    if (e->kind == ExprKind::IntToPtr || e->kind == ExprKind::PtrToInt)
+      user_error(e->loc, std::string(e->kind == ExprKind::IntToPtr ? "int_to_ptr (pointers made from integers)" : "ptr_to_int (pointers converted to integers)") +
+                             " is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
     for (const ExprP& a : e->args) expr(a);
   };
   for (const StmtP& s : body) {
     if (s->kind == StmtKind::Atomic) {
       Scalar t = s->args[0]->type.elem;
-      bool ok_type = t == Scalar::I32 || t == Scalar::I64 || t == Scalar::F32 || t == Scalar::F64;
+      bool ok_type = t == Scalar::I32 || t == Scalar::I64 || t == Scalar::F16 || t == Scalar::BF16 || t == Scalar::F32 || t == Scalar::F64;
       if (!ok_type)
         user_error(s->loc, std::string(atomicop_name(s->aop)) + " on " + scalar_name(t) +
-                               " elements is not supported on the CUDA backend yet (i32, i64, f32 and f64 are; run it on the interpreter: --backend=interp)");
+                               " elements is not supported on the CUDA backend yet (i32, i64, f16, bf16, f32 and f64 are; run it on the interpreter: --backend=interp)");
     }
     for (const ExprP& a : s->args) expr(a);
     reject_unsupported(s->body);
@@ -177,6 +180,76 @@ void KernelEmitter::emit_store(const Stmt& s) {
   if (conflicts()) end_bounds(cc);
 }
 
+// The PTX instruction of a 16-bit float atomic: a native add where the target has one (f16 from
+// sm_70, bf16 from sm_90), else the 32-bit compare-and-swap of the word holding the element.
+std::string KernelEmitter::half_atomic_name(const Stmt& s, Scalar et) const {
+  std::string pre = std::string("atom.") + memsem_name(s.sem) + "." + memscope_name(s.scope) + ".global.";
+  if (s.aop == AtomicOp::Add && sm_version() >= (et == Scalar::F16 ? 70 : 90)) return pre + "add.noftz." + (et == Scalar::F16 ? "f16" : "bf16");
+  return pre + "cas.b32";
+}
+
+// One lane's f16/bf16 atomic (the element at `addr`, active where `cond`): its old value as a float
+// register (0 where inactive). A native add (half_atomic_name), or a loop of 32-bit compare-and-swap
+// on the aligned word holding the element: read the word, compute the element's new value as the
+// interpreter does (add rounded as a store of the sum; max/min by the bits of the widened floats;
+// xchg; cas where the old value equals cmp), swap the word if no other thread changed it, else
+// again with the word it found.
+std::string KernelEmitter::atomic_half(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val,
+                                       const std::string& cmpv, const std::function<std::string(const std::string&)>& pred_of) {
+  const Scalar et = s.args[0]->type.elem;
+  const std::string ins = half_atomic_name(s, et);
+  if (ins.find(".add.noftz.") != std::string::npos) {
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + ins + " $0, [$1], $2; }";
+    std::string o = op("call i16 asm sideeffect \"" + text + "\", \"=h,l,h,r\"(i64 " + addr + ", i16 " + to_mem(et, val) + ", i32 " + pred_of(cond) + ")");
+    return from_mem(et, o);
+  }
+  const std::string zero = literal(et, 0.0, 0, true);
+  std::string pre = cur_block_, in = label("atom16"), loop = label("atom16.loop"), join = label("atom16.end");
+  line(cond == "true" ? "br label %" + in : "br i1 " + cond + ", label %" + in + ", label %" + join);
+  start_block(in);
+  auto loads = load_cache_;
+  std::string waddr = op("and i64 " + addr + ", -4");
+  std::string shift = op("shl i32 " + op("trunc i64 " + op("and i64 " + addr + ", 2") + " to i32") + ", 3");
+  std::string word0 = op("load volatile i32, i32 addrspace(1)* " + op("inttoptr i64 " + waddr + " to i32 addrspace(1)*"));
+  br(loop);
+  start_block(loop);
+  std::string seen = tmp();
+  std::string cur = op("phi i32 [" + word0 + ", %" + in + "], [" + seen + ", %" + loop + "]");
+  std::string oldf = from_mem(et, op("trunc i32 " + op("lshr i32 " + cur + ", " + shift) + " to i16"));
+  std::string newf;
+  switch (s.aop) {
+    case AtomicOp::Add: newf = round_to(et, op("fadd float " + oldf + ", " + val)); break;
+    case AtomicOp::Max:
+    case AtomicOp::Min: {
+      std::string bv = op("bitcast float " + val + " to i32"), be = op("bitcast float " + oldf + " to i32");
+      bool mx = s.aop == AtomicOp::Max;
+      std::string pos = op("icmp sge i32 " + bv + ", 0");
+      std::string signed_take = op(std::string("icmp ") + (mx ? "sgt" : "slt") + " i32 " + bv + ", " + be);
+      std::string unsigned_take = op(std::string("icmp ") + (mx ? "ult" : "ugt") + " i32 " + bv + ", " + be);
+      std::string take = op("select i1 " + pos + ", i1 " + signed_take + ", i1 " + unsigned_take);
+      newf = op("select i1 " + take + ", float " + val + ", float " + oldf);
+      break;
+    }
+    case AtomicOp::Xchg: newf = val; break;
+    case AtomicOp::Cas: newf = op("select i1 " + op("fcmp oeq float " + oldf + ", " + cmpv) + ", float " + val + ", float " + oldf); break;
+    case AtomicOp::UMax:
+    case AtomicOp::UMin:
+    case AtomicOp::And:
+    case AtomicOp::Or:
+    case AtomicOp::Xor: internal_error("NvvmEmitter", std::string(atomicop_name(s.aop)) + " on floats");
+  }
+  std::string bits = op("shl i32 " + op("zext i16 " + to_mem(et, newf) + " to i32") + ", " + shift);
+  std::string keep = op("and i32 " + cur + ", " + op("xor i32 " + op("shl i32 65535, " + shift) + ", -1"));
+  std::string word = op("or i32 " + keep + ", " + bits);
+  std::string text = "atom." + std::string(memsem_name(s.sem)) + "." + memscope_name(s.scope) + ".global.cas.b32 $0, [$1], $2, $3;";
+  line(seen + " = call i32 asm sideeffect \"" + text + "\", \"=r,l,r,r\"(i64 " + waddr + ", i32 " + cur + ", i32 " + word + ")");
+  line("br i1 " + op("icmp eq i32 " + seen + ", " + cur) + ", label %" + join + ", label %" + loop);
+  load_cache_ = std::move(loads);
+  start_block(join);
+  if (cond == "true") return oldf;
+  return op("phi float [" + oldf + ", %" + loop + "], [" + zero + ", %" + pre + "]");
+}
+
 // An atomic statement: each element's update is made once per instance, by the first thread holding
 // it (the owner, as a store), with PTX `atom` (sem and scope as written); masked-off and non-owner
 // lanes issue nothing. The old values, where the statement keeps them, reach every thread holding
@@ -196,6 +269,7 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
   const int n = shape.empty() ? 1 : d.nregs();
   const std::string own = owner(d);
   const bool wide = et == Scalar::I64 || et == Scalar::F64;
+  const bool half = et == Scalar::F16 || et == Scalar::BF16;  // atomic_half
   const std::string ty = reg_type(et);
   const char* reg = et == Scalar::I32 ? "r" : et == Scalar::I64 ? "l" : et == Scalar::F32 ? "f" : "d";
   std::string bits = wide ? "64" : "32";
@@ -218,6 +292,7 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
     case AtomicOp::Cas: opname = "cas.b" + bits; break;
   }
   std::string ins = std::string("atom.") + memsem_name(s.sem) + "." + memscope_name(s.scope) + ".global." + opname;
+  if (half) ins = half_atomic_name(s, et);
   // the predicate is the last operand: $3 (cas: $4)
   std::string asm_text = cas ? "{ .reg .pred p; setp.ne.b32 p, $4, 0; @p " + ins + " $0, [$1], $2, $3; }"
                              : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + ins + " $0, [$1], $2; }";
@@ -255,7 +330,9 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
     std::string addr = op("ptrtoint " + reg_type(Type{et, true, {}}) + " " + ptr + " to i64");
     auto pred_of = [&](const std::string& c) { return c == "true" ? std::string("1") : op("zext i1 " + c + " to i32"); };
     std::string old;
-    if (fminmax) {
+    if (half) {
+      old = atomic_half(s, cond, addr, val, cmpv, pred_of);
+    } else if (fminmax) {
       // On the float's bits: a value with the sign bit clear orders as a signed integer (max.s),
       // one with it set in reverse as an unsigned one (min.u); each lane issues the one its value
       // needs (for min: min.s and max.u), and the old value is the float of what came back.

@@ -155,7 +155,7 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
     case ExprKind::Reshape: return reshaped(eval_expr(c, *e.args[0], tmp), tmp, e.type);
     case ExprKind::Trans: {
       Value t1;
-      tmp = trans_op(eval_expr(c, *e.args[0], t1));
+      tmp = trans_op(eval_expr(c, *e.args[0], t1), e.ints);
       return tmp;
     }
     case ExprKind::Broadcast: {
@@ -197,6 +197,16 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
     case ExprKind::Swizzle2d:
       tmp = scalar_value(Scalar::I32, 0, eval_swizzle(c, e)[0], false);
       return tmp;
+    case ExprKind::IntToPtr: {
+      Value t1;
+      tmp = int_to_ptr_op(c, e, eval_expr(c, *e.args[0], t1));
+      return tmp;
+    }
+    case ExprKind::PtrToInt: {
+      Value t1;
+      tmp = ptr_to_int_op(c, eval_expr(c, *e.args[0], t1));
+      return tmp;
+    }
   }
   internal_error("Interp", "bad expression kind");
 }

@@ -89,29 +89,57 @@ void convert_into(Value& out, const Value& v, Scalar to);
 const Value& coerce(const Value& v, Scalar to, Value& tmp);
 
 // ---- broadcasting ----
-using Strides = std::array<int64_t, 4>;
+// Shapes are right-aligned in kMaxRank slots (unused leading slots have extent 1), so one loop serves
+// every rank.
+constexpr int kSlots = kMaxRank;
+using Strides = std::array<int64_t, kSlots>;
 struct Dims {
-  std::array<int64_t, 4> n{1, 1, 1, 1};
+  std::array<int64_t, kSlots> n = filled(1);
   int64_t numel = 1;
+  static constexpr std::array<int64_t, kSlots> filled(int64_t v) {
+    std::array<int64_t, kSlots> a{};
+    for (auto& x : a) x = v;
+    return a;
+  }
 };
 Dims dims_of(const Shape& out);
 Strides bstrides(const Shape& in, const Shape& out);  // 0 on broadcast axes
 
+// Calls row(o, base, W) for every row (the last axis, W elements) of the output: o is the row's first
+// output element (row-major), base[k] the row's first element of operand k, whose stride along the
+// row is st[k][kSlots - 1]. The outer axes advance like an odometer.
+template <size_t K, class F>
+inline void brows(const Dims& d, const std::array<Strides, K>& st, F&& row) {
+  if (d.numel == 0) return;
+  constexpr int L = kSlots - 1;
+  const int64_t W = d.n[L];
+  std::array<int64_t, kSlots> ctr{};
+  std::array<int64_t, K> base{};
+  for (int64_t o = 0;; o += W) {
+    row(o, base, W);
+    int ax = L - 1;
+    for (; ax >= 0; --ax) {
+      if (++ctr[ax] < d.n[ax]) {
+        for (size_t k = 0; k < K; ++k) base[k] += st[k][ax];
+        break;
+      }
+      for (size_t k = 0; k < K; ++k) base[k] -= st[k][ax] * (d.n[ax] - 1);
+      ctr[ax] = 0;
+    }
+    if (ax < 0) return;
+  }
+}
+
 // Calls f(o, idx) for every output element o (row-major) with idx[k] the element of operand k.
 template <size_t K, class F>
 inline void bloop(const Dims& d, const std::array<Strides, K>& st, F&& f) {
-  int64_t o = 0;
-  for (int64_t a = 0; a < d.n[0]; ++a)
-    for (int64_t b = 0; b < d.n[1]; ++b)
-      for (int64_t c = 0; c < d.n[2]; ++c) {
-        std::array<int64_t, K> base;
-        for (size_t k = 0; k < K; ++k) base[k] = a * st[k][0] + b * st[k][1] + c * st[k][2];
-        for (int64_t j = 0; j < d.n[3]; ++j) {
-          std::array<int64_t, K> idx;
-          for (size_t k = 0; k < K; ++k) idx[k] = base[k] + j * st[k][3];
-          f(o++, idx);
-        }
-      }
+  brows<K>(d, st, [&](int64_t o, const std::array<int64_t, K>& base, int64_t W) {
+    for (int64_t j = 0; j < W; ++j) {
+      std::array<int64_t, K> idx;
+      for (size_t k = 0; k < K; ++k) idx[k] = base[k] + j * st[k][kSlots - 1];
+      f(o + j, idx);
+    }
+  });
 }
 
 // ---- tile operations (Ops.cpp); operands already have the compute type ----
@@ -119,7 +147,7 @@ Value unary_op(UnOp op, const Value& x, const Type& rt);
 Value binary_op(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);
 Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt);
 Value broadcast_op(const Value& x, const Shape& s);
-Value trans_op(const Value& x);
+Value trans_op(const Value& x, const std::vector<int64_t>& order);  // out dim i = x dim order[i]
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value bitcast_op(const Value& x, Scalar to);  // the same bits as another type of the same width
 Value scan_op(ScanOp op, const Value& x, int axis, bool reverse, const Type& rt);
@@ -331,6 +359,9 @@ Flow exec_block(Ctx& c, const std::vector<StmtP>& body);
 
 namespace dtsim::exec {
 // Pointer arithmetic on offsets (Ops.cpp): p + off / p - off (off is i64), and == / != of two pointers.
+// int_to_ptr / ptr_to_int (IR.h, Addresses): an address resolves to the run's buffer that holds it.
+Value int_to_ptr_op(Ctx& c, const Expr& e, const Value& addr);
+Value ptr_to_int_op(Ctx& c, const Value& p);
 Value ptr_arith(BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first);
 Value ptr_compare(BinOp op, const Value& a, const Value& b, const Type& rt);
 void ptr_arith_into(Value& out, BinOp op, const Value& p, const Value& off, const Type& rt, bool ptr_first);

@@ -144,6 +144,8 @@ bool elementwise(const TNode& n) {
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return false;
   }
   return false;
@@ -251,6 +253,8 @@ struct Builder {
       case ExprKind::Bitcast:
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt:
         break;
     }
     internal_error("Interp", "fusing a node that is not elementwise");
@@ -448,6 +452,8 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return false;
   }
   return false;

@@ -14,6 +14,7 @@
 
 #include "interp/Elem.h"
 #include "ir/Analysis.h"
+#include "ir/Walk.h"
 #include "interp/RunControl.h"
 
 namespace dtsim {
@@ -286,6 +287,10 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
   uint64_t loaded = 0;
   uint64_t stored = opt.sanitize == Sanitize::All || opt.sanitize == Sanitize::Conflicts ? stored_buffers(k, param_buffer, loaded) : 0;
+  if ((opt.sanitize == Sanitize::All || opt.sanitize == Sanitize::Conflicts) && any_expr(k.body, [](const Expr& e) { return e.kind == ExprKind::IntToPtr; })) {
+    // Addresses reach every buffer, those bound to no parameter too: all are tracked.
+    stored = loaded = ~uint64_t(0);
+  }
   for (size_t bi = 0; bi < rs.conflicts.size(); ++bi) {
     bool track = bi < 64 ? ((stored >> bi) & 1) : stored == ~uint64_t(0);
     bool readers = bi < 64 ? ((loaded >> bi) & 1) : true;

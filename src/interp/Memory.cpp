@@ -172,7 +172,18 @@ std::string loc2_note(const Ctx& c) {
   return "";
 }
 
+// The offset a null address (0) takes in a pointer tile: far out of every buffer, so an unmasked
+// access through it is out of bounds, and far enough from the int64 limits that pointer arithmetic
+// on it cannot wrap into a buffer.
+constexpr int64_t kNullOffset = INT64_MIN / 2;
+constexpr int64_t kNullSpan = int64_t(1) << 50;
+
+// Whether a pointer offset came from address 0 (int_to_ptr), moved by pointer arithmetic or not.
+bool null_offset(int64_t off) { return off > kNullOffset - kNullSpan && off < kNullOffset + kNullSpan; }
+
 struct Issue {
+  // " through a null pointer ..." when the first bad offset came from address 0, else "".
+  std::string null_note() const { return count && null_offset(off) ? " through a null pointer (int_to_ptr of address 0)" : ""; }
   int64_t count = 0;
   int64_t lane = -1;
   int64_t off = 0;
@@ -691,7 +702,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
   });
   SourceLoc loc = where_loc(c, e.loc);
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
   if (uninit.count)
     emit(c, Finding::Uninitialized, loc, "load of uninitialized memory from '" + B.name + "'",
          access_details(c, B, uninit, active, "read never-written elements", rt.shape), B, uninit);
@@ -756,7 +767,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   });
   SourceLoc loc = where_loc(c, c.stmt ? c.stmt->loc : SourceLoc{});
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", ps), B, oob);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", ps), B, oob);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, ps);
 }
 
@@ -867,7 +878,7 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
   SourceLoc loc = where_loc(c, s.loc);
   const char* fn = atomicop_name(s.aop);
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'", access_details(c, B, oob, active, "out of bounds", shape), B, oob);
+    emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", shape), B, oob);
   if (uninit.count)
     emit(c, Finding::Uninitialized, loc, std::string(fn) + " of uninitialized memory in '" + B.name + "'",
          access_details(c, B, uninit, active, "updated never-written elements", shape), B, uninit);
@@ -1105,6 +1116,82 @@ bool store_rowptr(Ctx& c, const RowPtr& p, const Value& val, const Value* mask) 
     const int64_t* bp = p.bases.data();
     return W >= 4 && W < total && store_rows<C>(c, ck, mem, B.numel(), total, W, [bp](int64_t i) { return bp[i]; }, pv, one, pm);
   });
+}
+
+// ---- addresses (IR.h, Addresses) ----
+
+namespace {
+
+std::string hex_address(uint64_t a) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+  return buf;
+}
+
+}  // namespace
+
+Value int_to_ptr_op(Ctx& c, const Expr& e, const Value& addr) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  Value out = alloc(e.type);
+  const int64_t* pa = data<int64_t>(addr);
+  int64_t* po = data<int64_t>(out);
+  const int64_t n = numel(addr);
+  const uint64_t esz = static_cast<uint64_t>(scalar_bytes(e.dtype));
+  auto holds = [&](size_t b, uint64_t a) {
+    const Buffer& B = bs->list[b];
+    uint64_t base = reinterpret_cast<uintptr_t>(B.data());
+    return B.size_bytes() > 0 && a >= base && a - base < B.size_bytes();
+  };
+  auto fault = [&](int64_t lane, const std::string& what) {
+    throw RuntimeFault(e.loc, "int_to_ptr(): " + what + (n > 1 ? " (lane " + lane_text(lane, addr.type.shape) + ")" : ""));
+  };
+  int found = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t a = static_cast<uint64_t>(pa[i]);
+    if (a == 0) {
+      po[i] = kNullOffset;
+      continue;
+    }
+    if (found < 0 || !holds(static_cast<size_t>(found), a)) {
+      int b = -1;
+      for (size_t k = 0; k < bs->list.size() && b < 0; ++k)
+        if (holds(k, a)) b = static_cast<int>(k);
+      if (b < 0) fault(i, "address " + hex_address(a) + " is in no buffer of this run");
+      const Buffer& B = bs->list[static_cast<size_t>(b)];
+      if (found >= 0)
+        fault(i, "the lanes of one pointer tile point into two buffers, '" + bs->list[static_cast<size_t>(found)].name + "' and '" + B.name + "'");
+      if (B.dtype != e.dtype)
+        fault(i, "address " + hex_address(a) + " is in buffer '" + B.name + "' of " + scalar_name(B.dtype) + " elements, not " + scalar_name(e.dtype));
+      found = b;
+    }
+    uint64_t rel = a - reinterpret_cast<uintptr_t>(bs->list[static_cast<size_t>(found)].data());
+    if (rel % esz) fault(i, "address " + hex_address(a) + " is not aligned to an element of '" + bs->list[static_cast<size_t>(found)].name + "'");
+    po[i] = static_cast<int64_t>(rel / esz);
+  }
+  if (found < 0) {  // null pointers only: any buffer of the element type will do, every access is out of bounds
+    for (size_t k = 0; k < bs->list.size() && found < 0; ++k)
+      if (bs->list[k].dtype == e.dtype) found = static_cast<int>(k);
+    if (found < 0)
+      throw RuntimeFault(e.loc, std::string("int_to_ptr(): null pointers to ") + scalar_name(e.dtype) + " in a run without a buffer of " +
+                                    scalar_name(e.dtype) + " elements");
+  }
+  out.buffer = found;
+  return out;
+}
+
+Value ptr_to_int_op(Ctx& c, const Value& p) {
+  const Buffer& B = buffer_of(c, p);
+  Value out = alloc(Type{Scalar::I64, false, p.type.shape});
+  const int64_t* pp = data<int64_t>(p);
+  int64_t* po = data<int64_t>(out);
+  const uint64_t base = reinterpret_cast<uintptr_t>(B.data()), esz = static_cast<uint64_t>(scalar_bytes(p.type.elem));
+  for (int64_t i = 0; i < numel(p); ++i) {
+    int64_t off = pp[i];
+    bool null = null_offset(off);  // from a null address
+    po[i] = null ? static_cast<int64_t>(static_cast<uint64_t>(off - kNullOffset) * esz)
+                 : static_cast<int64_t>(base + static_cast<uint64_t>(off) * esz);
+  }
+  return out;
 }
 
 }  // namespace dtsim::exec

@@ -59,13 +59,10 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
   // Broadcasting: row by row (the last axis), each row one zip2 (an operand's stride along the row
   // is 1, or 0 where it is broadcast), so rows vectorize like whole tiles.
   Dims d = dims_of(rt.shape);
-  Strides sa = bstrides(a.type.shape, rt.shape), sb = bstrides(b.type.shape, rt.shape);
-  const int64_t W = d.n[3];
-  int64_t o = 0;
-  for (int64_t i = 0; i < d.n[0]; ++i)
-    for (int64_t j = 0; j < d.n[1]; ++j)
-      for (int64_t k = 0; k < d.n[2]; ++k, o += W)
-        zip2<T, R>(pa + i * sa[0] + j * sa[1] + k * sa[2], sa[3], pb + i * sb[0] + j * sb[1] + k * sb[2], sb[3], po + o, W, f);
+  std::array<Strides, 2> st{bstrides(a.type.shape, rt.shape), bstrides(b.type.shape, rt.shape)};
+  brows<2>(d, st, [&](int64_t o, const std::array<int64_t, 2>& base, int64_t W) {
+    zip2<T, R>(pa + base[0], st[0][kSlots - 1], pb + base[1], st[1][kSlots - 1], po + o, W, f);
+  });
 }
 
 // One binary op over whole tiles. The element semantics are Elem.h's (bin_elem, cmp_elem, shared
@@ -149,17 +146,18 @@ const Value& coerce(const Value& v, Scalar to, Value& tmp) {
 Dims dims_of(const Shape& out) {
   Dims d;
   size_t r = out.size();
-  for (size_t i = 0; i < r; ++i) d.n[4 - r + i] = out[i];
+  if (r > static_cast<size_t>(kSlots)) internal_error("Interp", "a tile of rank " + std::to_string(r) + " (at most " + std::to_string(kSlots) + ")");
+  for (size_t i = 0; i < r; ++i) d.n[kSlots - r + i] = out[i];
   d.numel = shape_numel(out);
   return d;
 }
 
 Strides bstrides(const Shape& in, const Shape& out) {
-  Strides s{0, 0, 0, 0};
+  Strides s{};
   size_t r = in.size(), ro = out.size();
   int64_t stride = 1;
   for (size_t i = r; i-- > 0;) {
-    size_t axis = 4 - ro + (ro - r) + i;
+    size_t axis = kSlots - ro + (ro - r) + i;
     s[axis] = in[i] == 1 ? 0 : stride;
     stride *= in[i];
   }
@@ -252,16 +250,46 @@ Value broadcast_op(const Value& x, const Shape& s) {
   });
 }
 
-Value trans_op(const Value& x) {
-  int64_t r = x.type.shape[0], c = x.type.shape[1];
-  Value out = alloc(x.type.with_shape({c, r}));
+Value trans_op(const Value& x, const std::vector<int64_t>& order) {
+  const Shape& in = x.type.shape;
+  const size_t rank = in.size();
+  Shape s(rank);
+  for (size_t i = 0; i < rank; ++i) s[i] = in[static_cast<size_t>(order[i])];
+  Value out = alloc(x.type.with_shape(s));
   out.buffer = x.buffer;
+  if (rank == 2 && order[0] == 1) {
+    int64_t r = in[0], c = in[1];
+    with_storage(storage_of(x.type.elem, x.type.ptr), [&](auto tag) {
+      using T = decltype(tag);
+      const T* px = data<T>(x);
+      T* po = data<T>(out);
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = 0; j < c; ++j) po[j * r + i] = px[i * c + j];
+      return 0;
+    });
+    return out;
+  }
+  // Any rank: the output's elements in order, each read at the input's strides of its axes.
+  std::vector<int64_t> in_stride(rank, 1), st(rank);
+  for (size_t i = rank; i-- > 1;) in_stride[i - 1] = in_stride[i] * in[i];
+  for (size_t i = 0; i < rank; ++i) st[i] = in_stride[static_cast<size_t>(order[i])];
   with_storage(storage_of(x.type.elem, x.type.ptr), [&](auto tag) {
     using T = decltype(tag);
     const T* px = data<T>(x);
     T* po = data<T>(out);
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) po[j * r + i] = px[i * c + j];
+    std::vector<int64_t> ctr(rank, 0);
+    int64_t src = 0, n = shape_numel(s);
+    for (int64_t o = 0; o < n; ++o) {
+      po[o] = px[src];
+      for (size_t ax = rank; ax-- > 0;) {
+        if (++ctr[ax] < s[ax]) {
+          src += st[ax];
+          break;
+        }
+        src -= st[ax] * (s[ax] - 1);
+        ctr[ax] = 0;
+      }
+    }
     return 0;
   });
   return out;

@@ -36,7 +36,9 @@ bool scalar_form(const Expr& e) {
     case ExprKind::Scan:
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: return false;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return false;
   }
   return false;
 }
@@ -231,7 +233,9 @@ Sv eval_sv(Ctx& c, const Expr& e) {
     case ExprKind::Scan:
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
-    case ExprKind::Swizzle2d: break;
+    case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: break;
   }
   internal_error("Interp", "expression outside the scalar form");
 }
@@ -551,7 +555,9 @@ struct Compiler {
       case ExprKind::Scan:
       case ExprKind::Bitcast:
       case ExprKind::CombineArg:
-      case ExprKind::Swizzle2d: break;
+      case ExprKind::Swizzle2d:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt: break;
     }
     internal_error("Interp", "expression outside the scalar form");
   }

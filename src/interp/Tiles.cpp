@@ -262,6 +262,8 @@ struct Tiles {
       case ExprKind::Bitcast:
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt:
         return false;
     }
     if (t == to) {
@@ -544,7 +546,7 @@ struct Tiles {
       }
       case ExprKind::Trans: {
         const Value& x = eval(*n.kids[0]);
-        out = trans_op(x);
+        out = trans_op(x, e.ints);
         return out;
       }
       case ExprKind::Broadcast: {
@@ -579,6 +581,12 @@ struct Tiles {
         return out;
       case ExprKind::Bitcast:
         out = bitcast_op(eval(*n.kids[0]), e.dtype);
+        return out;
+      case ExprKind::IntToPtr:
+        out = int_to_ptr_op(c, e, eval(*n.kids[0]));
+        return out;
+      case ExprKind::PtrToInt:
+        out = ptr_to_int_op(c, eval(*n.kids[0]));
         return out;
       case ExprKind::Const:
       case ExprKind::ProgramId:
@@ -731,8 +739,8 @@ const TNode* ScalarProgram::tile(const Expr& e) {
     return n;
   }
   size_t nk = e.args.size();
-  // Shape operands of Full / Reshape / Broadcast are resolved constants (Expr::ints), not evaluated.
-  if (e.kind == ExprKind::Reshape || e.kind == ExprKind::Broadcast) nk = 1;
+  // Shape operands of Full / Reshape / Broadcast and a permutation's order are resolved constants (Expr::ints), not evaluated.
+  if (e.kind == ExprKind::Reshape || e.kind == ExprKind::Broadcast || e.kind == ExprKind::Trans) nk = 1;
   n->kids.assign(e.args.size(), nullptr);
   for (size_t i = 0; i < nk; ++i)
     if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);

@@ -72,6 +72,11 @@ ParamSet PointerProvenance::sources(const Expr& e) const {
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::PtrToInt:
+      return out;
+    case ExprKind::IntToPtr:  // an address may lie in any buffer
+      for (size_t i = 0; i < k_.params.size(); ++i)
+        if (k_.params[i].kind == ParamKind::Pointer) out.add(i);
       return out;
   }
   return out;

@@ -5,7 +5,7 @@
 // into. A parameter's Var points into its own buffer; `p + off`, where(c, p, q), expand_dims,
 // reshape, trans and broadcast point where their pointer operands do; a pointer variable points
 // wherever any assignment to it (in any statement, loop-carried `p += c` included) may make it
-// point. Anything else (a loaded pointer, a literal) points nowhere we know of.
+// point. int_to_ptr may point into any of them. Anything else points nowhere we know of.
 //
 // Buffer access: the buffers a kernel loads from (load), stores to (store) and updates atomically
 // (atomic_*: both a read and a write), with their sizes under given bindings.

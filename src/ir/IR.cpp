@@ -260,6 +260,10 @@ ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc) {
   return node(ExprKind::Reshape, loc, std::move(shape));
 }
 ExprP make_trans(ExprP x, SourceLoc loc) { return node(ExprKind::Trans, loc, {x}); }
+ExprP make_permute(ExprP x, std::vector<ExprP> order, SourceLoc loc) {
+  order.insert(order.begin(), x);
+  return node(ExprKind::Trans, loc, std::move(order));
+}
 ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc) {
   shape.insert(shape.begin(), x);
   return node(ExprKind::Broadcast, loc, std::move(shape));
@@ -289,6 +293,14 @@ ExprP make_combine_arg(int index, SourceLoc loc) {
 ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc) {
   return node(ExprKind::Swizzle2d, loc, {i, j, ni, nj, group});
 }
+
+ExprP make_int_to_ptr(ExprP x, Scalar elem, SourceLoc loc) {
+  auto e = node(ExprKind::IntToPtr, loc, {x});
+  e->dtype = elem;
+  return e;
+}
+
+ExprP make_ptr_to_int(ExprP p, SourceLoc loc) { return node(ExprKind::PtrToInt, loc, {p}); }
 
 namespace {
 StmtP snode(StmtKind k, SourceLoc loc) {

@@ -12,7 +12,7 @@
 //   a later kernel sees everything an earlier one stored.
 //
 // Values. A value is a scalar or a *tile* (block): a dense array of a scalar type with a static shape
-//   of rank 1-3 whose extents are powers of two (1 included) and whose size is at most 2^20 elements.
+//   of rank 1-16 whose extents are powers of two (1 included) and whose size is at most 2^20 elements.
 //   Shapes are known once constexpr parameters are bound; runtime scalars never change a shape.
 //
 // Element types. i1 (bool), i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32, f64, and pointers to
@@ -108,6 +108,15 @@
 //   holds it: those accesses are not conflicts. sem (acq_rel, relaxed, acquire, release) and scope
 //   (gpu, cta, sys) are Triton's; the interpreter runs every atomic sequentially consistent.
 //
+// Addresses. ptr_to_int(p) is the i64 address of each pointer: its buffer's base address plus the
+//   offset times the element size (the interpreter's buffers are host memory at real addresses; on
+//   the GPU a device address). int_to_ptr(x, T) is the *T pointer at each i64 address: a lane whose
+//   address lies in a buffer of the run (a kernel's argument, or memory the launch makes known, as
+//   the Python package does for tensors whose addresses a kernel is given as integers) points into
+//   that buffer; the buffer's element type must be T and the address aligned to it. The lanes of one
+//   tile point into one buffer. A lane at address 0 (null) stays valid until an unmasked access
+//   through it, which is out of bounds; any other address in no buffer is a fault at int_to_ptr.
+//
 // Debugging. print(prefix, values...) prints, per instance, "pid (x, y, z) prefix v1 v2..."; assert(c,
 //   msg) faults when any lane of c is false.
 // ============================================================================================
@@ -197,14 +206,16 @@ struct Type {
   X(Bitcast)     /* dtype; args: x                        | x.to(dtype, bitcast=True): same width    */ \
   X(ExpandDims)  /* axis; args: x                         | insert a unit dim at axis (x[:, None])  */ \
   X(Reshape)     /* args: x, shape... (constant)          | same elements, row-major, new shape     */ \
-  X(Trans)       /* args: x (rank 2)                      | transpose                               */ \
+  X(Trans)       /* args: x, order... (constant; absent: rank 2, [1, 0]) | permute: out dim i = x's dim order[i] */ \
   X(Broadcast)   /* args: x, shape... (constant)          | broadcast_to(x, shape)                  */ \
   X(Load)        /* args: ptr, mask?, other?              | masked gather                           */ \
   X(Dot)         /* args: a, b, acc?                      | a @ b (+ acc), f32                       */ \
   X(Reduce)      /* rop, axis; args: x                    | reduction over one axis                 */ \
   X(Scan)        /* sop, axis, reverse; args: x           | inclusive prefix combine along an axis  */ \
   X(Swizzle2d)   /* args: i, j, ni, nj, group             | grouped reordering; a pair (2 targets)  */ \
-  X(CombineArg)  /* axis: 0 or 1                          | an argument of a combine function (fn)  */
+  X(CombineArg)  /* axis: 0 or 1                          | an argument of a combine function (fn)  */ \
+  X(IntToPtr)    /* dtype; args: x (i64 addresses)        | the *dtype pointer at each address      */ \
+  X(PtrToInt)    /* args: p                               | i64 address of each pointer             */
 
 enum class ExprKind : uint8_t {
 #define X(k) k,
@@ -511,7 +522,7 @@ struct Expr {
   // ---- filled by the verifier (verify_module) ----
   Type type;                // the value's type after promotion
   int slot = -1;            // Var: frame slot
-  std::vector<int64_t> ints;  // resolved constants: Arange {lo, hi}; Full/Reshape/Broadcast: shape
+  std::vector<int64_t> ints;  // resolved constants: Arange {lo, hi}; Full/Reshape/Broadcast: shape; Trans: order
 };
 
 // Builders (locations optional). Keep them thin: the verifier does all checking.
@@ -530,7 +541,8 @@ ExprP make_cast(ExprP x, Scalar dtype, SourceLoc loc = {});
 ExprP make_bitcast(ExprP x, Scalar dtype, SourceLoc loc = {});
 ExprP make_expand_dims(ExprP x, int axis, SourceLoc loc = {});
 ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
-ExprP make_trans(ExprP x, SourceLoc loc = {});
+ExprP make_trans(ExprP x, SourceLoc loc = {});  // rank 2
+ExprP make_permute(ExprP x, std::vector<ExprP> order, SourceLoc loc = {});
 ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
 ExprP make_load(ExprP ptr, ExprP mask = nullptr, ExprP other = nullptr, SourceLoc loc = {});
 ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});
@@ -538,6 +550,8 @@ ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc = {});
 ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc = {});
 ExprP make_combine_arg(int index, SourceLoc loc = {});  // 0: the value so far, 1: the next element
 ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc = {});
+ExprP make_int_to_ptr(ExprP x, Scalar elem, SourceLoc loc = {});  // i64 addresses -> *elem
+ExprP make_ptr_to_int(ExprP p, SourceLoc loc = {});               // pointers -> i64 addresses
 
 // ---------------------------------------------------------------------------------------------
 // Statements

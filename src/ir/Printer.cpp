@@ -63,6 +63,8 @@ int prec_of(const Expr& e) {
     case ExprKind::Scan:
     case ExprKind::Swizzle2d:
     case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return kPostfix;
   }
   return kPostfix;
@@ -183,7 +185,9 @@ std::string expr_str(const ExprP& ep) {
     }
     case ExprKind::Reshape:
       return "reshape(" + expr_str(need(e.args[0])) + ", [" + list_str(e.args, 1, e.args.size()) + "])";
-    case ExprKind::Trans: return "trans(" + expr_str(need(e.args[0])) + ")";
+    case ExprKind::Trans:
+      if (e.args.size() == 1) return "trans(" + expr_str(need(e.args[0])) + ")";
+      return "permute(" + expr_str(need(e.args[0])) + ", [" + list_str(e.args, 1, e.args.size()) + "])";
     case ExprKind::Broadcast:
       return "broadcast_to(" + expr_str(need(e.args[0])) + ", [" + list_str(e.args, 1, e.args.size()) + "])";
     case ExprKind::Load: return load_str(e);
@@ -200,6 +204,8 @@ std::string expr_str(const ExprP& ep) {
              combine_str(e) + ")";
     case ExprKind::CombineArg: return e.axis == 0 ? "a" : "b";
     case ExprKind::Swizzle2d: return call("swizzle2d", e.args);
+    case ExprKind::IntToPtr: return "int_to_ptr(" + expr_str(need(e.args[0])) + ", " + scalar_name(e.dtype) + ")";
+    case ExprKind::PtrToInt: return call("ptr_to_int", e.args);
   }
   return "?";
 }

@@ -49,7 +49,7 @@ const std::vector<std::string>& builtin_names() {
     for (RedOp op : kAllRedOps) add(op);
     for (ScanOp op : kAllScanOps) n.push_back(scanop_name(op));
     for (AtomicOp op : kAllAtomicOps) n.push_back(atomicop_name(op));
-    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "swizzle2d", "store", "print", "assert", "range"})
+    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "permute", "swizzle2d", "int_to_ptr", "ptr_to_int", "store", "print", "assert", "range"})
       n.push_back(s);
     return n;
   }();
@@ -890,9 +890,21 @@ class Parser {
       auto a = call_args(fn, {"x"}, 1);
       return make_trans(value(a[0], fn), loc);
     }
+    if (fn == "permute") {  // permute(x, [2, 0, 1]): result dim i is x's dim order[i]
+      auto a = call_args(fn, {"x", "order"}, 2);
+      return make_permute(value(a[0], fn), shape(a[1], fn), loc);
+    }
     if (fn == "swizzle2d") {
       auto a = call_args(fn, {"i", "j", "size_i", "size_j", "size_g"}, 5);
       return make_swizzle2d(value(a[0], fn), value(a[1], fn), value(a[2], fn), value(a[3], fn), value(a[4], fn), loc);
+    }
+    if (fn == "int_to_ptr") {  // int_to_ptr(addresses, f16): the *f16 pointers at those addresses
+      auto a = call_args(fn, {"x", "dtype"}, 2);
+      return make_int_to_ptr(value(a[0], fn), dtype_arg(a[1], fn), loc);
+    }
+    if (fn == "ptr_to_int") {
+      auto a = call_args(fn, {"p"}, 1);
+      return make_ptr_to_int(value(a[0], fn), loc);
     }
     if (fn == "store" || fn == "print" || fn == "assert")
       user_error(loc, fn + "() is a statement and has no value");

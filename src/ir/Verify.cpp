@@ -1,6 +1,7 @@
 // The verifier: parameter binding, type inference and checking, annotation of the IR (see Verify.h).
 #include "ir/Verify.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -172,6 +173,8 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     case ExprKind::Bitcast:
     case ExprKind::Swizzle2d:
     case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       break;
   }
   user_error(e->loc, k ? "this must be a compile-time constant" : "only scalar parameters, literals and arithmetic may appear here");
@@ -406,8 +409,23 @@ class Verifier {
       case ExprKind::Trans: {
         ExprP x = e->args[0];
         infer(x);
-        if (x->type.rank() != 2) user_error(e->loc, "trans() needs a 2-D tile, got " + x->type.str());
-        e->type = x->type.with_shape({x->type.shape[1], x->type.shape[0]});
+        int r = x->type.rank();
+        std::vector<int64_t> order;
+        if (e->args.size() == 1) {
+          if (r != 2) user_error(e->loc, "trans() needs a 2-D tile, got " + x->type.str() + " (permute(x, [...]) takes any rank)");
+          order = {1, 0};
+        } else {
+          for (size_t i = 1; i < e->args.size(); ++i) order.push_back(const_int(e->args[i], "a permutation's axis"));
+          std::vector<int64_t> sorted = order;
+          std::sort(sorted.begin(), sorted.end());
+          for (int i = 0; i < static_cast<int>(sorted.size()); ++i)
+            if (static_cast<int>(sorted.size()) != r || sorted[static_cast<size_t>(i)] != i)
+              user_error(e->loc, "permute() needs a permutation of the " + std::to_string(r) + " axes of " + x->type.str());
+        }
+        Shape s;
+        for (int64_t a : order) s.push_back(x->type.shape[static_cast<size_t>(a)]);
+        e->ints = order;
+        e->type = x->type.with_shape(s);
         return;
       }
       case ExprKind::Broadcast: {
@@ -496,6 +514,20 @@ class Verifier {
         }
         e->type = Type{Scalar::I32, false, {}};
         return;
+      case ExprKind::IntToPtr: {
+        infer(e->args[0]);
+        const Type& t = e->args[0]->type;
+        if (t.ptr || t.elem != Scalar::I64) user_error(e->loc, "int_to_ptr() takes i64 addresses, got " + t.str());
+        e->type = Type{e->dtype, true, t.shape};
+        return;
+      }
+      case ExprKind::PtrToInt: {
+        infer(e->args[0]);
+        const Type& t = e->args[0]->type;
+        if (!t.ptr) user_error(e->loc, "ptr_to_int() takes pointers, got " + t.str());
+        e->type = Type{Scalar::I64, false, t.shape};
+        return;
+      }
     }
   }
 

@@ -48,7 +48,7 @@ Scalar promote_operands(const Expr& a, const Expr& b);
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 // Maximum rank and element count of a tile.
-constexpr int kMaxRank = 4;
+constexpr int kMaxRank = 16;
 constexpr int64_t kMaxTileElems = int64_t(1) << 20;
 
 }  // namespace dtsim

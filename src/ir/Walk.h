@@ -55,6 +55,8 @@ inline constexpr ExprChildren Reduce = ExprChildren::ArgsAndFn;
 inline constexpr ExprChildren Scan = ExprChildren::ArgsAndFn;
 inline constexpr ExprChildren Swizzle2d = ExprChildren::Args;
 inline constexpr ExprChildren CombineArg = ExprChildren::None;
+inline constexpr ExprChildren IntToPtr = ExprChildren::Args;
+inline constexpr ExprChildren PtrToInt = ExprChildren::Args;
 // One line per DT_FOR_EACH_STMT row.
 namespace stmt {
 inline constexpr StmtChildren Assign = StmtChildren::Args;

@@ -79,7 +79,9 @@ ExprP typed(ExprP e) {
     }
     case ExprKind::Trans: {
       Shape s = arg(0).shape;
-      if (s.size() == 2) std::swap(s[0], s[1]);
+      if (e->args.size() == 1 && s.size() == 2) std::swap(s[0], s[1]);
+      for (size_t i = 1; i < e->args.size() && e->args.size() - 1 == s.size(); ++i)
+        if (e->args[i]->kind == ExprKind::Const) s[i - 1] = arg(0).shape.at(static_cast<size_t>(e->args[i]->ival));
       e->type = arg(0).with_shape(s);
       break;
     }
@@ -107,6 +109,8 @@ ExprP typed(ExprP e) {
     }
     case ExprKind::Swizzle2d: e->type = Type{Scalar::I32, false, {}}; break;
     case ExprKind::CombineArg: break;  // set by the caller (the scan's or reduction's element type)
+    case ExprKind::IntToPtr: e->type = Type{e->dtype, true, arg(0).shape}; break;
+    case ExprKind::PtrToInt: e->type = Type{Scalar::I64, false, arg(0).shape}; break;
   }
   return e;
 }

@@ -105,6 +105,8 @@ struct Walker {
       case ExprKind::Bitcast:
       case ExprKind::Swizzle2d:
       case ExprKind::CombineArg:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt:
         return std::nullopt;
     }
     return std::nullopt;

@@ -104,6 +104,8 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       return expr_kind_name(e.kind);
     case ExprKind::Scan: return scanop_name(e.sop);
   }
@@ -170,6 +172,8 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
     case ExprKind::Bitcast:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt:
       break;
   }
   user_error(e->loc, std::string("'") + op_error_name(*e) + "' in a grid or shape expression has no host-side Python form");
@@ -257,6 +261,8 @@ class KernelWriter {
       case ExprKind::Bitcast:
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt:
         return false;
     }
     return false;
@@ -533,7 +539,9 @@ class KernelWriter {
         return {operand(e.args[0], kAtom) + "[" + sub + (e.axis == 0 ? "None, :]" : "None]")};
       }
       case ExprKind::Reshape: return {"tl.reshape(" + expr(e.args[0]).s + ", " + shape_args(e, 1, e.args.size()) + ")"};
-      case ExprKind::Trans: return {"tl.trans(" + expr(e.args[0]).s + ")"};
+      case ExprKind::Trans:
+        if (e.args.size() == 1) return {"tl.trans(" + expr(e.args[0]).s + ")"};
+        return {"tl.permute(" + expr(e.args[0]).s + ", " + shape_args(e, 1, e.args.size()) + ")"};
       case ExprKind::Broadcast: {
         const ExprP& x = e.args[0];
         std::string shape = shape_args(e, 1, e.args.size());
@@ -560,6 +568,8 @@ class KernelWriter {
         return {operand(e.args[0], kAtom) + ".to(" + tl_type(e.dtype) + ", bitcast=True)"};
       case ExprKind::CombineArg: return {e.axis == 0 ? "a" : "b"};
       case ExprKind::Swizzle2d: return {swizzle(e) + "[0]"};
+      case ExprKind::IntToPtr: return {operand(e.args[0], kAtom) + ".to(tl.pointer_type(" + tl_type(e.dtype) + "))"};
+      case ExprKind::PtrToInt: return {operand(e.args[0], kAtom) + ".to(tl.int64)"};
     }
     return {"?"};
   }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 
+#include "ir/Verify.h"
 #include "ir/Walk.h"
 #include "ttir/Ttir.h"
 #include "ttir/TtirParse.h"
@@ -258,7 +259,12 @@ class Lowerer {
       return e;
     }
     if (v.var == "<used>") internal_error("ttir", "value %" + ssa + " used twice after inlining");
-    if (v.var == "<permute>") user_error(cur_loc_, "a permutation of a rank-3 tile is supported only where tl.split takes it apart");
+    if (v.var == "<permute>") {  // a permutation that tl.split does not take apart: the IR's permute
+      const LazyPerm& lp = lazy_perm_.at(ssa);
+      std::vector<ExprP> order;
+      for (int a : lp.order) order.push_back(make_const_int(a, cur_loc_));
+      return make_permute(make_var(lp.src, cur_loc_), order, cur_loc_);
+    }
     if (v.var == "<ptrview>") user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
     consumed_[ssa]++;
     ExprP e = make_var(v.var, cur_loc_);
@@ -903,6 +909,9 @@ class Lowerer {
     }
     if (n == "tt.split") return emit_split(op);
     if (n == "tt.join") return emit_join(op);
+    if (n == "tt.gather") return emit_gather(op);
+    if (n == "tt.histogram") return emit_histogram(op);
+    if (n == "tt.cat") return emit_cat(op);
     if (n == "tt.make_tensor_descriptor") return emit_make_desc(op);
     if (n == "tt.descriptor_load" || n == "tt.descriptor_store") return emit_desc_access(op);
     if (n == "tt.dot") {
@@ -945,6 +954,15 @@ class Lowerer {
         return;
       }
       define(res(), make_bitcast(use(v), to.elem, cur_loc_), to, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.int_to_ptr" || n == "tt.ptr_to_int") {  // %p = tt.int_to_ptr %a : i64 -> !tt.ptr<f16>
+      std::string v = c.value();
+      c.expect(":");
+      c.type();
+      c.expect("->");
+      VType to = vtype(c.type(), op.text_loc);
+      define(res(), n == "tt.int_to_ptr" ? make_int_to_ptr(use(v), to.elem, cur_loc_) : make_ptr_to_int(use(v), cur_loc_), to, true, cur_loc_);
       return;
     }
     if (n == "scf.for") return emit_for(op);
@@ -1060,8 +1078,7 @@ class Lowerer {
     if (n == "gpu.barrier" || n == "ttg.barrier") return;  // tl.debug_barrier: an instance runs its statements in order
     if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
     static const std::map<std::string, std::string> named = {
-        {"tt.histogram", "tl.histogram"}, {"tt.gather", "tl.gather"}, {"tt.cat", "tl.cat"}, {"arith.bitcast", "bitcasts"},
-        {"tt.int_to_ptr", "pointers made from integers"}, {"tt.ptr_to_int", "pointers converted to integers"},
+        {"arith.bitcast", "bitcasts"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
         {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
@@ -1320,35 +1337,42 @@ class Lowerer {
     return std::nullopt;
   }
 
-  // A combine region of one operand (block arguments a, b; straight-line ops; a *.return of one
-  // value) as the IR's combine function: an expression of CombineArg 0 and 1. Values the region
-  // keeps in variables are substituted back (the function is one pure expression).
-  ExprP combine_region(const Block& b, const std::string& ret_name) {
-    if (b.args.size() != 2) user_error(cur_loc_, "a combine function of several operands (tuples) is not supported yet");
+  // A combine region (block arguments a0..ak-1, b0..bk-1; straight-line ops; a *.return of k values)
+  // as expressions of `args` (bound to the block arguments in order): for one operand, the IR's
+  // combine function of CombineArg 0 and 1. Values the region keeps in variables are substituted
+  // back (each result is one pure expression).
+  std::vector<ExprP> combine_region(const Block& b, const std::string& ret_name, const std::vector<ExprP>& args) {
+    if (b.args.size() != args.size()) user_error(cur_loc_, "malformed TTIR: a combine region's arguments");
     std::vector<StmtP> stmts;
     std::vector<StmtP>* saved = out_;
     out_ = &stmts;
     scopes_.push_back({});
     local_.push_back(local_uses(b));
-    for (int i = 0; i < 2; ++i) {
-      VType t = vtype(b.arg_types.at(static_cast<size_t>(i)), cur_loc_);
-      bind(b.args[static_cast<size_t>(i)], Value{make_combine_arg(i, cur_loc_), "", t, true});
+    for (size_t i = 0; i < args.size(); ++i) {
+      VType t = vtype(b.arg_types.at(i), cur_loc_);
+      bind(b.args[i], Value{args[i], "", t, true});
     }
-    std::string ret;
+    std::vector<std::string> rets;
     for (const Op& o : b.ops) {
       if (o.name == ret_name) {
         Cursor rc(o.text, o.text_loc);
-        ret = rc.value();
-        if (rc.eat(",")) user_error(cur_loc_, "a combine function of several operands (tuples) is not supported yet");
+        while (rc.peek_value()) {
+          rets.push_back(rc.value());
+          if (!rc.eat(",")) break;
+        }
         continue;
       }
       emit(o);
     }
-    ExprP body = ret.empty() ? nullptr : use(ret);
+    std::vector<ExprP> bodies;
+    for (size_t i = 0; i < rets.size(); ++i) {
+      if (std::count(rets.begin(), rets.end(), rets[i]) > 1) hold(rets[i]);
+      bodies.push_back(use(rets[i]));
+    }
     local_.pop_back();
     scopes_.pop_back();
     out_ = saved;
-    if (!body) user_error(cur_loc_, "malformed TTIR: a combine region without " + ret_name);
+    if (bodies.size() * 2 != args.size()) user_error(cur_loc_, "malformed TTIR: a combine region without " + ret_name + " of its operands");
     std::map<std::string, ExprP> defs;
     for (const StmtP& s : stmts) {
       if (s->kind != StmtKind::Assign || s->targets.size() != 1)
@@ -1359,14 +1383,67 @@ class Lowerer {
       if (!e) return e;
       if (e->kind == ExprKind::Var) {
         auto it = defs.find(e->name);
-        if (it == defs.end()) user_error(e->loc, "a combine function may use only its two arguments and constants");
+        if (it == defs.end()) user_error(e->loc, "a combine function may use only its arguments and constants");
         return inline_vars(clone_expr(it->second));
       }
       ExprP c = std::make_shared<Expr>(*e);
       for (auto& a : c->args) a = inline_vars(a);
       return c;
     };
-    return inline_vars(body);
+    for (ExprP& e : bodies) e = inline_vars(e);
+    return bodies;
+  }
+  ExprP combine_region(const Block& b, const std::string& ret_name) {
+    if (b.args.size() != 2) user_error(cur_loc_, "malformed TTIR: a combine region of one operand has two arguments");
+    return combine_region(b, ret_name, {make_combine_arg(0, cur_loc_), make_combine_arg(1, cur_loc_)}).at(0);
+  }
+
+  // Two operands of at most 32 bits (i1, i32, f16, bf16, f32) combined as one i64: the first in the
+  // high word, the second in the low word, each as the bits of an i32 (f16 and bf16 widened to f32,
+  // exactly). A reduction or scan of the pair is one of the packed values, whose combine function
+  // unpacks its arguments, applies the region and packs its results.
+  static bool packable(Scalar t) {
+    return t == Scalar::I1 || t == Scalar::I32 || t == Scalar::F16 || t == Scalar::BF16 || t == Scalar::F32;
+  }
+  ExprP word_of(ExprP x, Scalar t) {  // i32 bits
+    if (t == Scalar::I1) return make_cast(x, Scalar::I32, cur_loc_);
+    if (t == Scalar::F16 || t == Scalar::BF16) x = make_cast(x, Scalar::F32, cur_loc_);
+    if (is_float(t)) return make_bitcast(x, Scalar::I32, cur_loc_);
+    return x;
+  }
+  ExprP from_word(ExprP w, Scalar t) {
+    if (t == Scalar::I1) return make_binary(BinOp::Ne, w, make_const_int(0, cur_loc_), cur_loc_);
+    if (!is_float(t)) return w;
+    ExprP f = make_bitcast(w, Scalar::F32, cur_loc_);
+    return t == Scalar::F32 ? f : make_cast(f, t, cur_loc_);
+  }
+  ExprP pack_pair(ExprP hi, Scalar th, ExprP lo, Scalar tl) {
+    ExprP h = make_binary(BinOp::Shl, make_cast(word_of(hi, th), Scalar::I64, cur_loc_), typed_const(0, 32, Scalar::I64), cur_loc_);
+    ExprP l = make_binary(BinOp::And, make_cast(word_of(lo, tl), Scalar::I64, cur_loc_), typed_const(0, 0xffffffffll, Scalar::I64), cur_loc_);
+    return make_binary(BinOp::Or, h, l, cur_loc_);
+  }
+  ExprP unpack_pair(ExprP p, int which, Scalar t) {
+    ExprP w = which == 0 ? make_binary(BinOp::Shr, p, typed_const(0, 32, Scalar::I64), cur_loc_)
+                         : make_binary(BinOp::Shr, make_binary(BinOp::Shl, p, typed_const(0, 32, Scalar::I64), cur_loc_), typed_const(0, 32, Scalar::I64), cur_loc_);
+    return from_word(make_cast(w, Scalar::I32, cur_loc_), t);
+  }
+  // The reduction or scan (`make`) of two operands with the region's combine function, packed.
+  void emit_pair_combine(const Op& op, const std::vector<std::string>& ins, const Block& b, const std::string& ret_name,
+                         const std::vector<VType>& rtypes, const std::function<ExprP(ExprP)>& make) {
+    Scalar t0 = type_of(ins[0]).elem, t1 = type_of(ins[1]).elem;
+    if (!packable(t0) || !packable(t1))
+      user_error(cur_loc_, std::string("a combine function of two operands of ") + scalar_name(t0) + " and " + scalar_name(t1) +
+                               " is not supported yet (operands of at most 32 bits are: i1, i32, f16, bf16, f32)");
+    ExprP a = make_combine_arg(0, cur_loc_), bb = make_combine_arg(1, cur_loc_);
+    std::vector<ExprP> fns = combine_region(b, ret_name, {unpack_pair(a, 0, t0), unpack_pair(a, 1, t1), unpack_pair(bb, 0, t0), unpack_pair(bb, 1, t1)});
+    ExprP packed_fn = pack_pair(fns.at(0), t0, fns.at(1), t1);
+    if (ins[0] == ins[1]) hold(ins[0]);
+    ExprP r = make(pack_pair(use(ins[0]), t0, use(ins[1]), t1));
+    r->fn = packed_fn;
+    std::string pv = var_name(op.results.at(0) + "_pair");
+    out_->push_back(make_assign(pv, r, cur_loc_));
+    define(op.results.at(0), unpack_pair(make_var(pv, cur_loc_), 0, t0), rtypes.at(0), true, cur_loc_);
+    define(op.results.at(1), unpack_pair(make_var(pv, cur_loc_), 1, t1), rtypes.at(1), true, cur_loc_);
   }
 
   // The head of `"tt.reduce"(%a, ...) <{props}> ({ region })` (and tt.scan): the operands; `props`
@@ -1405,7 +1482,12 @@ class Lowerer {
       else if (bn == "arith.minnumf" || bn == "arith.minimumf" || bn == "arith.minsi") k = ScanOp::Min;
     }
     VType t = type_of(ins[0]);
-    if (ins.size() != 1) user_error(cur_loc_, "a scan of several operands (tuples) is not supported yet");
+    if (ins.size() == 2 && op.results.size() == 2) {
+      std::vector<VType> rtypes = {type_of(ins[0]), type_of(ins[1])};
+      emit_pair_combine(op, ins, b, "tt.scan.return", rtypes, [&](ExprP x) { return make_scan(ScanOp::Fn, x, axis, reverse, cur_loc_); });
+      return;
+    }
+    if (ins.size() != 1) user_error(cur_loc_, "a scan of more than two operands (tuples) is not supported yet");
     ExprP fn;
     if (!k) {
       fn = combine_region(b, "tt.scan.return");
@@ -1546,8 +1628,7 @@ class Lowerer {
           }
         }
       }
-      if (!kind.empty() && !is_axis_range(ins[1], axis))
-        user_error(cur_loc_, "an argmax/argmin over indices other than the axis positions is not supported yet");
+      if (!kind.empty() && !is_axis_range(ins[1], axis)) kind.clear();  // the general pair combine below
       if (!kind.empty()) {
         std::string xv = var_name(ins[0] + "_red");
         out_->push_back(make_assign(xv, use(ins[0]), cur_loc_));
@@ -1567,7 +1648,11 @@ class Lowerer {
       define(op.results.at(0), r, rtypes.at(0), true, cur_loc_);
       return;
     }
-    user_error(cur_loc_, "a reduction of several operands (tuples) with this combine function is not supported yet (argmax and argmin are)");
+    if (ins.size() == 2 && op.results.size() == 2) {
+      emit_pair_combine(op, ins, b, "tt.reduce.return", rtypes, [&](ExprP x) { return make_reduce(RedOp::Fn, x, axis, cur_loc_); });
+      return;
+    }
+    user_error(cur_loc_, "a reduction of more than two operands (tuples) is not supported yet");
   }
 
   // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic
@@ -1698,11 +1783,106 @@ class Lowerer {
     c.expect("->");
     VType to = vtype(c.type(), op.text_loc);
     int rank = static_cast<int>(to.shape.size());
-    if (rank > 3) user_error(cur_loc_, "tl.join of rank-3 tiles is not supported yet (tiles have at most 3 dimensions)");
+    if (rank > kMaxRank) user_error(cur_loc_, "tl.join gives a tile of rank " + std::to_string(rank) + " (tiles have at most " + std::to_string(kMaxRank) + " dimensions)");
+    if (a == b) hold(a);  // used twice
     ExprP ea = make_expand_dims(use(a), rank - 1, cur_loc_), eb = make_expand_dims(use(b), rank - 1, cur_loc_);
     ExprP first = make_binary(BinOp::Eq, index_along(rank - 1, rank), make_const_int(0, cur_loc_), cur_loc_);
     ExprP e = make_where(first, ea, eb, cur_loc_);
     define(op.results.at(0), make_broadcast(e, dims(to.shape), cur_loc_), to, true, cur_loc_);
+  }
+
+  // ---- gather, histogram and cat, with the IR's elementwise ops and reductions ----
+  // arange(0, n) laid along `axis` of a rank-`rank` tile
+  ExprP iota_along(int64_t n, int axis, int rank) {
+    ExprP idx = make_arange(make_const_int(0, cur_loc_), make_const_int(n, cur_loc_), cur_loc_);
+    for (int b = 0; b < rank; ++b)
+      if (b != axis) idx = make_expand_dims(idx, b < axis ? 0 : b, cur_loc_);
+    return idx;
+  }
+  // The sum over `axis` of where(cond, x, 0): exact where one lane of the axis is selected (the
+  // selected value, converted back to x's type; a -0.0 gives +0.0), 0 where none is.
+  ExprP select_sum(ExprP cond, ExprP x, int axis, Scalar t) {
+    ExprP e = make_reduce(RedOp::Sum, make_where(cond, x, typed_const(0, 0, t), cur_loc_), axis, cur_loc_);
+    if (t != Scalar::F32 && t != Scalar::F64 && t != Scalar::I32 && t != Scalar::I64) e = make_cast(e, t, cur_loc_);
+    return e;
+  }
+  void check_size(const Shape& s, const std::string& what) {
+    if (static_cast<int>(s.size()) > kMaxRank || shape_numel(s) > kMaxTileElems)
+      user_error(cur_loc_, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
+                               " dimensions and 2^20 elements): use smaller blocks");
+  }
+  // %g = tt.gather %src[%idx] {axis = A : i32} : (tensor<S>, tensor<I>) -> tensor<I>: over a tile with
+  // one more axis (A + 1, the source's positions along A), the source lane the index selects;
+  // an index outside [0, S[A]) is a located fault (an assert), as it would read out of the tile.
+  void emit_gather(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string src = c.value();
+    c.expect("[");
+    std::string idx = c.value();
+    c.expect("]");
+    int axis = static_cast<int>(attr_int(c.balanced('{', '}'), "axis"));
+    c.expect(":");
+    std::string types = c.balanced('(', ')');
+    std::string inner = types.substr(1, types.size() - 2);
+    Cursor tc(inner, op.text_loc);
+    VType st = vtype(tc.type(), op.text_loc);
+    tc.expect(",");
+    VType it = vtype(tc.type(), op.text_loc);
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    int rank = static_cast<int>(st.shape.size());
+    if (axis < 0 || axis >= rank || it.shape.size() != st.shape.size()) user_error(cur_loc_, "malformed TTIR: tt.gather's axis or index rank");
+    int64_t n = st.shape[static_cast<size_t>(axis)];
+    Shape wide = it.shape;
+    wide.insert(wide.begin() + axis + 1, n);
+    check_size(wide, "tl.gather along an axis of " + std::to_string(n));
+    hold(idx);
+    auto s = std::make_shared<Stmt>();
+    s->kind = StmtKind::Assert;
+    s->loc = cur_loc_;
+    s->text = "tl.gather: an index is outside [0, " + std::to_string(n) + ") of the gathered axis";
+    s->args = {make_binary(BinOp::And, make_binary(BinOp::Ge, use(idx), make_const_int(0, cur_loc_), cur_loc_),
+                           make_binary(BinOp::Lt, use(idx), make_const_int(n, cur_loc_), cur_loc_), cur_loc_)};
+    out_->push_back(s);
+    ExprP cond = make_binary(BinOp::Eq, make_expand_dims(use(idx), axis + 1, cur_loc_), iota_along(n, axis + 1, rank + 1), cur_loc_);
+    define(op.results.at(0), select_sum(cond, make_expand_dims(use(src), axis, cur_loc_), axis + 1, to.elem), to, true, cur_loc_);
+  }
+  // %h = tt.histogram %x[, %mask] : tensor<NxT> -> tensor<Bxi32>: bin b counts the (unmasked) lanes
+  // equal to b; values outside [0, B) are dropped, as on the GPU.
+  void emit_histogram(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string x = c.value(), mask;
+    if (c.eat(",")) mask = c.value();
+    c.expect(":");
+    VType xt = vtype(c.type(), op.text_loc);
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    if (xt.shape.size() != 1 || to.shape.size() != 1) user_error(cur_loc_, "malformed TTIR: tt.histogram takes and gives 1-D tiles");
+    int64_t bins = to.shape[0];
+    check_size({xt.shape[0], bins}, "tl.histogram of " + std::to_string(bins) + " bins");
+    ExprP cond = make_binary(BinOp::Eq, make_expand_dims(use(x), 1, cur_loc_), iota_along(bins, 1, 2), cur_loc_);
+    if (!mask.empty()) cond = make_binary(BinOp::And, cond, make_expand_dims(use(mask), 1, cur_loc_), cur_loc_);
+    define(op.results.at(0), select_sum(cond, make_const_int(1, cur_loc_), 0, Scalar::I32), to, true, cur_loc_);
+  }
+  // %c = tt.cat %a, %b : tensor<S> -> tensor<2S0 x ..>: a's lanes, then b's, along the first axis (the
+  // order Triton's interpreter gives; can_reorder=True lets the GPU give another).
+  void emit_cat(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string a = c.value();
+    c.expect(",");
+    std::string b = c.value();
+    c.expect(":");
+    VType from = vtype(c.type(), op.text_loc);
+    c.expect("->");
+    VType to = vtype(c.type(), op.text_loc);
+    int rank = static_cast<int>(from.shape.size());
+    Shape two = from.shape;
+    two.insert(two.begin(), 2);
+    check_size(two, "tl.cat");
+    if (a == b) hold(a);  // used twice
+    ExprP first = make_binary(BinOp::Eq, iota_along(2, 0, rank + 1), make_const_int(0, cur_loc_), cur_loc_);
+    ExprP e = make_where(first, make_expand_dims(use(a), 0, cur_loc_), make_expand_dims(use(b), 0, cur_loc_), cur_loc_);
+    define(op.results.at(0), make_reshape(make_broadcast(e, dims(two), cur_loc_), dims(to.shape), cur_loc_), to, true, cur_loc_);
   }
 
   // ---- tensor descriptors: lowered to pointer arithmetic and masked loads and stores ----

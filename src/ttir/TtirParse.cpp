@@ -205,6 +205,27 @@ class Parser {
  private:
   SourceLoc at(size_t line) const { return SourceLoc{src_, static_cast<int>(line + 1), 1}; }
 
+  // The text without the attribute dictionaries of compiler hints (`{tt.divisibility = dense<16> :
+  // tensor<2xi32>}`, tt.contiguity, tt.constancy: tl.multiple_of, tl.max_contiguous,
+  // tl.max_constancy on a value), which say nothing about what the op computes.
+  static std::string strip_hints(std::string t) {
+    for (const char* key : {"{tt.divisibility", "{tt.contiguity", "{tt.constancy"}) {
+      size_t b;
+      while ((b = t.find(key)) != std::string::npos) {
+        int depth = 0;
+        size_t e = b;
+        for (; e < t.size(); ++e) {
+          if (t[e] == '{') ++depth;
+          else if (t[e] == '}' && --depth == 0) break;
+        }
+        if (e >= t.size()) return t;
+        size_t from = b > 0 && t[b - 1] == ' ' ? b - 1 : b;
+        t.erase(from, e + 1 - from);
+      }
+    }
+    return t;
+  }
+
   // One op starting at line i_ (its regions included); i_ moves past it.
   Op parse_op() {
     Op op;
@@ -249,7 +270,7 @@ class Parser {
     bool custom_region = !generic_region && !rest.empty() && rest.back() == '{';
     if (!generic_region && !custom_region) {
       op.loc = take_loc(rest);
-      op.text = trim(rest);
+      op.text = strip_hints(trim(rest));
       return op;
     }
     op.text = trim(rest.substr(0, rest.size() - (generic_region ? 2 : 1)));

@@ -1,5 +1,6 @@
 // Atomics and scans on the CUDA backend, without a GPU: the PTX of tests/gpu/atomics.tile has one
-// `atom` per atomic statement, with its sem, scope and type; tests/gpu/scans.tile (scans and
+// `atom` per atomic statement, with its sem, scope and type (tests/gpu/atomics_half.tile: f16 and bf16);
+// tests/gpu/scans.tile (scans and
 // reductions with a combine function) compiles; what the backend cannot lower yet is a located error
 // before emission. (tests/gpu runs both files on the
 // GPU against the interpreter.)
@@ -45,9 +46,21 @@ TEST_CASE("atomics lower to PTX atom with their sem, scope and type") {
   CHECK(count(ptx, "bar.sync") >= 2);                             // scalar old values broadcast
 }
 
+TEST_CASE("f16 and bf16 atomics: a native add, the others a compare-and-swap loop on the 32-bit word") {
+  Module m = parse_tile_file(DTSIM_SOURCE_DIR "/tests/gpu/atomics_half.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  std::string ptx = compile_ptx(emit_nvvm(m, b));
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.add.noftz.f16") == 1);
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.add.noftz.bf16") == 1);
+  CHECK(count(ptx, "atom.relaxed.gpu.global.cas.b32") == 1);  // max
+  CHECK(count(ptx, "atom.acq_rel.cta.global.cas.b32") == 1);  // min
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.cas.b32") == 2);  // xchg, cas
+}
+
 TEST_CASE("what the CUDA backend cannot lower yet is a located error") {
-  CHECK_THROWS_WITH_AS(ptx_of("f16.tile", "kernel k(inout x: *f16[4]) grid(1) {\n  atomic_add(x + arange(0, 4), 1.0)\n}\n"),
-                       doctest::Contains("atomic_add on f16 elements is not supported on the CUDA backend yet"), UserError);
+  CHECK_THROWS_WITH_AS(ptx_of("i2p.tile", "kernel k(inout x: *f32[4], out a: *i64[4]) grid(1) {\n  store(a + arange(0, 4), ptr_to_int(x + arange(0, 4)))\n}\n"),
+                       doctest::Contains("ptr_to_int (pointers converted to integers) is not supported on the CUDA backend yet"), UserError);
 }
 
 TEST_CASE("scans lower to a loop over each line in shared memory") {

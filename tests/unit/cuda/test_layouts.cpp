@@ -101,7 +101,7 @@ TEST_CASE("a reduction's slice broadcasts back to its parent by renaming registe
   CHECK_FALSE(rename(blocked({4}, 32), need).has_value());
   // A transpose is a real data movement.
   Dist q = blocked({64, 64}, 4);
-  CHECK_FALSE(rename(q, need_trans(q)).has_value());
+  CHECK_FALSE(rename(q, need_trans(q, {1, 0})).has_value());
 }
 
 TEST_CASE("the mma accumulator layout is the m16n8k16 fragment order") {

@@ -1,0 +1,123 @@
+// Interpreter unit tests: addresses (int_to_ptr, ptr_to_int), tiles of rank above 4, permute.
+#include <doctest/doctest.h>
+
+#include "interp_test_util.h"
+
+using namespace dtsim;
+using namespace dtsim::test;
+
+namespace {
+
+// Kernel `addrs` writes the address of every element of x and y (in one i64 buffer); kernel `via`
+// reads them back through int_to_ptr (the BODY lines) into z.
+std::unique_ptr<TileRun> through_addresses(const std::string& name, const std::string& body) {
+  std::string src =
+      "kernel addrs(x: *f32[16], y: *f32[16], scratch a: *i64[32]) grid(1) {\n"
+      "  r = arange(0, 16)\n"
+      "  store(a + r, ptr_to_int(x + r))\n"
+      "  store(a + 16 + r, ptr_to_int(y + r))\n"
+      "}\n"
+      "kernel via(scratch a: *i64[32], out z: *f32[16]) grid(1) {\n"
+      "  r = arange(0, 16)\n" +
+      body + "}\n";
+  return run_tile(name, src);
+}
+
+}  // namespace
+
+TEST_CASE("ptr_to_int gives the element's address; int_to_ptr points back into its buffer") {
+  auto run = through_addresses("<addr>", "  p = int_to_ptr(load(a + 15 - r), f32)\n  store(z + r, load(p) + load(int_to_ptr(load(a + 16), f32)))\n");
+  INFO(run->messages());
+  REQUIRE(run->rep.findings_count == 0);
+  const Buffer* x = run->bufs.find("x");
+  const Buffer* a = run->bufs.find("a");
+  CHECK(a->as<int64_t>()[3] == static_cast<int64_t>(reinterpret_cast<uintptr_t>(x->data())) + 12);
+  for (int i = 0; i < 16; ++i) CHECK(run->at("z", i) == doctest::Approx(run->at("x", 15 - i) + run->at("y", 0)));
+}
+
+TEST_CASE("int_to_ptr: a null lane is out of bounds only when accessed") {
+  auto ok = through_addresses("<null>", "  v = where(r < 8, load(a + r), 0)\n  store(z + r, load(int_to_ptr(v, f32), mask=r < 8, other=2.0))\n");
+  INFO(ok->messages());
+  REQUIRE(ok->rep.findings_count == 0);
+  CHECK(ok->at("z", 3) == ok->at("x", 3));
+  CHECK(ok->at("z", 12) == 2.0);
+  auto bad = through_addresses("<null2>", "  v = where(r < 8, load(a + r), 0)\n  store(z + r, load(int_to_ptr(v, f32)))\n");
+  REQUIRE(bad->rep.findings_count >= 1);
+  CHECK(bad->has(Finding::OutOfBounds));
+  CHECK(bad->messages().find("out-of-bounds load from 'x' through a null pointer (int_to_ptr of address 0)") != std::string::npos);
+}
+
+TEST_CASE("int_to_ptr faults, located, on an address in no buffer, two buffers, another type, misalignment") {
+  auto none = through_addresses("<none>", "  store(z + r, load(int_to_ptr(load(a + r) * 0 + 8, f32)))\n");
+  REQUIRE(none->rep.findings_count == 1);
+  CHECK(none->rep.findings[0].kind == Finding::Fault);
+  CHECK(none->messages().find("<none>:8:21: error: int_to_ptr(): address 0x8 is in no buffer of this run (lane 0)") != std::string::npos);
+  auto two = through_addresses("<two>", "  store(z + r, load(int_to_ptr(load(a + r * 2), f32)))\n");
+  REQUIRE(two->rep.findings_count == 1);
+  CHECK(two->messages().find("point into two buffers, 'x' and 'y'") != std::string::npos);
+  auto type = through_addresses("<type>", "  store(z + r, load(int_to_ptr(load(a + r), i32)).to(f32))\n");
+  REQUIRE(type->rep.findings_count == 1);
+  CHECK(type->messages().find("is in buffer 'x' of f32 elements, not i32") != std::string::npos);
+  auto mis = through_addresses("<mis>", "  store(z + r, load(int_to_ptr(load(a + r) + 2, f32)))\n");
+  REQUIRE(mis->rep.findings_count == 1);
+  CHECK(mis->messages().find("is not aligned to an element of 'x'") != std::string::npos);
+}
+
+TEST_CASE("the sanitizer tracks stores through addresses: two instances writing one element conflict") {
+  auto run = run_tile("<conf>",
+                      "kernel addrs(inout x: *f32[16], scratch a: *i64[1]) grid(1) {\n"
+                      "  store(a, ptr_to_int(x))\n"
+                      "}\n"
+                      "kernel via(scratch a: *i64[1]) grid(2) {\n"
+                      "  p = int_to_ptr(load(a), f32)\n"
+                      "  store(p + arange(0, 4), 1.0)\n"
+                      "}\n");
+  CHECK(run->has(Finding::WriteWrite));
+}
+
+TEST_CASE("tiles of rank above 4: reshape, broadcast, elementwise, reductions") {
+  // [2]*10 as tl.sort's bitonic network uses it: an xor of partner lanes, then a sum back to [1024]
+  auto run = run_tile("<rank10>",
+                      "kernel t(x: *i32[1024], out z: *i32[1024], out s: *i32[2]) grid(1) {\n"
+                      "  r = arange(0, 1024)\n"
+                      "  v = reshape(load(x + r), [2, 2, 2, 2, 2, 2, 2, 2, 2, 2])\n"
+                      "  w = v + reshape(r, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2])\n"
+                      "  m = sum(w, axis=4)\n"
+                      "  b = broadcast_to(expand_dims(m, 4), [2, 2, 2, 2, 2, 2, 2, 2, 2, 2])\n"
+                      "  store(z + r, reshape(b - w, [1024]))\n"
+                      "  store(s + arange(0, 2), sum(reshape(w, [2, 512]), axis=1))\n"
+                      "}\n");
+  INFO(run->messages());
+  REQUIRE(run->rep.findings_count == 0);
+  auto w = [&](int i) { return run->at("x", i) + i; };
+  for (int i = 0; i < 1024; ++i) {
+    int partner = i ^ 32;  // axis 4 of [2]*10 is bit 5 of the flat index
+    CHECK(run->at("z", i) == w(partner));
+  }
+  double lo = 0;
+  for (int i = 0; i < 512; ++i) lo += w(i);
+  CHECK(run->at("s", 0) == lo);
+}
+
+TEST_CASE("permute: result axis i is the operand's axis order[i], any rank") {
+  auto run = run_tile("<perm>",
+                      "kernel t(out u: *i32[32], out w: *i32[32]) grid(1) {\n"
+                      "  r = arange(0, 32)\n"
+                      "  v = reshape(r, [2, 4, 4])\n"
+                      "  store(w + r, reshape(permute(v, [2, 0, 1]), [32]))\n"
+                      "  store(u + r, reshape(permute(reshape(r, [2, 2, 2, 4]), [3, 1, 0, 2]), [32]))\n"
+                      "}\n");
+  INFO(run->messages());
+  REQUIRE(run->rep.findings_count == 0);
+  // out[k, i, j] = v[i, j, k] = i*16 + j*4 + k, flat (k*2 + i)*4 + j
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) CHECK(run->at("w", (k * 2 + i) * 4 + j) == i * 16 + j * 4 + k);
+  // out[a, b, c, d] = in[c, b, d, a] of in[p, q, s, t] = p*16 + q*8 + s*4 + t
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 2; ++c)
+        for (int d = 0; d < 2; ++d) CHECK(run->at("u", ((a * 2 + b) * 2 + c) * 2 + d) == c * 16 + b * 8 + d * 4 + a);
+  CHECK_THROWS_WITH_AS(run_tile("<perm2>", "kernel t(out z: *i32[8]) grid(1) {\n  v = permute(reshape(arange(0, 8), [2, 4]), [0, 0])\n}\n"),
+                       doctest::Contains("permute() needs a permutation of the 2 axes"), UserError);
+}
