@@ -417,8 +417,9 @@ the interpreter, on the same seeded random inputs as 'dtsim run'.
   --kernel NAME          only this kernel (.tile: kernel name; .dt: output Func name)
   --seed S               seed of the random input data (default 0)
   --threads N            interpreter threads (interp backend; the GPU check uses all cores)
-  --sanitize=none|bounds|all  interpreter checks while timing (interp backend; default all); with
-                         --backend=cuda, bounds times the bounds-checked kernels (default unchecked)
+  --sanitize=none|bounds|conflicts|all  interpreter checks while timing (interp backend; default all);
+                         with --backend=cuda, bounds times the bounds-checked kernels, conflicts the
+                         conflict-checked ones (default unchecked)
   --max-steps N          interp backend: stop a program instance that runs more than N statements
   --timeout S            interp backend: stop after S seconds of interpreter runs (a located error)
 Ctrl-C during interpreter runs stops at the next instance boundary and says where (exit 130).
@@ -468,6 +469,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                       stage the file's language has not got is named in a '# ' line
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts (default sm_90; sm_90a enables wgmma)
   --sanitize=bounds   --nvvm/--ptx/--layouts with the bounds checks of `run --backend=cuda` compiled in
+  --sanitize=conflicts  ... and the conflict checks (shadow words claimed with atom.cas) too
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name; .py: the kernel)
   --grid, --buf, --in (.py kernels) the launch grid and the pointer arguments' types and shapes, as for run
@@ -495,8 +497,9 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                             (--in NAME=FILE.npy gives the type and shape from the file)
 execution:
   --threads N               run program instances on N threads (results are identical)
-  --sanitize=none|bounds|all  checks: out-of-bounds; + uninitialized reads and conflicting instances (default all);
-                            with --backend=cuda, bounds and all check every access on the GPU, none nothing
+  --sanitize=none|bounds|conflicts|all  checks: out-of-bounds; conflicts: + conflicting instances; all: + uninitialized
+                            reads (default all); with --backend=cuda, bounds checks every access on the GPU,
+                            conflicts and all also conflicting instances (stores), none nothing
   --keep-going              report every finding instead of stopping at the first
   --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
   --max-steps N             stop a program instance that runs more than N statements (each loop
