@@ -20,12 +20,14 @@ struct Json {
   double num = 0;
   std::string str;
   std::vector<Json> arr;
-  std::vector<std::pair<std::string, Json>> obj;
+  // An object's members, keys[i] -> vals[i] (two vectors: a pair holding Json would need Json complete).
+  std::vector<std::string> keys;
+  std::vector<Json> vals;
   int line = 1, col = 1;
 
   const Json* get(const std::string& k) const {
-    for (const auto& [name, v] : obj)
-      if (name == k) return &v;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == k) return &vals[i];
     return nullptr;
   }
 };
@@ -83,7 +85,9 @@ class JsonReader {
         if (i_ >= t_.size() || t_[i_] != '"') fail("expected a key");
         std::string k = string();
         expect(':');
-        v.obj.push_back({k, value()});
+        Json member = value();
+        v.keys.push_back(k);
+        v.vals.push_back(std::move(member));
         space();
         if (i_ < t_.size() && t_[i_] == ',') {
           advance();
