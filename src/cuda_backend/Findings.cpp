@@ -51,53 +51,49 @@ CudaFinding render_status(const NvvmKernelInfo& ki, const std::string& kernel, c
     std::string head = site.text.empty() ? "assertion failed" : "assertion failed: " + site.text;
     f.message = format_diag(site.loc, "error", head) + note + "  " + std::to_string(w[kStatusBad]) + " of " + std::to_string(site.lanes) +
                 " lanes false (first: lane " + lane_text(w[kStatusLane], site.tile) + "); pid " + pid_text(f.pid, static_cast<size_t>(ki.grid_rank)) + "\n";
-  } else if (site.kind == NvvmKernelInfo::Site::Conflict) {
-    // As the interpreter words it (interp/Memory.cpp report_conflict); of two plain stores the
-    // instance with the smaller pid is named first, whichever of them the GPU ran first.
-    f.kind = CudaFinding::Conflict;
+  } else {  // an access: out of bounds, or a conflict
     f.buffer = site.text;
     int64_t flat = 0;
     std::memcpy(&flat, &w[kStatusFlat], sizeof flat);
     f.flat_index = flat;
     const Buffer* B = bufs.find(site.text);
     if (!B) internal_error("CudaDriver", "no buffer named '" + site.text + "'");
-    f.other_pid = {w[kStatusOther], w[kStatusOther + 1], w[kStatusOther + 2]};
-    uint32_t tag = static_cast<uint32_t>(w[kStatusOtherTag]);
-    f.other_wrote = (tag & 1u) == 0;
-    int other_site = static_cast<int>(tag >> 1) - 1;
     size_t rank = static_cast<size_t>(ki.grid_rank);
-    std::string me = pid_text(f.pid, rank), them = pid_text(f.other_pid, rank);
-    std::string elem = B->name + "[" + std::to_string(flat) + "] (index " + index_text(flat, B->shape) + ")";
-    std::string head;
-    if (site.atomic)
-      head = "instance " + me + " updates " + elem + " atomically, which instance " + them + " stores in the same launch without an atomic";
-    else if (!f.other_wrote)
-      head = "instance " + me + " stores " + elem + ", which instance " + them + " updates atomically in the same launch";
-    else {
-      auto order = [](const std::array<int64_t, 3>& p) { return std::array<int64_t, 3>{p[2], p[1], p[0]}; };
-      bool me_first = order(f.pid) < order(f.other_pid);
-      head = "instances " + (me_first ? me + " and " + them : them + " and " + me) + " both store " + elem;
+    std::string me = pid_text(f.pid, rank);
+    std::string buffer_line = "  buffer " + B->name + ": " + Type{B->dtype, false, B->shape}.str() + "; ";
+    if (site.kind == NvvmKernelInfo::Site::Conflict) {
+      // As the interpreter words it (interp/Memory.cpp report_conflict); of two plain stores the
+      // instance with the smaller pid is named first, whichever of them the GPU ran first.
+      f.kind = CudaFinding::Conflict;
+      f.other_pid = {w[kStatusOther], w[kStatusOther + 1], w[kStatusOther + 2]};
+      uint32_t tag = static_cast<uint32_t>(w[kStatusOtherTag]);
+      f.other_wrote = (tag & 1u) == 0;
+      int other_site = static_cast<int>(tag >> 1) - 1;
+      std::string them = pid_text(f.other_pid, rank);
+      std::string elem = B->name + "[" + std::to_string(flat) + "] (index " + index_text(flat, B->shape) + ")";
+      std::string head;
+      if (site.atomic)
+        head = "instance " + me + " updates " + elem + " atomically, which instance " + them + " stores in the same launch without an atomic";
+      else if (!f.other_wrote)
+        head = "instance " + me + " stores " + elem + ", which instance " + them + " updates atomically in the same launch";
+      else {
+        auto order = [](const std::array<int64_t, 3>& p) { return std::array<int64_t, 3>{p[2], p[1], p[0]}; };
+        bool me_first = order(f.pid) < order(f.other_pid);
+        head = "instances " + (me_first ? me + " and " + them : them + " and " + me) + " both store " + elem;
+      }
+      std::string other_note;
+      if (other_site >= 0 && static_cast<size_t>(other_site) < ki.sites.size())
+        other_note = format_diag(ki.sites[static_cast<size_t>(other_site)].loc, "note",
+                                 "instance " + them + (f.other_wrote ? " stores" : " updates") + " it here");
+      f.message = format_diag(site.loc, "error", head) + note + other_note + buffer_line + std::to_string(w[kStatusBad]) + " of " +
+                  std::to_string(w[kStatusActive]) + " active lanes conflict; first conflicting lane " + lane_text(w[kStatusLane], site.tile) + "\n";
+    } else {
+      f.kind = CudaFinding::OutOfBounds;
+      std::string head = site.kind == NvvmKernelInfo::Site::Load ? "out-of-bounds load from '" + B->name + "'" : "out-of-bounds store to '" + B->name + "'";
+      f.message = format_diag(site.loc, "error", head) + note + buffer_line + "first bad lane " + lane_text(w[kStatusLane], site.tile) +
+                  " -> flat index " + std::to_string(flat) + " (index " + index_text(flat, B->shape) + "); " + std::to_string(w[kStatusBad]) +
+                  " of " + std::to_string(w[kStatusActive]) + " active lanes out of bounds; pid " + me + "\n";
     }
-    std::string other_note;
-    if (other_site >= 0 && static_cast<size_t>(other_site) < ki.sites.size())
-      other_note = format_diag(ki.sites[static_cast<size_t>(other_site)].loc, "note",
-                               "instance " + them + (f.other_wrote ? " stores" : " updates") + " it here");
-    f.message = format_diag(site.loc, "error", head) + note + other_note + "  buffer " + B->name + ": " +
-                Type{B->dtype, false, B->shape}.str() + "; " + std::to_string(w[kStatusBad]) + " of " + std::to_string(w[kStatusActive]) +
-                " active lanes conflict; first conflicting lane " + lane_text(w[kStatusLane], site.tile) + "\n";
-  } else {
-    f.kind = CudaFinding::OutOfBounds;
-    f.buffer = site.text;
-    int64_t flat = 0;
-    std::memcpy(&flat, &w[kStatusFlat], sizeof flat);
-    f.flat_index = flat;
-    const Buffer* B = bufs.find(site.text);
-    if (!B) internal_error("CudaDriver", "no buffer named '" + site.text + "'");
-    std::string head = site.kind == NvvmKernelInfo::Site::Load ? "out-of-bounds load from '" + B->name + "'" : "out-of-bounds store to '" + B->name + "'";
-    f.message = format_diag(site.loc, "error", head) + note + "  buffer " + B->name + ": " + Type{B->dtype, false, B->shape}.str() +
-                "; first bad lane " + lane_text(w[kStatusLane], site.tile) + " -> flat index " + std::to_string(flat) + " (index " +
-                index_text(flat, B->shape) + "); " + std::to_string(w[kStatusBad]) + " of " + std::to_string(w[kStatusActive]) +
-                " active lanes out of bounds; pid " + pid_text(f.pid, static_cast<size_t>(ki.grid_rank)) + "\n";
   }
   return f;
 }

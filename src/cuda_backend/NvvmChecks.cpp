@@ -7,6 +7,7 @@
 
 #include "cuda_backend/KernelEmitter.h"
 #include "ir/Verify.h"
+#include "ir/Walk.h"
 
 namespace dtsim::nvvm {
 
@@ -410,18 +411,14 @@ void conjuncts(const ExprP& m, std::vector<ExprP>& out) {
 
 }  // namespace
 
-namespace {
-bool writes_memory(const std::vector<StmtP>& body) {
-  for (auto& s : body)
-    if (s->kind == StmtKind::Store || s->kind == StmtKind::Atomic || writes_memory(s->body) || writes_memory(s->orelse)) return true;
-  return false;
-}
-}  // namespace
-
 std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in_body) {
   int kslot = f.slots[0];
   // A store or atomic must claim its elements in every iteration when conflicts are checked.
-  if (opt_.conflict_checks && writes_memory(f.body)) return "";
+  if (opt_.conflict_checks) {
+    bool writes = false;
+    for_each_stmt(f.body, [&](const Stmt& s) { writes = writes || s.kind == StmtKind::Store || s.kind == StmtKind::Atomic; });
+    if (writes) return "";
+  }
   // (An i32 k: every k-dependent term is i32 too, since nothing converts on the way.)
   if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32 || in_body.count(kslot)) return "";
   // Variables the body assigns count as their definitions only when they are assigned at its

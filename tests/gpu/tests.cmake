@@ -19,30 +19,16 @@ if(DTSIM_HAVE_CUDA)
     get_filename_component(name ${ex} NAME)
     add_test(NAME gpu_located_${name} COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug ${ex})
   endforeach()
-  # Scans (cumsum ... associative_scan with a combine function): GPU == interpreter.
-  add_test(NAME gpu_difftest_scans.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
-           ${CMAKE_CURRENT_LIST_DIR}/scans.tile)
-  set_tests_properties(gpu_difftest_scans.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
-  # f16 and bf16 atomics (native adds, compare-and-swap loops on the 32-bit word): GPU == interpreter.
-  add_test(NAME gpu_difftest_atomics_half.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
-           ${CMAKE_CURRENT_LIST_DIR}/atomics_half.tile)
-  set_tests_properties(gpu_difftest_atomics_half.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
-  # permute() of rank-3 and rank-4 tiles: GPU == interpreter.
-  add_test(NAME gpu_difftest_permute.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
-           ${CMAKE_CURRENT_LIST_DIR}/permute.tile)
-  set_tests_properties(gpu_difftest_permute.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
-  # Pairs packed into i64 (tl.reduce / tl.associative_scan of two operands): GPU == interpreter.
-  add_test(NAME gpu_difftest_pairs.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
-           ${CMAKE_CURRENT_LIST_DIR}/pairs.tile)
-  set_tests_properties(gpu_difftest_pairs.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
-  # Tiles of rank above 4 (tl.sort's [2] * 10 reshapes): GPU == interpreter.
-  add_test(NAME gpu_difftest_high_rank.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
-           ${CMAKE_CURRENT_LIST_DIR}/high_rank.tile)
-  set_tests_properties(gpu_difftest_high_rank.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
-  # Atomics (results independent of the instances' order) and a spin lock: GPU == interpreter.
-  add_test(NAME gpu_difftest_atomics.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
-           ${CMAKE_CURRENT_LIST_DIR}/atomics.tile)
-  set_tests_properties(gpu_difftest_atomics.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # Interpreter == GPU on: scans (cumsum ... associative_scan with a combine function); f16 and bf16
+  # atomics (native adds, compare-and-swap loops on the 32-bit word); permute() of rank-3 and rank-4
+  # tiles; pairs packed into i64 (tl.reduce / tl.associative_scan of two operands); tiles of rank
+  # above 4 (tl.sort's [2] * 10 reshapes); atomics (results independent of the instances' order) and
+  # a spin lock.
+  foreach(t scans atomics_half permute pairs high_rank atomics)
+    add_test(NAME gpu_difftest_${t}.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+             ${CMAKE_CURRENT_LIST_DIR}/${t}.tile)
+    set_tests_properties(gpu_difftest_${t}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  endforeach()
   # A Triton-style matmul whose pointers advance in the pipelined K loop (a_ptrs += BK).
   # A ragged last K step whose mask is off by one: the hoisted test that allows for the step's
   # masked lanes must still fail, and the checked copy report the interpreter's finding.

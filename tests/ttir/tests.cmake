@@ -24,29 +24,23 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/${script} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endforeach()
-  # The fp8 path of tutorial 03's matmul: torch fp8 tensors, so the compatibility venv's Python (torch
-  # and Triton; scripts/compat.sh makes it); without it the test reports skipped.
+  # Scripts that need torch, so the compatibility venv's Python (torch and Triton; scripts/compat.sh
+  # makes it); without it they report skipped. fp8_matmul: the fp8 path of tutorial 03's matmul (torch
+  # fp8 tensors); torch_cuda_queries: torch.cuda's device queries answer as the CPU driver's H100.
   set(DTSIM_COMPAT_PYTHON "${CMAKE_SOURCE_DIR}/.cache/compat-venv/bin/python" CACHE FILEPATH
-      "A Python with torch and Triton installed, for the fp8 matmul test")
-  if(EXISTS ${DTSIM_COMPAT_PYTHON})
-    add_test(NAME ttir/fp8_matmul COMMAND ${DTSIM_COMPAT_PYTHON} -W ignore -m dtsim ${ttir_dir}/fp8_matmul.py
-             WORKING_DIRECTORY ${ttir_dir})
-  else()
-    add_test(NAME ttir/fp8_matmul COMMAND ${CMAKE_COMMAND} -E echo "skipped: no Python with torch and Triton (run scripts/compat.sh)")
-    set_tests_properties(ttir/fp8_matmul PROPERTIES DISABLED ON)
-  endif()
-  set_tests_properties(ttir/fp8_matmul PROPERTIES LABELS e2e TIMEOUT 600 SKIP_RETURN_CODE 77
-                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
-  # torch.cuda's device queries answer as the CPU driver's H100 (torch: the compatibility venv too)
-  if(EXISTS ${DTSIM_COMPAT_PYTHON})
-    add_test(NAME ttir/torch_cuda_queries COMMAND ${DTSIM_COMPAT_PYTHON} -W ignore -m dtsim ${ttir_dir}/torch_cuda_queries.py
-             WORKING_DIRECTORY ${ttir_dir})
-  else()
-    add_test(NAME ttir/torch_cuda_queries COMMAND ${CMAKE_COMMAND} -E echo "skipped: no Python with torch and Triton (run scripts/compat.sh)")
-    set_tests_properties(ttir/torch_cuda_queries PROPERTIES DISABLED ON)
-  endif()
-  set_tests_properties(ttir/torch_cuda_queries PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
-                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+      "A Python with torch and Triton installed, for the TTIR tests that need torch")
+  foreach(script fp8_matmul torch_cuda_queries)
+    if(EXISTS ${DTSIM_COMPAT_PYTHON})
+      add_test(NAME ttir/${script} COMMAND ${DTSIM_COMPAT_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
+               WORKING_DIRECTORY ${ttir_dir})
+    else()
+      add_test(NAME ttir/${script} COMMAND ${CMAKE_COMMAND} -E echo "skipped: no Python with torch and Triton (run scripts/compat.sh)")
+      set_tests_properties(ttir/${script} PROPERTIES DISABLED ON)
+    endif()
+    set_tests_properties(ttir/${script} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+  endforeach()
+  set_tests_properties(ttir/fp8_matmul PROPERTIES TIMEOUT 600)
   # dtsim.config(viz=...) under the installed Triton (the stand-in's run is python/viz_launch).
   if(EXISTS ${DTSIM_TRITON_PYTHON})
     add_test(NAME ttir/viz_launch COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_SOURCE_DIR}/tests/python/viz_launch.py)
