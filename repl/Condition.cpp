@@ -263,8 +263,7 @@ std::shared_ptr<const BoundExpr::Instance> BoundExpr::lower_python(const Kernel&
   return inst;
 }
 
-std::shared_ptr<const BoundExpr::Instance> BoundExpr::instantiate(const Frame& f, std::string* why,
-                                                                 const UserError** error) const {
+std::vector<std::string> BoundExpr::names_read() const {
   std::vector<std::string> names;
   if (py_) {
     for (const auto& [n, loc] : py_->names()) names.push_back(n);
@@ -272,6 +271,12 @@ std::shared_ptr<const BoundExpr::Instance> BoundExpr::instantiate(const Frame& f
     std::set<std::string> s = expr_names(parsed_);
     names.assign(s.begin(), s.end());
   }
+  return names;
+}
+
+std::shared_ptr<const BoundExpr::Instance> BoundExpr::instantiate(const Frame& f, std::string* why,
+                                                                 const UserError** error) const {
+  std::vector<std::string> names = names_read();
   std::map<std::string, int> slots;
   std::vector<int> key;
   bool pid_is_var = false;
@@ -381,13 +386,7 @@ bool BoundExpr::test(const Frame& f) const {
 }
 
 void BoundExpr::check_types(const Module& m, const Bindings& b) const {
-  std::vector<std::string> names;
-  if (py_) {
-    for (const auto& [n, loc] : py_->names()) names.push_back(n);
-  } else {
-    std::set<std::string> s = expr_names(parsed_);
-    names.assign(s.begin(), s.end());
-  }
+  std::vector<std::string> names = names_read();
   for (const Kernel& k : m.kernels) {
     std::map<std::string, int> slots;
     bool all = true;

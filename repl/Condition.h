@@ -94,6 +94,7 @@ class BoundExpr {
     std::optional<std::string> constant;
   };
   using Key = std::pair<const Kernel*, std::vector<int>>;
+  std::vector<std::string> names_read() const;  // the names the expression reads, in either language
   std::shared_ptr<const Instance> instantiate(const Frame& f, std::string* why, const UserError** error = nullptr) const;
   std::shared_ptr<const Instance> lower_python(const Kernel& k, const Bindings& b,
                                                const std::map<std::string, int>& slots) const;
