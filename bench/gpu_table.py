@@ -28,6 +28,8 @@ WORKLOADS = [
     ("DyT 128x65536 f32", "examples/dyt.dt", {"x_SIZE": 128, "y_SIZE": 65536}, "GB/s"),
     ("matmul f16 4096^3", "bench/gpu/matmul_f16.tile", {"M": 4096, "N": 4096, "K": 4096}, "TFLOP/s"),
     ("matmul f16 8192^3", "bench/gpu/matmul_f16.tile", {"M": 8192, "N": 8192, "K": 8192}, "TFLOP/s"),
+    ("matmul bf16 4096^3", "bench/gpu/matmul_bf16.tile", {"M": 4096, "N": 4096, "K": 4096}, "TFLOP/s"),
+    ("matmul bf16 8192^3", "bench/gpu/matmul_bf16.tile", {"M": 8192, "N": 8192, "K": 8192}, "TFLOP/s"),
     ("matmul f32 4096^3", "bench/gpu/matmul_f32.tile", {}, "TFLOP/s"),
     # The slides give no attention sizes: 4096 queries, 256 keys, head dimension 64 (the whole key
     # dimension is one tile in this schedule, so its value tile must fit in shared memory).
@@ -65,9 +67,9 @@ def torch_case(name, a, torch):
     if name.startswith("DyT"):
         x, g, b = torch.rand(128, 65536, device=dev), torch.rand(65536, device=dev), torch.rand(65536, device=dev)
         return lambda: g * torch.tanh(0.5 * x) + b
-    if name.startswith("matmul f16"):
-        s = a["M"]
-        x, y = torch.rand(s, s, device=dev, dtype=torch.float16), torch.rand(s, s, device=dev, dtype=torch.float16)
+    if name.startswith("matmul f16") or name.startswith("matmul bf16"):
+        s, t = a["M"], torch.float16 if "f16 " in name and "bf16" not in name else torch.bfloat16
+        x, y = torch.rand(s, s, device=dev, dtype=t), torch.rand(s, s, device=dev, dtype=t)
         return lambda: x @ y
     if name.startswith("matmul f32"):
         torch.backends.cuda.matmul.allow_tf32 = False

@@ -1,6 +1,7 @@
 """Findings and errors of kernels read through Triton's frontend point at the kernel's .py lines:
 an out-of-bounds load, a tl.assume that does not hold, a device assert (only with debug=True, as
-Triton compiles it), and an op dtsim cannot run yet."""
+Triton compiles it), two instances storing the same rows through a tensor descriptor, and an op dtsim
+cannot run yet."""
 import os
 import sys
 
@@ -60,6 +61,18 @@ def inline_asm(x_ptr, h_ptr, n, BLOCK: tl.constexpr):
     tl.store(h_ptr + tl.arange(0, BLOCK), y)
 
 
+@triton.jit
+def scale_rows(x_ptr, y_ptr, G, R, D: tl.constexpr, BR: tl.constexpr):
+    # Groups of 2 heads of R rows each in [G * 2 * R, D] tensors; the first row of (group, head)
+    # should be (g * 2 + h) * R, but the group is not scaled: (1, 0) overlaps (0, 0) when G > 1.
+    pid_r, pid_gh = tl.program_id(0), tl.program_id(1)
+    g, h = pid_gh // 2, pid_gh % 2
+    row = g + h * R + pid_r * BR
+    src = tl.make_tensor_descriptor(x_ptr, shape=[G * 2 * R, D], strides=[D, 1], block_shape=[BR, D])
+    dst = tl.make_tensor_descriptor(y_ptr, shape=[G * 2 * R, D], strides=[D, 1], block_shape=[BR, D])
+    dst.store([row, 0], src.load([row, 0]) * 2.0)
+
+
 here = os.path.basename(__file__)
 source = open(__file__).read().splitlines()
 
@@ -84,6 +97,14 @@ asserts[(1,)](neg, 10, BLOCK=16)  # device asserts are off without debug, as in 
 print("%-24s ok" % "assert off by default")
 expect("assert with debug", lambda: asserts[(1,)](neg, 10, BLOCK=16, debug=True), dtsim.KernelError,
        at("tl.device_assert(x >= 0"), "x must be non-negative")
+xs = np.arange(2 * 2 * 32 * 16, dtype=np.float32).reshape(-1, 16)
+ys = np.zeros_like(xs)
+scale_rows[(2, 2)](xs[:64], ys[:64], 1, 32, D=16, BR=16)  # one group: the rows are disjoint
+if not np.array_equal(ys[:64], xs[:64] * 2):
+    print("descriptor rows, one group FAILED")
+    failures.append("descriptor rows")
+expect("descriptor rows overlap", lambda: scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16), dtsim.KernelError,
+       at("dst.store([row, 0]"), "both store", "y_ptr")
 expect("unsupported op", lambda: inline_asm[(1,)](np.zeros(8, np.int32), np.zeros(8, np.int32), 8, BLOCK=8), dtsim.CompileError,
        at("y = tl.inline_asm_elementwise("), "not supported yet")
 if failures:

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""FlashAttention forward of Triton's tutorial 06, timed as the tutorial's own benchmark times it
+(triton.testing.do_bench around `attention(q, k, v, causal, sm_scale)`), for the table of
+bench/RESULTS.md: run once with Triton compiling the kernel and once under dtsim's Triton frontend
+on the GPU, with the same configuration (BLOCK_M, BLOCK_N, num_warps, num_stages) in both.
+
+usage (on a GPU machine, from the repository root; TUTORIAL is a copy of 06-fused-attention.py):
+  python3 bench/attention_vs_triton.py TUTORIAL --label triton --configs-out cfg.json > triton.jsonl
+  python3 -m dtsim --backend=cuda --sanitize=none bench/attention_vs_triton.py TUTORIAL --label dtsim \\
+      --configs-in cfg.json > dtsim.jsonl
+  python3 bench/attention_vs_triton.py --table triton.jsonl dtsim.jsonl
+
+The first run autotunes (the tutorial's own configurations) and writes the configuration Triton chose
+for each shape; the second runs exactly those. Each line printed is one JSON object: label, shape,
+causal, the configuration, ms (median), TFLOP/s (the tutorial's count: causal halves the work), and
+the largest difference from a torch reference (softmax(q k^T * scale) v in float32).
+"""
+import argparse
+import importlib.util
+import json
+import sys
+
+SHAPES = [(1024, 64), (4096, 64), (16384, 64), (1024, 128), (4096, 128), (16384, 128)]
+# One batch: the tutorial's TMA forward (at the commit of the copies used here) places batch z of head h
+# at row z + h * N_CTX of the flattened tensors, so with more than one batch two program instances
+# write the same rows (dtsim's conflict check reports it, on the CPU and on the GPU) and the output
+# is wrong under Triton as well.
+BATCH, HEADS = 1, 32
+
+
+def load_tutorial(path):
+    spec = importlib.util.spec_from_file_location("fused_attention_tutorial", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def kernel_of(mod, use_tma):
+    return mod._attn_fwd_tma if use_tma else mod._attn_fwd
+
+
+def config_text(cfg):
+    return {"kwargs": dict(cfg.kwargs), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
+
+
+def reference_error(torch, q, k, v, causal, scale, o):
+    # One (batch, head) pair is enough to catch a wrong kernel and keeps the reference cheap.
+    qf, kf, vf = q[0, 0].float(), k[0, 0].float(), v[0, 0].float()
+    s = qf @ kf.T * scale
+    if causal:
+        n = s.shape[0]
+        s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool, device=s.device), 1), float("-inf"))
+    ref = torch.softmax(s, -1) @ vf
+    return float((ref - o[0, 0].float()).abs().max())
+
+
+def run(a):
+    import torch
+    import triton
+    mod = load_tutorial(a.tutorial)
+    use_tma = mod.supports_tma() if hasattr(mod, "supports_tma") else False
+    kern = kernel_of(mod, use_tma)
+    chosen = {}
+    all_configs = list(kern.configs)
+    pinned = json.load(open(a.configs_in)) if a.configs_in else {}
+    for n_ctx, d in SHAPES:
+        if a.max_ctx and n_ctx > a.max_ctx:
+            continue
+        for causal in (False, True):
+            key = f"{n_ctx}x{d}"
+            if key in pinned:
+                # the tutorial's own Config object (it carries the pre_hook that sets the descriptors' blocks)
+                match = [c for c in all_configs if config_text(c) == pinned[key]]
+                if not match:
+                    raise SystemExit(f"{key}: the pinned configuration {pinned[key]} is not among the tutorial's")
+                kern.configs = match[:1]
+                kern.cache.clear()
+            torch.manual_seed(0)
+            q, k, v = (torch.randn((BATCH, HEADS, n_ctx, d), dtype=torch.float16, device="cuda") for _ in range(3))
+            scale = 0.5
+            rec = {"label": a.label, "n_ctx": n_ctx, "head_dim": d, "causal": causal, "tma": use_tma}
+            try:
+                o = mod.attention(q, k, v, causal, scale)
+                torch.cuda.synchronize()
+                rec["max_err"] = reference_error(torch, q, k, v, causal, scale, o)
+                ms = triton.testing.do_bench(lambda: mod.attention(q, k, v, causal, scale))
+                best = getattr(kern, "best_config", None) or kern.configs[0]
+                chosen.setdefault(key, config_text(best))
+                flops = 4.0 * BATCH * HEADS * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
+                rec.update(ms=ms, tflops=flops / (ms * 1e-3) / 1e12, config=config_text(best))
+            except Exception as e:  # a row that fails is reported, the others still run
+                rec["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"[:300]
+            print(json.dumps(rec), flush=True)
+            del q, k, v
+    if a.configs_out:
+        json.dump(chosen, open(a.configs_out, "w"), indent=1)
+
+
+def table(paths):
+    rows = {}
+    labels = []
+    for p in paths:
+        for line in open(p):
+            if not line.startswith("{"):
+                continue
+            r = json.loads(line)
+            if r["label"] not in labels:
+                labels.append(r["label"])
+            rows.setdefault((r["n_ctx"], r["head_dim"], r["causal"]), {})[r["label"]] = r
+    base = labels[0]
+    print("| N_CTX | head dim | causal | config | " + " | ".join(f"{l} ms (TFLOP/s)" for l in labels) +
+          " | " + " | ".join(f"{l} / {base}" for l in labels[1:]) + " | max err |")
+    print("|---" * (4 + len(labels) + len(labels) - 1 + 1) + "|")
+    for (n, d, c), by in sorted(rows.items()):
+        cfg = next((r.get("config") for r in by.values() if r.get("config")), None)
+        cfg_s = (f"{cfg['kwargs'].get('BLOCK_M')}x{cfg['kwargs'].get('BLOCK_N')} w{cfg['num_warps']} s{cfg['num_stages']}" if cfg else "-")
+        cells = []
+        for l in labels:
+            r = by.get(l, {})
+            cells.append(f"{r['ms']:.3f} ({r['tflops']:.0f})" if "ms" in r else r.get("error", "-")[:60])
+        ratios = []
+        for l in labels[1:]:
+            r, b = by.get(l, {}), by.get(base, {})
+            ratios.append(f"{b['ms'] / r['ms']:.2f}x" if "ms" in r and "ms" in b else "-")
+        err = max((r.get("max_err", 0.0) for r in by.values()), default=0.0)
+        print(f"| {n} | {d} | {'yes' if c else 'no'} | {cfg_s} | " + " | ".join(cells) + " | " + " | ".join(ratios) + f" | {err:.2e} |")
+    print(f"\nratio: {base}'s time / the other's (above 1.00: faster than {base}).")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("tutorial", nargs="?")
+    ap.add_argument("--label", default="triton")
+    ap.add_argument("--configs-out")
+    ap.add_argument("--configs-in")
+    ap.add_argument("--max-ctx", type=int, default=0, help="skip shapes with a longer sequence")
+    ap.add_argument("--table", nargs="+", help="print the table of these JSON-lines files")
+    a = ap.parse_args()
+    if a.table:
+        table(a.table)
+        return 0
+    if not a.tutorial:
+        ap.error("the tutorial's path is needed")
+    run(a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
