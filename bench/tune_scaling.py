@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """How `dtsim tune --gpus` scales: for each operation, the same search (seed, budget) on one GPU in one
-process, then with one timing worker per entry of --gpus (each searching one shard, their results
-merged); the wall time, schedules timed per minute in all and per GPU, the best time of each and
-whether the best schedule is the same, and the scaling figure (rate with the workers / rate alone).
+process, then with one timing worker per entry of --gpus (each searching one shard, the shards
+exchanging each round's outcomes, so that together they are the one-process search; their results
+merged); the wall time, schedules timed per minute in all and per GPU, the scaling figure (rate with
+the workers / rate alone), how many draws the two searches share before they part, the best time of
+each and whether the best schedule is the same.
 
 usage (on a GPU machine, from the repository root):
   python3 bench/tune_scaling.py PATH/TO/dtsim --gpus all [--only softmax,mmsigmoid] [--budget N]
   python3 bench/tune_scaling.py PATH/TO/dtsim --gpus 0,0      # two workers on one GPU: the mechanism
 
 With two workers on one GPU the two time on the same device at once, so the figure says how much the
-CPU side (lowering, checking, compiling) overlaps, not what more GPUs give. The shards refine around
-their own fastest schedules, so the best can differ from the one-process search; the column says so.
+CPU side (lowering, checking, compiling) overlaps, not what more GPUs give. The two searches draw
+the same schedules until timing noise (two runs never time a schedule alike) changes which schedules
+are the fastest and so what the refinement draws next: "same draws" counts the draws before the
+first difference (all of them: the same search throughout), and where the best schedules differ,
+the last column gives how far the workers' best is from the one-process best.
 """
 import argparse
 import json
@@ -34,6 +39,16 @@ def tune(dtsim, file, sizes, budget, seed, extra):
     return json.loads(r.stdout), wall
 
 
+def shared_draws(one, many):
+    """The draws, in order, that the two searches have in common before their first difference."""
+    a = [c["index"] for c in sorted(one["candidates"], key=lambda c: c["draw"])]
+    b = [c["index"] for c in sorted(many["candidates"], key=lambda c: c["draw"])]
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return k
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dtsim")
@@ -51,19 +66,23 @@ def main():
         many, wn = tune(dtsim, file, sizes, a.budget, a.seed, ["--gpus", a.gpus])
         r1, rn = one["timed"] * 60 / w1, many["timed"] * 60 / wn
         same = bool(one["best"] and many["best"] and one["best"]["index"] == many["best"]["index"])
-        rows.append((name, one, w1, r1, many, wn, rn, same))
+        rows.append((name, one, w1, r1, many, wn, rn, same, shared_draws(one, many)))
         print(f"  {name}: one GPU {w1:.1f} s, {r1:.0f} timed/min; {many['workers']} workers {wn:.1f} s, {rn:.0f} timed/min", flush=True)
     print(f"\n--gpus {a.gpus}, budget {a.budget}, seed {a.seed}\n")
     print("| op | workers | wall s (one / workers) | timed (one / workers) | timed per min (one / workers) | per GPU worker | scaling | "
-          "best ms (one / workers) | same best schedule |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name, one, w1, r1, many, wn, rn, same in rows:
+          "same draws | best ms (one / workers) | same best schedule |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, one, w1, r1, many, wn, rn, same, shared in rows:
         n = many["workers"]
         b1 = one["best"]["ms"] if one["best"] else float("nan")
         bn = many["best"]["ms"] if many["best"] else float("nan")
+        drawn = max(len(one["candidates"]), len(many["candidates"]))
+        verdict = "yes" if same else f"no ({(bn / b1 - 1) * 100:+.1f}%)" if b1 == b1 and bn == bn else "no"
         print(f"| {name} | {n} | {w1:.1f} / {wn:.1f} | {one['timed']} / {many['timed']} | {r1:.0f} / {rn:.0f} | {rn / n:.0f} | "
-              f"{(f'{rn / r1:.2f}x' if r1 else '-')} (target {0.8 * n:.1f}x) | {b1:.4f} / {bn:.4f} | {'yes' if same else 'no'} |")
+              f"{(f'{rn / r1:.2f}x' if r1 else '-')} (target {0.8 * n:.1f}x) | {shared} of {drawn} | {b1:.4f} / {bn:.4f} | {verdict} |")
     print("\nscaling: timed schedules per minute of wall time with the workers over the same alone (one process, one GPU).")
+    print("same draws: the draws (by position) in which the two searches agree before they first differ; they differ only where "
+          "timing noise changed what the refinement drew.")
     return 0
 
 

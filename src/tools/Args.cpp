@@ -65,6 +65,8 @@ const FlagSpec kFlags[] = {
     {"--jobs", 1, "tune"},
     {"--cache-dir", 1, "tune"},
     {"--shard", 1, "tune"},
+    {"--exchange", 1, "tune"},
+    {"--exchange-timeout", 1, "tune"},
     {"--merge", 0, "tune"},
     {"--gpus", 1, "tune"},
     {"--check-only", 0, "tune"},
@@ -263,6 +265,11 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     if (slash == std::string::npos) usage_error(c, "'--shard' expects I/N (shard I of N, 0 <= I < N), got '" + v[0] + "'");
     o.shards = static_cast<uint64_t>(parse_int(c, "--shard", v[0].substr(slash + 1), 1, 1000000));
     o.shard = static_cast<uint64_t>(parse_int(c, "--shard", v[0].substr(0, slash), 0, static_cast<int64_t>(o.shards) - 1));
+  } else if (name == "--exchange") {
+    if (v[0].empty()) usage_error(c, "'--exchange' expects a folder, got ''");
+    o.exchange = v[0];
+  } else if (name == "--exchange-timeout") {
+    o.exchange_timeout_s = parse_positive(c, name, v[0]);
   } else if (name == "--merge") {
     o.merge = true;
   } else if (name == "--gpus") {
@@ -337,6 +344,8 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   if (command == "tune" && o.merge && !o.gpus.empty()) usage_error(command, "--merge reads results; drop --gpus");
   if (command == "tune" && o.merge && o.shards > 1) usage_error(command, "--merge reads results; drop --shard");
   if (command == "tune" && !o.gpus.empty() && o.shards > 1) usage_error(command, "--gpus spreads the shards itself; drop --shard");
+  if (command == "tune" && !o.gpus.empty() && !o.exchange.empty()) usage_error(command, "--gpus makes its own exchange folder; drop --exchange");
+  if (command == "tune" && o.merge && !o.exchange.empty()) usage_error(command, "--merge reads results; drop --exchange");
   if (o.file.empty()) usage_error(command, "no input file");
   if (command == "bench" && o.vs_triton && o.backend != Backend::Cuda)
     usage_error(command, "--vs-triton compares with dtsim's CUDA backend; drop --backend=interp");
@@ -377,7 +386,7 @@ usage:
                                           (parse, check, bind-sizes, schedule, lower, verify)
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
   dtsim tune FILE.dt [--arg v_SIZE=N] [--budget N | --time S] [--backend=cuda|triton] [--csv F] [--json] [--plot F.svg]
-                [--shard I/N --out F.json | --gpus all|0,1]   search the schedule space of a .dt file
+                [--shard I/N [--exchange DIR] --out F.json | --gpus all|0,1]   search the schedule space of a .dt file
   dtsim tune --merge A.json B.json ...            one report from the results of shards
   dtsim viz FILE [--arg NAME=VALUE]... [--pid P0[,P1[,P2]]] [-o OUT.svg|OUT.html]   draw who stores what
   dtsim difftest FILE [--trials N] [--seed S] ...   interpreter vs GPU on random sizes and inputs

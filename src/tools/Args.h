@@ -67,6 +67,8 @@ struct CliOptions {
   int jobs = 0;                    // --jobs N (0 = the cores, at most 16)
   std::vector<TuneReference> refs; // --ref NAME=MS
   uint64_t shard = 0, shards = 1;  // --shard I/N
+  std::string exchange;            // --exchange DIR: shards swap each round's outcomes there
+  double exchange_timeout_s = 600; // --exchange-timeout S
   bool merge = false;              // --merge A.json B.json ...
   std::vector<std::string> files;  // tune: every file named (--merge: the results)
   std::vector<std::string> gpus;   // --gpus all | 0,1 | cpu,cpu

@@ -99,10 +99,17 @@ pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing 
   --seed S            seed of the sampling and of the input data (default 0)
   --shard I/N         search shard I of N (0 <= I < N): the draws at positions p with p mod N == I
                       of the same sequence; the N shards together are the whole search
+  --exchange DIR      the shards, running at the same time, swap each round's outcomes through the
+                      folder DIR (one empty folder per search, shared by all shards): together they
+                      make the unsharded search (same candidates, same best), refining around the
+                      global fastest; without it each shard refines around its own
+  --exchange-timeout S  a shard waiting for the others' reports gives up after S seconds in which
+                      none arrived (default 600)
   --out FILE          also write the JSON result to FILE (what --merge reads)
   --merge             the files named are JSON results of shards of one search: report them as one
   --gpus all|LIST     one timing worker process per GPU (0,1: ordinals; 0,0: two on GPU 0; cpu: a
-                      worker that only checks), each searching one shard; their results merged
+                      worker that only checks), each searching one shard, exchanging each round's
+                      outcomes (the unsharded search, faster); their results merged
   --check-only        lower and check the candidates, time none
   --csv FILE          every candidate: index,status,phase,ms,gbps,tflops,reason,schedule
   --json              print one JSON object (summary and every candidate) instead of the text report
@@ -110,7 +117,8 @@ pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing 
   --ref NAME=MS       a reference time to draw and compare with (e.g. --ref torch=0.41; repeatable)
   --arch sm_XX        GPU target (default: the GPU's own)
   --jobs N            candidates lowered and checked at once (default: the cores, at most 16; with
-                      --gpus, shared out among the workers); timing stays one at a time
+                      --gpus, the cores shared out among the workers, at most 16 each); timing
+                      stays one at a time
   --threads N         interpreter threads of each check (default 1)
   --cache-dir DIR     compiled PTX cache (default $XDG_CACHE_HOME/dtsim/ptx or ~/.cache/dtsim/ptx)
 exit status: 0 done (timed or timing skipped); 2 bad usage or input.
@@ -157,7 +165,7 @@ int merge_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 // The words of a worker: the command's own, without what the parent does itself (--gpus, --json,
-// --csv, --plot, --out, --jobs).
+// --csv, --plot, --out, --jobs; --exchange is refused with --gpus).
 std::vector<std::string> worker_words(const std::vector<std::string>& words) {
   std::vector<std::string> w;
   for (size_t i = 0; i < words.size(); ++i) {
@@ -207,8 +215,10 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
     }
   } remove_dir{dir};
   size_t n = gpus.size();
-  int cores = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-  int jobs = o.jobs ? o.jobs : std::max(1, cores / static_cast<int>(n));
+  // The machine's cores shared out among the workers, then at most 16 each (as one search's default).
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = o.jobs ? o.jobs : std::clamp(cores / static_cast<int>(n), 1, 16);
+  std::string exchange = (dir / "exchange").string();
   std::vector<TuneWorker> ws(n);
   std::string names;
   for (size_t i = 0; i < n; ++i) {
@@ -219,7 +229,7 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
     w.argv = {exe, "tune"};
     for (const std::string& x : worker_words(words)) w.argv.push_back(x);
     w.argv.insert(w.argv.end(), {"--shard", std::to_string(i) + "/" + std::to_string(n), "--out", (dir / (std::to_string(i) + ".json")).string(),
-                                 "--jobs", std::to_string(jobs)});
+                                 "--jobs", std::to_string(jobs), "--exchange", exchange});
     if (cpu) w.argv.push_back("--check-only");
     else w.env.push_back("CUDA_VISIBLE_DEVICES=" + gpus[i]);
     w.log = (dir / (std::to_string(i) + ".log")).string();
@@ -231,15 +241,18 @@ int gpus_command(const CliOptions& o, const std::vector<std::string>& words, con
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<TuneResult> parts;
   std::string failure;
-  for (size_t i = 0; i < n && failure.empty(); ++i) {
-    if (ws[i].status != 0) {
+  // The worker that failed first (run_tune_workers stopped the others) tells why.
+  for (size_t i = 0; i < n; ++i)
+    if (ws[i].status != 0 && !ws[i].stopped) {
       std::string log = read_text_file(ws[i].log), last;
       std::istringstream lines(log);
       for (std::string l; std::getline(lines, l);)
         if (!l.empty()) last = l;
-      failure = "--gpus: the worker on " + ws[i].label + " failed (exit " + std::to_string(ws[i].status) + "): " + last;
-      break;
+      throw UserError("--gpus: the worker on " + ws[i].label + " failed (" +
+                      (ws[i].status >= 0 ? "exit " + std::to_string(ws[i].status) : std::string("killed by a signal")) + "): " +
+                      (last.empty() ? "(no output)" : last));
     }
+  for (size_t i = 0; i < n && failure.empty(); ++i) {
     std::string path = (dir / (std::to_string(i) + ".json")).string();
     parts.push_back(tune_result_from_json(read_text_file(path), path));
     // A worker given a GPU that could not time would make a search that looks spread but timed nothing.
@@ -353,6 +366,8 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   to.version = version_line();
   to.shard = o.shard;
   to.shards = o.shards;
+  to.exchange = o.exchange;
+  to.exchange_timeout_s = o.exchange_timeout_s;
   for (const auto& [k, v] : o.args)
     if (!p.size_args.count(k)) to.scalars[k] = v;
   {

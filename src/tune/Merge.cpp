@@ -219,6 +219,7 @@ TuneResult tune_result_from_json(const std::string& text, const std::string& pat
   r.seed = f.count("seed");
   r.budget = f.count("budget");
   r.time_s = f.num("time_limit");
+  r.rounds = f.count("rounds");
   r.workers = f.count("workers");
   r.worker_seconds = f.num("worker_seconds");
   const Json& shard = f.need("shard", Json::Str);
@@ -291,6 +292,7 @@ TuneResult merge_tune_results(const std::vector<TuneResult>& parts, std::string*
     r.compile_wait_seconds += p.compile_wait_seconds;
     r.ptx_cache_hits += p.ptx_cache_hits;
     r.ptx_cache_misses += p.ptx_cache_misses;
+    r.rounds = std::max(r.rounds, p.rounds);
     r.workers += p.workers;
     r.worker_seconds += p.worker_seconds > 0 ? p.worker_seconds : p.seconds;
     r.candidates.insert(r.candidates.end(), p.candidates.begin(), p.candidates.end());

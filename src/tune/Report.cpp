@@ -211,7 +211,7 @@ std::string tune_json(const TuneResult& r) {
      << ", \"seed\": " << r.seed << ", \"budget\": " << r.budget << ", \"time_limit\": " << json_num(r.time_s)
      << ", \"shard\": " << json_str(std::to_string(r.shard) + "/" + std::to_string(r.shards)) << ", \"shards_merged\": [";
   for (size_t i = 0; i < r.shards_merged.size(); ++i) os << (i ? ", " : "") << r.shards_merged[i];
-  os << "], \"workers\": " << r.workers << ", \"worker_seconds\": " << json_num(r.worker_seconds > 0 ? r.worker_seconds : r.seconds)
+  os << "], \"rounds\": " << r.rounds << ", \"workers\": " << r.workers << ", \"worker_seconds\": " << json_num(r.worker_seconds > 0 ? r.worker_seconds : r.seconds)
      << ", \"timed_per_minute_per_gpu\": " << json_num(r.timed_per_minute_per_gpu());
   os << ", \"best\": ";
   if (b)

@@ -3,7 +3,8 @@
 // around the fastest once half the budget is spent; lowers every candidate at the requested sizes,
 // checks it on the interpreter at small sizes against the schedule-free reference (as `run --check`),
 // and times the survivors through the TuneTimer in rounds. A shard (--shard I/N) takes every N-th
-// draw of the same sequence.
+// draw of the same sequence; with --exchange the shards swap each round's outcomes (Exchange.h) and
+// together make the unsharded search.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "interp/Interp.h"
 #include "ir/Walk.h"
 #include "triton/TritonEmitter.h"
+#include "tune/Exchange.h"
 #include "tune/Tune.h"
 
 namespace dtsim {
@@ -163,13 +165,37 @@ class Search {
   // the time is up.
   //
   // Shards (--shard I/N): every shard draws the same sequence (the seed decides it) and takes the
-  // draws at positions p with p mod N == I; with a budget, each also lowers the others' draws (cheap:
-  // no check, no timing) so that all shards count the budget alike and stop where the whole search
-  // stops. Their union is then the whole search, as long as no draw depends on a time. Refinement
-  // does: once a sharded search with a timer refines, it refines around its own fastest with its
-  // share of the budget left, every draw its own.
+  // draws at positions p with p mod N == I.
+  //
+  // With --exchange, the shards draw the rounds of the unsharded search (kRound draws each), evaluate
+  // and time their own draws of it, then swap the outcomes (status, time, lowered) through the
+  // folder: every shard knows every outcome, so all count the budget, refine around the global
+  // fastest and (with --time) stop after the same round, as the unsharded search does; their union
+  // is the unsharded search.
+  //
+  // Without it, with a budget, each also lowers the others' draws (cheap: no check, no timing) so
+  // that all shards count the budget alike and stop where the whole search stops. Their union is
+  // then the whole search, as long as no draw depends on a time. Refinement does: once a sharded
+  // search with a timer refines, it refines around its own fastest with its share of the budget
+  // left, every draw its own.
   void run() {
-    auto start = start_ = std::chrono::steady_clock::now();
+    start_ = std::chrono::steady_clock::now();
+    if (!o_.exchange.empty()) {
+      exchange_.emplace(o_.exchange, o_.shard, o_.shards, identity(), o_.exchange_timeout_s);
+      exchange_->start();
+    }
+    try {
+      search();
+    } catch (const std::exception& e) {
+      if (exchange_) exchange_->fail(e.what());
+      throw;
+    }
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+  void search() {
     bool by_time = o_.time_s > 0;
     uint64_t n = space_.size();
     exhaustive_ = by_time ? n <= kExhaustiveUnderTime : n <= o_.budget;
@@ -177,12 +203,14 @@ class Search {
     if (exhaustive_) goal_ = n / o_.shards + (o_.shard < n % o_.shards ? 1 : 0);
     else goal_ = by_time ? 0 : o_.budget;
     uint64_t max_draws = exhaustive_ ? n : std::min<uint64_t>(n, by_time ? n : o_.budget * kMaxDrawsPerBudget);
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    uint64_t width = exchange_ ? 1 : o_.shards;  // a round: kRound draws per shard, or the unsharded round
     for (;;) {
-      uint64_t left = exhaustive_ ? n - next_ : by_time ? kRound * o_.shards : goal_ - legal_;
-      if (left == 0 || (!exhaustive_ && seen_.size() >= max_draws) || (by_time && elapsed() >= o_.time_s)) break;
-      double progress = by_time ? elapsed() / o_.time_s : static_cast<double>(legal_) / static_cast<double>(o_.budget);
-      if (!exhaustive_ && !local_ && o_.shards > 1 && timer_ && progress >= 0.5 && r_.best()) {
+      // exchanging shards decide on the latest time any of them reported, so that they stop together
+      double now = exchange_ ? shared_elapsed_ : elapsed();
+      uint64_t left = exhaustive_ ? n - next_ : by_time ? kRound * width : goal_ - legal_;
+      if (left == 0 || (!exhaustive_ && seen_.size() >= max_draws) || (by_time && now >= o_.time_s)) break;
+      double progress = by_time ? now / o_.time_s : static_cast<double>(legal_) / static_cast<double>(o_.budget);
+      if (!exhaustive_ && !local_ && !exchange_ && o_.shards > 1 && timer_ && progress >= 0.5 && r_.best()) {
         // Refinement is this shard's own from here: its share of the budget left.
         local_ = true;
         if (!by_time) {
@@ -191,22 +219,39 @@ class Search {
           continue;
         }
       }
-      uint64_t round_size = local_ ? kRound : kRound * o_.shards;
+      uint64_t round_size = local_ ? kRound : kRound * width;
       std::vector<Draw> round = next_round(std::min<uint64_t>({round_size, left, exhaustive_ ? left : max_draws - seen_.size()}), progress);
       if (round.empty()) break;
       double t0 = elapsed();
-      std::vector<Pending> pending = evaluate_round(round, [&] { return by_time && elapsed() >= o_.time_s; });
+      std::vector<Slot> slots;
+      std::vector<Pending> pending = evaluate_round(round, [&] { return by_time && elapsed() >= o_.time_s; }, slots);
       double t1 = elapsed();
       time_round(pending);
       r_.check_seconds += t1 - t0;
       r_.timing_seconds += elapsed() - t1;
+      if (exchange_) swap_round(round, slots);
+      ++r_.rounds;
     }
     r_.seconds = elapsed();
     if (timer_) r_.compile_wait_seconds = timer_->compile_wait_seconds();
   }
 
- private:
   bool mine(uint64_t pos) const { return local_ || pos % o_.shards == o_.shard; }
+
+  // What the shards of one search must agree on (an exchange report of another search is an error).
+  std::string identity() const {
+    char t[32];
+    std::snprintf(t, sizeof t, "%g", o_.time_s);
+    return "space=" + std::to_string(space_.size()) + " seed=" + std::to_string(o_.seed) + " budget=" + std::to_string(o_.time_s > 0 ? 0 : o_.budget) +
+           " time=" + t + " backend=" + o_.backend;
+  }
+
+  // The candidates the draws build on: every shard's when exchanging, else this shard's.
+  const std::vector<TuneCandidate>& known() const { return exchange_ ? all_ : r_.candidates; }
+  bool any_timed() const {
+    const std::vector<TuneCandidate>& k = known();
+    return std::any_of(k.begin(), k.end(), [](const TuneCandidate& c) { return c.ms.has_value(); });
+  }
 
   // The next candidates: in order (exhaustive: the shard's indices); else the point nearest the
   // file's own schedule first, then the space's seeds (schedules the backends are known to run
@@ -217,7 +262,7 @@ class Search {
     if (exhaustive_) {
       while (out.size() < want && next_ < space_.size()) {
         uint64_t i = next_++;
-        if (i % o_.shards == o_.shard && seen_.insert(i).second) out.push_back({i, "enumerated", i});
+        if ((exchange_ || i % o_.shards == o_.shard) && seen_.insert(i).second) out.push_back({i, "enumerated", i});
       }
       return out;
     }
@@ -233,9 +278,9 @@ class Search {
       if (o_.time_s <= 0) seeds_.resize(std::min<size_t>(seeds_.size(), std::max<uint64_t>(1, o_.budget / 4)));
     }
     while (next_seed_ < seeds_.size() && out.size() < want) add(seeds_[next_seed_++], "seeded");
-    if (progress >= 0.5 && r_.best()) {
+    if (progress >= 0.5 && any_timed()) {
       std::vector<const TuneCandidate*> timed;
-      for (const TuneCandidate& c : r_.candidates)
+      for (const TuneCandidate& c : known())
         if (c.ms) timed.push_back(&c);
       std::sort(timed.begin(), timed.end(), [](auto* a, auto* b) { return *a->ms < *b->ms; });
       for (size_t t = 0; t < timed.size() && t < 4 && out.size() < want; ++t)
@@ -346,11 +391,17 @@ class Search {
     return most;
   }
 
+  // What became of one draw of a round, for the exchange.
+  struct Slot {
+    bool done = false, lowered = false;
+    size_t cand = SIZE_MAX;  // its index in r_.candidates (this shard's draws that were done)
+  };
+
   // Evaluates a round on o_.jobs threads; records the outcomes in draw order (so that a seed gives
   // the same result whatever the number of threads) and returns the ones to time. With --time, the
   // draws not started when the time is up are given back; another shard's draws are not lowered
-  // (no budget to count).
-  std::vector<Pending> evaluate_round(const std::vector<Draw>& round, const std::function<bool()>& time_up) {
+  // with --time (no budget to count) or --exchange (the exchange tells what they came to).
+  std::vector<Pending> evaluate_round(const std::vector<Draw>& round, const std::function<bool()>& time_up, std::vector<Slot>& slots) {
     std::vector<Outcome> outs(round.size());
     std::atomic<size_t> next{0}, finished{0};
     std::exception_ptr failure;
@@ -359,7 +410,7 @@ class Search {
     auto work = [&] {
       for (size_t i; (i = next++) < round.size();) {
         bool own = mine(round[i].pos);
-        if (!own && by_time) {
+        if (!own && (by_time || exchange_)) {
           outs[i].done = outs[i].foreign = true;
           continue;
         }
@@ -384,13 +435,17 @@ class Search {
     for (std::thread& t : threads) t.join();
     if (failure) std::rethrow_exception(failure);
     std::vector<Pending> pending;
+    slots.assign(outs.size(), Slot{});
     for (size_t i = 0; i < outs.size(); ++i) {
       if (!outs[i].done) {
         seen_.erase(round[i].index);
         continue;
       }
+      slots[i].done = true;
+      slots[i].lowered = outs[i].lowered;
       if (outs[i].lowered) ++legal_;
       if (outs[i].foreign) continue;
+      slots[i].cand = r_.candidates.size();
       r_.candidates.push_back(outs[i].c);
       if (outs[i].c.status == "checked" && timer_) {
         outs[i].pend.cand = r_.candidates.size() - 1;
@@ -422,6 +477,60 @@ class Search {
     });
   }
 
+  // Swaps this shard's outcomes of the round for the other shards' (Exchange.h) and records every
+  // draw's outcome in all_, in draw order, as the unsharded search records its candidates.
+  void swap_round(const std::vector<Draw>& round, const std::vector<Slot>& slots) {
+    ExchangeRound report;
+    report.elapsed = elapsed();
+    for (size_t i = 0; i < round.size(); ++i) {
+      if (!mine(round[i].pos)) continue;
+      ExchangedDraw d;
+      d.pos = round[i].pos;
+      d.index = round[i].index;
+      d.done = slots[i].done;
+      d.lowered = slots[i].lowered;
+      if (slots[i].cand != SIZE_MAX) {
+        d.status = r_.candidates[slots[i].cand].status;
+        d.ms = r_.candidates[slots[i].cand].ms;
+      }
+      report.draws.push_back(std::move(d));
+    }
+    std::vector<ExchangeRound> all = exchange_->swap(r_.rounds, report);
+    std::map<uint64_t, const ExchangedDraw*> theirs;  // by position
+    for (uint64_t s = 0; s < all.size(); ++s) {
+      shared_elapsed_ = std::max(shared_elapsed_, all[s].elapsed);
+      if (s == o_.shard) continue;
+      for (const ExchangedDraw& d : all[s].draws) theirs[d.pos] = &d;
+    }
+    for (size_t i = 0; i < round.size(); ++i) {
+      const Draw& w = round[i];
+      if (mine(w.pos)) {
+        if (slots[i].cand != SIZE_MAX) all_.push_back(r_.candidates[slots[i].cand]);
+        continue;
+      }
+      std::string who = "shard " + std::to_string(w.pos % o_.shards) + "/" + std::to_string(o_.shards);
+      auto it = theirs.find(w.pos);
+      if (it == theirs.end())
+        throw UserError("--exchange " + o_.exchange + ": " + who + " did not report draw " + std::to_string(w.pos) + " of round " + std::to_string(r_.rounds));
+      const ExchangedDraw& d = *it->second;
+      if (d.index != w.index)
+        throw UserError("--exchange " + o_.exchange + ": " + who + " drew schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
+                        " where this shard drew " + std::to_string(w.index) + ": the shards do not search the same program (file, sizes, dtsim)");
+      if (!d.done) {
+        seen_.erase(w.index);
+        continue;
+      }
+      if (d.lowered) ++legal_;
+      TuneCandidate c;
+      c.index = w.index;
+      c.phase = w.phase;
+      c.draw = w.pos;
+      c.status = d.status;
+      c.ms = d.ms;
+      all_.push_back(std::move(c));
+    }
+  }
+
   // Progress counts what the goal counts: the shard's draws (exhaustive) or the legal ones (sampled).
   uint64_t done() const { return exhaustive_ ? r_.candidates.size() : legal_; }
 
@@ -449,6 +558,9 @@ class Search {
   bool exhaustive_ = false;
   bool own_drawn_ = false;  // the point nearest the file's schedule was drawn (and the seeds listed)
   bool local_ = false;      // a shard refining around its own fastest: every draw its own
+  std::optional<TuneExchange> exchange_;  // --exchange: the shards swap each round's outcomes
+  std::vector<TuneCandidate> all_;        // with exchange_: every shard's candidates, in draw order
+  double shared_elapsed_ = 0;             // with exchange_: the latest time any shard reported
   uint64_t goal_ = 0, legal_ = 0;  // legal_: candidates lowered at the requested sizes (every shard's, until local_)
   uint64_t next_ = 0;       // exhaustive: the next index
   uint64_t pos_ = 0;        // sampled: the next draw's position

@@ -61,6 +61,7 @@ struct TuneResult {
   double time_s = 0;
   uint64_t shard = 0, shards = 1;
   std::vector<uint64_t> shards_merged;  // merged: the shards it holds (empty: one search)
+  uint64_t rounds = 0;                  // rounds of the search (merged: the most of any shard)
   size_t workers = 1;                   // timing workers (GPUs) the search ran on
   double worker_seconds = 0;            // their wall times added (one search: seconds)
 
@@ -136,6 +137,8 @@ struct TuneOptions {
   std::string version;         // the version line written into emitted Triton modules
   std::map<std::string, std::string> scalars;  // --arg values that are not sizes
   uint64_t shard = 0, shards = 1;  // --shard I/N: the draws at positions p with p mod N == I
+  std::string exchange;            // --exchange DIR: the shards swap each round's outcomes there (one search)
+  double exchange_timeout_s = 600; // --exchange-timeout S: a shard gives up after S seconds with no report
 };
 
 // The schedule space, the program and the options of one search.
@@ -170,8 +173,10 @@ struct TuneWorker {
   std::vector<std::string> env;   // NAME=VALUE added to this process's environment
   std::string log;
   int status = -1;                // out: its exit status (-1: it could not start or was killed)
+  bool stopped = false;           // out: terminated because another worker failed first
 };
-// Starts every worker at once and waits for all of them.
+// Starts every worker at once and waits for them; as soon as one fails (exit status not 0, a
+// signal, or it could not start), terminates the others (SIGTERM) and marks them stopped.
 void run_tune_workers(std::vector<TuneWorker>& workers);
 
 // `dtsim tune` (words: what follows "tune") with its candidates timed by `timer` instead of the

@@ -10,7 +10,8 @@
                             output file
   shards                    --shard I/N: the shards of a sampled and an exhaustive search are disjoint
                             and together, by draw, the unsharded search; the seeds come after the
-                            file's own schedule and each is in one shard
+                            file's own schedule and each is in one shard; shards run at once with
+                            --exchange DIR are the unsharded search too
   merge                     --merge of the shards' --out files: the unsharded candidates, one report,
                             CSV; shards of different searches, a shard twice, bad JSON: exit 2
   gpus                      --gpus cpu,cpu (two workers that only check) = the unsharded search;
@@ -185,6 +186,8 @@ def bad_flags(dtsim, src):
             (["examples/dyt.dt", "--shard", "1"], "'--shard' expects I/N"),
             (["examples/dyt.dt", "--gpus", "0,x"], "'--gpus' expects all or a list"),
             (["examples/dyt.dt", "--gpus", "0,1", "--shard", "0/2"], "--gpus spreads the shards itself"),
+            (["examples/dyt.dt", "--gpus", "0,1", "--exchange", "x"], "--gpus makes its own exchange folder; drop --exchange"),
+            (["examples/dyt.dt", "--shard", "0/2", "--exchange-timeout", "0"], "'--exchange-timeout' expects a positive number"),
             (["examples/dyt.dt", "examples/mm.dt"], "unexpected argument 'examples/mm.dt'"),
             (["examples/dyt.dt", "--arg", "x_SIZE=0"], "x_SIZE"),
             ([], "no input file"),
@@ -238,6 +241,19 @@ def shards(dtsim, src):
         # The same seed, the same shard: the same candidates.
         again = json.loads(tune(dtsim, src, file, *args, "--json", "--check-only", "--shard", "1/2").stdout)
         check([key(c) for c in again["candidates"]] == [key(c) for c in halves[1]["candidates"]], f"{file}: a shard is repeatable")
+    # Shards run at once, exchanging each round through a folder: together the unsharded search.
+    file, args = SHARD_CASES[0]
+    whole = json.loads(tune(dtsim, src, file, *args, "--json", "--check-only").stdout)
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = [subprocess.Popen([dtsim, "tune", file, *args, "--json", "--check-only", "--shard", f"{i}/3", "--exchange", os.path.join(tmp, "x")],
+                                  cwd=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
+        outs = [p.communicate(timeout=600) for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            check(p.returncode == 0, f"an exchanging shard failed: {err}")
+        union = sorted((c for out, _ in outs for c in json.loads(out)["candidates"]), key=lambda c: c["draw"])
+        check([key(c) for c in union] == [key(c) for c in whole["candidates"]], f"{file}: 3 exchanging shards are the whole search")
+        check(sorted(os.listdir(os.path.join(tmp, "x")))[:3] == ["round-0.shard-0-of-3", "round-0.shard-1-of-3", "round-0.shard-2-of-3"],
+              "the round reports in the folder")
     r = tune(dtsim, src, "examples/softmax.dt", "--budget", "10", "--shard", "1/3")
     check("shard 1/3 of the search" in r.stdout and "merge the shards' --out files with dtsim tune --merge" in r.stdout, "the text says shard", r)
 

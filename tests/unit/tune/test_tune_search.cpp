@@ -13,32 +13,11 @@
 #include <unistd.h>
 
 #include "tune/Tune.h"
+#include "tune_model_timer.h"
 
 using namespace dtsim;
 
 namespace {
-
-// Fastest at 128 program instances and 4 warps; each factor of two away costs 10%.
-class ModelTimer : public TuneTimer {
- public:
-  std::string name() const override { return "a model of the GPU"; }
-  bool available(std::string*) override { return true; }
-  std::string device() override { return "model"; }
-  void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      double ms = 0;
-      for (const Kernel& k : jobs[i].module->kernels) {
-        double grid = 1;
-        for (const ExprP& g : k.grid) grid *= static_cast<double>(eval_param_expr(g, *jobs[i].bindings).as_int());
-        ms += 1.0 + 0.1 * std::fabs(std::log2(grid) - 7) + 0.1 * std::fabs(std::log2(k.num_warps) - 2);
-      }
-      jobs[i].ms = ms;
-      ++timed;
-      done(i);
-    }
-  }
-  int timed = 0;
-};
 
 std::string src(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
 

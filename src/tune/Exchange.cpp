@@ -1,0 +1,201 @@
+// The round exchange of shards searching together (Exchange.h). A report is a small text file:
+//   dtsim tune exchange
+//   search <identity>
+//   round <k> shard <I>/<N>
+//   elapsed <seconds>
+//   draw <pos> <index> <done 0|1> <lowered 0|1> <status> <ms or ->     (one per draw of the shard)
+//   end
+// written as .tmp.<name> and renamed to round-<k>.shard-<I>-of-<N>; a shard that fails leaves
+// failed.shard-<I>-of-<N> holding the reason.
+#include "tune/Exchange.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "ir/Diag.h"
+
+namespace dtsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr auto kPoll = std::chrono::milliseconds(10);  // how often a waiting shard looks for reports
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string seconds_text(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", s);
+  return b;
+}
+
+}  // namespace
+
+TuneExchange::TuneExchange(std::string dir, uint64_t shard, uint64_t shards, std::string identity, double timeout_s)
+    : dir_(std::move(dir)), shard_(shard), shards_(shards), identity_(std::move(identity)), timeout_s_(timeout_s) {}
+
+std::string TuneExchange::report_name(uint64_t round, uint64_t shard) const {
+  return "round-" + std::to_string(round) + ".shard-" + std::to_string(shard) + "-of-" + std::to_string(shards_);
+}
+
+std::string TuneExchange::fail_name(uint64_t shard) const {
+  return "failed.shard-" + std::to_string(shard) + "-of-" + std::to_string(shards_);
+}
+
+void TuneExchange::start() {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (!fs::is_directory(dir_, ec)) throw UserError("--exchange " + dir_ + ": not a folder, and it cannot be made");
+  std::string mine = std::to_string(shard_) + "/" + std::to_string(shards_);
+  if (fs::exists(fs::path(dir_) / report_name(0, shard_), ec) || fs::exists(fs::path(dir_) / fail_name(shard_), ec))
+    throw UserError("--exchange " + dir_ + ": the folder already holds shard " + mine +
+                    "'s reports of an earlier search; give each search an empty folder");
+}
+
+ExchangeRound TuneExchange::read_report(const std::string& path, uint64_t round, uint64_t shard) const {
+  std::istringstream in(read_all(path));
+  ExchangeRound r;
+  int line_no = 0;
+  auto bad = [&](const std::string& what) {
+    throw UserError(path + ":" + std::to_string(line_no) + ": error: not a report of this search's round exchange: " + what);
+  };
+  std::string line;
+  auto next = [&]() -> std::istringstream {
+    if (!std::getline(in, line)) ++line_no, bad("the file ends early");
+    ++line_no;
+    return std::istringstream(line);
+  };
+  if (next().str() != "dtsim tune exchange") bad("the first line is not 'dtsim tune exchange'");
+  {
+    std::istringstream l = next();
+    std::string w;
+    l >> w;
+    if (w != "search") bad("expected 'search'");
+    std::string theirs = line.substr(std::min(line.size(), size_t(7)));
+    if (theirs != identity_)
+      throw UserError("--exchange " + dir_ + ": shard " + std::to_string(shard) + "/" + std::to_string(shards_) +
+                      " searches something else (" + theirs + "; this shard: " + identity_ + ")");
+  }
+  {
+    std::string w1, w2, who;
+    uint64_t k = 0;
+    std::istringstream l = next();
+    if (!(l >> w1 >> k >> w2 >> who) || w1 != "round" || w2 != "shard") bad("expected 'round K shard I/N'");
+    if (k != round || who != std::to_string(shard) + "/" + std::to_string(shards_)) bad("the report of another round or shard");
+  }
+  {
+    std::string w;
+    std::istringstream l = next();
+    if (!(l >> w >> r.elapsed) || w != "elapsed") bad("expected 'elapsed SECONDS'");
+  }
+  for (;;) {
+    std::istringstream l = next();
+    std::string w;
+    l >> w;
+    if (w == "end") break;
+    if (w != "draw") bad("expected 'draw' or 'end'");
+    ExchangedDraw d;
+    int done = 0, lowered = 0;
+    std::string ms;
+    if (!(l >> d.pos >> d.index >> done >> lowered >> d.status >> ms)) bad("expected 'draw POS INDEX DONE LOWERED STATUS MS'");
+    d.done = done != 0;
+    d.lowered = lowered != 0;
+    if (ms != "-") {
+      try {
+        d.ms = std::stod(ms);
+      } catch (const std::exception&) {
+        bad("'" + ms + "' is not a time");
+      }
+    }
+    r.draws.push_back(std::move(d));
+  }
+  return r;
+}
+
+std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRound& mine) {
+  std::ostringstream os;
+  char num[64];
+  std::snprintf(num, sizeof num, "%.17g", mine.elapsed);
+  os << "dtsim tune exchange\nsearch " << identity_ << "\nround " << round << " shard " << shard_ << "/" << shards_ << "\nelapsed " << num << "\n";
+  for (const ExchangedDraw& d : mine.draws) {
+    os << "draw " << d.pos << " " << d.index << " " << (d.done ? 1 : 0) << " " << (d.lowered ? 1 : 0) << " " << (d.status.empty() ? "-" : d.status) << " ";
+    if (d.ms) {
+      std::snprintf(num, sizeof num, "%.17g", *d.ms);
+      os << num << "\n";
+    } else {
+      os << "-\n";
+    }
+  }
+  os << "end\n";
+  fs::path final_path = fs::path(dir_) / report_name(round, shard_), tmp = fs::path(dir_) / (".tmp." + report_name(round, shard_));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << os.str();
+    if (!f.flush()) throw UserError("--exchange " + dir_ + ": cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, final_path, ec);
+  if (ec) throw UserError("--exchange " + dir_ + ": cannot rename " + tmp.string() + " to " + final_path.string() + ": " + ec.message());
+
+  std::vector<ExchangeRound> all(shards_);
+  std::vector<bool> have(shards_, false);
+  all[shard_] = mine;
+  have[shard_] = true;
+  size_t missing = shards_ - 1;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (missing > 0) {
+    for (uint64_t s = 0; s < shards_; ++s) {
+      if (have[s]) continue;
+      fs::path p = fs::path(dir_) / report_name(round, s);
+      if (fs::exists(p, ec)) {
+        all[s] = read_report(p.string(), round, s);
+        have[s] = true;
+        --missing;
+        last_progress = std::chrono::steady_clock::now();
+        continue;
+      }
+      fs::path f = fs::path(dir_) / fail_name(s);
+      if (fs::exists(f, ec)) {
+        std::string why = read_all(f.string());
+        while (!why.empty() && why.back() == '\n') why.pop_back();
+        throw UserError("--exchange " + dir_ + ": shard " + std::to_string(s) + "/" + std::to_string(shards_) + " failed: " + why);
+      }
+    }
+    if (missing == 0) break;
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_progress).count();
+    if (waited > timeout_s_) {
+      std::string who;
+      for (uint64_t s = 0; s < shards_; ++s)
+        if (!have[s]) who += (who.empty() ? "" : ", ") + std::to_string(s) + "/" + std::to_string(shards_);
+      throw UserError("--exchange " + dir_ + ": no report of round " + std::to_string(round) + " from shard(s) " + who + " after " +
+                      seconds_text(waited) + " s of waiting (stopped, or never started?); --exchange-timeout S waits longer");
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+  return all;
+}
+
+void TuneExchange::fail(const std::string& why) noexcept {
+  try {
+    fs::path final_path = fs::path(dir_) / fail_name(shard_), tmp = fs::path(dir_) / (".tmp." + fail_name(shard_));
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      f << why << "\n";
+    }
+    std::error_code ec;
+    fs::rename(tmp, final_path, ec);
+  } catch (...) {
+  }
+}
+
+}  // namespace dtsim

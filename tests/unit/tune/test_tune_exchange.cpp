@@ -1,0 +1,241 @@
+// Shards that search together through an exchange folder (`dtsim tune --shard I/N --exchange DIR`),
+// each in its own process (fork) and timed by the model of the GPU: merged, they are the unsharded
+// search (same candidates, same best, refinement included); with --time they stop after the same
+// round; a shard that fails or never reports makes the others stop with an error instead of waiting;
+// run_tune_workers stops the other workers when one fails.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tune/Tune.h"
+#include "tune_model_timer.h"
+
+using namespace dtsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
+
+std::string read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A fresh folder for one test, removed at the end.
+struct TempDir {
+  fs::path p;
+  explicit TempDir(const std::string& name) : p(fs::temp_directory_path() / (name + "-" + std::to_string(getpid()))) {
+    fs::remove_all(p);
+    fs::create_directories(p);
+  }
+  ~TempDir() { fs::remove_all(p); }
+  std::string operator/(const std::string& n) const { return (p / n).string(); }
+};
+
+// How one shard's process ended: its exit status and what it wrote on the error stream.
+struct ShardRun {
+  int status = -1;
+  std::string err;
+};
+
+// Runs `dtsim tune WORDS --shard I/N --exchange DIR --out DIR/sI.json` for each I in `which` at once,
+// each in its own process with the model timer (`delay_ms` and `fail_after` of shard I from the
+// vectors, when given), shard I starting `start_ms[I]` milliseconds late; waits for all.
+std::vector<ShardRun> run_shards(const std::vector<std::string>& words, uint64_t n, const std::vector<uint64_t>& which, const TempDir& dir,
+                                 const std::vector<int>& delay_ms = {}, const std::vector<int>& fail_after = {},
+                                 const std::vector<int>& start_ms = {}) {
+  std::vector<pid_t> pids;
+  for (uint64_t i : which) {
+    std::vector<std::string> w = words;
+    w.insert(w.end(), {"--shard", std::to_string(i) + "/" + std::to_string(n), "--exchange", dir / "exchange", "--out",
+                       dir / ("s" + std::to_string(i) + ".json"), "--jobs", "1"});
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // the shard: no doctest here, only an exit status and the error text
+      int rc = 2;
+      std::ostringstream out, err;
+      try {
+        if (i < start_ms.size()) std::this_thread::sleep_for(std::chrono::milliseconds(start_ms[i]));
+        ModelTimer timer;
+        if (i < delay_ms.size()) timer.delay_ms = delay_ms[i];
+        if (i < fail_after.size()) timer.fail_after = fail_after[i];
+        rc = tune_command_with_timer(w, &timer, out, err);
+      } catch (const std::exception& e) {
+        err << "error: " << e.what() << "\n";
+      }
+      std::ofstream(dir / ("s" + std::to_string(i) + ".err")) << err.str();
+      std::_Exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  std::vector<ShardRun> runs;
+  for (size_t k = 0; k < pids.size(); ++k) {
+    int st = 0;
+    REQUIRE(waitpid(pids[k], &st, 0) == pids[k]);
+    runs.push_back({WIFEXITED(st) ? WEXITSTATUS(st) : -1, read(dir / ("s" + std::to_string(which[k]) + ".err"))});
+  }
+  return runs;
+}
+
+std::vector<uint64_t> all_shards(uint64_t n) {
+  std::vector<uint64_t> v;
+  for (uint64_t i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+TuneResult run_whole(const std::vector<std::string>& words, const TempDir& dir) {
+  ModelTimer timer;
+  std::ostringstream out, err;
+  std::vector<std::string> w = words;
+  w.insert(w.end(), {"--out", dir / "whole.json", "--jobs", "1"});
+  REQUIRE(tune_command_with_timer(w, &timer, out, err) == 0);
+  return tune_result_from_json(read(dir / "whole.json"), dir / "whole.json");
+}
+
+TuneResult merge_shards(uint64_t n, const TempDir& dir, std::string* note) {
+  std::vector<TuneResult> parts;
+  for (uint64_t i = 0; i < n; ++i) parts.push_back(tune_result_from_json(read(dir / ("s" + std::to_string(i) + ".json")), "s.json"));
+  return merge_tune_results(parts, note);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("shards exchanging each round are the unsharded search: the same candidates, times and best, refinement included") {
+  // dyt's space at these sizes is sampled (7428 schedules); a budget of 40 refines from its second round on.
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "40", "--seed", "3"};
+  TempDir base("dtsim-tune-exchange-whole");
+  TuneResult whole = run_whole(words, base);
+  REQUIRE(whole.best());
+  REQUIRE(std::any_of(whole.candidates.begin(), whole.candidates.end(), [](const TuneCandidate& c) { return c.phase == "refined"; }));
+  for (uint64_t n : {2u, 3u}) {
+    CAPTURE(n);
+    TempDir dir("dtsim-tune-exchange-" + std::to_string(n));
+    for (const ShardRun& s : run_shards(words, n, all_shards(n), dir)) {
+      INFO(s.err);
+      REQUIRE(s.status == 0);
+    }
+    std::string note;
+    TuneResult merged = merge_shards(n, dir, &note);
+    CHECK(note.empty());  // every shard, no schedule drawn twice
+    REQUIRE(merged.candidates.size() == whole.candidates.size());
+    for (size_t k = 0; k < whole.candidates.size(); ++k) {
+      const TuneCandidate &m = merged.candidates[k], &w = whole.candidates[k];
+      CAPTURE(k);
+      CHECK(m.index == w.index);
+      CHECK(m.draw == w.draw);
+      CHECK(m.phase == w.phase);
+      CHECK(m.status == w.status);
+      CHECK(m.ms == w.ms);
+      CHECK(m.schedule == w.schedule);
+    }
+    REQUIRE(merged.best());
+    CHECK(merged.best()->index == whole.best()->index);
+    CHECK(merged.rounds == whole.rounds);
+    // each shard holds only its own draws
+    for (uint64_t i = 0; i < n; ++i) {
+      TuneResult part = tune_result_from_json(read(dir / ("s" + std::to_string(i) + ".json")), "s.json");
+      CHECK(part.rounds == whole.rounds);
+      for (const TuneCandidate& c : part.candidates) CHECK(c.draw % n == i);
+    }
+  }
+}
+
+TEST_CASE("with --time, exchanging shards stop after the same round, even when one is slower") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--time", "1.5", "--seed", "1",
+                                    "--exchange-timeout", "3"};
+  TempDir dir("dtsim-tune-exchange-time");
+  auto t0 = std::chrono::steady_clock::now();
+  // shard 1 starts 0.6 s late and times each candidate 15 ms slower: its own clock alone would
+  // stop it rounds after shard 0
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {0, 15}, {}, {0, 600})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  CHECK(seconds_since(t0) < 5);
+  TuneResult a = tune_result_from_json(read(dir / "s0.json"), "s0.json"), b = tune_result_from_json(read(dir / "s1.json"), "s1.json");
+  CHECK(a.rounds >= 1);
+  CHECK(a.rounds == b.rounds);
+  // the last round's reports of both shards are in the folder, and none after it
+  CHECK(fs::exists(dir / ("exchange/round-" + std::to_string(a.rounds - 1) + ".shard-0-of-2")));
+  CHECK(fs::exists(dir / ("exchange/round-" + std::to_string(a.rounds - 1) + ".shard-1-of-2")));
+  CHECK(!fs::exists(dir / ("exchange/round-" + std::to_string(a.rounds) + ".shard-0-of-2")));
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  CHECK(note.empty());
+  std::set<uint64_t> seen;
+  for (const TuneCandidate& c : merged.candidates) CHECK(seen.insert(c.index).second);
+}
+
+TEST_CASE("an exchanging shard that fails or never reports stops the others with an error, not a hang") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "40", "--seed", "3"};
+  SUBCASE("a shard fails: the others name it and its reason") {
+    TempDir dir("dtsim-tune-exchange-fail");
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<ShardRun> runs = run_shards(words, 2, {0, 1}, dir, {}, {-1, 3});  // shard 1's GPU fails at its 4th candidate
+    CHECK(seconds_since(t0) < 4.5);
+    CHECK(runs[1].status == 2);
+    CHECK(runs[1].err.find("the model GPU fell off the bus") != std::string::npos);
+    CHECK(runs[0].status == 2);
+    CHECK(runs[0].err.find("--exchange " + (dir / "exchange") + ": shard 1/2 failed: the model GPU fell off the bus") != std::string::npos);
+  }
+  SUBCASE("a shard never reports: the waiting one gives up after --exchange-timeout; its folder is not taken again") {
+    TempDir dir("dtsim-tune-exchange-timeout");
+    std::vector<std::string> w = words;
+    w.insert(w.end(), {"--exchange-timeout", "0.5"});
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<ShardRun> runs = run_shards(w, 2, {0}, dir);  // shard 1/2 is never started
+    CHECK(seconds_since(t0) < 4.5);
+    CHECK(runs[0].status == 2);
+    CHECK(runs[0].err.find("--exchange " + (dir / "exchange") + ": no report of round 0 from shard(s) 1/2 after ") != std::string::npos);
+    // the folder holds shard 0's round-0 report: a second search there is refused
+    runs = run_shards(w, 2, {0}, dir);
+    CHECK(runs[0].status == 2);
+    CHECK(runs[0].err.find("already holds shard 0/2's reports of an earlier search; give each search an empty folder") != std::string::npos);
+  }
+}
+
+TEST_CASE("run_tune_workers: the first worker that fails stops the others") {
+  TempDir dir("dtsim-tune-workers");
+  std::vector<TuneWorker> ws(3);
+  ws[0].argv = {"/bin/sh", "-c", "sleep 30"};
+  ws[1].argv = {"/bin/sh", "-c", "echo first line; sleep 0.2; echo the last line; exit 3"};
+  ws[2].argv = {"/bin/sh", "-c", "exit 0"};
+  for (size_t i = 0; i < ws.size(); ++i) ws[i].log = dir / (std::to_string(i) + ".log");
+  auto t0 = std::chrono::steady_clock::now();
+  run_tune_workers(ws);
+  CHECK(seconds_since(t0) < 5);
+  CHECK(ws[1].status == 3);
+  CHECK(!ws[1].stopped);
+  CHECK(read(ws[1].log) == "first line\nthe last line\n");
+  CHECK(ws[0].stopped);
+  CHECK(ws[0].status == -1);  // terminated
+  CHECK(ws[2].status == 0);
+  CHECK(!ws[2].stopped);
+
+  // A worker that cannot start stops the others at once.
+  std::vector<TuneWorker> bad(2);
+  bad[0].argv = {"/bin/sh", "-c", "sleep 30"};
+  bad[1].argv = {(dir / "no-such-program")};
+  for (size_t i = 0; i < bad.size(); ++i) bad[i].log = dir / ("b" + std::to_string(i) + ".log");
+  t0 = std::chrono::steady_clock::now();
+  run_tune_workers(bad);
+  CHECK(seconds_since(t0) < 5);
+  CHECK(bad[1].status == -1);
+  CHECK(!bad[1].stopped);
+  CHECK(read(bad[1].log).find("cannot start") != std::string::npos);
+  CHECK(bad[0].stopped);
+}

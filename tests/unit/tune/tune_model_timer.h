@@ -1,0 +1,41 @@
+// A model of the GPU for tune's tests: a TuneTimer whose time is a smooth function of the grid and
+// num_warps (fastest at 128 program instances and 4 warps), so that the search's timing path runs
+// without a GPU. It can also be slow (a delay per candidate) or fail (after some candidates).
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "ir/Diag.h"
+#include "tune/Tune.h"
+
+namespace dtsim {
+
+// Fastest at 128 program instances and 4 warps; each factor of two away costs 10%.
+class ModelTimer : public TuneTimer {
+ public:
+  std::string name() const override { return "a model of the GPU"; }
+  bool available(std::string*) override { return true; }
+  std::string device() override { return "model"; }
+  void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (fail_after >= 0 && timed >= fail_after) throw UserError("the model GPU fell off the bus");
+      if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      double ms = 0;
+      for (const Kernel& k : jobs[i].module->kernels) {
+        double grid = 1;
+        for (const ExprP& g : k.grid) grid *= static_cast<double>(eval_param_expr(g, *jobs[i].bindings).as_int());
+        ms += 1.0 + 0.1 * std::fabs(std::log2(grid) - 7) + 0.1 * std::fabs(std::log2(k.num_warps) - 2);
+      }
+      jobs[i].ms = ms;
+      ++timed;
+      done(i);
+    }
+  }
+  int timed = 0;
+  int delay_ms = 0;      // slept per candidate
+  int fail_after = -1;   // >= 0: time() throws once this many candidates were timed
+};
+
+}  // namespace dtsim
