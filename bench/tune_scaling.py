@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,8 +31,12 @@ from tune_experiment import OPS, size_args  # noqa: E402
 
 
 def tune(dtsim, file, sizes, budget, seed, extra):
+    # Each search compiles into a PTX cache of its own: one left by an earlier search would hand the
+    # later one its compiled candidates and inflate its rate.
+    cache = tempfile.mkdtemp(prefix="dtsim-ptx-")
     t0 = time.time()
-    r = subprocess.run([dtsim, "tune", file, *size_args(sizes), "--budget", str(budget), "--seed", str(seed), "--json", *extra],
+    r = subprocess.run([dtsim, "tune", file, *size_args(sizes), "--budget", str(budget), "--seed", str(seed), "--json",
+                        "--cache-dir", cache, *extra],
                        capture_output=True, text=True, cwd=ROOT)
     wall = time.time() - t0
     if r.returncode != 0:
@@ -52,23 +57,28 @@ def shared_draws(one, many):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dtsim")
-    ap.add_argument("--gpus", default="all", help="the workers (dtsim tune --gpus)")
+    ap.add_argument("--gpus", action="append", help="the workers (dtsim tune --gpus); repeat for several "
+                    "worker sets, each against the same one-GPU search (default: all)")
     ap.add_argument("--only", default="softmax,mmsigmoid")
     ap.add_argument("--budget", type=int, default=120)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    a.gpus = a.gpus or ["all"]
     dtsim = os.path.abspath(a.dtsim)
     rows = []
     for name, file, sizes, _ in OPS:
         if name not in a.only.split(","):
             continue
         one, w1 = tune(dtsim, file, sizes, a.budget, a.seed, [])
-        many, wn = tune(dtsim, file, sizes, a.budget, a.seed, ["--gpus", a.gpus])
-        r1, rn = one["timed"] * 60 / w1, many["timed"] * 60 / wn
-        same = bool(one["best"] and many["best"] and one["best"]["index"] == many["best"]["index"])
-        rows.append((name, one, w1, r1, many, wn, rn, same, shared_draws(one, many)))
-        print(f"  {name}: one GPU {w1:.1f} s, {r1:.0f} timed/min; {many['workers']} workers {wn:.1f} s, {rn:.0f} timed/min", flush=True)
-    print(f"\n--gpus {a.gpus}, budget {a.budget}, seed {a.seed}\n")
+        r1 = one["timed"] * 60 / w1
+        print(f"  {name}: one GPU {w1:.1f} s, {r1:.0f} timed/min", flush=True)
+        for gpus in a.gpus:
+            many, wn = tune(dtsim, file, sizes, a.budget, a.seed, ["--gpus", gpus])
+            rn = many["timed"] * 60 / wn
+            same = bool(one["best"] and many["best"] and one["best"]["index"] == many["best"]["index"])
+            rows.append((name, one, w1, r1, many, wn, rn, same, shared_draws(one, many)))
+            print(f"  {name}: --gpus {gpus}: {many['workers']} workers {wn:.1f} s, {rn:.0f} timed/min", flush=True)
+    print(f"\n--gpus {' / '.join(a.gpus)}, budget {a.budget}, seed {a.seed}\n")
     print("| op | workers | wall s (one / workers) | timed (one / workers) | timed per min (one / workers) | per GPU worker | scaling | "
           "same draws | best ms (one / workers) | same best schedule |")
     print("|---|---|---|---|---|---|---|---|---|---|")
