@@ -44,6 +44,19 @@ def tune(dtsim, file, sizes, budget, seed, extra):
     return json.loads(r.stdout), wall
 
 
+def save(a, name, result):
+    if a.json_dir:
+        os.makedirs(a.json_dir, exist_ok=True)
+        with open(os.path.join(a.json_dir, name + ".json"), "w") as f:
+            json.dump(result, f)
+
+
+def phases(r):
+    """Where a search's time went (a merged result adds its workers' seconds)."""
+    return (f" (search {r['seconds']:.1f} s: checking {r['check_seconds']:.1f} s, timing {r['timing_seconds']:.1f} s"
+            f" of which waiting for compiles {r['compile_wait_seconds']:.1f} s; {r.get('rounds', '?')} rounds)")
+
+
 def shared_draws(one, many):
     """The draws, in order, that the two searches have in common before their first difference."""
     a = [c["index"] for c in sorted(one["candidates"], key=lambda c: c["draw"])]
@@ -62,6 +75,7 @@ def main():
     ap.add_argument("--only", default="softmax,mmsigmoid")
     ap.add_argument("--budget", type=int, default=120)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json-dir", help="also write each search's JSON result there")
     a = ap.parse_args()
     a.gpus = a.gpus or ["all"]
     dtsim = os.path.abspath(a.dtsim)
@@ -71,13 +85,15 @@ def main():
             continue
         one, w1 = tune(dtsim, file, sizes, a.budget, a.seed, [])
         r1 = one["timed"] * 60 / w1
-        print(f"  {name}: one GPU {w1:.1f} s, {r1:.0f} timed/min", flush=True)
+        save(a, f"{name}-one", one)
+        print(f"  {name}: one GPU {w1:.1f} s, {r1:.0f} timed/min{phases(one)}", flush=True)
         for gpus in a.gpus:
             many, wn = tune(dtsim, file, sizes, a.budget, a.seed, ["--gpus", gpus])
             rn = many["timed"] * 60 / wn
+            save(a, f"{name}-gpus-{gpus.replace(',', '_')}", many)
             same = bool(one["best"] and many["best"] and one["best"]["index"] == many["best"]["index"])
             rows.append((name, one, w1, r1, many, wn, rn, same, shared_draws(one, many)))
-            print(f"  {name}: --gpus {gpus}: {many['workers']} workers {wn:.1f} s, {rn:.0f} timed/min", flush=True)
+            print(f"  {name}: --gpus {gpus}: {many['workers']} workers {wn:.1f} s, {rn:.0f} timed/min{phases(many)}", flush=True)
     print(f"\n--gpus {' / '.join(a.gpus)}, budget {a.budget}, seed {a.seed}\n")
     print("| op | workers | wall s (one / workers) | timed (one / workers) | timed per min (one / workers) | per GPU worker | scaling | "
           "same draws | best ms (one / workers) | same best schedule |")
