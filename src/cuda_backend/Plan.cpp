@@ -1,7 +1,6 @@
 // The planning stages of the CUDA backend (Plan.h): KernelEmitter::plan() runs them in order and
 // fills the KernelPlan that emission reads; KernelPlan::print is `emit --plan`.
 #include <algorithm>
-#include <functional>
 
 #include "cuda_backend/KernelEmitter.h"
 #include "ir/Printer.h"
@@ -187,9 +186,7 @@ void KernelEmitter::plan_accesses(const Stmt& s) {
 // the types, at least what emission takes (which sizes each use as it is made).
 int64_t KernelEmitter::transient_smem(const std::vector<StmtP>& body, const std::set<const Stmt*>& skip) {
   int64_t most = 0;
-  std::function<void(const ExprP&)> expr = [&](const ExprP& e) {
-    if (!e) return;
-    for (const ExprP& a : e->args) expr(a);
+  auto value = [&](const ExprP& e) {
     const Type& t = e->type;
     if (t.is_scalar() && e->kind != ExprKind::Reduce) return;
     if (e->kind == ExprKind::Dot) {
@@ -208,7 +205,14 @@ int64_t KernelEmitter::transient_smem(const std::vector<StmtP>& body, const std:
   };
   for_each_stmt(body, [&](const Stmt& s) {
     if (skip.count(&s)) return;
-    for (const ExprP& a : s.args) expr(a);
+    for (const ExprP& a : s.args) {
+      if (!a) continue;
+      value(a);
+      for_each_expr(a, [&](const Expr& x) {
+        for (const ExprP& c : x.args)
+          if (c) value(c);
+      });
+    }
     if (s.kind == StmtKind::Atomic && !s.targets.empty()) {
       Shape shape = s.args[0]->type.shape;
       for (size_t i = 1; i < 3; ++i)
