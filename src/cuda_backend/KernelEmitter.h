@@ -36,7 +36,7 @@ class KernelEmitter {
  public:
   KernelEmitter(const Kernel& k, const Bindings& b, const CudaOptions& opt, std::set<std::string>& decls,
                 std::string entry);
-  // The planning stages (Plan.cpp): fills plan(), which emission then only reads.
+  // The planning stages (Plan.cpp): fill the plan (kernel_plan()), which emission then only reads.
   void plan();
   const KernelPlan& kernel_plan() const { return plan_; }
   std::string emit();  // the `define void @...` text (after plan())
@@ -329,9 +329,8 @@ class KernelEmitter {
   // term wraps around its width in between (checked from the term's values at the first two
   // iterations). loop_in_bounds emits that test before the loop for every lane its mask's
   // k-independent conjuncts leave active, agreed by the CTA: the returned i1 (uniform) says that the
-  // loop can run without per-iteration checks; "" when the loop does not qualify.
-  // plan_hoist (Plan.cpp stage `loops`, analysis in NvvmChecks.cpp) decides whether a loop
-  // qualifies and finds its accesses; loop_in_bounds emits the test.
+  // loop can run without per-iteration checks. plan_hoist (planning stage `loops`) decides whether
+  // a loop qualifies and finds its accesses; loop_in_bounds emits the test from what it found.
   std::string loop_in_bounds(const Stmt& f, const HoistPlan& h);
   using HoistLoop = nvvm::HoistLoop;
   // How `e` depends on the iteration: 0 not at all, 1 as a degree-1 polynomial in k over its integer

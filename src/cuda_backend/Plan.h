@@ -1,4 +1,4 @@
-// Backend stage 3: the plan of one kernel, decided before any NVVM IR is written (`emit --plan`
+// Backend stage 3 (after Layout.h and AxisInfo.h): the plan of one kernel, decided before any NVVM IR is written (`emit --plan`
 // prints it). Planning stages, in order (Plan.cpp, KernelEmitter::plan):
 //   slots     how often each variable slot is assigned, and with what (one definition, all of them);
 //   dots      per dot: the engine (wgmma, mma.sync, FMA units), its instruction shape and warp split;
