@@ -56,12 +56,12 @@ const ExprP* KernelEmitter::advance_step(const ExprP& v, int slot) {
 
 std::optional<KernelEmitter::CarriedForm> KernelEmitter::carried_form(int slot) const {
   const size_t s = static_cast<size_t>(slot);
-  if (slot < 0 || s >= assign_count_.size() || assign_count_[s] != 2 || slot_defs_[s].size() != 2) return std::nullopt;
+  if (slot < 0 || s >= plan_.assigns.size() || plan_.assigns[s] != 2 || plan_.defs[s].size() != 2) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
-    const ExprP& other = slot_defs_[s][static_cast<size_t>(1 - i)];
-    const ExprP* c = advance_step(slot_defs_[s][static_cast<size_t>(i)], slot);
-    if (c && !reads_slot(*c, slot) && !reads_slot(other, slot) && other->type == slot_defs_[s][static_cast<size_t>(i)]->type)
-      return CarriedForm{&other, &slot_defs_[s][static_cast<size_t>(i)]};
+    const ExprP& other = plan_.defs[s][static_cast<size_t>(1 - i)];
+    const ExprP* c = advance_step(plan_.defs[s][static_cast<size_t>(i)], slot);
+    if (c && !reads_slot(*c, slot) && !reads_slot(other, slot) && other->type == plan_.defs[s][static_cast<size_t>(i)]->type)
+      return CarriedForm{&other, &plan_.defs[s][static_cast<size_t>(i)]};
   }
   return std::nullopt;
 }
@@ -106,7 +106,7 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
       auto li = loop_info_.find(e->slot);
       if (li != loop_info_.end()) return li->second;
       if (stable_scalar(e->slot)) {
-        const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
+        const ExprP& d = plan_.single_def[static_cast<size_t>(e->slot)];
         if (d) return axis_info(d);
       }
       if (auto c = carried_axis_info(e->slot, t)) return *c;

@@ -75,6 +75,11 @@ std::string emit_nvvm(const Module& m, const Bindings& b, const CudaOptions& opt
 // access memory, how reductions and dots are done, layout conversions, pipelined loops.
 std::string emit_layouts(const Module& m, const Bindings& b, const CudaOptions& opt = {});
 
+// The CUDA backend's plan of every kernel (`emit --plan`, Plan.h): per tile variable its layout, per
+// dot its engine, per loop its hoisted bounds checks, pipeline or prefetch, the pointers' axis
+// information, and the shared-memory allocations with the fallback taken where they would not fit.
+std::string emit_plan(const Module& m, const Bindings& b, const CudaOptions& opt = {});
+
 // NVVM IR -> PTX with libNVVM (verify first, libdevice added lazily). On failure: UserError whose
 // text holds libNVVM's log, the offending IR line and a command that reproduces the failure.
 std::string compile_ptx(const std::string& nvvm_ir, const CudaOptions& opt = {});

@@ -1,6 +1,6 @@
 // Backend-internal: lowers one verified kernel to an NVVM IR function. Every tile value is held in a
 // distributed layout (Layout.h: one SSA value per register of the layout); mutable variables are
-// allocas (promoted by libNVVM's mem2reg) in the layout chosen for them by infer_layouts(); values
+// allocas (promoted by libNVVM's mem2reg) in the layout the plan chose for them (Plan.h); values
 // that must move between threads (layout conversions, reductions across warps, dot operands) go
 // through one dynamic shared buffer (@dtsim_smem), reused by every statement, with barriers.
 #pragma once
@@ -17,6 +17,7 @@
 #include "cuda_backend/Layout.h"
 #include "cuda_backend/NvvmEmitter.h"
 #include "cuda_backend/NvvmValues.h"
+#include "cuda_backend/Plan.h"
 
 namespace dtsim::nvvm {
 
@@ -35,9 +36,11 @@ class KernelEmitter {
  public:
   KernelEmitter(const Kernel& k, const Bindings& b, const CudaOptions& opt, std::set<std::string>& decls,
                 std::string entry);
-  std::string emit();  // the `define void @...` text
+  // The planning stages (Plan.cpp): fill the plan (kernel_plan()), which emission then only reads.
+  void plan();
+  const KernelPlan& kernel_plan() const { return plan_; }
+  std::string emit();  // the `define void @...` text (after plan())
   NvvmKernelInfo info;
-  bool fma_rings = true;  // cp.async rings for FMA dots (off: such loops are not pipelined)
   std::string signature;  // "void (i32, float addrspace(1)*)*" for the annotations
 
  private:
@@ -51,10 +54,23 @@ class KernelEmitter {
   std::string cur_block_;
   std::map<std::string, std::string> coord_cache_;
   std::vector<std::vector<std::string>> slot_vars_;  // alloca names per variable slot
-  std::vector<int> assign_count_;                     // statements assigning each slot
-  std::vector<ExprP> single_def_;                     // the one Assign value of a slot, if any
-  std::vector<Dist> var_dist_;                        // layout of each tile variable slot
-  std::map<int, AxisInfo> loop_info_;                 // loop variables: divisibility of lo and step
+  KernelPlan plan_;                                   // decided by plan(), read by emission
+  bool planned_ = false;
+  // Loop variables of the loops being planned or emitted around the current point: divisibility of
+  // lo and step (from the plan's LoopPlan::k while emitting).
+  std::map<int, AxisInfo> loop_info_;
+  // ---- planning stages (Plan.cpp) ----
+  void plan_slots(const std::vector<StmtP>& body);
+  void plan_dots();
+  void plan_layouts();
+  void plan_loops(const std::vector<StmtP>& body);
+  void plan_for(const Stmt& f);
+  void plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist);
+  std::optional<PipelinePlan> plan_pipeline(const Stmt& f);
+  std::optional<HoistPlan> plan_hoist(const Stmt& f);
+  void plan_accesses(const Stmt& s);
+  void plan_smem();
+  int64_t transient_smem(const std::vector<StmtP>& body, const std::set<const Stmt*>& skip);
   // Loads already emitted in this straight-line stretch of code, by expression text and layout, with
   // the variable slots their value depends on: a second identical load reuses the registers
   // (cleared at stores, control flow, and assignments to those slots).
@@ -97,18 +113,12 @@ class KernelEmitter {
   TV convert(const TV& v, const Dist& want);
   Dist natural(const ExprP& e);                                 // the layout e is best produced in
   Dist reduce_parent(const ExprP& x);                           // the layout a reduction folds x in
-  void infer_layouts();
   AxisInfo axis_info(const ExprP& e);
   std::optional<AxisInfo> carried_axis_info(int slot, const Type& t);
   // `v` is `slot + c` (or `c + slot`) with c an integer (Triton's `p += step`): c; null otherwise.
   static const ExprP* advance_step(const ExprP& v, int slot);
   std::set<int> axis_busy_;  // carried variables whose axis information is being computed
-  // A slot assigned exactly twice, `v = init` and `v = v + c` with neither init nor c reading v: the
-  // two assigned values (init, then the advance `v + c`); null when the slot is not of that form.
-  struct CarriedForm {
-    const ExprP* init = nullptr;
-    const ExprP* advance = nullptr;
-  };
+  using CarriedForm = nvvm::CarriedForm;
   std::optional<CarriedForm> carried_form(int slot) const;
   // `st`, a statement of loop f's body, advancing such a variable whose init is set outside f.
   std::optional<CarriedForm> loop_advance(const Stmt& f, const Stmt& st) const;
@@ -131,20 +141,11 @@ class KernelEmitter {
   TV eval_load_uncached(const ExprP& e, const Dist& d);
   TV eval_dot(const ExprP& e);
   // ---- dot (NvvmDot.cpp) ----
-  struct MmaPlan {
-    bool ok = false;
-    std::string why;  // why the tensor-core path does not apply
-    bool wgmma = false;  // sm_90a: warpgroup MMA from shared memory (else mma.sync + ldmatrix)
-    int wm = 1, wn = 1;
-    int wr = 1;  // wgmma: 64-row tiles per warpgroup
-    int64_t M = 0, N = 0, K = 0;
-    Scalar in = Scalar::F16;
-  };
+  using MmaPlan = nvvm::MmaPlan;
   int sm_version() const;
   std::string half_atomic_name(const Stmt& s, Scalar et) const;
   std::string atomic_half(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv,
                           const std::function<std::string(const std::string&)>& pred_of);
-  friend std::string describe(const MmaPlan& p);
   MmaPlan mma_plan(const Expr& dot);
   Dist accumulator(const MmaPlan& p) const;  // the layout the plan's dot produces
   TV eval_dot_fma(const ExprP& e);
@@ -209,7 +210,6 @@ class KernelEmitter {
   std::string trap_if(const std::string& cond);
 
   // ---- statements ----
-  void count_assignments(const std::vector<StmtP>& body);
   void emit_block(const std::vector<StmtP>& body);
   void emit_stmt(const Stmt& s);
   void emit_stmt_body(const Stmt& s);
@@ -230,7 +230,7 @@ class KernelEmitter {
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);
   bool varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen);
-  bool emit_pipelined_for(const Stmt& s);
+  void emit_pipelined_for(const Stmt& s, const PipelinePlan& pp);
   // Loads of a `for` body that can be issued one iteration ahead into registers (num_stages >= 2):
   // see emit_for.
   std::vector<const Stmt*> prefetchable_loads(const Stmt& f);
@@ -329,15 +329,10 @@ class KernelEmitter {
   // term wraps around its width in between (checked from the term's values at the first two
   // iterations). loop_in_bounds emits that test before the loop for every lane its mask's
   // k-independent conjuncts leave active, agreed by the CTA: the returned i1 (uniform) says that the
-  // loop can run without per-iteration checks; "" when the loop does not qualify.
-  std::string loop_in_bounds(const Stmt& f, const std::set<int>& in_body);
-  struct HoistLoop {
-    int kslot = -1;
-    std::set<int> in_body;  // the slots the loop assigns
-    // Pointer variables set before the loop and advanced once per iteration at the body's top level
-    // by a loop-invariant step (`p = p + c`, Triton's `p += BK * stride`): slot -> c.
-    std::map<int, ExprP> carried;
-  };
+  // loop can run without per-iteration checks. plan_hoist (planning stage `loops`) decides whether
+  // a loop qualifies and finds its accesses; loop_in_bounds emits the test from what it found.
+  std::string loop_in_bounds(const Stmt& f, const HoistPlan& h);
+  using HoistLoop = nvvm::HoistLoop;
   // How `e` depends on the iteration: 0 not at all, 1 as a degree-1 polynomial in k over its integer
   // width (or through a carried pointer), -1 otherwise or where evaluating it before the loop could
   // have an effect (loads, integer division).
@@ -347,7 +342,6 @@ class KernelEmitter {
   ExprP inline_body_vars(const ExprP& e, const HoistLoop& L);
   bool unchecked_ = false;  // emitting the copy of a loop whose accesses were proven in bounds
   bool checking() const { return opt_.bounds_checks && !unchecked_; }
-  std::vector<std::vector<ExprP>> slot_defs_;  // every value assigned to each slot
 };
 
 }  // namespace dtsim::nvvm

@@ -20,7 +20,7 @@ std::vector<const Param*> KernelEmitter::buffers_of(const ExprP& ptr) {
       if (!seen.insert(e->slot).second) return;
       for (const Param& p : k_.params)
         if (p.kind == ParamKind::Pointer && p.slot == e->slot && std::find(out.begin(), out.end(), &p) == out.end()) out.push_back(&p);
-      for (const ExprP& d : slot_defs_[static_cast<size_t>(e->slot)]) walk(d);
+      for (const ExprP& d : plan_.defs[static_cast<size_t>(e->slot)]) walk(d);
       return;
     }
     for (const ExprP& a : e->args) walk(a);
@@ -233,8 +233,8 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
       if (e->slot == L.kslot || L.carried.count(e->slot)) return 1;
       if (!L.in_body.count(e->slot)) return 0;
       size_t s = static_cast<size_t>(e->slot);
-      const ExprP& d = single_def_[s];
-      if (assign_count_[s] != 1 || !d || !(d->type == e->type)) return -1;
+      const ExprP& d = plan_.single_def[s];
+      if (plan_.assigns[s] != 1 || !d || !(d->type == e->type)) return -1;
       return deg(d);
     }
     case ExprKind::Full: {
@@ -337,7 +337,7 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
 ExprP KernelEmitter::inline_body_vars(const ExprP& e, const HoistLoop& L) {
   if (!e) return e;
   if (e->kind == ExprKind::Var && L.in_body.count(e->slot) && !L.carried.count(e->slot))
-    return inline_body_vars(single_def_[static_cast<size_t>(e->slot)], L);
+    return inline_body_vars(plan_.single_def[static_cast<size_t>(e->slot)], L);
   ExprP out;
   for (size_t i = 0; i < e->args.size(); ++i) {
     ExprP a = inline_body_vars(e->args[i], L);
@@ -411,16 +411,20 @@ void conjuncts(const ExprP& m, std::vector<ExprP>& out) {
 
 }  // namespace
 
-std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in_body) {
+// Whether loop f qualifies for hoisted bounds checks (see KernelEmitter.h), and its accesses: the
+// planning half of the hoisting (stage `loops`); loop_in_bounds emits the test from what it found.
+std::optional<HoistPlan> KernelEmitter::plan_hoist(const Stmt& f) {
+  std::set<int> in_body;
+  slots_assigned(f.body, in_body);
   int kslot = f.slots[0];
   // A store or atomic must claim its elements in every iteration when conflicts are checked.
   if (opt_.conflict_checks) {
     bool writes = false;
     for_each_stmt(f.body, [&](const Stmt& s) { writes = writes || s.kind == StmtKind::Store || s.kind == StmtKind::Atomic; });
-    if (writes) return "";
+    if (writes) return std::nullopt;
   }
   // (An i32 k: every k-dependent term is i32 too, since nothing converts on the way.)
-  if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32 || in_body.count(kslot)) return "";
+  if (k_.slot_types[static_cast<size_t>(kslot)].elem != Scalar::I32 || in_body.count(kslot)) return std::nullopt;
   // Variables the body assigns count as their definitions only when they are assigned at its
   // top level (a definition under an `if` may not run in every iteration).
   std::set<int> top;
@@ -450,7 +454,7 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     inc_at[st.slots[0]] = i;
   }
   for (auto& [slot, c] : L.carried)
-    if (deg(c) != 0) return "";
+    if (deg(c) != 0) return std::nullopt;
   // Every global access of the body: its pointer, its mask, the top-level statement it is in.
   struct Found {
     ExprP ptr, mask;
@@ -472,27 +476,14 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     }
   };
   for (at = 0; at < f.body.size(); ++at) walk({f.body[at]});
-  if (acc.empty()) return "";
-  struct Access {
-    ExprP ptr;                 // with the body's variables inlined
-    std::vector<ExprP> conds;  // the mask's conjuncts that do not depend on k
-    std::vector<ExprP> kconds; // its comparisons of degree-1 terms in k (Triton's `offs_k < K - k * BK`)
-    std::vector<ExprP> terms;  // the k-dependent integer terms of the pointer
-    const Param* buf;
-    std::map<int, int> after;  // carried pointers it uses: 1 when it comes after their advance
-    // The test reads the pointer tile in runs of `run` consecutive elements along its last dimension
-    // (see below); 1: element by element.
-    int64_t run = 1;
-    std::vector<std::vector<std::string>> starts;  // the coordinates of this thread's runs
-    std::vector<bool> cond_prefix, kcond_prefix;   // per conjunct: a prefix comparison (else constant over a run)
-  };
-  std::vector<Access> as;
+  if (acc.empty()) return std::nullopt;
+  std::vector<HoistAccess> as;
   for (const Found& fa : acc) {
-    if (deg(fa.ptr) < 0) return "";
+    if (deg(fa.ptr) < 0) return std::nullopt;
     std::vector<const Param*> bufs = buffers_of(fa.ptr);
-    if (bufs.size() != 1) return "";
-    Access a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}, 1, {}, {}, {}};
-    if (!k_terms(a.ptr, deg, a.terms)) return "";
+    if (bufs.size() != 1) return std::nullopt;
+    HoistAccess a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}, 1, {}, {}, {}};
+    if (!k_terms(a.ptr, deg, a.terms)) return std::nullopt;
     if (fa.mask) {
       std::vector<ExprP> cs;
       conjuncts(inline_body_vars(fa.mask, L), cs);
@@ -511,9 +502,18 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
       if (L.carried.count(slot)) a.after[slot] = fa.at > inc_at[slot] ? 1 : 0;
     as.push_back(std::move(a));
   }
-  ++info.hoisted_loops;
   bool has_k_mask = false;
   for (auto& a : as) has_k_mask = has_k_mask || !a.kconds.empty();
+  return HoistPlan{L, std::move(as), has_k_mask};
+}
+
+std::string KernelEmitter::loop_in_bounds(const Stmt& f, const HoistPlan& h) {
+  const int kslot = f.slots[0];
+  const HoistLoop& L = h.loop;
+  std::vector<HoistAccess> as = h.accesses;
+  using Access = HoistAccess;
+  const bool has_k_mask = h.has_k_mask;
+  ++info.hoisted_loops;
 
   // Trip count n (i64), the first, second and last values of k.
   std::string lo = cast(f.args[0]->type.elem, Scalar::I32, eval_scalar(f.args[0]));
@@ -645,7 +645,7 @@ std::string KernelEmitter::loop_in_bounds(const Stmt& f, const std::set<int>& in
     Carry& cr = carry[slot];
     for (const std::string& var : slot_vars_[static_cast<size_t>(slot)]) cr.p0.push_back(op("load " + pty + ", " + pty + "* " + var));
     ExprP ci = inline_body_vars(c, L);
-    TV cv = t.is_scalar() ? eval(ci) : fit(ci, var_dist_[static_cast<size_t>(slot)]);
+    TV cv = t.is_scalar() ? eval(ci) : fit(ci, plan_.layouts[static_cast<size_t>(slot)]);
     for (size_t r = 0; r < cr.p0.size(); ++r) {
       std::string c64 = cast(cv.type.elem, Scalar::I64, cv.at(static_cast<int>(r)));
       fail_if(op("icmp uge i64 " + op("add i64 " + c64 + ", 2147483648") + ", 4294967296"));

@@ -298,7 +298,7 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   return TV{acc.type, D, c};
 }
 
-std::string describe(const KernelEmitter::MmaPlan& p) {
+std::string describe(const MmaPlan& p) {
   std::string shape = std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K);
   if (p.wgmma)
     return "dot " + shape + ": wgmma m64n" + std::to_string(p.N) + "k16, " + std::to_string(p.wm / 4) + " warpgroup(s)" +
@@ -307,7 +307,7 @@ std::string describe(const KernelEmitter::MmaPlan& p) {
 }
 
 TV KernelEmitter::eval_dot(const ExprP& e) {
-  MmaPlan p = mma_plan(*e);
+  const MmaPlan& p = plan_.dot(*e);
   if (!p.ok) {
     note("dot: FMA units (" + p.why + ")" + (e->tf32 ? ", operands rounded to tf32" : ""));
     return eval_dot_fma(e);

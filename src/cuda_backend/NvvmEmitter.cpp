@@ -415,10 +415,10 @@ Dist KernelEmitter::natural(const ExprP& e) {
   switch (e->kind) {
     case ExprKind::Reduce: return slice(reduce_parent(e->args[0]), static_cast<int>(e->ints[0]));
     case ExprKind::Dot: {
-      MmaPlan p = mma_plan(*e);
+      const MmaPlan& p = plan_.dot(*e);
       return p.ok ? accumulator(p) : fma_accumulator(p.M, p.N, k_.num_warps);
     }
-    case ExprKind::Var: return e->slot >= 0 && !var_dist_.empty() ? var_dist_[static_cast<size_t>(e->slot)] : d;
+    case ExprKind::Var: return e->slot >= 0 && !plan_.layouts.empty() ? plan_.layouts[static_cast<size_t>(e->slot)] : d;
     case ExprKind::Unary:
     case ExprKind::Cast:
     case ExprKind::Bitcast:
@@ -453,7 +453,7 @@ Dist KernelEmitter::natural(const ExprP& e) {
 // Expressions
 // ---------------------------------------------------------------------------------------------
 bool KernelEmitter::stable_scalar(int slot) const {
-  return slot >= 0 && static_cast<size_t>(slot) < assign_count_.size() && assign_count_[static_cast<size_t>(slot)] <= 1;
+  return slot >= 0 && static_cast<size_t>(slot) < plan_.assigns.size() && plan_.assigns[static_cast<size_t>(slot)] <= 1;
 }
 
 // Whether `e` is a pure function of its coordinates that can be evaluated at any element without
@@ -469,7 +469,7 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
       if (carried_.count(e->slot)) return true;
       if (!stable_scalar(e->slot)) return false;
       if (e->type.is_scalar()) return true;
-      const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
+      const ExprP& d = plan_.single_def[static_cast<size_t>(e->slot)];
       return d && recomputable(d, any_scalar);
     }
     case ExprKind::Full: return recomputable(e->args.back(), any_scalar);
@@ -509,7 +509,7 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
   switch (e->kind) {
     case ExprKind::Var:
       if (carried_.count(e->slot)) return carried_at(e, c);
-      return at(single_def_[static_cast<size_t>(e->slot)], c);
+      return at(plan_.single_def[static_cast<size_t>(e->slot)], c);
     case ExprKind::Arange: return op("add i32 " + c[0] + ", " + std::to_string(e->ints[0]));
     case ExprKind::Full: return cast(e->args.back()->type.elem, e->dtype, eval_scalar(e->args.back()));
     case ExprKind::Unary: return unary(*e, at(e->args[0], c));
@@ -592,7 +592,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
       const auto& vars = slot_vars_[static_cast<size_t>(e->slot)];
       std::string ty = reg_type(t);
       if (t.is_scalar()) return TV{t, d, {op("load " + ty + ", " + ty + "* " + vars[0])}};
-      const Dist& vd = var_dist_[static_cast<size_t>(e->slot)];
+      const Dist& vd = plan_.layouts[static_cast<size_t>(e->slot)];
       if (auto m = rename(vd, d)) {  // load only the registers the layout asks for
         TV out{t, d, {}};
         std::map<int, std::string> loaded;
@@ -680,7 +680,7 @@ int KernelEmitter::vector_width(const Dist& d, const ExprP& ptr, const ExprP& ma
 void KernelEmitter::depends_on(const ExprP& e, std::set<int>& slots) {
   if (!e) return;
   if (e->kind == ExprKind::Var && e->slot >= 0 && slots.insert(e->slot).second) {
-    const ExprP& def = single_def_[static_cast<size_t>(e->slot)];
+    const ExprP& def = plan_.single_def[static_cast<size_t>(e->slot)];
     if (def) depends_on(def, slots);
   }
   for (auto& a : e->args) depends_on(a, slots);

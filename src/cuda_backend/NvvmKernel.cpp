@@ -50,71 +50,12 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
   }
 }
 
-void KernelEmitter::count_assignments(const std::vector<StmtP>& body) {
-  for (auto& s : body) {
-    switch (s->kind) {
-      case StmtKind::Assign:
-        for (int slot : s->slots) ++assign_count_[static_cast<size_t>(slot)];
-        if (s->targets.size() == 1) slot_defs_[static_cast<size_t>(s->slots[0])].push_back(s->args[0]);
-        if (s->targets.size() == 1) single_def_[static_cast<size_t>(s->slots[0])] = s->args[0];
-        break;
-      case StmtKind::For:
-        ++assign_count_[static_cast<size_t>(s->slots[0])];
-        count_assignments(s->body);
-        break;
-      case StmtKind::If:
-        count_assignments(s->body);
-        count_assignments(s->orelse);
-        break;
-      case StmtKind::While:
-        count_assignments(s->body);
-        break;
-      case StmtKind::Store:
-      case StmtKind::Atomic:
-      case StmtKind::Print:
-      case StmtKind::Assert:
-      case StmtKind::Return: break;
-    }
-  }
-}
-
 void KernelEmitter::assign(int slot, const TV& v) {
   const auto& vars = slot_vars_[static_cast<size_t>(slot)];
   const Type& t = k_.slot_types[static_cast<size_t>(slot)];
   std::string ty = reg_type(t);
-  TV c = t.is_tile() ? convert(v, var_dist_[static_cast<size_t>(slot)]) : v;
+  TV c = t.is_tile() ? convert(v, plan_.layouts[static_cast<size_t>(slot)]) : v;
   for (size_t r = 0; r < vars.size(); ++r) line("store " + ty + " " + c.at(static_cast<int>(r)) + ", " + ty + "* " + vars[r]);
-}
-
-// Each tile variable keeps one layout: the natural layout of its assignments, where one of them is
-// not the blocked default (a reduction's slice, say); assignments in other layouts are converted.
-void KernelEmitter::infer_layouts() {
-  var_dist_.assign(static_cast<size_t>(k_.num_slots), dflt({}));
-  for (int s = 0; s < k_.num_slots; ++s) {
-    const Type& t = k_.slot_types[static_cast<size_t>(s)];
-    if (t.is_tile()) var_dist_[static_cast<size_t>(s)] = dflt(t.shape);
-  }
-  std::function<bool(const std::vector<StmtP>&)> walk = [&](const std::vector<StmtP>& body) {
-    bool changed = false;
-    for (auto& st : body) {
-      if (st->kind == StmtKind::Assign && st->targets.size() == 1) {
-        size_t slot = static_cast<size_t>(st->slots[0]);
-        const Type& t = k_.slot_types[slot];
-        if (t.is_tile() && var_dist_[slot] == dflt(t.shape) && !recomputable(st->args[0])) {
-          Dist n = natural(st->args[0]);
-          if (n.shape == t.shape && !(n == var_dist_[slot])) {
-            var_dist_[slot] = n;
-            changed = true;
-          }
-        }
-      }
-      changed |= walk(st->body);
-      changed |= walk(st->orelse);
-    }
-    return changed;
-  };
-  for (int pass = 0; pass < 4 && walk(k_.body); ++pass) {
-  }
 }
 
 void KernelEmitter::emit_block(const std::vector<StmtP>& body) {
@@ -428,15 +369,15 @@ std::vector<const Stmt*> KernelEmitter::prefetchable_loads(const Stmt& f) {
   int64_t regs = 0;
   for (int slot : in_body) {
     const Type& t = k_.slot_types[static_cast<size_t>(slot)];
-    const ExprP& d = single_def_[static_cast<size_t>(slot)];
-    if (t.is_tile() && !(assign_count_[static_cast<size_t>(slot)] == 1 && d && recomputable(d)))
-      regs += var_dist_[static_cast<size_t>(slot)].nregs();
+    const ExprP& d = plan_.single_def[static_cast<size_t>(slot)];
+    if (t.is_tile() && !(plan_.assigns[static_cast<size_t>(slot)] == 1 && d && recomputable(d)))
+      regs += plan_.layouts[static_cast<size_t>(slot)].nregs();
   }
   for (auto& st : f.body) {
     if (st->kind != StmtKind::Assign || st->targets.size() != 1 || st->args[0]->kind != ExprKind::Load) continue;
     const Expr& ld = *st->args[0];
     int slot = st->slots[0];
-    if (!ld.type.is_tile() || assign_count_[static_cast<size_t>(slot)] != 1) continue;
+    if (!ld.type.is_tile() || plan_.assigns[static_cast<size_t>(slot)] != 1) continue;
     bool ok = true;
     std::set<int> deps;
     for (int a = 0; a < 3; ++a) {
@@ -450,7 +391,7 @@ std::vector<const Stmt*> KernelEmitter::prefetchable_loads(const Stmt& f) {
     for (const Stmt* w : stores)
       for (const Param* p : buffers_of(w->args[0]))
         for (const Param* q : buffers_of(ld.args[0])) ok = ok && p != q;
-    int64_t r = var_dist_[static_cast<size_t>(slot)].nregs();
+    int64_t r = plan_.layouts[static_cast<size_t>(slot)].nregs();
     if (!ok || regs + r > 160) continue;
     regs += r;
     out.push_back(st.get());
@@ -463,12 +404,9 @@ std::vector<const Stmt*> KernelEmitter::prefetchable_loads(const Stmt& f) {
 // holds, and the checked copy, run otherwise (which then reports the first failing access, as the
 // interpreter does).
 void KernelEmitter::emit_for(const Stmt& s) {
+  const LoopPlan& lp = plan_.loop(s, unchecked_);
   std::string fast;
-  if (checking()) {
-    std::set<int> in_body;
-    slots_assigned(s.body, in_body);
-    fast = loop_in_bounds(s, in_body);
-  }
+  if (lp.hoist) fast = loop_in_bounds(s, *lp.hoist);
   if (fast.empty()) {
     emit_for_loop(s);
     return;
@@ -495,7 +433,11 @@ void KernelEmitter::emit_for(const Stmt& s) {
 }
 
 void KernelEmitter::emit_for_loop(const Stmt& s) {
-  if (emit_pipelined_for(s)) return;
+  const LoopPlan& lp = plan_.loop(s, unchecked_);
+  if (lp.pipeline) {
+    emit_pipelined_for(s, *lp.pipeline);
+    return;
+  }
   int slot = s.slots[0];
   Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
   std::string ty = reg_type(t);
@@ -504,9 +446,9 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
   std::string step = cast(s.args[2]->type.elem, t, eval_scalar(s.args[2]));
   trap_if(op("icmp sle " + ty + " " + step + ", 0"));  // a step <= 0 is a runtime fault
   const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
-  loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(s.args[0]).div, axis_info(s.args[2]).div));
+  loop_info_[slot] = lp.k;
   // Prefetching: the loads of iteration `it` into a second set of registers (when it < hi).
-  std::vector<const Stmt*> pre = prefetchable_loads(s);
+  const std::vector<const Stmt*>& pre = lp.prefetch;
   std::map<const Stmt*, std::vector<std::string>> next;
   auto prefetch = [&](const std::string& it) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
@@ -515,7 +457,7 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
         int ls = st->slots[0];
         const Stmt* outer = cur_stmt_;
         cur_stmt_ = st;
-        TV v = eval_load_uncached(st->args[0], var_dist_[static_cast<size_t>(ls)]);
+        TV v = eval_load_uncached(st->args[0], plan_.layouts[static_cast<size_t>(ls)]);
         cur_stmt_ = outer;
         std::string vt = reg_type(k_.slot_types[static_cast<size_t>(ls)]);
         for (size_t r = 0; r < next[st].size(); ++r) line("store " + vt + " " + v.at(static_cast<int>(r)) + ", " + vt + "* " + next[st][r]);
@@ -527,7 +469,7 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
     for (const Stmt* st : pre) {
       int ls = st->slots[0];
       std::string vt = reg_type(k_.slot_types[static_cast<size_t>(ls)]);
-      for (int r = 0; r < var_dist_[static_cast<size_t>(ls)].nregs(); ++r) {
+      for (int r = 0; r < plan_.layouts[static_cast<size_t>(ls)].nregs(); ++r) {
         std::string v = "%pf" + std::to_string(tmp_++);
         prelude_ << "  " << v << " = alloca " << vt << "\n";
         next[st].push_back(v);
@@ -779,7 +721,7 @@ void KernelEmitter::emit_stmt(const Stmt& s) {
     for (auto it = load_cache_.begin(); it != load_cache_.end();)
       it = it->second.slots.count(slot) ? load_cache_.erase(it) : std::next(it);
   if (s.kind == StmtKind::Assign && s.targets.size() == 1 && k_.slot_types[static_cast<size_t>(s.slots[0])].is_tile())
-    note(s.targets[0] + ": " + var_dist_[static_cast<size_t>(s.slots[0])].str());
+    note(s.targets[0] + ": " + plan_.layouts[static_cast<size_t>(s.slots[0])].str());
   cur_stmt_ = outer;
 }
 
@@ -794,7 +736,7 @@ void KernelEmitter::emit_stmt_body(const Stmt& s) {
       }
       // Produced straight in the variable's layout (free for index arithmetic, constants, loads).
       const Type& vt = k_.slot_types[static_cast<size_t>(s.slots[0])];
-      assign(s.slots[0], vt.is_tile() ? eval(s.args[0], var_dist_[static_cast<size_t>(s.slots[0])]) : eval(s.args[0]));
+      assign(s.slots[0], vt.is_tile() ? eval(s.args[0], plan_.layouts[static_cast<size_t>(s.slots[0])]) : eval(s.args[0]));
       return;
     }
     case StmtKind::Store: emit_store(s); return;
@@ -813,18 +755,14 @@ void KernelEmitter::emit_stmt_body(const Stmt& s) {
 
 std::string KernelEmitter::emit() {
   // Variables: one alloca per slot of every variable (libNVVM promotes them to registers).
+  if (!planned_) internal_error("NvvmEmitter", "kernel '" + k_.name + "' emitted before it was planned");
   slot_vars_.resize(static_cast<size_t>(k_.num_slots));
-  assign_count_.assign(static_cast<size_t>(k_.num_slots), 0);
-  single_def_.assign(static_cast<size_t>(k_.num_slots), nullptr);
-  slot_defs_.assign(static_cast<size_t>(k_.num_slots), {});
   prelude_ << "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
   if (opt_.conflict_checks) prelude_ << "  %dtsim_locks = alloca i32\n  store i32 0, i32* %dtsim_locks\n";
   declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()");
-  count_assignments(k_.body);
-  infer_layouts();
   for (int s = 0; s < k_.num_slots; ++s) {
     const Type& t = k_.slot_types[static_cast<size_t>(s)];
-    int n = t.is_scalar() ? 1 : var_dist_[static_cast<size_t>(s)].nregs();
+    int n = t.is_scalar() ? 1 : plan_.layouts[static_cast<size_t>(s)].nregs();
     for (int r = 0; r < n; ++r) {
       std::string v = "%v" + std::to_string(s) + "." + std::to_string(r);
       prelude_ << "  " << v << " = alloca " << reg_type(t) << "\n";
@@ -836,7 +774,6 @@ std::string KernelEmitter::emit() {
   start_block("body");
   for (const Param& p : k_.params) {
     if (p.slot < 0) continue;
-    ++assign_count_[static_cast<size_t>(p.slot)];
     const Type& t = k_.slot_types[static_cast<size_t>(p.slot)];
     std::string ty = reg_type(t);
     std::string var = slot_vars_[static_cast<size_t>(p.slot)][0];
@@ -914,21 +851,17 @@ NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOption
     if (std::count(names.begin(), names.end(), entry)) entry += "_" + std::to_string(i);
     names.push_back(entry);
     // Shared memory: the dynamic buffer plus, where the status buffer is used, 1 KiB of static
-    // variables (the dynamic buffer starts 1024-aligned). A kernel over the limit with FMA rings is
-    // emitted again without them (a ring's size is chosen before the rest of the kernel is known).
+    // variables (the dynamic buffer starts 1024-aligned). The plan decides whether the FMA rings fit
+    // (SmemPlan); a kernel that still needs more than the limit is an error.
     std::string arch = opt.arch.empty() ? "sm_90" : opt.arch;
-    auto limit = [&](const nvvm::KernelEmitter& e) { return max_dynamic_smem(arch) - (e.info.status ? 1024 : 0); };
     auto ke = std::make_unique<nvvm::KernelEmitter>(k, b, opt, decls, entry);
+    ke->plan();
     std::string text = ke->emit();
-    if (ke->info.smem_bytes > limit(*ke) && ke->info.fma_rings) {
-      ke = std::make_unique<nvvm::KernelEmitter>(k, b, opt, decls, entry);
-      ke->fma_rings = false;
-      text = ke->emit();
-    }
-    if (ke->info.smem_bytes > limit(*ke))
+    int64_t limit = max_dynamic_smem(arch) - (ke->info.status ? 1024 : 0);
+    if (ke->info.smem_bytes > limit)
       user_error(k.loc, "CUDA backend: kernel '" + k.name + "' needs " + std::to_string(ke->info.smem_bytes) +
                             " bytes of shared memory for its layout conversions, reductions and dot operands (at most " +
-                            std::to_string(limit(*ke)) + " on " + arch + "); use smaller tiles");
+                            std::to_string(limit) + " on " + arch + "); use smaller tiles");
     funcs += text + "\n";
     // A loop emitted twice for hoisted bounds checks makes the kernel allocate registers for its
     // checked copy too, which can cost the unchecked copy CTAs per SM (an f16 matmul: 124 registers
@@ -985,6 +918,17 @@ void layout_lines(const std::vector<StmtP>& body, int depth, const NvvmKernelInf
   }
 }
 }  // namespace
+
+std::string emit_plan(const Module& m, const Bindings& b, const CudaOptions& opt) {
+  std::string out;
+  std::set<std::string> decls;
+  for (const Kernel& k : m.kernels) {
+    nvvm::KernelEmitter ke(k, b, opt, decls, k.name);
+    ke.plan();
+    out += ke.kernel_plan().print(k);
+  }
+  return out;
+}
 
 std::string emit_layouts(const Module& m, const Bindings& b, const CudaOptions& opt) {
   NvvmModule nm = emit_nvvm_module(m, b, opt);

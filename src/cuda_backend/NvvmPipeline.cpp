@@ -140,7 +140,7 @@ bool KernelEmitter::varies_in(const ExprP& e, const std::set<int>& loop, std::se
   if (!e) return false;
   if (e->kind == ExprKind::Var) {
     if (loop.count(e->slot)) return true;
-    const ExprP& d = single_def_[static_cast<size_t>(e->slot)];
+    const ExprP& d = plan_.single_def[static_cast<size_t>(e->slot)];
     return seen.insert(e->slot).second && d && varies_in(d, loop, seen);
   }
   for (auto& a : e->args)
@@ -195,9 +195,11 @@ std::string KernelEmitter::carried_at(const ExprP& v, const std::vector<std::str
   return self_first ? binary(*adv, base, n) : binary(*adv, n, base);
 }
 
-bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
+// Whether loop f is software-pipelined (the stage `loops` of planning), with what: see
+// docs/cuda-backend.md. Called with the loop variables of the enclosing loops in loop_info_.
+std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f) {
   int S = k_.num_stages;
-  if (S < 2 || sm_version() < 80) return false;
+  if (S < 2 || sm_version() < 80) return std::nullopt;
   // The dot: acc = dot(x, y, acc) at the top level of the body, x and y loaded there before it.
   const Stmt* dot = nullptr;
   const Stmt* lx = nullptr;
@@ -212,9 +214,9 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
       case StmtKind::If:
       case StmtKind::Print:
       case StmtKind::Assert:
-      case StmtKind::Return: return false;  // keep the plain loop where prefetching could change meaning
+      case StmtKind::Return: return std::nullopt;  // keep the plain loop where prefetching could change meaning
     }
-    if (st->targets.size() != 1) return false;
+    if (st->targets.size() != 1) return std::nullopt;
     const ExprP& v = st->args[0];
     if (v->kind != ExprKind::Dot || dot) continue;
     const ExprP& acc = v->args[2];
@@ -228,34 +230,25 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     }
     dot = st.get();
   }
-  if (!dot || !lx || !ly || lx == ly) return false;
+  if (!dot || !lx || !ly || lx == ly) return std::nullopt;
   const Expr& de = *dot->args[0];
-  MmaPlan p = mma_plan(de);
+  const MmaPlan& p = plan_.dot(de);
   // Without tensor cores: the FMA dot reads f32 operands (both of one type, the verifier says) from
   // the ring (tf32 rounding happens when operands are staged, so a tf32 dot keeps the plain loop).
   bool fma = !p.ok;
-  if (fma && (!fma_rings || de.args[0]->type.elem != Scalar::F32 || de.tf32)) return false;
+  if (fma && (!plan_.smem.fma_rings || de.args[0]->type.elem != Scalar::F32 || de.tf32)) return std::nullopt;
   int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   int slot = f.slots[0];
   loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
   std::map<int, Carried> carried = carried_vars(f, {lx, ly});
   carried_ = carried;
   for (const Stmt* l : {lx, ly})
-    if (assign_count_[static_cast<size_t>(l->slots[0])] != 1 || count_reads(l->slots[0]) != 1 || !cp_async_ok(*l->args[0])) {
+    if (plan_.assigns[static_cast<size_t>(l->slots[0])] != 1 || count_reads(l->slots[0]) != 1 || !cp_async_ok(*l->args[0])) {
       loop_info_.erase(slot);
       carried_.clear();
-      return false;
+      return std::nullopt;
     }
   carried_.clear();
-
-  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
-  std::string ty = reg_type(t);
-  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
-  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
-  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
-  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
-  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
-  for (auto& [v, c] : carried) c.kvar = kvar, c.lo = lo, c.step = step, c.kt = t;
   // Row lengths in shared memory: ldmatrix rows are padded by 16 bytes, wgmma reads (swizzled) core
   // matrices (0), the FMA dot reads A in rows of fma_lda(K) and B as it is.
   int64_t a_row = fma ? fma_lda(K) : p.wgmma ? 0 : K + 8, b_row = fma ? N : p.wgmma ? 0 : N + 8;
@@ -271,9 +264,42 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
       S = static_cast<int>(std::min<int64_t>(S, std::max<int64_t>(1, (f.args[1]->ival - f.args[0]->ival + f.args[2]->ival - 1) / f.args[2]->ival)));
     if (S < 2) {
       loop_info_.erase(slot);
-      return false;
+      return std::nullopt;
     }
   }
+  loop_info_.erase(slot);
+  PipelinePlan pp;
+  pp.stages = S;
+  pp.fma = fma;
+  pp.mma = p;
+  pp.lx = lx, pp.ly = ly, pp.dot = dot;
+  pp.a_row = a_row, pp.b_row = b_row;
+  pp.a_bytes = a_bytes, pp.stage_bytes = stage;
+  for (auto& [v, c] : carried) pp.carried[v] = c.form;
+  return pp;
+}
+// Emits loop f as planned by plan_pipeline.
+void KernelEmitter::emit_pipelined_for(const Stmt& f, const PipelinePlan& pp) {
+  const int S = pp.stages;
+  const bool fma = pp.fma;
+  const MmaPlan& p = pp.mma;
+  const Stmt* lx = pp.lx;
+  const Stmt* ly = pp.ly;
+  const Stmt* dot = pp.dot;
+  const Expr& de = *dot->args[0];
+  const int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
+  const int64_t a_row = pp.a_row, b_row = pp.b_row, a_bytes = pp.a_bytes, stage = pp.stage_bytes;
+  int slot = f.slots[0];
+  loop_info_[slot] = plan_.loop(f, unchecked_).k;
+  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
+  std::string ty = reg_type(t);
+  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
+  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
+  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
+  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
+  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  std::map<int, Carried> carried;
+  for (auto& [v, form] : pp.carried) carried[v] = Carried{form, kvar, lo, step, t};
   use_smem(S * stage);
   if (fma) ++info.fma_rings;
   ++info.pipelined_loops;
@@ -405,7 +431,6 @@ bool KernelEmitter::emit_pipelined_for(const Stmt& f) {
     br(done);
     start_block(done);
   }
-  return true;
 }
 
 }  // namespace dtsim::nvvm

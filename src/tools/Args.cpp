@@ -45,6 +45,7 @@ const FlagSpec kFlags[] = {
     {"--ptx", 0, "emit"},
     {"--triton", 0, "emit"},
     {"--layouts", 0, "emit"},
+    {"--plan", 0, "emit"},
     {"--after", 1, "emit"},
     {"-o", 1, "emit viz"},
     {"--reps", 1, "bench"},
@@ -134,7 +135,7 @@ void apply_shared(CliOptions& o, const std::string& flag, const std::string& v) 
 }
 
 void set_emit(CliOptions& o, EmitWhat w) {
-  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton, --layouts, --after");
+  if (o.emit != EmitWhat::None && o.emit != w) usage_error(o.command, "choose one of --tile, --ast, --nvvm, --ptx, --triton, --layouts, --plan, --after");
   o.emit = w;
 }
 
@@ -213,6 +214,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     set_emit(o, EmitWhat::Triton);
   } else if (name == "--layouts") {
     set_emit(o, EmitWhat::Layouts);
+  } else if (name == "--plan") {
+    set_emit(o, EmitWhat::Plan);
   } else if (name == "--after") {
     std::optional<Stage> st = stage_named(v[0]);
     if (!st) usage_error(c, "'--after' expects a stage of the pass list (" + stage_list() + "), got '" + v[0] + "'");
@@ -357,7 +360,7 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   }
   if (command == "viz" && o.viz_pid && o.viz_loads) usage_error(command, "--pid draws every buffer the instance touches; drop --loads");
   if (command == "emit" && o.emit == EmitWhat::None)
-    usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx, --triton, --layouts or --after=STAGE");
+    usage_error(command, "say what to emit: --tile, --ast, --nvvm, --ptx, --triton, --layouts, --plan or --after=STAGE");
   return o;
 }
 
@@ -381,7 +384,7 @@ usage:
   dtsim run FILE.tile|FILE.dt|FILE.py [flags]   run every program instance on the CPU interpreter
                                           (.py: a @triton.jit kernel; see docs/triton.md)
   dtsim debug FILE [flags]                run under the debugger, stopped before the first statement
-  dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+  dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts|--plan FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
   dtsim emit --after=STAGE FILE ...       the program after a stage of the pass list
                                           (parse, check, bind-sizes, schedule, lower, verify)
   dtsim bench FILE [--backend=cuda|interp] [--reps N] [--json] [--vs-triton] ...   time kernels
@@ -461,7 +464,7 @@ Ctrl-C stops the run at the next instance boundary, says where, writes no pictur
 exit status: 0 picture written (findings are drawn, not failures); 2 bad usage or input.
 )";
   if (command == "emit")
-    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts|--after=STAGE FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
+    return R"(usage: dtsim emit --tile|--ast|--nvvm|--ptx|--triton|--layouts|--plan|--after=STAGE FILE [--arg NAME=VALUE]... [--kernel NAME] [-o OUT]
 
   --tile              the tile IR (for a .dt file: the IR it lowers to)
   --ast               the checked DT syntax tree (.dt files only)
@@ -471,13 +474,16 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                       runs it on dtsim's seeded inputs or .npy files (python3 OUT.py --help)
   --layouts           the CUDA backend's decisions per statement: each tile's layout, vector widths of
                       loads and stores, how reductions and dots run, conversions, pipelined loops
+  --plan              the CUDA backend's plan, decided before emission: tile variables' layouts, each
+                      dot's engine, each loop's hoisted checks, pipeline or prefetch, pointer axis
+                      info, shared-memory allocations and the fallback where they would not fit
   --after=STAGE       the program after one stage of the compile driver's pass list: parse, check,
                       bind-sizes, schedule, lower, verify (docs/architecture.md). Before a .dt file
                       is lowered: its syntax tree (with its sizes; once scheduled, each kernel's
                       schedule); then the tile IR ('# bound:' the parameters' values once bound). A
                       stage the file's language has not got is named in a '# ' line
-  --arch sm_XX        GPU target of --nvvm/--ptx/--layouts (default sm_90; sm_90a enables wgmma)
-  --sanitize=bounds   --nvvm/--ptx/--layouts with the bounds checks of `run --backend=cuda` compiled in
+  --arch sm_XX        GPU target of --nvvm/--ptx/--layouts/--plan (default sm_90; sm_90a enables wgmma)
+  --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
   --sanitize=conflicts  ... and the conflict checks (shadow words claimed with atom.cas) too
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name; .py: the kernel)

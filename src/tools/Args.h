@@ -18,7 +18,7 @@
 namespace dtsim {
 
 enum class Backend { Interp, Cuda };
-enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton, Layouts, After };
+enum class EmitWhat { None, Tile, Ast, Nvvm, Ptx, Triton, Layouts, Plan, After };
 
 // Everything the flags of the dtsim commands can say. Defaults are what a bare `dtsim run FILE`
 // does (and `dtsim tune FILE` / `dtsim difftest FILE` for their own flags).
@@ -51,7 +51,7 @@ struct CliOptions {
   bool json = false;               // bench: --json
   bool vs_triton = false;          // bench: --vs-triton
 
-  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton --layouts --after
+  EmitWhat emit = EmitWhat::None;  // emit: --tile --ast --nvvm --ptx --triton --layouts --plan --after
   Stage emit_after = Stage::Verify;  // emit --after=STAGE
   std::string output;              // emit: -o OUT ("" = stdout)
   std::optional<std::array<int64_t, 3>> viz_pid;  // viz: --pid P0[,P1[,P2]]

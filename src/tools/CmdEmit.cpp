@@ -48,16 +48,17 @@ std::string emit_text(const CliOptions& o) {
       throw UserError("this dtsim was built without the CUDA backend (emit --nvvm/--ptx)");
 #endif
     }
-    case EmitWhat::Layouts: {
+    case EmitWhat::Layouts:
+    case EmitWhat::Plan: {
 #ifdef DTSIM_HAVE_CUDA
       Program p = compile(o.source(), spec);
       CudaOptions opt;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
-      return emit_layouts(p.module, p.bindings, opt);
+      return o.emit == EmitWhat::Layouts ? emit_layouts(p.module, p.bindings, opt) : emit_plan(p.module, p.bindings, opt);
 #else
-      throw UserError("this dtsim was built without the CUDA backend (emit --layouts)");
+      throw UserError("this dtsim was built without the CUDA backend (emit --layouts/--plan)");
 #endif
     }
     case EmitWhat::Triton: {

@@ -190,6 +190,8 @@ def case_usage_errors():
         (["emit", "examples/add.tile"], "say what to emit"),
         (["emit", "--ast", "examples/add.tile"], "--ast needs a .dt file"),
         (["emit", "--tile", "--ptx", "examples/add.tile"], "choose one of"),
+        (["emit", "--plan", "--layouts", "examples/add.tile"], "choose one of"),
+        (["run", "--plan", "examples/add.tile"], "--plan"),
         (["emit", "--after=opt", "examples/add.tile"],
          "'--after' expects a stage of the pass list (parse, check, bind-sizes, schedule, lower, verify), got 'opt'"),
         # difftest and tune parse their flags as every command does (one table in tools/Args.cpp)

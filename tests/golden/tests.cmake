@@ -5,3 +5,29 @@ if(TARGET unit_interp)
   add_test(NAME golden/print COMMAND unit_interp "--test-case=format golden*")
   set_tests_properties(golden/print PROPERTIES LABELS golden)
 endif()
+
+# Golden plans of the CUDA backend (label golden): `dtsim emit --plan FILE FLAGS` must print
+# tests/golden/plan/NAME.plan.expected, and emission from the plan must succeed (plan.py;
+# DTSIM_UPDATE_GOLDEN=1 ctest -R golden/plan rewrites the files). Needs no GPU, only the backend.
+if(DTSIM_HAVE_CUDA)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+  function(dtsim_plan_golden name file)
+    add_test(NAME golden/plan/${name}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/plan.py $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR}
+                     ${file} tests/golden/plan/${name}.plan.expected ${ARGN})
+    set_tests_properties(golden/plan/${name} PROPERTIES LABELS golden TIMEOUT 120)
+  endfunction()
+  dtsim_plan_golden(matmul examples/matmul.tile)
+  dtsim_plan_golden(softmax examples/softmax.tile)
+  # a pipelined dot on wgmma, and on mma.sync with its bounds checks hoisted (two copies of the loop)
+  dtsim_plan_golden(matmul_f16_sm90a examples/matmul_f16.tile --arch sm_90a)
+  dtsim_plan_golden(matmul_f16_hoisted examples/matmul_f16.tile --arch sm_80 --sanitize=bounds)
+  # a Triton kernel whose loop advances its pointers (not pipelined: b_ptrs is not provably 16-byte aligned)
+  dtsim_plan_golden(matmul_act examples/triton/matmul_act.py --arch sm_80 --buf a_ptr=f16[70,40] --buf b_ptr=f16[40,50]
+                    --buf c_ptr=f16[70,50] --arg M=70 --arg N=50 --arg K=40 --arg ACTIVATION=leaky_relu
+                    --grid "cdiv(M, BM) * cdiv(N, BN)")
+  # an FMA ring that does not fit sm_86's shared memory: the fallback decided by the plan
+  dtsim_plan_golden(mm_sm86_fallback examples/mm.dt --arch sm_86)
+  # the same kernel where the ring fits
+  dtsim_plan_golden(mm examples/mm.dt)
+endif()

@@ -1,0 +1,328 @@
+// The planning stages of the CUDA backend (Plan.h): KernelEmitter::plan() runs them in order and
+// fills the KernelPlan that emission reads; KernelPlan::print is `emit --plan`.
+#include <algorithm>
+
+#include "cuda_backend/KernelEmitter.h"
+#include "ir/Printer.h"
+#include "ir/Walk.h"
+
+namespace dtsim::nvvm {
+
+namespace {
+
+int64_t align1024(int64_t n) { return (n + 1023) / 1024 * 1024; }
+
+// The first line of a statement's .tile text, and where it is.
+std::string stmt_line(const Stmt& s) {
+  std::string text = print_stmt(s, 0);
+  text = text.substr(0, text.find('\n'));
+  if (!text.empty() && text.back() == '{') text.pop_back();
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return (s.loc.valid() ? "line " + std::to_string(s.loc.line) + ": " : std::string()) + text;
+}
+
+std::string axis_str(const AxisInfo& a) {
+  auto v = [](int64_t x) { return x >= AxisInfo::kMax ? std::string("max") : std::to_string(x); };
+  return "contig " + v(a.contig) + ", div " + v(a.div) + ", cst " + v(a.cst);
+}
+
+}  // namespace
+
+const LoopPlan& KernelPlan::loop(const Stmt& f, bool unchecked) const {
+  auto it = loops.find({&f, unchecked});
+  if (it == loops.end()) internal_error("NvvmEmitter", "a for loop was not planned (" + stmt_line(f) + ")");
+  return it->second;
+}
+
+const MmaPlan& KernelPlan::dot(const Expr& e) const {
+  auto it = dots.find(&e);
+  if (it == dots.end()) internal_error("NvvmEmitter", "a dot was not planned");
+  return it->second;
+}
+
+void KernelEmitter::plan() {
+  plan_ = KernelPlan{};
+  plan_.arch = opt_.arch.empty() ? "sm_90" : opt_.arch;
+  const size_t n = static_cast<size_t>(k_.num_slots);
+  plan_.assigns.assign(n, 0);
+  plan_.single_def.assign(n, nullptr);
+  plan_.defs.assign(n, {});
+  plan_slots(k_.body);
+  plan_dots();
+  plan_layouts();
+  // The parameters count as one assignment each from here on (the layouts above see the body's).
+  for (const Param& p : k_.params)
+    if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
+  plan_loops(k_.body);  // and the axis information of every global access
+  plan_smem();
+  planned_ = true;
+}
+
+// Stage `slots`: how often each slot is assigned (a `for` assigns its variable), and with what.
+void KernelEmitter::plan_slots(const std::vector<StmtP>& body) {
+  for_each_stmt(body, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Assign) {
+      for (int slot : s.slots) ++plan_.assigns[static_cast<size_t>(slot)];
+      if (s.targets.size() == 1) {
+        plan_.defs[static_cast<size_t>(s.slots[0])].push_back(s.args[0]);
+        plan_.single_def[static_cast<size_t>(s.slots[0])] = s.args[0];
+      }
+    } else if (s.kind == StmtKind::For) {
+      ++plan_.assigns[static_cast<size_t>(s.slots[0])];
+    }
+  });
+}
+
+// Stage `dots`: the engine of every dot (tensor cores or FMA units; mma_plan in NvvmDot.cpp).
+void KernelEmitter::plan_dots() {
+  for_each_stmt(k_.body, [&](const Stmt& s) {
+    for (const ExprP& a : s.args) {
+      if (!a) continue;
+      for_each_expr(a, [&](const Expr& e) {
+        if (e.kind != ExprKind::Dot || plan_.dots.count(&e)) return;
+        plan_.dots[&e] = mma_plan(e);
+        plan_.dot_order.push_back({&s, &e});
+      });
+    }
+  });
+}
+
+// Stage `layouts`: each tile variable keeps one layout: the natural layout of its assignments, where
+// one of them is not the blocked default (a reduction's slice, say); assignments in other layouts
+// are converted.
+void KernelEmitter::plan_layouts() {
+  std::vector<Dist>& layouts = plan_.layouts;
+  layouts.assign(static_cast<size_t>(k_.num_slots), dflt({}));
+  for (int s = 0; s < k_.num_slots; ++s) {
+    const Type& t = k_.slot_types[static_cast<size_t>(s)];
+    if (t.is_tile()) layouts[static_cast<size_t>(s)] = dflt(t.shape);
+  }
+  for (int pass = 0; pass < 4; ++pass) {
+    bool changed = false;
+    for_each_stmt(k_.body, [&](const Stmt& st) {
+      if (st.kind != StmtKind::Assign || st.targets.size() != 1) return;
+      size_t slot = static_cast<size_t>(st.slots[0]);
+      const Type& t = k_.slot_types[slot];
+      if (t.is_tile() && layouts[slot] == dflt(t.shape) && !recomputable(st.args[0])) {
+        Dist n = natural(st.args[0]);
+        if (n.shape == t.shape && !(n == layouts[slot])) {
+          layouts[slot] = n;
+          changed = true;
+        }
+      }
+    });
+    if (!changed) break;
+  }
+}
+
+// Stage `loops` (and `axis`): statements in program order, with the loop variables of the loops
+// around each in loop_info_ and, inside the unchecked copy of a hoisted loop, unchecked_ set, as
+// emission will have them.
+void KernelEmitter::plan_loops(const std::vector<StmtP>& body) {
+  for (const StmtP& sp : body) {
+    const Stmt& s = *sp;
+    if (!unchecked_) plan_accesses(s);
+    switch (s.kind) {
+      case StmtKind::For: plan_for(s); break;
+      case StmtKind::If:
+        plan_loops(s.body);
+        plan_loops(s.orelse);
+        break;
+      case StmtKind::While: plan_loops(s.body); break;
+      case StmtKind::Assign:
+      case StmtKind::Store:
+      case StmtKind::Atomic:
+      case StmtKind::Print:
+      case StmtKind::Assert:
+      case StmtKind::Return: break;
+    }
+  }
+}
+
+// A loop with hoisted bounds checks is emitted twice: the unchecked copy first, then the checked one.
+void KernelEmitter::plan_for(const Stmt& f) {
+  std::optional<HoistPlan> h;
+  if (checking()) h = plan_hoist(f);
+  if (h) {
+    unchecked_ = true;
+    plan_loop_copy(f, std::nullopt);
+    unchecked_ = false;
+  }
+  plan_loop_copy(f, std::move(h));
+}
+
+void KernelEmitter::plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist) {
+  const int slot = f.slots[0];
+  LoopPlan lp;
+  lp.loop = &f;
+  lp.unchecked = unchecked_;
+  lp.hoist = std::move(hoist);
+  lp.k = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
+  lp.pipeline = plan_pipeline(f);
+  loop_info_[slot] = lp.k;
+  if (!lp.pipeline) lp.prefetch = prefetchable_loads(f);
+  std::pair<const Stmt*, bool> key{&f, unchecked_};
+  if (!plan_.loops.count(key)) plan_.loop_order.push_back(key);
+  plan_.loops[key] = std::move(lp);
+  plan_loops(f.body);
+  loop_info_.erase(slot);
+}
+
+// Stage `axis`: the axis information of the pointer of every global load and store of statement s
+// (not of its nested statements), as the vector widths are chosen from it.
+void KernelEmitter::plan_accesses(const Stmt& s) {
+  if (s.kind == StmtKind::Store)
+    plan_.accesses.push_back({&s, s.args[0].get(), true, axis_info(s.args[0])});
+  for (const ExprP& a : s.args) {
+    if (!a) continue;
+    for_each_expr(a, [&](const Expr& e) {
+      if (e.kind == ExprKind::Load) plan_.accesses.push_back({&s, e.args[0].get(), false, axis_info(e.args[0])});
+    });
+  }
+}
+
+// A bound on the shared memory the statements use for values moving between threads (conversions,
+// reductions, scans, dot operands, atomics' old values), statements in `skip` aside: computed from
+// the types, at least what emission takes (which sizes each use as it is made).
+int64_t KernelEmitter::transient_smem(const std::vector<StmtP>& body, const std::set<const Stmt*>& skip) {
+  int64_t most = 0;
+  auto value = [&](const ExprP& e) {
+    const Type& t = e->type;
+    if (t.is_scalar() && e->kind != ExprKind::Reduce) return;
+    if (e->kind == ExprKind::Dot) {
+      int64_t M = e->args[0]->type.shape[0], K = e->args[0]->type.shape[1], N = e->args[1]->type.shape[1];
+      int64_t eb = std::max<int64_t>(4, scalar_bytes(e->args[0]->type.elem));
+      most = std::max(most, align1024(M * std::max(K + 8, fma_lda(K)) * eb) + K * (N + 8) * eb);
+      return;
+    }
+    if (e->kind == ExprKind::Reduce || e->kind == ExprKind::Scan) {  // partials (value and index) or the scanned lines
+      const Type& x = e->args[0]->type;
+      most = std::max(most, smem_padded(x.is_scalar() ? 1 : x.numel()) * 12 + 16);
+      return;
+    }
+    if (e->kind == ExprKind::Load || recomputable(e)) return;
+    most = std::max(most, smem_padded(t.numel()) * smem_bytes(t));
+  };
+  for_each_stmt(body, [&](const Stmt& s) {
+    if (skip.count(&s)) return;
+    for (const ExprP& a : s.args) {
+      if (!a) continue;
+      value(a);
+      for_each_expr(a, [&](const Expr& x) {
+        for (const ExprP& c : x.args)
+          if (c) value(c);
+      });
+    }
+    if (s.kind == StmtKind::Atomic && !s.targets.empty()) {
+      Shape shape = s.args[0]->type.shape;
+      for (size_t i = 1; i < 3; ++i)
+        if (s.args[i]) shape = broadcast_shapes(shape, s.args[i]->type.shape).value_or(shape);
+      most = std::max(most, smem_padded(shape_numel(shape)) * 8);
+    }
+  });
+  return most;
+}
+
+// Stage `smem`: the pipeline rings at the bottom of the shared buffer while their loop runs, every
+// other use above them. Where an FMA ring would leave too little room for the rest of its loop
+// under the target's limit, the FMA rings are dropped (those loops then load through registers)
+// and the loops are planned again.
+void KernelEmitter::plan_smem() {
+  SmemPlan& sp = plan_.smem;
+  bool reports = opt_.bounds_checks || opt_.conflict_checks;
+  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || s.kind == StmtKind::Assert; });
+  sp.limit = max_dynamic_smem(plan_.arch) - (reports ? 1024 : 0);
+  sp.allocs.clear();
+  sp.total = transient_smem(k_.body, {});
+  sp.allocs.push_back({"transient (conversions, reductions, dot operands), at most", 0, sp.total});
+  std::set<const Stmt*> seen;
+  std::string overflow;
+  for (const auto& key : plan_.loop_order) {
+    const LoopPlan& lp = plan_.loops.at(key);
+    if (!lp.pipeline || seen.count(lp.loop)) continue;
+    seen.insert(lp.loop);
+    const PipelinePlan& pp = *lp.pipeline;
+    int64_t ring = pp.ring_bytes();
+    int64_t inner = transient_smem(lp.loop->body, {pp.lx, pp.ly, pp.dot});
+    std::string where = stmt_line(*lp.loop);
+    sp.allocs.push_back({"ring of " + where + ": " + std::to_string(pp.stages) + " x " + std::to_string(pp.stage_bytes), 0, ring});
+    sp.allocs.push_back({"transient inside it, at most", ring, inner});
+    sp.total = std::max(sp.total, ring + inner);
+    if (pp.fma && ring + inner > sp.limit && overflow.empty())
+      overflow = "the FMA ring of " + where + " needs " + std::to_string(ring) + " + " + std::to_string(inner) + " bytes (more than " +
+                 std::to_string(sp.limit) + ")";
+  }
+  if (overflow.empty() || !sp.fma_rings) return;
+  sp.fma_rings = false;
+  sp.fallback = overflow + ": no FMA rings, those loops load their operands through registers";
+  std::string why = sp.fallback;
+  plan_.loops.clear();
+  plan_.loop_order.clear();
+  plan_.accesses.clear();
+  plan_loops(k_.body);
+  plan_smem();
+  sp.fallback = why;
+}
+
+std::string KernelPlan::print(const Kernel& k) const {
+  std::string out = "kernel " + k.name + ": " + std::to_string(k.num_warps) + " warps, num_stages " + std::to_string(k.num_stages) +
+                    ", target " + arch + "\n";
+  out += "  layouts (tile variables):\n";
+  for (int s = 0; s < k.num_slots; ++s) {
+    const Type& t = k.slot_types[static_cast<size_t>(s)];
+    if (!t.is_tile()) continue;
+    const std::string& name = static_cast<size_t>(s) < k.slot_names.size() ? k.slot_names[static_cast<size_t>(s)] : std::string("?");
+    out += "    " + name + " " + std::string(t.ptr ? "*" : "") + scalar_name(t.elem) + shape_str(t.shape) + ": " + layouts[static_cast<size_t>(s)].str() + " (assigned " +
+           std::to_string(assigns[static_cast<size_t>(s)]) + "x)\n";
+  }
+  out += "  dots:" + std::string(dot_order.empty() ? " none\n" : "\n");
+  for (auto& [st, e] : dot_order) {
+    const MmaPlan& p = dots.at(e);
+    std::string shape = std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K);
+    out += "    " + stmt_line(*st) + "\n      " + (p.ok ? describe(p) : "dot " + shape + ": FMA units (" + p.why + ")") + "\n";
+  }
+  out += "  loops:" + std::string(loop_order.empty() ? " none\n" : "\n");
+  for (const auto& key : loop_order) {
+    const LoopPlan& lp = loops.at(key);
+    out += "    " + stmt_line(*lp.loop) + (lp.unchecked ? "  [unchecked copy]" : "") + "\n";
+    out += "      " + lp.loop->targets[0] + ": " + axis_str(lp.k) + "\n";
+    if (lp.hoist) {
+      out += "      bounds checks hoisted: " + std::to_string(lp.hoist->accesses.size()) + " access(es) tested before the loop";
+      if (!lp.hoist->loop.carried.empty()) {
+        std::string names;
+        for (auto& [slot, c] : lp.hoist->loop.carried) names += (names.empty() ? "" : ", ") + k.slot_names[static_cast<size_t>(slot)];
+        out += "; carried pointers " + names;
+      }
+      out += std::string(lp.hoist->has_k_mask ? "; k-dependent masks" : "") + "\n";
+    }
+    if (lp.pipeline) {
+      const PipelinePlan& pp = *lp.pipeline;
+      out += "      pipelined: cp.async ring of " + std::to_string(pp.stages) + " stages x " + std::to_string(pp.stage_bytes) +
+             " bytes, " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " copied " + std::to_string(pp.stages - 1) +
+             " iteration(s) ahead; dot on " + (pp.fma ? std::string("FMA units") : pp.mma.wgmma ? "wgmma" : "mma.sync");
+      if (!pp.carried.empty()) {
+        std::string names;
+        for (auto& [slot, c] : pp.carried) names += (names.empty() ? "" : ", ") + k.slot_names[static_cast<size_t>(slot)];
+        out += "; " + names + " computed from " + lp.loop->targets[0];
+      }
+      out += "\n";
+    } else if (!lp.prefetch.empty()) {
+      std::string names;
+      for (const Stmt* st : lp.prefetch) names += (names.empty() ? "" : ", ") + st->targets[0];
+      out += "      prefetched into registers one iteration ahead: " + names + "\n";
+    } else {
+      out += "      not pipelined, no prefetch\n";
+    }
+  }
+  out += "  global accesses (pointer axis info):" + std::string(accesses.empty() ? " none\n" : "\n");
+  for (const Access& a : accesses)
+    out += "    " + std::string(a.store ? "store" : "load") + " of " + stmt_line(*a.stmt) + "\n      " + axis_str(a.info) + "\n";
+  out += "  shared memory (limit " + std::to_string(smem.limit) + " bytes):\n";
+  for (const SmemPlan::Alloc& al : smem.allocs)
+    out += "    " + al.what + ": offset " + std::to_string(al.offset) + ", " + std::to_string(al.bytes) + " bytes\n";
+  out += "    planned total: at most " + std::to_string(smem.total) + " bytes\n";
+  if (!smem.fallback.empty()) out += "    fallback: " + smem.fallback + "\n";
+  return out;
+}
+
+}  // namespace dtsim::nvvm

@@ -1,0 +1,153 @@
+// Backend stage 3 (after Layout.h and AxisInfo.h): the plan of one kernel, decided before any NVVM IR is written (`emit --plan`
+// prints it). Planning stages, in order (Plan.cpp, KernelEmitter::plan):
+//   slots     how often each variable slot is assigned, and with what (one definition, all of them);
+//   dots      per dot: the engine (wgmma, mma.sync, FMA units), its instruction shape and warp split;
+//   layouts   per tile variable slot: the one layout it is held in;
+//   loops     per `for` (and per copy of it, where bounds checks are hoisted): the loop variable's
+//             axis information, the bounds-check hoisting, the software pipeline, register prefetch;
+//   axis      per global load and store: the axis information of its pointer (vector widths);
+//   smem      the shared-memory allocations (pipeline rings, transient buffers above them), their
+//             total against the target's limit, and the fallback where the rings would not fit.
+// Emission (NvvmKernel.cpp and the per-op-group files) reads the plan and changes none of it. A new
+// backend stage (TMA copies, warp-specialized loops) is a new kind in PipelinePlan/MmaPlan, decided
+// by a planning stage, and a case in the emitter that reads it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda_backend/AxisInfo.h"
+#include "cuda_backend/Layout.h"
+#include "ir/IR.h"
+
+namespace dtsim::nvvm {
+
+// How one dot runs. ok: on tensor cores (wgmma or mma.sync); else the FMA path, `why` saying why.
+struct MmaPlan {
+  bool ok = false;
+  std::string why;  // why the tensor-core path does not apply
+  bool wgmma = false;  // sm_90a: warpgroup MMA from shared memory (else mma.sync + ldmatrix)
+  int wm = 1, wn = 1;
+  int wr = 1;  // wgmma: 64-row tiles per warpgroup
+  int64_t M = 0, N = 0, K = 0;
+  Scalar in = Scalar::F16;
+};
+std::string describe(const MmaPlan& p);
+
+// A slot assigned exactly twice, `v = init` and `v = v + c` with neither init nor c reading v: the
+// two assigned values (init, then the advance `v + c`); null when the slot is not of that form.
+struct CarriedForm {
+  const ExprP* init = nullptr;
+  const ExprP* advance = nullptr;
+};
+
+// The loop a bounds-check hoisting analyses (NvvmChecks.cpp).
+struct HoistLoop {
+  int kslot = -1;
+  std::set<int> in_body;  // the slots the loop assigns
+  // Pointer variables set before the loop and advanced once per iteration at the body's top level
+  // by a loop-invariant step (`p = p + c`, Triton's `p += BK * stride`): slot -> c.
+  std::map<int, ExprP> carried;
+};
+
+// One global access of a loop whose bounds checks are hoisted: what planning found (the first six
+// fields); the run fields are filled when the test is emitted.
+struct HoistAccess {
+  ExprP ptr;                  // with the body's variables inlined
+  std::vector<ExprP> conds;   // the mask's conjuncts that do not depend on k
+  std::vector<ExprP> kconds;  // its comparisons of degree-1 terms in k (Triton's `offs_k < K - k * BK`)
+  std::vector<ExprP> terms;   // the k-dependent integer terms of the pointer
+  const Param* buf = nullptr;
+  std::map<int, int> after;  // carried pointers it uses: 1 when it comes after their advance
+  // The test reads the pointer tile in runs of `run` consecutive elements along its last dimension
+  // (see loop_in_bounds); 1: element by element.
+  int64_t run = 1;
+  std::vector<std::vector<std::string>> starts;  // the coordinates of this thread's runs
+  std::vector<bool> cond_prefix, kcond_prefix;   // per conjunct: a prefix comparison (else constant over a run)
+};
+
+// Bounds checks hoisted out of a `for` loop: the loop is emitted twice, a copy without checks run
+// when a test before it proves every access of every iteration in bounds, and the checked copy.
+struct HoistPlan {
+  HoistLoop loop;
+  std::vector<HoistAccess> accesses;
+  bool has_k_mask = false;
+};
+
+// A software-pipelined K loop. The one kind today keeps `stages` shared buffers filled by cp.async
+// copies `stages - 1` iterations ahead; TMA copies or a warp-specialized producer would be new kinds.
+struct PipelinePlan {
+  enum class Kind { CpAsyncRing };
+  Kind kind = Kind::CpAsyncRing;
+  int stages = 0;
+  bool fma = false;  // the dot runs on the FMA units, reading f32 operands from the ring
+  MmaPlan mma;
+  const Stmt* lx = nullptr;  // the loads of the dot's operands, and the dot's statement
+  const Stmt* ly = nullptr;
+  const Stmt* dot = nullptr;
+  int64_t a_row = 0, b_row = 0;  // row lengths in shared memory (0: wgmma core matrices)
+  int64_t a_bytes = 0, stage_bytes = 0;
+  std::map<int, CarriedForm> carried;  // variables the copies read as init + m * c (m: the copied iteration)
+  int64_t ring_bytes() const { return stages * stage_bytes; }
+};
+
+// One `for` loop as one copy of it is emitted (`unchecked`: the copy that runs without checks).
+struct LoopPlan {
+  const Stmt* loop = nullptr;
+  bool unchecked = false;
+  AxisInfo k;                              // the loop variable inside the body
+  std::optional<HoistPlan> hoist;          // only on a checked copy
+  std::optional<PipelinePlan> pipeline;
+  std::vector<const Stmt*> prefetch;       // loads issued one iteration ahead into registers (not pipelined)
+};
+
+// Dynamic shared memory: the pipeline rings at offset 0 of their loop, every other (transient) use
+// above the ring of the loop it is in; the total is the largest of those.
+struct SmemPlan {
+  struct Alloc {
+    std::string what;
+    int64_t offset = 0, bytes = 0;
+  };
+  std::vector<Alloc> allocs;
+  int64_t total = 0;  // planned bound (emission reports what it used, at most this)
+  int64_t limit = 0;  // the target's dynamic shared memory, less 1 KiB where checks report
+  bool fma_rings = true;
+  std::string fallback;  // why the FMA rings were dropped ("" where they fit or there are none)
+};
+
+struct KernelPlan {
+  std::string arch;
+  // slots
+  std::vector<int> assigns;               // statements (and the parameter) assigning each slot
+  std::vector<ExprP> single_def;          // the last single-target Assign value of each slot
+  std::vector<std::vector<ExprP>> defs;   // every value assigned to each slot
+  // dots
+  std::map<const Expr*, MmaPlan> dots;
+  std::vector<std::pair<const Stmt*, const Expr*>> dot_order;  // in program order, for printing
+  // layouts
+  std::vector<Dist> layouts;  // per slot (scalars: the trivial layout)
+  // loops
+  std::map<std::pair<const Stmt*, bool>, LoopPlan> loops;
+  std::vector<std::pair<const Stmt*, bool>> loop_order;
+  // axis
+  struct Access {
+    const Stmt* stmt = nullptr;
+    const Expr* ptr = nullptr;
+    bool store = false;
+    AxisInfo info;
+  };
+  std::vector<Access> accesses;
+  // smem
+  SmemPlan smem;
+
+  const LoopPlan& loop(const Stmt& f, bool unchecked) const;
+  const MmaPlan& dot(const Expr& e) const;
+  std::string print(const Kernel& k) const;  // stable text, for `emit --plan` and its golden tests
+};
+
+}  // namespace dtsim::nvvm
