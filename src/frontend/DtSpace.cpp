@@ -542,27 +542,29 @@ std::vector<uint64_t> DtScheduleSpace::seeds() const {
   size_t config = 0;
   if (int64_t own = own_schedule(); own >= 0) config = m.point(static_cast<uint64_t>(own)).config;
   std::vector<uint64_t> out;
-  add_seeds(m, config, out);
-  // The configuration that fuses every intermediate into a compiled Func at its outermost dim: a row
-  // reduction's whole row in one instance of one kernel (rmsnorm.dt materializes its row statistic).
+  // First, the configuration that fuses every intermediate into a compiled Func at its outermost
+  // dim, when it is not the file's and has a row reduction: the whole row in one instance of one
+  // kernel, read once (rmsnorm.dt materializes its row statistic, so its own kernels read the row
+  // twice).
   std::vector<size_t> outer;
-  for (size_t i = 0; i < m.inter.size(); ++i) {
-    size_t j = 0;
-    for (; j < m.options[i].size(); ++j) {
+  for (size_t i = 0; i < m.inter.size() && outer.size() == i; ++i)
+    for (size_t j = 0; j < m.options[i].size(); ++j) {
       const FuseOption& o = m.options[i][j];
       if (o.consumer.empty()) continue;
       const DtSymbol& c = m.base->sym(o.consumer);
-      if (c.sched.compiled && !c.dims.empty() && o.level == c.dims[0]) break;
+      if (c.sched.compiled && !c.dims.empty() && o.level == c.dims[0]) {
+        outer.push_back(j);
+        break;
+      }
     }
-    if (j == m.options[i].size()) return out;
-    outer.push_back(j);
-  }
-  for (size_t k = 0; k < m.configs.size(); ++k) {
-    if (k == config || m.configs[k].choice != outer) continue;
-    bool rows = std::any_of(m.configs[k].kernels.begin(), m.configs[k].kernels.end(),
-                            [](const KernelSpace& ks) { return !ks.has_dot && !ks.tiled.empty(); });
-    if (rows) add_seeds(m, k, out);
-  }
+  if (outer.size() == m.inter.size())
+    for (size_t k = 0; k < m.configs.size(); ++k) {
+      if (k == config || m.configs[k].choice != outer) continue;
+      bool rows = std::any_of(m.configs[k].kernels.begin(), m.configs[k].kernels.end(),
+                              [](const KernelSpace& ks) { return !ks.has_dot && !ks.tiled.empty(); });
+      if (rows) add_seeds(m, k, out);
+    }
+  add_seeds(m, config, out);
   return out;
 }
 

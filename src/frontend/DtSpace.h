@@ -68,10 +68,10 @@ class DtScheduleSpace {
   // K tile of 32 or 64, 4 or 8 warps and a cp.async ring of 3 or 4; for a row reduction, one to a few
   // rows per instance, the reduced dim whole (up to max_row_tile: one pass over memory) or in tiles of
   // 512, 4 to 32 warps; for an elementwise kernel, wide blocks of the last dim (1024 to 4096). When
-  // the program's own configuration materializes an intermediate or fuses it deeper, the row
-  // reductions' seeds follow again in the configuration that fuses every intermediate into the
-  // compiled Func at its outermost dim (a whole row per instance in one kernel). Distinct, in a
-  // fixed order.
+  // the program's own configuration materializes an intermediate or fuses it elsewhere, the row
+  // reductions' seeds come first in the configuration that fuses every intermediate into the
+  // compiled Func at its outermost dim (a whole row per instance in one kernel, read once). Distinct,
+  // in a fixed order.
   std::vector<uint64_t> seeds() const;
 
   // A copy of the program (sizes as bound in the program given to the constructor) with schedule

@@ -244,15 +244,16 @@ TEST_CASE("seeds: a 128x128 output tile with a K tile of 64 and 8 warps for a do
   CHECK(rows.find("t.block(x:1);") != std::string::npos);
   CHECK(rows.find("t.tensorize(y:1024, r:0);") != std::string::npos);
   CHECK(rows.find("t.num_warps(8);") != std::string::npos);
-  // A row statistic the file materializes (rmsnorm.dt's form): after the seeds of its own two
-  // kernels, the same row seeds with it fused at the output's x: a whole row per instance, one kernel.
+  // A row statistic the file materializes (rmsnorm.dt's form): first the row seeds with it fused at
+  // the output's x (a whole row per instance, one kernel), then the seeds of the file's two kernels.
   auto r = parse_text("seed_rms.dt",
                       "Func rms, ms; In X, w; Var x = 8192; RVar y = 8192;\nms[x] = rsum(X[x, y] * X[x, y], y);\n"
                       "rms[x, y] = X[x, y] * ms[x] * w[y];\nms.block(x:4);\nms.tensorize(x:4, y:64);\nrms.block(x:1, y:64);\n"
                       "rms.tensorize(y:64);\nrms.compile();\n");
   DtScheduleSpace rs(*r);
   std::vector<uint64_t> rseeds = rs.seeds();
-  CHECK(text_of(rs, rseeds.at(0)).find("ms.fuse_at") == std::string::npos);  // the file's configuration first
+  CHECK(text_of(rs, rseeds.at(0)).find("ms.fuse_at(rms, x);") != std::string::npos);
+  CHECK(text_of(rs, rseeds.back()).find("ms.fuse_at") == std::string::npos);  // the file's configuration after
   std::set<int> fused_warps;
   for (uint64_t i : rseeds) {
     std::string t = text_of(rs, i);
