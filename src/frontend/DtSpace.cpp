@@ -10,7 +10,8 @@
 //       slowest by each factor; the default order without a split is written as no map call)
 //   num_warps, then num_stages (kernels with rdot: the cp.async pipeline's depth; the others: 1, or 3
 //       for loads one loop iteration ahead, which any value >= 2 gives)
-// Tiles and blocks are powers of two; a tile at least the dim's size is written `tensorize(v:0)`
+// Tiles and blocks are powers of two (tiles up to max_tile, or max_row_tile for a dim that a kernel
+// without rdot reduces over); a tile at least the dim's size is written `tensorize(v:0)`
 // (the whole dim), a tile of 1 is no tensorize at all. Points are numbered configuration by
 // configuration, in each by subset of blocked dims (a mixed-radix number within).
 #include "frontend/DtSpace.h"
@@ -40,10 +41,10 @@ std::vector<int64_t> pow2_upto(int64_t hi) {
 }
 
 // Tile extents for an extent of `n` (a block size, or a dim's size rounded up to a power of two):
-// powers of two from min(n, min_tile) to min(n, max_tile).
-std::vector<int64_t> tile_choices(int64_t n, const DtSpaceLimits& lim) {
+// powers of two from min(n, min_tile) to min(n, max) (max: the largest tile, max_tile unless given).
+std::vector<int64_t> tile_choices(int64_t n, const DtSpaceLimits& lim, int64_t max = 0) {
   std::vector<int64_t> v;
-  for (int64_t t = std::min(n, lim.min_tile); t <= std::min(n, lim.max_tile); t *= 2) v.push_back(t);
+  for (int64_t t = std::min(n, lim.min_tile); t <= std::min(n, max ? max : lim.max_tile); t *= 2) v.push_back(t);
   return v;
 }
 
@@ -137,7 +138,9 @@ struct DtScheduleSpace::Impl {
       if ((s.kind != DtSymKind::Var && s.kind != DtSymKind::RVar) || !dims.count(s.name)) continue;
       if (std::find(k.blockable.begin(), k.blockable.end(), s.name) != k.blockable.end()) continue;
       k.tiled.push_back(s.name);
-      k.tiles.push_back(tile_choices(dt_next_pow2(s.size), lim));
+      // a dim reduced here without a dot may be one tile up to max_row_tile: the whole row at once
+      bool row = !k.has_dot && std::find(red.begin(), red.end(), s.name) != red.end();
+      k.tiles.push_back(tile_choices(dt_next_pow2(s.size), lim, row ? std::max(lim.max_tile, lim.max_row_tile) : 0));
     }
     uint64_t subsets = uint64_t(1) << k.blockable.size();
     for (uint64_t s = 0; s < subsets; ++s) {
@@ -528,10 +531,45 @@ std::vector<KernelWish> kernel_wishes(const KernelSpace& k) {
 }
 }  // namespace
 
+namespace {
+// The seeds' points of configuration `config` (each template of each kernel, the kernels' lists
+// cycled to the longest), appended to `out` when new.
+void add_seeds(const DtScheduleSpace::Impl& m, size_t config, std::vector<uint64_t>& out);
+}  // namespace
+
 std::vector<uint64_t> DtScheduleSpace::seeds() const {
   const Impl& m = *impl_;
   size_t config = 0;
   if (int64_t own = own_schedule(); own >= 0) config = m.point(static_cast<uint64_t>(own)).config;
+  std::vector<uint64_t> out;
+  // First, the configuration that fuses every intermediate into a compiled Func at its outermost
+  // dim, when it is not the file's and has a row reduction: the whole row in one instance of one
+  // kernel, read once (rmsnorm.dt materializes its row statistic, so its own kernels read the row
+  // twice).
+  std::vector<size_t> outer;
+  for (size_t i = 0; i < m.inter.size() && outer.size() == i; ++i)
+    for (size_t j = 0; j < m.options[i].size(); ++j) {
+      const FuseOption& o = m.options[i][j];
+      if (o.consumer.empty()) continue;
+      const DtSymbol& c = m.base->sym(o.consumer);
+      if (c.sched.compiled && !c.dims.empty() && o.level == c.dims[0]) {
+        outer.push_back(j);
+        break;
+      }
+    }
+  if (outer.size() == m.inter.size())
+    for (size_t k = 0; k < m.configs.size(); ++k) {
+      if (k == config || m.configs[k].choice != outer) continue;
+      bool rows = std::any_of(m.configs[k].kernels.begin(), m.configs[k].kernels.end(),
+                              [](const KernelSpace& ks) { return !ks.has_dot && !ks.tiled.empty(); });
+      if (rows) add_seeds(m, k, out);
+    }
+  add_seeds(m, config, out);
+  return out;
+}
+
+namespace {
+void add_seeds(const DtScheduleSpace::Impl& m, size_t config, std::vector<uint64_t>& out) {
   const Config& c = m.configs[config];
   std::vector<std::vector<KernelWish>> wishes;
   size_t count = 0;
@@ -539,7 +577,6 @@ std::vector<uint64_t> DtScheduleSpace::seeds() const {
     wishes.push_back(kernel_wishes(k));
     count = std::max(count, wishes.back().size());
   }
-  std::vector<uint64_t> out;
   for (size_t t = 0; t < count; ++t) {
     DtSpacePoint pt;
     pt.config = config;
@@ -575,8 +612,9 @@ std::vector<uint64_t> DtScheduleSpace::seeds() const {
     uint64_t i = m.index(pt);
     if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
   }
-  return out;
 }
+
+}  // namespace
 
 DtScheduleSpace::DtScheduleSpace(const DtProgram& p, const DtSpaceLimits& limits) : impl_(std::make_unique<Impl>()) {
   impl_->base = std::make_shared<DtProgram>(p);

@@ -19,6 +19,8 @@ namespace dtsim {
 struct DtSpaceLimits {
   int64_t max_block = 4096;                   // largest block size of one dim
   int64_t max_tile = 1024;                    // largest tile extent of one dim
+  int64_t max_row_tile = 16384;               // ... of a dim that a kernel without rdot reduces over:
+                                              // the whole row held at once, one pass over memory
   int64_t min_tile = 16;                      // smallest tile extent (smaller blocks and dims: whole)
   std::vector<int> warps = {1, 2, 4, 8, 16, 32};  // num_warps choices
   std::vector<int> stages = {1, 2, 3, 4};     // num_stages choices of kernels with rdot (cp.async depth)
@@ -64,8 +66,12 @@ class DtScheduleSpace {
   // rounded to the nearest the space has), in the configuration of the program's own fusions (or the
   // first): for a kernel with rdot, square and wide output tiles (128x128, 128x256, 64x128 ...) with a
   // K tile of 32 or 64, 4 or 8 warps and a cp.async ring of 3 or 4; for a row reduction, one to a few
-  // rows per instance, the reduced dim in tiles of up to 1024, 4 to 16 warps; for an elementwise
-  // kernel, wide blocks of the last dim (1024 to 4096). Distinct, in a fixed order.
+  // rows per instance, the reduced dim whole (up to max_row_tile: one pass over memory) or in tiles of
+  // 512, 4 to 32 warps; for an elementwise kernel, wide blocks of the last dim (1024 to 4096). When
+  // the program's own configuration materializes an intermediate or fuses it elsewhere, the row
+  // reductions' seeds come first in the configuration that fuses every intermediate into the
+  // compiled Func at its outermost dim (a whole row per instance in one kernel, read once). Distinct,
+  // in a fixed order.
   std::vector<uint64_t> seeds() const;
 
   // A copy of the program (sizes as bound in the program given to the constructor) with schedule

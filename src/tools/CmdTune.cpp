@@ -81,7 +81,7 @@ std::string tune_help() {
 
 Searches the schedule space of FILE.dt (docs/tune.md): fusion choices (fuse_at levels, or
 materializing an intermediate), block and tile sizes (powers of two; blocks up to 4096, tiles 16 to
-1024), map orders and splits (factors 4 and 8), num_warps (1..32) and num_stages (1..4 for kernels
+1024, or to 16384 for a row a kernel reduces), map orders and splits (factors 4 and 8), num_warps (1..32) and num_stages (1..4 for kernels
 with rdot, 1 or 3 for the others); schedules with a tile over 32768 elements, or over 256 elements of a tile
 per thread, are pruned. The whole space is enumerated when it holds at most --budget schedules; otherwise
 the file's own schedule and the seeds (schedules the backends run well) come first, then draws at random

@@ -32,6 +32,7 @@ DtSpaceLimits small_limits() {
   l.max_block = 4;
   l.max_tile = 4;
   l.min_tile = 2;
+  l.max_row_tile = 4;
   l.warps = {4, 8};
   l.stages = {3};
   l.loop_stages = {3};
@@ -91,6 +92,27 @@ TEST_CASE("the space of a 2-D kernel, counted by hand") {
     CHECK(s.index(s.point(i)) == i);
     for (uint64_t n : s.neighbours(i)) CHECK(n < s.size());
   }
+}
+
+TEST_CASE("a dim reduced without a dot may be one tile up to max_row_tile (a whole row); a dot's K dim may not") {
+  DtSpaceLimits l = small_limits();
+  l.max_row_tile = 8;
+  auto p = parse_text("rownorm_rows.dt", kRowNorm);
+  DtScheduleSpace s(*p, l);
+  // As below, but y = 8 (reduced in t's kernel) has tiles 2, 4, 8: (2 + 4) * 3 * 2 = 36 per fused
+  // configuration and for t's own kernel; s's own kernel (y not reduced there) as before, 168.
+  CHECK(s.size() == 36 + 36 + 36 * 168);
+  bool whole_row = false;
+  for (uint64_t i = 0; i < s.size() && !whole_row; ++i) {
+    std::string text;
+    (void)s.apply(i, &text);
+    whole_row = text.find("t.fuse_at(s, x);") != std::string::npos && text.find("s.tensorize(y:0);") != std::string::npos;
+  }
+  CHECK(whole_row);
+  // k = 8 reduced by rdot: tiles 2 and 4 only (max_tile), as in the pipeline-depth case above.
+  auto d = parse_text("dot_k8.dt", "Func c; In A, B; Var x = 2, y = 2; RVar k = 8;\nc[x, y] = rdot(A[x, k], B[k, y], k);\nc.compile();\n");
+  l.stages = {2, 4};
+  CHECK(DtScheduleSpace(*d, l).size() == 2 * (4 + 8 + 8 + 64));
 }
 
 TEST_CASE("fusion choices: each fuse_at level and materializing, counted by hand") {
@@ -212,15 +234,33 @@ TEST_CASE("seeds: a 128x128 output tile with a K tile of 64 and 8 warps for a do
   std::set<uint64_t> distinct(seeds.begin(), seeds.end());
   CHECK(distinct.size() == seeds.size());
   for (uint64_t i : seeds) CHECK(i < s.size());
-  // A row reduction (softmax's form): one row per instance, the row in tiles of 1024.
+  // A row reduction (softmax's form): one row per instance, the reduced row whole (one tile), the
+  // written row in tiles of 1024.
   auto q = parse_text("seed_rows.dt",
                       "Func s, t; In A; Var x = 8192, y = 8192; RVar r = 8192;\ns[x] = rsum(A[x, r], r);\nt[x, y] = A[x, y] / s[x];\n"
                       "t.tensorize(y:0);\ns.fuse_at(t, x);\nt.compile();\n");
   DtScheduleSpace u(*q);
   std::string rows = text_of(u, u.seeds().at(0));
   CHECK(rows.find("t.block(x:1);") != std::string::npos);
-  CHECK(rows.find("1024") != std::string::npos);
+  CHECK(rows.find("t.tensorize(y:1024, r:0);") != std::string::npos);
   CHECK(rows.find("t.num_warps(8);") != std::string::npos);
+  // A row statistic the file materializes (rmsnorm.dt's form): first the row seeds with it fused at
+  // the output's x (a whole row per instance, one kernel), then the seeds of the file's two kernels.
+  auto r = parse_text("seed_rms.dt",
+                      "Func rms, ms; In X, w; Var x = 8192; RVar y = 8192;\nms[x] = rsum(X[x, y] * X[x, y], y);\n"
+                      "rms[x, y] = X[x, y] * ms[x] * w[y];\nms.block(x:4);\nms.tensorize(x:4, y:64);\nrms.block(x:1, y:64);\n"
+                      "rms.tensorize(y:64);\nrms.compile();\n");
+  DtScheduleSpace rs(*r);
+  std::vector<uint64_t> rseeds = rs.seeds();
+  CHECK(text_of(rs, rseeds.at(0)).find("ms.fuse_at(rms, x);") != std::string::npos);
+  CHECK(text_of(rs, rseeds.back()).find("ms.fuse_at") == std::string::npos);  // the file's configuration after
+  std::set<int> fused_warps;
+  for (uint64_t i : rseeds) {
+    std::string t = text_of(rs, i);
+    if (t.find("ms.fuse_at(rms, x);\nrms.block(x:1);\nrms.tensorize(y:0);\nrms.num_warps(") != std::string::npos)
+      fused_warps.insert(std::stoi(t.substr(t.find("rms.num_warps(") + 14)));
+  }
+  CHECK(fused_warps == std::set<int>{4, 8, 16, 32});
   // Elementwise: a block of 1024 along the last dim.
   auto e = parse_text("seed_ew.dt", "Func f; In A; Var x = 128, y = 65536;\nf[x, y] = A[x, y] * 2.0;\nf.compile();\n");
   DtScheduleSpace v(*e);
