@@ -76,9 +76,9 @@ def run(a):
                 kern.configs = match[:1]
                 kern.cache.clear()
             torch.manual_seed(0)
-            q, k, v = (torch.randn((BATCH, HEADS, n_ctx, d), dtype=torch.float16, device="cuda") for _ in range(3))
+            q, k, v = (torch.randn((a.batch, HEADS, n_ctx, d), dtype=torch.float16, device="cuda") for _ in range(3))
             scale = 0.5
-            rec = {"label": a.label, "n_ctx": n_ctx, "head_dim": d, "causal": causal, "tma": use_tma}
+            rec = {"label": a.label, "batch": a.batch, "n_ctx": n_ctx, "head_dim": d, "causal": causal, "tma": use_tma}
             try:
                 o = mod.attention(q, k, v, causal, scale)
                 torch.cuda.synchronize()
@@ -86,10 +86,11 @@ def run(a):
                 ms = triton.testing.do_bench(lambda: mod.attention(q, k, v, causal, scale))
                 best = getattr(kern, "best_config", None) or kern.configs[0]
                 chosen.setdefault(key, config_text(best))
-                flops = 4.0 * BATCH * HEADS * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
+                flops = 4.0 * a.batch * HEADS * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
                 rec.update(ms=ms, tflops=flops / (ms * 1e-3) / 1e12, config=config_text(best))
             except Exception as e:  # a row that fails is reported, the others still run
-                rec["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"[:300]
+                lines = str(e).strip().splitlines()
+                rec["error"] = f"{type(e).__name__}: {lines[0] if lines else ''}"[:300]
             print(json.dumps(rec), flush=True)
             del q, k, v
     if a.configs_out:
@@ -133,6 +134,7 @@ def main():
     ap.add_argument("--label", default="triton")
     ap.add_argument("--configs-out")
     ap.add_argument("--configs-in")
+    ap.add_argument("--batch", type=int, default=BATCH, help="batches (more than 1: see BATCH above)")
     ap.add_argument("--max-ctx", type=int, default=0, help="skip shapes with a longer sequence")
     ap.add_argument("--table", nargs="+", help="print the table of these JSON-lines files")
     a = ap.parse_args()
