@@ -2,7 +2,8 @@
 // else draws the point nearest the file's own schedule, the space's seeds, then at random, and refines
 // around the fastest once half the budget is spent; lowers every candidate at the requested sizes,
 // checks it on the interpreter at small sizes against the schedule-free reference (as `run --check`),
-// and times the survivors through the TuneTimer in rounds. A shard (--shard I/N) takes every N-th
+// and times the survivors through the TuneTimer in rounds, each on a thread of its own while the next
+// round is drawn and checked (the same search as one round after the other). A shard (--shard I/N) takes every N-th
 // draw of the same sequence; with --exchange the shards swap each round's outcomes (Exchange.h) and
 // together make the unsharded search.
 #include <algorithm>
@@ -171,8 +172,8 @@ class Search {
   // draws at positions p with p mod N == I.
   //
   // With --exchange, the shards draw the rounds of the unsharded search (kRound draws each), evaluate
-  // and time their own draws of it, then swap the outcomes (status, time, lowered) through the
-  // folder: every shard knows every outcome, so all count the budget, refine around the global
+  // and time their own draws of it, and swap the outcomes through the folder twice: after the check
+  // (status, lowered) and after the timing (times): every shard knows every outcome, so all count the budget, refine around the global
   // fastest and (with --time) stop after the same round, as the unsharded search does; their union
   // is the unsharded search.
   //
@@ -181,6 +182,10 @@ class Search {
   // then the whole search, as long as no draw depends on a time. Refinement does: once a sharded
   // search with a timer refines, it refines around its own fastest with its share of the budget
   // left, every draw its own.
+  //
+  // Round k is timed while round k+1 is drawn and checked; round k's times reach the search after
+  // round k+1's check, with or without overlap (o_.overlap), so the draws never depend on how long
+  // the timing took.
   void run() {
     start_ = std::chrono::steady_clock::now();
     if (!o_.exchange.empty()) {
@@ -213,11 +218,13 @@ class Search {
       uint64_t left = exhaustive_ ? n - next_ : by_time ? kRound * width : goal_ - legal_;
       if (left == 0 || (!exhaustive_ && seen_.size() >= max_draws) || (by_time && now >= o_.time_s)) break;
       double progress = by_time ? now / o_.time_s : static_cast<double>(legal_) / static_cast<double>(o_.budget);
-      // A refining round draws around the fastest so far: it waits for the times of every earlier
-      // round. Any other round depends on the checks alone and is drawn and checked while the GPU
-      // times the round before it. Whether a round refines is itself decided from the checks.
+      // A round is drawn and checked while the GPU times the round before it; that round's times are
+      // not known yet. A round that does not refine depends on the checks alone. A refining round
+      // draws around the fastest of the rounds before the one on the GPU; only when none of those
+      // was timed (the first rounds) does it wait for the times of every earlier round. Whether a
+      // round refines is itself decided from the checks.
       bool refine = !exhaustive_ && (timer_ || exchange_) && progress >= 0.5 && any_passed_check();
-      if (refine && flight_) {
+      if (refine && flight_ && !any_timed()) {
         std::unique_ptr<Flight> f = std::move(flight_);
         join_timing(*f);
         apply_times(*f);

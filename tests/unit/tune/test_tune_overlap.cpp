@@ -1,5 +1,5 @@
 // The GPU times a round on a thread of its own while the search draws and checks the next round
-// (a round that refines waits for every earlier round's times): with a model of the GPU that takes
+// (which, refining, draws around the fastest of the rounds before): with a model of the GPU that takes
 // its time, the search's wall time is less than its checking and timing added up, and the search is
 // the one --no-overlap makes (each round timed before the next is checked): the same candidates in
 // the same order, the same statuses, times and best.
