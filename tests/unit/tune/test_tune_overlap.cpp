@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ir/Diag.h"
 #include "tune/Tune.h"
 #include "tune_model_timer.h"
 
@@ -102,4 +103,17 @@ TEST_CASE("overlapped or not, the same search: candidates, order, statuses, time
   TuneResult r = run_model({src("tests/tune/tiny.dt")}, 1), seq = run_model({src("tests/tune/tiny.dt"), "--no-overlap"}, 1);
   check_same(r, seq);
   CHECK(r.count("timed") == 48);
+}
+
+TEST_CASE("a GPU that fails on the timing thread ends the search with its error, overlapped or not") {
+  for (bool overlap : {true, false}) {
+    CAPTURE(overlap);
+    std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "100", "--seed", "1"};
+    if (!overlap) words.push_back("--no-overlap");
+    ModelTimer timer;
+    timer.fail_after = 40;  // in the second round, while the third is checked
+    std::ostringstream out, err;
+    CHECK_THROWS_WITH_AS(tune_command_with_timer(words, &timer, out, err), doctest::Contains("the model GPU fell off the bus"), UserError);
+    CHECK(timer.timed == 40);
+  }
 }
