@@ -54,7 +54,8 @@ def save(a, name, result):
 def phases(r):
     """Where a search's time went (a merged result adds its workers' seconds)."""
     return (f" (search {r['seconds']:.1f} s: checking {r['check_seconds']:.1f} s, timing {r['timing_seconds']:.1f} s"
-            f" of which waiting for compiles {r['compile_wait_seconds']:.1f} s; {r.get('rounds', '?')} rounds)")
+            f" of which waiting for compiles {r['compile_wait_seconds']:.1f} s, both at once {r.get('overlap_seconds', 0):.1f} s;"
+            f" {r.get('rounds', '?')} rounds)")
 
 
 def shared_draws(one, many):

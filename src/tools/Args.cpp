@@ -71,6 +71,7 @@ const FlagSpec kFlags[] = {
     {"--merge", 0, "tune"},
     {"--gpus", 1, "tune"},
     {"--check-only", 0, "tune"},
+    {"--no-overlap", 0, "tune"},
     {"--trials", 1, "difftest"},
     {"--schedule-seed", 1, "difftest"},
     {"--fast-math", 0, "difftest"},
@@ -291,6 +292,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     }
   } else if (name == "--check-only") {
     o.check_only = true;
+  } else if (name == "--no-overlap") {
+    o.tune_overlap = false;
   } else if (name == "--trials") {
     o.trials = static_cast<int>(parse_int(c, name, v[0], 1, 1000000000));
   } else if (name == "--schedule-seed") {

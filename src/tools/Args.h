@@ -73,6 +73,7 @@ struct CliOptions {
   std::vector<std::string> files;  // tune: every file named (--merge: the results)
   std::vector<std::string> gpus;   // --gpus all | 0,1 | cpu,cpu
   bool check_only = false;         // --check-only: time nothing
+  bool tune_overlap = true;        // --no-overlap: time each round before checking the next
   std::string tune_out;            // --out FILE: the JSON result written to FILE
 
   // difftest (--seed defaults to 1 there)

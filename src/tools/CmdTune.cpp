@@ -111,6 +111,8 @@ pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing 
                       worker that only checks), each searching one shard, exchanging each round's
                       outcomes (the unsharded search, faster); their results merged
   --check-only        lower and check the candidates, time none
+  --no-overlap        time each round before checking the next (by default the GPU times a round
+                      while the next is checked; the same search either way)
   --csv FILE          every candidate: index,status,phase,ms,gbps,tflops,reason,schedule
   --json              print one JSON object (summary and every candidate) instead of the text report
   --plot FILE.svg     the timed candidates' times, sorted, with a line per reference
@@ -368,6 +370,7 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   to.shards = o.shards;
   to.exchange = o.exchange;
   to.exchange_timeout_s = o.exchange_timeout_s;
+  to.overlap = o.tune_overlap;
   for (const auto& [k, v] : o.args)
     if (!p.size_args.count(k)) to.scalars[k] = v;
   {

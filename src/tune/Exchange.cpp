@@ -1,12 +1,13 @@
 // The round exchange of shards searching together (Exchange.h). A report is a small text file:
 //   dtsim tune exchange
 //   search <identity>
-//   round <k> shard <I>/<N>
+//   round <k> shard <I>/<N>          (the times of a round: times <k> shard <I>/<N>)
 //   elapsed <seconds>
 //   draw <pos> <index> <done 0|1> <lowered 0|1> <status> <ms or ->     (one per draw of the shard)
 //   end
-// written as .tmp.<name> and renamed to round-<k>.shard-<I>-of-<N>; a shard that fails leaves
-// failed.shard-<I>-of-<N> holding the reason.
+// written as .tmp.<name> and renamed to round-<k>.shard-<I>-of-<N> (after the check) or
+// times-<k>.shard-<I>-of-<N> (after the timing); a shard that fails leaves failed.shard-<I>-of-<N>
+// holding the reason.
 #include "tune/Exchange.h"
 
 #include <chrono>
@@ -44,8 +45,12 @@ std::string seconds_text(double s) {
 TuneExchange::TuneExchange(std::string dir, uint64_t shard, uint64_t shards, std::string identity, double timeout_s)
     : dir_(std::move(dir)), shard_(shard), shards_(shards), identity_(std::move(identity)), timeout_s_(timeout_s) {}
 
-std::string TuneExchange::report_name(uint64_t round, uint64_t shard) const {
-  return "round-" + std::to_string(round) + ".shard-" + std::to_string(shard) + "-of-" + std::to_string(shards_);
+namespace {
+const char* kind_word(ExchangeKind kind) { return kind == ExchangeKind::Checks ? "round" : "times"; }
+}  // namespace
+
+std::string TuneExchange::report_name(uint64_t round, uint64_t shard, ExchangeKind kind) const {
+  return std::string(kind_word(kind)) + "-" + std::to_string(round) + ".shard-" + std::to_string(shard) + "-of-" + std::to_string(shards_);
 }
 
 std::string TuneExchange::fail_name(uint64_t shard) const {
@@ -57,12 +62,12 @@ void TuneExchange::start() {
   fs::create_directories(dir_, ec);
   if (!fs::is_directory(dir_, ec)) throw UserError("--exchange " + dir_ + ": not a folder, and it cannot be made");
   std::string mine = std::to_string(shard_) + "/" + std::to_string(shards_);
-  if (fs::exists(fs::path(dir_) / report_name(0, shard_), ec) || fs::exists(fs::path(dir_) / fail_name(shard_), ec))
+  if (fs::exists(fs::path(dir_) / report_name(0, shard_, ExchangeKind::Checks), ec) || fs::exists(fs::path(dir_) / fail_name(shard_), ec))
     throw UserError("--exchange " + dir_ + ": the folder already holds shard " + mine +
                     "'s reports of an earlier search; give each search an empty folder");
 }
 
-ExchangeRound TuneExchange::read_report(const std::string& path, uint64_t round, uint64_t shard) const {
+ExchangeRound TuneExchange::read_report(const std::string& path, uint64_t round, uint64_t shard, ExchangeKind kind) const {
   std::istringstream in(read_all(path));
   ExchangeRound r;
   int line_no = 0;
@@ -90,7 +95,7 @@ ExchangeRound TuneExchange::read_report(const std::string& path, uint64_t round,
     std::string w1, w2, who;
     uint64_t k = 0;
     std::istringstream l = next();
-    if (!(l >> w1 >> k >> w2 >> who) || w1 != "round" || w2 != "shard") bad("expected 'round K shard I/N'");
+    if (!(l >> w1 >> k >> w2 >> who) || w1 != kind_word(kind) || w2 != "shard") bad(std::string("expected '") + kind_word(kind) + " K shard I/N'");
     if (k != round || who != std::to_string(shard) + "/" + std::to_string(shards_)) bad("the report of another round or shard");
   }
   {
@@ -122,11 +127,11 @@ ExchangeRound TuneExchange::read_report(const std::string& path, uint64_t round,
   return r;
 }
 
-std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRound& mine) {
+std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRound& mine, ExchangeKind kind) {
   std::ostringstream os;
   char num[64];
   std::snprintf(num, sizeof num, "%.17g", mine.elapsed);
-  os << "dtsim tune exchange\nsearch " << identity_ << "\nround " << round << " shard " << shard_ << "/" << shards_ << "\nelapsed " << num << "\n";
+  os << "dtsim tune exchange\nsearch " << identity_ << "\n" << kind_word(kind) << " " << round << " shard " << shard_ << "/" << shards_ << "\nelapsed " << num << "\n";
   for (const ExchangedDraw& d : mine.draws) {
     os << "draw " << d.pos << " " << d.index << " " << (d.done ? 1 : 0) << " " << (d.lowered ? 1 : 0) << " " << (d.status.empty() ? "-" : d.status) << " ";
     if (d.ms) {
@@ -137,7 +142,7 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
     }
   }
   os << "end\n";
-  fs::path final_path = fs::path(dir_) / report_name(round, shard_), tmp = fs::path(dir_) / (".tmp." + report_name(round, shard_));
+  fs::path final_path = fs::path(dir_) / report_name(round, shard_, kind), tmp = fs::path(dir_) / (".tmp." + report_name(round, shard_, kind));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f << os.str();
@@ -156,9 +161,9 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
   while (missing > 0) {
     for (uint64_t s = 0; s < shards_; ++s) {
       if (have[s]) continue;
-      fs::path p = fs::path(dir_) / report_name(round, s);
+      fs::path p = fs::path(dir_) / report_name(round, s, kind);
       if (fs::exists(p, ec)) {
-        all[s] = read_report(p.string(), round, s);
+        all[s] = read_report(p.string(), round, s, kind);
         have[s] = true;
         --missing;
         last_progress = std::chrono::steady_clock::now();
@@ -177,7 +182,7 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
       std::string who;
       for (uint64_t s = 0; s < shards_; ++s)
         if (!have[s]) who += (who.empty() ? "" : ", ") + std::to_string(s) + "/" + std::to_string(shards_);
-      throw UserError("--exchange " + dir_ + ": no report of round " + std::to_string(round) + " from shard(s) " + who + " after " +
+      throw UserError("--exchange " + dir_ + ": no report " + (kind == ExchangeKind::Checks ? "" : "of the times ") + "of round " + std::to_string(round) + " from shard(s) " + who + " after " +
                       seconds_text(waited) + " s of waiting (stopped, or never started?); --exchange-timeout S waits longer");
     }
     std::this_thread::sleep_for(kPoll);

@@ -1,8 +1,9 @@
 // The round exchange of shards that search together (`dtsim tune --shard I/N --exchange DIR`,
-// docs/tune.md): after timing a round, each shard writes what its draws of the round came to into DIR
-// (under a temporary name, then renamed: a reader sees a file whole or not at all) and waits for the
-// other shards' files of that round. Every shard then knows the outcome of every draw and draws the
-// next round as the unsharded search would. Used by the search (Search.cpp) only.
+// docs/tune.md): twice per round (after checking it: what each draw came to at the check; after
+// timing it: the times) each shard writes what its draws of the round came to into DIR (under a
+// temporary name, then renamed: a reader sees a file whole or not at all) and waits for the other
+// shards' files of that swap. Every shard then knows the outcome of every draw and draws the next
+// round as the unsharded search would. Used by the search (Search.cpp) only.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,9 @@ struct ExchangeRound {
   std::vector<ExchangedDraw> draws;
 };
 
+// The two swaps of a round: after its check, after its timing.
+enum class ExchangeKind { Checks, Times };
+
 class TuneExchange {
  public:
   // `identity`: what must agree between the shards of one search (seed, budget, space...);
@@ -36,17 +40,17 @@ class TuneExchange {
   // Makes the folder if needed; a UserError when it already holds this shard's reports (an earlier
   // search's: each search needs an empty folder).
   void start();
-  // Writes this shard's report of round `round`, waits for every other shard's, and returns all
-  // reports indexed by shard. UserError when a shard reported a failure, reported another search, or
-  // nothing arrived for timeout_s.
-  std::vector<ExchangeRound> swap(uint64_t round, const ExchangeRound& mine);
+  // Writes this shard's report of round `round` (its checks or its times), waits for every other
+  // shard's of the same kind, and returns all reports indexed by shard. UserError when a shard
+  // reported a failure, reported another search, or nothing arrived for timeout_s.
+  std::vector<ExchangeRound> swap(uint64_t round, const ExchangeRound& mine, ExchangeKind kind);
   // Leaves a failure mark with `why`, so that the other shards stop waiting (never throws).
   void fail(const std::string& why) noexcept;
 
  private:
-  std::string report_name(uint64_t round, uint64_t shard) const;
+  std::string report_name(uint64_t round, uint64_t shard, ExchangeKind kind) const;
   std::string fail_name(uint64_t shard) const;
-  ExchangeRound read_report(const std::string& path, uint64_t round, uint64_t shard) const;
+  ExchangeRound read_report(const std::string& path, uint64_t round, uint64_t shard, ExchangeKind kind) const;
 
   std::string dir_;
   uint64_t shard_, shards_;

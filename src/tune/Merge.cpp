@@ -211,6 +211,7 @@ TuneResult tune_result_from_json(const std::string& text, const std::string& pat
   r.check_seconds = f.num("check_seconds");
   r.timing_seconds = f.num("timing_seconds");
   r.compile_wait_seconds = f.num("compile_wait_seconds");
+  r.overlap_seconds = doc.get("overlap_seconds") ? f.num("overlap_seconds") : 0;  // results written before it was reported: 0
   r.bytes = static_cast<int64_t>(f.count("bytes"));
   r.flops = f.num("flops");
   if (!std::isfinite(r.flops)) r.flops = 0;
@@ -290,6 +291,7 @@ TuneResult merge_tune_results(const std::vector<TuneResult>& parts, std::string*
     r.check_seconds += p.check_seconds;
     r.timing_seconds += p.timing_seconds;
     r.compile_wait_seconds += p.compile_wait_seconds;
+    r.overlap_seconds += p.overlap_seconds;
     r.ptx_cache_hits += p.ptx_cache_hits;
     r.ptx_cache_misses += p.ptx_cache_misses;
     r.rounds = std::max(r.rounds, p.rounds);

@@ -2,7 +2,8 @@
 // else draws the point nearest the file's own schedule, the space's seeds, then at random, and refines
 // around the fastest once half the budget is spent; lowers every candidate at the requested sizes,
 // checks it on the interpreter at small sizes against the schedule-free reference (as `run --check`),
-// and times the survivors through the TuneTimer in rounds. A shard (--shard I/N) takes every N-th
+// and times the survivors through the TuneTimer in rounds, each on a thread of its own while the next
+// round is drawn and checked (the same search as one round after the other). A shard (--shard I/N) takes every N-th
 // draw of the same sequence; with --exchange the shards swap each round's outcomes (Exchange.h) and
 // together make the unsharded search.
 #include <algorithm>
@@ -11,7 +12,10 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -168,8 +172,8 @@ class Search {
   // draws at positions p with p mod N == I.
   //
   // With --exchange, the shards draw the rounds of the unsharded search (kRound draws each), evaluate
-  // and time their own draws of it, then swap the outcomes (status, time, lowered) through the
-  // folder: every shard knows every outcome, so all count the budget, refine around the global
+  // and time their own draws of it, and swap the outcomes through the folder twice: after the check
+  // (status, lowered) and after the timing (times): every shard knows every outcome, so all count the budget, refine around the global
   // fastest and (with --time) stop after the same round, as the unsharded search does; their union
   // is the unsharded search.
   //
@@ -178,6 +182,10 @@ class Search {
   // then the whole search, as long as no draw depends on a time. Refinement does: once a sharded
   // search with a timer refines, it refines around its own fastest with its share of the budget
   // left, every draw its own.
+  //
+  // Round k is timed while round k+1 is drawn and checked; round k's times reach the search after
+  // round k+1's check, with or without overlap (o_.overlap), so the draws never depend on how long
+  // the timing took.
   void run() {
     start_ = std::chrono::steady_clock::now();
     if (!o_.exchange.empty()) {
@@ -210,7 +218,18 @@ class Search {
       uint64_t left = exhaustive_ ? n - next_ : by_time ? kRound * width : goal_ - legal_;
       if (left == 0 || (!exhaustive_ && seen_.size() >= max_draws) || (by_time && now >= o_.time_s)) break;
       double progress = by_time ? now / o_.time_s : static_cast<double>(legal_) / static_cast<double>(o_.budget);
-      if (!exhaustive_ && !local_ && !exchange_ && o_.shards > 1 && timer_ && progress >= 0.5 && r_.best()) {
+      // A round is drawn and checked while the GPU times the round before it; that round's times are
+      // not known yet. A round that does not refine depends on the checks alone. A refining round
+      // draws around the fastest of the rounds before the one on the GPU; only when none of those
+      // was timed (the first rounds) does it wait for the times of every earlier round. Whether a
+      // round refines is itself decided from the checks.
+      bool refine = !exhaustive_ && (timer_ || exchange_) && progress >= 0.5 && any_passed_check();
+      if (refine && flight_ && !any_timed()) {
+        std::unique_ptr<Flight> f = std::move(flight_);
+        join_timing(*f);
+        apply_times(*f);
+      }
+      if (!exhaustive_ && !local_ && !exchange_ && o_.shards > 1 && refine && r_.best()) {
         // Refinement is this shard's own from here: its share of the budget left.
         local_ = true;
         if (!by_time) {
@@ -219,18 +238,29 @@ class Search {
           continue;
         }
       }
+      update_shown();
       uint64_t round_size = local_ ? kRound : kRound * width;
-      std::vector<Draw> round = next_round(std::min<uint64_t>({round_size, left, exhaustive_ ? left : max_draws - seen_.size()}), progress);
+      std::vector<Draw> round = next_round(std::min<uint64_t>({round_size, left, exhaustive_ ? left : max_draws - seen_.size()}), refine);
       if (round.empty()) break;
       double t0 = elapsed();
       std::vector<Slot> slots;
       std::vector<Pending> pending = evaluate_round(round, [&] { return by_time && elapsed() >= o_.time_s; }, slots);
       double t1 = elapsed();
-      time_round(pending);
       r_.check_seconds += t1 - t0;
-      r_.timing_seconds += elapsed() - t1;
-      if (exchange_) swap_round(round, slots);
+      check_spans_.push_back({t0, t1});
+      if (exchange_) swap_checks(round, slots);
+      update_shown();
+      // one round on the GPU at a time: the previous one ends (its times become known) before this one starts
+      std::unique_ptr<Flight> previous = std::move(flight_);
+      if (previous) join_timing(*previous);
+      flight_ = start_timing(std::move(pending), round, slots);
+      if (previous) apply_times(*previous);
       ++r_.rounds;
+    }
+    if (flight_) {
+      std::unique_ptr<Flight> last = std::move(flight_);
+      join_timing(*last);
+      apply_times(*last);
     }
     r_.seconds = elapsed();
     if (timer_) r_.compile_wait_seconds = timer_->compile_wait_seconds();
@@ -252,12 +282,19 @@ class Search {
     const std::vector<TuneCandidate>& k = known();
     return std::any_of(k.begin(), k.end(), [](const TuneCandidate& c) { return c.ms.has_value(); });
   }
+  // Whether a known candidate passed the check (to be timed, timed, or failed on the GPU): known
+  // when the round is checked, before it is timed.
+  bool any_passed_check() const {
+    const std::vector<TuneCandidate>& k = known();
+    return std::any_of(k.begin(), k.end(), [](const TuneCandidate& c) { return c.status == "checked" || c.status == "timed" || c.status == "gpu-failed"; });
+  }
 
   // The next candidates: in order (exhaustive: the shard's indices); else the point nearest the
   // file's own schedule first, then the space's seeds (schedules the backends are known to run
-  // well), at random for the first half of the search or while nothing is timed, then the unseen
-  // neighbours of the best timed ones, topped up at random.
-  std::vector<Draw> next_round(uint64_t want, double progress) {
+  // well), at random for the first half of the search or while nothing passed the check, then
+  // (`refine`: every earlier round timed) the unseen neighbours of the best timed ones, topped up at
+  // random.
+  std::vector<Draw> next_round(uint64_t want, bool refine) {
     std::vector<Draw> out;
     if (exhaustive_) {
       while (out.size() < want && next_ < space_.size()) {
@@ -278,7 +315,7 @@ class Search {
       if (o_.time_s <= 0) seeds_.resize(std::min<size_t>(seeds_.size(), std::max<uint64_t>(1, o_.budget / 4)));
     }
     while (next_seed_ < seeds_.size() && out.size() < want) add(seeds_[next_seed_++], "seeded");
-    if (progress >= 0.5 && any_timed()) {
+    if (refine && any_timed()) {
       std::vector<const TuneCandidate*> timed;
       for (const TuneCandidate& c : known())
         if (c.ms) timed.push_back(&c);
@@ -455,33 +492,85 @@ class Search {
     return pending;
   }
 
-  void time_round(std::vector<Pending>& pending) {
-    if (!timer_ || pending.empty()) return;
-    std::vector<TuneJob> jobs(pending.size());
-    for (size_t i = 0; i < pending.size(); ++i) {
-      jobs[i].id = pending[i].cand;
-      jobs[i].module = &pending[i].module;
-      jobs[i].bindings = &pending[i].bindings;
-      jobs[i].triton = pending[i].triton;
+  // A round on the GPU: its candidates to time, timed on a thread of its own (with overlap) while
+  // the search draws and checks the next round; the times reach the candidates only in apply_times,
+  // at the same point of the search with or without overlap.
+  struct Flight {
+    uint64_t round = 0;                // its number
+    std::vector<Draw> draws;           // the round's draws and what became of them (for the exchange)
+    std::vector<Slot> slots;
+    std::vector<Pending> pending;
+    std::vector<TuneJob> jobs;
+    std::thread thread;
+    std::exception_ptr failure;        // what the timer threw
+    double start = 0, end = 0;         // seconds since the search began
+    ~Flight() {
+      if (thread.joinable()) thread.join();
     }
-    timer_->time(jobs, [&](size_t i) {
-      TuneCandidate& c = r_.candidates[jobs[i].id];
-      if (jobs[i].ms) {
-        c.status = "timed";
-        c.ms = jobs[i].ms;
-      } else {
-        c.status = "gpu-failed";
-        c.reason = jobs[i].error;
+  };
+
+  std::unique_ptr<Flight> start_timing(std::vector<Pending> pending, const std::vector<Draw>& round, const std::vector<Slot>& slots) {
+    auto f = std::make_unique<Flight>();
+    f->round = r_.rounds;
+    f->draws = round;
+    f->slots = slots;
+    f->pending = std::move(pending);
+    if (!timer_ || f->pending.empty()) return f;
+    f->jobs.resize(f->pending.size());
+    for (size_t i = 0; i < f->pending.size(); ++i) {
+      f->jobs[i].id = f->pending[i].cand;
+      f->jobs[i].module = &f->pending[i].module;
+      f->jobs[i].bindings = &f->pending[i].bindings;
+      f->jobs[i].triton = f->pending[i].triton;
+    }
+    Flight* fp = f.get();
+    auto work = [this, fp] {
+      fp->start = elapsed();
+      try {
+        timer_->time(fp->jobs, [&](size_t i) {
+          if (fp->jobs[i].ms) note_time(*fp->jobs[i].ms);
+          show("timing");
+        });
+      } catch (...) {
+        fp->failure = std::current_exception();
       }
-      show("timing");
-    });
+      fp->end = elapsed();
+    };
+    if (o_.overlap) f->thread = std::thread(work);
+    else work();
+    return f;
   }
 
-  // Swaps this shard's outcomes of the round for the other shards' (Exchange.h) and records every
-  // draw's outcome in all_, in draw order, as the unsharded search records its candidates.
-  void swap_round(const std::vector<Draw>& round, const std::vector<Slot>& slots) {
-    ExchangeRound report;
-    report.elapsed = elapsed();
+  // Waits for the round's timing to end (rethrows what the timer threw); counts its seconds and
+  // those it overlapped the checks.
+  void join_timing(Flight& f) {
+    if (f.thread.joinable()) f.thread.join();
+    if (f.failure) std::rethrow_exception(f.failure);
+    if (f.jobs.empty()) return;
+    r_.timing_seconds += f.end - f.start;
+    for (const auto& [a, b] : check_spans_) r_.overlap_seconds += std::max(0.0, std::min(b, f.end) - std::max(a, f.start));
+  }
+
+  // The round's times become known to the search (and, exchanging, every shard's times of it).
+  void apply_times(Flight& f) {
+    for (const TuneJob& j : f.jobs) {
+      TuneCandidate& c = r_.candidates[j.id];
+      if (j.ms) {
+        c.status = "timed";
+        c.ms = j.ms;
+      } else {
+        c.status = "gpu-failed";
+        c.reason = j.error;
+      }
+    }
+    if (exchange_) swap_times(f);
+    update_shown();
+  }
+
+  // This shard's report of its draws of a round: what each came to so far.
+  ExchangeRound report(const std::vector<Draw>& round, const std::vector<Slot>& slots) const {
+    ExchangeRound rep;
+    rep.elapsed = elapsed();
     for (size_t i = 0; i < round.size(); ++i) {
       if (!mine(round[i].pos)) continue;
       ExchangedDraw d;
@@ -493,29 +582,37 @@ class Search {
         d.status = r_.candidates[slots[i].cand].status;
         d.ms = r_.candidates[slots[i].cand].ms;
       }
-      report.draws.push_back(std::move(d));
+      rep.draws.push_back(std::move(d));
     }
-    std::vector<ExchangeRound> all = exchange_->swap(r_.rounds, report);
-    std::map<uint64_t, const ExchangedDraw*> theirs;  // by position
+    return rep;
+  }
+
+  // The other shards' reports of a swap, by position; shared_elapsed_ follows the latest.
+  std::map<uint64_t, const ExchangedDraw*> theirs(const std::vector<ExchangeRound>& all) {
+    std::map<uint64_t, const ExchangedDraw*> out;
     for (uint64_t s = 0; s < all.size(); ++s) {
       shared_elapsed_ = std::max(shared_elapsed_, all[s].elapsed);
       if (s == o_.shard) continue;
-      for (const ExchangedDraw& d : all[s].draws) theirs[d.pos] = &d;
+      for (const ExchangedDraw& d : all[s].draws) out[d.pos] = &d;
     }
+    return out;
+  }
+
+  // The first swap of a round, once it is checked: every draw's outcome at the check (status,
+  // lowered) is recorded in all_, in draw order, as the unsharded search records its candidates.
+  void swap_checks(const std::vector<Draw>& round, const std::vector<Slot>& slots) {
+    std::vector<ExchangeRound> all = exchange_->swap(r_.rounds, report(round, slots), ExchangeKind::Checks);
+    std::map<uint64_t, const ExchangedDraw*> by_pos = theirs(all);
     for (size_t i = 0; i < round.size(); ++i) {
       const Draw& w = round[i];
       if (mine(w.pos)) {
-        if (slots[i].cand != SIZE_MAX) all_.push_back(r_.candidates[slots[i].cand]);
+        if (slots[i].cand != SIZE_MAX) {
+          all_at_[w.pos] = all_.size();
+          all_.push_back(r_.candidates[slots[i].cand]);
+        }
         continue;
       }
-      std::string who = "shard " + std::to_string(w.pos % o_.shards) + "/" + std::to_string(o_.shards);
-      auto it = theirs.find(w.pos);
-      if (it == theirs.end())
-        throw UserError("--exchange " + o_.exchange + ": " + who + " did not report draw " + std::to_string(w.pos) + " of round " + std::to_string(r_.rounds));
-      const ExchangedDraw& d = *it->second;
-      if (d.index != w.index)
-        throw UserError("--exchange " + o_.exchange + ": " + who + " drew schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
-                        " where this shard drew " + std::to_string(w.index) + ": the shards do not search the same program (file, sizes, dtsim)");
+      const ExchangedDraw& d = reported(by_pos, w, r_.rounds);
       if (!d.done) {
         seen_.erase(w.index);
         continue;
@@ -527,24 +624,72 @@ class Search {
       c.draw = w.pos;
       c.status = d.status;
       c.ms = d.ms;
+      all_at_[w.pos] = all_.size();
       all_.push_back(std::move(c));
     }
+  }
+
+  // The second swap of a round, once it is timed: every draw's time (or GPU failure).
+  void swap_times(const Flight& f) {
+    std::vector<ExchangeRound> all = exchange_->swap(f.round, report(f.draws, f.slots), ExchangeKind::Times);
+    std::map<uint64_t, const ExchangedDraw*> by_pos = theirs(all);
+    for (size_t i = 0; i < f.draws.size(); ++i) {
+      const Draw& w = f.draws[i];
+      auto at = all_at_.find(w.pos);
+      if (at == all_at_.end()) continue;  // given back when the time was up
+      TuneCandidate& c = all_[at->second];
+      if (mine(w.pos)) {
+        c = r_.candidates[f.slots[i].cand];
+        continue;
+      }
+      const ExchangedDraw& d = reported(by_pos, w, f.round);
+      c.status = d.status;
+      c.ms = d.ms;
+    }
+  }
+
+  // Another shard's report of draw `w`; a UserError when it is missing or names another schedule.
+  const ExchangedDraw& reported(const std::map<uint64_t, const ExchangedDraw*>& by_pos, const Draw& w, uint64_t round) const {
+    std::string who = "shard " + std::to_string(w.pos % o_.shards) + "/" + std::to_string(o_.shards);
+    auto it = by_pos.find(w.pos);
+    if (it == by_pos.end())
+      throw UserError("--exchange " + o_.exchange + ": " + who + " did not report draw " + std::to_string(w.pos) + " of round " + std::to_string(round));
+    const ExchangedDraw& d = *it->second;
+    if (d.index != w.index)
+      throw UserError("--exchange " + o_.exchange + ": " + who + " drew schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
+                      " where this shard drew " + std::to_string(w.index) + ": the shards do not search the same program (file, sizes, dtsim)");
+    return d;
   }
 
   // Progress counts what the goal counts: the shard's draws (exhaustive) or the legal ones (sampled).
   uint64_t done() const { return exhaustive_ ? r_.candidates.size() : legal_; }
 
-  // `extra`: candidates of the round being evaluated that finished (not yet recorded).
+  // What the progress display shows, copied from the search's state by the search's thread (the
+  // timing thread shows progress too, and reads only this copy).
+  void update_shown() {
+    std::lock_guard<std::mutex> lock(show_mu_);
+    shown_done_ = done();
+    shown_drawn_ = r_.candidates.size();
+    shown_goal_ = goal_;
+    if (const TuneCandidate* b = r_.best()) shown_best_ = shown_best_ ? std::min(*shown_best_, *b->ms) : *b->ms;
+  }
+  void note_time(double ms) {
+    std::lock_guard<std::mutex> lock(show_mu_);
+    shown_best_ = shown_best_ ? std::min(*shown_best_, ms) : ms;
+  }
+
+  // `extra`: candidates of the round being checked that finished (not yet recorded). Thread-safe.
   void show(const std::string& what, size_t extra = 0) {
     if (!show_) return;
-    const TuneCandidate* b = r_.best();
+    std::lock_guard<std::mutex> lock(show_mu_);
     char best[64] = "-";
-    if (b) std::snprintf(best, sizeof best, "%.4g ms", *b->ms);
+    if (shown_best_) std::snprintf(best, sizeof best, "%.4g ms", *shown_best_);
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    size_t d = std::min<size_t>(done() + extra, goal_ ? goal_ : SIZE_MAX);
-    std::string label = what + (exhaustive_ ? "" : " (" + std::to_string(r_.candidates.size() + extra) + " drawn)");
+    uint64_t goal = shown_goal_;
+    size_t d = std::min<size_t>(shown_done_ + extra, goal ? goal : SIZE_MAX);
+    std::string label = what + (exhaustive_ ? "" : " (" + std::to_string(shown_drawn_ + extra) + " drawn)");
     if (o_.time_s > 0) show_(d, 0, el / o_.time_s, label, best);
-    else show_(d, goal_, goal_ ? static_cast<double>(d) / static_cast<double>(goal_) : 1.0, label, best);
+    else show_(d, goal, goal ? static_cast<double>(d) / static_cast<double>(goal) : 1.0, label, best);
   }
 
   const TuneOptions& o_;
@@ -569,6 +714,12 @@ class Search {
   std::set<uint64_t> seen_;
   std::vector<uint64_t> config_start_;
   std::chrono::steady_clock::time_point start_;
+  std::map<uint64_t, size_t> all_at_;                 // with exchange_: a draw's position in all_
+  std::vector<std::pair<double, double>> check_spans_;  // when each round was checked (seconds)
+  std::mutex show_mu_;                                // guards the shown_ copy
+  uint64_t shown_done_ = 0, shown_drawn_ = 0, shown_goal_ = 0;
+  std::optional<double> shown_best_;
+  std::unique_ptr<Flight> flight_;  // the round the GPU times (last member: joined first)
 };
 
 }  // namespace

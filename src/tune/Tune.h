@@ -48,8 +48,9 @@ struct TuneResult {
   std::string mode;                 // "exhaustive" or "sampled"
   std::string timing = "done";      // or "skipped: <why>"
   double seconds = 0;               // wall time of the search
-  double check_seconds = 0;         // of which: drawing, lowering and checking on the interpreter
-  double timing_seconds = 0;        // of which: timing on the GPU (compiling included)
+  double check_seconds = 0;         // drawing, lowering and checking on the interpreter
+  double timing_seconds = 0;        // timing on the GPU (compiling included)
+  double overlap_seconds = 0;       // both at once (the GPU timing a round while the next is checked)
   double compile_wait_seconds = 0;  // of the timing: waiting for candidates to be compiled
   int64_t bytes = 0;                // buffer bytes moved by one run (each buffer once)
   double flops = 0;                 // dot FLOPs of one run (0: no dot)
@@ -139,6 +140,8 @@ struct TuneOptions {
   uint64_t shard = 0, shards = 1;  // --shard I/N: the draws at positions p with p mod N == I
   std::string exchange;            // --exchange DIR: the shards swap each round's outcomes there (one search)
   double exchange_timeout_s = 600; // --exchange-timeout S: a shard gives up after S seconds with no report
+  bool overlap = true;             // time a round on a thread of its own while the next is checked
+                                   // (--no-overlap: one after the other; the same search either way)
 };
 
 // The schedule space, the program and the options of one search.

@@ -1,6 +1,7 @@
 // Shards that search together through an exchange folder (`dtsim tune --shard I/N --exchange DIR`),
 // each in its own process (fork) and timed by the model of the GPU: merged, they are the unsharded
-// search (same candidates, same best, refinement included); with --time they stop after the same
+// search (same candidates, same best, refinement included; also while each times a round as it checks
+// the next); with --time they stop after the same
 // round; a shard that fails or never reports makes the others stop with an error instead of waiting;
 // run_tune_workers stops the other workers when one fails.
 #include <doctest/doctest.h>
@@ -152,6 +153,36 @@ TEST_CASE("shards exchanging each round are the unsharded search: the same candi
       for (const TuneCandidate& c : part.candidates) CHECK(c.draw % n == i);
     }
   }
+}
+
+TEST_CASE("overlapping shards (each times a round while checking the next; one GPU slower) are the unsharded search") {
+  // a budget of 100 draws its first two rounds at random: the GPU times round 0 while round 1 is checked
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "100", "--seed", "1"};
+  TempDir base("dtsim-tune-exchange-overlap-whole");
+  TuneResult whole = run_whole(words, base);
+  REQUIRE(whole.best());
+  TempDir dir("dtsim-tune-exchange-overlap");
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {1, 6})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  CHECK(note.empty());
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    CAPTURE(k);
+    CHECK(merged.candidates[k].index == whole.candidates[k].index);
+    CHECK(merged.candidates[k].phase == whole.candidates[k].phase);
+    CHECK(merged.candidates[k].status == whole.candidates[k].status);
+    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
+  }
+  REQUIRE(merged.best());
+  CHECK(merged.best()->index == whole.best()->index);
+  CHECK(merged.overlap_seconds > 0);
+  // two swaps per round: the checks (round-K) and the times (times-K)
+  for (uint64_t k = 0; k < whole.rounds; ++k)
+    for (const char* kind : {"round-", "times-"}) CHECK(fs::exists(dir / ("exchange/" + std::string(kind) + std::to_string(k) + ".shard-1-of-2")));
 }
 
 TEST_CASE("with --time, exchanging shards stop after the same round, even when one is slower") {
