@@ -2017,12 +2017,27 @@ class Lowerer {
     }
     ExprP p = make_binary(BinOp::Add, make_var(d.base, cur_loc_), make_broadcast(ptr, dims(d.block), cur_loc_), cur_loc_);
     ExprP m = make_broadcast(mask, dims(d.block), cur_loc_);
+    // The value's shape may drop the block's unit dimensions (Triton folds a tl.reshape into the
+    // access: `!tt.tensordesc<1x32x32xf32> -> tensor<32x32xf32>`): reshaped to and from the block.
     if (op.name == "tt.descriptor_store") {
-      out_->push_back(make_store(p, use(val), m, cur_loc_));
+      ExprP v = use(val);
+      if (type_of(val).shape != d.block) v = make_reshape(v, dims(d.block), cur_loc_);
+      out_->push_back(make_store(p, v, m, cur_loc_));
       return;
     }
+    std::string rest = c.rest();
+    size_t arrow = rest.rfind("->");
     VType t{d.elem, false, d.block};
-    define(op.results.at(0), make_load(p, m, nullptr, cur_loc_), t, false, cur_loc_);
+    if (arrow != std::string::npos) t = vtype(trim_copy(rest.substr(arrow + 2)), op.text_loc);
+    ExprP ld = make_load(p, m, nullptr, cur_loc_);
+    if (t.shape != d.block) {
+      int64_t nb = 1, nt = 1;
+      for (int64_t x : d.block) nb *= x;
+      for (int64_t x : t.shape) nt *= x;
+      if (nb != nt) user_error(cur_loc_, "malformed TTIR: a descriptor load's result has another number of elements than its block");
+      ld = make_reshape(ld, dims(t.shape), cur_loc_);
+    }
+    define(op.results.at(0), ld, t, false, cur_loc_);
   }
 
   // Whether value `ssa` is arange(0, n) along `axis` (made by tt.make_range, maybe expanded and

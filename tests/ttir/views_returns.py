@@ -1,9 +1,10 @@
 """Pointer bitcasts and helpers that return early, read through the installed Triton's frontend (TTIR)
 and run on dtsim, each checked against numpy: bool tiles stored to and loaded from a bool array
 (Triton reads and writes *i1 data through an *i8 view of the same bytes), a float array read and
-written through an integer view, the located error for a view of another width, and noinline helpers
+written through an integer view, the located error for a view of another width, noinline helpers
 with an early `return` (several blocks in TTIR), with and without results, called in a loop and from
-each other. Run with `python -m dtsim views_returns.py` where Triton is installed."""
+each other, and a 3-D tensor descriptor accessed as 2-D tiles (Triton folds the tl.reshape of a
+[1, BM, BN] block into the descriptor load and store). Run with `python -m dtsim views_returns.py` where Triton is installed."""
 import sys
 
 import numpy as np
@@ -82,6 +83,15 @@ def rows(x_ptr, out_ptr, flag_ptr, n_rows, lim, ROWS: tl.constexpr, BLOCK: tl.co
         tl.store(flag_ptr + row, f, mask=row < n_rows)
 
 
+@triton.jit
+def expert_blocks(w_ptr, out_ptr, E, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    e, pid_m = tl.program_id(0), tl.program_id(1)
+    src = tl.make_tensor_descriptor(w_ptr, shape=[E, M, N], strides=[M * N, N, 1], block_shape=[1, BM, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[E, N, M], strides=[N * M, M, 1], block_shape=[1, BN, BM])
+    w = tl.reshape(src.load([e, pid_m * BM, 0]), (BM, BN))  # lanes past M read 0
+    dst.store([e, 0, pid_m * BM], tl.reshape(w.T * 2.0, (1, BN, BM)))
+
+
 def main():
     rng = np.random.default_rng(0)
     x = rng.random(100).astype(np.float32)
@@ -111,6 +121,11 @@ def main():
     clipped = x.max(axis=1) > 0.9
     want = np.where(clipped[:, None], np.minimum(x, np.float32(0.9)) * 2, x)
     check("helpers returning early (results, nested)", np.array_equal(flags, clipped.astype(np.int32)) and np.array_equal(out, want))
+
+    w = rng.standard_normal((3, 40, 16)).astype(np.float32)
+    wt = np.zeros((3, 16, 40), np.float32)
+    expert_blocks[(3, 3)](w, wt, 3, 40, 16, BM=16, BN=16)
+    check("3-D descriptor as 2-D tiles", np.array_equal(wt, 2 * w.transpose(0, 2, 1)))
 
     if failures:
         print("FAILED:", ", ".join(failures))
