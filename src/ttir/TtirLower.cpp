@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -265,7 +266,7 @@ class Lowerer {
       for (int a : lp.order) order.push_back(make_const_int(a, cur_loc_));
       return make_permute(make_var(lp.src, cur_loc_), order, cur_loc_);
     }
-    if (v.var == "<ptrview>")
+    if (v.var.rfind("<ptrview>", 0) == 0)
       user_error(cur_loc_, "a bitcast pointer is supported only as the pointer of tl.load, tl.store, or tl.atomic_max / tl.atomic_min on floats");
     consumed_[ssa]++;
     ExprP e = make_var(v.var, cur_loc_);
@@ -609,6 +610,13 @@ class Lowerer {
     cur_name_ = name_of(op);
     for (const std::string& r : op.results) def_op_[r] = &op;
     const std::string& n = op.name;
+    if ((n == "tt.splat" || n == "tt.addptr" || n == "tt.broadcast" || n == "tt.expand_dims" || n == "tt.reshape") &&
+        op.results.size() == 1) {
+      Cursor c0(op.text, op.text_loc);
+      std::string first = c0.value();
+      std::string src = view_of(first);
+      if (!src.empty()) return emit_on_view(op, first, src);
+    }
     Cursor c(op.text, op.text_loc);
     auto res = [&]() -> const std::string& {
       if (op.results.size() != 1) user_error(op.text_loc, "malformed TTIR: " + q(n) + " needs one result");
@@ -888,11 +896,11 @@ class Lowerer {
       ptr_type = r.substr(colon + 1);
       while (!ptr_type.empty() && ptr_type[0] == ' ') ptr_type.erase(0, 1);
       VType pt = vtype(ptr_type, op.text_loc);
-      auto view = ptr_views_.find(v.at(0));
-      if (view != ptr_views_.end()) {  // through a bitcast pointer: the buffer's values, converted
-        Scalar be = type_of(view->second).elem, ve = type_of(v[0]).elem;
+      std::string view = view_of(v.at(0));
+      if (!view.empty()) {  // through a bitcast pointer: the buffer's values, converted
+        Scalar be = type_of(view).elem, ve = type_of(v[0]).elem;
         std::vector<std::string> w = v;
-        w[0] = view->second;
+        w[0] = view;
         std::vector<ExprP> pmo = elementwise(w, pt.shape, true);
         ExprP m = v.size() > 1 ? pmo[1] : nullptr;
         ExprP o = v.size() > 2 ? view_value(pmo[2], ve, be) : nullptr;
@@ -914,13 +922,13 @@ class Lowerer {
         v.push_back(c.value());
         if (!c.eat(",")) break;
       }
-      auto view = ptr_views_.find(v.at(0));
+      std::string view = view_of(v.at(0));
       Scalar be = Scalar::I32, ve = Scalar::I32;
       std::vector<std::string> w = v;
-      if (view != ptr_views_.end()) {  // through a bitcast pointer: the value converted to the buffer's type
-        be = type_of(view->second).elem;
+      if (!view.empty()) {  // through a bitcast pointer: the value converted to the buffer's type
+        be = type_of(view).elem;
         ve = type_of(v[0]).elem;
-        w[0] = view->second;
+        w[0] = view;
       }
       std::vector<ExprP> pvm = elementwise(w, type_of(v.at(0)).shape, true);
       ExprP p = pvm.at(0), val = view_value(pvm.at(1), ve, be);
@@ -977,8 +985,7 @@ class Lowerer {
           user_error(cur_loc_, std::string("a pointer bitcast between element types of different widths (") + scalar_name(src) + " -> " +
                                    scalar_name(to.elem) + ") is not supported");
         hold(v);
-        ptr_views_[res()] = v;
-        bind(res(), Value{nullptr, "<ptrview>", to});
+        bind(res(), Value{nullptr, "<ptrview>" + v, to, false});  // a view of %v
         return;
       }
       define(res(), make_bitcast(use(v), to.elem, cur_loc_), to, true, cur_loc_);
@@ -1560,11 +1567,11 @@ class Lowerer {
     std::string rt = c.rest();
     VType t = vtype(trim_copy(rt.substr(rt.rfind("->") + 2)), op.text_loc);
     std::vector<ExprP> args;
-    bool view = !cas && ptr_views_.count(v[0]);
+    bool view = !cas && !view_of(v[0]).empty();
     if (view) {
       // Triton's float max/min: max (min) on the integer view where the value's sign bit is clear,
       // umin (umax) where it is set; each is the float max (min) on the float buffer.
-      const std::string& fp = ptr_views_[v[0]];
+      const std::string fp = view_of(v[0]);
       VType ft = type_of(fp);
       bool fmax = aop == AtomicOp::Max || aop == AtomicOp::UMin, fmin = aop == AtomicOp::Min || aop == AtomicOp::UMax;
       if ((!fmax && !fmin) || !is_float(ft.elem) || !is_int(type_of(v[0]).elem))
@@ -2163,6 +2170,48 @@ class Lowerer {
     for (size_t i = 0; i < op.results.size() && i < rets.size(); ++i) bind(op.results[i], rets[i]);
   }
 
+  // The pointer a bitcast pointer views (its SSA name), or "" for any other value.
+  std::string view_of(const std::string& ssa) {
+    const Value& v = lookup(ssa);
+    return v.var.rfind("<ptrview>", 0) == 0 ? v.var.substr(9) : std::string();
+  }
+
+  static std::string ttir_elem(Scalar s) {
+    switch (s) {
+      case Scalar::I1: return "i1";
+      case Scalar::I8: return "i8";
+      case Scalar::I16: return "i16";
+      case Scalar::I32: return "i32";
+      case Scalar::I64: return "i64";
+      case Scalar::F8E4M3: return "f8E4M3FN";
+      case Scalar::F8E5M2: return "f8E5M2";
+      case Scalar::F16: return "f16";
+      case Scalar::BF16: return "bf16";
+      case Scalar::F32: return "f32";
+      case Scalar::F64: return "f64";
+    }
+    return "?";
+  }
+
+  // tt.splat/addptr/broadcast/expand_dims/reshape of a bitcast pointer: the same op on the pointer it
+  // views (its element type in the op's types), whose result the op's result views in turn.
+  void emit_on_view(const Op& op, const std::string& operand, const std::string& src) {
+    std::string ve = "!tt.ptr<" + ttir_elem(type_of(operand).elem) + ">";
+    std::string se = "!tt.ptr<" + ttir_elem(type_of(src).elem) + ">";
+    Op w = op;
+    std::string fresh = op.results.at(0) + ".viewed";
+    w.results = {fresh};
+    w.text = "%" + src + op.text.substr(op.text.find('%' + operand) + operand.size() + 1);
+    for (size_t p = w.text.find(ve); p != std::string::npos; p = w.text.find(ve, p + se.size())) w.text.replace(p, ve.size(), se);
+    uses_[fresh] = uses_[op.results[0]];
+    local_.back()[fresh] = local_.back()[op.results[0]];
+    view_ops_.push_back(std::move(w));
+    emit(view_ops_.back());
+    VType t = type_of(fresh);
+    t.elem = type_of(operand).elem;
+    bind(op.results[0], Value{nullptr, "<ptrview>" + fresh, t, false});
+  }
+
   // A value read through a pointer view of element type `from` as type `to`: i1 and i8 (bool data is
   // one byte either way) convert (i8 -> i1 is `!= 0`, as Triton's bool store writes 0 or 1); other
   // views are of one width and keep the bits.
@@ -2192,7 +2241,7 @@ class Lowerer {
     size_t depth = 0;
   };
   std::map<std::string, Holder> holder_;     // variable -> the value it holds now
-  std::map<std::string, std::string> ptr_views_;  // a pointer bitcast to another element type -> the pointer it views
+  std::deque<Op> view_ops_;  // ops rewritten to act on the pointer a bitcast pointer views (emit_on_view)
   std::map<std::string, int> consumed_;      // uses emitted so far, per value
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)

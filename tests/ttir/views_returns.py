@@ -1,7 +1,7 @@
 """Pointer bitcasts and helpers that return early, read through the installed Triton's frontend (TTIR)
 and run on dtsim, each checked against numpy: bool tiles stored to and loaded from a bool array
 (Triton reads and writes *i1 data through an *i8 view of the same bytes), a float array read and
-written through an integer view, the located error for a view of another width, noinline helpers
+written through an integer view (a pointer tile bitcast, and a base pointer bitcast then offset), the located error for a view of another width, noinline helpers
 with an early `return` (several blocks in TTIR), with and without results, called in a loop and from
 each other, and a 3-D tensor descriptor accessed as 2-D tiles (Triton folds the tl.reshape of a
 [1, BM, BN] block into the descriptor load and store). Run with `python -m dtsim views_returns.py` where Triton is installed."""
@@ -41,6 +41,17 @@ def float_bits(x_ptr, bits_ptr, y_ptr, BLOCK: tl.constexpr):
     tl.store(bits_ptr + offs, b)
     yi = (y_ptr + offs).to(tl.pointer_type(tl.int32))
     tl.store(yi, b ^ -2147483648)  # the sign flipped, stored as bits into an f32 array
+
+
+@triton.jit
+def abs_in_place(x_ptr, m_ptr, count_ptr, BLOCK: tl.constexpr):
+    # the base pointers bitcast, then offset and broadcast: a view carried through addptr and splat
+    offs = tl.arange(0, BLOCK)
+    xi = x_ptr.to(tl.pointer_type(tl.int32)) + offs
+    tl.store(xi, tl.load(xi) & 0x7FFFFFFF)
+    mb = m_ptr.to(tl.pointer_type(tl.int8))
+    both = tl.load(mb + offs[:, None] + tl.zeros([BLOCK, 2], tl.int32))  # bool bytes read as int8
+    tl.store(count_ptr + offs, tl.sum(both.to(tl.int32), axis=1))
 
 
 @triton.jit
@@ -105,6 +116,13 @@ def main():
     y = np.zeros(32, np.float32)
     float_bits[(1,)](x, bits, y, BLOCK=32)
     check("f32 array through an int32 view", np.array_equal(bits, x.view(np.int32)) and np.array_equal(y, -x))
+
+    x0 = rng.standard_normal(32).astype(np.float32)
+    x = x0.copy()
+    m = rng.random(32) > 0.5
+    count = np.zeros(32, np.int32)
+    abs_in_place[(1,)](x, m, count, BLOCK=32)
+    check("bitcast base pointers, then offset", np.array_equal(x, np.abs(x0)) and np.array_equal(count, 2 * m.astype(np.int32)))
 
     try:
         narrow_view[(1,)](x, np.zeros(32, np.int16), BLOCK=32)
