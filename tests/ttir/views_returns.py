@@ -3,8 +3,8 @@ and run on dtsim, each checked against numpy: bool tiles stored to and loaded fr
 (Triton reads and writes *i1 data through an *i8 view of the same bytes), a float array read and
 written through an integer view (a pointer tile bitcast, and a base pointer bitcast then offset), the located error for a view of another width, noinline helpers
 with an early `return` (several blocks in TTIR), with and without results, called in a loop and from
-each other, and a 3-D tensor descriptor accessed as 2-D tiles (Triton folds the tl.reshape of a
-[1, BM, BN] block into the descriptor load and store). Run with `python -m dtsim views_returns.py` where Triton is installed."""
+each other, a 3-D tensor descriptor accessed as 2-D tiles (Triton folds the tl.reshape of a
+[1, BM, BN] block into the descriptor load and store), and tl.where choosing one of two arrays. Run with `python -m dtsim views_returns.py` where Triton is installed."""
 import sys
 
 import numpy as np
@@ -103,6 +103,14 @@ def expert_blocks(w_ptr, out_ptr, E, M, N, BM: tl.constexpr, BN: tl.constexpr):
     dst.store([e, 0, pid_m * BM], tl.reshape(w.T * 2.0, (1, BN, BM)))
 
 
+@triton.jit
+def pick_array(a_ptr, b_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.where(pid < 1, a_ptr, b_ptr)  # one of two arrays per program
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + pid * BLOCK + offs, tl.load(src + offs))
+
+
 def main():
     rng = np.random.default_rng(0)
     x = rng.random(100).astype(np.float32)
@@ -144,6 +152,11 @@ def main():
     wt = np.zeros((3, 16, 40), np.float32)
     expert_blocks[(3, 3)](w, wt, 3, 40, 16, BM=16, BN=16)
     check("3-D descriptor as 2-D tiles", np.array_equal(wt, 2 * w.transpose(0, 2, 1)))
+
+    a, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    ab = np.zeros(32, np.float32)
+    pick_array[(2,)](a, b, ab, BLOCK=16)
+    check("tl.where choosing one of two arrays", np.array_equal(ab, np.concatenate([a, b])))
 
     if failures:
         print("FAILED:", ", ".join(failures))
