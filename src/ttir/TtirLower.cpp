@@ -2035,7 +2035,7 @@ class Lowerer {
     std::string rest = c.rest();
     size_t arrow = rest.rfind("->");
     VType t{d.elem, false, d.block};
-    if (arrow != std::string::npos) t = vtype(trim_copy(rest.substr(arrow + 2)), op.text_loc);
+    if (arrow != std::string::npos) t.shape = vtype(trim_copy(rest.substr(arrow + 2)), op.text_loc).shape;
     ExprP ld = make_load(p, m, nullptr, cur_loc_);
     if (t.shape != d.block) {
       int64_t nb = 1, nt = 1;
