@@ -82,13 +82,9 @@ const Value& eval_where(Ctx& c, const Expr& e, Value& tmp) {
   if (e.type.ptr) {
     const Value& a = eval_expr(c, *e.args[1], t1);
     const Value& b = eval_expr(c, *e.args[2], t3);
-    if (a.buffer != b.buffer) {
-      const Buffers* bs = c.f->buffers;
-      throw RuntimeFault(e.loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name +
-                                    "' and '" + bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
-    }
+    int buf = where_buffer(cond, a, b, e.loc, c.f->buffers);
     tmp = where_op(cond, a, b, e.type);
-    tmp.buffer = a.buffer;
+    tmp.buffer = buf;
     return tmp;
   }
   const Value& a = operand(c, *e.args[1], e.type.elem, t1, t2);

@@ -159,6 +159,10 @@ Value full_op(const Value& v, const Type& rt);
 void unary_into(Value& out, UnOp op, const Value& x, const Type& rt);
 void binary_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);
 void where_into(Value& out, const Value& c, const Value& a, const Value& b, const Type& rt);
+// A pointer where() whose sides point into two buffers: the buffer of the side every lane of the
+// condition picks (a condition uniform over the tile selects one of two arrays, as
+// `tl.where(pid < n, A1, A2)` does); throws the located fault when lanes pick different sides.
+int where_buffer(const Value& c, const Value& a, const Value& b, SourceLoc loc, const Buffers* bs);
 void reduce_into(Value& out, RedOp op, const Value& x, int axis, const Type& rt);
 void full_into(Value& out, const Value& v, const Type& rt);
 Value arange_op(int64_t lo, int64_t hi);

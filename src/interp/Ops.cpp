@@ -231,6 +231,21 @@ void where_into(Value& out, const Value& c, const Value& a, const Value& b, cons
   });
 }
 
+int where_buffer(const Value& c, const Value& a, const Value& b, SourceLoc loc, const Buffers* bs) {
+  if (a.buffer == b.buffer) return a.buffer;
+  const uint8_t* pc = data<uint8_t>(c);
+  int64_t n = numel(c);
+  bool any = false, all = true;
+  for (int64_t i = 0; i < n; ++i) {
+    any = any || pc[i] != 0;
+    all = all && pc[i] != 0;
+  }
+  if (all) return a.buffer;
+  if (!any) return b.buffer;
+  throw RuntimeFault(loc, "where() selects, lane by lane, between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name +
+                              "' and '" + bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
+}
+
 Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt) {
   Value out;
   where_into(out, c, a, b, rt);

@@ -104,12 +104,7 @@ Sv where(Ctx& c, const Expr& e) {
   bool pick = rget<uint8_t>(cond.r) != 0;
   if (e.type.ptr) {
     Sv a = eval_sv(c, *e.args[1]), b = eval_sv(c, *e.args[2]);
-    if (a.buffer != b.buffer) {
-      const Buffers* bs = c.f->buffers;
-      throw RuntimeFault(e.loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name + "' and '" +
-                                    bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
-    }
-    return Sv{pick ? a.r : b.r, a.buffer};
+    return pick ? a : b;  // one pointer, whole (its buffer too: the sides may point into two arrays)
   }
   Raw a = operand(c, *e.args[1], e.type.elem);
   Raw b = operand(c, *e.args[2], e.type.elem);
@@ -326,13 +321,8 @@ Sv ptr_cmp_fn(Ctx& c, const SNode& n) {
 Sv where_fn(Ctx& c, const SNode& n) {
   bool pick = run_node(c, n.x).r.b != 0;
   Sv a = run_node(c, n.a), b = run_node(c, n.b);
-  if (n.t.ptr && a.buffer != b.buffer) {
-    const Buffers* bs = c.f->buffers;
-    throw RuntimeFault(n.e->loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name + "' and '" +
-                                     bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
-  }
-  if (!n.t.ptr) a.buffer = -1;
-  return pick ? a : Sv{b.r, a.buffer};
+  if (n.t.ptr) return pick ? a : b;  // one pointer, whole (its buffer too: the sides may point into two arrays)
+  return Sv{pick ? a.r : b.r, -1};
 }
 
 Sv load_fn(Ctx& c, const SNode& n) {

@@ -506,13 +506,9 @@ struct Tiles {
         if (e.type.ptr) {
           const Value& a = eval(*n.kids[1]);
           const Value& b = eval(*n.kids[2]);
-          if (a.buffer != b.buffer) {
-            const Buffers* bs = c.f->buffers;
-            throw RuntimeFault(e.loc, "where() selects between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name +
-                                          "' and '" + bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
-          }
+          int buf = where_buffer(cond, a, b, e.loc, c.f->buffers);
           where_into(out, cond, a, b, e.type);
-          out.buffer = a.buffer;
+          out.buffer = buf;
           return out;
         }
         const Value& a = operand(*n.kids[1], e.type.elem);

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -265,7 +266,8 @@ class Lowerer {
       for (int a : lp.order) order.push_back(make_const_int(a, cur_loc_));
       return make_permute(make_var(lp.src, cur_loc_), order, cur_loc_);
     }
-    if (v.var == "<ptrview>") user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
+    if (v.var.rfind("<ptrview>", 0) == 0)
+      user_error(cur_loc_, "a bitcast pointer is supported only as the pointer of tl.load, tl.store, or tl.atomic_max / tl.atomic_min on floats");
     consumed_[ssa]++;
     ExprP e = make_var(v.var, cur_loc_);
     return e;
@@ -608,6 +610,13 @@ class Lowerer {
     cur_name_ = name_of(op);
     for (const std::string& r : op.results) def_op_[r] = &op;
     const std::string& n = op.name;
+    if ((n == "tt.splat" || n == "tt.addptr" || n == "tt.broadcast" || n == "tt.expand_dims" || n == "tt.reshape") &&
+        op.results.size() == 1) {
+      Cursor c0(op.text, op.text_loc);
+      std::string first = c0.value();
+      std::string src = view_of(first);
+      if (!src.empty()) return emit_on_view(op, first, src);
+    }
     Cursor c(op.text, op.text_loc);
     auto res = [&]() -> const std::string& {
       if (op.results.size() != 1) user_error(op.text_loc, "malformed TTIR: " + q(n) + " needs one result");
@@ -887,6 +896,18 @@ class Lowerer {
       ptr_type = r.substr(colon + 1);
       while (!ptr_type.empty() && ptr_type[0] == ' ') ptr_type.erase(0, 1);
       VType pt = vtype(ptr_type, op.text_loc);
+      std::string view = view_of(v.at(0));
+      if (!view.empty()) {  // through a bitcast pointer: the buffer's values, converted
+        Scalar be = type_of(view).elem, ve = type_of(v[0]).elem;
+        std::vector<std::string> w = v;
+        w[0] = view;
+        std::vector<ExprP> pmo = elementwise(w, pt.shape, true);
+        ExprP m = v.size() > 1 ? pmo[1] : nullptr;
+        ExprP o = v.size() > 2 ? view_value(pmo[2], ve, be) : nullptr;
+        VType t{ve, false, pt.shape};
+        define(res(), view_value(make_load(pmo[0], m, o, cur_loc_), be, ve), t, false, cur_loc_);
+        return;
+      }
       std::vector<ExprP> pmo = elementwise(v, pt.shape, true);
       ExprP p = pmo.at(0);
       ExprP m = v.size() > 1 ? pmo[1] : nullptr;
@@ -901,8 +922,16 @@ class Lowerer {
         v.push_back(c.value());
         if (!c.eat(",")) break;
       }
-      std::vector<ExprP> pvm = elementwise(v, type_of(v.at(0)).shape, true);
-      ExprP p = pvm.at(0), val = pvm.at(1);
+      std::string view = view_of(v.at(0));
+      Scalar be = Scalar::I32, ve = Scalar::I32;
+      std::vector<std::string> w = v;
+      if (!view.empty()) {  // through a bitcast pointer: the value converted to the buffer's type
+        be = type_of(view).elem;
+        ve = type_of(v[0]).elem;
+        w[0] = view;
+      }
+      std::vector<ExprP> pvm = elementwise(w, type_of(v.at(0)).shape, true);
+      ExprP p = pvm.at(0), val = view_value(pvm.at(1), ve, be);
       ExprP m = v.size() > 2 ? pvm[2] : nullptr;
       out_->push_back(make_store(p, val, m, cur_loc_));
       return;
@@ -944,13 +973,19 @@ class Lowerer {
       c.expect("->");
       VType to = vtype(c.type(), op.text_loc);
       if (from.ptr || to.ptr) {
-        // A pointer seen as another element type: only Triton's float atomic_max/atomic_min, which
-        // updates a float buffer through an integer view, reads it (emit_atomic).
-        if (!(from.ptr && to.ptr && is_float(from.elem) && is_int(to.elem)))
-          user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
+        // A pointer seen as another element type (a view of the same buffer): read by tt.load and
+        // tt.store, which convert the values (view_value), and by Triton's float atomic_max/atomic_min,
+        // which updates a float buffer through an integer view (emit_atomic). Triton's loads and
+        // stores of bool data (*i1) go through an *i8 view of the same bytes.
+        if (!(from.ptr && to.ptr)) user_error(cur_loc_, "a bitcast between a pointer and a non-pointer is not supported");
+        Scalar src = type_of(v).elem;
+        bool bytes = (src == Scalar::I1 && to.elem == Scalar::I8) || (src == Scalar::I8 && to.elem == Scalar::I1);
+        bool same = src != Scalar::I1 && to.elem != Scalar::I1 && scalar_bytes(src) == scalar_bytes(to.elem);
+        if (!bytes && !same && src != to.elem)
+          user_error(cur_loc_, std::string("a pointer bitcast between element types of different widths (") + scalar_name(src) + " -> " +
+                                   scalar_name(to.elem) + ") is not supported");
         hold(v);
-        ptr_views_[res()] = v;
-        bind(res(), Value{nullptr, "<ptrview>", to});
+        bind(res(), Value{nullptr, "<ptrview>" + v, to, false});  // a view of %v
         return;
       }
       define(res(), make_bitcast(use(v), to.elem, cur_loc_), to, true, cur_loc_);
@@ -976,6 +1011,12 @@ class Lowerer {
     if (n == "tt.return") {
       returned_ = operands(op.text);
       if (call_depth_ == 0 && region_ && region_->blocks.size() > 1) out_->push_back(ret_stmt());
+      if (call_depth_ > 0 && !ret_frames_.empty() && ret_frames_.back().depth == call_depth_) {
+        // a return of a helper of several blocks: its values into the call's result variables
+        RetFrame& fr = ret_frames_.back();
+        if (returned_.size() != fr.vars.size()) user_error(cur_loc_, "malformed TTIR: tt.return operands do not match the call's results");
+        for (size_t i = 0; i < returned_.size(); ++i) out_->push_back(make_assign(fr.vars[i], use(returned_[i]), cur_loc_));
+      }
       return;
     }
     if (n == "tt.call") return emit_call(op);
@@ -1526,14 +1567,15 @@ class Lowerer {
     std::string rt = c.rest();
     VType t = vtype(trim_copy(rt.substr(rt.rfind("->") + 2)), op.text_loc);
     std::vector<ExprP> args;
-    bool view = !cas && ptr_views_.count(v[0]);
+    bool view = !cas && !view_of(v[0]).empty();
     if (view) {
       // Triton's float max/min: max (min) on the integer view where the value's sign bit is clear,
       // umin (umax) where it is set; each is the float max (min) on the float buffer.
-      const std::string& fp = ptr_views_[v[0]];
+      const std::string fp = view_of(v[0]);
       VType ft = type_of(fp);
       bool fmax = aop == AtomicOp::Max || aop == AtomicOp::UMin, fmin = aop == AtomicOp::Min || aop == AtomicOp::UMax;
-      if (!fmax && !fmin) user_error(cur_loc_, "pointer bitcasts are supported only in tl.atomic_max / tl.atomic_min on floats");
+      if ((!fmax && !fmin) || !is_float(ft.elem) || !is_int(type_of(v[0]).elem))
+        user_error(cur_loc_, "an atomic through a bitcast pointer is supported only as tl.atomic_max / tl.atomic_min on floats");
       aop = fmax ? AtomicOp::Max : AtomicOp::Min;
       std::vector<ExprP> pvm = elementwise({fp, v[1]}, ft.shape, true);
       ExprP val = make_bitcast(pvm[1], ft.elem, cur_loc_);
@@ -1982,12 +2024,27 @@ class Lowerer {
     }
     ExprP p = make_binary(BinOp::Add, make_var(d.base, cur_loc_), make_broadcast(ptr, dims(d.block), cur_loc_), cur_loc_);
     ExprP m = make_broadcast(mask, dims(d.block), cur_loc_);
+    // The value's shape may drop the block's unit dimensions (Triton folds a tl.reshape into the
+    // access: `!tt.tensordesc<1x32x32xf32> -> tensor<32x32xf32>`): reshaped to and from the block.
     if (op.name == "tt.descriptor_store") {
-      out_->push_back(make_store(p, use(val), m, cur_loc_));
+      ExprP v = use(val);
+      if (type_of(val).shape != d.block) v = make_reshape(v, dims(d.block), cur_loc_);
+      out_->push_back(make_store(p, v, m, cur_loc_));
       return;
     }
+    std::string rest = c.rest();
+    size_t arrow = rest.rfind("->");
     VType t{d.elem, false, d.block};
-    define(op.results.at(0), make_load(p, m, nullptr, cur_loc_), t, false, cur_loc_);
+    if (arrow != std::string::npos) t.shape = vtype(trim_copy(rest.substr(arrow + 2)), op.text_loc).shape;
+    ExprP ld = make_load(p, m, nullptr, cur_loc_);
+    if (t.shape != d.block) {
+      int64_t nb = 1, nt = 1;
+      for (int64_t x : d.block) nb *= x;
+      for (int64_t x : t.shape) nt *= x;
+      if (nb != nt) user_error(cur_loc_, "malformed TTIR: a descriptor load's result has another number of elements than its block");
+      ld = make_reshape(ld, dims(t.shape), cur_loc_);
+    }
+    define(op.results.at(0), ld, t, false, cur_loc_);
   }
 
   // Whether value `ssa` is arange(0, n) along `axis` (made by tt.make_range, maybe expanded and
@@ -2033,9 +2090,11 @@ class Lowerer {
     if (it == funcs_.end()) user_error(cur_loc_, "malformed TTIR: no function @" + callee);
     if (call_depth_ > 64) user_error(cur_loc_, "calls nested too deeply (recursion is not supported)");
     const Op& f = *it->second;
-    if (f.regions.at(0).blocks.size() > 1)
-      user_error(cur_loc_, "a noinline helper with an early return is not supported yet");
-    const Block& body = f.regions.at(0).blocks.at(0);
+    const Region& fr = f.regions.at(0);
+    // A helper of several blocks (an early `return`): its blocks nested under their branches as the
+    // kernel's are (emit_cfg), each tt.return assigning the call's result variables.
+    bool cfg = fr.blocks.size() > 1;
+    const Block& body = fr.blocks.at(0);
     std::vector<std::pair<std::string, std::string>> params = func_args(f);
     std::vector<Value> vals;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -2054,17 +2113,44 @@ class Lowerer {
     std::string saved_suffix = suffix_;
     suffix_ = "_" + callee.substr(0, 24) + std::to_string(++calls_);
     uses_.clear();
-    count_uses(body);
+    for (const Block& b : fr.blocks) count_uses(b);
     ++call_depth_;
     std::vector<std::map<std::string, Value>> saved_scopes;
     saved_scopes.swap(scopes_);
     scopes_.push_back({});
     for (size_t i = 0; i < params.size() && i < vals.size(); ++i) bind(params[i].first, vals[i]);
     returned_.clear();
-    local_.push_back(local_uses(body));
-    for (const Op& o : body.ops) emit(o);
-    local_.pop_back();
     std::vector<Value> rets;
+    if (cfg) {
+      RetFrame frame;
+      frame.depth = call_depth_;
+      size_t arrow = op.text.rfind("->");
+      if (arrow != std::string::npos) {  // the results: `-> T` or `-> (T, U)`
+        std::string rt = op.text.substr(arrow + 2);
+        Cursor rc(rt, op.text_loc);
+        bool list = rc.eat("(");
+        while (!(list ? rc.eat(")") : rc.at_end())) {
+          VType t = vtype(rc.type(), op.text_loc);
+          std::string v = var_name(op.results.size() > frame.vars.size() ? op.results[frame.vars.size()] : "callres");
+          out_->push_back(make_assign(v, zero_of(t), cur_loc_));
+          frame.vars.push_back(v);
+          frame.types.push_back(t);
+          if (!rc.eat(",") && !list) break;
+        }
+      }
+      ret_frames_.push_back(frame);
+      const Region* saved_region = region_;
+      region_ = &fr;
+      emit_cfg(body, {}, 0);
+      region_ = saved_region;
+      for (size_t i = 0; i < frame.vars.size(); ++i) rets.push_back(Value{nullptr, frame.vars[i], frame.types[i]});
+      ret_frames_.pop_back();
+      returned_.clear();
+    } else {
+      local_.push_back(local_uses(body));
+      for (const Op& o : body.ops) emit(o);
+      local_.pop_back();
+    }
     for (const std::string& r : returned_) {
       Value& v = lookup(r);
       if (v.expr) {
@@ -2084,6 +2170,57 @@ class Lowerer {
     for (size_t i = 0; i < op.results.size() && i < rets.size(); ++i) bind(op.results[i], rets[i]);
   }
 
+  // The pointer a bitcast pointer views (its SSA name), or "" for any other value.
+  std::string view_of(const std::string& ssa) {
+    const Value& v = lookup(ssa);
+    return v.var.rfind("<ptrview>", 0) == 0 ? v.var.substr(9) : std::string();
+  }
+
+  static std::string ttir_elem(Scalar s) {
+    switch (s) {
+      case Scalar::I1: return "i1";
+      case Scalar::I8: return "i8";
+      case Scalar::I16: return "i16";
+      case Scalar::I32: return "i32";
+      case Scalar::I64: return "i64";
+      case Scalar::F8E4M3: return "f8E4M3FN";
+      case Scalar::F8E5M2: return "f8E5M2";
+      case Scalar::F16: return "f16";
+      case Scalar::BF16: return "bf16";
+      case Scalar::F32: return "f32";
+      case Scalar::F64: return "f64";
+    }
+    return "?";
+  }
+
+  // tt.splat/addptr/broadcast/expand_dims/reshape of a bitcast pointer: the same op on the pointer it
+  // views (its element type in the op's types), whose result the op's result views in turn.
+  void emit_on_view(const Op& op, const std::string& operand, const std::string& src) {
+    std::string ve = "!tt.ptr<" + ttir_elem(type_of(operand).elem) + ">";
+    std::string se = "!tt.ptr<" + ttir_elem(type_of(src).elem) + ">";
+    Op w = op;
+    std::string fresh = op.results.at(0) + ".viewed";
+    w.results = {fresh};
+    w.text = "%" + src + op.text.substr(op.text.find('%' + operand) + operand.size() + 1);
+    for (size_t p = w.text.find(ve); p != std::string::npos; p = w.text.find(ve, p + se.size())) w.text.replace(p, ve.size(), se);
+    uses_[fresh] = uses_[op.results[0]];
+    local_.back()[fresh] = local_.back()[op.results[0]];
+    view_ops_.push_back(std::move(w));
+    emit(view_ops_.back());
+    VType t = type_of(fresh);
+    t.elem = type_of(operand).elem;
+    bind(op.results[0], Value{nullptr, "<ptrview>" + fresh, t, false});
+  }
+
+  // A value read through a pointer view of element type `from` as type `to`: i1 and i8 (bool data is
+  // one byte either way) convert (i8 -> i1 is `!= 0`, as Triton's bool store writes 0 or 1); other
+  // views are of one width and keep the bits.
+  ExprP view_value(ExprP e, Scalar from, Scalar to) {
+    if (from == to) return e;
+    if (from == Scalar::I1 || to == Scalar::I1) return make_cast(e, to, cur_loc_);
+    return make_bitcast(e, to, cur_loc_);
+  }
+
   StmtP ret_stmt() {
     auto s = std::make_shared<Stmt>();
     s->kind = StmtKind::Return;
@@ -2091,13 +2228,20 @@ class Lowerer {
     return s;
   }
 
+  struct RetFrame {  // a call being inlined whose helper has several blocks
+    int depth = 0;
+    std::vector<std::string> vars;
+    std::vector<VType> types;
+  };
+  std::vector<RetFrame> ret_frames_;
+
   struct Holder {
     std::string ssa;
     VType t;
     size_t depth = 0;
   };
   std::map<std::string, Holder> holder_;     // variable -> the value it holds now
-  std::map<std::string, std::string> ptr_views_;  // a pointer bitcast to an integer element type -> the float pointer
+  std::deque<Op> view_ops_;  // ops rewritten to act on the pointer a bitcast pointer views (emit_on_view)
   std::map<std::string, int> consumed_;      // uses emitted so far, per value
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)

@@ -121,3 +121,29 @@ TEST_CASE("permute: result axis i is the operand's axis order[i], any rank") {
   CHECK_THROWS_WITH_AS(run_tile("<perm2>", "kernel t(out z: *i32[8]) grid(1) {\n  v = permute(reshape(arange(0, 8), [2, 4]), [0, 0])\n}\n"),
                        doctest::Contains("permute() needs a permutation of the 2 axes"), UserError);
 }
+
+TEST_CASE("where() of pointers into two buffers: a condition uniform over the tile picks one; lanes that differ fault") {
+  // xformers' tiled matmul picks each operand's array with tl.where(pid_m < grid_m1, A11, A21)
+  auto run = run_tile("<pick>",
+                      "kernel pick(x: *f32[16], y: *f32[16], out z: *f32[32]) grid(2) {\n"
+                      "  pid = program_id(0)\n"
+                      "  r = arange(0, 16)\n"
+                      "  p = where(pid == 0, x, y)\n"
+                      "  q = where(r + pid >= 0, y + r, x + r)\n"
+                      "  store(z + pid * 16 + r, load(p + r) + 2.0 * load(q))\n"
+                      "}\n");
+  INFO(run->messages());
+  REQUIRE(run->rep.findings_count == 0);
+  for (int i = 0; i < 16; ++i) {
+    CHECK(run->at("z", i) == doctest::Approx(run->at("x", i) + 2.0 * run->at("y", i)));
+    CHECK(run->at("z", 16 + i) == doctest::Approx(3.0 * run->at("y", i)));
+  }
+  auto mixed = run_tile("<mixed>",
+                        "kernel mixed(x: *f32[16], y: *f32[16], out z: *f32[16]) grid(1) {\n"
+                        "  r = arange(0, 16)\n"
+                        "  store(z + r, load(where(r < 8, x + r, y + r)))\n"
+                        "}\n");
+  REQUIRE(mixed->rep.findings_count == 1);
+  CHECK(mixed->messages().find("<mixed>:3:21: error: where() selects, lane by lane, between pointers into two buffers ('x' and 'y')") !=
+        std::string::npos);
+}
