@@ -153,6 +153,7 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
         CudaOptions opt;
         opt.bounds_checks = bounds;
         opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
+        std::cerr << unchecked_address_note(c.program.module, opt);  // once per compiled launch
         it = c.cuda.emplace(key, std::make_unique<CudaModuleRunner>(c.program.module, b, opt)).first;
       }
       CudaModuleRunner& r = *it->second;

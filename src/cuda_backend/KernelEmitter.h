@@ -144,6 +144,7 @@ class KernelEmitter {
   std::string half_atomic_name(const Stmt& s, Scalar et) const;
   std::string atomic_half(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv,
                           const std::function<std::string(const std::string&)>& pred_of);
+  std::string atomic_narrow(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv);
   friend std::string describe(const MmaPlan& p);
   MmaPlan mma_plan(const Expr& dot);
   Dist accumulator(const MmaPlan& p) const;  // the layout the plan's dot produces
@@ -292,7 +293,9 @@ class KernelEmitter {
                   const std::string& flat_index, const std::string& other = "");
   // Bounds checks (CudaOptions::bounds_checks, NvvmChecks.cpp). The buffers a pointer expression
   // can point into: the pointer parameters it is derived from.
-  std::vector<const Param*> buffers_of(const ExprP& ptr);
+  // Where `address` is given, it is set when the pointer may come from int_to_ptr (an address that
+  // names no buffer parameter; such an access cannot be checked), and no error is raised.
+  std::vector<const Param*> buffers_of(const ExprP& ptr, bool* address = nullptr);
   struct BoundsCheck {
     int site = -1;
     std::vector<const Param*> bufs;
@@ -301,7 +304,9 @@ class KernelEmitter {
     std::vector<std::function<void(CheckAcc&)>> lanes;  // per-lane accounting, emitted on failure
   };
   // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
+  // A pointer that may come from int_to_ptr gives a check of site -1: nothing is checked or reported.
   BoundsCheck begin_bounds(bool store, const ExprP& ptr, const Shape& tile);
+  bool unchecked_address(const ExprP& ptr);
   // Checks the w consecutive elements at `ptr_reg` (register r0 of layout d; `active` i1: the mask,
   // `counted` i1: this thread counts these lanes); returns the i1 "every element in bounds", which
   // the caller adds to the access's condition. In one buffer, w elements cost one comparison of the

@@ -652,8 +652,14 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
       if (combine_regs_[0].empty()) internal_error("NvvmEmitter", "a combine argument outside its function");
       return TV{t, d, {combine_regs_[e->axis]}};
     case ExprKind::Swizzle2d: internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");
-    case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: break;  // rejected before emission (reject_unsupported)
+    case ExprKind::IntToPtr: {  // the i64 values are device addresses
+      TV x = eval(e->args[0], d);
+      return per_reg([&](int r) { return op("inttoptr i64 " + x.at(r) + " to " + reg_type(t)); });
+    }
+    case ExprKind::PtrToInt: {
+      TV x = eval(e->args[0], d);
+      return per_reg([&](int r) { return op("ptrtoint " + reg_type(e->args[0]->type) + " " + x.at(r) + " to i64"); });
+    }
   }
   internal_error("NvvmEmitter", std::string("cannot lower ") + expr_kind_name(e->kind));
 }

@@ -41,6 +41,13 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endforeach()
   set_tests_properties(ttir/fp8_matmul PROPERTIES TIMEOUT 600)
+  # backend='cuda' (label gpu; exits 77 without a GPU): pointers made from integers are device addresses.
+  if(EXISTS ${DTSIM_TRITON_PYTHON})
+    add_test(NAME ttir/gpu_pointers_cuda COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/pointers_cuda.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/gpu_pointers_cuda PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+  endif()
   # dtsim.config(viz=...) under the installed Triton (the stand-in's run is python/viz_launch).
   if(EXISTS ${DTSIM_TRITON_PYTHON})
     add_test(NAME ttir/viz_launch COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_SOURCE_DIR}/tests/python/viz_launch.py)

@@ -1,0 +1,114 @@
+"""Pointers made from integers on backend='cuda' (tutorial 08's address tables), read through the
+installed Triton's frontend: GPU memory allocated through the CUDA driver (ctypes), a host table of
+its device addresses, and an address passed as an int64 scalar; the kernels turn them into pointers
+(tt.int_to_ptr) and the results are checked against numpy. Exits 77 (skip) without a usable GPU.
+Run with `python -m dtsim pointers_cuda.py` where Triton is installed."""
+import ctypes
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+
+import dtsim
+from dtsim import _dtsim
+
+ok, why = _dtsim.cuda_available()
+if not ok:
+    print("%s: skipped" % why)
+    sys.exit(77)
+
+cu = ctypes.CDLL("libcuda.so.1")
+
+
+def ck(r, what):
+    if r != 0:
+        raise RuntimeError("%s failed (CUresult %d)" % (what, r))
+
+
+ck(cu.cuInit(0), "cuInit")
+dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+ck(cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+ck(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")  # the context dtsim uses
+
+
+class GpuArray:
+    """Device memory holding a copy of a host array, described by __cuda_array_interface__."""
+
+    def __init__(self, host):
+        ck(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        self.host = np.ascontiguousarray(host)
+        p = ctypes.c_uint64()
+        ck(cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(max(self.host.nbytes, 1))), "cuMemAlloc")
+        self.ptr = p.value
+        ck(cu.cuMemcpyHtoD_v2(ctypes.c_uint64(self.ptr), self.host.ctypes.data_as(ctypes.c_void_p),
+                              ctypes.c_size_t(self.host.nbytes)), "cuMemcpyHtoD")
+        self.__cuda_array_interface__ = {"shape": self.host.shape, "typestr": self.host.dtype.str,
+                                         "data": (self.ptr, False), "strides": None, "version": 3}
+
+    def get(self):
+        ck(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        out = np.empty_like(self.host)
+        ck(cu.cuMemcpyDtoH_v2(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint64(self.ptr),
+                              ctypes.c_size_t(self.host.nbytes)), "cuMemcpyDtoH")
+        return out
+
+
+failures = []
+
+
+def check(name, ok, detail=""):
+    print("%-40s %s %s" % (name, "ok" if ok else "FAILED", detail))
+    if not ok:
+        failures.append(name)
+
+
+@triton.jit
+def scaled_copies(src_addrs, dst_addrs, sizes, scale, BLOCK: tl.constexpr):
+    g = tl.program_id(0)
+    src = tl.load(src_addrs + g).to(tl.pointer_type(tl.float32))
+    dst = tl.load(dst_addrs + g).to(tl.pointer_type(tl.float32))
+    n = tl.load(sizes + g)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(dst + offs, tl.load(src + offs, mask=m) * scale, mask=m)
+
+
+@triton.jit
+def from_scalar(addr, out_ptr, BLOCK: tl.constexpr):
+    p = addr.to(tl.pointer_type(tl.float16))
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(p + offs).to(tl.float32) + 1.0)
+
+
+@triton.jit
+def offsets_of(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, (x_ptr + offs).to(tl.int64) - x_ptr.to(tl.int64))
+
+
+dtsim.config(backend="cuda")
+rng = np.random.default_rng(3)
+srcs = [GpuArray(rng.standard_normal(n).astype(np.float32)) for n in (100, 37, 1000)]
+dsts = [GpuArray(np.zeros(s.host.size, np.float32)) for s in srcs]
+src_addrs = np.array([s.ptr for s in srcs], np.int64)  # host tables of device addresses
+dst_addrs = np.array([d.ptr for d in dsts], np.int64)
+sizes = np.array([s.host.size for s in srcs], np.int32)
+scaled_copies[(3,)](src_addrs, dst_addrs, sizes, 2.5, BLOCK=64)
+check("int_to_ptr: GPU arrays by address", all(np.array_equal(d.get(), s.host * np.float32(2.5)) for s, d in zip(srcs, dsts)))
+
+h = GpuArray(rng.standard_normal(32).astype(np.float16))
+out = GpuArray(np.zeros(32, np.float32))
+from_scalar[(1,)](h.ptr, out, BLOCK=32)
+check("int_to_ptr: an int64 scalar address", np.array_equal(out.get(), h.host.astype(np.float32) + 1.0))
+
+x = GpuArray(np.zeros(16, np.float32))
+offs = GpuArray(np.zeros(16, np.int64))
+offsets_of[(1,)](x, offs, BLOCK=16)
+check("ptr_to_int: byte offsets", np.array_equal(offs.get(), 4 * np.arange(16)))
+
+if failures:
+    print("FAILED:", ", ".join(failures))
+    sys.exit(1)
+print("all pointer ops match on the GPU")
