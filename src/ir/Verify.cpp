@@ -460,13 +460,14 @@ class Verifier {
         infer(a); infer(b); infer(c);
         if (a->type.rank() != 2 || b->type.rank() != 2 || a->type.ptr || b->type.ptr)
           user_error(e->loc, "dot() needs two 2-D tiles, got " + a->type.str() + " and " + b->type.str());
-        if (!is_float(a->type.elem) || (a->type.elem != b->type.elem && !(is_fp8(a->type.elem) && is_fp8(b->type.elem))))
-          user_error(e->loc, "dot() needs float tiles of one type (or two fp8 types), got " + a->type.str() + " and " + b->type.str());
+        const bool int8 = a->type.elem == Scalar::I8 && b->type.elem == Scalar::I8;  // i8 x i8 -> i32 (exact, wrapping)
+        if (!int8 && (!is_float(a->type.elem) || (a->type.elem != b->type.elem && !(is_fp8(a->type.elem) && is_fp8(b->type.elem)))))
+          user_error(e->loc, "dot() needs float tiles of one type (or two fp8 types, or two i8 tiles), got " + a->type.str() + " and " + b->type.str());
         if (a->type.shape[1] != b->type.shape[0])
           user_error(e->loc, "dot(): inner extents differ: " + a->type.str() + " @ " + b->type.str());
         if (e->tf32 && a->type.elem != Scalar::F32)
           user_error(e->loc, "dot(): precision=tf32 needs f32 operands, got " + a->type.str() + " and " + b->type.str());
-        Scalar rt = a->type.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+        Scalar rt = int8 ? Scalar::I32 : a->type.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
         Shape s{a->type.shape[0], b->type.shape[1]};
         if (c && (c->type.ptr || c->type.shape != s || c->type.elem != rt))
           user_error(c->loc, "dot() accumulator must be " + Type{rt, false, s}.str() + ", got " + c->type.str());

@@ -514,7 +514,7 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     if (f32_operands && precision != "ieee" && precision != "tf32")
       unsupported(ploc, "tl.dot(input_precision=\"" + precision + "\") (f32 operands: \"ieee\" or \"tf32\")");
     if (imprecise && !(imprecise->k == VK::Int && imprecise->i == 0)) unsupported(B.at(5, "max_num_imprecise_acc"), "tl.dot(max_num_imprecise_acc=...)");
-    Scalar rt = x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+    Scalar rt = x.t.elem == Scalar::I8 ? Scalar::I32 : x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
     if (out && (out->k != VK::DType || out->dt != rt))
       unsupported(B.at(6, "out_dtype"), std::string("tl.dot(out_dtype=") + py_repr(*out) + ") (the result is " + scalar_name(rt) + ")");
     if (x.t.rank() != 2 || y.t.rank() != 2) unsupported(loc, "tl.dot of tensors that are not 2-D (" + x.t.str() + ", " + y.t.str() + ")");

@@ -94,7 +94,7 @@ ExprP typed(ExprP e) {
     }
     case ExprKind::Dot: {
       Shape s{arg(0).shape.size() == 2 ? arg(0).shape[0] : 1, arg(1).shape.size() == 2 ? arg(1).shape[1] : 1};
-      e->type = Type{arg(0).elem == Scalar::F64 ? Scalar::F64 : Scalar::F32, false, s};
+      e->type = Type{arg(0).elem == Scalar::I8 ? Scalar::I32 : arg(0).elem == Scalar::F64 ? Scalar::F64 : Scalar::F32, false, s};
       break;
     }
     case ExprKind::Reduce: {

@@ -926,7 +926,11 @@ class Lowerer {
       VType t = vtype(trim_copy(r.substr(arrow + 2)), op.text_loc);
       ExprP a = use(v.at(0)), b = use(v.at(1)), acc = use(v.at(2));
       VType at = type_of_arg(v[0]);
-      if (!is_float(at.elem)) user_error(cur_loc_, "an integer tl.dot is not supported yet");
+      if (at.elem == Scalar::I8 && t.elem == Scalar::I32) {  // i8 x i8 -> i32 (the IR's integer dot)
+        define(res(), make_dot(a, b, acc, cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if (!is_float(at.elem)) user_error(cur_loc_, std::string("tl.dot of ") + scalar_name(at.elem) + " operands is not supported yet (i8 and floats are)");
       ExprP accf = t.elem == Scalar::F32 ? acc : make_cast(acc, Scalar::F32, cur_loc_);
       ExprP d = make_dot(a, b, accf, cur_loc_);
       d->tf32 = tf32 && at.elem == Scalar::F32;
@@ -1656,7 +1660,8 @@ class Lowerer {
   }
 
   // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic
-  // shift copies in; i32 division and remainder go through i64 on zero-extended operands; max/min
+  // shift copies in; i32 division and remainder go through i64 on zero-extended operands (i64 ones:
+  // a halved dividend, corrected); max/min
   // compare with the sign bit flipped.
   void emit_unsigned(const Op& op, const std::string& n, Cursor& c) {
     std::vector<std::string> v;
@@ -1697,8 +1702,30 @@ class Lowerer {
       ExprP prod = make_binary(BinOp::Mul, wa, wb, cur_loc_);  // wraps past 2^63: the shift below is then arithmetic
       ExprP hi = make_binary(BinOp::And, make_binary(BinOp::Shr, prod, k(bits, Scalar::I64), cur_loc_), k(low, Scalar::I64), cur_loc_);
       e = make_cast(hi, it, cur_loc_);
+    } else if ((n == "arith.divui" || n == "arith.remui") && it == Scalar::I64) {
+      // No wider type: halve the dividend (a logical shift, so it is non-negative), divide by b as
+      // signed, double the quotient and correct it by one (Hacker's Delight 9-3). A divisor of 2^63
+      // or more (negative as signed) gives quotient 1 where a >= b (unsigned), else 0. A divisor of
+      // 0 divides by zero as the signed division does.
+      auto var = [&](const std::string& name, ExprP x) {
+        std::string v = var_name(name);
+        out_->push_back(make_assign(v, std::move(x), cur_loc_));
+        return make_var(v, cur_loc_);
+      };
+      auto B = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), cur_loc_); };
+      auto uge = [&](ExprP x, ExprP y) { return B(BinOp::Ge, B(BinOp::Xor, std::move(x), k(INT64_MIN, it)), B(BinOp::Xor, std::move(y), k(INT64_MIN, it))); };
+      ExprP va = var("udiv_a", a), vb = var("udiv_b", b);
+      ExprP half = B(BinOp::And, B(BinOp::Shr, va, k(1, it)), k(INT64_MAX, it));
+      ExprP q0 = var("udiv_q", B(BinOp::Shl, B(BinOp::FloorDiv, half, vb), k(1, it)));
+      ExprP r0 = var("udiv_r", B(BinOp::Sub, va, B(BinOp::Mul, q0, vb)));
+      ExprP fix = var("udiv_fix", uge(r0, vb));
+      ExprP big = var("udiv_big", B(BinOp::Lt, vb, k(0, it)));
+      ExprP ge = uge(va, vb);
+      if (n == "arith.divui")
+        e = make_where(big, make_where(ge, k(1, it), k(0, it), cur_loc_), B(BinOp::Add, q0, make_where(fix, k(1, it), k(0, it), cur_loc_)), cur_loc_);
+      else
+        e = make_where(big, make_where(ge, B(BinOp::Sub, va, vb), va, cur_loc_), make_where(fix, B(BinOp::Sub, r0, vb), r0, cur_loc_), cur_loc_);
     } else if (n == "arith.divui" || n == "arith.remui") {
-      if (it == Scalar::I64) user_error(cur_loc_, "unsigned 64-bit division is not supported yet");
       ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       e = make_cast(make_binary(n == "arith.divui" ? BinOp::FloorDiv : BinOp::Mod, wa, wb, cur_loc_), it, cur_loc_);

@@ -154,8 +154,51 @@ def maths(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + k * BLOCK + offs, ((bits & 0x7FFFFFFF).to(tl.float32, bitcast=True)))
 
 
+@triton.jit
+def int8_dot(a_ptr, b_ptr, c_ptr, o_ptr, p_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    out = m[:, None] * N + n[None, :]
+    tl.store(o_ptr + out, tl.dot(a, b))  # i8 x i8 -> i32
+    tl.store(p_ptr + out, tl.dot(a, b, tl.load(c_ptr + out)))  # with an i32 accumulator (wrapping)
+
+
+@triton.jit
+def udiv64(x_ptr, y_ptr, q_ptr, r_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)  # uint64
+    y = tl.load(y_ptr + offs)
+    tl.store(q_ptr + offs, x // y)
+    tl.store(r_ptr + offs, x % y)
+
+
 def main():
     rng = np.random.default_rng(0)
+
+    M, N, K = 32, 16, 64
+    a8 = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b8 = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    c32 = rng.integers(2**31 - 2**20, 2**31, (M, N)).astype(np.int32)  # near the top: the sums wrap
+    o32, p32 = np.zeros((M, N), np.int32), np.zeros((M, N), np.int32)
+    int8_dot[(1,)](a8, b8, c32, o32, p32, M=M, N=N, K=K)
+    prod = a8.astype(np.int64) @ b8.astype(np.int64)
+    check("tl.dot i8 -> i32", o32, prod, tol=0)
+    check("tl.dot i8, i32 acc (wraps)", p32, ((prod + c32 + 2**31) % 2**32 - 2**31), tol=0)
+
+    if "dtsim" not in triton.__version__ or os.environ.get("DTSIM_UNSIGNED_READER"):
+        xu = np.concatenate([rng.integers(0, 2**64, 60, dtype=np.uint64), np.array([2**64 - 1, 2**63, 5, 2**64 - 1], np.uint64)])
+        yu = np.concatenate([rng.integers(1, 2**64, 30, dtype=np.uint64), rng.integers(1, 2**20, 30, dtype=np.uint64),
+                             np.array([2**63 + 1, 2**63, 2**64 - 1, 1], np.uint64)])
+        qu, ru = np.zeros(64, np.uint64), np.zeros(64, np.uint64)
+        udiv64[(1,)](xu, yu, qu, ru, BLOCK=64)
+        for name, got, want in (("uint64 // (divui)", qu, xu // yu), ("uint64 % (remui)", ru, xu % yu)):
+            ok = np.array_equal(got, want)
+            print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
+            if not ok:
+                failures.append(name)
 
     x = rng.integers(0, 1000, 300).astype(np.int32)
     bins, old = np.zeros(16, np.float32), np.zeros(300, np.float32)
