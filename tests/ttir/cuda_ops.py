@@ -1,8 +1,8 @@
-"""Pointers made from integers on backend='cuda' (tutorial 08's address tables), read through the
-installed Triton's frontend: GPU memory allocated through the CUDA driver (ctypes), a host table of
-its device addresses, and an address passed as an int64 scalar; the kernels turn them into pointers
-(tt.int_to_ptr) and the results are checked against numpy. Exits 77 (skip) without a usable GPU.
-Run with `python -m dtsim pointers_cuda.py` where Triton is installed."""
+"""Ops on backend='cuda', read through the installed Triton's frontend and checked against numpy:
+pointers made from integers (tutorial 08's address tables: GPU memory allocated through the CUDA
+driver (ctypes), a host table of its device addresses, an address passed as an int64 scalar, turned
+into pointers by tt.int_to_ptr), the int8 tl.dot, uint64 division and remainder. Exits 77 (skip)
+without a usable GPU. Run with `python -m dtsim cuda_ops.py` where Triton is installed."""
 import ctypes
 import sys
 
@@ -88,6 +88,27 @@ def offsets_of(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, (x_ptr + offs).to(tl.int64) - x_ptr.to(tl.int64))
 
 
+@triton.jit
+def int8_dot(a_ptr, b_ptr, c_ptr, o_ptr, p_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    out = m[:, None] * N + n[None, :]
+    tl.store(o_ptr + out, tl.dot(a, b))
+    tl.store(p_ptr + out, tl.dot(a, b, tl.load(c_ptr + out)))
+
+
+@triton.jit
+def udiv64(x_ptr, y_ptr, q_ptr, r_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(q_ptr + offs, x // y)
+    tl.store(r_ptr + offs, x % y)
+
+
 dtsim.config(backend="cuda")
 rng = np.random.default_rng(3)
 srcs = [GpuArray(rng.standard_normal(n).astype(np.float32)) for n in (100, 37, 1000)]
@@ -108,7 +129,24 @@ offs = GpuArray(np.zeros(16, np.int64))
 offsets_of[(1,)](x, offs, BLOCK=16)
 check("ptr_to_int: byte offsets", np.array_equal(offs.get(), 4 * np.arange(16)))
 
+M, N, K = 64, 32, 128
+a8 = rng.integers(-128, 128, (M, K)).astype(np.int8)
+b8 = rng.integers(-128, 128, (K, N)).astype(np.int8)
+c32 = rng.integers(2**31 - 2**21, 2**31, (M, N)).astype(np.int32)
+o32, p32 = np.zeros((M, N), np.int32), np.zeros((M, N), np.int32)
+int8_dot[(1,)](a8, b8, c32, o32, p32, M=M, N=N, K=K)
+prod = a8.astype(np.int64) @ b8.astype(np.int64)
+check("tl.dot int8 -> int32", np.array_equal(o32, prod))
+check("tl.dot int8, int32 acc (wraps)", np.array_equal(p32, (prod + c32 + 2**31) % 2**32 - 2**31))
+
+xu = np.concatenate([rng.integers(0, 2**64, 60, dtype=np.uint64), np.array([2**64 - 1, 2**63, 5, 2**64 - 1], np.uint64)])
+yu = np.concatenate([rng.integers(1, 2**64, 30, dtype=np.uint64), rng.integers(1, 2**20, 30, dtype=np.uint64),
+                     np.array([2**63 + 1, 2**63, 2**64 - 1, 1], np.uint64)])
+qu, ru = np.zeros(64, np.uint64), np.zeros(64, np.uint64)
+udiv64[(1,)](xu, yu, qu, ru, BLOCK=64)
+check("uint64 // and %", np.array_equal(qu, xu // yu) and np.array_equal(ru, xu % yu))
+
 if failures:
     print("FAILED:", ", ".join(failures))
     sys.exit(1)
-print("all pointer ops match on the GPU")
+print("all ops match on the GPU")
