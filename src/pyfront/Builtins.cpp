@@ -35,7 +35,7 @@ bool unsupported_dtype(const std::string& n) {
 // The tensor methods that mirror tl functions (x.to(...), x.sum(axis) ...).
 bool is_method(const std::string& n) {
   static const std::set<std::string> s = {"to", "reshape", "trans", "permute", "expand_dims", "broadcast_to", "sum", "max", "min",
-                                          "argmax", "argmin", "cast", "view"};
+                                          "argmax", "argmin", "cast", "view", "gather", "histogram"};
   return s.count(n) > 0;
 }
 
@@ -712,6 +712,126 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     if (bitcast && bitcast->i) return tensor(make_bitcast(ir(x, loc), s, loc));
     return tensor(make_cast(ir(x, loc), s, loc));
   }
+  // ---- gather, histogram, cat: as the TTIR reader lowers them (masked sums over one more axis) ----
+  if (tl == "gather" || tl == "histogram" || tl == "cat" || tl == "join" || tl == "interleave") {
+    // arange(0, n) laid along `axis` of a rank-`rank` tile
+    auto iota_along = [&](int64_t n, int axis, int rank) {
+      ExprP idx = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(n, loc)), loc));
+      for (int b = 0; b < rank; ++b)
+        if (b != axis) idx = typed(make_expand_dims(idx, b < axis ? 0 : b, loc));
+      return idx;
+    };
+    auto check_size = [&](const Shape& s, const std::string& what) {
+      if (static_cast<int>(s.size()) > kMaxRank || shape_numel(s) > kMaxTileElems)
+        user_error(loc, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
+                            " dimensions and 2^20 elements): use smaller blocks");
+    };
+    // the sum over `axis` of where(cond, x, 0), in type t: exact where one lane is selected
+    auto select_sum = [&](ExprP cond, ExprP x, int axis, Scalar t) {
+      ExprP zero = typed(make_cast(typed(make_const_int(0, loc)), t, loc));
+      ExprP e = typed(make_reduce(RedOp::Sum, typed(make_where(cond, x, zero, loc)), axis, loc));
+      return e->type.elem == t ? e : typed(make_cast(e, t, loc));
+    };
+    if (tl == "gather") {  // tl.gather(src, index, axis)
+      Val src = B.tensor_arg(0, "src"), idx = B.tensor_arg(1, "index");
+      int64_t ax = B.int_arg(2, "axis");
+      a.done();
+      int rank = src.t.rank();
+      if (src.t.ptr || idx.t.ptr || !is_int(idx.t.elem) || idx.t.rank() != rank || rank == 0)
+        user_error(loc, "tl.gather() needs a tensor and an integer index tensor of the same rank, got " + src.t.str() + " and " + idx.t.str());
+      if (ax < 0) ax += rank;
+      if (ax < 0 || ax >= rank) user_error(B.at(2, "axis"), "tl.gather(): axis " + std::to_string(ax) + " of a rank-" + std::to_string(rank) + " tensor");
+      const int axis = static_cast<int>(ax);
+      for (int d = 0; d < rank; ++d)
+        if (d != axis && src.t.shape[static_cast<size_t>(d)] != idx.t.shape[static_cast<size_t>(d)])
+          user_error(loc, "tl.gather(): the index " + idx.t.str() + " must match the source " + src.t.str() + " outside axis " + std::to_string(axis));
+      int64_t n = src.t.shape[static_cast<size_t>(axis)];
+      Shape wide = idx.t.shape;
+      wide.insert(wide.begin() + axis + 1, n);
+      check_size(wide, "tl.gather along an axis of " + std::to_string(n));
+      // the index goes into a variable (read twice: the range check and the selection)
+      std::string iv = fresh("gather_index");
+      ExprP ie = ir(idx, B.at(1, "index"));
+      emit(make_assign(iv, ie, loc));
+      blocks_.back().declared[iv] = ie->type;
+      auto iref = [&] {
+        ExprP r = make_var(iv, loc);
+        r->type = ie->type;
+        return r;
+      };
+      auto s = std::make_shared<Stmt>();
+      s->kind = StmtKind::Assert;
+      s->loc = loc;
+      s->text = "tl.gather: an index is outside [0, " + std::to_string(n) + ") of the gathered axis";
+      s->args = {typed(make_binary(BinOp::And, typed(make_binary(BinOp::Ge, iref(), typed(make_const_int(0, loc)), loc)),
+                                   typed(make_binary(BinOp::Lt, iref(), typed(make_const_int(n, loc)), loc)), loc))};
+      emit(s);
+      ExprP cond = typed(make_binary(BinOp::Eq, typed(make_expand_dims(iref(), axis + 1, loc)), iota_along(n, axis + 1, rank + 1), loc));
+      return tensor(select_sum(cond, typed(make_expand_dims(ir(src, loc), axis, loc)), axis + 1, src.t.elem));
+    }
+    if (tl == "histogram") {  // tl.histogram(input, num_bins, mask=None): values outside [0, bins) dropped
+      Val x = B.tensor_arg(0, "input");
+      int64_t bins = B.int_arg(1, "num_bins");
+      const Val* mask = B.opt(2, "mask");
+      a.done();
+      if (x.t.ptr || !is_int(x.t.elem) || x.t.rank() != 1) user_error(loc, "tl.histogram() needs a 1-D integer tensor, got " + x.t.str());
+      if (bins < 1) user_error(B.at(1, "num_bins"), "tl.histogram(): num_bins must be positive, got " + std::to_string(bins));
+      check_size({x.t.shape[0], bins}, "tl.histogram of " + std::to_string(bins) + " bins");
+      ExprP cond = typed(make_binary(BinOp::Eq, typed(make_expand_dims(ir(x, loc), 1, loc)), iota_along(bins, 1, 2), loc));
+      if (mask) {
+        ExprP m = as_i1(*this, ir(*mask, B.at(2, "mask")), B.at(2, "mask"));
+        if (m->type.is_tile()) m = typed(make_expand_dims(m, 1, loc));
+        cond = typed(make_binary(BinOp::And, cond, m, loc));
+      }
+      return tensor(select_sum(cond, typed(make_const_int(1, loc)), 0, Scalar::I32));
+    }
+    if (tl == "join" || tl == "interleave") {  // [.., 2] of (a, b); interleave: that flattened along the last axis
+      Val x = B.tensor_arg(0, "a"), y = B.tensor_arg(1, "b");
+      a.done();
+      ExprP ex = ir(x, B.at(0, "a")), ey = ir(y, B.at(1, "b"));
+      Shape s = broadcast_shapes(ex->type.shape, ey->type.shape).value_or(Shape{});
+      if (ex->type.ptr || ey->type.ptr || !broadcast_shapes(ex->type.shape, ey->type.shape))
+        user_error(loc, a.fname + "() needs two tensors that broadcast together, got " + ex->type.str() + " and " + ey->type.str());
+      if (ex->type.elem != ey->type.elem) {  // one type, as Triton's binary ops promote
+        ExprP probe = typed(make_binary(BinOp::Add, clone_expr(ex), clone_expr(ey), loc));
+        if (ex->type.elem != probe->type.elem) ex = typed(make_cast(ex, probe->type.elem, loc));
+        if (ey->type.elem != probe->type.elem) ey = typed(make_cast(ey, probe->type.elem, loc));
+      }
+      int rank = static_cast<int>(s.size()) + 1;
+      Shape two = s;
+      two.push_back(2);
+      check_size(two, a.fname);
+      if (s.size() != ex->type.shape.size()) ex = typed(make_broadcast(ex, B.consts(s), loc));
+      if (s.size() != ey->type.shape.size()) ey = typed(make_broadcast(ey, B.consts(s), loc));
+      ExprP first = typed(make_binary(BinOp::Eq, iota_along(2, rank - 1, rank), typed(make_const_int(0, loc)), loc));
+      ExprP e = typed(make_where(first, typed(make_expand_dims(ex, rank - 1, loc)), typed(make_expand_dims(ey, rank - 1, loc)), loc));
+      e = typed(make_broadcast(e, B.consts(two), loc));
+      std::set<std::string> bufs = x.bufs;
+      bufs.insert(y.bufs.begin(), y.bufs.end());
+      if (tl == "join") return tensor(e, bufs);
+      if (s.empty()) user_error(loc, "tl.interleave() needs tensors, got two scalars");
+      Shape flat = s;
+      flat.back() *= 2;
+      return tensor(make_reshape(e, B.consts(flat), loc), bufs);
+    }
+    // tl.cat(input, other, can_reorder=False): input's lanes, then other's, along the first axis
+    Val x = B.tensor_arg(0, "input"), y = B.tensor_arg(1, "other");
+    B.ignore({"can_reorder"});
+    a.done();
+    if (x.t.ptr || y.t.ptr || x.t.rank() == 0 || x.t.shape != y.t.shape || x.t.elem != y.t.elem)
+      user_error(loc, "tl.cat() needs two tensors of one shape and type, got " + x.t.str() + " and " + y.t.str());
+    int rank = x.t.rank();
+    Shape two = x.t.shape;
+    two.insert(two.begin(), 2);
+    check_size(two, "tl.cat");
+    Shape out = x.t.shape;
+    out[0] *= 2;
+    ExprP first = typed(make_binary(BinOp::Eq, iota_along(2, 0, rank + 1), typed(make_const_int(0, loc)), loc));
+    ExprP e = typed(make_where(first, typed(make_expand_dims(ir(x, loc), 0, loc)), typed(make_expand_dims(ir(y, B.at(1, "other")), 0, loc)), loc));
+    std::set<std::string> bufs = x.bufs;
+    bufs.insert(y.bufs.begin(), y.bufs.end());
+    return tensor(make_reshape(typed(make_broadcast(e, B.consts(two), loc)), B.consts(out), loc), bufs);
+  }
   // ---- shapes ----
   if (tl == "reshape" || tl == "view") {
     Val x = B.tensor_arg(0, "input");
@@ -741,7 +861,11 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     if (static_cast<int>(dims.size()) != r) user_error(loc, a.fname + "(): " + std::to_string(dims.size()) + " dims for a tensor of rank " + std::to_string(r));
     if (identity) return x;
     if (r == 2) return tensor(make_trans(ir(x, loc), loc));
-    unsupported(loc, a.fname + "() of a rank-" + std::to_string(r) + " tensor");
+    std::vector<int64_t> seen(dims.size(), 0);
+    for (int64_t d : dims) {
+      if (d < 0 || d >= r || seen[static_cast<size_t>(d)]++) user_error(loc, a.fname + "(): the dims must be a permutation of 0.." + std::to_string(r - 1));
+    }
+    return tensor(make_permute(ir(x, loc), B.consts(dims), loc));
   }
   if (tl == "expand_dims") {
     Val x = B.tensor_arg(0, "input");
@@ -821,8 +945,9 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
 // Every `tl.NAME` that call_builtin and attribute() give a meaning: the names dispatched on above
 // (keep them in step) and the op tables' Triton spellings.
 std::vector<std::string> tl_names() {
-  std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cdiv", "clamp",
-                             "constexpr", "device_assert", "device_print", "dot", "expand_dims", "fma", "full", "full_like",
+  std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cat", "cdiv", "clamp",
+                             "constexpr", "device_assert", "device_print", "dot", "expand_dims", "fma", "full", "full_like", "gather", "histogram",
+                             "interleave", "join",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
                              "program_id", "range", "reduce", "reshape", "sqrt_rn", "static_assert", "static_print",
                              "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};
