@@ -738,16 +738,39 @@ class Lowerer {
       if (!c.eat("to")) c.expect("->");
       VType to = vtype(c.type(), op.text_loc);
       ExprP x = use(v);
+      auto B = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+      if (from.elem == Scalar::I64 && n == "arith.uitofp") {
+        // 2^63 and above (negative as signed): half the value, its lowest bit kept as a sticky bit
+        // so that the one rounding is the same, converted, then doubled (exact)
+        std::string xv = var_name("u64");
+        out_->push_back(make_assign(xv, x, cur_loc_));
+        ExprP xr = make_var(xv, cur_loc_);
+        ExprP half = B(BinOp::Or, B(BinOp::And, B(BinOp::Shr, xr, typed_const(0, 1, Scalar::I64)), typed_const(0, INT64_MAX, Scalar::I64)),
+                       B(BinOp::And, make_var(xv, cur_loc_), typed_const(0, 1, Scalar::I64)));
+        ExprP big = B(BinOp::Mul, make_cast(half, to.elem, cur_loc_), typed_const(2.0, 0, to.elem));
+        ExprP e = make_where(B(BinOp::Lt, make_var(xv, cur_loc_), typed_const(0, 0, Scalar::I64)), big, make_cast(make_var(xv, cur_loc_), to.elem, cur_loc_), cur_loc_);
+        define(res(), e, to, true, cur_loc_);
+        return;
+      }
+      if (n == "arith.fptoui" && to.elem == Scalar::I64) {
+        // from 2^63 up: 2^63 subtracted (exact) before the signed conversion, the top bit set after;
+        // out of range saturates as the IR's conversions do
+        std::string fv = var_name("f64");
+        out_->push_back(make_assign(fv, make_cast(x, Scalar::F64, cur_loc_), cur_loc_));
+        ExprP two63 = typed_const(9223372036854775808.0, 0, Scalar::F64);
+        ExprP hi = B(BinOp::Xor, make_cast(B(BinOp::Sub, make_var(fv, cur_loc_), two63), Scalar::I64, cur_loc_), typed_const(0, INT64_MIN, Scalar::I64));
+        ExprP e = make_where(B(BinOp::Ge, make_var(fv, cur_loc_), typed_const(9223372036854775808.0, 0, Scalar::F64)), hi,
+                             make_cast(make_var(fv, cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
+        define(res(), e, to, true, cur_loc_);
+        return;
+      }
       if ((n == "arith.extui" || n == "arith.uitofp") && from.elem != Scalar::I1) {
         // zero-extend: through i64 with the low bits kept
-        if (from.elem == Scalar::I64 && n == "arith.uitofp")
-          user_error(cur_loc_, "unsigned 64-bit to float conversion is not supported yet");
         int bits = scalar_bytes(from.elem) * 8;
         x = make_binary(BinOp::And, make_cast(x, Scalar::I64, cur_loc_), typed_const(0, (int64_t{1} << bits) - 1, Scalar::I64), cur_loc_);
       }
       if (n == "arith.fptoui") {
         // through the next wider signed type, whose low bits are the unsigned result
-        if (to.elem == Scalar::I64) user_error(cur_loc_, "float to unsigned 64-bit conversion is not supported yet");
         if (to.elem != Scalar::I1) x = make_cast(x, to.elem == Scalar::I32 ? Scalar::I64 : Scalar::I32, cur_loc_);
       }
       define(res(), make_cast(x, to.elem, cur_loc_), to, true, cur_loc_);

@@ -109,6 +109,13 @@ def udiv64(x_ptr, y_ptr, q_ptr, r_ptr, BLOCK: tl.constexpr):
     tl.store(r_ptr + offs, x % y)
 
 
+@triton.jit
+def u64_floats(x_ptr, f_ptr, g_ptr, u_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(f_ptr + offs, tl.load(x_ptr + offs).to(tl.float32))  # uitofp of uint64
+    tl.store(u_ptr + offs, tl.load(g_ptr + offs).to(tl.uint64))  # fptoui to uint64
+
+
 dtsim.config(backend="cuda")
 rng = np.random.default_rng(3)
 srcs = [GpuArray(rng.standard_normal(n).astype(np.float32)) for n in (100, 37, 1000)]
@@ -145,6 +152,11 @@ yu = np.concatenate([rng.integers(1, 2**64, 30, dtype=np.uint64), rng.integers(1
 qu, ru = np.zeros(64, np.uint64), np.zeros(64, np.uint64)
 udiv64[(1,)](xu, yu, qu, ru, BLOCK=64)
 check("uint64 // and %", np.array_equal(qu, xu // yu) and np.array_equal(ru, xu % yu))
+xc = np.concatenate([xu[:60], np.array([2**63 + 2**39 + 1, 2**63 + 2**40, 2**64 - 1, 2**53 + 1], np.uint64)])
+gc = np.concatenate([rng.uniform(0, 2**64, 60), np.array([2.0**63, 2.0**64 - 2**11, 0.0, 2.0**63 - 2**10])])
+fc, uc = np.zeros(64, np.float32), np.zeros(64, np.uint64)
+u64_floats[(1,)](xc, fc, gc, uc, BLOCK=64)
+check("uint64 <-> float (uitofp, fptoui)", np.array_equal(fc, xc.astype(np.float32)) and np.array_equal(uc, gc.astype(np.uint64)))
 
 if failures:
     print("FAILED:", ", ".join(failures))

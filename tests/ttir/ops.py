@@ -175,6 +175,16 @@ def udiv64(x_ptr, y_ptr, q_ptr, r_ptr, BLOCK: tl.constexpr):
     tl.store(r_ptr + offs, x % y)
 
 
+@triton.jit
+def u64_floats(x_ptr, f_ptr, d_ptr, g_ptr, u_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)  # uint64
+    tl.store(f_ptr + offs, x.to(tl.float32))  # uitofp
+    tl.store(d_ptr + offs, x.to(tl.float64))
+    g = tl.load(g_ptr + offs)  # float64 in [0, 2^64)
+    tl.store(u_ptr + offs, g.to(tl.uint64))  # fptoui
+
+
 def main():
     rng = np.random.default_rng(0)
 
@@ -195,6 +205,19 @@ def main():
         qu, ru = np.zeros(64, np.uint64), np.zeros(64, np.uint64)
         udiv64[(1,)](xu, yu, qu, ru, BLOCK=64)
         for name, got, want in (("uint64 // (divui)", qu, xu // yu), ("uint64 % (remui)", ru, xu % yu)):
+            ok = np.array_equal(got, want)
+            print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
+            if not ok:
+                failures.append(name)
+        # conversions: numpy's uint64 -> float rounds to nearest even, as LLVM's uitofp
+        xc = np.concatenate([xu[:48], np.array([2**63 + 2**39 + 1, 2**63 + 2**40, 2**64 - 2**39 - 1, 2**53 + 1,
+                                                 2**63 - 1, 1, 0, 2**64 - 1], np.uint64),
+                             rng.integers(0, 2**64, 8, dtype=np.uint64)])
+        gc = np.concatenate([rng.uniform(0, 2**64, 60), np.array([2.0**63, 2.0**64 - 2**11, 0.0, 2.0**63 - 2**10])])
+        fc, dc, uc = np.zeros(64, np.float32), np.zeros(64, np.float64), np.zeros(64, np.uint64)
+        u64_floats[(1,)](xc, fc, dc, gc, uc, BLOCK=64)
+        for name, got, want in (("uint64 -> f32 (uitofp)", fc, xc.astype(np.float32)), ("uint64 -> f64 (uitofp)", dc, xc.astype(np.float64)),
+                                ("f64 -> uint64 (fptoui)", uc, gc.astype(np.uint64))):
             ok = np.array_equal(got, want)
             print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
             if not ok:
