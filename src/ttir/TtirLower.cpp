@@ -1718,8 +1718,24 @@ class Lowerer {
                                  k(1, it), cur_loc_);
         e = make_binary(BinOp::And, make_binary(BinOp::Shr, a, make_var(sv, cur_loc_), cur_loc_), keep, cur_loc_);
       }
+    } else if (n == "tt.mulhiui" && it == Scalar::I64) {
+      // The high 64 bits of the 128-bit product, from the four products of 32-bit halves (each
+      // exact in 64 bits), with the carries out of the middle column.
+      auto var = [&](const std::string& name, ExprP x) {
+        std::string v = var_name(name);
+        out_->push_back(make_assign(v, std::move(x), cur_loc_));
+        return make_var(v, cur_loc_);
+      };
+      auto B = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), cur_loc_); };
+      auto lo32 = [&](ExprP x) { return B(BinOp::And, std::move(x), k(0xFFFFFFFFll, it)); };
+      auto hi32 = [&](ExprP x) { return B(BinOp::And, B(BinOp::Shr, std::move(x), k(32, it)), k(0xFFFFFFFFll, it)); };  // logical
+      ExprP va = var("umulhi_a", a), vb = var("umulhi_b", b);
+      ExprP al = var("umulhi_al", lo32(va)), ah = var("umulhi_ah", hi32(va));
+      ExprP bl = var("umulhi_bl", lo32(vb)), bh = var("umulhi_bh", hi32(vb));
+      ExprP lh = var("umulhi_lh", B(BinOp::Mul, al, bh)), hl = var("umulhi_hl", B(BinOp::Mul, ah, bl));
+      ExprP mid = B(BinOp::Add, B(BinOp::Add, hi32(B(BinOp::Mul, al, bl)), lo32(lh)), lo32(hl));
+      e = B(BinOp::Add, B(BinOp::Add, B(BinOp::Add, B(BinOp::Mul, ah, bh), hi32(lh)), hi32(hl)), hi32(mid));
     } else if (n == "tt.mulhiui") {  // the high half of the 64-bit product of zero-extended operands
-      if (it == Scalar::I64) user_error(cur_loc_, "tl.umulhi of 64-bit integers is not supported yet");
       ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       ExprP prod = make_binary(BinOp::Mul, wa, wb, cur_loc_);  // wraps past 2^63: the shift below is then arithmetic

@@ -173,6 +173,7 @@ def udiv64(x_ptr, y_ptr, q_ptr, r_ptr, BLOCK: tl.constexpr):
     y = tl.load(y_ptr + offs)
     tl.store(q_ptr + offs, x // y)
     tl.store(r_ptr + offs, x % y)
+    tl.store(q_ptr + BLOCK + offs, tl.umulhi(x, y))  # the high 64 bits of the product
 
 
 @triton.jit
@@ -202,9 +203,11 @@ def main():
         xu = np.concatenate([rng.integers(0, 2**64, 60, dtype=np.uint64), np.array([2**64 - 1, 2**63, 5, 2**64 - 1], np.uint64)])
         yu = np.concatenate([rng.integers(1, 2**64, 30, dtype=np.uint64), rng.integers(1, 2**20, 30, dtype=np.uint64),
                              np.array([2**63 + 1, 2**63, 2**64 - 1, 1], np.uint64)])
-        qu, ru = np.zeros(64, np.uint64), np.zeros(64, np.uint64)
+        qu, ru = np.zeros(128, np.uint64), np.zeros(64, np.uint64)
         udiv64[(1,)](xu, yu, qu, ru, BLOCK=64)
-        for name, got, want in (("uint64 // (divui)", qu, xu // yu), ("uint64 % (remui)", ru, xu % yu)):
+        hi = np.array([(int(a) * int(b)) >> 64 for a, b in zip(xu, yu)], np.uint64)
+        for name, got, want in (("uint64 // (divui)", qu[:64], xu // yu), ("uint64 % (remui)", ru, xu % yu),
+                                ("tl.umulhi of uint64", qu[64:], hi)):
             ok = np.array_equal(got, want)
             print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
             if not ok:
