@@ -2,7 +2,7 @@
 pointers made from integers (tutorial 08's address tables: GPU memory allocated through the CUDA
 driver (ctypes), a host table of its device addresses, an address passed as an int64 scalar, turned
 into pointers by tt.int_to_ptr), the int8 tl.dot, uint64 division and remainder. Exits 77 (skip)
-without a usable GPU. Run with `python -m dtsim cuda_ops.py` where Triton is installed."""
+without a usable GPU. Run with `python -m dtsim --backend=cuda cuda_ops.py` where Triton is installed."""
 import ctypes
 import sys
 
@@ -12,6 +12,7 @@ import triton.language as tl
 
 import dtsim
 from dtsim import _dtsim
+from dtsim.triton_launch import HostArray
 
 ok, why = _dtsim.cuda_available()
 if not ok:
@@ -33,7 +34,8 @@ ck(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetai
 
 
 class GpuArray:
-    """Device memory holding a copy of a host array, described by __cuda_array_interface__."""
+    """Device memory holding a copy of a host array, described by __cuda_array_interface__ (and, for
+    Triton's argument binder, a tensor's data_ptr() and dtype)."""
 
     def __init__(self, host):
         ck(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
@@ -45,6 +47,10 @@ class GpuArray:
                               ctypes.c_size_t(self.host.nbytes)), "cuMemcpyHtoD")
         self.__cuda_array_interface__ = {"shape": self.host.shape, "typestr": self.host.dtype.str,
                                          "data": (self.ptr, False), "strides": None, "version": 3}
+        self.dtype = HostArray(self.host).dtype
+
+    def data_ptr(self):
+        return self.ptr
 
     def get(self):
         ck(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
