@@ -87,6 +87,7 @@ struct Builder {
   }
   Scalar dtype_arg(const Val& v, SourceLoc loc) {
     if (v.k != VK::DType) user_error(loc, a.fname + "() needs a dtype (tl.float32, ...), got " + py_type_name(v));
+    if (v.pointer_dtype()) user_error(loc, a.fname + "() needs an element type, got the pointer type " + py_repr(v));
     return v.dt;
   }
   std::vector<ExprP> consts(const std::vector<int64_t>& s) {
@@ -252,6 +253,10 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       return m;
     }
     unsupported(loc, "the tensor attribute ." + attr);
+  }
+  if (v.pointer_dtype()) {
+    if (attr == "element_ty") return Val::of_dtype(v.dt);
+    user_error(loc, "the pointer type " + py_repr(v) + " has no attribute " + q(attr) + " here (element_ty is read)");
   }
   if (v.k == VK::DType) {
     if (attr == "primitive_bitwidth") return Val::of_int(scalar_bytes(v.dt) * 8);
@@ -515,7 +520,7 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
       unsupported(ploc, "tl.dot(input_precision=\"" + precision + "\") (f32 operands: \"ieee\" or \"tf32\")");
     if (imprecise && !(imprecise->k == VK::Int && imprecise->i == 0)) unsupported(B.at(5, "max_num_imprecise_acc"), "tl.dot(max_num_imprecise_acc=...)");
     Scalar rt = x.t.elem == Scalar::I8 ? Scalar::I32 : x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
-    if (out && (out->k != VK::DType || out->dt != rt))
+    if (out && (out->k != VK::DType || out->pointer_dtype() || out->dt != rt))
       unsupported(B.at(6, "out_dtype"), std::string("tl.dot(out_dtype=") + py_repr(*out) + ") (the result is " + scalar_name(rt) + ")");
     if (x.t.rank() != 2 || y.t.rank() != 2) unsupported(loc, "tl.dot of tensors that are not 2-D (" + x.t.str() + ", " + y.t.str() + ")");
     ExprP eacc = acc ? ir(*acc, B.at(2, "acc")) : nullptr;
@@ -700,14 +705,31 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     ExprP s = typed(make_binary(BinOp::Add, p, typed(make_cast(ez, Scalar::F64, loc)), loc));
     return tensor(make_cast(s, rt, loc));
   }
+  if (tl == "pointer_type") {  // tl.pointer_type(element_ty[, address_space])
+    Scalar s = B.dtype_arg(B.need(0, "element_ty"), B.at(0, "element_ty"));
+    const Val* space = B.opt(1, "address_space");
+    a.done();
+    if (space && !(space->k == VK::Int && space->i == 1)) unsupported(B.at(1, "address_space"), "tl.pointer_type(address_space=...) other than 1");
+    return Val::of_pointer_dtype(s);
+  }
   if (tl == "cast") {
     Val x = B.tensor_arg(0, "input");
-    Scalar s = B.dtype_arg(B.need(1, "dtype"), B.at(1, "dtype"));
+    const Val& dtv = B.need(1, "dtype");
     const Val* rounding = B.opt(2, "fp_downcast_rounding");
     const Val* bitcast = B.opt(3, "bitcast");
+    if (dtv.pointer_dtype()) {  // int64 addresses -> pointers (Triton's tt.int_to_ptr; docs/tile-language.md, Addresses)
+      a.done();
+      if (x.t.ptr) unsupported(loc, "casting a pointer to another pointer type");
+      if (x.t.elem != Scalar::I64) user_error(B.at(0, "input"), "a pointer is made from int64 addresses, got " + x.t.str());
+      return tensor(make_int_to_ptr(ir(x, loc), dtv.dt, loc), x.bufs);  // the buffers of ptr_to_int's pointer, if any
+    }
+    Scalar s = B.dtype_arg(dtv, B.at(1, "dtype"));
     a.done();
     if (rounding) unsupported(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding");
-    if (x.t.ptr) unsupported(loc, "casting a pointer");
+    if (x.t.ptr) {  // pointers -> int64 addresses (tt.ptr_to_int)
+      if (s != Scalar::I64 || (bitcast && bitcast->i)) user_error(loc, "a pointer converts only to tl.int64 (its address), not " + std::string(scalar_name(s)));
+      return tensor(make_ptr_to_int(ir(x, loc), loc), x.bufs);
+    }
     if (x.t.elem == s) return x;
     if (bitcast && bitcast->i) return tensor(make_bitcast(ir(x, loc), s, loc));
     return tensor(make_cast(ir(x, loc), s, loc));
@@ -947,7 +969,7 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
 std::vector<std::string> tl_names() {
   std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cat", "cdiv", "clamp",
                              "constexpr", "device_assert", "device_print", "dot", "expand_dims", "fma", "full", "full_like", "gather", "histogram",
-                             "interleave", "join",
+                             "interleave", "join", "pointer_type",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
                              "program_id", "range", "reduce", "reshape", "sqrt_rn", "static_assert", "static_print",
                              "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};

@@ -126,7 +126,7 @@ std::string py_repr(const Val& v) {
     }
     case VK::Bool: return v.i ? "True" : "False";
     case VK::Str: return v.text;
-    case VK::DType: return std::string(scalar_name(v.dt));
+    case VK::DType: return v.t.ptr ? "pointer<" + std::string(scalar_name(v.dt)) + ">" : std::string(scalar_name(v.dt));
     case VK::Tuple: {
       std::string s = "(";
       for (size_t i = 0; i < v.items.size(); ++i) s += (i ? ", " : "") + py_repr(v.items[i]);
