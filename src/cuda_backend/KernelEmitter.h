@@ -176,7 +176,8 @@ class KernelEmitter {
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
   TV eval_scan(const ExprP& e, const Dist& d);
-  std::string combine_regs_[2];  // while a combine function (Expr::fn) is emitted: its two arguments
+  TV eval_scan_n(const ExprP& e, const Dist& d);  // of several operands (Expr::fns), NvvmReduce.cpp
+  std::vector<std::string> combine_regs_;  // while a combine function (Expr::fn or fns) is emitted: its arguments
   std::string combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
                       const std::string& ib, std::string* idx);
   std::string shuffle_xor(Scalar vt, const std::string& v, int mask);

@@ -1458,9 +1458,7 @@ class Lowerer {
   void emit_pair_combine(const Op& op, const std::vector<std::string>& ins, const Block& b, const std::string& ret_name,
                          const std::vector<VType>& rtypes, const std::function<ExprP(ExprP)>& make) {
     Scalar t0 = type_of(ins[0]).elem, t1 = type_of(ins[1]).elem;
-    if (!packable(t0) || !packable(t1))
-      user_error(cur_loc_, std::string("a combine function of two operands of ") + scalar_name(t0) + " and " + scalar_name(t1) +
-                               " is not supported yet (operands of at most 32 bits are: i1, i32, f16, bf16, f32)");
+    if (!packable(t0) || !packable(t1)) return emit_n_combine(op, ins, b, ret_name, rtypes);
     ExprP a = make_combine_arg(0, cur_loc_), bb = make_combine_arg(1, cur_loc_);
     std::vector<ExprP> fns = combine_region(b, ret_name, {unpack_pair(a, 0, t0), unpack_pair(a, 1, t1), unpack_pair(bb, 0, t0), unpack_pair(bb, 1, t1)});
     ExprP packed_fn = pack_pair(fns.at(0), t0, fns.at(1), t1);
@@ -1471,6 +1469,47 @@ class Lowerer {
     out_->push_back(make_assign(pv, r, cur_loc_));
     define(op.results.at(0), unpack_pair(make_var(pv, cur_loc_), 0, t0), rtypes.at(0), true, cur_loc_);
     define(op.results.at(1), unpack_pair(make_var(pv, cur_loc_), 1, t1), rtypes.at(1), true, cur_loc_);
+  }
+
+  // The reduction or scan of N operands (tuples; pairs that do not pack) with the region's combine
+  // function: the IR's reduce / associative_scan of several operands, one expression per result
+  // (Expr::fns, Expr::part), each held in a variable. The operands are held in variables first.
+  void emit_n_combine(const Op& op, const std::vector<std::string>& ins, const Block& b, const std::string& ret_name,
+                      const std::vector<VType>& rtypes) {
+    const size_t n = ins.size();
+    if (op.results.size() != n || rtypes.size() != n) user_error(cur_loc_, "malformed TTIR: a combine of " + std::to_string(n) + " operands");
+    std::vector<ExprP> cargs;
+    for (size_t i = 0; i < 2 * n; ++i) cargs.push_back(make_combine_arg(static_cast<int>(i), cur_loc_));
+    std::vector<ExprP> fns = combine_region(b, ret_name, cargs);
+    std::vector<std::string> xv;
+    for (size_t i = 0; i < n; ++i) {
+      bool again = false;
+      for (size_t j = 0; j < i; ++j) again = again || ins[j] == ins[i];
+      if (again) {
+        xv.push_back(xv[static_cast<size_t>(std::find(ins.begin(), ins.end(), ins[i]) - ins.begin())]);
+        continue;
+      }
+      xv.push_back(var_name(ins[i] + "_op"));
+      out_->push_back(make_assign(xv.back(), use(ins[i]), cur_loc_));
+    }
+    const bool scan = ret_name == "tt.scan.return";
+    int axis = 0;
+    bool reverse = false;
+    {
+      std::string props;
+      region_op_head(op, props);
+      axis = static_cast<int>(attr_int(props, "axis"));
+      reverse = props.find("reverse = true") != std::string::npos;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      std::vector<ExprP> xs, fk;
+      for (size_t i = 0; i < n; ++i) xs.push_back(make_var(xv[i], cur_loc_));
+      for (const ExprP& f : fns) fk.push_back(clone_expr(f));
+      ExprP e = scan ? make_scan_n(xs, axis, reverse, fk, static_cast<int>(k), cur_loc_) : make_reduce_n(xs, axis, fk, static_cast<int>(k), cur_loc_);
+      std::string rv = var_name(op.results.at(k) + "_part");
+      out_->push_back(make_assign(rv, e, cur_loc_));
+      define(op.results.at(k), make_var(rv, cur_loc_), rtypes.at(k), true, cur_loc_);
+    }
   }
 
   // The head of `"tt.reduce"(%a, ...) <{props}> ({ region })` (and tt.scan): the operands; `props`
@@ -1514,7 +1553,11 @@ class Lowerer {
       emit_pair_combine(op, ins, b, "tt.scan.return", rtypes, [&](ExprP x) { return make_scan(ScanOp::Fn, x, axis, reverse, cur_loc_); });
       return;
     }
-    if (ins.size() != 1) user_error(cur_loc_, "a scan of more than two operands (tuples) is not supported yet");
+    if (ins.size() != 1) {
+      std::vector<VType> rtypes;
+      for (const std::string& x : ins) rtypes.push_back(type_of(x));
+      return emit_n_combine(op, ins, b, "tt.scan.return", rtypes);
+    }
     ExprP fn;
     if (!k) {
       fn = combine_region(b, "tt.scan.return");
@@ -1679,7 +1722,7 @@ class Lowerer {
       emit_pair_combine(op, ins, b, "tt.reduce.return", rtypes, [&](ExprP x) { return make_reduce(RedOp::Fn, x, axis, cur_loc_); });
       return;
     }
-    user_error(cur_loc_, "a reduction of more than two operands (tuples) is not supported yet");
+    emit_n_combine(op, ins, b, "tt.reduce.return", rtypes);
   }
 
   // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic

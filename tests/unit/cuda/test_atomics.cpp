@@ -76,6 +76,16 @@ TEST_CASE("i8 and i16 atomics: a compare-and-swap loop on the 32-bit word, for e
   CHECK(count(ptx, "atom.global.add.s8") + count(ptx, "atom.global.add.u16") == 0);
 }
 
+TEST_CASE("reductions and scans of several operands: every operand in shared memory, one loop per line") {
+  Module m = parse_tile_file(DTSIM_SOURCE_DIR "/tests/gpu/combine_n.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  std::string ir = emit_nvvm(m, b);
+  CHECK(count(ir, "%scan.acc") >= 3 * 7);  // 8 expressions of 2 or 3 operands, one accumulator each
+  std::string ptx = compile_ptx(ir);
+  CHECK(ptx.find(".entry k") != std::string::npos);
+}
+
 TEST_CASE("scans lower to a loop over each line in shared memory") {
   Module m = parse_tile_file(DTSIM_SOURCE_DIR "/tests/gpu/scans.tile");
   Bindings b = bind_params(m, {});
