@@ -1,7 +1,8 @@
 """Ops on backend='cuda', read through the installed Triton's frontend and checked against numpy:
 pointers made from integers (tutorial 08's address tables: GPU memory allocated through the CUDA
 driver (ctypes), a host table of its device addresses, an address passed as an int64 scalar, turned
-into pointers by tt.int_to_ptr), the int8 tl.dot, uint64 division and remainder. Exits 77 (skip)
+into pointers by tt.int_to_ptr), the int8 tl.dot, uint64 division and remainder and conversions,
+tl.reduce / tl.associative_scan of three operands. Exits 77 (skip)
 without a usable GPU. Run with `python -m dtsim --backend=cuda cuda_ops.py` where Triton is installed."""
 import ctypes
 import sys
@@ -122,6 +123,34 @@ def u64_floats(x_ptr, f_ptr, g_ptr, u_ptr, BLOCK: tl.constexpr):
     tl.store(u_ptr + offs, tl.load(g_ptr + offs).to(tl.uint64))  # fptoui to uint64
 
 
+@triton.jit
+def max_first_count(v1, i1, c1, v2, i2, c2):  # the maximum, its first index, how often it occurs
+    take2 = (v2 > v1) | ((v2 == v1) & (i2 < i1))
+    c = tl.where(v1 == v2, c1 + c2, tl.where(v2 > v1, c2, c1))
+    return tl.where(take2, v2, v1), tl.where(take2, i2, i1), c
+
+
+@triton.jit
+def sum_count_max(s1, n1, m1, s2, n2, m2):
+    return s1 + s2, n1 + n2, tl.maximum(m1, m2)
+
+
+@triton.jit
+def triples(k_ptr, mx_ptr, ix_ptr, cnt_ptr, cs_ptr, cm_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.arange(0, R)
+    cols = tl.arange(0, C)
+    offs = rows[:, None] * C + cols[None, :]
+    k = tl.load(k_ptr + offs)
+    idx = tl.broadcast_to(cols[None, :], (R, C))
+    mx, ix, cnt = tl.reduce((k, idx, tl.full((R, C), 1, tl.int32)), 1, max_first_count)
+    tl.store(mx_ptr + rows, mx)
+    tl.store(ix_ptr + rows, ix)
+    tl.store(cnt_ptr + rows, cnt)
+    s, n, m = tl.associative_scan((k, tl.full((R, C), 1, tl.int32), k), 1, sum_count_max)
+    tl.store(cs_ptr + offs, s)
+    tl.store(cm_ptr + offs, m)
+
+
 dtsim.config(backend="cuda")
 rng = np.random.default_rng(3)
 srcs = [GpuArray(rng.standard_normal(n).astype(np.float32)) for n in (100, 37, 1000)]
@@ -163,6 +192,15 @@ gc = np.concatenate([rng.uniform(0, 2**64, 60), np.array([2.0**63, 2.0**64 - 2**
 fc, uc = np.zeros(64, np.float32), np.zeros(64, np.uint64)
 u64_floats[(1,)](xc, fc, gc, uc, BLOCK=64)
 check("uint64 <-> float (uitofp, fptoui)", np.array_equal(fc, xc.astype(np.float32)) and np.array_equal(uc, gc.astype(np.uint64)))
+
+R, C = 8, 64
+kk = rng.integers(-5, 5, (R, C)).astype(np.int32)
+mx, ix, cnt = np.zeros(R, np.int32), np.zeros(R, np.int32), np.zeros(R, np.int32)
+cs, cm = np.zeros((R, C), np.int32), np.zeros((R, C), np.int32)
+triples[(1,)](kk, mx, ix, cnt, cs, cm, R=R, C=C)
+check("tl.reduce of three (max, first index, count)", np.array_equal(mx, kk.max(1)) and np.array_equal(ix, kk.argmax(1)) and
+      np.array_equal(cnt, (kk == kk.max(1)[:, None]).sum(1)))
+check("tl.associative_scan of three (sum, max)", np.array_equal(cs, np.cumsum(kk, 1)) and np.array_equal(cm, np.maximum.accumulate(kk, 1)))
 
 if failures:
     print("FAILED:", ", ".join(failures))
