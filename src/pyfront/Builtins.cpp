@@ -529,6 +529,25 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     return tensor(d);
   }
   // ---- reductions ----
+  if (tl == "reduce" && B.need(0, "input").k == VK::Tuple) {  // tl.reduce((x, y, ...), axis, combine_fn)
+    Val xs = B.need(0, "input");
+    const Val* axv = B.opt(1, "axis");
+    const Val& fn = B.need(2, "combine_fn");
+    const Val* kd = B.opt(3, "keep_dims");
+    a.done();
+    if (!axv || axv->k != VK::Int) user_error(B.at(1, "axis"), "tl.reduce() of a tuple needs a compile-time axis");
+    if (kd && kd->i) unsupported(B.at(3, "keep_dims"), "tl.reduce(keep_dims=True) of a tuple");
+    return combine_tuple(xs, static_cast<int>(axv->i), false, false, fn, B.at(0, "input"), B.at(2, "combine_fn"), loc);
+  }
+  if (tl == "associative_scan" && B.need(0, "input").k == VK::Tuple) {  // tl.associative_scan((x, y, ...), axis, combine_fn, reverse)
+    Val xs = B.need(0, "input");
+    const Val* axv = B.opt(1, "axis");
+    const Val& fn = B.need(2, "combine_fn");
+    const Val* rev = B.opt(3, "reverse");
+    a.done();
+    if (!axv || axv->k != VK::Int) user_error(B.at(1, "axis"), "tl.associative_scan() of a tuple needs a compile-time axis");
+    return combine_tuple(xs, static_cast<int>(axv->i), true, rev && truthy(*rev, loc), fn, B.at(0, "input"), B.at(2, "combine_fn"), loc);
+  }
   if (tl == "reduce") {  // tl.reduce(input, axis, combine_fn, keep_dims=False)
     Val x = B.tensor_arg(0, "input");
     const Val* axv = B.opt(1, "axis");

@@ -59,6 +59,7 @@ ExprP typed(ExprP e) {
       int ax = e->axis < 0 ? e->axis + r : e->axis;
       if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + arg(0).str());
       e->type = Type{arg(0).elem == Scalar::I1 ? Scalar::I32 : arg(0).elem, false, arg(0).shape};
+      if (!e->fns.empty()) e->type.elem = arg(static_cast<size_t>(e->part)).elem;  // a component of several operands
       break;
     }
     case ExprKind::ExpandDims: {
@@ -104,6 +105,7 @@ ExprP typed(ExprP e) {
       if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + arg(0).str());
       s.erase(s.begin() + ax);
       Scalar t = op_result_elem(op_info(e->rop).rule, arg(0).elem).value_or(arg(0).elem);
+      if (!e->fns.empty()) t = arg(static_cast<size_t>(e->part)).elem;  // a component of several operands
       e->type = Type{t, false, s};
       break;
     }

@@ -42,6 +42,9 @@ if(DTSIM_HAVE_PYTHON)
   # tests/ttir/pointers.py (pointers made from integers; its tl.sort part needs Triton) through dtsim's own .py reader
   dtsim_python_test(pointers_standin ../ttir/pointers.py)
   set_tests_properties(python/pointers_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  # tests/ttir/tuples.py (tl.reduce / tl.associative_scan of tuples) through dtsim's own .py reader
+  dtsim_python_test(tuples_standin ../ttir/tuples.py)
+  set_tests_properties(python/tuples_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   # tests/ttir/shapes.py (gather, histogram, cat, interleave, join, permute) through dtsim's own .py reader
   dtsim_python_test(shapes_standin ../ttir/shapes.py)
   set_tests_properties(python/shapes_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
