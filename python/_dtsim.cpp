@@ -24,6 +24,7 @@
 #include "interp/RunOptions.h"
 #include "ir/Printer.h"
 #include "ir/Verify.h"
+#include "ir/Walk.h"
 #include "repl/Debugger.h"
 #include "viz/Viz.h"
 
@@ -153,6 +154,7 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
         CudaOptions opt;
         opt.bounds_checks = bounds;
         opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
+        std::cerr << unchecked_address_note(c.program.module, opt);  // once per compiled launch
         it = c.cuda.emplace(key, std::make_unique<CudaModuleRunner>(c.program.module, b, opt)).first;
       }
       CudaModuleRunner& r = *it->second;
@@ -385,6 +387,12 @@ PYBIND11_MODULE(_dtsim, m) {
       .def_property_readonly("tile_ir", [](const Compiled& c) { return c.tile_ir; })
       .def_property_readonly("kernel", [](const Compiled& c) { return c.program.module.kernels.at(0).name; })
       .def_property_readonly("has_breakpoints", [](const Compiled& c) { return !c.program.break_at.empty(); })
+      .def_property_readonly("makes_pointers",  // int_to_ptr: addresses the launch passes need their memory found
+                             [](const Compiled& c) {
+                               for (const Kernel& k : c.program.module.kernels)
+                                 if (any_expr(k.body, [](const Expr& e) { return e.kind == ExprKind::IntToPtr; })) return true;
+                               return false;
+                             })
       .def_property_readonly("outputs", [](const Compiled& c) {
         std::vector<std::string> out;
         for (const Param& p : c.program.module.kernels.at(0).params)

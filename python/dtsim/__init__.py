@@ -715,6 +715,9 @@ class JITFunction(KernelInterface):
             device = [(n, a.ptr, dt, a.shape) for n, a, dt in arrays if type(a) is _DeviceArray]
             arrays = [a for a in arrays if type(a[1]) is not _DeviceArray]
         extras = _launch_extras(compiled)
+        if compiled.makes_pointers and c["backend"] != "cuda":  # on the GPU, addresses are device addresses
+            from .triton_launch import _address_memory
+            extras["memory"] = _address_memory(arrays, scalars)
         try:
             result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
                                 list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"], device, **extras)

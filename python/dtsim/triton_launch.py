@@ -515,7 +515,7 @@ def run(fn, *args, grid, warmup, **kwargs):
     sys.stdout.flush()
     sys.stderr.flush()
     extras = dtsim._launch_extras(compiled)
-    if "tt.int_to_ptr" in kernel.asm["ttir"]:
+    if "tt.int_to_ptr" in kernel.asm["ttir"] and cfg["backend"] != "cuda":  # on the GPU, addresses are device addresses
         extras["memory"] = _address_memory(arrays, scalars)
     try:
         result = _dtsim.run(compiled, scalars, arrays, cfg["sanitize"], int(cfg["threads"]), cfg["order"],

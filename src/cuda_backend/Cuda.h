@@ -114,6 +114,11 @@ int cuda_device_count(std::string* why);
 // opt.bounds_checks) and returns it; a fault throws CudaFault.
 std::vector<CudaFinding> run_module_cuda(const Module& m, const Bindings& b, Buffers& buffers, const CudaOptions& opt = {});
 
+// With opt.bounds_checks: where a kernel of `m` makes pointers from integers (int_to_ptr), a located
+// note (format_diag) that accesses through them are not checked on the GPU (their addresses are the
+// caller's device memory, which no buffer of the run describes); "" otherwise.
+std::string unchecked_address_note(const Module& m, const CudaOptions& opt);
+
 // The GPU in use (device 0), as the driver reports it. UserError without a driver or GPU.
 struct CudaDeviceInfo {
   std::string name;

@@ -6,8 +6,24 @@
 
 #include "cuda_backend/NvvmEmitter.h"
 #include "host/Buffers.h"
+#include "ir/Walk.h"
 
 namespace dtsim {
+
+std::string unchecked_address_note(const Module& m, const CudaOptions& opt) {
+  if (!opt.bounds_checks) return "";
+  for (const Kernel& k : m.kernels) {
+    const Expr* first = nullptr;
+    for_each_expr(k.body, [&](const Expr& e) {
+      if (!first && e.kind == ExprKind::IntToPtr) first = &e;
+    });
+    if (first)
+      return format_diag(first->loc, "note",
+                         "accesses through pointers made from integers (int_to_ptr) are not bounds- or conflict-checked on the GPU: "
+                         "their addresses name no buffer of the run");
+  }
+  return "";
+}
 
 
 

@@ -146,6 +146,7 @@ class KernelEmitter {
   std::string half_atomic_name(const Stmt& s, Scalar et) const;
   std::string atomic_half(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv,
                           const std::function<std::string(const std::string&)>& pred_of);
+  std::string atomic_narrow(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv);
   MmaPlan mma_plan(const Expr& dot);
   Dist accumulator(const MmaPlan& p) const;  // the layout the plan's dot produces
   TV eval_dot_fma(const ExprP& e);
@@ -176,7 +177,8 @@ class KernelEmitter {
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
   TV eval_scan(const ExprP& e, const Dist& d);
-  std::string combine_regs_[2];  // while a combine function (Expr::fn) is emitted: its two arguments
+  TV eval_scan_n(const ExprP& e, const Dist& d);  // of several operands (Expr::fns), NvvmReduce.cpp
+  std::vector<std::string> combine_regs_;  // while a combine function (Expr::fn or fns) is emitted: its arguments
   std::string combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
                       const std::string& ib, std::string* idx);
   std::string shuffle_xor(Scalar vt, const std::string& v, int mask);
@@ -292,7 +294,9 @@ class KernelEmitter {
                   const std::string& flat_index, const std::string& other = "");
   // Bounds checks (CudaOptions::bounds_checks, NvvmChecks.cpp). The buffers a pointer expression
   // can point into: the pointer parameters it is derived from.
-  std::vector<const Param*> buffers_of(const ExprP& ptr);
+  // Where `address` is given, it is set when the pointer may come from int_to_ptr (an address that
+  // names no buffer parameter; such an access cannot be checked), and no error is raised.
+  std::vector<const Param*> buffers_of(const ExprP& ptr, bool* address = nullptr);
   struct BoundsCheck {
     int site = -1;
     std::vector<const Param*> bufs;
@@ -301,7 +305,9 @@ class KernelEmitter {
     std::vector<std::function<void(CheckAcc&)>> lanes;  // per-lane accounting, emitted on failure
   };
   // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
+  // A pointer that may come from int_to_ptr gives a check of site -1: nothing is checked or reported.
   BoundsCheck begin_bounds(bool store, const ExprP& ptr, const Shape& tile);
+  bool unchecked_address(const ExprP& ptr);
   // Checks the w consecutive elements at `ptr_reg` (register r0 of layout d; `active` i1: the mask,
   // `counted` i1: this thread counts these lanes); returns the i1 "every element in bounds", which
   // the caller adds to the access's condition. In one buffer, w elements cost one comparison of the

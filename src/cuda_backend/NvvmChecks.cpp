@@ -11,11 +11,13 @@
 
 namespace dtsim::nvvm {
 
-std::vector<const Param*> KernelEmitter::buffers_of(const ExprP& ptr) {
+std::vector<const Param*> KernelEmitter::buffers_of(const ExprP& ptr, bool* address) {
   std::vector<const Param*> out;
   std::set<int> seen;
+  bool from_int = false;
   std::function<void(const ExprP&)> walk = [&](const ExprP& e) {
     if (!e || !e->type.ptr) return;
+    if (e->kind == ExprKind::IntToPtr) from_int = true;
     if (e->kind == ExprKind::Var) {
       if (!seen.insert(e->slot).second) return;
       for (const Param& p : k_.params)
@@ -26,14 +28,28 @@ std::vector<const Param*> KernelEmitter::buffers_of(const ExprP& ptr) {
     for (const ExprP& a : e->args) walk(a);
   };
   walk(ptr);
+  if (address) {
+    *address = from_int;
+    return out;
+  }
   if (out.empty()) fail(ptr->loc, "--sanitize=bounds: cannot tell which buffer this pointer points into");
   return out;
 }
 
+// An access through a pointer made from an integer: its addresses are the caller's device memory,
+// which no buffer of the run describes, so it is neither bounds- nor conflict-checked (site -1).
+bool KernelEmitter::unchecked_address(const ExprP& ptr) {
+  bool address = false;
+  buffers_of(ptr, &address);
+  if (address) note("through an address (int_to_ptr): not checked");
+  return address;
+}
+
 KernelEmitter::BoundsCheck KernelEmitter::begin_bounds(bool store, const ExprP& ptr, const Shape& tile) {
   BoundsCheck bc;
-  bc.bufs = buffers_of(ptr);
   bc.tile = tile;
+  if (unchecked_address(ptr)) return bc;
+  bc.bufs = buffers_of(ptr);
   int64_t lanes = 1;
   for (int64_t x : tile) lanes *= x;
   bc.site = add_site(store ? NvvmKernelInfo::Site::Store : NvvmKernelInfo::Site::Load, bc.bufs[0]->name, lanes, ptr->loc);
@@ -44,6 +60,7 @@ KernelEmitter::BoundsCheck KernelEmitter::begin_bounds(bool store, const ExprP& 
 
 std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                                         const std::string& active, const std::string& counted) {
+  if (bc.site < 0) return "true";
   std::string pty = mem_type(elem) + " addrspace(1)*";
   std::string pi = op("ptrtoint " + pty + " " + ptr_reg + " to i64");
   std::string bytes = std::to_string(scalar_bytes(elem));
@@ -129,8 +146,9 @@ std::string KernelEmitter::lin_pid() {
 
 KernelEmitter::BoundsCheck KernelEmitter::begin_conflicts(const ExprP& ptr, const Shape& tile) {
   BoundsCheck cc;
-  cc.bufs = buffers_of(ptr);
   cc.tile = tile;
+  if (unchecked_address(ptr)) return cc;
+  cc.bufs = buffers_of(ptr);
   int64_t lanes = 1;
   for (int64_t x : tile) lanes *= x;
   cc.site = add_site(NvvmKernelInfo::Site::Conflict, cc.bufs[0]->name, lanes, ptr->loc);
@@ -146,6 +164,7 @@ KernelEmitter::BoundsCheck KernelEmitter::begin_conflicts(const ExprP& ptr, cons
 // conflicts with any other instance's claim; an atomic with another instance's plain store.
 void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                                    const std::string& cond, bool atomic) {
+  if (cc.site < 0) return;
   std::string pty = mem_type(elem) + " addrspace(1)*";
   std::string pi = op("ptrtoint " + pty + " " + ptr_reg + " to i64");
   std::string bytes = std::to_string(scalar_bytes(elem));
@@ -480,8 +499,9 @@ std::optional<HoistPlan> KernelEmitter::plan_hoist(const Stmt& f) {
   std::vector<HoistAccess> as;
   for (const Found& fa : acc) {
     if (deg(fa.ptr) < 0) return std::nullopt;
-    std::vector<const Param*> bufs = buffers_of(fa.ptr);
-    if (bufs.size() != 1) return std::nullopt;
+    bool address = false;
+    std::vector<const Param*> bufs = buffers_of(fa.ptr, &address);
+    if (address || bufs.size() != 1) return std::nullopt;
     HoistAccess a{inline_body_vars(fa.ptr, L), {}, {}, {}, bufs[0], {}, 1, {}, {}, {}};
     if (!k_terms(a.ptr, deg, a.terms)) return std::nullopt;
     if (fa.mask) {

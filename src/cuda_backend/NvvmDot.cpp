@@ -415,7 +415,12 @@ std::vector<std::string> KernelEmitter::fma_tiles(const Dist& D, int64_t K, Scal
   std::sort(moff.begin(), moff.end());
   std::sort(noff.begin(), noff.end());
   std::string fma = rt == Scalar::F64 ? "llvm.fma.f64" : "llvm.fma.f32";
-  declare("declare " + ty + " @" + fma + "(" + ty + ", " + ty + ", " + ty + ")");
+  if (is_float(rt)) declare("declare " + ty + " @" + fma + "(" + ty + ", " + ty + ", " + ty + ")");
+  // a * b + c: fused for floats; wrapping i32 for the integer dot (i8 operands widened)
+  auto mad = [&](const std::string& a, const std::string& b, const std::string& c) {
+    if (!is_float(rt)) return op("add i32 " + op("mul i32 " + a + ", " + b) + ", " + c);
+    return op("call " + ty + " @" + fma + "(" + ty + " " + a + ", " + ty + " " + b + ", " + ty + " " + c + ")");
+  };
   // A vector of w elements at element index `at` (w = 1: a scalar).
   auto vload = [&](const std::string& at, int64_t w, std::vector<std::string>& out) {
     std::string p = smem_ptr(st_type, 0, at);
@@ -452,8 +457,7 @@ std::vector<std::string> KernelEmitter::fma_tiles(const Dist& D, int64_t K, Scal
       }
       for (int r = 0; r < D.nregs(); ++r) {
         Coord co = D.reg_coord(r);
-        acc[static_cast<size_t>(r)] = op("call " + ty + " @" + fma + "(" + ty + " " + av[co[0]][static_cast<size_t>(j)] + ", " + ty + " " +
-                                         bv[co[1]] + ", " + ty + " " + acc[static_cast<size_t>(r)] + ")");
+        acc[static_cast<size_t>(r)] = mad(av[co[0]][static_cast<size_t>(j)], bv[co[1]], acc[static_cast<size_t>(r)]);
       }
     }
   };

@@ -298,6 +298,7 @@ TV KernelEmitter::smem_load_all(const Type& t, const Dist& d) {
 // (IR.h: f16/bf16 round after every step); a combine function is emitted inline per step. A
 // reduction with a combine function is the same scan, each result the last element of its line.
 TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
+  if (!e->fns.empty()) return eval_scan_n(e, d);
   const ExprP& x = e->args[0];
   const Shape& s = x->type.shape;
   const bool reduce = e->kind == ExprKind::Reduce;
@@ -322,11 +323,9 @@ TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
   const Type et{t, false, {}};
   auto slot = [&](const std::string& flat) { return smem_ptr(et, 0, smem_index(flat)); };
   auto call_fn = [&](const std::string& acc, const std::string& v) {  // the combine function, inline
-    combine_regs_[0] = acc;
-    combine_regs_[1] = v;
+    combine_regs_ = {acc, v};
     std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
-    combine_regs_[0].clear();
-    combine_regs_[1].clear();
+    combine_regs_.clear();
     return r;
   };
   auto step = [&](const std::string& acc, const std::string& v) -> std::string {
@@ -646,14 +645,21 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::Broadcast: return fit(e->args[0], d);
     case ExprKind::Load: return eval_load(e, d);
     case ExprKind::Dot: return convert(eval_dot(e), d);
-    case ExprKind::Reduce: return e->fn ? eval_scan(e, d) : convert(eval_reduce(e), d);
+    case ExprKind::Reduce: return e->fn || !e->fns.empty() ? eval_scan(e, d) : convert(eval_reduce(e), d);
     case ExprKind::Scan: return eval_scan(e, d);
     case ExprKind::CombineArg:
-      if (combine_regs_[0].empty()) internal_error("NvvmEmitter", "a combine argument outside its function");
-      return TV{t, d, {combine_regs_[e->axis]}};
+      if (static_cast<size_t>(e->axis) >= combine_regs_.size() || combine_regs_[static_cast<size_t>(e->axis)].empty())
+        internal_error("NvvmEmitter", "a combine argument outside its function");
+      return TV{t, d, {combine_regs_[static_cast<size_t>(e->axis)]}};
     case ExprKind::Swizzle2d: internal_error("NvvmEmitter", "swizzle2d() outside a two-target assignment");
-    case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: break;  // rejected before emission (reject_unsupported)
+    case ExprKind::IntToPtr: {  // the i64 values are device addresses
+      TV x = eval(e->args[0], d);
+      return per_reg([&](int r) { return op("inttoptr i64 " + x.at(r) + " to " + reg_type(t)); });
+    }
+    case ExprKind::PtrToInt: {
+      TV x = eval(e->args[0], d);
+      return per_reg([&](int r) { return op("ptrtoint " + reg_type(e->args[0]->type) + " " + x.at(r) + " to i64"); });
+    }
   }
   internal_error("NvvmEmitter", std::string("cannot lower ") + expr_kind_name(e->kind));
 }

@@ -31,18 +31,16 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
     if (is_fp8(e->type.elem) && sm_version() < 89)
       user_error(e->loc, std::string(scalar_name(e->type.elem)) + " values need sm_89 or newer on the CUDA backend (target " +
                              (opt_.arch.empty() ? std::string("sm_90") : opt_.arch) + ")");
-    if (e->kind == ExprKind::IntToPtr || e->kind == ExprKind::PtrToInt)
-      user_error(e->loc, std::string(e->kind == ExprKind::IntToPtr ? "int_to_ptr (pointers made from integers)" : "ptr_to_int (pointers converted to integers)") +
-                             " is not supported on the CUDA backend yet (run it on the interpreter: --backend=interp)");
     for (const ExprP& a : e->args) expr(a);
   };
   for (const StmtP& s : body) {
     if (s->kind == StmtKind::Atomic) {
       Scalar t = s->args[0]->type.elem;
-      bool ok_type = t == Scalar::I32 || t == Scalar::I64 || t == Scalar::F16 || t == Scalar::BF16 || t == Scalar::F32 || t == Scalar::F64;
+      bool ok_type = t == Scalar::I8 || t == Scalar::I16 || t == Scalar::I32 || t == Scalar::I64 || t == Scalar::F16 || t == Scalar::BF16 ||
+                     t == Scalar::F32 || t == Scalar::F64;
       if (!ok_type)
         user_error(s->loc, std::string(atomicop_name(s->aop)) + " on " + scalar_name(t) +
-                               " elements is not supported on the CUDA backend yet (i32, i64, f16, bf16, f32 and f64 are; run it on the interpreter: --backend=interp)");
+                               " elements is not supported on the CUDA backend yet (i8, i16, i32, i64, f16, bf16, f32 and f64 are; run it on the interpreter: --backend=interp)");
     }
     for (const ExprP& a : s->args) expr(a);
     reject_unsupported(s->body);
@@ -191,6 +189,55 @@ std::string KernelEmitter::atomic_half(const Stmt& s, const std::string& cond, c
   return op("phi float [" + oldf + ", %" + loop + "], [" + zero + ", %" + pre + "]");
 }
 
+// One lane's i8/i16 atomic (the element at `addr`, active where `cond`): its old value as an i32
+// register (0 where inactive). PTX has no 8- or 16-bit integer atomics, so a loop of 32-bit
+// compare-and-swap on the aligned word holding the element: the element's new value computed from
+// the word as read, as the interpreter computes it (add wrapping at the element's width; max/min
+// signed, umax/umin unsigned, on the sign-extended registers; and/or/xor; xchg; cas where the old
+// value equals cmp), the word swapped if no other thread changed it, else again with the word found.
+std::string KernelEmitter::atomic_narrow(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val,
+                                         const std::string& cmpv) {
+  const Scalar et = s.args[0]->type.elem;
+  const std::string mt = mem_type(et);
+  const int64_t lane_mask = et == Scalar::I8 ? 0xFF : 0xFFFF;
+  std::string pre = cur_block_, in = label("atom8"), loop = label("atom8.loop"), join = label("atom8.end");
+  line(cond == "true" ? "br label %" + in : "br i1 " + cond + ", label %" + in + ", label %" + join);
+  start_block(in);
+  auto loads = load_cache_;
+  std::string waddr = op("and i64 " + addr + ", -4");
+  std::string shift = op("shl i32 " + op("trunc i64 " + op("and i64 " + addr + ", 3") + " to i32") + ", 3");
+  std::string word0 = op("load volatile i32, i32 addrspace(1)* " + op("inttoptr i64 " + waddr + " to i32 addrspace(1)*"));
+  br(loop);
+  start_block(loop);
+  std::string seen = tmp();
+  std::string cur = op("phi i32 [" + word0 + ", %" + in + "], [" + seen + ", %" + loop + "]");
+  std::string old = from_mem(et, op("trunc i32 " + op("lshr i32 " + cur + ", " + shift) + " to " + mt));
+  auto pick = [&](const char* pred) { return op("select i1 " + op(std::string("icmp ") + pred + " i32 " + val + ", " + old) + ", i32 " + val + ", i32 " + old); };
+  std::string nv;
+  switch (s.aop) {
+    case AtomicOp::Add: nv = op("add i32 " + old + ", " + val); break;
+    case AtomicOp::Max: nv = pick("sgt"); break;
+    case AtomicOp::Min: nv = pick("slt"); break;
+    case AtomicOp::UMax: nv = pick("ugt"); break;
+    case AtomicOp::UMin: nv = pick("ult"); break;
+    case AtomicOp::And: nv = op("and i32 " + old + ", " + val); break;
+    case AtomicOp::Or: nv = op("or i32 " + old + ", " + val); break;
+    case AtomicOp::Xor: nv = op("xor i32 " + old + ", " + val); break;
+    case AtomicOp::Xchg: nv = val; break;
+    case AtomicOp::Cas: nv = op("select i1 " + op("icmp eq i32 " + old + ", " + cmpv) + ", i32 " + val + ", i32 " + old); break;
+  }
+  std::string bits = op("shl i32 " + op("and i32 " + nv + ", " + std::to_string(lane_mask)) + ", " + shift);
+  std::string keep = op("and i32 " + cur + ", " + op("xor i32 " + op("shl i32 " + std::to_string(lane_mask) + ", " + shift) + ", -1"));
+  std::string word = op("or i32 " + keep + ", " + bits);
+  std::string text = "atom." + std::string(memsem_name(s.sem)) + "." + memscope_name(s.scope) + ".global.cas.b32 $0, [$1], $2, $3;";
+  line(seen + " = call i32 asm sideeffect \"" + text + "\", \"=r,l,r,r\"(i64 " + waddr + ", i32 " + cur + ", i32 " + word + ")");
+  line("br i1 " + op("icmp eq i32 " + seen + ", " + cur) + ", label %" + join + ", label %" + loop);
+  load_cache_ = std::move(loads);
+  start_block(join);
+  if (cond == "true") return old;
+  return op("phi i32 [" + old + ", %" + loop + "], [0, %" + pre + "]");
+}
+
 // An atomic statement: each element's update is made once per instance, by the first thread holding
 // it (the owner, as a store), with PTX `atom` (sem and scope as written); masked-off and non-owner
 // lanes issue nothing. The old values, where the statement keeps them, reach every thread holding
@@ -211,6 +258,7 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
   const std::string own = owner(d);
   const bool wide = et == Scalar::I64 || et == Scalar::F64;
   const bool half = et == Scalar::F16 || et == Scalar::BF16;  // atomic_half
+  const bool narrow = et == Scalar::I8 || et == Scalar::I16;  // atomic_narrow
   const std::string ty = reg_type(et);
   const char* reg = et == Scalar::I32 ? "r" : et == Scalar::I64 ? "l" : et == Scalar::F32 ? "f" : "d";
   std::string bits = wide ? "64" : "32";
@@ -234,6 +282,7 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
   }
   std::string ins = std::string("atom.") + memsem_name(s.sem) + "." + memscope_name(s.scope) + ".global." + opname;
   if (half) ins = half_atomic_name(s, et);
+  if (narrow) ins = std::string("atom.") + memsem_name(s.sem) + "." + memscope_name(s.scope) + ".global.cas.b32 (a loop on the 32-bit word)";
   // the predicate is the last operand: $3 (cas: $4)
   std::string asm_text = cas ? "{ .reg .pred p; setp.ne.b32 p, $4, 0; @p " + ins + " $0, [$1], $2, $3; }"
                              : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + ins + " $0, [$1], $2; }";
@@ -273,6 +322,8 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
     std::string old;
     if (half) {
       old = atomic_half(s, cond, addr, val, cmpv, pred_of);
+    } else if (narrow) {
+      old = atomic_narrow(s, cond, addr, val, cmpv);
     } else if (fminmax) {
       // On the float's bits: a value with the sign bit clear orders as a signed integer (max.s),
       // one with it set in reverse as an unsigned one (min.u); each lane issues the one its value
@@ -388,9 +439,14 @@ std::vector<const Stmt*> KernelEmitter::prefetchable_loads(const Stmt& f) {
     for (int d : deps)
       if (d != f.slots[0] && in_body.count(d) && k_.slot_types[static_cast<size_t>(d)].is_scalar()) ok = false;
     if (!ok) continue;
-    for (const Stmt* w : stores)
-      for (const Param* p : buffers_of(w->args[0]))
-        for (const Param* q : buffers_of(ld.args[0])) ok = ok && p != q;
+    bool load_addr = false;
+    std::vector<const Param*> load_bufs = buffers_of(ld.args[0], &load_addr);
+    for (const Stmt* w : stores) {
+      bool store_addr = false;
+      for (const Param* p : buffers_of(w->args[0], &store_addr))
+        for (const Param* q : load_bufs) ok = ok && p != q;
+      ok = ok && !load_addr && !store_addr;  // an address (int_to_ptr) may lie in any buffer
+    }
     int64_t r = plan_.layouts[static_cast<size_t>(slot)].nregs();
     if (!ok || regs + r > 160) continue;
     regs += r;
@@ -639,7 +695,11 @@ void KernelEmitter::report_check(int site, const std::string& bad, const std::fu
   report_checks({PendingCheck{site, bad, partials}});
 }
 
-void KernelEmitter::report_checks(const std::vector<PendingCheck>& checks) {
+void KernelEmitter::report_checks(const std::vector<PendingCheck>& all) {
+  std::vector<PendingCheck> checks;  // accesses through addresses (site -1) are not checked
+  for (const PendingCheck& c : all)
+    if (c.site >= 0) checks.push_back(c);
+  if (checks.empty()) return;
   info.status = true;
   declare("@dtsim_fs = internal addrspace(3) global [4 x i32] undef, align 8");
   declare("declare i32 @llvm.nvvm.barrier0.or(i32)");

@@ -195,3 +195,125 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
 }
 
 }  // namespace dtsim::nvvm
+
+namespace dtsim::nvvm {
+
+// A reduce / associative_scan of several operands (Expr::fns; component e->part is the value): as
+// eval_scan, each operand in shared memory (one region after another), each line folded by one
+// thread with N accumulators, every step computing all N components of the combine function from
+// the values so far and the next elements; the component's elements are read back in layout d.
+TV KernelEmitter::eval_scan_n(const ExprP& e, const Dist& d) {
+  const size_t N = e->args.size();
+  const Shape& s = e->args[0]->type.shape;
+  const bool reduce = e->kind == ExprKind::Reduce;
+  const int ax = static_cast<int>(e->ints[0]);
+  int64_t n = s[static_cast<size_t>(ax)], inner = 1;
+  for (size_t i = static_cast<size_t>(ax) + 1; i < s.size(); ++i) inner *= s[i];
+  const int64_t lines = shape_numel(s) / n;
+  const Dist bd = dflt(s);
+  auto to_smem = [&](Scalar t, const std::string& v) { return t == Scalar::I1 ? op("zext i1 " + v + " to i8") : v; };
+  auto from_smem = [&](Scalar t, const std::string& v) { return t == Scalar::I1 ? op("icmp ne i8 " + v + ", 0") : v; };
+  // operand i at byte offset off[i] of the shared buffer (its padded flat layout)
+  std::vector<int64_t> off;
+  std::vector<Type> ets;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < N; ++i) {
+    const Type vt{e->args[i]->type.elem, false, s};
+    bytes = (bytes + 7) / 8 * 8;
+    off.push_back(bytes);
+    bytes += smem_padded(shape_numel(s)) * smem_bytes(vt);
+    ets.push_back(Type{vt.elem, false, {}});
+  }
+  use_smem(bytes);
+  note(std::string(reduce ? "reduce" : "associative_scan") + " of " + std::to_string(N) + " operands " + shape_str(s) + " along axis " +
+       std::to_string(ax) + ": " + std::to_string(lines) + " line(s) scanned in shared memory, one thread each");
+  std::vector<TV> xs;
+  for (size_t i = 0; i < N; ++i) xs.push_back(eval(e->args[i], bd));
+  barrier();
+  for (size_t i = 0; i < N; ++i) smem_store_all(xs[i], off[i]);
+  barrier();
+  auto slot = [&](size_t i, const std::string& flat) { return smem_ptr(ets[i], off[i], smem_index(flat)); };
+  auto ld = [&](size_t i, const std::string& flat) {
+    std::string st = smem_type(ets[i]);
+    return from_smem(ets[i].elem, op("load " + st + ", " + st + " addrspace(3)* " + slot(i, flat)));
+  };
+  auto st_ = [&](size_t i, const std::string& flat, const std::string& v) {
+    std::string st = smem_type(ets[i]);
+    line("store " + st + " " + to_smem(ets[i].elem, v) + ", " + st + " addrspace(3)* " + slot(i, flat));
+  };
+  std::string lvar = "%scan.line" + std::to_string(tmp_++), kvar = "%scan.k" + std::to_string(tmp_++);
+  std::vector<std::string> avar;
+  prelude_ << "  " << lvar << " = alloca i32\n  " << kvar << " = alloca i32\n";
+  for (size_t i = 0; i < N; ++i) {
+    avar.push_back("%scan.acc" + std::to_string(tmp_++));
+    prelude_ << "  " << avar[i] << " = alloca " << reg_type(ets[i].elem) << "\n";
+  }
+  std::string lhead = label("scan.line"), lbody = label("scan.linebody"), khead = label("scan.k"), kbody = label("scan.kbody"),
+              kdone = label("scan.kdone"), ldone = label("scan.done");
+  line("store i32 %tid, i32* " + lvar);
+  br(lhead);
+  start_block(lhead);
+  std::string l = op("load i32, i32* " + lvar);
+  line("br i1 " + op("icmp slt i32 " + l + ", " + std::to_string(lines)) + ", label %" + lbody + ", label %" + ldone);
+  start_block(lbody);
+  std::string inn = std::to_string(inner);
+  std::string base = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
+                        op("srem i32 " + l + ", " + inn));
+  auto at_k = [&](const std::string& k) {
+    std::string pos = e->reverse ? op("sub i32 " + std::to_string(n - 1) + ", " + k) : k;
+    return op("add i32 " + base + ", " + op("mul i32 " + pos + ", " + inn));
+  };
+  std::string f0 = at_k("0");
+  for (size_t i = 0; i < N; ++i) line("store " + reg_type(ets[i].elem) + " " + ld(i, f0) + ", " + reg_type(ets[i].elem) + "* " + avar[i]);
+  line("store i32 1, i32* " + kvar);
+  br(khead);
+  start_block(khead);
+  std::string k = op("load i32, i32* " + kvar);
+  line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(n)) + ", label %" + kbody + ", label %" + kdone);
+  start_block(kbody);
+  std::string fk = at_k(k);
+  std::vector<std::string> regs(2 * N);
+  for (size_t i = 0; i < N; ++i) {
+    regs[i] = op("load " + reg_type(ets[i].elem) + ", " + reg_type(ets[i].elem) + "* " + avar[i]);
+    regs[N + i] = ld(i, fk);
+  }
+  std::vector<std::string> saved = combine_regs_;
+  combine_regs_ = regs;
+  std::vector<std::string> next;
+  for (size_t i = 0; i < N; ++i) next.push_back(cast(e->fns[i]->type.elem, ets[i].elem, eval(e->fns[i], dflt({})).v.at(0)));
+  combine_regs_ = saved;
+  for (size_t i = 0; i < N; ++i) {
+    line("store " + reg_type(ets[i].elem) + " " + next[i] + ", " + reg_type(ets[i].elem) + "* " + avar[i]);
+    st_(i, fk, next[i]);
+  }
+  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kvar);
+  br(khead);
+  start_block(kdone);
+  line("store i32 " + op("add i32 " + l + ", " + std::to_string(threads_)) + ", i32* " + lvar);
+  br(lhead);
+  start_block(ldone);
+  barrier();
+  const size_t part = static_cast<size_t>(e->part);
+  TV out{e->type, d, {}};
+  const int nr = e->type.is_scalar() ? 1 : d.nregs();
+  for (int r = 0; r < nr; ++r) {
+    int f = e->type.is_scalar() ? r : first_copy(d, r);
+    if (f != r) {
+      out.v.push_back(out.v[static_cast<size_t>(f)]);
+      continue;
+    }
+    std::string flat;
+    if (!reduce) {
+      flat = flat_of(s, coords(d, r));
+    } else {  // result element l (row-major over the other axes) is line l's last element
+      std::string l2 = e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r));
+      std::string b2 = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l2 + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
+                          op("srem i32 " + l2 + ", " + inn));
+      flat = op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
+    }
+    out.v.push_back(ld(part, flat));
+  }
+  return out;
+}
+
+}  // namespace dtsim::nvvm

@@ -177,19 +177,22 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
     }
     case ExprKind::Reduce: {
       Value t1;
+      if (!e.fns.empty()) return tmp = combine_n_op(c, e, operands(c, e));
       const Value& x = eval_expr(c, *e.args[0], t1);
       tmp = e.fn ? combine_op(c, e, x) : reduce_op(e.rop, x, static_cast<int>(e.ints[0]), e.type);
       return tmp;
     }
     case ExprKind::Scan: {
       Value t1;
+      if (!e.fns.empty()) return tmp = combine_n_op(c, e, operands(c, e));
       const Value& x = eval_expr(c, *e.args[0], t1);
       tmp = e.fn ? combine_op(c, e, x) : scan_op(e.sop, x, static_cast<int>(e.ints[0]), e.reverse, e.type);
       return tmp;
     }
     case ExprKind::CombineArg:
-      if (!c.combine_args[0]) internal_error("Interp", "a combine argument outside its function");
-      return *c.combine_args[e.axis];
+      if (static_cast<size_t>(e.axis) >= c.combine_args.size() || !c.combine_args[static_cast<size_t>(e.axis)])
+        internal_error("Interp", "a combine argument outside its function");
+      return *c.combine_args[static_cast<size_t>(e.axis)];
     case ExprKind::Swizzle2d:
       tmp = scalar_value(Scalar::I32, 0, eval_swizzle(c, e)[0], false);
       return tmp;
@@ -217,9 +220,8 @@ Value combine_op(Ctx& c, const Expr& e, const Value& x) {
   const Scalar t = x.type.elem;
   Value out = alloc(Type{t, false, scan ? s : e.type.shape});
   Value a = alloc(Type{t, false, {}}), b = alloc(Type{t, false, {}});
-  const Value* saved[2] = {c.combine_args[0], c.combine_args[1]};
-  c.combine_args[0] = &a;
-  c.combine_args[1] = &b;
+  std::vector<const Value*> saved = c.combine_args;
+  c.combine_args = {&a, &b};
   with_storage(storage_of(t, false), [&](auto tag) {
     using T = decltype(tag);
     const T* px = data<T>(x);
@@ -242,8 +244,82 @@ Value combine_op(Ctx& c, const Expr& e, const Value& x) {
       }
     return 0;
   });
-  c.combine_args[0] = saved[0];
-  c.combine_args[1] = saved[1];
+  c.combine_args = saved;
+  return out;
+}
+
+// The operands of a reduce / scan of several (Expr::fns), evaluated.
+std::vector<Value> operands(Ctx& c, const Expr& e) {
+  std::vector<Value> xs(e.args.size());
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    Value t;
+    const Value& v = eval_expr(c, *e.args[i], t);
+    xs[i] = &v == &t ? std::move(t) : v;
+  }
+  return xs;
+}
+
+// Component e.part of the reduce / scan of several operands, each line folded in order as
+// combine_op folds one operand: N accumulators, every step computing all N components from the
+// values so far (CombineArg 0..N-1) and the next elements (N..2N-1).
+Value combine_n_op(Ctx& c, const Expr& e, const std::vector<Value>& xs) {
+  const bool scan = e.kind == ExprKind::Scan;
+  const size_t N = xs.size();
+  const Shape& s = xs[0].type.shape;
+  const int axis = static_cast<int>(e.ints[0]);
+  int64_t outer = 1, inner = 1, n = s[static_cast<size_t>(axis)];
+  for (int i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
+  const size_t part = static_cast<size_t>(e.part);
+  Value out = alloc(Type{xs[part].type.elem, false, scan ? s : e.type.shape});
+  // the arguments: a0..aN-1 (the values so far), b0..bN-1 (the next elements), as scalars
+  std::vector<Value> args;
+  for (size_t i = 0; i < 2 * N; ++i) args.push_back(alloc(Type{xs[i % N].type.elem, false, {}}));
+  std::vector<const Value*> saved = c.combine_args;
+  c.combine_args.clear();
+  for (Value& a : args) c.combine_args.push_back(&a);
+  // copies element k of operand i into scalar v (same storage type)
+  auto get = [&](const Value& x, int64_t k, Value& v) {
+    with_storage(storage_of(x.type.elem, false), [&](auto tag) {
+      using T = decltype(tag);
+      data<T>(v)[0] = data<T>(x)[k];
+      return 0;
+    });
+  };
+  auto put = [&](Value& o, int64_t k, const Value& v) {
+    with_storage(storage_of(o.type.elem, false), [&](auto tag) {
+      using T = decltype(tag);
+      data<T>(o)[k] = data<T>(v)[0];
+      return 0;
+    });
+  };
+  std::vector<Value> next(N);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      int64_t base = o * n * inner + j;
+      auto at = [&](int64_t k) { return base + ((scan && e.reverse) ? n - 1 - k : k) * inner; };
+      for (size_t i = 0; i < N; ++i) get(xs[i], at(0), args[i]);
+      if (scan) put(out, at(0), args[part]);
+      for (int64_t k = 1; k < n; ++k) {
+        for (size_t i = 0; i < N; ++i) get(xs[i], at(k), args[N + i]);
+        for (size_t i = 0; i < N; ++i) {  // every component from the same arguments
+          Value tmp;
+          const Value& r = eval_expr(c, *e.fns[i], tmp);
+          next[i] = &r == &tmp ? std::move(tmp) : r;
+        }
+        for (size_t i = 0; i < N; ++i) {
+          Value& a = args[i];
+          with_storage(storage_of(a.type.elem, false), [&](auto tag) {
+            using T = decltype(tag);
+            data<T>(a)[0] = data<T>(next[i])[0];
+            return 0;
+          });
+        }
+        if (scan) put(out, at(k), args[part]);
+      }
+      if (!scan) put(out, o * inner + j, args[part]);
+    }
+  c.combine_args = saved;
   return out;
 }
 

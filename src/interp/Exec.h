@@ -283,7 +283,7 @@ struct Ctx {
   // stores are ordered by the lock and left out of conflict tracking.
   std::vector<std::pair<int, int64_t>> locks;
   // While a combine function (reduce / associative_scan with Expr::fn) runs: its two arguments.
-  const Value* combine_args[2] = {nullptr, nullptr};
+  std::vector<const Value*> combine_args;  // while a combine function runs: its arguments (CombineArg i)
   void invalidate(int slot) {
     if (rvalid) rvalid[static_cast<size_t>(slot)] = 0;
   }
@@ -356,6 +356,9 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp);
 // A reduce / associative_scan with a combine function (Expr::fn) over x: each step evaluates the
 // function on the value so far and the next element, in index order.
 Value combine_op(Ctx& c, const Expr& e, const Value& x);
+// Reduce / Scan of several operands (Expr::fns): the operands evaluated, and component e.part.
+std::vector<Value> operands(Ctx& c, const Expr& e);
+Value combine_n_op(Ctx& c, const Expr& e, const std::vector<Value>& xs);
 enum class Flow { Next, Return };
 Flow exec_block(Ctx& c, const std::vector<StmtP>& body);
 

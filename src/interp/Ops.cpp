@@ -601,7 +601,12 @@ void dot_into(Value& out, const Value& a, const Value& b, const Value* acc, cons
     return;
   }
   prep(out, rt);
-  if (rt.elem == Scalar::F64) {
+  if (rt.elem == Scalar::I32) {  // i8 operands in int32 storage: products and sums wrap modulo 2^32
+    uint32_t* c = reinterpret_cast<uint32_t*>(data<int32_t>(out));
+    if (acc) std::copy_n(reinterpret_cast<const uint32_t*>(data<int32_t>(*acc)), M * N, c);
+    else std::fill_n(c, M * N, 0u);
+    dot_any<uint32_t>(reinterpret_cast<const uint32_t*>(data<int32_t>(a)), reinterpret_cast<const uint32_t*>(data<int32_t>(b)), c, M, K, N);
+  } else if (rt.elem == Scalar::F64) {
     if (acc) std::copy_n(data<double>(*acc), M * N, data<double>(out));
     else std::fill_n(data<double>(out), M * N, 0.0);
     dot_any<double>(data<double>(a), data<double>(b), data<double>(out), M, K, N);

@@ -567,12 +567,24 @@ struct Tiles {
         return out;
       }
       case ExprKind::Reduce: {
+        if (!e.fns.empty()) {
+          std::vector<Value> xs;
+          for (const auto& k : n.kids) xs.push_back(eval(*k));
+          out = combine_n_op(c, e, xs);
+          return out;
+        }
         const Value& x = eval(*n.kids[0]);
         if (e.fn) out = combine_op(c, e, x);
         else reduce_into(out, e.rop, x, static_cast<int>(e.ints[0]), e.type);
         return out;
       }
       case ExprKind::Scan:
+        if (!e.fns.empty()) {
+          std::vector<Value> xs;
+          for (const auto& k : n.kids) xs.push_back(eval(*k));
+          out = combine_n_op(c, e, xs);
+          return out;
+        }
         out = e.fn ? combine_op(c, e, eval(*n.kids[0])) : scan_op(e.sop, eval(*n.kids[0]), static_cast<int>(e.ints[0]), e.reverse, e.type);
         return out;
       case ExprKind::Bitcast:

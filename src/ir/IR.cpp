@@ -285,6 +285,23 @@ ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc) {
   e->reverse = reverse;
   return e;
 }
+ExprP make_reduce_n(std::vector<ExprP> xs, int axis, std::vector<ExprP> fns, int part, SourceLoc loc) {
+  auto e = node(ExprKind::Reduce, loc, std::move(xs));
+  e->rop = RedOp::Fn;
+  e->axis = axis;
+  e->fns = std::move(fns);
+  e->part = part;
+  return e;
+}
+ExprP make_scan_n(std::vector<ExprP> xs, int axis, bool reverse, std::vector<ExprP> fns, int part, SourceLoc loc) {
+  auto e = node(ExprKind::Scan, loc, std::move(xs));
+  e->sop = ScanOp::Fn;
+  e->axis = axis;
+  e->reverse = reverse;
+  e->fns = std::move(fns);
+  e->part = part;
+  return e;
+}
 ExprP make_combine_arg(int index, SourceLoc loc) {
   auto e = node(ExprKind::CombineArg, loc);
   e->axis = index;
@@ -359,6 +376,7 @@ ExprP clone_expr(const ExprP& e) {
   auto c = std::make_shared<Expr>(*e);
   for (auto& a : c->args) a = clone_expr(a);
   c->fn = clone_expr(e->fn);
+  for (auto& f : c->fns) f = clone_expr(f);
   return c;
 }
 

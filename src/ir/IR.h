@@ -518,6 +518,13 @@ struct Expr {
   // so far) and CombineArg 1 (the next element), literals and ops; kept out of args so that walks
   // over a kernel's values do not enter it.
   std::shared_ptr<Expr> fn;
+  // Reduce / Scan with op Fn over N > 1 operands (args[0..N-1], of one shape: Triton's tl.reduce /
+  // tl.associative_scan of a tuple): component i of the combine function is fns[i], a scalar
+  // expression of CombineArg 0..N-1 (the values so far) and N..2N-1 (the next elements); `fn` is
+  // null. The expression's value is component `part` of the result (each component is its own
+  // expression over the same operands and functions).
+  std::vector<std::shared_ptr<Expr>> fns;
+  int part = 0;
 
   // ---- filled by the verifier (verify_module) ----
   Type type;                // the value's type after promotion
@@ -549,6 +556,10 @@ ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});
 ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc = {});
 ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc = {});
 ExprP make_combine_arg(int index, SourceLoc loc = {});  // 0: the value so far, 1: the next element
+// Component `part` of the reduce / associative_scan of operands xs (N > 1) with combine components fns
+// (see Expr::fns).
+ExprP make_reduce_n(std::vector<ExprP> xs, int axis, std::vector<ExprP> fns, int part, SourceLoc loc = {});
+ExprP make_scan_n(std::vector<ExprP> xs, int axis, bool reverse, std::vector<ExprP> fns, int part, SourceLoc loc = {});
 ExprP make_swizzle2d(ExprP i, ExprP j, ExprP ni, ExprP nj, ExprP group, SourceLoc loc = {});
 ExprP make_int_to_ptr(ExprP x, Scalar elem, SourceLoc loc = {});  // i64 addresses -> *elem
 ExprP make_ptr_to_int(ExprP p, SourceLoc loc = {});               // pointers -> i64 addresses

@@ -156,10 +156,33 @@ std::string load_str(const Expr& e) {
   return s + ")";
 }
 
-// `, combine=(a, b) -> f` of a reduce / associative_scan ("" for the other reductions and scans).
+// Several operands: the number of them while their combine function is printed (its arguments are
+// a0 .. a<N-1>, b0 .. b<N-1>).
+static thread_local size_t combine_operands = 0;
+
+// `, combine=(a, b) -> f` of a reduce / associative_scan ("" for the other reductions and scans);
+// of N operands `, combine=(a0, a1, b0, b1) -> (f0, f1), part=K`.
 static std::string combine_str(const Expr& e) {
+  if (!e.fns.empty()) {
+    const size_t n = e.fns.size();
+    std::string names, bodies;
+    for (size_t i = 0; i < 2 * n; ++i) names += (i ? ", " : "") + std::string(i < n ? "a" : "b") + std::to_string(i % n);
+    size_t saved = combine_operands;
+    combine_operands = n;
+    for (size_t i = 0; i < n; ++i) bodies += (i ? ", " : "") + expr_str(e.fns[i]);
+    combine_operands = saved;
+    return ", combine=(" + names + ") -> (" + bodies + "), part=" + std::to_string(e.part);
+  }
   if (!e.fn) return "";
   return ", combine=(a, b) -> " + expr_str(e.fn);
+}
+
+// The operand of a reduce / associative_scan: `x`, or `[x, y, ...]` of several.
+static std::string combine_operands_str(const Expr& e) {
+  if (e.args.size() == 1) return expr_str(need(e.args[0]));
+  std::string s = "[";
+  for (size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + expr_str(need(e.args[i]));
+  return s + "]";
 }
 
 std::string expr_str(const ExprP& ep) {
@@ -198,11 +221,14 @@ std::string expr_str(const ExprP& ep) {
       return s + ")";
     }
     case ExprKind::Reduce:
-      return std::string(redop_name(e.rop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + combine_str(e) + ")";
+      return std::string(redop_name(e.rop)) + "(" + combine_operands_str(e) + ", axis=" + std::to_string(e.axis) + combine_str(e) + ")";
     case ExprKind::Scan:
-      return std::string(scanop_name(e.sop)) + "(" + expr_str(need(e.args[0])) + ", axis=" + std::to_string(e.axis) + (e.reverse ? ", reverse=True" : "") +
+      return std::string(scanop_name(e.sop)) + "(" + combine_operands_str(e) + ", axis=" + std::to_string(e.axis) + (e.reverse ? ", reverse=True" : "") +
              combine_str(e) + ")";
-    case ExprKind::CombineArg: return e.axis == 0 ? "a" : "b";
+    case ExprKind::CombineArg:
+      if (combine_operands > 0)
+        return std::string(static_cast<size_t>(e.axis) < combine_operands ? "a" : "b") + std::to_string(static_cast<size_t>(e.axis) % combine_operands);
+      return e.axis == 0 ? "a" : "b";
     case ExprKind::Swizzle2d: return call("swizzle2d", e.args);
     case ExprKind::IntToPtr: return "int_to_ptr(" + expr_str(need(e.args[0])) + ", " + scalar_name(e.dtype) + ")";
     case ExprKind::PtrToInt: return call("ptr_to_int", e.args);

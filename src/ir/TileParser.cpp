@@ -105,6 +105,7 @@ struct Arg {
   std::vector<ExprP> list;
   bool is_list = false;
   bool is_lambda = false;  // e is a combine function's body: (a, b) -> e
+  std::vector<ExprP> fns;  // of N > 1 operands: (a0, .., aN-1, b0, .., bN-1) -> (f0, .., fN-1)
 };
 
 constexpr int kMaxDepth = 200;   // nesting limit for expressions and blocks (no stack overflow)
@@ -144,7 +145,7 @@ class Parser {
   int file_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
-  std::vector<std::string> lambda_;  // inside a combine function: its two argument names
+  std::vector<std::string> lambda_;  // inside a combine function: its argument names
   int depth_ = 0;
   SourceLoc name_loc_;
 
@@ -681,30 +682,51 @@ class Parser {
     return make_var(t.text, t.loc);
   }
 
-  // A combine function: '(' NAME ',' NAME ')' '->' expr, its names read as the CombineArgs.
+  // A combine function: '(' NAME ',' NAME ')' '->' expr, its names read as the CombineArgs; of N > 1
+  // operands '(' NAME * 2N ')' '->' '(' expr * N ')' (the values so far, then the next elements).
   bool at_lambda() {
-    return at().is_op("(") && at(1).kind == TokKind::Ident && at(2).is_op(",") && at(3).kind == TokKind::Ident && at(4).is_op(")") &&
-           at(5).is_op("->");
+    if (!at().is_op("(")) return false;
+    size_t i = 1;
+    while (at(i).kind == TokKind::Ident && at(i + 1).is_op(",")) i += 2;
+    return i >= 3 && at(i).kind == TokKind::Ident && at(i + 1).is_op(")") && at(i + 2).is_op("->");
   }
-  ExprP lambda() {
+  std::vector<ExprP> lambda() {
     if (!lambda_.empty()) fail("a combine function cannot contain another");
     next();
-    std::string a = next().text;
-    next();
-    std::string b = next().text;
-    next();
-    next();
-    if (a == b) fail("a combine function needs two different argument names");
-    lambda_ = {a, b};
-    ExprP body;
+    std::vector<std::string> names;
+    do {
+      names.push_back(next().text);
+    } while (accept_op(","));
+    next();  // ')'
+    next();  // '->'
+    for (size_t i = 0; i < names.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (names[i] == names[j]) fail("a combine function needs different argument names");
+    if (names.size() % 2) fail("a combine function takes the values so far and the next elements: an even number of arguments");
+    const size_t n = names.size() / 2;
+    lambda_ = names;
+    std::vector<ExprP> bodies;
     try {
-      body = expr();
+      if (n == 1) {
+        bodies.push_back(expr());
+      } else {
+        expect_op("(", "before the " + std::to_string(n) + " results of a combine function of " + std::to_string(n) + " operands");
+        SourceLoc extra = at().loc;
+        do {
+          if (bodies.size() == n) extra = at().loc;
+          bodies.push_back(expr());
+        } while (accept_op(","));
+        expect_op(")", "after the results of a combine function");
+        if (bodies.size() != n)
+          user_error(extra, "a combine function of " + std::to_string(n) + " operands returns " + std::to_string(n) + " values, got " +
+                                std::to_string(bodies.size()));
+      }
     } catch (...) {
       lambda_.clear();
       throw;
     }
     lambda_.clear();
-    return body;
+    return bodies;
   }
 
   // args := [arg (',' arg)*], arg := [NAME '='] (expr | '[' expr (',' expr)* ']')
@@ -732,7 +754,9 @@ class Parser {
         fail("a positional argument cannot follow a keyword argument");
       }
       if (at_lambda()) {
-        a.e = lambda();
+        std::vector<ExprP> bodies = lambda();
+        if (bodies.size() == 1) a.e = bodies[0];
+        else a.fns = std::move(bodies);
         a.is_lambda = true;
       } else if (at().is_op("[")) {
         next();
@@ -773,7 +797,16 @@ class Parser {
 
   ExprP combine(const std::optional<Arg>& a, const std::string& fn) {
     if (!a || !a->is_lambda) user_error(a ? a->loc : at().loc, fn + "(): combine must be a function like (a, b) -> a + b");
+    if (!a->fns.empty()) user_error(a->loc, fn + "(): a combine function of " + std::to_string(a->fns.size()) + " operands needs a list of " +
+                                                std::to_string(a->fns.size()) + " operands, [x, y, ...]");
     return a->e;
+  }
+  // Several operands: `[x, y, ...]` with a combine function of as many components.
+  std::vector<ExprP> combine_n(const std::optional<Arg>& xs, const std::optional<Arg>& a, const std::string& fn) {
+    if (!a || !a->is_lambda || a->fns.size() != xs->list.size())
+      user_error(a ? a->loc : xs->loc, fn + "() of " + std::to_string(xs->list.size()) + " operands needs a combine function (a0, .., b0, ..) -> (f0, ..) of " +
+                                           std::to_string(xs->list.size()) + " results");
+    return a->fns;
   }
   ExprP value(const std::optional<Arg>& a, const std::string& fn) {
     if (!a) return nullptr;
@@ -785,6 +818,13 @@ class Parser {
     if (!a->is_list) user_error(a->loc, fn + "() takes a shape list like [64, 32] here");
     if (a->list.empty()) user_error(a->loc, fn + "(): a shape needs at least one extent");
     return a->list;
+  }
+  // part=K of a reduce / associative_scan of n operands (default 0)
+  int part_of(const std::optional<Arg>& a, size_t n, const std::string& fn) {
+    if (!a) return 0;
+    int k = int_literal(a, fn, "part");
+    if (k < 0 || static_cast<size_t>(k) >= n) user_error(a->loc, fn + "(): part must be in 0.." + std::to_string(n - 1) + ", got " + std::to_string(k));
+    return k;
   }
   int int_literal(const std::optional<Arg>& a, const std::string& fn, const char* what) {
     ExprP e = value(a, fn);
@@ -815,7 +855,10 @@ class Parser {
     }
     if (auto it = call_ops<RedOp>().find(fn); it != call_ops<RedOp>().end()) {
       bool fnop = it->second == RedOp::Fn;
-      auto a = fnop ? call_args(fn, {"x", "axis", "combine"}, 3) : call_args(fn, {"x", "axis"}, 2);
+      auto a = fnop ? call_args(fn, {"x", "axis", "combine", "part"}, 3) : call_args(fn, {"x", "axis"}, 2);
+      if (fnop && a[0]->is_list && a[0]->list.size() > 1)
+        return make_reduce_n(a[0]->list, int_literal(a[1], fn, "axis"), combine_n(a[0], a[2], fn), part_of(a[3], a[0]->list.size(), fn), loc);
+      if (fnop && a[3]) user_error(a[3]->loc, fn + "(): part= is for several operands");
       ExprP r = make_reduce(it->second, value(a[0], fn), int_literal(a[1], fn, "axis"), loc);
       if (fnop) r->fn = combine(a[2], fn);
       return r;
@@ -823,10 +866,12 @@ class Parser {
     for (ScanOp op : kAllScanOps) {
       if (fn != scanop_name(op)) continue;
       bool fnop = op == ScanOp::Fn;
-      auto a = fnop ? call_args(fn, {"x", "axis", "combine", "reverse"}, 3) : call_args(fn, {"x", "axis", "reverse"}, 2);
-      std::optional<Arg> comb;
+      auto a = fnop ? call_args(fn, {"x", "axis", "combine", "reverse", "part"}, 3) : call_args(fn, {"x", "axis", "reverse"}, 2);
+      std::optional<Arg> comb, part;
       if (fnop) {  // the combine function, read below
         comb = a[2];
+        part = a[4];
+        a.erase(a.begin() + 4);
         a.erase(a.begin() + 2);
       }
       bool reverse = false;
@@ -835,6 +880,9 @@ class Parser {
         if (r->kind != ExprKind::Const || r->is_float || r->dtype != Scalar::I1 || r->weak) user_error(a[2]->loc, fn + "(): reverse must be True or False");
         reverse = r->ival != 0;
       }
+      if (fnop && a[0]->is_list && a[0]->list.size() > 1)
+        return make_scan_n(a[0]->list, int_literal(a[1], fn, "axis"), reverse, combine_n(a[0], comb, fn), part_of(part, a[0]->list.size(), fn), loc);
+      if (fnop && part) user_error(part->loc, fn + "(): part= is for several operands");
       ExprP sc = make_scan(op, value(a[0], fn), int_literal(a[1], fn, "axis"), reverse, loc);
       if (fnop) sc->fn = combine(comb, fn);
       return sc;

@@ -222,6 +222,7 @@ class Verifier {
   std::vector<std::vector<std::pair<std::string, int>>> scopes_;
   std::function<int(const std::string&)> ext_;  // verify_expr: the debugger's view of the scope
   std::optional<Scalar> combine_elem_;          // inside a combine function: its arguments' type
+  std::vector<Scalar> combine_elems_;           // inside one of several operands: each argument's type
 
   void check_param_expr(const ExprP& e, const char* what) {
     ScalarValue v = eval_param_expr(e, b_);
@@ -282,8 +283,9 @@ class Verifier {
   // The combine function of a reduce / associative_scan over elements of type t: a scalar of t (a
   // value of another type is converted to t, as Triton's combine regions return the operand type).
   void combine_fn(const ExprP& e, Scalar t) {
+    if (!e->fns.empty()) return combine_fns(e);
     if (!e->fn) user_error(e->loc, "this reduction needs a combine function: (a, b) -> ...");
-    if (combine_elem_) user_error(e->loc, "a combine function cannot itself reduce or scan");
+    if (combine_elem_ || !combine_elems_.empty()) user_error(e->loc, "a combine function cannot itself reduce or scan");
     combine_elem_ = t;
     infer(e->fn);
     combine_elem_.reset();
@@ -293,6 +295,38 @@ class Verifier {
       combine_elem_ = t;
       infer(e->fn);
       combine_elem_.reset();
+    }
+  }
+
+  // N > 1 operands (Expr::fns): the operands are tiles of one shape; CombineArg i has the type of
+  // operand i % N; component i returns an element of operand i's type (converted as above).
+  void combine_fns(const ExprP& e) {
+    const size_t n = e->args.size();
+    if (n < 2 || e->fns.size() != n || e->fn) internal_error("Verify", "a combine function of several operands needs one component per operand");
+    if (e->part < 0 || static_cast<size_t>(e->part) >= n) internal_error("Verify", "a combine component out of range");
+    if (combine_elem_ || !combine_elems_.empty()) user_error(e->loc, "a combine function cannot itself reduce or scan");
+    for (size_t i = 1; i < n; ++i)
+      if (e->args[i]->type.shape != e->args[0]->type.shape)
+        user_error(e->args[i]->loc, "the operands of one reduction or scan must have one shape, got " + e->args[0]->type.str() + " and " +
+                                        e->args[i]->type.str());
+    std::vector<Scalar> elems;
+    for (size_t i = 0; i < 2 * n; ++i) elems.push_back(e->args[i % n]->type.elem);
+    for (size_t i = 0; i < n; ++i) {
+      Scalar t = e->args[i]->type.elem;
+      for (int pass = 0; pass < 2; ++pass) {
+        combine_elems_ = elems;
+        try {
+          infer(e->fns[i]);
+        } catch (...) {
+          combine_elems_.clear();
+          throw;
+        }
+        combine_elems_.clear();
+        if (e->fns[i]->type.ptr || e->fns[i]->type.is_tile())
+          user_error(e->fns[i]->loc, "a combine function returns one element per operand, got " + e->fns[i]->type.str());
+        if (e->fns[i]->type.elem == t) break;
+        e->fns[i] = make_cast(e->fns[i], t, e->fns[i]->loc);
+      }
     }
   }
 
@@ -307,11 +341,16 @@ class Verifier {
         e->type = Type{e->weak ? (e->is_float ? Scalar::F32 : e->dtype) : e->dtype, false, {}};
         return;
       case ExprKind::CombineArg:
+        if (!combine_elems_.empty()) {
+          if (e->axis < 0 || static_cast<size_t>(e->axis) >= combine_elems_.size()) internal_error("Verify", "a combine argument out of range");
+          e->type = Type{combine_elems_[static_cast<size_t>(e->axis)], false, {}};
+          return;
+        }
         if (!combine_elem_) user_error(e->loc, "a combine function's argument outside a combine function");
         e->type = Type{*combine_elem_, false, {}};
         return;
       case ExprKind::Var: {
-        if (combine_elem_) user_error(e->loc, q(e->name) + ": a combine function may use only its two arguments and literals");
+        if (combine_elem_ || !combine_elems_.empty()) user_error(e->loc, q(e->name) + ": a combine function may use only its arguments and literals");
         int s = lookup(e->name);
         if (s < 0) user_error(e->loc, q(e->name) + " is not defined");
         e->slot = s;
@@ -460,13 +499,14 @@ class Verifier {
         infer(a); infer(b); infer(c);
         if (a->type.rank() != 2 || b->type.rank() != 2 || a->type.ptr || b->type.ptr)
           user_error(e->loc, "dot() needs two 2-D tiles, got " + a->type.str() + " and " + b->type.str());
-        if (!is_float(a->type.elem) || (a->type.elem != b->type.elem && !(is_fp8(a->type.elem) && is_fp8(b->type.elem))))
-          user_error(e->loc, "dot() needs float tiles of one type (or two fp8 types), got " + a->type.str() + " and " + b->type.str());
+        const bool int8 = a->type.elem == Scalar::I8 && b->type.elem == Scalar::I8;  // i8 x i8 -> i32 (exact, wrapping)
+        if (!int8 && (!is_float(a->type.elem) || (a->type.elem != b->type.elem && !(is_fp8(a->type.elem) && is_fp8(b->type.elem)))))
+          user_error(e->loc, "dot() needs float tiles of one type (or two fp8 types, or two i8 tiles), got " + a->type.str() + " and " + b->type.str());
         if (a->type.shape[1] != b->type.shape[0])
           user_error(e->loc, "dot(): inner extents differ: " + a->type.str() + " @ " + b->type.str());
         if (e->tf32 && a->type.elem != Scalar::F32)
           user_error(e->loc, "dot(): precision=tf32 needs f32 operands, got " + a->type.str() + " and " + b->type.str());
-        Scalar rt = a->type.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+        Scalar rt = int8 ? Scalar::I32 : a->type.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
         Shape s{a->type.shape[0], b->type.shape[1]};
         if (c && (c->type.ptr || c->type.shape != s || c->type.elem != rt))
           user_error(c->loc, "dot() accumulator must be " + Type{rt, false, s}.str() + ", got " + c->type.str());
@@ -475,7 +515,7 @@ class Verifier {
       }
       case ExprKind::Scan: {
         ExprP x = e->args[0];
-        infer(x);
+        for (auto& a : e->args) infer(a);
         no_ptr(x, scanop_name(e->sop));
         int r = x->type.rank();
         if (r == 0) user_error(e->loc, std::string(scanop_name(e->sop)) + "() needs a tile, got a scalar");
@@ -483,15 +523,17 @@ class Verifier {
         if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + x->type.str());
         e->ints = {ax};
         e->type = Type{x->type.elem == Scalar::I1 ? Scalar::I32 : x->type.elem, false, x->type.shape};
+        if (e->args.size() > 1 && e->sop != ScanOp::Fn) internal_error("Verify", "a scan of several operands needs a combine function");
         if (e->sop == ScanOp::Fn) {
-          e->type.elem = x->type.elem;
+          for (auto& a : e->args) no_ptr(a, scanop_name(e->sop));
           combine_fn(e, x->type.elem);
+          e->type.elem = e->args[static_cast<size_t>(e->part)]->type.elem;
         }
         return;
       }
       case ExprKind::Reduce: {
         ExprP x = e->args[0];
-        infer(x);
+        for (auto& a : e->args) infer(a);
         no_ptr(x, redop_name(e->rop));
         int r = x->type.rank();
         if (r == 0) user_error(e->loc, std::string(redop_name(e->rop)) + "() needs a tile, got a scalar");
@@ -501,7 +543,12 @@ class Verifier {
         s.erase(s.begin() + ax);
         std::optional<Scalar> t = op_result_elem(op_info(e->rop).rule, x->type.elem);
         if (!t) user_error(e->loc, std::string(redop_name(e->rop)) + "() does not take " + x->type.str());
-        if (e->rop == RedOp::Fn) combine_fn(e, x->type.elem);
+        if (e->args.size() > 1 && e->rop != RedOp::Fn) internal_error("Verify", "a reduction of several operands needs a combine function");
+        if (e->rop == RedOp::Fn) {
+          for (auto& a : e->args) no_ptr(a, redop_name(e->rop));
+          combine_fn(e, x->type.elem);
+          t = e->args[static_cast<size_t>(e->part)]->type.elem;
+        }
         e->ints = {ax};
         e->type = Type{*t, false, s};
         return;

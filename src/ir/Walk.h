@@ -11,7 +11,8 @@
 //   rewrite_expr(e, f [, WalkFn::Enter])                   a rewritten copy (children first, then f)
 //
 // Expressions are visited in pre-order: the node, then its args left to right (null "absent"
-// operands skipped), then, only with WalkFn::Enter, a Reduce/Scan's combine function Expr::fn.
+// operands skipped), then, only with WalkFn::Enter, a Reduce/Scan's combine function Expr::fn (or
+// its components Expr::fns).
 // Walks over statements take each statement's args, then its body, then its orelse; a kernel's
 // walk is its body only (not the parameter shapes, defaults or grid). Shared subtrees are visited
 // once per use.
@@ -100,7 +101,11 @@ bool walk(const Expr& e, F& f, WalkFn fn) {
   if (c == ExprChildren::None) return true;
   for (const ExprP& a : e.args)
     if (a && !walk(*a, f, fn)) return false;
-  if (c == ExprChildren::ArgsAndFn && fn == WalkFn::Enter && e.fn) return walk(*e.fn, f, fn);
+  if (c == ExprChildren::ArgsAndFn && fn == WalkFn::Enter) {
+    if (e.fn && !walk(*e.fn, f, fn)) return false;
+    for (const auto& g : e.fns)
+      if (!walk(*g, f, fn)) return false;
+  }
   return true;
 }
 
@@ -210,14 +215,23 @@ ExprP rewrite_expr(const ExprP& e, F&& f, WalkFn fn = WalkFn::Skip) {
       a = std::move(r);
     }
     ExprP new_fn = e->fn;
-    if (c == ExprChildren::ArgsAndFn && fn == WalkFn::Enter && e->fn) {
-      new_fn = rewrite_expr(e->fn, f, fn);
-      changed = changed || new_fn != e->fn;
+    std::vector<ExprP> new_fns = e->fns;
+    if (c == ExprChildren::ArgsAndFn && fn == WalkFn::Enter) {
+      if (e->fn) {
+        new_fn = rewrite_expr(e->fn, f, fn);
+        changed = changed || new_fn != e->fn;
+      }
+      for (ExprP& g : new_fns) {
+        ExprP r = rewrite_expr(g, f, fn);
+        changed = changed || r != g;
+        g = std::move(r);
+      }
     }
     if (changed) {
       node = std::make_shared<Expr>(*e);
       node->args = std::move(args);
       node->fn = std::move(new_fn);
+      node->fns = std::move(new_fns);
     }
   }
   ExprP r = f(static_cast<const ExprP&>(node));

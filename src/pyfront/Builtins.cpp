@@ -35,7 +35,7 @@ bool unsupported_dtype(const std::string& n) {
 // The tensor methods that mirror tl functions (x.to(...), x.sum(axis) ...).
 bool is_method(const std::string& n) {
   static const std::set<std::string> s = {"to", "reshape", "trans", "permute", "expand_dims", "broadcast_to", "sum", "max", "min",
-                                          "argmax", "argmin", "cast", "view"};
+                                          "argmax", "argmin", "cast", "view", "gather", "histogram"};
   return s.count(n) > 0;
 }
 
@@ -87,6 +87,7 @@ struct Builder {
   }
   Scalar dtype_arg(const Val& v, SourceLoc loc) {
     if (v.k != VK::DType) user_error(loc, a.fname + "() needs a dtype (tl.float32, ...), got " + py_type_name(v));
+    if (v.pointer_dtype()) user_error(loc, a.fname + "() needs an element type, got the pointer type " + py_repr(v));
     return v.dt;
   }
   std::vector<ExprP> consts(const std::vector<int64_t>& s) {
@@ -252,6 +253,10 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       return m;
     }
     unsupported(loc, "the tensor attribute ." + attr);
+  }
+  if (v.pointer_dtype()) {
+    if (attr == "element_ty") return Val::of_dtype(v.dt);
+    user_error(loc, "the pointer type " + py_repr(v) + " has no attribute " + q(attr) + " here (element_ty is read)");
   }
   if (v.k == VK::DType) {
     if (attr == "primitive_bitwidth") return Val::of_int(scalar_bytes(v.dt) * 8);
@@ -514,8 +519,8 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     if (f32_operands && precision != "ieee" && precision != "tf32")
       unsupported(ploc, "tl.dot(input_precision=\"" + precision + "\") (f32 operands: \"ieee\" or \"tf32\")");
     if (imprecise && !(imprecise->k == VK::Int && imprecise->i == 0)) unsupported(B.at(5, "max_num_imprecise_acc"), "tl.dot(max_num_imprecise_acc=...)");
-    Scalar rt = x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
-    if (out && (out->k != VK::DType || out->dt != rt))
+    Scalar rt = x.t.elem == Scalar::I8 ? Scalar::I32 : x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+    if (out && (out->k != VK::DType || out->pointer_dtype() || out->dt != rt))
       unsupported(B.at(6, "out_dtype"), std::string("tl.dot(out_dtype=") + py_repr(*out) + ") (the result is " + scalar_name(rt) + ")");
     if (x.t.rank() != 2 || y.t.rank() != 2) unsupported(loc, "tl.dot of tensors that are not 2-D (" + x.t.str() + ", " + y.t.str() + ")");
     ExprP eacc = acc ? ir(*acc, B.at(2, "acc")) : nullptr;
@@ -524,6 +529,25 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     return tensor(d);
   }
   // ---- reductions ----
+  if (tl == "reduce" && B.need(0, "input").k == VK::Tuple) {  // tl.reduce((x, y, ...), axis, combine_fn)
+    Val xs = B.need(0, "input");
+    const Val* axv = B.opt(1, "axis");
+    const Val& fn = B.need(2, "combine_fn");
+    const Val* kd = B.opt(3, "keep_dims");
+    a.done();
+    if (!axv || axv->k != VK::Int) user_error(B.at(1, "axis"), "tl.reduce() of a tuple needs a compile-time axis");
+    if (kd && kd->i) unsupported(B.at(3, "keep_dims"), "tl.reduce(keep_dims=True) of a tuple");
+    return combine_tuple(xs, static_cast<int>(axv->i), false, false, fn, B.at(0, "input"), B.at(2, "combine_fn"), loc);
+  }
+  if (tl == "associative_scan" && B.need(0, "input").k == VK::Tuple) {  // tl.associative_scan((x, y, ...), axis, combine_fn, reverse)
+    Val xs = B.need(0, "input");
+    const Val* axv = B.opt(1, "axis");
+    const Val& fn = B.need(2, "combine_fn");
+    const Val* rev = B.opt(3, "reverse");
+    a.done();
+    if (!axv || axv->k != VK::Int) user_error(B.at(1, "axis"), "tl.associative_scan() of a tuple needs a compile-time axis");
+    return combine_tuple(xs, static_cast<int>(axv->i), true, rev && truthy(*rev, loc), fn, B.at(0, "input"), B.at(2, "combine_fn"), loc);
+  }
   if (tl == "reduce") {  // tl.reduce(input, axis, combine_fn, keep_dims=False)
     Val x = B.tensor_arg(0, "input");
     const Val* axv = B.opt(1, "axis");
@@ -700,17 +724,154 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     ExprP s = typed(make_binary(BinOp::Add, p, typed(make_cast(ez, Scalar::F64, loc)), loc));
     return tensor(make_cast(s, rt, loc));
   }
+  if (tl == "pointer_type") {  // tl.pointer_type(element_ty[, address_space])
+    Scalar s = B.dtype_arg(B.need(0, "element_ty"), B.at(0, "element_ty"));
+    const Val* space = B.opt(1, "address_space");
+    a.done();
+    if (space && !(space->k == VK::Int && space->i == 1)) unsupported(B.at(1, "address_space"), "tl.pointer_type(address_space=...) other than 1");
+    return Val::of_pointer_dtype(s);
+  }
   if (tl == "cast") {
     Val x = B.tensor_arg(0, "input");
-    Scalar s = B.dtype_arg(B.need(1, "dtype"), B.at(1, "dtype"));
+    const Val& dtv = B.need(1, "dtype");
     const Val* rounding = B.opt(2, "fp_downcast_rounding");
     const Val* bitcast = B.opt(3, "bitcast");
+    if (dtv.pointer_dtype()) {  // int64 addresses -> pointers (Triton's tt.int_to_ptr; docs/tile-language.md, Addresses)
+      a.done();
+      if (x.t.ptr) unsupported(loc, "casting a pointer to another pointer type");
+      if (x.t.elem != Scalar::I64) user_error(B.at(0, "input"), "a pointer is made from int64 addresses, got " + x.t.str());
+      return tensor(make_int_to_ptr(ir(x, loc), dtv.dt, loc), x.bufs);  // the buffers of ptr_to_int's pointer, if any
+    }
+    Scalar s = B.dtype_arg(dtv, B.at(1, "dtype"));
     a.done();
     if (rounding) unsupported(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding");
-    if (x.t.ptr) unsupported(loc, "casting a pointer");
+    if (x.t.ptr) {  // pointers -> int64 addresses (tt.ptr_to_int)
+      if (s != Scalar::I64 || (bitcast && bitcast->i)) user_error(loc, "a pointer converts only to tl.int64 (its address), not " + std::string(scalar_name(s)));
+      return tensor(make_ptr_to_int(ir(x, loc), loc), x.bufs);
+    }
     if (x.t.elem == s) return x;
     if (bitcast && bitcast->i) return tensor(make_bitcast(ir(x, loc), s, loc));
     return tensor(make_cast(ir(x, loc), s, loc));
+  }
+  // ---- gather, histogram, cat: as the TTIR reader lowers them (masked sums over one more axis) ----
+  if (tl == "gather" || tl == "histogram" || tl == "cat" || tl == "join" || tl == "interleave") {
+    // arange(0, n) laid along `axis` of a rank-`rank` tile
+    auto iota_along = [&](int64_t n, int axis, int rank) {
+      ExprP idx = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(n, loc)), loc));
+      for (int b = 0; b < rank; ++b)
+        if (b != axis) idx = typed(make_expand_dims(idx, b < axis ? 0 : b, loc));
+      return idx;
+    };
+    auto check_size = [&](const Shape& s, const std::string& what) {
+      if (static_cast<int>(s.size()) > kMaxRank || shape_numel(s) > kMaxTileElems)
+        user_error(loc, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
+                            " dimensions and 2^20 elements): use smaller blocks");
+    };
+    // the sum over `axis` of where(cond, x, 0), in type t: exact where one lane is selected
+    auto select_sum = [&](ExprP cond, ExprP x, int axis, Scalar t) {
+      ExprP zero = typed(make_cast(typed(make_const_int(0, loc)), t, loc));
+      ExprP e = typed(make_reduce(RedOp::Sum, typed(make_where(cond, x, zero, loc)), axis, loc));
+      return e->type.elem == t ? e : typed(make_cast(e, t, loc));
+    };
+    if (tl == "gather") {  // tl.gather(src, index, axis)
+      Val src = B.tensor_arg(0, "src"), idx = B.tensor_arg(1, "index");
+      int64_t ax = B.int_arg(2, "axis");
+      a.done();
+      int rank = src.t.rank();
+      if (src.t.ptr || idx.t.ptr || !is_int(idx.t.elem) || idx.t.rank() != rank || rank == 0)
+        user_error(loc, "tl.gather() needs a tensor and an integer index tensor of the same rank, got " + src.t.str() + " and " + idx.t.str());
+      if (ax < 0) ax += rank;
+      if (ax < 0 || ax >= rank) user_error(B.at(2, "axis"), "tl.gather(): axis " + std::to_string(ax) + " of a rank-" + std::to_string(rank) + " tensor");
+      const int axis = static_cast<int>(ax);
+      for (int d = 0; d < rank; ++d)
+        if (d != axis && src.t.shape[static_cast<size_t>(d)] != idx.t.shape[static_cast<size_t>(d)])
+          user_error(loc, "tl.gather(): the index " + idx.t.str() + " must match the source " + src.t.str() + " outside axis " + std::to_string(axis));
+      int64_t n = src.t.shape[static_cast<size_t>(axis)];
+      Shape wide = idx.t.shape;
+      wide.insert(wide.begin() + axis + 1, n);
+      check_size(wide, "tl.gather along an axis of " + std::to_string(n));
+      // the index goes into a variable (read twice: the range check and the selection)
+      std::string iv = fresh("gather_index");
+      ExprP ie = ir(idx, B.at(1, "index"));
+      emit(make_assign(iv, ie, loc));
+      blocks_.back().declared[iv] = ie->type;
+      auto iref = [&] {
+        ExprP r = make_var(iv, loc);
+        r->type = ie->type;
+        return r;
+      };
+      auto s = std::make_shared<Stmt>();
+      s->kind = StmtKind::Assert;
+      s->loc = loc;
+      s->text = "tl.gather: an index is outside [0, " + std::to_string(n) + ") of the gathered axis";
+      s->args = {typed(make_binary(BinOp::And, typed(make_binary(BinOp::Ge, iref(), typed(make_const_int(0, loc)), loc)),
+                                   typed(make_binary(BinOp::Lt, iref(), typed(make_const_int(n, loc)), loc)), loc))};
+      emit(s);
+      ExprP cond = typed(make_binary(BinOp::Eq, typed(make_expand_dims(iref(), axis + 1, loc)), iota_along(n, axis + 1, rank + 1), loc));
+      return tensor(select_sum(cond, typed(make_expand_dims(ir(src, loc), axis, loc)), axis + 1, src.t.elem));
+    }
+    if (tl == "histogram") {  // tl.histogram(input, num_bins, mask=None): values outside [0, bins) dropped
+      Val x = B.tensor_arg(0, "input");
+      int64_t bins = B.int_arg(1, "num_bins");
+      const Val* mask = B.opt(2, "mask");
+      a.done();
+      if (x.t.ptr || !is_int(x.t.elem) || x.t.rank() != 1) user_error(loc, "tl.histogram() needs a 1-D integer tensor, got " + x.t.str());
+      if (bins < 1) user_error(B.at(1, "num_bins"), "tl.histogram(): num_bins must be positive, got " + std::to_string(bins));
+      check_size({x.t.shape[0], bins}, "tl.histogram of " + std::to_string(bins) + " bins");
+      ExprP cond = typed(make_binary(BinOp::Eq, typed(make_expand_dims(ir(x, loc), 1, loc)), iota_along(bins, 1, 2), loc));
+      if (mask) {
+        ExprP m = as_i1(*this, ir(*mask, B.at(2, "mask")), B.at(2, "mask"));
+        if (m->type.is_tile()) m = typed(make_expand_dims(m, 1, loc));
+        cond = typed(make_binary(BinOp::And, cond, m, loc));
+      }
+      return tensor(select_sum(cond, typed(make_const_int(1, loc)), 0, Scalar::I32));
+    }
+    if (tl == "join" || tl == "interleave") {  // [.., 2] of (a, b); interleave: that flattened along the last axis
+      Val x = B.tensor_arg(0, "a"), y = B.tensor_arg(1, "b");
+      a.done();
+      ExprP ex = ir(x, B.at(0, "a")), ey = ir(y, B.at(1, "b"));
+      Shape s = broadcast_shapes(ex->type.shape, ey->type.shape).value_or(Shape{});
+      if (ex->type.ptr || ey->type.ptr || !broadcast_shapes(ex->type.shape, ey->type.shape))
+        user_error(loc, a.fname + "() needs two tensors that broadcast together, got " + ex->type.str() + " and " + ey->type.str());
+      if (ex->type.elem != ey->type.elem) {  // one type, as Triton's binary ops promote
+        ExprP probe = typed(make_binary(BinOp::Add, clone_expr(ex), clone_expr(ey), loc));
+        if (ex->type.elem != probe->type.elem) ex = typed(make_cast(ex, probe->type.elem, loc));
+        if (ey->type.elem != probe->type.elem) ey = typed(make_cast(ey, probe->type.elem, loc));
+      }
+      int rank = static_cast<int>(s.size()) + 1;
+      Shape two = s;
+      two.push_back(2);
+      check_size(two, a.fname);
+      if (s.size() != ex->type.shape.size()) ex = typed(make_broadcast(ex, B.consts(s), loc));
+      if (s.size() != ey->type.shape.size()) ey = typed(make_broadcast(ey, B.consts(s), loc));
+      ExprP first = typed(make_binary(BinOp::Eq, iota_along(2, rank - 1, rank), typed(make_const_int(0, loc)), loc));
+      ExprP e = typed(make_where(first, typed(make_expand_dims(ex, rank - 1, loc)), typed(make_expand_dims(ey, rank - 1, loc)), loc));
+      e = typed(make_broadcast(e, B.consts(two), loc));
+      std::set<std::string> bufs = x.bufs;
+      bufs.insert(y.bufs.begin(), y.bufs.end());
+      if (tl == "join") return tensor(e, bufs);
+      if (s.empty()) user_error(loc, "tl.interleave() needs tensors, got two scalars");
+      Shape flat = s;
+      flat.back() *= 2;
+      return tensor(make_reshape(e, B.consts(flat), loc), bufs);
+    }
+    // tl.cat(input, other, can_reorder=False): input's lanes, then other's, along the first axis
+    Val x = B.tensor_arg(0, "input"), y = B.tensor_arg(1, "other");
+    B.ignore({"can_reorder"});
+    a.done();
+    if (x.t.ptr || y.t.ptr || x.t.rank() == 0 || x.t.shape != y.t.shape || x.t.elem != y.t.elem)
+      user_error(loc, "tl.cat() needs two tensors of one shape and type, got " + x.t.str() + " and " + y.t.str());
+    int rank = x.t.rank();
+    Shape two = x.t.shape;
+    two.insert(two.begin(), 2);
+    check_size(two, "tl.cat");
+    Shape out = x.t.shape;
+    out[0] *= 2;
+    ExprP first = typed(make_binary(BinOp::Eq, iota_along(2, 0, rank + 1), typed(make_const_int(0, loc)), loc));
+    ExprP e = typed(make_where(first, typed(make_expand_dims(ir(x, loc), 0, loc)), typed(make_expand_dims(ir(y, B.at(1, "other")), 0, loc)), loc));
+    std::set<std::string> bufs = x.bufs;
+    bufs.insert(y.bufs.begin(), y.bufs.end());
+    return tensor(make_reshape(typed(make_broadcast(e, B.consts(two), loc)), B.consts(out), loc), bufs);
   }
   // ---- shapes ----
   if (tl == "reshape" || tl == "view") {
@@ -741,7 +902,11 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
     if (static_cast<int>(dims.size()) != r) user_error(loc, a.fname + "(): " + std::to_string(dims.size()) + " dims for a tensor of rank " + std::to_string(r));
     if (identity) return x;
     if (r == 2) return tensor(make_trans(ir(x, loc), loc));
-    unsupported(loc, a.fname + "() of a rank-" + std::to_string(r) + " tensor");
+    std::vector<int64_t> seen(dims.size(), 0);
+    for (int64_t d : dims) {
+      if (d < 0 || d >= r || seen[static_cast<size_t>(d)]++) user_error(loc, a.fname + "(): the dims must be a permutation of 0.." + std::to_string(r - 1));
+    }
+    return tensor(make_permute(ir(x, loc), B.consts(dims), loc));
   }
   if (tl == "expand_dims") {
     Val x = B.tensor_arg(0, "input");
@@ -821,8 +986,9 @@ Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
 // Every `tl.NAME` that call_builtin and attribute() give a meaning: the names dispatched on above
 // (keep them in step) and the op tables' Triton spellings.
 std::vector<std::string> tl_names() {
-  std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cdiv", "clamp",
-                             "constexpr", "device_assert", "device_print", "dot", "expand_dims", "fma", "full", "full_like",
+  std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cat", "cdiv", "clamp",
+                             "constexpr", "device_assert", "device_print", "dot", "expand_dims", "fma", "full", "full_like", "gather", "histogram",
+                             "interleave", "join", "pointer_type",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
                              "program_id", "range", "reduce", "reshape", "sqrt_rn", "static_assert", "static_print",
                              "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};

@@ -39,6 +39,7 @@ bool indexes_values(const Node& sub) {
 std::string debugger_repr(const Val& v) {
   switch (v.k) {
     case VK::DType: {
+      if (v.t.ptr) return "tl.pointer_type(" + debugger_repr(Val::of_dtype(v.dt)) + ")";
       switch (v.dt) {  // Triton's names (every element type: a new one fails to compile here)
         case Scalar::I1: return "tl.int1";
         case Scalar::I8: return "tl.int8";

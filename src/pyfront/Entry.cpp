@@ -123,7 +123,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
       frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<annotation>"});
       Val a = eval(*p.annotation);
       frames_.pop_back();
-      if (a.k == VK::DType) annotated = a.dt;
+      if (a.k == VK::DType && !a.t.ptr) annotated = a.dt;
     }
     v = given_or_default("parameter " + q(p.name) + " has no value: give --in " + p.name + "=FILE.npy or --buf " + p.name +
                          "=f32[N] for a pointer, --arg " + p.name + "=VALUE for a scalar");

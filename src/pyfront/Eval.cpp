@@ -47,7 +47,7 @@ Val fold(const std::string& op, const Val& a, const Val& b, SourceLoc loc) {
   if (op == "==" || op == "!=") {
     bool eq;
     if (a.number() && b.number()) eq = num(a) == num(b);
-    else if (a.k == VK::DType && b.k == VK::DType) eq = a.dt == b.dt;
+    else if (a.k == VK::DType && b.k == VK::DType) eq = a.dt == b.dt && a.t.ptr == b.t.ptr;
     else if (a.k == VK::None || b.k == VK::None) eq = a.k == b.k;
     else if (a.k == VK::Str || b.k == VK::Str) eq = false;
     else user_error(loc, "cannot compare " + py_type_name(a) + " and " + py_type_name(b) + " at compile time");

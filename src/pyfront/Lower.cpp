@@ -697,6 +697,98 @@ ExprP Lowerer::combine_fn(const Val& fn, Scalar elem, SourceLoc loc, std::option
   return body;
 }
 
+std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar>& elems, SourceLoc loc) {
+  if (fn.k != VK::Func || !fn.fn || !fn.mod) user_error(loc, "combine_fn must be a @triton.jit function");
+  const size_t n = elems.size();
+  std::vector<std::string> names;
+  CallArgs args;
+  args.loc = loc;
+  args.fname = fn.fn->text;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    names.push_back(fresh("__combine_" + std::to_string(i)));
+    ExprP ref = make_var(names.back(), loc);
+    ref->type = Type{elems[i % n], false, {}};
+    args.pos.push_back(tensor(ref));
+    args.pos_loc.push_back(loc);
+  }
+  std::vector<StmtP>& out = *blocks_.back().out;
+  size_t before = out.size();
+  Val r = call_function(*fn.fn, *fn.mod, args);
+  std::map<std::string, ExprP> defs;
+  for (size_t i = before; i < out.size(); ++i) {
+    if (out[i]->kind != StmtKind::Assign || out[i]->targets.size() != 1)
+      unsupported(out[i]->loc, "a combine_fn with a statement other than an assignment (a loop, a store)");
+    defs[out[i]->targets[0]] = out[i]->args[0];
+  }
+  out.resize(before);
+  if (r.k != VK::Tuple || r.items.size() != n)
+    user_error(loc, "a combine_fn of " + std::to_string(n) + " operands must return " + std::to_string(n) + " values, got " + py_type_name(r));
+  std::function<ExprP(const ExprP&)> sub = [&](const ExprP& e) -> ExprP {
+    if (!e) return e;
+    if (e->kind == ExprKind::Var) {
+      for (size_t i = 0; i < names.size(); ++i)
+        if (e->name == names[i]) {
+          ExprP c = make_combine_arg(static_cast<int>(i), e->loc);
+          c->type = Type{elems[i % n], false, {}};
+          return c;
+        }
+      if (defs.count(e->name)) return sub(defs[e->name]);
+      unsupported(e->loc, "a combine_fn that reads a variable of the kernel");
+    }
+    ExprP c = std::make_shared<Expr>(*e);
+    for (auto& a : c->args) a = sub(a);
+    return c;
+  };
+  std::vector<ExprP> bodies;
+  for (const Val& v : r.items) {
+    if (v.k != VK::Tensor && !v.number()) user_error(loc, "a combine_fn returns tensors, got " + py_type_name(v));
+    bodies.push_back(sub(ir(v, loc)));
+  }
+  return bodies;
+}
+
+Val Lowerer::combine_tuple(const Val& xs, int axis, bool scan, bool reverse, const Val& fn, SourceLoc xloc, SourceLoc fnloc, SourceLoc loc) {
+  const size_t n = xs.items.size();
+  if (n < 2) user_error(xloc, "a tuple of at least two tensors is expected");
+  std::vector<std::string> vars;
+  std::vector<Type> types;
+  std::vector<Scalar> elems;
+  for (size_t i = 0; i < n; ++i) {  // each operand in a variable (every result reads all of them)
+    ExprP e = ir(xs.items[i], xloc);
+    if (e->type.ptr || e->type.is_scalar()) user_error(xloc, "the operands must be tensors, got " + e->type.str());
+    if (i && e->type.shape != types[0].shape)
+      user_error(xloc, "the operands must have one shape, got " + types[0].str() + " and " + e->type.str());
+    std::string v = fresh("__operand_" + std::to_string(i));
+    emit(make_assign(v, e, loc));
+    blocks_.back().declared[v] = e->type;
+    vars.push_back(v);
+    types.push_back(e->type);
+    elems.push_back(e->type.elem);
+  }
+  std::vector<ExprP> fns = combine_fn_n(fn, elems, fnloc);
+  std::vector<Val> out;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<ExprP> ops, fk;
+    for (size_t i = 0; i < n; ++i) {
+      ExprP r = make_var(vars[i], loc);
+      r->type = types[i];
+      ops.push_back(r);
+    }
+    for (const ExprP& f : fns) fk.push_back(clone_expr(f));
+    ExprP e = scan ? make_scan_n(ops, axis, reverse, fk, static_cast<int>(k), loc) : make_reduce_n(ops, axis, fk, static_cast<int>(k), loc);
+    std::string v = fresh(scan ? "__scan" : "__reduce");
+    ExprP te = typed(e);
+    emit(make_assign(v, te, loc));
+    blocks_.back().declared[v] = te->type;
+    ExprP r = make_var(v, loc);
+    r->type = te->type;
+    Val t = tensor(r);
+    t.var = v;
+    out.push_back(t);
+  }
+  return Val::tuple(out);
+}
+
 Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
   if (call_depth_ > 64) user_error(a.loc, "calls nested more than 64 deep (recursion is not supported)");
   if (++calls_ > 100000) user_error(a.loc, "the kernel inlines more than 100000 calls of @triton.jit functions");

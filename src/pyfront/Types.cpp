@@ -59,6 +59,7 @@ ExprP typed(ExprP e) {
       int ax = e->axis < 0 ? e->axis + r : e->axis;
       if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + arg(0).str());
       e->type = Type{arg(0).elem == Scalar::I1 ? Scalar::I32 : arg(0).elem, false, arg(0).shape};
+      if (!e->fns.empty()) e->type.elem = arg(static_cast<size_t>(e->part)).elem;  // a component of several operands
       break;
     }
     case ExprKind::ExpandDims: {
@@ -94,7 +95,7 @@ ExprP typed(ExprP e) {
     }
     case ExprKind::Dot: {
       Shape s{arg(0).shape.size() == 2 ? arg(0).shape[0] : 1, arg(1).shape.size() == 2 ? arg(1).shape[1] : 1};
-      e->type = Type{arg(0).elem == Scalar::F64 ? Scalar::F64 : Scalar::F32, false, s};
+      e->type = Type{arg(0).elem == Scalar::I8 ? Scalar::I32 : arg(0).elem == Scalar::F64 ? Scalar::F64 : Scalar::F32, false, s};
       break;
     }
     case ExprKind::Reduce: {
@@ -104,6 +105,7 @@ ExprP typed(ExprP e) {
       if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + arg(0).str());
       s.erase(s.begin() + ax);
       Scalar t = op_result_elem(op_info(e->rop).rule, arg(0).elem).value_or(arg(0).elem);
+      if (!e->fns.empty()) t = arg(static_cast<size_t>(e->part)).elem;  // a component of several operands
       e->type = Type{t, false, s};
       break;
     }
@@ -126,7 +128,7 @@ std::string py_repr(const Val& v) {
     }
     case VK::Bool: return v.i ? "True" : "False";
     case VK::Str: return v.text;
-    case VK::DType: return std::string(scalar_name(v.dt));
+    case VK::DType: return v.t.ptr ? "pointer<" + std::string(scalar_name(v.dt)) + ">" : std::string(scalar_name(v.dt));
     case VK::Tuple: {
       std::string s = "(";
       for (size_t i = 0; i < v.items.size(); ++i) s += (i ? ", " : "") + py_repr(v.items[i]);

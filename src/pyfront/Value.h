@@ -48,6 +48,9 @@ struct Val {
   static Val of_bool(bool v) { Val x; x.k = VK::Bool; x.i = v; return x; }
   static Val of_str(std::string s) { Val x; x.k = VK::Str; x.text = std::move(s); return x; }
   static Val of_dtype(Scalar s) { Val x; x.k = VK::DType; x.dt = s; return x; }
+  // tl.pointer_type(s): a dtype whose t.ptr is set (dt: the element type)
+  static Val of_pointer_dtype(Scalar s) { Val x = of_dtype(s); x.t = Type{s, true, {}}; return x; }
+  bool pointer_dtype() const { return k == VK::DType && t.ptr; }
   static Val tuple(std::vector<Val> v) { Val x; x.k = VK::Tuple; x.items = std::move(v); return x; }
   static Val builtin(std::string name) { Val x; x.k = VK::Builtin; x.text = std::move(name); return x; }
 };

@@ -68,7 +68,9 @@ bool run_once(const Program& p, const Bindings& b, const CliOptions& o, const Bu
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize != Sanitize::None;
       opt.conflict_checks = o.interp.sanitize == Sanitize::All || o.interp.sanitize == Sanitize::Conflicts;
-      for (const CudaFinding& cf : run_module_cuda(p.module, b, bufs, opt)) {
+      std::vector<CudaFinding> found = run_module_cuda(p.module, b, bufs, opt);
+      std::cerr << unchecked_address_note(p.module, opt);
+      for (const CudaFinding& cf : found) {
         report.findings.push_back(finding_of(cf));
         ++report.findings_count;
       }

@@ -474,14 +474,34 @@ class KernelWriter {
   // A @triton.jit function (a, b) of the module for e's combine function; its name.
   std::string combine_fn(const Expr& e) {
     std::string name = "_combine_" + std::to_string(uses_.combine_fns.size());
+    if (!e.fns.empty()) {  // several operands: (a0, .., aN-1, b0, .., bN-1) -> a tuple
+      const size_t n = e.fns.size();
+      std::string params, bodies;
+      for (size_t i = 0; i < 2 * n; ++i) params += (i ? ", " : "") + std::string(i < n ? "a" : "b") + std::to_string(i % n);
+      size_t saved = combine_operands_;
+      combine_operands_ = n;
+      for (size_t i = 0; i < n; ++i) bodies += (i ? ", " : "") + expr(e.fns[i]).s;
+      combine_operands_ = saved;
+      uses_.combine_fns.push_back("@triton.jit\ndef " + name + "(" + params + "):\n    return " + bodies + "\n\n");
+      return name;
+    }
     uses_.combine_fns.push_back("@triton.jit\ndef " + name + "(a, b):\n    return " + expr(e.fn).s + "\n\n");
     return name;
+  }
+  size_t combine_operands_ = 0;  // while a combine function of several operands is emitted
+  // `(x, y, ...)` of several operands
+  std::string operands_tuple(const Expr& e) {
+    std::string s = "(";
+    for (size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + expr(e.args[i]).s;
+    return s + ")";
   }
 
   Py reduce(const Expr& e) {
     const ExprP& x = e.args[0];
     int axis = e.ints.empty() ? e.axis : static_cast<int>(e.ints[0]);
     std::string ax = ", axis=" + std::to_string(axis);
+    if (!e.fns.empty())
+      return {"tl.reduce(" + operands_tuple(e) + ax + ", combine_fn=" + combine_fn(e) + ")[" + std::to_string(e.part) + "]"};
     switch (e.rop) {
       case RedOp::Sum: {
         Scalar in = x->type.elem;
@@ -560,13 +580,20 @@ class KernelWriter {
           case ScanOp::Prod: return {"tl.cumprod(" + xs + tail};
           case ScanOp::Max: uses_.scan_max = true; return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=_scan_max)"};
           case ScanOp::Min: uses_.scan_min = true; return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=_scan_min)"};
-          case ScanOp::Fn: return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=" + combine_fn(e) + ")"};
+          case ScanOp::Fn:
+            if (!e.fns.empty())
+              return {"tl.associative_scan(" + operands_tuple(e) + tail.substr(0, tail.size() - 1) + ", combine_fn=" + combine_fn(e) + ")[" +
+                      std::to_string(e.part) + "]"};
+            return {"tl.associative_scan(" + xs + tail.substr(0, tail.size() - 1) + ", combine_fn=" + combine_fn(e) + ")"};
         }
         return {"?"};
       }
       case ExprKind::Bitcast:
         return {operand(e.args[0], kAtom) + ".to(" + tl_type(e.dtype) + ", bitcast=True)"};
-      case ExprKind::CombineArg: return {e.axis == 0 ? "a" : "b"};
+      case ExprKind::CombineArg:
+        if (combine_operands_ > 0)
+          return {std::string(static_cast<size_t>(e.axis) < combine_operands_ ? "a" : "b") + std::to_string(static_cast<size_t>(e.axis) % combine_operands_)};
+        return {e.axis == 0 ? "a" : "b"};
       case ExprKind::Swizzle2d: return {swizzle(e) + "[0]"};
       case ExprKind::IntToPtr: return {operand(e.args[0], kAtom) + ".to(tl.pointer_type(" + tl_type(e.dtype) + "))"};
       case ExprKind::PtrToInt: return {operand(e.args[0], kAtom) + ".to(tl.int64)"};

@@ -747,16 +747,39 @@ class Lowerer {
       if (!c.eat("to")) c.expect("->");
       VType to = vtype(c.type(), op.text_loc);
       ExprP x = use(v);
+      auto B = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+      if (from.elem == Scalar::I64 && n == "arith.uitofp") {
+        // 2^63 and above (negative as signed): half the value, its lowest bit kept as a sticky bit
+        // so that the one rounding is the same, converted, then doubled (exact)
+        std::string xv = var_name("u64");
+        out_->push_back(make_assign(xv, x, cur_loc_));
+        ExprP xr = make_var(xv, cur_loc_);
+        ExprP half = B(BinOp::Or, B(BinOp::And, B(BinOp::Shr, xr, typed_const(0, 1, Scalar::I64)), typed_const(0, INT64_MAX, Scalar::I64)),
+                       B(BinOp::And, make_var(xv, cur_loc_), typed_const(0, 1, Scalar::I64)));
+        ExprP big = B(BinOp::Mul, make_cast(half, to.elem, cur_loc_), typed_const(2.0, 0, to.elem));
+        ExprP e = make_where(B(BinOp::Lt, make_var(xv, cur_loc_), typed_const(0, 0, Scalar::I64)), big, make_cast(make_var(xv, cur_loc_), to.elem, cur_loc_), cur_loc_);
+        define(res(), e, to, true, cur_loc_);
+        return;
+      }
+      if (n == "arith.fptoui" && to.elem == Scalar::I64) {
+        // from 2^63 up: 2^63 subtracted (exact) before the signed conversion, the top bit set after;
+        // out of range saturates as the IR's conversions do
+        std::string fv = var_name("f64");
+        out_->push_back(make_assign(fv, make_cast(x, Scalar::F64, cur_loc_), cur_loc_));
+        ExprP two63 = typed_const(9223372036854775808.0, 0, Scalar::F64);
+        ExprP hi = B(BinOp::Xor, make_cast(B(BinOp::Sub, make_var(fv, cur_loc_), two63), Scalar::I64, cur_loc_), typed_const(0, INT64_MIN, Scalar::I64));
+        ExprP e = make_where(B(BinOp::Ge, make_var(fv, cur_loc_), typed_const(9223372036854775808.0, 0, Scalar::F64)), hi,
+                             make_cast(make_var(fv, cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
+        define(res(), e, to, true, cur_loc_);
+        return;
+      }
       if ((n == "arith.extui" || n == "arith.uitofp") && from.elem != Scalar::I1) {
         // zero-extend: through i64 with the low bits kept
-        if (from.elem == Scalar::I64 && n == "arith.uitofp")
-          user_error(cur_loc_, "unsigned 64-bit to float conversion is not supported yet");
         int bits = scalar_bytes(from.elem) * 8;
         x = make_binary(BinOp::And, make_cast(x, Scalar::I64, cur_loc_), typed_const(0, (int64_t{1} << bits) - 1, Scalar::I64), cur_loc_);
       }
       if (n == "arith.fptoui") {
         // through the next wider signed type, whose low bits are the unsigned result
-        if (to.elem == Scalar::I64) user_error(cur_loc_, "float to unsigned 64-bit conversion is not supported yet");
         if (to.elem != Scalar::I1) x = make_cast(x, to.elem == Scalar::I32 ? Scalar::I64 : Scalar::I32, cur_loc_);
       }
       define(res(), make_cast(x, to.elem, cur_loc_), to, true, cur_loc_);
@@ -955,7 +978,11 @@ class Lowerer {
       VType t = vtype(trim_copy(r.substr(arrow + 2)), op.text_loc);
       ExprP a = use(v.at(0)), b = use(v.at(1)), acc = use(v.at(2));
       VType at = type_of_arg(v[0]);
-      if (!is_float(at.elem)) user_error(cur_loc_, "an integer tl.dot is not supported yet");
+      if (at.elem == Scalar::I8 && t.elem == Scalar::I32) {  // i8 x i8 -> i32 (the IR's integer dot)
+        define(res(), make_dot(a, b, acc, cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if (!is_float(at.elem)) user_error(cur_loc_, std::string("tl.dot of ") + scalar_name(at.elem) + " operands is not supported yet (i8 and floats are)");
       ExprP accf = t.elem == Scalar::F32 ? acc : make_cast(acc, Scalar::F32, cur_loc_);
       ExprP d = make_dot(a, b, accf, cur_loc_);
       d->tf32 = tf32 && at.elem == Scalar::F32;
@@ -1472,9 +1499,7 @@ class Lowerer {
   void emit_pair_combine(const Op& op, const std::vector<std::string>& ins, const Block& b, const std::string& ret_name,
                          const std::vector<VType>& rtypes, const std::function<ExprP(ExprP)>& make) {
     Scalar t0 = type_of(ins[0]).elem, t1 = type_of(ins[1]).elem;
-    if (!packable(t0) || !packable(t1))
-      user_error(cur_loc_, std::string("a combine function of two operands of ") + scalar_name(t0) + " and " + scalar_name(t1) +
-                               " is not supported yet (operands of at most 32 bits are: i1, i32, f16, bf16, f32)");
+    if (!packable(t0) || !packable(t1)) return emit_n_combine(op, ins, b, ret_name, rtypes);
     ExprP a = make_combine_arg(0, cur_loc_), bb = make_combine_arg(1, cur_loc_);
     std::vector<ExprP> fns = combine_region(b, ret_name, {unpack_pair(a, 0, t0), unpack_pair(a, 1, t1), unpack_pair(bb, 0, t0), unpack_pair(bb, 1, t1)});
     ExprP packed_fn = pack_pair(fns.at(0), t0, fns.at(1), t1);
@@ -1485,6 +1510,47 @@ class Lowerer {
     out_->push_back(make_assign(pv, r, cur_loc_));
     define(op.results.at(0), unpack_pair(make_var(pv, cur_loc_), 0, t0), rtypes.at(0), true, cur_loc_);
     define(op.results.at(1), unpack_pair(make_var(pv, cur_loc_), 1, t1), rtypes.at(1), true, cur_loc_);
+  }
+
+  // The reduction or scan of N operands (tuples; pairs that do not pack) with the region's combine
+  // function: the IR's reduce / associative_scan of several operands, one expression per result
+  // (Expr::fns, Expr::part), each held in a variable. The operands are held in variables first.
+  void emit_n_combine(const Op& op, const std::vector<std::string>& ins, const Block& b, const std::string& ret_name,
+                      const std::vector<VType>& rtypes) {
+    const size_t n = ins.size();
+    if (op.results.size() != n || rtypes.size() != n) user_error(cur_loc_, "malformed TTIR: a combine of " + std::to_string(n) + " operands");
+    std::vector<ExprP> cargs;
+    for (size_t i = 0; i < 2 * n; ++i) cargs.push_back(make_combine_arg(static_cast<int>(i), cur_loc_));
+    std::vector<ExprP> fns = combine_region(b, ret_name, cargs);
+    std::vector<std::string> xv;
+    for (size_t i = 0; i < n; ++i) {
+      bool again = false;
+      for (size_t j = 0; j < i; ++j) again = again || ins[j] == ins[i];
+      if (again) {
+        xv.push_back(xv[static_cast<size_t>(std::find(ins.begin(), ins.end(), ins[i]) - ins.begin())]);
+        continue;
+      }
+      xv.push_back(var_name(ins[i] + "_op"));
+      out_->push_back(make_assign(xv.back(), use(ins[i]), cur_loc_));
+    }
+    const bool scan = ret_name == "tt.scan.return";
+    int axis = 0;
+    bool reverse = false;
+    {
+      std::string props;
+      region_op_head(op, props);
+      axis = static_cast<int>(attr_int(props, "axis"));
+      reverse = props.find("reverse = true") != std::string::npos;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      std::vector<ExprP> xs, fk;
+      for (size_t i = 0; i < n; ++i) xs.push_back(make_var(xv[i], cur_loc_));
+      for (const ExprP& f : fns) fk.push_back(clone_expr(f));
+      ExprP e = scan ? make_scan_n(xs, axis, reverse, fk, static_cast<int>(k), cur_loc_) : make_reduce_n(xs, axis, fk, static_cast<int>(k), cur_loc_);
+      std::string rv = var_name(op.results.at(k) + "_part");
+      out_->push_back(make_assign(rv, e, cur_loc_));
+      define(op.results.at(k), make_var(rv, cur_loc_), rtypes.at(k), true, cur_loc_);
+    }
   }
 
   // The head of `"tt.reduce"(%a, ...) <{props}> ({ region })` (and tt.scan): the operands; `props`
@@ -1528,7 +1594,11 @@ class Lowerer {
       emit_pair_combine(op, ins, b, "tt.scan.return", rtypes, [&](ExprP x) { return make_scan(ScanOp::Fn, x, axis, reverse, cur_loc_); });
       return;
     }
-    if (ins.size() != 1) user_error(cur_loc_, "a scan of more than two operands (tuples) is not supported yet");
+    if (ins.size() != 1) {
+      std::vector<VType> rtypes;
+      for (const std::string& x : ins) rtypes.push_back(type_of(x));
+      return emit_n_combine(op, ins, b, "tt.scan.return", rtypes);
+    }
     ExprP fn;
     if (!k) {
       fn = combine_region(b, "tt.scan.return");
@@ -1694,11 +1764,12 @@ class Lowerer {
       emit_pair_combine(op, ins, b, "tt.reduce.return", rtypes, [&](ExprP x) { return make_reduce(RedOp::Fn, x, axis, cur_loc_); });
       return;
     }
-    user_error(cur_loc_, "a reduction of more than two operands (tuples) is not supported yet");
+    emit_n_combine(op, ins, b, "tt.reduce.return", rtypes);
   }
 
   // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic
-  // shift copies in; i32 division and remainder go through i64 on zero-extended operands; max/min
+  // shift copies in; i32 division and remainder go through i64 on zero-extended operands (i64 ones:
+  // a halved dividend, corrected); max/min
   // compare with the sign bit flipped.
   void emit_unsigned(const Op& op, const std::string& n, Cursor& c) {
     std::vector<std::string> v;
@@ -1732,15 +1803,53 @@ class Lowerer {
                                  k(1, it), cur_loc_);
         e = make_binary(BinOp::And, make_binary(BinOp::Shr, a, make_var(sv, cur_loc_), cur_loc_), keep, cur_loc_);
       }
+    } else if (n == "tt.mulhiui" && it == Scalar::I64) {
+      // The high 64 bits of the 128-bit product, from the four products of 32-bit halves (each
+      // exact in 64 bits), with the carries out of the middle column.
+      auto var = [&](const std::string& name, ExprP x) {
+        std::string v = var_name(name);
+        out_->push_back(make_assign(v, std::move(x), cur_loc_));
+        return make_var(v, cur_loc_);
+      };
+      auto B = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), cur_loc_); };
+      auto lo32 = [&](ExprP x) { return B(BinOp::And, std::move(x), k(0xFFFFFFFFll, it)); };
+      auto hi32 = [&](ExprP x) { return B(BinOp::And, B(BinOp::Shr, std::move(x), k(32, it)), k(0xFFFFFFFFll, it)); };  // logical
+      ExprP va = var("umulhi_a", a), vb = var("umulhi_b", b);
+      ExprP al = var("umulhi_al", lo32(va)), ah = var("umulhi_ah", hi32(va));
+      ExprP bl = var("umulhi_bl", lo32(vb)), bh = var("umulhi_bh", hi32(vb));
+      ExprP lh = var("umulhi_lh", B(BinOp::Mul, al, bh)), hl = var("umulhi_hl", B(BinOp::Mul, ah, bl));
+      ExprP mid = B(BinOp::Add, B(BinOp::Add, hi32(B(BinOp::Mul, al, bl)), lo32(lh)), lo32(hl));
+      e = B(BinOp::Add, B(BinOp::Add, B(BinOp::Add, B(BinOp::Mul, ah, bh), hi32(lh)), hi32(hl)), hi32(mid));
     } else if (n == "tt.mulhiui") {  // the high half of the 64-bit product of zero-extended operands
-      if (it == Scalar::I64) user_error(cur_loc_, "tl.umulhi of 64-bit integers is not supported yet");
       ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       ExprP prod = make_binary(BinOp::Mul, wa, wb, cur_loc_);  // wraps past 2^63: the shift below is then arithmetic
       ExprP hi = make_binary(BinOp::And, make_binary(BinOp::Shr, prod, k(bits, Scalar::I64), cur_loc_), k(low, Scalar::I64), cur_loc_);
       e = make_cast(hi, it, cur_loc_);
+    } else if ((n == "arith.divui" || n == "arith.remui") && it == Scalar::I64) {
+      // No wider type: halve the dividend (a logical shift, so it is non-negative), divide by b as
+      // signed, double the quotient and correct it by one (Hacker's Delight 9-3). A divisor of 2^63
+      // or more (negative as signed) gives quotient 1 where a >= b (unsigned), else 0. A divisor of
+      // 0 divides by zero as the signed division does.
+      auto var = [&](const std::string& name, ExprP x) {
+        std::string v = var_name(name);
+        out_->push_back(make_assign(v, std::move(x), cur_loc_));
+        return make_var(v, cur_loc_);
+      };
+      auto B = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), cur_loc_); };
+      auto uge = [&](ExprP x, ExprP y) { return B(BinOp::Ge, B(BinOp::Xor, std::move(x), k(INT64_MIN, it)), B(BinOp::Xor, std::move(y), k(INT64_MIN, it))); };
+      ExprP va = var("udiv_a", a), vb = var("udiv_b", b);
+      ExprP half = B(BinOp::And, B(BinOp::Shr, va, k(1, it)), k(INT64_MAX, it));
+      ExprP q0 = var("udiv_q", B(BinOp::Shl, B(BinOp::FloorDiv, half, vb), k(1, it)));
+      ExprP r0 = var("udiv_r", B(BinOp::Sub, va, B(BinOp::Mul, q0, vb)));
+      ExprP fix = var("udiv_fix", uge(r0, vb));
+      ExprP big = var("udiv_big", B(BinOp::Lt, vb, k(0, it)));
+      ExprP ge = uge(va, vb);
+      if (n == "arith.divui")
+        e = make_where(big, make_where(ge, k(1, it), k(0, it), cur_loc_), B(BinOp::Add, q0, make_where(fix, k(1, it), k(0, it), cur_loc_)), cur_loc_);
+      else
+        e = make_where(big, make_where(ge, B(BinOp::Sub, va, vb), va, cur_loc_), make_where(fix, B(BinOp::Sub, r0, vb), r0, cur_loc_), cur_loc_);
     } else if (n == "arith.divui" || n == "arith.remui") {
-      if (it == Scalar::I64) user_error(cur_loc_, "unsigned 64-bit division is not supported yet");
       ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
       e = make_cast(make_binary(n == "arith.divui" ? BinOp::FloorDiv : BinOp::Mod, wa, wb, cur_loc_), it, cur_loc_);

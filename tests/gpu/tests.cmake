@@ -20,11 +20,13 @@ if(DTSIM_HAVE_CUDA)
     add_test(NAME gpu_located_${name} COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> bug ${ex})
   endforeach()
   # Interpreter == GPU on: scans (cumsum ... associative_scan with a combine function); f16 and bf16
-  # atomics (native adds, compare-and-swap loops on the 32-bit word); permute() of rank-3 and rank-4
+  # atomics (native adds, compare-and-swap loops on the 32-bit word); i8 and i16 atomics (the same loops); permute() of rank-3 and rank-4
   # tiles; pairs packed into i64 (tl.reduce / tl.associative_scan of two operands); tiles of rank
   # above 4 (tl.sort's [2] * 10 reshapes); atomics (results independent of the instances' order) and
-  # a spin lock.
-  foreach(t scans atomics_half permute pairs high_rank atomics)
+  # a spin lock; pointers made from integers (device addresses through a table, int_to_ptr loads,
+  # stores and an atomic); the integer dot (i8 x i8 -> i32, with an accumulator, in a K loop);
+  # reductions and scans of several operands (three, and a pair with a 64-bit payload).
+  foreach(t scans atomics_half atomics_narrow permute pairs high_rank atomics addresses int_dot combine_n)
     add_test(NAME gpu_difftest_${t}.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
              ${CMAKE_CURRENT_LIST_DIR}/${t}.tile)
     set_tests_properties(gpu_difftest_${t}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -270,6 +270,24 @@ def case_ragged_sum():
             {"out_ptr": ([segs], "f32"), "trips_ptr": ([segs], "i32")}, ref, 1e-5, None)
 
 
+def case_shape_ops():
+    n, bins = 64, 16
+    x = [f32(v) for v in rand(n, 21)]
+    r = random.Random(22)
+    idx = [r.randrange(0, n) for _ in range(n)]
+
+    def ref():
+        q = n // 8  # y = x as [2, 4, q]; permute (2, 0, 1) -> [q, 2, 4]
+        return {"g_ptr": [x[i] for i in idx], "h_ptr": [sum(1 for i in idx if i % bins == b) for b in range(bins)],
+                "c_ptr": x + [f32(v * 2.0) for v in x], "il_ptr": [w for v in x for w in (v, f32(v + 1.0))],
+                "j_ptr": [w for v in x for w in (v, -v)],
+                "p_ptr": [x[a * 4 * q + b * q + c] for c in range(q) for a in range(2) for b in range(4)]}
+    return ("shape_ops.py", ["--arg", "N=%d" % n, "--arg", "BINS=%d" % bins, "--grid", "1"],
+            {"x_ptr": ([n], "f32", x), "idx_ptr": ([n], "i32", idx)},
+            {"g_ptr": ([n], "f32"), "h_ptr": ([bins], "i32"), "c_ptr": ([2 * n], "f32"), "il_ptr": ([2 * n], "f32"),
+             "j_ptr": ([n, 2], "f32"), "p_ptr": ([n], "f32")}, ref, 0, None)
+
+
 FEATURES = [-4, 1, -3, -1, -3.5, 1, 1, 37, 7, -14, 1, -1, 10, 1, 0, 120, 15, 15, 0, 0, 6, 22, 38, 54, 28, 0, 24, 68, 1256, 0.5,
             14.5, 3, 3, 32, 8, 1, 14400, 16, 1, 6, 243, 2.5]
 
@@ -303,6 +321,7 @@ CASES = {
     "grouped_matmul": case_grouped_matmul, "softmax": case_softmax, "matmul_leaky_relu": lambda: matmul_act("leaky_relu"),
     "matmul_no_activation": lambda: matmul_act(None), "layernorm": case_layernorm, "features": case_features,
     "dot_precision": case_dot_precision, "ragged_sum": case_ragged_sum, "narrow_types": case_narrow_types,
+    "shape_ops": case_shape_ops,
     "bug_copy_nopid": bug("bugs/copy_nopid.py", "error: instances [0] and [1] both store z_ptr[0]", 14),
     "bug_copy_pid_n": bug("bugs/copy_pid_n.py", "error: out-of-bounds load from 'x_ptr'", 14),
     "bug_matmul_no_kmask": matmul_bug("bugs/matmul_no_kmask.py", "error: out-of-bounds load from 'b_ptr'", 25),

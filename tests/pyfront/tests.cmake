@@ -5,7 +5,7 @@
 # Must-fail .py files are in tests/errors/triton/ (label errors).
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(DTSIM_PYFRONT_CASES add copy rgb2grey matmul_naive swizzle grouped_matmul softmax matmul_leaky_relu
-    matmul_no_activation layernorm features dot_precision ragged_sum narrow_types bug_copy_nopid bug_copy_pid_n bug_matmul_no_kmask
+    matmul_no_activation layernorm features dot_precision ragged_sum narrow_types shape_ops bug_copy_nopid bug_copy_pid_n bug_matmul_no_kmask
     bug_matmul_kmask_off_by_one)
 foreach(c ${DTSIM_PYFRONT_CASES})
   add_test(NAME pyfront/${c}

@@ -39,6 +39,15 @@ if(DTSIM_HAVE_PYTHON)
   # tests/ttir/ops.py (atomics, scans, bitcasts, math functions) through dtsim's own .py reader
   dtsim_python_test(ops_standin ../ttir/ops.py)
   set_tests_properties(python/ops_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  # tests/ttir/pointers.py (pointers made from integers; its tl.sort part needs Triton) through dtsim's own .py reader
+  dtsim_python_test(pointers_standin ../ttir/pointers.py)
+  set_tests_properties(python/pointers_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  # tests/ttir/tuples.py (tl.reduce / tl.associative_scan of tuples) through dtsim's own .py reader
+  dtsim_python_test(tuples_standin ../ttir/tuples.py)
+  set_tests_properties(python/tuples_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  # tests/ttir/shapes.py (gather, histogram, cat, interleave, join, permute) through dtsim's own .py reader
+  dtsim_python_test(shapes_standin ../ttir/shapes.py)
+  set_tests_properties(python/shapes_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   dtsim_python_test(autotune_first autotune.py)
   add_test(NAME python/autotune_all COMMAND ${Python3_EXECUTABLE} -m dtsim ${CMAKE_CURRENT_LIST_DIR}/autotune.py)
   set_tests_properties(python/autotune_all PROPERTIES LABELS e2e TIMEOUT 300

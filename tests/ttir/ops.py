@@ -154,8 +154,77 @@ def maths(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + k * BLOCK + offs, ((bits & 0x7FFFFFFF).to(tl.float32, bitcast=True)))
 
 
+@triton.jit
+def int8_dot(a_ptr, b_ptr, c_ptr, o_ptr, p_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    out = m[:, None] * N + n[None, :]
+    tl.store(o_ptr + out, tl.dot(a, b))  # i8 x i8 -> i32
+    tl.store(p_ptr + out, tl.dot(a, b, tl.load(c_ptr + out)))  # with an i32 accumulator (wrapping)
+
+
+@triton.jit
+def udiv64(x_ptr, y_ptr, q_ptr, r_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)  # uint64
+    y = tl.load(y_ptr + offs)
+    tl.store(q_ptr + offs, x // y)
+    tl.store(r_ptr + offs, x % y)
+    tl.store(q_ptr + BLOCK + offs, tl.umulhi(x, y))  # the high 64 bits of the product
+
+
+@triton.jit
+def u64_floats(x_ptr, f_ptr, d_ptr, g_ptr, u_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)  # uint64
+    tl.store(f_ptr + offs, x.to(tl.float32))  # uitofp
+    tl.store(d_ptr + offs, x.to(tl.float64))
+    g = tl.load(g_ptr + offs)  # float64 in [0, 2^64)
+    tl.store(u_ptr + offs, g.to(tl.uint64))  # fptoui
+
+
 def main():
     rng = np.random.default_rng(0)
+
+    M, N, K = 32, 16, 64
+    a8 = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b8 = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    c32 = rng.integers(2**31 - 2**20, 2**31, (M, N)).astype(np.int32)  # near the top: the sums wrap
+    o32, p32 = np.zeros((M, N), np.int32), np.zeros((M, N), np.int32)
+    int8_dot[(1,)](a8, b8, c32, o32, p32, M=M, N=N, K=K)
+    prod = a8.astype(np.int64) @ b8.astype(np.int64)
+    check("tl.dot i8 -> i32", o32, prod, tol=0)
+    check("tl.dot i8, i32 acc (wraps)", p32, ((prod + c32 + 2**31) % 2**32 - 2**31), tol=0)
+
+    if "dtsim" not in triton.__version__:  # dtsim's own reader has no unsigned integers
+        xu = np.concatenate([rng.integers(0, 2**64, 60, dtype=np.uint64), np.array([2**64 - 1, 2**63, 5, 2**64 - 1], np.uint64)])
+        yu = np.concatenate([rng.integers(1, 2**64, 30, dtype=np.uint64), rng.integers(1, 2**20, 30, dtype=np.uint64),
+                             np.array([2**63 + 1, 2**63, 2**64 - 1, 1], np.uint64)])
+        qu, ru = np.zeros(128, np.uint64), np.zeros(64, np.uint64)
+        udiv64[(1,)](xu, yu, qu, ru, BLOCK=64)
+        hi = np.array([(int(a) * int(b)) >> 64 for a, b in zip(xu, yu)], np.uint64)
+        for name, got, want in (("uint64 // (divui)", qu[:64], xu // yu), ("uint64 % (remui)", ru, xu % yu),
+                                ("tl.umulhi of uint64", qu[64:], hi)):
+            ok = np.array_equal(got, want)
+            print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
+            if not ok:
+                failures.append(name)
+        # conversions: numpy's uint64 -> float rounds to nearest even, as LLVM's uitofp
+        xc = np.concatenate([xu[:48], np.array([2**63 + 2**39 + 1, 2**63 + 2**40, 2**64 - 2**39 - 1, 2**53 + 1,
+                                                 2**63 - 1, 1, 0, 2**64 - 1], np.uint64),
+                             rng.integers(0, 2**64, 8, dtype=np.uint64)])
+        gc = np.concatenate([rng.uniform(0, 2**64, 60), np.array([2.0**63, 2.0**64 - 2**11, 0.0, 2.0**63 - 2**10])])
+        fc, dc, uc = np.zeros(64, np.float32), np.zeros(64, np.float64), np.zeros(64, np.uint64)
+        u64_floats[(1,)](xc, fc, dc, gc, uc, BLOCK=64)
+        for name, got, want in (("uint64 -> f32 (uitofp)", fc, xc.astype(np.float32)), ("uint64 -> f64 (uitofp)", dc, xc.astype(np.float64)),
+                                ("f64 -> uint64 (fptoui)", uc, gc.astype(np.uint64))):
+            ok = np.array_equal(got, want)
+            print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
+            if not ok:
+                failures.append(name)
 
     x = rng.integers(0, 1000, 300).astype(np.int32)
     bins, old = np.zeros(16, np.float32), np.zeros(300, np.float32)

@@ -64,6 +64,12 @@ def cases():
     offsets = np.array([0, 5, 5, 40, 41], np.int32)
     yield ("ragged_sum", m.ragged_sum_kernel,
            lambda: [f32(41), offsets, np.zeros(4, np.float32), np.zeros(4, np.int32)], {}, (4,), [2, 3])
+    m = load("shape_ops")
+    idx = rng.integers(0, 64, 64).astype(np.int32)
+    yield ("shape_ops", m.shape_ops,
+           lambda: [f32(64), idx, np.zeros(64, np.float32), np.zeros(16, np.int32), np.zeros(128, np.float32),
+                    np.zeros(128, np.float32), np.zeros((64, 2), np.float32), np.zeros(64, np.float32)],
+           {"N": 64, "BINS": 16}, (1,), [2, 3, 4, 5, 6, 7])
 
 
 failures = []

@@ -41,6 +41,14 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endforeach()
   set_tests_properties(ttir/fp8_matmul PROPERTIES TIMEOUT 600)
+  # backend='cuda' (label gpu; exits 77 without a GPU): pointers made from integers are device
+  # addresses; the int8 dot; uint64 division.
+  if(EXISTS ${DTSIM_TRITON_PYTHON})
+    add_test(NAME ttir/gpu_cuda_ops COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/cuda_ops.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/gpu_cuda_ops PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+  endif()
   # dtsim.config(viz=...) under the installed Triton (the stand-in's run is python/viz_launch).
   if(EXISTS ${DTSIM_TRITON_PYTHON})
     add_test(NAME ttir/viz_launch COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_SOURCE_DIR}/tests/python/viz_launch.py)

@@ -1,5 +1,6 @@
 // Atomics and scans on the CUDA backend, without a GPU: the PTX of tests/gpu/atomics.tile has one
-// `atom` per atomic statement, with its sem, scope and type (tests/gpu/atomics_half.tile: f16 and bf16);
+// `atom` per atomic statement, with its sem, scope and type (tests/gpu/atomics_half.tile: f16 and bf16;
+// tests/gpu/atomics_narrow.tile: i8 and i16);
 // tests/gpu/scans.tile (scans and
 // reductions with a combine function) compiles; what the backend cannot lower yet is a located error
 // before emission. (tests/gpu runs both files on the
@@ -59,8 +60,30 @@ TEST_CASE("f16 and bf16 atomics: a native add, the others a compare-and-swap loo
 }
 
 TEST_CASE("what the CUDA backend cannot lower yet is a located error") {
-  CHECK_THROWS_WITH_AS(ptx_of("i2p.tile", "kernel k(inout x: *f32[4], out a: *i64[4]) grid(1) {\n  store(a + arange(0, 4), ptr_to_int(x + arange(0, 4)))\n}\n"),
-                       doctest::Contains("ptr_to_int (pointers converted to integers) is not supported on the CUDA backend yet"), UserError);
+  CHECK_THROWS_WITH_AS(ptx_of("bool_atomic.tile", "kernel k(inout f: *i1[4]) grid(1) {\n  atomic_or(f + arange(0, 4), arange(0, 4) > 1)\n}\n"),
+                       doctest::Contains("atomic_or on i1 elements is not supported on the CUDA backend yet"), UserError);
+}
+
+TEST_CASE("i8 and i16 atomics: a compare-and-swap loop on the 32-bit word, for every op") {
+  Module m = parse_tile_file(DTSIM_SOURCE_DIR "/tests/gpu/atomics_narrow.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  std::string ptx = compile_ptx(emit_nvvm(m, b));
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.cas.b32") == 10);  // 12 narrow atomics: one loop each
+  CHECK(count(ptx, "atom.relaxed.gpu.global.cas.b32") == 1);
+  CHECK(count(ptx, "atom.acq_rel.cta.global.cas.b32") == 1);
+  CHECK(count(ptx, "atom.acq_rel.gpu.global.add.u32") == 2);
+  CHECK(count(ptx, "atom.global.add.s8") + count(ptx, "atom.global.add.u16") == 0);
+}
+
+TEST_CASE("reductions and scans of several operands: every operand in shared memory, one loop per line") {
+  Module m = parse_tile_file(DTSIM_SOURCE_DIR "/tests/gpu/combine_n.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  std::string ir = emit_nvvm(m, b);
+  CHECK(count(ir, "%scan.acc") >= 3 * 7);  // 8 expressions of 2 or 3 operands, one accumulator each
+  std::string ptx = compile_ptx(ir);
+  CHECK(ptx.find(".entry k") != std::string::npos);
 }
 
 TEST_CASE("scans lower to a loop over each line in shared memory") {

@@ -175,6 +175,35 @@ TEST_CASE("--sanitize=bounds: the checks of consecutive loads share one barrier,
   CHECK(c.nm.kernels[0].sites.size() == 4);
 }
 
+TEST_CASE("pointers made from integers: inttoptr/ptrtoint; accesses through them are not checked, others are") {
+  Built c = build("tests/gpu/addresses.tile", "sm_90", true);
+  REQUIRE(c.nm.kernels.size() == 2);
+  CHECK(count(c.nm.ir, " = inttoptr i64 ") >= 3);
+  const NvvmKernelInfo& use = c.nm.kernels[1];
+  // checked: the table's load and the store of d; not: the load through src, the store through dst,
+  // the atomic through its address
+  std::vector<std::string> checked;
+  for (auto& s : use.sites) checked.push_back(s.text);
+  CHECK(checked == std::vector<std::string>{"tab", "d"});
+  CudaOptions opt;
+  opt.bounds_checks = true;
+  std::string note = unchecked_address_note(c.m, opt);
+  CHECK(note.find("addresses.tile:12:") != std::string::npos);
+  CHECK(note.find(": note: ") != std::string::npos);
+  opt.bounds_checks = false;
+  CHECK(unchecked_address_note(c.m, opt).empty());
+  Built u = build("tests/gpu/addresses.tile", "sm_90", false);
+  CHECK(count(u.ptx, "global.add.u32 ") == 1);  // the atomic through its address
+}
+
+TEST_CASE("integer dot (i8 x i8 -> i32): FMA path with wrapping i32 multiply-adds, no float FMA") {
+  Built c = build("tests/gpu/int_dot.tile", "sm_90", false);
+  CHECK(c.nm.kernels[0].mma_dots == 0);
+  CHECK(count(c.ptx, "fma.rn.f32") == 0);
+  CHECK(count(c.ptx, "mad.lo.s32") + count(c.ptx, "mul.lo.s32") >= 3 * 32 * 32 * 32 / 128);  // 3 dots of 32x32x32, 128 threads
+  CHECK(count(c.nm.ir, "@llvm.fma") == 0);
+}
+
 TEST_CASE("FMA dot: straight-line code up to 2048 multiply-adds per thread, a loop beyond") {
   // matmul_f32.tile: 64 accumulators x K 32 = 2048, unrolled; mm.dt: 128 x 32 = 4096, a loop of 1024.
   Built f = build("bench/gpu/matmul_f32.tile", "sm_90", false);

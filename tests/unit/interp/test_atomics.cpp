@@ -215,5 +215,5 @@ TEST_CASE("reduce and associative_scan with a combine function: .tile syntax, pr
   v = load(x + arange(0, 16))
   store(m, reduce(v, axis=0, combine=(a, b) -> a + v))
 }
-)"), doctest::Contains("a combine function may use only its two arguments"), UserError);
+)"), doctest::Contains("a combine function may use only its arguments"), UserError);
 }

@@ -203,6 +203,8 @@ TEST_CASE("the entry point is the @triton.jit function no other calls") {
 }
 
 TEST_CASE("lowering errors name the .py line and column") {
-  CHECK(error_of("    tl.histogram(z_ptr, 8)\n") == "6:5: tl.histogram is not supported yet");
+  CHECK(error_of("    tl.sort(z_ptr)\n") == "6:5: tl.sort is not supported yet");
+  CHECK(error_of("    tl.histogram(z_ptr, 8)\n") == "6:5: tl.histogram() needs a 1-D integer tensor, got *f32");
+  CHECK(error_of("    tl.gather(tl.arange(0, 8), tl.arange(0, 8), 1)\n") == "6:49: tl.gather(): axis 1 of a rank-1 tensor");
   CHECK(error_of("    o = tl.arange(0, tl.program_id(0))\n") == "6:22: tl.arange() argument 'end' must be a compile-time int, got scalar i32");
 }
