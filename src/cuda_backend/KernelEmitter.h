@@ -66,7 +66,7 @@ class KernelEmitter {
   void plan_loops(const std::vector<StmtP>& body);
   void plan_for(const Stmt& f);
   void plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist);
-  std::optional<PipelinePlan> plan_pipeline(const Stmt& f);
+  std::optional<PipelinePlan> plan_pipeline(const Stmt& f, std::string& why);  // why: when not
   std::optional<HoistPlan> plan_hoist(const Stmt& f);
   void plan_accesses(const Stmt& s);
   void plan_smem();
@@ -236,7 +236,7 @@ class KernelEmitter {
   std::vector<const Stmt*> prefetchable_loads(const Stmt& f);
   int count_reads(int slot) const;
   // cp.async of a load's tile (f16/bf16, 16-byte vectors) into shared rows of ld elements at `off`.
-  bool cp_async_ok(const Expr& load);
+  bool cp_async_ok(const Expr& load, std::string& why);
   // ld > 0: rows of ld elements (ldmatrix); ld == 0: the wgmma layout of operand A or B.
   struct BoundsCheck;
   // With `checks`, the bounds check of the copies is left there for report_checks (one barrier for

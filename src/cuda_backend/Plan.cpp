@@ -158,7 +158,7 @@ void KernelEmitter::plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist
   lp.unchecked = unchecked_;
   lp.hoist = std::move(hoist);
   lp.k = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
-  lp.pipeline = plan_pipeline(f);
+  lp.pipeline = plan_pipeline(f, lp.not_pipelined);
   loop_info_[slot] = lp.k;
   if (!lp.pipeline) lp.prefetch = prefetchable_loads(f);
   std::pair<const Stmt*, bool> key{&f, unchecked_};
@@ -309,9 +309,9 @@ std::string KernelPlan::print(const Kernel& k) const {
     } else if (!lp.prefetch.empty()) {
       std::string names;
       for (const Stmt* st : lp.prefetch) names += (names.empty() ? "" : ", ") + st->targets[0];
-      out += "      prefetched into registers one iteration ahead: " + names + "\n";
+      out += "      not pipelined (" + lp.not_pipelined + ")\n      prefetched into registers one iteration ahead: " + names + "\n";
     } else {
-      out += "      not pipelined, no prefetch\n";
+      out += "      not pipelined (" + lp.not_pipelined + "), no prefetch\n";
     }
   }
   out += "  global accesses (pointer axis info):" + std::string(accesses.empty() ? " none\n" : "\n");

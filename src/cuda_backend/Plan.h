@@ -103,6 +103,7 @@ struct LoopPlan {
   AxisInfo k;                              // the loop variable inside the body
   std::optional<HoistPlan> hoist;          // only on a checked copy
   std::optional<PipelinePlan> pipeline;
+  std::string not_pipelined;               // why there is no pipeline (when there is none)
   std::vector<const Stmt*> prefetch;       // loads issued one iteration ahead into registers (not pipelined)
 };
 

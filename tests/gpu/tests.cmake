@@ -23,8 +23,8 @@ if(DTSIM_HAVE_CUDA)
   # atomics (native adds, compare-and-swap loops on the 32-bit word); permute() of rank-3 and rank-4
   # tiles; pairs packed into i64 (tl.reduce / tl.associative_scan of two operands); tiles of rank
   # above 4 (tl.sort's [2] * 10 reshapes); atomics (results independent of the instances' order) and
-  # a spin lock.
-  foreach(t scans atomics_half permute pairs high_rank atomics)
+  # a spin lock; attention written as the TTIR reader lowers tensor descriptors (two dots a loop).
+  foreach(t scans atomics_half permute pairs high_rank atomics attention_desc)
     add_test(NAME gpu_difftest_${t}.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
              ${CMAKE_CURRENT_LIST_DIR}/${t}.tile)
     set_tests_properties(gpu_difftest_${t}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
