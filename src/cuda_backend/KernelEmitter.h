@@ -170,7 +170,8 @@ class KernelEmitter {
   // acc += A @ B from core-matrix tiles at a_off (A [M, K]) and b_off (B [K, N]), wgmma (sm_90a).
   // `pending` groups may still run when it returns (0: the result is ready; 1: the previous dot's
   // group is complete, this one may still run; wgmma_wait(0) before anything else reads it).
-  TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0);
+  TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0,
+                 bool b_kmajor = false);
   std::vector<std::string> wgmma_wait(const std::vector<std::string>& acc, int pending);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
