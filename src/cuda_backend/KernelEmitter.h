@@ -219,6 +219,7 @@ class KernelEmitter {
   void emit_atomic(const Stmt& s);
   void emit_for(const Stmt& s);
   void emit_for_loop(const Stmt& s);  // emit_for without hoisted bounds checks
+  void emit_plain_for(const Stmt& s, const LoopPlan& lp);
   // ---- software pipelining of dot operand loads (NvvmPipeline.cpp) ----
   // Carried variables of the loop whose copies are being issued: while set, v reads as its value at
   // the iteration in the loop variable, init + ((k - lo) / step) * c (see emit_pipelined_for).
@@ -228,6 +229,8 @@ class KernelEmitter {
     Scalar kt = Scalar::I32;
   };
   std::map<int, Carried> carried_;
+  std::map<int, int64_t> resident_;  // slot -> absolute shared-memory offset of an A operand staged before its loop
+  void plan_resident(const Stmt& f, LoopPlan& lp);
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);
   bool varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen);

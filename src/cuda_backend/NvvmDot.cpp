@@ -320,19 +320,25 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   const ExprP& be = e->args[1];
   bool b_kmajor = p.wgmma && be->kind == ExprKind::Trans && be->type.rank() == 2 && be->ints.size() == 2 && be->ints[0] == 1;
   note(describe(p) + ", operands staged from registers" + (b_kmajor ? "; B K-major, trans's operand as held" : ""));
-  TV a = eval(e->args[0]), b = eval(b_kmajor ? be->args[0] : be);
+  // An A operand staged before the enclosing loop (LoopPlan::resident) is read where it is.
+  const ExprP& ae = e->args[0];
+  auto res = p.wgmma && ae->kind == ExprKind::Var ? resident_.find(ae->slot) : resident_.end();
+  bool resident = res != resident_.end();
+  if (resident) note("A operand " + ae->name + " read from where it was staged before the loop");
+  TV a = resident ? TV{} : eval(ae), b = eval(b_kmajor ? be->args[0] : be);
   Dist D = accumulator(p);
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};
   if (p.wgmma) {
-    int64_t off_b = (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
+    int64_t off_b = resident ? 0 : (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
     use_smem(off_b + p.K * p.N * 2);
     ++info.mma_dots;
     barrier();
-    stage_core_matrices(a, "0", false);
+    if (!resident) stage_core_matrices(a, "0", false);
     stage_core_matrices(b, std::to_string(off_b), !b_kmajor);
     line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
     barrier();
-    return wgmma_tiles(p, "0", std::to_string(off_b), TV{e->type, D, acc.v}, 0, b_kmajor);
+    std::string a_off = resident ? std::to_string(res->second - smem_floor_) : "0";
+    return wgmma_tiles(p, a_off, std::to_string(off_b), TV{e->type, D, acc.v}, 0, b_kmajor);
   }
   int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
   int64_t off_b = (a_bytes + 127) / 128 * 128;

@@ -67,9 +67,13 @@ TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma; the plan s
   CHECK(count(c.layouts, "B K-major, trans's operand as held") == 1);
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 8);
   CHECK(count(c.ptx, ", p, 1, 1, 0, 1;") == 8);
-  // Barriers: two around each dot's staging, and the epilogue's conversions (18 before descriptors were
-  // read in vectors and trans(kt) went K-major).
-  CHECK(count(c.ptx, "bar.sync") <= 8);
+  // qt, the A operand of s, is staged into shared memory once before the loop, not per iteration.
+  CHECK(c.plan.find("qt: staged into shared memory once before the loop, read there by wgmma") != std::string::npos);
+  CHECK(c.plan.find("A operand qt staged once for line 22: for n in range(0, SEQ, 64): offset 0, 16384 bytes") != std::string::npos);
+  CHECK(count(c.layouts, "A operand qt read from where it was staged before the loop") == 1);
+  // Barriers: one before qt's staging, two around each dot's staging, the epilogue's conversions (18
+  // before descriptors were read in vectors, trans(kt) went K-major and qt stayed staged).
+  CHECK(count(c.ptx, "bar.sync") <= 9);
   CHECK(c.plan.find("not pipelined (2 dots in the body, none of the form acc = dot(x, y, acc); the dot of s (line 26) does not "
                     "accumulate into its own target), no prefetch") != std::string::npos);
 }
