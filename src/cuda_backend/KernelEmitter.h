@@ -66,7 +66,7 @@ class KernelEmitter {
   void plan_loops(const std::vector<StmtP>& body);
   void plan_for(const Stmt& f);
   void plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist);
-  std::optional<PipelinePlan> plan_pipeline(const Stmt& f);
+  std::optional<PipelinePlan> plan_pipeline(const Stmt& f, std::string& why);  // why: when not
   std::optional<HoistPlan> plan_hoist(const Stmt& f);
   void plan_accesses(const Stmt& s);
   void plan_smem();
@@ -171,7 +171,8 @@ class KernelEmitter {
   // acc += A @ B from core-matrix tiles at a_off (A [M, K]) and b_off (B [K, N]), wgmma (sm_90a).
   // `pending` groups may still run when it returns (0: the result is ready; 1: the previous dot's
   // group is complete, this one may still run; wgmma_wait(0) before anything else reads it).
-  TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0);
+  TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0,
+                 bool b_kmajor = false);
   std::vector<std::string> wgmma_wait(const std::vector<std::string>& acc, int pending);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
@@ -220,6 +221,7 @@ class KernelEmitter {
   void emit_atomic(const Stmt& s);
   void emit_for(const Stmt& s);
   void emit_for_loop(const Stmt& s);  // emit_for without hoisted bounds checks
+  void emit_plain_for(const Stmt& s, const LoopPlan& lp);
   // ---- software pipelining of dot operand loads (NvvmPipeline.cpp) ----
   // Carried variables of the loop whose copies are being issued: while set, v reads as its value at
   // the iteration in the loop variable, init + ((k - lo) / step) * c (see emit_pipelined_for).
@@ -229,6 +231,8 @@ class KernelEmitter {
     Scalar kt = Scalar::I32;
   };
   std::map<int, Carried> carried_;
+  std::map<int, int64_t> resident_;  // slot -> absolute shared-memory offset of an A operand staged before its loop
+  void plan_resident(const Stmt& f, LoopPlan& lp);
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);
   bool varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen);
@@ -238,7 +242,7 @@ class KernelEmitter {
   std::vector<const Stmt*> prefetchable_loads(const Stmt& f);
   int count_reads(int slot) const;
   // cp.async of a load's tile (f16/bf16, 16-byte vectors) into shared rows of ld elements at `off`.
-  bool cp_async_ok(const Expr& load);
+  bool cp_async_ok(const Expr& load, std::string& why);
   // ld > 0: rows of ld elements (ldmatrix); ld == 0: the wgmma layout of operand A or B.
   struct BoundsCheck;
   // With `checks`, the bounds check of the copies is left there for report_checks (one barrier for

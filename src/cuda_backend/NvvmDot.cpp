@@ -242,16 +242,19 @@ std::vector<std::string> KernelEmitter::wgmma_wait(const std::vector<std::string
   return out;
 }
 
-TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in, int pending) {
+TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in, int pending,
+                              bool b_kmajor) {
   Dist D = accumulator(p);
   TV acc = convert(acc_in, D);
   // Descriptor strides: LBO between core-matrix groups along K, SBO along M/N (for the swizzled
   // N-major B, LBO between 64-column atoms and SBO between 8-row groups); a k16 step advances
-  // `step` bytes.
-  bool sa = wgmma_swizzled({p.M, p.K}, false), sb = wgmma_swizzled({p.K, p.N}, true);
+  // `step` bytes. A K-major B (the [N, K] tile of trans(x)) is laid out as A is, N rows of K.
+  bool sa = wgmma_swizzled({p.M, p.K}, false);
+  bool sb = b_kmajor ? wgmma_swizzled({p.N, p.K}, false) : wgmma_swizzled({p.K, p.N}, true);
   int64_t lbo_a = sa ? 16 : 128, sbo_a = sa ? 1024 : p.K / 8 * 128, step_a = sa ? 32 : 256;
   int64_t lbo_b = sb ? 1024 : p.N / 8 * 128, sbo_b = sb ? p.N / 64 * 1024 : 128;
   int64_t step_b = sb ? 2 * sbo_b : 2 * lbo_b;
+  if (b_kmajor) lbo_b = lbo_a, sbo_b = sbo_a, step_b = step_a;
   std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup g computes rows 64Rg .. 64R(g+1) - 1
   int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;            // 64 rows of A
   std::string abase = op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " +
@@ -273,10 +276,10 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   ret += "}";
   cons += "l,l,r";
   for (int i = 0; i < n; ++i) cons += "," + std::to_string(i);
-  // scale-d is a predicate (1: D += A*B); B is N-major (transposed), A K-major.
+  // scale-d is a predicate (1: D += A*B); B is N-major (transposed) or K-major, A K-major.
   std::string inst = "{\\0A\\09.reg .pred p;\\0A\\09setp.ne.b32 p, $" + std::to_string(n + 2) + ", 0;\\0A\\09wgmma.mma_async.sync.aligned.m64n" +
                      std::to_string(p.N) + "k16.f32." + ty + "." + ty + " {" + outs + "}, $" + std::to_string(n) + ", $" +
-                     std::to_string(n + 1) + ", p, 1, 1, 0, 1;\\0A\\09}";
+                     std::to_string(n + 1) + ", p, 1, 1, 0, " + (b_kmajor ? "0" : "1") + ";\\0A\\09}";
   line("call void asm sideeffect \"wgmma.fence.sync.aligned;\", \"~{memory}\"()");
   std::vector<std::string> c = acc.v;
   // The address field is (address >> 4) in 14 bits: for 16-byte aligned buffers inside the 228 KiB of
@@ -312,20 +315,30 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
     note("dot: FMA units (" + p.why + ")" + (e->tf32 ? ", operands rounded to tf32" : ""));
     return eval_dot_fma(e);
   }
-  note(describe(p) + ", operands staged from registers");
-  TV a = eval(e->args[0]), b = eval(e->args[1]);
+  // wgmma reads a B given as trans(x) K-major: x is staged as it is held, as A is, with no
+  // conversion to the layout of its transpose.
+  const ExprP& be = e->args[1];
+  bool b_kmajor = p.wgmma && be->kind == ExprKind::Trans && be->type.rank() == 2 && be->ints.size() == 2 && be->ints[0] == 1;
+  note(describe(p) + ", operands staged from registers" + (b_kmajor ? "; B K-major, trans's operand as held" : ""));
+  // An A operand staged before the enclosing loop (LoopPlan::resident) is read where it is.
+  const ExprP& ae = e->args[0];
+  auto res = p.wgmma && ae->kind == ExprKind::Var ? resident_.find(ae->slot) : resident_.end();
+  bool resident = res != resident_.end();
+  if (resident) note("A operand " + ae->name + " read from where it was staged before the loop");
+  TV a = resident ? TV{} : eval(ae), b = eval(b_kmajor ? be->args[0] : be);
   Dist D = accumulator(p);
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};
   if (p.wgmma) {
-    int64_t off_b = (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
+    int64_t off_b = resident ? 0 : (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
     use_smem(off_b + p.K * p.N * 2);
     ++info.mma_dots;
     barrier();
-    stage_core_matrices(a, "0", false);
-    stage_core_matrices(b, std::to_string(off_b), true);
+    if (!resident) stage_core_matrices(a, "0", false);
+    stage_core_matrices(b, std::to_string(off_b), !b_kmajor);
     line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
     barrier();
-    return wgmma_tiles(p, "0", std::to_string(off_b), TV{e->type, D, acc.v});
+    std::string a_off = resident ? std::to_string(res->second - smem_floor_) : "0";
+    return wgmma_tiles(p, a_off, std::to_string(off_b), TV{e->type, D, acc.v}, 0, b_kmajor);
   }
   int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
   int64_t off_b = (a_bytes + 127) / 128 * 128;

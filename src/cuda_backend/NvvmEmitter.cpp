@@ -437,8 +437,20 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::ExpandDims:
     case ExprKind::Reshape:
     case ExprKind::Trans:
+    case ExprKind::Load: {
+      // 2-byte elements of a tile with at least 8 per thread: 8 per thread along the last dimension
+      // where the pointer and the mask allow 16-byte vectors (the blocked default gives 4, 8-byte
+      // vectors), as Triton's global loads, and are index arithmetic computed in any layout (a
+      // pointer tile held in a variable would be moved between layouts instead).
+      const ExprP* lm = e->args.size() > 1 && e->args[1] ? &e->args[1] : nullptr;
+      if (scalar_bytes(t.elem) == 2 && t.shape.back() >= 8 && shape_numel(t.shape) >= int64_t(8) * 32 * k_.num_warps &&
+          recomputable(e->args[0], true) && (!lm || recomputable(*lm, true))) {
+        Dist w = blocked(t.shape, k_.num_warps, 8);
+        if (vector_width(w, e->args[0], e->args.size() > 1 ? e->args[1] : nullptr, nullptr) == 8) return w;
+      }
+      return d;
+    }
     case ExprKind::Broadcast:
-    case ExprKind::Load:
     case ExprKind::Scan:
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:

@@ -494,6 +494,26 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
     emit_pipelined_for(s, *lp.pipeline);
     return;
   }
+  // The resident A operand: staged below the loop's shared memory, where nothing else writes while
+  // the loop runs (every dot's barrier, fence and barrier before its wgmma publish it).
+  int64_t outer_floor = smem_floor_;
+  if (lp.resident >= 0) {
+    TV a = eval(lp.resident_var);
+    barrier();
+    stage_core_matrices(a, "0", false);
+    use_smem(lp.resident_bytes);
+    resident_[lp.resident] = smem_floor_;
+    smem_floor_ += lp.resident_bytes;
+    note(k_.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once, read there by wgmma in the loop");
+  }
+  emit_plain_for(s, lp);
+  if (lp.resident >= 0) {
+    smem_floor_ = outer_floor;
+    resident_.erase(lp.resident);
+  }
+}
+
+void KernelEmitter::emit_plain_for(const Stmt& s, const LoopPlan& lp) {
   int slot = s.slots[0];
   Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
   std::string ty = reg_type(t);

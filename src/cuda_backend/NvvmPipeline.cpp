@@ -18,6 +18,7 @@
 #include <functional>
 
 #include "cuda_backend/KernelEmitter.h"
+#include "ir/Walk.h"
 
 namespace dtsim::nvvm {
 
@@ -53,14 +54,27 @@ int KernelEmitter::count_reads(int slot) const {
   return n;
 }
 
-bool KernelEmitter::cp_async_ok(const Expr& ld) {
+bool KernelEmitter::cp_async_ok(const Expr& ld, std::string& why) {
   const Type& t = ld.type;
-  if (t.rank() != 2 || (t.elem != Scalar::F16 && t.elem != Scalar::BF16 && t.elem != Scalar::F32)) return false;
-  if (!recomputable(ld.args[0]) || (ld.args[1] && !recomputable(ld.args[1])) || !is_zero_const(ld.args[2])) return false;
+  if (t.rank() != 2 || (t.elem != Scalar::F16 && t.elem != Scalar::BF16 && t.elem != Scalar::F32)) {
+    why = "is not a 2-D f16, bf16 or f32 tile";
+    return false;
+  }
+  if (!recomputable(ld.args[0]) || (ld.args[1] && !recomputable(ld.args[1]))) {
+    why = "has a pointer or mask that is not index arithmetic on the loop variable and values fixed before the loop";
+    return false;
+  }
+  if (!is_zero_const(ld.args[2])) {
+    why = "has an `other` that is not 0";
+    return false;
+  }
   int vec = 16 / scalar_bytes(t.elem);
-  if (t.shape[1] % vec) return false;
   Dist d = blocked(t.shape, k_.num_warps, vec);
-  return vector_width(d, ld.args[0], ld.args[1], nullptr) == vec;
+  if (t.shape[1] % vec || vector_width(d, ld.args[0], ld.args[1], nullptr) != vec) {
+    why = "is not read in 16-byte vectors (see its pointer's axis info)";
+    return false;
+  }
+  return true;
 }
 
 namespace {
@@ -197,13 +211,23 @@ std::string KernelEmitter::carried_at(const ExprP& v, const std::vector<std::str
 
 // Whether loop f is software-pipelined (the stage `loops` of planning), with what: see
 // docs/cuda-backend.md. Called with the loop variables of the enclosing loops in loop_info_.
-std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f) {
+std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f, std::string& why) {
   int S = k_.num_stages;
-  if (S < 2 || sm_version() < 80) return std::nullopt;
+  if (S < 2) {
+    why = "num_stages " + std::to_string(S);
+    return std::nullopt;
+  }
+  if (sm_version() < 80) {
+    why = "no cp.async below sm_80";
+    return std::nullopt;
+  }
+  auto at = [](const Stmt& s) { return s.loc.valid() ? " (line " + std::to_string(s.loc.line) + ")" : std::string(); };
   // The dot: acc = dot(x, y, acc) at the top level of the body, x and y loaded there before it.
   const Stmt* dot = nullptr;
   const Stmt* lx = nullptr;
   const Stmt* ly = nullptr;
+  int dots = 0;
+  std::string dot_why;  // why the first dot of the body is not of that form
   for (auto& st : f.body) {
     switch (st->kind) {
       case StmtKind::Assign: break;
@@ -214,14 +238,26 @@ std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f) {
       case StmtKind::If:
       case StmtKind::Print:
       case StmtKind::Assert:
-      case StmtKind::Return: return std::nullopt;  // keep the plain loop where prefetching could change meaning
+      case StmtKind::Return:  // keep the plain loop where prefetching could change meaning
+        why = "the body has a " + std::string(stmt_kind_name(st->kind)) + " statement" + at(*st);
+        return std::nullopt;
     }
-    if (st->targets.size() != 1) return std::nullopt;
+    if (st->targets.size() != 1) continue;
     const ExprP& v = st->args[0];
+    for_each_expr(v, [&](const Expr& e) { dots += e.kind == ExprKind::Dot; });
     if (v->kind != ExprKind::Dot || dot) continue;
     const ExprP& acc = v->args[2];
-    if (!acc || acc->kind != ExprKind::Var || acc->slot != st->slots[0]) continue;
-    if (v->args[0]->kind != ExprKind::Var || v->args[1]->kind != ExprKind::Var) continue;
+    auto fail = [&](const std::string& w) {
+      if (dot_why.empty()) dot_why = "the dot of " + st->targets[0] + at(*st) + " " + w;
+    };
+    if (!acc || acc->kind != ExprKind::Var || acc->slot != st->slots[0]) {
+      fail("does not accumulate into its own target");
+      continue;
+    }
+    if (v->args[0]->kind != ExprKind::Var || v->args[1]->kind != ExprKind::Var) {
+      fail("has an operand that is not a variable");
+      continue;
+    }
     for (auto& d : f.body) {
       if (d.get() == st.get()) break;
       if (d->kind != StmtKind::Assign || d->targets.size() != 1 || d->args[0]->kind != ExprKind::Load) continue;
@@ -230,24 +266,40 @@ std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f) {
     }
     dot = st.get();
   }
-  if (!dot || !lx || !ly || lx == ly) return std::nullopt;
+  if (!dot) {
+    why = dots == 0 ? "no dot in the body" : dots == 1 ? dot_why : std::to_string(dots) + " dots in the body, none of the form acc = dot(x, y, acc); " + dot_why;
+    return std::nullopt;
+  }
+  if (!lx || !ly || lx == ly) {
+    why = "the operands of the dot of " + dot->targets[0] + at(*dot) + " are not two tiles loaded in the body before it";
+    return std::nullopt;
+  }
   const Expr& de = *dot->args[0];
   const MmaPlan& p = plan_.dot(de);
   // Without tensor cores: the FMA dot reads f32 operands (both of one type, the verifier says) from
   // the ring (tf32 rounding happens when operands are staged, so a tf32 dot keeps the plain loop).
   bool fma = !p.ok;
-  if (fma && (!plan_.smem.fma_rings || de.args[0]->type.elem != Scalar::F32 || de.tf32)) return std::nullopt;
+  if (fma && (!plan_.smem.fma_rings || de.args[0]->type.elem != Scalar::F32 || de.tf32)) {
+    why = !plan_.smem.fma_rings ? "the FMA rings do not fit (see the shared memory below)"
+                                : "the dot runs on the FMA units with " + std::string(de.tf32 ? "tf32 rounding" : "operands that are not f32");
+    return std::nullopt;
+  }
   int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   int slot = f.slots[0];
   loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
   std::map<int, Carried> carried = carried_vars(f, {lx, ly});
   carried_ = carried;
-  for (const Stmt* l : {lx, ly})
-    if (plan_.assigns[static_cast<size_t>(l->slots[0])] != 1 || count_reads(l->slots[0]) != 1 || !cp_async_ok(*l->args[0])) {
+  for (const Stmt* l : {lx, ly}) {
+    std::string w;
+    if (plan_.assigns[static_cast<size_t>(l->slots[0])] != 1 || count_reads(l->slots[0]) != 1) w = "is read or assigned elsewhere";
+    else cp_async_ok(*l->args[0], w);
+    if (!w.empty()) {
+      why = "the load of " + l->targets[0] + at(*l) + " " + w;
       loop_info_.erase(slot);
       carried_.clear();
       return std::nullopt;
     }
+  }
   carried_.clear();
   // Row lengths in shared memory: ldmatrix rows are padded by 16 bytes, wgmma reads (swizzled) core
   // matrices (0), the FMA dot reads A in rows of fma_lda(K) and B as it is.
@@ -263,6 +315,7 @@ std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f) {
         f.args[2]->ival > 0)
       S = static_cast<int>(std::min<int64_t>(S, std::max<int64_t>(1, (f.args[1]->ival - f.args[0]->ival + f.args[2]->ival - 1) / f.args[2]->ival)));
     if (S < 2) {
+      why = "the FMA ring would hold fewer than 2 stages";
       loop_info_.erase(slot);
       return std::nullopt;
     }

@@ -158,14 +158,34 @@ void KernelEmitter::plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist
   lp.unchecked = unchecked_;
   lp.hoist = std::move(hoist);
   lp.k = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
-  lp.pipeline = plan_pipeline(f);
+  lp.pipeline = plan_pipeline(f, lp.not_pipelined);
   loop_info_[slot] = lp.k;
   if (!lp.pipeline) lp.prefetch = prefetchable_loads(f);
+  if (!lp.pipeline) plan_resident(f, lp);
   std::pair<const Stmt*, bool> key{&f, unchecked_};
   if (!plan_.loops.count(key)) plan_.loop_order.push_back(key);
   plan_.loops[key] = std::move(lp);
   plan_loops(f.body);
   loop_info_.erase(slot);
+}
+
+// A tile variable the loop does not assign that is the A operand of wgmma dots at the top level of
+// its body (attention's `s = dot(q, trans(k), ...)`): staged into shared memory once before the loop
+// instead of once per iteration, so its registers are free while the loop runs.
+void KernelEmitter::plan_resident(const Stmt& f, LoopPlan& lp) {
+  std::set<int> in_body;
+  in_body.insert(f.slots[0]);
+  slots_assigned(f.body, in_body);
+  for (auto& st : f.body) {
+    if (st->kind != StmtKind::Assign || st->targets.size() != 1 || st->args[0]->kind != ExprKind::Dot) continue;
+    const ExprP& a = st->args[0]->args[0];
+    const MmaPlan& p = plan_.dot(*st->args[0]);
+    if (!p.ok || !p.wgmma || a->kind != ExprKind::Var || a->slot < 0 || in_body.count(a->slot) || !a->type.is_tile()) continue;
+    if (lp.resident >= 0 && lp.resident != a->slot) continue;  // one operand per loop
+    lp.resident = a->slot;
+    lp.resident_var = a;
+    lp.resident_bytes = align1024(p.M * p.K * 2);
+  }
 }
 
 // Stage `axis`: the axis information of the pointer of every global load and store of statement s
@@ -239,6 +259,13 @@ void KernelEmitter::plan_smem() {
   std::string overflow;
   for (const auto& key : plan_.loop_order) {
     const LoopPlan& lp = plan_.loops.at(key);
+    if (lp.resident >= 0 && !seen.count(lp.loop)) {
+      int64_t inner = transient_smem(lp.loop->body, {});
+      sp.allocs.push_back({"A operand " + k_.slot_names[static_cast<size_t>(lp.resident)] + " staged once for " + stmt_line(*lp.loop), 0,
+                           lp.resident_bytes});
+      sp.allocs.push_back({"transient inside it, at most", lp.resident_bytes, inner});
+      sp.total = std::max(sp.total, lp.resident_bytes + inner);
+    }
     if (!lp.pipeline || seen.count(lp.loop)) continue;
     seen.insert(lp.loop);
     const PipelinePlan& pp = *lp.pipeline;
@@ -295,6 +322,8 @@ std::string KernelPlan::print(const Kernel& k) const {
       }
       out += std::string(lp.hoist->has_k_mask ? "; k-dependent masks" : "") + "\n";
     }
+    if (lp.resident >= 0)
+      out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once before the loop, read there by wgmma\n";
     if (lp.pipeline) {
       const PipelinePlan& pp = *lp.pipeline;
       out += "      pipelined: cp.async ring of " + std::to_string(pp.stages) + " stages x " + std::to_string(pp.stage_bytes) +
@@ -309,9 +338,9 @@ std::string KernelPlan::print(const Kernel& k) const {
     } else if (!lp.prefetch.empty()) {
       std::string names;
       for (const Stmt* st : lp.prefetch) names += (names.empty() ? "" : ", ") + st->targets[0];
-      out += "      prefetched into registers one iteration ahead: " + names + "\n";
+      out += "      not pipelined (" + lp.not_pipelined + ")\n      prefetched into registers one iteration ahead: " + names + "\n";
     } else {
-      out += "      not pipelined, no prefetch\n";
+      out += "      not pipelined (" + lp.not_pipelined + "), no prefetch\n";
     }
   }
   out += "  global accesses (pointer axis info):" + std::string(accesses.empty() ? " none\n" : "\n");

@@ -103,7 +103,14 @@ struct LoopPlan {
   AxisInfo k;                              // the loop variable inside the body
   std::optional<HoistPlan> hoist;          // only on a checked copy
   std::optional<PipelinePlan> pipeline;
+  std::string not_pipelined;               // why there is no pipeline (when there is none)
   std::vector<const Stmt*> prefetch;       // loads issued one iteration ahead into registers (not pipelined)
+  // A wgmma A operand the body does not assign (attention's q), staged into shared memory once before
+  // the loop and read from there by its dots (not pipelined): its slot (-1: none) and bytes, held at
+  // the bottom of shared memory while the loop runs.
+  int resident = -1;
+  ExprP resident_var;  // the operand as the dot reads it
+  int64_t resident_bytes = 0;
 };
 
 // Dynamic shared memory: the pipeline rings at offset 0 of their loop, every other (transient) use

@@ -2116,18 +2116,30 @@ class Lowerer {
     int rank = static_cast<int>(d.block.size());
     ExprP ptr, mask;
     for (int a = 0; a < rank; ++a) {
-      // offset + arange along axis a, as an i64 column/row of the block's rank
-      ExprP idx = make_binary(BinOp::Add, make_cast(use(offs[a]), Scalar::I64, cur_loc_),
+      // offset + arange along axis a, as an i64 column/row of the block's rank: written out where it
+      // is used (pointer and mask), not held in a variable, so the backend computes it in the layout
+      // of the access itself (a variable reading a loop-carried offset would be moved between layouts).
+      ExprP off = use(offs[a]);
+      if (off->kind != ExprKind::Var && off->kind != ExprKind::Const) {  // computed once, read three times
+        std::string ov = var_name("desc_off");
+        out_->push_back(make_assign(ov, off, cur_loc_));
+        off = make_var(ov, cur_loc_);
+      }
+      auto idx = [&] {
+        ExprP i = make_binary(BinOp::Add, make_cast(clone_expr(off), Scalar::I64, cur_loc_),
                               make_cast(make_arange(make_const_int(0, cur_loc_), make_const_int(d.block[a], cur_loc_), cur_loc_), Scalar::I64, cur_loc_),
                               cur_loc_);
-      for (int b = 0; b < rank; ++b)
-        if (b != a) idx = make_expand_dims(idx, b < a ? 0 : b, cur_loc_);
-      std::string iv = var_name("desc_idx");
-      out_->push_back(make_assign(iv, idx, cur_loc_));
-      ExprP term = make_binary(BinOp::Mul, make_var(iv, cur_loc_), make_cast(make_var(d.strides[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
+        for (int b = 0; b < rank; ++b)
+          if (b != a) i = make_expand_dims(i, b < a ? 0 : b, cur_loc_);
+        return i;
+      };
+      // Triton requires a descriptor's last stride to be 1 (the host TensorDescriptor asserts it,
+      // tl.make_tensor_descriptor raises otherwise): the last axis is indexed as is, so the pointer is
+      // contiguous along it and its loads and stores can be vectors.
+      ExprP term = a == rank - 1 ? idx() : make_binary(BinOp::Mul, idx(), make_cast(make_var(d.strides[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
       ptr = ptr ? make_binary(BinOp::Add, ptr, term, cur_loc_) : term;
-      ExprP in = make_binary(BinOp::And, make_binary(BinOp::Ge, make_var(iv, cur_loc_), make_const_int(0, cur_loc_), cur_loc_),
-                             make_binary(BinOp::Lt, make_var(iv, cur_loc_), make_cast(make_var(d.shape[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
+      ExprP in = make_binary(BinOp::And, make_binary(BinOp::Ge, idx(), make_const_int(0, cur_loc_), cur_loc_),
+                             make_binary(BinOp::Lt, idx(), make_cast(make_var(d.shape[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
                              cur_loc_);
       mask = mask ? make_binary(BinOp::And, mask, in, cur_loc_) : in;
     }

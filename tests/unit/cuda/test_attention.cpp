@@ -1,0 +1,79 @@
+// Attention forward as the TTIR reader lowers tensor-descriptor accesses (tests/gpu/attention_desc.tile):
+// what the CUDA backend plans and emits for it, checked on the PTX without a GPU.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cuda_backend/Cuda.h"
+#include "cuda_backend/NvvmEmitter.h"
+#include "ir/TileParser.h"
+
+using namespace dtsim;
+
+namespace {
+
+struct Compiled {
+  std::string plan, layouts, ptx;
+};
+
+Compiled compile(const std::string& arch) {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/attention_desc.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = arch;
+  Compiled c;
+  c.plan = emit_plan(m, b, opt);
+  c.layouts = emit_layouts(m, b, opt);
+  c.ptx = compile_ptx(emit_nvvm(m, b, opt), opt);
+  return c;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("descriptor-shaped attention: 16-byte global loads, no index tiles moved between layouts") {
+  for (const char* arch : {"sm_90a", "sm_80"}) {
+    CAPTURE(arch);
+    Compiled c = compile(arch);
+    // The pointers are contiguous along the head dimension (the last stride is 1) and 16-byte aligned.
+    CHECK(count(c.plan, "contig 64, div 16") == 4);
+    // q (128x64), k and v (64x64) over 128 threads: 8 f16 per 16-byte vector, 8 + 4 + 4 of them.
+    CHECK(count(c.layouts, "load [128, 64]: 8-element vectors") == 1);
+    CHECK(count(c.layouts, "load [64, 64]: 8-element vectors") == 2);
+    CHECK(count(c.ptx, "ld.global.v4.b32") == 16);
+    CHECK(count(c.ptx, "ld.global.b16") == 0);
+    CHECK(count(c.ptx, "ld.global.b32") == 0);
+    // The row and column indices are computed in the loads' layouts; wgmma reads trans(kt) K-major
+    // from kt as it is held, so on sm_90a nothing in the loop moves through shared memory but the
+    // dots' operands (mma.sync on sm_80 converts trans(kt) once).
+    size_t loop = c.layouts.find("for n in range");
+    REQUIRE(loop != std::string::npos);
+    std::string body = c.layouts.substr(loop, c.layouts.find("\n  store(", loop) - loop);
+    CHECK(count(body, "through shared memory") == (std::string(arch) == "sm_90a" ? 0 : 1));
+  }
+}
+
+TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma; the plan says why the loop is not pipelined") {
+  Compiled c = compile("sm_90a");
+  CHECK(count(c.plan, "dot 128x64x64: wgmma m64n64k16") == 2);
+  CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 16);
+  // s = dot(qt, trans(kt)): B K-major (imm-trans-b 0) for its 8 wgmmas, the N-major vt (1) for the other 8.
+  CHECK(count(c.layouts, "B K-major, trans's operand as held") == 1);
+  CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 8);
+  CHECK(count(c.ptx, ", p, 1, 1, 0, 1;") == 8);
+  // qt, the A operand of s, is staged into shared memory once before the loop, not per iteration.
+  CHECK(c.plan.find("qt: staged into shared memory once before the loop, read there by wgmma") != std::string::npos);
+  CHECK(c.plan.find("A operand qt staged once for line 22: for n in range(0, SEQ, 64): offset 0, 16384 bytes") != std::string::npos);
+  CHECK(count(c.layouts, "A operand qt read from where it was staged before the loop") == 1);
+  // Barriers: one before qt's staging, two around each dot's staging, the epilogue's conversions (18
+  // before descriptors were read in vectors, trans(kt) went K-major and qt stayed staged).
+  CHECK(count(c.ptx, "bar.sync") <= 9);
+  CHECK(c.plan.find("not pipelined (2 dots in the body, none of the form acc = dot(x, y, acc); the dot of s (line 26) does not "
+                    "accumulate into its own target), no prefetch") != std::string::npos);
+}
