@@ -172,15 +172,26 @@ class Lowerer {
   }
 
   // ---- functions ----
-  static std::string func_name(const Op& f) {
+  // A tt.func's symbol: @name, or @"name" (MLIR quotes a symbol holding other characters, as Triton
+  // 3.6 names specialized helpers: @"mod.f__Pfp32_(5,)c"); `end`: where the header goes on.
+  static std::string func_name(const Op& f, size_t* end = nullptr) {
     size_t at = f.text.find('@');
+    if (at + 1 < f.text.size() && f.text[at + 1] == '"') {
+      size_t q = f.text.find('"', at + 2);
+      if (q == std::string::npos) user_error(f.text_loc, "malformed TTIR: unterminated symbol name");
+      if (end) *end = q + 1;
+      return f.text.substr(at + 2, q - at - 2);
+    }
     size_t e = f.text.find('(', at);
+    if (end) *end = e;
     return f.text.substr(at + 1, e - at - 1);
   }
   // (name, type) of each argument of a tt.func header.
   std::vector<std::pair<std::string, std::string>> func_args(const Op& f) {
     std::vector<std::pair<std::string, std::string>> out;
-    size_t b = f.text.find('(');
+    size_t name_end = 0;
+    func_name(f, &name_end);
+    size_t b = f.text.find('(', name_end);
     std::string sig = f.text.substr(b);
     Cursor cc(sig, f.text_loc);
     cc.expect("(");
@@ -2200,7 +2211,7 @@ class Lowerer {
   void emit_call(const Op& op) {
     Cursor c(op.text, op.text_loc);
     c.expect("@");
-    std::string callee = c.ident();
+    std::string callee = c.peek("\"") ? c.string_lit() : c.ident();
     c.expect("(");
     std::vector<std::string> args;
     while (!c.eat(")")) {

@@ -104,7 +104,7 @@ def int8_dot(a_ptr, b_ptr, c_ptr, o_ptr, p_ptr, M: tl.constexpr, N: tl.constexpr
     b = tl.load(b_ptr + k[:, None] * N + n[None, :])
     out = m[:, None] * N + n[None, :]
     tl.store(o_ptr + out, tl.dot(a, b))
-    tl.store(p_ptr + out, tl.dot(a, b, tl.load(c_ptr + out)))
+    tl.store(p_ptr + out, tl.dot(a, b, tl.load(c_ptr + out), out_dtype=tl.int32))
 
 
 @triton.jit

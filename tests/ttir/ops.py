@@ -163,7 +163,7 @@ def int8_dot(a_ptr, b_ptr, c_ptr, o_ptr, p_ptr, M: tl.constexpr, N: tl.constexpr
     b = tl.load(b_ptr + k[:, None] * N + n[None, :])
     out = m[:, None] * N + n[None, :]
     tl.store(o_ptr + out, tl.dot(a, b))  # i8 x i8 -> i32
-    tl.store(p_ptr + out, tl.dot(a, b, tl.load(c_ptr + out)))  # with an i32 accumulator (wrapping)
+    tl.store(p_ptr + out, tl.dot(a, b, tl.load(c_ptr + out), out_dtype=tl.int32))  # with an i32 accumulator (wrapping)
 
 
 @triton.jit
