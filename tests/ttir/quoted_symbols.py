@@ -2,7 +2,7 @@
 and all (`tt.func private @"mod.helper__Pfp32_(2,)c"` and `tt.call @"mod.helper__..."(...)`); the TTIR
 reader takes a quoted symbol as a name. The installed Triton may write plain names, so the TTIR it
 makes is given its helpers' names in quotes, with characters a plain name cannot hold, before dtsim
-reads it."""
+reads it (a Triton that quotes them already, as 3.6 does, is read as it writes them)."""
 import re
 import sys
 
@@ -33,6 +33,7 @@ quoted = []
 
 def ttir_with_quoted_helpers(self, src, options):
     text = plain(self, src, options)
+    quoted.extend(re.findall(r'tt\.func private @"([^"]+)"\(', text))  # a Triton that quotes them itself
     helpers = set(re.findall(r"tt\.func private @([\w.$]+)\(", text))
     for h in helpers:  # a name with '(' and ',' in it, as Triton 3.6 writes specializations
         text = text.replace("@%s(" % h, '@"%s_(2,)c"(' % h)
