@@ -369,6 +369,9 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   TV a = eval(ea), b = eval(eb);
   int64_t lda = fma_lda(K);
   int64_t off_b = (M * lda * eb_bytes + 15) / 16 * 16;
+  // The accumulator in the output's layout first: a conversion through shared memory would write
+  // over the staged operands.
+  TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(rt, 0, 0, false))};
   use_smem(off_b + K * N * eb_bytes);
   // Stores v with vectors of up to 16 bytes where the layout's first registers are consecutive along
   // the rows.
@@ -404,7 +407,6 @@ TV KernelEmitter::eval_dot_fma(const ExprP& e) {
   stage(a, 0, lda);
   stage(b, off_b, N);
   barrier();
-  TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(rt, 0, 0, false))};
   return TV{e->type, D, fma_tiles(D, K, rt, "0", lda, std::to_string(off_b / eb_bytes), acc.v)};
 }
 
