@@ -147,6 +147,11 @@ class KernelEmitter {
   std::string atomic_half(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv,
                           const std::function<std::string(const std::string&)>& pred_of);
   std::string atomic_narrow(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& val, const std::string& cmpv);
+  std::string atomic_in_word(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& name, int64_t align_mask,
+                             int64_t field_mask, const std::string& ty, const std::string& inactive,
+                             const std::function<std::string(const std::string&)>& decode,
+                             const std::function<std::string(const std::string&)>& update,
+                             const std::function<std::string(const std::string&)>& encode);
   MmaPlan mma_plan(const Expr& dot);
   Dist accumulator(const MmaPlan& p) const;  // the layout the plan's dot produces
   TV eval_dot_fma(const ExprP& e);

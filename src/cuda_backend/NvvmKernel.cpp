@@ -142,51 +142,68 @@ std::string KernelEmitter::atomic_half(const Stmt& s, const std::string& cond, c
     std::string o = op("call i16 asm sideeffect \"" + text + "\", \"=h,l,h,r\"(i64 " + addr + ", i16 " + to_mem(et, val) + ", i32 " + pred_of(cond) + ")");
     return from_mem(et, o);
   }
-  const std::string zero = literal(et, 0.0, 0, true);
-  std::string pre = cur_block_, in = label("atom16"), loop = label("atom16.loop"), join = label("atom16.end");
+  // The element's new value from its old one (a float register), as the interpreter computes it.
+  auto update = [&](const std::string& oldf) {
+    switch (s.aop) {
+      case AtomicOp::Add: return round_to(et, op("fadd float " + oldf + ", " + val));
+      case AtomicOp::Max:
+      case AtomicOp::Min: {
+        std::string bv = op("bitcast float " + val + " to i32"), be = op("bitcast float " + oldf + " to i32");
+        bool mx = s.aop == AtomicOp::Max;
+        std::string pos = op("icmp sge i32 " + bv + ", 0");
+        std::string signed_take = op(std::string("icmp ") + (mx ? "sgt" : "slt") + " i32 " + bv + ", " + be);
+        std::string unsigned_take = op(std::string("icmp ") + (mx ? "ult" : "ugt") + " i32 " + bv + ", " + be);
+        std::string take = op("select i1 " + pos + ", i1 " + signed_take + ", i1 " + unsigned_take);
+        return op("select i1 " + take + ", float " + val + ", float " + oldf);
+      }
+      case AtomicOp::Xchg: return val;
+      case AtomicOp::Cas: return op("select i1 " + op("fcmp oeq float " + oldf + ", " + cmpv) + ", float " + val + ", float " + oldf);
+      case AtomicOp::UMax:
+      case AtomicOp::UMin:
+      case AtomicOp::And:
+      case AtomicOp::Or:
+      case AtomicOp::Xor: internal_error("NvvmEmitter", std::string(atomicop_name(s.aop)) + " on floats");
+    }
+    return oldf;
+  };
+  return atomic_in_word(s, cond, addr, "atom16", 2, 65535, "float", literal(et, 0.0, 0, true),
+                        [&](const std::string& field) { return from_mem(et, op("trunc i32 " + field + " to i16")); }, update,
+                        [&](const std::string& nv) { return op("zext i16 " + to_mem(et, nv) + " to i32"); });
+}
+
+// A loop of 32-bit compare-and-swap on the aligned word holding the element at `addr` (active where
+// `cond`; `align_mask`: the address bits that place the element in its word, `field_mask` its bits):
+// read the word, decode the element (`decode` of the word shifted down), compute its new value
+// (`update`), put its bits (`encode`, zero-extended to i32, masked) in place of the old ones, swap
+// the word if no other thread changed it, else again with the word found. The old value, or
+// `inactive` (of register type `ty`) where cond is false.
+std::string KernelEmitter::atomic_in_word(const Stmt& s, const std::string& cond, const std::string& addr, const std::string& name,
+                                          int64_t align_mask, int64_t field_mask, const std::string& ty, const std::string& inactive,
+                                          const std::function<std::string(const std::string&)>& decode,
+                                          const std::function<std::string(const std::string&)>& update,
+                                          const std::function<std::string(const std::string&)>& encode) {
+  std::string pre = cur_block_, in = label(name), loop = label(name + ".loop"), join = label(name + ".end");
   line(cond == "true" ? "br label %" + in : "br i1 " + cond + ", label %" + in + ", label %" + join);
   start_block(in);
   auto loads = load_cache_;
   std::string waddr = op("and i64 " + addr + ", -4");
-  std::string shift = op("shl i32 " + op("trunc i64 " + op("and i64 " + addr + ", 2") + " to i32") + ", 3");
+  std::string shift = op("shl i32 " + op("trunc i64 " + op("and i64 " + addr + ", " + std::to_string(align_mask)) + " to i32") + ", 3");
   std::string word0 = op("load volatile i32, i32 addrspace(1)* " + op("inttoptr i64 " + waddr + " to i32 addrspace(1)*"));
   br(loop);
   start_block(loop);
   std::string seen = tmp();
   std::string cur = op("phi i32 [" + word0 + ", %" + in + "], [" + seen + ", %" + loop + "]");
-  std::string oldf = from_mem(et, op("trunc i32 " + op("lshr i32 " + cur + ", " + shift) + " to i16"));
-  std::string newf;
-  switch (s.aop) {
-    case AtomicOp::Add: newf = round_to(et, op("fadd float " + oldf + ", " + val)); break;
-    case AtomicOp::Max:
-    case AtomicOp::Min: {
-      std::string bv = op("bitcast float " + val + " to i32"), be = op("bitcast float " + oldf + " to i32");
-      bool mx = s.aop == AtomicOp::Max;
-      std::string pos = op("icmp sge i32 " + bv + ", 0");
-      std::string signed_take = op(std::string("icmp ") + (mx ? "sgt" : "slt") + " i32 " + bv + ", " + be);
-      std::string unsigned_take = op(std::string("icmp ") + (mx ? "ult" : "ugt") + " i32 " + bv + ", " + be);
-      std::string take = op("select i1 " + pos + ", i1 " + signed_take + ", i1 " + unsigned_take);
-      newf = op("select i1 " + take + ", float " + val + ", float " + oldf);
-      break;
-    }
-    case AtomicOp::Xchg: newf = val; break;
-    case AtomicOp::Cas: newf = op("select i1 " + op("fcmp oeq float " + oldf + ", " + cmpv) + ", float " + val + ", float " + oldf); break;
-    case AtomicOp::UMax:
-    case AtomicOp::UMin:
-    case AtomicOp::And:
-    case AtomicOp::Or:
-    case AtomicOp::Xor: internal_error("NvvmEmitter", std::string(atomicop_name(s.aop)) + " on floats");
-  }
-  std::string bits = op("shl i32 " + op("zext i16 " + to_mem(et, newf) + " to i32") + ", " + shift);
-  std::string keep = op("and i32 " + cur + ", " + op("xor i32 " + op("shl i32 65535, " + shift) + ", -1"));
+  std::string old = decode(op("lshr i32 " + cur + ", " + shift));
+  std::string bits = op("shl i32 " + encode(update(old)) + ", " + shift);
+  std::string keep = op("and i32 " + cur + ", " + op("xor i32 " + op("shl i32 " + std::to_string(field_mask) + ", " + shift) + ", -1"));
   std::string word = op("or i32 " + keep + ", " + bits);
   std::string text = "atom." + std::string(memsem_name(s.sem)) + "." + memscope_name(s.scope) + ".global.cas.b32 $0, [$1], $2, $3;";
   line(seen + " = call i32 asm sideeffect \"" + text + "\", \"=r,l,r,r\"(i64 " + waddr + ", i32 " + cur + ", i32 " + word + ")");
   line("br i1 " + op("icmp eq i32 " + seen + ", " + cur) + ", label %" + join + ", label %" + loop);
   load_cache_ = std::move(loads);
   start_block(join);
-  if (cond == "true") return oldf;
-  return op("phi float [" + oldf + ", %" + loop + "], [" + zero + ", %" + pre + "]");
+  if (cond == "true") return old;
+  return op("phi " + ty + " [" + old + ", %" + loop + "], [" + inactive + ", %" + pre + "]");
 }
 
 // One lane's i8/i16 atomic (the element at `addr`, active where `cond`): its old value as an i32
@@ -200,42 +217,25 @@ std::string KernelEmitter::atomic_narrow(const Stmt& s, const std::string& cond,
   const Scalar et = s.args[0]->type.elem;
   const std::string mt = mem_type(et);
   const int64_t lane_mask = et == Scalar::I8 ? 0xFF : 0xFFFF;
-  std::string pre = cur_block_, in = label("atom8"), loop = label("atom8.loop"), join = label("atom8.end");
-  line(cond == "true" ? "br label %" + in : "br i1 " + cond + ", label %" + in + ", label %" + join);
-  start_block(in);
-  auto loads = load_cache_;
-  std::string waddr = op("and i64 " + addr + ", -4");
-  std::string shift = op("shl i32 " + op("trunc i64 " + op("and i64 " + addr + ", 3") + " to i32") + ", 3");
-  std::string word0 = op("load volatile i32, i32 addrspace(1)* " + op("inttoptr i64 " + waddr + " to i32 addrspace(1)*"));
-  br(loop);
-  start_block(loop);
-  std::string seen = tmp();
-  std::string cur = op("phi i32 [" + word0 + ", %" + in + "], [" + seen + ", %" + loop + "]");
-  std::string old = from_mem(et, op("trunc i32 " + op("lshr i32 " + cur + ", " + shift) + " to " + mt));
-  auto pick = [&](const char* pred) { return op("select i1 " + op(std::string("icmp ") + pred + " i32 " + val + ", " + old) + ", i32 " + val + ", i32 " + old); };
-  std::string nv;
-  switch (s.aop) {
-    case AtomicOp::Add: nv = op("add i32 " + old + ", " + val); break;
-    case AtomicOp::Max: nv = pick("sgt"); break;
-    case AtomicOp::Min: nv = pick("slt"); break;
-    case AtomicOp::UMax: nv = pick("ugt"); break;
-    case AtomicOp::UMin: nv = pick("ult"); break;
-    case AtomicOp::And: nv = op("and i32 " + old + ", " + val); break;
-    case AtomicOp::Or: nv = op("or i32 " + old + ", " + val); break;
-    case AtomicOp::Xor: nv = op("xor i32 " + old + ", " + val); break;
-    case AtomicOp::Xchg: nv = val; break;
-    case AtomicOp::Cas: nv = op("select i1 " + op("icmp eq i32 " + old + ", " + cmpv) + ", i32 " + val + ", i32 " + old); break;
-  }
-  std::string bits = op("shl i32 " + op("and i32 " + nv + ", " + std::to_string(lane_mask)) + ", " + shift);
-  std::string keep = op("and i32 " + cur + ", " + op("xor i32 " + op("shl i32 " + std::to_string(lane_mask) + ", " + shift) + ", -1"));
-  std::string word = op("or i32 " + keep + ", " + bits);
-  std::string text = "atom." + std::string(memsem_name(s.sem)) + "." + memscope_name(s.scope) + ".global.cas.b32 $0, [$1], $2, $3;";
-  line(seen + " = call i32 asm sideeffect \"" + text + "\", \"=r,l,r,r\"(i64 " + waddr + ", i32 " + cur + ", i32 " + word + ")");
-  line("br i1 " + op("icmp eq i32 " + seen + ", " + cur) + ", label %" + join + ", label %" + loop);
-  load_cache_ = std::move(loads);
-  start_block(join);
-  if (cond == "true") return old;
-  return op("phi i32 [" + old + ", %" + loop + "], [0, %" + pre + "]");
+  auto update = [&](const std::string& old) {
+    auto pick = [&](const char* pred) { return op("select i1 " + op(std::string("icmp ") + pred + " i32 " + val + ", " + old) + ", i32 " + val + ", i32 " + old); };
+    switch (s.aop) {
+      case AtomicOp::Add: return op("add i32 " + old + ", " + val);
+      case AtomicOp::Max: return pick("sgt");
+      case AtomicOp::Min: return pick("slt");
+      case AtomicOp::UMax: return pick("ugt");
+      case AtomicOp::UMin: return pick("ult");
+      case AtomicOp::And: return op("and i32 " + old + ", " + val);
+      case AtomicOp::Or: return op("or i32 " + old + ", " + val);
+      case AtomicOp::Xor: return op("xor i32 " + old + ", " + val);
+      case AtomicOp::Xchg: return val;
+      case AtomicOp::Cas: return op("select i1 " + op("icmp eq i32 " + old + ", " + cmpv) + ", i32 " + val + ", i32 " + old);
+    }
+    return old;
+  };
+  return atomic_in_word(s, cond, addr, "atom8", 3, lane_mask, "i32", "0",
+                        [&](const std::string& field) { return from_mem(et, op("trunc i32 " + field + " to " + mt)); }, update,
+                        [&](const std::string& nv) { return op("and i32 " + nv + ", " + std::to_string(lane_mask)); });
 }
 
 // An atomic statement: each element's update is made once per instance, by the first thread holding
