@@ -646,44 +646,7 @@ bool Lowerer::truthy(const Val& v, SourceLoc loc) {
 // ---- functions ----
 
 ExprP Lowerer::combine_fn(const Val& fn, Scalar elem, SourceLoc loc, std::optional<ScanOp>* simple) {
-  if (fn.k != VK::Func || !fn.fn || !fn.mod) user_error(loc, "combine_fn must be a @triton.jit function");
-  std::string names[2] = {fresh("__combine_a"), fresh("__combine_b")};
-  CallArgs args;
-  args.loc = loc;
-  args.fname = fn.fn->text;
-  for (const std::string& n : names) {
-    ExprP ref = make_var(n, loc);
-    ref->type = Type{elem, false, {}};
-    args.pos.push_back(tensor(ref));
-    args.pos_loc.push_back(loc);
-  }
-  std::vector<StmtP>& out = *blocks_.back().out;
-  size_t before = out.size();
-  Val r = call_function(*fn.fn, *fn.mod, args);
-  // the function's own variables (assignments it made) are substituted back: one pure expression
-  std::map<std::string, ExprP> defs;
-  for (size_t i = before; i < out.size(); ++i) {
-    if (out[i]->kind != StmtKind::Assign || out[i]->targets.size() != 1)
-      unsupported(out[i]->loc, "a combine_fn with a statement other than an assignment (a loop, a store)");
-    defs[out[i]->targets[0]] = out[i]->args[0];
-  }
-  out.resize(before);
-  if (r.k != VK::Tensor) unsupported(loc, "a combine_fn that does not return one tensor (a tuple)");
-  // the arguments' variables become the IR's CombineArgs
-  std::function<ExprP(const ExprP&)> sub = [&](const ExprP& e) -> ExprP {
-    if (!e) return e;
-    if (e->kind == ExprKind::Var && (e->name == names[0] || e->name == names[1])) {
-      ExprP c = make_combine_arg(e->name == names[0] ? 0 : 1, e->loc);
-      c->type = Type{elem, false, {}};
-      return c;
-    }
-    if (e->kind == ExprKind::Var && defs.count(e->name)) return sub(defs[e->name]);
-    if (e->kind == ExprKind::Var) unsupported(e->loc, "a combine_fn that reads a variable of the kernel");
-    ExprP c = std::make_shared<Expr>(*e);
-    for (auto& a : c->args) a = sub(a);
-    return c;
-  };
-  ExprP body = sub(r.e);
+  ExprP body = combine_fn_n(fn, {elem}, loc).at(0);
   if (simple) {
     const Expr* e = body.get();
     if (e->kind == ExprKind::Cast && e->args[0]->type.elem == elem) e = e->args[0].get();
@@ -721,7 +684,9 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
     defs[out[i]->targets[0]] = out[i]->args[0];
   }
   out.resize(before);
-  if (r.k != VK::Tuple || r.items.size() != n)
+  // One operand: the function returns one tensor; several: a tuple of as many.
+  if (n == 1 && r.k != VK::Tensor) unsupported(loc, "a combine_fn that does not return one tensor (a tuple)");
+  if (n > 1 && (r.k != VK::Tuple || r.items.size() != n))
     user_error(loc, "a combine_fn of " + std::to_string(n) + " operands must return " + std::to_string(n) + " values, got " + py_type_name(r));
   std::function<ExprP(const ExprP&)> sub = [&](const ExprP& e) -> ExprP {
     if (!e) return e;
@@ -740,7 +705,7 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
     return c;
   };
   std::vector<ExprP> bodies;
-  for (const Val& v : r.items) {
+  for (const Val& v : n == 1 ? std::vector<Val>{r} : r.items) {
     if (v.k != VK::Tensor && !v.number()) user_error(loc, "a combine_fn returns tensors, got " + py_type_name(v));
     bodies.push_back(sub(ir(v, loc)));
   }

@@ -70,7 +70,8 @@ class Lowerer {
   // or minimum of its two arguments (cumsum ... cummin). A located error when the function emits
   // statements (it must be one expression of its arguments).
   ExprP combine_fn(const Val& fn, Scalar elem, SourceLoc loc, std::optional<ScanOp>* simple = nullptr);
-  // A combine function of N > 1 operands of types elems: its N results over CombineArg 0..2N-1.
+  // A combine function of N operands of types elems: its N results over CombineArg 0..2N-1 (one
+  // operand: the function returns one tensor, else a tuple of N).
   std::vector<ExprP> combine_fn_n(const Val& fn, const std::vector<Scalar>& elems, SourceLoc loc);
   // tl.reduce / tl.associative_scan of a tuple: a tuple of the N results (Expr::fns, Expr::part).
   Val combine_tuple(const Val& xs, int axis, bool scan, bool reverse, const Val& fn, SourceLoc xloc, SourceLoc fnloc, SourceLoc loc);
