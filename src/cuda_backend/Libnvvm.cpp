@@ -16,6 +16,7 @@
 
 #include "cuda_backend/Cache.h"
 #include "cuda_backend/Cuda.h"
+#include "host/Text.h"
 
 namespace dtsim {
 
@@ -80,13 +81,6 @@ std::string libdevice_path() {
   for (auto& p : c)
     if (access(p.c_str(), R_OK) == 0) return p;
   return "";
-}
-
-std::string read_file(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 std::string program_log(const Nvvm& n, nvvmProgram prog) {
@@ -174,13 +168,7 @@ std::string file(const std::string& dir, const std::string& key, const char* ext
   return (std::filesystem::path(dir) / (std::string(name) + ext)).string();
 }
 
-std::string load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return "";
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string load(const std::string& path) { return read_whole_file(path).value_or(""); }
 
 void store(const std::string& path, const std::string& bytes) {
   std::error_code ec;
@@ -205,7 +193,7 @@ std::string compile_ptx_uncached(const std::string& ir, const CudaOptions& opt) 
   if (!n.handle || !n.err_string) user_error(SourceLoc{}, n.error.empty() ? "libNVVM unusable" : n.error);
   std::string ld = libdevice_path();
   if (ld.empty()) user_error(SourceLoc{}, "libdevice.10.bc not found (looked in DTSIM_LIBDEVICE_PATH and /usr/local/cuda/nvvm/libdevice)");
-  std::string libdevice = read_file(ld);
+  std::string libdevice = read_whole_file(ld).value_or("");
   std::string target = opt.arch.empty() ? "sm_90" : opt.arch;
   std::string arch = target.rfind("sm_", 0) == 0 ? "compute_" + target.substr(3) : target;
   std::vector<std::string> opts = {"-arch=" + arch};

@@ -1,7 +1,10 @@
-// Small text helpers of the reports the tools print and write (bench, tune).
+// Small text helpers of the reports the tools print, write and read back (bench, tune).
 #pragma once
 
 #include <cstdio>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 
 namespace dtsim {
@@ -23,6 +26,15 @@ inline std::string json_str(const std::string& s) {
     else o += c;
   }
   return o + "\"";
+}
+
+// The whole contents of the file at `path` (bytes as they are), or nullopt when it cannot be opened.
+inline std::optional<std::string> read_whole_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 }  // namespace dtsim

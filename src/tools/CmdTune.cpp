@@ -21,6 +21,7 @@
 #include "tools/Commands.h"
 #include "driver/Driver.h"
 #include "host/Output.h"
+#include "host/Text.h"
 #include "tune/Tune.h"
 #include "tools/Work.h"
 #include "triton/TritonEmitter.h"
@@ -146,11 +147,8 @@ void write_results(const CliOptions& o, const TuneResult& r, std::ostream& out, 
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UserError("cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  if (std::optional<std::string> text = read_whole_file(path)) return *text;
+  throw UserError("cannot open '" + path + "'");
 }
 
 // `dtsim tune --merge A.json B.json ...`

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "ir/Diag.h"
+#include "host/Text.h"
 
 namespace dtsim {
 
@@ -27,18 +28,6 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(10);  // how often a waiting shard looks for reports
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string seconds_text(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.0f", s);
-  return b;
-}
 
 }  // namespace
 
@@ -68,7 +57,7 @@ void TuneExchange::start() {
 }
 
 ExchangeRound TuneExchange::read_report(const std::string& path, uint64_t round, uint64_t shard, ExchangeKind kind) const {
-  std::istringstream in(read_all(path));
+  std::istringstream in(read_whole_file(path).value_or(""));
   ExchangeRound r;
   int line_no = 0;
   auto bad = [&](const std::string& what) {
@@ -171,7 +160,7 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
       }
       fs::path f = fs::path(dir_) / fail_name(s);
       if (fs::exists(f, ec)) {
-        std::string why = read_all(f.string());
+        std::string why = read_whole_file(f.string()).value_or("");
         while (!why.empty() && why.back() == '\n') why.pop_back();
         throw UserError("--exchange " + dir_ + ": shard " + std::to_string(s) + "/" + std::to_string(shards_) + " failed: " + why);
       }
@@ -183,7 +172,7 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
       for (uint64_t s = 0; s < shards_; ++s)
         if (!have[s]) who += (who.empty() ? "" : ", ") + std::to_string(s) + "/" + std::to_string(shards_);
       throw UserError("--exchange " + dir_ + ": no report " + (kind == ExchangeKind::Checks ? "" : "of the times ") + "of round " + std::to_string(round) + " from shard(s) " + who + " after " +
-                      seconds_text(waited) + " s of waiting (stopped, or never started?); --exchange-timeout S waits longer");
+                      fmt("%.0f", waited) + " s of waiting (stopped, or never started?); --exchange-timeout S waits longer");
     }
     std::this_thread::sleep_for(kPoll);
   }
