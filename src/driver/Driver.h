@@ -46,7 +46,7 @@ enum class FileKind { Tile, Dt, Py, Ttir };
 struct Source {
   std::string path;                 // the file, or the name messages give the text
   std::optional<FileKind> kind;     // set: this frontend whatever the extension (TTIR text)
-  std::optional<std::string> text;  // set: compile this text instead of reading `path` (TTIR)
+  std::optional<std::string> text;  // set: compile this text instead of reading `path` (TTIR, .dt)
 };
 
 // A pointer argument typed without a data file (.py: --buf, the Python module's arrays).

@@ -54,6 +54,10 @@ void tile_bind_sizes(Program& p, const LaunchSpec& spec) { bind_parameters(p, sp
 // ---- .dt: parsed, checked, sized for the run, scheduled, lowered (docs/dt-language.md) ----
 
 void dt_parse(Program& p, const LaunchSpec&) {
+  if (p.text) {  // a text given in place of the file (tune --write-best checks what it will write)
+    p.dt = parse_dt_syntax(Sources::add(p.path, *p.text));
+    return;
+  }
   require_readable(p.path);
   p.dt = parse_dt_syntax(Sources::load(p.path));
 }

@@ -27,6 +27,7 @@ const FlagSpec kFlags[] = {
     {"--arg", 1, "run emit bench viz tune difftest"},
     {"--in", 1, "run emit bench viz difftest"},
     {"--out", 1, "run tune"},
+    {"--write-best", 1, "tune"},
     {"--seed", 1, "run bench viz tune difftest"},
     {"--threads", 1, "run bench tune"},
     {"--sanitize", 1, "run emit bench difftest"},
@@ -168,6 +169,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.bufs.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--out" && c == "tune") {
     o.tune_out = v[0];
+  } else if (name == "--write-best") {
+    o.write_best = v[0];
   } else if (name == "--out") {
     o.outs.push_back(split_assignment(c, name, v[0]));
   } else if (name == "--seed") {

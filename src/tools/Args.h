@@ -75,6 +75,7 @@ struct CliOptions {
   bool check_only = false;         // --check-only: time nothing
   bool tune_overlap = true;        // --no-overlap: time each round before checking the next
   std::string tune_out;            // --out FILE: the JSON result written to FILE
+  std::string write_best;          // --write-best FILE.dt: the searched file with the fastest schedule
 
   // difftest (--seed defaults to 1 there)
   int trials = 10;                 // --trials N

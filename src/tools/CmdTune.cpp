@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +108,9 @@ pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing 
   --exchange-timeout S  a shard waiting for the others' reports gives up after S seconds in which
                       none arrived (default 600)
   --out FILE          also write the JSON result to FILE (what --merge reads)
+  --write-best F.dt   write the searched file with its schedule calls replaced by the fastest
+                      timed schedule's, under a "# dtsim tune:" comment with the sizes, device,
+                      date and times (F.dt may be the file itself; also after --merge and --gpus)
   --merge             the files named are JSON results of shards of one search: report them as one
   --gpus all|LIST     one timing worker process per GPU (0,1: ordinals; 0,0: two on GPU 0; cpu: a
                       worker that only checks), each searching one shard, exchanging each round's
@@ -134,13 +138,41 @@ int tune_command(const std::vector<std::string>& words, std::ostream& out, std::
 
 namespace {
 
+// --write-best FILE.dt: the searched file with the fastest schedule, checked by compiling it at the
+// searched sizes before it is written.
+std::string best_source(const CliOptions& o, const TuneResult& r) {
+  std::optional<std::string> text = read_whole_file(r.file);
+  if (!text) throw UserError("--write-best: cannot read the searched file '" + r.file + "'");
+  LaunchSpec spec;
+  std::istringstream sizes(r.sizes);
+  for (std::string kv; sizes >> kv;) {
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) spec.args[kv.substr(0, eq) + "_SIZE"] = kv.substr(eq + 1);
+  }
+  Program p = compile(Source{r.file, FileKind::Dt, *text}, spec);
+  std::vector<SourceLoc> calls;
+  for (const DtSchedCall& c : p.dt->calls) calls.push_back(c.loc);
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  std::string best = tune_best_source(*text, calls, r, date);
+  try {
+    (void)compile(Source{o.write_best, FileKind::Dt, best}, spec);
+  } catch (const UserError& e) {
+    throw UserError(std::string("--write-best: the rewritten file does not compile (nothing written): ") + e.what());
+  }
+  return best;
+}
+
 // Files first (each written whole or not at all), then the report.
 void write_results(const CliOptions& o, const TuneResult& r, std::ostream& out, std::ostream& err) {
+  std::string best = o.write_best.empty() ? "" : best_source(o, r);  // its errors come before any file is written
   std::string svg = o.plot.empty() ? "" : (r.best() ? tune_svg(r) : "");
   std::string json = tune_json(r);
   if (!o.csv.empty()) write_output_file(o.csv, "--csv", tune_csv(r));
   if (!svg.empty()) write_output_file(o.plot, "--plot", svg);
   if (!o.tune_out.empty()) write_output_file(o.tune_out, "--out", json);
+  if (!best.empty()) write_output_file(o.write_best, "--write-best", best);
   if (o.json) out << json;
   else out << tune_text(r);
   if (!o.plot.empty() && svg.empty()) err << "note: --plot: no schedule was timed (timing " << r.timing << "), so no plot was written\n";
@@ -165,14 +197,14 @@ int merge_command(const CliOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 // The words of a worker: the command's own, without what the parent does itself (--gpus, --json,
-// --csv, --plot, --out, --jobs; --exchange is refused with --gpus).
+// --csv, --plot, --out, --write-best, --jobs; --exchange is refused with --gpus).
 std::vector<std::string> worker_words(const std::vector<std::string>& words) {
   std::vector<std::string> w;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& x = words[i];
-    bool with_value = x == "--gpus" || x == "--csv" || x == "--plot" || x == "--out" || x == "--jobs";
+    bool with_value = x == "--gpus" || x == "--csv" || x == "--plot" || x == "--out" || x == "--jobs" || x == "--write-best";
     bool joined = x.rfind("--gpus=", 0) == 0 || x.rfind("--csv=", 0) == 0 || x.rfind("--plot=", 0) == 0 ||
-                  x.rfind("--out=", 0) == 0 || x.rfind("--jobs=", 0) == 0;
+                  x.rfind("--out=", 0) == 0 || x.rfind("--jobs=", 0) == 0 || x.rfind("--write-best=", 0) == 0;
     if (with_value) ++i;
     else if (!joined && x != "--json") w.push_back(x);
   }
@@ -327,6 +359,8 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
     if (!timer) why = "this dtsim was built without the CUDA backend";
   }
   if (timer && !timer->available(&why)) timer = nullptr;
+  if (!timer && !o.write_best.empty())  // said before searching, not after
+    throw UserError("--write-best needs timed schedules, and timing is skipped here: " + why);
   if (timer) r.device = timer->device();
   else r.timing = "skipped: " + why;
 

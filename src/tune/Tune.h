@@ -93,6 +93,14 @@ std::string tune_json(const TuneResult& r);
 // Needs at least one timed candidate (UserError otherwise).
 std::string tune_svg(const TuneResult& r);
 
+// `dtsim tune --write-best`: the searched .dt `text` with its schedule calls (the lines from the
+// first call's line, `calls` holding each call's location, to the ';' of the last) replaced by the
+// fastest timed candidate's calls, under a "# dtsim tune:" comment naming the search, the sizes, the
+// device, `date` and the times (a note of an earlier --write-best right above the calls is replaced).
+// UserError when nothing was timed or the text has no calls.
+std::string tune_best_source(const std::string& text, const std::vector<SourceLoc>& calls, const TuneResult& r,
+                             const std::string& date);
+
 // One candidate to time: its lowered module at the requested sizes, and (for Triton) the emitted module.
 struct TuneJob {
   size_t id = 0;  // the caller's number for it
