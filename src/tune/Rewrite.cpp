@@ -23,11 +23,13 @@ std::vector<std::string> split_lines(const std::string& text) {
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 
 // Words folded into comment lines of at most `width` characters: the first starts with `first`,
-// the others with "#   ".
+// the others with "#   ". A '\x01' joins two words that stay on one line (a time and its unit).
 std::vector<std::string> fold_comment(const std::string& first, const std::string& words, size_t width) {
   std::vector<std::string> out{first};
   std::istringstream in(words);
   for (std::string w; in >> w;) {
+    for (char& c : w)
+      if (c == '\x01') c = ' ';
     if (out.back().size() + 1 + w.size() > width && out.back().size() > 4) out.push_back("#  ");
     out.back() += " " + w;
   }
@@ -68,8 +70,8 @@ std::string tune_best_source(const std::string& text, const std::vector<SourceLo
   else what += " (" + fmt("%g", r.time_s) + " s, " + seed + ")";
   what += " at " + r.sizes;
   if (!r.device.empty()) what += " on " + r.device;
-  what += " through " + r.backend + ", " + date + ": " + fmt("%.4g", *best->ms) + " ms";
-  for (const TuneReference& ref : r.references) what += "; " + ref.name + " " + fmt("%.4g", ref.ms) + " ms";
+  what += " through " + r.backend + ", " + date + ": " + fmt("%.4g", *best->ms) + "\x01ms";
+  for (const TuneReference& ref : r.references) what += "; " + ref.name + " " + fmt("%.4g", ref.ms) + "\x01ms";
   what += ".";
   std::vector<std::string> block = fold_comment(kNoteMarker, what, 100);
   for (const std::string& l : split_lines(best->schedule))

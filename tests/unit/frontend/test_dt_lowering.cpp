@@ -104,7 +104,7 @@ TEST_CASE("element types: f16 inputs and outputs, rdot accumulates in f32, i32 F
 }
 
 TEST_CASE("a Func neither fused nor compiled is materialized by its own kernel, launched first") {
-  auto p = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/rmsnorm.dt");
+  auto p = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/rmsnorm_materialized.dt");
   Module m = lower_dt(*p);
   REQUIRE(m.kernels.size() == 2);
   CHECK(m.kernels[0].name == "ms_kernel");
