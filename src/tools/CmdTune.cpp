@@ -21,6 +21,7 @@
 #include "frontend/DtSpace.h"
 #include "tools/Commands.h"
 #include "driver/Driver.h"
+#include "ir/Analysis.h"
 #include "host/Output.h"
 #include "host/Text.h"
 #include "tune/Tune.h"
@@ -338,11 +339,21 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   r.time_s = o.time_s;
   r.shard = o.shard;
   r.shards = o.shards;
+  // GB/s counts the program's own data: each input read once and each output written once, whatever
+  // the schedule (the file's may materialize an intermediate and re-read an input, a candidate may
+  // fuse it), so that every candidate's figure is on one footing.
+  std::map<std::string, int64_t> reads, writes;
   for (const Kernel& k : p.module.kernels) {
+    for (const BufferUse& u : kernel_buffers(k, base_b)) {
+      if (k.params[u.param].io == BufIO::Scratch) continue;
+      if (u.read) reads[u.name] = u.bytes;
+      if (u.written) writes[u.name] = u.bytes;
+    }
     KernelWork w = kernel_work(k, base_b);
-    r.bytes += w.bytes();
     if (w.has_dot && w.flops_known) r.flops += w.dot_flops;
   }
+  for (const auto& [name, bytes] : reads) r.bytes += bytes;
+  for (const auto& [name, bytes] : writes) r.bytes += bytes;
   r.references = o.refs;
 
   std::unique_ptr<TuneTimer> owned;
