@@ -340,12 +340,12 @@ def case_emit_layouts():
     # not where the second set of registers would not fit (mm.dt: 128 accumulators). With bounds
     # checks, the loop's checks are hoisted and only its unchecked copy prefetches (the checked copy
     # keeps the interpreter's order of findings).
-    r = dtsim("emit", "--layouts", "examples/2mm_outer.dt")
+    r = dtsim("emit", "--layouts", "tests/cli/2mm_outer_loop.dt")
     check(r.returncode == 0 and "# prefetched: C_tile loaded one iteration ahead into registers" in r.stdout,
           "emit --layouts: 2mm_outer's C tile is not prefetched", r)
     r = dtsim("emit", "--layouts", "examples/mm.dt")
     check(r.returncode == 0 and "prefetched" not in r.stdout, "emit --layouts: mm.dt prefetches past its registers", r)
-    r = dtsim("emit", "--layouts", "--sanitize=bounds", "examples/2mm_outer.dt")
+    r = dtsim("emit", "--layouts", "--sanitize=bounds", "tests/cli/2mm_outer_loop.dt")
     check(r.returncode == 0 and "bounds checks hoisted" in r.stdout and r.stdout.count("prefetched") == 1
           and "bounds-checked against C" in r.stdout,
           "emit --layouts --sanitize=bounds: the loop's checks are not hoisted, its copies do not prefetch once, or no checks shown", r)
