@@ -182,8 +182,12 @@ class KernelEmitter {
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
-  TV eval_scan(const ExprP& e, const Dist& d);
-  TV eval_scan_n(const ExprP& e, const Dist& d);  // of several operands (Expr::fns), NvvmReduce.cpp
+  TV eval_scan(const ExprP& e, const Dist& d);    // NvvmReduce.cpp, as the next three
+  TV eval_scan_n(const ExprP& e, const Dist& d);  // of several operands (Expr::fns)
+  void scan_lines(int64_t n, int64_t inner, int64_t lines, bool reverse, const std::vector<Scalar>& types,
+                  const std::function<std::vector<std::string>(const std::string&)>& first,
+                  const std::function<std::vector<std::string>(const std::vector<std::string>&, const std::string&)>& step);
+  std::string scan_line_last(const std::string& l2, int64_t n, int64_t inner);
   std::vector<std::string> combine_regs_;  // while a combine function (Expr::fn or fns) is emitted: its arguments
   std::string combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
                       const std::string& ib, std::string* idx);

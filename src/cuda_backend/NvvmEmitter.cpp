@@ -231,20 +231,6 @@ void KernelEmitter::guarded(const std::string& cond, const std::function<void()>
   start_block(join);
 }
 
-namespace {
-std::string to_smem_value(const Type& t, const std::string& v, const std::function<std::string(const std::string&)>& op) {
-  if (t.ptr) return op("ptrtoint " + reg_type(t) + " " + v + " to i64");
-  if (t.elem == Scalar::I1) return op("zext i1 " + v + " to i8");
-  return v;
-}
-std::string from_smem_value(const Type& t, const std::string& v, const std::function<std::string(const std::string&)>& op) {
-  if (t.ptr) return op("inttoptr i64 " + v + " to " + reg_type(t));
-  if (t.elem == Scalar::I1) return op("icmp ne i8 " + v + ", 0");
-  return v;
-}
-
-}  // namespace
-
 void KernelEmitter::smem_store_all(const TV& v, int64_t byte_offset) {
   auto opf = [this](const std::string& r) { return op(r); };
   std::string st = smem_type(v.type);
@@ -288,110 +274,6 @@ TV KernelEmitter::smem_load_all(const Type& t, const Dist& d) {
     }
     std::string p = smem_ptr(t, 0, smem_index(flat_of(d.shape, coords(d, r))));
     out.v.push_back(from_smem_value(t, op("load " + st + ", " + st + " addrspace(3)* " + p), opf));
-  }
-  return out;
-}
-
-// A scan: the operand in shared memory (its padded flat layout), each line along the axis scanned in
-// place by one thread (lines spread over the CTA's threads, a loop over the axis's elements), then
-// every thread reads its elements back in layout d. The steps are the interpreter's, in its order
-// (IR.h: f16/bf16 round after every step); a combine function is emitted inline per step. A
-// reduction with a combine function is the same scan, each result the last element of its line.
-TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
-  if (!e->fns.empty()) return eval_scan_n(e, d);
-  const ExprP& x = e->args[0];
-  const Shape& s = x->type.shape;
-  const bool reduce = e->kind == ExprKind::Reduce;
-  const Scalar t = x->type.elem == Scalar::I1 && !reduce ? Scalar::I32 : reduce ? x->type.elem : e->type.elem;
-  const Type vt{t, false, s};
-  const int ax = static_cast<int>(e->ints[0]);
-  int64_t n = s[static_cast<size_t>(ax)], inner = 1;
-  for (size_t i = static_cast<size_t>(ax) + 1; i < s.size(); ++i) inner *= s[i];
-  const int64_t lines = shape_numel(s) / n;
-  Dist bd = dflt(s);
-  TV xv = eval(x, bd);
-  for (auto& r : xv.v) r = cast(x->type.elem, t, r);
-  xv.type = vt;
-  auto opf = [this](const std::string& r) { return op(r); };
-  use_smem(smem_padded(shape_numel(s)) * smem_bytes(vt));
-  note(std::string(reduce ? redop_name(e->rop) : scanop_name(e->sop)) + " " + shape_str(s) + " along axis " + std::to_string(ax) + ": " +
-       std::to_string(lines) + " line(s) scanned in shared memory, one thread each");
-  barrier();
-  smem_store_all(xv, 0);
-  barrier();
-  const std::string st = smem_type(vt), ty = reg_type(t);
-  const Type et{t, false, {}};
-  auto slot = [&](const std::string& flat) { return smem_ptr(et, 0, smem_index(flat)); };
-  auto call_fn = [&](const std::string& acc, const std::string& v) {  // the combine function, inline
-    combine_regs_ = {acc, v};
-    std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
-    combine_regs_.clear();
-    return r;
-  };
-  auto step = [&](const std::string& acc, const std::string& v) -> std::string {
-    if (reduce) return call_fn(acc, v);
-    switch (e->sop) {
-      case ScanOp::Sum: return binary_typed(BinOp::Add, t, acc, v);
-      case ScanOp::Prod: return binary_typed(BinOp::Mul, t, acc, v);
-      case ScanOp::Max: return nan_minmax(true, t, acc, v);
-      case ScanOp::Min: return nan_minmax(false, t, acc, v);
-      case ScanOp::Fn: return call_fn(acc, v);
-    }
-    return acc;
-  };
-  // for (line = tid; line < lines; line += threads) { acc = x[first]; for (k = 1; k < n; ++k) ... }
-  std::string lvar = "%scan.line" + std::to_string(tmp_++), kvar = "%scan.k" + std::to_string(tmp_++), avar = "%scan.acc" + std::to_string(tmp_++);
-  prelude_ << "  " << lvar << " = alloca i32\n  " << kvar << " = alloca i32\n  " << avar << " = alloca " << ty << "\n";
-  std::string lhead = label("scan.line"), lbody = label("scan.linebody"), khead = label("scan.k"), kbody = label("scan.kbody"),
-              kdone = label("scan.kdone"), ldone = label("scan.done");
-  line("store i32 %tid, i32* " + lvar);
-  br(lhead);
-  start_block(lhead);
-  std::string l = op("load i32, i32* " + lvar);
-  line("br i1 " + op("icmp slt i32 " + l + ", " + std::to_string(lines)) + ", label %" + lbody + ", label %" + ldone);
-  start_block(lbody);
-  std::string inn = std::to_string(inner);
-  std::string base = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
-                        op("srem i32 " + l + ", " + inn));
-  auto at_k = [&](const std::string& k) {  // the flat index of the k-th element of the line, in scan order
-    std::string pos = e->reverse ? op("sub i32 " + std::to_string(n - 1) + ", " + k) : k;
-    return op("add i32 " + base + ", " + op("mul i32 " + pos + ", " + inn));
-  };
-  std::string first = from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(at_k("0"))), opf);
-  line("store " + ty + " " + first + ", " + ty + "* " + avar);
-  line("store i32 1, i32* " + kvar);
-  br(khead);
-  start_block(khead);
-  std::string k = op("load i32, i32* " + kvar);
-  line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(n)) + ", label %" + kbody + ", label %" + kdone);
-  start_block(kbody);
-  std::string p = slot(at_k(k));
-  std::string v = from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + p), opf);
-  std::string acc = step(op("load " + ty + ", " + ty + "* " + avar), v);
-  line("store " + ty + " " + acc + ", " + ty + "* " + avar);
-  line("store " + st + " " + to_smem_value(et, acc, opf) + ", " + st + " addrspace(3)* " + p);
-  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kvar);
-  br(khead);
-  start_block(kdone);
-  line("store i32 " + op("add i32 " + l + ", " + std::to_string(threads_)) + ", i32* " + lvar);
-  br(lhead);
-  start_block(ldone);
-  barrier();
-  if (!reduce) return smem_load_all(vt, d);
-  TV out{e->type, d, {}};
-  // result element l (row-major over the other axes) is line l's last element
-  const int nr = e->type.is_scalar() ? 1 : d.nregs();
-  for (int r = 0; r < nr; ++r) {
-    int f = e->type.is_scalar() ? r : first_copy(d, r);
-    if (f != r) {
-      out.v.push_back(out.v[static_cast<size_t>(f)]);
-      continue;
-    }
-    std::string l2 = e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r));
-    std::string b2 = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l2 + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
-                        op("srem i32 " + l2 + ", " + inn));
-    std::string flat = op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
-    out.v.push_back(from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(flat)), opf));
   }
   return out;
 }

@@ -198,6 +198,135 @@ TV KernelEmitter::eval_reduce(const ExprP& e) {
 
 namespace dtsim::nvvm {
 
+// The loops of a scan in shared memory: for (line = tid; line < lines; line += threads) { accs =
+// first(flat of the line's element 0); for (k = 1; k < n; ++k) accs = step(accs, flat of element
+// k) }, a line being the n elements `inner` apart along the scanned axis (from the last when
+// `reverse`), one alloca per accumulator of `types`. step stores what the scan leaves in shared memory.
+void KernelEmitter::scan_lines(int64_t n, int64_t inner, int64_t lines, bool reverse, const std::vector<Scalar>& types,
+                               const std::function<std::vector<std::string>(const std::string&)>& first,
+                               const std::function<std::vector<std::string>(const std::vector<std::string>&, const std::string&)>& step) {
+  std::string lvar = "%scan.line" + std::to_string(tmp_++), kvar = "%scan.k" + std::to_string(tmp_++);
+  std::vector<std::string> avar;
+  prelude_ << "  " << lvar << " = alloca i32\n  " << kvar << " = alloca i32\n";
+  for (Scalar t : types) {
+    avar.push_back("%scan.acc" + std::to_string(tmp_++));
+    prelude_ << "  " << avar.back() << " = alloca " << reg_type(t) << "\n";
+  }
+  std::string lhead = label("scan.line"), lbody = label("scan.linebody"), khead = label("scan.k"), kbody = label("scan.kbody"),
+              kdone = label("scan.kdone"), ldone = label("scan.done");
+  line("store i32 %tid, i32* " + lvar);
+  br(lhead);
+  start_block(lhead);
+  std::string l = op("load i32, i32* " + lvar);
+  line("br i1 " + op("icmp slt i32 " + l + ", " + std::to_string(lines)) + ", label %" + lbody + ", label %" + ldone);
+  start_block(lbody);
+  std::string inn = std::to_string(inner);
+  std::string base = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
+                        op("srem i32 " + l + ", " + inn));
+  auto at_k = [&](const std::string& k) {  // the flat index of the k-th element of the line, in scan order
+    std::string pos = reverse ? op("sub i32 " + std::to_string(n - 1) + ", " + k) : k;
+    return op("add i32 " + base + ", " + op("mul i32 " + pos + ", " + inn));
+  };
+  auto keep = [&](const std::vector<std::string>& vs) {
+    for (size_t i = 0; i < types.size(); ++i) line("store " + reg_type(types[i]) + " " + vs[i] + ", " + reg_type(types[i]) + "* " + avar[i]);
+  };
+  keep(first(at_k("0")));
+  line("store i32 1, i32* " + kvar);
+  br(khead);
+  start_block(khead);
+  std::string k = op("load i32, i32* " + kvar);
+  line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(n)) + ", label %" + kbody + ", label %" + kdone);
+  start_block(kbody);
+  std::string fk = at_k(k);
+  std::vector<std::string> accs;
+  for (size_t i = 0; i < types.size(); ++i) accs.push_back(op("load " + reg_type(types[i]) + ", " + reg_type(types[i]) + "* " + avar[i]));
+  keep(step(accs, fk));
+  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kvar);
+  br(khead);
+  start_block(kdone);
+  line("store i32 " + op("add i32 " + l + ", " + std::to_string(threads_)) + ", i32* " + lvar);
+  br(lhead);
+  start_block(ldone);
+}
+
+// The flat index of the last element of line l2 (a scan of n elements `inner` apart): a reduction's
+// result element l2 (row-major over the other axes).
+std::string KernelEmitter::scan_line_last(const std::string& l2, int64_t n, int64_t inner) {
+  std::string inn = std::to_string(inner);
+  std::string b2 = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l2 + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
+                      op("srem i32 " + l2 + ", " + inn));
+  return op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
+}
+
+// A scan: the operand in shared memory (its padded flat layout), each line along the axis scanned in
+// place by one thread (lines spread over the CTA's threads, a loop over the axis's elements), then
+// every thread reads its elements back in layout d. The steps are the interpreter's, in its order
+// (IR.h: f16/bf16 round after every step); a combine function is emitted inline per step. A
+// reduction with a combine function is the same scan, each result the last element of its line.
+TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
+  if (!e->fns.empty()) return eval_scan_n(e, d);
+  const ExprP& x = e->args[0];
+  const Shape& s = x->type.shape;
+  const bool reduce = e->kind == ExprKind::Reduce;
+  const Scalar t = x->type.elem == Scalar::I1 && !reduce ? Scalar::I32 : reduce ? x->type.elem : e->type.elem;
+  const Type vt{t, false, s};
+  const int ax = static_cast<int>(e->ints[0]);
+  int64_t n = s[static_cast<size_t>(ax)], inner = 1;
+  for (size_t i = static_cast<size_t>(ax) + 1; i < s.size(); ++i) inner *= s[i];
+  const int64_t lines = shape_numel(s) / n;
+  Dist bd = dflt(s);
+  TV xv = eval(x, bd);
+  for (auto& r : xv.v) r = cast(x->type.elem, t, r);
+  xv.type = vt;
+  auto opf = [this](const std::string& r) { return op(r); };
+  use_smem(smem_padded(shape_numel(s)) * smem_bytes(vt));
+  note(std::string(reduce ? redop_name(e->rop) : scanop_name(e->sop)) + " " + shape_str(s) + " along axis " + std::to_string(ax) + ": " +
+       std::to_string(lines) + " line(s) scanned in shared memory, one thread each");
+  barrier();
+  smem_store_all(xv, 0);
+  barrier();
+  const std::string st = smem_type(vt);
+  const Type et{t, false, {}};
+  auto slot = [&](const std::string& flat) { return smem_ptr(et, 0, smem_index(flat)); };
+  auto ld = [&](const std::string& flat) { return from_smem_value(et, op("load " + st + ", " + st + " addrspace(3)* " + slot(flat)), opf); };
+  auto call_fn = [&](const std::string& acc, const std::string& v) {  // the combine function, inline
+    combine_regs_ = {acc, v};
+    std::string r = cast(e->fn->type.elem, t, eval(e->fn, dflt({})).v.at(0));
+    combine_regs_.clear();
+    return r;
+  };
+  auto step = [&](const std::string& acc, const std::string& v) -> std::string {
+    if (reduce) return call_fn(acc, v);
+    switch (e->sop) {
+      case ScanOp::Sum: return binary_typed(BinOp::Add, t, acc, v);
+      case ScanOp::Prod: return binary_typed(BinOp::Mul, t, acc, v);
+      case ScanOp::Max: return nan_minmax(true, t, acc, v);
+      case ScanOp::Min: return nan_minmax(false, t, acc, v);
+      case ScanOp::Fn: return call_fn(acc, v);
+    }
+    return acc;
+  };
+  scan_lines(n, inner, lines, e->reverse, std::vector<Scalar>{t}, [&](const std::string& f0) { return std::vector<std::string>{ld(f0)}; },
+             [&](const std::vector<std::string>& accs, const std::string& fk) {
+               std::string acc = step(accs[0], ld(fk));
+               line("store " + st + " " + to_smem_value(et, acc, opf) + ", " + st + " addrspace(3)* " + slot(fk));
+               return std::vector<std::string>{acc};
+             });
+  barrier();
+  if (!reduce) return smem_load_all(vt, d);
+  TV out{e->type, d, {}};
+  const int nr = e->type.is_scalar() ? 1 : d.nregs();
+  for (int r = 0; r < nr; ++r) {
+    int f = e->type.is_scalar() ? r : first_copy(d, r);
+    if (f != r) {
+      out.v.push_back(out.v[static_cast<size_t>(f)]);
+      continue;
+    }
+    out.v.push_back(ld(scan_line_last(e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r)), n, inner)));
+  }
+  return out;
+}
+
 // A reduce / associative_scan of several operands (Expr::fns; component e->part is the value): as
 // eval_scan, each operand in shared memory (one region after another), each line folded by one
 // thread with N accumulators, every step computing all N components of the combine function from
@@ -211,11 +340,11 @@ TV KernelEmitter::eval_scan_n(const ExprP& e, const Dist& d) {
   for (size_t i = static_cast<size_t>(ax) + 1; i < s.size(); ++i) inner *= s[i];
   const int64_t lines = shape_numel(s) / n;
   const Dist bd = dflt(s);
-  auto to_smem = [&](Scalar t, const std::string& v) { return t == Scalar::I1 ? op("zext i1 " + v + " to i8") : v; };
-  auto from_smem = [&](Scalar t, const std::string& v) { return t == Scalar::I1 ? op("icmp ne i8 " + v + ", 0") : v; };
+  auto opf = [this](const std::string& r) { return op(r); };
   // operand i at byte offset off[i] of the shared buffer (its padded flat layout)
   std::vector<int64_t> off;
   std::vector<Type> ets;
+  std::vector<Scalar> types;
   int64_t bytes = 0;
   for (size_t i = 0; i < N; ++i) {
     const Type vt{e->args[i]->type.elem, false, s};
@@ -223,6 +352,7 @@ TV KernelEmitter::eval_scan_n(const ExprP& e, const Dist& d) {
     off.push_back(bytes);
     bytes += smem_padded(shape_numel(s)) * smem_bytes(vt);
     ets.push_back(Type{vt.elem, false, {}});
+    types.push_back(vt.elem);
   }
   use_smem(bytes);
   note(std::string(reduce ? "reduce" : "associative_scan") + " of " + std::to_string(N) + " operands " + shape_str(s) + " along axis " +
@@ -235,63 +365,30 @@ TV KernelEmitter::eval_scan_n(const ExprP& e, const Dist& d) {
   auto slot = [&](size_t i, const std::string& flat) { return smem_ptr(ets[i], off[i], smem_index(flat)); };
   auto ld = [&](size_t i, const std::string& flat) {
     std::string st = smem_type(ets[i]);
-    return from_smem(ets[i].elem, op("load " + st + ", " + st + " addrspace(3)* " + slot(i, flat)));
+    return from_smem_value(ets[i], op("load " + st + ", " + st + " addrspace(3)* " + slot(i, flat)), opf);
   };
   auto st_ = [&](size_t i, const std::string& flat, const std::string& v) {
     std::string st = smem_type(ets[i]);
-    line("store " + st + " " + to_smem(ets[i].elem, v) + ", " + st + " addrspace(3)* " + slot(i, flat));
+    line("store " + st + " " + to_smem_value(ets[i], v, opf) + ", " + st + " addrspace(3)* " + slot(i, flat));
   };
-  std::string lvar = "%scan.line" + std::to_string(tmp_++), kvar = "%scan.k" + std::to_string(tmp_++);
-  std::vector<std::string> avar;
-  prelude_ << "  " << lvar << " = alloca i32\n  " << kvar << " = alloca i32\n";
-  for (size_t i = 0; i < N; ++i) {
-    avar.push_back("%scan.acc" + std::to_string(tmp_++));
-    prelude_ << "  " << avar[i] << " = alloca " << reg_type(ets[i].elem) << "\n";
-  }
-  std::string lhead = label("scan.line"), lbody = label("scan.linebody"), khead = label("scan.k"), kbody = label("scan.kbody"),
-              kdone = label("scan.kdone"), ldone = label("scan.done");
-  line("store i32 %tid, i32* " + lvar);
-  br(lhead);
-  start_block(lhead);
-  std::string l = op("load i32, i32* " + lvar);
-  line("br i1 " + op("icmp slt i32 " + l + ", " + std::to_string(lines)) + ", label %" + lbody + ", label %" + ldone);
-  start_block(lbody);
-  std::string inn = std::to_string(inner);
-  std::string base = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
-                        op("srem i32 " + l + ", " + inn));
-  auto at_k = [&](const std::string& k) {
-    std::string pos = e->reverse ? op("sub i32 " + std::to_string(n - 1) + ", " + k) : k;
-    return op("add i32 " + base + ", " + op("mul i32 " + pos + ", " + inn));
-  };
-  std::string f0 = at_k("0");
-  for (size_t i = 0; i < N; ++i) line("store " + reg_type(ets[i].elem) + " " + ld(i, f0) + ", " + reg_type(ets[i].elem) + "* " + avar[i]);
-  line("store i32 1, i32* " + kvar);
-  br(khead);
-  start_block(khead);
-  std::string k = op("load i32, i32* " + kvar);
-  line("br i1 " + op("icmp slt i32 " + k + ", " + std::to_string(n)) + ", label %" + kbody + ", label %" + kdone);
-  start_block(kbody);
-  std::string fk = at_k(k);
-  std::vector<std::string> regs(2 * N);
-  for (size_t i = 0; i < N; ++i) {
-    regs[i] = op("load " + reg_type(ets[i].elem) + ", " + reg_type(ets[i].elem) + "* " + avar[i]);
-    regs[N + i] = ld(i, fk);
-  }
-  std::vector<std::string> saved = combine_regs_;
-  combine_regs_ = regs;
-  std::vector<std::string> next;
-  for (size_t i = 0; i < N; ++i) next.push_back(cast(e->fns[i]->type.elem, ets[i].elem, eval(e->fns[i], dflt({})).v.at(0)));
-  combine_regs_ = saved;
-  for (size_t i = 0; i < N; ++i) {
-    line("store " + reg_type(ets[i].elem) + " " + next[i] + ", " + reg_type(ets[i].elem) + "* " + avar[i]);
-    st_(i, fk, next[i]);
-  }
-  line("store i32 " + op("add i32 " + k + ", 1") + ", i32* " + kvar);
-  br(khead);
-  start_block(kdone);
-  line("store i32 " + op("add i32 " + l + ", " + std::to_string(threads_)) + ", i32* " + lvar);
-  br(lhead);
-  start_block(ldone);
+  scan_lines(
+      n, inner, lines, e->reverse, types,
+      [&](const std::string& f0) {
+        std::vector<std::string> firsts;
+        for (size_t i = 0; i < N; ++i) firsts.push_back(ld(i, f0));
+        return firsts;
+      },
+      [&](const std::vector<std::string>& accs, const std::string& fk) {
+        std::vector<std::string> regs = accs;
+        for (size_t i = 0; i < N; ++i) regs.push_back(ld(i, fk));
+        std::vector<std::string> saved = combine_regs_;
+        combine_regs_ = regs;
+        std::vector<std::string> next;
+        for (size_t i = 0; i < N; ++i) next.push_back(cast(e->fns[i]->type.elem, ets[i].elem, eval(e->fns[i], dflt({})).v.at(0)));
+        combine_regs_ = saved;
+        for (size_t i = 0; i < N; ++i) st_(i, fk, next[i]);
+        return next;
+      });
   barrier();
   const size_t part = static_cast<size_t>(e->part);
   TV out{e->type, d, {}};
@@ -302,15 +399,8 @@ TV KernelEmitter::eval_scan_n(const ExprP& e, const Dist& d) {
       out.v.push_back(out.v[static_cast<size_t>(f)]);
       continue;
     }
-    std::string flat;
-    if (!reduce) {
-      flat = flat_of(s, coords(d, r));
-    } else {  // result element l (row-major over the other axes) is line l's last element
-      std::string l2 = e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r));
-      std::string b2 = op("add i32 " + op("mul i32 " + op("sdiv i32 " + l2 + ", " + inn) + ", " + std::to_string(n * inner)) + ", " +
-                          op("srem i32 " + l2 + ", " + inn));
-      flat = op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
-    }
+    std::string flat = !reduce ? flat_of(s, coords(d, r))
+                               : scan_line_last(e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r)), n, inner);
     out.v.push_back(ld(part, flat));
   }
   return out;

@@ -97,4 +97,15 @@ int log2_exact(int64_t v) {
   return l;
 }
 
+std::string to_smem_value(const Type& t, const std::string& v, const std::function<std::string(const std::string&)>& op) {
+  if (t.ptr) return op("ptrtoint " + reg_type(t) + " " + v + " to i64");
+  if (t.elem == Scalar::I1) return op("zext i1 " + v + " to i8");
+  return v;
+}
+std::string from_smem_value(const Type& t, const std::string& v, const std::function<std::string(const std::string&)>& op) {
+  if (t.ptr) return op("inttoptr i64 " + v + " to " + reg_type(t));
+  if (t.elem == Scalar::I1) return op("icmp ne i8 " + v + ", 0");
+  return v;
+}
+
 }  // namespace dtsim::nvvm

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,9 @@ std::string float_hex(double v, bool as_float);
 int log2_exact(int64_t v);
 // Elements of the shared exchange buffer for a tile of n elements (one padding element every 32).
 inline int64_t smem_padded(int64_t n) { return n + n / 32 + 1; }
+// A register value of type t as the exchange buffer holds it (smem_type), and back; `op` emits one
+// instruction and names its result.
+std::string to_smem_value(const Type& t, const std::string& v, const std::function<std::string(const std::string&)>& op);
+std::string from_smem_value(const Type& t, const std::string& v, const std::function<std::string(const std::string&)>& op);
 
 }  // namespace dtsim::nvvm
