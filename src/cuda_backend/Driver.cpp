@@ -56,6 +56,10 @@ struct Cu {
 #undef DTSIM_DECL
   // cuda.h maps cuEventElapsedTime to the _v2 entry point; older drivers export only the first one.
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  // TMA tensor maps (drivers of CUDA 12 and later; null before: kernels taking maps cannot launch).
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                     const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill) = nullptr;
   bool ok = false;
   std::string why;
   CUcontext ctx = nullptr;
@@ -84,6 +88,7 @@ Cu& driver() {
     cu.cuEventElapsedTime = reinterpret_cast<decltype(cu.cuEventElapsedTime)>(dlsym(h, "cuEventElapsedTime_v2"));
     if (!cu.cuEventElapsedTime)
       cu.cuEventElapsedTime = reinterpret_cast<decltype(cu.cuEventElapsedTime)>(dlsym(h, "cuEventElapsedTime"));
+    cu.cuTensorMapEncodeTiled = reinterpret_cast<decltype(cu.cuTensorMapEncodeTiled)>(dlsym(h, "cuTensorMapEncodeTiled"));
     if (!all || !cu.cuEventElapsedTime) {
       cu.why = "no CUDA driver found (libcuda.so.1 lacks the driver API)";
       return;
@@ -257,8 +262,13 @@ struct CudaModuleRunner::Impl {
   std::vector<BufIO> io;
   CudaDevicePool* pool = nullptr;  // ptrs belong to the pool (not freed here), and so does the flush buffer
   std::vector<bool> theirs;  // the caller's device memory (upload's `on_device`): never copied, downloaded or freed
-  // Per kernel: one 8-byte cell per parameter holding its value in the ABI type, and pointers to them.
-  std::vector<std::vector<std::array<uint8_t, 8>>> cells;
+  // Per kernel: one cell per parameter holding its value in the ABI type (8 bytes; a tensor map, 128
+  // bytes 64-byte aligned), and pointers to them.
+  struct alignas(64) Cell {
+    uint8_t b[128];
+    uint8_t* data() { return b; }
+  };
+  std::vector<std::vector<Cell>> cells;
   std::vector<std::vector<void*>> params;
   CUdeviceptr flush = 0;
   size_t flush_bytes = 0;
@@ -481,6 +491,37 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
       }
       if (arg.shadow) {
         std::memcpy(c, &r.shadows[static_cast<size_t>(buffers.index(arg.name))], sizeof(CUdeviceptr));
+        continue;
+      }
+      if (arg.tensor_map) {
+        int bi = buffers.index(arg.name);
+        if (bi < 0) internal_error("CudaDriver", "no buffer named '" + arg.name + "'");
+        // The extents and the row stride: runtime parameters' values, or the values the plan knew.
+        auto value = [&](const std::string& name, int64_t v) {
+          if (name.empty()) return v;
+          auto it = r.b.find(name);
+          if (it == r.b.end()) user_error(SourceLoc{}, "no value for parameter '" + name + "'");
+          return it->second.as_int();
+        };
+        int64_t rows = value(arg.rows, arg.rows_v), cols = value(arg.cols, arg.cols_v), stride = value(arg.stride, arg.stride_v);
+        int64_t eb = arg.dtype == Scalar::F32 ? 4 : 2;
+        std::memset(c, 0, sizeof(Impl::Cell));
+        // Empty extents: every element is masked off, and the loop that copies them runs with no
+        // iteration reading the tensor only where they are (an empty grid or K loop); the map stays zero.
+        if (rows <= 0 || cols <= 0) continue;
+        if (!r.cu.cuTensorMapEncodeTiled) user_error(SourceLoc{}, "CUDA backend: this driver has no cuTensorMapEncodeTiled (TMA copies need CUDA 12 or later)");
+        cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+        cuuint64_t strides[1] = {static_cast<cuuint64_t>(stride * eb)};
+        cuuint32_t box[2] = {static_cast<cuuint32_t>(arg.box_cols), static_cast<cuuint32_t>(arg.box_rows)};
+        cuuint32_t ones[2] = {1, 1};
+        CUtensorMapDataType dt = arg.dtype == Scalar::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        CUresult res = r.cu.cuTensorMapEncodeTiled(reinterpret_cast<CUtensorMap*>(c), dt, 2, reinterpret_cast<void*>(r.ptrs[static_cast<size_t>(bi)]), dims,
+                                                   strides, box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (res != CUDA_SUCCESS)
+          user_error(SourceLoc{}, "CUDA backend: the TMA tensor map of buffer '" + arg.name + "' [" + std::to_string(rows) + ", " +
+                                      std::to_string(cols) + "] (rows " + std::to_string(stride) + " elements apart) cannot be encoded: " +
+                                      cu_error(r.cu, res));
         continue;
       }
       if (arg.pointer) {

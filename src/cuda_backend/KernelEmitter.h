@@ -176,8 +176,10 @@ class KernelEmitter {
   // acc += A @ B from core-matrix tiles at a_off (A [M, K]) and b_off (B [K, N]), wgmma (sm_90a).
   // `pending` groups may still run when it returns (0: the result is ready; 1: the previous dot's
   // group is complete, this one may still run; wgmma_wait(0) before anything else reads it).
+  // b_atoms: for a swizzled N-major B, the bytes between its 64-column atoms (0: 1024, the atoms of
+  // each 8 rows side by side as wgmma_offset lays them out; TMA boxes: K * 128).
   TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0,
-                 bool b_kmajor = false);
+                 bool b_kmajor = false, int64_t b_atoms = 0);
   std::vector<std::string> wgmma_wait(const std::vector<std::string>& acc, int pending);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
@@ -246,6 +248,13 @@ class KernelEmitter {
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);
   bool varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen);
   void emit_pipelined_for(const Stmt& s, const PipelinePlan& pp);
+  // ---- TMA rings (NvvmTma.cpp) ----
+  void plan_tma(const Stmt& f, PipelinePlan& pp);
+  std::optional<TmaOperand> tma_operand(const Stmt& load, bool b_operand, TmaMap& map, std::string& why);
+  std::optional<HostInt> host_int(const ExprP& e);
+  bool consecutive_along(const std::vector<ExprP>& terms, int dim, int64_t len);
+  std::string index_origin(const std::vector<ExprP>& terms);
+  void emit_tma_for(const Stmt& s, const PipelinePlan& pp);
   // Loads of a `for` body that can be issued one iteration ahead into registers (num_stages >= 2):
   // see emit_for.
   std::vector<const Stmt*> prefetchable_loads(const Stmt& f);

@@ -243,7 +243,7 @@ std::vector<std::string> KernelEmitter::wgmma_wait(const std::vector<std::string
 }
 
 TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in, int pending,
-                              bool b_kmajor) {
+                              bool b_kmajor, int64_t b_atoms) {
   Dist D = accumulator(p);
   TV acc = convert(acc_in, D);
   // Descriptor strides: LBO between core-matrix groups along K, SBO along M/N (for the swizzled
@@ -253,6 +253,7 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   bool sb = b_kmajor ? wgmma_swizzled({p.N, p.K}, false) : wgmma_swizzled({p.K, p.N}, true);
   int64_t lbo_a = sa ? 16 : 128, sbo_a = sa ? 1024 : p.K / 8 * 128, step_a = sa ? 32 : 256;
   int64_t lbo_b = sb ? 1024 : p.N / 8 * 128, sbo_b = sb ? p.N / 64 * 1024 : 128;
+  if (sb && !b_kmajor && b_atoms) lbo_b = b_atoms, sbo_b = 1024;
   int64_t step_b = sb ? 2 * sbo_b : 2 * lbo_b;
   if (b_kmajor) lbo_b = lbo_a, sbo_b = sbo_a, step_b = step_a;
   std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup g computes rows 64Rg .. 64R(g+1) - 1

@@ -19,6 +19,7 @@ struct NvvmKernelInfo {
   int mma_dots = 0;              // dots on the tensor cores
   int pipelined_loops = 0;       // K loops whose operand loads are pipelined with cp.async
   int hoisted_loops = 0;         // loops emitted twice: unchecked, and checked where the hoisted test fails
+  int tma_loops = 0;             // pipelined loops whose operands are TMA copies (sm_90a)
   // Registers a thread may use while as many CTAs share an SM as its shared memory and threads
   // allow, where that is at least 128 and the kernel has hoisted-check loops (0: no such cap).
   int occupancy_registers = 0;
@@ -31,6 +32,12 @@ struct NvvmKernelInfo {
     Scalar dtype = Scalar::I32;
     bool status = false;  // the status buffer (last parameter, when `status`)
     bool shadow = false;  // conflict checks: the shadow words of buffer `name` (one u64 per element)
+    // A CUtensorMap of buffer `name` (128 bytes by value), encoded at launch: element type dtype,
+    // extents [rows, cols] and row stride (in elements), each a runtime parameter's name or a value
+    // (name empty), and the box (rows x cols elements, 128-byte swizzle).
+    bool tensor_map = false;
+    std::string rows, cols, stride;
+    int64_t rows_v = 0, cols_v = 0, stride_v = 0, box_rows = 0, box_cols = 0;
   };
   std::vector<Arg> args;
   // Located checks (asserts, and with CudaOptions::bounds_checks every global access): a failing

@@ -491,7 +491,10 @@ void KernelEmitter::emit_for(const Stmt& s) {
 void KernelEmitter::emit_for_loop(const Stmt& s) {
   const LoopPlan& lp = plan_.loop(s, unchecked_);
   if (lp.pipeline) {
-    emit_pipelined_for(s, *lp.pipeline);
+    switch (lp.pipeline->kind) {
+      case PipelinePlan::Kind::CpAsyncRing: emit_pipelined_for(s, *lp.pipeline); break;
+      case PipelinePlan::Kind::TmaRing: emit_tma_for(s, *lp.pipeline); break;
+    }
     return;
   }
   // The resident A operand: staged below the loop's shared memory, where nothing else writes while
@@ -865,7 +868,11 @@ std::string KernelEmitter::emit() {
         std::string at = ptr ? ty : (p.dtype == Scalar::I1 ? "i8" : ty);
         params.push_back(at + " " + arg);
         types.push_back(at);
-        info.args.push_back({p.name, ptr, p.dtype});
+        {
+          NvvmKernelInfo::Arg a;
+          a.name = p.name, a.pointer = ptr, a.dtype = p.dtype;
+          info.args.push_back(a);
+        }
         std::string v = (!ptr && p.dtype == Scalar::I1) ? op("icmp ne i8 " + arg + ", 0") : arg;
         line("store " + ty + " " + v + ", " + ty + "* " + var);
         break;
@@ -879,17 +886,41 @@ std::string KernelEmitter::emit() {
       }
     }
   }
+  // TMA: the tensor maps, 128 bytes each by value (__grid_constant__: see emit_nvvm_module).
+  for (size_t i = 0; i < plan_.tma_maps.size(); ++i) {
+    const TmaMap& m = plan_.tma_maps[i];
+    declare("%dtsim.tmap = type { [16 x i64] }");
+    params.push_back("%dtsim.tmap* byval align 64 %tm." + std::to_string(i));
+    types.push_back("%dtsim.tmap*");
+    NvvmKernelInfo::Arg a;
+    a.name = m.buf->name;
+    a.pointer = true;
+    a.dtype = m.elem;
+    a.tensor_map = true;
+    a.rows = m.rows.param, a.cols = m.cols.param, a.stride = m.stride.param;
+    a.rows_v = m.rows.value, a.cols_v = m.cols.value, a.stride_v = m.stride.value;
+    a.box_rows = m.box_rows, a.box_cols = m.box_cols;
+    info.args.push_back(a);
+  }
   emit_block(k_.body);
   for (const Param& p : k_.params)  // conflict checks: the shadow words of each buffer written
     if (p.kind == ParamKind::Pointer && shadowed_.count(p.name)) {
       params.push_back("i64 addrspace(1)* %sh." + p.name);
       types.push_back("i64 addrspace(1)*");
-      info.args.push_back({p.name, true, Scalar::I64, false, true});
+      {
+        NvvmKernelInfo::Arg a;
+        a.name = p.name, a.pointer = true, a.dtype = Scalar::I64, a.shadow = true;
+        info.args.push_back(a);
+      }
     }
   if (info.status) {
     params.push_back("i64 addrspace(1)* %p.dtsim_status");
     types.push_back("i64 addrspace(1)*");
-    info.args.push_back({"", true, Scalar::I32, true});
+    {
+      NvvmKernelInfo::Arg a;
+      a.pointer = true, a.status = true;
+      info.args.push_back(a);
+    }
   }
   br("exit");
   start_block("exit");
@@ -961,6 +992,17 @@ NvvmModule emit_nvvm_module(const Module& m, const Bindings& b, const CudaOption
       annotations += "!" + std::to_string(md) + " = !{" + ke->signature + " @" + entry + ", !\"" + a + "\", i32 " + std::to_string(v) + "}\n";
       md_list += (md ? ", !" : "!") + std::to_string(md);
       ++md;
+    }
+    // Tensor maps are __grid_constant__ (read where the launch put them, their address taken by the
+    // TMA copies): the 1-based indices of those parameters.
+    std::string grid_constant;
+    for (size_t a = 0; a < ke->info.args.size(); ++a)
+      if (ke->info.args[a].tensor_map) grid_constant += (grid_constant.empty() ? "i32 " : ", i32 ") + std::to_string(a + 1);
+    if (!grid_constant.empty()) {
+      annotations += "!" + std::to_string(md) + " = !{" + ke->signature + " @" + entry + ", !\"grid_constant\", !" + std::to_string(md + 1) + "}\n";
+      annotations += "!" + std::to_string(md + 1) + " = !{" + grid_constant + "}\n";
+      md_list += (md ? ", !" : "!") + std::to_string(md);
+      md += 2;
     }
     out.kernels.push_back(ke->info);
   }

@@ -159,6 +159,7 @@ void KernelEmitter::plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist
   lp.hoist = std::move(hoist);
   lp.k = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
   lp.pipeline = plan_pipeline(f, lp.not_pipelined);
+  if (lp.pipeline) plan_tma(f, *lp.pipeline);
   loop_info_[slot] = lp.k;
   if (!lp.pipeline) lp.prefetch = prefetchable_loads(f);
   if (!lp.pipeline) plan_resident(f, lp);
@@ -286,6 +287,8 @@ void KernelEmitter::plan_smem() {
   plan_.loops.clear();
   plan_.loop_order.clear();
   plan_.accesses.clear();
+  plan_.tma_maps.clear();
+  plan_.tma_map_of.clear();
   plan_loops(k_.body);
   plan_smem();
   sp.fallback = why;
@@ -326,15 +329,19 @@ std::string KernelPlan::print(const Kernel& k) const {
       out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once before the loop, read there by wgmma\n";
     if (lp.pipeline) {
       const PipelinePlan& pp = *lp.pipeline;
-      out += "      pipelined: cp.async ring of " + std::to_string(pp.stages) + " stages x " + std::to_string(pp.stage_bytes) +
-             " bytes, " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " copied " + std::to_string(pp.stages - 1) +
-             " iteration(s) ahead; dot on " + (pp.fma ? std::string("FMA units") : pp.mma.wgmma ? "wgmma" : "mma.sync");
+      bool tma = pp.kind == PipelinePlan::Kind::TmaRing;
+      out += "      pipelined: " + std::string(tma ? "TMA" : "cp.async") + " ring of " + std::to_string(pp.stages) + " stages x " +
+             std::to_string(pp.stage_bytes) + " bytes, " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " copied " +
+             std::to_string(pp.stages - 1) + " iteration(s) ahead" + (tma ? " by thread 0, one mbarrier per stage" : "") + "; dot on " +
+             (pp.fma ? std::string("FMA units") : pp.mma.wgmma ? "wgmma" : "mma.sync");
       if (!pp.carried.empty()) {
         std::string names;
         for (auto& [slot, c] : pp.carried) names += (names.empty() ? "" : ", ") + k.slot_names[static_cast<size_t>(slot)];
         out += "; " + names + " computed from " + lp.loop->targets[0];
       }
       out += "\n";
+      for (const TmaOperand& o : pp.tma) out += "      TMA " + describe(o, tma_maps[static_cast<size_t>(o.map)]) + "\n";
+      if (!pp.not_tma.empty()) out += "      no TMA: " + pp.not_tma + "\n";
     } else if (!lp.prefetch.empty()) {
       std::string names;
       for (const Stmt* st : lp.prefetch) names += (names.empty() ? "" : ", ") + st->targets[0];

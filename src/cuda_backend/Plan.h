@@ -79,10 +79,40 @@ struct HoistPlan {
   bool has_k_mask = false;
 };
 
-// A software-pipelined K loop. The one kind today keeps `stages` shared buffers filled by cp.async
-// copies `stages - 1` iterations ahead; TMA copies or a warp-specialized producer would be new kinds.
+// An operand tile of a TMA ring (PipelinePlan::Kind::TmaRing): the load reads rows row0 + i and
+// columns col0 + j (i, j over the tile) of a row-major 2-D tensor at `buf` whose rows are `stride`
+// elements apart, with a mask that is exactly `row < rows && col < cols` (NvvmTma.cpp). The box's
+// origin (col0, row0) is `col` and `row` at the tile's element (0, 0); TMA zero-fills what lies
+// outside [0, cols) x [0, rows), which is the mask.
+struct TmaOperand {
+  const Stmt* load = nullptr;
+  bool b_operand = false;
+  std::vector<ExprP> row, col;  // the row and column indices as sums of terms ([R, 1]; [1, C] or [C]; scalars)
+  int map = -1;               // its tensor map: KernelPlan::tma_maps[map]
+};
+
+// A kernel parameter holding a CUtensorMap (128 bytes, by value, __grid_constant__), encoded on the
+// host at launch (cuTensorMapEncodeTiled) from the buffer's address and these values: each a runtime
+// scalar parameter's name or, where `param` is empty, `value`.
+struct HostInt {
+  std::string param;
+  int64_t value = 0;
+  std::string str() const { return param.empty() ? std::to_string(value) : param; }
+};
+struct TmaMap {
+  const Param* buf = nullptr;
+  Scalar elem = Scalar::F16;
+  HostInt rows, cols, stride;  // the tensor's extents (the mask's bounds) and its row stride in elements
+  int64_t box_rows = 0, box_cols = 0;  // box_cols * element bytes = 128 (the 128-byte swizzle)
+};
+std::string describe(const TmaOperand& o, const TmaMap& m);
+
+// A software-pipelined K loop. CpAsyncRing keeps `stages` shared buffers filled by cp.async copies
+// `stages - 1` iterations ahead; TmaRing (sm_90a, wgmma, operands proven to be boxes of 2-D row-major
+// tensors) fills them with bulk tensor copies issued by one thread, each stage completing on its
+// mbarrier; a warp-specialized producer would be a new kind.
 struct PipelinePlan {
-  enum class Kind { CpAsyncRing };
+  enum class Kind { CpAsyncRing, TmaRing };
   Kind kind = Kind::CpAsyncRing;
   int stages = 0;
   bool fma = false;  // the dot runs on the FMA units, reading f32 operands from the ring
@@ -93,7 +123,10 @@ struct PipelinePlan {
   int64_t a_row = 0, b_row = 0;  // row lengths in shared memory (0: wgmma core matrices)
   int64_t a_bytes = 0, stage_bytes = 0;
   std::map<int, CarriedForm> carried;  // variables the copies read as init + m * c (m: the copied iteration)
-  int64_t ring_bytes() const { return stages * stage_bytes; }
+  std::vector<TmaOperand> tma;          // TmaRing: x's tile, then y's
+  std::string not_tma;                  // CpAsyncRing on sm_90a with wgmma: why not TMA
+  // TmaRing: the stages' mbarriers (8 bytes each) in 1 KiB above the buffers.
+  int64_t ring_bytes() const { return stages * stage_bytes + (kind == Kind::TmaRing ? 1024 : 0); }
 };
 
 // One `for` loop as one copy of it is emitted (`unchecked`: the copy that runs without checks).
@@ -151,6 +184,9 @@ struct KernelPlan {
   std::vector<Access> accesses;
   // smem
   SmemPlan smem;
+  // TMA: the tensor maps the kernel takes as parameters (after its own), in order
+  std::vector<TmaMap> tma_maps;
+  std::map<const Stmt*, int> tma_map_of;  // per load statement (both copies of a hoisted loop share it)
 
   const LoopPlan& loop(const Stmt& f, bool unchecked) const;
   const MmaPlan& dot(const Expr& e) const;

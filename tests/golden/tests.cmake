@@ -33,4 +33,10 @@ if(DTSIM_HAVE_CUDA)
   # attention as the TTIR reader lowers tensor descriptors: two dots on wgmma, 16-byte loads, the
   # reason its key loop is not pipelined
   dtsim_plan_golden(attention_desc_sm90a tests/gpu/attention_desc.tile --arch sm_90a)
+  # TMA rings: f16 and bf16 operands as boxes of their tensors (masked edges as TMA's zero fill);
+  # a 64-wide bf16 tile (32-wide A tiles keep the cp.async ring, the plan says why); with bounds
+  # checks the checked copy keeps cp.async and the unchecked copy takes TMA
+  dtsim_plan_golden(tma_matmul_sm90a tests/gpu/tma_matmul.tile --arch sm_90a)
+  dtsim_plan_golden(matmul_bf16_sm90a examples/matmul_bf16.tile --arch sm_90a)
+  dtsim_plan_golden(tma_matmul_hoisted_sm90a tests/gpu/tma_matmul.tile --arch sm_90a --sanitize=bounds)
 endif()

@@ -126,7 +126,7 @@ TEST_CASE("softmax: 16-byte loads and stores, shuffle reductions, no layout conv
   CHECK(c.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
 }
 
-TEST_CASE("f16 dot: mma.sync + ldmatrix + cp.async on sm_80, wgmma on sm_90a, no spills") {
+TEST_CASE("f16 dot: mma.sync + ldmatrix + cp.async on sm_80, wgmma + TMA on sm_90a, no spills") {
   Compiled a = compile("examples/matmul_f16.tile", "sm_80");
   CHECK(count(a.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") > 0);
   CHECK(count(a.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
@@ -139,7 +139,8 @@ TEST_CASE("f16 dot: mma.sync + ldmatrix + cp.async on sm_80, wgmma on sm_90a, no
   CHECK(count(h.ptx, "mma.sync") == 0);
   CHECK(count(h.ptx, "wgmma.wait_group.sync.aligned 1") == 1);  // one group stays in flight
   CHECK(h.ptxas_log.find("C7515") == std::string::npos);      // ptxas did not serialize the wgmmas
-  CHECK(count(h.ptx, "cp.async.cg.shared.global") > 0);
+  CHECK(count(h.ptx, "cp.async.cg.shared.global") == 0);  // TMA copies instead (test_tma.cpp)
+  CHECK(count(h.ptx, "cp.async.bulk.tensor.2d") > 0);
   CHECK(h.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
   Compiled b = compile("examples/matmul_bf16.tile", "sm_80");
   CHECK(count(b.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") > 0);

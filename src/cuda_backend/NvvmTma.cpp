@@ -1,0 +1,384 @@
+// TMA rings (PipelinePlan::Kind::TmaRing, sm_90a): a pipelined K loop whose dot runs on wgmma and
+// whose two operand loads are boxes of 2-D row-major tensors fills its ring of shared buffers with
+// bulk tensor copies (cp.async.bulk.tensor.2d) instead of cp.async:
+//
+//   x = load(a + row[:, None] * S + col[None, :], mask=(row[:, None] < ROWS) & (col[None, :] < COLS))
+//
+// where row and col run over consecutive values (row0 + i, col0 + j; their axis information says so),
+// S, ROWS and COLS are runtime scalar parameters, constexprs or literals, and `a` is a pointer
+// parameter. The kernel takes one CUtensorMap per operand (128 bytes, by value, __grid_constant__),
+// encoded on the host at launch from a's address, [ROWS, COLS] and the row stride S; TMA reads the
+// box at (col0, row0) and zero-fills what lies outside [0, COLS) x [0, ROWS), which is the mask.
+//
+// Boxes are 128 bytes wide with the 128-byte swizzle: 16-byte chunk j of box row r lands at chunk
+// j ^ (r % 8) of the row's 128 bytes, boxes 1024-byte aligned: A [M, 64] is one box of M rows, the
+// layout wgmma_offset gives A; B [K, N] is N / 64 boxes of K rows x 64 columns, each K * 128 bytes,
+// read by wgmma with 64-column atoms K * 128 bytes apart (wgmma_tiles' b_atoms).
+//
+// One thread (thread 0) initializes the stages' mbarriers, and per stage arrives with the expected
+// byte count and issues the copies; every thread waits on the stage's mbarrier (try_wait.parity,
+// the parity flipping each time the ring wraps) before its wgmma reads the buffers. A stage is
+// refilled after the barrier that follows the next iteration's wgmma issue and its wait for the
+// previous group (as the cp.async ring does), so no copy overwrites a buffer a wgmma still reads.
+#include <algorithm>
+
+#include "cuda_backend/KernelEmitter.h"
+#include "ir/Printer.h"
+
+namespace dtsim::nvvm {
+
+namespace {
+
+// e as a sum of terms (`a + b + c` -> a, b, c).
+void sum_terms(const ExprP& e, std::vector<ExprP>& out) {
+  if (e->kind == ExprKind::Binary && e->bop == BinOp::Add) {
+    sum_terms(e->args[0], out);
+    sum_terms(e->args[1], out);
+    return;
+  }
+  out.push_back(e);
+}
+
+void conjuncts(const ExprP& e, std::vector<ExprP>& out) {
+  if (e->kind == ExprKind::Binary && e->bop == BinOp::And && e->type.elem == Scalar::I1) {
+    conjuncts(e->args[0], out);
+    conjuncts(e->args[1], out);
+    return;
+  }
+  out.push_back(e);
+}
+
+// The terms' .tile texts, sorted: two sums with the same multiset of terms are the same value.
+std::vector<std::string> term_texts(const std::vector<ExprP>& terms) {
+  std::vector<std::string> out;
+  for (const ExprP& t : terms) out.push_back(print_expr(t));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string join_terms(const std::vector<ExprP>& terms) {
+  std::string s;
+  for (const ExprP& t : terms) s += (s.empty() ? "" : " + ") + print_expr(t);
+  return s;
+}
+
+}  // namespace
+
+// A value the host can compute at launch: a literal, a constexpr, or a runtime scalar parameter the
+// kernel never assigns.
+std::optional<HostInt> KernelEmitter::host_int(const ExprP& e) {
+  if (e->kind == ExprKind::Const && !e->is_float) return HostInt{"", e->ival};
+  if (e->kind != ExprKind::Var || !e->type.is_scalar() || is_float(e->type.elem)) return std::nullopt;
+  const Param* p = k_.find_param(e->name);
+  if (!p || p->slot != e->slot || plan_.assigns[static_cast<size_t>(p->slot)] != 1) return std::nullopt;
+  if (p->kind == ParamKind::Constexpr) {
+    auto it = b_.find(p->name);
+    if (it == b_.end()) return std::nullopt;
+    return HostInt{"", it->second.as_int()};
+  }
+  if (p->kind == ParamKind::Scalar) return HostInt{p->name, 0};
+  return std::nullopt;
+}
+
+// Whether the index terms run over `len` consecutive values along dimension `dim` of the tile (one
+// term index + i, the others scalars).
+bool KernelEmitter::consecutive_along(const std::vector<ExprP>& terms, int dim, int64_t len) {
+  int tiles = 0;
+  for (const ExprP& t0 : terms) {
+    if (t0->type.is_scalar()) continue;
+    if (++tiles > 1) return false;
+    ExprP t = t0;
+    // A variable assigned once stands for its definition.
+    while (t->kind == ExprKind::Var && t->slot >= 0 && plan_.assigns[static_cast<size_t>(t->slot)] == 1 && plan_.single_def[static_cast<size_t>(t->slot)])
+      t = plan_.single_def[static_cast<size_t>(t->slot)];
+    const Shape& s = t->type.shape;
+    if (dim == 1 && s.size() == 1 && s[0] == len) {
+      if (axis_info(t).contig < len) return false;
+      continue;
+    }
+    if (s.size() != 2) return false;
+    if (dim == 1 && s[0] == 1 && s[1] == len && axis_info(t).contig >= len) continue;
+    if (t->kind != ExprKind::ExpandDims || t->ints.empty() || t->ints[0] != 1 - dim) return false;
+    const ExprP& x = t->args[0];
+    if (x->type.rank() != 1 || x->type.shape[0] != len || axis_info(x).contig < len) return false;
+  }
+  return tiles == 1;
+}
+
+// Whether load statement `ld` (in the loop being planned, its variables in loop_info_) reads a box of
+// a 2-D row-major tensor, and which: see the top of this file. Its map goes into `map`.
+std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_operand, TmaMap& map, std::string& why) {
+  const Expr& ld = *st.args[0];
+  const Type& t = ld.type;
+  const int64_t R = t.shape[0], C = t.shape[1];
+  const int eb = scalar_bytes(t.elem);
+  if (t.elem != Scalar::F16 && t.elem != Scalar::BF16) return why = "is not f16 or bf16", std::nullopt;
+  if (b_operand ? C % 64 != 0 : C * eb != 128) return why = "is not 128 bytes wide (A) or a multiple of 64 columns (B)", std::nullopt;
+  if (R > 256 || R % 8) return why = "has more than 256 rows or a number not a multiple of 8", std::nullopt;
+  if (!ld.args[1]) return why = "has no mask giving the tensor's extents", std::nullopt;
+  std::vector<ExprP> terms, row, col;
+  sum_terms(ld.args[0], terms);
+  const Param* buf = nullptr;
+  ExprP stride;
+  for (const ExprP& e : terms) {
+    if (e->type.ptr) {
+      const Param* p = e->kind == ExprKind::Var ? k_.find_param(e->name) : nullptr;
+      if (buf || !p || p->kind != ParamKind::Pointer || p->slot != e->slot || plan_.assigns[static_cast<size_t>(p->slot)] != 1)
+        return why = "has a pointer that is not a buffer parameter plus integer terms", std::nullopt;
+      buf = p;
+      continue;
+    }
+    const Shape& s = e->type.shape;
+    if (s.size() == 2 && s[1] == 1 && s[0] == R) {  // a row term: index * stride
+      if (e->kind != ExprKind::Binary || e->bop != BinOp::Mul) return why = "has a row term that is not index * stride", std::nullopt;
+      int sc = e->args[0]->type.is_scalar() ? 0 : e->args[1]->type.is_scalar() ? 1 : -1;
+      if (sc < 0) return why = "has a row term that is not index * stride", std::nullopt;
+      const ExprP& sv = e->args[static_cast<size_t>(sc)];
+      if (stride && print_expr(stride) != print_expr(sv)) return why = "has rows with two strides", std::nullopt;
+      stride = sv;
+      sum_terms(e->args[static_cast<size_t>(1 - sc)], row);
+      continue;
+    }
+    if (e->type.is_scalar() || (s.size() == 2 && s[0] == 1 && s[1] == C) || (s.size() == 1 && s[0] == C)) {
+      col.push_back(e);
+      continue;
+    }
+    return why = "has a pointer term that varies along both dimensions", std::nullopt;
+  }
+  if (!buf || buf->dtype != t.elem) return why = "does not read a buffer parameter of its element type", std::nullopt;
+  if (!stride) return why = "has no row stride", std::nullopt;
+  if (!consecutive_along(row, 0, R) || !consecutive_along(col, 1, C))
+    return why = "has row or column indices that are not consecutive values", std::nullopt;
+  auto s = host_int(stride);
+  if (!s || axis_info(stride).div * eb % 16) return why = "has a row stride that is not a parameter or literal divisible by 16 bytes", std::nullopt;
+  std::vector<ExprP> conds;
+  conjuncts(ld.args[1], conds);
+  std::optional<HostInt> rows, cols;
+  for (const ExprP& c : conds) {
+    if (c->kind == ExprKind::Binary && c->bop == BinOp::Lt) {
+      std::vector<ExprP> lhs;
+      sum_terms(c->args[0], lhs);
+      auto bound = host_int(c->args[1]);
+      if (bound && !rows && term_texts(lhs) == term_texts(row)) {
+        rows = bound;
+        continue;
+      }
+      if (bound && !cols && term_texts(lhs) == term_texts(col)) {
+        cols = bound;
+        continue;
+      }
+    }
+    return why = "has a mask conjunct that is not row < extent or column < extent (" + print_expr(c) + ")", std::nullopt;
+  }
+  if (!rows || !cols) return why = "has a mask that does not bound both the rows and the columns", std::nullopt;
+  map = TmaMap{buf, t.elem, *rows, *cols, *s, R, b_operand ? 64 : C};
+  TmaOperand o;
+  o.load = &st;
+  o.b_operand = b_operand;
+  o.row = row;
+  o.col = col;
+  return o;
+}
+
+// Planning stage `loops`: a wgmma cp.async ring on sm_90a becomes a TMA ring where both operand
+// loads qualify (the ring's buffers and stages stay as planned).
+void KernelEmitter::plan_tma(const Stmt& f, PipelinePlan& pp) {
+  if (opt_.arch != "sm_90a" || pp.fma || !pp.mma.wgmma) return;
+  if (checking()) {
+    pp.not_tma = "bounds checks: the copies are checked lane by lane";
+    return;
+  }
+  const int slot = f.slots[0];
+  loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
+  std::vector<TmaOperand> ops;
+  std::vector<TmaMap> maps;
+  for (const Stmt* l : {pp.lx, pp.ly}) {
+    TmaMap m;
+    std::string w;
+    auto o = tma_operand(*l, l == pp.ly, m, w);
+    if (!o) {
+      pp.not_tma = "the load of " + l->targets[0] + (l->loc.valid() ? " (line " + std::to_string(l->loc.line) + ")" : "") + " " + w;
+      loop_info_.erase(slot);
+      return;
+    }
+    ops.push_back(*o);
+    maps.push_back(m);
+  }
+  loop_info_.erase(slot);
+  if (!pp.carried.empty()) {
+    pp.not_tma = "the operands' pointers are carried by the loop";
+    return;
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto it = plan_.tma_map_of.find(ops[i].load);
+    if (it == plan_.tma_map_of.end()) {
+      it = plan_.tma_map_of.emplace(ops[i].load, static_cast<int>(plan_.tma_maps.size())).first;
+      plan_.tma_maps.push_back(maps[i]);
+    }
+    ops[i].map = it->second;
+  }
+  pp.kind = PipelinePlan::Kind::TmaRing;
+  pp.tma = std::move(ops);
+  pp.not_tma.clear();
+}
+
+std::string describe(const TmaOperand& o, const TmaMap& m) {
+  return (o.b_operand ? "B " : "A ") + o.load->targets[0] + ": " + scalar_name(m.elem) + " tensor " + m.buf->name + "[" + m.rows.str() +
+         ", " + m.cols.str() + "], rows " + m.stride.str() + " apart, box " + std::to_string(m.box_rows) + "x" + std::to_string(m.box_cols) +
+         " at (" + join_terms(o.row) + ", " + join_terms(o.col) + ")";
+}
+
+// The i32 sum of index terms at the tile's element (0, 0).
+std::string KernelEmitter::index_origin(const std::vector<ExprP>& terms) {
+  std::string sum;
+  for (const ExprP& t : terms) {
+    std::string v = t->type.is_scalar() ? eval_scalar(t) : at(t, std::vector<std::string>(t->type.shape.size(), "0"));
+    v = cast(t->type.elem, Scalar::I32, v);
+    sum = sum.empty() ? v : op("add i32 " + sum + ", " + v);
+  }
+  return sum;
+}
+
+// Emits loop f as planned by plan_tma (a TmaRing of plan_pipeline's buffers).
+void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
+  const int S = pp.stages;
+  const MmaPlan& p = pp.mma;
+  const Stmt* dot = pp.dot;
+  const Expr& de = *dot->args[0];
+  const int64_t a_bytes = pp.a_bytes, stage = pp.stage_bytes;
+  int slot = f.slots[0];
+  loop_info_[slot] = plan_.loop(f, unchecked_).k;
+  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
+  std::string ty = reg_type(t);
+  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
+  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
+  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
+  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
+  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  use_smem(pp.ring_bytes());
+  ++info.pipelined_loops;
+  ++info.tma_loops;
+  {
+    const Stmt* outer = cur_stmt_;
+    cur_stmt_ = &f;
+    note("pipelined: " + std::to_string(S) + " shared buffers, TMA copies of " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " " +
+         std::to_string(S - 1) + " iteration(s) ahead, one mbarrier per buffer");
+    cur_stmt_ = dot;
+    note(describe(p) + ", operands from the TMA buffers");
+    cur_stmt_ = outer;
+  }
+  int64_t tx = 0;
+  for (const TmaOperand& o : pp.tma) tx += o.load->args[0]->type.numel() * scalar_bytes(o.load->args[0]->type.elem);
+  const int64_t K = de.args[0]->type.shape[1];
+  auto mbar = [&](const std::string& st) {
+    return op("add i32 " + smem_addr32() + ", " + op("add i32 " + op("mul i32 " + st + ", 8") + ", " + std::to_string(S * stage)));
+  };
+  std::string leader = op("icmp eq i32 %tid, 0");
+  // Copies of iteration `it` into buffer `st`, by thread 0.
+  auto issue = [&](const std::string& it, const std::string& st) {
+    line("store " + ty + " " + it + ", " + ty + "* " + kvar);
+    std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
+    guarded(op("and i1 " + leader + ", " + more), [&] {
+      std::string bar = mbar(st);
+      line("call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " +
+           std::to_string(tx) + ")");
+      std::string off = op("add i32 " + smem_addr32() + ", " + op("mul i32 " + st + ", " + std::to_string(stage)));
+      const Stmt* outer = cur_stmt_;
+      for (const TmaOperand& o : pp.tma) {
+        cur_stmt_ = o.load;
+        const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
+        std::string row = index_origin(o.row), col = index_origin(o.col);
+        std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
+        std::string dst = o.b_operand ? op("add i32 " + off + ", " + std::to_string(a_bytes)) : off;
+        int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1;
+        for (int64_t j = 0; j < boxes; ++j) {
+          std::string d = j ? op("add i32 " + dst + ", " + std::to_string(j * m.box_rows * 128)) : dst;
+          std::string c = j ? op("add i32 " + col + ", " + std::to_string(j * 64)) : col;
+          line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
+               "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + row + ", i32 " + bar + ")");
+        }
+      }
+      cur_stmt_ = outer;
+    });
+  };
+  // A loop that runs zero times skips the pipeline (wgmma's accumulators: see emit_pipelined_for).
+  std::string run = label("tma.run"), done = label("tma.done");
+  line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
+  start_block(run);
+  barrier();  // the ring's memory may hold another statement's data
+  guarded(leader, [&] {
+    for (int s = 0; s < S; ++s)
+      line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + mbar(std::to_string(s)) + ")");
+    line("call void asm sideeffect \"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()");
+  });
+  barrier();
+  for (int s = 0; s < S - 1; ++s)
+    issue(s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo, std::to_string(s));
+  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++), ph = "%pph" + std::to_string(tmp_++);
+  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << ph << " = alloca i32\n";
+  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
+  line("store i32 0, i32* " + sc);
+  line("store i32 0, i32* " + ph);
+  std::string head = label("tma.head"), body = label("tma.body"), exit = label("tma.exit");
+  br(head);
+  start_block(head);
+  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
+  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
+  start_block(body);
+  std::string cur = op("load i32, i32* " + sc), phase = op("load i32, i32* " + ph);
+  {  // every thread waits for the buffer's copies
+    std::string bar = mbar(cur), wait = label("tma.wait"), ready = label("tma.ready");
+    br(wait);
+    start_block(wait);
+    std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\\0A\\09"
+                       "selp.u32 $0, 1, 0, p;\\0A\\09}\", \"=r,r,r,~{memory}\"(i32 " + bar + ", i32 " + phase + ")");
+    line("br i1 " + op("icmp eq i32 " + r + ", 0") + ", label %" + wait + ", label %" + ready);
+    start_block(ready);
+  }
+  line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  std::string off = op("mul i32 " + cur + ", " + std::to_string(stage));
+  int64_t ring_floor = smem_floor_;
+  for (auto& st : f.body) {
+    if (st.get() == pp.lx || st.get() == pp.ly) continue;
+    if (st.get() != dot) {
+      smem_floor_ = ring_floor + pp.ring_bytes();
+      emit_stmt(*st);
+      smem_floor_ = ring_floor;
+      continue;
+    }
+    std::string boff = op("add i32 " + off + ", " + std::to_string(a_bytes));
+    TV acc = eval(de.args[2]);
+    // Swizzled B: 64-column boxes K * 128 bytes apart.
+    int64_t b_atoms = wgmma_swizzled({K, p.N}, true) ? K * 128 : 0;
+    TV r = wgmma_tiles(p, off, boff, acc, 1, false, b_atoms);
+    ++info.mma_dots;
+    assign(dot->slots[0], TV{de.type, r.dist, r.v});
+  }
+  // Every warpgroup's previous group has completed: its buffer is refilled.
+  barrier();
+  std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
+  std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+  issue(ahead, nst);
+  line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  std::string next = op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S));
+  line("store i32 " + next + ", i32* " + sc);
+  line("store i32 " + op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32")) + ", i32* " + ph);
+  line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
+  br(head);
+  start_block(exit);
+  loop_info_.erase(slot);
+  {  // the last group; then the mbarriers are invalidated before their memory is used for anything else
+    TV acc = eval(de.args[2]);
+    assign(dot->slots[0], TV{de.type, acc.dist, wgmma_wait(acc.v, 0)});
+  }
+  barrier();
+  guarded(leader, [&] {
+    for (int s = 0; s < S; ++s)
+      line("call void asm sideeffect \"mbarrier.inval.shared::cta.b64 [$0];\", \"r,~{memory}\"(i32 " + mbar(std::to_string(s)) + ")");
+  });
+  barrier();
+  br(done);
+  start_block(done);
+}
+
+}  // namespace dtsim::nvvm

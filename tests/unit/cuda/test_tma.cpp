@@ -1,0 +1,157 @@
+// TMA rings (PipelinePlan::Kind::TmaRing, NvvmTma.cpp): what the plan decides for the K loops of
+// tests/gpu/tma_matmul.tile and variants of it, the tensor-map parameters the launcher encodes, and
+// the PTX (bulk tensor copies, mbarriers, __grid_constant__ parameters), checked without a GPU.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cuda_backend/Cuda.h"
+#include "cuda_backend/NvvmEmitter.h"
+#include "ir/Diag.h"
+#include "ir/TileParser.h"
+
+using namespace dtsim;
+
+namespace {
+
+std::string tma_source() {
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/tma_matmul.tile");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+struct Compiled {
+  std::string plan, ptx;
+  NvvmModule nm;
+};
+
+Compiled compile(const std::string& src, const std::string& arch, bool bounds = false) {
+  Module m = parse_tile(Sources::add("<tma>", src));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = arch;
+  opt.bounds_checks = bounds;
+  Compiled c;
+  c.plan = emit_plan(m, b, opt);
+  c.nm = emit_nvvm_module(m, b, opt);
+  c.ptx = compile_ptx(c.nm.ir, opt);
+  return c;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("TMA ring: boxes of the operands' tensors, copied by one thread, one mbarrier per stage") {
+  Compiled c = compile(tma_source(), "sm_90a");
+  CHECK(count(c.plan, "pipelined: TMA ring of 3 stages x 32768 bytes") == 1);
+  CHECK(count(c.plan, "pipelined: TMA ring of 4 stages x 16384 bytes") == 1);
+  CHECK(count(c.plan, "TMA A ta: f16 tensor a[M, K], rows K apart, box 128x64 at (rm[:, None], rk[None, :] + k)") == 1);
+  CHECK(count(c.plan, "TMA B tb: f16 tensor b[K, N], rows N apart, box 64x64 at (rk[:, None] + k, rn[None, :])") == 1);
+  // The mbarriers take 1 KiB above the ring.
+  CHECK(count(c.plan, "ring of line 14: for k in range(0, K, BK): 3 x 32768: offset 0, 99328 bytes") == 1);
+  REQUIRE(c.nm.kernels.size() == 2);
+  // Two tensor maps per kernel after the buffers and scalars: the extents and strides are the runtime
+  // parameters the masks and pointers name; boxes are 64 elements (128 bytes) wide.
+  const NvvmKernelInfo& k0 = c.nm.kernels[0];
+  REQUIRE(k0.args.size() == 8);
+  const NvvmKernelInfo::Arg& a = k0.args[6];
+  const NvvmKernelInfo::Arg& b = k0.args[7];
+  CHECK(a.tensor_map);
+  CHECK(a.name == "a");
+  CHECK((a.rows == "M" && a.cols == "K" && a.stride == "K"));
+  CHECK((a.box_rows == 128 && a.box_cols == 64));
+  CHECK(b.tensor_map);
+  CHECK((b.name == "b" && b.rows == "K" && b.cols == "N" && b.stride == "N"));
+  CHECK((b.box_rows == 64 && b.box_cols == 64));
+  CHECK(k0.tma_loops == 1);
+  CHECK(c.nm.kernels[1].tma_loops == 1);
+  // NVVM: by-value parameters marked __grid_constant__ (1-based indices 7 and 8).
+  CHECK(count(c.nm.ir, "%dtsim.tmap* byval align 64 %tm.0") == 2);
+  CHECK(count(c.nm.ir, "!\"grid_constant\"") == 2);
+  CHECK(count(c.nm.ir, "= !{i32 7, i32 8}") == 2);
+  // PTX: the maps are 128-byte parameters whose generic address the copies read.
+  CHECK(count(c.ptx, ".param .align 64 .b8 mm_f16_param_6[128]") == 1);
+  CHECK(count(c.ptx, "cvta.param.u64") >= 2);
+  // A: one box; B (128 columns): two 64-column boxes; the prologue issues stages 0..S-2 (2 for the f16
+  // kernel, 3 for bf16), the loop one more.
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == (2 + 1) * 3 + (3 + 1) * 2);
+  CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 3 + 4);
+  CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 3 + 4);
+  CHECK(count(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64") == 2);
+  // 128x64 + 64x128 f16 per stage of the first kernel, 64x64 + 64x64 bf16 for the second.
+  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") == 3 + 4);
+  CHECK(count(c.ptx, "fence.mbarrier_init.release.cluster") == 2);
+  // No cp.async copies remain; wgmma reads the 128-byte swizzled boxes.
+  CHECK(count(c.ptx, "cp.async.cg.shared.global") == 0);
+  CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);  // 4 k16 steps
+  CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") == 4);
+  REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
+}
+
+TEST_CASE("TMA ring: B's 64-column boxes lie K * 128 bytes apart, as its wgmma descriptors say") {
+  Compiled c = compile(tma_source(), "sm_90a");
+  // B descriptor fields of the f16 kernel: LBO 64 * 128 = 8192 bytes (between the boxes), SBO 1024
+  // (8-row groups), 128-byte swizzle: ((8192 >> 4) << 16) | ((1024 >> 4) << 32) | (1 << 62).
+  int64_t fields = (int64_t(8192 >> 4) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
+  CHECK(count(c.nm.ir, std::to_string(fields)) >= 1);
+  // The cp.async kernel's interleaved B (LBO 1024, SBO 2048 for 128 columns) is gone from it.
+  int64_t old = (int64_t(1024 >> 4) << 16) | (int64_t(2048 >> 4) << 32) | (int64_t(1) << 62);
+  CHECK(count(c.nm.ir, std::to_string(old)) == 0);
+}
+
+TEST_CASE("TMA rings only on sm_90a; other targets keep their code") {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    CAPTURE(arch);
+    Compiled c = compile(tma_source(), arch);
+    CHECK(count(c.plan, "TMA") == 0);
+    CHECK(count(c.ptx, "cp.async.bulk") == 0);
+    CHECK(count(c.ptx, "mbarrier") == 0);
+    CHECK(count(c.nm.ir, "grid_constant") == 0);
+    for (const NvvmKernelInfo& k : c.nm.kernels) CHECK(k.args.size() == 6);
+  }
+}
+
+TEST_CASE("with bounds checks the checked copy of the loop keeps cp.async, the unchecked copy takes TMA") {
+  Compiled c = compile(tma_source(), "sm_90a", true);
+  CHECK(count(c.plan, "no TMA: bounds checks: the copies are checked lane by lane") == 2);
+  CHECK(count(c.plan, "pipelined: TMA ring") == 2);
+  CHECK(count(c.ptx, "cp.async.cg.shared.global") > 0);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") > 0);
+}
+
+TEST_CASE("loads TMA cannot prove to be boxes keep the cp.async ring, and the plan says why") {
+  std::string src = tma_source();
+  SUBCASE("a mask bound the host cannot compute") {
+    Compiled c = compile(replaced(src, "mask=(rm[:, None] < M) & (rk[None, :] + k < K)", "mask=(rm[:, None] < M - 1) & (rk[None, :] + k < K)"),
+                         "sm_90a");
+    CHECK(count(c.plan, "no TMA: the load of ta (line 15) has a mask conjunct that is not row < extent or column < extent (rm[:, None] < M - 1)") == 1);
+    CHECK(count(c.plan, "pipelined: TMA ring") == 1);  // the bf16 kernel's loop
+  }
+  SUBCASE("a mask that bounds only the columns") {
+    Compiled c = compile(replaced(src, "mask=(rm[:, None] < M) & (rk[None, :] + k < K)", "mask=rk[None, :] + k < K"), "sm_90a");
+    CHECK(count(c.plan, "no TMA: the load of ta (line 15) has a mask that does not bound both the rows and the columns") == 1);
+  }
+  SUBCASE("a mask that is not the bounds the pointer's indices name") {
+    Compiled c = compile(replaced(src, "mask=(rm[:, None] < M) & (rk[None, :] + k < K)", "mask=(rm[:, None] < M) & (rk[None, :] < K)"), "sm_90a");
+    CHECK(count(c.plan, "no TMA: the load of ta (line 15) has a mask conjunct that is not row < extent or column < extent (rk[None, :] < K)") == 1);
+  }
+  SUBCASE("row indices that are not consecutive") {
+    Compiled c = compile(replaced(src, "rm = program_id(0) * BM + arange(0, BM)", "rm = program_id(0) * BM + arange(0, BM) * 2"), "sm_90a");
+    CHECK(count(c.plan, "no TMA: the load of ta (line 15) has row or column indices that are not consecutive values") == 1);
+  }
+}
