@@ -772,51 +772,73 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
 }
 
 namespace {
-// One atomic update of element value `e` (storage type T) by `v` (cas: `cmp`).
-template <class T> T atomic_combine(AtomicOp op, T e, T v, T cmp) {
+// One atomic update of element value `e` (storage type T) by `v` (cas: `cmp`); OP is a template
+// argument so that the update inlines into the lane loop.
+template <AtomicOp OP, class T> inline T atomic_combine(T e, T v, T cmp) {
   constexpr bool F = std::is_floating_point_v<T>;
-  switch (op) {
-    case AtomicOp::Add: return wadd<T>(e, v);
-    case AtomicOp::Max:
-    case AtomicOp::Min:
-      if constexpr (F) {
-        // As the GPU (and Triton) order floats here: by their bits, signed where v's sign bit is
-        // clear, unsigned (reversed) where it is set: the float order, NaNs placed by their bits.
-        using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-        using UI = std::make_unsigned_t<I>;
-        I bv, be;
-        std::memcpy(&bv, &v, sizeof(T));
-        std::memcpy(&be, &e, sizeof(T));
-        bool take = bv >= 0 ? (op == AtomicOp::Max ? bv > be : bv < be)
-                            : (op == AtomicOp::Max ? static_cast<UI>(bv) < static_cast<UI>(be) : static_cast<UI>(bv) > static_cast<UI>(be));
-        return take ? v : e;
-      } else {
-        return op == AtomicOp::Max ? (v > e ? v : e) : (v < e ? v : e);
-      }
-    case AtomicOp::UMax:
-    case AtomicOp::UMin:
-      if constexpr (F) {
-        internal_error("Interp", "unsigned atomic on floats");
-      } else {
-        using UT = std::make_unsigned_t<T>;
-        bool gt = static_cast<UT>(v) > static_cast<UT>(e);
-        return (op == AtomicOp::UMax) == gt ? v : e;
-      }
-    case AtomicOp::And:
-    case AtomicOp::Or:
-    case AtomicOp::Xor:
-      if constexpr (F) {
-        internal_error("Interp", "bitwise atomic on floats");
-      } else {
-        return static_cast<T>(op == AtomicOp::And ? (e & v) : op == AtomicOp::Or ? (e | v) : (e ^ v));
-      }
-    case AtomicOp::Xchg: return v;
-    case AtomicOp::Cas: return e == cmp ? v : e;
+  if constexpr (OP == AtomicOp::Add) {
+    return wadd<T>(e, v);
+  } else if constexpr (OP == AtomicOp::Max || OP == AtomicOp::Min) {
+    if constexpr (F) {
+      // As the GPU (and Triton) order floats here: by their bits, signed where v's sign bit is
+      // clear, unsigned (reversed) where it is set: the float order, NaNs placed by their bits.
+      using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+      using UI = std::make_unsigned_t<I>;
+      I bv, be;
+      std::memcpy(&bv, &v, sizeof(T));
+      std::memcpy(&be, &e, sizeof(T));
+      bool take = bv >= 0 ? (OP == AtomicOp::Max ? bv > be : bv < be)
+                          : (OP == AtomicOp::Max ? static_cast<UI>(bv) < static_cast<UI>(be) : static_cast<UI>(bv) > static_cast<UI>(be));
+      return take ? v : e;
+    } else {
+      return OP == AtomicOp::Max ? (v > e ? v : e) : (v < e ? v : e);
+    }
+  } else if constexpr (OP == AtomicOp::UMax || OP == AtomicOp::UMin) {
+    if constexpr (F) {
+      internal_error("Interp", "unsigned atomic on floats");
+    } else {
+      using UT = std::make_unsigned_t<T>;
+      bool gt = static_cast<UT>(v) > static_cast<UT>(e);
+      return (OP == AtomicOp::UMax) == gt ? v : e;
+    }
+  } else if constexpr (OP == AtomicOp::And || OP == AtomicOp::Or || OP == AtomicOp::Xor) {
+    if constexpr (F) {
+      internal_error("Interp", "bitwise atomic on floats");
+    } else {
+      return static_cast<T>(OP == AtomicOp::And ? (e & v) : OP == AtomicOp::Or ? (e | v) : (e ^ v));
+    }
+  } else if constexpr (OP == AtomicOp::Xchg) {
+    return v;
+  } else {
+    static_assert(OP == AtomicOp::Cas);
+    return e == cmp ? v : e;
   }
-  return e;
+}
+
+// Calls f.template operator()<OP>() for the run-time atomic op (a missing case fails -Werror=switch).
+template <class F> auto with_atomic_op(AtomicOp op, F&& f) {
+  switch (op) {
+    case AtomicOp::Add: return f.template operator()<AtomicOp::Add>();
+    case AtomicOp::Max: return f.template operator()<AtomicOp::Max>();
+    case AtomicOp::Min: return f.template operator()<AtomicOp::Min>();
+    case AtomicOp::UMax: return f.template operator()<AtomicOp::UMax>();
+    case AtomicOp::UMin: return f.template operator()<AtomicOp::UMin>();
+    case AtomicOp::And: return f.template operator()<AtomicOp::And>();
+    case AtomicOp::Or: return f.template operator()<AtomicOp::Or>();
+    case AtomicOp::Xor: return f.template operator()<AtomicOp::Xor>();
+    case AtomicOp::Xchg: return f.template operator()<AtomicOp::Xchg>();
+    case AtomicOp::Cas: return f.template operator()<AtomicOp::Cas>();
+  }
+  internal_error("Interp", "bad atomic op");
 }
 }  // namespace
 
+// The lanes run in row-major order. With one thread (no other instance runs meanwhile) an update
+// is a plain read-modify-write of the element, so float additions happen in lane order and the
+// result is deterministic; with several threads it is a compare-and-swap loop. The conflict state
+// is looked at per lane; where the buffer's loads are not tracked, an element already marked as
+// some instance's atomic needs nothing more (atomics against atomics are legal): one load. Where the statement's old values are not used (no
+// targets), none are made.
 Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const Value* a2) {
   Buffer& B = buffer_of(c, ptr);
   const bool cas = s.aop == AtomicOp::Cas;
@@ -828,13 +850,17 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
   for (const Value* v : {&val, cmp, mask})
     if (v) shape = broadcast_shapes(shape, v->type.shape).value_or(shape);
   Type rt{B.dtype, false, shape};
-  Value out = alloc(rt);
+  // The old values: needed for the statement's targets, and for a scalar cas or xchg (locks).
+  const bool want_old = !s.targets.empty() || shape.empty();
+  Value out;
+  if (want_old) out = alloc(rt);
   Checks ck = checks_for(c, ptr.buffer);
   if (ck.cm) ck.cm->dense();
   Issue oob, uninit, conf;
   int64_t active = 0;
   const int64_t n = B.numel();
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1, mine = atomic_mark(me);
+  const bool seq = c.rs && !c.rs->parallel;
   bool took_lock = false;
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
@@ -845,33 +871,97 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
     const T* pv = data<T>(val);
     const T* pc = cmp ? data<T>(*cmp) : nullptr;
     const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
-    T* dst = data<T>(out);
+    T* dst = want_old ? data<T>(out) : nullptr;
     std::array<Strides, 4> st{bstrides(ptr.type.shape, shape), bstrides(val.type.shape, shape), cmp ? bstrides(cmp->type.shape, shape) : Strides{},
                               mask ? bstrides(mask->type.shape, shape) : Strides{}};
-    bloop<4>(dims_of(shape), st, [&](int64_t o, const std::array<int64_t, 4>& ix) {
-      dst[o] = T(0);
-      if (pm && !pm[ix[3]]) return;
-      ++active;
-      int64_t off = pp[ix[0]];
-      if (off < 0 || off >= n) {
-        oob.hit(o, off);
-        return;
-      }
-      size_t u = static_cast<size_t>(off);
-      if (ck.init && !std::atomic_ref<uint8_t>(ck.init[u]).load(std::memory_order_relaxed)) uninit.hit(o, off);
-      if (ck.cm) {  // another instance's plain store or load of the element conflicts; atomics do not
-        int32_t cur = claim_writer(*ck.cm, u, atomic_mark(me), sid);
-        if (cur >= 0 && cur != me) note_conflict(conf, *ck.cm, u, cur, cur, o, off);
-        else note_reader_conflict(conf, *ck.cm, u, me, o, off);
-      }
-      std::atomic_ref<S> a(mem[off]);
-      S old = a.load();
-      T v = pv[ix[1]], cv = pc ? pc[ix[2]] : T(0);
-      while (!a.compare_exchange_weak(old, C::enc(atomic_combine<T>(s.aop, C::dec(old), v, cv)))) {
-      }
-      if (ck.init) std::atomic_ref<uint8_t>(ck.init[u]).store(1, std::memory_order_relaxed);
-      dst[o] = C::dec(old);
-      if (shape.empty() && cas && C::dec(old) == cv && !(v == cv)) took_lock = true;
+    constexpr int L = kSlots - 1;
+    const int64_t sp = st[0][L], sv = st[1][L], sc = st[2][L], sm = st[3][L];
+    uint8_t* init = ck.init;
+    ConflictMap* cm = ck.cm;
+    const bool track_readers = cm && !cm->reader1.empty();
+    with_atomic_op(s.aop, [&]<AtomicOp OP>() {
+      // One lane: output element o, operand elements ip, iv, ic, im. Returns the old value.
+      auto lane = [&](int64_t o, int64_t ip, int64_t iv, int64_t ic, int64_t im) __attribute__((always_inline)) -> T {
+        if (pm && !pm[im]) return T(0);
+        ++active;
+        int64_t off = pp[ip];
+        if (off < 0 || off >= n) {
+          oob.hit(o, off);
+          return T(0);
+        }
+        size_t u = static_cast<size_t>(off);
+        if (init && !std::atomic_ref<uint8_t>(init[u]).load(std::memory_order_relaxed)) uninit.hit(o, off);
+        if (cm && (track_readers || std::atomic_ref<int32_t>(cm->writer[u]).load(std::memory_order_relaxed) >= -1)) {
+          // another instance's plain store or load of the element conflicts; atomics do not
+          int32_t cur = claim_writer(*cm, u, mine, sid);
+          if (cur >= 0 && cur != me) note_conflict(conf, *cm, u, cur, cur, o, off);
+          else note_reader_conflict(conf, *cm, u, me, o, off);
+        }
+        T v = pv[iv], cv = pc ? pc[ic] : T(0);
+        T old;
+        if (seq) {
+          old = C::dec(mem[off]);
+          mem[off] = C::enc(atomic_combine<OP, T>(old, v, cv));
+        } else {
+          std::atomic_ref<S> a(mem[off]);
+          S so = a.load();
+          while (!a.compare_exchange_weak(so, C::enc(atomic_combine<OP, T>(C::dec(so), v, cv)))) {
+          }
+          old = C::dec(so);
+        }
+        if (init) std::atomic_ref<uint8_t>(init[u]).store(1, std::memory_order_relaxed);
+        if constexpr (OP == AtomicOp::Cas)
+          if (shape.empty() && old == cv && !(v == cv)) took_lock = true;
+        return old;
+      };
+      // One thread, no old values: a row whose lanes address consecutive elements in bounds, all
+      // written before and (where loads are not tracked) none stored by a plain store, is
+      // updated in one pass; any other row takes the lanes one by one (the same order, the same
+      // findings).
+      auto fast_row = [&](const std::array<int64_t, 4>& base, int64_t W) -> bool {
+        if (!seq || dst || sp != 1 || track_readers || W < 8) return false;
+        const int64_t* p = pp + base[0];
+        const int64_t first = p[0];
+        if (first < 0 || first > n - W) return false;
+        bool ok = true;
+        for (int64_t j = 0; j < W; ++j) ok &= p[j] == first + j;
+        if (!ok) return false;
+        if (init)
+          for (int64_t j = 0; j < W; ++j) ok &= init[first + j] != 0;
+        if (cm) {  // no plain store of any element (-1: none yet, <= -2: an instance's atomic)
+          const int32_t* w = cm->writer.data() + first;
+          for (int64_t j = 0; j < W; ++j) ok &= w[j] < 0;
+        }
+        if (!ok) return false;
+        if (cm) {
+          int32_t* w = cm->writer.data() + first;
+          int32_t* ws = cm->wstmt.data() + first;
+          for (int64_t j = 0; j < W; ++j)
+            if (w[j] == -1 && (!pm || pm[base[3] + j * sm])) w[j] = mine, ws[j] = sid;
+        }
+        S* m = mem + first;
+        const T* v = pv + base[1];
+        const T* cv = pc ? pc + base[2] : nullptr;
+        const uint8_t* mk = pm ? pm + base[3] : nullptr;
+        int64_t live = 0;
+        for (int64_t j = 0; j < W; ++j) {
+          bool on = !mk || mk[j * sm];
+          live += on;
+          T e = C::dec(m[j]);
+          T r = atomic_combine<OP, T>(e, v[j * sv], cv ? cv[j * sc] : T(0));
+          m[j] = C::enc(on ? r : e);
+        }
+        active += live;
+        return true;
+      };
+      brows<4>(dims_of(shape), st, [&](int64_t o, const std::array<int64_t, 4>& base, int64_t W) {
+        if (fast_row(base, W)) return;
+        if (dst)
+          for (int64_t j = 0; j < W; ++j) dst[o + j] = lane(o + j, base[0] + j * sp, base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
+        else
+          for (int64_t j = 0; j < W; ++j) lane(o + j, base[0] + j * sp, base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
+      });
+      return 0;
     });
     return 0;
   });

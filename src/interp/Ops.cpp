@@ -68,7 +68,8 @@ template <class R, class T, class F> void map2(Value& out, const Value& a, const
 // One binary op over whole tiles. The element semantics are Elem.h's (bin_elem, cmp_elem, shared
 // with the scalar form); OP is a template argument so each op's loop is its own straight code.
 template <BinOp OP, class T> void arith_op(Value& out, const Value& a, const Value& b, const Type& rt, SourceLoc loc) {
-  map2<T, T>(out, a, b, rt, [loc](T x, T y) { return bin_elem<T>(OP, x, y, loc); });
+  // (flatten: bin_elem's switch folds to OP's case in the loop, which then vectorizes)
+  map2<T, T>(out, a, b, rt, [loc](T x, T y) __attribute__((flatten)) { return bin_elem<T>(OP, x, y, loc); });
 }
 template <BinOp OP, class T> void compare_op(Value& out, const Value& a, const Value& b, const Type& rt) {
   map2<uint8_t, T>(out, a, b, rt, [](T x, T y) { return cmp_elem<T>(OP, x, y); });

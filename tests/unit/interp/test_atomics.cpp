@@ -217,3 +217,76 @@ TEST_CASE("reduce and associative_scan with a combine function: .tile syntax, pr
 }
 )"), doctest::Contains("a combine function may use only its arguments"), UserError);
 }
+
+// Liger's embedding backward in small: each instance adds a [16, 16] tile of g into the rows of w
+// that its ids pick (ids repeat within a tile: rows of a histogram), masked at the edges. Without
+// old values the rows of consecutive elements take the whole-row path on one thread; with old
+// values (o = ...) every lane takes the per-lane path. Both must add every lane, in lane order.
+static std::string embedding_backward(bool old_values) {
+  return std::string(R"(kernel k(g: *f32[64, 32], inout w: *f32[8, 32], out o: *f32[64, 32]) grid(4, 2) {
+  m = program_id(0) * 16 + arange(0, 16)
+  n = program_id(1) * 16 + arange(0, 16)
+  ids = (m * 5) % 8
+  mask = expand_dims(m < 60, 1) && expand_dims(n < 28, 0)
+  v = load(g + expand_dims(m, 1) * 32 + expand_dims(n, 0))
+  )") + (old_values ? "r = " : "") + R"(atomic_add(w + expand_dims(ids, 1) * 32 + expand_dims(n, 0), v, mask=mask)
+}
+)";
+}
+
+TEST_CASE("atomic_add of gathered rows (an embedding backward): every lane, masks, lane order on one thread") {
+  std::vector<double> w0, g;
+  Module m0 = parse_tile(Sources::add("emb0.tile", embedding_backward(false)));
+  auto fresh = make_buffers(m0, bind_params(m0, {}), 7);
+  for (int i = 0; i < 8 * 32; ++i) w0.push_back(fresh.find("w")->get(i));
+  for (int i = 0; i < 64 * 32; ++i) g.push_back(fresh.find("g")->get(i));
+  // the reference, in double: every unmasked lane added once
+  std::vector<double> want = w0;
+  for (int m = 0; m < 60; ++m)
+    for (int n = 0; n < 28; ++n) want[static_cast<size_t>((m * 5) % 8 * 32 + n)] += g[static_cast<size_t>(m * 32 + n)];
+  std::vector<std::vector<double>> got;
+  for (bool old_values : {false, true})
+    for (Sanitize s : {Sanitize::All, Sanitize::None})
+      for (int threads : {1, 4}) {
+        CAPTURE(old_values);
+        CAPTURE(threads);
+        auto run = run_tile("emb.tile", embedding_backward(old_values), InterpOptions{.threads = threads, .sanitize = s}, {}, 7);
+        REQUIRE(run->rep.ok());
+        std::vector<double> w;
+        for (int i = 0; i < 8 * 32; ++i) w.push_back(run->at("w", i));
+        for (int i = 0; i < 8 * 32; ++i) CHECK(w[static_cast<size_t>(i)] == doctest::Approx(want[static_cast<size_t>(i)]).epsilon(1e-5));
+        if (threads == 1) got.push_back(w);
+      }
+  // one thread: the whole-row path and the per-lane path add in the same (lane) order: the same bits
+  REQUIRE(got.size() == 4);
+  for (size_t k = 1; k < got.size(); ++k) CHECK(got[k] == got[0]);
+}
+
+TEST_CASE("atomic_add of rows: a plain store of an element, or a never-written element, is reported as per lane") {
+  const char* racy = R"(kernel k(inout w: *f32[4, 16]) grid(2) {
+  n = arange(0, 16)
+  if program_id(0) == 0 {
+    store(w + 16 + n, 1.0)
+  } else {
+    atomic_add(w + expand_dims(arange(0, 4), 1) * 16 + expand_dims(n, 0), 1.0)
+  }
+}
+)";
+  auto bad = run_tile("racy_rows.tile", racy);
+  REQUIRE(bad->rep.findings_count == 1);
+  CHECK(bad->rep.findings[0].kind == Finding::WriteWrite);
+  CHECK(bad->messages().find("instance [1] updates w[16] (index [1, 0]) atomically, which instance [0] stores in the same launch without an atomic") !=
+        std::string::npos);
+  CHECK(bad->messages().find("16 of 64 active lanes") != std::string::npos);
+  const char* uninit = R"(kernel k(out w: *f32[4, 16]) grid(1) {
+  n = arange(0, 16)
+  store(w + n, 0.0)
+  x = load(w + n)
+  atomic_add(w + expand_dims(arange(0, 4), 1) * 16 + expand_dims(n, 0), 1.0)
+}
+)";
+  auto u = run_tile("uninit_rows.tile", uninit);  // (loaded: its writes are tracked)
+  REQUIRE(u->rep.findings_count == 1);
+  CHECK(u->rep.findings[0].kind == Finding::Uninitialized);
+  CHECK(u->messages().find("48 of 64 active lanes updated never-written elements") != std::string::npos);
+}
