@@ -18,7 +18,7 @@ def unsigned_kernel(a_ptr, b_ptr, c_ptr, w_ptr, q_ptr, r_ptr, s_ptr, cmp_ptr, mm
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     a = tl.load(a_ptr + offs, mask=m, other=1)  # uint32
-    b = tl.load(b_ptr + offs, mask=m, other=1)  # uint32, not 0
+    b = tl.load(b_ptr + offs, mask=m, other=1) | 1  # uint32, odd (not 0)
     c = tl.load(c_ptr + offs, mask=m, other=0)  # uint8
     w = tl.load(w_ptr + offs, mask=m, other=1)  # uint64
     tl.store(q_ptr + offs, a // b, mask=m)

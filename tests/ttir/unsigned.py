@@ -24,6 +24,7 @@ u32, u64 = np.uint32, np.uint64
 a = np.concatenate([rng.integers(0, 2**32 - 16, n - 8, dtype=u32), np.array([2**32 - 17, 2**31, 2**31 - 1, 0, 1, 5, 2**32 - 20, 7], u32)])
 b = np.concatenate([rng.integers(1, 2**32, n - 60, dtype=u32), rng.integers(1, 2**12, 60, dtype=u32)])
 rng.shuffle(b)
+b_odd = b | u32(1)  # the kernel's divisor
 c = rng.integers(0, 256, n, dtype=np.uint8)
 w = np.concatenate([rng.integers(0, 2**64, n - 4, dtype=u64), np.array([2**64 - 1, 2**63, 0, 999], u64)])
 outs = dict(q=np.zeros(n, u32), r=np.zeros(n, u32), s=np.zeros(n, u64), cmp=np.zeros(n, np.int32), mm=np.zeros(n, u32),
@@ -32,11 +33,12 @@ mod.unsigned_kernel[(grid,)](a, b, c, w, outs["q"], outs["r"], outs["s"], outs["
                              outs["red"], outs["amx"], n, BLOCK=BLOCK)
 
 with np.errstate(over="ignore"):
-    want = dict(q=a // b, r=a % b + (a >> u32(28)) + ((a >> u32(4)) + u32(15)) // u32(16),
-                s=(w >> u64(60)) + w // (b.astype(u64) + u64(1)) + w % u64(1000),
-                mm=np.maximum(a, b) ^ np.minimum(a, u32(2147483653)), f=a.astype(np.float32) + c.astype(np.float32),
-                z=(c.astype(np.int32) + 1) % 256, hi=((a.astype(u64) * b.astype(u64)) >> u64(32)).astype(u32))
-cmp = (a < b).astype(np.int32) + 2 * (c > 127) + 4 * (w >= a.astype(u64))
+    bo = b_odd
+    want = dict(q=a // bo, r=a % bo + (a >> u32(28)) + ((a >> u32(4)) + u32(15)) // u32(16),
+                s=(w >> u64(60)) + w // (bo.astype(u64) + u64(1)) + w % u64(1000),
+                mm=np.maximum(a, bo) ^ np.minimum(a, u32(2147483653)), f=a.astype(np.float32) + c.astype(np.float32),
+                z=(c.astype(np.int32) + 1) % 256, hi=((a.astype(u64) * bo.astype(u64)) >> u64(32)).astype(u32))
+cmp = (a < b_odd).astype(np.int32) + 2 * (c > 127) + 4 * (w >= a.astype(u64))
 red = np.zeros(2 * grid, u32)
 for p in range(grid):
     blk = a[p * BLOCK:(p + 1) * BLOCK]
