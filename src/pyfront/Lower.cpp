@@ -156,10 +156,18 @@ const Type* Lowerer::visible_type(const std::string& irname) const {
 }
 
 std::string Lowerer::fresh(const std::string& base) {
-  if (!visible(base) && !tile_reserved(base)) return base;
+  // a new variable holds signed values until its assignment marks it (a name reused after its
+  // scope closed does not keep an earlier variable's unsignedness)
+  if (!visible(base) && !tile_reserved(base)) {
+    uns_vars_.erase(base);
+    return base;
+  }
   for (int i = 1;; ++i) {
     std::string n = base + "_" + std::to_string(i);
-    if (!visible(n)) return n;
+    if (!visible(n)) {
+      uns_vars_.erase(n);
+      return n;
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 """examples/triton/unsigned.py (tl.uint8, tl.uint32 and tl.uint64 data: // % >> comparisons,
 maximum/minimum, umulhi, cdiv, uitofp, zero extension, unsigned max/min/argmax reductions and an
-atomic_max on uint32 elements) against numpy. Runs through whichever reader `import triton` gives:
+atomic_max on uint32 elements) against numpy, and a signed variable that reuses the name of an
+unsigned one whose scope has closed. Runs through whichever reader `import triton` gives:
 Triton's TTIR (`python -m dtsim unsigned.py` with Triton installed) or dtsim's own .py reader
 (DTSIM_STANDIN=1, or no Triton)."""
 import importlib.util
@@ -9,6 +10,7 @@ import sys
 
 import numpy as np
 import triton
+import triton.language as tl
 
 import dtsim  # noqa: F401 (python -m dtsim)
 
@@ -54,4 +56,27 @@ for k in bad:
     print("%s differs at %d elements, first %d: got %r, want %r" % (k, len(d), d[0], outs[k][d[0]], want[k][d[0]]))
 if bad:
     sys.exit(1)
+
+
+@triton.jit
+def scopes_k(u_ptr, s_ptr, out_ptr):
+    o = tl.arange(0, 8)
+    acc = tl.zeros((8,), tl.int32)
+    for i in range(2):
+        v = tl.load(u_ptr + o)  # uint32, a name of the loop's body
+        acc += (v >> 1).to(tl.int32)
+    for v in range(-3, -1):  # the same name again, an int32 loop variable: -2 + -1
+        acc += v >> 1
+    w = tl.load(s_ptr + o)
+    tl.store(out_ptr + o, acc + (w >> 1) + 100 * (w < 0).to(tl.int32))
+
+
+uu = np.array([0, 1, 2**31, 2**32 - 1, 7, 8, 2**31 + 3, 12], u32)
+ss = np.array([-7, -1, 0, 5, -2**31, 2**31 - 1, -8, 9], np.int32)
+out = np.zeros(8, np.int32)
+scopes_k[(1,)](uu, ss, out)
+with np.errstate(over="ignore"):
+    want_scopes = ((2 * (uu >> u32(1))).astype(np.int64) - 3 + (ss >> 1) + 100 * (ss < 0)).astype(np.int32)
+if not np.array_equal(out, want_scopes):
+    sys.exit("a signed variable reusing an unsigned one's name: got %r, want %r" % (out, want_scopes))
 print("unsigned integers (%s): all %d outputs match numpy" % ("dtsim's .py reader" if triton.__version__.endswith("+dtsim") else "Triton's TTIR", len(want)))
