@@ -78,7 +78,10 @@ std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string&
   spec.args = args;
   spec.grid = grid;
   spec.sources = sources;
-  for (const auto& [name, dtype, shape] : buffers) spec.buffers.push_back(BufferDecl{name, dtype_of(dtype, name), shape});
+  for (const auto& [name, dtype, shape] : buffers) {
+    bool u = dtype == "u8" || dtype == "u16" || dtype == "u32" || dtype == "u64";  // unsigned: the signless type of the width
+    spec.buffers.push_back(BufferDecl{name, dtype_of(u ? "i" + dtype.substr(1) : dtype, name), shape, u});
+  }
   auto c = std::make_shared<Compiled>();
   c->program = compile(Source{path, FileKind::Py, std::nullopt}, spec);
   c->tile_ir = print_module(c->program.module);

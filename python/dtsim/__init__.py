@@ -315,8 +315,8 @@ def next_power_of_2(n):
 _NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8", "int16": "i16", "int32": "i32",
               "int64": "i64", "bool": "i1"}
 # Unsigned integers are bound as the signless type of their width (their bits): Triton's TTIR keeps
-# their unsignedness in its ops (extui, uitofp, divui, cmpi ult...); dtsim's own .py reader has no
-# unsigned values and refuses them (see _buffer_of).
+# their unsignedness in its ops (extui, uitofp, divui, cmpi ult...); dtsim's own .py reader is told
+# the pointer's element type as u8..u64 (see _compile_dtype) and types the values tl.uint8 ... tl.uint64.
 _NP_UNSIGNED = {"uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64"}
 _DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
 # fp8 has no numpy dtype: fp8 tensors (torch.float8_e4m3fn / float8_e5m2, ml_dtypes) are bound as
@@ -468,12 +468,12 @@ def _device_array(obj, name):
     return _DeviceArray(ptr, dt, bshape, readonly)
 
 
-def _buffer_of(arr, name, unsigned_ok=False):
+def _buffer_of(arr, name):
     """The buffer a pointer argument addresses: the array itself when C-contiguous, else the span
     of storage from its first to its last element (1-D), as a view; bound without a copy. Returns
     (array to bind, dtype name, converted): an array in non-native byte order or with unaligned data
     is bound as a native, aligned copy, and `converted` is the span the copy is written back into.
-    Unsigned integer arrays only when `unsigned_ok` (kernels read through Triton's TTIR)."""
+    Unsigned integer arrays are bound as the signless type of their width."""
     import numpy as np
     dt = _dtype_table().get(arr.dtype)
     if dt is None and _is_bf16_name(arr.dtype.name) and arr.dtype.itemsize == 2:  # ml_dtypes.bfloat16
@@ -481,10 +481,6 @@ def _buffer_of(arr, name, unsigned_ok=False):
     if dt is None and _fp8_name(arr.dtype.name) and arr.dtype.itemsize == 1:  # ml_dtypes float8
         arr = arr.view(_fp8(_fp8_name(arr.dtype.name)))
         dt = _FP8_NAMES[_fp8_name(arr.dtype.names[0])]
-    if arr.dtype.kind == "u" and dt is not None:
-        if not unsigned_ok:
-            raise TypeError("argument '%s': unsigned element type %s needs Triton's frontend (dtsim's .py reader has no "
-                            "unsigned integers; install triton, or pass a signed array)" % (name, arr.dtype.name))
     convert = False
     if dt is None and not arr.dtype.isnative:
         dt = _DTYPE_OF.get(arr.dtype.newbyteorder("="))
@@ -505,6 +501,12 @@ def _buffer_of(arr, name, unsigned_ok=False):
     if convert or not arr.flags.aligned:
         return np.array(arr, dtype=arr.dtype.newbyteorder("="), order="C", copy=True), dt, arr
     return arr, dt, None
+
+
+def _compile_dtype(arr, dt):
+    """The element type the .py reader is told for a bound array: u8..u64 for unsigned integer data
+    (bound as i8..i64, their bits), else the bound type."""
+    return "u" + dt[1:] if arr.dtype.kind == "u" else dt
 
 
 def _is_constexpr_param(p):
@@ -583,7 +585,19 @@ class KernelInterface:
         return _Launcher(self, grid)
 
 
-_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream", "warmup")
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream", "warmup",
+                   "extern_libs")
+
+
+def _check_extern_libs(kernel, libs):
+    """extern_libs={'libdevice': PATH} as Triton takes it (name -> path of a bitcode library). dtsim
+    runs the libdevice functions it knows itself (docs/python.md), so the file is not read."""
+    import os as _os
+    if libs is None:
+        return
+    if not isinstance(libs, dict) or not all(isinstance(k, str) and isinstance(v, (str, _os.PathLike)) for k, v in libs.items()):
+        raise TypeError("%s: extern_libs must be a dict of library name -> path, e.g. {'libdevice': '.../libdevice.10.bc'}, "
+                        "got %r" % (kernel, libs))
 
 
 class JITFunction(KernelInterface):
@@ -617,6 +631,8 @@ class JITFunction(KernelInterface):
     def bind(self, args, kwargs, partial=False):
         """name -> value of the kernel's arguments (defaults included) and the launch options."""
         opts = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAUNCH_OPTIONS and k not in self.signature.parameters}
+        if "extern_libs" in opts:
+            _check_extern_libs(self.__name__, opts["extern_libs"])
         if len(args) <= len(self.arg_names) and not self.has_star:  # the common case, without inspect's binding
             values = dict(zip(self.arg_names, args))
             if not any(k in values or k not in self.signature.parameters for k in kwargs):
@@ -659,9 +675,10 @@ class JITFunction(KernelInterface):
                     continue
             if arr is not None:
                 view, dt, orig = _buffer_of(arr, name)
-                buffers.append((name, dt, list(view.shape)))
+                cdt = _compile_dtype(view, dt)
+                buffers.append((name, cdt, list(view.shape)))
                 arrays.append((name, view, dt))
-                key.append((name, dt, view.shape))
+                key.append((name, cdt, view.shape))
                 if orig is not None:
                     converted.append((name, orig, view))
                 continue

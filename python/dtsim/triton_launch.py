@@ -493,7 +493,7 @@ def run(fn, *args, grid, warmup, **kwargs):
                 device.append((name, dev.ptr, dev.dt, list(dev.shape)))
                 continue
         if arr is not None:
-            view, dt, orig = dtsim._buffer_of(arr, name, unsigned_ok=True)
+            view, dt, orig = dtsim._buffer_of(arr, name)
             buffers.append((name, dt, list(view.shape)))
             arrays.append((name, view, dt))
             if orig is not None:

@@ -167,6 +167,8 @@ class KernelEmitter {
   void use_smem(int64_t bytes) { info.smem_bytes = std::max(info.smem_bytes, smem_floor_ + bytes); }
   // A tile in registers -> shared memory as 16-bit rows of `ld` elements at byte offset `off`.
   void stage_b16(const TV& v, const std::string& off, int64_t ld);
+  // A tile of i8 in registers -> shared memory as bytes, rows of `ld` bytes (transposed: one row per column).
+  void stage_b8(const TV& v, const std::string& off, int64_t ld, bool transpose);
   // wgmma operand layouts (byte offset of element (row, col) of an A [M, K] or B [K, N] tile): rows
   // of 128 bytes with the 128-byte swizzle where the tile allows (A: K = 64; B: N % 64 == 0), else
   // 8x8 core matrices of 128 contiguous bytes.
@@ -183,6 +185,8 @@ class KernelEmitter {
   std::vector<std::string> wgmma_wait(const std::vector<std::string>& acc, int pending);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
+  // acc += A (at a_off, rows of K+16 bytes) @ B (B's transpose at b_off, rows of K+16 bytes), i8 mma.sync.
+  TV mma_tiles_s8(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
   TV eval_scan(const ExprP& e, const Dist& d);    // NvvmReduce.cpp, as the next three
   TV eval_scan_n(const ExprP& e, const Dist& d);  // of several operands (Expr::fns)

@@ -1,6 +1,7 @@
 // dot on the tensor cores (mma.sync.m16n8k16, sm_80+) and its fallback on FMA units.
 //
-// Tensor-core path: f16/bf16 operands, f32 accumulation. The accumulator lives in the mma layout
+// Tensor-core path: f16/bf16 operands, f32 accumulation; i8 operands, i32 accumulation wrapping as
+// the interpreter's (mma.sync.m16n8k32.s32.s8.s8.s32, mma_tiles_s8). The accumulator lives in the mma layout
 // (Layout.h: mma_accumulator), warps tiled wm x wn over the output. The operands go to shared memory
 // as 16-bit rows padded by 8 elements (16 bytes), so the eight row addresses of each ldmatrix fall in
 // distinct banks; ldmatrix.x4 gives the A fragments of one 16x16 block, ldmatrix.x4.trans the B
@@ -29,12 +30,13 @@ KernelEmitter::MmaPlan KernelEmitter::mma_plan(const Expr& e) {
     p.why = "tensor cores need sm_80 or newer (target " + opt_.arch + ")";
     return p;
   }
-  if (ta.elem != tb.elem || (ta.elem != Scalar::F16 && ta.elem != Scalar::BF16)) {
-    p.why = std::string("operands are ") + scalar_name(ta.elem) + " and " + scalar_name(tb.elem) + " (tensor cores take f16 or bf16 pairs)";
+  if (ta.elem != tb.elem || (ta.elem != Scalar::F16 && ta.elem != Scalar::BF16 && ta.elem != Scalar::I8)) {
+    p.why = std::string("operands are ") + scalar_name(ta.elem) + " and " + scalar_name(tb.elem) + " (tensor cores take f16, bf16 or i8 pairs)";
     return p;
   }
-  if (p.K % 16) {
-    p.why = "K = " + std::to_string(p.K) + " is not a multiple of 16";
+  const int64_t kstep = ta.elem == Scalar::I8 ? 32 : 16;  // m16n8k32 for i8, m16n8k16 for halves
+  if (p.K % kstep) {
+    p.why = "K = " + std::to_string(p.K) + " is not a multiple of " + std::to_string(kstep);
     return p;
   }
   int W = k_.num_warps;
@@ -57,7 +59,7 @@ KernelEmitter::MmaPlan KernelEmitter::mma_plan(const Expr& e) {
   p.wm = best;
   p.wn = W / best;
   int64_t R = W % 4 == 0 && p.M % (16 * W) == 0 ? p.M / (16 * W) : 0;
-  if (opt_.arch == "sm_90a" && R > 0 && (R & (R - 1)) == 0 && p.N % 16 == 0 && p.N <= 256) {
+  if (opt_.arch == "sm_90a" && p.in != Scalar::I8 && R > 0 && (R & (R - 1)) == 0 && p.N % 16 == 0 && p.N <= 256) {
     p.wgmma = true;  // R m64nNk16 per warpgroup and k step
     p.wr = static_cast<int>(R);
     p.wm = W;
@@ -178,6 +180,78 @@ TV KernelEmitter::mma_tiles(const MmaPlan& p, const std::string& a_off, const st
         std::string res = op("call " + mma + "(i32 " + a[0] + ", i32 " + a[1] + ", i32 " + a[2] + ", i32 " + a[3] + ", i32 " + b[0] +
                              ", i32 " + b[1] + ", float " + c[r] + ", float " + c[r + 1] + ", float " + c[r + 2] + ", float " + c[r + 3] + ")");
         for (size_t q = 0; q < 4; ++q) c[r + q] = op("extractvalue {float,float,float,float} " + res + ", " + std::to_string(q));
+      }
+  }
+  return TV{acc.type, D, c};
+}
+
+// i8 operands of the integer mma as bytes: A row-major ([M] rows of `ld` bytes), B transposed ([N]
+// rows of `ld` bytes, k contiguous), as the .row A and .col B fragments of m16n8k32 and a
+// non-transposing ldmatrix read them.
+void KernelEmitter::stage_b8(const TV& v, const std::string& off, int64_t ld, bool transpose) {
+  const Dist& d = v.dist;
+  std::string base = smem_gep(off);
+  guarded(owner(d), [&] {
+    for (int r = 0; r < d.nregs(); ++r) {
+      if (first_copy(d, r) != r) continue;
+      auto c = coords(d, r);
+      const std::string& major = transpose ? c[1] : c[0];
+      const std::string& minor = transpose ? c[0] : c[1];
+      std::string idx = op("add i32 " + op("mul i32 " + major + ", " + std::to_string(ld)) + ", " + minor);
+      std::string p = op("getelementptr inbounds i8, i8 addrspace(3)* " + base + ", i32 " + idx);
+      line("store i8 " + to_mem(Scalar::I8, v.at(r)) + ", i8 addrspace(3)* " + p);
+    }
+  });
+}
+
+// acc += A @ B on i8 operands staged by stage_b8 (rows of K + 16 bytes): per k step of 32, the A
+// fragments of each 16-row block by ldmatrix.x4 (row (j & 1) * 8 + i, bytes (j >> 1) * 16 for lane
+// 8j + i) and the B fragments of two 8-column blocks by ldmatrix.x4 of B's transpose (column
+// (j >> 1) * 8 + i, bytes (j & 1) * 16), then mma.sync.m16n8k32.s32.s8.s8.s32 (products and sums
+// in i32, wrapping). The accumulator's layout is the f32 mma's (mma_accumulator).
+TV KernelEmitter::mma_tiles_s8(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in) {
+  Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
+  TV acc = convert(acc_in, D);
+  const int64_t mt = p.M / p.wm, nt = p.N / p.wn, ld = p.K + 16;
+  auto k = [](int64_t v) { return std::to_string(v); };
+  std::string l = lane_id(), w = warp_id();
+  std::string j = op("lshr i32 " + l + ", 3"), i = op("and i32 " + l + ", 7");
+  std::string jm = op("and i32 " + j + ", 1"), jh = op("lshr i32 " + j + ", 1");
+  std::string wn = op("and i32 " + w + ", " + k(p.wn - 1)), wm = op("lshr i32 " + w + ", " + k(log2_exact(p.wn)));
+  std::string arow = op("add i32 " + op("mul i32 " + wm + ", " + k(mt)) + ", " + op("or i32 " + i + ", " + op("shl i32 " + jm + ", 3")));
+  std::string aat = op("add i32 " + op("mul i32 " + arow + ", " + k(ld)) + ", " + op("shl i32 " + jh + ", 4"));
+  std::string brow = op("add i32 " + op("mul i32 " + wn + ", " + k(nt)) + ", " + op("or i32 " + i + ", " + op("shl i32 " + jh + ", 3")));
+  std::string bat = op("add i32 " + op("mul i32 " + brow + ", " + k(ld)) + ", " + op("shl i32 " + jm + ", 4"));
+  std::string base = smem_addr32();
+  std::string abase = op("add i32 " + op("add i32 " + base + ", " + a_off) + ", " + aat);
+  std::string bbase = op("add i32 " + op("add i32 " + base + ", " + b_off) + ", " + bat);
+  const int64_t mtiles = mt / 16, ntiles = nt / 8;
+  std::vector<std::string> c = acc.v;  // register (mi, ni, q) = (mi * ntiles + ni) * 4 + q
+  std::string ld4 = "{i32,i32,i32,i32} asm sideeffect \"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0,$1,$2,$3}, [$4];\", \"=r,=r,=r,=r,r\"";
+  std::string mma = "{i32,i32,i32,i32} asm \"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, "
+                    "{$10,$11,$12,$13};\", \"=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r\"";
+  auto parts = [&](const std::string& s, int n) {
+    std::vector<std::string> v;
+    for (int q = 0; q < n; ++q) v.push_back(op("extractvalue {i32,i32,i32,i32} " + s + ", " + k(q)));
+    return v;
+  };
+  for (int64_t ks = 0; ks < p.K / 32; ++ks) {
+    std::vector<std::vector<std::string>> af, bf;
+    for (int64_t mi = 0; mi < mtiles; ++mi)
+      af.push_back(parts(op("call " + ld4 + "(i32 " + op("add i32 " + abase + ", " + k(mi * 16 * ld + ks * 32)) + ")"), 4));
+    for (int64_t np = 0; np < ntiles / 2; ++np) {
+      auto r = parts(op("call " + ld4 + "(i32 " + op("add i32 " + bbase + ", " + k(np * 16 * ld + ks * 32)) + ")"), 4);
+      bf.push_back({r[0], r[1]});
+      bf.push_back({r[2], r[3]});
+    }
+    for (int64_t mi = 0; mi < mtiles; ++mi)
+      for (int64_t ni = 0; ni < ntiles; ++ni) {
+        size_t r = static_cast<size_t>((mi * ntiles + ni) * 4);
+        auto& a = af[static_cast<size_t>(mi)];
+        auto& b = bf[static_cast<size_t>(ni)];
+        std::string res = op("call " + mma + "(i32 " + a[0] + ", i32 " + a[1] + ", i32 " + a[2] + ", i32 " + a[3] + ", i32 " + b[0] +
+                             ", i32 " + b[1] + ", i32 " + c[r] + ", i32 " + c[r + 1] + ", i32 " + c[r + 2] + ", i32 " + c[r + 3] + ")");
+        for (size_t q = 0; q < 4; ++q) c[r + q] = op("extractvalue {i32,i32,i32,i32} " + res + ", " + k(static_cast<int64_t>(q)));
       }
   }
   return TV{acc.type, D, c};
@@ -307,7 +381,8 @@ std::string describe(const MmaPlan& p) {
   if (p.wgmma)
     return "dot " + shape + ": wgmma m64n" + std::to_string(p.N) + "k16, " + std::to_string(p.wm / 4) + " warpgroup(s)" +
            (p.wr > 1 ? " of " + std::to_string(p.wr) + " tiles" : "");
-  return "dot " + shape + ": mma.sync m16n8k16, warps " + std::to_string(p.wm) + "x" + std::to_string(p.wn);
+  return "dot " + shape + ": mma.sync m16n8k" + (p.in == Scalar::I8 ? "32 s8" : "16") + ", warps " + std::to_string(p.wm) + "x" +
+         std::to_string(p.wn);
 }
 
 TV KernelEmitter::eval_dot(const ExprP& e) {
@@ -328,7 +403,19 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   if (resident) note("A operand " + ae->name + " read from where it was staged before the loop");
   TV a = resident ? TV{} : eval(ae), b = eval(b_kmajor ? be->args[0] : be);
   Dist D = accumulator(p);
-  TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(Scalar::F32, 0, 0, false))};
+  const Scalar acc_t = p.in == Scalar::I8 ? Scalar::I32 : Scalar::F32;
+  TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(acc_t, 0, 0, false))};
+  if (p.in == Scalar::I8) {
+    int64_t ld = p.K + 16;  // bytes per row of A and of B's transpose (16-byte aligned, rows in distinct banks)
+    int64_t off_b = (p.M * ld + 127) / 128 * 128;
+    use_smem(off_b + p.N * ld);
+    ++info.mma_dots;
+    barrier();
+    stage_b8(a, "0", ld, false);
+    stage_b8(b, std::to_string(off_b), ld, true);
+    barrier();
+    return mma_tiles_s8(p, "0", std::to_string(off_b), TV{e->type, D, acc.v});
+  }
   if (p.wgmma) {
     int64_t off_b = resident ? 0 : (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
     use_smem(off_b + p.K * p.N * 2);

@@ -279,6 +279,10 @@ std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f, std::str
   // Without tensor cores: the FMA dot reads f32 operands (both of one type, the verifier says) from
   // the ring (tf32 rounding happens when operands are staged, so a tf32 dot keeps the plain loop).
   bool fma = !p.ok;
+  if (p.ok && p.in == Scalar::I8) {  // the ring holds 16-bit rows for ldmatrix: the i8 dot stages its own operands
+    why = "the dot of " + dot->targets[0] + at(*dot) + " is an i8 dot on the tensor cores (not pipelined yet)";
+    return std::nullopt;
+  }
   if (fma && (!plan_.smem.fma_rings || de.args[0]->type.elem != Scalar::F32 || de.tf32)) {
     why = !plan_.smem.fma_rings ? "the FMA rings do not fit (see the shared memory below)"
                                 : "the dot runs on the FMA units with " + std::string(de.tf32 ? "tf32 rounding" : "operands that are not f32");

@@ -54,6 +54,7 @@ struct BufferDecl {
   std::string name;
   Scalar dtype = Scalar::F32;
   Shape shape;
+  bool is_unsigned = false;  // u8..u64 (.py: tl.uint8 ... tl.uint64 data, stored as i8..i64)
 };
 
 // What one launch fixes, as the flags of every command give it.

@@ -133,9 +133,9 @@ void py_lower(Program& p, const LaunchSpec& spec) {
   for (const auto& [name, text] : spec.bufs) {
     if (!named.insert(name).second) throw UserError("--buf " + name + ": '" + name + "' already has a type (from --in or --buf)");
     BufferDecl d = parse_buf_spec(name, text);
-    launch.buffers.push_back(TritonBuffer{d.name, d.dtype, d.shape, false});
+    launch.buffers.push_back(TritonBuffer{d.name, d.dtype, d.shape, false, d.is_unsigned});
   }
-  for (const BufferDecl& d : spec.buffers) launch.buffers.push_back(TritonBuffer{d.name, d.dtype, d.shape, true});
+  for (const BufferDecl& d : spec.buffers) launch.buffers.push_back(TritonBuffer{d.name, d.dtype, d.shape, true, d.is_unsigned});
   TritonProgram tp = lower_triton_file(p.path, launch);
   p.module = std::move(tp.module);
   p.size_args = tp.used_args;

@@ -107,8 +107,13 @@ BufferDecl parse_buf_spec(const std::string& name, const std::string& spec) {
   if (lb == std::string::npos || spec.back() != ']') throw UserError(what + "expected DTYPE[D0, D1, ...], e.g. f32[1000]");
   BufferDecl b;
   b.name = name;
-  auto dt = parse_scalar(spec.substr(0, lb));
-  if (!dt) throw UserError(what + "unknown type '" + spec.substr(0, lb) + "' (expected i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32 or f64)");
+  std::string ty = spec.substr(0, lb);
+  if (ty == "u8" || ty == "u16" || ty == "u32" || ty == "u64") {  // unsigned: the signless type of the width
+    b.is_unsigned = true;
+    ty[0] = 'i';
+  }
+  auto dt = parse_scalar(ty);
+  if (!dt) throw UserError(what + "unknown type '" + spec.substr(0, lb) + "' (expected i1, i8, i16, i32, i64, u8, u16, u32, u64, f8e4m3, f8e5m2, f16, bf16, f32 or f64)");
   b.dtype = *dt;
   std::string dims = spec.substr(lb + 1, spec.size() - lb - 2);
   size_t p = 0;

@@ -29,6 +29,8 @@ Val parse_arg_value(const std::string& text, const std::string& name) {
                                                        {"float64", Scalar::F64}, {"int32", Scalar::I32},   {"int64", Scalar::I64},
                                                        {"int1", Scalar::I1},     {"int8", Scalar::I8},      {"int16", Scalar::I16},
                                                        {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2}};
+      static const std::map<std::string, Scalar> udt = {{"uint8", Scalar::I8}, {"uint16", Scalar::I16}, {"uint32", Scalar::I32}, {"uint64", Scalar::I64}};
+      if (auto u = udt.find(text.substr(std::string(p).size())); u != udt.end()) return Val::of_udtype(u->second);
       auto it = dt.find(text.substr(std::string(p).size()));
       if (it == dt.end()) throw UserError("--arg " + name + "=" + text + ": unknown dtype");
       return Val::of_dtype(it->second);
@@ -111,6 +113,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
       k.params.push_back(ip);
       Type t{ip.dtype, true, {}};
       blocks_.back().declared[p.name] = t;
+      if (b->second->is_unsigned) uns_vars_.insert(p.name);  // a pointer to tl.uint8 ... tl.uint64 data
       ExprP ref = make_var(p.name, p.loc);
       ref->type = t;
       Val v = tensor(ref, {p.name});

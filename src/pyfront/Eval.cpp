@@ -47,7 +47,7 @@ Val fold(const std::string& op, const Val& a, const Val& b, SourceLoc loc) {
   if (op == "==" || op == "!=") {
     bool eq;
     if (a.number() && b.number()) eq = num(a) == num(b);
-    else if (a.k == VK::DType && b.k == VK::DType) eq = a.dt == b.dt && a.t.ptr == b.t.ptr;
+    else if (a.k == VK::DType && b.k == VK::DType) eq = a.dt == b.dt && a.t.ptr == b.t.ptr && a.uns == b.uns;
     else if (a.k == VK::None || b.k == VK::None) eq = a.k == b.k;
     else if (a.k == VK::Str || b.k == VK::Str) eq = false;
     else user_error(loc, "cannot compare " + py_type_name(a) + " and " + py_type_name(b) + " at compile time");
@@ -120,6 +120,7 @@ std::optional<BinOp> ir_binop(const std::string& op) {
 Val Lowerer::binop(const std::string& op, const Val& a, const Val& b, SourceLoc loc) {
   if (a.compile_time() && b.compile_time()) return fold(op, a, b, loc);
   if (a.k == VK::Pair || b.k == VK::Pair) user_error(loc, "tl.swizzle2d() returns two values: write `a, b = tl.swizzle2d(...)`");
+  if (unsigned_operands(a, b)) return unsigned_binop(op, a, b, loc);
   auto bop = ir_binop(op);
   if (!bop) {
     if (op == "**") unsupported(loc, "'**' on tensors");
@@ -129,7 +130,9 @@ Val Lowerer::binop(const std::string& op, const Val& a, const Val& b, SourceLoc 
   ExprP ea = ir(a, loc), eb = ir(b, loc);
   std::set<std::string> bufs = a.bufs;
   bufs.insert(b.bufs.begin(), b.bufs.end());
-  return tensor(make_binary(*bop, ea, eb, loc), bufs);
+  Val r = tensor(make_binary(*bop, ea, eb, loc), bufs);
+  if (r.t.ptr) r.uns = (a.k == VK::Tensor && a.t.ptr) ? a.uns : b.uns;  // a pointer to unsigned elements stays one
+  return r;
 }
 
 Val Lowerer::eval(const Node& n) {
@@ -191,7 +194,9 @@ Val Lowerer::eval(const Node& n) {
         if (e->type.elem != Scalar::I1) e = typed(make_binary(BinOp::Ne, e, typed(make_const_int(0, n.loc)), n.loc));
         return tensor(make_unary(UnOp::Not, e, n.loc));
       }
-      return tensor(make_unary(n.op == "-" ? UnOp::Neg : UnOp::Not, ir(x, n.loc), n.loc));
+      Val r = tensor(make_unary(n.op == "-" ? UnOp::Neg : UnOp::Not, ir(x, n.loc), n.loc));
+      r.uns = x.uns && !x.t.ptr && r.t.elem != Scalar::I1;  // -x and ~x wrap alike
+      return r;
     }
     case NK::BoolOp: {
       Val cur = eval(*n.kids[0]);

@@ -139,6 +139,7 @@ Val Lowerer::tensor(ExprP e, std::set<std::string> bufs) {
   v.k = VK::Tensor;
   typed(e);
   v.t = e->type;
+  v.uns = e->kind == ExprKind::Var && uns_vars_.count(e->name) > 0;
   v.e = std::move(e);
   v.bufs = std::move(bufs);
   return v;
@@ -155,10 +156,18 @@ const Type* Lowerer::visible_type(const std::string& irname) const {
 }
 
 std::string Lowerer::fresh(const std::string& base) {
-  if (!visible(base) && !tile_reserved(base)) return base;
+  // a new variable holds signed values until its assignment marks it (a name reused after its
+  // scope closed does not keep an earlier variable's unsignedness)
+  if (!visible(base) && !tile_reserved(base)) {
+    uns_vars_.erase(base);
+    return base;
+  }
   for (int i = 1;; ++i) {
     std::string n = base + "_" + std::to_string(i);
-    if (!visible(n)) return n;
+    if (!visible(n)) {
+      uns_vars_.erase(n);
+      return n;
+    }
   }
 }
 
@@ -183,6 +192,8 @@ Val Lowerer::materialize(const Val& v, const std::string& name, SourceLoc loc) {
   std::string var = fresh(name);
   emit(make_assign(var, e, loc));
   blocks_.back().declared[var] = e->type;
+  if (v.uns) uns_vars_.insert(var);
+  else uns_vars_.erase(var);
   ExprP ref = make_var(var, loc);
   ref->type = e->type;
   Val out = tensor(ref, v.bufs);
@@ -339,6 +350,8 @@ void Lowerer::assign(const Node& target, const Val& v, SourceLoc loc, std::optio
       }
       StmtP s = make_assign(names[0], clone_expr(v.e), loc);
       s->targets = {names[0], names[1]};
+      uns_vars_.erase(names[0]);
+      uns_vars_.erase(names[1]);
       emit(s);
       for (int i = 0; i < 2; ++i) {
         if (!visible(names[i])) blocks_.back().declared[names[i]] = Type{Scalar::I32, false, {}};
@@ -384,10 +397,13 @@ void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc,
   if (it != f.vars.end() && !it->second.var.empty()) {
     const std::string& var = it->second.var;
     const Type* old = visible_type(var);
-    if (old && *old == v.t) {
+    if (old && *old == v.t && it->second.uns != v.uns && in_runtime_block())
+      user_error(loc, q(name) + " changes type from " + py_type_name(it->second) + " to " + py_type_name(v) +
+                          " inside a runtime if/for/while; a loop-carried or branch variable keeps its type (use .to())");
+    if (old && *old == v.t && it->second.uns == v.uns) {
       ExprP value = clone_expr(v.e);
       StmtP s = make_assign(var, value, loc);
-      if (aug && aug_rhs) {
+      if (aug && aug_rhs && !v.uns) {  // (an unsigned update keeps its expansion: // % >> are not the IR's)
         ExprP lhs = make_var(var, loc);
         lhs->type = *old;
         value = make_binary(*aug, lhs, clone_expr(aug_rhs), value->loc);
@@ -409,6 +425,8 @@ void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc,
   std::string var = fresh(name);
   emit(make_assign(var, e, loc));
   blocks_.back().declared[var] = v.t;
+  if (v.uns) uns_vars_.insert(var);
+  else uns_vars_.erase(var);
   ExprP ref = make_var(var, loc);
   ref->type = v.t;
   Val r = tensor(ref, v.bufs);
@@ -471,8 +489,12 @@ void Lowerer::runtime_if(const Node& s, const Val& cond) {
     ExprP e0 = (v0.k == VK::Tensor || v0.number()) ? ir(v0, s.loc) : nullptr;
     ExprP e1 = (v1.k == VK::Tensor || v1.number()) ? ir(v1, s.loc) : nullptr;
     if (!e0 || !e1 || !(e0->type == e1->type) || e0->type.ptr) continue;
+    if (v0.k == VK::Tensor && v1.k == VK::Tensor && v0.uns != v1.uns)
+      user_error(s.loc, q(name) + " is " + py_type_name(v0) + " in one branch and " + py_type_name(v1) + " in the other (use .to())");
     const Type t = e0->type;
     std::string var = fresh(name);
+    if (v0.uns || v1.uns) uns_vars_.insert(var);
+    else uns_vars_.erase(var);
     emit(make_assign(var, zero_of(t), s.loc));
     blocks_.back().declared[var] = t;
     // (a branch whose own variable got this name already assigns it: the declaration before the if

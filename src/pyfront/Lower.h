@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/Unsigned.h"
 #include "pyfront/PyAst.h"
 #include "pyfront/Triton.h"
 #include "pyfront/Value.h"
@@ -76,6 +77,28 @@ class Lowerer {
   // tl.reduce / tl.associative_scan of a tuple: a tuple of the N results (Expr::fns, Expr::part).
   Val combine_tuple(const Val& xs, int axis, bool scan, bool reverse, const Val& fn, SourceLoc xloc, SourceLoc fnloc, SourceLoc loc);
   bool in_runtime_block() const;
+
+  // ---- unsigned integers (Unsigned.cpp) ----
+  // The IR variables that hold unsigned values (Val::uns); tensor() marks a reference to one.
+  std::set<std::string> uns_vars_;
+  // Binds a value to a fresh IR variable of the current block (ir/Unsigned.h's BindFn).
+  BindFn binder(SourceLoc loc);
+  // Types a tree built by ir/Unsigned.h (its variables from their declarations).
+  ExprP typed_tree(ExprP e);
+  // Whether a binary operator involves an unsigned operand (not pointer arithmetic).
+  static bool unsigned_operands(const Val& a, const Val& b);
+  // `a OP b` with Triton's promotion for unsigned integers and the unsigned meaning of // % >> and
+  // the comparisons; also "maximum" / "minimum".
+  Val unsigned_binop(const std::string& op, const Val& a, const Val& b, SourceLoc loc);
+  // a and b converted to their promoted integer type (tl.where's values).
+  std::pair<Val, Val> unsigned_promote(const Val& a, const Val& b, SourceLoc loc);
+  ExprP promoted_operand(const Val& v, Scalar from, bool from_uns, Scalar to, bool to_uns, SourceLoc loc);
+  // x.to(dtype) from or to an unsigned type (zero extension, uitofp, fptoui); `to_uns`: dtype is unsigned.
+  Val unsigned_cast(const Val& x, Scalar to, bool to_uns, SourceLoc loc);
+  // A builtin call with unsigned operands: the calls that keep their meaning (marking the results
+  // unsigned where Triton's are), those with an unsigned form, and a located error for the rest.
+  Val call_builtin_unsigned(const std::string& name, CallArgs& a);
+  Val call_builtin_signless(const std::string& name, CallArgs& a);
 
   // The debugger's frame (DebugExpr.cpp): expressions read the names `vars`, then module `m`'s
   // globals; statements the lowering emits go to `out`. `debugger` words the errors for it.

@@ -22,6 +22,7 @@ struct TritonBuffer {
   Scalar dtype = Scalar::F32;
   Shape shape;
   bool has_data = false;  // given with --in (keeps its data; a stored-to one is inout)
+  bool is_unsigned = false;  // tl.uint8 ... tl.uint64 elements (dtype: the signless type of their width)
 };
 
 struct TritonLaunch {

@@ -128,7 +128,10 @@ std::string py_repr(const Val& v) {
     }
     case VK::Bool: return v.i ? "True" : "False";
     case VK::Str: return v.text;
-    case VK::DType: return v.t.ptr ? "pointer<" + std::string(scalar_name(v.dt)) + ">" : std::string(scalar_name(v.dt));
+    case VK::DType: {
+      std::string n = v.uns ? "uint" + std::to_string(scalar_bytes(v.dt) * 8) : std::string(scalar_name(v.dt));
+      return v.t.ptr ? "pointer<" + n + ">" : n;
+    }
     case VK::Tuple: {
       std::string s = "(";
       for (size_t i = 0; i < v.items.size(); ++i) s += (i ? ", " : "") + py_repr(v.items[i]);
@@ -154,7 +157,12 @@ std::string py_type_name(const Val& v) {
     case VK::Str: return "str";
     case VK::DType: return "dtype";
     case VK::Tuple: return "tuple";
-    case VK::Tensor: return v.t.is_scalar() ? "scalar " + v.t.str() : "tensor " + v.t.str();
+    case VK::Tensor: {
+      std::string t = v.t.str();
+      if (v.uns && !t.empty() && t[0] == 'i') t = "u" + t.substr(1);  // u32[64]
+      if (v.uns && v.t.ptr && t.size() > 1 && t[1] == 'i') t = "*u" + t.substr(2);
+      return v.t.is_scalar() ? "scalar " + t : "tensor " + t;
+    }
     case VK::Func: return "jit function";
     case VK::Host: return "Python function '" + v.text + "'";
     case VK::Module: return "module";

@@ -39,6 +39,9 @@ struct Val {
   const Node* fn = nullptr;         // Func
   const ModuleInfo* mod = nullptr;  // Func / Module
   std::shared_ptr<Val> self;        // Builtin: bound tensor (x.to, x.sum, ...)
+  // DType: tl.uint8 ... tl.uint64 (dt: the signless type of that width); Tensor: unsigned integer
+  // values (a pointer: to unsigned elements). Pyfront's Unsigned.cpp gives them Triton's meaning.
+  bool uns = false;
 
   bool compile_time() const { return k != VK::Tensor && k != VK::Pair; }
   bool number() const { return k == VK::Int || k == VK::Float || k == VK::Bool; }
@@ -48,6 +51,7 @@ struct Val {
   static Val of_bool(bool v) { Val x; x.k = VK::Bool; x.i = v; return x; }
   static Val of_str(std::string s) { Val x; x.k = VK::Str; x.text = std::move(s); return x; }
   static Val of_dtype(Scalar s) { Val x; x.k = VK::DType; x.dt = s; return x; }
+  static Val of_udtype(Scalar s) { Val x = of_dtype(s); x.uns = true; return x; }
   // tl.pointer_type(s): a dtype whose t.ptr is set (dt: the element type)
   static Val of_pointer_dtype(Scalar s) { Val x = of_dtype(s); x.t = Type{s, true, {}}; return x; }
   bool pointer_dtype() const { return k == VK::DType && t.ptr; }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 
+#include "ir/Unsigned.h"
 #include "ir/Verify.h"
 #include "ir/Walk.h"
 #include "ttir/Ttir.h"
@@ -758,40 +759,13 @@ class Lowerer {
       if (!c.eat("to")) c.expect("->");
       VType to = vtype(c.type(), op.text_loc);
       ExprP x = use(v);
-      auto B = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-      if (from.elem == Scalar::I64 && n == "arith.uitofp") {
-        // 2^63 and above (negative as signed): half the value, its lowest bit kept as a sticky bit
-        // so that the one rounding is the same, converted, then doubled (exact)
-        std::string xv = var_name("u64");
-        out_->push_back(make_assign(xv, x, cur_loc_));
-        ExprP xr = make_var(xv, cur_loc_);
-        ExprP half = B(BinOp::Or, B(BinOp::And, B(BinOp::Shr, xr, typed_const(0, 1, Scalar::I64)), typed_const(0, INT64_MAX, Scalar::I64)),
-                       B(BinOp::And, make_var(xv, cur_loc_), typed_const(0, 1, Scalar::I64)));
-        ExprP big = B(BinOp::Mul, make_cast(half, to.elem, cur_loc_), typed_const(2.0, 0, to.elem));
-        ExprP e = make_where(B(BinOp::Lt, make_var(xv, cur_loc_), typed_const(0, 0, Scalar::I64)), big, make_cast(make_var(xv, cur_loc_), to.elem, cur_loc_), cur_loc_);
-        define(res(), e, to, true, cur_loc_);
-        return;
-      }
-      if (n == "arith.fptoui" && to.elem == Scalar::I64) {
-        // from 2^63 up: 2^63 subtracted (exact) before the signed conversion, the top bit set after;
-        // out of range saturates as the IR's conversions do
-        std::string fv = var_name("f64");
-        out_->push_back(make_assign(fv, make_cast(x, Scalar::F64, cur_loc_), cur_loc_));
-        ExprP two63 = typed_const(9223372036854775808.0, 0, Scalar::F64);
-        ExprP hi = B(BinOp::Xor, make_cast(B(BinOp::Sub, make_var(fv, cur_loc_), two63), Scalar::I64, cur_loc_), typed_const(0, INT64_MIN, Scalar::I64));
-        ExprP e = make_where(B(BinOp::Ge, make_var(fv, cur_loc_), typed_const(9223372036854775808.0, 0, Scalar::F64)), hi,
-                             make_cast(make_var(fv, cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
-        define(res(), e, to, true, cur_loc_);
-        return;
-      }
       if ((n == "arith.extui" || n == "arith.uitofp") && from.elem != Scalar::I1) {
-        // zero-extend: through i64 with the low bits kept
-        int bits = scalar_bytes(from.elem) * 8;
-        x = make_binary(BinOp::And, make_cast(x, Scalar::I64, cur_loc_), typed_const(0, (int64_t{1} << bits) - 1, Scalar::I64), cur_loc_);
+        define(res(), unsigned_convert(x, from.elem, to.elem, cur_loc_, binder()), to, true, cur_loc_);
+        return;
       }
       if (n == "arith.fptoui") {
-        // through the next wider signed type, whose low bits are the unsigned result
-        if (to.elem != Scalar::I1) x = make_cast(x, to.elem == Scalar::I32 ? Scalar::I64 : Scalar::I32, cur_loc_);
+        define(res(), float_to_unsigned(x, to.elem, cur_loc_, binder()), to, true, cur_loc_);
+        return;
       }
       define(res(), make_cast(x, to.elem, cur_loc_), to, true, cur_loc_);
       return;
@@ -1186,8 +1160,6 @@ class Lowerer {
     return attrs.substr(b, attrs.find('"', b) - b);
   }
   VType type_of_arg(const std::string& ssa) { return lookup(ssa).t; }
-  // The sign bit of an integer type as a value of that type (-2^(bits-1)).
-  static int64_t sign_bit(Scalar t) { return t == Scalar::I64 ? INT64_MIN : -(int64_t{1} << (scalar_bytes(t) * 8 - 1)); }
   VType type_of_expr(const std::vector<std::string>& v, const VType& t) { return v.empty() ? t : lookup(v[0]).t.elem == t.elem ? t : t; }
 
   ExprP compare(const std::string& pred, ExprP a, ExprP b, const VType& t) {
@@ -1197,12 +1169,7 @@ class Lowerer {
                                                      {"ult", BinOp::Lt},  {"ule", BinOp::Le},  {"ugt", BinOp::Gt},  {"uge", BinOp::Ge}};
     bool is_f = is_float(t.elem);
     if (!is_f && (pred == "ult" || pred == "ule" || pred == "ugt" || pred == "uge")) {
-      // unsigned: compare as signed after flipping the sign bit
-      if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned comparison of i1 is not supported");
-      int64_t sign = sign_bit(t.elem);
-      a = make_binary(BinOp::Xor, a, typed_const(0, sign, t.elem), cur_loc_);
-      b = make_binary(BinOp::Xor, b, typed_const(0, sign, t.elem), cur_loc_);
-      return make_binary(ops.at(pred), a, b, cur_loc_);
+      return unsigned_compare(ops.at(pred), a, b, t.elem, cur_loc_);
     }
     if (is_f && (pred == "one" || pred == "ord" || pred == "uno" || pred == "ueq" || pred == "ult" || pred == "ule" || pred == "ugt" ||
                  pred == "uge")) {
@@ -1720,10 +1687,14 @@ class Lowerer {
       else if (bn == "arith.ori") r = RedOp::Or;
       else if (bn == "arith.maxnumf" || bn == "arith.maximumf" || bn == "arith.maxsi") r = RedOp::Max;
       else if (bn == "arith.minnumf" || bn == "arith.minimumf" || bn == "arith.minsi") r = RedOp::Min;
+      const bool uns = bn == "arith.maxui" || bn == "arith.minui";  // unsigned order: the signed one, sign bits flipped
+      if (uns) r = bn == "arith.maxui" ? RedOp::Max : RedOp::Min;
       if (r) {
         VType it = type_of(ins[0]);
         if (*r == RedOp::Sum && it.elem == Scalar::I1) user_error(cur_loc_, "a sum of i1 values is not supported yet");
-        ExprP e = make_reduce(*r, use(ins[0]), axis, cur_loc_);
+        if (uns && it.elem == Scalar::I1) user_error(cur_loc_, "an unsigned max/min of i1 values is not supported yet");
+        ExprP e = uns ? flip_sign(make_reduce(*r, flip_sign(use(ins[0]), it.elem, cur_loc_), axis, cur_loc_), it.elem, cur_loc_)
+                      : make_reduce(*r, use(ins[0]), axis, cur_loc_);
         // the tile IR sums floats in f32 and i1/i32 in i32: convert back to the TTIR type
         if (*r == RedOp::Sum && it.elem != Scalar::F32 && it.elem != Scalar::F64 && it.elem != Scalar::I32 && it.elem != Scalar::I64)
           e = make_cast(e, rtypes.at(0).elem, cur_loc_);
@@ -1734,6 +1705,7 @@ class Lowerer {
     // argmax / argmin: (values, indices) with a combine comparing the values and keeping the index
     if (ins.size() == 2 && op.results.size() == 2) {
       std::string kind;
+      bool uns = false;  // values compared as unsigned integers (cmpi ugt ...)
       for (const Op* o : body) {
         if (o->name == "arith.cmpf" || o->name == "arith.cmpi") {
           Cursor oc(o->text, o->text_loc);
@@ -1747,6 +1719,7 @@ class Lowerer {
           bool lt = pred == "olt" || pred == "slt" || pred == "ole" || pred == "sle" || pred == "ult" || pred == "ule";
           if ((fwd || rev) && (gt || lt)) {
             kind = (gt == fwd) ? "max" : "min";
+            uns = o->name == "arith.cmpi" && pred[0] == 'u';
             break;
           }
         }
@@ -1754,9 +1727,12 @@ class Lowerer {
       if (!kind.empty() && !is_axis_range(ins[1], axis)) kind.clear();  // the general pair combine below
       if (!kind.empty()) {
         std::string xv = var_name(ins[0] + "_red");
-        out_->push_back(make_assign(xv, use(ins[0]), cur_loc_));
+        Scalar et = type_of(ins[0]).elem;
+        if (uns && et == Scalar::I1) user_error(cur_loc_, "an unsigned argmax/argmin of i1 values is not supported yet");
+        out_->push_back(make_assign(xv, uns ? flip_sign(use(ins[0]), et, cur_loc_) : use(ins[0]), cur_loc_));
         use(ins[1]);  // the indices: the axis positions (tl.argmax builds them with arange)
         ExprP val = make_reduce(kind == "max" ? RedOp::Max : RedOp::Min, make_var(xv, cur_loc_), axis, cur_loc_);
+        if (uns) val = flip_sign(val, et, cur_loc_);
         ExprP idx = make_reduce(kind == "max" ? RedOp::Argmax : RedOp::Argmin, make_var(xv, cur_loc_), axis, cur_loc_);
         if (rtypes.at(1).elem != Scalar::I32) idx = make_cast(idx, rtypes[1].elem, cur_loc_);
         define(op.results[0], val, rtypes[0], true, cur_loc_);
@@ -1778,10 +1754,14 @@ class Lowerer {
     emit_n_combine(op, ins, b, "tt.reduce.return", rtypes);
   }
 
-  // Unsigned integer ops, on the IR's signed types: a logical shift clears the bits an arithmetic
-  // shift copies in; i32 division and remainder go through i64 on zero-extended operands (i64 ones:
-  // a halved dividend, corrected); max/min
-  // compare with the sign bit flipped.
+  // Unsigned integer ops, on the IR's signed types (ir/Unsigned.h).
+  BindFn binder() {
+    return [this](const std::string& base, ExprP v) {
+      std::string n = var_name(base);
+      out_->push_back(make_assign(n, std::move(v), cur_loc_));
+      return make_var(n, cur_loc_);
+    };
+  }
   void emit_unsigned(const Op& op, const std::string& n, Cursor& c) {
     std::vector<std::string> v;
     while (c.peek_value()) {
@@ -1794,87 +1774,9 @@ class Lowerer {
     if (v.size() != 2) c.fail("two operands");
     if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned ops on i1 are not supported");
     std::vector<ExprP> ab = elementwise(v, t.shape);
-    ExprP a = ab[0], b = ab[1];
-    Scalar it = t.elem;
-    auto k = [&](int64_t x, Scalar s) { return typed_const(0, x, s); };
-    ExprP e;
-    const int bits = scalar_bytes(it) * 8;
-    const int64_t low = it == Scalar::I64 ? -1 : (int64_t{1} << bits) - 1;  // the zero-extension mask
-    if (n == "arith.shrui") {
-      if (it != Scalar::I64) {
-        ExprP wide = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
-        e = make_cast(make_binary(BinOp::Shr, wide, make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(bits - 1, Scalar::I64), cur_loc_), cur_loc_),
-                      it, cur_loc_);
-      } else {  // (a >> s) & (((1 << (63 - s)) << 1) - 1), s taken mod 64
-        std::string sv = var_name("shift");
-        out_->push_back(make_assign(sv, make_binary(BinOp::And, b, k(63, it), cur_loc_), cur_loc_));
-        ExprP keep = make_binary(BinOp::Sub,
-                                 make_binary(BinOp::Shl, make_binary(BinOp::Shl, k(1, it), make_binary(BinOp::Sub, k(63, it), make_var(sv, cur_loc_), cur_loc_), cur_loc_),
-                                             k(1, it), cur_loc_),
-                                 k(1, it), cur_loc_);
-        e = make_binary(BinOp::And, make_binary(BinOp::Shr, a, make_var(sv, cur_loc_), cur_loc_), keep, cur_loc_);
-      }
-    } else if (n == "tt.mulhiui" && it == Scalar::I64) {
-      // The high 64 bits of the 128-bit product, from the four products of 32-bit halves (each
-      // exact in 64 bits), with the carries out of the middle column.
-      auto var = [&](const std::string& name, ExprP x) {
-        std::string v = var_name(name);
-        out_->push_back(make_assign(v, std::move(x), cur_loc_));
-        return make_var(v, cur_loc_);
-      };
-      auto B = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), cur_loc_); };
-      auto lo32 = [&](ExprP x) { return B(BinOp::And, std::move(x), k(0xFFFFFFFFll, it)); };
-      auto hi32 = [&](ExprP x) { return B(BinOp::And, B(BinOp::Shr, std::move(x), k(32, it)), k(0xFFFFFFFFll, it)); };  // logical
-      ExprP va = var("umulhi_a", a), vb = var("umulhi_b", b);
-      ExprP al = var("umulhi_al", lo32(va)), ah = var("umulhi_ah", hi32(va));
-      ExprP bl = var("umulhi_bl", lo32(vb)), bh = var("umulhi_bh", hi32(vb));
-      ExprP lh = var("umulhi_lh", B(BinOp::Mul, al, bh)), hl = var("umulhi_hl", B(BinOp::Mul, ah, bl));
-      ExprP mid = B(BinOp::Add, B(BinOp::Add, hi32(B(BinOp::Mul, al, bl)), lo32(lh)), lo32(hl));
-      e = B(BinOp::Add, B(BinOp::Add, B(BinOp::Add, B(BinOp::Mul, ah, bh), hi32(lh)), hi32(hl)), hi32(mid));
-    } else if (n == "tt.mulhiui") {  // the high half of the 64-bit product of zero-extended operands
-      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
-      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
-      ExprP prod = make_binary(BinOp::Mul, wa, wb, cur_loc_);  // wraps past 2^63: the shift below is then arithmetic
-      ExprP hi = make_binary(BinOp::And, make_binary(BinOp::Shr, prod, k(bits, Scalar::I64), cur_loc_), k(low, Scalar::I64), cur_loc_);
-      e = make_cast(hi, it, cur_loc_);
-    } else if ((n == "arith.divui" || n == "arith.remui") && it == Scalar::I64) {
-      // No wider type: halve the dividend (a logical shift, so it is non-negative), divide by b as
-      // signed, double the quotient and correct it by one (Hacker's Delight 9-3). A divisor of 2^63
-      // or more (negative as signed) gives quotient 1 where a >= b (unsigned), else 0. A divisor of
-      // 0 divides by zero as the signed division does.
-      auto var = [&](const std::string& name, ExprP x) {
-        std::string v = var_name(name);
-        out_->push_back(make_assign(v, std::move(x), cur_loc_));
-        return make_var(v, cur_loc_);
-      };
-      auto B = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), cur_loc_); };
-      auto uge = [&](ExprP x, ExprP y) { return B(BinOp::Ge, B(BinOp::Xor, std::move(x), k(INT64_MIN, it)), B(BinOp::Xor, std::move(y), k(INT64_MIN, it))); };
-      ExprP va = var("udiv_a", a), vb = var("udiv_b", b);
-      ExprP half = B(BinOp::And, B(BinOp::Shr, va, k(1, it)), k(INT64_MAX, it));
-      ExprP q0 = var("udiv_q", B(BinOp::Shl, B(BinOp::FloorDiv, half, vb), k(1, it)));
-      ExprP r0 = var("udiv_r", B(BinOp::Sub, va, B(BinOp::Mul, q0, vb)));
-      ExprP fix = var("udiv_fix", uge(r0, vb));
-      ExprP big = var("udiv_big", B(BinOp::Lt, vb, k(0, it)));
-      ExprP ge = uge(va, vb);
-      if (n == "arith.divui")
-        e = make_where(big, make_where(ge, k(1, it), k(0, it), cur_loc_), B(BinOp::Add, q0, make_where(fix, k(1, it), k(0, it), cur_loc_)), cur_loc_);
-      else
-        e = make_where(big, make_where(ge, B(BinOp::Sub, va, vb), va, cur_loc_), make_where(fix, B(BinOp::Sub, r0, vb), r0, cur_loc_), cur_loc_);
-    } else if (n == "arith.divui" || n == "arith.remui") {
-      ExprP wa = make_binary(BinOp::And, make_cast(a, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
-      ExprP wb = make_binary(BinOp::And, make_cast(b, Scalar::I64, cur_loc_), k(low, Scalar::I64), cur_loc_);
-      e = make_cast(make_binary(n == "arith.divui" ? BinOp::FloorDiv : BinOp::Mod, wa, wb, cur_loc_), it, cur_loc_);
-    } else {
-      std::string va = var_name("umm_a"), vb = var_name("umm_b");
-      out_->push_back(make_assign(va, a, cur_loc_));
-      out_->push_back(make_assign(vb, b, cur_loc_));
-      int64_t sign = sign_bit(it);
-      ExprP lt = make_binary(BinOp::Lt, make_binary(BinOp::Xor, make_var(va, cur_loc_), k(sign, it), cur_loc_),
-                             make_binary(BinOp::Xor, make_var(vb, cur_loc_), k(sign, it), cur_loc_), cur_loc_);
-      bool mx = n == "arith.maxui";
-      e = make_where(lt, make_var(mx ? vb : va, cur_loc_), make_var(mx ? va : vb, cur_loc_), cur_loc_);
-    }
-    define(op.results.at(0), e, t, true, cur_loc_);
+    UnsignedOp u = n == "arith.shrui" ? UnsignedOp::Shr : n == "arith.divui" ? UnsignedOp::Div : n == "arith.remui" ? UnsignedOp::Rem
+                 : n == "arith.maxui" ? UnsignedOp::Max : n == "arith.minui" ? UnsignedOp::Min : UnsignedOp::MulHi;
+    define(op.results.at(0), unsigned_binary(u, ab[0], ab[1], t.elem, cur_loc_, binder()), t, true, cur_loc_);
   }
 
   // ---- split and join, with the IR's elementwise ops and reductions ----

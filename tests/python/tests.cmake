@@ -45,6 +45,12 @@ if(DTSIM_HAVE_PYTHON)
   # tests/ttir/tuples.py (tl.reduce / tl.associative_scan of tuples) through dtsim's own .py reader
   dtsim_python_test(tuples_standin ../ttir/tuples.py)
   set_tests_properties(python/tuples_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  # tests/ttir/unsigned.py (tl.uint8 ... tl.uint64 values) through dtsim's own .py reader
+  dtsim_python_test(unsigned_standin ../ttir/unsigned.py)
+  set_tests_properties(python/unsigned_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  # tests/ttir/extern_libs.py (tutorial 07's extern_libs launch option) through dtsim's own .py reader
+  dtsim_python_test(extern_libs_standin ../ttir/extern_libs.py)
+  set_tests_properties(python/extern_libs_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   # tests/ttir/shapes.py (gather, histogram, cat, interleave, join, permute) through dtsim's own .py reader
   dtsim_python_test(shapes_standin ../ttir/shapes.py)
   set_tests_properties(python/shapes_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")

@@ -70,6 +70,15 @@ def cases():
            lambda: [f32(64), idx, np.zeros(64, np.float32), np.zeros(16, np.int32), np.zeros(128, np.float32),
                     np.zeros(128, np.float32), np.zeros((64, 2), np.float32), np.zeros(64, np.float32)],
            {"N": 64, "BINS": 16}, (1,), [2, 3, 4, 5, 6, 7])
+    m = load("unsigned")
+    u = rng.integers(0, 2**32 - 16, 200, dtype=np.uint32)
+    v = rng.integers(1, 2**32, 200, dtype=np.uint32)
+    c = rng.integers(0, 256, 200, dtype=np.uint8)
+    w = rng.integers(0, 2**64, 200, dtype=np.uint64)
+    yield ("unsigned", m.unsigned_kernel,
+           lambda: [u, v, c, w, np.zeros(200, np.uint32), np.zeros(200, np.uint32), np.zeros(200, np.uint64), np.zeros(200, np.int32),
+                    np.zeros(200, np.uint32), np.zeros(200, np.float32), np.zeros(200, np.int32), np.zeros(200, np.uint32),
+                    np.zeros(8, np.uint32), np.zeros(1, np.uint32), 200], {}, (4,), list(range(4, 14)))
 
 
 failures = []

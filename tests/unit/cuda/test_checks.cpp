@@ -200,12 +200,28 @@ TEST_CASE("pointers made from integers: inttoptr/ptrtoint; accesses through them
   CHECK(count(u.ptx, "global.add.u32 ") == 1);  // the atomic through its address
 }
 
-TEST_CASE("integer dot (i8 x i8 -> i32): FMA path with wrapping i32 multiply-adds, no float FMA") {
-  Built c = build("tests/gpu/int_dot.tile", "sm_90", false);
-  CHECK(c.nm.kernels[0].mma_dots == 0);
-  CHECK(count(c.ptx, "fma.rn.f32") == 0);
-  CHECK(count(c.ptx, "mad.lo.s32") + count(c.ptx, "mul.lo.s32") >= 3 * 32 * 32 * 32 / 128);  // 3 dots of 32x32x32, 128 threads
-  CHECK(count(c.nm.ir, "@llvm.fma") == 0);
+TEST_CASE("integer dot (i8 x i8 -> i32): mma.sync m16n8k32 s8 on sm_80+, wrapping i32 multiply-adds on the FMA units otherwise") {
+  for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) {  // (ptxas-checked by build(); no wgmma for i8)
+    INFO(arch);
+    Built c = build("tests/gpu/int_dot.tile", arch, false);
+    CHECK(c.nm.kernels[0].mma_dots == 3);  // 3 dots of 32x32x32, 4 warps of 16x16
+    CHECK(count(c.ptx, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32") > 0);
+    CHECK(count(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+    CHECK(count(c.ptx, ".trans") == 0);  // B is staged transposed (k contiguous), read without .trans
+    CHECK(count(c.ptx, "wgmma") == 0);
+    CHECK(count(c.ptx, "fma.rn.f32") == 0);
+  }
+  Built t = build("tests/gpu/int_dot_mma.tile", "sm_80", false);  // several mma tiles per warp, two k steps
+  CHECK(t.nm.kernels[0].mma_dots == 1);
+  CHECK(t.nm.kernels[1].mma_dots == 1);
+  CHECK(count(t.ptx, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32") == 2 * (2 * 4) * 2);  // 2 kernels x (2x4 tiles) x 2 k steps
+  // a 32x16 tile cannot be split over 4 warps in 16x16 blocks: the FMA units, wrapping i32
+  Built f = build("tests/gpu/int_dot_k64.tile", "sm_90", false);
+  CHECK(f.nm.kernels[0].mma_dots == 0);
+  CHECK(count(f.ptx, "mma.sync") == 0);
+  CHECK(count(f.ptx, "fma.rn.f32") == 0);
+  CHECK(count(f.ptx, "mad.lo.s32") + count(f.ptx, "mul.lo.s32") >= 32 * 16 * 64 / 128);
+  CHECK(count(f.nm.ir, "@llvm.fma") == 0);
 }
 
 TEST_CASE("FMA dot: straight-line code up to 2048 multiply-adds per thread, a loop beyond") {
