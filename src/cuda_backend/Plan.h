@@ -79,11 +79,25 @@ struct HoistPlan {
   bool has_k_mask = false;
 };
 
-// A software-pipelined K loop. The one kind today keeps `stages` shared buffers filled by cp.async
-// copies `stages - 1` iterations ahead; TMA copies or a warp-specialized producer would be new kinds.
+// One loaded tile of an OperandRings pipeline: read by nothing but one wgmma dot, as its B operand
+// (`trans(x)` K-major, as A is laid out), at `offset` bytes of each stage.
+struct RingOperand {
+  const Stmt* load = nullptr;
+  const Stmt* dot = nullptr;  // the statement whose dot reads it
+  bool kmajor = false;
+  int64_t offset = 0, bytes = 0;
+};
+
+// A software-pipelined K loop, of one of two kinds. CpAsyncRing keeps `stages` shared buffers of
+// the two operands of its one dot `acc = dot(x, y, acc)` filled by cp.async copies `stages - 1`
+// iterations ahead. OperandRings (NvvmRings.cpp) does the same for a body of several wgmma dots
+// (attention's q @ k^T and p @ v): every loaded tile read only as a dot's B operand gets a slot of
+// each stage; the copies of iteration i + stages - 1 are issued while the first dot of iteration i
+// runs. TMA copies or a warp-specialized producer would be new kinds.
 struct PipelinePlan {
-  enum class Kind { CpAsyncRing };
+  enum class Kind { CpAsyncRing, OperandRings };
   Kind kind = Kind::CpAsyncRing;
+  std::vector<RingOperand> rings;  // OperandRings: the copied tiles (lx, ly and dot are then null)
   int stages = 0;
   bool fma = false;  // the dot runs on the FMA units, reading f32 operands from the ring
   MmaPlan mma;
