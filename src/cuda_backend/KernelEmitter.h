@@ -245,6 +245,7 @@ class KernelEmitter {
   void emit_pipelined_for(const Stmt& s, const PipelinePlan& pp);
   // ---- loops of several wgmma dots whose B operands are copied into rings (NvvmRings.cpp) ----
   std::optional<PipelinePlan> plan_operand_rings(const Stmt& f, std::string& why);
+  const Expr* ring_b_operand(const Stmt& f, const Expr& dot, bool& kmajor, const Stmt** view);
   std::map<int, Carried> ring_carried(const Stmt& f, const std::vector<const Stmt*>& readers);
   // The shared memory an OperandRings loop's body uses above its rings, at most.
   int64_t ring_transient(const Stmt& f, const PipelinePlan& pp);

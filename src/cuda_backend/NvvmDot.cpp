@@ -347,6 +347,7 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   bool resident = res != resident_.end();
   auto ring = p.wgmma && bv->kind == ExprKind::Var ? ring_.find(bv->slot) : ring_.end();
   bool in_ring = ring != ring_.end();
+  if (in_ring && !b_kmajor && ring->second.kmajor) b_kmajor = true;  // xt = trans(x), x in the ring (ring_b_operand)
   if (in_ring && ring->second.kmajor != b_kmajor) internal_error("NvvmEmitter", "a ring operand read in another major order than copied");
   bool a_regs = p.wgmma && !resident && (p.in == Scalar::F16 || p.in == Scalar::BF16) &&
                 natural(ae) == wgmma_accumulator(p.M, p.K, k_.num_warps);

@@ -24,12 +24,8 @@ int64_t align1024(int64_t v) { return (v + 1023) / 1024 * 1024; }
 
 std::string line_of(const Stmt& s) { return s.loc.valid() ? " (line " + std::to_string(s.loc.line) + ")" : std::string(); }
 
-// The variable a dot reads as B: x in `dot(a, x, c)` or `dot(a, trans(x), c)` (then K-major).
-const Expr* b_operand(const Expr& dot, bool& kmajor) {
-  const ExprP& be = dot.args[1];
-  kmajor = be->kind == ExprKind::Trans && be->type.rank() == 2 && be->ints.size() == 2 && be->ints[0] == 1;
-  const ExprP& v = kmajor ? be->args[0] : be;
-  return v->kind == ExprKind::Var ? v.get() : nullptr;
+bool is_trans2(const ExprP& e) {
+  return e->kind == ExprKind::Trans && e->type.rank() == 2 && e->ints.size() == 2 && e->ints[0] == 1;
 }
 
 bool assigned_in(const std::vector<StmtP>& body, const Expr* value) {
@@ -41,6 +37,25 @@ bool assigned_in(const std::vector<StmtP>& body, const Expr* value) {
 }
 
 }  // namespace
+
+// The variable a dot reads as B: x in `dot(a, x, c)`, or in `dot(a, trans(x), c)` and `dot(a, xt, c)`
+// with xt = trans(x) its one assignment, read nowhere else (then K-major, `view` that assignment).
+const Expr* KernelEmitter::ring_b_operand(const Stmt& f, const Expr& dot, bool& kmajor, const Stmt** view) {
+  const ExprP& be = dot.args[1];
+  kmajor = is_trans2(be);
+  *view = nullptr;
+  const ExprP* v = kmajor ? &be->args[0] : &be;
+  if (!kmajor && be->kind == ExprKind::Var && be->slot >= 0 && plan_.assigns[static_cast<size_t>(be->slot)] == 1 &&
+      count_reads(be->slot) == 1) {
+    for (auto& st : f.body)
+      if (st->kind == StmtKind::Assign && st->slots.size() == 1 && st->slots[0] == be->slot && is_trans2(st->args[0])) {
+        kmajor = true;
+        *view = st.get();
+        v = &st->args[0]->args[0];
+      }
+  }
+  return (*v)->kind == ExprKind::Var ? v->get() : nullptr;
+}
 
 // carried_vars, and the form Triton's loops take after the TTIR reader (yields): `v = init` before
 // the loop, `w = v + c` and `v = w` in it, w assigned nowhere else: v advances by c per iteration as
@@ -106,11 +121,13 @@ std::optional<PipelinePlan> KernelEmitter::plan_operand_rings(const Stmt& f, std
       const Stmt& ds = *f.body[d];
       if (std::find(dot_stmts.begin(), dot_stmts.end(), &ds) == dot_stmts.end()) continue;
       bool kmajor = false;
-      const Expr* v = b_operand(*ds.args[0], kmajor);
+      const Stmt* view = nullptr;
+      const Expr* v = ring_b_operand(f, *ds.args[0], kmajor, &view);
       if (!v || v->slot != slot) continue;
       RingOperand r;
       r.load = &st;
       r.dot = &ds;
+      r.view = view;
       r.kmajor = kmajor;
       rings.push_back(r);
       loads.push_back(&st);
@@ -149,7 +166,7 @@ std::optional<PipelinePlan> KernelEmitter::plan_operand_rings(const Stmt& f, std
 // way) or the conversion of its accumulator or A operand into the dot's layouts.
 int64_t KernelEmitter::ring_transient(const Stmt& f, const PipelinePlan& pp) {
   std::set<const Stmt*> skip;
-  for (const RingOperand& r : pp.rings) skip.insert(r.load), skip.insert(r.dot);
+  for (const RingOperand& r : pp.rings) skip.insert(r.load), skip.insert(r.dot), skip.insert(r.view);
   int64_t most = transient_smem(f.body, skip);
   for (const RingOperand& r : pp.rings) {
     const Expr& de = *r.dot->args[0];
@@ -273,8 +290,11 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   barrier();
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   std::string off = op("add i32 " + op("mul i32 " + cur + ", " + std::to_string(stage)) + ", " + std::to_string(ring_floor));
-  for (const RingOperand& r : pp.rings)
-    ring_[r.load->slots[0]] = RingTile{r.offset ? op("add i32 " + off + ", " + std::to_string(r.offset)) : off, r.kmajor};
+  for (const RingOperand& r : pp.rings) {
+    std::string at = r.offset ? op("add i32 " + off + ", " + std::to_string(r.offset)) : off;
+    ring_[r.load->slots[0]] = RingTile{at, r.kmajor};
+    if (r.view) ring_[r.view->slots[0]] = RingTile{at, r.kmajor};  // the dot reads the view's variable
+  }
   // Iteration i + S - 1 goes into the stage iteration i - 1 used.
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
   std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
@@ -283,7 +303,7 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
     line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   };
   std::set<const Stmt*> skip;
-  for (const RingOperand& r : pp.rings) skip.insert(r.load);
+  for (const RingOperand& r : pp.rings) skip.insert(r.load), skip.insert(r.view);
   smem_floor_ = ring_floor + align1024(S * stage);
   for (auto& st : f.body)
     if (!skip.count(st.get())) emit_stmt(*st);

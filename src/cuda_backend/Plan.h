@@ -84,6 +84,7 @@ struct HoistPlan {
 struct RingOperand {
   const Stmt* load = nullptr;
   const Stmt* dot = nullptr;  // the statement whose dot reads it
+  const Stmt* view = nullptr;  // `xt = trans(x)` where the dot reads xt (emitted as nothing)
   bool kmajor = false;
   int64_t offset = 0, bytes = 0;
 };

@@ -16,8 +16,8 @@ struct Compiled {
   std::string plan, layouts, ptx;
 };
 
-Compiled compile(const std::string& arch) {
-  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/attention_desc.tile");
+Compiled compile(const std::string& arch, const std::string& file = "attention_desc") {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/" + file + ".tile");
   Bindings b = bind_params(m, {});
   verify_module(m, b);
   CudaOptions opt;
@@ -107,4 +107,27 @@ TEST_CASE("descriptor-shaped attention on sm_80: no operand rings, the plan says
   CHECK(c.plan.find("not pipelined (2 dots in the body, none of the form acc = dot(x, y, acc); the dot of s (line 26) does not "
                     "accumulate into its own target; no operand rings: they need wgmma (sm_90a)), no prefetch") != std::string::npos);
   CHECK(count(c.ptx, "cp.async") == 0);
+}
+
+TEST_CASE("attention with k's transpose in a variable, two warpgroups: the view reads the ring K-major") {
+  Compiled c = compile("sm_90a", "attention_desc_w8");
+  CHECK(c.plan.find("pipelined: operand rings of 4 stages x 16384 bytes, kt (B of s, K-major), vt (B of acc_next) copied by cp.async "
+                    "3 iteration(s) ahead") != std::string::npos);
+  CHECK(count(c.layouts, "B operand ktt read from its cp.async ring") == 1);
+  CHECK(count(c.layouts, "A operand in registers") == 1);
+  // 2 warpgroups x (4 k16 steps of s, K-major from shared memory; 4 of acc_next, A in registers).
+  CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 4);
+  CHECK(count(c.ptx, ", p, 1, 1, 1;") == 4);
+  size_t loop = c.layouts.find("for n in range");
+  REQUIRE(loop != std::string::npos);
+  std::string body = c.layouts.substr(loop, c.layouts.find("\n  store(", loop) - loop);
+  CHECK(count(body, "through shared memory") == 0);
+}
+
+TEST_CASE("attention at head dim 128 with a causal mask: rings of 32 KiB stages") {
+  Compiled c = compile("sm_90a", "attention_desc128");
+  CHECK(c.plan.find("pipelined: operand rings of 2 stages x 32768 bytes, kt (B of s0, K-major), vt (B of acc_next)") != std::string::npos);
+  CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8);  // acc_next: 2 tiles x 4 k16 steps
+  CHECK(count(c.ptx, ", p, 1, 1, 1;") == 8);
+  CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 16);  // s0: 2 tiles x 8 k16 steps over head dim 128
 }
