@@ -30,7 +30,7 @@ if(DTSIM_HAVE_CUDA)
   dtsim_plan_golden(mm_sm86_fallback examples/mm.dt --arch sm_86)
   # the same kernel where the ring fits
   dtsim_plan_golden(mm examples/mm.dt)
-  # attention as the TTIR reader lowers tensor descriptors: two dots on wgmma, 16-byte loads, the
-  # reason its key loop is not pipelined
+  # attention as the TTIR reader lowers tensor descriptors: two dots on wgmma, 16-byte loads, its
+  # key loop in operand rings (k and v copied by cp.async, q staged once below them)
   dtsim_plan_golden(attention_desc_sm90a tests/gpu/attention_desc.tile --arch sm_90a)
 endif()
