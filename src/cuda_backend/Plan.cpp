@@ -113,6 +113,35 @@ void KernelEmitter::plan_layouts() {
     });
     if (!changed) break;
   }
+  // A broadcast held in a variable read once (the TTIR reader's `x = broadcast_to(m[:, None], shape)`
+  // before `qk * scale - x`) takes the layout of the elementwise expression that reads it, where
+  // another operand of that expression gives one other than the default: a slice broadcast in its
+  // parent's layout moves nothing between threads, where the default layout would be converted
+  // into the reader's through shared memory.
+  for_each_stmt(k_.body, [&](const Stmt& st) {
+    for (const ExprP& a : st.args) {
+      if (!a) continue;
+      for_each_expr(a, [&](const Expr& e) {
+        if (e.kind != ExprKind::Binary && e.kind != ExprKind::Where) return;
+        for (const ExprP& x : e.args) {
+          if (!x || x->kind != ExprKind::Var || x->slot < 0 || x->type.shape != e.type.shape) continue;
+          size_t slot = static_cast<size_t>(x->slot);
+          const ExprP& d = plan_.single_def[slot];
+          if (plan_.assigns[slot] != 1 || !d || d->kind != ExprKind::Broadcast || !(layouts[slot] == dflt(x->type.shape)) ||
+              count_reads(x->slot) != 1)
+            continue;
+          for (const ExprP& y : e.args) {
+            if (!y || y.get() == x.get() || y->type.shape != e.type.shape || recomputable(y)) continue;
+            Dist n = natural(y);
+            if (!(n == dflt(e.type.shape))) {
+              layouts[slot] = n;
+              break;
+            }
+          }
+        }
+      });
+    }
+  });
 }
 
 // Stage `loops` (and `axis`): statements in program order, with the loop variables of the loops

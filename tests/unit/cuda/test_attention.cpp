@@ -109,7 +109,8 @@ TEST_CASE("descriptor-shaped attention on sm_80: no operand rings, the plan says
   CHECK(count(c.ptx, "cp.async") == 0);
 }
 
-TEST_CASE("attention with k's transpose in a variable, two warpgroups: the view reads the ring K-major") {
+TEST_CASE("attention with k's transpose and the broadcast maximum in variables, two warpgroups: the view reads the ring K-major, "
+          "the broadcast is held in the scores' layout") {
   Compiled c = compile("sm_90a", "attention_desc_w8");
   CHECK(c.plan.find("pipelined: operand rings of 4 stages x 16384 bytes, kt (B of s, K-major), vt (B of acc_next) copied by cp.async "
                     "3 iteration(s) ahead") != std::string::npos);
@@ -122,6 +123,8 @@ TEST_CASE("attention with k's transpose in a variable, two warpgroups: the view 
   REQUIRE(loop != std::string::npos);
   std::string body = c.layouts.substr(loop, c.layouts.find("\n  store(", loop) - loop);
   CHECK(count(body, "through shared memory") == 0);
+  // mb = broadcast_to(mn[:, None], ...), read once by `s * qs - mb`: in the accumulator layout of s.
+  CHECK(body.find("# mb: linear{regs=32, reg=[(0,1) (8,0) (0,8) (0,16) (0,32)], lane=[(0,2) (0,4) (1,0) (2,0) (4,0)]") != std::string::npos);
 }
 
 TEST_CASE("attention at head dim 128 with a causal mask: rings of 32 KiB stages") {
