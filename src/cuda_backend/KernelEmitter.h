@@ -179,9 +179,10 @@ class KernelEmitter {
   // `pending` groups may still run when it returns (0: the result is ready; 1: the previous dot's
   // group is complete, this one may still run; wgmma_wait(0) before anything else reads it).
   // b_atoms: for a swizzled N-major B, the bytes between its 64-column atoms (0: 1024, the atoms of
-  // each 8 rows side by side as wgmma_offset lays them out; TMA boxes: K * 128).
+  // each 8 rows side by side as wgmma_offset lays them out; TMA boxes: K * 128). With a_regs
+  // (wgmma_a_fragments), A is read from registers and a_off is unused.
   TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0,
-                 bool b_kmajor = false, int64_t b_atoms = 0);
+                 bool b_kmajor = false, int64_t b_atoms = 0, const std::vector<std::string>* a_regs = nullptr);
   std::vector<std::string> wgmma_wait(const std::vector<std::string>& acc, int pending);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
@@ -259,6 +260,25 @@ class KernelEmitter {
   bool consecutive_along(const std::vector<ExprP>& terms, int dim, int64_t len);
   std::string index_origin(const std::vector<ExprP>& terms);
   void emit_tma_for(const Stmt& s, const PipelinePlan& pp);
+  // ---- loops of several wgmma dots whose B operands are copied into rings (NvvmRings.cpp) ----
+  std::optional<PipelinePlan> plan_operand_rings(const Stmt& f, std::string& why);
+  const Expr* ring_b_operand(const Stmt& f, const Expr& dot, bool& kmajor, const Stmt** view);
+  std::map<int, Carried> ring_carried(const Stmt& f, const std::vector<const Stmt*>& readers);
+  // The shared memory an OperandRings loop's body uses above its rings, at most.
+  int64_t ring_transient(const Stmt& f, const PipelinePlan& pp);
+  void emit_ring_for(const Stmt& s, const PipelinePlan& pp);
+  // While an OperandRings loop's body is emitted: per ring operand's slot, the i32 absolute
+  // shared-memory offset of its tile in the current stage, and whether it is laid out K-major.
+  struct RingTile {
+    std::string at;
+    bool kmajor = false;
+  };
+  std::map<int, RingTile> ring_;
+  // Emitted by the next wgmma_tiles between its commit and its wait (the next stage's copies).
+  std::function<void()> in_flight_;
+  // The f16x2 A fragments of wgmma from a tile held in the accumulator layout of [M, K] (operand A
+  // in registers): per 64-row tile r and k16 step ks, four i32 registers.
+  std::vector<std::string> wgmma_a_fragments(const MmaPlan& p, const TV& a);
   // Loads of a `for` body that can be issued one iteration ahead into registers (num_stages >= 2):
   // see emit_for.
   std::vector<const Stmt*> prefetchable_loads(const Stmt& f);

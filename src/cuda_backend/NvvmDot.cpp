@@ -317,7 +317,7 @@ std::vector<std::string> KernelEmitter::wgmma_wait(const std::vector<std::string
 }
 
 TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in, int pending,
-                              bool b_kmajor, int64_t b_atoms) {
+                              bool b_kmajor, int64_t b_atoms, const std::vector<std::string>* a_regs) {
   Dist D = accumulator(p);
   TV acc = convert(acc_in, D);
   // Descriptor strides: LBO between core-matrix groups along K, SBO along M/N (for the swizzled
@@ -332,8 +332,8 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   if (b_kmajor) lbo_b = lbo_a, sbo_b = sbo_a, step_b = step_a;
   std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup g computes rows 64Rg .. 64R(g+1) - 1
   int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;            // 64 rows of A
-  std::string abase = op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " +
-                         op("mul i32 " + wg + ", " + std::to_string(p.wr * wg_bytes)));
+  std::string abase = a_regs ? std::string() : op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " +
+                                                   op("mul i32 " + wg + ", " + std::to_string(p.wr * wg_bytes)));
   std::string bbase = op("add i32 " + smem_addr32() + ", " + b_off);
   auto desc = [&](const std::string& addr, int64_t lbo, int64_t sbo, bool swz) {
     std::string a = op("and i64 " + op("lshr i64 " + op("zext i32 " + addr + " to i64") + ", 4") + ", 16383");
@@ -349,29 +349,47 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
     ret += std::string(i ? "," : "") + "float";
   }
   ret += "}";
-  cons += "l,l,r";
+  cons += a_regs ? "r,r,r,r,l,r" : "l,l,r";
   for (int i = 0; i < n; ++i) cons += "," + std::to_string(i);
-  // scale-d is a predicate (1: D += A*B); B is N-major (transposed) or K-major, A K-major.
-  std::string inst = "{\\0A\\09.reg .pred p;\\0A\\09setp.ne.b32 p, $" + std::to_string(n + 2) + ", 0;\\0A\\09wgmma.mma_async.sync.aligned.m64n" +
-                     std::to_string(p.N) + "k16.f32." + ty + "." + ty + " {" + outs + "}, $" + std::to_string(n) + ", $" +
-                     std::to_string(n + 1) + ", p, 1, 1, 0, " + (b_kmajor ? "0" : "1") + ";\\0A\\09}";
+  // scale-d is a predicate (1: D += A*B); B is N-major (transposed) or K-major, A K-major (from
+  // shared memory) or four f16x2 registers per thread (then only B's transpose is given).
+  const int pred = n + (a_regs ? 5 : 2);
+  std::string a_src = a_regs ? "{$" + std::to_string(n) + ",$" + std::to_string(n + 1) + ",$" + std::to_string(n + 2) + ",$" +
+                                   std::to_string(n + 3) + "}"
+                             : "$" + std::to_string(n);
+  std::string b_src = "$" + std::to_string(a_regs ? n + 4 : n + 1);
+  std::string inst = "{\\0A\\09.reg .pred p;\\0A\\09setp.ne.b32 p, $" + std::to_string(pred) + ", 0;\\0A\\09wgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(p.N) + "k16.f32." + ty + "." + ty + " {" + outs + "}, " + a_src + ", " + b_src + ", p, 1, 1" +
+                     (a_regs ? "" : ", 0") + ", " + (b_kmajor ? "0" : "1") + ";\\0A\\09}";
   line("call void asm sideeffect \"wgmma.fence.sync.aligned;\", \"~{memory}\"()");
   std::vector<std::string> c = acc.v;
   // The address field is (address >> 4) in 14 bits: for 16-byte aligned buffers inside the 228 KiB of
   // shared memory, the descriptor of address + offset is the base descriptor + (offset >> 4).
-  std::string da0 = desc(abase, lbo_a, sbo_a, sa), db0 = desc(bbase, lbo_b, sbo_b, sb);
+  std::string da0 = a_regs ? std::string() : desc(abase, lbo_a, sbo_a, sa), db0 = desc(bbase, lbo_b, sbo_b, sb);
   for (int64_t ks = 0; ks < p.K / 16; ++ks) {
     std::string db = ks ? op("add i64 " + db0 + ", " + std::to_string(ks * step_b >> 4)) : db0;
     for (int r = 0; r < p.wr; ++r) {  // tile r: rows 64r.. of the group's, registers r * n ..
-      int64_t a_step = (ks * step_a + r * wg_bytes) >> 4;
-      std::string da = a_step ? op("add i64 " + da0 + ", " + std::to_string(a_step)) : da0;
-      std::string args = "i64 " + da + ", i64 " + db + ", i32 1";
+      std::string args;
+      if (a_regs) {
+        size_t f = static_cast<size_t>((r * (p.K / 16) + ks) * 4);
+        for (size_t j = 0; j < 4; ++j) args += "i32 " + (*a_regs)[f + j] + ", ";
+        args += "i64 " + db + ", i32 1";
+      } else {
+        int64_t a_step = (ks * step_a + r * wg_bytes) >> 4;
+        std::string da = a_step ? op("add i64 " + da0 + ", " + std::to_string(a_step)) : da0;
+        args = "i64 " + da + ", i64 " + db + ", i32 1";
+      }
       for (int i = 0; i < n; ++i) args += ", float " + c[static_cast<size_t>(r * n + i)];
       std::string res = op("call " + ret + " asm sideeffect \"" + inst + "\", \"" + cons + "\"(" + args + ")");
       for (int i = 0; i < n; ++i) c[static_cast<size_t>(r * n + i)] = op("extractvalue " + ret + " " + res + ", " + std::to_string(i));
     }
   }
   line("call void asm sideeffect \"wgmma.commit_group.sync.aligned;\", \"~{memory}\"()");
+  if (in_flight_) {  // work that overlaps this group (an OperandRings loop's next copies)
+    std::function<void()> work = std::move(in_flight_);
+    in_flight_ = nullptr;
+    work();
+  }
   c = wgmma_wait(c, pending);
   return TV{acc.type, D, c};
 }
@@ -395,13 +413,26 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   // conversion to the layout of its transpose.
   const ExprP& be = e->args[1];
   bool b_kmajor = p.wgmma && be->kind == ExprKind::Trans && be->type.rank() == 2 && be->ints.size() == 2 && be->ints[0] == 1;
-  note(describe(p) + ", operands staged from registers" + (b_kmajor ? "; B K-major, trans's operand as held" : ""));
-  // An A operand staged before the enclosing loop (LoopPlan::resident) is read where it is.
+  // An A operand staged before the enclosing loop (LoopPlan::resident) is read where it is; a B
+  // operand copied into an OperandRings loop's ring is read from the current stage; an A operand
+  // produced in the accumulator layout of [M, K] (attention's p, from the first dot) is given to
+  // wgmma in registers.
   const ExprP& ae = e->args[0];
+  const ExprP& bv = b_kmajor ? be->args[0] : be;
   auto res = p.wgmma && ae->kind == ExprKind::Var ? resident_.find(ae->slot) : resident_.end();
   bool resident = res != resident_.end();
+  auto ring = p.wgmma && bv->kind == ExprKind::Var ? ring_.find(bv->slot) : ring_.end();
+  bool in_ring = ring != ring_.end();
+  if (in_ring && !b_kmajor && ring->second.kmajor) b_kmajor = true;  // xt = trans(x), x in the ring (ring_b_operand)
+  if (in_ring && ring->second.kmajor != b_kmajor) internal_error("NvvmEmitter", "a ring operand read in another major order than copied");
+  bool a_regs = p.wgmma && !resident && (p.in == Scalar::F16 || p.in == Scalar::BF16) &&
+                natural(ae) == wgmma_accumulator(p.M, p.K, k_.num_warps);
+  note(describe(p) + (in_ring || a_regs ? "" : ", operands staged from registers") + (b_kmajor ? "; B K-major, trans's operand as held" : ""));
   if (resident) note("A operand " + ae->name + " read from where it was staged before the loop");
-  TV a = resident ? TV{} : eval(ae), b = eval(b_kmajor ? be->args[0] : be);
+  if (a_regs) note("A operand in registers: its accumulator-layout values packed as f16x2 fragments");
+  if (in_ring) note("B operand " + bv->name + " read from its cp.async ring");
+  TV a = resident ? TV{} : a_regs ? fit(ae, wgmma_accumulator(p.M, p.K, k_.num_warps)) : eval(ae);
+  TV b = in_ring ? TV{} : eval(bv);
   Dist D = accumulator(p);
   const Scalar acc_t = p.in == Scalar::I8 ? Scalar::I32 : Scalar::F32;
   TV acc = e->args[2] ? fit(e->args[2], D) : TV{e->type, D, std::vector<std::string>(static_cast<size_t>(D.nregs()), literal(acc_t, 0, 0, false))};
@@ -417,16 +448,23 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
     return mma_tiles_s8(p, "0", std::to_string(off_b), TV{e->type, D, acc.v});
   }
   if (p.wgmma) {
-    int64_t off_b = resident ? 0 : (p.M * p.K * 2 + 1023) / 1024 * 1024;  // swizzle atoms are 1024-byte aligned
-    use_smem(off_b + p.K * p.N * 2);
+    bool stage_a = !resident && !a_regs;
+    int64_t off_b = stage_a ? (p.M * p.K * 2 + 1023) / 1024 * 1024 : 0;  // swizzle atoms are 1024-byte aligned
+    std::vector<std::string> frags;
+    if (a_regs) frags = wgmma_a_fragments(p, a);
+    if (!in_ring) use_smem(off_b + p.K * p.N * 2);
+    else if (stage_a) use_smem(off_b);
     ++info.mma_dots;
-    barrier();
-    if (!resident) stage_core_matrices(a, "0", false);
-    stage_core_matrices(b, std::to_string(off_b), !b_kmajor);
-    line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
-    barrier();
+    if (stage_a || !in_ring) {
+      barrier();
+      if (stage_a) stage_core_matrices(a, "0", false);
+      if (!in_ring) stage_core_matrices(b, std::to_string(off_b), !b_kmajor);
+      line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+      barrier();
+    }
     std::string a_off = resident ? std::to_string(res->second - smem_floor_) : "0";
-    return wgmma_tiles(p, a_off, std::to_string(off_b), TV{e->type, D, acc.v}, 0, b_kmajor);
+    std::string b_off = in_ring ? op("sub i32 " + ring->second.at + ", " + std::to_string(smem_floor_)) : std::to_string(off_b);
+    return wgmma_tiles(p, a_off, b_off, TV{e->type, D, acc.v}, 0, b_kmajor, 0, a_regs ? &frags : nullptr);
   }
   int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
   int64_t off_b = (a_bytes + 127) / 128 * 128;

@@ -492,10 +492,10 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
   const LoopPlan& lp = plan_.loop(s, unchecked_);
   if (lp.pipeline) {
     switch (lp.pipeline->kind) {
-      case PipelinePlan::Kind::CpAsyncRing: emit_pipelined_for(s, *lp.pipeline); break;
-      case PipelinePlan::Kind::TmaRing: emit_tma_for(s, *lp.pipeline); break;
+      case PipelinePlan::Kind::CpAsyncRing: emit_pipelined_for(s, *lp.pipeline); return;
+      case PipelinePlan::Kind::TmaRing: emit_tma_for(s, *lp.pipeline); return;
+      case PipelinePlan::Kind::OperandRings: break;  // below, after its resident A operand
     }
-    return;
   }
   // The resident A operand: staged below the loop's shared memory, where nothing else writes while
   // the loop runs (every dot's barrier, fence and barrier before its wgmma publish it).
@@ -509,7 +509,8 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
     smem_floor_ += lp.resident_bytes;
     note(k_.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once, read there by wgmma in the loop");
   }
-  emit_plain_for(s, lp);
+  if (lp.pipeline) emit_ring_for(s, *lp.pipeline);
+  else emit_plain_for(s, lp);
   if (lp.resident >= 0) {
     smem_floor_ = outer_floor;
     resident_.erase(lp.resident);

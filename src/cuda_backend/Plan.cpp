@@ -113,6 +113,35 @@ void KernelEmitter::plan_layouts() {
     });
     if (!changed) break;
   }
+  // A broadcast held in a variable read once (the TTIR reader's `x = broadcast_to(m[:, None], shape)`
+  // before `qk * scale - x`) takes the layout of the elementwise expression that reads it, where
+  // another operand of that expression gives one other than the default: a slice broadcast in its
+  // parent's layout moves nothing between threads, where the default layout would be converted
+  // into the reader's through shared memory.
+  for_each_stmt(k_.body, [&](const Stmt& st) {
+    for (const ExprP& a : st.args) {
+      if (!a) continue;
+      for_each_expr(a, [&](const Expr& e) {
+        if (e.kind != ExprKind::Binary && e.kind != ExprKind::Where) return;
+        for (const ExprP& x : e.args) {
+          if (!x || x->kind != ExprKind::Var || x->slot < 0 || x->type.shape != e.type.shape) continue;
+          size_t slot = static_cast<size_t>(x->slot);
+          const ExprP& d = plan_.single_def[slot];
+          if (plan_.assigns[slot] != 1 || !d || d->kind != ExprKind::Broadcast || !(layouts[slot] == dflt(x->type.shape)) ||
+              count_reads(x->slot) != 1)
+            continue;
+          for (const ExprP& y : e.args) {
+            if (!y || y.get() == x.get() || y->type.shape != e.type.shape || recomputable(y)) continue;
+            Dist n = natural(y);
+            if (!(n == dflt(e.type.shape))) {
+              layouts[slot] = n;
+              break;
+            }
+          }
+        }
+      });
+    }
+  });
 }
 
 // Stage `loops` (and `axis`): statements in program order, with the loop variables of the loops
@@ -160,9 +189,11 @@ void KernelEmitter::plan_loop_copy(const Stmt& f, std::optional<HoistPlan> hoist
   lp.k = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
   lp.pipeline = plan_pipeline(f, lp.not_pipelined);
   if (lp.pipeline) plan_tma(f, *lp.pipeline);
+  if (!lp.pipeline) lp.pipeline = plan_operand_rings(f, lp.not_pipelined);
+  if (lp.pipeline && lp.pipeline->kind == PipelinePlan::Kind::OperandRings) lp.not_pipelined.clear();
   loop_info_[slot] = lp.k;
   if (!lp.pipeline) lp.prefetch = prefetchable_loads(f);
-  if (!lp.pipeline) plan_resident(f, lp);
+  if (!lp.pipeline || lp.pipeline->kind == PipelinePlan::Kind::OperandRings) plan_resident(f, lp);
   std::pair<const Stmt*, bool> key{&f, unchecked_};
   if (!plan_.loops.count(key)) plan_.loop_order.push_back(key);
   plan_.loops[key] = std::move(lp);
@@ -259,7 +290,29 @@ void KernelEmitter::plan_smem() {
   std::set<const Stmt*> seen;
   std::string overflow;
   for (const auto& key : plan_.loop_order) {
-    const LoopPlan& lp = plan_.loops.at(key);
+    LoopPlan& lp = plan_.loops.at(key);
+    if (lp.pipeline && lp.pipeline->kind == PipelinePlan::Kind::OperandRings) {
+      // The resident A operand at the bottom, the rings above it, the body's other uses above them;
+      // fewer stages than asked where that would not fit, the plain loop where 2 would not.
+      PipelinePlan& pp = *lp.pipeline;
+      int64_t base = lp.resident >= 0 ? lp.resident_bytes : 0, inner = ring_transient(*lp.loop, pp);
+      while (pp.stages >= 2 && base + pp.ring_bytes() + inner > sp.limit) --pp.stages;
+      if (pp.stages < 2) {
+        lp.not_pipelined = "operand rings of 2 stages x " + std::to_string(pp.stage_bytes) + " bytes do not fit in shared memory";
+        lp.pipeline.reset();
+      } else {
+        if (seen.count(lp.loop)) continue;
+        seen.insert(lp.loop);
+        std::string where = stmt_line(*lp.loop);
+        if (lp.resident >= 0)
+          sp.allocs.push_back({"A operand " + k_.slot_names[static_cast<size_t>(lp.resident)] + " staged once for " + where, 0, base});
+        sp.allocs.push_back({"operand rings of " + where + ": " + std::to_string(pp.stages) + " x " + std::to_string(pp.stage_bytes), base,
+                             pp.ring_bytes()});
+        sp.allocs.push_back({"transient inside it, at most", base + pp.ring_bytes(), inner});
+        sp.total = std::max(sp.total, base + pp.ring_bytes() + inner);
+        continue;
+      }
+    }
     if (lp.resident >= 0 && !seen.count(lp.loop)) {
       int64_t inner = transient_smem(lp.loop->body, {});
       sp.allocs.push_back({"A operand " + k_.slot_names[static_cast<size_t>(lp.resident)] + " staged once for " + stmt_line(*lp.loop), 0,
@@ -327,7 +380,20 @@ std::string KernelPlan::print(const Kernel& k) const {
     }
     if (lp.resident >= 0)
       out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once before the loop, read there by wgmma\n";
-    if (lp.pipeline) {
+    if (lp.pipeline && lp.pipeline->kind == PipelinePlan::Kind::OperandRings) {
+      const PipelinePlan& pp = *lp.pipeline;
+      std::string names;
+      for (const RingOperand& r : pp.rings)
+        names += (names.empty() ? "" : ", ") + r.load->targets[0] + " (B of " + r.dot->targets[0] + (r.kmajor ? ", K-major" : "") + ")";
+      out += "      pipelined: operand rings of " + std::to_string(pp.stages) + " stages x " + std::to_string(pp.stage_bytes) + " bytes, " +
+             names + " copied by cp.async " + std::to_string(pp.stages - 1) + " iteration(s) ahead, issued while the first dot runs";
+      if (!pp.carried.empty()) {
+        std::string cn;
+        for (auto& [slot, c] : pp.carried) cn += (cn.empty() ? "" : ", ") + k.slot_names[static_cast<size_t>(slot)];
+        out += "; " + cn + " computed from " + lp.loop->targets[0];
+      }
+      out += "\n";
+    } else if (lp.pipeline) {
       const PipelinePlan& pp = *lp.pipeline;
       bool tma = pp.kind == PipelinePlan::Kind::TmaRing;
       out += "      pipelined: " + std::string(tma ? "TMA" : "cp.async") + " ring of " + std::to_string(pp.stages) + " stages x " +

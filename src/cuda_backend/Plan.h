@@ -107,13 +107,28 @@ struct TmaMap {
 };
 std::string describe(const TmaOperand& o, const TmaMap& m);
 
-// A software-pipelined K loop. CpAsyncRing keeps `stages` shared buffers filled by cp.async copies
-// `stages - 1` iterations ahead; TmaRing (sm_90a, wgmma, operands proven to be boxes of 2-D row-major
-// tensors) fills them with bulk tensor copies issued by one thread, each stage completing on its
-// mbarrier; a warp-specialized producer would be a new kind.
+// One loaded tile of an OperandRings pipeline: read by nothing but one wgmma dot, as its B operand
+// (`trans(x)` K-major, as A is laid out), at `offset` bytes of each stage.
+struct RingOperand {
+  const Stmt* load = nullptr;
+  const Stmt* dot = nullptr;  // the statement whose dot reads it
+  const Stmt* view = nullptr;  // `xt = trans(x)` where the dot reads xt (emitted as nothing)
+  bool kmajor = false;
+  int64_t offset = 0, bytes = 0;
+};
+
+// A software-pipelined K loop, of one of three kinds. CpAsyncRing keeps `stages` shared buffers of
+// the two operands of its one dot `acc = dot(x, y, acc)` filled by cp.async copies `stages - 1`
+// iterations ahead. TmaRing (sm_90a, wgmma, operands proven to be boxes of 2-D row-major tensors)
+// fills them with bulk tensor copies issued by one thread, each stage completing on its mbarrier.
+// OperandRings (NvvmRings.cpp) does as CpAsyncRing for a body of several wgmma dots (attention's
+// q @ k^T and p @ v): every loaded tile read only as a dot's B operand gets a slot of each stage;
+// the copies of iteration i + stages - 1 are issued while the first dot of iteration i runs. A
+// warp-specialized producer would be a new kind.
 struct PipelinePlan {
-  enum class Kind { CpAsyncRing, TmaRing };
+  enum class Kind { CpAsyncRing, TmaRing, OperandRings };
   Kind kind = Kind::CpAsyncRing;
+  std::vector<RingOperand> rings;  // OperandRings: the copied tiles (lx, ly and dot are then null)
   int stages = 0;
   bool fma = false;  // the dot runs on the FMA units, reading f32 operands from the ring
   MmaPlan mma;

@@ -30,8 +30,8 @@ if(DTSIM_HAVE_CUDA)
   dtsim_plan_golden(mm_sm86_fallback examples/mm.dt --arch sm_86)
   # the same kernel where the ring fits
   dtsim_plan_golden(mm examples/mm.dt)
-  # attention as the TTIR reader lowers tensor descriptors: two dots on wgmma, 16-byte loads, the
-  # reason its key loop is not pipelined
+  # attention as the TTIR reader lowers tensor descriptors: two dots on wgmma, 16-byte loads, its
+  # key loop in operand rings (k and v copied by cp.async, q staged once below them)
   dtsim_plan_golden(attention_desc_sm90a tests/gpu/attention_desc.tile --arch sm_90a)
   # TMA rings: f16 and bf16 operands as boxes of their tensors (masked edges as TMA's zero fill);
   # a 64-wide bf16 tile (32-wide A tiles keep the cp.async ring, the plan says why); with bounds

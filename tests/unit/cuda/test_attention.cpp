@@ -16,8 +16,8 @@ struct Compiled {
   std::string plan, layouts, ptx;
 };
 
-Compiled compile(const std::string& arch) {
-  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/attention_desc.tile");
+Compiled compile(const std::string& arch, const std::string& file = "attention_desc") {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/" + file + ".tile");
   Bindings b = bind_params(m, {});
   verify_module(m, b);
   CudaOptions opt;
@@ -43,10 +43,12 @@ TEST_CASE("descriptor-shaped attention: 16-byte global loads, no index tiles mov
     Compiled c = compile(arch);
     // The pointers are contiguous along the head dimension (the last stride is 1) and 16-byte aligned.
     CHECK(count(c.plan, "contig 64, div 16") == 4);
-    // q (128x64), k and v (64x64) over 128 threads: 8 f16 per 16-byte vector, 8 + 4 + 4 of them.
+    // q (128x64), k and v (64x64) over 128 threads: 8 f16 per 16-byte vector, 8 + 4 + 4 of them
+    // (on sm_90a, k and v are copied by cp.async in 16-byte vectors instead).
+    bool rings = std::string(arch) == "sm_90a";
     CHECK(count(c.layouts, "load [128, 64]: 8-element vectors") == 1);
-    CHECK(count(c.layouts, "load [64, 64]: 8-element vectors") == 2);
-    CHECK(count(c.ptx, "ld.global.v4.b32") == 16);
+    CHECK(count(c.layouts, "load [64, 64]: 8-element vectors") == (rings ? 0 : 2));
+    CHECK(count(c.ptx, "ld.global.v4.b32") == (rings ? 8 : 16));
     CHECK(count(c.ptx, "ld.global.b16") == 0);
     CHECK(count(c.ptx, "ld.global.b32") == 0);
     // The row and column indices are computed in the loads' layouts; wgmma reads trans(kt) K-major
@@ -59,21 +61,76 @@ TEST_CASE("descriptor-shaped attention: 16-byte global loads, no index tiles mov
   }
 }
 
-TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma; the plan says why the loop is not pipelined") {
+TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma, k and v in operand rings, p in registers") {
   Compiled c = compile("sm_90a");
   CHECK(count(c.plan, "dot 128x64x64: wgmma m64n64k16") == 2);
   CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 16);
-  // s = dot(qt, trans(kt)): B K-major (imm-trans-b 0) for its 8 wgmmas, the N-major vt (1) for the other 8.
+  // s = dot(qt, trans(kt)): A and B from shared memory, B K-major (imm-trans-b 0), for its 8 wgmmas;
+  // acc_next = dot(p.to(f16), vt): A from four f16x2 registers (no imm-trans-a), vt N-major (1).
   CHECK(count(c.layouts, "B K-major, trans's operand as held") == 1);
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 8);
-  CHECK(count(c.ptx, ", p, 1, 1, 0, 1;") == 8);
+  CHECK(count(c.ptx, ", p, 1, 1, 1;") == 8);
+  CHECK(count(c.layouts, "A operand in registers: its accumulator-layout values packed as f16x2 fragments") == 1);
   // qt, the A operand of s, is staged into shared memory once before the loop, not per iteration.
   CHECK(c.plan.find("qt: staged into shared memory once before the loop, read there by wgmma") != std::string::npos);
   CHECK(c.plan.find("A operand qt staged once for line 22: for n in range(0, SEQ, 64): offset 0, 16384 bytes") != std::string::npos);
   CHECK(count(c.layouts, "A operand qt read from where it was staged before the loop") == 1);
-  // Barriers: one before qt's staging, two around each dot's staging, the epilogue's conversions (18
-  // before descriptors were read in vectors, trans(kt) went K-major and qt stayed staged).
-  CHECK(count(c.ptx, "bar.sync") <= 9);
+  // The key loop is pipelined: kt and vt copied by cp.async into 3 stages above qt, 2 iterations
+  // ahead (kv, advanced by the loop through kv_next, computed from n); 8 16-byte copies per thread
+  // per stage, issued twice before the loop and once in it.
+  CHECK(c.plan.find("pipelined: operand rings of 3 stages x 16384 bytes, kt (B of s, K-major), vt (B of acc_next) copied by cp.async "
+                    "2 iteration(s) ahead, issued while the first dot runs; kv computed from n") != std::string::npos);
+  CHECK(c.plan.find("operand rings of line 22: for n in range(0, SEQ, 64): 3 x 16384: offset 16384, 49152 bytes") != std::string::npos);
+  CHECK(count(c.layouts, "read from its cp.async ring") == 2);
+  CHECK(count(c.ptx, "cp.async.cg.shared.global") == 24);
+  CHECK(count(c.ptx, "ld.global.v4.b32") == 8);  // qt
+  // In the loop: one barrier per iteration, and the next stage's copies between the first dot's
+  // commit and its wait.
+  size_t wait = c.ptx.find("cp.async.wait_group 1;");
+  REQUIRE(wait != std::string::npos);
+  size_t commit = c.ptx.find("wgmma.commit_group.sync.aligned;", wait);
+  size_t copy = c.ptx.find("cp.async.cg.shared.global", commit);
+  size_t wgwait = c.ptx.find("wgmma.wait_group.sync.aligned 0;", commit);
+  size_t second = c.ptx.find("wgmma.commit_group.sync.aligned;", commit + 1);
+  size_t exit = c.ptx.find("cp.async.wait_group 0;", wait);
+  REQUIRE(exit != std::string::npos);
+  CHECK(commit < copy);
+  CHECK(copy < wgwait);
+  CHECK(wgwait < second);
+  CHECK(count(c.ptx.substr(wait, exit - wait), "bar.sync") == 1);
+  CHECK(count(c.ptx.substr(wait, exit - wait), "st.shared") == 0);
+  CHECK(count(c.ptx, "bar.sync") <= 8);
+}
+
+TEST_CASE("descriptor-shaped attention on sm_80: no operand rings, the plan says why") {
+  Compiled c = compile("sm_80");
   CHECK(c.plan.find("not pipelined (2 dots in the body, none of the form acc = dot(x, y, acc); the dot of s (line 26) does not "
-                    "accumulate into its own target), no prefetch") != std::string::npos);
+                    "accumulate into its own target; no operand rings: they need wgmma (sm_90a)), no prefetch") != std::string::npos);
+  CHECK(count(c.ptx, "cp.async") == 0);
+}
+
+TEST_CASE("attention with k's transpose and the broadcast maximum in variables, two warpgroups: the view reads the ring K-major, "
+          "the broadcast is held in the scores' layout") {
+  Compiled c = compile("sm_90a", "attention_desc_w8");
+  CHECK(c.plan.find("pipelined: operand rings of 4 stages x 16384 bytes, kt (B of s, K-major), vt (B of acc_next) copied by cp.async "
+                    "3 iteration(s) ahead") != std::string::npos);
+  CHECK(count(c.layouts, "B operand ktt read from its cp.async ring") == 1);
+  CHECK(count(c.layouts, "A operand in registers") == 1);
+  // 2 warpgroups x (4 k16 steps of s, K-major from shared memory; 4 of acc_next, A in registers).
+  CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 4);
+  CHECK(count(c.ptx, ", p, 1, 1, 1;") == 4);
+  size_t loop = c.layouts.find("for n in range");
+  REQUIRE(loop != std::string::npos);
+  std::string body = c.layouts.substr(loop, c.layouts.find("\n  store(", loop) - loop);
+  CHECK(count(body, "through shared memory") == 0);
+  // mb = broadcast_to(mn[:, None], ...), read once by `s * qs - mb`: in the accumulator layout of s.
+  CHECK(body.find("# mb: linear{regs=32, reg=[(0,1) (8,0) (0,8) (0,16) (0,32)], lane=[(0,2) (0,4) (1,0) (2,0) (4,0)]") != std::string::npos);
+}
+
+TEST_CASE("attention at head dim 128 with a causal mask: rings of 32 KiB stages") {
+  Compiled c = compile("sm_90a", "attention_desc128");
+  CHECK(c.plan.find("pipelined: operand rings of 2 stages x 32768 bytes, kt (B of s0, K-major), vt (B of acc_next)") != std::string::npos);
+  CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8);  // acc_next: 2 tiles x 4 k16 steps
+  CHECK(count(c.ptx, ", p, 1, 1, 1;") == 8);
+  CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 16);  // s0: 2 tiles x 8 k16 steps over head dim 128
 }

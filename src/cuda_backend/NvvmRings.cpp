@@ -1,0 +1,327 @@
+// The OperandRings pipeline (Plan.h): a `for` loop whose body holds several wgmma dots, the B
+// operands of which are tiles loaded in the body and read by nothing else (attention's
+//
+//   k = load(...); qk = dot(q, trans(k), 0); ... v = load(...); acc = dot(p.to(f16), v, acc * alpha[:, None])
+//
+// ). Each such tile gets a slot in every one of num_stages shared-memory stages, filled by cp.async
+// copies num_stages - 1 iterations ahead (16-byte vectors, masked-off vectors zero-filled, laid out
+// as wgmma reads them: trans(k) K-major, v N-major). Iteration i waits for its stage's group, and
+// one barrier makes the stage visible to every warpgroup and frees the stage of iteration i - 1
+// (whose wgmmas each thread waited for before the barrier); the copies of iteration
+// i + num_stages - 1 into that stage are issued right after the first dot's wgmma group is
+// committed, so they overlap it. The body's other statements use shared memory above the rings; a
+// resident A operand (LoopPlan::resident, attention's q) sits below them.
+#include <algorithm>
+
+#include "cuda_backend/KernelEmitter.h"
+#include "ir/Walk.h"
+
+namespace dtsim::nvvm {
+
+namespace {
+
+int64_t align1024(int64_t v) { return (v + 1023) / 1024 * 1024; }
+
+std::string line_of(const Stmt& s) { return s.loc.valid() ? " (line " + std::to_string(s.loc.line) + ")" : std::string(); }
+
+bool is_trans2(const ExprP& e) {
+  return e->kind == ExprKind::Trans && e->type.rank() == 2 && e->ints.size() == 2 && e->ints[0] == 1;
+}
+
+bool assigned_in(const std::vector<StmtP>& body, const Expr* value) {
+  bool found = false;
+  for_each_stmt(body, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Assign && !s.args.empty() && s.args[0].get() == value) found = true;
+  });
+  return found;
+}
+
+}  // namespace
+
+// The variable a dot reads as B: x in `dot(a, x, c)`, or in `dot(a, trans(x), c)` and `dot(a, xt, c)`
+// with xt = trans(x) its one assignment, read nowhere else (then K-major, `view` that assignment).
+const Expr* KernelEmitter::ring_b_operand(const Stmt& f, const Expr& dot, bool& kmajor, const Stmt** view) {
+  const ExprP& be = dot.args[1];
+  kmajor = is_trans2(be);
+  *view = nullptr;
+  const ExprP* v = kmajor ? &be->args[0] : &be;
+  if (!kmajor && be->kind == ExprKind::Var && be->slot >= 0 && plan_.assigns[static_cast<size_t>(be->slot)] == 1 &&
+      count_reads(be->slot) == 1) {
+    for (auto& st : f.body)
+      if (st->kind == StmtKind::Assign && st->slots.size() == 1 && st->slots[0] == be->slot && is_trans2(st->args[0])) {
+        kmajor = true;
+        *view = st.get();
+        v = &st->args[0]->args[0];
+      }
+  }
+  return (*v)->kind == ExprKind::Var ? v->get() : nullptr;
+}
+
+// carried_vars, and the form Triton's loops take after the TTIR reader (yields): `v = init` before
+// the loop, `w = v + c` and `v = w` in it, w assigned nowhere else: v advances by c per iteration as
+// well, read by the copies as init + m * c (the advance being w's value).
+std::map<int, KernelEmitter::Carried> KernelEmitter::ring_carried(const Stmt& f, const std::vector<const Stmt*>& readers) {
+  std::map<int, Carried> out = carried_vars(f, readers);
+  std::set<int> loop;
+  loop.insert(f.slots[0]);
+  slots_assigned(f.body, loop);
+  size_t first_after = 0;
+  for (size_t j = 0; j < f.body.size(); ++j)
+    if (std::find(readers.begin(), readers.end(), f.body[j].get()) != readers.end()) first_after = j + 1;
+  for (size_t j = first_after; j < f.body.size(); ++j) {
+    const Stmt& st = *f.body[j];
+    if (st.kind != StmtKind::Assign || st.slots.size() != 1 || st.args[0]->kind != ExprKind::Var) continue;
+    const int v = st.slots[0], w = st.args[0]->slot;
+    const size_t vs = static_cast<size_t>(v), ws = static_cast<size_t>(w);
+    if (out.count(v) || w < 0 || plan_.assigns[vs] != 2 || plan_.defs[vs].size() != 2 || plan_.assigns[ws] != 1 || !plan_.single_def[ws])
+      continue;
+    const ExprP& init = plan_.defs[vs][0];
+    const ExprP& adv = plan_.single_def[ws];
+    const ExprP* inc = advance_step(adv, v);
+    const Type& t = k_.slot_types[vs];
+    if (plan_.defs[vs][1].get() != st.args[0].get() || !inc || assigned_in(f.body, init.get()) || !(init->type == adv->type)) continue;
+    if (!t.ptr && (is_float(t.elem) || t.elem == Scalar::I1)) continue;  // floats would round differently
+    std::set<int> seen;
+    if (varies_in(init, loop, seen) || varies_in(*inc, loop, seen) || !recomputable(init) || !recomputable(*inc)) continue;
+    out[v].form = CarriedForm{&init, &adv};
+  }
+  return out;
+}
+
+// Called where plan_pipeline found no CpAsyncRing (its reason in `why`, which this extends where
+// the body has several dots).
+std::optional<PipelinePlan> KernelEmitter::plan_operand_rings(const Stmt& f, std::string& why) {
+  int dots = 0;
+  std::vector<const Stmt*> dot_stmts;
+  for (auto& st : f.body) {
+    if (st->kind != StmtKind::Assign) return std::nullopt;  // plan_pipeline said which statement
+    for (const ExprP& a : st->args)
+      if (a) for_each_expr(a, [&](const Expr& e) { dots += e.kind == ExprKind::Dot; });
+    if (st->targets.size() == 1 && st->args[0]->kind == ExprKind::Dot) dot_stmts.push_back(st.get());
+  }
+  if (dots < 2) return std::nullopt;
+  auto fail = [&](const std::string& w) -> std::optional<PipelinePlan> {
+    why += "; no operand rings: " + w;
+    return std::nullopt;
+  };
+  if (opt_.arch != "sm_90a") return fail("they need wgmma (sm_90a)");
+  if (static_cast<int>(dot_stmts.size()) != dots) return fail("a dot is not the whole value of its assignment");
+  for (const Stmt* d : dot_stmts)
+    if (!plan_.dot(*d->args[0]).wgmma) return fail("the dot of " + d->targets[0] + line_of(*d) + " is not on wgmma");
+  // The candidates: a tile loaded at the top level of the body, assigned and read once in the
+  // kernel, that read being a later dot's B operand.
+  std::vector<RingOperand> rings;
+  std::vector<const Stmt*> loads;
+  for (size_t j = 0; j < f.body.size(); ++j) {
+    const Stmt& st = *f.body[j];
+    if (st.targets.size() != 1 || st.args[0]->kind != ExprKind::Load) continue;
+    int slot = st.slots[0];
+    if (plan_.assigns[static_cast<size_t>(slot)] != 1 || count_reads(slot) != 1) continue;
+    for (size_t d = j + 1; d < f.body.size(); ++d) {
+      const Stmt& ds = *f.body[d];
+      if (std::find(dot_stmts.begin(), dot_stmts.end(), &ds) == dot_stmts.end()) continue;
+      bool kmajor = false;
+      const Stmt* view = nullptr;
+      const Expr* v = ring_b_operand(f, *ds.args[0], kmajor, &view);
+      if (!v || v->slot != slot) continue;
+      RingOperand r;
+      r.load = &st;
+      r.dot = &ds;
+      r.view = view;
+      r.kmajor = kmajor;
+      rings.push_back(r);
+      loads.push_back(&st);
+    }
+  }
+  if (rings.size() < 2) return fail(std::to_string(rings.size()) + " dot B operand(s) loaded in the body and read by nothing else (2 needed)");
+  int slot = f.slots[0];
+  loop_info_[slot] = AxisInfo::scalar(std::min(axis_info(f.args[0]).div, axis_info(f.args[2]).div));
+  std::map<int, Carried> carried = ring_carried(f, loads);
+  carried_ = carried;
+  std::string bad;
+  for (const RingOperand& r : rings) {
+    std::string w;
+    if (!cp_async_ok(*r.load->args[0], w) && bad.empty()) bad = "the load of " + r.load->targets[0] + line_of(*r.load) + " " + w;
+  }
+  carried_.clear();
+  loop_info_.erase(slot);
+  if (!bad.empty()) return fail(bad);
+  PipelinePlan pp;
+  pp.kind = PipelinePlan::Kind::OperandRings;
+  pp.stages = k_.num_stages;
+  for (RingOperand& r : rings) {
+    const Type& t = r.load->args[0]->type;
+    r.offset = pp.stage_bytes;
+    r.bytes = align1024(t.numel() * scalar_bytes(t.elem));  // 1024: the 128-byte swizzle's period
+    pp.stage_bytes += r.bytes;
+  }
+  pp.rings = rings;
+  pp.mma = plan_.dot(*dot_stmts[0]->args[0]);
+  for (auto& [v, c] : carried) pp.carried[v] = c.form;
+  return pp;
+}
+
+// What the body uses above the rings, at most: the other statements as transient_smem counts them;
+// of a dot, its A operand staged (where it is neither resident nor in registers, a bound either
+// way) or the conversion of its accumulator or A operand into the dot's layouts.
+int64_t KernelEmitter::ring_transient(const Stmt& f, const PipelinePlan& pp) {
+  std::set<const Stmt*> skip;
+  for (const RingOperand& r : pp.rings) skip.insert(r.load), skip.insert(r.dot), skip.insert(r.view);
+  int64_t most = transient_smem(f.body, skip);
+  for (const RingOperand& r : pp.rings) {
+    const Expr& de = *r.dot->args[0];
+    int64_t M = de.type.shape[0], N = de.type.shape[1], K = de.args[0]->type.shape[1];
+    most = std::max({most, align1024(M * K * 2), smem_padded(M * N) * 4, smem_padded(M * K) * 4});
+  }
+  return most;
+}
+
+std::vector<std::string> KernelEmitter::wgmma_a_fragments(const MmaPlan& p, const TV& a) {
+  // Register j (0..3) of the fragment of 64-row tile r and k16 step ks holds the element pair at
+  // row 64r + 8 (j & 1), columns 16 ks + 8 (j >> 1) + {0, 1}, plus the thread's part (lane / 4 rows,
+  // 2 (lane % 4) columns, 16 rows per warp): the accumulator layout's own pairs.
+  std::map<Coord, int> reg;
+  for (int r = 0; r < a.dist.nregs(); ++r) reg.emplace(a.dist.reg_coord(r), r);
+  auto find = [&](int64_t row, int64_t col) {
+    auto it = reg.find(Coord{row, col});
+    if (it == reg.end()) internal_error("NvvmEmitter", "a wgmma A operand is not in the accumulator layout");
+    return a.at(it->second);
+  };
+  std::vector<std::string> out;
+  for (int r = 0; r < p.wr; ++r)
+    for (int64_t ks = 0; ks < p.K / 16; ++ks)
+      for (int j = 0; j < 4; ++j) {
+        int64_t row = 64 * r + 8 * (j & 1), col = 16 * ks + 8 * (j >> 1);
+        std::string lo = op("zext i16 " + to_mem(a.type.elem, find(row, col)) + " to i32");
+        std::string hi = op("zext i16 " + to_mem(a.type.elem, find(row, col + 1)) + " to i32");
+        out.push_back(op("or i32 " + lo + ", " + op("shl i32 " + hi + ", 16")));
+      }
+  return out;
+}
+
+void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
+  const int S = pp.stages;
+  const int64_t stage = pp.stage_bytes;
+  int slot = f.slots[0];
+  loop_info_[slot] = plan_.loop(f, unchecked_).k;
+  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
+  std::string ty = reg_type(t);
+  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
+  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
+  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
+  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
+  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  std::map<int, Carried> carried;
+  for (auto& [v, form] : pp.carried) carried[v] = Carried{form, kvar, lo, step, t};
+  use_smem(S * stage);
+  ++info.pipelined_loops;
+  const int64_t ring_floor = smem_floor_;
+  {
+    const Stmt* outer = cur_stmt_;
+    cur_stmt_ = &f;
+    std::string names, from_k;
+    for (const RingOperand& r : pp.rings) names += (names.empty() ? "" : ", ") + r.load->targets[0];
+    for (auto& [v, c] : carried) from_k += (from_k.empty() ? "" : ", ") + k_.slot_names[static_cast<size_t>(v)];
+    note("pipelined: " + std::to_string(S) + " stages of " + names + ", cp.async " + std::to_string(S - 1) +
+         " iteration(s) ahead, issued while the first dot runs" + (from_k.empty() ? "" : "; " + from_k + " computed from " + f.targets[0]));
+    cur_stmt_ = outer;
+  }
+  // The copies of iteration `it` into stage `st` (the rings' floor, whatever the current one).
+  auto issue = [&](const std::string& it, const std::string& st, bool as_barrier) {
+    int64_t floor = smem_floor_;
+    smem_floor_ = ring_floor;
+    line("store " + ty + " " + it + ", " + ty + "* " + kvar);
+    carried_ = carried;
+    std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
+    std::string off = op("mul i32 " + st + ", " + std::to_string(stage));
+    const Stmt* outer = cur_stmt_;
+    std::vector<std::string> offs;
+    for (const RingOperand& r : pp.rings) offs.push_back(r.offset ? op("add i32 " + off + ", " + std::to_string(r.offset)) : off);
+    if (checking()) {
+      // Every tile is checked before any is copied, with one barrier; findings are located at the
+      // load statements (the first in program order wins).
+      std::vector<BoundsCheck> checks;
+      std::vector<std::function<void()>> copies;
+      for (size_t j = 0; j < pp.rings.size(); ++j) {
+        cur_stmt_ = pp.rings[j].load;
+        copies.push_back(cp_async_tile(*pp.rings[j].load->args[0], offs[j], 0, !pp.rings[j].kmajor, &checks));
+      }
+      cur_stmt_ = outer;
+      std::vector<PendingCheck> pend;
+      for (BoundsCheck& bc : checks) {
+        bc.bad = op("and i1 " + bc.bad + ", " + more);
+        pend.push_back(pending(bc));
+      }
+      report_checks(pend);
+      guarded(more, [&] {
+        for (auto& c : copies) c();
+      });
+    } else {
+      if (as_barrier) barrier();
+      guarded(more, [&] {
+        for (size_t j = 0; j < pp.rings.size(); ++j) {
+          cur_stmt_ = pp.rings[j].load;
+          cp_async_tile(*pp.rings[j].load->args[0], offs[j], 0, !pp.rings[j].kmajor);
+        }
+        cur_stmt_ = outer;
+      });
+    }
+    carried_.clear();
+    line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
+    smem_floor_ = floor;
+  };
+  for (int s = 0; s < S - 1; ++s) {
+    std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
+    issue(it, std::to_string(s), s == 0);  // first: the buffers may hold another statement's data
+  }
+  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++);
+  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n";
+  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
+  line("store i32 0, i32* " + sc);
+  std::string head = label("ring.head"), body = label("ring.body"), exit = label("ring.exit");
+  br(head);
+  start_block(head);
+  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
+  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
+  start_block(body);
+  std::string cur = op("load i32, i32* " + sc);
+  line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
+  line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+  barrier();
+  line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  std::string off = op("add i32 " + op("mul i32 " + cur + ", " + std::to_string(stage)) + ", " + std::to_string(ring_floor));
+  for (const RingOperand& r : pp.rings) {
+    std::string at = r.offset ? op("add i32 " + off + ", " + std::to_string(r.offset)) : off;
+    ring_[r.load->slots[0]] = RingTile{at, r.kmajor};
+    if (r.view) ring_[r.view->slots[0]] = RingTile{at, r.kmajor};  // the dot reads the view's variable
+  }
+  // Iteration i + S - 1 goes into the stage iteration i - 1 used.
+  std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
+  std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+  in_flight_ = [&, ahead, nst, i] {
+    issue(ahead, nst, false);
+    line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  };
+  std::set<const Stmt*> skip;
+  for (const RingOperand& r : pp.rings) skip.insert(r.load), skip.insert(r.view);
+  smem_floor_ = ring_floor + align1024(S * stage);
+  for (auto& st : f.body)
+    if (!skip.count(st.get())) emit_stmt(*st);
+  smem_floor_ = ring_floor;
+  if (in_flight_) {  // no dot took it (not reached: the body's dots run on wgmma)
+    std::function<void()> work = std::move(in_flight_);
+    in_flight_ = nullptr;
+    work();
+  }
+  ring_.clear();
+  flush_checks();
+  line("store i32 " + op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S)) + ", i32* " + sc);
+  line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
+  br(head);
+  start_block(exit);
+  loop_info_.erase(slot);
+  line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
+  barrier();
+}
+
+}  // namespace dtsim::nvvm
