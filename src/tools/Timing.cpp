@@ -14,16 +14,17 @@ double median_of(std::vector<double> v) {
 }
 
 #ifdef DTSIM_HAVE_CUDA
-std::vector<double> time_cuda_runs(CudaModuleRunner& r, size_t k, int reps, const std::function<void(const std::string&)>& status) {
+std::vector<double> time_cuda_runs(CudaModuleRunner& r, size_t k, int reps, const std::function<void(const std::string&)>& status,
+                                   const TimingWindow& w) {
   auto say = [&](const std::string& s) {
     if (status) status(s);
   };
   say("estimating");
   double est = std::max(median_of(r.time(k, 3, true)), 1e-4);
-  int warm = static_cast<int>(std::clamp(25.0 / est, 1.0, 1000.0));
+  int warm = static_cast<int>(std::clamp(w.warm_ms / est, 1.0, 1000.0));
   say(std::to_string(warm) + " warm-up runs");
   r.time(k, warm, true);
-  int n = reps ? reps : static_cast<int>(std::clamp(std::ceil(100.0 / est), 5.0, 10000.0));
+  int n = reps ? reps : static_cast<int>(std::clamp(std::ceil(w.timed_ms / est), static_cast<double>(w.min_reps), 10000.0));
   say(std::to_string(n) + " timed runs");
   return r.time(k, n, true);
 }

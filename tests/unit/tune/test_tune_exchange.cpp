@@ -2,7 +2,8 @@
 // each in its own process (fork) and timed by the model of the GPU: merged, they are the unsharded
 // search (same candidates, same best, refinement included; also while each times a round as it checks
 // the next); with --time they stop after the same
-// round; a shard that fails or never reports makes the others stop with an error instead of waiting;
+// round; their GPUs time each round from one queue (a slower one times fewer); a shard that fails or
+// never reports makes the others stop with an error instead of waiting;
 // run_tune_workers stops the other workers when one fails.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -183,6 +184,53 @@ TEST_CASE("overlapping shards (each times a round while checking the next; one G
   // two swaps per round: the checks (round-K) and the times (times-K)
   for (uint64_t k = 0; k < whole.rounds; ++k)
     for (const char* kind : {"round-", "times-"}) CHECK(fs::exists(dir / ("exchange/" + std::string(kind) + std::to_string(k) + ".shard-1-of-2")));
+}
+
+TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times about a fifth, and the timing ends in about the faster one's time") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "100", "--seed", "1"};
+  TempDir base("dtsim-tune-exchange-queue-whole");
+  TuneResult whole = run_whole(words, base);
+  size_t timed = whole.count("timed");
+  REQUIRE(timed >= 40);
+  TempDir dir("dtsim-tune-exchange-queue");
+  const int fast_ms = 8, slow_ms = 32;
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {fast_ms, slow_ms})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  // the same search: every candidate, its time and the best, whoever timed it
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  CHECK(note.empty());
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    CAPTURE(k);
+    CHECK(merged.candidates[k].index == whole.candidates[k].index);
+    CHECK(merged.candidates[k].status == whole.candidates[k].status);
+    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
+  }
+  REQUIRE(merged.best());
+  CHECK(merged.best()->index == whole.best()->index);
+  // every timed candidate was claimed once; the fast GPU claimed most (4/5 if the rounds were long)
+  size_t by[2] = {0, 0};
+  for (const auto& e : fs::directory_iterator(dir / "exchange")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("claim-", 0) != 0) continue;
+    std::string who = read(e.path().string());
+    REQUIRE((who == "0\n" || who == "1\n"));
+    ++by[who[0] - '0'];
+  }
+  CHECK(by[0] + by[1] == timed);
+  CHECK(by[0] >= 2 * by[1]);
+  // each shard's GPU was busy for about the queue's share: less than 3/4 of what half the candidates
+  // at the slow GPU's pace (a fixed share each) would take
+  double fixed_share = static_cast<double>(timed) / 2 * slow_ms / 1000.0;
+  for (uint64_t i = 0; i < 2; ++i) {
+    TuneResult part = tune_result_from_json(read(dir / ("s" + std::to_string(i) + ".json")), "s.json");
+    CAPTURE(i);
+    CAPTURE(part.timing_seconds);
+    CHECK(part.timing_seconds < 0.75 * fixed_share);
+  }
 }
 
 TEST_CASE("with --time, exchanging shards stop after the same round, even when one is slower") {
