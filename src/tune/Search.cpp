@@ -263,7 +263,10 @@ class Search {
       apply_times(*last);
     }
     r_.seconds = elapsed();
-    if (timer_) r_.compile_wait_seconds = timer_->compile_wait_seconds();
+    if (timer_) {
+      r_.compile_wait_seconds = timer_->compile_wait_seconds();
+      r_.gpu_timed = {timed_here_};
+    }
   }
 
   bool mine(uint64_t pos) const { return local_ || pos % o_.shards == o_.shard; }
@@ -631,6 +634,7 @@ class Search {
 
   // The round's times become known to the search (and, exchanging, every shard's times of it).
   void apply_times(Flight& f) {
+    timed_here_ += f.timed.size();
     for (size_t k : f.timed) {
       const QueueItem& it = f.items[k];
       if (it.own) set_time(r_.candidates[it.cand], it.job);
@@ -817,6 +821,7 @@ class Search {
   std::optional<TuneExchange> exchange_;  // --exchange: the shards swap each round's outcomes
   std::vector<TuneCandidate> all_;        // with exchange_: every shard's candidates, in draw order
   double shared_elapsed_ = 0;             // with exchange_: the latest time any shard reported
+  uint64_t timed_here_ = 0;  // candidates this shard's GPU timed (or failed to), any shard's
   uint64_t goal_ = 0, legal_ = 0;  // legal_: candidates lowered at the requested sizes (every shard's, until local_)
   uint64_t next_ = 0;       // exhaustive: the next index
   uint64_t pos_ = 0;        // sampled: the next draw's position

@@ -65,6 +65,9 @@ struct TuneResult {
   uint64_t rounds = 0;                  // rounds of the search (merged: the most of any shard)
   size_t workers = 1;                   // timing workers (GPUs) the search ran on
   double worker_seconds = 0;            // their wall times added (one search: seconds)
+  // Candidates each worker's GPU timed (any shard's: the shards time from one queue), by shard;
+  // one entry for one search with a timer, none without.
+  std::vector<uint64_t> gpu_timed;
 
   const TuneCandidate* best() const;        // the fastest timed candidate, or nullptr
   size_t count(const std::string& status) const;

@@ -188,6 +188,7 @@ def bad_flags(dtsim, src):
             (["examples/dyt.dt", "--gpus", "0,1", "--shard", "0/2"], "--gpus spreads the shards itself"),
             (["examples/dyt.dt", "--gpus", "0,1", "--exchange", "x"], "--gpus makes its own exchange folder; drop --exchange"),
             (["examples/dyt.dt", "--shard", "0/2", "--exchange-timeout", "0"], "'--exchange-timeout' expects a positive number"),
+            (["examples/dyt.dt", "--timed-ms", "0"], "'--timed-ms' expects a positive number"),
             (["examples/dyt.dt", "examples/mm.dt"], "unexpected argument 'examples/mm.dt'"),
             (["examples/dyt.dt", "--arg", "x_SIZE=0"], "x_SIZE"),
             ([], "no input file"),

@@ -211,6 +211,7 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
   }
   REQUIRE(merged.best());
   CHECK(merged.best()->index == whole.best()->index);
+  CHECK(whole.gpu_timed == std::vector<uint64_t>{timed});
   // every timed candidate was claimed once; the fast GPU claimed most (4/5 if the rounds were long)
   size_t by[2] = {0, 0};
   for (const auto& e : fs::directory_iterator(dir / "exchange")) {
@@ -222,6 +223,7 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
   }
   CHECK(by[0] + by[1] == timed);
   CHECK(by[0] >= 2 * by[1]);
+  CHECK(merged.gpu_timed == std::vector<uint64_t>{by[0], by[1]});
   // each shard's GPU was busy for about the queue's share: less than 3/4 of what half the candidates
   // at the slow GPU's pace (a fixed share each) would take
   double fixed_share = static_cast<double>(timed) / 2 * slow_ms / 1000.0;
@@ -230,6 +232,7 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
     CAPTURE(i);
     CAPTURE(part.timing_seconds);
     CHECK(part.timing_seconds < 0.75 * fixed_share);
+    CHECK(part.gpu_timed == std::vector<uint64_t>{by[i]});
   }
 }
 
