@@ -108,7 +108,7 @@ the timing is skipped (exit 0).
   --exchange-timeout S  a shard waiting for the others' reports gives up after S seconds in which
                       none arrived (default 600)
   --timed-ms MS       timed runs of each candidate: about MS milliseconds of them, at least 10
-                      (default 25; 100 is dtsim bench's window)
+                      (a kernel slower than MS/10: 3 or MS worth) (default 25; dtsim bench: 100)
   --out FILE          also write the JSON result to FILE (what --merge reads)
   --merge             the files named are JSON results of shards of one search: report them as one
   --gpus all|LIST     one timing worker process per GPU (0,1: ordinals; 0,0: two on GPU 0; cpu: a

@@ -20,7 +20,15 @@ std::vector<double> time_cuda_runs(CudaModuleRunner& r, size_t k, int reps, cons
     if (status) status(s);
   };
   say("estimating");
-  double est = std::max(median_of(r.time(k, 3, true)), 1e-4);
+  std::vector<double> first = r.time(k, std::max(1, w.estimate_runs), true);
+  double est = std::max(median_of(first), 1e-4);
+  if (!reps && w.slow_reps > 0 && est * w.min_reps > w.timed_ms) {
+    int n = std::max(w.slow_reps, static_cast<int>(std::ceil(w.timed_ms / est))) - static_cast<int>(first.size());
+    say(std::to_string(n + static_cast<int>(first.size())) + " timed runs (a slow kernel: no warm-up)");
+    std::vector<double> more = r.time(k, n, true);
+    first.insert(first.end(), more.begin(), more.end());
+    return first;
+  }
   int warm = static_cast<int>(std::clamp(w.warm_ms / est, 1.0, 1000.0));
   say(std::to_string(warm) + " warm-up runs");
   r.time(k, warm, true);

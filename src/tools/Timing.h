@@ -18,11 +18,16 @@ namespace dtsim {
 double median_of(std::vector<double> v);
 
 // How long to warm up and to time: runs for about warm_ms, then timed runs for about timed_ms (at
-// least min_reps, at most 10000), sized by an estimate from 3 runs.
+// least min_reps, at most 10000), sized by an estimate from estimate_runs runs. The defaults are
+// bench's protocol. With slow_reps > 0, a kernel slower than timed_ms / min_reps (whose min_reps runs
+// alone would outlast the window) gets no warm-up: its estimate runs are timed runs, and as many more
+// as make slow_reps or timed_ms.
 struct TimingWindow {
+  int estimate_runs = 3;
   double warm_ms = 25;
   double timed_ms = 100;
   int min_reps = 5;
+  int slow_reps = 0;
 };
 
 #ifdef DTSIM_HAVE_CUDA

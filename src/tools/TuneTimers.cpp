@@ -136,6 +136,8 @@ class CudaTimer : public TuneTimer {
         w.warm_ms = idle > 0.5 ? 25.0 : std::min(25.0, timed_ms_ / 4);
         w.timed_ms = timed_ms_;
         w.min_reps = 10;
+        w.estimate_runs = 1;  // after the untimed first run; a slow kernel's estimate is its first timed run
+        w.slow_reps = 3;
         j.ms = median_of(time_cuda_runs(r, which, 0, {}, w));
       } catch (const std::exception& e) {
         j.error = tune_reason(e.what());

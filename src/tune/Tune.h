@@ -132,7 +132,8 @@ class TuneTimer {
 };
 
 // dtsim's CUDA backend with bench's protocol (Timing.h) in a window of about `timed_ms` of timed runs
-// (at least 10; warm-up a quarter of that, 25 ms after the GPU idled), PTX through the cache in
+// (at least 10; warm-up a quarter of that, 25 ms after the GPU idled; a kernel slower than a tenth of
+// the window: 3 runs or the window, no warm-up), PTX through the cache in
 // `ptx_cache_dir` ("" none), inputs of `seed`; nullptr when dtsim was built without the CUDA backend.
 std::unique_ptr<TuneTimer> make_cuda_timer(const std::string& arch, const std::string& ptx_cache_dir, uint64_t seed, double timed_ms = 25);
 // The emitted Triton modules (TuneJob::triton), each timed by its own bench() (do_bench, median) on
