@@ -38,6 +38,17 @@ class CudaTimer : public TuneTimer {
   }
   std::string name() const override { return "dtsim's CUDA backend"; }
   bool available(std::string* why) override { return cuda_available(why); }
+  // PTX and cubin into the cache, so that the workers of time() find them there (without a cache
+  // there is nowhere to keep them: nothing is done).
+  void prepare(const TuneJob& j) override {
+    if (opt_.ptx_cache_dir.empty()) return;
+    try {
+      CudaOptions o = opt_;
+      if (o.arch.empty()) o.arch = arch();
+      precompile_cuda_module(*j.module, *j.bindings, o);
+    } catch (...) {  // time() compiles again and reports the error
+    }
+  }
   std::string device() override {
     CudaDeviceInfo d = cuda_device_info();
     return d.name + " (" + resolve_cuda_arch(opt_) + ")";
@@ -48,7 +59,7 @@ class CudaTimer : public TuneTimer {
   // job is taken only while fewer than ahead() are taken and not yet timed: enough to keep the GPU
   // busy, few enough that the jobs not taken stay in the queue for other GPUs.
   void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done) override {
-    if (opt_.arch.empty()) opt_.arch = resolve_cuda_arch(opt_);
+    if (opt_.arch.empty()) opt_.arch = arch();
     struct Ready {
       TuneJob* job = nullptr;
       std::unique_ptr<CudaModuleRunner> runner;  // null: made on the GPU's thread (which reports the error)
@@ -218,7 +229,15 @@ class CudaTimer : public TuneTimer {
     return static_cast<size_t>(std::clamp(want, 2.0, static_cast<double>(std::max<size_t>(workers, 2))));
   }
 
+  // The target, resolved once (prepare() runs on several threads before time() does).
+  std::string arch() {
+    std::call_once(arch_once_, [&] { arch_ = resolve_cuda_arch(opt_); });
+    return arch_;
+  }
+
   CudaOptions opt_;
+  std::once_flag arch_once_;
+  std::string arch_;
   uint64_t seed_;
   double timed_ms_;
   double waited_ = 0;

@@ -416,6 +416,13 @@ class Search {
       c.status = "illegal";
       c.reason = "at the check sizes: " + tune_reason(e.what());
     }
+    if (c.status == "checked" && timer_) {  // compiled ahead while the rest of the round is checked
+      TuneJob j;
+      j.module = &pend.module;
+      j.bindings = &pend.bindings;
+      j.triton = pend.triton;
+      timer_->prepare(j);
+    }
     return out;
   }
 

@@ -48,7 +48,8 @@ struct TuneResult {
   std::string mode;                 // "exhaustive" or "sampled"
   std::string timing = "done";      // or "skipped: <why>"
   double seconds = 0;               // wall time of the search
-  double check_seconds = 0;         // drawing, lowering and checking on the interpreter
+  double check_seconds = 0;         // drawing, lowering and checking on the interpreter (and compiling
+                                    // the candidates that passed, for the CUDA timer's cache)
   double timing_seconds = 0;        // timing on the GPU (compiling included)
   double overlap_seconds = 0;       // both at once (the GPU timing a round while the next is checked)
   double compile_wait_seconds = 0;  // of the timing: waiting for candidates to be compiled
@@ -122,6 +123,10 @@ class TuneTimer {
   // timer's thread). A timer takes a job only when it is about to work on it (compiling a few ahead
   // of the GPU at most), so that the jobs it has not taken stay for other timers.
   virtual void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done) = 0;
+  // Called on the search's checking threads (several at once) as soon as a candidate passed the
+  // check, long before time() gets to it: a timer may compile it ahead into a cache (the CUDA
+  // timer does, when it has a PTX cache). Never throws; time() reports what goes wrong.
+  virtual void prepare(const TuneJob&) {}
   // Whether time() takes its jobs one at a time as above (false: all at once, e.g. one python3 call
   // for a round; a search with shards then gives each its own share of a round instead of a queue).
   virtual bool takes_one_at_a_time() const { return true; }
