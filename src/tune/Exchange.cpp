@@ -7,7 +7,7 @@
 //   reason <text>                    (after a draw line, where the draw failed on the GPU)
 //   end
 // A round's checks report the shard's own draws; its times report the draws the shard's GPU timed,
-// which it claimed first as claim-<k>.<pos> (made with O_EXCL, holding the shard's number).
+// which it claimed first as claim-<k>.<pos>-of-<N> (made with O_EXCL, holding the shard's number).
 // written as .tmp.<name> and renamed to round-<k>.shard-<I>-of-<N> (after the check) or
 // times-<k>.shard-<I>-of-<N> (after the timing); a shard that fails leaves failed.shard-<I>-of-<N>
 // holding the reason.
@@ -197,7 +197,7 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
 }
 
 bool TuneExchange::claim(uint64_t round, uint64_t pos) {
-  std::string path = (fs::path(dir_) / ("claim-" + std::to_string(round) + "." + std::to_string(pos))).string();
+  std::string path = (fs::path(dir_) / ("claim-" + std::to_string(round) + "." + std::to_string(pos) + "-of-" + std::to_string(shards_))).string();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
     if (errno == EEXIST) return false;

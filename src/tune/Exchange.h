@@ -49,7 +49,7 @@ class TuneExchange {
   // reported a failure, reported another search, or nothing arrived for timeout_s.
   std::vector<ExchangeRound> swap(uint64_t round, const ExchangeRound& mine, ExchangeKind kind);
   // Claims draw `pos` of round `round` for this shard's GPU: true when no shard claimed it before.
-  // The claim is a file made with O_CREAT | O_EXCL (atomic on local and NFS folders), holding the
+  // The claim is a file made with O_CREAT | O_EXCL (atomic on local folders and NFS v3 and later), holding the
   // shard's number. A UserError when the folder cannot be written.
   bool claim(uint64_t round, uint64_t pos);
   // Leaves a failure mark with `why`, so that the other shards stop waiting (never throws).

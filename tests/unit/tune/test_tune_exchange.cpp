@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tune/Exchange.h"
 #include "tune/Tune.h"
 #include "tune_model_timer.h"
 
@@ -234,6 +235,46 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
     CHECK(part.timing_seconds < 0.75 * fixed_share);
     CHECK(part.gpu_timed == std::vector<uint64_t>{by[i]});
   }
+}
+
+TEST_CASE("claims: each draw goes to the one shard that claims it first; a times report carries a GPU failure's reason") {
+  TempDir dir("dtsim-tune-exchange-claims");
+  TuneExchange a(dir / "x", 0, 2, "search of the test", 5), b(dir / "x", 1, 2, "search of the test", 5);
+  a.start();
+  b.start();
+  CHECK(a.claim(0, 7));
+  CHECK(!b.claim(0, 7));
+  CHECK(b.claim(0, 8));
+  CHECK(!a.claim(0, 8));
+  CHECK(b.claim(1, 7));  // another round's draw 7
+  CHECK(read(dir / "x/claim-0.7-of-2") == "0\n");
+  CHECK(read(dir / "x/claim-0.8-of-2") == "1\n");
+  ExchangeRound mine_a, mine_b;
+  ExchangedDraw d;
+  d.pos = 8;
+  d.index = 42;
+  d.done = d.lowered = true;
+  d.status = "gpu-failed";
+  d.reason = "launch failed: too many resources requested";
+  mine_b.draws.push_back(d);
+  d.pos = 7;
+  d.status = "timed";
+  d.ms = 0.25;
+  d.reason.clear();
+  mine_a.draws.push_back(d);
+  std::vector<ExchangeRound> got_b;
+  std::thread t([&] { got_b = b.swap(0, mine_b, ExchangeKind::Times); });
+  std::vector<ExchangeRound> got_a = a.swap(0, mine_a, ExchangeKind::Times);
+  t.join();
+  REQUIRE(got_a.size() == 2);
+  REQUIRE(got_a[1].draws.size() == 1);
+  CHECK(got_a[1].draws[0].status == "gpu-failed");
+  CHECK(got_a[1].draws[0].reason == "launch failed: too many resources requested");
+  CHECK(!got_a[1].draws[0].ms);
+  REQUIRE(got_b.size() == 2);
+  REQUIRE(got_b[0].draws.size() == 1);
+  CHECK(got_b[0].draws[0].ms == 0.25);
+  CHECK(got_b[0].draws[0].reason.empty());
 }
 
 TEST_CASE("with --time, exchanging shards stop after the same round, even when one is slower") {
