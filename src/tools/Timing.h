@@ -21,13 +21,16 @@ double median_of(std::vector<double> v);
 // least min_reps, at most 10000), sized by an estimate from estimate_runs runs. The defaults are
 // bench's protocol. With slow_reps > 0, a kernel slower than timed_ms / min_reps (whose min_reps runs
 // alone would outlast the window) gets no warm-up: its estimate runs are timed runs, and as many more
-// as make slow_reps or timed_ms.
+// as make slow_reps or timed_ms. With by_wall, the runs are counted by what one costs on the host's
+// clock (its L2 flush, launch and wait included: a 10 us kernel costs ~10x that) instead of the
+// kernel's own time, so that the window is wall time.
 struct TimingWindow {
   int estimate_runs = 3;
   double warm_ms = 25;
   double timed_ms = 100;
   int min_reps = 5;
   int slow_reps = 0;
+  bool by_wall = false;
 };
 
 #ifdef DTSIM_HAVE_CUDA

@@ -149,6 +149,7 @@ class CudaTimer : public TuneTimer {
         w.min_reps = 10;
         w.estimate_runs = 1;  // after the untimed first run; a slow kernel's estimate is its first timed run
         w.slow_reps = 3;
+        w.by_wall = true;
         j.ms = median_of(time_cuda_runs(r, which, 0, {}, w));
       } catch (const std::exception& e) {
         j.error = tune_reason(e.what());
