@@ -53,13 +53,15 @@ struct ShardRun {
 
 // Runs `dtsim tune WORDS --shard I/N --exchange DIR --out DIR/sI.json` for each I in `which` at once,
 // each in its own process with the model timer (`delay_ms` and `fail_after` of shard I from the
-// vectors, when given), shard I starting `start_ms[I]` milliseconds late; waits for all.
+// vectors, when given), shard I starting `start_ms[I]` milliseconds late and given the words
+// `extra[I]` too; waits for all.
 std::vector<ShardRun> run_shards(const std::vector<std::string>& words, uint64_t n, const std::vector<uint64_t>& which, const TempDir& dir,
                                  const std::vector<int>& delay_ms = {}, const std::vector<int>& fail_after = {},
-                                 const std::vector<int>& start_ms = {}) {
+                                 const std::vector<int>& start_ms = {}, const std::vector<std::vector<std::string>>& extra = {}) {
   std::vector<pid_t> pids;
   for (uint64_t i : which) {
     std::vector<std::string> w = words;
+    if (i < extra.size()) w.insert(w.end(), extra[i].begin(), extra[i].end());
     w.insert(w.end(), {"--shard", std::to_string(i) + "/" + std::to_string(n), "--exchange", dir / "exchange", "--out",
                        dir / ("s" + std::to_string(i) + ".json"), "--jobs", "1"});
     pid_t pid = fork();
@@ -235,6 +237,30 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
     CHECK(part.timing_seconds < 0.75 * fixed_share);
     CHECK(part.gpu_timed == std::vector<uint64_t>{by[i]});
   }
+}
+
+TEST_CASE("a shard that only checks (--check-only, a cpu worker of --gpus) has its candidates timed by the other shard's GPU") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "40", "--seed", "3"};
+  TempDir base("dtsim-tune-exchange-cpu-whole");
+  TuneResult whole = run_whole(words, base);
+  TempDir dir("dtsim-tune-exchange-cpu");
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {}, {}, {}, {{}, {"--check-only"}})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    CAPTURE(k);
+    CHECK(merged.candidates[k].index == whole.candidates[k].index);
+    CHECK(merged.candidates[k].status == whole.candidates[k].status);
+    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
+  }
+  CHECK(merged.gpu_timed == std::vector<uint64_t>{whole.count("timed")});  // shard 0's GPU timed them all; shard 1 has none
+  TuneResult cpu = tune_result_from_json(read(dir / "s1.json"), "s1.json");
+  CHECK(cpu.count("timed") > 0);  // its own draws, timed by shard 0
+  for (const TuneCandidate& c : cpu.candidates) CHECK(c.draw % 2 == 1);
 }
 
 TEST_CASE("claims: each draw goes to the one shard that claims it first; a times report carries a GPU failure's reason") {
