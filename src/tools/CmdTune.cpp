@@ -104,7 +104,9 @@ the timing is skipped (exit 0).
   --exchange DIR      the shards, running at the same time, swap each round's outcomes through the
                       folder DIR (one empty folder per search, shared by all shards): together they
                       make the unsharded search (same candidates, same best), refining around the
-                      global fastest; without it each shard refines around its own
+                      global fastest, and check and time each round's draws from one queue (a
+                      draw to whichever shard claims it first); without it each shard refines
+                      around its own
   --exchange-timeout S  a shard waiting for the others' reports gives up after S seconds in which
                       none arrived (default 600)
   --timed-ms MS       timed runs of each candidate: about MS milliseconds of them, at least 10

@@ -6,8 +6,9 @@
 //   draw <pos> <index> <done 0|1> <lowered 0|1> <status> <ms or ->     (one per draw reported)
 //   reason <text>                    (after a draw line, where the draw failed on the GPU)
 //   end
-// A round's checks report the shard's own draws; its times report the draws the shard's GPU timed,
-// which it claimed first as claim-<k>.<pos>-of-<N> (made with O_EXCL, holding the shard's number).
+// A round's checks report the draws the shard checked, which it claimed first as
+// check-<k>.<pos>-of-<N>; its times report the draws the shard's GPU timed, claimed first as
+// claim-<k>.<pos>-of-<N> (both made with O_EXCL, holding the shard's number).
 // written as .tmp.<name> and renamed to round-<k>.shard-<I>-of-<N> (after the check) or
 // times-<k>.shard-<I>-of-<N> (after the timing); a shard that fails leaves failed.shard-<I>-of-<N>
 // holding the reason.
@@ -196,8 +197,10 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
   return all;
 }
 
-bool TuneExchange::claim(uint64_t round, uint64_t pos) {
-  std::string path = (fs::path(dir_) / ("claim-" + std::to_string(round) + "." + std::to_string(pos) + "-of-" + std::to_string(shards_))).string();
+bool TuneExchange::claim(uint64_t round, uint64_t pos, ExchangeKind kind) {
+  std::string name = std::string(kind == ExchangeKind::Checks ? "check-" : "claim-") + std::to_string(round) + "." + std::to_string(pos) + "-of-" +
+                     std::to_string(shards_);
+  std::string path = (fs::path(dir_) / name).string();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
     if (errno == EEXIST) return false;

@@ -171,8 +171,9 @@ class Search {
   // Shards (--shard I/N): every shard draws the same sequence (the seed decides it) and takes the
   // draws at positions p with p mod N == I.
   //
-  // With --exchange, the shards draw the rounds of the unsharded search (kRound draws each), evaluate
-  // and time their own draws of it, and swap the outcomes through the folder twice: after the check
+  // With --exchange, the shards draw the rounds of the unsharded search (kRound draws each), check
+  // its draws and then time those that passed from one queue each (a draw goes to the shard that
+  // claims it first: Exchange.h), and swap the outcomes through the folder twice: after the check
   // (status, lowered) and after the timing (times): every shard knows every outcome, so all count the budget, refine around the global
   // fastest and (with --time) stop after the same round, as the unsharded search does; their union
   // is the unsharded search.
@@ -208,7 +209,7 @@ class Search {
     uint64_t n = space_.size();
     exhaustive_ = by_time ? n <= kExhaustiveUnderTime : n <= o_.budget;
     r_.mode = exhaustive_ ? "exhaustive" : "sampled";
-    if (exhaustive_) goal_ = n / o_.shards + (o_.shard < n % o_.shards ? 1 : 0);
+    if (exhaustive_) goal_ = exchange_ ? n : n / o_.shards + (o_.shard < n % o_.shards ? 1 : 0);
     else goal_ = by_time ? 0 : o_.budget;
     uint64_t max_draws = exhaustive_ ? n : std::min<uint64_t>(n, by_time ? n : o_.budget * kMaxDrawsPerBudget);
     uint64_t width = exchange_ ? 1 : o_.shards;  // a round: kRound draws per shard, or the unsharded round
@@ -269,7 +270,11 @@ class Search {
     }
   }
 
-  bool mine(uint64_t pos) const { return local_ || pos % o_.shards == o_.shard; }
+  // A draw this shard evaluates: exchanging, one it claimed at the check; else its position's share.
+  bool mine(uint64_t pos) const {
+    if (exchange_) return checked_here_.count(pos) > 0;
+    return local_ || pos % o_.shards == o_.shard;
+  }
 
   // What the shards of one search must agree on (an exchange report of another search is an error).
   std::string identity() const {
@@ -448,20 +453,49 @@ class Search {
   // the same result whatever the number of threads) and returns the ones to time. With --time, the
   // draws not started when the time is up are given back; another shard's draws are not lowered
   // with --time (no budget to count) or --exchange (the exchange tells what they came to).
+  //
+  // Exchanging, the shards check a round from one queue: a shard's threads take its share (p mod N
+  // == I) first, then the others' from the round's last draw back, each claimed first through the
+  // folder; a draw another shard claimed is that shard's (it reports it).
   std::vector<Pending> evaluate_round(const std::vector<Draw>& round, const std::function<bool()>& time_up, std::vector<Slot>& slots) {
     std::vector<Outcome> outs(round.size());
+    std::vector<char> claimed(round.size(), 0);
+    std::vector<size_t> order;
+    for (size_t i = 0; i < round.size(); ++i)
+      if (!exchange_ || round[i].pos % o_.shards == o_.shard) order.push_back(i);
+    if (exchange_)
+      for (size_t i = round.size(); i-- > 0;)
+        if (round[i].pos % o_.shards != o_.shard) order.push_back(i);
     std::atomic<size_t> next{0}, finished{0};
     std::exception_ptr failure;
     std::mutex mu;
     bool by_time = o_.time_s > 0;
     auto work = [&] {
-      for (size_t i; (i = next++) < round.size();) {
-        bool own = mine(round[i].pos);
-        if (!own && (by_time || exchange_)) {
-          outs[i].done = outs[i].foreign = true;
-          continue;
+      for (size_t k; (k = next++) < order.size();) {
+        size_t i = order[k];
+        bool own = true;
+        if (exchange_) {
+          if (time_up()) continue;  // given back, unless another shard checks it
+          try {
+            own = exchange_->claim(r_.rounds, round[i].pos, ExchangeKind::Checks);
+          } catch (...) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!failure) failure = std::current_exception();
+            continue;
+          }
+          if (!own) {
+            outs[i].done = outs[i].foreign = true;
+            continue;
+          }
+          claimed[i] = 1;
+        } else {
+          own = mine(round[i].pos);
+          if (!own && by_time) {
+            outs[i].done = outs[i].foreign = true;
+            continue;
+          }
+          if (time_up()) continue;
         }
-        if (time_up()) continue;
         try {
           outs[i] = evaluate(round[i], own);
         } catch (...) {
@@ -481,6 +515,8 @@ class Search {
     work();
     for (std::thread& t : threads) t.join();
     if (failure) std::rethrow_exception(failure);
+    for (size_t i = 0; i < round.size(); ++i)
+      if (claimed[i]) checked_here_.insert(round[i].pos);
     std::vector<Pending> pending;
     slots.assign(outs.size(), Slot{});
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -598,7 +634,7 @@ class Search {
     std::lock_guard<std::mutex> lock(f.mu);
     while (f.next < f.items.size()) {
       QueueItem& it = f.items[f.next++];
-      if (f.shared && !exchange_->claim(f.round, it.pos)) continue;
+      if (f.shared && !exchange_->claim(f.round, it.pos, ExchangeKind::Times)) continue;
       if (!it.own) {
         try {
           it.lowered = std::make_unique<Pending>(lower(it.index));
@@ -707,11 +743,13 @@ class Search {
         }
         continue;
       }
-      const ExchangedDraw& d = reported(by_pos, w, r_.rounds);
-      if (!d.done) {
+      const ExchangedDraw* dp = reported(by_pos, w, r_.rounds);
+      if (!dp || !dp->done) {  // no shard checked it before its time was up
         seen_.erase(w.index);
         continue;
       }
+      const ExchangedDraw& d = *dp;
+      seen_.insert(w.index);  // this shard's time was up first: the draw stays drawn
       if (d.lowered) ++legal_;
       TuneCandidate c;
       c.index = w.index;
@@ -725,7 +763,7 @@ class Search {
   }
 
   // The second swap of a round, once it is timed: every draw's time (or GPU failure), from the
-  // shard whose GPU timed it; this shard's own draws timed elsewhere get theirs too.
+  // shard whose GPU timed it; the draws this shard checked and another timed get theirs too.
   void swap_times(const Flight& f) {
     ExchangeRound rep;
     rep.elapsed = elapsed();
@@ -770,21 +808,24 @@ class Search {
     }
   }
 
-  // Another shard's report of draw `w`; a UserError when it is missing or names another schedule.
-  const ExchangedDraw& reported(const std::map<uint64_t, const ExchangedDraw*>& by_pos, const Draw& w, uint64_t round) const {
-    std::string who = "shard " + std::to_string(w.pos % o_.shards) + "/" + std::to_string(o_.shards);
+  // Another shard's report of draw `w` (nullptr: none checked it, which only a time limit explains);
+  // a UserError when it is missing with a budget or names another schedule.
+  const ExchangedDraw* reported(const std::map<uint64_t, const ExchangedDraw*>& by_pos, const Draw& w, uint64_t round) const {
     auto it = by_pos.find(w.pos);
-    if (it == by_pos.end())
-      throw UserError("--exchange " + o_.exchange + ": " + who + " did not report draw " + std::to_string(w.pos) + " of round " + std::to_string(round));
+    if (it == by_pos.end()) {
+      if (o_.time_s > 0) return nullptr;
+      throw UserError("--exchange " + o_.exchange + ": no shard reported draw " + std::to_string(w.pos) + " of round " + std::to_string(round) +
+                      " (a check claim file was removed?)");
+    }
     const ExchangedDraw& d = *it->second;
     if (d.index != w.index)
-      throw UserError("--exchange " + o_.exchange + ": " + who + " drew schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
+      throw UserError("--exchange " + o_.exchange + ": a shard drew schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
                       " where this shard drew " + std::to_string(w.index) + ": the shards do not search the same program (file, sizes, dtsim)");
-    return d;
+    return &d;
   }
 
   // Progress counts what the goal counts: the shard's draws (exhaustive) or the legal ones (sampled).
-  uint64_t done() const { return exhaustive_ ? r_.candidates.size() : legal_; }
+  uint64_t done() const { return exhaustive_ ? (exchange_ ? all_.size() : r_.candidates.size()) : legal_; }
 
   // What the progress display shows, copied from the search's state by the search's thread (the
   // timing thread shows progress too, and reads only this copy).
@@ -838,6 +879,7 @@ class Search {
   std::vector<uint64_t> config_start_;
   std::chrono::steady_clock::time_point start_;
   std::map<uint64_t, size_t> all_at_;                 // with exchange_: a draw's position in all_
+  std::set<uint64_t> checked_here_;                   // with exchange_: the draws (positions) this shard claimed and checked
   std::vector<std::pair<double, double>> check_spans_;  // when each round was checked (seconds)
   std::mutex show_mu_;                                // guards the shown_ copy
   uint64_t shown_done_ = 0, shown_drawn_ = 0, shown_goal_ = 0;

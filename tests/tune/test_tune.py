@@ -253,8 +253,11 @@ def shards(dtsim, src):
             check(p.returncode == 0, f"an exchanging shard failed: {err}")
         union = sorted((c for out, _ in outs for c in json.loads(out)["candidates"]), key=lambda c: c["draw"])
         check([key(c) for c in union] == [key(c) for c in whole["candidates"]], f"{file}: 3 exchanging shards are the whole search")
-        check(sorted(os.listdir(os.path.join(tmp, "x")))[:3] == ["round-0.shard-0-of-3", "round-0.shard-1-of-3", "round-0.shard-2-of-3"],
+        names = sorted(os.listdir(os.path.join(tmp, "x")))
+        check([n for n in names if n.startswith("round-")][:3] == ["round-0.shard-0-of-3", "round-0.shard-1-of-3", "round-0.shard-2-of-3"],
               "the round reports in the folder")
+        claimed = [int(n.split(".")[1].split("-")[0]) for n in names if n.startswith("check-")]
+        check(sorted(claimed) == sorted(c["draw"] for c in union), "each draw claimed once for its check")
     r = tune(dtsim, src, "examples/softmax.dt", "--budget", "10", "--shard", "1/3")
     check("shard 1/3 of the search" in r.stdout and "merge the shards' --out files with dtsim tune --merge" in r.stdout, "the text says shard", r)
 

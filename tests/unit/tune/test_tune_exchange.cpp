@@ -150,12 +150,14 @@ TEST_CASE("shards exchanging each round are the unsharded search: the same candi
     REQUIRE(merged.best());
     CHECK(merged.best()->index == whole.best()->index);
     CHECK(merged.rounds == whole.rounds);
-    // each shard holds only its own draws
+    // each shard holds the draws it checked (claimed from the round's queue): no draw in two
+    std::set<uint64_t> held;
     for (uint64_t i = 0; i < n; ++i) {
       TuneResult part = tune_result_from_json(read(dir / ("s" + std::to_string(i) + ".json")), "s.json");
       CHECK(part.rounds == whole.rounds);
-      for (const TuneCandidate& c : part.candidates) CHECK(c.draw % n == i);
+      for (const TuneCandidate& c : part.candidates) CHECK(held.insert(c.draw).second);
     }
+    CHECK(held.size() == whole.candidates.size());
   }
 }
 
@@ -239,6 +241,38 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
   }
 }
 
+TEST_CASE("the shards check each round from one queue: a shard that starts late finds the first round checked by the other") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "40", "--seed", "3"};
+  TempDir base("dtsim-tune-exchange-checkq-whole");
+  TuneResult whole = run_whole(words, base);
+  TempDir dir("dtsim-tune-exchange-checkq");
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {}, {}, {0, 1500})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  CHECK(note.empty());
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    CAPTURE(k);
+    CHECK(merged.candidates[k].index == whole.candidates[k].index);
+    CHECK(merged.candidates[k].status == whole.candidates[k].status);
+    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
+  }
+  // round 0: every draw claimed for its check, all (or all but a few) by shard 0
+  size_t by[2] = {0, 0};
+  for (const auto& e : fs::directory_iterator(dir / "exchange")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("check-0.", 0) != 0) continue;
+    std::string who = read(e.path().string());
+    REQUIRE((who == "0\n" || who == "1\n"));
+    ++by[who[0] - '0'];
+  }
+  CHECK(by[0] + by[1] > 0);
+  CHECK(by[0] > 3 * by[1]);
+}
+
 TEST_CASE("a shard that only checks (--check-only, a cpu worker of --gpus) has its candidates timed by the other shard's GPU") {
   std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "40", "--seed", "3"};
   TempDir base("dtsim-tune-exchange-cpu-whole");
@@ -259,8 +293,7 @@ TEST_CASE("a shard that only checks (--check-only, a cpu worker of --gpus) has i
   }
   CHECK(merged.gpu_timed == std::vector<uint64_t>{whole.count("timed")});  // shard 0's GPU timed them all; shard 1 has none
   TuneResult cpu = tune_result_from_json(read(dir / "s1.json"), "s1.json");
-  CHECK(cpu.count("timed") > 0);  // its own draws, timed by shard 0
-  for (const TuneCandidate& c : cpu.candidates) CHECK(c.draw % 2 == 1);
+  CHECK(cpu.count("timed") > 0);  // draws it checked, timed by shard 0
 }
 
 TEST_CASE("claims: each draw goes to the one shard that claims it first; a times report carries a GPU failure's reason") {
@@ -268,13 +301,16 @@ TEST_CASE("claims: each draw goes to the one shard that claims it first; a times
   TuneExchange a(dir / "x", 0, 2, "search of the test", 5), b(dir / "x", 1, 2, "search of the test", 5);
   a.start();
   b.start();
-  CHECK(a.claim(0, 7));
-  CHECK(!b.claim(0, 7));
-  CHECK(b.claim(0, 8));
-  CHECK(!a.claim(0, 8));
-  CHECK(b.claim(1, 7));  // another round's draw 7
+  CHECK(a.claim(0, 7, ExchangeKind::Times));
+  CHECK(!b.claim(0, 7, ExchangeKind::Times));
+  CHECK(b.claim(0, 8, ExchangeKind::Times));
+  CHECK(!a.claim(0, 8, ExchangeKind::Times));
+  CHECK(b.claim(1, 7, ExchangeKind::Times));   // another round's draw 7
+  CHECK(b.claim(0, 7, ExchangeKind::Checks));  // checking it is another claim
+  CHECK(!a.claim(0, 7, ExchangeKind::Checks));
   CHECK(read(dir / "x/claim-0.7-of-2") == "0\n");
   CHECK(read(dir / "x/claim-0.8-of-2") == "1\n");
+  CHECK(read(dir / "x/check-0.7-of-2") == "1\n");
   ExchangeRound mine_a, mine_b;
   ExchangedDraw d;
   d.pos = 8;
