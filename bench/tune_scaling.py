@@ -55,7 +55,8 @@ def phases(r):
     """Where a search's time went (a merged result adds its workers' seconds)."""
     return (f" (search {r['seconds']:.1f} s: checking {r['check_seconds']:.1f} s, timing {r['timing_seconds']:.1f} s"
             f" of which waiting for compiles {r['compile_wait_seconds']:.1f} s, both at once {r.get('overlap_seconds', 0):.1f} s;"
-            f" {r.get('rounds', '?')} rounds)")
+            f" {r.get('rounds', '?')} rounds" + (f"; timed by each worker: {', '.join(map(str, r['gpu_timed']))}" if len(r.get("gpu_timed", [])) > 1 else "")
+            + ")")
 
 
 def shared_draws(one, many):
@@ -77,19 +78,21 @@ def main():
     ap.add_argument("--budget", type=int, default=120)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json-dir", help="also write each search's JSON result there")
+    ap.add_argument("--timed-ms", type=float, help="dtsim tune --timed-ms for every search (default: dtsim's)")
     a = ap.parse_args()
+    window = ["--timed-ms", str(a.timed_ms)] if a.timed_ms else []
     a.gpus = a.gpus or ["all"]
     dtsim = os.path.abspath(a.dtsim)
     rows = []
     for name, file, sizes, _ in OPS:
         if name not in a.only.split(","):
             continue
-        one, w1 = tune(dtsim, file, sizes, a.budget, a.seed, [])
+        one, w1 = tune(dtsim, file, sizes, a.budget, a.seed, window)
         r1 = one["timed"] * 60 / w1
         save(a, f"{name}-one", one)
         print(f"  {name}: one GPU {w1:.1f} s, {r1:.0f} timed/min{phases(one)}", flush=True)
         for gpus in a.gpus:
-            many, wn = tune(dtsim, file, sizes, a.budget, a.seed, ["--gpus", gpus])
+            many, wn = tune(dtsim, file, sizes, a.budget, a.seed, ["--gpus", gpus, *window])
             rn = many["timed"] * 60 / wn
             save(a, f"{name}-gpus-{gpus.replace(',', '_')}", many)
             same = bool(one["best"] and many["best"] and one["best"]["index"] == many["best"]["index"])

@@ -69,6 +69,7 @@ const FlagSpec kFlags[] = {
     {"--shard", 1, "tune"},
     {"--exchange", 1, "tune"},
     {"--exchange-timeout", 1, "tune"},
+    {"--timed-ms", 1, "tune"},
     {"--merge", 0, "tune"},
     {"--gpus", 1, "tune"},
     {"--check-only", 0, "tune"},
@@ -277,6 +278,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.exchange = v[0];
   } else if (name == "--exchange-timeout") {
     o.exchange_timeout_s = parse_positive(c, name, v[0]);
+  } else if (name == "--timed-ms") {
+    o.timed_ms = parse_positive(c, name, v[0]);
   } else if (name == "--merge") {
     o.merge = true;
   } else if (name == "--gpus") {

@@ -69,6 +69,7 @@ struct CliOptions {
   uint64_t shard = 0, shards = 1;  // --shard I/N
   std::string exchange;            // --exchange DIR: shards swap each round's outcomes there
   double exchange_timeout_s = 600; // --exchange-timeout S
+  double timed_ms = 25;            // --timed-ms MS: the timed window of each candidate
   bool merge = false;              // --merge A.json B.json ...
   std::vector<std::string> files;  // tune: every file named (--merge: the results)
   std::vector<std::string> gpus;   // --gpus all | 0,1 | cpu,cpu

@@ -91,7 +91,8 @@ the file's own schedule and the seeds (schedules the backends run well) come fir
 until half the budget is spent, then refinement around the fastest so far. Every candidate
 is lowered at the requested sizes (illegal ones are counted by reason), checked on the interpreter at
 small sizes against the schedule-free reference (as run --check; the sanitizer on), and the ones that
-pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing is skipped (exit 0).
+pass are timed on the GPU with dtsim bench's protocol in a shorter window (--timed-ms). Without a GPU
+the timing is skipped (exit 0).
 
   --arg NAME=VALUE    sizes (--arg x_SIZE=128) and scalars, as for run (repeatable)
   --budget N          schedules to check and time (default 200); pruned and illegal draws are
@@ -105,9 +106,13 @@ pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing 
   --exchange DIR      the shards, running at the same time, swap each round's outcomes through the
                       folder DIR (one empty folder per search, shared by all shards): together they
                       make the unsharded search (same candidates, same best), refining around the
-                      global fastest; without it each shard refines around its own
+                      global fastest, and check and time each round's draws from one queue (a
+                      draw to whichever shard claims it first); without it each shard refines
+                      around its own
   --exchange-timeout S  a shard waiting for the others' reports gives up after S seconds in which
                       none arrived (default 600)
+  --timed-ms MS       timed runs of each candidate: about MS milliseconds of them, at least 10
+                      (a kernel slower than MS/10: 3 or MS worth) (default 25; dtsim bench: 100)
   --out FILE          also write the JSON result to FILE (what --merge reads)
   --write-best F.dt   write the searched file with its schedule calls replaced by the fastest
                       timed schedule's, under a "# dtsim tune:" comment with the sizes, device,
@@ -115,7 +120,8 @@ pass are timed on the GPU with dtsim bench's protocol. Without a GPU the timing 
   --merge             the files named are JSON results of shards of one search: report them as one
   --gpus all|LIST     one timing worker process per GPU (0,1: ordinals; 0,0: two on GPU 0; cpu: a
                       worker that only checks), each searching one shard, exchanging each round's
-                      outcomes (the unsharded search, faster); their results merged
+                      outcomes (the unsharded search, faster) and timing each round's
+                      candidates from one queue; their results merged
   --check-only        lower and check the candidates, time none
   --no-overlap        time each round before checking the next (by default the GPU times a round
                       while the next is checked; the same search either way)
@@ -366,7 +372,7 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   } else if (o.tune_backend == "triton") {
     timer = (owned = make_triton_timer(o.seed)).get();
   } else {
-    timer = (owned = make_cuda_timer(o.arch, ptx_cache_dir(o), o.seed)).get();
+    timer = (owned = make_cuda_timer(o.arch, ptx_cache_dir(o), o.seed, o.timed_ms)).get();
     if (!timer) why = "this dtsim was built without the CUDA backend";
   }
   if (timer && !timer->available(&why)) timer = nullptr;
@@ -389,7 +395,7 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
     own[0].bindings = &base_b;
     try {
       if (o.tune_backend == "triton") own[0].triton = emit_triton(p.module, base_b, {p.path, version_line()});
-      timer->time(own, [](size_t) {});
+      timer->time_all(own, [](size_t) {});
     } catch (const UserError& e) {
       own[0].error = tune_reason(e.what());
     }

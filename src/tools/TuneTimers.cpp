@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -27,68 +29,151 @@ namespace dtsim {
 namespace {
 
 #ifdef DTSIM_HAVE_CUDA
-// dtsim's CUDA backend, with bench's protocol (Timing.h); PTX through the cache.
+// dtsim's CUDA backend, with bench's protocol (Timing.h) in a shorter window; PTX through the cache.
 class CudaTimer : public TuneTimer {
  public:
-  CudaTimer(std::string arch, std::string cache, uint64_t seed) : seed_(seed) {
+  CudaTimer(std::string arch, std::string cache, uint64_t seed, double timed_ms) : seed_(seed), timed_ms_(timed_ms) {
     opt_.arch = std::move(arch);
     opt_.ptx_cache_dir = std::move(cache);
   }
   std::string name() const override { return "dtsim's CUDA backend"; }
   bool available(std::string* why) override { return cuda_available(why); }
+  // PTX and cubin into the cache, so that the workers of time() find them there (without a cache
+  // there is nowhere to keep them: nothing is done).
+  void prepare(const TuneJob& j) override {
+    if (opt_.ptx_cache_dir.empty()) return;
+    try {
+      CudaOptions o = opt_;
+      if (o.arch.empty()) o.arch = arch();
+      precompile_cuda_module(*j.module, *j.bindings, o);
+    } catch (...) {  // time() compiles again and reports the error
+    }
+  }
   std::string device() override {
     CudaDeviceInfo d = cuda_device_info();
     return d.name + " (" + resolve_cuda_arch(opt_) + ")";
   }
-  // Jobs are compiled (PTX and, where ptxas is found, cubin: precompile_cuda_module) on worker
-  // threads, and the GPU times them in the order they are ready.
-  void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
-    if (opt_.arch.empty()) opt_.arch = resolve_cuda_arch(opt_);
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<size_t> ready;
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i; (i = next++) < jobs.size();) {
-        try {
-          precompile_cuda_module(*jobs[i].module, *jobs[i].bindings, opt_);
-        } catch (...) {  // the runner below compiles again and reports the error
-        }
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          ready.push_back(i);
-        }
-        cv.notify_one();
-      }
+  // Worker threads take jobs, compile them (PTX and, where ptxas is found, cubin:
+  // precompile_cuda_module) and load them (the module runner: NVVM emission, module load, register
+  // caps), while the GPU times the jobs before; the GPU times them in the order they are ready. A
+  // job is taken only while fewer than ahead() are taken and not yet timed: enough to keep the GPU
+  // busy, few enough that the jobs not taken stay in the queue for other GPUs.
+  void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done) override {
+    if (opt_.arch.empty()) opt_.arch = arch();
+    struct Ready {
+      TuneJob* job = nullptr;
+      std::unique_ptr<CudaModuleRunner> runner;  // null: made on the GPU's thread (which reports the error)
+      uint64_t generation = 0;                   // faults_ when it was made
     };
-    size_t nw = std::min<size_t>(jobs.size(), std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    std::mutex mu, take_mu;
+    std::condition_variable cv;
+    std::deque<Ready> ready;
+    size_t in_hand = 0;   // taken, not yet timed
+    bool drained = false;  // the source handed out nullptr
+    std::exception_ptr failure;
+    size_t nw = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+    size_t working = nw;
+    auto work = [&] {
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return drained || failure || in_hand < ahead(nw); });
+          if (drained || failure) break;
+          ++in_hand;
+        }
+        TuneJob* j = nullptr;
+        try {
+          std::lock_guard<std::mutex> take(take_mu);
+          j = next();
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failure) failure = std::current_exception();
+          --in_hand;
+          break;
+        }
+        if (!j) {
+          std::lock_guard<std::mutex> lock(mu);
+          drained = true;
+          --in_hand;
+          break;
+        }
+        Ready rd;
+        rd.job = j;
+        rd.generation = faults_;
+        auto t0 = std::chrono::steady_clock::now();
+        try {
+          precompile_cuda_module(*j->module, *j->bindings, opt_);
+          rd.runner = std::make_unique<CudaModuleRunner>(*j->module, *j->bindings, opt_);
+        } catch (...) {  // the GPU's thread makes it again and reports the error
+          rd.runner.reset();
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        prep_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++prepped_;
+        ready.push_back(std::move(rd));
+        cv.notify_all();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      --working;
+      cv.notify_all();
+    };
     std::vector<std::thread> workers;
     for (size_t t = 0; t < nw; ++t) workers.emplace_back(work);
-    for (size_t n = 0; n < jobs.size(); ++n) {
-      size_t i = 0;
+    for (;;) {
+      Ready rd;
       {
         auto t0 = std::chrono::steady_clock::now();
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return !ready.empty(); });
+        cv.wait(lock, [&] { return !ready.empty() || working == 0 || failure; });
+        if (ready.empty() || failure) break;
         waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        i = ready.front();
+        rd = std::move(ready.front());
         ready.pop_front();
       }
-      TuneJob& j = jobs[i];
+      TuneJob& j = *rd.job;
+      auto t0 = std::chrono::steady_clock::now();
       try {
+        if (!rd.runner || rd.generation != faults_) rd.runner = std::make_unique<CudaModuleRunner>(*j.module, *j.bindings, opt_);
+        CudaModuleRunner& r = *rd.runner;
         const Buffers& bufs = inputs(*j.module, *j.bindings);
-        CudaModuleRunner r(*j.module, *j.bindings, opt_);
         r.upload(bufs, &pool_);
         for (size_t k = 0; k < r.kernel_count(); ++k) r.launch(k);
         r.synchronize("the first run");
         size_t which = r.kernel_count() == 1 ? 0 : CudaModuleRunner::kAllKernels;
-        j.ms = median_of(time_cuda_runs(r, which, 0));
+        // A GPU that idled (the first candidate, a wait between rounds) warms up as bench's protocol
+        // does; one that timed a candidate a moment ago is warm.
+        TimingWindow w;
+        double idle = last_end_ ? std::chrono::duration<double>(t0 - *last_end_).count() : 1e9;
+        w.warm_ms = idle > 0.5 ? 25.0 : std::min(25.0, timed_ms_ / 4);
+        w.timed_ms = timed_ms_;
+        w.min_reps = 10;
+        w.estimate_runs = 1;  // after the untimed first run; a slow kernel's estimate is its first timed run
+        w.slow_reps = 3;
+        w.by_wall = true;
+        j.ms = median_of(time_cuda_runs(r, which, 0, {}, w));
       } catch (const std::exception& e) {
         j.error = tune_reason(e.what());
+        ++faults_;  // a fault recreates the context: runners made before it are made again
       }
-      done(i);
+      rd.runner.reset();
+      last_end_ = std::chrono::steady_clock::now();
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        gpu_seconds_ += std::chrono::duration<double>(*last_end_ - t0).count();
+        ++timed_;
+        --in_hand;
+        cv.notify_all();
+      }
+      done(j);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      drained = true;
+      cv.notify_all();
     }
     for (std::thread& t : workers) t.join();
+    // jobs made ready after a failure are not timed; the failure ends the search
+    if (failure) std::rethrow_exception(failure);
   }
   double compile_wait_seconds() const override { return waited_; }
 
@@ -135,9 +220,32 @@ class CudaTimer : public TuneTimer {
       }
     return make_buffers(m, b, seed_, preset);
   }
+  // Jobs taken ahead of the GPU: 1 + the compile-and-load seconds of a job over its GPU seconds
+  // (measured so far), so that the workers keep the GPU fed; 3 before any is measured; at least 2,
+  // at most the workers.
+  size_t ahead(size_t workers) const {
+    if (!prepped_ || !timed_) return std::min<size_t>(3, workers);
+    double prep = prep_seconds_ / static_cast<double>(prepped_), gpu = gpu_seconds_ / static_cast<double>(timed_);
+    double want = 1 + std::ceil(prep / std::max(gpu, 1e-3));
+    return static_cast<size_t>(std::clamp(want, 2.0, static_cast<double>(std::max<size_t>(workers, 2))));
+  }
+
+  // The target, resolved once (prepare() runs on several threads before time() does).
+  std::string arch() {
+    std::call_once(arch_once_, [&] { arch_ = resolve_cuda_arch(opt_); });
+    return arch_;
+  }
+
   CudaOptions opt_;
+  std::once_flag arch_once_;
+  std::string arch_;
   uint64_t seed_;
+  double timed_ms_;
   double waited_ = 0;
+  double prep_seconds_ = 0, gpu_seconds_ = 0;  // compiling and loading, timing: all jobs so far
+  size_t prepped_ = 0, timed_ = 0;
+  std::atomic<uint64_t> faults_{0};
+  std::optional<std::chrono::steady_clock::time_point> last_end_;  // when the GPU last finished a job
   CudaDevicePool pool_;  // inputs uploaded once for all candidates, one L2 flush buffer
   std::map<std::string, Buffer> made_;
   std::vector<std::pair<std::string, Buffers>> sets_;
@@ -185,7 +293,19 @@ class TritonTimer : public TuneTimer {
     return false;
   }
   std::string device() override { return device_; }
-  void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
+  // The whole round at once: one python3 call times every job.
+  bool takes_one_at_a_time() const override { return false; }
+  void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done_job) override {
+    std::vector<TuneJob*> taken;
+    while (TuneJob* j = next()) taken.push_back(j);
+    if (taken.empty()) return;
+    std::vector<TuneJob> jobs;
+    for (TuneJob* j : taken) jobs.push_back(*j);
+    auto done = [&](size_t i) {
+      taken[i]->ms = jobs[i].ms;
+      taken[i]->error = jobs[i].error;
+      done_job(*taken[i]);
+    };
     TritonModuleRun run;
     run.prefix = "dtsim-tune";
     run.files.push_back({"driver.py", kTritonDriver});
@@ -200,7 +320,7 @@ class TritonTimer : public TuneTimer {
       std::istringstream w(l);
       std::string tag, rest;
       size_t pos = 0;
-      if (!(w >> tag >> pos) || tag != "tune" || pos >= jobs.size()) {
+      if (!(w >> tag >> pos) || tag != "tune" || pos >= jobs.size() || seen[pos]) {
         if (!l.empty()) last = l;
         return;
       }
@@ -212,12 +332,12 @@ class TritonTimer : public TuneTimer {
       done(pos);
     };
     PythonResult r = run_triton_module(run);
-    if (!r.started && r.error != "cannot start python3") {
-      for (TuneJob& j : jobs) j.error = r.error;
-      return;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (seen[i]) continue;
+      if (!r.started && r.error != "cannot start python3") jobs[i].error = r.error;
+      else jobs[i].error = "python3 stopped before timing it: " + (last.empty() ? std::string("no output") : last);
+      done(i);
     }
-    for (size_t i = 0; i < jobs.size(); ++i)
-      if (!seen[i]) jobs[i].error = "python3 stopped before timing it: " + (last.empty() ? std::string("no output") : last);
   }
 
  private:
@@ -227,11 +347,11 @@ class TritonTimer : public TuneTimer {
 
 }  // namespace
 
-std::unique_ptr<TuneTimer> make_cuda_timer(const std::string& arch, const std::string& ptx_cache_dir, uint64_t seed) {
+std::unique_ptr<TuneTimer> make_cuda_timer(const std::string& arch, const std::string& ptx_cache_dir, uint64_t seed, double timed_ms) {
 #ifdef DTSIM_HAVE_CUDA
-  return std::make_unique<CudaTimer>(arch, ptx_cache_dir, seed);
+  return std::make_unique<CudaTimer>(arch, ptx_cache_dir, seed, timed_ms);
 #else
-  (void)arch, (void)ptx_cache_dir, (void)seed;
+  (void)arch, (void)ptx_cache_dir, (void)seed, (void)timed_ms;
   return nullptr;
 #endif
 }

@@ -3,14 +3,23 @@
 //   search <identity>
 //   round <k> shard <I>/<N>          (the times of a round: times <k> shard <I>/<N>)
 //   elapsed <seconds>
-//   draw <pos> <index> <done 0|1> <lowered 0|1> <status> <ms or ->     (one per draw of the shard)
+//   draw <pos> <index> <done 0|1> <lowered 0|1> <status> <ms or ->     (one per draw reported)
+//   reason <text>                    (after a draw line, where the draw failed on the GPU)
 //   end
+// A round's checks report the draws the shard checked, which it claimed first as
+// check-<k>.<pos>-of-<N>; its times report the draws the shard's GPU timed, claimed first as
+// claim-<k>.<pos>-of-<N> (both made with O_EXCL, holding the shard's number).
 // written as .tmp.<name> and renamed to round-<k>.shard-<I>-of-<N> (after the check) or
 // times-<k>.shard-<I>-of-<N> (after the timing); a shard that fails leaves failed.shard-<I>-of-<N>
 // holding the reason.
 #include "tune/Exchange.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -97,7 +106,12 @@ ExchangeRound TuneExchange::read_report(const std::string& path, uint64_t round,
     std::string w;
     l >> w;
     if (w == "end") break;
-    if (w != "draw") bad("expected 'draw' or 'end'");
+    if (w == "reason") {
+      if (r.draws.empty()) bad("'reason' before any 'draw'");
+      r.draws.back().reason = line.size() > 7 ? line.substr(7) : "";
+      continue;
+    }
+    if (w != "draw") bad("expected 'draw', 'reason' or 'end'");
     ExchangedDraw d;
     int done = 0, lowered = 0;
     std::string ms;
@@ -128,6 +142,10 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
       os << num << "\n";
     } else {
       os << "-\n";
+    }
+    if (!d.reason.empty()) {
+      std::string one = d.reason.substr(0, d.reason.find('\n'));
+      os << "reason " << one << "\n";
     }
   }
   os << "end\n";
@@ -177,6 +195,22 @@ std::vector<ExchangeRound> TuneExchange::swap(uint64_t round, const ExchangeRoun
     std::this_thread::sleep_for(kPoll);
   }
   return all;
+}
+
+bool TuneExchange::claim(uint64_t round, uint64_t pos, ExchangeKind kind) {
+  std::string name = std::string(kind == ExchangeKind::Checks ? "check-" : "claim-") + std::to_string(round) + "." + std::to_string(pos) + "-of-" +
+                     std::to_string(shards_);
+  std::string path = (fs::path(dir_) / name).string();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return false;
+    throw UserError("--exchange " + dir_ + ": cannot make the claim " + path + ": " + std::strerror(errno));
+  }
+  std::string who = std::to_string(shard_) + "\n";
+  ssize_t wrote = ::write(fd, who.data(), who.size());
+  ::close(fd);
+  (void)wrote;  // the claim is the file; its text only says who made it
+  return true;
 }
 
 void TuneExchange::fail(const std::string& why) noexcept {

@@ -3,7 +3,9 @@
 // timing it: the times) each shard writes what its draws of the round came to into DIR (under a
 // temporary name, then renamed: a reader sees a file whole or not at all) and waits for the other
 // shards' files of that swap. Every shard then knows the outcome of every draw and draws the next
-// round as the unsharded search would. Used by the search (Search.cpp) only.
+// round as the unsharded search would. A round's draws are checked, and between the two swaps its
+// checked draws are timed, from one queue each: a shard takes the next draw no shard has claimed
+// (claim()), so a faster shard or GPU does more of the round. Used by the search (Search.cpp) only.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@ struct ExchangedDraw {
   bool lowered = false;         // lowered legally at the requested sizes (uses budget)
   std::string status;           // TuneCandidate::status
   std::optional<double> ms;
+  std::string reason;           // why it failed on the GPU (status gpu-failed)
 };
 
 // One shard's report of one round.
@@ -28,7 +31,8 @@ struct ExchangeRound {
   std::vector<ExchangedDraw> draws;
 };
 
-// The two swaps of a round: after its check, after its timing.
+// The two swaps of a round: after its check (every shard reports its own draws), after its timing
+// (every shard reports the draws it timed, whoever checked them).
 enum class ExchangeKind { Checks, Times };
 
 class TuneExchange {
@@ -44,6 +48,11 @@ class TuneExchange {
   // shard's of the same kind, and returns all reports indexed by shard. UserError when a shard
   // reported a failure, reported another search, or nothing arrived for timeout_s.
   std::vector<ExchangeRound> swap(uint64_t round, const ExchangeRound& mine, ExchangeKind kind);
+  // Claims draw `pos` of round `round` for this shard to check (kind Checks) or for its GPU to time
+  // (kind Times): true when no shard claimed it before. The claim is a file made with O_CREAT |
+  // O_EXCL (atomic on local folders and NFS v3 and later), holding the shard's number. A UserError
+  // when the folder cannot be written.
+  bool claim(uint64_t round, uint64_t pos, ExchangeKind kind);
   // Leaves a failure mark with `why`, so that the other shards stop waiting (never throws).
   void fail(const std::string& why) noexcept;
 

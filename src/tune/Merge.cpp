@@ -233,6 +233,13 @@ TuneResult tune_result_from_json(const std::string& text, const std::string& pat
     if (s.kind != Json::Num) rd.fail("\"shards_merged\" holds a non-number", s.line, s.col);
     r.shards_merged.push_back(static_cast<uint64_t>(s.num));
   }
+  if (const Json* g = doc.get("gpu_timed")) {  // results written before it was reported: none
+    if (g->kind != Json::Arr) rd.fail("\"gpu_timed\" is not an array", g->line, g->col);
+    for (const Json& n : g->arr) {
+      if (n.kind != Json::Num) rd.fail("\"gpu_timed\" holds a non-number", n.line, n.col);
+      r.gpu_timed.push_back(static_cast<uint64_t>(n.num));
+    }
+  }
   for (const Json& ref : f.need("references", Json::Arr).arr) {
     if (ref.kind != Json::Obj) rd.fail("a reference is not an object", ref.line, ref.col);
     Fields g{ref, rd};
@@ -301,6 +308,7 @@ TuneResult merge_tune_results(const std::vector<TuneResult>& parts, std::string*
   }
   std::sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.second < y.second; });
   r.references = order.front().first->references;
+  for (const auto& [part, first] : order) r.gpu_timed.insert(r.gpu_timed.end(), part->gpu_timed.begin(), part->gpu_timed.end());
   r.shard = *have.begin();
   r.shards_merged.assign(have.begin(), have.end());
   for (const std::string& d : devices) r.device += (r.device.empty() ? "" : ", ") + d;

@@ -164,7 +164,14 @@ std::string tune_text(const TuneResult& r) {
   os << "\n";
   if (r.timing == "done")
     os << fmt("%.1f", r.timed_per_minute_per_gpu()) << " schedules timed per minute per GPU (" << r.workers << " worker(s), "
-       << fmt("%.1f", r.worker_seconds > 0 ? r.worker_seconds : r.seconds) << " s of workers' time)\n";
+       << fmt("%.1f", r.worker_seconds > 0 ? r.worker_seconds : r.seconds) << " s of workers' time"
+       << [&] {
+            std::string each;
+            if (r.gpu_timed.size() > 1)
+              for (size_t i = 0; i < r.gpu_timed.size(); ++i) each += (i ? ", " : "; timed by each worker: ") + std::to_string(r.gpu_timed[i]);
+            return each;
+          }()
+       << ")\n";
   if (!r.shards_merged.empty()) {
     os << "merged shards";
     for (size_t i = 0; i < r.shards_merged.size(); ++i) os << (i ? ", " : " ") << r.shards_merged[i] << "/" << r.shards;
@@ -213,7 +220,9 @@ std::string tune_json(const TuneResult& r) {
      << ", \"shard\": " << json_str(std::to_string(r.shard) + "/" + std::to_string(r.shards)) << ", \"shards_merged\": [";
   for (size_t i = 0; i < r.shards_merged.size(); ++i) os << (i ? ", " : "") << r.shards_merged[i];
   os << "], \"rounds\": " << r.rounds << ", \"workers\": " << r.workers << ", \"worker_seconds\": " << json_num(r.worker_seconds > 0 ? r.worker_seconds : r.seconds)
-     << ", \"timed_per_minute_per_gpu\": " << json_num(r.timed_per_minute_per_gpu());
+     << ", \"timed_per_minute_per_gpu\": " << json_num(r.timed_per_minute_per_gpu()) << ", \"gpu_timed\": [";
+  for (size_t i = 0; i < r.gpu_timed.size(); ++i) os << (i ? ", " : "") << r.gpu_timed[i];
+  os << "]";
   os << ", \"best\": ";
   if (b)
     os << "{\"index\": " << b->index << ", \"ms\": " << json_num(*b->ms) << ", \"gbps\": " << json_num(tune_gbps(r, *b->ms))

@@ -171,8 +171,9 @@ class Search {
   // Shards (--shard I/N): every shard draws the same sequence (the seed decides it) and takes the
   // draws at positions p with p mod N == I.
   //
-  // With --exchange, the shards draw the rounds of the unsharded search (kRound draws each), evaluate
-  // and time their own draws of it, and swap the outcomes through the folder twice: after the check
+  // With --exchange, the shards draw the rounds of the unsharded search (kRound draws each), check
+  // its draws and then time those that passed from one queue each (a draw goes to the shard that
+  // claims it first: Exchange.h), and swap the outcomes through the folder twice: after the check
   // (status, lowered) and after the timing (times): every shard knows every outcome, so all count the budget, refine around the global
   // fastest and (with --time) stop after the same round, as the unsharded search does; their union
   // is the unsharded search.
@@ -208,7 +209,7 @@ class Search {
     uint64_t n = space_.size();
     exhaustive_ = by_time ? n <= kExhaustiveUnderTime : n <= o_.budget;
     r_.mode = exhaustive_ ? "exhaustive" : "sampled";
-    if (exhaustive_) goal_ = n / o_.shards + (o_.shard < n % o_.shards ? 1 : 0);
+    if (exhaustive_) goal_ = exchange_ ? n : n / o_.shards + (o_.shard < n % o_.shards ? 1 : 0);
     else goal_ = by_time ? 0 : o_.budget;
     uint64_t max_draws = exhaustive_ ? n : std::min<uint64_t>(n, by_time ? n : o_.budget * kMaxDrawsPerBudget);
     uint64_t width = exchange_ ? 1 : o_.shards;  // a round: kRound draws per shard, or the unsharded round
@@ -263,10 +264,17 @@ class Search {
       apply_times(*last);
     }
     r_.seconds = elapsed();
-    if (timer_) r_.compile_wait_seconds = timer_->compile_wait_seconds();
+    if (timer_) {
+      r_.compile_wait_seconds = timer_->compile_wait_seconds();
+      r_.gpu_timed = {timed_here_};
+    }
   }
 
-  bool mine(uint64_t pos) const { return local_ || pos % o_.shards == o_.shard; }
+  // A draw this shard evaluates: exchanging, one it claimed at the check; else its position's share.
+  bool mine(uint64_t pos) const {
+    if (exchange_) return checked_here_.count(pos) > 0;
+    return local_ || pos % o_.shards == o_.shard;
+  }
 
   // What the shards of one search must agree on (an exchange report of another search is an error).
   std::string identity() const {
@@ -413,6 +421,13 @@ class Search {
       c.status = "illegal";
       c.reason = "at the check sizes: " + tune_reason(e.what());
     }
+    if (c.status == "checked" && timer_) {  // compiled ahead while the rest of the round is checked
+      TuneJob j;
+      j.module = &pend.module;
+      j.bindings = &pend.bindings;
+      j.triton = pend.triton;
+      timer_->prepare(j);
+    }
     return out;
   }
 
@@ -438,20 +453,49 @@ class Search {
   // the same result whatever the number of threads) and returns the ones to time. With --time, the
   // draws not started when the time is up are given back; another shard's draws are not lowered
   // with --time (no budget to count) or --exchange (the exchange tells what they came to).
+  //
+  // Exchanging, the shards check a round from one queue: a shard's threads take its share (p mod N
+  // == I) first, then the others' from the round's last draw back, each claimed first through the
+  // folder; a draw another shard claimed is that shard's (it reports it).
   std::vector<Pending> evaluate_round(const std::vector<Draw>& round, const std::function<bool()>& time_up, std::vector<Slot>& slots) {
     std::vector<Outcome> outs(round.size());
+    std::vector<char> claimed(round.size(), 0);
+    std::vector<size_t> order;
+    for (size_t i = 0; i < round.size(); ++i)
+      if (!exchange_ || round[i].pos % o_.shards == o_.shard) order.push_back(i);
+    if (exchange_)
+      for (size_t i = round.size(); i-- > 0;)
+        if (round[i].pos % o_.shards != o_.shard) order.push_back(i);
     std::atomic<size_t> next{0}, finished{0};
     std::exception_ptr failure;
     std::mutex mu;
     bool by_time = o_.time_s > 0;
     auto work = [&] {
-      for (size_t i; (i = next++) < round.size();) {
-        bool own = mine(round[i].pos);
-        if (!own && (by_time || exchange_)) {
-          outs[i].done = outs[i].foreign = true;
-          continue;
+      for (size_t k; (k = next++) < order.size();) {
+        size_t i = order[k];
+        bool own = true;
+        if (exchange_) {
+          if (time_up()) continue;  // given back, unless another shard checks it
+          try {
+            own = exchange_->claim(r_.rounds, round[i].pos, ExchangeKind::Checks);
+          } catch (...) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!failure) failure = std::current_exception();
+            continue;
+          }
+          if (!own) {
+            outs[i].done = outs[i].foreign = true;
+            continue;
+          }
+          claimed[i] = 1;
+        } else {
+          own = mine(round[i].pos);
+          if (!own && by_time) {
+            outs[i].done = outs[i].foreign = true;
+            continue;
+          }
+          if (time_up()) continue;
         }
-        if (time_up()) continue;
         try {
           outs[i] = evaluate(round[i], own);
         } catch (...) {
@@ -471,6 +515,8 @@ class Search {
     work();
     for (std::thread& t : threads) t.join();
     if (failure) std::rethrow_exception(failure);
+    for (size_t i = 0; i < round.size(); ++i)
+      if (claimed[i]) checked_here_.insert(round[i].pos);
     std::vector<Pending> pending;
     slots.assign(outs.size(), Slot{});
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -492,6 +538,17 @@ class Search {
     return pending;
   }
 
+  // One candidate of a round's queue: a draw that passed the check, to be timed by this shard's GPU
+  // (its own draw, or, exchanging, any shard's that this shard claims first).
+  struct QueueItem {
+    uint64_t pos = 0, index = 0;
+    bool own = false;
+    size_t cand = SIZE_MAX;            // own: its index in r_.candidates
+    Pending* pend = nullptr;           // own: its lowered module
+    std::unique_ptr<Pending> lowered;  // another shard's: lowered here once claimed
+    TuneJob job;
+  };
+
   // A round on the GPU: its candidates to time, timed on a thread of its own (with overlap) while
   // the search draws and checks the next round; the times reach the candidates only in apply_times,
   // at the same point of the search with or without overlap.
@@ -500,7 +557,11 @@ class Search {
     std::vector<Draw> draws;           // the round's draws and what became of them (for the exchange)
     std::vector<Slot> slots;
     std::vector<Pending> pending;
-    std::vector<TuneJob> jobs;
+    std::vector<QueueItem> items;      // in the order this shard takes them
+    bool shared = false;               // the shards' GPUs take the items from one queue (claims)
+    std::mutex mu;                     // guards next and timed (the timer's threads take items)
+    size_t next = 0;                   // the next item to try
+    std::vector<size_t> timed;         // the items this shard's GPU timed (or failed to)
     std::thread thread;
     std::exception_ptr failure;        // what the timer threw
     double start = 0, end = 0;         // seconds since the search began
@@ -509,28 +570,54 @@ class Search {
     }
   };
 
+  // The queue of a round: its checked draws. Alone (or with a timer that takes a round at once),
+  // this shard's own, in draw order. Exchanging, every shard's: its own in draw order first, then
+  // the others' from the last draw back (where their owners get to last); each claimed through the
+  // folder before it is timed, so every draw is timed once, by whichever GPU is free first.
   std::unique_ptr<Flight> start_timing(std::vector<Pending> pending, const std::vector<Draw>& round, const std::vector<Slot>& slots) {
     auto f = std::make_unique<Flight>();
     f->round = r_.rounds;
     f->draws = round;
     f->slots = slots;
     f->pending = std::move(pending);
-    if (!timer_ || f->pending.empty()) return f;
-    f->jobs.resize(f->pending.size());
-    for (size_t i = 0; i < f->pending.size(); ++i) {
-      f->jobs[i].id = f->pending[i].cand;
-      f->jobs[i].module = &f->pending[i].module;
-      f->jobs[i].bindings = &f->pending[i].bindings;
-      f->jobs[i].triton = f->pending[i].triton;
+    if (!timer_) return f;
+    f->shared = exchange_ && timer_->takes_one_at_a_time();
+    std::map<size_t, Pending*> by_cand;
+    for (Pending& p : f->pending) by_cand[p.cand] = &p;
+    std::vector<QueueItem> others;
+    for (size_t i = 0; i < round.size(); ++i) {
+      QueueItem it;
+      it.pos = round[i].pos;
+      it.index = round[i].index;
+      it.own = mine(round[i].pos);
+      if (it.own) {
+        auto p = by_cand.find(slots[i].cand);
+        if (slots[i].cand == SIZE_MAX || p == by_cand.end()) continue;  // not to be timed
+        it.cand = slots[i].cand;
+        it.pend = p->second;
+        f->items.push_back(std::move(it));
+      } else if (f->shared) {
+        auto at = all_at_.find(round[i].pos);
+        if (at == all_at_.end() || all_[at->second].status != "checked") continue;
+        others.push_back(std::move(it));
+      }
     }
+    for (auto o = others.rbegin(); o != others.rend(); ++o) f->items.push_back(std::move(*o));
+    for (size_t k = 0; k < f->items.size(); ++k) f->items[k].job.id = k;
+    if (f->items.empty()) return f;
     Flight* fp = f.get();
     auto work = [this, fp] {
       fp->start = elapsed();
       try {
-        timer_->time(fp->jobs, [&](size_t i) {
-          if (fp->jobs[i].ms) note_time(*fp->jobs[i].ms);
-          show("timing");
-        });
+        timer_->time([this, fp] { return take(*fp); },
+                     [this, fp](TuneJob& j) {
+                       {
+                         std::lock_guard<std::mutex> lock(fp->mu);
+                         fp->timed.push_back(j.id);
+                       }
+                       if (j.ms) note_time(*j.ms);
+                       show("timing");
+                     });
       } catch (...) {
         fp->failure = std::current_exception();
       }
@@ -541,30 +628,74 @@ class Search {
     return f;
   }
 
+  // The next item of the round for this shard's GPU (nullptr: none left): claimed first when the
+  // queue is shared; another shard's draw is lowered here (as its owner lowered it: the same module).
+  TuneJob* take(Flight& f) {
+    std::lock_guard<std::mutex> lock(f.mu);
+    while (f.next < f.items.size()) {
+      QueueItem& it = f.items[f.next++];
+      if (f.shared && !exchange_->claim(f.round, it.pos, ExchangeKind::Times)) continue;
+      if (!it.own) {
+        try {
+          it.lowered = std::make_unique<Pending>(lower(it.index));
+        } catch (const UserError& e) {
+          it.job.error = "lowering it again for this GPU: " + tune_reason(e.what());
+          f.timed.push_back(it.job.id);
+          continue;
+        }
+        it.pend = it.lowered.get();
+      }
+      it.job.module = &it.pend->module;
+      it.job.bindings = &it.pend->bindings;
+      it.job.triton = it.pend->triton;
+      return &it.job;
+    }
+    return nullptr;
+  }
+
+  // Schedule `index` lowered at the requested sizes (and emitted for Triton), as evaluate() does.
+  Pending lower(uint64_t index) const {
+    Pending p;
+    std::string text;
+    auto q = space_.apply(index, &text);
+    Program prog = compile_scheduled(p_.path, q, o_.scalars);
+    p.module = std::move(prog.module);
+    p.bindings = std::move(prog.bindings);
+    if (o_.backend == "triton") p.triton = emit_triton(p.module, p.bindings, {p_.path, o_.version});
+    return p;
+  }
+
   // Waits for the round's timing to end (rethrows what the timer threw); counts its seconds and
   // those it overlapped the checks.
   void join_timing(Flight& f) {
     if (f.thread.joinable()) f.thread.join();
     if (f.failure) std::rethrow_exception(f.failure);
-    if (f.jobs.empty()) return;
+    if (f.timed.empty()) return;
     r_.timing_seconds += f.end - f.start;
     for (const auto& [a, b] : check_spans_) r_.overlap_seconds += std::max(0.0, std::min(b, f.end) - std::max(a, f.start));
   }
 
   // The round's times become known to the search (and, exchanging, every shard's times of it).
   void apply_times(Flight& f) {
-    for (const TuneJob& j : f.jobs) {
-      TuneCandidate& c = r_.candidates[j.id];
-      if (j.ms) {
-        c.status = "timed";
-        c.ms = j.ms;
-      } else {
-        c.status = "gpu-failed";
-        c.reason = j.error;
-      }
+    timed_here_ += f.timed.size();
+    for (size_t k : f.timed) {
+      const QueueItem& it = f.items[k];
+      if (it.own) set_time(r_.candidates[it.cand], it.job);
     }
     if (exchange_) swap_times(f);
     update_shown();
+  }
+
+  static void set_time(TuneCandidate& c, const TuneJob& j) {
+    if (j.ms) {
+      c.status = "timed";
+      c.ms = j.ms;
+      c.reason.clear();
+    } else {
+      c.status = "gpu-failed";
+      c.ms.reset();
+      c.reason = j.error;
+    }
   }
 
   // This shard's report of its draws of a round: what each came to so far.
@@ -612,11 +743,13 @@ class Search {
         }
         continue;
       }
-      const ExchangedDraw& d = reported(by_pos, w, r_.rounds);
-      if (!d.done) {
+      const ExchangedDraw* dp = reported(by_pos, w, r_.rounds);
+      if (!dp || !dp->done) {  // no shard checked it before its time was up
         seen_.erase(w.index);
         continue;
       }
+      const ExchangedDraw& d = *dp;
+      seen_.insert(w.index);  // this shard's time was up first: the draw stays drawn
       if (d.lowered) ++legal_;
       TuneCandidate c;
       c.index = w.index;
@@ -629,40 +762,70 @@ class Search {
     }
   }
 
-  // The second swap of a round, once it is timed: every draw's time (or GPU failure).
+  // The second swap of a round, once it is timed: every draw's time (or GPU failure), from the
+  // shard whose GPU timed it; the draws this shard checked and another timed get theirs too.
   void swap_times(const Flight& f) {
-    std::vector<ExchangeRound> all = exchange_->swap(f.round, report(f.draws, f.slots), ExchangeKind::Times);
-    std::map<uint64_t, const ExchangedDraw*> by_pos = theirs(all);
+    ExchangeRound rep;
+    rep.elapsed = elapsed();
+    for (size_t k : f.timed) {
+      const QueueItem& it = f.items[k];
+      ExchangedDraw d;
+      d.pos = it.pos;
+      d.index = it.index;
+      d.done = d.lowered = true;
+      d.status = it.job.ms ? "timed" : "gpu-failed";
+      d.ms = it.job.ms;
+      if (!it.job.ms) d.reason = it.job.error;
+      rep.draws.push_back(std::move(d));
+    }
+    std::vector<ExchangeRound> all = exchange_->swap(f.round, rep, ExchangeKind::Times);
+    std::map<uint64_t, const ExchangedDraw*> by_pos;
+    for (uint64_t s = 0; s < all.size(); ++s) {
+      shared_elapsed_ = std::max(shared_elapsed_, all[s].elapsed);
+      for (const ExchangedDraw& d : all[s].draws)
+        if (!by_pos.emplace(d.pos, &d).second)
+          throw UserError("--exchange " + o_.exchange + ": draw " + std::to_string(d.pos) + " of round " + std::to_string(f.round) +
+                          " was timed by two shards (a claim file was removed?)");
+    }
     for (size_t i = 0; i < f.draws.size(); ++i) {
       const Draw& w = f.draws[i];
       auto at = all_at_.find(w.pos);
       if (at == all_at_.end()) continue;  // given back when the time was up
       TuneCandidate& c = all_[at->second];
-      if (mine(w.pos)) {
-        c = r_.candidates[f.slots[i].cand];
-        continue;
-      }
-      const ExchangedDraw& d = reported(by_pos, w, f.round);
-      c.status = d.status;
-      c.ms = d.ms;
+      if (c.status != "checked") continue;
+      auto it = by_pos.find(w.pos);
+      if (it == by_pos.end()) continue;  // no shard times (no GPU): it stays checked
+      const ExchangedDraw& d = *it->second;
+      if (d.index != w.index)
+        throw UserError("--exchange " + o_.exchange + ": a shard timed schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
+                        " where this shard drew " + std::to_string(w.index) + ": the shards do not search the same program (file, sizes, dtsim)");
+      TuneJob j;
+      j.ms = d.ms;
+      j.error = d.reason;
+      if (d.status != "timed") j.ms.reset();
+      set_time(c, j);
+      if (mine(w.pos) && f.slots[i].cand != SIZE_MAX) set_time(r_.candidates[f.slots[i].cand], j);
     }
   }
 
-  // Another shard's report of draw `w`; a UserError when it is missing or names another schedule.
-  const ExchangedDraw& reported(const std::map<uint64_t, const ExchangedDraw*>& by_pos, const Draw& w, uint64_t round) const {
-    std::string who = "shard " + std::to_string(w.pos % o_.shards) + "/" + std::to_string(o_.shards);
+  // Another shard's report of draw `w` (nullptr: none checked it, which only a time limit explains);
+  // a UserError when it is missing with a budget or names another schedule.
+  const ExchangedDraw* reported(const std::map<uint64_t, const ExchangedDraw*>& by_pos, const Draw& w, uint64_t round) const {
     auto it = by_pos.find(w.pos);
-    if (it == by_pos.end())
-      throw UserError("--exchange " + o_.exchange + ": " + who + " did not report draw " + std::to_string(w.pos) + " of round " + std::to_string(round));
+    if (it == by_pos.end()) {
+      if (o_.time_s > 0) return nullptr;
+      throw UserError("--exchange " + o_.exchange + ": no shard reported draw " + std::to_string(w.pos) + " of round " + std::to_string(round) +
+                      " (a check claim file was removed?)");
+    }
     const ExchangedDraw& d = *it->second;
     if (d.index != w.index)
-      throw UserError("--exchange " + o_.exchange + ": " + who + " drew schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
+      throw UserError("--exchange " + o_.exchange + ": a shard drew schedule " + std::to_string(d.index) + " at draw " + std::to_string(w.pos) +
                       " where this shard drew " + std::to_string(w.index) + ": the shards do not search the same program (file, sizes, dtsim)");
-    return d;
+    return &d;
   }
 
   // Progress counts what the goal counts: the shard's draws (exhaustive) or the legal ones (sampled).
-  uint64_t done() const { return exhaustive_ ? r_.candidates.size() : legal_; }
+  uint64_t done() const { return exhaustive_ ? (exchange_ ? all_.size() : r_.candidates.size()) : legal_; }
 
   // What the progress display shows, copied from the search's state by the search's thread (the
   // timing thread shows progress too, and reads only this copy).
@@ -706,6 +869,7 @@ class Search {
   std::optional<TuneExchange> exchange_;  // --exchange: the shards swap each round's outcomes
   std::vector<TuneCandidate> all_;        // with exchange_: every shard's candidates, in draw order
   double shared_elapsed_ = 0;             // with exchange_: the latest time any shard reported
+  uint64_t timed_here_ = 0;  // candidates this shard's GPU timed (or failed to), any shard's
   uint64_t goal_ = 0, legal_ = 0;  // legal_: candidates lowered at the requested sizes (every shard's, until local_)
   uint64_t next_ = 0;       // exhaustive: the next index
   uint64_t pos_ = 0;        // sampled: the next draw's position
@@ -715,6 +879,7 @@ class Search {
   std::vector<uint64_t> config_start_;
   std::chrono::steady_clock::time_point start_;
   std::map<uint64_t, size_t> all_at_;                 // with exchange_: a draw's position in all_
+  std::set<uint64_t> checked_here_;                   // with exchange_: the draws (positions) this shard claimed and checked
   std::vector<std::pair<double, double>> check_spans_;  // when each round was checked (seconds)
   std::mutex show_mu_;                                // guards the shown_ copy
   uint64_t shown_done_ = 0, shown_drawn_ = 0, shown_goal_ = 0;
@@ -723,6 +888,18 @@ class Search {
 };
 
 }  // namespace
+
+void TuneTimer::time_all(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) {
+  std::mutex mu;
+  size_t next = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].id = i;
+  time(
+      [&]() -> TuneJob* {
+        std::lock_guard<std::mutex> lock(mu);
+        return next < jobs.size() ? &jobs[next++] : nullptr;
+      },
+      [&](TuneJob& j) { done(j.id); });
+}
 
 void run_tune_search(const TuneSearch& s, TuneResult& r,
                      const std::function<void(size_t, size_t, double, const std::string&, const std::string&)>& show) {

@@ -48,7 +48,8 @@ struct TuneResult {
   std::string mode;                 // "exhaustive" or "sampled"
   std::string timing = "done";      // or "skipped: <why>"
   double seconds = 0;               // wall time of the search
-  double check_seconds = 0;         // drawing, lowering and checking on the interpreter
+  double check_seconds = 0;         // drawing, lowering and checking on the interpreter (and compiling
+                                    // the candidates that passed, for the CUDA timer's cache)
   double timing_seconds = 0;        // timing on the GPU (compiling included)
   double overlap_seconds = 0;       // both at once (the GPU timing a round while the next is checked)
   double compile_wait_seconds = 0;  // of the timing: waiting for candidates to be compiled
@@ -65,6 +66,9 @@ struct TuneResult {
   uint64_t rounds = 0;                  // rounds of the search (merged: the most of any shard)
   size_t workers = 1;                   // timing workers (GPUs) the search ran on
   double worker_seconds = 0;            // their wall times added (one search: seconds)
+  // Candidates each worker's GPU timed (any shard's: the shards time from one queue), by shard;
+  // one entry for one search with a timer, none without.
+  std::vector<uint64_t> gpu_timed;
 
   const TuneCandidate* best() const;        // the fastest timed candidate, or nullptr
   size_t count(const std::string& status) const;
@@ -111,6 +115,11 @@ struct TuneJob {
   std::string error;                  // out: why it could not be timed
 };
 
+// Hands out the jobs to time, one per call, to whichever thread of the timer asks (calls are
+// serialized by the caller's lock or the timer's): nullptr when none is left. A search with shards
+// takes the next untimed candidate of the round here (the shared queue, docs/tune.md).
+using TuneJobSource = std::function<TuneJob*()>;
+
 // Times candidates. available() says whether it can (a driver, a GPU, python3 with torch and triton).
 class TuneTimer {
  public:
@@ -118,15 +127,28 @@ class TuneTimer {
   virtual std::string name() const = 0;
   virtual bool available(std::string* why) = 0;
   virtual std::string device() { return ""; }
-  // Times every job; `done` is called after each with the job's position.
-  virtual void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) = 0;
+  // Times the jobs `next` hands out until it hands out none; `done` is called after each (on the
+  // timer's thread). A timer takes a job only when it is about to work on it (compiling a few ahead
+  // of the GPU at most), so that the jobs it has not taken stay for other timers.
+  virtual void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done) = 0;
+  // Called on the search's checking threads (several at once) as soon as a candidate passed the
+  // check, long before time() gets to it: a timer may compile it ahead into a cache (the CUDA
+  // timer does, when it has a PTX cache). Never throws; time() reports what goes wrong.
+  virtual void prepare(const TuneJob&) {}
+  // Whether time() takes its jobs one at a time as above (false: all at once, e.g. one python3 call
+  // for a round; a search with shards then gives each its own share of a round instead of a queue).
+  virtual bool takes_one_at_a_time() const { return true; }
+  // Every job of `jobs`; `done` is called after each with the job's position.
+  void time_all(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done);
   // Seconds the GPU waited for candidates to be compiled, over all calls of time() (0: not measured).
   virtual double compile_wait_seconds() const { return 0; }
 };
 
-// dtsim's CUDA backend with bench's protocol (Timing.h), PTX through the cache in `ptx_cache_dir`
-// ("" none), inputs of `seed`; nullptr when dtsim was built without the CUDA backend.
-std::unique_ptr<TuneTimer> make_cuda_timer(const std::string& arch, const std::string& ptx_cache_dir, uint64_t seed);
+// dtsim's CUDA backend with bench's protocol (Timing.h) in a window of about `timed_ms` of timed runs
+// (at least 10; warm-up a quarter of that, 25 ms after the GPU idled; a kernel slower than a tenth of
+// the window: 3 runs or the window, no warm-up), PTX through the cache in
+// `ptx_cache_dir` ("" none), inputs of `seed`; nullptr when dtsim was built without the CUDA backend.
+std::unique_ptr<TuneTimer> make_cuda_timer(const std::string& arch, const std::string& ptx_cache_dir, uint64_t seed, double timed_ms = 25);
 // The emitted Triton modules (TuneJob::triton), each timed by its own bench() (do_bench, median) on
 // device data of `seed`, one python3 call per time().
 std::unique_ptr<TuneTimer> make_triton_timer(uint64_t seed);

@@ -2,7 +2,8 @@
 // each in its own process (fork) and timed by the model of the GPU: merged, they are the unsharded
 // search (same candidates, same best, refinement included; also while each times a round as it checks
 // the next); with --time they stop after the same
-// round; a shard that fails or never reports makes the others stop with an error instead of waiting;
+// round; their GPUs time each round from one queue (a slower one times fewer); a shard that fails or
+// never reports makes the others stop with an error instead of waiting;
 // run_tune_workers stops the other workers when one fails.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tune/Exchange.h"
 #include "tune/Tune.h"
 #include "tune_model_timer.h"
 
@@ -51,13 +53,15 @@ struct ShardRun {
 
 // Runs `dtsim tune WORDS --shard I/N --exchange DIR --out DIR/sI.json` for each I in `which` at once,
 // each in its own process with the model timer (`delay_ms` and `fail_after` of shard I from the
-// vectors, when given), shard I starting `start_ms[I]` milliseconds late; waits for all.
+// vectors, when given), shard I starting `start_ms[I]` milliseconds late and given the words
+// `extra[I]` too; waits for all.
 std::vector<ShardRun> run_shards(const std::vector<std::string>& words, uint64_t n, const std::vector<uint64_t>& which, const TempDir& dir,
                                  const std::vector<int>& delay_ms = {}, const std::vector<int>& fail_after = {},
-                                 const std::vector<int>& start_ms = {}) {
+                                 const std::vector<int>& start_ms = {}, const std::vector<std::vector<std::string>>& extra = {}) {
   std::vector<pid_t> pids;
   for (uint64_t i : which) {
     std::vector<std::string> w = words;
+    if (i < extra.size()) w.insert(w.end(), extra[i].begin(), extra[i].end());
     w.insert(w.end(), {"--shard", std::to_string(i) + "/" + std::to_string(n), "--exchange", dir / "exchange", "--out",
                        dir / ("s" + std::to_string(i) + ".json"), "--jobs", "1"});
     pid_t pid = fork();
@@ -146,12 +150,14 @@ TEST_CASE("shards exchanging each round are the unsharded search: the same candi
     REQUIRE(merged.best());
     CHECK(merged.best()->index == whole.best()->index);
     CHECK(merged.rounds == whole.rounds);
-    // each shard holds only its own draws
+    // each shard holds the draws it checked (claimed from the round's queue): no draw in two
+    std::set<uint64_t> held;
     for (uint64_t i = 0; i < n; ++i) {
       TuneResult part = tune_result_from_json(read(dir / ("s" + std::to_string(i) + ".json")), "s.json");
       CHECK(part.rounds == whole.rounds);
-      for (const TuneCandidate& c : part.candidates) CHECK(c.draw % n == i);
+      for (const TuneCandidate& c : part.candidates) CHECK(held.insert(c.draw).second);
     }
+    CHECK(held.size() == whole.candidates.size());
   }
 }
 
@@ -183,6 +189,154 @@ TEST_CASE("overlapping shards (each times a round while checking the next; one G
   // two swaps per round: the checks (round-K) and the times (times-K)
   for (uint64_t k = 0; k < whole.rounds; ++k)
     for (const char* kind : {"round-", "times-"}) CHECK(fs::exists(dir / ("exchange/" + std::string(kind) + std::to_string(k) + ".shard-1-of-2")));
+}
+
+TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times about a fifth, and the timing ends in about the faster one's time") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "100", "--seed", "1"};
+  TempDir base("dtsim-tune-exchange-queue-whole");
+  TuneResult whole = run_whole(words, base);
+  size_t timed = whole.count("timed");
+  REQUIRE(timed >= 40);
+  TempDir dir("dtsim-tune-exchange-queue");
+  const int fast_ms = 8, slow_ms = 32;
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {fast_ms, slow_ms})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  // the same search: every candidate, its time and the best, whoever timed it
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  CHECK(note.empty());
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    CAPTURE(k);
+    CHECK(merged.candidates[k].index == whole.candidates[k].index);
+    CHECK(merged.candidates[k].status == whole.candidates[k].status);
+    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
+  }
+  REQUIRE(merged.best());
+  CHECK(merged.best()->index == whole.best()->index);
+  CHECK(whole.gpu_timed == std::vector<uint64_t>{timed});
+  // every timed candidate was claimed once; the fast GPU claimed most (4/5 if the rounds were long)
+  size_t by[2] = {0, 0};
+  for (const auto& e : fs::directory_iterator(dir / "exchange")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("claim-", 0) != 0) continue;
+    std::string who = read(e.path().string());
+    REQUIRE((who == "0\n" || who == "1\n"));
+    ++by[who[0] - '0'];
+  }
+  CHECK(by[0] + by[1] == timed);
+  CHECK(by[0] >= 2 * by[1]);
+  CHECK(merged.gpu_timed == std::vector<uint64_t>{by[0], by[1]});
+  // each shard's GPU was busy for about the queue's share: less than 3/4 of what half the candidates
+  // at the slow GPU's pace (a fixed share each) would take
+  double fixed_share = static_cast<double>(timed) / 2 * slow_ms / 1000.0;
+  for (uint64_t i = 0; i < 2; ++i) {
+    TuneResult part = tune_result_from_json(read(dir / ("s" + std::to_string(i) + ".json")), "s.json");
+    CAPTURE(i);
+    CAPTURE(part.timing_seconds);
+    CHECK(part.timing_seconds < 0.75 * fixed_share);
+    CHECK(part.gpu_timed == std::vector<uint64_t>{by[i]});
+  }
+}
+
+TEST_CASE("the shards check each round from one queue: a shard that starts late finds the first round checked by the other") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "40", "--seed", "3"};
+  TempDir base("dtsim-tune-exchange-checkq-whole");
+  TuneResult whole = run_whole(words, base);
+  TempDir dir("dtsim-tune-exchange-checkq");
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {}, {}, {0, 1500})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  CHECK(note.empty());
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    CAPTURE(k);
+    CHECK(merged.candidates[k].index == whole.candidates[k].index);
+    CHECK(merged.candidates[k].status == whole.candidates[k].status);
+    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
+  }
+  // round 0: every draw claimed for its check, all (or all but a few) by shard 0
+  size_t by[2] = {0, 0};
+  for (const auto& e : fs::directory_iterator(dir / "exchange")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("check-0.", 0) != 0) continue;
+    std::string who = read(e.path().string());
+    REQUIRE((who == "0\n" || who == "1\n"));
+    ++by[who[0] - '0'];
+  }
+  CHECK(by[0] + by[1] > 0);
+  CHECK(by[0] > 3 * by[1]);
+}
+
+TEST_CASE("a shard that only checks (--check-only, a cpu worker of --gpus) has its candidates timed by the other shard's GPU") {
+  std::vector<std::string> words = {src("examples/dyt.dt"), "--arg", "x_SIZE=16", "--arg", "y_SIZE=256", "--budget", "40", "--seed", "3"};
+  TempDir base("dtsim-tune-exchange-cpu-whole");
+  TuneResult whole = run_whole(words, base);
+  TempDir dir("dtsim-tune-exchange-cpu");
+  for (const ShardRun& s : run_shards(words, 2, {0, 1}, dir, {}, {}, {}, {{}, {"--check-only"}})) {
+    INFO(s.err);
+    REQUIRE(s.status == 0);
+  }
+  std::string note;
+  TuneResult merged = merge_shards(2, dir, &note);
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    CAPTURE(k);
+    CHECK(merged.candidates[k].index == whole.candidates[k].index);
+    CHECK(merged.candidates[k].status == whole.candidates[k].status);
+    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
+  }
+  CHECK(merged.gpu_timed == std::vector<uint64_t>{whole.count("timed")});  // shard 0's GPU timed them all; shard 1 has none
+  TuneResult cpu = tune_result_from_json(read(dir / "s1.json"), "s1.json");
+  CHECK(cpu.count("timed") > 0);  // draws it checked, timed by shard 0
+}
+
+TEST_CASE("claims: each draw goes to the one shard that claims it first; a times report carries a GPU failure's reason") {
+  TempDir dir("dtsim-tune-exchange-claims");
+  TuneExchange a(dir / "x", 0, 2, "search of the test", 5), b(dir / "x", 1, 2, "search of the test", 5);
+  a.start();
+  b.start();
+  CHECK(a.claim(0, 7, ExchangeKind::Times));
+  CHECK(!b.claim(0, 7, ExchangeKind::Times));
+  CHECK(b.claim(0, 8, ExchangeKind::Times));
+  CHECK(!a.claim(0, 8, ExchangeKind::Times));
+  CHECK(b.claim(1, 7, ExchangeKind::Times));   // another round's draw 7
+  CHECK(b.claim(0, 7, ExchangeKind::Checks));  // checking it is another claim
+  CHECK(!a.claim(0, 7, ExchangeKind::Checks));
+  CHECK(read(dir / "x/claim-0.7-of-2") == "0\n");
+  CHECK(read(dir / "x/claim-0.8-of-2") == "1\n");
+  CHECK(read(dir / "x/check-0.7-of-2") == "1\n");
+  ExchangeRound mine_a, mine_b;
+  ExchangedDraw d;
+  d.pos = 8;
+  d.index = 42;
+  d.done = d.lowered = true;
+  d.status = "gpu-failed";
+  d.reason = "launch failed: too many resources requested";
+  mine_b.draws.push_back(d);
+  d.pos = 7;
+  d.status = "timed";
+  d.ms = 0.25;
+  d.reason.clear();
+  mine_a.draws.push_back(d);
+  std::vector<ExchangeRound> got_b;
+  std::thread t([&] { got_b = b.swap(0, mine_b, ExchangeKind::Times); });
+  std::vector<ExchangeRound> got_a = a.swap(0, mine_a, ExchangeKind::Times);
+  t.join();
+  REQUIRE(got_a.size() == 2);
+  REQUIRE(got_a[1].draws.size() == 1);
+  CHECK(got_a[1].draws[0].status == "gpu-failed");
+  CHECK(got_a[1].draws[0].reason == "launch failed: too many resources requested");
+  CHECK(!got_a[1].draws[0].ms);
+  REQUIRE(got_b.size() == 2);
+  REQUIRE(got_b[0].draws.size() == 1);
+  CHECK(got_b[0].draws[0].ms == 0.25);
+  CHECK(got_b[0].draws[0].reason.empty());
 }
 
 TEST_CASE("with --time, exchanging shards stop after the same round, even when one is slower") {

@@ -18,19 +18,19 @@ class ModelTimer : public TuneTimer {
   std::string name() const override { return "a model of the GPU"; }
   bool available(std::string*) override { return true; }
   std::string device() override { return "model"; }
-  void time(std::vector<TuneJob>& jobs, const std::function<void(size_t)>& done) override {
-    for (size_t i = 0; i < jobs.size(); ++i) {
+  void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done) override {
+    while (TuneJob* j = next()) {
       if (fail_after >= 0 && timed >= fail_after) throw UserError("the model GPU fell off the bus");
       if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       double ms = 0;
-      for (const Kernel& k : jobs[i].module->kernels) {
+      for (const Kernel& k : j->module->kernels) {
         double grid = 1;
-        for (const ExprP& g : k.grid) grid *= static_cast<double>(eval_param_expr(g, *jobs[i].bindings).as_int());
+        for (const ExprP& g : k.grid) grid *= static_cast<double>(eval_param_expr(g, *j->bindings).as_int());
         ms += 1.0 + 0.1 * std::fabs(std::log2(grid) - 7) + 0.1 * std::fabs(std::log2(k.num_warps) - 2);
       }
-      jobs[i].ms = ms;
+      j->ms = ms;
       ++timed;
-      done(i);
+      done(*j);
     }
   }
   int timed = 0;
