@@ -252,6 +252,16 @@ class KernelEmitter {
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);
   bool varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen);
+  struct LoopBounds {
+    Scalar t = Scalar::I32;
+    std::string ty, kvar, lo, hi, step;
+  };
+  LoopBounds loop_bounds(const Stmt& f);
+  struct RingHead {
+    std::string ctr, sc, head, exit, i, cur;
+  };
+  RingHead ring_head(const LoopBounds& b, int S, const std::string& prefix,
+                     const std::function<void(const std::string&, const std::string&, bool)>& issue);
   void emit_pipelined_for(const Stmt& s, const PipelinePlan& pp);
   // ---- TMA rings (NvvmTma.cpp) ----
   void plan_tma(const Stmt& f, PipelinePlan& pp);

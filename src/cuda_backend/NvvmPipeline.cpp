@@ -209,6 +209,52 @@ std::string KernelEmitter::carried_at(const ExprP& v, const std::vector<std::str
   return self_first ? binary(*adv, base, n) : binary(*adv, n, base);
 }
 
+// The start of a ring's loop (cp.async rings, operand rings): `issue` copies the first S - 1
+// iterations (the loop variable's value, the stage, whether it is the first copy), then the loop
+// over i in [lo, hi) with a stage counter opens; in its body block, the copies of the current stage
+// `cur` are waited for (cp.async.wait_group S - 2). Labels `prefix`.head/.body/.exit.
+KernelEmitter::RingHead KernelEmitter::ring_head(const LoopBounds& b, int S, const std::string& prefix,
+                                                 const std::function<void(const std::string&, const std::string&, bool)>& issue) {
+  const std::string &ty = b.ty, &lo = b.lo, &step = b.step;
+  for (int s = 0; s < S - 1; ++s) {
+    std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
+    issue(it, std::to_string(s), s == 0);  // first: the buffers may hold another statement's data
+  }
+  RingHead h;
+  h.ctr = "%pctr" + std::to_string(tmp_++), h.sc = "%pst" + std::to_string(tmp_++);
+  prelude_ << "  " << h.ctr << " = alloca " << ty << "\n  " << h.sc << " = alloca i32\n";
+  line("store " + ty + " " + lo + ", " + ty + "* " + h.ctr);
+  line("store i32 0, i32* " + h.sc);
+  h.head = label(prefix + ".head");
+  std::string body = label(prefix + ".body");
+  h.exit = label(prefix + ".exit");
+  br(h.head);
+  start_block(h.head);
+  h.i = op("load " + ty + ", " + ty + "* " + h.ctr);
+  line("br i1 " + op("icmp slt " + ty + " " + h.i + ", " + b.hi) + ", label %" + body + ", label %" + h.exit);
+  start_block(body);
+  h.cur = op("load i32, i32* " + h.sc);
+  line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
+  return h;
+}
+
+// The bounds of a pipelined `for` loop (the cp.async and TMA rings, the operand rings): its
+// variable's register type and alloca, lo, hi and step in that type (a step <= 0 traps); the loop
+// variable's axis information recorded for the body.
+KernelEmitter::LoopBounds KernelEmitter::loop_bounds(const Stmt& f) {
+  LoopBounds b;
+  int slot = f.slots[0];
+  loop_info_[slot] = plan_.loop(f, unchecked_).k;
+  b.t = k_.slot_types[static_cast<size_t>(slot)].elem;
+  b.ty = reg_type(b.t);
+  b.kvar = slot_vars_[static_cast<size_t>(slot)][0];
+  b.lo = cast(f.args[0]->type.elem, b.t, eval_scalar(f.args[0]));
+  b.hi = cast(f.args[1]->type.elem, b.t, eval_scalar(f.args[1]));
+  b.step = cast(f.args[2]->type.elem, b.t, eval_scalar(f.args[2]));
+  trap_if(op("icmp sle " + b.ty + " " + b.step + ", 0"));
+  return b;
+}
+
 // Whether loop f is software-pipelined (the stage `loops` of planning), with what: see
 // docs/cuda-backend.md. Called with the loop variables of the enclosing loops in loop_info_.
 std::optional<PipelinePlan> KernelEmitter::plan_pipeline(const Stmt& f, std::string& why) {
@@ -346,15 +392,9 @@ void KernelEmitter::emit_pipelined_for(const Stmt& f, const PipelinePlan& pp) {
   const Expr& de = *dot->args[0];
   const int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   const int64_t a_row = pp.a_row, b_row = pp.b_row, a_bytes = pp.a_bytes, stage = pp.stage_bytes;
-  int slot = f.slots[0];
-  loop_info_[slot] = plan_.loop(f, unchecked_).k;
-  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
-  std::string ty = reg_type(t);
-  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
-  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
-  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
-  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
-  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  const LoopBounds lb = loop_bounds(f);
+  const Scalar t = lb.t;
+  const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
   std::map<int, Carried> carried;
   for (auto& [v, form] : pp.carried) carried[v] = Carried{form, kvar, lo, step, t};
   use_smem(S * stage);
@@ -419,22 +459,8 @@ void KernelEmitter::emit_pipelined_for(const Stmt& f, const PipelinePlan& pp) {
     line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
     start_block(run);
   }
-  for (int s = 0; s < S - 1; ++s) {
-    std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
-    issue(it, std::to_string(s), s == 0);  // first: the buffers may hold another statement's data
-  }
-  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++);
-  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n";
-  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
-  line("store i32 0, i32* " + sc);
-  std::string head = label("pipe.head"), body = label("pipe.body"), exit = label("pipe.exit");
-  br(head);
-  start_block(head);
-  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
-  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
-  start_block(body);
-  std::string cur = op("load i32, i32* " + sc);
-  line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
+  const RingHead rh = ring_head(lb, S, "pipe", issue);
+  const std::string &ctr = rh.ctr, &sc = rh.sc, &head = rh.head, &exit = rh.exit, &i = rh.i, &cur = rh.cur;
   if (p.wgmma) line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
   // Prefetch iteration i + S - 1 into the buffer iteration i - 1 used: with mma.sync every thread is
   // past it after this barrier (the issue's); with wgmma, after this iteration's group is issued and
@@ -476,7 +502,7 @@ void KernelEmitter::emit_pipelined_for(const Stmt& f, const PipelinePlan& pp) {
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
   start_block(exit);
-  loop_info_.erase(slot);
+  loop_info_.erase(f.slots[0]);
   if (p.wgmma) {  // the last group
     int as = dot->slots[0];
     TV acc = eval(de.args[2]);

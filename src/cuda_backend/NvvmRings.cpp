@@ -202,15 +202,9 @@ std::vector<std::string> KernelEmitter::wgmma_a_fragments(const MmaPlan& p, cons
 void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   const int S = pp.stages;
   const int64_t stage = pp.stage_bytes;
-  int slot = f.slots[0];
-  loop_info_[slot] = plan_.loop(f, unchecked_).k;
-  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
-  std::string ty = reg_type(t);
-  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
-  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
-  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
-  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
-  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  const LoopBounds lb = loop_bounds(f);
+  const Scalar t = lb.t;
+  const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
   std::map<int, Carried> carried;
   for (auto& [v, form] : pp.carried) carried[v] = Carried{form, kvar, lo, step, t};
   use_smem(S * stage);
@@ -270,22 +264,8 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
     line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
     smem_floor_ = floor;
   };
-  for (int s = 0; s < S - 1; ++s) {
-    std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
-    issue(it, std::to_string(s), s == 0);  // first: the buffers may hold another statement's data
-  }
-  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++);
-  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n";
-  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
-  line("store i32 0, i32* " + sc);
-  std::string head = label("ring.head"), body = label("ring.body"), exit = label("ring.exit");
-  br(head);
-  start_block(head);
-  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
-  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
-  start_block(body);
-  std::string cur = op("load i32, i32* " + sc);
-  line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
+  const RingHead rh = ring_head(lb, S, "ring", issue);
+  const std::string &ctr = rh.ctr, &sc = rh.sc, &head = rh.head, &exit = rh.exit, &i = rh.i, &cur = rh.cur;
   line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
   barrier();
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);
@@ -319,7 +299,7 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
   start_block(exit);
-  loop_info_.erase(slot);
+  loop_info_.erase(f.slots[0]);
   line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
   barrier();
 }

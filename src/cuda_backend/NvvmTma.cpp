@@ -246,15 +246,8 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   const Stmt* dot = pp.dot;
   const Expr& de = *dot->args[0];
   const int64_t a_bytes = pp.a_bytes, stage = pp.stage_bytes;
-  int slot = f.slots[0];
-  loop_info_[slot] = plan_.loop(f, unchecked_).k;
-  Scalar t = k_.slot_types[static_cast<size_t>(slot)].elem;
-  std::string ty = reg_type(t);
-  const std::string& kvar = slot_vars_[static_cast<size_t>(slot)][0];
-  std::string lo = cast(f.args[0]->type.elem, t, eval_scalar(f.args[0]));
-  std::string hi = cast(f.args[1]->type.elem, t, eval_scalar(f.args[1]));
-  std::string step = cast(f.args[2]->type.elem, t, eval_scalar(f.args[2]));
-  trap_if(op("icmp sle " + ty + " " + step + ", 0"));
+  const LoopBounds lb = loop_bounds(f);
+  const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
   use_smem(pp.ring_bytes());
   ++info.pipelined_loops;
   ++info.tma_loops;
@@ -366,7 +359,7 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
   start_block(exit);
-  loop_info_.erase(slot);
+  loop_info_.erase(f.slots[0]);
   {  // the last group; then the mbarriers are invalidated before their memory is used for anything else
     TV acc = eval(de.args[2]);
     assign(dot->slots[0], TV{de.type, acc.dist, wgmma_wait(acc.v, 0)});
