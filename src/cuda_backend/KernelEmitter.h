@@ -189,6 +189,8 @@ class KernelEmitter {
   // acc += A (at a_off, rows of K+16 bytes) @ B (B's transpose at b_off, rows of K+16 bytes), i8 mma.sync.
   TV mma_tiles_s8(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
   TV eval_reduce(const ExprP& e);
+  void mma_grid(const std::string& mma, const std::string& acc, const std::vector<std::vector<std::string>>& af,
+                const std::vector<std::vector<std::string>>& bf, int64_t mtiles, int64_t ntiles, std::vector<std::string>& c);
   TV eval_scan(const ExprP& e, const Dist& d);    // NvvmReduce.cpp, as the next three
   TV eval_scan_n(const ExprP& e, const Dist& d);  // of several operands (Expr::fns)
   void scan_lines(int64_t n, int64_t inner, int64_t lines, bool reverse, const std::vector<Scalar>& types,

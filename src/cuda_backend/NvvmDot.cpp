@@ -119,6 +119,24 @@ void KernelEmitter::stage_b16(const TV& v, const std::string& off, int64_t ld) {
   });
 }
 
+// One k step of an mma.sync grid: the mtiles x ntiles m16n8 tiles of accumulator c (4 registers of
+// type `acc` each, tile (mi, ni) at 4 * (mi * ntiles + ni)) updated by `mma` from A fragments af[mi]
+// (4 registers) and B fragments bf[ni] (2).
+void KernelEmitter::mma_grid(const std::string& mma, const std::string& acc, const std::vector<std::vector<std::string>>& af,
+                             const std::vector<std::vector<std::string>>& bf, int64_t mtiles, int64_t ntiles, std::vector<std::string>& c) {
+  const std::string t = acc == "float" ? "float" : "i32", agg = "{" + t + "," + t + "," + t + "," + t + "}";
+  for (int64_t mi = 0; mi < mtiles; ++mi)
+    for (int64_t ni = 0; ni < ntiles; ++ni) {
+      size_t r = static_cast<size_t>((mi * ntiles + ni) * 4);
+      auto& a = af[static_cast<size_t>(mi)];
+      auto& b = bf[static_cast<size_t>(ni)];
+      std::string res = op("call " + mma + "(i32 " + a[0] + ", i32 " + a[1] + ", i32 " + a[2] + ", i32 " + a[3] + ", i32 " + b[0] +
+                           ", i32 " + b[1] + ", " + t + " " + c[r] + ", " + t + " " + c[r + 1] + ", " + t + " " + c[r + 2] + ", " + t + " " +
+                           c[r + 3] + ")");
+      for (size_t q = 0; q < 4; ++q) c[r + q] = op("extractvalue " + agg + " " + res + ", " + std::to_string(q));
+    }
+}
+
 TV KernelEmitter::mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in) {
   Dist D = mma_accumulator(p.M, p.N, p.wm, p.wn);
   TV acc = convert(acc_in, D);
@@ -172,15 +190,7 @@ TV KernelEmitter::mma_tiles(const MmaPlan& p, const std::string& a_off, const st
       bf.push_back({r[0], r[1]});
       bf.push_back({r[2], r[3]});
     }
-    for (int64_t mi = 0; mi < mtiles; ++mi)
-      for (int64_t ni = 0; ni < ntiles; ++ni) {
-        size_t r = static_cast<size_t>((mi * ntiles + ni) * 4);
-        auto& a = af[static_cast<size_t>(mi)];
-        auto& b = bf[static_cast<size_t>(ni)];
-        std::string res = op("call " + mma + "(i32 " + a[0] + ", i32 " + a[1] + ", i32 " + a[2] + ", i32 " + a[3] + ", i32 " + b[0] +
-                             ", i32 " + b[1] + ", float " + c[r] + ", float " + c[r + 1] + ", float " + c[r + 2] + ", float " + c[r + 3] + ")");
-        for (size_t q = 0; q < 4; ++q) c[r + q] = op("extractvalue {float,float,float,float} " + res + ", " + std::to_string(q));
-      }
+    mma_grid(mma, "float", af, bf, mtiles, ntiles, c);
   }
   return TV{acc.type, D, c};
 }
@@ -244,15 +254,7 @@ TV KernelEmitter::mma_tiles_s8(const MmaPlan& p, const std::string& a_off, const
       bf.push_back({r[0], r[1]});
       bf.push_back({r[2], r[3]});
     }
-    for (int64_t mi = 0; mi < mtiles; ++mi)
-      for (int64_t ni = 0; ni < ntiles; ++ni) {
-        size_t r = static_cast<size_t>((mi * ntiles + ni) * 4);
-        auto& a = af[static_cast<size_t>(mi)];
-        auto& b = bf[static_cast<size_t>(ni)];
-        std::string res = op("call " + mma + "(i32 " + a[0] + ", i32 " + a[1] + ", i32 " + a[2] + ", i32 " + a[3] + ", i32 " + b[0] +
-                             ", i32 " + b[1] + ", i32 " + c[r] + ", i32 " + c[r + 1] + ", i32 " + c[r + 2] + ", i32 " + c[r + 3] + ")");
-        for (size_t q = 0; q < 4; ++q) c[r + q] = op("extractvalue {i32,i32,i32,i32} " + res + ", " + k(static_cast<int64_t>(q)));
-      }
+    mma_grid(mma, "i32", af, bf, mtiles, ntiles, c);
   }
   return TV{acc.type, D, c};
 }
