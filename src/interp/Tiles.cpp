@@ -41,6 +41,26 @@ bool outer_ptr(const TNode& P) {
   return (a.shape == col && b.shape == row) || (a.shape == row && b.shape == col);
 }
 
+// Whether the [R, 1] operand of an outer pointer is its first.
+bool rows_first(const Expr& e);
+
+// `scalar pointer + (X + Y)` (either order) with X of shape [R, 1] and Y of shape [1, C] (or Y
+// first) i64 integers with no load in them: a pointer tile that a RowPtr holds exactly (rows: the
+// pointer + X, columns: Y; the i64 additions wrap, so their order does not change the elements).
+bool nested_outer(const TNode& P) {
+  const Expr& e = *P.e;
+  if (!affine_ptr(P) || e.type.shape.size() != 2) return false;
+  const TNode* O = P.kids[e.args[0]->type.ptr ? 1 : 0];
+  if (!O || O->s || O->loads || O->e->kind != ExprKind::Binary || O->e->bop != BinOp::Add || O->e->type.elem != Scalar::I64 ||
+      !(O->e->type.shape == e.type.shape) || O->kids.size() != 2 || !O->kids[0] || !O->kids[1])
+    return false;
+  const Type& a = O->e->args[0]->type;
+  const Type& b = O->e->args[1]->type;
+  if (a.ptr || b.ptr) return false;
+  const Shape col{e.type.shape[0], 1}, row{1, e.type.shape[1]};
+  return (a.shape == col && b.shape == row) || (a.shape == row && b.shape == col);
+}
+
 bool has_load(const Expr& e) {
   if (e.kind == ExprKind::Load) return true;
   for (const ExprP& a : e.args)
@@ -419,6 +439,22 @@ struct Tiles {
     const Expr& e = *P.e;
     const bool pf = e.args[0]->type.ptr;
     const Value& p = eval(*P.kids[pf ? 0 : 1]);
+    if (P.affine) {  // nested_outer(): `p + (X + Y)`, rows p + X and columns Y
+      const TNode& O = *P.kids[pf ? 1 : 0];
+      const Value& x = operand(*O.kids[0], Scalar::I64);
+      const Value& y = operand(*O.kids[1], Scalar::I64);
+      const bool xr = rows_first(*O.e);
+      const Value& rv = xr ? x : y;
+      const Value& cv = xr ? y : x;
+      const int64_t p0 = data<int64_t>(p)[0];
+      const int64_t* rd = data<int64_t>(rv);
+      r.rows.resize(static_cast<size_t>(numel(rv)));
+      for (size_t i = 0; i < r.rows.size(); ++i) r.rows[i] = wadd(p0, rd[i]);
+      r.cols.assign(data<int64_t>(cv), data<int64_t>(cv) + numel(cv));
+      r.buffer = p.buffer;
+      r.set_consec();
+      return;
+    }
     const Value& off = operand(*P.kids[pf ? 1 : 0], Scalar::I64);
     const bool rows_are_p = rows_first(e) == pf;
     const Value& rv = rows_are_p ? p : off;
@@ -551,8 +587,8 @@ struct Tiles {
         return out;
       }
       case ExprKind::Load: {
+        if (n.kids[0]->rp >= 0 && c.rps) return rowptr_load(n);  // before affine: a nested_outer() pointer is both
         if (n.kids[0]->affine) return *affine_load(n);
-        if (n.kids[0]->rp >= 0 && c.rps) return rowptr_load(n);
         const Value& p = eval(*n.kids[0]);
         const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
         const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
@@ -673,6 +709,14 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   store_op(c, *p, *v, m);
 }
 
+Value atomic_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
+  Tiles T{c};
+  const RowPtr& r = T.rowptr(*t[0]);
+  const Value& a1 = T.eval(*t[1]);
+  const Value* a2 = t[2] ? &T.eval(*t[2]) : nullptr;
+  return atomic_rowptr(c, s, r, t[0]->e->type, a1, a2);
+}
+
 void assign_tnode(Ctx& c, int slot, const TNode& n) {
   if (c.rps) {
     const int rp = c.sp->slot_rp[static_cast<size_t>(slot)];
@@ -754,7 +798,7 @@ const TNode* ScalarProgram::tile(const Expr& e) {
     if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);
   n->fused = fuse_tree(fused, *n);
   n->affine = affine_ptr(*n);
-  n->outer = outer_ptr(*n);
+  n->outer = outer_ptr(*n) || nested_outer(*n);
   if (e.kind == ExprKind::Load && n->kids[0]->outer) tnodes[static_cast<size_t>(n->kids[0]->idx)].rp = nrp++;
   n->consec = consecutive_expr(e, consec);
   return n;
