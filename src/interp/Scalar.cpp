@@ -689,11 +689,13 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
           auto& t = troots[static_cast<size_t>(s->id)];
           t[0] = tile(pe);
           t[1] = tile(ve);
-          if (t[0]->outer && !t[0]->affine) tnodes[static_cast<size_t>(t[0]->idx)].rp = nrp++;  // (a nested_outer() store keeps its range forms)
           if (t[0]->affine) {  // a range store may compute the value straight into the buffer (store_tnode)
             TNode& v = tnodes[static_cast<size_t>(t[1]->idx)];
             v.direct = v.fused && !v.fused->reduce ? v.fused : v.fused ? nullptr : fuse_tree(fused, v, true);
           }
+          // An outer pointer's rows and columns; a nested one (also affine) only where the value
+          // is not computed straight into the buffer.
+          if (t[0]->outer && (!t[0]->affine || !t[1]->direct)) tnodes[static_cast<size_t>(t[0]->idx)].rp = nrp++;
           if (s->args[2]) t[2] = tile(*s->args[2]);
         }
         break;
