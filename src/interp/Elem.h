@@ -424,6 +424,8 @@ struct ScalarProgram {
 const Value& eval_tnode(Ctx& c, const TNode& n);
 // Evaluates `n` and assigns it to slot `slot` (into the slot's storage when it has the type).
 void assign_tnode(Ctx& c, int slot, const TNode& n);
+// Executes an Atomic statement whose pointer is an outer pointer (its RowPtr); returns the old values.
+Value atomic_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t);
 // Executes a Store statement whose operands are in the tile form.
 void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t);
 // Writes a scalar of type `t` into a frame slot (in place when it already holds one).

@@ -481,6 +481,14 @@ __attribute__((noinline)) Flow exec_stmt_general(Ctx& c, const Stmt& s) {
       return Flow::Next;
     }
     case StmtKind::Atomic: {
+      if (c.sp && c.rps) {
+        const auto& t = c.sp->troots[static_cast<size_t>(s.id)];
+        if (t[0]) {
+          Value old = atomic_tnode(c, s, t);
+          if (!s.targets.empty()) assign(c, s.slots[0], old, old);
+          return Flow::Next;
+        }
+      }
       Value tp, t1, t2;
       const Value& p = eval_expr(c, *s.args[0], tp);
       const Value& a1 = eval_expr(c, *s.args[1], t1);

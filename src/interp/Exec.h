@@ -339,6 +339,9 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask);
 // the old values (element type of the buffer; masked-off and faulting lanes 0). A cas that takes a
 // lock word and the xchg that gives it back mark the instance's critical section (Ctx::locks).
 Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const Value* a2);
+// The same through a pointer tile held as rows plus columns (of type `ptype`): no pointer tile is
+// made where every operand has the pointer's shape (or broadcasts to it), else it is made.
+Value atomic_rowptr(Ctx& c, const Stmt& s, const RowPtr& p, const Type& ptype, const Value& a1, const Value* a2);
 // Records a finding: counts it, keeps its message, calls the debugger hook; throws StopRun unless
 // keep_going. With no run state, throws RuntimeFault.
 void report_finding(Ctx& c, Finding f);

@@ -838,15 +838,19 @@ template <class F> auto with_atomic_op(AtomicOp op, F&& f) {
 // result is deterministic; with several threads it is a compare-and-swap loop. The conflict state
 // is looked at per lane; where the buffer's loads are not tracked, an element already marked as
 // some instance's atomic needs nothing more (atomics against atomics are legal): one load. Where the statement's old values are not used (no
-// targets), none are made.
-Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const Value* a2) {
-  Buffer& B = buffer_of(c, ptr);
+// targets), none are made. The pointer tile (type `ptype`, buffer `buffer`) is `pp`, or the rows
+// plus columns `rp` when every operand has its shape.
+namespace {
+Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const int64_t* pp, const RowPtr* rp, const Value& a1, const Value* a2) {
+  Value pbuf;
+  pbuf.buffer = buffer;
+  Buffer& B = buffer_of(c, pbuf);
   const bool cas = s.aop == AtomicOp::Cas;
   Value t1, t2;
   const Value& val = coerce(cas ? *a2 : a1, B.dtype, t1);
   const Value* cmp = cas ? &coerce(a1, B.dtype, t2) : nullptr;
   const Value* mask = cas ? nullptr : a2;
-  Shape shape = ptr.type.shape;
+  Shape shape = ptype.shape;
   for (const Value* v : {&val, cmp, mask})
     if (v) shape = broadcast_shapes(shape, v->type.shape).value_or(shape);
   Type rt{B.dtype, false, shape};
@@ -854,7 +858,7 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
   const bool want_old = !s.targets.empty() || shape.empty();
   Value out;
   if (want_old) out = alloc(rt);
-  Checks ck = checks_for(c, ptr.buffer);
+  Checks ck = checks_for(c, buffer);
   if (ck.cm) ck.cm->dense();
   Issue oob, uninit, conf;
   int64_t active = 0;
@@ -867,12 +871,11 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
     using S = typename C::S;
     using T = typename C::T;
     S* mem = B.as<S>();
-    const int64_t* pp = data<int64_t>(ptr);
     const T* pv = data<T>(val);
     const T* pc = cmp ? data<T>(*cmp) : nullptr;
     const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
     T* dst = want_old ? data<T>(out) : nullptr;
-    std::array<Strides, 4> st{bstrides(ptr.type.shape, shape), bstrides(val.type.shape, shape), cmp ? bstrides(cmp->type.shape, shape) : Strides{},
+    std::array<Strides, 4> st{bstrides(ptype.shape, shape), bstrides(val.type.shape, shape), cmp ? bstrides(cmp->type.shape, shape) : Strides{},
                               mask ? bstrides(mask->type.shape, shape) : Strides{}};
     constexpr int L = kSlots - 1;
     const int64_t sp = st[0][L], sv = st[1][L], sc = st[2][L], sm = st[3][L];
@@ -881,10 +884,9 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
     const bool track_readers = cm && !cm->reader1.empty();
     with_atomic_op(s.aop, [&]<AtomicOp OP>() {
       // One lane: output element o, operand elements ip, iv, ic, im. Returns the old value.
-      auto lane = [&](int64_t o, int64_t ip, int64_t iv, int64_t ic, int64_t im) __attribute__((always_inline)) -> T {
+      auto lane = [&](int64_t o, int64_t off, int64_t iv, int64_t ic, int64_t im) __attribute__((always_inline)) -> T {
         if (pm && !pm[im]) return T(0);
         ++active;
-        int64_t off = pp[ip];
         if (off < 0 || off >= n) {
           oob.hit(o, off);
           return T(0);
@@ -918,13 +920,16 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
       // written before and (where loads are not tracked) none stored by a plain store, is
       // updated in one pass; any other row takes the lanes one by one (the same order, the same
       // findings).
+      // Through rows plus columns the row is consecutive when the columns are (RowPtr::consec).
       auto fast_row = [&](const std::array<int64_t, 4>& base, int64_t W) -> bool {
         if (!seq || dst || sp != 1 || track_readers || W < 8) return false;
-        const int64_t* p = pp + base[0];
-        const int64_t first = p[0];
+        if (rp && !rp->consec) return false;
+        const int64_t* p = rp ? nullptr : pp + base[0];
+        const int64_t first = rp ? rp->bases[static_cast<size_t>(base[0] / W)] : p[0];
         if (first < 0 || first > n - W) return false;
         bool ok = true;
-        for (int64_t j = 0; j < W; ++j) ok &= p[j] == first + j;
+        if (!rp)
+          for (int64_t j = 0; j < W; ++j) ok &= p[j] == first + j;
         if (!ok) return false;
         if (init)
           for (int64_t j = 0; j < W; ++j) ok &= init[first + j] != 0;
@@ -956,10 +961,19 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
       };
       brows<4>(dims_of(shape), st, [&](int64_t o, const std::array<int64_t, 4>& base, int64_t W) {
         if (fast_row(base, W)) return;
+        if (rp) {  // row base[0] / W: rows[i] + cols[j]
+          const int64_t ri = rp->rows[static_cast<size_t>(base[0] / W)];
+          const int64_t* cj = rp->cols.data();
+          if (dst)
+            for (int64_t j = 0; j < W; ++j) dst[o + j] = lane(o + j, wadd(ri, cj[j]), base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
+          else
+            for (int64_t j = 0; j < W; ++j) lane(o + j, wadd(ri, cj[j]), base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
+          return;
+        }
         if (dst)
-          for (int64_t j = 0; j < W; ++j) dst[o + j] = lane(o + j, base[0] + j * sp, base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
+          for (int64_t j = 0; j < W; ++j) dst[o + j] = lane(o + j, pp[base[0] + j * sp], base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
         else
-          for (int64_t j = 0; j < W; ++j) lane(o + j, base[0] + j * sp, base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
+          for (int64_t j = 0; j < W; ++j) lane(o + j, pp[base[0] + j * sp], base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
       });
       return 0;
     });
@@ -974,8 +988,8 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
          access_details(c, B, uninit, active, "updated never-written elements", shape), B, uninit);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, shape);
   // A scalar cas that found the word at cmp took a lock; a scalar xchg on a held word gives it back.
-  if (shape.empty() && ptr.type.is_scalar()) {
-    std::pair<int, int64_t> word{ptr.buffer, data<int64_t>(ptr)[0]};
+  if (shape.empty() && ptype.is_scalar()) {
+    std::pair<int, int64_t> word{buffer, pp[0]};
     if (took_lock) c.locks.push_back(word);
     else if (s.aop == AtomicOp::Xchg)
       for (auto it = c.locks.begin(); it != c.locks.end(); ++it)
@@ -985,6 +999,21 @@ Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const 
         }
   }
   return out;
+}
+}  // namespace
+
+Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const Value* a2) {
+  return atomic_impl(c, s, ptr.type, ptr.buffer, data<int64_t>(ptr), nullptr, a1, a2);
+}
+
+Value atomic_rowptr(Ctx& c, const Stmt& s, const RowPtr& p, const Type& ptype, const Value& a1, const Value* a2) {
+  bool same = true;  // every operand of the pointer's shape or broadcast to it: the lanes are the RowPtr's
+  for (const Value* v : {&a1, a2})
+    if (v) same &= broadcast_shapes(ptype.shape, v->type.shape).value_or(Shape{}) == ptype.shape;
+  if (same) return atomic_impl(c, s, ptype, p.buffer, nullptr, &p, a1, a2);
+  Value pt;
+  p.make(pt, ptype);
+  return atomic_op(c, s, pt, a1, a2);
 }
 
 namespace {

@@ -689,11 +689,13 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
           auto& t = troots[static_cast<size_t>(s->id)];
           t[0] = tile(pe);
           t[1] = tile(ve);
-          if (t[0]->outer) tnodes[static_cast<size_t>(t[0]->idx)].rp = nrp++;
           if (t[0]->affine) {  // a range store may compute the value straight into the buffer (store_tnode)
             TNode& v = tnodes[static_cast<size_t>(t[1]->idx)];
             v.direct = v.fused && !v.fused->reduce ? v.fused : v.fused ? nullptr : fuse_tree(fused, v, true);
           }
+          // An outer pointer's rows and columns; a nested one (also affine) only where the value
+          // is not computed straight into the buffer.
+          if (t[0]->outer && (!t[0]->affine || !t[1]->direct)) tnodes[static_cast<size_t>(t[0]->idx)].rp = nrp++;
           if (s->args[2]) t[2] = tile(*s->args[2]);
         }
         break;
@@ -706,7 +708,19 @@ ScalarProgram::ScalarProgram(const Kernel& k) : consec(consecutive_slots(k)) {
       case StmtKind::While:
         if (scalar_form(*s->args[0])) r[0] = cc.compile(*s->args[0]);
         break;
-      case StmtKind::Atomic:
+      case StmtKind::Atomic: {  // through an outer pointer: its rows and columns (atomic_tnode), else the tile path
+        if (!scalar_form(*s->args[0])) {
+          const TNode* p = tile(*s->args[0]);
+          if (p->outer) {
+            auto& t = troots[static_cast<size_t>(s->id)];
+            t[0] = p;
+            tnodes[static_cast<size_t>(p->idx)].rp = nrp++;
+            t[1] = tile(*s->args[1]);
+            if (s->args[2]) t[2] = tile(*s->args[2]);
+          }
+        }
+        break;
+      }
       case StmtKind::Print:
       case StmtKind::Assert:
       case StmtKind::Return: break;

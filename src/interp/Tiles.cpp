@@ -2,6 +2,7 @@
 // is reused across instances and loop trips (the ops write into it instead of allocating), literal and scalar operands are prepared once per launch and evaluated unboxed, and
 // aranges are built once per thread. The operations themselves are those of the tile path (Ops.cpp,
 // Memory.cpp), called in the same order on the same values, so results and findings are identical.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -40,6 +41,31 @@ bool outer_ptr(const TNode& P) {
   const Shape col{R, 1}, row{1, C};
   return (a.shape == col && b.shape == row) || (a.shape == row && b.shape == col);
 }
+
+// Whether the [R, 1] operand of an outer pointer is its first.
+bool rows_first(const Expr& e);
+
+// `scalar pointer + (X + Y)` (either order) with X of shape [R, 1] and Y of shape [1, C] (or Y
+// first) i64 or i32 integers, with no load in the pointer: a pointer tile that a RowPtr holds
+// (rows: the pointer + X, columns: Y; the i64 additions wrap, so their order does not change the
+// elements). With i32 offsets only when no X[i] + Y[j] wraps (Tiles::fill() says).
+bool nested_outer(const TNode& P) {
+  const Expr& e = *P.e;
+  if (!affine_ptr(P) || P.loads || e.type.shape.size() != 2) return false;
+  const TNode* O = P.kids[e.args[0]->type.ptr ? 1 : 0];
+  if (!O || O->s || O->loads || O->e->kind != ExprKind::Binary || O->e->bop != BinOp::Add ||
+      (O->e->type.elem != Scalar::I64 && O->e->type.elem != Scalar::I32) ||
+      !(O->e->type.shape == e.type.shape) || O->kids.size() != 2 || !O->kids[0] || !O->kids[1])
+    return false;
+  const Type& a = O->e->args[0]->type;
+  const Type& b = O->e->args[1]->type;
+  if (a.ptr || b.ptr) return false;
+  const Shape col{e.type.shape[0], 1}, row{1, e.type.shape[1]};
+  return (a.shape == col && b.shape == row) || (a.shape == row && b.shape == col);
+}
+
+// A nested_outer() pointer with i32 offsets: held as rows plus columns only where no sum wraps.
+bool outer32(const TNode& P) { return P.outer && P.affine && P.e->args[P.e->args[0]->type.ptr ? 1 : 0]->type.elem == Scalar::I32; }
 
 bool has_load(const Expr& e) {
   if (e.kind == ExprKind::Load) return true;
@@ -415,10 +441,34 @@ struct Tiles {
 
   // The outer pointer `P` into `r`: its operands evaluated as binary() evaluates them (the pointer,
   // then the offsets as i64), then its rows and columns.
-  void fill(RowPtr& r, const TNode& P) {
+  // False (nested form with i32 offsets only) when some X[i] + Y[j] wraps in i32: the caller then
+  // takes the tile path (evaluating the pointer's operands again: they hold no load).
+  bool fill(RowPtr& r, const TNode& P) {
     const Expr& e = *P.e;
     const bool pf = e.args[0]->type.ptr;
     const Value& p = eval(*P.kids[pf ? 0 : 1]);
+    if (P.affine) {  // nested_outer(): `p + (X + Y)`, rows p + X and columns Y
+      const TNode& O = *P.kids[pf ? 1 : 0];
+      const Value& x = operand(*O.kids[0], Scalar::I64);
+      const Value& y = operand(*O.kids[1], Scalar::I64);
+      const bool xr = rows_first(*O.e);
+      const Value& rv = xr ? x : y;
+      const Value& cv = xr ? y : x;
+      const int64_t p0 = data<int64_t>(p)[0];
+      const int64_t* rd = data<int64_t>(rv);
+      if (O.e->type.elem == Scalar::I32) {  // the i32 values' sums, in i64: any outside i32 wraps
+        const int64_t* cd = data<int64_t>(cv);
+        const auto [rlo, rhi] = std::minmax_element(rd, rd + numel(rv));
+        const auto [clo, chi] = std::minmax_element(cd, cd + numel(cv));
+        if (*rlo + *clo < INT32_MIN || *rhi + *chi > INT32_MAX) return false;
+      }
+      r.rows.resize(static_cast<size_t>(numel(rv)));
+      for (size_t i = 0; i < r.rows.size(); ++i) r.rows[i] = wadd(p0, rd[i]);
+      r.cols.assign(data<int64_t>(cv), data<int64_t>(cv) + numel(cv));
+      r.buffer = p.buffer;
+      r.set_consec();
+      return true;
+    }
     const Value& off = operand(*P.kids[pf ? 1 : 0], Scalar::I64);
     const bool rows_are_p = rows_first(e) == pf;
     const Value& rv = rows_are_p ? p : off;
@@ -427,19 +477,23 @@ struct Tiles {
     r.cols.assign(data<int64_t>(cv), data<int64_t>(cv) + numel(cv));
     r.buffer = p.buffer;
     r.set_consec();
+    return true;
   }
   // The RowPtr of the pointer operand `P` of a load or store (filled when P is an outer pointer).
-  RowPtr& rowptr(const TNode& P) {
+  // Null when fill() finds i32 offsets that wrap.
+  RowPtr* rowptr(const TNode& P) {
     RowPtr& r = c.rps[static_cast<size_t>(P.rp)];
-    if (P.e->kind != ExprKind::Var) fill(r, P);
-    return r;
+    if (P.e->kind != ExprKind::Var && !fill(r, P)) return nullptr;
+    return &r;
   }
   // The load `n` through a RowPtr: row ranges, else through the pointer tile made from it.
   const Value& rowptr_load(const TNode& n) {
     const Expr& e = *n.e;
     Value& out = val(n);
     const TNode& P = *n.kids[0];
-    const RowPtr& r = rowptr(P);
+    const RowPtr* rp = rowptr(P);
+    if (!rp) return *affine_load(n);
+    const RowPtr& r = *rp;
     const TNode* M = n.kids[1];
     const Value* m = nullptr;
     OuterMask om;
@@ -551,8 +605,8 @@ struct Tiles {
         return out;
       }
       case ExprKind::Load: {
+        if (n.kids[0]->rp >= 0 && c.rps) return rowptr_load(n);  // before affine: a nested_outer() pointer is both
         if (n.kids[0]->affine) return *affine_load(n);
-        if (n.kids[0]->rp >= 0 && c.rps) return rowptr_load(n);
         const Value& p = eval(*n.kids[0]);
         const Value* m = n.kids[1] ? &eval(*n.kids[1]) : nullptr;
         const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
@@ -617,8 +671,9 @@ const Value& eval_tnode(Ctx& c, const TNode& n) { return Tiles{c}.eval(n); }
 
 void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   Tiles T{c};
-  if (t[0]->rp >= 0 && c.rps) {  // through a RowPtr: row ranges, else through the pointer tile made from it
-    const RowPtr& r = T.rowptr(*t[0]);
+  const RowPtr* rp = t[0]->rp >= 0 && c.rps ? T.rowptr(*t[0]) : nullptr;
+  if (rp) {  // through a RowPtr: row ranges, else through the pointer tile made from it
+    const RowPtr& r = *rp;
     const Value* v = &T.stored_value(s, *t[1]);
     const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
     if (store_rowptr(c, r, *v, m)) return;
@@ -671,6 +726,15 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   }
   const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
   store_op(c, *p, *v, m);
+}
+
+Value atomic_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
+  Tiles T{c};
+  const RowPtr* r = T.rowptr(*t[0]);
+  const Value* p = r ? nullptr : &T.eval(*t[0]);  // i32 offsets that wrap: the pointer tile
+  const Value& a1 = T.eval(*t[1]);
+  const Value* a2 = t[2] ? &T.eval(*t[2]) : nullptr;
+  return r ? atomic_rowptr(c, s, *r, t[0]->e->type, a1, a2) : atomic_op(c, s, *p, a1, a2);
 }
 
 void assign_tnode(Ctx& c, int slot, const TNode& n) {
@@ -754,7 +818,7 @@ const TNode* ScalarProgram::tile(const Expr& e) {
     if (e.args[i] && (e.kind != ExprKind::Full || i + 1 == e.args.size())) n->kids[i] = tile(*e.args[i]);
   n->fused = fuse_tree(fused, *n);
   n->affine = affine_ptr(*n);
-  n->outer = outer_ptr(*n);
+  n->outer = outer_ptr(*n) || nested_outer(*n);
   if (e.kind == ExprKind::Load && n->kids[0]->outer) tnodes[static_cast<size_t>(n->kids[0]->idx)].rp = nrp++;
   n->consec = consecutive_expr(e, consec);
   return n;
@@ -830,7 +894,7 @@ void ScalarProgram::row_slots(const Kernel& k) {
     bool top = false;
     for (const StmtP& s : k.body) top |= s.get() == first;
     const TNode* fr = troots[static_cast<size_t>(first->id)][0];
-    if (!top || !fr || !fr->outer || !(fr->e->type == t)) continue;
+    if (!top || !fr || !fr->outer || outer32(*fr) || !(fr->e->type == t)) continue;
     bool ok = true;
     for (const Stmt* s : k.stmts) {
       int all = 0, served = 0;
@@ -840,7 +904,7 @@ void ScalarProgram::row_slots(const Kernel& k) {
       const auto& tr = troots[static_cast<size_t>(s->id)];
       if (assigns) {
         const TNode* r = s->kind == StmtKind::Assign && s->targets.size() == 1 ? tr[0] : nullptr;
-        if (!r || !(r->e->type == t) || !(r->outer || step_of(*r, sl))) ok = false;
+        if (!r || !(r->e->type == t) || !((r->outer && !outer32(*r)) || step_of(*r, sl))) ok = false;
         else served = rowptr_reads(r, sl) + (r->outer ? 0 : 1);
       } else if (s->kind == StmtKind::Assign && tr[0]) {
         served = rowptr_reads(tr[0], sl);
