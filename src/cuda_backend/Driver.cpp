@@ -413,6 +413,9 @@ CudaDevicePool::~CudaDevicePool() {
 void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, const std::map<std::string, uint64_t>& on_device) {
   Impl& r = *impl_;
   const Cu& cu = r.cu;
+  // The thread that runs a module need not be the one that made it (tune builds runners on worker
+  // threads ahead of the GPU's): the context is made current here, for the launches that follow.
+  check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
   r.free_buffers();
   r.pool = pool;
   std::vector<std::string> keys;
