@@ -197,6 +197,7 @@ class KernelEmitter {
                   const std::function<std::vector<std::string>(const std::string&)>& first,
                   const std::function<std::vector<std::string>(const std::vector<std::string>&, const std::string&)>& step);
   std::string scan_line_last(const std::string& l2, int64_t n, int64_t inner);
+  TV scan_results(const ExprP& e, const Dist& d, const std::function<std::string(int)>& value);
   std::vector<std::string> combine_regs_;  // while a combine function (Expr::fn or fns) is emitted: its arguments
   std::string combine(RedOp rop, Scalar vt, const std::string& a, const std::string& b, const std::string& ia,
                       const std::string& ib, std::string* idx);
@@ -252,6 +253,7 @@ class KernelEmitter {
   std::map<int, int64_t> resident_;  // slot -> absolute shared-memory offset of an A operand staged before its loop
   void plan_resident(const Stmt& f, LoopPlan& lp);
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
+  size_t loop_and_after(const Stmt& f, const std::vector<const Stmt*>& readers, std::set<int>& loop);
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);
   bool varies_in(const ExprP& e, const std::set<int>& loop, std::set<int>& seen);
   struct LoopBounds {

@@ -162,17 +162,24 @@ bool KernelEmitter::varies_in(const ExprP& e, const std::set<int>& loop, std::se
   return false;
 }
 
+// The slots loop f assigns (its variable included) into `loop`; returns the index of the first
+// statement of f's body after every statement of `readers`.
+size_t KernelEmitter::loop_and_after(const Stmt& f, const std::vector<const Stmt*>& readers, std::set<int>& loop) {
+  loop.insert(f.slots[0]);
+  slots_assigned(f.body, loop);
+  size_t first_after = 0;
+  for (size_t j = 0; j < f.body.size(); ++j)
+    if (std::find(readers.begin(), readers.end(), f.body[j].get()) != readers.end()) first_after = j + 1;
+  return first_after;
+}
+
 // The integer and pointer variables that loop f advances by a loop-invariant step (`v = v + c` at the
 // top level of its body, after every statement of `readers`) from a value set before it, both
 // recomputable: the copies may read them at any iteration.
 std::map<int, KernelEmitter::Carried> KernelEmitter::carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers) {
   std::map<int, Carried> out;
   std::set<int> loop;
-  loop.insert(f.slots[0]);
-  slots_assigned(f.body, loop);
-  size_t first_after = 0;
-  for (size_t j = 0; j < f.body.size(); ++j)
-    if (std::find(readers.begin(), readers.end(), f.body[j].get()) != readers.end()) first_after = j + 1;
+  size_t first_after = loop_and_after(f, readers, loop);
   for (size_t j = first_after; j < f.body.size(); ++j) {
     const Stmt& st = *f.body[j];
     auto form = loop_advance(f, st);

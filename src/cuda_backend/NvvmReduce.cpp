@@ -258,6 +258,18 @@ std::string KernelEmitter::scan_line_last(const std::string& l2, int64_t n, int6
   return op("add i32 " + b2 + ", " + std::to_string((n - 1) * inner));
 }
 
+// The value of e in layout d, register by register: value(r) for the first copy of each element,
+// the copies sharing it.
+TV KernelEmitter::scan_results(const ExprP& e, const Dist& d, const std::function<std::string(int)>& value) {
+  TV out{e->type, d, {}};
+  const int nr = e->type.is_scalar() ? 1 : d.nregs();
+  for (int r = 0; r < nr; ++r) {
+    int f = e->type.is_scalar() ? r : first_copy(d, r);
+    out.v.push_back(f != r ? out.v[static_cast<size_t>(f)] : value(r));
+  }
+  return out;
+}
+
 // A scan: the operand in shared memory (its padded flat layout), each line along the axis scanned in
 // place by one thread (lines spread over the CTA's threads, a loop over the axis's elements), then
 // every thread reads its elements back in layout d. The steps are the interpreter's, in its order
@@ -314,17 +326,9 @@ TV KernelEmitter::eval_scan(const ExprP& e, const Dist& d) {
              });
   barrier();
   if (!reduce) return smem_load_all(vt, d);
-  TV out{e->type, d, {}};
-  const int nr = e->type.is_scalar() ? 1 : d.nregs();
-  for (int r = 0; r < nr; ++r) {
-    int f = e->type.is_scalar() ? r : first_copy(d, r);
-    if (f != r) {
-      out.v.push_back(out.v[static_cast<size_t>(f)]);
-      continue;
-    }
-    out.v.push_back(ld(scan_line_last(e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r)), n, inner)));
-  }
-  return out;
+  return scan_results(e, d, [&](int r) {
+    return ld(scan_line_last(e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r)), n, inner));
+  });
 }
 
 // A reduce / associative_scan of several operands (Expr::fns; component e->part is the value): as
@@ -391,19 +395,11 @@ TV KernelEmitter::eval_scan_n(const ExprP& e, const Dist& d) {
       });
   barrier();
   const size_t part = static_cast<size_t>(e->part);
-  TV out{e->type, d, {}};
-  const int nr = e->type.is_scalar() ? 1 : d.nregs();
-  for (int r = 0; r < nr; ++r) {
-    int f = e->type.is_scalar() ? r : first_copy(d, r);
-    if (f != r) {
-      out.v.push_back(out.v[static_cast<size_t>(f)]);
-      continue;
-    }
+  return scan_results(e, d, [&](int r) {
     std::string flat = !reduce ? flat_of(s, coords(d, r))
                                : scan_line_last(e->type.is_scalar() ? std::string("0") : flat_of(e->type.shape, coords(d, r)), n, inner);
-    out.v.push_back(ld(part, flat));
-  }
-  return out;
+    return ld(part, flat);
+  });
 }
 
 }  // namespace dtsim::nvvm

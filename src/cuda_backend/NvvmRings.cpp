@@ -63,11 +63,7 @@ const Expr* KernelEmitter::ring_b_operand(const Stmt& f, const Expr& dot, bool& 
 std::map<int, KernelEmitter::Carried> KernelEmitter::ring_carried(const Stmt& f, const std::vector<const Stmt*>& readers) {
   std::map<int, Carried> out = carried_vars(f, readers);
   std::set<int> loop;
-  loop.insert(f.slots[0]);
-  slots_assigned(f.body, loop);
-  size_t first_after = 0;
-  for (size_t j = 0; j < f.body.size(); ++j)
-    if (std::find(readers.begin(), readers.end(), f.body[j].get()) != readers.end()) first_after = j + 1;
+  size_t first_after = loop_and_after(f, readers, loop);
   for (size_t j = first_after; j < f.body.size(); ++j) {
     const Stmt& st = *f.body[j];
     if (st.kind != StmtKind::Assign || st.slots.size() != 1 || st.args[0]->kind != ExprKind::Var) continue;
