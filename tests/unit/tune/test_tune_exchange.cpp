@@ -19,20 +19,12 @@
 #include "tune/Exchange.h"
 #include "tune/Tune.h"
 #include "tune_model_timer.h"
+#include "tune_test_files.h"
 
 using namespace dtsim;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string src(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
-
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // A fresh folder for one test, removed at the end.
 struct TempDir {

@@ -14,21 +14,9 @@
 
 #include "tune/Tune.h"
 #include "tune_model_timer.h"
+#include "tune_test_files.h"
 
 using namespace dtsim;
-
-namespace {
-
-std::string src(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
-
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-}  // namespace
 
 TEST_CASE("a sampled search times through the timer, refines around the best and reports it") {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / ("dtsim-tune-search-" + std::to_string(getpid()));

@@ -13,19 +13,11 @@
 #include "ir/Diag.h"
 #include "tune/Tune.h"
 #include "tune_model_timer.h"
+#include "tune_test_files.h"
 
 using namespace dtsim;
 
 namespace {
-
-std::string src(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
-
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
