@@ -408,6 +408,21 @@ class KernelEmitter {
   ExprP inline_body_vars(const ExprP& e, const HoistLoop& L);
   bool unchecked_ = false;  // emitting the copy of a loop whose accesses were proven in bounds
   bool checking() const { return opt_.bounds_checks && !unchecked_; }
+  // Warp specialization (NvvmTma.cpp): whether the kernel's statements allow a producer warp for
+  // TMA ring `f`; while emitting, the threads a barrier waits for once the producer warp has left
+  // (0: the whole CTA) and whether the statements before the split are being emitted.
+  void plan_specialize(const Stmt& f, PipelinePlan& pp);
+  void emit_tma_specialized(const Stmt& f, const PipelinePlan& pp);
+  std::string tma_bar(const PipelinePlan& pp, const std::string& st, bool empty);
+  void tma_wait(const std::string& bar, const std::string& parity);
+  void tma_issue(const PipelinePlan& pp, const std::string& st);
+  void tma_init(const PipelinePlan& pp, const std::string& leader);
+  void tma_drain(const Stmt& f, const PipelinePlan& pp);
+  void tma_release(const PipelinePlan& pp, const std::string& leader);
+  void tma_body(const Stmt& f, const PipelinePlan& pp, const std::string& cur);
+  void tma_notes(const Stmt& f, const PipelinePlan& pp);
+  int bar_threads_ = 0;
+  bool before_split_ = false;
 };
 
 }  // namespace dtsim::nvvm

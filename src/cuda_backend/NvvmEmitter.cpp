@@ -2,6 +2,7 @@
 // expression kind (elementwise ops on register slots, recomputation of index expressions at any
 // coordinate, masked loads, reductions and dot through shared memory).
 #include <algorithm>
+#include <stdexcept>
 
 #include "cuda_backend/KernelEmitter.h"
 #include "ir/Printer.h"
@@ -210,6 +211,12 @@ std::string KernelEmitter::smem_index(const std::string& flat) {
 }
 
 void KernelEmitter::barrier() {
+  if (before_split_)  // plan_specialize admits no statement before the split that needs one
+    throw std::logic_error("CUDA backend: a barrier before a warp-specialized loop (kernel " + k_.name + ")");
+  if (bar_threads_) {  // the producer warp has left: the consumers' named barrier
+    line("call void asm sideeffect \"bar.sync 1, " + std::to_string(bar_threads_) + ";\", \"~{memory}\"()");
+    return;
+  }
   declare("declare void @llvm.nvvm.barrier0()");
   line("call void @llvm.nvvm.barrier0()");
 }

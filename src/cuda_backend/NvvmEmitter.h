@@ -20,6 +20,7 @@ struct NvvmKernelInfo {
   int pipelined_loops = 0;       // K loops whose operand loads are pipelined with cp.async
   int hoisted_loops = 0;         // loops emitted twice: unchecked, and checked where the hoisted test fails
   int tma_loops = 0;             // pipelined loops whose operands are TMA copies (sm_90a)
+  int specialized_loops = 0;     // ... of them issued by a producer warp (threads then counts it)
   // Registers a thread may use while as many CTAs share an SM as its shared memory and threads
   // allow, where that is at least 128 and the kernel has hoisted-check loops (0: no such cap).
   int occupancy_registers = 0;

@@ -903,6 +903,7 @@ std::string KernelEmitter::emit() {
     a.box_rows = m.box_rows, a.box_cols = m.box_cols;
     info.args.push_back(a);
   }
+  before_split_ = info.threads > threads_;  // a producer warp: nothing before its loop may need a barrier
   emit_block(k_.body);
   for (const Param& p : k_.params)  // conflict checks: the shadow words of each buffer written
     if (p.kind == ParamKind::Pointer && shadowed_.count(p.name)) {

@@ -220,6 +220,72 @@ void KernelEmitter::plan_tma(const Stmt& f, PipelinePlan& pp) {
   pp.kind = PipelinePlan::Kind::TmaRing;
   pp.tma = std::move(ops);
   pp.not_tma.clear();
+  plan_specialize(f, pp);
+}
+
+namespace {
+
+// Whether e holds nothing but scalars and none of them is read from memory or moved between threads.
+bool pure_scalar(const ExprP& e) {
+  if (!e) return true;
+  if (!e->type.is_scalar()) return false;
+  switch (e->kind) {
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return false;
+    default: break;
+  }
+  for (const ExprP& a : e->args)
+    if (!pure_scalar(a)) return false;
+  return true;
+}
+
+bool has_stmt(const std::vector<StmtP>& body, StmtKind kind) {
+  for (const StmtP& s : body)
+    if (s->kind == kind || has_stmt(s->body, kind) || has_stmt(s->orelse, kind)) return true;
+  return false;
+}
+
+}  // namespace
+
+// Planning stage `loops`, after plan_tma: the TMA ring gets a producer warp of its own when the
+// kernel lets one more warp run beside the planned ones. That warp (num_warps, the one after the
+// last consumer warpgroup) runs the statements before the loop with the others, so these may only
+// compute values in registers (no memory, no data moved between threads: their tiles must be
+// recomputable, their scalars pure); at the loop it issues every copy of the ring and leaves. The
+// consumers' barriers from then on name their own threads (bar.sync 1, num_warps * 32); a device
+// assert or print, whose reports meet at CTA-wide barriers, keeps the loop unspecialized.
+void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
+  auto no = [&](const std::string& why) { pp.not_specialized = why; };
+  if (!opt_.warp_specialize) return no("turned off (--no-warp-specialize)");
+  if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
+  if (threads_ + 32 > 1024) return no("the kernel has 32 warps already");
+  // One more warp costs the registers of 32 threads: only where the ring alone leaves room for one
+  // CTA per SM, so the extra warp cannot cost a CTA (measured: two 128x128 CTAs of 8 + 1 warps do not
+  // fit the register file where two of 8 do; bench/NOTES.md 33).
+  const int64_t per_sm = max_dynamic_smem(plan_.arch) + 1024;
+  if (2 * (pp.ring_bytes() + 1024) <= per_sm)
+    return no("the ring (" + std::to_string(pp.ring_bytes()) + " bytes) leaves room for two CTAs per SM, whose registers one more warp each would not leave");
+  for (const auto& [key, lp] : plan_.loops)
+    if (lp.pipeline && lp.pipeline->specialized) return no("an earlier loop of the kernel has the producer warp");
+  if (has_stmt(k_.body, StmtKind::Assert) || has_stmt(k_.body, StmtKind::Print))
+    return no("the kernel asserts or prints (their reports meet at CTA-wide barriers)");
+  for (const StmtP& s : k_.body) {
+    if (s.get() == &f) {
+      pp.specialized = true;
+      pp.not_specialized.clear();
+      return;
+    }
+    if (s->kind != StmtKind::Assign) return no("a statement before the loop is not an assignment (line " + std::to_string(s->loc.line) + ")");
+    for (const ExprP& v : s->args)
+      if (v && !(v->type.is_scalar() ? pure_scalar(v) : recomputable(v, true)))
+        return no("a statement before the loop reads memory or moves data between threads (line " + std::to_string(s->loc.line) + ")");
+  }
+  no("the loop is inside another statement");
 }
 
 std::string describe(const TmaOperand& o, const TmaMap& m) {
@@ -239,72 +305,148 @@ std::string KernelEmitter::index_origin(const std::vector<ExprP>& terms) {
   return sum;
 }
 
+// The i32 shared-memory address of stage `st`'s mbarrier: the full one (copies landed) or, where the
+// loop is specialized, the empty one (the consumers are done with the stage), 512 bytes above.
+std::string KernelEmitter::tma_bar(const PipelinePlan& pp, const std::string& st, bool empty) {
+  return op("add i32 " + smem_addr32() + ", " +
+            op("add i32 " + op("mul i32 " + st + ", 8") + ", " + std::to_string(pp.stages * pp.stage_bytes + (empty ? 512 : 0))));
+}
+
+// Waits (every thread of the caller) until the phase of mbarrier `bar` with parity `parity` completed.
+void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity) {
+  std::string wait = label("tma.wait"), ready = label("tma.ready");
+  br(wait);
+  start_block(wait);
+  std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\\0A\\09"
+                     "selp.u32 $0, 1, 0, p;\\0A\\09}\", \"=r,r,r,~{memory}\"(i32 " + bar + ", i32 " + parity + ")");
+  line("br i1 " + op("icmp eq i32 " + r + ", 0") + ", label %" + wait + ", label %" + ready);
+  start_block(ready);
+}
+
+// The copies of iteration `it` into stage `st`, completing on its full mbarrier: issued by the calling
+// thread alone, the loop variable holding `it` (the operands' indices read it).
+void KernelEmitter::tma_issue(const PipelinePlan& pp, const std::string& st) {
+  int64_t tx = 0;
+  for (const TmaOperand& o : pp.tma) tx += o.load->args[0]->type.numel() * scalar_bytes(o.load->args[0]->type.elem);
+  std::string bar = tma_bar(pp, st, false);
+  line("call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " +
+       std::to_string(tx) + ")");
+  std::string off = op("add i32 " + smem_addr32() + ", " + op("mul i32 " + st + ", " + std::to_string(pp.stage_bytes)));
+  const Stmt* outer = cur_stmt_;
+  for (const TmaOperand& o : pp.tma) {
+    cur_stmt_ = o.load;
+    const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
+    std::string row = index_origin(o.row), col = index_origin(o.col);
+    std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
+    std::string dst = o.b_operand ? op("add i32 " + off + ", " + std::to_string(pp.a_bytes)) : off;
+    int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1;
+    for (int64_t j = 0; j < boxes; ++j) {
+      std::string d = j ? op("add i32 " + dst + ", " + std::to_string(j * m.box_rows * 128)) : dst;
+      std::string c = j ? op("add i32 " + col + ", " + std::to_string(j * 64)) : col;
+      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
+           "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + row + ", i32 " + bar + ")");
+    }
+  }
+  cur_stmt_ = outer;
+}
+
+// Thread 0 initializes the ring's mbarriers (full: one arrival, the copies' bytes; empty, where
+// specialized: one arrival per consumer warp) after a barrier of every thread (the ring's memory may
+// hold another statement's data), and a second barrier publishes them.
+void KernelEmitter::tma_init(const PipelinePlan& pp, const std::string& leader) {
+  barrier();
+  guarded(leader, [&] {
+    for (int s = 0; s < pp.stages; ++s) {
+      line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + tma_bar(pp, std::to_string(s), false) + ")");
+      if (pp.specialized)
+        line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], " + std::to_string(k_.num_warps) + ";\", \"r,~{memory}\"(i32 " +
+             tma_bar(pp, std::to_string(s), true) + ")");
+    }
+    line("call void asm sideeffect \"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()");
+  });
+  barrier();
+}
+
+// After the loop: the last group.
+void KernelEmitter::tma_drain(const Stmt& f, const PipelinePlan& pp) {
+  const Stmt* dot = pp.dot;
+  loop_info_.erase(f.slots[0]);
+  TV acc = eval(dot->args[0]->args[2]);
+  assign(dot->slots[0], TV{dot->args[0]->type, acc.dist, wgmma_wait(acc.v, 0)});
+}
+
+// The mbarriers are invalidated before their memory is used for anything else.
+void KernelEmitter::tma_release(const PipelinePlan& pp, const std::string& leader) {
+  barrier();
+  guarded(leader, [&] {
+    for (int s = 0; s < pp.stages; ++s)
+      for (bool empty : {false, true})
+        if (!empty || pp.specialized)
+          line("call void asm sideeffect \"mbarrier.inval.shared::cta.b64 [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, std::to_string(s), empty) +
+               ")");
+  });
+  barrier();
+}
+
+// The body of a TMA-ring iteration, by the consumers, once stage `cur` is full: the statements other
+// than the two loads, the dot reading the stage (its previous group complete when it returns).
+void KernelEmitter::tma_body(const Stmt& f, const PipelinePlan& pp, const std::string& cur) {
+  const MmaPlan& p = pp.mma;
+  const Expr& de = *pp.dot->args[0];
+  std::string off = op("mul i32 " + cur + ", " + std::to_string(pp.stage_bytes));
+  int64_t ring_floor = smem_floor_;
+  for (auto& st : f.body) {
+    if (st.get() == pp.lx || st.get() == pp.ly) continue;
+    if (st.get() != pp.dot) {
+      smem_floor_ = ring_floor + pp.ring_bytes();
+      emit_stmt(*st);
+      smem_floor_ = ring_floor;
+      continue;
+    }
+    std::string boff = op("add i32 " + off + ", " + std::to_string(pp.a_bytes));
+    TV acc = eval(de.args[2]);
+    // Swizzled B: 64-column boxes K * 128 bytes apart.
+    const int64_t K = de.args[0]->type.shape[1];
+    int64_t b_atoms = wgmma_swizzled({K, p.N}, true) ? K * 128 : 0;
+    TV r = wgmma_tiles(p, off, boff, acc, 1, false, b_atoms);
+    ++info.mma_dots;
+    assign(pp.dot->slots[0], TV{de.type, r.dist, r.v});
+  }
+}
+
+void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
+  const Stmt* outer = cur_stmt_;
+  cur_stmt_ = &f;
+  note("pipelined: " + std::to_string(pp.stages) + " shared buffers, TMA copies of " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " " +
+       std::to_string(pp.stages - 1) + " iteration(s) ahead, " +
+       (pp.specialized ? "issued by a producer warp (warp " + std::to_string(k_.num_warps) + "), full and empty mbarriers per buffer"
+                       : std::string("one mbarrier per buffer")));
+  cur_stmt_ = pp.dot;
+  note(describe(pp.mma) + ", operands from the TMA buffers");
+  cur_stmt_ = outer;
+}
+
 // Emits loop f as planned by plan_tma (a TmaRing of plan_pipeline's buffers).
 void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
+  if (pp.specialized) return emit_tma_specialized(f, pp);
   const int S = pp.stages;
-  const MmaPlan& p = pp.mma;
-  const Stmt* dot = pp.dot;
-  const Expr& de = *dot->args[0];
-  const int64_t a_bytes = pp.a_bytes, stage = pp.stage_bytes;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
   use_smem(pp.ring_bytes());
   ++info.pipelined_loops;
   ++info.tma_loops;
-  {
-    const Stmt* outer = cur_stmt_;
-    cur_stmt_ = &f;
-    note("pipelined: " + std::to_string(S) + " shared buffers, TMA copies of " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " " +
-         std::to_string(S - 1) + " iteration(s) ahead, one mbarrier per buffer");
-    cur_stmt_ = dot;
-    note(describe(p) + ", operands from the TMA buffers");
-    cur_stmt_ = outer;
-  }
-  int64_t tx = 0;
-  for (const TmaOperand& o : pp.tma) tx += o.load->args[0]->type.numel() * scalar_bytes(o.load->args[0]->type.elem);
-  const int64_t K = de.args[0]->type.shape[1];
-  auto mbar = [&](const std::string& st) {
-    return op("add i32 " + smem_addr32() + ", " + op("add i32 " + op("mul i32 " + st + ", 8") + ", " + std::to_string(S * stage)));
-  };
+  tma_notes(f, pp);
   std::string leader = op("icmp eq i32 %tid, 0");
   // Copies of iteration `it` into buffer `st`, by thread 0.
   auto issue = [&](const std::string& it, const std::string& st) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
-    std::string more = op("icmp slt " + ty + " " + it + ", " + hi);
-    guarded(op("and i1 " + leader + ", " + more), [&] {
-      std::string bar = mbar(st);
-      line("call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " +
-           std::to_string(tx) + ")");
-      std::string off = op("add i32 " + smem_addr32() + ", " + op("mul i32 " + st + ", " + std::to_string(stage)));
-      const Stmt* outer = cur_stmt_;
-      for (const TmaOperand& o : pp.tma) {
-        cur_stmt_ = o.load;
-        const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
-        std::string row = index_origin(o.row), col = index_origin(o.col);
-        std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
-        std::string dst = o.b_operand ? op("add i32 " + off + ", " + std::to_string(a_bytes)) : off;
-        int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1;
-        for (int64_t j = 0; j < boxes; ++j) {
-          std::string d = j ? op("add i32 " + dst + ", " + std::to_string(j * m.box_rows * 128)) : dst;
-          std::string c = j ? op("add i32 " + col + ", " + std::to_string(j * 64)) : col;
-          line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
-               "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + row + ", i32 " + bar + ")");
-        }
-      }
-      cur_stmt_ = outer;
-    });
+    guarded(op("and i1 " + leader + ", " + op("icmp slt " + ty + " " + it + ", " + hi)), [&] { tma_issue(pp, st); });
   };
   // A loop that runs zero times skips the pipeline (wgmma's accumulators: see emit_pipelined_for).
   std::string run = label("tma.run"), done = label("tma.done");
   line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
   start_block(run);
-  barrier();  // the ring's memory may hold another statement's data
-  guarded(leader, [&] {
-    for (int s = 0; s < S; ++s)
-      line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + mbar(std::to_string(s)) + ")");
-    line("call void asm sideeffect \"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()");
-  });
-  barrier();
+  tma_init(pp, leader);
   for (int s = 0; s < S - 1; ++s)
     issue(s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo, std::to_string(s));
   std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++), ph = "%pph" + std::to_string(tmp_++);
@@ -319,34 +461,9 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
   start_block(body);
   std::string cur = op("load i32, i32* " + sc), phase = op("load i32, i32* " + ph);
-  {  // every thread waits for the buffer's copies
-    std::string bar = mbar(cur), wait = label("tma.wait"), ready = label("tma.ready");
-    br(wait);
-    start_block(wait);
-    std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\\0A\\09"
-                       "selp.u32 $0, 1, 0, p;\\0A\\09}\", \"=r,r,r,~{memory}\"(i32 " + bar + ", i32 " + phase + ")");
-    line("br i1 " + op("icmp eq i32 " + r + ", 0") + ", label %" + wait + ", label %" + ready);
-    start_block(ready);
-  }
+  tma_wait(tma_bar(pp, cur, false), phase);  // every thread waits for the buffer's copies
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);
-  std::string off = op("mul i32 " + cur + ", " + std::to_string(stage));
-  int64_t ring_floor = smem_floor_;
-  for (auto& st : f.body) {
-    if (st.get() == pp.lx || st.get() == pp.ly) continue;
-    if (st.get() != dot) {
-      smem_floor_ = ring_floor + pp.ring_bytes();
-      emit_stmt(*st);
-      smem_floor_ = ring_floor;
-      continue;
-    }
-    std::string boff = op("add i32 " + off + ", " + std::to_string(a_bytes));
-    TV acc = eval(de.args[2]);
-    // Swizzled B: 64-column boxes K * 128 bytes apart.
-    int64_t b_atoms = wgmma_swizzled({K, p.N}, true) ? K * 128 : 0;
-    TV r = wgmma_tiles(p, off, boff, acc, 1, false, b_atoms);
-    ++info.mma_dots;
-    assign(dot->slots[0], TV{de.type, r.dist, r.v});
-  }
+  tma_body(f, pp, cur);
   // Every warpgroup's previous group has completed: its buffer is refilled.
   barrier();
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
@@ -359,19 +476,99 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
   start_block(exit);
-  loop_info_.erase(f.slots[0]);
-  {  // the last group; then the mbarriers are invalidated before their memory is used for anything else
-    TV acc = eval(de.args[2]);
-    assign(dot->slots[0], TV{de.type, acc.dist, wgmma_wait(acc.v, 0)});
-  }
-  barrier();
-  guarded(leader, [&] {
-    for (int s = 0; s < S; ++s)
-      line("call void asm sideeffect \"mbarrier.inval.shared::cta.b64 [$0];\", \"r,~{memory}\"(i32 " + mbar(std::to_string(s)) + ")");
-  });
-  barrier();
+  tma_drain(f, pp);
+  tma_release(pp, leader);
   br(done);
   start_block(done);
+}
+
+// Emits loop f with its producer warp (plan_specialize). Once the mbarriers are set up, warp
+// num_warps leaves the consumers: its first thread walks the loop's iterations, waiting for stage s
+// to be empty (from the second round on: every consumer warp arrived once its group reading the
+// stage completed), then issuing the stage's copies; then the warp exits the kernel. The consumers
+// walk the same iterations waiting only for full stages: wgmma on stage s, wait for the previous
+// group, and each warp's lane 0 arrives on the previous stage's empty mbarrier. From the split on,
+// barriers name the consumers' threads (bar.sync 1).
+void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) {
+  const int S = pp.stages;
+  const LoopBounds lb = loop_bounds(f);
+  const std::string &ty = lb.ty, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
+  use_smem(pp.ring_bytes());
+  ++info.pipelined_loops;
+  ++info.tma_loops;
+  ++info.specialized_loops;
+  tma_notes(f, pp);
+  std::string leader = op("icmp eq i32 %tid, 0");
+  // The split comes first, whether the loop runs or not: the producer warp never reaches the
+  // statements after the loop.
+  before_split_ = false;
+  tma_init(pp, leader);
+  std::string prod = label("ws.producer"), cons = label("ws.consumer");
+  line("br i1 " + op("icmp sge i32 %tid, " + std::to_string(threads_)) + ", label %" + prod + ", label %" + cons);
+  start_block(prod);
+  guarded(op("icmp eq i32 %tid, " + std::to_string(threads_)), [&] {
+    std::string ctr = "%wctr" + std::to_string(tmp_++), sc = "%wst" + std::to_string(tmp_++), rd = "%wrd" + std::to_string(tmp_++);
+    prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << rd << " = alloca i32\n";
+    line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
+    line("store i32 0, i32* " + sc);
+    line("store i32 0, i32* " + rd);
+    std::string head = label("ws.head"), body = label("ws.body"), exit = label("ws.exit");
+    br(head);
+    start_block(head);
+    std::string it = op("load " + ty + ", " + ty + "* " + ctr);
+    line("br i1 " + op("icmp slt " + ty + " " + it + ", " + hi) + ", label %" + body + ", label %" + exit);
+    start_block(body);
+    std::string st = op("load i32, i32* " + sc), round = op("load i32, i32* " + rd);
+    // Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty
+    // barrier's phase r - 1, of parity (r - 1) & 1).
+    guarded(op("icmp ugt i32 " + round + ", 0"),
+            [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1")); });
+    line("store " + ty + " " + it + ", " + ty + "* " + lb.kvar);
+    tma_issue(pp, st);
+    std::string next = op("urem i32 " + op("add i32 " + st + ", 1") + ", " + std::to_string(S));
+    line("store i32 " + next + ", i32* " + sc);
+    line("store i32 " + op("add i32 " + round + ", " + op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32")) + ", i32* " + rd);
+    line("store " + ty + " " + op("add " + ty + " " + it + ", " + step) + ", " + ty + "* " + ctr);
+    br(head);
+    start_block(exit);
+  });
+  br("exit");
+  start_block(cons);
+  bar_threads_ = threads_;
+  // A loop that runs zero times skips the pipeline (wgmma's accumulators: see emit_pipelined_for).
+  std::string run = label("tma.run"), done = label("tma.done");
+  line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
+  start_block(run);
+  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++), ph = "%pph" + std::to_string(tmp_++);
+  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << ph << " = alloca i32\n";
+  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
+  line("store i32 0, i32* " + sc);
+  line("store i32 0, i32* " + ph);
+  std::string head = label("tma.head"), body = label("tma.body"), exit = label("tma.exit");
+  br(head);
+  start_block(head);
+  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
+  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
+  start_block(body);
+  std::string cur = op("load i32, i32* " + sc), phase = op("load i32, i32* " + ph);
+  tma_wait(tma_bar(pp, cur, false), phase);
+  line("store " + ty + " " + i + ", " + ty + "* " + lb.kvar);
+  tma_body(f, pp, cur);
+  // The previous iteration's group has completed: its stage is released, once per warp.
+  std::string prev = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+  guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + lo) + ", " + op("icmp eq i32 " + op("and i32 %tid, 31") + ", 0")), [&] {
+    line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, prev, true) + ")");
+  });
+  std::string next = op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S));
+  line("store i32 " + next + ", i32* " + sc);
+  line("store i32 " + op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32")) + ", i32* " + ph);
+  line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
+  br(head);
+  start_block(exit);
+  tma_drain(f, pp);
+  br(done);
+  start_block(done);
+  tma_release(pp, leader);
 }
 
 }  // namespace dtsim::nvvm

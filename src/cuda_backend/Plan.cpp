@@ -54,6 +54,9 @@ void KernelEmitter::plan() {
   for (const Param& p : k_.params)
     if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
   plan_loops(k_.body);  // and the axis information of every global access
+  info.threads = threads_;
+  for (const auto& [key, lp] : plan_.loops)
+    if (lp.pipeline && lp.pipeline->specialized) info.threads = threads_ + 32;  // the producer warp
   plan_smem();
   planned_ = true;
 }
@@ -398,7 +401,7 @@ std::string KernelPlan::print(const Kernel& k) const {
       bool tma = pp.kind == PipelinePlan::Kind::TmaRing;
       out += "      pipelined: " + std::string(tma ? "TMA" : "cp.async") + " ring of " + std::to_string(pp.stages) + " stages x " +
              std::to_string(pp.stage_bytes) + " bytes, " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " copied " +
-             std::to_string(pp.stages - 1) + " iteration(s) ahead" + (tma ? " by thread 0, one mbarrier per stage" : "") + "; dot on " +
+             std::to_string(pp.stages - 1) + " iteration(s) ahead" + (!tma ? "" : pp.specialized ? " by a producer warp (warp num_warps, one more than the kernel's), full and empty mbarriers per stage" : " by thread 0, one mbarrier per stage") + "; dot on " +
              (pp.fma ? std::string("FMA units") : pp.mma.wgmma ? "wgmma" : "mma.sync");
       if (!pp.carried.empty()) {
         std::string names;
@@ -407,6 +410,7 @@ std::string KernelPlan::print(const Kernel& k) const {
       }
       out += "\n";
       for (const TmaOperand& o : pp.tma) out += "      TMA " + describe(o, tma_maps[static_cast<size_t>(o.map)]) + "\n";
+      if (tma && !pp.not_specialized.empty()) out += "      not warp-specialized: " + pp.not_specialized + "\n";
       if (!pp.not_tma.empty()) out += "      no TMA: " + pp.not_tma + "\n";
     } else if (!lp.prefetch.empty()) {
       std::string names;

@@ -140,7 +140,12 @@ struct PipelinePlan {
   std::map<int, CarriedForm> carried;  // variables the copies read as init + m * c (m: the copied iteration)
   std::vector<TmaOperand> tma;          // TmaRing: x's tile, then y's
   std::string not_tma;                  // CpAsyncRing on sm_90a with wgmma: why not TMA
-  // TmaRing: the stages' mbarriers (8 bytes each) in 1 KiB above the buffers.
+  // TmaRing: a producer warp (warp num_warps, one more than the kernel's) issues the copies, waiting
+  // on a second mbarrier per stage that the consumer warps arrive on once their wgmma group reading
+  // the stage has completed; the consumers wait only for full stages (no CTA barrier per iteration).
+  bool specialized = false;
+  std::string not_specialized;  // TmaRing without the producer warp: why
+  // TmaRing: the stages' mbarriers (8 bytes each; two per stage where specialized) in 1 KiB above the buffers.
   int64_t ring_bytes() const { return stages * stage_bytes + (kind == Kind::TmaRing ? 1024 : 0); }
 };
 

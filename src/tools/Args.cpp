@@ -77,6 +77,7 @@ const FlagSpec kFlags[] = {
     {"--trials", 1, "difftest"},
     {"--schedule-seed", 1, "difftest"},
     {"--fast-math", 0, "difftest"},
+    {"--no-warp-specialize", 0, "run emit bench"},
     {"--oracle", 1, "difftest"},
     {"--help", 0, "run emit bench viz tune difftest"},
     {"-h", 0, "run emit bench viz tune difftest"},
@@ -306,6 +307,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.schedule_seed = static_cast<uint64_t>(parse_int(c, name, v[0], 0, INT64_MAX));
   } else if (name == "--fast-math") {
     o.fast_math = true;
+  } else if (name == "--no-warp-specialize") {
+    o.warp_specialize = false;
   } else if (name == "--oracle") {
     if (v[0] == "cuda") o.oracle_triton = false;
     else if (v[0] == "triton") o.oracle_triton = true;

@@ -39,6 +39,7 @@ std::string emit_text(const CliOptions& o) {
 #ifdef DTSIM_HAVE_CUDA
       Program p = compile(o.source(), spec);
       CudaOptions opt;
+      opt.warp_specialize = o.warp_specialize;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;  // as bench: unchecked unless asked
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
@@ -53,6 +54,7 @@ std::string emit_text(const CliOptions& o) {
 #ifdef DTSIM_HAVE_CUDA
       Program p = compile(o.source(), spec);
       CudaOptions opt;
+      opt.warp_specialize = o.warp_specialize;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;

@@ -34,13 +34,14 @@ struct Compiled {
   NvvmModule nm;
 };
 
-Compiled compile(const std::string& src, const std::string& arch, bool bounds = false) {
+Compiled compile(const std::string& src, const std::string& arch, bool bounds = false, bool specialize = true) {
   Module m = parse_tile(Sources::add("<tma>", src));
   Bindings b = bind_params(m, {});
   verify_module(m, b);
   CudaOptions opt;
   opt.arch = arch;
   opt.bounds_checks = bounds;
+  opt.warp_specialize = specialize;
   Compiled c;
   c.plan = emit_plan(m, b, opt);
   c.nm = emit_nvvm_module(m, b, opt);
@@ -57,7 +58,7 @@ int count(const std::string& text, const std::string& what) {
 }  // namespace
 
 TEST_CASE("TMA ring: boxes of the operands' tensors, copied by one thread, one mbarrier per stage") {
-  Compiled c = compile(tma_source(), "sm_90a");
+  Compiled c = compile(tma_source(), "sm_90a", false, false);
   CHECK(count(c.plan, "pipelined: TMA ring of 3 stages x 32768 bytes") == 1);
   CHECK(count(c.plan, "pipelined: TMA ring of 4 stages x 16384 bytes") == 1);
   CHECK(count(c.plan, "TMA A ta: f16 tensor a[M, K], rows K apart, box 128x64 at (rm[:, None], rk[None, :] + k)") == 1);
@@ -101,6 +102,73 @@ TEST_CASE("TMA ring: boxes of the operands' tensors, copied by one thread, one m
   CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);  // 4 k16 steps
   CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") == 4);
   REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
+}
+
+std::string ws_source() {
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/ws_matmul.tile");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_CASE("TMA ring with a producer warp: one more warp issues the copies, consumers release stages on empty mbarriers") {
+  Compiled c = compile(ws_source(), "sm_90a");
+  CHECK(count(c.plan, "copied 5 iteration(s) ahead by a producer warp (warp num_warps, one more than the kernel's), full and empty mbarriers per stage") == 1);
+  CHECK(count(c.plan, "copied 3 iteration(s) ahead by a producer warp") == 1);
+  REQUIRE(c.nm.kernels.size() == 2);
+  // 8 + 1 warps launched; the layouts stay those of num_warps.
+  for (const NvvmKernelInfo& k : c.nm.kernels) {
+    CHECK(k.threads == 9 * 32);
+    CHECK(k.specialized_loops == 1);
+  }
+  CHECK(count(c.ptx, ".maxntid 288, 1, 1") == 2);
+  // Full and empty mbarriers per stage (6 + 4 stages); the empty ones count one arrival per consumer warp.
+  CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 2 * (6 + 4));
+  CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 2 * (6 + 4));
+  CHECK(count(c.ptx, "], 8;") == 6 + 4);
+  // One place issues the copies (the producer's loop: A's box, B's 64-column boxes), one arrival
+  // releases a stage; the producer waits for empty stages, the consumers for full ones.
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == (1 + 2) + (1 + 4));
+  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") == 2);
+  CHECK(count(c.ptx, "mbarrier.arrive.shared::cta.b64") == 2);
+  CHECK(count(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64") == 4);
+  // After the split the consumers' barriers name their own threads (the bf16 kernel's row maximum too);
+  // before it, all 288 threads meet at barrier 0 around the mbarriers' set-up.
+  CHECK(count(c.ptx, "bar.sync 1, 256;") >= 4);
+  CHECK(count(c.ptx, "bar.sync \t0;") == 4);
+  CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
+  CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") == 4);
+  REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
+}
+
+TEST_CASE("the producer warp only where the kernel allows one more warp, and the plan says why not") {
+  std::string src = ws_source();
+  SUBCASE("turned off") {
+    Compiled c = compile(src, "sm_90a", false, false);
+    CHECK(count(c.plan, "not warp-specialized: turned off (--no-warp-specialize)") == 2);
+    CHECK(c.nm.kernels[0].threads == 256);
+  }
+  SUBCASE("rings small enough for two CTAs per SM (the extra warp's registers would cost one)") {
+    Compiled c = compile(tma_source(), "sm_90a");
+    CHECK(count(c.plan, "not warp-specialized: the ring (99328 bytes) leaves room for two CTAs per SM") == 1);
+    CHECK(count(c.plan, "not warp-specialized: the ring (66560 bytes) leaves room for two CTAs per SM") == 1);
+    CHECK(c.nm.kernels[0].threads == 256);
+    CHECK(c.nm.kernels[1].threads == 128);
+  }
+  SUBCASE("a load before the loop (the extra warp would read with a layout it has no place in)") {
+    Compiled c = compile(replaced(src, "  acc = zeros([BM, BN], f32)\n", "  acc = zeros([BM, BN], f32)\n  t0 = load(a + rm)\n"), "sm_90a");
+    CHECK(count(c.plan, "not warp-specialized: a statement before the loop reads memory or moves data between threads (line 14)") == 1);
+    CHECK(c.nm.kernels[0].threads == 256);
+    CHECK(c.nm.kernels[1].threads == 288);
+  }
+  SUBCASE("a device assert (its report meets at CTA-wide barriers)") {
+    Compiled c = compile(replaced(src, "  store(c + rm[:, None]", "  assert(K > 0, \"k\")\n  store(c + rm[:, None]"), "sm_90a");
+    CHECK(count(c.plan, "not warp-specialized: the kernel asserts or prints") == 1);
+  }
+  SUBCASE("bounds checks") {
+    Compiled c = compile(src, "sm_90a", true);
+    CHECK(count(c.plan, "by a producer warp") == 0);
+  }
 }
 
 TEST_CASE("TMA ring: B's 64-column boxes lie K * 128 bytes apart, as its wgmma descriptors say") {
