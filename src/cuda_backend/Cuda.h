@@ -37,9 +37,10 @@ struct CudaOptions {
   // Per kernel entry: a register cap (`.maxnreg`). The runner sets it for a bounds-checked kernel
   // whose hoisted checks' copy would otherwise cost CTAs per SM that the unchecked kernel has.
   std::map<std::string, int> max_registers;
-  // sm_90a: a TMA-ring loop whose kernel allows it gets a producer warp of its own (the plan's
-  // `specialized`); off: thread 0 of the consumers issues the copies (`--no-warp-specialize`).
-  bool warp_specialize = true;
+  // sm_90a, `--warp-specialize`: a TMA-ring loop whose kernel allows it gets a producer warp of its
+  // own (the plan's `specialized`); off (the default: measured no faster on an H100, bench/NOTES.md
+  // 33): thread 0 issues the copies.
+  bool warp_specialize = false;
 };
 
 // compile_ptx calls that found their PTX in CudaOptions::ptx_cache_dir / that compiled and stored it.

@@ -261,7 +261,7 @@ bool has_stmt(const std::vector<StmtP>& body, StmtKind kind) {
 // assert or print, whose reports meet at CTA-wide barriers, keeps the loop unspecialized.
 void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
   auto no = [&](const std::string& why) { pp.not_specialized = why; };
-  if (!opt_.warp_specialize) return no("turned off (--no-warp-specialize)");
+  if (!opt_.warp_specialize) return;  // not asked for (--warp-specialize)
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   if (threads_ + 32 > 1024) return no("the kernel has 32 warps already");
   // One more warp costs the registers of 32 threads: only where the ring alone leaves room for one

@@ -382,6 +382,7 @@ int difftest_command(const DifftestOptions& flags, std::ostream& out, std::ostre
 #ifdef DTSIM_HAVE_CUDA
   o.cuda.arch = flags.arch;
   o.cuda.fast_math = flags.fast_math;
+  o.cuda.warp_specialize = flags.warp_specialize;
   o.cuda.bounds_checks = flags.bounds_checks;
 #else
   if (o.oracle == Oracle::Cuda)

@@ -77,7 +77,7 @@ const FlagSpec kFlags[] = {
     {"--trials", 1, "difftest"},
     {"--schedule-seed", 1, "difftest"},
     {"--fast-math", 0, "difftest"},
-    {"--no-warp-specialize", 0, "run emit bench"},
+    {"--warp-specialize", 0, "run emit bench difftest"},
     {"--oracle", 1, "difftest"},
     {"--help", 0, "run emit bench viz tune difftest"},
     {"-h", 0, "run emit bench viz tune difftest"},
@@ -307,8 +307,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.schedule_seed = static_cast<uint64_t>(parse_int(c, name, v[0], 0, INT64_MAX));
   } else if (name == "--fast-math") {
     o.fast_math = true;
-  } else if (name == "--no-warp-specialize") {
-    o.warp_specialize = false;
+  } else if (name == "--warp-specialize") {
+    o.warp_specialize = true;
   } else if (name == "--oracle") {
     if (v[0] == "cuda") o.oracle_triton = false;
     else if (v[0] == "triton") o.oracle_triton = true;
@@ -495,6 +495,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                       schedule); then the tile IR ('# bound:' the parameters' values once bound). A
                       stage the file's language has not got is named in a '# ' line
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts/--plan (default sm_90; sm_90a enables wgmma)
+  --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
   --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
   --sanitize=conflicts  ... and the conflict checks (shadow words claimed with atom.cas) too
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
@@ -533,6 +534,7 @@ execution:
                             trip runs its body's statements again); the message names the loop
   --timeout S               stop the run after S seconds (checked every few thousand statements)
   --backend=interp|cuda     run on the interpreter (default) or on the GPU
+  --warp-specialize         (cuda, sm_90a) a producer warp for TMA rings that allow one (docs/cuda-backend.md)
   --check                   (.dt) compare every output with the schedule-free reference:
                             max rel err = |got - ref| / max(|ref|, 1); tolerance f32 1e-4, f16 1e-2, bf16 5e-2
 debugging:

@@ -40,6 +40,7 @@ int difftest(const std::vector<std::string>& rest) {
   d.schedule_seed = o.schedule_seed;
   d.arch = o.arch;
   d.fast_math = o.fast_math;
+  d.warp_specialize = o.warp_specialize;
   d.bounds_checks = o.bounds_checks;
   d.args = o.args;
   d.kernel = o.kernel;
