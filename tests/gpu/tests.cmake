@@ -36,6 +36,13 @@ if(DTSIM_HAVE_CUDA)
              ${CMAKE_CURRENT_LIST_DIR}/${t}.tile)
     set_tests_properties(gpu_difftest_${t}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   endforeach()
+  # TMA rings with a producer warp (--warp-specialize), rings wrapping two to five times; and the
+  # same file without it.
+  add_test(NAME gpu_difftest_ws_matmul.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+           ${CMAKE_CURRENT_LIST_DIR}/ws_matmul.tile --warp-specialize)
+  add_test(NAME gpu_difftest_ws_matmul_off.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+           ${CMAKE_CURRENT_LIST_DIR}/ws_matmul.tile)
+  set_tests_properties(gpu_difftest_ws_matmul.tile gpu_difftest_ws_matmul_off.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   # A Triton-style matmul whose pointers advance in the pipelined K loop (a_ptrs += BK).
   # A ragged last K step whose mask is off by one: the hoisted test that allows for the step's
   # masked lanes must still fail, and the checked copy report the interpreter's finding.
