@@ -426,6 +426,36 @@ void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
   cur_stmt_ = outer;
 }
 
+// A loop over the ring's iterations: i from lo by step while i < hi, with the stage (0 .. S-1) and a
+// counter of the stage's wraps: its parity (flipped each time the stage wraps to 0) or, with
+// `rounds`, the number of wraps. `body` gets i, the stage and that counter.
+void KernelEmitter::tma_loop(const LoopBounds& lb, int S, const std::string& prefix, bool rounds,
+                             const std::function<void(const std::string&, const std::string&, const std::string&)>& body) {
+  const std::string& ty = lb.ty;
+  std::string ctr = "%" + prefix + "ctr" + std::to_string(tmp_++), sc = "%" + prefix + "st" + std::to_string(tmp_++),
+              wr = "%" + prefix + (rounds ? "rd" : "ph") + std::to_string(tmp_++);
+  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << wr << " = alloca i32\n";
+  line("store " + ty + " " + lb.lo + ", " + ty + "* " + ctr);
+  line("store i32 0, i32* " + sc);
+  line("store i32 0, i32* " + wr);
+  std::string head = label(prefix == "w" ? "ws.head" : "tma.head"), bl = label(prefix == "w" ? "ws.body" : "tma.body"),
+              exit = label(prefix == "w" ? "ws.exit" : "tma.exit");
+  br(head);
+  start_block(head);
+  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
+  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + lb.hi) + ", label %" + bl + ", label %" + exit);
+  start_block(bl);
+  std::string cur = op("load i32, i32* " + sc), w = op("load i32, i32* " + wr);
+  body(i, cur, w);
+  std::string next = op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S));
+  line("store i32 " + next + ", i32* " + sc);
+  std::string wrapped = op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32");
+  line("store i32 " + op((rounds ? "add i32 " : "xor i32 ") + w + ", " + wrapped) + ", i32* " + wr);
+  line("store " + ty + " " + op("add " + ty + " " + i + ", " + lb.step) + ", " + ty + "* " + ctr);
+  br(head);
+  start_block(exit);
+}
+
 // Emits loop f as planned by plan_tma (a TmaRing of plan_pipeline's buffers).
 void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   if (pp.specialized) return emit_tma_specialized(f, pp);
@@ -449,33 +479,17 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   tma_init(pp, leader);
   for (int s = 0; s < S - 1; ++s)
     issue(s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo, std::to_string(s));
-  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++), ph = "%pph" + std::to_string(tmp_++);
-  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << ph << " = alloca i32\n";
-  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
-  line("store i32 0, i32* " + sc);
-  line("store i32 0, i32* " + ph);
-  std::string head = label("tma.head"), body = label("tma.body"), exit = label("tma.exit");
-  br(head);
-  start_block(head);
-  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
-  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
-  start_block(body);
-  std::string cur = op("load i32, i32* " + sc), phase = op("load i32, i32* " + ph);
-  tma_wait(tma_bar(pp, cur, false), phase);  // every thread waits for the buffer's copies
-  line("store " + ty + " " + i + ", " + ty + "* " + kvar);
-  tma_body(f, pp, cur);
-  // Every warpgroup's previous group has completed: its buffer is refilled.
-  barrier();
-  std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
-  std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
-  issue(ahead, nst);
-  line("store " + ty + " " + i + ", " + ty + "* " + kvar);
-  std::string next = op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S));
-  line("store i32 " + next + ", i32* " + sc);
-  line("store i32 " + op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32")) + ", i32* " + ph);
-  line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
-  br(head);
-  start_block(exit);
+  tma_loop(lb, S, "p", false, [&](const std::string& i, const std::string& cur, const std::string& phase) {
+    tma_wait(tma_bar(pp, cur, false), phase);  // every thread waits for the buffer's copies
+    line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+    tma_body(f, pp, cur);
+    // Every warpgroup's previous group has completed: its buffer is refilled.
+    barrier();
+    std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
+    std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+    issue(ahead, nst);
+    line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  });
   tma_drain(f, pp);
   tma_release(pp, leader);
   br(done);
@@ -492,7 +506,7 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
 void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) {
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
-  const std::string &ty = lb.ty, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
+  const std::string &ty = lb.ty, &lo = lb.lo, &hi = lb.hi;
   use_smem(pp.ring_bytes());
   ++info.pipelined_loops;
   ++info.tma_loops;
@@ -507,30 +521,14 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   line("br i1 " + op("icmp sge i32 %tid, " + std::to_string(threads_)) + ", label %" + prod + ", label %" + cons);
   start_block(prod);
   guarded(op("icmp eq i32 %tid, " + std::to_string(threads_)), [&] {
-    std::string ctr = "%wctr" + std::to_string(tmp_++), sc = "%wst" + std::to_string(tmp_++), rd = "%wrd" + std::to_string(tmp_++);
-    prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << rd << " = alloca i32\n";
-    line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
-    line("store i32 0, i32* " + sc);
-    line("store i32 0, i32* " + rd);
-    std::string head = label("ws.head"), body = label("ws.body"), exit = label("ws.exit");
-    br(head);
-    start_block(head);
-    std::string it = op("load " + ty + ", " + ty + "* " + ctr);
-    line("br i1 " + op("icmp slt " + ty + " " + it + ", " + hi) + ", label %" + body + ", label %" + exit);
-    start_block(body);
-    std::string st = op("load i32, i32* " + sc), round = op("load i32, i32* " + rd);
-    // Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty
-    // barrier's phase r - 1, of parity (r - 1) & 1).
-    guarded(op("icmp ugt i32 " + round + ", 0"),
-            [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1")); });
-    line("store " + ty + " " + it + ", " + ty + "* " + lb.kvar);
-    tma_issue(pp, st);
-    std::string next = op("urem i32 " + op("add i32 " + st + ", 1") + ", " + std::to_string(S));
-    line("store i32 " + next + ", i32* " + sc);
-    line("store i32 " + op("add i32 " + round + ", " + op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32")) + ", i32* " + rd);
-    line("store " + ty + " " + op("add " + ty + " " + it + ", " + step) + ", " + ty + "* " + ctr);
-    br(head);
-    start_block(exit);
+    tma_loop(lb, S, "w", true, [&](const std::string& it, const std::string& st, const std::string& round) {
+      // Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty
+      // barrier's phase r - 1, of parity (r - 1) & 1).
+      guarded(op("icmp ugt i32 " + round + ", 0"),
+              [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1")); });
+      line("store " + ty + " " + it + ", " + ty + "* " + lb.kvar);
+      tma_issue(pp, st);
+    });
   });
   br("exit");
   start_block(cons);
@@ -539,32 +537,16 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   std::string run = label("tma.run"), done = label("tma.done");
   line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
   start_block(run);
-  std::string ctr = "%pctr" + std::to_string(tmp_++), sc = "%pst" + std::to_string(tmp_++), ph = "%pph" + std::to_string(tmp_++);
-  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << ph << " = alloca i32\n";
-  line("store " + ty + " " + lo + ", " + ty + "* " + ctr);
-  line("store i32 0, i32* " + sc);
-  line("store i32 0, i32* " + ph);
-  std::string head = label("tma.head"), body = label("tma.body"), exit = label("tma.exit");
-  br(head);
-  start_block(head);
-  std::string i = op("load " + ty + ", " + ty + "* " + ctr);
-  line("br i1 " + op("icmp slt " + ty + " " + i + ", " + hi) + ", label %" + body + ", label %" + exit);
-  start_block(body);
-  std::string cur = op("load i32, i32* " + sc), phase = op("load i32, i32* " + ph);
-  tma_wait(tma_bar(pp, cur, false), phase);
-  line("store " + ty + " " + i + ", " + ty + "* " + lb.kvar);
-  tma_body(f, pp, cur);
-  // The previous iteration's group has completed: its stage is released, once per warp.
-  std::string prev = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
-  guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + lo) + ", " + op("icmp eq i32 " + op("and i32 %tid, 31") + ", 0")), [&] {
-    line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, prev, true) + ")");
+  tma_loop(lb, S, "p", false, [&](const std::string& i, const std::string& cur, const std::string& phase) {
+    tma_wait(tma_bar(pp, cur, false), phase);
+    line("store " + ty + " " + i + ", " + ty + "* " + lb.kvar);
+    tma_body(f, pp, cur);
+    // The previous iteration's group has completed: its stage is released, once per warp.
+    std::string prev = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+    guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + lo) + ", " + op("icmp eq i32 " + op("and i32 %tid, 31") + ", 0")), [&] {
+      line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, prev, true) + ")");
+    });
   });
-  std::string next = op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S));
-  line("store i32 " + next + ", i32* " + sc);
-  line("store i32 " + op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32")) + ", i32* " + ph);
-  line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
-  br(head);
-  start_block(exit);
   tma_drain(f, pp);
   br(done);
   start_block(done);
