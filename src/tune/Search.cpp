@@ -160,7 +160,7 @@ using ShowFn = std::function<void(size_t, size_t, double, const std::string&, co
 class Search {
  public:
   Search(const TuneSearch& s, TuneResult& r, const ShowFn& show)
-      : o_(s.options), p_(*s.program), space_(*s.space), timer_(s.timer), r_(r), show_(show),
+      : o_(s.options), p_(*s.program), space_(*s.space), timer_(s.timer), compiler_(s.timer ? s.timer : s.compiler), r_(r), show_(show),
         rng_(s.options.seed * 0x9E3779B97F4A7C15ull + 1), checker_(*s.program->dt, *s.space, s.options.scalars, s.options.seed, s.options.threads) {}
 
   // Exhaustive: every schedule (of the shard: index mod N == I). Sampled with --budget: draws until
@@ -367,6 +367,7 @@ class Search {
 
   // `check`: false for another shard's draw (lowered to count the budget, then dropped).
   Outcome evaluate(const Draw& d, bool check) {
+    Stages clock(*this);  // lowering until told otherwise
     Outcome out;
     out.done = true;
     out.foreign = !check;
@@ -413,6 +414,7 @@ class Search {
     }
     out.lowered = true;
     if (!check) return out;
+    clock.to(&TuneResult::interp_seconds);
     try {
       std::string why = checker_.check(d.index);
       c.status = why.empty() ? "checked" : "check-failed";
@@ -421,15 +423,40 @@ class Search {
       c.status = "illegal";
       c.reason = "at the check sizes: " + tune_reason(e.what());
     }
-    if (c.status == "checked" && timer_) {  // compiled ahead while the rest of the round is checked
+    if (c.status == "checked" && compiler_) {  // compiled ahead while the rest of the round is checked
+      clock.to(&TuneResult::compile_seconds);
       TuneJob j;
       j.module = &pend.module;
       j.bindings = &pend.bindings;
       j.triton = pend.triton;
-      timer_->prepare(j);
+      compiler_->prepare(j);
     }
     return out;
   }
+
+  // The thread-seconds of evaluate()'s stages (TuneResult::lower_seconds, interp_seconds,
+  // compile_seconds): the running stage's time is added when the next starts and at the end.
+  class Stages {
+   public:
+    explicit Stages(Search& s) : s_(s), t_(std::chrono::steady_clock::now()) {}
+    ~Stages() { to(nullptr); }
+    Stages(const Stages&) = delete;
+    Stages& operator=(const Stages&) = delete;
+    void to(double TuneResult::*next) {
+      auto t = std::chrono::steady_clock::now();
+      {
+        std::lock_guard<std::mutex> lock(s_.stage_mu_);
+        s_.r_.*stage_ += std::chrono::duration<double>(t - t_).count();
+      }
+      t_ = t;
+      if (next) stage_ = next;
+    }
+
+   private:
+    Search& s_;
+    std::chrono::steady_clock::time_point t_;
+    double TuneResult::*stage_ = &TuneResult::lower_seconds;
+  };
 
   // The most elements of one tile value any thread of the module holds (the tile over its CTA's threads).
   static int64_t per_thread(const Module& m) {
@@ -859,7 +886,9 @@ class Search {
   const Program& p_;
   const DtScheduleSpace& space_;
   TuneTimer* timer_;
+  TuneTimer* compiler_;  // prepare()s what passed the check: the timer, or --compile-only's
   TuneResult& r_;
+  std::mutex stage_mu_;  // guards r_'s stage seconds (added on the checking threads)
   ShowFn show_;
   std::mt19937_64 rng_;
   Checker checker_;

@@ -53,6 +53,11 @@ struct TuneResult {
   double timing_seconds = 0;        // timing on the GPU (compiling included)
   double overlap_seconds = 0;       // both at once (the GPU timing a round while the next is checked)
   double compile_wait_seconds = 0;  // of the timing: waiting for candidates to be compiled
+  // Of the checking, in thread-seconds (the checking threads' times added up, so they may add up to
+  // more than check_seconds): lowering at the requested sizes, the check on the interpreter (its own
+  // lowering at the check sizes, the run with the sanitizer, the reference), and compiling what
+  // passed for the CUDA timer's cache (NVVM emission, libNVVM, ptxas).
+  double lower_seconds = 0, interp_seconds = 0, compile_seconds = 0;
   int64_t bytes = 0;                // buffer bytes moved by one run (each buffer once)
   double flops = 0;                 // dot FLOPs of one run (0: no dot)
   int64_t ptx_cache_hits = 0, ptx_cache_misses = 0;
@@ -181,6 +186,9 @@ struct TuneSearch {
   const DtScheduleSpace* space = nullptr;
   TuneOptions options;
   TuneTimer* timer = nullptr;           // nullptr: check only (timing skipped)
+  // Without a timer: compiles what passed the check as `timer` would (its prepare()), timing none
+  // (`--compile-only`: the checking threads' work of a CUDA search, measured without a GPU).
+  TuneTimer* compiler = nullptr;
 };
 
 // Runs the search: appends every candidate to r.candidates in draw order and fills r.mode and the
