@@ -51,7 +51,7 @@ class Checker {
       : base_(base), space_(space), scalars_(scalars), seed_(seed), threads_(threads), root_(dt_size_classes(base)) {}
 
   // "" when candidate `index` matches the reference at small sizes, else why not. Thread-safe.
-  std::string check(uint64_t index) {
+  std::string check(uint64_t index, int threads) {
     std::map<std::string, std::string> args = small_sizes(index);
     auto q = space_.apply_to(*dt_with_sizes(base_, args), index);
     Program prog = compile_scheduled("", q, scalars_);
@@ -63,7 +63,7 @@ class Checker {
       if (buf.io == BufIO::In || buf.io == BufIO::InOut) inputs[buf.name] = buffer_values(buf);
     InterpOptions io;
     io.sanitize = Sanitize::All;
-    io.threads = threads_;
+    io.threads = std::max(threads_, threads);
     RunReport rep;
     try {
       rep = run_module(m, b, bufs, io);
@@ -94,6 +94,14 @@ class Checker {
       }
     }
     return "";
+  }
+
+  // The points of candidate `index`'s check (the product of its check sizes): what its check costs,
+  // roughly (the round takes the costliest first).
+  double points(uint64_t index) {
+    double p = 1;
+    for (const auto& [name, size] : small_sizes(index)) p *= std::stod(size);
+    return p;
   }
 
  private:
@@ -365,9 +373,10 @@ class Search {
     Pending pend;
   };
 
-  // `check`: false for another shard's draw (lowered to count the budget, then dropped).
-  Outcome evaluate(const Draw& d, bool check) {
-    Stages clock(*this);  // lowering until told otherwise
+  // Lowers a draw at the requested sizes. `check`: false for another shard's draw (lowered to count
+  // the budget, then dropped).
+  Outcome lower(const Draw& d, bool check) {
+    Stages clock(*this, &TuneResult::lower_seconds);
     Outcome out;
     out.done = true;
     out.foreign = !check;
@@ -413,49 +422,72 @@ class Search {
       }
     }
     out.lowered = true;
-    if (!check) return out;
-    clock.to(&TuneResult::interp_seconds);
+    return out;
+  }
+
+  // Checks a draw that lower() lowered legally, with `threads` interpreter threads (the verdict is
+  // the same for any number: the interpreter's threads are bit-identical to one). Safe to run on
+  // several threads at once.
+  void check(Outcome& out, const Draw& d, int threads) {
+    TuneCandidate& c = out.c;
+    Pending& pend = out.pend;
+    // The compile for the timer (what it needs if the candidate passes) runs beside the check, from
+    // the moment the candidate is lowered: a candidate costs the longer of the two, not their sum.
+    // One that then fails the check was compiled for nothing (its PTX stays in the cache).
+    struct Compiling {
+      std::thread t;
+      ~Compiling() {
+        if (t.joinable()) t.join();
+      }
+    } compiling;
+    if (compiler_)
+      compiling.t = std::thread([this, &pend] {
+        auto t0 = std::chrono::steady_clock::now();
+        TuneJob j;
+        j.module = &pend.module;
+        j.bindings = &pend.bindings;
+        j.triton = pend.triton;
+        compiler_->prepare(j);
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::lock_guard<std::mutex> lock(stage_mu_);
+        r_.compile_seconds += s;
+      });
+    Stages clock(*this, &TuneResult::interp_seconds);
     try {
-      std::string why = checker_.check(d.index);
+      std::string why = checker_.check(d.index, threads);
       c.status = why.empty() ? "checked" : "check-failed";
       c.reason = why;
     } catch (const UserError& e) {
       c.status = "illegal";
       c.reason = "at the check sizes: " + tune_reason(e.what());
     }
-    if (c.status == "checked" && compiler_) {  // compiled ahead while the rest of the round is checked
-      clock.to(&TuneResult::compile_seconds);
-      TuneJob j;
-      j.module = &pend.module;
-      j.bindings = &pend.bindings;
-      j.triton = pend.triton;
-      compiler_->prepare(j);
-    }
-    return out;
+    clock.to(nullptr);
   }
 
-  // The thread-seconds of evaluate()'s stages (TuneResult::lower_seconds, interp_seconds,
+  // The thread-seconds of lower()'s and check()'s stages (TuneResult::lower_seconds, interp_seconds,
   // compile_seconds): the running stage's time is added when the next starts and at the end.
   class Stages {
    public:
-    explicit Stages(Search& s) : s_(s), t_(std::chrono::steady_clock::now()) {}
+    Stages(Search& s, double TuneResult::*stage) : s_(s), t_(std::chrono::steady_clock::now()), stage_(stage) {}
     ~Stages() { to(nullptr); }
     Stages(const Stages&) = delete;
     Stages& operator=(const Stages&) = delete;
+    // nullptr: stop the clock
     void to(double TuneResult::*next) {
+      if (!stage_) return;
       auto t = std::chrono::steady_clock::now();
       {
         std::lock_guard<std::mutex> lock(s_.stage_mu_);
         s_.r_.*stage_ += std::chrono::duration<double>(t - t_).count();
       }
       t_ = t;
-      if (next) stage_ = next;
+      stage_ = next;
     }
 
    private:
     Search& s_;
     std::chrono::steady_clock::time_point t_;
-    double TuneResult::*stage_ = &TuneResult::lower_seconds;
+    double TuneResult::*stage_;
   };
 
   // The most elements of one tile value any thread of the module holds (the tile over its CTA's threads).
@@ -490,13 +522,13 @@ class Search {
     std::vector<size_t> order;
     for (size_t i = 0; i < round.size(); ++i)
       if (!exchange_ || round[i].pos % o_.shards == o_.shard) order.push_back(i);
+    bool by_time = o_.time_s > 0;
     if (exchange_)
       for (size_t i = round.size(); i-- > 0;)
         if (round[i].pos % o_.shards != o_.shard) order.push_back(i);
     std::atomic<size_t> next{0}, finished{0};
     std::exception_ptr failure;
     std::mutex mu;
-    bool by_time = o_.time_s > 0;
     auto work = [&] {
       for (size_t k; (k = next++) < order.size();) {
         size_t i = order[k];
@@ -524,23 +556,65 @@ class Search {
           if (time_up()) continue;
         }
         try {
-          outs[i] = evaluate(round[i], own);
+          outs[i] = lower(round[i], own);
+          // exchanging, a claimed draw is checked at once, so that a shard claims no faster than it
+          // checks (one that is slower leaves more of the round to the others)
+          if (exchange_ && outs[i].lowered) check(outs[i], round[i], 1);
         } catch (...) {
           std::lock_guard<std::mutex> lock(mu);
           if (!failure) failure = std::current_exception();
         }
-        if (!own) continue;
+        if (!own || (!exchange_ && outs[i].lowered)) continue;
         ++finished;
         std::lock_guard<std::mutex> lock(mu);
         show("checking", finished);
       }
     };
-    int jobs = o_.jobs ? o_.jobs : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-    size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, jobs)), round.size());
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
-    work();
-    for (std::thread& t : threads) t.join();
+    int jobs = std::max(1, o_.jobs ? o_.jobs : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u)));
+    auto run_on = [&](size_t count, const std::function<void()>& fn) {
+      size_t n = std::min<size_t>(static_cast<size_t>(jobs), count);
+      std::vector<std::thread> threads;
+      for (size_t t = 1; t < n; ++t) threads.emplace_back(fn);
+      fn();
+      for (std::thread& t : threads) t.join();
+    };
+    // First every draw is lowered (milliseconds each), then the ones lowered legally are checked
+    // (seconds each): the costliest checks first (the most check points), so that a round does not
+    // end waiting on a long check started last, and with the round's threads shared out among them
+    // (a round of 2 checks on 16 threads: 8 interpreter threads each); the outcomes are recorded in
+    // draw order all the same. With --time, checks are taken in draw order (those not started when
+    // the time is up are given back). Exchanging, each draw is claimed, lowered and checked in turn
+    // (above).
+    run_on(order.size(), work);
+    if (failure) std::rethrow_exception(failure);
+    std::vector<size_t> checks;
+    for (size_t i : order)
+      if (!exchange_ && outs[i].done && !outs[i].foreign && outs[i].lowered) checks.push_back(i);
+    if (!by_time) {
+      std::vector<double> cost(round.size(), 0);
+      for (size_t i : checks) cost[i] = checker_.points(round[i].index);
+      std::stable_sort(checks.begin(), checks.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    }
+    int per_check = std::max(1, jobs / static_cast<int>(std::max<size_t>(1, checks.size())));
+    std::atomic<size_t> next_check{0};
+    run_on(checks.size(), [&] {
+      for (size_t k; (k = next_check++) < checks.size();) {
+        size_t i = checks[k];
+        if (time_up()) {  // given back
+          outs[i] = Outcome{};
+          continue;
+        }
+        try {
+          check(outs[i], round[i], per_check);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failure) failure = std::current_exception();
+        }
+        ++finished;
+        std::lock_guard<std::mutex> lock(mu);
+        show("checking", finished);
+      }
+    });
     if (failure) std::rethrow_exception(failure);
     for (size_t i = 0; i < round.size(); ++i)
       if (claimed[i]) checked_here_.insert(round[i].pos);
@@ -680,7 +754,7 @@ class Search {
     return nullptr;
   }
 
-  // Schedule `index` lowered at the requested sizes (and emitted for Triton), as evaluate() does.
+  // Schedule `index` lowered at the requested sizes (and emitted for Triton), as lower() does.
   Pending lower(uint64_t index) const {
     Pending p;
     std::string text;
