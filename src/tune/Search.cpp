@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -153,6 +154,7 @@ struct Pending {
   Module module;
   Bindings bindings;
   std::string triton;
+  std::shared_future<void> compiled;  // the compile ahead for the timer (valid once started)
 };
 
 // One draw of the search: the schedule's index, its phase and its position in the draw sequence
@@ -271,6 +273,7 @@ class Search {
       join_timing(*last);
       apply_times(*last);
     }
+    for (const std::shared_future<void>& c : compiles_) c.wait();  // --compile-only: its compiles are the search's
     r_.seconds = elapsed();
     if (timer_) {
       r_.compile_wait_seconds = timer_->compile_wait_seconds();
@@ -431,27 +434,27 @@ class Search {
   void check(Outcome& out, const Draw& d, int threads) {
     TuneCandidate& c = out.c;
     Pending& pend = out.pend;
-    // The compile for the timer (what it needs if the candidate passes) runs beside the check, from
-    // the moment the candidate is lowered: a candidate costs the longer of the two, not their sum.
-    // One that then fails the check was compiled for nothing (its PTX stays in the cache).
-    struct Compiling {
-      std::thread t;
-      ~Compiling() {
-        if (t.joinable()) t.join();
-      }
-    } compiling;
-    if (compiler_)
-      compiling.t = std::thread([this, &pend] {
-        auto t0 = std::chrono::steady_clock::now();
-        TuneJob j;
-        j.module = &pend.module;
-        j.bindings = &pend.bindings;
-        j.triton = pend.triton;
-        compiler_->prepare(j);
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::lock_guard<std::mutex> lock(stage_mu_);
-        r_.compile_seconds += s;
-      });
+    // The compile for the timer (what it needs if the candidate passes) starts beside the check, on
+    // a thread of its own with its own copy of the module, and is not waited for here: it goes on
+    // while the rest of the round and the next round are checked, and the timer waits for it
+    // (TuneJob::compiled) only when it gets to the candidate. One that then fails the check was
+    // compiled for nothing (its PTX stays in the cache).
+    if (compiler_) {
+      auto held = std::make_shared<const std::pair<Module, Bindings>>(pend.module, pend.bindings);
+      pend.compiled = std::async(std::launch::async, [this, held, triton = pend.triton] {
+                        auto t0 = std::chrono::steady_clock::now();
+                        TuneJob j;
+                        j.module = &held->first;
+                        j.bindings = &held->second;
+                        j.triton = triton;
+                        compiler_->prepare(j);
+                        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                        std::lock_guard<std::mutex> lock(stage_mu_);
+                        r_.compile_seconds += s;
+                      }).share();
+      std::lock_guard<std::mutex> lock(stage_mu_);
+      compiles_.push_back(pend.compiled);
+    }
     Stages clock(*this, &TuneResult::interp_seconds);
     try {
       std::string why = checker_.check(d.index, threads);
@@ -749,6 +752,7 @@ class Search {
       it.job.module = &it.pend->module;
       it.job.bindings = &it.pend->bindings;
       it.job.triton = it.pend->triton;
+      it.job.compiled = it.pend->compiled;
       return &it.job;
     }
     return nullptr;
@@ -962,7 +966,10 @@ class Search {
   TuneTimer* timer_;
   TuneTimer* compiler_;  // prepare()s what passed the check: the timer, or --compile-only's
   TuneResult& r_;
-  std::mutex stage_mu_;  // guards r_'s stage seconds (added on the checking threads)
+  std::mutex stage_mu_;  // guards r_'s stage seconds (added on the checking threads) and compiles_
+  // Every compile ahead started (check()), waited for before the search reports (and, through the
+  // futures' shared state, before the search is destroyed).
+  std::vector<std::shared_future<void>> compiles_;
   ShowFn show_;
   std::mt19937_64 rng_;
   Checker checker_;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -116,6 +117,9 @@ struct TuneJob {
   const Module* module = nullptr;
   const Bindings* bindings = nullptr;
   std::string triton;                 // emitted Triton source (--backend=triton)
+  // Valid while (or after) the search's compile ahead of this candidate (TuneTimer::prepare) runs: a
+  // timer that compiles waits for it, then finds the result in its cache.
+  std::shared_future<void> compiled;
   std::optional<double> ms;           // out: median milliseconds
   std::string error;                  // out: why it could not be timed
 };
@@ -136,9 +140,10 @@ class TuneTimer {
   // timer's thread). A timer takes a job only when it is about to work on it (compiling a few ahead
   // of the GPU at most), so that the jobs it has not taken stay for other timers.
   virtual void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done) = 0;
-  // Called on the search's checking threads (several at once) as soon as a candidate passed the
-  // check, long before time() gets to it: a timer may compile it ahead into a cache (the CUDA
-  // timer does, when it has a PTX cache). Never throws; time() reports what goes wrong.
+  // Called by the search (on threads of its own, several at once) as soon as a candidate is lowered
+  // legally, beside its check and long before time() gets to it: a timer may compile it ahead into
+  // a cache (the CUDA timer does, when it has a PTX cache). The job's module is the search's copy,
+  // alive until prepare() returns. Never throws; time() reports what goes wrong.
   virtual void prepare(const TuneJob&) {}
   // Whether time() takes its jobs one at a time as above (false: all at once, e.g. one python3 call
   // for a round; a search with shards then gives each its own share of a round instead of a queue).
