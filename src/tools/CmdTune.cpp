@@ -123,9 +123,9 @@ the timing is skipped (exit 0).
                       outcomes (the unsharded search, faster) and timing each round's
                       candidates from one queue; their results merged
   --check-only        lower and check the candidates, time none
-  --compile-only      as --check-only, and compile the candidates that pass as a CUDA search does
-                      on its checking threads (NVVM IR, libNVVM, ptxas into the cache; no GPU
-                      needed): the compile's share of the checking, measured without a GPU
+  --compile-only      as --check-only, and compile every candidate lowered legally as a CUDA
+                      search does beside its check (NVVM IR, libNVVM, ptxas into the cache; no GPU
+                      needed): what the compiles cost, measured without a GPU
   --no-overlap        time each round before checking the next (by default the GPU times a round
                       while the next is checked; the same search either way)
   --csv FILE          every candidate: index,status,phase,ms,gbps,tflops,reason,schedule

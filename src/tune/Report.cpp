@@ -186,7 +186,7 @@ std::string tune_text(const TuneResult& r) {
        << fmt("%.1f", r.overlap_seconds) << " s of them at once\n";
   // what the checking threads spent their time on, added up over the threads
   os << "checking threads: " << fmt("%.1f", r.interp_seconds) << " s checking on the interpreter, " << fmt("%.1f", r.compile_seconds)
-     << " s compiling what passed (NVVM, libNVVM, ptxas), " << fmt("%.1f", r.lower_seconds) << " s lowering (thread-seconds)\n";
+     << " s compiling for the GPU (NVVM, libNVVM, ptxas), " << fmt("%.1f", r.lower_seconds) << " s lowering (thread-seconds)\n";
   return os.str();
 }
 

@@ -191,8 +191,8 @@ struct TuneSearch {
   const DtScheduleSpace* space = nullptr;
   TuneOptions options;
   TuneTimer* timer = nullptr;           // nullptr: check only (timing skipped)
-  // Without a timer: compiles what passed the check as `timer` would (its prepare()), timing none
-  // (`--compile-only`: the checking threads' work of a CUDA search, measured without a GPU).
+  // Without a timer: compiles each candidate lowered legally beside its check as `timer` would (its
+  // prepare()), timing none (`--compile-only`: the compiles of a CUDA search, measured without a GPU).
   TuneTimer* compiler = nullptr;
 };
 
