@@ -45,6 +45,26 @@ double to_type(Scalar t, double v) {
   return v;
 }
 
+// An expression with its names resolved once per Func (symbols, dim numbers, extents, scalar
+// values, ops), so that evaluating it at each point looks nothing up by name. The values are those of
+// evaluating the syntax tree directly: the same f64 operations in the same order.
+struct RefNode {
+  enum Kind { Num, Access, Reduce, Where, Bin, Un, Neg, Pass } kind = Num;
+  double num = 0;                    // Num: the literal, a scalar's value or a len()
+  std::vector<RefNode> args;
+  BinOp bop = BinOp::Add;
+  UnOp uop = UnOp::Neg;
+  // Access: the tensor, and per position its extent and the env slot of the dim that reads it
+  DtExprP expr;
+  const DtSymbol* sym = nullptr;
+  std::vector<std::pair<int64_t, size_t>> at;
+  const std::vector<double>* data = nullptr;  // found on the first read
+  // Reduce: 0 rsum, 1 rmax, 2 rmin, 3 rdot over env slot `slot` of extent `n`
+  int fn = 0;
+  size_t slot = 0;
+  int64_t n = 0;
+};
+
 class RefEval {
  public:
   RefEval(const DtProgram& p, const Bindings& b, const std::map<std::string, std::vector<double>>& in) : p_(p), b_(b), in_(in) {
@@ -65,6 +85,7 @@ class RefEval {
     std::vector<int> ids;
     int64_t n = 1;
     for (auto& d : s.dims) { ids.push_back(dim_id_.at(d)); n *= sizes_[static_cast<size_t>(ids.back())]; }
+    RefNode def = resolve(s.def);
     std::vector<double> out(static_cast<size_t>(n));
     std::vector<int64_t> saved = env_;
     for (int64_t flat = 0; flat < n; ++flat) {
@@ -74,7 +95,7 @@ class RefEval {
         env_[static_cast<size_t>(ids[i])] = rem % sz;
         rem /= sz;
       }
-      out[static_cast<size_t>(flat)] = to_type(s.dtype, eval(s.def));
+      out[static_cast<size_t>(flat)] = to_type(s.dtype, eval(def));
     }
     env_ = saved;
     return done_[f] = std::move(out);
@@ -87,7 +108,9 @@ class RefEval {
   std::map<std::string, int> dim_id_;
   std::vector<int64_t> sizes_;
   std::vector<int64_t> env_;
-  std::map<std::string, std::vector<double>> done_;
+  std::map<std::string, std::vector<double>> done_;  // a map: references to its values stay valid
+
+  size_t slot(const std::string& dim) const { return static_cast<size_t>(dim_id_.at(dim)); }
 
   double scalar(const std::string& n) {
     auto it = b_.find(n);
@@ -95,60 +118,122 @@ class RefEval {
     return to_type(s.dtype, it != b_.end() ? it->second.as_double() : s.value);
   }
 
-  double access(const DtExprP& e) {
-    const DtSymbol& s = p_.sym(e->name);
-    // Position i is read with the access's dim i; the strides are those of the tensor's own dims.
-    int64_t flat = 0;
-    for (size_t i = 0; i < e->args.size(); ++i) {
-      int64_t extent = sizes_[static_cast<size_t>(dim_id_.at(s.dims[i]))];
-      int64_t at = env_[static_cast<size_t>(dim_id_.at(e->args[i]->name))];
-      if (at >= extent) throw UserError("reference: " + dt_expr_str(e) + " reads past dim " + std::to_string(i) + " of " + s.name);
-      flat = flat * extent + at;
-    }
-    if (s.kind == DtSymKind::In) {
-      auto it = in_.find(s.name);
-      if (it == in_.end()) throw UserError("reference: no data for input '" + s.name + "'");
-      if (static_cast<int64_t>(it->second.size()) <= flat) throw UserError("reference: input '" + s.name + "' has too few elements");
-      return it->second[static_cast<size_t>(flat)];
-    }
-    return func(s.name)[static_cast<size_t>(flat)];
-  }
-
-  double reduce(const DtExprP& e) {
-    int id = dim_id_.at(e->args.back()->name);
-    int64_t n = sizes_[static_cast<size_t>(id)];
-    int64_t saved = env_[static_cast<size_t>(id)];
-    const std::string& fn = e->name;
-    double acc = fn == "rmax" ? -INFINITY : fn == "rmin" ? INFINITY : 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      env_[static_cast<size_t>(id)] = i;
-      if (fn == "rdot") {
-        acc += eval(e->args[0]) * eval(e->args[1]);
-      } else {
-        double v = eval(e->args[0]);
-        if (fn == "rsum") acc += v;
-        else if (std::isnan(v) || std::isnan(acc)) acc = NAN;
-        else acc = fn == "rmax" ? std::fmax(acc, v) : std::fmin(acc, v);
+  RefNode resolve(const DtExprP& e) {
+    RefNode r;
+    auto kids = [&](size_t count) {
+      for (size_t i = 0; i < count; ++i) r.args.push_back(resolve(e->args[i]));
+    };
+    switch (e->kind) {
+      case DtExprKind::Num:
+        r.num = e->num;
+        return r;
+      case DtExprKind::Name:
+        r.num = scalar(e->name);
+        return r;
+      case DtExprKind::Access: {
+        r.kind = RefNode::Access;
+        r.expr = e;
+        r.sym = &p_.sym(e->name);
+        for (size_t i = 0; i < e->args.size(); ++i) r.at.push_back({sizes_[slot(r.sym->dims[i])], slot(e->args[i]->name)});
+        return r;
+      }
+      case DtExprKind::Neg:
+        r.kind = RefNode::Neg;
+        kids(1);
+        return r;
+      case DtExprKind::Binary: {
+        std::optional<BinOp> op = dt_infix_binop(e->op);
+        if (!op) internal_error("DtReference", "unknown operator " + e->op);
+        r.kind = RefNode::Bin;
+        r.bop = *op;
+        kids(2);
+        return r;
+      }
+      case DtExprKind::Call: {
+        const std::string& fn = e->name;
+        if (dt_is_reduction(fn)) {
+          r.kind = RefNode::Reduce;
+          r.fn = fn == "rsum" ? 0 : fn == "rmax" ? 1 : fn == "rmin" ? 2 : 3;
+          r.slot = slot(e->args.back()->name);
+          r.n = sizes_[r.slot];
+          kids(fn == "rdot" ? 2 : 1);
+          return r;
+        }
+        if (fn == "len") {
+          r.num = static_cast<double>(sizes_[slot(e->args[0]->name)]);
+          return r;
+        }
+        if (fn == "reshape") {
+          r.kind = RefNode::Pass;
+          kids(1);
+          return r;
+        }
+        if (fn == "where") {
+          r.kind = RefNode::Where;
+          kids(3);
+          return r;
+        }
+        if (std::optional<BinOp> op = dt_call_binop(fn)) {
+          r.kind = RefNode::Bin;
+          r.bop = *op;
+          kids(2);
+          return r;
+        }
+        if (std::optional<UnOp> op = dt_call_unop(fn)) {
+          r.kind = RefNode::Un;
+          r.uop = *op;
+          kids(1);
+          return r;
+        }
+        internal_error("DtReference", "unknown function " + fn);
       }
     }
-    env_[static_cast<size_t>(id)] = saved;
+    internal_error("DtReference", "bad expression");
+  }
+
+  double access(RefNode& r) {
+    // Position i is read with the access's dim i; the strides are those of the tensor's own dims.
+    int64_t flat = 0;
+    for (size_t i = 0; i < r.at.size(); ++i) {
+      int64_t extent = r.at[i].first, at = env_[r.at[i].second];
+      if (at >= extent) throw UserError("reference: " + dt_expr_str(r.expr) + " reads past dim " + std::to_string(i) + " of " + r.sym->name);
+      flat = flat * extent + at;
+    }
+    if (!r.data) {
+      if (r.sym->kind == DtSymKind::In) {
+        auto it = in_.find(r.sym->name);
+        if (it == in_.end()) throw UserError("reference: no data for input '" + r.sym->name + "'");
+        r.data = &it->second;
+      } else {
+        r.data = &func(r.sym->name);
+      }
+    }
+    if (r.sym->kind == DtSymKind::In && static_cast<int64_t>(r.data->size()) <= flat)
+      throw UserError("reference: input '" + r.sym->name + "' has too few elements");
+    return (*r.data)[static_cast<size_t>(flat)];
+  }
+
+  double reduce(RefNode& r) {
+    int64_t saved = env_[r.slot];
+    double acc = r.fn == 1 ? -INFINITY : r.fn == 2 ? INFINITY : 0.0;
+    for (int64_t i = 0; i < r.n; ++i) {
+      env_[r.slot] = i;
+      if (r.fn == 3) {
+        acc += eval(r.args[0]) * eval(r.args[1]);
+      } else {
+        double v = eval(r.args[0]);
+        if (r.fn == 0) acc += v;
+        else if (std::isnan(v) || std::isnan(acc)) acc = NAN;
+        else acc = r.fn == 1 ? std::fmax(acc, v) : std::fmin(acc, v);
+      }
+    }
+    env_[r.slot] = saved;
     return acc;
   }
 
   static double nan_min(double a, double b, bool mx) {
     if (std::isnan(a) || std::isnan(b)) return NAN;
     return mx ? std::fmax(a, b) : std::fmin(a, b);
-  }
-
-  double call(const DtExprP& e) {
-    const std::string& fn = e->name;
-    if (dt_is_reduction(fn)) return reduce(e);
-    if (fn == "len") return static_cast<double>(sizes_[static_cast<size_t>(dim_id_.at(e->args[0]->name))]);
-    if (fn == "reshape") return eval(e->args[0]);
-    if (fn == "where") return eval(e->args[0]) != 0 ? eval(e->args[1]) : eval(e->args[2]);
-    if (std::optional<BinOp> op = dt_call_binop(fn)) return binary(*op, eval(e->args[0]), eval(e->args[1]));
-    if (std::optional<UnOp> op = dt_call_unop(fn)) return unary(*op, eval(e->args[0]));
-    internal_error("DtReference", "unknown function " + fn);
   }
 
   // The ops `.dt` spells (IR.h's op tables, column dt), in f64.
@@ -221,21 +306,21 @@ class RefEval {
     internal_error("DtReference", std::string("no .dt form of ") + binop_name(op));
   }
 
-  double eval(const DtExprP& e) {
-    switch (e->kind) {
-      case DtExprKind::Num: return e->num;
-      case DtExprKind::Name: return scalar(e->name);
-      case DtExprKind::Access: return access(e);
-      case DtExprKind::Call: return call(e);
-      case DtExprKind::Neg: return -eval(e->args[0]);
-      case DtExprKind::Binary: {
-        double a = eval(e->args[0]), b = eval(e->args[1]);
-        std::optional<BinOp> op = dt_infix_binop(e->op);
-        if (!op) internal_error("DtReference", "unknown operator " + e->op);
-        return binary(*op, a, b);
+  double eval(RefNode& r) {
+    switch (r.kind) {
+      case RefNode::Num: return r.num;
+      case RefNode::Access: return access(r);
+      case RefNode::Reduce: return reduce(r);
+      case RefNode::Where: return eval(r.args[0]) != 0 ? eval(r.args[1]) : eval(r.args[2]);
+      case RefNode::Bin: {
+        double a = eval(r.args[0]), b = eval(r.args[1]);
+        return binary(r.bop, a, b);
       }
+      case RefNode::Un: return unary(r.uop, eval(r.args[0]));
+      case RefNode::Neg: return -eval(r.args[0]);
+      case RefNode::Pass: return eval(r.args[0]);
     }
-    internal_error("DtReference", "bad expression");
+    internal_error("DtReference", "bad node");
   }
 };
 

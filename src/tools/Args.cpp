@@ -73,6 +73,7 @@ const FlagSpec kFlags[] = {
     {"--merge", 0, "tune"},
     {"--gpus", 1, "tune"},
     {"--check-only", 0, "tune"},
+    {"--compile-only", 0, "tune"},
     {"--no-overlap", 0, "tune"},
     {"--trials", 1, "difftest"},
     {"--schedule-seed", 1, "difftest"},
@@ -299,6 +300,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     }
   } else if (name == "--check-only") {
     o.check_only = true;
+  } else if (name == "--compile-only") {
+    o.check_only = o.compile_only = true;
   } else if (name == "--no-overlap") {
     o.tune_overlap = false;
   } else if (name == "--trials") {

@@ -74,6 +74,7 @@ struct CliOptions {
   std::vector<std::string> files;  // tune: every file named (--merge: the results)
   std::vector<std::string> gpus;   // --gpus all | 0,1 | cpu,cpu
   bool check_only = false;         // --check-only: time nothing
+  bool compile_only = false;       // --compile-only: time nothing, compile beside the checks (CUDA)
   bool tune_overlap = true;        // --no-overlap: time each round before checking the next
   std::string tune_out;            // --out FILE: the JSON result written to FILE
   std::string write_best;          // --write-best FILE.dt: the searched file with the fastest schedule

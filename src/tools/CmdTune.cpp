@@ -123,6 +123,9 @@ the timing is skipped (exit 0).
                       outcomes (the unsharded search, faster) and timing each round's
                       candidates from one queue; their results merged
   --check-only        lower and check the candidates, time none
+  --compile-only      as --check-only, and compile every candidate lowered legally as a CUDA
+                      search does beside its check (NVVM IR, libNVVM, ptxas into the cache; no GPU
+                      needed): what the compiles cost, measured without a GPU
   --no-overlap        time each round before checking the next (by default the GPU times a round
                       while the next is checked; the same search either way)
   --csv FILE          every candidate: index,status,phase,ms,gbps,tflops,reason,schedule
@@ -365,7 +368,14 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   std::unique_ptr<TuneTimer> owned;
   TuneTimer* timer = given;
   std::string why;
-  if (o.check_only) {
+  std::unique_ptr<TuneTimer> compiler;  // --compile-only: the CUDA timer's prepare(), never its time()
+  if (o.compile_only) {
+    if (o.tune_backend == "triton") throw UserError("--compile-only compiles through dtsim's CUDA backend: it takes no --backend=triton");
+    timer = nullptr;
+    why = "--compile-only";
+    compiler = make_cuda_timer(o.arch, ptx_cache_dir(o), o.seed, o.timed_ms);
+    if (!compiler) throw UserError("--compile-only: this dtsim was built without the CUDA backend");
+  } else if (o.check_only) {
     timer = nullptr;
     why = "--check-only";
   } else if (given) {
@@ -407,6 +417,7 @@ int tune_command_with_timer(const std::vector<std::string>& words, TuneTimer* gi
   search.program = &p;
   search.space = &space;
   search.timer = timer;
+  search.compiler = compiler.get();
   TuneOptions& to = search.options;
   to.budget = o.budget;
   to.time_s = o.time_s;

@@ -212,6 +212,10 @@ TuneResult tune_result_from_json(const std::string& text, const std::string& pat
   r.timing_seconds = f.num("timing_seconds");
   r.compile_wait_seconds = f.num("compile_wait_seconds");
   r.overlap_seconds = doc.get("overlap_seconds") ? f.num("overlap_seconds") : 0;  // results written before it was reported: 0
+  // results written before the checking threads' stages were reported: 0
+  r.lower_seconds = doc.get("lower_seconds") ? f.num("lower_seconds") : 0;
+  r.interp_seconds = doc.get("interp_seconds") ? f.num("interp_seconds") : 0;
+  r.compile_seconds = doc.get("compile_seconds") ? f.num("compile_seconds") : 0;
   r.bytes = static_cast<int64_t>(f.count("bytes"));
   r.flops = f.num("flops");
   if (!std::isfinite(r.flops)) r.flops = 0;
@@ -299,6 +303,9 @@ TuneResult merge_tune_results(const std::vector<TuneResult>& parts, std::string*
     r.timing_seconds += p.timing_seconds;
     r.compile_wait_seconds += p.compile_wait_seconds;
     r.overlap_seconds += p.overlap_seconds;
+    r.lower_seconds += p.lower_seconds;
+    r.interp_seconds += p.interp_seconds;
+    r.compile_seconds += p.compile_seconds;
     r.ptx_cache_hits += p.ptx_cache_hits;
     r.ptx_cache_misses += p.ptx_cache_misses;
     r.rounds = std::max(r.rounds, p.rounds);

@@ -184,6 +184,9 @@ std::string tune_text(const TuneResult& r) {
     os << "time: " << fmt("%.1f", r.check_seconds) << " s drawing and checking, " << fmt("%.1f", r.timing_seconds)
        << " s timing on the GPU (of which " << fmt("%.1f", r.compile_wait_seconds) << " s waiting for compilation), "
        << fmt("%.1f", r.overlap_seconds) << " s of them at once\n";
+  // what the checking threads spent their time on, added up over the threads
+  os << "checking threads: " << fmt("%.1f", r.interp_seconds) << " s checking on the interpreter, " << fmt("%.1f", r.compile_seconds)
+     << " s compiling for the GPU (NVVM, libNVVM, ptxas), " << fmt("%.1f", r.lower_seconds) << " s lowering (thread-seconds)\n";
   return os.str();
 }
 
@@ -214,7 +217,9 @@ std::string tune_json(const TuneResult& r) {
      << r.count("checked") + r.count("timed") + r.count("gpu-failed") << ", \"timed\": " << r.count("timed")
      << ", \"timing\": " << json_str(r.timing) << ", \"within_10pct\": " << r.within(0.10) << ", \"seconds\": " << json_num(r.seconds)
      << ", \"candidates_per_minute\": " << json_num(r.per_minute()) << ", \"checked_per_minute\": " << json_num(r.lowered_per_minute()) << ", \"check_seconds\": " << json_num(r.check_seconds)
-     << ", \"timing_seconds\": " << json_num(r.timing_seconds) << ", \"compile_wait_seconds\": " << json_num(r.compile_wait_seconds) << ", \"overlap_seconds\": " << json_num(r.overlap_seconds) << ", \"bytes\": " << r.bytes << ", \"flops\": " << json_num(r.flops)
+     << ", \"timing_seconds\": " << json_num(r.timing_seconds) << ", \"compile_wait_seconds\": " << json_num(r.compile_wait_seconds) << ", \"overlap_seconds\": " << json_num(r.overlap_seconds)
+     << ", \"lower_seconds\": " << json_num(r.lower_seconds) << ", \"interp_seconds\": " << json_num(r.interp_seconds)
+     << ", \"compile_seconds\": " << json_num(r.compile_seconds) << ", \"bytes\": " << r.bytes << ", \"flops\": " << json_num(r.flops)
      << ", \"ptx_cache_hits\": " << r.ptx_cache_hits << ", \"ptx_cache_misses\": " << r.ptx_cache_misses
      << ", \"seed\": " << r.seed << ", \"budget\": " << r.budget << ", \"time_limit\": " << json_num(r.time_s)
      << ", \"shard\": " << json_str(std::to_string(r.shard) + "/" + std::to_string(r.shards)) << ", \"shards_merged\": [";

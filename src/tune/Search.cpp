@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,7 +52,7 @@ class Checker {
       : base_(base), space_(space), scalars_(scalars), seed_(seed), threads_(threads), root_(dt_size_classes(base)) {}
 
   // "" when candidate `index` matches the reference at small sizes, else why not. Thread-safe.
-  std::string check(uint64_t index) {
+  std::string check(uint64_t index, int threads) {
     std::map<std::string, std::string> args = small_sizes(index);
     auto q = space_.apply_to(*dt_with_sizes(base_, args), index);
     Program prog = compile_scheduled("", q, scalars_);
@@ -63,7 +64,7 @@ class Checker {
       if (buf.io == BufIO::In || buf.io == BufIO::InOut) inputs[buf.name] = buffer_values(buf);
     InterpOptions io;
     io.sanitize = Sanitize::All;
-    io.threads = threads_;
+    io.threads = std::max(threads_, threads);
     RunReport rep;
     try {
       rep = run_module(m, b, bufs, io);
@@ -94,6 +95,14 @@ class Checker {
       }
     }
     return "";
+  }
+
+  // The points of candidate `index`'s check (the product of its check sizes): what its check costs,
+  // roughly (the round takes the costliest first).
+  double points(uint64_t index) {
+    double p = 1;
+    for (const auto& [name, size] : small_sizes(index)) p *= std::stod(size);
+    return p;
   }
 
  private:
@@ -145,6 +154,7 @@ struct Pending {
   Module module;
   Bindings bindings;
   std::string triton;
+  std::shared_future<void> compiled;  // the compile ahead for the timer (valid once started)
 };
 
 // One draw of the search: the schedule's index, its phase and its position in the draw sequence
@@ -160,7 +170,7 @@ using ShowFn = std::function<void(size_t, size_t, double, const std::string&, co
 class Search {
  public:
   Search(const TuneSearch& s, TuneResult& r, const ShowFn& show)
-      : o_(s.options), p_(*s.program), space_(*s.space), timer_(s.timer), r_(r), show_(show),
+      : o_(s.options), p_(*s.program), space_(*s.space), timer_(s.timer), compiler_(s.timer ? s.timer : s.compiler), r_(r), show_(show),
         rng_(s.options.seed * 0x9E3779B97F4A7C15ull + 1), checker_(*s.program->dt, *s.space, s.options.scalars, s.options.seed, s.options.threads) {}
 
   // Exhaustive: every schedule (of the shard: index mod N == I). Sampled with --budget: draws until
@@ -263,6 +273,7 @@ class Search {
       join_timing(*last);
       apply_times(*last);
     }
+    for (const std::shared_future<void>& c : compiles_) c.wait();  // --compile-only: its compiles are the search's
     r_.seconds = elapsed();
     if (timer_) {
       r_.compile_wait_seconds = timer_->compile_wait_seconds();
@@ -365,8 +376,10 @@ class Search {
     Pending pend;
   };
 
-  // `check`: false for another shard's draw (lowered to count the budget, then dropped).
-  Outcome evaluate(const Draw& d, bool check) {
+  // Lowers a draw at the requested sizes. `check`: false for another shard's draw (lowered to count
+  // the budget, then dropped).
+  Outcome lower(const Draw& d, bool check) {
+    Stages clock(*this, &TuneResult::lower_seconds);
     Outcome out;
     out.done = true;
     out.foreign = !check;
@@ -412,24 +425,73 @@ class Search {
       }
     }
     out.lowered = true;
-    if (!check) return out;
+    return out;
+  }
+
+  // Checks a draw that lower() lowered legally, with `threads` interpreter threads (the verdict is
+  // the same for any number: the interpreter's threads are bit-identical to one). Safe to run on
+  // several threads at once.
+  void check(Outcome& out, const Draw& d, int threads) {
+    TuneCandidate& c = out.c;
+    Pending& pend = out.pend;
+    // The compile for the timer (what it needs if the candidate passes) starts beside the check, on
+    // a thread of its own with its own copy of the module, and is not waited for here: it goes on
+    // while the rest of the round and the next round are checked, and the timer waits for it
+    // (TuneJob::compiled) only when it gets to the candidate. One that then fails the check was
+    // compiled for nothing (its PTX stays in the cache).
+    if (compiler_) {
+      auto held = std::make_shared<const std::pair<Module, Bindings>>(pend.module, pend.bindings);
+      pend.compiled = std::async(std::launch::async, [this, held, triton = pend.triton] {
+                        auto t0 = std::chrono::steady_clock::now();
+                        TuneJob j;
+                        j.module = &held->first;
+                        j.bindings = &held->second;
+                        j.triton = triton;
+                        compiler_->prepare(j);
+                        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                        std::lock_guard<std::mutex> lock(stage_mu_);
+                        r_.compile_seconds += s;
+                      }).share();
+      std::lock_guard<std::mutex> lock(stage_mu_);
+      compiles_.push_back(pend.compiled);
+    }
+    Stages clock(*this, &TuneResult::interp_seconds);
     try {
-      std::string why = checker_.check(d.index);
+      std::string why = checker_.check(d.index, threads);
       c.status = why.empty() ? "checked" : "check-failed";
       c.reason = why;
     } catch (const UserError& e) {
       c.status = "illegal";
       c.reason = "at the check sizes: " + tune_reason(e.what());
     }
-    if (c.status == "checked" && timer_) {  // compiled ahead while the rest of the round is checked
-      TuneJob j;
-      j.module = &pend.module;
-      j.bindings = &pend.bindings;
-      j.triton = pend.triton;
-      timer_->prepare(j);
-    }
-    return out;
+    clock.to(nullptr);
   }
+
+  // The thread-seconds of lower()'s and check()'s stages (TuneResult::lower_seconds, interp_seconds,
+  // compile_seconds): the running stage's time is added when the next starts and at the end.
+  class Stages {
+   public:
+    Stages(Search& s, double TuneResult::*stage) : s_(s), t_(std::chrono::steady_clock::now()), stage_(stage) {}
+    ~Stages() { to(nullptr); }
+    Stages(const Stages&) = delete;
+    Stages& operator=(const Stages&) = delete;
+    // nullptr: stop the clock
+    void to(double TuneResult::*next) {
+      if (!stage_) return;
+      auto t = std::chrono::steady_clock::now();
+      {
+        std::lock_guard<std::mutex> lock(s_.stage_mu_);
+        s_.r_.*stage_ += std::chrono::duration<double>(t - t_).count();
+      }
+      t_ = t;
+      stage_ = next;
+    }
+
+   private:
+    Search& s_;
+    std::chrono::steady_clock::time_point t_;
+    double TuneResult::*stage_;
+  };
 
   // The most elements of one tile value any thread of the module holds (the tile over its CTA's threads).
   static int64_t per_thread(const Module& m) {
@@ -463,13 +525,13 @@ class Search {
     std::vector<size_t> order;
     for (size_t i = 0; i < round.size(); ++i)
       if (!exchange_ || round[i].pos % o_.shards == o_.shard) order.push_back(i);
+    bool by_time = o_.time_s > 0;
     if (exchange_)
       for (size_t i = round.size(); i-- > 0;)
         if (round[i].pos % o_.shards != o_.shard) order.push_back(i);
     std::atomic<size_t> next{0}, finished{0};
     std::exception_ptr failure;
     std::mutex mu;
-    bool by_time = o_.time_s > 0;
     auto work = [&] {
       for (size_t k; (k = next++) < order.size();) {
         size_t i = order[k];
@@ -497,23 +559,65 @@ class Search {
           if (time_up()) continue;
         }
         try {
-          outs[i] = evaluate(round[i], own);
+          outs[i] = lower(round[i], own);
+          // exchanging, a claimed draw is checked at once, so that a shard claims no faster than it
+          // checks (one that is slower leaves more of the round to the others)
+          if (exchange_ && outs[i].lowered) check(outs[i], round[i], 1);
         } catch (...) {
           std::lock_guard<std::mutex> lock(mu);
           if (!failure) failure = std::current_exception();
         }
-        if (!own) continue;
+        if (!own || (!exchange_ && outs[i].lowered)) continue;
         ++finished;
         std::lock_guard<std::mutex> lock(mu);
         show("checking", finished);
       }
     };
-    int jobs = o_.jobs ? o_.jobs : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-    size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, jobs)), round.size());
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
-    work();
-    for (std::thread& t : threads) t.join();
+    int jobs = std::max(1, o_.jobs ? o_.jobs : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u)));
+    auto run_on = [&](size_t count, const std::function<void()>& fn) {
+      size_t n = std::min<size_t>(static_cast<size_t>(jobs), count);
+      std::vector<std::thread> threads;
+      for (size_t t = 1; t < n; ++t) threads.emplace_back(fn);
+      fn();
+      for (std::thread& t : threads) t.join();
+    };
+    // First every draw is lowered (milliseconds each), then the ones lowered legally are checked
+    // (seconds each): the costliest checks first (the most check points), so that a round does not
+    // end waiting on a long check started last, and with the round's threads shared out among them
+    // (a round of 2 checks on 16 threads: 8 interpreter threads each); the outcomes are recorded in
+    // draw order all the same. With --time, checks are taken in draw order (those not started when
+    // the time is up are given back). Exchanging, each draw is claimed, lowered and checked in turn
+    // (above).
+    run_on(order.size(), work);
+    if (failure) std::rethrow_exception(failure);
+    std::vector<size_t> checks;
+    for (size_t i : order)
+      if (!exchange_ && outs[i].done && !outs[i].foreign && outs[i].lowered) checks.push_back(i);
+    if (!by_time) {
+      std::vector<double> cost(round.size(), 0);
+      for (size_t i : checks) cost[i] = checker_.points(round[i].index);
+      std::stable_sort(checks.begin(), checks.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    }
+    int per_check = std::max(1, jobs / static_cast<int>(std::max<size_t>(1, checks.size())));
+    std::atomic<size_t> next_check{0};
+    run_on(checks.size(), [&] {
+      for (size_t k; (k = next_check++) < checks.size();) {
+        size_t i = checks[k];
+        if (time_up()) {  // given back
+          outs[i] = Outcome{};
+          continue;
+        }
+        try {
+          check(outs[i], round[i], per_check);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failure) failure = std::current_exception();
+        }
+        ++finished;
+        std::lock_guard<std::mutex> lock(mu);
+        show("checking", finished);
+      }
+    });
     if (failure) std::rethrow_exception(failure);
     for (size_t i = 0; i < round.size(); ++i)
       if (claimed[i]) checked_here_.insert(round[i].pos);
@@ -648,12 +752,13 @@ class Search {
       it.job.module = &it.pend->module;
       it.job.bindings = &it.pend->bindings;
       it.job.triton = it.pend->triton;
+      it.job.compiled = it.pend->compiled;
       return &it.job;
     }
     return nullptr;
   }
 
-  // Schedule `index` lowered at the requested sizes (and emitted for Triton), as evaluate() does.
+  // Schedule `index` lowered at the requested sizes (and emitted for Triton), as lower() does.
   Pending lower(uint64_t index) const {
     Pending p;
     std::string text;
@@ -859,7 +964,12 @@ class Search {
   const Program& p_;
   const DtScheduleSpace& space_;
   TuneTimer* timer_;
+  TuneTimer* compiler_;  // prepare()s what passed the check: the timer, or --compile-only's
   TuneResult& r_;
+  std::mutex stage_mu_;  // guards r_'s stage seconds (added on the checking threads) and compiles_
+  // Every compile ahead started (check()), waited for before the search reports (and, through the
+  // futures' shared state, before the search is destroyed).
+  std::vector<std::shared_future<void>> compiles_;
   ShowFn show_;
   std::mt19937_64 rng_;
   Checker checker_;

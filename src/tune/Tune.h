@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +54,11 @@ struct TuneResult {
   double timing_seconds = 0;        // timing on the GPU (compiling included)
   double overlap_seconds = 0;       // both at once (the GPU timing a round while the next is checked)
   double compile_wait_seconds = 0;  // of the timing: waiting for candidates to be compiled
+  // Of the checking, in thread-seconds (the checking threads' times added up, so they may add up to
+  // more than check_seconds): lowering at the requested sizes, the check on the interpreter (its own
+  // lowering at the check sizes, the run with the sanitizer, the reference), and compiling what
+  // passed for the CUDA timer's cache (NVVM emission, libNVVM, ptxas).
+  double lower_seconds = 0, interp_seconds = 0, compile_seconds = 0;
   int64_t bytes = 0;                // buffer bytes moved by one run (each buffer once)
   double flops = 0;                 // dot FLOPs of one run (0: no dot)
   int64_t ptx_cache_hits = 0, ptx_cache_misses = 0;
@@ -111,6 +117,9 @@ struct TuneJob {
   const Module* module = nullptr;
   const Bindings* bindings = nullptr;
   std::string triton;                 // emitted Triton source (--backend=triton)
+  // Valid while (or after) the search's compile ahead of this candidate (TuneTimer::prepare) runs: a
+  // timer that compiles waits for it, then finds the result in its cache.
+  std::shared_future<void> compiled;
   std::optional<double> ms;           // out: median milliseconds
   std::string error;                  // out: why it could not be timed
 };
@@ -131,9 +140,10 @@ class TuneTimer {
   // timer's thread). A timer takes a job only when it is about to work on it (compiling a few ahead
   // of the GPU at most), so that the jobs it has not taken stay for other timers.
   virtual void time(const TuneJobSource& next, const std::function<void(TuneJob&)>& done) = 0;
-  // Called on the search's checking threads (several at once) as soon as a candidate passed the
-  // check, long before time() gets to it: a timer may compile it ahead into a cache (the CUDA
-  // timer does, when it has a PTX cache). Never throws; time() reports what goes wrong.
+  // Called by the search (on threads of its own, several at once) as soon as a candidate is lowered
+  // legally, beside its check and long before time() gets to it: a timer may compile it ahead into
+  // a cache (the CUDA timer does, when it has a PTX cache). The job's module is the search's copy,
+  // alive until prepare() returns. Never throws; time() reports what goes wrong.
   virtual void prepare(const TuneJob&) {}
   // Whether time() takes its jobs one at a time as above (false: all at once, e.g. one python3 call
   // for a round; a search with shards then gives each its own share of a round instead of a queue).
@@ -181,6 +191,9 @@ struct TuneSearch {
   const DtScheduleSpace* space = nullptr;
   TuneOptions options;
   TuneTimer* timer = nullptr;           // nullptr: check only (timing skipped)
+  // Without a timer: compiles each candidate lowered legally beside its check as `timer` would (its
+  // prepare()), timing none (`--compile-only`: the compiles of a CUDA search, measured without a GPU).
+  TuneTimer* compiler = nullptr;
 };
 
 // Runs the search: appends every candidate to r.candidates in draw order and fills r.mode and the

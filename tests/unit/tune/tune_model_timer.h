@@ -3,6 +3,7 @@
 // without a GPU. It can also be slow (a delay per candidate) or fail (after some candidates).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -33,7 +34,13 @@ class ModelTimer : public TuneTimer {
       done(*j);
     }
   }
+  // Called on the checking threads as the CUDA timer's compile ahead is: counts the lowered modules
+  // it is given.
+  void prepare(const TuneJob& j) override {
+    if (j.module && !j.module->kernels.empty()) ++prepared;
+  }
   int timed = 0;
+  std::atomic<int> prepared{0};
   int delay_ms = 0;      // slept per candidate
   int fail_after = -1;   // >= 0: time() throws once this many candidates were timed
 };
