@@ -26,6 +26,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What "stops, not hangs" allows: a hang waits for the default --exchange-timeout (600 s) or the
+// model timer's sleeps; a loaded 2-core machine starts the shards' processes in seconds, not minutes.
+constexpr double kNoHang = 60;
+
 // A fresh folder for one test, removed at the end.
 struct TempDir {
   fs::path p;
@@ -342,7 +346,7 @@ TEST_CASE("with --time, exchanging shards stop after the same round, even when o
     INFO(s.err);
     REQUIRE(s.status == 0);
   }
-  CHECK(seconds_since(t0) < 5);
+  CHECK(seconds_since(t0) < kNoHang);
   TuneResult a = tune_result_from_json(read(dir / "s0.json"), "s0.json"), b = tune_result_from_json(read(dir / "s1.json"), "s1.json");
   CHECK(a.rounds >= 1);
   CHECK(a.rounds == b.rounds);
@@ -363,7 +367,7 @@ TEST_CASE("an exchanging shard that fails or never reports stops the others with
     TempDir dir("dtsim-tune-exchange-fail");
     auto t0 = std::chrono::steady_clock::now();
     std::vector<ShardRun> runs = run_shards(words, 2, {0, 1}, dir, {}, {-1, 3});  // shard 1's GPU fails at its 4th candidate
-    CHECK(seconds_since(t0) < 4.5);
+    CHECK(seconds_since(t0) < kNoHang);
     CHECK(runs[1].status == 2);
     CHECK(runs[1].err.find("the model GPU fell off the bus") != std::string::npos);
     CHECK(runs[0].status == 2);
@@ -375,7 +379,7 @@ TEST_CASE("an exchanging shard that fails or never reports stops the others with
     w.insert(w.end(), {"--exchange-timeout", "0.5"});
     auto t0 = std::chrono::steady_clock::now();
     std::vector<ShardRun> runs = run_shards(w, 2, {0}, dir);  // shard 1/2 is never started
-    CHECK(seconds_since(t0) < 4.5);
+    CHECK(seconds_since(t0) < kNoHang);
     CHECK(runs[0].status == 2);
     CHECK(runs[0].err.find("--exchange " + (dir / "exchange") + ": no report of round 0 from shard(s) 1/2 after ") != std::string::npos);
     // the folder holds shard 0's round-0 report: a second search there is refused
@@ -394,7 +398,7 @@ TEST_CASE("run_tune_workers: the first worker that fails stops the others") {
   for (size_t i = 0; i < ws.size(); ++i) ws[i].log = dir / (std::to_string(i) + ".log");
   auto t0 = std::chrono::steady_clock::now();
   run_tune_workers(ws);
-  CHECK(seconds_since(t0) < 5);
+  CHECK(seconds_since(t0) < kNoHang);
   CHECK(ws[1].status == 3);
   CHECK(!ws[1].stopped);
   CHECK(read(ws[1].log) == "first line\nthe last line\n");
@@ -410,7 +414,7 @@ TEST_CASE("run_tune_workers: the first worker that fails stops the others") {
   for (size_t i = 0; i < bad.size(); ++i) bad[i].log = dir / ("b" + std::to_string(i) + ".log");
   t0 = std::chrono::steady_clock::now();
   run_tune_workers(bad);
-  CHECK(seconds_since(t0) < 5);
+  CHECK(seconds_since(t0) < kNoHang);
   CHECK(bad[1].status == -1);
   CHECK(!bad[1].stopped);
   CHECK(read(bad[1].log).find("cannot start") != std::string::npos);
