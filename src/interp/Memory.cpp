@@ -931,11 +931,31 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         if (!rp)
           for (int64_t j = 0; j < W; ++j) ok &= p[j] == first + j;
         if (!ok) return false;
-        if (init)
-          for (int64_t j = 0; j < W; ++j) ok &= init[first + j] != 0;
-        if (cm) {  // no plain store of any element (-1: none yet, <= -2: an instance's atomic)
+        if (rp) {
+          // Gathered rows miss the caches: the element, writer and init lines of the next two
+          // rows are requested now, so that their misses overlap this row's work.
+          const size_t i = static_cast<size_t>(base[0] / W);
+          for (size_t k = i + 1; k <= i + 2 && k < rp->bases.size(); ++k) {
+            const int64_t f = rp->bases[k];
+            if (f < 0 || f > n - W) continue;
+            for (int64_t j = 0; j < W; j += 64 / static_cast<int64_t>(sizeof(S))) __builtin_prefetch(mem + f + j, 1);
+            if (cm)
+              for (int64_t j = 0; j < W; j += 16) __builtin_prefetch(cm->writer.data() + f + j, 1);
+            if (init)
+              for (int64_t j = 0; j < W; j += 64) __builtin_prefetch(init + f + j);
+          }
+        }
+        if (init) {  // every element written before: the minimum of the row's flags is not 0
+          uint8_t lo = 1;
+          for (int64_t j = 0; j < W; ++j) lo = std::min(lo, init[first + j]);
+          ok = lo != 0;
+        }
+        if (cm) {  // no plain store of any element (-1: none yet, <= -2: an instance's atomic): the
+                   // AND of the row's writers is negative
           const int32_t* w = cm->writer.data() + first;
-          for (int64_t j = 0; j < W; ++j) ok &= w[j] < 0;
+          int32_t all = -1;
+          for (int64_t j = 0; j < W; ++j) all &= w[j];
+          ok = ok && all < 0;
         }
         if (!ok) return false;
         if (cm) {
