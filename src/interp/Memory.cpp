@@ -831,6 +831,26 @@ template <class F> auto with_atomic_op(AtomicOp op, F&& f) {
   }
   internal_error("Interp", "bad atomic op");
 }
+
+// One row of a one-thread atomic on consecutive elements with unit strides (value, mask): the
+// elements are distinct, so the lanes' order does not matter, and with restrict pointers (the
+// buffer's memory is never a tile's) the loop vectorizes. Returns the number of lanes on.
+template <class C, AtomicOp OP>
+int64_t update_row(typename C::S* __restrict m, const typename C::T* __restrict v, const uint8_t* __restrict mk, int64_t W) {
+  using T = typename C::T;
+  if (!mk) {
+    for (int64_t j = 0; j < W; ++j) m[j] = C::enc(atomic_combine<OP, T>(C::dec(m[j]), v[j], T(0)));
+    return W;
+  }
+  int64_t live = 0;
+  for (int64_t j = 0; j < W; ++j) live += mk[j] != 0;
+  for (int64_t j = 0; j < W; ++j) {
+    T e = C::dec(m[j]);
+    T r = atomic_combine<OP, T>(e, v[j], T(0));
+    m[j] = C::enc(mk[j] ? r : e);
+  }
+  return live;
+}
 }  // namespace
 
 // The lanes run in row-major order. With one thread (no other instance runs meanwhile) an update
@@ -931,6 +951,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         if (!rp)
           for (int64_t j = 0; j < W; ++j) ok &= p[j] == first + j;
         if (!ok) return false;
+        bool fresh = true;
         if (rp) {
           // Gathered rows miss the caches: the element, writer and init lines of the next two
           // rows are requested now, so that their misses overlap this row's work.
@@ -953,12 +974,13 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         if (cm) {  // no plain store of any element (-1: none yet, <= -2: an instance's atomic): the
                    // AND of the row's writers is negative
           const int32_t* w = cm->writer.data() + first;
-          int32_t all = -1;
-          for (int64_t j = 0; j < W; ++j) all &= w[j];
+          int32_t all = -1, hi = INT32_MIN;
+          for (int64_t j = 0; j < W; ++j) all &= w[j], hi = std::max(hi, w[j]);
           ok = ok && all < 0;
+          fresh = hi == -1;  // some element not updated yet (else every one is an atomic's already)
         }
         if (!ok) return false;
-        if (cm) {
+        if (cm && fresh) {
           int32_t* w = cm->writer.data() + first;
           int32_t* ws = cm->wstmt.data() + first;
           for (int64_t j = 0; j < W; ++j)
@@ -969,6 +991,12 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         const T* cv = pc ? pc + base[2] : nullptr;
         const uint8_t* mk = pm ? pm + base[3] : nullptr;
         int64_t live = 0;
+        if constexpr (OP != AtomicOp::Cas) {
+          if (sv == 1 && (!mk || sm == 1)) {  // unit strides: a loop the compiler vectorizes
+            active += update_row<C, OP>(m, v, mk, W);
+            return true;
+          }
+        }
         for (int64_t j = 0; j < W; ++j) {
           bool on = !mk || mk[j * sm];
           live += on;
