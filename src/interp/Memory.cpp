@@ -570,6 +570,15 @@ bool load_rows(const Ctx& c, const Checks& ck, const typename C::S* mem, int64_t
   const uint8_t* lm;
   for (int64_t i = 0, r = 0; r < total; ++i, r += W) {
     const int64_t b = base(i);
+    // Gathered rows miss the caches: the element and init lines of the next two rows are
+    // requested now, so that their misses overlap this row's copy.
+    for (int64_t k = 1; W >= 16 && k <= 2 && r + k * W < total; ++k) {
+      const int64_t f = base(i + k);
+      if (f < 0 || f > n - W) continue;
+      for (int64_t j = 0; j < W; j += 64 / static_cast<int64_t>(sizeof(typename C::S))) __builtin_prefetch(mem + f + j);
+      if (ck.init)
+        for (int64_t j = 0; j < W; j += 64) __builtin_prefetch(ck.init + f + j);
+    }
     if (!range_load_ok(c, ck, b, W, n, mrow(i, r), live, lm)) return false;
     copy_range<C>(live ? mem + b : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
   }
