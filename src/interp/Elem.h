@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "interp/Exec.h"
+#include "interp/VecMath.h"
 
 namespace dtsim::exec {
 
@@ -52,9 +53,13 @@ template <class T> inline T fmax_nan(T a, T b) {
 
 template <class T> inline T math1(UnOp op, T x) {
   switch (op) {
-    case UnOp::Exp: return std::exp(x);
+    case UnOp::Exp:
+      if constexpr (std::is_same_v<T, float>) return exp_f32(x);
+      else return std::exp(x);
     case UnOp::Exp2: return std::exp2(x);
-    case UnOp::Log: return std::log(x);
+    case UnOp::Log:
+      if constexpr (std::is_same_v<T, float>) return log_f32(x);
+      else return std::log(x);
     case UnOp::Log2: return std::log2(x);
     case UnOp::Sqrt: return std::sqrt(x);
     case UnOp::Rsqrt: return T(1) / std::sqrt(x);

@@ -30,6 +30,18 @@ template <BinOp OP, class T> void f_cmp(const FInstr&, const void* const* in, co
 }
 
 template <UnOp OP, class T> void f_un(const FInstr& I, const void* const* in, const int64_t* st, void* o, int64_t n) {
+  if constexpr (std::is_same_v<T, float> && (OP == UnOp::Exp || OP == UnOp::Log)) {
+    // VecMath's array loops (built per instruction set), then the narrowing as the loop below does.
+    if (st[0]) {
+      float* po = static_cast<float*>(o);
+      (OP == UnOp::Exp ? exp_f32_array : log_f32_array)(static_cast<const float*>(in[0]), po, n);
+      if (is_narrow(I.rt)) {
+        Scalar rt = I.rt;
+        for (int64_t i = 0; i < n; ++i) po[i] = round_elem<float>(po[i], rt);
+      }
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t>) {
     if (is_narrow(I.rt)) {
       Scalar rt = I.rt;

@@ -570,6 +570,15 @@ bool load_rows(const Ctx& c, const Checks& ck, const typename C::S* mem, int64_t
   const uint8_t* lm;
   for (int64_t i = 0, r = 0; r < total; ++i, r += W) {
     const int64_t b = base(i);
+    // Gathered rows miss the caches: the element and init lines of the next two rows are
+    // requested now, so that their misses overlap this row's copy.
+    for (int64_t k = 1; W >= 16 && k <= 2 && r + k * W < total; ++k) {
+      const int64_t f = base(i + k);
+      if (f < 0 || f > n - W) continue;
+      for (int64_t j = 0; j < W; j += 64 / static_cast<int64_t>(sizeof(typename C::S))) __builtin_prefetch(mem + f + j);
+      if (ck.init)
+        for (int64_t j = 0; j < W; j += 64) __builtin_prefetch(ck.init + f + j);
+    }
     if (!range_load_ok(c, ck, b, W, n, mrow(i, r), live, lm)) return false;
     copy_range<C>(live ? mem + b : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
   }
@@ -831,6 +840,26 @@ template <class F> auto with_atomic_op(AtomicOp op, F&& f) {
   }
   internal_error("Interp", "bad atomic op");
 }
+
+// One row of a one-thread atomic on consecutive elements with unit strides (value, mask): the
+// elements are distinct, so the lanes' order does not matter, and with restrict pointers (the
+// buffer's memory is never a tile's) the loop vectorizes. Returns the number of lanes on.
+template <class C, AtomicOp OP>
+int64_t update_row(typename C::S* __restrict m, const typename C::T* __restrict v, const uint8_t* __restrict mk, int64_t W) {
+  using T = typename C::T;
+  if (!mk) {
+    for (int64_t j = 0; j < W; ++j) m[j] = C::enc(atomic_combine<OP, T>(C::dec(m[j]), v[j], T(0)));
+    return W;
+  }
+  int64_t live = 0;
+  for (int64_t j = 0; j < W; ++j) live += mk[j] != 0;
+  for (int64_t j = 0; j < W; ++j) {
+    T e = C::dec(m[j]);
+    T r = atomic_combine<OP, T>(e, v[j], T(0));
+    m[j] = C::enc(mk[j] ? r : e);
+  }
+  return live;
+}
 }  // namespace
 
 // The lanes run in row-major order. With one thread (no other instance runs meanwhile) an update
@@ -931,14 +960,36 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         if (!rp)
           for (int64_t j = 0; j < W; ++j) ok &= p[j] == first + j;
         if (!ok) return false;
-        if (init)
-          for (int64_t j = 0; j < W; ++j) ok &= init[first + j] != 0;
-        if (cm) {  // no plain store of any element (-1: none yet, <= -2: an instance's atomic)
+        bool fresh = true;
+        if (rp) {
+          // Gathered rows miss the caches: the element, writer and init lines of the next two
+          // rows are requested now, so that their misses overlap this row's work.
+          const size_t i = static_cast<size_t>(base[0] / W);
+          for (size_t k = i + 1; k <= i + 2 && k < rp->bases.size(); ++k) {
+            const int64_t f = rp->bases[k];
+            if (f < 0 || f > n - W) continue;
+            for (int64_t j = 0; j < W; j += 64 / static_cast<int64_t>(sizeof(S))) __builtin_prefetch(mem + f + j, 1);
+            if (cm)
+              for (int64_t j = 0; j < W; j += 16) __builtin_prefetch(cm->writer.data() + f + j, 1);
+            if (init)
+              for (int64_t j = 0; j < W; j += 64) __builtin_prefetch(init + f + j);
+          }
+        }
+        if (init) {  // every element written before: the minimum of the row's flags is not 0
+          uint8_t lo = 1;
+          for (int64_t j = 0; j < W; ++j) lo = std::min(lo, init[first + j]);
+          ok = lo != 0;
+        }
+        if (cm) {  // no plain store of any element (-1: none yet, <= -2: an instance's atomic): the
+                   // AND of the row's writers is negative
           const int32_t* w = cm->writer.data() + first;
-          for (int64_t j = 0; j < W; ++j) ok &= w[j] < 0;
+          int32_t all = -1, hi = INT32_MIN;
+          for (int64_t j = 0; j < W; ++j) all &= w[j], hi = std::max(hi, w[j]);
+          ok = ok && all < 0;
+          fresh = hi == -1;  // some element not updated yet (else every one is an atomic's already)
         }
         if (!ok) return false;
-        if (cm) {
+        if (cm && fresh) {
           int32_t* w = cm->writer.data() + first;
           int32_t* ws = cm->wstmt.data() + first;
           for (int64_t j = 0; j < W; ++j)
@@ -949,6 +1000,12 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         const T* cv = pc ? pc + base[2] : nullptr;
         const uint8_t* mk = pm ? pm + base[3] : nullptr;
         int64_t live = 0;
+        if constexpr (OP != AtomicOp::Cas) {
+          if (sv == 1 && (!mk || sm == 1)) {  // unit strides: a loop the compiler vectorizes
+            active += update_row<C, OP>(m, v, mk, W);
+            return true;
+          }
+        }
         for (int64_t j = 0; j < W; ++j) {
           bool on = !mk || mk[j * sm];
           live += on;

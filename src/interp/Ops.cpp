@@ -185,6 +185,13 @@ void unary_into(Value& out, UnOp op, const Value& x, const Type& rt) {
         break;
       DT_MATH_UNOP_CASES
         if constexpr (std::is_floating_point_v<T>) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (op == UnOp::Exp || op == UnOp::Log) {
+              prep(out, rt);
+              (op == UnOp::Exp ? exp_f32_array : log_f32_array)(data<float>(x), data<float>(out), numel(out));
+              break;
+            }
+          }
           if (op == UnOp::Exp) map1<T, T>(out, x, rt, [](T v) { return std::exp(v); });
           else map1<T, T>(out, x, rt, [op](T v) { return math1<T>(op, v); });
         } else {
