@@ -35,6 +35,8 @@ WORKLOADS = [
     ("matmul f16 8192^3 128x256", "bench/gpu/matmul_f16_wide.tile", {"M": 8192, "N": 8192, "K": 8192}, "TFLOP/s"),
     ("matmul bf16 4096^3 128x256", "bench/gpu/matmul_bf16_wide.tile", {"M": 4096, "N": 4096, "K": 4096}, "TFLOP/s"),
     ("matmul bf16 8192^3 128x256", "bench/gpu/matmul_bf16_wide.tile", {"M": 8192, "N": 8192, "K": 8192}, "TFLOP/s"),
+    ("matmul f16 4096^3 256x128", "bench/gpu/matmul_f16_tall.tile", {"M": 4096, "N": 4096, "K": 4096}, "TFLOP/s"),
+    ("matmul f16 8192^3 256x128", "bench/gpu/matmul_f16_tall.tile", {"M": 8192, "N": 8192, "K": 8192}, "TFLOP/s"),
     ("matmul f32 4096^3", "bench/gpu/matmul_f32.tile", {}, "TFLOP/s"),
     # The slides give no attention sizes: 4096 queries, 256 keys, head dimension 64 (the whole key
     # dimension is one tile in this schedule, so its value tile must fit in shared memory).
