@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Runs one .dt example at sizes given at run time, each time against the f64 reference (--check):
-  * 5 random size sets given only through `--arg <dim>_SIZE=N` (tied dims get one size),
+  * N random size sets (--sets N, default 5) given only through `--arg <dim>_SIZE=N` (tied dims get one size),
   * 1 random size set given only through the shapes of `--in` arrays (written here, no numpy needed),
     checking that every output has the shape those sizes call for.
 Sizes are mostly odd, so that no block or tile divides them. The seed is fixed (DTSIM_SIZES_SEED
 changes it); a failure prints the command that reproduces it.
-usage: dt_sizes.py DTSIM FILE.dt"""
+usage: dt_sizes.py [--sets N] DTSIM FILE.dt"""
 import os
 import random
 import re
@@ -77,7 +77,14 @@ def run(cmd, problems, sizes, check_shapes=None):
 
 
 def main():
-    dtsim, path = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    sets = 5
+    if args[:1] == ["--sets"]:
+        sets = int(args[1])
+        args = args[2:]
+    if len(args) != 2 or sets < 1:
+        sys.exit("usage: dt_sizes.py [--sets N] DTSIM FILE.dt  (N >= 1)")
+    dtsim, path = args
     name = os.path.basename(path)
     seed = int(os.environ.get("DTSIM_SIZES_SEED", "12"))
     rng = random.Random("%s:%d" % (name, seed))
@@ -85,7 +92,7 @@ def main():
     with open(path, encoding="utf-8") as f:
         source = f.read()
     problems = []
-    for i in range(5):
+    for i in range(sets):
         sizes = random_sizes(rng, dims, find, large=i % 2 == 0)
         cmd = [dtsim, "run", path, "--check"] + [a for d in dims for a in ("--arg", "%s_SIZE=%d" % (d, sizes[d]))]
         run(cmd, problems, sizes)
@@ -107,7 +114,7 @@ def main():
     if problems:
         print("FAIL: %s\n" % name + "\n".join(problems))
         sys.exit(1)
-    print("ok: %s at 5 sizes from --arg and 1 from --in shapes" % name)
+    print("ok: %s at %d size%s from --arg and 1 from --in shapes" % (name, sets, "" if sets == 1 else "s"))
 
 
 if __name__ == "__main__":
