@@ -3,8 +3,8 @@
 // instruction set, picked at load time) bit-identical to the scalar functions.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -14,16 +14,8 @@ using namespace dtsim::exec;
 
 namespace {
 
-float from_bits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-uint32_t bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
+float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
 
 // |y - ref| in units of the ulp of the float nearest ref (the f32 subnormal spacing below FLT_MIN).
 double ulp_error(float y, double ref) {
