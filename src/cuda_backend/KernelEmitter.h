@@ -261,6 +261,8 @@ class KernelEmitter {
     std::string ty, kvar, lo, hi, step;
   };
   LoopBounds loop_bounds(const Stmt& f);
+  std::map<int, Carried> ring_carried_of(const PipelinePlan& pp, const LoopBounds& lb);
+  std::string carried_note(const std::map<int, Carried>& carried, const Stmt& f);
   struct RingHead {
     std::string ctr, sc, head, exit, i, cur;
   };

@@ -248,6 +248,21 @@ KernelEmitter::RingHead KernelEmitter::ring_head(const LoopBounds& b, int S, con
 // The bounds of a pipelined `for` loop (the cp.async and TMA rings, the operand rings): its
 // variable's register type and alloca, lo, hi and step in that type (a step <= 0 traps); the loop
 // variable's axis information recorded for the body.
+// The variables a ring's copies read as init + m * c (PipelinePlan::carried), m counted from the
+// loop's lo by its step.
+std::map<int, KernelEmitter::Carried> KernelEmitter::ring_carried_of(const PipelinePlan& pp, const LoopBounds& lb) {
+  std::map<int, Carried> carried;
+  for (auto& [v, form] : pp.carried) carried[v] = Carried{form, lb.kvar, lb.lo, lb.step, lb.t};
+  return carried;
+}
+
+// "; a, b computed from k" for a pipelined loop's note ("" when it carries nothing).
+std::string KernelEmitter::carried_note(const std::map<int, Carried>& carried, const Stmt& f) {
+  std::string from_k;
+  for (auto& [v, c] : carried) from_k += (from_k.empty() ? "" : ", ") + k_.slot_names[static_cast<size_t>(v)];
+  return from_k.empty() ? "" : "; " + from_k + " computed from " + f.targets[0];
+}
+
 KernelEmitter::LoopBounds KernelEmitter::loop_bounds(const Stmt& f) {
   LoopBounds b;
   int slot = f.slots[0];
@@ -400,20 +415,16 @@ void KernelEmitter::emit_pipelined_for(const Stmt& f, const PipelinePlan& pp) {
   const int64_t M = de.args[0]->type.shape[0], K = de.args[0]->type.shape[1], N = de.args[1]->type.shape[1];
   const int64_t a_row = pp.a_row, b_row = pp.b_row, a_bytes = pp.a_bytes, stage = pp.stage_bytes;
   const LoopBounds lb = loop_bounds(f);
-  const Scalar t = lb.t;
   const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
-  std::map<int, Carried> carried;
-  for (auto& [v, form] : pp.carried) carried[v] = Carried{form, kvar, lo, step, t};
+  std::map<int, Carried> carried = ring_carried_of(pp, lb);
   use_smem(S * stage);
   if (fma) ++info.fma_rings;
   ++info.pipelined_loops;
   {
     const Stmt* outer = cur_stmt_;
     cur_stmt_ = &f;
-    std::string from_k;
-    for (auto& [v, c] : carried) from_k += (from_k.empty() ? "" : ", ") + k_.slot_names[static_cast<size_t>(v)];
     note("pipelined: " + std::to_string(S) + " shared buffers, cp.async of " + lx->targets[0] + " and " + ly->targets[0] +
-         " " + std::to_string(S - 1) + " iteration(s) ahead" + (from_k.empty() ? "" : "; " + from_k + " computed from " + f.targets[0]));
+         " " + std::to_string(S - 1) + " iteration(s) ahead" + carried_note(carried, f));
     cur_stmt_ = dot;
     note((fma ? "dot: FMA units, " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) : describe(p)) +
          ", operands from the cp.async buffers");

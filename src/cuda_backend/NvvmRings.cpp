@@ -199,21 +199,18 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   const int S = pp.stages;
   const int64_t stage = pp.stage_bytes;
   const LoopBounds lb = loop_bounds(f);
-  const Scalar t = lb.t;
-  const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
-  std::map<int, Carried> carried;
-  for (auto& [v, form] : pp.carried) carried[v] = Carried{form, kvar, lo, step, t};
+  const std::string &ty = lb.ty, &kvar = lb.kvar, &hi = lb.hi, &step = lb.step;
+  std::map<int, Carried> carried = ring_carried_of(pp, lb);
   use_smem(S * stage);
   ++info.pipelined_loops;
   const int64_t ring_floor = smem_floor_;
   {
     const Stmt* outer = cur_stmt_;
     cur_stmt_ = &f;
-    std::string names, from_k;
+    std::string names;
     for (const RingOperand& r : pp.rings) names += (names.empty() ? "" : ", ") + r.load->targets[0];
-    for (auto& [v, c] : carried) from_k += (from_k.empty() ? "" : ", ") + k_.slot_names[static_cast<size_t>(v)];
     note("pipelined: " + std::to_string(S) + " stages of " + names + ", cp.async " + std::to_string(S - 1) +
-         " iteration(s) ahead, issued while the first dot runs" + (from_k.empty() ? "" : "; " + from_k + " computed from " + f.targets[0]));
+         " iteration(s) ahead, issued while the first dot runs" + carried_note(carried, f));
     cur_stmt_ = outer;
   }
   // The copies of iteration `it` into stage `st` (the rings' floor, whatever the current one).
