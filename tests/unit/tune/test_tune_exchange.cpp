@@ -109,6 +109,22 @@ TuneResult merge_shards(uint64_t n, const TempDir& dir, std::string* note) {
   return merge_tune_results(parts, note);
 }
 
+// The merged shards are the unsharded search: the same candidates in the same order, each with the
+// draw, phase, status, time and schedule the single process gave it.
+void check_same_candidates(const TuneResult& merged, const TuneResult& whole) {
+  REQUIRE(merged.candidates.size() == whole.candidates.size());
+  for (size_t k = 0; k < whole.candidates.size(); ++k) {
+    const TuneCandidate &m = merged.candidates[k], &w = whole.candidates[k];
+    CAPTURE(k);
+    CHECK(m.index == w.index);
+    CHECK(m.draw == w.draw);
+    CHECK(m.phase == w.phase);
+    CHECK(m.status == w.status);
+    CHECK(m.ms == w.ms);
+    CHECK(m.schedule == w.schedule);
+  }
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -132,17 +148,7 @@ TEST_CASE("shards exchanging each round are the unsharded search: the same candi
     std::string note;
     TuneResult merged = merge_shards(n, dir, &note);
     CHECK(note.empty());  // every shard, no schedule drawn twice
-    REQUIRE(merged.candidates.size() == whole.candidates.size());
-    for (size_t k = 0; k < whole.candidates.size(); ++k) {
-      const TuneCandidate &m = merged.candidates[k], &w = whole.candidates[k];
-      CAPTURE(k);
-      CHECK(m.index == w.index);
-      CHECK(m.draw == w.draw);
-      CHECK(m.phase == w.phase);
-      CHECK(m.status == w.status);
-      CHECK(m.ms == w.ms);
-      CHECK(m.schedule == w.schedule);
-    }
+    check_same_candidates(merged, whole);
     REQUIRE(merged.best());
     CHECK(merged.best()->index == whole.best()->index);
     CHECK(merged.rounds == whole.rounds);
@@ -171,14 +177,7 @@ TEST_CASE("overlapping shards (each times a round while checking the next; one G
   std::string note;
   TuneResult merged = merge_shards(2, dir, &note);
   CHECK(note.empty());
-  REQUIRE(merged.candidates.size() == whole.candidates.size());
-  for (size_t k = 0; k < whole.candidates.size(); ++k) {
-    CAPTURE(k);
-    CHECK(merged.candidates[k].index == whole.candidates[k].index);
-    CHECK(merged.candidates[k].phase == whole.candidates[k].phase);
-    CHECK(merged.candidates[k].status == whole.candidates[k].status);
-    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
-  }
+  check_same_candidates(merged, whole);
   REQUIRE(merged.best());
   CHECK(merged.best()->index == whole.best()->index);
   CHECK(merged.overlap_seconds > 0);
@@ -203,13 +202,7 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
   std::string note;
   TuneResult merged = merge_shards(2, dir, &note);
   CHECK(note.empty());
-  REQUIRE(merged.candidates.size() == whole.candidates.size());
-  for (size_t k = 0; k < whole.candidates.size(); ++k) {
-    CAPTURE(k);
-    CHECK(merged.candidates[k].index == whole.candidates[k].index);
-    CHECK(merged.candidates[k].status == whole.candidates[k].status);
-    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
-  }
+  check_same_candidates(merged, whole);
   REQUIRE(merged.best());
   CHECK(merged.best()->index == whole.best()->index);
   CHECK(whole.gpu_timed == std::vector<uint64_t>{timed});
@@ -249,13 +242,7 @@ TEST_CASE("the shards check each round from one queue: a shard that starts late 
   std::string note;
   TuneResult merged = merge_shards(2, dir, &note);
   CHECK(note.empty());
-  REQUIRE(merged.candidates.size() == whole.candidates.size());
-  for (size_t k = 0; k < whole.candidates.size(); ++k) {
-    CAPTURE(k);
-    CHECK(merged.candidates[k].index == whole.candidates[k].index);
-    CHECK(merged.candidates[k].status == whole.candidates[k].status);
-    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
-  }
+  check_same_candidates(merged, whole);
   // round 0: every draw claimed for its check, all (or all but a few) by shard 0
   size_t by[2] = {0, 0};
   for (const auto& e : fs::directory_iterator(dir / "exchange")) {
@@ -280,13 +267,7 @@ TEST_CASE("a shard that only checks (--check-only, a cpu worker of --gpus) has i
   }
   std::string note;
   TuneResult merged = merge_shards(2, dir, &note);
-  REQUIRE(merged.candidates.size() == whole.candidates.size());
-  for (size_t k = 0; k < whole.candidates.size(); ++k) {
-    CAPTURE(k);
-    CHECK(merged.candidates[k].index == whole.candidates[k].index);
-    CHECK(merged.candidates[k].status == whole.candidates[k].status);
-    CHECK(merged.candidates[k].ms == whole.candidates[k].ms);
-  }
+  check_same_candidates(merged, whole);
   CHECK(merged.gpu_timed == std::vector<uint64_t>{whole.count("timed")});  // shard 0's GPU timed them all; shard 1 has none
   TuneResult cpu = tune_result_from_json(read(dir / "s1.json"), "s1.json");
   CHECK(cpu.count("timed") > 0);  // draws it checked, timed by shard 0
