@@ -347,7 +347,9 @@ TEST_CASE("an exchanging shard that fails or never reports stops the others with
   SUBCASE("a shard fails: the others name it and its reason") {
     TempDir dir("dtsim-tune-exchange-fail");
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<ShardRun> runs = run_shards(words, 2, {0, 1}, dir, {}, {-1, 3});  // shard 1's GPU fails at its 4th candidate
+    // shard 1's GPU fails at its 4th candidate; shard 0's is the slower, so that shard 1 takes enough
+    // candidates from the queue to get there
+    std::vector<ShardRun> runs = run_shards(words, 2, {0, 1}, dir, {20, 1}, {-1, 3});
     CHECK(seconds_since(t0) < kNoHang);
     CHECK(runs[1].status == 2);
     CHECK(runs[1].err.find("the model GPU fell off the bus") != std::string::npos);
