@@ -24,6 +24,7 @@
 
 #include "cuda_backend/KernelEmitter.h"
 #include "ir/Printer.h"
+#include "ir/Walk.h"
 
 namespace dtsim::nvvm {
 
@@ -227,27 +228,18 @@ namespace {
 
 // Whether e holds nothing but scalars and none of them is read from memory or moved between threads.
 bool pure_scalar(const ExprP& e) {
-  if (!e) return true;
-  if (!e->type.is_scalar()) return false;
-  switch (e->kind) {
-    case ExprKind::Load:
-    case ExprKind::Dot:
-    case ExprKind::Reduce:
-    case ExprKind::Scan:
-    case ExprKind::CombineArg:
-    case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return false;
-    default: break;
-  }
-  for (const ExprP& a : e->args)
-    if (!pure_scalar(a)) return false;
-  return true;
-}
-
-bool has_stmt(const std::vector<StmtP>& body, StmtKind kind) {
-  for (const StmtP& s : body)
-    if (s->kind == kind || has_stmt(s->body, kind) || has_stmt(s->orelse, kind)) return true;
-  return false;
+  return !e || !any_expr(e, [](const Expr& x) {
+    switch (x.kind) {
+      case ExprKind::Load:
+      case ExprKind::Dot:
+      case ExprKind::Reduce:
+      case ExprKind::Scan:
+      case ExprKind::CombineArg:
+      case ExprKind::IntToPtr:
+      case ExprKind::PtrToInt: return true;
+      default: return !x.type.is_scalar();
+    }
+  });
 }
 
 }  // namespace
@@ -272,8 +264,9 @@ void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
     return no("the ring (" + std::to_string(pp.ring_bytes()) + " bytes) leaves room for two CTAs per SM, whose registers one more warp each would not leave");
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized) return no("an earlier loop of the kernel has the producer warp");
-  if (has_stmt(k_.body, StmtKind::Assert) || has_stmt(k_.body, StmtKind::Print))
-    return no("the kernel asserts or prints (their reports meet at CTA-wide barriers)");
+  bool reports = false;
+  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || s.kind == StmtKind::Assert || s.kind == StmtKind::Print; });
+  if (reports) return no("the kernel asserts or prints (their reports meet at CTA-wide barriers)");
   for (const StmtP& s : k_.body) {
     if (s.get() == &f) {
       pp.specialized = true;
