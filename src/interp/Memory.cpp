@@ -559,6 +559,18 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
   return true;
 }
 
+// Gathered rows miss the caches: requests the lines of row [f, f + W) of `mem` (for writing with
+// Write) and of its init flags and writer words where given, so that their misses overlap the work
+// on the row before.
+template <bool Write, class S>
+void prefetch_row(const S* mem, int64_t f, int64_t W, const uint8_t* init, const int32_t* writer) {
+  for (int64_t j = 0; j < W; j += 64 / static_cast<int64_t>(sizeof(S))) __builtin_prefetch(mem + f + j, Write);
+  if (writer)
+    for (int64_t j = 0; j < W; j += 16) __builtin_prefetch(writer + f + j, 1);
+  if (init)
+    for (int64_t j = 0; j < W; j += 64) __builtin_prefetch(init + f + j);
+}
+
 // The row path of a load: row i (lanes i * W ..) read from the W consecutive elements at base(i),
 // each row checked and copied as a range. False at the first row that does not qualify (the rows
 // copied so far have no side effect).
@@ -574,10 +586,7 @@ bool load_rows(const Ctx& c, const Checks& ck, const typename C::S* mem, int64_t
     // requested now, so that their misses overlap this row's copy.
     for (int64_t k = 1; W >= 16 && k <= 2 && r + k * W < total; ++k) {
       const int64_t f = base(i + k);
-      if (f < 0 || f > n - W) continue;
-      for (int64_t j = 0; j < W; j += 64 / static_cast<int64_t>(sizeof(typename C::S))) __builtin_prefetch(mem + f + j);
-      if (ck.init)
-        for (int64_t j = 0; j < W; j += 64) __builtin_prefetch(ck.init + f + j);
+      if (f >= 0 && f <= n - W) prefetch_row<false>(mem, f, W, ck.init, nullptr);
     }
     if (!range_load_ok(c, ck, b, W, n, mrow(i, r), live, lm)) return false;
     copy_range<C>(live ? mem + b : mem, dst + r, W, live, lm, po ? po + r * ostep : nullptr, ostep);
@@ -967,12 +976,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
           const size_t i = static_cast<size_t>(base[0] / W);
           for (size_t k = i + 1; k <= i + 2 && k < rp->bases.size(); ++k) {
             const int64_t f = rp->bases[k];
-            if (f < 0 || f > n - W) continue;
-            for (int64_t j = 0; j < W; j += 64 / static_cast<int64_t>(sizeof(S))) __builtin_prefetch(mem + f + j, 1);
-            if (cm)
-              for (int64_t j = 0; j < W; j += 16) __builtin_prefetch(cm->writer.data() + f + j, 1);
-            if (init)
-              for (int64_t j = 0; j < W; j += 64) __builtin_prefetch(init + f + j);
+            if (f >= 0 && f <= n - W) prefetch_row<true>(mem, f, W, init, cm ? cm->writer.data() : nullptr);
           }
         }
         if (init) {  // every element written before: the minimum of the row's flags is not 0
