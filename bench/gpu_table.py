@@ -3,7 +3,7 @@
 sizes, both timed with the L2 flushed between launches) vs the torch equivalent, one row per workload.
 
 usage (on a machine with a GPU, python3 with torch and triton, from the repository root):
-  python3 bench/gpu_table.py PATH/TO/dtsim [--only NAME[,NAME...]] [--json-dir DIR]
+  python3 bench/gpu_table.py PATH/TO/dtsim [--only NAME[,NAME...]] [--json-dir DIR] [--dtsim-flag FLAG]...
 
 Each row runs `dtsim bench FILE --vs-triton --json --arg ...` (dtsim times with CUDA events after
 flushing L2; the emitted module with triton.testing.do_bench, median) and times the torch equivalent
@@ -107,8 +107,8 @@ def torch_case(name, a, torch):
     raise KeyError(name)
 
 
-def run_dtsim(dtsim, file, args, timeout):
-    cmd = [dtsim, "bench", file, "--vs-triton", "--json"]
+def run_dtsim(dtsim, file, args, timeout, flags=()):
+    cmd = [dtsim, "bench", file, "--vs-triton", "--json", *flags]
     for k, v in args.items():
         cmd += ["--arg", f"{k}={v}"]
     t0 = time.time()
@@ -146,6 +146,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names to run")
     ap.add_argument("--timeout", type=int, default=150, help="seconds per dtsim bench call")
     ap.add_argument("--json-dir", default=None, help="also write each dtsim JSON object there")
+    ap.add_argument("--dtsim-flag", action="append", default=[], help="a flag for every dtsim bench call (e.g. --cluster)")
     a = ap.parse_args()
     dtsim = os.path.abspath(a.dtsim)
     import torch
@@ -159,7 +160,7 @@ def main():
     for name, file, args, kind in WORKLOADS:
         if a.only and not any(s in name for s in a.only.split(",")):
             continue
-        obj, why, secs = run_dtsim(dtsim, file, args, a.timeout)
+        obj, why, secs = run_dtsim(dtsim, file, args, a.timeout, a.dtsim_flag)
         torch_ms = None
         try:
             fn = torch_case(name, args, torch)

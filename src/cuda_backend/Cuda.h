@@ -41,6 +41,10 @@ struct CudaOptions {
   // own (the plan's `specialized`); off (the default: measured no faster on an H100, bench/NOTES.md
   // 33): thread 0 issues the copies.
   bool warp_specialize = false;
+  // sm_90a, `--cluster`: a TMA-ring loop whose CTAs pair up on one shared operand runs in clusters of
+  // two CTAs, each loading half of that operand's box and multicasting it to both (the plan's
+  // `cluster`, docs/cuda-backend.md).
+  bool cluster = false;
 };
 
 // compile_ptx calls that found their PTX in CudaOptions::ptx_cache_dir / that compiled and stored it.

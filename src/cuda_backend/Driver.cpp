@@ -60,6 +60,8 @@ struct Cu {
   CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
                                      const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) = nullptr;
+  // Launches with cluster dimensions (CUDA 12 and later; null before: clustered kernels launch without).
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
   bool ok = false;
   std::string why;
   CUcontext ctx = nullptr;
@@ -89,6 +91,7 @@ Cu& driver() {
     if (!cu.cuEventElapsedTime)
       cu.cuEventElapsedTime = reinterpret_cast<decltype(cu.cuEventElapsedTime)>(dlsym(h, "cuEventElapsedTime"));
     cu.cuTensorMapEncodeTiled = reinterpret_cast<decltype(cu.cuTensorMapEncodeTiled)>(dlsym(h, "cuTensorMapEncodeTiled"));
+    cu.cuLaunchKernelEx = reinterpret_cast<decltype(cu.cuLaunchKernelEx)>(dlsym(h, "cuLaunchKernelEx"));
     if (!all || !cu.cuEventElapsedTime) {
       cu.why = "no CUDA driver found (libcuda.so.1 lacks the driver API)";
       return;
@@ -563,6 +566,27 @@ void CudaModuleRunner::launch(size_t i) {
   if (std::any_of(ki.args.begin(), ki.args.end(), [](const NvvmKernelInfo::Arg& a) { return a.shadow; }))
     for (size_t b = 0; b < r.shadows.size(); ++b)
       if (r.shadows[b]) check(r.cu, r.cu.cuMemsetD8Async(r.shadows[b], 0xFF, r.shadow_bytes[b], nullptr), "cuMemsetD8Async (shadow words)");
+  // A clustered TMA ring: clusters of two CTAs along its axis where the grid's extent there is even
+  // (else none: the kernel then copies whole boxes in each CTA).
+  const int ax = ki.cluster_axis;
+  if (ax >= 0 && ax < 3 && g[static_cast<size_t>(ax)] % 2 == 0 && r.cu.cuLaunchKernelEx) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = ax == 0 ? 2 : 1;
+    attr.value.clusterDim.y = ax == 1 ? 2 : 1;
+    attr.value.clusterDim.z = ax == 2 ? 2 : 1;
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = static_cast<unsigned>(g[0]);
+    cfg.gridDimY = static_cast<unsigned>(g[1]);
+    cfg.gridDimZ = static_cast<unsigned>(g[2]);
+    cfg.blockDimX = static_cast<unsigned>(ki.threads);
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = static_cast<unsigned>(ki.smem_bytes);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    check(r.cu, r.cu.cuLaunchKernelEx(&cfg, r.fns[i], r.params[i].data(), nullptr), "cuLaunchKernelEx (clusters of 2 CTAs)");
+    return;
+  }
   check(r.cu, r.cu.cuLaunchKernel(r.fns[i], static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
                                   static_cast<unsigned>(ki.threads), 1, 1, static_cast<unsigned>(ki.smem_bytes), nullptr,
                                   r.params[i].data(), nullptr),

@@ -416,8 +416,13 @@ class KernelEmitter {
   void plan_specialize(const Stmt& f, PipelinePlan& pp);
   void emit_tma_specialized(const Stmt& f, const PipelinePlan& pp);
   std::string tma_bar(const PipelinePlan& pp, const std::string& st, bool empty);
-  void tma_wait(const std::string& bar, const std::string& parity);
-  void tma_issue(const PipelinePlan& pp, const std::string& st);
+  void tma_wait(const std::string& bar, const std::string& parity, const std::string& sem = "");
+  void tma_issue(const PipelinePlan& pp, const std::string& st, const std::string& mc = "", const std::string& rank = "");
+  // Clusters (NvvmTma.cpp): whether TMA ring `f` runs in 2-CTA clusters sharing an operand, and its
+  // emission; pair_invariant: whether e is the same in CTAs whose program ids on `axis` are 2c, 2c + 1.
+  void plan_cluster(const Stmt& f, PipelinePlan& pp);
+  bool pair_invariant(const ExprP& e, int axis, int loop_slot, int depth = 0);
+  void emit_tma_cluster(const Stmt& f, const PipelinePlan& pp);
   void tma_init(const PipelinePlan& pp, const std::string& leader);
   void tma_drain(const Stmt& f, const PipelinePlan& pp);
   void tma_release(const PipelinePlan& pp, const std::string& leader);

@@ -21,6 +21,10 @@ struct NvvmKernelInfo {
   int hoisted_loops = 0;         // loops emitted twice: unchecked, and checked where the hoisted test fails
   int tma_loops = 0;             // pipelined loops whose operands are TMA copies (sm_90a)
   int specialized_loops = 0;     // ... of them issued by a producer warp (threads then counts it)
+  // A TMA ring multicasting a shared operand in clusters of two CTAs along this grid axis (-1: none):
+  // launched with cluster dimensions where the grid's extent on the axis is even, else without (the
+  // kernel then copies whole boxes).
+  int cluster_axis = -1;
   // Registers a thread may use while as many CTAs share an SM as its shared memory and threads
   // allow, where that is at least 128 and the kernel has hoisted-check loops (0: no such cap).
   int occupancy_registers = 0;

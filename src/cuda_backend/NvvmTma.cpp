@@ -222,6 +222,7 @@ void KernelEmitter::plan_tma(const Stmt& f, PipelinePlan& pp) {
   pp.tma = std::move(ops);
   pp.not_tma.clear();
   plan_specialize(f, pp);
+  plan_cluster(f, pp);
 }
 
 namespace {
@@ -281,6 +282,103 @@ void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
   no("the loop is inside another statement");
 }
 
+// Whether e has the same value in the two CTAs of a cluster along grid axis `axis` (program ids 2c
+// and 2c + 1 there, equal on the other axes): it reads no program_id(axis) and no memory, or it is
+// the second result of a swizzle2d whose j is program_id(axis) and whose other arguments are
+// invariant. That result, (i * nj + j) % (group * nj) / min(ni - off_i, group), is the same for j = 2c
+// and 2c + 1 when nj and the group's size are even; where they are not (an odd last group), the
+// emitted kernel finds the boxes differ at run time and copies whole boxes (emit_tma_cluster).
+bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int depth) {
+  if (!e) return true;
+  if (depth > 64) return false;
+  switch (e->kind) {
+    case ExprKind::ProgramId: return e->axis != axis;
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return false;
+    case ExprKind::Var: {
+      if (e->slot < 0) return false;
+      if (e->slot == loop_slot) return true;  // the loop variable: the same iterations in both
+      const size_t s = static_cast<size_t>(e->slot);
+      if (const Param* p = k_.find_param(e->name); p && p->slot == e->slot) return plan_.assigns[s] == 1;
+      if (plan_.assigns[s] != 1) return false;
+      if (plan_.single_def[s]) return pair_invariant(plan_.single_def[s], axis, loop_slot, depth + 1);
+      bool ok = false, found = false;
+      for_each_stmt(k_.body, [&](const Stmt& st) {
+        if (found || st.kind != StmtKind::Assign || st.slots.size() != 2 || !st.args[0] || st.args[0]->kind != ExprKind::Swizzle2d) return;
+        for (size_t t = 0; t < 2; ++t) {
+          if (st.slots[t] != e->slot) continue;
+          found = true;
+          const ExprP& sw = st.args[0];
+          ExprP j = sw->args[1];
+          while (j->kind == ExprKind::Var && j->slot >= 0 && plan_.assigns[static_cast<size_t>(j->slot)] == 1 &&
+                 plan_.single_def[static_cast<size_t>(j->slot)])
+            j = plan_.single_def[static_cast<size_t>(j->slot)];
+          bool rest = pair_invariant(sw->args[0], axis, loop_slot, depth + 1) && pair_invariant(sw->args[2], axis, loop_slot, depth + 1) &&
+                      pair_invariant(sw->args[3], axis, loop_slot, depth + 1) && pair_invariant(sw->args[4], axis, loop_slot, depth + 1);
+          ok = rest && (t == 1 ? (j->kind == ExprKind::ProgramId && j->axis == axis) || pair_invariant(j, axis, loop_slot, depth + 1)
+                               : pair_invariant(j, axis, loop_slot, depth + 1));
+        }
+      });
+      return found && ok;
+    }
+    default:
+      for (const ExprP& a : e->args)
+        if (!pair_invariant(a, axis, loop_slot, depth + 1)) return false;
+      return true;
+  }
+}
+
+// Planning stage `loops`, after plan_specialize (`--cluster`): the TMA ring runs in clusters of two
+// CTAs along the first grid axis on which one operand's box is the same for both (the larger operand
+// first). Every thread of both CTAs must reach the cluster barriers around the loop exactly once:
+// the loop is a statement of the kernel's body, after assignments only, and nothing makes a CTA
+// leave early (device asserts).
+void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
+  auto no = [&](const std::string& why) { pp.not_cluster = why; };
+  if (!opt_.cluster) return;  // not asked for (--cluster)
+  if (pp.specialized) return no("the loop has a producer warp (--warp-specialize)");
+  if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
+  for (const auto& [key, lp] : plan_.loops)
+    if (lp.pipeline && lp.pipeline->cluster_axis >= 0) return no("an earlier loop of the kernel runs in clusters");
+  bool reports = false;
+  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || s.kind == StmtKind::Assert || s.kind == StmtKind::Print; });
+  if (reports) return no("the kernel asserts or prints (a failing CTA leaves early, its peer would wait for it)");
+  bool top = false;
+  for (const StmtP& s : k_.body) {
+    if (s.get() == &f) {
+      top = true;
+      break;
+    }
+    if (s->kind != StmtKind::Assign) return no("a statement before the loop is not an assignment (line " + std::to_string(s->loc.line) + ")");
+  }
+  if (!top) return no("the loop is inside another statement");
+  std::vector<size_t> order{0, 1};
+  auto bytes = [&](size_t i) { return pp.tma[i].load->args[0]->type.numel(); };
+  if (bytes(0) > bytes(1)) std::swap(order[0], order[1]);
+  const int rank = static_cast<int>(std::max<size_t>(1, k_.grid.size()));
+  for (int axis = 0; axis < rank; ++axis)
+    for (size_t i : order) {
+      const TmaOperand& o = pp.tma[i];
+      const int64_t R = o.load->args[0]->type.shape[0];
+      if (R % 16) continue;  // halves of whole 8-row swizzle atoms
+      bool inv = true;
+      for (const auto* terms : {&o.row, &o.col})
+        for (const ExprP& t : *terms) inv = inv && pair_invariant(t, axis, f.slots[0]);
+      if (!inv) continue;
+      pp.cluster_axis = axis;
+      pp.cluster_operand = static_cast<int>(i);
+      plan_.tma_maps[static_cast<size_t>(o.map)].box_rows = R / 2;
+      pp.not_cluster.clear();
+      return;
+    }
+  no("no operand's box is the same for program ids 2c and 2c + 1 on a grid axis");
+}
+
 std::string describe(const TmaOperand& o, const TmaMap& m) {
   return (o.b_operand ? "B " : "A ") + o.load->targets[0] + ": " + scalar_name(m.elem) + " tensor " + m.buf->name + "[" + m.rows.str() +
          ", " + m.cols.str() + "], rows " + m.stride.str() + " apart, box " + std::to_string(m.box_rows) + "x" + std::to_string(m.box_cols) +
@@ -306,19 +404,23 @@ std::string KernelEmitter::tma_bar(const PipelinePlan& pp, const std::string& st
 }
 
 // Waits (every thread of the caller) until the phase of mbarrier `bar` with parity `parity` completed.
-void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity) {
+// `sem`: a semantics and scope (".acquire.cluster" where the arrivals come from the cluster's CTAs).
+void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity, const std::string& sem) {
   std::string wait = label("tma.wait"), ready = label("tma.ready");
   br(wait);
   start_block(wait);
-  std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\\0A\\09"
+  std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity" + sem + ".shared::cta.b64 p, [$1], $2;\\0A\\09"
                      "selp.u32 $0, 1, 0, p;\\0A\\09}\", \"=r,r,r,~{memory}\"(i32 " + bar + ", i32 " + parity + ")");
   line("br i1 " + op("icmp eq i32 " + r + ", 0") + ", label %" + wait + ", label %" + ready);
   start_block(ready);
 }
 
 // The copies of iteration `it` into stage `st`, completing on its full mbarrier: issued by the calling
-// thread alone, the loop variable holding `it` (the operands' indices read it).
-void KernelEmitter::tma_issue(const PipelinePlan& pp, const std::string& st) {
+// thread alone, the loop variable holding `it` (the operands' indices read it). In a clustered ring
+// the shared operand's map has boxes of half its rows: where `mc` (i1) holds, this CTA (cluster rank
+// `rank`) copies its half of each box and multicasts it to both CTAs (whose full mbarriers expect the
+// whole operand, the other half coming from the peer); else it copies both halves itself.
+void KernelEmitter::tma_issue(const PipelinePlan& pp, const std::string& st, const std::string& mc, const std::string& rank) {
   int64_t tx = 0;
   for (const TmaOperand& o : pp.tma) tx += o.load->args[0]->type.numel() * scalar_bytes(o.load->args[0]->type.elem);
   std::string bar = tma_bar(pp, st, false);
@@ -332,28 +434,51 @@ void KernelEmitter::tma_issue(const PipelinePlan& pp, const std::string& st) {
     std::string row = index_origin(o.row), col = index_origin(o.col);
     std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
     std::string dst = o.b_operand ? op("add i32 " + off + ", " + std::to_string(pp.a_bytes)) : off;
-    int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1;
+    const int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1, R = o.load->args[0]->type.shape[0];
+    auto copy = [&](const std::string& d, const std::string& c, const std::string& r, bool multicast) {
+      if (multicast)
+        line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+             "[$1, {$2, $3}], [$4], $5;\", \"r,l,r,r,r,h,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar +
+             ", i16 3)");
+      else
+        line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
+             "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar + ")");
+    };
+    const bool shared = !mc.empty() && &o == &pp.tma[static_cast<size_t>(pp.cluster_operand)];
+    std::string half_rows, half_bytes;
+    if (shared) {  // this CTA's half: rows rank * R / 2 on, rank * R / 2 * 128 bytes into each box
+      half_rows = op("add i32 " + row + ", " + op("mul i32 " + rank + ", " + std::to_string(m.box_rows)));
+      half_bytes = op("mul i32 " + rank + ", " + std::to_string(m.box_rows * 128));
+    }
     for (int64_t j = 0; j < boxes; ++j) {
-      std::string d = j ? op("add i32 " + dst + ", " + std::to_string(j * m.box_rows * 128)) : dst;
+      std::string d = j ? op("add i32 " + dst + ", " + std::to_string(j * R * 128)) : dst;
       std::string c = j ? op("add i32 " + col + ", " + std::to_string(j * 64)) : col;
-      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
-           "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + row + ", i32 " + bar + ")");
+      if (!shared) {
+        copy(d, c, row, false);
+        continue;
+      }
+      guarded(mc, [&] { copy(op("add i32 " + d + ", " + half_bytes), c, half_rows, true); });
+      guarded(op("xor i1 " + mc + ", true"), [&] {
+        copy(d, c, row, false);
+        copy(op("add i32 " + d + ", " + std::to_string(m.box_rows * 128)), c, op("add i32 " + row + ", " + std::to_string(m.box_rows)), false);
+      });
     }
   }
   cur_stmt_ = outer;
 }
 
 // Thread 0 initializes the ring's mbarriers (full: one arrival, the copies' bytes; empty, where
-// specialized: one arrival per consumer warp) after a barrier of every thread (the ring's memory may
-// hold another statement's data), and a second barrier publishes them.
+// specialized: one arrival per consumer warp; where clustered: one arrival per CTA of the cluster)
+// after a barrier of every thread (the ring's memory may hold another statement's data), and a
+// second barrier publishes them.
 void KernelEmitter::tma_init(const PipelinePlan& pp, const std::string& leader) {
   barrier();
   guarded(leader, [&] {
     for (int s = 0; s < pp.stages; ++s) {
       line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + tma_bar(pp, std::to_string(s), false) + ")");
-      if (pp.specialized)
-        line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], " + std::to_string(k_.num_warps) + ";\", \"r,~{memory}\"(i32 " +
-             tma_bar(pp, std::to_string(s), true) + ")");
+      if (pp.specialized || pp.cluster_axis >= 0)
+        line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], " + std::to_string(pp.specialized ? k_.num_warps : 2) +
+             ";\", \"r,~{memory}\"(i32 " + tma_bar(pp, std::to_string(s), true) + ")");
     }
     line("call void asm sideeffect \"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()");
   });
@@ -374,7 +499,7 @@ void KernelEmitter::tma_release(const PipelinePlan& pp, const std::string& leade
   guarded(leader, [&] {
     for (int s = 0; s < pp.stages; ++s)
       for (bool empty : {false, true})
-        if (!empty || pp.specialized)
+        if (!empty || pp.specialized || pp.cluster_axis >= 0)
           line("call void asm sideeffect \"mbarrier.inval.shared::cta.b64 [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, std::to_string(s), empty) +
                ")");
   });
@@ -413,7 +538,10 @@ void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
   note("pipelined: " + std::to_string(pp.stages) + " shared buffers, TMA copies of " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " " +
        std::to_string(pp.stages - 1) + " iteration(s) ahead, " +
        (pp.specialized ? "issued by a producer warp (warp " + std::to_string(k_.num_warps) + "), full and empty mbarriers per buffer"
-                       : std::string("one mbarrier per buffer")));
+        : pp.cluster_axis >= 0
+            ? "in clusters of 2 CTAs along grid axis " + std::to_string(pp.cluster_axis) + ", " +
+                  pp.tma[static_cast<size_t>(pp.cluster_operand)].load->targets[0] + " multicast (half a box per CTA), full and empty mbarriers per buffer"
+            : std::string("one mbarrier per buffer")));
   cur_stmt_ = pp.dot;
   note(describe(pp.mma) + ", operands from the TMA buffers");
   cur_stmt_ = outer;
@@ -452,6 +580,7 @@ void KernelEmitter::tma_loop(const LoopBounds& lb, int S, const std::string& pre
 // Emits loop f as planned by plan_tma (a TmaRing of plan_pipeline's buffers).
 void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   if (pp.specialized) return emit_tma_specialized(f, pp);
+  if (pp.cluster_axis >= 0) return emit_tma_cluster(f, pp);
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
@@ -543,6 +672,96 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   tma_drain(f, pp);
   br(done);
   start_block(done);
+  tma_release(pp, leader);
+}
+
+
+// Emits loop f as a TMA ring in a 2-CTA cluster (plan_cluster). Before the loop (whether it runs or
+// not, so that both CTAs meet the same cluster barriers): the mbarriers are set up, every thread
+// computes the shared operand's box origin at the first iteration and the loop's bounds, thread 0
+// writes them at 768 bytes into the barrier area, and a cluster barrier publishes barriers and
+// values; every thread then reads the peer's values (mapa + ld.shared::cluster): `mc`, the same in
+// both CTAs, holds where the launch made clusters of two and the values agree. With mc, thread 0
+// copies half of the shared operand's boxes per stage and multicasts them; a stage is refilled in
+// iteration i (with iteration i + S - 1) once both CTAs' threads finished iteration i - 1's wgmma
+// group: after the CTA barrier, thread 0 arrives on the stage's empty mbarrier in its CTA and in the
+// peer's (mbarrier.arrive.release.cluster), then waits for both arrivals. Without mc each CTA runs
+// the plain ring (whole boxes). A cluster barrier after the loop keeps each CTA alive until its peer
+// stopped arriving on its barriers; the mbarriers are then invalidated.
+void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
+  const int S = pp.stages;
+  const LoopBounds lb = loop_bounds(f);
+  const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
+  use_smem(pp.ring_bytes());
+  ++info.pipelined_loops;
+  ++info.tma_loops;
+  tma_notes(f, pp);
+  std::string leader = op("icmp eq i32 %tid, 0");
+  auto sreg = [&](const std::string& r) { return op("call i32 asm sideeffect \"mov.u32 $0, %" + r + ";\", \"=r\"()"); };
+  auto cluster_sync = [&] {
+    line("call void asm sideeffect \"barrier.cluster.arrive.release;\", \"~{memory}\"()");
+    line("call void asm sideeffect \"barrier.cluster.wait.acquire;\", \"~{memory}\"()");
+  };
+  tma_init(pp, leader);
+  std::string rank = sreg("cluster_ctarank"), nranks = sreg("cluster_nctarank");
+  std::string peer = op("xor i32 " + rank + ", " + op("sub i32 " + nranks + ", 1"));
+  // The values the two CTAs compare: the shared box's origin at the first iteration, the bounds.
+  const TmaOperand& so = pp.tma[static_cast<size_t>(pp.cluster_operand)];
+  line("store " + ty + " " + lo + ", " + ty + "* " + kvar);
+  const Stmt* outer = cur_stmt_;
+  cur_stmt_ = so.load;
+  std::vector<std::string> mine = {op("sext i32 " + index_origin(so.row) + " to i64"), op("sext i32 " + index_origin(so.col) + " to i64")};
+  cur_stmt_ = outer;
+  for (const std::string& v : {lo, hi}) mine.push_back(ty == "i64" ? v : op("sext " + ty + " " + v + " to i64"));
+  std::string xbase = op("add i32 " + smem_addr32() + ", " + std::to_string(pp.stages * pp.stage_bytes + 768));
+  guarded(leader, [&] {
+    for (size_t w = 0; w < mine.size(); ++w)
+      line("call void asm sideeffect \"st.shared.b64 [$0], $1;\", \"r,l,~{memory}\"(i32 " + op("add i32 " + xbase + ", " + std::to_string(8 * w)) +
+           ", i64 " + mine[w] + ")");
+  });
+  cluster_sync();
+  std::string mc = op("icmp eq i32 " + nranks + ", 2");
+  std::string pbase = op("call i32 asm sideeffect \"mapa.shared::cluster.u32 $0, $1, $2;\", \"=r,r,r\"(i32 " + xbase + ", i32 " + peer + ")");
+  for (size_t w = 0; w < mine.size(); ++w) {
+    std::string theirs = op("call i64 asm sideeffect \"ld.shared::cluster.b64 $0, [$1];\", \"=l,r,~{memory}\"(i32 " +
+                            op("add i32 " + pbase + ", " + std::to_string(8 * w)) + ")");
+    mc = op("and i1 " + mc + ", " + op("icmp eq i64 " + theirs + ", " + mine[w]));
+  }
+  auto issue = [&](const std::string& it, const std::string& st) {
+    line("store " + ty + " " + it + ", " + ty + "* " + kvar);
+    guarded(op("and i1 " + leader + ", " + op("icmp slt " + ty + " " + it + ", " + hi)), [&] { tma_issue(pp, st, mc, rank); });
+  };
+  std::string run = label("tma.run"), done = label("tma.done");
+  line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
+  start_block(run);
+  for (int s = 0; s < S - 1; ++s)
+    issue(s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo, std::to_string(s));
+  tma_loop(lb, S, "p", false, [&](const std::string& i, const std::string& cur, const std::string& phase) {
+    tma_wait(tma_bar(pp, cur, false), phase);
+    line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+    tma_body(f, pp, cur);
+    // Every warpgroup's previous group has completed: this CTA is done with iteration i - 1's stage.
+    barrier();
+    std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
+    std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+    std::string later = op("icmp sgt " + ty + " " + i + ", " + lo);
+    guarded(op("and i1 " + op("and i1 " + leader + ", " + mc) + ", " + later), [&] {
+      std::string eb = tma_bar(pp, nst, true);
+      line("call void asm sideeffect \"mbarrier.arrive.release.cluster.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + eb + ")");
+      line("call void asm sideeffect \"{\\0A\\09.reg .b32 ra;\\0A\\09mapa.shared::cluster.u32 ra, $0, $1;\\0A\\09"
+           "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\0A\\09}\", \"r,r,~{memory}\"(i32 " + eb + ", i32 " + peer + ")");
+      // Its completion number k = (iteration - 1) / S: parity `phase` flipped where cur wrapped to 0.
+      guarded(op("icmp slt " + ty + " " + ahead + ", " + hi), [&] {
+        tma_wait(eb, op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp eq i32 " + cur + ", 0") + " to i32")), ".acquire.cluster");
+      });
+    });
+    issue(ahead, nst);
+    line("store " + ty + " " + i + ", " + ty + "* " + kvar);
+  });
+  tma_drain(f, pp);
+  br(done);
+  start_block(done);
+  cluster_sync();
   tma_release(pp, leader);
 }
 

@@ -57,6 +57,8 @@ void KernelEmitter::plan() {
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized) info.threads = threads_ + 32;  // the producer warp
+  for (const auto& [key, lp] : plan_.loops)
+    if (lp.pipeline && lp.pipeline->cluster_axis >= 0) info.cluster_axis = lp.pipeline->cluster_axis;
   plan_smem();
   planned_ = true;
 }
@@ -401,7 +403,7 @@ std::string KernelPlan::print(const Kernel& k) const {
       bool tma = pp.kind == PipelinePlan::Kind::TmaRing;
       out += "      pipelined: " + std::string(tma ? "TMA" : "cp.async") + " ring of " + std::to_string(pp.stages) + " stages x " +
              std::to_string(pp.stage_bytes) + " bytes, " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " copied " +
-             std::to_string(pp.stages - 1) + " iteration(s) ahead" + (!tma ? "" : pp.specialized ? " by a producer warp (warp num_warps, one more than the kernel's), full and empty mbarriers per stage" : " by thread 0, one mbarrier per stage") + "; dot on " +
+             std::to_string(pp.stages - 1) + " iteration(s) ahead" + (!tma ? "" : pp.specialized ? " by a producer warp (warp num_warps, one more than the kernel's), full and empty mbarriers per stage" : pp.cluster_axis >= 0 ? " by thread 0, full and empty mbarriers per stage" : " by thread 0, one mbarrier per stage") + "; dot on " +
              (pp.fma ? std::string("FMA units") : pp.mma.wgmma ? "wgmma" : "mma.sync");
       if (!pp.carried.empty()) {
         std::string names;
@@ -411,6 +413,13 @@ std::string KernelPlan::print(const Kernel& k) const {
       out += "\n";
       for (const TmaOperand& o : pp.tma) out += "      TMA " + describe(o, tma_maps[static_cast<size_t>(o.map)]) + "\n";
       if (tma && !pp.not_specialized.empty()) out += "      not warp-specialized: " + pp.not_specialized + "\n";
+      if (tma && pp.cluster_axis >= 0) {
+        const TmaOperand& o = pp.tma[static_cast<size_t>(pp.cluster_operand)];
+        out += "      cluster: 2 CTAs along grid axis " + std::to_string(pp.cluster_axis) + " (program_id(" + std::to_string(pp.cluster_axis) +
+               ") 2c and 2c + 1) share " + o.load->targets[0] + ": each copies half of its box and multicasts it to both; a stage is " +
+               "refilled once both released it (empty mbarriers, remote arrive); checked at run time, whole boxes where the two differ\n";
+      }
+      if (tma && !pp.not_cluster.empty()) out += "      no cluster: " + pp.not_cluster + "\n";
       if (!pp.not_tma.empty()) out += "      no TMA: " + pp.not_tma + "\n";
     } else if (!lp.prefetch.empty()) {
       std::string names;

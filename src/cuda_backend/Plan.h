@@ -145,7 +145,17 @@ struct PipelinePlan {
   // the stage has completed; the consumers wait only for full stages (no CTA barrier per iteration).
   bool specialized = false;
   std::string not_specialized;  // TmaRing without the producer warp: why
-  // TmaRing: the stages' mbarriers (8 bytes each; two per stage where specialized) in 1 KiB above the buffers.
+  // TmaRing, `--cluster` (NvvmTma.cpp, plan_cluster): CTAs whose program ids on grid axis
+  // `cluster_axis` are 2c and 2c + 1 run as a cluster of two; both read the same box of operand
+  // tma[cluster_operand] (its map's box is half the tile's rows), each copies its half and multicasts
+  // it to both, and a stage is refilled once both CTAs released it (an empty mbarrier per stage, two
+  // arrivals). At run time a cluster whose two CTAs do not read the same box (or a launch without
+  // clusters) copies the whole box in each CTA. -1: no cluster, `not_cluster` says why.
+  int cluster_axis = -1;
+  int cluster_operand = -1;
+  std::string not_cluster;
+  // TmaRing: the stages' mbarriers (8 bytes each; full at 0, empty at 512 where specialized or
+  // clustered; a cluster's exchanged box origins at 768) in 1 KiB above the buffers.
   int64_t ring_bytes() const { return stages * stage_bytes + (kind == Kind::TmaRing ? 1024 : 0); }
 };
 

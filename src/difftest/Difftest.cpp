@@ -383,6 +383,7 @@ int difftest_command(const DifftestOptions& flags, std::ostream& out, std::ostre
   o.cuda.arch = flags.arch;
   o.cuda.fast_math = flags.fast_math;
   o.cuda.warp_specialize = flags.warp_specialize;
+  o.cuda.cluster = flags.cluster;
   o.cuda.bounds_checks = flags.bounds_checks;
 #else
   if (o.oracle == Oracle::Cuda)

@@ -23,6 +23,7 @@ struct DifftestOptions {
   std::string arch;            // --arch (CUDA oracle)
   bool fast_math = false;      // --fast-math (CUDA oracle)
   bool warp_specialize = false;  // --warp-specialize (CUDA oracle)
+  bool cluster = false;          // --cluster (CUDA oracle)
   bool bounds_checks = false;  // --sanitize=bounds (CUDA oracle)
   std::map<std::string, std::string> args;  // fixed --arg overrides (no size perturbation when given)
   // .py (Triton) kernels: the launched kernel, its grid and pointer arguments (sizes fixed by them)

@@ -41,6 +41,7 @@ int difftest(const std::vector<std::string>& rest) {
   d.arch = o.arch;
   d.fast_math = o.fast_math;
   d.warp_specialize = o.warp_specialize;
+  d.cluster = o.cluster;
   d.bounds_checks = o.bounds_checks;
   d.args = o.args;
   d.kernel = o.kernel;

@@ -43,6 +43,11 @@ if(DTSIM_HAVE_CUDA)
   add_test(NAME gpu_difftest_ws_matmul_off.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
            ${CMAKE_CURRENT_LIST_DIR}/ws_matmul.tile)
   set_tests_properties(gpu_difftest_ws_matmul.tile gpu_difftest_ws_matmul_off.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # TMA rings in 2-CTA clusters multicasting B (--cluster): pairs that share the box, pairs that find
+  # at run time they do not, a grid launched without clusters (odd extent).
+  add_test(NAME gpu_difftest_cluster_matmul.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
+           ${CMAKE_CURRENT_LIST_DIR}/cluster_matmul.tile --cluster)
+  set_tests_properties(gpu_difftest_cluster_matmul.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   # A Triton-style matmul whose pointers advance in the pipelined K loop (a_ptrs += BK).
   # A ragged last K step whose mask is off by one: the hoisted test that allows for the step's
   # masked lanes must still fail, and the checked copy report the interpreter's finding.
