@@ -423,6 +423,12 @@ class KernelEmitter {
   void plan_cluster(const Stmt& f, PipelinePlan& pp);
   bool pair_invariant(const ExprP& e, int axis, int loop_slot, int depth = 0);
   void emit_tma_cluster(const Stmt& f, const PipelinePlan& pp);
+  struct ClusterPair {
+    std::string mc, rank, peer;  // i1: the pair multicasts; i32: this CTA's rank in the cluster, the peer's
+  };
+  ClusterPair cluster_agree(const PipelinePlan& pp, const LoopBounds& lb, const std::string& leader);
+  void cluster_sync();
+  void cluster_arrive(const std::string& bar, const std::string& rank);
   void tma_init(const PipelinePlan& pp, const std::string& leader);
   void tma_drain(const Stmt& f, const PipelinePlan& pp);
   void tma_release(const PipelinePlan& pp, const std::string& leader);

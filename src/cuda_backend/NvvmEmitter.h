@@ -25,6 +25,7 @@ struct NvvmKernelInfo {
   // launched with cluster dimensions where the grid's extent on the axis is even, else without (the
   // kernel then copies whole boxes).
   int cluster_axis = -1;
+  int cluster_loops = 0;  // TMA-ring loops emitted for clusters
   // Registers a thread may use while as many CTAs share an SM as its shared memory and threads
   // allow, where that is at least 128 and the kernel has hoisted-check loops (0: no such cap).
   int occupancy_registers = 0;

@@ -341,7 +341,7 @@ bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int 
 void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
   auto no = [&](const std::string& why) { pp.not_cluster = why; };
   if (!opt_.cluster) return;  // not asked for (--cluster)
-  if (pp.specialized) return no("the loop has a producer warp (--warp-specialize)");
+  if (!pp.specialized && pp.stages < 3) return no("the ring has fewer than 3 stages (thread 0 refills a stage an iteration late)");
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->cluster_axis >= 0) return no("an earlier loop of the kernel runs in clusters");
@@ -354,6 +354,9 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
       top = true;
       break;
     }
+    bool holds = false;
+    for_each_stmt(std::vector<StmtP>{s}, [&](const Stmt& x) { holds = holds || &x == &f; });
+    if (holds) return no("the loop is inside another statement (line " + std::to_string(s->loc.line) + ")");
     if (s->kind != StmtKind::Assign) return no("a statement before the loop is not an assignment (line " + std::to_string(s->loc.line) + ")");
   }
   if (!top) return no("the loop is inside another statement");
@@ -419,7 +422,8 @@ void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity, 
 // thread alone, the loop variable holding `it` (the operands' indices read it). In a clustered ring
 // the shared operand's map has boxes of half its rows: where `mc` (i1) holds, this CTA (cluster rank
 // `rank`) copies its half of each box and multicasts it to both CTAs (whose full mbarriers expect the
-// whole operand, the other half coming from the peer); else it copies both halves itself.
+// whole operand, the other half coming from the peer); else it copies both halves itself. `mc` may be
+// the constant "true" or "false" where the caller knows it.
 void KernelEmitter::tma_issue(const PipelinePlan& pp, const std::string& st, const std::string& mc, const std::string& rank) {
   int64_t tx = 0;
   for (const TmaOperand& o : pp.tma) tx += o.load->args[0]->type.numel() * scalar_bytes(o.load->args[0]->type.elem);
@@ -457,11 +461,17 @@ void KernelEmitter::tma_issue(const PipelinePlan& pp, const std::string& st, con
         copy(d, c, row, false);
         continue;
       }
-      guarded(mc, [&] { copy(op("add i32 " + d + ", " + half_bytes), c, half_rows, true); });
-      guarded(op("xor i1 " + mc + ", true"), [&] {
+      auto half = [&] { copy(op("add i32 " + d + ", " + half_bytes), c, half_rows, true); };
+      auto whole = [&] {
         copy(d, c, row, false);
         copy(op("add i32 " + d + ", " + std::to_string(m.box_rows * 128)), c, op("add i32 " + row + ", " + std::to_string(m.box_rows)), false);
-      });
+      };
+      if (mc == "true") half();
+      else if (mc == "false") whole();
+      else {
+        guarded(mc, half);
+        guarded(op("xor i1 " + mc + ", true"), whole);
+      }
     }
   }
   cur_stmt_ = outer;
@@ -477,7 +487,8 @@ void KernelEmitter::tma_init(const PipelinePlan& pp, const std::string& leader) 
     for (int s = 0; s < pp.stages; ++s) {
       line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + tma_bar(pp, std::to_string(s), false) + ")");
       if (pp.specialized || pp.cluster_axis >= 0)
-        line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], " + std::to_string(pp.specialized ? k_.num_warps : 2) +
+        line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], " +
+             std::to_string(pp.specialized ? k_.num_warps * (pp.cluster_axis >= 0 ? 2 : 1) : 2) +
              ";\", \"r,~{memory}\"(i32 " + tma_bar(pp, std::to_string(s), true) + ")");
     }
     line("call void asm sideeffect \"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()");
@@ -537,7 +548,8 @@ void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
   cur_stmt_ = &f;
   note("pipelined: " + std::to_string(pp.stages) + " shared buffers, TMA copies of " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " " +
        std::to_string(pp.stages - 1) + " iteration(s) ahead, " +
-       (pp.specialized ? "issued by a producer warp (warp " + std::to_string(k_.num_warps) + "), full and empty mbarriers per buffer"
+       (pp.specialized ? "issued by a producer warp (warp " + std::to_string(k_.num_warps) + "), full and empty mbarriers per buffer" +
+                             (pp.cluster_axis >= 0 ? ", in clusters of 2 CTAs along grid axis " + std::to_string(pp.cluster_axis) : std::string())
         : pp.cluster_axis >= 0
             ? "in clusters of 2 CTAs along grid axis " + std::to_string(pp.cluster_axis) + ", " +
                   pp.tma[static_cast<size_t>(pp.cluster_operand)].load->targets[0] + " multicast (half a box per CTA), full and empty mbarriers per buffer"
@@ -639,6 +651,12 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   // statements after the loop.
   before_split_ = false;
   tma_init(pp, leader);
+  const bool clustered = pp.cluster_axis >= 0;
+  ClusterPair cp;
+  if (clustered) {
+    ++info.cluster_loops;
+    cp = cluster_agree(pp, lb, leader);
+  }
   std::string prod = label("ws.producer"), cons = label("ws.consumer");
   line("br i1 " + op("icmp sge i32 %tid, " + std::to_string(threads_)) + ", label %" + prod + ", label %" + cons);
   start_block(prod);
@@ -647,11 +665,13 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
       // Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty
       // barrier's phase r - 1, of parity (r - 1) & 1).
       guarded(op("icmp ugt i32 " + round + ", 0"),
-              [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1")); });
+              [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1"), clustered ? ".acquire.cluster" : ""); });
       line("store " + ty + " " + it + ", " + ty + "* " + lb.kvar);
-      tma_issue(pp, st);
+      if (clustered) tma_issue(pp, st, cp.mc, cp.rank);
+      else tma_issue(pp, st);
     });
   });
+  if (clustered) cluster_sync();  // the whole producer warp, once the consumers of both CTAs are done
   br("exit");
   start_block(cons);
   bar_threads_ = threads_;
@@ -667,52 +687,39 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
     std::string prev = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
     guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + lo) + ", " + op("icmp eq i32 " + op("and i32 %tid, 31") + ", 0")), [&] {
       line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, prev, true) + ")");
+      // Clustered: the peer's producer multicasts into this stage too, so the warp releases it there
+      // as well (without mc, a second arrival here: the empty mbarriers count both CTAs' warps).
+      if (clustered) cluster_arrive(tma_bar(pp, prev, true), op("select i1 " + cp.mc + ", i32 " + cp.peer + ", i32 " + cp.rank));
     });
   });
   tma_drain(f, pp);
   br(done);
   start_block(done);
+  if (clustered) cluster_sync();
   tma_release(pp, leader);
 }
 
 
-// Emits loop f as a TMA ring in a 2-CTA cluster (plan_cluster). Before the loop (whether it runs or
-// not, so that both CTAs meet the same cluster barriers): the mbarriers are set up, every thread
-// computes the shared operand's box origin at the first iteration and the loop's bounds, thread 0
-// writes them at 768 bytes into the barrier area, and a cluster barrier publishes barriers and
-// values; every thread then reads the peer's values (mapa + ld.shared::cluster): `mc`, the same in
-// both CTAs, holds where the launch made clusters of two and the values agree. With mc, thread 0
-// copies half of the shared operand's boxes per stage and multicasts them; a stage is refilled in
-// iteration i (with iteration i + S - 1) once both CTAs' threads finished iteration i - 1's wgmma
-// group: after the CTA barrier, thread 0 arrives on the stage's empty mbarrier in its CTA and in the
-// peer's (mbarrier.arrive.release.cluster), then waits for both arrivals. Without mc each CTA runs
-// the plain ring (whole boxes). A cluster barrier after the loop keeps each CTA alive until its peer
-// stopped arriving on its barriers; the mbarriers are then invalidated.
-void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
-  const int S = pp.stages;
-  const LoopBounds lb = loop_bounds(f);
-  const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
-  use_smem(pp.ring_bytes());
-  ++info.pipelined_loops;
-  ++info.tma_loops;
-  tma_notes(f, pp);
-  std::string leader = op("icmp eq i32 %tid, 0");
+// The two CTAs of a cluster agree whether they multicast (after tma_init, every thread of both
+// CTAs, whether the loop runs or not, so that both meet the same cluster barriers): every thread
+// computes the shared operand's box origin at the loop's first iteration and the loop's bounds,
+// thread 0 writes them at 768 bytes into the barrier area, a cluster barrier publishes mbarriers and
+// values, and every thread reads the peer's (mapa + ld.shared::cluster). `mc` holds, the same in
+// both CTAs, where the launch made clusters of two and the values agree.
+KernelEmitter::ClusterPair KernelEmitter::cluster_agree(const PipelinePlan& pp, const LoopBounds& lb, const std::string& leader) {
+  const std::string& ty = lb.ty;
   auto sreg = [&](const std::string& r) { return op("call i32 asm sideeffect \"mov.u32 $0, %" + r + ";\", \"=r\"()"); };
-  auto cluster_sync = [&] {
-    line("call void asm sideeffect \"barrier.cluster.arrive.release;\", \"~{memory}\"()");
-    line("call void asm sideeffect \"barrier.cluster.wait.acquire;\", \"~{memory}\"()");
-  };
-  tma_init(pp, leader);
-  std::string rank = sreg("cluster_ctarank"), nranks = sreg("cluster_nctarank");
-  std::string peer = op("xor i32 " + rank + ", " + op("sub i32 " + nranks + ", 1"));
-  // The values the two CTAs compare: the shared box's origin at the first iteration, the bounds.
+  ClusterPair cp;
+  cp.rank = sreg("cluster_ctarank");
+  std::string nranks = sreg("cluster_nctarank");
+  cp.peer = op("xor i32 " + cp.rank + ", " + op("sub i32 " + nranks + ", 1"));
   const TmaOperand& so = pp.tma[static_cast<size_t>(pp.cluster_operand)];
-  line("store " + ty + " " + lo + ", " + ty + "* " + kvar);
+  line("store " + ty + " " + lb.lo + ", " + ty + "* " + lb.kvar);
   const Stmt* outer = cur_stmt_;
   cur_stmt_ = so.load;
   std::vector<std::string> mine = {op("sext i32 " + index_origin(so.row) + " to i64"), op("sext i32 " + index_origin(so.col) + " to i64")};
   cur_stmt_ = outer;
-  for (const std::string& v : {lo, hi}) mine.push_back(ty == "i64" ? v : op("sext " + ty + " " + v + " to i64"));
+  for (const std::string& v : {lb.lo, lb.hi}) mine.push_back(ty == "i64" ? v : op("sext " + ty + " " + v + " to i64"));
   std::string xbase = op("add i32 " + smem_addr32() + ", " + std::to_string(pp.stages * pp.stage_bytes + 768));
   guarded(leader, [&] {
     for (size_t w = 0; w < mine.size(); ++w)
@@ -720,42 +727,88 @@ void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
            ", i64 " + mine[w] + ")");
   });
   cluster_sync();
-  std::string mc = op("icmp eq i32 " + nranks + ", 2");
-  std::string pbase = op("call i32 asm sideeffect \"mapa.shared::cluster.u32 $0, $1, $2;\", \"=r,r,r\"(i32 " + xbase + ", i32 " + peer + ")");
+  cp.mc = op("icmp eq i32 " + nranks + ", 2");
+  std::string pbase = op("call i32 asm sideeffect \"mapa.shared::cluster.u32 $0, $1, $2;\", \"=r,r,r\"(i32 " + xbase + ", i32 " + cp.peer + ")");
   for (size_t w = 0; w < mine.size(); ++w) {
     std::string theirs = op("call i64 asm sideeffect \"ld.shared::cluster.b64 $0, [$1];\", \"=l,r,~{memory}\"(i32 " +
                             op("add i32 " + pbase + ", " + std::to_string(8 * w)) + ")");
-    mc = op("and i1 " + mc + ", " + op("icmp eq i64 " + theirs + ", " + mine[w]));
+    cp.mc = op("and i1 " + cp.mc + ", " + op("icmp eq i64 " + theirs + ", " + mine[w]));
   }
-  auto issue = [&](const std::string& it, const std::string& st) {
+  return cp;
+}
+
+// Every thread of the cluster: barrier.cluster, arrive (release) and wait (acquire).
+void KernelEmitter::cluster_sync() {
+  line("call void asm sideeffect \"barrier.cluster.arrive.release;\", \"~{memory}\"()");
+  line("call void asm sideeffect \"barrier.cluster.wait.acquire;\", \"~{memory}\"()");
+}
+
+// Arrives (release, cluster scope) on mbarrier `bar` of cluster CTA `rank` (its address in that CTA's
+// shared memory, mapped by mapa).
+void KernelEmitter::cluster_arrive(const std::string& bar, const std::string& rank) {
+  line("call void asm sideeffect \"{\\0A\\09.reg .b32 ra;\\0A\\09mapa.shared::cluster.u32 ra, $0, $1;\\0A\\09"
+       "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\0A\\09}\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " + rank + ")");
+}
+
+// Emits loop f as a TMA ring in a 2-CTA cluster (plan_cluster), thread 0 issuing the copies. After
+// cluster_agree: with `mc`, thread 0 copies half of the shared operand's boxes per stage and
+// multicasts them. A stage is released once this CTA's threads finished the wgmma group reading it:
+// in iteration t, after the CTA barrier that follows the wait for iteration t - 1's group, thread 0
+// arrives on the empty mbarrier of t - 1's stage in its CTA and in the peer's. It refills one
+// iteration later than the plain ring, so that the peer's arrival has had an iteration to land:
+// in iteration t it waits for both releases of iteration t - 2's stage (made in iteration t - 1) and
+// copies iteration t + S - 2 into it (the copies run S - 2 iterations ahead; the plan asks S >= 3).
+// Without mc each CTA runs the plain ring (whole boxes, S - 1 ahead). A cluster barrier after the
+// loop keeps each CTA alive until its peer stopped arriving on its mbarriers; the mbarriers are then
+// invalidated.
+void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
+  const int S = pp.stages;
+  const LoopBounds lb = loop_bounds(f);
+  const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
+  use_smem(pp.ring_bytes());
+  ++info.pipelined_loops;
+  ++info.tma_loops;
+  ++info.cluster_loops;
+  tma_notes(f, pp);
+  std::string leader = op("icmp eq i32 %tid, 0");
+  tma_init(pp, leader);
+  ClusterPair cp = cluster_agree(pp, lb, leader);
+  // `known`: mc where the caller is under a test of it ("true" or "false"), else empty.
+  auto issue = [&](const std::string& it, const std::string& st, const std::string& extra, const std::string& known) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
-    guarded(op("and i1 " + leader + ", " + op("icmp slt " + ty + " " + it + ", " + hi)), [&] { tma_issue(pp, st, mc, rank); });
+    std::string c = op("and i1 " + leader + ", " + op("icmp slt " + ty + " " + it + ", " + hi));
+    guarded(extra.empty() ? c : op("and i1 " + c + ", " + extra), [&] { tma_issue(pp, st, known.empty() ? cp.mc : known, cp.rank); });
   };
   std::string run = label("tma.run"), done = label("tma.done");
   line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
   start_block(run);
   for (int s = 0; s < S - 1; ++s)
-    issue(s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo, std::to_string(s));
+    issue(s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo, std::to_string(s), "", "");
   tma_loop(lb, S, "p", false, [&](const std::string& i, const std::string& cur, const std::string& phase) {
     tma_wait(tma_bar(pp, cur, false), phase);
     line("store " + ty + " " + i + ", " + ty + "* " + kvar);
     tma_body(f, pp, cur);
-    // Every warpgroup's previous group has completed: this CTA is done with iteration i - 1's stage.
+    // Every warpgroup's previous group has completed: this CTA is done with iteration t - 1's stage.
     barrier();
-    std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
-    std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+    auto ahead = [&](int n) { return op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(n))); };
+    auto stage = [&](int n) { return op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(n)) + ", " + std::to_string(S)); };
     std::string later = op("icmp sgt " + ty + " " + i + ", " + lo);
-    guarded(op("and i1 " + op("and i1 " + leader + ", " + mc) + ", " + later), [&] {
-      std::string eb = tma_bar(pp, nst, true);
+    std::string plain = op("xor i1 " + cp.mc + ", true");
+    guarded(op("and i1 " + op("and i1 " + leader + ", " + cp.mc) + ", " + later), [&] {
+      std::string eb = tma_bar(pp, stage(S - 1), true);
       line("call void asm sideeffect \"mbarrier.arrive.release.cluster.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + eb + ")");
-      line("call void asm sideeffect \"{\\0A\\09.reg .b32 ra;\\0A\\09mapa.shared::cluster.u32 ra, $0, $1;\\0A\\09"
-           "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\0A\\09}\", \"r,r,~{memory}\"(i32 " + eb + ", i32 " + peer + ")");
-      // Its completion number k = (iteration - 1) / S: parity `phase` flipped where cur wrapped to 0.
-      guarded(op("icmp slt " + ty + " " + ahead + ", " + hi), [&] {
-        tma_wait(eb, op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp eq i32 " + cur + ", 0") + " to i32")), ".acquire.cluster");
-      });
+      cluster_arrive(eb, cp.peer);
+      // Iteration t - 2's stage: its release number (t - 2) / S, parity `phase` flipped where t % S < 2.
+      std::string nst = stage(S - 2), it = ahead(S - 2);
+      guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + op("add " + ty + " " + lo + ", " + step)) + ", " +
+                 op("icmp slt " + ty + " " + it + ", " + hi)),
+              [&] {
+                tma_wait(tma_bar(pp, nst, true), op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp ult i32 " + cur + ", 2") + " to i32")),
+                         ".acquire.cluster");
+              });
+      issue(it, nst, "", "true");
     });
-    issue(ahead, nst);
+    issue(ahead(S - 1), stage(S - 1), plain, "false");
     line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   });
   tma_drain(f, pp);

@@ -416,8 +416,11 @@ std::string KernelPlan::print(const Kernel& k) const {
       if (tma && pp.cluster_axis >= 0) {
         const TmaOperand& o = pp.tma[static_cast<size_t>(pp.cluster_operand)];
         out += "      cluster: 2 CTAs along grid axis " + std::to_string(pp.cluster_axis) + " (program_id(" + std::to_string(pp.cluster_axis) +
-               ") 2c and 2c + 1) share " + o.load->targets[0] + ": each copies half of its box and multicasts it to both; a stage is " +
-               "refilled once both released it (empty mbarriers, remote arrive); checked at run time, whole boxes where the two differ\n";
+               ") 2c and 2c + 1) share " + o.load->targets[0] + ": each copies half of its box and multicasts it to both; " +
+               (pp.specialized ? std::string("the producer refills a stage once both CTAs' consumer warps released it (remote arrive)")
+                               : "thread 0 refills a stage once both CTAs released it, an iteration later (copies " + std::to_string(pp.stages - 2) +
+                                     " iteration(s) ahead)") +
+               "; checked at run time, whole boxes where the two differ\n";
       }
       if (tma && !pp.not_cluster.empty()) out += "      no cluster: " + pp.not_cluster + "\n";
       if (!pp.not_tma.empty()) out += "      no TMA: " + pp.not_tma + "\n";
