@@ -39,4 +39,10 @@ if(DTSIM_HAVE_CUDA)
   dtsim_plan_golden(tma_matmul_sm90a tests/gpu/tma_matmul.tile --arch sm_90a)
   dtsim_plan_golden(matmul_bf16_sm90a examples/matmul_bf16.tile --arch sm_90a)
   dtsim_plan_golden(tma_matmul_hoisted_sm90a tests/gpu/tma_matmul.tile --arch sm_90a --sanitize=bounds)
+  # TMA rings in 2-CTA clusters (--cluster): the grid axis, the shared operand and its half-height box;
+  # with --warp-specialize one ring gets the producer warp and keeps its cluster
+  dtsim_plan_golden(cluster_matmul_sm90a tests/gpu/cluster_matmul.tile --arch sm_90a --cluster)
+  dtsim_plan_golden(cluster_matmul_ws_sm90a tests/gpu/cluster_matmul.tile --arch sm_90a --cluster --warp-specialize)
+  # the grouped 128x256 bench matmul: clusters along axis 1 sharing B
+  dtsim_plan_golden(matmul_f16_wide_cluster_sm90a bench/gpu/matmul_f16_wide.tile --arch sm_90a --cluster)
 endif()
