@@ -348,6 +348,8 @@ std::string repro(const Options& o, const Case& c) {
   std::string s = "dtsim difftest " + o.file + " --trials 1";
   if (o.oracle == Oracle::Triton) s += " --oracle=triton";
   if (o.bounds_checks) s += " --sanitize=bounds";
+  if (o.warp_specialize) s += " --warp-specialize";
+  if (o.cluster) s += " --cluster";
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
   for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
   if (!o.kernel.empty()) s += " --kernel " + o.kernel;
