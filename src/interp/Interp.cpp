@@ -127,10 +127,11 @@ std::string InstanceOrder::name() const {
 
 namespace {
 
-// The buffers a kernel may store to, and those it may load from (ir/Analysis.h's pointer
-// provenance), as bitmasks of buffer indices. Only stored buffers need per-element conflict
-// tracking (an element no instance stores cannot conflict), and only those also loaded need their
-// readers tracked.
+// The buffers a kernel's accesses may conflict in, and those it may load from (ir/Analysis.h's
+// pointer provenance), as bitmasks of buffer indices. Only buffers that a plain store may write,
+// or an atomic may update while a load may read them, need per-element conflict tracking: an
+// element no instance stores cannot conflict, and atomics do not conflict with one another, so a
+// buffer that only atomics touch needs none. Only those also loaded need their readers tracked.
 uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer, uint64_t& loaded) {
   loaded = ~uint64_t(0);
   if (param_buffer.size() > 64) return ~uint64_t(0);
@@ -144,7 +145,7 @@ uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer, u
     return m;
   };
   loaded = mask(a.loaded);
-  return mask(a.writes());
+  return mask(a.stored) | (mask(a.atomic) & loaded);
 }
 
 // The buffers (bitmask) that some kernel of `m` may load from; all of them when there are more than 64.

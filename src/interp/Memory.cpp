@@ -99,6 +99,11 @@ void record_span(std::vector<ConflictMap::Span>& v, int64_t plo, int64_t phi, in
     else v.push_back(ConflictMap::Span{plo, phi, me, sid});
     return;
   }
+  if (v[j].lo >= phi) {  // in the gap before span j (a row between rows stored before): as below, with one piece
+    if (j > 0 && v[j - 1].hi == plo && v[j - 1].inst == me && v[j - 1].stmt == sid) v[j - 1].hi = phi;
+    else v.insert(v.begin() + static_cast<std::ptrdiff_t>(j), ConflictMap::Span{plo, phi, me, sid});
+    return;
+  }
   std::vector<ConflictMap::Span> add;
   int64_t cur = plo;
   size_t k = j;
@@ -1003,6 +1008,9 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         const T* v = pv + base[1];
         const T* cv = pc ? pc + base[2] : nullptr;
         const uint8_t* mk = pm ? pm + base[3] : nullptr;
+        // A row whose mask is all ones is updated as an unmasked one (the compiler turns the
+        // masked loop's select into a branch per lane).
+        if (mk && sm == 1 && !std::memchr(mk, 0, static_cast<size_t>(W))) mk = nullptr;
         int64_t live = 0;
         if constexpr (OP != AtomicOp::Cas) {
           if (sv == 1 && (!mk || sm == 1)) {  // unit strides: a loop the compiler vectorizes

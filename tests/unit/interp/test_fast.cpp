@@ -856,6 +856,39 @@ TEST_CASE("consecutive offsets and prefix masks held unmade: wraparound, casts, 
   for (InterpOptions opt : {InterpOptions{}, kg}) CHECK(same_tile("<lazy-findings>", bad, {}, opt) >= 1);
 }
 
+// Row stores that land in the gaps between spans recorded before (a tile's rows, pid 1's rows
+// between pid 0's; in reverse order a later instance's rows first): a claim that fits a gap
+// inserts its span there, or extends the span before it (the same instance and statement); one
+// that reaches into a recorded span of another instance conflicts.
+TEST_CASE("conflict spans: claims in the gaps between recorded spans") {
+  const char* rows = R"(kernel t(out y: *f32[16, 64]) grid(2, 2) {
+  r = program_id(0) * 8 + arange(0, 8)
+  for k in range(0, 2) {
+    c = program_id(1) * 32 + k * 16 + arange(0, 16)
+    store(y + expand_dims(r, 1) * 64 + expand_dims(c, 0), 1.0)
+  }
+}
+)";
+  const char* over = R"(kernel t(out y: *f32[16, 64]) grid(2, 2) {
+  r = program_id(0) * 8 + arange(0, 8)
+  for k in range(0, 2) {
+    c = program_id(1) * 32 + k * 16 + arange(0, 16) + (program_id(1) == 0).to(i32) * k
+    store(y + expand_dims(r, 1) * 64 + expand_dims(c, 0), 1.0)
+  }
+}
+)";
+  for (Order order : {Order::Sequential, Order::Reverse, Order::Shuffle})
+    for (bool keep : {false, true}) {
+      CAPTURE(static_cast<int>(order));
+      CAPTURE(keep);
+      InterpOptions opt;
+      opt.order = order;
+      opt.keep_going = keep;
+      CHECK(same_tile("<gap-rows>", rows, {}, opt) == 0);
+      CHECK(same_tile("<gap-rows-over>", over, {}, opt) >= 1);
+    }
+}
+
 TEST_CASE("conflict spans: own overlaps, gaps, shard borders, every order and thread count") {
   // Each instance of `a` stores four overlapping ranges of its 512 elements (the second a prefix
   // mask), leaving [100, 150) of them unwritten; the ranges cross the 1024-element shards. `b`
