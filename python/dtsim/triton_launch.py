@@ -242,6 +242,8 @@ class CompiledKernel:
 
 def _grid_of(grid, bound_args, name):
     g = grid(bound_args) if callable(grid) else grid
+    if type(g) is tuple and 1 <= len(g) <= 3 and all(type(x) is int for x in g):
+        return g
     if isinstance(g, int) or not hasattr(g, "__len__"):
         g = (g,)
     if isinstance(g, (str, bytes)):
@@ -276,11 +278,20 @@ class HostArray:
         return self.array.ctypes.data
 
 
+_PLAIN = (int, float, bool, type(None), str)  # launch arguments _wrap passes through at once
+_NDARRAY = []
+
+
 def _wrap(v):
-    import numpy as np
-    if isinstance(v, np.ndarray):
+    if type(v) in _PLAIN:
+        return v
+    if not _NDARRAY:
+        import numpy as np
+        _NDARRAY.append(np.ndarray)
+    ndarray = _NDARRAY[0]
+    if isinstance(v, ndarray):
         return HostArray(v)
-    if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), np.ndarray):
+    if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), ndarray):
         import dataclasses
         return dataclasses.replace(v, base=HostArray(v.base))  # a host descriptor over a numpy array
     return v
@@ -292,9 +303,20 @@ def _specialize(fn, args, kwargs):
     caches = fn.device_caches[0]
     kernel_cache, kernel_key_cache, target, backend, binder = caches
     bound_args, specialization, options = binder(*args, **kwargs)
-    from triton.runtime.jit import compute_cache_key
-    key = compute_cache_key(kernel_key_cache, specialization, options)
+    key = _compute_cache_key()(kernel_key_cache, specialization, options)
     return bound_args, specialization, options, key, backend, target
+
+
+@functools.lru_cache(maxsize=None)
+def _compute_cache_key():
+    from triton.runtime.jit import compute_cache_key
+    return compute_cache_key
+
+
+@functools.lru_cache(maxsize=None)
+def _knobs():
+    from triton import knobs
+    return knobs
 
 
 def _arg_kinds(signature):
@@ -341,7 +363,7 @@ def _device_key(kernel, bound_args, g, sanitize):
 
 
 def _debug_on(fn, kwargs):
-    from triton import knobs
+    knobs = _knobs()
     return bool(kwargs.get("debug", getattr(fn, "debug", None)) or knobs.runtime.debug)
 
 
@@ -474,8 +496,8 @@ def _address_memory(arrays, scalars):
 
 def run(fn, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
-    import dtsim
-    from triton import knobs
+    dtsim = sys.modules["dtsim"]
+    knobs = _knobs()
     if _uses_guide_helpers(fn):
         reader = fn.__dict__.get("_dtsim_reader")
         if reader is None:
@@ -488,7 +510,7 @@ def run(fn, *args, grid, warmup, **kwargs):
         kwargs.setdefault("instrumentation_mode", knobs.compilation.instrumentation_mode)
     for hook in getattr(fn, "pre_run_hooks", []):
         hook(*args, **kwargs)
-    args = tuple(_wrap(a) for a in args)
+    args = tuple([_wrap(a) for a in args])
     kwargs = {k: _wrap(v) for k, v in kwargs.items()}
     bound_args, specialization, options, key, backend, target = _specialize(fn, args, dict(kwargs))
     cache = fn.__dict__.setdefault("_dtsim_kernels", {})
