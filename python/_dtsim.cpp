@@ -14,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "driver/Driver.h"
 #include "driver/Findings.h"
@@ -241,8 +242,8 @@ std::map<std::string, uint64_t> bind_device_arrays(const Module& m, const Bindin
 #ifdef DTSIM_HAVE_CUDA
 // Repeated launches of one compiled kernel whose every buffer is the caller's GPU memory (python/dtsim
 // makes one per launch signature and scalar values): the runner, the buffers and the order of the
-// addresses are kept, so a launch only binds the addresses (when they changed, or another launcher or
-// run() used the runner in between) and launches every kernel on the caller's stream. It synchronizes
+// addresses are kept, so a launch only binds the addresses (when they changed, another launcher or
+// run() used the runner in between, or another thread launches) and launches every kernel on the caller's stream. It synchronizes
 // only where a kernel can report (a status buffer: asserts, bounds checks; conflict shadow words);
 // otherwise it returns at once, and a fault of the kernel surfaces at the next synchronize of the
 // caller (torch.cuda.synchronize) or at the next launch here, which then names it.
@@ -256,6 +257,7 @@ struct CudaLauncher {
   std::vector<std::string> names;  // of the addresses launch() takes, in order
   std::map<std::string, uint64_t> on_device;
   std::vector<uint64_t> last;
+  std::thread::id last_thread;  // upload() makes the context current on the launching thread
 
   py::object launch(const std::vector<uint64_t>& ptrs, uint64_t stream) {
     if (ptrs.size() != names.size())
@@ -268,11 +270,12 @@ struct CudaLauncher {
       if (!entry) entry = cuda_entry(*c, b, scalars, san);  // the runner after a fault is a new one
       CudaModuleRunner& r = *entry->runner;
       try {
-        if (entry->bound_by != this || ptrs != last) {
+        if (entry->bound_by != this || ptrs != last || std::this_thread::get_id() != last_thread) {
           for (size_t i = 0; i < names.size(); ++i) on_device[names[i]] = ptrs[i];
           r.upload(bufs, nullptr, on_device);
           entry->bound_by = this;
           last = ptrs;
+          last_thread = std::this_thread::get_id();
         }
         for (size_t i = 0; i < r.kernel_count() && found.empty(); ++i) {
           try {

@@ -1,10 +1,12 @@
 # backend='cuda' launches of @triton.jit kernels on torch CUDA tensors through the launcher kept per
 # launch signature: repeated launches with other tensors (other addresses) and other scalar values
 # give what the interpreter gives on host copies; a launch goes on torch's current stream (a side
-# stream's work is ordered after what that stream did before, without a synchronize between); with
-# the sanitizer on, a kernel's failed bounds check still comes back from such a launch as KernelError.
+# stream's work is ordered after what that stream did before, without a synchronize between) and
+# works from another thread; with the sanitizer on, a kernel's failed bounds check still comes back
+# from such a launch as KernelError.
 # Exits 77 (skip) without a usable GPU or without torch with CUDA.
 import sys
+import threading
 
 import numpy as np
 import triton
@@ -81,6 +83,28 @@ with torch.cuda.stream(s):
 s.synchronize()
 assert torch.all(out == 7.0).item(), out[:4]
 print("launch on torch's current stream: ordered after the stream's earlier work")
+
+# The same launcher, with the same addresses, from a thread that has done no CUDA work (its CUDA
+# context is not current until the launch makes it so).
+got = {}
+out.zero_()
+torch.cuda.synchronize()
+
+
+def in_thread():
+    try:
+        axpy[grid](x, y, out, n, 2.0, BLOCK=B)
+    except Exception as e:  # reported by the main thread
+        got["error"] = e
+
+
+t = threading.Thread(target=in_thread)
+t.start()
+t.join()
+torch.cuda.synchronize()
+assert "error" not in got, got.get("error")
+assert torch.all(out == 7.0).item(), out[:4]
+print("a launch from another thread: ok")
 
 # With the sanitizer on, the launch synchronizes and reads the kernel's checks.
 dtsim.config(sanitize="bounds")
