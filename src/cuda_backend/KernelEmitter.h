@@ -267,7 +267,7 @@ class KernelEmitter {
     std::string ctr, sc, head, exit, i, cur;
   };
   RingHead ring_head(const LoopBounds& b, int S, const std::string& prefix,
-                     const std::function<void(const std::string&, const std::string&, bool)>& issue);
+                     const std::function<void(const std::string&, const std::string&, bool)>& issue, bool cp_async = true);
   void emit_pipelined_for(const Stmt& s, const PipelinePlan& pp);
   // ---- TMA rings (NvvmTma.cpp) ----
   void plan_tma(const Stmt& f, PipelinePlan& pp);
@@ -288,6 +288,7 @@ class KernelEmitter {
   struct RingTile {
     std::string at;
     bool kmajor = false;
+    int64_t atoms = 0;  // filled by TMA: 64-column boxes this many bytes apart (wgmma_tiles' b_atoms)
   };
   std::map<int, RingTile> ring_;
   // Emitted by the next wgmma_tiles between its commit and its wait (the next stage's copies).
@@ -418,6 +419,8 @@ class KernelEmitter {
   std::string tma_bar(const PipelinePlan& pp, const std::string& st, bool empty);
   void tma_wait(const std::string& bar, const std::string& parity);
   void tma_issue(const PipelinePlan& pp, const std::string& st);
+  void tma_copy(const TmaOperand& o, const std::string& dst, const std::string& bar);
+  void plan_ring_tma(PipelinePlan& pp);
   void tma_init(const PipelinePlan& pp, const std::string& leader);
   void tma_drain(const Stmt& f, const PipelinePlan& pp);
   void tma_release(const PipelinePlan& pp, const std::string& leader);
