@@ -2,6 +2,8 @@
 // what the CUDA backend plans and emits for it, checked on the PTX without a GPU.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "cuda_backend/Cuda.h"
@@ -158,4 +160,29 @@ TEST_CASE("attention at head dim 128 with a causal mask: rings of 32 KiB stages"
   CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8);  // acc_next: 2 tiles x 4 k16 steps
   CHECK(count(c.ptx, ", p, 1, 1, 1;") == 8);
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 16);  // s0: 2 tiles x 8 k16 steps over head dim 128
+}
+
+TEST_CASE("an operand ring whose load is not a box of its tensor masked by the extents keeps cp.async, the plan says why") {
+  // kt read 64 elements further on (one row of k): still 16-byte aligned for cp.async, but the
+  // column offset is not what the mask bounds, so TMA's zero fill would not be the mask.
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/attention_desc.tile");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string src = ss.str();
+  size_t at = src.find("kt = load(k + ");
+  REQUIRE(at != std::string::npos);
+  src.replace(at, 14, "kt = load(k + 64 + ");
+  Module m = parse_tile(Sources::add("<attention_shifted>", src));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90a";
+  std::string plan = emit_plan(m, b, opt);
+  CHECK(plan.find("kt (B of s, K-major, cp.async), vt (B of acc_next, TMA) copied 2 iteration(s) ahead") != std::string::npos);
+  CHECK(plan.find("cp.async kt: the load has a mask conjunct that is not row < extent or column < extent") != std::string::npos);
+  std::string ptx = compile_ptx(emit_nvvm(m, b, opt), opt);
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 3);       // vt's box, twice before the loop and once in it
+  CHECK(count(ptx, "cp.async.cg.shared.global") == 12);    // kt's 4 vectors per thread, as often
+  CHECK(count(ptx, "cp.async.wait_group 1;") == 1);        // both: the group and the mbarrier
+  CHECK(count(ptx, "mbarrier.try_wait.parity") >= 1);
 }
