@@ -63,10 +63,11 @@ def run(a):
     chosen = {}
     all_configs = list(kern.configs)
     pinned = json.load(open(a.configs_in)) if a.configs_in else {}
+    only = {tuple(int(x) for x in sh.split("x")) for sh in a.shapes.split(",")} if a.shapes else None
     for n_ctx, d in SHAPES:
-        if a.max_ctx and n_ctx > a.max_ctx:
+        if a.max_ctx and n_ctx > a.max_ctx or only is not None and (n_ctx, d) not in only:
             continue
-        for causal in (False, True):
+        for causal in {"both": (False, True), "no": (False,), "yes": (True,)}[a.causal]:
             key = f"{n_ctx}x{d}"
             if key in pinned:
                 # the tutorial's own Config object (it carries the pre_hook that sets the descriptors' blocks)
@@ -82,6 +83,9 @@ def run(a):
             try:
                 o = mod.attention(q, k, v, causal, scale)
                 torch.cuda.synchronize()
+                if a.once:  # one launch (under a profiler): nothing timed or compared
+                    print(json.dumps(rec), flush=True)
+                    continue
                 rec["max_err"] = reference_error(torch, q, k, v, causal, scale, o)
                 ms = triton.testing.do_bench(lambda: mod.attention(q, k, v, causal, scale))
                 best = getattr(kern, "best_config", None) or kern.configs[0]
@@ -136,6 +140,10 @@ def main():
     ap.add_argument("--configs-in")
     ap.add_argument("--batch", type=int, default=BATCH, help="batches (more than 1: see BATCH above)")
     ap.add_argument("--max-ctx", type=int, default=0, help="skip shapes with a longer sequence")
+    ap.add_argument("--shapes", help="only these shapes, N_CTXxHEAD_DIM[,...] (e.g. 16384x128)")
+    ap.add_argument("--causal", choices=("both", "no", "yes"), default="both")
+    ap.add_argument("--once", action="store_true",
+                    help="launch each row's kernel once, without timing or the reference (for a profiler: ncu -c 1)")
     ap.add_argument("--table", nargs="+", help="print the table of these JSON-lines files")
     a = ap.parse_args()
     if a.table:

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "driver/Driver.h"
 #include "driver/Findings.h"
@@ -34,6 +35,16 @@ namespace dtsim {
 
 namespace {
 
+#ifdef DTSIM_HAVE_CUDA
+// A kernel loaded on the GPU for one set of runtime scalar values and one bounds-check mode, and
+// whose buffers it is bound to: `bound_by` is the CudaLauncher that uploaded them last (nullptr: a
+// launch through run(), which binds them again every time).
+struct CudaEntry {
+  std::unique_ptr<CudaModuleRunner> runner;
+  const void* bound_by = nullptr;
+};
+#endif
+
 // A kernel lowered and verified for one launch signature (buffer types and shapes, constexprs,
 // scalar types, grid). Runtime scalar values are re-bound per launch.
 struct Compiled {
@@ -43,9 +54,37 @@ struct Compiled {
   // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
   // them when it is made); a few are kept, so that repeated launches skip NVVM and the PTX load.
   std::mutex cuda_mu;
-  std::map<std::pair<std::map<std::string, std::string>, int>, std::unique_ptr<CudaModuleRunner>> cuda;
+  std::map<std::pair<std::map<std::string, std::string>, int>, std::shared_ptr<CudaEntry>> cuda;
 #endif
 };
+
+#ifdef DTSIM_HAVE_CUDA
+// The runner of `c` for these scalar values and this sanitize mode, made (NVVM, PTX load) when
+// there is none. The caller holds c.cuda_mu.
+std::shared_ptr<CudaEntry> cuda_entry(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Sanitize san) {
+  auto key = std::make_pair(scalars, static_cast<int>(san));
+  auto it = c.cuda.find(key);
+  if (it != c.cuda.end()) return it->second;
+  if (c.cuda.size() >= 8) c.cuda.clear();  // frees their device memory (once no launcher holds them)
+  CudaOptions opt;
+  opt.bounds_checks = san != Sanitize::None;
+  opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
+  std::cerr << unchecked_address_note(c.program.module, opt);  // once per compiled launch
+  auto e = std::make_shared<CudaEntry>();
+  e->runner = std::make_unique<CudaModuleRunner>(c.program.module, b, opt);
+  c.cuda.emplace(key, e);
+  return e;
+}
+
+// After a fault a runner is unusable: it leaves the cache.
+void drop_cuda_entry(Compiled& c, const std::shared_ptr<CudaEntry>& e) {
+  for (auto it = c.cuda.begin(); it != c.cuda.end(); ++it)
+    if (it->second == e) {
+      c.cuda.erase(it);
+      return;
+    }
+}
+#endif
 
 // The CUDA backend cannot be used (no driver, no GPU, or a build without the backend).
 struct BackendError : std::runtime_error {
@@ -145,22 +184,16 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
   std::string why;
   if (!cuda_available(&why))
     throw BackendError(why + ": dtsim.config(backend='cuda') needs a CUDA driver and a GPU (backend='interp' runs on the CPU)");
+  (void)bounds;
   std::vector<CudaFinding> found;
   {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(c.cuda_mu);
-    auto key = std::make_pair(scalars, static_cast<int>(san));
-    auto it = c.cuda.find(key);
+    std::shared_ptr<CudaEntry> e;
     try {
-      if (it == c.cuda.end()) {
-        if (c.cuda.size() >= 8) c.cuda.clear();  // frees their device memory
-        CudaOptions opt;
-        opt.bounds_checks = bounds;
-        opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
-        std::cerr << unchecked_address_note(c.program.module, opt);  // once per compiled launch
-        it = c.cuda.emplace(key, std::make_unique<CudaModuleRunner>(c.program.module, b, opt)).first;
-      }
-      CudaModuleRunner& r = *it->second;
+      e = cuda_entry(c, b, scalars, san);
+      CudaModuleRunner& r = *e->runner;
+      e->bound_by = nullptr;
       r.upload(bufs, nullptr, on_device);
       for (size_t i = 0; i < r.kernel_count() && found.empty(); ++i) {
         r.launch(i);
@@ -169,7 +202,7 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
       }
       r.download(bufs);
     } catch (...) {
-      if (it != c.cuda.end()) c.cuda.erase(it);  // a runner is unusable after a fault
+      if (e) drop_cuda_entry(c, e);  // a runner is unusable after a fault
       throw;
     }
   }
@@ -182,6 +215,131 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
   return out;
 #else
   (void)c, (void)b, (void)scalars, (void)bufs, (void)san, (void)on_device;
+  throw BackendError("this dtsim was built without the CUDA backend: dtsim.config(backend='cuda') is not available");
+#endif
+}
+
+using DeviceArrays = std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>;
+
+// The caller's GPU memory (name, device address, dtype, shape) as buffers of `preset` without host
+// memory; returns the addresses by name (CudaModuleRunner::upload's `on_device`).
+std::map<std::string, uint64_t> bind_device_arrays(const Module& m, const Bindings& b, const DeviceArrays& device_arrays, Buffers& preset) {
+  std::map<std::string, uint64_t> on_device;
+  for (const auto& [name, ptr, dtype, shape] : device_arrays) {
+    const Param* prm = m.kernels.at(0).find_param(name);
+    if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
+    Buffer buf;
+    buf.dtype = dtype_of(dtype, name);
+    for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
+    if (shape_numel(shape) != buf.numel() || buf.dtype != prm->dtype)
+      throw UserError("buffer '" + name + "' does not match the compiled kernel's parameter (" + scalar_name(prm->dtype) + ")");
+    preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, nullptr));
+    on_device[name] = ptr;
+  }
+  return on_device;
+}
+
+#ifdef DTSIM_HAVE_CUDA
+// Repeated launches of one compiled kernel whose every buffer is the caller's GPU memory (python/dtsim
+// makes one per launch signature and scalar values): the runner, the buffers and the order of the
+// addresses are kept, so a launch only binds the addresses (when they changed, another launcher or
+// run() used the runner in between, or another thread launches) and launches every kernel on the caller's stream. It synchronizes
+// only where a kernel can report (a status buffer: asserts, bounds checks; conflict shadow words);
+// otherwise it returns at once, and a fault of the kernel surfaces at the next synchronize of the
+// caller (torch.cuda.synchronize) or at the next launch here, which then names it.
+struct CudaLauncher {
+  std::shared_ptr<Compiled> c;
+  std::shared_ptr<CudaEntry> entry;
+  std::map<std::string, std::string> scalars;
+  Sanitize san = Sanitize::None;
+  Bindings b;
+  Buffers bufs;
+  std::vector<std::string> names;  // of the addresses launch() takes, in order
+  std::map<std::string, uint64_t> on_device;
+  std::vector<uint64_t> last;
+  std::thread::id last_thread;  // upload() makes the context current on the launching thread
+
+  py::object launch(const std::vector<uint64_t>& ptrs, uint64_t stream) {
+    if (ptrs.size() != names.size())
+      throw UserError("a launch of kernel '" + c->program.module.kernels.at(0).name + "' with " + std::to_string(ptrs.size()) +
+                      " addresses, where " + std::to_string(names.size()) + " are bound");
+    std::vector<CudaFinding> found;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(c->cuda_mu);
+      if (!entry) entry = cuda_entry(*c, b, scalars, san);  // the runner after a fault is a new one
+      CudaModuleRunner& r = *entry->runner;
+      try {
+        if (entry->bound_by != this || ptrs != last || std::this_thread::get_id() != last_thread) {
+          for (size_t i = 0; i < names.size(); ++i) on_device[names[i]] = ptrs[i];
+          r.upload(bufs, nullptr, on_device);
+          entry->bound_by = this;
+          last = ptrs;
+          last_thread = std::this_thread::get_id();
+        }
+        for (size_t i = 0; i < r.kernel_count() && found.empty(); ++i) {
+          try {
+            r.launch(i, reinterpret_cast<void*>(stream));
+          } catch (const UserError&) {
+            // A fault of an earlier launch is sticky: the launch fails with it. The synchronize names
+            // it (and makes the context usable again); any other launch failure stands as it is.
+            r.synchronize("a kernel launched earlier (before kernel '" + r.kernel_name(i) + "')");
+            throw;
+          }
+          if (r.reports(i)) {
+            r.synchronize("kernel '" + r.kernel_name(i) + "'");
+            found = r.check_status(i, bufs);
+          }
+        }
+      } catch (...) {
+        drop_cuda_entry(*c, entry);
+        entry.reset();
+        throw;
+      }
+    }
+    if (found.empty()) return py::none();
+    py::list findings;
+    for (const CudaFinding& cf : found) findings.append(finding_dict(finding_of(cf)));
+    py::dict out;
+    out["instances"] = -1;
+    out["findings"] = findings;
+    out["findings_count"] = static_cast<int64_t>(found.size());
+    return out;
+  }
+};
+#endif
+
+// A CudaLauncher for `c` with these scalar values and device arrays, or None when a buffer of the run
+// is not among the device arrays (host memory to copy: run() does that launch).
+py::object cuda_launcher(const std::shared_ptr<Compiled>& c, const std::map<std::string, std::string>& scalars,
+                         const DeviceArrays& device_arrays, const std::string& sanitize) {
+#ifdef DTSIM_HAVE_CUDA
+  std::string why;
+  if (!cuda_available(&why))
+    throw BackendError(why + ": dtsim.config(backend='cuda') needs a CUDA driver and a GPU (backend='interp' runs on the CPU)");
+  auto l = std::make_shared<CudaLauncher>();
+  const Module& m = c->program.module;
+  l->c = c;
+  l->scalars = scalars;
+  l->b = bind_params(m, scalars);
+  RunSettings settings = run_settings({{"sanitize", sanitize}});
+  InterpOptions opt;
+  settings.apply(opt);
+  l->san = opt.sanitize;
+  Buffers preset;
+  l->on_device = bind_device_arrays(m, l->b, device_arrays, preset);
+  l->bufs = make_buffers(m, l->b, 0, std::move(preset));
+  for (const Buffer& buf : l->bufs.list)
+    if (!l->on_device.count(buf.name)) return py::none();
+  for (const auto& d : device_arrays) l->names.push_back(std::get<0>(d));
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(c->cuda_mu);
+    l->entry = cuda_entry(*c, l->b, scalars, l->san);
+  }
+  return py::cast(l);
+#else
+  (void)c, (void)scalars, (void)device_arrays, (void)sanitize;
   throw BackendError("this dtsim was built without the CUDA backend: dtsim.config(backend='cuda') is not available");
 #endif
 }
@@ -246,19 +404,9 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     infos.push_back(std::move(info));
   }
   // GPU memory (backend "cuda"): a buffer without host memory, bound to the device address.
-  std::map<std::string, uint64_t> on_device;
-  for (const auto& [name, ptr, dtype, shape] : device_arrays) {
-    if (!cuda) throw UserError("argument '" + name + "' is GPU memory; the interpreter needs host arrays");
-    const Param* prm = m.kernels.at(0).find_param(name);
-    if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
-    Buffer buf;
-    buf.dtype = dtype_of(dtype, name);
-    for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
-    if (shape_numel(shape) != buf.numel() || buf.dtype != prm->dtype)
-      throw UserError("buffer '" + name + "' does not match the compiled kernel's parameter (" + scalar_name(prm->dtype) + ")");
-    preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, nullptr));
-    on_device[name] = ptr;
-  }
+  if (!cuda && !device_arrays.empty())
+    throw UserError("argument '" + std::get<0>(device_arrays[0]) + "' is GPU memory; the interpreter needs host arrays");
+  std::map<std::string, uint64_t> on_device = bind_device_arrays(m, b, device_arrays, preset);
   if (cuda && !memory.empty()) throw UserError("memory reached through int_to_ptr runs on the interpreter; use backend='interp'");
   if (cuda) {
     Buffers bufs = make_buffers(m, b, 0, std::move(preset));
@@ -421,6 +569,17 @@ PYBIND11_MODULE(_dtsim, m) {
         "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place; `viz`: write the "
         "picture of the run (as `dtsim viz`) to this .svg/.html file; `memory`: (name, 1-D array, dtype) buffers the "
         "kernel reaches only through addresses (int_to_ptr).");
+#ifdef DTSIM_HAVE_CUDA
+  py::class_<CudaLauncher, std::shared_ptr<CudaLauncher>>(m, "CudaLauncher")
+      .def("launch", &CudaLauncher::launch, py::arg("ptrs"), py::arg("stream") = 0,
+           "Launches the kernel with the buffers at these device addresses (in the order of cuda_launcher's "
+           "device_arrays) on `stream` (a CUstream; 0: the legacy default stream). None, or the result dict "
+           "of run() when a check found something.");
+#endif
+  m.def("cuda_launcher", &cuda_launcher, py::arg("compiled"), py::arg("scalars"), py::arg("device_arrays"),
+        py::arg("sanitize") = "all",
+        "A CudaLauncher for repeated launches of `compiled` on the GPU with these scalar values over device "
+        "arrays (name, address, dtype, shape), or None when the run has buffers outside them.");
   m.def(
       "check_option",
       [](const std::string& name, const std::string& value) {

@@ -190,8 +190,13 @@ class CudaModuleRunner {
   // A buffer named in `on_device` is bound to that device address instead (the caller's memory of at
   // least its size_bytes(), in this process's primary context): never copied, downloaded or freed.
   void upload(const Buffers& bufs, CudaDevicePool* pool = nullptr, const std::map<std::string, uint64_t>& on_device = {});
-  // Launches kernel i asynchronously; kernels of one runner run in launch order.
-  void launch(size_t i);
+  // Launches kernel i asynchronously on `stream` (a CUstream; 0: the legacy default stream); kernels
+  // of one runner launched on one stream run in launch order.
+  void launch(size_t i, void* stream = nullptr);
+  // Whether kernel i can report anything after it ran: a status buffer (asserts, bounds checks) or
+  // conflict shadow words. A launch of a kernel that cannot needs no synchronize unless its buffers
+  // are downloaded.
+  bool reports(size_t i) const;
   // Waits for everything launched; a fault throws CudaFault ("<what> failed: <driver message>" and a
   // hint) after recreating the context (this runner is unusable afterwards).
   void synchronize(const std::string& what);

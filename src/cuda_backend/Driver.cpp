@@ -557,7 +557,13 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
   }
 }
 
-void CudaModuleRunner::launch(size_t i) {
+bool CudaModuleRunner::reports(size_t i) const {
+  const NvvmKernelInfo& ki = impl_->nm.kernels.at(i);
+  return (ki.status && impl_->status) ||
+         std::any_of(ki.args.begin(), ki.args.end(), [](const NvvmKernelInfo::Arg& a) { return a.shadow; });
+}
+
+void CudaModuleRunner::launch(size_t i, void* stream) {
   Impl& r = *impl_;
   if (r.params.size() != r.fns.size()) internal_error("CudaDriver", "launch before upload");
   const auto& g = r.grids.at(i);
@@ -565,7 +571,8 @@ void CudaModuleRunner::launch(size_t i) {
   // Conflicts are per launch: every element unclaimed before a kernel that claims any.
   if (std::any_of(ki.args.begin(), ki.args.end(), [](const NvvmKernelInfo::Arg& a) { return a.shadow; }))
     for (size_t b = 0; b < r.shadows.size(); ++b)
-      if (r.shadows[b]) check(r.cu, r.cu.cuMemsetD8Async(r.shadows[b], 0xFF, r.shadow_bytes[b], nullptr), "cuMemsetD8Async (shadow words)");
+      if (r.shadows[b])
+        check(r.cu, r.cu.cuMemsetD8Async(r.shadows[b], 0xFF, r.shadow_bytes[b], static_cast<CUstream>(stream)), "cuMemsetD8Async (shadow words)");
   // A clustered TMA ring: clusters of two CTAs along its axis where the grid's extent there is even
   // (else none: the kernel then copies whole boxes in each CTA).
   const int ax = ki.cluster_axis;
@@ -584,11 +591,12 @@ void CudaModuleRunner::launch(size_t i) {
     cfg.sharedMemBytes = static_cast<unsigned>(ki.smem_bytes);
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
+    cfg.hStream = static_cast<CUstream>(stream);
     check(r.cu, r.cu.cuLaunchKernelEx(&cfg, r.fns[i], r.params[i].data(), nullptr), "cuLaunchKernelEx (clusters of 2 CTAs)");
     return;
   }
   check(r.cu, r.cu.cuLaunchKernel(r.fns[i], static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
-                                  static_cast<unsigned>(ki.threads), 1, 1, static_cast<unsigned>(ki.smem_bytes), nullptr,
+                                  static_cast<unsigned>(ki.threads), 1, 1, static_cast<unsigned>(ki.smem_bytes), static_cast<CUstream>(stream),
                                   r.params[i].data(), nullptr),
         "cuLaunchKernel");
 }

@@ -267,7 +267,7 @@ class KernelEmitter {
     std::string ctr, sc, head, exit, i, cur;
   };
   RingHead ring_head(const LoopBounds& b, int S, const std::string& prefix,
-                     const std::function<void(const std::string&, const std::string&, bool)>& issue);
+                     const std::function<void(const std::string&, const std::string&, bool)>& issue, bool cp_async = true);
   void emit_pipelined_for(const Stmt& s, const PipelinePlan& pp);
   // ---- TMA rings (NvvmTma.cpp) ----
   void plan_tma(const Stmt& f, PipelinePlan& pp);
@@ -288,6 +288,7 @@ class KernelEmitter {
   struct RingTile {
     std::string at;
     bool kmajor = false;
+    int64_t atoms = 0;  // filled by TMA: 64-column boxes this many bytes apart (wgmma_tiles' b_atoms)
   };
   std::map<int, RingTile> ring_;
   // Emitted by the next wgmma_tiles between its commit and its wait (the next stage's copies).
@@ -418,6 +419,8 @@ class KernelEmitter {
   std::string tma_bar(const PipelinePlan& pp, const std::string& st, bool empty);
   void tma_wait(const std::string& bar, const std::string& parity, const std::string& sem = "");
   void tma_issue(const PipelinePlan& pp, const std::string& st, const std::string& mc = "", const std::string& rank = "");
+  void tma_copy(const TmaOperand& o, const std::string& dst, const std::string& bar, const std::string& mc = "", const std::string& rank = "");
+  void plan_ring_tma(PipelinePlan& pp);
   // Clusters (NvvmTma.cpp): whether TMA ring `f` runs in 2-CTA clusters sharing an operand, and its
   // emission; pair_invariant: whether e is the same in CTAs whose program ids on `axis` are 2c, 2c + 1.
   void plan_cluster(const Stmt& f, PipelinePlan& pp);

@@ -332,6 +332,10 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   if (sb && !b_kmajor && b_atoms) lbo_b = b_atoms, sbo_b = 1024;
   int64_t step_b = sb ? 2 * sbo_b : 2 * lbo_b;
   if (b_kmajor) lbo_b = lbo_a, sbo_b = sbo_a, step_b = step_a;
+  // A K-major B in TMA boxes (b_atoms: N rows x 64 columns each, 128-byte swizzled, b_atoms bytes
+  // apart): k16 steps advance 32 bytes inside a box, and every fourth one starts the next box.
+  const bool b_boxes = b_kmajor && b_atoms;
+  if (b_boxes) sb = true, lbo_b = 16, sbo_b = 1024, step_b = 32;
   std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup g computes rows 64Rg .. 64R(g+1) - 1
   int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;            // 64 rows of A
   std::string abase = a_regs ? std::string() : op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " +
@@ -369,7 +373,8 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   // shared memory, the descriptor of address + offset is the base descriptor + (offset >> 4).
   std::string da0 = a_regs ? std::string() : desc(abase, lbo_a, sbo_a, sa), db0 = desc(bbase, lbo_b, sbo_b, sb);
   for (int64_t ks = 0; ks < p.K / 16; ++ks) {
-    std::string db = ks ? op("add i64 " + db0 + ", " + std::to_string(ks * step_b >> 4)) : db0;
+    int64_t b_step = b_boxes ? ks % 4 * step_b + ks / 4 * b_atoms : ks * step_b;
+    std::string db = ks ? op("add i64 " + db0 + ", " + std::to_string(b_step >> 4)) : db0;
     for (int r = 0; r < p.wr; ++r) {  // tile r: rows 64r.. of the group's, registers r * n ..
       std::string args;
       if (a_regs) {
@@ -432,7 +437,7 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
   note(describe(p) + (in_ring || a_regs ? "" : ", operands staged from registers") + (b_kmajor ? "; B K-major, trans's operand as held" : ""));
   if (resident) note("A operand " + ae->name + " read from where it was staged before the loop");
   if (a_regs) note("A operand in registers: its accumulator-layout values packed as f16x2 fragments");
-  if (in_ring) note("B operand " + bv->name + " read from its cp.async ring");
+  if (in_ring) note("B operand " + bv->name + " read from its " + (ring->second.atoms ? "TMA" : "cp.async") + " ring");
   TV a = resident ? TV{} : a_regs ? fit(ae, wgmma_accumulator(p.M, p.K, k_.num_warps)) : eval(ae);
   TV b = in_ring ? TV{} : eval(bv);
   Dist D = accumulator(p);
@@ -466,7 +471,7 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
     }
     std::string a_off = resident ? std::to_string(res->second - smem_floor_) : "0";
     std::string b_off = in_ring ? op("sub i32 " + ring->second.at + ", " + std::to_string(smem_floor_)) : std::to_string(off_b);
-    return wgmma_tiles(p, a_off, b_off, TV{e->type, D, acc.v}, 0, b_kmajor, 0, a_regs ? &frags : nullptr);
+    return wgmma_tiles(p, a_off, b_off, TV{e->type, D, acc.v}, 0, b_kmajor, in_ring ? ring->second.atoms : 0, a_regs ? &frags : nullptr);
   }
   int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
   int64_t off_b = (a_bytes + 127) / 128 * 128;

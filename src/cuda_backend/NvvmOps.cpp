@@ -110,11 +110,13 @@ std::string KernelEmitter::math(UnOp u, Scalar t, const std::string& x) {
   bool d = t == Scalar::F64;
   std::string ty = d ? "double" : "float";
   auto lib = [&](const char* name) { return call(ty, std::string("__nv_") + name + (d ? "" : "f"), ty + " " + x, ty); };
-  // f32 exp and exp2 on the SFU, as Triton's tl.exp: 2^y by ex2.approx.f32 (relative error < 2^-22,
-  // subnormal results kept), exp(x) = 2^(x * log2 e). Rounding x * log2 e adds a relative error
-  // below |x| * 2^-24 and log2 e's f32 rounding one below |x| * 1.4e-8: at most 6.8e-6 where exp
-  // stays in the f32 range (|x| < 88), inside the differential tester's f32 tolerance (rtol 1e-5).
-  auto ex2 = [&](const std::string& y) { return op("call float asm \"ex2.approx.f32 $0, $1;\", \"=f,f\"(float " + y + ")"); };
+  // f32 exp and exp2 on the SFU, as Triton's tl.exp and tl.exp2: 2^y by ex2.approx.ftz.f32 (relative
+  // error < 2^-22; a result below 2^-126 is flushed to zero, as Triton's: the SFU instruction alone,
+  // where keeping subnormals costs a compare and two multiplies around it), exp(x) = 2^(x * log2 e).
+  // Rounding x * log2 e adds a relative error below |x| * 2^-24 and log2 e's f32 rounding one below
+  // |x| * 1.4e-8: at most 6.8e-6 where exp stays in the f32 range (|x| < 88), inside the
+  // differential tester's f32 tolerance (rtol 1e-5); a flushed subnormal is off by less than 2^-126.
+  auto ex2 = [&](const std::string& y) { return op("call float asm \"ex2.approx.ftz.f32 $0, $1;\", \"=f,f\"(float " + y + ")"); };
   std::string r;
   switch (u) {
     case UnOp::Exp: r = d ? lib("exp") : ex2(op("fmul float " + x + ", " + float_hex(1.4426950408889634, true))); break;
@@ -193,6 +195,11 @@ std::string KernelEmitter::nan_minmax(bool is_max, Scalar t, const std::string& 
     std::string c = op(std::string("icmp ") + (t == Scalar::I1 ? (is_max ? "ugt " : "ult ") : (is_max ? "sgt " : "slt ")) + ty + " " + a + ", " + b);
     return op("select i1 " + c + ", " + ty + " " + a + ", " + ty + " " + b);
   }
+  // sm_80 and newer: one max.NaN / min.NaN (FMNMX.NAN), a NaN operand giving NaN as below; the sign
+  // of a zero result may differ (+0 and -0 compare equal, and the interpreter keeps the first).
+  if (sm_version() >= 80)
+    return op(std::string("call float asm \"") + (is_max ? "max" : "min") + ".NaN.f32 $0, $1, $2;\", \"=f,f,f\"(float " + a +
+              ", float " + b + ")");
   std::string c = op(std::string("fcmp ") + (is_max ? "ogt " : "olt ") + ty + " " + a + ", " + b);
   std::string pick = op("select i1 " + c + ", " + ty + " " + a + ", " + ty + " " + b);
   std::string nan = op("fcmp uno " + ty + " " + a + ", " + b);

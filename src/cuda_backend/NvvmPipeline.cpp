@@ -219,9 +219,10 @@ std::string KernelEmitter::carried_at(const ExprP& v, const std::vector<std::str
 // The start of a ring's loop (cp.async rings, operand rings): `issue` copies the first S - 1
 // iterations (the loop variable's value, the stage, whether it is the first copy), then the loop
 // over i in [lo, hi) with a stage counter opens; in its body block, the copies of the current stage
-// `cur` are waited for (cp.async.wait_group S - 2). Labels `prefix`.head/.body/.exit.
+// `cur` are waited for (cp.async.wait_group S - 2, unless no copy is a cp.async). Labels `prefix`.head/.body/.exit.
 KernelEmitter::RingHead KernelEmitter::ring_head(const LoopBounds& b, int S, const std::string& prefix,
-                                                 const std::function<void(const std::string&, const std::string&, bool)>& issue) {
+                                                 const std::function<void(const std::string&, const std::string&, bool)>& issue,
+                                                 bool cp_async) {
   const std::string &ty = b.ty, &lo = b.lo, &step = b.step;
   for (int s = 0; s < S - 1; ++s) {
     std::string it = s ? op("add " + ty + " " + lo + ", " + op("mul " + ty + " " + step + ", " + std::to_string(s))) : lo;
@@ -241,7 +242,7 @@ KernelEmitter::RingHead KernelEmitter::ring_head(const LoopBounds& b, int S, con
   line("br i1 " + op("icmp slt " + ty + " " + h.i + ", " + b.hi) + ", label %" + body + ", label %" + h.exit);
   start_block(body);
   h.cur = op("load i32, i32* " + h.sc);
-  line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
+  if (cp_async) line("call void asm sideeffect \"cp.async.wait_group " + std::to_string(S - 2) + ";\", \"~{memory}\"()");
   return h;
 }
 

@@ -11,6 +11,12 @@
 // i + num_stages - 1 into that stage are issued right after the first dot's wgmma group is
 // committed, so they overlap it. The body's other statements use shared memory above the rings; a
 // resident A operand (LoopPlan::resident, attention's q) sits below them.
+//
+// A tile whose load is a box of a 2-D row-major tensor masked by its extents (tma_operand) is copied
+// by TMA instead (plan_ring_tma): thread 0 arrives on the stage's mbarrier with the bytes expected
+// and issues the stage's bulk tensor copies (64-column boxes, 128-byte swizzle, box_rows * 128 bytes
+// apart, as wgmma_tiles' b_atoms reads them); every thread waits on the mbarrier (the parity of the
+// stage's wraps) before the iteration's barrier. The mbarriers sit in 1 KiB above the stages.
 #include <algorithm>
 
 #include "cuda_backend/KernelEmitter.h"
@@ -139,22 +145,50 @@ std::optional<PipelinePlan> KernelEmitter::plan_operand_rings(const Stmt& f, std
     std::string w;
     if (!cp_async_ok(*r.load->args[0], w) && bad.empty()) bad = "the load of " + r.load->targets[0] + line_of(*r.load) + " " + w;
   }
-  carried_.clear();
-  loop_info_.erase(slot);
-  if (!bad.empty()) return fail(bad);
   PipelinePlan pp;
   pp.kind = PipelinePlan::Kind::OperandRings;
   pp.stages = k_.num_stages;
-  for (RingOperand& r : rings) {
+  pp.rings = rings;
+  if (bad.empty()) plan_ring_tma(pp);
+  carried_.clear();
+  loop_info_.erase(slot);
+  if (!bad.empty()) return fail(bad);
+  for (RingOperand& r : pp.rings) {
     const Type& t = r.load->args[0]->type;
     r.offset = pp.stage_bytes;
     r.bytes = align1024(t.numel() * scalar_bytes(t.elem));  // 1024: the 128-byte swizzle's period
     pp.stage_bytes += r.bytes;
   }
-  pp.rings = rings;
   pp.mma = plan_.dot(*dot_stmts[0]->args[0]);
   for (auto& [v, c] : carried) pp.carried[v] = c.form;
   return pp;
+}
+
+// Which rings TMA fills (the loop's variable and carried values in loop_info_ and carried_): those
+// whose load is a box of a 2-D row-major tensor masked by exactly its extents (tma_operand, as a B
+// operand: 64-column boxes), on sm_90a, where no bounds check reads the copies lane by lane.
+void KernelEmitter::plan_ring_tma(PipelinePlan& pp) {
+  for (RingOperand& r : pp.rings) {
+    if (checking()) {
+      r.not_tma = "bounds checks: the copies are checked lane by lane";
+      continue;
+    }
+    TmaMap m;
+    std::string w;
+    auto o = tma_operand(*r.load, true, m, w);
+    if (!o) {
+      r.not_tma = "the load " + w;
+      continue;
+    }
+    auto it = plan_.tma_map_of.find(r.load);
+    if (it == plan_.tma_map_of.end()) {
+      it = plan_.tma_map_of.emplace(r.load, static_cast<int>(plan_.tma_maps.size())).first;
+      plan_.tma_maps.push_back(m);
+    }
+    o->map = it->second;
+    r.tma = static_cast<int>(pp.tma.size());
+    pp.tma.push_back(*o);
+  }
 }
 
 // What the body uses above the rings, at most: the other statements as transient_smem counts them;
@@ -201,17 +235,45 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &kvar = lb.kvar, &hi = lb.hi, &step = lb.step;
   std::map<int, Carried> carried = ring_carried_of(pp, lb);
-  use_smem(S * stage);
+  use_smem(pp.ring_bytes());
   ++info.pipelined_loops;
+  const bool tma = !pp.tma.empty();
+  bool cp = false;
+  int64_t tx = 0;  // the bytes TMA copies into a stage
+  for (const RingOperand& r : pp.rings) {
+    const Type& t = r.load->args[0]->type;
+    if (r.tma < 0) cp = true;
+    else tx += t.numel() * scalar_bytes(t.elem);
+  }
+  if (tma) ++info.tma_loops;
   const int64_t ring_floor = smem_floor_;
   {
     const Stmt* outer = cur_stmt_;
     cur_stmt_ = &f;
-    std::string names;
-    for (const RingOperand& r : pp.rings) names += (names.empty() ? "" : ", ") + r.load->targets[0];
-    note("pipelined: " + std::to_string(S) + " stages of " + names + ", cp.async " + std::to_string(S - 1) +
+    std::string by_tma, by_cp;
+    for (const RingOperand& r : pp.rings) {
+      std::string& l = r.tma >= 0 ? by_tma : by_cp;
+      l += (l.empty() ? "" : ", ") + r.load->targets[0];
+    }
+    std::string how = (by_tma.empty() ? "" : "TMA copies of " + by_tma + " (one mbarrier per stage)") + (by_tma.empty() || by_cp.empty() ? "" : ", ") +
+                      (by_cp.empty() ? "" : "cp.async of " + by_cp);
+    note("pipelined: " + std::to_string(S) + " stages, " + how + ", " + std::to_string(S - 1) +
          " iteration(s) ahead, issued while the first dot runs" + carried_note(carried, f));
     cur_stmt_ = outer;
+  }
+  // The full mbarrier of stage `st` (i32 shared address), above the stages; smem_floor_ is the rings'.
+  auto bar = [&](const std::string& st) {
+    return op("add i32 " + smem_addr32() + ", " + op("add i32 " + op("mul i32 " + st + ", 8") + ", " + std::to_string(S * stage)));
+  };
+  std::string leader = tma ? op("icmp eq i32 %tid, 0") : std::string();
+  if (tma) {
+    // Thread 0 initializes the mbarriers once every thread is done with what the memory held.
+    barrier();
+    guarded(leader, [&] {
+      for (int s = 0; s < S; ++s)
+        line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + bar(std::to_string(s)) + ")");
+      line("call void asm sideeffect \"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()");
+    });
   }
   // The copies of iteration `it` into stage `st` (the rings' floor, whatever the current one).
   auto issue = [&](const std::string& it, const std::string& st, bool as_barrier) {
@@ -226,7 +288,7 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
     for (const RingOperand& r : pp.rings) offs.push_back(r.offset ? op("add i32 " + off + ", " + std::to_string(r.offset)) : off);
     if (checking()) {
       // Every tile is checked before any is copied, with one barrier; findings are located at the
-      // load statements (the first in program order wins).
+      // load statements (the first in program order wins). (No TMA: plan_ring_tma.)
       std::vector<BoundsCheck> checks;
       std::vector<std::function<void()>> copies;
       for (size_t j = 0; j < pp.rings.size(); ++j) {
@@ -245,28 +307,48 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
       });
     } else {
       if (as_barrier) barrier();
-      guarded(more, [&] {
-        for (size_t j = 0; j < pp.rings.size(); ++j) {
-          cur_stmt_ = pp.rings[j].load;
-          cp_async_tile(*pp.rings[j].load->args[0], offs[j], 0, !pp.rings[j].kmajor);
-        }
-        cur_stmt_ = outer;
-      });
+      if (cp)
+        guarded(more, [&] {
+          for (size_t j = 0; j < pp.rings.size(); ++j) {
+            if (pp.rings[j].tma >= 0) continue;
+            cur_stmt_ = pp.rings[j].load;
+            cp_async_tile(*pp.rings[j].load->args[0], offs[j], 0, !pp.rings[j].kmajor);
+          }
+          cur_stmt_ = outer;
+        });
+      if (tma)
+        guarded(op("and i1 " + leader + ", " + more), [&] {
+          std::string b = bar(st);
+          line("call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", \"r,r,~{memory}\"(i32 " + b + ", i32 " +
+               std::to_string(tx) + ")");
+          for (size_t j = 0; j < pp.rings.size(); ++j)
+            if (pp.rings[j].tma >= 0) tma_copy(pp.tma[static_cast<size_t>(pp.rings[j].tma)], op("add i32 " + smem_addr32() + ", " + offs[j]), b);
+        });
     }
     carried_.clear();
-    line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
+    if (cp) line("call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"()");
     smem_floor_ = floor;
   };
-  const RingHead rh = ring_head(lb, S, "ring", issue);
+  // The parity of the stages' current phase: flips each time the stage counter wraps to 0.
+  std::string phv;
+  if (tma) {
+    phv = "%ringph" + std::to_string(tmp_++);
+    prelude_ << "  " << phv << " = alloca i32\n";
+    line("store i32 0, i32* " + phv);
+  }
+  const RingHead rh = ring_head(lb, S, "ring", issue, cp);
   const std::string &ctr = rh.ctr, &sc = rh.sc, &head = rh.head, &exit = rh.exit, &i = rh.i, &cur = rh.cur;
-  line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+  std::string phase = tma ? op("load i32, i32* " + phv) : std::string();
+  if (tma) tma_wait(bar(cur), phase);  // every thread waits for the stage's TMA copies
+  if (cp) line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
   barrier();
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   std::string off = op("add i32 " + op("mul i32 " + cur + ", " + std::to_string(stage)) + ", " + std::to_string(ring_floor));
   for (const RingOperand& r : pp.rings) {
     std::string at = r.offset ? op("add i32 " + off + ", " + std::to_string(r.offset)) : off;
-    ring_[r.load->slots[0]] = RingTile{at, r.kmajor};
-    if (r.view) ring_[r.view->slots[0]] = RingTile{at, r.kmajor};  // the dot reads the view's variable
+    const int64_t atoms = r.tma >= 0 ? r.load->args[0]->type.shape[0] * 128 : 0;
+    ring_[r.load->slots[0]] = RingTile{at, r.kmajor, atoms};
+    if (r.view) ring_[r.view->slots[0]] = RingTile{at, r.kmajor, atoms};  // the dot reads the view's variable
   }
   // Iteration i + S - 1 goes into the stage iteration i - 1 used.
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
@@ -277,7 +359,7 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   };
   std::set<const Stmt*> skip;
   for (const RingOperand& r : pp.rings) skip.insert(r.load), skip.insert(r.view);
-  smem_floor_ = ring_floor + align1024(S * stage);
+  smem_floor_ = ring_floor + pp.ring_bytes();
   for (auto& st : f.body)
     if (!skip.count(st.get())) emit_stmt(*st);
   smem_floor_ = ring_floor;
@@ -288,13 +370,21 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   }
   ring_.clear();
   flush_checks();
-  line("store i32 " + op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S)) + ", i32* " + sc);
+  std::string next = op("urem i32 " + op("add i32 " + cur + ", 1") + ", " + std::to_string(S));
+  line("store i32 " + next + ", i32* " + sc);
+  if (tma) line("store i32 " + op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp eq i32 " + next + ", 0") + " to i32")) + ", i32* " + phv);
   line("store " + ty + " " + op("add " + ty + " " + i + ", " + step) + ", " + ty + "* " + ctr);
   br(head);
   start_block(exit);
   loop_info_.erase(f.slots[0]);
-  line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
+  if (cp) line("call void asm sideeffect \"cp.async.wait_group 0;\", \"~{memory}\"()");
   barrier();
+  if (tma) {  // every copy issued was waited for; the mbarriers are invalidated before the memory is reused
+    guarded(leader, [&] {
+      for (int s = 0; s < S; ++s) line("call void asm sideeffect \"mbarrier.inval.shared::cta.b64 [$0];\", \"r,~{memory}\"(i32 " + bar(std::to_string(s)) + ")");
+    });
+    barrier();
+  }
 }
 
 }  // namespace dtsim::nvvm

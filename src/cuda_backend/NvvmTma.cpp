@@ -30,8 +30,10 @@ namespace dtsim::nvvm {
 
 namespace {
 
-// e as a sum of terms (`a + b + c` -> a, b, c).
+// e as a sum of terms (`a + b + c` -> a, b, c; a broadcast_to of a sum is the sum of its terms, each
+// still broadcast where it is used).
 void sum_terms(const ExprP& e, std::vector<ExprP>& out) {
+  if (e->kind == ExprKind::Broadcast) return sum_terms(e->args[0], out);
   if (e->kind == ExprKind::Binary && e->bop == BinOp::Add) {
     sum_terms(e->args[0], out);
     sum_terms(e->args[1], out);
@@ -41,6 +43,7 @@ void sum_terms(const ExprP& e, std::vector<ExprP>& out) {
 }
 
 void conjuncts(const ExprP& e, std::vector<ExprP>& out) {
+  if (e->kind == ExprKind::Broadcast && e->type.elem == Scalar::I1) return conjuncts(e->args[0], out);
   if (e->kind == ExprKind::Binary && e->bop == BinOp::And && e->type.elem == Scalar::I1) {
     conjuncts(e->args[0], out);
     conjuncts(e->args[1], out);
@@ -69,6 +72,12 @@ std::string join_terms(const std::vector<ExprP>& terms) {
 // kernel never assigns.
 std::optional<HostInt> KernelEmitter::host_int(const ExprP& e) {
   if (e->kind == ExprKind::Const && !e->is_float) return HostInt{"", e->ival};
+  // A widening integer cast (the TTIR reader's `rows.to(i64)`) keeps the value.
+  if (e->kind == ExprKind::Cast && e->type.is_scalar() && !is_float(e->type.elem) && e->type.elem != Scalar::I1) {
+    const Type& x = e->args[0]->type;
+    if (x.is_scalar() && !x.ptr && !is_float(x.elem) && x.elem != Scalar::I1 && scalar_bytes(x.elem) <= scalar_bytes(e->type.elem))
+      return host_int(e->args[0]);
+  }
   if (e->kind != ExprKind::Var || !e->type.is_scalar() || is_float(e->type.elem)) return std::nullopt;
   const Param* p = k_.find_param(e->name);
   if (!p || p->slot != e->slot || plan_.assigns[static_cast<size_t>(p->slot)] != 1) return std::nullopt;
@@ -156,6 +165,13 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
   conjuncts(ld.args[1], conds);
   std::optional<HostInt> rows, cols;
   for (const ExprP& c : conds) {
+    // `index >= 0`: TMA zero-fills negative coordinates as well.
+    if (c->kind == ExprKind::Binary && c->bop == BinOp::Ge && c->args[1]->kind == ExprKind::Const && !c->args[1]->is_float &&
+        c->args[1]->ival == 0) {
+      std::vector<ExprP> lhs;
+      sum_terms(c->args[0], lhs);
+      if (term_texts(lhs) == term_texts(row) || term_texts(lhs) == term_texts(col)) continue;
+    }
     if (c->kind == ExprKind::Binary && c->bop == BinOp::Lt) {
       std::vector<ExprP> lhs;
       sum_terms(c->args[0], lhs);
@@ -431,47 +447,58 @@ void KernelEmitter::tma_issue(const PipelinePlan& pp, const std::string& st, con
   line("call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " +
        std::to_string(tx) + ")");
   std::string off = op("add i32 " + smem_addr32() + ", " + op("mul i32 " + st + ", " + std::to_string(pp.stage_bytes)));
-  const Stmt* outer = cur_stmt_;
   for (const TmaOperand& o : pp.tma) {
-    cur_stmt_ = o.load;
-    const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
-    std::string row = index_origin(o.row), col = index_origin(o.col);
-    std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
-    std::string dst = o.b_operand ? op("add i32 " + off + ", " + std::to_string(pp.a_bytes)) : off;
-    const int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1, R = o.load->args[0]->type.shape[0];
-    auto copy = [&](const std::string& d, const std::string& c, const std::string& r, bool multicast) {
-      if (multicast)
-        line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
-             "[$1, {$2, $3}], [$4], $5;\", \"r,l,r,r,r,h,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar +
-             ", i16 3)");
-      else
-        line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
-             "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar + ")");
-    };
     const bool shared = !mc.empty() && &o == &pp.tma[static_cast<size_t>(pp.cluster_operand)];
-    std::string half_rows, half_bytes;
-    if (shared) {  // this CTA's half: rows rank * R / 2 on, rank * R / 2 * 128 bytes into each box
-      half_rows = op("add i32 " + row + ", " + op("mul i32 " + rank + ", " + std::to_string(m.box_rows)));
-      half_bytes = op("mul i32 " + rank + ", " + std::to_string(m.box_rows * 128));
+    tma_copy(o, o.b_operand ? op("add i32 " + off + ", " + std::to_string(pp.a_bytes)) : off, bar, shared ? mc : "", rank);
+  }
+}
+
+// The copies of one operand's tile to shared address `dst` (i32), completing on mbarrier `bar`: one
+// box, or (B, ring operands) one per 64 columns. With `mc` (the operand a 2-CTA cluster shares; i1,
+// or the constant "true"/"false"), this CTA (rank `rank`) copies its half of each box, multicast to
+// both CTAs, where mc holds, and both halves itself where it does not.
+void KernelEmitter::tma_copy(const TmaOperand& o, const std::string& dst, const std::string& bar, const std::string& mc,
+                             const std::string& rank) {
+  const Stmt* outer = cur_stmt_;
+  cur_stmt_ = o.load;
+  const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
+  std::string row = index_origin(o.row), col = index_origin(o.col);
+  std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
+  const bool shared = !mc.empty();
+  // A shared operand's map has boxes of half the tile's rows: its 64-column boxes lie twice
+  // box_rows * 128 bytes apart in the stage.
+  const int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1, box_stride = (shared ? 2 : 1) * m.box_rows * 128;
+  auto copy = [&](const std::string& d, const std::string& c, const std::string& r, bool multicast) {
+    if (multicast)
+      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+           "[$1, {$2, $3}], [$4], $5;\", \"r,l,r,r,r,h,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar +
+           ", i16 3)");
+    else
+      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
+           "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar + ")");
+  };
+  std::string half_rows, half_bytes;
+  if (shared) {  // this CTA's half: rows rank * R / 2 on, rank * R / 2 * 128 bytes into each box
+    half_rows = op("add i32 " + row + ", " + op("mul i32 " + rank + ", " + std::to_string(m.box_rows)));
+    half_bytes = op("mul i32 " + rank + ", " + std::to_string(m.box_rows * 128));
+  }
+  for (int64_t j = 0; j < boxes; ++j) {
+    std::string d = j ? op("add i32 " + dst + ", " + std::to_string(j * box_stride)) : dst;
+    std::string c = j ? op("add i32 " + col + ", " + std::to_string(j * 64)) : col;
+    if (!shared) {
+      copy(d, c, row, false);
+      continue;
     }
-    for (int64_t j = 0; j < boxes; ++j) {
-      std::string d = j ? op("add i32 " + dst + ", " + std::to_string(j * R * 128)) : dst;
-      std::string c = j ? op("add i32 " + col + ", " + std::to_string(j * 64)) : col;
-      if (!shared) {
-        copy(d, c, row, false);
-        continue;
-      }
-      auto half = [&] { copy(op("add i32 " + d + ", " + half_bytes), c, half_rows, true); };
-      auto whole = [&] {
-        copy(d, c, row, false);
-        copy(op("add i32 " + d + ", " + std::to_string(m.box_rows * 128)), c, op("add i32 " + row + ", " + std::to_string(m.box_rows)), false);
-      };
-      if (mc == "true") half();
-      else if (mc == "false") whole();
-      else {
-        guarded(mc, half);
-        guarded(op("xor i1 " + mc + ", true"), whole);
-      }
+    auto half = [&] { copy(op("add i32 " + d + ", " + half_bytes), c, half_rows, true); };
+    auto whole = [&] {
+      copy(d, c, row, false);
+      copy(op("add i32 " + d + ", " + std::to_string(m.box_rows * 128)), c, op("add i32 " + row + ", " + std::to_string(m.box_rows)), false);
+    };
+    if (mc == "true") half();
+    else if (mc == "false") whole();
+    else {
+      guarded(mc, half);
+      guarded(op("xor i1 " + mc + ", true"), whole);
     }
   }
   cur_stmt_ = outer;

@@ -389,15 +389,20 @@ std::string KernelPlan::print(const Kernel& k) const {
       const PipelinePlan& pp = *lp.pipeline;
       std::string names;
       for (const RingOperand& r : pp.rings)
-        names += (names.empty() ? "" : ", ") + r.load->targets[0] + " (B of " + r.dot->targets[0] + (r.kmajor ? ", K-major" : "") + ")";
+        names += (names.empty() ? "" : ", ") + r.load->targets[0] + " (B of " + r.dot->targets[0] + (r.kmajor ? ", K-major" : "") + ", " +
+                 (r.tma >= 0 ? "TMA" : "cp.async") + ")";
       out += "      pipelined: operand rings of " + std::to_string(pp.stages) + " stages x " + std::to_string(pp.stage_bytes) + " bytes, " +
-             names + " copied by cp.async " + std::to_string(pp.stages - 1) + " iteration(s) ahead, issued while the first dot runs";
+             names + " copied " + std::to_string(pp.stages - 1) + " iteration(s) ahead, issued while the first dot runs" +
+             (pp.tma.empty() ? "" : ", one mbarrier per stage");
       if (!pp.carried.empty()) {
         std::string cn;
         for (auto& [slot, c] : pp.carried) cn += (cn.empty() ? "" : ", ") + k.slot_names[static_cast<size_t>(slot)];
         out += "; " + cn + " computed from " + lp.loop->targets[0];
       }
       out += "\n";
+      for (const RingOperand& r : pp.rings)
+        out += r.tma >= 0 ? "      TMA " + describe(pp.tma[static_cast<size_t>(r.tma)], tma_maps[static_cast<size_t>(pp.tma[static_cast<size_t>(r.tma)].map)]) + "\n"
+                          : "      cp.async " + r.load->targets[0] + ": " + r.not_tma + "\n";
     } else if (lp.pipeline) {
       const PipelinePlan& pp = *lp.pipeline;
       bool tma = pp.kind == PipelinePlan::Kind::TmaRing;

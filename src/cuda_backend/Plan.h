@@ -115,6 +115,11 @@ struct RingOperand {
   const Stmt* view = nullptr;  // `xt = trans(x)` where the dot reads xt (emitted as nothing)
   bool kmajor = false;
   int64_t offset = 0, bytes = 0;
+  // Filled by TMA (PipelinePlan::tma[tma]: boxes of 64 columns, rows x 128 bytes apart, the 128-byte
+  // swizzle) where the load is a box of a 2-D row-major tensor masked by its extents; else cp.async,
+  // not_tma saying why.
+  int tma = -1;
+  std::string not_tma;
 };
 
 // A software-pipelined K loop, of one of three kinds. CpAsyncRing keeps `stages` shared buffers of
@@ -123,8 +128,9 @@ struct RingOperand {
 // fills them with bulk tensor copies issued by one thread, each stage completing on its mbarrier.
 // OperandRings (NvvmRings.cpp) does as CpAsyncRing for a body of several wgmma dots (attention's
 // q @ k^T and p @ v): every loaded tile read only as a dot's B operand gets a slot of each stage;
-// the copies of iteration i + stages - 1 are issued while the first dot of iteration i runs. A
-// warp-specialized producer would be a new kind.
+// the copies of iteration i + stages - 1 are issued while the first dot of iteration i runs; a tile
+// that is a box of a 2-D tensor (RingOperand::tma) is copied by TMA into its slot, the stage
+// completing on its mbarrier. A warp-specialized producer would be a new kind.
 struct PipelinePlan {
   enum class Kind { CpAsyncRing, TmaRing, OperandRings };
   Kind kind = Kind::CpAsyncRing;
@@ -138,7 +144,7 @@ struct PipelinePlan {
   int64_t a_row = 0, b_row = 0;  // row lengths in shared memory (0: wgmma core matrices)
   int64_t a_bytes = 0, stage_bytes = 0;
   std::map<int, CarriedForm> carried;  // variables the copies read as init + m * c (m: the copied iteration)
-  std::vector<TmaOperand> tma;          // TmaRing: x's tile, then y's
+  std::vector<TmaOperand> tma;          // TmaRing: x's tile, then y's; OperandRings: the rings TMA fills
   std::string not_tma;                  // CpAsyncRing on sm_90a with wgmma: why not TMA
   // TmaRing: a producer warp (warp num_warps, one more than the kernel's) issues the copies, waiting
   // on a second mbarrier per stage that the consumer warps arrive on once their wgmma group reading
@@ -154,9 +160,10 @@ struct PipelinePlan {
   int cluster_axis = -1;
   int cluster_operand = -1;
   std::string not_cluster;
-  // TmaRing: the stages' mbarriers (8 bytes each; full at 0, empty at 512 where specialized or
-  // clustered; a cluster's exchanged box origins at 768) in 1 KiB above the buffers.
-  int64_t ring_bytes() const { return stages * stage_bytes + (kind == Kind::TmaRing ? 1024 : 0); }
+  // TmaRing, and OperandRings with ring TMA fills: the stages' mbarriers (8 bytes each; full at 0,
+  // empty at 512 where specialized or clustered; a cluster's exchanged box origins at 768) in 1 KiB
+  // above the buffers.
+  int64_t ring_bytes() const { return stages * stage_bytes + (kind == Kind::TmaRing || !tma.empty() ? 1024 : 0); }
 };
 
 // One `for` loop as one copy of it is emitted (`unchecked`: the copy that runs without checks).

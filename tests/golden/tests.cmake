@@ -31,8 +31,11 @@ if(DTSIM_HAVE_CUDA)
   # the same kernel where the ring fits
   dtsim_plan_golden(mm examples/mm.dt)
   # attention as the TTIR reader lowers tensor descriptors: two dots on wgmma, 16-byte loads, its
-  # key loop in operand rings (k and v copied by cp.async, q staged once below them)
+  # key loop in operand rings (k and v copied by TMA, q staged once below them); at head dim 128 (two
+  # 64-column boxes per tile); with bounds checks the rings keep cp.async, the plan says why
   dtsim_plan_golden(attention_desc_sm90a tests/gpu/attention_desc.tile --arch sm_90a)
+  dtsim_plan_golden(attention_nc128_sm90a tests/gpu/attention_nc128.tile --arch sm_90a)
+  dtsim_plan_golden(attention_desc_bounds_sm90a tests/gpu/attention_desc.tile --arch sm_90a --sanitize=bounds)
   # TMA rings: f16 and bf16 operands as boxes of their tensors (masked edges as TMA's zero fill);
   # a 64-wide bf16 tile (32-wide A tiles keep the cp.async ring, the plan says why); with bounds
   # checks the checked copy keeps cp.async and the unchecked copy takes TMA

@@ -32,6 +32,13 @@ if(DTSIM_HAVE_PYTHON)
   dtsim_python_test(gpu_cuda_device_arrays cuda_device_arrays.py)
   set_tests_properties(python/gpu_cuda_device_arrays PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  # torch CUDA tensors through the launcher kept per launch signature (the installed Triton's path)
+  dtsim_python_test(launcher_keys launcher_keys.py)  # no GPU: the launcher's keys, cuda_launcher recorded
+  dtsim_python_test(gpu_cuda_launcher cuda_launcher.py)
+  set_tests_properties(python/gpu_cuda_launcher PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  dtsim_python_test(gpu_cuda_launcher_standin cuda_launcher.py)  # ... and dtsim's own .py reader's launch
+  set_tests_properties(python/gpu_cuda_launcher_standin PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   dtsim_python_test(standin_layout standin_layout.py)
   dtsim_python_test(narrow_types narrow_types.py)  # dtsim's own reader even where Triton is installed
   set_tests_properties(python/narrow_types PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_AUTOTUNE=;DTSIM_STANDIN=1")

@@ -2,6 +2,8 @@
 // what the CUDA backend plans and emits for it, checked on the PTX without a GPU.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "cuda_backend/Cuda.h"
@@ -75,31 +77,53 @@ TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma, k and v in
   CHECK(c.plan.find("qt: staged into shared memory once before the loop, read there by wgmma") != std::string::npos);
   CHECK(c.plan.find("A operand qt staged once for line 22: for n in range(0, SEQ, 64): offset 0, 16384 bytes") != std::string::npos);
   CHECK(count(c.layouts, "A operand qt read from where it was staged before the loop") == 1);
-  // The key loop is pipelined: kt and vt copied by cp.async into 3 stages above qt, 2 iterations
-  // ahead (kv, advanced by the loop through kv_next, computed from n); 8 16-byte copies per thread
-  // per stage, issued twice before the loop and once in it.
-  CHECK(c.plan.find("pipelined: operand rings of 3 stages x 16384 bytes, kt (B of s, K-major), vt (B of acc_next) copied by cp.async "
-                    "2 iteration(s) ahead, issued while the first dot runs; kv computed from n") != std::string::npos);
-  CHECK(c.plan.find("operand rings of line 22: for n in range(0, SEQ, 64): 3 x 16384: offset 16384, 49152 bytes") != std::string::npos);
-  CHECK(count(c.layouts, "read from its cp.async ring") == 2);
-  CHECK(count(c.ptx, "cp.async.cg.shared.global") == 24);
+  // The key loop is pipelined: kt and vt copied by TMA into 3 stages above qt, 2 iterations ahead
+  // (kv, advanced by the loop through kv_next, computed from n), one 64x64 box each per stage and
+  // one mbarrier per stage above the stages; issued twice before the loop and once in it.
+  CHECK(c.plan.find("pipelined: operand rings of 3 stages x 16384 bytes, kt (B of s, K-major, TMA), vt (B of acc_next, TMA) copied "
+                    "2 iteration(s) ahead, issued while the first dot runs, one mbarrier per stage; kv computed from n") != std::string::npos);
+  CHECK(c.plan.find("TMA B kt: f16 tensor k[rows, cols], rows stride apart, box 64x64 at ((kv.to(i64) + arange(0, 64).to(i64))[:, None], "
+                    "(0.to(i64) + arange(0, 64).to(i64))[None, :])") != std::string::npos);
+  CHECK(c.plan.find("operand rings of line 22: for n in range(0, SEQ, 64): 3 x 16384: offset 16384, 50176 bytes") != std::string::npos);
+  CHECK(count(c.layouts, "read from its TMA ring") == 2);
+  CHECK(count(c.ptx, "cp.async.cg.shared.global") == 0);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 6);
+  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") == 3);
+  CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 3);
+  CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 3);
+  CHECK(count(c.ptx, ".param .align 64 .b8 attn_desc_param_") == 2);  // the tensor maps of k and v, by value
   CHECK(count(c.ptx, "ld.global.v4.b32") == 8);  // qt
-  // In the loop: one barrier per iteration, and the next stage's copies between the first dot's
-  // commit and its wait.
-  size_t wait = c.ptx.find("cp.async.wait_group 1;");
+  // In the loop: every thread waits on the stage's mbarrier, one barrier per iteration, and the next
+  // stage's copies between the first dot's commit and its wait.
+  size_t wait = c.ptx.find("mbarrier.try_wait.parity.shared::cta.b64");
   REQUIRE(wait != std::string::npos);
   size_t commit = c.ptx.find("wgmma.commit_group.sync.aligned;", wait);
-  size_t copy = c.ptx.find("cp.async.cg.shared.global", commit);
+  size_t copy = c.ptx.find("cp.async.bulk.tensor", commit);
   size_t wgwait = c.ptx.find("wgmma.wait_group.sync.aligned 0;", commit);
   size_t second = c.ptx.find("wgmma.commit_group.sync.aligned;", commit + 1);
-  size_t exit = c.ptx.find("cp.async.wait_group 0;", wait);
+  size_t exit = c.ptx.find("mbarrier.inval", wait);
   REQUIRE(exit != std::string::npos);
   CHECK(commit < copy);
   CHECK(copy < wgwait);
   CHECK(wgwait < second);
-  CHECK(count(c.ptx.substr(wait, exit - wait), "bar.sync") == 1);
   CHECK(count(c.ptx.substr(wait, exit - wait), "st.shared") == 0);
-  CHECK(count(c.ptx, "bar.sync") <= 8);
+  CHECK(count(c.ptx.substr(wait, exit - wait), "cp.async.wait_group") == 0);
+  CHECK(count(c.ptx, "bar.sync") <= 10);
+}
+
+TEST_CASE("descriptor-shaped attention on sm_90a with bounds checks: the operand rings keep cp.async, the plan says why") {
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/attention_desc.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90a";
+  opt.bounds_checks = true;
+  std::string plan = emit_plan(m, b, opt);
+  CHECK(plan.find("kt (B of s, K-major, cp.async), vt (B of acc_next, cp.async) copied 2 iteration(s) ahead") != std::string::npos);
+  CHECK(count(plan, "bounds checks: the copies are checked lane by lane") == 2);
+  std::string ptx = compile_ptx(emit_nvvm(m, b, opt), opt);
+  CHECK(count(ptx, "cp.async.bulk.tensor") == 0);
+  CHECK(count(ptx, "cp.async.cg.shared.global") == 24);
 }
 
 TEST_CASE("descriptor-shaped attention on sm_80: no operand rings, the plan says why") {
@@ -112,9 +136,9 @@ TEST_CASE("descriptor-shaped attention on sm_80: no operand rings, the plan says
 TEST_CASE("attention with k's transpose and the broadcast maximum in variables, two warpgroups: the view reads the ring K-major, "
           "the broadcast is held in the scores' layout") {
   Compiled c = compile("sm_90a", "attention_desc_w8");
-  CHECK(c.plan.find("pipelined: operand rings of 4 stages x 16384 bytes, kt (B of s, K-major), vt (B of acc_next) copied by cp.async "
+  CHECK(c.plan.find("pipelined: operand rings of 4 stages x 16384 bytes, kt (B of s, K-major, TMA), vt (B of acc_next, TMA) copied "
                     "3 iteration(s) ahead") != std::string::npos);
-  CHECK(count(c.layouts, "B operand ktt read from its cp.async ring") == 1);
+  CHECK(count(c.layouts, "B operand ktt read from its TMA ring") == 1);
   CHECK(count(c.layouts, "A operand in registers") == 1);
   // 2 warpgroups x (4 k16 steps of s, K-major from shared memory; 4 of acc_next, A in registers).
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 4);
@@ -129,8 +153,36 @@ TEST_CASE("attention with k's transpose and the broadcast maximum in variables, 
 
 TEST_CASE("attention at head dim 128 with a causal mask: rings of 32 KiB stages") {
   Compiled c = compile("sm_90a", "attention_desc128");
-  CHECK(c.plan.find("pipelined: operand rings of 2 stages x 32768 bytes, kt (B of s0, K-major), vt (B of acc_next)") != std::string::npos);
+  CHECK(c.plan.find("pipelined: operand rings of 2 stages x 32768 bytes, kt (B of s0, K-major, TMA), vt (B of acc_next, TMA)") != std::string::npos);
+  // Head dim 128: each tile is two 64-column boxes, 8 KiB apart (kt K-major as well as vt N-major).
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") == 8);
+  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx") == 2);
   CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8);  // acc_next: 2 tiles x 4 k16 steps
   CHECK(count(c.ptx, ", p, 1, 1, 1;") == 8);
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 16);  // s0: 2 tiles x 8 k16 steps over head dim 128
+}
+
+TEST_CASE("an operand ring whose load is not a box of its tensor masked by the extents keeps cp.async, the plan says why") {
+  // kt read 64 elements further on (one row of k): still 16-byte aligned for cp.async, but the
+  // column offset is not what the mask bounds, so TMA's zero fill would not be the mask.
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/attention_desc.tile");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string src = ss.str();
+  size_t at = src.find("kt = load(k + ");
+  REQUIRE(at != std::string::npos);
+  src.replace(at, 14, "kt = load(k + 64 + ");
+  Module m = parse_tile(Sources::add("<attention_shifted>", src));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90a";
+  std::string plan = emit_plan(m, b, opt);
+  CHECK(plan.find("kt (B of s, K-major, cp.async), vt (B of acc_next, TMA) copied 2 iteration(s) ahead") != std::string::npos);
+  CHECK(plan.find("cp.async kt: the load has a mask conjunct that is not row < extent or column < extent") != std::string::npos);
+  std::string ptx = compile_ptx(emit_nvvm(m, b, opt), opt);
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 3);       // vt's box, twice before the loop and once in it
+  CHECK(count(ptx, "cp.async.cg.shared.global") == 12);    // kt's 4 vectors per thread, as often
+  CHECK(count(ptx, "cp.async.wait_group 1;") == 1);        // both: the group and the mbarrier
+  CHECK(count(ptx, "mbarrier.try_wait.parity") >= 1);
 }
