@@ -365,6 +365,8 @@ class KernelEmitter {
     Shape tile;  // the access's tile shape (empty: a scalar access)
     std::string bad = "false";  // i1: an element this thread counts failed (the passing path's test)
     std::vector<std::function<void(CheckAcc&)>> lanes;  // per-lane accounting, emitted on failure
+    // Conflict checks: granule claims emitted when the statement ends, phase by phase (NvvmChecks.cpp).
+    std::vector<std::function<void(int, BoundsCheck&)>> claims;
   };
   // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
   // A pointer that may come from int_to_ptr gives a check of site -1: nothing is checked or reported.
@@ -380,11 +382,13 @@ class KernelEmitter {
   // Conflict checks (CudaOptions::conflict_checks, NvvmChecks.cpp): a check of site kind Conflict
   // for the store or atomic through `ptr`; conflict_lanes claims the w consecutive elements at
   // `ptr_reg` that `cond` (the access's own condition: mask, owner, in bounds) lets this thread write
-  // in their shadow words, and accounts for those another instance claimed in a conflicting way.
+  // in their granule or element words, and accounts for those another instance claimed in a
+  // conflicting way.
   BoundsCheck begin_conflicts(const ExprP& ptr, const Shape& tile);
   void conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                       const std::string& cond, bool atomic);
   bool conflicts() const { return opt_.conflict_checks && checking(); }
+  bool conflict_granules() const;        // claims go through granule words (sm_90: atom.cas.b128)
   std::string lin_pid();                 // i64 linear pid (x + nx * (y + ny * z)), computed at entry
   std::set<std::string> shadowed_;       // buffers whose shadow words the kernel takes
   bool lin_pid_ = false;

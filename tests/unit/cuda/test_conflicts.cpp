@@ -1,7 +1,9 @@
 // Conflict checks on the CUDA backend (CudaOptions::conflict_checks), without a GPU: what is emitted
-// (shadow words for the buffers written, an atom.cas per element stored, no hoisted bounds checks
-// for loops that store), and the finding rendered from the status words as the interpreter words
-// it. (tests/gpu runs examples/bugs/overlap.tile and copy_nopid.tile on the GPU.)
+// (element and granule words for the buffers written, the launch's epoch, one granule claim per warp
+// and store instruction on sm_90 and element claims only where a granule is shared, element claims
+// alone before sm_90; no hoisted bounds checks for loops that store), and the finding rendered from
+// the status words as the interpreter words it. (tests/gpu runs examples/bugs/overlap.tile,
+// copy_nopid.tile, tests/gpu/bugs/*.tile and tests/gpu/granules.tile on the GPU.)
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -21,12 +23,13 @@ struct Emitted {
   Bindings b;
   NvvmModule nm;
 };
-Emitted emit(const std::string& file, bool conflicts) {
+Emitted emit(const std::string& file, bool conflicts, const std::string& arch = "") {
   Emitted e;
   e.m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/" + file);
   e.b = bind_params(e.m, {});
   verify_module(e.m, e.b);
   CudaOptions opt;
+  opt.arch = arch;
   opt.bounds_checks = true;
   opt.conflict_checks = conflicts;
   e.nm = emit_nvvm_module(e.m, e.b, opt);
@@ -37,26 +40,75 @@ size_t count(const std::string& s, const std::string& what) {
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
 }
+// The PTX of e for arch, checked by ptxas when there is one.
+std::string ptx_of(const Emitted& e, const std::string& arch) {
+  CudaOptions o;
+  o.arch = arch;
+  std::string ptx = compile_ptx(e.nm.ir, o);
+  PtxasResult r = run_ptxas(ptx, arch);
+  INFO(r.log);
+  if (r.available) CHECK(r.ok);
+  return ptx;
+}
 }  // namespace
 
 TEST_CASE("conflict checks claim each stored element in the written buffer's shadow words") {
   Emitted on = emit("examples/bugs/overlap.tile", true);
   const NvvmKernelInfo& ki = on.nm.kernels[0];
-  int shadows = 0;
-  for (const auto& a : ki.args)
-    if (a.shadow) {
-      ++shadows;
-      CHECK(a.name == "y");  // x is only read
-    }
+  int shadows = 0, granules = 0, epochs = 0;
+  for (const auto& a : ki.args) {
+    if (a.shadow || a.granules) CHECK(a.name == "y");  // x is only read
+    shadows += a.shadow;
+    granules += a.granules;
+    epochs += a.epoch;
+  }
   CHECK(shadows == 1);
+  CHECK(granules == 1);
+  CHECK(epochs == 1);
   int conflict_sites = 0;
   for (const auto& s : ki.sites) conflict_sites += s.kind == NvvmKernelInfo::Site::Conflict;
   CHECK(conflict_sites == 1);
-  std::string ptx = compile_ptx(on.nm.ir, CudaOptions{});
-  CHECK(count(ptx, "atom.global.cas.b64") >= 1);
+  // sm_90: a warp's lanes that store into one granule combine and one of them claims it (128-bit
+  // compare-and-swap); elements are claimed one by one (atom.max) only where a granule is shared.
+  std::string ptx = ptx_of(on, "sm_90a");
+  CHECK(count(ptx, "match.any.sync.b64") >= 1);
+  CHECK(count(ptx, "redux.sync.or.b32") >= 2);
+  CHECK(count(ptx, "atom.global.cas.b128") >= 1);
+  CHECK(count(ptx, "atom.global.max.u64") >= 1);
+  CHECK(count(ptx, "cas.b64") == 0);
+  // Nothing is reset before a launch: the launch's epoch is a parameter.
+  CHECK(on.nm.ir.find("i64 %dtsim_epoch") != std::string::npos);
   Emitted off = emit("examples/bugs/overlap.tile", false);
   CHECK(off.nm.ir.find("%sh.") == std::string::npos);
-  CHECK(off.nm.ir.find("cas.b64") == std::string::npos);
+  CHECK(off.nm.ir.find("%sg.") == std::string::npos);
+  CHECK(off.nm.ir.find("dtsim_epoch") == std::string::npos);
+  CHECK(off.nm.ir.find("dtsim_cc_") == std::string::npos);
+}
+
+TEST_CASE("before sm_90 conflict checks claim element words only") {
+  Emitted e = emit("examples/bugs/overlap.tile", true, "sm_80");
+  for (const auto& a : e.nm.kernels[0].args) CHECK_FALSE(a.granules);
+  std::string ptx = ptx_of(e, "sm_80");
+  CHECK(count(ptx, "atom.global.max.u64") >= 1);
+  CHECK(count(ptx, "cas.b128") == 0);
+  CHECK(count(ptx, "match.any") == 0);
+}
+
+TEST_CASE("a vector store claims its granule once per warp and store instruction") {
+  // examples/add.tile stores 4-element vectors (two per thread): per store step one granule word
+  // loaded and one predicated compare-and-swap, all the loads before the first swap (in flight
+  // together), and the element claims behind a branch taken only where the granule is shared.
+  Emitted e = emit("examples/add.tile", true);
+  const std::string& ir = e.nm.ir;
+  size_t steps = count(ir, "call i1 @dtsim_cc_fix(");
+  CHECK(steps == 2);
+  CHECK(count(ir, "load volatile <2 x i64>") == steps);
+  CHECK(count(ir, "@p atom.global.cas.b128") == steps);
+  CHECK(count(ir, "call i64 @dtsim_cc_elem(") == 4 * steps);
+  size_t last_load = ir.rfind("load volatile <2 x i64>"), first_swap = ir.find("@p atom.global.cas.b128");
+  CHECK(last_load < first_swap);
+  std::string ptx = ptx_of(e, "sm_90a");
+  CHECK(count(ptx, "atom.global.cas.b128") == steps);  // the fast path's swaps (dtsim_cc_granule is a call)
 }
 
 TEST_CASE("loops that store keep their per-iteration checks under conflict checks") {
@@ -70,10 +122,13 @@ TEST_CASE("loops that store keep their per-iteration checks under conflict check
   compile_ptx(conf.nm.ir, CudaOptions{});  // valid NVVM IR
 }
 
-TEST_CASE("atomics and a spin lock compile with conflict checks") {
-  Emitted e = emit("tests/gpu/atomics.tile", true);
-  std::string ptx = compile_ptx(e.nm.ir, CudaOptions{});
-  CHECK(count(ptx, "atom.global.cas.b64") >= 1);
+TEST_CASE("atomics, a spin lock and shared granules compile with conflict checks") {
+  for (const char* f : {"tests/gpu/atomics.tile", "tests/gpu/granules.tile", "tests/gpu/bugs/granule_third.tile", "tests/gpu/bugs/plain_atomic.tile"}) {
+    INFO(f);
+    Emitted e = emit(f, true);
+    CHECK(count(ptx_of(e, "sm_90a"), "atom.global.cas.b128") >= 1);
+    CHECK(count(ptx_of(emit(f, true, "sm_80"), "sm_80"), "atom.global.max.u64") >= 1);
+  }
 }
 
 TEST_CASE("the status words of a conflict render as the interpreter's finding") {
