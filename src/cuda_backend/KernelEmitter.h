@@ -69,6 +69,8 @@ class KernelEmitter {
   std::optional<PipelinePlan> plan_pipeline(const Stmt& f, std::string& why);  // why: when not
   std::optional<HoistPlan> plan_hoist(const Stmt& f);
   void plan_accesses(const Stmt& s);
+  void plan_conflicts();
+  bool from_base_ = false;  // axis_info: pointer parameters aligned to anything (offsets from their start)
   void plan_smem();
   int64_t transient_smem(const std::vector<StmtP>& body, const std::set<const Stmt*>& skip);
   // Loads already emitted in this straight-line stretch of code, by expression text and layout, with
@@ -388,7 +390,8 @@ class KernelEmitter {
   void conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                       const std::string& cond, bool atomic);
   bool conflicts() const { return opt_.conflict_checks && checking(); }
-  bool conflict_granules() const;        // claims go through granule words (sm_90: atom.cas.b128)
+  bool conflict_granules() const;        // the target has granule words (sm_90: atom.cas.b128)
+  bool conflict_granules(const std::string& buf) const;  // buffer buf's claims go through them (planned)
   std::string lin_pid();                 // i64 linear pid (x + nx * (y + ny * z)), computed at entry
   std::set<std::string> shadowed_;       // buffers whose shadow words the kernel takes
   bool lin_pid_ = false;

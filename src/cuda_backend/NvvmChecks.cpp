@@ -254,6 +254,33 @@ const char* kConflictHelpers[] = {
     "fast:\n"
     "  ret i1 false\n"
     "}",
+    // The lanes of the warp that claim granule %key with this lane, and the OR of their masks %m:
+    // %fgrp and %fgm where the warp is regular (%reg, the same on every lane: all 32 lanes claim, lane
+    // i's vector follows lane i - 1's, and lane 0's starts where a granule or its half does), else
+    // by match.any.sync and redux.sync.
+    "define internal { i32, i64 } @dtsim_cc_group(i1 %reg, i32 %fgrp, i64 %fgm, i64 %key, i64 %m) alwaysinline {\n"
+    "entry:\n"
+    "  br i1 %reg, label %done, label %match\n"
+    "match:\n"
+    "  %am = call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"() convergent\n"
+    "  %grp = call i32 @llvm.nvvm.match.any.sync.i64(i32 %am, i64 %key)\n"
+    "  %mlo = trunc i64 %m to i32\n"
+    "  %mh = lshr i64 %m, 32\n"
+    "  %mhi = trunc i64 %mh to i32\n"
+    "  %lo = call i32 asm sideeffect \"redux.sync.or.b32 $0, $1, $2;\", \"=r,r,r\"(i32 %mlo, i32 %grp) convergent\n"
+    "  %hi = call i32 asm sideeffect \"redux.sync.or.b32 $0, $1, $2;\", \"=r,r,r\"(i32 %mhi, i32 %grp) convergent\n"
+    "  %lo64 = zext i32 %lo to i64\n"
+    "  %hi64 = zext i32 %hi to i64\n"
+    "  %hs = shl i64 %hi64, 32\n"
+    "  %gm = or i64 %lo64, %hs\n"
+    "  br label %done\n"
+    "done:\n"
+    "  %rg = phi i32 [ %fgrp, %entry ], [ %grp, %match ]\n"
+    "  %rm = phi i64 [ %fgm, %entry ], [ %gm, %match ]\n"
+    "  %r0 = insertvalue { i32, i64 } undef, i32 %rg, 0\n"
+    "  %r1 = insertvalue { i32, i64 } %r0, i64 %rm, 1\n"
+    "  ret { i32, i64 } %r1\n"
+    "}",
     // The fast path's outcome for the lanes of group %grp (leader %lead; %fix: the leader must
     // finish the claim in dtsim_cc_granule): whether they claim their elements one by one.
     "define internal i1 @dtsim_cc_fix(i1 %fix, i32 %grp, i32 %lead, i64 %g, i64 %e, i64 %m, i64 %w, i64 %cur, i64 %lo, i64 %hi) alwaysinline {\n"
@@ -295,11 +322,16 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p->slot)]);
     std::string base = op("ptrtoint " + bty + " %p." + p->name + " to i64");
     std::string off = op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes);
-    std::string gr = conflict_granules() ? op("ptrtoint <2 x i64> addrspace(1)* %sg." + p->name + " to i64") : "";
+    std::string gr = conflict_granules(p->name) ? op("ptrtoint <2 x i64> addrspace(1)* %sg." + p->name + " to i64") : "";
     bs.push_back({off, op("ptrtoint i64 addrspace(1)* %sh." + p->name + " to i64"), gr, extent});
   }
+  // The buffer's claims go through its granule words or its element words only, as planned for every
+  // site writing it (plan_conflicts: granule words only for a plain store into one buffer).
+  const bool coarse = conflict_granules(cc.bufs[0]->name);
+  if (coarse && (bs.size() != 1 || atomic || w > kConflictGranule || (w & (w - 1)) != 0))
+    internal_error("NvvmEmitter", "a conflict-checked access of " + cc.bufs[0]->name + " does not fit its planned granule words");
   declare(kConflictHelpers[0]);  // the element claim; the granule claims need sm_90
-  if (conflict_granules()) {
+  if (coarse) {
     for (const char* h : kConflictHelpers) declare(h);
     declare("declare i64 @llvm.cttz.i64(i64, i1)");
   }
@@ -311,7 +343,6 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
   std::string lin = op("and i64 " + lin_pid() + ", 4294967295");
   std::string mine = op("or i64 " + op("or i64 " + lin + ", " + std::to_string(tag << 32)) + ", %dtsim_epoch");
   std::string me = op("trunc i64 " + lin + " to i32");
-  const bool coarse = conflict_granules() && bs.size() == 1 && w <= kConflictGranule && (w & (w - 1)) == 0;
   std::string base = "0";
   if (!cc.tile.empty()) {
     std::vector<std::string> tp;
@@ -369,14 +400,16 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
   // Granules: the claims of a statement are emitted together when it ends (pending), in phases, so
   // that their loads and then their compare-and-swaps are in flight together: 0, each granule word
   // loaded (every lane; a lane with nothing to claim loads the buffer's first granule word); 1, the
-  // lanes of a warp that share a granule combine their masks and the lowest of them swaps in this
-  // instance's claim if the word is free or already this instance's and site's (branch-free: the
-  // swap is predicated); 2, where that did not settle it, dtsim_cc_granule, and every lane learns
-  // whether its elements go to the element words.
+  // lanes of a warp that share a granule combine their masks (dtsim_cc_group: without match.any and
+  // redux where the warp is regular) and the lowest of them swaps in this instance's claim if the
+  // word is free or already this instance's and site's (branch-free: the swap is predicated); 2,
+  // the swaps' results, read only once every swap is issued; 3, where that did not settle it,
+  // dtsim_cc_granule, and every lane learns whether its elements go to the element words.
   declare("declare i32 @llvm.nvvm.match.any.sync.i64(i32, i64)");
   declare("declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)");
   declare("declare i32 @llvm.cttz.i32(i32, i1)");
   declare("declare i32 @llvm.nvvm.read.ptx.sreg.laneid()");
+  declare("declare i1 @llvm.nvvm.vote.all.sync(i32, i1)");
   const Buf& b = bs[0];
   std::string gi = op("lshr i64 " + b.off + ", 6");
   std::string g = op("add i64 " + b.granules + ", " + op("shl i64 " + gi + ", 4"));
@@ -385,25 +418,37 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
   std::string m = op("shl i64 " + std::to_string(static_cast<int64_t>(ones)) + ", " + op("and i64 " + b.off + ", 63"));
   std::string ga = op("select i1 " + pred + ", i64 " + g + ", i64 " + b.granules);
   struct State {
-    std::string v, grp, lead, fix, gm, rlo, rhi;
+    std::string v, grp, lead, fix, gm, rlo, rhi, olo, ohi, act, easy;
   };
   auto st = std::make_shared<State>();
-  cc.claims.push_back([this, st, g, e, m, ga, pred, mine, elements](int phase, BoundsCheck& c) {
+  const std::string off = b.off;
+  cc.claims.push_back([this, st, g, e, m, ga, pred, mine, elements, off, w](int phase, BoundsCheck& c) {
     if (phase == 0) {
       st->v = op("load volatile <2 x i64>, <2 x i64> addrspace(1)* " + op("inttoptr i64 " + ga + " to <2 x i64> addrspace(1)*") + ", align 16");
       return;
     }
     if (phase == 1) {
       std::string key = op("select i1 " + pred + ", i64 " + g + ", i64 0");
+      // The regular warp (see dtsim_cc_group): every lane claims, at lane 0's offset + lane * w, and
+      // lane 0's offset is a multiple of `align`; then a group is `span` lanes and its mask is static.
+      const int span = std::min(32, kConflictGranule / w), align = std::min(kConflictGranule, 32 * w);
+      std::string lane = op("call i32 @llvm.nvvm.read.ptx.sreg.laneid()");
       std::string am = op("call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"() convergent");
-      st->grp = op("call i32 @llvm.nvvm.match.any.sync.i64(i32 " + am + ", i64 " + key + ")");
-      auto redux = [&](const std::string& x) {
-        return op("zext i32 " + op("call i32 asm sideeffect \"redux.sync.or.b32 $0, $1, $2;\", \"=r,r,r\"(i32 " + x + ", i32 " + st->grp + ") convergent") + " to i64");
-      };
-      std::string lo = redux(op("trunc i64 " + m + " to i32")), hi = redux(op("trunc i64 " + op("lshr i64 " + m + ", 32") + " to i32"));
-      st->gm = op("or i64 " + lo + ", " + op("shl i64 " + hi + ", 32"));
+      std::string lo0 = op("zext i32 " + op("call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 " + am + ", i32 " + op("trunc i64 " + off + " to i32") + ", i32 0, i32 31)") + " to i64");
+      std::string hi0 = op("zext i32 " + op("call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 " + am + ", i32 " + op("trunc i64 " + op("lshr i64 " + off + ", 32") + " to i32") + ", i32 0, i32 31)") + " to i64");
+      std::string off0 = op("or i64 " + lo0 + ", " + op("shl i64 " + hi0 + ", 32"));
+      std::string at = op("add i64 " + off0 + ", " + op("mul i64 " + op("zext i32 " + lane + " to i64") + ", " + std::to_string(w)));
+      std::string mine_ok = op("and i1 " + pred + ", " + op("icmp eq i64 " + off + ", " + at));
+      std::string all = op("call i1 @llvm.nvvm.vote.all.sync(i32 " + am + ", i1 " + mine_ok + ")");
+      std::string reg = op("and i1 " + op("and i1 " + all + ", " + op("icmp eq i32 " + am + ", -1")) + ", " +
+                           op("icmp eq i64 " + op("and i64 " + off0 + ", " + std::to_string(align - 1)) + ", 0"));
+      std::string fgrp = span == 32 ? "-1" : op("shl i32 " + std::to_string((1 << span) - 1) + ", " + op("and i32 " + lane + ", " + std::to_string(~(span - 1))));
+      std::string fgm = w >= 2 ? "-1" : op("shl i64 4294967295, " + op("and i64 " + off0 + ", 63"));
+      std::string gr = op("call { i32, i64 } @dtsim_cc_group(i1 " + reg + ", i32 " + fgrp + ", i64 " + fgm + ", i64 " + key + ", i64 " + m + ")");
+      st->grp = op("extractvalue { i32, i64 } " + gr + ", 0");
+      st->gm = op("extractvalue { i32, i64 } " + gr + ", 1");
       st->lead = op("call i32 @llvm.cttz.i32(i32 " + st->grp + ", i1 true)");
-      std::string act = op("and i1 " + pred + ", " + op("icmp eq i32 " + st->lead + ", " + op("call i32 @llvm.nvvm.read.ptx.sreg.laneid()")));
+      std::string act = op("and i1 " + pred + ", " + op("icmp eq i32 " + st->lead + ", " + lane));
       std::string olo = op("extractelement <2 x i64> " + st->v + ", i32 0"), ohi = op("extractelement <2 x i64> " + st->v + ", i32 1");
       std::string fresh = op("icmp ne i64 " + op("and i64 " + ohi + ", -281474976710656") + ", %dtsim_epoch");
       std::string same = op("icmp eq i64 " + ohi + ", " + mine);
@@ -418,8 +463,12 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
                          op("zext i1 " + swap + " to i32") + ")");
       st->rlo = op("extractvalue { i64, i64 } " + r + ", 0");
       st->rhi = op("extractvalue { i64, i64 } " + r + ", 1");
-      std::string ok = op("and i1 " + op("icmp eq i64 " + st->rlo + ", " + olo) + ", " + op("icmp eq i64 " + st->rhi + ", " + ohi));
-      st->fix = op("and i1 " + act + ", " + op("xor i1 " + op("and i1 " + easy + ", " + ok) + ", true"));
+      st->olo = olo, st->ohi = ohi, st->act = act, st->easy = easy;
+      return;
+    }
+    if (phase == 2) {  // after every swap of the statement is issued: their results
+      std::string ok = op("and i1 " + op("icmp eq i64 " + st->rlo + ", " + st->olo) + ", " + op("icmp eq i64 " + st->rhi + ", " + st->ohi));
+      st->fix = op("and i1 " + st->act + ", " + op("xor i1 " + op("and i1 " + st->easy + ", " + ok) + ", true"));
       return;
     }
     std::string slow = op("call i1 @dtsim_cc_fix(i1 " + st->fix + ", i32 " + st->grp + ", i32 " + st->lead + ", i64 " + g + ", i64 " + e + ", i64 " +
@@ -432,7 +481,7 @@ KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
   // Conflict checks: the statement's granule claims, phase by phase (see conflict_lanes).
   auto claims = std::move(bc.claims);
   bc.claims.clear();
-  for (int phase = 0; phase < 3; ++phase)
+  for (int phase = 0; phase < 4; ++phase)
     for (auto& c : claims) c(phase, bc);
   return PendingCheck{bc.site, bc.bad, [this, lanes = bc.lanes] {
                         CheckAcc a;

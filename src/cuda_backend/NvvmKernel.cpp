@@ -913,7 +913,7 @@ std::string KernelEmitter::emit() {
       NvvmKernelInfo::Arg a;
       a.name = p.name, a.pointer = true, a.dtype = Scalar::I64, a.shadow = true;
       info.args.push_back(a);
-      if (conflict_granules()) {
+      if (conflict_granules(p.name)) {
         params.push_back("<2 x i64> addrspace(1)* %sg." + p.name);
         types.push_back("<2 x i64> addrspace(1)*");
         a.shadow = false, a.granules = true;
