@@ -97,7 +97,7 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
     case ExprKind::Var: {
       const Param* p = k_.find_param(e->name);
       if (p && p->slot == e->slot) {
-        if (p->kind == ParamKind::Pointer) return AxisInfo::scalar(16);
+        if (p->kind == ParamKind::Pointer) return AxisInfo::scalar(from_base_ ? AxisInfo::kMax : 16);
         auto it = b_.find(p->name);
         if (it == b_.end() || it->second.is_float()) return unknown;
         int64_t d = pow2_factor(it->second.as_int());

@@ -25,9 +25,12 @@ struct CudaOptions {
   // suppressed. Off: the accesses are emitted unchecked (asserts are located either way).
   bool bounds_checks = false;
   // --sanitize=conflicts|all (with bounds_checks): every element a store or atomic writes is claimed
-  // in a shadow word per element (atom.cas: the writer's pid, its site, whether atomically); an
-  // element another instance claimed with a plain store, or claimed atomically where this one stores
-  // plainly (or the reverse), is a conflict, reported as the interpreter reports it. Stores between a
+  // for the launch (NvvmChecks.cpp): on sm_90, in buffers the plan gives granule words, once per warp
+  // and granule of 64 elements (a 128-bit word), and in a word per element (atom.max: the writer's
+  // pid, its site, whether atomically) in the other buffers and where instances or sites share a
+  // granule; an element another instance claimed with a plain store, or
+  // claimed atomically where this one stores plainly (or the reverse), is a conflict, reported as
+  // the interpreter reports it. Stores between a
   // scalar atomic_cas that takes a lock and the atomic_xchg that gives it back are not checked.
   bool conflict_checks = false;
   // When set, compile_ptx keeps every PTX it compiles in this folder (created when missing), named by

@@ -278,10 +278,12 @@ struct CudaModuleRunner::Impl {
   CUdeviceptr status = 0;  // the status buffer of kernels with located checks (kDeviceStatusWords u64)
   bool lost = false;       // the context was recreated after a fault: nothing here is valid
   bool bounds = false;     // compiled with bounds checks
-  // Conflict checks: per buffer, its shadow words (0 where no kernel takes them), set to all ones
-  // before every launch.
-  std::vector<CUdeviceptr> shadows;
-  std::vector<size_t> shadow_bytes;
+  // Conflict checks: per buffer, its element words and granule words (0 where no kernel takes them),
+  // zero when allocated; a word holds the number of the launch that claimed it (the epoch, counted
+  // per runner), so nothing is reset between launches until the 16-bit epoch wraps.
+  std::vector<CUdeviceptr> shadows, granules;
+  std::vector<size_t> shadow_bytes, granule_bytes;
+  uint64_t epoch = 0;
 
   explicit Impl(Cu& c) : cu(c) {}
   ~Impl() {
@@ -294,10 +296,13 @@ struct CudaModuleRunner::Impl {
   void free_buffers() {
     for (size_t i = 0; i < ptrs.size(); ++i)
       if (ptrs[i] && !pool && !theirs[i]) cu.cuMemFree(ptrs[i]);
-    for (CUdeviceptr s : shadows)
-      if (s) cu.cuMemFree(s);
+    for (auto* v : {&shadows, &granules})
+      for (CUdeviceptr s : *v)
+        if (s) cu.cuMemFree(s);
     shadows.clear();
     shadow_bytes.clear();
+    granules.clear();
+    granule_bytes.clear();
     ptrs.clear();
     sizes.clear();
     io.clear();
@@ -474,13 +479,20 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
   }
   r.shadows.assign(buffers.list.size(), 0);
   r.shadow_bytes.assign(buffers.list.size(), 0);
+  r.granules.assign(buffers.list.size(), 0);
+  r.granule_bytes.assign(buffers.list.size(), 0);
+  r.epoch = 0;
   for (const NvvmKernelInfo& ki : r.nm.kernels)
     for (const auto& arg : ki.args) {
-      int bi = arg.shadow ? buffers.index(arg.name) : -1;
-      if (bi < 0 || r.shadows[static_cast<size_t>(bi)]) continue;
-      size_t bytes = std::max<size_t>(static_cast<size_t>(buffers.list[static_cast<size_t>(bi)].numel()), 1) * sizeof(uint64_t);
-      check(cu, cu.cuMemAlloc(&r.shadows[static_cast<size_t>(bi)], bytes), "cuMemAlloc (conflict shadow words)");
-      r.shadow_bytes[static_cast<size_t>(bi)] = bytes;
+      int bi = arg.shadow || arg.granules ? buffers.index(arg.name) : -1;
+      if (bi < 0) continue;
+      auto& words = (arg.shadow ? r.shadows : r.granules)[static_cast<size_t>(bi)];
+      if (words) continue;
+      size_t n = std::max<size_t>(static_cast<size_t>(buffers.list[static_cast<size_t>(bi)].numel()), 1);
+      size_t bytes = arg.shadow ? n * sizeof(uint64_t) : (n + kConflictGranule - 1) / kConflictGranule * 2 * sizeof(uint64_t);
+      check(cu, cu.cuMemAlloc(&words, bytes), arg.shadow ? "cuMemAlloc (conflict element words)" : "cuMemAlloc (conflict granule words)");
+      check(cu, cu.cuMemsetD8Async(words, 0, bytes, nullptr), "cuMemsetD8Async (conflict shadow words)");
+      (arg.shadow ? r.shadow_bytes : r.granule_bytes)[static_cast<size_t>(bi)] = bytes;
     }
   r.cells.assign(r.fns.size(), {});
   r.params.assign(r.fns.size(), {});
@@ -495,8 +507,12 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
         std::memcpy(c, &r.status, sizeof(CUdeviceptr));
         continue;
       }
-      if (arg.shadow) {
-        std::memcpy(c, &r.shadows[static_cast<size_t>(buffers.index(arg.name))], sizeof(CUdeviceptr));
+      if (arg.shadow || arg.granules) {
+        std::memcpy(c, &(arg.shadow ? r.shadows : r.granules)[static_cast<size_t>(buffers.index(arg.name))], sizeof(CUdeviceptr));
+        continue;
+      }
+      if (arg.epoch) {  // set by launch
+        std::memset(c, 0, sizeof(uint64_t));
         continue;
       }
       if (arg.tensor_map) {
@@ -568,11 +584,21 @@ void CudaModuleRunner::launch(size_t i, void* stream) {
   if (r.params.size() != r.fns.size()) internal_error("CudaDriver", "launch before upload");
   const auto& g = r.grids.at(i);
   const NvvmKernelInfo& ki = r.nm.kernels[i];
-  // Conflicts are per launch: every element unclaimed before a kernel that claims any.
-  if (std::any_of(ki.args.begin(), ki.args.end(), [](const NvvmKernelInfo::Arg& a) { return a.shadow; }))
-    for (size_t b = 0; b < r.shadows.size(); ++b)
-      if (r.shadows[b])
-        check(r.cu, r.cu.cuMemsetD8Async(r.shadows[b], 0xFF, r.shadow_bytes[b], static_cast<CUstream>(stream)), "cuMemsetD8Async (shadow words)");
+  // Conflicts are per launch: a kernel that claims elements gets the next epoch, which leaves every
+  // word claimed before free; when the 16-bit epoch wraps, every word is reset to zero (free).
+  for (size_t a = 0; a < ki.args.size(); ++a) {
+    if (!ki.args[a].epoch) continue;
+    if (++r.epoch > kConflictEpochs) {
+      for (size_t b = 0; b < r.shadows.size(); ++b) {
+        CUstream st = static_cast<CUstream>(stream);
+        if (r.shadows[b]) check(r.cu, r.cu.cuMemsetD8Async(r.shadows[b], 0, r.shadow_bytes[b], st), "cuMemsetD8Async (conflict element words)");
+        if (r.granules[b]) check(r.cu, r.cu.cuMemsetD8Async(r.granules[b], 0, r.granule_bytes[b], st), "cuMemsetD8Async (conflict granule words)");
+      }
+      r.epoch = 1;
+    }
+    uint64_t v = r.epoch << 48;
+    std::memcpy(r.cells[i][a].data(), &v, sizeof v);
+  }
   // A clustered TMA ring: clusters of two CTAs along its axis where the grid's extent there is even
   // (else none: the kernel then copies whole boxes in each CTA).
   const int ax = ki.cluster_axis;

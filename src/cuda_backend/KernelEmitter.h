@@ -69,6 +69,8 @@ class KernelEmitter {
   std::optional<PipelinePlan> plan_pipeline(const Stmt& f, std::string& why);  // why: when not
   std::optional<HoistPlan> plan_hoist(const Stmt& f);
   void plan_accesses(const Stmt& s);
+  void plan_conflicts();
+  bool from_base_ = false;  // axis_info: pointer parameters aligned to anything (offsets from their start)
   void plan_smem();
   int64_t transient_smem(const std::vector<StmtP>& body, const std::set<const Stmt*>& skip);
   // Loads already emitted in this straight-line stretch of code, by expression text and layout, with
@@ -366,6 +368,8 @@ class KernelEmitter {
     Shape tile;  // the access's tile shape (empty: a scalar access)
     std::string bad = "false";  // i1: an element this thread counts failed (the passing path's test)
     std::vector<std::function<void(CheckAcc&)>> lanes;  // per-lane accounting, emitted on failure
+    // Conflict checks: granule claims emitted when the statement ends, phase by phase (NvvmChecks.cpp).
+    std::vector<std::function<void(int, BoundsCheck&)>> claims;
   };
   // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
   // A pointer that may come from int_to_ptr gives a check of site -1: nothing is checked or reported.
@@ -381,11 +385,14 @@ class KernelEmitter {
   // Conflict checks (CudaOptions::conflict_checks, NvvmChecks.cpp): a check of site kind Conflict
   // for the store or atomic through `ptr`; conflict_lanes claims the w consecutive elements at
   // `ptr_reg` that `cond` (the access's own condition: mask, owner, in bounds) lets this thread write
-  // in their shadow words, and accounts for those another instance claimed in a conflicting way.
+  // in their granule or element words, and accounts for those another instance claimed in a
+  // conflicting way.
   BoundsCheck begin_conflicts(const ExprP& ptr, const Shape& tile);
   void conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                       const std::string& cond, bool atomic);
   bool conflicts() const { return opt_.conflict_checks && checking(); }
+  bool conflict_granules() const;        // the target has granule words (sm_90: atom.cas.b128)
+  bool conflict_granules(const std::string& buf) const;  // buffer buf's claims go through them (planned)
   std::string lin_pid();                 // i64 linear pid (x + nx * (y + ny * z)), computed at entry
   std::set<std::string> shadowed_;       // buffers whose shadow words the kernel takes
   bool lin_pid_ = false;

@@ -3,6 +3,7 @@
 // out of bounds are not accessed, and the access's site, first failing lane and counts go to the
 // status buffer through report_check (NvvmKernel.cpp).
 #include <cctype>
+#include <memory>
 #include <set>
 
 #include "cuda_backend/KernelEmitter.h"
@@ -159,9 +160,151 @@ KernelEmitter::BoundsCheck KernelEmitter::begin_conflicts(const ExprP& ptr, cons
   return cc;
 }
 
-// The shadow word of an element: all ones while no instance wrote it in this launch, else the first
-// writer's linear pid (low 32 bits) and (site + 1) << 1 | atomic (high 32 bits). A plain store
-// conflicts with any other instance's claim; an atomic with another instance's plain store.
+// Conflict checks claim every element a store or atomic writes, per launch. A word is claimed for
+// launch number `epoch` (16 bits, in bits 48-63 of every word; the runner passes epoch << 48 as
+// %dtsim_epoch): a word of an older epoch is free, so nothing is reset between launches.
+// - Element words, one u64 per element: pid | tag << 32 | epoch << 48, tag = (site + 1) << 1 | atomic.
+//   A claim is one atom.max.u64: the word it returns, if of this epoch, is the earlier claim.
+// - Granule words (sm_90: 128-bit compare-and-swap), one per kConflictGranule consecutive elements:
+//   the mask of the elements written and the element word of the one instance and site that wrote
+//   them all. The lanes of a warp that store into one granule combine their masks (match.any.sync,
+//   redux.sync.or) and the lowest of them claims it with one atom.cas.b128. A granule written by a
+//   second instance or site is demoted: the one that finds it writes the element words for the mask
+//   it found, then marks the granule (tag 0xFFFF); every later claim of its elements, this one's
+//   included, goes to the element words, where conflicts are found as without granules.
+namespace {
+const char* kConflictHelpers[] = {
+    "define internal i64 @dtsim_cc_elem(i64 %a, i64 %w, i64 %cur, i1 %p) alwaysinline {\n"
+    "entry:\n"
+    "  br i1 %p, label %claim, label %done\n"
+    "claim:\n"
+    "  %ptr = inttoptr i64 %a to i64 addrspace(1)*\n"
+    "  %old = atomicrmw umax i64 addrspace(1)* %ptr, i64 %w monotonic\n"
+    "  %ep = and i64 %old, -281474976710656\n"
+    "  %live = icmp eq i64 %ep, %cur\n"
+    "  %who = and i64 %old, 281474976710655\n"
+    "  %s = select i1 %live, i64 %who, i64 -1\n"
+    "  br label %done\n"
+    "done:\n"
+    "  %r = phi i64 [ -1, %entry ], [ %s, %claim ]\n"
+    "  ret i64 %r\n"
+    "}",
+    "define internal void @dtsim_cc_mark(i64 %e, i64 %m, i64 %w) noinline {\n"
+    "entry:\n"
+    "  br label %loop\n"
+    "loop:\n"
+    "  %mm = phi i64 [ %m, %entry ], [ %next, %body ]\n"
+    "  %z = icmp eq i64 %mm, 0\n"
+    "  br i1 %z, label %done, label %body\n"
+    "body:\n"
+    "  %b = call i64 @llvm.cttz.i64(i64 %mm, i1 true)\n"
+    "  %off = shl i64 %b, 3\n"
+    "  %a = add i64 %e, %off\n"
+    "  %ptr = inttoptr i64 %a to i64 addrspace(1)*\n"
+    "  %old = atomicrmw umax i64 addrspace(1)* %ptr, i64 %w monotonic\n"
+    "  %mm1 = sub i64 %mm, 1\n"
+    "  %next = and i64 %mm, %mm1\n"
+    "  br label %loop\n"
+    "done:\n"
+    "  ret void\n"
+    "}",
+    // The claim of granule %g after the fast path's compare-and-swap failed or found the granule
+    // written by another instance or site; %lo0/%hi0: the word it saw. Every exchange here is acq_rel:
+    // a demotion releases the element words written before it, and whoever finds a demoted granule
+    // acquires them (a compare-and-swap that leaves the word as it is) before claiming elements.
+    "define internal i1 @dtsim_cc_granule(i64 %g, i64 %e, i64 %m, i64 %w, i64 %cur, i64 %lo0, i64 %hi0) noinline {\n"
+    "entry:\n"
+    "  %dem = or i64 %cur, 281470681743360\n"
+    "  br label %loop\n"
+    "loop:\n"
+    "  %olo = phi i64 [ %lo0, %entry ], [ %rlo, %retry ]\n"
+    "  %ohi = phi i64 [ %hi0, %entry ], [ %rhi, %retry ]\n"
+    "  %oep = and i64 %ohi, -281474976710656\n"
+    "  %fresh = icmp ne i64 %oep, %cur\n"
+    "  br i1 %fresh, label %cas, label %live\n"
+    "live:\n"
+    "  %same = icmp eq i64 %ohi, %w\n"
+    "  br i1 %same, label %mine, label %other\n"
+    "mine:\n"
+    "  %or = or i64 %olo, %m\n"
+    "  %nochange = icmp eq i64 %or, %olo\n"
+    "  br i1 %nochange, label %fast, label %cas\n"
+    "other:\n"
+    "  %isdem = icmp eq i64 %ohi, %dem\n"
+    "  br i1 %isdem, label %cas, label %demote\n"
+    "demote:\n"
+    "  call void @dtsim_cc_mark(i64 %e, i64 %olo, i64 %ohi)\n"
+    "  br label %cas\n"
+    "cas:\n"
+    "  %nlo = phi i64 [ %m, %loop ], [ %or, %mine ], [ %olo, %other ], [ 0, %demote ]\n"
+    "  %nhi = phi i64 [ %w, %loop ], [ %ohi, %mine ], [ %ohi, %other ], [ %dem, %demote ]\n"
+    "  %toslow = phi i1 [ false, %loop ], [ false, %mine ], [ true, %other ], [ true, %demote ]\n"
+    "  %r = call { i64, i64 } asm sideeffect \"{ .reg .b128 c, s, d; mov.b128 c, {$2, $3}; mov.b128 s, {$4, $5}; "
+    "atom.acq_rel.gpu.global.cas.b128 d, [$6], c, s; mov.b128 {$0, $1}, d; }\", \"=l,=l,l,l,l,l,l,~{memory}\"(i64 %olo, i64 %ohi, i64 %nlo, i64 %nhi, i64 %g)\n"
+    "  %rlo = extractvalue { i64, i64 } %r, 0\n"
+    "  %rhi = extractvalue { i64, i64 } %r, 1\n"
+    "  %oklo = icmp eq i64 %rlo, %olo\n"
+    "  %okhi = icmp eq i64 %rhi, %ohi\n"
+    "  %ok = and i1 %oklo, %okhi\n"
+    "  br i1 %ok, label %after, label %retry\n"
+    "retry:\n"
+    "  br label %loop\n"
+    "after:\n"
+    "  ret i1 %toslow\n"
+    "fast:\n"
+    "  ret i1 false\n"
+    "}",
+    // The lanes of the warp that claim granule %key with this lane, and the OR of their masks %m:
+    // %fgrp and %fgm where the warp is regular (%reg, the same on every lane: all 32 lanes claim, lane
+    // i's vector follows lane i - 1's, and lane 0's starts where a granule or its half does), else
+    // by match.any.sync and redux.sync.
+    "define internal { i32, i64 } @dtsim_cc_group(i1 %reg, i32 %fgrp, i64 %fgm, i64 %key, i64 %m) alwaysinline {\n"
+    "entry:\n"
+    "  br i1 %reg, label %done, label %match\n"
+    "match:\n"
+    "  %am = call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"() convergent\n"
+    "  %grp = call i32 @llvm.nvvm.match.any.sync.i64(i32 %am, i64 %key)\n"
+    "  %mlo = trunc i64 %m to i32\n"
+    "  %mh = lshr i64 %m, 32\n"
+    "  %mhi = trunc i64 %mh to i32\n"
+    "  %lo = call i32 asm sideeffect \"redux.sync.or.b32 $0, $1, $2;\", \"=r,r,r\"(i32 %mlo, i32 %grp) convergent\n"
+    "  %hi = call i32 asm sideeffect \"redux.sync.or.b32 $0, $1, $2;\", \"=r,r,r\"(i32 %mhi, i32 %grp) convergent\n"
+    "  %lo64 = zext i32 %lo to i64\n"
+    "  %hi64 = zext i32 %hi to i64\n"
+    "  %hs = shl i64 %hi64, 32\n"
+    "  %gm = or i64 %lo64, %hs\n"
+    "  br label %done\n"
+    "done:\n"
+    "  %rg = phi i32 [ %fgrp, %entry ], [ %grp, %match ]\n"
+    "  %rm = phi i64 [ %fgm, %entry ], [ %gm, %match ]\n"
+    "  %r0 = insertvalue { i32, i64 } undef, i32 %rg, 0\n"
+    "  %r1 = insertvalue { i32, i64 } %r0, i64 %rm, 1\n"
+    "  ret { i32, i64 } %r1\n"
+    "}",
+    // The fast path's outcome for the lanes of group %grp (leader %lead; %fix: the leader must
+    // finish the claim in dtsim_cc_granule): whether they claim their elements one by one.
+    "define internal i1 @dtsim_cc_fix(i1 %fix, i32 %grp, i32 %lead, i64 %g, i64 %e, i64 %m, i64 %w, i64 %cur, i64 %lo, i64 %hi) alwaysinline {\n"
+    "entry:\n"
+    "  br i1 %fix, label %claim, label %join\n"
+    "claim:\n"
+    "  %s = call i1 @dtsim_cc_granule(i64 %g, i64 %e, i64 %m, i64 %w, i64 %cur, i64 %lo, i64 %hi)\n"
+    "  br label %join\n"
+    "join:\n"
+    "  %sl = phi i1 [ false, %entry ], [ %s, %claim ]\n"
+    "  %s32 = zext i1 %sl to i32\n"
+    "  %b = call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 %grp, i32 %s32, i32 %lead, i32 31)\n"
+    "  %r = icmp ne i32 %b, 0\n"
+    "  ret i1 %r\n"
+    "}",
+};
+}  // namespace
+
+bool KernelEmitter::conflict_granules() const { return sm_version() >= 90; }
+
+// Claims the w consecutive elements at ptr_reg (register r0 of layout d) where `cond`: in the
+// granule words when the w elements lie in one buffer and one granule (a power of two up to
+// kConflictGranule, at an offset aligned to w as every vector access is), else element by element. A
+// plain store conflicts with any other instance's claim; an atomic with another instance's plain one.
 void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                                    const std::string& cond, bool atomic) {
   if (cc.site < 0) return;
@@ -169,7 +312,7 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
   std::string pi = op("ptrtoint " + pty + " " + ptr_reg + " to i64");
   std::string bytes = std::to_string(scalar_bytes(elem));
   struct Buf {
-    std::string off, shadow;
+    std::string off, shadow, granules;
     int64_t extent;
   };
   std::vector<Buf> bs;
@@ -179,14 +322,26 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     std::string bty = reg_type(k_.slot_types[static_cast<size_t>(p->slot)]);
     std::string base = op("ptrtoint " + bty + " %p." + p->name + " to i64");
     std::string off = op("sdiv exact i64 " + op("sub i64 " + pi + ", " + base) + ", " + bytes);
-    bs.push_back({off, op("ptrtoint i64 addrspace(1)* %sh." + p->name + " to i64"), extent});
+    std::string gr = conflict_granules(p->name) ? op("ptrtoint <2 x i64> addrspace(1)* %sg." + p->name + " to i64") : "";
+    bs.push_back({off, op("ptrtoint i64 addrspace(1)* %sh." + p->name + " to i64"), gr, extent});
+  }
+  // The buffer's claims go through its granule words or its element words only, as planned for every
+  // site writing it (plan_conflicts: granule words only for a plain store into one buffer).
+  const bool coarse = conflict_granules(cc.bufs[0]->name);
+  if (coarse && (bs.size() != 1 || atomic || w > kConflictGranule || (w & (w - 1)) != 0))
+    internal_error("NvvmEmitter", "a conflict-checked access of " + cc.bufs[0]->name + " does not fit its planned granule words");
+  declare(kConflictHelpers[0]);  // the element claim; the granule claims need sm_90
+  if (coarse) {
+    for (const char* h : kConflictHelpers) declare(h);
+    declare("declare i64 @llvm.cttz.i64(i64, i1)");
   }
   std::string unlocked = op("icmp eq i32 " + op("load i32, i32* %dtsim_locks") + ", 0");
   std::string pred = cond == "true" ? unlocked : op("and i1 " + cond + ", " + unlocked);
-  std::string pred32 = op("zext i1 " + pred + " to i32");
-  std::string lin = lin_pid();
-  uint64_t hi = (static_cast<uint64_t>(cc.site + 1) << 1 | (atomic ? 1u : 0u)) << 32;
-  std::string tag = op("or i64 " + lin + ", " + std::to_string(static_cast<int64_t>(hi)));
+  int64_t tag = static_cast<int64_t>(cc.site + 1) << 1 | (atomic ? 1 : 0);
+  if (tag >= 0xFFFF) fail(cur_stmt_ ? cur_stmt_->loc : SourceLoc{}, "--sanitize=conflicts: more than 32766 checked accesses in one kernel");
+  // This instance's element word: pid | tag << 32 | epoch << 48.
+  std::string lin = op("and i64 " + lin_pid() + ", 4294967295");
+  std::string mine = op("or i64 " + op("or i64 " + lin + ", " + std::to_string(tag << 32)) + ", %dtsim_epoch");
   std::string me = op("trunc i64 " + lin + " to i32");
   std::string base = "0";
   if (!cc.tile.empty()) {
@@ -194,6 +349,10 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     for (size_t i = 0; i < cc.tile.size(); ++i) tp.push_back(cc.tile[i] == 1 ? "0" : thread_part(d, i));
     base = flat_of(cc.tile, tp);
   }
+  struct Elem {
+    std::string addr, flat, lane;
+  };
+  std::vector<Elem> es;
   for (int j = 0; j < w; ++j) {
     // The element's buffer: the first one it lies in (pred implies it lies in one).
     std::string addr, flat;
@@ -209,16 +368,6 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
         flat = op("select i1 " + in + ", i64 " + oj + ", i64 " + flat);
       }
     }
-    std::string old = op("call i64 asm sideeffect \"{ .reg .pred p; setp.ne.b32 p, $4, 0; @p atom.global.cas.b64 $0, [$1], $2, $3; }\", "
-                         "\"=l,l,l,l,r,~{memory}\"(i64 " + addr + ", i64 -1, i64 " + tag + ", i32 " + pred32 + ")");
-    std::string seen = op("select i1 " + pred + ", i64 " + old + ", i64 -1");
-    std::string other = op("and i1 " + op("icmp ne i64 " + seen + ", -1") + ", " + op("icmp ne i32 " + op("trunc i64 " + seen + " to i32") + ", " + me));
-    std::string fails = other;
-    if (atomic) {  // atomics against atomics are legal
-      std::string other_atomic = op("trunc i64 " + op("lshr i64 " + seen + ", 32") + " to i1");
-      fails = op("and i1 " + other + ", " + op("xor i1 " + other_atomic + ", true"));
-    }
-    cc.bad = cc.bad == "false" ? fails : op("or i1 " + cc.bad + ", " + fails);
     std::string lane = base;
     if (!cc.tile.empty()) {
       Coord rc = d.reg_coord(r0 + j);
@@ -226,11 +375,114 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
       for (size_t i = 0; i < cc.tile.size(); ++i) fl = fl * cc.tile[i] + rc[i];
       if (fl) lane = op("add i32 " + base + ", " + std::to_string(fl));
     }
-    cc.lanes.push_back([this, fails, cond, lane, flat, seen](CheckAcc& a) { check_lane(a, fails, cond, lane, flat, seen); });
+    es.push_back({addr, flat, lane});
   }
+  // The element claims where `claim`, and the accounting of each element.
+  auto elements = [this, es, mine, me, cond, atomic](BoundsCheck& c, const std::string& claim) {
+    for (const Elem& el : es) {
+      // The earlier claim (pid | tag << 32), -1 where none.
+      std::string seen = op("call i64 @dtsim_cc_elem(i64 " + el.addr + ", i64 " + mine + ", i64 %dtsim_epoch, i1 " + claim + ")");
+      std::string other = op("and i1 " + op("icmp ne i64 " + seen + ", -1") + ", " + op("icmp ne i32 " + op("trunc i64 " + seen + " to i32") + ", " + me));
+      std::string fails = other;
+      if (atomic) {  // atomics against atomics are legal
+        std::string other_atomic = op("trunc i64 " + op("lshr i64 " + seen + ", 32") + " to i1");
+        fails = op("and i1 " + other + ", " + op("xor i1 " + other_atomic + ", true"));
+      }
+      c.bad = c.bad == "false" ? fails : op("or i1 " + c.bad + ", " + fails);
+      std::string lane = el.lane, flat = el.flat;
+      c.lanes.push_back([this, fails, cond, lane, flat, seen](CheckAcc& a) { check_lane(a, fails, cond, lane, flat, seen); });
+    }
+  };
+  if (!coarse) {
+    elements(cc, pred);
+    return;
+  }
+  // Granules: the claims of a statement are emitted together when it ends (pending), in phases, so
+  // that their loads and then their compare-and-swaps are in flight together: 0, each granule word
+  // loaded (every lane; a lane with nothing to claim loads the buffer's first granule word); 1, the
+  // lanes of a warp that share a granule combine their masks (dtsim_cc_group: without match.any and
+  // redux where the warp is regular) and the lowest of them swaps in this instance's claim if the
+  // word is free or already this instance's and site's (branch-free: the swap is predicated); 2,
+  // the swaps' results, read only once every swap is issued; 3, where that did not settle it,
+  // dtsim_cc_granule, and every lane learns whether its elements go to the element words.
+  declare("declare i32 @llvm.nvvm.match.any.sync.i64(i32, i64)");
+  declare("declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)");
+  declare("declare i32 @llvm.cttz.i32(i32, i1)");
+  declare("declare i32 @llvm.nvvm.read.ptx.sreg.laneid()");
+  declare("declare i1 @llvm.nvvm.vote.all.sync(i32, i1)");
+  const Buf& b = bs[0];
+  std::string gi = op("lshr i64 " + b.off + ", 6");
+  std::string g = op("add i64 " + b.granules + ", " + op("shl i64 " + gi + ", 4"));
+  std::string e = op("add i64 " + b.shadow + ", " + op("shl i64 " + gi + ", 9"));
+  uint64_t ones = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+  std::string m = op("shl i64 " + std::to_string(static_cast<int64_t>(ones)) + ", " + op("and i64 " + b.off + ", 63"));
+  std::string ga = op("select i1 " + pred + ", i64 " + g + ", i64 " + b.granules);
+  struct State {
+    std::string v, grp, lead, fix, gm, rlo, rhi, olo, ohi, act, easy;
+  };
+  auto st = std::make_shared<State>();
+  const std::string off = b.off;
+  cc.claims.push_back([this, st, g, e, m, ga, pred, mine, elements, off, w](int phase, BoundsCheck& c) {
+    if (phase == 0) {
+      st->v = op("load volatile <2 x i64>, <2 x i64> addrspace(1)* " + op("inttoptr i64 " + ga + " to <2 x i64> addrspace(1)*") + ", align 16");
+      return;
+    }
+    if (phase == 1) {
+      std::string key = op("select i1 " + pred + ", i64 " + g + ", i64 0");
+      // The regular warp (see dtsim_cc_group): every lane claims, at lane 0's offset + lane * w, and
+      // lane 0's offset is a multiple of `align`; then a group is `span` lanes and its mask is static.
+      const int span = std::min(32, kConflictGranule / w), align = std::min(kConflictGranule, 32 * w);
+      std::string lane = op("call i32 @llvm.nvvm.read.ptx.sreg.laneid()");
+      std::string am = op("call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"() convergent");
+      std::string lo0 = op("zext i32 " + op("call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 " + am + ", i32 " + op("trunc i64 " + off + " to i32") + ", i32 0, i32 31)") + " to i64");
+      std::string hi0 = op("zext i32 " + op("call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 " + am + ", i32 " + op("trunc i64 " + op("lshr i64 " + off + ", 32") + " to i32") + ", i32 0, i32 31)") + " to i64");
+      std::string off0 = op("or i64 " + lo0 + ", " + op("shl i64 " + hi0 + ", 32"));
+      std::string at = op("add i64 " + off0 + ", " + op("mul i64 " + op("zext i32 " + lane + " to i64") + ", " + std::to_string(w)));
+      std::string mine_ok = op("and i1 " + pred + ", " + op("icmp eq i64 " + off + ", " + at));
+      std::string all = op("call i1 @llvm.nvvm.vote.all.sync(i32 " + am + ", i1 " + mine_ok + ")");
+      std::string reg = op("and i1 " + op("and i1 " + all + ", " + op("icmp eq i32 " + am + ", -1")) + ", " +
+                           op("icmp eq i64 " + op("and i64 " + off0 + ", " + std::to_string(align - 1)) + ", 0"));
+      std::string fgrp = span == 32 ? "-1" : op("shl i32 " + std::to_string((1 << span) - 1) + ", " + op("and i32 " + lane + ", " + std::to_string(~(span - 1))));
+      std::string fgm = w >= 2 ? "-1" : op("shl i64 4294967295, " + op("and i64 " + off0 + ", 63"));
+      std::string gr = op("call { i32, i64 } @dtsim_cc_group(i1 " + reg + ", i32 " + fgrp + ", i64 " + fgm + ", i64 " + key + ", i64 " + m + ")");
+      st->grp = op("extractvalue { i32, i64 } " + gr + ", 0");
+      st->gm = op("extractvalue { i32, i64 } " + gr + ", 1");
+      st->lead = op("call i32 @llvm.cttz.i32(i32 " + st->grp + ", i1 true)");
+      std::string act = op("and i1 " + pred + ", " + op("icmp eq i32 " + st->lead + ", " + lane));
+      std::string olo = op("extractelement <2 x i64> " + st->v + ", i32 0"), ohi = op("extractelement <2 x i64> " + st->v + ", i32 1");
+      std::string fresh = op("icmp ne i64 " + op("and i64 " + ohi + ", -281474976710656") + ", %dtsim_epoch");
+      std::string same = op("icmp eq i64 " + ohi + ", " + mine);
+      std::string orm = op("or i64 " + olo + ", " + st->gm);
+      std::string nochange = op("and i1 " + same + ", " + op("icmp eq i64 " + orm + ", " + olo));
+      std::string easy = op("or i1 " + fresh + ", " + same);
+      std::string nlo = op("select i1 " + fresh + ", i64 " + st->gm + ", i64 " + orm);
+      std::string swap = op("and i1 " + op("and i1 " + act + ", " + easy) + ", " + op("xor i1 " + nochange + ", true"));
+      std::string r = op("call { i64, i64 } asm sideeffect \"{ .reg .pred p; .reg .b128 c, s, d; setp.ne.b32 p, $7, 0; mov.b64 $0, $2; mov.b64 $1, $3; "
+                         "mov.b128 c, {$2, $3}; mov.b128 s, {$4, $5}; @p atom.global.cas.b128 d, [$6], c, s; @p mov.b128 {$0, $1}, d; }\", "
+                         "\"=&l,=&l,l,l,l,l,l,r,~{memory}\"(i64 " + olo + ", i64 " + ohi + ", i64 " + nlo + ", i64 " + mine + ", i64 " + ga + ", i32 " +
+                         op("zext i1 " + swap + " to i32") + ")");
+      st->rlo = op("extractvalue { i64, i64 } " + r + ", 0");
+      st->rhi = op("extractvalue { i64, i64 } " + r + ", 1");
+      st->olo = olo, st->ohi = ohi, st->act = act, st->easy = easy;
+      return;
+    }
+    if (phase == 2) {  // after every swap of the statement is issued: their results
+      std::string ok = op("and i1 " + op("icmp eq i64 " + st->rlo + ", " + st->olo) + ", " + op("icmp eq i64 " + st->rhi + ", " + st->ohi));
+      st->fix = op("and i1 " + st->act + ", " + op("xor i1 " + op("and i1 " + st->easy + ", " + ok) + ", true"));
+      return;
+    }
+    std::string slow = op("call i1 @dtsim_cc_fix(i1 " + st->fix + ", i32 " + st->grp + ", i32 " + st->lead + ", i64 " + g + ", i64 " + e + ", i64 " +
+                          st->gm + ", i64 " + mine + ", i64 %dtsim_epoch, i64 " + st->rlo + ", i64 " + st->rhi + ")");
+    elements(c, op("and i1 " + pred + ", " + slow));
+  });
 }
 
 KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
+  // Conflict checks: the statement's granule claims, phase by phase (see conflict_lanes).
+  auto claims = std::move(bc.claims);
+  bc.claims.clear();
+  for (int phase = 0; phase < 4; ++phase)
+    for (auto& c : claims) c(phase, bc);
   return PendingCheck{bc.site, bc.bad, [this, lanes = bc.lanes] {
                         CheckAcc a;
                         for (auto& l : lanes) l(a);

@@ -37,7 +37,9 @@ struct NvvmKernelInfo {
     bool pointer = false;
     Scalar dtype = Scalar::I32;
     bool status = false;  // the status buffer (last parameter, when `status`)
-    bool shadow = false;  // conflict checks: the shadow words of buffer `name` (one u64 per element)
+    bool shadow = false;  // conflict checks: the element words of buffer `name` (one u64 per element)
+    bool granules = false;  // conflict checks: its granule words (16 bytes per kConflictGranule elements)
+    bool epoch = false;     // conflict checks: the launch's number << 48 (u64), set at every launch
     // A CUtensorMap of buffer `name` (128 bytes by value), encoded at launch: element type dtype,
     // extents [rows, cols] and row stride (in elements), each a runtime parameter's name or a value
     // (name empty), and the box (rows x cols elements, 128-byte swizzle).
@@ -94,6 +96,11 @@ enum DeviceStatusWord : int {
   kDevOtherTag = 8,
   kDeviceStatusWords = 10,
 };
+
+// Conflict checks (NvvmChecks.cpp): the elements one granule word covers, and the launches a 16-bit
+// epoch counts before the runner resets every shadow word to zero (epoch 0 is never a launch's).
+constexpr int kConflictGranule = 64;
+constexpr uint64_t kConflictEpochs = 0xFFFF;
 
 // Device words -> the host layout (kStatusWords), given the launch's grid. False when nothing failed.
 bool decode_status(const uint64_t* dev, const std::array<int64_t, 3>& grid, int32_t* w);

@@ -371,7 +371,8 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
       if (res[static_cast<size_t>(r)].empty()) res[static_cast<size_t>(r)] = res[static_cast<size_t>(first_copy(d, r))];
   }
   if (lock_op && cas) {
-    std::string took = is_float(et) ? op("icmp eq " + ity + " " + bitcast(et, it, res[0]) + ", " + bitcast(et, it, cmp0))
+    const Scalar bt = half ? Scalar::I16 : it;  // the float's bits, at its own width
+    std::string took = is_float(et) ? op("icmp eq " + reg_type(bt) + " " + bitcast(et, bt, res[0]) + ", " + bitcast(et, bt, cmp0))
                                     : op("icmp eq " + ty + " " + res[0] + ", " + cmp0);
     std::string cur = op("load i32, i32* %dtsim_locks");
     line("store i32 " + op("add i32 " + cur + ", " + op("zext i1 " + took + " to i32")) + ", i32* %dtsim_locks");
@@ -909,12 +910,23 @@ std::string KernelEmitter::emit() {
     if (p.kind == ParamKind::Pointer && shadowed_.count(p.name)) {
       params.push_back("i64 addrspace(1)* %sh." + p.name);
       types.push_back("i64 addrspace(1)*");
-      {
-        NvvmKernelInfo::Arg a;
-        a.name = p.name, a.pointer = true, a.dtype = Scalar::I64, a.shadow = true;
+      NvvmKernelInfo::Arg a;
+      a.name = p.name, a.pointer = true, a.dtype = Scalar::I64, a.shadow = true;
+      info.args.push_back(a);
+      if (conflict_granules(p.name)) {
+        params.push_back("<2 x i64> addrspace(1)* %sg." + p.name);
+        types.push_back("<2 x i64> addrspace(1)*");
+        a.shadow = false, a.granules = true;
         info.args.push_back(a);
       }
     }
+  if (!shadowed_.empty()) {
+    params.push_back("i64 %dtsim_epoch");
+    types.push_back("i64");
+    NvvmKernelInfo::Arg a;
+    a.name = "dtsim_epoch", a.dtype = Scalar::I64, a.epoch = true;
+    info.args.push_back(a);
+  }
   if (info.status) {
     params.push_back("i64 addrspace(1)* %p.dtsim_status");
     types.push_back("i64 addrspace(1)*");

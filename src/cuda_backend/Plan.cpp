@@ -59,6 +59,7 @@ void KernelEmitter::plan() {
     if (lp.pipeline && lp.pipeline->specialized) info.threads = threads_ + 32;  // the producer warp
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->cluster_axis >= 0) info.cluster_axis = lp.pipeline->cluster_axis;
+  if (opt_.conflict_checks) plan_conflicts();
   plan_smem();
   planned_ = true;
 }
@@ -228,14 +229,79 @@ void KernelEmitter::plan_resident(const Stmt& f, LoopPlan& lp) {
 // Stage `axis`: the axis information of the pointer of every global load and store of statement s
 // (not of its nested statements), as the vector widths are chosen from it.
 void KernelEmitter::plan_accesses(const Stmt& s) {
-  if (s.kind == StmtKind::Store)
-    plan_.accesses.push_back({&s, s.args[0].get(), true, axis_info(s.args[0])});
+  if (s.kind == StmtKind::Store) {
+    plan_.accesses.push_back({&s, s.args[0].get(), true, axis_info(s.args[0]), AxisInfo{}});
+    from_base_ = true;  // the offsets from the buffer's start, for the conflict checks' granules
+    plan_.accesses.back().from_base = axis_info(s.args[0]);
+    from_base_ = false;
+  }
   for (const ExprP& a : s.args) {
     if (!a) continue;
     for_each_expr(a, [&](const Expr& e) {
-      if (e.kind == ExprKind::Load) plan_.accesses.push_back({&s, e.args[0].get(), false, axis_info(e.args[0])});
+      if (e.kind == ExprKind::Load) plan_.accesses.push_back({&s, e.args[0].get(), false, axis_info(e.args[0]), AxisInfo{}});
     });
   }
+}
+
+// Stage `conflicts` (--sanitize=conflicts): per buffer, whether its claims go through granule words
+// (kConflictGranule consecutive elements per 128-bit word, sm_90) or element words only. A granule
+// pays off only where one instance and site writes all of it: a granule written by two is demoted
+// (its claims go to the element words, after a 128-bit swap and the demoter writing up to 64
+// element words), and that in every launch. So a buffer gets granule words only when every site
+// writing it is a plain store of a tile whose pointer runs along the last dimension in runs of at
+// least kConflictGranule consecutive elements (contig; the last dimension a multiple of it), and
+// those runs start on a granule (div of the offsets from the buffer's start) or are at least 8 granules long (then at most the two at the
+// ends of a run are shared with another instance). Atomics always use element words (several
+// instances' atomics on one element are legal, and would demote the granule), and so does every
+// other site of their buffer.
+void KernelEmitter::plan_conflicts() {
+  const bool sm90 = conflict_granules();
+  auto line_of = [](const Stmt& s) { return s.loc.valid() ? "line " + std::to_string(s.loc.line) : std::string("a statement"); };
+  for_each_stmt(k_.body, [&](const Stmt& s) {
+    if (s.kind != StmtKind::Store && s.kind != StmtKind::Atomic) return;
+    const ExprP& pe = s.args[0];
+    bool address = false;
+    std::vector<const Param*> bufs = buffers_of(pe, &address);
+    if (address || bufs.empty()) return;  // not checked (or a failure emission reports)
+    std::string why;
+    const Type& pt = pe->type;
+    const int64_t g = kConflictGranule;
+    if (!sm90) {
+      why = "no 128-bit atom.cas before sm_90";
+    } else if (s.kind == StmtKind::Atomic) {
+      why = "atomic at " + line_of(s) + " (several instances' atomics on one element would demote its granule)";
+    } else if (bufs.size() > 1) {
+      why = "the store at " + line_of(s) + " may write several buffers";
+    } else if (pt.is_scalar()) {
+      why = "scalar store at " + line_of(s);
+    } else {
+      AxisInfo ai;
+      for (const KernelPlan::Access& a : plan_.accesses)
+        if (a.stmt == &s && a.store) ai = a.from_base;
+      const int64_t last = pt.shape.back();
+      const int64_t run = std::min(ai.contig, last);
+      const bool aligned = ai.div >= g * scalar_bytes(pt.elem);
+      if (last % g != 0 || run < g)
+        why = "the store at " + line_of(s) + " writes runs of " + std::to_string(run) + " consecutive elements (fewer than " + std::to_string(g) +
+              " or not whole granules)";
+      else if (!aligned && run < 8 * g)
+        why = "the store at " + line_of(s) + " writes runs of " + std::to_string(run) + " elements not known to start on a granule";
+    }
+    for (const Param* p : bufs) {
+      auto it = plan_.conflict_words.find(p->name);
+      if (it == plan_.conflict_words.end())
+        plan_.conflict_words[p->name] = {why.empty(), why.empty() ? "every store at " + line_of(s) : why};
+      else if (!why.empty() && it->second.granules)
+        it->second = {false, why};
+      else if (why.empty() && it->second.granules)
+        it->second.why += ", " + line_of(s);
+    }
+  });
+}
+
+bool KernelEmitter::conflict_granules(const std::string& buf) const {
+  auto it = plan_.conflict_words.find(buf);
+  return it != plan_.conflict_words.end() && it->second.granules;
 }
 
 // A bound on the shared memory the statements use for values moving between threads (conversions,
@@ -440,6 +506,11 @@ std::string KernelPlan::print(const Kernel& k) const {
   out += "  global accesses (pointer axis info):" + std::string(accesses.empty() ? " none\n" : "\n");
   for (const Access& a : accesses)
     out += "    " + std::string(a.store ? "store" : "load") + " of " + stmt_line(*a.stmt) + "\n      " + axis_str(a.info) + "\n";
+  if (!conflict_words.empty()) {
+    out += "  conflict checks (per buffer written):\n";
+    for (const auto& [name, cw] : conflict_words)
+      out += "    " + name + ": " + (cw.granules ? "granule words (" : "element words only (") + cw.why + ")\n";
+  }
   out += "  shared memory (limit " + std::to_string(smem.limit) + " bytes):\n";
   for (const SmemPlan::Alloc& al : smem.allocs)
     out += "    " + al.what + ": offset " + std::to_string(al.offset) + ", " + std::to_string(al.bytes) + " bytes\n";

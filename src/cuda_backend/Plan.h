@@ -6,6 +6,8 @@
 //   loops     per `for` (and per copy of it, where bounds checks are hoisted): the loop variable's
 //             axis information, the bounds-check hoisting, the software pipeline, register prefetch;
 //   axis      per global load and store: the axis information of its pointer (vector widths);
+//   conflicts (--sanitize=conflicts) per buffer a store or atomic writes: granule words or element
+//             words only, and why;
 //   smem      the shared-memory allocations (pipeline rings, transient buffers above them), their
 //             total against the target's limit, and the fallback where the rings would not fit.
 // Emission (NvvmKernel.cpp and the per-op-group files) reads the plan and changes none of it. A new
@@ -217,8 +219,17 @@ struct KernelPlan {
     const Expr* ptr = nullptr;
     bool store = false;
     AxisInfo info;
+    AxisInfo from_base;  // stores: the same with the buffer's start aligned to anything (conflict granules)
   };
   std::vector<Access> accesses;
+  // conflicts: per buffer some store or atomic writes, how its claims go (NvvmChecks.cpp). Granule
+  // words (sm_90) where every site writing it is a plain tile store in runs that own whole granules
+  // (see plan_conflicts); element words only otherwise. Every site of one buffer claims one way.
+  struct ConflictWords {
+    bool granules = false;
+    std::string why;
+  };
+  std::map<std::string, ConflictWords> conflict_words;
   // smem
   SmemPlan smem;
   // TMA: the tensor maps the kernel takes as parameters (after its own), in order

@@ -504,7 +504,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
   --cluster           sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
   --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
-  --sanitize=conflicts  ... and the conflict checks (shadow words claimed with atom.cas) too
+  --sanitize=conflicts  ... and the conflict checks (granule and element words, claimed per launch) too
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
   --kernel NAME       only this kernel (.tile: kernel name; .dt: output Func name; .py: the kernel)
   --grid, --buf, --in (.py kernels) the launch grid and the pointer arguments' types and shapes, as for run

@@ -64,6 +64,13 @@ if(DTSIM_HAVE_CUDA)
              ${CMAKE_SOURCE_DIR}/examples/bugs/${bug}.tile)
     set_tests_properties(gpu_conflict_${bug}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
   endforeach()
+  # ... in a granule (64 elements) two instances already share, a plain store against atomics, and
+  # in buffers that take granule words: a shared edge element of long rows, a shared whole granule.
+  foreach(bug granule_third plain_atomic granule_rows granule_overlap)
+    add_test(NAME gpu_conflict_${bug}.tile COMMAND sh ${DTSIM_LOCATED} $<TARGET_FILE:dtsim> conflict
+             ${CMAKE_CURRENT_LIST_DIR}/bugs/${bug}.tile)
+    set_tests_properties(gpu_conflict_${bug}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
   # ... and none where instances write disjoint elements, atomics meet atomics, or a spin lock orders
   # plain stores (every example and tests/gpu/*.tile under the default --sanitize=all).
   add_test(NAME gpu_conflict_none COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/no_conflicts_or_skip.sh $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR})

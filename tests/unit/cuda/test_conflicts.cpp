@@ -1,7 +1,10 @@
 // Conflict checks on the CUDA backend (CudaOptions::conflict_checks), without a GPU: what is emitted
-// (shadow words for the buffers written, an atom.cas per element stored, no hoisted bounds checks
-// for loops that store), and the finding rendered from the status words as the interpreter words
-// it. (tests/gpu runs examples/bugs/overlap.tile and copy_nopid.tile on the GPU.)
+// (element words for the buffers written and granule words where the plan gives them, the launch's
+// epoch, one granule claim per warp and store instruction on sm_90 and element claims only where a
+// granule is shared, element claims alone before sm_90 and in the other buffers; no hoisted bounds
+// checks for loops that store), and the finding rendered from
+// the status words as the interpreter words it. (tests/gpu runs examples/bugs/overlap.tile,
+// copy_nopid.tile, tests/gpu/bugs/*.tile and tests/gpu/granules.tile on the GPU.)
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -21,12 +24,13 @@ struct Emitted {
   Bindings b;
   NvvmModule nm;
 };
-Emitted emit(const std::string& file, bool conflicts) {
+Emitted emit(const std::string& file, bool conflicts, const std::string& arch = "") {
   Emitted e;
   e.m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/" + file);
   e.b = bind_params(e.m, {});
   verify_module(e.m, e.b);
   CudaOptions opt;
+  opt.arch = arch;
   opt.bounds_checks = true;
   opt.conflict_checks = conflicts;
   e.nm = emit_nvvm_module(e.m, e.b, opt);
@@ -37,26 +41,93 @@ size_t count(const std::string& s, const std::string& what) {
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
 }
+// The PTX of e for arch, checked by ptxas when there is one.
+std::string ptx_of(const Emitted& e, const std::string& arch) {
+  CudaOptions o;
+  o.arch = arch;
+  std::string ptx = compile_ptx(e.nm.ir, o);
+  PtxasResult r = run_ptxas(ptx, arch);
+  INFO(r.log);
+  if (r.available) CHECK(r.ok);
+  return ptx;
+}
 }  // namespace
 
 TEST_CASE("conflict checks claim each stored element in the written buffer's shadow words") {
   Emitted on = emit("examples/bugs/overlap.tile", true);
   const NvvmKernelInfo& ki = on.nm.kernels[0];
-  int shadows = 0;
-  for (const auto& a : ki.args)
-    if (a.shadow) {
-      ++shadows;
-      CHECK(a.name == "y");  // x is only read
-    }
+  int shadows = 0, granules = 0, epochs = 0;
+  for (const auto& a : ki.args) {
+    if (a.shadow || a.granules) CHECK(a.name == "y");  // x is only read
+    shadows += a.shadow;
+    granules += a.granules;
+    epochs += a.epoch;
+  }
   CHECK(shadows == 1);
+  CHECK(granules == 0);  // 16-column blocks: no instance owns a granule (plan_conflicts)
+  CHECK(epochs == 1);
   int conflict_sites = 0;
   for (const auto& s : ki.sites) conflict_sites += s.kind == NvvmKernelInfo::Site::Conflict;
   CHECK(conflict_sites == 1);
-  std::string ptx = compile_ptx(on.nm.ir, CudaOptions{});
-  CHECK(count(ptx, "atom.global.cas.b64") >= 1);
+  // Element words only, on sm_90 too: one atom.max per element, no granule traffic.
+  std::string ptx = ptx_of(on, "sm_90a");
+  CHECK(count(ptx, "atom.global.max.u64") >= 1);
+  CHECK(count(ptx, "match.any") == 0);
+  CHECK(count(ptx, "cas.b128") == 0);
+  CHECK(count(ptx, "cas.b64") == 0);
+  // A buffer stored in rows of whole granules: a warp's lanes that store into one granule combine
+  // and one of them claims it (128-bit compare-and-swap); elements are claimed one by one (atom.max)
+  // only where a granule is shared.
+  Emitted add = emit("examples/add.tile", true);
+  int add_granules = 0;
+  for (const auto& a : add.nm.kernels[0].args) add_granules += a.granules && a.name == "z";
+  CHECK(add_granules == 1);
+  std::string aptx = ptx_of(add, "sm_90a");
+  CHECK(count(aptx, "match.any.sync.b64") >= 1);
+  CHECK(count(aptx, "redux.sync.or.b32") >= 2);
+  CHECK(count(aptx, "atom.global.cas.b128") >= 1);
+  CHECK(count(aptx, "atom.global.max.u64") >= 1);
+  // Nothing is reset before a launch: the launch's epoch is a parameter.
+  CHECK(on.nm.ir.find("i64 %dtsim_epoch") != std::string::npos);
   Emitted off = emit("examples/bugs/overlap.tile", false);
   CHECK(off.nm.ir.find("%sh.") == std::string::npos);
-  CHECK(off.nm.ir.find("cas.b64") == std::string::npos);
+  CHECK(off.nm.ir.find("%sg.") == std::string::npos);
+  CHECK(off.nm.ir.find("dtsim_epoch") == std::string::npos);
+  CHECK(off.nm.ir.find("dtsim_cc_") == std::string::npos);
+}
+
+TEST_CASE("before sm_90 conflict checks claim element words only") {
+  Emitted e = emit("examples/bugs/overlap.tile", true, "sm_80");
+  for (const auto& a : e.nm.kernels[0].args) CHECK_FALSE(a.granules);
+  std::string ptx = ptx_of(e, "sm_80");
+  CHECK(count(ptx, "atom.global.max.u64") >= 1);
+  CHECK(count(ptx, "cas.b128") == 0);
+  CHECK(count(ptx, "match.any") == 0);
+}
+
+TEST_CASE("a vector store claims its granule once per warp and store instruction") {
+  // examples/add.tile stores 4-element vectors (two per thread): per store step one granule word
+  // loaded and one predicated compare-and-swap, all the loads before the first swap (in flight
+  // together), and the element claims behind a branch taken only where the granule is shared.
+  Emitted e = emit("examples/add.tile", true);
+  const std::string& ir = e.nm.ir;
+  size_t steps = count(ir, "call i1 @dtsim_cc_fix(");
+  CHECK(steps == 2);
+  CHECK(count(ir, "load volatile <2 x i64>") == steps);
+  CHECK(count(ir, "@p atom.global.cas.b128") == steps);
+  CHECK(count(ir, "call i64 @dtsim_cc_elem(") == 4 * steps);
+  size_t last_load = ir.rfind("load volatile <2 x i64>"), first_swap = ir.find("@p atom.global.cas.b128");
+  CHECK(last_load < first_swap);
+  // Every swap of the statement is issued before the first result is read.
+  size_t last_swap = ir.rfind("@p atom.global.cas.b128"), first_fix = ir.find("call i1 @dtsim_cc_fix(");
+  CHECK(last_swap < first_fix);
+  // A warp whose 32 lanes store consecutive vectors from a granule's start forms its groups without
+  // match.any/redux (one shfl of lane 0's offset, in two halves, and one vote per step).
+  CHECK(count(ir, "call { i32, i64 } @dtsim_cc_group(") == steps);
+  std::string ptx = ptx_of(e, "sm_90a");
+  CHECK(count(ptx, "atom.global.cas.b128") == steps);  // the fast path's swaps (dtsim_cc_granule is a call)
+  CHECK(count(ptx, "vote.sync.all.pred") == steps);
+  CHECK(count(ptx, "match.any.sync.b64") == steps);  // where the warp is not regular
 }
 
 TEST_CASE("loops that store keep their per-iteration checks under conflict checks") {
@@ -70,10 +141,60 @@ TEST_CASE("loops that store keep their per-iteration checks under conflict check
   compile_ptx(conf.nm.ir, CudaOptions{});  // valid NVVM IR
 }
 
-TEST_CASE("atomics and a spin lock compile with conflict checks") {
-  Emitted e = emit("tests/gpu/atomics.tile", true);
-  std::string ptx = compile_ptx(e.nm.ir, CudaOptions{});
-  CHECK(count(ptx, "atom.global.cas.b64") >= 1);
+TEST_CASE("atomics, a spin lock and shared granules compile with conflict checks") {
+  // Granule words where the plan gives them (tests/gpu/granules.tile's long_rows and two_sites, the
+  // granule bugs), element words only elsewhere (atomics, blocks of 32 elements).
+  for (const char* f : {"tests/gpu/atomics.tile", "tests/gpu/granules.tile", "tests/gpu/bugs/granule_third.tile", "tests/gpu/bugs/plain_atomic.tile",
+                        "tests/gpu/bugs/granule_rows.tile", "tests/gpu/bugs/granule_overlap.tile"}) {
+    INFO(f);
+    Emitted e = emit(f, true);
+    bool granules = false;
+    for (const auto& k : e.nm.kernels)
+      for (const auto& a : k.args) granules = granules || a.granules;
+    std::string ptx = ptx_of(e, "sm_90a");
+    CHECK(granules == (std::string(f).find("granules.tile") != std::string::npos || std::string(f).find("granule_rows") != std::string::npos ||
+                       std::string(f).find("granule_overlap") != std::string::npos));
+    CHECK((count(ptx, "atom.global.cas.b128") >= 1) == granules);
+    CHECK(count(ptx, "atom.global.max.u64") >= 1);
+    CHECK(count(ptx_of(emit(f, true, "sm_80"), "sm_80"), "atom.global.max.u64") >= 1);
+  }
+}
+
+TEST_CASE("each written buffer's claims go through granule words or element words only, as planned") {
+  auto plan = [](const std::string& file, const std::string& arch = "") {
+    Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/" + file);
+    Bindings b = bind_params(m, {});
+    verify_module(m, b);
+    CudaOptions opt;
+    opt.arch = arch;
+    opt.bounds_checks = true;
+    opt.conflict_checks = true;
+    return emit_plan(m, b, opt);
+  };
+  std::string g = plan("tests/gpu/granules.tile");
+  INFO(g);
+  // Blocks of 24 or 32 elements, an interleave: element words; atomics: element words.
+  CHECK(g.find("y: element words only (the store at line 9 writes runs of 32 consecutive elements") != std::string::npos);
+  CHECK(g.find("v: element words only (the store at line 13 writes runs of 1 consecutive elements") != std::string::npos);
+  CHECK(g.find("z: element words only") != std::string::npos);
+  CHECK(g.find("h: element words only (atomic at line 22") != std::string::npos);
+  // Runs of 8 granules not known to start on one; two aligned sites of whole granules.
+  CHECK(g.find("w: granule words (every store at line 30)") != std::string::npos);
+  CHECK(g.find("u: granule words (every store at line 34, line 36)") != std::string::npos);
+  // A store and an atomic into one buffer: element words for both sites (the first reason found).
+  std::string pa = plan("tests/gpu/bugs/plain_atomic.tile");
+  CHECK(pa.find("y: element words only (the store at line 12") != std::string::npos);
+  // Whole granules known to start on one (offsets from the buffer's start), and long unaligned rows.
+  CHECK(plan("tests/gpu/bugs/granule_overlap.tile").find("y: granule words (every store at line 5)") != std::string::npos);
+  CHECK(plan("bench/gpu/softmax.tile").find("y: granule words (every store at line 10)") != std::string::npos);
+  CHECK(plan("examples/matmul.tile").find("c: element words only (the store at line 22 writes runs of 1 ") != std::string::npos);
+  // Before sm_90 there are no granule words.
+  CHECK(plan("tests/gpu/granules.tile", "sm_80").find("w: element words only (no 128-bit atom.cas before sm_90)") != std::string::npos);
+  // Without conflict checks the plan has no such section.
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/granules.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CHECK(emit_plan(m, b, CudaOptions{}).find("conflict checks") == std::string::npos);
 }
 
 TEST_CASE("the status words of a conflict render as the interpreter's finding") {
