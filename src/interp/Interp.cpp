@@ -148,16 +148,17 @@ uint64_t stored_buffers(const Kernel& k, const std::vector<int>& param_buffer, u
   return mask(a.stored) | (mask(a.atomic) & loaded);
 }
 
-// The buffers (bitmask) that some kernel of `m` may load from; all of them when there are more than 64.
-uint64_t module_loads(const Module& m, const Buffers& bufs) {
+// The buffers (bitmask) that some kernel of `m` may read: load from, or update with an atomic (an
+// atomic reads the element it updates); all of them when there are more than 64.
+uint64_t module_reads(const Module& m, const Buffers& bufs) {
   if (bufs.list.size() > 64) return ~uint64_t(0);
   uint64_t all = 0;
   for (const Kernel& k : m.kernels) {
-    std::vector<int> param_buffer;
-    for (const Param& p : k.params) param_buffer.push_back(p.kind == ParamKind::Pointer ? bufs.index(p.name) : -1);
-    uint64_t loaded = 0;
-    stored_buffers(k, param_buffer, loaded);
-    all |= loaded;
+    for (size_t i : buffer_access(k).reads().list()) {
+      if (i >= k.params.size() || k.params[i].kind != ParamKind::Pointer) continue;
+      int bi = bufs.index(k.params[i].name);
+      if (bi >= 0) all |= uint64_t(1) << bi;
+    }
   }
   return all;
 }
@@ -437,10 +438,11 @@ RunReport run_module(const Module& m, const Bindings& b, Buffers& buffers, const
   rs.init.resize(buffers.list.size());
   rs.conflicts.resize(buffers.list.size());
   if (opt.sanitize == Sanitize::All) {
-    // Shadow "written" bytes only where a load may read them: undefined buffers some kernel loads.
-    uint64_t loaded = module_loads(m, buffers);
+    // Shadow "written" bytes only where a load or an atomic may read them: undefined buffers some
+    // kernel loads or updates atomically.
+    uint64_t read = module_reads(m, buffers);
     for (size_t i = 0; i < buffers.list.size(); ++i)
-      if (!buffers.list[i].defined && (i >= 64 || ((loaded >> i) & 1))) rs.init[i].assign(static_cast<size_t>(buffers.list[i].numel()), 0);
+      if (!buffers.list[i].defined && (i >= 64 || ((read >> i) & 1))) rs.init[i].assign(static_cast<size_t>(buffers.list[i].numel()), 0);
   }
   for (size_t ki = 0; ki < m.kernels.size() && !rs.stop; ++ki) {
     launch(rs, m.kernels[ki], static_cast<int>(ki));

@@ -335,6 +335,53 @@ TEST_CASE("atomic_add of rows: a plain store of an element, or a never-written e
   CHECK(u->messages().find("48 of 64 active lanes updated never-written elements") != std::string::npos);
 }
 
+TEST_CASE("an atomic on a buffer no kernel loads reads its never-written elements: reported, on one thread and on four") {
+  // w only atomics touch (not conflict-tracked), yet each update reads the element it changes.
+  const char* only = R"(kernel k(out w: *f32[16]) grid(4) {
+  atomic_add(w + arange(0, 16), 1.0)
+}
+)";
+  for (int threads : {1, 4}) {
+    CAPTURE(threads);
+    auto u = run_tile("atomic_only.tile", only, InterpOptions{.threads = threads});
+    REQUIRE(u->rep.findings_count == 1);
+    CHECK(u->rep.findings[0].kind == Finding::Uninitialized);
+    CHECK(u->messages().find("atomic_only.tile:2:3: error: atomic_add of uninitialized memory in 'w'") != std::string::npos);
+    CHECK(u->messages().find("16 of 16 active lanes updated never-written elements") != std::string::npos);
+  }
+  // A first kernel stores elements 0..7 (row updates that are all written take the one-pass path,
+  // the others the lanes one by one): the 8 others are reported; masked-off lanes are not.
+  const char* half = R"(kernel zero(out w: *f32[4, 16]) grid(1) {
+  n = arange(0, 16)
+  store(w + expand_dims(arange(0, 4), 1) * 16 + expand_dims(n, 0), 0.0, mask=expand_dims(n < 8, 0))
+}
+kernel add(inout w: *f32[4, 16]) grid(2) {
+  n = arange(0, 16)
+  atomic_add(w + expand_dims(arange(0, 4), 1) * 16 + expand_dims(n, 0), 1.0, mask=expand_dims(n < 8 + 4 * program_id(0), 0))
+}
+)";
+  for (int threads : {1, 4}) {
+    CAPTURE(threads);
+    auto h = run_tile("atomic_half.tile", half, InterpOptions{.threads = threads});
+    REQUIRE(h->rep.findings_count == 1);
+    CHECK(h->rep.findings[0].kind == Finding::Uninitialized);
+    CHECK(h->messages().find("atomic_half.tile:7:3: error: atomic_add of uninitialized memory in 'w'") != std::string::npos);
+    CHECK(h->messages().find("16 of 48 active lanes updated never-written elements") != std::string::npos);
+    CHECK(h->messages().find("pid [1]") != std::string::npos);
+  }
+  // Every element stored first: no finding, and the sums are the same as without the sanitizer.
+  const char* whole = R"(kernel zero(out w: *f32[4, 16]) grid(1) {
+  store(w + expand_dims(arange(0, 4), 1) * 16 + expand_dims(arange(0, 16), 0), 0.0)
+}
+kernel add(inout w: *f32[4, 16]) grid(3) {
+  atomic_add(w + expand_dims(arange(0, 4), 1) * 16 + expand_dims(arange(0, 16), 0), 1.0)
+}
+)";
+  auto ok = run_tile("atomic_whole.tile", whole);
+  CHECK(ok->rep.ok());
+  for (int i = 0; i < 64; ++i) CHECK(ok->at("w", i) == 3.0);
+}
+
 // `w + (X + Y)`: a scalar pointer plus offsets that are the sum of a [R, 1] and a [1, C] tile (as
 // Triton's TTIR gives `ptr + (ids[:, None] * s + cols[None, :])`), held as rows plus columns;
 // `ptr + offs` with the offsets in a variable takes the tile path. Both must add the same bits and
