@@ -84,6 +84,7 @@ struct CliOptions {
   uint64_t schedule_seed = 0;      // --schedule-seed S
   bool fast_math = false;          // --fast-math
   bool warp_specialize = false;    // --warp-specialize (run, emit, bench, difftest on the CUDA backend)
+  bool fp_fusion = false;          // --fp-fusion (run, emit, bench on the CUDA backend; never difftest)
   bool bounds_checks = false;      // --sanitize=bounds|none
   bool oracle_triton = false;      // --oracle=cuda|triton
 

@@ -381,6 +381,7 @@ int bench_cuda(const Program& p, const Bindings& b, const CliOptions& o, std::os
   CudaDeviceInfo dev = cuda_device_info();
   CudaOptions opt;
   opt.warp_specialize = o.warp_specialize;
+  opt.fp_fusion = o.fp_fusion;
   opt.arch = o.arch;
   // timing runs unchecked unless asked
   opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;

@@ -40,6 +40,7 @@ std::string emit_text(const CliOptions& o) {
       Program p = compile(o.source(), spec);
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
+      opt.fp_fusion = o.fp_fusion;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;  // as bench: unchecked unless asked
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
@@ -55,6 +56,7 @@ std::string emit_text(const CliOptions& o) {
       Program p = compile(o.source(), spec);
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
+      opt.fp_fusion = o.fp_fusion;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;

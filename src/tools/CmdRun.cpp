@@ -66,6 +66,7 @@ bool run_once(const Program& p, const Bindings& b, const CliOptions& o, const Bu
 #ifdef DTSIM_HAVE_CUDA
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
+      opt.fp_fusion = o.fp_fusion;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize != Sanitize::None;
       opt.conflict_checks = o.interp.sanitize == Sanitize::All || o.interp.sanitize == Sanitize::Conflicts;
