@@ -50,6 +50,9 @@ struct CudaEntry {
 struct Compiled {
   Program program;  // the driver's result: the module and what the frontend kept (breakpoint_if calls)
   std::string tile_ir;
+  // On the CUDA backend, a multiply and an add may be contracted into fma.rn (CudaOptions::fp_fusion):
+  // the launched Triton kernel's enable_fp_fusion (Triton's default: on). The interpreter never fuses.
+  bool fp_fusion = false;
 #ifdef DTSIM_HAVE_CUDA
   // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
   // them when it is made); a few are kept, so that repeated launches skip NVVM and the PTX load.
@@ -69,6 +72,7 @@ std::shared_ptr<CudaEntry> cuda_entry(Compiled& c, const Bindings& b, const std:
   CudaOptions opt;
   opt.bounds_checks = san != Sanitize::None;
   opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
+  opt.fp_fusion = c.fp_fusion;
   std::cerr << unchecked_address_note(c.program.module, opt);  // once per compiled launch
   auto e = std::make_shared<CudaEntry>();
   e->runner = std::make_unique<CudaModuleRunner>(c.program.module, b, opt);
@@ -111,7 +115,8 @@ Scalar dtype_of(const std::string& name, const std::string& buf) {
 
 std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
                                      const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
-                                     const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources) {
+                                     const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources,
+                                     bool fp_fusion) {
   LaunchSpec spec;
   spec.kernel = kernel;
   spec.args = args;
@@ -124,6 +129,7 @@ std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string&
   auto c = std::make_shared<Compiled>();
   c->program = compile(Source{path, FileKind::Py, std::nullopt}, spec);
   c->tile_ir = print_module(c->program.module);
+  c->fp_fusion = fp_fusion;
   return c;
 }
 
@@ -132,7 +138,8 @@ std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string&
 std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::string& name, const std::string& kernel,
                                        const std::vector<std::string>& arg_names,
                                        const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
-                                       const std::vector<int64_t>& grid, int num_warps, int num_stages, bool debug) {
+                                       const std::vector<int64_t>& grid, int num_warps, int num_stages, bool debug,
+                                       bool fp_fusion) {
   LaunchSpec spec;
   TtirLaunch& launch = spec.ttir;
   launch.kernel = kernel;
@@ -145,6 +152,7 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
   auto c = std::make_shared<Compiled>();
   c->program = compile(Source{name, FileKind::Ttir, text}, spec);
   c->tile_ir = print_module(c->program.module);
+  c->fp_fusion = fp_fusion;
   return c;
 }
 
@@ -536,6 +544,7 @@ PYBIND11_MODULE(_dtsim, m) {
   });
   py::class_<Compiled, std::shared_ptr<Compiled>>(m, "Compiled")
       .def_property_readonly("tile_ir", [](const Compiled& c) { return c.tile_ir; })
+      .def_property_readonly("fp_fusion", [](const Compiled& c) { return c.fp_fusion; })
       .def_property_readonly("kernel", [](const Compiled& c) { return c.program.module.kernels.at(0).name; })
       .def_property_readonly("has_breakpoints", [](const Compiled& c) { return !c.program.break_at.empty(); })
       .def_property_readonly("makes_pointers",  // int_to_ptr: addresses the launch passes need their memory found
@@ -551,12 +560,16 @@ PYBIND11_MODULE(_dtsim, m) {
         return out;
       });
   m.def("compile", &compile_py, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
-        py::arg("sources") = std::map<std::string, std::string>{},
+        py::arg("sources") = std::map<std::string, std::string>{}, py::arg("fp_fusion") = false,
         "Lowers and verifies kernel `kernel` of `path` for one launch signature (`sources`: path -> text to use "
-        "instead of the file, the source as it was when the kernel was decorated).");
+        "instead of the file, the source as it was when the kernel was decorated; `fp_fusion`: on the CUDA "
+        "backend, let a multiply and an add contract into fma.rn, as Triton's enable_fp_fusion).");
   m.def("compile_ttir", &compile_ttir, py::arg("text"), py::arg("name"), py::arg("kernel"), py::arg("arg_names"),
         py::arg("buffers"), py::arg("grid"), py::arg("num_warps") = 4, py::arg("num_stages") = 3, py::arg("debug") = false,
-        "Lowers and verifies a kernel given as TTIR (from the installed Triton's frontend) for one launch.");
+        py::arg("fp_fusion") = false,
+        "Lowers and verifies a kernel given as TTIR (from the installed Triton's frontend) for one launch "
+        "(`fp_fusion`: on the CUDA backend, let a multiply and an add contract into fma.rn, the launch's "
+        "enable_fp_fusion).");
   m.def("run", &run, py::arg("compiled"), py::arg("scalars"), py::arg("arrays"), py::arg("sanitize") = "all",
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},

@@ -720,12 +720,16 @@ class JITFunction(KernelInterface):
             if opts.get(o) is not None:
                 compile_args[o] = str(int(opts[o]))
                 key.append((o, compile_args[o]))
+        # Triton's enable_fp_fusion (default True): on backend='cuda', a multiply and an add may be
+        # contracted into fma.rn as Triton's GPU build does; the interpreter never fuses
+        fp_fusion = opts.get("enable_fp_fusion") is None or bool(opts["enable_fp_fusion"])
+        key.append(("enable_fp_fusion", fp_fusion))
         key = tuple(key)
         compiled = self.cache.get(key)
         if compiled is None:
             try:
                 compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
-                                          {self.path: self.source} if self.source is not None else {})
+                                          {self.path: self.source} if self.source is not None else {}, fp_fusion)
             except CompileError as e:
                 if "not supported" in str(e) and getattr(sys.modules.get("triton"), "__version__", "").endswith("+dtsim"):
                     # the stand-in: name what reading the kernel as Triton does would need

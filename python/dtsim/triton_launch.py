@@ -523,6 +523,9 @@ def run(fn, *args, grid, warmup, **kwargs):
         kernel = CompiledKernel(fn, ttir, options)
         kernel.signature = signature
         kernel.debug = bool(options.debug)
+        # Triton's enable_fp_fusion (default True; part of the options, so of `key`): on backend='cuda'
+        # a multiply and an add may be contracted into fma.rn, as Triton's own GPU build does
+        kernel.fp_fusion = bool(getattr(options, "enable_fp_fusion", True))
         cache[key] = kernel
     if warmup:
         return kernel
@@ -587,7 +590,7 @@ def run(fn, *args, grid, warmup, **kwargs):
         if len(kernel.lowered) > 64:
             kernel.lowered.clear()
         compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, fn.__name__, runtime, buffers,
-                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug)
+                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug, kernel.fp_fusion)
         kernel.lowered[lkey] = compiled
     for name, view, _ in arrays:
         if not view.flags.writeable and name in compiled.outputs:

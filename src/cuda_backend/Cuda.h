@@ -19,7 +19,12 @@ struct CudaOptions {
   // PTX target (libNVVM gets -arch=compute_XX). Empty: the GPU's own when launching (sm_90a on a
   // compute capability 9.0 device, which enables warpgroup MMA), sm_90 when only compiling.
   std::string arch;
-  bool fast_math = false;      // -ftz=1 -prec-div=0 -prec-sqrt=0 (off: IEEE, matches the interpreter)
+  bool fast_math = false;      // -ftz=1 -prec-div=0 -prec-sqrt=0 -fma=1 (off: IEEE, matches the interpreter)
+  // fp fusion (`--fp-fusion`; Triton's enable_fp_fusion): float add/sub/mul carry LLVM's `contract`
+  // flag and libNVVM gets -fma=1, so a multiply and an add may be contracted into one fma.rn (one
+  // rounding instead of two) where the code generator chooses. Off
+  // (-fma=0): every f32/f64 multiply and add rounds on its own, as the interpreter computes them.
+  bool fp_fusion = false;
   // --sanitize=bounds: every active lane of every global load and store (vectors, cp.async copies) is
   // checked against its buffer's extent; a violation is recorded in the status buffer and the access
   // suppressed. Off: the accesses are emitted unchecked (asserts are located either way).

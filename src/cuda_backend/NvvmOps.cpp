@@ -211,7 +211,12 @@ std::string KernelEmitter::nan_minmax(bool is_max, Scalar t, const std::string& 
 std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a, const std::string& b) {
   std::string ty = reg_type(t);
   bool fl = is_float(t), i1 = t == Scalar::I1;
-  auto ar = [&](const char* iop, const char* fop) { return round_to(t, op(std::string(fl ? fop : iop) + " " + ty + " " + a + ", " + b)); };
+  // fp fusion: the `contract` flag lets the code generator fuse a multiply into the add or subtract
+  // that takes it (fma.rn); without it (and libNVVM's -fma=0) each rounds on its own.
+  const char* flags = fl && opt_.fp_fusion ? " contract" : "";
+  auto ar = [&](const char* iop, const char* fop) {
+    return round_to(t, op(std::string(fl ? fop : iop) + (fl ? flags : "") + " " + ty + " " + a + ", " + b));
+  };
   auto cmp = [&](const char* s, const char* u, const char* f) {
     return op(std::string(fl ? "fcmp " : "icmp ") + (fl ? f : i1 ? u : s) + " " + ty + " " + a + ", " + b);
   };

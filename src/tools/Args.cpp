@@ -80,6 +80,7 @@ const FlagSpec kFlags[] = {
     {"--fast-math", 0, "difftest"},
     {"--warp-specialize", 0, "run emit bench difftest"},
     {"--cluster", 0, "run emit bench difftest"},
+    {"--fp-fusion", 0, "run emit bench"},
     {"--oracle", 1, "difftest"},
     {"--help", 0, "run emit bench viz tune difftest"},
     {"-h", 0, "run emit bench viz tune difftest"},
@@ -315,6 +316,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.warp_specialize = true;
   } else if (name == "--cluster") {
     o.cluster = true;
+  } else if (name == "--fp-fusion") {
+    o.fp_fusion = true;
   } else if (name == "--oracle") {
     if (v[0] == "cuda") o.oracle_triton = false;
     else if (v[0] == "triton") o.oracle_triton = true;
@@ -441,6 +444,8 @@ the interpreter, on the same seeded random inputs as 'dtsim run'.
                          interp: whole-launch wall time and program instances per second.
   --reps N               timed launches (default: enough for about 100 ms; at least 5 on the GPU)
   --json                 one JSON object per line for each kernel (and "<module>") instead of text
+  --fp-fusion            let libNVVM contract a multiply and an add into fma.rn, as Triton does by
+                         default (enable_fp_fusion; the check against the interpreter keeps its tolerance)
   --vs-triton            also emit the program as Triton (emit --triton), time it with
                          triton.testing.do_bench in one python3 call, and print both with their ratio
   --arg NAME=VALUE       set a scalar or constexpr parameter (repeatable)
@@ -503,6 +508,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts/--plan (default sm_90; sm_90a enables wgmma)
   --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
   --cluster           sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --fp-fusion         let libNVVM contract a multiply and an add into fma.rn (Triton's enable_fp_fusion)
   --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
   --sanitize=conflicts  ... and the conflict checks (granule and element words, claimed per launch) too
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
@@ -543,6 +549,8 @@ execution:
   --backend=interp|cuda     run on the interpreter (default) or on the GPU
   --warp-specialize         (cuda, sm_90a) a producer warp for TMA rings that allow one (docs/cuda-backend.md)
   --cluster                 (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --fp-fusion               (cuda) contract a multiply and an add into fma.rn as Triton does by default
+                            (results then differ from the interpreter's by that rounding)
   --check                   (.dt) compare every output with the schedule-free reference:
                             max rel err = |got - ref| / max(|ref|, 1); tolerance f32 1e-4, f16 1e-2, bf16 5e-2
 debugging:

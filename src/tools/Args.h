@@ -85,6 +85,7 @@ struct CliOptions {
   bool fast_math = false;          // --fast-math
   bool warp_specialize = false;    // --warp-specialize (run, emit, bench, difftest on the CUDA backend)
   bool cluster = false;            // --cluster (run, emit, bench, difftest on the CUDA backend)
+  bool fp_fusion = false;          // --fp-fusion (run, emit, bench on the CUDA backend; never difftest)
   bool bounds_checks = false;      // --sanitize=bounds|none
   bool oracle_triton = false;      // --oracle=cuda|triton
 

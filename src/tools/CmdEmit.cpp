@@ -41,6 +41,7 @@ std::string emit_text(const CliOptions& o) {
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
+      opt.fp_fusion = o.fp_fusion;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;  // as bench: unchecked unless asked
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
@@ -57,6 +58,7 @@ std::string emit_text(const CliOptions& o) {
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
+      opt.fp_fusion = o.fp_fusion;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;

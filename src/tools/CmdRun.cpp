@@ -67,6 +67,7 @@ bool run_once(const Program& p, const Bindings& b, const CliOptions& o, const Bu
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
+      opt.fp_fusion = o.fp_fusion;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize != Sanitize::None;
       opt.conflict_checks = o.interp.sanitize == Sanitize::All || o.interp.sanitize == Sanitize::Conflicts;

@@ -34,6 +34,9 @@ if(DTSIM_HAVE_PYTHON)
                        ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   # torch CUDA tensors through the launcher kept per launch signature (the installed Triton's path)
   dtsim_python_test(launcher_keys launcher_keys.py)  # no GPU: the launcher's keys, cuda_launcher recorded
+  dtsim_python_test(fp_fusion fp_fusion.py)  # no GPU: enable_fp_fusion reaches the compiled kernel and its launcher
+  dtsim_python_test(fp_fusion_standin fp_fusion.py)  # ... through dtsim's own .py reader
+  set_tests_properties(python/fp_fusion_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   dtsim_python_test(gpu_cuda_launcher cuda_launcher.py)
   set_tests_properties(python/gpu_cuda_launcher PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
   dtsim_python_test(gpu_cuda_launcher_standin cuda_launcher.py)  # ... and dtsim's own .py reader's launch

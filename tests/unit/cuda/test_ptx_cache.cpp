@@ -1,6 +1,8 @@
 // The PTX cache of compile_ptx (CudaOptions::ptx_cache_dir, used by `dtsim tune`): a second
 // compilation of the same IR for the same target is read back, the same text; another target, other
-// math flags or other IR (another constexpr baked in) compile anew; an unusable cache file is compiled over.
+// math flags (fast math, fp fusion) or other IR (another constexpr baked in) compile anew; an unusable
+// cache file is compiled over. CudaOptions::fp_fusion: a multiply feeding an add becomes one fma.rn.f32,
+// without it a mul.rn.f32 and an add.rn.f32 (as the interpreter rounds).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -9,6 +11,7 @@
 
 #include "cuda_backend/Cuda.h"
 #include "ir/TileParser.h"
+#include "ir/Verify.h"
 
 using namespace dtsim;
 
@@ -46,9 +49,12 @@ TEST_CASE("compiled PTX is cached by IR, target and math flags") {
   other = opt;
   other.fast_math = true;
   (void)compile_ptx(ir, other);
+  other = opt;
+  other.fp_fusion = true;
+  (void)compile_ptx(ir, other);
   (void)compile_ptx(add_ir("512"), opt);  // another constexpr baked in
   PtxCacheStats s3 = ptx_cache_stats();
-  CHECK(s3.misses == s2.misses + 3);
+  CHECK(s3.misses == s2.misses + 4);
   CHECK(s3.hits == s2.hits);
 
   // A truncated file (no entry point) is not used: compiled again and replaced.
@@ -58,4 +64,35 @@ TEST_CASE("compiled PTX is cached by IR, target and math flags") {
   CHECK(compile_ptx(ir, opt) == first);
   CHECK(ptx_cache_stats().hits == s3.hits + 1);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fp fusion contracts a multiply and an add into fma.rn.f32; without it each rounds on its own") {
+  // attention's `qk * scale - m`, and an add of a product
+  const char* src = R"(kernel axpy(x: *f32[n], y: *f32[n], out z: *f32[n], out w: *f32[n], a: f32 = 1.5, n: i32 = 4096, BLOCK: constexpr = 1024)
+    grid(cdiv(n, BLOCK)) num_warps(4) {
+  offs = program_id(0) * BLOCK + arange(0, BLOCK)
+  mask = offs < n
+  store(z + offs, load(x + offs, mask) * a - load(y + offs, mask), mask)
+  store(w + offs, load(y + offs, mask) * a + load(x + offs, mask), mask)
+}
+)";
+  Module m = parse_tile(Sources::add("<axpy>", src));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90";
+  std::string plain = compile_ptx(emit_nvvm(m, b, opt), opt);
+  CHECK(plain.find("fma.rn.f32") == std::string::npos);
+  CHECK(plain.find("mul.rn.f32") != std::string::npos);
+  CHECK(plain.find("add.rn.f32") != std::string::npos);
+  CHECK(plain.find("sub.rn.f32") != std::string::npos);
+  opt.fp_fusion = true;
+  std::string ir = emit_nvvm(m, b, opt);
+  CHECK(ir.find("fmul contract float") != std::string::npos);
+  std::string fused = compile_ptx(ir, opt);
+  CHECK(fused.find("fma.rn.f32") != std::string::npos);
+  CHECK(fused.find("mul.rn.f32") == std::string::npos);
+  CHECK(fused.find("mul.f32") == std::string::npos);
+  CHECK(fused.find("add.rn.f32") == std::string::npos);
+  CHECK(fused.find("sub.rn.f32") == std::string::npos);
 }

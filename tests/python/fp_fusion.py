@@ -1,0 +1,81 @@
+# Triton's enable_fp_fusion reaches the CUDA backend, without a GPU: each launch's compiled kernel
+# carries fp_fusion (on by default, as Triton's option; off when the launch passes
+# enable_fp_fusion=False), and the CudaLauncher is made from that compiled kernel (_dtsim.cuda_launcher
+# recorded, GPU tensors faked). Under the installed Triton the option comes from Triton's own options
+# (compile_ttir's fp_fusion); under dtsim's own reader (DTSIM_STANDIN=1) from the launch's keyword.
+import triton
+import triton.language as tl
+import dtsim
+from dtsim import _dtsim
+
+made, compiles = [], []
+
+
+class FakeLauncher:
+    def __init__(self, compiled):
+        self.fp_fusion = compiled.fp_fusion
+        made.append(self)
+
+    def launch(self, ptrs, stream):
+        pass
+
+
+_dtsim.cuda_launcher = lambda c, s, d, san: FakeLauncher(c)
+for name in ("compile", "compile_ttir"):
+    real = getattr(_dtsim, name)
+
+    def recorded(*args, _real=real, **kwargs):
+        c = _real(*args, **kwargs)
+        compiles.append(c.fp_fusion)
+        return c
+
+    setattr(_dtsim, name, recorded)
+
+
+class DtypeName(str):
+    itemsize = 4
+
+
+class FakeCuda:
+    is_cuda = True
+
+    def __init__(self, n, ptr):
+        self.n, self.ptr, self.shape, self.dtype = n, ptr, (n,), DtypeName("float32")
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "data": (ptr, False), "strides": None, "version": 3}
+
+    def data_ptr(self):
+        return self.ptr
+
+    def stride(self):
+        return (1,)
+
+    def numpy(self):
+        raise RuntimeError("GPU memory")
+
+    def detach(self):
+        return self
+
+    def element_size(self):
+        return 4
+
+
+@triton.jit
+def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+dtsim.config(backend="cuda", sanitize="none")
+n = 1000
+x, y, o = FakeCuda(n, 4096), FakeCuda(n, 8192), FakeCuda(n, 12288)
+grid = (triton.cdiv(n, 256),)
+axpy[grid](x, y, o, n, 2.0, BLOCK=256)
+assert compiles == [True] and [l.fp_fusion for l in made] == [True], (compiles, [l.fp_fusion for l in made])
+axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=False)
+assert compiles == [True, False] and [l.fp_fusion for l in made] == [True, False], (compiles, [l.fp_fusion for l in made])
+axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=True)  # the default's compiled kernel again
+axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=False)  # its launcher again
+assert compiles == [True, False] and all(l.fp_fusion for l in made[2:]) and len(made) <= 3, \
+    (compiles, [l.fp_fusion for l in made])
+print("enable_fp_fusion reaches the CUDA backend (default on, off when the launch says so): ok")
