@@ -378,23 +378,47 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     es.push_back({addr, flat, lane});
   }
   // The element claims where `claim`, and the accounting of each element.
-  auto elements = [this, es, mine, me, cond, atomic](BoundsCheck& c, const std::string& claim) {
+  // With `branch`, the step's claims and their accounting sit behind one branch on `claim` (the
+  // granule fast path skips them whole), else each claim branches on it by itself.
+  auto elements = [this, es, mine, me, cond, atomic](BoundsCheck& c, const std::string& claim, bool branch) {
+    std::string from = cur_block_, in = branch ? label("cc.el") : "", join = branch ? label("cc.elj") : "";
+    if (branch) {
+      line("br i1 " + claim + ", label %" + in + ", label %" + join);
+      start_block(in);
+    }
+    std::vector<std::string> seens, failss;
+    std::string stepbad = "false";
     for (const Elem& el : es) {
       // The earlier claim (pid | tag << 32), -1 where none.
-      std::string seen = op("call i64 @dtsim_cc_elem(i64 " + el.addr + ", i64 " + mine + ", i64 %dtsim_epoch, i1 " + claim + ")");
+      std::string seen = op("call i64 @dtsim_cc_elem(i64 " + el.addr + ", i64 " + mine + ", i64 %dtsim_epoch, i1 " + (branch ? "true" : claim) + ")");
       std::string other = op("and i1 " + op("icmp ne i64 " + seen + ", -1") + ", " + op("icmp ne i32 " + op("trunc i64 " + seen + " to i32") + ", " + me));
       std::string fails = other;
       if (atomic) {  // atomics against atomics are legal
         std::string other_atomic = op("trunc i64 " + op("lshr i64 " + seen + ", 32") + " to i1");
         fails = op("and i1 " + other + ", " + op("xor i1 " + other_atomic + ", true"));
       }
-      c.bad = c.bad == "false" ? fails : op("or i1 " + c.bad + ", " + fails);
-      std::string lane = el.lane, flat = el.flat;
+      stepbad = stepbad == "false" ? fails : op("or i1 " + stepbad + ", " + fails);
+      seens.push_back(seen);
+      failss.push_back(fails);
+    }
+    if (branch) {
+      std::string in_end = cur_block_;
+      br(join);
+      start_block(join);
+      auto phi = [&](const std::string& ty, const std::string& skipped, const std::string& v) {
+        return op("phi " + ty + " [ " + skipped + ", %" + from + " ], [ " + v + ", %" + in_end + " ]");
+      };
+      for (size_t j = 0; j < es.size(); ++j) seens[j] = phi("i64", "-1", seens[j]), failss[j] = phi("i1", "false", failss[j]);
+      stepbad = phi("i1", "false", stepbad);
+    }
+    c.bad = c.bad == "false" ? stepbad : op("or i1 " + c.bad + ", " + stepbad);
+    for (size_t j = 0; j < es.size(); ++j) {
+      std::string lane = es[j].lane, flat = es[j].flat, fails = failss[j], seen = seens[j];
       c.lanes.push_back([this, fails, cond, lane, flat, seen](CheckAcc& a) { check_lane(a, fails, cond, lane, flat, seen); });
     }
   };
   if (!coarse) {
-    elements(cc, pred);
+    elements(cc, pred, false);
     return;
   }
   // Granules: the claims of a statement are emitted together when it ends (pending), in phases, so
@@ -473,7 +497,7 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     }
     std::string slow = op("call i1 @dtsim_cc_fix(i1 " + st->fix + ", i32 " + st->grp + ", i32 " + st->lead + ", i64 " + g + ", i64 " + e + ", i64 " +
                           st->gm + ", i64 " + mine + ", i64 %dtsim_epoch, i64 " + st->rlo + ", i64 " + st->rhi + ")");
-    elements(c, op("and i1 " + pred + ", " + slow));
+    elements(c, op("and i1 " + pred + ", " + slow), true);
   });
 }
 
