@@ -370,6 +370,9 @@ class KernelEmitter {
     std::vector<std::function<void(CheckAcc&)>> lanes;  // per-lane accounting, emitted on failure
     // Conflict checks: granule claims emitted when the statement ends, phase by phase (NvvmChecks.cpp).
     std::vector<std::function<void(int, BoundsCheck&)>> claims;
+    // Between their phases: whether a claim of this thread needs the slow path (i1), and the blocks
+    // that skip it (the whole warp settled on the fast path) and that took it.
+    std::string any_fix = "false", fix_skip, fix_done;
   };
   // Starts the check of one load or store (site kind Load/Store) through pointer expression `ptr`.
   // A pointer that may come from int_to_ptr gives a check of site -1: nothing is checked or reported.

@@ -378,23 +378,47 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     es.push_back({addr, flat, lane});
   }
   // The element claims where `claim`, and the accounting of each element.
-  auto elements = [this, es, mine, me, cond, atomic](BoundsCheck& c, const std::string& claim) {
+  // With `branch`, the step's claims and their accounting sit behind one branch on `claim` (the
+  // granule fast path skips them whole), else each claim branches on it by itself.
+  auto elements = [this, es, mine, me, cond, atomic](BoundsCheck& c, const std::string& claim, bool branch) {
+    std::string from = cur_block_, in = branch ? label("cc.el") : "", join = branch ? label("cc.elj") : "";
+    if (branch) {
+      line("br i1 " + claim + ", label %" + in + ", label %" + join);
+      start_block(in);
+    }
+    std::vector<std::string> seens, failss;
+    std::string stepbad = "false";
     for (const Elem& el : es) {
       // The earlier claim (pid | tag << 32), -1 where none.
-      std::string seen = op("call i64 @dtsim_cc_elem(i64 " + el.addr + ", i64 " + mine + ", i64 %dtsim_epoch, i1 " + claim + ")");
+      std::string seen = op("call i64 @dtsim_cc_elem(i64 " + el.addr + ", i64 " + mine + ", i64 %dtsim_epoch, i1 " + (branch ? "true" : claim) + ")");
       std::string other = op("and i1 " + op("icmp ne i64 " + seen + ", -1") + ", " + op("icmp ne i32 " + op("trunc i64 " + seen + " to i32") + ", " + me));
       std::string fails = other;
       if (atomic) {  // atomics against atomics are legal
         std::string other_atomic = op("trunc i64 " + op("lshr i64 " + seen + ", 32") + " to i1");
         fails = op("and i1 " + other + ", " + op("xor i1 " + other_atomic + ", true"));
       }
-      c.bad = c.bad == "false" ? fails : op("or i1 " + c.bad + ", " + fails);
-      std::string lane = el.lane, flat = el.flat;
+      stepbad = stepbad == "false" ? fails : op("or i1 " + stepbad + ", " + fails);
+      seens.push_back(seen);
+      failss.push_back(fails);
+    }
+    if (branch) {
+      std::string in_end = cur_block_;
+      br(join);
+      start_block(join);
+      auto phi = [&](const std::string& ty, const std::string& skipped, const std::string& v) {
+        return op("phi " + ty + " [ " + skipped + ", %" + from + " ], [ " + v + ", %" + in_end + " ]");
+      };
+      for (size_t j = 0; j < es.size(); ++j) seens[j] = phi("i64", "-1", seens[j]), failss[j] = phi("i1", "false", failss[j]);
+      stepbad = phi("i1", "false", stepbad);
+    }
+    c.bad = c.bad == "false" ? stepbad : op("or i1 " + c.bad + ", " + stepbad);
+    for (size_t j = 0; j < es.size(); ++j) {
+      std::string lane = es[j].lane, flat = es[j].flat, fails = failss[j], seen = seens[j];
       c.lanes.push_back([this, fails, cond, lane, flat, seen](CheckAcc& a) { check_lane(a, fails, cond, lane, flat, seen); });
     }
   };
   if (!coarse) {
-    elements(cc, pred);
+    elements(cc, pred, false);
     return;
   }
   // Granules: the claims of a statement are emitted together when it ends (pending), in phases, so
@@ -403,8 +427,11 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
   // lanes of a warp that share a granule combine their masks (dtsim_cc_group: without match.any and
   // redux where the warp is regular) and the lowest of them swaps in this instance's claim if the
   // word is free or already this instance's and site's (branch-free: the swap is predicated); 2,
-  // the swaps' results, read only once every swap is issued; 3, where that did not settle it,
-  // dtsim_cc_granule, and every lane learns whether its elements go to the element words.
+  // the swaps' results, read only once every swap is issued; 3, behind one branch taken only where
+  // some lane of the warp was not settled by its swap (vote.any, once per statement, in pending):
+  // dtsim_cc_granule where needed, and every lane learns whether its elements go to the element
+  // words; 4, that outcome where the branch joins (false where it was skipped); 5, each step's
+  // element claims and their accounting behind one branch on it.
   declare("declare i32 @llvm.nvvm.match.any.sync.i64(i32, i64)");
   declare("declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)");
   declare("declare i32 @llvm.cttz.i32(i32, i1)");
@@ -418,7 +445,7 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
   std::string m = op("shl i64 " + std::to_string(static_cast<int64_t>(ones)) + ", " + op("and i64 " + b.off + ", 63"));
   std::string ga = op("select i1 " + pred + ", i64 " + g + ", i64 " + b.granules);
   struct State {
-    std::string v, grp, lead, fix, gm, rlo, rhi, olo, ohi, act, easy;
+    std::string v, grp, lead, fix, gm, rlo, rhi, olo, ohi, act, easy, slow;
   };
   auto st = std::make_shared<State>();
   const std::string off = b.off;
@@ -469,11 +496,19 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     if (phase == 2) {  // after every swap of the statement is issued: their results
       std::string ok = op("and i1 " + op("icmp eq i64 " + st->rlo + ", " + st->olo) + ", " + op("icmp eq i64 " + st->rhi + ", " + st->ohi));
       st->fix = op("and i1 " + st->act + ", " + op("xor i1 " + op("and i1 " + st->easy + ", " + ok) + ", true"));
+      c.any_fix = c.any_fix == "false" ? st->fix : op("or i1 " + c.any_fix + ", " + st->fix);
       return;
     }
-    std::string slow = op("call i1 @dtsim_cc_fix(i1 " + st->fix + ", i32 " + st->grp + ", i32 " + st->lead + ", i64 " + g + ", i64 " + e + ", i64 " +
-                          st->gm + ", i64 " + mine + ", i64 %dtsim_epoch, i64 " + st->rlo + ", i64 " + st->rhi + ")");
-    elements(c, op("and i1 " + pred + ", " + slow));
+    if (phase == 3) {  // where some lane of the warp needs it: the slow path, and the group's outcome
+      st->slow = op("call i1 @dtsim_cc_fix(i1 " + st->fix + ", i32 " + st->grp + ", i32 " + st->lead + ", i64 " + g + ", i64 " + e + ", i64 " +
+                    st->gm + ", i64 " + mine + ", i64 %dtsim_epoch, i64 " + st->rlo + ", i64 " + st->rhi + ")");
+      return;
+    }
+    if (phase == 4) {  // every claim's phi first, at the top of the block that joins the slow paths
+      st->slow = op("phi i1 [ false, %" + c.fix_skip + " ], [ " + st->slow + ", %" + c.fix_done + " ]");
+      return;
+    }
+    elements(c, op("and i1 " + pred + ", " + st->slow), true);
   });
 }
 
@@ -481,8 +516,25 @@ KernelEmitter::PendingCheck KernelEmitter::pending(BoundsCheck& bc) {
   // Conflict checks: the statement's granule claims, phase by phase (see conflict_lanes).
   auto claims = std::move(bc.claims);
   bc.claims.clear();
-  for (int phase = 0; phase < 4; ++phase)
+  for (int phase = 0; phase < 6; ++phase) {
+    if (phase == 3 && !claims.empty()) {
+      // The slow paths of all the statement's claims behind one warp-uniform branch: where every
+      // swap of the warp settled its granule, no lane shuffles an outcome or claims an element.
+      std::string am = op("call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"() convergent");
+      std::string any = op("call i1 @llvm.nvvm.vote.any.sync(i32 " + am + ", i1 " + bc.any_fix + ")");
+      declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)");
+      std::string in = label("cc.fix"), join = label("cc.fixj");
+      bc.fix_skip = cur_block_;
+      line("br i1 " + any + ", label %" + in + ", label %" + join);
+      start_block(in);
+      for (auto& c : claims) c(phase, bc);
+      bc.fix_done = cur_block_;
+      br(join);
+      start_block(join);
+      continue;
+    }
     for (auto& c : claims) c(phase, bc);
+  }
   return PendingCheck{bc.site, bc.bad, [this, lanes = bc.lanes] {
                         CheckAcc a;
                         for (auto& l : lanes) l(a);

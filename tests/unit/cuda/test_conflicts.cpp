@@ -121,6 +121,13 @@ TEST_CASE("a vector store claims its granule once per warp and store instruction
   // Every swap of the statement is issued before the first result is read.
   size_t last_swap = ir.rfind("@p atom.global.cas.b128"), first_fix = ir.find("call i1 @dtsim_cc_fix(");
   CHECK(last_swap < first_fix);
+  // The slow paths (the fix-ups and their outcome's shuffle) behind one warp-uniform branch per
+  // statement, and each step's element claims behind one branch on that outcome.
+  CHECK(count(ir, "call i1 @llvm.nvvm.vote.any.sync(") == 1);
+  CHECK(ir.find("call i1 @llvm.nvvm.vote.any.sync(") < first_fix);
+  CHECK(count(ir, "label %cc.fix.") == 1);
+  CHECK(count(ir, "label %cc.el.") == steps);
+  CHECK(count(ir, "i64 %dtsim_epoch, i1 true)") == 4 * steps);
   // A warp whose 32 lanes store consecutive vectors from a granule's start forms its groups without
   // match.any/redux (one shfl of lane 0's offset, in two halves, and one vote per step).
   CHECK(count(ir, "call { i32, i64 } @dtsim_cc_group(") == steps);
@@ -128,6 +135,7 @@ TEST_CASE("a vector store claims its granule once per warp and store instruction
   CHECK(count(ptx, "atom.global.cas.b128") == steps);  // the fast path's swaps (dtsim_cc_granule is a call)
   CHECK(count(ptx, "vote.sync.all.pred") == steps);
   CHECK(count(ptx, "match.any.sync.b64") == steps);  // where the warp is not regular
+  CHECK(count(ptx, "vote.sync.any.pred") == 1);
 }
 
 TEST_CASE("loops that store keep their per-iteration checks under conflict checks") {
