@@ -275,7 +275,8 @@ static std::string embedding_backward(bool old_values, int M = 60, int N = 28) {
 }
 
 TEST_CASE("atomic_add of gathered rows (an embedding backward): every lane, masks, lane order on one thread") {
-  for (auto [M, N] : {std::pair{60, 28}, std::pair{64, 32}, std::pair{60, 32}}) {
+  for (auto mn : {std::pair{60, 28}, std::pair{64, 32}, std::pair{60, 32}}) {
+    const int M = mn.first, N = mn.second;  // not a structured binding: CAPTURE's lambda takes them
     CAPTURE(M);
     CAPTURE(N);
     std::vector<double> w0, g;
