@@ -243,20 +243,25 @@ void KernelEmitter::plan_tma(const Stmt& f, PipelinePlan& pp) {
 
 namespace {
 
+// Whether a node of kind k reads memory, moves values between threads (dot, reduce, scan and their
+// combine arguments) or converts between pointers and integers: such a value is neither pure in a
+// producer warp nor known to be the same in the two CTAs of a cluster.
+bool reads_memory_or_threads(ExprKind k) {
+  switch (k) {
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return true;
+    default: return false;
+  }
+}
+
 // Whether e holds nothing but scalars and none of them is read from memory or moved between threads.
 bool pure_scalar(const ExprP& e) {
-  return !e || !any_expr(e, [](const Expr& x) {
-    switch (x.kind) {
-      case ExprKind::Load:
-      case ExprKind::Dot:
-      case ExprKind::Reduce:
-      case ExprKind::Scan:
-      case ExprKind::CombineArg:
-      case ExprKind::IntToPtr:
-      case ExprKind::PtrToInt: return true;
-      default: return !x.type.is_scalar();
-    }
-  });
+  return !e || !any_expr(e, [](const Expr& x) { return reads_memory_or_threads(x.kind) || !x.type.is_scalar(); });
 }
 
 }  // namespace
@@ -306,16 +311,9 @@ void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
 // emitted kernel finds the boxes differ at run time and copies whole boxes (emit_tma_cluster).
 bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int depth) {
   if (!e) return true;
-  if (depth > 64) return false;
+  if (depth > 64 || reads_memory_or_threads(e->kind)) return false;
   switch (e->kind) {
     case ExprKind::ProgramId: return e->axis != axis;
-    case ExprKind::Load:
-    case ExprKind::Dot:
-    case ExprKind::Reduce:
-    case ExprKind::Scan:
-    case ExprKind::CombineArg:
-    case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return false;
     case ExprKind::Var: {
       if (e->slot < 0) return false;
       if (e->slot == loop_slot) return true;  // the loop variable: the same iterations in both
