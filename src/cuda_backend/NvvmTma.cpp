@@ -568,7 +568,13 @@ void KernelEmitter::tma_body(const Stmt& f, const PipelinePlan& pp, const std::s
   }
 }
 
-void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
+// What every TMA-ring loop's emission starts with: the ring's shared memory, the loop counted in
+// info, the plan's notes on f and its dot; returns thread 0's i1 (the thread that issues the copies
+// where no producer warp does).
+std::string KernelEmitter::tma_begin(const Stmt& f, const PipelinePlan& pp) {
+  use_smem(pp.ring_bytes());
+  ++info.pipelined_loops;
+  ++info.tma_loops;
   const Stmt* outer = cur_stmt_;
   cur_stmt_ = &f;
   note("pipelined: " + std::to_string(pp.stages) + " shared buffers, TMA copies of " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " " +
@@ -582,6 +588,7 @@ void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
   cur_stmt_ = pp.dot;
   note(describe(pp.mma) + ", operands from the TMA buffers");
   cur_stmt_ = outer;
+  return op("icmp eq i32 %tid, 0");
 }
 
 // A loop over the ring's iterations: i from lo by step while i < hi, with the stage (0 .. S-1) and a
@@ -621,11 +628,7 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
-  use_smem(pp.ring_bytes());
-  ++info.pipelined_loops;
-  ++info.tma_loops;
-  tma_notes(f, pp);
-  std::string leader = op("icmp eq i32 %tid, 0");
+  std::string leader = tma_begin(f, pp);
   // Copies of iteration `it` into buffer `st`, by thread 0.
   auto issue = [&](const std::string& it, const std::string& st) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
@@ -666,12 +669,8 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &lo = lb.lo, &hi = lb.hi;
-  use_smem(pp.ring_bytes());
-  ++info.pipelined_loops;
-  ++info.tma_loops;
   ++info.specialized_loops;
-  tma_notes(f, pp);
-  std::string leader = op("icmp eq i32 %tid, 0");
+  std::string leader = tma_begin(f, pp);
   // The split comes first, whether the loop runs or not: the producer warp never reaches the
   // statements after the loop.
   before_split_ = false;
@@ -790,12 +789,8 @@ void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
-  use_smem(pp.ring_bytes());
-  ++info.pipelined_loops;
-  ++info.tma_loops;
   ++info.cluster_loops;
-  tma_notes(f, pp);
-  std::string leader = op("icmp eq i32 %tid, 0");
+  std::string leader = tma_begin(f, pp);
   tma_init(pp, leader);
   ClusterPair cp = cluster_agree(pp, lb, leader);
   // `known`: mc where the caller is under a test of it ("true" or "false"), else empty.
