@@ -13,30 +13,19 @@
 #include "test_helpers.h"
 
 using namespace dtsim;
+using test::Compiled;
 using test::count;
 using test::replaced;
 using test::source_file;
 
 namespace {
 
-struct Compiled {
-  std::string plan, ptx;
-  NvvmModule nm;
-};
-
 Compiled compile(const std::string& src, bool cluster = true, bool specialize = false) {
-  Module m = parse_tile(Sources::add("<cluster>", src));
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
   CudaOptions opt;
   opt.arch = "sm_90a";
   opt.cluster = cluster;
   opt.warp_specialize = specialize;
-  Compiled c;
-  c.plan = emit_plan(m, b, opt);
-  c.nm = emit_nvvm_module(m, b, opt);
-  c.ptx = compile_ptx(c.nm.ir, opt);
-  return c;
+  return test::compile_tile("<cluster>", src, opt);
 }
 
 const char* kMulticast = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster";

@@ -1,5 +1,6 @@
-// Text helpers shared by the CUDA backend's unit tests: a source file of the tree read whole, one
-// replacement in a kernel's text (the text must hold it), and how often a plan or PTX holds a string.
+// Helpers shared by the CUDA backend's unit tests: a source file of the tree read whole, one
+// replacement in a kernel's text (the text must hold it), how often a plan or PTX holds a string,
+// and a .tile text compiled to its plan, NVVM module and PTX.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -7,6 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "cuda_backend/Cuda.h"
+#include "cuda_backend/NvvmEmitter.h"
+#include "ir/Diag.h"
+#include "ir/TileParser.h"
 
 namespace dtsim::test {
 
@@ -31,6 +37,23 @@ inline int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+struct Compiled {
+  std::string plan, ptx;
+  NvvmModule nm;
+};
+
+// The .tile text `src` (named `name` in its diagnostics), parsed, bound, verified and compiled with `opt`.
+inline Compiled compile_tile(const std::string& name, const std::string& src, const CudaOptions& opt) {
+  Module m = parse_tile(Sources::add(name, src));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  Compiled c;
+  c.plan = emit_plan(m, b, opt);
+  c.nm = emit_nvvm_module(m, b, opt);
+  c.ptx = compile_ptx(c.nm.ir, opt);
+  return c;
 }
 
 }  // namespace dtsim::test

@@ -12,30 +12,19 @@
 #include "test_helpers.h"
 
 using namespace dtsim;
+using test::Compiled;
 using test::count;
 using test::replaced;
 using test::source_file;
 
 namespace {
 
-struct Compiled {
-  std::string plan, ptx;
-  NvvmModule nm;
-};
-
 Compiled compile(const std::string& src, const std::string& arch, bool bounds = false, bool specialize = true) {  // specialize: --warp-specialize
-  Module m = parse_tile(Sources::add("<tma>", src));
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
   CudaOptions opt;
   opt.arch = arch;
   opt.bounds_checks = bounds;
   opt.warp_specialize = specialize;
-  Compiled c;
-  c.plan = emit_plan(m, b, opt);
-  c.nm = emit_nvvm_module(m, b, opt);
-  c.ptx = compile_ptx(c.nm.ir, opt);
-  return c;
+  return test::compile_tile("<tma>", src, opt);
 }
 
 }  // namespace
