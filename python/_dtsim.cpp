@@ -188,11 +188,9 @@ py::dict finding_dict(const Finding& f) {
 py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, std::string>& scalars, Buffers& bufs, Sanitize san,
                   const std::map<std::string, uint64_t>& on_device) {
 #ifdef DTSIM_HAVE_CUDA
-  const bool bounds = san != Sanitize::None;
   std::string why;
   if (!cuda_available(&why))
     throw BackendError(why + ": dtsim.config(backend='cuda') needs a CUDA driver and a GPU (backend='interp' runs on the CPU)");
-  (void)bounds;
   std::vector<CudaFinding> found;
   {
     py::gil_scoped_release release;

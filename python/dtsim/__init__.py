@@ -544,6 +544,20 @@ def _is_constexpr_param(p):
     return isinstance(a, str) and a.split(".")[-1] == "constexpr"
 
 
+def _value_key(v):
+    """A scalar launch argument's part of a CudaLauncher's key: its type and value, and for a zero that
+    is not an integer its text too (0.0 == -0.0 and they hash alike, but the kernel reads the sign)."""
+    t = type(v)
+    if t is int or t is bool:
+        return (t, v)
+    try:
+        if v == 0:
+            return (t, v, str(v))
+    except (TypeError, ValueError):  # no truth value (an array): the key's hash decides
+        pass
+    return (t, v)
+
+
 def _scalar_text(v, name):
     """The value as dtsim's frontend reads it, and its Triton type (for the cache key)."""
     import numpy as np
@@ -771,7 +785,7 @@ class JITFunction(KernelInterface):
             elif hasattr(v, "__cuda_array_interface__") or hasattr(v, "__array_interface__"):
                 return None
             else:
-                key.append((type(v), v))
+                key.append(_value_key(v))
         key.append(tuple(sorted(opts.items())))
         try:
             key = tuple(key)

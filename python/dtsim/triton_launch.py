@@ -338,15 +338,16 @@ def _arg_kinds(signature):
 def _device_key(kernel, bound_args, g, sanitize):
     """For a launch whose every tensor is GPU memory (torch CUDA tensors, descriptors over them): the
     key of its CudaLauncher (grid, sanitize mode, each tensor's dtype, shape and strides, each scalar's
-    type and value) and the tensors' device addresses in launch order; None for any other launch."""
+    type and value: dtsim._value_key) and the tensors' device addresses in launch order; None for any other launch."""
     kinds = kernel.arg_kinds
     if kinds is None:
         kinds = kernel.arg_kinds = _arg_kinds(kernel.signature)
     key, ptrs = [g, sanitize], []
+    value_key = sys.modules["dtsim"]._value_key
     for name, kind in kinds:
         v = bound_args[name]
         if kind == "value":
-            key.append((type(v), v))
+            key.append(value_key(v))
             continue
         t = v.base if kind == "desc" else v
         if getattr(t, "is_cuda", False) is not True:

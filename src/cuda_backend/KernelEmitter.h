@@ -446,7 +446,7 @@ class KernelEmitter {
   void tma_drain(const Stmt& f, const PipelinePlan& pp);
   void tma_release(const PipelinePlan& pp, const std::string& leader);
   void tma_body(const Stmt& f, const PipelinePlan& pp, const std::string& cur);
-  void tma_notes(const Stmt& f, const PipelinePlan& pp);
+  std::string tma_begin(const Stmt& f, const PipelinePlan& pp);
   void tma_loop(const LoopBounds& lb, int S, const std::string& prefix, bool rounds,
                 const std::function<void(const std::string&, const std::string&, const std::string&)>& body);
   int bar_threads_ = 0;

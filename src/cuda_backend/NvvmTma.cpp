@@ -243,20 +243,25 @@ void KernelEmitter::plan_tma(const Stmt& f, PipelinePlan& pp) {
 
 namespace {
 
+// Whether a node of kind k reads memory, moves values between threads (dot, reduce, scan and their
+// combine arguments) or converts between pointers and integers: such a value is neither pure in a
+// producer warp nor known to be the same in the two CTAs of a cluster.
+bool reads_memory_or_threads(ExprKind k) {
+  switch (k) {
+    case ExprKind::Load:
+    case ExprKind::Dot:
+    case ExprKind::Reduce:
+    case ExprKind::Scan:
+    case ExprKind::CombineArg:
+    case ExprKind::IntToPtr:
+    case ExprKind::PtrToInt: return true;
+    default: return false;
+  }
+}
+
 // Whether e holds nothing but scalars and none of them is read from memory or moved between threads.
 bool pure_scalar(const ExprP& e) {
-  return !e || !any_expr(e, [](const Expr& x) {
-    switch (x.kind) {
-      case ExprKind::Load:
-      case ExprKind::Dot:
-      case ExprKind::Reduce:
-      case ExprKind::Scan:
-      case ExprKind::CombineArg:
-      case ExprKind::IntToPtr:
-      case ExprKind::PtrToInt: return true;
-      default: return !x.type.is_scalar();
-    }
-  });
+  return !e || !any_expr(e, [](const Expr& x) { return reads_memory_or_threads(x.kind) || !x.type.is_scalar(); });
 }
 
 }  // namespace
@@ -306,16 +311,9 @@ void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
 // emitted kernel finds the boxes differ at run time and copies whole boxes (emit_tma_cluster).
 bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int depth) {
   if (!e) return true;
-  if (depth > 64) return false;
+  if (depth > 64 || reads_memory_or_threads(e->kind)) return false;
   switch (e->kind) {
     case ExprKind::ProgramId: return e->axis != axis;
-    case ExprKind::Load:
-    case ExprKind::Dot:
-    case ExprKind::Reduce:
-    case ExprKind::Scan:
-    case ExprKind::CombineArg:
-    case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return false;
     case ExprKind::Var: {
       if (e->slot < 0) return false;
       if (e->slot == loop_slot) return true;  // the loop variable: the same iterations in both
@@ -570,7 +568,13 @@ void KernelEmitter::tma_body(const Stmt& f, const PipelinePlan& pp, const std::s
   }
 }
 
-void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
+// What every TMA-ring loop's emission starts with: the ring's shared memory, the loop counted in
+// info, the plan's notes on f and its dot; returns thread 0's i1 (the thread that issues the copies
+// where no producer warp does).
+std::string KernelEmitter::tma_begin(const Stmt& f, const PipelinePlan& pp) {
+  use_smem(pp.ring_bytes());
+  ++info.pipelined_loops;
+  ++info.tma_loops;
   const Stmt* outer = cur_stmt_;
   cur_stmt_ = &f;
   note("pipelined: " + std::to_string(pp.stages) + " shared buffers, TMA copies of " + pp.lx->targets[0] + " and " + pp.ly->targets[0] + " " +
@@ -584,6 +588,7 @@ void KernelEmitter::tma_notes(const Stmt& f, const PipelinePlan& pp) {
   cur_stmt_ = pp.dot;
   note(describe(pp.mma) + ", operands from the TMA buffers");
   cur_stmt_ = outer;
+  return op("icmp eq i32 %tid, 0");
 }
 
 // A loop over the ring's iterations: i from lo by step while i < hi, with the stage (0 .. S-1) and a
@@ -623,11 +628,7 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
-  use_smem(pp.ring_bytes());
-  ++info.pipelined_loops;
-  ++info.tma_loops;
-  tma_notes(f, pp);
-  std::string leader = op("icmp eq i32 %tid, 0");
+  std::string leader = tma_begin(f, pp);
   // Copies of iteration `it` into buffer `st`, by thread 0.
   auto issue = [&](const std::string& it, const std::string& st) {
     line("store " + ty + " " + it + ", " + ty + "* " + kvar);
@@ -668,12 +669,8 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &lo = lb.lo, &hi = lb.hi;
-  use_smem(pp.ring_bytes());
-  ++info.pipelined_loops;
-  ++info.tma_loops;
   ++info.specialized_loops;
-  tma_notes(f, pp);
-  std::string leader = op("icmp eq i32 %tid, 0");
+  std::string leader = tma_begin(f, pp);
   // The split comes first, whether the loop runs or not: the producer warp never reaches the
   // statements after the loop.
   before_split_ = false;
@@ -792,12 +789,8 @@ void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
   const int S = pp.stages;
   const LoopBounds lb = loop_bounds(f);
   const std::string &ty = lb.ty, &kvar = lb.kvar, &lo = lb.lo, &hi = lb.hi, &step = lb.step;
-  use_smem(pp.ring_bytes());
-  ++info.pipelined_loops;
-  ++info.tma_loops;
   ++info.cluster_loops;
-  tma_notes(f, pp);
-  std::string leader = op("icmp eq i32 %tid, 0");
+  std::string leader = tma_begin(f, pp);
   tma_init(pp, leader);
   ClusterPair cp = cluster_agree(pp, lb, leader);
   // `known`: mc where the caller is under a test of it ("true" or "false"), else empty.

@@ -4,9 +4,9 @@
 # recorded, GPU tensors faked). Under the installed Triton the option comes from Triton's own options
 # (compile_ttir's fp_fusion); under dtsim's own reader (DTSIM_STANDIN=1) from the launch's keyword.
 import triton
-import triton.language as tl
 import dtsim
 from dtsim import _dtsim
+from fake_cuda import FakeCuda, axpy
 
 made, compiles = [], []
 
@@ -30,40 +30,6 @@ for name in ("compile", "compile_ttir"):
         return c
 
     setattr(_dtsim, name, recorded)
-
-
-class DtypeName(str):
-    itemsize = 4
-
-
-class FakeCuda:
-    is_cuda = True
-
-    def __init__(self, n, ptr):
-        self.n, self.ptr, self.shape, self.dtype = n, ptr, (n,), DtypeName("float32")
-        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "data": (ptr, False), "strides": None, "version": 3}
-
-    def data_ptr(self):
-        return self.ptr
-
-    def stride(self):
-        return (1,)
-
-    def numpy(self):
-        raise RuntimeError("GPU memory")
-
-    def detach(self):
-        return self
-
-    def element_size(self):
-        return 4
-
-
-@triton.jit
-def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
 dtsim.config(backend="cuda", sanitize="none")

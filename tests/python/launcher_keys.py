@@ -1,12 +1,13 @@
 # The launch path's keying of backend='cuda' launchers, without a GPU: _dtsim.cuda_launcher replaced by
 # a recorder and GPU tensors faked (is_cuda, data_ptr, __cuda_array_interface__). One launcher per
 # launch signature and scalar values (other addresses reuse it and are passed at each launch, in
-# argument order), a new one for another scalar value or sanitize mode, none for an empty grid.
+# argument order), a new one for another scalar value (-0.0 is not 0.0) or sanitize mode, none for an
+# empty grid.
 import numpy as np
 import triton
-import triton.language as tl
 import dtsim
 from dtsim import _dtsim
+from fake_cuda import FakeCuda, axpy
 
 made, calls = [], []
 
@@ -23,40 +24,6 @@ class FakeLauncher:
 _dtsim.cuda_launcher = lambda c, s, d, san: FakeLauncher(c, s, d, san)
 
 
-class DtypeName(str):
-    itemsize = 4
-
-
-class FakeCuda:
-    is_cuda = True
-
-    def __init__(self, n, ptr):
-        self.n, self.ptr, self.shape, self.dtype = n, ptr, (n,), DtypeName("float32")
-        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "data": (ptr, False), "strides": None, "version": 3}
-
-    def data_ptr(self):
-        return self.ptr
-
-    def stride(self):
-        return (1,)
-
-    def numpy(self):
-        raise RuntimeError("GPU memory")
-
-    def detach(self):
-        return self
-
-    def element_size(self):
-        return 4
-
-
-@triton.jit
-def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
-
-
 dtsim.config(backend="cuda", sanitize="none")
 n = 1000
 for i, a in enumerate([2.0, 2.0, 0.5, 2.0]):
@@ -70,4 +37,9 @@ assert [d[0] for d in made[0].device] == ["x_ptr", "y_ptr", "out_ptr"]
 dtsim.config(sanitize="bounds")
 axpy[(triton.cdiv(n, 256),)](x, y, o, n, 2.0, BLOCK=256)
 assert len(made) == 3 and made[2].san == "bounds"
+# 0.0 == -0.0 (and they hash alike), but the kernel reads the sign: -0.0 gets a launcher of its own
+for a in [0.0, -0.0, 0.0, -0.0]:
+    axpy[(triton.cdiv(n, 256),)](x, y, o, n, a, BLOCK=256)
+assert [l.scalars["a"] for l in made[3:]] == ["0.0", "-0.0"], [l.scalars for l in made[3:]]
+assert [c[0] for c in calls[-4:]] == [made[3], made[4], made[3], made[4]]
 print("launchers keyed by signature and scalar values, addresses passed per launch: ok")

@@ -9,8 +9,10 @@
 #include "cuda_backend/Cuda.h"
 #include "cuda_backend/NvvmEmitter.h"
 #include "ir/TileParser.h"
+#include "test_helpers.h"
 
 using namespace dtsim;
+using test::count;
 
 namespace {
 
@@ -29,12 +31,6 @@ Compiled compile(const std::string& arch, const std::string& file = "attention_d
   c.layouts = emit_layouts(m, b, opt);
   c.ptx = compile_ptx(emit_nvvm(m, b, opt), opt);
   return c;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace

@@ -4,56 +4,28 @@
 // checked without a GPU.
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "cuda_backend/Cuda.h"
 #include "cuda_backend/NvvmEmitter.h"
 #include "ir/Diag.h"
 #include "ir/TileParser.h"
+#include "test_helpers.h"
 
 using namespace dtsim;
+using test::Compiled;
+using test::count;
+using test::replaced;
+using test::source_file;
 
 namespace {
 
-std::string cluster_source() {
-  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/cluster_matmul.tile");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
-}
-
-struct Compiled {
-  std::string plan, ptx;
-  NvvmModule nm;
-};
-
 Compiled compile(const std::string& src, bool cluster = true, bool specialize = false) {
-  Module m = parse_tile(Sources::add("<cluster>", src));
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
   CudaOptions opt;
   opt.arch = "sm_90a";
   opt.cluster = cluster;
   opt.warp_specialize = specialize;
-  Compiled c;
-  c.plan = emit_plan(m, b, opt);
-  c.nm = emit_nvvm_module(m, b, opt);
-  c.ptx = compile_ptx(c.nm.ir, opt);
-  return c;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
+  return test::compile_tile("<cluster>", src, opt);
 }
 
 const char* kMulticast = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster";
@@ -62,7 +34,7 @@ const char* kCopy = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::co
 }  // namespace
 
 TEST_CASE("clusters: the pair's shared operand is B, along the axis the program-id mapping pairs it on") {
-  Compiled c = compile(cluster_source());
+  Compiled c = compile(source_file("tests/gpu/cluster_matmul.tile"));
   // Grouped order: pid_n is swizzle2d's second result, the same for j = 2c and 2c + 1; row-major
   // order: rn reads program_id(1) only, the same for program_id(0) = 2c and 2c + 1.
   CHECK(count(c.plan, "cluster: 2 CTAs along grid axis 1 (program_id(1) 2c and 2c + 1) share tb") == 1);
@@ -112,7 +84,7 @@ TEST_CASE("clusters: the pair's shared operand is B, along the axis the program-
 
 TEST_CASE("clusters with a producer warp: it waits for both CTAs' consumer warps, which release stages in both CTAs") {
   // With --warp-specialize mm_rows' ring (one CTA per SM) gets the producer warp; the other two keep thread 0.
-  Compiled c = compile(cluster_source(), true, true);
+  Compiled c = compile(source_file("tests/gpu/cluster_matmul.tile"), true, true);
   CHECK(count(c.plan, "cluster: 2 CTAs along grid axis") == 3);
   CHECK(count(c.plan, "share ty: each copies half of its box and multicasts it to both; the producer refills a stage once both CTAs' consumer "
                       "warps released it (remote arrive)") == 1);
@@ -137,17 +109,17 @@ TEST_CASE("clusters with a producer warp: it waits for both CTAs' consumer warps
 }
 
 TEST_CASE("clusters: not without --cluster, and why not where they cannot be") {
-  Compiled off = compile(cluster_source(), false);
+  Compiled off = compile(source_file("tests/gpu/cluster_matmul.tile"), false);
   CHECK(count(off.plan, "cluster") == 0);
   CHECK(count(off.ptx, kMulticast) == 0);
   CHECK(count(off.ptx, "barrier.cluster") == 0);
   for (const NvvmKernelInfo& k : off.nm.kernels) CHECK(k.cluster_axis == -1);
 
   // Two stages: thread 0 refills a stage an iteration late, which two stages do not allow.
-  Compiled two = compile(replaced(cluster_source(), "num_warps(8) num_stages(3)", "num_warps(8) num_stages(2)"));
+  Compiled two = compile(replaced(source_file("tests/gpu/cluster_matmul.tile"), "num_warps(8) num_stages(3)", "num_warps(8) num_stages(2)"));
   CHECK(count(two.plan, "no cluster: the ring has fewer than 3 stages") == 1);
   // A device assert: a failing CTA leaves early.
-  std::string src = cluster_source();
+  std::string src = source_file("tests/gpu/cluster_matmul.tile");
   Compiled as = compile(replaced(src, "  acc = zeros([BM, BN], f32)\n", "  acc = zeros([BM, BN], f32)\n  assert(K > 0, \"K\")\n"));
   CHECK(count(as.plan, "no cluster: the kernel asserts or prints") == 1);
   // The loop inside an `if`.

@@ -3,62 +3,34 @@
 // the PTX (bulk tensor copies, mbarriers, __grid_constant__ parameters), checked without a GPU.
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "cuda_backend/Cuda.h"
 #include "cuda_backend/NvvmEmitter.h"
 #include "ir/Diag.h"
 #include "ir/TileParser.h"
+#include "test_helpers.h"
 
 using namespace dtsim;
+using test::Compiled;
+using test::count;
+using test::replaced;
+using test::source_file;
 
 namespace {
 
-std::string tma_source() {
-  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/tma_matmul.tile");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
-}
-
-struct Compiled {
-  std::string plan, ptx;
-  NvvmModule nm;
-};
-
 Compiled compile(const std::string& src, const std::string& arch, bool bounds = false, bool specialize = true) {  // specialize: --warp-specialize
-  Module m = parse_tile(Sources::add("<tma>", src));
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
   CudaOptions opt;
   opt.arch = arch;
   opt.bounds_checks = bounds;
   opt.warp_specialize = specialize;
-  Compiled c;
-  c.plan = emit_plan(m, b, opt);
-  c.nm = emit_nvvm_module(m, b, opt);
-  c.ptx = compile_ptx(c.nm.ir, opt);
-  return c;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
+  return test::compile_tile("<tma>", src, opt);
 }
 
 }  // namespace
 
 TEST_CASE("TMA ring: boxes of the operands' tensors, copied by one thread, one mbarrier per stage") {
-  Compiled c = compile(tma_source(), "sm_90a", false, false);
+  Compiled c = compile(source_file("tests/gpu/tma_matmul.tile"), "sm_90a", false, false);
   CHECK(count(c.plan, "pipelined: TMA ring of 3 stages x 32768 bytes") == 1);
   CHECK(count(c.plan, "pipelined: TMA ring of 4 stages x 16384 bytes") == 1);
   CHECK(count(c.plan, "TMA A ta: f16 tensor a[M, K], rows K apart, box 128x64 at (rm[:, None], rk[None, :] + k)") == 1);
@@ -104,15 +76,8 @@ TEST_CASE("TMA ring: boxes of the operands' tensors, copied by one thread, one m
   REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
 }
 
-std::string ws_source() {
-  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/ws_matmul.tile");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST_CASE("TMA ring with a producer warp: one more warp issues the copies, consumers release stages on empty mbarriers") {
-  Compiled c = compile(ws_source(), "sm_90a");
+  Compiled c = compile(source_file("tests/gpu/ws_matmul.tile"), "sm_90a");
   CHECK(count(c.plan, "copied 5 iteration(s) ahead by a producer warp (warp num_warps, one more than the kernel's), full and empty mbarriers per stage") == 1);
   CHECK(count(c.plan, "copied 3 iteration(s) ahead by a producer warp") == 1);
   REQUIRE(c.nm.kernels.size() == 2);
@@ -142,7 +107,7 @@ TEST_CASE("TMA ring with a producer warp: one more warp issues the copies, consu
 }
 
 TEST_CASE("the producer warp only where the kernel allows one more warp, and the plan says why not") {
-  std::string src = ws_source();
+  std::string src = source_file("tests/gpu/ws_matmul.tile");
   SUBCASE("not asked for (the default)") {
     Compiled c = compile(src, "sm_90a", false, false);
     CHECK(count(c.plan, "by thread 0, one mbarrier per stage") == 2);
@@ -150,7 +115,7 @@ TEST_CASE("the producer warp only where the kernel allows one more warp, and the
     CHECK(c.nm.kernels[0].threads == 256);
   }
   SUBCASE("rings small enough for two CTAs per SM (the extra warp's registers would cost one)") {
-    Compiled c = compile(tma_source(), "sm_90a");
+    Compiled c = compile(source_file("tests/gpu/tma_matmul.tile"), "sm_90a");
     CHECK(count(c.plan, "not warp-specialized: the ring (99328 bytes) leaves room for two CTAs per SM") == 1);
     CHECK(count(c.plan, "not warp-specialized: the ring (66560 bytes) leaves room for two CTAs per SM") == 1);
     CHECK(c.nm.kernels[0].threads == 256);
@@ -173,7 +138,7 @@ TEST_CASE("the producer warp only where the kernel allows one more warp, and the
 }
 
 TEST_CASE("TMA ring: B's 64-column boxes lie K * 128 bytes apart, as its wgmma descriptors say") {
-  Compiled c = compile(tma_source(), "sm_90a");
+  Compiled c = compile(source_file("tests/gpu/tma_matmul.tile"), "sm_90a");
   // B descriptor fields of the f16 kernel: LBO 64 * 128 = 8192 bytes (between the boxes), SBO 1024
   // (8-row groups), 128-byte swizzle: ((8192 >> 4) << 16) | ((1024 >> 4) << 32) | (1 << 62).
   int64_t fields = (int64_t(8192 >> 4) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
@@ -186,7 +151,7 @@ TEST_CASE("TMA ring: B's 64-column boxes lie K * 128 bytes apart, as its wgmma d
 TEST_CASE("TMA rings only on sm_90a; other targets keep their code") {
   for (const char* arch : {"sm_80", "sm_90"}) {
     CAPTURE(arch);
-    Compiled c = compile(tma_source(), arch);
+    Compiled c = compile(source_file("tests/gpu/tma_matmul.tile"), arch);
     CHECK(count(c.plan, "TMA") == 0);
     CHECK(count(c.ptx, "cp.async.bulk") == 0);
     CHECK(count(c.ptx, "mbarrier") == 0);
@@ -196,7 +161,7 @@ TEST_CASE("TMA rings only on sm_90a; other targets keep their code") {
 }
 
 TEST_CASE("with bounds checks the checked copy of the loop keeps cp.async, the unchecked copy takes TMA") {
-  Compiled c = compile(tma_source(), "sm_90a", true);
+  Compiled c = compile(source_file("tests/gpu/tma_matmul.tile"), "sm_90a", true);
   CHECK(count(c.plan, "no TMA: bounds checks: the copies are checked lane by lane") == 2);
   CHECK(count(c.plan, "pipelined: TMA ring") == 2);
   CHECK(count(c.ptx, "cp.async.cg.shared.global") > 0);
@@ -204,7 +169,7 @@ TEST_CASE("with bounds checks the checked copy of the loop keeps cp.async, the u
 }
 
 TEST_CASE("loads TMA cannot prove to be boxes keep the cp.async ring, and the plan says why") {
-  std::string src = tma_source();
+  std::string src = source_file("tests/gpu/tma_matmul.tile");
   SUBCASE("a mask bound the host cannot compute") {
     Compiled c = compile(replaced(src, "mask=(rm[:, None] < M) & (rk[None, :] + k < K)", "mask=(rm[:, None] < M - 1) & (rk[None, :] + k < K)"),
                          "sm_90a");
