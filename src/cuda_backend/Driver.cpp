@@ -389,6 +389,8 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
     if (ki.status && !r.status) {
       check(cu, cu.cuMemAlloc(&r.status, kDeviceStatusWords * sizeof(uint64_t)), "cuMemAlloc (status buffer)");
       check(cu, cu.cuMemsetD8Async(r.status, 0, kDeviceStatusWords * sizeof(uint64_t), nullptr), "cuMemsetD8Async");
+      // Finished before any launch: a launch may go to a stream that does not wait for the legacy one.
+      check(cu, cu.cuCtxSynchronize(), "cuCtxSynchronize (status buffer cleared)");
     }
     r.fns.push_back(f);
     r.names.push_back(m.kernels[i].name);
@@ -482,6 +484,7 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
   r.granules.assign(buffers.list.size(), 0);
   r.granule_bytes.assign(buffers.list.size(), 0);
   r.epoch = 0;
+  bool cleared = false;
   for (const NvvmKernelInfo& ki : r.nm.kernels)
     for (const auto& arg : ki.args) {
       int bi = arg.shadow || arg.granules ? buffers.index(arg.name) : -1;
@@ -493,7 +496,11 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
       check(cu, cu.cuMemAlloc(&words, bytes), arg.shadow ? "cuMemAlloc (conflict element words)" : "cuMemAlloc (conflict granule words)");
       check(cu, cu.cuMemsetD8Async(words, 0, bytes, nullptr), "cuMemsetD8Async (conflict shadow words)");
       (arg.shadow ? r.shadow_bytes : r.granule_bytes)[static_cast<size_t>(bi)] = bytes;
+      cleared = true;
     }
+  // The clears finished before any launch (a launch may go to a stream that does not wait for the
+  // legacy one, e.g. torch's current stream).
+  if (cleared) check(cu, cu.cuCtxSynchronize(), "cuCtxSynchronize (conflict shadow words cleared)");
   r.cells.assign(r.fns.size(), {});
   r.params.assign(r.fns.size(), {});
   for (size_t k = 0; k < r.fns.size(); ++k) {
@@ -665,6 +672,7 @@ std::vector<CudaFinding> CudaModuleRunner::check_status(size_t i, const Buffers&
   int32_t w[kStatusWords] = {};
   if (!decode_status(dev, r.grids.at(i), w)) return {};
   check(r.cu, r.cu.cuMemsetD8Async(r.status, 0, sizeof dev, nullptr), "cuMemsetD8Async");
+  check(r.cu, r.cu.cuCtxSynchronize(), "cuCtxSynchronize (status buffer cleared)");  // before the next launch, on any stream
   return {render_status(ki, r.names.at(i), w, bufs)};
 }
 
