@@ -325,6 +325,46 @@ def _launch_on_gpu(launcher, compiled, ptrs):
         _check_result(compiled, result, {"launch": _launches[0]})
 
 
+def _gpu_launchers_on():
+    """Whether a launch may go through a CudaLauncher: backend='cuda' without a debugger option."""
+    c = _config
+    return c["backend"] == "cuda" and not (c["break_if"] or c["break_at"] or c["print_if"] or c["viz"])
+
+
+def _launcher_key(parts):
+    """A CudaLauncher's key from its parts; None where one is unhashable (the launch then goes the
+    long way, which reports it)."""
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _launch_known(launchers, fast):
+    """Launches through the CudaLauncher kept under fast = (key, addresses); the compiled kernel, or
+    None when there is none yet."""
+    got = launchers.get(fast[0])
+    if got is None:
+        return None
+    _launch_on_gpu(got[0], got[1], fast[1])
+    return got[1]
+
+
+def _launch_new(launchers, fast, compiled, scalars, device_arrays):
+    """Makes the CudaLauncher of fast = (key, addresses), keeps it and launches through it; False
+    where the run has buffers outside `device_arrays` (run() does that launch)."""
+    launcher = _dtsim.cuda_launcher(compiled, scalars, device_arrays, _config["sanitize"])
+    if launcher is None:
+        return False
+    if len(launchers) > 64:
+        launchers.clear()
+    launchers[fast[0]] = (launcher, compiled)
+    _launch_on_gpu(launcher, compiled, fast[1])
+    return True
+
+
 # ---- Triton's host helpers ----
 
 def cdiv(x, y):
@@ -787,36 +827,26 @@ class JITFunction(KernelInterface):
             else:
                 key.append(_value_key(v))
         key.append(tuple(sorted(opts.items())))
-        try:
-            key = tuple(key)
-            hash(key)
-        except TypeError:  # an unhashable argument: the launch goes the long way, which reports it
-            return None
-        return key, ptrs
+        key = _launcher_key(key)
+        return None if key is None else (key, ptrs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
         c = _config
         fast = None
-        if not warmup and c["backend"] == "cuda" and not (c["break_if"] or c["break_at"] or c["print_if"] or c["viz"]):
+        if not warmup and _gpu_launchers_on():
             # GPU memory only: the launcher made at the first such launch binds the addresses and launches
             fast = self._device_key(args, kwargs, grid)
             if fast is not None:
-                got = self.launchers.get(fast[0])
+                got = _launch_known(self.launchers, fast)
                 if got is not None:
-                    _launch_on_gpu(got[0], got[1], fast[1])
-                    return got[1]
+                    return got
         compiled, scalars, arrays, opts, converted, empty = self.prepare(args, dict(kwargs), grid)
         if warmup or empty:
             return compiled
         if fast is not None and all(type(a[1]) is _DeviceArray for a in arrays) and not compiled.makes_pointers \
-                and not compiled.has_breakpoints:
-            launcher = _dtsim.cuda_launcher(compiled, scalars, [(n, a.ptr, dt, a.shape) for n, a, dt in arrays], c["sanitize"])
-            if launcher is not None:
-                if len(self.launchers) > 64:
-                    self.launchers.clear()
-                self.launchers[fast[0]] = (launcher, compiled)
-                _launch_on_gpu(launcher, compiled, fast[1])
-                return compiled
+                and not compiled.has_breakpoints \
+                and _launch_new(self.launchers, fast, compiled, scalars, [(n, a.ptr, dt, a.shape) for n, a, dt in arrays]):
+            return compiled
         sys.stdout.flush()
         sys.stderr.flush()
         device = []

@@ -357,10 +357,8 @@ def _device_key(kernel, bound_args, g, sanitize):
             key.append((t.dtype, t.shape, t.stride(), tuple(v.shape), tuple(v.strides)))
         else:
             key.append((t.dtype, t.shape, t.stride()))
-    try:
-        return tuple(key), ptrs
-    except TypeError:  # an unhashable scalar: the launch goes the long way, which reports it
-        return None
+    key = sys.modules["dtsim"]._launcher_key(key)
+    return None if key is None else (key, ptrs)
 
 
 def _debug_on(fn, kwargs):
@@ -535,14 +533,11 @@ def run(fn, *args, grid, warmup, **kwargs):
         return kernel  # an empty grid launches nothing, as on the GPU
     cfg = dtsim._config
     fast = None
-    if cfg["backend"] == "cuda" and not (cfg["break_if"] or cfg["break_at"] or cfg["print_if"] or cfg["viz"]):
+    if dtsim._gpu_launchers_on():
         # GPU memory only: the launcher made at the first such launch binds the addresses and launches
         fast = _device_key(kernel, bound_args, g, cfg["sanitize"])
-        if fast is not None:
-            got = kernel.launchers.get(fast[0])
-            if got is not None:
-                dtsim._launch_on_gpu(got[0], got[1], fast[1])
-                return kernel
+        if fast is not None and dtsim._launch_known(kernel.launchers, fast) is not None:
+            return kernel
     runtime, values = [], {}
     for n, t in kernel.signature.items():
         if t == "constexpr":
@@ -596,14 +591,9 @@ def run(fn, *args, grid, warmup, **kwargs):
     for name, view, _ in arrays:
         if not view.flags.writeable and name in compiled.outputs:
             raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (fn.__name__, name))
-    if fast is not None and not arrays and not compiled.has_breakpoints and "tt.int_to_ptr" not in kernel.asm["ttir"]:
-        launcher = _dtsim.cuda_launcher(compiled, scalars, device, cfg["sanitize"])
-        if launcher is not None:
-            if len(kernel.launchers) > 64:
-                kernel.launchers.clear()
-            kernel.launchers[fast[0]] = (launcher, compiled)
-            dtsim._launch_on_gpu(launcher, compiled, fast[1])
-            return kernel
+    if fast is not None and not arrays and not compiled.has_breakpoints and "tt.int_to_ptr" not in kernel.asm["ttir"] \
+            and dtsim._launch_new(kernel.launchers, fast, compiled, scalars, device):
+        return kernel
     sys.stdout.flush()
     sys.stderr.flush()
     extras = dtsim._launch_extras(compiled)
