@@ -231,9 +231,11 @@ void KernelEmitter::plan_resident(const Stmt& f, LoopPlan& lp) {
 void KernelEmitter::plan_accesses(const Stmt& s) {
   if (s.kind == StmtKind::Store) {
     plan_.accesses.push_back({&s, s.args[0].get(), true, axis_info(s.args[0]), AxisInfo{}});
-    from_base_ = true;  // the offsets from the buffer's start, for the conflict checks' granules
-    plan_.accesses.back().from_base = axis_info(s.args[0]);
-    from_base_ = false;
+    if (opt_.conflict_checks) {  // the offsets from the buffer's start, for the conflict checks' granules
+      from_base_ = true;
+      plan_.accesses.back().from_base = axis_info(s.args[0]);
+      from_base_ = false;
+    }
   }
   for (const ExprP& a : s.args) {
     if (!a) continue;

@@ -219,7 +219,7 @@ struct KernelPlan {
     const Expr* ptr = nullptr;
     bool store = false;
     AxisInfo info;
-    AxisInfo from_base;  // stores: the same with the buffer's start aligned to anything (conflict granules)
+    AxisInfo from_base;  // stores under conflict checks: the same with the buffer's start aligned to anything (granules)
   };
   std::vector<Access> accesses;
   // conflicts: per buffer some store or atomic writes, how its claims go (NvvmChecks.cpp). Granule
