@@ -292,13 +292,17 @@ void KernelEmitter::plan_conflicts() {
     for (const Param* p : bufs) {
       auto it = plan_.conflict_words.find(p->name);
       if (it == plan_.conflict_words.end())
-        plan_.conflict_words[p->name] = {why.empty(), why.empty() ? "every store at " + line_of(s) : why};
+        plan_.conflict_words[p->name] = {why.empty(), why.empty() ? "every store at " + line_of(s) : why, std::nullopt};
       else if (!why.empty() && it->second.granules)
-        it->second = {false, why};
+        it->second = {false, why, std::nullopt};
       else if (why.empty() && it->second.granules)
         it->second.why += ", " + line_of(s);
     }
   });
+  for (DisjointWrites& d : disjoint_writes(k_, &b_)) {
+    auto it = plan_.conflict_words.find(k_.params[d.param].name);
+    if (it != plan_.conflict_words.end()) it->second.disjoint = std::move(d);
+  }
 }
 
 bool KernelEmitter::conflict_granules(const std::string& buf) const {
@@ -511,7 +515,10 @@ std::string KernelPlan::print(const Kernel& k) const {
   if (!conflict_words.empty()) {
     out += "  conflict checks (per buffer written):\n";
     for (const auto& [name, cw] : conflict_words)
+    {
       out += "    " + name + ": " + (cw.granules ? "granule words (" : "element words only (") + cw.why + ")\n";
+      if (cw.disjoint) out += "      claims " + std::string(cw.disjoint->why.empty() ? "skipped at run time where " : "always made: ") + cw.disjoint->summary() + "\n";
+    }
   }
   out += "  shared memory (limit " + std::to_string(smem.limit) + " bytes):\n";
   for (const SmemPlan::Alloc& al : smem.allocs)

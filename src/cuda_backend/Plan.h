@@ -25,6 +25,7 @@
 
 #include "cuda_backend/AxisInfo.h"
 #include "cuda_backend/Layout.h"
+#include "ir/Footprint.h"
 #include "ir/IR.h"
 
 namespace dtsim::nvvm {
@@ -225,9 +226,13 @@ struct KernelPlan {
   // conflicts: per buffer some store or atomic writes, how its claims go (NvvmChecks.cpp). Granule
   // words (sm_90) where every site writing it is a plain tile store in runs that own whole granules
   // (see plan_conflicts); element words only otherwise. Every site of one buffer claims one way.
+  // Where no two instances can write one element of the buffer (ir/Footprint.h), `disjoint` is the
+  // condition on the runtime parameters and grid, evaluated once per thread at entry: where it holds,
+  // the buffer's claims and their report are skipped by one uniform branch per statement.
   struct ConflictWords {
     bool granules = false;
     std::string why;
+    std::optional<DisjointWrites> disjoint;  // proven (a condition), or why not in its `why`
   };
   std::map<std::string, ConflictWords> conflict_words;
   // smem
