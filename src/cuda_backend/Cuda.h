@@ -38,6 +38,10 @@ struct CudaOptions {
   // the interpreter reports it. Stores between a
   // scalar atomic_cas that takes a lock and the atomic_xchg that gives it back are not checked.
   bool conflict_checks = false;
+  // Conflict checks: a buffer whose writes are disjoint for the launch's values (ir/Footprint.h: no
+  // two instances can write one element of it) is not claimed. Off: every written buffer is (tests of
+  // the claims themselves).
+  bool disjoint_writes = true;
   // When set, compile_ptx keeps every PTX it compiles in this folder (created when missing), named by
   // a hash of the NVVM IR (which holds the kernel text and its baked-in sizes), the libNVVM options
   // (target arch, math flags) and the libdevice file, and reads it back instead of compiling again.

@@ -394,14 +394,6 @@ class KernelEmitter {
   void conflict_lanes(BoundsCheck& cc, Scalar elem, const std::string& ptr_reg, int w, const Dist& d, int r0,
                       const std::string& cond, bool atomic);
   bool conflicts() const { return opt_.conflict_checks && checking(); }
-  // The statement's claims end (end_bounds), behind a branch around them where its buffer's writes
-  // are disjoint (disjoint_pred).
-  void end_conflicts(BoundsCheck& cc);
-  // i1, computed at entry: the buffer's planned disjointness condition holds ("" where none is proven).
-  std::string disjoint_pred(const std::string& buf);
-  std::string sym_value(const Sym& s, std::string& ok);  // f64 at entry; ok: every value within 2^52
-  std::map<std::string, std::string> disjoint_preds_;
-  int dj_count_ = 0;
   bool conflict_granules() const;        // the target has granule words (sm_90: atom.cas.b128)
   bool conflict_granules(const std::string& buf) const;  // buffer buf's claims go through them (planned)
   std::string lin_pid();                 // i64 linear pid (x + nx * (y + ny * z)), computed at entry

@@ -125,104 +125,6 @@ std::string KernelEmitter::bounds_lanes(BoundsCheck& bc, Scalar elem, const std:
 
 void KernelEmitter::end_bounds(BoundsCheck& bc) { report_checks({pending(bc)}); }
 
-void KernelEmitter::end_conflicts(BoundsCheck& cc) {
-  const std::string dj = cc.site >= 0 && cc.bufs.size() == 1 ? disjoint_pred(cc.bufs[0]->name) : "";
-  if (dj.empty()) {
-    end_bounds(cc);
-    return;
-  }
-  // Uniform over the CTA (parameters and the grid only), so the report's barriers inside stay whole.
-  std::string in = label("cc.chk"), join = label("cc.dj");
-  line("br i1 " + dj + ", label %" + join + ", label %" + in);
-  start_block(in);
-  end_bounds(cc);
-  br(join);
-  start_block(join);
-}
-
-// A symbolic integer of the disjointness condition as an f64 at entry (exact: every value is an
-// integer of magnitude at most 2^52, which `ok` accumulates).
-std::string KernelEmitter::sym_value(const Sym& s, std::string& ok) {
-  auto fresh = [this] { return "%dtsim_dj." + std::to_string(dj_count_++); };
-  auto emit = [&](const std::string& rhs) {
-    std::string n = fresh();
-    prelude_ << "  " << n << " = " << rhs << "\n";
-    return n;
-  };
-  std::string v;
-  switch (s->op) {
-    case SymNode::Op::Const: return literal(Scalar::F64, static_cast<double>(s->c), 0, true);
-    case SymNode::Op::Param: {
-      const Param* p = k_.find_param(s->name);
-      if (!p) internal_error("NvvmEmitter", "disjointness condition of an unknown parameter '" + s->name + "'");
-      if (p->kind == ParamKind::Constexpr) {
-        auto it = b_.find(p->name);
-        if (it == b_.end() || it->second.is_float()) internal_error("NvvmEmitter", "no integer value for constexpr '" + p->name + "'");
-        return literal(Scalar::F64, static_cast<double>(it->second.as_int()), 0, true);
-      }
-      v = emit("sitofp " + reg_type(k_.slot_types[static_cast<size_t>(p->slot)]) + " %p." + p->name + " to double");
-      break;
-    }
-    case SymNode::Op::Grid: {
-      static const char* ax[] = {"x", "y", "z"};
-      std::string fn = std::string("llvm.nvvm.read.ptx.sreg.nctaid.") + ax[s->axis];
-      declare("declare i32 @" + fn + "()");
-      v = emit("uitofp i32 " + emit("call i32 @" + fn + "()") + " to double");
-      break;
-    }
-    case SymNode::Op::Add:
-    case SymNode::Op::Sub:
-    case SymNode::Op::Mul:
-    case SymNode::Op::Min:
-    case SymNode::Op::Max:
-    case SymNode::Op::Div: {
-      std::string a = sym_value(s->a, ok), b = sym_value(s->b, ok);
-      switch (s->op) {
-        case SymNode::Op::Add: v = emit("fadd double " + a + ", " + b); break;
-        case SymNode::Op::Sub: v = emit("fsub double " + a + ", " + b); break;
-        case SymNode::Op::Mul: v = emit("fmul double " + a + ", " + b); break;
-        case SymNode::Op::Min: v = emit("select i1 " + emit("fcmp olt double " + a + ", " + b) + ", double " + a + ", double " + b); break;
-        case SymNode::Op::Max: v = emit("select i1 " + emit("fcmp ogt double " + a + ", " + b) + ", double " + a + ", double " + b); break;
-        case SymNode::Op::Div: {  // a // b for a >= 0, b > 0, in integers (a quotient rounded in f64 may cross an integer)
-          std::string valid = emit("and i1 " + emit("fcmp oge double " + a + ", 0.0") + ", " + emit("fcmp ogt double " + b + ", 0.0"));
-          ok = emit("and i1 " + ok + ", " + valid);
-          std::string bb = emit("select i1 " + valid + ", double " + b + ", double 1.0");
-          v = emit("sitofp i64 " + emit("sdiv i64 " + emit("fptosi double " + a + " to i64") + ", " + emit("fptosi double " + bb + " to i64")) + " to double");
-          break;
-        }
-        case SymNode::Op::Const:
-        case SymNode::Op::Param:
-        case SymNode::Op::Grid: break;
-      }
-      break;
-    }
-  }
-  std::string within = emit("and i1 " + emit("fcmp ole double " + v + ", 0x4330000000000000") + ", " + emit("fcmp oge double " + v + ", 0xC330000000000000"));
-  ok = emit("and i1 " + ok + ", " + within);
-  return v;
-}
-
-std::string KernelEmitter::disjoint_pred(const std::string& buf) {
-  if (auto it = disjoint_preds_.find(buf); it != disjoint_preds_.end()) return it->second;
-  auto cw = plan_.conflict_words.find(buf);
-  std::string pred;
-  if (cw != plan_.conflict_words.end() && cw->second.disjoint && cw->second.disjoint->why.empty()) {
-    std::string ok = "true";
-    for (const SymLe& c : cw->second.disjoint->conds) {
-      std::string a = sym_value(c.lhs, ok), b = sym_value(c.rhs, ok);
-      std::string n = "%dtsim_dj." + std::to_string(dj_count_++);
-      prelude_ << "  " << n << " = fcmp ole double " << a << ", " << b << "\n";
-      std::string m = "%dtsim_dj." + std::to_string(dj_count_++);
-      prelude_ << "  " << m << " = and i1 " << ok << ", " << n << "\n";
-      ok = m;
-    }
-    pred = ok;
-    note("the writes of " + buf + " are " + cw->second.disjoint->summary() + ": its claims are skipped there");
-  }
-  disjoint_preds_[buf] = pred;
-  return pred;
-}
-
 std::string KernelEmitter::lin_pid() {
   if (!lin_pid_) {
     lin_pid_ = true;
@@ -248,6 +150,17 @@ KernelEmitter::BoundsCheck KernelEmitter::begin_conflicts(const ExprP& ptr, cons
   cc.tile = tile;
   if (unchecked_address(ptr)) return cc;
   cc.bufs = buffers_of(ptr);
+  // Buffers whose writes are disjoint for the launch's values (plan_conflicts) are not claimed.
+  bool all_disjoint = true;
+  for (const Param* p : cc.bufs) {
+    auto it = plan_.conflict_words.find(p->name);
+    all_disjoint = all_disjoint && it != plan_.conflict_words.end() && it->second.disjoint_now;
+  }
+  if (all_disjoint) {
+    note("no conflict claims: the writes of " + cc.bufs[0]->name + " are disjoint for the launch's values");
+    cc.bufs.clear();
+    return cc;
+  }
   int64_t lanes = 1;
   for (int64_t x : tile) lanes *= x;
   cc.site = add_site(NvvmKernelInfo::Site::Conflict, cc.bufs[0]->name, lanes, ptr->loc);
@@ -516,9 +429,7 @@ void KernelEmitter::conflict_lanes(BoundsCheck& cc, Scalar elem, const std::stri
     }
   };
   if (!coarse) {
-    const std::string dj = bs.size() == 1 ? disjoint_pred(cc.bufs[0]->name) : "";
-    if (dj.empty()) elements(cc, pred, false);
-    else elements(cc, op("and i1 " + pred + ", " + op("xor i1 " + dj + ", true")), true);
+    elements(cc, pred, false);
     return;
   }
   // Granules: the claims of a statement are emitted together when it ends (pending), in phases, so

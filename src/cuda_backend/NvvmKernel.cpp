@@ -116,7 +116,7 @@ void KernelEmitter::emit_store(const Stmt& s) {
     });
   }
   if (checking()) end_bounds(bc);
-  if (conflicts()) end_conflicts(cc);
+  if (conflicts()) end_bounds(cc);
 }
 
 // The PTX instruction of a 16-bit float atomic: a native add where the target has one (f16 from
@@ -349,7 +349,7 @@ void KernelEmitter::emit_atomic(const Stmt& s) {
     res[static_cast<size_t>(r)] = cond == "true" ? old : op("select i1 " + cond + ", " + ty + " " + old + ", " + ty + " " + zero);
   }
   if (checking()) end_bounds(bc);
-  if (conflicts()) end_conflicts(cc);
+  if (conflicts()) end_bounds(cc);
   // Conflict checks skip stores in a critical section: a scalar cas that finds the word at its
   // compare value takes a lock, a scalar xchg gives one back (as the interpreter orders them).
   const bool lock_op = opt_.conflict_checks && shape.empty() && pe->type.is_scalar();

@@ -226,13 +226,15 @@ struct KernelPlan {
   // conflicts: per buffer some store or atomic writes, how its claims go (NvvmChecks.cpp). Granule
   // words (sm_90) where every site writing it is a plain tile store in runs that own whole granules
   // (see plan_conflicts); element words only otherwise. Every site of one buffer claims one way.
-  // Where no two instances can write one element of the buffer (ir/Footprint.h), `disjoint` is the
-  // condition on the runtime parameters and grid, evaluated once per thread at entry: where it holds,
-  // the buffer's claims and their report are skipped by one uniform branch per statement.
+  // `disjoint`: the condition under which no two instances can write one element of the buffer
+  // (ir/Footprint.h), or why there is none; `disjoint_now`: it holds for the values the kernel is
+  // compiled for (a runner launches with the values it was built with), so no write of the buffer is
+  // claimed or reported.
   struct ConflictWords {
     bool granules = false;
     std::string why;
-    std::optional<DisjointWrites> disjoint;  // proven (a condition), or why not in its `why`
+    std::optional<DisjointWrites> disjoint;
+    bool disjoint_now = false;
   };
   std::map<std::string, ConflictWords> conflict_words;
   // smem
