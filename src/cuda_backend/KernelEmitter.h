@@ -114,6 +114,7 @@ class KernelEmitter {
   TV smem_load_all(const Type& t, const Dist& d);               // layout d's registers from where smem_store_all put them
   TV convert(const TV& v, const Dist& want);
   std::string exchange_ptr(const Exchange& x, const Dist& d, int r, Scalar e);
+  std::string exchange_off(const Exchange& x, const Dist& d, int r);
   Dist natural(const ExprP& e);                                 // the layout e is best produced in
   Dist reduce_parent(const ExprP& x);                           // the layout a reduction folds x in
   AxisInfo axis_info(const ExprP& e);

@@ -2,6 +2,7 @@
 #include "cuda_backend/Layout.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -309,12 +310,18 @@ std::string Exchange::str() const {
     o << "row-major";
   else
     o << "swizzled 16-byte chunks (" << max_phase << " phases of " << per_phase << " row" << (per_phase > 1 ? "s" : "") << ")";
-  o << ", " << elem << "-byte elements, stores of " << store_vec << ", loads of " << load_vec << "; wavefronts: stores "
+  o << ", " << elem << "-byte elements, ";
+  if (stmatrix)
+    o << "stmatrix.x4 stores";
+  else
+    o << "stores of " << store_vec;
+  o << ", loads of " << load_vec << "; wavefronts: stores "
     << store_wavefronts << " (least " << store_ideal << "), loads " << load_wavefronts << " (least " << load_ideal << ")";
   return o.str();
 }
 
-BankCount bank_count(const Exchange& x, const Dist& d, int vec) {
+BankCount bank_count(const Exchange& x, const Dist& d, int vec, int step) {
+  if (step == 0) step = vec;
   BankCount bc;
   const int nw = 1 << d.warp.size();
   auto thread_coord = [&](int lane, int warp) {
@@ -329,7 +336,7 @@ BankCount bank_count(const Exchange& x, const Dist& d, int vec) {
   };
   const int bytes = vec * x.elem;
   for (int w = 0; w < nw; ++w) {
-    for (int r0 = 0; r0 < d.nregs(); r0 += vec) {
+    for (int r0 = 0; r0 < d.nregs(); r0 += step) {
       if (first_copy(d, r0) != r0) continue;
       Coord rc = d.reg_coord(r0);
       std::vector<std::set<int64_t>> banks(32);
@@ -352,14 +359,27 @@ BankCount bank_count(const Exchange& x, const Dist& d, int vec) {
   return bc;
 }
 
-Exchange plan_exchange(const Dist& from, const Dist& to, int elem) {
+std::optional<Dist> stmatrix_rows(const Dist& from) {
+  if (from.rank() != 2 || from.reg.size() < 3) return std::nullopt;
+  const std::vector<Coord> lanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  if (from.lane != lanes || from.reg[0] != Coord{0, 1} || from.reg[1] != Coord{8, 0} || from.reg[2] != Coord{0, 8}) return std::nullopt;
+  Dist d;
+  d.shape = from.shape;
+  d.lane = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 8}};
+  d.warp = from.warp;
+  d.reg.assign(from.reg.begin() + 3, from.reg.end());
+  return d;
+}
+
+Exchange plan_exchange(const Dist& from, const Dist& to, int elem, bool has_stmatrix) {
   Exchange x;
   x.shape = from.shape;
   x.elem = elem;
   x.cols = from.shape.empty() ? 1 : from.shape.back();
   x.rows = shape_numel(from.shape) / x.cols;
+  std::optional<Dist> rows = elem == 2 && has_stmatrix ? stmatrix_rows(from) : std::nullopt;
   auto count = [&](Exchange& e) {
-    BankCount s = bank_count(e, from, e.store_vec), l = bank_count(e, to, e.load_vec);
+    BankCount s = e.stmatrix ? bank_count(e, *rows, 8, 1) : bank_count(e, from, e.store_vec), l = bank_count(e, to, e.load_vec);
     e.store_wavefronts = s.wavefronts;
     e.store_ideal = s.ideal;
     e.load_wavefronts = l.wavefronts;
@@ -379,6 +399,8 @@ Exchange plan_exchange(const Dist& from, const Dist& to, int elem) {
       e.per_phase = pp;
       e.store_vec = vec_of(from);
       e.load_vec = vec_of(to);
+      // stmatrix rows are 16 bytes: within a row's chunk where the row holds whole chunks
+      e.stmatrix = rows.has_value() && x.cols * elem >= 16;
       count(e);
       int64_t c = e.store_wavefronts + e.load_wavefronts, b = best.store_wavefronts + best.load_wavefronts;
       if (c < b || (best.padded && c == b)) best = e;

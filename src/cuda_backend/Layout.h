@@ -105,6 +105,9 @@ struct Exchange {
   bool padded = true;
   int per_phase = 1, max_phase = 1;
   int store_vec = 1, load_vec = 1;
+  // The holders store with stmatrix.x4 (sm_90, 2-byte elements of an mma/wgmma accumulator): per
+  // instruction, four 8x8 blocks whose 16-byte rows lane l addresses (layout stmatrix_rows).
+  bool stmatrix = false;
   // Shared-memory wavefronts of one conversion (every warp's accesses, bank_count), and the least
   // the same bytes could take.
   int64_t store_wavefronts = 0, store_ideal = 0, load_wavefronts = 0, load_ideal = 0;
@@ -113,18 +116,24 @@ struct Exchange {
   std::string str() const;               // "swizzled 16-byte chunks (per phase 1, 8 phases), ..."
 };
 // Shared-memory wavefronts of the accesses that the threads of layout `d` make to tile `x`, `vec`
-// consecutive elements a register group (one instruction per group that a thread's first copy
-// holds): per warp and instruction, the most distinct 4-byte words that any one of the 32 banks
+// consecutive elements from each group of `step` registers (default: vec; one instruction per
+// group that a thread's first copy holds): per warp and instruction, the most distinct 4-byte words that any one of the 32 banks
 // serves (a bank serves one word per wavefront; lanes reading one word share it); `ideal`: the
 // distinct bytes / 128, rounded up. Summed over the warps and instructions.
 struct BankCount {
   int64_t wavefronts = 0, ideal = 0;
 };
-BankCount bank_count(const Exchange& x, const Dist& d, int vec);
+BankCount bank_count(const Exchange& x, const Dist& d, int vec, int step = 0);
 // The exchange tile for moving a value of `elem`-byte elements from layout `from` to layout `to`:
 // elements of 2 or 4 bytes on a swizzle (per_phase, max_phase over powers of two, max_phase at most
 // the 16-byte chunks of a row) or unswizzled, whichever takes the fewest wavefronts in all (stores
 // plus loads; ties: the unpadded tile, then the fewer phases); other sizes, the padded tile.
-Exchange plan_exchange(const Dist& from, const Dist& to, int elem);
+Exchange plan_exchange(const Dist& from, const Dist& to, int elem, bool has_stmatrix = false);
+// Where `from` holds 2-byte elements as mma.sync's and wgmma's accumulator fragments (registers 0-1
+// two columns, lanes 4 rows of 4 column pairs, register bit 1 eight rows down, bit 2 eight columns
+// on): the layout of stmatrix.x4's row addresses, one 8-element row a lane and register group (lanes
+// 0-7 the rows of the first 8x8 block, lane bits 3 and 4 the next blocks down and across), its
+// registers `from`'s registers 8g .. 8g + 7 for group g.
+std::optional<Dist> stmatrix_rows(const Dist& from);
 
 }  // namespace dtsim::nvvm

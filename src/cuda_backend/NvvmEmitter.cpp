@@ -263,7 +263,7 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
   ++info.conversions;
   const Scalar e = v.type.elem;
   const bool plain = !v.type.ptr && (e == Scalar::F16 || e == Scalar::BF16 || e == Scalar::I16 || e == Scalar::F32 || e == Scalar::I32);
-  Exchange x = plan_exchange(v.dist, want, plain ? scalar_bytes(e) : 0);
+  Exchange x = plan_exchange(v.dist, want, plain ? scalar_bytes(e) : 0, sm_version() >= 90);
   if (x.padded) {
     use_smem(smem_padded(v.type.numel()) * smem_bytes(v.type));
     note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory");
@@ -276,6 +276,19 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
   note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory: " + x.str());
   barrier();
   guarded(owner(v.dist), [&] {
+    if (x.stmatrix) {  // four 8x8 blocks an instruction, lane l giving the address of one 16-byte row
+      Dist rows = *stmatrix_rows(v.dist);
+      for (int g = 0; g < rows.nregs(); ++g) {
+        const int r = 8 * g;
+        if (first_copy(v.dist, r) != r) continue;
+        std::string w[4];
+        for (int j = 0; j < 4; ++j) w[j] = pack2(e, v.at(r + 2 * j), v.at(r + 2 * j + 1));
+        std::string a = op("add i32 " + smem_addr32() + ", " + exchange_off(x, rows, g));
+        line("call void asm sideeffect \"stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};\", \"r,r,r,r,r,~{memory}\"(i32 " + a +
+             ", i32 " + w[0] + ", i32 " + w[1] + ", i32 " + w[2] + ", i32 " + w[3] + ")");
+      }
+      return;
+    }
     for (int r = 0; r < v.dist.nregs(); r += x.store_vec) {
       if (first_copy(v.dist, r) != r) continue;
       std::vector<std::string> vals;
@@ -303,11 +316,16 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
   return out;
 }
 
-// The address in exchange tile `x` of register r of layout d (a pointer to `e`'s memory type): the
-// thread's offset (the XOR of its lane and warp bits' offsets, computed once per layout and tile)
+// The address in exchange tile `x` of register r of layout d (a pointer to `e`'s memory type), and
+// its byte offset in the tile (exchange_off): the thread's offset (the XOR of its lane and warp bits' offsets, computed once per layout and tile)
 // XOR the register's where their bits overlap, plus the rest of the register's (a constant the
 // load or store instruction carries).
 std::string KernelEmitter::exchange_ptr(const Exchange& x, const Dist& d, int r, Scalar e) {
+  std::string off = exchange_off(x, d, r);
+  return op("bitcast i8 addrspace(3)* " + smem_gep(off) + " to " + mem_type(e) + " addrspace(3)*");
+}
+
+std::string KernelEmitter::exchange_off(const Exchange& x, const Dist& d, int r) {
   const size_t rank = d.shape.size();
   auto off_of = [&](const Coord& c) { return x.offset(c); };
   int64_t tmask = 0;
@@ -339,9 +357,8 @@ std::string KernelEmitter::exchange_ptr(const Exchange& x, const Dist& d, int r,
   int64_t over = roff & tmask, rest = roff & ~tmask;
   std::string base = it->second;
   if (over) base = op("xor i32 " + base + ", " + std::to_string(over));
-  std::string b = smem_gep(base);
-  if (rest) b = op("getelementptr inbounds i8, i8 addrspace(3)* " + b + ", i32 " + std::to_string(rest));
-  return op("bitcast i8 addrspace(3)* " + b + " to " + mem_type(e) + " addrspace(3)*");
+  if (rest) base = op("add i32 " + base + ", " + std::to_string(rest));
+  return base;
 }
 
 TV KernelEmitter::smem_load_all(const Type& t, const Dist& d) {

@@ -276,6 +276,7 @@ TEST_CASE("the epilogue's exchange tile: a swizzle with no bank conflicts for th
   Dist acc = wgmma_accumulator(128, 256, 8), out = blocked({128, 256}, 8, 8);
   Exchange x = plan_exchange(acc, out, 2);
   INFO(x.str());
+  CHECK(!x.stmatrix);  // not asked for (sm_80)
   CHECK(!x.padded);
   CHECK(x.max_phase == 8);
   CHECK(x.per_phase == 1);
@@ -343,12 +344,42 @@ TEST_CASE("exchange tiles of other accumulators and element sizes take no more w
   CHECK(p.store_vec == 1);
 }
 
-TEST_CASE("matmul_f16_wide on sm_90a: the epilogue stores f16 pairs to the swizzled tile and 16-byte vectors to global memory") {
+TEST_CASE("matmul_f16_wide on sm_90a: the epilogue stores f16 pairs by stmatrix to the swizzled tile and 16-byte vectors to global memory") {
   Compiled c = compile("bench/gpu/matmul_f16_wide.tile", "sm_90a");
   CHECK(count(c.ptx, "st.shared.f32") == 0);  // f32 accumulators no longer go through shared memory
-  CHECK(count(c.ptx, "st.shared.u32") + count(c.ptx, "st.shared.b32") == 64);
+  CHECK(count(c.ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == 16);  // 64 f16 pairs a thread
   CHECK(count(c.ptx, "ld.shared.v4.u32") + count(c.ptx, "ld.shared.v4.b32") == 16);
   CHECK(count(c.ptx, "st.global.v4.u32") + count(c.ptx, "st.global.v4.b32") == 16);
   CHECK(c.nm.kernels[0].smem_bytes <= 197632);
   CHECK(c.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
+}
+
+TEST_CASE("stmatrix.x4 stores of the wgmma accumulator: each fragment element at its own tile offset, no bank conflicts") {
+  for (auto shape : {std::pair<int64_t, int64_t>{128, 256}, {128, 128}, {256, 128}, {64, 64}}) {
+    const int nw = shape.first >= 128 ? 8 : 4;
+    Dist acc = wgmma_accumulator(shape.first, shape.second, nw), out = blocked({shape.first, shape.second}, nw, 8);
+    Exchange x = plan_exchange(acc, out, 2, true);
+    INFO(shape.first << "x" << shape.second << ": " << x.str());
+    REQUIRE(x.stmatrix);
+    Dist rows = *stmatrix_rows(acc);
+    CHECK(rows.nregs() * 8 == acc.nregs());
+    // stmatrix.x4: register m of lane t is row t/4 % 8, columns 2(t%4), +1 of block m, whose 16-byte row
+    // i lane 8m + i addresses. Every element the thread holds lands where the exchange tile keeps it.
+    for (int t = 0; t < 32 * nw; ++t)
+      for (int g = 0; g < rows.nregs(); ++g)
+        for (int m = 0; m < 4; ++m)
+          for (int h = 0; h < 2; ++h) {
+            int lane = 8 * m + (t & 31) / 4;
+            int64_t row_addr = x.offset(coord_of(rows, g, (t & ~31) | lane));
+            int64_t written = row_addr + ((t & 3) * 2 + h) * 2;
+            REQUIRE(written == x.offset(coord_of(acc, 8 * g + 2 * m + h, t)));
+          }
+    // Each instruction: 512 bytes in 4 wavefronts.
+    for (int w = 0; w < nw; ++w)
+      for (int g = 0; g < rows.nregs(); ++g) CHECK(warp_wavefronts(x, rows, g, w, 8) == 4);
+    CHECK(x.store_wavefronts == x.store_ideal);
+    CHECK(x.load_wavefronts == x.load_ideal);
+  }
+  // The FMA accumulator is not an mma fragment: no stmatrix.
+  CHECK(!stmatrix_rows(fma_accumulator(64, 64, 4)));
 }
