@@ -326,7 +326,6 @@ std::string KernelEmitter::exchange_ptr(const Exchange& x, const Dist& d, int r,
 }
 
 std::string KernelEmitter::exchange_off(const Exchange& x, const Dist& d, int r) {
-  const size_t rank = d.shape.size();
   auto off_of = [&](const Coord& c) { return x.offset(c); };
   int64_t tmask = 0;
   std::vector<int64_t> toff;  // per thread-id bit (lanes, then warps)
@@ -353,7 +352,6 @@ std::string KernelEmitter::exchange_off(const Exchange& x, const Dist& d, int r)
     it = coord_cache_.emplace(key, acc).first;
   }
   int64_t roff = off_of(d.reg_coord(r));
-  (void)rank;
   int64_t over = roff & tmask, rest = roff & ~tmask;
   std::string base = it->second;
   if (over) base = op("xor i32 " + base + ", " + std::to_string(over));
