@@ -113,6 +113,8 @@ class KernelEmitter {
   void smem_store_all(const TV& v, int64_t byte_offset);        // every element at its padded flat index
   TV smem_load_all(const Type& t, const Dist& d);               // layout d's registers from where smem_store_all put them
   TV convert(const TV& v, const Dist& want);
+  std::string exchange_ptr(const Exchange& x, const Dist& d, int r, Scalar e);
+  std::string exchange_off(const Exchange& x, const Dist& d, int r);
   Dist natural(const ExprP& e);                                 // the layout e is best produced in
   Dist reduce_parent(const ExprP& x);                           // the layout a reduction folds x in
   AxisInfo axis_info(const ExprP& e);
@@ -230,6 +232,8 @@ class KernelEmitter {
   // Global memory by default; addrspace 3: shared memory (element types stored as they are held).
   std::vector<std::string> load_vec(Scalar s, const std::string& ptr, int w, int addrspace = 1);
   void store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v, int addrspace = 1);
+  std::string pack2(Scalar s, const std::string& lo, const std::string& hi);
+  std::pair<std::string, std::string> unpack2(Scalar s, const std::string& word);
   std::string constant(Scalar s, double f, int64_t i, bool from_float);
   std::string trap_if(const std::string& cond);
 

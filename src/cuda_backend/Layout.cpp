@@ -2,6 +2,8 @@
 #include "cuda_backend/Layout.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "cuda_backend/NvvmValues.h"
@@ -281,6 +283,130 @@ std::string Dist::str() const {
   };
   o << "linear{regs=" << nregs() << ", reg=" << bases(reg) << ", lane=" << bases(lane) << ", warp=" << bases(warp) << "}";
   return o.str();
+}
+
+
+int64_t Exchange::offset(const Coord& c) const {
+  int64_t flat = 0;
+  for (size_t i = 0; i < c.size(); ++i) flat = flat * shape[i] + c[i];
+  if (padded) return (flat + flat / 32) * elem;
+  int64_t row = flat / cols, col = flat % cols;
+  int64_t byte = col * elem;
+  if (max_phase == 1) return row * cols * elem + byte;
+  int64_t phase = (row / per_phase) % max_phase;
+  return row * cols * elem + (((byte / 16) ^ phase) * 16) + byte % 16;
+}
+
+int64_t Exchange::bytes() const {
+  int64_t n = rows * cols;
+  return padded ? (n + n / 32 + 1) * elem : n * elem;
+}
+
+std::string Exchange::str() const {
+  std::ostringstream o;
+  if (padded)
+    o << "padded (one element every 32)";
+  else if (max_phase == 1)
+    o << "row-major";
+  else
+    o << "swizzled 16-byte chunks (" << max_phase << " phases of " << per_phase << " row" << (per_phase > 1 ? "s" : "") << ")";
+  o << ", " << elem << "-byte elements, ";
+  if (stmatrix)
+    o << "stmatrix.x4 stores";
+  else
+    o << "stores of " << store_vec;
+  o << ", loads of " << load_vec << "; wavefronts: stores "
+    << store_wavefronts << " (least " << store_ideal << "), loads " << load_wavefronts << " (least " << load_ideal << ")";
+  return o.str();
+}
+
+BankCount bank_count(const Exchange& x, const Dist& d, int vec, int step) {
+  if (step == 0) step = vec;
+  BankCount bc;
+  const int nw = 1 << d.warp.size();
+  auto thread_coord = [&](int lane, int warp) {
+    Coord c(d.shape.size(), 0);
+    for (size_t i = 0; i < d.lane.size(); ++i)
+      if (lane >> i & 1)
+        for (size_t k = 0; k < c.size(); ++k) c[k] |= d.lane[i][k];
+    for (size_t i = 0; i < d.warp.size(); ++i)
+      if (warp >> i & 1)
+        for (size_t k = 0; k < c.size(); ++k) c[k] |= d.warp[i][k];
+    return c;
+  };
+  const int bytes = vec * x.elem;
+  for (int w = 0; w < nw; ++w) {
+    for (int r0 = 0; r0 < d.nregs(); r0 += step) {
+      if (first_copy(d, r0) != r0) continue;
+      Coord rc = d.reg_coord(r0);
+      std::vector<std::set<int64_t>> banks(32);
+      std::set<int64_t> words;
+      for (int l = 0; l < 32; ++l) {
+        Coord c = thread_coord(l, w);
+        for (size_t k = 0; k < c.size(); ++k) c[k] |= rc[k];
+        int64_t off = x.offset(c);
+        for (int64_t b = off / 4; b < (off + bytes + 3) / 4; ++b) {
+          banks[static_cast<size_t>(b % 32)].insert(b);
+          words.insert(b);
+        }
+      }
+      size_t most = 1;
+      for (auto& s : banks) most = std::max(most, s.size());
+      bc.wavefronts += static_cast<int64_t>(most);
+      bc.ideal += (static_cast<int64_t>(words.size()) * 4 + 127) / 128;
+    }
+  }
+  return bc;
+}
+
+std::optional<Dist> stmatrix_rows(const Dist& from) {
+  if (from.rank() != 2 || from.reg.size() < 3) return std::nullopt;
+  const std::vector<Coord> lanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  if (from.lane != lanes || from.reg[0] != Coord{0, 1} || from.reg[1] != Coord{8, 0} || from.reg[2] != Coord{0, 8}) return std::nullopt;
+  Dist d;
+  d.shape = from.shape;
+  d.lane = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 8}};
+  d.warp = from.warp;
+  d.reg.assign(from.reg.begin() + 3, from.reg.end());
+  return d;
+}
+
+Exchange plan_exchange(const Dist& from, const Dist& to, int elem, bool has_stmatrix) {
+  Exchange x;
+  x.shape = from.shape;
+  x.elem = elem;
+  x.cols = from.shape.empty() ? 1 : from.shape.back();
+  x.rows = shape_numel(from.shape) / x.cols;
+  std::optional<Dist> rows = elem == 2 && has_stmatrix ? stmatrix_rows(from) : std::nullopt;
+  auto count = [&](Exchange& e) {
+    BankCount s = e.stmatrix ? bank_count(e, *rows, 8, 1) : bank_count(e, from, e.store_vec), l = bank_count(e, to, e.load_vec);
+    e.store_wavefronts = s.wavefronts;
+    e.store_ideal = s.ideal;
+    e.load_wavefronts = l.wavefronts;
+    e.load_ideal = l.ideal;
+  };
+  count(x);  // the padded tile, element by element
+  if (elem != 2 && elem != 4) return x;
+  const int most = 16 / elem;
+  auto vec_of = [&](const Dist& d) { return static_cast<int>(std::min<int64_t>({vector_run(d), most, x.cols})); };
+  Exchange best = x;
+  const int64_t chunks = x.cols * elem / 16;
+  for (int mp = 1; mp <= std::max<int64_t>(1, std::min<int64_t>(chunks, 8)); mp *= 2) {
+    for (int pp = 1; pp <= (mp == 1 ? 1 : 8); pp *= 2) {
+      Exchange e = x;
+      e.padded = false;
+      e.max_phase = mp;
+      e.per_phase = pp;
+      e.store_vec = vec_of(from);
+      e.load_vec = vec_of(to);
+      // stmatrix rows are 16 bytes: within a row's chunk where the row holds whole chunks
+      e.stmatrix = rows.has_value() && x.cols * elem >= 16;
+      count(e);
+      int64_t c = e.store_wavefronts + e.load_wavefronts, b = best.store_wavefronts + best.load_wavefronts;
+      if (c < b || (best.padded && c == b)) best = e;
+    }
+  }
+  return best;
 }
 
 }  // namespace dtsim::nvvm

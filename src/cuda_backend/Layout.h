@@ -85,4 +85,55 @@ int vector_run(const Dist& d);
 // `need`, the register of `have` that holds the same element.
 std::optional<std::vector<int>> rename(const Dist& have, const Dist& need);
 
+
+// The shared-memory tile through which a value moves between two layouts (KernelEmitter::convert).
+// The tile is viewed as [rows, cols] (cols: its last dimension, rows: the others flattened), `elem`
+// bytes an element, element (row, col) at byte
+//   swizzled (padded false): row * cols * elem + (chunk ^ phase) * 16 + col * elem % 16, where
+//     chunk = col * elem / 16 is the element's 16-byte chunk of its row and
+//     phase = (row / per_phase) % max_phase (max_phase 1: plain row-major; chunks XOR-permuted
+//     within a row, so a column of 16-byte pieces spreads over the 32 banks);
+//   padded: (flat + flat / 32) * elem, one element of padding every 32 (flat = row * cols + col).
+// Either way the offset is linear over bits: the offset of an element whose coordinate bits are
+// the union of two disjoint sets is the XOR of theirs, so a thread's offsets are one per-thread
+// value XOR a constant per register. The holders store `store_vec` consecutive elements of a row at
+// once and the readers load `load_vec` (at most 16 bytes; 1 on the padded tile).
+struct Exchange {
+  Shape shape;
+  int64_t rows = 1, cols = 1;
+  int elem = 4;
+  bool padded = true;
+  int per_phase = 1, max_phase = 1;
+  int store_vec = 1, load_vec = 1;
+  // The holders store with stmatrix.x4 (sm_90, 2-byte elements of an mma/wgmma accumulator): per
+  // instruction, four 8x8 blocks whose 16-byte rows lane l addresses (layout stmatrix_rows).
+  bool stmatrix = false;
+  // Shared-memory wavefronts of one conversion (every warp's accesses, bank_count), and the least
+  // the same bytes could take.
+  int64_t store_wavefronts = 0, store_ideal = 0, load_wavefronts = 0, load_ideal = 0;
+  int64_t offset(const Coord& c) const;  // byte offset of the element at coordinates c
+  int64_t bytes() const;                 // the tile's size
+  std::string str() const;               // "swizzled 16-byte chunks (per phase 1, 8 phases), ..."
+};
+// Shared-memory wavefronts of the accesses that the threads of layout `d` make to tile `x`, `vec`
+// consecutive elements from each group of `step` registers (default: vec; one instruction per
+// group that a thread's first copy holds): per warp and instruction, the most distinct 4-byte words that any one of the 32 banks
+// serves (a bank serves one word per wavefront; lanes reading one word share it); `ideal`: the
+// distinct bytes / 128, rounded up. Summed over the warps and instructions.
+struct BankCount {
+  int64_t wavefronts = 0, ideal = 0;
+};
+BankCount bank_count(const Exchange& x, const Dist& d, int vec, int step = 0);
+// The exchange tile for moving a value of `elem`-byte elements from layout `from` to layout `to`:
+// elements of 2 or 4 bytes on a swizzle (per_phase, max_phase over powers of two, max_phase at most
+// the 16-byte chunks of a row) or unswizzled, whichever takes the fewest wavefronts in all (stores
+// plus loads; ties: the unpadded tile, then the fewer phases); other sizes, the padded tile.
+Exchange plan_exchange(const Dist& from, const Dist& to, int elem, bool has_stmatrix = false);
+// Where `from` holds 2-byte elements as mma.sync's and wgmma's accumulator fragments (registers 0-1
+// two columns, lanes 4 rows of 4 column pairs, register bit 1 eight rows down, bit 2 eight columns
+// on): the layout of stmatrix.x4's row addresses, one 8-element row a lane and register group (lanes
+// 0-7 the rows of the first 8x8 block, lane bits 3 and 4 the next blocks down and across), its
+// registers `from`'s registers 8g .. 8g + 7 for group g.
+std::optional<Dist> stmatrix_rows(const Dist& from);
+
 }  // namespace dtsim::nvvm

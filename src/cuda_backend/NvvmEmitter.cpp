@@ -260,13 +260,103 @@ TV KernelEmitter::convert(const TV& v, const Dist& want) {
     for (int r : *m) out.v.push_back(v.at(r));
     return out;
   }
-  use_smem(smem_padded(v.type.numel()) * smem_bytes(v.type));
   ++info.conversions;
-  note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory");
+  const Scalar e = v.type.elem;
+  const bool plain = !v.type.ptr && (e == Scalar::F16 || e == Scalar::BF16 || e == Scalar::I16 || e == Scalar::F32 || e == Scalar::I32);
+  Exchange x = plan_exchange(v.dist, want, plain ? scalar_bytes(e) : 0, sm_version() >= 90);
+  if (x.padded) {
+    use_smem(smem_padded(v.type.numel()) * smem_bytes(v.type));
+    note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory");
+    barrier();
+    smem_store_all(v, 0);
+    barrier();
+    return smem_load_all(v.type, want);
+  }
+  use_smem(x.bytes());
+  note("convert " + v.dist.str() + " -> " + want.str() + " through shared memory: " + x.str());
   barrier();
-  smem_store_all(v, 0);
+  guarded(owner(v.dist), [&] {
+    if (x.stmatrix) {  // four 8x8 blocks an instruction, lane l giving the address of one 16-byte row
+      Dist rows = *stmatrix_rows(v.dist);
+      for (int g = 0; g < rows.nregs(); ++g) {
+        const int r = 8 * g;
+        if (first_copy(v.dist, r) != r) continue;
+        std::string w[4];
+        for (int j = 0; j < 4; ++j) w[j] = pack2(e, v.at(r + 2 * j), v.at(r + 2 * j + 1));
+        std::string a = op("add i32 " + smem_addr32() + ", " + exchange_off(x, rows, g));
+        line("call void asm sideeffect \"stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};\", \"r,r,r,r,r,~{memory}\"(i32 " + a +
+             ", i32 " + w[0] + ", i32 " + w[1] + ", i32 " + w[2] + ", i32 " + w[3] + ")");
+      }
+      return;
+    }
+    for (int r = 0; r < v.dist.nregs(); r += x.store_vec) {
+      if (first_copy(v.dist, r) != r) continue;
+      std::vector<std::string> vals;
+      for (int j = 0; j < x.store_vec; ++j) vals.push_back(v.at(r + j));
+      std::string p = exchange_ptr(x, v.dist, r, e);
+      if (x.store_vec == 1)
+        line("store " + mem_type(e) + " " + to_mem(e, vals[0]) + ", " + mem_type(e) + " addrspace(3)* " + p);
+      else
+        store_vec(e, p, vals, 3);
+    }
+  });
   barrier();
-  return smem_load_all(v.type, want);
+  TV out{v.type, want, {}};
+  for (int r = 0; r < want.nregs(); r += x.load_vec) {
+    if (first_copy(want, r) != r) {
+      for (int j = 0; j < x.load_vec; ++j) out.v.push_back(out.v[static_cast<size_t>(first_copy(want, r + j))]);
+      continue;
+    }
+    std::string p = exchange_ptr(x, want, r, e);
+    if (x.load_vec == 1)
+      out.v.push_back(from_mem(e, op("load " + mem_type(e) + ", " + mem_type(e) + " addrspace(3)* " + p)));
+    else
+      for (auto& val : load_vec(e, p, x.load_vec, 3)) out.v.push_back(val);
+  }
+  return out;
+}
+
+// The address in exchange tile `x` of register r of layout d (a pointer to `e`'s memory type), and
+// its byte offset in the tile (exchange_off): the thread's offset (the XOR of its lane and warp bits' offsets, computed once per layout and tile)
+// XOR the register's where their bits overlap, plus the rest of the register's (a constant the
+// load or store instruction carries).
+std::string KernelEmitter::exchange_ptr(const Exchange& x, const Dist& d, int r, Scalar e) {
+  std::string off = exchange_off(x, d, r);
+  return op("bitcast i8 addrspace(3)* " + smem_gep(off) + " to " + mem_type(e) + " addrspace(3)*");
+}
+
+std::string KernelEmitter::exchange_off(const Exchange& x, const Dist& d, int r) {
+  auto off_of = [&](const Coord& c) { return x.offset(c); };
+  int64_t tmask = 0;
+  std::vector<int64_t> toff;  // per thread-id bit (lanes, then warps)
+  for (auto& c : d.lane) toff.push_back(off_of(c));
+  for (auto& c : d.warp) toff.push_back(off_of(c));
+  for (int64_t o : toff) tmask |= o;
+  std::string key = "xch" + x.str() + "|" + d.str();
+  auto it = coord_cache_.find(key);
+  if (it == coord_cache_.end()) {
+    std::string acc = "0";
+    for (size_t i = 0; i < toff.size(); ++i) {
+      if (!toff[i]) continue;
+      std::string n = "%X" + std::to_string(tmp_++);
+      prelude_ << "  " << n << ".b = lshr i32 %tid, " << i << "\n";
+      prelude_ << "  " << n << ".a = and i32 " << n << ".b, 1\n";
+      prelude_ << "  " << n << ".m = mul i32 " << n << ".a, " << toff[i] << "\n";
+      if (acc == "0") {
+        acc = n + ".m";
+      } else {
+        prelude_ << "  " << n << " = xor i32 " << acc << ", " << n << ".m\n";
+        acc = n;
+      }
+    }
+    it = coord_cache_.emplace(key, acc).first;
+  }
+  int64_t roff = off_of(d.reg_coord(r));
+  int64_t over = roff & tmask, rest = roff & ~tmask;
+  std::string base = it->second;
+  if (over) base = op("xor i32 " + base + ", " + std::to_string(over));
+  if (rest) base = op("add i32 " + base + ", " + std::to_string(rest));
+  return base;
 }
 
 TV KernelEmitter::smem_load_all(const Type& t, const Dist& d) {
@@ -531,6 +621,21 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
       return per_reg([&](int r) { return where(*e, c.at(r), a.at(r), b.at(r)); });
     }
     case ExprKind::Cast: {
+      // A narrowing cast of a value held in another layout (a dot's accumulator stored as f16):
+      // cast where the value is, then move the narrower elements.
+      const ExprP& a = e->args[0];
+      if (t.is_tile() && a->type.shape == t.shape && !a->type.ptr && scalar_bytes(e->dtype) < scalar_bytes(a->type.elem) && !recomputable(a)) {
+        Dist n = natural(a);
+        if (!(n == d) && !rename(n, d)) {
+          TV x = eval(a, n);
+          TV c{t, n, {}};
+          for (int r = 0; r < n.nregs(); ++r) {
+            int f = first_copy(n, r);
+            c.v.push_back(f != r ? c.v[static_cast<size_t>(f)] : cast(a->type.elem, e->dtype, x.at(r)));
+          }
+          return convert(c, d);
+        }
+      }
       TV x = eval(e->args[0], d);
       return per_reg([&](int r) { return cast(e->args[0]->type.elem, e->dtype, x.at(r)); });
     }

@@ -78,7 +78,15 @@ void KernelEmitter::emit_store(const Stmt& s) {
     // ...unless the blocked layout stores wider vectors (a dot accumulator's f16 pairs): then the
     // value is converted once and stored in 16-byte (or 8-byte) vectors.
     Dist n = natural(s.args[1]);
-    if (n.shape == pt.shape && vector_width(n, pe, s.args[2], nullptr) >= vector_width(d, pe, s.args[2], nullptr)) d = n;
+    if (n.shape == pt.shape && vector_width(n, pe, s.args[2], nullptr) >= vector_width(d, pe, s.args[2], nullptr)) {
+      d = n;
+    } else if (n.shape == pt.shape && !rename(n, d) && scalar_bytes(pt.elem) == 2 && pt.shape.back() >= 8 &&
+               shape_numel(pt.shape) >= int64_t(8) * 32 * k_.num_warps) {
+      // A 2-byte value that moves through shared memory anyway: to 8 elements a thread where the
+      // pointer allows 16-byte vectors (the blocked default gives 4).
+      Dist w8 = blocked(pt.shape, k_.num_warps, 8);
+      if (vector_width(w8, pe, s.args[2], nullptr) == 8) d = w8;
+    }
   }
   auto p = lazy_fit(pe, d);
   auto v = lazy_fit(s.args[1], d);

@@ -370,22 +370,71 @@ void KernelEmitter::store_mem(Scalar s, const std::string& ptr, const std::strin
 // `w` consecutive elements from `ptr`, which is aligned to the vector's size (ld.global.v2/v4, or
 // ld.shared with addrspace 3).
 std::vector<std::string> KernelEmitter::load_vec(Scalar s, const std::string& ptr, int w, int addrspace) {
-  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">", as = " addrspace(" + std::to_string(addrspace) + ")*";
+  std::string mt = mem_type(s), as = " addrspace(" + std::to_string(addrspace) + ")*";
+  std::vector<std::string> out;
+  if (mt == "i16" && w % 2 == 0) {  // pairs of 2-byte elements as 32-bit words (ld.v4.b32, not two ld.v4.u16)
+    int n = w / 2;
+    std::string vt = n == 1 ? "i32" : "<" + std::to_string(n) + " x i32>";
+    std::string vp = op("bitcast " + mt + as + " " + ptr + " to " + vt + as);
+    std::string vv = op("load " + vt + ", " + vt + as + " " + vp + ", align " + std::to_string(w * 2));
+    for (int j = 0; j < n; ++j) {
+      std::string word = n == 1 ? vv : op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j));
+      auto halves = unpack2(s, word);
+      out.push_back(halves.first);
+      out.push_back(halves.second);
+    }
+    return out;
+  }
+  std::string vt = "<" + std::to_string(w) + " x " + mt + ">";
   std::string vp = op("bitcast " + mt + as + " " + ptr + " to " + vt + as);
   std::string vv = op("load " + vt + ", " + vt + as + " " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
-  std::vector<std::string> out;
   for (int j = 0; j < w; ++j) out.push_back(from_mem(s, op("extractelement " + vt + " " + vv + ", i32 " + std::to_string(j))));
   return out;
 }
 
 void KernelEmitter::store_vec(Scalar s, const std::string& ptr, const std::vector<std::string>& v, int addrspace) {
   int w = static_cast<int>(v.size());
-  std::string mt = mem_type(s), vt = "<" + std::to_string(w) + " x " + mt + ">", as = " addrspace(" + std::to_string(addrspace) + ")*";
+  std::string mt = mem_type(s), as = " addrspace(" + std::to_string(addrspace) + ")*";
+  if (mt == "i16" && w % 2 == 0) {  // pairs as 32-bit words (st.v4.b32, not two st.v4.u16)
+    int n = w / 2;
+    std::string vt = n == 1 ? "i32" : "<" + std::to_string(n) + " x i32>";
+    std::string acc = "undef";
+    for (int j = 0; j < n; ++j) {
+      std::string word = pack2(s, v[static_cast<size_t>(2 * j)], v[static_cast<size_t>(2 * j + 1)]);
+      acc = n == 1 ? word : op("insertelement " + vt + " " + acc + ", i32 " + word + ", i32 " + std::to_string(j));
+    }
+    std::string vp = op("bitcast " + mt + as + " " + ptr + " to " + vt + as);
+    line("store " + vt + " " + acc + ", " + vt + as + " " + vp + ", align " + std::to_string(w * 2));
+    return;
+  }
+  std::string vt = "<" + std::to_string(w) + " x " + mt + ">";
   std::string acc = "undef";
   for (int j = 0; j < w; ++j)
     acc = op("insertelement " + vt + " " + acc + ", " + mt + " " + to_mem(s, v[static_cast<size_t>(j)]) + ", i32 " + std::to_string(j));
   std::string vp = op("bitcast " + mt + as + " " + ptr + " to " + vt + as);
   line("store " + vt + " " + acc + ", " + vt + as + " " + vp + ", align " + std::to_string(w * scalar_bytes(s)));
+}
+
+// Two 2-byte elements as one 32-bit word, `lo` in the low half (as memory holds them); bf16: the
+// upper halves of the two floats. Plain LLVM, so that a word unpacked by unpack2 and packed again
+// folds back to the word.
+std::string KernelEmitter::pack2(Scalar s, const std::string& lo, const std::string& hi) {
+  if (s == Scalar::BF16) {
+    std::string l = op("lshr i32 " + op("bitcast float " + lo + " to i32") + ", 16");
+    std::string h = op("and i32 " + op("bitcast float " + hi + " to i32") + ", -65536");
+    return op("or i32 " + h + ", " + l);
+  }
+  std::string l = op("zext i16 " + to_mem(s, lo) + " to i32");
+  std::string h = op("shl i32 " + op("zext i16 " + to_mem(s, hi) + " to i32") + ", 16");
+  return op("or i32 " + h + ", " + l);
+}
+
+std::pair<std::string, std::string> KernelEmitter::unpack2(Scalar s, const std::string& word) {
+  if (s == Scalar::BF16)
+    return {op("bitcast i32 " + op("shl i32 " + word + ", 16") + " to float"), op("bitcast i32 " + op("and i32 " + word + ", -65536") + " to float")};
+  std::string lo = op("trunc i32 " + word + " to i16");
+  std::string hi = op("trunc i32 " + op("lshr i32 " + word + ", 16") + " to i16");
+  return {from_mem(s, lo), from_mem(s, hi)};
 }
 
 }  // namespace dtsim::nvvm

@@ -46,7 +46,7 @@ TEST_CASE("descriptor-shaped attention: 16-byte global loads, no index tiles mov
     bool rings = std::string(arch) == "sm_90a";
     CHECK(count(c.layouts, "load [128, 64]: 8-element vectors") == 1);
     CHECK(count(c.layouts, "load [64, 64]: 8-element vectors") == (rings ? 0 : 2));
-    CHECK(count(c.ptx, "ld.global.v4.b32") == (rings ? 8 : 16));
+    CHECK(count(c.ptx, "ld.global.v4.b32") + count(c.ptx, "ld.global.v4.u32") == (rings ? 8 : 16));
     CHECK(count(c.ptx, "ld.global.b16") == 0);
     CHECK(count(c.ptx, "ld.global.b32") == 0);
     // The row and column indices are computed in the loads' layouts; wgmma reads trans(kt) K-major
@@ -88,7 +88,7 @@ TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma, k and v in
   CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 3);
   CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 3);
   CHECK(count(c.ptx, ".param .align 64 .b8 attn_desc_param_") == 2);  // the tensor maps of k and v, by value
-  CHECK(count(c.ptx, "ld.global.v4.b32") == 8);  // qt
+  CHECK(count(c.ptx, "ld.global.v4.b32") + count(c.ptx, "ld.global.v4.u32") == 8);  // qt
   // In the loop: every thread waits on the stage's mbarrier, one barrier per iteration, and the next
   // stage's copies between the first dot's commit and its wait.
   size_t wait = c.ptx.find("mbarrier.try_wait.parity.shared::cta.b64");

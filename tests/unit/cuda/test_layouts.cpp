@@ -236,3 +236,150 @@ TEST_CASE("precompile_cuda_module: the PTX and its cubin in the cache, read back
   std::filesystem::remove_all(dir);
 }
 
+
+namespace {
+// The shared-memory wavefronts of one warp's access, counted here from first principles (not by
+// bank_count): lane l accesses `vec` elements from coordinates coord_of(d, r, warp * 32 + l); a
+// bank serves one distinct 4-byte word per wavefront.
+int warp_wavefronts(const Exchange& x, const Dist& d, int r, int warp, int vec) {
+  std::map<int64_t, std::set<int64_t>> words_of_bank;
+  for (int l = 0; l < 32; ++l) {
+    int64_t off = x.offset(coord_of(d, r, warp * 32 + l));
+    for (int64_t w = off / 4; w * 4 < off + int64_t(vec) * x.elem; ++w) words_of_bank[w % 32].insert(w);
+  }
+  size_t most = 0;
+  for (auto& [bank, words] : words_of_bank) most = std::max(most, words.size());
+  return static_cast<int>(most);
+}
+
+// Every element of the tile at its own bytes inside the tile, and the offset linear over bits:
+// a register's element at the thread's offset XOR the register's own (what the emitter computes).
+void check_tile(const Exchange& x, const Dist& d) {
+  std::set<int64_t> seen;
+  const int nthreads = 32 << d.warp.size();
+  for (int t = 0; t < nthreads; ++t)
+    for (int r = 0; r < d.nregs(); ++r) {
+      if (first_copy(d, r) != r) continue;
+      int64_t off = x.offset(coord_of(d, r, t));
+      REQUIRE(off == (x.offset(coord_of(d, 0, t)) ^ x.offset(d.reg_coord(r))));
+      REQUIRE(off >= 0);
+      REQUIRE(off + x.elem <= x.bytes());
+      if ((d.replicated_lane_mask() & static_cast<uint32_t>(t & 31)) == 0 && (d.replicated_warp_mask() & static_cast<uint32_t>(t >> 5)) == 0)
+        REQUIRE(seen.insert(off).second);
+    }
+  CHECK(static_cast<int64_t>(seen.size()) == shape_numel(d.shape));
+}
+}  // namespace
+
+TEST_CASE("the epilogue's exchange tile: a swizzle with no bank conflicts for the wgmma accumulator's f16 stores") {
+  // bench/gpu/matmul_f16_wide.tile: acc f32[128, 256] on 8 warps, stored as f16 from 8 elements a thread.
+  Dist acc = wgmma_accumulator(128, 256, 8), out = blocked({128, 256}, 8, 8);
+  Exchange x = plan_exchange(acc, out, 2);
+  INFO(x.str());
+  CHECK(!x.stmatrix);  // not asked for (sm_80)
+  CHECK(!x.padded);
+  CHECK(x.max_phase == 8);
+  CHECK(x.per_phase == 1);
+  CHECK(x.store_vec == 2);  // the accumulator's column pairs: one 4-byte word
+  CHECK(x.load_vec == 8);   // 16 bytes
+  CHECK(x.bytes() == 128 * 256 * 2);
+  check_tile(x, acc);
+  check_tile(x, out);
+  // One warp's store: lanes 0-3 write 4 words of a row's 16-byte chunk, lanes 4, 8, 16 move down a
+  // row; the 8 rows' chunks sit in 8 different 16-byte bank groups: 32 banks, one wavefront.
+  std::set<int64_t> banks;
+  for (int l = 0; l < 32; ++l) banks.insert(x.offset(coord_of(acc, 0, l)) / 4 % 32);
+  CHECK(banks.size() == 32);
+  for (int w = 0; w < 8; ++w)
+    for (int r = 0; r < acc.nregs(); r += 2) CHECK(warp_wavefronts(x, acc, r, w, 2) == 1);
+  // One warp's load: a whole 512-byte row, 4 wavefronts (each bank serves 4 words).
+  for (int w = 0; w < 8; ++w)
+    for (int r = 0; r < out.nregs(); r += 8) CHECK(warp_wavefronts(x, out, r, w, 8) == 4);
+  CHECK(x.store_wavefronts == x.store_ideal);
+  CHECK(x.load_wavefronts == x.load_ideal);
+  CHECK(x.store_wavefronts == 8 * 64);  // 8 warps x 64 stores
+  CHECK(x.load_wavefronts == 8 * 16 * 4);
+
+  // Without the swizzle every row's chunk is in the same 4 banks: 8-way conflicts on the stores.
+  Exchange plain = x;
+  plain.max_phase = 1;
+  CHECK(warp_wavefronts(plain, acc, 0, 0, 2) == 8);
+  // The previous tile (f32 elements, one padding element every 32): rows 264 words apart, rows r
+  // and r + 4 in the same banks, so 2 wavefronts a store: ncu's 524288 conflicts of 1048576.
+  Exchange padded;
+  padded.shape = {128, 256};
+  padded.rows = 128;
+  padded.cols = 256;
+  padded.elem = 4;
+  padded.padded = true;
+  CHECK(warp_wavefronts(padded, acc, 0, 0, 1) == 2);
+  BankCount pc = bank_count(padded, acc, 1);
+  CHECK(pc.wavefronts == 2 * pc.ideal);
+}
+
+TEST_CASE("exchange tiles of other accumulators and element sizes take no more wavefronts than their bytes need") {
+  struct Case {
+    Dist from, to;
+    int elem;
+  };
+  std::vector<Case> cases = {
+      {wgmma_accumulator(128, 128, 8), blocked({128, 128}, 8, 8), 2},  // matmul_f16.tile's 128x128
+      {wgmma_accumulator(256, 128, 8), blocked({256, 128}, 8, 8), 2},  // the 256x128 tiles
+      {wgmma_accumulator(128, 256, 8), blocked({128, 256}, 8), 4},     // an f32 result
+      {mma_accumulator(128, 128, 2, 2), blocked({128, 128}, 4, 8), 2}, // mma.sync on sm_80
+      {wgmma_accumulator(64, 64, 4), blocked({64, 64}, 4, 8), 2},
+  };
+  for (auto& c : cases) {
+    Exchange x = plan_exchange(c.from, c.to, c.elem);
+    INFO(c.from.str() << " -> " << c.to.str() << ": " << x.str());
+    CHECK(!x.padded);
+    check_tile(x, c.from);
+    check_tile(x, c.to);
+    CHECK(x.store_wavefronts == x.store_ideal);
+    CHECK(x.load_wavefronts == x.load_ideal);
+  }
+  // 1-byte and 8-byte elements keep the padded tile, element by element.
+  Exchange p = plan_exchange(wgmma_accumulator(64, 64, 4), blocked({64, 64}, 4), 8);
+  CHECK(p.padded);
+  CHECK(p.store_vec == 1);
+}
+
+TEST_CASE("matmul_f16_wide on sm_90a: the epilogue stores f16 pairs by stmatrix to the swizzled tile and 16-byte vectors to global memory") {
+  Compiled c = compile("bench/gpu/matmul_f16_wide.tile", "sm_90a");
+  CHECK(count(c.ptx, "st.shared.f32") == 0);  // f32 accumulators no longer go through shared memory
+  CHECK(count(c.ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == 16);  // 64 f16 pairs a thread
+  CHECK(count(c.ptx, "ld.shared.v4.u32") + count(c.ptx, "ld.shared.v4.b32") == 16);
+  CHECK(count(c.ptx, "st.global.v4.u32") + count(c.ptx, "st.global.v4.b32") == 16);
+  CHECK(c.nm.kernels[0].smem_bytes <= 197632);
+  CHECK(c.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
+}
+
+TEST_CASE("stmatrix.x4 stores of the wgmma accumulator: each fragment element at its own tile offset, no bank conflicts") {
+  for (auto shape : {std::pair<int64_t, int64_t>{128, 256}, {128, 128}, {256, 128}, {64, 64}}) {
+    const int nw = shape.first >= 128 ? 8 : 4;
+    Dist acc = wgmma_accumulator(shape.first, shape.second, nw), out = blocked({shape.first, shape.second}, nw, 8);
+    Exchange x = plan_exchange(acc, out, 2, true);
+    INFO(shape.first << "x" << shape.second << ": " << x.str());
+    REQUIRE(x.stmatrix);
+    Dist rows = *stmatrix_rows(acc);
+    CHECK(rows.nregs() * 8 == acc.nregs());
+    // stmatrix.x4: register m of lane t is row t/4 % 8, columns 2(t%4), +1 of block m, whose 16-byte row
+    // i lane 8m + i addresses. Every element the thread holds lands where the exchange tile keeps it.
+    for (int t = 0; t < 32 * nw; ++t)
+      for (int g = 0; g < rows.nregs(); ++g)
+        for (int m = 0; m < 4; ++m)
+          for (int h = 0; h < 2; ++h) {
+            int lane = 8 * m + (t & 31) / 4;
+            int64_t row_addr = x.offset(coord_of(rows, g, (t & ~31) | lane));
+            int64_t written = row_addr + ((t & 3) * 2 + h) * 2;
+            REQUIRE(written == x.offset(coord_of(acc, 8 * g + 2 * m + h, t)));
+          }
+    // Each instruction: 512 bytes in 4 wavefronts.
+    for (int w = 0; w < nw; ++w)
+      for (int g = 0; g < rows.nregs(); ++g) CHECK(warp_wavefronts(x, rows, g, w, 8) == 4);
+    CHECK(x.store_wavefronts == x.store_ideal);
+    CHECK(x.load_wavefronts == x.load_ideal);
+  }
+  // The FMA accumulator is not an mma fragment: no stmatrix.
+  CHECK(!stmatrix_rows(fma_accumulator(64, 64, 4)));
+}
