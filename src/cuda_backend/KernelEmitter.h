@@ -254,6 +254,8 @@ class KernelEmitter {
   std::map<int, Carried> carried_;
   std::map<int, int64_t> resident_;  // slot -> absolute shared-memory offset of an A operand staged before its loop
   void plan_resident(const Stmt& f, LoopPlan& lp);
+  void plan_kept_residents(const std::vector<StmtP>& body);
+  std::map<int, int64_t> kept_floor_;  // slot -> smem_floor_ before a kept resident operand was staged
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
   size_t loop_and_after(const Stmt& f, const std::vector<const Stmt*>& readers, std::set<int>& loop);
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);

@@ -499,22 +499,33 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
     }
   }
   // The resident A operand: staged below the loop's shared memory, where nothing else writes while
-  // the loop runs (every dot's barrier, fence and barrier before its wgmma publish it).
+  // the loop runs (every dot's barrier, fence and barrier before its wgmma publish it). Kept for a
+  // later loop (LoopPlan::resident_kept), it stays there and the floor stays above it until the
+  // loop that reads it last (resident_from, not kept) ends.
   int64_t outer_floor = smem_floor_;
-  if (lp.resident >= 0) {
+  const std::string& name = lp.resident >= 0 ? k_.slot_names[static_cast<size_t>(lp.resident)] : std::string();
+  if (lp.resident >= 0 && lp.resident_from) {
+    auto kept = kept_floor_.find(lp.resident);
+    if (kept == kept_floor_.end() || !resident_.count(lp.resident)) internal_error("NvvmEmitter", "a kept resident operand was not staged");
+    outer_floor = kept->second;
+    note(name + ": read by wgmma in the loop where an earlier loop staged it");
+  } else if (lp.resident >= 0) {
     TV a = eval(lp.resident_var);
     barrier();
     stage_core_matrices(a, "0", false);
     use_smem(lp.resident_bytes);
     resident_[lp.resident] = smem_floor_;
     smem_floor_ += lp.resident_bytes;
-    note(k_.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once, read there by wgmma in the loop");
+    note(name + ": staged into shared memory once, read there by wgmma in the loop" + (lp.resident_kept ? " and a later one" : ""));
   }
   if (lp.pipeline) emit_ring_for(s, *lp.pipeline);
   else emit_plain_for(s, lp);
-  if (lp.resident >= 0) {
+  if (lp.resident >= 0 && lp.resident_kept) {
+    kept_floor_[lp.resident] = outer_floor;
+  } else if (lp.resident >= 0) {
     smem_floor_ = outer_floor;
     resident_.erase(lp.resident);
+    kept_floor_.erase(lp.resident);
   }
 }
 
