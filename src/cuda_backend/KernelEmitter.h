@@ -129,6 +129,7 @@ class KernelEmitter {
   // any_scalar: scalar subexpressions count as recomputable whatever they read (their current value
   // is the one wanted: at() evaluates them once), so at() can evaluate e at any coordinates.
   bool recomputable(const ExprP& e, bool any_scalar = false);
+  bool reads_slice(const ExprP& e, size_t rank);
   bool stable_scalar(int slot) const;
   // e's value in layout d (d's shape is e's shape; scalars ignore d).
   TV eval(const ExprP& e, const Dist& d);

@@ -68,6 +68,24 @@ void KernelEmitter::flush_checks() {
   report_checks(checks);
 }
 
+// Whether elementwise `e` reads a tile of lower rank than `rank` that is not recomputed (a reduction's
+// slice, broadcast to e's shape: attention's l in `acc / l[:, None]`).
+bool KernelEmitter::reads_slice(const ExprP& e, size_t rank) {
+  switch (e->kind) {
+    case ExprKind::Unary:
+    case ExprKind::Cast:
+    case ExprKind::Bitcast:
+    case ExprKind::Binary:
+    case ExprKind::Where:
+    case ExprKind::Broadcast:
+    case ExprKind::ExpandDims:
+      for (const ExprP& a : e->args)
+        if (a && reads_slice(a, rank)) return true;
+      return false;
+    default: return e->type.is_tile() && e->type.shape.size() < rank && !recomputable(e);
+  }
+}
+
 void KernelEmitter::emit_store(const Stmt& s) {
   const ExprP& pe = s.args[0];
   const Type& pt = pe->type;
@@ -76,9 +94,14 @@ void KernelEmitter::emit_store(const Stmt& s) {
   Dist d = pt.is_scalar() ? dflt({}) : dflt(pt.shape);
   if (pt.is_tile() && s.args[1]->type.shape == pt.shape && recomputable(pe) && (!s.args[2] || recomputable(s.args[2]))) {
     // ...unless the blocked layout stores wider vectors (a dot accumulator's f16 pairs): then the
-    // value is converted once and stored in 16-byte (or 8-byte) vectors.
+    // value is converted once and stored in 16-byte (or 8-byte) vectors. Not where the value also
+    // reads a slice of its own layout (`acc / l[:, None]`): in the blocked layout both would move
+    // through shared memory, element by element; from the accumulator layout nothing moves and
+    // the stores are pairs.
     Dist n = natural(s.args[1]);
-    if (n.shape == pt.shape && vector_width(n, pe, s.args[2], nullptr) >= vector_width(d, pe, s.args[2], nullptr)) d = n;
+    const int wn = n.shape == pt.shape ? vector_width(n, pe, s.args[2], nullptr) : 0;
+    if (n.shape == pt.shape && (wn >= vector_width(d, pe, s.args[2], nullptr) || (wn >= 2 && reads_slice(s.args[1], pt.shape.size()))))
+      d = n;
   }
   auto p = lazy_fit(pe, d);
   auto v = lazy_fit(s.args[1], d);

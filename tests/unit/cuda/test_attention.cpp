@@ -224,3 +224,24 @@ TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in
     CHECK(count(v.ptx, "st.shared.v4.u16") == 64);
   }
 }
+
+TEST_CASE("attention's output `(acc / l[:, None]).to(f16)` is stored from the accumulator layout; a matmul's `acc.to(f16)` is converted") {
+  Compiled c = compile("sm_90a", "attention_causal");
+  size_t at = c.layouts.find("\n  store(o + ");
+  REQUIRE(at != std::string::npos);
+  std::string tail = c.layouts.substr(at);
+  CHECK(count(tail, "through shared memory") == 0);
+  CHECK(count(tail, "store [128, 128] from linear{regs=128, reg=[(0,1) (8,0) (0,8) (0,16) (0,32) (0,64) (64,0)]") == 1);
+  CHECK(count(tail, ": 2-element vectors") == 1);
+  // The same kernel's earlier forms (attention_desc128: one loop) store the same way.
+  Compiled d = compile("sm_90a", "attention_desc128");
+  CHECK(count(d.layouts.substr(d.layouts.find("\n  store(o + ")), "through shared memory") == 0);
+  // No slice in the value: the blocked layout's wider vectors after one conversion, as before.
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/tma_matmul.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90a";
+  std::string mm = emit_layouts(m, b, opt);
+  CHECK(count(mm, "store [128, 128] from blocked{vec=[1, 4]") >= 1);
+}
