@@ -248,10 +248,13 @@ void KernelEmitter::plan_kept_residents(const std::vector<StmtP>& body) {
     if (s.kind == StmtKind::For) {
       auto it = plan_.loops.find({&s, false});
       LoopPlan* lp = it != plan_.loops.end() && !plan_.loops.count({&s, true}) ? &it->second : nullptr;
-      if (lp && lp->resident >= 0 && open && open->resident == lp->resident && open->resident_bytes == lp->resident_bytes) {
+      // (and the statements between fit above the operand: they would have had all of it)
+      const int64_t kb = lp && open ? transient_smem(between, {}) : 0;
+      if (lp && lp->resident >= 0 && open && open->resident == lp->resident && open->resident_bytes == lp->resident_bytes &&
+          open->resident_bytes + kb <= max_dynamic_smem(plan_.arch) - 1024) {
         open->resident_kept = true;
         lp->resident_from = open->loop;
-        lp->kept_between = transient_smem(between, {});
+        lp->kept_between = kb;
       }
       plan_kept_residents(s.body);
       open = lp && lp->resident >= 0 ? lp : nullptr;
