@@ -131,6 +131,7 @@ class KernelEmitter {
   // any_scalar: scalar subexpressions count as recomputable whatever they read (their current value
   // is the one wanted: at() evaluates them once), so at() can evaluate e at any coordinates.
   bool recomputable(const ExprP& e, bool any_scalar = false);
+  bool reads_slice(const ExprP& e, size_t rank);
   bool stable_scalar(int slot) const;
   // e's value in layout d (d's shape is e's shape; scalars ignore d).
   TV eval(const ExprP& e, const Dist& d);
@@ -258,6 +259,8 @@ class KernelEmitter {
   std::map<int, Carried> carried_;
   std::map<int, int64_t> resident_;  // slot -> absolute shared-memory offset of an A operand staged before its loop
   void plan_resident(const Stmt& f, LoopPlan& lp);
+  void plan_kept_residents(const std::vector<StmtP>& body);
+  std::map<int, int64_t> kept_floor_;  // slot -> smem_floor_ before a kept resident operand was staged
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
   size_t loop_and_after(const Stmt& f, const std::vector<const Stmt*>& readers, std::set<int>& loop);
   std::map<int, Carried> carried_vars(const Stmt& f, const std::vector<const Stmt*>& readers);

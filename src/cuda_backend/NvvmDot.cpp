@@ -336,15 +336,29 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   // apart): k16 steps advance 32 bytes inside a box, and every fourth one starts the next box.
   const bool b_boxes = b_kmajor && b_atoms;
   if (b_boxes) sb = true, lbo_b = 16, sbo_b = 1024, step_b = 32;
-  std::string wg = op("lshr i32 " + warp_id() + ", 2");  // warpgroup g computes rows 64Rg .. 64R(g+1) - 1
-  int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;            // 64 rows of A
-  std::string abase = a_regs ? std::string() : op("add i32 " + op("add i32 " + smem_addr32() + ", " + a_off) + ", " +
-                                                   op("mul i32 " + wg + ", " + std::to_string(p.wr * wg_bytes)));
+  int64_t wg_bytes = sa ? 64 * 128 : 8 * sbo_a;  // 64 rows of A
+  // Warpgroup g computes rows 64Rg .. 64R(g+1) - 1; with one warpgroup its A starts at a_off (no
+  // thread-dependent term: the descriptors stay in uniform registers).
+  std::string abase;
+  if (!a_regs) {
+    abase = op("add i32 " + smem_addr32() + ", " + a_off);
+    if (threads_ > 128)
+      abase = op("add i32 " + abase + ", " + op("mul i32 " + op("lshr i32 " + warp_id() + ", 2") + ", " + std::to_string(p.wr * wg_bytes)));
+  }
   std::string bbase = op("add i32 " + smem_addr32() + ", " + b_off);
+  // A descriptor as its low word (the address field, address >> 4 in 14 bits, and LBO) and its
+  // constant high word (SBO, the swizzle mode): a k16 step adds to the low word only.
+  struct Desc {
+    std::string lo;
+    int64_t hi;
+  };
   auto desc = [&](const std::string& addr, int64_t lbo, int64_t sbo, bool swz) {
-    std::string a = op("and i64 " + op("lshr i64 " + op("zext i32 " + addr + " to i64") + ", 4") + ", 16383");
-    int64_t fields = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (swz ? int64_t(1) << 62 : 0);
-    return op("or i64 " + a + ", " + std::to_string(fields));
+    std::string a = op("and i32 " + op("lshr i32 " + addr + ", 4") + ", 16383");
+    return Desc{op("or i32 " + a + ", " + std::to_string((lbo >> 4) << 16)), (sbo >> 4) | (swz ? int64_t(1) << 30 : 0)};
+  };
+  auto desc64 = [&](const Desc& d, int64_t add) {
+    std::string lo = add ? op("add i32 " + d.lo + ", " + std::to_string(add)) : d.lo;
+    return op("or i64 " + op("zext i32 " + lo + " to i64") + ", " + std::to_string(d.hi << 32));
   };
   int n = static_cast<int>(p.N / 2);  // accumulator registers per thread
   const char* ty = p.in == Scalar::BF16 ? "bf16" : "f16";
@@ -369,24 +383,28 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
                      (a_regs ? "" : ", 0") + ", " + (b_kmajor ? "0" : "1") + ";\\0A\\09}";
   line("call void asm sideeffect \"wgmma.fence.sync.aligned;\", \"~{memory}\"()");
   std::vector<std::string> c = acc.v;
+  // A zero accumulator (attention's scores) is not materialized: the first k16 step runs with
+  // scale-d 0 (D = A*B) on undefined registers.
+  const std::string zero = constant(acc.type.elem, 0.0, 0, true);
+  bool zero_acc = !c.empty();
+  for (const std::string& x : c) zero_acc = zero_acc && x == zero;
   // The address field is (address >> 4) in 14 bits: for 16-byte aligned buffers inside the 228 KiB of
   // shared memory, the descriptor of address + offset is the base descriptor + (offset >> 4).
-  std::string da0 = a_regs ? std::string() : desc(abase, lbo_a, sbo_a, sa), db0 = desc(bbase, lbo_b, sbo_b, sb);
+  Desc da0 = a_regs ? Desc{} : desc(abase, lbo_a, sbo_a, sa), db0 = desc(bbase, lbo_b, sbo_b, sb);
   for (int64_t ks = 0; ks < p.K / 16; ++ks) {
     int64_t b_step = b_boxes ? ks % 4 * step_b + ks / 4 * b_atoms : ks * step_b;
-    std::string db = ks ? op("add i64 " + db0 + ", " + std::to_string(b_step >> 4)) : db0;
+    std::string db = desc64(db0, b_step >> 4);
     for (int r = 0; r < p.wr; ++r) {  // tile r: rows 64r.. of the group's, registers r * n ..
       std::string args;
       if (a_regs) {
         size_t f = static_cast<size_t>((r * (p.K / 16) + ks) * 4);
         for (size_t j = 0; j < 4; ++j) args += "i32 " + (*a_regs)[f + j] + ", ";
-        args += "i64 " + db + ", i32 1";
+        args += "i64 " + db + ", i32 " + (zero_acc && ks == 0 ? "0" : "1");
       } else {
-        int64_t a_step = (ks * step_a + r * wg_bytes) >> 4;
-        std::string da = a_step ? op("add i64 " + da0 + ", " + std::to_string(a_step)) : da0;
-        args = "i64 " + da + ", i64 " + db + ", i32 1";
+        std::string da = desc64(da0, (ks * step_a + r * wg_bytes) >> 4);
+        args = "i64 " + da + ", i64 " + db + ", i32 " + (zero_acc && ks == 0 ? "0" : "1");
       }
-      for (int i = 0; i < n; ++i) args += ", float " + c[static_cast<size_t>(r * n + i)];
+      for (int i = 0; i < n; ++i) args += ", float " + (zero_acc && ks == 0 ? std::string("undef") : c[static_cast<size_t>(r * n + i)]);
       std::string res = op("call " + ret + " asm sideeffect \"" + inst + "\", \"" + cons + "\"(" + args + ")");
       for (int i = 0; i < n; ++i) c[static_cast<size_t>(r * n + i)] = op("extractvalue " + ret + " " + res + ", " + std::to_string(i));
     }

@@ -68,6 +68,24 @@ void KernelEmitter::flush_checks() {
   report_checks(checks);
 }
 
+// Whether elementwise `e` reads a tile of lower rank than `rank` that is not recomputed (a reduction's
+// slice, broadcast to e's shape: attention's l in `acc / l[:, None]`).
+bool KernelEmitter::reads_slice(const ExprP& e, size_t rank) {
+  switch (e->kind) {
+    case ExprKind::Unary:
+    case ExprKind::Cast:
+    case ExprKind::Bitcast:
+    case ExprKind::Binary:
+    case ExprKind::Where:
+    case ExprKind::Broadcast:
+    case ExprKind::ExpandDims:
+      for (const ExprP& a : e->args)
+        if (a && reads_slice(a, rank)) return true;
+      return false;
+    default: return e->type.is_tile() && e->type.shape.size() < rank && !recomputable(e);
+  }
+}
+
 void KernelEmitter::emit_store(const Stmt& s) {
   const ExprP& pe = s.args[0];
   const Type& pt = pe->type;
@@ -76,9 +94,13 @@ void KernelEmitter::emit_store(const Stmt& s) {
   Dist d = pt.is_scalar() ? dflt({}) : dflt(pt.shape);
   if (pt.is_tile() && s.args[1]->type.shape == pt.shape && recomputable(pe) && (!s.args[2] || recomputable(s.args[2]))) {
     // ...unless the blocked layout stores wider vectors (a dot accumulator's f16 pairs): then the
-    // value is converted once and stored in 16-byte (or 8-byte) vectors.
+    // value is converted once and stored in 16-byte (or 8-byte) vectors. Not where the value also
+    // reads a slice of its own layout (`acc / l[:, None]`): in the blocked layout both would move
+    // through shared memory, element by element; from the accumulator layout nothing moves and
+    // the stores are pairs.
     Dist n = natural(s.args[1]);
-    if (n.shape == pt.shape && vector_width(n, pe, s.args[2], nullptr) >= vector_width(d, pe, s.args[2], nullptr)) {
+    const int wn = n.shape == pt.shape ? vector_width(n, pe, s.args[2], nullptr) : 0;
+    if (n.shape == pt.shape && (wn >= vector_width(d, pe, s.args[2], nullptr) || (wn >= 2 && reads_slice(s.args[1], pt.shape.size())))) {
       d = n;
     } else if (n.shape == pt.shape && !rename(n, d) && scalar_bytes(pt.elem) == 2 && pt.shape.back() >= 8 &&
                shape_numel(pt.shape) >= int64_t(8) * 32 * k_.num_warps) {
@@ -507,22 +529,33 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
     }
   }
   // The resident A operand: staged below the loop's shared memory, where nothing else writes while
-  // the loop runs (every dot's barrier, fence and barrier before its wgmma publish it).
+  // the loop runs (every dot's barrier, fence and barrier before its wgmma publish it). Kept for a
+  // later loop (LoopPlan::resident_kept), it stays there and the floor stays above it until the
+  // loop that reads it last (resident_from, not kept) ends.
   int64_t outer_floor = smem_floor_;
-  if (lp.resident >= 0) {
+  const std::string& name = lp.resident >= 0 ? k_.slot_names[static_cast<size_t>(lp.resident)] : std::string();
+  if (lp.resident >= 0 && lp.resident_from) {
+    auto kept = kept_floor_.find(lp.resident);
+    if (kept == kept_floor_.end() || !resident_.count(lp.resident)) internal_error("NvvmEmitter", "a kept resident operand was not staged");
+    outer_floor = kept->second;
+    note(name + ": read by wgmma in the loop where an earlier loop staged it");
+  } else if (lp.resident >= 0) {
     TV a = eval(lp.resident_var);
     barrier();
     stage_core_matrices(a, "0", false);
     use_smem(lp.resident_bytes);
     resident_[lp.resident] = smem_floor_;
     smem_floor_ += lp.resident_bytes;
-    note(k_.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once, read there by wgmma in the loop");
+    note(name + ": staged into shared memory once, read there by wgmma in the loop" + (lp.resident_kept ? " and a later one" : ""));
   }
   if (lp.pipeline) emit_ring_for(s, *lp.pipeline);
   else emit_plain_for(s, lp);
-  if (lp.resident >= 0) {
+  if (lp.resident >= 0 && lp.resident_kept) {
+    kept_floor_[lp.resident] = outer_floor;
+  } else if (lp.resident >= 0) {
     smem_floor_ = outer_floor;
     resident_.erase(lp.resident);
+    kept_floor_.erase(lp.resident);
   }
 }
 

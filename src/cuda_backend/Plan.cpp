@@ -21,9 +21,18 @@ std::string stmt_line(const Stmt& s) {
   return (s.loc.valid() ? "line " + std::to_string(s.loc.line) + ": " : std::string()) + text;
 }
 
+std::string loop_line(const Stmt& s) { return s.loc.valid() ? "line " + std::to_string(s.loc.line) : std::string("an earlier loop"); }
+
 std::string axis_str(const AxisInfo& a) {
   auto v = [](int64_t x) { return x >= AxisInfo::kMax ? std::string("max") : std::to_string(x); };
   return "contig " + v(a.contig) + ", div " + v(a.div) + ", cst " + v(a.cst);
+}
+
+// The shared-memory allocation of a loop's resident operand, as emit --plan names it.
+std::string resident_alloc(const Kernel& k, const LoopPlan& lp) {
+  const std::string& name = k.slot_names[static_cast<size_t>(lp.resident)];
+  if (lp.resident_from) return "A operand " + name + " staged for " + stmt_line(*lp.resident_from) + ", kept for " + stmt_line(*lp.loop);
+  return "A operand " + name + " staged once for " + stmt_line(*lp.loop);
 }
 
 }  // namespace
@@ -54,6 +63,7 @@ void KernelEmitter::plan() {
   for (const Param& p : k_.params)
     if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
   plan_loops(k_.body);  // and the axis information of every global access
+  plan_kept_residents(k_.body);
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized) info.threads = threads_ + 32;  // the producer warp
@@ -226,6 +236,41 @@ void KernelEmitter::plan_resident(const Stmt& f, LoopPlan& lp) {
   }
 }
 
+// Stage `loops`, continued: an operand resident in two loops of one statement list, staged by the
+// first and read by the second where it is (LoopPlan::resident_kept, resident_from). Only loops
+// emitted once (no hoisted bounds checks: those emit a checked and an unchecked copy), only
+// assignments between them, none of the operand.
+void KernelEmitter::plan_kept_residents(const std::vector<StmtP>& body) {
+  LoopPlan* open = nullptr;  // the last loop of the list whose staging a later loop may read
+  std::vector<StmtP> between;
+  for (const StmtP& sp : body) {
+    const Stmt& s = *sp;
+    if (s.kind == StmtKind::For) {
+      auto it = plan_.loops.find({&s, false});
+      LoopPlan* lp = it != plan_.loops.end() && !plan_.loops.count({&s, true}) ? &it->second : nullptr;
+      // (and the statements between fit above the operand: they would have had all of it)
+      const int64_t kb = lp && open ? transient_smem(between, {}) : 0;
+      if (lp && lp->resident >= 0 && open && open->resident == lp->resident && open->resident_bytes == lp->resident_bytes &&
+          open->resident_bytes + kb <= max_dynamic_smem(plan_.arch) - 1024) {
+        open->resident_kept = true;
+        lp->resident_from = open->loop;
+        lp->kept_between = kb;
+      }
+      plan_kept_residents(s.body);
+      open = lp && lp->resident >= 0 ? lp : nullptr;
+      between.clear();
+      continue;
+    }
+    if (s.kind == StmtKind::If) plan_kept_residents(s.body), plan_kept_residents(s.orelse);
+    if (s.kind == StmtKind::While) plan_kept_residents(s.body);
+    if (!open) continue;
+    bool assigns = s.kind != StmtKind::Assign;
+    for (int slot : s.slots) assigns = assigns || slot == open->resident;
+    if (assigns) open = nullptr;
+    else between.push_back(sp);
+  }
+}
+
 // Stage `axis`: the axis information of the pointer of every global load and store of statement s
 // (not of its nested statements), as the vector widths are chosen from it.
 void KernelEmitter::plan_accesses(const Stmt& s) {
@@ -390,8 +435,11 @@ void KernelEmitter::plan_smem() {
         if (seen.count(lp.loop)) continue;
         seen.insert(lp.loop);
         std::string where = stmt_line(*lp.loop);
-        if (lp.resident >= 0)
-          sp.allocs.push_back({"A operand " + k_.slot_names[static_cast<size_t>(lp.resident)] + " staged once for " + where, 0, base});
+        if (lp.resident >= 0) sp.allocs.push_back({resident_alloc(k_, lp), 0, base});
+        if (lp.resident_from) {
+          sp.allocs.push_back({"transient between the loops, at most", base, lp.kept_between});
+          sp.total = std::max(sp.total, base + lp.kept_between);
+        }
         sp.allocs.push_back({"operand rings of " + where + ": " + std::to_string(pp.stages) + " x " + std::to_string(pp.stage_bytes), base,
                              pp.ring_bytes()});
         sp.allocs.push_back({"transient inside it, at most", base + pp.ring_bytes(), inner});
@@ -401,8 +449,11 @@ void KernelEmitter::plan_smem() {
     }
     if (lp.resident >= 0 && !seen.count(lp.loop)) {
       int64_t inner = transient_smem(lp.loop->body, {});
-      sp.allocs.push_back({"A operand " + k_.slot_names[static_cast<size_t>(lp.resident)] + " staged once for " + stmt_line(*lp.loop), 0,
-                           lp.resident_bytes});
+      sp.allocs.push_back({resident_alloc(k_, lp), 0, lp.resident_bytes});
+      if (lp.resident_from) {
+        sp.allocs.push_back({"transient between the loops, at most", lp.resident_bytes, lp.kept_between});
+        sp.total = std::max(sp.total, lp.resident_bytes + lp.kept_between);
+      }
       sp.allocs.push_back({"transient inside it, at most", lp.resident_bytes, inner});
       sp.total = std::max(sp.total, lp.resident_bytes + inner);
     }
@@ -429,6 +480,7 @@ void KernelEmitter::plan_smem() {
   plan_.tma_maps.clear();
   plan_.tma_map_of.clear();
   plan_loops(k_.body);
+  plan_kept_residents(k_.body);
   plan_smem();
   sp.fallback = why;
 }
@@ -464,8 +516,12 @@ std::string KernelPlan::print(const Kernel& k) const {
       }
       out += std::string(lp.hoist->has_k_mask ? "; k-dependent masks" : "") + "\n";
     }
-    if (lp.resident >= 0)
-      out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once before the loop, read there by wgmma\n";
+    if (lp.resident >= 0 && lp.resident_from)
+      out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": read by wgmma where the loop of " + loop_line(*lp.resident_from) +
+             " staged it (kept in shared memory between the loops)\n";
+    else if (lp.resident >= 0)
+      out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once before the loop, read there by wgmma" +
+             (lp.resident_kept ? "; kept staged for a later loop" : "") + "\n";
     if (lp.pipeline && lp.pipeline->kind == PipelinePlan::Kind::OperandRings) {
       const PipelinePlan& pp = *lp.pipeline;
       std::string names;

@@ -184,6 +184,15 @@ struct LoopPlan {
   int resident = -1;
   ExprP resident_var;  // the operand as the dot reads it
   int64_t resident_bytes = 0;
+  // Two loops of one statement list with the same resident operand and nothing between them that
+  // assigns it or runs a statement other than an assignment (the causal attention's off-band and
+  // on-band key loops, both reading q): the first stages it and keeps it staged after it ends
+  // (resident_kept: the statements between place their shared-memory uses above it), the later one
+  // reads it there (resident_from: the loop that staged it) instead of staging it again, so the
+  // operand's registers are free from the first staging on.
+  bool resident_kept = false;
+  const Stmt* resident_from = nullptr;
+  int64_t kept_between = 0;  // resident_from: the shared memory the statements between use, at most (above the operand)
 };
 
 // Dynamic shared memory: the pipeline rings at offset 0 of their loop, every other (transient) use

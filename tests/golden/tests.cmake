@@ -36,6 +36,8 @@ if(DTSIM_HAVE_CUDA)
   dtsim_plan_golden(attention_desc_sm90a tests/gpu/attention_desc.tile --arch sm_90a)
   dtsim_plan_golden(attention_nc128_sm90a tests/gpu/attention_nc128.tile --arch sm_90a)
   dtsim_plan_golden(attention_desc_bounds_sm90a tests/gpu/attention_desc.tile --arch sm_90a --sanitize=bounds)
+  # the tutorial's causal form: two key loops, q staged by the first and kept for the second
+  dtsim_plan_golden(attention_causal_sm90a tests/gpu/attention_causal.tile --arch sm_90a)
   # TMA rings: f16 and bf16 operands as boxes of their tensors (masked edges as TMA's zero fill);
   # a 64-wide bf16 tile (32-wide A tiles keep the cp.async ring, the plan says why); with bounds
   # checks the checked copy keeps cp.async and the unchecked copy takes TMA

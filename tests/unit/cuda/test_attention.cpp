@@ -182,3 +182,71 @@ TEST_CASE("an operand ring whose load is not a box of its tensor masked by the e
   CHECK(count(ptx, "cp.async.wait_group 1;") == 1);        // both: the group and the mbarrier
   CHECK(count(ptx, "mbarrier.try_wait.parity") >= 1);
 }
+
+TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in shared memory between them") {
+  Compiled c = compile("sm_90a", "attention_causal");
+  CHECK(count(c.plan, "qt: staged into shared memory once before the loop, read there by wgmma; kept staged for a later loop") == 1);
+  CHECK(count(c.plan, "qt: read by wgmma where the loop of line 27 staged it (kept in shared memory between the loops)") == 1);
+  CHECK(count(c.plan, "transient between the loops, at most: offset 32768") == 1);
+  CHECK(count(c.layouts, "qt: staged into shared memory once, read there by wgmma in the loop and a later one") == 1);
+  CHECK(count(c.layouts, "qt: read by wgmma in the loop where an earlier loop staged it") == 1);
+  // One staging: 128x128 f16 in core matrices, 32 16-byte stores per thread.
+  CHECK(count(c.ptx, "st.shared.v4.u16") == 32);
+  // Both loops' QK^T read the staged q: 2 tiles x 8 k16 steps each.
+  CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 32);
+  // Head dim 128: q no longer live in registers across the off-band loop, nothing spilled.
+  PtxasResult r = run_ptxas(c.ptx, "sm_90a", true);
+  if (r.available) {
+    REQUIRE(r.ok);
+    CHECK(count(r.log, " 0 bytes spill stores, 0 bytes spill loads") == 1);
+  }
+  SUBCASE("a statement other than an assignment between the loops: each loop stages q") {
+    std::string src = test::replaced(test::source_file("tests/gpu/attention_causal.tile"), "  lo = start_m * 128\n",
+                               "  store(lse + first + offs_m, mx, mask=first + offs_m < rows)\n  lo = start_m * 128\n");
+    test::Compiled v = test::compile_tile("<causal_store_between>", src, [] {
+      CudaOptions o;
+      o.arch = "sm_90a";
+      return o;
+    }());
+    CHECK(count(v.plan, "kept") == 0);
+    CHECK(count(v.plan, "qt: staged into shared memory once before the loop, read there by wgmma\n") == 2);
+    CHECK(count(v.ptx, "st.shared.v4.u16") == 64);
+  }
+  SUBCASE("q assigned between the loops: the second loop stages the new value") {
+    std::string src = test::replaced(test::source_file("tests/gpu/attention_causal.tile"), "  lo = start_m * 128\n",
+                               "  qt = (qt * 2.0).to(f16)\n  lo = start_m * 128\n");
+    test::Compiled v = test::compile_tile("<causal_q_between>", src, [] {
+      CudaOptions o;
+      o.arch = "sm_90a";
+      return o;
+    }());
+    CHECK(count(v.plan, "kept") == 0);
+    CHECK(count(v.ptx, "st.shared.v4.u16") == 64);
+  }
+}
+
+TEST_CASE("attention's output `(acc / l[:, None]).to(f16)` is stored from the accumulator layout; a matmul's `acc.to(f16)` is converted") {
+  Compiled c = compile("sm_90a", "attention_causal");
+  size_t at = c.layouts.find("\n  store(o + ");
+  REQUIRE(at != std::string::npos);
+  std::string tail = c.layouts.substr(at);
+  CHECK(count(tail, "through shared memory") == 0);
+  CHECK(count(tail, "store [128, 128] from linear{regs=128, reg=[(0,1) (8,0) (0,8) (0,16) (0,32) (0,64) (64,0)]") == 1);
+  CHECK(count(tail, ": 2-element vectors") == 1);
+  // The same kernel's earlier forms (attention_desc128: one loop) store the same way.
+  Compiled d = compile("sm_90a", "attention_desc128");
+  CHECK(count(d.layouts.substr(d.layouts.find("\n  store(o + ")), "through shared memory") == 0);
+  // No slice in the value: the blocked layout's wider vectors after one conversion, as before.
+  Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/tma_matmul.tile");
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90a";
+  std::string mm = emit_layouts(m, b, opt);
+  // (8 elements a thread: the 2-byte value's 16-byte vectors, as the exchange tile gives them)
+  size_t st = mm.find("# store [128, 128] from ");
+  REQUIRE(st != std::string::npos);
+  std::string line = mm.substr(st, mm.find('\n', st) - st);
+  CHECK(line.find("mma") == std::string::npos);
+  CHECK(line.find(": 8-element vectors") != std::string::npos);
+}
