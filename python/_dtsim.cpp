@@ -53,6 +53,9 @@ struct Compiled {
   // On the CUDA backend, a multiply and an add may be contracted into fma.rn (CudaOptions::fp_fusion):
   // the launched Triton kernel's enable_fp_fusion (Triton's default: on). The interpreter never fuses.
   bool fp_fusion = false;
+  // On the CUDA backend, f32 division as Triton compiles `/` (div.full.f32, CudaOptions::approx_div):
+  // kernels read through Triton's frontend whose TTIR has no tt.precise_divf (div_rn).
+  bool approx_div = false;
 #ifdef DTSIM_HAVE_CUDA
   // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
   // them when it is made); a few are kept, so that repeated launches skip NVVM and the PTX load.
@@ -73,6 +76,7 @@ std::shared_ptr<CudaEntry> cuda_entry(Compiled& c, const Bindings& b, const std:
   opt.bounds_checks = san != Sanitize::None;
   opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
   opt.fp_fusion = c.fp_fusion;
+  opt.approx_div = c.approx_div;
   std::cerr << unchecked_address_note(c.program.module, opt);  // once per compiled launch
   auto e = std::make_shared<CudaEntry>();
   e->runner = std::make_unique<CudaModuleRunner>(c.program.module, b, opt);
@@ -153,6 +157,7 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
   c->program = compile(Source{name, FileKind::Ttir, text}, spec);
   c->tile_ir = print_module(c->program.module);
   c->fp_fusion = fp_fusion;
+  c->approx_div = text.find("tt.precise_divf") == std::string::npos;
   return c;
 }
 
@@ -543,6 +548,7 @@ PYBIND11_MODULE(_dtsim, m) {
   py::class_<Compiled, std::shared_ptr<Compiled>>(m, "Compiled")
       .def_property_readonly("tile_ir", [](const Compiled& c) { return c.tile_ir; })
       .def_property_readonly("fp_fusion", [](const Compiled& c) { return c.fp_fusion; })
+      .def_property_readonly("approx_div", [](const Compiled& c) { return c.approx_div; })
       .def_property_readonly("kernel", [](const Compiled& c) { return c.program.module.kernels.at(0).name; })
       .def_property_readonly("has_breakpoints", [](const Compiled& c) { return !c.program.break_at.empty(); })
       .def_property_readonly("makes_pointers",  // int_to_ptr: addresses the launch passes need their memory found

@@ -25,6 +25,11 @@ struct CudaOptions {
   // rounding instead of two) where the code generator chooses. Off
   // (-fma=0): every f32/f64 multiply and add rounds on its own, as the interpreter computes them.
   bool fp_fusion = false;
+  // f32 division as Triton compiles `/` (arith.divf): div.full.f32, an approximation within 2 ulp
+  // (libNVVM -prec-div=0), where IEEE division (div.rn.f32) is the default and what the interpreter
+  // computes. On for kernels launched through Triton's frontend on backend='cuda' that use no
+  // div_rn (tt.precise_divf); `--approx-div` for run, emit and bench.
+  bool approx_div = false;
   // --sanitize=bounds: every active lane of every global load and store (vectors, cp.async copies) is
   // checked against its buffer's extent; a violation is recorded in the status buffer and the access
   // suppressed. Off: the accesses are emitted unchecked (asserts are located either way).

@@ -137,7 +137,7 @@ PtxCacheStats ptx_cache_stats() { return PtxCacheStats{g_cache_hits.load(), g_ca
 std::string compile_ptx(const std::string& ir, const CudaOptions& opt) {
   if (opt.ptx_cache_dir.empty()) return compile_ptx_uncached(ir, opt);
   std::string target = opt.arch.empty() ? "sm_90" : opt.arch;
-  std::vector<std::string> key = {target, opt.fast_math ? "fast" : "ieee", opt.fp_fusion ? "fma" : "nofma"};
+  std::vector<std::string> key = {target, opt.fast_math ? "fast" : "ieee", opt.fp_fusion ? "fma" : "nofma", opt.approx_div ? "divfull" : "divrn"};
   std::string path = cache_path(opt.ptx_cache_dir, ir, key, libdevice_path());
   std::string ptx = cache::load(path);
   if (!ptx.empty() && ptx.find(".entry") != std::string::npos) {
@@ -200,7 +200,7 @@ std::string compile_ptx_uncached(const std::string& ir, const CudaOptions& opt) 
   if (opt.fast_math) {
     for (const char* o : {"-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1"}) opts.push_back(o);
   } else {
-    for (const char* o : {"-ftz=0", "-prec-div=1", "-prec-sqrt=1"}) opts.push_back(o);
+    for (const char* o : {"-ftz=0", opt.approx_div ? "-prec-div=0" : "-prec-div=1", "-prec-sqrt=1"}) opts.push_back(o);
     opts.push_back(opt.fp_fusion ? "-fma=1" : "-fma=0");
   }
   std::vector<const char*> copts;

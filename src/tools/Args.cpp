@@ -81,6 +81,7 @@ const FlagSpec kFlags[] = {
     {"--warp-specialize", 0, "run emit bench difftest"},
     {"--cluster", 0, "run emit bench difftest"},
     {"--fp-fusion", 0, "run emit bench"},
+    {"--approx-div", 0, "run emit bench"},
     {"--oracle", 1, "difftest"},
     {"--help", 0, "run emit bench viz tune difftest"},
     {"-h", 0, "run emit bench viz tune difftest"},
@@ -318,6 +319,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.cluster = true;
   } else if (name == "--fp-fusion") {
     o.fp_fusion = true;
+  } else if (name == "--approx-div") {
+    o.approx_div = true;
   } else if (name == "--oracle") {
     if (v[0] == "cuda") o.oracle_triton = false;
     else if (v[0] == "triton") o.oracle_triton = true;
@@ -446,6 +449,8 @@ the interpreter, on the same seeded random inputs as 'dtsim run'.
   --json                 one JSON object per line for each kernel (and "<module>") instead of text
   --fp-fusion            let libNVVM contract a multiply and an add into fma.rn, as Triton does by
                          default (enable_fp_fusion; the check against the interpreter keeps its tolerance)
+  --approx-div           f32 division as Triton compiles `/`: div.full.f32 (within 2 ulp) instead of
+                         IEEE division (the check against the interpreter keeps its tolerance)
   --vs-triton            also emit the program as Triton (emit --triton), time it with
                          triton.testing.do_bench in one python3 call, and print both with their ratio
   --arg NAME=VALUE       set a scalar or constexpr parameter (repeatable)
@@ -509,6 +514,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
   --cluster           sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
   --fp-fusion         let libNVVM contract a multiply and an add into fma.rn (Triton's enable_fp_fusion)
+  --approx-div        f32 division as div.full.f32, as Triton compiles `/` (IEEE division otherwise)
   --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
   --sanitize=conflicts  ... and the conflict checks (granule and element words, claimed per launch) too
   --arg NAME=VALUE    set a scalar or constexpr parameter (repeatable; .dt: x_SIZE=N lowers for that size)
@@ -550,6 +556,7 @@ execution:
   --warp-specialize         (cuda, sm_90a) a producer warp for TMA rings that allow one (docs/cuda-backend.md)
   --cluster                 (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
   --fp-fusion               (cuda) contract a multiply and an add into fma.rn as Triton does by default
+  --approx-div              (cuda) f32 division as div.full.f32, as Triton compiles `/`
                             (results then differ from the interpreter's by that rounding)
   --check                   (.dt) compare every output with the schedule-free reference:
                             max rel err = |got - ref| / max(|ref|, 1); tolerance f32 1e-4, f16 1e-2, bf16 5e-2

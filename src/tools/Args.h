@@ -86,6 +86,7 @@ struct CliOptions {
   bool warp_specialize = false;    // --warp-specialize (run, emit, bench, difftest on the CUDA backend)
   bool cluster = false;            // --cluster (run, emit, bench, difftest on the CUDA backend)
   bool fp_fusion = false;          // --fp-fusion (run, emit, bench on the CUDA backend; never difftest)
+  bool approx_div = false;         // --approx-div (run, emit, bench on the CUDA backend; never difftest)
   bool bounds_checks = false;      // --sanitize=bounds|none
   bool oracle_triton = false;      // --oracle=cuda|triton
 

@@ -383,6 +383,7 @@ int bench_cuda(const Program& p, const Bindings& b, const CliOptions& o, std::os
   opt.warp_specialize = o.warp_specialize;
   opt.cluster = o.cluster;
   opt.fp_fusion = o.fp_fusion;
+  opt.approx_div = o.approx_div;
   opt.arch = o.arch;
   // timing runs unchecked unless asked
   opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;

@@ -42,6 +42,7 @@ std::string emit_text(const CliOptions& o) {
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
       opt.fp_fusion = o.fp_fusion;
+      opt.approx_div = o.approx_div;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;  // as bench: unchecked unless asked
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;
@@ -59,6 +60,7 @@ std::string emit_text(const CliOptions& o) {
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
       opt.fp_fusion = o.fp_fusion;
+      opt.approx_div = o.approx_div;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize == Sanitize::Bounds || o.interp.sanitize == Sanitize::Conflicts;
       opt.conflict_checks = o.interp.sanitize == Sanitize::Conflicts;

@@ -68,6 +68,7 @@ bool run_once(const Program& p, const Bindings& b, const CliOptions& o, const Bu
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
       opt.fp_fusion = o.fp_fusion;
+      opt.approx_div = o.approx_div;
       opt.arch = o.arch;
       opt.bounds_checks = o.interp.sanitize != Sanitize::None;
       opt.conflict_checks = o.interp.sanitize == Sanitize::All || o.interp.sanitize == Sanitize::Conflicts;

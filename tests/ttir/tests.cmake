@@ -13,6 +13,10 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     add_test(NAME ttir/launcher_keys COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/launcher_keys.py)
     set_tests_properties(ttir/launcher_keys PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # Triton's `/` as div.full.f32 on backend='cuda' (approx_div), IEEE where the kernel uses div_rn (no GPU needed)
+    add_test(NAME ttir/approx_div COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/approx_div.py)
+    set_tests_properties(ttir/approx_div PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
     add_test(NAME ttir/breakpoint_kernel COMMAND ${DTSIM_TRITON_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../python/breakpoint_kernel.py)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")

@@ -52,9 +52,12 @@ TEST_CASE("compiled PTX is cached by IR, target and math flags") {
   other = opt;
   other.fp_fusion = true;
   (void)compile_ptx(ir, other);
+  other = opt;
+  other.approx_div = true;
+  (void)compile_ptx(ir, other);
   (void)compile_ptx(add_ir("512"), opt);  // another constexpr baked in
   PtxCacheStats s3 = ptx_cache_stats();
-  CHECK(s3.misses == s2.misses + 4);
+  CHECK(s3.misses == s2.misses + 5);
   CHECK(s3.hits == s2.hits);
 
   // A truncated file (no entry point) is not used: compiled again and replaced.
@@ -95,4 +98,28 @@ TEST_CASE("fp fusion contracts a multiply and an add into fma.rn.f32; without it
   CHECK(fused.find("mul.f32") == std::string::npos);
   CHECK(fused.find("add.rn.f32") == std::string::npos);
   CHECK(fused.find("sub.rn.f32") == std::string::npos);
+}
+
+TEST_CASE("approx_div compiles f32 division as Triton compiles `/` (div.full.f32); without it IEEE division") {
+  const char* src = R"(kernel ratio(x: *f32[n], y: *f32[n], out z: *f32[n], out w: *f64[n], n: i32 = 4096, BLOCK: constexpr = 1024)
+    grid(cdiv(n, BLOCK)) num_warps(4) {
+  offs = program_id(0) * BLOCK + arange(0, BLOCK)
+  mask = offs < n
+  store(z + offs, load(x + offs, mask) / load(y + offs, mask), mask)
+  store(w + offs, load(x + offs, mask).to(f64) / load(y + offs, mask).to(f64), mask)
+}
+)";
+  Module m = parse_tile(Sources::add("<ratio>", src));
+  Bindings b = bind_params(m, {});
+  verify_module(m, b);
+  CudaOptions opt;
+  opt.arch = "sm_90";
+  std::string ieee = compile_ptx(emit_nvvm(m, b, opt), opt);
+  CHECK(ieee.find("div.rn.f32") != std::string::npos);
+  CHECK(ieee.find("div.full.f32") == std::string::npos);
+  opt.approx_div = true;
+  std::string approx = compile_ptx(emit_nvvm(m, b, opt), opt);
+  CHECK(approx.find("div.full.f32") != std::string::npos);
+  CHECK(approx.find("div.rn.f32") == std::string::npos);
+  CHECK(approx.find("div.rn.f64") != std::string::npos);  // f64 division stays IEEE, as in Triton
 }

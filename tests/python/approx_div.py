@@ -1,0 +1,61 @@
+# Triton's `/` reaches the CUDA backend as Triton compiles it, without a GPU: a kernel read through
+# the installed Triton's frontend whose TTIR divides with arith.divf is compiled with approx_div
+# (div.full.f32, as Triton's own GPU build); one that uses div_rn (tt.precise_divf) keeps IEEE
+# division for every division. Under dtsim's own reader (no TTIR) division stays IEEE.
+import triton
+import triton.language as tl
+import dtsim
+from dtsim import _dtsim
+from fake_cuda import FakeCuda
+
+made, compiles = [], []
+
+
+class FakeLauncher:
+    def __init__(self, compiled):
+        made.append(compiled.approx_div)
+
+    def launch(self, ptrs, stream):
+        pass
+
+
+_dtsim.cuda_launcher = lambda c, s, d, san: FakeLauncher(c)
+for name in ("compile", "compile_ttir"):
+    real = getattr(_dtsim, name)
+
+    def recorded(*args, _real=real, **kwargs):
+        c = _real(*args, **kwargs)
+        compiles.append(c.approx_div)
+        return c
+
+    setattr(_dtsim, name, recorded)
+
+
+@triton.jit
+def ratio(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) / tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def ratio_rn(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, tl.math.div_rn(x, y) + x / y, mask=m)
+
+
+dtsim.config(backend="cuda", sanitize="none")
+n = 1000
+x, y, o = FakeCuda(n, 4096), FakeCuda(n, 8192), FakeCuda(n, 12288)
+grid = (triton.cdiv(n, 256),)
+ratio[grid](x, y, o, n, BLOCK=256)
+if hasattr(triton, "dtsim"):  # the installed Triton's frontend
+    ratio_rn[grid](x, y, o, n, BLOCK=256)
+    want = [True, False]
+else:  # dtsim's own .py reader (no div_rn there)
+    want = [False]
+assert compiles == want and made == want, (compiles, made)
+print("Triton's `/` reaches the CUDA backend as div.full.f32 (IEEE division where the kernel uses div_rn): ok")
