@@ -493,6 +493,53 @@ def _address_memory(arrays, scalars):
     return memory
 
 
+_POINTER_HOMES = []  # torch tensors whose storage held the last pointer objects' addresses
+
+
+def _pointer_object_view(obj, name):
+    """A torch CPU tensor over the memory that a pointer object addresses: any object with
+    data_ptr() and a torch dtype that is not itself a tensor (Triton takes such objects as pointer
+    arguments, e.g. a wrapper with its own shape, strides and offset into a tensor). The storage that
+    holds data_ptr() is found among the live torch tensors; the view has the object's shape and
+    strides when it has them, else it runs from the address to the storage's end. None when `obj` is
+    no such object."""
+    torch = sys.modules.get("torch")
+    if torch is None or isinstance(obj, torch.Tensor) or not callable(getattr(obj, "data_ptr", None)) \
+            or not isinstance(getattr(obj, "dtype", None), torch.dtype):
+        return None
+    ptr = int(obj.data_ptr())
+    item = obj.dtype.itemsize
+
+    def holds(t):
+        if t.device.type != "cpu" or t.is_meta:
+            return False
+        st = t.untyped_storage()
+        return st.data_ptr() <= ptr < st.data_ptr() + st.nbytes()
+
+    home = next((t for t in _POINTER_HOMES if holds(t)), None)
+    if home is None:
+        home = next((t for t in _live_arrays() if isinstance(t, torch.Tensor) and holds(t)), None)
+        if home is None:
+            raise TypeError("argument '%s': %s: address 0x%x is in no live CPU tensor" % (name, type(obj).__name__, ptr))
+        _POINTER_HOMES.insert(0, home)
+        del _POINTER_HOMES[4:]
+    st = home.untyped_storage()
+    if (ptr - st.data_ptr()) % item:
+        raise TypeError("argument '%s': %s: address 0x%x is not aligned to its %s elements" % (name, type(obj).__name__, ptr, obj.dtype))
+    whole = torch.empty(0, dtype=obj.dtype).set_(st)
+    offset, n = (ptr - st.data_ptr()) // item, st.nbytes() // item
+    shape, strides = getattr(obj, "shape", None), getattr(obj, "stride", None)
+    if shape is None or not callable(strides):
+        return whole.as_strided((n - offset,), (1,), offset)
+    shape, strides = tuple(int(d) for d in shape), tuple(int(x) for x in strides())
+    if any(x < 0 for x in strides):
+        raise TypeError("argument '%s': %s with negative strides %s is not supported" % (name, type(obj).__name__, strides))
+    last = offset + sum((d - 1) * x for d, x in zip(shape, strides)) if all(shape) else offset - 1
+    if last >= n:
+        raise TypeError("argument '%s': %s of shape %s and strides %s reaches past its storage" % (name, type(obj).__name__, shape, strides))
+    return whole.as_strided(shape, strides, offset)
+
+
 def run(fn, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     dtsim = sys.modules["dtsim"]
@@ -562,6 +609,11 @@ def run(fn, *args, grid, warmup, **kwargs):
         if type(v) is HostArray:
             v = v.array
         arr = dtsim._as_array(v, name)
+        if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
+            ptr_view = _pointer_object_view(v, name) if cfg["backend"] != "cuda" else None
+            if ptr_view is not None:
+                v = ptr_view
+                arr = dtsim._as_array(v, name)
         if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
             dev = dtsim._device_array(v, name)
             if dev is not None:

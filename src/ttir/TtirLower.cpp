@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <set>
 
@@ -552,15 +553,20 @@ class Lowerer {
     for (size_t i = 0; i < vars.size(); ++i) out_->push_back(make_assign(vars[i], make_var(tmps[i], cur_loc_), cur_loc_));
   }
 
+  // The value a variable of type t starts with before a runtime if/while assigns it: zeros; for
+  // pointers (an if that chooses one of several pointer arguments) the null pointer of t's element
+  // type, int_to_ptr(0), which is valid until an access through it.
   ExprP zero_of(const VType& t) {
-    if (t.ptr) user_error(cur_loc_, "a runtime if/while that yields a pointer is not supported yet");
-    ExprP z = is_float(t.elem) ? make_const_float(0.0, cur_loc_) : make_const_int(0, cur_loc_);
+    Scalar et = t.ptr ? Scalar::I64 : t.elem;
+    ExprP z = is_float(et) ? make_const_float(0.0, cur_loc_) : make_const_int(0, cur_loc_);
     z->weak = false;
-    z->dtype = t.elem;
-    if (t.shape.empty()) return z;
-    std::vector<ExprP> dims;
-    for (int64_t d : t.shape) dims.push_back(make_const_int(d, cur_loc_));
-    return make_full(dims, z, t.elem, cur_loc_);
+    z->dtype = et;
+    if (!t.shape.empty()) {
+      std::vector<ExprP> dims;
+      for (int64_t d : t.shape) dims.push_back(make_const_int(d, cur_loc_));
+      z = make_full(dims, z, et, cur_loc_);
+    }
+    return t.ptr ? make_int_to_ptr(z, t.elem, cur_loc_) : z;
   }
 
   std::vector<ExprP> dims(const Shape& s) {
@@ -1079,6 +1085,7 @@ class Lowerer {
       if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf")
         base.pop_back();
       if (base == "fmodf") base = "fmod";
+      if (base == "isnand" || base == "isinfd" || base == "isfinited") base.pop_back();  // f64 forms
       static const std::map<std::string, UnOp> lib1 = {{"exp", UnOp::Exp},  {"exp2", UnOp::Exp2}, {"log", UnOp::Log},   {"log2", UnOp::Log2},
                                                        {"sqrt", UnOp::Sqrt}, {"rsqrt", UnOp::Rsqrt}, {"tanh", UnOp::Tanh}, {"fabs", UnOp::Abs}};
       if (auto u = lib1.find(base); u != lib1.end() && v.size() == 1) {
@@ -1102,6 +1109,22 @@ class Lowerer {
       if (base == "fmod" && v.size() == 2) {
         ExprP a = use(v[0]), b = use(v[1]);
         define(res(), make_binary(BinOp::Mod, a, b, cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if (base == "powi" && v.size() == 2) {  // x ** n for an i32 n: the float power of n converted
+        std::vector<ExprP> xn = elementwise(v, t.shape);
+        define(res(), make_binary(*math_binop("pow"), xn[0], make_cast(xn[1], t.elem, cur_loc_), cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if ((base == "isnan" || base == "isinf" || base == "finite" || base == "isfinite") && v.size() == 1) {
+        // libdevice's classifications of f32/f64 values (tl.math.isnan ...): 1 or 0 of the result's
+        // integer type; NaN is the one value unequal to itself, and neither finite nor infinite
+        ExprP x = use(v[0]);
+        ExprP inf = make_const_float(std::numeric_limits<double>::infinity(), cur_loc_);
+        ExprP r = base == "isnan"   ? make_binary(BinOp::Ne, x, clone_expr(x), cur_loc_)
+                  : base == "isinf" ? make_binary(BinOp::Eq, make_unary(UnOp::Abs, x, cur_loc_), inf, cur_loc_)
+                                    : make_binary(BinOp::Lt, make_unary(UnOp::Abs, x, cur_loc_), inf, cur_loc_);
+        define(res(), t.elem == Scalar::I1 ? r : make_cast(r, t.elem, cur_loc_), t, true, cur_loc_);
         return;
       }
       user_error(cur_loc_, "libdevice function " + q(sym) + " is not supported yet");

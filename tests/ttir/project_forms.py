@@ -1,0 +1,80 @@
+"""Constructs met in other projects' Triton kernels, each in a small kernel of its own, checked
+against numpy through Triton's TTIR (python -m dtsim with Triton installed):
+libdevice's classifications (isnan, isinf, isfinited: i32 results) and powi (an f32 base, an i32
+exponent), as FlagGems' isclose, nan_to_num and tanh-GELU call them; a runtime if/elif chain that
+chooses one of several pointer arguments by program id (FlagGems' cat and stack)."""
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+import dtsim  # noqa: F401 (python -m dtsim)
+
+
+@triton.jit
+def classify(x_ptr, nan_ptr, inf_ptr, fin_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(nan_ptr + offs, libdevice.isnan(x), mask=m)
+    tl.store(inf_ptr + offs, libdevice.isinf(x).to(tl.int8), mask=m)
+    tl.store(fin_ptr + offs, libdevice.isfinited(x.to(tl.float64)), mask=m)
+
+
+@triton.jit
+def powi(x_ptr, e_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1.0)
+    e = tl.load(e_ptr + offs, mask=m, other=0)
+    tl.store(y_ptr + offs, libdevice.pow(x, e), mask=m)
+
+
+@triton.jit
+def pick_source(out_ptr, a_ptr, b_ptr, c_ptr, na, nb, nc, BLOCK: tl.constexpr):
+    """Instance (i, j) copies block i of source j (a, b or c) into row j of out."""
+    pid = tl.program_id(0)
+    src = tl.program_id(1)
+    if src == 0:
+        p = a_ptr
+        n = na
+    elif src == 1:
+        p = b_ptr
+        n = nb
+    else:
+        p = c_ptr
+        n = nc
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + src * 64 + offs, tl.load(p + offs, mask=m), mask=m)
+
+
+x = np.array([np.nan, np.inf, -np.inf, 1.5, -2.0, 0.0, 3e38, -np.nan], np.float32)
+nan, inf, fin = np.zeros(8, np.int32), np.zeros(8, np.int8), np.zeros(8, np.int32)
+classify[(1,)](x, nan, inf, fin, 8, BLOCK=8)
+for name, got, want in (("isnan", nan, np.isnan(x)), ("isinf", inf, np.isinf(x)), ("isfinited", fin, np.isfinite(x))):
+    if not np.array_equal(got, want.astype(got.dtype)):
+        sys.exit("%s: got %s, want %s" % (name, got, want.astype(got.dtype)))
+print("isnan, isinf, isfinited: match numpy")
+
+rng = np.random.default_rng(7)
+xb = rng.uniform(-3, 3, 100).astype(np.float32)
+e = rng.integers(-4, 6, 100).astype(np.int32)
+y = np.zeros(100, np.float32)
+powi[(1,)](xb, e, y, 100, BLOCK=128)
+want = np.power(xb.astype(np.float64), e.astype(np.float64))
+err = np.max(np.abs(y - want) / np.maximum(np.abs(want), 1e-30))
+if not err < 1e-6:
+    sys.exit("powi: relative error %g" % err)
+print("powi: relative error %.3g" % err)
+
+a, b, c = (rng.standard_normal(k).astype(np.float32) for k in (64, 40, 17))
+out = np.full(3 * 64, -1.0, np.float32)
+pick_source[(2, 3)](out, a, b, c, 64, 40, 17, BLOCK=32)
+want = np.full(3 * 64, -1.0, np.float32)
+want[:64], want[64:104], want[128:145] = a, b, c
+if not np.array_equal(out, want):
+    sys.exit("pick_source: rows differ")
+print("a pointer chosen by a runtime if/elif: matches")
