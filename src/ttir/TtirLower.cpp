@@ -553,6 +553,49 @@ class Lowerer {
     for (size_t i = 0; i < vars.size(); ++i) out_->push_back(make_assign(vars[i], make_var(tmps[i], cur_loc_), cur_loc_));
   }
 
+  // An integer divisor that is (through integer casts) the result of a masked tt.load without
+  // `other`: its masked-off lanes are undefined in Triton, and kernels divide by them (FlagGems'
+  // pointwise floor_divide and remainder load both operands with the store's mask and compute every
+  // lane). Those lanes divide by 1 instead of by the IR load's 0, so only a zero in a lane the load
+  // read is the IR's division-by-zero fault. The mask must still be held by its variable here (or be
+  // a rematerializable value); otherwise the divisor is left as it is.
+  ExprP guard_divisor(const std::string& ssa, ExprP b, const VType& t) {
+    std::string s = ssa;
+    const Op* d = nullptr;
+    for (int hop = 0; hop < 8; ++hop) {
+      auto it = def_op_.find(s);
+      if (it == def_op_.end()) return b;
+      d = it->second;
+      if (d->name != "arith.extsi" && d->name != "arith.extui" && d->name != "arith.trunci") break;
+      Cursor cc(d->text, d->text_loc);
+      s = cc.value();
+    }
+    if (!d || d->name != "tt.load") return b;
+    Cursor cc(d->text, d->text_loc);
+    std::vector<std::string> ops;
+    while (cc.peek_value()) {
+      ops.push_back(cc.value());
+      if (!cc.eat(",")) break;
+    }
+    if (ops.size() != 2) return b;  // no mask, or an `other`
+    const Value* mv = nullptr;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend() && !mv; ++it)
+      if (auto f = it->find(ops[1]); f != it->end()) mv = &f->second;
+    if (!mv || mv->t.shape != t.shape) return b;
+    const Value& m = *mv;
+    ExprP mask;
+    if (m.expr && m.remat) {
+      mask = clone_expr(m.expr);
+    } else if (!m.expr && !m.var.empty() && m.var[0] != '<') {
+      auto h = holder_.find(m.var);
+      if (h == holder_.end() || h->second.ssa != ops[1]) return b;
+      mask = make_var(m.var, cur_loc_);
+    } else {
+      return b;
+    }
+    return make_where(mask, b, make_const_int(1, cur_loc_), cur_loc_);
+  }
+
   // The value a variable of type t starts with before a runtime if/while assigns it: zeros; for
   // pointers (an if that chooses one of several pointer arguments) the null pointer of t's element
   // type, int_to_ptr(0), which is valid until an access through it.
@@ -675,6 +718,7 @@ class Lowerer {
       VType t = simple(v);
       if (v.size() != 2) c.fail("two operands");
       std::vector<ExprP> xy = elementwise(v, t.shape);
+      if (n == "arith.divsi" || n == "arith.remsi") xy[1] = guard_divisor(v[1], xy[1], t);
       define(res(), make_binary(b->second, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
@@ -1797,6 +1841,7 @@ class Lowerer {
     if (v.size() != 2) c.fail("two operands");
     if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned ops on i1 are not supported");
     std::vector<ExprP> ab = elementwise(v, t.shape);
+    if (n == "arith.divui" || n == "arith.remui") ab[1] = guard_divisor(v[1], ab[1], t);
     UnsignedOp u = n == "arith.shrui" ? UnsignedOp::Shr : n == "arith.divui" ? UnsignedOp::Div : n == "arith.remui" ? UnsignedOp::Rem
                  : n == "arith.maxui" ? UnsignedOp::Max : n == "arith.minui" ? UnsignedOp::Min : UnsignedOp::MulHi;
     define(op.results.at(0), unsigned_binary(u, ab[0], ab[1], t.elem, cur_loc_, binder()), t, true, cur_loc_);

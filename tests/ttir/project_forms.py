@@ -2,7 +2,10 @@
 against numpy through Triton's TTIR (python -m dtsim with Triton installed):
 libdevice's classifications (isnan, isinf, isfinited: i32 results) and powi (an f32 base, an i32
 exponent), as FlagGems' isclose, nan_to_num and tanh-GELU call them; a runtime if/elif chain that
-chooses one of several pointer arguments by program id (FlagGems' cat and stack)."""
+chooses one of several pointer arguments by program id (FlagGems' cat and stack); integer division
+and remainder by values loaded with a mask and no `other` (FlagGems' pointwise floor_divide and
+remainder: the masked-off lanes, undefined in Triton, are no division by zero, while a zero the load
+read still is)."""
 import sys
 
 import numpy as np
@@ -51,6 +54,16 @@ def pick_source(out_ptr, a_ptr, b_ptr, c_ptr, na, nb, nc, BLOCK: tl.constexpr):
     tl.store(out_ptr + src * 64 + offs, tl.load(p + offs, mask=m), mask=m)
 
 
+@triton.jit
+def int_divide(x_ptr, y_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask).to(tl.int64)
+    tl.store(q_ptr + offs, x // y, mask=mask)
+    tl.store(r_ptr + offs, x % y, mask=mask)
+
+
 x = np.array([np.nan, np.inf, -np.inf, 1.5, -2.0, 0.0, 3e38, -np.nan], np.float32)
 nan, inf, fin = np.zeros(8, np.int32), np.zeros(8, np.int8), np.zeros(8, np.int32)
 classify[(1,)](x, nan, inf, fin, 8, BLOCK=8)
@@ -78,3 +91,20 @@ want[:64], want[64:104], want[128:145] = a, b, c
 if not np.array_equal(out, want):
     sys.exit("pick_source: rows differ")
 print("a pointer chosen by a runtime if/elif: matches")
+
+xi = rng.integers(-100, 100, 37).astype(np.int32)
+yi = rng.integers(1, 9, 37).astype(np.int32) * rng.choice([-1, 1], 37).astype(np.int32)
+qo, ro = np.zeros(37, np.int64), np.zeros(37, np.int64)
+int_divide[(3,)](xi, yi, qo, ro, 37, BLOCK=16)  # the last block's lanes 37..47 are masked off
+want_q = np.trunc(xi / yi).astype(np.int64)
+if not (np.array_equal(qo, want_q) and np.array_equal(ro, xi - want_q * yi)):
+    sys.exit("integer division with masked-off divisor lanes: wrong result")
+print("integer // and % with masked-off divisor lanes: match, no fault")
+yi[5] = 0
+try:
+    int_divide[(3,)](xi, yi, qo, ro, 37, BLOCK=16)
+    sys.exit("a zero divisor the load read was not reported")
+except dtsim.KernelError as e:
+    if "integer division by zero" not in str(e) and "integer remainder by zero" not in str(e):
+        sys.exit("unexpected finding: %s" % e)
+    print("a zero divisor in a lane the load read: %s" % str(e).splitlines()[0])
