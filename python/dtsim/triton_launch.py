@@ -532,12 +532,22 @@ def _pointer_object_view(obj, name):
     if shape is None or not callable(strides):
         return whole.as_strided((n - offset,), (1,), offset)
     shape, strides = tuple(int(d) for d in shape), tuple(int(x) for x in strides())
-    if any(x < 0 for x in strides):
-        raise TypeError("argument '%s': %s with negative strides %s is not supported" % (name, type(obj).__name__, strides))
-    last = offset + sum((d - 1) * x for d, x in zip(shape, strides)) if all(shape) else offset - 1
-    if last >= n:
-        raise TypeError("argument '%s': %s of shape %s and strides %s reaches past its storage" % (name, type(obj).__name__, shape, strides))
+    first = offset + sum((d - 1) * x for d, x in zip(shape, strides) if x < 0) if all(shape) else offset
+    last = offset + sum((d - 1) * x for d, x in zip(shape, strides) if x > 0) if all(shape) else offset - 1
+    if first < 0 or last >= n:
+        raise TypeError("argument '%s': %s of shape %s and strides %s reaches outside its storage" % (name, type(obj).__name__, shape, strides))
+    if any(x < 0 for x in strides):  # torch has no such view: numpy's, over the storage (bound by _lowest_first)
+        import numpy as np
+        flat = dtsim_module()._as_array(whole, name)
+        return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(x * flat.itemsize for x in strides))
     return whole.as_strided(shape, strides, offset)
+
+
+def _lowest_first(arr):
+    """A view with negative strides as (the same elements with every stride made positive, so the view
+    starts at its lowest address; the flat position of the original first element in it)."""
+    flipped = arr[tuple(slice(None, None, -1) if st < 0 else slice(None) for st in arr.strides)]
+    return flipped, (arr.ctypes.data - flipped.ctypes.data) // arr.itemsize
 
 
 def run(fn, *args, grid, warmup, **kwargs):
@@ -603,7 +613,7 @@ def run(fn, *args, grid, warmup, **kwargs):
                 values[runtime[-1]] = int(x)
         else:
             values[n] = v
-    buffers, arrays, scalars, converted, device = [], [], {}, [], []
+    buffers, arrays, scalars, converted, device, starts = [], [], {}, [], [], {}
     for name in runtime:
         v = values[name]
         if type(v) is HostArray:
@@ -624,6 +634,8 @@ def run(fn, *args, grid, warmup, **kwargs):
                 device.append((name, dev.ptr, dev.dt, list(dev.shape)))
                 continue
         if arr is not None:
+            if arr.size and any(st < 0 for st in arr.strides):  # the pointer addresses an element inside its span
+                arr, starts[name] = _lowest_first(arr)
             view, dt, orig = dtsim._buffer_of(arr, name)
             buffers.append((name, dt, list(view.shape)))
             arrays.append((name, view, dt))
@@ -632,13 +644,13 @@ def run(fn, *args, grid, warmup, **kwargs):
             continue
         text, _ = dtsim._scalar_text(v, name)
         scalars[name] = text
-    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g)
+    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())))
     compiled = kernel.lowered.get(lkey)
     if compiled is None:
         if len(kernel.lowered) > 64:
             kernel.lowered.clear()
         compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, fn.__name__, runtime, buffers,
-                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug, kernel.fp_fusion)
+                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug, kernel.fp_fusion, starts)
         kernel.lowered[lkey] = compiled
     for name, view, _ in arrays:
         if not view.flags.writeable and name in compiled.outputs:

@@ -126,6 +126,12 @@ class Lowerer {
         p.init = typed_const(0, 0, t.elem);  // every launch binds the value; this one only lets the module verify
       }
       k.params.push_back(p);
+      auto b = bufs.find(pname);
+      if (t.ptr && b != bufs.end() && b->second->start != 0) {  // the pointer addresses an element inside its buffer
+        ExprP at = make_binary(BinOp::Add, make_var(pname, k.loc), make_const_int(b->second->start, k.loc), k.loc);
+        bind(args[i].first, Value{at, "", t, true});
+        continue;
+      }
       bind(args[i].first, Value{nullptr, pname, t});
     }
     for (const Block& b : entry->regions.at(0).blocks) count_uses(b);

@@ -2,8 +2,10 @@
 with Triton installed):
 - an object that is not a tensor but has data_ptr() and a torch dtype (and here its own shape,
   strides and element offset into a tensor, as FlagGems' StridedBuffer): bound to the memory of the
-  live tensor that holds its address, so a copy through it reads and writes the right elements;
-  its address in no live tensor, or negative strides, are TypeErrors naming the argument;
+  live tensor that holds its address, so a copy through it reads and writes the right elements, also
+  with negative strides (FlagGems' flip: the pointer is the window's last element in memory); its
+  address in no live tensor, or a window reaching outside its storage, are TypeErrors naming the
+  argument;
 - a view with a zero stride (as_strided to an index's shape, FlagGems' gather): the kernel adds the
   skipped axis's offsets itself, so the view is bound up to the end of its storage, and a gather
   that reads past the view's own span is no out-of-bounds finding."""
@@ -57,7 +59,15 @@ if not torch.equal(dst, want):
     sys.exit("a copy through pointer objects: wrong elements %s" % dst[48:64].tolist())
 print("pointer objects with their own shape, strides and offset: copied")
 
-for bad, text in ((Window(base, (3, 4), (-10, 2), 40), "negative strides"),):
+rev = torch.zeros(100)
+copy2d[(1,)](Window(base, (3, 4), (-10, -2), 47), Window(rev, (3, 4), (4, 1), 0), -10, -2, 4, 1, 3, 4, BM=4, BN=4)
+want = torch.zeros(100)
+want[:12] = torch.tensor([47.0 - 10 * i - 2 * j for i in range(3) for j in range(4)])  # base[47 - 10 i - 2 j]
+if not torch.equal(rev, want):
+    sys.exit("a copy through a pointer object with negative strides: wrong elements %s" % rev[:12].tolist())
+print("a pointer object with negative strides: copied in reverse")
+
+for bad, text in ((Window(base, (3, 4), (-10, 2), 15), "reaches outside its storage"),):
     try:
         copy2d[(1,)](bad, win_dst, 10, 2, 4, 1, 3, 4, BM=4, BN=4)
         sys.exit("a pointer object with %s was accepted" % text)

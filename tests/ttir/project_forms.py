@@ -5,7 +5,9 @@ exponent), as FlagGems' isclose, nan_to_num and tanh-GELU call them; a runtime i
 chooses one of several pointer arguments by program id (FlagGems' cat and stack); integer division
 and remainder by values loaded with a mask and no `other` (FlagGems' pointwise floor_divide and
 remainder: the masked-off lanes, undefined in Triton, are no division by zero, while a zero the load
-read still is)."""
+read still is); numpy views with negative strides as pointer arguments (the pointer addresses the
+view's first element, the buffer spans the view from its lowest address), and an access past that
+span still an out-of-bounds finding."""
 import sys
 
 import numpy as np
@@ -108,3 +110,28 @@ except dtsim.KernelError as e:
     if "integer division by zero" not in str(e) and "integer remainder by zero" not in str(e):
         sys.exit("unexpected finding: %s" % e)
     print("a zero divisor in a lane the load read: %s" % str(e).splitlines()[0])
+
+src = np.arange(40, dtype=np.float32).reshape(5, 8)
+int_view = src[::-1, ::-2]  # strides (-32, -8) bytes: element [0, 0] is src[4, 7]
+
+
+@triton.jit
+def copy_strided(src_ptr, dst_ptr, s0, s1, M, N, BM: tl.constexpr, BN: tl.constexpr, EXTRA: tl.constexpr):
+    i = tl.arange(0, BM)[:, None]
+    j = tl.arange(0, BN)[None, :]
+    m = (i < M) & (j < N + EXTRA)
+    tl.store(dst_ptr + i * N + j, tl.load(src_ptr + i * s0 + j * s1, mask=m), mask=(i < M) & (j < N))
+
+
+out = np.zeros(20, np.float32)
+copy_strided[(1,)](int_view, out, -8, -2, 5, 4, BM=8, BN=4, EXTRA=0)
+if not np.array_equal(out, int_view.reshape(-1)):
+    sys.exit("a view with negative strides: got %s" % out)
+print("a numpy view with negative strides: read in place")
+try:
+    copy_strided[(1,)](int_view, out, -8, -2, 5, 4, BM=8, BN=8, EXTRA=1)  # one column past the view
+    sys.exit("an access past a negative-strided view's span was not reported")
+except dtsim.KernelError as e:
+    if "out-of-bounds load" not in str(e):
+        sys.exit("unexpected finding: %s" % e)
+    print("past the view's span: %s" % str(e).splitlines()[0])
