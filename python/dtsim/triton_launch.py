@@ -494,6 +494,10 @@ def _address_memory(arrays, scalars):
 
 
 _POINTER_HOMES = []  # torch tensors whose storage held the last pointer objects' addresses
+# Triton dtypes (their str) a triton.reinterpret'ed tensor may take, with the torch dtype of its view
+_REINTERPRET_AS = {"fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp16": "float16", "bf16": "bfloat16",
+                   "fp32": "float32", "fp64": "float64", "int8": "int8", "int16": "int16", "int32": "int32",
+                   "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64"}
 
 
 def _pointer_object_view(obj, name):
@@ -504,8 +508,16 @@ def _pointer_object_view(obj, name):
     strides when it has them, else it runs from the address to the storage's end. None when `obj` is
     no such object."""
     torch = sys.modules.get("torch")
-    if torch is None or isinstance(obj, torch.Tensor) or not callable(getattr(obj, "data_ptr", None)) \
-            or not isinstance(getattr(obj, "dtype", None), torch.dtype):
+    if torch is None or isinstance(obj, torch.Tensor):
+        return None
+    if type(obj).__name__ == "TensorWrapper" and isinstance(getattr(obj, "base", None), torch.Tensor):
+        # triton.reinterpret(tensor, dtype): the tensor's memory as a Triton dtype of the same width
+        td = getattr(torch, _REINTERPRET_AS.get(str(obj.dtype), ""), None)
+        if td is None or td.itemsize * 8 != getattr(obj.dtype, "primitive_bitwidth", 0):
+            raise TypeError("argument '%s': triton.reinterpret as %s is not supported (%s)"
+                            % (name, obj.dtype, ", ".join(sorted(_REINTERPRET_AS))))
+        return obj.base.view(td)
+    if not callable(getattr(obj, "data_ptr", None)) or not isinstance(getattr(obj, "dtype", None), torch.dtype):
         return None
     ptr = int(obj.data_ptr())
     item = obj.dtype.itemsize

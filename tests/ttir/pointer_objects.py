@@ -6,6 +6,8 @@ with Triton installed):
   with negative strides (FlagGems' flip: the pointer is the window's last element in memory); its
   address in no live tensor, or a window reaching outside its storage, are TypeErrors naming the
   argument;
+- triton.reinterpret(tensor, dtype) (Triton's TensorWrapper, as tests of fp8 matmuls pass uint8 data
+  as fp8): the tensor's memory as the Triton dtype; a dtype dtsim lacks is a TypeError;
 - a view with a zero stride (as_strided to an index's shape, FlagGems' gather): the kernel adds the
   skipped axis's offsets itself, so the view is bound up to the end of its storage, and a gather
   that reads past the view's own span is no out-of-bounds finding."""
@@ -101,3 +103,25 @@ gather_cols[(1,)](restrided, idx, out, x.stride(0), 0, x.stride(1), 9, 5, BM=16,
 if not torch.equal(out, torch.gather(x, 1, idx)):
     sys.exit("gather through a zero-stride view: wrong result")
 print("gather through a zero-stride view: matches torch.gather")
+
+
+@triton.jit
+def widen(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n).to(tl.float32), mask=offs < n)
+
+
+bits = torch.randint(0, 120, (50,), dtype=torch.uint8)  # positive finite e5m2 and e4m3 patterns
+for tdt, torch_dt in ((tl.float8e5, torch.float8_e5m2), (tl.float8e4nv, torch.float8_e4m3fn)):
+    wide = torch.zeros(50)
+    widen[(1,)](triton.reinterpret(bits, tdt), wide, 50, BLOCK=64)
+    if not torch.equal(wide, bits.view(torch_dt).float()):
+        sys.exit("triton.reinterpret as %s: wrong values" % tdt)
+    print("triton.reinterpret as %s: read as torch's %s" % (tdt, torch_dt))
+try:
+    widen[(1,)](triton.reinterpret(bits, tl.float8e4b15), torch.zeros(50), 50, BLOCK=64)
+    sys.exit("triton.reinterpret as fp8e4b15 was accepted")
+except TypeError as e:
+    if "argument 'src'" not in str(e) or "fp8e4b15" not in str(e):
+        sys.exit("unexpected message: %s" % e)
+    print("TypeError:", str(e)[:90], "...")
