@@ -559,7 +559,7 @@ class Lowerer {
     for (size_t i = 0; i < vars.size(); ++i) out_->push_back(make_assign(vars[i], make_var(tmps[i], cur_loc_), cur_loc_));
   }
 
-  // An integer divisor that is (through integer casts) the result of a masked tt.load without
+  // An integer divisor that is (through casts) the result of a masked tt.load without
   // `other`: its masked-off lanes are undefined in Triton, and kernels divide by them (FlagGems'
   // pointwise floor_divide and remainder load both operands with the store's mask and compute every
   // lane). Those lanes divide by 1 instead of by the IR load's 0, so only a zero in a lane the load
@@ -572,7 +572,9 @@ class Lowerer {
       auto it = def_op_.find(s);
       if (it == def_op_.end()) return b;
       d = it->second;
-      if (d->name != "arith.extsi" && d->name != "arith.extui" && d->name != "arith.trunci") break;
+      static const std::set<std::string> casts = {"arith.extsi",  "arith.extui",  "arith.trunci", "arith.fptosi", "arith.fptoui",
+                                                  "arith.sitofp", "arith.uitofp", "arith.extf",   "arith.truncf"};
+      if (!casts.count(d->name)) break;
       Cursor cc(d->text, d->text_loc);
       s = cc.value();
     }

@@ -61,7 +61,7 @@ def int_divide(x_ptr, y_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask).to(tl.int64)
+    y = tl.load(y_ptr + offs, mask=mask).to(tl.float32).to(tl.int64)  # through a float and back
     tl.store(q_ptr + offs, x // y, mask=mask)
     tl.store(r_ptr + offs, x % y, mask=mask)
 
