@@ -143,7 +143,7 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
                                        const std::vector<std::string>& arg_names,
                                        const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
                                        const std::vector<int64_t>& grid, int num_warps, int num_stages, bool debug,
-                                       bool fp_fusion) {
+                                       bool fp_fusion, const std::map<std::string, int64_t>& starts) {
   LaunchSpec spec;
   TtirLaunch& launch = spec.ttir;
   launch.kernel = kernel;
@@ -152,7 +152,10 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
   launch.num_warps = num_warps;
   launch.num_stages = num_stages;
   launch.debug = debug;
-  for (const auto& [bname, dtype, shape] : buffers) launch.buffers.push_back(TtirBuffer{bname, dtype_of(dtype, bname), shape});
+  for (const auto& [bname, dtype, shape] : buffers) {
+    auto st = starts.find(bname);
+    launch.buffers.push_back(TtirBuffer{bname, dtype_of(dtype, bname), shape, st == starts.end() ? 0 : st->second});
+  }
   auto c = std::make_shared<Compiled>();
   c->program = compile(Source{name, FileKind::Ttir, text}, spec);
   c->tile_ir = print_module(c->program.module);
@@ -570,10 +573,11 @@ PYBIND11_MODULE(_dtsim, m) {
         "backend, let a multiply and an add contract into fma.rn, as Triton's enable_fp_fusion).");
   m.def("compile_ttir", &compile_ttir, py::arg("text"), py::arg("name"), py::arg("kernel"), py::arg("arg_names"),
         py::arg("buffers"), py::arg("grid"), py::arg("num_warps") = 4, py::arg("num_stages") = 3, py::arg("debug") = false,
-        py::arg("fp_fusion") = false,
+        py::arg("fp_fusion") = false, py::arg("starts") = std::map<std::string, int64_t>{},
         "Lowers and verifies a kernel given as TTIR (from the installed Triton's frontend) for one launch "
         "(`fp_fusion`: on the CUDA backend, let a multiply and an add contract into fma.rn, the launch's "
-        "enable_fp_fusion).");
+        "enable_fp_fusion; `starts`: pointer argument -> the element of its buffer it addresses, for "
+        "views with negative strides).");
   m.def("run", &run, py::arg("compiled"), py::arg("scalars"), py::arg("arrays"), py::arg("sanitize") = "all",
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},

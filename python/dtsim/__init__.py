@@ -450,7 +450,7 @@ def _as_array(obj, name):
     if hasattr(obj, "numpy") and hasattr(obj, "data_ptr"):  # torch
         if getattr(obj, "is_cuda", False):
             return None  # GPU memory: _device_array
-        t = obj.detach()
+        t = _restrided_span(obj.detach())
         if _is_bf16_name(str(t.dtype)):  # tensor.numpy() has no bfloat16: its bits, as int16
             import torch
             return t.view(torch.int16).numpy().view(_bf16())
@@ -471,6 +471,18 @@ def _as_array(obj, name):
             arr = np.asarray(_WritableAlias(arr))
         return arr
     return None
+
+
+def _restrided_span(t):
+    """A torch view with a zero stride over an axis of more than one element (as_strided, expand:
+    host code that gives a kernel the shape of an index and lets the kernel add the skipped axis's
+    offsets itself, as FlagGems' gather does) does not describe the memory the kernel reads: it is
+    bound as the 1-D span from its first element to the end of its storage. Other tensors as they are."""
+    if t.is_contiguous() or not any(st == 0 and d > 1 for d, st in zip(t.shape, t.stride())) \
+            or any(st < 0 for st in t.stride()) or t.dtype.is_complex:
+        return t
+    n = t.untyped_storage().nbytes() // t.element_size() - t.storage_offset()
+    return t.as_strided((max(n, 0),), (1,), t.storage_offset())
 
 
 class _DeviceArray:

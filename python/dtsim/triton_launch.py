@@ -493,6 +493,75 @@ def _address_memory(arrays, scalars):
     return memory
 
 
+_POINTER_HOMES = []  # torch tensors whose storage held the last pointer objects' addresses
+# Triton dtypes (their str) a triton.reinterpret'ed tensor may take, with the torch dtype of its view
+_REINTERPRET_AS = {"fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp16": "float16", "bf16": "bfloat16",
+                   "fp32": "float32", "fp64": "float64", "int8": "int8", "int16": "int16", "int32": "int32",
+                   "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64"}
+
+
+def _pointer_object_view(obj, name):
+    """A torch CPU tensor over the memory that a pointer object addresses: any object with
+    data_ptr() and a torch dtype that is not itself a tensor (Triton takes such objects as pointer
+    arguments, e.g. a wrapper with its own shape, strides and offset into a tensor). The storage that
+    holds data_ptr() is found among the live torch tensors; the view has the object's shape and
+    strides when it has them, else it runs from the address to the storage's end. None when `obj` is
+    no such object."""
+    torch = sys.modules.get("torch")
+    if torch is None or isinstance(obj, torch.Tensor):
+        return None
+    if type(obj).__name__ == "TensorWrapper" and isinstance(getattr(obj, "base", None), torch.Tensor):
+        # triton.reinterpret(tensor, dtype): the tensor's memory as a Triton dtype of the same width
+        td = getattr(torch, _REINTERPRET_AS.get(str(obj.dtype), ""), None)
+        if td is None or td.itemsize * 8 != getattr(obj.dtype, "primitive_bitwidth", 0):
+            raise TypeError("argument '%s': triton.reinterpret as %s is not supported (%s)"
+                            % (name, obj.dtype, ", ".join(sorted(_REINTERPRET_AS))))
+        return obj.base.view(td)
+    if not callable(getattr(obj, "data_ptr", None)) or not isinstance(getattr(obj, "dtype", None), torch.dtype):
+        return None
+    ptr = int(obj.data_ptr())
+    item = obj.dtype.itemsize
+
+    def holds(t):
+        if t.device.type != "cpu" or t.is_meta:
+            return False
+        st = t.untyped_storage()
+        return st.data_ptr() <= ptr < st.data_ptr() + st.nbytes()
+
+    home = next((t for t in _POINTER_HOMES if holds(t)), None)
+    if home is None:
+        home = next((t for t in _live_arrays() if isinstance(t, torch.Tensor) and holds(t)), None)
+        if home is None:
+            raise TypeError("argument '%s': %s: address 0x%x is in no live CPU tensor" % (name, type(obj).__name__, ptr))
+        _POINTER_HOMES.insert(0, home)
+        del _POINTER_HOMES[4:]
+    st = home.untyped_storage()
+    if (ptr - st.data_ptr()) % item:
+        raise TypeError("argument '%s': %s: address 0x%x is not aligned to its %s elements" % (name, type(obj).__name__, ptr, obj.dtype))
+    whole = torch.empty(0, dtype=obj.dtype).set_(st)
+    offset, n = (ptr - st.data_ptr()) // item, st.nbytes() // item
+    shape, strides = getattr(obj, "shape", None), getattr(obj, "stride", None)
+    if shape is None or not callable(strides):
+        return whole.as_strided((n - offset,), (1,), offset)
+    shape, strides = tuple(int(d) for d in shape), tuple(int(x) for x in strides())
+    first = offset + sum((d - 1) * x for d, x in zip(shape, strides) if x < 0) if all(shape) else offset
+    last = offset + sum((d - 1) * x for d, x in zip(shape, strides) if x > 0) if all(shape) else offset - 1
+    if first < 0 or last >= n:
+        raise TypeError("argument '%s': %s of shape %s and strides %s reaches outside its storage" % (name, type(obj).__name__, shape, strides))
+    if any(x < 0 for x in strides):  # torch has no such view: numpy's, over the storage (bound by _lowest_first)
+        import numpy as np
+        flat = dtsim_module()._as_array(whole, name)
+        return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(x * flat.itemsize for x in strides))
+    return whole.as_strided(shape, strides, offset)
+
+
+def _lowest_first(arr):
+    """A view with negative strides as (the same elements with every stride made positive, so the view
+    starts at its lowest address; the flat position of the original first element in it)."""
+    flipped = arr[tuple(slice(None, None, -1) if st < 0 else slice(None) for st in arr.strides)]
+    return flipped, (arr.ctypes.data - flipped.ctypes.data) // arr.itemsize
+
+
 def run(fn, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     dtsim = sys.modules["dtsim"]
@@ -556,12 +625,17 @@ def run(fn, *args, grid, warmup, **kwargs):
                 values[runtime[-1]] = int(x)
         else:
             values[n] = v
-    buffers, arrays, scalars, converted, device = [], [], {}, [], []
+    buffers, arrays, scalars, converted, device, starts = [], [], {}, [], [], {}
     for name in runtime:
         v = values[name]
         if type(v) is HostArray:
             v = v.array
         arr = dtsim._as_array(v, name)
+        if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
+            ptr_view = _pointer_object_view(v, name) if cfg["backend"] != "cuda" else None
+            if ptr_view is not None:
+                v = ptr_view
+                arr = dtsim._as_array(v, name)
         if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
             dev = dtsim._device_array(v, name)
             if dev is not None:
@@ -572,6 +646,8 @@ def run(fn, *args, grid, warmup, **kwargs):
                 device.append((name, dev.ptr, dev.dt, list(dev.shape)))
                 continue
         if arr is not None:
+            if arr.size and any(st < 0 for st in arr.strides):  # the pointer addresses an element inside its span
+                arr, starts[name] = _lowest_first(arr)
             view, dt, orig = dtsim._buffer_of(arr, name)
             buffers.append((name, dt, list(view.shape)))
             arrays.append((name, view, dt))
@@ -580,13 +656,13 @@ def run(fn, *args, grid, warmup, **kwargs):
             continue
         text, _ = dtsim._scalar_text(v, name)
         scalars[name] = text
-    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g)
+    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())))
     compiled = kernel.lowered.get(lkey)
     if compiled is None:
         if len(kernel.lowered) > 64:
             kernel.lowered.clear()
         compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, fn.__name__, runtime, buffers,
-                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug, kernel.fp_fusion)
+                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug, kernel.fp_fusion, starts)
         kernel.lowered[lkey] = compiled
     for name, view, _ in arrays:
         if not view.flags.writeable and name in compiled.outputs:

@@ -17,11 +17,14 @@
 
 namespace dtsim {
 
-// One pointer argument of the launch: the buffer it addresses (element type and shape).
+// One pointer argument of the launch: the buffer it addresses (element type and shape), and the
+// element of the buffer the pointer addresses: 0, or for a view with negative strides (bound as the
+// span from its lowest to its highest element) the position of the view's first element.
 struct TtirBuffer {
   std::string name;
   Scalar dtype = Scalar::F32;
   Shape shape;
+  int64_t start = 0;
 };
 
 struct TtirLaunch {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <set>
 
@@ -125,6 +126,12 @@ class Lowerer {
         p.init = typed_const(0, 0, t.elem);  // every launch binds the value; this one only lets the module verify
       }
       k.params.push_back(p);
+      auto b = bufs.find(pname);
+      if (t.ptr && b != bufs.end() && b->second->start != 0) {  // the pointer addresses an element inside its buffer
+        ExprP at = make_binary(BinOp::Add, make_var(pname, k.loc), make_const_int(b->second->start, k.loc), k.loc);
+        bind(args[i].first, Value{at, "", t, true});
+        continue;
+      }
       bind(args[i].first, Value{nullptr, pname, t});
     }
     for (const Block& b : entry->regions.at(0).blocks) count_uses(b);
@@ -552,15 +559,65 @@ class Lowerer {
     for (size_t i = 0; i < vars.size(); ++i) out_->push_back(make_assign(vars[i], make_var(tmps[i], cur_loc_), cur_loc_));
   }
 
+  // An integer divisor that is (through casts) the result of a masked tt.load without
+  // `other`: its masked-off lanes are undefined in Triton, and kernels divide by them (FlagGems'
+  // pointwise floor_divide and remainder load both operands with the store's mask and compute every
+  // lane). Those lanes divide by 1 instead of by the IR load's 0, so only a zero in a lane the load
+  // read is the IR's division-by-zero fault. The mask must still be held by its variable here (or be
+  // a rematerializable value); otherwise the divisor is left as it is.
+  ExprP guard_divisor(const std::string& ssa, ExprP b, const VType& t) {
+    std::string s = ssa;
+    const Op* d = nullptr;
+    for (int hop = 0; hop < 8; ++hop) {
+      auto it = def_op_.find(s);
+      if (it == def_op_.end()) return b;
+      d = it->second;
+      static const std::set<std::string> casts = {"arith.extsi",  "arith.extui",  "arith.trunci", "arith.fptosi", "arith.fptoui",
+                                                  "arith.sitofp", "arith.uitofp", "arith.extf",   "arith.truncf"};
+      if (!casts.count(d->name)) break;
+      Cursor cc(d->text, d->text_loc);
+      s = cc.value();
+    }
+    if (!d || d->name != "tt.load") return b;
+    Cursor cc(d->text, d->text_loc);
+    std::vector<std::string> ops;
+    while (cc.peek_value()) {
+      ops.push_back(cc.value());
+      if (!cc.eat(",")) break;
+    }
+    if (ops.size() != 2) return b;  // no mask, or an `other`
+    const Value* mv = nullptr;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend() && !mv; ++it)
+      if (auto f = it->find(ops[1]); f != it->end()) mv = &f->second;
+    if (!mv || mv->t.shape != t.shape) return b;
+    const Value& m = *mv;
+    ExprP mask;
+    if (m.expr && m.remat) {
+      mask = clone_expr(m.expr);
+    } else if (!m.expr && !m.var.empty() && m.var[0] != '<') {
+      auto h = holder_.find(m.var);
+      if (h == holder_.end() || h->second.ssa != ops[1]) return b;
+      mask = make_var(m.var, cur_loc_);
+    } else {
+      return b;
+    }
+    return make_where(mask, b, make_const_int(1, cur_loc_), cur_loc_);
+  }
+
+  // The value a variable of type t starts with before a runtime if/while assigns it: zeros; for
+  // pointers (an if that chooses one of several pointer arguments) the null pointer of t's element
+  // type, int_to_ptr(0), which is valid until an access through it.
   ExprP zero_of(const VType& t) {
-    if (t.ptr) user_error(cur_loc_, "a runtime if/while that yields a pointer is not supported yet");
-    ExprP z = is_float(t.elem) ? make_const_float(0.0, cur_loc_) : make_const_int(0, cur_loc_);
+    Scalar et = t.ptr ? Scalar::I64 : t.elem;
+    ExprP z = is_float(et) ? make_const_float(0.0, cur_loc_) : make_const_int(0, cur_loc_);
     z->weak = false;
-    z->dtype = t.elem;
-    if (t.shape.empty()) return z;
-    std::vector<ExprP> dims;
-    for (int64_t d : t.shape) dims.push_back(make_const_int(d, cur_loc_));
-    return make_full(dims, z, t.elem, cur_loc_);
+    z->dtype = et;
+    if (!t.shape.empty()) {
+      std::vector<ExprP> dims;
+      for (int64_t d : t.shape) dims.push_back(make_const_int(d, cur_loc_));
+      z = make_full(dims, z, et, cur_loc_);
+    }
+    return t.ptr ? make_int_to_ptr(z, t.elem, cur_loc_) : z;
   }
 
   std::vector<ExprP> dims(const Shape& s) {
@@ -669,6 +726,7 @@ class Lowerer {
       VType t = simple(v);
       if (v.size() != 2) c.fail("two operands");
       std::vector<ExprP> xy = elementwise(v, t.shape);
+      if (n == "arith.divsi" || n == "arith.remsi") xy[1] = guard_divisor(v[1], xy[1], t);
       define(res(), make_binary(b->second, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
@@ -1079,6 +1137,7 @@ class Lowerer {
       if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf")
         base.pop_back();
       if (base == "fmodf") base = "fmod";
+      if (base == "isnand" || base == "isinfd" || base == "isfinited") base.pop_back();  // f64 forms
       static const std::map<std::string, UnOp> lib1 = {{"exp", UnOp::Exp},  {"exp2", UnOp::Exp2}, {"log", UnOp::Log},   {"log2", UnOp::Log2},
                                                        {"sqrt", UnOp::Sqrt}, {"rsqrt", UnOp::Rsqrt}, {"tanh", UnOp::Tanh}, {"fabs", UnOp::Abs}};
       if (auto u = lib1.find(base); u != lib1.end() && v.size() == 1) {
@@ -1102,6 +1161,22 @@ class Lowerer {
       if (base == "fmod" && v.size() == 2) {
         ExprP a = use(v[0]), b = use(v[1]);
         define(res(), make_binary(BinOp::Mod, a, b, cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if (base == "powi" && v.size() == 2) {  // x ** n for an i32 n: the float power of n converted
+        std::vector<ExprP> xn = elementwise(v, t.shape);
+        define(res(), make_binary(*math_binop("pow"), xn[0], make_cast(xn[1], t.elem, cur_loc_), cur_loc_), t, true, cur_loc_);
+        return;
+      }
+      if ((base == "isnan" || base == "isinf" || base == "finite" || base == "isfinite") && v.size() == 1) {
+        // libdevice's classifications of f32/f64 values (tl.math.isnan ...): 1 or 0 of the result's
+        // integer type; NaN is the one value unequal to itself, and neither finite nor infinite
+        ExprP x = use(v[0]);
+        ExprP inf = make_const_float(std::numeric_limits<double>::infinity(), cur_loc_);
+        ExprP r = base == "isnan"   ? make_binary(BinOp::Ne, x, clone_expr(x), cur_loc_)
+                  : base == "isinf" ? make_binary(BinOp::Eq, make_unary(UnOp::Abs, x, cur_loc_), inf, cur_loc_)
+                                    : make_binary(BinOp::Lt, make_unary(UnOp::Abs, x, cur_loc_), inf, cur_loc_);
+        define(res(), t.elem == Scalar::I1 ? r : make_cast(r, t.elem, cur_loc_), t, true, cur_loc_);
         return;
       }
       user_error(cur_loc_, "libdevice function " + q(sym) + " is not supported yet");
@@ -1774,6 +1849,7 @@ class Lowerer {
     if (v.size() != 2) c.fail("two operands");
     if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned ops on i1 are not supported");
     std::vector<ExprP> ab = elementwise(v, t.shape);
+    if (n == "arith.divui" || n == "arith.remui") ab[1] = guard_divisor(v[1], ab[1], t);
     UnsignedOp u = n == "arith.shrui" ? UnsignedOp::Shr : n == "arith.divui" ? UnsignedOp::Div : n == "arith.remui" ? UnsignedOp::Rem
                  : n == "arith.maxui" ? UnsignedOp::Max : n == "arith.minui" ? UnsignedOp::Min : UnsignedOp::MulHi;
     define(op.results.at(0), unsigned_binary(u, ab[0], ab[1], t.elem, cur_loc_, binder()), t, true, cur_loc_);

@@ -21,7 +21,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endif()
-  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs)
+  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms)
     if(EXISTS ${DTSIM_TRITON_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
@@ -37,7 +37,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   # fp8 tensors); torch_cuda_queries: torch.cuda's device queries answer as the CPU driver's H100.
   set(DTSIM_COMPAT_PYTHON "${CMAKE_SOURCE_DIR}/.cache/compat-venv/bin/python" CACHE FILEPATH
       "A Python with torch and Triton installed, for the TTIR tests that need torch")
-  foreach(script fp8_matmul torch_cuda_queries)
+  foreach(script fp8_matmul torch_cuda_queries pointer_objects)
     if(EXISTS ${DTSIM_COMPAT_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_COMPAT_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
