@@ -5,30 +5,9 @@
 import triton
 import triton.language as tl
 import dtsim
-from dtsim import _dtsim
-from fake_cuda import FakeCuda
+from fake_cuda import FakeCuda, record_compiled
 
-made, compiles = [], []
-
-
-class FakeLauncher:
-    def __init__(self, compiled):
-        made.append(compiled.approx_div)
-
-    def launch(self, ptrs, stream):
-        pass
-
-
-_dtsim.cuda_launcher = lambda c, s, d, san: FakeLauncher(c)
-for name in ("compile", "compile_ttir"):
-    real = getattr(_dtsim, name)
-
-    def recorded(*args, _real=real, **kwargs):
-        c = _real(*args, **kwargs)
-        compiles.append(c.approx_div)
-        return c
-
-    setattr(_dtsim, name, recorded)
+compiles, made = record_compiled("approx_div")
 
 
 @triton.jit

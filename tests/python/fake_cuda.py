@@ -1,6 +1,7 @@
-# Shared by the launch-path tests that run without a GPU (launcher_keys.py, fp_fusion.py): a stand-in
-# for a torch CUDA tensor (is_cuda, data_ptr, __cuda_array_interface__; its memory is never read) and
-# the axpy kernel they launch.
+# Shared by the launch-path tests that run without a GPU (launcher_keys.py, fp_fusion.py,
+# approx_div.py): a stand-in for a torch CUDA tensor (is_cuda, data_ptr, __cuda_array_interface__; its
+# memory is never read), the axpy kernel they launch, and a recorder of what compiled kernels and the
+# CudaLaunchers made from them carry.
 import triton
 import triton.language as tl
 
@@ -37,3 +38,30 @@ def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+def record_compiled(attr):
+    """Replaces _dtsim's compile, compile_ttir and cuda_launcher by recorders: returns (compiles,
+    made), the lists of `attr` of each compiled kernel and of each kernel a launcher was made from
+    (the launchers launch nothing)."""
+    from dtsim import _dtsim
+    compiles, made = [], []
+
+    class FakeLauncher:
+        def __init__(self, compiled):
+            made.append(getattr(compiled, attr))
+
+        def launch(self, ptrs, stream):
+            pass
+
+    _dtsim.cuda_launcher = lambda c, s, d, san: FakeLauncher(c)
+    for name in ("compile", "compile_ttir"):
+        real = getattr(_dtsim, name)
+
+        def recorded(*args, _real=real, **kwargs):
+            c = _real(*args, **kwargs)
+            compiles.append(getattr(c, attr))
+            return c
+
+        setattr(_dtsim, name, recorded)
+    return compiles, made

@@ -5,43 +5,20 @@
 # (compile_ttir's fp_fusion); under dtsim's own reader (DTSIM_STANDIN=1) from the launch's keyword.
 import triton
 import dtsim
-from dtsim import _dtsim
-from fake_cuda import FakeCuda, axpy
+from fake_cuda import FakeCuda, axpy, record_compiled
 
-made, compiles = [], []
-
-
-class FakeLauncher:
-    def __init__(self, compiled):
-        self.fp_fusion = compiled.fp_fusion
-        made.append(self)
-
-    def launch(self, ptrs, stream):
-        pass
-
-
-_dtsim.cuda_launcher = lambda c, s, d, san: FakeLauncher(c)
-for name in ("compile", "compile_ttir"):
-    real = getattr(_dtsim, name)
-
-    def recorded(*args, _real=real, **kwargs):
-        c = _real(*args, **kwargs)
-        compiles.append(c.fp_fusion)
-        return c
-
-    setattr(_dtsim, name, recorded)
-
+compiles, made = record_compiled("fp_fusion")
 
 dtsim.config(backend="cuda", sanitize="none")
 n = 1000
 x, y, o = FakeCuda(n, 4096), FakeCuda(n, 8192), FakeCuda(n, 12288)
 grid = (triton.cdiv(n, 256),)
 axpy[grid](x, y, o, n, 2.0, BLOCK=256)
-assert compiles == [True] and [l.fp_fusion for l in made] == [True], (compiles, [l.fp_fusion for l in made])
+assert compiles == [True] and made == [True], (compiles, made)
 axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=False)
-assert compiles == [True, False] and [l.fp_fusion for l in made] == [True, False], (compiles, [l.fp_fusion for l in made])
+assert compiles == [True, False] and made == [True, False], (compiles, made)
 axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=True)  # the default's compiled kernel again
 axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=False)  # its launcher again
-assert compiles == [True, False] and all(l.fp_fusion for l in made[2:]) and len(made) <= 3, \
-    (compiles, [l.fp_fusion for l in made])
+assert compiles == [True, False] and all(made[2:]) and len(made) <= 3, \
+    (compiles, made)
 print("enable_fp_fusion reaches the CUDA backend (default on, off when the launch says so): ok")
