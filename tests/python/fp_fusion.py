@@ -17,8 +17,10 @@ axpy[grid](x, y, o, n, 2.0, BLOCK=256)
 assert compiles == [True] and made == [True], (compiles, made)
 axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=False)
 assert compiles == [True, False] and made == [True, False], (compiles, made)
-axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=True)  # the default's compiled kernel again
+# Fusion asked for explicitly: the default's compiled kernel again under dtsim's own reader; under
+# the installed Triton another specialization (its options differ), compiled with fusion on.
+axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=True)
 axpy[grid](x, y, o, n, 2.0, BLOCK=256, enable_fp_fusion=False)  # its launcher again
-assert compiles == [True, False] and all(made[2:]) and len(made) <= 3, \
-    (compiles, made)
+assert compiles[:2] == [True, False] and all(compiles[2:]) and len(compiles) <= 3, (compiles, made)
+assert all(made[2:]) and len(made) <= 3, (compiles, made)
 print("enable_fp_fusion reaches the CUDA backend (default on, off when the launch says so): ok")

@@ -17,6 +17,10 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     add_test(NAME ttir/approx_div COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/approx_div.py)
     set_tests_properties(ttir/approx_div PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # enable_fp_fusion from Triton's own options (python/fp_fusion runs it through dtsim's own reader)
+    add_test(NAME ttir/fp_fusion COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/fp_fusion.py)
+    set_tests_properties(ttir/fp_fusion PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
     add_test(NAME ttir/breakpoint_kernel COMMAND ${DTSIM_TRITON_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../python/breakpoint_kernel.py)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
