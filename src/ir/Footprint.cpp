@@ -97,6 +97,8 @@ Sym smin(const Sym& a, const Sym& b) {
   if (same(a, b)) return a;
   if (is_const(a, &x) && x == 0 && nonneg(b)) return a;
   if (is_const(b, &y) && y == 0 && nonneg(a)) return b;
+  if (a->op == Op::Min && (same(a->a, b) || same(a->b, b))) return a;
+  if (b->op == Op::Min && (same(b->a, a) || same(b->b, a))) return b;
   return node(Op::Min, a, b);
 }
 Sym smax(const Sym& a, const Sym& b) {
@@ -105,6 +107,8 @@ Sym smax(const Sym& a, const Sym& b) {
   if (same(a, b)) return a;
   if (is_const(a, &x) && x == 0 && nonneg(b)) return b;
   if (is_const(b, &y) && y == 0 && nonneg(a)) return a;
+  if (a->op == Op::Max && (same(a->a, b) || same(a->b, b))) return a;
+  if (b->op == Op::Max && (same(b->a, a) || same(b->b, a))) return b;
   return node(Op::Max, a, b);
 }
 Sym sdiv(const Sym& a, const Sym& b) {
