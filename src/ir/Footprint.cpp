@@ -268,8 +268,8 @@ class Analyzer {
     }
     for (const Fp& f : fps) {
       all.lo = smin(all.lo, f.lo), all.hi = smax(all.hi, f.hi);
-      for (size_t i = 0; i < all.t.size(); ++i)
-        if (all.t[i].count) all.t[i].count = smin(all.t[i].count, f.t[i].count);
+      for (size_t i = 0; i < all.t.size(); ++i)  // each site's lanes as its own mask bounds them
+        if (all.t[i].count) all.t[i].count = smax(all.t[i].count, f.t[i].count);
     }
     // Mixed radix over every digit, and a grid axis no digit reads must be 1.
     for (auto& c : mixed_radix(all.t, sub(all.hi, all.lo))) d.conds.push_back(c);
@@ -654,11 +654,7 @@ class Analyzer {
       case ExprKind::Arange:
         if (e->ints[1] - e->ints[0] == 1) return point(cst(e->ints[0]));
         return Fp{{Term{kLane, cst(1), cst(e->ints[1] - e->ints[0])}}, cst(e->ints[0]), cst(e->ints[0])};
-      case ExprKind::Full: {
-        auto v = value(e->args.back(), ctx, false);
-        if (v && !v->t.empty()) return no("full() of a value that varies");
-        return v;
-      }
+      case ExprKind::Full: return value(e->args.back(), ctx, aligned);
       case ExprKind::Var: {
         if (const Param* p = param_of(*e)) {
           if (assigns_[static_cast<size_t>(p->slot)] != 1) return no("parameter '" + p->name + "' is reassigned");
@@ -794,7 +790,7 @@ class Analyzer {
   std::optional<Fp> join(Fp a, Fp c, const std::string& why) {
     if (!same_terms(a, c) && (!collapse_lanes(a) || !collapse_lanes(c) || !same_terms(a, c))) return no(why);
     for (size_t i = 0; i < a.t.size(); ++i)
-      if (a.t[i].count) a.t[i].count = smin(a.t[i].count, c.t[i].count);
+      if (a.t[i].count) a.t[i].count = smax(a.t[i].count, c.t[i].count);
     a.lo = smin(a.lo, c.lo), a.hi = smax(a.hi, c.hi);
     return a;
   }

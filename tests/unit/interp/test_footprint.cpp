@@ -91,6 +91,15 @@ const char* kNoPid1 = R"(kernel nopid1(out y: *f32[64], G: i32 = 1) grid(4, G) {
   store(y + program_id(0) * 16 + arange(0, 16), full([16], 1.0, f32))
 }
 )";
+
+// Two sites with the same digits, one masked to C lanes a row and one writing all 64.
+const char* kTwoSites = R"(kernel two(out y: *f32[R * S + 64], R: i32 = 6, C: i32 = 40, S: i32 = 40, BLOCK: constexpr = 64) grid(R) {
+  row = program_id(0)
+  cols = arange(0, BLOCK)
+  store(y + row * S + arange(0, BLOCK), full([BLOCK], 1.0, f32), mask=cols < C)
+  store(y + row * S + arange(0, BLOCK), full([BLOCK], 2.0, f32))
+}
+)";
 }  // namespace
 
 TEST_CASE("disjoint writes: a row kernel is disjoint exactly when its stride covers its row") {
@@ -155,6 +164,15 @@ TEST_CASE("disjoint writes: a grid axis the offsets do not read must be 1") {
     const Kernel& k = run->m.kernels[0];
     CHECK(holds(k, run->b, true).at("y") == (G == 1));
     CHECK(conflicting(run->rep).count("y") == (G > 1 ? 1u : 0u));
+  }
+}
+
+TEST_CASE("disjoint writes: sites of one buffer, each as wide as its own mask lets it be") {
+  for (int S : {40, 63, 64, 80}) {
+    CAPTURE(S);
+    auto run = run_tile("two.tile", kTwoSites, InterpOptions{.sanitize = Sanitize::Conflicts, .keep_going = true}, {{"S", std::to_string(S)}});
+    CHECK(holds(run->m.kernels[0], run->b, true).at("y") == (S >= 64));
+    CHECK(conflicting(run->rep).count("y") == (S < 64 ? 1u : 0u));
   }
 }
 
