@@ -449,13 +449,15 @@ class Analyzer {
     }
     return out;
   }
-  // f bounded by the mask to [lo, hi] (lo may be null): one digit, when its digits are distinct.
+  // f bounded by the mask to [lo, hi] (lo may be null): one digit, when its digits are distinct. Two
+  // exact forms alike are one value, so one digit (sites of a buffer then compare equal).
   Fp combine(const Fp& f, const Sym& flo, const Sym& fhi) {
     for (auto& c : mixed_radix(f.t, sub(f.hi, f.lo))) conds_.push_back(c);
     Fp r = range(f);
     Sym lo = flo ? smax(r.lo, flo) : r.lo, hi = smin(r.hi, fhi);
     std::string sig = sym_str(f.lo) + "|" + sym_str(f.hi) + "|" + sym_str(lo) + "|" + sym_str(hi);
     for (const Term& t : f.t) sig += "|" + std::to_string(t.key) + ":" + sym_str(t.coef) + ":" + sym_str(count(t));
+    if (!same(f.lo, f.hi)) sig += "|#" + std::to_string(comps_.size());  // not one value: a digit of its own
     auto [it, fresh] = comp_ids_.emplace(sig, static_cast<int>(comps_.size()));
     if (fresh) comps_.push_back(Comp{axes(f), lanes(f)});
     return Fp{{Term{kComp + it->second, cst(1), add(sub(hi, lo), cst(1))}}, lo, lo};
