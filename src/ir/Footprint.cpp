@@ -1,6 +1,8 @@
-// Disjoint writes (see Footprint.h): each write site's offsets as coef * rho + [lo, hi], symbolic.
+// Disjoint writes (see Footprint.h): each write site's offsets as a linear form over digits (pids,
+// lanes) plus an interval, symbolic.
 #include "ir/Footprint.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -40,19 +42,42 @@ bool is_const(const Sym& s, int64_t* v = nullptr) {
 }
 bool same(const Sym& a, const Sym& b) { return a == b || sym_str(a) == sym_str(b); }
 
+// Whether s >= 0 for every value (grid extents are >= 1).
+bool nonneg(const Sym& s) {
+  int64_t v;
+  switch (s->op) {
+    case Op::Const: return s->c >= 0;
+    case Op::Grid: return true;
+    case Op::Param: return false;
+    case Op::Sub: return s->a->op == Op::Grid && is_const(s->b, &v) && v == 1;
+    case Op::Add:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Min: return nonneg(s->a) && nonneg(s->b);
+    case Op::Max: return nonneg(s->a) || nonneg(s->b);
+  }
+  return false;
+}
+bool small(int64_t x) { return x > -(int64_t(1) << 52) && x < (int64_t(1) << 52); }
+
 // Builders that fold constants (the conditions stay short where the values are known).
 Sym add(const Sym& a, const Sym& b) {
-  int64_t x, y;
-  if (is_const(a, &x) && is_const(b, &y) && x > -(int64_t(1) << 52) && x < (int64_t(1) << 52) && y > -(int64_t(1) << 52) && y < (int64_t(1) << 52))
-    return cst(x + y);
+  int64_t x, y, z;
+  if (is_const(a, &x) && is_const(b, &y) && small(x) && small(y)) return cst(x + y);
+  // (u + c) + d, (u - c) + d
+  if (is_const(b, &y) && small(y) && (a->op == Op::Add || a->op == Op::Sub) && is_const(a->b, &z) && small(z)) {
+    int64_t w = a->op == Op::Add ? z + y : y - z;
+    if (w == 0) return a->a;
+    return node(w > 0 ? Op::Add : Op::Sub, a->a, cst(w > 0 ? w : -w));
+  }
   if (is_const(a, &x) && x == 0) return b;
   if (is_const(b, &y) && y == 0) return a;
   return node(Op::Add, a, b);
 }
 Sym sub(const Sym& a, const Sym& b) {
   int64_t x, y;
-  if (is_const(a, &x) && is_const(b, &y) && x > -(int64_t(1) << 52) && x < (int64_t(1) << 52) && y > -(int64_t(1) << 52) && y < (int64_t(1) << 52))
-    return cst(x - y);
+  if (is_const(a, &x) && is_const(b, &y) && small(x) && small(y)) return cst(x - y);
+  if (is_const(b, &y) && small(y) && y != 0 && (a->op == Op::Add || a->op == Op::Sub) && is_const(a->b)) return add(a, cst(-y));
   if (is_const(b, &y) && y == 0) return a;
   if (same(a, b)) return cst(0);
   return node(Op::Sub, a, b);
@@ -70,12 +95,20 @@ Sym smin(const Sym& a, const Sym& b) {
   int64_t x, y;
   if (is_const(a, &x) && is_const(b, &y)) return cst(std::min(x, y));
   if (same(a, b)) return a;
+  if (is_const(a, &x) && x == 0 && nonneg(b)) return a;
+  if (is_const(b, &y) && y == 0 && nonneg(a)) return b;
+  if (a->op == Op::Min && (same(a->a, b) || same(a->b, b))) return a;
+  if (b->op == Op::Min && (same(b->a, a) || same(b->b, a))) return b;
   return node(Op::Min, a, b);
 }
 Sym smax(const Sym& a, const Sym& b) {
   int64_t x, y;
   if (is_const(a, &x) && is_const(b, &y)) return cst(std::max(x, y));
   if (same(a, b)) return a;
+  if (is_const(a, &x) && x == 0 && nonneg(b)) return b;
+  if (is_const(b, &y) && y == 0 && nonneg(a)) return a;
+  if (a->op == Op::Max && (same(a->a, b) || same(a->b, b))) return a;
+  if (b->op == Op::Max && (same(b->a, a) || same(b->b, a))) return b;
   return node(Op::Max, a, b);
 }
 Sym sdiv(const Sym& a, const Sym& b) {
@@ -85,19 +118,72 @@ Sym sdiv(const Sym& a, const Sym& b) {
   return node(Op::Div, a, b);
 }
 
-// A write's offsets: coef * rho + r, r in [lo, hi] (coef 0: no rho).
-struct Fp {
-  Sym coef, lo, hi;
-};
-bool rho_free(const Fp& f) { return is_const(f.coef) && f.coef->c == 0; }
-bool uniform(const Fp& f) { return rho_free(f) && same(f.lo, f.hi); }
-Fp point(const Sym& s) { return Fp{cst(0), s, s}; }
+using I128 = __int128;
+constexpr I128 kLimit = I128(1) << 52;  // the magnitude every value must stay within (as the CUDA emitter's f64)
 
-// The mask's bound on an expression: its active lanes have e in [lo, hi] (null: no bound).
+// Exact evaluation; g null: the grid's extents are unknown.
+std::optional<I128> eval(const Sym& s, const std::function<std::optional<int64_t>(const std::string&)>& value, const std::array<int64_t, 3>* g) {
+  std::optional<I128> r;
+  switch (s->op) {
+    case Op::Const: r = s->c; break;
+    case Op::Param: {
+      auto v = value(s->name);
+      if (v) r = *v;
+      break;
+    }
+    case Op::Grid:
+      if (g) r = (*g)[static_cast<size_t>(s->axis)];
+      break;
+    default: {
+      auto a = eval(s->a, value, g), b = eval(s->b, value, g);
+      if (!a || !b) return std::nullopt;
+      switch (s->op) {
+        case Op::Add: r = *a + *b; break;
+        case Op::Sub: r = *a - *b; break;
+        case Op::Mul: r = *a * *b; break;
+        case Op::Div:
+          if (*a < 0 || *b <= 0) return std::nullopt;
+          r = *a / *b;
+          break;
+        case Op::Min: r = std::min(*a, *b); break;
+        case Op::Max: r = std::max(*a, *b); break;
+        case Op::Const:
+        case Op::Param:
+        case Op::Grid: break;
+      }
+    }
+  }
+  if (!r || *r > kLimit || *r < -kLimit) return std::nullopt;
+  return r;
+}
+
+// A digit of an offset: the pid of grid axis k (key k < 3; key 0 is also an instance loop's
+// variable), a lane coordinate of the tile (key kLane + its position counted from the right), or a
+// bounded combination of other digits (key kComp + its index). A digit takes [0, count - 1].
+constexpr int kLane = 16, kComp = 1 << 20;
+struct Term {
+  int key;
+  Sym coef, count;  // count null for a pid (the grid's extent, or the instance index's)
+};
+// A write's offsets: sum of coef * digit + r, r in [lo, hi] (terms sorted by key, no zero coef).
+struct Fp {
+  std::vector<Term> t;
+  Sym lo, hi;
+};
+bool is_lane(int key) { return key >= kLane && key < kComp; }
+bool is_pid(int key) { return key < kLane; }
+bool uniform(const Fp& f) { return f.t.empty() && same(f.lo, f.hi); }
+Fp point(const Sym& s) { return Fp{{}, s, s}; }
+Sym sabs(const Sym& a) { return nonneg(a) ? a : smax(a, sub(cst(0), a)); }
+
+// The mask's bound on an expression: its active lanes have e in [lo, hi] (null: no bound). `frame`:
+// the expand_dims on the way from the mask to e (axis, rank of its operand), outermost first.
+using Frame = std::vector<std::pair<int, int>>;
 struct Fact {
   const Expr* e;
   int ctx;
   Sym lo, hi;
+  Frame frame;
 };
 
 class Analyzer {
@@ -123,7 +209,9 @@ class Analyzer {
       auto lo = value(s.args[0], s.id, false), hi = value(s.args[1], s.id, false), st = value(s.args[2], s.id, false);
       why_.clear();
       if (!lo || !hi || !st) return;
-      if (!is_const(lo->coef) || lo->coef->c != 1 || !is_const(lo->lo) || lo->lo->c != 0 || !is_const(lo->hi) || lo->hi->c != 0) return;
+      if (lo->t.size() != 1 || lo->t[0].key != 0 || !is_const(lo->t[0].coef) || lo->t[0].coef->c != 1 || !is_const(lo->lo) || lo->lo->c != 0 ||
+          !is_const(lo->hi) || lo->hi->c != 0)
+        return;
       if (!uniform(*st) || st->lo->op != Op::Grid || st->lo->axis != 0 || !uniform(*hi)) return;
       rho_loops_.insert(s.slots[0]);
       rho_max_ = smax(rho_max_, sub(hi->lo, cst(1)));
@@ -138,47 +226,69 @@ class Analyzer {
     d.param = pi;
     buf_ = &k_.params[pi];
     conds_ = rho_conds_, narrow_ = rho_narrow_;
-    std::optional<Sym> coef, lo, hi;
+    std::vector<Fp> fps;
     for (const Stmt* s : sites) {
       d.sites.push_back(s->id);
       if (!d.why.empty()) continue;
-      facts_.clear();
+      facts_.clear(), caps_.clear(), frame_.clear();
       why_.clear();
       const ExprP* mask = nullptr;
       if (s->kind == StmtKind::Store && s->args.size() > 2 && s->args[2]) mask = &s->args[2];
       if (s->kind == StmtKind::Atomic && s->aop != AtomicOp::Cas && s->args.size() > 2 && s->args[2]) mask = &s->args[2];
-      if (mask) facts(*mask, s->id, true);
+      Frame fr;
+      if (mask) facts(*mask, s->id, fr);
+      used_pid0_ = used_loop_ = false;
       auto f = pointer(s->args[0], s->id, true);
+      if (f && used_pid0_ && used_loop_) f = no("program_id(0) and an instance loop's variable in one offset");
       if (!f) {
         d.why = at(*s) + (why_.empty() ? "its offsets are not read" : why_);
         continue;
       }
-      if (coef && !same(*coef, f->coef)) {
-        d.why = at(*s) + "its instance stride " + sym_str(f->coef) + " differs from another site's " + sym_str(*coef);
-        continue;
-      }
-      coef = f->coef;
-      lo = lo ? smin(*lo, f->lo) : f->lo;
-      hi = hi ? smax(*hi, f->hi) : f->hi;
+      cap_lanes(*f);
+      fps.push_back(*f);
     }
-    if (!d.why.empty() || !coef) return d;
-    // |coef| > hi - lo, and one instance index only.
-    d.conds.push_back({add(sub(*hi, *lo), cst(1)), smax(*coef, sub(cst(0), *coef))});
-    d.conds.push_back({grid(1), cst(1)});
-    d.conds.push_back({grid(2), cst(1)});
+    if (!d.why.empty() || fps.empty()) return d;
+    // Several sites: the same digits (then their intervals joined), else their lanes collapsed into
+    // their intervals and the same instance digits.
+    Fp all = fps[0];
+    bool alike = true;
+    for (const Fp& f : fps) alike = alike && same_terms(f, all);
+    if (!alike) {
+      for (Fp& f : fps)
+        if (!collapse_lanes(f)) {
+          d.why = "several sites, one with a lane and an instance index combined under a mask";
+          return d;
+        }
+      all = fps[0];
+      for (const Fp& f : fps)
+        if (!same_terms(f, all)) {
+          d.why = "its sites have different instance strides";
+          return d;
+        }
+    }
+    for (const Fp& f : fps) {
+      all.lo = smin(all.lo, f.lo), all.hi = smax(all.hi, f.hi);
+      for (size_t i = 0; i < all.t.size(); ++i)  // each site's lanes as its own mask bounds them
+        if (all.t[i].count) all.t[i].count = smax(all.t[i].count, f.t[i].count);
+    }
+    // Mixed radix over every digit, and a grid axis no digit reads must be 1.
+    for (auto& c : mixed_radix(all.t, sub(all.hi, all.lo))) d.conds.push_back(c);
+    unsigned ax = axes(all);
+    for (int a = 0; a < 3; ++a)
+      if (!(ax & (1u << a))) d.conds.push_back({grid(a), cst(1)});
     for (auto& c : conds_) d.conds.push_back(c);
     const Sym lim = cst((int64_t(1) << 31) - 1), nlim = cst(-(int64_t(1) << 31));
     for (const Fp& g : narrow_) {
-      Sym span = mul(g.coef, rho_max_);
-      d.conds.push_back({nlim, add(g.lo, smin(cst(0), span))});
-      d.conds.push_back({add(g.hi, smax(cst(0), span)), lim});
+      Fp r = range(g);
+      d.conds.push_back({nlim, r.lo});
+      d.conds.push_back({r.hi, lim});
     }
     // Short and without repeats.
     std::vector<SymLe> uniq;
     std::set<std::string> seen;
     for (auto& c : d.conds) {
       int64_t x, y;
-      if (is_const(c.lhs, &x) && is_const(c.rhs, &y) && x <= y) continue;
+      if ((is_const(c.lhs, &x) && is_const(c.rhs, &y) && x <= y) || same(c.lhs, c.rhs)) continue;
       if (seen.insert(sym_str(c.lhs) + "<=" + sym_str(c.rhs)).second) uniq.push_back(c);
     }
     d.conds = std::move(uniq);
@@ -186,6 +296,10 @@ class Analyzer {
   }
 
  private:
+  struct Comp {
+    unsigned axes;  // the grid axes among its digits
+    bool lanes;     // whether a lane is among them
+  };
   const Kernel& k_;
   const Bindings* cx_;
   const Param* buf_ = nullptr;
@@ -193,8 +307,13 @@ class Analyzer {
   std::vector<const Stmt*> def_;
   std::set<int> rho_loops_;
   bool rho_loops_used_ = false;  // rho may exceed the pid (then rho itself is guarded)
+  bool used_pid0_ = false, used_loop_ = false;
   Sym rho_max_;
   std::vector<Fact> facts_;
+  std::map<int, Sym> caps_;  // lane position -> a bound on its count from the mask
+  Frame frame_;              // the expand_dims between the store and the value read now
+  std::vector<Comp> comps_;
+  std::map<std::string, int> comp_ids_;
   std::vector<SymLe> conds_;
   std::vector<Fp> narrow_;  // 32-bit values on the way: each must fit
   std::vector<SymLe> rho_conds_;
@@ -217,6 +336,151 @@ class Analyzer {
     if (slot < 0 || static_cast<size_t>(slot) >= def_.size() || assigns_[static_cast<size_t>(slot)] != 1) return nullptr;
     const Stmt* d = def_[static_cast<size_t>(slot)];
     return d && d->id < ctx ? d : nullptr;
+  }
+
+  // ---- the linear forms
+  Sym count(const Term& t) const {
+    if (t.count) return t.count;
+    return t.key == 0 ? add(rho_max_, cst(1)) : grid(t.key);
+  }
+  unsigned axes(const Fp& f) const {
+    unsigned m = 0;
+    for (const Term& t : f.t) m |= is_pid(t.key) ? 1u << t.key : is_lane(t.key) ? 0u : comps_[static_cast<size_t>(t.key - kComp)].axes;
+    return m;
+  }
+  bool lanes(const Fp& f) const {
+    for (const Term& t : f.t)
+      if (is_lane(t.key) || (t.key >= kComp && comps_[static_cast<size_t>(t.key - kComp)].lanes)) return true;
+    return false;
+  }
+  static bool same_terms(const Fp& a, const Fp& b) {
+    if (a.t.size() != b.t.size()) return false;
+    for (size_t i = 0; i < a.t.size(); ++i)
+      if (a.t[i].key != b.t[i].key || !same(a.t[i].coef, b.t[i].coef)) return false;
+    return true;
+  }
+  static Fp lin(const Fp& a, const Fp& b, bool minus) {  // a + b, a - b
+    Fp r{{}, minus ? sub(a.lo, b.hi) : add(a.lo, b.lo), minus ? sub(a.hi, b.lo) : add(a.hi, b.hi)};
+    size_t i = 0, j = 0;
+    while (i < a.t.size() || j < b.t.size()) {
+      if (j == b.t.size() || (i < a.t.size() && a.t[i].key < b.t[j].key)) {
+        r.t.push_back(a.t[i++]);
+        continue;
+      }
+      Term y = b.t[j++];
+      if (minus) y.coef = sub(cst(0), y.coef);
+      if (i < a.t.size() && a.t[i].key == y.key) {
+        const Term& x = a.t[i++];
+        y.coef = add(x.coef, y.coef);
+        if (x.count) y.count = smin(x.count, y.count);
+      }
+      int64_t c;
+      if (is_const(y.coef, &c) && c == 0) continue;
+      r.t.push_back(y);
+    }
+    return r;
+  }
+  static Fp scale(const Fp& a, const Sym& k) {
+    Fp r{{}, nullptr, nullptr};
+    Sym x = mul(a.lo, k), y = mul(a.hi, k);
+    r.lo = smin(x, y), r.hi = smax(x, y);
+    for (const Term& t : a.t) {
+      Sym c = mul(t.coef, k);
+      int64_t v;
+      if (is_const(c, &v) && v == 0) continue;
+      r.t.push_back(Term{t.key, c, t.count});
+    }
+    return r;
+  }
+  // The terms that `pick` selects collapsed into the interval.
+  template <class Pick>
+  Fp collapse(const Fp& f, Pick pick) const {
+    Fp r{{}, f.lo, f.hi};
+    for (const Term& t : f.t) {
+      if (!pick(t)) {
+        r.t.push_back(t);
+        continue;
+      }
+      Sym span = mul(t.coef, sub(count(t), cst(1)));
+      r.lo = add(r.lo, smin(cst(0), span)), r.hi = add(r.hi, smax(cst(0), span));
+    }
+    return r;
+  }
+  // The range a value takes over every instance and lane.
+  Fp range(const Fp& f) const {
+    return collapse(f, [](const Term&) { return true; });
+  }
+  // Its lanes into the interval (false where a lane is bound up with an instance index).
+  bool collapse_lanes(Fp& f) const {
+    for (const Term& t : f.t)
+      if (t.key >= kComp && comps_[static_cast<size_t>(t.key - kComp)].lanes && comps_[static_cast<size_t>(t.key - kComp)].axes) return false;
+    f = collapse(f, [&](const Term& t) { return is_lane(t.key) || t.key >= kComp; });
+    return true;
+  }
+  // The value of |coef| for the launch's values where known (the digits' order).
+  std::optional<I128> estimate(const Sym& s) const {
+    auto v = [&](const std::string& n) -> std::optional<int64_t> {
+      if (!cx_) return std::nullopt;
+      auto it = cx_->find(n);
+      if (it == cx_->end() || it->second.is_float()) return std::nullopt;
+      return it->second.as_int();
+    };
+    auto r = eval(s, v, nullptr);
+    if (r && *r < 0) r = -*r;
+    return r;
+  }
+  // Distinct digit values give distinct offsets, whatever r in an interval of width `span`: along
+  // the digits by |coef|, each |coef| exceeds what the interval and the smaller digits span.
+  std::vector<SymLe> mixed_radix(std::vector<Term> ts, Sym span) const {
+    std::vector<std::pair<std::optional<I128>, size_t>> order;
+    for (size_t i = 0; i < ts.size(); ++i) order.push_back({estimate(ts[i].coef), i});
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      if (a.first && b.first) return *a.first < *b.first;
+      return a.first.has_value() && !b.first.has_value();
+    });
+    std::vector<SymLe> out;
+    for (auto& [est, i] : order) {
+      const Term& t = ts[i];
+      Sym n1 = sub(count(t), cst(1)), c = sabs(t.coef);
+      int64_t v;
+      if (is_const(n1, &v) && v == 0) continue;
+      out.push_back({mul(add(span, cst(1)), n1), mul(c, n1)});
+      span = add(span, mul(c, n1));
+    }
+    return out;
+  }
+  // f bounded by the mask to [lo, hi] (lo may be null): one digit, when its digits are distinct. Two
+  // exact forms alike are one value, so one digit (sites of a buffer then compare equal).
+  Fp combine(const Fp& f, const Sym& flo, const Sym& fhi) {
+    for (auto& c : mixed_radix(f.t, sub(f.hi, f.lo))) conds_.push_back(c);
+    Fp r = range(f);
+    Sym lo = flo ? smax(r.lo, flo) : r.lo, hi = smin(r.hi, fhi);
+    std::string sig = sym_str(f.lo) + "|" + sym_str(f.hi) + "|" + sym_str(lo) + "|" + sym_str(hi);
+    for (const Term& t : f.t) sig += "|" + std::to_string(t.key) + ":" + sym_str(t.coef) + ":" + sym_str(count(t));
+    if (!same(f.lo, f.hi)) sig += "|#" + std::to_string(comps_.size());  // not one value: a digit of its own
+    auto [it, fresh] = comp_ids_.emplace(sig, static_cast<int>(comps_.size()));
+    if (fresh) comps_.push_back(Comp{axes(f), lanes(f)});
+    return Fp{{Term{kComp + it->second, cst(1), add(sub(hi, lo), cst(1))}}, lo, lo};
+  }
+  void cap_lanes(Fp& f) const {
+    for (Term& t : f.t)
+      if (is_lane(t.key))
+        if (auto it = caps_.find(t.key - kLane); it != caps_.end()) t.count = smin(t.count, it->second);
+  }
+  // Through expand_dims(axis) of an operand of rank r: the lanes left of the new axis move one left.
+  static Fp expand(Fp f, int axis, int r) {
+    for (Term& t : f.t)
+      if (is_lane(t.key) && t.key - kLane >= r - axis) ++t.key;
+    return f;
+  }
+  static Fp unframe(Fp f, const Frame& fr) {
+    for (size_t i = fr.size(); i-- > 0;) f = expand(std::move(f), fr[i].first, fr[i].second);
+    return f;
+  }
+  static int axis_of(const Expr& e) {
+    int r = e.args[0]->type.rank();
+    int ax = !e.ints.empty() ? static_cast<int>(e.ints[0]) : e.axis;
+    return ax < 0 ? ax + r + 1 : ax;
   }
 
   // Whether a (read at statement ca) and b (read at cb) are the same value at every lane.
@@ -277,21 +541,27 @@ class Analyzer {
     return true;
   }
 
-  // What the mask says of the lanes that write: bounds on expressions compared with uniform values.
-  void facts(const ExprP& m, int ctx, bool aligned) {
-    if (!aligned) return;
+
+  // What the mask says of the lanes that write: bounds on expressions compared with uniform values,
+  // and on the count of a lane that such an expression is (plus an instance-uniform value).
+  void facts(const ExprP& m, int ctx, Frame& fr) {
     switch (m->kind) {
       case ExprKind::Var: {
-        if (const Stmt* d = def_before(m->slot, ctx); d && d->kind == StmtKind::Assign) facts(d->args[0], d->id, aligned);
+        if (const Stmt* d = def_before(m->slot, ctx); d && d->kind == StmtKind::Assign) facts(d->args[0], d->id, fr);
         return;
       }
-      case ExprKind::Broadcast: facts(m->args[0], ctx, aligned); return;
+      case ExprKind::Broadcast: facts(m->args[0], ctx, fr); return;
+      case ExprKind::ExpandDims:
+        fr.push_back({axis_of(*m), m->args[0]->type.rank()});
+        facts(m->args[0], ctx, fr);
+        fr.pop_back();
+        return;
       case ExprKind::Binary: break;
       default: return;
     }
     if (m->bop == BinOp::LAnd || (m->bop == BinOp::And && m->type.elem == Scalar::I1)) {
-      facts(m->args[0], ctx, aligned);
-      facts(m->args[1], ctx, aligned);
+      facts(m->args[0], ctx, fr);
+      facts(m->args[1], ctx, fr);
       return;
     }
     const BinOp b = m->bop;
@@ -303,7 +573,12 @@ class Analyzer {
       std::vector<Fact> keep;
       keep.swap(facts_);  // no fact applies while the bound itself is read
       std::string keep_why = why_;
+      Frame keep_frame;
+      keep_frame.swap(frame_);
       auto nb = value(n, ctx, false);
+      std::optional<Fp> ev;
+      if (nb && uniform(*nb)) ev = value(e, ctx, false);
+      frame_.swap(keep_frame);
       facts_.swap(keep);
       why_ = keep_why;
       if (!nb || !uniform(*nb)) continue;
@@ -311,38 +586,58 @@ class Analyzer {
       bool upper = side == 0 ? (b == BinOp::Lt || b == BinOp::Le) : (b == BinOp::Gt || b == BinOp::Ge);
       bool strict = b == BinOp::Lt || b == BinOp::Gt;
       Sym v = nb->lo;
-      if (upper) facts_.push_back({e.get(), ctx, nullptr, strict ? sub(v, cst(1)) : v});
-      else facts_.push_back({e.get(), ctx, strict ? add(v, cst(1)) : v, nullptr});
+      if (upper) facts_.push_back({e.get(), ctx, nullptr, strict ? sub(v, cst(1)) : v, fr});
+      else facts_.push_back({e.get(), ctx, strict ? add(v, cst(1)) : v, nullptr, fr});
+      // e = lane + u, u uniform in an instance: lane <= hi - min(u).
+      if (!upper || !ev) continue;
+      Fp f = unframe(*ev, fr);
+      int lane = -1, nl = 0;
+      for (const Term& t : f.t)
+        if (is_lane(t.key)) {
+          ++nl;
+          if (is_const(t.coef) && t.coef->c == 1) lane = t.key - kLane;
+        }
+      if (nl != 1 || lane < 0) continue;
+      Fp u = collapse(f, [](const Term& t) { return is_pid(t.key); });
+      Sym cap = add(sub(facts_.back().hi, u.lo), cst(1));
+      auto [it, fresh] = caps_.emplace(lane, cap);
+      if (!fresh) it->second = smin(it->second, cap);
     }
   }
 
-  // Values that are 32-bit by what they are: constants, a 32-bit parameter, a grid extent, the pid.
+  // Values that are 32-bit by what they are: constants, arange, a 32-bit parameter, a grid extent, a pid.
   bool fits32(const Fp& f) const {
-    if (rho_free(f) && is_const(f.lo) && is_const(f.hi)) return true;
+    bool consts = is_const(f.lo) && is_const(f.hi);
+    for (const Term& t : f.t) consts = consts && is_lane(t.key) && is_const(t.coef) && is_const(t.count);
+    if (consts) return true;
     if (uniform(f) && f.lo->op == Op::Grid) return true;
     if (uniform(f) && f.lo->op == Op::Param) {
       const Param* p = k_.find_param(f.lo->name);
       return p && p->dtype == Scalar::I32;
     }
     int64_t c;
-    return is_const(f.coef, &c) && c == 1 && is_const(f.lo, &c) && c == 0 && is_const(f.hi, &c) && c == 0 && !rho_loops_used_;
-  }
-
-  // The range a value takes over every rho (rho in [0, rho_max]).
-  Fp range(const Fp& f) const {
-    Sym span = mul(f.coef, rho_max_);
-    return Fp{cst(0), add(f.lo, smin(cst(0), span)), add(f.hi, smax(cst(0), span))};
+    return f.t.size() == 1 && is_pid(f.t[0].key) && is_const(f.t[0].coef, &c) && c == 1 && is_const(f.lo, &c) && c == 0 && is_const(f.hi, &c) &&
+           c == 0 && (f.t[0].key != 0 || !rho_loops_used_);
   }
 
   std::optional<Fp> value(const ExprP& e, int ctx, bool aligned) {
     auto f = value_of(e, ctx, aligned);
     if (!f) return f;
-    if (aligned && rho_free(*f))
+    if (aligned) {
+      if (frame_.empty()) cap_lanes(*f);
+      Sym lo, hi;
       for (const Fact& fa : facts_)
-        if (same_expr(*e, ctx, *fa.e, fa.ctx)) {
-          if (fa.lo) f->lo = smax(f->lo, fa.lo);
-          if (fa.hi) f->hi = smin(f->hi, fa.hi);
+        if (fa.frame == frame_ && same_expr(*e, ctx, *fa.e, fa.ctx)) {
+          if (fa.lo) lo = lo ? smax(lo, fa.lo) : fa.lo;
+          if (fa.hi) hi = hi ? smin(hi, fa.hi) : fa.hi;
         }
+      if (f->t.empty()) {
+        if (lo) f->lo = smax(f->lo, lo);
+        if (hi) f->hi = smin(f->hi, hi);
+      } else if (hi) {
+        f = combine(*f, lo, hi);
+      }
+    }
     if (!e->type.ptr && e->type.elem == Scalar::I32 && !fits32(*f)) narrow_.push_back(*f);
     return f;
   }
@@ -355,10 +650,12 @@ class Analyzer {
     switch (e->kind) {
       case ExprKind::Const: return point(cst(e->ival));
       case ExprKind::ProgramId:
-        if (e->axis == 0) return Fp{cst(1), cst(0), cst(0)};
-        return point(cst(0));  // the grid's other axes are 1 (a condition)
+        if (e->axis == 0) used_pid0_ = true;
+        return Fp{{Term{e->axis, cst(1), nullptr}}, cst(0), cst(0)};
       case ExprKind::NumPrograms: return point(grid(e->axis));
-      case ExprKind::Arange: return Fp{cst(0), cst(e->ints[0]), cst(e->ints[1] - 1)};
+      case ExprKind::Arange:
+        if (e->ints[1] - e->ints[0] == 1) return point(cst(e->ints[0]));
+        return Fp{{Term{kLane, cst(1), cst(e->ints[1] - e->ints[0])}}, cst(e->ints[0]), cst(e->ints[0])};
       case ExprKind::Full: return value(e->args.back(), ctx, aligned);
       case ExprKind::Var: {
         if (const Param* p = param_of(*e)) {
@@ -375,29 +672,28 @@ class Analyzer {
         if (d->kind == StmtKind::Assign) return value(d->args[0], d->id, aligned);
         // A loop variable: an instance index, or its range.
         if (rho_loops_.count(e->slot)) {
-          rho_loops_used_ = true;
-          return Fp{cst(1), cst(0), cst(0)};
+          rho_loops_used_ = true, used_loop_ = true;
+          return Fp{{Term{0, cst(1), nullptr}}, cst(0), cst(0)};
         }
         auto lo = value(d->args[0], d->id, false), hi = value(d->args[1], d->id, false), st = value(d->args[2], d->id, false);
         if (!lo || !hi || !st) return std::nullopt;
         if (!uniform(*st)) return no("loop '" + e->name + "' has a step that varies");
         if (!is_const(st->lo) || st->lo->c < 1) conds_.push_back({cst(1), st->lo});
-        if (!same(lo->coef, hi->coef)) return no("loop '" + e->name + "' has bounds of different instance strides");
-        return Fp{lo->coef, lo->lo, sub(hi->hi, cst(1))};
+        if (lanes(*lo) || lanes(*hi) || !same_terms(*lo, *hi)) return no("loop '" + e->name + "' has bounds of different instance strides");
+        return Fp{lo->t, lo->lo, sub(hi->hi, cst(1))};
       }
       case ExprKind::Unary: {
         if (e->uop != UnOp::Neg) return no("unary " + std::string(unop_name(e->uop)) + " in the offsets");
         auto a = arg(0, false);
         if (!a) return a;
-        return Fp{sub(cst(0), a->coef), sub(cst(0), a->hi), sub(cst(0), a->lo)};
+        return lin(point(cst(0)), *a, true);
       }
       case ExprKind::Binary: {
         const BinOp b = e->bop;
         if (b == BinOp::Add || b == BinOp::Sub) {
           auto a = arg(0, aligned), c = arg(1, aligned);
           if (!a || !c) return std::nullopt;
-          if (b == BinOp::Add) return Fp{add(a->coef, c->coef), add(a->lo, c->lo), add(a->hi, c->hi)};
-          return Fp{sub(a->coef, c->coef), sub(a->lo, c->hi), sub(a->hi, c->lo)};
+          return lin(*a, *c, b == BinOp::Sub);
         }
         if (b == BinOp::Mul || b == BinOp::Shl) {
           auto a = arg(0, aligned), c = arg(1, aligned);
@@ -407,15 +703,12 @@ class Analyzer {
             if (!uniform(*c) || !is_const(c->lo, &s) || s < 0 || s > 40) return no("a shift by a non-constant amount");
             c = point(cst(int64_t(1) << s));
           }
-          if (!rho_free(*a) && !rho_free(*c)) return no("a product of two instance-dependent values");
-          if (!rho_free(*c) || (rho_free(*a) && uniform(*a) && !uniform(*c))) std::swap(a, c);
-          if (uniform(*c)) {  // (coef * rho + [lo, hi]) * k
-            Sym k = c->lo, x = mul(a->lo, k), y = mul(a->hi, k);
-            return Fp{mul(a->coef, k), smin(x, y), smax(x, y)};
-          }
-          if (!rho_free(*a)) return no("an instance-dependent value times a tile");
-          Sym p1 = mul(a->lo, c->lo), p2 = mul(a->lo, c->hi), p3 = mul(a->hi, c->lo), p4 = mul(a->hi, c->hi);
-          return Fp{cst(0), smin(smin(p1, p2), smin(p3, p4)), smax(smax(p1, p2), smax(p3, p4))};
+          if (uniform(*a) && !uniform(*c)) std::swap(a, c);
+          if (uniform(*c)) return scale(*a, c->lo);  // (sum coef * digit + [lo, hi]) * k
+          if (axes(*a) || axes(*c)) return no("a product of two instance-dependent values");
+          Fp x = range(*a), y = range(*c);
+          Sym p1 = mul(x.lo, y.lo), p2 = mul(x.lo, y.hi), p3 = mul(x.hi, y.lo), p4 = mul(x.hi, y.hi);
+          return Fp{{}, smin(smin(p1, p2), smin(p3, p4)), smax(smax(p1, p2), smax(p3, p4))};
         }
         if (b == BinOp::FloorDiv || b == BinOp::Mod) {
           auto a = arg(0, false), c = arg(1, false);
@@ -426,14 +719,14 @@ class Analyzer {
           conds_.push_back({cst(0), r.lo});
           conds_.push_back({cst(1), d});
           if (b == BinOp::Mod) {
-            if (!rho_free(*a)) {  // x % d == x where 0 <= x < d
+            if (axes(*a)) {  // x % d == x where 0 <= x < d
               conds_.push_back({r.hi, sub(d, cst(1))});
               return a;
             }
-            return Fp{cst(0), cst(0), smin(a->hi, sub(d, cst(1)))};
+            return Fp{{}, cst(0), smin(r.hi, sub(d, cst(1)))};
           }
-          if (!rho_free(*a)) return no("an instance index divided");
-          return Fp{cst(0), sdiv(a->lo, d), sdiv(a->hi, d)};
+          if (axes(*a)) return no("an instance index divided");
+          return Fp{{}, sdiv(r.lo, d), sdiv(r.hi, d)};
         }
         if (b == BinOp::Cdiv) {  // (a + d - 1) // d of uniform a >= 0, d >= 1
           auto a = arg(0, false), c = arg(1, false);
@@ -446,17 +739,17 @@ class Analyzer {
         if (b == BinOp::Min || b == BinOp::Max) {
           auto a = arg(0, false), c = arg(1, false);
           if (!a || !c) return std::nullopt;
-          if (!rho_free(*a) || !rho_free(*c)) return no("minimum/maximum of instance-dependent values");
-          if (b == BinOp::Min) return Fp{cst(0), smin(a->lo, c->lo), smin(a->hi, c->hi)};
-          return Fp{cst(0), smax(a->lo, c->lo), smax(a->hi, c->hi)};
+          if (axes(*a) || axes(*c)) return no("minimum/maximum of instance-dependent values");
+          Fp x = range(*a), y = range(*c);
+          if (b == BinOp::Min) return Fp{{}, smin(x.lo, y.lo), smin(x.hi, y.hi)};
+          return Fp{{}, smax(x.lo, y.lo), smax(x.hi, y.hi)};
         }
         return no("operator '" + std::string(binop_name(b)) + "' in the offsets");
       }
       case ExprKind::Where: {
         auto a = arg(1, aligned), c = arg(2, aligned);
         if (!a || !c) return std::nullopt;
-        if (!same(a->coef, c->coef)) return no("where() of offsets with different instance strides");
-        return Fp{a->coef, smin(a->lo, c->lo), smax(a->hi, c->hi)};
+        return join(*a, *c, "where() of offsets with different instance strides");
       }
       case ExprKind::Cast: {
         const Scalar from = e->args[0]->type.elem;
@@ -465,9 +758,13 @@ class Analyzer {
         return arg(0, aligned);
       }
       case ExprKind::Broadcast: return arg(0, aligned);
-      case ExprKind::ExpandDims:
+      case ExprKind::ExpandDims: return expand_dims(*e, ctx, aligned, false);
       case ExprKind::Reshape:
-      case ExprKind::Trans: return arg(0, false);
+      case ExprKind::Trans: {
+        auto a = arg(0, false);
+        if (a && !collapse_lanes(*a)) return no("a reshape of a lane and an instance index combined under a mask");
+        return a;
+      }
       case ExprKind::Bitcast:
       case ExprKind::Load:
       case ExprKind::Dot:
@@ -479,6 +776,25 @@ class Analyzer {
       case ExprKind::PtrToInt: return no(std::string("a ") + expr_kind_name(e->kind) + " in the offsets");
     }
     return no("an expression in the offsets");
+  }
+
+  // expand_dims: its operand read in the frame one expand_dims further (the mask's facts there).
+  std::optional<Fp> expand_dims(const Expr& e, int ctx, bool aligned, bool ptr) {
+    const int ax = axis_of(e), r = e.args[0]->type.rank();
+    frame_.push_back({ax, r});
+    auto a = ptr ? pointer(e.args[0], ctx, aligned) : value(e.args[0], ctx, aligned);
+    frame_.pop_back();
+    if (!a) return a;
+    return expand(*a, ax, r);
+  }
+
+  // Either of two offsets: the same digits (their intervals joined), else lanes into the intervals.
+  std::optional<Fp> join(Fp a, Fp c, const std::string& why) {
+    if (!same_terms(a, c) && (!collapse_lanes(a) || !collapse_lanes(c) || !same_terms(a, c))) return no(why);
+    for (size_t i = 0; i < a.t.size(); ++i)
+      if (a.t[i].count) a.t[i].count = smax(a.t[i].count, c.t[i].count);
+    a.lo = smin(a.lo, c.lo), a.hi = smax(a.hi, c.hi);
+    return a;
   }
 
   // The offsets of pointer e from the start of buf_.
@@ -501,19 +817,21 @@ class Analyzer {
         auto p = pointer(e->args[static_cast<size_t>(side)], ctx, aligned);
         auto o = value(e->args[static_cast<size_t>(1 - side)], ctx, aligned);
         if (!p || !o) return std::nullopt;
-        if (e->bop == BinOp::Add) return Fp{add(p->coef, o->coef), add(p->lo, o->lo), add(p->hi, o->hi)};
-        return Fp{sub(p->coef, o->coef), sub(p->lo, o->hi), sub(p->hi, o->lo)};
+        return lin(*p, *o, e->bop == BinOp::Sub);
       }
       case ExprKind::Where: {
         auto a = pointer(e->args[1], ctx, aligned), c = pointer(e->args[2], ctx, aligned);
         if (!a || !c) return std::nullopt;
-        if (!same(a->coef, c->coef)) return no("where() of pointers with different instance strides");
-        return Fp{a->coef, smin(a->lo, c->lo), smax(a->hi, c->hi)};
+        return join(*a, *c, "where() of pointers with different instance strides");
       }
       case ExprKind::Broadcast: return pointer(e->args[0], ctx, aligned);
-      case ExprKind::ExpandDims:
+      case ExprKind::ExpandDims: return expand_dims(*e, ctx, aligned, true);
       case ExprKind::Reshape:
-      case ExprKind::Trans: return pointer(e->args[0], ctx, false);
+      case ExprKind::Trans: {
+        auto a = pointer(e->args[0], ctx, false);
+        if (a && !collapse_lanes(*a)) return no("a reshape of a lane and an instance index combined under a mask");
+        return a;
+      }
       default: break;
     }
     return no(std::string("a pointer made by ") + expr_kind_name(e->kind));
@@ -534,42 +852,6 @@ std::string str(const Sym& s, int prec) {
     case Op::Max: return "max(" + str(s->a, 0) + ", " + str(s->b, 0) + ")";
   }
   return "?";
-}
-
-using I128 = __int128;
-constexpr I128 kLimit = I128(1) << 52;  // the magnitude every value must stay within (as the CUDA emitter's f64)
-
-std::optional<I128> eval(const Sym& s, const std::function<std::optional<int64_t>(const std::string&)>& value, const std::array<int64_t, 3>& g) {
-  std::optional<I128> r;
-  switch (s->op) {
-    case Op::Const: r = s->c; break;
-    case Op::Param: {
-      auto v = value(s->name);
-      if (v) r = *v;
-      break;
-    }
-    case Op::Grid: r = g[static_cast<size_t>(s->axis)]; break;
-    default: {
-      auto a = eval(s->a, value, g), b = eval(s->b, value, g);
-      if (!a || !b) return std::nullopt;
-      switch (s->op) {
-        case Op::Add: r = *a + *b; break;
-        case Op::Sub: r = *a - *b; break;
-        case Op::Mul: r = *a * *b; break;
-        case Op::Div:
-          if (*a < 0 || *b <= 0) return std::nullopt;
-          r = *a / *b;
-          break;
-        case Op::Min: r = std::min(*a, *b); break;
-        case Op::Max: r = std::max(*a, *b); break;
-        case Op::Const:
-        case Op::Param:
-        case Op::Grid: break;
-      }
-    }
-  }
-  if (!r || *r > kLimit || *r < -kLimit) return std::nullopt;
-  return r;
 }
 
 }  // namespace footprint_impl
@@ -619,7 +901,7 @@ std::vector<DisjointWrites> disjoint_writes(const Kernel& k, const Bindings* con
 bool disjoint_holds(const std::vector<SymLe>& conds, const std::function<std::optional<int64_t>(const std::string&)>& value,
                     const std::array<int64_t, 3>& grid) {
   for (const SymLe& c : conds) {
-    auto a = footprint_impl::eval(c.lhs, value, grid), b = footprint_impl::eval(c.rhs, value, grid);
+    auto a = footprint_impl::eval(c.lhs, value, &grid), b = footprint_impl::eval(c.rhs, value, &grid);
     if (!a || !b || *a > *b) return false;
   }
   return true;

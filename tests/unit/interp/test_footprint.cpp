@@ -61,6 +61,45 @@ const char* kPersistent = R"(kernel rows(x: *f32[R, C], out y: *f32[R, C], R: i3
 }
 )";
 
+
+// One BM x BN tile of y per instance of a 2-D grid, rows S apart.
+const char* kTiles = R"(kernel tiles(out y: *f32[R * S], R: i32 = 37, C: i32 = 45, S: i32 = 45, BM: constexpr = 16, BN: constexpr = 16)
+    grid(cdiv(R, BM), cdiv(C, BN)) {
+  rm = program_id(0) * BM + arange(0, BM)
+  rn = program_id(1) * BN + arange(0, BN)
+  store(y + rm[:, None] * S + rn[None, :], full([BM, BN], 1.0, f32), mask=(rm[:, None] < R) & (rn[None, :] < C))
+}
+)";
+
+// An embedding's forward: rows gathered by a loaded index, stored in place (the store is affine).
+const char* kEmbedding = R"(kernel embedding(idx: *i32[n], w: *f32[V, D], out y: *f32[n, D], n: i32 = 37, V: i32 = 11, D: i32 = 45,
+    BM: constexpr = 8, BN: constexpr = 16)
+    grid(cdiv(n, BM), cdiv(D, BN)) {
+  offsets_m = program_id(0) * BM + arange(0, BM)
+  offsets_n = program_id(1) * BN + arange(0, BN)
+  mask_m = offsets_m < n
+  mask_n = offsets_n < D
+  rows = load(idx + offsets_m, mask=mask_m, other=0)
+  mask = mask_m[:, None] & mask_n[None, :]
+  v = load(w + rows[:, None] * D + offsets_n[None, :], mask=mask, other=0.0)
+  store(y + offsets_m[:, None] * D + offsets_n[None, :], v, mask=mask)
+}
+)";
+
+// A 2-D grid whose second axis the offsets do not read.
+const char* kNoPid1 = R"(kernel nopid1(out y: *f32[64], G: i32 = 1) grid(4, G) {
+  store(y + program_id(0) * 16 + arange(0, 16), full([16], 1.0, f32))
+}
+)";
+
+// Two sites with the same digits, one masked to C lanes a row and one writing all 64.
+const char* kTwoSites = R"(kernel two(out y: *f32[R * S + 64], R: i32 = 6, C: i32 = 40, S: i32 = 40, BLOCK: constexpr = 64) grid(R) {
+  row = program_id(0)
+  cols = arange(0, BLOCK)
+  store(y + row * S + arange(0, BLOCK), full([BLOCK], 1.0, f32), mask=cols < C)
+  store(y + row * S + arange(0, BLOCK), full([BLOCK], 2.0, f32))
+}
+)";
 }  // namespace
 
 TEST_CASE("disjoint writes: a row kernel is disjoint exactly when its stride covers its row") {
@@ -83,6 +122,58 @@ TEST_CASE("disjoint writes: rows walked by range(program_id(0), R, num_programs(
   CHECK(dw[0].why == "");
   CHECK(holds(k, run->b, false).at("y"));
   CHECK(conflicting(run->rep).empty());
+}
+
+TEST_CASE("disjoint writes: 2-D tiles are disjoint exactly when the column range fits the row stride") {
+  for (int S : {45, 50, 64, 44, 30, 16, 1}) {
+    CAPTURE(S);
+    auto run = run_tile("tiles.tile", kTiles, InterpOptions{.sanitize = Sanitize::Conflicts, .keep_going = true}, {{"S", std::to_string(S)}});
+    const Kernel& k = run->m.kernels[0];
+    bool proven = holds(k, run->b, true).at("y");
+    CHECK(proven == (S >= 45));
+    CHECK(conflicting(run->rep).count("y") == (S < 45 ? 1u : 0u));
+    CHECK(holds(k, run->b, false).at("y") == proven);  // the same with constexprs symbolic
+  }
+  // Columns not a multiple of the tile: the mask bounds the column index, not the lanes alone.
+  for (int C : {45, 33, 17, 64}) {
+    CAPTURE(C);
+    auto run = run_tile("tiles.tile", kTiles, InterpOptions{.sanitize = Sanitize::Conflicts, .keep_going = true},
+                        {{"C", std::to_string(C)}, {"S", std::to_string(C)}});
+    CHECK(holds(run->m.kernels[0], run->b, true).at("y"));
+    CHECK(conflicting(run->rep).empty());
+  }
+}
+
+TEST_CASE("disjoint writes: an embedding's forward (2-D grid, gathered rows, affine store)") {
+  for (int D : {45, 48, 16, 7}) {
+    CAPTURE(D);
+    auto run = run_tile("emb.tile", kEmbedding, InterpOptions{.sanitize = Sanitize::Conflicts, .keep_going = true}, {{"D", std::to_string(D)}});
+    const Kernel& k = run->m.kernels[0];
+    auto dw = disjoint_writes(k, &run->b);
+    REQUIRE(dw.size() == 1);
+    CHECK(dw[0].why == "");
+    CHECK(holds(k, run->b, true).at("y"));
+    CHECK(conflicting(run->rep).empty());
+  }
+}
+
+TEST_CASE("disjoint writes: a grid axis the offsets do not read must be 1") {
+  for (int G : {1, 2, 3}) {
+    CAPTURE(G);
+    auto run = run_tile("nopid1.tile", kNoPid1, InterpOptions{.sanitize = Sanitize::Conflicts, .keep_going = true}, {{"G", std::to_string(G)}});
+    const Kernel& k = run->m.kernels[0];
+    CHECK(holds(k, run->b, true).at("y") == (G == 1));
+    CHECK(conflicting(run->rep).count("y") == (G > 1 ? 1u : 0u));
+  }
+}
+
+TEST_CASE("disjoint writes: sites of one buffer, each as wide as its own mask lets it be") {
+  for (int S : {40, 63, 64, 80}) {
+    CAPTURE(S);
+    auto run = run_tile("two.tile", kTwoSites, InterpOptions{.sanitize = Sanitize::Conflicts, .keep_going = true}, {{"S", std::to_string(S)}});
+    CHECK(holds(run->m.kernels[0], run->b, true).at("y") == (S >= 64));
+    CHECK(conflicting(run->rep).count("y") == (S < 64 ? 1u : 0u));
+  }
 }
 
 TEST_CASE("disjoint writes: what cannot be read is not proven, with the reason") {
@@ -164,6 +255,6 @@ TEST_CASE("disjoint writes never hold where the interpreter finds two instances 
   }
   MESSAGE(runs << " runs, " << proven << " buffers proven disjoint, " << found << " runs with a conflict");
   CHECK(runs > 40);
-  CHECK(proven > 20);  // the analysis proves the common forms (rows, blocks of a vector)
+  CHECK(proven > 250);  // the analysis proves the common forms (rows, blocks of a vector, 2-D tiles)
   CHECK(found >= 3);   // the planted bugs (overlap, copy_nopid, ...) run and conflict
 }
