@@ -91,26 +91,21 @@ Sym mul(const Sym& a, const Sym& b) {
   if (is_const(b, &y) && y == 1) return a;
   return node(Op::Mul, a, b);
 }
-Sym smin(const Sym& a, const Sym& b) {
+// min (op Min) or max (op Max), folded: constants, equal operands, 0 against a value known
+// non-negative, an operand already inside a nested min/max of the same kind.
+Sym extreme(Op op, const Sym& a, const Sym& b) {
+  const bool mx = op == Op::Max;
   int64_t x, y;
-  if (is_const(a, &x) && is_const(b, &y)) return cst(std::min(x, y));
+  if (is_const(a, &x) && is_const(b, &y)) return cst(mx ? std::max(x, y) : std::min(x, y));
   if (same(a, b)) return a;
-  if (is_const(a, &x) && x == 0 && nonneg(b)) return a;
-  if (is_const(b, &y) && y == 0 && nonneg(a)) return b;
-  if (a->op == Op::Min && (same(a->a, b) || same(a->b, b))) return a;
-  if (b->op == Op::Min && (same(b->a, a) || same(b->b, a))) return b;
-  return node(Op::Min, a, b);
+  if (is_const(a, &x) && x == 0 && nonneg(b)) return mx ? b : a;
+  if (is_const(b, &y) && y == 0 && nonneg(a)) return mx ? a : b;
+  if (a->op == op && (same(a->a, b) || same(a->b, b))) return a;
+  if (b->op == op && (same(b->a, a) || same(b->b, a))) return b;
+  return node(op, a, b);
 }
-Sym smax(const Sym& a, const Sym& b) {
-  int64_t x, y;
-  if (is_const(a, &x) && is_const(b, &y)) return cst(std::max(x, y));
-  if (same(a, b)) return a;
-  if (is_const(a, &x) && x == 0 && nonneg(b)) return b;
-  if (is_const(b, &y) && y == 0 && nonneg(a)) return a;
-  if (a->op == Op::Max && (same(a->a, b) || same(a->b, b))) return a;
-  if (b->op == Op::Max && (same(b->a, a) || same(b->b, a))) return b;
-  return node(Op::Max, a, b);
-}
+Sym smin(const Sym& a, const Sym& b) { return extreme(Op::Min, a, b); }
+Sym smax(const Sym& a, const Sym& b) { return extreme(Op::Max, a, b); }
 Sym sdiv(const Sym& a, const Sym& b) {
   int64_t x, y;
   if (is_const(a, &x) && is_const(b, &y) && x >= 0 && y > 0) return cst(x / y);
