@@ -344,17 +344,10 @@ void KernelEmitter::plan_conflicts() {
         it->second.why += ", " + line_of(s);
     }
   });
-  std::array<int64_t, 3> grid{1, 1, 1};
-  for (size_t i = 0; i < k_.grid.size() && i < 3; ++i) grid[i] = eval_param_expr(k_.grid[i], b_).as_int();
-  auto value = [&](const std::string& n) -> std::optional<int64_t> {
-    auto it = b_.find(n);
-    if (it == b_.end() || it->second.is_float()) return std::nullopt;
-    return it->second.as_int();
-  };
   for (DisjointWrites& d : disjoint_writes(k_, &b_)) {
     auto it = plan_.conflict_words.find(k_.params[d.param].name);
     if (it == plan_.conflict_words.end()) continue;
-    it->second.disjoint_now = opt_.disjoint_writes && d.why.empty() && disjoint_holds(d.conds, value, grid);
+    it->second.disjoint_now = opt_.disjoint_writes && d.holds(k_, b_);
     it->second.disjoint = std::move(d);
   }
 }

@@ -3,7 +3,9 @@
 #include "ir/Footprint.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ir/Analysis.h"
@@ -113,16 +115,30 @@ Sym sdiv(const Sym& a, const Sym& b) {
   return node(Op::Div, a, b);
 }
 
-using I128 = __int128;
-constexpr I128 kLimit = I128(1) << 52;  // the magnitude every value must stay within (as the CUDA emitter's f64)
+// "the store at line N" / "the atomic at line N".
+std::string site_name(const Stmt& s) {
+  return (s.kind == StmtKind::Store ? "the store" : "the atomic") + (s.loc.valid() ? " at line " + std::to_string(s.loc.line) : std::string());
+}
 
-// Exact evaluation; g null: the grid's extents are unknown.
-std::optional<I128> eval(const Sym& s, const std::function<std::optional<int64_t>(const std::string&)>& value, const std::array<int64_t, 3>* g) {
+using I128 = __int128;
+// The magnitude every value must stay within (element offsets, and their bytes well inside 64 bits).
+constexpr I128 kLimit = I128(1) << 52;
+
+// An integer parameter's value in `b`, if any.
+std::optional<int64_t> int_value(const Bindings* b, const std::string& name) {
+  if (!b) return std::nullopt;
+  auto it = b->find(name);
+  if (it == b->end() || it->second.is_float()) return std::nullopt;
+  return it->second.as_int();
+}
+
+// Exact evaluation with the parameter values in b; g null: the grid's extents are unknown.
+std::optional<I128> eval(const Sym& s, const Bindings* b, const std::array<int64_t, 3>* g) {
   std::optional<I128> r;
   switch (s->op) {
     case Op::Const: r = s->c; break;
     case Op::Param: {
-      auto v = value(s->name);
+      auto v = int_value(b, s->name);
       if (v) r = *v;
       break;
     }
@@ -130,18 +146,18 @@ std::optional<I128> eval(const Sym& s, const std::function<std::optional<int64_t
       if (g) r = (*g)[static_cast<size_t>(s->axis)];
       break;
     default: {
-      auto a = eval(s->a, value, g), b = eval(s->b, value, g);
-      if (!a || !b) return std::nullopt;
+      auto a = eval(s->a, b, g), bv = eval(s->b, b, g);
+      if (!a || !bv) return std::nullopt;
       switch (s->op) {
-        case Op::Add: r = *a + *b; break;
-        case Op::Sub: r = *a - *b; break;
-        case Op::Mul: r = *a * *b; break;
+        case Op::Add: r = *a + *bv; break;
+        case Op::Sub: r = *a - *bv; break;
+        case Op::Mul: r = *a * *bv; break;
         case Op::Div:
-          if (*a < 0 || *b <= 0) return std::nullopt;
-          r = *a / *b;
+          if (*a < 0 || *bv <= 0) return std::nullopt;
+          r = *a / *bv;
           break;
-        case Op::Min: r = std::min(*a, *b); break;
-        case Op::Max: r = std::max(*a, *b); break;
+        case Op::Min: r = std::min(*a, *bv); break;
+        case Op::Max: r = std::max(*a, *bv); break;
         case Op::Const:
         case Op::Param:
         case Op::Grid: break;
@@ -236,7 +252,7 @@ class Analyzer {
       auto f = pointer(s->args[0], s->id, true);
       if (f && used_pid0_ && used_loop_) f = no("program_id(0) and an instance loop's variable in one offset");
       if (!f) {
-        d.why = at(*s) + (why_.empty() ? "its offsets are not read" : why_);
+        d.why = site_name(*s) + ": " + (why_.empty() ? "its offsets are not read" : why_);
         continue;
       }
       cap_lanes(*f);
@@ -315,9 +331,6 @@ class Analyzer {
   std::vector<Fp> rho_narrow_;
   std::string why_;
 
-  std::string at(const Stmt& s) const {
-    return (s.kind == StmtKind::Store ? "the store" : "the atomic") + (s.loc.valid() ? " at line " + std::to_string(s.loc.line) : std::string()) + ": ";
-  }
   std::nullopt_t no(const std::string& why) {
     if (why_.empty()) why_ = why;
     return std::nullopt;
@@ -414,13 +427,7 @@ class Analyzer {
   }
   // The value of |coef| for the launch's values where known (the digits' order).
   std::optional<I128> estimate(const Sym& s) const {
-    auto v = [&](const std::string& n) -> std::optional<int64_t> {
-      if (!cx_) return std::nullopt;
-      auto it = cx_->find(n);
-      if (it == cx_->end() || it->second.is_float()) return std::nullopt;
-      return it->second.as_int();
-    };
-    auto r = eval(s, v, nullptr);
+    auto r = eval(s, cx_, nullptr);
     if (r && *r < 0) r = -*r;
     return r;
   }
@@ -656,10 +663,8 @@ class Analyzer {
         if (const Param* p = param_of(*e)) {
           if (assigns_[static_cast<size_t>(p->slot)] != 1) return no("parameter '" + p->name + "' is reassigned");
           if (p->kind == ParamKind::Pointer) return no("pointer '" + p->name + "' in the offsets");
-          if (p->kind == ParamKind::Constexpr && cx_) {
-            auto it = cx_->find(p->name);
-            if (it != cx_->end() && !it->second.is_float()) return point(cst(it->second.as_int()));
-          }
+          if (p->kind == ParamKind::Constexpr)
+            if (auto v = int_value(cx_, p->name)) return point(cst(*v));
           return point(param(p->name));
         }
         const Stmt* d = def_before(e->slot, ctx);
@@ -873,9 +878,7 @@ std::vector<DisjointWrites> disjoint_writes(const Kernel& k, const Bindings* con
     for (size_t b : bufs) {
       sites[b].push_back(&s);
       if (address) why.emplace(b, "a pointer made from an address may point into it");
-      else if (bufs.size() > 1) why.emplace(b, std::string(s.kind == StmtKind::Store ? "the store" : "the atomic") +
-                                                   (s.loc.valid() ? " at line " + std::to_string(s.loc.line) : std::string()) +
-                                                   " may write several buffers");
+      else if (bufs.size() > 1) why.emplace(b, footprint_impl::site_name(s) + " may write several buffers");
     }
   });
   std::vector<DisjointWrites> out;
@@ -893,11 +896,13 @@ std::vector<DisjointWrites> disjoint_writes(const Kernel& k, const Bindings* con
   return out;
 }
 
-bool disjoint_holds(const std::vector<SymLe>& conds, const std::function<std::optional<int64_t>(const std::string&)>& value,
-                    const std::array<int64_t, 3>& grid) {
+bool DisjointWrites::holds(const Kernel& k, const Bindings& b) const {
+  if (!why.empty()) return false;
+  std::array<int64_t, 3> grid{1, 1, 1};
+  for (size_t i = 0; i < k.grid.size() && i < 3; ++i) grid[i] = eval_param_expr(k.grid[i], b).as_int();
   for (const SymLe& c : conds) {
-    auto a = footprint_impl::eval(c.lhs, value, &grid), b = footprint_impl::eval(c.rhs, value, &grid);
-    if (!a || !b || *a > *b) return false;
+    auto x = footprint_impl::eval(c.lhs, &b, &grid), y = footprint_impl::eval(c.rhs, &b, &grid);
+    if (!x || !y || *x > *y) return false;
   }
   return true;
 }

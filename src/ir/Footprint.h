@@ -34,11 +34,8 @@
 // fit in 32 bits (the kernel's own arithmetic then does not wrap).
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,15 +69,14 @@ struct DisjointWrites {
   std::string why;            // empty when proven; else why not (the first site that could not be read)
   std::vector<int> sites;     // the statements writing it (Stmt::id)
   std::string summary() const;  // "disjoint when ..." or "not proven: ..."
+  // Proven, and every condition holds for a launch of kernel k with bindings b (its integer parameter
+  // values, its grid evaluated under them), evaluated exactly: false where one fails, an operand is
+  // unknown, or a value leaves [-2^52, 2^52].
+  bool holds(const Kernel& k, const Bindings& b) const;
 };
 
 // One entry per buffer that some Store or Atomic may write (parameter order). With `constexprs`,
 // constexpr parameters are read as their values there (the conditions then name runtime values only).
 std::vector<DisjointWrites> disjoint_writes(const Kernel& k, const Bindings* constexprs = nullptr);
-
-// Evaluates the conditions exactly (integer parameter values from `value`, the grid's extents):
-// false where one fails, an operand is unknown, or a value leaves [-2^62, 2^62].
-bool disjoint_holds(const std::vector<SymLe>& conds, const std::function<std::optional<int64_t>(const std::string&)>& value,
-                    const std::array<int64_t, 3>& grid);
 
 }  // namespace dtsim

@@ -200,14 +200,12 @@ TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in
     REQUIRE(r.ok);
     CHECK(count(r.log, " 0 bytes spill stores, 0 bytes spill loads") == 1);
   }
+  CudaOptions sm90a;
+  sm90a.arch = "sm_90a";
   SUBCASE("a statement other than an assignment between the loops: each loop stages q") {
     std::string src = test::replaced(test::source_file("tests/gpu/attention_causal.tile"), "  lo = start_m * 128\n",
                                "  store(lse + first + offs_m, mx, mask=first + offs_m < rows)\n  lo = start_m * 128\n");
-    test::Compiled v = test::compile_tile("<causal_store_between>", src, [] {
-      CudaOptions o;
-      o.arch = "sm_90a";
-      return o;
-    }());
+    test::Compiled v = test::compile_tile("<causal_store_between>", src, sm90a);
     CHECK(count(v.plan, "kept") == 0);
     CHECK(count(v.plan, "qt: staged into shared memory once before the loop, read there by wgmma\n") == 2);
     CHECK(count(v.ptx, "st.shared.v4.u16") == 64);
@@ -215,11 +213,7 @@ TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in
   SUBCASE("q assigned between the loops: the second loop stages the new value") {
     std::string src = test::replaced(test::source_file("tests/gpu/attention_causal.tile"), "  lo = start_m * 128\n",
                                "  qt = (qt * 2.0).to(f16)\n  lo = start_m * 128\n");
-    test::Compiled v = test::compile_tile("<causal_q_between>", src, [] {
-      CudaOptions o;
-      o.arch = "sm_90a";
-      return o;
-    }());
+    test::Compiled v = test::compile_tile("<causal_q_between>", src, sm90a);
     CHECK(count(v.plan, "kept") == 0);
     CHECK(count(v.ptx, "st.shared.v4.u16") == 64);
   }

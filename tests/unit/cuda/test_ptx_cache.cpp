@@ -12,6 +12,7 @@
 #include "cuda_backend/Cuda.h"
 #include "ir/TileParser.h"
 #include "ir/Verify.h"
+#include "test_helpers.h"
 
 using namespace dtsim;
 
@@ -79,20 +80,17 @@ TEST_CASE("fp fusion contracts a multiply and an add into fma.rn.f32; without it
   store(w + offs, load(y + offs, mask) * a + load(x + offs, mask), mask)
 }
 )";
-  Module m = parse_tile(Sources::add("<axpy>", src));
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
   CudaOptions opt;
   opt.arch = "sm_90";
-  std::string plain = compile_ptx(emit_nvvm(m, b, opt), opt);
+  std::string plain = test::compile_tile("<axpy>", src, opt).ptx;
   CHECK(plain.find("fma.rn.f32") == std::string::npos);
   CHECK(plain.find("mul.rn.f32") != std::string::npos);
   CHECK(plain.find("add.rn.f32") != std::string::npos);
   CHECK(plain.find("sub.rn.f32") != std::string::npos);
   opt.fp_fusion = true;
-  std::string ir = emit_nvvm(m, b, opt);
-  CHECK(ir.find("fmul contract float") != std::string::npos);
-  std::string fused = compile_ptx(ir, opt);
+  test::Compiled c = test::compile_tile("<axpy>", src, opt);
+  CHECK(c.nm.ir.find("fmul contract float") != std::string::npos);
+  const std::string& fused = c.ptx;
   CHECK(fused.find("fma.rn.f32") != std::string::npos);
   CHECK(fused.find("mul.rn.f32") == std::string::npos);
   CHECK(fused.find("mul.f32") == std::string::npos);
@@ -109,16 +107,13 @@ TEST_CASE("approx_div compiles f32 division as Triton compiles `/` (div.full.f32
   store(w + offs, load(x + offs, mask).to(f64) / load(y + offs, mask).to(f64), mask)
 }
 )";
-  Module m = parse_tile(Sources::add("<ratio>", src));
-  Bindings b = bind_params(m, {});
-  verify_module(m, b);
   CudaOptions opt;
   opt.arch = "sm_90";
-  std::string ieee = compile_ptx(emit_nvvm(m, b, opt), opt);
+  std::string ieee = test::compile_tile("<ratio>", src, opt).ptx;
   CHECK(ieee.find("div.rn.f32") != std::string::npos);
   CHECK(ieee.find("div.full.f32") == std::string::npos);
   opt.approx_div = true;
-  std::string approx = compile_ptx(emit_nvvm(m, b, opt), opt);
+  std::string approx = test::compile_tile("<ratio>", src, opt).ptx;
   CHECK(approx.find("div.full.f32") != std::string::npos);
   CHECK(approx.find("div.rn.f32") == std::string::npos);
   CHECK(approx.find("div.rn.f64") != std::string::npos);  // f64 division stays IEEE, as in Triton

@@ -15,22 +15,10 @@ using namespace dtsim::test;
 
 namespace {
 
-std::array<int64_t, 3> grid_of(const Kernel& k, const Bindings& b) {
-  std::array<int64_t, 3> g{1, 1, 1};
-  for (size_t i = 0; i < k.grid.size() && i < 3; ++i) g[i] = eval_param_expr(k.grid[i], b).as_int();
-  return g;
-}
-
 // Per buffer written: whether the analysis proves it disjoint under b (and whether it is proven at all).
 std::map<std::string, bool> holds(const Kernel& k, const Bindings& b, bool fold_constexprs) {
   std::map<std::string, bool> out;
-  auto value = [&](const std::string& n) -> std::optional<int64_t> {
-    auto it = b.find(n);
-    if (it == b.end() || it->second.is_float()) return std::nullopt;
-    return it->second.as_int();
-  };
-  for (const DisjointWrites& d : disjoint_writes(k, fold_constexprs ? &b : nullptr))
-    out[k.params[d.param].name] = d.why.empty() && disjoint_holds(d.conds, value, grid_of(k, b));
+  for (const DisjointWrites& d : disjoint_writes(k, fold_constexprs ? &b : nullptr)) out[k.params[d.param].name] = d.holds(k, b);
   return out;
 }
 
@@ -232,7 +220,7 @@ TEST_CASE("disjoint writes never hold where the interpreter finds two instances 
         }
         int64_t bytes = 0;
         for (const BufferUse& u : kernel_buffers(m2.kernels[0], b)) bytes += u.bytes;
-        std::array<int64_t, 3> g = grid_of(m2.kernels[0], b);
+        std::array<int64_t, 3> g = launch_grid(m2.kernels[0], b);
         if (bytes > (int64_t(8) << 20) || g[0] * g[1] * g[2] > 4096) continue;  // the interpreter's time
         Buffers bufs = make_buffers(m2, b, 1);
         std::ostringstream os;
