@@ -9,6 +9,10 @@ usage (on a GPU machine, from the repository root; TUTORIAL is a copy of 06-fuse
   python3 -m dtsim --backend=cuda --sanitize=none bench/attention_vs_triton.py TUTORIAL --label dtsim \\
       --configs-in cfg.json > dtsim.jsonl
   python3 bench/attention_vs_triton.py --table triton.jsonl dtsim.jsonl
+or both in one process, alternated (the configurations pinned as above):
+  python3 -m dtsim --backend=cuda --sanitize=none bench/attention_vs_triton.py TUTORIAL --label dtsim \\
+      --configs-in cfg.json --alternate 6 > both.jsonl
+  python3 bench/attention_vs_triton.py --table both.jsonl
 
 The first run autotunes (the tutorial's own configurations) and writes the configuration Triton chose
 for each shape; the second runs exactly those. Each line printed is one JSON object: label, shape,
@@ -87,10 +91,14 @@ def run(a):
                     print(json.dumps(rec), flush=True)
                     continue
                 rec["max_err"] = reference_error(torch, q, k, v, causal, scale, o)
+                flops = 4.0 * a.batch * HEADS * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
+                if a.alternate:
+                    alternate(a, mod, kern, torch, triton, q, k, v, causal, scale, rec, flops)
+                    del q, k, v
+                    continue
                 ms = triton.testing.do_bench(lambda: mod.attention(q, k, v, causal, scale))
                 best = getattr(kern, "best_config", None) or kern.configs[0]
                 chosen.setdefault(key, config_text(best))
-                flops = 4.0 * a.batch * HEADS * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
                 rec.update(ms=ms, tflops=flops / (ms * 1e-3) / 1e12, config=config_text(best))
             except Exception as e:  # a row that fails is reported, the others still run
                 lines = str(e).strip().splitlines()
@@ -99,6 +107,43 @@ def run(a):
             del q, k, v
     if a.configs_out:
         json.dump(chosen, open(a.configs_out, "w"), indent=1)
+
+
+def alternate(a, mod, kern, torch, triton, q, k, v, causal, scale, rec, flops):
+    """Both in this process (under `python -m dtsim --backend=cuda`): the same launch timed through
+    Triton's own compiler and through dtsim, `a.alternate` rounds in the order A B B A ..., each round
+    one do_bench (median); prints a record per label with the median over rounds, and the dtsim
+    record carries each round's ratio (Triton's time / dtsim's)."""
+    from dtsim.triton_launch import triton_launches
+    fn = lambda: mod.attention(q, k, v, causal, scale)  # noqa: E731
+    with triton_launches():
+        o = fn()
+        torch.cuda.synchronize()
+        err_triton = reference_error(torch, q, k, v, causal, scale, o)
+    best = config_text(getattr(kern, "best_config", None) or kern.configs[0])
+    times = {"triton": [], a.label: []}
+
+    def bench(label):
+        if label == "triton":
+            with triton_launches():
+                return triton.testing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms)
+        return triton.testing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms)
+
+    for r in range(a.alternate):
+        order = ("triton", a.label) if r % 2 == 0 else (a.label, "triton")
+        for label in order:
+            times[label].append(bench(label))
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    ratios = [t / d for t, d in zip(times["triton"], times[a.label])]
+    for label in ("triton", a.label):
+        out = dict(rec, label=label, config=best, rounds=times[label])
+        out["ms"] = med(times[label])
+        out["tflops"] = flops / (out["ms"] * 1e-3) / 1e12
+        if label == "triton":
+            out["max_err"] = err_triton
+        else:
+            out["ratio_rounds"] = ratios
+        print(json.dumps(out), flush=True)
 
 
 def table(paths):
@@ -128,8 +173,14 @@ def table(paths):
             r, b = by.get(l, {}), by.get(base, {})
             ratios.append(f"{b['ms'] / r['ms']:.2f}x" if "ms" in r and "ms" in b else "-")
         err = max((r.get("max_err", 0.0) for r in by.values()), default=0.0)
+        for l in labels[1:]:
+            rr = by.get(l, {}).get("ratio_rounds")
+            if rr:  # --alternate: the per-round ratios' range next to the ratio of medians
+                i = labels.index(l) - 1
+                ratios[i] += f" ({min(rr):.2f}-{max(rr):.2f})"
         print(f"| {n} | {d} | {'yes' if c else 'no'} | {cfg_s} | " + " | ".join(cells) + " | " + " | ".join(ratios) + f" | {err:.2e} |")
-    print(f"\nratio: {base}'s time / the other's (above 1.00: faster than {base}).")
+    print(f"\nratio: {base}'s time / the other's (above 1.00: faster than {base}); with --alternate, the range of"
+          " the rounds' ratios in parentheses.")
 
 
 def main():
@@ -144,6 +195,11 @@ def main():
     ap.add_argument("--causal", choices=("both", "no", "yes"), default="both")
     ap.add_argument("--once", action="store_true",
                     help="launch each row's kernel once, without timing or the reference (for a profiler: ncu -c 1)")
+    ap.add_argument("--alternate", type=int, default=0, metavar="R",
+                    help="under `python -m dtsim --backend=cuda`: time Triton's own launch and dtsim's in this process,"
+                         " R rounds alternated (A B B A ...), the median of each")
+    ap.add_argument("--warmup-ms", type=int, default=25, help="do_bench warm-up per round (--alternate)")
+    ap.add_argument("--rep-ms", type=int, default=200, help="do_bench repetition time per round (--alternate)")
     ap.add_argument("--table", nargs="+", help="print the table of these JSON-lines files")
     a = ap.parse_args()
     if a.table:

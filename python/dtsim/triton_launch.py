@@ -711,6 +711,25 @@ def install():
     def _run(self, *args, grid, warmup, **kwargs):
         return run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
+    _jit.JITFunction._dtsim_triton_run = _jit.JITFunction.run
     _jit.JITFunction.run = _run
     _jit.JITFunction._dtsim_installed = True
     triton.dtsim = dtsim
+
+
+class triton_launches:
+    """`with dtsim.triton_launch.triton_launches():` launches @triton.jit kernels through the installed
+    Triton's own compiler and driver inside the block, as without dtsim (for timing both in one
+    process: bench/attention_vs_triton.py --alternate). Outside `python -m dtsim`, it changes nothing."""
+
+    def __enter__(self):
+        from triton.runtime import jit as _jit
+        self._saved = _jit.JITFunction.run
+        if getattr(_jit.JITFunction, "_dtsim_installed", False):
+            _jit.JITFunction.run = _jit.JITFunction._dtsim_triton_run
+        return self
+
+    def __exit__(self, *exc):
+        from triton.runtime import jit as _jit
+        _jit.JITFunction.run = self._saved
+        return False

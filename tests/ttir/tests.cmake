@@ -21,6 +21,10 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     add_test(NAME ttir/fp_fusion COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/fp_fusion.py)
     set_tests_properties(ttir/fp_fusion PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # triton_launches(): Triton's own launch path inside the block, dtsim's outside it (no GPU needed)
+    add_test(NAME ttir/triton_launches COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/triton_launches.py)
+    set_tests_properties(ttir/triton_launches PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
     add_test(NAME ttir/breakpoint_kernel COMMAND ${DTSIM_TRITON_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../python/breakpoint_kernel.py)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
