@@ -131,10 +131,8 @@ int function_registers(const Cu& cu, CUfunction f) {  // per thread, as compiled
 }
 
 std::array<int64_t, 3> grid_of(const Kernel& k, const Bindings& b) {
-  std::array<int64_t, 3> g{1, 1, 1};
+  std::array<int64_t, 3> g = grid_extents(k, b);
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i) {
-    g[i] = eval_param_expr(k.grid[i], b).as_int();
-    if (g[i] <= 0) user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " of kernel '" + k.name + "' is " + std::to_string(g[i]) + "; it must be >= 1");
     // CUDA's limits (a larger value would be truncated by the launch's unsigned dimensions).
     int64_t most = i == 0 ? INT32_MAX : 65535;
     if (g[i] > most)

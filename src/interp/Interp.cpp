@@ -22,13 +22,7 @@ namespace dtsim {
 using namespace exec;
 
 std::array<int64_t, 3> launch_grid(const Kernel& k, const Bindings& b) {
-  std::array<int64_t, 3> g{1, 1, 1};
-  for (size_t i = 0; i < k.grid.size() && i < 3; ++i) {
-    ScalarValue v = eval_param_expr(k.grid[i], b);
-    if (v.dtype_is_float()) user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " must be an integer");
-    if (v.i <= 0) user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " of kernel '" + k.name + "' is " + std::to_string(v.i) + "; every axis must be >= 1");
-    g[i] = v.i;
-  }
+  std::array<int64_t, 3> g = grid_extents(k, b);
   int64_t total = 1;
   for (int64_t x : g) {  // each factor and partial product <= INT32_MAX: no step can overflow
     if (x > INT32_MAX || total * x > INT32_MAX) user_error(k.loc, "kernel '" + k.name + "' has more than 2^31 program instances");

@@ -898,8 +898,7 @@ std::vector<DisjointWrites> disjoint_writes(const Kernel& k, const Bindings* con
 
 bool DisjointWrites::holds(const Kernel& k, const Bindings& b) const {
   if (!why.empty()) return false;
-  std::array<int64_t, 3> grid{1, 1, 1};
-  for (size_t i = 0; i < k.grid.size() && i < 3; ++i) grid[i] = eval_param_expr(k.grid[i], b).as_int();
+  std::array<int64_t, 3> grid = grid_extents(k, b);
   for (const SymLe& c : conds) {
     auto x = footprint_impl::eval(c.lhs, &b, &grid), y = footprint_impl::eval(c.rhs, &b, &grid);
     if (!x || !y || *x > *y) return false;

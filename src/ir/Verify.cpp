@@ -758,6 +758,19 @@ ScalarValue eval_param_expr(const ExprP& e, const Bindings& b, const Kernel* con
   return eval_impl(e, b, constexpr_only);
 }
 
+std::array<int64_t, 3> grid_extents(const Kernel& k, const Bindings& b) {
+  std::array<int64_t, 3> g{1, 1, 1};
+  for (size_t i = 0; i < k.grid.size() && i < 3; ++i) {
+    ScalarValue v = eval_param_expr(k.grid[i], b);
+    if (v.dtype_is_float()) user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " must be an integer");
+    if (v.i <= 0)
+      user_error(k.grid[i]->loc, "grid axis " + std::to_string(i) + " of kernel '" + k.name + "' is " + std::to_string(v.i) +
+                                     "; every axis must be >= 1");
+    g[i] = v.i;
+  }
+  return g;
+}
+
 namespace {
 ScalarValue parse_value(const Param& p, const std::string& text) {
   const char* s = text.c_str();

@@ -6,6 +6,8 @@
 // of the offending node.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -28,6 +30,11 @@ Bindings bind_params(const Module& m, const std::map<std::string, std::string>& 
 // When `kernel` is given, only its Constexpr parameters may appear (a runtime scalar is an error
 // "… must be a compile-time constant").
 ScalarValue eval_param_expr(const ExprP& e, const Bindings& b, const Kernel* constexpr_only = nullptr);
+
+// The launch's grid extents, axes the kernel does not name = 1. Errors (at the axis's expression): a
+// float extent, an extent < 1. Each executor adds its own limits (the interpreter's 2^31 instances,
+// CUDA's per-axis ones).
+std::array<int64_t, 3> grid_extents(const Kernel& k, const Bindings& b);
 
 // Type-checks and annotates every kernel. Parameters of the same name must agree across kernels.
 void verify_module(Module& m, const Bindings& b);

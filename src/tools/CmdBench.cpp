@@ -85,7 +85,7 @@ Entry entry_for(const Kernel& k, const Bindings& b) {
   e.flops_known = w.flops_known;
   e.flops_note = w.flops_note;
   e.dot_dtype = w.dot_dtype;
-  for (size_t i = 0; i < 3 && i < k.grid.size(); ++i) e.grid[i] = eval_param_expr(k.grid[i], b).as_int();
+  e.grid = grid_extents(k, b);
   e.instances = e.grid[0] * e.grid[1] * e.grid[2];
   return e;
 }

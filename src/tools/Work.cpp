@@ -239,8 +239,7 @@ KernelWork kernel_work(const Kernel& k, const Bindings& b, int64_t max_steps) {
 
   Walker wk(k);
   wk.max_steps = max_steps;
-  for (size_t i = 0; i < k.grid.size() && i < 3; ++i) wk.grid[i] = eval_param_expr(k.grid[i], b).as_int();
-  for (size_t i = k.grid.size(); i < 3; ++i) wk.grid[i] = 1;
+  wk.grid = grid_extents(k, b);
   std::vector<Opt> init(static_cast<size_t>(std::max(k.num_slots, 0)));
   for (const Param& p : k.params)
     if (p.kind != ParamKind::Pointer && p.slot >= 0 && !is_float(p.dtype)) {
