@@ -131,6 +131,7 @@ class KernelLowerer {
   std::map<std::string, size_t> view_block_;  // the block (index into blocks_) where d's view was opened
   std::map<std::string, size_t> loop_block_;  // the body block of d's loop, while it is being built
   std::map<std::string, Carried> carried_;    // reductions carried across a loop, by Func
+  std::set<std::string> reduction_loops_;     // dims whose open loop is a reduction's (not an output dim's)
   int next_view_ = 1;
   SourceLoc alg_loc_, sched_loc_;
   std::string cur_func_;
@@ -425,6 +426,12 @@ class KernelLowerer {
     sched_loc_ = saved_sched;
   }
 
+  void reduction_loop(const std::string& r, SourceLoc loc, const std::function<void()>& fn) {
+    reduction_loops_.insert(r);
+    with_loop(r, loc, fn);
+    reduction_loops_.erase(r);
+  }
+
   // ---- the loop nest of the output Func ----
   void nest(size_t i) {
     if (i == out_.dims.size()) {
@@ -528,7 +535,7 @@ class KernelLowerer {
     const DtExprP& e = f.def;
     if (e->kind != DtExprKind::Call || !dt_is_reduction(e->name)) return false;
     const std::string& r = e->args.back()->name;
-    return f.sched.fuse_level == r && view_.count(r) && view_in_loop_.at(r) && loop_block_.count(r);
+    return f.sched.fuse_level == r && view_.count(r) && view_in_loop_.at(r) && reduction_loops_.count(r);
   }
 
   std::string carried_why(const Defect& d) const {
@@ -626,7 +633,7 @@ class KernelLowerer {
     std::vector<std::string> full = canonical([&] { std::set<std::string> s(c.dims.begin(), c.dims.end()); s.insert(r); return s; }());
     ExprP v = broadcast_full(b, full);
     if (plan_.at(r).masked) v = make_where(place(var(r + "_mask"), r, full), v, identity(*op, acc_t), e->loc);
-    v = make_reduce(*op, v, static_cast<int>(std::find(full.begin(), full.end(), r) - full.begin()), e->loc);
+    if (tiled(r)) v = make_reduce(*op, v, static_cast<int>(std::find(full.begin(), full.end(), r) - full.begin()), e->loc);
     FusedVal fv{c.var, c.dims, {}, {}};
     if (*op == RedOp::Max) {
       if (!b.d.empty()) carried_error(b.d, e->loc, "the running maximum " + f.name + " cannot take a value that depends on it");
@@ -907,7 +914,7 @@ class KernelLowerer {
       assign(acc, upd, e->loc);
     };
     if (plan_.at(r).whole) body();
-    else with_loop(r, e->loc, body);
+    else reduction_loop(r, e->loc, body);
     if (!post.empty()) assign(acc, apply_post(var(acc), post, acc_dims, e->loc), e->loc);
     sched_loc_ = saved;
     return {var(acc), acc_dims};
@@ -951,7 +958,7 @@ class KernelLowerer {
       assign(acc, make_dot(ta, tb, prev, e->loc), e->loc);
     };
     if (plan_.at(k).whole) body();
-    else with_loop(k, e->loc, body);
+    else reduction_loop(k, e->loc, body);
     if (!post.empty()) assign(acc, apply_post(var(acc), post, {i, j}, e->loc), e->loc);
     sched_loc_ = saved;
     std::vector<std::string> canon = canonical({i, j});
