@@ -550,18 +550,22 @@ class KernelLowerer {
     return "a value is carried across a loop";
   }
   [[noreturn]] void carried_error(const Defect& d, SourceLoc loc, const std::string& what) const {
-    user_error(loc, carried_why(d) + ": " + what + " (a running maximum may appear only as exp(x - max) in a term of a sum over the loop's dim, a running sum only as a "
-                                                   "factor or divisor of such a term)");
+    user_error(loc, carried_why(d) + ": " + what + "; in that loop a running maximum may appear only as exp(x - max), and a running sum only as a factor or divisor, "
+                                                   "in a term of a sum over the loop's dim");
   }
   void require_plain(const TV& t, const DtExprP& e, const std::string& what) const {
     if (!t.d.empty()) carried_error(t.d, e->loc, what + " cannot use it: " + dt_expr_str(e));
   }
 
   // exp(c * (var - prev)) for a running max M: the factor that brings a sum kept at M's previous scale
-  // to its new one (c = -1: M's alpha).
+  // to its new one (c = -1: M's alpha). Before M's first finite value the sum holds only zeros, and for
+  // c > 0 the factor would be inf (inf * 0 = NaN): it is 0 there.
   TV rescale_factor(const std::string& m, double c) {
     const Carried& cm = carried_.at(m);
-    ExprP f = c == -1 ? var(cm.alpha) : make_unary(UnOp::Exp, bin(BinOp::Mul, make_const_float(c), bin(BinOp::Sub, var(cm.var), var(cm.prev))));
+    if (c == -1) return {var(cm.alpha), cm.dims};
+    ExprP f = make_unary(UnOp::Exp, bin(BinOp::Mul, make_const_float(c), bin(BinOp::Sub, var(cm.var), var(cm.prev))));
+    if (c > 0)
+      f = make_where(bin(BinOp::Eq, var(cm.prev), make_const_float(-std::numeric_limits<double>::infinity())), make_const_float(0.0), f);
     return {f, cm.dims};
   }
   // The product of the rescale factors of `scale`, as a tile over `layout`; null when none.
@@ -948,6 +952,8 @@ class KernelLowerer {
     auto body = [&] {
       realize_level(cur_func_, k);
       TV oa = operand(a, {i, k}, k), ob = operand(b, {k, j}, k);
+      check_sum_term(oa, e, k);
+      check_sum_term(ob, e, k);
       TV term = combine(BinOp::Mul, TV{cint(1), {}, false, oa.d}, TV{cint(1), {}, false, ob.d}, e->loc);  // the factors of the product
       check_sum_term(term, e, k);
       post = term.d.post;
