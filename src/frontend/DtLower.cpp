@@ -45,12 +45,13 @@ struct TV {
   std::vector<std::string> dims;  // tiled dims, in layout order
   bool direct_load = false;       // a masked load (masked-off lanes are 0)
   Defect d;
+  ExprP unscaled, scale;          // when set: e == unscaled * scale, scale a positive scalar (see fold_scale)
 };
 
 // A reduction carried across its consumer's loop over `dim`.
 struct Carried {
   RedOp op;
-  std::string var;              // max: the running maximum; sum: the running sum (final after the loop)
+  std::string var;              // max: the running maximum times log2(e); sum: the running sum (final after the loop)
   std::string prev, alpha;      // max: the value before this tile's update; exp(prev - var)
   std::vector<std::string> dims;
   std::string dim;              // the loop it is carried across
@@ -80,6 +81,7 @@ struct FusedVal {
   std::vector<std::string> dims;
   std::map<std::string, int> view_ids;
   Defect d;
+  ExprP unscaled, scale;
 };
 
 ExprP var(const std::string& n, SourceLoc l = {}) { return make_var(n, l); }
@@ -91,6 +93,21 @@ std::string join(const std::vector<std::string>& v) {
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
   return s;
 }
+
+// Whether an IR expression (built by the lowering, not yet typed) is a scalar positive for every size:
+// literals > 0, dim sizes, and sqrt, rsqrt, exp, products and quotients of such.
+bool positive_scalar(const ExprP& e) {
+  switch (e->kind) {
+    case ExprKind::Const: return e->is_float ? e->fval > 0 : e->ival > 0;
+    case ExprKind::Var: return e->name.size() > 5 && e->name.compare(e->name.size() - 5, 5, "_SIZE") == 0;
+    case ExprKind::Cast: return positive_scalar(e->args[0]);
+    case ExprKind::Unary: return (e->uop == UnOp::Sqrt || e->uop == UnOp::Rsqrt || e->uop == UnOp::Exp) && positive_scalar(e->args[0]);
+    case ExprKind::Binary: return (e->bop == BinOp::Mul || e->bop == BinOp::Div) && positive_scalar(e->args[0]) && positive_scalar(e->args[1]);
+    default: return false;
+  }
+}
+
+constexpr double kLog2E = 1.4426950408889634, kLn2 = 0.6931471805599453;
 
 class KernelLowerer {
  public:
@@ -522,11 +539,39 @@ class KernelLowerer {
     TV v = func_value(f);
     std::string n = fresh(f.name);
     assign(n, v.e, f.def_loc);
-    FusedVal fv{n, v.dims, {}, v.d};
+    fold_scale(v);
+    FusedVal fv{n, v.dims, {}, v.d, nullptr, nullptr};
+    fv.unscaled = v.unscaled;
+    fv.scale = v.scale;
     for (auto& d : f.dims) fv.view_ids[d] = view_.at(d);
     fused_[f.name] = fv;
     sched_loc_ = saved_sched;
     alg_loc_ = saved_alg;
+  }
+
+  // A value `x * c` or `x / c` (x a tile variable, c a positive scalar) remembers x and c, so that a
+  // running maximum over it and exp() of it minus that maximum can take c with log2(e) as one factor,
+  // as Triton's tutorial folds the softmax scale into exp2: max(x * c) = max(x) * c for c > 0.
+  void fold_scale(TV& v) const {
+    const ExprP& x = v.e;
+    if (!v.d.empty() || v.dims.empty() || x->kind != ExprKind::Binary) return;
+    auto tile_var = [](const ExprP& a) { return a->kind == ExprKind::Var && !positive_scalar(a); };
+    if (x->bop == BinOp::Mul)
+      for (int i = 0; i < 2; ++i)
+        if (positive_scalar(x->args[i]) && tile_var(x->args[1 - i])) {
+          v.unscaled = x->args[1 - i];
+          v.scale = x->args[i];
+          return;
+        }
+    if (x->bop == BinOp::Div && positive_scalar(x->args[1]) && tile_var(x->args[0])) {
+      v.unscaled = x->args[0];
+      v.scale = bin(BinOp::Div, make_const_float(1.0), x->args[1]);
+    }
+  }
+  // v * log2(e), with a remembered positive scale folded into the one factor.
+  ExprP times_log2e(const TV& v) {
+    if (v.unscaled) return bin(BinOp::Mul, clone_expr(v.unscaled), bin(BinOp::Mul, clone_expr(v.scale), make_const_float(kLog2E)));
+    return bin(BinOp::Mul, v.e, make_const_float(kLog2E));
   }
 
   // ---- reductions carried across the consumer's loop ----
@@ -557,13 +602,13 @@ class KernelLowerer {
     if (!t.d.empty()) carried_error(t.d, e->loc, what + " cannot use it: " + dt_expr_str(e));
   }
 
-  // exp(c * (var - prev)) for a running max M: the factor that brings a sum kept at M's previous scale
-  // to its new one (c = -1: M's alpha). Before M's first finite value the sum holds only zeros, and for
+  // exp(c * (M - M_prev)) = exp2(c * (var - prev)) for a running max M (kept times log2(e)): the
+  // factor that brings a sum kept at M's previous scale to its new one (c = -1: M's alpha). Before M's first finite value the sum holds only zeros, and for
   // c > 0 the factor would be inf (inf * 0 = NaN): it is 0 there.
   TV rescale_factor(const std::string& m, double c) {
     const Carried& cm = carried_.at(m);
     if (c == -1) return {var(cm.alpha), cm.dims};
-    ExprP f = make_unary(UnOp::Exp, bin(BinOp::Mul, make_const_float(c), bin(BinOp::Sub, var(cm.var), var(cm.prev))));
+    ExprP f = make_unary(UnOp::Exp2, bin(BinOp::Mul, make_const_float(c), bin(BinOp::Sub, var(cm.var), var(cm.prev))));
     if (c > 0)
       f = make_where(bin(BinOp::Eq, var(cm.prev), make_const_float(-std::numeric_limits<double>::infinity())), make_const_float(0.0), f);
     return {f, cm.dims};
@@ -635,17 +680,21 @@ class KernelLowerer {
     emit_at(loop_block_.at(r) - 1, make_assign(c.var, init, e->loc));
     TV b = lower(e->args[0]);
     std::vector<std::string> full = canonical([&] { std::set<std::string> s(c.dims.begin(), c.dims.end()); s.insert(r); return s; }());
-    ExprP v = broadcast_full(b, full);
+    // The running maximum is kept times log2(e) (exp(x - M) = exp2(x * log2(e) - var)), a positive
+    // scale of its argument folded into that factor after the max.
+    bool fold = *op == RedOp::Max && b.unscaled;
+    ExprP v = broadcast_full(fold ? TV{clone_expr(b.unscaled), b.dims} : b, full);
     if (plan_.at(r).masked) v = make_where(place(var(r + "_mask"), r, full), v, identity(*op, acc_t), e->loc);
     if (tiled(r)) v = make_reduce(*op, v, static_cast<int>(std::find(full.begin(), full.end(), r) - full.begin()), e->loc);
-    FusedVal fv{c.var, c.dims, {}, {}};
+    FusedVal fv{c.var, c.dims, {}, {}, nullptr, nullptr};
     if (*op == RedOp::Max) {
       if (!b.d.empty()) carried_error(b.d, e->loc, "the running maximum " + f.name + " cannot take a value that depends on it");
+      v = bin(BinOp::Mul, v, fold ? bin(BinOp::Mul, clone_expr(b.scale), make_const_float(kLog2E)) : make_const_float(kLog2E), e->loc);
       c.prev = fresh(f.name + "_prev");
       c.alpha = fresh(f.name + "_alpha");
       assign(c.prev, var(c.var), e->loc);
       assign(c.var, bin(BinOp::Max, var(c.prev), v, e->loc), e->loc);
-      assign(c.alpha, make_unary(UnOp::Exp, bin(BinOp::Sub, var(c.prev), var(c.var)), e->loc), e->loc);
+      assign(c.alpha, make_unary(UnOp::Exp2, bin(BinOp::Sub, var(c.prev), var(c.var)), e->loc), e->loc);
       fv.d.add[f.name] = 1;
     } else {
       check_sum_term(b, e->args[0], r);
@@ -835,6 +884,9 @@ class KernelLowerer {
 
   TV lower_call(const DtExprP& e) {
     const std::string& fn = e->name;
+    if (fn == "exp") {
+      if (std::optional<TV> t = exp_minus_running_max(e)) return *t;
+    }
     if (std::optional<UnOp> op = dt_call_unop(fn)) {
       TV a = lower(e->args[0]);
       Defect d;
@@ -865,6 +917,30 @@ class KernelLowerer {
     const DtExprP body = e->args[0];
     std::vector<std::string> acc_dims = dims_of(e);
     return reduce_loop(e, op, e->type, acc_dims, [&] { return lower(body); });
+  }
+
+  // exp(a - M), M a running maximum (kept times log2(e)): exp2(a * log2(e) - var), a's positive
+  // scale folded into the factor (one multiply-add per element, as Triton's tutorial computes it).
+  std::optional<TV> exp_minus_running_max(const DtExprP& e) {
+    const DtExprP& x = e->args[0];
+    if (x->kind != DtExprKind::Binary || x->op != "-") return std::nullopt;
+    DtExprP m = x->args[1];
+    while (m->kind == DtExprKind::Call && m->name == "reshape") m = m->args[0];
+    auto cm = carried_.find(m->kind == DtExprKind::Access ? m->name : "");
+    if (cm == carried_.end() || cm->second.op != RedOp::Max) return std::nullopt;
+    TV mv = lower(x->args[1]);  // right first, as for operators; checks that M is in view here
+    TV a = lower(x->args[0]);
+    if (!a.d.empty() || mv.d.add != std::map<std::string, double>{{m->name, 1.0}}) {
+      TV y = combine(BinOp::Sub, a, mv, x->loc);
+      if (!y.d.scale.empty() || !y.d.post.empty() || y.d.unit) require_plain(y, e, "exp()");
+      Defect d;
+      d.scale = y.d.add;
+      return TV{make_unary(UnOp::Exp, y.e, e->loc), y.dims, false, d};
+    }
+    TV y = combine(BinOp::Sub, TV{times_log2e(a), a.dims}, TV{var(cm->second.var), cm->second.dims}, x->loc);
+    Defect d;
+    d.scale[m->name] = -1;
+    return TV{make_unary(UnOp::Exp2, y.e, e->loc), y.dims, false, d};
   }
 
   ExprP identity(RedOp op, Scalar t) {
@@ -1015,6 +1091,12 @@ class KernelLowerer {
       TV t{var(it->second.var, e->loc), it->second.dims};
       t.d = it->second.d;
       if (t.d.unit) t = TV{make_const_float(1.0, e->loc), {}, false, t.d};
+      auto cm = carried_.find(s.name);
+      if (cm != carried_.end() && cm->second.op == RedOp::Max) t.e = bin(BinOp::Mul, t.e, make_const_float(kLn2), e->loc);  // kept times log2(e)
+      if (it->second.unscaled) {
+        t.unscaled = clone_expr(it->second.unscaled);
+        t.scale = clone_expr(it->second.scale);
+      }
       return t;
     }
     if (s.kind == DtSymKind::Func && !s.sched.fuse_into.empty())

@@ -58,10 +58,12 @@ TEST_CASE("carried: the key loop of FlashAttention, derived from the algorithm a
   CHECK(t.find("den = zeros([16], f32)") < loop);
   // k is read row-major and transposed for the first dot
   CHECK(t.find("dot(Q_tile, trans(K_tile), k_accumulator)") > loop);
-  // the running maximum, its rescale of the running sum and of the output accumulator
-  CHECK(t.find("mx = maximum(mx_prev, max(where(l_mask[None, :], s, -inf), axis=1))") > loop);
-  CHECK(t.find("mx_alpha = exp(mx_prev - mx)") > loop);
-  CHECK(t.find("e = exp(s - mx[:, None])") > loop);
+  // the running maximum (kept times log2(e), the scale of s folded into that factor after the max),
+  // its rescale of the running sum and of the output accumulator
+  CHECK(t.find("s = k_accumulator * rsqrt(k_SIZE)") > loop);
+  CHECK(t.find("mx = maximum(mx_prev, max(where(l_mask[None, :], k_accumulator, -inf), axis=1) * (rsqrt(k_SIZE) * 1.4426950408889634))") > loop);
+  CHECK(t.find("mx_alpha = exp2(mx_prev - mx)") > loop);
+  CHECK(t.find("e = exp2(k_accumulator * (rsqrt(k_SIZE) * 1.4426950408889634) - mx[:, None])") > loop);
   CHECK(t.find("den = den * mx_alpha + sum(where(l_mask[None, :], e, 0.0), axis=1)") > loop);
   // p = e / den: the division by the running sum moved past the dot, once after the loop
   CHECK(t.find("p = e.to(f16)") > loop);
@@ -103,7 +105,8 @@ TEST_CASE("carried: other rescale exponents and a running sum as a factor") {
                       "o.tensorize(m:8, n:8, l:16);\no.compile();\n");
   std::string t = print_module(lower_dt(*p));
   CAPTURE(t);
-  CHECK(t.find("where(mx_prev == -inf, 0.0, exp(1.0 * (mx - mx_prev)))") != std::string::npos);
+  CHECK(t.find("where(mx_prev == -inf, 0.0, exp2(1.0 * (mx - mx_prev)))") != std::string::npos);
+  CHECK(t.find("exp((mx * 0.6931471805599453)[:, None] - A_tile_3)") != std::string::npos);  // mx read as a value: times ln(2)
   CHECK(t.find("l_accumulator * den[:, None]") != std::string::npos);
   CHECK_SAME(*p, 4, 1e-4);
   CHECK_SAME(*p, 5, 1e-4, {{"l_SIZE", "37"}});
