@@ -7,6 +7,16 @@
 // out in one canonical dim order per kernel, so broadcasting is expand_dims + numpy rules. Dims of
 // extent 1 are scalar indices. Each dim has one *view* at a time (its current index tile and mask):
 // whole-tile dims get it at the kernel top, tiled dims inside their loop.
+//
+// Carried reductions (FlashAttention's online softmax): a Func defined as a reduction over r and
+// fused into its consumer at level r, where r is a loop, is computed inside that loop as a running
+// value (a running max, a running sum) carried from one tile of r to the next. Inside the loop its
+// final value is not known, so every value derived from it carries a *defect* (struct Defect) that
+// says how the value computed in the loop relates to the true one; a sum over r can correct a
+// defect that is a factor independent of r (exp(c * (M_final - M_run)) for a running max M: the
+// rescale of the accumulator by exp(M_old - M_new) each tile; S_final^c for a running sum S: a
+// factor applied once after the loop, which moves `rdot(e / S, C, r)` to `rdot(e, C, r) / S`).
+// Any other use is an error at the use.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -18,11 +28,43 @@ namespace dtsim {
 
 namespace {
 
+// How a value computed inside a loop over r relates to its true value, where it depends on
+// reductions over r carried across that loop (named by their Func). Empty for every other value.
+struct Defect {
+  std::map<std::string, double> add;    // true = run + sum c * (M_final - M_run), M a running max
+  std::map<std::string, double> scale;  // true = run * prod exp(c * (M_final - M_run))
+  std::map<std::string, double> post;   // true = run * prod S_final^c, S a running sum
+  bool unit = false;                    // run is the constant 1 (a running sum read in its loop)
+  bool empty() const { return add.empty() && scale.empty() && post.empty() && !unit; }
+};
+
 struct TV {
+  TV() = default;
+  TV(ExprP e_, std::vector<std::string> dims_, bool direct = false, Defect d_ = {}) : e(std::move(e_)), dims(std::move(dims_)), direct_load(direct), d(std::move(d_)) {}
   ExprP e;
   std::vector<std::string> dims;  // tiled dims, in layout order
   bool direct_load = false;       // a masked load (masked-off lanes are 0)
+  Defect d;
+  ExprP unscaled, scale;          // when set: e == unscaled * scale, scale a positive scalar (see fold_scale)
 };
+
+// A reduction carried across its consumer's loop over `dim`.
+struct Carried {
+  RedOp op;
+  std::string var;              // max: the running maximum times log2(e); sum: the running sum (final after the loop)
+  std::string prev, alpha;      // max: the value before this tile's update; exp(prev - var)
+  std::vector<std::string> dims;
+  std::string dim;              // the loop it is carried across
+  Scalar dtype;
+  SourceLoc fuse_loc;
+};
+
+void add_into(std::map<std::string, double>& to, const std::map<std::string, double>& from, double sign) {
+  for (auto& [k, c] : from) {
+    to[k] += sign * c;
+    if (to[k] == 0) to.erase(k);
+  }
+}
 
 struct DimPlan {
   int64_t size = 1;
@@ -38,6 +80,8 @@ struct FusedVal {
   std::string var;
   std::vector<std::string> dims;
   std::map<std::string, int> view_ids;
+  Defect d;
+  ExprP unscaled, scale;
 };
 
 ExprP var(const std::string& n, SourceLoc l = {}) { return make_var(n, l); }
@@ -49,6 +93,21 @@ std::string join(const std::vector<std::string>& v) {
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
   return s;
 }
+
+// Whether an IR expression (built by the lowering, not yet typed) is a scalar positive for every size:
+// literals > 0, dim sizes, and sqrt, rsqrt, exp, products and quotients of such.
+bool positive_scalar(const ExprP& e) {
+  switch (e->kind) {
+    case ExprKind::Const: return e->is_float ? e->fval > 0 : e->ival > 0;
+    case ExprKind::Var: return e->name.size() > 5 && e->name.compare(e->name.size() - 5, 5, "_SIZE") == 0;
+    case ExprKind::Cast: return positive_scalar(e->args[0]);
+    case ExprKind::Unary: return (e->uop == UnOp::Sqrt || e->uop == UnOp::Rsqrt || e->uop == UnOp::Exp) && positive_scalar(e->args[0]);
+    case ExprKind::Binary: return (e->bop == BinOp::Mul || e->bop == BinOp::Div) && positive_scalar(e->args[0]) && positive_scalar(e->args[1]);
+    default: return false;
+  }
+}
+
+constexpr double kLog2E = 1.4426950408889634, kLn2 = 0.6931471805599453;
 
 class KernelLowerer {
  public:
@@ -86,6 +145,10 @@ class KernelLowerer {
   std::map<std::string, int> view_;
   std::map<std::string, bool> view_in_loop_;
   std::map<std::string, FusedVal> fused_;
+  std::map<std::string, size_t> view_block_;  // the block (index into blocks_) where d's view was opened
+  std::map<std::string, size_t> loop_block_;  // the body block of d's loop, while it is being built
+  std::map<std::string, Carried> carried_;    // reductions carried across a loop, by Func
+  std::set<std::string> reduction_loops_;     // dims whose open loop is a reduction's (not an output dim's)
   int next_view_ = 1;
   SourceLoc alg_loc_, sched_loc_;
   std::string cur_func_;
@@ -193,6 +256,12 @@ class KernelLowerer {
     blocks_.back()->push_back(std::move(s));
   }
   void assign(const std::string& n, ExprP v, SourceLoc loc = {}) { emit(make_assign(n, std::move(v), loc)); }
+  // Emits into an enclosing block (index into blocks_): before the loops still being built there.
+  void emit_at(size_t block, StmtP st) {
+    std::swap(blocks_[block], blocks_.back());
+    emit(std::move(st));
+    std::swap(blocks_[block], blocks_.back());
+  }
   bool tiled(const std::string& d) const { return plan_.at(d).tile > 1; }
 
   std::vector<std::string> canonical(std::set<std::string> dims) const {
@@ -342,6 +411,7 @@ class KernelLowerer {
     names_.insert(d + "_mask");
     assign(d + "_index", idx);
     if (pl.masked) assign(d + "_mask", bin(BinOp::Lt, var(d + "_index"), var(d + "_SIZE")));
+    view_block_[d] = blocks_.size() - 1;
     view_[d] = next_view_++;
     view_in_loop_[d] = in_loop;
     sched_loc_ = saved;
@@ -353,20 +423,30 @@ class KernelLowerer {
     auto saved_view = view_;
     auto saved_in_loop = view_in_loop_;
     auto saved_fused = fused_;
+    auto saved_view_block = view_block_;
     SourceLoc saved_sched = sched_loc_;
     std::vector<StmtP> body;
     blocks_.push_back(&body);
+    loop_block_[d] = blocks_.size() - 1;
     names_.insert(d + "_iter");
     open_view(d, true);
     fn();
     blocks_.pop_back();
+    loop_block_.erase(d);
     view_ = saved_view;
     view_in_loop_ = saved_in_loop;
     fused_ = saved_fused;
+    view_block_ = saved_view_block;
     sched_loc_ = pl.sched_loc;
     ExprP hi = pl.blocked ? cint(pl.block) : var(d + "_SIZE");
     emit(make_for(d + "_iter", cint(0), hi, cint(pl.tile), body, loc));
     sched_loc_ = saved_sched;
+  }
+
+  void reduction_loop(const std::string& r, SourceLoc loc, const std::function<void()>& fn) {
+    reduction_loops_.insert(r);
+    with_loop(r, loc, fn);
+    reduction_loops_.erase(r);
   }
 
   // ---- the loop nest of the output Func ----
@@ -395,6 +475,7 @@ class KernelLowerer {
       if (it != out_.sched.tensorize.end()) sched_loc_ = it->second.second;
     }
     TV v = func_value(out_);
+    if (!v.d.empty()) internal_error("DtLower", "a carried reduction's running value reached the store of " + out_.name);
     std::string n = fresh(out_.name + "_tile");
     assign(n, v.e, out_.def_loc);
     ExprP ptr = bin(BinOp::Add, var(out_.name), offset(out_.dims, out_.dims, v.dims));
@@ -440,6 +521,10 @@ class KernelLowerer {
 
   void realize_fused(const DtSymbol& f) {
     const DtSchedule& s = f.sched;
+    if (carried_here(f)) {
+      realize_carried(f);
+      return;
+    }
     for (auto& d : f.dims) {
       if (view_.count(d)) continue;
       const DimPlan& pl = plan_.at(d);
@@ -454,11 +539,180 @@ class KernelLowerer {
     TV v = func_value(f);
     std::string n = fresh(f.name);
     assign(n, v.e, f.def_loc);
-    FusedVal fv{n, v.dims, {}};
+    fold_scale(v);
+    FusedVal fv{n, v.dims, {}, v.d, nullptr, nullptr};
+    fv.unscaled = v.unscaled;
+    fv.scale = v.scale;
     for (auto& d : f.dims) fv.view_ids[d] = view_.at(d);
     fused_[f.name] = fv;
     sched_loc_ = saved_sched;
     alg_loc_ = saved_alg;
+  }
+
+  // A value `x * c` or `x / c` (x a tile variable, c a positive scalar) remembers x and c, so that a
+  // running maximum over it and exp() of it minus that maximum can take c with log2(e) as one factor,
+  // as Triton's tutorial folds the softmax scale into exp2: max(x * c) = max(x) * c for c > 0.
+  void fold_scale(TV& v) const {
+    const ExprP& x = v.e;
+    if (!v.d.empty() || v.dims.empty() || x->kind != ExprKind::Binary) return;
+    auto tile_var = [](const ExprP& a) { return a->kind == ExprKind::Var && !positive_scalar(a); };
+    if (x->bop == BinOp::Mul)
+      for (int i = 0; i < 2; ++i)
+        if (positive_scalar(x->args[i]) && tile_var(x->args[1 - i])) {
+          v.unscaled = x->args[1 - i];
+          v.scale = x->args[i];
+          return;
+        }
+    if (x->bop == BinOp::Div && positive_scalar(x->args[1]) && tile_var(x->args[0])) {
+      v.unscaled = x->args[0];
+      v.scale = bin(BinOp::Div, make_const_float(1.0), x->args[1]);
+    }
+  }
+  // v * log2(e), with a remembered positive scale folded into the one factor.
+  ExprP times_log2e(const TV& v) {
+    if (v.unscaled) return bin(BinOp::Mul, clone_expr(v.unscaled), bin(BinOp::Mul, clone_expr(v.scale), make_const_float(kLog2E)));
+    return bin(BinOp::Mul, v.e, make_const_float(kLog2E));
+  }
+
+  // ---- reductions carried across the consumer's loop ----
+  // f is defined as a reduction over r and fused at level r of a consumer whose loop over r is open.
+  bool carried_here(const DtSymbol& f) const {
+    const DtExprP& e = f.def;
+    if (e->kind != DtExprKind::Call || !dt_is_reduction(e->name)) return false;
+    const std::string& r = e->args.back()->name;
+    return f.sched.fuse_level == r && view_.count(r) && view_in_loop_.at(r) && reduction_loops_.count(r);
+  }
+
+  std::string carried_why(const Defect& d) const {
+    std::set<std::string> n;
+    for (auto* m : {&d.add, &d.scale, &d.post})
+      for (auto& [k, c] : *m) n.insert(k);
+    for (auto& f : n) {
+      const Carried& c = carried_.at(f);
+      return f + " is a reduction over " + c.dim + " carried across the loop over " + c.dim + " (fuse_at at line " + std::to_string(c.fuse_loc.line) +
+             "), so inside that loop only its running value exists";
+    }
+    return "a value is carried across a loop";
+  }
+  [[noreturn]] void carried_error(const Defect& d, SourceLoc loc, const std::string& what) const {
+    user_error(loc, carried_why(d) + ": " + what + "; in that loop a running maximum may appear only as exp(x - max), and a running sum only as a factor or divisor, "
+                                                   "in a term of a sum over the loop's dim");
+  }
+  void require_plain(const TV& t, const DtExprP& e, const std::string& what) const {
+    if (!t.d.empty()) carried_error(t.d, e->loc, what + " cannot use it: " + dt_expr_str(e));
+  }
+
+  // exp(c * (M - M_prev)) = exp2(c * (var - prev)) for a running max M (kept times log2(e)): the
+  // factor that brings a sum kept at M's previous scale to its new one (c = -1: M's alpha). Before M's first finite value the sum holds only zeros, and for
+  // c > 0 the factor would be inf (inf * 0 = NaN): it is 0 there.
+  TV rescale_factor(const std::string& m, double c) {
+    const Carried& cm = carried_.at(m);
+    if (c == -1) return {var(cm.alpha), cm.dims};
+    ExprP f = make_unary(UnOp::Exp2, bin(BinOp::Mul, make_const_float(c), bin(BinOp::Sub, var(cm.var), var(cm.prev))));
+    if (c > 0)
+      f = make_where(bin(BinOp::Eq, var(cm.prev), make_const_float(-std::numeric_limits<double>::infinity())), make_const_float(0.0), f);
+    return {f, cm.dims};
+  }
+  // The product of the rescale factors of `scale`, as a tile over `layout`; null when none.
+  ExprP rescale(const std::map<std::string, double>& scale, const std::vector<std::string>& layout, const std::string& r, SourceLoc loc) {
+    ExprP out;
+    for (auto& [m, c] : scale) {
+      const Carried& cm = carried_.at(m);
+      if (cm.op != RedOp::Max || cm.dim != r) internal_error("DtLower", "rescale by " + m);
+      for (auto& d : cm.dims)
+        if (std::find(layout.begin(), layout.end(), d) == layout.end())
+          user_error(loc, "the running maximum " + m + " varies along " + d + ", which the sum over " + r + " here does not keep");
+      ExprP f = expand_to(rescale_factor(m, c), layout);
+      out = out ? bin(BinOp::Mul, out, f) : f;
+    }
+    return out;
+  }
+  // After the loop over r: acc (a tile over layout) times the final values of the running sums in `post`.
+  ExprP apply_post(ExprP acc, const std::map<std::string, double>& post, const std::vector<std::string>& layout, SourceLoc loc) {
+    for (auto& [sname, c] : post) {
+      const Carried& cs = carried_.at(sname);
+      if (c != 1 && c != -1) user_error(loc, "the running sum " + sname + " appears with power " + std::to_string(static_cast<int>(c)) + "; only a factor or a divisor can move past the sum");
+      for (auto& d : cs.dims)
+        if (std::find(layout.begin(), layout.end(), d) == layout.end())
+          user_error(loc, "the running sum " + sname + " varies along " + d + ", which the sum here does not keep");
+      ExprP sv = var(cs.var);
+      if (cs.dtype != Scalar::F32) sv = make_cast(sv, cs.dtype);
+      ExprP f = expand_to(TV{sv, cs.dims}, layout);
+      acc = bin(c == 1 ? BinOp::Mul : BinOp::Div, acc, f, loc);
+    }
+    return acc;
+  }
+  // A sum over r inside r's loop may take terms with a rescale and post factors; nothing else.
+  void check_sum_term(const TV& t, const DtExprP& e, const std::string& r) {
+    if (t.d.empty()) return;
+    if (t.d.unit || !t.d.add.empty()) carried_error(t.d, e->loc, "the sum " + dt_expr_str(e) + " takes it as a term");
+    for (auto* m : {&t.d.scale, &t.d.post})
+      for (auto& [k, c] : *m)
+        if (carried_.at(k).dim != r)
+          carried_error(t.d, e->loc, "the reduction over " + r + " " + dt_expr_str(e) + " is not over " + carried_.at(k).dim);
+  }
+
+  void realize_carried(const DtSymbol& f) {
+    const DtExprP& e = f.def;
+    const std::string r = e->args.back()->name;
+    std::optional<RedOp> op = dt_redop(e->name);
+    if (e->name == "rdot" || !op || *op == RedOp::Min)
+      user_error(e->loc, f.name + " is fused at the level of the loop over " + r + " that it reduces over, so it is carried across that loop as a running value: "
+                         "only rsum and rmax can be carried (use tensorize(" + r + ":0) or fuse it at an outer level)");
+    SourceLoc saved_sched = sched_loc_, saved_alg = alg_loc_;
+    std::string saved_func = cur_func_;
+    sched_loc_ = f.sched.fuse_loc;
+    alg_loc_ = f.def_loc;
+    cur_func_ = f.name;
+    for (auto& d : f.dims) realize_level(f.name, d);
+    realize_level(f.name, r);
+    Carried c;
+    c.op = *op;
+    c.dim = r;
+    c.dims = dims_of(e);
+    c.dtype = f.dtype;
+    c.fuse_loc = f.sched.fuse_loc;
+    c.var = fresh(f.name);
+    Scalar acc_t = e->type;
+    std::vector<ExprP> shape;
+    for (auto& d : c.dims) shape.push_back(cint(plan_.at(d).tile));
+    ExprP init = c.dims.empty() ? make_cast(identity(*op, acc_t), acc_t) : make_full(shape, identity(*op, acc_t), acc_t);
+    emit_at(loop_block_.at(r) - 1, make_assign(c.var, init, e->loc));
+    TV b = lower(e->args[0]);
+    std::vector<std::string> full = canonical([&] { std::set<std::string> s(c.dims.begin(), c.dims.end()); s.insert(r); return s; }());
+    // The running maximum is kept times log2(e) (exp(x - M) = exp2(x * log2(e) - var)), a positive
+    // scale of its argument folded into that factor after the max.
+    bool fold = *op == RedOp::Max && b.unscaled;
+    ExprP v = broadcast_full(fold ? TV{clone_expr(b.unscaled), b.dims} : b, full);
+    if (plan_.at(r).masked) v = make_where(place(var(r + "_mask"), r, full), v, identity(*op, acc_t), e->loc);
+    if (tiled(r)) v = make_reduce(*op, v, static_cast<int>(std::find(full.begin(), full.end(), r) - full.begin()), e->loc);
+    FusedVal fv{c.var, c.dims, {}, {}, nullptr, nullptr};
+    if (*op == RedOp::Max) {
+      if (!b.d.empty()) carried_error(b.d, e->loc, "the running maximum " + f.name + " cannot take a value that depends on it");
+      v = bin(BinOp::Mul, v, fold ? bin(BinOp::Mul, clone_expr(b.scale), make_const_float(kLog2E)) : make_const_float(kLog2E), e->loc);
+      c.prev = fresh(f.name + "_prev");
+      c.alpha = fresh(f.name + "_alpha");
+      assign(c.prev, var(c.var), e->loc);
+      assign(c.var, bin(BinOp::Max, var(c.prev), v, e->loc), e->loc);
+      assign(c.alpha, make_unary(UnOp::Exp2, bin(BinOp::Sub, var(c.prev), var(c.var)), e->loc), e->loc);
+      fv.d.add[f.name] = 1;
+    } else {
+      check_sum_term(b, e->args[0], r);
+      if (!b.d.post.empty()) carried_error(b.d, e->loc, "the running sum " + f.name + " cannot take a term with another running sum's factor");
+      ExprP acc = var(c.var);
+      if (ExprP k = rescale(b.d.scale, c.dims, r, e->loc)) acc = bin(BinOp::Mul, acc, k, e->loc);
+      ExprP upd = bin(BinOp::Add, acc, v, e->loc);
+      if (is_float(acc_t) && !is_float(e->args[0]->type)) upd = make_cast(upd, acc_t);
+      assign(c.var, upd, e->loc);
+      fv.d.unit = true;
+      fv.d.post[f.name] = 1;
+    }
+    carried_[f.name] = c;
+    for (auto& d : f.dims) fv.view_ids[d] = view_.at(d);
+    fused_[f.name] = fv;
+    sched_loc_ = saved_sched;
+    alg_loc_ = saved_alg;
+    cur_func_ = saved_func;
   }
 
   // The value of Func f over its own dims (broadcast to all of them), in its element type.
@@ -563,7 +817,11 @@ class KernelLowerer {
       case DtExprKind::Access: return lower_access(e, nullptr);
       case DtExprKind::Neg: {
         TV a = lower(e->args[0]);
-        return {make_unary(UnOp::Neg, a.e, e->loc), a.dims};
+        if (a.d.unit) require_plain(a, e, "a negation");
+        TV r{make_unary(UnOp::Neg, a.e, e->loc), a.dims, false, a.d};
+        r.d.add.clear();
+        add_into(r.d.add, a.d.add, -1);
+        return r;
       }
       case DtExprKind::Binary: {
         // Right operand first, explicitly: lowering registers pointer parameters in the order it
@@ -582,23 +840,70 @@ class KernelLowerer {
   }
 
   TV combine(BinOp op, const TV& a, const TV& b, SourceLoc loc) {
+    if (!a.d.empty() || !b.d.empty()) return combine_carried(op, a, b, loc);
     std::vector<std::string> u = union_dims({&a, &b});
     return {bin(op, expand_to(a, u), expand_to(b, u), loc), u};
+  }
+  // combine() where an operand depends on a carried reduction (see Defect): + and - keep an additive
+  // defect or a common factor, * and / multiply factors; a running sum's unit factor is dropped.
+  TV combine_carried(BinOp op, const TV& a, const TV& b, SourceLoc loc) {
+    Defect d;
+    std::string what;
+    if (op == BinOp::Add || op == BinOp::Sub) {
+      bool factors = !a.d.scale.empty() || !b.d.scale.empty() || !a.d.post.empty() || !b.d.post.empty();
+      if (a.d.unit || b.d.unit) what = "a sum or difference cannot use it";
+      else if (!factors) {
+        d.add = a.d.add;
+        add_into(d.add, b.d.add, op == BinOp::Add ? 1 : -1);
+      } else if (a.d.scale == b.d.scale && a.d.post == b.d.post && a.d.add.empty() && b.d.add.empty()) {
+        d = a.d;
+      } else {
+        what = "a sum or difference of terms with different factors cannot use it";
+      }
+    } else if (op == BinOp::Mul || op == BinOp::Div) {
+      if (!a.d.add.empty() || !b.d.add.empty()) what = "a product or quotient cannot use it (only exp(x - max) can)";
+      else {
+        double sg = op == BinOp::Mul ? 1 : -1;
+        d.scale = a.d.scale;
+        add_into(d.scale, b.d.scale, sg);
+        d.post = a.d.post;
+        add_into(d.post, b.d.post, sg);
+        if (b.d.unit) return TV{a.e, a.dims, a.direct_load, d};
+        if (a.d.unit && op == BinOp::Mul) return TV{b.e, b.dims, b.direct_load, d};
+      }
+    } else {
+      what = std::string("the operator '") + binop_name(op) + "' cannot use it";
+    }
+    if (!what.empty()) carried_error(a.d.empty() ? b.d : a.d, loc, what);
+    TV pa = a, pb = b;
+    pa.d = pb.d = {};
+    TV r = combine(op, pa, pb, loc);
+    r.d = d;
+    return r;
   }
 
   TV lower_call(const DtExprP& e) {
     const std::string& fn = e->name;
+    if (fn == "exp") {
+      if (std::optional<TV> t = exp_minus_running_max(e)) return *t;
+    }
     if (std::optional<UnOp> op = dt_call_unop(fn)) {
       TV a = lower(e->args[0]);
-      return {make_unary(*op, a.e, e->loc), a.dims};
+      Defect d;
+      if (*op == UnOp::Exp && !a.d.empty() && a.d.scale.empty() && a.d.post.empty() && !a.d.unit) d.scale = a.d.add;  // exp(x + c (M_final - M_run))
+      else require_plain(a, e, fn + "()");
+      return {make_unary(*op, a.e, e->loc), a.dims, false, d};
     }
     if (std::optional<BinOp> op = dt_call_binop(fn)) {
       TV r = lower(e->args[1]);  // right first, as for operators
       TV l = lower(e->args[0]);
+      require_plain(l, e, fn + "()");
+      require_plain(r, e, fn + "()");
       return combine(*op, l, r, e->loc);
     }
     if (fn == "where") {
       TV c = lower(e->args[0]), a = lower(e->args[1]), b = lower(e->args[2]);
+      for (const TV* t : {&c, &a, &b}) require_plain(*t, e, "where()");
       if (e->args[0]->type != Scalar::I1) c.e = bin(BinOp::Ne, c.e, cint(0));
       std::vector<std::string> u = union_dims({&c, &a, &b});
       return {make_where(expand_to(c, u), expand_to(a, u), expand_to(b, u), e->loc), u};
@@ -612,6 +917,30 @@ class KernelLowerer {
     const DtExprP body = e->args[0];
     std::vector<std::string> acc_dims = dims_of(e);
     return reduce_loop(e, op, e->type, acc_dims, [&] { return lower(body); });
+  }
+
+  // exp(a - M), M a running maximum (kept times log2(e)): exp2(a * log2(e) - var), a's positive
+  // scale folded into the factor (one multiply-add per element, as Triton's tutorial computes it).
+  std::optional<TV> exp_minus_running_max(const DtExprP& e) {
+    const DtExprP& x = e->args[0];
+    if (x->kind != DtExprKind::Binary || x->op != "-") return std::nullopt;
+    DtExprP m = x->args[1];
+    while (m->kind == DtExprKind::Call && m->name == "reshape") m = m->args[0];
+    auto cm = carried_.find(m->kind == DtExprKind::Access ? m->name : "");
+    if (cm == carried_.end() || cm->second.op != RedOp::Max) return std::nullopt;
+    TV mv = lower(x->args[1]);  // right first, as for operators; checks that M is in view here
+    TV a = lower(x->args[0]);
+    if (!a.d.empty() || mv.d.add != std::map<std::string, double>{{m->name, 1.0}}) {
+      TV y = combine(BinOp::Sub, a, mv, x->loc);
+      if (!y.d.scale.empty() || !y.d.post.empty() || y.d.unit) require_plain(y, e, "exp()");
+      Defect d;
+      d.scale = y.d.add;
+      return TV{make_unary(UnOp::Exp, y.e, e->loc), y.dims, false, d};
+    }
+    TV y = combine(BinOp::Sub, TV{times_log2e(a), a.dims}, TV{var(cm->second.var), cm->second.dims}, x->loc);
+    Defect d;
+    d.scale[m->name] = -1;
+    return TV{make_unary(UnOp::Exp2, y.e, e->loc), y.dims, false, d};
   }
 
   ExprP identity(RedOp op, Scalar t) {
@@ -635,6 +964,7 @@ class KernelLowerer {
     std::string acc = fresh(r + "_accumulator");
     SourceLoc saved = sched_loc_;
     sched_loc_ = plan_.at(r).sched_loc;
+    std::map<std::string, double> post;
     if (acc_dims.empty()) {
       assign(acc, make_cast(identity(op, acc_t), acc_t), e->loc);
     } else {
@@ -645,6 +975,9 @@ class KernelLowerer {
     auto body = [&] {
       realize_level(cur_func_, r);
       TV b = body_fn();
+      if (op == RedOp::Sum) check_sum_term(b, e, r);
+      else require_plain(b, e, e->name + "()");
+      post = b.d.post;
       std::vector<std::string> full = acc_dims;
       if (tiled(r)) full = canonical([&] { std::set<std::string> s(acc_dims.begin(), acc_dims.end()); s.insert(r); return s; }());
       ExprP v = broadcast_full(b, full);
@@ -654,12 +987,15 @@ class KernelLowerer {
         v = make_reduce(op, v, axis, e->loc);
       }
       BinOp c = op == RedOp::Sum ? BinOp::Add : op == RedOp::Max ? BinOp::Max : BinOp::Min;
-      ExprP upd = bin(c, var(acc), v, e->loc);
+      ExprP prev = var(acc);
+      if (ExprP k = rescale(b.d.scale, acc_dims, r, e->loc)) prev = bin(BinOp::Mul, prev, k, e->loc);
+      ExprP upd = bin(c, prev, v, e->loc);
       if (op == RedOp::Sum && is_float(acc_t) && !is_float(e->args[0]->type)) upd = make_cast(upd, acc_t);
       assign(acc, upd, e->loc);
     };
     if (plan_.at(r).whole) body();
-    else with_loop(r, e->loc, body);
+    else reduction_loop(r, e->loc, body);
+    if (!post.empty()) assign(acc, apply_post(var(acc), post, acc_dims, e->loc), e->loc);
     sched_loc_ = saved;
     return {var(acc), acc_dims};
   }
@@ -688,30 +1024,51 @@ class KernelLowerer {
     SourceLoc saved = sched_loc_;
     sched_loc_ = plan_.at(k).sched_loc;
     assign(acc, make_full({cint(plan_.at(i).tile), cint(plan_.at(j).tile)}, make_const_float(0.0), Scalar::F32), e->loc);
+    std::map<std::string, double> post;
     auto body = [&] {
       realize_level(cur_func_, k);
-      ExprP ta = operand(a, {i, k}, k), tb = operand(b, {k, j}, k);
+      TV oa = operand(a, {i, k}, k), ob = operand(b, {k, j}, k);
+      check_sum_term(oa, e, k);
+      check_sum_term(ob, e, k);
+      TV term = combine(BinOp::Mul, TV{cint(1), {}, false, oa.d}, TV{cint(1), {}, false, ob.d}, e->loc);  // the factors of the product
+      check_sum_term(term, e, k);
+      post = term.d.post;
+      ExprP ta = oa.e, tb = ob.e;
       if (a->type != b->type) { ta = make_cast(ta, Scalar::F32); tb = make_cast(tb, Scalar::F32); }
-      assign(acc, make_dot(ta, tb, var(acc), e->loc), e->loc);
+      ExprP prev = var(acc);
+      if (ExprP f = rescale(term.d.scale, {i, j}, k, e->loc)) prev = bin(BinOp::Mul, prev, f, e->loc);
+      assign(acc, make_dot(ta, tb, prev, e->loc), e->loc);
     };
     if (plan_.at(k).whole) body();
-    else with_loop(k, e->loc, body);
+    else reduction_loop(k, e->loc, body);
+    if (!post.empty()) assign(acc, apply_post(var(acc), post, {i, j}, e->loc), e->loc);
     sched_loc_ = saved;
     std::vector<std::string> canon = canonical({i, j});
     if (canon[0] == i) return {var(acc), {i, j}};
     return {make_trans(var(acc)), {j, i}};
   }
 
-  // An rdot operand in the layout `lay` ([i, k] or [k, j]), zero in lanes past the end of k.
-  ExprP operand(const DtExprP& x, const std::vector<std::string>& lay, const std::string& k) {
-    TV t = x->kind == DtExprKind::Access ? lower_access(x, &lay) : lower(x);
+  // An rdot operand in the layout `lay` ([i, k] or [k, j]), zero in lanes past the end of k. A
+  // buffer read with its dims in the other order is loaded in its own (row-major) order and
+  // transposed, as Triton's `dot(q, trans(k))`.
+  TV operand(const DtExprP& x, const std::vector<std::string>& lay, const std::string& k) {
+    TV t;
+    if (x->kind == DtExprKind::Access) {
+      const std::vector<std::string> swapped{lay[1], lay[0]};
+      std::vector<std::string> tiled_idx;
+      for (auto& ix : x->args)
+        if (tiled(ix->name)) tiled_idx.push_back(ix->name);
+      t = !fused_here(x->name) && tiled_idx == swapped ? lower_access(x, &swapped) : lower_access(x, &lay);
+    } else {
+      t = lower(x);
+    }
     ExprP v = t.e;
     if (t.dims != lay) {
       if (t.dims.size() == 2 && t.dims[0] == lay[1] && t.dims[1] == lay[0]) v = make_trans(v);
       else internal_error("DtLower", "rdot operand is not a 2-D tile over " + join(lay));
     }
     if (plan_.at(k).masked && !t.direct_load) v = make_where(place(var(k + "_mask"), k, lay), v, make_const_float(0.0));
-    return v;
+    return {v, lay, t.direct_load, t.d};
   }
 
   TV lower_access(const DtExprP& e, const std::vector<std::string>* layout) {
@@ -732,6 +1089,14 @@ class KernelLowerer {
                                std::to_string(s.sched.fuse_loc.line) + "), but " + cur_func_ +
                                " uses it here outside that loop level; fuse it at an enclosing level or leave it unfused");
       TV t{var(it->second.var, e->loc), it->second.dims};
+      t.d = it->second.d;
+      if (t.d.unit) t = TV{make_const_float(1.0, e->loc), {}, false, t.d};
+      auto cm = carried_.find(s.name);
+      if (cm != carried_.end() && cm->second.op == RedOp::Max) t.e = bin(BinOp::Mul, t.e, make_const_float(kLn2), e->loc);  // kept times log2(e)
+      if (it->second.unscaled) {
+        t.unscaled = clone_expr(it->second.unscaled);
+        t.scale = clone_expr(it->second.scale);
+      }
       return t;
     }
     if (s.kind == DtSymKind::Func && !s.sched.fuse_into.empty())
@@ -747,7 +1112,11 @@ class KernelLowerer {
     ExprP ptr = bin(BinOp::Add, var(s.name, e->loc), offset(idims, s.dims, lay), e->loc);
     ExprP m = mask_of(distinct, lay);
     std::string n = fresh(s.name + "_tile");
-    assign(n, make_load(ptr, m, nullptr, e->loc), e->loc);
+    // A load is placed in the innermost block where all of its dims are in view: one that does not
+    // vary with an enclosing loop is done once before it (no buffer a kernel reads is written by it).
+    size_t at = 0;
+    for (auto& d : distinct) at = std::max(at, view_block_.at(d));
+    emit_at(at, make_assign(n, make_load(ptr, m, nullptr, e->loc), e->loc));
     return {var(n, e->loc), lay, m != nullptr};
   }
 };

@@ -38,6 +38,10 @@ if(DTSIM_HAVE_CUDA)
   dtsim_plan_golden(attention_desc_bounds_sm90a tests/gpu/attention_desc.tile --arch sm_90a --sanitize=bounds)
   # the tutorial's causal form: two key loops, q staged by the first and kept for the second
   dtsim_plan_golden(attention_causal_sm90a tests/gpu/attention_causal.tile --arch sm_90a)
+  # FlashAttention as a DT schedule (reductions carried across the key loop), at tutorial 06's shape:
+  # two wgmma dots, q staged once, k and v in cp.async operand rings (not TMA: the plan says why)
+  dtsim_plan_golden(attention_flash_dt_sm90a examples/attention_flash.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
+  dtsim_plan_golden(attention_flash128_dt_sm90a examples/attention_flash128.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
   # TMA rings: f16 and bf16 operands as boxes of their tensors (masked edges as TMA's zero fill);
   # a 64-wide bf16 tile (32-wide A tiles keep the cp.async ring, the plan says why); with bounds
   # checks the checked copy keeps cp.async and the unchecked copy takes TMA

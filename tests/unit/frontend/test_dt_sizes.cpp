@@ -100,7 +100,9 @@ TEST_CASE("permuted and repeated accesses read one buffer and tie the dims' size
     CHECK(run_and_compare(*p, 4, 1e-4).empty());
   }
   std::string t = print_module(lower_dt(*p, "G"));
-  CHECK(t.find("load(A + (z_index[None, :] * y_SIZE + k_index[:, None])") != std::string::npos);
+  // A[z, k] as dot's [k, z] operand: loaded row-major as [z, k] and transposed
+  CHECK(t.find("load(A + (z_index[:, None] * y_SIZE + k_index[None, :])") != std::string::npos);
+  CHECK(t.find("dot(A_tile, trans(A_tile_2), k_accumulator)") != std::string::npos);
   std::string e = error_of([&] { bind_dt_sizes(*p, {}, {{"A", "a.npy", {6, 5}}}); });
   CHECK(e.find("sym.dt:2:21: error: conflicting sizes for x and y: --in A=a.npy (shape (6, 5)) gives x = 6 and y = 5 through A[x, y]; they must "
                "be equal because A[y, x] (line 2) reads A's dim 0 (x) with y") == 0);
