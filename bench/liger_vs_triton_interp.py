@@ -6,7 +6,9 @@ in one call. Each op's forward + backward is timed best of REPS after a warm-up 
 the two sides' outputs and gradients are compared.
 
 usage (with triton, torch and liger-kernel installed, dtsim's package on PYTHONPATH):
-  python3 bench/liger_vs_triton_interp.py [--reps R] [--only NAME]
+  python3 bench/liger_vs_triton_interp.py [--reps R] [--only NAME] [--processes P]
+e.g. the embedding row of issue 28's speed line, in 4 dtsim processes (the slowest's best counts):
+  python3 bench/liger_vs_triton_interp.py --only embedding --reps 30 --processes 4
 
 Prints a table: Triton's interpreter ms, dtsim ms, the ratio, the ratio of the process CPU times
 (best of REPS each; on a machine shared with other work it moves less than the wall-clock ratio),
@@ -219,8 +221,11 @@ def main():
         bad += not same
         ratios.append(t["ms"] / d["ms"])
         cpu_ratios.append(t["cpu_ms"] / d["cpu_ms"])
-        rows.append("| %s | %.1f | %.2f | %.0fx | %.0fx | %.3g | %s |" % (desc, t["ms"], d["ms"], t["ms"] / d["ms"], cpu_ratios[-1], err,
-                                                                          "same" if same else "DIFFER"))
+        dms = "%.2f" % d["ms"]
+        if "ms_range" in d:  # several processes: the slowest's best, then the fastest's
+            dms += " (fastest process %.2f)" % d["ms_range"][0]
+        rows.append("| %s | %.1f | %s | %.0fx | %.0fx | %.3g | %s |" % (desc, t["ms"], dms, t["ms"] / d["ms"], cpu_ratios[-1], err,
+                                                                        "same" if same else "DIFFER"))
     print("| Liger op (forward + backward) | Triton interpreter ms | dtsim ms (sanitizer all, 1 thread) | x | x (CPU time) | max abs diff | outputs |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:

@@ -149,12 +149,16 @@ def run_sides(doc, choices, side_fn, prefix):
     """The command line this bench and bench/liger_vs_triton_interp.py share: with --side, runs that
     side (side_fn(which, reps, only, json_path)) and returns None; else runs the dtsim side under
     `python -m dtsim` and the Triton side under TRITON_INTERPRET=1, each in its own process, and
-    returns (args, {side: results}) (None for the runs when a side failed)."""
+    returns (args, {side: results}) (None for the runs when a side failed). With --processes P the
+    dtsim side runs in P processes one after another: each timing of an op is then the slowest
+    process's best (what holds in every process; the best time varies from process to process with
+    the heap's and the buffers' placement), with `<key>_range` [fastest, slowest] beside it."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", action="append", default=[], choices=sorted(choices))
     ap.add_argument("--side", choices=["dtsim", "triton"])
     ap.add_argument("--json")
+    ap.add_argument("--processes", type=int, default=1, help="dtsim side: this many processes, the slowest's best reported")
     a = ap.parse_args()
     if a.side:
         side_fn(a.side, a.reps, a.only, a.json)
@@ -163,8 +167,8 @@ def run_sides(doc, choices, side_fn, prefix):
     me = os.path.abspath(sys.argv[0])
     extra = ["--reps", str(a.reps)] + sum((["--only", o] for o in a.only), [])
     runs = {}
-    for which in ("dtsim", "triton"):
-        js = os.path.join(tmp, which + ".json")
+    for which in ["dtsim"] * max(1, a.processes) + ["triton"]:
+        js = os.path.join(tmp, "%s%d.json" % (which, len(runs.get(which, []))))
         env = dict(os.environ)
         if which == "dtsim":
             cmd = [sys.executable, "-W", "ignore", "-m", "dtsim", me, "--side", "dtsim", "--json", js] + extra
@@ -177,8 +181,28 @@ def run_sides(doc, choices, side_fn, prefix):
             print("the %s side failed (exit %d): %s" % (which, r.returncode, " ".join(cmd)), file=sys.stderr)
             return a, None
         with open(js) as f:
-            runs[which] = json.load(f)
-    return a, runs
+            runs.setdefault(which, []).append(json.load(f))
+    return a, {which: slowest_of(got) for which, got in runs.items()}
+
+
+def slowest_of(results):
+    """One side's results of several processes as one: per op, each timing the slowest process's
+    (`<key>_range`: [fastest, slowest]); an op that failed in any process, that process's error."""
+    merged = {}
+    for name in results[0]:
+        per = [r.get(name, {"error": "not run"}) for r in results]
+        bad = [p for p in per if "error" in p]
+        if bad:
+            merged[name] = bad[0]
+            continue
+        m = dict(per[0])
+        for k, v in per[0].items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and len(per) > 1:
+                vals = [p[k] for p in per]
+                m[k] = max(vals)
+                m[k + "_range"] = [min(vals), max(vals)]
+        merged[name] = m
+    return merged
 
 
 def main():

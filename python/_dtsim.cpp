@@ -56,6 +56,10 @@ struct Compiled {
   // On the CUDA backend, f32 division as Triton compiles `/` (div.full.f32, CudaOptions::approx_div):
   // kernels read through Triton's frontend whose TTIR has no tt.precise_divf (div_rn).
   bool approx_div = false;
+  // The interpreter's state kept from one launch to the next (RunMemory: execution form, frame tiles,
+  // conflict maps), used by one launch at a time (another thread's launch meanwhile runs without it).
+  std::mutex memory_mu;
+  RunMemory memory;
 #ifdef DTSIM_HAVE_CUDA
   // The kernel loaded on the GPU, per runtime scalar values and bounds-check mode (a runner binds
   // them when it is made); a few are kept, so that repeated launches skip NVVM and the PTX load.
@@ -472,6 +476,8 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   RunReport report;
   bool quit = false;
   int signal_taken = 0;
+  std::unique_lock<std::mutex> memory_lock(c.memory_mu, std::try_to_lock);
+  if (memory_lock.owns_lock()) opt.memory = &c.memory;
   {
     py::gil_scoped_release release;
     SigintGuard sigint;  // Python's handler would only set a flag that nothing reads during the run

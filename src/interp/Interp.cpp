@@ -190,7 +190,8 @@ bool has_print(const Kernel& k) {
   return false;
 }
 
-// Runs one program instance to completion (or to a finding that stops the run).
+}  // namespace
+
 // Per-thread unboxed registers of the frame's slots (fast mode).
 struct Regs {
   std::vector<Sv> regs;
@@ -203,6 +204,25 @@ struct Regs {
   Regs(size_t n, const ScalarProgram* sp)
       : regs(n), valid(n, 0), types(n, nullptr), tiles(sp ? 2 * sp->tnodes.size() : 0), views(n), rps(sp ? static_cast<size_t>(sp->nrp) : 0) {}
 };
+
+struct RunMemory::Impl {
+  const Module* module = nullptr;
+  bool fast = true;
+  struct Kept {
+    std::shared_ptr<const ScalarProgram> sp;  // fast mode: the kernel's execution form
+    std::vector<Value> slots;                 // the one-thread frame's slots (parameters are bound per launch)
+    std::unique_ptr<Regs> regs;               // and its registers, tiles and row pointers
+  };
+  std::vector<Kept> kernels;          // by kernel index
+  std::vector<ConflictMap> conflicts;  // by buffer index: the maps' storage between runs
+};
+
+RunMemory::RunMemory() : impl(std::make_unique<Impl>()) {}
+RunMemory::~RunMemory() = default;
+
+namespace {
+
+// Runs one program instance to completion (or to a finding that stops the run).
 
 void run_instance(RunState& rs, Frame& f, Regs& regs, int64_t order_index, const std::array<int64_t, 3>& pid, std::string* print_buf) {
   const Kernel& k = *f.kernel;
@@ -278,7 +298,10 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   if (opt.hooks) opt.hooks->on_launch(k, ki, grid, order);
   rs.kernel = &k;
   rs.grid = grid;
-  rs.sp = opt.fast ? std::make_shared<const ScalarProgram>(k) : nullptr;
+  RunMemory::Impl::Kept* kept = opt.memory ? &opt.memory->impl->kernels.at(static_cast<size_t>(ki)) : nullptr;
+  if (kept && opt.fast && kept->sp) rs.sp = kept->sp;
+  else rs.sp = opt.fast ? std::make_shared<const ScalarProgram>(k) : nullptr;
+  if (kept) kept->sp = rs.sp;
   std::vector<int> param_buffer;
   Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
   uint64_t loaded = 0;
@@ -353,7 +376,29 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   };
   if (threads == 1 || total == 1) {
     Frame f = tmpl;
-    Regs regs(f.slots.size(), rs.sp.get());
+    // The slots and registers of the previous run's frame, when kept (not under debug hooks: they
+    // see every slot undefined until assigned); the parameters' slots are this launch's.
+    const bool keep = kept && !opt.hooks;
+    std::unique_ptr<Regs> own;
+    if (keep && kept->regs && kept->slots.size() == f.slots.size()) {
+      for (const Param& p : k.params) kept->slots[static_cast<size_t>(p.slot)] = std::move(f.slots[static_cast<size_t>(p.slot)]);
+      f.slots.swap(kept->slots);
+      own = std::move(kept->regs);
+      own->steps = own->next_poll = 0;
+    } else {
+      own = std::make_unique<Regs>(f.slots.size(), rs.sp.get());
+    }
+    struct GiveBack {  // the frame's storage back to the memory however the launch ends
+      Frame& f;
+      std::unique_ptr<Regs>& regs;
+      RunMemory::Impl::Kept* kept;
+      ~GiveBack() {
+        if (!kept) return;
+        kept->slots.swap(f.slots);
+        kept->regs = std::move(regs);
+      }
+    } give_back{f, own, keep ? kept : nullptr};
+    Regs& regs = *own;
     for (int64_t i = 0; i < total && !rs.stop; ++i) {
       if (interrupted(i) || timed_out(i)) break;
       run_instance(rs, f, regs, i, order[i], nullptr);
@@ -429,8 +474,23 @@ RunReport run_module(const Module& m, const Bindings& b, Buffers& buffers, const
   rs.bindings = &b;
   rs.opt = &opt;
   rs.report = &rep;
+  RunMemory::Impl* mem = opt.memory ? opt.memory->impl.get() : nullptr;
+  if (mem && (mem->module != &m || mem->fast != opt.fast || mem->kernels.size() != m.kernels.size())) {
+    *mem = RunMemory::Impl{};
+    mem->module = &m;
+    mem->fast = opt.fast;
+    mem->kernels.resize(m.kernels.size());
+  }
   rs.init.resize(buffers.list.size());
+  if (mem) rs.conflicts.swap(mem->conflicts);
   rs.conflicts.resize(buffers.list.size());
+  struct GiveBack {  // the maps' storage back to the memory however the run ends
+    RunState& rs;
+    RunMemory::Impl* mem;
+    ~GiveBack() {
+      if (mem) mem->conflicts.swap(rs.conflicts);
+    }
+  } give_back{rs, mem};
   if (opt.sanitize == Sanitize::All) {
     // Shadow "written" bytes only where a load or an atomic may read them: undefined buffers some
     // kernel loads or updates atomically.

@@ -5,6 +5,7 @@
 #include <array>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -77,6 +78,24 @@ struct InterpOptions {
   // Execution form: true = scalars unboxed and elementwise statements fused (the default); false =
   // every op on materialized tiles. Results and findings are identical; false exists to check that.
   bool fast = true;
+  class RunMemory* memory = nullptr;  // state kept across runs of the same module (RunMemory below)
+};
+
+// What a caller that runs one module again and again (the Python package's compiled launch) keeps
+// between runs, so that a repeated launch neither rebuilds nor allocates (and faults in) it again:
+// per kernel, the execution form (ScalarProgram) and the one-thread frame's tiles and registers;
+// per buffer, the conflict maps' shards and arrays (their capacity; their state is reset every
+// launch). Nothing in it carries values from one run to the next: every slot is assigned before it
+// is read, and the maps are reset. One run at a time may use it; it serves the module it was first
+// used with, and is emptied when a run passes another module or another execution form.
+class RunMemory {
+ public:
+  RunMemory();
+  ~RunMemory();
+  RunMemory(const RunMemory&) = delete;
+  RunMemory& operator=(const RunMemory&) = delete;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
 };
 
 // One sanitizer or runtime finding. `message` is complete and printable (file:line:col: error: ...,
