@@ -1210,7 +1210,8 @@ class Lowerer {
         {"arith.bitcast", "bitcasts"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
-        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
+        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"},
+        {"tt.dot_scaled", "microscaled dots (tl.dot_scaled)"}};
     if (auto it = named.find(n); it != named.end()) user_error(cur_loc_, it->second + " (" + n + ") is not supported yet");
     user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
   }
