@@ -1009,6 +1009,7 @@ class Lowerer {
     if (n == "tt.cat") return emit_cat(op);
     if (n == "tt.make_tensor_descriptor") return emit_make_desc(op);
     if (n == "tt.descriptor_load" || n == "tt.descriptor_store") return emit_desc_access(op);
+    if (n == "tt.descriptor_gather" || n == "tt.descriptor_scatter") return emit_desc_rows(op);
     if (n == "tt.dot") {
       std::vector<std::string> v;
       while (c.peek_value()) {
@@ -1209,7 +1210,8 @@ class Lowerer {
         {"arith.bitcast", "bitcasts"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
-        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
+        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"},
+        {"tt.dot_scaled", "microscaled dots (tl.dot_scaled)"}};
     if (auto it = named.find(n); it != named.end()) user_error(cur_loc_, it->second + " (" + n + ") is not supported yet");
     user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
   }
@@ -2155,6 +2157,72 @@ class Lowerer {
       ld = make_reshape(ld, dims(t.shape), cur_loc_);
     }
     define(op.results.at(0), ld, t, false, cur_loc_);
+  }
+
+  // tt.descriptor_gather %d[%rows, %y] : (..) -> tensor<NxBKx..>; tt.descriptor_scatter %d[%rows, %y], %v : ..
+  // (`desc.gather(rows, y)` / `desc.scatter(v, rows, y)`, a descriptor of block 1xBK): row rows[i],
+  // columns y .. y+BK-1 of the 2-D descriptor, lanes outside the descriptor's shape read 0 and are not
+  // written, as descriptor_load's.
+  void emit_desc_rows(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string dv = c.value();
+    auto it = descs_.find(dv);
+    if (it == descs_.end()) user_error(cur_loc_, "a tensor descriptor that is not made in this kernel or passed to it is not supported yet");
+    const Desc d = it->second;
+    bool scatter = op.name == "tt.descriptor_scatter";
+    if (d.block.size() != 2 || d.block[0] != 1)
+      user_error(cur_loc_, "malformed TTIR: " + op.name + " of a descriptor whose block is not 1xN");
+    c.expect("[");
+    std::string rows_ssa = c.value();
+    c.expect(",");
+    std::string y_ssa = c.value();
+    c.expect("]");
+    std::string val;
+    if (scatter) {
+      c.expect(",");
+      val = c.value();
+    }
+    const VType& rt = type_of(rows_ssa);
+    if (rt.shape.size() != 1) user_error(cur_loc_, "malformed TTIR: " + op.name + "'s row offsets are not a 1-D tensor");
+    int64_t nrows = rt.shape[0], bk = d.block[1];
+    Shape shape{nrows, bk};
+    // each offset is read by the pointer and the mask: a computed one is held in a variable
+    auto held = [&](const std::string& ssa, const char* name) {
+      ExprP e = use(ssa);
+      if (e->kind == ExprKind::Var || e->kind == ExprKind::Const) return e;
+      std::string v = var_name(name);
+      out_->push_back(make_assign(v, e, cur_loc_));
+      return make_var(v, cur_loc_);
+    };
+    ExprP rows = held(rows_ssa, "desc_rows"), y = held(y_ssa, "desc_off");
+    auto row = [&] { return make_expand_dims(make_cast(clone_expr(rows), Scalar::I64, cur_loc_), 1, cur_loc_); };
+    auto col = [&] {
+      ExprP i = make_binary(BinOp::Add, make_cast(clone_expr(y), Scalar::I64, cur_loc_),
+                            make_cast(make_arange(make_const_int(0, cur_loc_), make_const_int(bk, cur_loc_), cur_loc_), Scalar::I64, cur_loc_),
+                            cur_loc_);
+      return make_expand_dims(i, 0, cur_loc_);
+    };
+    auto within = [&](ExprP i, const std::string& extent) {
+      return make_binary(BinOp::And, make_binary(BinOp::Ge, i, make_const_int(0, cur_loc_), cur_loc_),
+                         make_binary(BinOp::Lt, clone_expr(i), make_cast(make_var(extent, cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
+                         cur_loc_);
+    };
+    // the last stride is 1 (Triton requires it of a descriptor), as in emit_desc_access
+    ExprP off = make_binary(BinOp::Add, make_binary(BinOp::Mul, row(), make_cast(make_var(d.strides[0], cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
+                            col(), cur_loc_);
+    ExprP p = make_binary(BinOp::Add, make_var(d.base, cur_loc_), make_broadcast(off, dims(shape), cur_loc_), cur_loc_);
+    ExprP m = make_broadcast(make_binary(BinOp::And, within(row(), d.shape[0]), within(col(), d.shape[1]), cur_loc_), dims(shape), cur_loc_);
+    if (scatter) {
+      if (type_of(val).shape != shape) user_error(cur_loc_, "malformed TTIR: tt.descriptor_scatter's value is not rows x block columns");
+      out_->push_back(make_store(p, use(val), m, cur_loc_));
+      return;
+    }
+    std::string rest = c.rest();
+    size_t arrow = rest.rfind("->");
+    VType t{d.elem, false, shape};
+    if (arrow != std::string::npos && vtype(trim_copy(rest.substr(arrow + 2)), op.text_loc).shape != shape)
+      user_error(cur_loc_, "malformed TTIR: tt.descriptor_gather's result is not rows x block columns");
+    define(op.results.at(0), make_load(p, m, nullptr, cur_loc_), t, false, cur_loc_);
   }
 
   // Whether value `ssa` is arange(0, n) along `axis` (made by tt.make_range, maybe expanded and
