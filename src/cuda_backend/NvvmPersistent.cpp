@@ -50,6 +50,7 @@ void KernelEmitter::plan_persistent() {
   PersistentPlan& P = plan_.persistent;
   P = PersistentPlan{};
   P.sms = opt_.sm_count > 0 ? opt_.sm_count : 132;
+  P.asked = opt_.persistent != 0;
   auto no = [&](const std::string& why) { P.why = why; };
   if (opt_.persistent < 0) return no("--no-persistent");
   if (plan_.arch != "sm_90a") return no("the target is not sm_90a (no TMA ring)");

@@ -574,7 +574,7 @@ std::string KernelPlan::print(const Kernel& k) const {
       out += "      not pipelined (" + lp.not_pipelined + "), no prefetch\n";
     }
   }
-  if (persistent.on || !dot_order.empty()) {
+  if (persistent.on || (!dot_order.empty() && (arch == "sm_90a" || persistent.asked))) {
     out += "  persistent grid: " + std::string(persistent.on ? "yes (" : "no (") + persistent.why + ")\n";
     if (persistent.on) {
       out += "    CTAs: min(" + (persistent.tiles ? std::to_string(persistent.tiles) : std::string("the grid's")) +

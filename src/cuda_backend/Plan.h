@@ -231,6 +231,7 @@ struct PersistentPlan {
   int sms = 0;        // the SM count weighed against (CudaOptions::sm_count, or 132)
   int stages_from = 0;  // the ring's stages before the epilogue was placed above it (0: unchanged)
   int64_t epilogue_bytes = 0;  // the statements after the loop: shared memory, at most (above the ring)
+  bool asked = false;  // --persistent or --no-persistent (`emit --plan` then says why not on any target)
 };
 
 struct KernelPlan {
