@@ -328,7 +328,6 @@ std::string resolve_cuda_arch(const CudaOptions& opt) {
 CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const CudaOptions& given) {
   CudaOptions opt = given;
   opt.arch = resolve_cuda_arch(given);
-  if (opt.sm_count <= 0) opt.sm_count = cuda_device_info().sm_count;  // what a persistent grid is weighed against
   Cu& cu = ready_driver();
   impl_ = std::make_unique<Impl>(cu);
   Impl& r = *impl_;
@@ -406,7 +405,7 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
             "cuOccupancyMaxActiveBlocksPerMultiprocessor");
       per_sm = std::max(per_sm, 1);
     }
-    int64_t resident = static_cast<int64_t>(per_sm) * opt.sm_count;
+    int64_t resident = ki.persistent ? static_cast<int64_t>(per_sm) * cuda_device_info().sm_count : 0;
     if (ki.persistent && opt.persistent_ctas > 0) resident = std::min<int64_t>(resident, opt.persistent_ctas);
     r.resident.push_back(resident);
   }

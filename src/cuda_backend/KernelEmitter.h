@@ -437,7 +437,11 @@ class KernelEmitter {
   // Persistent grids (NvvmPersistent.cpp): planning stage `persistent`, and the kernel's emission
   // when it is on (instead of its body's): the tile loops of the producer warp and the consumers.
   void plan_persistent();
-  int64_t epilogue_smem(const std::vector<StmtP>& after);
+  // The shared memory the statements after a persistent kernel's loop use, at most: with
+  // `direct`, their tile stores go from where the values are held (store_in_place_).
+  int64_t epilogue_smem(const std::vector<StmtP>& after, bool direct);
+  bool stores_in_place(const Stmt& s);  // a tile store whose pointer and mask any layout computes
+  bool store_in_place_ = false;         // emit_store: from the value's own layout (no conversion)
   void emit_persistent();
   // While a persistent kernel's tiles are emitted: per grid axis, the alloca holding this tile's
   // program id, and the i32 argument holding the original grid's extent (empty: not persistent).

@@ -100,7 +100,8 @@ void KernelEmitter::emit_store(const Stmt& s) {
     // the stores are pairs.
     Dist n = natural(s.args[1]);
     const int wn = n.shape == pt.shape ? vector_width(n, pe, s.args[2], nullptr) : 0;
-    if (n.shape == pt.shape && (wn >= vector_width(d, pe, s.args[2], nullptr) || (wn >= 2 && reads_slice(s.args[1], pt.shape.size())))) {
+    if (n.shape == pt.shape &&
+        (store_in_place_ || wn >= vector_width(d, pe, s.args[2], nullptr) || (wn >= 2 && reads_slice(s.args[1], pt.shape.size())))) {
       d = n;
     } else if (n.shape == pt.shape && !rename(n, d) && scalar_bytes(pt.elem) == 2 && pt.shape.back() >= 8 &&
                shape_numel(pt.shape) >= int64_t(8) * 32 * k_.num_warps) {

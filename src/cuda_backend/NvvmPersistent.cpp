@@ -25,20 +25,26 @@ bool epilogue_stmt(const Stmt& s) { return s.kind == StmtKind::Assign || s.kind 
 
 }  // namespace
 
-// transient_smem's bound for the statements after a persistent kernel's loop, where a narrowing
-// cast of a tile held in another layout (a dot's accumulator stored as f16) moves the narrow 2- or
-// 4-byte elements through an unpadded exchange tile (convert, plan_exchange): numel x bytes instead
-// of the padded f32 tile transient_smem counts. Emission checks what it used (emit()).
-int64_t KernelEmitter::epilogue_smem(const std::vector<StmtP>& after) {
+bool KernelEmitter::stores_in_place(const Stmt& s) {
+  if (s.kind != StmtKind::Store) return false;
+  const ExprP& pe = s.args[0];
+  return pe->type.is_tile() && s.args[1]->type.shape == pe->type.shape && recomputable(pe) && (!s.args[2] || recomputable(s.args[2]));
+}
+
+// transient_smem's bound for the statements after a persistent kernel's loop. A tile store from
+// where its value is held (`direct`, stores_in_place) moves nothing; otherwise a narrowing cast of a
+// tile held in another layout (a dot's accumulator stored as f16) moves the narrow 2- or 4-byte
+// elements through an unpadded exchange tile (convert, plan_exchange): numel x bytes instead of the
+// padded f32 tile transient_smem counts. Emission checks what it used (emit()).
+int64_t KernelEmitter::epilogue_smem(const std::vector<StmtP>& after, bool direct) {
   int64_t most = 0;
   std::vector<StmtP> rest;
   for (const StmtP& s : after) {
+    if (direct && stores_in_place(*s)) continue;
     const ExprP* v = s->kind == StmtKind::Store ? &s->args[1] : nullptr;
-    const bool narrow = v && (*v)->kind == ExprKind::Cast && (*v)->type.is_tile() && (*v)->args[0]->kind == ExprKind::Var &&
-                        !(*v)->args[0]->type.ptr && (*v)->args[0]->type.shape == (*v)->type.shape &&
-                        scalar_bytes((*v)->dtype) < scalar_bytes((*v)->args[0]->type.elem) &&
-                        (scalar_bytes((*v)->dtype) == 2 || scalar_bytes((*v)->dtype) == 4) && recomputable(s->args[0]) &&
-                        (!s->args[2] || recomputable(s->args[2]));
+    const bool narrow = v && stores_in_place(*s) && (*v)->kind == ExprKind::Cast && (*v)->args[0]->kind == ExprKind::Var &&
+                        !(*v)->args[0]->type.ptr && scalar_bytes((*v)->dtype) < scalar_bytes((*v)->args[0]->type.elem) &&
+                        (scalar_bytes((*v)->dtype) == 2 || scalar_bytes((*v)->dtype) == 4);
     if (narrow) most = std::max(most, (*v)->type.numel() * scalar_bytes((*v)->dtype));
     else rest.push_back(s);
   }
@@ -49,10 +55,10 @@ int64_t KernelEmitter::epilogue_smem(const std::vector<StmtP>& after) {
 void KernelEmitter::plan_persistent() {
   PersistentPlan& P = plan_.persistent;
   P = PersistentPlan{};
-  P.sms = opt_.sm_count > 0 ? opt_.sm_count : 132;
   P.asked = opt_.persistent != 0;
   auto no = [&](const std::string& why) { P.why = why; };
   if (opt_.persistent < 0) return no("--no-persistent");
+  if (opt_.persistent == 0) return no("not asked for (--persistent): slower than the plain ring on an H100, bench/NOTES.md 46");
   if (plan_.arch != "sm_90a") return no("the target is not sm_90a (no TMA ring)");
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   // The kernel's TMA-ring loop at its top level; nothing after it but assignments, stores, atomics.
@@ -81,11 +87,6 @@ void KernelEmitter::plan_persistent() {
       break;
     }
   }
-  if (opt_.persistent == 0) {
-    if (P.tiles == 0) return no("the grid's size is not known when planning");
-    if (P.tiles <= P.sms)
-      return no("the grid's " + std::to_string(P.tiles) + " tiles do not exceed the " + std::to_string(P.sms) + " SMs");
-  }
   // The epilogue's shared memory above the ring: fewer stages where both would not fit.
   std::vector<StmtP> after;
   bool past = false;
@@ -93,9 +94,15 @@ void KernelEmitter::plan_persistent() {
     if (past) after.push_back(s);
     past = past || s.get() == f;
   }
-  P.epilogue_bytes = epilogue_smem(after);
+  // The epilogue above the ring: through the exchange tile where both fit, else stored from where
+  // its values are held, else with fewer stages.
   const int64_t limit = max_dynamic_smem(plan_.arch);
   const int stages = pp.stages;
+  P.epilogue_bytes = epilogue_smem(after, false);
+  if (pp.ring_bytes() + P.epilogue_bytes > limit && pp.ring_bytes() + epilogue_smem(after, true) <= limit) {
+    P.direct_stores = true;
+    P.epilogue_bytes = epilogue_smem(after, true);
+  }
   while (pp.stages > 2 && pp.ring_bytes() + P.epilogue_bytes > limit) --pp.stages;
   if (pp.ring_bytes() + P.epilogue_bytes > limit) {
     pp.stages = stages;
@@ -111,8 +118,7 @@ void KernelEmitter::plan_persistent() {
   pp.not_specialized.clear();
   P.on = true;
   P.loop = f;
-  P.why = opt_.persistent > 0 ? "--persistent"
-          : "the grid's " + std::to_string(P.tiles) + " tiles exceed the " + std::to_string(P.sms) + " SMs";
+  P.why = "--persistent";
 }
 
 void KernelEmitter::tile_loop(const std::function<void()>& body) {
@@ -169,7 +175,8 @@ void KernelEmitter::emit_persistent() {
   std::string leader = tma_begin(f, pp);
   const Stmt* outer = cur_stmt_;
   cur_stmt_ = &f;
-  note("persistent grid: CTAs walk the tiles; the producer warp fills the ring across tiles, the epilogue's shared memory above it");
+  note(std::string("persistent grid: CTAs walk the tiles; the producer warp fills the ring across tiles, ") +
+       (P.direct_stores ? "the epilogue stored from where its values are held" : "the epilogue's shared memory above it"));
   cur_stmt_ = outer;
   before_split_ = false;
   tma_init(pp, leader);
@@ -235,7 +242,9 @@ void KernelEmitter::emit_persistent() {
     load_cache_.clear();
     const int64_t floor = smem_floor_;
     smem_floor_ = floor + pp.ring_bytes();
+    store_in_place_ = P.direct_stores;
     for (const Stmt* s : after) emit_stmt(*s);
+    store_in_place_ = false;
     smem_floor_ = floor;
   });
   tma_release(pp, leader);

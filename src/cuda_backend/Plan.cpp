@@ -581,6 +581,8 @@ std::string KernelPlan::print(const Kernel& k) const {
              " tiles, SMs x CTAs per SM), each walking program ids t, t + CTAs, ... (axis 0 fastest); the producer warp fills the ring of " +
              stmt_line(*persistent.loop) + " across tiles, the epilogue (" + std::to_string(persistent.epilogue_bytes) +
              " bytes of shared memory) above the ring\n";
+      if (persistent.direct_stores)
+        out += "    epilogue: tile stores from the layout their values are held in (no exchange tile), so the ring keeps its stages\n";
       if (persistent.stages_from)
         out += "    ring stages " + std::to_string(persistent.stages_from) + " -> " +
                std::to_string(loops.at({persistent.loop, false}).pipeline->stages) + ": the ring and the epilogue fit together\n";

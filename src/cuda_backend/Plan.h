@@ -221,16 +221,18 @@ struct SmemPlan {
 // (plan_specialize's conditions); the producer walks the same tiles and issues every tile's copies
 // into the ring, whose stages and phases continue from tile to tile, so the next tile's first stages
 // fill while the consumers run this tile's epilogue (the statements after the loop). That epilogue's
-// shared memory therefore lies above the ring, not on it: where the ring and the epilogue would not
-// fit together, the ring has fewer stages (`stages_from`: the stages it had).
+// shared memory therefore lies above the ring, not on it. Where the ring and the epilogue would not
+// fit together, its stores go from the layout their values are held in (`direct_stores`: a dot's
+// accumulator stored as f16 pairs, no exchange tile) where that fits, else the ring has fewer stages
+// (`stages_from`: the stages it had).
 struct PersistentPlan {
   bool on = false;
   std::string why;  // on: what decided it; off: why not
   const Stmt* loop = nullptr;
   int64_t tiles = 0;  // the grid's instances for the launch's values (0: not known when planning)
-  int sms = 0;        // the SM count weighed against (CudaOptions::sm_count, or 132)
   int stages_from = 0;  // the ring's stages before the epilogue was placed above it (0: unchanged)
   int64_t epilogue_bytes = 0;  // the statements after the loop: shared memory, at most (above the ring)
+  bool direct_stores = false;  // the epilogue's tile stores go from where their values are held
   bool asked = false;  // --persistent or --no-persistent (`emit --plan` then says why not on any target)
 };
 
