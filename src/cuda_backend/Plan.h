@@ -6,11 +6,11 @@
 //   loops     per `for` (and per copy of it, where bounds checks are hoisted): the loop variable's
 //             axis information, the bounds-check hoisting, the software pipeline, register prefetch;
 //   axis      per global load and store: the axis information of its pointer (vector widths);
-//   conflicts (--sanitize=conflicts) per buffer a store or atomic writes: granule words or element
-//             words only, and why;
 //   persistent (sm_90a) whether the grid is persistent: CTAs that each walk several program ids,
 //             the TMA ring of the kernel's dot loop filled across tiles by a producer warp, and why
 //             not where not;
+//   conflicts (--sanitize=conflicts) per buffer a store or atomic writes: granule words or element
+//             words only, and why;
 //   smem      the shared-memory allocations (pipeline rings, transient buffers above them), their
 //             total against the target's limit, and the fallback where the rings would not fit.
 // Emission (NvvmKernel.cpp and the per-op-group files) reads the plan and changes none of it. A new

@@ -521,7 +521,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
   --cluster           sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
   --persistent, --no-persistent
-                      sm_90a: force a persistent grid for a TMA-ring dot kernel on or off (default: the plan decides)
+                      sm_90a: a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
   --fp-fusion         let libNVVM contract a multiply and an add into fma.rn (Triton's enable_fp_fusion)
   --approx-div        f32 division as div.full.f32, as Triton compiles `/` (IEEE division otherwise)
   --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
@@ -565,7 +565,7 @@ execution:
   --warp-specialize         (cuda, sm_90a) a producer warp for TMA rings that allow one (docs/cuda-backend.md)
   --cluster                 (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
   --persistent, --no-persistent
-                            (cuda, sm_90a) force a persistent grid for a TMA-ring dot kernel on or off (default: the plan decides)
+                            (cuda, sm_90a) a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
   --persistent-ctas N       (cuda) launch a persistent kernel with at most N CTAs (each then walks more tiles)
   --fp-fusion               (cuda) contract a multiply and an add into fma.rn as Triton does by default
   --approx-div              (cuda) f32 division as div.full.f32, as Triton compiles `/`
