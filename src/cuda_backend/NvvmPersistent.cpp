@@ -8,7 +8,9 @@
 // so that the next tile's first stages fill while the consumers still run this tile's epilogue. The
 // consumers walk the tiles too: the statements before the loop, the ring's iterations (waiting for
 // full stages, releasing each stage once its wgmma group completed, the last one after the loop's
-// final wait), then the statements after the loop, whose shared memory lies above the ring.
+// final wait), then the statements after the loop, whose shared memory lies above the ring (or,
+// where that would not fit beside the ring, whose tile stores go from the layout their values are
+// held in, moving nothing through shared memory).
 #include <algorithm>
 
 #include "cuda_backend/KernelEmitter.h"
@@ -87,7 +89,7 @@ void KernelEmitter::plan_persistent() {
       break;
     }
   }
-  // The epilogue's shared memory above the ring: fewer stages where both would not fit.
+  // The statements after the loop.
   std::vector<StmtP> after;
   bool past = false;
   for (const StmtP& s : k_.body) {
