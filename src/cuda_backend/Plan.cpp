@@ -579,8 +579,10 @@ std::string KernelPlan::print(const Kernel& k) const {
     if (persistent.on) {
       out += "    CTAs: min(" + (persistent.tiles ? std::to_string(persistent.tiles) : std::string("the grid's")) +
              " tiles, SMs x CTAs per SM), each walking program ids t, t + CTAs, ... (axis 0 fastest); the producer warp fills the ring of " +
-             stmt_line(*persistent.loop) + " across tiles, the epilogue (" + std::to_string(persistent.epilogue_bytes) +
-             " bytes of shared memory) above the ring\n";
+             stmt_line(*persistent.loop) + " across tiles" +
+             (persistent.direct_stores ? std::string()
+                                       : ", the epilogue (" + std::to_string(persistent.epilogue_bytes) + " bytes of shared memory) above the ring") +
+             "\n";
       if (persistent.direct_stores)
         out += "    epilogue: tile stores from the layout their values are held in (no exchange tile), so the ring keeps its stages\n";
       if (persistent.stages_from)
