@@ -62,6 +62,15 @@ struct CudaOptions {
   // two CTAs, each loading half of that operand's box and multicasting it to both (the plan's
   // `cluster`, docs/cuda-backend.md).
   bool cluster = false;
+  // sm_90a, a TMA-ring dot loop (the plan's `persistent`, docs/cuda-backend.md): 1 (`--persistent`):
+  // a persistent grid wherever the kernel allows one; 0 (the default) and -1 (`--no-persistent`):
+  // none (measured slower than the plain ring on an H100, bench/NOTES.md 46). A persistent kernel is
+  // launched with at most as many CTAs as fit on the GPU at once, each walking the original program
+  // ids; its producer warp fills the ring across tiles.
+  int persistent = 0;
+  // `--persistent-ctas N`: a persistent kernel is launched with at most N CTAs (0: as many as fit on
+  // the GPU at once), so that each walks more tiles (tests of small grids).
+  int persistent_ctas = 0;
 };
 
 // compile_ptx calls that found their PTX in CudaOptions::ptx_cache_dir / that compiled and stored it.

@@ -48,7 +48,8 @@ namespace {
   X(cuEventCreate, "cuEventCreate", (CUevent*, unsigned))                                                \
   X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                                                      \
   X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                                                 \
-  X(cuEventSynchronize, "cuEventSynchronize", (CUevent))
+  X(cuEventSynchronize, "cuEventSynchronize", (CUevent))                                                 \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", (int*, CUfunction, int, size_t))
 
 struct Cu {
 #define DTSIM_DECL(fn, sym, args) CUresult(*fn) args = nullptr;
@@ -257,6 +258,8 @@ struct CudaModuleRunner::Impl {
   std::vector<const Kernel*> kernels;
   std::vector<CUfunction> fns;
   std::vector<std::array<int64_t, 3>> grids;
+  // Per kernel: the CTAs a persistent kernel is launched with (SMs x CTAs per SM; 0: not persistent).
+  std::vector<int64_t> resident;
   // Device buffers, parallel to the Buffers given to upload().
   std::vector<CUdeviceptr> ptrs;
   std::vector<size_t> sizes;
@@ -394,6 +397,15 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
     r.names.push_back(m.kernels[i].name);
     r.kernels.push_back(&m.kernels[i]);
     r.grids.push_back(grid_of(m.kernels[i], b));
+    int per_sm = 0;
+    if (ki.persistent) {
+      check(cu, cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, ki.threads, static_cast<size_t>(ki.smem_bytes)),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+      per_sm = std::max(per_sm, 1);
+    }
+    int64_t resident = ki.persistent ? static_cast<int64_t>(per_sm) * cuda_device_info().sm_count : 0;
+    if (ki.persistent && opt.persistent_ctas > 0) resident = std::min<int64_t>(resident, opt.persistent_ctas);
+    r.resident.push_back(resident);
   }
 }
 
@@ -516,6 +528,11 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
         std::memcpy(c, &(arg.shadow ? r.shadows : r.granules)[static_cast<size_t>(buffers.index(arg.name))], sizeof(CUdeviceptr));
         continue;
       }
+      if (arg.grid_axis >= 0) {  // a persistent kernel: the original grid
+        int32_t x = static_cast<int32_t>(r.grids[k][static_cast<size_t>(arg.grid_axis)]);
+        std::memcpy(c, &x, sizeof x);
+        continue;
+      }
       if (arg.epoch) {  // set by launch
         std::memset(c, 0, sizeof(uint64_t));
         continue;
@@ -624,6 +641,13 @@ void CudaModuleRunner::launch(size_t i, void* stream) {
     cfg.numAttrs = 1;
     cfg.hStream = static_cast<CUstream>(stream);
     check(r.cu, r.cu.cuLaunchKernelEx(&cfg, r.fns[i], r.params[i].data(), nullptr), "cuLaunchKernelEx (clusters of 2 CTAs)");
+    return;
+  }
+  if (r.resident[i] > 0) {  // persistent: as many CTAs as run at once, each walking the original grid's tiles
+    const int64_t ctas = std::min(g[0] * g[1] * g[2], r.resident[i]);
+    check(r.cu, r.cu.cuLaunchKernel(r.fns[i], static_cast<unsigned>(ctas), 1, 1, static_cast<unsigned>(ki.threads), 1, 1,
+                                    static_cast<unsigned>(ki.smem_bytes), static_cast<CUstream>(stream), r.params[i].data(), nullptr),
+          "cuLaunchKernel (persistent)");
     return;
   }
   check(r.cu, r.cu.cuLaunchKernel(r.fns[i], static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),

@@ -432,6 +432,23 @@ class KernelEmitter {
   // TMA ring `f`; while emitting, the threads a barrier waits for once the producer warp has left
   // (0: the whole CTA) and whether the statements before the split are being emitted.
   void plan_specialize(const Stmt& f, PipelinePlan& pp);
+  // Why TMA ring f cannot have a producer warp ("" where it can).
+  std::string specialize_blocker(const Stmt& f, const PipelinePlan& pp);
+  // Persistent grids (NvvmPersistent.cpp): planning stage `persistent`, and the kernel's emission
+  // when it is on (instead of its body's): the tile loops of the producer warp and the consumers.
+  void plan_persistent();
+  // The shared memory the statements after a persistent kernel's loop use, at most: with
+  // `direct`, their tile stores go from where the values are held (store_in_place_).
+  int64_t epilogue_smem(const std::vector<StmtP>& after, bool direct);
+  bool stores_in_place(const Stmt& s);  // a tile store whose pointer and mask any layout computes
+  bool store_in_place_ = false;         // emit_store: from the value's own layout (no conversion)
+  void emit_persistent();
+  // While a persistent kernel's tiles are emitted: per grid axis, the alloca holding this tile's
+  // program id, and the i32 argument holding the original grid's extent (empty: not persistent).
+  std::vector<std::string> tile_pid_, tile_grid_;
+  // Runs `body` once per tile of this CTA (t = ctaid.x, then + nctaid.x while t < the grid's tiles),
+  // the tile's program ids in tile_pid_.
+  void tile_loop(const std::function<void()>& body);
   void emit_tma_specialized(const Stmt& f, const PipelinePlan& pp);
   std::string tma_bar(const PipelinePlan& pp, const std::string& st, bool empty);
   void tma_wait(const std::string& bar, const std::string& parity, const std::string& sem = "");
@@ -454,8 +471,14 @@ class KernelEmitter {
   void tma_release(const PipelinePlan& pp, const std::string& leader);
   void tma_body(const Stmt& f, const PipelinePlan& pp, const std::string& cur);
   std::string tma_begin(const Stmt& f, const PipelinePlan& pp);
+  // `counters`: the stage and wrap counters' allocas, kept from an earlier run of the ring (a
+  // persistent kernel's tiles), instead of new ones starting at 0.
+  struct RingCounters {
+    std::string stage, wraps;
+  };
   void tma_loop(const LoopBounds& lb, int S, const std::string& prefix, bool rounds,
-                const std::function<void(const std::string&, const std::string&, const std::string&)>& body);
+                const std::function<void(const std::string&, const std::string&, const std::string&)>& body,
+                const RingCounters* counters = nullptr);
   int bar_threads_ = 0;
   bool before_split_ = false;
 };

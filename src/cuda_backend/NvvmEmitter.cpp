@@ -599,6 +599,11 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     }
     case ExprKind::ProgramId:
     case ExprKind::NumPrograms: {
+      // A persistent kernel's tile: its program ids, and the original grid.
+      const size_t a = static_cast<size_t>(e->axis);
+      if (e->kind == ExprKind::ProgramId && a < tile_pid_.size()) return TV{t, d, {op("load i32, i32* " + tile_pid_[a])}};
+      if (e->kind == ExprKind::NumPrograms && a < tile_grid_.size()) return TV{t, d, {tile_grid_[a]}};
+      if (!tile_pid_.empty()) return TV{t, d, {e->kind == ExprKind::ProgramId ? "0" : "1"}};  // an axis the grid does not have
       static const char* ax[] = {"x", "y", "z"};
       std::string fn = std::string("llvm.nvvm.read.ptx.sreg.") + (e->kind == ExprKind::ProgramId ? "ctaid." : "nctaid.") + ax[e->axis];
       return TV{t, d, {call("i32", fn, "", "")}};

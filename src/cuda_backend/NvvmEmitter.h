@@ -26,6 +26,9 @@ struct NvvmKernelInfo {
   // kernel then copies whole boxes).
   int cluster_axis = -1;
   int cluster_loops = 0;  // TMA-ring loops emitted for clusters
+  // A persistent grid (KernelPlan::persistent): launched with min(tiles, SMs x CTAs per SM) CTAs on
+  // grid axis 0, each walking the original program ids (it takes the original grid as arguments).
+  bool persistent = false;
   // Registers a thread may use while as many CTAs share an SM as its shared memory and threads
   // allow, where that is at least 128 and the kernel has hoisted-check loops (0: no such cap).
   int occupancy_registers = 0;
@@ -46,6 +49,8 @@ struct NvvmKernelInfo {
     bool tensor_map = false;
     std::string rows, cols, stride;
     int64_t rows_v = 0, cols_v = 0, stride_v = 0, box_rows = 0, box_cols = 0;
+    // Persistent kernels: the original grid's extent on this axis (i32), set at launch (-1: not one).
+    int grid_axis = -1;
   };
   std::vector<Arg> args;
   // Located checks (asserts, and with CudaOptions::bounds_checks every global access): a failing

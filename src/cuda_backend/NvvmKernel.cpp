@@ -100,7 +100,8 @@ void KernelEmitter::emit_store(const Stmt& s) {
     // the stores are pairs.
     Dist n = natural(s.args[1]);
     const int wn = n.shape == pt.shape ? vector_width(n, pe, s.args[2], nullptr) : 0;
-    if (n.shape == pt.shape && (wn >= vector_width(d, pe, s.args[2], nullptr) || (wn >= 2 && reads_slice(s.args[1], pt.shape.size())))) {
+    if (n.shape == pt.shape &&
+        (store_in_place_ || wn >= vector_width(d, pe, s.args[2], nullptr) || (wn >= 2 && reads_slice(s.args[1], pt.shape.size())))) {
       d = n;
     } else if (n.shape == pt.shape && !rename(n, d) && scalar_bytes(pt.elem) == 2 && pt.shape.back() >= 8 &&
                shape_numel(pt.shape) >= int64_t(8) * 32 * k_.num_warps) {
@@ -946,7 +947,25 @@ std::string KernelEmitter::emit() {
     info.args.push_back(a);
   }
   before_split_ = info.threads > threads_;  // a producer warp: nothing before its loop may need a barrier
-  emit_block(k_.body);
+  if (plan_.persistent.on) {
+    // The original grid's extents, set at launch; the tile's program ids in allocas.
+    for (size_t a = 0; a < std::max<size_t>(1, k_.grid.size()); ++a) {
+      tile_grid_.push_back("%p.dtsim_grid" + std::to_string(a));
+      tile_pid_.push_back("%tpid" + std::to_string(a));
+      prelude_ << "  " << tile_pid_.back() << " = alloca i32\n";
+      params.push_back("i32 " + tile_grid_.back());
+      types.push_back("i32");
+      NvvmKernelInfo::Arg g;
+      g.name = "dtsim_grid" + std::to_string(a), g.dtype = Scalar::I32, g.grid_axis = static_cast<int>(a);
+      info.args.push_back(g);
+    }
+    emit_persistent();
+    if (info.smem_bytes > max_dynamic_smem(plan_.arch))
+      internal_error("NvvmPersistent", "kernel '" + k_.name + "': the persistent grid's ring and epilogue took " + std::to_string(info.smem_bytes) +
+                                           " bytes of shared memory, more than the plan's bound (--no-persistent avoids it)");
+  } else {
+    emit_block(k_.body);
+  }
   for (const Param& p : k_.params)  // conflict checks: the shadow words of each buffer written
     if (p.kind == ParamKind::Pointer && shadowed_.count(p.name)) {
       params.push_back("i64 addrspace(1)* %sh." + p.name);

@@ -274,33 +274,33 @@ bool pure_scalar(const ExprP& e) {
 // consumers' barriers from then on name their own threads (bar.sync 1, num_warps * 32); a device
 // assert or print, whose reports meet at CTA-wide barriers, keeps the loop unspecialized.
 void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
-  auto no = [&](const std::string& why) { pp.not_specialized = why; };
   if (!opt_.warp_specialize) return;  // not asked for (--warp-specialize)
-  if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
-  if (threads_ + 32 > 1024) return no("the kernel has 32 warps already");
+  pp.not_specialized = specialize_blocker(f, pp);
+  pp.specialized = pp.not_specialized.empty();
+}
+
+std::string KernelEmitter::specialize_blocker(const Stmt& f, const PipelinePlan& pp) {
+  if (opt_.bounds_checks) return "bounds checks (a hoisted loop is emitted twice, under a test)";
+  if (threads_ + 32 > 1024) return "the kernel has 32 warps already";
   // One more warp costs the registers of 32 threads: only where the ring alone leaves room for one
   // CTA per SM, so the extra warp cannot cost a CTA (measured: two 128x128 CTAs of 8 + 1 warps do not
   // fit the register file where two of 8 do; bench/NOTES.md 33).
   const int64_t per_sm = max_dynamic_smem(plan_.arch) + 1024;
   if (2 * (pp.ring_bytes() + 1024) <= per_sm)
-    return no("the ring (" + std::to_string(pp.ring_bytes()) + " bytes) leaves room for two CTAs per SM, whose registers one more warp each would not leave");
+    return "the ring (" + std::to_string(pp.ring_bytes()) + " bytes) leaves room for two CTAs per SM, whose registers one more warp each would not leave";
   for (const auto& [key, lp] : plan_.loops)
-    if (lp.pipeline && lp.pipeline->specialized) return no("an earlier loop of the kernel has the producer warp");
+    if (lp.pipeline && lp.pipeline->specialized && lp.loop != &f) return "an earlier loop of the kernel has the producer warp";
   bool reports = false;
   for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || s.kind == StmtKind::Assert || s.kind == StmtKind::Print; });
-  if (reports) return no("the kernel asserts or prints (their reports meet at CTA-wide barriers)");
+  if (reports) return "the kernel asserts or prints (their reports meet at CTA-wide barriers)";
   for (const StmtP& s : k_.body) {
-    if (s.get() == &f) {
-      pp.specialized = true;
-      pp.not_specialized.clear();
-      return;
-    }
-    if (s->kind != StmtKind::Assign) return no("a statement before the loop is not an assignment (line " + std::to_string(s->loc.line) + ")");
+    if (s.get() == &f) return "";
+    if (s->kind != StmtKind::Assign) return "a statement before the loop is not an assignment (line " + std::to_string(s->loc.line) + ")";
     for (const ExprP& v : s->args)
       if (v && !(v->type.is_scalar() ? pure_scalar(v) : recomputable(v, true)))
-        return no("a statement before the loop reads memory or moves data between threads (line " + std::to_string(s->loc.line) + ")");
+        return "a statement before the loop reads memory or moves data between threads (line " + std::to_string(s->loc.line) + ")";
   }
-  no("the loop is inside another statement");
+  return "the loop is inside another statement";
 }
 
 // Whether e has the same value in the two CTAs of a cluster along grid axis `axis` (program ids 2c
@@ -595,14 +595,20 @@ std::string KernelEmitter::tma_begin(const Stmt& f, const PipelinePlan& pp) {
 // counter of the stage's wraps: its parity (flipped each time the stage wraps to 0) or, with
 // `rounds`, the number of wraps. `body` gets i, the stage and that counter.
 void KernelEmitter::tma_loop(const LoopBounds& lb, int S, const std::string& prefix, bool rounds,
-                             const std::function<void(const std::string&, const std::string&, const std::string&)>& body) {
+                             const std::function<void(const std::string&, const std::string&, const std::string&)>& body,
+                             const RingCounters* counters) {
   const std::string& ty = lb.ty;
-  std::string ctr = "%" + prefix + "ctr" + std::to_string(tmp_++), sc = "%" + prefix + "st" + std::to_string(tmp_++),
-              wr = "%" + prefix + (rounds ? "rd" : "ph") + std::to_string(tmp_++);
-  prelude_ << "  " << ctr << " = alloca " << ty << "\n  " << sc << " = alloca i32\n  " << wr << " = alloca i32\n";
+  std::string ctr = "%" + prefix + "ctr" + std::to_string(tmp_++), sc, wr;
+  prelude_ << "  " << ctr << " = alloca " << ty << "\n";
   line("store " + ty + " " + lb.lo + ", " + ty + "* " + ctr);
-  line("store i32 0, i32* " + sc);
-  line("store i32 0, i32* " + wr);
+  if (counters) {
+    sc = counters->stage, wr = counters->wraps;
+  } else {
+    sc = "%" + prefix + "st" + std::to_string(tmp_++), wr = "%" + prefix + (rounds ? "rd" : "ph") + std::to_string(tmp_++);
+    prelude_ << "  " << sc << " = alloca i32\n  " << wr << " = alloca i32\n";
+    line("store i32 0, i32* " + sc);
+    line("store i32 0, i32* " + wr);
+  }
   std::string head = label(prefix == "w" ? "ws.head" : "tma.head"), bl = label(prefix == "w" ? "ws.body" : "tma.body"),
               exit = label(prefix == "w" ? "ws.exit" : "tma.exit");
   br(head);

@@ -64,6 +64,7 @@ void KernelEmitter::plan() {
     if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
   plan_loops(k_.body);  // and the axis information of every global access
   plan_kept_residents(k_.body);
+  plan_persistent();
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized) info.threads = threads_ + 32;  // the producer warp
@@ -459,6 +460,11 @@ void KernelEmitter::plan_smem() {
     sp.allocs.push_back({"ring of " + where + ": " + std::to_string(pp.stages) + " x " + std::to_string(pp.stage_bytes), 0, ring});
     sp.allocs.push_back({"transient inside it, at most", ring, inner});
     sp.total = std::max(sp.total, ring + inner);
+    if (plan_.persistent.on && plan_.persistent.loop == lp.loop) {
+      sp.allocs.push_back({"transient after it (persistent: above the ring, which fills for the next tile), at most", ring,
+                           plan_.persistent.epilogue_bytes});
+      sp.total = std::max(sp.total, ring + plan_.persistent.epilogue_bytes);
+    }
     if (pp.fma && ring + inner > sp.limit && overflow.empty())
       overflow = "the FMA ring of " + where + " needs " + std::to_string(ring) + " + " + std::to_string(inner) + " bytes (more than " +
                  std::to_string(sp.limit) + ")";
@@ -474,6 +480,7 @@ void KernelEmitter::plan_smem() {
   plan_.tma_map_of.clear();
   plan_loops(k_.body);
   plan_kept_residents(k_.body);
+  plan_persistent();
   plan_smem();
   sp.fallback = why;
 }
@@ -565,6 +572,22 @@ std::string KernelPlan::print(const Kernel& k) const {
       out += "      not pipelined (" + lp.not_pipelined + ")\n      prefetched into registers one iteration ahead: " + names + "\n";
     } else {
       out += "      not pipelined (" + lp.not_pipelined + "), no prefetch\n";
+    }
+  }
+  if (persistent.on || (!dot_order.empty() && (arch == "sm_90a" || persistent.asked))) {
+    out += "  persistent grid: " + std::string(persistent.on ? "yes (" : "no (") + persistent.why + ")\n";
+    if (persistent.on) {
+      out += "    CTAs: min(" + (persistent.tiles ? std::to_string(persistent.tiles) : std::string("the grid's")) +
+             " tiles, SMs x CTAs per SM), each walking program ids t, t + CTAs, ... (axis 0 fastest); the producer warp fills the ring of " +
+             stmt_line(*persistent.loop) + " across tiles" +
+             (persistent.direct_stores ? std::string()
+                                       : ", the epilogue (" + std::to_string(persistent.epilogue_bytes) + " bytes of shared memory) above the ring") +
+             "\n";
+      if (persistent.direct_stores)
+        out += "    epilogue: tile stores from the layout their values are held in (no exchange tile), so the ring keeps its stages\n";
+      if (persistent.stages_from)
+        out += "    ring stages " + std::to_string(persistent.stages_from) + " -> " +
+               std::to_string(loops.at({persistent.loop, false}).pipeline->stages) + ": the ring and the epilogue fit together\n";
     }
   }
   out += "  global accesses (pointer axis info):" + std::string(accesses.empty() ? " none\n" : "\n");

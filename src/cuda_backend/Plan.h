@@ -6,6 +6,9 @@
 //   loops     per `for` (and per copy of it, where bounds checks are hoisted): the loop variable's
 //             axis information, the bounds-check hoisting, the software pipeline, register prefetch;
 //   axis      per global load and store: the axis information of its pointer (vector widths);
+//   persistent (sm_90a) whether the grid is persistent: CTAs that each walk several program ids,
+//             the TMA ring of the kernel's dot loop filled across tiles by a producer warp, and why
+//             not where not;
 //   conflicts (--sanitize=conflicts) per buffer a store or atomic writes: granule words or element
 //             words only, and why;
 //   smem      the shared-memory allocations (pipeline rings, transient buffers above them), their
@@ -209,6 +212,30 @@ struct SmemPlan {
   std::string fallback;  // why the FMA rings were dropped ("" where they fit or there are none)
 };
 
+// A persistent grid (planning stage `persistent`, NvvmPersistent.cpp). The kernel is launched with
+// min(tiles, SMs x CTAs per SM) CTAs on grid axis 0; CTA c runs the original program ids of tiles
+// t = c, c + G, c + 2G, ... (G CTAs; t in the launch's linear order, axis 0 fastest), so
+// program_id(a) is t's coordinate on axis a and num_programs(a) the original grid's extent (the
+// kernel's own pid arithmetic, swizzle2d included, is unchanged). The statements before `loop` (a
+// TMA ring at the kernel's top level) are run per tile by the consumer warps and by a producer warp
+// (plan_specialize's conditions); the producer walks the same tiles and issues every tile's copies
+// into the ring, whose stages and phases continue from tile to tile, so the next tile's first stages
+// fill while the consumers run this tile's epilogue (the statements after the loop). That epilogue's
+// shared memory therefore lies above the ring, not on it. Where the ring and the epilogue would not
+// fit together, its stores go from the layout their values are held in (`direct_stores`: a dot's
+// accumulator stored as f16 pairs, no exchange tile) where that fits, else the ring has fewer stages
+// (`stages_from`: the stages it had).
+struct PersistentPlan {
+  bool on = false;
+  std::string why;  // on: what decided it; off: why not
+  const Stmt* loop = nullptr;
+  int64_t tiles = 0;  // the grid's instances for the launch's values (0: not known when planning)
+  int stages_from = 0;  // the ring's stages before the epilogue was placed above it (0: unchanged)
+  int64_t epilogue_bytes = 0;  // the statements after the loop: shared memory, at most (above the ring)
+  bool direct_stores = false;  // the epilogue's tile stores go from where their values are held
+  bool asked = false;  // --persistent or --no-persistent (`emit --plan` then says why not on any target)
+};
+
 struct KernelPlan {
   std::string arch;
   // slots
@@ -246,6 +273,8 @@ struct KernelPlan {
     bool disjoint_now = false;
   };
   std::map<std::string, ConflictWords> conflict_words;
+  // persistent
+  PersistentPlan persistent;
   // smem
   SmemPlan smem;
   // TMA: the tensor maps the kernel takes as parameters (after its own), in order

@@ -350,6 +350,8 @@ std::string repro(const Options& o, const Case& c) {
   if (o.bounds_checks) s += " --sanitize=bounds";
   if (o.warp_specialize) s += " --warp-specialize";
   if (o.cluster) s += " --cluster";
+  if (o.persistent) s += o.persistent > 0 ? " --persistent" : " --no-persistent";
+  if (o.persistent_ctas) s += " --persistent-ctas " + std::to_string(o.persistent_ctas);
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);
   for (auto& [k, v] : c.overrides) s += " --arg " + k + "=" + v;
   if (!o.kernel.empty()) s += " --kernel " + o.kernel;
@@ -386,6 +388,8 @@ int difftest_command(const DifftestOptions& flags, std::ostream& out, std::ostre
   o.cuda.fast_math = flags.fast_math;
   o.cuda.warp_specialize = flags.warp_specialize;
   o.cuda.cluster = flags.cluster;
+  o.cuda.persistent = flags.persistent;
+  o.cuda.persistent_ctas = flags.persistent_ctas;
   o.cuda.bounds_checks = flags.bounds_checks;
 #else
   if (o.oracle == Oracle::Cuda)

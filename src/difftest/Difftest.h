@@ -24,6 +24,8 @@ struct DifftestOptions {
   bool fast_math = false;      // --fast-math (CUDA oracle)
   bool warp_specialize = false;  // --warp-specialize (CUDA oracle)
   bool cluster = false;          // --cluster (CUDA oracle)
+  int persistent = 0;            // --persistent 1, --no-persistent -1 (CUDA oracle)
+  int persistent_ctas = 0;       // --persistent-ctas N (CUDA oracle)
   bool bounds_checks = false;  // --sanitize=bounds (CUDA oracle)
   std::map<std::string, std::string> args;  // fixed --arg overrides (no size perturbation when given)
   // .py (Triton) kernels: the launched kernel, its grid and pointer arguments (sizes fixed by them)

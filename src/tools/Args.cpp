@@ -80,6 +80,9 @@ const FlagSpec kFlags[] = {
     {"--fast-math", 0, "difftest"},
     {"--warp-specialize", 0, "run emit bench difftest"},
     {"--cluster", 0, "run emit bench difftest"},
+    {"--persistent", 0, "run emit bench difftest"},
+    {"--no-persistent", 0, "run emit bench difftest"},
+    {"--persistent-ctas", 1, "run bench difftest"},
     {"--fp-fusion", 0, "run emit bench"},
     {"--approx-div", 0, "run emit bench"},
     {"--oracle", 1, "difftest"},
@@ -317,6 +320,10 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.warp_specialize = true;
   } else if (name == "--cluster") {
     o.cluster = true;
+  } else if (name == "--persistent" || name == "--no-persistent") {
+    o.persistent = name == "--persistent" ? 1 : -1;
+  } else if (name == "--persistent-ctas") {
+    o.persistent_ctas = static_cast<int>(parse_int(c, name, v[0], 1, INT32_MAX));
   } else if (name == "--fp-fusion") {
     o.fp_fusion = true;
   } else if (name == "--approx-div") {
@@ -513,6 +520,8 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts/--plan (default sm_90; sm_90a enables wgmma)
   --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
   --cluster           sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --persistent, --no-persistent
+                      sm_90a: a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
   --fp-fusion         let libNVVM contract a multiply and an add into fma.rn (Triton's enable_fp_fusion)
   --approx-div        f32 division as div.full.f32, as Triton compiles `/` (IEEE division otherwise)
   --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
@@ -555,6 +564,9 @@ execution:
   --backend=interp|cuda     run on the interpreter (default) or on the GPU
   --warp-specialize         (cuda, sm_90a) a producer warp for TMA rings that allow one (docs/cuda-backend.md)
   --cluster                 (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --persistent, --no-persistent
+                            (cuda, sm_90a) a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
+  --persistent-ctas N       (cuda) launch a persistent kernel with at most N CTAs (each then walks more tiles)
   --fp-fusion               (cuda) contract a multiply and an add into fma.rn as Triton does by default
   --approx-div              (cuda) f32 division as div.full.f32, as Triton compiles `/`
                             (results then differ from the interpreter's by that rounding)

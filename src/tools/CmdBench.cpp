@@ -382,6 +382,8 @@ int bench_cuda(const Program& p, const Bindings& b, const CliOptions& o, std::os
   CudaOptions opt;
   opt.warp_specialize = o.warp_specialize;
   opt.cluster = o.cluster;
+  opt.persistent = o.persistent;
+  opt.persistent_ctas = o.persistent_ctas;
   opt.fp_fusion = o.fp_fusion;
   opt.approx_div = o.approx_div;
   opt.arch = o.arch;

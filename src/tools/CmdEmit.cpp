@@ -41,6 +41,7 @@ std::string emit_text(const CliOptions& o) {
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
+      opt.persistent = o.persistent;
       opt.fp_fusion = o.fp_fusion;
       opt.approx_div = o.approx_div;
       opt.arch = o.arch;
@@ -59,6 +60,7 @@ std::string emit_text(const CliOptions& o) {
       CudaOptions opt;
       opt.warp_specialize = o.warp_specialize;
       opt.cluster = o.cluster;
+      opt.persistent = o.persistent;
       opt.fp_fusion = o.fp_fusion;
       opt.approx_div = o.approx_div;
       opt.arch = o.arch;

@@ -42,6 +42,8 @@ int difftest(const std::vector<std::string>& rest) {
   d.fast_math = o.fast_math;
   d.warp_specialize = o.warp_specialize;
   d.cluster = o.cluster;
+  d.persistent = o.persistent;
+  d.persistent_ctas = o.persistent_ctas;
   d.bounds_checks = o.bounds_checks;
   d.args = o.args;
   d.kernel = o.kernel;

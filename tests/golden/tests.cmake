@@ -54,4 +54,9 @@ if(DTSIM_HAVE_CUDA)
   dtsim_plan_golden(cluster_matmul_ws_sm90a tests/gpu/cluster_matmul.tile --arch sm_90a --cluster --warp-specialize)
   # the grouped 128x256 bench matmul: clusters along axis 1 sharing B
   dtsim_plan_golden(matmul_f16_wide_cluster_sm90a bench/gpu/matmul_f16_wide.tile --arch sm_90a --cluster)
+  # persistent grids (--persistent): the 128x256 bench matmul's 512 tiles (its 4-stage ring and the
+  # exchange tile do not fit together: the epilogue is stored from the accumulator layout); the
+  # warp-specialized tests, one with the exchange tile above the ring, one whose epilogue does not fit
+  dtsim_plan_golden(matmul_f16_wide_persistent_sm90a bench/gpu/matmul_f16_wide.tile --arch sm_90a --persistent)
+  dtsim_plan_golden(ws_matmul_persistent_sm90a tests/gpu/ws_matmul.tile --arch sm_90a --persistent)
 endif()

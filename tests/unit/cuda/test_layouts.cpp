@@ -350,7 +350,9 @@ TEST_CASE("matmul_f16_wide on sm_90a: the epilogue stores f16 pairs by stmatrix 
   CHECK(count(c.ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == 16);  // 64 f16 pairs a thread
   CHECK(count(c.ptx, "ld.shared.v4.u32") + count(c.ptx, "ld.shared.v4.b32") == 16);
   CHECK(count(c.ptx, "st.global.v4.u32") + count(c.ptx, "st.global.v4.b32") == 16);
-  CHECK(c.nm.kernels[0].smem_bytes <= 197632);
+  // The 4-stage ring (197632 bytes) with the exchange tile on it, or as a persistent grid the 3-stage
+  // ring (148480) with the exchange tile above it.
+  CHECK(c.nm.kernels[0].smem_bytes <= 148480 + 65536);
   CHECK(c.ptxas_log.find(" 0 bytes spill stores") != std::string::npos);
 }
 
