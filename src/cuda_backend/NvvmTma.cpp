@@ -465,7 +465,7 @@ void KernelEmitter::tma_copy(const TmaOperand& o, const std::string& dst, const 
   const bool shared = !mc.empty();
   // A shared operand's map has boxes of half the tile's rows: its 64-column boxes lie twice
   // box_rows * 128 bytes apart in the stage.
-  const int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1, box_stride = (shared ? 2 : 1) * m.box_rows * 128;
+  const int64_t boxes = m.box_cols < o.load->args[0]->type.shape[1] ? o.load->args[0]->type.shape[1] / m.box_cols : 1, box_stride = (shared ? 2 : 1) * m.box_rows * 128;
   auto copy = [&](const std::string& d, const std::string& c, const std::string& r, bool multicast) {
     if (multicast)
       line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], "

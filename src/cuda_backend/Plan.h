@@ -193,6 +193,15 @@ struct LoopPlan {
   bool resident_kept = false;
   const Stmt* resident_from = nullptr;
   int64_t kept_between = 0;  // resident_from: the shared memory the statements between use, at most (above the operand)
+  // The resident operand copied by TMA (sm_90a, an OperandRings loop whose rings TMA fills, no
+  // checks): its one assignment is a load of a box of a 2-D row-major tensor masked by its extents
+  // (tma_operand, 64-column boxes), earlier in the loop's statement list, and nothing reads it but
+  // the dots of this loop and of the loops keeping it. That load is not emitted where it stands:
+  // thread 0 copies the box into the staging with the ring's mbarriers (64-column boxes of M rows,
+  // M * 128 bytes apart, the 128-byte swizzle: wgmma_tiles' a_atoms), and every thread waits for it
+  // once the ring's first copies are issued, so no register holds it. not_resident_tma: why not.
+  std::optional<TmaOperand> resident_tma;
+  std::string not_resident_tma;
 };
 
 // Dynamic shared memory: the pipeline rings at offset 0 of their loop, every other (transient) use
@@ -251,6 +260,7 @@ struct KernelPlan {
   // TMA: the tensor maps the kernel takes as parameters (after its own), in order
   std::vector<TmaMap> tma_maps;
   std::map<const Stmt*, int> tma_map_of;  // per load statement (both copies of a hoisted loop share it)
+  std::set<const Stmt*> tma_resident_loads;  // loads of resident operands TMA copies (LoopPlan::resident_tma): not emitted
 
   const LoopPlan& loop(const Stmt& f, bool unchecked) const;
   const MmaPlan& dot(const Expr& e) const;
