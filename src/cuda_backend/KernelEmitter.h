@@ -262,6 +262,9 @@ class KernelEmitter {
   void plan_resident(const Stmt& f, LoopPlan& lp);
   void plan_kept_residents(const std::vector<StmtP>& body);
   void plan_resident_tma(const std::vector<StmtP>& body);
+  void plan_tma_stores();
+  void emit_tma_store(const Stmt& s, const TmaOperand& o);
+  std::string tma_nonempty(const TmaOperand& o);
   std::map<int, int64_t> resident_atoms_;  // slot -> a_atoms of a resident operand TMA copied in boxes (absent: 0)
   std::map<int, int64_t> kept_floor_;  // slot -> smem_floor_ before a kept resident operand was staged
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);

@@ -87,6 +87,8 @@ bool KernelEmitter::reads_slice(const ExprP& e, size_t rank) {
 }
 
 void KernelEmitter::emit_store(const Stmt& s) {
+  auto tma = plan_.tma_stores.find(&s);
+  if (tma != plan_.tma_stores.end() && smem_floor_ % 1024 == 0) return emit_tma_store(s, tma->second);
   const ExprP& pe = s.args[0];
   const Type& pt = pe->type;
   // The blocked layout coalesces; a value held in another layout (a reduction's slice) is stored

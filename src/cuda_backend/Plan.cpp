@@ -65,6 +65,7 @@ void KernelEmitter::plan() {
   plan_loops(k_.body);  // and the axis information of every global access
   plan_kept_residents(k_.body);
   plan_resident_tma(k_.body);
+  plan_tma_stores();
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized) info.threads = threads_ + 32;  // the producer warp
@@ -350,6 +351,32 @@ void KernelEmitter::plan_resident_tma(const std::vector<StmtP>& body) {
   }
 }
 
+// Stage `loops`, last: the stores TMA writes (KernelPlan::tma_stores).
+void KernelEmitter::plan_tma_stores() {
+  if (plan_.arch != "sm_90a" || opt_.bounds_checks || opt_.conflict_checks) return;
+  for (const StmtP& sp : k_.body) {
+    const Stmt& s = *sp;
+    if (s.kind != StmtKind::Store || !s.args[0]->type.is_tile() || s.args[0]->type.rank() != 2 || s.args[1]->type.shape != s.args[0]->type.shape)
+      continue;
+    // Only a value that also reads a slice of its own layout (attention's `(acc / l[:, None]).to(f16)`):
+    // emit_store would store it from that layout in element pairs, each with its address and mask;
+    // a matmul's `acc.to(f16)` keeps its exchange through shared memory and 16-byte global stores.
+    if (!reads_slice(s.args[1], 2)) continue;
+    TmaMap m;
+    std::string w;
+    auto o = tma_operand(s, true, m, w);
+    if (!o) continue;
+    auto mi = plan_.tma_map_of.find(&s);
+    if (mi == plan_.tma_map_of.end()) {
+      mi = plan_.tma_map_of.emplace(&s, static_cast<int>(plan_.tma_maps.size())).first;
+      plan_.tma_maps.push_back(m);
+    }
+    o->map = mi->second;
+    o->b_operand = false;
+    plan_.tma_stores[&s] = *o;
+  }
+}
+
 // Stage `axis`: the axis information of the pointer of every global load and store of statement s
 // (not of its nested statements), as the vector widths are chosen from it.
 void KernelEmitter::plan_accesses(const Stmt& s) {
@@ -460,6 +487,7 @@ int64_t KernelEmitter::transient_smem(const std::vector<StmtP>& body, const std:
   };
   for_each_stmt(body, [&](const Stmt& s) {
     if (skip.count(&s)) return;
+    if (plan_.tma_stores.count(&s)) most = std::max(most, align1024(s.args[0]->type.numel() * 2));  // the boxes
     for (const ExprP& a : s.args) {
       if (!a) continue;
       value(a);
@@ -503,6 +531,11 @@ void KernelEmitter::plan_smem() {
       if (pp.stages < 2) {
         lp.not_pipelined = "operand rings of 2 stages x " + std::to_string(pp.stage_bytes) + " bytes do not fit in shared memory";
         lp.pipeline.reset();
+        if (lp.resident_tma) {  // the ring's thread 0 would have copied it: its load is emitted after all
+          plan_.tma_resident_loads.erase(lp.resident_tma->load);
+          lp.resident_tma.reset();
+          lp.not_resident_tma = "its loop is not pipelined";
+        }
       } else {
         if (seen.count(lp.loop)) continue;
         seen.insert(lp.loop);
@@ -552,9 +585,11 @@ void KernelEmitter::plan_smem() {
   plan_.tma_maps.clear();
   plan_.tma_map_of.clear();
   plan_.tma_resident_loads.clear();
+  plan_.tma_stores.clear();
   plan_loops(k_.body);
   plan_kept_residents(k_.body);
   plan_resident_tma(k_.body);
+  plan_tma_stores();
   plan_smem();
   sp.fallback = why;
 }
@@ -654,7 +689,12 @@ std::string KernelPlan::print(const Kernel& k) const {
   }
   out += "  global accesses (pointer axis info):" + std::string(accesses.empty() ? " none\n" : "\n");
   for (const Access& a : accesses)
+  {
     out += "    " + std::string(a.store ? "store" : "load") + " of " + stmt_line(*a.stmt) + "\n      " + axis_str(a.info) + "\n";
+    auto ts = a.store ? tma_stores.find(a.stmt) : tma_stores.end();
+    if (ts != tma_stores.end())
+      out += "      by TMA from shared memory: " + describe(ts->second, tma_maps[static_cast<size_t>(ts->second.map)]) + "\n";
+  }
   if (!conflict_words.empty()) {
     out += "  conflict checks (per buffer written):\n";
     for (const auto& [name, cw] : conflict_words)

@@ -93,7 +93,7 @@ TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma, k and v in
   CHECK(count(c.ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") == 4);
   CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 4);
   CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 4);
-  CHECK(count(c.ptx, ".param .align 64 .b8 attn_desc_param_") == 3);  // the tensor maps of k, v and q, by value
+  CHECK(count(c.ptx, ".param .align 64 .b8 attn_desc_param_") == 4);  // the tensor maps of k, v, q and o, by value
   CHECK(count(c.ptx, "ld.global") == 0);
   CHECK(count(c.ptx, "st.shared.v4.u16") == 0);
   // qt's copy is issued before the ring's first, and waited for (parity 0) before the loop's first wait.
@@ -164,7 +164,7 @@ TEST_CASE("attention at head dim 128 with a causal mask: rings of 32 KiB stages"
   CHECK(c.plan.find("pipelined: operand rings of 2 stages x 32768 bytes, kt (B of s0, K-major, TMA), vt (B of acc_next, TMA)") != std::string::npos);
   // Head dim 128: each tile is two 64-column boxes, 8 KiB apart (kt K-major as well as vt N-major);
   // q [128, 128] two boxes of 128 rows, 16 KiB apart, read by s0's wgmma box by box.
-  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") == 8 + 2);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") == 8 + 2 + 2);  // and o's two boxes, stored
   CHECK(count(c.ptx, "mbarrier.arrive.expect_tx") == 2 + 1);
   CHECK(c.plan.find("TMA A qt: f16 tensor q[rows, cols], rows stride apart, box 128x64") != std::string::npos);
   // s0's A descriptors (the address field counts 16 bytes): k16 step 7 of row tile 0 is 3 x 32 bytes
@@ -195,7 +195,7 @@ TEST_CASE("an operand ring whose load is not a box of its tensor masked by the e
   CHECK(plan.find("kt (B of s, K-major, cp.async), vt (B of acc_next, TMA) copied 2 iteration(s) ahead") != std::string::npos);
   CHECK(plan.find("cp.async kt: the load has a mask conjunct that is not row < extent or column < extent") != std::string::npos);
   std::string ptx = compile_ptx(emit_nvvm(m, b, opt), opt);
-  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 3 + 1);   // vt's box, twice before the loop and once in it; qt's
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 3 + 2);   // vt's box, twice before the loop and once in it; qt's; o's
   CHECK(count(ptx, "cp.async.cg.shared.global") == 12);    // kt's 4 vectors per thread, as often
   CHECK(count(ptx, "cp.async.wait_group 1;") == 1);        // both: the group and the mbarrier
   CHECK(count(ptx, "mbarrier.try_wait.parity") >= 1);
@@ -213,7 +213,7 @@ TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in
   // k and v: two boxes each per copy, issued twice per loop (once before it, once in it).
   CHECK(count(c.ptx, "st.shared.v4.u16") == 0);
   CHECK(count(c.ptx, "ld.global") == 0);
-  CHECK(count(c.ptx, "cp.async.bulk.tensor") == 2 + 2 * 2 * 2 * 2);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") == 2 + 2 * 2 * 2 * 2);
   // Both loops' QK^T read the staged q: 2 tiles x 8 k16 steps each.
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 32);
   // Head dim 128: q no longer live in registers across the off-band loop, nothing spilled.
@@ -242,17 +242,35 @@ TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in
   }
 }
 
-TEST_CASE("attention's output `(acc / l[:, None]).to(f16)` is stored from the accumulator layout; a matmul's `acc.to(f16)` is converted") {
+TEST_CASE("attention's output `(acc / l[:, None]).to(f16)` is stored by TMA from the accumulator layout (checked: in pairs); a matmul's "
+          "`acc.to(f16)` is converted") {
   Compiled c = compile("sm_90a", "attention_causal");
   size_t at = c.layouts.find("\n  store(o + ");
   REQUIRE(at != std::string::npos);
   std::string tail = c.layouts.substr(at);
   CHECK(count(tail, "through shared memory") == 0);
-  CHECK(count(tail, "store [128, 128] from linear{regs=128, reg=[(0,1) (8,0) (0,8) (0,16) (0,32) (0,64) (64,0)]") == 1);
-  CHECK(count(tail, ": 2-element vectors") == 1);
+  CHECK(count(tail, "store [128, 128] by TMA: written from linear{regs=128, reg=[(0,1) (8,0) (0,8) (0,16) (0,32) (0,64) (64,0)]") == 1);
+  CHECK(count(c.plan, "by TMA from shared memory: f16 tensor o[rows, cols], rows stride apart, box 128x64") == 1);
+  // 64 pairs a thread into the swizzled boxes, one proxy fence, thread 0 stores the two boxes and
+  // waits until they were read; no global store but lse's.
+  CHECK(count(c.ptx, "st.shared.u32") + count(c.ptx, "st.shared.b32") + count(c.ptx, "st.shared.v2.u16") == 64);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 2);
+  CHECK(count(c.ptx, "cp.async.bulk.commit_group;") == 1);
+  CHECK(count(c.ptx, "cp.async.bulk.wait_group.read 0;") == 1);
+  CHECK(count(c.ptx, "st.global.u32") == 0);
+  CHECK(count(c.ptx, "st.global.f32") == 4);  // lse
+  // With bounds checks: from the accumulator layout in checked pairs, as before.
+  CudaOptions checked;
+  checked.arch = "sm_90a";
+  checked.bounds_checks = true;
+  test::Compiled cc = test::compile_tile("<attention_causal checked>", test::source_file("tests/gpu/attention_causal.tile"), checked);
+  CHECK(count(cc.plan, "by TMA from shared memory") == 0);
+  CHECK(count(cc.ptx, "cp.async.bulk.tensor.2d.global.shared::cta") == 0);
+  CHECK(count(cc.ptx, "st.global.u32") + count(cc.ptx, "st.global.b32") == 64);
   // The same kernel's earlier forms (attention_desc128: one loop) store the same way.
   Compiled d = compile("sm_90a", "attention_desc128");
   CHECK(count(d.layouts.substr(d.layouts.find("\n  store(o + ")), "through shared memory") == 0);
+  CHECK(count(d.layouts.substr(d.layouts.find("\n  store(o + ")), "by TMA") == 1);
   // No slice in the value: the blocked layout's wider vectors after one conversion, as before.
   Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/tma_matmul.tile");
   Bindings b = bind_params(m, {});
