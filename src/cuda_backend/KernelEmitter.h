@@ -185,9 +185,10 @@ class KernelEmitter {
   // group is complete, this one may still run; wgmma_wait(0) before anything else reads it).
   // b_atoms: for a swizzled N-major B, the bytes between its 64-column atoms (0: 1024, the atoms of
   // each 8 rows side by side as wgmma_offset lays them out; TMA boxes: K * 128). With a_regs
-  // (wgmma_a_fragments), A is read from registers and a_off is unused.
+  // (wgmma_a_fragments), A is read from registers and a_off is unused. a_atoms: A in TMA boxes of 64
+  // columns (M rows, 128-byte swizzled) this many bytes apart (0: wgmma_offset's layout).
   TV wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc, int pending = 0,
-                 bool b_kmajor = false, int64_t b_atoms = 0, const std::vector<std::string>* a_regs = nullptr);
+                 bool b_kmajor = false, int64_t b_atoms = 0, const std::vector<std::string>* a_regs = nullptr, int64_t a_atoms = 0);
   std::vector<std::string> wgmma_wait(const std::vector<std::string>& acc, int pending);
   // acc += A (at a_off, rows of K+8 halves) @ B (at b_off, rows of N+8 halves), mma.sync.
   TV mma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc);
@@ -260,6 +261,11 @@ class KernelEmitter {
   std::map<int, int64_t> resident_;  // slot -> absolute shared-memory offset of an A operand staged before its loop
   void plan_resident(const Stmt& f, LoopPlan& lp);
   void plan_kept_residents(const std::vector<StmtP>& body);
+  void plan_resident_tma(const std::vector<StmtP>& body);
+  void plan_tma_stores();
+  void emit_tma_store(const Stmt& s, const TmaOperand& o);
+  std::string tma_nonempty(const TmaOperand& o);
+  std::map<int, int64_t> resident_atoms_;  // slot -> a_atoms of a resident operand TMA copied in boxes (absent: 0)
   std::map<int, int64_t> kept_floor_;  // slot -> smem_floor_ before a kept resident operand was staged
   std::string carried_at(const ExprP& v, const std::vector<std::string>& c);
   size_t loop_and_after(const Stmt& f, const std::vector<const Stmt*>& readers, std::set<int>& loop);

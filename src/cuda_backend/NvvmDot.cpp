@@ -319,7 +319,7 @@ std::vector<std::string> KernelEmitter::wgmma_wait(const std::vector<std::string
 }
 
 TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const std::string& b_off, const TV& acc_in, int pending,
-                              bool b_kmajor, int64_t b_atoms, const std::vector<std::string>* a_regs) {
+                              bool b_kmajor, int64_t b_atoms, const std::vector<std::string>* a_regs, int64_t a_atoms) {
   Dist D = accumulator(p);
   TV acc = convert(acc_in, D);
   // Descriptor strides: LBO between core-matrix groups along K, SBO along M/N (for the swizzled
@@ -327,6 +327,7 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
   // `step` bytes. A K-major B (the [N, K] tile of trans(x)) is laid out as A is, N rows of K.
   bool sa = wgmma_swizzled({p.M, p.K}, false);
   bool sb = b_kmajor ? wgmma_swizzled({p.N, p.K}, false) : wgmma_swizzled({p.K, p.N}, true);
+  if (a_atoms) sa = true;  // A in TMA boxes: each 64-column box is laid out as a swizzled A of K = 64
   int64_t lbo_a = sa ? 16 : 128, sbo_a = sa ? 1024 : p.K / 8 * 128, step_a = sa ? 32 : 256;
   int64_t lbo_b = sb ? 1024 : p.N / 8 * 128, sbo_b = sb ? p.N / 64 * 1024 : 128;
   if (sb && !b_kmajor && b_atoms) lbo_b = b_atoms, sbo_b = 1024;
@@ -401,7 +402,9 @@ TV KernelEmitter::wgmma_tiles(const MmaPlan& p, const std::string& a_off, const 
         for (size_t j = 0; j < 4; ++j) args += "i32 " + (*a_regs)[f + j] + ", ";
         args += "i64 " + db + ", i32 " + (zero_acc && ks == 0 ? "0" : "1");
       } else {
-        std::string da = desc64(da0, (ks * step_a + r * wg_bytes) >> 4);
+        // In boxes, k16 steps advance 32 bytes inside a box and every fourth one starts the next.
+        int64_t a_step = a_atoms ? ks % 4 * step_a + ks / 4 * a_atoms : ks * step_a;
+        std::string da = desc64(da0, (a_step + r * wg_bytes) >> 4);
         args = "i64 " + da + ", i64 " + db + ", i32 " + (zero_acc && ks == 0 ? "0" : "1");
       }
       for (int i = 0; i < n; ++i) args += ", float " + (zero_acc && ks == 0 ? std::string("undef") : c[static_cast<size_t>(r * n + i)]);
@@ -489,7 +492,9 @@ TV KernelEmitter::eval_dot(const ExprP& e) {
     }
     std::string a_off = resident ? std::to_string(res->second - smem_floor_) : "0";
     std::string b_off = in_ring ? op("sub i32 " + ring->second.at + ", " + std::to_string(smem_floor_)) : std::to_string(off_b);
-    return wgmma_tiles(p, a_off, b_off, TV{e->type, D, acc.v}, 0, b_kmajor, in_ring ? ring->second.atoms : 0, a_regs ? &frags : nullptr);
+    auto atoms = resident ? resident_atoms_.find(ae->slot) : resident_atoms_.end();
+    return wgmma_tiles(p, a_off, b_off, TV{e->type, D, acc.v}, 0, b_kmajor, in_ring ? ring->second.atoms : 0, a_regs ? &frags : nullptr,
+                       atoms != resident_atoms_.end() ? atoms->second : 0);
   }
   int64_t a_bytes = p.M * (p.K + 8) * 2, b_bytes = p.K * (p.N + 8) * 2;
   int64_t off_b = (a_bytes + 127) / 128 * 128;

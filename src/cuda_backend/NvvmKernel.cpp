@@ -87,6 +87,8 @@ bool KernelEmitter::reads_slice(const ExprP& e, size_t rank) {
 }
 
 void KernelEmitter::emit_store(const Stmt& s) {
+  auto tma = plan_.tma_stores.find(&s);
+  if (tma != plan_.tma_stores.end() && smem_floor_ % 1024 == 0) return emit_tma_store(s, tma->second);
   const ExprP& pe = s.args[0];
   const Type& pt = pe->type;
   // The blocked layout coalesces; a value held in another layout (a reduction's slice) is stored
@@ -540,6 +542,14 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
     if (kept == kept_floor_.end() || !resident_.count(lp.resident)) internal_error("NvvmEmitter", "a kept resident operand was not staged");
     outer_floor = kept->second;
     note(name + ": read by wgmma in the loop where an earlier loop staged it");
+  } else if (lp.resident >= 0 && lp.resident_tma) {
+    // Copied by the ring's thread 0 (emit_ring_for) in 64-column boxes of M rows.
+    const Type& t = lp.resident_var->type;
+    use_smem(lp.resident_bytes);
+    resident_[lp.resident] = smem_floor_;
+    if (t.shape[1] > 64) resident_atoms_[lp.resident] = t.shape[0] * 128;
+    smem_floor_ += lp.resident_bytes;
+    note(name + ": copied by TMA into shared memory once, read there by wgmma in the loop" + (lp.resident_kept ? " and a later one" : ""));
   } else if (lp.resident >= 0) {
     TV a = eval(lp.resident_var);
     barrier();
@@ -556,6 +566,7 @@ void KernelEmitter::emit_for_loop(const Stmt& s) {
   } else if (lp.resident >= 0) {
     smem_floor_ = outer_floor;
     resident_.erase(lp.resident);
+    resident_atoms_.erase(lp.resident);
     kept_floor_.erase(lp.resident);
   }
 }
@@ -859,6 +870,10 @@ void KernelEmitter::emit_stmt_body(const Stmt& s) {
         auto [i, j] = swizzle(s.args[0]);
         assign(s.slots[0], TV{Type{Scalar::I32, false, {}}, dflt({}), {i}});
         assign(s.slots[1], TV{Type{Scalar::I32, false, {}}, dflt({}), {j}});
+        return;
+      }
+      if (plan_.tma_resident_loads.count(&s)) {  // copied by TMA where its loop stages it
+        note(s.targets[0] + ": not loaded here; TMA copies it into shared memory before the loop reading it");
         return;
       }
       // Produced straight in the variable's layout (free for index arithmetic, constants, loads).

@@ -79,15 +79,14 @@ void KernelEmitter::plan_persistent() {
   for (const auto& [key, lp] : plan_.loops)
     if (lp.loop != f && lp.pipeline) return no("another loop of the kernel is pipelined");
   if (pp.cluster_axis >= 0) return no("the ring runs in clusters of two CTAs (--cluster)");
-  // The grid's tiles for the values the kernel is compiled for.
+  if (!plan_.tma_resident_loads.empty() || !plan_.tma_stores.empty())
+    return no("a resident operand copied by TMA or a store by TMA (attention's q and o) is not carried across tiles");
+  // The grid's tiles for the values the kernel is compiled for (0: not known here; the launch errs).
   P.tiles = 1;
-  for (const ExprP& g : k_.grid) {
-    try {
-      P.tiles *= std::max<int64_t>(1, eval_param_expr(g, b_).as_int());
-    } catch (const UserError&) {
-      P.tiles = 0;
-      break;
-    }
+  try {
+    for (int64_t g : grid_extents(k_, b_)) P.tiles *= g;
+  } catch (const UserError&) {
+    P.tiles = 0;
   }
   // The statements after the loop.
   std::vector<StmtP> after;

@@ -266,14 +266,39 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
     return op("add i32 " + smem_addr32() + ", " + op("add i32 " + op("mul i32 " + st + ", 8") + ", " + std::to_string(S * stage)));
   };
   std::string leader = tma ? op("icmp eq i32 %tid, 0") : std::string();
+  // A resident A operand copied by TMA (LoopPlan::resident_tma): its mbarrier 256 bytes into the
+  // ring's mbarrier KiB; copied before the ring's first copies, waited for after them.
+  const LoopPlan& lp = plan_.loop(f, unchecked_);
+  const TmaOperand* res = tma && lp.resident_tma ? &*lp.resident_tma : nullptr;
+  if (lp.resident_tma && !res) internal_error("NvvmEmitter", "a resident operand copied by TMA in a ring without mbarriers");
+  auto res_bar = [&] { return op("add i32 " + smem_addr32() + ", " + std::to_string(S * stage + 256)); };
+  // An empty tensor has no map (the host leaves it zero): its operand is zero-filled instead, as the
+  // load's mask would have it.
+  std::string res_nonempty;
+  if (res) {
+    const Stmt* outer = cur_stmt_;
+    cur_stmt_ = res->load;
+    res_nonempty = tma_nonempty(*res);
+    cur_stmt_ = outer;
+  }
   if (tma) {
     // Thread 0 initializes the mbarriers once every thread is done with what the memory held.
     barrier();
     guarded(leader, [&] {
       for (int s = 0; s < S; ++s)
         line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + bar(std::to_string(s)) + ")");
+      if (res) line("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], 1;\", \"r,~{memory}\"(i32 " + res_bar() + ")");
       line("call void asm sideeffect \"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()");
     });
+    if (res)
+      guarded(res_nonempty == "true" ? leader : op("and i1 " + leader + ", " + res_nonempty), [&] {
+        const Type& t = res->load->args[0]->type;
+        std::string b = res_bar();
+        line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+        line("call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", \"r,r,~{memory}\"(i32 " + b + ", i32 " +
+             std::to_string(t.numel() * scalar_bytes(t.elem)) + ")");
+        tma_copy(*res, op("add i32 " + smem_base32() + ", " + std::to_string(resident_.at(lp.resident))), b);
+      });
   }
   // The copies of iteration `it` into stage `st` (the rings' floor, whatever the current one).
   auto issue = [&](const std::string& it, const std::string& st, bool as_barrier) {
@@ -336,7 +361,33 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
     prelude_ << "  " << phv << " = alloca i32\n";
     line("store i32 0, i32* " + phv);
   }
-  const RingHead rh = ring_head(lb, S, "ring", issue, cp);
+  // The resident operand's copy is waited for once the ring's first copies are issued (all in flight).
+  bool res_wait = res != nullptr;
+  auto wait_res = [&] {
+    if (!res_wait) return;
+    res_wait = false;
+    if (res_nonempty == "true") return tma_wait(res_bar(), "0");
+    guarded(res_nonempty, [&] { tma_wait(res_bar(), "0"); });
+    guarded(op("xor i1 " + res_nonempty + ", true"), [&] {  // zeros, 16 bytes a store, published by the loop's first barrier
+      const Type& t = res->load->args[0]->type;
+      const int64_t chunks = t.numel() * scalar_bytes(t.elem) / 16;
+      std::string base = op("add i32 " + smem_base32() + ", " + std::to_string(resident_.at(lp.resident)));
+      for (int64_t c = 0; c < chunks; c += threads_) {
+        std::string i = op("add i32 %tid, " + std::to_string(c));
+        guarded(op("icmp ult i32 " + i + ", " + std::to_string(chunks)), [&] {
+          line("call void asm sideeffect \"st.shared.v4.b32 [$0], {$1, $1, $1, $1};\", \"r,r,~{memory}\"(i32 " +
+               op("add i32 " + base + ", " + op("mul i32 " + i + ", 16")) + ", i32 0)");
+        });
+      }
+      line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+    });
+  };
+  if (S < 2) wait_res();
+  auto first_issue = [&](const std::string& it, const std::string& st, bool as_barrier) {
+    issue(it, st, as_barrier);
+    if (st == std::to_string(S - 2)) wait_res();
+  };
+  const RingHead rh = ring_head(lb, S, "ring", first_issue, cp);
   const std::string &ctr = rh.ctr, &sc = rh.sc, &head = rh.head, &exit = rh.exit, &i = rh.i, &cur = rh.cur;
   std::string phase = tma ? op("load i32, i32* " + phv) : std::string();
   if (tma) tma_wait(bar(cur), phase);  // every thread waits for the stage's TMA copies
@@ -382,6 +433,7 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   if (tma) {  // every copy issued was waited for; the mbarriers are invalidated before the memory is reused
     guarded(leader, [&] {
       for (int s = 0; s < S; ++s) line("call void asm sideeffect \"mbarrier.inval.shared::cta.b64 [$0];\", \"r,~{memory}\"(i32 " + bar(std::to_string(s)) + ")");
+      if (res) line("call void asm sideeffect \"mbarrier.inval.shared::cta.b64 [$0];\", \"r,~{memory}\"(i32 " + res_bar() + ")");
     });
     barrier();
   }

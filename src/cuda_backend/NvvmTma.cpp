@@ -118,16 +118,20 @@ bool KernelEmitter::consecutive_along(const std::vector<ExprP>& terms, int dim, 
 // Whether load statement `ld` (in the loop being planned, its variables in loop_info_) reads a box of
 // a 2-D row-major tensor, and which: see the top of this file. Its map goes into `map`.
 std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_operand, TmaMap& map, std::string& why) {
-  const Expr& ld = *st.args[0];
-  const Type& t = ld.type;
+  // A load statement `x = load(ptr, mask)`, or a store `store(ptr, value, mask)` (its tile: the pointer's).
+  const bool store = st.kind == StmtKind::Store;
+  const ExprP& ptr = store ? st.args[0] : st.args[0]->args[0];
+  const ExprP& mask = store ? st.args[2] : st.args[0]->args[1];
+  const Type& t = ptr->type;
+  if (t.rank() != 2) return why = "is not a 2-D tile", std::nullopt;
   const int64_t R = t.shape[0], C = t.shape[1];
   const int eb = scalar_bytes(t.elem);
   if (t.elem != Scalar::F16 && t.elem != Scalar::BF16) return why = "is not f16 or bf16", std::nullopt;
   if (b_operand ? C % 64 != 0 : C * eb != 128) return why = "is not 128 bytes wide (A) or a multiple of 64 columns (B)", std::nullopt;
   if (R > 256 || R % 8) return why = "has more than 256 rows or a number not a multiple of 8", std::nullopt;
-  if (!ld.args[1]) return why = "has no mask giving the tensor's extents", std::nullopt;
+  if (!mask) return why = "has no mask giving the tensor's extents", std::nullopt;
   std::vector<ExprP> terms, row, col;
-  sum_terms(ld.args[0], terms);
+  sum_terms(ptr, terms);
   const Param* buf = nullptr;
   ExprP stride;
   for (const ExprP& e : terms) {
@@ -162,8 +166,9 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
   auto s = host_int(stride);
   if (!s || axis_info(stride).div * eb % 16) return why = "has a row stride that is not a parameter or literal divisible by 16 bytes", std::nullopt;
   std::vector<ExprP> conds;
-  conjuncts(ld.args[1], conds);
+  conjuncts(mask, conds);
   std::optional<HostInt> rows, cols;
+  ExprP rows_e, cols_e;
   for (const ExprP& c : conds) {
     // `index >= 0`: TMA zero-fills negative coordinates as well.
     if (c->kind == ExprKind::Binary && c->bop == BinOp::Ge && c->args[1]->kind == ExprKind::Const && !c->args[1]->is_float &&
@@ -177,11 +182,11 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
       sum_terms(c->args[0], lhs);
       auto bound = host_int(c->args[1]);
       if (bound && !rows && term_texts(lhs) == term_texts(row)) {
-        rows = bound;
+        rows = bound, rows_e = c->args[1];
         continue;
       }
       if (bound && !cols && term_texts(lhs) == term_texts(col)) {
-        cols = bound;
+        cols = bound, cols_e = c->args[1];
         continue;
       }
     }
@@ -194,7 +199,23 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
   o.b_operand = b_operand;
   o.row = row;
   o.col = col;
+  o.rows_e = rows_e;
+  o.cols_e = cols_e;
   return o;
+}
+
+// i1: whether the tensor of `o` is not empty (the host encodes no map for an empty one).
+std::string KernelEmitter::tma_nonempty(const TmaOperand& o) {
+  std::string all = "true";
+  for (const ExprP& e : {o.rows_e, o.cols_e}) {
+    if (e->kind == ExprKind::Const) {
+      if (e->ival <= 0) return "false";
+      continue;
+    }
+    std::string c = op("icmp sgt " + reg_type(e->type.elem) + " " + eval_scalar(e) + ", 0");
+    all = all == "true" ? c : op("and i1 " + all + ", " + c);
+  }
+  return all;
 }
 
 // Planning stage `loops`: a wgmma cp.async ring on sm_90a becomes a TMA ring where both operand
@@ -397,7 +418,8 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
 }
 
 std::string describe(const TmaOperand& o, const TmaMap& m) {
-  return (o.b_operand ? "B " : "A ") + o.load->targets[0] + ": " + scalar_name(m.elem) + " tensor " + m.buf->name + "[" + m.rows.str() +
+  std::string who = o.load->targets.empty() ? std::string() : (o.b_operand ? "B " : "A ") + o.load->targets[0] + ": ";
+  return who + scalar_name(m.elem) + " tensor " + m.buf->name + "[" + m.rows.str() +
          ", " + m.cols.str() + "], rows " + m.stride.str() + " apart, box " + std::to_string(m.box_rows) + "x" + std::to_string(m.box_cols) +
          " at (" + join_terms(o.row) + ", " + join_terms(o.col) + ")";
 }
@@ -465,7 +487,7 @@ void KernelEmitter::tma_copy(const TmaOperand& o, const std::string& dst, const 
   const bool shared = !mc.empty();
   // A shared operand's map has boxes of half the tile's rows: its 64-column boxes lie twice
   // box_rows * 128 bytes apart in the stage.
-  const int64_t boxes = o.b_operand ? o.load->args[0]->type.shape[1] / 64 : 1, box_stride = (shared ? 2 : 1) * m.box_rows * 128;
+  const int64_t boxes = m.box_cols < o.load->args[0]->type.shape[1] ? o.load->args[0]->type.shape[1] / m.box_cols : 1, box_stride = (shared ? 2 : 1) * m.box_rows * 128;
   auto copy = [&](const std::string& d, const std::string& c, const std::string& r, bool multicast) {
     if (multicast)
       line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
@@ -500,6 +522,65 @@ void KernelEmitter::tma_copy(const TmaOperand& o, const std::string& dst, const 
     }
   }
   cur_stmt_ = outer;
+}
+
+// A store TMA writes (KernelPlan::tma_stores): the value, in the layout it is computed in, written
+// to shared memory at the floor in the boxes' layout (64-column boxes of R rows, R * 128 bytes apart,
+// the 128-byte swizzle: conflict-free for an mma/wgmma accumulator's element pairs); a proxy fence
+// and a barrier; thread 0 stores each box (cp.async.bulk.tensor, clipped by the tensor's extents,
+// which is the mask), commits the group and waits until the boxes were read; a barrier before the
+// memory is reused.
+void KernelEmitter::emit_tma_store(const Stmt& s, const TmaOperand& o) {
+  const Type& pt = s.args[0]->type;
+  const int64_t R = pt.shape[0], C = pt.shape[1];
+  TV v = eval(s.args[1]);
+  const Dist& d = v.dist;
+  note("store " + shape_str(pt.shape) + " by TMA: written from " + d.str() + " to shared memory in " + std::to_string(C / 64) +
+       " 64-column box(es) of " + std::to_string(R) + " rows, stored by thread 0");
+  use_smem(R * C * 2);
+  barrier();
+  int run = std::min(vector_run(d), 4);
+  while (run > 1 && d.nregs() % run) run /= 2;
+  std::string base = smem_gep("0");
+  guarded(owner(d), [&] {
+    for (int r0 = 0; r0 < d.nregs(); r0 += run) {
+      if (first_copy(d, r0) != r0) continue;
+      auto c = coords(d, r0);
+      // box (col / 64) of R rows, then the swizzled row of the box (A's layout at K = 64)
+      std::string box = op("mul i32 " + op("lshr i32 " + c[1] + ", 6") + ", " + std::to_string(R * 128));
+      std::string in = wgmma_offset(c[0], op("and i32 " + c[1] + ", 63"), Shape{R, 64}, false);
+      std::string p8 = op("getelementptr inbounds i8, i8 addrspace(3)* " + base + ", i32 " + op("add i32 " + box + ", " + in));
+      std::string vt = "<" + std::to_string(run) + " x i16>", acc = "undef";
+      for (int j = 0; j < run; ++j)
+        acc = op("insertelement " + vt + " " + acc + ", i16 " + to_mem(pt.elem, cast(v.type.elem, pt.elem, v.at(r0 + j))) + ", i32 " +
+                 std::to_string(j));
+      std::string vp = op("bitcast i8 addrspace(3)* " + p8 + " to " + vt + " addrspace(3)*");
+      line("store " + vt + " " + acc + ", " + vt + " addrspace(3)* " + vp + ", align " + std::to_string(2 * run));
+    }
+  });
+  line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+  barrier();
+  const Stmt* outer0 = cur_stmt_;
+  cur_stmt_ = &s;
+  std::string nonempty = tma_nonempty(o);  // else every element is masked off
+  cur_stmt_ = outer0;
+  guarded(nonempty == "true" ? op("icmp eq i32 %tid, 0") : op("and i1 " + op("icmp eq i32 %tid, 0") + ", " + nonempty), [&] {
+    const Stmt* outer = cur_stmt_;
+    cur_stmt_ = &s;
+    const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
+    std::string row = index_origin(o.row), col = index_origin(o.col);
+    std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
+    for (int64_t j = 0; j < C / m.box_cols; ++j) {
+      std::string src = op("add i32 " + smem_addr32() + ", " + std::to_string(j * R * 128));
+      std::string cj = j ? op("add i32 " + col + ", " + std::to_string(j * m.box_cols)) : col;
+      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];\", \"l,r,r,r,~{memory}\"(i64 " +
+           map + ", i32 " + cj + ", i32 " + row + ", i32 " + src + ")");
+    }
+    line("call void asm sideeffect \"cp.async.bulk.commit_group;\", \"~{memory}\"()");
+    line("call void asm sideeffect \"cp.async.bulk.wait_group.read 0;\", \"~{memory}\"()");
+    cur_stmt_ = outer;
+  });
+  barrier();
 }
 
 // Thread 0 initializes the ring's mbarriers (full: one arrival, the copies' bytes; empty, where

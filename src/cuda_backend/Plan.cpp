@@ -64,6 +64,8 @@ void KernelEmitter::plan() {
     if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
   plan_loops(k_.body);  // and the axis information of every global access
   plan_kept_residents(k_.body);
+  plan_resident_tma(k_.body);
+  plan_tma_stores();
   plan_persistent();
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
@@ -272,6 +274,110 @@ void KernelEmitter::plan_kept_residents(const std::vector<StmtP>& body) {
   }
 }
 
+// Stage `loops`, last: a resident operand copied by TMA (LoopPlan::resident_tma), decided once the
+// loops keeping it are known (their dots must be its only readers).
+void KernelEmitter::plan_resident_tma(const std::vector<StmtP>& body) {
+  for (size_t j = 0; j < body.size(); ++j) {
+    const Stmt& s = *body[j];
+    plan_resident_tma(s.body);
+    plan_resident_tma(s.orelse);
+    if (s.kind != StmtKind::For) continue;
+    auto it = plan_.loops.find({&s, false});
+    if (it == plan_.loops.end() || plan_.loops.count({&s, true})) continue;
+    LoopPlan& lp = it->second;
+    if (lp.resident < 0 || lp.resident_from || !lp.pipeline || lp.pipeline->kind != PipelinePlan::Kind::OperandRings) continue;
+    const int slot = lp.resident;
+    auto no = [&](const std::string& w) { lp.not_resident_tma = w; };
+    if (checking()) {
+      no("bounds checks: its load is checked lane by lane");
+      continue;
+    }
+    if (lp.pipeline->tma.empty()) {
+      no("its loop's rings are not filled by TMA");
+      continue;
+    }
+    const Stmt* ld = nullptr;
+    for (size_t i = 0; i < j; ++i) {
+      const Stmt& a = *body[i];
+      if (a.kind == StmtKind::Assign && a.slots.size() == 1 && a.slots[0] == slot && a.args[0]->kind == ExprKind::Load) ld = &a;
+    }
+    if (!ld || plan_.assigns[static_cast<size_t>(slot)] != 1) {
+      no("it is not assigned once, by a load earlier in the loop's statement list");
+      continue;
+    }
+    // Its readers: the A operands of the dots of this loop and of the loops keeping it.
+    std::set<const Stmt*> chain{&s};
+    for (const auto& key : plan_.loop_order) {
+      const LoopPlan& o = plan_.loops.at(key);
+      if (o.resident == slot && o.resident_from && chain.count(o.resident_from)) chain.insert(o.loop);
+    }
+    int reads = 0;
+    for (const Stmt* l : chain)
+      for (const StmtP& st : l->body)
+        if (st->kind == StmtKind::Assign && st->targets.size() == 1 && st->args[0]->kind == ExprKind::Dot) {
+          const ExprP& a = st->args[0]->args[0];
+          reads += a->kind == ExprKind::Var && a->slot == slot;
+        }
+    if (reads != count_reads(slot)) {
+      no("it is read by more than the dots of the loops staging it");
+      continue;
+    }
+    // Its indices read variables assigned once: their values where the loop starts are the load's.
+    bool once = true;
+    for (const ExprP& a : ld->args)
+      if (a) for_each_expr(a, [&](const Expr& e) {
+          if (e.kind == ExprKind::Var && e.slot >= 0) once = once && plan_.assigns[static_cast<size_t>(e.slot)] == 1;
+        });
+    if (!once) {
+      no("its load reads a variable assigned more than once");
+      continue;
+    }
+    TmaMap m;
+    std::string w;
+    auto o = tma_operand(*ld, true, m, w);
+    if (!o) {
+      no("the load " + w);
+      continue;
+    }
+    auto mi = plan_.tma_map_of.find(ld);
+    if (mi == plan_.tma_map_of.end()) {
+      mi = plan_.tma_map_of.emplace(ld, static_cast<int>(plan_.tma_maps.size())).first;
+      plan_.tma_maps.push_back(m);
+    }
+    o->map = mi->second;
+    o->b_operand = false;  // an A operand (in 64-column boxes, as a B's: tma_copy copies one per box)
+    lp.resident_tma = *o;
+    lp.not_resident_tma.clear();
+    plan_.tma_resident_loads.insert(ld);
+  }
+}
+
+// Stage `loops`, last: the stores TMA writes (KernelPlan::tma_stores).
+void KernelEmitter::plan_tma_stores() {
+  if (plan_.arch != "sm_90a" || opt_.bounds_checks || opt_.conflict_checks) return;
+  for (const StmtP& sp : k_.body) {
+    const Stmt& s = *sp;
+    if (s.kind != StmtKind::Store || !s.args[0]->type.is_tile() || s.args[0]->type.rank() != 2 || s.args[1]->type.shape != s.args[0]->type.shape)
+      continue;
+    // Only a value that also reads a slice of its own layout (attention's `(acc / l[:, None]).to(f16)`):
+    // emit_store would store it from that layout in element pairs, each with its address and mask;
+    // a matmul's `acc.to(f16)` keeps its exchange through shared memory and 16-byte global stores.
+    if (!reads_slice(s.args[1], 2)) continue;
+    TmaMap m;
+    std::string w;
+    auto o = tma_operand(s, true, m, w);
+    if (!o) continue;
+    auto mi = plan_.tma_map_of.find(&s);
+    if (mi == plan_.tma_map_of.end()) {
+      mi = plan_.tma_map_of.emplace(&s, static_cast<int>(plan_.tma_maps.size())).first;
+      plan_.tma_maps.push_back(m);
+    }
+    o->map = mi->second;
+    o->b_operand = false;
+    plan_.tma_stores[&s] = *o;
+  }
+}
+
 // Stage `axis`: the axis information of the pointer of every global load and store of statement s
 // (not of its nested statements), as the vector widths are chosen from it.
 void KernelEmitter::plan_accesses(const Stmt& s) {
@@ -382,6 +488,7 @@ int64_t KernelEmitter::transient_smem(const std::vector<StmtP>& body, const std:
   };
   for_each_stmt(body, [&](const Stmt& s) {
     if (skip.count(&s)) return;
+    if (plan_.tma_stores.count(&s)) most = std::max(most, align1024(s.args[0]->type.numel() * 2));  // the boxes
     for (const ExprP& a : s.args) {
       if (!a) continue;
       value(a);
@@ -425,6 +532,11 @@ void KernelEmitter::plan_smem() {
       if (pp.stages < 2) {
         lp.not_pipelined = "operand rings of 2 stages x " + std::to_string(pp.stage_bytes) + " bytes do not fit in shared memory";
         lp.pipeline.reset();
+        if (lp.resident_tma) {  // the ring's thread 0 would have copied it: its load is emitted after all
+          plan_.tma_resident_loads.erase(lp.resident_tma->load);
+          lp.resident_tma.reset();
+          lp.not_resident_tma = "its loop is not pipelined";
+        }
       } else {
         if (seen.count(lp.loop)) continue;
         seen.insert(lp.loop);
@@ -478,8 +590,12 @@ void KernelEmitter::plan_smem() {
   plan_.accesses.clear();
   plan_.tma_maps.clear();
   plan_.tma_map_of.clear();
+  plan_.tma_resident_loads.clear();
+  plan_.tma_stores.clear();
   plan_loops(k_.body);
   plan_kept_residents(k_.body);
+  plan_resident_tma(k_.body);
+  plan_tma_stores();
   plan_persistent();
   plan_smem();
   sp.fallback = why;
@@ -519,9 +635,13 @@ std::string KernelPlan::print(const Kernel& k) const {
     if (lp.resident >= 0 && lp.resident_from)
       out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": read by wgmma where the loop of " + loop_line(*lp.resident_from) +
              " staged it (kept in shared memory between the loops)\n";
+    else if (lp.resident >= 0 && lp.resident_tma)
+      out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": copied by TMA into shared memory once before the loop (its load, " +
+             loop_line(*lp.resident_tma->load) + ", emits nothing), read there by wgmma" + (lp.resident_kept ? "; kept staged for a later loop" : "") +
+             "\n      TMA " + describe(*lp.resident_tma, tma_maps[static_cast<size_t>(lp.resident_tma->map)]) + "\n";
     else if (lp.resident >= 0)
       out += "      " + k.slot_names[static_cast<size_t>(lp.resident)] + ": staged into shared memory once before the loop, read there by wgmma" +
-             (lp.resident_kept ? "; kept staged for a later loop" : "") + "\n";
+             (lp.resident_kept ? "; kept staged for a later loop" : "") + (lp.not_resident_tma.empty() ? "" : "; not by TMA: " + lp.not_resident_tma) + "\n";
     if (lp.pipeline && lp.pipeline->kind == PipelinePlan::Kind::OperandRings) {
       const PipelinePlan& pp = *lp.pipeline;
       std::string names;
@@ -592,7 +712,12 @@ std::string KernelPlan::print(const Kernel& k) const {
   }
   out += "  global accesses (pointer axis info):" + std::string(accesses.empty() ? " none\n" : "\n");
   for (const Access& a : accesses)
+  {
     out += "    " + std::string(a.store ? "store" : "load") + " of " + stmt_line(*a.stmt) + "\n      " + axis_str(a.info) + "\n";
+    auto ts = a.store ? tma_stores.find(a.stmt) : tma_stores.end();
+    if (ts != tma_stores.end())
+      out += "      by TMA from shared memory: " + describe(ts->second, tma_maps[static_cast<size_t>(ts->second.map)]) + "\n";
+  }
   if (!conflict_words.empty()) {
     out += "  conflict checks (per buffer written):\n";
     for (const auto& [name, cw] : conflict_words)

@@ -95,6 +95,7 @@ struct TmaOperand {
   bool b_operand = false;
   std::vector<ExprP> row, col;  // the row and column indices as sums of terms ([R, 1]; [1, C] or [C]; scalars)
   int map = -1;               // its tensor map: KernelPlan::tma_maps[map]
+  ExprP rows_e, cols_e;       // the mask's extents (an empty one leaves the map zero: no copy may use it)
 };
 
 // A kernel parameter holding a CUtensorMap (128 bytes, by value, __grid_constant__), encoded on the
@@ -196,6 +197,15 @@ struct LoopPlan {
   bool resident_kept = false;
   const Stmt* resident_from = nullptr;
   int64_t kept_between = 0;  // resident_from: the shared memory the statements between use, at most (above the operand)
+  // The resident operand copied by TMA (sm_90a, an OperandRings loop whose rings TMA fills, no
+  // checks): its one assignment is a load of a box of a 2-D row-major tensor masked by its extents
+  // (tma_operand, 64-column boxes), earlier in the loop's statement list, and nothing reads it but
+  // the dots of this loop and of the loops keeping it. That load is not emitted where it stands:
+  // thread 0 copies the box into the staging with the ring's mbarriers (64-column boxes of M rows,
+  // M * 128 bytes apart, the 128-byte swizzle: wgmma_tiles' a_atoms), and every thread waits for it
+  // once the ring's first copies are issued, so no register holds it. not_resident_tma: why not.
+  std::optional<TmaOperand> resident_tma;
+  std::string not_resident_tma;
 };
 
 // Dynamic shared memory: the pipeline rings at offset 0 of their loop, every other (transient) use
@@ -280,6 +290,15 @@ struct KernelPlan {
   // TMA: the tensor maps the kernel takes as parameters (after its own), in order
   std::vector<TmaMap> tma_maps;
   std::map<const Stmt*, int> tma_map_of;  // per load statement (both copies of a hoisted loop share it)
+  std::set<const Stmt*> tma_resident_loads;  // loads of resident operands TMA copies (LoopPlan::resident_tma): not emitted
+  // Stores of a 2-D f16/bf16 tile at the top level of the kernel's body whose value reads a slice of
+  // its own layout (attention's `(acc / l[:, None]).to(f16)`, stored from the accumulator layout
+  // otherwise) and that are a box of a 2-D row-major tensor masked by its extents (tma_operand,
+  // 64-column boxes; sm_90a, no checks):
+  // the value is written to shared memory in the boxes' layout (128-byte swizzle, rows * 128 bytes
+  // apart) and thread 0 stores the boxes with cp.async.bulk.tensor (the tensor's bounds clip what
+  // lies outside, which is the mask).
+  std::map<const Stmt*, TmaOperand> tma_stores;
 
   const LoopPlan& loop(const Stmt& f, bool unchecked) const;
   const MmaPlan& dot(const Expr& e) const;

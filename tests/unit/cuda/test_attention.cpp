@@ -42,11 +42,11 @@ TEST_CASE("descriptor-shaped attention: 16-byte global loads, no index tiles mov
     // The pointers are contiguous along the head dimension (the last stride is 1) and 16-byte aligned.
     CHECK(count(c.plan, "contig 64, div 16") == 4);
     // q (128x64), k and v (64x64) over 128 threads: 8 f16 per 16-byte vector, 8 + 4 + 4 of them
-    // (on sm_90a, k and v are copied by cp.async in 16-byte vectors instead).
+    // (on sm_90a, q, k and v are copied by TMA instead).
     bool rings = std::string(arch) == "sm_90a";
-    CHECK(count(c.layouts, "load [128, 64]: 8-element vectors") == 1);
+    CHECK(count(c.layouts, "load [128, 64]: 8-element vectors") == (rings ? 0 : 1));
     CHECK(count(c.layouts, "load [64, 64]: 8-element vectors") == (rings ? 0 : 2));
-    CHECK(count(c.ptx, "ld.global.v4.b32") + count(c.ptx, "ld.global.v4.u32") == (rings ? 8 : 16));
+    CHECK(count(c.ptx, "ld.global.v4.b32") + count(c.ptx, "ld.global.v4.u32") == (rings ? 0 : 16));
     CHECK(count(c.ptx, "ld.global.b16") == 0);
     CHECK(count(c.ptx, "ld.global.b32") == 0);
     // The row and column indices are computed in the loads' layouts; wgmma reads trans(kt) K-major
@@ -69,13 +69,19 @@ TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma, k and v in
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 8);
   CHECK(count(c.ptx, ", p, 1, 1, 1;") == 8);
   CHECK(count(c.layouts, "A operand in registers: its accumulator-layout values packed as f16x2 fragments") == 1);
-  // qt, the A operand of s, is staged into shared memory once before the loop, not per iteration.
-  CHECK(c.plan.find("qt: staged into shared memory once before the loop, read there by wgmma") != std::string::npos);
+  // qt, the A operand of s, is copied by TMA into shared memory once before the loop (its load
+  // statement emits nothing: no register holds it), not per iteration.
+  CHECK(c.plan.find("qt: copied by TMA into shared memory once before the loop (its load, line 15, emits nothing), read there by wgmma\n") !=
+        std::string::npos);
+  CHECK(c.plan.find("TMA A qt: f16 tensor q[rows, cols], rows stride apart, box 128x64 at ((m0.to(i64) + arange(0, 128).to(i64))[:, None], "
+                    "(0.to(i64) + arange(0, 64).to(i64))[None, :])") != std::string::npos);
+  CHECK(count(c.layouts, "qt: not loaded here; TMA copies it into shared memory before the loop reading it") == 1);
   CHECK(c.plan.find("A operand qt staged once for line 22: for n in range(0, SEQ, 64): offset 0, 16384 bytes") != std::string::npos);
   CHECK(count(c.layouts, "A operand qt read from where it was staged before the loop") == 1);
   // The key loop is pipelined: kt and vt copied by TMA into 3 stages above qt, 2 iterations ahead
   // (kv, advanced by the loop through kv_next, computed from n), one 64x64 box each per stage and
-  // one mbarrier per stage above the stages; issued twice before the loop and once in it.
+  // one mbarrier per stage above the stages; issued twice before the loop and once in it; qt's box
+  // once before them, on its own mbarrier, waited for after them.
   CHECK(c.plan.find("pipelined: operand rings of 3 stages x 16384 bytes, kt (B of s, K-major, TMA), vt (B of acc_next, TMA) copied "
                     "2 iteration(s) ahead, issued while the first dot runs, one mbarrier per stage; kv computed from n") != std::string::npos);
   CHECK(c.plan.find("TMA B kt: f16 tensor k[rows, cols], rows stride apart, box 64x64 at ((kv.to(i64) + arange(0, 64).to(i64))[:, None], "
@@ -83,15 +89,21 @@ TEST_CASE("descriptor-shaped attention on sm_90a: both dots on wgmma, k and v in
   CHECK(c.plan.find("operand rings of line 22: for n in range(0, SEQ, 64): 3 x 16384: offset 16384, 50176 bytes") != std::string::npos);
   CHECK(count(c.layouts, "read from its TMA ring") == 2);
   CHECK(count(c.ptx, "cp.async.cg.shared.global") == 0);
-  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 6);
-  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") == 3);
-  CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 3);
-  CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 3);
-  CHECK(count(c.ptx, ".param .align 64 .b8 attn_desc_param_") == 2);  // the tensor maps of k and v, by value
-  CHECK(count(c.ptx, "ld.global.v4.b32") + count(c.ptx, "ld.global.v4.u32") == 8);  // qt
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 7);
+  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") == 4);
+  CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 4);
+  CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 4);
+  CHECK(count(c.ptx, ".param .align 64 .b8 attn_desc_param_") == 4);  // the tensor maps of k, v, q and o, by value
+  CHECK(count(c.ptx, "ld.global") == 0);
+  CHECK(count(c.ptx, "st.shared.v4.u16") == 0);
+  // qt's copy is issued before the ring's first, and waited for (parity 0) before the loop's first wait.
+  size_t q_copy = c.ptx.find("cp.async.bulk.tensor");
+  size_t q_wait = c.ptx.find("mbarrier.try_wait.parity.shared::cta.b64");
+  REQUIRE(q_wait != std::string::npos);
+  CHECK(count(c.ptx.substr(q_copy, q_wait - q_copy), "cp.async.bulk.tensor") == 1 + 2 * 2);
   // In the loop: every thread waits on the stage's mbarrier, one barrier per iteration, and the next
   // stage's copies between the first dot's commit and its wait.
-  size_t wait = c.ptx.find("mbarrier.try_wait.parity.shared::cta.b64");
+  size_t wait = c.ptx.find("mbarrier.try_wait.parity.shared::cta.b64", q_wait + 1);
   REQUIRE(wait != std::string::npos);
   size_t commit = c.ptx.find("wgmma.commit_group.sync.aligned;", wait);
   size_t copy = c.ptx.find("cp.async.bulk.tensor", commit);
@@ -150,9 +162,15 @@ TEST_CASE("attention with k's transpose and the broadcast maximum in variables, 
 TEST_CASE("attention at head dim 128 with a causal mask: rings of 32 KiB stages") {
   Compiled c = compile("sm_90a", "attention_desc128");
   CHECK(c.plan.find("pipelined: operand rings of 2 stages x 32768 bytes, kt (B of s0, K-major, TMA), vt (B of acc_next, TMA)") != std::string::npos);
-  // Head dim 128: each tile is two 64-column boxes, 8 KiB apart (kt K-major as well as vt N-major).
-  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") == 8);
-  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx") == 2);
+  // Head dim 128: each tile is two 64-column boxes, 8 KiB apart (kt K-major as well as vt N-major);
+  // q [128, 128] two boxes of 128 rows, 16 KiB apart, read by s0's wgmma box by box.
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") == 8 + 2 + 2);  // and o's two boxes, stored
+  CHECK(count(c.ptx, "mbarrier.arrive.expect_tx") == 2 + 1);
+  CHECK(c.plan.find("TMA A qt: f16 tensor q[rows, cols], rows stride apart, box 128x64") != std::string::npos);
+  // s0's A descriptors (the address field counts 16 bytes): k16 step 7 of row tile 0 is 3 x 32 bytes
+  // into the second box (16 KiB on: +1024 + 6), of row tile 1 another 64 rows (8 KiB: +512) on.
+  CHECK(count(c.ptx, ", 1030;") == 1);
+  CHECK(count(c.ptx, ", 1542;") == 1);
   CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8);  // acc_next: 2 tiles x 4 k16 steps
   CHECK(count(c.ptx, ", p, 1, 1, 1;") == 8);
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 16);  // s0: 2 tiles x 8 k16 steps over head dim 128
@@ -177,7 +195,7 @@ TEST_CASE("an operand ring whose load is not a box of its tensor masked by the e
   CHECK(plan.find("kt (B of s, K-major, cp.async), vt (B of acc_next, TMA) copied 2 iteration(s) ahead") != std::string::npos);
   CHECK(plan.find("cp.async kt: the load has a mask conjunct that is not row < extent or column < extent") != std::string::npos);
   std::string ptx = compile_ptx(emit_nvvm(m, b, opt), opt);
-  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 3);       // vt's box, twice before the loop and once in it
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 3 + 2);   // vt's box, twice before the loop and once in it; qt's; o's
   CHECK(count(ptx, "cp.async.cg.shared.global") == 12);    // kt's 4 vectors per thread, as often
   CHECK(count(ptx, "cp.async.wait_group 1;") == 1);        // both: the group and the mbarrier
   CHECK(count(ptx, "mbarrier.try_wait.parity") >= 1);
@@ -185,13 +203,17 @@ TEST_CASE("an operand ring whose load is not a box of its tensor masked by the e
 
 TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in shared memory between them") {
   Compiled c = compile("sm_90a", "attention_causal");
-  CHECK(count(c.plan, "qt: staged into shared memory once before the loop, read there by wgmma; kept staged for a later loop") == 1);
+  CHECK(count(c.plan, "qt: copied by TMA into shared memory once before the loop (its load, line 20, emits nothing), read there by wgmma; "
+                      "kept staged for a later loop") == 1);
   CHECK(count(c.plan, "qt: read by wgmma where the loop of line 27 staged it (kept in shared memory between the loops)") == 1);
   CHECK(count(c.plan, "transient between the loops, at most: offset 32768") == 1);
-  CHECK(count(c.layouts, "qt: staged into shared memory once, read there by wgmma in the loop and a later one") == 1);
+  CHECK(count(c.layouts, "qt: copied by TMA into shared memory once, read there by wgmma in the loop and a later one") == 1);
   CHECK(count(c.layouts, "qt: read by wgmma in the loop where an earlier loop staged it") == 1);
-  // One staging: 128x128 f16 in core matrices, 32 16-byte stores per thread.
-  CHECK(count(c.ptx, "st.shared.v4.u16") == 32);
+  // One copy: 128x128 f16 in two 64-column boxes (thread 0), nothing through registers; the loops'
+  // k and v: two boxes each per copy, issued twice per loop (once before it, once in it).
+  CHECK(count(c.ptx, "st.shared.v4.u16") == 0);
+  CHECK(count(c.ptx, "ld.global") == 0);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") == 2 + 2 * 2 * 2 * 2);
   // Both loops' QK^T read the staged q: 2 tiles x 8 k16 steps each.
   CHECK(count(c.ptx, ", p, 1, 1, 0, 0;") == 32);
   // Head dim 128: q no longer live in registers across the off-band loop, nothing spilled.
@@ -207,7 +229,8 @@ TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in
                                "  store(lse + first + offs_m, mx, mask=first + offs_m < rows)\n  lo = start_m * 128\n");
     test::Compiled v = test::compile_tile("<causal_store_between>", src, sm90a);
     CHECK(count(v.plan, "kept") == 0);
-    CHECK(count(v.plan, "qt: staged into shared memory once before the loop, read there by wgmma\n") == 2);
+    CHECK(count(v.plan, "qt: staged into shared memory once before the loop, read there by wgmma; not by TMA: it is read by more than the dots of "
+                        "the loops staging it\n") == 2);
     CHECK(count(v.ptx, "st.shared.v4.u16") == 64);
   }
   SUBCASE("q assigned between the loops: the second loop stages the new value") {
@@ -219,17 +242,35 @@ TEST_CASE("the tutorial's causal form: q staged once for both key loops, kept in
   }
 }
 
-TEST_CASE("attention's output `(acc / l[:, None]).to(f16)` is stored from the accumulator layout; a matmul's `acc.to(f16)` is converted") {
+TEST_CASE("attention's output `(acc / l[:, None]).to(f16)` is stored by TMA from the accumulator layout (checked: in pairs); a matmul's "
+          "`acc.to(f16)` is converted") {
   Compiled c = compile("sm_90a", "attention_causal");
   size_t at = c.layouts.find("\n  store(o + ");
   REQUIRE(at != std::string::npos);
   std::string tail = c.layouts.substr(at);
   CHECK(count(tail, "through shared memory") == 0);
-  CHECK(count(tail, "store [128, 128] from linear{regs=128, reg=[(0,1) (8,0) (0,8) (0,16) (0,32) (0,64) (64,0)]") == 1);
-  CHECK(count(tail, ": 2-element vectors") == 1);
+  CHECK(count(tail, "store [128, 128] by TMA: written from linear{regs=128, reg=[(0,1) (8,0) (0,8) (0,16) (0,32) (0,64) (64,0)]") == 1);
+  CHECK(count(c.plan, "by TMA from shared memory: f16 tensor o[rows, cols], rows stride apart, box 128x64") == 1);
+  // 64 pairs a thread into the swizzled boxes, one proxy fence, thread 0 stores the two boxes and
+  // waits until they were read; no global store but lse's.
+  CHECK(count(c.ptx, "st.shared.u32") + count(c.ptx, "st.shared.b32") + count(c.ptx, "st.shared.v2.u16") == 64);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 2);
+  CHECK(count(c.ptx, "cp.async.bulk.commit_group;") == 1);
+  CHECK(count(c.ptx, "cp.async.bulk.wait_group.read 0;") == 1);
+  CHECK(count(c.ptx, "st.global.u32") == 0);
+  CHECK(count(c.ptx, "st.global.f32") == 4);  // lse
+  // With bounds checks: from the accumulator layout in checked pairs, as before.
+  CudaOptions checked;
+  checked.arch = "sm_90a";
+  checked.bounds_checks = true;
+  test::Compiled cc = test::compile_tile("<attention_causal checked>", test::source_file("tests/gpu/attention_causal.tile"), checked);
+  CHECK(count(cc.plan, "by TMA from shared memory") == 0);
+  CHECK(count(cc.ptx, "cp.async.bulk.tensor.2d.global.shared::cta") == 0);
+  CHECK(count(cc.ptx, "st.global.u32") + count(cc.ptx, "st.global.b32") == 64);
   // The same kernel's earlier forms (attention_desc128: one loop) store the same way.
   Compiled d = compile("sm_90a", "attention_desc128");
   CHECK(count(d.layouts.substr(d.layouts.find("\n  store(o + ")), "through shared memory") == 0);
+  CHECK(count(d.layouts.substr(d.layouts.find("\n  store(o + ")), "by TMA") == 1);
   // No slice in the value: the blocked layout's wider vectors after one conversion, as before.
   Module m = parse_tile_file(std::string(DTSIM_SOURCE_DIR) + "/tests/gpu/tma_matmul.tile");
   Bindings b = bind_params(m, {});
