@@ -113,7 +113,8 @@ def alternate(a, mod, kern, torch, triton, q, k, v, causal, scale, rec, flops):
     """Both in this process (under `python -m dtsim --backend=cuda`): the same launch timed through
     Triton's own compiler and through dtsim, `a.alternate` rounds in the order A B B A ..., each round
     one do_bench (median); prints a record per label with the median over rounds, and the dtsim
-    record carries each round's ratio (Triton's time / dtsim's)."""
+    record carries each round's ratio (Triton's time / dtsim's). With `a.graph`, each round times replays
+    of a CUDA graph captured from the calls (both paths launch on torch's current stream)."""
     from dtsim.triton_launch import triton_launches
     fn = lambda: mod.attention(q, k, v, causal, scale)  # noqa: E731
     with triton_launches():
@@ -123,11 +124,16 @@ def alternate(a, mod, kern, torch, triton, q, k, v, causal, scale, rec, flops):
     best = config_text(getattr(kern, "best_config", None) or kern.configs[0])
     times = {"triton": [], a.label: []}
 
+    def timed():
+        if a.graph:  # replays of a CUDA graph of the calls: the host's cost per call left out
+            return triton.testing.do_bench_cudagraph(fn, rep=a.rep_ms)
+        return triton.testing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms)
+
     def bench(label):
         if label == "triton":
             with triton_launches():
-                return triton.testing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms)
-        return triton.testing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms)
+                return timed()
+        return timed()
 
     for r in range(a.alternate):
         order = ("triton", a.label) if r % 2 == 0 else (a.label, "triton")
@@ -200,6 +206,9 @@ def main():
                          " R rounds alternated (A B B A ...), the median of each")
     ap.add_argument("--warmup-ms", type=int, default=25, help="do_bench warm-up per round (--alternate)")
     ap.add_argument("--rep-ms", type=int, default=200, help="do_bench repetition time per round (--alternate)")
+    ap.add_argument("--graph", action="store_true",
+                    help="with --alternate: time replays of a CUDA graph of the calls (do_bench_cudagraph), so a"
+                         " short kernel is not hidden by the host's cost of calling attention()")
     ap.add_argument("--table", nargs="+", help="print the table of these JSON-lines files")
     a = ap.parse_args()
     if a.table:
