@@ -261,6 +261,7 @@ class KernelEmitter {
   std::map<int, int64_t> resident_;  // slot -> absolute shared-memory offset of an A operand staged before its loop
   void plan_resident(const Stmt& f, LoopPlan& lp);
   void plan_kept_residents(const std::vector<StmtP>& body);
+  void plan_loop_stages();  // loops, kept residents, resident TMA copies, TMA stores, persistent
   void plan_resident_tma(const std::vector<StmtP>& body);
   void plan_tma_stores();
   void emit_tma_store(const Stmt& s, const TmaOperand& o);
@@ -458,6 +459,13 @@ class KernelEmitter {
   void emit_tma_specialized(const Stmt& f, const PipelinePlan& pp);
   std::string tma_bar(const PipelinePlan& pp, const std::string& st, bool empty);
   void tma_wait(const std::string& bar, const std::string& parity, const std::string& sem = "");
+  // A producer warp's wait, from round 1 on, until the consumers released stage `st` in the round
+  // before (its empty mbarrier's phase round - 1), and a consumer warp's release of a stage (lane 0
+  // arrives on its empty mbarrier).
+  void tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round, const std::string& sem = "");
+  void tma_free(const PipelinePlan& pp, const std::string& stage);
+  // (stage + S - 1) mod S: the ring stage before `stage`, which is also the one S - 1 ahead of it.
+  std::string stage_before(const std::string& stage, int S);
   void tma_issue(const PipelinePlan& pp, const std::string& st, const std::string& mc = "", const std::string& rank = "");
   void tma_copy(const TmaOperand& o, const std::string& dst, const std::string& bar, const std::string& mc = "", const std::string& rank = "");
   void plan_ring_tma(PipelinePlan& pp);
@@ -482,6 +490,8 @@ class KernelEmitter {
   struct RingCounters {
     std::string stage, wraps;
   };
+  // New stage and wrap counters, both 0 (wraps: rounds with `rounds`, else the phase's parity).
+  RingCounters ring_counters(const std::string& prefix, bool rounds);
   void tma_loop(const LoopBounds& lb, int S, const std::string& prefix, bool rounds,
                 const std::function<void(const std::string&, const std::string&, const std::string&)>& body,
                 const RingCounters* counters = nullptr);

@@ -181,26 +181,18 @@ void KernelEmitter::emit_persistent() {
   cur_stmt_ = outer;
   before_split_ = false;
   tma_init(pp, leader);
-  auto counters = [&](const std::string& prefix) {
-    RingCounters c{"%" + prefix + "st" + std::to_string(tmp_++), "%" + prefix + "wr" + std::to_string(tmp_++)};
-    prelude_ << "  " << c.stage << " = alloca i32\n  " << c.wraps << " = alloca i32\n";
-    line("store i32 0, i32* " + c.stage);
-    line("store i32 0, i32* " + c.wraps);
-    return c;
-  };
   std::string prod = label("ws.producer"), cons = label("ws.consumer");
   line("br i1 " + op("icmp sge i32 %tid, " + std::to_string(threads_)) + ", label %" + prod + ", label %" + cons);
   // The producer: its first thread issues every tile's copies (no barrier may be met on the way).
   start_block(prod);
   guarded(op("icmp eq i32 %tid, " + std::to_string(threads_)), [&] {
-    RingCounters rc = counters("w");
+    RingCounters rc = ring_counters("w", true);
     tile_loop([&] {
       before_split_ = true;
       for (const Stmt* s : before) emit_stmt(*s);
       const LoopBounds lb = loop_bounds(f);
       tma_loop(lb, S, "w", true, [&](const std::string& it, const std::string& st, const std::string& round) {
-        guarded(op("icmp ugt i32 " + round + ", 0"),
-                [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1")); });
+        tma_wait_empty(pp, st, round);
         line("store " + lb.ty + " " + it + ", " + lb.ty + "* " + lb.kvar);
         tma_issue(pp, st);
       }, &rc);
@@ -212,7 +204,7 @@ void KernelEmitter::emit_persistent() {
   // The consumers.
   start_block(cons);
   bar_threads_ = threads_;
-  RingCounters cc = counters("p");
+  RingCounters cc = ring_counters("p", false);
   tile_loop([&] {
     for (const Stmt* s : before) emit_stmt(*s);
     const LoopBounds lb = loop_bounds(f);
@@ -221,23 +213,17 @@ void KernelEmitter::emit_persistent() {
     std::string run = label("tma.run"), done = label("tma.done");
     line("br i1 " + op("icmp slt " + ty + " " + lo + ", " + hi) + ", label %" + run + ", label %" + done);
     start_block(run);
-    auto release = [&](const std::string& stage) {
-      line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, stage, true) + ")");
-    };
-    auto before_stage = [&](const std::string& st) {
-      return op("urem i32 " + op("add i32 " + st + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
-    };
     std::string lane0 = op("icmp eq i32 " + op("and i32 %tid, 31") + ", 0");
     tma_loop(lb, S, "p", false, [&](const std::string& i, const std::string& cur, const std::string& phase) {
       tma_wait(tma_bar(pp, cur, false), phase);
       line("store " + ty + " " + i + ", " + ty + "* " + lb.kvar);
       tma_body(f, pp, cur);
       // The previous iteration's group has completed: its stage is released, once per warp.
-      guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + lo) + ", " + lane0), [&] { release(before_stage(cur)); });
+      guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + lo) + ", " + lane0), [&] { tma_free(pp, stage_before(cur, S)); });
     }, &cc);
     tma_drain(f, pp);
     // Every group has completed: the last iteration's stage (the one before the counter's) is released.
-    guarded(lane0, [&] { release(before_stage(op("load i32, i32* " + cc.stage))); });
+    guarded(lane0, [&] { tma_free(pp, stage_before(op("load i32, i32* " + cc.stage), S)); });
     br(done);
     start_block(done);
     load_cache_.clear();

@@ -485,7 +485,7 @@ void KernelEmitter::emit_pipelined_for(const Stmt& f, const PipelinePlan& pp) {
   // past it after this barrier (the issue's); with wgmma, after this iteration's group is issued and
   // the previous one has completed in every warpgroup (one group stays in flight across the barrier).
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
-  std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+  std::string nst = stage_before(cur, S);
   if (p.wgmma) barrier();
   else issue(ahead, nst, true);
   line("store " + ty + " " + i + ", " + ty + "* " + kvar);

@@ -180,12 +180,7 @@ void KernelEmitter::plan_ring_tma(PipelinePlan& pp) {
       r.not_tma = "the load " + w;
       continue;
     }
-    auto it = plan_.tma_map_of.find(r.load);
-    if (it == plan_.tma_map_of.end()) {
-      it = plan_.tma_map_of.emplace(r.load, static_cast<int>(plan_.tma_maps.size())).first;
-      plan_.tma_maps.push_back(m);
-    }
-    o->map = it->second;
+    o->map = plan_.map_for(r.load, m);
     r.tma = static_cast<int>(pp.tma.size());
     pp.tma.push_back(*o);
   }
@@ -274,13 +269,7 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   auto res_bar = [&] { return op("add i32 " + smem_addr32() + ", " + std::to_string(S * stage + 256)); };
   // An empty tensor has no map (the host leaves it zero): its operand is zero-filled instead, as the
   // load's mask would have it.
-  std::string res_nonempty;
-  if (res) {
-    const Stmt* outer = cur_stmt_;
-    cur_stmt_ = res->load;
-    res_nonempty = tma_nonempty(*res);
-    cur_stmt_ = outer;
-  }
+  const std::string res_nonempty = res ? tma_nonempty(*res) : std::string();
   if (tma) {
     // Thread 0 initializes the mbarriers once every thread is done with what the memory held.
     barrier();
@@ -403,7 +392,7 @@ void KernelEmitter::emit_ring_for(const Stmt& f, const PipelinePlan& pp) {
   }
   // Iteration i + S - 1 goes into the stage iteration i - 1 used.
   std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
-  std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+  std::string nst = stage_before(cur, S);
   in_flight_ = [&, ahead, nst, i] {
     issue(ahead, nst, false);
     line("store " + ty + " " + i + ", " + ty + "* " + kvar);

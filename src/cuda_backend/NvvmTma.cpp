@@ -204,17 +204,24 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
   return o;
 }
 
-// i1: whether the tensor of `o` is not empty (the host encodes no map for an empty one).
+// i1: whether the tensor of `o` is not empty (the host encodes no map for an empty one); its extents
+// are evaluated as parts of o's statement.
 std::string KernelEmitter::tma_nonempty(const TmaOperand& o) {
+  const Stmt* outer = cur_stmt_;
+  cur_stmt_ = o.load;
   std::string all = "true";
   for (const ExprP& e : {o.rows_e, o.cols_e}) {
     if (e->kind == ExprKind::Const) {
-      if (e->ival <= 0) return "false";
+      if (e->ival <= 0) {
+        all = "false";
+        break;
+      }
       continue;
     }
     std::string c = op("icmp sgt " + reg_type(e->type.elem) + " " + eval_scalar(e) + ", 0");
     all = all == "true" ? c : op("and i1 " + all + ", " + c);
   }
+  cur_stmt_ = outer;
   return all;
 }
 
@@ -247,14 +254,7 @@ void KernelEmitter::plan_tma(const Stmt& f, PipelinePlan& pp) {
     pp.not_tma = "the operands' pointers are carried by the loop";
     return;
   }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    auto it = plan_.tma_map_of.find(ops[i].load);
-    if (it == plan_.tma_map_of.end()) {
-      it = plan_.tma_map_of.emplace(ops[i].load, static_cast<int>(plan_.tma_maps.size())).first;
-      plan_.tma_maps.push_back(maps[i]);
-    }
-    ops[i].map = it->second;
-  }
+  for (size_t i = 0; i < ops.size(); ++i) ops[i].map = plan_.map_for(ops[i].load, maps[i]);
   pp.kind = PipelinePlan::Kind::TmaRing;
   pp.tma = std::move(ops);
   pp.not_tma.clear();
@@ -454,6 +454,28 @@ void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity, 
   start_block(ready);
 }
 
+// Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty barrier's
+// phase r - 1, of parity (r - 1) & 1).
+void KernelEmitter::tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round, const std::string& sem) {
+  guarded(op("icmp ugt i32 " + round + ", 0"), [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1"), sem); });
+}
+
+void KernelEmitter::tma_free(const PipelinePlan& pp, const std::string& stage) {
+  line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, stage, true) + ")");
+}
+
+std::string KernelEmitter::stage_before(const std::string& stage, int S) {
+  return op("urem i32 " + op("add i32 " + stage + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+}
+
+KernelEmitter::RingCounters KernelEmitter::ring_counters(const std::string& prefix, bool rounds) {
+  RingCounters c{"%" + prefix + "st" + std::to_string(tmp_++), "%" + prefix + (rounds ? "rd" : "ph") + std::to_string(tmp_++)};
+  prelude_ << "  " << c.stage << " = alloca i32\n  " << c.wraps << " = alloca i32\n";
+  line("store i32 0, i32* " + c.stage);
+  line("store i32 0, i32* " + c.wraps);
+  return c;
+}
+
 // The copies of iteration `it` into stage `st`, completing on its full mbarrier: issued by the calling
 // thread alone, the loop variable holding `it` (the operands' indices read it). In a clustered ring
 // the shared operand's map has boxes of half its rows: where `mc` (i1) holds, this CTA (cluster rank
@@ -560,13 +582,8 @@ void KernelEmitter::emit_tma_store(const Stmt& s, const TmaOperand& o) {
   });
   line("call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
   barrier();
-  const Stmt* outer0 = cur_stmt_;
-  cur_stmt_ = &s;
   std::string nonempty = tma_nonempty(o);  // else every element is masked off
-  cur_stmt_ = outer0;
   guarded(nonempty == "true" ? op("icmp eq i32 %tid, 0") : op("and i1 " + op("icmp eq i32 %tid, 0") + ", " + nonempty), [&] {
-    const Stmt* outer = cur_stmt_;
-    cur_stmt_ = &s;
     const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
     std::string row = index_origin(o.row), col = index_origin(o.col);
     std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
@@ -578,7 +595,6 @@ void KernelEmitter::emit_tma_store(const Stmt& s, const TmaOperand& o) {
     }
     line("call void asm sideeffect \"cp.async.bulk.commit_group;\", \"~{memory}\"()");
     line("call void asm sideeffect \"cp.async.bulk.wait_group.read 0;\", \"~{memory}\"()");
-    cur_stmt_ = outer;
   });
   barrier();
 }
@@ -679,17 +695,11 @@ void KernelEmitter::tma_loop(const LoopBounds& lb, int S, const std::string& pre
                              const std::function<void(const std::string&, const std::string&, const std::string&)>& body,
                              const RingCounters* counters) {
   const std::string& ty = lb.ty;
-  std::string ctr = "%" + prefix + "ctr" + std::to_string(tmp_++), sc, wr;
+  std::string ctr = "%" + prefix + "ctr" + std::to_string(tmp_++);
   prelude_ << "  " << ctr << " = alloca " << ty << "\n";
   line("store " + ty + " " + lb.lo + ", " + ty + "* " + ctr);
-  if (counters) {
-    sc = counters->stage, wr = counters->wraps;
-  } else {
-    sc = "%" + prefix + "st" + std::to_string(tmp_++), wr = "%" + prefix + (rounds ? "rd" : "ph") + std::to_string(tmp_++);
-    prelude_ << "  " << sc << " = alloca i32\n  " << wr << " = alloca i32\n";
-    line("store i32 0, i32* " + sc);
-    line("store i32 0, i32* " + wr);
-  }
+  const RingCounters own = counters ? *counters : ring_counters(prefix, rounds);
+  const std::string &sc = own.stage, &wr = own.wraps;
   std::string head = label(prefix == "w" ? "ws.head" : "tma.head"), bl = label(prefix == "w" ? "ws.body" : "tma.body"),
               exit = label(prefix == "w" ? "ws.exit" : "tma.exit");
   br(head);
@@ -735,7 +745,7 @@ void KernelEmitter::emit_tma_for(const Stmt& f, const PipelinePlan& pp) {
     // Every warpgroup's previous group has completed: its buffer is refilled.
     barrier();
     std::string ahead = op("add " + ty + " " + i + ", " + op("mul " + ty + " " + step + ", " + std::to_string(S - 1)));
-    std::string nst = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+    std::string nst = stage_before(cur, S);
     issue(ahead, nst);
     line("store " + ty + " " + i + ", " + ty + "* " + kvar);
   });
@@ -773,10 +783,7 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   start_block(prod);
   guarded(op("icmp eq i32 %tid, " + std::to_string(threads_)), [&] {
     tma_loop(lb, S, "w", true, [&](const std::string& it, const std::string& st, const std::string& round) {
-      // Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty
-      // barrier's phase r - 1, of parity (r - 1) & 1).
-      guarded(op("icmp ugt i32 " + round + ", 0"),
-              [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1"), clustered ? ".acquire.cluster" : ""); });
+      tma_wait_empty(pp, st, round, clustered ? ".acquire.cluster" : "");
       line("store " + ty + " " + it + ", " + ty + "* " + lb.kvar);
       if (clustered) tma_issue(pp, st, cp.mc, cp.rank);
       else tma_issue(pp, st);
@@ -795,9 +802,9 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
     line("store " + ty + " " + i + ", " + ty + "* " + lb.kvar);
     tma_body(f, pp, cur);
     // The previous iteration's group has completed: its stage is released, once per warp.
-    std::string prev = op("urem i32 " + op("add i32 " + cur + ", " + std::to_string(S - 1)) + ", " + std::to_string(S));
+    std::string prev = stage_before(cur, S);
     guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + lo) + ", " + op("icmp eq i32 " + op("and i32 %tid, 31") + ", 0")), [&] {
-      line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + tma_bar(pp, prev, true) + ")");
+      tma_free(pp, prev);
       // Clustered: the peer's producer multicasts into this stage too, so the warp releases it there
       // as well (without mc, a second arrival here: the empty mbarriers count both CTAs' warps).
       if (clustered) cluster_arrive(tma_bar(pp, prev, true), op("select i1 " + cp.mc + ", i32 " + cp.peer + ", i32 " + cp.rank));

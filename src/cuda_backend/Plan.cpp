@@ -43,6 +43,15 @@ const LoopPlan& KernelPlan::loop(const Stmt& f, bool unchecked) const {
   return it->second;
 }
 
+int KernelPlan::map_for(const Stmt* s, const TmaMap& m) {
+  auto it = tma_map_of.find(s);
+  if (it == tma_map_of.end()) {
+    it = tma_map_of.emplace(s, static_cast<int>(tma_maps.size())).first;
+    tma_maps.push_back(m);
+  }
+  return it->second;
+}
+
 const MmaPlan& KernelPlan::dot(const Expr& e) const {
   auto it = dots.find(&e);
   if (it == dots.end()) internal_error("NvvmEmitter", "a dot was not planned");
@@ -62,11 +71,7 @@ void KernelEmitter::plan() {
   // The parameters count as one assignment each from here on (the layouts above see the body's).
   for (const Param& p : k_.params)
     if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
-  plan_loops(k_.body);  // and the axis information of every global access
-  plan_kept_residents(k_.body);
-  plan_resident_tma(k_.body);
-  plan_tma_stores();
-  plan_persistent();
+  plan_loop_stages();
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized) info.threads = threads_ + 32;  // the producer warp
@@ -274,6 +279,16 @@ void KernelEmitter::plan_kept_residents(const std::vector<StmtP>& body) {
   }
 }
 
+// Stages `loops` (and the axis information of every global access) and `persistent`, as plan() runs
+// them and as plan_smem runs them again without FMA rings.
+void KernelEmitter::plan_loop_stages() {
+  plan_loops(k_.body);
+  plan_kept_residents(k_.body);
+  plan_resident_tma(k_.body);
+  plan_tma_stores();
+  plan_persistent();
+}
+
 // Stage `loops`, last: a resident operand copied by TMA (LoopPlan::resident_tma), decided once the
 // loops keeping it are known (their dots must be its only readers).
 void KernelEmitter::plan_resident_tma(const std::vector<StmtP>& body) {
@@ -339,12 +354,7 @@ void KernelEmitter::plan_resident_tma(const std::vector<StmtP>& body) {
       no("the load " + w);
       continue;
     }
-    auto mi = plan_.tma_map_of.find(ld);
-    if (mi == plan_.tma_map_of.end()) {
-      mi = plan_.tma_map_of.emplace(ld, static_cast<int>(plan_.tma_maps.size())).first;
-      plan_.tma_maps.push_back(m);
-    }
-    o->map = mi->second;
+    o->map = plan_.map_for(ld, m);
     o->b_operand = false;  // an A operand (in 64-column boxes, as a B's: tma_copy copies one per box)
     lp.resident_tma = *o;
     lp.not_resident_tma.clear();
@@ -367,12 +377,7 @@ void KernelEmitter::plan_tma_stores() {
     std::string w;
     auto o = tma_operand(s, true, m, w);
     if (!o) continue;
-    auto mi = plan_.tma_map_of.find(&s);
-    if (mi == plan_.tma_map_of.end()) {
-      mi = plan_.tma_map_of.emplace(&s, static_cast<int>(plan_.tma_maps.size())).first;
-      plan_.tma_maps.push_back(m);
-    }
-    o->map = mi->second;
+    o->map = plan_.map_for(&s, m);
     o->b_operand = false;
     plan_.tma_stores[&s] = *o;
   }
@@ -592,11 +597,7 @@ void KernelEmitter::plan_smem() {
   plan_.tma_map_of.clear();
   plan_.tma_resident_loads.clear();
   plan_.tma_stores.clear();
-  plan_loops(k_.body);
-  plan_kept_residents(k_.body);
-  plan_resident_tma(k_.body);
-  plan_tma_stores();
-  plan_persistent();
+  plan_loop_stages();
   plan_smem();
   sp.fallback = why;
 }

@@ -290,6 +290,7 @@ struct KernelPlan {
   // TMA: the tensor maps the kernel takes as parameters (after its own), in order
   std::vector<TmaMap> tma_maps;
   std::map<const Stmt*, int> tma_map_of;  // per load statement (both copies of a hoisted loop share it)
+  int map_for(const Stmt* s, const TmaMap& m);  // s's index in tma_maps, m added for it where it has none
   std::set<const Stmt*> tma_resident_loads;  // loads of resident operands TMA copies (LoopPlan::resident_tma): not emitted
   // Stores of a 2-D f16/bf16 tile at the top level of the kernel's body whose value reads a slice of
   // its own layout (attention's `(acc / l[:, None]).to(f16)`, stored from the accumulator layout
