@@ -2083,15 +2083,37 @@ class Lowerer {
       user_error(cur_loc_, "malformed TTIR: a tensor descriptor's rank differs from its block's");
     descs_[op.results.at(0)] = d;
   }
+  // The descriptor a descriptor op reads (its first operand).
+  const Desc& desc_of(Cursor& c) {
+    auto it = descs_.find(c.value());
+    if (it == descs_.end()) user_error(cur_loc_, "a tensor descriptor that is not made in this kernel or passed to it is not supported yet");
+    return it->second;
+  }
+  // A descriptor access's offset, read by its pointer and its mask: a computed one is held in a variable.
+  ExprP desc_offset(const std::string& ssa, const char* name) {
+    ExprP e = use(ssa);
+    if (e->kind == ExprKind::Var || e->kind == ExprKind::Const) return e;
+    std::string v = var_name(name);
+    out_->push_back(make_assign(v, e, cur_loc_));
+    return make_var(v, cur_loc_);
+  }
+  // i64 off + arange(0, n): the indices of a block along one axis.
+  ExprP desc_range(const ExprP& off, int64_t n) {
+    return make_binary(BinOp::Add, make_cast(clone_expr(off), Scalar::I64, cur_loc_),
+                       make_cast(make_arange(make_const_int(0, cur_loc_), make_const_int(n, cur_loc_), cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
+  }
+  // 0 <= i < extent (i64 indices i, i evaluated twice): the lanes a descriptor access reads or writes.
+  ExprP desc_within(const ExprP& i, const std::string& extent) {
+    return make_binary(BinOp::And, make_binary(BinOp::Ge, i, make_const_int(0, cur_loc_), cur_loc_),
+                       make_binary(BinOp::Lt, clone_expr(i), make_cast(make_var(extent, cur_loc_), Scalar::I64, cur_loc_), cur_loc_), cur_loc_);
+  }
+
   // tt.descriptor_load %d[%i, %j] : !tt.tensordesc<..> -> tensor<..>; tt.descriptor_store %d[%i, %j], %v : ...
   // The block at the offsets: lanes outside [0, shape) read 0 and are not written (the descriptor's
   // zero padding, as a TMA copy does).
   void emit_desc_access(const Op& op) {
     Cursor c(op.text, op.text_loc);
-    std::string dv = c.value();
-    auto it = descs_.find(dv);
-    if (it == descs_.end()) user_error(cur_loc_, "a tensor descriptor that is not made in this kernel or passed to it is not supported yet");
-    const Desc& d = it->second;
+    const Desc& d = desc_of(c);
     c.expect("[");
     std::vector<std::string> offs;
     while (!c.eat("]")) {
@@ -2110,16 +2132,9 @@ class Lowerer {
       // offset + arange along axis a, as an i64 column/row of the block's rank: written out where it
       // is used (pointer and mask), not held in a variable, so the backend computes it in the layout
       // of the access itself (a variable reading a loop-carried offset would be moved between layouts).
-      ExprP off = use(offs[a]);
-      if (off->kind != ExprKind::Var && off->kind != ExprKind::Const) {  // computed once, read three times
-        std::string ov = var_name("desc_off");
-        out_->push_back(make_assign(ov, off, cur_loc_));
-        off = make_var(ov, cur_loc_);
-      }
+      ExprP off = desc_offset(offs[a], "desc_off");
       auto idx = [&] {
-        ExprP i = make_binary(BinOp::Add, make_cast(clone_expr(off), Scalar::I64, cur_loc_),
-                              make_cast(make_arange(make_const_int(0, cur_loc_), make_const_int(d.block[a], cur_loc_), cur_loc_), Scalar::I64, cur_loc_),
-                              cur_loc_);
+        ExprP i = desc_range(off, d.block[a]);
         for (int b = 0; b < rank; ++b)
           if (b != a) i = make_expand_dims(i, b < a ? 0 : b, cur_loc_);
         return i;
@@ -2129,9 +2144,7 @@ class Lowerer {
       // contiguous along it and its loads and stores can be vectors.
       ExprP term = a == rank - 1 ? idx() : make_binary(BinOp::Mul, idx(), make_cast(make_var(d.strides[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_);
       ptr = ptr ? make_binary(BinOp::Add, ptr, term, cur_loc_) : term;
-      ExprP in = make_binary(BinOp::And, make_binary(BinOp::Ge, idx(), make_const_int(0, cur_loc_), cur_loc_),
-                             make_binary(BinOp::Lt, idx(), make_cast(make_var(d.shape[a], cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
-                             cur_loc_);
+      ExprP in = desc_within(idx(), d.shape[a]);
       mask = mask ? make_binary(BinOp::And, mask, in, cur_loc_) : in;
     }
     ExprP p = make_binary(BinOp::Add, make_var(d.base, cur_loc_), make_broadcast(ptr, dims(d.block), cur_loc_), cur_loc_);
@@ -2165,10 +2178,7 @@ class Lowerer {
   // written, as descriptor_load's.
   void emit_desc_rows(const Op& op) {
     Cursor c(op.text, op.text_loc);
-    std::string dv = c.value();
-    auto it = descs_.find(dv);
-    if (it == descs_.end()) user_error(cur_loc_, "a tensor descriptor that is not made in this kernel or passed to it is not supported yet");
-    const Desc d = it->second;
+    const Desc& d = desc_of(c);
     bool scatter = op.name == "tt.descriptor_scatter";
     if (d.block.size() != 2 || d.block[0] != 1)
       user_error(cur_loc_, "malformed TTIR: " + op.name + " of a descriptor whose block is not 1xN");
@@ -2186,32 +2196,14 @@ class Lowerer {
     if (rt.shape.size() != 1) user_error(cur_loc_, "malformed TTIR: " + op.name + "'s row offsets are not a 1-D tensor");
     int64_t nrows = rt.shape[0], bk = d.block[1];
     Shape shape{nrows, bk};
-    // each offset is read by the pointer and the mask: a computed one is held in a variable
-    auto held = [&](const std::string& ssa, const char* name) {
-      ExprP e = use(ssa);
-      if (e->kind == ExprKind::Var || e->kind == ExprKind::Const) return e;
-      std::string v = var_name(name);
-      out_->push_back(make_assign(v, e, cur_loc_));
-      return make_var(v, cur_loc_);
-    };
-    ExprP rows = held(rows_ssa, "desc_rows"), y = held(y_ssa, "desc_off");
+    ExprP rows = desc_offset(rows_ssa, "desc_rows"), y = desc_offset(y_ssa, "desc_off");
     auto row = [&] { return make_expand_dims(make_cast(clone_expr(rows), Scalar::I64, cur_loc_), 1, cur_loc_); };
-    auto col = [&] {
-      ExprP i = make_binary(BinOp::Add, make_cast(clone_expr(y), Scalar::I64, cur_loc_),
-                            make_cast(make_arange(make_const_int(0, cur_loc_), make_const_int(bk, cur_loc_), cur_loc_), Scalar::I64, cur_loc_),
-                            cur_loc_);
-      return make_expand_dims(i, 0, cur_loc_);
-    };
-    auto within = [&](ExprP i, const std::string& extent) {
-      return make_binary(BinOp::And, make_binary(BinOp::Ge, i, make_const_int(0, cur_loc_), cur_loc_),
-                         make_binary(BinOp::Lt, clone_expr(i), make_cast(make_var(extent, cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
-                         cur_loc_);
-    };
+    auto col = [&] { return make_expand_dims(desc_range(y, bk), 0, cur_loc_); };
     // the last stride is 1 (Triton requires it of a descriptor), as in emit_desc_access
     ExprP off = make_binary(BinOp::Add, make_binary(BinOp::Mul, row(), make_cast(make_var(d.strides[0], cur_loc_), Scalar::I64, cur_loc_), cur_loc_),
                             col(), cur_loc_);
     ExprP p = make_binary(BinOp::Add, make_var(d.base, cur_loc_), make_broadcast(off, dims(shape), cur_loc_), cur_loc_);
-    ExprP m = make_broadcast(make_binary(BinOp::And, within(row(), d.shape[0]), within(col(), d.shape[1]), cur_loc_), dims(shape), cur_loc_);
+    ExprP m = make_broadcast(make_binary(BinOp::And, desc_within(row(), d.shape[0]), desc_within(col(), d.shape[1]), cur_loc_), dims(shape), cur_loc_);
     if (scatter) {
       if (type_of(val).shape != shape) user_error(cur_loc_, "malformed TTIR: tt.descriptor_scatter's value is not rows x block columns");
       out_->push_back(make_store(p, use(val), m, cur_loc_));
