@@ -9,22 +9,16 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
       "A Python with Triton installed, for the TTIR frontend's tests")
   set(ttir_dir ${CMAKE_CURRENT_LIST_DIR})
   if(EXISTS ${DTSIM_TRITON_PYTHON})
-    # the keying of backend='cuda' launchers on the installed Triton's launch path (no GPU needed)
-    add_test(NAME ttir/launcher_keys COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/launcher_keys.py)
-    set_tests_properties(ttir/launcher_keys PROPERTIES LABELS e2e TIMEOUT 300
-                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
-    # Triton's `/` as div.full.f32 on backend='cuda' (approx_div), IEEE where the kernel uses div_rn (no GPU needed)
-    add_test(NAME ttir/approx_div COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/approx_div.py)
-    set_tests_properties(ttir/approx_div PROPERTIES LABELS e2e TIMEOUT 300
-                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
-    # enable_fp_fusion from Triton's own options (python/fp_fusion runs it through dtsim's own reader)
-    add_test(NAME ttir/fp_fusion COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/fp_fusion.py)
-    set_tests_properties(ttir/fp_fusion PROPERTIES LABELS e2e TIMEOUT 300
-                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
-    # triton_launches(): Triton's own launch path inside the block, dtsim's outside it (no GPU needed)
-    add_test(NAME ttir/triton_launches COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/triton_launches.py)
-    set_tests_properties(ttir/triton_launches PROPERTIES LABELS e2e TIMEOUT 300
-                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # tests/python scripts of the launch path under `python -m dtsim` (no GPU needed): launcher_keys,
+    # the keying of backend='cuda' launchers on the installed Triton's launch path; approx_div,
+    # Triton's `/` as div.full.f32 on backend='cuda', IEEE where the kernel uses div_rn; fp_fusion,
+    # enable_fp_fusion from Triton's own options (python/fp_fusion runs it through dtsim's own
+    # reader); triton_launches, Triton's own launch path inside the block, dtsim's outside it.
+    foreach(script launcher_keys approx_div fp_fusion triton_launches)
+      add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${CMAKE_CURRENT_LIST_DIR}/../python/${script}.py)
+      set_tests_properties(ttir/${script} PROPERTIES LABELS e2e TIMEOUT 300
+                           ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    endforeach()
     add_test(NAME ttir/breakpoint_kernel COMMAND ${DTSIM_TRITON_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../python/breakpoint_kernel.py)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")

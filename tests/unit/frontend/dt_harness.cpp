@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "frontend/DT.h"
 #include "host/Buffers.h"
 #include "interp/Interp.h"
 #include "ir/Verify.h"
@@ -59,6 +60,17 @@ std::string run_and_compare(const DtProgram& p, uint64_t seed, double tol, const
         return os.str();
       }
     }
+  }
+  return "";
+}
+
+std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.render();
   }
   return "";
 }

@@ -2,6 +2,8 @@
 // interpreter (with the sanitizer) and compare every output with the schedule-free reference.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,11 @@ std::string run_and_compare(const DtProgram& p, uint64_t seed, double tol, const
 
 // Tolerance for a program: 1e-4 for f32, looser when f16/bf16 values are involved.
 double tolerance_for(const DtProgram& p);
+
+// Parses DT source text registered under `name` (diagnostics name it).
+std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text);
+
+// The rendered UserError `f` raises ("" when it raises none).
+std::string error_of(const std::function<void()>& f);
 
 }  // namespace dtsim::dttest

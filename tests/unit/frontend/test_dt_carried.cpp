@@ -12,17 +12,6 @@ using namespace dtsim::dttest;
 
 namespace {
 
-std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.render();
-  }
-  return "";
-}
-
 // Stable attention over one head: the algorithm of examples/attention_flash.dt without the batch dim.
 std::string attention(const std::string& l_tile, const std::string& fuse_level) {
   return "Func o, s, mx, e, den, p: f16; In Q: f16, K: f16, V: f16; Var m = 40, n = 16; RVar k = 16, l = 150;\n"

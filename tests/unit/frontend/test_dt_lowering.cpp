@@ -9,8 +9,6 @@ using namespace dtsim;
 using namespace dtsim::dttest;
 
 namespace {
-std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
-
 const Stmt* find_stmt(const std::vector<StmtP>& body, StmtKind k) {
   for (auto& s : body) {
     if (s->kind == k) return s.get();

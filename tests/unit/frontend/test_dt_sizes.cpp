@@ -11,18 +11,7 @@ using namespace dtsim::dttest;
 
 namespace {
 
-std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
-
 int64_t size_of(const DtProgram& p, const std::string& d) { return p.sym(d).size; }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.render();
-  }
-  return "";
-}
 
 // A matrix product written as on the slides: no declared sizes, a K step of 64.
 const char* kMmNoSizes =

@@ -13,8 +13,6 @@ using namespace dtsim::dttest;
 
 namespace {
 
-std::shared_ptr<DtProgram> parse_text(const std::string& name, const std::string& text) { return parse_dt(Sources::add(name, text)); }
-
 // The schedule calls of the space's point nearest the file's own schedule (which must exist); `prog`
 // (if given) receives the program with that schedule applied.
 std::string own_text(const DtScheduleSpace& s, std::shared_ptr<DtProgram>* prog = nullptr) {
