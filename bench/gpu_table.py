@@ -8,6 +8,13 @@ usage (on a machine with a GPU, python3 with torch and triton, from the reposito
 Each row runs `dtsim bench FILE --vs-triton --json --arg ...` (dtsim times with CUDA events after
 flushing L2; the emitted module with triton.testing.do_bench, median) and times the torch equivalent
 with do_bench (median). The table is printed last. Ratio = dtsim time / Triton time (1.00 = as fast).
+
+Schedule options on both sides: `--dtsim-flag=--warp-specialize` (or `--persistent`, their `--no-`
+forms, `--persistent-ctas N`) asks dtsim's plan for the option and writes it into the emitted module
+in Triton's spelling too (`tl.range(..., warp_specialize=True)`, tutorial 09's persistent loop), so
+the row compares the same schedule; e.g. the 128x256 f16 matmul with a producer warp on both sides:
+  python3 bench/gpu_table.py build/dtsim --only "matmul f16 4096^3 128x256" --dtsim-flag=--warp-specialize
+`--cluster` has no Triton spelling: the Triton column then runs without clusters.
 """
 import argparse
 import json
@@ -146,7 +153,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names to run")
     ap.add_argument("--timeout", type=int, default=150, help="seconds per dtsim bench call")
     ap.add_argument("--json-dir", default=None, help="also write each dtsim JSON object there")
-    ap.add_argument("--dtsim-flag", action="append", default=[], help="a flag for every dtsim bench call (e.g. --cluster)")
+    ap.add_argument("--dtsim-flag", action="append", default=[], help="a flag for every dtsim bench call (e.g. --warp-specialize: on both sides)")
     a = ap.parse_args()
     dtsim = os.path.abspath(a.dtsim)
     import torch

@@ -54,22 +54,25 @@ struct CudaOptions {
   // Per kernel entry: a register cap (`.maxnreg`). The runner sets it for a bounds-checked kernel
   // whose hoisted checks' copy would otherwise cost CTAs per SM that the unchecked kernel has.
   std::map<std::string, int> max_registers;
+  // The three schedule options below are asked for by a flag (1), refused by one (-1), or, at 0 (the
+  // default), left to the kernel's own options (Kernel::warp_specialize, persistent, cluster; the
+  // plan's `asked for by the kernel`). A flag wins over the kernel's option.
   // sm_90a, `--warp-specialize`: a TMA-ring loop whose kernel allows it gets a producer warp of its
-  // own (the plan's `specialized`); off (the default: measured no faster on an H100, bench/NOTES.md
+  // own (the plan's `specialized`); not asked for (measured no faster on an H100, bench/NOTES.md
   // 33): thread 0 issues the copies.
-  bool warp_specialize = false;
+  int warp_specialize = 0;
   // sm_90a, `--cluster`: a TMA-ring loop whose CTAs pair up on one shared operand runs in clusters of
   // two CTAs, each loading half of that operand's box and multicasting it to both (the plan's
   // `cluster`, docs/cuda-backend.md).
-  bool cluster = false;
-  // sm_90a, a TMA-ring dot loop (the plan's `persistent`, docs/cuda-backend.md): 1 (`--persistent`):
-  // a persistent grid wherever the kernel allows one; 0 (the default) and -1 (`--no-persistent`):
-  // none (measured slower than the plain ring on an H100, bench/NOTES.md 46). A persistent kernel is
-  // launched with at most as many CTAs as fit on the GPU at once, each walking the original program
-  // ids; its producer warp fills the ring across tiles.
+  int cluster = 0;
+  // sm_90a, a TMA-ring dot loop (the plan's `persistent`, docs/cuda-backend.md): asked for
+  // (`--persistent`, or the kernel's `persistent`): a persistent grid wherever the kernel allows one;
+  // else none (measured slower than the plain ring on an H100, bench/NOTES.md 46). A persistent kernel
+  // is launched with at most as many CTAs as fit on the GPU at once, each walking the original
+  // program ids; its producer warp fills the ring across tiles.
   int persistent = 0;
-  // `--persistent-ctas N`: a persistent kernel is launched with at most N CTAs (0: as many as fit on
-  // the GPU at once), so that each walks more tiles (tests of small grids).
+  // `--persistent-ctas N`: a persistent kernel is launched with at most N CTAs (0: the kernel's
+  // persistent(N), else as many as fit on the GPU at once), so that each walks more tiles.
   int persistent_ctas = 0;
 };
 

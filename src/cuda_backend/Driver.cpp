@@ -404,7 +404,9 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
       per_sm = std::max(per_sm, 1);
     }
     int64_t resident = ki.persistent ? static_cast<int64_t>(per_sm) * cuda_device_info().sm_count : 0;
-    if (ki.persistent && opt.persistent_ctas > 0) resident = std::min<int64_t>(resident, opt.persistent_ctas);
+    // At most --persistent-ctas CTAs, else the kernel's persistent(N).
+    const int64_t cap = opt.persistent_ctas > 0 ? opt.persistent_ctas : m.kernels[i].persistent_ctas;
+    if (ki.persistent && cap > 0) resident = std::min<int64_t>(resident, cap);
     r.resident.push_back(resident);
   }
 }

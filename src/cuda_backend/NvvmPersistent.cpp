@@ -57,10 +57,11 @@ int64_t KernelEmitter::epilogue_smem(const std::vector<StmtP>& after, bool direc
 void KernelEmitter::plan_persistent() {
   PersistentPlan& P = plan_.persistent;
   P = PersistentPlan{};
-  P.asked = opt_.persistent != 0;
+  const ScheduleAsk& ask = plan_.asks.persistent;
+  P.asked = !ask.by.empty();
   auto no = [&](const std::string& why) { P.why = why; };
-  if (opt_.persistent < 0) return no("--no-persistent");
-  if (opt_.persistent == 0) return no("not asked for (--persistent): slower than the plain ring on an H100, bench/NOTES.md 46");
+  if (!ask.on && P.asked) return no(ask.by);
+  if (!ask.on) return no("not asked for (--persistent, the kernel's persistent): slower than the plain ring on an H100, bench/NOTES.md 46");
   if (plan_.arch != "sm_90a") return no("the target is not sm_90a (no TMA ring)");
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   // The kernel's TMA-ring loop at its top level; nothing after it but assignments, stores, atomics.
@@ -119,7 +120,7 @@ void KernelEmitter::plan_persistent() {
   pp.not_specialized.clear();
   P.on = true;
   P.loop = f;
-  P.why = "--persistent";
+  P.why = ask.by;
 }
 
 void KernelEmitter::tile_loop(const std::function<void()>& body) {

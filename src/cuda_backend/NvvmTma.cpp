@@ -295,7 +295,7 @@ bool pure_scalar(const ExprP& e) {
 // consumers' barriers from then on name their own threads (bar.sync 1, num_warps * 32); a device
 // assert or print, whose reports meet at CTA-wide barriers, keeps the loop unspecialized.
 void KernelEmitter::plan_specialize(const Stmt& f, PipelinePlan& pp) {
-  if (!opt_.warp_specialize) return;  // not asked for (--warp-specialize)
+  if (!plan_.asks.warp_specialize.on) return;  // not asked for (--warp-specialize, the kernel's warp_specialize)
   pp.not_specialized = specialize_blocker(f, pp);
   pp.specialized = pp.not_specialized.empty();
 }
@@ -375,7 +375,7 @@ bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int 
 // leave early (device asserts).
 void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
   auto no = [&](const std::string& why) { pp.not_cluster = why; };
-  if (!opt_.cluster) return;  // not asked for (--cluster)
+  if (!plan_.asks.cluster.on) return;  // not asked for (--cluster, the kernel's cluster(2))
   if (!pp.specialized && pp.stages < 3) return no("the ring has fewer than 3 stages (thread 0 refills a stage an iteration late)");
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   for (const auto& [key, lp] : plan_.loops)

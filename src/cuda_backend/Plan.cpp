@@ -58,9 +58,25 @@ const MmaPlan& KernelPlan::dot(const Expr& e) const {
   return it->second;
 }
 
+ScheduleAsks schedule_asks(const Kernel& k, const CudaOptions& opt) {
+  auto ask = [](int flag, bool kernel, const std::string& name, const std::string& written) {
+    if (flag > 0) return ScheduleAsk{true, "asked for by --" + name};
+    if (flag < 0) return ScheduleAsk{false, "refused by --no-" + name};
+    return kernel ? ScheduleAsk{true, "asked for by the kernel (" + written + ")"} : ScheduleAsk{};
+  };
+  ScheduleAsks a;
+  a.warp_specialize = ask(opt.warp_specialize, k.warp_specialize, "warp-specialize", "warp_specialize");
+  a.cluster = ask(opt.cluster, k.cluster == 2, "cluster", "cluster(2)");
+  a.persistent = ask(opt.persistent, k.persistent, "persistent",
+                     k.persistent_ctas > 0 ? "persistent(" + std::to_string(k.persistent_ctas) + ")" : std::string("persistent"));
+  a.persistent_ctas = opt.persistent_ctas > 0 ? opt.persistent_ctas : k.persistent_ctas;
+  return a;
+}
+
 void KernelEmitter::plan() {
   plan_ = KernelPlan{};
   plan_.arch = opt_.arch.empty() ? "sm_90" : opt_.arch;
+  plan_.asks = schedule_asks(k_, opt_);
   const size_t n = static_cast<size_t>(k_.num_slots);
   plan_.assigns.assign(n, 0);
   plan_.single_def.assign(n, nullptr);
@@ -602,9 +618,43 @@ void KernelEmitter::plan_smem() {
   sp.fallback = why;
 }
 
+// What became of a schedule option the kernel or a flag asked for: "yes, ..." or "no, why".
+std::string KernelPlan::ask_outcome(const std::string& option) const {
+  std::vector<const LoopPlan*> rings;
+  const LoopPlan* dot_loop = nullptr;
+  for (const auto& key : loop_order) {
+    const LoopPlan& lp = loops.at(key);
+    if (lp.pipeline && lp.pipeline->kind == PipelinePlan::Kind::TmaRing) rings.push_back(&lp);
+    else if (!dot_loop && lp.pipeline) dot_loop = &lp;
+  }
+  if (option == "persistent") return persistent.on ? "yes, a persistent grid" : "no, " + persistent.why;
+  for (const LoopPlan* lp : rings) {
+    const PipelinePlan& pp = *lp->pipeline;
+    if (option == "warp_specialize" && pp.specialized) return "yes, the TMA ring of " + loop_line(*lp->loop) + " has a producer warp";
+    if (option == "cluster" && pp.cluster_axis >= 0)
+      return "yes, the TMA ring of " + loop_line(*lp->loop) + " runs in clusters of 2 CTAs along grid axis " + std::to_string(pp.cluster_axis);
+  }
+  if (arch != "sm_90a") return "no, the target is not sm_90a (no TMA ring)";
+  if (rings.empty()) {
+    if (dot_loop && !dot_loop->pipeline->not_tma.empty()) return "no, no TMA ring: " + dot_loop->pipeline->not_tma;
+    if (dot_loop) return "no, no TMA ring (the pipelined loop of " + loop_line(*dot_loop->loop) + " is not one dot's ring)";
+    return "no, no TMA ring (no pipelined dot loop)";
+  }
+  const PipelinePlan& pp = *rings.front()->pipeline;
+  const std::string& why = option == "warp_specialize" ? pp.not_specialized : pp.not_cluster;
+  return why.empty() ? std::string("no") : "no, " + why;
+}
+
 std::string KernelPlan::print(const Kernel& k) const {
   std::string out = "kernel " + k.name + ": " + std::to_string(k.num_warps) + " warps, num_stages " + std::to_string(k.num_stages) +
                     ", target " + arch + "\n";
+  const std::pair<const char*, const ScheduleAsk*> opts[] = {
+      {"warp_specialize", &asks.warp_specialize}, {"persistent", &asks.persistent}, {"cluster", &asks.cluster}};
+  bool any = false;
+  for (const auto& [name, a] : opts) any = any || !a->by.empty();
+  if (any) out += "  schedule options:\n";
+  for (const auto& [name, a] : opts)
+    if (!a->by.empty()) out += std::string("    ") + name + ": " + a->by + (a->on ? ": " + ask_outcome(name) : std::string()) + "\n";
   out += "  layouts (tile variables):\n";
   for (int s = 0; s < k.num_slots; ++s) {
     const Type& t = k.slot_types[static_cast<size_t>(s)];

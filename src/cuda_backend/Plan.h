@@ -31,7 +31,25 @@
 #include "ir/Footprint.h"
 #include "ir/IR.h"
 
+namespace dtsim {
+struct CudaOptions;
+}
+
 namespace dtsim::nvvm {
+
+// A schedule option as the plan is asked for it: by a flag (CudaOptions), by the kernel's own option
+// (Kernel::warp_specialize, persistent, cluster), or not at all. A flag wins: `--no-persistent`
+// refuses what the kernel's `persistent` asks for. `by` says who decided ("" where nobody asked):
+// "asked for by the kernel (persistent)", "asked for by --persistent", "refused by --no-persistent".
+struct ScheduleAsk {
+  bool on = false;
+  std::string by;
+};
+struct ScheduleAsks {
+  ScheduleAsk warp_specialize, cluster, persistent;
+  int64_t persistent_ctas = 0;  // at most this many CTAs (--persistent-ctas, else persistent(N); 0: as many as fit)
+};
+ScheduleAsks schedule_asks(const Kernel& k, const CudaOptions& opt);
 
 // How one dot runs. ok: on tensor cores (wgmma or mma.sync); else the FMA path, `why` saying why.
 struct MmaPlan {
@@ -248,6 +266,7 @@ struct PersistentPlan {
 
 struct KernelPlan {
   std::string arch;
+  ScheduleAsks asks;  // the schedule options asked for (by flags or by the kernel)
   // slots
   std::vector<int> assigns;               // statements (and the parameter) assigning each slot
   std::vector<ExprP> single_def;          // the last single-target Assign value of each slot
@@ -304,6 +323,7 @@ struct KernelPlan {
   const LoopPlan& loop(const Stmt& f, bool unchecked) const;
   const MmaPlan& dot(const Expr& e) const;
   std::string print(const Kernel& k) const;  // stable text, for `emit --plan` and its golden tests
+  std::string ask_outcome(const std::string& option) const;  // "yes, ..." / "no, why" of an option asked for
 };
 
 }  // namespace dtsim::nvvm

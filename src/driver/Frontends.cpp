@@ -107,7 +107,11 @@ std::string dt_dump(const Program& p) {
       }
       out += ")";
     }
-    out += " num_warps=" + std::to_string(s.num_warps) + " num_stages=" + std::to_string(s.num_stages) + "\n";
+    out += " num_warps=" + std::to_string(s.num_warps) + " num_stages=" + std::to_string(s.num_stages);
+    if (s.warp_specialize) out += " warp_specialize";
+    if (s.persistent) out += s.persistent_ctas > 0 ? " persistent(" + std::to_string(s.persistent_ctas) + ")" : std::string(" persistent");
+    if (s.cluster != 1) out += " cluster(" + std::to_string(s.cluster) + ")";
+    out += "\n";
   }
   for (const DtSymbol& f : p.dt->syms)
     if (f.kind == DtSymKind::Func && !f.sched.fuse_into.empty())

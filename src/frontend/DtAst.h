@@ -64,6 +64,10 @@ struct DtSchedule {
   std::string fuse_into, fuse_level;  // fuse_at(consumer, level)
   SourceLoc fuse_loc;
   int num_warps = 4, num_stages = 3;
+  // Schedule options, copied to the kernel (ir/IR.h Kernel): warp_specialize(), persistent() /
+  // persistent(n), cluster(2).
+  bool warp_specialize = false, persistent = false;
+  int64_t persistent_ctas = 0, cluster = 1;
   bool compiled = false, to_kernel = false;
   SourceLoc compile_loc;
   int compile_order = -1;

@@ -121,6 +121,10 @@ class KernelLowerer {
     k_.loc = out_.def_loc;
     k_.num_warps = out_.sched.num_warps;
     k_.num_stages = out_.sched.num_stages;
+    k_.warp_specialize = out_.sched.warp_specialize;
+    k_.persistent = out_.sched.persistent;
+    k_.persistent_ctas = out_.sched.persistent_ctas;
+    k_.cluster = out_.sched.cluster;
     for (const DtSymbol& s : p_.syms)
       if (!(s.kind == DtSymKind::Func && in_kernel_.count(s.name) && s.name != out_.name)) names_.insert(s.name);
     for (auto& d : order_) names_.insert(d + "_SIZE");

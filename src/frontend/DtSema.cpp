@@ -402,6 +402,24 @@ void apply_call(DtProgram& p, const DtSchedCall& c) {
     if (c.prim == "num_warps" && (v < 1 || v > 32 || !is_pow2(v))) user_error(c.args[0].loc, "num_warps must be a power of two in 1..32, got " + std::to_string(v));
     if (c.prim == "num_stages" && (v < 1 || v > 16)) user_error(c.args[0].loc, "num_stages must be in 1..16, got " + std::to_string(v));
     (c.prim == "num_warps" ? s.num_warps : s.num_stages) = static_cast<int>(c.args[0].value);
+  } else if (c.prim == "warp_specialize") {
+    want_args(0);
+    s.warp_specialize = true;
+  } else if (c.prim == "persistent") {
+    if (c.args.size() > 1) want_args(1);
+    if (c.args.size() == 1) {
+      const int64_t v = c.args[0].value;
+      if (!c.args[0].name.empty()) user_error(c.args[0].loc, "persistent() takes a number of CTAs");
+      if (v < 1 || v > INT32_MAX) user_error(c.args[0].loc, "persistent(n) takes 1 to 2147483647 CTAs, got " + std::to_string(v));
+      s.persistent_ctas = v;
+    }
+    s.persistent = true;
+  } else if (c.prim == "cluster") {
+    want_args(1);
+    const int64_t v = c.args[0].value;
+    if (!c.args[0].name.empty()) user_error(c.args[0].loc, "cluster() takes a number of CTAs");
+    if (v != 1 && v != 2) user_error(c.args[0].loc, "cluster(n) takes clusters of 1 or 2 CTAs, got " + std::to_string(v));
+    s.cluster = v;
   } else if (c.prim == "compile" || c.prim == "compile_to_kernel") {
     want_args(0);
     if (s.compiled) user_error(c.loc, f->name + " is already compiled at line " + std::to_string(s.compile_loc.line));
@@ -411,7 +429,7 @@ void apply_call(DtProgram& p, const DtSchedCall& c) {
     s.compile_order = static_cast<int>(p.kernels.size());
     p.kernels.push_back(f->name);
   } else {
-    user_error(c.loc, "unknown schedule primitive '" + c.prim + "' (block, tensorize, map, fuse_at, num_warps, num_stages, compile, compile_to_kernel)");
+    user_error(c.loc, "unknown schedule primitive '" + c.prim + "' (block, tensorize, map, fuse_at, num_warps, num_stages, warp_specialize, persistent, cluster, compile, compile_to_kernel)");
   }
 }
 

@@ -650,6 +650,18 @@ struct Kernel {
   std::vector<ExprP> grid;  // 1-3 expressions of scalar/constexpr params
   int num_warps = 4;
   int num_stages = 3;
+  // Schedule options (docs/tile-language.md "Schedule options"): requests to the CUDA backend's plan,
+  // which takes them where it can and says why not where it cannot (`emit --plan`). They change how
+  // instances are run, never what an instance computes: the interpreter ignores them.
+  //   warp_specialize   `warp_specialize`: the dot loop's TMA ring filled by a producer warp
+  //                     (Triton: `tl.range(..., warp_specialize=True)`);
+  //   persistent        `persistent` / `persistent(N)`: a persistent grid, at most persistent_ctas
+  //                     CTAs (0: as many as fit on the GPU at once) each walking the program ids;
+  //   cluster           `cluster(2)`: TMA-ring CTAs in clusters of 2 sharing an operand (1: none).
+  bool warp_specialize = false;
+  bool persistent = false;
+  int64_t persistent_ctas = 0;
+  int64_t cluster = 1;
   std::vector<StmtP> body;
 
   // ---- filled by the verifier ----

@@ -348,6 +348,15 @@ std::string print_stmt(const Stmt& s, int indent) {
   return out + "?\n";
 }
 
+// The kernel's schedule options as written after num_stages (nothing for those not asked for).
+static std::string schedule_options_str(const Kernel& k) {
+  std::string out;
+  if (k.warp_specialize) out += " warp_specialize";
+  if (k.persistent) out += k.persistent_ctas > 0 ? " persistent(" + std::to_string(k.persistent_ctas) + ")" : std::string(" persistent");
+  if (k.cluster != 1) out += " cluster(" + std::to_string(k.cluster) + ")";
+  return out;
+}
+
 std::string print_kernel(const Kernel& k) {
   std::vector<std::string> ps;
   size_t width = 8 + k.name.size();
@@ -359,7 +368,7 @@ std::string print_kernel(const Kernel& k) {
   std::string sep = width > kMaxHeaderWidth ? ",\n" + std::string(head.size(), ' ') : ", ";
   for (size_t i = 0; i < ps.size(); ++i) head += (i ? sep : "") + ps[i];
   head += ")\n    grid(" + list_str(k.grid, 0, k.grid.size()) + ") num_warps(" + std::to_string(k.num_warps) +
-          ") num_stages(" + std::to_string(k.num_stages) + ") {\n";
+          ") num_stages(" + std::to_string(k.num_stages) + ")" + schedule_options_str(k) + " {\n";
   return head + block_str(k.body, 1) + "}\n";
 }
 

@@ -148,6 +148,7 @@ class Parser {
   std::vector<std::string> lambda_;  // inside a combine function: its argument names
   int depth_ = 0;
   SourceLoc name_loc_;
+  std::set<std::string> sched_seen_;  // the schedule options the kernel being parsed has given
 
   // ---- token helpers ----
   const Token& at(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
@@ -196,8 +197,10 @@ class Parser {
   // ---- kernels ----
   // kernel := 'kernel' NAME '(' [param (',' param)*] ')' attr* '{' block '}'
   // attr   := grid '(' expr (',' expr)* ')' | num_warps '(' INT ')' | num_stages '(' INT ')'
+  //          | warp_specialize | persistent ['(' INT ')'] | cluster '(' INT ')'
   Kernel kernel() {
     Kernel k;
+    sched_seen_.clear();
     k.loc = next().loc;
     const Token& name = expect_ident("a kernel name");
     k.name = name.text;
@@ -234,13 +237,41 @@ class Parser {
         if (v > 1024) user_error(a.loc, a.text + " " + std::to_string(v) + " is too large");
         (a.text == "num_warps" ? k.num_warps : k.num_stages) = static_cast<int>(v);
         expect_op(")", "after " + a.text + "'s value");
+      } else if (a.is_ident("warp_specialize") || a.is_ident("persistent") || a.is_ident("cluster")) {
+        schedule_option(k);
       } else {
-        fail("expected grid(...), num_warps(...), num_stages(...) or '{', found " + a.describe());
+        fail("expected grid(...), num_warps(...), num_stages(...), warp_specialize, persistent, cluster(...) or '{', found " + a.describe());
       }
     }
     if (!has_grid) fail("kernel " + q(k.name) + " needs a grid: write grid(E0[, E1[, E2]]) before '{'");
     k.body = block();
     return k;
+  }
+
+  // The schedule options (Kernel::warp_specialize, persistent, cluster), each at most once.
+  void schedule_option(Kernel& k) {
+    const Token& a = next();
+    if (!sched_seen_.insert(a.text).second) user_error(a.loc, a.text + " is given twice");
+    if (a.text == "warp_specialize") {
+      k.warp_specialize = true;
+      return;
+    }
+    if (a.text == "persistent" && !at().is_op("(")) {
+      k.persistent = true;
+      return;
+    }
+    expect_op("(", "after " + q(a.text));
+    if (at().kind != TokKind::Int) fail("expected an integer in " + a.text + "(), found " + at().describe());
+    const Token& n = next();
+    if (a.text == "persistent") {
+      if (n.ival < 1 || n.ival > uint64_t(INT32_MAX)) user_error(n.loc, "persistent(N) takes 1 to 2147483647 CTAs, got " + std::to_string(n.ival));
+      k.persistent = true;
+      k.persistent_ctas = static_cast<int64_t>(n.ival);
+    } else {
+      if (n.ival != 1 && n.ival != 2) user_error(n.loc, "cluster(N) takes clusters of 1 or 2 CTAs, got " + std::to_string(n.ival));
+      k.cluster = static_cast<int64_t>(n.ival);
+    }
+    expect_op(")", "after " + a.text + "'s value");
   }
 
   // param := [in|out|inout|scratch] NAME ':' '*' DTYPE ['[' expr (',' expr)* ']']

@@ -197,6 +197,9 @@ class Verifier {
     if (k_.grid.empty() || k_.grid.size() > 3) user_error(k_.loc, "a kernel's grid needs 1 to 3 axes, got " + std::to_string(k_.grid.size()));
     if (!is_pow2(k_.num_warps) || k_.num_warps > 32) user_error(k_.loc, "num_warps must be a power of two in 1..32, got " + std::to_string(k_.num_warps));
     if (k_.num_stages < 1 || k_.num_stages > 16) user_error(k_.loc, "num_stages must be in 1..16, got " + std::to_string(k_.num_stages));
+    if (k_.cluster != 1 && k_.cluster != 2) user_error(k_.loc, "cluster(N) takes clusters of 1 or 2 CTAs, got " + std::to_string(k_.cluster));
+    if (k_.persistent_ctas < 0 || k_.persistent_ctas > INT32_MAX || (k_.persistent_ctas > 0 && !k_.persistent))
+      user_error(k_.loc, "persistent(N) takes 1 to 2147483647 CTAs, got " + std::to_string(k_.persistent_ctas));
     for (Param& p : k_.params) {
       for (auto& s : scopes_[0])
         if (s.first == p.name) user_error(p.loc, "parameter " + q(p.name) + " is declared twice");

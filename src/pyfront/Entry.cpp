@@ -176,6 +176,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
   frames_.pop_back();
   blocks_.pop_back();
   if (!stages_given && range_stages_ > 0) k.num_stages = static_cast<int>(std::min<int64_t>(range_stages_, 16));
+  k.warp_specialize = range_warp_specialize_;
   for (dtsim::Param& p : k.params)
     if (p.kind == ParamKind::Pointer) {
       bool has_data = bufs.at(p.name)->has_data;

@@ -610,7 +610,8 @@ void Lowerer::lower_for(const Node& s) {
   for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
   if (fname == "tl.range") {
     if (const Val* st = a.get(99, "num_stages"); st && st->k == VK::Int) range_stages_ = std::max<int64_t>(range_stages_, st->i);
-    for (const char* hint : {"loop_unroll_factor", "warp_specialize", "flatten", "disallow_acc_multi_buffer", "disable_licm"})
+    if (const Val* ws = a.get(99, "warp_specialize"); ws && (ws->k == VK::Bool || ws->k == VK::Int) && ws->i) range_warp_specialize_ = true;
+    for (const char* hint : {"loop_unroll_factor", "flatten", "disallow_acc_multi_buffer", "disable_licm"})
       a.get(99, hint);
   }
   a.done();

@@ -135,6 +135,7 @@ class Lowerer {
   int call_depth_ = 0;
   int64_t calls_ = 0;
   std::map<std::string, Type> captured_declared_;  // the names eval_captured's statements declared
+  bool range_warp_specialize_ = false;  // some tl.range(warp_specialize=True): the kernel's schedule option warp_specialize
   int64_t range_stages_ = 0;  // the largest tl.range(num_stages=N): the kernel's num_stages hint  // helper calls inlined so far (a budget against exponential inlining)
 
   friend struct LowererAccess;

@@ -79,10 +79,12 @@ const FlagSpec kFlags[] = {
     {"--schedule-seed", 1, "difftest"},
     {"--fast-math", 0, "difftest"},
     {"--warp-specialize", 0, "run emit bench difftest"},
+    {"--no-warp-specialize", 0, "run emit bench difftest"},
     {"--cluster", 0, "run emit bench difftest"},
+    {"--no-cluster", 0, "run emit bench difftest"},
     {"--persistent", 0, "run emit bench difftest"},
     {"--no-persistent", 0, "run emit bench difftest"},
-    {"--persistent-ctas", 1, "run bench difftest"},
+    {"--persistent-ctas", 1, "run emit bench difftest"},
     {"--fp-fusion", 0, "run emit bench"},
     {"--approx-div", 0, "run emit bench"},
     {"--oracle", 1, "difftest"},
@@ -316,10 +318,10 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.schedule_seed = static_cast<uint64_t>(parse_int(c, name, v[0], 0, INT64_MAX));
   } else if (name == "--fast-math") {
     o.fast_math = true;
-  } else if (name == "--warp-specialize") {
-    o.warp_specialize = true;
-  } else if (name == "--cluster") {
-    o.cluster = true;
+  } else if (name == "--warp-specialize" || name == "--no-warp-specialize") {
+    o.warp_specialize = name == "--warp-specialize" ? 1 : -1;
+  } else if (name == "--cluster" || name == "--no-cluster") {
+    o.cluster = name == "--cluster" ? 1 : -1;
   } else if (name == "--persistent" || name == "--no-persistent") {
     o.persistent = name == "--persistent" ? 1 : -1;
   } else if (name == "--persistent-ctas") {
@@ -518,10 +520,18 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                       schedule); then the tile IR ('# bound:' the parameters' values once bound). A
                       stage the file's language has not got is named in a '# ' line
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts/--plan (default sm_90; sm_90a enables wgmma)
-  --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
-  --cluster           sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --warp-specialize, --no-warp-specialize
+                      sm_90a: give a TMA ring that allows it a producer warp, or none (default: as the
+                      kernel's schedule options ask; docs/cuda-backend.md)
+  --cluster, --no-cluster
+                      sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand, or none (default:
+                      as the kernel asks)
   --persistent, --no-persistent
-                      sm_90a: a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
+                      sm_90a: a persistent grid for a TMA-ring dot kernel, or none (default: as the kernel
+                      asks, else none)
+  --persistent-ctas N at most N CTAs (--triton: NUM_SMS = N) for a persistent kernel
+                      (--[no-]warp-specialize, --[no-]persistent and --persistent-ctas set --triton's
+                      module's schedule too: docs/triton.md)
   --fp-fusion         let libNVVM contract a multiply and an add into fma.rn (Triton's enable_fp_fusion)
   --approx-div        f32 division as div.full.f32, as Triton compiles `/` (IEEE division otherwise)
   --sanitize=bounds   --nvvm/--ptx/--layouts/--plan with the bounds checks of `run --backend=cuda` compiled in
@@ -562,11 +572,16 @@ execution:
                             trip runs its body's statements again); the message names the loop
   --timeout S               stop the run after S seconds (checked every few thousand statements)
   --backend=interp|cuda     run on the interpreter (default) or on the GPU
-  --warp-specialize         (cuda, sm_90a) a producer warp for TMA rings that allow one (docs/cuda-backend.md)
-  --cluster                 (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --warp-specialize, --no-warp-specialize
+                            (cuda, sm_90a) a producer warp for TMA rings that allow one, or none (default:
+                            as the kernel's schedule options ask; docs/cuda-backend.md)
+  --cluster, --no-cluster   (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand, or none
+                            (default: as the kernel asks)
   --persistent, --no-persistent
-                            (cuda, sm_90a) a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
-  --persistent-ctas N       (cuda) launch a persistent kernel with at most N CTAs (each then walks more tiles)
+                            (cuda, sm_90a) a persistent grid for a TMA-ring dot kernel, or none (default:
+                            as the kernel asks, else none)
+  --persistent-ctas N       (cuda) launch a persistent kernel with at most N CTAs (each then walks more
+                            tiles; wins over the kernel's persistent(N))
   --fp-fusion               (cuda) contract a multiply and an add into fma.rn as Triton does by default
   --approx-div              (cuda) f32 division as div.full.f32, as Triton compiles `/`
                             (results then differ from the interpreter's by that rounding)

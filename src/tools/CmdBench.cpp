@@ -255,7 +255,7 @@ TritonTimes triton_times(const Program& p, const Bindings& b, const CliOptions& 
   TritonTimes t;
   TritonModuleRun run;
   run.prefix = "dtsim-triton";
-  run.files = {{"module.py", emit_triton(p.module, b, {o.file, version_line()})}};
+  run.files = {{"module.py", emit_triton(p.module, b, {o.file, version_line(), o.warp_specialize, o.persistent, o.persistent_ctas})}};
   run.args = {"--bench", "--seed", std::to_string(o.seed)};
   progress.show("bench: timing the Triton version (python3, do_bench)");
   PythonResult py = run_triton_module(run);

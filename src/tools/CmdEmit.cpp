@@ -73,7 +73,7 @@ std::string emit_text(const CliOptions& o) {
     }
     case EmitWhat::Triton: {
       Program p = compile(o.source(), spec);
-      return emit_triton(p.module, p.bindings, {o.file, version_line()});
+      return emit_triton(p.module, p.bindings, {o.file, version_line(), o.warp_specialize, o.persistent, o.persistent_ctas});
     }
     case EmitWhat::None: break;
   }

@@ -7,6 +7,12 @@
 //   * shift counts are taken mod the width; logical && || become & | of i1 values;
 //   * load/store pointers are broadcast to the full access shape (the IR broadcasts all operands).
 // Host-side expressions (grids, buffer shapes) are plain Python with C-style // and %.
+// A kernel's schedule options take Triton's own spellings (docs/triton.md): `warp_specialize` puts
+// `warp_specialize=True` on its first top-level dot loop's tl.range; `persistent` / `persistent(N)`
+// is the persistent form of Triton's tutorial 09: min(NUM_SMS, tiles) programs, each running
+// `for _tile_id in tl.range(tl.program_id(0), _num_tiles, NUM_SMS, flatten=True)` over the original
+// grid's tiles (axis 0 fastest, as the CUDA backend walks them), the tile loop then carrying
+// warp_specialize; cluster(2) has no Triton spelling of the same schedule and is left out.
 #include "triton/TritonEmitter.h"
 #include "ir/Printer.h"
 #include "ir/Walk.h"
@@ -39,7 +45,8 @@ const std::set<std::string>& reserved_names() {
       "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
       "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "tl", "triton", "torch", "np", "os",
       "sys", "argparse", "libdevice", "range", "float", "int", "min", "max", "abs", "bool", "len", "print", "launch",
-      "run", "bench", "bind", "grid", "_tanh", "_i1", "_tdiv", "_tmod"};
+      "run", "bench", "bind", "grid", "_tanh", "_i1", "_tdiv", "_tmod", "NUM_SMS", "_num_sms", "_tile_id", "_num_tiles",
+      "_pid0", "_pid1", "_pid2", "_grid0", "_grid1", "_grid2"};
   return r;
 }
 
@@ -203,6 +210,7 @@ class KernelWriter {
       const Param& p = k_.params[i];
       out_ += (i ? ", " : "") + py_name(p.name) + (p.kind == ParamKind::Constexpr ? ": tl.constexpr" : "");
     }
+    if (k_.persistent) out_ += std::string(k_.params.empty() ? "" : ", ") + "NUM_SMS: tl.constexpr";
     out_ += "):\n";
     bool any = false;
     // Python floats reach Triton as fp32: narrow f16/bf16 scalar parameters to their declared type.
@@ -211,6 +219,16 @@ class KernelWriter {
         out_ += "    " + py_name(p.name) + " = " + py_name(p.name) + ".to(" + tl_type(p.dtype) + ")\n";
         any = true;
       }
+    if (k_.warp_specialize)
+      for (const StmtP& s : k_.body)
+        if (s->kind == StmtKind::For && any_dot(s->body)) {
+          ws_loop_ = s.get();
+          break;
+        }
+    if (k_.persistent) {
+      tile_loop();
+      return;
+    }
     block(k_.body, 1, false);
     if (k_.body.empty() && !any) out_ += "    pass\n";
   }
@@ -220,6 +238,41 @@ class KernelWriter {
   std::string& out_;
   Uses& uses_;
   std::set<std::string> constexprs_;
+  const Stmt* ws_loop_ = nullptr;  // the loop whose tl.range carries warp_specialize=True (not persistent)
+
+  static bool any_dot(const std::vector<StmtP>& body) {
+    bool found = false;
+    for_each_stmt(body, [&](const Stmt& s) {
+      for (const ExprP& a : s.args) found = found || (a && any_expr(*a, [](const Expr& x) { return x.kind == ExprKind::Dot; }));
+    });
+    return found;
+  }
+
+  // A persistent kernel (Kernel::persistent) in tutorial 09's form: the grid's tiles walked by a
+  // tl.range of step NUM_SMS from the program's id, program_id(a) and num_programs(a) the tile's
+  // coordinate and the original grid's extent (_pid<a>, _grid<a>).
+  void tile_loop() {
+    if (const Stmt* r = first_return(k_.body))
+      user_error(r->loc, "'return' in a persistent kernel has no Triton form (the tiles' loop would hold it; Triton allows return only outside loops)");
+    std::string tiles;
+    for (size_t a = 0; a < k_.grid.size(); ++a) {
+      out_ += "    _grid" + std::to_string(a) + " = " + expr(k_.grid[a]).s + "\n";
+      tiles += (a ? " * " : "") + std::string("_grid") + std::to_string(a);
+    }
+    out_ += "    _num_tiles = " + tiles + "\n";
+    out_ += "    for _tile_id in tl.range(tl.program_id(0), _num_tiles, NUM_SMS, flatten=True" +
+            std::string(k_.warp_specialize ? ", warp_specialize=True" : "") + "):\n";
+    std::string rest = "_tile_id";
+    for (size_t a = 0; a < k_.grid.size(); ++a) {
+      const std::string g = "_grid" + std::to_string(a);
+      out_ += "        _pid" + std::to_string(a) + " = " + (a + 1 < k_.grid.size() ? rest + " % " + g : rest) + "\n";
+      if (a + 1 < k_.grid.size()) rest = (a ? "(" + rest + ")" : rest) + " // " + g;
+    }
+    in_tile_loop_ = true;
+    block(k_.body, 2, true);
+    in_tile_loop_ = false;
+  }
+  bool in_tile_loop_ = false;
 
   static bool has_scalar_i1(const Expr& e) {
     return any_expr(e, [](const Expr& x) {
@@ -534,8 +587,12 @@ class KernelWriter {
         return {lit, neg ? kUnary : kAtom};
       }
       case ExprKind::Var: return {py_name(e.name)};
-      case ExprKind::ProgramId: return {"tl.program_id(" + std::to_string(e.axis) + ")"};
-      case ExprKind::NumPrograms: return {"tl.num_programs(" + std::to_string(e.axis) + ")"};
+      case ExprKind::ProgramId:
+        if (in_tile_loop_) return {e.axis < static_cast<int>(k_.grid.size()) ? "_pid" + std::to_string(e.axis) : std::string("0")};
+        return {"tl.program_id(" + std::to_string(e.axis) + ")"};
+      case ExprKind::NumPrograms:
+        if (in_tile_loop_) return {e.axis < static_cast<int>(k_.grid.size()) ? "_grid" + std::to_string(e.axis) : std::string("1")};
+        return {"tl.num_programs(" + std::to_string(e.axis) + ")"};
       case ExprKind::Arange: return {"tl.arange(" + expr(e.args[0]).s + ", " + expr(e.args[1]).s + ")"};
       case ExprKind::Full: {
         const ExprP& v = e.args.back();
@@ -697,7 +754,9 @@ class KernelWriter {
           user_error(r->loc, "'return' inside a for loop has no Triton form (Triton allows return only outside loops)");
         std::string range = "range(" + expr(s.args[0]).s + ", " + expr(s.args[1]).s;
         const ExprP& step = s.args[2];
-        if (!(step && step->kind == ExprKind::Const && !step->is_float && step->ival == 1)) range += ", " + expr(step).s;
+        const bool ws = &s == ws_loop_ && !k_.persistent;
+        if (ws || !(step && step->kind == ExprKind::Const && !step->is_float && step->ival == 1)) range += ", " + expr(step).s;
+        if (ws) range = "tl." + range + ", warp_specialize=True";
         out_ += pad(indent) + "for " + py_name(s.targets[0]) + " in " + range + "):\n";
         block(s.body, indent + 1, true);
         return;
@@ -783,14 +842,28 @@ std::string kernel_launcher(const Kernel& k, const Bindings& b) {
   grid += k.grid.size() == 1 ? ",)" : ")";
   std::string args;
   for (size_t i = 0; i < k.params.size(); ++i) args += (i ? ", " : "") + py_name(k.params[i].name);
-  return "def launch_" + k.name + "(" + launcher_signature(mp, b) + "):\n" + "    \"\"\"Launches " + k.name +
-         " on torch tensors (buffers first, then scalars).\"\"\"\n" + "    " + py_name(k.name) + "[" + grid + "](" + args +
-         ", num_warps=" + std::to_string(k.num_warps) + ", num_stages=" + std::to_string(k.num_stages) + ")\n";
+  std::string head = "def launch_" + k.name + "(" + launcher_signature(mp, b) + "):\n" + "    \"\"\"Launches " + k.name +
+                     " on torch tensors (buffers first, then scalars).\"\"\"\n";
+  if (k.persistent) {  // tutorial 09: min(NUM_SMS, tiles) programs
+    std::string tiles;
+    for (size_t i = 0; i < k.grid.size(); ++i) tiles += (i ? " * " : "") + host_expr(k.grid[i], local);
+    head += "    NUM_SMS = " + (k.persistent_ctas > 0 ? std::to_string(k.persistent_ctas) : std::string("_num_sms()")) + "\n";
+    grid = "(min(NUM_SMS, " + tiles + "),)";
+    args += std::string(args.empty() ? "" : ", ") + "NUM_SMS=NUM_SMS";
+  }
+  return head + "    " + py_name(k.name) + "[" + grid + "](" + args + ", num_warps=" + std::to_string(k.num_warps) +
+         ", num_stages=" + std::to_string(k.num_stages) + ")\n";
 }
 
 }  // namespace
 
-std::string emit_triton(const Module& m, const Bindings& b, const TritonEmitOptions& opt) {
+std::string emit_triton(const Module& in, const Bindings& b, const TritonEmitOptions& opt) {
+  Module m = clone_module(in);
+  for (Kernel& k : m.kernels) {
+    if (opt.warp_specialize) k.warp_specialize = opt.warp_specialize > 0;
+    if (opt.persistent) k.persistent = opt.persistent > 0;
+    if (k.persistent && opt.persistent_ctas > 0) k.persistent_ctas = opt.persistent_ctas;
+  }
   std::vector<const Kernel*> ks;
   for (const Kernel& k : m.kernels) ks.push_back(&k);
   ModuleParams mp = collect(ks);
@@ -847,6 +920,13 @@ std::string emit_triton(const Module& m, const Bindings& b, const TritonEmitOpti
            "    r = tl.where((u & 0x7F800000) == 0x7F800000, u, (u + 0x1000) & 0xFFFFE000)\n"
            "    return r.to(tl.float32, bitcast=True)\n\n";
   }
+  bool any_persistent = false;
+  for (const Kernel& k : m.kernels) any_persistent = any_persistent || (k.persistent && k.persistent_ctas == 0);
+  if (any_persistent)
+    out += "def _num_sms():  # a persistent grid's programs: the GPU's SMs (its CPU's cores under TRITON_INTERPRET=1)\n"
+           "    if os.environ.get(\"TRITON_INTERPRET\") != \"1\" and torch.cuda.is_available():\n"
+           "        return torch.cuda.get_device_properties(\"cuda\").multi_processor_count\n"
+           "    return os.cpu_count() or 1\n\n";
   out += kernels;
 
   // Launchers: one per kernel, then the whole module.

@@ -14,6 +14,11 @@ namespace dtsim {
 struct TritonEmitOptions {
   std::string source;        // the file the module came from (for the header comment)
   std::string tool_version;  // "dtsim 0.1.0"
+  // The schedule flags of the command (1: --warp-specialize / --persistent, -1: --no-..., 0: as each
+  // kernel asks; persistent_ctas: --persistent-ctas N), winning over the kernels' own options as they
+  // do in the CUDA plan, so that the module has the schedule dtsim runs.
+  int warp_specialize = 0, persistent = 0;
+  int64_t persistent_ctas = 0;
 };
 
 // Python source for a verified module `m` bound with `b` (the bound values become the defaults of

@@ -139,6 +139,7 @@ class Lowerer {
     region_ = &entry->regions.at(0);
     emit_cfg(body, {}, 0);
     scopes_.pop_back();
+    k.warp_specialize = warp_specialize_;
     mark_inputs(k);
     mod.kernels.push_back(std::move(k));
     return mod;
@@ -1290,6 +1291,7 @@ class Lowerer {
       }
     }
     SourceLoc loc = cur_loc_;
+    warp_specialize_ = warp_specialize_ || op.trailer.find("tt.warp_specialize") != std::string::npos;
     ExprP lo = use(lb), hi = use(ub), step = use(st);
     VType ivt = type_of(lb);
     std::vector<std::string> vars;
@@ -2428,6 +2430,9 @@ class Lowerer {
   std::map<std::string, int> uses_;
   std::set<std::string> used_names_;
   std::vector<StmtP>* out_ = nullptr;
+  // An scf.for of the kernel carries `tt.warp_specialize` (tl.range(..., warp_specialize=True)): the
+  // kernel's schedule option warp_specialize (Kernel::warp_specialize).
+  bool warp_specialize_ = false;
   SourceLoc cur_loc_;
   std::vector<std::string> yielded_, returned_;
   std::string cond_;

@@ -59,4 +59,13 @@ if(DTSIM_HAVE_CUDA)
   # warp-specialized tests, one with the exchange tile above the ring, one whose epilogue does not fit
   dtsim_plan_golden(matmul_f16_wide_persistent_sm90a bench/gpu/matmul_f16_wide.tile --arch sm_90a --persistent)
   dtsim_plan_golden(ws_matmul_persistent_sm90a tests/gpu/ws_matmul.tile --arch sm_90a --persistent)
+  # schedule options written in the kernels (warp_specialize, persistent(4), cluster(2)): asked for by
+  # the kernel; on sm_90 (no TMA ring: why not); refused by the --no- flags
+  dtsim_plan_golden(sched_matmul_sm90a tests/gpu/sched_matmul.tile --arch sm_90a)
+  dtsim_plan_golden(sched_matmul_sm90 tests/gpu/sched_matmul.tile --arch sm_90)
+  dtsim_plan_golden(sched_matmul_refused_sm90a tests/gpu/sched_matmul.tile --arch sm_90a --no-warp-specialize --no-persistent --no-cluster)
+  # a Triton kernel's tl.range(..., warp_specialize=True), read by dtsim's own .py reader
+  dtsim_plan_golden(matmul_ws_py_sm90a tests/triton/matmul_ws.py --arch sm_90a --buf a_ptr=f16[300,1000] --buf b_ptr=f16[1000,320]
+                    --buf c_ptr=f16[300,320] --arg M=300 --arg N=320 --arg K=1000 --arg num_warps=8 --arg num_stages=6
+                    --grid "cdiv(M, BM), cdiv(N, BN)")
 endif()

@@ -24,3 +24,18 @@ endforeach()
 add_test(NAME errors/triton_no_form
          COMMAND ${Python3_EXECUTABLE} ${DTSIM_TRITON_TEST} $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} errors)
 set_tests_properties(errors/triton_no_form PROPERTIES LABELS errors TIMEOUT 120)
+# Schedule options in Triton's spellings (tests/triton/sched.tile): the golden module, and where the
+# compatibility venv has Triton and torch, the module under TRITON_INTERPRET=1 against the interpreter
+# (difftest --oracle=triton; label e2e).
+add_test(NAME golden/triton/sched.tile
+         COMMAND ${Python3_EXECUTABLE} ${DTSIM_TRITON_TEST} $<TARGET_FILE:dtsim> ${CMAKE_SOURCE_DIR} golden
+                 tests/triton/sched.tile tests/golden/triton/sched.tile.py.expected)
+set_tests_properties(golden/triton/sched.tile PROPERTIES LABELS golden TIMEOUT 120)
+set(DTSIM_COMPAT_BIN "${CMAKE_SOURCE_DIR}/.cache/compat-venv/bin")
+if(EXISTS ${DTSIM_COMPAT_BIN}/python3)
+  add_test(NAME triton_interpret/sched.tile
+           COMMAND ${CMAKE_COMMAND} -E env "PATH=${DTSIM_COMPAT_BIN}:$ENV{PATH}" TRITON_INTERPRET=1
+                   $<TARGET_FILE:dtsim> difftest ${CMAKE_SOURCE_DIR}/tests/triton/sched.tile --oracle=triton --trials 3)
+  set_tests_properties(triton_interpret/sched.tile PROPERTIES LABELS e2e TIMEOUT 600
+                       FAIL_REGULAR_EXPRESSION "SKIPPED;mismatch;MISMATCH")
+endif()

@@ -10,6 +10,7 @@
 
 #include "cuda_backend/Cuda.h"
 #include "cuda_backend/NvvmEmitter.h"
+#include "cuda_backend/Plan.h"
 #include "test_helpers.h"
 
 using namespace dtsim;
@@ -44,7 +45,7 @@ int registers(const std::string& ptx) {
 
 TEST_CASE("persistent: the 128x256 ring keeps its 4 stages, the epilogue stored from the accumulator layout") {
   Compiled c = compile(source_file("bench/gpu/matmul_f16_wide.tile"), 1);
-  CHECK(count(c.plan, "persistent grid: yes (--persistent)") == 1);
+  CHECK(count(c.plan, "persistent grid: yes (asked for by --persistent)") == 1);
   CHECK(count(c.plan, "CTAs: min(512 tiles, SMs x CTAs per SM)") == 1);
   CHECK(count(c.plan, "epilogue: tile stores from the layout their values are held in (no exchange tile), so the ring keeps its stages") == 1);
   CHECK(count(c.plan, "TMA ring of 4 stages x 49152 bytes, ta and tb copied 3 iteration(s) ahead by a producer warp") == 1);
@@ -74,7 +75,7 @@ TEST_CASE("persistent: the 128x256 ring keeps its 4 stages, the epilogue stored 
 TEST_CASE("persistent: a 3-stage 128x256 ring has room for the exchange tile above it") {
   const std::string src = replaced(source_file("bench/gpu/matmul_f16_wide.tile"), "num_stages(4)", "num_stages(3)");
   Compiled c = compile(src, 1);
-  CHECK(count(c.plan, "persistent grid: yes (--persistent)") == 1);
+  CHECK(count(c.plan, "persistent grid: yes (asked for by --persistent)") == 1);
   CHECK(count(c.plan, "epilogue: tile stores") == 0);
   CHECK(count(c.plan, "transient after it (persistent: above the ring, which fills for the next tile), at most: offset 148480, 65536 bytes") == 1);
   const NvvmKernelInfo& k = c.nm.kernels[0];
@@ -90,7 +91,7 @@ TEST_CASE("persistent: off unless asked for, and forced on a grid of few tiles")
   for (int p : {0, -1}) {
     CAPTURE(p);
     Compiled off = compile(src, p);
-    CHECK(count(off.plan, p ? "persistent grid: no (--no-persistent)" : "persistent grid: no (not asked for (--persistent)") == 1);
+    CHECK(count(off.plan, p ? "persistent grid: no (refused by --no-persistent)" : "persistent grid: no (not asked for (--persistent, the kernel's persistent)") == 1);
     CHECK(count(off.plan, "TMA ring of 4 stages x 49152 bytes, ta and tb copied 3 iteration(s) ahead by thread 0") == 1);
     CHECK(!off.nm.kernels[0].persistent);
     CHECK(off.nm.kernels[0].threads == 8 * 32);
@@ -99,7 +100,7 @@ TEST_CASE("persistent: off unless asked for, and forced on a grid of few tiles")
   // 8 x 4 = 32 tiles.
   const std::string small = replaced(replaced(src, "M: i32 = 4096", "M: i32 = 1024"), "N: i32 = 4096", "N: i32 = 1024");
   Compiled forced = compile(small, 1);
-  CHECK(count(forced.plan, "persistent grid: yes (--persistent)") == 1);
+  CHECK(count(forced.plan, "persistent grid: yes (asked for by --persistent)") == 1);
   CHECK(count(forced.plan, "CTAs: min(32 tiles, SMs x CTAs per SM)") == 1);
   CHECK(forced.nm.kernels[0].persistent);
   REQUIRE(run_ptxas(forced.ptx, "sm_90a").ok);
@@ -134,4 +135,34 @@ TEST_CASE("persistent: why not") {
   opt.persistent = 1;
   Compiled s90 = test::compile_tile("<persistent>", src, opt);
   CHECK(count(s90.plan, "persistent grid: no (the target is not sm_90a (no TMA ring))") == 1);
+}
+
+TEST_CASE("persistent: asked for by the kernel (persistent(N)), refused by --no-persistent, capped by --persistent-ctas") {
+  // 8 x 4 = 32 tiles; the kernel's own option instead of the flag.
+  const std::string src = replaced(replaced(source_file("bench/gpu/matmul_f16_wide.tile"), "M: i32 = 4096", "M: i32 = 1024"), "N: i32 = 4096", "N: i32 = 1024");
+  const std::string header = "num_stages(4) {";
+  REQUIRE(count(src, header) == 1);
+  const std::string asked = replaced(src, header, "num_stages(4) persistent(16) {");
+  Compiled k = compile(asked, 0);
+  CHECK(count(k.plan, "persistent grid: yes (asked for by the kernel (persistent(16)))") == 1);
+  CHECK(count(k.plan, "    persistent: asked for by the kernel (persistent(16)): yes, a persistent grid\n") == 1);
+  CHECK(k.nm.kernels[0].persistent);
+  Compiled refused = compile(asked, -1);
+  CHECK(count(refused.plan, "persistent grid: no (refused by --no-persistent)") == 1);
+  CHECK(count(refused.plan, "    persistent: refused by --no-persistent\n") == 1);
+  CHECK(!refused.nm.kernels[0].persistent);
+  // The flag and the kernel's option: the flag is named, --persistent-ctas replaces the kernel's N.
+  CudaOptions opt;
+  opt.arch = "sm_90a";
+  opt.persistent = 1;
+  opt.persistent_ctas = 3;
+  Compiled both = test::compile_tile("<persistent>", asked, opt);
+  CHECK(count(both.plan, "persistent grid: yes (asked for by --persistent)") == 1);
+  CHECK(both.nm.kernels[0].persistent);
+  const Module m = parse_tile(Sources::add("<persistent>", asked));
+  const Kernel& kk = m.kernels.at(0);
+  CHECK(kk.persistent_ctas == 16);
+  CHECK(nvvm::schedule_asks(kk, opt).persistent_ctas == 3);
+  opt.persistent_ctas = 0;
+  CHECK(nvvm::schedule_asks(kk, opt).persistent_ctas == 16);
 }

@@ -182,3 +182,30 @@ TEST_CASE("print_stmt indents by nesting level") {
   StmtP s = make_for("i", i(0), i(4), nullptr, {make_assign("x", i(1))});
   CHECK(print_stmt(*s, 1) == "  for i in range(0, 4) {\n    x = 1\n  }\n");
 }
+
+TEST_CASE("schedule options print after num_stages and read back") {
+  const std::string body = "  store(x + arange(0, 16), zeros([16], f32))\n}\n";
+  const std::string head = "kernel k(out x: *f32[16])\n    grid(1) num_warps(4) num_stages(3)";
+  for (const char* opts : {"", " warp_specialize", " persistent", " persistent(132)", " cluster(2)", " warp_specialize persistent(8) cluster(2)"}) {
+    CAPTURE(opts);
+    const std::string text = head + opts + " {\n" + body;
+    Module m = tiletest::parse_text(text);
+    CHECK(print_module(m) == text);
+    CHECK(tiletest::error_of(text).empty());
+  }
+  // Any order in, canonical order out; cluster(1) is no cluster.
+  Module m = tiletest::parse_text("kernel k(out x: *f32[16]) cluster(1) persistent warp_specialize grid(1) {\n" + body);
+  CHECK(print_module(m) == head + " warp_specialize persistent {\n" + body);
+  const Kernel& k = m.kernels[0];
+  CHECK(k.warp_specialize);
+  CHECK(k.persistent);
+  CHECK(k.persistent_ctas == 0);
+  CHECK(k.cluster == 1);
+  // The verifier checks kernels built without the parser.
+  Module bad = tiletest::parse_text(head + " {\n" + body);
+  bad.kernels[0].cluster = 4;
+  CHECK_THROWS_WITH_AS(verify_module(bad, bind_params(bad, {})), doctest::Contains("cluster(N) takes clusters of 1 or 2 CTAs, got 4"), UserError);
+  bad.kernels[0].cluster = 1;
+  bad.kernels[0].persistent_ctas = 5;  // an N without persistent
+  CHECK_THROWS_WITH_AS(verify_module(bad, bind_params(bad, {})), doctest::Contains("persistent(N) takes 1 to 2147483647 CTAs, got 5"), UserError);
+}
