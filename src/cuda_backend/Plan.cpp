@@ -637,7 +637,10 @@ std::string KernelPlan::ask_outcome(const std::string& option) const {
   if (arch != "sm_90a") return "no, the target is not sm_90a (no TMA ring)";
   if (rings.empty()) {
     if (dot_loop && !dot_loop->pipeline->not_tma.empty()) return "no, no TMA ring: " + dot_loop->pipeline->not_tma;
-    if (dot_loop) return "no, no TMA ring (the pipelined loop of " + loop_line(*dot_loop->loop) + " is not one dot's ring)";
+    if (dot_loop)
+      return "no, no TMA ring: the loop of " + loop_line(*dot_loop->loop) +
+             (dot_loop->pipeline->kind == PipelinePlan::Kind::OperandRings ? " has operand rings" : " is a cp.async ring") +
+             " (a TMA ring is one wgmma dot's loop whose operands are boxes of 2-D row-major tensors)";
     return "no, no TMA ring (no pipelined dot loop)";
   }
   const PipelinePlan& pp = *rings.front()->pipeline;
