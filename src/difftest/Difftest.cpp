@@ -218,7 +218,7 @@ struct Runner {
   bool run_triton(const Case& c, const Buffers& in, Buffers& got) {
     TritonModuleRun run;
     run.prefix = "dtsim-difftest";
-    run.files = {{"module.py", emit_triton(c.module, c.bindings, {o.file, "dtsim"})}};
+    run.files = {{"module.py", emit_triton(c.module, c.bindings, {o.file, "dtsim", o.warp_specialize, o.persistent, o.persistent_ctas})}};
     if (triton == "interpreter") run.env = {"TRITON_INTERPRET=1"};
     run.prepare = [&](const std::filesystem::path& dir, std::vector<std::string>& args) {
       for (const Buffer& b : in.list) {

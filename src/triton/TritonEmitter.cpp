@@ -261,7 +261,7 @@ class KernelWriter {
     }
     out_ += "    _num_tiles = " + tiles + "\n";
     out_ += "    for _tile_id in tl.range(tl.program_id(0), _num_tiles, NUM_SMS, flatten=True" +
-            std::string(k_.warp_specialize ? ", warp_specialize=True" : "") + "):\n";
+            std::string(ws_loop_ ? ", warp_specialize=True" : "") + "):\n";
     std::string rest = "_tile_id";
     for (size_t a = 0; a < k_.grid.size(); ++a) {
       const std::string g = "_grid" + std::to_string(a);
