@@ -442,13 +442,13 @@ std::string KernelEmitter::tma_bar(const PipelinePlan& pp, const std::string& st
             op("add i32 " + op("mul i32 " + st + ", 8") + ", " + std::to_string(pp.stages * pp.stage_bytes + (empty ? 512 : 0))));
 }
 
-// Waits (every thread of the caller) until the phase of mbarrier `bar` with parity `parity` completed.
-// `sem`: a semantics and scope (".acquire.cluster" where the arrivals come from the cluster's CTAs).
-void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity, const std::string& sem) {
+// Waits (every thread of the caller) until the phase of mbarrier `bar` with parity `parity` completed
+// (acquire at CTA scope, also where a cluster's peer arrives on it: see cluster_arrive).
+void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity) {
   std::string wait = label("tma.wait"), ready = label("tma.ready");
   br(wait);
   start_block(wait);
-  std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity" + sem + ".shared::cta.b64 p, [$1], $2;\\0A\\09"
+  std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\\0A\\09"
                      "selp.u32 $0, 1, 0, p;\\0A\\09}\", \"=r,r,r,~{memory}\"(i32 " + bar + ", i32 " + parity + ")");
   line("br i1 " + op("icmp eq i32 " + r + ", 0") + ", label %" + wait + ", label %" + ready);
   start_block(ready);
@@ -456,8 +456,8 @@ void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity, 
 
 // Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty barrier's
 // phase r - 1, of parity (r - 1) & 1).
-void KernelEmitter::tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round, const std::string& sem) {
-  guarded(op("icmp ugt i32 " + round + ", 0"), [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1"), sem); });
+void KernelEmitter::tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round) {
+  guarded(op("icmp ugt i32 " + round + ", 0"), [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1")); });
 }
 
 void KernelEmitter::tma_free(const PipelinePlan& pp, const std::string& stage) {
@@ -783,7 +783,7 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   start_block(prod);
   guarded(op("icmp eq i32 %tid, " + std::to_string(threads_)), [&] {
     tma_loop(lb, S, "w", true, [&](const std::string& it, const std::string& st, const std::string& round) {
-      tma_wait_empty(pp, st, round, clustered ? ".acquire.cluster" : "");
+      tma_wait_empty(pp, st, round);
       line("store " + ty + " " + it + ", " + ty + "* " + lb.kvar);
       if (clustered) tma_issue(pp, st, cp.mc, cp.rank);
       else tma_issue(pp, st);
@@ -861,11 +861,15 @@ void KernelEmitter::cluster_sync() {
   line("call void asm sideeffect \"barrier.cluster.wait.acquire;\", \"~{memory}\"()");
 }
 
-// Arrives (release, cluster scope) on mbarrier `bar` of cluster CTA `rank` (its address in that CTA's
-// shared memory, mapped by mapa).
+// Arrives on mbarrier `bar` of cluster CTA `rank` (its address in that CTA's shared memory, mapped by
+// mapa), with the arrive's default release at CTA scope: what it orders are the caller's wgmma reads of
+// a stage, complete once wgmma.wait_group returned, before the peer's copies overwrite the stage (the
+// handshake CUTLASS's cluster pipelines use). The cluster-scope forms (arrive.release.cluster, and
+// try_wait.acquire.cluster on the other side) cost a fence each: on an H100 they made the clustered
+// 128x256 matmul 1.7x slower than the plain ring (bench/NOTES.md 50).
 void KernelEmitter::cluster_arrive(const std::string& bar, const std::string& rank) {
   line("call void asm sideeffect \"{\\0A\\09.reg .b32 ra;\\0A\\09mapa.shared::cluster.u32 ra, $0, $1;\\0A\\09"
-       "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\0A\\09}\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " + rank + ")");
+       "mbarrier.arrive.shared::cluster.b64 _, [ra];\\0A\\09}\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " + rank + ")");
 }
 
 // Emits loop f as a TMA ring in a 2-CTA cluster (plan_cluster), thread 0 issuing the copies. After
@@ -910,15 +914,14 @@ void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
     std::string plain = op("xor i1 " + cp.mc + ", true");
     guarded(op("and i1 " + op("and i1 " + leader + ", " + cp.mc) + ", " + later), [&] {
       std::string eb = tma_bar(pp, stage(S - 1), true);
-      line("call void asm sideeffect \"mbarrier.arrive.release.cluster.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + eb + ")");
+      line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + eb + ")");
       cluster_arrive(eb, cp.peer);
       // Iteration t - 2's stage: its release number (t - 2) / S, parity `phase` flipped where t % S < 2.
       std::string nst = stage(S - 2), it = ahead(S - 2);
       guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + op("add " + ty + " " + lo + ", " + step)) + ", " +
                  op("icmp slt " + ty + " " + it + ", " + hi)),
               [&] {
-                tma_wait(tma_bar(pp, nst, true), op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp ult i32 " + cur + ", 2") + " to i32")),
-                         ".acquire.cluster");
+                tma_wait(tma_bar(pp, nst, true), op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp ult i32 " + cur + ", 2") + " to i32")));
               });
       issue(it, nst, "", "true");
     });
