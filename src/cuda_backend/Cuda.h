@@ -58,10 +58,12 @@ struct CudaOptions {
   // own (the plan's `specialized`); off (the default: measured no faster on an H100, bench/NOTES.md
   // 33): thread 0 issues the copies.
   bool warp_specialize = false;
-  // sm_90a, `--cluster`: a TMA-ring loop whose CTAs pair up on one shared operand runs in clusters of
-  // two CTAs, each loading half of that operand's box and multicasting it to both (the plan's
-  // `cluster`, docs/cuda-backend.md).
-  bool cluster = false;
+  // sm_90a: a TMA-ring loop whose CTAs pair up on one shared operand runs in clusters of two CTAs,
+  // each loading half of that operand's box and multicasting it to both (the plan's `cluster`,
+  // docs/cuda-backend.md). 1 (`--cluster`): wherever the kernel allows; 0 (the default): where the
+  // ring leaves one CTA per SM and no persistent grid is asked for (bench/NOTES.md 51); -1
+  // (`--no-cluster`): never.
+  int cluster = 0;
   // sm_90a, a TMA-ring dot loop (the plan's `persistent`, docs/cuda-backend.md): 1 (`--persistent`):
   // a persistent grid wherever the kernel allows one; 0 (the default) and -1 (`--no-persistent`):
   // none (measured slower than the plain ring on an H100, bench/NOTES.md 46). A persistent kernel is

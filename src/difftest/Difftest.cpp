@@ -349,7 +349,7 @@ std::string repro(const Options& o, const Case& c) {
   if (o.oracle == Oracle::Triton) s += " --oracle=triton";
   if (o.bounds_checks) s += " --sanitize=bounds";
   if (o.warp_specialize) s += " --warp-specialize";
-  if (o.cluster) s += " --cluster";
+  if (o.cluster) s += o.cluster > 0 ? " --cluster" : " --no-cluster";
   if (o.persistent) s += o.persistent > 0 ? " --persistent" : " --no-persistent";
   if (o.persistent_ctas) s += " --persistent-ctas " + std::to_string(o.persistent_ctas);
   if (c.schedule_seed) s += " --schedule-seed " + std::to_string(c.schedule_seed);

@@ -23,7 +23,7 @@ struct DifftestOptions {
   std::string arch;            // --arch (CUDA oracle)
   bool fast_math = false;      // --fast-math (CUDA oracle)
   bool warp_specialize = false;  // --warp-specialize (CUDA oracle)
-  bool cluster = false;          // --cluster (CUDA oracle)
+  int cluster = 0;               // --cluster 1, --no-cluster -1 (CUDA oracle)
   int persistent = 0;            // --persistent 1, --no-persistent -1 (CUDA oracle)
   int persistent_ctas = 0;       // --persistent-ctas N (CUDA oracle)
   bool bounds_checks = false;  // --sanitize=bounds (CUDA oracle)

@@ -80,6 +80,7 @@ const FlagSpec kFlags[] = {
     {"--fast-math", 0, "difftest"},
     {"--warp-specialize", 0, "run emit bench difftest"},
     {"--cluster", 0, "run emit bench difftest"},
+    {"--no-cluster", 0, "run emit bench difftest"},
     {"--persistent", 0, "run emit bench difftest"},
     {"--no-persistent", 0, "run emit bench difftest"},
     {"--persistent-ctas", 1, "run bench difftest"},
@@ -318,8 +319,8 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     o.fast_math = true;
   } else if (name == "--warp-specialize") {
     o.warp_specialize = true;
-  } else if (name == "--cluster") {
-    o.cluster = true;
+  } else if (name == "--cluster" || name == "--no-cluster") {
+    o.cluster = name == "--cluster" ? 1 : -1;
   } else if (name == "--persistent" || name == "--no-persistent") {
     o.persistent = name == "--persistent" ? 1 : -1;
   } else if (name == "--persistent-ctas") {
@@ -519,7 +520,9 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                       stage the file's language has not got is named in a '# ' line
   --arch sm_XX        GPU target of --nvvm/--ptx/--layouts/--plan (default sm_90; sm_90a enables wgmma)
   --warp-specialize   sm_90a: give a TMA ring that allows it a producer warp (docs/cuda-backend.md)
-  --cluster           sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --cluster, --no-cluster
+                      sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand, or none (default: where the
+                      ring holds one CTA per SM; docs/cuda-backend.md)
   --persistent, --no-persistent
                       sm_90a: a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
   --fp-fusion         let libNVVM contract a multiply and an add into fma.rn (Triton's enable_fp_fusion)
@@ -563,7 +566,8 @@ execution:
   --timeout S               stop the run after S seconds (checked every few thousand statements)
   --backend=interp|cuda     run on the interpreter (default) or on the GPU
   --warp-specialize         (cuda, sm_90a) a producer warp for TMA rings that allow one (docs/cuda-backend.md)
-  --cluster                 (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand (docs/cuda-backend.md)
+  --cluster, --no-cluster   (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand, or none
+                            (default: where the ring holds one CTA per SM; docs/cuda-backend.md)
   --persistent, --no-persistent
                             (cuda, sm_90a) a persistent grid for a TMA-ring dot kernel, or none (default: none; docs/cuda-backend.md)
   --persistent-ctas N       (cuda) launch a persistent kernel with at most N CTAs (each then walks more tiles)

@@ -84,7 +84,7 @@ struct CliOptions {
   uint64_t schedule_seed = 0;      // --schedule-seed S
   bool fast_math = false;          // --fast-math
   bool warp_specialize = false;    // --warp-specialize (run, emit, bench, difftest on the CUDA backend)
-  bool cluster = false;            // --cluster (run, emit, bench, difftest on the CUDA backend)
+  int cluster = 0;                 // --cluster 1, --no-cluster -1 (run, emit, bench, difftest; CudaOptions::cluster)
   int persistent = 0;              // --persistent 1, --no-persistent -1 (run, emit, bench, difftest; CudaOptions::persistent)
   int persistent_ctas = 0;         // --persistent-ctas N (run, bench, difftest; CudaOptions::persistent_ctas)
   bool fp_fusion = false;          // --fp-fusion (run, emit, bench on the CUDA backend; never difftest)
