@@ -376,8 +376,8 @@ bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int 
 void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
   // Asked for (--cluster): every reason not is said. By default (CudaOptions::cluster 0) only rings
   // that hold one CTA per SM are clustered (two 128x128 CTAs per SM ran 1.3x slower in clusters,
-  // bench/NOTES.md 51), not where a persistent grid is asked for (the two exclude each other), and
-  // silently where the kernel does not allow it.
+  // bench/NOTES.md 51), only on their larger operand (below), not where a persistent grid is asked
+  // for (the two exclude each other), and silently where the kernel does not allow it.
   const bool asked = opt_.cluster > 0;
   auto no = [&](const std::string& why) {
     if (asked) pp.not_cluster = why;
@@ -420,6 +420,10 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
       for (const auto* terms : {&o.row, &o.col})
         for (const ExprP& t : *terms) inv = inv && pair_invariant(t, axis, f.slots[0]);
       if (!inv) continue;
+      // By default only where the shared operand is the larger one: the 256x128 matmuls, sharing B
+      // (a third of the stage), ran 8-16% slower in clusters, the 128x256 ones, sharing B (two
+      // thirds), 0-5% faster (bench/NOTES.md 51).
+      if (!asked && bytes(i) < bytes(1 - i)) return;
       pp.cluster_axis = axis;
       pp.cluster_operand = static_cast<int>(i);
       plan_.tma_maps[static_cast<size_t>(o.map)].box_rows = R / 2;
