@@ -458,11 +458,11 @@ class KernelEmitter {
   void tile_loop(const std::function<void()>& body);
   void emit_tma_specialized(const Stmt& f, const PipelinePlan& pp);
   std::string tma_bar(const PipelinePlan& pp, const std::string& st, bool empty);
-  void tma_wait(const std::string& bar, const std::string& parity, const std::string& sem = "");
+  void tma_wait(const std::string& bar, const std::string& parity);
   // A producer warp's wait, from round 1 on, until the consumers released stage `st` in the round
   // before (its empty mbarrier's phase round - 1), and a consumer warp's release of a stage (lane 0
   // arrives on its empty mbarrier).
-  void tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round, const std::string& sem = "");
+  void tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round);
   void tma_free(const PipelinePlan& pp, const std::string& stage);
   // (stage + S - 1) mod S: the ring stage before `stage`, which is also the one S - 1 ahead of it.
   std::string stage_before(const std::string& stage, int S);

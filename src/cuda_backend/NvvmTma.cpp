@@ -374,8 +374,20 @@ bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int 
 // the loop is a statement of the kernel's body, after assignments only, and nothing makes a CTA
 // leave early (device asserts).
 void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
-  auto no = [&](const std::string& why) { pp.not_cluster = why; };
-  if (!plan_.asks.cluster.on) return;  // not asked for (--cluster, the kernel's cluster(2))
+  // Asked for (--cluster, the kernel's cluster(2)): every reason not is said. Where nobody asked,
+  // only rings that hold one CTA per SM are clustered (two 128x128 CTAs per SM ran 1.3x slower in
+  // clusters, bench/NOTES.md 51), only on their larger operand (below), not where a persistent grid
+  // is asked for (the two exclude each other), and silently where the kernel does not allow it.
+  const bool asked = plan_.asks.cluster.on;
+  auto no = [&](const std::string& why) {
+    if (asked) pp.not_cluster = why;
+  };
+  if (opt_.cluster < 0) return;  // refused (--no-cluster)
+  if (!asked) {
+    if (plan_.asks.persistent.on) return;
+    const int64_t per_sm = max_dynamic_smem(plan_.arch) + 1024;
+    if (2 * (pp.ring_bytes() + 1024) <= per_sm) return;
+  }
   if (!pp.specialized && pp.stages < 3) return no("the ring has fewer than 3 stages (thread 0 refills a stage an iteration late)");
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   for (const auto& [key, lp] : plan_.loops)
@@ -408,6 +420,10 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
       for (const auto* terms : {&o.row, &o.col})
         for (const ExprP& t : *terms) inv = inv && pair_invariant(t, axis, f.slots[0]);
       if (!inv) continue;
+      // By default only where the shared operand is the larger one: the 256x128 matmuls, sharing B
+      // (a third of the stage), ran 8-16% slower in clusters, the 128x256 ones, sharing B (two
+      // thirds), 0-5% faster (bench/NOTES.md 51).
+      if (!asked && bytes(i) < bytes(1 - i)) return;
       pp.cluster_axis = axis;
       pp.cluster_operand = static_cast<int>(i);
       plan_.tma_maps[static_cast<size_t>(o.map)].box_rows = R / 2;
@@ -442,13 +458,13 @@ std::string KernelEmitter::tma_bar(const PipelinePlan& pp, const std::string& st
             op("add i32 " + op("mul i32 " + st + ", 8") + ", " + std::to_string(pp.stages * pp.stage_bytes + (empty ? 512 : 0))));
 }
 
-// Waits (every thread of the caller) until the phase of mbarrier `bar` with parity `parity` completed.
-// `sem`: a semantics and scope (".acquire.cluster" where the arrivals come from the cluster's CTAs).
-void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity, const std::string& sem) {
+// Waits (every thread of the caller) until the phase of mbarrier `bar` with parity `parity` completed
+// (acquire at CTA scope, also where a cluster's peer arrives on it: see cluster_arrive).
+void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity) {
   std::string wait = label("tma.wait"), ready = label("tma.ready");
   br(wait);
   start_block(wait);
-  std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity" + sem + ".shared::cta.b64 p, [$1], $2;\\0A\\09"
+  std::string r = op("call i32 asm sideeffect \"{\\0A\\09.reg .pred p;\\0A\\09mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\\0A\\09"
                      "selp.u32 $0, 1, 0, p;\\0A\\09}\", \"=r,r,r,~{memory}\"(i32 " + bar + ", i32 " + parity + ")");
   line("br i1 " + op("icmp eq i32 " + r + ", 0") + ", label %" + wait + ", label %" + ready);
   start_block(ready);
@@ -456,8 +472,8 @@ void KernelEmitter::tma_wait(const std::string& bar, const std::string& parity, 
 
 // Round r >= 1 refills the stage once the consumers released it in round r - 1 (the empty barrier's
 // phase r - 1, of parity (r - 1) & 1).
-void KernelEmitter::tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round, const std::string& sem) {
-  guarded(op("icmp ugt i32 " + round + ", 0"), [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1"), sem); });
+void KernelEmitter::tma_wait_empty(const PipelinePlan& pp, const std::string& st, const std::string& round) {
+  guarded(op("icmp ugt i32 " + round + ", 0"), [&] { tma_wait(tma_bar(pp, st, true), op("and i32 " + op("add i32 " + round + ", 1") + ", 1")); });
 }
 
 void KernelEmitter::tma_free(const PipelinePlan& pp, const std::string& stage) {
@@ -783,7 +799,7 @@ void KernelEmitter::emit_tma_specialized(const Stmt& f, const PipelinePlan& pp) 
   start_block(prod);
   guarded(op("icmp eq i32 %tid, " + std::to_string(threads_)), [&] {
     tma_loop(lb, S, "w", true, [&](const std::string& it, const std::string& st, const std::string& round) {
-      tma_wait_empty(pp, st, round, clustered ? ".acquire.cluster" : "");
+      tma_wait_empty(pp, st, round);
       line("store " + ty + " " + it + ", " + ty + "* " + lb.kvar);
       if (clustered) tma_issue(pp, st, cp.mc, cp.rank);
       else tma_issue(pp, st);
@@ -861,11 +877,15 @@ void KernelEmitter::cluster_sync() {
   line("call void asm sideeffect \"barrier.cluster.wait.acquire;\", \"~{memory}\"()");
 }
 
-// Arrives (release, cluster scope) on mbarrier `bar` of cluster CTA `rank` (its address in that CTA's
-// shared memory, mapped by mapa).
+// Arrives on mbarrier `bar` of cluster CTA `rank` (its address in that CTA's shared memory, mapped by
+// mapa), with the arrive's default release at CTA scope: what it orders are the caller's wgmma reads of
+// a stage, complete once wgmma.wait_group returned, before the peer's copies overwrite the stage (the
+// handshake CUTLASS's cluster pipelines use). The cluster-scope forms (arrive.release.cluster, and
+// try_wait.acquire.cluster on the other side) cost a fence each: on an H100 they made the clustered
+// 128x256 matmul 1.7x slower than the plain ring (bench/NOTES.md 50).
 void KernelEmitter::cluster_arrive(const std::string& bar, const std::string& rank) {
   line("call void asm sideeffect \"{\\0A\\09.reg .b32 ra;\\0A\\09mapa.shared::cluster.u32 ra, $0, $1;\\0A\\09"
-       "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\0A\\09}\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " + rank + ")");
+       "mbarrier.arrive.shared::cluster.b64 _, [ra];\\0A\\09}\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " + rank + ")");
 }
 
 // Emits loop f as a TMA ring in a 2-CTA cluster (plan_cluster), thread 0 issuing the copies. After
@@ -910,15 +930,14 @@ void KernelEmitter::emit_tma_cluster(const Stmt& f, const PipelinePlan& pp) {
     std::string plain = op("xor i1 " + cp.mc + ", true");
     guarded(op("and i1 " + op("and i1 " + leader + ", " + cp.mc) + ", " + later), [&] {
       std::string eb = tma_bar(pp, stage(S - 1), true);
-      line("call void asm sideeffect \"mbarrier.arrive.release.cluster.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + eb + ")");
+      line("call void asm sideeffect \"mbarrier.arrive.shared::cta.b64 _, [$0];\", \"r,~{memory}\"(i32 " + eb + ")");
       cluster_arrive(eb, cp.peer);
       // Iteration t - 2's stage: its release number (t - 2) / S, parity `phase` flipped where t % S < 2.
       std::string nst = stage(S - 2), it = ahead(S - 2);
       guarded(op("and i1 " + op("icmp sgt " + ty + " " + i + ", " + op("add " + ty + " " + lo + ", " + step)) + ", " +
                  op("icmp slt " + ty + " " + it + ", " + hi)),
               [&] {
-                tma_wait(tma_bar(pp, nst, true), op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp ult i32 " + cur + ", 2") + " to i32")),
-                         ".acquire.cluster");
+                tma_wait(tma_bar(pp, nst, true), op("xor i32 " + phase + ", " + op("zext i1 " + op("icmp ult i32 " + cur + ", 2") + " to i32")));
               });
       issue(it, nst, "", "true");
     });

@@ -20,7 +20,7 @@ using test::source_file;
 
 namespace {
 
-Compiled compile(const std::string& src, bool cluster = true, bool specialize = false) {
+Compiled compile(const std::string& src, int cluster = 1, bool specialize = false) {  // cluster: CudaOptions::cluster
   CudaOptions opt;
   opt.arch = "sm_90a";
   opt.cluster = cluster;
@@ -67,10 +67,12 @@ TEST_CASE("clusters: the pair's shared operand is B, along the axis the program-
   CHECK(count(c.ptx, "mbarrier.init.shared::cta.b64") == 2 * (3 + 4 + 3));
   CHECK(count(c.ptx, "], 2;") == 3 + 4 + 3);
   CHECK(count(c.ptx, "mbarrier.inval.shared::cta.b64") == 2 * (3 + 4 + 3));
-  // A stage is released in this CTA and the peer's; the refill waits for both at cluster scope.
-  CHECK(count(c.ptx, "mbarrier.arrive.release.cluster.shared::cta.b64") == 3);
-  CHECK(count(c.ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64") == 3);
-  CHECK(count(c.ptx, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64") == 3);
+  // A stage is released in this CTA and the peer's; the refill waits for both. Arrivals and waits at
+  // CTA scope (the cluster-scope forms cost a fence each).
+  CHECK(count(c.ptx, "mbarrier.arrive.shared::cta.b64") == 3);
+  CHECK(count(c.ptx, "mbarrier.arrive.shared::cluster.b64") == 3);
+  CHECK(count(c.ptx, "mbarrier.arrive.release") == 0);
+  CHECK(count(c.ptx, "acquire.cluster.shared") == 0);
   // mapa: the exchanged values and the remote arrival; four values read from the peer.
   CHECK(count(c.ptx, "mapa.shared::cluster.u32") == 2 * 3);
   CHECK(count(c.ptx, "ld.shared::cluster.b64") == 4 * 3);
@@ -84,7 +86,7 @@ TEST_CASE("clusters: the pair's shared operand is B, along the axis the program-
 
 TEST_CASE("clusters with a producer warp: it waits for both CTAs' consumer warps, which release stages in both CTAs") {
   // With --warp-specialize mm_rows' ring (one CTA per SM) gets the producer warp; the other two keep thread 0.
-  Compiled c = compile(source_file("tests/gpu/cluster_matmul.tile"), true, true);
+  Compiled c = compile(source_file("tests/gpu/cluster_matmul.tile"), 1, true);
   CHECK(count(c.plan, "cluster: 2 CTAs along grid axis") == 3);
   CHECK(count(c.plan, "share ty: each copies half of its box and multicasts it to both; the producer refills a stage once both CTAs' consumer "
                       "warps released it (remote arrive)") == 1);
@@ -99,17 +101,40 @@ TEST_CASE("clusters with a producer warp: it waits for both CTAs' consumer warps
   CHECK(count(c.ptx, kMulticast) == 4 + (3 - 1 + 1) * 2 * 2);
   CHECK(count(c.ptx, kCopy) == (1 + 2 * 4) + 2 * ((3 - 1 + 2) + (3 - 1 + 1) * 2 * 2));
   // Consumers arrive on their own empty mbarrier and on the peer's (or twice on their own without
-  // multicast); the producer waits at cluster scope. Its whole warp meets the cluster barrier after
-  // its loop: 3 kernels x 2 barriers, one more in the producer's path.
-  CHECK(count(c.ptx, "mbarrier.arrive.shared::cta.b64") == 1);
-  CHECK(count(c.ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64") == 3);
-  CHECK(count(c.ptx, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64") == 3);
+  // multicast); the producer waits. Its whole warp meets the cluster barrier after its loop: 3 kernels
+  // x 2 barriers, one more in the producer's path. (The other two kernels' plain rings: one own and
+  // one remote arrival each.)
+  CHECK(count(c.ptx, "mbarrier.arrive.shared::cta.b64") == 1 + 2);
+  CHECK(count(c.ptx, "mbarrier.arrive.shared::cluster.b64") == 3);
+  CHECK(count(c.ptx, "mbarrier.arrive.release") == 0);
+  CHECK(count(c.ptx, "acquire.cluster.shared") == 0);
   CHECK(count(c.ptx, "barrier.cluster.arrive.release") == 3 * 2 + 1);
   REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
 }
 
-TEST_CASE("clusters: not without --cluster, and why not where they cannot be") {
-  Compiled off = compile(source_file("tests/gpu/cluster_matmul.tile"), false);
+TEST_CASE("clusters by default: only the ring that holds one CTA per SM, and none with --no-cluster or --persistent") {
+  const std::string src = source_file("tests/gpu/cluster_matmul.tile");
+  Compiled d = compile(src, 0);
+  // mm_rows' 4 x 40 KiB ring leaves room for one CTA per SM; the other two rings for two (no cluster,
+  // and nothing said: not asked for).
+  CHECK(count(d.plan, "cluster: 2 CTAs along grid axis") == 1);
+  CHECK(count(d.plan, "no cluster") == 0);
+  REQUIRE(d.nm.kernels.size() == 3);
+  CHECK(d.nm.kernels[0].cluster_axis == -1);
+  CHECK(d.nm.kernels[1].cluster_axis == 0);
+  CHECK(d.nm.kernels[2].cluster_axis == -1);
+  CHECK(count(d.ptx, "barrier.cluster.arrive.release") == 2);
+  // A persistent grid asked for takes the ring instead.
+  CudaOptions opt;
+  opt.arch = "sm_90a";
+  opt.persistent = 1;
+  Compiled p = test::compile_tile("<cluster>", src, opt);
+  for (const NvvmKernelInfo& k : p.nm.kernels) CHECK(k.cluster_axis == -1);
+  CHECK(count(p.ptx, "barrier.cluster") == 0);
+}
+
+TEST_CASE("clusters: none with --no-cluster, and why not where they cannot be") {
+  Compiled off = compile(source_file("tests/gpu/cluster_matmul.tile"), -1);
   CHECK(count(off.plan, "cluster") == 0);
   CHECK(count(off.ptx, kMulticast) == 0);
   CHECK(count(off.ptx, "barrier.cluster") == 0);

@@ -125,7 +125,7 @@ TEST_CASE("persistent: why not") {
   // Clusters of two CTAs.
   CudaOptions opt;
   opt.arch = "sm_90a";
-  opt.cluster = true;
+  opt.cluster = 1;
   opt.persistent = 1;
   Compiled cl = test::compile_tile("<persistent>", src, opt);
   CHECK(count(cl.plan, "persistent grid: no (the ring runs in clusters of two CTAs (--cluster))") == 1);

@@ -24,6 +24,7 @@ Compiled compile(const std::string& src, const std::string& arch, bool bounds = 
   opt.arch = arch;
   opt.bounds_checks = bounds;
   opt.warp_specialize = specialize;
+  opt.cluster = -1;  // the rings alone (test_cluster.cpp has them in clusters)
   return test::compile_tile("<tma>", src, opt);
 }
 
