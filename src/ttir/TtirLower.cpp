@@ -1920,10 +1920,10 @@ class Lowerer {
   //        : A[, SA] * B[, SB] -> D
   // Each operand is upcast to f32 exactly (e2m1 nibbles unpacked, low nibble first, along K or, with
   // k_pack = false, along M / N; fp8, bf16 and fp16 converted), multiplied by its scale broadcast over
-  // its group of K elements (e8m0: 2^(s - 127), NaN for 0xFF; an fp8 scale: its value), and the two
-  // go to an f32 dot with the accumulator: the OCP microscaling definition, which Triton's GPU
-  // decomposition computes in bf16/fp16 operands (the same values while a scaled operand stays in
-  // that type's range).
+  // its group of K elements (e8m0: 2^(s - 127), NaN for 0xFF; an fp8 scale: its value), converted to
+  // Triton's compute type (bf16, or fp16 where an operand is fp16, as Triton's decomposition for GPUs
+  // without scaled MMA upcasts), and the two go to a dot with the f32 accumulator. The values are the
+  // OCP microscaling definition's while a scaled operand stays within the compute type's range.
   ExprP dot_scaled_i32(int64_t v) { return typed_const(0, v, Scalar::I32); }
   // An f32 tile from the i32 bit patterns `bits`.
   ExprP f32_of_bits(ExprP bits) { return make_bitcast(bits, Scalar::F32, cur_loc_); }
@@ -2023,8 +2023,11 @@ class Lowerer {
     std::vector<std::string> reads = {a, sa, b, sb, acc};
     for (const std::string& s : reads)
       if (!s.empty() && std::count(reads.begin(), reads.end(), s) > 1) hold(s);  // a value this op reads twice
-    ExprP x = dot_scaled_operand(a, lf, sa, false, lk);
-    ExprP y = dot_scaled_operand(b, rf, sb, true, rk);
+    // Triton's compute type: fp16 where an operand is fp16, else bf16 (exact for e2m1, fp8 and bf16
+    // values and their scaled products while those stay in the type's range)
+    Scalar ct = lf == "fp16" || rf == "fp16" ? Scalar::F16 : Scalar::BF16;
+    ExprP x = make_cast(dot_scaled_operand(a, lf, sa, false, lk), ct, cur_loc_);
+    ExprP y = make_cast(dot_scaled_operand(b, rf, sb, true, rk), ct, cur_loc_);
     ExprP d = make_dot(x, y, use(acc), cur_loc_);
     define(op.results.at(0), d, t, true, cur_loc_);
   }

@@ -1,5 +1,7 @@
 """tl.dot_scaled (TTIR tt.dot_scaled: microscaled dots, as MX / NV-FP4 matmuls use them) in a small
-kernel of its own, checked against a numpy reference of the OCP microscaling definition: every pair of
+kernel of its own, checked against a numpy reference of the OCP microscaling definition, the scaled
+operands rounded to Triton's compute type (fp16 where an operand is fp16, else bf16; an fp16 overflow
+is an infinity, as in Triton's decomposition on GPUs without scaled MMA): every pair of
 operand formats (e2m1 packed two per byte with the first value in the low nibble, e4m3, e5m2, bf16,
 fp16), e8m0 scales (2^(s - 127), one per 32 values along K; 0xFF is NaN) or none, e2m1 packed along
 M / N (lhs_k_pack / rhs_k_pack = False), fp8 e4m3 scales over groups of 16 (NV-FP4), an accumulator,
@@ -53,6 +55,19 @@ def fp8(byte, ebits):
     else:  # e4m3fn: only S.1111.111 is NaN
         v = np.where((e == 15) & (m == 7), np.nan, v)
     return np.where(s == 1, -v, v)
+
+
+def half(v):
+    """float64 -> the nearest fp16 (infinity past 65504), as float64"""
+    with np.errstate(over="ignore"):
+        return v.astype(np.float16).astype(np.float64)
+
+
+def bf16(v):
+    """float64 -> the nearest bf16 (ties to even), as float64"""
+    bits = v.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return np.where(np.isnan(v), np.nan, bits.view(np.float32).astype(np.float64))
 
 
 def unpack(packed, axis):
@@ -114,7 +129,9 @@ def run(fa, fb, rng, M=16, N=16, K=64, sa_kind="e8m0", sb_kind="e8m0", kpa=True,
     acc = rng.integers(-4, 5, (M, N)).astype(np.float32)
     x = av if sav is None else av * np.repeat(sav, group, axis=1)
     y = bv if sbv is None else bv * np.repeat(sbv, group, axis=1).T
-    want = x @ y + acc
+    rnd = half if "fp16" in (fa, fb) else bf16  # Triton's compute type
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = rnd(x) @ rnd(y) + acc
     c = acc.copy()
     scaled[(1,)](a, sa, b, sb, c, AR=a.shape[0], AC=a.shape[1], BR=b.shape[0], BC=b.shape[1], M=M, N=N, G=G,
                  FA=fa, FB=fb, HAS_SA=sav is not None, HAS_SB=sbv is not None, KPA=kpa, KPB=kpb, FAST=fast,
@@ -125,7 +142,11 @@ def run(fa, fb, rng, M=16, N=16, K=64, sa_kind="e8m0", sb_kind="e8m0", kpa=True,
     if not np.array_equal(np.isnan(c), np.isnan(want)):
         sys.exit("%s: NaN at %s, want NaN at %s" % (name, np.argwhere(np.isnan(c))[:4].tolist(),
                                                     np.argwhere(np.isnan(want))[:4].tolist()))
-    ok = ~np.isnan(want)
+    inf = np.isinf(want)
+    if not np.array_equal(c[inf], want[inf]) or np.isinf(c[~inf]).any():
+        sys.exit("%s: infinities differ: at %s, want at %s" % (name, np.argwhere(np.isinf(c))[:4].tolist(),
+                                                               np.argwhere(inf)[:4].tolist()))
+    ok = np.isfinite(want)
     if not np.allclose(c[ok], want[ok], rtol=1e-5, atol=1e-5 * np.abs(want[ok]).max()):
         bad = np.argwhere(~np.isclose(c, want, rtol=1e-5) & ok)[:4].tolist()
         sys.exit("%s: got %s, want %s at %s" % (name, c[tuple(bad[0])], want[tuple(bad[0])], bad))
