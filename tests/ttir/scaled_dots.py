@@ -5,14 +5,20 @@ is an infinity, as in Triton's decomposition on GPUs without scaled MMA): every 
 operand formats (e2m1 packed two per byte with the first value in the low nibble, e4m3, e5m2, bf16,
 fp16), e8m0 scales (2^(s - 127), one per 32 values along K; 0xFF is NaN) or none, e2m1 packed along
 M / N (lhs_k_pack / rhs_k_pack = False), fp8 e4m3 scales over groups of 16 (NV-FP4), an accumulator,
-and NaN scales with and without fast_math. Run with `python -m dtsim scaled_dots.py` (Triton's TTIR)."""
+and NaN scales with and without fast_math. Run with `python -m dtsim scaled_dots.py` (Triton's TTIR;
+`--backend=cuda` on a GPU: the same lowering on the CUDA backend, exit 77 without one)."""
 import sys
 
 import numpy as np
 import triton
 import triton.language as tl
 
-import dtsim  # noqa: F401 (python -m dtsim)
+import dtsim
+from dtsim import _dtsim
+
+if dtsim.config()["backend"] == "cuda" and not _dtsim.cuda_available()[0]:
+    print("%s: skipped" % _dtsim.cuda_available()[1])
+    sys.exit(77)
 
 
 @triton.jit

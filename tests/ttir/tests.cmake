@@ -58,6 +58,11 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
              WORKING_DIRECTORY ${ttir_dir})
     set_tests_properties(ttir/gpu_cuda_ops PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # tl.dot_scaled's lowering (scaled_dots.py) on the CUDA backend
+    add_test(NAME ttir/gpu_scaled_dots COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/scaled_dots.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/gpu_scaled_dots PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endif()
   # dtsim.config(viz=...) under the installed Triton (the stand-in's run is python/viz_launch).
   if(EXISTS ${DTSIM_TRITON_PYTHON})
