@@ -1136,6 +1136,7 @@ class Lowerer {
       VType t = vtype(trim_copy(r.substr(r.rfind("->") + 2)), op.text_loc);
       std::string base = sym;
       if (base.rfind("__nv_", 0) == 0) base = base.substr(5);
+      if (extern_rounding_forms(res(), base, v, t)) return;
       if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf")
         base.pop_back();
       if (base == "fmodf") base = "fmod";
@@ -1445,6 +1446,61 @@ class Lowerer {
     for (auto& s : again) body.push_back(s);
     out_->push_back(make_while(make_var(cvar, loc), std::move(body), loc));
     for (size_t i = 0; i < op.results.size() && i < fwd.size(); ++i) bind(op.results[i], Value{nullptr, fwd[i], fwd_types[i]});
+  }
+
+  // libdevice's round-to-nearest arithmetic (`add_rn sub_rn mul_rn div_rn rcp_rn sqrt_rn`, f32 and
+  // f64: the IR's IEEE ops), its fast_* approximations (`fast_expf fast_exp10f fast_logf fast_log2f
+  // fast_log10f fast_sinf fast_cosf fast_tanf fast_powf fast_dividef`: the accurate function),
+  // `exp10`, `nearbyint`, `llrint`, `saturatef`, `signbit` and `copysign`. `base` is the symbol
+  // without `__nv_`, `r` the result; false where it is none of these.
+  bool extern_rounding_forms(const std::string& r, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    auto arith = [&](BinOp b) {
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      define(r, make_binary(b, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
+      return true;
+    };
+    auto unary = [&](ExprP e) {
+      define(r, e, t, true, cur_loc_);
+      return true;
+    };
+    auto ten_to = [&](ExprP x) { return make_binary(BinOp::Pow, typed_const(10.0, 0, t.elem), x, cur_loc_); };
+    // a float's sign bit as an i1 tile (set for -0.0 and for NaNs with it set)
+    auto sign_bit = [&](ExprP x, Scalar ft) {
+      Scalar it = ft == Scalar::F64 ? Scalar::I64 : Scalar::I32;
+      return make_binary(BinOp::Lt, make_bitcast(x, it, cur_loc_), typed_const(0, 0, it), cur_loc_);
+    };
+    static const std::map<std::string, BinOp> rn = {
+        {"fadd_rn", BinOp::Add}, {"dadd_rn", BinOp::Add}, {"fsub_rn", BinOp::Sub}, {"dsub_rn", BinOp::Sub},
+        {"fmul_rn", BinOp::Mul}, {"dmul_rn", BinOp::Mul}, {"fdiv_rn", BinOp::Div}, {"ddiv_rn", BinOp::Div},
+        {"fast_fdividef", BinOp::Div}};
+    if (auto b = rn.find(base); b != rn.end() && v.size() == 2) return arith(b->second);
+    if (base == "fast_powf" && v.size() == 2) return arith(BinOp::Pow);
+    if ((base == "copysignf" || base == "copysign") && v.size() == 2) {  // |x| with y's sign bit
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      ExprP mag = binder()("mag", make_unary(UnOp::Abs, xy[0], cur_loc_));
+      return unary(make_where(sign_bit(xy[1], t.elem), make_unary(UnOp::Neg, mag, cur_loc_), clone_expr(mag), cur_loc_));
+    }
+    if (v.size() != 1) return false;
+    static const std::map<std::string, UnOp> fast = {
+        {"fast_expf", UnOp::Exp},     {"fast_logf", UnOp::Log}, {"fast_log2f", UnOp::Log2}, {"fast_log10f", UnOp::Log10},
+        {"fast_sinf", UnOp::Sin},     {"fast_cosf", UnOp::Cos}, {"fast_tanf", UnOp::Tan},   {"fsqrt_rn", UnOp::Sqrt},
+        {"dsqrt_rn", UnOp::Sqrt},     {"nearbyintf", UnOp::Rint}, {"nearbyint", UnOp::Rint}};
+    if (auto u = fast.find(base); u != fast.end()) return unary(make_unary(u->second, use(v[0]), cur_loc_));
+    if (base == "frcp_rn" || base == "drcp_rn")
+      return unary(make_binary(BinOp::Div, typed_const(1.0, 0, t.elem), use(v[0]), cur_loc_));
+    if (base == "fast_exp10f" || base == "exp10f" || base == "exp10") return unary(ten_to(use(v[0])));
+    if (base == "llrintf" || base == "llrint") return unary(make_cast(make_unary(UnOp::Rint, use(v[0]), cur_loc_), t.elem, cur_loc_));
+    if (base == "saturatef") {  // clamped to [0, 1]; NaN gives 0
+      ExprP x = binder()("sat", use(v[0]));
+      ExprP one = typed_const(1.0, 0, t.elem), zero = typed_const(0.0, 0, t.elem);
+      return unary(make_where(make_binary(BinOp::Gt, x, zero, cur_loc_), make_binary(BinOp::Min, clone_expr(x), one, cur_loc_),
+                              typed_const(0.0, 0, t.elem), cur_loc_));
+    }
+    if (base == "signbitf" || base == "signbitd") {
+      ExprP sb = sign_bit(use(v[0]), base == "signbitd" ? Scalar::F64 : Scalar::F32);
+      return unary(t.elem == Scalar::I1 ? sb : make_cast(sb, t.elem, cur_loc_));
+    }
+    return false;
   }
 
   // "tt.reduce"(%x, ...) <{axis = k : i32}> ({ ^bb0(...): combine; tt.reduce.return }) : (...) -> ...

@@ -1,0 +1,93 @@
+"""libdevice's round-to-nearest arithmetic, fast_* approximations and bit-level helpers through
+Triton's TTIR (`tt.extern_elementwise`), checked against numpy: add_rn, sub_rn, mul_rn, div_rn,
+rcp_rn, sqrt_rn (f32 and f64: IEEE results, exact), fast_expf, fast_exp10f, fast_logf, fast_log2f,
+fast_log10f, fast_sinf, fast_cosf, fast_tanf, fast_powf, fast_dividef (computed as the accurate
+functions), exp10, nearbyint and llrint (halves to even), saturatef (NaN gives 0), signbit (of -0.0
+and of NaNs too) and copysign; and `-x`, whose -0.0 of +0.0 copysign relies on. Run with `python -m dtsim libdevice_forms.py`."""
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice as ld
+
+import dtsim  # noqa: F401 (python -m dtsim)
+
+
+@triton.jit
+def rn_ops(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out[k, i] = the k-th round-to-nearest op of x[i] and y[i] (f32 or f64 by the arrays)"""
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    tl.store(out_ptr + 0 * n + offs, ld.add_rn(x, y), mask=m)
+    tl.store(out_ptr + 1 * n + offs, ld.sub_rn(x, y), mask=m)
+    tl.store(out_ptr + 2 * n + offs, ld.mul_rn(x, y), mask=m)
+    tl.store(out_ptr + 3 * n + offs, ld.div_rn(x, y), mask=m)
+    tl.store(out_ptr + 4 * n + offs, ld.rcp_rn(y), mask=m)
+    tl.store(out_ptr + 5 * n + offs, ld.sqrt_rn(tl.abs(x)), mask=m)
+    tl.store(out_ptr + 6 * n + offs, ld.copysign(x, y), mask=m)
+    tl.store(out_ptr + 7 * n + offs, ld.nearbyint(x * 4), mask=m)
+    tl.store(out_ptr + 8 * n + offs, ld.signbit(y).to(x.dtype), mask=m)
+    tl.store(out_ptr + 9 * n + offs, ld.llrint(x * 4).to(x.dtype), mask=m)
+    tl.store(out_ptr + 10 * n + offs, ld.exp10(x), mask=m)
+    tl.store(out_ptr + 11 * n + offs, -x, mask=m)
+
+
+@triton.jit
+def fast_ops(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    ax = tl.abs(x) + 0.5
+    tl.store(out_ptr + 0 * n + offs, ld.fast_expf(x), mask=m)
+    tl.store(out_ptr + 1 * n + offs, ld.fast_exp10f(x), mask=m)
+    tl.store(out_ptr + 2 * n + offs, ld.fast_logf(ax), mask=m)
+    tl.store(out_ptr + 3 * n + offs, ld.fast_log2f(ax), mask=m)
+    tl.store(out_ptr + 4 * n + offs, ld.fast_log10f(ax), mask=m)
+    tl.store(out_ptr + 5 * n + offs, ld.fast_sinf(x), mask=m)
+    tl.store(out_ptr + 6 * n + offs, ld.fast_cosf(x), mask=m)
+    tl.store(out_ptr + 7 * n + offs, ld.fast_tanf(x), mask=m)
+    tl.store(out_ptr + 8 * n + offs, ld.fast_powf(ax, y), mask=m)
+    tl.store(out_ptr + 9 * n + offs, ld.fast_dividef(x, y), mask=m)
+    tl.store(out_ptr + 10 * n + offs, ld.saturatef(x), mask=m)
+
+
+rng = np.random.default_rng(11)
+n = 200
+for dt in (np.float32, np.float64):
+    x = (rng.standard_normal(n) * 3).astype(dt)
+    y = (rng.standard_normal(n) * 3).astype(dt)
+    x[:7] = [0.125, -0.375, 0.625, -0.0, 2.5, 1.5, 0.0]  # x * 4 at halves: ties to even
+    y[:4] = [-0.0, 0.0, np.nan, -np.nan]
+    out = np.zeros((12, n), dt)
+    rn_ops[(1,)](x, y, out, n, BLOCK=256)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = [x + y, x - y, x * y, x / y, dt(1) / y, np.sqrt(np.abs(x)), np.copysign(x, y), np.rint(x * 4),
+                np.signbit(y).astype(dt), np.rint(x * 4), np.power(dt(10), x), -x]
+    for k, (got, w) in enumerate(zip(out, want)):
+        exact = k != 10
+        same = np.array_equal(got, w, equal_nan=True) if exact else np.allclose(got, w, rtol=4e-7 if dt == np.float32 else 1e-15)
+        if not same or (k in (6, 11) and not np.array_equal(np.signbit(got), np.signbit(w))):
+            bad = np.argwhere(~np.isclose(got, w, equal_nan=True))[:3].ravel().tolist()
+            sys.exit("%s op %d: got %s, want %s at %s" % (dt.__name__, k, got[bad], w[bad], bad))
+print("add_rn sub_rn mul_rn div_rn rcp_rn sqrt_rn copysign nearbyint signbit llrint and -x (-0.0 of 0.0): exact, exp10 "
+      "close (f32, f64)")
+
+x = (rng.standard_normal(n) * 3).astype(np.float32)
+y = (rng.standard_normal(n) * 3).astype(np.float32)
+x[:3] = [np.nan, 1.5, -0.25]
+out = np.zeros((11, n), np.float32)
+fast_ops[(1,)](x, y, out, n, BLOCK=256)
+ax = np.abs(x) + np.float32(0.5)
+with np.errstate(invalid="ignore", over="ignore"):
+    want = [np.exp(x), np.power(10.0, x), np.log(ax), np.log2(ax), np.log10(ax), np.sin(x), np.cos(x), np.tan(x),
+            np.power(ax, y), x / y, np.where(x > 0, np.minimum(x, 1), 0)]
+for k, (got, w) in enumerate(zip(out, want)):
+    if not np.allclose(got, w.astype(np.float32), rtol=1e-6, atol=1e-6, equal_nan=True):
+        bad = np.argwhere(~np.isclose(got, w, rtol=1e-6, atol=1e-6, equal_nan=True))[:3].ravel().tolist()
+        sys.exit("fast op %d: got %s, want %s at %s" % (k, got[bad], w[bad], bad))
+print("fast_expf fast_exp10f fast_logf fast_log2f fast_log10f fast_sinf fast_cosf fast_tanf fast_powf fast_dividef "
+      "saturatef: match numpy")
