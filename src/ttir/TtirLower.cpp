@@ -1449,7 +1449,8 @@ class Lowerer {
   }
 
   // libdevice's round-to-nearest arithmetic (`add_rn sub_rn mul_rn div_rn rcp_rn sqrt_rn`, f32 and
-  // f64: the IR's IEEE ops), its fast_* approximations (`fast_expf fast_exp10f fast_logf fast_log2f
+  // f64: the IR's IEEE ops), f32 `mul div rcp sqrt` rounded toward zero, down or up (`_rz _rd _ru`),
+  // its fast_* approximations (`fast_expf fast_exp10f fast_logf fast_log2f
   // fast_log10f fast_sinf fast_cosf fast_tanf fast_powf fast_dividef`: the accurate function),
   // `exp10`, `nearbyint`, `llrint`, `saturatef`, `signbit` and `copysign`. `base` is the symbol
   // without `__nv_`, `r` the result; false where it is none of these.
@@ -1474,6 +1475,24 @@ class Lowerer {
         {"fmul_rn", BinOp::Mul}, {"dmul_rn", BinOp::Mul}, {"fdiv_rn", BinOp::Div}, {"ddiv_rn", BinOp::Div},
         {"fast_fdividef", BinOp::Div}};
     if (auto b = rn.find(base); b != rn.end() && v.size() == 2) return arith(b->second);
+    // f32 mul, div, rcp and sqrt rounded toward zero, down or up: computed in f64, whose result
+    // (exact for mul; for div, rcp and sqrt within 2^-53 of the exact one, which is never that close
+    // to an f32 value it is not) rounds to nearest f32, stepped by one ulp where that went the wrong way
+    if (base.size() > 3 && base[0] == 'f' && (base.ends_with("_rz") || base.ends_with("_rd") || base.ends_with("_ru"))) {
+      std::string fn = base.substr(1, base.size() - 4);
+      char mode = base.back();
+      auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
+      ExprP q;
+      if ((fn == "mul" || fn == "div") && v.size() == 2) {
+        std::vector<ExprP> xy = elementwise(v, t.shape);
+        q = make_binary(fn == "mul" ? BinOp::Mul : BinOp::Div, f64(xy[0]), f64(xy[1]), cur_loc_);
+      } else if (fn == "rcp" && v.size() == 1) {
+        q = make_binary(BinOp::Div, typed_const(1.0, 0, Scalar::F64), f64(use(v[0])), cur_loc_);
+      } else if (fn == "sqrt" && v.size() == 1) {
+        q = make_unary(UnOp::Sqrt, f64(use(v[0])), cur_loc_);
+      }
+      if (q && t.elem == Scalar::F32) return unary(round_directed(q, mode));
+    }
     if (base == "fast_powf" && v.size() == 2) return arith(BinOp::Pow);
     if ((base == "copysignf" || base == "copysign") && v.size() == 2) {  // |x| with y's sign bit
       std::vector<ExprP> xy = elementwise(v, t.shape);
@@ -1501,6 +1520,30 @@ class Lowerer {
       return unary(t.elem == Scalar::I1 ? sb : make_cast(sb, t.elem, cur_loc_));
     }
     return false;
+  }
+
+  // The f64 value q rounded to f32 toward zero ('z'), down ('d') or up ('u'): to nearest, then one ulp
+  // back where that went past q (infinities step to the largest finite value; NaN stays).
+  ExprP round_directed(ExprP q64, char mode) {
+    BindFn hold_as = binder();
+    ExprP q = hold_as("exact", q64);
+    ExprP r = hold_as("near", make_cast(q, Scalar::F32, cur_loc_));
+    ExprP r64 = make_cast(clone_expr(r), Scalar::F64, cur_loc_);
+    ExprP bits = hold_as("near_bits", make_bitcast(clone_expr(r), Scalar::I32, cur_loc_));
+    auto step = [&](int64_t d) { return make_binary(BinOp::Add, clone_expr(bits), typed_const(0, d, Scalar::I32), cur_loc_); };
+    ExprP positive = make_binary(BinOp::Ge, clone_expr(bits), typed_const(0, 0, Scalar::I32), cur_loc_);
+    ExprP past, moved;
+    if (mode == 'z') {  // |r| > |q|: the magnitude down
+      past = make_binary(BinOp::Gt, make_unary(UnOp::Abs, r64, cur_loc_), make_unary(UnOp::Abs, clone_expr(q), cur_loc_), cur_loc_);
+      moved = step(-1);
+    } else if (mode == 'd') {  // r > q: toward -inf
+      past = make_binary(BinOp::Gt, r64, clone_expr(q), cur_loc_);
+      moved = make_where(positive, step(-1), step(1), cur_loc_);
+    } else {  // r < q: toward +inf
+      past = make_binary(BinOp::Lt, r64, clone_expr(q), cur_loc_);
+      moved = make_where(positive, step(1), step(-1), cur_loc_);
+    }
+    return make_bitcast(make_where(past, moved, clone_expr(bits), cur_loc_), Scalar::F32, cur_loc_);
   }
 
   // "tt.reduce"(%x, ...) <{axis = k : i32}> ({ ^bb0(...): combine; tt.reduce.return }) : (...) -> ...

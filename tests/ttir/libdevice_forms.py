@@ -5,6 +5,7 @@ fast_log10f, fast_sinf, fast_cosf, fast_tanf, fast_powf, fast_dividef (computed 
 functions), exp10, nearbyint and llrint (halves to even), saturatef (NaN gives 0), signbit (of -0.0
 and of NaNs too) and copysign; and `-x`, whose -0.0 of +0.0 copysign relies on. Run with `python -m dtsim libdevice_forms.py`."""
 import sys
+from fractions import Fraction
 
 import numpy as np
 import triton
@@ -55,6 +56,59 @@ def fast_ops(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + 10 * n + offs, ld.saturatef(x), mask=m)
 
 
+@triton.jit
+def directed_ops(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """f32 mul, div, rcp and sqrt rounded toward zero, down and up"""
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    tl.store(out_ptr + 0 * n + offs, ld.div_rz(x, y), mask=m)
+    tl.store(out_ptr + 1 * n + offs, ld.div_rd(x, y), mask=m)
+    tl.store(out_ptr + 2 * n + offs, ld.div_ru(x, y), mask=m)
+    tl.store(out_ptr + 3 * n + offs, ld.mul_rz(x, y), mask=m)
+    tl.store(out_ptr + 4 * n + offs, ld.mul_rd(x, y), mask=m)
+    tl.store(out_ptr + 5 * n + offs, ld.mul_ru(x, y), mask=m)
+    tl.store(out_ptr + 6 * n + offs, ld.rcp_rz(y), mask=m)
+    tl.store(out_ptr + 7 * n + offs, ld.sqrt_rd(tl.abs(x)), mask=m)
+    tl.store(out_ptr + 8 * n + offs, ld.sqrt_ru(tl.abs(x)), mask=m)
+
+
+def directed_ref(exact, mode, near):
+    """The f32 rounding toward zero ('z'), down ('d') or up ('u') of the exact value that `exact`
+    compares with (exact.le(c): c <= it; exact.eq(c): c is it), near the value rounded to nearest."""
+    if np.isnan(near):
+        return near
+    f = np.float32
+    cands = [np.nextafter(f(near), f(-np.inf)), f(near), np.nextafter(f(near), f(np.inf))]
+    down = max(c for c in cands if exact.le(c))  # the largest f32 <= the exact value
+    up = down if exact.eq(down) else min(c for c in cands if not exact.le(c))  # the smallest f32 >= it
+    if mode == "z":
+        return down if down >= 0 else up
+    return down if mode == "d" else up
+
+
+class Exact:
+    """A rational value, compared exactly with f32 values (infinities included)."""
+    def __init__(self, fr):
+        self.fr = fr
+
+    def le(self, c):
+        return c < 0 if np.isinf(c) else Fraction(float(c)) <= self.fr
+
+    def eq(self, c):
+        return not np.isinf(c) and Fraction(float(c)) == self.fr
+
+
+class ExactSqrt(Exact):
+    """sqrt of a rational value: c <= sqrt(a) when c <= 0 or c * c <= a"""
+    def le(self, c):
+        return c <= 0 or (not np.isinf(c) and Fraction(float(c)) ** 2 <= self.fr)
+
+    def eq(self, c):
+        return not np.isinf(c) and c >= 0 and Fraction(float(c)) ** 2 == self.fr
+
+
 rng = np.random.default_rng(11)
 n = 200
 for dt in (np.float32, np.float64):
@@ -91,3 +145,21 @@ for k, (got, w) in enumerate(zip(out, want)):
         sys.exit("fast op %d: got %s, want %s at %s" % (k, got[bad], w[bad], bad))
 print("fast_expf fast_exp10f fast_logf fast_log2f fast_log10f fast_sinf fast_cosf fast_tanf fast_powf fast_dividef "
       "saturatef: match numpy")
+
+x = (rng.standard_normal(n) * 3).astype(np.float32)
+y = (rng.standard_normal(n) * 3).astype(np.float32)
+x[:4] = [1.0, -1.0, 3.0e38, -0.0]
+y[:4] = [3.0, 3.0, 0.25, 5.0]  # 1/3 and -1/3 inexact; 3e38 / 0.25 past the largest finite f32
+out = np.zeros((9, n), np.float32)
+directed_ops[(1,)](x, y, out, n, BLOCK=256)
+with np.errstate(over="ignore", divide="ignore"):
+    cases = [(lambda i: Exact(Fraction(float(x[i])) / Fraction(float(y[i]))), x / y, m) for m in "zdu"]
+    cases += [(lambda i: Exact(Fraction(float(x[i])) * Fraction(float(y[i]))), x * y, m) for m in "zdu"]
+    cases += [(lambda i: Exact(1 / Fraction(float(y[i]))), np.float32(1) / y, "z")]
+    cases += [(lambda i: ExactSqrt(Fraction(float(abs(x[i])))), np.sqrt(np.abs(x)), m) for m in "du"]
+for k, (ref, near, mode) in enumerate(cases):
+    for i in range(n):
+        w = directed_ref(ref(i), mode, near[i])
+        if not (out[k, i] == w or (np.isnan(w) and np.isnan(out[k, i]))) or np.signbit(out[k, i]) != np.signbit(w):
+            sys.exit("directed op %d (%s) at %d: x=%r y=%r got %r want %r" % (k, mode, i, x[i], y[i], out[k, i], w))
+print("div_rz div_rd div_ru mul_rz mul_rd mul_ru rcp_rz sqrt_rd sqrt_ru (f32): match exact rationals")
