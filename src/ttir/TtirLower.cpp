@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 
+#include "ir/Scaled.h"
 #include "ir/Unsigned.h"
 #include "ir/Verify.h"
 #include "ir/Walk.h"
@@ -2014,91 +2015,9 @@ class Lowerer {
     }
   }
   // %j = tt.join %a, %b : tensor<..xT> -> tensor<..x2xT>
-  // ---- tl.dot_scaled, with the IR's elementwise and shape ops and an f32 dot ----
+  // ---- tl.dot_scaled (ir/Scaled.h) ----
   // %d = tt.dot_scaled %a [scale %sa], %b [scale %sb], %c lhs = F rhs = F {fastMath = .., lhs_k_pack = ..}
   //        : A[, SA] * B[, SB] -> D
-  // Each operand is upcast to f32 exactly (e2m1 nibbles unpacked, low nibble first, along K or, with
-  // k_pack = false, along M / N; fp8, bf16 and fp16 converted), multiplied by its scale broadcast over
-  // its group of K elements (e8m0: 2^(s - 127), NaN for 0xFF; an fp8 scale: its value), converted to
-  // Triton's compute type (bf16, or fp16 where an operand is fp16, as Triton's decomposition for GPUs
-  // without scaled MMA upcasts), and the two go to a dot with the f32 accumulator. The values are the
-  // OCP microscaling definition's while a scaled operand stays within the compute type's range.
-  ExprP dot_scaled_i32(int64_t v) { return typed_const(0, v, Scalar::I32); }
-  // An f32 tile from the i32 bit patterns `bits`.
-  ExprP f32_of_bits(ExprP bits) { return make_bitcast(bits, Scalar::F32, cur_loc_); }
-  // x (i8 bytes of `shape`, two e2m1 values each along `axis`, the first in the low nibble) -> f32,
-  // `axis` twice as long.
-  ExprP unpack_e2m1(ExprP x, const Shape& shape, int axis) {
-    int rank = static_cast<int>(shape.size());
-    Shape wide = shape, pairs = shape;
-    wide[static_cast<size_t>(axis)] *= 2;
-    pairs.insert(pairs.begin() + axis + 1, 2);
-    check_size(pairs, "tl.dot_scaled's e2m1 operand");
-    BindFn hold_as = binder();
-    ExprP u = make_binary(BinOp::And, make_cast(x, Scalar::I32, cur_loc_), dot_scaled_i32(0xFF), cur_loc_);
-    ExprP b = make_broadcast(make_expand_dims(u, axis + 1, cur_loc_), dims(pairs), cur_loc_);
-    ExprP shift = make_binary(BinOp::Mul, iota_along(2, axis + 1, rank + 1), dot_scaled_i32(4), cur_loc_);
-    ExprP nib = make_binary(BinOp::And, make_binary(BinOp::Shr, b, shift, cur_loc_), dot_scaled_i32(0xF), cur_loc_);
-    nib = hold_as("e2m1", make_reshape(nib, dims(wide), cur_loc_));
-    // s e e m: e = 0 is 0 or 0.5 (m); otherwise (1 + m/2) * 2^(e-1), i.e. f32 exponent e + 126, mantissa m << 22
-    ExprP e = make_binary(BinOp::And, make_binary(BinOp::Shr, clone_expr(nib), dot_scaled_i32(1), cur_loc_), dot_scaled_i32(3), cur_loc_);
-    ExprP m = make_binary(BinOp::And, clone_expr(nib), dot_scaled_i32(1), cur_loc_);
-    ExprP normal = make_binary(BinOp::Or, make_binary(BinOp::Shl, make_binary(BinOp::Add, e, dot_scaled_i32(126), cur_loc_), dot_scaled_i32(23), cur_loc_),
-                               make_binary(BinOp::Shl, clone_expr(m), dot_scaled_i32(22), cur_loc_), cur_loc_);
-    ExprP sub = make_binary(BinOp::Mul, m, dot_scaled_i32(126 << 23), cur_loc_);
-    ExprP is_sub = make_binary(BinOp::Eq, make_binary(BinOp::And, clone_expr(nib), dot_scaled_i32(6), cur_loc_), dot_scaled_i32(0), cur_loc_);
-    ExprP mag = hold_as("e2m1_abs", f32_of_bits(make_where(is_sub, sub, normal, cur_loc_)));
-    ExprP neg = make_binary(BinOp::Ne, make_binary(BinOp::And, clone_expr(nib), dot_scaled_i32(8), cur_loc_), dot_scaled_i32(0), cur_loc_);
-    return make_where(neg, make_unary(UnOp::Neg, clone_expr(mag), cur_loc_), clone_expr(mag), cur_loc_);
-  }
-  // One operand of tt.dot_scaled as an f32 tile of its logical shape (M x K, or K x N for the rhs).
-  ExprP dot_scaled_operand(const std::string& v, const std::string& fmt, const std::string& scale, bool rhs, bool k_pack) {
-    const VType& t = type_of(v);
-    int rank = static_cast<int>(t.shape.size());
-    if (rank != 2) user_error(cur_loc_, "tl.dot_scaled of " + std::to_string(rank) + "-D operands is not supported yet (2-D operands are)");
-    int k_axis = rhs ? 0 : 1;
-    ExprP x;
-    Shape shape = t.shape;
-    if (fmt == "e2m1") {
-      if (t.elem != Scalar::I8) user_error(cur_loc_, std::string("tl.dot_scaled: an e2m1 operand must be packed in uint8, got ") + scalar_name(t.elem));
-      int axis = k_pack ? k_axis : 1 - k_axis;
-      x = unpack_e2m1(use(v), t.shape, axis);
-      shape[static_cast<size_t>(axis)] *= 2;
-    } else {
-      static const std::map<std::string, Scalar> fmts = {
-          {"e4m3", Scalar::F8E4M3}, {"e5m2", Scalar::F8E5M2}, {"bf16", Scalar::BF16}, {"fp16", Scalar::F16}};
-      auto f = fmts.find(fmt);
-      if (f == fmts.end()) user_error(cur_loc_, "tl.dot_scaled: operand format " + q(fmt) + " is not one of e2m1, e4m3, e5m2, bf16, fp16");
-      if (t.elem != f->second)
-        user_error(cur_loc_, "tl.dot_scaled: a " + fmt + " operand must hold " + scalar_name(f->second) + ", got " + scalar_name(t.elem));
-      x = make_cast(use(v), Scalar::F32, cur_loc_);
-    }
-    if (scale.empty()) return x;
-    // the scale is [rows, K / group] for both operands (the rhs's rows are its N columns)
-    const VType& st = type_of(scale);
-    int64_t rows = shape[rhs ? 1 : 0], k = shape[static_cast<size_t>(k_axis)];
-    if (st.shape.size() != 2 || st.shape[0] != rows || st.shape[1] <= 0 || k % st.shape[1] != 0)
-      user_error(cur_loc_, std::string("tl.dot_scaled: the ") + (rhs ? "rhs" : "lhs") + " scale must be [" + std::to_string(rows) +
-                               ", K / group] with K = " + std::to_string(k) + ", got " + shape_str(st.shape));
-    int64_t groups = st.shape[1], group = k / groups;
-    ExprP s;
-    if (st.elem == Scalar::I8) {  // e8m0: 2^(s - 127) (byte 0: 2^-127, an f32 subnormal), 0xFF: NaN
-      ExprP u = binder()("e8m0", make_binary(BinOp::And, make_cast(use(scale), Scalar::I32, cur_loc_), dot_scaled_i32(0xFF), cur_loc_));
-      ExprP bits = make_where(make_binary(BinOp::Eq, clone_expr(u), dot_scaled_i32(0), cur_loc_), dot_scaled_i32(0x00400000),
-                              make_binary(BinOp::Shl, clone_expr(u), dot_scaled_i32(23), cur_loc_), cur_loc_);
-      bits = make_where(make_binary(BinOp::Eq, clone_expr(u), dot_scaled_i32(0xFF), cur_loc_), dot_scaled_i32(0x7FC00000), bits, cur_loc_);
-      s = f32_of_bits(bits);
-    } else if (is_fp8(st.elem)) {
-      s = make_cast(use(scale), Scalar::F32, cur_loc_);
-    } else {
-      user_error(cur_loc_, std::string("tl.dot_scaled: a scale must be e8m0 (uint8) or fp8, got ") + scalar_name(st.elem));
-    }
-    check_size({rows, groups, group}, "tl.dot_scaled's scale");
-    s = make_broadcast(make_expand_dims(s, 2, cur_loc_), dims({rows, groups, group}), cur_loc_);
-    s = make_reshape(s, dims({rows, k}), cur_loc_);
-    if (rhs) s = make_trans(s, cur_loc_);
-    return make_binary(BinOp::Mul, x, s, cur_loc_);
-  }
   void emit_dot_scaled(const Op& op) {
     Cursor c(op.text, op.text_loc);
     std::string a = c.value(), sa, b, sb;
@@ -2118,17 +2037,26 @@ class Lowerer {
     std::string r = c.rest();
     VType t = vtype(trim_copy(r.substr(r.rfind("->") + 2)), op.text_loc);
     if (t.elem != Scalar::F32) user_error(cur_loc_, std::string("tl.dot_scaled with a ") + scalar_name(t.elem) + " result is not supported (f32 is)");
-    bool lk = attrs.find("lhs_k_pack = false") == std::string::npos, rk = attrs.find("rhs_k_pack = false") == std::string::npos;
     std::vector<std::string> reads = {a, sa, b, sb, acc};
     for (const std::string& s : reads)
       if (!s.empty() && std::count(reads.begin(), reads.end(), s) > 1) hold(s);  // a value this op reads twice
-    // Triton's compute type: fp16 where an operand is fp16, else bf16 (exact for e2m1, fp8 and bf16
-    // values and their scaled products while those stay in the type's range)
-    Scalar ct = lf == "fp16" || rf == "fp16" ? Scalar::F16 : Scalar::BF16;
-    ExprP x = make_cast(dot_scaled_operand(a, lf, sa, false, lk), ct, cur_loc_);
-    ExprP y = make_cast(dot_scaled_operand(b, rf, sb, true, rk), ct, cur_loc_);
-    ExprP d = make_dot(x, y, use(acc), cur_loc_);
-    define(op.results.at(0), d, t, true, cur_loc_);
+    auto side = [&](const std::string& v, const std::string& sc, const std::string& fmt, bool k_pack) {
+      ScaledOperand o;
+      o.elem = type_of(v).elem;
+      o.shape = type_of(v).shape;
+      o.format = fmt;
+      o.k_pack = k_pack;
+      o.value = use(v);
+      if (!sc.empty()) {
+        o.scale_elem = type_of(sc).elem;
+        o.scale_shape = type_of(sc).shape;
+        o.scale = use(sc);
+      }
+      return o;
+    };
+    ScaledOperand x = side(a, sa, lf, attrs.find("lhs_k_pack = false") == std::string::npos);
+    ScaledOperand y = side(b, sb, rf, attrs.find("rhs_k_pack = false") == std::string::npos);
+    define(op.results.at(0), scaled_dot(x, y, use(acc), cur_loc_, binder()), t, true, cur_loc_);
   }
 
   void emit_join(const Op& op) {
