@@ -119,15 +119,13 @@ Shape logical(const ScaledOperand& o, bool rhs) {
 }  // namespace
 
 ExprP scaled_dot(const ScaledOperand& lhs, const ScaledOperand& rhs, ExprP acc, SourceLoc loc, const BindFn& bind) {
+  ExprP x = operand(lhs, false, loc, bind), y = operand(rhs, true, loc, bind);
   Shape a = logical(lhs, false), b = logical(rhs, true);
-  if (a.size() == 2 && b.size() == 2 && a[1] != b[0])
-    user_error(loc, "tl.dot_scaled: the operands' K differ (" + shape_str(a) + " @ " + shape_str(b) + ", e2m1 unpacked)");
+  if (a[1] != b[0]) user_error(loc, "tl.dot_scaled: the operands' K differ (" + shape_str(a) + " @ " + shape_str(b) + ", e2m1 unpacked)");
   // Triton's compute type: fp16 where an operand is fp16, else bf16 (exact for e2m1, fp8 and bf16
   // values and their scaled products while those stay in the type's range)
   Scalar ct = lhs.format == "fp16" || rhs.format == "fp16" ? Scalar::F16 : Scalar::BF16;
-  ExprP x = make_cast(operand(lhs, false, loc, bind), ct, loc);
-  ExprP y = make_cast(operand(rhs, true, loc, bind), ct, loc);
-  return make_dot(x, y, std::move(acc), loc);
+  return make_dot(make_cast(x, ct, loc), make_cast(y, ct, loc), std::move(acc), loc);
 }
 
 }  // namespace dtsim

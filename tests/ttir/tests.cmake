@@ -34,6 +34,14 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/${script} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endforeach()
+  # scaled_dots.py through dtsim's own .py reader (the stand-in package): both readers build
+  # tl.dot_scaled with ir/Scaled.h and must pass the same checks
+  if(EXISTS ${DTSIM_TRITON_PYTHON})
+    add_test(NAME ttir/scaled_dots_standin COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/scaled_dots.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/scaled_dots_standin PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  endif()
   # Scripts that need torch, so the compatibility venv's Python (torch and Triton; scripts/compat.sh
   # makes it); without it they report skipped. fp8_matmul: the fp8 path of tutorial 03's matmul (torch
   # fp8 tensors); torch_cuda_queries: torch.cuda's device queries answer as the CPU driver's H100.
