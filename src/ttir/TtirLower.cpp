@@ -2014,7 +2014,6 @@ class Lowerer {
       define(op.results[h], e, to, true, cur_loc_);
     }
   }
-  // %j = tt.join %a, %b : tensor<..xT> -> tensor<..x2xT>
   // ---- tl.dot_scaled (ir/Scaled.h) ----
   // %d = tt.dot_scaled %a [scale %sa], %b [scale %sb], %c lhs = F rhs = F {fastMath = .., lhs_k_pack = ..}
   //        : A[, SA] * B[, SB] -> D
@@ -2059,6 +2058,7 @@ class Lowerer {
     define(op.results.at(0), scaled_dot(x, y, use(acc), cur_loc_, binder()), t, true, cur_loc_);
   }
 
+  // %j = tt.join %a, %b : tensor<..xT> -> tensor<..x2xT>
   void emit_join(const Op& op) {
     Cursor c(op.text, op.text_loc);
     std::string a = c.value();
