@@ -761,8 +761,8 @@ class Lowerer {
     if (n == "math.fma") {
       std::vector<std::string> v;
       VType t = simple(v);
-      ExprP a = use(v.at(0)), b2 = use(v.at(1)), cc = use(v.at(2));
-      define(res(), make_binary(BinOp::Add, make_binary(BinOp::Mul, a, b2, cur_loc_), cc, cur_loc_), t, true, cur_loc_);
+      if (v.size() != 3) c.fail("three operands");
+      define(res(), fused_multiply_add(elementwise(v, t.shape), t.elem), t, true, cur_loc_);
       return;
     }
     if (n == "arith.constant") {
@@ -1453,7 +1453,7 @@ class Lowerer {
   // f64: the IR's IEEE ops), f32 `mul div rcp sqrt` rounded toward zero, down or up (`_rz _rd _ru`),
   // its fast_* approximations (`fast_expf fast_exp10f fast_logf fast_log2f
   // fast_log10f fast_sinf fast_cosf fast_tanf fast_powf fast_dividef`: the accurate function),
-  // `exp10`, `nearbyint`, `llrint`, `saturatef`, `signbit` and `copysign`. `base` is the symbol
+  // `fma` (`fmaf`, `_rn`), `exp10`, `nearbyint`, `llrint`, `saturatef`, `signbit` and `copysign`. `base` is the symbol
   // without `__nv_`, `r` the result; false where it is none of these.
   bool extern_rounding_forms(const std::string& r, const std::string& base, const std::vector<std::string>& v, const VType& t) {
     auto arith = [&](BinOp b) {
@@ -1495,6 +1495,8 @@ class Lowerer {
       if (q && t.elem == Scalar::F32) return unary(round_directed(q, mode));
     }
     if (base == "fast_powf" && v.size() == 2) return arith(BinOp::Pow);
+    if ((base == "fmaf" || base == "fma" || base == "fmaf_rn" || base == "fma_rn") && v.size() == 3)
+      return unary(fused_multiply_add(elementwise(v, t.shape), t.elem));
     if ((base == "copysignf" || base == "copysign") && v.size() == 2) {  // |x| with y's sign bit
       std::vector<ExprP> xy = elementwise(v, t.shape);
       ExprP mag = binder()("mag", make_unary(UnOp::Abs, xy[0], cur_loc_));
@@ -1521,6 +1523,16 @@ class Lowerer {
       return unary(t.elem == Scalar::I1 ? sb : make_cast(sb, t.elem, cur_loc_));
     }
     return false;
+  }
+
+  // x*y+z with one rounding, as dtsim's .py reader computes tl.fma: for f32/f16/bf16 the product is
+  // exact in f64, the sum rounded to f64 and then to t (equal to a fused multiply-add but where that
+  // double rounding meets a tie); f64 operands multiply and add in f64.
+  ExprP fused_multiply_add(std::vector<ExprP> xyz, Scalar t) {
+    if (t == Scalar::F64) return make_binary(BinOp::Add, make_binary(BinOp::Mul, xyz[0], xyz[1], cur_loc_), xyz[2], cur_loc_);
+    auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
+    ExprP s = make_binary(BinOp::Add, make_binary(BinOp::Mul, f64(xyz[0]), f64(xyz[1]), cur_loc_), f64(xyz[2]), cur_loc_);
+    return make_cast(s, t, cur_loc_);
   }
 
   // The f64 value q rounded to f32 toward zero ('z'), down ('d') or up ('u'): to nearest, then one ulp

@@ -3,7 +3,7 @@ Triton's TTIR (`tt.extern_elementwise`), checked against numpy: add_rn, sub_rn, 
 rcp_rn, sqrt_rn (f32 and f64: IEEE results, exact), fast_expf, fast_exp10f, fast_logf, fast_log2f,
 fast_log10f, fast_sinf, fast_cosf, fast_tanf, fast_powf, fast_dividef (computed as the accurate
 functions), exp10, nearbyint and llrint (halves to even), saturatef (NaN gives 0), signbit (of -0.0
-and of NaNs too) and copysign; and `-x`, whose -0.0 of +0.0 copysign relies on. Run with `python -m dtsim libdevice_forms.py`."""
+and of NaNs too), copysign and fma (also tl.fma: one rounding); and `-x`, whose -0.0 of +0.0 copysign relies on. Run with `python -m dtsim libdevice_forms.py`."""
 import sys
 from fractions import Fraction
 
@@ -163,3 +163,35 @@ for k, (ref, near, mode) in enumerate(cases):
         if not (out[k, i] == w or (np.isnan(w) and np.isnan(out[k, i]))) or np.signbit(out[k, i]) != np.signbit(w):
             sys.exit("directed op %d (%s) at %d: x=%r y=%r got %r want %r" % (k, mode, i, x[i], y[i], out[k, i], w))
 print("div_rz div_rd div_ru mul_rz mul_rd mul_ru rcp_rz sqrt_rd sqrt_ru (f32): match exact rationals")
+
+
+@triton.jit
+def fma_ops(x_ptr, y_ptr, z_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """tl.fma (math.fma) and libdevice.fma: one rounding of x * y + z"""
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    z = tl.load(z_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, tl.fma(x, y, z), mask=m)
+    tl.store(out_ptr + n + offs, ld.fma(x, y, z), mask=m)
+
+
+for dt in (np.float32, np.float64):
+    x = rng.standard_normal(n).astype(dt)
+    y = rng.standard_normal(n).astype(dt)
+    z = rng.standard_normal(n).astype(dt)
+    x[0] = y[0] = 1 + 2.0**-12  # x * y = 1 + 2^-11 + 2^-24: a tie in f32, 2^-24 lost unless fused
+    z[0] = -1
+    out = np.zeros((2, n), dt)
+    fma_ops[(1,)](x, y, z, out, n, BLOCK=256)
+    if dt == np.float32:
+        want = (x.astype(np.float64) * y + z).astype(np.float32)  # the product exact in f64: one rounding
+    else:
+        want = np.array([float(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))) for a, b, c in zip(x, y, z)])
+        want[1:] = x[1:] * y[1:] + z[1:]  # f64: multiplied and added in f64 (row 0 is exact there too)
+    for k in range(2):
+        if not np.array_equal(out[k], want):
+            bad = np.argwhere(out[k] != want).ravel()[:3].tolist()
+            sys.exit("%s fma %d: got %r, want %r at %s" % (dt.__name__, k, out[k][bad], want[bad], bad))
+print("tl.fma and libdevice.fma: one rounding of x * y + z (f32: 1 + 2^-11 + 2^-24 - 1 kept), f64 in f64")
