@@ -234,7 +234,9 @@ template <class T> inline uint8_t cmp_elem(BinOp op, T x, T y) {
 // One element of a unary op in storage type T (before f16/bf16 rounding).
 template <class T> inline T un_elem(UnOp op, T v) {
   switch (op) {
-    case UnOp::Neg: return wsub<T>(0, v);
+    case UnOp::Neg:  // floats: -0.0 of +0.0, as Triton's fneg (0 - x would give +0.0)
+      if constexpr (std::is_floating_point_v<T>) return -v;
+      else return wsub<T>(0, v);
     case UnOp::Not:
       if constexpr (std::is_same_v<T, uint8_t>) return !v;
       else if constexpr (std::is_integral_v<T>) return static_cast<T>(~v);

@@ -172,7 +172,8 @@ void unary_into(Value& out, UnOp op, const Value& x, const Type& rt) {
     using T = decltype(tag);
     switch (op) {
       case UnOp::Neg:
-        map1<T, T>(out, x, rt, [](T v) { return wsub<T>(0, v); });
+        if constexpr (std::is_floating_point_v<T>) map1<T, T>(out, x, rt, [](T v) { return -v; });  // -0.0 of +0.0
+        else map1<T, T>(out, x, rt, [](T v) { return wsub<T>(0, v); });
         break;
       case UnOp::Not:
         if constexpr (std::is_same_v<T, uint8_t>) map1<T, T>(out, x, rt, [](T v) -> T { return !v; });

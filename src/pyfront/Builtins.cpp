@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "ir/Scaled.h"
 #include "ir/Verify.h"
 
 #include "pyfront/Lower.h"
@@ -565,6 +566,56 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     d->tf32 = f32_operands && precision == "tf32";
     return tensor(d);
   }
+  // ---- dot_scaled (ir/Scaled.h, as the TTIR reader builds it) ----
+  if (tl == "dot_scaled") {
+    Val x = B.tensor_arg(0, "lhs");
+    const Val* xs = B.opt(1, "lhs_scale");
+    const Val& xf = B.need(2, "lhs_format");
+    Val y = B.tensor_arg(3, "rhs");
+    const Val* ys = B.opt(4, "rhs_scale");
+    const Val& yf = B.need(5, "rhs_format");
+    const Val* acc = B.opt(6, "acc");
+    const Val* fast = B.opt(7, "fast_math");
+    const Val* xk = B.opt(8, "lhs_k_pack");
+    const Val* yk = B.opt(9, "rhs_k_pack");
+    const Val* out = B.opt(10, "out_dtype");
+    a.done();
+    if (fast) truthy(*fast, B.at(7, "fast_math"));  // NaN scales are NaN either way (docs/triton.md)
+    if (out && (out->k != VK::DType || out->pointer_dtype() || out->dt != Scalar::F32))
+      user_error(B.at(10, "out_dtype"), "tl.dot_scaled(out_dtype=" + py_repr(*out) + "): Triton supports only float32");
+    auto side = [&](const Val& v, const Val* sc, const Val& fmt, const Val* kp, size_t i, const std::string& name) {
+      if (fmt.k != VK::Str) user_error(B.at(i + 2, name + "_format"), "tl.dot_scaled() " + name + "_format must be a string (\"e2m1\", \"e4m3\", \"e5m2\", \"bf16\", \"fp16\")");
+      if (v.t.ptr) user_error(B.at(i, name), "tl.dot_scaled() needs a tensor " + name + ", got a pointer");
+      ScaledOperand o;
+      o.value = ir(v, B.at(i, name));
+      o.elem = v.t.elem;
+      o.shape = v.t.shape;
+      o.format = fmt.text;
+      o.k_pack = !kp || truthy(*kp, B.at(i == 0 ? 8 : 9, name + "_k_pack"));
+      if (sc) {
+        if (sc->k != VK::Tensor || sc->t.ptr) user_error(B.at(i + 1, name + "_scale"), "tl.dot_scaled() " + name + "_scale must be a tensor or None, got " + py_type_name(*sc));
+        o.scale = ir(*sc, B.at(i + 1, name + "_scale"));
+        o.scale_elem = sc->t.elem;
+        o.scale_shape = sc->t.shape;
+      }
+      return o;
+    };
+    ScaledOperand lo = side(x, xs, xf, xk, 0, "lhs"), ro = side(y, ys, yf, yk, 3, "rhs");
+    int64_t m = lo.shape.size() == 2 ? lo.shape[0] * (lo.format == "e2m1" && !lo.k_pack ? 2 : 1) : 0;
+    int64_t n = ro.shape.size() == 2 ? ro.shape[1] * (ro.format == "e2m1" && !ro.k_pack ? 2 : 1) : 0;
+    ExprP eacc;
+    if (acc) {
+      eacc = ir(*acc, B.at(6, "acc"));
+      if (acc->t.elem != Scalar::F32 || acc->t.shape != Shape{m, n})
+        user_error(B.at(6, "acc"), "tl.dot_scaled(): the accumulator must be f32[" + std::to_string(m) + ", " + std::to_string(n) + "], got " + acc->t.str());
+    } else {
+      ExprP zero = make_const_float(0.0, loc);
+      zero->weak = false;
+      zero->dtype = Scalar::F32;
+      eacc = make_full(B.consts({m, n}), typed(zero), Scalar::F32, loc);
+    }
+    return tensor(typed_tree(scaled_dot(lo, ro, eacc, loc, binder(loc))));
+  }
   // ---- reductions ----
   if (tl == "reduce" && B.need(0, "input").k == VK::Tuple) {  // tl.reduce((x, y, ...), axis, combine_fn)
     Val xs = B.need(0, "input");
@@ -1089,7 +1140,8 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
                                              "multiple_of", "max_contiguous", "max_constancy", "xor_sum", "reduce_or", "flip", "join",
                                              "interleave", "cat"};
   static const std::set<std::string> own = {"cast", "zeros", "full", "zeros_like", "full_like", "sum", "max", "min", "argmax",
-                                            "argmin", "umulhi", "pointer_type", "static_print", "static_assert", "device_assert"};
+                                            "argmin", "umulhi", "pointer_type", "static_print", "static_assert", "device_assert",
+                                            "dot_scaled"};  // its bytes are bit patterns
   Builder B{*this, a};
   SourceLoc loc = a.loc;
   bool is_atomic = false;
@@ -1162,7 +1214,7 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
 // (keep them in step) and the op tables' Triton spellings.
 std::vector<std::string> tl_names() {
   std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cat", "cdiv", "clamp",
-                             "constexpr", "device_assert", "device_print", "dot", "expand_dims", "fma", "full", "full_like", "gather", "histogram",
+                             "constexpr", "device_assert", "device_print", "dot", "dot_scaled", "expand_dims", "fma", "full", "full_like", "gather", "histogram",
                              "interleave", "join", "pointer_type", "umulhi",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
                              "program_id", "range", "reduce", "reshape", "sqrt_rn", "static_assert", "static_print",

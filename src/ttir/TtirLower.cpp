@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 
+#include "ir/Scaled.h"
 #include "ir/Unsigned.h"
 #include "ir/Verify.h"
 #include "ir/Walk.h"
@@ -761,8 +762,8 @@ class Lowerer {
     if (n == "math.fma") {
       std::vector<std::string> v;
       VType t = simple(v);
-      ExprP a = use(v.at(0)), b2 = use(v.at(1)), cc = use(v.at(2));
-      define(res(), make_binary(BinOp::Add, make_binary(BinOp::Mul, a, b2, cur_loc_), cc, cur_loc_), t, true, cur_loc_);
+      if (v.size() != 3) c.fail("three operands");
+      define(res(), fused_multiply_add(elementwise(v, t.shape), t.elem), t, true, cur_loc_);
       return;
     }
     if (n == "arith.constant") {
@@ -1008,6 +1009,7 @@ class Lowerer {
     if (n == "tt.gather") return emit_gather(op);
     if (n == "tt.histogram") return emit_histogram(op);
     if (n == "tt.cat") return emit_cat(op);
+    if (n == "tt.dot_scaled") return emit_dot_scaled(op);
     if (n == "tt.make_tensor_descriptor") return emit_make_desc(op);
     if (n == "tt.descriptor_load" || n == "tt.descriptor_store") return emit_desc_access(op);
     if (n == "tt.descriptor_gather" || n == "tt.descriptor_scatter") return emit_desc_rows(op);
@@ -1136,6 +1138,7 @@ class Lowerer {
       VType t = vtype(trim_copy(r.substr(r.rfind("->") + 2)), op.text_loc);
       std::string base = sym;
       if (base.rfind("__nv_", 0) == 0) base = base.substr(5);
+      if (extern_rounding_forms(res(), base, v, t)) return;
       if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf")
         base.pop_back();
       if (base == "fmodf") base = "fmod";
@@ -1211,8 +1214,7 @@ class Lowerer {
         {"arith.bitcast", "bitcasts"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
-        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"},
-        {"tt.dot_scaled", "microscaled dots (tl.dot_scaled)"}};
+        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
     if (auto it = named.find(n); it != named.end()) user_error(cur_loc_, it->second + " (" + n + ") is not supported yet");
     user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
   }
@@ -1447,6 +1449,116 @@ class Lowerer {
     for (auto& s : again) body.push_back(s);
     out_->push_back(make_while(make_var(cvar, loc), std::move(body), loc));
     for (size_t i = 0; i < op.results.size() && i < fwd.size(); ++i) bind(op.results[i], Value{nullptr, fwd[i], fwd_types[i]});
+  }
+
+  // libdevice's round-to-nearest arithmetic (`add_rn sub_rn mul_rn div_rn rcp_rn sqrt_rn`, f32 and
+  // f64: the IR's IEEE ops), f32 `mul div rcp sqrt` rounded toward zero, down or up (`_rz _rd _ru`),
+  // its fast_* approximations (`fast_expf fast_exp10f fast_logf fast_log2f
+  // fast_log10f fast_sinf fast_cosf fast_tanf fast_powf fast_dividef`: the accurate function),
+  // `fma` (`fmaf`, `_rn`), `exp10`, `nearbyint`, `llrint`, `saturatef`, `signbit` and `copysign`. `base` is the symbol
+  // without `__nv_`, `r` the result; false where it is none of these.
+  bool extern_rounding_forms(const std::string& r, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    auto arith = [&](BinOp b) {
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      define(r, make_binary(b, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
+      return true;
+    };
+    auto unary = [&](ExprP e) {
+      define(r, e, t, true, cur_loc_);
+      return true;
+    };
+    auto ten_to = [&](ExprP x) { return make_binary(BinOp::Pow, typed_const(10.0, 0, t.elem), x, cur_loc_); };
+    // a float's sign bit as an i1 tile (set for -0.0 and for NaNs with it set)
+    auto sign_bit = [&](ExprP x, Scalar ft) {
+      Scalar it = ft == Scalar::F64 ? Scalar::I64 : Scalar::I32;
+      return make_binary(BinOp::Lt, make_bitcast(x, it, cur_loc_), typed_const(0, 0, it), cur_loc_);
+    };
+    static const std::map<std::string, BinOp> rn = {
+        {"fadd_rn", BinOp::Add}, {"dadd_rn", BinOp::Add}, {"fsub_rn", BinOp::Sub}, {"dsub_rn", BinOp::Sub},
+        {"fmul_rn", BinOp::Mul}, {"dmul_rn", BinOp::Mul}, {"fdiv_rn", BinOp::Div}, {"ddiv_rn", BinOp::Div},
+        {"fast_fdividef", BinOp::Div}};
+    if (auto b = rn.find(base); b != rn.end() && v.size() == 2) return arith(b->second);
+    // f32 mul, div, rcp and sqrt rounded toward zero, down or up: computed in f64, whose result
+    // (exact for mul; for div, rcp and sqrt within 2^-53 of the exact one, which is never that close
+    // to an f32 value it is not) rounds to nearest f32, stepped by one ulp where that went the wrong way
+    if (base.size() > 3 && base[0] == 'f' && (base.ends_with("_rz") || base.ends_with("_rd") || base.ends_with("_ru"))) {
+      std::string fn = base.substr(1, base.size() - 4);
+      char mode = base.back();
+      auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
+      ExprP q;
+      if ((fn == "mul" || fn == "div") && v.size() == 2) {
+        std::vector<ExprP> xy = elementwise(v, t.shape);
+        q = make_binary(fn == "mul" ? BinOp::Mul : BinOp::Div, f64(xy[0]), f64(xy[1]), cur_loc_);
+      } else if (fn == "rcp" && v.size() == 1) {
+        q = make_binary(BinOp::Div, typed_const(1.0, 0, Scalar::F64), f64(use(v[0])), cur_loc_);
+      } else if (fn == "sqrt" && v.size() == 1) {
+        q = make_unary(UnOp::Sqrt, f64(use(v[0])), cur_loc_);
+      }
+      if (q && t.elem == Scalar::F32) return unary(round_directed(q, mode));
+    }
+    if (base == "fast_powf" && v.size() == 2) return arith(BinOp::Pow);
+    if ((base == "fmaf" || base == "fma" || base == "fmaf_rn" || base == "fma_rn") && v.size() == 3)
+      return unary(fused_multiply_add(elementwise(v, t.shape), t.elem));
+    if ((base == "copysignf" || base == "copysign") && v.size() == 2) {  // |x| with y's sign bit
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      ExprP mag = binder()("mag", make_unary(UnOp::Abs, xy[0], cur_loc_));
+      return unary(make_where(sign_bit(xy[1], t.elem), make_unary(UnOp::Neg, mag, cur_loc_), clone_expr(mag), cur_loc_));
+    }
+    if (v.size() != 1) return false;
+    static const std::map<std::string, UnOp> fast = {
+        {"fast_expf", UnOp::Exp},     {"fast_logf", UnOp::Log}, {"fast_log2f", UnOp::Log2}, {"fast_log10f", UnOp::Log10},
+        {"fast_sinf", UnOp::Sin},     {"fast_cosf", UnOp::Cos}, {"fast_tanf", UnOp::Tan},   {"fsqrt_rn", UnOp::Sqrt},
+        {"dsqrt_rn", UnOp::Sqrt},     {"nearbyintf", UnOp::Rint}, {"nearbyint", UnOp::Rint}};
+    if (auto u = fast.find(base); u != fast.end()) return unary(make_unary(u->second, use(v[0]), cur_loc_));
+    if (base == "frcp_rn" || base == "drcp_rn")
+      return unary(make_binary(BinOp::Div, typed_const(1.0, 0, t.elem), use(v[0]), cur_loc_));
+    if (base == "fast_exp10f" || base == "exp10f" || base == "exp10") return unary(ten_to(use(v[0])));
+    if (base == "llrintf" || base == "llrint") return unary(make_cast(make_unary(UnOp::Rint, use(v[0]), cur_loc_), t.elem, cur_loc_));
+    if (base == "saturatef") {  // clamped to [0, 1]; NaN gives 0
+      ExprP x = binder()("sat", use(v[0]));
+      ExprP one = typed_const(1.0, 0, t.elem), zero = typed_const(0.0, 0, t.elem);
+      return unary(make_where(make_binary(BinOp::Gt, x, zero, cur_loc_), make_binary(BinOp::Min, clone_expr(x), one, cur_loc_),
+                              typed_const(0.0, 0, t.elem), cur_loc_));
+    }
+    if (base == "signbitf" || base == "signbitd") {
+      ExprP sb = sign_bit(use(v[0]), base == "signbitd" ? Scalar::F64 : Scalar::F32);
+      return unary(t.elem == Scalar::I1 ? sb : make_cast(sb, t.elem, cur_loc_));
+    }
+    return false;
+  }
+
+  // x*y+z with one rounding, as dtsim's .py reader computes tl.fma: for f32/f16/bf16 the product is
+  // exact in f64, the sum rounded to f64 and then to t (equal to a fused multiply-add but where that
+  // double rounding meets a tie); f64 operands multiply and add in f64.
+  ExprP fused_multiply_add(std::vector<ExprP> xyz, Scalar t) {
+    if (t == Scalar::F64) return make_binary(BinOp::Add, make_binary(BinOp::Mul, xyz[0], xyz[1], cur_loc_), xyz[2], cur_loc_);
+    auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
+    ExprP s = make_binary(BinOp::Add, make_binary(BinOp::Mul, f64(xyz[0]), f64(xyz[1]), cur_loc_), f64(xyz[2]), cur_loc_);
+    return make_cast(s, t, cur_loc_);
+  }
+
+  // The f64 value q rounded to f32 toward zero ('z'), down ('d') or up ('u'): to nearest, then one ulp
+  // back where that went past q (infinities step to the largest finite value; NaN stays).
+  ExprP round_directed(ExprP q64, char mode) {
+    BindFn hold_as = binder();
+    ExprP q = hold_as("exact", q64);
+    ExprP r = hold_as("near", make_cast(q, Scalar::F32, cur_loc_));
+    ExprP r64 = make_cast(clone_expr(r), Scalar::F64, cur_loc_);
+    ExprP bits = hold_as("near_bits", make_bitcast(clone_expr(r), Scalar::I32, cur_loc_));
+    auto step = [&](int64_t d) { return make_binary(BinOp::Add, clone_expr(bits), typed_const(0, d, Scalar::I32), cur_loc_); };
+    ExprP positive = make_binary(BinOp::Ge, clone_expr(bits), typed_const(0, 0, Scalar::I32), cur_loc_);
+    ExprP past, moved;
+    if (mode == 'z') {  // |r| > |q|: the magnitude down
+      past = make_binary(BinOp::Gt, make_unary(UnOp::Abs, r64, cur_loc_), make_unary(UnOp::Abs, clone_expr(q), cur_loc_), cur_loc_);
+      moved = step(-1);
+    } else if (mode == 'd') {  // r > q: toward -inf
+      past = make_binary(BinOp::Gt, r64, clone_expr(q), cur_loc_);
+      moved = make_where(positive, step(-1), step(1), cur_loc_);
+    } else {  // r < q: toward +inf
+      past = make_binary(BinOp::Lt, r64, clone_expr(q), cur_loc_);
+      moved = make_where(positive, step(1), step(-1), cur_loc_);
+    }
+    return make_bitcast(make_where(past, moved, clone_expr(bits), cur_loc_), Scalar::F32, cur_loc_);
   }
 
   // "tt.reduce"(%x, ...) <{axis = k : i32}> ({ ^bb0(...): combine; tt.reduce.return }) : (...) -> ...
@@ -1916,6 +2028,50 @@ class Lowerer {
       define(op.results[h], e, to, true, cur_loc_);
     }
   }
+  // ---- tl.dot_scaled (ir/Scaled.h) ----
+  // %d = tt.dot_scaled %a [scale %sa], %b [scale %sb], %c lhs = F rhs = F {fastMath = .., lhs_k_pack = ..}
+  //        : A[, SA] * B[, SB] -> D
+  void emit_dot_scaled(const Op& op) {
+    Cursor c(op.text, op.text_loc);
+    std::string a = c.value(), sa, b, sb;
+    if (c.eat("scale")) sa = c.value();
+    c.expect(",");
+    b = c.value();
+    if (c.eat("scale")) sb = c.value();
+    c.expect(",");
+    std::string acc = c.value();
+    c.expect("lhs");
+    c.expect("=");
+    std::string lf = c.ident();
+    c.expect("rhs");
+    c.expect("=");
+    std::string rf = c.ident();
+    std::string attrs = c.peek("{") ? c.balanced('{', '}') : "";
+    std::string r = c.rest();
+    VType t = vtype(trim_copy(r.substr(r.rfind("->") + 2)), op.text_loc);
+    if (t.elem != Scalar::F32) user_error(cur_loc_, std::string("tl.dot_scaled with a ") + scalar_name(t.elem) + " result is not supported (f32 is)");
+    std::vector<std::string> reads = {a, sa, b, sb, acc};
+    for (const std::string& s : reads)
+      if (!s.empty() && std::count(reads.begin(), reads.end(), s) > 1) hold(s);  // a value this op reads twice
+    auto side = [&](const std::string& v, const std::string& sc, const std::string& fmt, bool k_pack) {
+      ScaledOperand o;
+      o.elem = type_of(v).elem;
+      o.shape = type_of(v).shape;
+      o.format = fmt;
+      o.k_pack = k_pack;
+      o.value = use(v);
+      if (!sc.empty()) {
+        o.scale_elem = type_of(sc).elem;
+        o.scale_shape = type_of(sc).shape;
+        o.scale = use(sc);
+      }
+      return o;
+    };
+    ScaledOperand x = side(a, sa, lf, attrs.find("lhs_k_pack = false") == std::string::npos);
+    ScaledOperand y = side(b, sb, rf, attrs.find("rhs_k_pack = false") == std::string::npos);
+    define(op.results.at(0), scaled_dot(x, y, use(acc), cur_loc_, binder()), t, true, cur_loc_);
+  }
+
   // %j = tt.join %a, %b : tensor<..xT> -> tensor<..x2xT>
   void emit_join(const Op& op) {
     Cursor c(op.text, op.text_loc);

@@ -23,7 +23,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endif()
-  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options)
+  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options scaled_dots libdevice_forms)
     if(EXISTS ${DTSIM_TRITON_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
@@ -34,6 +34,14 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/${script} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endforeach()
+  # scaled_dots.py through dtsim's own .py reader (the stand-in package): both readers build
+  # tl.dot_scaled with ir/Scaled.h and must pass the same checks
+  if(EXISTS ${DTSIM_TRITON_PYTHON})
+    add_test(NAME ttir/scaled_dots_standin COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/scaled_dots.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/scaled_dots_standin PROPERTIES LABELS e2e TIMEOUT 300
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+  endif()
   # Scripts that need torch, so the compatibility venv's Python (torch and Triton; scripts/compat.sh
   # makes it); without it they report skipped. fp8_matmul: the fp8 path of tutorial 03's matmul (torch
   # fp8 tensors); torch_cuda_queries: torch.cuda's device queries answer as the CPU driver's H100.
@@ -57,6 +65,11 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     add_test(NAME ttir/gpu_cuda_ops COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/cuda_ops.py
              WORKING_DIRECTORY ${ttir_dir})
     set_tests_properties(ttir/gpu_cuda_ops PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # tl.dot_scaled's lowering (scaled_dots.py) on the CUDA backend
+    add_test(NAME ttir/gpu_scaled_dots COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/scaled_dots.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/gpu_scaled_dots PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endif()
   # dtsim.config(viz=...) under the installed Triton (the stand-in's run is python/viz_launch).

@@ -202,6 +202,18 @@ TEST_CASE("the entry point is the @triton.jit function no other calls") {
   CHECK(triton_entry_points(f.path) == std::vector<std::string>{"main_k"});
 }
 
+TEST_CASE("tl.dot_scaled: formats and operand types that do not fit are located errors") {
+  const std::string a = "    a = tl.load(x_ptr + tl.arange(0, 16)[:, None] * 4 + tl.arange(0, 16)[None, :])\n";
+  CHECK(error_of(a + "    c = tl.dot_scaled(a, None, \"e3m2\", a, None, \"bf16\")\n") ==
+        "7:9: tl.dot_scaled: lhs format 'e3m2' is not one of e2m1, e4m3, e5m2, bf16, fp16");
+  CHECK(error_of(a + "    c = tl.dot_scaled(a, None, \"bf16\", a, None, \"bf16\")\n") ==
+        "7:9: tl.dot_scaled: a bf16 lhs must hold bf16 (or its bits as i16), got f32");
+  CHECK(error_of(a + "    c = tl.dot_scaled(a.to(tl.int8), None, \"e2m1\", a.to(tl.bfloat16), None, \"bf16\")\n") ==
+        "7:9: tl.dot_scaled: the operands' K differ ([16, 32] @ [16, 16], e2m1 unpacked)");
+  CHECK(error_of(a + "    c = tl.dot_scaled(a.to(tl.bfloat16), tl.reshape(a.to(tl.int8), (32, 8)), \"bf16\", a.to(tl.bfloat16), None, \"bf16\")\n") ==
+        "7:9: tl.dot_scaled: the lhs scale must be [16, K / group] with K = 16, got [32, 8]");
+}
+
 TEST_CASE("lowering errors name the .py line and column") {
   CHECK(error_of("    tl.sort(z_ptr)\n") == "6:5: tl.sort is not supported yet");
   CHECK(error_of("    tl.histogram(z_ptr, 8)\n") == "6:5: tl.histogram() needs a 1-D integer tensor, got *f32");
