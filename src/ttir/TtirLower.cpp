@@ -727,7 +727,8 @@ class Lowerer {
       if (v.size() != 2) c.fail("two operands");
       std::vector<ExprP> xy = elementwise(v, t.shape);
       if (n == "arith.divsi" || n == "arith.remsi") xy[1] = guard_divisor(v[1], xy[1], t);
-      define(res(), make_binary(b->second, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
+      BinOp bop = t.elem == Scalar::I1 ? i1_binop(n) : b->second;
+      define(res(), make_binary(bop, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
     if (auto u = unops.find(n); u != unops.end()) {
@@ -1839,6 +1840,16 @@ class Lowerer {
       return make_var(n, cur_loc_);
     };
   }
+  // MLIR's integer arithmetic on i1 is arithmetic modulo 2, and signed i1 `true` is -1: a product is an
+  // `and` (Triton's `mask_a[:, None] * mask_b[None, :]`), a sum or a difference an `xor`, the signed max
+  // an `and`, the signed min an `or`, the unsigned max an `or`, the unsigned min an `and`. The IR's
+  // arithmetic on i1 promotes to i32 as Python's does, so these are spelled as the logical ops.
+  BinOp i1_binop(const std::string& n) {
+    if (n == "arith.muli" || n == "arith.andi" || n == "arith.maxsi" || n == "arith.minui") return BinOp::And;
+    if (n == "arith.addi" || n == "arith.subi" || n == "arith.xori") return BinOp::Xor;
+    if (n == "arith.ori" || n == "arith.minsi" || n == "arith.maxui") return BinOp::Or;
+    user_error(cur_loc_, "'" + n + "' on i1 values is not supported yet");
+  }
   void emit_unsigned(const Op& op, const std::string& n, Cursor& c) {
     std::vector<std::string> v;
     while (c.peek_value()) {
@@ -1849,8 +1860,12 @@ class Lowerer {
     c.expect(":");
     VType t = vtype(c.type(), op.text_loc);
     if (v.size() != 2) c.fail("two operands");
-    if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned ops on i1 are not supported");
+    if (t.elem == Scalar::I1 && n != "arith.maxui" && n != "arith.minui") user_error(cur_loc_, "unsigned ops on i1 are not supported");
     std::vector<ExprP> ab = elementwise(v, t.shape);
+    if (t.elem == Scalar::I1) {
+      define(op.results.at(0), make_binary(i1_binop(n), ab[0], ab[1], cur_loc_), t, true, cur_loc_);
+      return;
+    }
     if (n == "arith.divui" || n == "arith.remui") ab[1] = guard_divisor(v[1], ab[1], t);
     UnsignedOp u = n == "arith.shrui" ? UnsignedOp::Shr : n == "arith.divui" ? UnsignedOp::Div : n == "arith.remui" ? UnsignedOp::Rem
                  : n == "arith.maxui" ? UnsignedOp::Max : n == "arith.minui" ? UnsignedOp::Min : UnsignedOp::MulHi;
