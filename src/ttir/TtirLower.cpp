@@ -729,7 +729,8 @@ class Lowerer {
       if (v.size() != 2) c.fail("two operands");
       std::vector<ExprP> xy = elementwise(v, t.shape);
       if (n == "arith.divsi" || n == "arith.remsi") xy[1] = guard_divisor(v[1], xy[1], t);
-      define(res(), make_binary(b->second, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
+      BinOp bop = t.elem == Scalar::I1 ? i1_binop(n) : b->second;
+      define(res(), make_binary(bop, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
     if (auto u = unops.find(n); u != unops.end()) {
@@ -1209,14 +1210,82 @@ class Lowerer {
       return;
     }
     if (n == "gpu.barrier" || n == "ttg.barrier") return;  // tl.debug_barrier: an instance runs its statements in order
-    if (n == "tt.inline_asm_elementwise") user_error(cur_loc_, "tl.inline_asm_elementwise: cannot run inline PTX on the interpreter");
+    if (n == "tt.elementwise_inline_asm") return emit_inline_asm(op, c);
     static const std::map<std::string, std::string> named = {
         {"arith.bitcast", "bitcasts"},
         {"tt.make_tensor_descriptor", "tensor descriptors"}, {"tt.descriptor_load", "tensor descriptors"},
         {"tt.descriptor_store", "tensor descriptors"}, {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr)"},
-        {"tt.advance", "block pointers (tl.advance)"}, {"tt.elementwise_inline_asm", "inline asm"}};
+        {"tt.advance", "block pointers (tl.advance)"}};
     if (auto it = named.find(n); it != named.end()) user_error(cur_loc_, it->second + " (" + n + ") is not supported yet");
     user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
+  }
+
+  // ---- tt.elementwise_inline_asm: the PTX forms projects' kernels use, spelled with the IR's ops ----
+  // `bar.sync 0;` (a barrier among the threads of one instance, whose statements already run in
+  // order): its result 0. `prmt.b32 $0, $a, $b, $c;` (a byte permute, the default mode): byte i of the
+  // result is byte (c >> 4i) & 7 of the pair {b, a} (a's bytes 0-3, b's 4-7), all ones or zeros by
+  // that byte's top bit when (c >> 4i) & 8 is set. Any other form is a located "not supported yet".
+  void emit_inline_asm(const Op& op, Cursor& c) {
+    std::string text;
+    for (char ch : c.string_lit()) {
+      if (ch == ' ' || ch == '\t' || ch == '\n') {
+        if (!text.empty() && text.back() != ' ') text += ' ';
+      } else {
+        text += ch;
+      }
+    }
+    text = trim_copy(text);
+    std::string attrs = c.peek("{") ? c.balanced('{', '}') : "";
+    std::vector<std::string> v;
+    while (c.peek_value()) {
+      v.push_back(c.value());
+      if (!c.eat(",")) break;
+    }
+    if (c.eat(":")) {
+      do c.type();
+      while (c.eat(","));
+    }
+    c.expect("->");
+    VType t = vtype(c.type(), op.text_loc);
+    if (op.results.size() != 1 || attr_int(attrs, "packed_element") != 1)
+      user_error(cur_loc_, "inline asm with several results or packed elements is not supported yet");
+    auto k = [&](int64_t x) { return make_const_int(x, cur_loc_); };
+    if (text == "bar.sync 0;" && v.empty()) {
+      define(op.results[0], splat(literal("0", VType{t.elem, false, {}}), t), t, true, cur_loc_);
+      return;
+    }
+    std::vector<int> ix;  // prmt.b32 $0, $a, $b, $c;  with a, b, c >= 1 naming the operands
+    if (text.rfind("prmt.b32 $0, ", 0) == 0 && t.elem == Scalar::I32) {
+      std::string rest = text.substr(13);
+      for (int i = 0; i < 3; ++i) {
+        if (rest.size() < 2 || rest[0] != '$' || !std::isdigit(static_cast<unsigned char>(rest[1]))) break;
+        ix.push_back(rest[1] - '0');
+        rest = rest.substr(2);
+        if (i < 2 && rest.rfind(", ", 0) == 0) rest = rest.substr(2);
+      }
+      if (ix.size() != 3 || rest != ";") ix.clear();
+      for (int i : ix)
+        if (i < 1 || i > static_cast<int>(v.size()) || type_of_arg(v[i - 1]).elem != Scalar::I32) ix.clear();
+    }
+    if (ix.empty()) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `bar.sync 0;` and `prmt.b32`)");
+    std::vector<ExprP> abc = elementwise({v[ix[0] - 1], v[ix[1] - 1], v[ix[2] - 1]}, t.shape);
+    // each use of a sub-expression is its own copy (the IR's expressions are trees)
+    auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
+    auto cp = [](const ExprP& x) { return clone_expr(x); };
+    ExprP r;
+    for (int i = 0; i < 4; ++i) {
+      ExprP nib = bin(BinOp::And, bin(BinOp::Shr, cp(abc[2]), k(4 * i)), k(15));
+      ExprP shift = bin(BinOp::Mul, bin(BinOp::And, cp(nib), k(3)), k(8));  // the byte within a or b
+      ExprP from_a = bin(BinOp::Shr, cp(abc[0]), shift);
+      ExprP from_b = bin(BinOp::Shr, cp(abc[1]), cp(shift));
+      ExprP in_a = bin(BinOp::Eq, bin(BinOp::And, cp(nib), k(4)), k(0));
+      ExprP byte = bin(BinOp::And, make_where(in_a, from_a, from_b, cur_loc_), k(255));
+      ExprP sign = make_where(bin(BinOp::Ne, bin(BinOp::And, cp(byte), k(128)), k(0)), k(255), k(0), cur_loc_);
+      byte = make_where(bin(BinOp::Ne, bin(BinOp::And, nib, k(8)), k(0)), sign, byte, cur_loc_);
+      ExprP placed = bin(BinOp::Shl, byte, k(8 * i));
+      r = r ? bin(BinOp::Or, r, placed) : placed;
+    }
+    define(op.results[0], r, t, true, cur_loc_);
   }
 
   static std::string trim_copy(std::string s) {
@@ -1953,6 +2022,16 @@ class Lowerer {
       return make_var(n, cur_loc_);
     };
   }
+  // MLIR's integer arithmetic on i1 is arithmetic modulo 2, and signed i1 `true` is -1: a product is an
+  // `and` (Triton's `mask_a[:, None] * mask_b[None, :]`), a sum or a difference an `xor`, the signed max
+  // an `and`, the signed min an `or`, the unsigned max an `or`, the unsigned min an `and`. The IR's
+  // arithmetic on i1 promotes to i32 as Python's does, so these are spelled as the logical ops.
+  BinOp i1_binop(const std::string& n) {
+    if (n == "arith.muli" || n == "arith.andi" || n == "arith.maxsi" || n == "arith.minui") return BinOp::And;
+    if (n == "arith.addi" || n == "arith.subi" || n == "arith.xori") return BinOp::Xor;
+    if (n == "arith.ori" || n == "arith.minsi" || n == "arith.maxui") return BinOp::Or;
+    user_error(cur_loc_, "'" + n + "' on i1 values is not supported yet");
+  }
   void emit_unsigned(const Op& op, const std::string& n, Cursor& c) {
     std::vector<std::string> v;
     while (c.peek_value()) {
@@ -1963,8 +2042,12 @@ class Lowerer {
     c.expect(":");
     VType t = vtype(c.type(), op.text_loc);
     if (v.size() != 2) c.fail("two operands");
-    if (t.elem == Scalar::I1) user_error(cur_loc_, "unsigned ops on i1 are not supported");
+    if (t.elem == Scalar::I1 && n != "arith.maxui" && n != "arith.minui") user_error(cur_loc_, "unsigned ops on i1 are not supported");
     std::vector<ExprP> ab = elementwise(v, t.shape);
+    if (t.elem == Scalar::I1) {
+      define(op.results.at(0), make_binary(i1_binop(n), ab[0], ab[1], cur_loc_), t, true, cur_loc_);
+      return;
+    }
     if (n == "arith.divui" || n == "arith.remui") ab[1] = guard_divisor(v[1], ab[1], t);
     UnsignedOp u = n == "arith.shrui" ? UnsignedOp::Shr : n == "arith.divui" ? UnsignedOp::Div : n == "arith.remui" ? UnsignedOp::Rem
                  : n == "arith.maxui" ? UnsignedOp::Max : n == "arith.minui" ? UnsignedOp::Min : UnsignedOp::MulHi;
