@@ -135,7 +135,8 @@ TEST_CASE("clusters by default: only the ring that holds one CTA per SM, and non
 
 TEST_CASE("clusters: none with --no-cluster, and why not where they cannot be") {
   Compiled off = compile(source_file("tests/gpu/cluster_matmul.tile"), -1);
-  CHECK(count(off.plan, "cluster") == 0);
+  CHECK(count(off.plan, "cluster: 2 CTAs") == 0);
+  CHECK(count(off.plan, "no cluster") == 0);
   CHECK(count(off.ptx, kMulticast) == 0);
   CHECK(count(off.ptx, "barrier.cluster") == 0);
   for (const NvvmKernelInfo& k : off.nm.kernels) CHECK(k.cluster_axis == -1);

@@ -218,14 +218,15 @@ TEST_CASE("the shards' GPUs time each round from one queue: one 4x slower times 
   CHECK(by[0] + by[1] == timed);
   CHECK(by[0] >= 2 * by[1]);
   CHECK(merged.gpu_timed == std::vector<uint64_t>{by[0], by[1]});
-  // each shard's GPU was busy for about the queue's share: less than 3/4 of what half the candidates
-  // at the slow GPU's pace (a fixed share each) would take
-  double fixed_share = static_cast<double>(timed) / 2 * slow_ms / 1000.0;
+  // each shard reports the GPU time of the candidates it claimed: at least their timer's pace each
+  // (an upper bound would be a wall-clock assertion, which a loaded machine breaks; the queue's share
+  // is what the claim counts above show)
+  const int pace_ms[2] = {fast_ms, slow_ms};
   for (uint64_t i = 0; i < 2; ++i) {
     TuneResult part = tune_result_from_json(read(dir / ("s" + std::to_string(i) + ".json")), "s.json");
     CAPTURE(i);
     CAPTURE(part.timing_seconds);
-    CHECK(part.timing_seconds < 0.75 * fixed_share);
+    CHECK(part.timing_seconds >= 0.9 * static_cast<double>(by[i]) * pace_ms[i] / 1000.0);
     CHECK(part.gpu_timed == std::vector<uint64_t>{by[i]});
   }
 }
