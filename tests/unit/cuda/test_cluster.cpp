@@ -118,6 +118,7 @@ TEST_CASE("clusters by default: only the ring that holds one CTA per SM, and non
   // mm_rows' 4 x 40 KiB ring leaves room for one CTA per SM; the other two rings for two (no cluster,
   // and nothing said: not asked for).
   CHECK(count(d.plan, "cluster: 2 CTAs along grid axis") == 1);
+  CHECK(count(d.plan, "the plan's default for a ring that holds one CTA per SM (--no-cluster: none)") == 1);
   CHECK(count(d.plan, "no cluster") == 0);
   REQUIRE(d.nm.kernels.size() == 3);
   CHECK(d.nm.kernels[0].cluster_axis == -1);
