@@ -730,6 +730,7 @@ class Lowerer {
       std::vector<ExprP> xy = elementwise(v, t.shape);
       if (n == "arith.divsi" || n == "arith.remsi") xy[1] = guard_divisor(v[1], xy[1], t);
       BinOp bop = t.elem == Scalar::I1 ? i1_binop(n) : b->second;
+      if (n == "tt.precise_divf") return define(res(), ieee_div(xy[0], xy[1], t.elem), t, true, cur_loc_);
       define(res(), make_binary(bop, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
@@ -1526,6 +1527,16 @@ class Lowerer {
   // fast_log10f fast_sinf fast_cosf fast_tanf fast_powf fast_dividef`: the accurate function),
   // `fma` (`fmaf`, `_rn`), `exp10`, `nearbyint`, `llrint`, `saturatef`, `signbit` and `copysign`. `base` is the symbol
   // without `__nv_`, `r` the result; false where it is none of these.
+  // x / y rounded to nearest whatever division the CUDA backend compiles `/` to (Triton's `/` is
+  // div.full.f32 there, `--approx-div`): f32 through f64, whose quotient rounds to the correctly
+  // rounded f32 one (53 >= 2 * 24 + 2 bits: the second rounding cannot go wrong), and f64 division is
+  // IEEE on every backend. For tt.precise_divf and libdevice's div_rn / rcp_rn.
+  ExprP ieee_div(ExprP x, ExprP y, Scalar elem) {
+    if (elem != Scalar::F32) return make_binary(BinOp::Div, x, y, cur_loc_);
+    auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
+    return make_cast(make_binary(BinOp::Div, f64(x), f64(y), cur_loc_), Scalar::F32, cur_loc_);
+  }
+
   bool extern_rounding_forms(const std::string& r, const std::string& base, const std::vector<std::string>& v, const VType& t) {
     auto arith = [&](BinOp b) {
       std::vector<ExprP> xy = elementwise(v, t.shape);
@@ -1544,9 +1555,12 @@ class Lowerer {
     };
     static const std::map<std::string, BinOp> rn = {
         {"fadd_rn", BinOp::Add}, {"dadd_rn", BinOp::Add}, {"fsub_rn", BinOp::Sub}, {"dsub_rn", BinOp::Sub},
-        {"fmul_rn", BinOp::Mul}, {"dmul_rn", BinOp::Mul}, {"fdiv_rn", BinOp::Div}, {"ddiv_rn", BinOp::Div},
-        {"fast_fdividef", BinOp::Div}};
+        {"fmul_rn", BinOp::Mul}, {"dmul_rn", BinOp::Mul}, {"ddiv_rn", BinOp::Div}, {"fast_fdividef", BinOp::Div}};
     if (auto b = rn.find(base); b != rn.end() && v.size() == 2) return arith(b->second);
+    if (base == "fdiv_rn" && v.size() == 2) {
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      return unary(ieee_div(xy[0], xy[1], t.elem));
+    }
     // f32 mul, div, rcp and sqrt rounded toward zero, down or up: computed in f64, whose result
     // (exact for mul; for div, rcp and sqrt within 2^-53 of the exact one, which is never that close
     // to an f32 value it is not) rounds to nearest f32, stepped by one ulp where that went the wrong way
@@ -1579,8 +1593,7 @@ class Lowerer {
         {"fast_sinf", UnOp::Sin},     {"fast_cosf", UnOp::Cos}, {"fast_tanf", UnOp::Tan},   {"fsqrt_rn", UnOp::Sqrt},
         {"dsqrt_rn", UnOp::Sqrt},     {"nearbyintf", UnOp::Rint}, {"nearbyint", UnOp::Rint}};
     if (auto u = fast.find(base); u != fast.end()) return unary(make_unary(u->second, use(v[0]), cur_loc_));
-    if (base == "frcp_rn" || base == "drcp_rn")
-      return unary(make_binary(BinOp::Div, typed_const(1.0, 0, t.elem), use(v[0]), cur_loc_));
+    if (base == "frcp_rn" || base == "drcp_rn") return unary(ieee_div(typed_const(1.0, 0, t.elem), use(v[0]), t.elem));
     if (base == "fast_exp10f" || base == "exp10f" || base == "exp10") return unary(ten_to(use(v[0])));
     if (base == "llrintf" || base == "llrint") return unary(make_cast(make_unary(UnOp::Rint, use(v[0]), cur_loc_), t.elem, cur_loc_));
     if (base == "saturatef") {  // clamped to [0, 1]; NaN gives 0
