@@ -63,9 +63,8 @@ struct CudaOptions {
   int warp_specialize = 0;
   // sm_90a, `--cluster`: a TMA-ring loop whose CTAs pair up on one shared operand runs in clusters of
   // two CTAs, each loading half of that operand's box and multicasting it to both (the plan's
-  // `cluster`, docs/cuda-backend.md). Where neither a flag nor the kernel asks, the plan clusters the
-  // rings that hold one CTA per SM and share their larger operand (bench/NOTES.md 51), unless a
-  // persistent grid is asked for.
+  // `cluster`, docs/cuda-backend.md). Not asked for: on an H100 no faster than the plain ring
+  // (bench/NOTES.md 51).
   int cluster = 0;
   // sm_90a, a TMA-ring dot loop (the plan's `persistent`, docs/cuda-backend.md): asked for
   // (`--persistent`, or the kernel's `persistent`): a persistent grid wherever the kernel allows one;

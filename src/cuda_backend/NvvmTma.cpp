@@ -374,20 +374,11 @@ bool KernelEmitter::pair_invariant(const ExprP& e, int axis, int loop_slot, int 
 // the loop is a statement of the kernel's body, after assignments only, and nothing makes a CTA
 // leave early (device asserts).
 void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
-  // Asked for (--cluster, the kernel's cluster(2)): every reason not is said. Where nobody asked,
-  // only rings that hold one CTA per SM are clustered (two 128x128 CTAs per SM ran 1.3x slower in
-  // clusters, bench/NOTES.md 51), only on their larger operand (below), not where a persistent grid
-  // is asked for (the two exclude each other), and silently where the kernel does not allow it.
-  const bool asked = plan_.asks.cluster.on;
-  auto no = [&](const std::string& why) {
-    if (asked) pp.not_cluster = why;
-  };
-  if (opt_.cluster < 0) return;  // refused (--no-cluster)
-  if (!asked) {
-    if (plan_.asks.persistent.on) return;
-    const int64_t per_sm = max_dynamic_smem(plan_.arch) + 1024;
-    if (2 * (pp.ring_bytes() + 1024) <= per_sm) return;
-  }
+  // Only where asked for (--cluster, the kernel's cluster(2)): on an H100 the clustered 128x256
+  // matmuls ran at the plain ring's time within the spread of back-to-back timings, 2% slower in
+  // one launch under ncu, and the 256x128 and 128x128 ones 8-30% slower (bench/NOTES.md 51).
+  auto no = [&](const std::string& why) { pp.not_cluster = why; };
+  if (!plan_.asks.cluster.on) return;
   if (!pp.specialized && pp.stages < 3) return no("the ring has fewer than 3 stages (thread 0 refills a stage an iteration late)");
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   for (const auto& [key, lp] : plan_.loops)
@@ -420,10 +411,6 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
       for (const auto* terms : {&o.row, &o.col})
         for (const ExprP& t : *terms) inv = inv && pair_invariant(t, axis, f.slots[0]);
       if (!inv) continue;
-      // By default only where the shared operand is the larger one: the 256x128 matmuls, sharing B
-      // (a third of the stage), ran 8-16% slower in clusters, the 128x256 ones, sharing B (two
-      // thirds), 0-5% faster (bench/NOTES.md 51).
-      if (!asked && bytes(i) < bytes(1 - i)) return;
       pp.cluster_axis = axis;
       pp.cluster_operand = static_cast<int>(i);
       plan_.tma_maps[static_cast<size_t>(o.map)].box_rows = R / 2;

@@ -736,8 +736,7 @@ std::string KernelPlan::print(const Kernel& k) const {
                (pp.specialized ? std::string("the producer refills a stage once both CTAs' consumer warps released it (remote arrive)")
                                : "thread 0 refills a stage once both CTAs released it, an iteration later (copies " + std::to_string(pp.stages - 2) +
                                      " iteration(s) ahead)") +
-               "; checked at run time, whole boxes where the two differ" +
-               (asks.cluster.on ? std::string() : std::string("; the plan's default for a ring that holds one CTA per SM (--no-cluster: none)")) + "\n";
+               "; checked at run time, whole boxes where the two differ\n";
       }
       if (tma && !pp.not_cluster.empty()) out += "      no cluster: " + pp.not_cluster + "\n";
       if (!pp.not_tma.empty()) out += "      no TMA: " + pp.not_tma + "\n";

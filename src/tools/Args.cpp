@@ -525,7 +525,7 @@ exit status: 0 picture written (findings are drawn, not failures); 2 bad usage o
                       kernel's schedule options ask; docs/cuda-backend.md)
   --cluster, --no-cluster
                       sm_90a: 2-CTA clusters multicasting a TMA ring's shared operand, or none (default:
-                      as the kernel asks, else where the ring holds one CTA per SM; docs/cuda-backend.md)
+                      as the kernel asks)
   --persistent, --no-persistent
                       sm_90a: a persistent grid for a TMA-ring dot kernel, or none (default: as the kernel
                       asks, else none)
@@ -576,7 +576,7 @@ execution:
                             (cuda, sm_90a) a producer warp for TMA rings that allow one, or none (default:
                             as the kernel's schedule options ask; docs/cuda-backend.md)
   --cluster, --no-cluster   (cuda, sm_90a) 2-CTA clusters multicasting a TMA ring's shared operand, or none
-                            (default: as the kernel asks, else where the ring holds one CTA per SM)
+                            (default: as the kernel asks)
   --persistent, --no-persistent
                             (cuda, sm_90a) a persistent grid for a TMA-ring dot kernel, or none (default:
                             as the kernel asks, else none)

@@ -112,26 +112,20 @@ TEST_CASE("clusters with a producer warp: it waits for both CTAs' consumer warps
   REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
 }
 
-TEST_CASE("clusters by default: only the ring that holds one CTA per SM, and none with --no-cluster or --persistent") {
+TEST_CASE("clusters only where asked for: none by default, none with --no-cluster or --persistent") {
   const std::string src = source_file("tests/gpu/cluster_matmul.tile");
   Compiled d = compile(src, 0);
-  // mm_rows' 4 x 40 KiB ring leaves room for one CTA per SM; the other two rings for two (no cluster,
-  // and nothing said: not asked for).
-  CHECK(count(d.plan, "cluster: 2 CTAs along grid axis") == 1);
-  CHECK(count(d.plan, "the plan's default for a ring that holds one CTA per SM (--no-cluster: none)") == 1);
+  CHECK(count(d.plan, "cluster: 2 CTAs") == 0);
   CHECK(count(d.plan, "no cluster") == 0);
-  REQUIRE(d.nm.kernels.size() == 3);
-  CHECK(d.nm.kernels[0].cluster_axis == -1);
-  CHECK(d.nm.kernels[1].cluster_axis == 0);
-  CHECK(d.nm.kernels[2].cluster_axis == -1);
-  CHECK(count(d.ptx, "barrier.cluster.arrive.release") == 2);
-  // A persistent grid asked for takes the ring instead.
+  for (const NvvmKernelInfo& k : d.nm.kernels) CHECK(k.cluster_axis == -1);
+  CHECK(count(d.ptx, "barrier.cluster") == 0);
+  // Asked for together with a persistent grid: the persistent plan says why not (the ring is clustered).
   CudaOptions opt;
   opt.arch = "sm_90a";
+  opt.cluster = 1;
   opt.persistent = 1;
   Compiled p = test::compile_tile("<cluster>", src, opt);
-  for (const NvvmKernelInfo& k : p.nm.kernels) CHECK(k.cluster_axis == -1);
-  CHECK(count(p.ptx, "barrier.cluster") == 0);
+  CHECK(count(p.plan, "cluster: 2 CTAs") == 3);
 }
 
 TEST_CASE("clusters: none with --no-cluster, and why not where they cannot be") {
