@@ -959,6 +959,7 @@ std::string KernelEmitter::emit() {
     a.rows = m.rows.param, a.cols = m.cols.param, a.stride = m.stride.param;
     a.rows_v = m.rows.value, a.cols_v = m.cols.value, a.stride_v = m.stride.value;
     a.box_rows = m.box_rows, a.box_cols = m.box_cols;
+    for (const TmaMap::Plane& p : m.planes) a.plane_strides.push_back(p.params), a.plane_strides_v.push_back(p.value);
     info.args.push_back(a);
   }
   before_split_ = info.threads > threads_;  // a producer warp: nothing before its loop may need a barrier
