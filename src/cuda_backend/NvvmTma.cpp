@@ -251,7 +251,7 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
     return why = "has row or column indices that are not consecutive values", std::nullopt;
   // Planes: each scalar term the column mask does not name is `index * stride`, the stride a
   // parameter or literal (constexprs and literals multiplied out) divisible by 16 bytes.
-  if (planes.size() > 3) return why = "has more than 3 scalar terms outside the mask (a tensor map has at most 5 dimensions)", std::nullopt;
+  if (planes.size() > 3) return why = "has more than 3 scalar terms the mask does not bound (a tensor map has at most 5 dimensions)", std::nullopt;
   std::vector<TmaMap::Plane> plane_strides;
   std::vector<ExprP> plane_index;
   for (const ExprP& x : planes) {
@@ -276,14 +276,14 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
     for (const ExprP& f : rest) (idx.empty() && !host_int(f) ? idx : params).push_back(f);
     if (idx.empty() && !params.empty()) idx.push_back(params[0]), params.erase(params.begin());
     for (const ExprP& f : params) big = big || !host_int(f);
-    const std::string what = "has a scalar term outside the mask (" + print_expr(x) + ") that is not index * stride";
-    if (big || idx.empty()) return why = what, std::nullopt;
+    const std::string what = "has a scalar term the mask does not bound (" + print_expr(x) + ")";
+    if (big || idx.empty()) return why = what + " that is not index * stride (literals, constexprs and runtime parameters)", std::nullopt;
     int64_t bytes16 = pl.value * eb % 16;  // what the stride in bytes is known to be a multiple of, modulo 16
     for (const ExprP& f : params) {
       pl.params.push_back(host_int(f)->param);
       bytes16 = bytes16 * (axis_info(f).div % 16) % 16;
     }
-    if (bytes16 != 0) return why = what + " with a stride divisible by 16 bytes", std::nullopt;
+    if (bytes16 != 0) return why = what + ": an outer coordinate whose stride (" + pl.str() + " elements) is not known to be a multiple of 16 bytes", std::nullopt;
     plane_strides.push_back(pl);
     plane_index.push_back(idx[0]);
   }

@@ -3,6 +3,7 @@
 //   slots     how often each variable slot is assigned, and with what (one definition, all of them);
 //   dots      per dot: the engine (wgmma, mma.sync, FMA units), its instruction shape and warp split;
 //   layouts   per tile variable slot: the one layout it is held in;
+//   masks     the i1 tile variables true wherever they are read (a `where` on one selects nothing);
 //   loops     per `for` (and per copy of it, where bounds checks are hoisted): the loop variable's
 //             axis information, the bounds-check hoisting, the software pipeline, register prefetch;
 //   axis      per global load and store: the axis information of its pointer (vector widths);
@@ -300,6 +301,12 @@ struct KernelPlan {
     bool disjoint_now = false;
   };
   std::map<std::string, ConflictWords> conflict_words;
+  // masks: i1 tile variables assigned once whose every element is true wherever they are read, with
+  // why (`l_mask = l_index < l_SIZE`, l_index = l_iter + arange(0, 64) in `for l_iter in range(0,
+  // l_SIZE, 64)`, l_SIZE a constexpr the step divides: at most 4095 < 4096). A `where` on one is its
+  // first operand: no select, and no registers for the mask (the DT lowering's key masks at a key
+  // count the tile divides).
+  std::map<int, std::string> true_masks;
   // persistent
   PersistentPlan persistent;
   // smem

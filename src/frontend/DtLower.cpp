@@ -73,10 +73,6 @@ struct DimPlan {
   int64_t tile = 1;
   bool whole = false;   // no loop: one tile covers the block (or the whole dim)
   bool masked = false;  // partial tiles possible: loads/stores need `d_index < d_SIZE`
-  // Partial tiles at the lowered size: reductions over d select their identity past the end. A
-  // masked d whose size its tiles (or blocks) divide is not ragged: its reductions read no mask and
-  // the kernel asserts the divisibility.
-  bool ragged = false;
   SourceLoc sched_loc;  // the block/tensorize call that shaped it
 };
 
@@ -205,8 +201,6 @@ class KernelLowerer {
     for (auto& a : e->args) reduced_in_kernel(a, out);
   }
 
-  std::set<std::string> reduced_;  // the dims the kernel reduces over
-
   void plan_dims() {
     const DtSchedule& s = out_.sched;
     std::map<std::string, SourceLoc> reduced;
@@ -244,10 +238,8 @@ class KernelLowerer {
         pl.tile = t;
         pl.masked = t > 1;
       }
-      pl.ragged = pl.masked && pl.size % (pl.blocked ? pl.block : pl.tile) != 0;
       plan_[d] = pl;
     }
-    for (auto& [d, loc] : reduced) reduced_.insert(d);
   }
 
   // ---- emission helpers ----
@@ -326,16 +318,6 @@ class KernelLowerer {
         a->kind = StmtKind::Assert;
         a->args = {bin(BinOp::Le, var(d + "_SIZE"), cint(pl.tile))};
         a->text = d + "_SIZE exceeds the tile of " + std::to_string(pl.tile) + " that covers all of " + d + " (give the size when lowering: --arg " + d + "_SIZE=N)";
-        a->loc2 = pl.sched_loc;
-        emit(a);
-      }
-      if (reduced_.count(d) && pl.masked && !pl.ragged) {
-        const int64_t t = pl.blocked ? pl.block : pl.tile;
-        auto a = std::make_shared<Stmt>();
-        a->kind = StmtKind::Assert;
-        a->args = {bin(BinOp::Eq, bin(BinOp::Mod, var(d + "_SIZE"), cint(t)), cint(0))};
-        a->text = d + "_SIZE is not a multiple of " + std::to_string(t) + ", which the reductions over " + d +
-                  " assume (they read no mask; give the size when lowering: --arg " + d + "_SIZE=N)";
         a->loc2 = pl.sched_loc;
         emit(a);
       }
@@ -702,7 +684,7 @@ class KernelLowerer {
     // scale of its argument folded into that factor after the max.
     bool fold = *op == RedOp::Max && b.unscaled;
     ExprP v = broadcast_full(fold ? TV{clone_expr(b.unscaled), b.dims} : b, full);
-    if (plan_.at(r).ragged) v = make_where(place(var(r + "_mask"), r, full), v, identity(*op, acc_t), e->loc);
+    if (plan_.at(r).masked) v = make_where(place(var(r + "_mask"), r, full), v, identity(*op, acc_t), e->loc);
     if (tiled(r)) v = make_reduce(*op, v, static_cast<int>(std::find(full.begin(), full.end(), r) - full.begin()), e->loc);
     FusedVal fv{c.var, c.dims, {}, {}, nullptr, nullptr};
     if (*op == RedOp::Max) {
@@ -999,7 +981,7 @@ class KernelLowerer {
       std::vector<std::string> full = acc_dims;
       if (tiled(r)) full = canonical([&] { std::set<std::string> s(acc_dims.begin(), acc_dims.end()); s.insert(r); return s; }());
       ExprP v = broadcast_full(b, full);
-      if (plan_.at(r).ragged) v = make_where(place(var(r + "_mask"), r, full), v, identity(op, acc_t), e->loc);
+      if (plan_.at(r).masked) v = make_where(place(var(r + "_mask"), r, full), v, identity(op, acc_t), e->loc);
       if (tiled(r)) {
         int axis = static_cast<int>(std::find(full.begin(), full.end(), r) - full.begin());
         v = make_reduce(op, v, axis, e->loc);
@@ -1089,7 +1071,7 @@ class KernelLowerer {
       if (t.dims.size() == 2 && t.dims[0] == lay[1] && t.dims[1] == lay[0]) v = make_trans(v);
       else internal_error("DtLower", "rdot operand is not a 2-D tile over " + join(lay));
     }
-    if (plan_.at(k).ragged && !t.direct_load) v = make_where(place(var(k + "_mask"), k, lay), v, make_const_float(0.0));
+    if (plan_.at(k).masked && !t.direct_load) v = make_where(place(var(k + "_mask"), k, lay), v, make_const_float(0.0));
     return {v, lay, t.direct_load, t.d};
   }
 
