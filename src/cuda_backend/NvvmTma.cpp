@@ -179,16 +179,28 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
   // The mask's conjuncts, each with the dimension it bounds where it is a 1-D condition broadcast
   // along the other (`l_mask[:, None]`: rows), -1 where it is a 2-D condition; a condition held in a
   // variable assigned once stands for its definition.
-  std::vector<ExprP> conds0;
-  conjuncts(mask, conds0);
+  std::vector<ExprP> conds0;  // as written, for the reasons given
   std::vector<std::pair<ExprP, int>> conds;
-  for (ExprP c : conds0) {
-    int dim = -1;
-    if (c->kind == ExprKind::ExpandDims && !c->ints.empty() && c->type.rank() == 2) dim = 1 - static_cast<int>(c->ints[0]), c = c->args[0];
-    while (c->kind == ExprKind::Var && c->slot >= 0 && plan_.assigns[static_cast<size_t>(c->slot)] == 1 && plan_.single_def[static_cast<size_t>(c->slot)])
-      c = plan_.single_def[static_cast<size_t>(c->slot)];
-    conds.emplace_back(c, dim);
-  }
+  std::function<void(const ExprP&, int, const ExprP&, int)> add = [&](const ExprP& e, int dim, const ExprP& written, int depth) {
+    std::vector<ExprP> parts;
+    conjuncts(e, parts);
+    for (ExprP c : parts) {
+      const ExprP& w = written ? written : c;
+      int d = dim;
+      if (d < 0 && c->kind == ExprKind::ExpandDims && !c->ints.empty() && c->type.rank() == 2) {
+        add(c->args[0], 1 - static_cast<int>(c->ints[0]), w, depth + 1);  // `(a & b)[:, None]`: a and b bound the rows
+        continue;
+      }
+      if (depth < 8 && c->kind == ExprKind::Var && c->slot >= 0 && plan_.assigns[static_cast<size_t>(c->slot)] == 1 &&
+          plan_.single_def[static_cast<size_t>(c->slot)]) {
+        add(plan_.single_def[static_cast<size_t>(c->slot)], d, w, depth + 1);
+        continue;
+      }
+      conds0.push_back(w);
+      conds.emplace_back(c, d);
+    }
+  };
+  add(mask, -1, nullptr, 0);
   // Index terms compared as texts: a term broadcast along the other dimension (`i[:, None]` for the
   // rows) as the 1-D index it broadcasts.
   auto texts = [&](const std::vector<ExprP>& ts, int dim) {
