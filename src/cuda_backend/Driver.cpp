@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -556,18 +557,34 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
         // iteration reading the tensor only where they are (an empty grid or K loop); the map stays zero.
         if (rows <= 0 || cols <= 0) continue;
         if (!r.cu.cuTensorMapEncodeTiled) user_error(SourceLoc{}, "CUDA backend: this driver has no cuTensorMapEncodeTiled (TMA copies need CUDA 12 or later)");
-        cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-        cuuint64_t strides[1] = {static_cast<cuuint64_t>(stride * eb)};
-        cuuint32_t box[2] = {static_cast<cuuint32_t>(arg.box_cols), static_cast<cuuint32_t>(arg.box_rows)};
-        cuuint32_t ones[2] = {1, 1};
+        // Planes (outer dimensions): as many as the buffer holds, rounded up, so that no element the
+        // load reads unmasked lies outside the map.
+        const int64_t elems = static_cast<int64_t>(r.sizes[static_cast<size_t>(bi)]) / eb;
+        const size_t rank = 2 + arg.plane_strides.size();
+        if (rank > 5) internal_error("CudaDriver", "a tensor map of rank above 5");
+        cuuint64_t dims[5] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+        cuuint64_t strides[4] = {static_cast<cuuint64_t>(stride * eb)};
+        cuuint32_t box[5] = {static_cast<cuuint32_t>(arg.box_cols), static_cast<cuuint32_t>(arg.box_rows)};
+        cuuint32_t ones[5] = {1, 1, 1, 1, 1};
+        std::string planes;
+        for (size_t p = 0; p < arg.plane_strides.size(); ++p) {
+          int64_t ps = arg.plane_strides_v[p];
+          for (const std::string& name : arg.plane_strides[p]) ps *= value(name, 0);
+          int64_t n = ps > 0 ? std::clamp<int64_t>((elems + ps - 1) / ps, 1, INT32_MAX) : 1;
+          dims[2 + p] = static_cast<cuuint64_t>(n);
+          strides[1 + p] = static_cast<cuuint64_t>(ps * eb);
+          box[2 + p] = 1;
+          planes += ", " + std::to_string(n) + " planes " + std::to_string(ps) + " elements apart";
+        }
         CUtensorMapDataType dt = arg.dtype == Scalar::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-        CUresult res = r.cu.cuTensorMapEncodeTiled(reinterpret_cast<CUtensorMap*>(c), dt, 2, reinterpret_cast<void*>(r.ptrs[static_cast<size_t>(bi)]), dims,
-                                                   strides, box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        CUresult res = r.cu.cuTensorMapEncodeTiled(reinterpret_cast<CUtensorMap*>(c), dt, static_cast<cuuint32_t>(rank),
+                                                   reinterpret_cast<void*>(r.ptrs[static_cast<size_t>(bi)]), dims, strides, box, ones,
+                                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (res != CUDA_SUCCESS)
           user_error(SourceLoc{}, "CUDA backend: the TMA tensor map of buffer '" + arg.name + "' [" + std::to_string(rows) + ", " +
-                                      std::to_string(cols) + "] (rows " + std::to_string(stride) + " elements apart) cannot be encoded: " +
-                                      cu_error(r.cu, res));
+                                      std::to_string(cols) + "] (rows " + std::to_string(stride) + " elements apart" + planes +
+                                      ") cannot be encoded: " + cu_error(r.cu, res));
         continue;
       }
       if (arg.pointer) {

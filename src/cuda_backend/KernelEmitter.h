@@ -131,7 +131,7 @@ class KernelEmitter {
   // any_scalar: scalar subexpressions count as recomputable whatever they read (their current value
   // is the one wanted: at() evaluates them once), so at() can evaluate e at any coordinates.
   bool recomputable(const ExprP& e, bool any_scalar = false);
-  bool reads_slice(const ExprP& e, size_t rank);
+  bool reads_slice(const ExprP& e, size_t rank, int depth = 0);
   bool stable_scalar(int slot) const;
   // e's value in layout d (d's shape is e's shape; scalars ignore d).
   TV eval(const ExprP& e, const Dist& d);
@@ -264,6 +264,8 @@ class KernelEmitter {
   void plan_loop_stages();  // loops, kept residents, resident TMA copies, TMA stores, persistent
   void plan_resident_tma(const std::vector<StmtP>& body);
   void plan_tma_stores();
+  void plan_true_masks();
+  bool always_true(const ExprP& e) const;
   void emit_tma_store(const Stmt& s, const TmaOperand& o);
   std::string tma_nonempty(const TmaOperand& o);
   std::map<int, int64_t> resident_atoms_;  // slot -> a_atoms of a resident operand TMA copied in boxes (absent: 0)

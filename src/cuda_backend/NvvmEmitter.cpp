@@ -509,7 +509,7 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
       return binary(*e, a, b);
     }
     case ExprKind::Where: {
-      std::string cc = at(e->args[0], bcast_coords(s, c, e->args[0]->type.shape));
+      std::string cc = always_true(e->args[0]) ? "true" : at(e->args[0], bcast_coords(s, c, e->args[0]->type.shape));
       std::string a = at(e->args[1], bcast_coords(s, c, e->args[1]->type.shape));
       std::string b = at(e->args[2], bcast_coords(s, c, e->args[2]->type.shape));
       return where(*e, cc, a, b);
@@ -622,7 +622,9 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
       return per_reg([&](int r) { return binary(*e, a.at(r), b.at(r)); });
     }
     case ExprKind::Where: {
-      TV c = fit(e->args[0], d), a = fit(e->args[1], d), b = fit(e->args[2], d);
+      TV a = fit(e->args[1], d), b = fit(e->args[2], d);
+      if (always_true(e->args[0])) return per_reg([&](int r) { return where(*e, "true", a.at(r), b.at(r)); });  // a true mask (plan_true_masks)
+      TV c = fit(e->args[0], d);
       return per_reg([&](int r) { return where(*e, c.at(r), a.at(r), b.at(r)); });
     }
     case ExprKind::Cast: {

@@ -46,9 +46,13 @@ struct NvvmKernelInfo {
     // A CUtensorMap of buffer `name` (128 bytes by value), encoded at launch: element type dtype,
     // extents [rows, cols] and row stride (in elements), each a runtime parameter's name or a value
     // (name empty), and the box (rows x cols elements, 128-byte swizzle).
+    // A map of rank 3 to 5 has planes: outer dimensions plane_strides_v[p] times the runtime
+    // parameters plane_strides[p] elements apart, each as many as the buffer holds.
     bool tensor_map = false;
     std::string rows, cols, stride;
     int64_t rows_v = 0, cols_v = 0, stride_v = 0, box_rows = 0, box_cols = 0;
+    std::vector<std::vector<std::string>> plane_strides;
+    std::vector<int64_t> plane_strides_v;
     // Persistent kernels: the original grid's extent on this axis (i32), set at launch (-1: not one).
     int grid_axis = -1;
   };

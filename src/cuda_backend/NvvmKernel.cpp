@@ -69,8 +69,12 @@ void KernelEmitter::flush_checks() {
 }
 
 // Whether elementwise `e` reads a tile of lower rank than `rank` that is not recomputed (a reduction's
-// slice, broadcast to e's shape: attention's l in `acc / l[:, None]`).
-bool KernelEmitter::reads_slice(const ExprP& e, size_t rank) {
+// slice, broadcast to e's shape: attention's l in `acc / l[:, None]`). `depth` > 0: a variable of
+// e's rank stands for the last value assigned to it (the DT lowering's `attention_tile =
+// l_accumulator.to(f16)` after `l_accumulator = l_accumulator / dvsr[:, None]`), up to depth levels.
+bool KernelEmitter::reads_slice(const ExprP& e, size_t rank, int depth) {
+  if (depth > 0 && e->kind == ExprKind::Var && e->type.shape.size() == rank && e->slot >= 0 && plan_.single_def[static_cast<size_t>(e->slot)])
+    return reads_slice(plan_.single_def[static_cast<size_t>(e->slot)], rank, depth - 1);
   switch (e->kind) {
     case ExprKind::Unary:
     case ExprKind::Cast:
@@ -80,7 +84,7 @@ bool KernelEmitter::reads_slice(const ExprP& e, size_t rank) {
     case ExprKind::Broadcast:
     case ExprKind::ExpandDims:
       for (const ExprP& a : e->args)
-        if (a && reads_slice(a, rank)) return true;
+        if (a && reads_slice(a, rank, depth)) return true;
       return false;
     default: return e->type.is_tile() && e->type.shape.size() < rank && !recomputable(e);
   }
@@ -959,6 +963,7 @@ std::string KernelEmitter::emit() {
     a.rows = m.rows.param, a.cols = m.cols.param, a.stride = m.stride.param;
     a.rows_v = m.rows.value, a.cols_v = m.cols.value, a.stride_v = m.stride.value;
     a.box_rows = m.box_rows, a.box_cols = m.box_cols;
+    for (const TmaMap::Plane& p : m.planes) a.plane_strides.push_back(p.params), a.plane_strides_v.push_back(p.value);
     info.args.push_back(a);
   }
   before_split_ = info.threads > threads_;  // a producer warp: nothing before its loop may need a barrier

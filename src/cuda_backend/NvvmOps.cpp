@@ -305,6 +305,7 @@ std::string KernelEmitter::binary(const Expr& e, const std::string& a, const std
 std::string KernelEmitter::where(const Expr& e, const std::string& c, const std::string& a, const std::string& b) {
   std::string ty = reg_type(e.type);
   std::string ca = e.type.ptr ? a : cast(e.args[1]->type.elem, e.type.elem, a);
+  if (c == "true") return ca;  // a true mask (plan_true_masks)
   std::string cb = e.type.ptr ? b : cast(e.args[2]->type.elem, e.type.elem, b);
   return op("select i1 " + c + ", " + ty + " " + ca + ", " + ty + " " + cb);
 }

@@ -21,6 +21,7 @@
 // refilled after the barrier that follows the next iteration's wgmma issue and its wait for the
 // previous group (as the cp.async ring does), so no copy overwrites a buffer a wgmma still reads.
 #include <algorithm>
+#include <functional>
 
 #include "cuda_backend/KernelEmitter.h"
 #include "ir/Printer.h"
@@ -52,12 +53,22 @@ void conjuncts(const ExprP& e, std::vector<ExprP>& out) {
   out.push_back(e);
 }
 
-// The terms' .tile texts, sorted: two sums with the same multiset of terms are the same value.
-std::vector<std::string> term_texts(const std::vector<ExprP>& terms) {
-  std::vector<std::string> out;
-  for (const ExprP& t : terms) out.push_back(print_expr(t));
-  std::sort(out.begin(), out.end());
-  return out;
+// The operands of a bulk tensor copy's n coordinates from asm operand $first on: "{$2, $3}"; and their
+// constraints and values ("r,r", "i32 a, i32 b").
+std::string coord_list(int first, size_t n) {
+  std::string s = "{";
+  for (size_t i = 0; i < n; ++i) s += (i ? ", $" : "$") + std::to_string(first + static_cast<int>(i));
+  return s + "}";
+}
+std::string coord_constraints(size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += i ? ",r" : "r";
+  return s;
+}
+std::string coord_values(const std::vector<std::string>& xs) {
+  std::string s;
+  for (const std::string& x : xs) s += (s.empty() ? "i32 " : ", i32 ") + x;
+  return s;
 }
 
 std::string join_terms(const std::vector<ExprP>& terms) {
@@ -116,7 +127,8 @@ bool KernelEmitter::consecutive_along(const std::vector<ExprP>& terms, int dim, 
 }
 
 // Whether load statement `ld` (in the loop being planned, its variables in loop_info_) reads a box of
-// a 2-D row-major tensor, and which: see the top of this file. Its map goes into `map`.
+// a 2-D row-major tensor, or of a head of a tensor of rank 3 to 5 (TmaOperand::planes), and which: see
+// the top of this file. Its map goes into `map`.
 std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_operand, TmaMap& map, std::string& why) {
   // A load statement `x = load(ptr, mask)`, or a store `store(ptr, value, mask)` (its tile: the pointer's).
   const bool store = st.kind == StmtKind::Store;
@@ -134,7 +146,8 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
   sum_terms(ptr, terms);
   const Param* buf = nullptr;
   ExprP stride;
-  for (const ExprP& e : terms) {
+  for (ExprP e : terms) {
+    if (e->kind == ExprKind::Broadcast && e->args[0]->type.is_scalar()) e = e->args[0];
     if (e->type.ptr) {
       const Param* p = e->kind == ExprKind::Var ? k_.find_param(e->name) : nullptr;
       if (buf || !p || p->kind != ParamKind::Pointer || p->slot != e->slot || plan_.assigns[static_cast<size_t>(p->slot)] != 1)
@@ -161,44 +174,150 @@ std::optional<TmaOperand> KernelEmitter::tma_operand(const Stmt& st, bool b_oper
   }
   if (!buf || buf->dtype != t.elem) return why = "does not read a buffer parameter of its element type", std::nullopt;
   if (!stride) return why = "has no row stride", std::nullopt;
-  if (!consecutive_along(row, 0, R) || !consecutive_along(col, 1, C))
-    return why = "has row or column indices that are not consecutive values", std::nullopt;
   auto s = host_int(stride);
   if (!s || axis_info(stride).div * eb % 16) return why = "has a row stride that is not a parameter or literal divisible by 16 bytes", std::nullopt;
-  std::vector<ExprP> conds;
-  conjuncts(mask, conds);
+  // The mask's conjuncts, each with the dimension it bounds where it is a 1-D condition broadcast
+  // along the other (`l_mask[:, None]`: rows), -1 where it is a 2-D condition; a condition held in a
+  // variable assigned once stands for its definition.
+  std::vector<ExprP> conds0;  // as written, for the reasons given
+  std::vector<std::pair<ExprP, int>> conds;
+  std::function<void(const ExprP&, int, const ExprP&, int)> add = [&](const ExprP& e, int dim, const ExprP& written, int depth) {
+    std::vector<ExprP> parts;
+    conjuncts(e, parts);
+    for (ExprP c : parts) {
+      const ExprP& w = written ? written : c;
+      int d = dim;
+      if (d < 0 && c->kind == ExprKind::ExpandDims && !c->ints.empty() && c->type.rank() == 2) {
+        add(c->args[0], 1 - static_cast<int>(c->ints[0]), w, depth + 1);  // `(a & b)[:, None]`: a and b bound the rows
+        continue;
+      }
+      if (depth < 8 && c->kind == ExprKind::Var && c->slot >= 0 && plan_.assigns[static_cast<size_t>(c->slot)] == 1 &&
+          plan_.single_def[static_cast<size_t>(c->slot)]) {
+        add(plan_.single_def[static_cast<size_t>(c->slot)], d, w, depth + 1);
+        continue;
+      }
+      conds0.push_back(w);
+      conds.emplace_back(c, d);
+    }
+  };
+  add(mask, -1, nullptr, 0);
+  // Index terms compared as texts: a term broadcast along the other dimension (`i[:, None]` for the
+  // rows) as the 1-D index it broadcasts.
+  auto texts = [&](const std::vector<ExprP>& ts, int dim) {
+    std::vector<std::string> out;
+    for (const ExprP& x : ts)
+      out.push_back(print_expr(x->kind == ExprKind::ExpandDims && !x->ints.empty() && x->ints[0] == 1 - dim ? x->args[0] : x));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  // The terms of a comparison's left side, against dimension `dim`'s (a 1-D condition's print as they are).
+  auto lhs_texts = [&](const std::pair<ExprP, int>& c, int dim) {
+    std::vector<ExprP> lhs;
+    sum_terms(c.first->args[0], lhs);
+    return texts(lhs, dim);
+  };
+  auto is_cmp = [](const ExprP& c, BinOp b) { return c->kind == ExprKind::Binary && c->bop == b && c->type.elem == Scalar::I1; };
+  const std::vector<std::string> row_t = texts(row, 0);
   std::optional<HostInt> rows, cols;
   ExprP rows_e, cols_e;
-  for (const ExprP& c : conds) {
-    // `index >= 0`: TMA zero-fills negative coordinates as well.
-    if (c->kind == ExprKind::Binary && c->bop == BinOp::Ge && c->args[1]->kind == ExprKind::Const && !c->args[1]->is_float &&
-        c->args[1]->ival == 0) {
-      std::vector<ExprP> lhs;
-      sum_terms(c->args[0], lhs);
-      if (term_texts(lhs) == term_texts(row) || term_texts(lhs) == term_texts(col)) continue;
+  std::vector<bool> used(conds.size());
+  // `row < extent`; then `col < extent`, whose terms are the column terms but for scalars that are
+  // then the planes' `index * stride`.
+  std::vector<ExprP> planes;
+  for (size_t i = 0; i < conds.size(); ++i) {
+    const auto& c = conds[i];
+    if (!is_cmp(c.first, BinOp::Lt) || c.second == 1) continue;
+    auto bound = host_int(c.first->args[1]);
+    if (bound && !rows && lhs_texts(c, 0) == row_t) rows = bound, rows_e = c.first->args[1], used[i] = true;
+  }
+  for (size_t i = 0; i < conds.size() && !cols; ++i) {
+    const auto& c = conds[i];
+    if (used[i] || !is_cmp(c.first, BinOp::Lt) || c.second == 0) continue;
+    auto bound = host_int(c.first->args[1]);
+    if (!bound) continue;
+    std::vector<std::string> want = lhs_texts(c, 1);
+    std::vector<ExprP> kept, rest;
+    for (const ExprP& x : col) {
+      auto it = std::find(want.begin(), want.end(), texts({x}, 1)[0]);
+      if (it != want.end()) want.erase(it), kept.push_back(x);
+      else if (x->type.is_scalar()) rest.push_back(x);
+      else break;
     }
-    if (c->kind == ExprKind::Binary && c->bop == BinOp::Lt) {
-      std::vector<ExprP> lhs;
-      sum_terms(c->args[0], lhs);
-      auto bound = host_int(c->args[1]);
-      if (bound && !rows && term_texts(lhs) == term_texts(row)) {
-        rows = bound, rows_e = c->args[1];
-        continue;
-      }
-      if (bound && !cols && term_texts(lhs) == term_texts(col)) {
-        cols = bound, cols_e = c->args[1];
-        continue;
-      }
+    if (!want.empty() || kept.size() + rest.size() != col.size()) continue;
+    cols = bound, cols_e = c.first->args[1], used[i] = true;
+    col = kept;
+    planes = rest;
+  }
+  // `index >= 0`: TMA zero-fills negative coordinates as well.
+  const std::vector<std::string> col_t = texts(col, 1);
+  for (size_t i = 0; i < conds.size(); ++i) {
+    const auto& c = conds[i];
+    if (used[i]) continue;
+    if (is_cmp(c.first, BinOp::Ge) && c.first->args[1]->kind == ExprKind::Const && !c.first->args[1]->is_float && c.first->args[1]->ival == 0) {
+      if ((c.second != 1 && lhs_texts(c, 0) == row_t) || (c.second != 0 && lhs_texts(c, 1) == col_t)) continue;
     }
-    return why = "has a mask conjunct that is not row < extent or column < extent (" + print_expr(c) + ")", std::nullopt;
+    return why = "has a mask conjunct that is not row < extent or column < extent (" + print_expr(conds0[i]) + ")", std::nullopt;
   }
   if (!rows || !cols) return why = "has a mask that does not bound both the rows and the columns", std::nullopt;
-  map = TmaMap{buf, t.elem, *rows, *cols, *s, R, b_operand ? 64 : C};
+  if (!consecutive_along(row, 0, R) || !consecutive_along(col, 1, C))
+    return why = "has row or column indices that are not consecutive values", std::nullopt;
+  // Planes: each scalar term the column mask does not name is `index * stride`, the stride a
+  // parameter or literal (constexprs and literals multiplied out) divisible by 16 bytes.
+  if (planes.size() > 3) return why = "has more than 3 scalar terms the mask does not bound (a tensor map has at most 5 dimensions)", std::nullopt;
+  std::vector<TmaMap::Plane> plane_strides;
+  std::vector<ExprP> plane_index;
+  for (const ExprP& x : planes) {
+    std::vector<ExprP> fs;
+    std::function<void(const ExprP&)> factors = [&](const ExprP& e) {
+      if (e->kind == ExprKind::Binary && e->bop == BinOp::Mul) return factors(e->args[0]), factors(e->args[1]);
+      fs.push_back(e);
+    };
+    factors(x);
+    // Literals and constexprs multiply into the stride; of the other factors the index is the one
+    // computed in the kernel (`z_index * l_SIZE * k_SIZE`), else the first (`h * M * K`, h a
+    // parameter); the rest must be runtime parameters.
+    TmaMap::Plane pl;
+    std::vector<ExprP> rest, params;
+    bool big = false;
+    for (const ExprP& f : fs) {
+      auto h = host_int(f);
+      if (h && h->param.empty()) big = big || h->value <= 0 || __builtin_mul_overflow(pl.value, h->value, &pl.value) || pl.value > (int64_t{1} << 36);
+      else rest.push_back(f);
+    }
+    std::vector<ExprP> idx;
+    for (const ExprP& f : rest) (idx.empty() && !host_int(f) ? idx : params).push_back(f);
+    if (idx.empty() && !params.empty()) idx.push_back(params[0]), params.erase(params.begin());
+    for (const ExprP& f : params) big = big || !host_int(f);
+    const std::string what = "has a scalar term the mask does not bound (" + print_expr(x) + ")";
+    if (big || idx.empty()) return why = what + " that is not index * stride (literals, constexprs and runtime parameters)", std::nullopt;
+    int64_t bytes16 = pl.value * eb % 16;  // what the stride in bytes is known to be a multiple of, modulo 16
+    for (const ExprP& f : params) {
+      pl.params.push_back(host_int(f)->param);
+      bytes16 = bytes16 * (axis_info(f).div % 16) % 16;
+    }
+    if (bytes16 != 0) return why = what + ": an outer coordinate whose stride (" + pl.str() + " elements) is not known to be a multiple of 16 bytes", std::nullopt;
+    plane_strides.push_back(pl);
+    plane_index.push_back(idx[0]);
+  }
+  // Innermost first, where the strides say so at compile time: fewer parameters, then the smaller
+  // value (`h * P * Q` inside `z * H * P * Q`).
+  std::vector<size_t> order(planes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const TmaMap::Plane &a = plane_strides[x], &b = plane_strides[y];
+    return a.params.size() != b.params.size() ? a.params.size() < b.params.size() : a.value < b.value;
+  });
+  std::vector<TmaMap::Plane> ps;
+  std::vector<ExprP> pi;
+  for (size_t i : order) ps.push_back(plane_strides[i]), pi.push_back(plane_index[i]);
+  plane_strides = ps, plane_index = pi;
+  map = TmaMap{buf, t.elem, *rows, *cols, *s, plane_strides, R, b_operand ? 64 : C};
   TmaOperand o;
   o.load = &st;
   o.b_operand = b_operand;
   o.row = row;
   o.col = col;
+  o.planes = plane_index;
   o.rows_e = rows_e;
   o.cols_e = cols_e;
   return o;
@@ -408,7 +527,7 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
       const int64_t R = o.load->args[0]->type.shape[0];
       if (R % 16) continue;  // halves of whole 8-row swizzle atoms
       bool inv = true;
-      for (const auto* terms : {&o.row, &o.col})
+      for (const auto* terms : {&o.row, &o.col, &o.planes})
         for (const ExprP& t : *terms) inv = inv && pair_invariant(t, axis, f.slots[0]);
       if (!inv) continue;
       pp.cluster_axis = axis;
@@ -420,11 +539,20 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
   no("no operand's box is the same for program ids 2c and 2c + 1 on a grid axis");
 }
 
+std::string TmaMap::Plane::str() const {
+  std::string s = value != 1 || params.empty() ? std::to_string(value) : "";
+  for (const std::string& p : params) s += (s.empty() ? "" : " * ") + p;
+  return s;
+}
+
 std::string describe(const TmaOperand& o, const TmaMap& m) {
   std::string who = o.load->targets.empty() ? std::string() : (o.b_operand ? "B " : "A ") + o.load->targets[0] + ": ";
+  std::string planes;
+  for (size_t p = 0; p < m.planes.size(); ++p)
+    planes += (p ? ", " : " of plane ") + print_expr(o.planes[p]) + " (planes " + m.planes[p].str() + " apart)";
   return who + scalar_name(m.elem) + " tensor " + m.buf->name + "[" + m.rows.str() +
          ", " + m.cols.str() + "], rows " + m.stride.str() + " apart, box " + std::to_string(m.box_rows) + "x" + std::to_string(m.box_cols) +
-         " at (" + join_terms(o.row) + ", " + join_terms(o.col) + ")";
+         " at (" + join_terms(o.row) + ", " + join_terms(o.col) + ")" + planes;
 }
 
 // The i32 sum of index terms at the tile's element (0, 0).
@@ -513,14 +641,18 @@ void KernelEmitter::tma_copy(const TmaOperand& o, const std::string& dst, const 
   // A shared operand's map has boxes of half the tile's rows: its 64-column boxes lie twice
   // box_rows * 128 bytes apart in the stage.
   const int64_t boxes = m.box_cols < o.load->args[0]->type.shape[1] ? o.load->args[0]->type.shape[1] / m.box_cols : 1, box_stride = (shared ? 2 : 1) * m.box_rows * 128;
+  // Planes: the box's outer coordinates, after the column and the row.
+  std::vector<std::string> planes;
+  for (const ExprP& p : o.planes) planes.push_back(index_origin({p}));
   auto copy = [&](const std::string& d, const std::string& c, const std::string& r, bool multicast) {
-    if (multicast)
-      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
-           "[$1, {$2, $3}], [$4], $5;\", \"r,l,r,r,r,h,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar +
-           ", i16 3)");
-    else
-      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
-           "$3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + d + ", i64 " + map + ", i32 " + c + ", i32 " + r + ", i32 " + bar + ")");
+    std::vector<std::string> xs = {c, r};
+    xs.insert(xs.end(), planes.begin(), planes.end());
+    const size_t n = xs.size();
+    const std::string b = "$" + std::to_string(2 + n);
+    line("call void asm sideeffect \"cp.async.bulk.tensor." + std::to_string(n) + "d.shared::cluster.global.mbarrier::complete_tx::bytes" +
+         (multicast ? ".multicast::cluster" : "") + " [$0], [$1, " + coord_list(2, n) + "], [" + b + "]" +
+         (multicast ? ", $" + std::to_string(3 + n) : "") + ";\", \"r,l," + coord_constraints(n) + ",r" + (multicast ? ",h" : "") +
+         ",~{memory}\"(i32 " + d + ", i64 " + map + ", " + coord_values(xs) + ", i32 " + bar + (multicast ? ", i16 3" : "") + ")");
   };
   std::string half_rows, half_bytes;
   if (shared) {  // this CTA's half: rows rank * R / 2 on, rank * R / 2 * 128 bytes into each box
@@ -589,12 +721,18 @@ void KernelEmitter::emit_tma_store(const Stmt& s, const TmaOperand& o) {
   guarded(nonempty == "true" ? op("icmp eq i32 %tid, 0") : op("and i1 " + op("icmp eq i32 %tid, 0") + ", " + nonempty), [&] {
     const TmaMap& m = plan_.tma_maps[static_cast<size_t>(o.map)];
     std::string row = index_origin(o.row), col = index_origin(o.col);
+    std::vector<std::string> planes;
+    for (const ExprP& p : o.planes) planes.push_back(index_origin({p}));
     std::string map = op("ptrtoint %dtsim.tmap* %tm." + std::to_string(o.map) + " to i64");
     for (int64_t j = 0; j < C / m.box_cols; ++j) {
       std::string src = op("add i32 " + smem_addr32() + ", " + std::to_string(j * R * 128));
       std::string cj = j ? op("add i32 " + col + ", " + std::to_string(j * m.box_cols)) : col;
-      line("call void asm sideeffect \"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];\", \"l,r,r,r,~{memory}\"(i64 " +
-           map + ", i32 " + cj + ", i32 " + row + ", i32 " + src + ")");
+      std::vector<std::string> xs = {cj, row};
+      xs.insert(xs.end(), planes.begin(), planes.end());
+      const size_t n = xs.size();
+      line("call void asm sideeffect \"cp.async.bulk.tensor." + std::to_string(n) + "d.global.shared::cta.bulk_group [$0, " + coord_list(1, n) +
+           "], [$" + std::to_string(1 + n) + "];\", \"l," + coord_constraints(n) + ",r,~{memory}\"(i64 " + map + ", " + coord_values(xs) +
+           ", i32 " + src + ")");
     }
     line("call void asm sideeffect \"cp.async.bulk.commit_group;\", \"~{memory}\"()");
     line("call void asm sideeffect \"cp.async.bulk.wait_group.read 0;\", \"~{memory}\"()");
@@ -839,6 +977,7 @@ KernelEmitter::ClusterPair KernelEmitter::cluster_agree(const PipelinePlan& pp, 
   const Stmt* outer = cur_stmt_;
   cur_stmt_ = so.load;
   std::vector<std::string> mine = {op("sext i32 " + index_origin(so.row) + " to i64"), op("sext i32 " + index_origin(so.col) + " to i64")};
+  for (const ExprP& p : so.planes) mine.push_back(op("sext i32 " + index_origin({p}) + " to i64"));
   cur_stmt_ = outer;
   for (const std::string& v : {lb.lo, lb.hi}) mine.push_back(ty == "i64" ? v : op("sext " + ty + " " + v + " to i64"));
   std::string xbase = op("add i32 " + smem_addr32() + ", " + std::to_string(pp.stages * pp.stage_bytes + 768));

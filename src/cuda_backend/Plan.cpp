@@ -1,6 +1,7 @@
 // The planning stages of the CUDA backend (Plan.h): KernelEmitter::plan() runs them in order and
 // fills the KernelPlan that emission reads; KernelPlan::print is `emit --plan`.
 #include <algorithm>
+#include <functional>
 
 #include "cuda_backend/KernelEmitter.h"
 #include "ir/Printer.h"
@@ -87,6 +88,7 @@ void KernelEmitter::plan() {
   // The parameters count as one assignment each from here on (the layouts above see the body's).
   for (const Param& p : k_.params)
     if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
+  plan_true_masks();
   plan_loop_stages();
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
@@ -111,6 +113,90 @@ void KernelEmitter::plan_slots(const std::vector<StmtP>& body) {
       ++plan_.assigns[static_cast<size_t>(s.slots[0])];
     }
   });
+}
+
+// Stage `masks` (KernelPlan::true_masks): an i1 tile variable assigned once as `x < n`, n a literal or
+// constexpr, x at most n - 1 wherever it is read: x's upper bound from its terms (literals,
+// constexprs, aranges, and loop variables of `for` loops whose bounds and step are literals or
+// constexprs: the last value they take), through variables assigned once, sums and broadcasts; and
+// conjunctions of such.
+void KernelEmitter::plan_true_masks() {
+  plan_.true_masks.clear();
+  std::map<int, int64_t> last;  // loop variable slot -> the last value its loop gives it
+  auto constant = [&](const ExprP& e) -> std::optional<int64_t> {
+    auto h = host_int(e);
+    if (!h || !h->param.empty()) return std::nullopt;
+    return h->value;
+  };
+  for_each_stmt(k_.body, [&](const Stmt& s) {
+    if (s.kind != StmtKind::For || plan_.assigns[static_cast<size_t>(s.slots[0])] != 1) return;
+    auto lo = constant(s.args[0]), hi = constant(s.args[1]), step = constant(s.args[2]);
+    if (lo && hi && step && *step > 0 && *hi > *lo) last[s.slots[0]] = *lo + (*hi - *lo - 1) / *step * *step;
+  });
+  std::function<std::optional<int64_t>(const ExprP&, int)> most = [&](const ExprP& e, int depth) -> std::optional<int64_t> {
+    if (depth > 16 || e->type.ptr || is_float(e->type.elem) || e->type.elem == Scalar::I1) return std::nullopt;
+    switch (e->kind) {
+      case ExprKind::Const: return e->ival;
+      case ExprKind::Arange: return e->ints[1] - 1;
+      case ExprKind::Broadcast:
+      case ExprKind::ExpandDims: return most(e->args[0], depth + 1);
+      case ExprKind::Binary: {
+        if (e->bop != BinOp::Add) return std::nullopt;
+        auto a = most(e->args[0], depth + 1), b = most(e->args[1], depth + 1);
+        if (!a || !b) return std::nullopt;
+        return *a + *b;
+      }
+      case ExprKind::Var: {
+        if (e->slot < 0) return std::nullopt;
+        if (auto it = last.find(e->slot); it != last.end()) return it->second;
+        if (auto c = constant(e)) return c;
+        const size_t s = static_cast<size_t>(e->slot);
+        if (plan_.assigns[s] == 1 && plan_.single_def[s] && !k_.find_param(e->name)) return most(plan_.single_def[s], depth + 1);
+        return std::nullopt;
+      }
+      default: return std::nullopt;
+    }
+  };
+  // Why every element of i1 value e is true ("" where that is not shown).
+  std::function<std::string(const ExprP&, int)> why = [&](const ExprP& e, int depth) -> std::string {
+    if (depth > 16) return "";
+    switch (e->kind) {
+      case ExprKind::Broadcast:
+      case ExprKind::ExpandDims: return why(e->args[0], depth + 1);
+      case ExprKind::Var: {
+        if (e->slot < 0) return "";
+        if (auto it = plan_.true_masks.find(e->slot); it != plan_.true_masks.end()) return it->second;
+        const size_t s = static_cast<size_t>(e->slot);
+        return plan_.assigns[s] == 1 && plan_.single_def[s] && !k_.find_param(e->name) ? why(plan_.single_def[s], depth + 1) : "";
+      }
+      case ExprKind::Binary: {
+        if (e->bop == BinOp::And) {
+          std::string a = why(e->args[0], depth + 1), b = a.empty() ? "" : why(e->args[1], depth + 1);
+          return b.empty() ? "" : a + "; " + b;
+        }
+        if (e->bop != BinOp::Lt) return "";
+        auto n = constant(e->args[1]);
+        auto x = most(e->args[0], 0);
+        if (!n || !x || *x >= *n) return "";
+        return print_expr(e->args[0]) + " <= " + std::to_string(*x) + " < " + print_expr(e->args[1]) +
+               (e->args[1]->kind == ExprKind::Const ? "" : " = " + std::to_string(*n));
+      }
+      default: return "";
+    }
+  };
+  for_each_stmt(k_.body, [&](const Stmt& s) {
+    if (s.kind != StmtKind::Assign || s.targets.size() != 1) return;
+    const size_t slot = static_cast<size_t>(s.slots[0]);
+    if (plan_.assigns[slot] != 1 || !s.args[0]->type.is_tile() || s.args[0]->type.elem != Scalar::I1) return;
+    std::string w = why(s.args[0], 0);
+    if (!w.empty()) plan_.true_masks[s.slots[0]] = w;
+  });
+}
+
+// Whether every element of i1 value e is true (a true mask, broadcast or not).
+bool KernelEmitter::always_true(const ExprP& e) const {
+  if (e->kind == ExprKind::Broadcast || e->kind == ExprKind::ExpandDims) return always_true(e->args[0]);
+  return e->kind == ExprKind::Var && e->slot >= 0 && plan_.true_masks.count(e->slot);
 }
 
 // Stage `dots`: the engine of every dot (tensor cores or FMA units; mma_plan in NvvmDot.cpp).
@@ -385,10 +471,12 @@ void KernelEmitter::plan_tma_stores() {
     const Stmt& s = *sp;
     if (s.kind != StmtKind::Store || !s.args[0]->type.is_tile() || s.args[0]->type.rank() != 2 || s.args[1]->type.shape != s.args[0]->type.shape)
       continue;
-    // Only a value that also reads a slice of its own layout (attention's `(acc / l[:, None]).to(f16)`):
-    // emit_store would store it from that layout in element pairs, each with its address and mask;
-    // a matmul's `acc.to(f16)` keeps its exchange through shared memory and 16-byte global stores.
-    if (!reads_slice(s.args[1], 2)) continue;
+    // Only a value that also reads a slice of its own layout (attention's `(acc / l[:, None]).to(f16)`,
+    // also through the variables it was computed in, as the DT lowering writes it): emit_store would
+    // store it from that layout in element pairs, each with its address and mask, or convert it
+    // through shared memory; a matmul's `acc.to(f16)` keeps its exchange through shared memory and
+    // 16-byte global stores.
+    if (!reads_slice(s.args[1], 2, 4)) continue;
     TmaMap m;
     std::string w;
     auto o = tma_operand(s, true, m, w);
@@ -671,6 +759,10 @@ std::string KernelPlan::print(const Kernel& k) const {
     const MmaPlan& p = dots.at(e);
     std::string shape = std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K);
     out += "    " + stmt_line(*st) + "\n      " + (p.ok ? describe(p) : "dot " + shape + ": FMA units (" + p.why + ")") + "\n";
+  }
+  if (!true_masks.empty()) {
+    out += "  masks true wherever read (a where on them selects nothing):\n";
+    for (const auto& [slot, why] : true_masks) out += "    " + k.slot_names[static_cast<size_t>(slot)] + ": " + why + "\n";
   }
   out += "  loops:" + std::string(loop_order.empty() ? " none\n" : "\n");
   for (const auto& key : loop_order) {

@@ -3,6 +3,7 @@
 //   slots     how often each variable slot is assigned, and with what (one definition, all of them);
 //   dots      per dot: the engine (wgmma, mma.sync, FMA units), its instruction shape and warp split;
 //   layouts   per tile variable slot: the one layout it is held in;
+//   masks     the i1 tile variables true wherever they are read (a `where` on one selects nothing);
 //   loops     per `for` (and per copy of it, where bounds checks are hoisted): the loop variable's
 //             axis information, the bounds-check hoisting, the software pipeline, register prefetch;
 //   axis      per global load and store: the axis information of its pointer (vector widths);
@@ -108,10 +109,19 @@ struct HoistPlan {
 // elements apart, with a mask that is exactly `row < rows && col < cols` (NvvmTma.cpp). The box's
 // origin (col0, row0) is `col` and `row` at the tile's element (0, 0); TMA zero-fills what lies
 // outside [0, cols) x [0, rows), which is the mask.
+//
+// A tensor of rank 3 to 5 read a 2-D box at a time (a head of attention's [Z, L, D] keys): the
+// pointer's other terms are scalars `index * stride` (`z_index * l_SIZE * k_SIZE`), each an outer
+// dimension of the map (a plane) that no mask conjunct names; the box is one element deep in each.
+// The map's planes lie `stride` elements apart; their extent, which no mask gives, is what the
+// buffer holds (its elements / stride, rounded up; set at launch), so that every element the load
+// reads unmasked is in the map and a box never runs past its plane's rows: the row mask clips it
+// (a ragged last key block is zero-filled, not read from the next head).
 struct TmaOperand {
   const Stmt* load = nullptr;
   bool b_operand = false;
   std::vector<ExprP> row, col;  // the row and column indices as sums of terms ([R, 1]; [1, C] or [C]; scalars)
+  std::vector<ExprP> planes;    // the outer dimensions' indices (scalars), innermost first
   int map = -1;               // its tensor map: KernelPlan::tma_maps[map]
   ExprP rows_e, cols_e;       // the mask's extents (an empty one leaves the map zero: no copy may use it)
 };
@@ -128,6 +138,14 @@ struct TmaMap {
   const Param* buf = nullptr;
   Scalar elem = Scalar::F16;
   HostInt rows, cols, stride;  // the tensor's extents (the mask's bounds) and its row stride in elements
+  // Outer dimensions (TmaOperand::planes): their strides in elements, each `value` times the runtime
+  // scalar parameters named (`z * M * K`: 1 x M x K).
+  struct Plane {
+    std::vector<std::string> params;
+    int64_t value = 1;
+    std::string str() const;
+  };
+  std::vector<Plane> planes;
   int64_t box_rows = 0, box_cols = 0;  // box_cols * element bytes = 128 (the 128-byte swizzle)
 };
 std::string describe(const TmaOperand& o, const TmaMap& m);
@@ -302,6 +320,12 @@ struct KernelPlan {
     bool disjoint_now = false;
   };
   std::map<std::string, ConflictWords> conflict_words;
+  // masks: i1 tile variables assigned once whose every element is true wherever they are read, with
+  // why (`l_mask = l_index < l_SIZE`, l_index = l_iter + arange(0, 64) in `for l_iter in range(0,
+  // l_SIZE, 64)`, l_SIZE a constexpr the step divides: at most 4095 < 4096). A `where` on one is its
+  // first operand: no select, and no registers for the mask (the DT lowering's key masks at a key
+  // count the tile divides).
+  std::map<int, std::string> true_masks;
   // persistent
   PersistentPlan persistent;
   // smem

@@ -1027,7 +1027,11 @@ class KernelLowerer {
     std::string acc = fresh(k + "_accumulator");
     SourceLoc saved = sched_loc_;
     sched_loc_ = plan_.at(k).sched_loc;
-    assign(acc, make_full({cint(plan_.at(i).tile), cint(plan_.at(j).tile)}, make_const_float(0.0), Scalar::F32), e->loc);
+    // A k that is one tile: the dot's accumulator is the zero tile itself (on wgmma: D = A*B, no
+    // accumulator registers set up before it).
+    const bool whole = plan_.at(k).whole;
+    auto zero_acc = [&] { return make_full({cint(plan_.at(i).tile), cint(plan_.at(j).tile)}, make_const_float(0.0), Scalar::F32); };
+    if (!whole) assign(acc, zero_acc(), e->loc);
     std::map<std::string, double> post;
     auto body = [&] {
       realize_level(cur_func_, k);
@@ -1039,11 +1043,11 @@ class KernelLowerer {
       post = term.d.post;
       ExprP ta = oa.e, tb = ob.e;
       if (a->type != b->type) { ta = make_cast(ta, Scalar::F32); tb = make_cast(tb, Scalar::F32); }
-      ExprP prev = var(acc);
+      ExprP prev = whole ? zero_acc() : var(acc);
       if (ExprP f = rescale(term.d.scale, {i, j}, k, e->loc)) prev = bin(BinOp::Mul, prev, f, e->loc);
       assign(acc, make_dot(ta, tb, prev, e->loc), e->loc);
     };
-    if (plan_.at(k).whole) body();
+    if (whole) body();
     else reduction_loop(k, e->loc, body);
     if (!post.empty()) assign(acc, apply_post(var(acc), post, {i, j}, e->loc), e->loc);
     sched_loc_ = saved;

@@ -39,7 +39,8 @@ if(DTSIM_HAVE_CUDA)
   # the tutorial's causal form: two key loops, q staged by the first and kept for the second
   dtsim_plan_golden(attention_causal_sm90a tests/gpu/attention_causal.tile --arch sm_90a)
   # FlashAttention as a DT schedule (reductions carried across the key loop), at tutorial 06's shape:
-  # two wgmma dots, q staged once, k and v in cp.async operand rings (not TMA: the plan says why)
+  # two wgmma dots, q copied by TMA and staged once, k and v in operand rings TMA fills, the output
+  # stored by TMA: every box a 2-D box of one head of a 3-D tensor (the head the map's third coordinate)
   dtsim_plan_golden(attention_flash_dt_sm90a examples/attention_flash.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
   dtsim_plan_golden(attention_flash128_dt_sm90a examples/attention_flash128.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
   # TMA rings: f16 and bf16 operands as boxes of their tensors (masked edges as TMA's zero fill);
@@ -48,6 +49,8 @@ if(DTSIM_HAVE_CUDA)
   dtsim_plan_golden(tma_matmul_sm90a tests/gpu/tma_matmul.tile --arch sm_90a)
   dtsim_plan_golden(matmul_bf16_sm90a examples/matmul_bf16.tile --arch sm_90a)
   dtsim_plan_golden(tma_matmul_hoisted_sm90a tests/gpu/tma_matmul.tile --arch sm_90a --sanitize=bounds)
+  # TMA rings over tensors of rank 3 and 4: one and two outer coordinates (planes) per box
+  dtsim_plan_golden(tma_planes_sm90a tests/gpu/tma_planes.tile --arch sm_90a)
   # TMA rings in 2-CTA clusters (--cluster): the grid axis, the shared operand and its half-height box;
   # with --warp-specialize one ring gets the producer warp and keeps its cluster
   dtsim_plan_golden(cluster_matmul_sm90a tests/gpu/cluster_matmul.tile --arch sm_90a --cluster)

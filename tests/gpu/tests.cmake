@@ -33,10 +33,11 @@ if(DTSIM_HAVE_CUDA)
   # key blocks outside the tensors; attention_causal: the tutorial's causal form, an off-band and an
   # on-band key loop reading one staging of q; attention_m64: query blocks of 64 rows, q copied and
   # the output stored by TMA in 64-row boxes); f16 and bf16 matmuls whose K loops are TMA rings on
-  # sm_90a (ragged edges as TMA's zero fill).
+  # sm_90a (ragged edges as TMA's zero fill); tma_planes: the same over tensors of rank 3 and 4, a
+  # batch (head) per instance as the tensor maps' outer coordinates, ragged edges inside each batch.
   foreach(t scans atomics_half atomics_narrow permute pairs high_rank atomics addresses int_dot int_dot_k64 int_dot_mma combine_n
           attention_desc attention_desc128 attention_desc_w8 attention_nc128 attention_mixed attention_causal attention_m64 tma_matmul
-          sched_matmul)
+          sched_matmul tma_planes)
     add_test(NAME gpu_difftest_${t}.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
              ${CMAKE_CURRENT_LIST_DIR}/${t}.tile)
     set_tests_properties(gpu_difftest_${t}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)

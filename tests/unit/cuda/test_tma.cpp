@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "cuda_backend/Cuda.h"
 #include "cuda_backend/NvvmEmitter.h"
@@ -173,6 +174,48 @@ TEST_CASE("with bounds checks the checked copy of the loop keeps cp.async, the u
   CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") > 0);
 }
 
+TEST_CASE("TMA rings over tensors of rank 3 and 4: scalar index * stride terms the masks do not bound are the maps' outer coordinates") {
+  Compiled c = compile(source_file("tests/gpu/tma_planes.tile"), "sm_90a", false, false);
+  CHECK(count(c.plan, "pipelined: TMA ring of 3 stages x 32768 bytes") == 1);
+  CHECK(count(c.plan, "pipelined: TMA ring of 4 stages x 16384 bytes") == 1);
+  CHECK(count(c.plan, "TMA A ta: f16 tensor a[M, K], rows K apart, box 128x64 at (rm[:, None], rk[None, :] + k) of plane z (planes M * K apart)") == 1);
+  CHECK(count(c.plan, "TMA B tb: f16 tensor b[K, N], rows N apart, box 64x64 at (rk[:, None] + k, rn[None, :]) of plane z (planes K * N apart)") == 1);
+  // Two outer coordinates, the inner one first (fewer parameters in its stride).
+  CHECK(count(c.plan, "TMA A tx: bf16 tensor x[P, Q], rows Q apart, box 64x64 at (rm[:, None], rk[None, :] + k) of plane h (planes P * Q apart), "
+                      "z (planes H * P * Q apart)") == 1);
+  CHECK(count(c.plan, "no TMA") == 0);
+  REQUIRE(c.nm.kernels.size() == 2);
+  // The maps after the buffers and scalars: the planes' strides as products of runtime parameters.
+  const NvvmKernelInfo& k0 = c.nm.kernels[0];
+  REQUIRE(k0.args.size() == 9);
+  const NvvmKernelInfo::Arg& a = k0.args[7];
+  CHECK((a.tensor_map && a.name == "a" && a.rows == "M" && a.cols == "K" && a.stride == "K"));
+  REQUIRE(a.plane_strides.size() == 1);
+  CHECK(a.plane_strides[0] == std::vector<std::string>{"M", "K"});
+  CHECK(a.plane_strides_v[0] == 1);
+  const NvvmKernelInfo& k1 = c.nm.kernels[1];
+  const NvvmKernelInfo::Arg& x = k1.args[k1.args.size() - 2];
+  CHECK((x.tensor_map && x.name == "x"));
+  REQUIRE(x.plane_strides.size() == 2);
+  CHECK(x.plane_strides[0] == std::vector<std::string>{"P", "Q"});
+  CHECK(x.plane_strides[1] == std::vector<std::string>{"H", "P", "Q"});
+  // 3-D copies (A one box, B two 64-column boxes; 2 prologue stages + 1 a loop iteration) and 4-D
+  // ones (A and B one box each; 3 + 1); no cp.async copies.
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes") == (2 + 1) * 3);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes") == (1 + 1) * 4);
+  CHECK(count(c.ptx, "cp.async.bulk.tensor.2d") == 0);
+  CHECK(count(c.ptx, "cp.async.cg.shared.global") == 0);
+  REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
+}
+
+TEST_CASE("an outer coordinate TMA cannot take keeps the cp.async ring, and the plan says why") {
+  std::string src = source_file("tests/gpu/tma_planes.tile");
+  SUBCASE("a term that is not index * stride") {
+    Compiled c = compile(replaced(src, "load(a + z * M * K +", "load(a + z * z * K +"), "sm_90a", false, false);
+    CHECK(count(c.plan, "no TMA: the load of ta (line 17) has a scalar term the mask does not bound (z * z * K) that is not index * stride") == 1);
+  }
+}
+
 TEST_CASE("loads TMA cannot prove to be boxes keep the cp.async ring, and the plan says why") {
   std::string src = source_file("tests/gpu/tma_matmul.tile");
   SUBCASE("a mask bound the host cannot compute") {
@@ -187,7 +230,9 @@ TEST_CASE("loads TMA cannot prove to be boxes keep the cp.async ring, and the pl
   }
   SUBCASE("a mask that is not the bounds the pointer's indices name") {
     Compiled c = compile(replaced(src, "mask=(rm[:, None] < M) & (rk[None, :] + k < K)", "mask=(rm[:, None] < M) & (rk[None, :] < K)"), "sm_90a");
-    CHECK(count(c.plan, "no TMA: the load of ta (line 15) has a mask conjunct that is not row < extent or column < extent (rk[None, :] < K)") == 1);
+    // the loop's k is outside the mask: an outer coordinate of stride 1, which TMA cannot take
+    CHECK(count(c.plan, "no TMA: the load of ta (line 15) has a scalar term the mask does not bound (k): an outer coordinate whose stride (1 elements) "
+                        "is not known to be a multiple of 16 bytes") == 1);
   }
   SUBCASE("row indices that are not consecutive") {
     Compiled c = compile(replaced(src, "rm = program_id(0) * BM + arange(0, BM)", "rm = program_id(0) * BM + arange(0, BM) * 2"), "sm_90a");

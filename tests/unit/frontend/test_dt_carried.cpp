@@ -45,8 +45,10 @@ TEST_CASE("carried: the key loop of FlashAttention, derived from the algorithm a
   CHECK(t.find("Q_tile = load(") < loop);
   CHECK(t.find("mx = full([16], -inf, f32)") < loop);
   CHECK(t.find("den = zeros([16], f32)") < loop);
-  // k is read row-major and transposed for the first dot
-  CHECK(t.find("dot(Q_tile, trans(K_tile), k_accumulator)") > loop);
+  // k is read row-major and transposed for the first dot, whose k is one tile: its accumulator is
+  // the zero tile itself
+  CHECK(t.find("k_accumulator = dot(Q_tile, trans(K_tile), zeros([16, 32], f32))") > loop);
+  CHECK(t.find("k_accumulator = zeros(") == std::string::npos);
   // the running maximum (kept times log2(e), the scale of s folded into that factor after the max),
   // its rescale of the running sum and of the output accumulator
   CHECK(t.find("s = k_accumulator * rsqrt(k_SIZE)") > loop);
