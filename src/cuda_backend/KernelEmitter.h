@@ -133,6 +133,7 @@ class KernelEmitter {
   bool recomputable(const ExprP& e, bool any_scalar = false);
   bool reads_slice(const ExprP& e, size_t rank, int depth = 0);
   bool stable_scalar(int slot) const;
+  void plan_prefix_scalars();
   // e's value in layout d (d's shape is e's shape; scalars ignore d).
   TV eval(const ExprP& e, const Dist& d);
   TV eval(const ExprP& e) { return eval(e, natural(e)); }

@@ -457,6 +457,7 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::Arange: return true;
     case ExprKind::Var: {
       if (carried_.count(e->slot)) return true;
+      if (e->type.is_scalar() && e->slot >= 0 && plan_.prefix_scalar[static_cast<size_t>(e->slot)]) return true;
       if (!stable_scalar(e->slot)) return false;
       if (e->type.is_scalar()) return true;
       const ExprP& d = plan_.single_def[static_cast<size_t>(e->slot)];

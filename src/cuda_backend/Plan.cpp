@@ -83,6 +83,7 @@ void KernelEmitter::plan() {
   plan_.single_def.assign(n, nullptr);
   plan_.defs.assign(n, {});
   plan_slots(k_.body);
+  plan_prefix_scalars();
   plan_dots();
   plan_layouts();
   // The parameters count as one assignment each from here on (the layouts above see the body's).
@@ -113,6 +114,34 @@ void KernelEmitter::plan_slots(const std::vector<StmtP>& body) {
       ++plan_.assigns[static_cast<size_t>(s.slots[0])];
     }
   });
+}
+
+// Stage `slots`, continued: KernelPlan::prefix_scalar.
+void KernelEmitter::plan_prefix_scalars() {
+  const size_t n = plan_.assigns.size();
+  plan_.prefix_scalar.assign(n, 0);
+  size_t end = 0;
+  while (end < k_.body.size() && k_.body[end]->kind == StmtKind::Assign) ++end;
+  std::vector<int> count(n, 0), last(n, -1);
+  std::vector<char> scalar(n, 1);
+  for (size_t i = 0; i < end; ++i) {
+    const Stmt& s = *k_.body[i];
+    for (int slot : s.slots) {
+      const size_t u = static_cast<size_t>(slot);
+      ++count[u];
+      last[u] = static_cast<int>(i);
+      if (s.targets.size() != 1 || !s.args[0] || !s.args[0]->type.is_scalar()) scalar[u] = 0;
+    }
+  }
+  for (size_t u = 0; u < n; ++u) plan_.prefix_scalar[u] = plan_.assigns[u] > 1 && count[u] == plan_.assigns[u] && scalar[u];
+  for (size_t i = 0; i < end; ++i) {
+    const Stmt& s = *k_.body[i];
+    if (!s.args[0] || s.args[0]->type.is_scalar()) continue;  // scalars are read by value where assigned
+    for_each_expr(s.args[0], [&](const Expr& e) {
+      if (e.kind == ExprKind::Var && e.slot >= 0 && static_cast<int>(i) < last[static_cast<size_t>(e.slot)])
+        plan_.prefix_scalar[static_cast<size_t>(e.slot)] = 0;
+    });
+  }
 }
 
 // Stage `masks` (KernelPlan::true_masks): an i1 tile variable assigned once as `x < n`, n a literal or

@@ -288,6 +288,11 @@ struct KernelPlan {
   // slots
   std::vector<int> assigns;               // statements (and the parameter) assigning each slot
   std::vector<ExprP> single_def;          // the last single-target Assign value of each slot
+  // Scalars assigned more than once, every time by the kernel's leading assignments (before its first
+  // other statement), and read by no tile assignment before their last: their value is fixed from
+  // then on, so index arithmetic reading them may be evaluated anywhere after (a Python variable
+  // rebound before the loops, as Triton's swizzle2d rebinds `ij`; plan_prefix_scalars).
+  std::vector<char> prefix_scalar;
   std::vector<std::vector<ExprP>> defs;   // every value assigned to each slot
   // dots
   std::map<const Expr*, MmaPlan> dots;
