@@ -37,7 +37,7 @@ if(DTSIM_HAVE_CUDA)
   # batch (head) per instance as the tensor maps' outer coordinates, ragged edges inside each batch.
   foreach(t scans atomics_half atomics_narrow permute pairs high_rank atomics addresses int_dot int_dot_k64 int_dot_mma combine_n
           attention_desc attention_desc128 attention_desc_w8 attention_nc128 attention_mixed attention_causal attention_m64 tma_matmul
-          sched_matmul tma_planes)
+          sched_matmul tma_planes rebound_matmul)
     add_test(NAME gpu_difftest_${t}.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>
              ${CMAKE_CURRENT_LIST_DIR}/${t}.tile)
     set_tests_properties(gpu_difftest_${t}.tile PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -239,3 +239,15 @@ TEST_CASE("loads TMA cannot prove to be boxes keep the cp.async ring, and the pl
     CHECK(count(c.plan, "no TMA: the load of ta (line 15) has row or column indices that are not consecutive values") == 1);
   }
 }
+
+TEST_CASE("TMA ring for the form Triton's TTIR gives a matmul: a scalar rebound before the loop, index terms in variables") {
+  const std::string src = source_file("tests/gpu/rebound_matmul.tile");
+  Compiled c = compile(src, "sm_90a", false, false);
+  CHECK(count(c.plan, "pipelined: TMA ring of 3 stages") == 1);
+  CHECK(count(c.plan, "TMA B y: f16 tensor b[K, N], rows N apart, box 64x64 at (tb, tn)") == 1);
+  REQUIRE(run_ptxas(c.ptx, "sm_90a").ok);
+  // A tile read of `ij` before its last assignment: recomputing rm later would see the rebound value,
+  // so ij is no longer fixed and the loads are not pipelined.
+  Compiled bad = compile(replaced(src, "  rm = (off_i", "  r0 = ij * 0 + arange(0, 128)\n  ij = ij + 0\n  rm = (off_i"), "sm_90a", false, false);
+  CHECK(count(bad.plan, "not pipelined (the load of x (line 21) has a pointer or mask that is not index arithmetic") == 1);
+}
