@@ -104,13 +104,13 @@ std::optional<HostInt> KernelEmitter::host_int(const ExprP& e) {
 // Whether the index terms run over `len` consecutive values along dimension `dim` of the tile (one
 // term index + i, the others scalars).
 bool KernelEmitter::consecutive_along(const std::vector<ExprP>& terms_in, int dim, int64_t len) {
-  // A variable assigned once whose definition is a sum (`tb = rk[:, None] + k`, as the TTIR reader
-  // names Triton's subexpressions) stands for that sum's terms.
+  // A variable assigned once stands for its definition, and one whose definition is a sum
+  // (`tb = rk[:, None] + k`, as the TTIR reader names Triton's subexpressions) for that sum's terms.
   std::vector<ExprP> terms;
   std::function<void(const ExprP&, int)> expand = [&](const ExprP& t, int depth) {
-    if (depth < 8 && t->kind == ExprKind::Var && t->slot >= 0 && plan_.assigns[static_cast<size_t>(t->slot)] == 1) {
-      const ExprP& d = plan_.single_def[static_cast<size_t>(t->slot)];
-      if (d && d->kind == ExprKind::Binary && d->bop == BinOp::Add) {
+    if (depth < 64 && t->kind == ExprKind::Var && t->slot >= 0 && plan_.assigns[static_cast<size_t>(t->slot)] == 1) {
+      if (const ExprP& d = plan_.single_def[static_cast<size_t>(t->slot)]) {
+        if (d->kind != ExprKind::Binary || d->bop != BinOp::Add) return expand(d, depth + 1);
         std::vector<ExprP> parts;
         sum_terms(d, parts);
         for (const ExprP& p : parts) expand(p, depth + 1);
@@ -121,13 +121,9 @@ bool KernelEmitter::consecutive_along(const std::vector<ExprP>& terms_in, int di
   };
   for (const ExprP& t : terms_in) expand(t, 0);
   int tiles = 0;
-  for (const ExprP& t0 : terms) {
-    if (t0->type.is_scalar()) continue;
+  for (const ExprP& t : terms) {
+    if (t->type.is_scalar()) continue;
     if (++tiles > 1) return false;
-    ExprP t = t0;
-    // A variable assigned once stands for its definition.
-    while (t->kind == ExprKind::Var && t->slot >= 0 && plan_.assigns[static_cast<size_t>(t->slot)] == 1 && plan_.single_def[static_cast<size_t>(t->slot)])
-      t = plan_.single_def[static_cast<size_t>(t->slot)];
     const Shape& s = t->type.shape;
     if (dim == 1 && s.size() == 1 && s[0] == len) {
       if (axis_info(t).contig < len) return false;
