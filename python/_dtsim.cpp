@@ -14,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "driver/Driver.h"
@@ -56,6 +57,11 @@ struct Compiled {
   // On the CUDA backend, f32 division as Triton compiles `/` (div.full.f32, CudaOptions::approx_div):
   // kernels read through Triton's frontend whose TTIR has no tt.precise_divf (div_rn).
   bool approx_div = false;
+  // On the CUDA backend, the schedule options a flag of `dtsim run` would set (CudaOptions: 1 asked,
+  // -1 refused, 0 the kernel's own option; persistent_ctas 0: as many as fit): compile_file's.
+  int warp_specialize = 0, cluster = 0, persistent = 0, persistent_ctas = 0;
+  // compile_file's --arg values less those the frontend consumed (.dt sizes): a launch's scalars.
+  std::map<std::string, std::string> launch_args;
   // The interpreter's state kept from one launch to the next (RunMemory: execution form, frame tiles,
   // conflict maps), used by one launch at a time (another thread's launch meanwhile runs without it).
   std::mutex memory_mu;
@@ -81,6 +87,10 @@ std::shared_ptr<CudaEntry> cuda_entry(Compiled& c, const Bindings& b, const std:
   opt.conflict_checks = san == Sanitize::All || san == Sanitize::Conflicts;
   opt.fp_fusion = c.fp_fusion;
   opt.approx_div = c.approx_div;
+  opt.warp_specialize = c.warp_specialize;
+  opt.cluster = c.cluster;
+  opt.persistent = c.persistent;
+  opt.persistent_ctas = c.persistent_ctas;
   std::cerr << unchecked_address_note(c.program.module, opt);  // once per compiled launch
   auto e = std::make_shared<CudaEntry>();
   e->runner = std::make_unique<CudaModuleRunner>(c.program.module, b, opt);
@@ -168,6 +178,53 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
   return c;
 }
 
+// A .tile or .dt file compiled for launches at these --arg values (sizes, constexprs, scalars), with
+// `schedule`: the CUDA backend's schedule options as `dtsim run`'s flags set them (warp_specialize,
+// cluster, persistent: 1 asked, -1 refused; persistent_ctas: N). Its launches take launch_args (these
+// values less the .dt sizes lowered in) as their scalars and its buffers() as device arrays.
+std::shared_ptr<Compiled> compile_file(const std::string& path, const std::map<std::string, std::string>& args,
+                                       const std::string& kernel, const std::map<std::string, int>& schedule) {
+  FileKind kind = kind_for_path(path);
+  if (kind != FileKind::Tile && kind != FileKind::Dt)
+    throw UserError(path + ": error: compile_file takes a .tile or .dt file (a .py kernel launches through @triton.jit)");
+  LaunchSpec spec;
+  spec.kernel = kernel;
+  spec.args = args;
+  auto c = std::make_shared<Compiled>();
+  c->program = compile(Source{path, kind, std::nullopt}, spec);
+  c->tile_ir = print_module(c->program.module);
+  for (const auto& [name, v] : args)
+    if (!c->program.size_args.count(name)) c->launch_args[name] = v;
+  for (const auto& [name, v] : schedule) {
+    bool flag = name == "warp_specialize" || name == "cluster" || name == "persistent";
+    if (flag && (v < -1 || v > 1)) throw py::value_error("schedule option " + name + ": 1 (asked), -1 (refused) or 0");
+    if (name == "warp_specialize") c->warp_specialize = v;
+    else if (name == "cluster") c->cluster = v;
+    else if (name == "persistent") c->persistent = v;
+    else if (name == "persistent_ctas" && v >= 0) c->persistent_ctas = v;
+    else throw py::value_error("schedule option " + name + ": not one of warp_specialize, cluster, persistent, persistent_ctas (>= 0)");
+  }
+  return c;
+}
+
+// The buffers a launch of `c` at these values uses: (name, dtype, shape, io) of every pointer
+// parameter of its kernels, in the order the module first names them.
+std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, std::string>> buffers_of(
+    const Compiled& c, const std::map<std::string, std::string>& scalars) {
+  const Module& m = c.program.module;
+  Bindings b = bind_params(m, scalars);
+  std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, std::string>> out;
+  std::set<std::string> seen;
+  for (const Kernel& k : m.kernels)
+    for (const Param& p : k.params) {
+      if (p.kind != ParamKind::Pointer || !seen.insert(p.name).second) continue;
+      std::vector<int64_t> shape;
+      for (const ExprP& e : p.shape) shape.push_back(eval_param_expr(e, b).as_int());
+      out.emplace_back(p.name, scalar_name(p.dtype), shape, bufio_name(p.io));
+    }
+  return out;
+}
+
 // The launch options, checked by the checker `dtsim run`'s flags use (interp/RunOptions.h), so that
 // dtsim.config() and `python -m dtsim` accept what the CLI accepts. Raises ValueError.
 RunSettings run_settings(const std::map<std::string, std::string>& options) {
@@ -241,11 +298,19 @@ using DeviceArrays = std::vector<std::tuple<std::string, uint64_t, std::string, 
 
 // The caller's GPU memory (name, device address, dtype, shape) as buffers of `preset` without host
 // memory; returns the addresses by name (CudaModuleRunner::upload's `on_device`).
+// The pointer parameter `name` of a module's kernels (the first kernel that takes it); UserError when
+// none does.
+const Param* buffer_param(const Module& m, const std::string& name) {
+  for (const Kernel& k : m.kernels)
+    if (const Param* p = k.find_param(name); p && p->kind == ParamKind::Pointer) return p;
+  throw UserError((m.kernels.size() == 1 ? "kernel '" + m.kernels.at(0).name + "'" : std::string("the module")) +
+                  " has no pointer parameter '" + name + "'");
+}
+
 std::map<std::string, uint64_t> bind_device_arrays(const Module& m, const Bindings& b, const DeviceArrays& device_arrays, Buffers& preset) {
   std::map<std::string, uint64_t> on_device;
   for (const auto& [name, ptr, dtype, shape] : device_arrays) {
-    const Param* prm = m.kernels.at(0).find_param(name);
-    if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
+    const Param* prm = buffer_param(m, name);
     Buffer buf;
     buf.dtype = dtype_of(dtype, name);
     for (const ExprP& e : prm->shape) buf.shape.push_back(eval_param_expr(e, b).as_int());
@@ -404,8 +469,7 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   Buffers preset;
   std::vector<py::buffer_info> infos;
   for (const auto& [name, obj, dtype] : arrays) {
-    const Param* prm = m.kernels.at(0).find_param(name);
-    if (!prm || prm->kind != ParamKind::Pointer) throw UserError("kernel '" + m.kernels.at(0).name + "' has no pointer parameter '" + name + "'");
+    const Param* prm = buffer_param(m, name);
     py::buffer_info info = obj.request(prm->io != BufIO::In);
     Buffer buf;  // only its type and shape: the run's buffer is a view of the array's memory
     buf.dtype = dtype_of(dtype, name);
@@ -566,6 +630,11 @@ PYBIND11_MODULE(_dtsim, m) {
                                  if (any_expr(k.body, [](const Expr& e) { return e.kind == ExprKind::IntToPtr; })) return true;
                                return false;
                              })
+      .def_property_readonly("launch_args", [](const Compiled& c) { return c.launch_args; },
+                             "compile_file's --arg values less those lowered into the program (.dt sizes): the "
+                             "scalars its launches and buffers() take.")
+      .def("buffers", &buffers_of, py::arg("scalars") = std::map<std::string, std::string>{},
+           "(name, dtype, shape, io) of every buffer a launch at these scalar values uses.")
       .def_property_readonly("outputs", [](const Compiled& c) {
         std::vector<std::string> out;
         for (const Param& p : c.program.module.kernels.at(0).params)
@@ -577,6 +646,11 @@ PYBIND11_MODULE(_dtsim, m) {
         "Lowers and verifies kernel `kernel` of `path` for one launch signature (`sources`: path -> text to use "
         "instead of the file, the source as it was when the kernel was decorated; `fp_fusion`: on the CUDA "
         "backend, let a multiply and an add contract into fma.rn, as Triton's enable_fp_fusion).");
+  m.def("compile_file", &compile_file, py::arg("path"), py::arg("args") = std::map<std::string, std::string>{},
+        py::arg("kernel") = std::string(), py::arg("schedule") = std::map<std::string, int>{},
+        "Compiles a .tile or .dt file at these --arg values (`schedule`: the CUDA backend's warp_specialize, "
+        "cluster, persistent (1 asked, -1 refused) and persistent_ctas), for cuda_launcher over device arrays "
+        "shaped as buffers(args) says, or run().");
   m.def("compile_ttir", &compile_ttir, py::arg("text"), py::arg("name"), py::arg("kernel"), py::arg("arg_names"),
         py::arg("buffers"), py::arg("grid"), py::arg("num_warps") = 4, py::arg("num_stages") = 3, py::arg("debug") = false,
         py::arg("fp_fusion") = false, py::arg("starts") = std::map<std::string, int64_t>{},
