@@ -266,6 +266,9 @@ class KernelEmitter {
   void plan_resident_tma(const std::vector<StmtP>& body);
   void plan_tma_stores();
   void plan_true_masks();
+  void plan_true_asserts();
+  // Whether statement s reports at run time: an assert not folded by plan_true_asserts, or a print.
+  bool reports_at_run_time(const Stmt& s) const;
   bool always_true(const ExprP& e) const;
   void emit_tma_store(const Stmt& s, const TmaOperand& o);
   std::string tma_nonempty(const TmaOperand& o);

@@ -680,6 +680,7 @@ void KernelEmitter::emit_while(const Stmt& s) {
 }
 
 void KernelEmitter::emit_assert(const Stmt& s) {
+  if (plan_.true_asserts.count(&s)) return;  // holds for the values compiled for (plan_true_asserts)
   const ExprP& c = s.args[0];
   TV v = eval(c);
   int64_t lanes = c->type.is_scalar() ? 1 : c->type.numel();

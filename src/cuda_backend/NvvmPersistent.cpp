@@ -81,7 +81,7 @@ void KernelEmitter::plan_persistent() {
     if (lp.loop != f && lp.pipeline) return no("another loop of the kernel is pipelined");
   if (pp.cluster_axis >= 0)
     return no(std::string("the ring runs in clusters of two CTAs (") +
-              (plan_.asks.cluster.by.find("kernel") != std::string::npos ? "the kernel's cluster(2)" : "--cluster") + ")");
+              (plan_.asks.cluster.who == ScheduleAsk::Who::Kernel ? "the kernel's cluster(2)" : "--cluster") + ")");
   if (!plan_.tma_resident_loads.empty() || !plan_.tma_stores.empty())
     return no("a resident operand copied by TMA or a store by TMA (attention's q and o) is not carried across tiles");
   // The grid's tiles for the values the kernel is compiled for (0: not known here; the launch errs).

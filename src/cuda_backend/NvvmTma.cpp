@@ -443,7 +443,7 @@ std::string KernelEmitter::specialize_blocker(const Stmt& f, const PipelinePlan&
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized && lp.loop != &f) return "an earlier loop of the kernel has the producer warp";
   bool reports = false;
-  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || s.kind == StmtKind::Assert || s.kind == StmtKind::Print; });
+  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || reports_at_run_time(s); });
   if (reports) return "the kernel asserts or prints (their reports meet at CTA-wide barriers)";
   for (const StmtP& s : k_.body) {
     if (s.get() == &f) return "";
@@ -515,7 +515,7 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->cluster_axis >= 0) return no("an earlier loop of the kernel runs in clusters");
   bool reports = false;
-  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || s.kind == StmtKind::Assert || s.kind == StmtKind::Print; });
+  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || reports_at_run_time(s); });
   if (reports) return no("the kernel asserts or prints (a failing CTA leaves early, its peer would wait for it)");
   bool top = false;
   for (const StmtP& s : k_.body) {

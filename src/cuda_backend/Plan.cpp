@@ -61,9 +61,10 @@ const MmaPlan& KernelPlan::dot(const Expr& e) const {
 
 ScheduleAsks schedule_asks(const Kernel& k, const CudaOptions& opt) {
   auto ask = [](int flag, bool kernel, const std::string& name, const std::string& written) {
-    if (flag > 0) return ScheduleAsk{true, "asked for by --" + name};
-    if (flag < 0) return ScheduleAsk{false, "refused by --no-" + name};
-    return kernel ? ScheduleAsk{true, "asked for by the kernel (" + written + ")"} : ScheduleAsk{};
+    using Who = ScheduleAsk::Who;
+    if (flag > 0) return ScheduleAsk{true, "asked for by --" + name, Who::Flag};
+    if (flag < 0) return ScheduleAsk{false, "refused by --no-" + name, Who::Flag};
+    return kernel ? ScheduleAsk{true, "asked for by the kernel (" + written + ")", Who::Kernel} : ScheduleAsk{};
   };
   ScheduleAsks a;
   a.warp_specialize = ask(opt.warp_specialize, k.warp_specialize, "warp-specialize", "warp_specialize");
@@ -90,6 +91,7 @@ void KernelEmitter::plan() {
   for (const Param& p : k_.params)
     if (p.slot >= 0) ++plan_.assigns[static_cast<size_t>(p.slot)];
   plan_true_masks();
+  plan_true_asserts();
   plan_loop_stages();
   info.threads = threads_;
   for (const auto& [key, lp] : plan_.loops)
@@ -220,6 +222,23 @@ void KernelEmitter::plan_true_masks() {
     std::string w = why(s.args[0], 0);
     if (!w.empty()) plan_.true_masks[s.slots[0]] = w;
   });
+}
+
+// Stage `asserts` (KernelPlan::true_asserts): a scalar assert whose condition reads only literals and
+// constexpr parameters, and holds for their values.
+void KernelEmitter::plan_true_asserts() {
+  plan_.true_asserts.clear();
+  for_each_stmt(k_.body, [&](const Stmt& s) {
+    if (s.kind != StmtKind::Assert || !s.args[0]->type.is_scalar()) return;
+    try {
+      if (eval_param_expr(s.args[0], b_, &k_).as_int() != 0) plan_.true_asserts.insert(&s);
+    } catch (const UserError&) {  // reads a runtime value: checked when the kernel runs
+    }
+  });
+}
+
+bool KernelEmitter::reports_at_run_time(const Stmt& s) const {
+  return s.kind == StmtKind::Print || (s.kind == StmtKind::Assert && !plan_.true_asserts.count(&s));
 }
 
 // Whether every element of i1 value e is true (a true mask, broadcast or not).
@@ -652,7 +671,7 @@ int64_t KernelEmitter::transient_smem(const std::vector<StmtP>& body, const std:
 void KernelEmitter::plan_smem() {
   SmemPlan& sp = plan_.smem;
   bool reports = opt_.bounds_checks || opt_.conflict_checks;
-  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || s.kind == StmtKind::Assert; });
+  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || (s.kind == StmtKind::Assert && reports_at_run_time(s)); });
   sp.limit = max_dynamic_smem(plan_.arch) - (reports ? 1024 : 0);
   sp.allocs.clear();
   sp.total = transient_smem(k_.body, {});
@@ -789,6 +808,9 @@ std::string KernelPlan::print(const Kernel& k) const {
     std::string shape = std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K);
     out += "    " + stmt_line(*st) + "\n      " + (p.ok ? describe(p) : "dot " + shape + ": FMA units (" + p.why + ")") + "\n";
   }
+  for_each_stmt(k.body, [&](const Stmt& s) {  // in the kernel's order
+    if (true_asserts.count(&s)) out += "  assert holds for these values (not checked at run time): " + stmt_line(s) + "\n";
+  });
   if (!true_masks.empty()) {
     out += "  masks true wherever read (a where on them selects nothing):\n";
     for (const auto& [slot, why] : true_masks) out += "    " + k.slot_names[static_cast<size_t>(slot)] + ": " + why + "\n";

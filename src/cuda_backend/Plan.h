@@ -43,8 +43,10 @@ namespace dtsim::nvvm {
 // refuses what the kernel's `persistent` asks for. `by` says who decided ("" where nobody asked):
 // "asked for by the kernel (persistent)", "asked for by --persistent", "refused by --no-persistent".
 struct ScheduleAsk {
+  enum class Who { Nobody, Flag, Kernel };
   bool on = false;
   std::string by;
+  Who who = Who::Nobody;  // who decided: a flag (either way), the kernel's own option, or nobody
 };
 struct ScheduleAsks {
   ScheduleAsk warp_specialize, cluster, persistent;
@@ -331,6 +333,10 @@ struct KernelPlan {
   // first operand: no select, and no registers for the mask (the DT lowering's key masks at a key
   // count the tile divides).
   std::map<int, std::string> true_masks;
+  // asserts: scalar asserts whose condition holds for the values the kernel is compiled for (literals
+  // and constexprs only: a .dt file's `y_SIZE <= 8192` checks). They emit nothing, and do not make a
+  // kernel one that reports (no status buffer, so its launches need no synchronize).
+  std::set<const Stmt*> true_asserts;
   // persistent
   PersistentPlan persistent;
   // smem
