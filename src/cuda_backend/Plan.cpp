@@ -149,8 +149,9 @@ void KernelEmitter::plan_prefix_scalars() {
 // Stage `masks` (KernelPlan::true_masks): an i1 tile variable assigned once as `x < n`, n a literal or
 // constexpr, x at most n - 1 wherever it is read: x's upper bound from its terms (literals,
 // constexprs, aranges, and loop variables of `for` loops whose bounds and step are literals or
-// constexprs: the last value they take), through variables assigned once, sums and broadcasts; and
-// conjunctions of such.
+// constexprs: the last value they take; or whose start is a multiple of the step and whose end is
+// at most a constant, `minimum(n, ...)`: the last multiple of the step below it), through variables
+// assigned once, sums and broadcasts; and conjunctions of such.
 void KernelEmitter::plan_true_masks() {
   plan_.true_masks.clear();
   std::map<int, int64_t> last;  // loop variable slot -> the last value its loop gives it
@@ -159,10 +160,38 @@ void KernelEmitter::plan_true_masks() {
     if (!h || !h->param.empty()) return std::nullopt;
     return h->value;
   };
+  // The defining expression of a variable assigned once (itself otherwise).
+  auto def_of = [&](const ExprP& e) -> ExprP {
+    if (e->kind != ExprKind::Var || e->slot < 0) return e;
+    const size_t s = static_cast<size_t>(e->slot);
+    return plan_.assigns[s] == 1 && plan_.single_def[s] && !k_.find_param(e->name) ? plan_.single_def[s] : e;
+  };
+  // A bound of a loop's end: a constant, or minimum(a, b) with a or b constant (a causal key loop's
+  // `l_end = minimum(l_SIZE, m_block_start + 128)`).
+  auto end_bound = [&](const ExprP& e) -> std::optional<int64_t> {
+    if (auto c = constant(e)) return c;
+    ExprP d = def_of(e);
+    if (d->kind != ExprKind::Binary || d->bop != BinOp::Min) return std::nullopt;
+    auto a = constant(d->args[0]), b = constant(d->args[1]);
+    if (a && b) return std::min(*a, *b);
+    return a ? a : b;
+  };
+  // Whether integer e is a multiple of m: a constant multiple, or a product with such a factor.
+  std::function<bool(const ExprP&, int64_t, int)> multiple = [&](const ExprP& e, int64_t m, int depth) -> bool {
+    if (auto c = constant(e)) return *c % m == 0;
+    ExprP d = def_of(e);
+    if (depth > 16 || d->kind != ExprKind::Binary || d->bop != BinOp::Mul) return false;
+    return multiple(d->args[0], m, depth + 1) || multiple(d->args[1], m, depth + 1);
+  };
   for_each_stmt(k_.body, [&](const Stmt& s) {
     if (s.kind != StmtKind::For || plan_.assigns[static_cast<size_t>(s.slots[0])] != 1) return;
     auto lo = constant(s.args[0]), hi = constant(s.args[1]), step = constant(s.args[2]);
-    if (lo && hi && step && *step > 0 && *hi > *lo) last[s.slots[0]] = *lo + (*hi - *lo - 1) / *step * *step;
+    if (lo && hi && step && *step > 0 && *hi > *lo) {
+      last[s.slots[0]] = *lo + (*hi - *lo - 1) / *step * *step;
+    } else if (step && *step > 0 && multiple(s.args[0], *step, 0)) {
+      // a start that is a multiple of the step: every value is one, below the end's bound
+      if (auto hb = end_bound(s.args[1]); hb && *hb >= 1) last[s.slots[0]] = (*hb - 1) / *step * *step;
+    }
   });
   std::function<std::optional<int64_t>(const ExprP&, int)> most = [&](const ExprP& e, int depth) -> std::optional<int64_t> {
     if (depth > 16 || e->type.ptr || is_float(e->type.elem) || e->type.elem == Scalar::I1) return std::nullopt;

@@ -19,7 +19,9 @@ namespace dtsim {
 // ---- expressions ----
 // kind     | fields
 //   Num    | num, is_int                       numeric literal
-//   Name   | name                              an SIn scalar (or a dim name where the grammar wants one)
+//   Num    | num = inf                         the literal `inf`
+//   Name   | name                              an SIn scalar, a dim as a value (is_dim: its index),
+//          |                                   or a dim name where the grammar wants one
 //   Access | name, args: index Names           A[x, k]
 //   Call   | name, args                        exp(e), rsum(e, r), rdot(a, b, k), reshape(e, x, 1), len(v), ...
 //   Binary | op, args: a, b                    + - * / < <= > >= == !=
@@ -40,6 +42,7 @@ struct DtExpr {
   // ---- filled by sema ----
   Scalar type = Scalar::F32;  // element type (literals: f32/i32, weak)
   bool weak = false;          // a literal (takes the other operand's type)
+  bool is_dim = false;        // Name: a dim used as a value (the index of the point, i32)
 };
 
 enum class DtSymKind { Func, In, SIn, Var, RVar };

@@ -117,6 +117,7 @@ class KernelLowerer {
     collect_kernel_funcs();
     collect_dims(out_.name);
     plan_dims();
+    causal_bounds();
     k_.name = out_.name + "_kernel";
     k_.loc = out_.def_loc;
     k_.num_warps = out_.sched.num_warps;
@@ -153,6 +154,7 @@ class KernelLowerer {
   std::map<std::string, size_t> loop_block_;  // the body block of d's loop, while it is being built
   std::map<std::string, Carried> carried_;    // reductions carried across a loop, by Func
   std::set<std::string> reduction_loops_;     // dims whose open loop is a reduction's (not an output dim's)
+  std::map<std::string, std::string> causal_; // r -> m: loops over r stop at the end of m's tile (see causal_bounds)
   int next_view_ = 1;
   SourceLoc alg_loc_, sched_loc_;
   std::string cur_func_;
@@ -179,6 +181,7 @@ class KernelLowerer {
     collect_dims_expr(p_.sym(f).def);
   }
   void collect_dims_expr(const DtExprP& e) {
+    if (e->kind == DtExprKind::Name && e->is_dim) add_dim(e->name);
     if (e->kind == DtExprKind::Access) {
       if (fused_here(e->name) && std::find(visited_.begin(), visited_.end(), e->name) == visited_.end()) {
         visited_.push_back(e->name);
@@ -424,6 +427,30 @@ class KernelLowerer {
   // Runs `fn` inside `for d_iter in range(...)` with d's view open; scopes views and fused values.
   void with_loop(const std::string& d, SourceLoc loc, const std::function<void()>& fn) {
     const DimPlan& pl = plan_.at(d);
+    // A reduction loop bounded at a causal diagonal (causal_bounds): it stops at the end of m's
+    // current tile, and runs as two loops: the tiles wholly below the diagonal (every l < every m,
+    // and every l < l_SIZE) without the diagonal's mask nor d's, then the tiles that cross it.
+    std::string end_var, split_var;
+    auto cb = causal_.find(d);
+    if (reduction_loops_.count(d) && !pl.blocked && cb != causal_.end() && view_.count(cb->second)) {
+      const std::string& m = cb->second;
+      const DimPlan& pm = plan_.at(m);
+      auto m_start = [&] {
+        ExprP b;
+        if (pm.blocked) b = var(m + "_block_start");
+        if (view_in_loop_.at(m)) b = b ? bin(BinOp::Add, b, var(m + "_iter")) : var(m + "_iter");
+        return b ? b : cint(0);
+      };
+      SourceLoc saved_sched = sched_loc_;
+      sched_loc_ = pl.sched_loc;
+      end_var = fresh(d + "_end");
+      split_var = fresh(d + "_split");
+      assign(end_var, bin(BinOp::Min, var(d + "_SIZE"), bin(BinOp::Add, m_start(), cint(pm.tile))), loc);
+      ExprP split = bin(BinOp::Min, m_start(), var(d + "_SIZE"));
+      if (pl.tile > 1) split = bin(BinOp::Mul, bin(BinOp::FloorDiv, split, cint(pl.tile)), cint(pl.tile));
+      assign(split_var, split, loc);
+      sched_loc_ = saved_sched;
+    }
     auto saved_view = view_;
     auto saved_in_loop = view_in_loop_;
     auto saved_fused = fused_;
@@ -442,9 +469,194 @@ class KernelLowerer {
     fused_ = saved_fused;
     view_block_ = saved_view_block;
     sched_loc_ = pl.sched_loc;
+    if (!end_var.empty()) {
+      std::vector<StmtP> below;
+      for (const StmtP& st : body) below.push_back(clone_stmt(st));
+      below_diagonal(below, d, cb->second);
+      emit(make_for(d + "_iter", cint(0), var(split_var), cint(pl.tile), below, loc));
+      emit(make_for(d + "_iter", var(split_var), var(end_var), cint(pl.tile), body, loc));
+      sched_loc_ = saved_sched;
+      return;
+    }
     ExprP hi = pl.blocked ? cint(pl.block) : var(d + "_SIZE");
     emit(make_for(d + "_iter", cint(0), hi, cint(pl.tile), body, loc));
     sched_loc_ = saved_sched;
+  }
+
+  // The body of a loop over r's tiles wholly below the diagonal: there every r index is below every
+  // m index and below r_SIZE, so where(r_index <= m_index, a, b) (or <, or m_index >= / > r_index)
+  // and where(r_mask, a, b) are a.
+  static const Expr* peel(const ExprP& e) {
+    const Expr* x = e.get();
+    while (x->kind == ExprKind::ExpandDims || x->kind == ExprKind::Broadcast) x = x->args[0].get();
+    return x;
+  }
+  static bool is_var(const Expr* x, const std::string& n) { return x->kind == ExprKind::Var && x->name == n; }
+  ExprP below_diagonal(ExprP e, const std::string& r, const std::string& m) {
+    if (!e) return e;  // an absent mask or accumulator
+    for (auto& a : e->args) a = below_diagonal(a, r, m);
+    if (e->kind != ExprKind::Where) return e;
+    const Expr* c = peel(e->args[0]);
+    if (is_var(c, r + "_mask")) return e->args[1];
+    if (c->kind == ExprKind::Binary) {
+      const Expr *a = peel(c->args[0]), *b = peel(c->args[1]);
+      const std::string ri = r + "_index", mi = m + "_index";
+      if ((c->bop == BinOp::Le || c->bop == BinOp::Lt) && is_var(a, ri) && is_var(b, mi)) return e->args[1];
+      if ((c->bop == BinOp::Ge || c->bop == BinOp::Gt) && is_var(a, mi) && is_var(b, ri)) return e->args[1];
+    }
+    return e;
+  }
+  void below_diagonal(std::vector<StmtP>& ss, const std::string& r, const std::string& m) {
+    for (StmtP& st : ss) {
+      for (auto& a : st->args) a = below_diagonal(a, r, m);
+      below_diagonal(st->body, r, m);
+      below_diagonal(st->orelse, r, m);
+    }
+  }
+
+  // ---- causal bounds ----
+  // A mask where(r <= m, x, y) (or r < m, m >= r, m > r: dims used as values) with r a dim this kernel
+  // reduces over and m one of its output dims is false at every point past the diagonal (r > m). The
+  // algorithm is evaluated there (Past: what a value is at such points, for finite inputs); when every
+  // reduction over r in the kernel takes a term that is its identity there (0 in a sum, an operand 0
+  // in a dot, -inf in a max, inf in a min), those points contribute exactly nothing, and every loop
+  // over r may stop at the end of m's tile. Otherwise the loops run over all of r with the mask.
+  enum class Past { Zero, NegInf, PosInf, Fin, Any };
+  static bool diag_cond(const DtExprP& c, std::string& r, std::string& m) {
+    if (c->kind != DtExprKind::Binary || c->args.size() != 2) return false;
+    const DtExprP &a = c->args[0], &b = c->args[1];
+    if (a->kind != DtExprKind::Name || b->kind != DtExprKind::Name || !a->is_dim || !b->is_dim || a->name == b->name) return false;
+    if (c->op == "<=" || c->op == "<") { r = a->name; m = b->name; return true; }
+    if (c->op == ">=" || c->op == ">") { r = b->name; m = a->name; return true; }
+    return false;
+  }
+  void diag_conds(const DtExprP& e, std::vector<std::pair<std::string, std::string>>& out) {
+    std::string r, m;
+    if (e->kind == DtExprKind::Call && e->name == "where" && diag_cond(e->args[0], r, m)) out.push_back({r, m});
+    for (auto& a : e->args) diag_conds(a, out);
+  }
+  // Positive for every size: positive literals, len(), sqrt/rsqrt/exp of such, products and quotients.
+  static bool positive_dt(const DtExprP& e) {
+    switch (e->kind) {
+      case DtExprKind::Num: return std::isfinite(e->num) && e->num > 0;
+      case DtExprKind::Call:
+        if (e->name == "len") return true;
+        if (e->name == "sqrt" || e->name == "rsqrt" || e->name == "exp" || e->name == "reshape") return positive_dt(e->args[0]);
+        return false;
+      case DtExprKind::Binary: return (e->op == "*" || e->op == "/") && positive_dt(e->args[0]) && positive_dt(e->args[1]);
+      default: return false;
+    }
+  }
+  // A Func defined as rsum(exp(...), r) (the term possibly a Func defined as exp(...)): a softmax's
+  // denominator, taken as nonzero.
+  bool sum_of_exp(const DtExprP& e) const {
+    const DtExpr* x = e.get();
+    while (x->kind == DtExprKind::Call && x->name == "reshape") x = x->args[0].get();
+    if (x->kind != DtExprKind::Access || p_.sym(x->name).kind != DtSymKind::Func) return false;
+    const DtExprP& d = p_.sym(x->name).def;
+    if (d->kind != DtExprKind::Call || d->name != "rsum") return false;
+    const DtExpr* t = d->args[0].get();  // exp(...), or a Func defined as exp(...)
+    if (t->kind == DtExprKind::Access && p_.sym(t->name).kind == DtSymKind::Func) t = p_.sym(t->name).def.get();
+    return t->kind == DtExprKind::Call && t->name == "exp";
+  }
+  static Past past_join(Past a, Past b) {
+    if (a == b) return a;
+    auto fin = [](Past p) { return p == Past::Zero || p == Past::Fin; };
+    return fin(a) && fin(b) ? Past::Fin : Past::Any;
+  }
+  static Past past_neg(Past a) { return a == Past::NegInf ? Past::PosInf : a == Past::PosInf ? Past::NegInf : a; }
+  static Past past_add(Past a, Past b) {
+    if (a == Past::Any || b == Past::Any) return Past::Any;
+    bool ai = a == Past::NegInf || a == Past::PosInf, bi = b == Past::NegInf || b == Past::PosInf;
+    if (ai && bi) return a == b ? a : Past::Any;
+    if (ai) return a;
+    if (bi) return b;
+    return a == Past::Zero && b == Past::Zero ? Past::Zero : Past::Fin;
+  }
+  Past past(const DtExprP& e, const std::string& r, const std::string& m, std::map<std::string, Past>& memo) {
+    switch (e->kind) {
+      case DtExprKind::Num: return std::isinf(e->num) ? (e->num > 0 ? Past::PosInf : Past::NegInf) : e->num == 0 ? Past::Zero : Past::Fin;
+      case DtExprKind::Name: return Past::Fin;
+      case DtExprKind::Access: {
+        const DtSymbol& s = p_.sym(e->name);
+        if (!fused_here(s.name)) return Past::Fin;  // a buffer (finite inputs)
+        auto it = memo.find(s.name);
+        if (it != memo.end()) return it->second;
+        return memo[s.name] = past(s.def, r, m, memo);
+      }
+      case DtExprKind::Neg: return past_neg(past(e->args[0], r, m, memo));
+      case DtExprKind::Binary: {
+        Past a = past(e->args[0], r, m, memo), b = past(e->args[1], r, m, memo);
+        if (e->op == "+") return past_add(a, b);
+        if (e->op == "-") return past_add(a, past_neg(b));
+        if (e->op == "*" || e->op == "/") {
+          if (a == Past::Any || b == Past::Any) return Past::Any;
+          bool div = e->op == "/";
+          if (a == Past::Zero) {
+            if (div) return positive_dt(e->args[1]) || sum_of_exp(e->args[1]) ? Past::Zero : Past::Any;
+            return b == Past::Zero || b == Past::Fin ? Past::Zero : Past::Any;
+          }
+          if (!div && b == Past::Zero) return a == Past::Fin ? Past::Zero : Past::Any;
+          if ((a == Past::NegInf || a == Past::PosInf) && positive_dt(e->args[1])) return a;
+          if (!div && (b == Past::NegInf || b == Past::PosInf) && positive_dt(e->args[0])) return b;
+          return (a == Past::Fin || a == Past::Zero) && (b == Past::Fin || b == Past::Zero) ? Past::Fin : Past::Any;
+        }
+        return Past::Fin;  // comparisons: 0 or 1
+      }
+      case DtExprKind::Call: {
+        const std::string& fn = e->name;
+        if (dt_is_reduction(fn) || fn == "len") return Past::Fin;  // a reduction's terms are checked by causal_safe
+        if (fn == "reshape") return past(e->args[0], r, m, memo);
+        if (fn == "where") {
+          std::string cr, cm;
+          if (diag_cond(e->args[0], cr, cm) && cr == r && cm == m) return past(e->args[2], r, m, memo);
+          return past_join(past(e->args[1], r, m, memo), past(e->args[2], r, m, memo));
+        }
+        if (fn == "maximum" || fn == "minimum") {
+          Past a = past(e->args[0], r, m, memo), b = past(e->args[1], r, m, memo);
+          Past unit = fn == "maximum" ? Past::NegInf : Past::PosInf;
+          if (a == unit) return b;
+          if (b == unit) return a;
+          return past_join(a, b);
+        }
+        std::vector<Past> as;
+        for (auto& a : e->args) as.push_back(past(a, r, m, memo));
+        if (fn == "exp" && as.size() == 1) return as[0] == Past::NegInf ? Past::Zero : as[0] == Past::Zero || as[0] == Past::Fin ? Past::Fin : Past::Any;
+        for (Past a : as)
+          if (a != Past::Zero && a != Past::Fin) return Past::Any;
+        return Past::Fin;
+      }
+    }
+    return Past::Any;
+  }
+  // Every reduction over r in e takes its identity past the diagonal.
+  bool identity_terms(const DtExprP& e, const std::string& r, const std::string& m, std::map<std::string, Past>& memo) {
+    if (e->kind == DtExprKind::Call && dt_is_reduction(e->name) && e->args.back()->name == r) {
+      Past a = past(e->args[0], r, m, memo);
+      if (e->name == "rdot") {
+        Past b = past(e->args[1], r, m, memo);
+        auto fin = [](Past p) { return p == Past::Zero || p == Past::Fin; };
+        if (!((a == Past::Zero && fin(b)) || (b == Past::Zero && fin(a)))) return false;
+      } else if (a != (e->name == "rsum" ? Past::Zero : e->name == "rmax" ? Past::NegInf : Past::PosInf)) {
+        return false;
+      }
+    }
+    for (auto& x : e->args)
+      if (!identity_terms(x, r, m, memo)) return false;
+    return true;
+  }
+  void causal_bounds() {
+    std::map<std::string, SourceLoc> reduced;
+    for (auto& f : in_kernel_) reduced_in_kernel(p_.sym(f).def, reduced);
+    std::vector<std::pair<std::string, std::string>> cands;
+    for (auto& f : in_kernel_) diag_conds(p_.sym(f).def, cands);
+    for (auto& [r, m] : cands) {
+      if (causal_.count(r) || !reduced.count(r) || std::find(out_.dims.begin(), out_.dims.end(), m) == out_.dims.end()) continue;
+      std::map<std::string, Past> memo;
+      bool ok = true;
+      for (auto& f : in_kernel_) ok = ok && identity_terms(p_.sym(f).def, r, m, memo);
+      if (ok) causal_[r] = m;
+    }
   }
 
   void reduction_loop(const std::string& r, SourceLoc loc, const std::function<void()>& fn) {
@@ -558,7 +770,17 @@ class KernelLowerer {
   // as Triton's tutorial folds the softmax scale into exp2: max(x * c) = max(x) * c for c > 0.
   void fold_scale(TV& v) const {
     const ExprP& x = v.e;
-    if (!v.d.empty() || v.dims.empty() || x->kind != ExprKind::Binary) return;
+    if (!v.d.empty() || v.dims.empty()) return;
+    // where(c, x * k, -inf) = where(c, x, -inf) * k for k > 0 (a causal mask of scaled scores)
+    if (x->kind == ExprKind::Where && neg_inf(x->args[2])) {
+      TV in{x->args[1], v.dims};
+      fold_scale(in);
+      if (!in.unscaled) return;
+      v.unscaled = make_where(clone_expr(x->args[0]), in.unscaled, make_const_float(-std::numeric_limits<double>::infinity()), x->loc);
+      v.scale = in.scale;
+      return;
+    }
+    if (x->kind != ExprKind::Binary) return;
     auto tile_var = [](const ExprP& a) { return a->kind == ExprKind::Var && !positive_scalar(a); };
     if (x->bop == BinOp::Mul)
       for (int i = 0; i < 2; ++i)
@@ -571,6 +793,14 @@ class KernelLowerer {
       v.unscaled = x->args[0];
       v.scale = bin(BinOp::Div, make_const_float(1.0), x->args[1]);
     }
+  }
+  static bool neg_inf(const ExprP& e) {
+    if (e->kind == ExprKind::Const) return e->is_float && std::isinf(e->fval) && e->fval < 0;
+    if (e->kind == ExprKind::Unary && e->uop == UnOp::Neg) {
+      const ExprP& a = e->args[0];
+      return a->kind == ExprKind::Const && a->is_float && std::isinf(a->fval) && a->fval > 0;
+    }
+    return e->kind == ExprKind::Cast && neg_inf(e->args[0]);
   }
   // v * log2(e), with a remembered positive scale folded into the one factor.
   ExprP times_log2e(const TV& v) {
@@ -786,8 +1016,10 @@ class KernelLowerer {
   }
   void dims_into(const DtExprP& e, std::set<std::string>& s) {
     switch (e->kind) {
-      case DtExprKind::Num:
-      case DtExprKind::Name: return;
+      case DtExprKind::Num: return;
+      case DtExprKind::Name:
+        if (e->is_dim && tiled(e->name)) s.insert(e->name);
+        return;
       case DtExprKind::Access:
         for (auto& ix : e->args) if (tiled(ix->name)) s.insert(ix->name);
         return;
@@ -816,6 +1048,10 @@ class KernelLowerer {
       case DtExprKind::Num:
         return {e->is_int ? make_const_int(static_cast<int64_t>(e->num), e->loc) : make_const_float(e->num, e->loc), {}};
       case DtExprKind::Name:
+        if (e->is_dim) {  // the index of the point: the dim's index tile
+          if (!view_.count(e->name)) internal_error("DtLower", "index " + e->name + " used outside its view");
+          return {var(e->name + "_index", e->loc), tiled(e->name) ? std::vector<std::string>{e->name} : std::vector<std::string>{}};
+        }
         ensure_scalar(p_.sym(e->name));
         return {var(e->name, e->loc), {}};
       case DtExprKind::Access: return lower_access(e, nullptr);

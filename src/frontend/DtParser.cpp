@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "frontend/DtAst.h"
@@ -146,6 +147,7 @@ class Parser {
                    : kw.text == "SIn" ? DtSymKind::SIn : kw.text == "Var" ? DtSymKind::Var : DtSymKind::RVar;
     do {
       Token n = expect_name("a name to declare");
+      if (n.text == "inf") user_error(n.loc, "'inf' is the literal infinity (write -inf for minus infinity) and cannot be declared");
       DtSymbol s;
       s.kind = kind;
       s.name = n.text;
@@ -317,7 +319,7 @@ class Parser {
     }
     return parse_primary();
   }
-  // primary ::= NUMBER | NAME | NAME '[' NAME, ... ']' | NAME '(' expr, ... ')' | '(' expr ')'
+  // primary ::= NUMBER | 'inf' | NAME | NAME '[' NAME, ... ']' | NAME '(' expr, ... ')' | '(' expr ')'
   DtExprP parse_primary() {
     Token t = next();
     auto e = std::make_shared<DtExpr>();
@@ -339,6 +341,11 @@ class Parser {
       user_error(t.loc, "expected an expression, got " + got);
     }
     e->name = t.text;
+    if (t.text == "inf" && !(peek().kind == Tok::Punct && (peek().text == "[" || peek().text == "("))) {
+      e->kind = DtExprKind::Num;  // the literal infinity (`-inf` is its negation)
+      e->num = std::numeric_limits<double>::infinity();
+      return e;
+    }
     if (accept("[")) {
       e->kind = DtExprKind::Access;
       do {

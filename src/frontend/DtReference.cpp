@@ -49,7 +49,7 @@ double to_type(Scalar t, double v) {
 // values, ops), so that evaluating it at each point looks nothing up by name. The values are those of
 // evaluating the syntax tree directly: the same f64 operations in the same order.
 struct RefNode {
-  enum Kind { Num, Access, Reduce, Where, Bin, Un, Neg, Pass } kind = Num;
+  enum Kind { Num, Access, Reduce, Where, Bin, Un, Neg, Pass, Dim } kind = Num;
   double num = 0;                    // Num: the literal, a scalar's value or a len()
   std::vector<RefNode> args;
   BinOp bop = BinOp::Add;
@@ -59,7 +59,7 @@ struct RefNode {
   const DtSymbol* sym = nullptr;
   std::vector<std::pair<int64_t, size_t>> at;
   const std::vector<double>* data = nullptr;  // found on the first read
-  // Reduce: 0 rsum, 1 rmax, 2 rmin, 3 rdot over env slot `slot` of extent `n`
+  // Reduce: 0 rsum, 1 rmax, 2 rmin, 3 rdot over env slot `slot` of extent `n`; Dim: the index in slot `slot`
   int fn = 0;
   size_t slot = 0;
   int64_t n = 0;
@@ -128,6 +128,11 @@ class RefEval {
         r.num = e->num;
         return r;
       case DtExprKind::Name:
+        if (e->is_dim) {  // the index of the point along the dim
+          r.kind = RefNode::Dim;
+          r.slot = slot(e->name);
+          return r;
+        }
         r.num = scalar(e->name);
         return r;
       case DtExprKind::Access: {
@@ -319,6 +324,7 @@ class RefEval {
       case RefNode::Un: return unary(r.uop, eval(r.args[0]));
       case RefNode::Neg: return -eval(r.args[0]);
       case RefNode::Pass: return eval(r.args[0]);
+      case RefNode::Dim: return static_cast<double>(env_[r.slot]);
     }
     internal_error("DtReference", "bad node");
   }

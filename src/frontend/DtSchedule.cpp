@@ -56,6 +56,7 @@ void dt_reduced_dims(const DtExprP& e, std::vector<std::string>& out) {
 }
 
 void dt_dims_used(const DtExprP& e, std::set<std::string>& out) {
+  if (e->kind == DtExprKind::Name && e->is_dim) out.insert(e->name);
   if (e->kind == DtExprKind::Access) {
     for (auto& ix : e->args) out.insert(ix->name);
     return;

@@ -1,6 +1,7 @@
 // Semantic checks of a parsed `.dt` program: names, ranks, reductions, element types, cycles between
 // Funcs, and the schedule calls resolved into each Func's DtSchedule (with their legality rules).
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <sstream>
 
@@ -57,6 +58,7 @@ void dt_collect_reads(const DtExprP& e, std::set<std::string>& out) {
 std::string dt_expr_str(const DtExprP& e) {
   switch (e->kind) {
     case DtExprKind::Num: {
+      if (std::isinf(e->num)) return e->num > 0 ? "inf" : "-inf";
       std::ostringstream os;
       if (e->is_int) os << static_cast<int64_t>(e->num);
       else { os.precision(9); os << e->num; if (os.str().find_first_of(".e") == std::string::npos) os << ".0"; }
@@ -259,8 +261,14 @@ class Checker {
       case DtExprKind::Name: {
         const DtSymbol& s = declared(e);
         if (s.kind == DtSymKind::SIn) { e->type = s.dtype; return; }
-        if (s.kind == DtSymKind::Var || s.kind == DtSymKind::RVar)
-          user_error(e->loc, "dimension '" + e->name + "' cannot be used as a value (use len(" + e->name + ") for its extent)");
+        if (s.kind == DtSymKind::Var || s.kind == DtSymKind::RVar) {
+          // A dim as a value is the index of the point being computed (i32), e.g. the causal
+          // mask where(l <= m, ..., -inf); it must be in scope as an index would be.
+          check_bound(e, bound);
+          e->is_dim = true;
+          e->type = Scalar::I32;
+          return;
+        }
         user_error(e->loc, "'" + e->name + "' is a tensor; index it, e.g. " + e->name + "[...]");
       }
       case DtExprKind::Access:

@@ -47,6 +47,10 @@ if(DTSIM_HAVE_CUDA)
   # stored by TMA: every box a 2-D box of one head of a 3-D tensor (the head the map's third coordinate)
   dtsim_plan_golden(attention_flash_dt_sm90a examples/attention_flash.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
   dtsim_plan_golden(attention_flash128_dt_sm90a examples/attention_flash128.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
+  # causal (where(l <= m, ..., -inf)): the key loop bounded at the query block's end, as two loops (the
+  # tiles below the diagonal unmasked, those across it masked), each a TMA ring, q staged by the first
+  dtsim_plan_golden(attention_flash_causal_dt_sm90a examples/attention_flash_causal.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
+  dtsim_plan_golden(attention_flash128_causal_dt_sm90a examples/attention_flash128_causal.dt --arch sm_90a --arg z_SIZE=32 --arg m_SIZE=4096 --arg l_SIZE=4096)
   # TMA rings: f16 and bf16 operands as boxes of their tensors (masked edges as TMA's zero fill);
   # a 64-wide bf16 tile (32-wide A tiles keep the cp.async ring, the plan says why); with bounds
   # checks the checked copy keeps cp.async and the unchecked copy takes TMA

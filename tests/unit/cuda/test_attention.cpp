@@ -324,3 +324,39 @@ TEST_CASE("FlashAttention as a DT schedule on sm_90a: k, v and q are 2-D boxes o
     CHECK(count(r.log, "C7519") == 0);
   }
 }
+
+TEST_CASE("causal FlashAttention as a DT schedule on sm_90a: two key loops (below the diagonal, across it), each a TMA ring, q staged once for both") {
+  for (const char* file : {"attention_flash_causal", "attention_flash128_causal"}) {
+    CAPTURE(file);
+    auto p = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/" + file + ".dt");
+    bind_dt_sizes(*p, {{"z_SIZE", "32"}, {"m_SIZE", "4096"}, {"l_SIZE", "4096"}});
+    Module m = lower_dt(*p);
+    Bindings b = bind_params(m, {});
+    verify_module(m, b);
+    CudaOptions opt;
+    opt.arch = "sm_90a";
+    opt.fp_fusion = true;
+    const std::string plan = emit_plan(m, b, opt);
+    CAPTURE(plan);
+    CHECK(count(plan, "for l_iter in range(0, l_split, 64)\n") == 1);
+    CHECK(count(plan, "for l_iter in range(l_split, l_end, 64)\n") == 1);
+    CHECK(count(plan, "Q_tile: copied by TMA into shared memory once before the loop") == 1);
+    CHECK(count(plan, "Q_tile: read by wgmma where the loop of line 20 staged it (kept in shared memory between the loops)") == 1);
+    CHECK(count(plan, "pipelined: operand rings of") == 2);
+    CHECK(count(plan, "TMA B K_tile: f16 tensor K[4096, ") == 2);
+    CHECK(count(plan, "TMA B V_tile: f16 tensor V[4096, ") == 2);
+    CHECK(count(plan, "cp.async") == 0);
+    // the key mask of the loop across the diagonal (range(l_split, l_end, 64), l_split a multiple of
+    // 64, l_end = minimum(l_SIZE, ...)) is proven true at 4096 keys: its selects go (hd 128 spilled
+    // without this)
+    CHECK(count(plan, "l_mask: l_index <= 4095 < l_SIZE = 4096") == 1);
+    NvvmModule nm = emit_nvvm_module(m, b, opt);
+    std::string ptx = compile_ptx(nm.ir, opt);
+    CHECK(count(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes") > 0);
+    PtxasResult r = run_ptxas(ptx, "sm_90a", true);
+    if (!r.available) continue;
+    CAPTURE(r.log);
+    REQUIRE(r.ok);
+    CHECK(count(r.log, "0 bytes spill stores") == 1);
+  }
+}
