@@ -43,6 +43,12 @@ Prepared prepare(const Workload& w) {
   p.b = bind_params(p.m, w.args);
   verify_module(p.m, p.b);
   p.bufs = make_buffers(p.m, p.b, 42);
+  // The embedding's indices: rows of the table in [0, V), scattered (a multiplicative hash), each
+  // row named several times (4096 ids into 1000 rows).
+  if (Buffer* ids = p.bufs.find("ids")) {
+    const int64_t V = p.b.at("V").i;
+    for (int64_t i = 0; i < ids->numel(); ++i) ids->set(i, static_cast<double>((static_cast<uint64_t>(i) * 2654435761u >> 7) % static_cast<uint64_t>(V)));
+  }
   return p;
 }
 
@@ -117,6 +123,27 @@ CppLoop cpp_loop(const Workload& w, Prepared& p) {
         }
       }
     };
+  } else if (w.file == "embedding_fwd.tile" || w.file == "embedding_bwd.tile") {
+    const int64_t n = I("n"), D = I("D");
+    const Buffer& ids = *p.bufs.find("ids");
+    std::vector<int64_t> id(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) id[static_cast<size_t>(i)] = static_cast<int64_t>(ids.get(i));
+    if (w.file == "embedding_fwd.tile") {  // out[i, :] = w[ids[i], :]
+      L.a = vec("w"), L.out.resize(static_cast<size_t>(n * D));
+      L.run = [n, D, id](CppLoop& l) {
+        for (int64_t i = 0; i < n; ++i) std::memcpy(&l.out[static_cast<size_t>(i * D)], &l.a[static_cast<size_t>(id[static_cast<size_t>(i)] * D)], sizeof(float) * static_cast<size_t>(D));
+      };
+    } else {  // out = dw as it was before the run, then out[ids[i], :] += g[i, :]
+      L.a = vec("g"), L.w = vec("dw"), L.out.resize(L.w.size());
+      L.run = [n, D, id](CppLoop& l) {
+        std::copy(l.w.begin(), l.w.end(), l.out.begin());
+        for (int64_t i = 0; i < n; ++i) {
+          float* o = &l.out[static_cast<size_t>(id[static_cast<size_t>(i)] * D)];
+          const float* g = &l.a[static_cast<size_t>(i * D)];
+          for (int64_t j = 0; j < D; ++j) o[j] += g[j];
+        }
+      };
+    }
   } else {
     bool scalar = w.file == "mm_scalar.tile";
     int64_t M = scalar ? I("x_SIZE") : I("M"), N = scalar ? I("y_SIZE") : I("N"), K = scalar ? I("k_SIZE") : I("K");
@@ -137,6 +164,7 @@ const char* out_name(const Workload& w) {
   if (w.file == "add.tile") return "z";
   if (w.file == "naive_matmul.tile") return "c";
   if (w.file == "mm_scalar.tile") return "mm";
+  if (w.file == "embedding_bwd.tile") return "dw";
   return "y";
 }
 
@@ -179,6 +207,9 @@ std::vector<Workload> full_workloads() {
     {"layernorm 4096x1024", "layernorm.tile", {{"rows", "4096"}, {"n_cols", "1024"}, {"BLOCK", "1024"}}, 0},
     {"rmsnorm 4096x1024", "rmsnorm.tile", {{"rows", "4096"}, {"n_cols", "1024"}, {"BLOCK", "1024"}}, 0},
     {"mm.dt untensorized", "mm_scalar.tile", {{"x_SIZE", "200"}, {"y_SIZE", "256"}, {"k_SIZE", "96"}}, 0},
+    // Liger's embedding (1000x256 table, 4096 ids): the gather forward, the atomic scatter backward
+    {"embedding fwd gather", "embedding_fwd.tile", {}, 0},
+    {"embedding bwd atomic_add", "embedding_bwd.tile", {}, 0},
   };
 }
 
@@ -210,7 +241,9 @@ int main(int argc, char** argv) {
                                   {"matmul", "naive_matmul.tile", {{"M", "50"}, {"N", "40"}, {"K", "70"}, {"BM", "16"}, {"BN", "16"}, {"BK", "16"}}, 0},
                                   {"layernorm", "layernorm.tile", {{"rows", "5"}, {"n_cols", "100"}, {"BLOCK", "128"}}, 0},
                                   {"rmsnorm", "rmsnorm.tile", {{"rows", "5"}, {"n_cols", "100"}, {"BLOCK", "128"}}, 0},
-                                  {"mm scalar", "mm_scalar.tile", {{"x_SIZE", "20"}, {"y_SIZE", "140"}, {"k_SIZE", "9"}}, 0}};
+                                  {"mm scalar", "mm_scalar.tile", {{"x_SIZE", "20"}, {"y_SIZE", "140"}, {"k_SIZE", "9"}}, 0},
+                                  {"emb fwd", "embedding_fwd.tile", {{"n", "300"}, {"V", "50"}, {"D", "48"}, {"BM", "64"}, {"BN", "32"}}, 0},
+                                  {"emb bwd", "embedding_bwd.tile", {{"n", "300"}, {"V", "50"}, {"D", "48"}, {"BM", "64"}, {"BN", "32"}}, 0}};
       int bad = 0;
       for (const Workload& w : ws) {
         Prepared p = prepare(w);

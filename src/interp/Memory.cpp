@@ -150,6 +150,63 @@ bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid
   cm.densify();  // (after letting go of the shards: densify takes them all, in order)
   return false;
 }
+
+// One thread, range mode: claims for instance `me` at statement `sid` the R rows of W elements at
+// bases[0..R) (ascending, disjoint, in bounds) in one pass over each shard they touch, when no span
+// of any instance overlaps any of them (then no row conflicts, and every element of every row is
+// new, as claim_span would record it row by row). False, having changed nothing, otherwise (the
+// caller then claims the rows one by one, which finds and reports what this declined).
+bool claim_rows(ConflictMap& cm, const int64_t* bases, int64_t R, int64_t W, int32_t me, int32_t sid) {
+  if (R <= 0 || W <= 0 || cm.nshards == 0 || cm.is_dense.load(std::memory_order_relaxed)) return false;
+  for (int64_t i = 1; i < R; ++i)
+    if (bases[i] < bases[i - 1] + W) return false;
+  if (bases[0] < 0 || bases[R - 1] + W > cm.n) return false;
+  const int sh = cm.shift;
+  // The rows' pieces, one per shard a row touches, ascending (so grouped by shard).
+  thread_local std::vector<std::pair<int64_t, ConflictMap::Span>> pieces;
+  pieces.clear();
+  for (int64_t i = 0; i < R; ++i) {
+    const int64_t lo = bases[i], hi = lo + W;
+    for (int64_t s = lo >> sh; s <= (hi - 1) >> sh; ++s)
+      pieces.push_back({s, ConflictMap::Span{std::max(lo, s << sh), std::min(hi, (s + 1) << sh), me, sid}});
+  }
+  // No span overlaps a piece: per shard, one search and then a cursor moving forward.
+  for (size_t k = 0; k < pieces.size();) {
+    const int64_t s = pieces[k].first;
+    const std::vector<ConflictMap::Span>& v = cm.shards[s].spans;
+    size_t j = first_overlap(v, pieces[k].second.lo);
+    for (; k < pieces.size() && pieces[k].first == s; ++k) {
+      const ConflictMap::Span& p = pieces[k].second;
+      while (j < v.size() && v[j].hi <= p.lo) ++j;
+      if (j < v.size() && v[j].lo < p.hi) return false;
+    }
+  }
+  // Recorded: per shard, the pieces merged into its sorted spans (a piece that starts where the
+  // span before it ends, of this instance and statement, extends that span).
+  thread_local std::vector<ConflictMap::Span> merged;
+  for (size_t k = 0; k < pieces.size();) {
+    const int64_t s = pieces[k].first;
+    std::vector<ConflictMap::Span>& v = cm.shards[s].spans;
+    auto put = [&](std::vector<ConflictMap::Span>& out, const ConflictMap::Span& p) {
+      if (!out.empty() && out.back().hi == p.lo && out.back().inst == me && out.back().stmt == sid && p.inst == me && p.stmt == sid) out.back().hi = p.hi;
+      else out.push_back(p);
+    };
+    if (v.empty() || v.back().hi <= pieces[k].second.lo) {  // past every span: appended
+      for (; k < pieces.size() && pieces[k].first == s; ++k) put(v, pieces[k].second);
+      continue;
+    }
+    merged.clear();
+    size_t j = 0;
+    for (; k < pieces.size() && pieces[k].first == s; ++k) {
+      const ConflictMap::Span& p = pieces[k].second;
+      for (; j < v.size() && v[j].lo < p.lo; ++j) merged.push_back(v[j]);
+      put(merged, p);
+    }
+    for (; j < v.size(); ++j) merged.push_back(v[j]);
+    v.assign(merged.begin(), merged.end());
+  }
+  return true;
+}
 }  // namespace
 
 void ConflictMap::flush_init() {
@@ -612,6 +669,19 @@ template <class C, class Base>
 bool store_rows(Ctx& c, const Checks& ck, typename C::S* mem, int64_t n, int64_t total, int64_t W, Base base, const typename C::T* pv, bool one,
                 const uint8_t* pm) {
   const uint8_t* rm = pm && std::memchr(pm, 0, static_cast<size_t>(total)) ? pm : nullptr;
+  if (!rm && c.fast && ck.cm && c.rs && !c.rs->parallel && W > 0 && total % W == 0) {
+    // One thread, conflicts tracked as spans, every lane active: the rows claimed together, then
+    // copied (what the row path below does row by row, with one search per shard, not per row).
+    const int64_t R = total / W;
+    thread_local std::vector<int64_t> bs;
+    bs.resize(static_cast<size_t>(R));
+    for (int64_t i = 0; i < R; ++i) bs[static_cast<size_t>(i)] = base(i);
+    if (bs[0] >= 0 && bs[static_cast<size_t>(R - 1)] <= n - W &&
+        claim_rows(*ck.cm, bs.data(), R, W, c.me, c.stmt ? c.stmt->id : -1)) {
+      for (int64_t i = 0, r = 0; i < R; ++i, r += W) put_range<C>(mem + bs[static_cast<size_t>(i)], one ? pv : pv + r, W, one);
+      return true;
+    }
+  }
   for (int64_t i = 0, r = 0; r < total; ++i, r += W)
     if (!store_range_impl<C>(c, ck, mem, base(i), W, n, one ? pv : pv + r, rm ? rm + r : nullptr, one)) return false;
   return true;
