@@ -118,7 +118,69 @@ Shape logical(const ScaledOperand& o, bool rhs) {
 
 }  // namespace
 
+ExprP batch_of(ExprP x, const Shape& shape, Scalar elem, int64_t b, SourceLoc loc) {
+  if (shape.size() != 3) internal_error("Scaled", "batch_of takes a rank-3 tile");
+  ExprP sel = bin(BinOp::Eq, iota_along(shape[0], 0, 3, loc), make_const_int(b, loc), loc);
+  sel = make_broadcast(sel, dims(shape, loc), loc);
+  // summed as f32 (narrower floats, exactly) or i32 (narrower integers), then converted back
+  Scalar wide = elem == Scalar::F64 || elem == Scalar::I64 ? elem : is_float(elem) ? Scalar::F32 : Scalar::I32;
+  if (wide != elem) x = make_cast(std::move(x), wide, loc);
+  ExprP zero = is_float(wide) ? make_cast(make_const_float(0, loc), wide, loc) : int_of(0, wide, loc);
+  ExprP e = make_reduce(RedOp::Sum, make_where(sel, std::move(x), zero, loc), 0, loc);
+  return wide != elem ? make_cast(e, elem, loc) : e;
+}
+
+ExprP from_batches(int64_t batches, int64_t rows, int64_t cols, SourceLoc loc, const std::function<ExprP(int64_t)>& one) {
+  Shape out = {batches, rows, cols};
+  check_size(out, "a batched dot", loc);
+  ExprP r;
+  for (int64_t b = 0; b < batches; ++b) {
+    ExprP d = make_broadcast(make_expand_dims(one(b), 0, loc), dims(out, loc), loc);
+    if (!r) {
+      r = d;
+      continue;
+    }
+    ExprP sel = make_broadcast(bin(BinOp::Eq, iota_along(batches, 0, 3, loc), make_const_int(b, loc), loc), dims(out, loc), loc);
+    r = make_where(sel, d, r, loc);
+  }
+  return r;
+}
+
 ExprP scaled_dot(const ScaledOperand& lhs, const ScaledOperand& rhs, ExprP acc, SourceLoc loc, const BindFn& bind) {
+  if (lhs.shape.size() == 3 || rhs.shape.size() == 3) {
+    if (lhs.shape.size() != 3 || rhs.shape.size() != 3 || lhs.shape[0] != rhs.shape[0])
+      user_error(loc, "tl.dot_scaled: a batched dot needs two 3-D operands of one batch size, got " + shape_str(lhs.shape) + " and " +
+                          shape_str(rhs.shape));
+    int64_t batches = lhs.shape[0];
+    Shape l2(lhs.shape.begin() + 1, lhs.shape.end()), r2(rhs.shape.begin() + 1, rhs.shape.end());
+    ScaledOperand l = lhs, r = rhs;
+    l.shape = l2;
+    r.shape = r2;
+    Shape a = logical(l, false), b = logical(r, true);
+    // each input bound once, then read once per batch
+    ExprP lv = bind("lhs", lhs.value), rv = bind("rhs", rhs.value), av = bind("acc", std::move(acc));
+    ExprP ls = lhs.scale ? bind("lhs_scale", lhs.scale) : nullptr, rs = rhs.scale ? bind("rhs_scale", rhs.scale) : nullptr;
+    auto scale_of = [&](const ScaledOperand& o, const ExprP& v, int64_t bi, ScaledOperand& into) {
+      if (!v) return;
+      if (o.scale_shape.size() == 3) {
+        if (o.scale_shape[0] != batches)
+          user_error(loc, "tl.dot_scaled: a 3-D scale must have the operands' " + std::to_string(batches) + " batches, got " + shape_str(o.scale_shape));
+        into.scale = batch_of(clone_expr(v), o.scale_shape, o.scale_elem, bi, loc);
+        into.scale_shape = Shape(o.scale_shape.begin() + 1, o.scale_shape.end());
+      } else {
+        into.scale = clone_expr(v);
+      }
+    };
+    return from_batches(batches, a[0], b[1], loc, [&](int64_t bi) {
+      ScaledOperand x = l, y = r;
+      x.value = batch_of(clone_expr(lv), lhs.shape, lhs.elem, bi, loc);
+      y.value = batch_of(clone_expr(rv), rhs.shape, rhs.elem, bi, loc);
+      scale_of(lhs, ls, bi, x);
+      scale_of(rhs, rs, bi, y);
+      ExprP c = batch_of(clone_expr(av), {batches, a[0], b[1]}, Scalar::F32, bi, loc);
+      return scaled_dot(x, y, c, loc, bind);
+    });
+  }
   ExprP x = operand(lhs, false, loc, bind), y = operand(rhs, true, loc, bind);
   Shape a = logical(lhs, false), b = logical(rhs, true);
   if (a[1] != b[0]) user_error(loc, "tl.dot_scaled: the operands' K differ (" + shape_str(a) + " @ " + shape_str(b) + ", e2m1 unpacked)");

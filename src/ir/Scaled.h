@@ -3,6 +3,7 @@
 // dtsim's own .py reader for tl.dot_scaled, so the two agree bit for bit.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "ir/IR.h"
@@ -31,6 +32,18 @@ struct ScaledOperand {
 // its group of K (e8m0: 2^(s - 127), 0xFF NaN; fp8: its value), rounded to Triton's compute type (fp16
 // where an operand is fp16, else bf16) and taken by a dot with the f32 accumulator. Shapes, formats
 // and types that do not fit are UserErrors at `loc`. Each operand's value and scale is used once.
+// Rank-3 operands (Triton's batched form: lhs [B, M, K], rhs [B, K, N], acc [B, M, N]; scales
+// [B, rows, K / group], or 2-D, one for every batch) are taken one batch at a time by the 2-D form
+// above (see batch_of), the results put together along the batch axis.
 ExprP scaled_dot(const ScaledOperand& lhs, const ScaledOperand& rhs, ExprP acc, SourceLoc loc, const BindFn& bind);
+
+// Batch `b` of a rank-3 tile `x` (`shape`, element type `elem`): the rank-2 tile x[b], exactly (the
+// sum over the batch axis of where(axis index == b, x, 0), converted back to `elem`; a -0.0 reads as
+// +0.0). `x` is used once.
+ExprP batch_of(ExprP x, const Shape& shape, Scalar elem, int64_t b, SourceLoc loc);
+
+// A rank-3 result [B, rows, cols] from its B rank-2 batches (`one(b)` builds batch b): where(batch
+// index == b, one(b), ...) over the batch axis.
+ExprP from_batches(int64_t batches, int64_t rows, int64_t cols, SourceLoc loc, const std::function<ExprP(int64_t)>& one);
 
 }  // namespace dtsim

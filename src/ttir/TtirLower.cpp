@@ -1027,6 +1027,26 @@ class Lowerer {
       VType t = vtype(trim_copy(r.substr(arrow + 2)), op.text_loc);
       ExprP a = use(v.at(0)), b = use(v.at(1)), acc = use(v.at(2));
       VType at = type_of_arg(v[0]);
+      if (at.shape.size() == 3) {  // a batched dot ([B, M, K] @ [B, K, N]): one 2-D dot per batch (ir/Scaled.h)
+        VType bt = type_of_arg(v[1]);
+        if (bt.shape.size() != 3 || bt.shape[0] != at.shape[0] || t.shape.size() != 3)
+          user_error(cur_loc_, "tl.dot of " + shape_str(at.shape) + " and " + shape_str(bt.shape) + " operands is not supported");
+        bool ints = at.elem == Scalar::I8 && t.elem == Scalar::I32;
+        if (!ints && !is_float(at.elem)) user_error(cur_loc_, std::string("tl.dot of ") + scalar_name(at.elem) + " operands is not supported yet (i8 and floats are)");
+        Scalar acc_t = ints ? Scalar::I32 : Scalar::F32;
+        BindFn bind = binder();
+        ExprP av = bind("dot_a", a), bv = bind("dot_b", b);
+        ExprP cv = bind("dot_acc", t.elem == acc_t ? acc : make_cast(acc, acc_t, cur_loc_));
+        ExprP d = from_batches(at.shape[0], t.shape[1], t.shape[2], cur_loc_, [&](int64_t bi) {
+          ExprP one = make_dot(batch_of(clone_expr(av), at.shape, at.elem, bi, cur_loc_), batch_of(clone_expr(bv), bt.shape, bt.elem, bi, cur_loc_),
+                               batch_of(clone_expr(cv), t.shape, acc_t, bi, cur_loc_), cur_loc_);
+          one->tf32 = tf32 && at.elem == Scalar::F32;
+          return one;
+        });
+        if (t.elem != acc_t) d = make_cast(d, t.elem, cur_loc_);
+        define(res(), d, t, true, cur_loc_);
+        return;
+      }
       if (at.elem == Scalar::I8 && t.elem == Scalar::I32) {  // i8 x i8 -> i32 (the IR's integer dot)
         define(res(), make_dot(a, b, acc, cur_loc_), t, true, cur_loc_);
         return;
@@ -1255,6 +1275,7 @@ class Lowerer {
       define(op.results[0], splat(literal("0", VType{t.elem, false, {}}), t), t, true, cur_loc_);
       return;
     }
+    if (text.rfind("cvt.r", 0) == 0 && text.find(".ue8m0x2.f32 $0, ") != std::string::npos) return emit_cvt_ue8m0x2(op.results[0], text, v, t);
     std::vector<int> ix;  // prmt.b32 $0, $a, $b, $c;  with a, b, c >= 1 naming the operands
     if (text.rfind("prmt.b32 $0, ", 0) == 0 && t.elem == Scalar::I32) {
       std::string rest = text.substr(13);
@@ -1268,7 +1289,7 @@ class Lowerer {
       for (int i : ix)
         if (i < 1 || i > static_cast<int>(v.size()) || type_of_arg(v[i - 1]).elem != Scalar::I32) ix.clear();
     }
-    if (ix.empty()) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `bar.sync 0;` and `prmt.b32`)");
+    if (ix.empty()) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `bar.sync 0;`, `prmt.b32` and `cvt.rp/rz.ue8m0x2.f32`)");
     std::vector<ExprP> abc = elementwise({v[ix[0] - 1], v[ix[1] - 1], v[ix[2] - 1]}, t.shape);
     // each use of a sub-expression is its own copy (the IR's expressions are trees)
     auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
@@ -1287,6 +1308,79 @@ class Lowerer {
       r = r ? bin(BinOp::Or, r, placed) : placed;
     }
     define(op.results[0], r, t, true, cur_loc_);
+  }
+
+  // `cvt.F{.satfinite}.ue8m0x2.f32 $0, A, B;` (F = rp or rz; A and B an operand `$n` or a float
+  // literal): each f32 to an e8m0 byte, A's in bits 8-15 of the result, B's in bits 0-7, as PTX packs
+  // its x2 conversions. The byte is the f32's biased exponent, plus one with rp where the value is above
+  // that power of two (a nonzero mantissa; an f32 subnormal above 2^-127); NaN and, without satfinite,
+  // infinity and a round-up past 2^127 give 0xFF (e8m0's NaN), with satfinite 0xFE; the sign is not
+  // read (torchao's software equivalent of this instruction, which its RCEIL MX scales use, reads the
+  // same bits).
+  void emit_cvt_ue8m0x2(const std::string& result, const std::string& text, const std::vector<std::string>& v, const VType& t) {
+    bool sat = false, up = false;
+    std::string rest;
+    for (const char* form : {"cvt.rp.ue8m0x2.f32 $0, ", "cvt.rp.satfinite.ue8m0x2.f32 $0, ", "cvt.rz.ue8m0x2.f32 $0, ",
+                             "cvt.rz.satfinite.ue8m0x2.f32 $0, "}) {
+      std::string f = form;
+      if (text.rfind(f, 0) == 0) {
+        rest = text.substr(f.size());
+        up = f.find(".rp.") != std::string::npos;
+        sat = f.find("satfinite") != std::string::npos;
+      }
+    }
+    auto fail = [&]() -> void {
+      user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `cvt.rp/rz{.satfinite}.ue8m0x2.f32 $0, a, b;` with a and b f32 operands or literals, and an i16 or i32 result)");
+    };
+    if (rest.empty() || rest.back() != ';' || (t.elem != Scalar::I16 && t.elem != Scalar::I32)) fail();
+    rest = rest.substr(0, rest.size() - 1);
+    size_t comma = rest.find(',');
+    if (comma == std::string::npos) fail();
+    std::string src[2] = {trim_copy(rest.substr(0, comma)), trim_copy(rest.substr(comma + 1))};
+    auto k = [&](int64_t x) { return make_const_int(x, cur_loc_); };
+    auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
+    BindFn bind = binder();
+    ExprP byte[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::string& a = src[i];
+      if (a.size() >= 2 && a[0] == '$' && a.find_first_not_of("0123456789", 1) == std::string::npos) {
+        size_t n = std::stoul(a.substr(1));
+        if (n < 1 || n > v.size() || type_of_arg(v[n - 1]).elem != Scalar::F32) fail();
+        ExprP bits = bind("f32_bits", make_bitcast(elementwise({v[n - 1]}, t.shape).at(0), Scalar::I32, cur_loc_));
+        ExprP e = bind("f32_exp", bin(BinOp::And, bin(BinOp::Shr, bits, k(23)), k(255)));
+        ExprP m = bin(BinOp::And, clone_expr(bits), k(0x7FFFFF));
+        ExprP r = clone_expr(e);
+        if (up) {
+          ExprP above = make_where(bin(BinOp::Eq, clone_expr(e), k(0)), bin(BinOp::Gt, clone_expr(m), k(0x400000)),
+                                   bin(BinOp::Ne, clone_expr(m), k(0)), cur_loc_);
+          r = bin(BinOp::Add, r, make_cast(above, Scalar::I32, cur_loc_));
+        }
+        // e == 255: NaN (mantissa set) or infinity; r == 255 otherwise: a round-up past 2^127
+        ExprP nan = bin(BinOp::And, bin(BinOp::Eq, clone_expr(e), k(255)), bin(BinOp::Ne, clone_expr(m), k(0)));
+        ExprP big = bin(BinOp::Ge, clone_expr(r), k(255));
+        r = make_where(big, make_where(nan, k(255), k(sat ? 254 : 255), cur_loc_), r, cur_loc_);
+        byte[i] = r;
+      } else {  // a literal: converted here
+        double d = 0;
+        try {
+          size_t used = 0;
+          d = std::stod(a, &used);
+          if (used != a.size()) fail();
+        } catch (const std::exception&) {
+          fail();
+        }
+        float f = static_cast<float>(d);
+        uint32_t bits = 0;
+        std::memcpy(&bits, &f, 4);
+        int64_t e = (bits >> 23) & 255, m = bits & 0x7FFFFF, r = e;
+        if (up) r += e == 0 ? (m > 0x400000) : (m != 0);
+        if (r >= 255) r = (e == 255 && m != 0) ? 255 : (sat ? 254 : 255);
+        byte[i] = k(r);
+      }
+    }
+    ExprP r = bin(BinOp::Or, bin(BinOp::Shl, byte[0], k(8)), byte[1]);
+    if (t.shape.size()) r = make_broadcast(r, dims(t.shape), cur_loc_);
+    define(result, t.elem == Scalar::I32 ? r : make_cast(r, t.elem, cur_loc_), t, true, cur_loc_);
   }
 
   static std::string trim_copy(std::string s) {

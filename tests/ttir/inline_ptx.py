@@ -2,7 +2,9 @@
 checked against numpy: `prmt.b32 $0, $a, $b, $c;`, the byte permute a 4-bit FP decoder uses to look
 bytes up in a table held in two registers (lmdeploy's FP4 MoE kernels), with sign-replicating
 selector nibbles; `bar.sync 0;` as a statement (lmdeploy's paged attention), a barrier among one
-instance's threads. Another PTX form stops at a located error that quotes it."""
+instance's threads; `cvt.rp.ue8m0x2.f32 $0, 0.0, $1;` (torchao's RCEIL MX scales: an f32 rounded up
+to a power of two, as an e8m0 byte) and its rz / satfinite forms, two f32 operands packed into 16
+bits. Another PTX form stops at a located error that quotes it."""
 import subprocess
 import sys
 
@@ -30,9 +32,37 @@ def permute(a_ptr, b_ptr, s_ptr, out_ptr, N: tl.constexpr):
 def other_ptx(x_ptr, N: tl.constexpr):
     o = tl.arange(0, N)
     x = tl.load(x_ptr + o)
-    y = tl.inline_asm_elementwise("cvt.rp.ue8m0x2.f32 $0, 0.0, $1;", "=h,r", args=[x], dtype=tl.uint16,
+    y = tl.inline_asm_elementwise("cvt.rn.satfinite.e4m3x2.f32 $0, 0.0, $1;", "=h,r", args=[x], dtype=tl.uint16,
                                   is_pure=True, pack=1)
     tl.store(x_ptr + o, y.to(tl.float32))
+
+
+@triton.jit
+def e8m0(x_ptr, y_ptr, rp_ptr, both_ptr, rz_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(x_ptr + o)
+    y = tl.load(y_ptr + o)
+    # torchao's form: 0.0 in the high byte, the value in the low one, then the low byte kept
+    rp = tl.inline_asm_elementwise("cvt.rp.ue8m0x2.f32 $0, 0.0, $1;", "=h,r", args=[x], dtype=tl.uint16,
+                                   is_pure=True, pack=1).to(tl.uint8)
+    both = tl.inline_asm_elementwise("cvt.rp.satfinite.ue8m0x2.f32 $0, $1, $2;", "=h,r,r", args=[y, x],
+                                     dtype=tl.uint16, is_pure=True, pack=1)
+    rz = tl.inline_asm_elementwise("cvt.rz.satfinite.ue8m0x2.f32 $0, $1, 2.0;", "=r,r", args=[x],
+                                   dtype=tl.uint32, is_pure=True, pack=1)
+    tl.store(rp_ptr + o, rp)
+    tl.store(both_ptr + o, both)
+    tl.store(rz_ptr + o, rz)
+
+
+def e8m0_byte(v, up, sat):
+    bits = int(np.array([v], np.float32).view(np.uint32)[0])
+    e, m = (bits >> 23) & 255, bits & 0x7FFFFF
+    r = e
+    if up:
+        r += (m > 0x400000) if e == 0 else (m != 0)
+    if r >= 255:
+        r = 255 if (e == 255 and m != 0) else (254 if sat else 255)
+    return r
 
 
 def prmt(a, b, c):
@@ -64,8 +94,28 @@ if not np.array_equal(out, want):
     bad = np.flatnonzero(out != want)[:4]
     sys.exit("prmt.b32: lanes %s got %s, want %s" % (bad, out[bad], want[bad]))
 
+# e8m0: zero, f32 subnormals around 2^-127, powers of two and the values between, the top of the
+# range (a round-up past 2^127), infinities, NaN, negative values (the sign is not read)
+sub = np.array([0x00400000, 0x00400001, 0x003FFFFF, 0x00000001, 0x007FFFFF], np.uint32).view(np.float32)
+special = np.concatenate([sub, np.float32([0.0, -0.0, 1.0, 1.5, 2.0, 3.0, 0.75, 2.0**-126, 2.0**127, 1.5 * 2.0**127,
+                                           np.finfo(np.float32).max, np.inf, -np.inf, np.nan, -2.0, -3.5, 448.0, 1 / 448.0])])
+x = np.concatenate([special, (rng.standard_normal(N - special.size) * 2.0 ** rng.integers(-60, 60, N - special.size))]).astype(np.float32)
+y = rng.permutation(x).astype(np.float32)
+rp, both, rz = np.zeros(N, np.uint8), np.zeros(N, np.uint16), np.zeros(N, np.uint32)
+e8m0[(1,)](x, y, rp, both, rz, N=N)
+want_rp = np.array([e8m0_byte(v, True, False) for v in x], np.uint8)
+want_both = np.array([e8m0_byte(b, True, True) << 8 | e8m0_byte(a, True, True) for a, b in zip(x, y)], np.uint16)
+want_rz = np.array([e8m0_byte(v, False, True) << 8 | 128 for v in x], np.uint32)
+for name, got, want in [("rp", rp, want_rp), ("rp.satfinite", both, want_both), ("rz.satfinite", rz, want_rz)]:
+    if not np.array_equal(got, want):
+        bad = np.flatnonzero(got != want)[:4]
+        sys.exit("cvt.%s.ue8m0x2.f32: lanes %s (x %s) got %s, want %s" % (name, bad, x[bad], got[bad], want[bad]))
+# spot checks of the rule itself: 1.5 -> 2^1, 2^-127 -> byte 0, just above it -> byte 1, inf -> NaN (0xFF)
+assert [e8m0_byte(v, True, False) for v in (1.5, sub[0], sub[1], np.inf, 0.0)] == [128, 0, 1, 255, 0]
+
 r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "other"], capture_output=True, text=True)
-msg = "inline asm 'cvt.rp.ue8m0x2.f32 $0, 0.0, $1;' is not supported yet"
-if r.returncode == 0 or "inline_ptx.py:33:" not in r.stderr or msg not in r.stderr:
+msg = "inline asm 'cvt.rn.satfinite.e4m3x2.f32 $0, 0.0, $1;' is not supported yet"
+if r.returncode == 0 or "inline_ptx.py:35:" not in r.stderr or msg not in r.stderr:
     sys.exit("unsupported PTX: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
-print("inline PTX: prmt.b32 matches numpy on %d lanes, bar.sync 0 runs; another form is a located error" % N)
+print("inline PTX: prmt.b32 and cvt.rp/rz.ue8m0x2.f32 match numpy on %d lanes, bar.sync 0 runs; another form is a "
+      "located error" % N)

@@ -1,0 +1,134 @@
+"""Batched (3-D) dots in a small kernel of its own, checked against numpy: `tl.dot` of [B, M, K] and
+[B, K, N] tiles with a [B, M, N] accumulator (f16, f32 with input_precision="ieee", int8 to int32),
+and `tl.dot_scaled` of 3-D operands with 3-D e8m0 scales ([B, rows, K / 32]): e2m1 (packed two per
+byte along K) with e4m3, and bf16 with e2m1, the scaled operands rounded to bf16 as Triton's
+decomposition does. dtsim takes one 2-D dot per batch; each batch must equal numpy's own product."""
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+
+import dtsim  # noqa: F401 (python -m dtsim)
+
+
+@triton.jit
+def bdot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+         IEEE: tl.constexpr):
+    bi = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + bi * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + bi * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    offs = bi * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :]
+    acc = tl.load(c_ptr + offs)
+    if IEEE:
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    else:
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs, acc)
+
+
+@triton.jit
+def bscaled(a_ptr, sa_ptr, b_ptr, sb_ptr, c_ptr, B: tl.constexpr, AR: tl.constexpr, AC: tl.constexpr,
+            BR: tl.constexpr, BC: tl.constexpr, M: tl.constexpr, N: tl.constexpr, G: tl.constexpr,
+            FA: tl.constexpr, FB: tl.constexpr):
+    bi = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + bi * AR * AC + tl.arange(0, AR)[None, :, None] * AC + tl.arange(0, AC)[None, None, :])
+    b = tl.load(b_ptr + bi * BR * BC + tl.arange(0, BR)[None, :, None] * BC + tl.arange(0, BC)[None, None, :])
+    sa = tl.load(sa_ptr + bi * M * G + tl.arange(0, M)[None, :, None] * G + tl.arange(0, G)[None, None, :])
+    sb = tl.load(sb_ptr + bi * N * G + tl.arange(0, N)[None, :, None] * G + tl.arange(0, G)[None, None, :])
+    offs = bi * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :]
+    acc = tl.load(c_ptr + offs)
+    acc = tl.dot_scaled(a, sa, FA, b, sb, FB, acc)
+    tl.store(c_ptr + offs, acc)
+
+
+def check(name, got, want, tol):
+    for i in range(want.shape[0]):
+        if not np.allclose(got[i], want[i], rtol=tol, atol=tol * np.abs(want[i]).max()):
+            bad = np.argwhere(~np.isclose(got[i], want[i], rtol=tol))[:3].tolist()
+            sys.exit("%s: batch %d differs at %s: got %s, want %s" % (name, i, bad, got[i][tuple(bad[0])],
+                                                                      want[i][tuple(bad[0])]))
+    print("batched %s matches numpy in each of %d batches" % (name, want.shape[0]))
+
+
+rng = np.random.default_rng(3)
+B, M, N, K = 4, 16, 32, 32
+# f16 operands, f32 accumulator
+a = rng.standard_normal((B, M, K)).astype(np.float16)
+b = rng.standard_normal((B, K, N)).astype(np.float16)
+c = rng.standard_normal((B, M, N)).astype(np.float32)
+want = a.astype(np.float64) @ b.astype(np.float64) + c
+got = c.copy()
+bdot[(1,)](a, b, got, B=B, M=M, N=N, K=K, IEEE=False)
+check("tl.dot f16", got, want, 1e-5)
+# f32 exact products
+a32 = rng.standard_normal((B, M, K)).astype(np.float32)
+b32 = rng.standard_normal((B, K, N)).astype(np.float32)
+want = a32.astype(np.float64) @ b32.astype(np.float64) + c
+got = c.copy()
+bdot[(1,)](a32, b32, got, B=B, M=M, N=N, K=K, IEEE=True)
+check("tl.dot f32 ieee", got, want, 1e-5)
+# int8 -> int32, exact
+a8 = rng.integers(-128, 128, (B, M, K), dtype=np.int8)
+b8 = rng.integers(-128, 128, (B, K, N), dtype=np.int8)
+c8 = rng.integers(-1000, 1000, (B, M, N)).astype(np.int32)
+got = c8.copy()
+bdot[(1,)](a8, b8, got, B=B, M=M, N=N, K=K, IEEE=False)
+want = a8.astype(np.int64) @ b8.astype(np.int64) + c8
+if not np.array_equal(got, want):
+    sys.exit("batched tl.dot int8: got %s, want %s" % (got.ravel()[:4], want.ravel()[:4]))
+print("batched tl.dot int8 -> int32 matches numpy exactly")
+
+E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+
+
+def e2m1(nib):
+    v = E2M1[nib & 7]
+    return np.where(nib & 8, -v, v)
+
+
+def unpack_k(packed, axis):
+    lo, hi = e2m1(packed & 0xF), e2m1(packed >> 4)
+    return np.stack([lo, hi], axis=axis + 1).reshape(
+        tuple(d * 2 if i == axis else d for i, d in enumerate(packed.shape)))
+
+
+def e4m3(byte):
+    e, m = (byte >> 3) & 15, byte & 7
+    v = np.where(e == 0, m / 8.0 * 2.0**-6, (1 + m / 8.0) * 2.0**(e.astype(np.int64) - 7))
+    return np.where(byte >> 7, -v, v)
+
+
+def bf16(v):
+    bits = v.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return bits.view(np.float32).astype(np.float64)
+
+
+K = 64
+G = K // 32
+for fa, fb in [("e2m1", "e4m3"), ("bf16", "e2m1")]:
+    if fa == "e2m1":
+        a = rng.integers(0, 256, (B, M, K // 2), dtype=np.uint8)
+        av = unpack_k(a, 2)
+    else:
+        f = (rng.standard_normal((B, M, K)) * 4).astype(np.float32)
+        a = (f.view(np.uint32) >> 16).astype(np.uint16)
+        av = (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if fb == "e2m1":
+        b = rng.integers(0, 256, (B, K // 2, N), dtype=np.uint8)
+        bv = unpack_k(b, 1)
+    else:
+        b = rng.integers(0, 256, (B, K, N), dtype=np.uint8)
+        b[(b & 0x7F) == 0x7F] &= 0xBF  # no NaNs
+        bv = e4m3(b)
+    sa = rng.integers(120, 135, (B, M, G), dtype=np.uint8)
+    sb = rng.integers(120, 135, (B, N, G), dtype=np.uint8)
+    x = av * np.repeat(2.0**(sa.astype(np.int64) - 127), 32, axis=2)
+    y = bv * np.swapaxes(np.repeat(2.0**(sb.astype(np.int64) - 127), 32, axis=2), 1, 2)
+    acc = rng.integers(-4, 5, (B, M, N)).astype(np.float32)
+    want = bf16(x) @ bf16(y) + acc
+    got = acc.copy()
+    bscaled[(1,)](a, sa, b, sb, got, B=B, AR=a.shape[1], AC=a.shape[2], BR=b.shape[1], BC=b.shape[2], M=M, N=N,
+                  G=G, FA=fa, FB=fb)
+    check("tl.dot_scaled %s x %s" % (fa, fb), got, want, 1e-5)
