@@ -13,6 +13,7 @@
 
 #include "cuda_backend/Cuda.h"
 #include "cuda_backend/NvvmEmitter.h"
+#include "ir/Walk.h"
 
 namespace dtsim {
 
@@ -280,6 +281,7 @@ struct CudaModuleRunner::Impl {
   CUdeviceptr status = 0;  // the status buffer of kernels with located checks (kDeviceStatusWords u64)
   bool lost = false;       // the context was recreated after a fault: nothing here is valid
   bool bounds = false;     // compiled with bounds checks
+  bool int_to_ptr = false;  // some kernel accesses memory through pointers made from integers (never checked)
   // Conflict checks: per buffer, its element words and granule words (0 where no kernel takes them),
   // zero when allocated; a word holds the number of the launch that claimed it (the epoch, counted
   // per runner), so nothing is reset between launches until the 16-bit epoch wraps.
@@ -332,6 +334,8 @@ CudaModuleRunner::CudaModuleRunner(const Module& m, const Bindings& b, const Cud
   Impl& r = *impl_;
   r.b = b;
   r.bounds = opt.bounds_checks;
+  for (const Kernel& k : m.kernels)
+    r.int_to_ptr = r.int_to_ptr || any_expr(k.body, [](const Expr& e) { return e.kind == ExprKind::IntToPtr; });
   r.nm = emit_nvvm_module(m, b, opt);
   check(cu, cu.cuCtxSetCurrent(cu.ctx), "cuCtxSetCurrent");
   // Machine code from the cubin cache where precompile_cuda_module made it; else the driver
@@ -698,6 +702,10 @@ void CudaModuleRunner::synchronize(const std::string& what) {
     cu.ok = false;
     cu.why = "the GPU is unusable after a fault: " + cu_error(cu, again);
   }
+  if (r.int_to_ptr)  // those accesses are the ones no check covers
+    throw CudaFault(SourceLoc{}, msg + "\n  the kernel reaches memory through pointers made from integers (int_to_ptr), which the GPU "
+                                       "does not check: an address that is not device memory of this process (a host array's, "
+                                       "freed memory) faults; the interpreter (--backend=interp) checks them against the run's buffers");
   throw CudaFault(SourceLoc{}, msg + (r.bounds ? "\n  every access was bounds-checked, so this is likely a bug in dtsim's CUDA backend; the "
                                                  "interpreter (--backend=interp) runs the same kernel with every check"
                                                : "\n  the GPU faulted without a located finding; run with --sanitize=bounds to check every "

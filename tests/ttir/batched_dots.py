@@ -14,7 +14,7 @@ import dtsim  # noqa: F401 (python -m dtsim)
 
 @triton.jit
 def bdot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-         IEEE: tl.constexpr):
+         IEEE: tl.constexpr, INT: tl.constexpr = False):
     bi = tl.arange(0, B)[:, None, None]
     a = tl.load(a_ptr + bi * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
     b = tl.load(b_ptr + bi * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
@@ -22,6 +22,8 @@ def bdot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
     acc = tl.load(c_ptr + offs)
     if IEEE:
         acc = tl.dot(a, b, acc, input_precision="ieee")
+    elif INT:  # an i32 accumulator named as the dot's type (older frontends take f32 otherwise)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
     else:
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + offs, acc)
@@ -73,7 +75,7 @@ a8 = rng.integers(-128, 128, (B, M, K), dtype=np.int8)
 b8 = rng.integers(-128, 128, (B, K, N), dtype=np.int8)
 c8 = rng.integers(-1000, 1000, (B, M, N)).astype(np.int32)
 got = c8.copy()
-bdot[(1,)](a8, b8, got, B=B, M=M, N=N, K=K, IEEE=False)
+bdot[(1,)](a8, b8, got, B=B, M=M, N=N, K=K, IEEE=False, INT=True)
 want = a8.astype(np.int64) @ b8.astype(np.int64) + c8
 if not np.array_equal(got, want):
     sys.exit("batched tl.dot int8: got %s, want %s" % (got.ravel()[:4], want.ravel()[:4]))
