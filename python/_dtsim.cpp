@@ -183,7 +183,8 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
 // cluster, persistent: 1 asked, -1 refused; persistent_ctas: N). Its launches take launch_args (these
 // values less the .dt sizes lowered in) as their scalars and its buffers() as device arrays.
 std::shared_ptr<Compiled> compile_file(const std::string& path, const std::map<std::string, std::string>& args,
-                                       const std::string& kernel, const std::map<std::string, int>& schedule) {
+                                       const std::string& kernel, const std::map<std::string, int>& schedule,
+                                       bool fp_fusion, bool approx_div) {
   FileKind kind = kind_for_path(path);
   if (kind != FileKind::Tile && kind != FileKind::Dt)
     throw UserError(path + ": error: compile_file takes a .tile or .dt file (a .py kernel launches through @triton.jit)");
@@ -193,6 +194,8 @@ std::shared_ptr<Compiled> compile_file(const std::string& path, const std::map<s
   auto c = std::make_shared<Compiled>();
   c->program = compile(Source{path, kind, std::nullopt}, spec);
   c->tile_ir = print_module(c->program.module);
+  c->fp_fusion = fp_fusion;
+  c->approx_div = approx_div;
   for (const auto& [name, v] : args)
     if (!c->program.size_args.count(name)) c->launch_args[name] = v;
   for (const auto& [name, v] : schedule) {
@@ -648,9 +651,11 @@ PYBIND11_MODULE(_dtsim, m) {
         "backend, let a multiply and an add contract into fma.rn, as Triton's enable_fp_fusion).");
   m.def("compile_file", &compile_file, py::arg("path"), py::arg("args") = std::map<std::string, std::string>{},
         py::arg("kernel") = std::string(), py::arg("schedule") = std::map<std::string, int>{},
+        py::arg("fp_fusion") = false, py::arg("approx_div") = false,
         "Compiles a .tile or .dt file at these --arg values (`schedule`: the CUDA backend's warp_specialize, "
-        "cluster, persistent (1 asked, -1 refused) and persistent_ctas), for cuda_launcher over device arrays "
-        "shaped as buffers(args) says, or run().");
+        "cluster, persistent (1 asked, -1 refused) and persistent_ctas; `fp_fusion`, `approx_div`: as "
+        "`dtsim run`'s --fp-fusion and --approx-div), for cuda_launcher over device arrays shaped as "
+        "buffers(args) says, or run().");
   m.def("compile_ttir", &compile_ttir, py::arg("text"), py::arg("name"), py::arg("kernel"), py::arg("arg_names"),
         py::arg("buffers"), py::arg("grid"), py::arg("num_warps") = 4, py::arg("num_stages") = 3, py::arg("debug") = false,
         py::arg("fp_fusion") = false, py::arg("starts") = std::map<std::string, int64_t>{},

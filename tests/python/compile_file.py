@@ -64,7 +64,10 @@ check(np.allclose(rms, ref, rtol=1e-4, atol=1e-5), "rmsnorm result")
 
 # Schedule options are checked when compiled (they take effect on the CUDA backend).
 tile = os.path.join(ROOT, "examples/matmul_f16.tile")
-_dtsim.compile_file(tile, {}, schedule={"warp_specialize": 1, "cluster": -1, "persistent": 0, "persistent_ctas": 3})
+c = _dtsim.compile_file(tile, {}, schedule={"warp_specialize": 1, "cluster": -1, "persistent": 0, "persistent_ctas": 3},
+                       fp_fusion=True, approx_div=True)
+check(c.fp_fusion and c.approx_div, "fp_fusion and approx_div reach the compiled kernel")
+check(not _dtsim.compile_file(tile, {}).fp_fusion, "fp_fusion is off unless asked")
 raises(lambda: _dtsim.compile_file(tile, {}, schedule={"warp_specialise": 1}), ValueError, "not one of")
 raises(lambda: _dtsim.compile_file(tile, {}, schedule={"cluster": 2}), ValueError, "1 (asked), -1 (refused) or 0")
 raises(lambda: _dtsim.compile_file(tile, {}, schedule={"persistent_ctas": -1}), ValueError, "persistent_ctas")
