@@ -288,17 +288,34 @@ TEST_CASE("attention's output `(acc / l[:, None]).to(f16)` is stored by TMA from
   CHECK(line.find(": 8-element vectors") != std::string::npos);
 }
 
+// A DT FlashAttention example lowered at tutorial 06's shape (32 heads, 4096 queries and keys),
+// verified, with the options its GPU runs use (sm_90a, fp fusion).
+namespace {
+struct DtAttention {
+  Module m;
+  Bindings b;
+  CudaOptions opt;
+};
+DtAttention dt_attention(const char* file) {
+  DtAttention a;
+  auto p = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/" + file + ".dt");
+  bind_dt_sizes(*p, {{"z_SIZE", "32"}, {"m_SIZE", "4096"}, {"l_SIZE", "4096"}});
+  a.m = lower_dt(*p);
+  a.b = bind_params(a.m, {});
+  verify_module(a.m, a.b);
+  a.opt.arch = "sm_90a";
+  a.opt.fp_fusion = true;
+  return a;
+}
+}  // namespace
+
 TEST_CASE("FlashAttention as a DT schedule on sm_90a: k, v and q are 2-D boxes of one head of 3-D tensors, copied by TMA; no spills at head dim 128") {
   for (const char* file : {"attention_flash", "attention_flash128"}) {
     CAPTURE(file);
-    auto p = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/" + file + ".dt");
-    bind_dt_sizes(*p, {{"z_SIZE", "32"}, {"m_SIZE", "4096"}, {"l_SIZE", "4096"}});
-    Module m = lower_dt(*p);
-    Bindings b = bind_params(m, {});
-    verify_module(m, b);
-    CudaOptions opt;
-    opt.arch = "sm_90a";
-    opt.fp_fusion = true;
+    DtAttention a = dt_attention(file);
+    Module& m = a.m;
+    Bindings& b = a.b;
+    CudaOptions& opt = a.opt;
     const std::string plan = emit_plan(m, b, opt);
     const std::string hd = std::string(file) == "attention_flash" ? "64" : "128";
     // The head z_index is each map's third coordinate, its planes l_SIZE * k_SIZE elements apart.
@@ -328,14 +345,10 @@ TEST_CASE("FlashAttention as a DT schedule on sm_90a: k, v and q are 2-D boxes o
 TEST_CASE("causal FlashAttention as a DT schedule on sm_90a: two key loops (below the diagonal, across it), each a TMA ring, q staged once for both") {
   for (const char* file : {"attention_flash_causal", "attention_flash128_causal"}) {
     CAPTURE(file);
-    auto p = parse_dt_file(std::string(DTSIM_SOURCE_DIR) + "/examples/" + file + ".dt");
-    bind_dt_sizes(*p, {{"z_SIZE", "32"}, {"m_SIZE", "4096"}, {"l_SIZE", "4096"}});
-    Module m = lower_dt(*p);
-    Bindings b = bind_params(m, {});
-    verify_module(m, b);
-    CudaOptions opt;
-    opt.arch = "sm_90a";
-    opt.fp_fusion = true;
+    DtAttention a = dt_attention(file);
+    Module& m = a.m;
+    Bindings& b = a.b;
+    CudaOptions& opt = a.opt;
     const std::string plan = emit_plan(m, b, opt);
     CAPTURE(plan);
     CHECK(count(plan, "for l_iter in range(0, l_split, 64)\n") == 1);
