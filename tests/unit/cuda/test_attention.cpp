@@ -312,10 +312,7 @@ DtAttention dt_attention(const char* file) {
 TEST_CASE("FlashAttention as a DT schedule on sm_90a: k, v and q are 2-D boxes of one head of 3-D tensors, copied by TMA; no spills at head dim 128") {
   for (const char* file : {"attention_flash", "attention_flash128"}) {
     CAPTURE(file);
-    DtAttention a = dt_attention(file);
-    Module& m = a.m;
-    Bindings& b = a.b;
-    CudaOptions& opt = a.opt;
+    auto [m, b, opt] = dt_attention(file);
     const std::string plan = emit_plan(m, b, opt);
     const std::string hd = std::string(file) == "attention_flash" ? "64" : "128";
     // The head z_index is each map's third coordinate, its planes l_SIZE * k_SIZE elements apart.
@@ -345,10 +342,7 @@ TEST_CASE("FlashAttention as a DT schedule on sm_90a: k, v and q are 2-D boxes o
 TEST_CASE("causal FlashAttention as a DT schedule on sm_90a: two key loops (below the diagonal, across it), each a TMA ring, q staged once for both") {
   for (const char* file : {"attention_flash_causal", "attention_flash128_causal"}) {
     CAPTURE(file);
-    DtAttention a = dt_attention(file);
-    Module& m = a.m;
-    Bindings& b = a.b;
-    CudaOptions& opt = a.opt;
+    auto [m, b, opt] = dt_attention(file);
     const std::string plan = emit_plan(m, b, opt);
     CAPTURE(plan);
     CHECK(count(plan, "for l_iter in range(0, l_split, 64)\n") == 1);
