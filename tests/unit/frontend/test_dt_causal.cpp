@@ -69,7 +69,9 @@ TEST_CASE("causal: the key loop stops at the query block's end, the tiles below 
   // the interpreter equals the reference: square, more keys than queries, fewer, a key count that no
   // tile divides, one key
   CHECK_MESSAGE(causal_diff(*p, 1).empty(), causal_diff(*p, 1));
-  for (auto [m, l] : {std::pair{"40", "40"}, {"37", "150"}, {"150", "37"}, {"33", "7"}, {"5", "1"}, {"64", "64"}}) {
+  for (auto sizes : {std::pair{"40", "40"}, {"37", "150"}, {"150", "37"}, {"33", "7"}, {"5", "1"}, {"64", "64"}}) {
+    const char* m = sizes.first;  // (not a structured binding: CAPTURE's lambda takes it)
+    const char* l = sizes.second;
     CAPTURE(m);
     CAPTURE(l);
     std::string d = causal_diff(*p, 2, {{"m_SIZE", m}, {"l_SIZE", l}});
@@ -100,7 +102,9 @@ TEST_CASE("causal: forms the proof does not cover keep the full loop with the ma
   // a masked score 0 is exp(0 - max) != 0 in the row sum; a mask `l <= m + 1` is not a comparison of
   // two dims; a strict `l < m` leaves row 0 without keys (NaN, as in the reference), so only the shape
   // of the loops is checked there
-  for (auto [mask, masked] : {std::pair{"l <= m", "0.0"}, {"l <= m + 1", "-inf"}, {"l <= m", "-1e30"}}) {
+  for (auto form : {std::pair{"l <= m", "0.0"}, {"l <= m + 1", "-inf"}, {"l <= m", "-1e30"}}) {
+    const char* mask = form.first;
+    const char* masked = form.second;
     CAPTURE(mask);
     CAPTURE(masked);
     auto p = parse_text("causal_full.dt", causal_attention(mask, masked, "8"));
