@@ -269,6 +269,8 @@ class KernelEmitter {
   void plan_true_asserts();
   // Whether statement s reports at run time: an assert not folded by plan_true_asserts, or a print.
   bool reports_at_run_time(const Stmt& s) const;
+  // Whether some statement of the kernel does (a failing CTA leaves early; reports meet at barriers).
+  bool reports_at_run_time() const;
   bool always_true(const ExprP& e) const;
   void emit_tma_store(const Stmt& s, const TmaOperand& o);
   std::string tma_nonempty(const TmaOperand& o);

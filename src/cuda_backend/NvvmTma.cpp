@@ -442,9 +442,7 @@ std::string KernelEmitter::specialize_blocker(const Stmt& f, const PipelinePlan&
     return "the ring (" + std::to_string(pp.ring_bytes()) + " bytes) leaves room for two CTAs per SM, whose registers one more warp each would not leave";
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->specialized && lp.loop != &f) return "an earlier loop of the kernel has the producer warp";
-  bool reports = false;
-  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || reports_at_run_time(s); });
-  if (reports) return "the kernel asserts or prints (their reports meet at CTA-wide barriers)";
+  if (reports_at_run_time()) return "the kernel asserts or prints (their reports meet at CTA-wide barriers)";
   for (const StmtP& s : k_.body) {
     if (s.get() == &f) return "";
     if (s->kind != StmtKind::Assign) return "a statement before the loop is not an assignment (line " + std::to_string(s->loc.line) + ")";
@@ -514,9 +512,7 @@ void KernelEmitter::plan_cluster(const Stmt& f, PipelinePlan& pp) {
   if (opt_.bounds_checks) return no("bounds checks (a hoisted loop is emitted twice, under a test)");
   for (const auto& [key, lp] : plan_.loops)
     if (lp.pipeline && lp.pipeline->cluster_axis >= 0) return no("an earlier loop of the kernel runs in clusters");
-  bool reports = false;
-  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || reports_at_run_time(s); });
-  if (reports) return no("the kernel asserts or prints (a failing CTA leaves early, its peer would wait for it)");
+  if (reports_at_run_time()) return no("the kernel asserts or prints (a failing CTA leaves early, its peer would wait for it)");
   bool top = false;
   for (const StmtP& s : k_.body) {
     if (s.get() == &f) {

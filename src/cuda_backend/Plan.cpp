@@ -210,9 +210,8 @@ void KernelEmitter::plan_true_masks() {
         if (e->slot < 0) return std::nullopt;
         if (auto it = last.find(e->slot); it != last.end()) return it->second;
         if (auto c = constant(e)) return c;
-        const size_t s = static_cast<size_t>(e->slot);
-        if (plan_.assigns[s] == 1 && plan_.single_def[s] && !k_.find_param(e->name)) return most(plan_.single_def[s], depth + 1);
-        return std::nullopt;
+        ExprP d = def_of(e);
+        return d != e ? most(d, depth + 1) : std::nullopt;
       }
       default: return std::nullopt;
     }
@@ -226,8 +225,8 @@ void KernelEmitter::plan_true_masks() {
       case ExprKind::Var: {
         if (e->slot < 0) return "";
         if (auto it = plan_.true_masks.find(e->slot); it != plan_.true_masks.end()) return it->second;
-        const size_t s = static_cast<size_t>(e->slot);
-        return plan_.assigns[s] == 1 && plan_.single_def[s] && !k_.find_param(e->name) ? why(plan_.single_def[s], depth + 1) : "";
+        ExprP d = def_of(e);
+        return d != e ? why(d, depth + 1) : "";
       }
       case ExprKind::Binary: {
         if (e->bop == BinOp::And) {
@@ -268,6 +267,12 @@ void KernelEmitter::plan_true_asserts() {
 
 bool KernelEmitter::reports_at_run_time(const Stmt& s) const {
   return s.kind == StmtKind::Print || (s.kind == StmtKind::Assert && !plan_.true_asserts.count(&s));
+}
+
+bool KernelEmitter::reports_at_run_time() const {
+  bool reports = false;
+  for_each_stmt(k_.body, [&](const Stmt& s) { reports = reports || reports_at_run_time(s); });
+  return reports;
 }
 
 // Whether every element of i1 value e is true (a true mask, broadcast or not).
