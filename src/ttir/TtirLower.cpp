@@ -1343,24 +1343,12 @@ class Lowerer {
     ExprP byte[2];
     for (int i = 0; i < 2; ++i) {
       const std::string& a = src[i];
+      ExprP bits;  // the f32's bits (i32): of an operand, or of a literal's value
       if (a.size() >= 2 && a[0] == '$' && a.find_first_not_of("0123456789", 1) == std::string::npos) {
         size_t n = std::stoul(a.substr(1));
         if (n < 1 || n > v.size() || type_of_arg(v[n - 1]).elem != Scalar::F32) fail();
-        ExprP bits = bind("f32_bits", make_bitcast(elementwise({v[n - 1]}, t.shape).at(0), Scalar::I32, cur_loc_));
-        ExprP e = bind("f32_exp", bin(BinOp::And, bin(BinOp::Shr, bits, k(23)), k(255)));
-        ExprP m = bin(BinOp::And, clone_expr(bits), k(0x7FFFFF));
-        ExprP r = clone_expr(e);
-        if (up) {
-          ExprP above = make_where(bin(BinOp::Eq, clone_expr(e), k(0)), bin(BinOp::Gt, clone_expr(m), k(0x400000)),
-                                   bin(BinOp::Ne, clone_expr(m), k(0)), cur_loc_);
-          r = bin(BinOp::Add, r, make_cast(above, Scalar::I32, cur_loc_));
-        }
-        // e == 255: NaN (mantissa set) or infinity; r == 255 otherwise: a round-up past 2^127
-        ExprP nan = bin(BinOp::And, bin(BinOp::Eq, clone_expr(e), k(255)), bin(BinOp::Ne, clone_expr(m), k(0)));
-        ExprP big = bin(BinOp::Ge, clone_expr(r), k(255));
-        r = make_where(big, make_where(nan, k(255), k(sat ? 254 : 255), cur_loc_), r, cur_loc_);
-        byte[i] = r;
-      } else {  // a literal: converted here
+        bits = make_bitcast(elementwise({v[n - 1]}, t.shape).at(0), Scalar::I32, cur_loc_);
+      } else {
         double d = 0;
         try {
           size_t used = 0;
@@ -1370,13 +1358,23 @@ class Lowerer {
           fail();
         }
         float f = static_cast<float>(d);
-        uint32_t bits = 0;
-        std::memcpy(&bits, &f, 4);
-        int64_t e = (bits >> 23) & 255, m = bits & 0x7FFFFF, r = e;
-        if (up) r += e == 0 ? (m > 0x400000) : (m != 0);
-        if (r >= 255) r = (e == 255 && m != 0) ? 255 : (sat ? 254 : 255);
-        byte[i] = k(r);
+        int32_t b = 0;
+        std::memcpy(&b, &f, 4);
+        bits = k(b);
       }
+      bits = bind("f32_bits", bits);
+      ExprP e = bind("f32_exp", bin(BinOp::And, bin(BinOp::Shr, bits, k(23)), k(255)));
+      ExprP m = bin(BinOp::And, clone_expr(bits), k(0x7FFFFF));
+      ExprP r = clone_expr(e);
+      if (up) {
+        ExprP above = make_where(bin(BinOp::Eq, clone_expr(e), k(0)), bin(BinOp::Gt, clone_expr(m), k(0x400000)),
+                                 bin(BinOp::Ne, clone_expr(m), k(0)), cur_loc_);
+        r = bin(BinOp::Add, r, make_cast(above, Scalar::I32, cur_loc_));
+      }
+      // e == 255: NaN (mantissa set) or infinity; r == 255 otherwise: a round-up past 2^127
+      ExprP nan = bin(BinOp::And, bin(BinOp::Eq, clone_expr(e), k(255)), bin(BinOp::Ne, clone_expr(m), k(0)));
+      ExprP big = bin(BinOp::Ge, clone_expr(r), k(255));
+      byte[i] = make_where(big, make_where(nan, k(255), k(sat ? 254 : 255), cur_loc_), r, cur_loc_);
     }
     ExprP r = bin(BinOp::Or, bin(BinOp::Shl, byte[0], k(8)), byte[1]);
     if (t.shape.size()) r = make_broadcast(r, dims(t.shape), cur_loc_);
