@@ -299,8 +299,6 @@ py::dict run_cuda(Compiled& c, const Bindings& b, const std::map<std::string, st
 
 using DeviceArrays = std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>;
 
-// The caller's GPU memory (name, device address, dtype, shape) as buffers of `preset` without host
-// memory; returns the addresses by name (CudaModuleRunner::upload's `on_device`).
 // The pointer parameter `name` of a module's kernels (the first kernel that takes it); UserError when
 // none does.
 const Param* buffer_param(const Module& m, const std::string& name) {
@@ -310,6 +308,8 @@ const Param* buffer_param(const Module& m, const std::string& name) {
                   " has no pointer parameter '" + name + "'");
 }
 
+// The caller's GPU memory (name, device address, dtype, shape) as buffers of `preset` without host
+// memory; returns the addresses by name (CudaModuleRunner::upload's `on_device`).
 std::map<std::string, uint64_t> bind_device_arrays(const Module& m, const Bindings& b, const DeviceArrays& device_arrays, Buffers& preset) {
   std::map<std::string, uint64_t> on_device;
   for (const auto& [name, ptr, dtype, shape] : device_arrays) {
