@@ -559,10 +559,10 @@ class KernelLowerer {
     if (t->kind == DtExprKind::Access && p_.sym(t->name).kind == DtSymKind::Func) t = p_.sym(t->name).def.get();
     return t->kind == DtExprKind::Call && t->name == "exp";
   }
+  static bool finite(Past p) { return p == Past::Zero || p == Past::Fin; }
   static Past past_join(Past a, Past b) {
     if (a == b) return a;
-    auto fin = [](Past p) { return p == Past::Zero || p == Past::Fin; };
-    return fin(a) && fin(b) ? Past::Fin : Past::Any;
+    return finite(a) && finite(b) ? Past::Fin : Past::Any;
   }
   static Past past_neg(Past a) { return a == Past::NegInf ? Past::PosInf : a == Past::PosInf ? Past::NegInf : a; }
   static Past past_add(Past a, Past b) {
@@ -594,12 +594,12 @@ class KernelLowerer {
           bool div = e->op == "/";
           if (a == Past::Zero) {
             if (div) return positive_dt(e->args[1]) || sum_of_exp(e->args[1]) ? Past::Zero : Past::Any;
-            return b == Past::Zero || b == Past::Fin ? Past::Zero : Past::Any;
+            return finite(b) ? Past::Zero : Past::Any;
           }
           if (!div && b == Past::Zero) return a == Past::Fin ? Past::Zero : Past::Any;
           if ((a == Past::NegInf || a == Past::PosInf) && positive_dt(e->args[1])) return a;
           if (!div && (b == Past::NegInf || b == Past::PosInf) && positive_dt(e->args[0])) return b;
-          return (a == Past::Fin || a == Past::Zero) && (b == Past::Fin || b == Past::Zero) ? Past::Fin : Past::Any;
+          return finite(a) && finite(b) ? Past::Fin : Past::Any;
         }
         return Past::Fin;  // comparisons: 0 or 1
       }
@@ -621,9 +621,9 @@ class KernelLowerer {
         }
         std::vector<Past> as;
         for (auto& a : e->args) as.push_back(past(a, r, m, memo));
-        if (fn == "exp" && as.size() == 1) return as[0] == Past::NegInf ? Past::Zero : as[0] == Past::Zero || as[0] == Past::Fin ? Past::Fin : Past::Any;
+        if (fn == "exp" && as.size() == 1) return as[0] == Past::NegInf ? Past::Zero : finite(as[0]) ? Past::Fin : Past::Any;
         for (Past a : as)
-          if (a != Past::Zero && a != Past::Fin) return Past::Any;
+          if (!finite(a)) return Past::Any;
         return Past::Fin;
       }
     }
@@ -635,8 +635,7 @@ class KernelLowerer {
       Past a = past(e->args[0], r, m, memo);
       if (e->name == "rdot") {
         Past b = past(e->args[1], r, m, memo);
-        auto fin = [](Past p) { return p == Past::Zero || p == Past::Fin; };
-        if (!((a == Past::Zero && fin(b)) || (b == Past::Zero && fin(a)))) return false;
+        if (!((a == Past::Zero && finite(b)) || (b == Past::Zero && finite(a)))) return false;
       } else if (a != (e->name == "rsum" ? Past::Zero : e->name == "rmax" ? Past::NegInf : Past::PosInf)) {
         return false;
       }
