@@ -336,6 +336,59 @@ struct Tiles {
     return true;
   }
 
+  // The leading ones of the i1 node `n` (a 1-d mask, or one with unit axes added by expand_dims or
+  // reshape) when it is all ones or all zeros: its length or 0; -1 otherwise. A lazy slot or a
+  // prefix comparison is told without making it; any other form is evaluated (nothing with a load
+  // in it is tried). Not under the debugger.
+  int64_t ones_or_none(const TNode& n) {
+    const Expr& e = *n.e;
+    if (!c.views || n.loads || e.type.ptr || e.type.elem != Scalar::I1) return -1;
+    if ((e.kind == ExprKind::ExpandDims || e.kind == ExprKind::Reshape) && n.kids.size() == 1 && n.kids[0] && n.kids[0]->numel == n.numel)
+      return ones_or_none(*n.kids[0]);
+    int64_t v = -1;
+    if (e.kind == ExprKind::Var) {
+      if (const int64_t* l = lazy_of(c, e.slot)) v = *l;
+    } else if (e.kind == ExprKind::Binary && !n.s && !n.fused && e.type.shape.size() == 1) {
+      if (!prefix_of(n, v)) v = -1;
+    }
+    if (v < 0) {
+      const Value& x = eval(n);
+      const uint8_t* p = data<uint8_t>(x);
+      const size_t N = static_cast<size_t>(numel(x));
+      if (!std::memchr(p, 0, N)) v = n.numel;
+      else if (std::count(p, p + N, uint8_t{0}) == static_cast<std::ptrdiff_t>(N)) v = 0;
+    }
+    return v == 0 || v == n.numel ? v : -1;
+  }
+  // `X & Y` (or `and`) of an i1 column [R, 1] and row [1, C], the mask of a 2-d tile, when both are
+  // all ones (then the mask is R * C leading ones) or one is all zeros (0): the mask held as that
+  // prefix (a lazy slot) instead of an R x C tile of bytes. False otherwise (the caller then
+  // evaluates it: the operands hold no load, so evaluating them again reports nothing).
+  bool outer_prefix(const TNode& n, int64_t& ones) {
+    const Expr& e = *n.e;
+    if (!c.views || n.loads || e.kind != ExprKind::Binary || (e.bop != BinOp::And && e.bop != BinOp::LAnd) || n.kids.size() < 2 || !n.kids[0] ||
+        !n.kids[1] || e.type.elem != Scalar::I1 || e.type.shape.size() != 2)
+      return false;
+    const Shape& a = e.args[0]->type.shape;
+    const Shape& b = e.args[1]->type.shape;
+    const int64_t R = e.type.shape[0], C = e.type.shape[1];
+    if (!(a == Shape{R, 1} && b == Shape{1, C}) && !(a == Shape{1, C} && b == Shape{R, 1})) return false;
+    const int64_t x = ones_or_none(*n.kids[0]);
+    if (x < 0) return false;
+    const int64_t y = ones_or_none(*n.kids[1]);
+    if (y < 0) return false;
+    ones = x == 0 || y == 0 ? 0 : R * C;
+    return true;
+  }
+  // The mask operand `M` of a load, store or atomic through a RowPtr: null when it is absent or a
+  // lazy slot of all ones (every lane active, as no mask), else its tile.
+  const Value* rows_mask(const TNode* M) {
+    if (!M) return nullptr;
+    if (c.views && M->e->kind == ExprKind::Var)
+      if (const int64_t* l = lazy_of(c, M->e->slot); l && *l == M->numel) return nullptr;
+    return &eval(*M);
+  }
+
   // The mask of a load or store of `total` lanes: its tile, or, when it is known to be a prefix of
   // ones without making it (a lazy slot, a prefix comparison), that prefix's length (v null until
   // mask_value() makes it).
@@ -349,13 +402,13 @@ struct Tiles {
     m.node = k;
     if (!k) return m;
     const Type& t = k->e->type;
-    if (c.views && !t.ptr && t.elem == Scalar::I1 && t.shape.size() == 1 && k->numel == total) {
-      if (k->e->kind == ExprKind::Var) {
+    if (c.views && !t.ptr && t.elem == Scalar::I1 && k->numel == total) {
+      if (k->e->kind == ExprKind::Var) {  // (a lazy i1 slot of any rank: a prefix of its flat lanes)
         if (const int64_t* l = lazy_of(c, k->e->slot)) {
           m.prefix = *l;
           return m;
         }
-      } else if (!k->s && !k->fused && prefix_of(*k, m.prefix)) {
+      } else if (t.shape.size() == 1 && !k->s && !k->fused && prefix_of(*k, m.prefix)) {
         return m;
       }
     }
@@ -500,11 +553,12 @@ struct Tiles {
     if (M && outer_mask(*M, r)) {  // `X & Y` of a column and a row: their values, not the tile
       om.rows = data<uint8_t>(eval(*M->kids[0]));
       om.cols = data<uint8_t>(eval(*M->kids[1]));
-    } else if (M) {
-      m = &eval(*M);
+    } else {
+      m = rows_mask(M);
     }
     const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
     if (load_rowptr(out, c, e, r, m, o, om.rows ? &om : nullptr)) return out;
+    if (M && !m && !om.rows) m = &eval(*M);  // the lazy mask made for the pointer tile's path
     if (om.rows) m = &eval(*M);  // (its operands evaluated again: they hold no load, so nothing reports twice)
     Value& pt = val(P);
     r.make(pt, P.e->type);
@@ -675,8 +729,9 @@ void store_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) {
   if (rp) {  // through a RowPtr: row ranges, else through the pointer tile made from it
     const RowPtr& r = *rp;
     const Value* v = &T.stored_value(s, *t[1]);
-    const Value* m = t[2] ? &T.eval(*t[2]) : nullptr;
+    const Value* m = T.rows_mask(t[2]);
     if (store_rowptr(c, r, *v, m)) return;
+    if (t[2] && !m) m = &T.eval(*t[2]);  // the lazy mask made for the pointer tile's path
     Value& pt = T.val(*t[0]);
     r.make(pt, t[0]->e->type);
     store_op(c, pt, *v, m);
@@ -733,7 +788,8 @@ Value atomic_tnode(Ctx& c, const Stmt& s, const std::array<const TNode*, 3>& t) 
   const RowPtr* r = T.rowptr(*t[0]);
   const Value* p = r ? nullptr : &T.eval(*t[0]);  // i32 offsets that wrap: the pointer tile
   const Value& a1 = T.eval(*t[1]);
-  const Value* a2 = t[2] ? &T.eval(*t[2]) : nullptr;
+  // (through a RowPtr, a lazy mask of all ones is no mask; the atomics' mask is their third operand)
+  const Value* a2 = r && s.aop != AtomicOp::Cas ? T.rows_mask(t[2]) : t[2] ? &T.eval(*t[2]) : nullptr;
   return r ? atomic_rowptr(c, s, *r, t[0]->e->type, a1, a2) : atomic_op(c, s, *p, a1, a2);
 }
 
@@ -761,6 +817,10 @@ void assign_tnode(Ctx& c, int slot, const TNode& n) {
       return;
     }
     if (n.e->kind == ExprKind::Binary && !n.fused && st == n.e->type && st.elem == Scalar::I1 && st.shape.size() == 1 && Tiles{c}.prefix_of(n, v)) {
+      write_lazy(c, slot, st, v);
+      return;
+    }
+    if (st == n.e->type && st.elem == Scalar::I1 && st.shape.size() == 2 && Tiles{c}.outer_prefix(n, v)) {
       write_lazy(c, slot, st, v);
       return;
     }

@@ -1121,3 +1121,42 @@ TEST_CASE("gathered-row stores claimed together: the same buffers and findings a
         CHECK((found > 0) == (std::string(k) == "2" || std::string(k) == "0"));
       }
 }
+
+TEST_CASE("2-d outer masks held unmade when all ones or all zeros: loads, stores, atomics, other readers, findings") {
+  // mask = mm[:, None] & mn[None, :] named once and used by a gathered load, a store and an atomic
+  // (as a kernel read from TTIR names it): interior instances have every lane on, edge instances a
+  // partial mask (made as a tile), the last row of instances and `r0` give all-zero masks; `use`
+  // reads the mask in arithmetic too (the lazy slot made for that reader); n beyond y's rows plants
+  // out-of-bounds stores, `dup` makes rows of y stored by two instances (conflicts).
+  std::string src = R"(kernel om(w: *f32[40, 24], ids: *i64[64], out y: *f32[64, 24], inout acc: *f32[40, 24],
+          n: i32 = 64, r0: i32 = 0, use: i32 = 0, dup: i32 = 0) grid(9, 3) {
+  om = program_id(0) * 8 + arange(0, 8)
+  mm = om < n
+  mm2 = om >= r0
+  idx = load(ids + om % 64, mask=mm, other=0)
+  on = program_id(1) * 8 + arange(0, 8)
+  mask = (mm & mm2)[:, None] & (on < 24)[None, :]
+  v = load(w + ((idx % 40 + 40) % 40)[:, None] * 24 + on[None, :], mask=mask, other=0.0)
+  if use > 0 {
+    v = where(mask, v * 2.0, -1.0)
+  }
+  store(y + ((om % (64 - 32 * dup)) * 24)[:, None] + on[None, :], v, mask=mask)
+  atomic_add(acc + ((idx % 40 + 40) % 40)[:, None] * 24 + on[None, :], v, mask=mask)
+}
+)";
+  for (std::string n : {"64", "60", "70"})
+    for (std::string r0 : {"0", "5", "100"})
+      for (std::string use : {"0", "1"})
+        for (std::string dup : {"0", "1"}) {
+          CAPTURE(n);
+          CAPTURE(r0);
+          CAPTURE(use);
+          CAPTURE(dup);
+          InterpOptions opt;
+          opt.threads = 1;
+          opt.keep_going = true;
+          int64_t found = same_tile("<om>", src, {{"n", n}, {"r0", r0}, {"use", use}, {"dup", dup}}, opt);
+          const bool oob = n == "70" && r0 != "100";
+          CHECK((found > 0) == (oob || (dup == "1" && r0 != "100")));
+        }
+}
