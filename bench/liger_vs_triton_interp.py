@@ -12,8 +12,9 @@ e.g. the embedding row of issue 28's speed line, in 4 dtsim processes (the slowe
 
 Prints a table: Triton's interpreter ms, dtsim ms, the ratio, the ratio of the process CPU times
 (best of REPS each; on a machine shared with other work it moves less than the wall-clock ratio),
-the max difference, and the geometric mean of the ratios. An op that Triton's interpreter cannot run is listed with its error and left out
-of the mean. Exit status 1 when dtsim fails or an output differs beyond the op's tolerance."""
+the time inside the kernel launches alone (best of REPS each side: a rep without the torch work
+around its launches) and its ratio, the max difference, and the geometric means of the ratios. An
+op that Triton's interpreter cannot run is listed with its error and left out of the mean. Exit status 1 when dtsim fails or an output differs beyond the op's tolerance."""
 import json
 import math
 import os
@@ -154,6 +155,32 @@ def make(name, torch):
     return run
 
 
+def time_launches():
+    """Wraps the launch method of Triton's kernel objects (`JITFunction.run`, which `python -m dtsim`
+    routes to dtsim, and `InterpretedFunction.run` under TRITON_INTERPRET=1) so that the seconds
+    spent inside launches add up in the returned one-element list: a rep's kernel time without the
+    torch operations around the launches (allocations, `sum`, autograd)."""
+    total = [0.0]
+
+    def wrap(cls):
+        inner = cls.run
+
+        def run(self, *args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return inner(self, *args, **kwargs)
+            finally:
+                total[0] += time.perf_counter() - t0
+        cls.run = run
+
+    from triton.runtime import jit
+    wrap(jit.JITFunction)
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        from triton.runtime import interpreter
+        wrap(interpreter.InterpretedFunction)
+    return total
+
+
 def side(which, reps, only, out_json):
     import numpy as np
     import torch
@@ -165,6 +192,7 @@ def side(which, reps, only, out_json):
     else:
         assert os.environ.get("TRITON_INTERPRET") == "1"
     torch.set_num_threads(1)
+    launch_s = time_launches()
     outdir = os.path.dirname(out_json)
     result = {}
     for name in OPS:
@@ -173,12 +201,14 @@ def side(which, reps, only, out_json):
         try:
             run = make(name, torch)
             run()  # warm-up: compiles
-            best = best_cpu = math.inf
+            best = best_cpu = best_launch = math.inf
             for _ in range(reps):
+                launch_s[0] = 0.0
                 t0, c0 = time.perf_counter(), time.process_time()
                 outs = run()
                 best = min(best, time.perf_counter() - t0)
                 best_cpu = min(best_cpu, time.process_time() - c0)
+                best_launch = min(best_launch, launch_s[0])
         except Exception as e:  # noqa: BLE001 (reported per op)
             msg = (str(e).strip().splitlines() or [type(e).__name__])[-1]
             result[name] = {"error": msg[:200]}
@@ -186,7 +216,7 @@ def side(which, reps, only, out_json):
             continue
         path = os.path.join(outdir, "%s_%s.npz" % (which, name))
         np.savez(path, *[o.detach().float().numpy() for o in outs if o is not None])
-        result[name] = {"ms": best * 1e3, "cpu_ms": best_cpu * 1e3, "out": path}
+        result[name] = {"ms": best * 1e3, "cpu_ms": best_cpu * 1e3, "launch_ms": best_launch * 1e3, "out": path}
         print("%s %-12s %.2f ms" % (which, name, best * 1e3), file=sys.stderr, flush=True)
     with open(out_json, "w") as f:
         json.dump(result, f)
@@ -202,17 +232,17 @@ def main():
         return 1
     runs = got[1]
     import numpy as np
-    bad, rows, ratios, cpu_ratios = 0, [], [], []
+    bad, rows, ratios, cpu_ratios, launch_ratios = 0, [], [], [], []
     for name, (desc, tol) in OPS.items():
         if name not in runs["dtsim"]:
             continue
         d, t = runs["dtsim"][name], runs["triton"].get(name, {"error": "not run"})
         if "error" in d:
-            rows.append("| %s | | dtsim failed: %s | | | | |" % (desc, d["error"]))
+            rows.append("| %s | | dtsim failed: %s | | | | | | |" % (desc, d["error"]))
             bad += 1
             continue
         if "error" in t:
-            rows.append("| %s | Triton's interpreter failed: %s | %.2f | | | | |" % (desc, t["error"], d["ms"]))
+            rows.append("| %s | Triton's interpreter failed: %s | %.2f | | | | | | |" % (desc, t["error"], d["ms"]))
             continue
         a_out, b_out = np.load(d["out"]), np.load(t["out"])
         err = max((float(np.max(np.abs(a_out[k].astype(np.float64) - b_out[k].astype(np.float64)))) if a_out[k].size else 0.0)
@@ -224,15 +254,20 @@ def main():
         dms = "%.2f" % d["ms"]
         if "ms_range" in d:  # several processes: the slowest's best, then the fastest's
             dms += " (fastest process %.2f)" % d["ms_range"][0]
-        rows.append("| %s | %.1f | %s | %.0fx | %.0fx | %.3g | %s |" % (desc, t["ms"], dms, t["ms"] / d["ms"], cpu_ratios[-1], err,
-                                                                        "same" if same else "DIFFER"))
-    print("| Liger op (forward + backward) | Triton interpreter ms | dtsim ms (sanitizer all, 1 thread) | x | x (CPU time) | max abs diff | outputs |")
-    print("|---|---|---|---|---|---|---|")
+        launch_ratios.append(t["launch_ms"] / d["launch_ms"])
+        lms = "%.2f / %.2f" % (t["launch_ms"], d["launch_ms"])
+        if "launch_ms_range" in d:
+            lms += " (fastest process %.2f)" % d["launch_ms_range"][0]
+        rows.append("| %s | %.1f | %s | %.0fx | %.0fx | %s | %.0fx | %.3g | %s |" % (
+            desc, t["ms"], dms, t["ms"] / d["ms"], cpu_ratios[-1], lms, launch_ratios[-1], err, "same" if same else "DIFFER"))
+    print("| Liger op (forward + backward) | Triton interpreter ms | dtsim ms (sanitizer all, 1 thread) | x | x (CPU time) "
+          "| launches only: Triton / dtsim ms | x (launches) | max abs diff | outputs |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(r)
     if ratios:
         gm = lambda rs: math.exp(sum(map(math.log, rs)) / len(rs))  # noqa: E731
-        print("| geometric mean | | | **%.0fx** | %.0fx | | |" % (gm(ratios), gm(cpu_ratios)))
+        print("| geometric mean | | | **%.0fx** | %.0fx | | %.0fx | | |" % (gm(ratios), gm(cpu_ratios), gm(launch_ratios)))
     return 1 if bad or not ratios else 0
 
 
