@@ -593,6 +593,9 @@ def _is_constexpr_param(p):
         return False
     if a is language.constexpr or isinstance(a, language.constexpr):
         return True
+    # the installed Triton's tl.constexpr (a kernel read by this reader under `python -m dtsim`)
+    if isinstance(a, type) and a.__name__ == "constexpr" and a.__module__.startswith("triton."):
+        return True
     return isinstance(a, str) and a.split(".")[-1] == "constexpr"
 
 

@@ -560,7 +560,27 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     Scalar rt = x.t.elem == Scalar::I8 ? Scalar::I32 : x.t.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
     if (out && (out->k != VK::DType || out->pointer_dtype() || out->dt != rt))
       unsupported(B.at(6, "out_dtype"), std::string("tl.dot(out_dtype=") + py_repr(*out) + ") (the result is " + scalar_name(rt) + ")");
-    if (x.t.rank() != 2 || y.t.rank() != 2) unsupported(loc, "tl.dot of tensors that are not 2-D (" + x.t.str() + ", " + y.t.str() + ")");
+    if (x.t.rank() == 3 && y.t.rank() == 3) {  // batched: [B, M, K] @ [B, K, N], one 2-D dot per batch (ir/Scaled.h)
+      const Shape& xs = x.t.shape;
+      const Shape& ys = y.t.shape;
+      if (xs[0] != ys[0] || xs[2] != ys[1])
+        user_error(loc, "tl.dot(): the shapes do not match for a batched dot: " + x.t.str() + " @ " + y.t.str());
+      const Shape rs{xs[0], xs[1], ys[2]};
+      if (acc && (acc->k != VK::Tensor || acc->t.ptr || acc->t.elem != rt || acc->t.shape != rs))
+        user_error(B.at(2, "acc"), "tl.dot() accumulator must be " + Type{rt, false, rs}.str() + ", got " + py_repr(*acc));
+      BindFn bind = binder(loc);
+      ExprP av = bind("dot_a", ir(x, loc)), bv = bind("dot_b", ir(y, loc));
+      ExprP cv = acc ? bind("dot_acc", ir(*acc, B.at(2, "acc"))) : nullptr;
+      const bool tf = f32_operands && precision == "tf32";
+      ExprP d = from_batches(rs[0], rs[1], rs[2], loc, [&](int64_t bi) {
+        ExprP one = make_dot(batch_of(clone_expr(av), xs, x.t.elem, bi, loc), batch_of(clone_expr(bv), ys, y.t.elem, bi, loc),
+                             cv ? batch_of(clone_expr(cv), rs, rt, bi, loc) : nullptr, loc);
+        one->tf32 = tf;
+        return one;
+      });
+      return tensor(typed_tree(d));
+    }
+    if (x.t.rank() != 2 || y.t.rank() != 2) unsupported(loc, "tl.dot of tensors that are not 2-D or 3-D (" + x.t.str() + ", " + y.t.str() + ")");
     ExprP eacc = acc ? ir(*acc, B.at(2, "acc")) : nullptr;
     ExprP d = make_dot(ir(x, loc), ir(y, loc), eacc, loc);
     d->tf32 = f32_operands && precision == "tf32";
@@ -601,18 +621,23 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
       return o;
     };
     ScaledOperand lo = side(x, xs, xf, xk, 0, "lhs"), ro = side(y, ys, yf, yk, 3, "rhs");
-    int64_t m = lo.shape.size() == 2 ? lo.shape[0] * (lo.format == "e2m1" && !lo.k_pack ? 2 : 1) : 0;
-    int64_t n = ro.shape.size() == 2 ? ro.shape[1] * (ro.format == "e2m1" && !ro.k_pack ? 2 : 1) : 0;
+    // (rank 3: the batched form, [B, M, K] @ [B, K, N] with a [B, M, N] accumulator)
+    const bool batched = lo.shape.size() == 3 && ro.shape.size() == 3;
+    const size_t r0 = batched ? 1 : 0;
+    int64_t m = lo.shape.size() == r0 + 2 ? lo.shape[r0] * (lo.format == "e2m1" && !lo.k_pack ? 2 : 1) : 0;
+    int64_t n = ro.shape.size() == r0 + 2 ? ro.shape[r0 + 1] * (ro.format == "e2m1" && !ro.k_pack ? 2 : 1) : 0;
+    const Shape rdims = batched ? Shape{lo.shape[0], m, n} : Shape{m, n};
     ExprP eacc;
     if (acc) {
       eacc = ir(*acc, B.at(6, "acc"));
-      if (acc->t.elem != Scalar::F32 || acc->t.shape != Shape{m, n})
-        user_error(B.at(6, "acc"), "tl.dot_scaled(): the accumulator must be f32[" + std::to_string(m) + ", " + std::to_string(n) + "], got " + acc->t.str());
+      if (acc->t.elem != Scalar::F32 || acc->t.shape != rdims)
+        user_error(B.at(6, "acc"), "tl.dot_scaled(): the accumulator must be " + Type{Scalar::F32, false, rdims}.str() +
+                                       ", got " + acc->t.str());
     } else {
       ExprP zero = make_const_float(0.0, loc);
       zero->weak = false;
       zero->dtype = Scalar::F32;
-      eacc = make_full(B.consts({m, n}), typed(zero), Scalar::F32, loc);
+      eacc = make_full(B.consts(rdims), typed(zero), Scalar::F32, loc);
     }
     return tensor(typed_tree(scaled_dot(lo, ro, eacc, loc, binder(loc))));
   }

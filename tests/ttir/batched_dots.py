@@ -2,14 +2,16 @@
 [B, K, N] tiles with a [B, M, N] accumulator (f16, f32 with input_precision="ieee", int8 to int32),
 and `tl.dot_scaled` of 3-D operands with 3-D e8m0 scales ([B, rows, K / 32]): e2m1 (packed two per
 byte along K) with e4m3, and bf16 with e2m1, the scaled operands rounded to bf16 as Triton's
-decomposition does. dtsim takes one 2-D dot per batch; each batch must equal numpy's own product."""
+decomposition does. dtsim takes one 2-D dot per batch; each batch must equal numpy's own product.
+On the interpreter each launch also runs through dtsim's own .py reader (the one used where Triton is
+not installed), whose result must be bit-identical to the one read from Triton's TTIR."""
 import sys
 
 import numpy as np
 import triton
 import triton.language as tl
 
-import dtsim  # noqa: F401 (python -m dtsim)
+import dtsim
 
 
 @triton.jit
@@ -44,6 +46,20 @@ def bscaled(a_ptr, sa_ptr, b_ptr, sb_ptr, c_ptr, B: tl.constexpr, AR: tl.constex
     tl.store(c_ptr + offs, acc)
 
 
+def launch(kernel, args, out, **kw):
+    """kernel[(1,)](*args, **kw) as Triton's frontend reads it; on the interpreter, then once more on
+    copies of the arguments through dtsim's own .py reader, which must store the same bits in
+    args[out]."""
+    mine = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
+    kernel[(1,)](*args, **kw)
+    if dtsim.config()["backend"] == "cuda":
+        return
+    dtsim.JITFunction(kernel.fn)[(1,)](*mine, **kw)
+    if not np.array_equal(args[out], mine[out]):
+        sys.exit("%s: dtsim's .py reader and the TTIR reader differ: %s vs %s" % (
+            kernel.fn.__name__, mine[out].ravel()[:4], args[out].ravel()[:4]))
+
+
 def check(name, got, want, tol):
     for i in range(want.shape[0]):
         if not np.allclose(got[i], want[i], rtol=tol, atol=tol * np.abs(want[i]).max()):
@@ -61,21 +77,21 @@ b = rng.standard_normal((B, K, N)).astype(np.float16)
 c = rng.standard_normal((B, M, N)).astype(np.float32)
 want = a.astype(np.float64) @ b.astype(np.float64) + c
 got = c.copy()
-bdot[(1,)](a, b, got, B=B, M=M, N=N, K=K, IEEE=False)
+launch(bdot, [a, b, got], 2, B=B, M=M, N=N, K=K, IEEE=False)
 check("tl.dot f16", got, want, 1e-5)
 # f32 exact products
 a32 = rng.standard_normal((B, M, K)).astype(np.float32)
 b32 = rng.standard_normal((B, K, N)).astype(np.float32)
 want = a32.astype(np.float64) @ b32.astype(np.float64) + c
 got = c.copy()
-bdot[(1,)](a32, b32, got, B=B, M=M, N=N, K=K, IEEE=True)
+launch(bdot, [a32, b32, got], 2, B=B, M=M, N=N, K=K, IEEE=True)
 check("tl.dot f32 ieee", got, want, 1e-5)
 # int8 -> int32, exact
 a8 = rng.integers(-128, 128, (B, M, K), dtype=np.int8)
 b8 = rng.integers(-128, 128, (B, K, N), dtype=np.int8)
 c8 = rng.integers(-1000, 1000, (B, M, N)).astype(np.int32)
 got = c8.copy()
-bdot[(1,)](a8, b8, got, B=B, M=M, N=N, K=K, IEEE=False, INT=True)
+launch(bdot, [a8, b8, got], 2, B=B, M=M, N=N, K=K, IEEE=False, INT=True)
 want = a8.astype(np.int64) @ b8.astype(np.int64) + c8
 if not np.array_equal(got, want):
     sys.exit("batched tl.dot int8: got %s, want %s" % (got.ravel()[:4], want.ravel()[:4]))
@@ -131,6 +147,6 @@ for fa, fb in [("e2m1", "e4m3"), ("bf16", "e2m1")]:
     acc = rng.integers(-4, 5, (B, M, N)).astype(np.float32)
     want = bf16(x) @ bf16(y) + acc
     got = acc.copy()
-    bscaled[(1,)](a, sa, b, sb, got, B=B, AR=a.shape[1], AC=a.shape[2], BR=b.shape[1], BC=b.shape[2], M=M, N=N,
-                  G=G, FA=fa, FB=fb)
+    launch(bscaled, [a, sa, b, sb, got], 4, B=B, AR=a.shape[1], AC=a.shape[2], BR=b.shape[1], BC=b.shape[2], M=M, N=N,
+           G=G, FA=fa, FB=fb)
     check("tl.dot_scaled %s x %s" % (fa, fb), got, want, 1e-5)
