@@ -10,6 +10,7 @@ whose benchmarker times launches by wall clock, so host code that asks the drive
 its properties or the target keeps working."""
 import functools
 import os
+import re
 import sys
 import time
 
@@ -195,7 +196,6 @@ def _frontend(arch):
 def _shared_estimate(ttir):
     """Shared memory a GPU build would plausibly use: the largest tile's bytes (at least 1 KiB; host
     code divides by it when it sizes a persistent grid)."""
-    import re
     size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
     best = 1024
     for dims, elem in re.findall(r"tensor<((?:\d+x)+)([a-z0-9]+)>", ttir):
@@ -214,14 +214,16 @@ class CompiledKernel:
     def __init__(self, fn, ttir, options):
         self.fn = fn
         self.asm = {"ttir": ttir}
-        self.name = fn.__name__
+        # the kernel's name in its TTIR: the function's, or what @triton.jit(repr=...) made of it
+        m = re.search(r"tt\.func public @([\w$.]+)", ttir)
+        self.name = m.group(1) if m else fn.__name__
         self.n_regs = 32
         self.n_spills = 0
         self.n_max_threads = 1024
         num_warps = getattr(options, "num_warps", 4)
         num_stages = getattr(options, "num_stages", 3)
         self.metadata = type("KernelMetadata", (), {"shared": _shared_estimate(ttir), "num_warps": num_warps,
-                                                    "num_stages": num_stages, "num_ctas": 1, "name": fn.__name__})()
+                                                    "num_stages": num_stages, "num_ctas": 1, "name": self.name})()
         self.num_warps, self.num_stages = num_warps, num_stages
         self.lowered = {}  # (buffers, grid) -> _dtsim.Compiled
         self.launchers = {}  # _device_key's key -> (_dtsim.CudaLauncher, _dtsim.Compiled)
@@ -661,7 +663,7 @@ def run(fn, *args, grid, warmup, **kwargs):
     if compiled is None:
         if len(kernel.lowered) > 64:
             kernel.lowered.clear()
-        compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, fn.__name__, runtime, buffers,
+        compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, kernel.name, runtime, buffers,
                                        list(g), kernel.num_warps, kernel.num_stages, kernel.debug, kernel.fp_fusion, starts)
         kernel.lowered[lkey] = compiled
     for name, view, _ in arrays:

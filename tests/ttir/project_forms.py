@@ -7,7 +7,8 @@ and remainder by values loaded with a mask and no `other` (FlagGems' pointwise f
 remainder: the masked-off lanes, undefined in Triton, are no division by zero, while a zero the load
 read still is); numpy views with negative strides as pointer arguments (the pointer addresses the
 view's first element, the buffer spans the view from its lowest address), and an access past that
-span still an out-of-bounds finding."""
+span still an out-of-bounds finding; a kernel renamed by `@triton.jit(repr=...)` (aiter names each
+specialization after its constexprs: the TTIR's function then has that name)."""
 import sys
 
 import numpy as np
@@ -138,3 +139,24 @@ except dtsim.KernelError as e:
     if "out-of-bounds load" not in str(e):
         sys.exit("unexpected finding: %s" % e)
     print("past the view's span: %s" % str(e).splitlines()[0])
+
+
+def repr_name(spec):
+    return "scaled_by_%d" % spec.constants["S"]
+
+
+@triton.jit(repr=repr_name)
+def scaled(x_ptr, y_ptr, S: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(y_ptr + o, tl.load(x_ptr + o) * S)
+
+
+x = np.arange(16, dtype=np.float32)
+for s in (2, 3):
+    y = np.zeros(16, np.float32)
+    compiled = scaled[(1,)](x, y, S=s, BLOCK=16)
+    if not np.array_equal(y, x * s):
+        sys.exit("@triton.jit(repr=...): got %s" % y[:4])
+    if compiled.name != "scaled_by_%d" % s:
+        sys.exit("the launched kernel's name is %r, not the repr's" % compiled.name)
+print("kernels renamed by @triton.jit(repr=...): run, named as their repr says")
