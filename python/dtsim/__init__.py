@@ -12,6 +12,7 @@ import bdb
 import inspect
 import math as _math
 import os
+import re
 import sys
 
 from . import language
@@ -673,6 +674,43 @@ class _Launcher:
         return self.kernel.run(*args, grid=self.grid, **kwargs)
 
 
+class WarmedKernel:
+    """What `kernel.warmup(...)` returns: the compiled specialization (its attributes, such as
+    `tile_ir` and `outputs`, are the _dtsim.Compiled's), with what host code reads of a compiled
+    Triton kernel (tutorial 02 sizes its grid from them): `n_regs`, `n_spills`, `n_max_threads` and
+    `metadata` (`shared`, the largest tile's bytes, `num_warps`, `num_stages`, `name`) of an sm_90
+    build it would plausibly have, `_init_handles()`, and `kernel[grid](*args)`, which launches the
+    kernel with the specialization's options."""
+
+    def __init__(self, fn, compiled, opts):
+        self._fn, self._compiled, self._opts = fn, compiled, dict(opts)
+        self.n_regs, self.n_spills, self.n_max_threads = 32, 0, 1024
+        size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+        shared = 1024
+        for elem, dims in re.findall(r"(?<![*\w])(i1|i8|i16|i32|i64|f16|bf16|f32|f64)\[([0-9, ]+)\]", compiled.tile_ir):  # tiles, not buffers
+            n = 1
+            for d in dims.split(","):
+                n *= int(d)
+            shared = max(shared, n * size[elem])
+        for lo, hi in re.findall(r"\barange\((-?\d+), (-?\d+)\)", compiled.tile_ir):  # (its tiles' types are not printed)
+            shared = max(shared, (int(hi) - int(lo)) * 4)
+        self.metadata = type("KernelMetadata", (), {"shared": shared, "num_warps": int(self._opts.get("num_warps") or 4),
+                                                    "num_stages": int(self._opts.get("num_stages") or 3), "num_ctas": 1,
+                                                    "name": fn.__name__})()
+
+    def _init_handles(self):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._compiled, name)
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            opts = {k: v for k, v in self._opts.items() if v is not None and k not in self._fn.arg_names and k not in kwargs}
+            return self._fn.run(*args, grid=grid, **opts, **kwargs)
+        return launch
+
+
 class KernelInterface:
     """`kernel[grid](*args, **kwargs)` for jit functions and the autotune/heuristics wrappers."""
 
@@ -817,8 +855,10 @@ class JITFunction(KernelInterface):
         return compiled, scalars, arrays, opts, converted, empty
 
     def warmup(self, *args, grid, **kwargs):
-        """Lowers the kernel for these arguments without running it; returns the compiled kernel."""
-        return self.prepare(args, dict(kwargs), grid)[0]
+        """Lowers the kernel for these arguments without running it; returns the compiled kernel (a
+        WarmedKernel)."""
+        compiled, _, _, opts = self.prepare(args, dict(kwargs), grid)[:4]
+        return WarmedKernel(self, compiled, opts)
 
     def _device_key(self, args, kwargs, grid):
         """For a launch whose every tensor is a torch CUDA tensor: the key of its CudaLauncher (grid,

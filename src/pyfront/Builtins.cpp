@@ -1117,6 +1117,21 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     emit(s);
     return Val::none();
   }
+  if (tl == "assume") {  // what the compiler may take as true is checked (as the TTIR reader's llvm.intr.assume)
+    Val c = B.need(0, "cond");
+    a.done();
+    auto s = std::make_shared<Stmt>();
+    s->kind = StmtKind::Assert;
+    s->loc = loc;
+    s->text = "tl.assume: the assumed condition does not hold (Triton's compiler may miscompile this kernel)";
+    s->args.push_back(as_i1(*this, ir(c, loc), loc));
+    emit(s);
+    return Val::none();
+  }
+  if (tl == "debug_barrier") {  // an instance runs its statements in order (the TTIR reader's gpu.barrier)
+    a.done();
+    return Val::none();
+  }
   if (tl == "swizzle2d") {
     std::vector<ExprP> xs;
     const char* names[] = {"i", "j", "size_i", "size_j", "size_g"};
@@ -1238,7 +1253,7 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
 // Every `tl.NAME` that call_builtin and attribute() give a meaning: the names dispatched on above
 // (keep them in step) and the op tables' Triton spellings.
 std::vector<std::string> tl_names() {
-  std::set<std::string> s = {"arange", "argmax", "argmin", "associative_scan", "broadcast_to", "cast", "cat", "cdiv", "clamp",
+  std::set<std::string> s = {"arange", "argmax", "argmin", "assume", "associative_scan", "debug_barrier", "broadcast_to", "cast", "cat", "cdiv", "clamp",
                              "constexpr", "device_assert", "device_print", "dot", "dot_scaled", "expand_dims", "fma", "full", "full_like", "gather", "histogram",
                              "interleave", "join", "pointer_type", "umulhi",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",

@@ -35,4 +35,33 @@ except dtsim.CompileError as e:
     assert "not supported" in str(e) and "pip install triton" in str(e), e
 else:
     raise AssertionError("no CompileError")
+
+
+# Host code that sizes a persistent grid from the warmed-up kernel (as tutorial 02 does): warmup()'s
+# result has _init_handles(), n_regs, metadata.shared and launches with kernel[grid](...); the
+# kernel's tl.debug_barrier() is a no-op and tl.assume() is checked.
+@triton.jit
+def row_scale(x_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    tl.assume(n_cols > 0)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+        tl.debug_barrier()
+        tl.store(y_ptr + row * n_cols + offs, x * 2.0, mask=offs < n_cols)
+
+
+x = np.arange(7 * 5, dtype=np.float32).reshape(7, 5)
+y = np.zeros_like(x)
+k = row_scale.warmup(x, y, 7, 5, BLOCK=8, grid=(1,))
+k._init_handles()
+assert k.n_regs > 0 and k.metadata.shared >= 32 and k.metadata.num_warps == 4, (k.n_regs, k.metadata.shared)
+programs = min(7, 65536 // (k.n_regs * 32 * k.metadata.num_warps))
+k[(programs, 1, 1)](x, y, 7, 5, 8)
+assert np.array_equal(y, 2 * x), y
+try:
+    row_scale[(2,)](x, y, 7, 0, BLOCK=8)
+except dtsim.KernelError as e:
+    assert "tl.assume" in str(e), e
+else:
+    raise AssertionError("a false tl.assume was not reported")
 print("stand-in layout ok:", triton.__version__)
