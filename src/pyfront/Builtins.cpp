@@ -335,14 +335,22 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     for (size_t i = 0; i < a.pos.size(); ++i) a.get(i, "");
     a.done();
     if (xs.empty()) user_error(loc, name + "() needs arguments");
-    Val best = xs[0];
-    for (size_t i = 1; i < xs.size(); ++i) {
-      if (!xs[i].compile_time() || !best.compile_time())
-        user_error(loc, name + "() works on compile-time values; use tl.minimum / tl.maximum on tensors");
-      Val lt = binop(name == "min" ? "<" : ">", xs[i], best, loc);
-      if (lt.i) best = xs[i];
+    if (std::all_of(xs.begin(), xs.end(), [](const Val& v) { return v.compile_time(); })) {
+      Val best = xs[0];
+      for (size_t i = 1; i < xs.size(); ++i) {
+        Val lt = binop(name == "min" ? "<" : ">", xs[i], best, loc);
+        if (lt.i) best = xs[i];
+      }
+      return best;
     }
-    return best;
+    // Runtime values: as Triton's frontend takes them, tl.minimum / tl.maximum folded left to right.
+    for (const Val& v : xs) {
+      if (v.k != VK::Tensor && !v.compile_time()) user_error(loc, name + "() of " + py_type_name(v));
+      if (v.uns) unsupported(loc, name + "() of unsigned runtime values (use tl.minimum / tl.maximum)");
+    }
+    ExprP e = ir(xs[0], loc);
+    for (size_t i = 1; i < xs.size(); ++i) e = typed(make_binary(name == "min" ? BinOp::Min : BinOp::Max, e, ir(xs[i], loc), loc));
+    return tensor(e);
   }
   if (name == "int" || name == "float" || name == "bool") {
     const Val& v = B.need(0, "x");

@@ -1,7 +1,8 @@
 """Atomics, scans, bitcasts and math functions read through the installed Triton's frontend (TTIR)
 and run on dtsim, each checked against numpy; the sanitizer's rules for atomics (atomics of several
 instances on one element are legal, a plain store racing an atomic is a conflict, accesses under a
-spin lock are ordered). Run with `python -m dtsim ops.py` where Triton is installed."""
+spin lock are ordered); Python's min() and max() on runtime values. Run with `python -m dtsim ops.py`
+where Triton is installed (python/ops_standin runs it through dtsim's own .py reader)."""
 import os
 import sys
 
@@ -186,6 +187,17 @@ def u64_floats(x_ptr, f_ptr, d_ptr, g_ptr, u_ptr, BLOCK: tl.constexpr):
     tl.store(u_ptr + offs, g.to(tl.uint64))  # fptoui
 
 
+@triton.jit
+def py_min_max(x_ptr, o_ptr, n, G: tl.constexpr, BLOCK: tl.constexpr):
+    # Python's min() and max() on runtime values (tutorial 03's group size), scalars and tiles
+    pid = tl.program_id(0)
+    group = min(n - pid * G, G)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = max(x, group.to(tl.float32), -2.0)
+    tl.store(o_ptr + pid * BLOCK + offs, min(y, 3.0) + max(pid, 1, group))
+
+
 def main():
     rng = np.random.default_rng(0)
 
@@ -297,6 +309,15 @@ def main():
              "trunc+rint+round", "erfc+log10+hypot", "bitcast"]
     for i, n in enumerate(names):
         check("math " + n, out[i * 64:(i + 1) * 64], want[i], tol=1e-5)
+
+    x = (np.arange(8, dtype=np.float32) - 3) * 1.5
+    o = np.zeros((4, 8), np.float32)
+    py_min_max[(4,)](x, o, 10, G=3, BLOCK=8)
+    want = []
+    for pid in range(4):
+        group = min(10 - pid * 3, 3)
+        want.append(np.minimum(np.maximum(np.maximum(x, group), -2.0), 3.0) + max(pid, 1, group))
+    check("Python min/max on runtime values", o, np.array(want))
 
     if failures:
         print("FAILED:", ", ".join(failures))
