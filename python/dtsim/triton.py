@@ -91,6 +91,21 @@ runtime.JITFunction = JITFunction
 testing = _module("triton.testing", "Timing and checking helpers (wall-clock timing of the interpreter)",
                   do_bench=_wall_bench, assert_close=_assert_close, Benchmark=_Benchmark, perf_report=_perf_report)
 tools = _module("triton.tools", None)
+tools.__path__ = []  # a package: `import triton.tools.tensor_descriptor` finds the module below
+
+
+def _needs_triton(what):
+    def missing(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise ImportError("%s.%s: %s need Triton (pip install triton); dtsim's stand-in is in use (Triton is not "
+                          "installed, or DTSIM_STANDIN=1) and its .py reader does not take them" % (what, name, _NEEDS[what]))
+    return missing
+
+
+_NEEDS = {"triton.tools.tensor_descriptor": "host tensor descriptors"}
+tools.tensor_descriptor = _module("triton.tools.tensor_descriptor", None)
+tools.tensor_descriptor.__getattr__ = _needs_triton("triton.tools.tensor_descriptor")
 compiler = _module("triton.compiler", None, CompilationError=CompileError)
 
 
@@ -103,6 +118,7 @@ def install_modules():
     _sys.modules["triton.runtime.autotuner"] = runtime.autotuner
     _sys.modules["triton.testing"] = testing
     _sys.modules["triton.tools"] = tools
+    _sys.modules["triton.tools.tensor_descriptor"] = tools.tensor_descriptor
     _sys.modules["triton.compiler"] = compiler
     extra = _module("triton.language.extra", None)
     libdevice = language.__getattr__("libdevice")

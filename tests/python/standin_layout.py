@@ -13,6 +13,12 @@ assert driver.active.get_current_target().arch == 90
 assert driver.active.utils.get_device_properties(0)["multiprocessor_count"] > 0
 assert triton.testing.do_bench(lambda: None) >= 0
 try:
+    from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
+except ImportError as e:
+    assert "pip install triton" in str(e) and "tensor descriptors" in str(e), e
+else:
+    raise AssertionError("no ImportError for TensorDescriptor")
+try:
     triton.no_such_thing
 except AttributeError as e:
     assert "pip install triton" in str(e), e
