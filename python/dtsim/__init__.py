@@ -702,6 +702,8 @@ class WarmedKernel:
         pass
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # (not the compiled kernel's: also keeps copy/pickle from recursing)
+            raise AttributeError(name)
         return getattr(self._compiled, name)
 
     def __getitem__(self, grid):
