@@ -1247,8 +1247,14 @@ class Lowerer {
   // result is byte (c >> 4i) & 7 of the pair {b, a} (a's bytes 0-3, b's 4-7), all ones or zeros by
   // that byte's top bit when (c >> 4i) & 8 is set. Any other form is a located "not supported yet".
   void emit_inline_asm(const Op& op, Cursor& c) {
-    std::string text;
-    for (char ch : c.string_lit()) {
+    std::string text, lit = c.string_lit();
+    for (size_t i = 0; i < lit.size(); ++i) {
+      char ch = lit[i];
+      if (ch == '\\' && i + 2 < lit.size() && std::isxdigit(static_cast<unsigned char>(lit[i + 1])) &&
+          std::isxdigit(static_cast<unsigned char>(lit[i + 2]))) {  // MLIR's escapes: \0A is a newline
+        ch = static_cast<char>(std::stoi(lit.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      }
       if (ch == ' ' || ch == '\t' || ch == '\n') {
         if (!text.empty() && text.back() != ' ') text += ' ';
       } else {
@@ -1276,6 +1282,12 @@ class Lowerer {
       return;
     }
     if (text.rfind("cvt.r", 0) == 0 && text.find(".ue8m0x2.f32 $0, ") != std::string::npos) return emit_cvt_ue8m0x2(op.results[0], text, v, t);
+    {
+      std::string body = text;  // `{ max.NaN.xorsign.abs.f32 $0, $1, $2; }` (braces optional)
+      if (body.size() >= 2 && body.front() == '{' && body.back() == '}') body = trim_copy(body.substr(1, body.size() - 2));
+      if (body.rfind("max.NaN.xorsign.abs.f32 $0, ", 0) == 0 || body.rfind("min.NaN.xorsign.abs.f32 $0, ", 0) == 0)
+        return emit_xorsign_abs(op.results[0], text, body, v, t);
+    }
     std::vector<int> ix;  // prmt.b32 $0, $a, $b, $c;  with a, b, c >= 1 naming the operands
     if (text.rfind("prmt.b32 $0, ", 0) == 0 && t.elem == Scalar::I32) {
       std::string rest = text.substr(13);
@@ -1289,7 +1301,7 @@ class Lowerer {
       for (int i : ix)
         if (i < 1 || i > static_cast<int>(v.size()) || type_of_arg(v[i - 1]).elem != Scalar::I32) ix.clear();
     }
-    if (ix.empty()) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `bar.sync 0;`, `prmt.b32` and `cvt.rp/rz.ue8m0x2.f32`)");
+    if (ix.empty()) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `bar.sync 0;`, `prmt.b32`, `cvt.rp/rz.ue8m0x2.f32` and `max/min.NaN.xorsign.abs.f32`)");
     std::vector<ExprP> abc = elementwise({v[ix[0] - 1], v[ix[1] - 1], v[ix[2] - 1]}, t.shape);
     // each use of a sub-expression is its own copy (the IR's expressions are trees)
     auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
@@ -1308,6 +1320,36 @@ class Lowerer {
       r = r ? bin(BinOp::Or, r, placed) : placed;
     }
     define(op.results[0], r, t, true, cur_loc_);
+  }
+
+  // `max.NaN.xorsign.abs.f32 $0, $a, $b;` (and `min.`): the larger (smaller) magnitude of a and b with
+  // the XOR of their signs, the canonical NaN (0x7fffffff) where either is NaN. Magnitudes are
+  // compared as the integers of their bits without the sign (exact for every non-NaN f32).
+  void emit_xorsign_abs(const std::string& result, const std::string& text, const std::string& body, const std::vector<std::string>& v,
+                        const VType& t) {
+    std::vector<int> ix;
+    std::string rest = body.substr(28);
+    for (int i = 0; i < 2; ++i) {
+      if (rest.size() < 2 || rest[0] != '$' || !std::isdigit(static_cast<unsigned char>(rest[1]))) break;
+      ix.push_back(rest[1] - '0');
+      rest = rest.substr(2);
+      if (i < 1 && rest.rfind(", ", 0) == 0) rest = rest.substr(2);
+    }
+    bool ok = ix.size() == 2 && rest == ";" && t.elem == Scalar::F32;
+    for (int i : ix) ok = ok && i >= 1 && i <= static_cast<int>(v.size()) && type_of_arg(v[static_cast<size_t>(i - 1)]).elem == Scalar::F32;
+    if (!ok) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `max/min.NaN.xorsign.abs.f32 $0, $a, $b;` on f32 operands)");
+    std::vector<ExprP> ab = elementwise({v[static_cast<size_t>(ix[0] - 1)], v[static_cast<size_t>(ix[1] - 1)]}, t.shape);
+    auto k = [&](int64_t x) { return make_const_int(x, cur_loc_); };
+    auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
+    auto cp = [](const ExprP& x) { return clone_expr(x); };
+    ExprP bits_a = make_bitcast(ab[0], Scalar::I32, cur_loc_), bits_b = make_bitcast(ab[1], Scalar::I32, cur_loc_);
+    ExprP ua = bin(BinOp::And, cp(bits_a), k(0x7fffffff)), ub = bin(BinOp::And, cp(bits_b), k(0x7fffffff));
+    ExprP nan = bin(BinOp::Or, bin(BinOp::Gt, cp(ua), k(0x7f800000)), bin(BinOp::Gt, cp(ub), k(0x7f800000)));
+    const bool larger = body[1] == 'a';  // max.
+    ExprP mag = make_where(bin(larger ? BinOp::Gt : BinOp::Lt, cp(ua), cp(ub)), ua, ub, cur_loc_);
+    ExprP sign = bin(BinOp::And, bin(BinOp::Xor, bits_a, bits_b), k(INT32_MIN));
+    ExprP r = make_where(nan, k(0x7fffffff), bin(BinOp::Or, mag, sign), cur_loc_);
+    define(result, make_bitcast(r, Scalar::F32, cur_loc_), t, true, cur_loc_);
   }
 
   // `cvt.F{.satfinite}.ue8m0x2.f32 $0, A, B;` (F = rp or rz; A and B an operand `$n` or a float

@@ -4,7 +4,8 @@ bytes up in a table held in two registers (lmdeploy's FP4 MoE kernels), with sig
 selector nibbles; `bar.sync 0;` as a statement (lmdeploy's paged attention), a barrier among one
 instance's threads; `cvt.rp.ue8m0x2.f32 $0, 0.0, $1;` (torchao's RCEIL MX scales: an f32 rounded up
 to a power of two, as an e8m0 byte) and its rz / satfinite forms, two f32 operands packed into 16
-bits. Another PTX form stops at a located error that quotes it."""
+bits; `max.NaN.xorsign.abs.f32` and `min.` (triton_kernels' flexpoint absmax), written across lines in
+braces as that project does. Another PTX form stops at a located error that quotes it."""
 import subprocess
 import sys
 
@@ -52,6 +53,22 @@ def e8m0(x_ptr, y_ptr, rp_ptr, both_ptr, rz_ptr, N: tl.constexpr):
     tl.store(rp_ptr + o, rp)
     tl.store(both_ptr + o, both)
     tl.store(rz_ptr + o, rz)
+
+
+@triton.jit
+def xorsign(a_ptr, b_ptr, mx_ptr, mn_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    a = tl.load(a_ptr + o)
+    b = tl.load(b_ptr + o)
+    mx = tl.inline_asm_elementwise("""
+    {
+        max.NaN.xorsign.abs.f32 $0, $1, $2;
+    }
+    """, "=r,r,r", [a, b], dtype=tl.float32, is_pure=True, pack=1)
+    mn = tl.inline_asm_elementwise("min.NaN.xorsign.abs.f32 $0, $2, $1;", "=r,r,r", [a, b], dtype=tl.float32,
+                                   is_pure=True, pack=1)
+    tl.store(mx_ptr + o, mx)
+    tl.store(mn_ptr + o, mn)
 
 
 def e8m0_byte(v, up, sat):
@@ -113,9 +130,28 @@ for name, got, want in [("rp", rp, want_rp), ("rp.satfinite", both, want_both), 
 # spot checks of the rule itself: 1.5 -> 2^1, 2^-127 -> byte 0, just above it -> byte 1, inf -> NaN (0xFF)
 assert [e8m0_byte(v, True, False) for v in (1.5, sub[0], sub[1], np.inf, 0.0)] == [128, 0, 1, 255, 0]
 
+# xorsign.abs: the larger / smaller magnitude, the sign the XOR of the operands' signs, the canonical NaN
+# (0x7fffffff) where either is NaN; zeros of both signs, infinities, equal magnitudes
+xa = np.concatenate([np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -2.0, 3.0, -0.0, 5.0]),
+                     rng.standard_normal(N - 10).astype(np.float32)])
+xb = np.concatenate([np.float32([-0.0, -0.0, 1.0, 2.0, 1.0, np.nan, 2.0, -3.0, 1e-45, -5.0]),
+                     rng.standard_normal(N - 10).astype(np.float32)])
+mx, mn = np.zeros(N, np.float32), np.zeros(N, np.float32)
+xorsign[(1,)](xa, xb, mx, mn, N=N)
+ua, ub = xa.view(np.uint32) & 0x7FFFFFFF, xb.view(np.uint32) & 0x7FFFFFFF
+sign = (xa.view(np.uint32) ^ xb.view(np.uint32)) & 0x80000000
+nan = (ua > 0x7F800000) | (ub > 0x7F800000)
+for name, got, mag in [("max", mx, np.maximum(ua, ub)), ("min", mn, np.minimum(ua, ub))]:
+    want = np.where(nan, np.uint32(0x7FFFFFFF), mag | sign).astype(np.uint32)
+    if not np.array_equal(got.view(np.uint32), want):
+        bad = np.flatnonzero(got.view(np.uint32) != want)[:4]
+        sys.exit("%s.NaN.xorsign.abs.f32: lanes %s (a %s, b %s) got %s, want %s" % (name, bad, xa[bad], xb[bad], got[bad],
+                                                                                  want[bad].view(np.float32)))
+
 r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "other"], capture_output=True, text=True)
 msg = "inline asm 'cvt.rn.satfinite.e4m3x2.f32 $0, 0.0, $1;' is not supported yet"
-if r.returncode == 0 or "inline_ptx.py:35:" not in r.stderr or msg not in r.stderr:
+line = next(i for i, t in enumerate(open(__file__), 1) if "cvt.rn.satfinite.e4m3x2" in t and "inline_asm" in t)
+if r.returncode == 0 or "inline_ptx.py:%d:" % line not in r.stderr or msg not in r.stderr:
     sys.exit("unsupported PTX: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
-print("inline PTX: prmt.b32 and cvt.rp/rz.ue8m0x2.f32 match numpy on %d lanes, bar.sync 0 runs; another form is a "
+print("inline PTX: prmt.b32, cvt.rp/rz.ue8m0x2.f32 and max/min.NaN.xorsign.abs.f32 match numpy on %d lanes, bar.sync 0 runs; another form is a "
       "located error" % N)
