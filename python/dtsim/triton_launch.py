@@ -9,6 +9,8 @@ On a machine without a GPU driver, dtsim registers itself as Triton's active dri
 whose benchmarker times launches by wall clock, so host code that asks the driver for the device,
 its properties or the target keeps working."""
 import functools
+import hashlib
+import inspect
 import os
 import re
 import sys
@@ -217,6 +219,8 @@ class CompiledKernel:
         # the kernel's name in its TTIR: the function's, or what @triton.jit(repr=...) made of it
         m = re.search(r"tt\.func public @([\w$.]+)", ttir)
         self.name = m.group(1) if m else fn.__name__
+        self.hash = hashlib.sha256(ttir.encode()).hexdigest()  # (Triton's is its cache key's hash: a hex string)
+        self.function = 0  # no device function: launches run on dtsim
         self.n_regs = 32
         self.n_spills = 0
         self.n_max_threads = 1024
@@ -564,6 +568,49 @@ def _lowest_first(arr):
     return flipped, (arr.ctypes.data - flipped.ctypes.data) // arr.itemsize
 
 
+def _call_jit_hook(fn, name, hook_args):
+    """Triton's knobs.runtime.<name> (jit_cache_hook, jit_post_compile_hook) called as Triton's launch
+    calls it, through the JITFunction's own _call_hook (key, repr, fn, the compile's specialization
+    data); its result, or None without a hook."""
+    hook = getattr(_knobs().runtime, name, None)
+    if hook is None or not hasattr(fn, "_call_hook"):
+        return None
+    key, signature, target, device, constexprs, options, configs, warmup = hook_args
+    params = list(inspect.signature(fn._call_hook).parameters)
+    if "target" in params:
+        return fn._call_hook(hook, key, signature, target, device, constexprs, options, configs, warmup)
+    return fn._call_hook(hook, key, signature, device, constexprs, options, configs, warmup)
+
+
+class _LaunchMetadata:
+    """What Triton's launch hooks get: get() gives the kernel's name, function and stream, with what
+    the kernel's launch_metadata function adds (computed at the first get())."""
+
+    def __init__(self, data, extra):
+        self.data, self.extras = data, [extra] if extra else []
+
+    def get(self):
+        for func, args in self.extras:
+            self.data = self.data | func(*args)
+        self.extras.clear()
+        return self.data
+
+    def add(self, func, args):
+        self.extras.append((func, args))
+
+
+def _launch_metadata(fn, kernel, grid, bound_args, knobs):
+    """The argument of knobs.runtime.launch_enter_hook / launch_exit_hook for this launch, or None
+    without an enter hook (as Triton's CompiledKernel.launch_metadata)."""
+    if getattr(knobs.runtime, "launch_enter_hook", None) is None:
+        return None
+    extra = None
+    if getattr(fn, "launch_metadata", None) is not None:
+        args = {n: v.array if type(v) is HostArray else v for n, v in bound_args.items()}  # the caller's own objects
+        extra = (fn.launch_metadata, (grid, kernel.metadata, args))
+    return _LaunchMetadata({"name": kernel.name, "function": kernel.function, "stream": 0}, extra)
+
+
 def run(fn, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     dtsim = sys.modules["dtsim"]
@@ -588,6 +635,9 @@ def run(fn, *args, grid, warmup, **kwargs):
     if kernel is None:
         from triton.compiler.compiler import ASTSource
         options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound_args, specialization, options)
+        hook_args = (key, signature, target, 0, constexprs, options, [attrs], warmup)
+        if _call_jit_hook(fn, "jit_cache_hook", hook_args):
+            return None  # the hook took the compile over, as Triton's launch then does
         src = ASTSource(fn, signature, constexprs, attrs)
         ttir = _frontend(target.arch).ttir(src, options)
         kernel = CompiledKernel(fn, ttir, options)
@@ -597,18 +647,34 @@ def run(fn, *args, grid, warmup, **kwargs):
         # a multiply and an add may be contracted into fma.rn, as Triton's own GPU build does
         kernel.fp_fusion = bool(getattr(options, "enable_fp_fusion", True))
         cache[key] = kernel
+        _call_jit_hook(fn, "jit_post_compile_hook", hook_args)
     if warmup:
         return kernel
     g = _grid_of(grid, bound_args, fn.__name__)
     if 0 in g:
         return kernel  # an empty grid launches nothing, as on the GPU
+    # Triton's launch hooks (knobs.runtime.launch_enter_hook / launch_exit_hook) around the launch
+    meta = _launch_metadata(fn, kernel, g, bound_args, knobs)
+    if meta is not None:
+        knobs.runtime.launch_enter_hook(meta)
+    _launch(fn, kernel, bound_args, g)
+    if meta is not None and knobs.runtime.launch_exit_hook is not None:
+        knobs.runtime.launch_exit_hook(meta)
+    return kernel
+
+
+def _launch(fn, kernel, bound_args, g):
+    """Runs the launch of `kernel` (its bound arguments, grid g) on dtsim: the interpreter, or on
+    backend='cuda' the GPU (through a launcher kept per launch signature when every array is GPU
+    memory)."""
+    dtsim = sys.modules["dtsim"]
     cfg = dtsim._config
     fast = None
     if dtsim._gpu_launchers_on():
         # GPU memory only: the launcher made at the first such launch binds the addresses and launches
         fast = _device_key(kernel, bound_args, g, cfg["sanitize"])
         if fast is not None and dtsim._launch_known(kernel.launchers, fast) is not None:
-            return kernel
+            return
     runtime, values = [], {}
     for n, t in kernel.signature.items():
         if t == "constexpr":
@@ -671,7 +737,7 @@ def run(fn, *args, grid, warmup, **kwargs):
             raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (fn.__name__, name))
     if fast is not None and not arrays and not compiled.has_breakpoints and "tt.int_to_ptr" not in kernel.asm["ttir"] \
             and dtsim._launch_new(kernel.launchers, fast, compiled, scalars, device):
-        return kernel
+        return
     sys.stdout.flush()
     sys.stderr.flush()
     extras = dtsim._launch_extras(compiled)
@@ -686,7 +752,7 @@ def run(fn, *args, grid, warmup, **kwargs):
             if name in compiled.outputs:
                 orig[...] = copy
     dtsim._check_result(compiled, result, extras)
-    return kernel
+    return
 
 
 def install():

@@ -8,7 +8,10 @@ remainder: the masked-off lanes, undefined in Triton, are no division by zero, w
 read still is); numpy views with negative strides as pointer arguments (the pointer addresses the
 view's first element, the buffer spans the view from its lowest address), and an access past that
 span still an out-of-bounds finding; a kernel renamed by `@triton.jit(repr=...)` (aiter names each
-specialization after its constexprs: the TTIR's function then has that name)."""
+specialization after its constexprs: the TTIR's function then has that name); Triton's host hooks as
+triton_kernels uses them: knobs.runtime.launch_enter_hook / launch_exit_hook with the kernel's
+launch_metadata function, jit_cache_hook and jit_post_compile_hook once per compile, the launch's
+result's `hash`."""
 import sys
 
 import numpy as np
@@ -160,3 +163,35 @@ for s in (2, 3):
     if compiled.name != "scaled_by_%d" % s:
         sys.exit("the launched kernel's name is %r, not the repr's" % compiled.name)
 print("kernels renamed by @triton.jit(repr=...): run, named as their repr says")
+
+
+def fill_meta(grid, kernel, args):
+    return {"name": "fill[%d]" % args["N"], "bytes": args["X"].size * 4, "grid": grid}
+
+
+@triton.jit(launch_metadata=fill_meta)
+def fill(X, N, V: tl.constexpr):
+    o = tl.arange(0, 16)
+    tl.store(X + o, V, mask=o < N)
+
+
+knobs = triton.knobs.runtime
+events = []
+knobs.launch_enter_hook = lambda m: events.append(("enter", m.get()))
+knobs.launch_exit_hook = lambda m: events.append(("exit", m.get()["name"]))
+knobs.jit_cache_hook = lambda *a, **k: events.append(("cache", k["compile"]["specialization_data"] != "")) and False
+knobs.jit_post_compile_hook = lambda *a, **k: events.append(("compiled", k["repr"].startswith("fill")))
+try:
+    x = np.zeros(16, np.float32)
+    first = fill[(1,)](x, 16, V=2.0)
+    again = fill[(1,)](x, 32, V=2.0)  # the same specialization (a multiple of 16 again): no compile
+finally:
+    knobs.launch_enter_hook = knobs.launch_exit_hook = knobs.jit_cache_hook = knobs.jit_post_compile_hook = None
+want = [("cache", True), ("compiled", True), ("enter", {"name": "fill[16]", "function": 0, "stream": 0, "bytes": 64, "grid": (1,)}),
+        ("exit", "fill[16]"), ("enter", {"name": "fill[32]", "function": 0, "stream": 0, "bytes": 64, "grid": (1,)}),
+        ("exit", "fill[32]")]
+if events != want or not np.all(x == 2.0):
+    sys.exit("Triton's hooks: got %s, want %s" % (events, want))
+if not (isinstance(first.hash, str) and len(first.hash) == 64 and first is again):
+    sys.exit("the launch's result: hash %r" % getattr(first, "hash", None))
+print("Triton's launch and compile hooks: called as Triton calls them, launch metadata included")
