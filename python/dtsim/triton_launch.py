@@ -512,7 +512,9 @@ def _pointer_object_view(obj, name):
     arguments, e.g. a wrapper with its own shape, strides and offset into a tensor). The storage that
     holds data_ptr() is found among the live torch tensors; the view has the object's shape and
     strides when it has them, else it runs from the address to the storage's end. None when `obj` is
-    no such object."""
+    no such object. (A shape and strides that reach past the storage's end are not the memory's
+    layout: the view then also runs from the address to the storage's end; one that reaches before its
+    start is a TypeError.)"""
     torch = sys.modules.get("torch")
     if torch is None or isinstance(obj, torch.Tensor):
         return None
@@ -552,8 +554,13 @@ def _pointer_object_view(obj, name):
     shape, strides = tuple(int(d) for d in shape), tuple(int(x) for x in strides())
     first = offset + sum((d - 1) * x for d, x in zip(shape, strides) if x < 0) if all(shape) else offset
     last = offset + sum((d - 1) * x for d, x in zip(shape, strides) if x > 0) if all(shape) else offset - 1
-    if first < 0 or last >= n:
+    if first < 0:
         raise TypeError("argument '%s': %s of shape %s and strides %s reaches outside its storage" % (name, type(obj).__name__, shape, strides))
+    if last >= n:
+        # a logical shape past the storage's end, which is not the memory's layout (e.g. a swizzled
+        # one's): Triton passes the address only, so the buffer runs from the address to the
+        # storage's end, accesses checked there
+        return whole.as_strided((n - offset,), (1,), offset)
     if any(x < 0 for x in strides):  # torch has no such view: numpy's, over the storage (bound by _lowest_first)
         import numpy as np
         flat = dtsim_module()._as_array(whole, name)

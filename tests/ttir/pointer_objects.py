@@ -4,8 +4,10 @@ with Triton installed):
   strides and element offset into a tensor, as FlagGems' StridedBuffer): bound to the memory of the
   live tensor that holds its address, so a copy through it reads and writes the right elements, also
   with negative strides (FlagGems' flip: the pointer is the window's last element in memory); its
-  address in no live tensor, or a window reaching outside its storage, are TypeErrors naming the
-  argument;
+  address in no live tensor, or a window reaching before its storage, are TypeErrors naming the
+  argument; a shape reaching past the storage's end is a logical one (triton_kernels' swizzled MX
+  scales): the buffer runs from the address to the storage's end, and an access past it is an
+  out-of-bounds finding;
 - triton.reinterpret(tensor, dtype) (Triton's TensorWrapper, as tests of fp8 matmuls pass uint8 data
   as fp8): the tensor's memory as the Triton dtype; a dtype dtsim lacks is a TypeError;
 - a view with a zero stride (as_strided to an index's shape, FlagGems' gather): the kernel adds the
@@ -17,7 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
-import dtsim  # noqa: F401 (python -m dtsim)
+import dtsim
 
 
 class Window:
@@ -77,6 +79,20 @@ for bad, text in ((Window(base, (3, 4), (-10, 2), 15), "reaches outside its stor
         if "argument 'src'" not in str(e) or text not in str(e):
             sys.exit("unexpected message: %s" % e)
         print("TypeError:", e)
+
+
+store = torch.zeros(2, 64).t()  # 128 elements of storage, strides (1, 64)
+logical = Window(store, (8, 256), (1, 64), 0)  # a layout's logical shape, far past the storage
+copy2d[(1,)](base, logical, 1, 0, 1, 0, 100, 1, BM=128, BN=1)
+if not torch.equal(store.t().reshape(-1)[:100], base):
+    sys.exit("a pointer object with a logical shape past its storage: wrong elements")
+try:
+    copy2d[(1,)](base, Window(store, (8, 256), (1, 64), 100), 1, 0, 1, 0, 100, 1, BM=128, BN=1)
+    sys.exit("a store past the storage through a logical shape was not reported")
+except dtsim.KernelError as e:
+    if "out-of-bounds store" not in str(e):
+        sys.exit("unexpected finding: %s" % e)
+print("a pointer object whose shape is logical: bound to its storage, an access past it reported")
 
 
 class Stray:
