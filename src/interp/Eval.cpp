@@ -1,5 +1,6 @@
 // The interpreter's dispatch: evaluates verified expressions and executes statements of one program
 // instance (IR.h semantics). Variables live in frame slots resolved by the verifier.
+#include <cstring>
 #include <ostream>
 #include <sstream>
 
@@ -408,11 +409,88 @@ Flow exec_for(Ctx& c, const Stmt& s) {
 
 // `while cond { body }`: the condition is evaluated before every trip. There is no trip limit
 // (as in Python, a loop whose condition never turns false runs forever).
+// A fingerprint of all that an iteration of a loop reads or changes: the instance's slots and the
+// registers ahead of them, its pointer tiles held as rows plus columns, its loads left in buffers,
+// its lock words, and every buffer's bytes (Stuck below).
+uint64_t state_fingerprint(Ctx& c) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* p, size_t n) {
+    const uint8_t* b = static_cast<const uint8_t*>(p);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, b + i, 8);
+      h = (h ^ w) * 1099511628211ull;
+    }
+    for (; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    h = (h ^ n) * 1099511628211ull;
+  };
+  for (const Value& v : c.f->slots) {
+    std::visit([&](const auto& a) { mix(a.data(), a.size() * sizeof(*a.data())); }, v.data);
+    mix(&v.buffer, sizeof v.buffer);
+  }
+  const size_t ns = c.f->slots.size();
+  if (c.rvalid)
+    for (size_t i = 0; i < ns; ++i) {
+      mix(&c.rvalid[i], 1);
+      if (c.rvalid[i] >= 2) {
+        mix(&c.regs[i].r, sizeof c.regs[i].r);
+        mix(&c.regs[i].buffer, sizeof c.regs[i].buffer);
+      }
+    }
+  if (c.views)
+    for (size_t i = 0; i < ns; ++i) {
+      mix(&c.views[i].p, sizeof c.views[i].p);
+      mix(&c.views[i].buffer, sizeof c.views[i].buffer);
+    }
+  if (c.rps && c.sp)
+    for (int i = 0; i < c.sp->nrp; ++i) {
+      const RowPtr& r = c.rps[i];
+      mix(r.rows.data(), r.rows.size() * sizeof(int64_t));
+      mix(r.cols.data(), r.cols.size() * sizeof(int64_t));
+      mix(&r.buffer, sizeof r.buffer);
+    }
+  for (const auto& [b, e] : c.locks) {
+    mix(&b, sizeof b);
+    mix(&e, sizeof e);
+  }
+  for (const Buffer& b : (c.rs ? c.rs->buffers : c.f->buffers)->list) mix(b.data(), b.size_bytes());
+  return h;
+}
+
+// A runtime while loop that cannot end. With one instance running at a time, an iteration that
+// leaves the instance's state and memory as it found them is repeated by every later one, so the
+// loop never ends (typically a spin on a flag that an instance later in the order would set). After
+// 2^20 trips, then after each doubling, one trip is checked; checks stop under the debugger (which
+// shows the loop) and when instances run in parallel (another may set the flag).
+struct Stuck {
+  int64_t trips = 0, next = int64_t{1} << 20;
+  uint64_t before = 0;
+  bool armed = false;
+  void trip(Ctx& c, const Stmt& s) {
+    if (armed) {
+      armed = false;
+      c.flush_all();
+      if (state_fingerprint(c) == before)
+        throw RuntimeFault(s.loc, "this while loop cannot end: a trip changed neither this instance's values nor memory, so every "
+                                  "later trip repeats it (a wait for another instance? dtsim runs one instance at a time; "
+                                  "--threads=N runs N at once)");
+    }
+    if (++trips < next || c.hooks || !c.rs || c.rs->parallel) return;
+    next *= 2;
+    c.flush_all();
+    before = state_fingerprint(c);
+    armed = true;
+  }
+};
+
 Flow exec_while(Ctx& c, const Stmt& s) {
   const SNode* r = c.sp ? c.sp->roots[static_cast<size_t>(s.id)][0] : nullptr;
   DebugHooks* hooks = c.hooks;
   c.f->loop_stack.push_back(&s);
+  Stuck stuck;
   for (;;) {
+    stuck.trip(c, s);
     bool cond;
     if (r) {
       cond = raw_truth(run_node(c, r).r, r->t);

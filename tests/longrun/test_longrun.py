@@ -65,9 +65,13 @@ def case_max_steps():
     check(r.returncode == 1 and re.search(r"spin_empty\.tile:5:3: error: program instance exceeded its budget of 1000 "
                                           r"statements \(--max-steps\) in this while loop", r.stderr) is not None,
           "a while loop with an empty body is not stopped by --max-steps", text(r))
-    r, _ = dtsim("run", spin, "--timeout", "0.5")
+    # (with instances in parallel: on one thread the loop is found unable to end first, below)
+    r, _ = dtsim("run", spin, "--timeout", "0.5", "--threads", "2")
     check(r.returncode == 1 and re.search(r"spin_empty\.tile:5:3: error: run stopped after 0\.5 s \(--timeout\)", r.stderr) is not None,
           "a while loop with an empty body is not stopped by --timeout", text(r))
+    r, _ = dtsim("run", spin)
+    check(r.returncode == 1 and re.search(r"spin_empty\.tile:5:3: error: this while loop cannot end: a trip changed neither", r.stderr)
+          is not None, "a while loop whose trips change nothing is not reported on one thread", text(r))
     r, _ = dtsim("run", RUNAWAY, "--max-steps", "0")
     check(r.returncode == 2 and "'--max-steps' expects an integer" in r.stderr, "--max-steps 0 accepted", text(r))
 

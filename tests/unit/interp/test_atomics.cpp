@@ -458,3 +458,56 @@ TEST_CASE("atomic_add and load through `ptr + (rows[:, None] + cols[None, :])`: 
         }
       }
 }
+
+TEST_CASE("a while loop that cannot end is reported, not run forever; long loops that make progress are not") {
+  // instance 0 waits for a flag that instance 1 sets: with one instance at a time in the default
+  // order, instance 0 spins forever (a trip changes nothing); in reverse order, or with two
+  // threads, the flag is set first or meanwhile
+  const char* spin = R"(kernel init(out flag: *i32[1]) grid(1) {
+  store(flag, 0)
+}
+kernel k(inout flag: *i32[1], out y: *f32[2]) grid(2) {
+  p = program_id(0)
+  if p == 0 {
+    got = atomic_cas(flag, 1, 1)
+    while got != 1 {
+      got = atomic_cas(flag, 1, 1)
+    }
+    store(y, 1.0)
+  } else {
+    atomic_xchg(flag, 1)
+    store(y + 1, 2.0)
+  }
+}
+)";
+  InterpOptions keep;
+  keep.keep_going = true;
+  auto stuck = run_tile("spin.tile", spin, keep);
+  REQUIRE(stuck->rep.findings_count == 1);
+  CHECK(stuck->messages().find("this while loop cannot end") != std::string::npos);
+  CHECK(stuck->rep.findings[0].loc.line == 8);
+  CHECK(stuck->rep.findings[0].kind == Finding::Fault);
+  CHECK(stuck->at("y", 1) == 2.0);  // the other instance still ran
+  InterpOptions rev;
+  rev.order = Order::Reverse;
+  auto fine = run_tile("spin.tile", spin, rev);
+  CHECK(fine->rep.ok());
+  CHECK(fine->at("y", 0) == 1.0);
+  // 3 million trips that change a counter, and 3 million that change memory only: no finding
+  const char* longer = R"(kernel k(inout x: *i32[4]) grid(1) {
+  i = 0
+  while i < 3000000 {
+    i = i + 1
+  }
+  store(x, i)
+  store(x + 1, 0)
+  while load(x + 1) < 3000000 {
+    store(x + 1, load(x + 1) + 1)
+  }
+}
+)";
+  auto ok = run_tile("long.tile", longer);
+  CHECK(ok->rep.ok());
+  CHECK(ok->at("x", 0) == 3000000.0);
+  CHECK(ok->at("x", 1) == 3000000.0);
+}
