@@ -814,13 +814,22 @@ class Lowerer {
     }
     if (n == "arith.sitofp" || n == "arith.extf" || n == "arith.truncf" || n == "arith.extsi" || n == "arith.trunci" ||
         n == "arith.fptosi" || n == "arith.extui" || n == "arith.uitofp" || n == "arith.fptoui" || n == "tt.fp_to_fp") {
-      std::string v = c.value();
-      while (c.eat(",")) c.ident(), c.eat("="), c.ident();  // rounding = rtne
+      std::string v = c.value(), rounding = "rtne";
+      while (c.eat(",")) {  // rounding = rtne | rtz
+        std::string key = c.ident();
+        c.eat("=");
+        std::string val = c.ident();
+        if (key == "rounding") rounding = val;
+      }
       c.expect(":");
       VType from = vtype(c.type(), op.text_loc);
       if (!c.eat("to")) c.expect("->");
       VType to = vtype(c.type(), op.text_loc);
       ExprP x = use(v);
+      if (n == "tt.fp_to_fp" && rounding == "rtz" && from.elem == Scalar::F32 && (to.elem == Scalar::F16 || to.elem == Scalar::BF16 || is_fp8(to.elem))) {
+        define(res(), cast_toward_zero(x, to.elem), to, true, cur_loc_);
+        return;
+      }
       if ((n == "arith.extui" || n == "arith.uitofp") && from.elem != Scalar::I1) {
         define(res(), unsigned_convert(x, from.elem, to.elem, cur_loc_, binder()), to, true, cur_loc_);
         return;
@@ -1320,6 +1329,22 @@ class Lowerer {
       r = r ? bin(BinOp::Or, r, placed) : placed;
     }
     define(op.results[0], r, t, true, cur_loc_);
+  }
+
+  // f32 `x` to the narrow float type `to` rounded toward zero (tt.fp_to_fp's rounding = rtz,
+  // `x.to(dtype, fp_downcast_rounding="rtz")`): the nearest-even result, moved one step toward zero
+  // (its bit pattern less one: the magnitude's next value down) where its magnitude is above x's;
+  // an overflow to infinity so becomes the largest finite value, NaN and infinities stay.
+  ExprP cast_toward_zero(ExprP x, Scalar to) {
+    BindFn bind = binder();
+    ExprP xv = bind("rtz_x", x);
+    ExprP r = bind("rtz_r", make_cast(clone_expr(xv), to, cur_loc_));
+    const Scalar bits = to == Scalar::F16 || to == Scalar::BF16 ? Scalar::I16 : Scalar::I8;
+    ExprP over = make_binary(BinOp::Gt, make_unary(UnOp::Abs, make_cast(clone_expr(r), Scalar::F32, cur_loc_), cur_loc_),
+                             make_unary(UnOp::Abs, clone_expr(xv), cur_loc_), cur_loc_);
+    ExprP down = make_bitcast(make_binary(BinOp::Sub, make_bitcast(clone_expr(r), bits, cur_loc_), make_const_int(1, cur_loc_), cur_loc_),
+                              to, cur_loc_);
+    return make_where(over, down, r, cur_loc_);
   }
 
   // `max.NaN.xorsign.abs.f32 $0, $a, $b;` (and `min.`): the larger (smaller) magnitude of a and b with

@@ -2,7 +2,8 @@
 each checked against numpy: uint8 data (Triton's unsigned ops on the signless i8: uitofp, fptoui,
 divui, remui, shrui, cmpi ugt, maxui), int8 and int16 arithmetic that wraps at its width and a
 tl.sum of int8 (in int32, as Triton), fp8 bit patterns bitcast to tl.float8e4nv / tl.float8e5 and
-widened, f32 rounded to both fp8 formats (tt.fp_to_fp, round to nearest even, saturating), and a
+widened, f32 rounded to both fp8 formats (tt.fp_to_fp, round to nearest even, saturating), f32 to
+f16 and bf16 rounded toward zero (`fp_downcast_rounding="rtz"`, tt.fp_to_fp's rounding = rtz), and a
 tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
 fp8). Run with `python -m dtsim narrow_types.py` where Triton is installed."""
 import sys
@@ -106,6 +107,25 @@ def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constex
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
 
 
+@triton.jit
+def to_rtz(x_ptr, h_ptr, b_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(x_ptr + o)
+    tl.store(h_ptr + o, x.to(tl.float16, fp_downcast_rounding="rtz"))
+    tl.store(b_ptr + o, x.to(tl.bfloat16, fp_downcast_rounding="rtz").to(tl.float32))
+
+
+def toward_zero(x, bits_of, value_of):
+    """x (f64) rounded toward zero to a format given by f32 -> its bits (rounded to nearest) and back."""
+    out = []
+    for v in x:
+        b = bits_of(np.float32(v))
+        if abs(value_of(b)) > abs(v) and np.isfinite(v):
+            b -= 1
+        out.append(value_of(b))
+    return np.array(out)
+
+
 def main():
     rng = np.random.default_rng(5)
 
@@ -149,6 +169,21 @@ def main():
     fp8_dot[(1,)](ab, bb, c, M=M, N=N, K=K)
     want = E5M2[ab].reshape(M, K) @ E5M2[bb].reshape(K, N)
     check("tl.dot of fp8e5 operands", c.reshape(M, N), want, tol=1e-6)
+
+    rng = np.random.default_rng(5)
+    xr = np.concatenate([np.float32([1.0, -1.0, 65519.0, 65520.0, 70000.0, -70000.0, np.inf, -np.inf, 1e-8, -1e-8, 0.0, 3.0e38]),
+                         (rng.standard_normal(116) * 10.0 ** rng.integers(-6, 5, 116)).astype(np.float32)])
+    h, b = np.zeros(128, np.float16), np.zeros(128, np.float32)
+    to_rtz[(1,)](xr, h, b, N=128)
+    f16_bits = lambda v: int(np.float16(v).view(np.uint16))  # noqa: E731
+    f16_value = lambda u: float(np.uint16(u).view(np.float16))  # noqa: E731
+
+    def bf16_bits(v):  # round to nearest even
+        u = int(np.float32(v).view(np.uint32))
+        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+    bf16_value = lambda u: float(np.uint32(u << 16).view(np.float32))  # noqa: E731
+    check("f32 to f16, rtz", h.astype(np.float64), toward_zero(xr.astype(np.float64), f16_bits, f16_value))
+    check("f32 to bf16, rtz", b, toward_zero(xr.astype(np.float64), bf16_bits, bf16_value))
 
     if failures:
         print("FAILED: " + ", ".join(failures))
