@@ -339,8 +339,12 @@ std::string KernelEmitter::to_mem(Scalar s, const std::string& v) {
     case Scalar::I1: return op("zext i1 " + v + " to i8");
     case Scalar::I8: return op("trunc i32 " + v + " to i8");
     case Scalar::I16: return op("trunc i32 " + v + " to i16");
-    case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return f32_to_fp8(s, v);  // exact: the register holds an fp8 value
+    case Scalar::F8E4M3: return f32_to_fp8(s, v);  // exact: the register holds an fp8 value
+    case Scalar::F8E5M2: {  // the same, but an infinity stays one (cvt.rn.satfinite would saturate it)
+      std::string b = f32_to_fp8(s, v);
+      std::string pos = op("select i1 " + op("fcmp oeq float " + v + ", 0x7FF0000000000000") + ", i8 124, i8 " + b);
+      return op("select i1 " + op("fcmp oeq float " + v + ", 0xFFF0000000000000") + ", i8 -4, i8 " + pos);
+    }
     case Scalar::F16: {
       std::string h = op("fptrunc float " + v + " to half");
       return op("bitcast half " + h + " to i16");

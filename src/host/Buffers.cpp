@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace dtsim {
@@ -16,7 +17,9 @@ uint16_t f32_to_f16(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t exp = (x >> 23) & 0xffu;
   uint32_t man = x & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
+  // NaN: its payload's top bits kept as they are (an f16 NaN widened and narrowed again, signaling or
+  // not, comes back bit for bit), the quiet bit set only where no payload bit would remain
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? ((man >> 13) ? (man >> 13) : 0x200u) : 0u));
   int e = static_cast<int>(exp) - 127 + 15;
   if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
   if (e <= 0) {  // f16 subnormal (or zero)
@@ -50,7 +53,8 @@ float f16_to_f32(uint16_t h) {
 uint16_t f32_to_bf16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
-  if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu)) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu))  // NaN: its payload's top bits kept (as f32_to_f16)
+    return static_cast<uint16_t>((x >> 16) | ((x >> 16) & 0x7fu ? 0u : 0x40u));
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
 }
@@ -78,10 +82,21 @@ Fp8Format fp8_format(Scalar t) {
 }
 }  // namespace
 
+// An f32 NaN as the fp8 NaN of its sign: E4M3's one pattern, or E5M2's with the payload's top two
+// bits kept (as fp8_to_f32 widens them), both set where neither is.
+uint8_t fp8_nan(Scalar t, float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint8_t sign = (x >> 24) & 0x80;
+  if (t == Scalar::F8E4M3) return static_cast<uint8_t>(sign | 0x7f);
+  uint32_t m = (x >> 21) & 3u;
+  return static_cast<uint8_t>(sign | 0x7c | (m ? m : 3u));
+}
+
 uint8_t f32_to_fp8(Scalar t, float f) {
   Fp8Format F = fp8_format(t);
   uint8_t sign = std::signbit(f) ? 0x80 : 0;
-  if (f != f) return static_cast<uint8_t>(sign | 0x7f);
+  if (f != f) return fp8_nan(t, f);
   double a = std::fabs(static_cast<double>(f));
   int emin = 1 - F.bias;  // exponent of the smallest normal
   int e = a == 0 ? emin : std::max(std::ilogb(a), emin);
@@ -101,11 +116,23 @@ float fp8_to_f32(Scalar t, uint8_t b) {
   uint32_t efield = (b & 0x7f) >> F.mbits, man = b & ((1u << F.mbits) - 1u);
   uint32_t emax = (1u << (7 - F.mbits)) - 1u;
   float v;
-  if (F.has_inf && efield == emax) v = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  else if (!F.has_inf && efield == emax && man == (1u << F.mbits) - 1u) v = std::numeric_limits<float>::quiet_NaN();
+  if ((F.has_inf && efield == emax && man) || (!F.has_inf && efield == emax && man == (1u << F.mbits) - 1u)) {
+    // NaN: its sign and payload in the f32's top mantissa bits (fp8_nan narrows it back to these bits)
+    uint32_t bits = (neg ? 0x80000000u : 0u) | 0x7f800000u | (man << (23 - F.mbits));
+    float nan;
+    std::memcpy(&nan, &bits, 4);
+    return nan;
+  }
+  if (F.has_inf && efield == emax) v = std::numeric_limits<float>::infinity();
   else if (efield == 0) v = std::ldexp(static_cast<float>(man), 1 - F.bias - F.mbits);
   else v = std::ldexp(static_cast<float>(man | (1u << F.mbits)), static_cast<int>(efield) - F.bias - F.mbits);
   return neg ? -v : v;
+}
+
+uint8_t fp8_bits(Scalar t, float f) {
+  if (f != f) return fp8_nan(t, f);
+  if (t == Scalar::F8E5M2 && std::isinf(f)) return std::signbit(f) ? 0xfc : 0x7c;
+  return f32_to_fp8(t, f);
 }
 
 float round_to(Scalar t, float v) {

@@ -49,7 +49,8 @@ struct Buffers {
   int index(const std::string& name) const;  // -1 when absent
 };
 
-// f16 / bf16 <-> f32 conversions, round-to-nearest-even (shared by every executor and the npy I/O).
+// f16 / bf16 <-> f32 conversions, round-to-nearest-even (shared by every executor and the npy I/O);
+// NaN payloads are kept both ways (an f16/bf16 NaN, signaling or not, survives a round trip).
 uint16_t f32_to_f16(float f);
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_bf16(float f);
@@ -60,6 +61,10 @@ float bf16_to_f32(uint16_t h);
 // on the GPU); NaN stays NaN (S.1111.111). From fp8: exact.
 uint8_t f32_to_fp8(Scalar t, float f);
 float fp8_to_f32(Scalar t, uint8_t b);
+// The fp8 bits of an fp8 value held as f32 (a tile's element of an fp8 type, being stored): as
+// f32_to_fp8, except that an E5M2 infinity stays one (no saturation: the value is no conversion's);
+// NaN payloads are kept both ways, so fp8 data copied through a tile keeps every byte.
+uint8_t fp8_bits(Scalar t, float f);
 // Wraps an integer to the width of `t` (two's complement, sign-extended: i8, i16; identity for wider).
 inline int64_t wrap_to(Scalar t, int64_t v) {
   if (t == Scalar::I8) return static_cast<int8_t>(static_cast<uint8_t>(v));

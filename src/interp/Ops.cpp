@@ -432,7 +432,7 @@ uint64_t elem_bits(const Value& x, int64_t i) {
     case Scalar::I8: return static_cast<uint8_t>(data<int32_t>(x)[i]);
     case Scalar::I16: return static_cast<uint16_t>(data<int32_t>(x)[i]);
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return f32_to_fp8(t, data<float>(x)[i]);
+    case Scalar::F8E5M2: return fp8_bits(t, data<float>(x)[i]);
     case Scalar::F16: return f32_to_f16(data<float>(x)[i]);
     case Scalar::BF16: return f32_to_bf16(data<float>(x)[i]);
     case Scalar::I32: return static_cast<uint32_t>(data<int32_t>(x)[i]);

@@ -3,8 +3,9 @@ each checked against numpy: uint8 data (Triton's unsigned ops on the signless i8
 divui, remui, shrui, cmpi ugt, maxui), int8 and int16 arithmetic that wraps at its width and a
 tl.sum of int8 (in int32, as Triton), fp8 bit patterns bitcast to tl.float8e4nv / tl.float8e5 and
 widened, f32 rounded to both fp8 formats (tt.fp_to_fp, round to nearest even, saturating), f32 to
-f16 and bf16 rounded toward zero (`fp_downcast_rounding="rtz"`, tt.fp_to_fp's rounding = rtz), and a
-tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
+f16 and bf16 rounded toward zero (`fp_downcast_rounding="rtz"`, tt.fp_to_fp's rounding = rtz), plain
+copies of every f16, bf16 and fp8 bit pattern (NaN payloads, signaling or not, and e5m2's infinities
+come back byte for byte, as a GPU copies them), and a tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
 fp8). Run with `python -m dtsim narrow_types.py` where Triton is installed."""
 import sys
 
@@ -115,6 +116,25 @@ def to_rtz(x_ptr, h_ptr, b_ptr, N: tl.constexpr):
     tl.store(b_ptr + o, x.to(tl.bfloat16, fp_downcast_rounding="rtz").to(tl.float32))
 
 
+@triton.jit
+def copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + o, tl.load(x_ptr + o))
+
+
+@triton.jit
+def through_values(u16_ptr, h_ptr, b_ptr, u8_ptr, e5_ptr, e4_ptr, BLOCK: tl.constexpr):
+    # every pattern made a value of the type (bitcast) and taken back to its bits
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    u = tl.load(u16_ptr + o)
+    tl.store(h_ptr + o, u.to(tl.float16, bitcast=True).to(tl.int16, bitcast=True))
+    tl.store(b_ptr + o, u.to(tl.bfloat16, bitcast=True).to(tl.int16, bitcast=True))
+    m = o < 256
+    v = tl.load(u8_ptr + o, mask=m, other=0)
+    tl.store(e5_ptr + o, v.to(tl.float8e5, bitcast=True).to(tl.int8, bitcast=True), mask=m)
+    tl.store(e4_ptr + o, v.to(tl.float8e4nv, bitcast=True).to(tl.int8, bitcast=True), mask=m)
+
+
 def toward_zero(x, bits_of, value_of):
     """x (f64) rounded toward zero to a format given by f32 -> its bits (rounded to nearest) and back."""
     out = []
@@ -184,6 +204,20 @@ def main():
     bf16_value = lambda u: float(np.uint32(u << 16).view(np.float32))  # noqa: E731
     check("f32 to f16, rtz", h.astype(np.float64), toward_zero(xr.astype(np.float64), f16_bits, f16_value))
     check("f32 to bf16, rtz", b, toward_zero(xr.astype(np.float64), bf16_bits, bf16_value))
+
+    every16 = np.arange(-32768, 32768).astype(np.int16)
+    every8 = np.arange(-128, 128).astype(np.int8)
+    h = np.zeros(65536, np.float16)
+    copy[(16,)](every16.view(np.float16), h, BLOCK=4096)
+    outs = [np.zeros(65536, np.int16), np.zeros(65536, np.int16), np.zeros(256, np.int8), np.zeros(256, np.int8)]
+    through_values[(16,)](every16, outs[0], outs[1], every8, outs[2], outs[3], BLOCK=4096)
+    for name, got, want in (("f16 copy", h.view(np.int16), every16), ("f16 value", outs[0], every16),
+                            ("bf16 value", outs[1], every16), ("fp8e5 value", outs[2], every8), ("fp8e4nv value", outs[3], every8)):
+        same = np.array_equal(got, want)
+        print("%-34s %s" % ("every %s pattern kept" % name, "ok" if same else "FAILED (e.g. %s -> %s)" % (
+            want[got != want][:3], got[got != want][:3])))
+        if not same:
+            failures.append(name)
 
     if failures:
         print("FAILED: " + ", ".join(failures))
