@@ -1299,16 +1299,10 @@ class Lowerer {
     }
     std::vector<int> ix;  // prmt.b32 $0, $a, $b, $c;  with a, b, c >= 1 naming the operands
     if (text.rfind("prmt.b32 $0, ", 0) == 0 && t.elem == Scalar::I32) {
-      std::string rest = text.substr(13);
-      for (int i = 0; i < 3; ++i) {
-        if (rest.size() < 2 || rest[0] != '$' || !std::isdigit(static_cast<unsigned char>(rest[1]))) break;
-        ix.push_back(rest[1] - '0');
-        rest = rest.substr(2);
-        if (i < 2 && rest.rfind(", ", 0) == 0) rest = rest.substr(2);
-      }
-      if (ix.size() != 3 || rest != ";") ix.clear();
-      for (int i : ix)
-        if (i < 1 || i > static_cast<int>(v.size()) || type_of_arg(v[i - 1]).elem != Scalar::I32) ix.clear();
+      ix = asm_operands(text.substr(13), 3);
+      bool i32 = true;
+      for (int i : ix) i32 = i32 && i >= 1 && i <= static_cast<int>(v.size()) && type_of_arg(v[static_cast<size_t>(i - 1)]).elem == Scalar::I32;
+      if (!i32) ix.clear();
     }
     if (ix.empty()) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `bar.sync 0;`, `prmt.b32`, `cvt.rp/rz.ue8m0x2.f32` and `max/min.NaN.xorsign.abs.f32`)");
     std::vector<ExprP> abc = elementwise({v[ix[0] - 1], v[ix[1] - 1], v[ix[2] - 1]}, t.shape);
@@ -1347,20 +1341,26 @@ class Lowerer {
     return make_where(over, down, r, cur_loc_);
   }
 
+  // The operand numbers of an inline asm instruction's tail "$a, $b, ...;" (n of them, one digit
+  // each, as the forms above write them); empty when the tail is anything else.
+  static std::vector<int> asm_operands(std::string rest, size_t n) {
+    std::vector<int> ix;
+    for (size_t i = 0; i < n; ++i) {
+      if (rest.size() < 2 || rest[0] != '$' || !std::isdigit(static_cast<unsigned char>(rest[1]))) return {};
+      ix.push_back(rest[1] - '0');
+      rest = rest.substr(2);
+      if (i + 1 < n && rest.rfind(", ", 0) == 0) rest = rest.substr(2);
+    }
+    return rest == ";" ? ix : std::vector<int>{};
+  }
+
   // `max.NaN.xorsign.abs.f32 $0, $a, $b;` (and `min.`): the larger (smaller) magnitude of a and b with
   // the XOR of their signs, the canonical NaN (0x7fffffff) where either is NaN. Magnitudes are
   // compared as the integers of their bits without the sign (exact for every non-NaN f32).
   void emit_xorsign_abs(const std::string& result, const std::string& text, const std::string& body, const std::vector<std::string>& v,
                         const VType& t) {
-    std::vector<int> ix;
-    std::string rest = body.substr(28);
-    for (int i = 0; i < 2; ++i) {
-      if (rest.size() < 2 || rest[0] != '$' || !std::isdigit(static_cast<unsigned char>(rest[1]))) break;
-      ix.push_back(rest[1] - '0');
-      rest = rest.substr(2);
-      if (i < 1 && rest.rfind(", ", 0) == 0) rest = rest.substr(2);
-    }
-    bool ok = ix.size() == 2 && rest == ";" && t.elem == Scalar::F32;
+    std::vector<int> ix = asm_operands(body.substr(28), 2);
+    bool ok = ix.size() == 2 && t.elem == Scalar::F32;
     for (int i : ix) ok = ok && i >= 1 && i <= static_cast<int>(v.size()) && type_of_arg(v[static_cast<size_t>(i - 1)]).elem == Scalar::F32;
     if (!ok) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `max/min.NaN.xorsign.abs.f32 $0, $a, $b;` on f32 operands)");
     std::vector<ExprP> ab = elementwise({v[static_cast<size_t>(ix[0] - 1)], v[static_cast<size_t>(ix[1] - 1)]}, t.shape);
