@@ -5,7 +5,8 @@ tl.sum of int8 (in int32, as Triton), fp8 bit patterns bitcast to tl.float8e4nv 
 widened, f32 rounded to both fp8 formats (tt.fp_to_fp, round to nearest even, saturating), f32 to
 f16 and bf16 rounded toward zero (`fp_downcast_rounding="rtz"`, tt.fp_to_fp's rounding = rtz), plain
 copies of every f16, bf16 and fp8 bit pattern (NaN payloads, signaling or not, and e5m2's infinities
-come back byte for byte, as a GPU copies them), and a tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
+come back byte for byte on the interpreter, as a GPU copies them; on dtsim's CUDA backend fp8 NaNs
+come back as the canonical 0x7F), and a tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
 fp8). Run with `python -m dtsim narrow_types.py` where Triton is installed."""
 import sys
 
