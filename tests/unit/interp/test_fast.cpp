@@ -60,6 +60,14 @@ int64_t same_both_ways(const Module& m, const Bindings& b, uint64_t seed = 7, In
   return slow.rep.findings_count;
 }
 
+// One thread (the paths that claim gathered rows together need it), findings kept or not.
+InterpOptions one_thread(bool keep_going) {
+  InterpOptions opt;
+  opt.threads = 1;
+  opt.keep_going = keep_going;
+  return opt;
+}
+
 int64_t same_tile(const std::string& name, const std::string& src, const std::map<std::string, std::string>& args = {}, InterpOptions opt = {}) {
   Module m = parse_tile(Sources::add(name, src));
   Bindings b = bind_params(m, args);
@@ -1114,10 +1122,7 @@ TEST_CASE("gathered-row stores claimed together: the same buffers and findings a
         CAPTURE(k);
         CAPTURE(again);
         CAPTURE(keep_going);
-        InterpOptions opt;
-        opt.threads = 1;
-        opt.keep_going = keep_going;
-        int64_t found = same_tile("<rows>", src, {{"k", k}, {"again", again}}, opt);
+        int64_t found = same_tile("<rows>", src, {{"k", k}, {"again", again}}, one_thread(keep_going));
         CHECK((found > 0) == (std::string(k) == "2" || std::string(k) == "0"));
       }
 }
@@ -1152,10 +1157,7 @@ TEST_CASE("2-d outer masks held unmade when all ones or all zeros: loads, stores
           CAPTURE(r0);
           CAPTURE(use);
           CAPTURE(dup);
-          InterpOptions opt;
-          opt.threads = 1;
-          opt.keep_going = true;
-          int64_t found = same_tile("<om>", src, {{"n", n}, {"r0", r0}, {"use", use}, {"dup", dup}}, opt);
+          int64_t found = same_tile("<om>", src, {{"n", n}, {"r0", r0}, {"use", use}, {"dup", dup}}, one_thread(true));
           const bool oob = n == "70" && r0 != "100";
           CHECK((found > 0) == (oob || (dup == "1" && r0 != "100")));
         }
