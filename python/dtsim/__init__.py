@@ -685,7 +685,7 @@ class WarmedKernel:
     def __init__(self, fn, compiled, opts):
         self._fn, self._compiled, self._opts = fn, compiled, dict(opts)
         self.n_regs, self.n_spills, self.n_max_threads = 32, 0, 1024
-        size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+        from .triton_launch import ELEM_BYTES as size
         shared = 1024
         for elem, dims in re.findall(r"(?<![*\w])(i1|i8|i16|i32|i64|f16|bf16|f32|f64)\[([0-9, ]+)\]", compiled.tile_ir):  # tiles, not buffers
             n = 1

@@ -195,10 +195,14 @@ def _frontend(arch):
     return _Frontend(GPUTarget("cuda", arch, 32))
 
 
+# Bytes of an element by the type's name (TTIR's and the tile IR's spellings alike).
+ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
 def _shared_estimate(ttir):
     """Shared memory a GPU build would plausibly use: the largest tile's bytes (at least 1 KiB; host
     code divides by it when it sizes a persistent grid)."""
-    size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+    size = ELEM_BYTES
     best = 1024
     for dims, elem in re.findall(r"tensor<((?:\d+x)+)([a-z0-9]+)>", ttir):
         n = 1
@@ -602,9 +606,6 @@ class _LaunchMetadata:
         self.extras.clear()
         return self.data
 
-    def add(self, func, args):
-        self.extras.append((func, args))
-
 
 def _launch_metadata(fn, kernel, grid, bound_args, knobs):
     """The argument of knobs.runtime.launch_enter_hook / launch_exit_hook for this launch, or None
@@ -759,7 +760,6 @@ def _launch(fn, kernel, bound_args, g):
             if name in compiled.outputs:
                 orig[...] = copy
     dtsim._check_result(compiled, result, extras)
-    return
 
 
 def install():

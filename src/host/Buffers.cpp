@@ -130,7 +130,6 @@ float fp8_to_f32(Scalar t, uint8_t b) {
 }
 
 uint8_t fp8_bits(Scalar t, float f) {
-  if (f != f) return fp8_nan(t, f);
   if (t == Scalar::F8E5M2 && std::isinf(f)) return std::signbit(f) ? 0xfc : 0x7c;
   return f32_to_fp8(t, f);
 }

@@ -58,7 +58,8 @@ float bf16_to_f32(uint16_t h);
 // fp8 (F8E4M3: OCP E4M3 "fn", bias 7, no infinities, max 448, NaN S.1111.111; F8E5M2: bias 15,
 // IEEE-like with infinities, max 57344) <-> f32. To fp8: round to nearest even; a finite value
 // beyond the largest finite one, or an infinity, saturates to it (PTX cvt.rn.satfinite, as Triton
-// on the GPU); NaN stays NaN (S.1111.111). From fp8: exact.
+// on the GPU); NaN stays NaN with its sign (E4M3: S.1111.111; E5M2: the payload's top two bits kept,
+// S.11111.11 where they are zero). From fp8: exact, a NaN's sign and payload included.
 uint8_t f32_to_fp8(Scalar t, float f);
 float fp8_to_f32(Scalar t, uint8_t b);
 // The fp8 bits of an fp8 value held as f32 (a tile's element of an fp8 type, being stored): as

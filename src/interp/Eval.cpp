@@ -407,8 +407,6 @@ Flow exec_for(Ctx& c, const Stmt& s) {
   return Flow::Next;
 }
 
-// `while cond { body }`: the condition is evaluated before every trip. There is no trip limit
-// (as in Python, a loop whose condition never turns false runs forever).
 // A fingerprint of all that an iteration of a loop reads or changes: the instance's slots and the
 // registers ahead of them, its pointer tiles held as rows plus columns, its loads left in buffers,
 // its lock words, and every buffer's bytes (Stuck below).
@@ -484,6 +482,9 @@ struct Stuck {
   }
 };
 
+// `while cond { body }`: the condition is evaluated before every trip. There is no trip limit
+// (as in Python, a loop whose condition never turns false runs until a limit stops it, or Stuck
+// finds that it cannot end).
 Flow exec_while(Ctx& c, const Stmt& s) {
   const SNode* r = c.sp ? c.sp->roots[static_cast<size_t>(s.id)][0] : nullptr;
   DebugHooks* hooks = c.hooks;

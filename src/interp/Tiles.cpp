@@ -558,8 +558,9 @@ struct Tiles {
     }
     const Value* o = n.kids[2] ? &operand(*n.kids[2], e.type.elem) : nullptr;
     if (load_rowptr(out, c, e, r, m, o, om.rows ? &om : nullptr)) return out;
-    if (M && !m && !om.rows) m = &eval(*M);  // the lazy mask made for the pointer tile's path
-    if (om.rows) m = &eval(*M);  // (its operands evaluated again: they hold no load, so nothing reports twice)
+    // the mask made for the pointer tile's path: a lazy one, or an outer one (its operands evaluated
+    // again: they hold no load, so nothing reports twice)
+    if (M && !m) m = &eval(*M);
     Value& pt = val(P);
     r.make(pt, P.e->type);
     load_into(out, c, e, pt, m, o);
