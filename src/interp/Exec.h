@@ -2,7 +2,9 @@
 // loops, the per-launch state (sanitizer shadow memory, findings) and the per-instance context.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -214,6 +216,49 @@ struct ConflictMap {
   void flush_init();  // end of the launch: the shadow bytes of the spans still in range mode
 };
 
+// Instances ordered before another by synchronization, each with an epoch: instance i's accesses
+// made before its release number `ep` (Ctx::epoch counts them) are ordered. Held as sorted,
+// disjoint ranges [lo, hi) of linear instance ids with one epoch each: instances run in order and
+// do the same releases, so the sets that synchronization builds are mostly a range or a few.
+struct IdRanges {
+  struct R {
+    int32_t lo, hi, ep;
+  };
+  std::vector<R> r;
+  bool empty() const { return r.empty(); }
+  int32_t epoch_of(int32_t id) const;  // -1: not in the set
+  void add(int32_t lo, int32_t hi, int32_t ep);  // an id already in the set keeps the larger epoch
+  void add(const IdRanges& o) {
+    for (const R& x : o.r) add(x.lo, x.hi, x.ep);
+  }
+};
+
+// Synchronization through atomics (the sanitizer's happens-before). Every Triton atomic is a
+// read-modify-write, so each one continues the release sequence of the word it updates: an atomic
+// with release semantics (acq_rel, release) adds its instance (at its epoch), and every instance
+// ordered before it, to the word's set; one with acquire semantics (acq_rel, acquire) orders the
+// word's whole set before the rest of its instance (Ctx::after). Kept for scalar atomics (flags,
+// counters, locks), per (buffer, element), for one launch.
+struct SyncWords {
+  std::mutex mu;
+  std::map<std::pair<int, int64_t>, IdRanges> words;
+};
+
+// The statement id kept with each tracked access (ConflictMap's wstmt, r1stmt, r2stmt, spans)
+// carries the epoch of the access: the instance's count of releases before it (bits 20-30,
+// saturating), and the statement in bits 0-19. Epoch 0 leaves the id as it is (-1: none).
+constexpr int32_t kStmtBits = 20, kNoStmt = (1 << kStmtBits) - 1, kMaxEpoch = (1 << 11) - 1;
+inline int32_t access_stamp(int32_t stmt, int32_t epoch) {
+  if (epoch == 0) return stmt;
+  return (std::min(epoch, kMaxEpoch) << kStmtBits) | (stmt < 0 ? kNoStmt : stmt);
+}
+inline int32_t stamp_stmt(int32_t st) {
+  if (st < 0) return -1;
+  int32_t f = st & kNoStmt;
+  return f == kNoStmt ? -1 : f;
+}
+inline int32_t stamp_epoch(int32_t st) { return st < 0 ? 0 : st >> kStmtBits; }
+
 struct ScalarProgram;
 
 struct RunState {
@@ -225,6 +270,7 @@ struct RunState {
   std::atomic<bool> stop{false};
   std::vector<std::vector<uint8_t>> init;  // per buffer: shadow "written" bytes (empty = all defined)
   std::vector<ConflictMap> conflicts;      // per buffer (empty = not tracked in this launch)
+  SyncWords sync;                          // scalar atomics' release sets (conflicts tracked)
   // current launch
   const Kernel* kernel = nullptr;
   std::array<int64_t, 3> grid{1, 1, 1};
@@ -282,6 +328,12 @@ struct Ctx {
   // its `cmp` value, given back by an atomic_xchg on it. While one is held, the instance's loads and
   // stores are ordered by the lock and left out of conflict tracking.
   std::vector<std::pair<int, int64_t>> locks;
+  // Instances whose accesses (up to an epoch) are ordered before this instance's from here on:
+  // those whose release this instance acquired through an atomic on one word (SyncWords); their
+  // loads and stores are no conflict with this instance's. epoch: this instance's releases so far.
+  IdRanges after;
+  int32_t epoch = 0;
+  int32_t stamp() const { return access_stamp(stmt ? stmt->id : -1, epoch); }  // of an access now
   // While a combine function (reduce / associative_scan with Expr::fn) runs: its two arguments.
   std::vector<const Value*> combine_args;  // while a combine function runs: its arguments (CombineArg i)
   void invalidate(int slot) {

@@ -310,6 +310,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     // Addresses reach every buffer, those bound to no parameter too: all are tracked.
     stored = loaded = ~uint64_t(0);
   }
+  rs.sync.words.clear();
   for (size_t bi = 0; bi < rs.conflicts.size(); ++bi) {
     bool track = bi < 64 ? ((stored >> bi) & 1) : stored == ~uint64_t(0);
     bool readers = bi < 64 ? ((loaded >> bi) & 1) : true;

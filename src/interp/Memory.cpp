@@ -34,6 +34,38 @@ ConflictMap& ConflictMap::operator=(ConflictMap&& o) noexcept {
   return *this;
 }
 
+int32_t IdRanges::epoch_of(int32_t id) const {
+  auto it = std::upper_bound(r.begin(), r.end(), id, [](int32_t v, const R& x) { return v < x.lo; });
+  return it != r.begin() && id < std::prev(it)->hi ? std::prev(it)->ep : -1;
+}
+
+void IdRanges::add(int32_t lo, int32_t hi, int32_t ep) {
+  if (lo >= hi) return;
+  std::vector<R> out;
+  out.reserve(r.size() + 2);
+  auto push = [&](int32_t a, int32_t b, int32_t e) {
+    if (a >= b) return;
+    if (!out.empty() && out.back().hi == a && out.back().ep == e) out.back().hi = b;
+    else out.push_back(R{a, b, e});
+  };
+  int32_t cur = lo;  // the first point of [lo, hi) not placed yet
+  for (const R& x : r) {
+    if (x.hi <= lo || x.lo >= hi) {  // before or after the new range
+      if (x.lo >= hi) push(cur, hi, ep), cur = hi;
+      push(x.lo, x.hi, x.ep);
+      continue;
+    }
+    push(x.lo, lo, x.ep);    // x's part before it
+    push(cur, x.lo, ep);     // the new range's part before x
+    int32_t b = std::min(x.hi, hi);
+    push(std::max(x.lo, lo), b, std::max(x.ep, ep));
+    cur = b;
+    push(hi, x.hi, x.ep);    // x's part after it
+  }
+  push(cur, hi, ep);
+  r.swap(out);
+}
+
 void ConflictMap::reset(int64_t count, bool readers) {
   n = count;
   tracked = count > 0;
@@ -253,6 +285,15 @@ struct Issue {
   int32_t other_stmt = -1;  // conflicts: its statement
   bool other_wrote = false;
   bool other_atomic = false;  // the other instance updated the element atomically
+  // conflicts: instances ordered before this one by synchronization (Ctx::after; null: none), whose
+  // accesses are no conflict
+  const IdRanges* after = nullptr;
+  // whether `who`'s access stamped `st` (access_stamp) is ordered before this one
+  bool ordered(int32_t who, int32_t st) const {
+    if (!after) return false;
+    int32_t ep = after->epoch_of(who);
+    return ep >= 0 && stamp_epoch(st) <= ep;
+  }
   void hit(int64_t l, int64_t o) {
     if (count++ == 0) lane = l, off = o;
   }
@@ -269,9 +310,11 @@ inline int32_t other_writer(int32_t w, int32_t me) {
   return who == me ? -1 : who;
 }
 inline void note_conflict(Issue& conf, ConflictMap& cm, size_t u, int32_t w, int32_t who, int64_t o, int64_t off) {
+  const int32_t st = std::atomic_ref<int32_t>(cm.wstmt[u]).load(std::memory_order_relaxed);
+  if (conf.ordered(who, st)) return;
   if (conf.count == 0) {
     conf.other = who;
-    conf.other_stmt = std::atomic_ref<int32_t>(cm.wstmt[u]).load(std::memory_order_relaxed);
+    conf.other_stmt = stamp_stmt(st);
     conf.other_wrote = true;
     conf.other_atomic = w < -1;
   }
@@ -286,6 +329,8 @@ inline int32_t claim_writer(ConflictMap& cm, size_t u, int32_t mark, int32_t sid
     int32_t expect = -1;
     if (w.compare_exchange_strong(expect, mark)) std::atomic_ref<int32_t>(cm.wstmt[u]).store(sid, std::memory_order_relaxed);
     else cur = expect;
+  } else if (cur == mark && stamp_epoch(sid) > 0) {
+    std::atomic_ref<int32_t>(cm.wstmt[u]).store(sid, std::memory_order_relaxed);  // its latest epoch
   }
   return cur;
 }
@@ -294,7 +339,10 @@ inline int32_t claim_writer(ConflictMap& cm, size_t u, int32_t mark, int32_t sid
 void note_reader(ConflictMap& cm, size_t off, int32_t me, int32_t stmt) {
   std::atomic_ref<int32_t> r1(cm.reader1[off]);
   int32_t cur = r1.load();
-  if (cur == me) return;
+  if (cur == me) {
+    if (stamp_epoch(stmt) > 0) std::atomic_ref<int32_t>(cm.r1stmt[off]).store(stmt, std::memory_order_relaxed);  // its latest epoch
+    return;
+  }
   if (cur == -1) {
     int32_t expect = -1;
     if (r1.compare_exchange_strong(expect, me)) {
@@ -308,20 +356,20 @@ void note_reader(ConflictMap& cm, size_t off, int32_t me, int32_t stmt) {
   if (r2.compare_exchange_strong(expect, me)) std::atomic_ref<int32_t>(cm.r2stmt[off]).store(stmt, std::memory_order_relaxed);
 }
 
-// A reader other than `me` of element `off`, or -1.
-std::pair<int32_t, int32_t> other_reader(ConflictMap& cm, size_t off, int32_t me) {
-  int32_t r = aload(cm.reader1[off]);
-  if (r != -1 && r != me) return {r, std::atomic_ref<int32_t>(cm.r1stmt[off]).load(std::memory_order_relaxed)};
-  r = aload(cm.reader2[off]);
-  if (r != -1 && r != me) return {r, std::atomic_ref<int32_t>(cm.r2stmt[off]).load(std::memory_order_relaxed)};
+// A reader of element `off` other than `me` and not ordered before it (`is`: Issue::ordered), and
+// its statement, or -1.
+std::pair<int32_t, int32_t> other_reader(ConflictMap& cm, size_t off, int32_t me, const Issue* is = nullptr) {
+  std::atomic_ref<int32_t> r1(cm.reader1[off]), r2(cm.reader2[off]);
+  std::atomic_ref<int32_t> s1(cm.r1stmt[off]), s2(cm.r2stmt[off]);
+  for (auto [r, st] : {std::pair{r1.load(), s1.load(std::memory_order_relaxed)}, std::pair{r2.load(), s2.load(std::memory_order_relaxed)}})
+    if (r != -1 && r != me && !(is && is->ordered(r, st))) return {r, stamp_stmt(st)};
   return {-1, -1};
 }
-
 // A store or atomic of element u by `me` against a load of it by another instance (where the
 // buffer's readers are tracked).
 inline void note_reader_conflict(Issue& conf, ConflictMap& cm, size_t u, int32_t me, int64_t o, int64_t off) {
   if (cm.reader1.empty()) return;
-  auto [r, rs] = other_reader(cm, u, me);
+  auto [r, rs] = other_reader(cm, u, me, &conf);
   if (r == -1) return;
   if (conf.count == 0) conf.other = r, conf.other_stmt = rs, conf.other_wrote = false;
   conf.hit(o, off);
@@ -448,6 +496,8 @@ Checks checks_for(Ctx& c, int bi) {
     if (!in.empty()) k.init = in.data();  // (allocated only under All)
     auto& cm = c.rs->conflicts[static_cast<size_t>(bi)];
     if (cm.tracked && c.locks.empty()) k.cm = &cm;  // under a lock: ordered, not a conflict
+    // after a release, each access keeps its epoch per element (spans keep an instance's first)
+    if (k.cm && c.epoch > 0) k.cm->dense();
   }
   return k;
 }
@@ -570,7 +620,7 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const ui
     return true;
   }
   ConflictMap& cm = *ck.cm;
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  const int32_t me = c.me, sid = c.stamp();
   // (range mode: the shadow bytes are set from the spans later, ConflictMap::init)
   if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid, parallel)) return true;
   cm.dense();
@@ -593,7 +643,7 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const ui
   int32_t* ws = cm.wstmt.data() + base;
   for (int64_t o = 0; o < total; ++o) {
     if (pm && !pm[o]) continue;
-    if (wr[o] == -1) wr[o] = me, ws[o] = sid;
+    if (wr[o] == -1 || (wr[o] == me && stamp_epoch(sid) > 0)) wr[o] = me, ws[o] = sid;  // (its latest epoch)
     if (sh) sh[o] = 1;
   }
   return true;
@@ -677,7 +727,7 @@ bool store_rows(Ctx& c, const Checks& ck, typename C::S* mem, int64_t n, int64_t
     bs.resize(static_cast<size_t>(R));
     for (int64_t i = 0; i < R; ++i) bs[static_cast<size_t>(i)] = base(i);
     if (bs[0] >= 0 && bs[static_cast<size_t>(R - 1)] <= n - W &&
-        claim_rows(*ck.cm, bs.data(), R, W, c.me, c.stmt ? c.stmt->id : -1)) {
+        claim_rows(*ck.cm, bs.data(), R, W, c.me, c.stamp())) {
       for (int64_t i = 0, r = 0; i < R; ++i, r += W) put_range<C>(mem + bs[static_cast<size_t>(i)], one ? pv : pv + r, W, one);
       return true;
     }
@@ -731,9 +781,10 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
   Checks ck = checks_for(c, ptr.buffer);
   if (ck.cm) ck.cm->dense();
   Issue oob, uninit, conf;
+  if (!c.after.empty()) conf.after = &c.after;
   int64_t active = 0;
   const int64_t n = B.numel();
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  const int32_t me = c.me, sid = c.stamp();
   prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
@@ -808,9 +859,10 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   const Value& v = coerce(val, B.dtype, vtmp);
   Checks ck = checks_for(c, ptr.buffer);
   Issue oob, conf;
+  if (!c.after.empty()) conf.after = &c.after;
   int64_t active = 0;
   const int64_t n = B.numel();
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1;
+  const int32_t me = c.me, sid = c.stamp();
   const Shape& ps = ptr.type.shape;
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
@@ -954,6 +1006,25 @@ int64_t update_row(typename C::S* __restrict m, const typename C::T* __restrict 
 // targets), none are made. The pointer tile (type `ptype`, buffer `buffer`) is `pp`, or the rows
 // plus columns `rp` when every operand has its shape.
 namespace {
+bool checks_conflicts(const RunState& rs) { return rs.opt->sanitize == Sanitize::All || rs.opt->sanitize == Sanitize::Conflicts; }
+
+// A scalar atomic with ordering `sem` on element `off` of buffer `bi` by instance c.me (SyncWords):
+// acquire first (the word's release set joins Ctx::after), then release (the instance and its own
+// `after` join the word's set).
+void synchronize(Ctx& c, int bi, int64_t off, MemSem sem) {
+  const bool acquire = sem == MemSem::AcqRel || sem == MemSem::Acquire, release = sem == MemSem::AcqRel || sem == MemSem::Release;
+  if (!acquire && !release) return;
+  SyncWords& sw = c.rs->sync;
+  std::lock_guard<std::mutex> lock(sw.mu);
+  IdRanges& word = sw.words[{bi, off}];
+  if (acquire) c.after.add(word);
+  if (release) {
+    word.add(c.me, c.me + 1, c.epoch);
+    word.add(c.after);
+    c.epoch = std::min(c.epoch + 1, kMaxEpoch);
+  }
+}
+
 Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const int64_t* pp, const RowPtr* rp, const Value& a1, const Value* a2) {
   Value pbuf;
   pbuf.buffer = buffer;
@@ -974,9 +1045,10 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
   Checks ck = checks_for(c, buffer);
   if (ck.cm) ck.cm->dense();
   Issue oob, uninit, conf;
+  if (!c.after.empty()) conf.after = &c.after;
   int64_t active = 0;
   const int64_t n = B.numel();
-  const int32_t me = c.me, sid = c.stmt ? c.stmt->id : -1, mine = atomic_mark(me);
+  const int32_t me = c.me, sid = c.stamp(), mine = atomic_mark(me);
   const bool seq = c.rs && !c.rs->parallel;
   bool took_lock = false;
   with_codec(B.dtype, [&](auto codec) {
@@ -1126,6 +1198,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
     emit(c, Finding::Uninitialized, loc, std::string(fn) + " of uninitialized memory in '" + B.name + "'",
          access_details(c, B, uninit, active, "updated never-written elements", shape), B, uninit);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, shape);
+  if (shape.empty() && ptype.is_scalar() && active && !oob.count && c.rs && checks_conflicts(*c.rs)) synchronize(c, buffer, pp[0], s.sem);
   // A scalar cas that found the word at cmp took a lock; a scalar xchg on a held word gives it back.
   if (shape.empty() && ptype.is_scalar()) {
     std::pair<int, int64_t> word{buffer, pp[0]};
@@ -1178,7 +1251,7 @@ Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw*
       if (cm) cm->dense();
       int32_t w = cm ? aload(cm->writer[u]) : -1;
       if (w == -1 || w == c.me) {
-        if (cm && !cm->reader1.empty()) note_reader(*cm, u, c.me, c.stmt ? c.stmt->id : -1);
+        if (cm && !cm->reader1.empty()) note_reader(*cm, u, c.me, c.stamp());
         if (B.dtype == Scalar::F32) return rmake<float>(reinterpret_cast<const float*>(B.data)[off]);
         return with_codec(B.dtype, [&](auto codec) {
           using C = decltype(codec);
@@ -1217,8 +1290,10 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
         else if (!ck.cm->reader1.empty() && other_reader(*ck.cm, u, c.me).first != -1) clean = false;
         else if (cur == -1) {
           int32_t expect = -1;
-          if (w.compare_exchange_strong(expect, c.me)) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(c.stmt ? c.stmt->id : -1, std::memory_order_relaxed);
+          if (w.compare_exchange_strong(expect, c.me)) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(c.stamp(), std::memory_order_relaxed);
           else clean = expect == c.me;
+        } else if (c.epoch > 0) {
+          std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(c.stamp(), std::memory_order_relaxed);  // its latest epoch
         }
       }
       if (clean) {

@@ -105,8 +105,8 @@
 //   by its bits). Atomics of different instances on one element do not conflict; an atomic and a
 //   plain load or store of another instance on one element do. A spin lock (an atomic_cas that takes
 //   a lock word, up to the atomic_xchg that gives it back) orders what the instance does while it
-//   holds it: those accesses are not conflicts. sem (acq_rel, relaxed, acquire, release) and scope
-//   (gpu, cta, sys) are Triton's; the interpreter runs every atomic sequentially consistent.
+//   holds it: those accesses are not conflicts; nor are those after a scalar atomic that acquires a word (sem), with the
+//   instances that released through it before. sem and scope are Triton's; the interpreter runs every atomic seq_cst.
 //
 // Addresses. ptr_to_int(p) is the i64 address of each pointer: its buffer's base address plus the
 //   offset times the element size (the interpreter's buffers are host memory at real addresses; on

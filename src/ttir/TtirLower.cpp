@@ -18,6 +18,7 @@
 #include "ir/Unsigned.h"
 #include "ir/Verify.h"
 #include "ir/Walk.h"
+#include "ttir/InlinePtx.h"
 #include "ttir/Ttir.h"
 #include "ttir/TtirParse.h"
 
@@ -1250,13 +1251,13 @@ class Lowerer {
     user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
   }
 
-  // ---- tt.elementwise_inline_asm: the PTX forms projects' kernels use, spelled with the IR's ops ----
-  // `bar.sync 0;` (a barrier among the threads of one instance, whose statements already run in
-  // order): its result 0. `prmt.b32 $0, $a, $b, $c;` (a byte permute, the default mode): byte i of the
-  // result is byte (c >> 4i) & 7 of the pair {b, a} (a's bytes 0-3, b's 4-7), all ones or zeros by
-  // that byte's top bit when (c >> 4i) & 8 is set. Any other form is a located "not supported yet".
+  // ---- tt.elementwise_inline_asm: PTX run as the IR's ops ----
+  // Three single-instruction forms have their own lowering here (`bar.sync 0;` as a statement,
+  // `cvt.rp/rz.ue8m0x2.f32`, `max/min.NaN.xorsign.abs.f32`); every other block goes through
+  // lower_inline_ptx (ttir/InlinePtx.cpp): the instructions one by one, several results, packed
+  // elements.
   void emit_inline_asm(const Op& op, Cursor& c) {
-    std::string text, lit = c.string_lit();
+    std::string raw, text, lit = c.string_lit();
     for (size_t i = 0; i < lit.size(); ++i) {
       char ch = lit[i];
       if (ch == '\\' && i + 2 < lit.size() && std::isxdigit(static_cast<unsigned char>(lit[i + 1])) &&
@@ -1264,6 +1265,7 @@ class Lowerer {
         ch = static_cast<char>(std::stoi(lit.substr(i + 1, 2), nullptr, 16));
         i += 2;
       }
+      raw += ch;
       if (ch == ' ' || ch == '\t' || ch == '\n') {
         if (!text.empty() && text.back() != ' ') text += ' ';
       } else {
@@ -1282,47 +1284,33 @@ class Lowerer {
       while (c.eat(","));
     }
     c.expect("->");
-    VType t = vtype(c.type(), op.text_loc);
-    if (op.results.size() != 1 || attr_int(attrs, "packed_element") != 1)
-      user_error(cur_loc_, "inline asm with several results or packed elements is not supported yet");
-    auto k = [&](int64_t x) { return make_const_int(x, cur_loc_); };
-    if (text == "bar.sync 0;" && v.empty()) {
-      define(op.results[0], splat(literal("0", VType{t.elem, false, {}}), t), t, true, cur_loc_);
-      return;
-    }
-    if (text.rfind("cvt.r", 0) == 0 && text.find(".ue8m0x2.f32 $0, ") != std::string::npos) return emit_cvt_ue8m0x2(op.results[0], text, v, t);
-    {
+    std::vector<VType> ts;
+    do ts.push_back(vtype(c.type(), op.text_loc));
+    while (c.eat(","));
+    if (ts.size() != op.results.size()) user_error(cur_loc_, "malformed TTIR: tt.elementwise_inline_asm has " + std::to_string(op.results.size()) + " results and " + std::to_string(ts.size()) + " types");
+    const int64_t pack = attrs.find("packed_element") == std::string::npos ? 1 : attr_int(attrs, "packed_element");
+    if (op.results.size() == 1 && pack == 1) {
+      const VType& t = ts[0];
+      if (text == "bar.sync 0;" && v.empty()) {
+        define(op.results[0], splat(literal("0", VType{t.elem, false, {}}), t), t, true, cur_loc_);
+        return;
+      }
+      if (text.rfind("cvt.r", 0) == 0 && text.find(".ue8m0x2.f32 $0, ") != std::string::npos) return emit_cvt_ue8m0x2(op.results[0], text, v, t);
       std::string body = text;  // `{ max.NaN.xorsign.abs.f32 $0, $1, $2; }` (braces optional)
       if (body.size() >= 2 && body.front() == '{' && body.back() == '}') body = trim_copy(body.substr(1, body.size() - 2));
       if (body.rfind("max.NaN.xorsign.abs.f32 $0, ", 0) == 0 || body.rfind("min.NaN.xorsign.abs.f32 $0, ", 0) == 0)
         return emit_xorsign_abs(op.results[0], text, body, v, t);
     }
-    std::vector<int> ix;  // prmt.b32 $0, $a, $b, $c;  with a, b, c >= 1 naming the operands
-    if (text.rfind("prmt.b32 $0, ", 0) == 0 && t.elem == Scalar::I32) {
-      ix = asm_operands(text.substr(13), 3);
-      bool i32 = true;
-      for (int i : ix) i32 = i32 && i >= 1 && i <= static_cast<int>(v.size()) && type_of_arg(v[static_cast<size_t>(i - 1)]).elem == Scalar::I32;
-      if (!i32) ix.clear();
-    }
-    if (ix.empty()) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `bar.sync 0;`, `prmt.b32`, `cvt.rp/rz.ue8m0x2.f32` and `max/min.NaN.xorsign.abs.f32`)");
-    std::vector<ExprP> abc = elementwise({v[ix[0] - 1], v[ix[1] - 1], v[ix[2] - 1]}, t.shape);
-    // each use of a sub-expression is its own copy (the IR's expressions are trees)
-    auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
-    auto cp = [](const ExprP& x) { return clone_expr(x); };
-    ExprP r;
-    for (int i = 0; i < 4; ++i) {
-      ExprP nib = bin(BinOp::And, bin(BinOp::Shr, cp(abc[2]), k(4 * i)), k(15));
-      ExprP shift = bin(BinOp::Mul, bin(BinOp::And, cp(nib), k(3)), k(8));  // the byte within a or b
-      ExprP from_a = bin(BinOp::Shr, cp(abc[0]), shift);
-      ExprP from_b = bin(BinOp::Shr, cp(abc[1]), cp(shift));
-      ExprP in_a = bin(BinOp::Eq, bin(BinOp::And, cp(nib), k(4)), k(0));
-      ExprP byte = bin(BinOp::And, make_where(in_a, from_a, from_b, cur_loc_), k(255));
-      ExprP sign = make_where(bin(BinOp::Ne, bin(BinOp::And, cp(byte), k(128)), k(0)), k(255), k(0), cur_loc_);
-      byte = make_where(bin(BinOp::Ne, bin(BinOp::And, nib, k(8)), k(0)), sign, byte, cur_loc_);
-      ExprP placed = bin(BinOp::Shl, byte, k(8 * i));
-      r = r ? bin(BinOp::Or, r, placed) : placed;
-    }
-    define(op.results[0], r, t, true, cur_loc_);
+    Shape shape = ts[0].shape;
+    for (const VType& t : ts)
+      if (t.shape != shape) user_error(cur_loc_, "malformed TTIR: tt.elementwise_inline_asm results of different shapes");
+    std::vector<ExprP> vals = elementwise(v, shape);
+    std::vector<PtxOperand> args;
+    for (size_t i = 0; i < v.size(); ++i) args.push_back(PtxOperand{vals[i], type_of_arg(v[i]).elem});
+    std::vector<Scalar> elems;
+    for (const VType& t : ts) elems.push_back(t.elem);
+    std::vector<ExprP> rs = lower_inline_ptx(raw, attr_str(attrs, "constraints"), static_cast<int>(pack), args, elems, shape, cur_loc_, binder());
+    for (size_t i = 0; i < rs.size(); ++i) define(op.results[i], rs[i], ts[i], true, cur_loc_);
   }
 
   // f32 `x` to the narrow float type `to` rounded toward zero (tt.fp_to_fp's rounding = rtz,

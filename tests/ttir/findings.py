@@ -57,7 +57,7 @@ def asserts(x_ptr, n, BLOCK: tl.constexpr):
 @triton.jit
 def inline_asm(x_ptr, h_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
+    y = tl.inline_asm_elementwise("ld.global.b32 $0, [$1];", "=r,l", [x], dtype=tl.int32, is_pure=True, pack=1)
     tl.store(h_ptr + tl.arange(0, BLOCK), y)
 
 

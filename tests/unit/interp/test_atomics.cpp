@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "interp/Exec.h"
 #include "interp_test_util.h"
 #include "ir/Printer.h"
 
@@ -144,6 +145,134 @@ kernel k(inout lock: *i32[2], inout acc: *f32[16]) grid(8) {
 }
 )";
   CHECK(!run_tile("unlocked.tile", unlocked)->rep.ok());
+}
+
+// Release/acquire through a scalar atomic: instance 0 stores data, then sets a flag; instance 1
+// spins until it reads the flag, then loads the data (stream-K, lean attention). And a counter: every
+// instance stores its partial and counts itself in; the one that counts last sums every partial.
+static std::string flag_kernel(const char* sem, bool load_first) {
+  std::string s = R"(kernel init(out flag: *i32[1]) grid(1) {
+  store(flag + arange(0, 1), 0)
+}
+kernel k(x: *f32[16], inout flag: *i32[1], out data: *f32[16], out y: *f32[16]) grid(2) {
+  r = arange(0, 16)
+  if program_id(0) == 0 {
+    store(data + r, load(x + r) * 2.0)
+    atomic_xchg(flag, 1, sem=SEM)
+  } else {
+)";
+  s += load_first ? "    v = load(data + r)\n" : "";
+  s += R"(    got = atomic_cas(flag, 1, 1, sem=SEM)
+    while got != 1 {
+      got = atomic_cas(flag, 1, 1, sem=SEM)
+    }
+)";
+  s += load_first ? "" : "    v = load(data + r)\n";
+  s += "    store(y + r, v)\n  }\n}\n";
+  for (size_t at; (at = s.find("SEM")) != std::string::npos;) s.replace(at, 3, sem);
+  return s;
+}
+
+TEST_CASE("sanitizer: data passed through an atomic flag or counter (release, then acquire) is no conflict") {
+  for (const char* sem : {"acq_rel", "release"}) {  // the producer's sem; the consumer's is the same name
+    CAPTURE(sem);
+    const std::string src = flag_kernel(sem, false);
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      auto run = run_tile("flag.tile", src.c_str(), InterpOptions{.threads = threads}, {}, 3);
+      bool acquires = std::string(sem) != "release";  // a release-only cas acquires nothing
+      CHECK(run->rep.ok() == acquires);
+      if (acquires)
+        for (int i = 0; i < 16; ++i) CHECK(run->at("y", i) == run->at("x", i) * 2.0);
+    }
+  }
+  // relaxed atomics order nothing; a load before the acquire is not ordered by it
+  for (auto [sem, load_first] : {std::pair{"relaxed", false}, std::pair{"acq_rel", true}}) {
+    CAPTURE(sem);
+    CAPTURE(load_first);
+    auto bad = run_tile("flag.tile", flag_kernel(sem, load_first).c_str());
+    REQUIRE(bad->rep.findings_count == 1);
+    CHECK(bad->messages().find("instance [1] loads data[0] (index [0]), which instance [0] stores in the same launch") != std::string::npos);
+  }
+  const char* counter = R"(kernel init(out count: *i32[1], out total: *f32[1]) grid(1) {
+  store(count + arange(0, 1), 0)
+  store(total + arange(0, 1), 0.0)
+}
+kernel k(x: *f32[8, 16], inout count: *i32[1], out part: *f32[8], inout total: *f32[1]) grid(8) {
+  pid = program_id(0)
+  store(part + pid, sum(load(x + pid * 16 + arange(0, 16)), 0))
+  n = atomic_add(count, 1, sem=SEM)
+  if n == 7 {
+    store(total, sum(load(part + arange(0, 8)), 0))
+  }
+}
+)";
+  std::string ordered = counter, unordered = counter;
+  ordered.replace(ordered.find("SEM"), 3, "acq_rel");
+  unordered.replace(unordered.find("SEM"), 3, "relaxed");
+  for (Order order : {Order::Sequential, Order::Reverse, Order::Shuffle})
+    for (int threads : {1, 4}) {
+      CAPTURE(static_cast<int>(order));
+      CAPTURE(threads);
+      auto run = run_tile("counter.tile", ordered.c_str(), InterpOptions{.threads = threads, .order = order}, {}, 5);
+      REQUIRE(run->rep.ok());
+      double want = 0;
+      for (int i = 0; i < 8 * 16; ++i) want += run->at("x", i);
+      CHECK(run->at("total", 0) == doctest::Approx(want).epsilon(1e-5));
+    }
+  auto bad = run_tile("counter.tile", unordered.c_str());
+  REQUIRE(bad->rep.findings_count == 1);
+  CHECK(bad->messages().find("instance [7] loads part[0] (index [0]), which instance [0] stores in the same launch") != std::string::npos);
+  // What an instance does after its release is not ordered by it: a persistent kernel that takes
+  // tiles from a counter and then stores overlapping ranges, and a producer that stores again after
+  // setting the flag, are conflicts.
+  const char* tiles = R"(kernel init(out count: *i32[1]) grid(1) {
+  store(count + arange(0, 1), 0)
+}
+kernel k(inout count: *i32[1], out y: *f32[40]) grid(4) {
+  t = atomic_add(count, 1)
+  store(y + t * 8 + arange(0, 16), 1.0)
+}
+)";
+  auto late = run_tile("tiles.tile", tiles);
+  REQUIRE(late->rep.findings_count == 1);
+  CHECK(late->messages().find("instances [0] and [1] both store y[8] (index [8])") != std::string::npos);
+  std::string again = flag_kernel("acq_rel", false);
+  again.insert(again.find("  } else {"), "    store(data + r, 0.0)\n");
+  auto after_flag = run_tile("flag.tile", again.c_str());
+  REQUIRE(after_flag->rep.findings_count == 1);
+  CHECK(after_flag->messages().find("instance [1] loads data[0] (index [0]), which instance [0] stores in the same launch") != std::string::npos);
+}
+
+TEST_CASE("instance sets of the sanitizer's synchronization: ranges with epochs, merged") {
+  exec::IdRanges s;
+  s.add(4, 8, 0);
+  s.add(8, 10, 0);  // adjacent, same epoch: one range
+  REQUIRE(s.r.size() == 1);
+  CHECK(s.epoch_of(3) == -1);
+  CHECK(s.epoch_of(4) == 0);
+  CHECK(s.epoch_of(9) == 0);
+  CHECK(s.epoch_of(10) == -1);
+  s.add(6, 12, 2);  // overlap keeps the larger epoch
+  CHECK(s.epoch_of(5) == 0);
+  CHECK(s.epoch_of(6) == 2);
+  CHECK(s.epoch_of(11) == 2);
+  s.add(0, 20, 1);
+  CHECK(s.epoch_of(0) == 1);
+  CHECK(s.epoch_of(5) == 1);
+  CHECK(s.epoch_of(7) == 2);
+  CHECK(s.epoch_of(15) == 1);
+  CHECK(s.epoch_of(20) == -1);
+  for (size_t i = 1; i < s.r.size(); ++i) CHECK(s.r[i - 1].hi <= s.r[i].lo);
+  exec::IdRanges t;
+  for (int i = 0; i < 100; i += 2) t.add(i, i + 1, 0);
+  for (int i = 1; i < 100; i += 2) t.add(i, i + 1, 0);
+  CHECK(t.r.size() == 1);
+  CHECK(exec::stamp_stmt(exec::access_stamp(17, 3)) == 17);
+  CHECK(exec::stamp_epoch(exec::access_stamp(17, 3)) == 3);
+  CHECK(exec::access_stamp(-1, 0) == -1);
+  CHECK(exec::stamp_stmt(exec::access_stamp(-1, 5)) == -1);
+  CHECK(exec::stamp_epoch(exec::access_stamp(4, 1 << 20)) == exec::kMaxEpoch);
 }
 
 // Only buffers a plain store writes, or an atomic updates while a load reads them, are tracked per

@@ -1,0 +1,727 @@
+// Inline PTX as tile IR (InlinePtx.h). A register is a tile of bits: a 16- or 32-bit register an
+// i32 tile (a 16-bit one in its low half), a 64-bit one an i64 tile, a predicate an i1 tile. Each
+// instruction's result is bound to a variable, so the IR stays a sequence of small expressions.
+#include "ttir/InlinePtx.h"
+
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "ir/Diag.h"
+
+namespace dtsim {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+std::vector<std::string> split_top(const std::string& s, char sep) {  // not inside braces
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (char ch : s) {
+    if (ch == '{') ++depth;
+    if (ch == '}') --depth;
+    if (ch == sep && depth == 0) {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!trim(cur).empty() || !out.empty()) out.push_back(trim(cur));
+  return out;
+}
+
+int elem_bits(Scalar s) {
+  switch (s) {
+    case Scalar::I8: case Scalar::F8E4M3: case Scalar::F8E5M2: return 8;
+    case Scalar::I16: case Scalar::F16: case Scalar::BF16: return 16;
+    case Scalar::I32: case Scalar::F32: return 32;
+    case Scalar::I64: case Scalar::F64: return 64;
+    default: return 0;
+  }
+}
+
+Scalar int_of_bits(int bits) { return bits == 8 ? Scalar::I8 : bits == 16 ? Scalar::I16 : bits == 32 ? Scalar::I32 : Scalar::I64; }
+
+struct Reg {
+  ExprP v;        // null until written
+  int width = 32; // 16, 32, 64; 1: a predicate
+};
+
+class Lowering {
+ public:
+  Lowering(std::string text, SourceLoc loc, const BindFn& bind) : text_(std::move(text)), loc_(loc), bind_(bind) {}
+
+  [[noreturn]] void fail(const std::string& what) {
+    std::string q = trim(text_);
+    for (char& ch : q)
+      if (ch == '\n' || ch == '\t') ch = ' ';
+    std::string one;
+    for (char ch : q)
+      if (!(ch == ' ' && !one.empty() && one.back() == ' ')) one += ch;
+    if (one.size() > 160) one = one.substr(0, 157) + "...";
+    user_error(loc_, "inline asm '" + one + "': " + what);
+  }
+
+  std::vector<ExprP> run(const std::string& constraints, int pack, const std::vector<PtxOperand>& args, const std::vector<Scalar>& results,
+                         const Shape& shape) {
+    if (pack < 1) fail("pack must be at least 1");
+    shape_ = shape;
+    pack_ = pack;
+    // constraints: one letter per register, outputs ("=r") first
+    std::vector<std::string> cons = split_top(constraints, ',');
+    std::vector<char> out_c, in_c;
+    for (const std::string& c0 : cons) {
+      std::string c = trim(c0);
+      if (c.rfind("=", 0) == 0) {
+        if (!in_c.empty()) fail("output constraint '" + c + "' after an input");
+        c = c.substr(1);
+        if (c.size() != 1 || std::string("rhlfd").find(c[0]) == std::string::npos) fail("constraint '=" + c + "' is not supported (r, h, l, f, d)");
+        out_c.push_back(c[0]);
+      } else {
+        if (c.size() != 1 || std::string("rhlfd").find(c[0]) == std::string::npos) fail("constraint '" + c + "' is not supported (r, h, l, f, d)");
+        in_c.push_back(c[0]);
+      }
+    }
+    if (pack > 1 && (shape.empty() || shape.back() % pack != 0))
+      fail("pack=" + std::to_string(pack) + " needs a last dimension that is a multiple of it");
+    // registers per value: `per` elements of `bits` share a register of the constraint's width
+    int n = 0;
+    auto layout = [&](Scalar elem, char c, const char* what) {
+      int bits = elem_bits(elem), width = c == 'h' ? 16 : (c == 'l' || c == 'd') ? 64 : 32;
+      if (bits == 0) fail(std::string(what) + " element type " + scalar_name(elem) + " cannot be held in a register");
+      int per = std::max(1, std::min(pack, width / bits));
+      if (bits > width || pack % per != 0) fail(std::string(what) + " of " + std::to_string(pack) + " x " + scalar_name(elem) + " does not fit '" + c + "' registers");
+      return std::pair{per, width};
+    };
+    size_t ci = 0;
+    std::vector<std::vector<std::string>> out_regs(results.size());
+    std::vector<std::pair<int, int>> out_lay;
+    for (size_t r = 0; r < results.size(); ++r) {
+      if (ci >= out_c.size()) fail("fewer output constraints than the results' registers");
+      auto [per, width] = layout(results[r], out_c[ci], "a result");
+      out_lay.push_back({per, width});
+      for (int j = 0; j < pack / per; ++j, ++ci) {
+        if (ci >= out_c.size()) fail("fewer output constraints than the results' registers");
+        out_regs[r].push_back("$" + std::to_string(n));
+        regs_["$" + std::to_string(n++)] = Reg{nullptr, width};
+      }
+    }
+    if (ci != out_c.size()) fail("more output constraints than the results' registers");
+    ci = 0;
+    for (const PtxOperand& a : args) {
+      if (ci >= in_c.size()) fail("fewer input constraints than the operands' registers");
+      auto [per, width] = layout(a.elem, in_c[ci], "an operand");
+      std::vector<ExprP> packed = pack_bits(a, per, width);
+      for (ExprP& p : packed) {
+        if (ci >= in_c.size()) fail("fewer input constraints than the operands' registers");
+        ++ci;
+        std::string name = "$" + std::to_string(n++);
+        regs_[name] = Reg{hold("in", p), width};
+      }
+    }
+    if (ci != in_c.size()) fail("more input constraints than the operands' registers");
+    exec_all();
+    std::vector<ExprP> out;
+    for (size_t r = 0; r < results.size(); ++r) {
+      std::vector<ExprP> rv;
+      for (const std::string& name : out_regs[r]) {
+        if (!regs_[name].v) fail("it never writes " + name);
+        rv.push_back(cp(regs_[name].v));
+      }
+      out.push_back(unpack_bits(rv, results[r], out_lay[r].first, out_lay[r].second));
+    }
+    return out;
+  }
+
+ private:
+  std::string text_;
+  SourceLoc loc_;
+  const BindFn& bind_;
+  Shape shape_;
+  int pack_ = 1;
+  std::map<std::string, Reg> regs_;
+  std::string inst_;  // the instruction being lowered (for messages)
+
+  // ---- IR helpers ----
+  static ExprP cp(const ExprP& e) { return clone_expr(e); }
+  ExprP k(int64_t v, Scalar t = Scalar::I32) { return int_of(t == Scalar::I32 ? static_cast<int32_t>(v) : v, t, loc_); }
+  ExprP bin(BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), loc_); }
+  ExprP un(UnOp o, ExprP a) { return make_unary(o, std::move(a), loc_); }
+  ExprP where(ExprP c, ExprP a, ExprP b) { return make_where(std::move(c), std::move(a), std::move(b), loc_); }
+  ExprP cast(ExprP a, Scalar t) { return make_cast(std::move(a), t, loc_); }
+  ExprP bitcast(ExprP a, Scalar t) { return make_bitcast(std::move(a), t, loc_); }
+  ExprP hold(const std::string& base, ExprP e) { return bind_("asm_" + base, std::move(e)); }
+  std::vector<ExprP> dims(const Shape& s) {
+    std::vector<ExprP> d;
+    for (int64_t x : s) d.push_back(make_const_int(x, loc_));
+    return d;
+  }
+  ExprP to_shape(ExprP e, const Shape& s) { return s.empty() ? e : make_broadcast(std::move(e), dims(s), loc_); }
+
+  // The shape of one register tile: the op's shape with its last dimension divided by pack.
+  Shape reg_shape() const {
+    Shape s = shape_;
+    if (pack_ > 1) s.back() /= pack_;
+    return s;
+  }
+
+  // An element tile's bits, zero-extended into `rt` (i32 or i64).
+  ExprP zext_bits(ExprP x, Scalar elem, Scalar rt) {
+    int bits = elem_bits(elem);
+    ExprP b = bitcast(std::move(x), int_of_bits(bits));
+    if (bits == 64) return b;
+    b = cast(std::move(b), rt);
+    return bin(BinOp::And, std::move(b), k((int64_t{1} << bits) - 1, rt));
+  }
+
+  // The registers of one operand: `per` elements each, pack / per of them.
+  std::vector<ExprP> pack_bits(const PtxOperand& a, int per, int width) {
+    const Scalar rt = width == 64 ? Scalar::I64 : Scalar::I32;
+    const int bits = elem_bits(a.elem);
+    ExprP x = zext_bits(to_shape(a.value, shape_), a.elem, rt);
+    if (pack_ == 1) return {x};
+    const int nreg = pack_ / per;
+    Shape s = reg_shape();
+    Shape split = s;
+    split.push_back(nreg);
+    split.push_back(per);
+    ExprP t = make_reshape(std::move(x), dims(split), loc_);  // [.., N / pack, nreg, per]
+    if (per > 1) {
+      ExprP shift = bin(BinOp::Mul, cast(make_arange(make_const_int(0, loc_), make_const_int(per, loc_), loc_), rt), k(bits, rt));
+      t = make_reduce(RedOp::Sum, bin(BinOp::Shl, std::move(t), std::move(shift)), static_cast<int>(split.size()) - 1, loc_);  // disjoint bits
+    } else {
+      t = make_reshape(std::move(t), dims([&] {
+                         Shape r = s;
+                         r.push_back(nreg);
+                         return r;
+                       }()),
+                       loc_);
+    }
+    ExprP all = hold("pack", std::move(t));  // [.., N / pack, nreg]
+    std::vector<ExprP> out;
+    const int axis = static_cast<int>(s.size());
+    for (int j = 0; j < nreg; ++j) {
+      if (nreg == 1) {
+        out.push_back(make_reshape(cp(all), dims(s), loc_));
+        break;
+      }
+      ExprP pick = bin(BinOp::Eq, make_arange(make_const_int(0, loc_), make_const_int(nreg, loc_), loc_), k(j));
+      out.push_back(make_reduce(RedOp::Sum, where(std::move(pick), cp(all), k(0, rt)), axis, loc_));
+    }
+    return out;
+  }
+
+  // A result's elements from its registers (the inverse of pack_bits).
+  ExprP unpack_bits(const std::vector<ExprP>& rv, Scalar elem, int per, int width) {
+    const Scalar rt = width == 64 ? Scalar::I64 : Scalar::I32;
+    const int bits = elem_bits(elem);
+    auto narrow = [&](ExprP b) {  // the low `bits` of b, as `elem`
+      if (bits == 64) return bitcast(std::move(b), elem);
+      return bitcast(cast(std::move(b), int_of_bits(bits)), elem);
+    };
+    if (pack_ == 1) return narrow(cp(rv[0]));
+    const int nreg = static_cast<int>(rv.size());
+    Shape s = reg_shape();
+    const int axis = static_cast<int>(s.size());
+    ExprP t;  // [.., N / pack, nreg]
+    for (int j = 0; j < nreg; ++j) {
+      ExprP e = make_expand_dims(cp(rv[j]), axis, loc_);
+      if (nreg > 1) {
+        ExprP pick = bin(BinOp::Eq, make_arange(make_const_int(0, loc_), make_const_int(nreg, loc_), loc_), k(j));
+        e = where(std::move(pick), std::move(e), k(0, rt));
+      }
+      t = t ? bin(BinOp::Add, std::move(t), std::move(e)) : std::move(e);
+    }
+    t = make_expand_dims(std::move(t), axis + 1, loc_);  // [.., N / pack, nreg, 1]
+    if (per > 1) {
+      ExprP shift = bin(BinOp::Mul, cast(make_arange(make_const_int(0, loc_), make_const_int(per, loc_), loc_), rt), k(bits, rt));
+      t = bin(BinOp::And, bin(BinOp::Shr, std::move(t), std::move(shift)), k((int64_t{1} << bits) - 1, rt));
+    }
+    return narrow(make_reshape(std::move(t), dims(shape_), loc_));
+  }
+
+  // ---- the instructions ----
+  void exec_all() {
+    // comments end at a newline; statements end at ';'; braces only group
+    std::string body;
+    for (size_t i = 0; i < text_.size(); ++i) {
+      if (text_.compare(i, 2, "//") == 0) {
+        while (i < text_.size() && text_[i] != '\n') ++i;
+        body += ' ';
+        continue;
+      }
+      char ch = text_[i];
+      body += (ch == '\n' || ch == '\t' || ch == '\r') ? ' ' : ch;
+    }
+    std::string cur;
+    int depth = 0;
+    std::vector<std::string> stmts;
+    for (char ch : body) {  // a `{a, b}` vector operand keeps its braces; a block's braces are dropped
+      if (ch == '{') {
+        if (trim(cur).empty() || trim(cur).back() == ';') {
+          cur.clear();
+          continue;  // opens a block
+        }
+        ++depth;
+      }
+      if (ch == '}') {
+        if (depth == 0) continue;  // closes a block
+        --depth;
+      }
+      if (ch == ';' && depth == 0) {
+        stmts.push_back(trim(cur));
+        cur.clear();
+        continue;
+      }
+      cur += ch;
+    }
+    if (!trim(cur).empty()) fail("'" + trim(cur) + "' has no ';'");
+    for (const std::string& s : stmts)
+      if (!s.empty()) exec(s);
+  }
+
+  void declare(const std::string& s) {  // .reg .b32 a, b<4>;
+    std::string rest = trim(s.substr(4));
+    size_t sp = rest.find(' ');
+    if (sp == std::string::npos) fail("'" + s + "' declares no register");
+    std::string ty = rest.substr(0, sp);
+    int width = ty == ".pred" ? 1 : (ty == ".b16" || ty == ".u16" || ty == ".s16" || ty == ".f16" || ty == ".bf16") ? 16
+              : (ty == ".b64" || ty == ".u64" || ty == ".s64" || ty == ".f64") ? 64
+              : (ty == ".b32" || ty == ".u32" || ty == ".s32" || ty == ".f32" || ty == ".f16x2" || ty == ".bf16x2") ? 32 : 0;
+    if (width == 0) fail("register type '" + ty + "' is not supported");
+    for (const std::string& n0 : split_top(rest.substr(sp + 1), ',')) {
+      std::string n = trim(n0);
+      size_t lt = n.find('<');
+      if (lt != std::string::npos && n.back() == '>') {  // b<7>: b0 .. b6
+        int cnt = std::atoi(n.substr(lt + 1).c_str());
+        for (int i = 0; i < cnt; ++i) regs_[n.substr(0, lt) + std::to_string(i)] = Reg{nullptr, width};
+      } else {
+        regs_[n] = Reg{nullptr, width};
+      }
+    }
+  }
+
+  Reg& reg(const std::string& name) {
+    auto it = regs_.find(name);
+    if (it == regs_.end()) fail("'" + inst_ + "' names '" + name + "', which is no operand or declared register");
+    return it->second;
+  }
+
+  // An integer immediate (decimal, 0x, 0b, negative), if `s` is one.
+  static std::optional<int64_t> int_imm(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    size_t i = s[0] == '-' ? 1 : 0;
+    int base = 10;
+    if (s.compare(i, 2, "0x") == 0 || s.compare(i, 2, "0X") == 0) base = 16, i += 2;
+    else if (s.compare(i, 2, "0b") == 0 || s.compare(i, 2, "0B") == 0) base = 2, i += 2;
+    if (i >= s.size()) return std::nullopt;
+    uint64_t v = 0;
+    for (size_t j = i; j < s.size(); ++j) {
+      char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[j])));
+      int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : 99;
+      if (j + 1 == s.size() && c == 'u') break;  // 4U
+      if (d >= base) return std::nullopt;
+      v = v * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
+    }
+    return s[0] == '-' ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  }
+
+  // An operand's bits as a register value of `width` (a register, or an immediate; `fl`: a float
+  // instruction's, whose decimal immediates are values, 0fXXXXXXXX bits).
+  ExprP read(const std::string& s, int width, char fl = 0) {
+    Scalar rt = width == 64 ? Scalar::I64 : Scalar::I32;
+    if (s.empty()) fail("'" + inst_ + "' misses an operand");
+    if (s[0] == '$' || std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_' || s[0] == '%') {
+      Reg& r = reg(s);
+      if (!r.v) fail("'" + inst_ + "' reads " + s + " before anything writes it");
+      if (r.width == 1) fail("'" + inst_ + "' reads predicate " + s + " as a value");
+      ExprP v = cp(r.v);
+      if (r.width == 64 && width < 64) v = cast(bin(BinOp::And, std::move(v), k(0xFFFFFFFFll, Scalar::I64)), Scalar::I32);
+      else if (r.width < 64 && width == 64) v = bin(BinOp::And, cast(std::move(v), Scalar::I64), k(0xFFFFFFFFll, Scalar::I64));
+      if (width == 16 && r.width > 16) v = bin(BinOp::And, std::move(v), k(0xFFFF));
+      return v;
+    }
+    if ((s.size() == 10 && (s.rfind("0f", 0) == 0 || s.rfind("0F", 0) == 0)) || (s.size() == 18 && (s.rfind("0d", 0) == 0 || s.rfind("0D", 0) == 0))) {
+      uint64_t b = std::stoull(s.substr(2), nullptr, 16);
+      return k(static_cast<int64_t>(b), rt);
+    }
+    if (fl) {
+      char* end = nullptr;
+      double d = std::strtod(s.c_str(), &end);
+      if (end && *end == 0) {
+        if (fl == 'd') return k(std::bit_cast<int64_t>(d), Scalar::I64);
+        if (fl == 'h' || fl == 'b') {  // a 16-bit float's bits
+          float f = static_cast<float>(d);
+          uint32_t u = std::bit_cast<uint32_t>(f);
+          if (fl == 'b') return k((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+          fail("'" + inst_ + "': f16 immediates are not supported (write the bits)");
+        }
+        return k(std::bit_cast<uint32_t>(static_cast<float>(d)), rt);
+      }
+    }
+    if (auto v = int_imm(s)) return k(width == 16 ? (*v & 0xFFFF) : *v, rt);
+    fail("'" + inst_ + "': operand '" + s + "' is not supported");
+  }
+
+  void write(const std::string& d, ExprP v, const ExprP& guard) {
+    Reg& r = reg(d);
+    if (r.width == 1) fail("'" + inst_ + "' writes predicate " + d + " as a value");
+    if (r.width == 16) v = bin(BinOp::And, std::move(v), k(0xFFFF));
+    if (guard) {
+      if (!r.v) fail("'" + inst_ + "' writes " + d + " under a predicate before anything else does");
+      v = where(cp(guard), std::move(v), cp(r.v));
+    }
+    r.v = hold(d[0] == '$' ? "out" : d, std::move(v));
+  }
+
+  // f32 <-> bits; 16-bit floats (in an i32's low half) <-> f32 or f64 values
+  ExprP f32(ExprP bits) { return bitcast(std::move(bits), Scalar::F32); }
+  ExprP f64(ExprP bits) { return bitcast(std::move(bits), Scalar::F64); }
+  ExprP bits32(ExprP f) { return bitcast(cast(std::move(f), Scalar::F32), Scalar::I32); }
+  ExprP bits64(ExprP f) { return bitcast(cast(std::move(f), Scalar::F64), Scalar::I64); }
+  ExprP half_value(ExprP bits16, Scalar h) {  // -> f32 (exact)
+    if (h == Scalar::BF16) return f32(bin(BinOp::Shl, std::move(bits16), k(16)));
+    return cast(bitcast(cast(std::move(bits16), Scalar::I16), Scalar::F16), Scalar::F32);
+  }
+  ExprP half_bits(ExprP value, Scalar h) {  // rounded to nearest even
+    return bin(BinOp::And, cast(bitcast(cast(std::move(value), h), Scalar::I16), Scalar::I32), k(0xFFFF));
+  }
+  ExprP fp8_bits(ExprP value, Scalar f8) {  // .satfinite: clamped to the largest finite value first
+    double mx = f8 == Scalar::F8E4M3 ? 448.0 : 57344.0;
+    ExprP v = hold("v", cast(std::move(value), Scalar::F32));
+    ExprP lim = make_const_float(mx, loc_);
+    ExprP c = where(bin(BinOp::Gt, cp(v), cp(lim)), cast(cp(lim), Scalar::F32),
+                    where(bin(BinOp::Lt, cp(v), un(UnOp::Neg, cp(lim))), cast(un(UnOp::Neg, cp(lim)), Scalar::F32), cp(v)));
+    return bin(BinOp::And, cast(bitcast(cast(std::move(c), f8), Scalar::I8), Scalar::I32), k(0xFF));
+  }
+  ExprP lo16(ExprP r) { return bin(BinOp::And, std::move(r), k(0xFFFF)); }
+  ExprP hi16(ExprP r) { return bin(BinOp::And, bin(BinOp::Shr, std::move(r), k(16)), k(0xFFFF)); }
+  ExprP join16(ExprP hi, ExprP lo) { return bin(BinOp::Or, bin(BinOp::Shl, std::move(hi), k(16)), std::move(lo)); }
+  ExprP lshr(ExprP a, ExprP s, Scalar rt) { return unsigned_binary(UnsignedOp::Shr, std::move(a), std::move(s), rt, loc_, bind_); }
+
+  // the IR value of a float register of type t ("f32", "f64")
+  ExprP fval(const std::string& s, const std::string& t) { return t == "f64" ? f64(read(s, 64, 'd')) : f32(read(s, 32, 'f')); }
+  ExprP fbits(ExprP v, const std::string& t) { return t == "f64" ? bits64(std::move(v)) : bits32(std::move(v)); }
+
+  void exec(const std::string& s0) {
+    inst_ = s0;
+    std::string s = s0;
+    if (s.rfind(".reg", 0) == 0) return declare(s);
+    ExprP guard;
+    if (s[0] == '@') {  // @p / @!p: the instruction where the predicate holds
+      size_t sp = s.find(' ');
+      if (sp == std::string::npos) fail("'" + s + "' has no instruction after its predicate");
+      std::string p = s.substr(1, sp - 1);
+      bool neg = !p.empty() && p[0] == '!';
+      Reg& pr = reg(neg ? p.substr(1) : p);
+      if (pr.width != 1 || !pr.v) fail("'" + s + "': " + p + " is no predicate set before");
+      guard = neg ? un(UnOp::Not, cp(pr.v)) : cp(pr.v);
+      s = trim(s.substr(sp + 1));
+    }
+    size_t sp = s.find(' ');
+    std::string opc = sp == std::string::npos ? s : s.substr(0, sp);
+    if (!opc.empty() && opc.back() == ':') fail("labels and branches ('" + opc + "') are not supported yet");
+    std::vector<std::string> ops = sp == std::string::npos ? std::vector<std::string>{} : split_top(s.substr(sp + 1), ',');
+    std::vector<std::string> p;  // opcode parts
+    for (size_t a = 0, b; a <= opc.size(); a = b + 1) {
+      b = opc.find('.', a);
+      if (b == std::string::npos) b = opc.size();
+      p.push_back(opc.substr(a, b - a));
+    }
+    const std::string& op = p[0];
+    const std::string ty = p.size() > 1 ? p.back() : "";
+    auto has = [&](const char* m) {
+      for (size_t i = 1; i < p.size(); ++i)
+        if (p[i] == m) return true;
+      return false;
+    };
+    auto need = [&](size_t n) {
+      if (ops.size() != n) fail("'" + s + "' needs " + std::to_string(n) + " operands");
+    };
+    auto unsupported = [&]() -> void { fail("'" + opc + "' is not supported yet (docs/triton.md lists the instructions dtsim runs)"); };
+    const bool i32 = ty == "b32" || ty == "u32" || ty == "s32";
+    const bool i64 = ty == "b64" || ty == "u64" || ty == "s64";
+    const bool i16 = ty == "b16" || ty == "u16" || ty == "s16";
+    const int w = i64 ? 64 : i16 ? 16 : 32;
+    const Scalar rt = i64 ? Scalar::I64 : Scalar::I32;
+    if (op == "bar" || op == "barrier") return;  // one instance's statements already run in order
+    if (op == "mov") {
+      need(2);
+      if (ops[0][0] == '{') {  // mov.b32 {lo, hi}, x: the halves
+        auto parts = split_top(ops[0].substr(1, ops[0].size() - 2), ',');
+        if (parts.size() != 2 || ty != "b32") unsupported();
+        ExprP x = hold("x", read(ops[1], 32));
+        write(parts[0], lo16(cp(x)), guard);
+        write(parts[1], hi16(cp(x)), guard);
+        return;
+      }
+      if (ops[1][0] == '{') {  // mov.b32 x, {lo, hi}
+        auto parts = split_top(ops[1].substr(1, ops[1].size() - 2), ',');
+        if (parts.size() != 2 || ty != "b32") unsupported();
+        return write(ops[0], join16(read(parts[1], 16), read(parts[0], 16)), guard);
+      }
+      if (!(i32 || i64 || i16 || ty == "f32" || ty == "f64")) unsupported();
+      return write(ops[0], read(ops[1], ty == "f64" ? 64 : w, ty[0] == 'f' ? ty[1] == '6' ? 'd' : 'f' : 0), guard);
+    }
+    if ((op == "and" || op == "or" || op == "xor") && (i32 || i64 || i16 || ty == "pred")) {
+      need(3);
+      if (ty == "pred") fail("'" + s + "': predicate logic is not supported yet");
+      BinOp b = op == "and" ? BinOp::And : op == "or" ? BinOp::Or : BinOp::Xor;
+      return write(ops[0], bin(b, read(ops[1], w), read(ops[2], w)), guard);
+    }
+    if (op == "not" && (i32 || i64 || i16)) {
+      need(2);
+      return write(ops[0], un(UnOp::Not, read(ops[1], w)), guard);
+    }
+    if (op == "lop3" && ty == "b32") {
+      need(5);
+      auto lut = int_imm(ops[4]);
+      if (!lut) fail("'" + s + "': the lookup table must be an immediate");
+      ExprP a = hold("a", read(ops[1], 32)), b = hold("b", read(ops[2], 32)), c = hold("c", read(ops[3], 32));
+      ExprP r = k(0);
+      for (int m = 0; m < 8; ++m) {
+        if (!((*lut >> m) & 1)) continue;
+        auto lit = [&](const ExprP& x, bool on) { return on ? cp(x) : un(UnOp::Not, cp(x)); };
+        r = bin(BinOp::Or, std::move(r), bin(BinOp::And, bin(BinOp::And, lit(a, m & 4), lit(b, m & 2)), lit(c, m & 1)));
+      }
+      return write(ops[0], std::move(r), guard);
+    }
+    if ((op == "shl" || op == "shr") && (i32 || i64 || i16)) {
+      need(3);
+      ExprP a = read(ops[1], w);
+      ExprP n = hold("n", read(ops[2], 32));
+      if (w == 64) n = cast(std::move(n), Scalar::I64);
+      // PTX clamps the shift count: at or past the width a left or logical shift gives 0, an
+      // arithmetic one the sign
+      ExprP big = bin(BinOp::Ne, bin(BinOp::And, cp(n), k(~int64_t(w - 1), rt)), k(0, rt));
+      ExprP amt = bin(BinOp::And, cp(n), k(w - 1, rt));
+      if (op == "shl") return write(ops[0], where(std::move(big), k(0, rt), bin(BinOp::Shl, std::move(a), std::move(amt))), guard);
+      if (ty[0] == 's') {
+        if (w == 16) a = cast(cast(std::move(a), Scalar::I16), Scalar::I32);
+        return write(ops[0], bin(BinOp::Shr, std::move(a), where(std::move(big), k(w - 1, rt), std::move(amt))), guard);
+      }
+      return write(ops[0], where(std::move(big), k(0, rt), lshr(std::move(a), std::move(amt), rt)), guard);
+    }
+    if ((op == "add" || op == "sub") && (i32 || i64 || i16) && p.size() == 2) {
+      need(3);
+      return write(ops[0], bin(op == "add" ? BinOp::Add : BinOp::Sub, read(ops[1], w), read(ops[2], w)), guard);
+    }
+    if ((op == "mul" || op == "mad") && has("lo") && (i32 || i64)) {
+      need(op == "mul" ? 3 : 4);
+      ExprP r = bin(BinOp::Mul, read(ops[1], w), read(ops[2], w));
+      if (op == "mad") r = bin(BinOp::Add, std::move(r), read(ops[3], w));
+      return write(ops[0], std::move(r), guard);
+    }
+    if ((op == "min" || op == "max") && (i32 || i64)) {
+      need(3);
+      ExprP a = hold("a", read(ops[1], w)), b = hold("b", read(ops[2], w));
+      if (ty[0] == 'u') return write(ops[0], unsigned_binary(op == "min" ? UnsignedOp::Min : UnsignedOp::Max, std::move(a), std::move(b), rt, loc_, bind_), guard);
+      ExprP lt = bin(BinOp::Lt, cp(a), cp(b));
+      return write(ops[0], op == "min" ? where(std::move(lt), cp(a), cp(b)) : where(std::move(lt), cp(b), cp(a)), guard);
+    }
+    if (op == "bfe" && (ty == "u32" || ty == "s32")) {
+      need(4);
+      auto pos = int_imm(ops[2]), len = int_imm(ops[3]);
+      if (!pos || !len || *pos < 0 || *len < 0 || *pos > 31 || *len > 32) fail("'" + s + "': position and length must be immediates in range");
+      ExprP a = read(ops[1], 32);
+      if (*len == 0) return write(ops[0], k(0), guard);
+      int64_t top = std::min<int64_t>(*pos + *len, 32);
+      if (ty == "s32") {  // sign-extended from the field's top bit
+        ExprP up = bin(BinOp::Shl, std::move(a), k(32 - top));
+        return write(ops[0], bin(BinOp::Shr, std::move(up), k(32 - top + *pos)), guard);
+      }
+      ExprP f = *pos ? lshr(std::move(a), k(*pos), Scalar::I32) : std::move(a);
+      return write(ops[0], top - *pos >= 32 ? std::move(f) : bin(BinOp::And, std::move(f), k((int64_t{1} << (top - *pos)) - 1)), guard);
+    }
+    if (op == "bfi" && ty == "b32") {
+      need(5);
+      auto pos = int_imm(ops[3]), len = int_imm(ops[4]);
+      if (!pos || !len || *pos < 0 || *len < 0 || *pos > 31 || *len > 32) fail("'" + s + "': position and length must be immediates in range");
+      int64_t l = std::min<int64_t>(*len, 32 - *pos);
+      int64_t m = l >= 32 ? -1 : ((int64_t{1} << l) - 1) << *pos;
+      ExprP ins = bin(BinOp::And, bin(BinOp::Shl, read(ops[1], 32), k(*pos)), k(m));
+      return write(ops[0], bin(BinOp::Or, bin(BinOp::And, read(ops[2], 32), k(~m)), std::move(ins)), guard);
+    }
+    if (op == "prmt" && ty == "b32" && p.size() == 2) {  // the default mode
+      need(4);
+      ExprP a = hold("a", read(ops[1], 32)), b = hold("b", read(ops[2], 32)), c = hold("c", read(ops[3], 32));
+      ExprP r;
+      for (int i = 0; i < 4; ++i) {
+        ExprP nib = hold("sel", bin(BinOp::And, bin(BinOp::Shr, cp(c), k(4 * i)), k(15)));
+        ExprP shift = bin(BinOp::Mul, bin(BinOp::And, cp(nib), k(3)), k(8));  // the byte within a or b
+        ExprP in_a = bin(BinOp::Eq, bin(BinOp::And, cp(nib), k(4)), k(0));
+        ExprP byte = hold("byte", bin(BinOp::And, where(std::move(in_a), bin(BinOp::Shr, cp(a), cp(shift)), bin(BinOp::Shr, cp(b), cp(shift))), k(255)));
+        ExprP sign = where(bin(BinOp::Ne, bin(BinOp::And, cp(byte), k(128)), k(0)), k(255), k(0));
+        byte = where(bin(BinOp::Ne, bin(BinOp::And, std::move(nib), k(8)), k(0)), std::move(sign), cp(byte));
+        ExprP placed = bin(BinOp::Shl, std::move(byte), k(8 * i));
+        r = r ? bin(BinOp::Or, std::move(r), std::move(placed)) : std::move(placed);
+      }
+      return write(ops[0], std::move(r), guard);
+    }
+    if (op == "setp" && p.size() == 3) {  // setp.cmp.type p, a, b
+      need(3);
+      const std::string& cmp = p[1];
+      Reg& pr = reg(ops[0]);
+      if (pr.width != 1) fail("'" + s + "': " + ops[0] + " is no predicate");
+      ExprP c;
+      if (ty == "f32" || ty == "f64") {
+        ExprP a = fval(ops[1], ty), b = fval(ops[2], ty);
+        BinOp o = cmp == "eq" ? BinOp::Eq : cmp == "ne" ? BinOp::Ne : cmp == "lt" ? BinOp::Lt : cmp == "le" ? BinOp::Le : cmp == "gt" ? BinOp::Gt
+                : cmp == "ge" ? BinOp::Ge : BinOp::Add;
+        if (o == BinOp::Add) unsupported();
+        c = bin(o, std::move(a), std::move(b));
+      } else if (i32 || i64) {
+        ExprP a = read(ops[1], w), b = read(ops[2], w);
+        bool uns = ty[0] == 'u' || ty[0] == 'b' || cmp == "lo" || cmp == "ls" || cmp == "hi" || cmp == "hs";
+        BinOp o = cmp == "eq" ? BinOp::Eq : cmp == "ne" ? BinOp::Ne : (cmp == "lt" || cmp == "lo") ? BinOp::Lt : (cmp == "le" || cmp == "ls") ? BinOp::Le
+                : (cmp == "gt" || cmp == "hi") ? BinOp::Gt : (cmp == "ge" || cmp == "hs") ? BinOp::Ge : BinOp::Add;
+        if (o == BinOp::Add) unsupported();
+        c = uns && o != BinOp::Eq && o != BinOp::Ne ? unsigned_compare(o, std::move(a), std::move(b), rt, loc_) : bin(o, std::move(a), std::move(b));
+      } else {
+        unsupported();
+      }
+      pr.v = hold(ops[0], guard ? where(cp(guard), std::move(c), pr.v ? cp(pr.v) : make_const_int(0, loc_)) : std::move(c));
+      return;
+    }
+    if (op == "selp" && (i32 || i64 || ty == "f32" || ty == "f64")) {
+      need(4);
+      Reg& pr = reg(ops[3]);
+      if (pr.width != 1 || !pr.v) fail("'" + s + "': " + ops[3] + " is no predicate set before");
+      int ww = ty == "f64" ? 64 : w;
+      char fl = ty[0] == 'f' ? (ty == "f64" ? 'd' : 'f') : 0;
+      return write(ops[0], where(cp(pr.v), read(ops[1], ww, fl), read(ops[2], ww, fl)), guard);
+    }
+    // f32 / f64 arithmetic (.rn and .ftz accepted; subnormals are kept: docs/triton.md)
+    if ((ty == "f32" || ty == "f64") && (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "fma" || op == "min" || op == "max" ||
+                                         op == "neg" || op == "abs" || op == "sqrt" || op == "rsqrt" || op == "rcp" || op == "ex2" || op == "lg2" ||
+                                         op == "sin" || op == "cos" || op == "tanh")) {
+      for (size_t i = 1; i + 1 < p.size(); ++i)
+        if (p[i] != "rn" && p[i] != "ftz" && p[i] != "approx" && p[i] != "full" && p[i] != "f32") unsupported();
+      ExprP r;
+      if (op == "neg" || op == "abs" || op == "sqrt" || op == "rsqrt" || op == "rcp" || op == "ex2" || op == "lg2" || op == "sin" || op == "cos" ||
+          op == "tanh") {
+        need(2);
+        ExprP a = fval(ops[1], ty);
+        UnOp u = op == "neg" ? UnOp::Neg : op == "abs" ? UnOp::Abs : op == "sqrt" ? UnOp::Sqrt : op == "rsqrt" ? UnOp::Rsqrt : op == "ex2" ? UnOp::Exp2
+               : op == "lg2" ? UnOp::Log2 : op == "sin" ? UnOp::Sin : op == "cos" ? UnOp::Cos : UnOp::Tanh;
+        r = op == "rcp" ? bin(BinOp::Div, ty == "f64" ? make_cast(make_const_float(1.0, loc_), Scalar::F64, loc_) : cast(make_const_float(1.0, loc_), Scalar::F32), std::move(a))
+                        : un(u, std::move(a));
+      } else if (op == "fma") {
+        need(4);
+        auto wide = [&](ExprP e) { return cast(std::move(e), Scalar::F64); };
+        if (ty == "f64") r = bin(BinOp::Add, bin(BinOp::Mul, fval(ops[1], ty), fval(ops[2], ty)), fval(ops[3], ty));
+        else r = bin(BinOp::Add, bin(BinOp::Mul, wide(fval(ops[1], ty)), wide(fval(ops[2], ty))), wide(fval(ops[3], ty)));
+      } else {
+        need(3);
+        ExprP a = hold("a", fval(ops[1], ty)), b = hold("b", fval(ops[2], ty));
+        if (op == "min" || op == "max") {  // the other operand where one is NaN
+          ExprP pick = op == "min" ? bin(BinOp::Lt, cp(a), cp(b)) : bin(BinOp::Gt, cp(a), cp(b));
+          ExprP an = bin(BinOp::Ne, cp(a), cp(a));
+          r = where(std::move(an), cp(b), where(bin(BinOp::Or, std::move(pick), bin(BinOp::Ne, cp(b), cp(b))), cp(a), cp(b)));
+        } else {
+          BinOp o = op == "add" ? BinOp::Add : op == "sub" ? BinOp::Sub : op == "mul" ? BinOp::Mul : BinOp::Div;
+          r = bin(o, std::move(a), std::move(b));
+        }
+      }
+      return write(ops[0], fbits(std::move(r), ty), guard);
+    }
+    // packed halves: add, sub, mul, fma.rn on f16x2 / bf16x2 (each half computed in f64 and rounded once)
+    if ((ty == "f16x2" || ty == "bf16x2") && (op == "add" || op == "sub" || op == "mul" || op == "fma")) {
+      const Scalar h = ty == "f16x2" ? Scalar::F16 : Scalar::BF16;
+      for (size_t i = 1; i + 1 < p.size(); ++i)
+        if (p[i] != "rn" && p[i] != "ftz") unsupported();
+      need(op == "fma" ? 4 : 3);
+      std::vector<ExprP> in;
+      for (size_t i = 1; i < ops.size(); ++i) in.push_back(hold("h", read(ops[i], 32)));
+      auto half = [&](bool hi) {
+        auto v = [&](size_t i) { return cast(half_value(hi ? hi16(cp(in[i])) : lo16(cp(in[i])), h), Scalar::F64); };
+        ExprP r = op == "add" ? bin(BinOp::Add, v(0), v(1)) : op == "sub" ? bin(BinOp::Sub, v(0), v(1)) : bin(BinOp::Mul, v(0), v(1));
+        if (op == "fma") r = bin(BinOp::Add, std::move(r), v(2));
+        return half_bits(std::move(r), h);
+      };
+      return write(ops[0], join16(half(true), half(false)), guard);
+    }
+    if (op == "cvt") return exec_cvt(s, p, ops, guard);
+    unsupported();
+  }
+
+  // cvt: f32 <-> f16/bf16 (one or two), f32 -> two fp8 (satfinite), two fp8 -> f16x2, f32 <-> s32/u32
+  void exec_cvt(const std::string& s, const std::vector<std::string>& p, const std::vector<std::string>& ops, const ExprP& guard) {
+    auto unsupported = [&]() -> void { fail("'" + s.substr(0, s.find(' ')) + "' is not supported yet (docs/triton.md lists the instructions dtsim runs)"); };
+    if (p.size() < 3) unsupported();
+    const std::string& to = p[p.size() - 2];
+    const std::string& from = p.back();
+    std::string mode;
+    bool sat = false;
+    for (size_t i = 1; i + 2 < p.size(); ++i) {
+      if (p[i] == "satfinite") sat = true;
+      else if (p[i] == "ftz") continue;
+      else if (mode.empty()) mode = p[i];
+      else unsupported();
+    }
+    auto half_t = [](const std::string& t) { return t == "f16" ? Scalar::F16 : Scalar::BF16; };
+    auto fp8_t = [](const std::string& t) { return t == "e4m3x2" ? Scalar::F8E4M3 : Scalar::F8E5M2; };
+    if ((to == "f16x2" || to == "bf16x2") && from == "f32" && mode == "rn") {  // a to the upper half, b the lower
+      if (ops.size() != 3) unsupported();
+      Scalar h = half_t(to.substr(0, to.size() - 2));
+      return write(ops[0], join16(half_bits(f32(read(ops[1], 32, 'f')), h), half_bits(f32(read(ops[2], 32, 'f')), h)), guard);
+    }
+    if ((to == "e4m3x2" || to == "e5m2x2") && from == "f32" && mode == "rn") {
+      if (!sat) fail("'" + s + "': PTX converts f32 to fp8 pairs only with .satfinite");
+      if (ops.size() != 3) unsupported();
+      Scalar f8 = fp8_t(to);
+      return write(ops[0], bin(BinOp::Or, bin(BinOp::Shl, fp8_bits(f32(read(ops[1], 32, 'f')), f8), k(8)), fp8_bits(f32(read(ops[2], 32, 'f')), f8)), guard);
+    }
+    if (to == "f16x2" && (from == "e4m3x2" || from == "e5m2x2") && mode == "rn") {  // each byte to f16, in place
+      if (ops.size() != 2) unsupported();
+      Scalar f8 = fp8_t(from);
+      ExprP x = hold("x", read(ops[1], 16));
+      auto one = [&](ExprP byte) {
+        ExprP v = cast(bitcast(cast(std::move(byte), Scalar::I8), f8), Scalar::F32);
+        return half_bits(std::move(v), Scalar::F16);
+      };
+      return write(ops[0], join16(one(bin(BinOp::And, bin(BinOp::Shr, cp(x), k(8)), k(255))), one(bin(BinOp::And, cp(x), k(255)))), guard);
+    }
+    if ((to == "f16" || to == "bf16") && from == "f32" && mode == "rn") {
+      if (ops.size() != 2) unsupported();
+      return write(ops[0], half_bits(f32(read(ops[1], 32, 'f')), half_t(to)), guard);
+    }
+    if (to == "f32" && (from == "f16" || from == "bf16") && mode.empty()) {
+      if (ops.size() != 2) unsupported();
+      return write(ops[0], bits32(half_value(read(ops[1], 16), half_t(from))), guard);
+    }
+    if (to == "f32" && (from == "s32" || from == "u32") && (mode == "rn" || mode.empty())) {
+      if (ops.size() != 2) unsupported();
+      ExprP a = read(ops[1], 32);
+      ExprP v = from == "s32" ? cast(std::move(a), Scalar::F32) : unsigned_convert(std::move(a), Scalar::I32, Scalar::F32, loc_, bind_);
+      return write(ops[0], bits32(std::move(v)), guard);
+    }
+    if ((to == "s32" || to == "u32") && from == "f32" && (mode == "rni" || mode == "rzi" || mode == "rmi" || mode == "rpi")) {
+      if (ops.size() != 2) unsupported();
+      ExprP v = f32(read(ops[1], 32, 'f'));
+      UnOp r = mode == "rni" ? UnOp::Rint : mode == "rzi" ? UnOp::Trunc : mode == "rmi" ? UnOp::Floor : UnOp::Ceil;
+      v = un(r, std::move(v));
+      ExprP out = to == "s32" ? cast(std::move(v), Scalar::I32) : float_to_unsigned(std::move(v), Scalar::I32, loc_, bind_);
+      return write(ops[0], std::move(out), guard);
+    }
+    unsupported();
+  }
+};
+
+}  // namespace
+
+std::vector<ExprP> lower_inline_ptx(const std::string& text, const std::string& constraints, int pack, const std::vector<PtxOperand>& args,
+                                    const std::vector<Scalar>& results, const Shape& shape, SourceLoc loc, const BindFn& bind) {
+  Lowering l(text, loc, bind);
+  return l.run(constraints, pack, args, results, shape);
+}
+
+}  // namespace dtsim
