@@ -70,10 +70,12 @@ _config = {
     "max_steps": 0,
     "timeout": 0,
     "viz": None,
+    "view_bounds": "span",
 }
 _ENV = {"sanitize": "DTSIM_SANITIZE", "threads": "DTSIM_THREADS", "order": "DTSIM_ORDER", "keep_going": "DTSIM_KEEP_GOING",
         "break_if": "DTSIM_BREAK_IF", "break_at": "DTSIM_BREAK_AT", "backend": "DTSIM_BACKEND",
-        "max_steps": "DTSIM_MAX_STEPS", "timeout": "DTSIM_TIMEOUT", "viz": "DTSIM_VIZ"}
+        "max_steps": "DTSIM_MAX_STEPS", "timeout": "DTSIM_TIMEOUT", "viz": "DTSIM_VIZ",
+        "view_bounds": "DTSIM_VIEW_BOUNDS"}
 
 
 def _split_exprs(text):
@@ -173,6 +175,10 @@ def _option(k, v):
             except (KeyError, IndexError, ValueError):
                 raise ValueError("viz %r: only {launch} and {kernel} may appear in braces" % (v,))
         return v
+    if k == "view_bounds":
+        if v not in ("span", "storage"):
+            raise ValueError("view_bounds expects 'span' or 'storage', got %r" % (v,))
+        return v
     if not isinstance(v, str):
         raise TypeError("%s expects a string, got %r" % (k, v))
     _check(k, v)
@@ -191,10 +197,12 @@ def config(**options):
     bounds-checked unless sanitize='none'; BackendError at launch without a GPU), viz ('out.svg' or
     'out.html': each launch writes `dtsim viz`'s picture of it there, findings or not; '{launch}' and
     '{kernel}' in the name give each launch its own file, else the last launch's picture stays; None:
-    no picture). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
+    no picture), view_bounds ('span': a tensor argument's buffer is its elements' span, so an access
+    past the view's last element is out of bounds; 'storage': the buffer runs on to its storage's end,
+    for kernels that write a padded storage through a slice of it). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
     anything changes. The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER,
     DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT,
-    DTSIM_VIZ."""
+    DTSIM_VIZ, DTSIM_VIEW_BOUNDS."""
     if _ENV_ERROR:
         raise ValueError(_ENV_ERROR[0])
     new = {}
@@ -220,7 +228,7 @@ def _config_from_env():
         if k in ("break_if", "break_at"):
             _config[k] = [text]
             continue
-        if k == "viz":
+        if k in ("viz", "view_bounds"):
             try:
                 _config[k] = _option(k, text)
             except ValueError as e:
@@ -798,6 +806,9 @@ class JITFunction(KernelInterface):
             g = tuple(max(1, x) for x in g)
         key, compile_args, scalars, buffers, arrays, converted = [g], {}, {}, [], [], []
         for name, v in values.items():
+            if _config["view_bounds"] == "storage":
+                from .triton_launch import _to_storage_end
+                v = _to_storage_end(v)
             arr = _as_array(v, name)
             if arr is None and not isinstance(v, (int, float, str)) and v is not None:
                 dev = _device_array(v, name)

@@ -6,12 +6,13 @@ Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shu
          --keep-going  --max-steps=N  --timeout=S  --break-if=COND  --break-at=FILE:LINE[ if COND]
          --print-if COND EXPRS [--at LINE]  --backend=interp|cuda
          --viz=FILE.svg|FILE.html (each launch's picture, as `dtsim viz`; {launch}, {kernel} in FILE)
+         --view-bounds=span|storage (a tensor's buffer: its elements' span, or on to its storage's end)
 The REPL's quit (or Ctrl-D) ends the script, as pdb's does; Ctrl-C raises KeyboardInterrupt."""
 import os
 import runpy
 import sys
 
-_VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at", "viz")
+_VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at", "viz", "view-bounds")
 
 
 def _usage(msg):
@@ -65,7 +66,7 @@ def main(argv):
                     return _usage("'--at' expects a line number >= 1, got '%s'" % value)
                 cond, exprs, _ = opts["print_if"][-1]
                 opts["print_if"][-1] = (cond, exprs, int(value))
-            elif key == "viz":
+            elif key in ("viz", "view_bounds"):
                 opts[key] = value  # checked by dtsim.config below
             else:
                 err = _dtsim.check_option(key, value)  # the check `dtsim run` makes

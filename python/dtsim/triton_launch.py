@@ -706,6 +706,8 @@ def _launch(fn, kernel, bound_args, g):
         v = values[name]
         if type(v) is HostArray:
             v = v.array
+        if cfg["view_bounds"] == "storage":
+            v = _to_storage_end(v)
         arr = dtsim._as_array(v, name)
         if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
             ptr_view = _pointer_object_view(v, name) if cfg["backend"] != "cuda" else None
@@ -759,7 +761,54 @@ def _launch(fn, kernel, bound_args, g):
         for name, orig, copy in converted:
             if name in compiled.outputs:
                 orig[...] = copy
+    if cfg["view_bounds"] == "span" and result["findings"]:
+        _note_storage_past_views(result["findings"], values)
     dtsim._check_result(compiled, result, extras)
+
+
+def _storage_rest(v):
+    """(v's memory from its first element to its storage's end as a 1-D array or tensor, the number of
+    elements there past v's last one) for a CPU torch tensor or a numpy view with non-negative
+    strides; None for anything else."""
+    import numpy as np
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(v, torch.Tensor):
+        if v.device.type != "cpu" or v.is_meta or v.dtype.is_complex or v.numel() == 0 or min(v.stride(), default=0) < 0:
+            return None
+        n = v.untyped_storage().nbytes() // v.element_size()
+        last = v.storage_offset() + sum((d - 1) * st for d, st in zip(v.shape, v.stride()))
+        return v.detach().as_strided((n - v.storage_offset(),), (1,)), n - 1 - last
+    if isinstance(v, np.ndarray) and v.size and min(v.strides, default=0) >= 0:
+        root = v
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root is v or root.dtype != v.dtype or not root.flags.c_contiguous:
+            return None
+        first = (v.ctypes.data - root.ctypes.data) // v.itemsize
+        last = first + sum((d - 1) * st for d, st in zip(v.shape, v.strides)) // v.itemsize
+        return root.reshape(-1)[first:], root.size - 1 - last
+    return None
+
+
+def _to_storage_end(v):
+    """A tensor or array as the 1-D run from its first element to its storage's end
+    (view_bounds='storage'); anything else, or one that already ends there, unchanged."""
+    got = _storage_rest(v)
+    return v if got is None or got[1] <= 0 else got[0]
+
+
+def _note_storage_past_views(findings, values):
+    """An out-of-bounds finding on a view whose storage goes on past its last element gets a note
+    naming view_bounds='storage' (a kernel may fill a padded storage through a slice)."""
+    for f in findings:
+        if "out-of-bounds" not in f["message"].split("\n", 1)[0] or f.get("buffer") not in values:
+            continue
+        v = values[f["buffer"]]
+        got = _storage_rest(v.array if type(v) is HostArray else v)
+        if got is not None and got[1] > 0:
+            f["message"] = f["message"].rstrip("\n") + ("\n  note: '%s' is a view whose storage goes on for %d elements past its last one; "
+                                                        "--view-bounds=storage (DTSIM_VIEW_BOUNDS=storage) binds it to the storage's end\n"
+                                                        % (f["buffer"], got[1]))
 
 
 def install():
