@@ -301,6 +301,8 @@ def _wrap(v):
     ndarray = _NDARRAY[0]
     if isinstance(v, ndarray):
         return HostArray(v)
+    if type(v) is tuple:  # a tuple argument: its members wrapped
+        return tuple(_wrap(x) for x in v)
     if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), ndarray):
         import dataclasses
         return dataclasses.replace(v, base=HostArray(v.base))  # a host descriptor over a numpy array
@@ -688,6 +690,19 @@ def _launch(fn, kernel, bound_args, g):
         if t == "constexpr":
             continue
         v = bound_args[n]
+        if isinstance(v, tuple) and not hasattr(v, "base"):
+            # a tuple argument: its members are the kernel's parameters n.0, n.1, ... (nested: n.0.1),
+            # constexpr members left out, as Triton's TTIR takes them
+            def flatten(name, ty, val):
+                if isinstance(val, tuple):
+                    tys = ty if isinstance(ty, (tuple, list)) and len(ty) == len(val) else [None] * len(val)
+                    for i, (tt, x) in enumerate(zip(tys, val)):
+                        flatten("%s.%d" % (name, i), tt, x)
+                elif ty != "constexpr":
+                    runtime.append(name)
+                    values[name] = val
+            flatten(n, t, v)
+            continue
         runtime.append(n)
         if isinstance(t, str) and t.startswith("tensordesc"):
             # a host TensorDescriptor: its base tensor, then its shape and strides (as the kernel's

@@ -238,9 +238,16 @@ std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a,
     case BinOp::Shl:
     case BinOp::Shr: {
       if (i1) return a;
-      int w = t == Scalar::I64 ? 63 : 31;  // i8/i16: in their i32 registers, then wrapped (IR.h)
-      std::string n = op("and " + ty + " " + b + ", " + std::to_string(w));
-      return round_to(t, op(std::string(o == BinOp::Shl ? "shl " : "ashr ") + ty + " " + a + ", " + n));
+      // a count >= the width (unsigned) gives 0, >> the sign (IR.h; LLVM's shl/ashr would be poison
+      // there): the count clamped to width - 1 for ashr, the result selected 0 for shl.
+      // i8/i16: in their i32 registers, then wrapped
+      int w = t == Scalar::I64 ? 63 : 31;
+      std::string wl = std::to_string(w);
+      std::string big = op("icmp ugt " + ty + " " + b + ", " + wl);
+      std::string n = op("select i1 " + big + ", " + ty + " " + wl + ", " + ty + " " + b);
+      std::string r = op(std::string(o == BinOp::Shl ? "shl " : "ashr ") + ty + " " + a + ", " + n);
+      if (o == BinOp::Shl) r = op("select i1 " + big + ", " + ty + " 0, " + ty + " " + r);
+      return round_to(t, r);
     }
     case BinOp::Lt: return cmp("slt", "ult", "olt");
     case BinOp::Le: return cmp("sle", "ule", "ole");

@@ -164,12 +164,13 @@ template <class T> inline T bin_elem(BinOp op, T x, T y, SourceLoc loc) {
           case BinOp::And: return static_cast<T>(x & y);
           case BinOp::Or: return static_cast<T>(x | y);
           case BinOp::Xor: return static_cast<T>(x ^ y);
+          // a count at or past the width (as unsigned) gives 0, or the sign for >>, as PTX clamps it
           case BinOp::Shl:
             if constexpr (std::is_same_v<T, uint8_t>) return x;
-            else return static_cast<T>(static_cast<U<T>>(x) << (static_cast<U<T>>(y) % W));
+            else return static_cast<U<T>>(y) >= static_cast<U<T>>(W) ? T(0) : static_cast<T>(static_cast<U<T>>(x) << static_cast<U<T>>(y));
           case BinOp::Shr:
             if constexpr (std::is_same_v<T, uint8_t>) return x;
-            else return static_cast<T>(x >> (static_cast<U<T>>(y) % W));
+            else return static_cast<T>(x >> std::min(static_cast<U<T>>(y), static_cast<U<T>>(W - 1)));
           case BinOp::Add:
           case BinOp::Sub:
           case BinOp::Mul:

@@ -1011,12 +1011,13 @@ bool checks_conflicts(const RunState& rs) { return rs.opt->sanitize == Sanitize:
 // A scalar atomic with ordering `sem` on element `off` of buffer `bi` by instance c.me (SyncWords):
 // acquire first (the word's release set joins Ctx::after), then release (the instance and its own
 // `after` join the word's set).
+// The caller holds SyncWords::mu from before the update itself, so that the word's set always
+// matches the updates made to it (on several threads, another instance's update cannot land
+// between this one's and its release).
 void synchronize(Ctx& c, int bi, int64_t off, MemSem sem) {
   const bool acquire = sem == MemSem::AcqRel || sem == MemSem::Acquire, release = sem == MemSem::AcqRel || sem == MemSem::Release;
   if (!acquire && !release) return;
-  SyncWords& sw = c.rs->sync;
-  std::lock_guard<std::mutex> lock(sw.mu);
-  IdRanges& word = sw.words[{bi, off}];
+  IdRanges& word = c.rs->sync.words[{bi, off}];
   if (acquire) c.after.add(word);
   if (release) {
     word.add(c.me, c.me + 1, c.epoch);
@@ -1051,6 +1052,10 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
   const int32_t me = c.me, sid = c.stamp(), mine = atomic_mark(me);
   const bool seq = c.rs && !c.rs->parallel;
   bool took_lock = false;
+  // a scalar atomic that may synchronize: its update and its release set change together
+  const bool syncs = shape.empty() && ptype.is_scalar() && c.rs && checks_conflicts(*c.rs) && s.sem != MemSem::Relaxed;
+  std::unique_lock<std::mutex> sync_hold;
+  if (syncs && c.rs->parallel) sync_hold = std::unique_lock<std::mutex>(c.rs->sync.mu);
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
     using S = typename C::S;
@@ -1198,7 +1203,8 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
     emit(c, Finding::Uninitialized, loc, std::string(fn) + " of uninitialized memory in '" + B.name + "'",
          access_details(c, B, uninit, active, "updated never-written elements", shape), B, uninit);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, shape);
-  if (shape.empty() && ptype.is_scalar() && active && !oob.count && c.rs && checks_conflicts(*c.rs)) synchronize(c, buffer, pp[0], s.sem);
+  if (syncs && active && !oob.count) synchronize(c, buffer, pp[0], s.sem);
+  if (sync_hold.owns_lock()) sync_hold.unlock();
   // A scalar cas that found the word at cmp took a lock; a scalar xchg on a held word gives it back.
   if (shape.empty() && ptype.is_scalar()) {
     std::pair<int, int64_t> word{buffer, pp[0]};

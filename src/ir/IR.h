@@ -38,8 +38,8 @@
 //   toward zero (C semantics, as Triton on the GPU): -7 // 2 == -3, -7 % 2 == -1. Integer division or
 //   remainder by zero is a runtime fault. `/` always divides as floats: ints are converted to f32.
 //   `//` on floats is an error; `%` on floats is fmod (sign of the dividend). cdiv(a, b) = (a+b-1)//b
-//   for positive operands. Shifts `<<`, `>>` (arithmetic for signed) use the shift count mod width;
-//   i8/i16 ops are computed in i32 (shifts: count mod 32) and wrapped to their width after every op.
+//   for positive operands. Shifts `<<`, `>>` (arithmetic for signed): a count >= the width (unsigned) gives 0, `>>` the sign
+//   (PTX's clamp); i8/i16 ops are computed in i32 (shifts: width 32) and wrapped to their width after every op.
 //
 // Floating point. f32/f64 ops are IEEE-754 round-to-nearest-even, no flush-to-zero, no FMA
 //   contraction of separate ops. f16, bf16 and fp8 ops compute in f32 and round the result to the

@@ -44,14 +44,18 @@ ExprP unsigned_binary(UnsignedOp op, ExprP a, ExprP b, Scalar it, SourceLoc loc,
   const int64_t low = it == Scalar::I64 ? -1 : (int64_t{1} << bits) - 1;  // the zero-extension mask
   switch (op) {
     case UnsignedOp::Shr: {
+      // a count >= the width (unsigned) gives 0 (IR.h)
       if (it != Scalar::I64) {
         ExprP wide = Bo(BinOp::And, make_cast(a, Scalar::I64, loc), k(low, Scalar::I64));
-        return make_cast(Bo(BinOp::Shr, wide, Bo(BinOp::And, make_cast(b, Scalar::I64, loc), k(bits - 1, Scalar::I64))), it, loc);
+        ExprP n = Bo(BinOp::And, make_cast(b, Scalar::I64, loc), k(low, Scalar::I64));  // the count, unsigned
+        return make_cast(Bo(BinOp::Shr, wide, n), it, loc);  // (>= 64: the sign of a non-negative value, 0)
       }
-      // (a >> s) & (((1 << (63 - s)) << 1) - 1), s taken mod 64
-      ExprP s = bind("shift", Bo(BinOp::And, b, k(63, it)));
-      ExprP keep = Bo(BinOp::Sub, Bo(BinOp::Shl, Bo(BinOp::Shl, k(1, it), Bo(BinOp::Sub, k(63, it), s)), k(1, it)), k(1, it));
-      return Bo(BinOp::And, Bo(BinOp::Shr, a, make_var(s->name, loc)), keep);
+      // (a >> s) & (((1 << (63 - s)) << 1) - 1) for s in [0, 63]; 0 past it
+      ExprP s = bind("shift", b);
+      ExprP in = make_binary(BinOp::Eq, Bo(BinOp::And, make_var(s->name, loc), k(~int64_t(63), it)), k(0, it), loc);
+      ExprP s63 = Bo(BinOp::And, make_var(s->name, loc), k(63, it));
+      ExprP keep = Bo(BinOp::Sub, Bo(BinOp::Shl, Bo(BinOp::Shl, k(1, it), Bo(BinOp::Sub, k(63, it), clone_expr(s63))), k(1, it)), k(1, it));
+      return make_where(in, Bo(BinOp::And, Bo(BinOp::Shr, a, s63), keep), k(0, it), loc);
     }
     case UnsignedOp::MulHi: {
       if (it == Scalar::I64) {

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "ir/InlinePtx.h"
+#include "ir/Select.h"
 #include "ir/Scaled.h"
 #include "ir/Verify.h"
 
@@ -868,6 +870,47 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     ExprP s = typed(make_binary(BinOp::Add, p, typed(make_cast(ez, Scalar::F64, loc)), loc));
     return tensor(make_cast(s, rt, loc));
   }
+  if (tl == "inline_asm_elementwise") {  // the PTX block as the IR's ops (ir/InlinePtx.h, as the TTIR reader)
+    const Val& text = B.need(0, "asm");
+    const Val& cons = B.need(1, "constraints");
+    const Val& args = B.need(2, "args");
+    const Val& dtype = B.need(3, "dtype");
+    const Val* pure = B.opt(4, "is_pure");
+    const Val* packv = B.opt(5, "pack");
+    a.done();
+    if (text.k != VK::Str) user_error(B.at(0, "asm"), "tl.inline_asm_elementwise() asm must be a string");
+    if (cons.k != VK::Str) user_error(B.at(1, "constraints"), "tl.inline_asm_elementwise() constraints must be a string");
+    if (pure) truthy(*pure, B.at(4, "is_pure"));
+    int64_t pack = 1;
+    if (packv) {
+      if (packv->k != VK::Int) user_error(B.at(5, "pack"), "tl.inline_asm_elementwise() pack must be a compile-time int");
+      pack = packv->i;
+    }
+    std::vector<Val> in = args.k == VK::Tuple ? args.items : std::vector<Val>{args};
+    std::vector<PtxOperand> ops;
+    Shape shape;
+    for (size_t i = 0; i < in.size(); ++i) {
+      Val v = in[i];
+      if (v.number()) v = tensor(ir(v, B.at(2, "args")));
+      if (v.k != VK::Tensor || v.t.ptr) user_error(B.at(2, "args"), "tl.inline_asm_elementwise() args must be tensors, got " + py_type_name(v));
+      auto b = broadcast_shapes(shape, v.t.shape);
+      if (!b) user_error(B.at(2, "args"), "tl.inline_asm_elementwise() args of shapes that do not broadcast: " + v.t.str());
+      shape = *b;
+      ops.push_back(PtxOperand{ir(v, B.at(2, "args")), v.t.elem});
+    }
+    const bool several = dtype.k == VK::Tuple;
+    std::vector<Val> dts = several ? dtype.items : std::vector<Val>{dtype};
+    std::vector<Scalar> elems;
+    for (const Val& d : dts) elems.push_back(B.dtype_arg(d, B.at(3, "dtype")));
+    std::vector<ExprP> rs = lower_inline_ptx(text.text, cons.text, static_cast<int>(pack), ops, elems, shape, loc, binder(loc));
+    std::vector<Val> out;
+    for (size_t i = 0; i < rs.size(); ++i) {
+      Val r = tensor(typed_tree(rs[i]));
+      r.uns = dts[i].uns;
+      out.push_back(r);
+    }
+    return several ? Val::tuple(out) : out[0];
+  }
   if (tl == "pointer_type") {  // tl.pointer_type(element_ty[, address_space])
     Scalar s = B.dtype_arg(B.need(0, "element_ty"), B.at(0, "element_ty"));
     const Val* space = B.opt(1, "address_space");
@@ -924,12 +967,8 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
         user_error(loc, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
                             " dimensions and 2^20 elements): use smaller blocks");
     };
-    // the sum over `axis` of where(cond, x, 0), in type t: exact where one lane is selected
-    auto select_sum = [&](ExprP cond, ExprP x, int axis, Scalar t) {
-      ExprP zero = typed(make_cast(typed(make_const_int(0, loc)), t, loc));
-      ExprP e = typed(make_reduce(RedOp::Sum, typed(make_where(cond, x, zero, loc)), axis, loc));
-      return e->type.elem == t ? e : typed(make_cast(e, t, loc));
-    };
+    // the lane that cond selects along `axis`, in type t, bit for bit (ir/Select.h)
+    auto select_sum = [&](ExprP cond, ExprP x, int axis, Scalar t) { return typed_tree(select_lane(cond, x, axis, t, loc)); };
     if (tl == "gather") {  // tl.gather(src, index, axis)
       Val src = B.tensor_arg(0, "src"), idx = B.tensor_arg(1, "index");
       int64_t ax = B.int_arg(2, "axis");
@@ -1189,7 +1228,8 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
                                              "interleave", "cat"};
   static const std::set<std::string> own = {"cast", "zeros", "full", "zeros_like", "full_like", "sum", "max", "min", "argmax",
                                             "argmin", "umulhi", "pointer_type", "static_print", "static_assert", "device_assert",
-                                            "dot_scaled"};  // its bytes are bit patterns
+                                            "dot_scaled",  // its bytes are bit patterns
+                                            "inline_asm_elementwise"};  // bits; its results take their dtypes' signedness
   Builder B{*this, a};
   SourceLoc loc = a.loc;
   bool is_atomic = false;

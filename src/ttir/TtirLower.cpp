@@ -18,7 +18,8 @@
 #include "ir/Unsigned.h"
 #include "ir/Verify.h"
 #include "ir/Walk.h"
-#include "ttir/InlinePtx.h"
+#include "ir/InlinePtx.h"
+#include "ir/Select.h"
 #include "ttir/Ttir.h"
 #include "ttir/TtirParse.h"
 
@@ -1216,6 +1217,7 @@ class Lowerer {
         define(res(), t.elem == Scalar::I1 ? r : make_cast(r, t.elem, cur_loc_), t, true, cur_loc_);
         return;
       }
+      if (extern_bit_forms(res(), base, v, t)) return;
       user_error(cur_loc_, "libdevice function " + q(sym) + " is not supported yet");
     }
     if (n == "tt.clampf") {
@@ -1251,13 +1253,63 @@ class Lowerer {
     user_error(cur_loc_, "TTIR op " + q(n) + " is not supported yet");
   }
 
-  // ---- tt.elementwise_inline_asm: PTX run as the IR's ops ----
-  // Three single-instruction forms have their own lowering here (`bar.sync 0;` as a statement,
-  // `cvt.rp/rz.ue8m0x2.f32`, `max/min.NaN.xorsign.abs.f32`); every other block goes through
-  // lower_inline_ptx (ttir/InlinePtx.cpp): the instructions one by one, several results, packed
-  // elements.
+  // libdevice's bit, reinterpretation and integer conversion functions (`base` without `__nv_` and
+  // without the f suffix's removal undone: float2int_rn ...), spelled as the PTX instructions that
+  // libdevice itself uses (ir/InlinePtx.h), or as a bitcast; normcdf, sinpi and cospi from the op
+  // table's functions. False where `base` is none of these.
+  bool extern_bit_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
+    if (v.size() == 1 && (base == "float_as_int" || base == "int_as_float" || base == "double_as_longlong" || base == "longlong_as_double")) {
+      define(result, make_bitcast(use(v[0]), t.elem, cur_loc_), t, true, cur_loc_);
+      return true;
+    }
+    static const std::map<std::string, std::string> forms = {
+        {"popc", "popc.b32 $0, $1;"}, {"clz", "clz.b32 $0, $1;"}, {"brev", "brev.b32 $0, $1;"},
+        {"mulhi", "mul.hi.s32 $0, $1, $2;"}, {"umulhi", "mul.hi.u32 $0, $1, $2;"}, {"byte_perm", "prmt.b32 $0, $1, $2, $3;"},
+        {"float2int_rn", "cvt.rni.s32.f32 $0, $1;"}, {"float2int_rz", "cvt.rzi.s32.f32 $0, $1;"},
+        {"float2int_rd", "cvt.rmi.s32.f32 $0, $1;"}, {"float2int_ru", "cvt.rpi.s32.f32 $0, $1;"},
+        {"float2uint_rn", "cvt.rni.u32.f32 $0, $1;"}, {"float2uint_rz", "cvt.rzi.u32.f32 $0, $1;"},
+        {"float2uint_rd", "cvt.rmi.u32.f32 $0, $1;"}, {"float2uint_ru", "cvt.rpi.u32.f32 $0, $1;"},
+        {"int2float_rn", "cvt.rn.f32.s32 $0, $1;"}, {"uint2float_rn", "cvt.rn.f32.u32 $0, $1;"},
+        {"copysign", "copysign.f32 $0, $2, $1;"},
+        // ffs: the 1-based position of the lowest set bit (0 for 0)
+        {"ffs", "{ .reg .b32 t, u; .reg .pred z; sub.s32 t, 0, $1; and.b32 t, t, $1; sub.s32 t, t, 1; popc.b32 u, t; add.s32 u, u, 1; "
+                "setp.eq.s32 z, $1, 0; selp.b32 $0, 0, u, z; }"}};
+    auto f = forms.find(base);
+    if (f != forms.end()) {
+      bool ok = t.elem == Scalar::I32 || t.elem == Scalar::F32;
+      std::string cons = t.elem == Scalar::F32 ? "=f" : "=r";
+      for (size_t i = 0; i < v.size(); ++i) {
+        ok = ok && (elem(i) == Scalar::I32 || elem(i) == Scalar::F32);
+        cons += elem(i) == Scalar::F32 ? ",f" : ",r";
+      }
+      if (!ok) return false;
+      std::vector<ExprP> vals = elementwise(v, t.shape);
+      std::vector<PtxOperand> args;
+      for (size_t i = 0; i < v.size(); ++i) args.push_back(PtxOperand{vals[i], elem(i)});
+      define(result, lower_inline_ptx(f->second, cons, 1, args, {t.elem}, t.shape, cur_loc_, binder()).at(0), t, true, cur_loc_);
+      return true;
+    }
+    if ((base == "normcdf" || base == "sinpi" || base == "cospi") && v.size() == 1 && is_float(t.elem)) {
+      auto c = [&](double x) { return typed_const(x, 0, t.elem); };
+      ExprP x = binder()("x", use(v[0]));
+      ExprP r;
+      if (base == "normcdf") {  // (1/2) erfc(-x / sqrt(2))
+        r = make_binary(BinOp::Mul, c(0.5), make_unary(UnOp::Erfc, make_binary(BinOp::Mul, make_unary(UnOp::Neg, x, cur_loc_), c(M_SQRT1_2), cur_loc_), cur_loc_), cur_loc_);
+      } else {  // the argument reduced exactly to [-1, 1] first (x - 2 rint(x / 2)), then sin / cos of pi times it
+        ExprP red = make_binary(BinOp::Sub, clone_expr(x), make_binary(BinOp::Mul, c(2.0), make_unary(UnOp::Rint, make_binary(BinOp::Mul, x, c(0.5), cur_loc_), cur_loc_), cur_loc_), cur_loc_);
+        r = make_unary(base == "sinpi" ? UnOp::Sin : UnOp::Cos, make_binary(BinOp::Mul, c(M_PI), red, cur_loc_), cur_loc_);
+      }
+      define(result, r, t, true, cur_loc_);
+      return true;
+    }
+    return false;
+  }
+
+  // ---- tt.elementwise_inline_asm: the PTX block as the IR's ops (ir/InlinePtx.h, as dtsim's own
+  // .py reader builds tl.inline_asm_elementwise): several results, packed elements ----
   void emit_inline_asm(const Op& op, Cursor& c) {
-    std::string raw, text, lit = c.string_lit();
+    std::string raw, lit = c.string_lit();
     for (size_t i = 0; i < lit.size(); ++i) {
       char ch = lit[i];
       if (ch == '\\' && i + 2 < lit.size() && std::isxdigit(static_cast<unsigned char>(lit[i + 1])) &&
@@ -1266,13 +1318,7 @@ class Lowerer {
         i += 2;
       }
       raw += ch;
-      if (ch == ' ' || ch == '\t' || ch == '\n') {
-        if (!text.empty() && text.back() != ' ') text += ' ';
-      } else {
-        text += ch;
-      }
     }
-    text = trim_copy(text);
     std::string attrs = c.peek("{") ? c.balanced('{', '}') : "";
     std::vector<std::string> v;
     while (c.peek_value()) {
@@ -1289,18 +1335,6 @@ class Lowerer {
     while (c.eat(","));
     if (ts.size() != op.results.size()) user_error(cur_loc_, "malformed TTIR: tt.elementwise_inline_asm has " + std::to_string(op.results.size()) + " results and " + std::to_string(ts.size()) + " types");
     const int64_t pack = attrs.find("packed_element") == std::string::npos ? 1 : attr_int(attrs, "packed_element");
-    if (op.results.size() == 1 && pack == 1) {
-      const VType& t = ts[0];
-      if (text == "bar.sync 0;" && v.empty()) {
-        define(op.results[0], splat(literal("0", VType{t.elem, false, {}}), t), t, true, cur_loc_);
-        return;
-      }
-      if (text.rfind("cvt.r", 0) == 0 && text.find(".ue8m0x2.f32 $0, ") != std::string::npos) return emit_cvt_ue8m0x2(op.results[0], text, v, t);
-      std::string body = text;  // `{ max.NaN.xorsign.abs.f32 $0, $1, $2; }` (braces optional)
-      if (body.size() >= 2 && body.front() == '{' && body.back() == '}') body = trim_copy(body.substr(1, body.size() - 2));
-      if (body.rfind("max.NaN.xorsign.abs.f32 $0, ", 0) == 0 || body.rfind("min.NaN.xorsign.abs.f32 $0, ", 0) == 0)
-        return emit_xorsign_abs(op.results[0], text, body, v, t);
-    }
     Shape shape = ts[0].shape;
     for (const VType& t : ts)
       if (t.shape != shape) user_error(cur_loc_, "malformed TTIR: tt.elementwise_inline_asm results of different shapes");
@@ -1327,113 +1361,6 @@ class Lowerer {
     ExprP down = make_bitcast(make_binary(BinOp::Sub, make_bitcast(clone_expr(r), bits, cur_loc_), make_const_int(1, cur_loc_), cur_loc_),
                               to, cur_loc_);
     return make_where(over, down, r, cur_loc_);
-  }
-
-  // The operand numbers of an inline asm instruction's tail "$a, $b, ...;" (n of them, one digit
-  // each, as the forms above write them); empty when the tail is anything else.
-  static std::vector<int> asm_operands(std::string rest, size_t n) {
-    std::vector<int> ix;
-    for (size_t i = 0; i < n; ++i) {
-      if (rest.size() < 2 || rest[0] != '$' || !std::isdigit(static_cast<unsigned char>(rest[1]))) return {};
-      ix.push_back(rest[1] - '0');
-      rest = rest.substr(2);
-      if (i + 1 < n && rest.rfind(", ", 0) == 0) rest = rest.substr(2);
-    }
-    return rest == ";" ? ix : std::vector<int>{};
-  }
-
-  // `max.NaN.xorsign.abs.f32 $0, $a, $b;` (and `min.`): the larger (smaller) magnitude of a and b with
-  // the XOR of their signs, the canonical NaN (0x7fffffff) where either is NaN. Magnitudes are
-  // compared as the integers of their bits without the sign (exact for every non-NaN f32).
-  void emit_xorsign_abs(const std::string& result, const std::string& text, const std::string& body, const std::vector<std::string>& v,
-                        const VType& t) {
-    std::vector<int> ix = asm_operands(body.substr(28), 2);
-    bool ok = ix.size() == 2 && t.elem == Scalar::F32;
-    for (int i : ix) ok = ok && i >= 1 && i <= static_cast<int>(v.size()) && type_of_arg(v[static_cast<size_t>(i - 1)]).elem == Scalar::F32;
-    if (!ok) user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `max/min.NaN.xorsign.abs.f32 $0, $a, $b;` on f32 operands)");
-    std::vector<ExprP> ab = elementwise({v[static_cast<size_t>(ix[0] - 1)], v[static_cast<size_t>(ix[1] - 1)]}, t.shape);
-    auto k = [&](int64_t x) { return make_const_int(x, cur_loc_); };
-    auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
-    auto cp = [](const ExprP& x) { return clone_expr(x); };
-    ExprP bits_a = make_bitcast(ab[0], Scalar::I32, cur_loc_), bits_b = make_bitcast(ab[1], Scalar::I32, cur_loc_);
-    ExprP ua = bin(BinOp::And, cp(bits_a), k(0x7fffffff)), ub = bin(BinOp::And, cp(bits_b), k(0x7fffffff));
-    ExprP nan = bin(BinOp::Or, bin(BinOp::Gt, cp(ua), k(0x7f800000)), bin(BinOp::Gt, cp(ub), k(0x7f800000)));
-    const bool larger = body[1] == 'a';  // max.
-    ExprP mag = make_where(bin(larger ? BinOp::Gt : BinOp::Lt, cp(ua), cp(ub)), ua, ub, cur_loc_);
-    ExprP sign = bin(BinOp::And, bin(BinOp::Xor, bits_a, bits_b), k(INT32_MIN));
-    ExprP r = make_where(nan, k(0x7fffffff), bin(BinOp::Or, mag, sign), cur_loc_);
-    define(result, make_bitcast(r, Scalar::F32, cur_loc_), t, true, cur_loc_);
-  }
-
-  // `cvt.F{.satfinite}.ue8m0x2.f32 $0, A, B;` (F = rp or rz; A and B an operand `$n` or a float
-  // literal): each f32 to an e8m0 byte, A's in bits 8-15 of the result, B's in bits 0-7, as PTX packs
-  // its x2 conversions. The byte is the f32's biased exponent, plus one with rp where the value is above
-  // that power of two (a nonzero mantissa; an f32 subnormal above 2^-127); NaN and, without satfinite,
-  // infinity and a round-up past 2^127 give 0xFF (e8m0's NaN), with satfinite 0xFE; the sign is not
-  // read (torchao's software equivalent of this instruction, which its RCEIL MX scales use, reads the
-  // same bits).
-  void emit_cvt_ue8m0x2(const std::string& result, const std::string& text, const std::vector<std::string>& v, const VType& t) {
-    bool sat = false, up = false;
-    std::string rest;
-    for (const char* form : {"cvt.rp.ue8m0x2.f32 $0, ", "cvt.rp.satfinite.ue8m0x2.f32 $0, ", "cvt.rz.ue8m0x2.f32 $0, ",
-                             "cvt.rz.satfinite.ue8m0x2.f32 $0, "}) {
-      std::string f = form;
-      if (text.rfind(f, 0) == 0) {
-        rest = text.substr(f.size());
-        up = f.find(".rp.") != std::string::npos;
-        sat = f.find("satfinite") != std::string::npos;
-      }
-    }
-    auto fail = [&]() -> void {
-      user_error(cur_loc_, "inline asm " + q(text) + " is not supported yet (dtsim runs `cvt.rp/rz{.satfinite}.ue8m0x2.f32 $0, a, b;` with a and b f32 operands or literals, and an i16 or i32 result)");
-    };
-    if (rest.empty() || rest.back() != ';' || (t.elem != Scalar::I16 && t.elem != Scalar::I32)) fail();
-    rest = rest.substr(0, rest.size() - 1);
-    size_t comma = rest.find(',');
-    if (comma == std::string::npos) fail();
-    std::string src[2] = {trim_copy(rest.substr(0, comma)), trim_copy(rest.substr(comma + 1))};
-    auto k = [&](int64_t x) { return make_const_int(x, cur_loc_); };
-    auto bin = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, x, y, cur_loc_); };
-    BindFn bind = binder();
-    ExprP byte[2];
-    for (int i = 0; i < 2; ++i) {
-      const std::string& a = src[i];
-      ExprP bits;  // the f32's bits (i32): of an operand, or of a literal's value
-      if (a.size() >= 2 && a[0] == '$' && a.find_first_not_of("0123456789", 1) == std::string::npos) {
-        size_t n = std::stoul(a.substr(1));
-        if (n < 1 || n > v.size() || type_of_arg(v[n - 1]).elem != Scalar::F32) fail();
-        bits = make_bitcast(elementwise({v[n - 1]}, t.shape).at(0), Scalar::I32, cur_loc_);
-      } else {
-        double d = 0;
-        try {
-          size_t used = 0;
-          d = std::stod(a, &used);
-          if (used != a.size()) fail();
-        } catch (const std::exception&) {
-          fail();
-        }
-        float f = static_cast<float>(d);
-        int32_t b = 0;
-        std::memcpy(&b, &f, 4);
-        bits = k(b);
-      }
-      bits = bind("f32_bits", bits);
-      ExprP e = bind("f32_exp", bin(BinOp::And, bin(BinOp::Shr, bits, k(23)), k(255)));
-      ExprP m = bin(BinOp::And, clone_expr(bits), k(0x7FFFFF));
-      ExprP r = clone_expr(e);
-      if (up) {
-        ExprP above = make_where(bin(BinOp::Eq, clone_expr(e), k(0)), bin(BinOp::Gt, clone_expr(m), k(0x400000)),
-                                 bin(BinOp::Ne, clone_expr(m), k(0)), cur_loc_);
-        r = bin(BinOp::Add, r, make_cast(above, Scalar::I32, cur_loc_));
-      }
-      // e == 255: NaN (mantissa set) or infinity; r == 255 otherwise: a round-up past 2^127
-      ExprP nan = bin(BinOp::And, bin(BinOp::Eq, clone_expr(e), k(255)), bin(BinOp::Ne, clone_expr(m), k(0)));
-      ExprP big = bin(BinOp::Ge, clone_expr(r), k(255));
-      byte[i] = make_where(big, make_where(nan, k(255), k(sat ? 254 : 255), cur_loc_), r, cur_loc_);
-    }
-    ExprP r = bin(BinOp::Or, bin(BinOp::Shl, byte[0], k(8)), byte[1]);
-    if (t.shape.size()) r = make_broadcast(r, dims(t.shape), cur_loc_);
-    define(result, t.elem == Scalar::I32 ? r : make_cast(r, t.elem, cur_loc_), t, true, cur_loc_);
   }
 
   static std::string trim_copy(std::string s) {
@@ -2227,8 +2154,8 @@ class Lowerer {
       if (b != axis) idx = make_expand_dims(idx, b < axis ? 0 : b, cur_loc_);
     return idx;
   }
-  // %a, %b = tt.split %x : tensor<..x2xT> -> tensor<..xT>: each half is the masked sum over the last
-  // axis (exact: one lane kept, the other 0), of the tile before a pending permutation when there is one
+  // %a, %b = tt.split %x : tensor<..x2xT> -> tensor<..xT>: each half is the lane selected along the
+  // last axis (ir/Select.h: bit for bit), of the tile before a pending permutation when there is one
   void emit_split(const Op& op) {
     Cursor c(op.text, op.text_loc);
     std::string v = c.value();
@@ -2264,9 +2191,7 @@ class Lowerer {
     if (transpose && rest.size() != 2) user_error(cur_loc_, "this permutation before tl.split is not supported yet");
     for (size_t h = 0; h < 2 && h < op.results.size(); ++h) {
       ExprP mask = make_binary(BinOp::Eq, index_along(axis, rank), make_const_int(static_cast<int64_t>(h), cur_loc_), cur_loc_);
-      ExprP e = make_reduce(RedOp::Sum, make_where(mask, make_var(base, cur_loc_), typed_const(0, 0, to.elem), cur_loc_), axis, cur_loc_);
-      if (to.elem != Scalar::F32 && to.elem != Scalar::F64 && to.elem != Scalar::I32 && to.elem != Scalar::I64)
-        e = make_cast(e, to.elem, cur_loc_);
+      ExprP e = select_lane(mask, make_var(base, cur_loc_), axis, to.elem, cur_loc_);
       if (transpose) e = make_trans(e, cur_loc_);
       define(op.results[h], e, to, true, cur_loc_);
     }
@@ -2344,11 +2269,7 @@ class Lowerer {
   }
   // The sum over `axis` of where(cond, x, 0): exact where one lane of the axis is selected (the
   // selected value, converted back to x's type; a -0.0 gives +0.0), 0 where none is.
-  ExprP select_sum(ExprP cond, ExprP x, int axis, Scalar t) {
-    ExprP e = make_reduce(RedOp::Sum, make_where(cond, x, typed_const(0, 0, t), cur_loc_), axis, cur_loc_);
-    if (t != Scalar::F32 && t != Scalar::F64 && t != Scalar::I32 && t != Scalar::I64) e = make_cast(e, t, cur_loc_);
-    return e;
-  }
+  ExprP select_sum(ExprP cond, ExprP x, int axis, Scalar t) { return select_lane(std::move(cond), std::move(x), axis, t, cur_loc_); }
   void check_size(const Shape& s, const std::string& what) {
     if (static_cast<int>(s.size()) > kMaxRank || shape_numel(s) > kMaxTileElems)
       user_error(cur_loc_, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +

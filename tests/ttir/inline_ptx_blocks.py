@@ -5,7 +5,9 @@ unsigned with counts past the width, add/sub/mul.lo/mad.lo, lop3, bfe, bfi, min/
 (setp + selp, an `@p` guard), f32 ops (fma.rn, ex2.approx, div, min/max with NaN, rcp), bf16x2 / f16x2
 arithmetic, cvt between f32 and f16/bf16 pairs, f32 to fp8 pairs (satfinite) and back, and a
 fp4-to-bf16 decoder written the way weight-only quantized matmuls write theirs (masks and shifts, then
-mul.bf16x2 by a power of two)."""
+mul.bf16x2 by a power of two); an fp4 encoder (`.reg .b8`, cvt.rn.satfinite.e2m1x2.f32, a 4-byte vector
+mov), and mul.hi, popc, brev, clz, add.sat, cvt between integer widths (sat), cvt.rni.sat.s8.f32,
+cvt.rna.tf32.f32, copysign and max.NaN."""
 import sys
 
 import numpy as np
@@ -153,6 +155,50 @@ def fp4_to_bf16(x_ptr, out_ptr, N: tl.constexpr):
     tl.store(out_ptr + 2 * o + 1, b.to(tl.float32))
 
 
+@triton.jit
+def fp4_encode(x_ptr, out_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    a = tl.load(x_ptr + o * 4 + 0)
+    b = tl.load(x_ptr + o * 4 + 1)
+    c = tl.load(x_ptr + o * 4 + 2)
+    d = tl.load(x_ptr + o * 4 + 3)
+    w = tl.inline_asm_elementwise("""
+    {
+        .reg .b8 q0, q1;
+        .reg .b16 h;
+        cvt.rn.satfinite.e2m1x2.f32 q0, $2, $1;   // $1 to the low nibble
+        cvt.rn.satfinite.e2m1x2.f32 q1, $4, $3;
+        mov.b16 h, {q0, q1};
+        cvt.u32.u16 $0, h;
+    }
+    """, "=r,f,f,f,f", [a, b, c, d], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(out_ptr + o, w)
+
+
+@triton.jit
+def more(i_ptr, f_ptr, out_ptr, fout_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    i = tl.load(i_ptr + o)
+    f = tl.load(f_ptr + o)
+    ints = [
+        tl.inline_asm_elementwise("mul.hi.u32 $0, $1, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("mul.hi.s32 $0, $1, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("popc.b32 $0, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("brev.b32 $0, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("clz.b32 $0, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("add.sat.s32 $0, $1, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("cvt.sat.s8.s32 $0, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("cvt.s32.s16 $0, $1;", "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("cvt.rni.sat.s8.f32 $0, $1;", "=r,f", [f], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("cvt.rzi.u32.f32 $0, $1;", "=r,f", [f], dtype=tl.int32, is_pure=True, pack=1),
+        tl.inline_asm_elementwise("cvt.rna.tf32.f32 $0, $1;", "=r,f", [f], dtype=tl.int32, is_pure=True, pack=1),
+    ]
+    for k in tl.static_range(len(ints)):
+        tl.store(out_ptr + k * N + o, ints[k])
+    tl.store(fout_ptr + o, tl.inline_asm_elementwise("copysign.f32 $0, $1, $2;", "=f,r,f", [i, f], dtype=tl.float32, is_pure=True, pack=1))
+    tl.store(fout_ptr + N + o, tl.inline_asm_elementwise("max.NaN.f32 $0, $1, 0f3F800000;", "=f,f", [f], dtype=tl.float32, is_pure=True, pack=1))
+
+
 def fail(what, got, want, bad):
     sys.exit("%s: lanes %s got %s, want %s" % (what, bad[:4], got[bad[:4]], want[bad[:4]]))
 
@@ -238,4 +284,59 @@ got_a, got_b = out[0::2], out[1::2]
 for name, got, want in [("fp4 decoder, result 0", got_a, want_a), ("fp4 decoder, result 1", got_b, want_b)]:
     if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
         fail(name, got, want, np.flatnonzero(got.view(np.uint32) != want.view(np.uint32)))
-print("inline PTX blocks: packed bytes, integer, predicate, f32, bf16x2/f16x2, e4m3x2 and fp4 decoder blocks match numpy on %d lanes" % N)
+
+E2M1_GRID = np.float64([0, 0.5, 1, 1.5, 2, 3, 4, 6])
+
+
+def e2m1(v):  # to nearest even on the grid, saturating (NaN: 6), the sign in bit 3
+    a = 6.0 if np.isnan(v) else min(abs(float(v)), 6.0)
+    d = np.abs(E2M1_GRID - a)
+    c = np.flatnonzero(d == d.min())
+    code = int(c[0] if len(c) == 1 or c[0] % 2 == 0 else c[1])
+    return code | (8 if np.signbit(v) else 0)
+
+
+xq = np.concatenate([np.float32([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -5.01, 7.0, -0.0, np.nan, 0.2]),
+                     (rng.standard_normal(4 * N - 12) * 3).astype(np.float32)])
+enc = np.zeros(N, np.int32)
+fp4_encode[(1,)](xq, enc, N=N)
+want_enc = np.array([sum(e2m1(xq[4 * n + j]) << (4 * j) for j in range(4)) for n in range(N)], np.int32)
+if not np.array_equal(enc, want_enc):
+    fail("e2m1x2 encoder", enc, want_enc, np.flatnonzero(enc != want_enc))
+
+iv = rng.integers(-2**31, 2**31, N, dtype=np.int64).astype(np.int32)
+iv[:4] = [0, -1, 2**31 - 1, -2**31]
+fv = np.float32(rng.standard_normal(N) * 300)
+fv[:6] = [np.nan, -0.0, 1e10, -129.5, 126.5, 1.0 + 2.0**-11]
+outs, fouts = np.zeros(11 * N, np.int32), np.zeros(2 * N, np.float32)
+more[(1,)](iv, fv, outs, fouts, N=N)
+u = [int(v) & 0xFFFFFFFF for v in iv]
+s32 = lambda a: np.array(a, np.int64).astype(np.uint32).view(np.int32)
+clip = lambda a, lo, hi: np.clip(a, lo, hi)
+wants = [
+    s32([(v * v) >> 32 for v in u]),
+    s32([(int(v) * int(v)) >> 32 for v in iv]),
+    s32([bin(v).count("1") for v in u]),
+    s32([int(format(v, "032b")[::-1], 2) for v in u]),
+    s32([32 - v.bit_length() for v in u]),
+    s32([min(max(2 * int(v), -2**31), 2**31 - 1) for v in iv]),
+    s32([min(max(int(v), -128), 127) for v in iv]),
+    s32([(v & 0xFFFF) - (0x10000 if v & 0x8000 else 0) for v in u]),
+    s32([0 if np.isnan(v) else int(clip(np.rint(np.float64(v)), -128, 127)) for v in fv]),
+    s32([0 if np.isnan(v) else int(clip(np.trunc(np.float64(v)), 0, 2**32 - 1)) for v in fv]),
+    s32([int(b) if np.isnan(v) else (int(b) + 0x1000) & 0xFFFFE000 for b, v in zip(fv.view(np.uint32), fv)]),
+]
+names = ["mul.hi.u32", "mul.hi.s32", "popc", "brev", "clz", "add.sat.s32", "cvt.sat.s8.s32", "cvt.s32.s16", "cvt.rni.sat.s8.f32",
+         "cvt.rzi.u32.f32", "cvt.rna.tf32.f32"]
+for k, (name, want) in enumerate(zip(names, wants)):
+    got = outs[k * N:(k + 1) * N]
+    if not np.array_equal(got, want):
+        fail(name, got, want, np.flatnonzero(got != want))
+want_cs = np.where(iv < 0, -np.abs(fv), np.abs(fv)).astype(np.float32)  # f's magnitude, i's sign bit
+if not np.array_equal(fouts[:N].view(np.uint32), want_cs.view(np.uint32)):
+    fail("copysign", fouts[:N], want_cs, np.flatnonzero(fouts[:N].view(np.uint32) != want_cs.view(np.uint32)))
+want_mx = np.where(np.isnan(fv), np.float32(np.nan), np.maximum(fv, np.float32(1))).astype(np.float32)
+if not ((fouts[N:] == want_mx) | (np.isnan(fouts[N:]) & np.isnan(want_mx))).all():
+    fail("max.NaN", fouts[N:], want_mx, np.flatnonzero(fouts[N:] != want_mx))
+print("inline PTX blocks: packed bytes, integer, predicate, f32, bf16x2/f16x2, e4m3x2, fp4 decoder and encoder blocks and %d more "
+      "instructions match numpy on %d lanes" % (len(names) + 2, N))

@@ -48,8 +48,17 @@ TEST_CASE("integer arithmetic wraps") {
   CHECK(eval8("full([8], 2147483647, i32) + 1") == V(8, -2147483648.0));
   CHECK(eval8("full([8], -2147483647, i32) - 2") == V(8, 2147483647.0));
   CHECK(eval8("(full([8], 65536, i32) * 65536)") == V(8, 0));
-  CHECK(eval8("full([8], 1, i32) << 33") == V(8, 2));  // shift count mod 32
   CHECK(eval8("full([8], -8, i32) >> 1") == V(8, -4)); // arithmetic
+}
+
+TEST_CASE("shifts: a count at or past the width gives 0, or the sign for >> (PTX's clamp)") {
+  // lane r shifts by r * 8 + 1: 1, 9, 17, 25, 33, 41, 49, 57
+  CHECK(eval8("full([8], 1, i32) << (r * 8 + 1)") == V{2, 512, 131072, 33554432, 0, 0, 0, 0});
+  CHECK(eval8("full([8], -1024, i32) >> (r * 8 + 1)") == V{-512, -2, -1, -1, -1, -1, -1, -1});
+  CHECK(eval8("full([8], 1024, i32) >> (r * 8 + 1)") == V{512, 2, 0, 0, 0, 0, 0, 0});
+  CHECK(eval8("full([8], 1, i32) << (0 - r)") == V{1, 0, 0, 0, 0, 0, 0, 0});  // a negative count is a huge unsigned one
+  CHECK(eval8("(full([8], 1, i64) << (r * 16 + 31)).to(f64)", "f64") == V{2147483648.0, 140737488355328.0, 9223372036854775808.0 * -1, 0, 0, 0, 0, 0});
+  CHECK(eval8("full([8], 3, i8) << (r + 6)") == V{-64, -128, 0, 0, 0, 0, 0, 0});  // i8 in i32, wrapped
 }
 
 TEST_CASE("float ops, math functions and f16 rounding after every op") {

@@ -1,7 +1,7 @@
 // Inline PTX as tile IR (InlinePtx.h). A register is a tile of bits: a 16- or 32-bit register an
 // i32 tile (a 16-bit one in its low half), a 64-bit one an i64 tile, a predicate an i1 tile. Each
 // instruction's result is bound to a variable, so the IR stays a sequence of small expressions.
-#include "ttir/InlinePtx.h"
+#include "ir/InlinePtx.h"
 
 #include <bit>
 #include <cctype>
@@ -133,6 +133,7 @@ class Lowering {
     for (size_t r = 0; r < results.size(); ++r) {
       std::vector<ExprP> rv;
       for (const std::string& name : out_regs[r]) {
+        if (!regs_[name].v && only_barriers_) regs_[name].v = k(0, out_lay[r].second == 64 ? Scalar::I64 : Scalar::I32);  // `bar.sync 0;`'s result
         if (!regs_[name].v) fail("it never writes " + name);
         rv.push_back(cp(regs_[name].v));
       }
@@ -149,10 +150,17 @@ class Lowering {
   int pack_ = 1;
   std::map<std::string, Reg> regs_;
   std::string inst_;  // the instruction being lowered (for messages)
+  bool only_barriers_ = true;  // no instruction but bar.sync / barrier (their outputs read 0)
 
   // ---- IR helpers ----
   static ExprP cp(const ExprP& e) { return clone_expr(e); }
   ExprP k(int64_t v, Scalar t = Scalar::I32) { return int_of(t == Scalar::I32 ? static_cast<int32_t>(v) : v, t, loc_); }
+  ExprP fc(double v, Scalar t) {  // a float literal of type t (not a weak one, which would be an f32 first)
+    ExprP c = make_const_float(v, loc_);
+    c->weak = false;
+    c->dtype = t;
+    return c;
+  }
   ExprP bin(BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), loc_); }
   ExprP un(UnOp o, ExprP a) { return make_unary(o, std::move(a), loc_); }
   ExprP where(ExprP c, ExprP a, ExprP b) { return make_where(std::move(c), std::move(a), std::move(b), loc_); }
@@ -293,7 +301,7 @@ class Lowering {
     size_t sp = rest.find(' ');
     if (sp == std::string::npos) fail("'" + s + "' declares no register");
     std::string ty = rest.substr(0, sp);
-    int width = ty == ".pred" ? 1 : (ty == ".b16" || ty == ".u16" || ty == ".s16" || ty == ".f16" || ty == ".bf16") ? 16
+    int width = ty == ".pred" ? 1 : (ty == ".b8" || ty == ".u8" || ty == ".s8") ? 8 : (ty == ".b16" || ty == ".u16" || ty == ".s16" || ty == ".f16" || ty == ".bf16") ? 16
               : (ty == ".b64" || ty == ".u64" || ty == ".s64" || ty == ".f64") ? 64
               : (ty == ".b32" || ty == ".u32" || ty == ".s32" || ty == ".f32" || ty == ".f16x2" || ty == ".bf16x2") ? 32 : 0;
     if (width == 0) fail("register type '" + ty + "' is not supported");
@@ -346,7 +354,7 @@ class Lowering {
       ExprP v = cp(r.v);
       if (r.width == 64 && width < 64) v = cast(bin(BinOp::And, std::move(v), k(0xFFFFFFFFll, Scalar::I64)), Scalar::I32);
       else if (r.width < 64 && width == 64) v = bin(BinOp::And, cast(std::move(v), Scalar::I64), k(0xFFFFFFFFll, Scalar::I64));
-      if (width == 16 && r.width > 16) v = bin(BinOp::And, std::move(v), k(0xFFFF));
+      if (width < 32 && r.width > width) v = bin(BinOp::And, std::move(v), k((int64_t{1} << width) - 1));
       return v;
     }
     if ((s.size() == 10 && (s.rfind("0f", 0) == 0 || s.rfind("0F", 0) == 0)) || (s.size() == 18 && (s.rfind("0d", 0) == 0 || s.rfind("0D", 0) == 0))) {
@@ -367,14 +375,14 @@ class Lowering {
         return k(std::bit_cast<uint32_t>(static_cast<float>(d)), rt);
       }
     }
-    if (auto v = int_imm(s)) return k(width == 16 ? (*v & 0xFFFF) : *v, rt);
+    if (auto v = int_imm(s)) return k(width < 32 ? (*v & ((int64_t{1} << width) - 1)) : *v, rt);
     fail("'" + inst_ + "': operand '" + s + "' is not supported");
   }
 
   void write(const std::string& d, ExprP v, const ExprP& guard) {
     Reg& r = reg(d);
     if (r.width == 1) fail("'" + inst_ + "' writes predicate " + d + " as a value");
-    if (r.width == 16) v = bin(BinOp::And, std::move(v), k(0xFFFF));
+    if (r.width < 32) v = bin(BinOp::And, std::move(v), k((int64_t{1} << r.width) - 1));
     if (guard) {
       if (!r.v) fail("'" + inst_ + "' writes " + d + " under a predicate before anything else does");
       v = where(cp(guard), std::move(v), cp(r.v));
@@ -397,9 +405,8 @@ class Lowering {
   ExprP fp8_bits(ExprP value, Scalar f8) {  // .satfinite: clamped to the largest finite value first
     double mx = f8 == Scalar::F8E4M3 ? 448.0 : 57344.0;
     ExprP v = hold("v", cast(std::move(value), Scalar::F32));
-    ExprP lim = make_const_float(mx, loc_);
-    ExprP c = where(bin(BinOp::Gt, cp(v), cp(lim)), cast(cp(lim), Scalar::F32),
-                    where(bin(BinOp::Lt, cp(v), un(UnOp::Neg, cp(lim))), cast(un(UnOp::Neg, cp(lim)), Scalar::F32), cp(v)));
+    ExprP lim = fc(mx, Scalar::F32);
+    ExprP c = where(bin(BinOp::Gt, cp(v), cp(lim)), cp(lim), where(bin(BinOp::Lt, cp(v), fc(-mx, Scalar::F32)), fc(-mx, Scalar::F32), cp(v)));
     return bin(BinOp::And, cast(bitcast(cast(std::move(c), f8), Scalar::I8), Scalar::I32), k(0xFF));
   }
   ExprP lo16(ExprP r) { return bin(BinOp::And, std::move(r), k(0xFFFF)); }
@@ -453,20 +460,52 @@ class Lowering {
     const int w = i64 ? 64 : i16 ? 16 : 32;
     const Scalar rt = i64 ? Scalar::I64 : Scalar::I32;
     if (op == "bar" || op == "barrier") return;  // one instance's statements already run in order
+    only_barriers_ = false;
+    if ((op == "max" || op == "min") && has("NaN") && has("xorsign") && has("abs") && ty == "f32") {
+      // the larger (smaller) magnitude with the XOR of the signs; the canonical NaN where either is
+      // NaN. Magnitudes compare as the integers of their bits without the sign (exact for non-NaN).
+      need(3);
+      ExprP a = hold("a", read(ops[1], 32, 'f')), b = hold("b", read(ops[2], 32, 'f'));
+      ExprP ua = hold("ua", bin(BinOp::And, cp(a), k(0x7fffffff))), ub = hold("ub", bin(BinOp::And, cp(b), k(0x7fffffff)));
+      ExprP nan = bin(BinOp::Or, bin(BinOp::Gt, cp(ua), k(0x7f800000)), bin(BinOp::Gt, cp(ub), k(0x7f800000)));
+      ExprP mag = where(bin(op == "max" ? BinOp::Gt : BinOp::Lt, cp(ua), cp(ub)), cp(ua), cp(ub));
+      ExprP sign = bin(BinOp::And, bin(BinOp::Xor, cp(a), cp(b)), k(INT32_MIN));
+      return write(ops[0], where(std::move(nan), k(0x7fffffff), bin(BinOp::Or, std::move(mag), std::move(sign))), guard);
+    }
     if (op == "mov") {
       need(2);
-      if (ops[0][0] == '{') {  // mov.b32 {lo, hi}, x: the halves
+      // vector forms: mov.b32 {a, b}, x (16-bit halves) or {a, b, c, d} (bytes), mov.b16 {a, b}, x
+      // (bytes), and back; the first part is the low one
+      const int vw = ty == "b32" ? 32 : ty == "b16" ? 16 : ty == "b64" ? 64 : 0;
+      if (ops[0][0] == '{') {
         auto parts = split_top(ops[0].substr(1, ops[0].size() - 2), ',');
-        if (parts.size() != 2 || ty != "b32") unsupported();
-        ExprP x = hold("x", read(ops[1], 32));
-        write(parts[0], lo16(cp(x)), guard);
-        write(parts[1], hi16(cp(x)), guard);
+        const int n = static_cast<int>(parts.size());
+        if (vw == 0 || (n != 2 && n != 4) || vw / n < 8) unsupported();
+        const int pw = vw / n;
+        const Scalar vt = vw == 64 ? Scalar::I64 : Scalar::I32;
+        ExprP x = hold("x", read(ops[1], vw));
+        for (int i = 0; i < n; ++i) {
+          ExprP part = i ? lshr(cp(x), k(i * pw, vt), vt) : cp(x);
+          if (pw < 64) part = bin(BinOp::And, std::move(part), k(pw == 32 ? 0xFFFFFFFFll : (int64_t{1} << pw) - 1, vt));
+          if (vt == Scalar::I64 && pw <= 32) part = cast(std::move(part), Scalar::I32);
+          write(parts[static_cast<size_t>(i)], std::move(part), guard);
+        }
         return;
       }
-      if (ops[1][0] == '{') {  // mov.b32 x, {lo, hi}
+      if (ops[1][0] == '{') {
         auto parts = split_top(ops[1].substr(1, ops[1].size() - 2), ',');
-        if (parts.size() != 2 || ty != "b32") unsupported();
-        return write(ops[0], join16(read(parts[1], 16), read(parts[0], 16)), guard);
+        const int n = static_cast<int>(parts.size());
+        if (vw == 0 || (n != 2 && n != 4) || vw / n < 8) unsupported();
+        const int pw = vw / n;
+        const Scalar vt = vw == 64 ? Scalar::I64 : Scalar::I32;
+        ExprP r;
+        for (int i = 0; i < n; ++i) {
+          ExprP part = read(parts[static_cast<size_t>(i)], pw);
+          if (vt == Scalar::I64 && pw <= 32) part = bin(BinOp::And, cast(std::move(part), Scalar::I64), k(0xFFFFFFFFll, Scalar::I64));
+          part = i ? bin(BinOp::Shl, std::move(part), k(i * pw, vt)) : std::move(part);
+          r = r ? bin(BinOp::Or, std::move(r), std::move(part)) : std::move(part);
+        }
+        return write(ops[0], std::move(r), guard);
       }
       if (!(i32 || i64 || i16 || ty == "f32" || ty == "f64")) unsupported();
       return write(ops[0], read(ops[1], ty == "f64" ? 64 : w, ty[0] == 'f' ? ty[1] == '6' ? 'd' : 'f' : 0), guard);
@@ -519,6 +558,61 @@ class Lowering {
       ExprP r = bin(BinOp::Mul, read(ops[1], w), read(ops[2], w));
       if (op == "mad") r = bin(BinOp::Add, std::move(r), read(ops[3], w));
       return write(ops[0], std::move(r), guard);
+    }
+    if (op == "mul" && has("hi") && (ty == "u32" || ty == "s32")) {
+      need(3);
+      ExprP a = read(ops[1], 32), b = read(ops[2], 32);
+      if (ty == "u32") return write(ops[0], unsigned_binary(UnsignedOp::MulHi, std::move(a), std::move(b), Scalar::I32, loc_, bind_), guard);
+      ExprP p = bin(BinOp::Mul, cast(std::move(a), Scalar::I64), cast(std::move(b), Scalar::I64));
+      return write(ops[0], cast(bin(BinOp::Shr, std::move(p), k(32, Scalar::I64)), Scalar::I32), guard);
+    }
+    if ((op == "add" || op == "sub") && has("sat") && ty == "s32") {
+      need(3);
+      ExprP r = hold("wide", bin(op == "add" ? BinOp::Add : BinOp::Sub, cast(read(ops[1], 32), Scalar::I64), cast(read(ops[2], 32), Scalar::I64)));
+      ExprP c = where(bin(BinOp::Gt, cp(r), k(INT32_MAX, Scalar::I64)), k(INT32_MAX, Scalar::I64),
+                      where(bin(BinOp::Lt, cp(r), k(INT32_MIN, Scalar::I64)), k(INT32_MIN, Scalar::I64), cp(r)));
+      return write(ops[0], cast(std::move(c), Scalar::I32), guard);
+    }
+    if ((op == "popc" || op == "brev" || op == "clz") && ty == "b32") {
+      need(2);
+      ExprP x = hold("x", read(ops[1], 32));
+      auto sh = [&](const ExprP& v, int n, int64_t mask) { return bin(BinOp::And, bin(BinOp::Shr, cp(v), k(n)), k(mask)); };
+      if (op == "popc") {
+        ExprP v = hold("v", bin(BinOp::Sub, cp(x), sh(x, 1, 0x55555555)));
+        v = hold("v", bin(BinOp::Add, bin(BinOp::And, cp(v), k(0x33333333)), sh(v, 2, 0x33333333)));
+        v = hold("v", bin(BinOp::And, bin(BinOp::Add, cp(v), bin(BinOp::Shr, cp(v), k(4))), k(0x0F0F0F0F)));
+        return write(ops[0], bin(BinOp::Shr, bin(BinOp::Mul, cp(v), k(0x01010101)), k(24)), guard);
+      }
+      if (op == "brev") {
+        ExprP v = x;
+        for (auto [n, m] : {std::pair{1, 0x55555555ll}, {2, 0x33333333ll}, {4, 0x0F0F0F0Fll}, {8, 0x00FF00FFll}})
+          v = hold("v", bin(BinOp::Or, sh(v, n, m), bin(BinOp::Shl, bin(BinOp::And, cp(v), k(m)), k(n))));
+        return write(ops[0], bin(BinOp::Or, sh(v, 16, 0xFFFF), bin(BinOp::Shl, cp(v), k(16))), guard);
+      }
+      // clz: a binary search, the leading zeros counted in halves, quarters, ...
+      ExprP v = x, n = k(0);
+      for (int b : {16, 8, 4, 2, 1}) {
+        ExprP top = bin(BinOp::Eq, sh(v, 32 - b, (int64_t{1} << b) - 1), k(0));  // the top b bits all zero
+        ExprP t = hold("top", std::move(top));
+        n = hold("n", bin(BinOp::Add, std::move(n), where(cp(t), k(b), k(0))));
+        v = hold("v", where(cp(t), bin(BinOp::Shl, cp(v), k(b)), cp(v)));
+      }
+      return write(ops[0], bin(BinOp::Add, std::move(n), where(bin(BinOp::Eq, cp(v), k(0)), k(1), k(0))), guard);
+    }
+    if (op == "copysign" && (ty == "f32" || ty == "f64")) {  // copysign d, a, b: b's magnitude with a's sign
+      need(3);
+      const int ww = ty == "f64" ? 64 : 32;
+      const Scalar vt = ww == 64 ? Scalar::I64 : Scalar::I32;
+      const int64_t sign = ww == 64 ? INT64_MIN : INT32_MIN;
+      ExprP a = read(ops[1], ww, ty == "f64" ? 'd' : 'f'), b = read(ops[2], ww, ty == "f64" ? 'd' : 'f');
+      return write(ops[0], bin(BinOp::Or, bin(BinOp::And, std::move(a), k(sign, vt)), bin(BinOp::And, std::move(b), k(~sign, vt))), guard);
+    }
+    if ((op == "max" || op == "min") && has("NaN") && !has("xorsign") && ty == "f32") {  // NaN where either is NaN
+      need(3);
+      ExprP a = hold("a", f32(read(ops[1], 32, 'f'))), b = hold("b", f32(read(ops[2], 32, 'f')));
+      ExprP nan = bin(BinOp::Or, bin(BinOp::Ne, cp(a), cp(a)), bin(BinOp::Ne, cp(b), cp(b)));
+      ExprP pick = op == "max" ? bin(BinOp::Gt, cp(a), cp(b)) : bin(BinOp::Lt, cp(a), cp(b));
+      return write(ops[0], where(std::move(nan), k(0x7fffffff), bits32(where(std::move(pick), cp(a), cp(b)))), guard);
     }
     if ((op == "min" || op == "max") && (i32 || i64)) {
       need(3);
@@ -612,7 +706,7 @@ class Lowering {
         ExprP a = fval(ops[1], ty);
         UnOp u = op == "neg" ? UnOp::Neg : op == "abs" ? UnOp::Abs : op == "sqrt" ? UnOp::Sqrt : op == "rsqrt" ? UnOp::Rsqrt : op == "ex2" ? UnOp::Exp2
                : op == "lg2" ? UnOp::Log2 : op == "sin" ? UnOp::Sin : op == "cos" ? UnOp::Cos : UnOp::Tanh;
-        r = op == "rcp" ? bin(BinOp::Div, ty == "f64" ? make_cast(make_const_float(1.0, loc_), Scalar::F64, loc_) : cast(make_const_float(1.0, loc_), Scalar::F32), std::move(a))
+        r = op == "rcp" ? bin(BinOp::Div, fc(1.0, ty == "f64" ? Scalar::F64 : Scalar::F32), std::move(a))
                         : un(u, std::move(a));
       } else if (op == "fma") {
         need(4);
@@ -662,13 +756,35 @@ class Lowering {
     std::string mode;
     bool sat = false;
     for (size_t i = 1; i + 2 < p.size(); ++i) {
-      if (p[i] == "satfinite") sat = true;
+      if (p[i] == "satfinite" || p[i] == "sat") sat = true;  // (float to integer saturates either way)
       else if (p[i] == "ftz") continue;
       else if (mode.empty()) mode = p[i];
       else unsupported();
     }
     auto half_t = [](const std::string& t) { return t == "f16" ? Scalar::F16 : Scalar::BF16; };
     auto fp8_t = [](const std::string& t) { return t == "e4m3x2" ? Scalar::F8E4M3 : Scalar::F8E5M2; };
+    if (to == "ue8m0x2" && from == "f32" && (mode == "rp" || mode == "rz")) {
+      // each f32 to an e8m0 byte (a's in bits 8-15): its biased exponent, with rp plus one where the
+      // value is above that power of two (a nonzero mantissa; a subnormal above 2^-127); NaN, and
+      // without satfinite an infinity or a round-up past 2^127, give 0xFF, with satfinite 0xFE; the
+      // sign is not read
+      if (ops.size() != 3) unsupported();
+      ExprP byte[2];
+      for (int i = 0; i < 2; ++i) {
+        ExprP bits = hold("f32_bits", read(ops[1 + i], 32, 'f'));
+        ExprP e = hold("f32_exp", bin(BinOp::And, bin(BinOp::Shr, cp(bits), k(23)), k(255)));
+        ExprP m = hold("f32_man", bin(BinOp::And, cp(bits), k(0x7FFFFF)));
+        ExprP r = cp(e);
+        if (mode == "rp") {
+          ExprP above = where(bin(BinOp::Eq, cp(e), k(0)), bin(BinOp::Gt, cp(m), k(0x400000)), bin(BinOp::Ne, cp(m), k(0)));
+          r = bin(BinOp::Add, std::move(r), cast(std::move(above), Scalar::I32));
+        }
+        r = hold("e8m0", std::move(r));
+        ExprP nan = bin(BinOp::And, bin(BinOp::Eq, cp(e), k(255)), bin(BinOp::Ne, cp(m), k(0)));
+        byte[i] = where(bin(BinOp::Ge, cp(r), k(255)), where(std::move(nan), k(255), k(sat ? 254 : 255)), cp(r));
+      }
+      return write(ops[0], bin(BinOp::Or, bin(BinOp::Shl, std::move(byte[0]), k(8)), std::move(byte[1])), guard);
+    }
     if ((to == "f16x2" || to == "bf16x2") && from == "f32" && mode == "rn") {  // a to the upper half, b the lower
       if (ops.size() != 3) unsupported();
       Scalar h = half_t(to.substr(0, to.size() - 2));
@@ -698,19 +814,71 @@ class Lowering {
       if (ops.size() != 2) unsupported();
       return write(ops[0], bits32(half_value(read(ops[1], 16), half_t(from))), guard);
     }
-    if (to == "f32" && (from == "s32" || from == "u32") && (mode == "rn" || mode.empty())) {
+    auto int_bits = [](const std::string& t) -> int {  // s8 .. u64 (b too): the width, else 0
+      if (t.size() < 2 || (t[0] != 's' && t[0] != 'u' && t[0] != 'b')) return 0;
+      std::string n = t.substr(1);
+      return n == "8" ? 8 : n == "16" ? 16 : n == "32" ? 32 : n == "64" ? 64 : 0;
+    };
+    const int tb = int_bits(to), fb = int_bits(from);
+    if (to == "f32" && fb && fb <= 32 && (mode == "rn" || mode.empty())) {  // an integer (its low fb bits) to f32
       if (ops.size() != 2) unsupported();
-      ExprP a = read(ops[1], 32);
-      ExprP v = from == "s32" ? cast(std::move(a), Scalar::F32) : unsigned_convert(std::move(a), Scalar::I32, Scalar::F32, loc_, bind_);
+      ExprP a = read(ops[1], fb);
+      if (from[0] == 's' && fb < 32) a = bin(BinOp::Shr, bin(BinOp::Shl, std::move(a), k(32 - fb)), k(32 - fb));  // sign-extended
+      ExprP v = from[0] == 's' || fb < 32 ? cast(std::move(a), Scalar::F32) : unsigned_convert(std::move(a), Scalar::I32, Scalar::F32, loc_, bind_);
       return write(ops[0], bits32(std::move(v)), guard);
     }
-    if ((to == "s32" || to == "u32") && from == "f32" && (mode == "rni" || mode == "rzi" || mode == "rmi" || mode == "rpi")) {
+    auto range = [&](const ExprP& v, int bits, bool sgn, Scalar vt) {  // v clamped to the type's range
+      int64_t lo = sgn ? -(int64_t{1} << (bits - 1)) : 0, hi = bits == 64 ? INT64_MAX : sgn ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+      auto lit = [&](int64_t x) { return vt == Scalar::F64 ? fc(static_cast<double>(x), Scalar::F64) : k(x, vt); };
+      return where(bin(BinOp::Lt, cp(v), lit(lo)), lit(lo), where(bin(BinOp::Gt, cp(v), lit(hi)), lit(hi), cp(v)));
+    };
+    if (tb && tb <= 32 && to[0] != 'b' && from == "f32" && (mode == "rni" || mode == "rzi" || mode == "rmi" || mode == "rpi")) {
+      // rounded to an integer, clamped to the type's range (NaN: 0), sign- or zero-extended into the register
       if (ops.size() != 2) unsupported();
-      ExprP v = f32(read(ops[1], 32, 'f'));
+      ExprP v = hold("f", f32(read(ops[1], 32, 'f')));
       UnOp r = mode == "rni" ? UnOp::Rint : mode == "rzi" ? UnOp::Trunc : mode == "rmi" ? UnOp::Floor : UnOp::Ceil;
-      v = un(r, std::move(v));
-      ExprP out = to == "s32" ? cast(std::move(v), Scalar::I32) : float_to_unsigned(std::move(v), Scalar::I32, loc_, bind_);
-      return write(ops[0], std::move(out), guard);
+      ExprP w = hold("w", cast(un(r, cast(cp(v), Scalar::F64)), Scalar::F64));
+      ExprP c = hold("c", range(w, tb, to[0] == 's', Scalar::F64));
+      ExprP i = cast(where(bin(BinOp::Ne, cp(v), cp(v)), fc(0.0, Scalar::F64), cp(c)), Scalar::I64);
+      return write(ops[0], cast(std::move(i), Scalar::I32), guard);
+    }
+    if (tb && fb && tb <= 32 && fb <= 32 && (mode.empty() || sat)) {  // integer to integer: extended, then narrowed or clamped
+      if (ops.size() != 2) unsupported();
+      ExprP a = read(ops[1], fb);
+      ExprP v = a;
+      if (from[0] == 's' && fb < 32) v = bin(BinOp::Shr, bin(BinOp::Shl, std::move(v), k(32 - fb)), k(32 - fb));
+      ExprP wide = hold("wide", from[0] == 's' ? cast(std::move(v), Scalar::I64) : bin(BinOp::And, cast(std::move(v), Scalar::I64), k(0xFFFFFFFFll, Scalar::I64)));
+      if (sat) wide = hold("wide", range(wide, tb, to[0] == 's', Scalar::I64));
+      ExprP r = cast(bin(BinOp::And, cp(wide), k(tb == 32 ? 0xFFFFFFFFll : (int64_t{1} << tb) - 1, Scalar::I64)), Scalar::I32);
+      if (to[0] == 's' && tb < 32) r = bin(BinOp::Shr, bin(BinOp::Shl, std::move(r), k(32 - tb)), k(32 - tb));
+      return write(ops[0], std::move(r), guard);
+    }
+    if (to == "tf32" && from == "f32" && (mode == "rna" || mode == "rn" || mode == "rz")) {
+      // the f32 with its 13 low mantissa bits dropped: rounded half away from zero (rna), to nearest even (rn), or cut
+      if (ops.size() != 2) unsupported();
+      ExprP b = hold("b", read(ops[1], 32, 'f'));
+      ExprP nan = bin(BinOp::Gt, bin(BinOp::And, cp(b), k(0x7fffffff)), k(0x7f800000));
+      ExprP add = mode == "rna" ? k(0x1000) : mode == "rz" ? k(0) : bin(BinOp::Add, k(0xFFF), bin(BinOp::And, bin(BinOp::Shr, cp(b), k(13)), k(1)));
+      ExprP r = bin(BinOp::And, bin(BinOp::Add, cp(b), std::move(add)), k(static_cast<int32_t>(0xFFFFE000u)));
+      return write(ops[0], where(std::move(nan), cp(b), std::move(r)), guard);
+    }
+    if (to == "e2m1x2" && from == "f32" && mode == "rn") {
+      // two f32 to e2m1 nibbles (a to the high one): to nearest even on 0, 0.5, 1, 1.5, 2, 3, 4, 6,
+      // saturating at 6 (NaN too), the sign in bit 3
+      if (!sat) fail("'" + s + "': PTX converts f32 to e2m1 pairs only with .satfinite");
+      if (ops.size() != 3) unsupported();
+      auto nibble = [&](const std::string& o) {
+        ExprP b = hold("b", read(o, 32, 'f'));
+        ExprP a = hold("a", un(UnOp::Abs, f32(cp(b))));
+        ExprP code = k(0);
+        for (auto [t, inclusive] : {std::pair{0.25, false}, {0.75, true}, {1.25, false}, {1.75, true}, {2.5, false}, {3.5, true}, {5.0, false}}) {
+          ExprP th = fc(t, Scalar::F32);
+          code = bin(BinOp::Add, std::move(code), cast(bin(inclusive ? BinOp::Ge : BinOp::Gt, cp(a), std::move(th)), Scalar::I32));
+        }
+        code = where(bin(BinOp::Ne, cp(a), cp(a)), k(7), std::move(code));
+        return bin(BinOp::Or, std::move(code), where(bin(BinOp::Lt, cp(b), k(0)), k(8), k(0)));
+      };
+      return write(ops[0], bin(BinOp::Or, bin(BinOp::Shl, nibble(ops[1]), k(4)), nibble(ops[2])), guard);
     }
     unsupported();
   }

@@ -1,7 +1,7 @@
-// Inline PTX of tt.elementwise_inline_asm (tl.inline_asm_elementwise) run as tile IR: the block's
-// instructions, one by one, become the IR's integer and float ops on tiles of 16-, 32- or 64-bit
-// register values; `pack` elements share one asm invocation, their bits packed into registers as
-// the GPU packs them (docs/triton.md, "Inline PTX").
+// Inline PTX of tl.inline_asm_elementwise (TTIR tt.elementwise_inline_asm) as tile IR, built the
+// same way for both Triton readers: the block's instructions, one by one, become the IR's integer
+// and float ops on tiles of 16-, 32- or 64-bit register values; `pack` elements share one asm
+// invocation, their bits packed into registers as the GPU packs them (docs/triton.md, "Inline PTX").
 #pragma once
 
 #include <string>
