@@ -2,7 +2,8 @@
 NaN payloads as they are (they select a lane, they do not add); shifts by a count at or past the width give
 0 (and the sign for an arithmetic >>), for i32, u32 and i64, as the GPU clamps the count; libdevice's bit
 and reinterpretation functions (popc, clz, brev, ffs, mulhi, umulhi, byte_perm, float_as_int,
-int_as_float, float2int_rn/rz/rd/ru, copysign) and normcdf / sinpi / cospi against numpy."""
+int_as_float, float2int_rn/rz/rd/ru, copysign), normcdf / sinpi / cospi and erfinv / lgamma against numpy
+and Python's math."""
 import math
 import sys
 
@@ -61,6 +62,8 @@ def bits(i_ptr, j_ptr, f_ptr, out_ptr, fout_ptr, N: tl.constexpr):
     tl.store(fout_ptr + 2 * N + o, libdevice.normcdf(f * 0.01))
     tl.store(fout_ptr + 3 * N + o, libdevice.sinpi(f * 0.01))
     tl.store(fout_ptr + 4 * N + o, libdevice.cospi(f * 0.01))
+    tl.store(fout_ptr + 5 * N + o, libdevice.erfinv(f * 0.005))
+    tl.store(fout_ptr + 6 * N + o, libdevice.lgamma(f * 0.05))
 
 
 def check(name, got, want):
@@ -101,8 +104,8 @@ i = rng.integers(-2**31, 2**31, N, dtype=np.int64).astype(np.int32)
 i[:3] = [0, 1, -1]
 j = rng.integers(-2**31, 2**31, N, dtype=np.int64).astype(np.int32)
 f = np.float32(rng.standard_normal(N) * 100)
-f[:6] = [2.5, -2.5, 3.5, -0.5, 1e10, -1e10]
-out, fout = np.zeros(12 * N, np.int32), np.zeros(5 * N, np.float32)
+f[:10] = [2.5, -2.5, 3.5, -0.5, 1e10, -1e10, 200.0, -200.0, 199.9, -150.0]
+out, fout = np.zeros(12 * N, np.int32), np.zeros(7 * N, np.float32)
 bits[(1,)](i, j, f, out, fout, N=N)
 u = [int(v) for v in i.view(np.uint32)]
 uj = [int(v) for v in j.view(np.uint32)]
@@ -128,4 +131,16 @@ for name, got, want in [("normcdf", fout[2 * N:3 * N], 0.5 * np.array([math.erfc
     err = np.abs(got.astype(np.float64) - want) / (1e-5 * np.abs(want) + 1e-6)
     if not (err <= 1).all():
         sys.exit("%s: error %g at lane %d" % (name, err.max(), int(err.argmax())))
+# erfinv: erf of the result gives the argument back (|x| < 1), +-inf at +-1, NaN past; lgamma: log|gamma|
+x2 = (f * np.float32(0.005)).astype(np.float64)
+for v, got in zip(x2, fout[5 * N:6 * N]):
+    if abs(v) < 1 and not abs(math.erf(float(got)) - v) <= 1e-6 * max(1.0, abs(float(got)) * math.exp(-float(got) ** 2) * 3):
+        sys.exit("erfinv(%r) = %r: erf of it is %r" % (v, got, math.erf(float(got))))
+    if abs(v) > 1 and not np.isnan(got):
+        sys.exit("erfinv(%r) = %r, want NaN" % (v, got))
+x3 = (f * np.float32(0.05)).astype(np.float64)
+for v, got in zip(x3, fout[6 * N:7 * N]):
+    want = math.lgamma(v) if not (v <= 0 and v == int(v)) else math.inf
+    if not (got == want or abs(got - want) <= 1e-6 * abs(want) + 1e-6):
+        sys.exit("lgamma(%r) = %r, want %r" % (v, got, want))
 print("bit-exact moves, shifts past the width and libdevice's bit functions match numpy on %d lanes" % N)

@@ -58,7 +58,7 @@ TEST_CASE("shifts: a count at or past the width gives 0, or the sign for >> (PTX
   CHECK(eval8("full([8], 1024, i32) >> (r * 8 + 1)") == V{512, 2, 0, 0, 0, 0, 0, 0});
   CHECK(eval8("full([8], 1, i32) << (0 - r)") == V{1, 0, 0, 0, 0, 0, 0, 0});  // a negative count is a huge unsigned one
   CHECK(eval8("(full([8], 1, i64) << (r * 16 + 31)).to(f64)", "f64") == V{2147483648.0, 140737488355328.0, 9223372036854775808.0 * -1, 0, 0, 0, 0, 0});
-  CHECK(eval8("full([8], 3, i8) << (r + 6)") == V{-64, -128, 0, 0, 0, 0, 0, 0});  // i8 in i32, wrapped
+  CHECK(eval8("full([8], 3, i8) << (r + 6).to(i8)") == V{-64, -128, 0, 0, 0, 0, 0, 0});  // i8 in i32, wrapped
 }
 
 TEST_CASE("float ops, math functions and f16 rounding after every op") {
