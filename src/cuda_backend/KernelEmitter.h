@@ -225,6 +225,7 @@ class KernelEmitter {
   std::string wrap_int(Scalar t, const std::string& v);  // an i32 register wrapped to i8/i16
   std::string f32_to_fp8(Scalar t, const std::string& v);  // float register -> i8 bits (rn, satfinite)
   std::string fp8_to_f32(Scalar t, const std::string& b);  // i8 bits -> float register (exact)
+  std::string fp8_nan_byte(Scalar t, const std::string& v);
   std::string math(UnOp op, Scalar t, const std::string& x);
   std::string nan_minmax(bool is_max, Scalar t, const std::string& a, const std::string& b);
   std::string to_bool(Scalar t, const std::string& v);

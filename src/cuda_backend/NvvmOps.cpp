@@ -24,7 +24,27 @@ std::string KernelEmitter::fp8_to_f32(Scalar t, const std::string& b) {
   std::string w = op("zext i8 " + b + " to i16");
   std::string h2 = op(std::string("call i32 asm \"cvt.rn.f16x2.") + f + " $0, $1;\", \"=r,h\"(i16 " + w + ")");
   std::string h = op("bitcast i16 " + op("trunc i32 " + h2 + " to i16") + " to half");
-  return op("fpext half " + h + " to float");
+  std::string v = op("fpext half " + h + " to float");
+  // A NaN pattern keeps its sign and payload in the f32's top mantissa bits, as the interpreter keeps
+  // them (host/Buffers.h fp8_to_f32), so that a copy stores the same byte back (to_mem)
+  const bool e4 = t == Scalar::F8E4M3;
+  std::string w32 = op("zext i8 " + b + " to i32");
+  std::string nan = op("icmp ugt i32 " + op("and i32 " + w32 + ", 127") + (e4 ? ", 126" : ", 124"));
+  std::string sign = op("shl i32 " + op("and i32 " + w32 + ", 128") + ", 24");
+  std::string pay = op("shl i32 " + op("and i32 " + w32 + (e4 ? ", 7" : ", 3")) + (e4 ? ", 20" : ", 21"));
+  std::string bits = op("or i32 " + op("or i32 " + sign + ", 2139095040") + ", " + pay);
+  return op("select i1 " + nan + ", float " + op("bitcast i32 " + bits + " to float") + ", float " + v);
+}
+
+// The fp8 byte of an f32 NaN: its sign, e4m3's one NaN, or e5m2's with the f32's top two mantissa bits
+// (3 where both are 0), as host/Buffers.h fp8_nan makes it.
+std::string KernelEmitter::fp8_nan_byte(Scalar t, const std::string& v) {
+  std::string vb = op("bitcast float " + v + " to i32");
+  std::string sign = op("trunc i32 " + op("and i32 " + op("lshr i32 " + vb + ", 24") + ", 128") + " to i8");
+  if (t == Scalar::F8E4M3) return op("or i8 " + sign + ", 127");
+  std::string m = op("trunc i32 " + op("and i32 " + op("lshr i32 " + vb + ", 21") + ", 3") + " to i8");
+  std::string m3 = op("select i1 " + op("icmp eq i8 " + m + ", 0") + ", i8 3, i8 " + m);
+  return op("or i8 " + op("or i8 " + sign + ", 124") + ", " + m3);
 }
 
 // An i32 register wrapped to the width of i8/i16 (sign-extended back).
@@ -346,11 +366,15 @@ std::string KernelEmitter::to_mem(Scalar s, const std::string& v) {
     case Scalar::I1: return op("zext i1 " + v + " to i8");
     case Scalar::I8: return op("trunc i32 " + v + " to i8");
     case Scalar::I16: return op("trunc i32 " + v + " to i16");
-    case Scalar::F8E4M3: return f32_to_fp8(s, v);  // exact: the register holds an fp8 value
+    case Scalar::F8E4M3: {  // exact: the register holds an fp8 value; a NaN keeps its sign
+      std::string b = f32_to_fp8(s, v);
+      return op("select i1 " + op("fcmp uno float " + v + ", 0.0") + ", i8 " + fp8_nan_byte(s, v) + ", i8 " + b);
+    }
     case Scalar::F8E5M2: {  // the same, but an infinity stays one (cvt.rn.satfinite would saturate it)
       std::string b = f32_to_fp8(s, v);
       std::string pos = op("select i1 " + op("fcmp oeq float " + v + ", 0x7FF0000000000000") + ", i8 124, i8 " + b);
-      return op("select i1 " + op("fcmp oeq float " + v + ", 0xFFF0000000000000") + ", i8 -4, i8 " + pos);
+      std::string inf = op("select i1 " + op("fcmp oeq float " + v + ", 0xFFF0000000000000") + ", i8 -4, i8 " + pos);
+      return op("select i1 " + op("fcmp uno float " + v + ", 0.0") + ", i8 " + fp8_nan_byte(s, v) + ", i8 " + inf);
     }
     case Scalar::F16: {
       std::string h = op("fptrunc float " + v + " to half");

@@ -14,7 +14,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import dtsim  # noqa: F401 (python -m dtsim)
+import dtsim
 
 
 @triton.jit
@@ -245,7 +245,9 @@ with np.errstate(all="ignore"):
     t = (x.astype(np.float64) * y + 1).astype(np.float32)
     u = (t / np.exp2(y.astype(np.float64)).astype(np.float32)).astype(np.float32)
     want_f = np.where(np.isnan(u), x, np.where(np.isnan(x), u, np.maximum(u, x))).astype(np.float32)
-ok = (f == want_f) | (np.isnan(f) & np.isnan(want_f))
+# exact on the interpreter; the CUDA backend's exp2 (libdevice's) may differ in the last bit
+gpu = dtsim.config()["backend"] == "cuda"
+ok = (f == want_f) | (np.isnan(f) & np.isnan(want_f)) | (gpu & (np.abs(f - want_f) <= 4e-7 * np.abs(want_f)))
 if not ok.all():
     fail("f32 block", f, want_f, np.flatnonzero(~ok))
 
