@@ -477,12 +477,16 @@ class Lowering {
       // vector forms: mov.b32 {a, b}, x (16-bit halves) or {a, b, c, d} (bytes), mov.b16 {a, b}, x
       // (bytes), and back; the first part is the low one
       const int vw = ty == "b32" ? 32 : ty == "b16" ? 16 : ty == "b64" ? 64 : 0;
-      if (ops[0][0] == '{') {
-        auto parts = split_top(ops[0].substr(1, ops[0].size() - 2), ',');
+      const Scalar vt = vw == 64 ? Scalar::I64 : Scalar::I32;
+      auto vector = [&](const std::string& braced) {  // the parts of `{a, b, ...}` and their width
+        auto parts = split_top(braced.substr(1, braced.size() - 2), ',');
         const int n = static_cast<int>(parts.size());
         if (vw == 0 || (n != 2 && n != 4) || vw / n < 8) unsupported();
-        const int pw = vw / n;
-        const Scalar vt = vw == 64 ? Scalar::I64 : Scalar::I32;
+        return std::pair{parts, vw / n};
+      };
+      if (ops[0][0] == '{') {
+        auto [parts, pw] = vector(ops[0]);
+        const int n = static_cast<int>(parts.size());
         ExprP x = hold("x", read(ops[1], vw));
         for (int i = 0; i < n; ++i) {
           ExprP part = i ? lshr(cp(x), k(i * pw, vt), vt) : cp(x);
@@ -493,11 +497,8 @@ class Lowering {
         return;
       }
       if (ops[1][0] == '{') {
-        auto parts = split_top(ops[1].substr(1, ops[1].size() - 2), ',');
+        auto [parts, pw] = vector(ops[1]);
         const int n = static_cast<int>(parts.size());
-        if (vw == 0 || (n != 2 && n != 4) || vw / n < 8) unsupported();
-        const int pw = vw / n;
-        const Scalar vt = vw == 64 ? Scalar::I64 : Scalar::I32;
         ExprP r;
         for (int i = 0; i < n; ++i) {
           ExprP part = read(parts[static_cast<size_t>(i)], pw);

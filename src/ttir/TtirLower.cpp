@@ -1291,7 +1291,7 @@ class Lowerer {
       return true;
     }
     if ((base == "erfinv" || base == "lgamma") && v.size() == 1 && (t.elem == Scalar::F32 || t.elem == Scalar::F64)) {
-      define(result, make_cast(base == "erfinv" ? erfinv_f64(use(v[0])) : lgamma_f64(use(v[0])), t.elem, cur_loc_), t, true, cur_loc_);
+      define(result, make_cast(special_f64(base, use(v[0])), t.elem, cur_loc_), t, true, cur_loc_);
       return true;
     }
     if ((base == "normcdf" || base == "sinpi" || base == "cospi") && v.size() == 1 && is_float(t.elem)) {
@@ -1310,14 +1310,32 @@ class Lowerer {
     return false;
   }
 
-  // erfinv in f64: Winitzki's closed-form estimate (relative error about 2e-3), then three Newton steps
-  // on erf (each squares the error); -1 and 1 give -inf and inf, |x| > 1 and NaN give NaN.
-  ExprP erfinv_f64(ExprP x32) {
+  // erfinv and lgamma of x in f64.
+  // erfinv: Winitzki's closed-form estimate (relative error about 2e-3), then three Newton steps on
+  // erf (each squares the error); -1 and 1 give -inf and inf, |x| > 1 and NaN give NaN.
+  // lgamma, log|gamma(x)|: Lanczos' approximation (g = 7, nine terms) for x >= 1/2, the reflection
+  // log(pi / |sin(pi x)|) - lgamma(1 - x) below (sin(pi x) of x reduced exactly to [-1, 1]); the poles
+  // (0, -1, -2, ...) give +inf.
+  ExprP special_f64(const std::string& fn, ExprP x32) {
     BindFn bind = binder();
     auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
     auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
     auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
-    ExprP x = bind("erfinv_x", make_cast(std::move(x32), Scalar::F64, cur_loc_));
+    ExprP x = bind(fn + "_x", make_cast(std::move(x32), Scalar::F64, cur_loc_));
+    if (fn == "lgamma") {
+      ExprP low = bind("lgamma_low", bo(BinOp::Lt, clone_expr(x), c(0.5)));
+      ExprP z = bind("lgamma_z", bo(BinOp::Sub, make_where(clone_expr(low), bo(BinOp::Sub, c(1), clone_expr(x)), clone_expr(x), cur_loc_), c(1)));
+      static const double k[9] = {0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+                                  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7};
+      ExprP sum = c(k[0]);
+      for (int i = 1; i < 9; ++i) sum = bo(BinOp::Add, std::move(sum), bo(BinOp::Div, c(k[i]), bo(BinOp::Add, clone_expr(z), c(i))));
+      ExprP tt = bind("lgamma_t", bo(BinOp::Add, clone_expr(z), c(7.5)));
+      ExprP l = bind("lgamma_l", bo(BinOp::Add, bo(BinOp::Sub, bo(BinOp::Add, c(0.5 * std::log(2 * M_PI)), bo(BinOp::Mul, bo(BinOp::Add, clone_expr(z), c(0.5)), un(UnOp::Log, clone_expr(tt)))), clone_expr(tt)),
+                                             un(UnOp::Log, std::move(sum))));
+      ExprP red = bo(BinOp::Sub, clone_expr(x), bo(BinOp::Mul, c(2), un(UnOp::Rint, bo(BinOp::Mul, clone_expr(x), c(0.5)))));
+      ExprP refl = bo(BinOp::Sub, un(UnOp::Log, bo(BinOp::Div, c(M_PI), un(UnOp::Abs, un(UnOp::Sin, bo(BinOp::Mul, c(M_PI), std::move(red)))))), clone_expr(l));
+      return make_where(std::move(low), std::move(refl), std::move(l), cur_loc_);
+    }
     ExprP w = bind("erfinv_w", un(UnOp::Neg, un(UnOp::Log, bo(BinOp::Mul, bo(BinOp::Sub, c(1), clone_expr(x)), bo(BinOp::Add, c(1), clone_expr(x))))));
     const double a = 0.147;
     ExprP tt = bind("erfinv_t", bo(BinOp::Sub, c(2 / (M_PI * a)), bo(BinOp::Mul, c(0.5), clone_expr(w))));
@@ -1333,29 +1351,6 @@ class Lowerer {
     ExprP edge = make_where(bo(BinOp::Gt, clone_expr(ax), c(1)), c(std::numeric_limits<double>::quiet_NaN()),
                             bo(BinOp::Mul, std::move(sign), c(std::numeric_limits<double>::infinity())), cur_loc_);
     return make_where(bo(BinOp::Ge, std::move(ax), c(1)), std::move(edge), std::move(y), cur_loc_);
-  }
-
-  // log|gamma(x)| in f64: Lanczos' approximation (g = 7, nine terms) for x >= 1/2, the reflection
-  // log(pi / |sin(pi x)|) - lgamma(1 - x) below (sin(pi x) of x reduced exactly to [-1, 1]); the poles
-  // (0, -1, -2, ...) give +inf.
-  ExprP lgamma_f64(ExprP x32) {
-    BindFn bind = binder();
-    auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
-    ExprP x = bind("lgamma_x", make_cast(std::move(x32), Scalar::F64, cur_loc_));
-    ExprP low = bind("lgamma_low", bo(BinOp::Lt, clone_expr(x), c(0.5)));
-    ExprP z = bind("lgamma_z", bo(BinOp::Sub, make_where(clone_expr(low), bo(BinOp::Sub, c(1), clone_expr(x)), clone_expr(x), cur_loc_), c(1)));
-    static const double k[9] = {0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-                                12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7};
-    ExprP sum = c(k[0]);
-    for (int i = 1; i < 9; ++i) sum = bo(BinOp::Add, std::move(sum), bo(BinOp::Div, c(k[i]), bo(BinOp::Add, clone_expr(z), c(i))));
-    ExprP tt = bind("lgamma_t", bo(BinOp::Add, clone_expr(z), c(7.5)));
-    ExprP l = bind("lgamma_l", bo(BinOp::Add, bo(BinOp::Sub, bo(BinOp::Add, c(0.5 * std::log(2 * M_PI)), bo(BinOp::Mul, bo(BinOp::Add, clone_expr(z), c(0.5)), un(UnOp::Log, clone_expr(tt)))), clone_expr(tt)),
-                                           un(UnOp::Log, std::move(sum))));
-    ExprP red = bo(BinOp::Sub, clone_expr(x), bo(BinOp::Mul, c(2), un(UnOp::Rint, bo(BinOp::Mul, clone_expr(x), c(0.5)))));
-    ExprP refl = bo(BinOp::Sub, un(UnOp::Log, bo(BinOp::Div, c(M_PI), un(UnOp::Abs, un(UnOp::Sin, bo(BinOp::Mul, c(M_PI), std::move(red)))))), clone_expr(l));
-    return make_where(std::move(low), std::move(refl), std::move(l), cur_loc_);
   }
 
   // ---- tt.elementwise_inline_asm: the PTX block as the IR's ops (ir/InlinePtx.h, as dtsim's own

@@ -110,45 +110,34 @@ def floats(x_ptr, y_ptr, f_ptr, h_ptr, e_ptr, N: tl.constexpr):
     tl.store(e_ptr + o, e)
 
 
-@triton.jit
-def fp4_to_bf16(x_ptr, out_ptr, N: tl.constexpr):
-    # each byte holds two e2m1 values (low nibble first); bits s.ee.m of a nibble go to the sign, the
-    # exponent's low bits and the mantissa's top bit of a bf16, which mul.bf16x2 by 2^126 then rebiases
-    o = tl.arange(0, N)
-    x = tl.load(x_ptr + o)
-    a, b = tl.inline_asm_elementwise("""
+def fp4_nibbles(out, src, sign_shift, eem_shift):
+    # one register of two bf16 lanes: the sign to bit 15, eem to bits 6-8, then rebiased
+    return """
+        shl.b32 v, {src}, {s};
+        and.b32 v, v, 0x80008000;
+        shl.b32 {o}, {src}, {e};
+        and.b32 {o}, {o}, 0x01C001C0;
+        or.b32 {o}, {o}, v;
+        mul.rn.bf16x2 {o}, {o}, bias;""".format(o=out, src=src, s=sign_shift, e=eem_shift)
+
+
+FP4_DECODER = ("""
     {
         .reg .b32 bias, t, u, v;
         mov.b32 bias, 0x7E807E80;
         prmt.b32 t, $4, 0, 0x5140;       // bytes 0 and 1 widened to 16-bit lanes
-        prmt.b32 u, $4, 0, 0x7362;       // bytes 2 and 3
-        // low nibbles: sign to bit 15, eem to bits 6-8
-        shl.b32 v, t, 12;
-        and.b32 v, v, 0x80008000;
-        shl.b32 $0, t, 6;
-        and.b32 $0, $0, 0x01C001C0;
-        or.b32 $0, $0, v;
-        mul.rn.bf16x2 $0, $0, bias;
-        shl.b32 v, t, 8;
-        and.b32 v, v, 0x80008000;
-        shl.b32 $1, t, 2;
-        and.b32 $1, $1, 0x01C001C0;
-        or.b32 $1, $1, v;
-        mul.rn.bf16x2 $1, $1, bias;
-        shl.b32 v, u, 12;
-        and.b32 v, v, 0x80008000;
-        shl.b32 $2, u, 6;
-        and.b32 $2, $2, 0x01C001C0;
-        or.b32 $2, $2, v;
-        mul.rn.bf16x2 $2, $2, bias;
-        shl.b32 v, u, 8;
-        and.b32 v, v, 0x80008000;
-        shl.b32 $3, u, 2;
-        and.b32 $3, $3, 0x01C001C0;
-        or.b32 $3, $3, v;
-        mul.rn.bf16x2 $3, $3, bias;
-    }
-    """, "=r,=r,=r,=r,r", [x], dtype=(tl.bfloat16, tl.bfloat16), is_pure=True, pack=4)
+        prmt.b32 u, $4, 0, 0x7362;       // bytes 2 and 3"""
+               + fp4_nibbles("$0", "t", 12, 6) + fp4_nibbles("$1", "t", 8, 2)   # low, then high nibbles
+               + fp4_nibbles("$2", "u", 12, 6) + fp4_nibbles("$3", "u", 8, 2) + "\n    }")
+
+
+@triton.jit
+def fp4_to_bf16(x_ptr, out_ptr, N: tl.constexpr, ASM: tl.constexpr):
+    # each byte holds two e2m1 values (low nibble first); bits s.ee.m of a nibble go to the sign, the
+    # exponent's low bits and the mantissa's top bit of a bf16, which mul.bf16x2 by 2^126 then rebiases
+    o = tl.arange(0, N)
+    x = tl.load(x_ptr + o)
+    a, b = tl.inline_asm_elementwise(ASM, "=r,=r,=r,=r,r", [x], dtype=(tl.bfloat16, tl.bfloat16), is_pure=True, pack=4)
     # a: the low nibbles of bytes 0-3 in two registers ($0: bytes 0, 1; $2: bytes 2, 3)... as packed:
     # result a holds $0 and $1, result b holds $2 and $3
     tl.store(out_ptr + 2 * o, a.to(tl.float32))
@@ -276,7 +265,7 @@ if not ok.all():
 
 E2M1 = np.float32([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
 out = np.zeros(2 * N, np.float32)
-fp4_to_bf16[(1,)](x8, out, N=N)
+fp4_to_bf16[(1,)](x8, out, N=N, ASM=FP4_DECODER)
 # result a of the group of 4 bytes: $0 (bytes 0, 1's low nibbles) and $1 (their high nibbles), i.e.
 # elements [lo(b0), lo(b1), hi(b0), hi(b1)]; result b the same for bytes 2 and 3
 g = x8.reshape(-1, 4)
