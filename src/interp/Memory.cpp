@@ -277,7 +277,14 @@ bool null_offset(int64_t off) { return off > kNullOffset - kNullSpan && off < kN
 
 struct Issue {
   // " through a null pointer ..." when the first bad offset came from address 0, else "".
-  std::string null_note() const { return count && null_offset(off) ? " through a null pointer (int_to_ptr of address 0)" : ""; }
+  // esz: the element size, for the address an int_to_ptr lane outside every buffer holds.
+  std::string null_note(int64_t esz) const {
+    if (!count || !null_offset(off)) return "";
+    if (off == kNullOffset) return " through a null pointer (int_to_ptr of address 0)";
+    std::ostringstream a;
+    a << std::hex << static_cast<uint64_t>(off - kNullOffset) * static_cast<uint64_t>(esz);
+    return " through address 0x" + a.str() + ", which is in no buffer of this run (int_to_ptr)";
+  }
   int64_t count = 0;
   int64_t lane = -1;
   int64_t off = 0;
@@ -846,7 +853,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
   });
   SourceLoc loc = where_loc(c, e.loc);
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'" + oob.null_note(scalar_bytes(B.dtype)), access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
   if (uninit.count)
     emit(c, Finding::Uninitialized, loc, "load of uninitialized memory from '" + B.name + "'",
          access_details(c, B, uninit, active, "read never-written elements", rt.shape), B, uninit);
@@ -912,7 +919,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   });
   SourceLoc loc = where_loc(c, c.stmt ? c.stmt->loc : SourceLoc{});
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", ps), B, oob);
+    emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'" + oob.null_note(scalar_bytes(B.dtype)), access_details(c, B, oob, active, "out of bounds", ps), B, oob);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, ps);
 }
 
@@ -1198,7 +1205,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
   SourceLoc loc = where_loc(c, s.loc);
   const char* fn = atomicop_name(s.aop);
   if (oob.count && ck.report_bounds)
-    emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'" + oob.null_note(), access_details(c, B, oob, active, "out of bounds", shape), B, oob);
+    emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'" + oob.null_note(scalar_bytes(B.dtype)), access_details(c, B, oob, active, "out of bounds", shape), B, oob);
   if (uninit.count)
     emit(c, Finding::Uninitialized, loc, std::string(fn) + " of uninitialized memory in '" + B.name + "'",
          access_details(c, B, uninit, active, "updated never-written elements", shape), B, uninit);
@@ -1495,7 +1502,15 @@ Value int_to_ptr_op(Ctx& c, const Expr& e, const Value& addr) {
       int b = -1;
       for (size_t k = 0; k < bs->list.size() && b < 0; ++k)
         if (holds(k, a)) b = static_cast<int>(k);
-      if (b < 0) fault(i, "address " + hex_address(a) + " is in no buffer of this run");
+      if (b < 0) {
+        // an address in no buffer is a pointer that only its accesses make wrong (as on the GPU): it
+        // is kept as the null pointer moved by a / element size lanes, out of bounds of every buffer
+        // and given back exactly by ptr_to_int
+        if (a % esz || a / esz >= static_cast<uint64_t>(kNullSpan))
+          fault(i, "address " + hex_address(a) + " is in no buffer of this run and not aligned to " + scalar_name(e.dtype) + " elements");
+        po[i] = kNullOffset + static_cast<int64_t>(a / esz);
+        continue;
+      }
       const Buffer& B = bs->list[static_cast<size_t>(b)];
       if (found >= 0)
         fault(i, "the lanes of one pointer tile point into two buffers, '" + bs->list[static_cast<size_t>(found)].name + "' and '" + B.name + "'");
@@ -1507,12 +1522,12 @@ Value int_to_ptr_op(Ctx& c, const Expr& e, const Value& addr) {
     if (rel % esz) fault(i, "address " + hex_address(a) + " is not aligned to an element of '" + bs->list[static_cast<size_t>(found)].name + "'");
     po[i] = static_cast<int64_t>(rel / esz);
   }
-  if (found < 0) {  // null pointers only: any buffer of the element type will do, every access is out of bounds
+  if (found < 0) {  // null or stray pointers only: any buffer of the element type will do, every access is out of bounds
     for (size_t k = 0; k < bs->list.size() && found < 0; ++k)
       if (bs->list[k].dtype == e.dtype) found = static_cast<int>(k);
     if (found < 0)
-      throw RuntimeFault(e.loc, std::string("int_to_ptr(): null pointers to ") + scalar_name(e.dtype) + " in a run without a buffer of " +
-                                    scalar_name(e.dtype) + " elements");
+      throw RuntimeFault(e.loc, std::string("int_to_ptr(): pointers to ") + scalar_name(e.dtype) + " whose addresses are in no buffer (or null), in a run without a buffer of " +
+                                    scalar_name(e.dtype) + " elements (the interpreter keeps such a pointer tile on a buffer of its element type)");
   }
   out.buffer = found;
   return out;

@@ -115,7 +115,7 @@
 //   the Python package does for tensors whose addresses a kernel is given as integers) points into
 //   that buffer; the buffer's element type must be T and the address aligned to it. The lanes of one
 //   tile point into one buffer. A lane at address 0 (null) stays valid until an unmasked access
-//   through it, which is out of bounds; any other address in no buffer is a fault at int_to_ptr.
+//   through it, which is out of bounds; so does any other address in no buffer (aligned to T).
 //
 // Debugging. print(prefix, values...) prints, per instance, "pid (x, y, z) prefix v1 v2..."; assert(c,
 //   msg) faults when any lane of c is false.

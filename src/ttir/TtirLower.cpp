@@ -246,7 +246,10 @@ class Lowerer {
     static const std::map<std::string, Scalar> names = {{"i1", Scalar::I1},   {"i8", Scalar::I8},   {"i16", Scalar::I16},
                                                         {"i32", Scalar::I32}, {"i64", Scalar::I64}, {"f8E4M3FN", Scalar::F8E4M3},
                                                         {"f8E5M2", Scalar::F8E5M2}, {"f16", Scalar::F16}, {"bf16", Scalar::BF16},
-                                                        {"f32", Scalar::F32}, {"f64", Scalar::F64}};
+                                                        {"f32", Scalar::F32}, {"f64", Scalar::F64},
+                                                        // signed / unsigned spellings (a tensor descriptor's block type)
+                                                        {"si8", Scalar::I8}, {"si16", Scalar::I16}, {"si32", Scalar::I32}, {"si64", Scalar::I64},
+                                                        {"ui8", Scalar::I8}, {"ui16", Scalar::I16}, {"ui32", Scalar::I32}, {"ui64", Scalar::I64}};
     auto it = names.find(e);
     if (it == names.end()) {
       if (e.rfind("!tt.tensordesc", 0) == 0) user_error(cur_loc_, "tensor descriptors are not supported yet");
@@ -733,6 +736,14 @@ class Lowerer {
       if (n == "arith.divsi" || n == "arith.remsi") xy[1] = guard_divisor(v[1], xy[1], t);
       BinOp bop = t.elem == Scalar::I1 ? i1_binop(n) : b->second;
       if (n == "tt.precise_divf") return define(res(), ieee_div(xy[0], xy[1], t.elem), t, true, cur_loc_);
+      if (n == "arith.maxnumf" || n == "arith.minnumf") {  // IEEE maxNum / minNum: the other operand where one is NaN
+        BindFn bind = binder();
+        ExprP a = bind("num_a", xy[0]), b2 = bind("num_b", xy[1]);
+        ExprP r = make_where(make_binary(BinOp::Ne, clone_expr(a), clone_expr(a), cur_loc_), clone_expr(b2),
+                             make_where(make_binary(BinOp::Ne, clone_expr(b2), clone_expr(b2), cur_loc_), clone_expr(a),
+                                        make_binary(bop, clone_expr(a), clone_expr(b2), cur_loc_), cur_loc_), cur_loc_);
+        return define(res(), r, t, true, cur_loc_);
+      }
       define(res(), make_binary(bop, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
@@ -898,6 +909,17 @@ class Lowerer {
       c.expect("->");
       VType t = vtype(c.type(), op.text_loc);
       define(res(), make_expand_dims(use(v), static_cast<int>(attr_int(attrs, "axis")), cur_loc_), t, true, cur_loc_);
+      return;
+    }
+    if (n == "tt.unsplat") {  // %s = tt.unsplat %v : tensor<1x..xT>: the one element, as a scalar (its bits)
+      std::string v = c.value();
+      c.expect(":");
+      VType from = vtype(c.type(), op.text_loc);
+      if (shape_numel(from.shape) != 1) user_error(cur_loc_, "malformed TTIR: tt.unsplat of a tensor of more than one element");
+      if (from.ptr) user_error(cur_loc_, "a one-element tensor of pointers made a scalar (tt.unsplat) is not supported yet");
+      ExprP one = make_reshape(use(v), dims(Shape{1}), cur_loc_);
+      ExprP first = make_binary(BinOp::Eq, make_arange(make_const_int(0, cur_loc_), make_const_int(1, cur_loc_), cur_loc_), make_const_int(0, cur_loc_), cur_loc_);
+      define(res(), select_lane(first, one, 0, from.elem, cur_loc_), VType{from.elem, from.ptr, {}}, true, cur_loc_);
       return;
     }
     if (n == "tt.reshape") {
@@ -1978,6 +2000,14 @@ class Lowerer {
     } else if (t.elem == Scalar::I1) {
       user_error(cur_loc_, "a scan of i1 values is not supported yet");
     }
+    const std::string bn = body.size() == 1 ? body[0]->name : "";
+    if ((bn == "arith.maxnumf" || bn == "arith.minnumf") && is_float(t.elem) && (*k == ScanOp::Max || *k == ScanOp::Min)) {
+      // NaN lanes left out; NaN while every lane so far is NaN
+      ExprP x = binder()("num_x", use(ins[0]));
+      ExprP sc = make_scan(*k, nan_as_inf(x, t.elem, *k == ScanOp::Max), axis, reverse, cur_loc_);
+      sc = nan_where_none(sc, x, t.elem, [&](ExprP v) { return make_scan(ScanOp::Sum, std::move(v), axis, reverse, cur_loc_); });
+      return define(op.results.at(0), sc, t, true, cur_loc_);
+    }
     ExprP sc = make_scan(*k, use(ins[0]), axis, reverse, cur_loc_);
     sc->fn = fn;
     define(op.results.at(0), sc, t, true, cur_loc_);
@@ -2085,10 +2115,18 @@ class Lowerer {
       if (uns) r = bn == "arith.maxui" ? RedOp::Max : RedOp::Min;
       if (r) {
         VType it = type_of(ins[0]);
-        if (*r == RedOp::Sum && it.elem == Scalar::I1) user_error(cur_loc_, "a sum of i1 values is not supported yet");
+        if (*r == RedOp::Sum && it.elem == Scalar::I1) r = RedOp::Xor;  // i1 arithmetic is modulo 2
         if (uns && it.elem == Scalar::I1) user_error(cur_loc_, "an unsigned max/min of i1 values is not supported yet");
-        ExprP e = uns ? flip_sign(make_reduce(*r, flip_sign(use(ins[0]), it.elem, cur_loc_), axis, cur_loc_), it.elem, cur_loc_)
-                      : make_reduce(*r, use(ins[0]), axis, cur_loc_);
+        ExprP e;
+        if ((bn == "arith.maxnumf" || bn == "arith.minnumf") && is_float(it.elem)) {  // NaN lanes left out
+          ExprP x = binder()("num_x", use(ins[0]));
+          e = make_reduce(*r, nan_as_inf(x, it.elem, *r == RedOp::Max), axis, cur_loc_);
+          e = nan_where_none(e, x, it.elem, [&](ExprP v) { return make_reduce(RedOp::Sum, std::move(v), axis, cur_loc_); });
+        } else {
+          e = uns ? flip_sign(make_reduce(*r, flip_sign(use(ins[0]), it.elem, cur_loc_), axis, cur_loc_), it.elem, cur_loc_)
+                  : make_reduce(*r, use(ins[0]), axis, cur_loc_);
+        }
+        if (*r == RedOp::Xor && it.elem == Scalar::I1) e = make_cast(e, Scalar::I1, cur_loc_);
         // the tile IR sums floats in f32 and i1/i32 in i32: convert back to the TTIR type
         if (*r == RedOp::Sum && it.elem != Scalar::F32 && it.elem != Scalar::F64 && it.elem != Scalar::I32 && it.elem != Scalar::I64)
           e = make_cast(e, rtypes.at(0).elem, cur_loc_);
@@ -2123,7 +2161,10 @@ class Lowerer {
         std::string xv = var_name(ins[0] + "_red");
         Scalar et = type_of(ins[0]).elem;
         if (uns && et == Scalar::I1) user_error(cur_loc_, "an unsigned argmax/argmin of i1 values is not supported yet");
-        out_->push_back(make_assign(xv, uns ? flip_sign(use(ins[0]), et, cur_loc_) : use(ins[0]), cur_loc_));
+        // (float values: NaN lanes are left out, as the GPU's ordered compares leave them)
+        ExprP xin = uns ? flip_sign(use(ins[0]), et, cur_loc_) : use(ins[0]);
+        if (is_float(et)) xin = nan_as_inf(binder()("num_x", xin), et, kind == "max");
+        out_->push_back(make_assign(xv, xin, cur_loc_));
         use(ins[1]);  // the indices: the axis positions (tl.argmax builds them with arange)
         ExprP val = make_reduce(kind == "max" ? RedOp::Max : RedOp::Min, make_var(xv, cur_loc_), axis, cur_loc_);
         if (uns) val = flip_sign(val, et, cur_loc_);
@@ -2146,6 +2187,19 @@ class Lowerer {
       return;
     }
     emit_n_combine(op, ins, b, "tt.reduce.return", rtypes);
+  }
+
+  // maxNum / minNum over an axis (Triton's tl.max, tl.min, tl.cummax ... with propagate_nan NONE, and
+  // its argmax / argmin): NaN lanes are left out, as -inf for a max and +inf for a min; a position
+  // whose lanes are all NaN (so far, for a scan) is NaN. `x` is a variable (read twice).
+  ExprP nan_as_inf(ExprP x, Scalar et, bool max) {
+    ExprP inf = typed_const(max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity(), 0, et);
+    return make_where(make_binary(BinOp::Ne, clone_expr(x), clone_expr(x), cur_loc_), inf, clone_expr(x), cur_loc_);
+  }
+  ExprP nan_where_none(ExprP r, const ExprP& x, Scalar et, const std::function<ExprP(ExprP)>& count) {
+    ExprP valid = make_cast(make_binary(BinOp::Eq, clone_expr(x), clone_expr(x), cur_loc_), Scalar::I32, cur_loc_);
+    ExprP none = make_binary(BinOp::Eq, count(valid), make_const_int(0, cur_loc_), cur_loc_);
+    return make_where(none, typed_const(std::numeric_limits<double>::quiet_NaN(), 0, et), r, cur_loc_);
   }
 
   // Unsigned integer ops, on the IR's signed types (ir/Unsigned.h).

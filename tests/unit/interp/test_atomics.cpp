@@ -187,7 +187,9 @@ TEST_CASE("sanitizer: data passed through an atomic flag or counter (release, th
     }
   }
   // relaxed atomics order nothing; a load before the acquire is not ordered by it
-  for (auto [sem, load_first] : {std::pair{"relaxed", false}, std::pair{"acq_rel", true}}) {
+  for (const auto& p : {std::pair{"relaxed", false}, std::pair{"acq_rel", true}}) {
+    const char* sem = p.first;
+    const bool load_first = p.second;
     CAPTURE(sem);
     CAPTURE(load_first);
     auto bad = run_tile("flag.tile", flag_kernel(sem, load_first).c_str());

@@ -1,0 +1,96 @@
+"""Semantics Triton's own language tests check, on dtsim's kernels: tl.maximum / tl.minimum (propagate_nan
+NONE: IEEE maxNum / minNum), tl.max / tl.min / tl.argmax / tl.argmin and a running maximum (associative_scan of tl.maximum) over NaN lanes (left
+out; all-NaN gives NaN); tl.maximum(..., propagate_nan=ALL) still NaN; a one-element block made a scalar
+(tt.unsplat); a sum of i1 in i1 (modulo 2); int_to_ptr of an address in no buffer, selected and given back
+without an access; a tensor descriptor over int32 (its block type spelled si32). Checked against numpy."""
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+
+import dtsim  # noqa: F401 (python -m dtsim)
+
+
+@triton.jit
+def _fmax(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def nans(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(x_ptr + o)
+    y = tl.load(y_ptr + o)
+    tl.store(out_ptr + o, tl.minimum(x, y))
+    tl.store(out_ptr + N + o, tl.maximum(x, y))
+    tl.store(out_ptr + 2 * N + o, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
+    tl.store(out_ptr + 3 * N + o, tl.associative_scan(x, 0, _fmax))
+    tl.store(out_ptr + 4 * N + 0, tl.max(x, axis=0))
+    tl.store(out_ptr + 4 * N + 1, tl.min(x, axis=0))
+    tl.store(out_ptr + 4 * N + 2, tl.argmax(x, axis=0).to(tl.float32))
+    tl.store(out_ptr + 4 * N + 3, tl.argmin(x, axis=0).to(tl.float32))
+    tl.store(out_ptr + 4 * N + 4, tl.max(x * float("nan"), axis=0))  # every lane NaN
+
+
+@triton.jit
+def scalars(x_ptr, a_ptr, out_ptr, N: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, 1))
+    s = tl.reshape(v, ())
+    tl.store(out_ptr, s * 2.0)
+    b = tl.load(x_ptr + tl.arange(0, N)) > 0
+    tl.store(out_ptr + 1, tl.sum(b, axis=0, dtype=tl.int1).to(tl.float32))
+    o = tl.arange(0, N)
+    p = tl.load(a_ptr + o).to(tl.pointer_type(tl.float32))  # addresses in no buffer, never accessed
+    q = tl.where(o % 2 == 0, p, p + 1)
+    tl.store(a_ptr + o, q.to(tl.int64))
+
+
+@triton.jit
+def described(src, dst, N: tl.constexpr):
+    d_in = tl.make_tensor_descriptor(base=src, shape=[N], strides=[1], block_shape=[N])
+    d_out = tl.make_tensor_descriptor(base=dst, shape=[N], strides=[1], block_shape=[N])
+    d_out.store([0], d_in.load([0]) + 1)
+
+
+N = 8
+nan = np.float32(np.nan)
+x = np.float32([nan, 1.0, 8.0, -3.0, nan, 2.0, -7.0, 4.0])
+y = np.float32([2.0, nan, 0.5, 5.0, nan, 1.0, -8.0, 9.0])
+out = np.zeros(5 * N, np.float32)
+nans[(1,)](x, y, out, N=N)
+
+
+def same(a, b):
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    return a.shape == b.shape and bool(((a == b) | (np.isnan(a) & np.isnan(b))).all())
+
+
+checks = [
+    ("minimum", out[:N], np.fmin(x, y)),
+    ("maximum", out[N:2 * N], np.fmax(x, y)),
+    ("maximum (propagate_nan=ALL)", out[2 * N:3 * N], np.maximum(x, y)),
+    ("cummax", out[3 * N:4 * N], [nan] + list(np.fmax.accumulate(np.where(np.isnan(x), -np.inf, x))[1:])),
+    ("max, min, argmax, argmin, max of all NaN", out[4 * N:4 * N + 5], [8.0, -7.0, 2.0, 6.0, nan]),
+]
+for name, got, want in checks:
+    if not same(got, want):
+        sys.exit("%s: got %s, want %s" % (name, got, np.float32(want)))
+
+xs = np.float32([3.5, 1, -2, 3, 0, 5, -2, 7])  # 5 positive: the i1 sum is 1
+addrs = np.int64([8, 16, 0x100000000, 40, 1 << 40, 64, 72, 80])
+res = np.zeros(2, np.float32)
+want_a = np.where(np.arange(N) % 2 == 0, addrs, addrs + 4)
+scalars[(1,)](xs, addrs, res, N=N)
+if not same(res, [7.0, 1.0]):
+    sys.exit("unsplat / i1 sum: got %s, want [7, 1]" % res)
+if not np.array_equal(addrs, want_a):
+    sys.exit("pointers in no buffer: got %s, want %s" % (addrs, want_a))
+
+src = np.arange(16, dtype=np.int32)
+dst = np.zeros(16, np.int32)
+triton.set_allocator(lambda size, align, stream: np.empty(size, np.int8))
+described[(1,)](src, dst, N=16)
+if not np.array_equal(dst, src + 1):
+    sys.exit("int32 tensor descriptor: %s" % dst)
+print("maxNum/minNum over NaN lanes, unsplat, an i1 sum, pointers in no buffer and an int32 descriptor match numpy")
