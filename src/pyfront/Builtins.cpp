@@ -845,19 +845,9 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
   }
   if (std::optional<BinOp> op = tl_op(kAllBinOps, tl)) {  // minimum, maximum (tl.cdiv folds above)
     Val x = B.need(0, "x"), y = B.need(1, "y");
-    const Val* pn = a.get(2, "propagate_nan");
-    const bool all = pn && py_repr(*pn).find("ALL") != std::string::npos;
+    B.ignore({"propagate_nan"});
     a.done();
-    ExprP ex = ir(x, loc), ey = ir(y, loc);
-    ExprP r = typed(make_binary(*op, ex, ey, loc));
-    if ((*op == BinOp::Min || *op == BinOp::Max) && is_float(r->type.elem) && !all) {
-      // propagate_nan NONE (Triton's default): IEEE minNum / maxNum, the other operand where one is NaN
-      BindFn bind = binder(loc);
-      ExprP a1 = bind("num_a", ex), b1 = bind("num_b", ey);
-      auto nan = [&](const ExprP& v) { return make_binary(BinOp::Ne, clone_expr(v), clone_expr(v), loc); };
-      return tensor(typed_tree(make_where(nan(a1), clone_expr(b1), make_where(nan(b1), clone_expr(a1), make_binary(*op, clone_expr(a1), clone_expr(b1), loc), loc), loc)));
-    }
-    return tensor(r);
+    return tensor(make_binary(*op, ir(x, loc), ir(y, loc), loc));
   }
   if (tl == "clamp") {
     Val x = B.need(0, "x"), lo = B.need(1, "min"), hi = B.need(2, "max");
