@@ -898,7 +898,7 @@ class JITFunction(KernelInterface):
         key = _launcher_key(key)
         return None if key is None else (key, ptrs)
 
-    def run(self, *args, grid, warmup=False, **kwargs):
+    def run(self, /, *args, grid, warmup=False, **kwargs):
         c = _config
         fast = None
         if not warmup and _gpu_launchers_on():

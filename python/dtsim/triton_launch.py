@@ -621,7 +621,7 @@ def _launch_metadata(fn, kernel, grid, bound_args, knobs):
     return _LaunchMetadata({"name": kernel.name, "function": kernel.function, "stream": 0}, extra)
 
 
-def run(fn, *args, grid, warmup, **kwargs):
+def run(fn, /, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     dtsim = sys.modules["dtsim"]
     knobs = _knobs()
@@ -847,7 +847,7 @@ def install():
         import triton.testing
         triton.testing.do_bench = wall_bench
 
-    def _run(self, *args, grid, warmup, **kwargs):
+    def _run(self, /, *args, grid, warmup, **kwargs):
         return run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     _jit.JITFunction._dtsim_triton_run = _jit.JITFunction.run

@@ -2,7 +2,7 @@
 NONE: IEEE maxNum / minNum), tl.max / tl.min / tl.argmax / tl.argmin and a running maximum (associative_scan of tl.maximum) over NaN lanes (left
 out; all-NaN gives NaN); tl.maximum(..., propagate_nan=ALL) still NaN; a one-element block made a scalar
 (tt.unsplat); a sum of i1 in i1 (modulo 2); int_to_ptr of an address in no buffer, selected and given back
-without an access; a tensor descriptor over int32 (its block type spelled si32). Checked against numpy."""
+without an access; a tensor descriptor over int32 (its block type spelled si32); a kernel parameter named `fn`. Checked against numpy."""
 import sys
 
 import numpy as np
@@ -44,6 +44,13 @@ def scalars(x_ptr, a_ptr, out_ptr, N: tl.constexpr):
     p = tl.load(a_ptr + o).to(tl.pointer_type(tl.float32))  # addresses in no buffer, never accessed
     q = tl.where(o % 2 == 0, p, p + 1)
     tl.store(a_ptr + o, q.to(tl.int64))
+
+
+@triton.jit
+def named_fn(x_ptr, fn: tl.constexpr, N: tl.constexpr):  # a parameter named as the launcher's own
+    o = tl.arange(0, N)
+    if fn == "neg":
+        tl.store(x_ptr + o, -tl.load(x_ptr + o))
 
 
 @triton.jit
@@ -93,4 +100,8 @@ triton.set_allocator(lambda size, align, stream: np.empty(size, np.int8))
 described[(1,)](src, dst, N=16)
 if not np.array_equal(dst, src + 1):
     sys.exit("int32 tensor descriptor: %s" % dst)
+v = np.arange(8, dtype=np.float32)
+named_fn[(1,)](v, fn="neg", N=8)
+if not np.array_equal(v, -np.arange(8, dtype=np.float32)):
+    sys.exit("a parameter named fn: %s" % v)
 print("maxNum/minNum over NaN lanes, unsplat, an i1 sum, pointers in no buffer and an int32 descriptor match numpy")
