@@ -1066,7 +1066,7 @@ class Lowerer {
           user_error(cur_loc_, "tl.dot of " + shape_str(at.shape) + " and " + shape_str(bt.shape) + " operands is not supported");
         bool ints = at.elem == Scalar::I8 && t.elem == Scalar::I32;
         if (!ints && !is_float(at.elem)) user_error(cur_loc_, std::string("tl.dot of ") + scalar_name(at.elem) + " operands is not supported yet (i8 and floats are)");
-        Scalar acc_t = ints ? Scalar::I32 : Scalar::F32;
+        Scalar acc_t = ints ? Scalar::I32 : at.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
         BindFn bind = binder();
         ExprP av = bind("dot_a", a), bv = bind("dot_b", b);
         ExprP cv = bind("dot_acc", t.elem == acc_t ? acc : make_cast(acc, acc_t, cur_loc_));
@@ -1085,10 +1085,13 @@ class Lowerer {
         return;
       }
       if (!is_float(at.elem)) user_error(cur_loc_, std::string("tl.dot of ") + scalar_name(at.elem) + " operands is not supported yet (i8 and floats are)");
-      ExprP accf = t.elem == Scalar::F32 ? acc : make_cast(acc, Scalar::F32, cur_loc_);
+      // the IR's dot accumulates f64 operands in f64 and the others in f32; the TTIR result type
+      // (out_dtype, an f32 accumulator of f64 operands) is one conversion of that
+      const Scalar acc_t = at.elem == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+      ExprP accf = t.elem == acc_t ? acc : make_cast(acc, acc_t, cur_loc_);
       ExprP d = make_dot(a, b, accf, cur_loc_);
       d->tf32 = tf32 && at.elem == Scalar::F32;
-      if (t.elem != Scalar::F32) d = make_cast(d, t.elem, cur_loc_);
+      if (t.elem != acc_t) d = make_cast(d, t.elem, cur_loc_);
       define(res(), d, t, true, cur_loc_);
       return;
     }

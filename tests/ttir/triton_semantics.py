@@ -2,7 +2,8 @@
 NONE: IEEE maxNum / minNum), tl.max / tl.min / tl.argmax / tl.argmin and a running maximum (associative_scan of tl.maximum) over NaN lanes (left
 out; all-NaN gives NaN); tl.maximum(..., propagate_nan=ALL) still NaN; a one-element block made a scalar
 (tt.unsplat); a sum of i1 in i1 (modulo 2); int_to_ptr of an address in no buffer, selected and given back
-without an access; a tensor descriptor over int32 (its block type spelled si32); a kernel parameter named `fn`. Checked against numpy."""
+without an access; a tensor descriptor over int32 (its block type spelled si32); a kernel parameter named `fn`; an f64 tl.dot with out_dtype=tl.float32 (accumulated in f64, rounded once).
+Checked against numpy."""
 import sys
 
 import numpy as np
@@ -54,6 +55,14 @@ def named_fn(x_ptr, fn: tl.constexpr, N: tl.constexpr):  # a parameter named as 
 
 
 @triton.jit
+def dot64(x_ptr, y_ptr, z_ptr, N: tl.constexpr):  # f64 operands into an f32 result (out_dtype)
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r[:, None] * N + r[None, :])
+    y = tl.load(y_ptr + r[:, None] * N + r[None, :])
+    tl.store(z_ptr + r[:, None] * N + r[None, :], tl.dot(x, y, out_dtype=tl.float32))
+
+
+@triton.jit
 def described(src, dst, N: tl.constexpr):
     d_in = tl.make_tensor_descriptor(base=src, shape=[N], strides=[1], block_shape=[N])
     d_out = tl.make_tensor_descriptor(base=dst, shape=[N], strides=[1], block_shape=[N])
@@ -100,6 +109,12 @@ triton.set_allocator(lambda size, align, stream: np.empty(size, np.int8))
 described[(1,)](src, dst, N=16)
 if not np.array_equal(dst, src + 1):
     sys.exit("int32 tensor descriptor: %s" % dst)
+a64 = np.random.default_rng(1).standard_normal((16, 16))
+b64 = np.random.default_rng(2).standard_normal((16, 16))
+z32 = np.zeros((16, 16), np.float32)
+dot64[(1,)](a64, b64, z32, N=16)
+if not np.array_equal(z32, (a64 @ b64).astype(np.float32)):
+    sys.exit("f64 dot into f32: max difference %g" % np.abs(z32 - (a64 @ b64).astype(np.float32)).max())
 v = np.arange(8, dtype=np.float32)
 named_fn[(1,)](v, fn="neg", N=8)
 if not np.array_equal(v, -np.arange(8, dtype=np.float32)):
