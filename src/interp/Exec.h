@@ -259,6 +259,9 @@ inline int32_t stamp_stmt(int32_t st) {
 }
 inline int32_t stamp_epoch(int32_t st) { return st < 0 ? 0 : st >> kStmtBits; }
 
+// Whether sanitizer level `s` tracks conflicting instances (and so synchronization between them).
+inline bool tracks_conflicts(Sanitize s) { return s == Sanitize::All || s == Sanitize::Conflicts; }
+
 struct ScalarProgram;
 
 struct RunState {

@@ -305,8 +305,8 @@ void launch(RunState& rs, const Kernel& k, int ki) {
   std::vector<int> param_buffer;
   Frame tmpl = frame_template(k, ki, grid, *rs.buffers, *rs.bindings, param_buffer);
   uint64_t loaded = 0;
-  uint64_t stored = opt.sanitize == Sanitize::All || opt.sanitize == Sanitize::Conflicts ? stored_buffers(k, param_buffer, loaded) : 0;
-  if ((opt.sanitize == Sanitize::All || opt.sanitize == Sanitize::Conflicts) && any_expr(k.body, [](const Expr& e) { return e.kind == ExprKind::IntToPtr; })) {
+  uint64_t stored = tracks_conflicts(opt.sanitize) ? stored_buffers(k, param_buffer, loaded) : 0;
+  if (tracks_conflicts(opt.sanitize) && any_expr(k.body, [](const Expr& e) { return e.kind == ExprKind::IntToPtr; })) {
     // Addresses reach every buffer, those bound to no parameter too: all are tracked.
     stored = loaded = ~uint64_t(0);
   }
@@ -324,7 +324,7 @@ void launch(RunState& rs, const Kernel& k, int ki) {
     in.data = B.data();
     in.numel = B.numel();
     in.dtype = B.dtype;
-    if (opt.sanitize == Sanitize::All || opt.sanitize == Sanitize::Conflicts) {
+    if (tracks_conflicts(opt.sanitize)) {
       if (!rs.init[bi].empty()) in.init = rs.init[bi].data();
       if (rs.conflicts[bi].tracked) in.cm = &rs.conflicts[bi];
     }

@@ -498,7 +498,7 @@ Checks checks_for(Ctx& c, int bi) {
   }
   Sanitize s = c.rs->opt->sanitize;
   k.report_bounds = s != Sanitize::None;
-  if (s == Sanitize::All || s == Sanitize::Conflicts) {
+  if (tracks_conflicts(s)) {
     auto& in = c.rs->init[static_cast<size_t>(bi)];
     if (!in.empty()) k.init = in.data();  // (allocated only under All)
     auto& cm = c.rs->conflicts[static_cast<size_t>(bi)];
@@ -1013,8 +1013,6 @@ int64_t update_row(typename C::S* __restrict m, const typename C::T* __restrict 
 // targets), none are made. The pointer tile (type `ptype`, buffer `buffer`) is `pp`, or the rows
 // plus columns `rp` when every operand has its shape.
 namespace {
-bool checks_conflicts(const RunState& rs) { return rs.opt->sanitize == Sanitize::All || rs.opt->sanitize == Sanitize::Conflicts; }
-
 // A scalar atomic with ordering `sem` on element `off` of buffer `bi` by instance c.me (SyncWords):
 // acquire first (the word's release set joins Ctx::after), then release (the instance and its own
 // `after` join the word's set).
@@ -1060,7 +1058,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
   const bool seq = c.rs && !c.rs->parallel;
   bool took_lock = false;
   // a scalar atomic that may synchronize: its update and its release set change together
-  const bool syncs = shape.empty() && ptype.is_scalar() && c.rs && checks_conflicts(*c.rs) && s.sem != MemSem::Relaxed;
+  const bool syncs = shape.empty() && ptype.is_scalar() && c.rs && tracks_conflicts(c.rs->opt->sanitize) && s.sem != MemSem::Relaxed;
   std::unique_lock<std::mutex> sync_hold;
   if (syncs && c.rs->parallel) sync_hold = std::unique_lock<std::mutex>(c.rs->sync.mu);
   with_codec(B.dtype, [&](auto codec) {
