@@ -83,9 +83,7 @@ const Value& eval_where(Ctx& c, const Expr& e, Value& tmp) {
   if (e.type.ptr) {
     const Value& a = eval_expr(c, *e.args[1], t1);
     const Value& b = eval_expr(c, *e.args[2], t3);
-    int buf = where_buffer(cond, a, b, e.loc, c.f->buffers);
-    tmp = where_op(cond, a, b, e.type);
-    tmp.buffer = buf;
+    where_ptr_into(tmp, cond, a, b, e.type);
     return tmp;
   }
   const Value& a = operand(c, *e.args[1], e.type.elem, t1, t2);

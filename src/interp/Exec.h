@@ -161,10 +161,40 @@ Value full_op(const Value& v, const Type& rt);
 void unary_into(Value& out, UnOp op, const Value& x, const Type& rt);
 void binary_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);
 void where_into(Value& out, const Value& c, const Value& a, const Value& b, const Type& rt);
-// A pointer where() whose sides point into two buffers: the buffer of the side every lane of the
-// condition picks (a condition uniform over the tile selects one of two arrays, as
-// `tl.where(pid < n, A1, A2)` does); throws the located fault when lanes pick different sides.
-int where_buffer(const Value& c, const Value& a, const Value& b, SourceLoc loc, const Buffers* bs);
+// ---- pointer tiles ----
+// A pointer tile's lanes are element offsets into its buffer (Value::buffer). A null address
+// (int_to_ptr of 0) is the offset kNullOffset, far out of every buffer, so that an unmasked access
+// through it is out of bounds and pointer arithmetic on it cannot wrap into a buffer; an address in
+// no buffer is kNullOffset + address / element size.
+constexpr int64_t kNullOffset = INT64_MIN / 2;
+constexpr int64_t kNullSpan = int64_t(1) << 50;
+// Whether a pointer offset came from address 0 (int_to_ptr), moved by pointer arithmetic or not.
+inline bool null_offset(int64_t off) { return off > kNullOffset - kNullSpan && off < kNullOffset + kNullSpan; }
+// A pointer tile whose lanes point into several buffers (a table of addresses of several tensors,
+// a where() between two arrays lane by lane) has buffer kMultiBuffer, and each lane holds its
+// buffer and offset packed: buffer * 2^kPackShift + offset. Pointer arithmetic on packed lanes is
+// the same addition. Lanes from null or stray addresses are "buffer" -1 with the address / element
+// size as offset (>= 0); a negative offset there, or an offset a buffer's lane cannot hold (2^46
+// elements or more away), is a lane out of every buffer. The accesses split such a tile into one
+// access per buffer (Memory.cpp).
+constexpr int kMultiBuffer = -2;
+constexpr int kPackShift = 48;
+constexpr int64_t kPackLimit = int64_t(1) << 46;
+inline int64_t pack_lane(int b, int64_t off) {
+  return static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(b)) << kPackShift) + off;
+}
+inline int packed_buffer(int64_t v) { return static_cast<int>((v + (int64_t(1) << (kPackShift - 1))) >> kPackShift); }
+inline int64_t packed_offset(int64_t v) { return v - pack_lane(packed_buffer(v), 0); }
+// Lane `off` of a pointer tile into buffer `b` (b >= 0), packed.
+inline int64_t pack_offset(int b, int64_t off) {
+  if (null_offset(off)) return pack_lane(-1, off - kNullOffset >= 0 && off - kNullOffset < kPackLimit ? off - kNullOffset : -1);
+  return off > -kPackLimit && off < kPackLimit ? pack_lane(b, off) : pack_lane(-1, -1);
+}
+// `p` (a pointer tile) with packed lanes (a copy when p is in one buffer).
+Value packed_pointers(const Value& p);
+// A pointer where(): one buffer when both sides have it, or when the condition picks one side for
+// every lane (`tl.where(pid < n, A1, A2)`); otherwise a tile with packed lanes.
+void where_ptr_into(Value& out, const Value& c, const Value& a, const Value& b, const Type& rt);
 void reduce_into(Value& out, RedOp op, const Value& x, int axis, const Type& rt);
 void full_into(Value& out, const Value& v, const Type& rt);
 Value arange_op(int64_t lo, int64_t hi);

@@ -266,15 +266,6 @@ std::string loc2_note(const Ctx& c) {
   return "";
 }
 
-// The offset a null address (0) takes in a pointer tile: far out of every buffer, so an unmasked
-// access through it is out of bounds, and far enough from the int64 limits that pointer arithmetic
-// on it cannot wrap into a buffer.
-constexpr int64_t kNullOffset = INT64_MIN / 2;
-constexpr int64_t kNullSpan = int64_t(1) << 50;
-
-// Whether a pointer offset came from address 0 (int_to_ptr), moved by pointer arithmetic or not.
-bool null_offset(int64_t off) { return off > kNullOffset - kNullSpan && off < kNullOffset + kNullSpan; }
-
 struct Issue {
   // " through a null pointer ..." when the first bad offset came from address 0, else "".
   // esz: the element size, for the address an int_to_ptr lane outside every buffer holds.
@@ -757,6 +748,77 @@ Buffer& buffer_of(Ctx& c, const Value& ptr) {
   return bs->list[static_cast<size_t>(ptr.buffer)];
 }
 
+// ---- accesses through a pointer tile into several buffers (kMultiBuffer, Exec.h) ----
+// The lanes of `ptr` (packed), broadcast to `shape`, split by buffer: per group, the pointer tile
+// into its buffer (other lanes: offset 0) and the lanes of the access that use it (`mask`,
+// broadcast, and the group's). Lanes out of every buffer go to a buffer of the element type with
+// offsets out of it (so the access reports them as out of bounds). Without an active lane, one group
+// with none. Each group is then one ordinary access, with every check of it.
+struct LaneGroups {
+  std::vector<Value> ptrs, sel;
+};
+
+LaneGroups group_lanes(Ctx& c, const Value& ptr, const Value* mask, const Shape& shape) {
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
+  const int nb = static_cast<int>(bs->list.size());
+  int fallback = 0;
+  for (int k = nb - 1; k >= 0; --k)
+    if (bs->list[static_cast<size_t>(k)].dtype == ptr.type.elem) fallback = k;
+  Value pt, mt;
+  const Value& P = ptr.type.shape == shape ? ptr : (pt = broadcast_op(ptr, shape));
+  const Value* M = !mask ? nullptr : mask->type.shape == shape ? mask : &(mt = broadcast_op(*mask, shape));
+  const int64_t n = shape_numel(shape);
+  const int64_t* pp = data<int64_t>(P);
+  const uint8_t* pm = M ? data<uint8_t>(*M) : nullptr;
+  std::vector<int> gid(static_cast<size_t>(n), -1), bufs;
+  std::vector<int64_t> off(static_cast<size_t>(n), 0);
+  int last = -1, lastg = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (pm && !pm[i]) continue;
+    int b = packed_buffer(pp[i]);
+    int64_t o = packed_offset(pp[i]);
+    if (b < 0 || b >= nb) {  // null or stray (offset from address 0), or out of every buffer
+      o = b == -1 && o >= 0 ? kNullOffset + o : INT64_MAX / 4;
+      b = fallback;
+    }
+    if (b != last) {
+      last = b;
+      lastg = static_cast<int>(std::find(bufs.begin(), bufs.end(), b) - bufs.begin());
+      if (lastg == static_cast<int>(bufs.size())) bufs.push_back(b);
+    }
+    gid[static_cast<size_t>(i)] = lastg;
+    off[static_cast<size_t>(i)] = o;
+  }
+  if (bufs.empty()) bufs.push_back(fallback);
+  LaneGroups G;
+  for (size_t g = 0; g < bufs.size(); ++g) {
+    Value& q = G.ptrs.emplace_back(alloc(Type{ptr.type.elem, true, shape}));
+    Value& m = G.sel.emplace_back(alloc(Type{Scalar::I1, false, shape}));
+    q.buffer = bufs[g];
+    int64_t* pq = data<int64_t>(q);
+    uint8_t* ps = data<uint8_t>(m);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool mine = gid[static_cast<size_t>(i)] == static_cast<int>(g);
+      pq[i] = mine ? off[static_cast<size_t>(i)] : 0;
+      ps[i] = mine;
+    }
+  }
+  return G;
+}
+
+// out[i] = part[i] where sel[i] (tiles of one type and shape).
+void copy_lanes(Value& out, const Value& part, const Value& sel) {
+  const uint8_t* ps = data<uint8_t>(sel);
+  with_storage(storage_of(out.type.elem, out.type.ptr), [&](auto tag) {
+    using T = decltype(tag);
+    T* po = data<T>(out);
+    const T* pp = data<T>(part);
+    for (int64_t i = 0; i < numel(out); ++i)
+      if (ps[i]) po[i] = pp[i];
+    return 0;
+  });
+}
+
 }  // namespace
 
 void report_finding(Ctx& c, Finding f) {
@@ -781,6 +843,15 @@ Value load_op(Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const 
 }
 
 void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value* mask, const Value* other) {
+  if (ptr.buffer == kMultiBuffer) {  // one load per buffer, the lanes of each kept
+    LaneGroups G = group_lanes(c, ptr, mask, e.type.shape);
+    Value part;
+    for (size_t g = 0; g < G.ptrs.size(); ++g) {
+      load_into(g ? part : out, c, e, G.ptrs[g], &G.sel[g], other);
+      if (g) copy_lanes(out, part, G.sel[g]);
+    }
+    return;
+  }
   Buffer& B = buffer_of(c, ptr);
   const Type& rt = e.type;
   Value otmp;
@@ -861,6 +932,11 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
 }
 
 void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
+  if (ptr.buffer == kMultiBuffer) {  // one store per buffer
+    LaneGroups G = group_lanes(c, ptr, mask, ptr.type.shape);
+    for (size_t g = 0; g < G.ptrs.size(); ++g) store_op(c, G.ptrs[g], val, &G.sel[g]);
+    return;
+  }
   Buffer& B = buffer_of(c, ptr);
   Value vtmp;
   const Value& v = coerce(val, B.dtype, vtmp);
@@ -1031,7 +1107,10 @@ void synchronize(Ctx& c, int bi, int64_t off, MemSem sem) {
   }
 }
 
-Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const int64_t* pp, const RowPtr* rp, const Value& a1, const Value* a2) {
+// `only` (optional, of the operands' broadcast shape): the lanes to update (the others are as if
+// masked off; a cas has no mask of its own).
+Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const int64_t* pp, const RowPtr* rp, const Value& a1, const Value* a2,
+                  const uint8_t* only = nullptr) {
   Value pbuf;
   pbuf.buffer = buffer;
   Buffer& B = buffer_of(c, pbuf);
@@ -1080,7 +1159,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
     with_atomic_op(s.aop, [&]<AtomicOp OP>() {
       // One lane: output element o, operand elements ip, iv, ic, im. Returns the old value.
       auto lane = [&](int64_t o, int64_t off, int64_t iv, int64_t ic, int64_t im) __attribute__((always_inline)) -> T {
-        if (pm && !pm[im]) return T(0);
+        if ((pm && !pm[im]) || (only && !only[o])) return T(0);
         ++active;
         if (off < 0 || off >= n) {
           oob.hit(o, off);
@@ -1117,7 +1196,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
       // findings).
       // Through rows plus columns the row is consecutive when the columns are (RowPtr::consec).
       auto fast_row = [&](const std::array<int64_t, 4>& base, int64_t W) -> bool {
-        if (!seq || dst || sp != 1 || track_readers || W < 8) return false;
+        if (!seq || dst || only || sp != 1 || track_readers || W < 8) return false;
         if (rp && !rp->consec) return false;
         const int64_t* p = rp ? nullptr : pp + base[0];
         const int64_t first = rp ? rp->bases[static_cast<size_t>(base[0] / W)] : p[0];
@@ -1226,14 +1305,27 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
 }  // namespace
 
 Value atomic_op(Ctx& c, const Stmt& s, const Value& ptr, const Value& a1, const Value* a2) {
-  return atomic_impl(c, s, ptr.type, ptr.buffer, data<int64_t>(ptr), nullptr, a1, a2);
+  if (ptr.buffer != kMultiBuffer) return atomic_impl(c, s, ptr.type, ptr.buffer, data<int64_t>(ptr), nullptr, a1, a2);
+  // one update per buffer, the old values of each kept
+  const bool cas = s.aop == AtomicOp::Cas;
+  Shape shape = ptr.type.shape;
+  for (const Value* v : {&a1, a2})
+    if (v) shape = broadcast_shapes(shape, v->type.shape).value_or(shape);
+  LaneGroups G = group_lanes(c, ptr, cas ? nullptr : a2, shape);
+  Value out, part;
+  for (size_t g = 0; g < G.ptrs.size(); ++g) {
+    const Value* sel = &G.sel[g];
+    (g ? part : out) = atomic_impl(c, s, G.ptrs[g].type, G.ptrs[g].buffer, data<int64_t>(G.ptrs[g]), nullptr, a1, cas ? a2 : sel, cas ? data<uint8_t>(*sel) : nullptr);
+    if (g && (!s.targets.empty() || shape.empty())) copy_lanes(out, part, *sel);  // atomic_impl made old values
+  }
+  return out;
 }
 
 Value atomic_rowptr(Ctx& c, const Stmt& s, const RowPtr& p, const Type& ptype, const Value& a1, const Value* a2) {
   bool same = true;  // every operand of the pointer's shape or broadcast to it: the lanes are the RowPtr's
   for (const Value* v : {&a1, a2})
     if (v) same &= broadcast_shapes(ptype.shape, v->type.shape).value_or(Shape{}) == ptype.shape;
-  if (same) return atomic_impl(c, s, ptype, p.buffer, nullptr, &p, a1, a2);
+  if (same && p.buffer != kMultiBuffer) return atomic_impl(c, s, ptype, p.buffer, nullptr, &p, a1, a2);
   Value pt;
   p.make(pt, ptype);
   return atomic_op(c, s, pt, a1, a2);
@@ -1481,25 +1573,29 @@ Value int_to_ptr_op(Ctx& c, const Expr& e, const Value& addr) {
   int64_t* po = data<int64_t>(out);
   const int64_t n = numel(addr);
   const uint64_t esz = static_cast<uint64_t>(scalar_bytes(e.dtype));
-  auto holds = [&](size_t b, uint64_t a) {
-    const Buffer& B = bs->list[b];
+  auto holds = [&](int b, uint64_t a) {
+    const Buffer& B = bs->list[static_cast<size_t>(b)];
     uint64_t base = reinterpret_cast<uintptr_t>(B.data());
     return B.size_bytes() > 0 && a >= base && a - base < B.size_bytes();
   };
   auto fault = [&](int64_t lane, const std::string& what) {
     throw RuntimeFault(e.loc, "int_to_ptr(): " + what + (n > 1 ? " (lane " + lane_text(lane, addr.type.shape) + ")" : ""));
   };
-  int found = -1;
+  // lane by lane: the buffer (-1: none) and the offset in it; lanes into several buffers are
+  // packed afterwards (kMultiBuffer)
+  std::vector<int> lane_buf(static_cast<size_t>(n), -1);
+  int found = -1, last = -1;
+  bool several = false;
   for (int64_t i = 0; i < n; ++i) {
     uint64_t a = static_cast<uint64_t>(pa[i]);
     if (a == 0) {
       po[i] = kNullOffset;
       continue;
     }
-    if (found < 0 || !holds(static_cast<size_t>(found), a)) {
+    if (last < 0 || !holds(last, a)) {
       int b = -1;
-      for (size_t k = 0; k < bs->list.size() && b < 0; ++k)
-        if (holds(k, a)) b = static_cast<int>(k);
+      for (int k = 0; k < static_cast<int>(bs->list.size()) && b < 0; ++k)
+        if (holds(k, a)) b = k;
       if (b < 0) {
         // an address in no buffer is a pointer that only its accesses make wrong (as on the GPU): it
         // is kept as the null pointer moved by a / element size lanes, out of bounds of every buffer
@@ -1510,15 +1606,22 @@ Value int_to_ptr_op(Ctx& c, const Expr& e, const Value& addr) {
         continue;
       }
       const Buffer& B = bs->list[static_cast<size_t>(b)];
-      if (found >= 0)
-        fault(i, "the lanes of one pointer tile point into two buffers, '" + bs->list[static_cast<size_t>(found)].name + "' and '" + B.name + "'");
       if (B.dtype != e.dtype)
         fault(i, "address " + hex_address(a) + " is in buffer '" + B.name + "' of " + scalar_name(B.dtype) + " elements, not " + scalar_name(e.dtype));
-      found = b;
+      last = b;
+      if (found < 0) found = b;
+      several = several || b != found;
     }
-    uint64_t rel = a - reinterpret_cast<uintptr_t>(bs->list[static_cast<size_t>(found)].data());
-    if (rel % esz) fault(i, "address " + hex_address(a) + " is not aligned to an element of '" + bs->list[static_cast<size_t>(found)].name + "'");
+    const Buffer& B = bs->list[static_cast<size_t>(last)];
+    uint64_t rel = a - reinterpret_cast<uintptr_t>(B.data());
+    if (rel % esz) fault(i, "address " + hex_address(a) + " is not aligned to an element of '" + B.name + "'");
     po[i] = static_cast<int64_t>(rel / esz);
+    lane_buf[static_cast<size_t>(i)] = last;
+  }
+  if (several) {  // a table of addresses into several tensors
+    for (int64_t i = 0; i < n; ++i) po[i] = pack_offset(std::max(lane_buf[static_cast<size_t>(i)], 0), po[i]);
+    out.buffer = kMultiBuffer;
+    return out;
   }
   if (found < 0) {  // null or stray pointers only: any buffer of the element type will do, every access is out of bounds
     for (size_t k = 0; k < bs->list.size() && found < 0; ++k)
@@ -1532,16 +1635,25 @@ Value int_to_ptr_op(Ctx& c, const Expr& e, const Value& addr) {
 }
 
 Value ptr_to_int_op(Ctx& c, const Value& p) {
-  const Buffer& B = buffer_of(c, p);
+  Buffers* bs = c.rs ? c.rs->buffers : c.f->buffers;
   Value out = alloc(Type{Scalar::I64, false, p.type.shape});
   const int64_t* pp = data<int64_t>(p);
   int64_t* po = data<int64_t>(out);
-  const uint64_t base = reinterpret_cast<uintptr_t>(B.data()), esz = static_cast<uint64_t>(scalar_bytes(p.type.elem));
+  const uint64_t esz = static_cast<uint64_t>(scalar_bytes(p.type.elem));
+  const bool multi = p.buffer == kMultiBuffer;
+  const uint64_t base = multi ? 0 : reinterpret_cast<uintptr_t>(buffer_of(c, p).data());
   for (int64_t i = 0; i < numel(p); ++i) {
     int64_t off = pp[i];
+    uint64_t b = base;
+    if (multi) {  // packed lanes (Exec.h): the lane's own buffer
+      int k = packed_buffer(off);
+      off = packed_offset(off);
+      if (k < 0 || k >= static_cast<int>(bs->list.size())) off += kNullOffset;
+      else b = reinterpret_cast<uintptr_t>(bs->list[static_cast<size_t>(k)].data());
+    }
     bool null = null_offset(off);  // from a null address
     po[i] = null ? static_cast<int64_t>(static_cast<uint64_t>(off - kNullOffset) * esz)
-                 : static_cast<int64_t>(base + static_cast<uint64_t>(off) * esz);
+                 : static_cast<int64_t>(b + static_cast<uint64_t>(off) * esz);
   }
   return out;
 }

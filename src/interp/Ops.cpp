@@ -240,19 +240,38 @@ void where_into(Value& out, const Value& c, const Value& a, const Value& b, cons
   });
 }
 
-int where_buffer(const Value& c, const Value& a, const Value& b, SourceLoc loc, const Buffers* bs) {
-  if (a.buffer == b.buffer) return a.buffer;
-  const uint8_t* pc = data<uint8_t>(c);
-  int64_t n = numel(c);
-  bool any = false, all = true;
-  for (int64_t i = 0; i < n; ++i) {
-    any = any || pc[i] != 0;
-    all = all && pc[i] != 0;
+Value packed_pointers(const Value& p) {
+  if (p.buffer == kMultiBuffer) return p;
+  Value out = alloc(p.type);
+  const int64_t* pp = data<int64_t>(p);
+  int64_t* po = data<int64_t>(out);
+  for (int64_t i = 0; i < numel(p); ++i) po[i] = pack_offset(p.buffer, pp[i]);
+  out.buffer = kMultiBuffer;
+  return out;
+}
+
+void where_ptr_into(Value& out, const Value& c, const Value& a, const Value& b, const Type& rt) {
+  int buf = kMultiBuffer;
+  if (a.buffer == b.buffer) {
+    buf = a.buffer;
+  } else {
+    const uint8_t* pc = data<uint8_t>(c);
+    const int64_t n = numel(c);
+    bool any = false, all = true;
+    for (int64_t i = 0; i < n; ++i) {
+      any = any || pc[i] != 0;
+      all = all && pc[i] != 0;
+    }
+    if (all) buf = a.buffer;
+    else if (!any) buf = b.buffer;
   }
-  if (all) return a.buffer;
-  if (!any) return b.buffer;
-  throw RuntimeFault(loc, "where() selects, lane by lane, between pointers into two buffers ('" + bs->list[static_cast<size_t>(a.buffer)].name +
-                              "' and '" + bs->list[static_cast<size_t>(b.buffer)].name + "'); the interpreter needs one buffer per pointer tile");
+  if (buf != kMultiBuffer || (a.buffer == kMultiBuffer && b.buffer == kMultiBuffer)) {
+    where_into(out, c, a, b, rt);
+  } else {  // lane by lane between two buffers: the lanes packed
+    Value pa = packed_pointers(a), pb = packed_pointers(b);
+    where_into(out, c, pa, pb, rt);
+  }
+  out.buffer = buf;
 }
 
 Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt) {
@@ -669,6 +688,11 @@ Value ptr_compare(BinOp op, const Value& a, const Value& b, const Type& rt) {
 }
 
 void ptr_compare_into(Value& out, BinOp op, const Value& a, const Value& b, const Type& rt) {
+  if (a.buffer != b.buffer && (a.buffer == kMultiBuffer || b.buffer == kMultiBuffer)) {  // compared packed
+    Value pa = packed_pointers(a), pb = packed_pointers(b);
+    ptr_compare_into(out, op, pa, pb, rt);
+    return;
+  }
   bool same = a.buffer == b.buffer;
   if (op == BinOp::Eq) map2<uint8_t, int64_t>(out, a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return same && x == y; });
   else map2<uint8_t, int64_t>(out, a, b, rt, [same](int64_t x, int64_t y) -> uint8_t { return !same || x != y; });

@@ -615,9 +615,7 @@ struct Tiles {
         if (e.type.ptr) {
           const Value& a = eval(*n.kids[1]);
           const Value& b = eval(*n.kids[2]);
-          int buf = where_buffer(cond, a, b, e.loc, c.f->buffers);
-          where_into(out, cond, a, b, e.type);
-          out.buffer = buf;
+          where_ptr_into(out, cond, a, b, e.type);
           return out;
         }
         const Value& a = operand(*n.kids[1], e.type.elem);
