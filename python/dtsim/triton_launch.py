@@ -212,6 +212,15 @@ def _shared_estimate(ttir):
     return best
 
 
+class _Asm(dict):
+    """A compiled kernel's `asm`: the TTIR dtsim runs; the later stages' texts (ttgir, llir, ptx, cubin)
+    are made by Triton's GPU compiler, which `python -m dtsim` does not run."""
+
+    def __missing__(self, key):
+        raise KeyError("%r: a kernel run by dtsim has only its TTIR ('ttir'); %r is made by Triton's GPU compiler "
+                       "stages, which python -m dtsim does not run" % (key, key))
+
+
 class CompiledKernel:
     """What Triton's launch returns: the specialization dtsim runs. Host code that reads a compiled
     kernel's resources (tutorial 02 sizes its grid from them) gets the figures of an sm_90 build it
@@ -219,7 +228,7 @@ class CompiledKernel:
 
     def __init__(self, fn, ttir, options):
         self.fn = fn
-        self.asm = {"ttir": ttir}
+        self.asm = _Asm(ttir=ttir)
         # the kernel's name in its TTIR: the function's, or what @triton.jit(repr=...) made of it
         m = re.search(r"tt\.func public @([\w$.]+)", ttir)
         self.name = m.group(1) if m else fn.__name__
@@ -747,6 +756,8 @@ def _launch(fn, kernel, bound_args, g):
             if orig is not None:
                 converted.append((name, orig, view))
             continue
+        if isinstance(v, int) and not isinstance(v, bool) and 2**63 <= v < 2**64:  # Triton's u64: TTIR's i64, the same bits
+            v -= 2**64
         text, _ = dtsim._scalar_text(v, name)
         scalars[name] = text
     lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())))

@@ -1,9 +1,11 @@
 """Semantics Triton's own language tests check, on dtsim's kernels: tl.maximum / tl.minimum (propagate_nan
-NONE: IEEE maxNum / minNum), tl.max / tl.min / tl.argmax / tl.argmin and a running maximum (associative_scan of tl.maximum) over NaN lanes (left
-out; all-NaN gives NaN); tl.maximum(..., propagate_nan=ALL) still NaN; a one-element block made a scalar
-(tt.unsplat); a sum of i1 in i1 (modulo 2); int_to_ptr of an address in no buffer, selected and given back
-without an access; a tensor descriptor over int32 (its block type spelled si32); a kernel parameter named `fn`; an f64 tl.dot with out_dtype=tl.float32 (accumulated in f64, rounded once).
-Checked against numpy."""
+NONE: IEEE maxNum / minNum), tl.max / tl.min / tl.argmax / tl.argmin and a running maximum
+(associative_scan of tl.maximum) over NaN lanes (left out; all-NaN gives NaN); tl.maximum(...,
+propagate_nan=ALL) still NaN; a one-element block made a scalar (tt.unsplat); a sum of i1 in i1 (modulo
+2); int_to_ptr of an address in no buffer, selected and given back without an access; a tensor
+descriptor over int32 (its block type spelled si32); a kernel parameter named `fn`; an integer argument
+in [2^63, 2^64) (Triton's u64); an f64 tl.dot with out_dtype=tl.float32 (accumulated in f64, rounded
+once); a launch's `asm` without 'ttgir' (a KeyError that says why). Checked against numpy."""
 import sys
 
 import numpy as np
@@ -52,6 +54,13 @@ def named_fn(x_ptr, fn: tl.constexpr, N: tl.constexpr):  # a parameter named as 
     o = tl.arange(0, N)
     if fn == "neg":
         tl.store(x_ptr + o, -tl.load(x_ptr + o))
+
+
+@triton.jit
+def u64_arg(V, out_ptr):  # V >= 2^63: Triton types it uint64
+    tl.store(out_ptr, (V >> 60).to(tl.int64))
+    tl.store(out_ptr + 1, (V % 1000).to(tl.int64))
+    tl.store(out_ptr + 2, (V > 5).to(tl.int64))
 
 
 @triton.jit
@@ -116,7 +125,18 @@ dot64[(1,)](a64, b64, z32, N=16)
 if not np.array_equal(z32, (a64 @ b64).astype(np.float32)):
     sys.exit("f64 dot into f32: max difference %g" % np.abs(z32 - (a64 @ b64).astype(np.float32)).max())
 v = np.arange(8, dtype=np.float32)
-named_fn[(1,)](v, fn="neg", N=8)
+handle = named_fn[(1,)](v, fn="neg", N=8)
+try:
+    handle.asm["ttgir"]
+    sys.exit("asm['ttgir'] of a kernel run by dtsim: no KeyError")
+except KeyError as e:
+    if "Triton's GPU compiler" not in str(e) or "tt.func" not in handle.asm["ttir"]:
+        sys.exit("asm: %s" % e)
 if not np.array_equal(v, -np.arange(8, dtype=np.float32)):
     sys.exit("a parameter named fn: %s" % v)
+for big in (2**64 - 1, 2**63 + 1001):
+    got64 = np.zeros(3, np.int64)
+    u64_arg[(1,)](big, got64)
+    if list(got64) != [int(big) >> 60, int(big) % 1000, 1]:
+        sys.exit("u64 argument %d: got %s" % (big, got64))
 print("maxNum/minNum over NaN lanes, unsplat, an i1 sum, pointers in no buffer and an int32 descriptor match numpy")
