@@ -164,6 +164,8 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
         case BinOp::LOr:
         case BinOp::Min:
         case BinOp::Max:
+        case BinOp::MinNum:
+        case BinOp::MaxNum:
         case BinOp::Cdiv:
         DT_MATH_BINOP_CASES return AxisInfo{1, 1, cst};
       }

@@ -617,6 +617,8 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
           case BinOp::LOr:
           case BinOp::Min:
           case BinOp::Max:
+          case BinOp::MinNum:
+          case BinOp::MaxNum:
           DT_MATH_BINOP_CASES
             return 0;
         }
@@ -650,6 +652,8 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
         case BinOp::LOr:
         case BinOp::Min:
         case BinOp::Max:
+        case BinOp::MinNum:
+        case BinOp::MaxNum:
         case BinOp::Cdiv:
         DT_MATH_BINOP_CASES
           return -1;

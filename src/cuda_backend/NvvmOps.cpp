@@ -217,7 +217,7 @@ std::string KernelEmitter::nan_minmax(bool is_max, Scalar t, const std::string& 
   }
   // sm_80 and newer: one max.NaN / min.NaN (FMNMX.NAN), a NaN operand giving NaN as below; the sign
   // of a zero result may differ (+0 and -0 compare equal, and the interpreter keeps the first).
-  if (sm_version() >= 80)
+  if (sm_version() >= 80 && t != Scalar::F64)
     return op(std::string("call float asm \"") + (is_max ? "max" : "min") + ".NaN.f32 $0, $1, $2;\", \"=f,f,f\"(float " + a +
               ", float " + b + ")");
   std::string c = op(std::string("fcmp ") + (is_max ? "ogt " : "olt ") + ty + " " + a + ", " + b);
@@ -279,6 +279,13 @@ std::string KernelEmitter::binary_typed(BinOp o, Scalar t, const std::string& a,
     case BinOp::LOr: return op("or i1 " + a + ", " + b);
     case BinOp::Min: return nan_minmax(false, t, a, b);
     case BinOp::Max: return nan_minmax(true, t, a, b);
+    case BinOp::MinNum:
+    case BinOp::MaxNum: {  // PTX min/max (no .NaN): the other operand where one is NaN
+      if (!fl) return nan_minmax(o == BinOp::MaxNum, t, a, b);
+      const bool d = t == Scalar::F64;
+      return op(std::string("call ") + ty + " asm \"" + (o == BinOp::MaxNum ? "max" : "min") + (d ? ".f64" : ".f32") + " $0, $1, $2;\", \"" +
+                (d ? "=d,d,d" : "=f,f,f") + "\"(" + ty + " " + a + ", " + ty + " " + b + ")");
+    }
     case BinOp::Pow:
     case BinOp::Atan2:
     case BinOp::Hypot: {  // libdevice, as the unary math functions

@@ -294,6 +294,8 @@ class RefEval {
       case BinOp::Ne: return a != b;
       case BinOp::Min: return nan_min(a, b, false);
       case BinOp::Max: return nan_min(a, b, true);
+      case BinOp::MinNum: return std::fmin(a, b);
+      case BinOp::MaxNum: return std::fmax(a, b);
       case BinOp::Pow: return std::pow(a, b);
       case BinOp::Atan2: return std::atan2(a, b);
       case BinOp::Hypot: return std::hypot(a, b);

@@ -43,6 +43,21 @@ template <class T> inline T fmin_nan(T a, T b) {
   }
   return b < a ? b : a;
 }
+// IEEE minNum / maxNum: a NaN operand is left out (NaN only when both are).
+template <class T> inline T fmin_num(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return b;
+    if (b != b) return a;
+  }
+  return b < a ? b : a;
+}
+template <class T> inline T fmax_num(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return b;
+    if (b != b) return a;
+  }
+  return a < b ? b : a;
+}
 template <class T> inline T fmax_nan(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
@@ -136,6 +151,8 @@ template <class T> inline T bin_elem(BinOp op, T x, T y, SourceLoc loc) {
       return static_cast<T>(x / y);
     case BinOp::Min: return fmin_nan(x, y);
     case BinOp::Max: return fmax_nan(x, y);
+    case BinOp::MinNum: return fmin_num(x, y);
+    case BinOp::MaxNum: return fmax_num(x, y);
     DT_MATH_BINOP_CASES
       if constexpr (F) return math2<T>(op, x, y);
       else internal_error("Interp", "math function on integers");
@@ -187,6 +204,8 @@ template <class T> inline T bin_elem(BinOp op, T x, T y, SourceLoc loc) {
           case BinOp::LOr:
           case BinOp::Min:
           case BinOp::Max:
+          case BinOp::MinNum:
+          case BinOp::MaxNum:
           case BinOp::Cdiv: DT_MATH_BINOP_CASES break;
         }
         internal_error("Interp", "not a bitwise op");
@@ -227,6 +246,8 @@ template <class T> inline uint8_t cmp_elem(BinOp op, T x, T y) {
     case BinOp::Shr:
     case BinOp::Min:
     case BinOp::Max:
+    case BinOp::MinNum:
+    case BinOp::MaxNum:
     case BinOp::Cdiv: DT_MATH_BINOP_CASES break;
   }
   internal_error("Interp", "arithmetic evaluated as a comparison");

@@ -79,7 +79,7 @@ template <class T> void arith(Value& out, BinOp op, const Value& a, const Value&
   switch (op) {
 #define DT_ARITH(e) \
   case BinOp::e: return arith_op<BinOp::e, T>(out, a, b, rt, loc);
-    DT_ARITH(Add) DT_ARITH(Sub) DT_ARITH(Mul) DT_ARITH(Div) DT_ARITH(Min) DT_ARITH(Max) DT_ARITH(FloorDiv)
+    DT_ARITH(Add) DT_ARITH(Sub) DT_ARITH(Mul) DT_ARITH(Div) DT_ARITH(Min) DT_ARITH(Max) DT_ARITH(MinNum) DT_ARITH(MaxNum) DT_ARITH(FloorDiv)
     DT_ARITH(Cdiv) DT_ARITH(Mod) DT_ARITH(And) DT_ARITH(Or) DT_ARITH(Xor) DT_ARITH(Shl) DT_ARITH(Shr)
     DT_ARITH(Pow) DT_ARITH(Atan2) DT_ARITH(Hypot)
 #undef DT_ARITH

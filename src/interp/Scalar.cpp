@@ -369,6 +369,8 @@ template <class T, int KA, int KB> SFn bin_kinds(BinOp op, bool cmp) {
     case BinOp::LOr:
     case BinOp::Min:
     case BinOp::Max:
+    case BinOp::MinNum:
+    case BinOp::MaxNum:
     case BinOp::Cdiv:
     DT_MATH_BINOP_CASES
       return &bin_fn<T, KA, KB>;

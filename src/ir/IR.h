@@ -51,7 +51,8 @@
 //   rounded value between executors by up to 1e-5 relative in f32 (the differential tester's
 //   tolerance; the CUDA backend's f32 exp and exp2 use the GPU's approximate 2^x, the others
 //   libdevice, whose f32 functions are within 4 ulp of the correctly rounded value).
-//   round() rounds halves away from zero, rint() to even. minimum/maximum propagate NaN.
+//   round() rounds halves away from zero, rint() to even. minimum/maximum propagate NaN; minnum/maxnum
+//   (Triton's tl.minimum/tl.maximum by default) give the other operand where one is NaN.
 //   Casts: float -> int truncates toward zero and saturates at the target's range, NaN -> 0; int ->
 //   int wraps to the target's width; int -> float rounds to nearest; anything -> i1 is `!= 0`; i1 ->
 //   number is 0 or 1. bitcast(x, t) reinterprets the bits of a number as another type of the same
@@ -302,6 +303,8 @@ enum class UnOp : uint8_t {
   X(LOr, "||", Logical, ToBool, Infix, Or, "or", "")                                            \
   X(Min, "minimum", Arith, Numeric, Call, Postfix, "minimum", "minimum") /* NaN-propagating */ \
   X(Max, "maximum", Arith, Numeric, Call, Postfix, "maximum", "maximum")                        \
+  X(MinNum, "minnum", Arith, Numeric, Call, Postfix, "minimum", "") /* IEEE minNum: a NaN  */ \
+  X(MaxNum, "maxnum", Arith, Numeric, Call, Postfix, "maximum", "") /* operand is left out */ \
   X(Cdiv, "cdiv", Arith, IntOnly, Call, Postfix, "cdiv", "")  /* integers: (a + b - 1) // b  */ \
   X(Pow, "pow", Math, FloatFn, Call, Postfix, "pow", "pow")       /* a ** b, as C pow             */ \
   X(Atan2, "atan2", Math, FloatFn, Call, Postfix, "atan2", "atan2") /* the angle of (b, a)          */ \

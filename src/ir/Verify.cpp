@@ -103,7 +103,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
           case BinOp::Ne: r = a != c; break;
           case BinOp::Add: case BinOp::Sub: case BinOp::Mul: case BinOp::Div: case BinOp::FloorDiv: case BinOp::Mod:
           case BinOp::And: case BinOp::Or: case BinOp::Xor: case BinOp::Shl: case BinOp::Shr: case BinOp::LAnd:
-          case BinOp::LOr: case BinOp::Min: case BinOp::Max: case BinOp::Cdiv: DT_MATH_BINOP_CASES
+          case BinOp::LOr: case BinOp::Min: case BinOp::Max: case BinOp::MinNum: case BinOp::MaxNum: case BinOp::Cdiv: DT_MATH_BINOP_CASES
             internal_error("eval_param_expr", "not a comparison");
         }
         return ScalarValue::of_int(r, Scalar::I1);
@@ -117,6 +117,8 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
           case BinOp::Div: r = a / c; break;
           case BinOp::Min: r = std::fmin(a, c); break;
           case BinOp::Max: r = std::fmax(a, c); break;
+          case BinOp::MinNum: r = std::fmin(a, c); break;
+          case BinOp::MaxNum: r = std::fmax(a, c); break;
           case BinOp::Pow: r = std::pow(a, c); break;
           case BinOp::Atan2: r = std::atan2(a, c); break;
           case BinOp::Hypot: r = std::hypot(a, c); break;
@@ -146,6 +148,8 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
         }
         case BinOp::Min: r = std::min(a, c); break;
         case BinOp::Max: r = std::max(a, c); break;
+        case BinOp::MinNum: r = std::min(a, c); break;
+        case BinOp::MaxNum: r = std::max(a, c); break;
         case BinOp::Shl: r = wrap(ua << (c & 63)); break;
         case BinOp::Shr: r = a >> (c & 63); break;
         case BinOp::And: r = a & c; break;

@@ -845,9 +845,16 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
   }
   if (std::optional<BinOp> op = tl_op(kAllBinOps, tl)) {  // minimum, maximum (tl.cdiv folds above)
     Val x = B.need(0, "x"), y = B.need(1, "y");
-    B.ignore({"propagate_nan"});
+    // floats: Triton's default propagate_nan=NONE is IEEE minNum / maxNum (a NaN operand left out);
+    // tl.PropagateNan.ALL propagates it
+    const bool mm = *op == BinOp::Min || *op == BinOp::Max;
+    const Val* pn = mm ? B.opt(2, "propagate_nan") : nullptr;
+    if (pn && !(pn->k == VK::Str && (pn->text == "PropagateNan.ALL" || pn->text == "PropagateNan.NONE")))
+      user_error(B.at(2, "propagate_nan"), "tl." + tl + "() argument 'propagate_nan' must be tl.PropagateNan.NONE or tl.PropagateNan.ALL");
     a.done();
-    return tensor(make_binary(*op, ir(x, loc), ir(y, loc), loc));
+    ExprP e = typed(make_binary(*op, ir(x, loc), ir(y, loc), loc));
+    if (mm && is_float(e->type.elem) && !(pn && pn->text == "PropagateNan.ALL")) e->bop = *op == BinOp::Min ? BinOp::MinNum : BinOp::MaxNum;
+    return tensor(e);
   }
   if (tl == "clamp") {
     Val x = B.need(0, "x"), lo = B.need(1, "min"), hi = B.need(2, "max");

@@ -78,6 +78,8 @@ struct Walker {
           case BinOp::LOr: return x != 0 || y != 0;
           case BinOp::Min: return std::min(x, y);
           case BinOp::Max: return std::max(x, y);
+          case BinOp::MinNum: return std::min(x, y);
+          case BinOp::MaxNum: return std::max(x, y);
           case BinOp::Div: DT_MATH_BINOP_CASES return std::nullopt;
         }
         return std::nullopt;

@@ -158,8 +158,10 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
         case BinOp::LOr: return "int(bool(" + sub(0) + ") or bool(" + sub(1) + "))";
         case BinOp::FloorDiv: return "_tdiv(" + sub(0) + ", " + sub(1) + ")";
         case BinOp::Mod: return "_tmod(" + sub(0) + ", " + sub(1) + ")";
-        case BinOp::Min: return "min(" + sub(0) + ", " + sub(1) + ")";
-        case BinOp::Max: return "max(" + sub(0) + ", " + sub(1) + ")";
+        case BinOp::Min:
+        case BinOp::MinNum: return "min(" + sub(0) + ", " + sub(1) + ")";
+        case BinOp::Max:
+        case BinOp::MaxNum: return "max(" + sub(0) + ", " + sub(1) + ")";
         case BinOp::Cdiv: return "triton.cdiv(" + sub(0) + ", " + sub(1) + ")";
         DT_MATH_BINOP_CASES break;
       }
@@ -456,11 +458,14 @@ class KernelWriter {
       case BinOp::LAnd: return {as_bool(a, kBitAnd) + " & " + as_bool(b, kBitAnd + 1), kBitAnd};
       case BinOp::LOr: return {as_bool(a, kBitOr) + " | " + as_bool(b, kBitOr + 1), kBitOr};
       case BinOp::Min:
-      case BinOp::Max: {
-        const char* fn = e.bop == BinOp::Min ? "minimum" : "maximum";
-        if (is_static(*a) && is_static(*b)) return {std::string(e.bop == BinOp::Min ? "min(" : "max(") + expr(a).s + ", " + expr(b).s + ")"};
+      case BinOp::Max:
+      case BinOp::MinNum:
+      case BinOp::MaxNum: {  // Triton's default propagate_nan=NONE is minnum / maxnum
+        const bool mn = e.bop == BinOp::Min || e.bop == BinOp::MinNum;
+        const char* fn = mn ? "minimum" : "maximum";
+        if (is_static(*a) && is_static(*b)) return {std::string(mn ? "min(" : "max(") + expr(a).s + ", " + expr(b).s + ")"};
         std::string args = arith(a, 0, r) + ", " + arith(b, 0, r);
-        if (is_float(r)) return {std::string("tl.") + fn + "(" + args + ", propagate_nan=tl.PropagateNan.ALL)"};
+        if (is_float(r) && (e.bop == BinOp::Min || e.bop == BinOp::Max)) return {std::string("tl.") + fn + "(" + args + ", propagate_nan=tl.PropagateNan.ALL)"};
         return {std::string("tl.") + fn + "(" + args + ")"};
       }
       DT_MATH_BINOP_CASES {  // libdevice.pow(x, y) ...: f32 (or f64) operands, the result rounded as the IR says

@@ -721,7 +721,7 @@ class Lowerer {
         {"arith.muli", BinOp::Mul},     {"arith.mulf", BinOp::Mul},      {"arith.divf", BinOp::Div},     {"arith.divsi", BinOp::FloorDiv},
         {"arith.remsi", BinOp::Mod},    {"arith.remf", BinOp::Mod},      {"arith.andi", BinOp::And},     {"arith.ori", BinOp::Or},
         {"arith.xori", BinOp::Xor},     {"arith.shli", BinOp::Shl},      {"arith.shrsi", BinOp::Shr},    {"arith.maxsi", BinOp::Max},
-        {"arith.minsi", BinOp::Min},    {"arith.maxnumf", BinOp::Max},   {"arith.minnumf", BinOp::Min},  {"arith.maximumf", BinOp::Max},
+        {"arith.minsi", BinOp::Min},    {"arith.maxnumf", BinOp::MaxNum}, {"arith.minnumf", BinOp::MinNum},  {"arith.maximumf", BinOp::Max},
         {"arith.minimumf", BinOp::Min}, {"tt.precise_divf", BinOp::Div}, {"arith.ceildivsi", BinOp::Cdiv}};
     static const std::map<std::string, UnOp> unops = {
         {"math.exp", UnOp::Exp},     {"math.exp2", UnOp::Exp2}, {"math.log", UnOp::Log},   {"math.log2", UnOp::Log2},
@@ -736,14 +736,6 @@ class Lowerer {
       if (n == "arith.divsi" || n == "arith.remsi") xy[1] = guard_divisor(v[1], xy[1], t);
       BinOp bop = t.elem == Scalar::I1 ? i1_binop(n) : b->second;
       if (n == "tt.precise_divf") return define(res(), ieee_div(xy[0], xy[1], t.elem), t, true, cur_loc_);
-      if (n == "arith.maxnumf" || n == "arith.minnumf") {  // IEEE maxNum / minNum: the other operand where one is NaN
-        BindFn bind = binder();
-        ExprP a = bind("num_a", xy[0]), b2 = bind("num_b", xy[1]);
-        ExprP r = make_where(make_binary(BinOp::Ne, clone_expr(a), clone_expr(a), cur_loc_), clone_expr(b2),
-                             make_where(make_binary(BinOp::Ne, clone_expr(b2), clone_expr(b2), cur_loc_), clone_expr(a),
-                                        make_binary(bop, clone_expr(a), clone_expr(b2), cur_loc_), cur_loc_), cur_loc_);
-        return define(res(), r, t, true, cur_loc_);
-      }
       define(res(), make_binary(bop, xy[0], xy[1], cur_loc_), t, true, cur_loc_);
       return;
     }
@@ -1218,7 +1210,7 @@ class Lowerer {
       }
       if ((base == "fmax" || base == "fmin") && v.size() == 2) {
         ExprP a = use(v[0]), b = use(v[1]);
-        define(res(), make_binary(base == "fmax" ? BinOp::Max : BinOp::Min, a, b, cur_loc_), t, true, cur_loc_);
+        define(res(), make_binary(base == "fmax" ? BinOp::MaxNum : BinOp::MinNum, a, b, cur_loc_), t, true, cur_loc_);  // as C fmax: maxNum
         return;
       }
       if (base == "fmod" && v.size() == 2) {

@@ -84,7 +84,7 @@ Operands operands_for(const OpInfo& op) {
 
 std::string tile_expr(const OpInfo& op, int arity) {
   Operands o = operands_for(op);
-  if (op.cat == OpCat::Reduce && std::string(op.name) == "reduce") return "reduce(y, axis=0, combine=(a, b) -> maximum(a, b))";
+  if (op.cat == OpCat::Reduce && std::string(op.name) == "reduce") return "reduce(y, axis=0, combine=(a, b) -> maxnum(a, b))";
   if (op.cat == OpCat::Reduce) return std::string(op.name) + "(" + o.r + ", axis=0)";
   if (arity == 1) return op.form == OpForm::Prefix ? op.name + o.r : std::string(op.name) + "(" + o.r + ")";
   if (op.form == OpForm::Infix) return o.l + " " + op.name + " " + o.r;
@@ -174,6 +174,8 @@ double ref_binary(BinOp op, int i) {
     case BinOp::LOr: return kU || kW;
     case BinOp::Min: return std::fmin(x, y);
     case BinOp::Max: return std::fmax(x, y);
+    case BinOp::MinNum: return std::fmin(x, y);
+    case BinOp::MaxNum: return std::fmax(x, y);
     case BinOp::Cdiv: return static_cast<double>((a + b - 1) / b);
     case BinOp::Pow: return std::pow(x, y);
     case BinOp::Atan2: return std::atan2(x, y);
@@ -290,6 +292,9 @@ TEST_CASE("every binary op of the table: .tile and .py spellings, printer, inter
       t = "x == x";
       p = "x == x";
     }
+    // tl.minimum / tl.maximum of floats: minnum / maxnum by default, NaN-propagating minimum /
+    // maximum with propagate_nan=ALL
+    if (op == BinOp::Min || op == BinOp::Max) p = p.substr(0, p.size() - 1) + ", propagate_nan=tl.PropagateNan.ALL)";
     check_op(info.name, t, p, [op](int i) { return ref_binary(op, i); });
   }
 }
