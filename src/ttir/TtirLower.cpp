@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 
+#include "ir/Printer.h"
 #include "ir/Scaled.h"
 #include "ir/Unsigned.h"
 #include "ir/Verify.h"
@@ -1830,23 +1831,25 @@ class Lowerer {
     scopes_.pop_back();
     out_ = saved;
     if (bodies.size() * 2 != args.size()) user_error(cur_loc_, "malformed TTIR: a combine region without " + ret_name + " of its operands");
+    // The statements in order, each inlined with the definitions before it (a Python variable's name
+    // may be reused for a later value: the combine function is one expression, not a sequence).
     std::map<std::string, ExprP> defs;
-    for (const StmtP& s : stmts) {
-      if (s->kind != StmtKind::Assign || s->targets.size() != 1)
-        user_error(cur_loc_, "a combine function with statements (loads, stores, loops) is not supported yet");
-      defs[s->targets[0]] = s->args[0];
-    }
     std::function<ExprP(const ExprP&)> inline_vars = [&](const ExprP& e) -> ExprP {
       if (!e) return e;
       if (e->kind == ExprKind::Var) {
         auto it = defs.find(e->name);
         if (it == defs.end()) user_error(e->loc, "a combine function may use only its arguments and constants");
-        return inline_vars(clone_expr(it->second));
+        return clone_expr(it->second);
       }
       ExprP c = std::make_shared<Expr>(*e);
       for (auto& a : c->args) a = inline_vars(a);
       return c;
     };
+    for (const StmtP& s : stmts) {
+      if (s->kind != StmtKind::Assign || s->targets.size() != 1)
+        user_error(cur_loc_, "a combine function with statements (loads, stores, loops) is not supported yet");
+      defs[s->targets[0]] = inline_vars(s->args[0]);
+    }
     for (ExprP& e : bodies) e = inline_vars(e);
     return bodies;
   }
@@ -2133,24 +2136,7 @@ class Lowerer {
     if (ins.size() == 2 && op.results.size() == 2) {
       std::string kind;
       bool uns = false;  // values compared as unsigned integers (cmpi ugt ...)
-      for (const Op* o : body) {
-        if (o->name == "arith.cmpf" || o->name == "arith.cmpi") {
-          Cursor oc(o->text, o->text_loc);
-          std::string pred = oc.ident();
-          oc.expect(",");
-          std::string a = oc.value();
-          oc.expect(",");
-          std::string bb = oc.value();
-          bool fwd = a == b.args.at(0) && bb == b.args.at(2), rev = a == b.args.at(2) && bb == b.args.at(0);
-          bool gt = pred == "ogt" || pred == "sgt" || pred == "oge" || pred == "sge" || pred == "ugt" || pred == "uge";
-          bool lt = pred == "olt" || pred == "slt" || pred == "ole" || pred == "sle" || pred == "ult" || pred == "ule";
-          if ((fwd || rev) && (gt || lt)) {
-            kind = (gt == fwd) ? "max" : "min";
-            uns = o->name == "arith.cmpi" && pred[0] == 'u';
-            break;
-          }
-        }
-      }
+      argminmax_combine(body, b, kind, uns);
       if (!kind.empty() && !is_axis_range(ins[1], axis)) kind.clear();  // the general pair combine below
       if (!kind.empty()) {
         std::string xv = var_name(ins[0] + "_red");
@@ -2182,6 +2168,71 @@ class Lowerer {
       return;
     }
     emit_n_combine(op, ins, b, "tt.reduce.return", rtypes);
+  }
+
+  // Whether a reduce's pair combine over (a, ai, b, bi) is exactly one of Triton's argmax / argmin
+  // combines: `a > b` (or `<`) picking (a, ai) else (b, bi), optionally with ties to the lower index
+  // (`a == b and ai < bi` or-ed in). Any other op or operand (NaN tests, ties to the higher index ...)
+  // is a general combine, run as written. kind: "max" / "min" (empty: not one); uns: unsigned values.
+  void argminmax_combine(const std::vector<const Op*>& body, const Block& b, std::string& kind, bool& uns) {
+    kind.clear();
+    if (body.size() != 3 && body.size() != 7) return;
+    const std::string &a = b.args.at(0), &ai = b.args.at(1), &bv = b.args.at(2), &bi = b.args.at(3);
+    auto operands = [](const Op& o, size_t n, std::string* pred) {
+      Cursor oc(o.text, o.text_loc);
+      if (pred) {
+        *pred = oc.ident();
+        oc.expect(",");
+      }
+      std::vector<std::string> v;
+      for (size_t k = 0; k < n; ++k) {
+        if (k) oc.expect(",");
+        v.push_back(oc.value());
+      }
+      return v;
+    };
+    std::string gt, eq, tie, both, cond;
+    std::string k;
+    int selects = 0;
+    for (const Op* o : body) {
+      const std::string r = o->results.empty() ? "" : o->results[0];
+      if (o->name == "arith.cmpf" || o->name == "arith.cmpi") {
+        std::string pred;
+        std::vector<std::string> v = operands(*o, 2, &pred);
+        if (v[0] == a && v[1] == bv) {
+          if (pred == "oeq" || pred == "eq") eq = r;
+          else if (pred == "ogt" || pred == "sgt" || pred == "ugt") gt = r, k = "max", uns = pred == "ugt";
+          else if (pred == "olt" || pred == "slt" || pred == "ult") gt = r, k = "min", uns = pred == "ult";
+          else return;
+        } else if (v[0] == ai && v[1] == bi && pred == "slt") {
+          tie = r;
+        } else {
+          return;
+        }
+      } else if (o->name == "arith.andi" || o->name == "arith.ori") {
+        std::vector<std::string> v = operands(*o, 2, nullptr);
+        std::sort(v.begin(), v.end());
+        if (o->name == "arith.andi") {
+          std::vector<std::string> want{eq, tie};
+          std::sort(want.begin(), want.end());
+          if (eq.empty() || tie.empty() || v != want) return;
+          both = r;
+        } else {
+          std::vector<std::string> want{gt, both};
+          std::sort(want.begin(), want.end());
+          if (gt.empty() || both.empty() || v != want) return;
+          cond = r;
+        }
+      } else if (o->name == "arith.select") {
+        std::vector<std::string> v = operands(*o, 3, nullptr);
+        const std::string& c = body.size() == 3 ? gt : cond;
+        if (c.empty() || v[0] != c || !((v[1] == a && v[2] == bv) || (v[1] == ai && v[2] == bi))) return;
+        ++selects;
+      } else {
+        return;
+      }
+    }
+    if (selects == 2 && !gt.empty() && (body.size() == 3 || !cond.empty())) kind = k;
   }
 
   // maxNum / minNum over an axis (Triton's tl.max, tl.min, tl.cummax ... with propagate_nan NONE, and

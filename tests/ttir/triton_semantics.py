@@ -5,7 +5,8 @@ propagate_nan=ALL) still NaN; a one-element block made a scalar (tt.unsplat); a 
 2); int_to_ptr of an address in no buffer, selected and given back without an access; a tensor
 descriptor over int32 (its block type spelled si32); a kernel parameter named `fn`; an integer argument
 in [2^63, 2^64) (Triton's u64); an f64 tl.dot with out_dtype=tl.float32 (accumulated in f64, rounded
-once); a launch's `asm` without 'ttgir' (a KeyError that says why). Checked against numpy."""
+once); a launch's `asm` without 'ttgir' (a KeyError that says why); a (value, index) tl.reduce whose
+combine looks like tl.argmax's but is not (NaN first, ties to the last index) run as written. Checked against numpy."""
 import sys
 
 import numpy as np
@@ -61,6 +62,23 @@ def u64_arg(V, out_ptr):  # V >= 2^63: Triton types it uint64
     tl.store(out_ptr, (V >> 60).to(tl.int64))
     tl.store(out_ptr + 1, (V % 1000).to(tl.int64))
     tl.store(out_ptr + 2, (V > 5).to(tl.int64))
+
+
+@triton.jit
+def _nan_first_max(a, ai, b, bi):  # a NaN wins; ties to the higher index: not tl.argmax's combine
+    pick = (a > b) | ((a != a) & (b == b)) | ((a == b) & (ai > bi)) | ((a != a) & (b != b) & (ai > bi))
+    return tl.where(pick, a, b), tl.where(pick, ai, bi)
+
+
+@triton.jit
+def pair_reduces(x_ptr, v_ptr, i_ptr, N: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, N)
+    x = tl.load(x_ptr + r * N + c)
+    v, i = tl.reduce((x, c), 0, _nan_first_max)
+    tl.store(v_ptr + r, v)
+    tl.store(i_ptr + r, i)
+    tl.store(i_ptr + 4 + r, tl.argmax(x, 0))
 
 
 @triton.jit
@@ -134,6 +152,12 @@ except KeyError as e:
         sys.exit("asm: %s" % e)
 if not np.array_equal(v, -np.arange(8, dtype=np.float32)):
     sys.exit("a parameter named fn: %s" % v)
+px = np.float32([[1, 3, 2, 3, 0, 3, 1, 1], [1, nan, 2, 9, 0, 3, 1, 1], [nan, 0, 0, 0, nan, 0, 0, 0], [5, 5, 5, 5, 5, 5, 5, 5]])
+pv, pi = np.zeros(4, np.float32), np.zeros(8, np.int32)
+pair_reduces[(4,)](px, pv, pi, N=8)
+# the combine as written (NaN first, ties to the last); tl.argmax leaves NaN out, ties to the first
+if not same(pv, [3, nan, nan, 5]) or list(pi) != [5, 1, 4, 7, 1, 3, 1, 0]:
+    sys.exit("a pair reduce that is not tl.argmax's: got %s %s" % (pv, pi))
 for big in (2**64 - 1, 2**63 + 1001):
     got64 = np.zeros(3, np.int64)
     u64_arg[(1,)](big, got64)
