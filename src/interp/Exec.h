@@ -144,6 +144,18 @@ inline void bloop(const Dims& d, const std::array<Strides, K>& st, F&& f) {
   });
 }
 
+// Floats are summed as a tree, as the GPU reduces: each half of the rows folded onto the other (row
+// k plus row k + n/2, then again), so the rounding error grows with log n rather than n. `buf` holds
+// n rows of `inner` values (each row's values summed independently); row 0 ends with the sums.
+template <class A> inline void tree_fold(A* buf, int64_t n, int64_t inner) {
+  for (int64_t m = n; m > 1;) {
+    const int64_t h = (m + 1) / 2;
+    const A* hi = buf + h * inner;
+    for (int64_t k = 0; k < (m - h) * inner; ++k) buf[k] += hi[k];
+    m = h;
+  }
+}
+
 // ---- tile operations (Ops.cpp); operands already have the compute type ----
 Value unary_op(UnOp op, const Value& x, const Type& rt);
 Value binary_op(BinOp op, const Value& a, const Value& b, const Type& rt, SourceLoc loc);

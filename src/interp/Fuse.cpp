@@ -299,7 +299,8 @@ const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n, bool one_op) {
 }
 
 namespace {
-// Sum/max/min of one chunk into the accumulator, in element order (reduce_into's order).
+// Sum/max/min of one chunk into the accumulator, in element order (reduce_into's order; float sums
+// take tree_fold's order instead, over the whole tile: run_chunks).
 template <class T> void fold(RedOp op, const T* p, int64_t n, bool first, Raw& acc) {
   if (op == RedOp::Sum) {
     using A = std::conditional_t<std::is_same_v<T, uint8_t>, int32_t, T>;
@@ -341,6 +342,14 @@ template <class T> void mul_fold(const void* a, int64_t sa, const void* b, int64
 #endif
 #undef DTSIM_NO_FP_CONTRACT
 
+// out[k] = a[k] * b[k] for the n products of one chunk (a stride of 0: one element for all), each
+// rounded to T.
+template <class T> void products(const void* a, int64_t sa, const void* b, int64_t sb, int64_t n, T* out) {
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  for (int64_t k = 0; k < n; ++k) out[k] = pa[k * sa] * pb[k * sb];
+}
+
 // The chunk loops of `f` over its first `len` elements: the root's chunks written to `op` (not for
 // a reduction), a reduction's result folded into `acc`.
 void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, char* op, int64_t len, Raw& acc) {
@@ -365,6 +374,11 @@ void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, 
     lp[i] = static_cast<const char*>(std::visit([](const auto& a) -> const void* { return a.data(); }, v.data));
   }
   size_t ob = elem_bytes(f.storage);
+  // a float sum: the root's values (or a mul_sum's products) of the whole tile, summed at the end in
+  // reduce_into's order (tree_fold)
+  const bool tree = f.reduce && f.rop == RedOp::Sum && (f.storage == 3 || f.storage == 4);
+  thread_local std::vector<double> tvals;
+  if (tree && tvals.size() < static_cast<size_t>(len)) tvals.resize(static_cast<size_t>(len));
   const void* in[3];
   int64_t st[3];
   const int64_t total = len;
@@ -383,6 +397,11 @@ void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, 
           st[k] = 1;
         }
       }
+      if (f.mul_sum && ci + 1 == f.code.size() && tree) {  // the products, each rounded to its type
+        if (f.storage == 3) products<float>(in[0], st[0], in[1], st[1], len, reinterpret_cast<float*>(tvals.data()) + o0);
+        else products<double>(in[0], st[0], in[1], st[1], len, tvals.data() + o0);
+        break;
+      }
       if (f.mul_sum && ci + 1 == f.code.size()) {  // the multiply of a mul_sum, folded as it runs
         if (f.storage == 3) mul_fold<float>(in[0], st[0], in[1], st[1], len, o0 == 0, acc);
         else mul_fold<double>(in[0], st[0], in[1], st[1], len, o0 == 0, acc);
@@ -390,13 +409,26 @@ void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, 
       }
       I.fn(I, in, st, I.out >= 0 ? static_cast<void*>(temp(I.out)) : static_cast<void*>(op + static_cast<size_t>(o0) * ob), len);
     }
-    if (f.reduce && !f.mul_sum) {
+    if (tree && !f.mul_sum) {
+      const char* p = temp(f.code.back().out);
+      std::memcpy(reinterpret_cast<char*>(tvals.data()) + static_cast<size_t>(o0) * ob, p, static_cast<size_t>(len) * ob);
+    } else if (f.reduce && !f.mul_sum) {
       const char* p = temp(f.code.back().out);
       with_storage(f.storage, [&](auto tag) {
         using T = decltype(tag);
         fold<T>(f.rop, reinterpret_cast<const T*>(p), len, o0 == 0, acc);
         return 0;
       });
+    }
+  }
+  if (tree) {
+    if (f.storage == 3) {
+      float* v = reinterpret_cast<float*>(tvals.data());
+      if (total) tree_fold(v, total, 1);
+      acc = rmake<float>(total ? v[0] : 0.0f);
+    } else {
+      if (total) tree_fold(tvals.data(), total, 1);
+      acc = rmake<double>(total ? tvals[0] : 0.0);
     }
   }
 }

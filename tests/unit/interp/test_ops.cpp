@@ -447,3 +447,32 @@ TEST_CASE("fp8 values round to nearest even after every op and saturate") {
   CHECK(eval8("(full([8], 60, i8).to(f8e5m2, bitcast=True)).to(f32)", "f32") == V(8, 1.0));
   CHECK(eval8("(full([8], 1.5, f8e4m3) + full([8], 1.5, f8e5m2)).to(f32)", "f32") == V(8, 3.0));  // e4m3 + e5m2 is f16
 }
+
+TEST_CASE("float sums run as a tree (the GPU's order), fused or not; integer sums exactly") {
+  // 1.0 then 255 lanes of 1e-8: a left-to-right f32 chain stays at 1.0 (each 1e-8 is under half an
+  // ulp of 1); the tree adds the small lanes to each other first
+  auto run = run_tile("<tree>",
+                      "kernel t(out z: *f32[8]) grid(1) {\n"
+                      "  r = arange(0, 256)\n"
+                      "  x = where(r == 0, 1.0, 0.00000001)\n"
+                      "  store(z, sum(x, axis=0))\n"
+                      "  store(z + 1, sum(x * 1.0, axis=0))\n"
+                      "  m = reshape(x, [16, 16])\n"
+                      "  store(z + 2, sum(sum(trans(m), axis=1), axis=0))\n"
+                      "  store(z + 3, sum(x, axis=0) - 1.0)\n"
+                      "}\n");
+  INFO(run->messages());
+  REQUIRE(run->rep.findings_count == 0);
+  std::vector<float> v(256, 1e-8f);
+  v[0] = 1.0f;
+  exec::tree_fold(v.data(), 256, 1);
+  CHECK(run->at("z", 0) == static_cast<double>(v[0]));
+  CHECK(run->at("z", 1) == static_cast<double>(v[0]));
+  CHECK(run->at("z", 0) > 1.000002);  // a chain would give exactly 1.0
+  CHECK(std::abs(run->at("z", 2) - 1.00000255) < 2e-7);
+  // the folding order itself: lane k plus lane k + n/2
+  std::vector<double> w{1, 2, 3, 4, 5, 6, 7, 8};
+  exec::tree_fold(w.data(), 4, 2);  // 4 rows of 2: row sums (1+5)+(3+7), (2+6)+(4+8)
+  CHECK(w[0] == 16);
+  CHECK(w[1] == 20);
+}
