@@ -766,7 +766,7 @@ def _launch(fn, kernel, bound_args, g):
         if len(kernel.lowered) > 64:
             kernel.lowered.clear()
         compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, kernel.name, runtime, buffers,
-                                       list(g), kernel.num_warps, kernel.num_stages, kernel.debug, kernel.fp_fusion, starts)
+                                       list(g), kernel.num_warps, max(kernel.num_stages, 1), kernel.debug, kernel.fp_fusion, starts)
         kernel.lowered[lkey] = compiled
     for name, view, _ in arrays:
         if not view.flags.writeable and name in compiled.outputs:

@@ -166,8 +166,11 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
     auto it = launch_.args.find(opt);
     if (it == launch_.args.end() || params.count(opt)) continue;
     Val v = parse_arg_value(it->second, opt);
-    if (v.k != VK::Int || v.i < 1 || v.i > 1024) throw UserError(std::string("--arg ") + opt + "=" + it->second + ": expected a positive integer");
-    (std::string(opt) == "num_warps" ? k.num_warps : k.num_stages) = static_cast<int>(v.i);
+    // num_stages=0, as Triton takes it: no software pipelining, one stage
+    const bool stages = std::string(opt) == "num_stages";
+    if (v.k != VK::Int || v.i < (stages ? 0 : 1) || v.i > 1024)
+      throw UserError(std::string("--arg ") + opt + "=" + it->second + (stages ? ": expected an integer >= 0" : ": expected a positive integer"));
+    (stages ? k.num_stages : k.num_warps) = static_cast<int>(stages ? std::max<int64_t>(v.i, 1) : v.i);
     stages_given = stages_given || std::string(opt) == "num_stages";
     out.used_args.insert(opt);
   }

@@ -1,4 +1,4 @@
-# triton.autotune with several configs and triton.heuristics, numpy host code. Under
+# triton.autotune with several configs (one with num_stages=0: no pipelining) and triton.heuristics, numpy host code. Under
 # `python -m dtsim` the first config runs; with DTSIM_AUTOTUNE=all every config runs and their
 # outputs must agree. A kernel that depends on the block size makes the configs disagree.
 import os
@@ -10,7 +10,7 @@ import triton.language as tl
 
 
 @triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=2), triton.Config({'BLOCK': 128}, num_warps=4),
-                          triton.Config({'BLOCK': 256}, num_warps=8, num_stages=2)], key=['n'])
+                          triton.Config({'BLOCK': 256}, num_warps=8, num_stages=0)], key=['n'])
 @triton.heuristics({'EVEN': lambda args: args['n'] % args['BLOCK'] == 0})
 @triton.jit
 def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr, EVEN: tl.constexpr):

@@ -6,7 +6,8 @@ propagate_nan=ALL) still NaN; a one-element block made a scalar (tt.unsplat); a 
 descriptor over int32 (its block type spelled si32); a kernel parameter named `fn`; an integer argument
 in [2^63, 2^64) (Triton's u64); an f64 tl.dot with out_dtype=tl.float32 (accumulated in f64, rounded
 once); a launch's `asm` without 'ttgir' (a KeyError that says why); a (value, index) tl.reduce whose
-combine looks like tl.argmax's but is not (NaN first, ties to the last index) run as written. Checked against numpy."""
+combine looks like tl.argmax's but is not (NaN first, ties to the last index) run as written. A launch
+with num_stages=0. Checked against numpy."""
 import sys
 
 import numpy as np
@@ -101,7 +102,7 @@ nan = np.float32(np.nan)
 x = np.float32([nan, 1.0, 8.0, -3.0, nan, 2.0, -7.0, 4.0])
 y = np.float32([2.0, nan, 0.5, 5.0, nan, 1.0, -8.0, 9.0])
 out = np.zeros(5 * N, np.float32)
-nans[(1,)](x, y, out, N=N)
+nans[(1,)](x, y, out, N=N, num_stages=0)  # num_stages=0: no pipelining, as Triton takes it
 
 
 def same(a, b):
