@@ -23,7 +23,8 @@ int64_t sign_bit_of(Scalar t) { return t == Scalar::I64 ? INT64_MIN : -(int64_t{
 ExprP flip_sign(ExprP x, Scalar t, SourceLoc loc) { return B(BinOp::Xor, std::move(x), int_of(sign_bit_of(t), t, loc), loc); }
 
 ExprP unsigned_compare(BinOp cmp, ExprP a, ExprP b, Scalar t, SourceLoc loc) {
-  if (t == Scalar::I1) user_error(loc, "unsigned comparison of i1 is not supported");
+  if (t == Scalar::I1)  // true (1) above false (0): compared as i32
+    return B(cmp, make_cast(std::move(a), Scalar::I32, loc), make_cast(std::move(b), Scalar::I32, loc), loc);
   return B(cmp, flip_sign(std::move(a), t, loc), flip_sign(std::move(b), t, loc), loc);
 }
 

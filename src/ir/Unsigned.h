@@ -23,7 +23,8 @@ ExprP int_of(int64_t v, Scalar t, SourceLoc loc);
 int64_t sign_bit_of(Scalar t);
 // a OP b on the unsigned integers held by a and b (both of integer type t, not i1).
 ExprP unsigned_binary(UnsignedOp op, ExprP a, ExprP b, Scalar t, SourceLoc loc, const BindFn& bind);
-// a < b (Lt, Le, Gt, Ge) as unsigned values of type t: the signed comparison with the sign bits flipped.
+// a < b (Lt, Le, Gt, Ge) as unsigned values of type t: the signed comparison with the sign bits flipped
+// (i1: true above false, compared as i32).
 ExprP unsigned_compare(BinOp cmp, ExprP a, ExprP b, Scalar t, SourceLoc loc);
 // x ^ sign bit: maps unsigned order onto signed order (and back).
 ExprP flip_sign(ExprP x, Scalar t, SourceLoc loc);

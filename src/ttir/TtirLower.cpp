@@ -2141,14 +2141,17 @@ class Lowerer {
       if (!kind.empty()) {
         std::string xv = var_name(ins[0] + "_red");
         Scalar et = type_of(ins[0]).elem;
-        if (uns && et == Scalar::I1) user_error(cur_loc_, "an unsigned argmax/argmin of i1 values is not supported yet");
+        // (i1 values compared as unsigned: true above false, as 0/1 in i32)
+        const bool b1 = uns && et == Scalar::I1;
+        if (b1) uns = false;
         // (float values: NaN lanes are left out, as the GPU's ordered compares leave them)
-        ExprP xin = uns ? flip_sign(use(ins[0]), et, cur_loc_) : use(ins[0]);
+        ExprP xin = b1 ? make_cast(use(ins[0]), Scalar::I32, cur_loc_) : uns ? flip_sign(use(ins[0]), et, cur_loc_) : use(ins[0]);
         if (is_float(et)) xin = nan_as_inf(binder()("num_x", xin), et, kind == "max");
         out_->push_back(make_assign(xv, xin, cur_loc_));
         use(ins[1]);  // the indices: the axis positions (tl.argmax builds them with arange)
         ExprP val = make_reduce(kind == "max" ? RedOp::Max : RedOp::Min, make_var(xv, cur_loc_), axis, cur_loc_);
         if (uns) val = flip_sign(val, et, cur_loc_);
+        if (b1) val = make_cast(val, Scalar::I1, cur_loc_);
         ExprP idx = make_reduce(kind == "max" ? RedOp::Argmax : RedOp::Argmin, make_var(xv, cur_loc_), axis, cur_loc_);
         if (rtypes.at(1).elem != Scalar::I32) idx = make_cast(idx, rtypes[1].elem, cur_loc_);
         define(op.results[0], val, rtypes[0], true, cur_loc_);

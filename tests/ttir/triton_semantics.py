@@ -7,7 +7,8 @@ descriptor over int32 (its block type spelled si32); a kernel parameter named `f
 in [2^63, 2^64) (Triton's u64); an f64 tl.dot with out_dtype=tl.float32 (accumulated in f64, rounded
 once); a launch's `asm` without 'ttgir' (a KeyError that says why); a (value, index) tl.reduce whose
 combine looks like tl.argmax's but is not (NaN first, ties to the last index) run as written. A launch
-with num_stages=0. Checked against numpy."""
+with num_stages=0; i1 values compared (unsigned: true above false) and their argmax / argmin. Checked
+against numpy."""
 import sys
 
 import numpy as np
@@ -80,6 +81,17 @@ def pair_reduces(x_ptr, v_ptr, i_ptr, N: tl.constexpr):
     tl.store(v_ptr + r, v)
     tl.store(i_ptr + r, i)
     tl.store(i_ptr + 4 + r, tl.argmax(x, 0))
+
+
+@triton.jit
+def bools(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    a = tl.load(a_ptr + o) != 0
+    b = tl.load(b_ptr + o) != 0
+    tl.store(out_ptr + o, (a > b).to(tl.int32) + 2 * (a <= b).to(tl.int32))  # i1 compared unsigned
+    tl.store(out_ptr + N, tl.argmax(b, 0))
+    tl.store(out_ptr + N + 1, tl.argmin(a, 0))
+    tl.store(out_ptr + N + 2, tl.max(a, 0).to(tl.int32))
 
 
 @triton.jit
@@ -159,6 +171,12 @@ pair_reduces[(4,)](px, pv, pi, N=8)
 # the combine as written (NaN first, ties to the last); tl.argmax leaves NaN out, ties to the first
 if not same(pv, [3, nan, nan, 5]) or list(pi) != [5, 1, 4, 7, 1, 3, 1, 0]:
     sys.exit("a pair reduce that is not tl.argmax's: got %s %s" % (pv, pi))
+ba, bb = np.int32([0, 0, 1, 1, 1, 0, 1, 1]), np.int32([0, 1, 0, 1, 0, 0, 1, 0])
+bout = np.zeros(N + 3, np.int32)
+bools[(1,)](ba, bb, bout, N=N)
+want_b = list((ba > bb).astype(int) + 2 * (ba <= bb).astype(int)) + [1, 0, 1]
+if list(bout) != want_b:
+    sys.exit("i1 compares and argmax: got %s, want %s" % (list(bout), want_b))
 for big in (2**64 - 1, 2**63 + 1001):
     got64 = np.zeros(3, np.int64)
     u64_arg[(1,)](big, got64)
