@@ -645,6 +645,19 @@ class Lowering {
       ExprP ins = bin(BinOp::And, bin(BinOp::Shl, read(ops[1], 32), k(*pos)), k(m));
       return write(ops[0], bin(BinOp::Or, bin(BinOp::And, read(ops[2], 32), k(~m)), std::move(ins)), guard);
     }
+    if (op == "shf" && ty == "b32" && p.size() == 4 && (p[1] == "l" || p[1] == "r") && (p[2] == "wrap" || p[2] == "clamp")) {
+      // funnel shift of the 64 bits b:a (b high) by c (wrap: c mod 32; clamp: at most 32, unsigned):
+      // l keeps the upper 32 bits of the shifted value, r the lower
+      need(4);
+      const int64_t low = 0xFFFFFFFFll;
+      ExprP a = read(ops[1], 32), b = read(ops[2], 32);
+      ExprP c = hold("c", bin(BinOp::And, cast(read(ops[3], 32), Scalar::I64), k(low, Scalar::I64)));
+      ExprP n = p[2] == "wrap" ? bin(BinOp::And, cp(c), k(31, Scalar::I64)) : where(bin(BinOp::Gt, cp(c), k(32, Scalar::I64)), k(32, Scalar::I64), cp(c));
+      ExprP v = hold("v", bin(BinOp::Or, bin(BinOp::Shl, bin(BinOp::And, cast(std::move(b), Scalar::I64), k(low, Scalar::I64)), k(32, Scalar::I64)),
+                              bin(BinOp::And, cast(std::move(a), Scalar::I64), k(low, Scalar::I64))));
+      ExprP r = p[1] == "l" ? bin(BinOp::Shr, bin(BinOp::Shl, cp(v), std::move(n)), k(32, Scalar::I64)) : bin(BinOp::Shr, cp(v), std::move(n));
+      return write(ops[0], cast(std::move(r), Scalar::I32), guard);
+    }
     if (op == "prmt" && ty == "b32" && p.size() == 2) {  // the default mode
       need(4);
       ExprP a = hold("a", read(ops[1], 32)), b = hold("b", read(ops[2], 32)), c = hold("c", read(ops[3], 32));
@@ -806,6 +819,25 @@ class Lowering {
         return half_bits(std::move(v), Scalar::F16);
       };
       return write(ops[0], join16(one(bin(BinOp::And, bin(BinOp::Shr, cp(x), k(8)), k(255))), one(bin(BinOp::And, cp(x), k(255)))), guard);
+    }
+    if (to == "f16x2" && from == "e2m1x2" && mode == "rn") {  // each nibble to f16, in place (the high one to the upper half)
+      if (ops.size() != 2) unsupported();
+      ExprP x = hold("x", read(ops[1], 8));
+      auto one = [&](ExprP nib) {  // e2m1: 0, 0.5, 1, 1.5, 2, 3, 4, 6; the sign in bit 3
+        ExprP c = hold("e2m1", std::move(nib));
+        ExprP m = hold("mag", bin(BinOp::And, cp(c), k(7)));
+        ExprP v = fc(6.0, Scalar::F32);
+        const double vals[7] = {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0};
+        for (int i = 6; i >= 0; --i) v = where(bin(BinOp::Eq, cp(m), k(i)), fc(vals[i], Scalar::F32), std::move(v));
+        v = where(bin(BinOp::Ne, bin(BinOp::And, cp(c), k(8)), k(0)), un(UnOp::Neg, cp(v)), cp(v));
+        return half_bits(std::move(v), Scalar::F16);
+      };
+      return write(ops[0], join16(one(bin(BinOp::And, bin(BinOp::Shr, cp(x), k(4)), k(15))), one(bin(BinOp::And, cp(x), k(15)))), guard);
+    }
+    if (to == "f32" && from == "f32" && (mode == "rni" || mode == "rzi" || mode == "rmi" || mode == "rpi")) {  // rounded to an integral value
+      if (ops.size() != 2) unsupported();
+      UnOp r = mode == "rni" ? UnOp::Rint : mode == "rzi" ? UnOp::Trunc : mode == "rmi" ? UnOp::Floor : UnOp::Ceil;
+      return write(ops[0], bits32(un(r, f32(read(ops[1], 32, 'f')))), guard);
     }
     if ((to == "f16" || to == "bf16") && from == "f32" && mode == "rn") {
       if (ops.size() != 2) unsupported();

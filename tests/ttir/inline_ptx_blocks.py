@@ -7,7 +7,8 @@ arithmetic, cvt between f32 and f16/bf16 pairs, f32 to fp8 pairs (satfinite) and
 fp4-to-bf16 decoder written the way weight-only quantized matmuls write theirs (masks and shifts, then
 mul.bf16x2 by a power of two); an fp4 encoder (`.reg .b8`, cvt.rn.satfinite.e2m1x2.f32, a 4-byte vector
 mov), and mul.hi, popc, brev, clz, add.sat, cvt between integer widths (sat), cvt.rni.sat.s8.f32,
-cvt.rna.tf32.f32, copysign and max.NaN."""
+cvt.rna.tf32.f32, copysign, max.NaN, funnel shifts (shf.l.wrap, shf.r.clamp), the fp4 pair decoder
+cvt.rn.f16x2.e2m1x2 and cvt.rmi.f32.f32."""
 import sys
 
 import numpy as np
@@ -186,6 +187,17 @@ def more(i_ptr, f_ptr, out_ptr, fout_ptr, N: tl.constexpr):
         tl.store(out_ptr + k * N + o, ints[k])
     tl.store(fout_ptr + o, tl.inline_asm_elementwise("copysign.f32 $0, $1, $2;", "=f,r,f", [i, f], dtype=tl.float32, is_pure=True, pack=1))
     tl.store(fout_ptr + N + o, tl.inline_asm_elementwise("max.NaN.f32 $0, $1, 0f3F800000;", "=f,f", [f], dtype=tl.float32, is_pure=True, pack=1))
+    sh = i & 63
+    tl.store(out_ptr + 11 * N + o, tl.inline_asm_elementwise("shf.l.wrap.b32 $0, $1, $2, $3;", "=r,r,r,r", [i, i * 7, sh], dtype=tl.int32, is_pure=True, pack=1))
+    tl.store(out_ptr + 12 * N + o, tl.inline_asm_elementwise("shf.r.clamp.b32 $0, $1, $2, $3;", "=r,r,r,r", [i, i * 7, sh], dtype=tl.int32, is_pure=True, pack=1))
+    tl.store(out_ptr + 13 * N + o, tl.inline_asm_elementwise("""
+    {
+        .reg .b8 t;
+        cvt.u8.u32 t, $1;
+        cvt.rn.f16x2.e2m1x2 $0, t;
+    }
+    """, "=r,r", [i], dtype=tl.int32, is_pure=True, pack=1))
+    tl.store(fout_ptr + 2 * N + o, tl.inline_asm_elementwise("cvt.rmi.f32.f32 $0, $1;", "=f,f", [f], dtype=tl.float32, is_pure=True, pack=1))
 
 
 def fail(what, got, want, bad):
@@ -299,7 +311,7 @@ iv = rng.integers(-2**31, 2**31, N, dtype=np.int64).astype(np.int32)
 iv[:4] = [0, -1, 2**31 - 1, -2**31]
 fv = np.float32(rng.standard_normal(N) * 300)
 fv[:6] = [np.nan, -0.0, 1e10, -129.5, 126.5, 1.0 + 2.0**-11]
-outs, fouts = np.zeros(11 * N, np.int32), np.zeros(2 * N, np.float32)
+outs, fouts = np.zeros(14 * N, np.int32), np.zeros(3 * N, np.float32)
 more[(1,)](iv, fv, outs, fouts, N=N)
 u = [int(v) & 0xFFFFFFFF for v in iv]
 s32 = lambda a: np.array(a, np.int64).astype(np.uint32).view(np.int32)
@@ -327,7 +339,22 @@ want_cs = np.where(iv < 0, -np.abs(fv), np.abs(fv)).astype(np.float32)  # f's ma
 if not np.array_equal(fouts[:N].view(np.uint32), want_cs.view(np.uint32)):
     fail("copysign", fouts[:N], want_cs, np.flatnonzero(fouts[:N].view(np.uint32) != want_cs.view(np.uint32)))
 want_mx = np.where(np.isnan(fv), np.float32(np.nan), np.maximum(fv, np.float32(1))).astype(np.float32)
-if not ((fouts[N:] == want_mx) | (np.isnan(fouts[N:]) & np.isnan(want_mx))).all():
-    fail("max.NaN", fouts[N:], want_mx, np.flatnonzero(fouts[N:] != want_mx))
+if not ((fouts[N:2 * N] == want_mx) | (np.isnan(fouts[N:2 * N]) & np.isnan(want_mx))).all():
+    fail("max.NaN", fouts[N:2 * N], want_mx, np.flatnonzero(fouts[N:2 * N] != want_mx))
+b7 = [(7 * int(v)) & 0xFFFFFFFF for v in iv]
+funnel = [(hi << 32) | lo for lo, hi in zip(u, b7)]
+want_shf = [s32([((w << (n & 31)) >> 32) & 0xFFFFFFFF for w, n in zip(funnel, u)]),
+            s32([(w >> min(n & 63, 32)) & 0xFFFFFFFF for w, n in zip(funnel, u)])]
+for k, (name, want) in enumerate(zip(["shf.l.wrap.b32", "shf.r.clamp.b32"], want_shf)):
+    got = outs[(11 + k) * N:(12 + k) * N]
+    if not np.array_equal(got, want):
+        fail(name, got, want, np.flatnonzero(got != want))
+E2M1_VALUES = np.float16([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+want_dec = s32([(int(E2M1_VALUES[(v >> 4) & 15].view(np.uint16)) << 16) | int(E2M1_VALUES[v & 15].view(np.uint16)) for v in u])
+if not np.array_equal(outs[13 * N:], want_dec):
+    fail("cvt.rn.f16x2.e2m1x2", outs[13 * N:], want_dec, np.flatnonzero(outs[13 * N:] != want_dec))
+want_fl = np.floor(fv)
+if not ((fouts[2 * N:] == want_fl) | (np.isnan(fouts[2 * N:]) & np.isnan(want_fl))).all():
+    fail("cvt.rmi.f32.f32", fouts[2 * N:], want_fl, np.flatnonzero(fouts[2 * N:] != want_fl))
 print("inline PTX blocks: packed bytes, integer, predicate, f32, bf16x2/f16x2, e4m3x2, fp4 decoder and encoder blocks and %d more "
-      "instructions match numpy on %d lanes" % (len(names) + 2, N))
+      "instructions match numpy on %d lanes" % (len(names) + 6, N))
