@@ -29,6 +29,16 @@ if(DTSIM_COMPAT)
       add_test(NAME compat/liger/${name} COMMAND ${compat_sh} --build ${CMAKE_BINARY_DIR} --python ${Python3_EXECUTABLE} --no-setup ${name})
       set_tests_properties(compat/liger/${name} PROPERTIES LABELS compat FIXTURES_REQUIRED compat_venv TIMEOUT 900)
     endforeach()
+    # tests/python/torch_cpu.py with torch (and Triton's own host package): torch CPU tensors as
+    # arguments, and torch's device queries answered before the first launch
+    if(DEFINED ENV{DTSIM_COMPAT_VENV})
+      set(compat_venv $ENV{DTSIM_COMPAT_VENV})
+    else()
+      set(compat_venv ${CMAKE_SOURCE_DIR}/.cache/compat-venv)
+    endif()
+    add_test(NAME compat/torch_cpu COMMAND ${compat_venv}/bin/python -W ignore -m dtsim ${CMAKE_SOURCE_DIR}/tests/python/torch_cpu.py)
+    set_tests_properties(compat/torch_cpu PROPERTIES LABELS compat FIXTURES_REQUIRED compat_venv TIMEOUT 900
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
     message(STATUS "dtsim: compatibility suite ON (ctest -L compat)")
   endif()
 endif()

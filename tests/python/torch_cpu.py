@@ -1,5 +1,6 @@
 # torch CPU tensors as pointer arguments (bound through tensor.numpy(), without a copy), written in
-# place, including a non-contiguous view, float32 and bfloat16. Exits 77 (CTest's skip) when torch
+# place, including a non-contiguous view, float32 and bfloat16, and torch's device queries answered
+# before the first launch. Exits 77 (CTest's skip) when torch
 # is not installed.
 import sys
 
@@ -11,6 +12,12 @@ except ImportError:
 
 import triton
 import triton.language as tl
+
+# host code that sizes a grid from the device before anything launched (a persistent kernel's
+# NUM_SMS): on a machine without a GPU, torch answers as the device dtsim presents
+if not torch.cuda.is_available() or "dtsim" in triton.__version__:
+    props = torch.cuda.get_device_properties(0)
+    assert props.multi_processor_count > 0 and torch.cuda.get_device_capability() >= (8, 0), props
 
 
 @triton.jit
