@@ -1236,6 +1236,7 @@ class Lowerer {
         return;
       }
       if (extern_bit_forms(res(), base, v, t)) return;
+      if (extern_more_forms(res(), base, v, t)) return;
       user_error(cur_loc_, "libdevice function " + q(sym) + " is not supported yet");
     }
     if (n == "tt.clampf") {
@@ -1324,6 +1325,210 @@ class Lowerer {
       }
       define(result, r, t, true, cur_loc_);
       return true;
+    }
+    return false;
+  }
+
+  // More of libdevice (`base` as extern_bit_forms takes it), each exact unless said: reinterpretations
+  // (float_as_uint, double2hiint ...), conversions between integers and floats with the rounding in
+  // their names where it is exact to apply (rn everywhere; rd / ru / rz from values exact in f64),
+  // ldexp / scalbn, ilogb, logb, fdim, remainder, nextafter, integer halving adds, mul24, sad,
+  // llround; rcbrt, rhypot, norm3d, rnorm3d and rsqrt_rn computed in f64 for f32 (rounded once or
+  // twice); tgamma from lgamma (special_f64's accuracy). False where `base` is none of these.
+  bool extern_more_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    BindFn bind = binder();
+    auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
+    auto c = [&](double x, Scalar s) { return typed_const(x, static_cast<int64_t>(x), s); };
+    auto ci = [&](int64_t x, Scalar s) { return typed_const(static_cast<double>(x), x, s); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    auto cast = [&](ExprP a, Scalar s) { return make_cast(std::move(a), s, cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    auto done = [&](ExprP e) {
+      define(result, std::move(e), t, true, cur_loc_);
+      return true;
+    };
+    const Scalar rt = t.elem;
+    const bool rf = is_float(rt);
+    if (v.size() == 1) {
+      const Scalar at = elem(0);
+      if (base == "float_as_uint" || base == "uint_as_float") return done(make_bitcast(use(v[0]), rt, cur_loc_));
+      if ((base == "double2hiint" || base == "double2loint") && at == Scalar::F64) {
+        ExprP bits = make_bitcast(use(v[0]), Scalar::I64, cur_loc_);
+        return done(cast(base == "double2hiint" ? bo(BinOp::Shr, std::move(bits), ci(32, Scalar::I64)) : std::move(bits), Scalar::I32));
+      }
+      // an integer to a float: rn (also f64 from 32-bit integers, exact); rd / ru / rz of a 32-bit
+      // integer to f32 through its exact f64 value
+      static const std::set<std::string> to_float = {"int2double_rn", "uint2double_rn", "ll2double_rn", "ull2double_rn", "ll2float_rn", "ull2float_rn",
+                                                     "int2float_rd", "int2float_ru", "int2float_rz", "uint2float_rd", "uint2float_ru", "uint2float_rz"};
+      if (to_float.count(base) && !is_float(at) && rf) {
+        const bool uns = base[0] == 'u';
+        const char mode = base.back();
+        if (mode == 'n') return done(uns ? unsigned_convert(use(v[0]), at, rt, cur_loc_, bind) : cast(use(v[0]), rt));
+        ExprP exact = uns ? unsigned_convert(use(v[0]), at, Scalar::F64, cur_loc_, bind) : cast(use(v[0]), Scalar::F64);
+        return done(round_directed(std::move(exact), mode == 'd' ? 'd' : mode == 'u' ? 'u' : 'z'));
+      }
+      if ((base == "double2float_rn" || base == "double2float_rd" || base == "double2float_ru" || base == "double2float_rz") && at == Scalar::F64) {
+        const char mode = base.back();
+        return done(mode == 'n' ? cast(use(v[0]), Scalar::F32) : round_directed(use(v[0]), mode == 'd' ? 'd' : mode == 'u' ? 'u' : 'z'));
+      }
+      // a float to an integer: rounded as named (rn to nearest even), then converted (saturating;
+      // NaN gives 0), to unsigned types through fptoui
+      const size_t us = base.find('2');
+      if (us != std::string::npos && base.size() > us + 3 && base[base.size() - 3] == '_' && is_float(at) && !rf &&
+          (base.rfind("float2", 0) == 0 || base.rfind("double2", 0) == 0)) {
+        std::string to = base.substr(us + 1, base.size() - us - 4);
+        const char mode = base.back();
+        if (to == "ll" || to == "ull" || to == "int" || to == "uint") {
+          UnOp r = mode == 'n' ? UnOp::Rint : mode == 'z' ? UnOp::Trunc : mode == 'd' ? UnOp::Floor : UnOp::Ceil;
+          ExprP x = un(r, use(v[0]));
+          if (to[0] != 'u') return done(cast(std::move(x), rt));
+          ExprP y = bind("f2u", std::move(x));  // (PTX's cvt saturates: negative values give 0, large ones the maximum)
+          y = wh(bo(BinOp::Lt, clone_expr(y), c(0, at)), c(0, at), clone_expr(y));
+          if (rt == Scalar::I32) {
+            ExprP big = bo(BinOp::Gt, clone_expr(y), c(4294967295.0, at));
+            y = wh(std::move(big), c(4294967295.0, at), clone_expr(y));
+          }
+          return done(float_to_unsigned(std::move(y), rt, cur_loc_, bind));
+        }
+      }
+      if (base == "llround" && is_float(at)) return done(cast(un(UnOp::Round, use(v[0])), rt));
+      if ((base == "ilogb" || base == "logb") && is_float(at)) {
+        // the unbiased exponent; a subnormal scaled into the normal range first
+        const bool d = at == Scalar::F64;
+        const Scalar it = d ? Scalar::I64 : Scalar::I32;
+        const int mant = d ? 52 : 23, bias = d ? 1023 : 127, scale = d ? 64 : 32;
+        ExprP x = bind("logb_x", use(v[0]));
+        ExprP a = bind("logb_a", un(UnOp::Abs, clone_expr(x)));
+        ExprP sub = bind("logb_sub", bo(BinOp::Lt, clone_expr(a), c(d ? 0x1p-1022 : 0x1p-126, at)));
+        ExprP y = wh(clone_expr(sub), bo(BinOp::Mul, clone_expr(a), c(d ? 0x1p64 : 0x1p32, at)), clone_expr(a));
+        ExprP e = bo(BinOp::Sub, bo(BinOp::Shr, make_bitcast(std::move(y), it, cur_loc_), ci(mant, it)), ci(bias, it));
+        e = bind("logb_e", cast(bo(BinOp::Sub, std::move(e), wh(clone_expr(sub), ci(scale, it), ci(0, it))), Scalar::I32));
+        ExprP zero = bo(BinOp::Eq, clone_expr(a), c(0, at)), nan = bo(BinOp::Ne, clone_expr(x), clone_expr(x));
+        ExprP inf = bo(BinOp::Eq, clone_expr(a), c(std::numeric_limits<double>::infinity(), at));
+        if (base == "ilogb")  // INT_MIN for 0 and NaN, INT_MAX for infinities (CUDA's ilogb)
+          return done(wh(bo(BinOp::Or, std::move(zero), std::move(nan)), ci(INT32_MIN, Scalar::I32), wh(std::move(inf), ci(INT32_MAX, Scalar::I32), clone_expr(e))));
+        return done(wh(std::move(zero), c(-std::numeric_limits<double>::infinity(), rt),
+                       wh(bo(BinOp::Or, std::move(nan), std::move(inf)), clone_expr(a), cast(clone_expr(e), rt))));
+      }
+      if ((base == "rcbrt" || base == "rsqrt_rn" || base == "frsqrt_rn") && rf) {
+        ExprP x = cast(use(v[0]), Scalar::F64);
+        ExprP r = base == "rcbrt" ? un(UnOp::Cbrt, std::move(x)) : un(UnOp::Sqrt, std::move(x));
+        return done(cast(bo(BinOp::Div, c(1.0, Scalar::F64), std::move(r)), rt));
+      }
+      if (base == "tgamma" && rf) {
+        // |gamma(x)| = exp(lgamma(x)), its sign that of sin(pi x) below 0; 0 gives inf of its sign, a
+        // negative integer NaN
+        ExprP x = bind("tgamma_x", cast(use(v[0]), Scalar::F64));
+        ExprP mag = un(UnOp::Exp, special_f64("lgamma", clone_expr(x)));
+        ExprP red = bo(BinOp::Sub, clone_expr(x), bo(BinOp::Mul, c(2, Scalar::F64), un(UnOp::Rint, bo(BinOp::Mul, clone_expr(x), c(0.5, Scalar::F64)))));
+        ExprP neg = bo(BinOp::And, bo(BinOp::Lt, clone_expr(x), c(0, Scalar::F64)),
+                       bo(BinOp::Lt, un(UnOp::Sin, bo(BinOp::Mul, c(M_PI, Scalar::F64), std::move(red))), c(0, Scalar::F64)));
+        ExprP g = wh(std::move(neg), un(UnOp::Neg, clone_expr(mag)), clone_expr(mag));
+        ExprP pole = bo(BinOp::And, bo(BinOp::Lt, clone_expr(x), c(0, Scalar::F64)), bo(BinOp::Eq, un(UnOp::Floor, clone_expr(x)), clone_expr(x)));
+        ExprP zero = bo(BinOp::Eq, clone_expr(x), c(0, Scalar::F64));
+        ExprP pinf = bo(BinOp::Eq, clone_expr(x), c(std::numeric_limits<double>::infinity(), Scalar::F64));
+        g = wh(std::move(pinf), clone_expr(x), g);
+        ExprP inf0 = wh(bo(BinOp::Lt, make_bitcast(clone_expr(x), Scalar::I64, cur_loc_), ci(0, Scalar::I64)),
+                        c(-std::numeric_limits<double>::infinity(), Scalar::F64), c(std::numeric_limits<double>::infinity(), Scalar::F64));
+        return done(cast(wh(std::move(zero), std::move(inf0), wh(std::move(pole), c(std::numeric_limits<double>::quiet_NaN(), Scalar::F64), std::move(g))), rt));
+      }
+      return false;
+    }
+    if (v.size() == 2) {
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      const Scalar at = elem(0);
+      if (base == "hiloint2double") {
+        ExprP hi = bo(BinOp::Shl, cast(xy[0], Scalar::I64), ci(32, Scalar::I64));
+        ExprP lo = bo(BinOp::And, cast(xy[1], Scalar::I64), ci(0xFFFFFFFFll, Scalar::I64));
+        return done(make_bitcast(bo(BinOp::Or, std::move(hi), std::move(lo)), Scalar::F64, cur_loc_));
+      }
+      if ((base == "ldexp" || base == "scalbn") && rf) {
+        // x * 2^n, the power split in three factors that are exact in f64 (n clamped: past the
+        // clamp every result is 0 or infinite already); exact but for f64 results below 2^-1022
+        const bool d = rt == Scalar::F64;
+        const int64_t lim = d ? 2200 : 400;
+        ExprP n = bind("ldexp_n", cast(wh(bo(BinOp::Lt, xy[1], ci(-lim, elem(1))), ci(-lim, elem(1)), wh(bo(BinOp::Gt, clone_expr(xy[1]), ci(lim, elem(1))), ci(lim, elem(1)), clone_expr(xy[1]))), Scalar::I32));
+        ExprP n1 = bind("ldexp_n1", bo(BinOp::FloorDiv, clone_expr(n), ci(3, Scalar::I32)));
+        ExprP n3 = bo(BinOp::Sub, bo(BinOp::Sub, clone_expr(n), clone_expr(n1)), clone_expr(n1));
+        auto pow2 = [&](ExprP k) { return un(UnOp::Exp2, cast(std::move(k), Scalar::F64)); };
+        ExprP r = bo(BinOp::Mul, bo(BinOp::Mul, bo(BinOp::Mul, cast(xy[0], Scalar::F64), pow2(clone_expr(n1))), pow2(clone_expr(n1))), pow2(std::move(n3)));
+        return done(cast(std::move(r), rt));
+      }
+      if (base == "fdim" && rf) {  // a - b where a > b, else +0; NaN stays
+        ExprP a = bind("fdim_a", xy[0]), b = bind("fdim_b", xy[1]);
+        ExprP nan = bo(BinOp::Or, bo(BinOp::Ne, clone_expr(a), clone_expr(a)), bo(BinOp::Ne, clone_expr(b), clone_expr(b)));
+        return done(wh(std::move(nan), bo(BinOp::Add, clone_expr(a), clone_expr(b)),
+                       wh(bo(BinOp::Gt, clone_expr(a), clone_expr(b)), bo(BinOp::Sub, clone_expr(a), clone_expr(b)), c(0, rt))));
+      }
+      if (base == "remainder" && rf) {
+        // IEEE remainder: r2 = fmod(|a|, 2|b|) (exact) holds the quotient's parity; the magnitude is
+        // r = r2 mod |b|, less |b| where r > |b|/2 or r == |b|/2 with an odd quotient; a's sign
+        ExprP a = bind("rem_a", xy[0]);
+        ExprP bb = bind("rem_b", un(UnOp::Abs, xy[1]));
+        ExprP r2 = bind("rem_r2", bo(BinOp::Mod, un(UnOp::Abs, clone_expr(a)), bo(BinOp::Mul, clone_expr(bb), c(2, rt))));
+        ExprP odd = bind("rem_odd", bo(BinOp::Ge, clone_expr(r2), clone_expr(bb)));
+        ExprP r = bind("rem_r", wh(clone_expr(odd), bo(BinOp::Sub, clone_expr(r2), clone_expr(bb)), clone_expr(r2)));
+        ExprP half = bo(BinOp::Mul, clone_expr(bb), c(0.5, rt));
+        ExprP up = bo(BinOp::Or, bo(BinOp::Gt, clone_expr(r), clone_expr(half)), bo(BinOp::And, bo(BinOp::Eq, clone_expr(r), clone_expr(half)), clone_expr(odd)));
+        ExprP m = bind("rem_m", wh(std::move(up), bo(BinOp::Sub, clone_expr(r), clone_expr(bb)), clone_expr(r)));
+        ExprP neg = bo(BinOp::Lt, make_bitcast(clone_expr(a), rt == Scalar::F64 ? Scalar::I64 : Scalar::I32, cur_loc_), ci(0, rt == Scalar::F64 ? Scalar::I64 : Scalar::I32));
+        ExprP inf_b = bo(BinOp::Eq, clone_expr(bb), c(std::numeric_limits<double>::infinity(), rt));
+        ExprP res = wh(std::move(neg), un(UnOp::Neg, clone_expr(m)), clone_expr(m));
+        // a finite a and an infinite b: a itself (fmod by 2 * inf is NaN-free, but keep it exact)
+        return done(wh(bo(BinOp::And, std::move(inf_b), bo(BinOp::Lt, un(UnOp::Abs, clone_expr(a)), c(std::numeric_limits<double>::infinity(), rt))), clone_expr(a), std::move(res)));
+      }
+      if (base == "nextafter" && rf) {
+        // the next value after a toward b: a's bits plus or minus one (from 0: the smallest
+        // subnormal of b's sign); b where a == b; NaN where either is
+        const Scalar it = rt == Scalar::F64 ? Scalar::I64 : Scalar::I32;
+        ExprP a = bind("next_a", xy[0]), b = bind("next_b", xy[1]);
+        ExprP ab = bind("next_bits", make_bitcast(clone_expr(a), it, cur_loc_));
+        ExprP away = bo(BinOp::Eq, bo(BinOp::Gt, clone_expr(b), clone_expr(a)), bo(BinOp::Gt, clone_expr(a), c(0, rt)));  // |a| grows
+        ExprP step = make_bitcast(bo(BinOp::Add, clone_expr(ab), wh(std::move(away), ci(1, it), ci(-1, it))), rt, cur_loc_);
+        ExprP tiny = wh(bo(BinOp::Gt, clone_expr(b), c(0, rt)), c(rt == Scalar::F64 ? 0x1p-1074 : 0x1p-149, rt), c(rt == Scalar::F64 ? -0x1p-1074 : -0x1p-149, rt));
+        ExprP nan = bo(BinOp::Or, bo(BinOp::Ne, clone_expr(a), clone_expr(a)), bo(BinOp::Ne, clone_expr(b), clone_expr(b)));
+        return done(wh(std::move(nan), bo(BinOp::Add, clone_expr(a), clone_expr(b)),
+                       wh(bo(BinOp::Eq, clone_expr(a), clone_expr(b)), clone_expr(b), wh(bo(BinOp::Eq, clone_expr(a), c(0, rt)), std::move(tiny), std::move(step)))));
+      }
+      if (base == "rhypot" && rf) {
+        ExprP h = make_binary(*math_binop("hypot"), cast(xy[0], Scalar::F64), cast(xy[1], Scalar::F64), cur_loc_);
+        return done(cast(bo(BinOp::Div, c(1.0, Scalar::F64), std::move(h)), rt));
+      }
+      if ((base == "hadd" || base == "rhadd" || base == "uhadd" || base == "urhadd") && at == Scalar::I32) {  // (a + b [+ 1]) >> 1 without overflow
+        const bool uns = base[0] == 'u';
+        auto wide = [&](ExprP x) { return uns ? zero_extend_i64(std::move(x), Scalar::I32, cur_loc_) : cast(std::move(x), Scalar::I64); };
+        ExprP s = bo(BinOp::Add, wide(xy[0]), wide(xy[1]));
+        if (base.find("rhadd") != std::string::npos) s = bo(BinOp::Add, std::move(s), ci(1, Scalar::I64));
+        return done(cast(bo(BinOp::Shr, std::move(s), ci(1, Scalar::I64)), Scalar::I32));
+      }
+      if ((base == "mul24" || base == "umul24") && at == Scalar::I32) {  // the low 32 bits of the product of the low 24 bits
+        auto low24 = [&](ExprP x) {
+          return base == "umul24" ? bo(BinOp::And, std::move(x), ci(0xFFFFFF, Scalar::I32))
+                                  : bo(BinOp::Shr, bo(BinOp::Shl, std::move(x), ci(8, Scalar::I32)), ci(8, Scalar::I32));
+        };
+        return done(bo(BinOp::Mul, low24(xy[0]), low24(xy[1])));
+      }
+      return false;
+    }
+    if (v.size() == 3) {
+      std::vector<ExprP> xs = elementwise(v, t.shape);
+      if ((base == "norm3d" || base == "rnorm3d") && rf) {
+        auto sq = [&](ExprP x) {
+          ExprP y = bind("n3", cast(std::move(x), Scalar::F64));
+          return bo(BinOp::Mul, clone_expr(y), clone_expr(y));
+        };
+        ExprP n = rt == Scalar::F64 ? make_binary(*math_binop("hypot"), make_binary(*math_binop("hypot"), xs[0], xs[1], cur_loc_), xs[2], cur_loc_)
+                                    : un(UnOp::Sqrt, bo(BinOp::Add, bo(BinOp::Add, sq(xs[0]), sq(xs[1])), sq(xs[2])));
+        if (base == "rnorm3d") n = bo(BinOp::Div, c(1.0, Scalar::F64), std::move(n));
+        return done(cast(std::move(n), rt));
+      }
+      if ((base == "sad" || base == "usad") && elem(0) == Scalar::I32) {  // |a - b| + c, a and b compared as their sign says
+        const bool uns = base == "usad";
+        auto wide = [&](ExprP x) { return uns ? zero_extend_i64(std::move(x), Scalar::I32, cur_loc_) : cast(std::move(x), Scalar::I64); };
+        ExprP d = un(UnOp::Abs, bo(BinOp::Sub, wide(xs[0]), wide(xs[1])));
+        return done(cast(bo(BinOp::Add, std::move(d), zero_extend_i64(xs[2], Scalar::I32, cur_loc_)), Scalar::I32));
+      }
     }
     return false;
   }
