@@ -633,6 +633,11 @@ def _launch_metadata(fn, kernel, grid, bound_args, knobs):
 def run(fn, /, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     dtsim = sys.modules["dtsim"]
+    if type(fn).__module__.startswith("triton.experimental.gluon"):
+        code = getattr(getattr(fn, "fn", None), "__code__", None)
+        where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code else ""
+        raise dtsim.CompileError(where + "error: '%s' is a Gluon kernel (@gluon.jit: explicit layouts, Triton's GPU dialect); "
+                                 "dtsim runs @triton.jit kernels, whose TTIR has no layouts, and does not run Gluon kernels" % fn.__name__)
     knobs = _knobs()
     if _uses_guide_helpers(fn):
         reader = fn.__dict__.get("_dtsim_reader")

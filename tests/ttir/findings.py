@@ -1,7 +1,7 @@
 """Findings and errors of kernels read through Triton's frontend point at the kernel's .py lines:
 an out-of-bounds load, a tl.assume that does not hold, a device assert (only with debug=True, as
-Triton compiles it), two instances storing the same rows through a tensor descriptor, and an op dtsim
-cannot run yet."""
+Triton compiles it), two instances storing the same rows through a tensor descriptor, an op dtsim
+cannot run yet, and a Gluon kernel (which dtsim does not run)."""
 import os
 import sys
 
@@ -73,6 +73,19 @@ def scale_rows(x_ptr, y_ptr, G, R, D: tl.constexpr, BR: tl.constexpr):
     dst.store([row, 0], src.load([row, 0]) * 2.0)
 
 
+try:  # Triton's Gluon (explicit layouts): a kernel dtsim says it does not run
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+
+    @gluon.jit
+    def gluon_copy(x_ptr, y_ptr, N: gl.constexpr):
+        layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+        offs = gl.arange(0, N, layout=layout)
+        gl.store(y_ptr + offs, gl.load(x_ptr + offs))
+except ImportError:
+    gluon_copy = None
+
+
 here = os.path.basename(__file__)
 source = open(__file__).read().splitlines()
 
@@ -107,6 +120,9 @@ expect("descriptor rows overlap", lambda: scale_rows[(2, 4)](xs, ys, 2, 32, D=16
        at("dst.store([row, 0]"), "both store", "y_ptr")
 expect("unsupported op", lambda: inline_asm[(1,)](np.zeros(8, np.int32), np.zeros(8, np.int32), 8, BLOCK=8), dtsim.CompileError,
        at("y = tl.inline_asm_elementwise("), "not supported yet")
+if gluon_copy is not None:
+    expect("a Gluon kernel", lambda: gluon_copy[(1,)](np.zeros(128, np.float32), np.zeros(128, np.float32), 128), dtsim.CompileError,
+           at("@gluon.jit"), "is a Gluon kernel", "does not run Gluon kernels")
 if failures:
     print("FAILED:", ", ".join(failures))
     sys.exit(1)
