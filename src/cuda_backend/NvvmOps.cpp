@@ -100,10 +100,13 @@ std::string KernelEmitter::cast(Scalar from, Scalar to, const std::string& v) {
     if (to == Scalar::F64) return op("sitofp " + ft + " " + v + " to double");
     return round_to(to, op("sitofp " + ft + " " + v + " to float"));
   }
-  if (is_int(to)) {  // float -> int: PTX cvt.rzi truncates, saturates and maps NaN to 0
+  if (is_int(to)) {  // float -> int: PTX cvt.rzi truncates and saturates; NaN to 0 (IR.h) by a select, as
+                     // cvt.rzi.s64.f32 and cvt.rzi.s32.f64 give the most negative value for it (measured on an H200)
     std::string ins = std::string("cvt.rzi.") + (to != Scalar::I64 ? "s32." : "s64.") + (from == Scalar::F64 ? "f64" : "f32");
     std::string cons = std::string(to != Scalar::I64 ? "=r," : "=l,") + (from == Scalar::F64 ? "d" : "f");
     std::string r = op("call " + tt + " asm \"" + ins + " $0, $1;\", \"" + cons + "\"(" + ft + " " + v + ")");
+    std::string nan = op("fcmp uno " + ft + " " + v + ", " + v);
+    r = op("select i1 " + nan + ", " + tt + " 0, " + tt + " " + r);
     if (!is_narrow_int(to)) return r;
     std::string hi = to == Scalar::I8 ? "127" : "32767", lo = to == Scalar::I8 ? "-128" : "-32768";  // saturate at i8/i16
     std::string big = op("icmp sgt i32 " + r + ", " + hi);
