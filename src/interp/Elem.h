@@ -36,35 +36,20 @@ template <class T> inline T wmul(T a, T b) {
   if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b));
   else return a * b;
 }
-template <class T> inline T fmin_nan(T a, T b) {
+// The smaller / larger of two elements: NaN-propagating (the IR's minimum / maximum), or IEEE
+// minNum / maxNum (`Num`: a NaN operand left out, NaN only when both are: minnum / maxnum).
+template <bool Max, bool Num, class T> inline T min_max(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
+    if (a != a) return Num ? b : a;
+    if (b != b) return Num ? a : b;
   }
-  return b < a ? b : a;
+  if constexpr (Max) return a < b ? b : a;
+  else return b < a ? b : a;
 }
-// IEEE minNum / maxNum: a NaN operand is left out (NaN only when both are).
-template <class T> inline T fmin_num(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a) return b;
-    if (b != b) return a;
-  }
-  return b < a ? b : a;
-}
-template <class T> inline T fmax_num(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a) return b;
-    if (b != b) return a;
-  }
-  return a < b ? b : a;
-}
-template <class T> inline T fmax_nan(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a < b ? b : a;
-}
+template <class T> inline T fmin_nan(T a, T b) { return min_max<false, false>(a, b); }
+template <class T> inline T fmax_nan(T a, T b) { return min_max<true, false>(a, b); }
+template <class T> inline T fmin_num(T a, T b) { return min_max<false, true>(a, b); }
+template <class T> inline T fmax_num(T a, T b) { return min_max<true, true>(a, b); }
 
 template <class T> inline T math1(UnOp op, T x) {
   switch (op) {
