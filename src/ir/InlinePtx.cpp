@@ -319,7 +319,14 @@ class Lowering {
 
   Reg& reg(const std::string& name) {
     auto it = regs_.find(name);
-    if (it == regs_.end()) fail("'" + inst_ + "' names '" + name + "', which is no operand or declared register");
+    if (it == regs_.end()) {
+      static const char* special[] = {"%globaltimer", "%clock", "%smid", "%nsmid", "%tid", "%ntid", "%laneid", "%warpid",
+                                      "%nwarpid", "%ctaid", "%nctaid", "%gridid", "%lanemask", "%dynamic_smem_size", "%pm"};
+      for (const char* sp : special)
+        if (name.rfind(sp, 0) == 0)  // (tl.extra.cuda.globaltimer(), smid() ... read them)
+          fail("'" + inst_ + "' reads the special register '" + name + "' (the GPU's clocks, SM, thread and lane ids), which dtsim does not model yet");
+      fail("'" + inst_ + "' names '" + name + "', which is no operand or declared register");
+    }
     return it->second;
   }
 

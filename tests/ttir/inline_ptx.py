@@ -39,6 +39,13 @@ def other_ptx(x_ptr, N: tl.constexpr):
 
 
 @triton.jit
+def timer_ptx(x_ptr, N: tl.constexpr):  # a special register: tl.extra.cuda.globaltimer()'s instruction
+    o = tl.arange(0, N)
+    t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    tl.store(x_ptr + o, t.to(tl.float32))
+
+
+@triton.jit
 def e8m0(x_ptr, y_ptr, rp_ptr, both_ptr, rz_ptr, N: tl.constexpr):
     o = tl.arange(0, N)
     x = tl.load(x_ptr + o)
@@ -97,6 +104,9 @@ def prmt(a, b, c):
 if len(sys.argv) > 1 and sys.argv[1] == "other":
     other_ptx[(1,)](np.ones(8, np.float32), N=8)
     sys.exit("no error for an unsupported PTX form")
+if len(sys.argv) > 1 and sys.argv[1] == "timer":
+    timer_ptx[(1,)](np.ones(8, np.float32), N=8)
+    sys.exit("no error for a special register")
 
 N = 256
 rng = np.random.default_rng(0)
@@ -153,5 +163,8 @@ msg = "inline asm '{ .reg .b32 t; ld.global.b32 t, [$1]; mov.b32 $0, t; }': 'ld.
 line = next(i for i, t in enumerate(open(__file__), 1) if "ld.global.b32" in t and "inline_asm" in t)
 if r.returncode == 0 or "inline_ptx.py:%d:" % line not in r.stderr or msg not in r.stderr:
     sys.exit("unsupported PTX: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
-print("inline PTX: prmt.b32, cvt.rp/rz.ue8m0x2.f32 and max/min.NaN.xorsign.abs.f32 match numpy on %d lanes, bar.sync 0 runs; another form is a "
-      "located error" % N)
+r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "timer"], capture_output=True, text=True)
+if r.returncode == 0 or "reads the special register '%globaltimer'" not in r.stderr:
+    sys.exit("special register: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
+print("inline PTX: prmt.b32, cvt.rp/rz.ue8m0x2.f32 and max/min.NaN.xorsign.abs.f32 match numpy on %d lanes, bar.sync 0 runs; another form and a "
+      "special register are located errors" % N)
