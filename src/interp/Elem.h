@@ -392,7 +392,6 @@ struct Fused {
   size_t storage = 0;        // storage index of the tree's result
   bool reduce = false;       // the root is a sum/max/min of the tree over its only axis
   RedOp rop = RedOp::Sum;
-  bool mul_sum = false;      // a sum whose last op is an f32/f64 multiply: folded in the multiply's loop
 };
 // Builds the fused form of `n` when it is the root of an elementwise tree worth fusing (two or
 // more ops, or a 1-d reduction of one or more); null otherwise.

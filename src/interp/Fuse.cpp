@@ -291,8 +291,6 @@ const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n, bool one_op) {
   f.ntemps = static_cast<int>(b.busy.size());
   f.reduce = reduce;
   f.rop = e.rop;
-  const FInstr& last = f.code.back();
-  f.mul_sum = reduce && e.rop == RedOp::Sum && !is_half(last.rt) && (last.fn == &f_arith<BinOp::Mul, float> || last.fn == &f_arith<BinOp::Mul, double>);
   if (!reduce) f.code.back().out = -1;  // the last op writes the result tile
   store.push_back(std::move(f));
   return &store.back();
@@ -300,7 +298,7 @@ const Fused* fuse_tree(std::deque<Fused>& store, const TNode& n, bool one_op) {
 
 namespace {
 // Sum/max/min of one chunk into the accumulator, in element order (reduce_into's order; float sums
-// take tree_fold's order instead, over the whole tile: run_chunks).
+// do not come here: they take tree_fold's order over the whole tile, run_chunks).
 template <class T> void fold(RedOp op, const T* p, int64_t n, bool first, Raw& acc) {
   if (op == RedOp::Sum) {
     using A = std::conditional_t<std::is_same_v<T, uint8_t>, int32_t, T>;
@@ -312,42 +310,6 @@ template <class T> void fold(RedOp op, const T* p, int64_t n, bool first, Raw& a
   T m = first ? p[0] : rget<T>(acc);
   for (int64_t k = first ? 1 : 0; k < n; ++k) m = op == RedOp::Max ? fmax_nan(m, p[k]) : fmin_nan(m, p[k]);
   acc = rmake<T>(m);
-}
-}  // namespace
-
-namespace {
-// s + a[k] * b[k] for the n products of one chunk, in order (a stride of 0: one element for all):
-// each product rounded to T, then added, as a chunk of products and fold() would compute them. No
-// contraction into fused multiply-adds.
-#if defined(__clang__)
-#define DTSIM_NO_FP_CONTRACT _Pragma("clang fp contract(off)")
-#else
-#define DTSIM_NO_FP_CONTRACT
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
-template <class T> void mul_fold(const void* a, int64_t sa, const void* b, int64_t sb, int64_t n, bool first, Raw& acc) {
-  DTSIM_NO_FP_CONTRACT
-  const T* pa = static_cast<const T*>(a);
-  const T* pb = static_cast<const T*>(b);
-  T s = first ? T(0) : rget<T>(acc);
-  for (int64_t k = 0; k < n; ++k) {
-    const T p = pa[k * sa] * pb[k * sb];
-    s = s + p;
-  }
-  acc = rmake<T>(s);
-}
-#if !defined(__clang__)
-#pragma GCC pop_options
-#endif
-#undef DTSIM_NO_FP_CONTRACT
-
-// out[k] = a[k] * b[k] for the n products of one chunk (a stride of 0: one element for all), each
-// rounded to T.
-template <class T> void products(const void* a, int64_t sa, const void* b, int64_t sb, int64_t n, T* out) {
-  const T* pa = static_cast<const T*>(a);
-  const T* pb = static_cast<const T*>(b);
-  for (int64_t k = 0; k < n; ++k) out[k] = pa[k * sa] * pb[k * sb];
 }
 
 // The chunk loops of `f` over its first `len` elements: the root's chunks written to `op` (not for
@@ -374,8 +336,8 @@ void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, 
     lp[i] = static_cast<const char*>(std::visit([](const auto& a) -> const void* { return a.data(); }, v.data));
   }
   size_t ob = elem_bytes(f.storage);
-  // a float sum: the root's values (or a mul_sum's products) of the whole tile, summed at the end in
-  // reduce_into's order (tree_fold)
+  // a float sum: the root's values of the whole tile, summed at the end in reduce_into's order
+  // (tree_fold)
   const bool tree = f.reduce && f.rop == RedOp::Sum && (f.storage == 3 || f.storage == 4);
   thread_local std::vector<double> tvals;
   if (tree && tvals.size() < static_cast<size_t>(len)) tvals.resize(static_cast<size_t>(len));
@@ -397,22 +359,12 @@ void run_chunks(const Fused& f, const Value* const* lv, const void* const* raw, 
           st[k] = 1;
         }
       }
-      if (f.mul_sum && ci + 1 == f.code.size() && tree) {  // the products, each rounded to its type
-        if (f.storage == 3) products<float>(in[0], st[0], in[1], st[1], len, reinterpret_cast<float*>(tvals.data()) + o0);
-        else products<double>(in[0], st[0], in[1], st[1], len, tvals.data() + o0);
-        break;
-      }
-      if (f.mul_sum && ci + 1 == f.code.size()) {  // the multiply of a mul_sum, folded as it runs
-        if (f.storage == 3) mul_fold<float>(in[0], st[0], in[1], st[1], len, o0 == 0, acc);
-        else mul_fold<double>(in[0], st[0], in[1], st[1], len, o0 == 0, acc);
-        break;
-      }
       I.fn(I, in, st, I.out >= 0 ? static_cast<void*>(temp(I.out)) : static_cast<void*>(op + static_cast<size_t>(o0) * ob), len);
     }
-    if (tree && !f.mul_sum) {
+    if (tree) {
       const char* p = temp(f.code.back().out);
       std::memcpy(reinterpret_cast<char*>(tvals.data()) + static_cast<size_t>(o0) * ob, p, static_cast<size_t>(len) * ob);
-    } else if (f.reduce && !f.mul_sum) {
+    } else if (f.reduce) {
       const char* p = temp(f.code.back().out);
       with_storage(f.storage, [&](auto tag) {
         using T = decltype(tag);
