@@ -114,8 +114,8 @@
 //   the GPU a device address). int_to_ptr(x, T) is the *T pointer at each i64 address: a lane whose
 //   address lies in a buffer of the run (a kernel's argument, or memory the launch makes known, as
 //   the Python package does for tensors whose addresses a kernel is given as integers) points into
-//   that buffer; the buffer's element type must be T and the address aligned to it. The lanes of one
-//   tile point into one buffer. A lane at address 0 (null) stays valid until an unmasked access
+//   that buffer; the buffer's element type must be T and the address aligned to it. Lanes of one tile
+//   may point into several buffers. A lane at address 0 (null) stays valid until an unmasked access
 //   through it, which is out of bounds; so does any other address in no buffer (aligned to T).
 //
 // Debugging. print(prefix, values...) prints, per instance, "pid (x, y, z) prefix v1 v2..."; assert(c,

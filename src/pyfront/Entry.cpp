@@ -171,7 +171,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
     if (v.k != VK::Int || v.i < (stages ? 0 : 1) || v.i > 1024)
       throw UserError(std::string("--arg ") + opt + "=" + it->second + (stages ? ": expected an integer >= 0" : ": expected a positive integer"));
     (stages ? k.num_stages : k.num_warps) = static_cast<int>(stages ? std::max<int64_t>(v.i, 1) : v.i);
-    stages_given = stages_given || std::string(opt) == "num_stages";
+    stages_given = stages_given || stages;
     out.used_args.insert(opt);
   }
   frames_.push_back(std::move(f));

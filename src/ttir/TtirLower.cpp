@@ -1278,7 +1278,8 @@ class Lowerer {
   // table's functions. False where `base` is none of these.
   bool extern_bit_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
     auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
-    if (v.size() == 1 && (base == "float_as_int" || base == "int_as_float" || base == "double_as_longlong" || base == "longlong_as_double")) {
+    if (v.size() == 1 && (base == "float_as_int" || base == "int_as_float" || base == "float_as_uint" || base == "uint_as_float" ||
+                          base == "double_as_longlong" || base == "longlong_as_double")) {
       define(result, make_bitcast(use(v[0]), t.elem, cur_loc_), t, true, cur_loc_);
       return true;
     }
@@ -1329,12 +1330,13 @@ class Lowerer {
     return false;
   }
 
-  // More of libdevice (`base` as extern_bit_forms takes it), each exact unless said: reinterpretations
-  // (float_as_uint, double2hiint ...), conversions between integers and floats with the rounding in
-  // their names where it is exact to apply (rn everywhere; rd / ru / rz from values exact in f64),
-  // ldexp / scalbn, ilogb, logb, fdim, remainder, nextafter, integer halving adds, mul24, sad,
-  // llround; rcbrt, rhypot, norm3d, rnorm3d and rsqrt_rn computed in f64 for f32 (rounded once or
-  // twice); tgamma from lgamma (special_f64's accuracy). False where `base` is none of these.
+  // More of libdevice (`base` as extern_bit_forms takes it), each exact unless said: the halves of
+  // an f64 (double2hiint, double2loint, hiloint2double), conversions between integers and floats
+  // with the rounding in their names where it is exact to apply (rn everywhere; rd / ru / rz from
+  // values exact in f64), ldexp / scalbn, ilogb, logb, fdim, remainder, nextafter, integer halving
+  // adds, mul24, sad, llround; rcbrt, rhypot, norm3d, rnorm3d and frsqrt_rn (rsqrt_rn) computed in
+  // f64 for f32 (rounded once or twice); tgamma from lgamma (special_f64's accuracy). False where
+  // `base` is none of these.
   bool extern_more_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
     BindFn bind = binder();
     auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
@@ -1352,7 +1354,6 @@ class Lowerer {
     const bool rf = is_float(rt);
     if (v.size() == 1) {
       const Scalar at = elem(0);
-      if (base == "float_as_uint" || base == "uint_as_float") return done(make_bitcast(use(v[0]), rt, cur_loc_));
       if ((base == "double2hiint" || base == "double2loint") && at == Scalar::F64) {
         ExprP bits = make_bitcast(use(v[0]), Scalar::I64, cur_loc_);
         return done(cast(base == "double2hiint" ? bo(BinOp::Shr, std::move(bits), ci(32, Scalar::I64)) : std::move(bits), Scalar::I32));
@@ -1411,7 +1412,7 @@ class Lowerer {
         return done(wh(std::move(zero), c(-std::numeric_limits<double>::infinity(), rt),
                        wh(bo(BinOp::Or, std::move(nan), std::move(inf)), clone_expr(a), cast(clone_expr(e), rt))));
       }
-      if ((base == "rcbrt" || base == "rsqrt_rn" || base == "frsqrt_rn") && rf) {
+      if ((base == "rcbrt" || base == "frsqrt_rn") && rf) {
         ExprP x = cast(use(v[0]), Scalar::F64);
         ExprP r = base == "rcbrt" ? un(UnOp::Cbrt, std::move(x)) : un(UnOp::Sqrt, std::move(x));
         return done(cast(bo(BinOp::Div, c(1.0, Scalar::F64), std::move(r)), rt));
