@@ -453,7 +453,8 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, std::vector<std::string>, int>>& print_if, const std::string& backend,
              const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays,
              int64_t max_steps, double timeout, int launch, const std::vector<std::string>& host_stack,
-             const std::string& viz, const std::vector<std::tuple<std::string, py::buffer, std::string>>& memory) {
+             const std::string& viz, const std::vector<std::tuple<std::string, py::buffer, std::string>>& memory,
+             const std::map<std::string, int64_t>& slack) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   std::map<std::string, std::string> options{{"sanitize", sanitize}, {"threads", std::to_string(threads)}, {"order", order},
@@ -486,6 +487,7 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
     for (size_t d = info.shape.size(); d-- > 0; step *= info.shape[d])
       if (info.shape[d] > 1 && info.strides[d] != step) throw UserError("buffer '" + name + "': the array is not C-contiguous");
     preset.list.push_back(Buffer::view(name, buf.dtype, buf.shape, prm->io, info.ptr));
+    if (auto it = slack.find(name); it != slack.end() && it->second > 0 && !cuda) preset.list.back().slack = it->second;
     infos.push_back(std::move(info));
   }
   // GPU memory (backend "cuda"): a buffer without host memory, bound to the device address.
@@ -598,6 +600,9 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
   out["findings"] = findings;
   out["findings_count"] = quit ? static_cast<int64_t>(found.size()) : report.findings_count;
   out["quit"] = quit;
+  py::list warnings;
+  for (const Finding& f : report.warnings) warnings.append(finding_dict(f));
+  out["warnings"] = warnings;
   return out;
 }
 
@@ -672,9 +677,11 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("max_steps") = 0, py::arg("timeout") = 0.0, py::arg("launch") = 0,
         py::arg("host_stack") = std::vector<std::string>{}, py::arg("viz") = std::string(),
         py::arg("memory") = std::vector<std::tuple<std::string, py::buffer, std::string>>{},
+        py::arg("slack") = std::map<std::string, int64_t>{},
         "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place; `viz`: write the "
         "picture of the run (as `dtsim viz`) to this .svg/.html file; `memory`: (name, 1-D array, dtype) buffers the "
-        "kernel reaches only through addresses (int_to_ptr).");
+        "kernel reaches only through addresses (int_to_ptr); `slack`: array name -> elements of memory past its end "
+        "that the caller's storage still holds (the interpreter runs accesses there and reports them in \"warnings\").");
 #ifdef DTSIM_HAVE_CUDA
   py::class_<CudaLauncher, std::shared_ptr<CudaLauncher>>(m, "CudaLauncher")
       .def("launch", &CudaLauncher::launch, py::arg("ptrs"), py::arg("stream") = 0,

@@ -70,7 +70,7 @@ _config = {
     "max_steps": 0,
     "timeout": 0,
     "viz": None,
-    "view_bounds": "span",
+    "view_bounds": "warn",
 }
 _ENV = {"sanitize": "DTSIM_SANITIZE", "threads": "DTSIM_THREADS", "order": "DTSIM_ORDER", "keep_going": "DTSIM_KEEP_GOING",
         "break_if": "DTSIM_BREAK_IF", "break_at": "DTSIM_BREAK_AT", "backend": "DTSIM_BACKEND",
@@ -176,8 +176,8 @@ def _option(k, v):
                 raise ValueError("viz %r: only {launch} and {kernel} may appear in braces" % (v,))
         return v
     if k == "view_bounds":
-        if v not in ("span", "storage"):
-            raise ValueError("view_bounds expects 'span' or 'storage', got %r" % (v,))
+        if v not in ("warn", "span", "storage"):
+            raise ValueError("view_bounds expects 'warn', 'span' or 'storage', got %r" % (v,))
         return v
     if not isinstance(v, str):
         raise TypeError("%s expects a string, got %r" % (k, v))
@@ -197,9 +197,10 @@ def config(**options):
     bounds-checked unless sanitize='none'; BackendError at launch without a GPU), viz ('out.svg' or
     'out.html': each launch writes `dtsim viz`'s picture of it there, findings or not; '{launch}' and
     '{kernel}' in the name give each launch its own file, else the last launch's picture stays; None:
-    no picture), view_bounds ('span': a tensor argument's buffer is its elements' span, so an access
-    past the view's last element is out of bounds; 'storage': the buffer runs on to its storage's end,
-    for kernels that write a padded storage through a slice of it). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
+    no picture), view_bounds (a tensor argument's buffer is its elements' span; an access past the
+    view's last element but inside its storage: 'warn', the default, runs it and prints a warning
+    once per statement; 'span' reports it out of bounds; 'storage' runs it silently, the buffer
+    going on to the storage's end). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
     anything changes. The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER,
     DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT,
     DTSIM_VIZ, DTSIM_VIEW_BOUNDS."""
@@ -298,6 +299,20 @@ def _launch_extras(compiled):
     return {"max_steps": int(c["max_steps"]), "timeout": float(c["timeout"]), "launch": _launches[0],
             "host_stack": _host_stack() if debugging else [], "viz": viz}
 
+
+
+_WARNED = set()
+
+
+def _print_warnings(result):
+    """Prints the run's warnings (accesses past a view inside its storage) to stderr, each statement's
+    once per process."""
+    for w in result.get("warnings", ()):
+        head = (w["message"].split("\n", 1)[0], w["buffer"])
+        if head in _WARNED or len(_WARNED) > 1000:
+            continue
+        _WARNED.add(head)
+        sys.stderr.write(w["message"] if w["message"].endswith("\n") else w["message"] + "\n")
 
 
 def _check_result(compiled, result, launch_extras):
@@ -804,7 +819,7 @@ class JITFunction(KernelInterface):
         empty = 0 in g  # launches nothing (as Triton); still lowered, for warmup and the cache
         if empty:
             g = tuple(max(1, x) for x in g)
-        key, compile_args, scalars, buffers, arrays, converted = [g], {}, {}, [], [], []
+        key, compile_args, scalars, buffers, arrays, converted, slack = [g], {}, {}, [], [], [], {}
         for name, v in values.items():
             if _config["view_bounds"] == "storage":
                 from .triton_launch import _to_storage_end
@@ -828,6 +843,9 @@ class JITFunction(KernelInterface):
                 key.append((name, cdt, view.shape))
                 if orig is not None:
                     converted.append((name, orig, view))
+                elif _config["view_bounds"] != "storage":
+                    from .triton_launch import _slack_of
+                    slack[name] = _slack_of(v, view)
                 continue
             text, typ = _scalar_text(v, name)
             compile_args[name] = text
@@ -865,7 +883,7 @@ class JITFunction(KernelInterface):
         for name, orig, _ in converted:  # bound as a copy: the copy-back would fail after the run
             if not orig.flags.writeable and name in compiled.outputs:
                 raise TypeError("%s: argument '%s' is a read-only array, and the kernel stores to it" % (self.__name__, name))
-        return compiled, scalars, arrays, opts, converted, empty
+        return compiled, scalars, arrays, opts, converted, empty, slack
 
     def warmup(self, *args, grid, **kwargs):
         """Lowers the kernel for these arguments without running it; returns the compiled kernel (a
@@ -908,7 +926,7 @@ class JITFunction(KernelInterface):
                 got = _launch_known(self.launchers, fast)
                 if got is not None:
                     return got
-        compiled, scalars, arrays, opts, converted, empty = self.prepare(args, dict(kwargs), grid)
+        compiled, scalars, arrays, opts, converted, empty, slack = self.prepare(args, dict(kwargs), grid)
         if warmup or empty:
             return compiled
         if fast is not None and all(type(a[1]) is _DeviceArray for a in arrays) and not compiled.makes_pointers \
@@ -927,11 +945,16 @@ class JITFunction(KernelInterface):
             extras["memory"] = _address_memory(arrays, scalars)
         try:
             result = _dtsim.run(compiled, scalars, arrays, c["sanitize"], int(c["threads"]), c["order"], bool(c["keep_going"]),
-                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"], device, **extras)
+                                list(c["break_if"]), list(c["break_at"]), list(c["print_if"]), c["backend"], device,
+                                slack=slack if c["view_bounds"] == "warn" else {}, **extras)
         finally:
             for name, orig, copy in converted:  # the copies of non-native or unaligned arrays go back
                 if name in compiled.outputs:
                     orig[...] = copy
+        _print_warnings(result)
+        if c["view_bounds"] == "span":
+            from .triton_launch import note_storage_past_views
+            note_storage_past_views(result["findings"], slack)
         _check_result(compiled, result, extras)
         return compiled
 

@@ -6,7 +6,8 @@ Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shu
          --keep-going  --max-steps=N  --timeout=S  --break-if=COND  --break-at=FILE:LINE[ if COND]
          --print-if COND EXPRS [--at LINE]  --backend=interp|cuda
          --viz=FILE.svg|FILE.html (each launch's picture, as `dtsim viz`; {launch}, {kernel} in FILE)
-         --view-bounds=span|storage (a tensor's buffer: its elements' span, or on to its storage's end)
+         --view-bounds=warn|span|storage (an access past a view but inside its storage: a warning, the
+         default; out of bounds; or allowed)
 The REPL's quit (or Ctrl-D) ends the script, as pdb's does; Ctrl-C raises KeyboardInterrupt."""
 import os
 import runpy

@@ -730,7 +730,7 @@ def _launch(fn, kernel, bound_args, g):
                 values[runtime[-1]] = int(x)
         else:
             values[n] = v
-    buffers, arrays, scalars, converted, device, starts = [], [], {}, [], [], {}
+    buffers, arrays, scalars, converted, device, starts, slack = [], [], {}, [], [], {}, {}
     for name in runtime:
         v = values[name]
         if type(v) is HostArray:
@@ -760,6 +760,8 @@ def _launch(fn, kernel, bound_args, g):
             arrays.append((name, view, dt))
             if orig is not None:
                 converted.append((name, orig, view))
+            elif cfg["view_bounds"] != "storage" and name not in starts:
+                slack[name] = _slack_of(v, view)
             continue
         if isinstance(v, int) and not isinstance(v, bool) and 2**63 <= v < 2**64:  # Triton's u64: TTIR's i64, the same bits
             v -= 2**64
@@ -787,13 +789,14 @@ def _launch(fn, kernel, bound_args, g):
     try:
         result = _dtsim.run(compiled, scalars, arrays, cfg["sanitize"], int(cfg["threads"]), cfg["order"],
                             bool(cfg["keep_going"]), list(cfg["break_if"]), list(cfg["break_at"]), list(cfg["print_if"]),
-                            cfg["backend"], device, **extras)
+                            cfg["backend"], device, slack=slack if cfg["view_bounds"] == "warn" else {}, **extras)
     finally:
         for name, orig, copy in converted:
             if name in compiled.outputs:
                 orig[...] = copy
-    if cfg["view_bounds"] == "span" and result["findings"]:
-        _note_storage_past_views(result["findings"], values)
+    dtsim._print_warnings(result)
+    if cfg["view_bounds"] == "span":
+        note_storage_past_views(result["findings"], slack)
     dtsim._check_result(compiled, result, extras)
 
 
@@ -821,6 +824,44 @@ def _storage_rest(v):
     return None
 
 
+def _storage_bounds(v):
+    """(first, end) addresses of the memory a CPU torch tensor's storage or a numpy array's
+    C-contiguous root array holds; None for anything else."""
+    import numpy as np
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(v, torch.Tensor):
+        if v.device.type != "cpu" or v.is_meta:
+            return None
+        st = v.untyped_storage()
+        return st.data_ptr(), st.data_ptr() + st.nbytes()
+    if isinstance(v, np.ndarray):
+        root = v
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if not root.flags.c_contiguous:
+            return None
+        return root.ctypes.data, root.ctypes.data + root.nbytes
+    return None
+
+
+def _slack_of(v, view):
+    """How many elements of `v`'s storage lie past the end of `view` (the array bound for v, which
+    must be memory of that storage, not a copy): what an access past the view may still reach under
+    view_bounds='warn'. 0 when there is none or v is no CPU tensor or numpy array."""
+    try:
+        got = _storage_bounds(v.array if type(v) is HostArray else v)
+    except Exception:
+        return 0
+    if got is None or not view.size:
+        return 0
+    first, end = got
+    lo = view.ctypes.data
+    hi = lo + view.nbytes
+    if lo < first or hi > end:
+        return 0
+    return (end - hi) // view.itemsize
+
+
 def _to_storage_end(v):
     """A tensor or array as the 1-D run from its first element to its storage's end
     (view_bounds='storage'); anything else, or one that already ends there, unchanged."""
@@ -828,18 +869,16 @@ def _to_storage_end(v):
     return v if got is None or got[1] <= 0 else got[0]
 
 
-def _note_storage_past_views(findings, values):
-    """An out-of-bounds finding on a view whose storage goes on past its last element gets a note
-    naming view_bounds='storage' (a kernel may fill a padded storage through a slice)."""
+def note_storage_past_views(findings, rest):
+    """An out-of-bounds finding on a view whose storage goes on past its last element (`rest`: array
+    name -> elements there, from _slack_of) gets a note naming view_bounds (a kernel may read or fill
+    the storage through a slice)."""
     for f in findings:
-        if "out-of-bounds" not in f["message"].split("\n", 1)[0] or f.get("buffer") not in values:
+        if "out-of-bounds" not in f["message"].split("\n", 1)[0] or rest.get(f.get("buffer"), 0) <= 0:
             continue
-        v = values[f["buffer"]]
-        got = _storage_rest(v.array if type(v) is HostArray else v)
-        if got is not None and got[1] > 0:
-            f["message"] = f["message"].rstrip("\n") + ("\n  note: '%s' is a view whose storage goes on for %d elements past its last one; "
-                                                        "--view-bounds=storage (DTSIM_VIEW_BOUNDS=storage) binds it to the storage's end\n"
-                                                        % (f["buffer"], got[1]))
+        f["message"] = f["message"].rstrip("\n") + ("\n  note: '%s' is a view whose storage goes on for %d elements past its last one; "
+                                                    "--view-bounds=storage (DTSIM_VIEW_BOUNDS=storage) binds it to the storage's end, "
+                                                    "--view-bounds=warn runs such accesses with a warning\n" % (f["buffer"], rest[f["buffer"]]))
 
 
 def install():

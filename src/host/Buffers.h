@@ -27,6 +27,10 @@ struct Buffer {
   // The owner keeps that memory alive for the run. Shadow state (the sanitizer's "written" bytes,
   // conflict maps) lives in the executor, never in the buffer, so a view carries none.
   uint8_t* external = nullptr;
+  // Elements of the caller's memory past the last one that the kernel may still reach (a view's
+  // storage going on past the view; only with `external`): an access there runs, and the interpreter
+  // reports it as a warning instead of out of bounds. No sanitizer state covers them.
+  int64_t slack = 0;
 
   int64_t numel() const { return shape_numel(shape); }
   size_t size_bytes() const { return static_cast<size_t>(numel()) * static_cast<size_t>(scalar_bytes(dtype)); }

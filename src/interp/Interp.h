@@ -113,6 +113,9 @@ struct Finding {
 struct RunReport {
   std::vector<Finding> findings;  // in detection order (at most a bounded number kept; see count)
   int64_t findings_count = 0;
+  // Accesses past a buffer's end inside its slack (Buffer::slack): they ran; one warning per
+  // statement and buffer (kind OutOfBounds, message a warning), in detection order, at most 20.
+  std::vector<Finding> warnings;
   int64_t instances = 0;          // program instances run, over all kernels
   bool ok() const { return findings_count == 0; }
 };

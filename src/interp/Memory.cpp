@@ -412,6 +412,32 @@ void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, co
   report_finding(c, std::move(f));
 }
 
+// Lanes past the buffer's end inside its slack (the caller's storage goes on): they ran. One warning
+// per statement and buffer in a run (the first instance's), never a stop.
+void warn_past_end(Ctx& c, SourceLoc loc, const char* what, const Buffer& B, const Issue& is, int64_t active, const Shape& tile) {
+  if (!c.rs) return;
+  RunState& rs = *c.rs;
+  std::lock_guard<std::mutex> lock(rs.mu);
+  for (const Finding& w : rs.report->warnings)
+    if (w.buffer == B.name && w.loc.line == loc.line && w.loc.col == loc.col && w.loc.file == loc.file) return;
+  if (rs.report->warnings.size() >= 20) return;
+  Finding f;
+  f.kind = Finding::OutOfBounds;
+  f.loc = loc;
+  f.pid = c.f->pid;
+  f.buffer = B.name;
+  f.flat_index = is.off;
+  f.lanes = is.count;
+  std::ostringstream os;
+  os << "  buffer " << B.name << ": " << Type{B.dtype, false, B.shape}.str() << ", its storage going on for " << B.slack
+     << " more elements; first such lane " << lane_text(is.lane, tile) << " -> flat index " << is.off << "; " << is.count << " of "
+     << active << " active lanes past the end; pid " << pid_str(c, c.f->pid) << "\n"
+     << "  note: the access ran (--view-bounds=warn); --view-bounds=span makes it an error, --view-bounds=storage silences it\n";
+  f.message = format_diag(loc, "warning", std::string(what) + " '" + B.name + "' past the end of the view it was given (inside its storage)") +
+              os.str() + loop_context(c);
+  rs.report->warnings.push_back(std::move(f));
+}
+
 void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, int64_t active, bool storing, const Shape& tile) {
   auto me = c.f->pid, other = unlinear(is.other, c.f->grid);
   std::string elem = B.name + "[" + std::to_string(is.off) + "] (index " + index_text(is.off, B.shape) + ")";
@@ -858,10 +884,10 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
   const Value* oth = other ? &coerce(*other, rt.elem, otmp) : nullptr;
   Checks ck = checks_for(c, ptr.buffer);
   if (ck.cm) ck.cm->dense();
-  Issue oob, uninit, conf;
+  Issue oob, uninit, conf, past;
   if (!c.after.empty()) conf.after = &c.after;
   int64_t active = 0;
-  const int64_t n = B.numel();
+  const int64_t n = B.numel(), slack = B.slack;
   const int32_t me = c.me, sid = c.stamp();
   prep(out, rt);
   with_codec(B.dtype, [&](auto codec) {
@@ -881,6 +907,11 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
       ++active;
       int64_t off = pp[ip];
       if (off < 0 || off >= n) {
+        if (off >= n && off < n + slack) {  // the caller's storage goes on: read, as a warning
+          past.hit(o, off);
+          dst[o] = C::dec(mem[off]);
+          return;
+        }
         oob.hit(o, off);
         dst[o] = po ? po[io] : T(0);
         return;
@@ -923,6 +954,7 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
     return 0;
   });
   SourceLoc loc = where_loc(c, e.loc);
+  if (past.count) warn_past_end(c, loc, "load from", B, past, active, rt.shape);
   if (oob.count && ck.report_bounds)
     emit(c, Finding::OutOfBounds, loc, "out-of-bounds load from '" + B.name + "'" + oob.null_note(scalar_bytes(B.dtype)), access_details(c, B, oob, active, "out of bounds", rt.shape), B, oob);
   if (uninit.count)
@@ -941,10 +973,10 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   Value vtmp;
   const Value& v = coerce(val, B.dtype, vtmp);
   Checks ck = checks_for(c, ptr.buffer);
-  Issue oob, conf;
+  Issue oob, conf, past;
   if (!c.after.empty()) conf.after = &c.after;
   int64_t active = 0;
-  const int64_t n = B.numel();
+  const int64_t n = B.numel(), slack = B.slack;
   const int32_t me = c.me, sid = c.stamp();
   const Shape& ps = ptr.type.shape;
   with_codec(B.dtype, [&](auto codec) {
@@ -960,6 +992,11 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
       ++active;
       int64_t off = pp[o];
       if (off < 0 || off >= n) {
+        if (off >= n && off < n + slack) {  // the caller's storage goes on: written, as a warning
+          past.hit(o, off);
+          mem[off] = C::enc(pv[iv]);
+          return;
+        }
         oob.hit(o, off);
         return;
       }
@@ -994,6 +1031,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
     return 0;
   });
   SourceLoc loc = where_loc(c, c.stmt ? c.stmt->loc : SourceLoc{});
+  if (past.count) warn_past_end(c, loc, "store to", B, past, active, ps);
   if (oob.count && ck.report_bounds)
     emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'" + oob.null_note(scalar_bytes(B.dtype)), access_details(c, B, oob, active, "out of bounds", ps), B, oob);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, ps);
@@ -1129,10 +1167,10 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
   if (want_old) out = alloc(rt);
   Checks ck = checks_for(c, buffer);
   if (ck.cm) ck.cm->dense();
-  Issue oob, uninit, conf;
+  Issue oob, uninit, conf, past;
   if (!c.after.empty()) conf.after = &c.after;
   int64_t active = 0;
-  const int64_t n = B.numel();
+  const int64_t n = B.numel(), slack = B.slack;
   const int32_t me = c.me, sid = c.stamp(), mine = atomic_mark(me);
   const bool seq = c.rs && !c.rs->parallel;
   bool took_lock = false;
@@ -1161,13 +1199,15 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
       auto lane = [&](int64_t o, int64_t off, int64_t iv, int64_t ic, int64_t im) __attribute__((always_inline)) -> T {
         if ((pm && !pm[im]) || (only && !only[o])) return T(0);
         ++active;
-        if (off < 0 || off >= n) {
+        const bool beyond = off >= n && off < n + slack;  // the caller's storage goes on: updated, as a warning
+        if ((off < 0 || off >= n) && !beyond) {
           oob.hit(o, off);
           return T(0);
         }
+        if (beyond) past.hit(o, off);
         size_t u = static_cast<size_t>(off);
-        if (init && !std::atomic_ref<uint8_t>(init[u]).load(std::memory_order_relaxed)) uninit.hit(o, off);
-        if (cm && (track_readers || std::atomic_ref<int32_t>(cm->writer[u]).load(std::memory_order_relaxed) >= -1)) {
+        if (!beyond && init && !std::atomic_ref<uint8_t>(init[u]).load(std::memory_order_relaxed)) uninit.hit(o, off);
+        if (!beyond && cm && (track_readers || std::atomic_ref<int32_t>(cm->writer[u]).load(std::memory_order_relaxed) >= -1)) {
           // another instance's plain store or load of the element conflicts; atomics do not
           int32_t cur = claim_writer(*cm, u, mine, sid);
           if (cur >= 0 && cur != me) note_conflict(conf, *cm, u, cur, cur, o, off);
@@ -1185,7 +1225,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
           }
           old = C::dec(so);
         }
-        if (init) std::atomic_ref<uint8_t>(init[u]).store(1, std::memory_order_relaxed);
+        if (init && !beyond) std::atomic_ref<uint8_t>(init[u]).store(1, std::memory_order_relaxed);
         if constexpr (OP == AtomicOp::Cas)
           if (shape.empty() && old == cv && !(v == cv)) took_lock = true;
         return old;
@@ -1281,6 +1321,7 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
   });
   SourceLoc loc = where_loc(c, s.loc);
   const char* fn = atomicop_name(s.aop);
+  if (past.count) warn_past_end(c, loc, (std::string(fn) + " on").c_str(), B, past, active, shape);
   if (oob.count && ck.report_bounds)
     emit(c, Finding::OutOfBounds, loc, std::string("out-of-bounds ") + fn + " on '" + B.name + "'" + oob.null_note(scalar_bytes(B.dtype)), access_details(c, B, oob, active, "out of bounds", shape), B, oob);
   if (uninit.count)

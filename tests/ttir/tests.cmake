@@ -36,9 +36,9 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   endforeach()
   # scaled_dots.py and the inline PTX scripts through dtsim's own .py reader (the stand-in package):
   # both readers build tl.dot_scaled with ir/Scaled.h and inline PTX with ir/InlinePtx.h and must
-  # pass the same checks
+  # pass the same checks; view_bounds: both launch paths bind views alike
   if(EXISTS ${DTSIM_TRITON_PYTHON})
-    foreach(script scaled_dots inline_ptx inline_ptx_blocks nan_minmax)
+    foreach(script scaled_dots inline_ptx inline_ptx_blocks nan_minmax view_bounds)
       add_test(NAME ttir/${script}_standin COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
       set_tests_properties(ttir/${script}_standin PROPERTIES LABELS e2e TIMEOUT 300
