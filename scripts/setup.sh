@@ -47,4 +47,15 @@ if [ "${DTSIM_NO_TRITON:-0}" != 1 ]; then
   else
     echo "setup: could not install triton $triton_version in $venv: the TTIR frontend's tests will be skipped" >&2
   fi
+  # An older Triton beside it (tests/ttir's old_triton tests: its launch API, and block pointers,
+  # which Triton 3.9's frontend refuses).
+  old_version="${DTSIM_TRITON_OLD_VERSION:-3.8.0}"
+  old_venv="$(dirname "$venv")/triton38-venv"
+  if "$old_venv/bin/python" -c "import triton, sys; sys.exit(triton.__version__ != '$old_version')" 2>/dev/null; then
+    echo "setup: triton $old_version is installed in $old_venv"
+  elif /usr/bin/python3 -m venv --system-site-packages "$old_venv" && "$old_venv/bin/pip" install -q "triton==$old_version"; then
+    echo "setup: installed triton $old_version in $old_venv"
+  else
+    echo "setup: could not install triton $old_version in $old_venv: the old_triton tests will be skipped" >&2
+  fi
 fi

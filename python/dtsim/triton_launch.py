@@ -174,6 +174,7 @@ class _Frontend:
         self.ir = ir
         self.target = target
         self.backend = make_backend(target)
+        self.ir_takes_target = None  # ASTSource.make_ir's first argument is the target (not in Triton 3.4)
 
     def ttir(self, src, options):
         ir = self.ir
@@ -182,7 +183,13 @@ class _Frontend:
         self.backend.load_dialects(context)
         codegen_fns = self.backend.get_codegen_implementation(options)
         module_map = self.backend.get_module_map()
-        module = src.make_ir(self.target, options, codegen_fns, module_map, context)
+        if self.ir_takes_target is None:
+            import inspect
+            self.ir_takes_target = "target" in inspect.signature(src.make_ir).parameters
+        if self.ir_takes_target:
+            module = src.make_ir(self.target, options, codegen_fns, module_map, context)
+        else:  # Triton 3.4: no target argument
+            module = src.make_ir(options, codegen_fns, module_map, context)
         stages = {}
         self.backend.add_stages(stages, options, src.language)
         module = stages["ttir"](module, {})
@@ -322,10 +329,36 @@ def _specialize(fn, args, kwargs):
     """Triton's own binding and specialization of a launch: (bound_args, key, options, signature,
     constexprs, attrs, backend)."""
     caches = fn.device_caches[0]
+    if len(caches) == 4:  # Triton 3.4: no key cache, the key is the specialization's text
+        kernel_cache, target, backend, binder = caches
+        bound_args, specialization, options = binder(*args, **kwargs)
+        return bound_args, specialization, options, str(specialization) + str(options), backend, target
     kernel_cache, kernel_key_cache, target, backend, binder = caches
     bound_args, specialization, options = binder(*args, **kwargs)
     key = _compute_cache_key()(kernel_key_cache, specialization, options)
     return bound_args, specialization, options, key, backend, target
+
+
+def _pack_args(fn, backend, kwargs, bound_args, specialization, options):
+    """Triton's (options, signature, constexprs, attrs) of a launch being compiled: JITFunction's own
+    _pack_args where it has one (3.5 on); for Triton 3.4, the same built here from the specialization
+    ((type, attribute) per parameter, tuples nested) as its launch builds them."""
+    if hasattr(fn, "_pack_args"):
+        return fn._pack_args(backend, kwargs, bound_args, specialization, options)
+    from triton._utils import find_paths_if, get_iterable_path
+    options = backend.parse_options(kwargs)
+    names = [p.name for p in fn.params]
+    types = [s[0] for s in specialization]
+    for k in kwargs:
+        if k not in options.__dict__ and k not in names:
+            raise KeyError("Keyword argument %s was specified but unrecognised" % k)
+    signature = dict(zip(names, types))
+    values = list(bound_args.values())
+    constexprs = {path: get_iterable_path(values, path) for path in find_paths_if(types, lambda _, t: t == "constexpr")}
+    attr_values = [s[1] for s in specialization]
+    attrs = {path: backend.parse_attr(get_iterable_path(attr_values, path))
+             for path in find_paths_if(attr_values, lambda _, a: isinstance(a, str))}
+    return options, signature, constexprs, attrs
 
 
 @functools.lru_cache(maxsize=None)
@@ -658,12 +691,19 @@ def run(fn, /, *args, grid, warmup, **kwargs):
     kernel = cache.get(key)
     if kernel is None:
         from triton.compiler.compiler import ASTSource
-        options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound_args, specialization, options)
+        options, signature, constexprs, attrs = _pack_args(fn, backend, kwargs, bound_args, specialization, options)
         hook_args = (key, signature, target, 0, constexprs, options, [attrs], warmup)
         if _call_jit_hook(fn, "jit_cache_hook", hook_args):
             return None  # the hook took the compile over, as Triton's launch then does
         src = ASTSource(fn, signature, constexprs, attrs)
-        ttir = _frontend(target.arch).ttir(src, options)
+        try:
+            ttir = _frontend(target.arch).ttir(src, options)
+        except Exception as e:
+            if "Block pointers have been removed" in str(e) and hasattr(e, "add_note"):
+                e.add_note("dtsim: Triton %s's frontend no longer has tl.make_block_ptr / tl.advance; with Triton 3.8 or "
+                           "older installed (pip install 'triton<3.9'), whose frontend lowers block pointers to pointer "
+                           "arithmetic, python -m dtsim runs this kernel" % getattr(sys.modules.get("triton"), "__version__", "?"))
+            raise
         kernel = CompiledKernel(fn, ttir, options)
         kernel.signature = signature
         kernel.debug = bool(options.debug)
