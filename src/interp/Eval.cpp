@@ -209,6 +209,15 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
   internal_error("Interp", "bad expression kind");
 }
 
+// A reduce's line of n values folded as a tree of adjacent pairs, the order kept: (0, 1), (2, 3) ...,
+// then (0, 2), (4, 6) ..., each pair's result in its lower slot, slot 0 the whole line's. For an
+// associative combine this is the same value as a left-to-right fold, with a rounding error that
+// grows with log n, as the GPU's reduction (each thread's elements, then lanes by shuffles) has.
+template <class F> void pair_tree(int64_t n, F&& combine) {
+  for (int64_t step = 1; step < n; step *= 2)
+    for (int64_t lo = 0; lo + step < n; lo += 2 * step) combine(lo, lo + step);
+}
+
 Value combine_op(Ctx& c, const Expr& e, const Value& x) {
   const bool scan = e.kind == ExprKind::Scan;
   const Shape& s = x.type.shape;
@@ -225,21 +234,33 @@ Value combine_op(Ctx& c, const Expr& e, const Value& x) {
     using T = decltype(tag);
     const T* px = data<T>(x);
     T* po = data<T>(out);
+    std::vector<T> line;
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < inner; ++j) {
         int64_t base = o * n * inner + j;
         auto at = [&](int64_t k) { return base + ((scan && e.reverse) ? n - 1 - k : k) * inner; };
+        if (!scan) {  // a reduce: the line folded as a tree of adjacent pairs (see pair_tree)
+          line.resize(static_cast<size_t>(n));
+          for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = px[at(k)];
+          pair_tree(n, [&](int64_t lo, int64_t hi) {
+            data<T>(a)[0] = line[static_cast<size_t>(lo)];
+            data<T>(b)[0] = line[static_cast<size_t>(hi)];
+            Value tmp;
+            line[static_cast<size_t>(lo)] = data<T>(eval_expr(c, *e.fn, tmp))[0];
+          });
+          po[o * inner + j] = line[0];
+          continue;
+        }
         T acc = px[at(0)];
-        if (scan) po[at(0)] = acc;
+        po[at(0)] = acc;
         for (int64_t k = 1; k < n; ++k) {
           data<T>(a)[0] = acc;
           data<T>(b)[0] = px[at(k)];
           Value tmp;
           const Value& r = eval_expr(c, *e.fn, tmp);
           acc = data<T>(r)[0];
-          if (scan) po[at(k)] = acc;
+          po[at(k)] = acc;
         }
-        if (!scan) po[o * inner + j] = acc;
       }
     return 0;
   });
@@ -258,9 +279,9 @@ std::vector<Value> operands(Ctx& c, const Expr& e) {
   return xs;
 }
 
-// Component e.part of the reduce / scan of several operands, each line folded in order as
-// combine_op folds one operand: N accumulators, every step computing all N components from the
-// values so far (CombineArg 0..N-1) and the next elements (N..2N-1).
+// Component e.part of the reduce / scan of several operands, each line folded as combine_op folds
+// one operand (a reduce by pair_tree, a scan left to right): every step computes all N components
+// from the left values (CombineArg 0..N-1) and the right ones (N..2N-1).
 Value combine_n_op(Ctx& c, const Expr& e, const std::vector<Value>& xs) {
   const bool scan = e.kind == ExprKind::Scan;
   const size_t N = xs.size();
@@ -293,10 +314,39 @@ Value combine_n_op(Ctx& c, const Expr& e, const std::vector<Value>& xs) {
     });
   };
   std::vector<Value> next(N);
+  // a reduce: per operand, the line's values (one scalar each), folded by pair_tree
+  std::vector<std::vector<Value>> line(scan ? 0 : N);
+  for (size_t i = 0; i < line.size(); ++i)
+    for (int64_t k = 0; k < n; ++k) line[i].push_back(alloc(Type{xs[i].type.elem, false, {}}));
+  auto assign = [&](Value& to, const Value& from) {
+    with_storage(storage_of(to.type.elem, false), [&](auto tag) {
+      using T = decltype(tag);
+      data<T>(to)[0] = data<T>(from)[0];
+      return 0;
+    });
+  };
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {
       int64_t base = o * n * inner + j;
       auto at = [&](int64_t k) { return base + ((scan && e.reverse) ? n - 1 - k : k) * inner; };
+      if (!scan) {
+        for (size_t i = 0; i < N; ++i)
+          for (int64_t k = 0; k < n; ++k) get(xs[i], at(k), line[i][static_cast<size_t>(k)]);
+        pair_tree(n, [&](int64_t lo, int64_t hi) {
+          for (size_t i = 0; i < N; ++i) {
+            assign(args[i], line[i][static_cast<size_t>(lo)]);
+            assign(args[N + i], line[i][static_cast<size_t>(hi)]);
+          }
+          for (size_t i = 0; i < N; ++i) {  // every component from the same arguments
+            Value tmp;
+            const Value& r = eval_expr(c, *e.fns[i], tmp);
+            next[i] = &r == &tmp ? std::move(tmp) : r;
+          }
+          for (size_t i = 0; i < N; ++i) assign(line[i][static_cast<size_t>(lo)], next[i]);
+        });
+        put(out, o * inner + j, line[part][0]);
+        continue;
+      }
       for (size_t i = 0; i < N; ++i) get(xs[i], at(0), args[i]);
       if (scan) put(out, at(0), args[part]);
       for (int64_t k = 1; k < n; ++k) {
@@ -306,17 +356,9 @@ Value combine_n_op(Ctx& c, const Expr& e, const std::vector<Value>& xs) {
           const Value& r = eval_expr(c, *e.fns[i], tmp);
           next[i] = &r == &tmp ? std::move(tmp) : r;
         }
-        for (size_t i = 0; i < N; ++i) {
-          Value& a = args[i];
-          with_storage(storage_of(a.type.elem, false), [&](auto tag) {
-            using T = decltype(tag);
-            data<T>(a)[0] = data<T>(next[i])[0];
-            return 0;
-          });
-        }
-        if (scan) put(out, at(k), args[part]);
+        for (size_t i = 0; i < N; ++i) assign(args[i], next[i]);
+        put(out, at(k), args[part]);
       }
-      if (!scan) put(out, o * inner + j, args[part]);
     }
   c.combine_args = saved;
   return out;
