@@ -420,7 +420,37 @@ def _debug_on(fn, kwargs):
     return bool(kwargs.get("debug", getattr(fn, "debug", None)) or knobs.runtime.debug)
 
 
-_GUIDE_HELPERS = ("breakpoint_if(", "print_if(", "breakpoint(", "pdb.set_trace(")
+_GUIDE_HELPERS = ("breakpoint_if", "print_if", "breakpoint", "pdb.set_trace")
+
+
+def _calls_guide_helper(src):
+    """Whether source text calls one of _GUIDE_HELPERS: its tokens, so that comments and strings
+    (a commented-out `# pdb.set_trace()`, a docstring) do not count; a substring test where the text
+    does not tokenize."""
+    import io
+    import tokenize
+    if not any(h in src for h in _GUIDE_HELPERS):
+        return False
+    try:
+        toks = [t for t in tokenize.generate_tokens(io.StringIO(src).readline)
+                if t.type in (tokenize.NAME, tokenize.OP)]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return any(h + "(" in src for h in _GUIDE_HELPERS)
+    for i, t in enumerate(toks):
+        if t.string != "(" or i == 0:
+            continue
+        name = toks[i - 1].string
+        if name in ("breakpoint_if", "print_if"):  # the guide's helpers, also through a module (dbg.print_if)
+            return True
+        if i >= 3 and toks[i - 2].string == "." and toks[i - 3].type == tokenize.NAME:
+            name = toks[i - 3].string + "." + name
+            if i >= 4 and toks[i - 4].string == ".":  # an attribute of something else: x.pdb.set_trace(
+                continue
+        elif i >= 2 and toks[i - 2].string == ".":
+            name = "." + name  # a method (x.breakpoint()): no helper of the guide
+        if name in _GUIDE_HELPERS:
+            return True
+    return False
 
 
 def _uses_guide_helpers(fn):
@@ -431,7 +461,7 @@ def _uses_guide_helpers(fn):
     src = getattr(fn, "src", "") or ""
     got = fn.__dict__.get("_dtsim_guide")
     if got is None or got[0] is not src:
-        got = fn.__dict__["_dtsim_guide"] = (src, any(h in src for h in _GUIDE_HELPERS))
+        got = fn.__dict__["_dtsim_guide"] = (src, _calls_guide_helper(src))
     return got[1]
 
 
