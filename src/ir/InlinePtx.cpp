@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "ir/Diag.h"
 
@@ -51,8 +52,17 @@ int elem_bits(Scalar s) {
 Scalar int_of_bits(int bits) { return bits == 8 ? Scalar::I8 : bits == 16 ? Scalar::I16 : bits == 32 ? Scalar::I32 : Scalar::I64; }
 
 struct Reg {
+  Reg(ExprP value = nullptr, int w = 32) : v(std::move(value)), width(w) {}
   ExprP v;        // null until written
   int width = 32; // 16, 32, 64; 1: a predicate
+  // Where the register holds a written value: everywhere (`full`), or only where one of the guards
+  // in `under` holds ("p#2" / "!p#2": predicate p as its second setp left it). A guarded write
+  // keeps the old value where its guard is false; before any write that old value is 0 (PTX leaves
+  // it undefined), which no lane may read: a read outside `under`, or an output not `full` at the
+  // end, is an error. Writes under both p and !p of one predicate value make it full.
+  bool full = true;
+  std::set<std::string> under;
+  int version = 0;  // a predicate: how many times it was set
 };
 
 class Lowering {
@@ -135,6 +145,7 @@ class Lowering {
       for (const std::string& name : out_regs[r]) {
         if (!regs_[name].v && only_barriers_) regs_[name].v = k(0, out_lay[r].second == 64 ? Scalar::I64 : Scalar::I32);  // `bar.sync 0;`'s result
         if (!regs_[name].v) fail("it never writes " + name);
+        if (!regs_[name].full) fail("it writes " + name + " only under " + guards_text(regs_[name]) + ", so it is undefined where " + (regs_[name].under.size() > 1 ? "none of those holds" : "that predicate does not hold"));
         rv.push_back(cp(regs_[name].v));
       }
       out.push_back(unpack_bits(rv, results[r], out_lay[r].first, out_lay[r].second));
@@ -150,6 +161,7 @@ class Lowering {
   int pack_ = 1;
   std::map<std::string, Reg> regs_;
   std::string inst_;  // the instruction being lowered (for messages)
+  std::string guard_lit_;  // the instruction's guard as Reg::under spells it ("" when unguarded)
   bool only_barriers_ = true;  // no instruction but bar.sync / barrier (their outputs read 0)
 
   // ---- IR helpers ----
@@ -358,6 +370,9 @@ class Lowering {
       Reg& r = reg(s);
       if (!r.v) fail("'" + inst_ + "' reads " + s + " before anything writes it");
       if (r.width == 1) fail("'" + inst_ + "' reads predicate " + s + " as a value");
+      if (!r.full && !r.under.count(guard_lit_))
+        fail("'" + inst_ + "' reads " + s + (guard_lit_.empty() ? "" : " under @" + lit_text(guard_lit_)) + ", which is written only under " + guards_text(r) +
+             " before it (undefined elsewhere)");
       ExprP v = cp(r.v);
       if (r.width == 64 && width < 64) v = cast(bin(BinOp::And, std::move(v), k(0xFFFFFFFFll, Scalar::I64)), Scalar::I32);
       else if (r.width < 64 && width == 64) v = bin(BinOp::And, cast(std::move(v), Scalar::I64), k(0xFFFFFFFFll, Scalar::I64));
@@ -391,10 +406,35 @@ class Lowering {
     if (r.width == 1) fail("'" + inst_ + "' writes predicate " + d + " as a value");
     if (r.width < 32) v = bin(BinOp::And, std::move(v), k((int64_t{1} << r.width) - 1));
     if (guard) {
-      if (!r.v) fail("'" + inst_ + "' writes " + d + " under a predicate before anything else does");
+      if (!r.v) {  // the first write: undefined (0) where the guard does not hold
+        r.v = k(0, r.width == 64 ? Scalar::I64 : Scalar::I32);
+        r.full = false;
+        r.under.clear();
+      }
       v = where(cp(guard), std::move(v), cp(r.v));
+      if (!r.full) {
+        r.under.insert(guard_lit_);
+        std::string other = guard_lit_[0] == '!' ? guard_lit_.substr(1) : "!" + guard_lit_;
+        if (r.under.count(other)) r.full = true, r.under.clear();
+      }
+    } else {
+      r.full = true;
+      r.under.clear();
     }
     r.v = hold(d[0] == '$' ? "out" : d, std::move(v));
+  }
+  // "!p#2" -> "!p", or "!p (p as its setp 2 of 3 left it)" where p is set more than once
+  std::string lit_text(const std::string& lit) {
+    size_t h = lit.find('#');
+    std::string g = lit.substr(0, h), name = g[0] == '!' ? g.substr(1) : g;
+    auto it = regs_.find(name);
+    if (it == regs_.end() || it->second.version < 2) return g;
+    return g + " (" + name + " as its setp " + lit.substr(h + 1) + " of " + std::to_string(it->second.version) + " left it)";
+  }
+  std::string guards_text(const Reg& r) {
+    std::string t;
+    for (const std::string& g : r.under) t += (t.empty() ? "@" : " or @") + lit_text(g);
+    return t;
   }
 
   // f32 <-> bits; 16-bit floats (in an i32's low half) <-> f32 or f64 values
@@ -430,6 +470,7 @@ class Lowering {
     std::string s = s0;
     if (s.rfind(".reg", 0) == 0) return declare(s);
     ExprP guard;
+    guard_lit_.clear();
     if (s[0] == '@') {  // @p / @!p: the instruction where the predicate holds
       size_t sp = s.find(' ');
       if (sp == std::string::npos) fail("'" + s + "' has no instruction after its predicate");
@@ -438,6 +479,7 @@ class Lowering {
       Reg& pr = reg(neg ? p.substr(1) : p);
       if (pr.width != 1 || !pr.v) fail("'" + s + "': " + p + " is no predicate set before");
       guard = neg ? un(UnOp::Not, cp(pr.v)) : cp(pr.v);
+      guard_lit_ = p + "#" + std::to_string(pr.version);
       s = trim(s.substr(sp + 1));
     }
     size_t sp = s.find(' ');
@@ -704,6 +746,7 @@ class Lowering {
         unsupported();
       }
       pr.v = hold(ops[0], guard ? where(cp(guard), std::move(c), pr.v ? cp(pr.v) : make_const_int(0, loc_)) : std::move(c));
+      ++pr.version;
       return;
     }
     if (op == "selp" && (i32 || i64 || ty == "f32" || ty == "f64")) {

@@ -702,8 +702,12 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
   Val r = call_function(*fn.fn, *fn.mod, args);
   std::map<std::string, ExprP> defs;
   for (size_t i = before; i < out.size(); ++i) {
-    if (out[i]->kind != StmtKind::Assign || out[i]->targets.size() != 1)
-      unsupported(out[i]->loc, "a combine_fn with a statement other than an assignment (a loop, a store)");
+    if (out[i]->kind != StmtKind::Assign || out[i]->targets.size() != 1) {
+      const StmtKind k = out[i]->kind;
+      const char* what = k == StmtKind::If ? "an if on a runtime value" : k == StmtKind::For || k == StmtKind::While ? "a loop" : k == StmtKind::Store ? "a store"
+                       : k == StmtKind::Atomic ? "an atomic" : k == StmtKind::Print ? "a print" : k == StmtKind::Assert ? "an assert" : "a statement other than an assignment";
+      unsupported(out[i]->loc, std::string("a combine_fn with ") + what);
+    }
     defs[out[i]->targets[0]] = out[i]->args[0];
   }
   out.resize(before);

@@ -2051,11 +2051,36 @@ class Lowerer {
       for (auto& a : c->args) a = inline_vars(a);
       return c;
     };
-    for (const StmtP& s : stmts) {
-      if (s->kind != StmtKind::Assign || s->targets.size() != 1)
-        user_error(cur_loc_, "a combine function with statements (loads, stores, loops) is not supported yet");
-      defs[s->targets[0]] = inline_vars(s->args[0]);
-    }
+    // An scf.if (pure: both branches only compute) is a select per value it assigns: the branch's
+    // value where the condition holds, the other's (or the value before) elsewhere.
+    std::function<void(const std::vector<StmtP>&)> run = [&](const std::vector<StmtP>& ss) {
+      for (const StmtP& s : ss) {
+        if (s->kind == StmtKind::Assign && s->targets.size() == 1) {
+          defs[s->targets[0]] = inline_vars(s->args[0]);
+          continue;
+        }
+        if (s->kind != StmtKind::If) {
+          const char* what = s->kind == StmtKind::For || s->kind == StmtKind::While ? "a loop" : s->kind == StmtKind::Store ? "a store"
+                           : s->kind == StmtKind::Atomic ? "an atomic" : s->kind == StmtKind::Print ? "a print" : s->kind == StmtKind::Assert ? "an assert"
+                           : s->kind == StmtKind::Return ? "a return" : "a statement";
+          user_error(s->loc.valid() ? s->loc : cur_loc_, std::string("a combine function with ") + what + " is not supported yet (it must compute its results from its arguments)");
+        }
+        ExprP cond = inline_vars(s->args[0]);
+        const std::map<std::string, ExprP> before = defs;
+        run(s->body);
+        std::map<std::string, ExprP> then_defs = std::move(defs);
+        defs = before;
+        run(s->orelse);
+        std::map<std::string, ExprP> else_defs = std::move(defs);
+        defs = before;
+        for (auto& [name, v] : defs) {  // (values first defined inside a branch stay there)
+          const ExprP& t = then_defs.at(name);
+          const ExprP& e = else_defs.at(name);
+          if (t != v || e != v) v = make_where(clone_expr(cond), clone_expr(t), clone_expr(e), s->loc.valid() ? s->loc : cur_loc_);
+        }
+      }
+    };
+    run(stmts);
     for (ExprP& e : bodies) e = inline_vars(e);
     return bodies;
   }
