@@ -1041,6 +1041,7 @@ class Lowerer {
     if (n == "tt.make_tensor_descriptor") return emit_make_desc(op);
     if (n == "tt.descriptor_load" || n == "tt.descriptor_store") return emit_desc_access(op);
     if (n == "tt.descriptor_gather" || n == "tt.descriptor_scatter") return emit_desc_rows(op);
+    if (n == "tt.map_elementwise") return emit_map_elementwise(op);
     if (n == "tt.dot") {
       std::vector<std::string> v;
       while (c.peek_value()) {
@@ -2301,6 +2302,173 @@ class Lowerer {
     }
     bind(op.results[0], Value{nullptr, var, t});
     holder_[var] = Holder{op.results[0], t, scopes_.size()};
+  }
+
+  // "tt.map_elementwise"(%x, %y) <{pack = 1 : i32}> ({ ^bb0(%a: f32, %b: f32): ... cf.cond_br / cf.br ...
+  // tt.map_elementwise.return %r, ... }) : (tensor<..>, tensor<..>) -> (tensor<..>, ...)
+  // (tl.map_elementwise: a scalar @jit function applied lane by lane). Its ops are pure and elementwise,
+  // so they run on the whole tiles, the block arguments bound to the operands; the control flow, blocks
+  // whose branches only go forward, becomes selects: each block is reached where the conditions of the
+  // edges into it hold, each of its arguments is the value of the edge that reached it, and each result
+  // is the value of the return that the lane reached.
+  void emit_map_elementwise(const Op& op) {
+    std::string props;
+    std::vector<std::string> ins = region_op_head(op, props);
+    if (props.find("pack") != std::string::npos && attr_int(props, "pack") != 1)
+      user_error(cur_loc_, "tl.map_elementwise with pack > 1 is not supported yet");
+    std::vector<VType> rtypes;
+    {
+      const std::string& tr = op.trailer;
+      size_t arrow = tr.rfind("->");
+      if (arrow == std::string::npos) user_error(cur_loc_, "malformed TTIR: tt.map_elementwise without its result types");
+      const std::string outs = trim_copy(tr.substr(arrow + 2));
+      Cursor rc(outs, op.text_loc);
+      if (rc.eat("(")) {
+        while (!rc.eat(")")) {
+          rtypes.push_back(vtype(rc.type(), op.text_loc));
+          rc.eat(",");
+        }
+      } else {
+        rtypes.push_back(vtype(rc.type(), op.text_loc));
+      }
+    }
+    if (op.regions.size() != 1 || op.regions[0].blocks.empty() || rtypes.size() != op.results.size())
+      user_error(cur_loc_, "malformed TTIR: tt.map_elementwise's region or results");
+    const std::vector<Block>& blocks = op.regions[0].blocks;
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < blocks.size(); ++i) index[blocks[i].label.empty() ? "bb0" : blocks[i].label] = i;
+    const SourceLoc at = cur_loc_;
+    scopes_.push_back({});
+    std::map<std::string, int> uses;
+    for (const Block& b : blocks)
+      for (const auto& [k, v] : local_uses(b)) uses[k] += v;
+    local_.push_back(uses);
+    if (blocks[0].args.size() != ins.size()) user_error(at, "malformed TTIR: tt.map_elementwise's arguments");
+    for (size_t i = 0; i < ins.size(); ++i) bind(blocks[0].args[i], Value{use(ins[i]), "", vtype(blocks[0].arg_types.at(i), at), true});
+    // per block: where it is reached (null: every lane), and the edges into it (condition, values)
+    struct Edge {
+      ExprP cond;
+      std::vector<ExprP> vals;
+    };
+    std::vector<std::vector<Edge>> into(blocks.size());
+    std::vector<ExprP> reached(blocks.size());
+    std::vector<std::pair<ExprP, std::vector<ExprP>>> returns;  // (where, values)
+    auto held = [&](const std::string& base, ExprP e) {  // a tile kept in a variable (used several times)
+      std::string v = var_name(base);
+      out_->push_back(make_assign(v, e, at));
+      return make_var(v, at);
+    };
+    auto both = [&](const ExprP& a, ExprP c) { return a ? make_binary(BinOp::And, clone_expr(a), c, at) : c; };
+    for (size_t bi = 0; bi < blocks.size(); ++bi) {
+      const Block& b = blocks[bi];
+      if (bi > 0) {
+        if (into[bi].empty()) continue;  // unreachable
+        if (b.args.size() != into[bi][0].vals.size()) user_error(at, "malformed TTIR: a block's arguments in tt.map_elementwise");
+        ExprP where = into[bi][0].cond;
+        for (size_t k = 1; k < into[bi].size(); ++k)
+          where = where && into[bi][k].cond ? make_binary(BinOp::Or, clone_expr(where), clone_expr(into[bi][k].cond), at) : nullptr;
+        reached[bi] = where ? held("reached", where) : nullptr;
+        for (size_t a = 0; a < b.args.size(); ++a) {
+          ExprP v = clone_expr(into[bi][0].vals[a]);
+          for (size_t k = 1; k < into[bi].size(); ++k)
+            v = make_where(clone_expr(into[bi][k].cond), clone_expr(into[bi][k].vals[a]), v, at);
+          VType t = vtype(b.arg_types.at(a), at);
+          std::string name = var_name(b.args[a]);
+          out_->push_back(make_assign(name, v, at));
+          bind(b.args[a], Value{nullptr, name, t});
+        }
+      }
+      // a successor: ^label or ^label(%v, ... : types)
+      auto successor = [&](Cursor& c, ExprP cond) {
+        c.expect("^");
+        std::string label = c.ident();
+        auto it = index.find(label);
+        if (it == index.end()) user_error(at, "malformed TTIR: a branch to ^" + label);
+        if (it->second <= bi) user_error(at, "tl.map_elementwise: a loop in the mapped function is not supported yet");
+        Edge e{cond, {}};
+        if (c.eat("(")) {
+          while (c.peek_value()) {
+            e.vals.push_back(held("edge", use(c.value())));
+            if (!c.eat(",")) break;
+          }
+          if (c.eat(":"))
+            while (!c.eat(")")) {
+              c.type();
+              c.eat(",");
+            }
+          else
+            c.expect(")");
+        }
+        into[it->second].push_back(std::move(e));
+      };
+      for (const Op& o : b.ops) {
+        cur_loc_ = loc_of(o);
+        if (o.name == "cf.br") {
+          Cursor c(o.text, o.text_loc);
+          successor(c, reached[bi] ? clone_expr(reached[bi]) : nullptr);
+        } else if (o.name == "cf.cond_br") {
+          Cursor c(o.text, o.text_loc);
+          ExprP cond = held("taken", use(c.value()));
+          c.expect(",");
+          successor(c, both(reached[bi], clone_expr(cond)));
+          c.expect(",");
+          successor(c, both(reached[bi], make_unary(UnOp::Not, clone_expr(cond), at)));
+        } else if (o.name == "tt.map_elementwise.return") {
+          Cursor c(o.text, o.text_loc);
+          std::vector<ExprP> vals;
+          while (c.peek_value()) {
+            vals.push_back(held("result", use(c.value())));
+            if (!c.eat(",")) break;
+          }
+          if (vals.size() != op.results.size()) user_error(at, "malformed TTIR: tt.map_elementwise.return of another number of values");
+          returns.push_back({reached[bi] ? clone_expr(reached[bi]) : nullptr, std::move(vals)});
+        } else {
+          const std::string& n = o.name;
+          static const std::set<std::string> pure_tt = {"tt.bitcast", "tt.fp_to_fp", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
+                                                        "tt.clampf", "tt.extern_elementwise", "tt.elementwise_inline_asm"};
+          if (n == "scf.for" || n == "scf.while") user_error(cur_loc_, "tl.map_elementwise: a loop in the mapped function is not supported yet");
+          if (!(n.rfind("arith.", 0) == 0 || n.rfind("math.", 0) == 0 || pure_tt.count(n)))
+            user_error(cur_loc_, "tl.map_elementwise: '" + n + "' in the mapped function is not supported yet (its ops must compute from its arguments)");
+          static const std::set<std::string> divisions = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi"};
+          if (reached[bi] && divisions.count(n)) {
+            // an integer division runs where its block is reached: elsewhere it divides by 1, so that a
+            // branch guarding against 0 (`if b != 0: return a // b`) is no division by zero
+            Cursor dc(o.text, o.text_loc);
+            dc.value();
+            dc.expect(",");
+            const std::string d = dc.value();
+            Value before = lookup(d);
+            const VType t = before.t;
+            bind(d, Value{held("divisor", make_where(clone_expr(reached[bi]), use(d), typed_const(1, 1, t.elem), cur_loc_)), "", t, true});
+            emit(o);
+            bind(d, before);
+            continue;
+          }
+          emit(o);
+        }
+      }
+      cur_loc_ = at;
+    }
+    if (returns.empty()) user_error(at, "malformed TTIR: tt.map_elementwise without a return");
+    std::vector<ExprP> results;
+    for (size_t r = 0; r < op.results.size(); ++r) {
+      ExprP v = clone_expr(returns.back().second[r]);
+      for (size_t k = returns.size() - 1; k-- > 0;)
+        v = returns[k].first ? make_where(clone_expr(returns[k].first), clone_expr(returns[k].second[r]), v, at) : clone_expr(returns[k].second[r]);
+      // the operands' shape on every lane (a result that is a constant on every path is broadcast)
+      if (!rtypes[r].shape.empty()) {
+        ExprP all = make_const_int(1, at);
+        all->weak = false;
+        all->dtype = Scalar::I1;
+        std::vector<ExprP> dims;
+        for (int64_t d : rtypes[r].shape) dims.push_back(make_const_int(d, at));
+        v = make_where(make_full(dims, all, Scalar::I1, at), v, clone_expr(v), at);
+      }
+      results.push_back(v);
+    }
+    local_.pop_back();
+    scopes_.pop_back();
+    for (size_t r = 0; r < op.results.size(); ++r) define(op.results[r], results[r], rtypes[r], false, at);
   }
 
   void emit_reduce(const Op& op) {
