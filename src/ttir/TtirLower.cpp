@@ -231,6 +231,26 @@ class Lowerer {
   }
   std::string name_of(const Op& op) { return resolve_loc(m_, op.loc).name; }
 
+  // A list of types, "(T1, T2, ...)" or one "T" (results after an op's "->").
+  std::vector<VType> type_list(const std::string& text, SourceLoc where) {
+    std::vector<VType> out;
+    Cursor rc(text, where);
+    if (rc.eat("(")) {
+      while (!rc.eat(")")) {
+        out.push_back(vtype(rc.type(), where));
+        rc.eat(",");
+      }
+    } else {
+      out.push_back(vtype(rc.type(), where));
+    }
+    return out;
+  }
+  // The result types of a region op from its trailer ": (ins) -> outs".
+  std::vector<VType> trailer_results(const Op& op) {
+    size_t arrow = op.trailer.rfind("->");
+    if (arrow == std::string::npos) user_error(cur_loc_, "malformed TTIR: " + op.name + " without its result types");
+    return type_list(trim_copy(op.trailer.substr(arrow + 2)), op.text_loc);
+  }
   VType vtype(const std::string& text, SourceLoc where) {
     TypeText tt = split_type(text);
     if (!tt.ok) user_error(where, "malformed TTIR type " + q(text));
@@ -1758,18 +1778,7 @@ class Lowerer {
     Cursor c(op.text, op.text_loc);
     std::string cv = c.value();
     std::vector<VType> types;
-    if (c.eat("->")) {
-      std::string r = c.rest();
-      Cursor rc(r, op.text_loc);
-      if (rc.eat("(")) {
-        while (!rc.eat(")")) {
-          types.push_back(vtype(rc.type(), op.text_loc));
-          rc.eat(",");
-        }
-      } else {
-        types.push_back(vtype(rc.type(), op.text_loc));
-      }
-    }
+    if (c.eat("->")) types = type_list(c.rest(), op.text_loc);
     SourceLoc loc = cur_loc_;
     std::vector<std::string> vars;
     for (size_t i = 0; i < types.size(); ++i) {
@@ -2316,22 +2325,7 @@ class Lowerer {
     std::vector<std::string> ins = region_op_head(op, props);
     if (props.find("pack") != std::string::npos && attr_int(props, "pack") != 1)
       user_error(cur_loc_, "tl.map_elementwise with pack > 1 is not supported yet");
-    std::vector<VType> rtypes;
-    {
-      const std::string& tr = op.trailer;
-      size_t arrow = tr.rfind("->");
-      if (arrow == std::string::npos) user_error(cur_loc_, "malformed TTIR: tt.map_elementwise without its result types");
-      const std::string outs = trim_copy(tr.substr(arrow + 2));
-      Cursor rc(outs, op.text_loc);
-      if (rc.eat("(")) {
-        while (!rc.eat(")")) {
-          rtypes.push_back(vtype(rc.type(), op.text_loc));
-          rc.eat(",");
-        }
-      } else {
-        rtypes.push_back(vtype(rc.type(), op.text_loc));
-      }
-    }
+    std::vector<VType> rtypes = trailer_results(op);
     if (op.regions.size() != 1 || op.regions[0].blocks.empty() || rtypes.size() != op.results.size())
       user_error(cur_loc_, "malformed TTIR: tt.map_elementwise's region or results");
     const std::vector<Block>& blocks = op.regions[0].blocks;
@@ -2476,22 +2470,7 @@ class Lowerer {
     std::vector<std::string> ins = region_op_head(op, props);
     int axis = static_cast<int>(attr_int(props, "axis"));
     const Block& b = op.regions.at(0).blocks.at(0);
-    // result types from the trailer ": (ins) -> outs"
-    std::vector<VType> rtypes;
-    {
-      std::string tr = op.trailer;
-      size_t arrow = tr.rfind("->");
-      std::string outs = trim_copy(tr.substr(arrow + 2));
-      Cursor rc(outs, op.text_loc);
-      if (rc.eat("(")) {
-        while (!rc.eat(")")) {
-          rtypes.push_back(vtype(rc.type(), op.text_loc));
-          rc.eat(",");
-        }
-      } else {
-        rtypes.push_back(vtype(rc.type(), op.text_loc));
-      }
-    }
+    std::vector<VType> rtypes = trailer_results(op);  // ": (ins) -> outs"
     auto region_ops = [&]() {
       std::vector<const Op*> v;
       for (const Op& o : b.ops)
