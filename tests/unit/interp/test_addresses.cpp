@@ -204,3 +204,48 @@ TEST_CASE("one pointer tile into several buffers: loads, stores, atomics, compar
   REQUIRE(oob->rep.findings_count == 1);
   CHECK(oob->messages().find("out-of-bounds load from 'y'") != std::string::npos);
 }
+
+TEST_CASE("a buffer's slack: accesses past its end inside the caller's memory run, once a warning per statement") {
+  // x is a view of 5 elements over memory of 8 (Buffer::slack 3, as python/dtsim binds a view whose
+  // storage goes on): the load of x[5] and the store to x[7] run and warn; x[8] is out of bounds
+  const std::map<std::string, std::string> srcs = {
+      {"k",
+       "kernel k(inout x: *f32[5], out z: *f32[8]) grid(2) {\n"
+       "  r = arange(0, 4)\n"
+       "  store(z + program_id(0) * 4 + r, load(x + 2 + r, mask=r < 4))\n"
+       "  store(x + 7 - program_id(0), 9.0)\n"
+       "}\n"},
+      {"past",
+       "kernel past(inout x: *f32[5], out z: *f32[4]) grid(1) {\n"
+       "  r = arange(0, 4)\n"
+       "  store(z + r, load(x + 5 + r))\n"
+       "}\n"}};
+  for (const auto& [kernel, src] : srcs) {
+    std::vector<float> mem = {0, 1, 2, 3, 4, 5, 6, 7};
+    auto run = std::make_unique<TileRun>();
+    run->m = parse_tile(Sources::add("<slack_" + kernel + ">", src));
+    run->b = bind_params(run->m, {});
+    verify_module(run->m, run->b);
+    Buffers preset;
+    preset.list.push_back(Buffer::view("x", Scalar::F32, {5}, BufIO::InOut, mem.data()));
+    preset.list.back().slack = 3;
+    preset.list.back().defined = true;
+    run->bufs = make_buffers(run->m, run->b, 1, std::move(preset));
+    run->rep = run_module(run->m, run->b, run->bufs, InterpOptions{});
+    INFO(run->messages());
+    if (kernel == "k") {
+      REQUIRE(run->rep.findings_count == 0);
+      for (int i = 0; i < 8; ++i) CHECK(run->at("z", i) == 2 + i % 4);
+      CHECK(mem[6] == 9.0f);
+      CHECK(mem[7] == 9.0f);
+      REQUIRE(run->rep.warnings.size() == 2);  // one per statement, though two instances ran each
+      CHECK(run->rep.warnings[0].message.find("warning: load from 'x' past the end of the view it was given") != std::string::npos);
+      CHECK(run->rep.warnings[0].flat_index == 5);
+      CHECK(run->rep.warnings[1].message.find("warning: store to 'x' past the end") != std::string::npos);
+    } else {
+      REQUIRE(run->rep.findings_count == 1);  // x[8]: past the memory too
+      CHECK(run->rep.findings[0].flat_index == 8);
+      CHECK(run->rep.warnings.size() == 1);  // x[5..7] ran
+    }
+  }
+}
