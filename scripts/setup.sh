@@ -37,25 +37,22 @@ install_packages
 # Triton from PyPI, for the tests of the TTIR frontend (tests/ttir: kernels read by Triton's own
 # frontend): a venv in .cache/triton-venv on the system's python3 (whose numpy and headers the
 # Python module is built for). DTSIM_NO_TRITON=1 skips it (those tests then report skipped).
-triton_version="${DTSIM_TRITON_VERSION:-3.9.0}"
-venv="$(cd "$(dirname "$0")/.." && pwd)/.cache/triton-venv"
-if [ "${DTSIM_NO_TRITON:-0}" != 1 ]; then
-  if "$venv/bin/python" -c "import triton, sys; sys.exit(triton.__version__ != '$triton_version')" 2>/dev/null; then
-    echo "setup: triton $triton_version is installed in $venv"
-  elif /usr/bin/python3 -m venv --system-site-packages "$venv" && "$venv/bin/pip" install -q "triton==$triton_version"; then
-    echo "setup: installed triton $triton_version in $venv"
+# install_triton VERSION VENV WHAT: triton==VERSION in VENV (a venv on the system's python3), unless
+# it is there already; WHAT names the tests that are skipped without it.
+install_triton() {
+  local version="$1" dir="$2" what="$3"
+  if "$dir/bin/python" -c "import triton, sys; sys.exit(triton.__version__ != '$version')" 2>/dev/null; then
+    echo "setup: triton $version is installed in $dir"
+  elif /usr/bin/python3 -m venv --system-site-packages "$dir" && "$dir/bin/pip" install -q "triton==$version"; then
+    echo "setup: installed triton $version in $dir"
   else
-    echo "setup: could not install triton $triton_version in $venv: the TTIR frontend's tests will be skipped" >&2
+    echo "setup: could not install triton $version in $dir: $what will be skipped" >&2
   fi
+}
+cache="$(cd "$(dirname "$0")/.." && pwd)/.cache"
+if [ "${DTSIM_NO_TRITON:-0}" != 1 ]; then
+  install_triton "${DTSIM_TRITON_VERSION:-3.9.0}" "$cache/triton-venv" "the TTIR frontend's tests"
   # An older Triton beside it (tests/ttir's old_triton tests: its launch API, and block pointers,
   # which Triton 3.9's frontend refuses).
-  old_version="${DTSIM_TRITON_OLD_VERSION:-3.8.0}"
-  old_venv="$(dirname "$venv")/triton38-venv"
-  if "$old_venv/bin/python" -c "import triton, sys; sys.exit(triton.__version__ != '$old_version')" 2>/dev/null; then
-    echo "setup: triton $old_version is installed in $old_venv"
-  elif /usr/bin/python3 -m venv --system-site-packages "$old_venv" && "$old_venv/bin/pip" install -q "triton==$old_version"; then
-    echo "setup: installed triton $old_version in $old_venv"
-  else
-    echo "setup: could not install triton $old_version in $old_venv: the old_triton tests will be skipped" >&2
-  fi
+  install_triton "${DTSIM_TRITON_OLD_VERSION:-3.8.0}" "$cache/triton38-venv" "the old_triton tests"
 fi
