@@ -59,6 +59,7 @@ PyLoc resolve_loc(const ParsedModule& m, const std::string& body);
 class Cursor {
  public:
   Cursor(const std::string& s, SourceLoc where) : s_(s), where_(where) {}
+  Cursor(std::string&&, SourceLoc) = delete;  // the cursor keeps a reference: never to a temporary
   void ws();
   bool at_end();
   bool peek(const std::string& t);       // after whitespace
