@@ -502,7 +502,6 @@ def _live_arrays():
 def _storage_view(obj):
     """(base address, 1-D array over the whole storage of `obj`, dtype name), or None for memory
     dtsim cannot bind (GPU memory, element types it lacks, empty storage)."""
-    import numpy as np
     if type(obj).__module__.startswith("torch"):
         if getattr(obj, "is_cuda", False) or getattr(obj, "is_meta", False) or obj.dtype.is_complex:
             return None
@@ -513,9 +512,7 @@ def _storage_view(obj):
         whole = obj.detach().as_strided((n,), (1,), 0)
         arr = dtsim_module()._as_array(whole, "memory")
     else:
-        arr = obj
-        while isinstance(arr.base, np.ndarray):
-            arr = arr.base
+        arr = _numpy_root(obj)
         if not arr.flags.c_contiguous or arr.size == 0:
             return None
         arr = arr.reshape(-1)
@@ -870,6 +867,14 @@ def _launch(fn, kernel, bound_args, g):
     dtsim._check_result(compiled, result, extras)
 
 
+def _numpy_root(v):
+    """The array that owns a numpy view's memory (the end of its chain of bases)."""
+    import numpy as np
+    while isinstance(v.base, np.ndarray):
+        v = v.base
+    return v
+
+
 def _storage_rest(v):
     """(v's memory from its first element to its storage's end as a 1-D array or tensor, the number of
     elements there past v's last one) for a CPU torch tensor or a numpy view with non-negative
@@ -883,9 +888,7 @@ def _storage_rest(v):
         last = v.storage_offset() + sum((d - 1) * st for d, st in zip(v.shape, v.stride()))
         return v.detach().as_strided((n - v.storage_offset(),), (1,)), n - 1 - last
     if isinstance(v, np.ndarray) and v.size and min(v.strides, default=0) >= 0:
-        root = v
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        root = _numpy_root(v)
         if root is v or root.dtype != v.dtype or not root.flags.c_contiguous:
             return None
         first = (v.ctypes.data - root.ctypes.data) // v.itemsize
@@ -905,9 +908,7 @@ def _storage_bounds(v):
         st = v.untyped_storage()
         return st.data_ptr(), st.data_ptr() + st.nbytes()
     if isinstance(v, np.ndarray):
-        root = v
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        root = _numpy_root(v)
         if not root.flags.c_contiguous:
             return None
         return root.ctypes.data, root.ctypes.data + root.nbytes

@@ -1199,12 +1199,15 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
       auto lane = [&](int64_t o, int64_t off, int64_t iv, int64_t ic, int64_t im) __attribute__((always_inline)) -> T {
         if ((pm && !pm[im]) || (only && !only[o])) return T(0);
         ++active;
-        const bool beyond = off >= n && off < n + slack;  // the caller's storage goes on: updated, as a warning
-        if ((off < 0 || off >= n) && !beyond) {
-          oob.hit(o, off);
-          return T(0);
+        bool beyond = false;
+        if (off < 0 || off >= n) {
+          if (off < 0 || off >= n + slack) {
+            oob.hit(o, off);
+            return T(0);
+          }
+          beyond = true;  // the caller's storage goes on: updated, as a warning
+          past.hit(o, off);
         }
-        if (beyond) past.hit(o, off);
         size_t u = static_cast<size_t>(off);
         if (!beyond && init && !std::atomic_ref<uint8_t>(init[u]).load(std::memory_order_relaxed)) uninit.hit(o, off);
         if (!beyond && cm && (track_readers || std::atomic_ref<int32_t>(cm->writer[u]).load(std::memory_order_relaxed) >= -1)) {

@@ -2449,16 +2449,7 @@ class Lowerer {
       ExprP v = clone_expr(returns.back().second[r]);
       for (size_t k = returns.size() - 1; k-- > 0;)
         v = returns[k].first ? make_where(clone_expr(returns[k].first), clone_expr(returns[k].second[r]), v, at) : clone_expr(returns[k].second[r]);
-      // the operands' shape on every lane (a result that is a constant on every path is broadcast)
-      if (!rtypes[r].shape.empty()) {
-        ExprP all = make_const_int(1, at);
-        all->weak = false;
-        all->dtype = Scalar::I1;
-        std::vector<ExprP> dims;
-        for (int64_t d : rtypes[r].shape) dims.push_back(make_const_int(d, at));
-        v = make_where(make_full(dims, all, Scalar::I1, at), v, clone_expr(v), at);
-      }
-      results.push_back(v);
+      results.push_back(splat(v, rtypes[r]));  // the operands' shape (a result that is a constant on every path)
     }
     local_.pop_back();
     scopes_.pop_back();
