@@ -123,7 +123,8 @@ def install_modules():
     extra = _module("triton.language.extra", None)
     libdevice = language.__getattr__("libdevice")
     extra.libdevice = libdevice
-    extra.cuda = _module("triton.language.extra.cuda", None, libdevice=libdevice)
+    extra.cuda = _module("triton.language.extra.cuda", None, libdevice=libdevice, globaltimer=language.__getattr__("globaltimer"),
+                         smid=language.__getattr__("smid"))
     language.extra = extra
     _sys.modules["triton.language.extra"] = extra
     _sys.modules["triton.language.extra.libdevice"] = libdevice

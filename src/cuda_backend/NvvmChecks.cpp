@@ -667,7 +667,8 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return -1;
+    case ExprKind::PtrToInt:
+    case ExprKind::Machine: return -1;
   }
   return -1;
 }
@@ -723,6 +724,7 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       return false;
   }
   return false;

@@ -434,7 +434,8 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return d;
+    case ExprKind::PtrToInt:
+    case ExprKind::Machine: return d;
   }
   return d;
 }
@@ -483,7 +484,8 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return false;
+    case ExprKind::PtrToInt:
+    case ExprKind::Machine: return false;  // a reading is taken once
   }
   return false;
 }
@@ -539,7 +541,8 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: break;
+    case ExprKind::PtrToInt:
+    case ExprKind::Machine: break;
   }
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
 }
@@ -673,6 +676,12 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
     case ExprKind::PtrToInt: {
       TV x = eval(e->args[0], d);
       return per_reg([&](int r) { return op("ptrtoint " + reg_type(e->args[0]->type) + " " + x.at(r) + " to i64"); });
+    }
+    case ExprKind::Machine: {  // the special register, read as inline PTX does (never merged or moved)
+      const MachineReg r = static_cast<MachineReg>(e->axis);
+      const bool wide = machine_reg_type(r) == Scalar::I64;
+      return TV{t, d, {op(std::string("call ") + (wide ? "i64" : "i32") + " asm sideeffect \"mov." + (wide ? "u64" : "u32") + " $0, %" +
+                          machine_reg_name(r) + ";\", \"=" + (wide ? "l" : "r") + "\"()")}};
     }
   }
   internal_error("NvvmEmitter", std::string("cannot lower ") + expr_kind_name(e->kind));

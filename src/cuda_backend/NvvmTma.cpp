@@ -406,7 +406,8 @@ bool reads_memory_or_threads(ExprKind k) {
     case ExprKind::Scan:
     case ExprKind::CombineArg:
     case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return true;
+    case ExprKind::PtrToInt:
+    case ExprKind::Machine: return true;
     default: return false;
   }
 }

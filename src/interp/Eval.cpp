@@ -1,5 +1,8 @@
 // The interpreter's dispatch: evaluates verified expressions and executes statements of one program
 // instance (IR.h semantics). Variables live in frame slots resolved by the verifier.
+#include <omp.h>
+
+#include <chrono>
 #include <cstring>
 #include <ostream>
 #include <sstream>
@@ -99,6 +102,22 @@ std::array<int64_t, 2> eval_swizzle(Ctx& c, const Expr& e) {
 }
 
 }  // namespace
+
+// A reading of the machine (IR.h's DT_FOR_EACH_MACHINE_REG): the host's clocks in ns, the OpenMP
+// thread running the instance as its "SM".
+static int64_t machine_reading(MachineReg r) {
+  using namespace std::chrono;
+  switch (r) {
+    case MachineReg::GlobalTimer: return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
+    case MachineReg::GlobalTimerLo: return static_cast<int32_t>(static_cast<uint32_t>(machine_reading(MachineReg::GlobalTimer)));
+    case MachineReg::GlobalTimerHi: return static_cast<int32_t>(static_cast<uint64_t>(machine_reading(MachineReg::GlobalTimer)) >> 32);
+    case MachineReg::Clock64: return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
+    case MachineReg::Clock: return static_cast<int32_t>(static_cast<uint32_t>(machine_reading(MachineReg::Clock64)));
+    case MachineReg::SmId: return omp_get_thread_num();
+    case MachineReg::NSmId: return omp_get_num_threads();
+  }
+  return 0;
+}
 
 const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
   if (c.fast && e.kind != ExprKind::Var && e.kind != ExprKind::Const && scalar_form(e)) {
@@ -205,6 +224,9 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
       tmp = ptr_to_int_op(c, eval_expr(c, *e.args[0], t1));
       return tmp;
     }
+    case ExprKind::Machine:
+      tmp = scalar_value(e.type.elem, 0, machine_reading(static_cast<MachineReg>(e.axis)), false);
+      return tmp;
   }
   internal_error("Interp", "bad expression kind");
 }

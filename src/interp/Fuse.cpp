@@ -158,6 +158,7 @@ bool elementwise(const TNode& n) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       return false;
   }
   return false;
@@ -267,6 +268,7 @@ struct Builder {
       case ExprKind::Swizzle2d:
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
+      case ExprKind::Machine:
         break;
     }
     internal_error("Interp", "fusing a node that is not elementwise");
@@ -450,6 +452,7 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       return false;
   }
   return false;

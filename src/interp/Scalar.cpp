@@ -38,7 +38,8 @@ bool scalar_form(const Expr& e) {
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: return false;
+    case ExprKind::PtrToInt:
+    case ExprKind::Machine: return false;
   }
   return false;
 }
@@ -230,7 +231,8 @@ Sv eval_sv(Ctx& c, const Expr& e) {
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
-    case ExprKind::PtrToInt: break;
+    case ExprKind::PtrToInt:
+    case ExprKind::Machine: break;
   }
   internal_error("Interp", "expression outside the scalar form");
 }
@@ -549,7 +551,8 @@ struct Compiler {
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
       case ExprKind::IntToPtr:
-      case ExprKind::PtrToInt: break;
+      case ExprKind::PtrToInt:
+      case ExprKind::Machine: break;
     }
     internal_error("Interp", "expression outside the scalar form");
   }

@@ -290,6 +290,7 @@ struct Tiles {
       case ExprKind::Swizzle2d:
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
+      case ExprKind::Machine:
         return false;
     }
     if (t == to) {
@@ -707,7 +708,8 @@ struct Tiles {
       case ExprKind::ProgramId:
       case ExprKind::NumPrograms:
       case ExprKind::CombineArg:
-      case ExprKind::Swizzle2d: break;
+      case ExprKind::Swizzle2d:
+      case ExprKind::Machine: break;
     }
     // Scalars outside the scalar form: the tile path.
     Value t;

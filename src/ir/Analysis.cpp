@@ -73,6 +73,7 @@ ParamSet PointerProvenance::sources(const Expr& e) const {
     case ExprKind::CombineArg:
     case ExprKind::Swizzle2d:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       return out;
     case ExprKind::IntToPtr:  // an address may lie in any buffer
       for (size_t i = 0; i < k_.params.size(); ++i)

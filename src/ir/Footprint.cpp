@@ -531,7 +531,8 @@ class Analyzer {
       case ExprKind::Swizzle2d:
       case ExprKind::CombineArg:
       case ExprKind::IntToPtr:
-      case ExprKind::PtrToInt: return false;
+      case ExprKind::PtrToInt:
+      case ExprKind::Machine: return false;  // two readings of a clock differ
     }
     for (size_t i = 0; i < a.args.size(); ++i) {
       if (!a.args[i] || !b.args[i]) {
@@ -774,6 +775,7 @@ class Analyzer {
       case ExprKind::CombineArg:
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt: return no(std::string("a ") + expr_kind_name(e->kind) + " in the offsets");
+      case ExprKind::Machine: return no(std::string("a reading of ") + machine_reg_name(static_cast<MachineReg>(e->axis)) + " in the offsets");
     }
     return no("an expression in the offsets");
   }

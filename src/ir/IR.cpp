@@ -222,6 +222,36 @@ ExprP make_num_programs(int axis, SourceLoc loc) {
   e->axis = axis;
   return e;
 }
+ExprP make_machine(MachineReg r, SourceLoc loc) {
+  auto e = node(ExprKind::Machine, loc);
+  e->axis = static_cast<int>(r);
+  return e;
+}
+const char* machine_reg_name(MachineReg r) {
+  switch (r) {
+#define X(e, sp, t) \
+  case MachineReg::e: return sp;
+    DT_FOR_EACH_MACHINE_REG(X)
+#undef X
+  }
+  return "?";
+}
+Scalar machine_reg_type(MachineReg r) {
+  switch (r) {
+#define X(e, sp, t) \
+  case MachineReg::e: return t;
+    DT_FOR_EACH_MACHINE_REG(X)
+#undef X
+  }
+  return Scalar::I32;
+}
+std::optional<MachineReg> parse_machine_reg(const std::string& s) {
+#define X(e, sp, t) \
+  if (s == sp) return MachineReg::e;
+  DT_FOR_EACH_MACHINE_REG(X)
+#undef X
+  return std::nullopt;
+}
 ExprP make_arange(ExprP lo, ExprP hi, SourceLoc loc) { return node(ExprKind::Arange, loc, {lo, hi}); }
 ExprP make_full(std::vector<ExprP> shape, ExprP value, Scalar dtype, SourceLoc loc) {
   shape.push_back(value);

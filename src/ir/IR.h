@@ -216,7 +216,32 @@ struct Type {
   X(Swizzle2d)   /* args: i, j, ni, nj, group             | grouped reordering; a pair (2 targets)  */ \
   X(CombineArg)  /* axis: 0 or 1                          | an argument of a combine function (fn)  */ \
   X(IntToPtr)    /* dtype; args: x (i64 addresses)        | the *dtype pointer at each address      */ \
-  X(PtrToInt)    /* args: p                               | i64 address of each pointer             */
+  X(PtrToInt)    /* args: p                               | i64 address of each pointer             */ \
+  X(Machine)     /* axis: a MachineReg                    | a reading of the machine (clock, SM id) */
+
+// The machine readings a Machine expression names (PTX's special registers that inline PTX and
+// tl.extra.cuda.globaltimer() / smid() read). Columns: X(Enum, spelling, type). The interpreter reads
+// its host: globaltimer the wall clock in ns since the Unix epoch (its _lo / _hi halves), clock64 and
+// clock a steady count of ns (clock its low 32 bits), smid the OpenMP thread running the instance (0
+// when sequential), nsmid the number of threads. The CUDA backend reads the registers. Values differ
+// between runs and executors by nature; a program may only use them as opaque numbers.
+#define DT_FOR_EACH_MACHINE_REG(X)               \
+  X(GlobalTimer, "globaltimer", Scalar::I64)     \
+  X(GlobalTimerLo, "globaltimer_lo", Scalar::I32) \
+  X(GlobalTimerHi, "globaltimer_hi", Scalar::I32) \
+  X(Clock64, "clock64", Scalar::I64)             \
+  X(Clock, "clock", Scalar::I32)                 \
+  X(SmId, "smid", Scalar::I32)                   \
+  X(NSmId, "nsmid", Scalar::I32)
+
+enum class MachineReg : uint8_t {
+#define X(e, s, t) e,
+  DT_FOR_EACH_MACHINE_REG(X)
+#undef X
+};
+const char* machine_reg_name(MachineReg r);
+Scalar machine_reg_type(MachineReg r);
+std::optional<MachineReg> parse_machine_reg(const std::string& s);
 
 enum class ExprKind : uint8_t {
 #define X(k) k,
@@ -509,7 +534,7 @@ struct Expr {
   RedOp rop = RedOp::Sum;
   ScanOp sop = ScanOp::Sum;
   bool reverse = false;        // Scan: from the last element of the axis to the first
-  int axis = 0;                // ProgramId / NumPrograms / ExpandDims / Reduce / Scan
+  int axis = 0;                // ProgramId / NumPrograms / ExpandDims / Reduce / Scan; Machine: a MachineReg
   Scalar dtype = Scalar::I32;  // Const (when !weak), Full, Cast, Bitcast
   int64_t ival = 0;            // Const (integer or i1)
   double fval = 0;             // Const (float)
@@ -542,6 +567,7 @@ ExprP make_const_bool(bool v, SourceLoc loc = {});
 ExprP make_var(const std::string& name, SourceLoc loc = {});
 ExprP make_program_id(int axis, SourceLoc loc = {});
 ExprP make_num_programs(int axis, SourceLoc loc = {});
+ExprP make_machine(MachineReg r, SourceLoc loc = {});
 ExprP make_arange(ExprP lo, ExprP hi, SourceLoc loc = {});
 ExprP make_full(std::vector<ExprP> shape, ExprP value, Scalar dtype, SourceLoc loc = {});
 ExprP make_unary(UnOp op, ExprP x, SourceLoc loc = {});

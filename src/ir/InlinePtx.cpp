@@ -331,14 +331,28 @@ class Lowering {
 
   Reg& reg(const std::string& name) {
     auto it = regs_.find(name);
-    if (it == regs_.end()) {
-      static const char* special[] = {"%globaltimer", "%clock", "%smid", "%nsmid", "%tid", "%ntid", "%laneid", "%warpid",
-                                      "%nwarpid", "%ctaid", "%nctaid", "%gridid", "%lanemask", "%dynamic_smem_size", "%pm"};
-      for (const char* sp : special)
-        if (name.rfind(sp, 0) == 0)  // (tl.extra.cuda.globaltimer(), smid() ... read them)
-          fail("'" + inst_ + "' reads the special register '" + name + "' (the GPU's clocks, SM, thread and lane ids), which dtsim does not model yet");
-      fail("'" + inst_ + "' names '" + name + "', which is no operand or declared register");
+    if (it == regs_.end() && name.size() > 1 && name[0] == '%') {
+      // Special registers: the machine's clocks and SM ids (tl.extra.cuda.globaltimer(), smid()),
+      // read once per block, and the instance's ids, which are program_id / num_programs.
+      if (std::optional<MachineReg> m = parse_machine_reg(name.substr(1))) {
+        const bool wide = machine_reg_type(*m) == Scalar::I64;
+        return regs_[name] = Reg{hold(name.substr(1), make_machine(*m, loc_)), wide ? 64 : 32};
+      }
+      for (int ax = 0; ax < 3; ++ax) {
+        const std::string sfx = std::string(".") + "xyz"[ax];
+        if (name == "%ctaid" + sfx) return regs_[name] = Reg{make_program_id(ax, loc_), 32};
+        if (name == "%nctaid" + sfx) return regs_[name] = Reg{make_num_programs(ax, loc_), 32};
+      }
+      static const char* threads[] = {"%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%lanemask", "%clusterid", "%nclusterid",
+                                      "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster"};
+      for (const char* sp : threads)
+        if (name.rfind(sp, 0) == 0)
+          fail("'" + inst_ + "' reads the special register '" + name + "', a thread's or cluster's position, which tile semantics do not have (an element of a tile has no thread)");
+      static const char* others[] = {"%gridid", "%dynamic_smem_size", "%total_smem_size", "%pm", "%envreg", "%reserved_smem"};
+      for (const char* sp : others)
+        if (name.rfind(sp, 0) == 0) fail("'" + inst_ + "' reads the special register '" + name + "', which dtsim does not model");
     }
+    if (it == regs_.end()) fail("'" + inst_ + "' names '" + name + "', which is no operand or declared register");
     return it->second;
   }
 

@@ -65,6 +65,7 @@ int prec_of(const Expr& e) {
     case ExprKind::CombineArg:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       return kPostfix;
   }
   return kPostfix;
@@ -232,6 +233,7 @@ std::string expr_str(const ExprP& ep) {
     case ExprKind::Swizzle2d: return call("swizzle2d", e.args);
     case ExprKind::IntToPtr: return "int_to_ptr(" + expr_str(need(e.args[0])) + ", " + scalar_name(e.dtype) + ")";
     case ExprKind::PtrToInt: return call("ptr_to_int", e.args);
+    case ExprKind::Machine: return std::string("machine(") + machine_reg_name(static_cast<MachineReg>(e.axis)) + ")";
   }
   return "?";
 }

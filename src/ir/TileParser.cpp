@@ -49,7 +49,7 @@ const std::vector<std::string>& builtin_names() {
     for (RedOp op : kAllRedOps) add(op);
     for (ScanOp op : kAllScanOps) n.push_back(scanop_name(op));
     for (AtomicOp op : kAllAtomicOps) n.push_back(atomicop_name(op));
-    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "permute", "swizzle2d", "int_to_ptr", "ptr_to_int", "store", "print", "assert", "range"})
+    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "permute", "swizzle2d", "int_to_ptr", "ptr_to_int", "machine", "store", "print", "assert", "range"})
       n.push_back(s);
     return n;
   }();
@@ -984,6 +984,19 @@ class Parser {
     if (fn == "ptr_to_int") {
       auto a = call_args(fn, {"p"}, 1);
       return make_ptr_to_int(value(a[0], fn), loc);
+    }
+    if (fn == "machine") {  // machine(globaltimer): a reading of the machine (IR.h's DT_FOR_EACH_MACHINE_REG)
+      auto a = call_args(fn, {"reg"}, 1);
+      ExprP e = value(a[0], fn);
+      std::optional<MachineReg> r = e->kind == ExprKind::Var ? parse_machine_reg(e->name) : std::nullopt;
+      if (!r) {
+        std::string names;
+#define X(en, sp, t) names += std::string(names.empty() ? "" : ", ") + sp;
+        DT_FOR_EACH_MACHINE_REG(X)
+#undef X
+        user_error(a[0]->loc, "machine() reads one of " + names);
+      }
+      return make_machine(*r, loc);
     }
     if (fn == "store" || fn == "print" || fn == "assert")
       user_error(loc, fn + "() is a statement and has no value");

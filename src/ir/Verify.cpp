@@ -179,6 +179,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     case ExprKind::CombineArg:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       break;
   }
   user_error(e->loc, k ? "this must be a compile-time constant" : "only scalar parameters, literals and arithmetic may appear here");
@@ -580,6 +581,15 @@ class Verifier {
         const Type& t = e->args[0]->type;
         if (!t.ptr) user_error(e->loc, "ptr_to_int() takes pointers, got " + t.str());
         e->type = Type{Scalar::I64, false, t.shape};
+        return;
+      }
+      case ExprKind::Machine: {
+        int n = 0;
+#define X(en, sp, t) ++n;
+        DT_FOR_EACH_MACHINE_REG(X)
+#undef X
+        if (e->axis < 0 || e->axis >= n) user_error(e->loc, "no machine register " + std::to_string(e->axis));
+        e->type = Type{machine_reg_type(static_cast<MachineReg>(e->axis)), false, {}};
         return;
       }
     }

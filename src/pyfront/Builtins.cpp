@@ -475,6 +475,11 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     if (axis < 0 || axis > 2) user_error(a.loc_of(0, "axis"), "axis must be 0, 1 or 2, got " + std::to_string(axis));
     return tensor(tl == "program_id" ? make_program_id(static_cast<int>(axis), loc) : make_num_programs(static_cast<int>(axis), loc));
   }
+  // tl.extra.cuda.globaltimer() / smid(): readings of the machine (IR.h's DT_FOR_EACH_MACHINE_REG)
+  if (tl == "globaltimer" || tl == "smid") {
+    a.done();
+    return tensor(make_machine(tl == "smid" ? MachineReg::SmId : MachineReg::GlobalTimer, loc));
+  }
   // ---- creation ----
   if (tl == "arange") {
     int64_t lo = B.int_arg(0, "start"), hi = B.int_arg(1, "end");
@@ -1309,10 +1314,10 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
 // (keep them in step) and the op tables' Triton spellings.
 std::vector<std::string> tl_names() {
   std::set<std::string> s = {"arange", "argmax", "argmin", "assume", "associative_scan", "debug_barrier", "broadcast_to", "cast", "cat", "cdiv", "clamp",
-                             "constexpr", "device_assert", "device_print", "dot", "dot_scaled", "expand_dims", "fma", "full", "full_like", "gather", "histogram",
+                             "constexpr", "device_assert", "device_print", "dot", "dot_scaled", "expand_dims", "fma", "full", "full_like", "gather", "globaltimer", "histogram",
                              "interleave", "join", "pointer_type", "umulhi",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
-                             "program_id", "range", "reduce", "reshape", "sqrt_rn", "static_assert", "static_print",
+                             "program_id", "range", "reduce", "reshape", "smid", "sqrt_rn", "static_assert", "static_print",
                              "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};
   for (const auto& [name, dt] : dtype_names()) s.insert(name);
   for (const auto& [name, dt] : unsigned_dtype_names()) s.insert(name);

@@ -73,6 +73,8 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
                      ((s->text == "triton.language.extra" || s->text == "triton.language.extra.cuda") && name == "libdevice")) {
             v.k = VK::Module;
             v.text = "triton.language.math";
+          } else if ((s->text == "triton.language.extra" || s->text == "triton.language.extra.cuda") && (name == "globaltimer" || name == "smid")) {
+            v = Val::builtin("tl." + name);
           } else if (s->text == "triton") {
             v = Val::builtin("triton." + name);
           } else if (s->text == "triton.language" || s->text == "triton.language.math") {

@@ -113,6 +113,7 @@ ExprP typed(ExprP e) {
     case ExprKind::CombineArg: break;  // set by the caller (the scan's or reduction's element type)
     case ExprKind::IntToPtr: e->type = Type{e->dtype, true, arg(0).shape}; break;
     case ExprKind::PtrToInt: e->type = Type{Scalar::I64, false, arg(0).shape}; break;
+    case ExprKind::Machine: e->type = Type{machine_reg_type(static_cast<MachineReg>(e->axis)), false, {}}; break;
   }
   return e;
 }

@@ -109,6 +109,7 @@ struct Walker {
       case ExprKind::CombineArg:
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
+      case ExprKind::Machine:
         return std::nullopt;
     }
     return std::nullopt;

@@ -113,6 +113,7 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       return expr_kind_name(e.kind);
     case ExprKind::Scan: return scanop_name(e.sop);
   }
@@ -183,6 +184,7 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
+    case ExprKind::Machine:
       break;
   }
   user_error(e->loc, std::string("'") + op_error_name(*e) + "' in a grid or shape expression has no host-side Python form");
@@ -318,6 +320,7 @@ class KernelWriter {
       case ExprKind::Swizzle2d:
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
+      case ExprKind::Machine:
         return false;
     }
     return false;
@@ -659,6 +662,12 @@ class KernelWriter {
       case ExprKind::Swizzle2d: return {swizzle(e) + "[0]"};
       case ExprKind::IntToPtr: return {operand(e.args[0], kAtom) + ".to(tl.pointer_type(" + tl_type(e.dtype) + "))"};
       case ExprKind::PtrToInt: return {operand(e.args[0], kAtom) + ".to(tl.int64)"};
+      case ExprKind::Machine: {  // the PTX that tl.extra.cuda.globaltimer() and smid() are made of
+        const MachineReg r = static_cast<MachineReg>(e.axis);
+        const bool wide = machine_reg_type(r) == Scalar::I64;
+        return {std::string("tl.inline_asm_elementwise(\"mov.") + (wide ? "u64" : "u32") + " $0, %" + machine_reg_name(r) + ";\", \"=" +
+                (wide ? "l" : "r") + "\", [], dtype=" + (wide ? "tl.int64" : "tl.int32") + ", is_pure=False, pack=1)"};
+      }
     }
     return {"?"};
   }

@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 DTSIM = ""
 SRC = ""
@@ -263,6 +264,46 @@ def case_emit_tile_round_trip():
     r2 = dtsim("emit", "--tile", out)
     with open(out) as f:
         check(r2.stdout == f.read(), "print(parse(print(m))) == print(m)")
+
+
+MACHINE_TILE = """kernel k(out ids: *i32[16], out ts: *i64[16]) grid(8) {
+  p = program_id(0)
+  t0 = machine(globaltimer)
+  store(ids + 2 * p, machine(smid))
+  store(ids + 2 * p + 1, machine(nsmid))
+  store(ts + 2 * p, t0)
+  store(ts + 2 * p + 1, machine(clock64))
+}
+"""
+
+
+def case_machine_readings():
+    src = tmp("machine.tile")
+    with open(src, "w") as f:
+        f.write(MACHINE_TILE)
+    for threads in ("1", "2"):
+        before = time.time_ns()
+        r = dtsim("run", src, "--threads", threads, "--out", "ids=" + tmp("ids.npy"), "--out", "ts=" + tmp("ts.npy"))
+        after = time.time_ns()
+        check(r.returncode == 0, "run machine.tile", r)
+        _, _, ids = read_npy(tmp("ids.npy"))
+        _, _, ts = read_npy(tmp("ts.npy"))
+        sm, nsm = ids[0::2], ids[1::2]
+        check(all(n == int(threads) for n in nsm) and all(0 <= s < n for s, n in zip(sm, nsm)),
+              f"--threads {threads}: smid {sm} below nsmid {nsm} (the OpenMP threads)")
+        check(all(before <= t <= after for t in ts[0::2]), f"globaltimer {ts[0::2]} is not the host's time in ns during the run")
+        check(all(c > 0 for c in ts[1::2]), f"clock64 {ts[1::2]}")
+    r = dtsim("emit", "--tile", src)
+    check(r.returncode == 0 and "machine(globaltimer)" in r.stdout and "machine(nsmid)" in r.stdout, "emit --tile prints machine()", r)
+    r = dtsim("emit", "--triton", src)
+    check(r.returncode == 0 and 'tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64' in r.stdout
+          and '"mov.u32 $0, %smid;", "=r"' in r.stdout, "emit --triton reads the registers with inline PTX", r)
+    bad = tmp("machine_bad.tile")
+    with open(bad, "w") as f:
+        f.write(MACHINE_TILE.replace("machine(smid)", "machine(tid)"))
+    r = dtsim("run", bad)
+    check(r.returncode != 0 and "machine_bad.tile:4:30: error: machine() reads one of globaltimer, globaltimer_lo" in r.stderr,
+          "machine(tid): a located error", r)
 
 
 def case_cuda_backend_unavailable_is_clean():

@@ -39,9 +39,9 @@ def other_ptx(x_ptr, N: tl.constexpr):
 
 
 @triton.jit
-def timer_ptx(x_ptr, N: tl.constexpr):  # a special register: tl.extra.cuda.globaltimer()'s instruction
+def timer_ptx(x_ptr, N: tl.constexpr):  # a thread's special register: no such thing in tile semantics
     o = tl.arange(0, N)
-    t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    t = tl.inline_asm_elementwise("mov.u32 $0, %tid.x;", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
     tl.store(x_ptr + o, t.to(tl.float32))
 
 
@@ -106,7 +106,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "other":
     sys.exit("no error for an unsupported PTX form")
 if len(sys.argv) > 1 and sys.argv[1] == "timer":
     timer_ptx[(1,)](np.ones(8, np.float32), N=8)
-    sys.exit("no error for a special register")
+    sys.exit("no error for a thread's special register")
 
 N = 256
 rng = np.random.default_rng(0)
@@ -164,7 +164,7 @@ line = next(i for i, t in enumerate(open(__file__), 1) if "ld.global.b32" in t a
 if r.returncode == 0 or "inline_ptx.py:%d:" % line not in r.stderr or msg not in r.stderr:
     sys.exit("unsupported PTX: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
 r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "timer"], capture_output=True, text=True)
-if r.returncode == 0 or "reads the special register '%globaltimer'" not in r.stderr:
+if r.returncode == 0 or "reads the special register '%tid.x', a thread's or cluster's position" not in r.stderr:
     sys.exit("special register: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
 print("inline PTX: prmt.b32, cvt.rp/rz.ue8m0x2.f32 and max/min.NaN.xorsign.abs.f32 match numpy on %d lanes, bar.sync 0 runs; another form and a "
       "special register are located errors" % N)
