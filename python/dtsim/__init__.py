@@ -611,6 +611,20 @@ def _compile_dtype(arr, dt):
     return "u" + dt[1:] if arr.dtype.kind == "u" else dt
 
 
+_INT_ANNOTATIONS = {"int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+                    "uint32": "u32", "uint64": "u64"}
+
+
+def _int_annotation(p):
+    """'i32', 'u32' ... for a parameter annotated with an integer dtype (tl.int32, "tl.uint32", the
+    installed Triton's), else None."""
+    a = p.annotation
+    if a is inspect.Parameter.empty:
+        return None
+    name = a if isinstance(a, str) else getattr(a, "name", None)
+    return _INT_ANNOTATIONS.get(name.split(".")[-1]) if isinstance(name, str) else None
+
+
 def _is_constexpr_param(p):
     a = p.annotation
     if a is inspect.Parameter.empty:
@@ -776,6 +790,7 @@ class JITFunction(KernelInterface):
         self.arg_names = list(self.signature.parameters)
         self.constexprs = {n for n, p in self.signature.parameters.items() if _is_constexpr_param(p)}
         self.defaults = {n: p.default for n, p in self.signature.parameters.items() if p.default is not inspect.Parameter.empty}
+        self.int_types = {n: t for n, t in ((n, _int_annotation(p)) for n, p in self.signature.parameters.items()) if t}
         self.has_star = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values())
         self.cache = {}
         self.launchers = {}  # _device_key's key -> (_dtsim.CudaLauncher, compiled kernel)
@@ -812,6 +827,7 @@ class JITFunction(KernelInterface):
 
     def prepare(self, args, kwargs, grid):
         """The compiled kernel for these arguments and what its run needs."""
+        import numpy as np
         values, opts = self.bind(args, kwargs)
         meta = dict(values)
         meta.update(opts)
@@ -847,6 +863,9 @@ class JITFunction(KernelInterface):
                     from .triton_launch import _slack_of
                     slack[name] = _slack_of(v, view)
                 continue
+            if name in self.int_types and isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                from .triton_launch import _launcher_int  # the bits Triton's launcher passes
+                v = _launcher_int(self, name, int(v), self.int_types[name])
             text, typ = _scalar_text(v, name)
             compile_args[name] = text
             if name in self.constexprs or typ in ("none", "dtype", "str"):

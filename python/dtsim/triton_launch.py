@@ -754,6 +754,36 @@ def run(fn, /, *args, grid, warmup, **kwargs):
     return kernel
 
 
+_INT_BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+_WRAPPED = set()
+
+
+def _launcher_int(fn, name, v, ty):
+    """A Python int passed for an integer parameter of type `ty`, as Triton's CUDA launcher passes it:
+    signed types through a C long, unsigned through an unsigned long (beyond those an OverflowError),
+    then the low bits of the parameter's width; returned as dtsim takes it (two's complement, signed).
+    A value its type cannot hold is a warning, once per kernel parameter and process."""
+    bits = _INT_BITS.get(ty)
+    if bits is None or isinstance(v, bool):
+        return v
+    if ty[0] == "u" and not 0 <= v < 2**64:
+        raise OverflowError("argument '%s' = %d: Triton's launcher passes a %s parameter as a C unsigned long, which "
+                            "cannot hold it" % (name, v, ty))
+    if ty[0] == "i" and not -2**63 <= v < 2**63:
+        raise OverflowError("argument '%s' = %d: Triton's launcher passes a %s parameter as a C long, which cannot "
+                            "hold it" % (name, v, ty))
+    w = v % 2**bits
+    lo, hi = (0, 2**bits) if ty[0] == "u" else (-2**(bits - 1), 2**(bits - 1))
+    if not lo <= v < hi and (fn, name) not in _WRAPPED and len(_WRAPPED) < 1000:
+        _WRAPPED.add((fn, name))
+        seen = w if ty[0] == "u" else (w - 2**bits if w >= 2**(bits - 1) else w)
+        code = getattr(getattr(fn, "fn", None), "__code__", None)
+        where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
+        sys.stderr.write("%swarning: argument '%s' = %d does not fit the kernel's %s parameter: the kernel sees its low %d "
+                         "bits, %d (as Triton's launcher passes it)\n" % (where, name, v, ty, bits, seen))
+    return w - 2**bits if w >= 2**(bits - 1) else w
+
+
 def _launch(fn, kernel, bound_args, g):
     """Runs the launch of `kernel` (its bound arguments, grid g) on dtsim: the interpreter, or on
     backend='cuda' the GPU (through a launcher kept per launch signature when every array is GPU
@@ -766,7 +796,7 @@ def _launch(fn, kernel, bound_args, g):
         fast = _device_key(kernel, bound_args, g, cfg["sanitize"])
         if fast is not None and dtsim._launch_known(kernel.launchers, fast) is not None:
             return
-    runtime, values = [], {}
+    runtime, values, types = [], {}, {}
     for n, t in kernel.signature.items():
         if t == "constexpr":
             continue
@@ -782,6 +812,7 @@ def _launch(fn, kernel, bound_args, g):
                 elif ty != "constexpr":
                     runtime.append(name)
                     values[name] = val
+                    types[name] = ty
             flatten(n, t, v)
             continue
         runtime.append(n)
@@ -797,6 +828,7 @@ def _launch(fn, kernel, bound_args, g):
                 values[runtime[-1]] = int(x)
         else:
             values[n] = v
+            types[n] = t
     buffers, arrays, scalars, converted, device, starts, slack = [], [], {}, [], [], {}, {}
     for name in runtime:
         v = values[name]
@@ -830,8 +862,11 @@ def _launch(fn, kernel, bound_args, g):
             elif cfg["view_bounds"] != "storage" and name not in starts:
                 slack[name] = _slack_of(v, view)
             continue
-        if isinstance(v, int) and not isinstance(v, bool) and 2**63 <= v < 2**64:  # Triton's u64: TTIR's i64, the same bits
-            v -= 2**64
+        if isinstance(v, int) and not isinstance(v, bool):
+            if types.get(name) in _INT_BITS:  # the bits Triton's launcher passes (u32 3e9: i32 -1294967296)
+                v = _launcher_int(fn, name, v, types[name])
+            elif 2**63 <= v < 2**64:  # Triton's u64: TTIR's i64, the same bits
+                v -= 2**64
         text, _ = dtsim._scalar_text(v, name)
         scalars[name] = text
     lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())))

@@ -122,11 +122,12 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
     }
     Val v;
     std::optional<Scalar> annotated;
+    bool annotated_unsigned = false;
     if (p.annotation) {
       frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<annotation>"});
       Val a = eval(*p.annotation);
       frames_.pop_back();
-      if (a.k == VK::DType && !a.t.ptr) annotated = a.dt;
+      if (a.k == VK::DType && !a.t.ptr) annotated = a.dt, annotated_unsigned = a.uns;
     }
     v = given_or_default("parameter " + q(p.name) + " has no value: give --in " + p.name + "=FILE.npy or --buf " + p.name +
                          "=f32[N] for a pointer, --arg " + p.name + "=VALUE for a scalar");
@@ -156,6 +157,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
     blocks_.back().declared[p.name] = t;
     ExprP ref = make_var(p.name, p.loc);
     ref->type = t;
+    if (annotated_unsigned && is_int(ip.dtype)) uns_vars_.insert(p.name);  // x: tl.uint32 (its bits as Triton's launcher passes them)
     f.vars[p.name] = tensor(ref);
   }
   for (const TritonBuffer& b : launch_.buffers)
