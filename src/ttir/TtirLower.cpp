@@ -1212,7 +1212,7 @@ class Lowerer {
       std::string base = sym;
       if (base.rfind("__nv_", 0) == 0) base = base.substr(5);
       if (extern_rounding_forms(res(), base, v, t)) return;
-      if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf")
+      if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf" && base != "normcdf")
         base.pop_back();
       if (base == "fmodf") base = "fmod";
       if (base == "isnand" || base == "isinfd" || base == "isfinited") base.pop_back();  // f64 forms
@@ -1362,6 +1362,7 @@ class Lowerer {
   // f64 for f32 (rounded once or twice); tgamma from lgamma (special_f64's accuracy). False where
   // `base` is none of these.
   bool extern_more_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    if (extern_wide_forms(result, base, v, t)) return true;
     BindFn bind = binder();
     auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
     auto c = [&](double x, Scalar s) { return typed_const(x, static_cast<int64_t>(x), s); };
@@ -1556,6 +1557,135 @@ class Lowerer {
       }
     }
     return false;
+  }
+
+  // abs and llabs of integers (wrapping: the most negative value stays), mul64hi / umul64hi, the 64-bit bit functions
+  // popcll, clzll, brevll, ffsll from their two 32-bit halves (the halves' own forms: extern_bit_forms'
+  // PTX, as the IR's integer ops), norm4d and rnorm4d (as norm3d: f64 for f32), and the 64-bit integer
+  // conversions to floats with a directed rounding (ll2float_rd ..., ull2double_rz ...): the integer
+  // is hi 2^32 + lo, both parts exact in f64, so their two-sum holds it exactly as s + e, rounded as
+  // round_pair_f32 / round_pair_f64 say (exact). False where `base` is none of these.
+  bool extern_wide_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    BindFn bind = binder();
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto ci = [&](int64_t x, Scalar s) { return typed_const(static_cast<double>(x), x, s); };
+    auto cast = [&](ExprP a, Scalar s) { return make_cast(std::move(a), s, cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    auto done = [&](ExprP e) {
+      define(result, std::move(e), t, true, cur_loc_);
+      return true;
+    };
+    auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
+    if ((base == "abs" || base == "llabs") && v.size() == 1 && !is_float(elem(0))) return done(make_unary(UnOp::Abs, use(v[0]), cur_loc_));
+    auto ptx32 = [&](const std::string& ins, ExprP x) {  // one 32-bit PTX form of extern_bit_forms on an i32 value
+      return lower_inline_ptx(ins, "=r,r", 1, {PtxOperand{std::move(x), Scalar::I32}}, {Scalar::I32}, t.shape, cur_loc_, binder()).at(0);
+    };
+    if ((base == "popcll" || base == "clzll" || base == "brevll" || base == "ffsll") && v.size() == 1 && elem(0) == Scalar::I64) {
+      ExprP x = bind("wide_x", use(v[0]));
+      ExprP hi = bind("wide_hi", cast(bo(BinOp::Shr, clone_expr(x), ci(32, Scalar::I64)), Scalar::I32));
+      ExprP lo = bind("wide_lo", cast(clone_expr(x), Scalar::I32));
+      auto wide = [&](ExprP a) { return zero_extend_i64(std::move(a), Scalar::I32, cur_loc_); };
+      ExprP r;
+      if (base == "popcll") r = bo(BinOp::Add, ptx32("popc.b32 $0, $1;", clone_expr(hi)), ptx32("popc.b32 $0, $1;", clone_expr(lo)));
+      else if (base == "clzll")
+        r = wh(bo(BinOp::Ne, clone_expr(hi), ci(0, Scalar::I32)), ptx32("clz.b32 $0, $1;", clone_expr(hi)), bo(BinOp::Add, ci(32, Scalar::I32), ptx32("clz.b32 $0, $1;", clone_expr(lo))));
+      else if (base == "brevll")
+        r = bo(BinOp::Or, bo(BinOp::Shl, wide(ptx32("brev.b32 $0, $1;", clone_expr(lo))), ci(32, Scalar::I64)), wide(ptx32("brev.b32 $0, $1;", clone_expr(hi))));
+      else {  // ffs: the 1-based position of the lowest set bit, 0 for 0
+        auto ffs = [&](ExprP a) {
+          ExprP y = bind("wide_f", std::move(a));
+          ExprP low = bo(BinOp::Sub, bo(BinOp::And, bo(BinOp::Sub, ci(0, Scalar::I32), clone_expr(y)), clone_expr(y)), ci(1, Scalar::I32));
+          return bo(BinOp::Add, ptx32("popc.b32 $0, $1;", std::move(low)), ci(1, Scalar::I32));
+        };
+        r = wh(bo(BinOp::Ne, clone_expr(lo), ci(0, Scalar::I32)), ffs(clone_expr(lo)),
+               wh(bo(BinOp::Ne, clone_expr(hi), ci(0, Scalar::I32)), bo(BinOp::Add, ci(32, Scalar::I32), ffs(clone_expr(hi))), ci(0, Scalar::I32)));
+      }
+      return done(cast(std::move(r), t.elem));
+    }
+    if ((base == "mul64hi" || base == "umul64hi") && v.size() == 2 && elem(0) == Scalar::I64 && elem(1) == Scalar::I64) {
+      // the high 64 bits of the 128-bit product, from 32-bit halves (each partial sum below 2^64, so
+      // wrapping i64 arithmetic holds its bits); signed: the unsigned result less b where a < 0 and a
+      // where b < 0
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      ExprP a = bind("mh_a", xy[0]), b = bind("mh_b", xy[1]);
+      auto low = [&](const ExprP& x) { return bo(BinOp::And, clone_expr(x), ci(0xFFFFFFFFll, Scalar::I64)); };
+      auto high = [&](const ExprP& x) { return bo(BinOp::And, bo(BinOp::Shr, clone_expr(x), ci(32, Scalar::I64)), ci(0xFFFFFFFFll, Scalar::I64)); };
+      ExprP al = bind("mh_al", low(a)), ah = bind("mh_ah", high(a)), bl = bind("mh_bl", low(b)), bh = bind("mh_bh", high(b));
+      ExprP t0 = bind("mh_t", bo(BinOp::Mul, clone_expr(al), clone_expr(bl)));
+      ExprP t1 = bind("mh_t", bo(BinOp::Add, bo(BinOp::Mul, clone_expr(ah), clone_expr(bl)), high(t0)));
+      ExprP t2 = bind("mh_t", bo(BinOp::Add, bo(BinOp::Mul, clone_expr(al), clone_expr(bh)), low(t1)));
+      ExprP hi = bo(BinOp::Add, bo(BinOp::Add, bo(BinOp::Mul, clone_expr(ah), clone_expr(bh)), high(t1)), high(t2));
+      if (base == "mul64hi") {
+        ExprP zero = ci(0, Scalar::I64);
+        hi = bo(BinOp::Sub, std::move(hi), wh(bo(BinOp::Lt, clone_expr(a), clone_expr(zero)), clone_expr(b), clone_expr(zero)));
+        hi = bo(BinOp::Sub, std::move(hi), wh(bo(BinOp::Lt, clone_expr(b), clone_expr(zero)), clone_expr(a), clone_expr(zero)));
+      }
+      return done(std::move(hi));
+    }
+    if ((base == "norm4d" || base == "rnorm4d") && v.size() == 4 && is_float(t.elem)) {
+      std::vector<ExprP> xs = elementwise(v, t.shape);
+      ExprP n;
+      if (t.elem == Scalar::F64) {
+        auto hyp = [&](ExprP a, ExprP b) { return make_binary(*math_binop("hypot"), std::move(a), std::move(b), cur_loc_); };
+        n = hyp(hyp(xs[0], xs[1]), hyp(xs[2], xs[3]));
+      } else {
+        ExprP sum = typed_const(0, 0, Scalar::F64);
+        for (ExprP& x : xs) {
+          ExprP y = bind("n4", cast(x, Scalar::F64));
+          sum = bo(BinOp::Add, std::move(sum), bo(BinOp::Mul, clone_expr(y), clone_expr(y)));
+        }
+        n = make_unary(UnOp::Sqrt, std::move(sum), cur_loc_);
+      }
+      if (base == "rnorm4d") n = bo(BinOp::Div, typed_const(1.0, 0, Scalar::F64), cast(std::move(n), Scalar::F64));
+      return done(cast(std::move(n), t.elem));
+    }
+    static const std::set<std::string> wide_to_float = {"ll2float_rd", "ll2float_ru", "ll2float_rz", "ull2float_rd", "ull2float_ru", "ull2float_rz",
+                                                        "ll2double_rd", "ll2double_ru", "ll2double_rz", "ull2double_rd", "ull2double_ru", "ull2double_rz"};
+    if (wide_to_float.count(base) && v.size() == 1 && elem(0) == Scalar::I64 && is_float(t.elem)) {
+      const bool uns = base[0] == 'u';
+      const char mode = base.back();
+      ExprP x = bind("wide_x", use(v[0]));
+      ExprP hi = bo(BinOp::Shr, clone_expr(x), ci(32, Scalar::I64));  // arithmetic: the signed high half
+      if (uns) hi = bo(BinOp::And, std::move(hi), ci(0xFFFFFFFFll, Scalar::I64));
+      ExprP a = bind("wide_a", bo(BinOp::Mul, cast(std::move(hi), Scalar::F64), typed_const(4294967296.0, 0, Scalar::F64)));  // exact
+      ExprP b = bind("wide_b", cast(bo(BinOp::And, clone_expr(x), ci(0xFFFFFFFFll, Scalar::I64)), Scalar::F64));  // exact
+      ExprP sum = bind("wide_s", bo(BinOp::Add, clone_expr(a), clone_expr(b)));
+      ExprP bb = bind("wide_bb", bo(BinOp::Sub, clone_expr(sum), clone_expr(a)));
+      ExprP e = bind("wide_e", bo(BinOp::Add, bo(BinOp::Sub, clone_expr(a), bo(BinOp::Sub, clone_expr(sum), clone_expr(bb))), bo(BinOp::Sub, clone_expr(b), clone_expr(bb))));
+      if (t.elem == Scalar::F32) return done(round_pair_f32(std::move(sum), std::move(e), mode));
+      if (t.elem == Scalar::F64) return done(round_pair_f64(std::move(sum), std::move(e), mode, nullptr));
+    }
+    return false;
+  }
+
+  // The exact value s + e (s its f64 rounding to nearest, e the rest, exact) rounded to f64 down,
+  // up or toward zero: s, or one step from it (its bits - 1: the magnitude down; + 1: up) where e
+  // says the exact value lies past s on the other side. `over` (or null): where s overflowed from
+  // finite operands; there the largest finite value where the direction does not lead to the infinity.
+  ExprP round_pair_f64(ExprP s0, ExprP e0, char mode, ExprP over) {
+    BindFn bind = binder();
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
+    auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
+    ExprP s = bind("pair_s", std::move(s0)), e = bind("pair_e", std::move(e0));
+    if (!over) over = bo(BinOp::Ne, clone_expr(s), clone_expr(s));  // never (NaN stays NaN either way)
+    ExprP bits = bind("pair_bits", make_bitcast(clone_expr(s), Scalar::I64, cur_loc_));
+    ExprP pos = bo(BinOp::Gt, clone_expr(s), c(0)), neg = bo(BinOp::Lt, clone_expr(s), c(0));
+    ExprP down, up;
+    if (mode == 'd') {
+      down = bo(BinOp::Or, bo(BinOp::And, clone_expr(pos), bo(BinOp::Lt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(over), clone_expr(pos)));
+      up = bo(BinOp::And, clone_expr(neg), bo(BinOp::Lt, clone_expr(e), c(0)));
+    } else if (mode == 'u') {
+      down = bo(BinOp::Or, bo(BinOp::And, clone_expr(neg), bo(BinOp::Gt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(over), clone_expr(neg)));
+      up = bo(BinOp::And, clone_expr(pos), bo(BinOp::Gt, clone_expr(e), c(0)));
+    } else {
+      down = bo(BinOp::Or, bo(BinOp::Or, bo(BinOp::And, clone_expr(pos), bo(BinOp::Lt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(neg), bo(BinOp::Gt, clone_expr(e), c(0)))),
+                clone_expr(over));
+      up = bo(BinOp::Ne, clone_expr(s), clone_expr(s));  // never
+    }
+    ExprP stepped = make_where(std::move(down), bo(BinOp::Sub, clone_expr(bits), ci(1)),
+                               make_where(std::move(up), bo(BinOp::Add, clone_expr(bits), ci(1)), clone_expr(bits), cur_loc_), cur_loc_);
+    return make_bitcast(std::move(stepped), Scalar::F64, cur_loc_);
   }
 
   // erfinv and lgamma of x in f64.
@@ -2300,26 +2430,10 @@ class Lowerer {
       if (f32) {
         out = bind("dir_r", round_pair_f32(clone_expr(sum), clone_expr(e), mode));
       } else {
-        ExprP bits = bind("dir_bits", make_bitcast(clone_expr(sum), Scalar::I64, cur_loc_));
         const double inf = std::numeric_limits<double>::infinity();
         auto finite = [&](const ExprP& x) { return bo(BinOp::Lt, make_unary(UnOp::Abs, clone_expr(x), cur_loc_), c(inf)); };
-        ExprP over = bind("dir_over", bo(BinOp::And, bo(BinOp::And, finite(a), finite(b)), bo(BinOp::Eq, make_unary(UnOp::Abs, clone_expr(sum), cur_loc_), c(inf))));
-        ExprP pos = bo(BinOp::Gt, clone_expr(sum), c(0)), neg = bo(BinOp::Lt, clone_expr(sum), c(0));
-        ExprP down, up;  // the magnitude one step down (bits - 1) or up (bits + 1)
-        if (mode == 'd') {
-          down = bo(BinOp::Or, bo(BinOp::And, clone_expr(pos), bo(BinOp::Lt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(over), clone_expr(pos)));
-          up = bo(BinOp::And, clone_expr(neg), bo(BinOp::Lt, clone_expr(e), c(0)));
-        } else if (mode == 'u') {
-          down = bo(BinOp::Or, bo(BinOp::And, clone_expr(neg), bo(BinOp::Gt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(over), clone_expr(neg)));
-          up = bo(BinOp::And, clone_expr(pos), bo(BinOp::Gt, clone_expr(e), c(0)));
-        } else {
-          down = bo(BinOp::Or, bo(BinOp::Or, bo(BinOp::And, clone_expr(pos), bo(BinOp::Lt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(neg), bo(BinOp::Gt, clone_expr(e), c(0)))),
-                    clone_expr(over));
-          up = bo(BinOp::Ne, clone_expr(bits), clone_expr(bits));  // never
-        }
-        ExprP stepped = make_where(std::move(down), bo(BinOp::Sub, clone_expr(bits), ci(1)),
-                                   make_where(std::move(up), bo(BinOp::Add, clone_expr(bits), ci(1)), clone_expr(bits), cur_loc_), cur_loc_);
-        out = bind("dir_r", make_bitcast(std::move(stepped), Scalar::F64, cur_loc_));
+        ExprP over = bo(BinOp::And, bo(BinOp::And, finite(a), finite(b)), bo(BinOp::Eq, make_unary(UnOp::Abs, clone_expr(sum), cur_loc_), c(inf)));
+        out = bind("dir_r", round_pair_f64(clone_expr(sum), clone_expr(e), mode, std::move(over)));
       }
       if (mode == 'd') {  // an exact zero: -0 unless both addends are +0
         const Scalar it = f32 ? Scalar::I32 : Scalar::I64;
@@ -2332,6 +2446,20 @@ class Lowerer {
       }
       define(r, std::move(out), t, true, cur_loc_);
       return true;
+    }
+    if (base.size() >= 7 && base[0] == 'd' && t.elem == Scalar::F64 && (base.back() == 'd' || base.back() == 'u' || base.back() == 'z') &&
+        base[base.size() - 3] == '_') {
+      const std::string fn = base.substr(1, base.size() - 4);
+      const char mode = base.back();
+      if ((fn == "mul" || fn == "div") && v.size() == 2) {
+        std::vector<ExprP> xy = elementwise(v, t.shape);
+        define(r, directed_f64(fn == "mul" ? 'm' : '/', xy[0], xy[1], mode), t, true, cur_loc_);
+        return true;
+      }
+      if ((fn == "rcp" || fn == "sqrt") && v.size() == 1) {
+        define(r, directed_f64(fn == "rcp" ? '/' : 's', fn == "rcp" ? typed_const(1.0, 0, Scalar::F64) : use(v[0]), use(v[0]), mode), t, true, cur_loc_);
+        return true;
+      }
     }
     // f32 mul, div, rcp and sqrt rounded toward zero, down or up: computed in f64, whose result
     // (exact for mul; for div, rcp and sqrt within 2^-53 of the exact one, which is never that close
@@ -2389,6 +2517,127 @@ class Lowerer {
     auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
     ExprP s = make_binary(BinOp::Add, make_binary(BinOp::Mul, f64(xyz[0]), f64(xyz[1]), cur_loc_), f64(xyz[2]), cur_loc_);
     return make_cast(s, t, cur_loc_);
+  }
+
+  // f64 a * b ('m'), a / b ('/') or sqrt(a) ('s', b unused) rounded down ('d'), up ('u') or toward
+  // zero ('z'), exact. Zeros, infinities and NaN operands give the IEEE result (exact already).
+  // Otherwise on the magnitudes, a = ma 2^ka with ma in [1, 2) (subnormals scaled by 2^64 first):
+  //  * q = ma * mb, ma / mb or sqrt(ma) (ka made even) rounded to nearest, and an exact term whose
+  //    sign is that of the exact value - q: Dekker's product error (operands split into 26-bit
+  //    halves by their bits, so every partial product is exact), or the remainder ma - q mb /
+  //    ma - q^2 (exact for a correctly rounded q: ma - p by Sterbenz, p + e = q mb by Dekker). q
+  //    passes through an opaque identity (its bits xor'd with 1 only for a NaN) so that the CUDA
+  //    backend's fp fusion cannot fuse the rounded product into the error terms;
+  //  * q one step up or down where that term says it lies on the wrong side (the magnitude rounds
+  //    away from zero for rd of a negative and ru of a positive result), then scaled by 2^(ka +- kb)
+  //    in two exact factors; past the largest finite value, the infinity or that value as the
+  //    direction says;
+  //  * results below 2^-1022 (mul, div): q 2^(k + 1074) rounded to an integer down or up (its
+  //    fraction, or where it is an integer the error term's sign), times 2^-1074: one rounding on
+  //    the subnormal grid, not two.
+  ExprP directed_f64(char op, ExprP a0, ExprP b0, char mode) {
+    BindFn bind = binder();
+    auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
+    auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    auto bits = [&](ExprP x) { return make_bitcast(std::move(x), Scalar::I64, cur_loc_); };
+    auto fbits = [&](ExprP x) { return make_bitcast(std::move(x), Scalar::F64, cur_loc_); };
+    auto pow2 = [&](ExprP k) {  // 2^k for an i64 k, clamped to [-1022, 1023]
+      ExprP kc = bind("d_k", wh(bo(BinOp::Lt, clone_expr(k), ci(-1022)), ci(-1022), wh(bo(BinOp::Gt, clone_expr(k), ci(1023)), ci(1023), clone_expr(k))));
+      return fbits(bo(BinOp::Shl, bo(BinOp::Add, std::move(kc), ci(1023)), ci(52)));
+    };
+    auto opaque = [&](ExprP x) {
+      ExprP y = bind("d_q", std::move(x));
+      return bind("d_o", fbits(bo(BinOp::Xor, bits(clone_expr(y)), wh(bo(BinOp::Ne, clone_expr(y), clone_expr(y)), ci(1), ci(0)))));
+    };
+    auto decomp = [&](ExprP x, ExprP& m, ExprP& k) {  // |x| = m 2^k, m in [1, 2)
+      ExprP ax = bind("d_ax", un(UnOp::Abs, std::move(x)));
+      ExprP sub = bind("d_sub", bo(BinOp::Lt, clone_expr(ax), c(0x1p-1022)));
+      ExprP xb = bind("d_xb", bits(wh(clone_expr(sub), bo(BinOp::Mul, clone_expr(ax), c(0x1p64)), clone_expr(ax))));
+      k = bind("d_ke", bo(BinOp::Sub, bo(BinOp::Sub, bo(BinOp::Shr, clone_expr(xb), ci(52)), ci(1023)), wh(std::move(sub), ci(64), ci(0))));
+      m = bind("d_m", fbits(bo(BinOp::Or, bo(BinOp::And, clone_expr(xb), ci((int64_t{1} << 52) - 1)), ci(int64_t{1023} << 52))));
+    };
+    auto split = [&](const ExprP& x, ExprP& hi, ExprP& lo) {
+      hi = bind("d_hi", fbits(bo(BinOp::And, bo(BinOp::Add, bits(clone_expr(x)), ci(int64_t{1} << 26)), ci(~((int64_t{1} << 27) - 1)))));
+      lo = bind("d_lo", bo(BinOp::Sub, clone_expr(x), clone_expr(hi)));
+    };
+    auto two_prod_err = [&](const ExprP& x, const ExprP& y, const ExprP& p) {  // x * y - p, exact
+      ExprP xh, xl, yh, yl;
+      split(x, xh, xl);
+      split(y, yh, yl);
+      ExprP t = bo(BinOp::Sub, clone_expr(p), bo(BinOp::Mul, clone_expr(xh), clone_expr(yh)));
+      t = bo(BinOp::Sub, std::move(t), bo(BinOp::Mul, clone_expr(xl), clone_expr(yh)));
+      t = bind("d_t", bo(BinOp::Sub, std::move(t), bo(BinOp::Mul, clone_expr(xh), clone_expr(yl))));
+      return bind("d_e", bo(BinOp::Sub, bo(BinOp::Mul, clone_expr(xl), clone_expr(yl)), std::move(t)));
+    };
+    const double inf = std::numeric_limits<double>::infinity();
+    ExprP a = bind("d_a", std::move(a0)), b = bind("d_b", std::move(b0));
+    ExprP ieee = op == 'm' ? bo(BinOp::Mul, clone_expr(a), clone_expr(b)) : op == '/' ? bo(BinOp::Div, clone_expr(a), clone_expr(b)) : un(UnOp::Sqrt, clone_expr(a));
+    auto regular = [&](const ExprP& x) {  // finite and not 0
+      ExprP ax = un(UnOp::Abs, clone_expr(x));
+      return bo(BinOp::And, bo(BinOp::Lt, clone_expr(ax), c(inf)), bo(BinOp::Gt, clone_expr(ax), c(0)));
+    };
+    ExprP plain = op == 's' ? bo(BinOp::Or, un(UnOp::Not, regular(a)), bo(BinOp::Lt, clone_expr(a), c(0)))
+                            : un(UnOp::Not, bo(BinOp::And, regular(a), regular(b)));
+    plain = bind("d_plain", std::move(plain));
+    ExprP neg = op == 's' ? bo(BinOp::Ne, clone_expr(a), clone_expr(a))  // never (a > 0 here)
+                          : bo(BinOp::Ne, bo(BinOp::Lt, bits(clone_expr(a)), ci(0)), bo(BinOp::Lt, bits(clone_expr(b)), ci(0)));
+    neg = bind("d_neg", std::move(neg));
+    ExprP away;  // the magnitude rounds away from zero
+    if (mode == 'z') away = bo(BinOp::And, clone_expr(neg), un(UnOp::Not, clone_expr(neg)));  // never
+    else if (mode == 'u') away = un(UnOp::Not, clone_expr(neg));
+    else away = clone_expr(neg);
+    away = bind("d_away", std::move(away));
+    ExprP ma, ka, q, err, k;
+    decomp(clone_expr(a), ma, ka);
+    if (op == 's') {
+      ExprP odd = bind("d_odd", bo(BinOp::Ne, bo(BinOp::And, clone_expr(ka), ci(1)), ci(0)));
+      ma = bind("d_ms", wh(clone_expr(odd), bo(BinOp::Mul, clone_expr(ma), c(2)), clone_expr(ma)));
+      k = bind("d_k2", bo(BinOp::Shr, bo(BinOp::Sub, clone_expr(ka), wh(std::move(odd), ci(1), ci(0))), ci(1)));  // an even exponent halved
+      q = opaque(un(UnOp::Sqrt, clone_expr(ma)));
+      ExprP p = opaque(bo(BinOp::Mul, clone_expr(q), clone_expr(q)));
+      ExprP e = two_prod_err(q, q, p);
+      err = bind("d_r", bo(BinOp::Sub, bo(BinOp::Sub, clone_expr(ma), clone_expr(p)), std::move(e)));  // ma - q^2
+    } else {
+      ExprP mb, kb;
+      decomp(clone_expr(b), mb, kb);
+      if (op == 'm') {
+        q = opaque(bo(BinOp::Mul, clone_expr(ma), clone_expr(mb)));
+        err = two_prod_err(ma, mb, q);  // ma mb - q
+        k = bind("d_k2", bo(BinOp::Add, clone_expr(ka), clone_expr(kb)));
+      } else {
+        q = opaque(bo(BinOp::Div, clone_expr(ma), clone_expr(mb)));
+        ExprP p = opaque(bo(BinOp::Mul, clone_expr(q), clone_expr(mb)));
+        ExprP e = two_prod_err(q, mb, p);
+        err = bind("d_r", bo(BinOp::Sub, bo(BinOp::Sub, clone_expr(ma), clone_expr(p)), std::move(e)));  // ma - q mb
+        k = bind("d_k2", bo(BinOp::Sub, clone_expr(ka), clone_expr(kb)));
+      }
+    }
+    ExprP qb = bind("d_qb", bits(clone_expr(q)));
+    ExprP up = bo(BinOp::And, clone_expr(away), bo(BinOp::Gt, clone_expr(err), c(0)));
+    ExprP down = bo(BinOp::And, un(UnOp::Not, clone_expr(away)), bo(BinOp::Lt, clone_expr(err), c(0)));
+    ExprP r1 = bind("d_r1", fbits(wh(std::move(up), bo(BinOp::Add, clone_expr(qb), ci(1)), wh(std::move(down), bo(BinOp::Sub, clone_expr(qb), ci(1)), clone_expr(qb)))));
+    ExprP k1 = bind("d_k1", bo(BinOp::Shr, clone_expr(k), ci(1)));
+    ExprP rn = bind("d_rn", bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(r1), pow2(clone_expr(k1))), pow2(bo(BinOp::Sub, clone_expr(k), clone_expr(k1)))));
+    ExprP res = wh(bo(BinOp::And, bo(BinOp::Eq, clone_expr(rn), c(inf)), un(UnOp::Not, clone_expr(away))), c(std::numeric_limits<double>::max()), clone_expr(rn));
+    if (op != 's') {
+      ExprP er1 = bo(BinOp::Sub, bo(BinOp::Shr, bits(clone_expr(r1)), ci(52)), ci(1023));
+      ExprP sub = bind("d_subn", bo(BinOp::Lt, bo(BinOp::Add, clone_expr(k), std::move(er1)), ci(-1022)));
+      ExprP j0 = bo(BinOp::Add, clone_expr(k), ci(1074));
+      ExprP jj = bind("d_j", wh(bo(BinOp::Lt, clone_expr(j0), ci(-60)), ci(-60), clone_expr(j0)));
+      ExprP P = bind("d_P", bo(BinOp::Mul, clone_expr(q), pow2(std::move(jj))));  // exact
+      ExprP fl = bind("d_fl", un(UnOp::Floor, clone_expr(P)));
+      ExprP isint = bind("d_int", bo(BinOp::Eq, clone_expr(fl), clone_expr(P)));
+      ExprP vd = wh(clone_expr(isint), wh(bo(BinOp::Lt, clone_expr(err), c(0)), bo(BinOp::Sub, clone_expr(P), c(1)), clone_expr(P)), clone_expr(fl));
+      ExprP vu = wh(clone_expr(isint), wh(bo(BinOp::Gt, clone_expr(err), c(0)), bo(BinOp::Add, clone_expr(P), c(1)), clone_expr(P)), bo(BinOp::Add, clone_expr(fl), c(1)));
+      ExprP vs = bo(BinOp::Mul, wh(clone_expr(away), std::move(vu), std::move(vd)), c(0x1p-1074));
+      res = wh(std::move(sub), std::move(vs), std::move(res));
+    }
+    ExprP mag = bind("d_mag", std::move(res));
+    ExprP signed_mag = wh(clone_expr(neg), un(UnOp::Neg, clone_expr(mag)), clone_expr(mag));
+    return wh(std::move(plain), std::move(ieee), std::move(signed_mag));
   }
 
   // The exact value s + e (s an f64 value, e = the exact value - s, |e| at most half an ulp of s)

@@ -1,6 +1,6 @@
 """libdevice's directed-rounding arithmetic read through Triton's frontend: add_rd/ru/rz, sub_rd/ru/rz
-(f32: fadd_*, fsub_*; f64: dadd_*, dsub_*) and the f32 fma_rd/ru/rz (fmaf_*), plus the f32 mul, div, rcp
-and sqrt forms. Each result is compared bit for bit with the exact value (fractions.Fraction) rounded in
+(f32: fadd_*, fsub_*; f64: dadd_*, dsub_*), the f32 fma_rd/ru/rz (fmaf_*), mul, div, rcp and sqrt
+(f32 and f64: dmul_*, ddiv_*, drcp_*, dsqrt_*), and the 64-bit integer conversions ll2float_*, ull2float_*, ll2double_*, ull2double_*. Each result is compared bit for bit with the exact value (fractions.Fraction) rounded in
 the named direction: random operands of every magnitude, operands far apart in exponent (the sum is
 not exact in f64 then), exact cancellations (the sign of zero), subnormals, overflow, infinities and
 NaN."""
@@ -48,6 +48,37 @@ def f64_fns(a_ptr, b_ptr, o_ptr, N: tl.constexpr):
     tl.store(o_ptr + 3 * N + o, ld.sub_rd(a, b))
     tl.store(o_ptr + 4 * N + o, ld.sub_ru(a, b))
     tl.store(o_ptr + 5 * N + o, ld.sub_rz(a, b))
+    tl.store(o_ptr + 6 * N + o, ld.mul_rd(a, b))
+    tl.store(o_ptr + 7 * N + o, ld.mul_ru(a, b))
+    tl.store(o_ptr + 8 * N + o, ld.mul_rz(a, b))
+    tl.store(o_ptr + 9 * N + o, ld.div_rd(a, b))
+    tl.store(o_ptr + 10 * N + o, ld.div_ru(a, b))
+    tl.store(o_ptr + 11 * N + o, ld.div_rz(a, b))
+    tl.store(o_ptr + 12 * N + o, ld.rcp_rd(a))
+    tl.store(o_ptr + 13 * N + o, ld.rcp_ru(a))
+    tl.store(o_ptr + 14 * N + o, ld.rcp_rz(a))
+    tl.store(o_ptr + 15 * N + o, ld.sqrt_rd(a))
+    tl.store(o_ptr + 16 * N + o, ld.sqrt_ru(a))
+    tl.store(o_ptr + 17 * N + o, ld.sqrt_rz(a))
+
+
+@triton.jit
+def int_fns(w_ptr, f_ptr, d_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    w = tl.load(w_ptr + o)
+    u = w.to(tl.uint64, bitcast=True)
+    tl.store(f_ptr + 0 * N + o, ld.ll2float_rd(w))
+    tl.store(f_ptr + 1 * N + o, ld.ll2float_ru(w))
+    tl.store(f_ptr + 2 * N + o, ld.ll2float_rz(w))
+    tl.store(f_ptr + 3 * N + o, ld.ull2float_rd(u))
+    tl.store(f_ptr + 4 * N + o, ld.ull2float_ru(u))
+    tl.store(f_ptr + 5 * N + o, ld.ull2float_rz(u))
+    tl.store(d_ptr + 0 * N + o, ld.ll2double_rd(w))
+    tl.store(d_ptr + 1 * N + o, ld.ll2double_ru(w))
+    tl.store(d_ptr + 2 * N + o, ld.ll2double_rz(w))
+    tl.store(d_ptr + 3 * N + o, ld.ull2double_rd(u))
+    tl.store(d_ptr + 4 * N + o, ld.ull2double_ru(u))
+    tl.store(d_ptr + 5 * N + o, ld.ull2double_rz(u))
 
 
 def directed(q, mode, dtype, zero_sign=1.0):
@@ -63,7 +94,7 @@ def directed(q, mode, dtype, zero_sign=1.0):
         r = dtype(float(q)) if abs(q) <= big else dtype(float(info.max) if q > 0 else -float(info.max))
     # float(q) rounds q to f64 first; correct it by comparing exactly
     def val(x):
-        return Fraction(float(x)) if np.isfinite(x) else (Fraction(10) ** 400 if x > 0 else -Fraction(10) ** 400)
+        return Fraction(float(x)) if np.isfinite(x) else (Fraction(10) ** 1000 if x > 0 else -Fraction(10) ** 1000)  # beyond any product or quotient
     down = lambda x: np.nextafter(x, dtype(-math.inf))
     up = lambda x: np.nextafter(x, dtype(math.inf))
     while val(r) > q:
@@ -144,7 +175,9 @@ def unary_ref(kind, mode, dtype):
                 r = np.nextafter(r, dtype(-math.inf))
             while Fraction(float(np.nextafter(r, dtype(math.inf)))) ** 2 <= q:
                 r = np.nextafter(r, dtype(math.inf))
-            return r  # rd
+            if mode == "d" or mode == "z" or Fraction(float(r)) ** 2 == q:
+                return r
+            return np.nextafter(r, dtype(math.inf))
     return f
 
 
@@ -196,11 +229,38 @@ for dtype in (np.float32, np.float64):
         with np.errstate(invalid="ignore"):
             check("sqrt_rd", out[12], unary_ref("sqrt", "d", dtype), (a,), dtype, failures)
     else:
-        out = np.zeros(6 * N, dtype)
+        # products and quotients into the subnormal range and past the largest value
+        a[340:380] = (np.exp2(rng.uniform(-540, -500, 40)) * rng.choice([-1, 1], 40)).astype(dtype)
+        b[340:380] = (np.exp2(rng.uniform(-560, -500, 40)) * rng.choice([-1, 1], 40)).astype(dtype)
+        a[380:400] = (np.exp2(rng.uniform(500, 540, 20))).astype(dtype)
+        b[380:400] = (np.exp2(rng.uniform(480, 540, 20))).astype(dtype)
+        b[400:420] = (np.exp2(rng.uniform(500, 1020, 20))).astype(dtype)  # a / b tiny
+        a[420:430] = dtype(1.0)  # exact quotients and square roots
+        b[420:430] = np.exp2(rng.integers(-8, 8, 10)).astype(dtype)
+        a[430:440] = (np.arange(1, 11, dtype=dtype) ** 2) * dtype(2.0 ** -1070)
+        out = np.zeros(18 * N, dtype)
         f64_fns[(1,)](a, b, out, N=N)
-        out = out.reshape(6, N)
+        out = out.reshape(18, N)
         for j, (op, m) in enumerate([(o, m) for o in ("add", "sub") for m in "duz"]):
             check("%s_r%s" % (op, m), out[j], ieee(op, m, dtype), (a, b), dtype, failures)
+        for j, (kind, m) in enumerate([(o, m) for o in ("mul", "div") for m in "duz"]):
+            check("%s_r%s" % (kind, m), out[6 + j], unary_ref(kind, m, dtype), (a, b), dtype, failures)
+        for j, m in enumerate("duz"):
+            check("rcp_r%s" % m, out[12 + j], unary_ref("rcp", m, dtype), (a,), dtype, failures)
+            with np.errstate(invalid="ignore"):
+                check("sqrt_r%s" % m, out[15 + j], unary_ref("sqrt", m, dtype), (a,), dtype, failures)
+w = rng.integers(-2**63, 2**63, N, dtype=np.int64)
+w[:40] = rng.integers(-2**30, 2**30, 40)  # exact in f32 where small
+w[40:80] = (rng.integers(-2**40, 2**40, 40) << 23) | rng.integers(0, 2, 40)  # next to f32 / f64 values
+w[80:90] = np.int64([0, 1, -1, 2**63 - 1, -2**63, 2**53 + 1, -(2**53 + 1), 2**24 + 1, 2**62 + 2**38, -(2**62) - 1])
+fo, do = np.zeros(6 * N, np.float32), np.zeros(6 * N, np.float64)
+int_fns[(1,)](w, fo, do, N=N)
+fo, do = fo.reshape(6, N), do.reshape(6, N)
+uw = w.view(np.uint64)
+for j, (src, name) in enumerate([(w, "ll"), (w, "ll"), (w, "ll"), (uw, "ull"), (uw, "ull"), (uw, "ull")]):
+    m = "duz"[j % 3]
+    for out, dtype, tn in ((fo, np.float32, "float"), (do, np.float64, "double")):
+        check("%s2%s_r%s" % (name, tn, m), out[j], lambda v, m=m, dtype=dtype: directed(Fraction(int(v)), m, dtype), (src,), dtype, failures)
 if failures:
     sys.exit("not correctly rounded: " + ", ".join(failures))
-print("libdevice: directed-rounding add, sub and fma exact")
+print("libdevice: directed-rounding add, sub, mul, div, rcp, sqrt, f32 fma and 64-bit integer conversions exact")
