@@ -218,7 +218,13 @@ for dtype in (np.float32, np.float64):
     if dtype == np.float32:
         out = np.zeros(13 * N, dtype)
         pos = np.abs(a)
-        f32_fns[(1,)](a, b, c, out, N=N)
+        try:
+            f32_fns[(1,)](a, b, c, out, N=N)
+        except Exception as e:  # --backend=cuda without a GPU (ctest's gpu label): skipped
+            if "no CUDA driver" in str(e):
+                print("skipped: %s" % str(e).splitlines()[0])
+                sys.exit(77)
+            raise
         out = out.reshape(13, N)
         for j, (op, m) in enumerate([(o, m) for o in ("add", "sub", "fma") for m in "duz"]):
             args = (a, b, c) if op == "fma" else (a, b)
