@@ -5,6 +5,7 @@
 // loop and again at the end of its body; tt.call is inlined. Ops the tile IR cannot express are a
 // located error at the op's Python line.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -1211,7 +1212,7 @@ class Lowerer {
       std::string base = sym;
       if (base.rfind("__nv_", 0) == 0) base = base.substr(5);
       if (extern_rounding_forms(res(), base, v, t)) return;
-      if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf")
+      if (!base.empty() && base.back() == 'f' && base != "erf" && base != "erfc" && base != "fabs" && base != "fmaf" && base != "fmodf" && base != "normcdf")
         base.pop_back();
       if (base == "fmodf") base = "fmod";
       if (base == "isnand" || base == "isinfd" || base == "isfinited") base.pop_back();  // f64 forms
@@ -1258,6 +1259,7 @@ class Lowerer {
       }
       if (extern_bit_forms(res(), base, v, t)) return;
       if (extern_more_forms(res(), base, v, t)) return;
+      if (extern_bessel_forms(res(), base, v, t)) return;
       user_error(cur_loc_, "libdevice function " + q(sym) + " is not supported yet");
     }
     if (n == "tt.clampf") {
@@ -1331,7 +1333,8 @@ class Lowerer {
       define(result, lower_inline_ptx(f->second, cons, 1, args, {t.elem}, t.shape, cur_loc_, binder()).at(0), t, true, cur_loc_);
       return true;
     }
-    if ((base == "erfinv" || base == "lgamma") && v.size() == 1 && (t.elem == Scalar::F32 || t.elem == Scalar::F64)) {
+    if ((base == "erfinv" || base == "lgamma" || base == "erfcinv" || base == "erfcx" || base == "normcdfinv") && v.size() == 1 &&
+        (t.elem == Scalar::F32 || t.elem == Scalar::F64)) {
       define(result, make_cast(special_f64(base, use(v[0])), t.elem, cur_loc_), t, true, cur_loc_);
       return true;
     }
@@ -1359,6 +1362,7 @@ class Lowerer {
   // f64 for f32 (rounded once or twice); tgamma from lgamma (special_f64's accuracy). False where
   // `base` is none of these.
   bool extern_more_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    if (extern_wide_forms(result, base, v, t)) return true;
     BindFn bind = binder();
     auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
     auto c = [&](double x, Scalar s) { return typed_const(x, static_cast<int64_t>(x), s); };
@@ -1555,6 +1559,135 @@ class Lowerer {
     return false;
   }
 
+  // abs and llabs of integers (wrapping: the most negative value stays), mul64hi / umul64hi, the 64-bit bit functions
+  // popcll, clzll, brevll, ffsll from their two 32-bit halves (the halves' own forms: extern_bit_forms'
+  // PTX, as the IR's integer ops), norm4d and rnorm4d (as norm3d: f64 for f32), and the 64-bit integer
+  // conversions to floats with a directed rounding (ll2float_rd ..., ull2double_rz ...): the integer
+  // is hi 2^32 + lo, both parts exact in f64, so their two-sum holds it exactly as s + e, rounded as
+  // round_pair_f32 / round_pair_f64 say (exact). False where `base` is none of these.
+  bool extern_wide_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    BindFn bind = binder();
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto ci = [&](int64_t x, Scalar s) { return typed_const(static_cast<double>(x), x, s); };
+    auto cast = [&](ExprP a, Scalar s) { return make_cast(std::move(a), s, cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    auto done = [&](ExprP e) {
+      define(result, std::move(e), t, true, cur_loc_);
+      return true;
+    };
+    auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
+    if ((base == "abs" || base == "llabs") && v.size() == 1 && !is_float(elem(0))) return done(make_unary(UnOp::Abs, use(v[0]), cur_loc_));
+    auto ptx32 = [&](const std::string& ins, ExprP x) {  // one 32-bit PTX form of extern_bit_forms on an i32 value
+      return lower_inline_ptx(ins, "=r,r", 1, {PtxOperand{std::move(x), Scalar::I32}}, {Scalar::I32}, t.shape, cur_loc_, binder()).at(0);
+    };
+    if ((base == "popcll" || base == "clzll" || base == "brevll" || base == "ffsll") && v.size() == 1 && elem(0) == Scalar::I64) {
+      ExprP x = bind("wide_x", use(v[0]));
+      ExprP hi = bind("wide_hi", cast(bo(BinOp::Shr, clone_expr(x), ci(32, Scalar::I64)), Scalar::I32));
+      ExprP lo = bind("wide_lo", cast(clone_expr(x), Scalar::I32));
+      auto wide = [&](ExprP a) { return zero_extend_i64(std::move(a), Scalar::I32, cur_loc_); };
+      ExprP r;
+      if (base == "popcll") r = bo(BinOp::Add, ptx32("popc.b32 $0, $1;", clone_expr(hi)), ptx32("popc.b32 $0, $1;", clone_expr(lo)));
+      else if (base == "clzll")
+        r = wh(bo(BinOp::Ne, clone_expr(hi), ci(0, Scalar::I32)), ptx32("clz.b32 $0, $1;", clone_expr(hi)), bo(BinOp::Add, ci(32, Scalar::I32), ptx32("clz.b32 $0, $1;", clone_expr(lo))));
+      else if (base == "brevll")
+        r = bo(BinOp::Or, bo(BinOp::Shl, wide(ptx32("brev.b32 $0, $1;", clone_expr(lo))), ci(32, Scalar::I64)), wide(ptx32("brev.b32 $0, $1;", clone_expr(hi))));
+      else {  // ffs: the 1-based position of the lowest set bit, 0 for 0
+        auto ffs = [&](ExprP a) {
+          ExprP y = bind("wide_f", std::move(a));
+          ExprP low = bo(BinOp::Sub, bo(BinOp::And, bo(BinOp::Sub, ci(0, Scalar::I32), clone_expr(y)), clone_expr(y)), ci(1, Scalar::I32));
+          return bo(BinOp::Add, ptx32("popc.b32 $0, $1;", std::move(low)), ci(1, Scalar::I32));
+        };
+        r = wh(bo(BinOp::Ne, clone_expr(lo), ci(0, Scalar::I32)), ffs(clone_expr(lo)),
+               wh(bo(BinOp::Ne, clone_expr(hi), ci(0, Scalar::I32)), bo(BinOp::Add, ci(32, Scalar::I32), ffs(clone_expr(hi))), ci(0, Scalar::I32)));
+      }
+      return done(cast(std::move(r), t.elem));
+    }
+    if ((base == "mul64hi" || base == "umul64hi") && v.size() == 2 && elem(0) == Scalar::I64 && elem(1) == Scalar::I64) {
+      // the high 64 bits of the 128-bit product, from 32-bit halves (each partial sum below 2^64, so
+      // wrapping i64 arithmetic holds its bits); signed: the unsigned result less b where a < 0 and a
+      // where b < 0
+      std::vector<ExprP> xy = elementwise(v, t.shape);
+      ExprP a = bind("mh_a", xy[0]), b = bind("mh_b", xy[1]);
+      auto low = [&](const ExprP& x) { return bo(BinOp::And, clone_expr(x), ci(0xFFFFFFFFll, Scalar::I64)); };
+      auto high = [&](const ExprP& x) { return bo(BinOp::And, bo(BinOp::Shr, clone_expr(x), ci(32, Scalar::I64)), ci(0xFFFFFFFFll, Scalar::I64)); };
+      ExprP al = bind("mh_al", low(a)), ah = bind("mh_ah", high(a)), bl = bind("mh_bl", low(b)), bh = bind("mh_bh", high(b));
+      ExprP t0 = bind("mh_t", bo(BinOp::Mul, clone_expr(al), clone_expr(bl)));
+      ExprP t1 = bind("mh_t", bo(BinOp::Add, bo(BinOp::Mul, clone_expr(ah), clone_expr(bl)), high(t0)));
+      ExprP t2 = bind("mh_t", bo(BinOp::Add, bo(BinOp::Mul, clone_expr(al), clone_expr(bh)), low(t1)));
+      ExprP hi = bo(BinOp::Add, bo(BinOp::Add, bo(BinOp::Mul, clone_expr(ah), clone_expr(bh)), high(t1)), high(t2));
+      if (base == "mul64hi") {
+        ExprP zero = ci(0, Scalar::I64);
+        hi = bo(BinOp::Sub, std::move(hi), wh(bo(BinOp::Lt, clone_expr(a), clone_expr(zero)), clone_expr(b), clone_expr(zero)));
+        hi = bo(BinOp::Sub, std::move(hi), wh(bo(BinOp::Lt, clone_expr(b), clone_expr(zero)), clone_expr(a), clone_expr(zero)));
+      }
+      return done(std::move(hi));
+    }
+    if ((base == "norm4d" || base == "rnorm4d") && v.size() == 4 && is_float(t.elem)) {
+      std::vector<ExprP> xs = elementwise(v, t.shape);
+      ExprP n;
+      if (t.elem == Scalar::F64) {
+        auto hyp = [&](ExprP a, ExprP b) { return make_binary(*math_binop("hypot"), std::move(a), std::move(b), cur_loc_); };
+        n = hyp(hyp(xs[0], xs[1]), hyp(xs[2], xs[3]));
+      } else {
+        ExprP sum = typed_const(0, 0, Scalar::F64);
+        for (ExprP& x : xs) {
+          ExprP y = bind("n4", cast(x, Scalar::F64));
+          sum = bo(BinOp::Add, std::move(sum), bo(BinOp::Mul, clone_expr(y), clone_expr(y)));
+        }
+        n = make_unary(UnOp::Sqrt, std::move(sum), cur_loc_);
+      }
+      if (base == "rnorm4d") n = bo(BinOp::Div, typed_const(1.0, 0, Scalar::F64), cast(std::move(n), Scalar::F64));
+      return done(cast(std::move(n), t.elem));
+    }
+    static const std::set<std::string> wide_to_float = {"ll2float_rd", "ll2float_ru", "ll2float_rz", "ull2float_rd", "ull2float_ru", "ull2float_rz",
+                                                        "ll2double_rd", "ll2double_ru", "ll2double_rz", "ull2double_rd", "ull2double_ru", "ull2double_rz"};
+    if (wide_to_float.count(base) && v.size() == 1 && elem(0) == Scalar::I64 && is_float(t.elem)) {
+      const bool uns = base[0] == 'u';
+      const char mode = base.back();
+      ExprP x = bind("wide_x", use(v[0]));
+      ExprP hi = bo(BinOp::Shr, clone_expr(x), ci(32, Scalar::I64));  // arithmetic: the signed high half
+      if (uns) hi = bo(BinOp::And, std::move(hi), ci(0xFFFFFFFFll, Scalar::I64));
+      ExprP a = bind("wide_a", bo(BinOp::Mul, cast(std::move(hi), Scalar::F64), typed_const(4294967296.0, 0, Scalar::F64)));  // exact
+      ExprP b = bind("wide_b", cast(bo(BinOp::And, clone_expr(x), ci(0xFFFFFFFFll, Scalar::I64)), Scalar::F64));  // exact
+      ExprP sum = bind("wide_s", bo(BinOp::Add, clone_expr(a), clone_expr(b)));
+      ExprP bb = bind("wide_bb", bo(BinOp::Sub, clone_expr(sum), clone_expr(a)));
+      ExprP e = bind("wide_e", bo(BinOp::Add, bo(BinOp::Sub, clone_expr(a), bo(BinOp::Sub, clone_expr(sum), clone_expr(bb))), bo(BinOp::Sub, clone_expr(b), clone_expr(bb))));
+      if (t.elem == Scalar::F32) return done(round_pair_f32(std::move(sum), std::move(e), mode));
+      if (t.elem == Scalar::F64) return done(round_pair_f64(std::move(sum), std::move(e), mode, nullptr));
+    }
+    return false;
+  }
+
+  // The exact value s + e (s its f64 rounding to nearest, e the rest, exact) rounded to f64 down,
+  // up or toward zero: s, or one step from it (its bits - 1: the magnitude down; + 1: up) where e
+  // says the exact value lies past s on the other side. `over` (or null): where s overflowed from
+  // finite operands; there the largest finite value where the direction does not lead to the infinity.
+  ExprP round_pair_f64(ExprP s0, ExprP e0, char mode, ExprP over) {
+    BindFn bind = binder();
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
+    auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
+    ExprP s = bind("pair_s", std::move(s0)), e = bind("pair_e", std::move(e0));
+    if (!over) over = bo(BinOp::Ne, clone_expr(s), clone_expr(s));  // never (NaN stays NaN either way)
+    ExprP bits = bind("pair_bits", make_bitcast(clone_expr(s), Scalar::I64, cur_loc_));
+    ExprP pos = bo(BinOp::Gt, clone_expr(s), c(0)), neg = bo(BinOp::Lt, clone_expr(s), c(0));
+    ExprP down, up;
+    if (mode == 'd') {
+      down = bo(BinOp::Or, bo(BinOp::And, clone_expr(pos), bo(BinOp::Lt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(over), clone_expr(pos)));
+      up = bo(BinOp::And, clone_expr(neg), bo(BinOp::Lt, clone_expr(e), c(0)));
+    } else if (mode == 'u') {
+      down = bo(BinOp::Or, bo(BinOp::And, clone_expr(neg), bo(BinOp::Gt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(over), clone_expr(neg)));
+      up = bo(BinOp::And, clone_expr(pos), bo(BinOp::Gt, clone_expr(e), c(0)));
+    } else {
+      down = bo(BinOp::Or, bo(BinOp::Or, bo(BinOp::And, clone_expr(pos), bo(BinOp::Lt, clone_expr(e), c(0))), bo(BinOp::And, clone_expr(neg), bo(BinOp::Gt, clone_expr(e), c(0)))),
+                clone_expr(over));
+      up = bo(BinOp::Ne, clone_expr(s), clone_expr(s));  // never
+    }
+    ExprP stepped = make_where(std::move(down), bo(BinOp::Sub, clone_expr(bits), ci(1)),
+                               make_where(std::move(up), bo(BinOp::Add, clone_expr(bits), ci(1)), clone_expr(bits), cur_loc_), cur_loc_);
+    return make_bitcast(std::move(stepped), Scalar::F64, cur_loc_);
+  }
+
   // erfinv and lgamma of x in f64.
   // erfinv: Winitzki's closed-form estimate (relative error about 2e-3), then three Newton steps on
   // erf (each squares the error); -1 and 1 give -inf and inf, |x| > 1 and NaN give NaN.
@@ -1567,6 +1700,9 @@ class Lowerer {
     auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
     auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
     ExprP x = bind(fn + "_x", make_cast(std::move(x32), Scalar::F64, cur_loc_));
+    if (fn == "erfcx") return erfcx_f64(std::move(x));
+    if (fn == "erfcinv") return erfcinv_f64(std::move(x));
+    if (fn == "normcdfinv") return bo(BinOp::Mul, c(-M_SQRT2), erfcinv_f64(bo(BinOp::Mul, c(2), std::move(x))));
     if (fn == "lgamma") {
       ExprP low = bind("lgamma_low", bo(BinOp::Lt, clone_expr(x), c(0.5)));
       ExprP z = bind("lgamma_z", bo(BinOp::Sub, make_where(clone_expr(low), bo(BinOp::Sub, c(1), clone_expr(x)), clone_expr(x), cur_loc_), c(1)));
@@ -1596,6 +1732,353 @@ class Lowerer {
     ExprP edge = make_where(bo(BinOp::Gt, clone_expr(ax), c(1)), c(std::numeric_limits<double>::quiet_NaN()),
                             bo(BinOp::Mul, std::move(sign), c(std::numeric_limits<double>::infinity())), cur_loc_);
     return make_where(bo(BinOp::Ge, std::move(ax), c(1)), std::move(edge), std::move(y), cur_loc_);
+  }
+
+  // x's square as hi^2 + (2 hi lo + lo^2) with x = hi + lo, hi x rounded to 26 significant bits (by
+  // its bits, no multiply: every product below is then exact in f64, so a fused multiply-add that
+  // the CUDA backend may form (fp fusion) gives the same values). For finite |x| < 2^500.
+  std::pair<ExprP, ExprP> square_parts_f64(const ExprP& x) {
+    BindFn bind = binder();
+    auto ci = [&](int64_t v) { return typed_const(static_cast<double>(v), v, Scalar::I64); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    ExprP bits = bo(BinOp::Add, make_bitcast(clone_expr(x), Scalar::I64, cur_loc_), ci(int64_t{1} << 26));
+    ExprP hi = bind("sq_hi", make_bitcast(bo(BinOp::And, std::move(bits), ci(~((int64_t{1} << 27) - 1))), Scalar::F64, cur_loc_));
+    ExprP lo = bind("sq_lo", bo(BinOp::Sub, clone_expr(x), clone_expr(hi)));
+    ExprP head = bo(BinOp::Mul, clone_expr(hi), clone_expr(hi));
+    ExprP tail = bo(BinOp::Add, bo(BinOp::Mul, bo(BinOp::Mul, typed_const(2.0, 0, Scalar::F64), clone_expr(hi)), clone_expr(lo)),
+                    bo(BinOp::Mul, clone_expr(lo), clone_expr(lo)));
+    return {std::move(head), std::move(tail)};
+  }
+
+  // erfcx(x) = exp(x^2) erfc(x) of an f64 x. Below 12: exp(hi^2) exp(2 hi lo + lo^2) erfc(x) with x^2
+  // split exactly (square_parts_f64: no rounding of x^2 enters the exponent), so the error is erfc's
+  // and exp's own plus three roundings; from 12 up: Laplace's continued fraction
+  // erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))), 40 terms from the
+  // bottom (converged to below 2^-53 there). -inf and x < -26.7 (where it exceeds the f64 range) give inf.
+  ExprP erfcx_f64(ExprP x0) {
+    BindFn bind = binder();
+    auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    ExprP x = bind("erfcx_x", std::move(x0));
+    auto [h, l] = square_parts_f64(x);
+    ExprP near = bo(BinOp::Mul, bo(BinOp::Mul, un(UnOp::Exp, std::move(h)), un(UnOp::Exp, std::move(l))), un(UnOp::Erfc, clone_expr(x)));
+    ExprP big = bind("erfcx_big", bo(BinOp::Ge, clone_expr(x), c(12)));
+    ExprP xc = bind("erfcx_xc", make_where(clone_expr(big), clone_expr(x), c(12), cur_loc_));  // the fraction off its range: of 12
+    ExprP d = clone_expr(xc);
+    for (int k = 40; k >= 1; --k) d = bind("erfcx_d", bo(BinOp::Add, clone_expr(xc), bo(BinOp::Div, c(k / 2.0), std::move(d))));
+    ExprP frac = bo(BinOp::Div, c(1 / std::sqrt(M_PI)), std::move(d));
+    ExprP low = bo(BinOp::Lt, clone_expr(x), c(-26.7));
+    return make_where(std::move(big), std::move(frac), make_where(std::move(low), c(std::numeric_limits<double>::infinity()), std::move(near), cur_loc_), cur_loc_);
+  }
+
+  // erfcinv(y) of an f64 y, the x with erfc(x) = y: erfinv(1 - y) for y in [0.5, 1.5] (1 - y exact
+  // there); outside, s = min(y, 2 - y) (exact) and x > 0.47 with erfc(x) = s, the sign of 1 - y:
+  // Winitzki's estimate of erfinv with log((1 - u)(1 + u)) = log(s (2 - s)) (relative error about
+  // 2e-3), then three Newton steps on log(erfc(x)) - log(s) (each squares the error; the logarithm
+  // keeps the steps right where erfc(x) is near the f64 underflow: log(erfc(x)) = log(erfcx(x)) - x^2
+  // from x = 26). 0 gives inf, 2 -inf, y outside [0, 2] and NaN give NaN.
+  ExprP erfcinv_f64(ExprP y0) {
+    BindFn bind = binder();
+    auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    const double inf = std::numeric_limits<double>::infinity();
+    ExprP y = bind("erfcinv_y", std::move(y0));
+    ExprP mid = special_f64("erfinv", bo(BinOp::Sub, c(1), clone_expr(y)));
+    ExprP s = bind("erfcinv_s", wh(bo(BinOp::Lt, clone_expr(y), c(1)), clone_expr(y), bo(BinOp::Sub, c(2), clone_expr(y))));
+    ExprP w = bind("erfcinv_w", un(UnOp::Neg, un(UnOp::Log, bo(BinOp::Mul, clone_expr(s), bo(BinOp::Sub, c(2), clone_expr(s))))));
+    const double a = 0.147;
+    ExprP tt = bind("erfcinv_t", bo(BinOp::Sub, c(2 / (M_PI * a)), bo(BinOp::Mul, c(0.5), clone_expr(w))));
+    ExprP x = bind("erfcinv_x", un(UnOp::Sqrt, bo(BinOp::Sub, un(UnOp::Sqrt, bo(BinOp::Add, bo(BinOp::Mul, clone_expr(tt), clone_expr(tt)), bo(BinOp::Div, clone_expr(w), c(a)))), clone_expr(tt))));
+    ExprP ls = bind("erfcinv_ls", un(UnOp::Log, clone_expr(s)));
+    for (int i = 0; i < 3; ++i) {
+      ExprP cx = bind("erfcinv_cx", erfcx_f64(clone_expr(x)));
+      ExprP lg = wh(bo(BinOp::Lt, clone_expr(x), c(26)), un(UnOp::Log, un(UnOp::Erfc, clone_expr(x))),
+                    bo(BinOp::Sub, un(UnOp::Log, clone_expr(cx)), bo(BinOp::Mul, clone_expr(x), clone_expr(x))));
+      ExprP g = bo(BinOp::Sub, std::move(lg), clone_expr(ls));
+      x = bind("erfcinv_x", bo(BinOp::Add, clone_expr(x), bo(BinOp::Mul, bo(BinOp::Mul, std::move(g), c(std::sqrt(M_PI) / 2)), std::move(cx))));
+    }
+    ExprP tail = wh(bo(BinOp::Lt, clone_expr(y), c(1)), clone_expr(x), un(UnOp::Neg, clone_expr(x)));
+    ExprP inmid = bo(BinOp::And, bo(BinOp::Ge, clone_expr(y), c(0.5)), bo(BinOp::Le, clone_expr(y), c(1.5)));
+    ExprP r = wh(std::move(inmid), std::move(mid), std::move(tail));
+    ExprP bad = bo(BinOp::Or, bo(BinOp::Or, bo(BinOp::Lt, clone_expr(y), c(0)), bo(BinOp::Gt, clone_expr(y), c(2))), bo(BinOp::Ne, clone_expr(y), clone_expr(y)));
+    r = wh(bo(BinOp::Eq, clone_expr(y), c(0)), c(inf), wh(bo(BinOp::Eq, clone_expr(y), c(2)), c(-inf), std::move(r)));
+    return wh(std::move(bad), c(std::numeric_limits<double>::quiet_NaN()), std::move(r));
+  }
+
+  // J0, J1, Y0, Y1 of an f64 a >= 0 (Bessel functions of the first and second kind, orders 0 and 1),
+  // in f64. Three ranges, each exact to about 2.5e-15 times max(|f(a)|, min(1, sqrt(2 / (pi a)))):
+  //  * a < 1: the power series in q = a^2 / 4 (12 terms; Y0 and Y1 with their log(a/2) terms and the
+  //    harmonic numbers, DLMF 10.8.2);
+  //  * 1 <= a < 25: Miller's backward recurrence b(k-1) = (2k/a) b(k) - b(k+1) from b(61) = 0, b(60) = 1
+  //    (below the f64 range limit for these a), normalized by J0 + 2 (J2 + J4 + ...) = 1; Y0 and Y1
+  //    from the same values by Neumann's series Y0 = (2/pi)(log(a/2) + gamma) J0 - (4/pi) sum (-1)^k
+  //    J2k / k and its derivative (Y1 = -Y0');
+  //  * a >= 25: Hankel's expansion sqrt(2 / (pi a)) (P cos w -+ Q sin w), w = a - nu pi / 2 - pi / 4,
+  //    P and Q to 14 terms each in 1 / a^2 (their terms fall below 1e-18 there), cos w and sin w from
+  //    sin a and cos a (no rounding of a - pi/4 for large a).
+  std::array<ExprP, 4> bessel01_f64(ExprP a0) {
+    BindFn bind = binder();
+    auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    const double G = 0.57721566490153286061;
+    ExprP a = bind("bes_a", std::move(a0));
+    // the power series (a clamped into (0, 1]: each range computes on values of its own)
+    ExprP xs = bind("bes_xs", wh(bo(BinOp::Lt, clone_expr(a), c(1)), clone_expr(a), c(1)));
+    ExprP q = bind("bes_q", bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(xs), clone_expr(xs)), c(0.25)));
+    ExprP t0 = c(1), t1 = c(1), j0 = c(1), j1s = c(1), y0s = c(0);
+    double H = 0;
+    ExprP y1s = c(-2 * G + 1);
+    for (int k = 1; k < 12; ++k) {
+      H += 1.0 / k;
+      t0 = bind("bes_t0", bo(BinOp::Mul, std::move(t0), bo(BinOp::Mul, clone_expr(q), c(-1.0 / (k * k)))));
+      t1 = bind("bes_t1", bo(BinOp::Mul, std::move(t1), bo(BinOp::Mul, clone_expr(q), c(-1.0 / (k * (k + 1.0))))));
+      j0 = bo(BinOp::Add, std::move(j0), clone_expr(t0));
+      j1s = bo(BinOp::Add, std::move(j1s), clone_expr(t1));
+      y0s = bo(BinOp::Sub, std::move(y0s), bo(BinOp::Mul, c(H), clone_expr(t0)));
+      y1s = bo(BinOp::Add, std::move(y1s), bo(BinOp::Mul, c(-2 * G + 2 * H + 1.0 / (k + 1)), clone_expr(t1)));
+    }
+    ExprP sj0 = bind("bes_sj0", std::move(j0));
+    ExprP sj1 = bind("bes_sj1", bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(xs), c(0.5)), std::move(j1s)));
+    ExprP sl = bind("bes_sl", bo(BinOp::Sub, un(UnOp::Log, clone_expr(xs)), c(M_LN2)));  // log(a/2) (a/2 would round for the least subnormal)
+    ExprP sy0 = bo(BinOp::Mul, c(2 / M_PI), bo(BinOp::Add, bo(BinOp::Mul, bo(BinOp::Add, clone_expr(sl), c(G)), clone_expr(sj0)), std::move(y0s)));
+    ExprP sy1 = bo(BinOp::Sub, bo(BinOp::Add, bo(BinOp::Div, c(-2 / M_PI), clone_expr(xs)), bo(BinOp::Mul, bo(BinOp::Mul, c(2 / M_PI), clone_expr(sl)), clone_expr(sj1))),
+                   bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(xs), c(0.5 / M_PI)), std::move(y1s)));
+    // Miller's recurrence (a clamped into [1, 25])
+    ExprP xm = bind("bes_xm", wh(bo(BinOp::Lt, clone_expr(a), c(1)), c(1), wh(bo(BinOp::Gt, clone_expr(a), c(25)), c(25), clone_expr(a))));
+    ExprP rx = bind("bes_rx", bo(BinOp::Div, c(1), clone_expr(xm)));
+    const int N = 60;
+    ExprP bp = c(0), b = c(1);
+    ExprP S = c(2), T0 = c((N / 2) % 2 ? -1.0 / (N / 2) : 1.0 / (N / 2)), T1 = c(0);
+    ExprP v0, v1;
+    for (int k = N; k >= 1; --k) {
+      ExprP bm = bind("bes_b", bo(BinOp::Sub, bo(BinOp::Mul, bo(BinOp::Mul, c(2.0 * k), clone_expr(rx)), clone_expr(b)), clone_expr(bp)));
+      const int i = k - 1;
+      if (i % 2 == 0 && i >= 2) {
+        S = bind("bes_s", bo(BinOp::Add, std::move(S), bo(BinOp::Mul, c(2), clone_expr(bm))));
+        const int m = i / 2;
+        T0 = bind("bes_t", bo(BinOp::Add, std::move(T0), bo(BinOp::Mul, c((m % 2 ? -1.0 : 1.0) / m), clone_expr(bm))));
+      }
+      if (i % 2 == 1) {
+        const int m = (i + 1) / 2;
+        T1 = bind("bes_u", bo(BinOp::Add, std::move(T1), bo(BinOp::Mul, c((m % 2 ? -1.0 : 1.0) / m), bo(BinOp::Sub, clone_expr(bm), clone_expr(bp)))));
+      }
+      if (i == 1) v1 = clone_expr(bm);
+      if (i == 0) v0 = clone_expr(bm);
+      bp = std::move(b);
+      b = std::move(bm);
+    }
+    ExprP rs = bind("bes_rs", bo(BinOp::Div, c(1), bo(BinOp::Add, std::move(S), clone_expr(v0))));
+    ExprP mj0 = bind("bes_mj0", bo(BinOp::Mul, std::move(v0), clone_expr(rs)));
+    ExprP mj1 = bind("bes_mj1", bo(BinOp::Mul, std::move(v1), clone_expr(rs)));
+    ExprP ml = bind("bes_ml", bo(BinOp::Mul, c(2 / M_PI), bo(BinOp::Add, un(UnOp::Log, bo(BinOp::Mul, clone_expr(xm), c(0.5))), c(G))));
+    ExprP my0 = bo(BinOp::Sub, bo(BinOp::Mul, clone_expr(ml), clone_expr(mj0)), bo(BinOp::Mul, c(4 / M_PI), bo(BinOp::Mul, std::move(T0), clone_expr(rs))));
+    ExprP my1 = bo(BinOp::Add, bo(BinOp::Add, bo(BinOp::Mul, bo(BinOp::Mul, c(-2 / M_PI), clone_expr(mj0)), clone_expr(rx)), bo(BinOp::Mul, clone_expr(ml), clone_expr(mj1))),
+                   bo(BinOp::Mul, c(2 / M_PI), bo(BinOp::Mul, std::move(T1), clone_expr(rs))));
+    // Hankel's expansion (a clamped to >= 25; an infinite a gives 0 below)
+    ExprP xh = bind("bes_xh", wh(bo(BinOp::Lt, clone_expr(a), c(25)), c(25), clone_expr(a)));
+    ExprP rh = bind("bes_rh", bo(BinOp::Div, c(1), clone_expr(xh)));
+    ExprP z = bind("bes_z", bo(BinOp::Mul, clone_expr(rh), clone_expr(rh)));
+    ExprP sn = bind("bes_sin", un(UnOp::Sin, clone_expr(xh))), cs = bind("bes_cos", un(UnOp::Cos, clone_expr(xh)));
+    ExprP f = bind("bes_f", un(UnOp::Sqrt, bo(BinOp::Mul, c(2 / M_PI), clone_expr(rh))));
+    std::array<ExprP, 4> hk;
+    for (int nu = 0; nu < 2; ++nu) {
+      double ak[29];  // a_k(nu) = (4nu^2 - 1)(4nu^2 - 9)...(4nu^2 - (2k-1)^2) / (k! 8^k)
+      ak[0] = 1;
+      for (int k = 1; k < 29; ++k) ak[k] = ak[k - 1] * (4.0 * nu * nu - (2.0 * k - 1) * (2.0 * k - 1)) / (8.0 * k);
+      ExprP P = c(-ak[26]), Q = c(-ak[27]);
+      for (int k = 12; k >= 0; --k) {
+        P = bo(BinOp::Add, bo(BinOp::Mul, std::move(P), clone_expr(z)), c(k % 2 ? -ak[2 * k] : ak[2 * k]));
+        Q = bo(BinOp::Add, bo(BinOp::Mul, std::move(Q), clone_expr(z)), c(k % 2 ? -ak[2 * k + 1] : ak[2 * k + 1]));
+      }
+      ExprP Pv = bind("bes_p", std::move(P)), Qv = bind("bes_q", bo(BinOp::Mul, std::move(Q), clone_expr(rh)));
+      // nu = 0: cos w = (cos a + sin a) / sqrt 2, sin w = (sin a - cos a) / sqrt 2; nu = 1: cos w = (sin a - cos a) / sqrt 2,
+      // sin w = -(sin a + cos a) / sqrt 2
+      ExprP plus = bo(BinOp::Mul, bo(BinOp::Add, clone_expr(cs), clone_expr(sn)), c(M_SQRT1_2));
+      ExprP minus = bo(BinOp::Mul, bo(BinOp::Sub, clone_expr(sn), clone_expr(cs)), c(M_SQRT1_2));
+      ExprP cw = bind("bes_cw", nu == 0 ? std::move(plus) : clone_expr(minus));
+      ExprP sw = bind("bes_sw", nu == 0 ? std::move(minus) : un(UnOp::Neg, std::move(plus)));
+      hk[nu] = bo(BinOp::Mul, clone_expr(f), bo(BinOp::Sub, bo(BinOp::Mul, clone_expr(Pv), clone_expr(cw)), bo(BinOp::Mul, clone_expr(Qv), clone_expr(sw))));
+      hk[2 + nu] = bo(BinOp::Mul, clone_expr(f), bo(BinOp::Add, bo(BinOp::Mul, clone_expr(Pv), clone_expr(sw)), bo(BinOp::Mul, clone_expr(Qv), clone_expr(cw))));
+    }
+    ExprP small = bind("bes_small", bo(BinOp::Lt, clone_expr(a), c(1)));
+    ExprP large = bind("bes_large", bo(BinOp::Ge, clone_expr(a), c(25)));
+    ExprP inf = bind("bes_inf", bo(BinOp::Eq, clone_expr(a), c(std::numeric_limits<double>::infinity())));
+    std::array<ExprP, 4> parts = {std::move(sj0), std::move(sj1), std::move(sy0), std::move(sy1)};
+    std::array<ExprP, 4> mids = {std::move(mj0), std::move(mj1), std::move(my0), std::move(my1)};
+    std::array<ExprP, 4> out;
+    for (int i = 0; i < 4; ++i)
+      out[i] = wh(clone_expr(inf), c(0), wh(clone_expr(small), std::move(parts[i]), wh(clone_expr(large), std::move(hk[i]), std::move(mids[i]))));
+    return out;
+  }
+
+  // I0 and I1 (modified Bessel functions of the first kind) of an f64 a >= 0, in f64: below 25 the
+  // power series sum q^k / (k! (k + nu)!) (q = a^2 / 4, 45 terms, all positive, the last below
+  // 1e-23 of the sum), from 25 up the expansion e^a / sqrt(2 pi a) sum (-1)^k a_k(nu) / a^k (20
+  // terms, the next below 1e-18), e^a as (e^(a/2))^2 (finite up to the f64 limit of the result).
+  std::array<ExprP, 2> bessel_i01_f64(ExprP a0) {
+    BindFn bind = binder();
+    auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    ExprP a = bind("besi_a", std::move(a0));
+    ExprP xs = bind("besi_xs", wh(bo(BinOp::Lt, clone_expr(a), c(25)), clone_expr(a), c(25)));
+    ExprP q = bind("besi_q", bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(xs), clone_expr(xs)), c(0.25)));
+    ExprP t0 = c(1), t1 = c(1), s0 = c(1), s1 = c(1);
+    for (int k = 1; k < 45; ++k) {
+      t0 = bind("besi_t0", bo(BinOp::Mul, std::move(t0), bo(BinOp::Mul, clone_expr(q), c(1.0 / (k * k)))));
+      t1 = bind("besi_t1", bo(BinOp::Mul, std::move(t1), bo(BinOp::Mul, clone_expr(q), c(1.0 / (k * (k + 1.0))))));
+      s0 = bind("besi_s0", bo(BinOp::Add, std::move(s0), clone_expr(t0)));
+      s1 = bind("besi_s1", bo(BinOp::Add, std::move(s1), clone_expr(t1)));
+    }
+    s1 = bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(xs), c(0.5)), std::move(s1));
+    ExprP xh = bind("besi_xh", wh(bo(BinOp::Lt, clone_expr(a), c(25)), c(25), clone_expr(a)));
+    ExprP rh = bind("besi_rh", bo(BinOp::Div, c(1), clone_expr(xh)));
+    ExprP eh = bind("besi_eh", un(UnOp::Exp, bo(BinOp::Mul, clone_expr(xh), c(0.5))));
+    ExprP f = bind("besi_f", bo(BinOp::Mul, clone_expr(eh), un(UnOp::Sqrt, bo(BinOp::Mul, c(0.5 / M_PI), clone_expr(rh)))));
+    std::array<ExprP, 2> out;
+    std::array<ExprP, 2> ser = {std::move(s0), std::move(s1)};
+    for (int nu = 0; nu < 2; ++nu) {
+      double ak[21];
+      ak[0] = 1;
+      for (int k = 1; k < 21; ++k) ak[k] = ak[k - 1] * (4.0 * nu * nu - (2.0 * k - 1) * (2.0 * k - 1)) / (8.0 * k);
+      ExprP s = c(ak[20]);
+      for (int k = 19; k >= 0; --k) s = bo(BinOp::Add, bo(BinOp::Mul, std::move(s), un(UnOp::Neg, clone_expr(rh))), c(ak[k]));
+      ExprP big = bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(f), std::move(s)), clone_expr(eh));
+      out[nu] = wh(bo(BinOp::Lt, clone_expr(a), c(25)), std::move(ser[nu]),
+                   wh(bo(BinOp::Eq, clone_expr(a), c(std::numeric_limits<double>::infinity())), clone_expr(a), std::move(big)));
+    }
+    return out;
+  }
+
+  // libdevice's Bessel functions (`base` as extern_bit_forms takes it): j0 j1 y0 y1 cyl_bessel_i0
+  // cyl_bessel_i1 of f32 or f64 x, jn and yn of an i32 order n and x; computed in f64 (bessel01_f64,
+  // bessel_i01_f64) and rounded once to the result type. J1 and I1 are odd, J0 and I0 even; Y of x < 0
+  // is NaN, of 0 -inf; an infinite x gives 0 (I: inf). jn and yn of n < 0 are NaN (CUDA's); yn by the
+  // forward recurrence Y(k+1) = (2k/x) Y(k) - Y(k-1) from Y0 and Y1 (stable for Y; an infinite value
+  // stays), jn by the same forward recurrence from J0 and J1 where n < |x| (stable while k < |x|), by
+  // Miller's backward recurrence otherwise (from an even start M >= max n + 30 + sqrt(60 max n), where
+  // J(M) / J(n) is below 1e-17; scaled by 2^-830 whenever a value passes 2^830, normalized by
+  // J0 + 2 (J2 + J4 + ...) = 1), and as (|x|/2)^n / n! for |x| < 1e-30. The loops run to the largest
+  // order of the tile.
+  bool extern_bessel_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
+    const Scalar rt = t.elem;
+    if (rt != Scalar::F32 && rt != Scalar::F64) return false;
+    BindFn bind = binder();
+    auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
+    auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I32); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    auto f64 = [&](ExprP a) { return make_cast(std::move(a), Scalar::F64, cur_loc_); };
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    auto done = [&](ExprP e) {
+      define(result, make_cast(std::move(e), rt, cur_loc_), t, true, cur_loc_);
+      return true;
+    };
+    auto negative = [&](const ExprP& x) { return bo(BinOp::Lt, make_bitcast(clone_expr(x), Scalar::I64, cur_loc_), typed_const(0, 0, Scalar::I64)); };
+    if (v.size() == 1) {
+      static const std::set<std::string> one = {"j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1"};
+      if (!one.count(base)) return false;
+      ExprP x = bind("bes_x", f64(use(v[0])));
+      ExprP a = un(UnOp::Abs, clone_expr(x));
+      if (base == "cyl_bessel_i0" || base == "cyl_bessel_i1") {
+        std::array<ExprP, 2> r = bessel_i01_f64(std::move(a));
+        if (base == "cyl_bessel_i0") return done(std::move(r[0]));
+        ExprP i1 = bind("bes_i1", std::move(r[1]));
+        return done(wh(negative(x), un(UnOp::Neg, clone_expr(i1)), clone_expr(i1)));
+      }
+      std::array<ExprP, 4> r = bessel01_f64(std::move(a));
+      if (base == "j0") return done(std::move(r[0]));
+      if (base == "j1") {
+        ExprP j1 = bind("bes_j1", std::move(r[1]));
+        return done(wh(negative(x), un(UnOp::Neg, clone_expr(j1)), clone_expr(j1)));
+      }
+      ExprP y = std::move(r[base == "y0" ? 2 : 3]);
+      ExprP bad = bo(BinOp::Or, bo(BinOp::Lt, clone_expr(x), c(0)), bo(BinOp::Ne, clone_expr(x), clone_expr(x)));
+      return done(wh(std::move(bad), c(nan), wh(bo(BinOp::Eq, clone_expr(x), c(0)), c(-inf), std::move(y))));
+    }
+    if (v.size() != 2 || (base != "jn" && base != "yn") || type_of_arg(v[0]).elem != Scalar::I32) return false;
+    std::vector<ExprP> nx = elementwise(v, t.shape);
+    ExprP n = bind("bes_n", nx[0]);
+    ExprP x = bind("bes_x", f64(nx[1]));
+    ExprP a = bind("bes_a", un(UnOp::Abs, clone_expr(x)));
+    std::array<ExprP, 4> r = bessel01_f64(clone_expr(a));
+    const bool jn = base == "jn";
+    ExprP f0 = bind("bes_f0", std::move(r[jn ? 0 : 2])), f1 = bind("bes_f1", std::move(r[jn ? 1 : 3]));
+    // the largest order of the tile: the loops' bound
+    ExprP top = clone_expr(n);
+    for (size_t i = 0; i < t.shape.size(); ++i) top = make_reduce(RedOp::Max, std::move(top), 0, cur_loc_);
+    ExprP nmax = bind("bes_nmax", std::move(top));
+    auto loop = [&](const std::string& base_name, ExprP lo, ExprP hi, const std::function<void(ExprP)>& body) {
+      std::string k = var_name(base_name);
+      std::vector<StmtP> stmts;
+      std::vector<StmtP>* saved = out_;
+      out_ = &stmts;
+      body(make_var(k, cur_loc_));
+      out_ = saved;
+      out_->push_back(make_for(k, std::move(lo), std::move(hi), ci(1), std::move(stmts), cur_loc_));
+    };
+    auto carried = [&](const std::string& name, ExprP init) {
+      std::string nm = var_name(name);
+      out_->push_back(make_assign(nm, std::move(init), cur_loc_));
+      return nm;
+    };
+    auto var = [&](const std::string& nm) { return make_var(nm, cur_loc_); };
+    auto set = [&](const std::string& nm, ExprP e) { out_->push_back(make_assign(nm, std::move(e), cur_loc_)); };
+    // the forward recurrence (and, for jn, the product (a/2)^n / n!), k = 1 .. max n - 1
+    std::string fm = carried("bes_fm", clone_expr(f0)), fk = carried("bes_fk", clone_expr(f1));
+    std::string pr = jn ? carried("bes_pr", bo(BinOp::Mul, clone_expr(a), c(0.5))) : "";
+    loop("bes_k", ci(1), clone_expr(nmax), [&](ExprP k) {
+      ExprP kd = bind("bes_kd", f64(clone_expr(k)));
+      ExprP on = bind("bes_on", bo(BinOp::And, bo(BinOp::Lt, clone_expr(k), clone_expr(n)), bo(BinOp::Lt, un(UnOp::Abs, var(fk)), c(inf))));
+      ExprP nxt = bind("bes_next", bo(BinOp::Sub, bo(BinOp::Mul, bo(BinOp::Div, bo(BinOp::Mul, c(2), clone_expr(kd)), clone_expr(a)), var(fk)), var(fm)));
+      set(fm, wh(clone_expr(on), var(fk), var(fm)));
+      set(fk, wh(clone_expr(on), std::move(nxt), var(fk)));
+      if (jn)
+        set(pr, wh(bo(BinOp::Lt, clone_expr(k), clone_expr(n)),
+                   bo(BinOp::Mul, var(pr), bo(BinOp::Div, bo(BinOp::Mul, clone_expr(a), c(0.5)), bo(BinOp::Add, clone_expr(kd), c(1)))), var(pr)));
+    });
+    ExprP res;
+    if (!jn) {
+      res = wh(bo(BinOp::Eq, clone_expr(n), ci(0)), clone_expr(f0), var(fk));
+      ExprP bad = bo(BinOp::Or, bo(BinOp::Or, bo(BinOp::Lt, clone_expr(x), c(0)), bo(BinOp::Ne, clone_expr(x), clone_expr(x))), bo(BinOp::Lt, clone_expr(n), ci(0)));
+      res = wh(bo(BinOp::Eq, clone_expr(x), c(0)), c(-inf), std::move(res));
+      return done(wh(std::move(bad), c(nan), std::move(res)));
+    }
+    // Miller's backward recurrence from M down: i = 0 .. M - 1 gives b(M - i - 1)
+    ExprP m = bo(BinOp::Add, bo(BinOp::Add, clone_expr(nmax), ci(30)), make_cast(un(UnOp::Sqrt, bo(BinOp::Mul, f64(clone_expr(nmax)), c(60))), Scalar::I32, cur_loc_));
+    ExprP mm = bind("bes_m", bo(BinOp::Mul, bo(BinOp::FloorDiv, bo(BinOp::Add, std::move(m), ci(1)), ci(2)), ci(2)));
+    auto full = [&](double v) { return wh(bo(BinOp::Eq, clone_expr(n), clone_expr(n)), c(v), c(v)); };  // a tile of n's shape
+    std::string bp = carried("bes_bp", full(0)), b = carried("bes_b", full(1)), sum = carried("bes_sum", full(2));
+    std::string ans = carried("bes_ans", full(0));
+    loop("bes_i", ci(0), clone_expr(mm), [&](ExprP i) {
+      ExprP k = bind("bes_kk", bo(BinOp::Sub, clone_expr(mm), clone_expr(i)));  // b(k - 1) from b(k), b(k + 1)
+      ExprP km = bind("bes_km", bo(BinOp::Sub, clone_expr(k), ci(1)));
+      ExprP bm = bind("bes_bm", bo(BinOp::Sub, bo(BinOp::Mul, bo(BinOp::Div, bo(BinOp::Mul, c(2), f64(clone_expr(k))), clone_expr(a)), var(b)), var(bp)));
+      ExprP even = bo(BinOp::Eq, bo(BinOp::And, clone_expr(km), ci(1)), ci(0));
+      ExprP w = wh(std::move(even), wh(bo(BinOp::Eq, clone_expr(km), ci(0)), c(1), c(2)), c(0));
+      ExprP sm = bind("bes_sm", bo(BinOp::Add, var(sum), bo(BinOp::Mul, std::move(w), clone_expr(bm))));
+      ExprP an = bind("bes_an", wh(bo(BinOp::Eq, clone_expr(km), clone_expr(n)), clone_expr(bm), var(ans)));
+      ExprP sc = bind("bes_sc", wh(bo(BinOp::Gt, un(UnOp::Abs, clone_expr(bm)), c(0x1p830)), c(0x1p-830), c(1)));
+      set(bp, bo(BinOp::Mul, var(b), clone_expr(sc)));
+      set(b, bo(BinOp::Mul, std::move(bm), clone_expr(sc)));
+      set(sum, bo(BinOp::Mul, std::move(sm), clone_expr(sc)));
+      set(ans, bo(BinOp::Mul, std::move(an), clone_expr(sc)));
+    });
+    ExprP back = bo(BinOp::Div, var(ans), var(sum));
+    ExprP nd = f64(clone_expr(n));
+    res = wh(bo(BinOp::Lt, clone_expr(a), c(1e-30)), var(pr), wh(bo(BinOp::Lt, clone_expr(nd), clone_expr(a)), var(fk), std::move(back)));
+    res = wh(bo(BinOp::Eq, clone_expr(n), ci(0)), clone_expr(f0), wh(bo(BinOp::Eq, clone_expr(n), ci(1)), clone_expr(f1), std::move(res)));
+    res = bind("bes_res", wh(bo(BinOp::Eq, clone_expr(a), c(inf)), c(0), std::move(res)));
+    ExprP odd = bo(BinOp::And, negative(x), bo(BinOp::Eq, bo(BinOp::And, clone_expr(n), ci(1)), ci(1)));
+    res = wh(std::move(odd), un(UnOp::Neg, clone_expr(res)), clone_expr(res));
+    return done(wh(bo(BinOp::Or, bo(BinOp::Lt, clone_expr(n), ci(0)), bo(BinOp::Ne, clone_expr(x), clone_expr(x))), c(nan), std::move(res)));
   }
 
   // ---- tt.elementwise_inline_asm: the PTX block as the IR's ops (ir/InlinePtx.h, as dtsim's own
@@ -1916,6 +2399,68 @@ class Lowerer {
       std::vector<ExprP> xy = elementwise(v, t.shape);
       return unary(ieee_div(xy[0], xy[1], t.elem));
     }
+    // add and sub rounded down ('d'), up ('u') or toward zero ('z'), f32 (fadd_rd ...) and f64 (dadd_rd
+    // ...), and the f32 fma (fmaf_rd ...): exact. The operation's value v is held exactly as s + e: s
+    // the f64 sum rounded to nearest, e = v - s from Knuth's two-sum (s - a, and the rest, each exact:
+    // no multiply, so the CUDA backend's fp fusion cannot change it; for fmaf the f32 product is exact
+    // in f64 first). e's sign says on which side of s the exact value lies, so s steps one ulp where
+    // rounding to nearest went the wrong way (f64), or the f32 rounding of s does (round_pair_f32).
+    // An exact zero sum is -0 rounded down unless both addends are +0 (IEEE 754); an f64 sum past the
+    // largest finite value is that value where the direction does not lead to the infinity.
+    if (v.size() >= 2 && base.size() == 7 && (base.rfind("fadd_r", 0) == 0 || base.rfind("fsub_r", 0) == 0 || base.rfind("dadd_r", 0) == 0 ||
+                                               base.rfind("dsub_r", 0) == 0 || base.rfind("fmaf_r", 0) == 0) &&
+        (base.back() == 'd' || base.back() == 'u' || base.back() == 'z') && (v.size() == 3) == (base[1] == 'm')) {
+      const char mode = base.back();
+      const bool f32 = base[0] == 'f';
+      if (t.elem != (f32 ? Scalar::F32 : Scalar::F64)) return false;
+      BindFn bind = binder();
+      auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+      auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
+      auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
+      std::vector<ExprP> xs = elementwise(v, t.shape);
+      ExprP a = bind("dir_a", make_cast(xs[0], Scalar::F64, cur_loc_));
+      if (v.size() == 3) a = bind("dir_p", bo(BinOp::Mul, std::move(a), make_cast(xs[1], Scalar::F64, cur_loc_)));  // exact
+      ExprP b = make_cast(xs[v.size() - 1], Scalar::F64, cur_loc_);
+      if (base[1] == 's') b = make_unary(UnOp::Neg, std::move(b), cur_loc_);
+      b = bind("dir_b", std::move(b));
+      ExprP sum = bind("dir_s", bo(BinOp::Add, clone_expr(a), clone_expr(b)));
+      ExprP bb = bind("dir_bb", bo(BinOp::Sub, clone_expr(sum), clone_expr(a)));
+      ExprP e = bind("dir_e", bo(BinOp::Add, bo(BinOp::Sub, clone_expr(a), bo(BinOp::Sub, clone_expr(sum), clone_expr(bb))), bo(BinOp::Sub, clone_expr(b), clone_expr(bb))));
+      ExprP out;
+      if (f32) {
+        out = bind("dir_r", round_pair_f32(clone_expr(sum), clone_expr(e), mode));
+      } else {
+        const double inf = std::numeric_limits<double>::infinity();
+        auto finite = [&](const ExprP& x) { return bo(BinOp::Lt, make_unary(UnOp::Abs, clone_expr(x), cur_loc_), c(inf)); };
+        ExprP over = bo(BinOp::And, bo(BinOp::And, finite(a), finite(b)), bo(BinOp::Eq, make_unary(UnOp::Abs, clone_expr(sum), cur_loc_), c(inf)));
+        out = bind("dir_r", round_pair_f64(clone_expr(sum), clone_expr(e), mode, std::move(over)));
+      }
+      if (mode == 'd') {  // an exact zero: -0 unless both addends are +0
+        const Scalar it = f32 ? Scalar::I32 : Scalar::I64;
+        ExprP zero_t = typed_const(0, 0, it);
+        auto plus_zero = [&](const ExprP& x) { return bo(BinOp::Eq, make_bitcast(clone_expr(x), Scalar::I64, cur_loc_), ci(0)); };
+        ExprP both = bo(BinOp::And, plus_zero(a), plus_zero(b));
+        ExprP nz = make_bitcast(typed_const(0, INT64_MIN >> (f32 ? 32 : 0), it), t.elem, cur_loc_);
+        ExprP pz = make_bitcast(std::move(zero_t), t.elem, cur_loc_);
+        out = make_where(bo(BinOp::Eq, clone_expr(sum), c(0)), make_where(std::move(both), std::move(pz), std::move(nz), cur_loc_), clone_expr(out), cur_loc_);
+      }
+      define(r, std::move(out), t, true, cur_loc_);
+      return true;
+    }
+    if (base.size() >= 7 && base[0] == 'd' && t.elem == Scalar::F64 && (base.back() == 'd' || base.back() == 'u' || base.back() == 'z') &&
+        base[base.size() - 3] == '_') {
+      const std::string fn = base.substr(1, base.size() - 4);
+      const char mode = base.back();
+      if ((fn == "mul" || fn == "div") && v.size() == 2) {
+        std::vector<ExprP> xy = elementwise(v, t.shape);
+        define(r, directed_f64(fn == "mul" ? 'm' : '/', xy[0], xy[1], mode), t, true, cur_loc_);
+        return true;
+      }
+      if ((fn == "rcp" || fn == "sqrt") && v.size() == 1) {
+        define(r, directed_f64(fn == "rcp" ? '/' : 's', fn == "rcp" ? typed_const(1.0, 0, Scalar::F64) : use(v[0]), use(v[0]), mode), t, true, cur_loc_);
+        return true;
+      }
+    }
     // f32 mul, div, rcp and sqrt rounded toward zero, down or up: computed in f64, whose result
     // (exact for mul; for div, rcp and sqrt within 2^-53 of the exact one, which is never that close
     // to an f32 value it is not) rounds to nearest f32, stepped by one ulp where that went the wrong way
@@ -1972,6 +2517,153 @@ class Lowerer {
     auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
     ExprP s = make_binary(BinOp::Add, make_binary(BinOp::Mul, f64(xyz[0]), f64(xyz[1]), cur_loc_), f64(xyz[2]), cur_loc_);
     return make_cast(s, t, cur_loc_);
+  }
+
+  // f64 a * b ('m'), a / b ('/') or sqrt(a) ('s', b unused) rounded down ('d'), up ('u') or toward
+  // zero ('z'), exact. Zeros, infinities and NaN operands give the IEEE result (exact already).
+  // Otherwise on the magnitudes, a = ma 2^ka with ma in [1, 2) (subnormals scaled by 2^64 first):
+  //  * q = ma * mb, ma / mb or sqrt(ma) (ka made even) rounded to nearest, and an exact term whose
+  //    sign is that of the exact value - q: Dekker's product error (operands split into 26-bit
+  //    halves by their bits, so every partial product is exact), or the remainder ma - q mb /
+  //    ma - q^2 (exact for a correctly rounded q: ma - p by Sterbenz, p + e = q mb by Dekker). q
+  //    passes through an opaque identity (its bits xor'd with 1 only for a NaN) so that the CUDA
+  //    backend's fp fusion cannot fuse the rounded product into the error terms;
+  //  * q one step up or down where that term says it lies on the wrong side (the magnitude rounds
+  //    away from zero for rd of a negative and ru of a positive result), then scaled by 2^(ka +- kb)
+  //    in two exact factors; past the largest finite value, the infinity or that value as the
+  //    direction says;
+  //  * results below 2^-1022 (mul, div): q 2^(k + 1074) rounded to an integer down or up (its
+  //    fraction, or where it is an integer the error term's sign), times 2^-1074: one rounding on
+  //    the subnormal grid, not two.
+  ExprP directed_f64(char op, ExprP a0, ExprP b0, char mode) {
+    BindFn bind = binder();
+    auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
+    auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
+    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
+    auto bits = [&](ExprP x) { return make_bitcast(std::move(x), Scalar::I64, cur_loc_); };
+    auto fbits = [&](ExprP x) { return make_bitcast(std::move(x), Scalar::F64, cur_loc_); };
+    auto pow2 = [&](ExprP k) {  // 2^k for an i64 k, clamped to [-1022, 1023]
+      ExprP kc = bind("d_k", wh(bo(BinOp::Lt, clone_expr(k), ci(-1022)), ci(-1022), wh(bo(BinOp::Gt, clone_expr(k), ci(1023)), ci(1023), clone_expr(k))));
+      return fbits(bo(BinOp::Shl, bo(BinOp::Add, std::move(kc), ci(1023)), ci(52)));
+    };
+    auto opaque = [&](ExprP x) {
+      ExprP y = bind("d_q", std::move(x));
+      return bind("d_o", fbits(bo(BinOp::Xor, bits(clone_expr(y)), wh(bo(BinOp::Ne, clone_expr(y), clone_expr(y)), ci(1), ci(0)))));
+    };
+    auto decomp = [&](ExprP x, ExprP& m, ExprP& k) {  // |x| = m 2^k, m in [1, 2)
+      ExprP ax = bind("d_ax", un(UnOp::Abs, std::move(x)));
+      ExprP sub = bind("d_sub", bo(BinOp::Lt, clone_expr(ax), c(0x1p-1022)));
+      ExprP xb = bind("d_xb", bits(wh(clone_expr(sub), bo(BinOp::Mul, clone_expr(ax), c(0x1p64)), clone_expr(ax))));
+      k = bind("d_ke", bo(BinOp::Sub, bo(BinOp::Sub, bo(BinOp::Shr, clone_expr(xb), ci(52)), ci(1023)), wh(std::move(sub), ci(64), ci(0))));
+      m = bind("d_m", fbits(bo(BinOp::Or, bo(BinOp::And, clone_expr(xb), ci((int64_t{1} << 52) - 1)), ci(int64_t{1023} << 52))));
+    };
+    auto split = [&](const ExprP& x, ExprP& hi, ExprP& lo) {
+      hi = bind("d_hi", fbits(bo(BinOp::And, bo(BinOp::Add, bits(clone_expr(x)), ci(int64_t{1} << 26)), ci(~((int64_t{1} << 27) - 1)))));
+      lo = bind("d_lo", bo(BinOp::Sub, clone_expr(x), clone_expr(hi)));
+    };
+    auto two_prod_err = [&](const ExprP& x, const ExprP& y, const ExprP& p) {  // x * y - p, exact
+      ExprP xh, xl, yh, yl;
+      split(x, xh, xl);
+      split(y, yh, yl);
+      ExprP t = bo(BinOp::Sub, clone_expr(p), bo(BinOp::Mul, clone_expr(xh), clone_expr(yh)));
+      t = bo(BinOp::Sub, std::move(t), bo(BinOp::Mul, clone_expr(xl), clone_expr(yh)));
+      t = bind("d_t", bo(BinOp::Sub, std::move(t), bo(BinOp::Mul, clone_expr(xh), clone_expr(yl))));
+      return bind("d_e", bo(BinOp::Sub, bo(BinOp::Mul, clone_expr(xl), clone_expr(yl)), std::move(t)));
+    };
+    const double inf = std::numeric_limits<double>::infinity();
+    ExprP a = bind("d_a", std::move(a0)), b = bind("d_b", std::move(b0));
+    ExprP ieee = op == 'm' ? bo(BinOp::Mul, clone_expr(a), clone_expr(b)) : op == '/' ? bo(BinOp::Div, clone_expr(a), clone_expr(b)) : un(UnOp::Sqrt, clone_expr(a));
+    auto regular = [&](const ExprP& x) {  // finite and not 0
+      ExprP ax = un(UnOp::Abs, clone_expr(x));
+      return bo(BinOp::And, bo(BinOp::Lt, clone_expr(ax), c(inf)), bo(BinOp::Gt, clone_expr(ax), c(0)));
+    };
+    ExprP plain = op == 's' ? bo(BinOp::Or, un(UnOp::Not, regular(a)), bo(BinOp::Lt, clone_expr(a), c(0)))
+                            : un(UnOp::Not, bo(BinOp::And, regular(a), regular(b)));
+    plain = bind("d_plain", std::move(plain));
+    ExprP neg = op == 's' ? bo(BinOp::Ne, clone_expr(a), clone_expr(a))  // never (a > 0 here)
+                          : bo(BinOp::Ne, bo(BinOp::Lt, bits(clone_expr(a)), ci(0)), bo(BinOp::Lt, bits(clone_expr(b)), ci(0)));
+    neg = bind("d_neg", std::move(neg));
+    ExprP away;  // the magnitude rounds away from zero
+    if (mode == 'z') away = bo(BinOp::And, clone_expr(neg), un(UnOp::Not, clone_expr(neg)));  // never
+    else if (mode == 'u') away = un(UnOp::Not, clone_expr(neg));
+    else away = clone_expr(neg);
+    away = bind("d_away", std::move(away));
+    ExprP ma, ka, q, err, k;
+    decomp(clone_expr(a), ma, ka);
+    if (op == 's') {
+      ExprP odd = bind("d_odd", bo(BinOp::Ne, bo(BinOp::And, clone_expr(ka), ci(1)), ci(0)));
+      ma = bind("d_ms", wh(clone_expr(odd), bo(BinOp::Mul, clone_expr(ma), c(2)), clone_expr(ma)));
+      k = bind("d_k2", bo(BinOp::Shr, bo(BinOp::Sub, clone_expr(ka), wh(std::move(odd), ci(1), ci(0))), ci(1)));  // an even exponent halved
+      q = opaque(un(UnOp::Sqrt, clone_expr(ma)));
+      ExprP p = opaque(bo(BinOp::Mul, clone_expr(q), clone_expr(q)));
+      ExprP e = two_prod_err(q, q, p);
+      err = bind("d_r", bo(BinOp::Sub, bo(BinOp::Sub, clone_expr(ma), clone_expr(p)), std::move(e)));  // ma - q^2
+    } else {
+      ExprP mb, kb;
+      decomp(clone_expr(b), mb, kb);
+      if (op == 'm') {
+        q = opaque(bo(BinOp::Mul, clone_expr(ma), clone_expr(mb)));
+        err = two_prod_err(ma, mb, q);  // ma mb - q
+        k = bind("d_k2", bo(BinOp::Add, clone_expr(ka), clone_expr(kb)));
+      } else {
+        q = opaque(bo(BinOp::Div, clone_expr(ma), clone_expr(mb)));
+        ExprP p = opaque(bo(BinOp::Mul, clone_expr(q), clone_expr(mb)));
+        ExprP e = two_prod_err(q, mb, p);
+        err = bind("d_r", bo(BinOp::Sub, bo(BinOp::Sub, clone_expr(ma), clone_expr(p)), std::move(e)));  // ma - q mb
+        k = bind("d_k2", bo(BinOp::Sub, clone_expr(ka), clone_expr(kb)));
+      }
+    }
+    ExprP qb = bind("d_qb", bits(clone_expr(q)));
+    ExprP up = bo(BinOp::And, clone_expr(away), bo(BinOp::Gt, clone_expr(err), c(0)));
+    ExprP down = bo(BinOp::And, un(UnOp::Not, clone_expr(away)), bo(BinOp::Lt, clone_expr(err), c(0)));
+    ExprP r1 = bind("d_r1", fbits(wh(std::move(up), bo(BinOp::Add, clone_expr(qb), ci(1)), wh(std::move(down), bo(BinOp::Sub, clone_expr(qb), ci(1)), clone_expr(qb)))));
+    ExprP k1 = bind("d_k1", bo(BinOp::Shr, clone_expr(k), ci(1)));
+    ExprP rn = bind("d_rn", bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(r1), pow2(clone_expr(k1))), pow2(bo(BinOp::Sub, clone_expr(k), clone_expr(k1)))));
+    ExprP res = wh(bo(BinOp::And, bo(BinOp::Eq, clone_expr(rn), c(inf)), un(UnOp::Not, clone_expr(away))), c(std::numeric_limits<double>::max()), clone_expr(rn));
+    if (op != 's') {
+      ExprP er1 = bo(BinOp::Sub, bo(BinOp::Shr, bits(clone_expr(r1)), ci(52)), ci(1023));
+      ExprP sub = bind("d_subn", bo(BinOp::Lt, bo(BinOp::Add, clone_expr(k), std::move(er1)), ci(-1022)));
+      ExprP j0 = bo(BinOp::Add, clone_expr(k), ci(1074));
+      ExprP jj = bind("d_j", wh(bo(BinOp::Lt, clone_expr(j0), ci(-60)), ci(-60), clone_expr(j0)));
+      ExprP P = bind("d_P", bo(BinOp::Mul, clone_expr(q), pow2(std::move(jj))));  // exact
+      ExprP fl = bind("d_fl", un(UnOp::Floor, clone_expr(P)));
+      ExprP isint = bind("d_int", bo(BinOp::Eq, clone_expr(fl), clone_expr(P)));
+      ExprP vd = wh(clone_expr(isint), wh(bo(BinOp::Lt, clone_expr(err), c(0)), bo(BinOp::Sub, clone_expr(P), c(1)), clone_expr(P)), clone_expr(fl));
+      ExprP vu = wh(clone_expr(isint), wh(bo(BinOp::Gt, clone_expr(err), c(0)), bo(BinOp::Add, clone_expr(P), c(1)), clone_expr(P)), bo(BinOp::Add, clone_expr(fl), c(1)));
+      ExprP vs = bo(BinOp::Mul, wh(clone_expr(away), std::move(vu), std::move(vd)), c(0x1p-1074));
+      res = wh(std::move(sub), std::move(vs), std::move(res));
+    }
+    ExprP mag = bind("d_mag", std::move(res));
+    ExprP signed_mag = wh(clone_expr(neg), un(UnOp::Neg, clone_expr(mag)), clone_expr(mag));
+    return wh(std::move(plain), std::move(ieee), std::move(signed_mag));
+  }
+
+  // The exact value s + e (s an f64 value, e = the exact value - s, |e| at most half an ulp of s)
+  // rounded to f32 down ('d'), up ('u') or toward zero ('z'): r = s rounded to the nearest f32, then
+  // one step where r lies past the exact value on the wrong side. r - s is exact in f64 (r and s are
+  // within a factor 2), so r > s + e is r - s > e without rounding; one step suffices as r is within
+  // half an f32 ulp of s. Infinities from rounding step back to the largest finite value where the
+  // direction asks; NaN stays.
+  ExprP round_pair_f32(ExprP s, ExprP e, char mode) {
+    BindFn bind = binder();
+    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
+    ExprP r = bind("pair_r", make_cast(clone_expr(s), Scalar::F32, cur_loc_));
+    ExprP d = bind("pair_d", bo(BinOp::Sub, make_cast(clone_expr(r), Scalar::F64, cur_loc_), clone_expr(s)));
+    ExprP bits = bind("pair_bits", make_bitcast(clone_expr(r), Scalar::I32, cur_loc_));
+    auto step = [&](int64_t k) { return bo(BinOp::Add, clone_expr(bits), typed_const(0, k, Scalar::I32)); };
+    ExprP positive = bo(BinOp::Ge, clone_expr(bits), typed_const(0, 0, Scalar::I32));
+    ExprP above = bo(BinOp::Gt, clone_expr(d), clone_expr(e)), below = bo(BinOp::Lt, clone_expr(d), clone_expr(e));
+    ExprP moved;
+    if (mode == 'd') moved = make_where(std::move(above), make_where(std::move(positive), step(-1), step(1), cur_loc_), clone_expr(bits), cur_loc_);
+    else if (mode == 'u') moved = make_where(std::move(below), make_where(std::move(positive), step(1), step(-1), cur_loc_), clone_expr(bits), cur_loc_);
+    else {
+      ExprP zero = typed_const(0, 0, Scalar::F64);
+      ExprP past = bo(BinOp::Or, bo(BinOp::And, bo(BinOp::Gt, clone_expr(s), clone_expr(zero)), std::move(above)), bo(BinOp::And, bo(BinOp::Lt, clone_expr(s), clone_expr(zero)), std::move(below)));
+      moved = make_where(std::move(past), step(-1), clone_expr(bits), cur_loc_);
+    }
+    return make_bitcast(std::move(moved), Scalar::F32, cur_loc_);
   }
 
   // The f64 value q rounded to f32 toward zero ('z'), down ('d') or up ('u'): to nearest, then one ulp

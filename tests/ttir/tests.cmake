@@ -23,7 +23,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endif()
-  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options scaled_dots libdevice_forms mask_arith inline_ptx inline_ptx_blocks view_bounds bit_exact tuple_args triton_semantics batched_dots nan_minmax libdevice_more block_pointers combine_order inline_ptx_predicates combine_branches map_elementwise machine_regs int_args)
+  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options scaled_dots libdevice_forms mask_arith inline_ptx inline_ptx_blocks view_bounds bit_exact tuple_args triton_semantics batched_dots nan_minmax libdevice_more block_pointers combine_order inline_ptx_predicates combine_branches map_elementwise machine_regs int_args libdevice_directed libdevice_coverage)
     if(EXISTS ${DTSIM_TRITON_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
@@ -66,7 +66,8 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   # fp8 tensors); torch_cuda_queries: torch.cuda's device queries answer as the CPU driver's H100.
   set(DTSIM_COMPAT_PYTHON "${CMAKE_SOURCE_DIR}/.cache/compat-venv/bin/python" CACHE FILEPATH
       "A Python with torch and Triton installed, for the TTIR tests that need torch")
-  foreach(script fp8_matmul torch_cuda_queries pointer_objects)
+  # libdevice_erfcinv, libdevice_bessel: checked against mpmath, which this venv has (torch needs it).
+  foreach(script fp8_matmul torch_cuda_queries pointer_objects libdevice_erfcinv libdevice_bessel)
     if(EXISTS ${DTSIM_COMPAT_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_COMPAT_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
@@ -84,6 +85,11 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     add_test(NAME ttir/gpu_cuda_ops COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/cuda_ops.py
              WORKING_DIRECTORY ${ttir_dir})
     set_tests_properties(ttir/gpu_cuda_ops PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # libdevice's directed roundings, bit for bit, on the CUDA backend
+    add_test(NAME ttir/gpu_libdevice_directed COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/libdevice_directed.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/gpu_libdevice_directed PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
     # tl.dot_scaled's lowering (scaled_dots.py) on the CUDA backend
     add_test(NAME ttir/gpu_scaled_dots COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/scaled_dots.py
