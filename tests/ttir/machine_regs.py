@@ -80,5 +80,5 @@ if not (((ids[:, 4].astype(np.int64) & 0xFFFFFFFF) - (c[:, 0] & 0xFFFFFFFF)) % 2
 if not gpu:
     if not ((t[:, :2] >= before) & (t[:, :2] <= after)).all():
         sys.exit("globaltimer() outside the launch on the interpreter: %s not within [%d, %d]" % (t[:, :2], before, after))
-print("machine readings: %d instances, globaltimer %s within the launch, smid < nsmid (%d), ctaid/nctaid = pid/grid, clock64 "
-      "steady" % (G, "not checked against the host's clock on the GPU," if gpu else "and the host's clock agree,", ids[0, 1]))
+print("machine readings: %d instances, globaltimer %s, smid < nsmid (%d), ctaid/nctaid = pid/grid, clock and clock64 steady"
+      % (G, "steady in each instance (its epoch not checked on the GPU)" if gpu else "within the launch by the host's clock", ids[0, 1]))
