@@ -151,6 +151,11 @@ class Lowerer {
   }
 
  private:
+  // The IR's builders at the op being lowered (the composed math functions' arithmetic).
+  ExprP bo(BinOp o, ExprP a, ExprP b) const { return make_binary(o, std::move(a), std::move(b), cur_loc_); }
+  ExprP un(UnOp o, ExprP a) const { return make_unary(o, std::move(a), cur_loc_); }
+  ExprP wh(ExprP k, ExprP a, ExprP b) const { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); }
+
   // Pointer parameters no store or atomic reaches are inputs (the rest stay in/out, so a backend that
   // copies buffers brings them back): followed through the variables a stored-to pointer is computed
   // from.
@@ -1367,10 +1372,7 @@ class Lowerer {
     auto elem = [&](size_t i) { return type_of_arg(v[i]).elem; };
     auto c = [&](double x, Scalar s) { return typed_const(x, static_cast<int64_t>(x), s); };
     auto ci = [&](int64_t x, Scalar s) { return typed_const(static_cast<double>(x), x, s); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
     auto cast = [&](ExprP a, Scalar s) { return make_cast(std::move(a), s, cur_loc_); };
-    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
     auto done = [&](ExprP e) {
       define(result, std::move(e), t, true, cur_loc_);
       return true;
@@ -1567,10 +1569,8 @@ class Lowerer {
   // round_pair_f32 / round_pair_f64 say (exact). False where `base` is none of these.
   bool extern_wide_forms(const std::string& result, const std::string& base, const std::vector<std::string>& v, const VType& t) {
     BindFn bind = binder();
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
     auto ci = [&](int64_t x, Scalar s) { return typed_const(static_cast<double>(x), x, s); };
     auto cast = [&](ExprP a, Scalar s) { return make_cast(std::move(a), s, cur_loc_); };
-    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
     auto done = [&](ExprP e) {
       define(result, std::move(e), t, true, cur_loc_);
       return true;
@@ -1664,7 +1664,6 @@ class Lowerer {
   // finite operands; there the largest finite value where the direction does not lead to the infinity.
   ExprP round_pair_f64(ExprP s0, ExprP e0, char mode, ExprP over) {
     BindFn bind = binder();
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
     auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
     auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
     ExprP s = bind("pair_s", std::move(s0)), e = bind("pair_e", std::move(e0));
@@ -1697,8 +1696,6 @@ class Lowerer {
   ExprP special_f64(const std::string& fn, ExprP x32) {
     BindFn bind = binder();
     auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
     ExprP x = bind(fn + "_x", make_cast(std::move(x32), Scalar::F64, cur_loc_));
     if (fn == "erfcx") return erfcx_f64(std::move(x));
     if (fn == "erfcinv") return erfcinv_f64(std::move(x));
@@ -1740,7 +1737,6 @@ class Lowerer {
   std::pair<ExprP, ExprP> square_parts_f64(const ExprP& x) {
     BindFn bind = binder();
     auto ci = [&](int64_t v) { return typed_const(static_cast<double>(v), v, Scalar::I64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
     ExprP bits = bo(BinOp::Add, make_bitcast(clone_expr(x), Scalar::I64, cur_loc_), ci(int64_t{1} << 26));
     ExprP hi = bind("sq_hi", make_bitcast(bo(BinOp::And, std::move(bits), ci(~((int64_t{1} << 27) - 1))), Scalar::F64, cur_loc_));
     ExprP lo = bind("sq_lo", bo(BinOp::Sub, clone_expr(x), clone_expr(hi)));
@@ -1758,8 +1754,6 @@ class Lowerer {
   ExprP erfcx_f64(ExprP x0) {
     BindFn bind = binder();
     auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
     ExprP x = bind("erfcx_x", std::move(x0));
     auto [h, l] = square_parts_f64(x);
     ExprP near = bo(BinOp::Mul, bo(BinOp::Mul, un(UnOp::Exp, std::move(h)), un(UnOp::Exp, std::move(l))), un(UnOp::Erfc, clone_expr(x)));
@@ -1781,9 +1775,6 @@ class Lowerer {
   ExprP erfcinv_f64(ExprP y0) {
     BindFn bind = binder();
     auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
-    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
     const double inf = std::numeric_limits<double>::infinity();
     ExprP y = bind("erfcinv_y", std::move(y0));
     ExprP mid = special_f64("erfinv", bo(BinOp::Sub, c(1), clone_expr(y)));
@@ -1822,9 +1813,6 @@ class Lowerer {
   std::array<ExprP, 4> bessel01_f64(ExprP a0) {
     BindFn bind = binder();
     auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
-    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
     const double G = 0.57721566490153286061;
     ExprP a = bind("bes_a", std::move(a0));
     // the power series (a clamped into (0, 1]: each range computes on values of its own)
@@ -1923,9 +1911,6 @@ class Lowerer {
   std::array<ExprP, 2> bessel_i01_f64(ExprP a0) {
     BindFn bind = binder();
     auto c = [&](double v) { return typed_const(v, 0, Scalar::F64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
-    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
     ExprP a = bind("besi_a", std::move(a0));
     ExprP xs = bind("besi_xs", wh(bo(BinOp::Lt, clone_expr(a), c(25)), clone_expr(a), c(25)));
     ExprP q = bind("besi_q", bo(BinOp::Mul, bo(BinOp::Mul, clone_expr(xs), clone_expr(xs)), c(0.25)));
@@ -1972,9 +1957,6 @@ class Lowerer {
     BindFn bind = binder();
     auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
     auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I32); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
-    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
     auto f64 = [&](ExprP a) { return make_cast(std::move(a), Scalar::F64, cur_loc_); };
     const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
     auto done = [&](ExprP e) {
@@ -2414,7 +2396,6 @@ class Lowerer {
       const bool f32 = base[0] == 'f';
       if (t.elem != (f32 ? Scalar::F32 : Scalar::F64)) return false;
       BindFn bind = binder();
-      auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
       auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
       auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
       std::vector<ExprP> xs = elementwise(v, t.shape);
@@ -2539,9 +2520,6 @@ class Lowerer {
     BindFn bind = binder();
     auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
     auto ci = [&](int64_t x) { return typed_const(static_cast<double>(x), x, Scalar::I64); };
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
-    auto un = [&](UnOp o, ExprP a) { return make_unary(o, std::move(a), cur_loc_); };
-    auto wh = [&](ExprP k, ExprP a, ExprP b) { return make_where(std::move(k), std::move(a), std::move(b), cur_loc_); };
     auto bits = [&](ExprP x) { return make_bitcast(std::move(x), Scalar::I64, cur_loc_); };
     auto fbits = [&](ExprP x) { return make_bitcast(std::move(x), Scalar::F64, cur_loc_); };
     auto pow2 = [&](ExprP k) {  // 2^k for an i64 k, clamped to [-1022, 1023]
@@ -2648,7 +2626,6 @@ class Lowerer {
   // direction asks; NaN stays.
   ExprP round_pair_f32(ExprP s, ExprP e, char mode) {
     BindFn bind = binder();
-    auto bo = [&](BinOp o, ExprP a, ExprP b) { return make_binary(o, std::move(a), std::move(b), cur_loc_); };
     ExprP r = bind("pair_r", make_cast(clone_expr(s), Scalar::F32, cur_loc_));
     ExprP d = bind("pair_d", bo(BinOp::Sub, make_cast(clone_expr(r), Scalar::F64, cur_loc_), clone_expr(s)));
     ExprP bits = bind("pair_bits", make_bitcast(clone_expr(r), Scalar::I32, cur_loc_));
