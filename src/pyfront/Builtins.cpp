@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "ir/Fma.h"
 #include "ir/InlinePtx.h"
 #include "ir/Select.h"
 #include "ir/Scaled.h"
@@ -873,14 +874,11 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
   if (tl == "fma") {
     Val x = B.tensor_arg(0, "x"), y = B.tensor_arg(1, "y"), z = B.tensor_arg(2, "z");
     a.done();
-    // x*y+z with one rounding: the product of two f32/f16/bf16 values is exact in f64, the sum is
-    // rounded once to f64 and then to the result type (docs/triton.md: the double-rounding note).
+    // x*y+z rounded once (ir/Fma.h, as the TTIR reader)
     ExprP ex = ir(x, loc), ey = ir(y, loc), ez = ir(z, loc);
     ExprP probe = typed(make_binary(BinOp::Add, typed(make_binary(BinOp::Mul, clone_expr(ex), clone_expr(ey), loc)), clone_expr(ez), loc));
     Scalar rt = is_float(probe->type.elem) ? probe->type.elem : Scalar::F32;
-    ExprP p = typed(make_binary(BinOp::Mul, typed(make_cast(ex, Scalar::F64, loc)), typed(make_cast(ey, Scalar::F64, loc)), loc));
-    ExprP s = typed(make_binary(BinOp::Add, p, typed(make_cast(ez, Scalar::F64, loc)), loc));
-    return tensor(make_cast(s, rt, loc));
+    return tensor(typed_tree(fused_multiply_add(ex, ey, ez, rt, loc, binder(loc))));
   }
   if (tl == "inline_asm_elementwise") {  // the PTX block as the IR's ops (ir/InlinePtx.h, as the TTIR reader)
     const Val& text = B.need(0, "asm");

@@ -20,6 +20,7 @@
 #include "ir/Unsigned.h"
 #include "ir/Verify.h"
 #include "ir/Walk.h"
+#include "ir/Fma.h"
 #include "ir/InlinePtx.h"
 #include "ir/Select.h"
 #include "ttir/Ttir.h"
@@ -2493,11 +2494,8 @@ class Lowerer {
   // x*y+z with one rounding, as dtsim's .py reader computes tl.fma: for f32/f16/bf16 the product is
   // exact in f64, the sum rounded to f64 and then to t (equal to a fused multiply-add but where that
   // double rounding meets a tie); f64 operands multiply and add in f64.
-  ExprP fused_multiply_add(std::vector<ExprP> xyz, Scalar t) {
-    if (t == Scalar::F64) return make_binary(BinOp::Add, make_binary(BinOp::Mul, xyz[0], xyz[1], cur_loc_), xyz[2], cur_loc_);
-    auto f64 = [&](ExprP e) { return make_cast(e, Scalar::F64, cur_loc_); };
-    ExprP s = make_binary(BinOp::Add, make_binary(BinOp::Mul, f64(xyz[0]), f64(xyz[1]), cur_loc_), f64(xyz[2]), cur_loc_);
-    return make_cast(s, t, cur_loc_);
+  ExprP fused_multiply_add(std::vector<ExprP> xyz, Scalar t) {  // ir/Fma.h
+    return dtsim::fused_multiply_add(xyz[0], xyz[1], xyz[2], t, cur_loc_, binder());
   }
 
   // f64 a * b ('m'), a / b ('/') or sqrt(a) ('s', b unused) rounded down ('d'), up ('u') or toward

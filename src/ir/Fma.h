@@ -1,0 +1,15 @@
+// a * b + c rounded once, built from the IR's ops. Both Triton readers lower tl.fma and libdevice's
+// fma / fmaf / fma_rn with it, so the two agree bit for bit.
+#pragma once
+
+#include "ir/IR.h"
+#include "ir/Unsigned.h"  // BindFn
+
+namespace dtsim {
+
+// a * b + c of float type t (the operands already of type t), rounded once to t: for f64 the IR's
+// multiply and add (the executors' f64 ops); narrower, exact in f64 up to one rounding to odd
+// (ir/Fma.cpp).
+ExprP fused_multiply_add(ExprP a, ExprP b, ExprP c, Scalar t, SourceLoc loc, const BindFn& bind);
+
+}  // namespace dtsim
