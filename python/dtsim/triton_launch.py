@@ -773,15 +773,15 @@ def _launcher_int(fn, name, v, ty):
         raise OverflowError("argument '%s' = %d: Triton's launcher passes a %s parameter as a C long, which cannot "
                             "hold it" % (name, v, ty))
     w = v % 2**bits
-    lo, hi = (0, 2**bits) if ty[0] == "u" else (-2**(bits - 1), 2**(bits - 1))
-    if not lo <= v < hi and (fn, name) not in _WRAPPED and len(_WRAPPED) < 1000:
+    signed = w - 2**bits if w >= 2**(bits - 1) else w
+    seen = w if ty[0] == "u" else signed
+    if seen != v and (fn, name) not in _WRAPPED and len(_WRAPPED) < 1000:
         _WRAPPED.add((fn, name))
-        seen = w if ty[0] == "u" else (w - 2**bits if w >= 2**(bits - 1) else w)
         code = getattr(getattr(fn, "fn", None), "__code__", None)
         where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
         sys.stderr.write("%swarning: argument '%s' = %d does not fit the kernel's %s parameter: the kernel sees its low %d "
                          "bits, %d (as Triton's launcher passes it)\n" % (where, name, v, ty, bits, seen))
-    return w - 2**bits if w >= 2**(bits - 1) else w
+    return signed
 
 
 def _launch(fn, kernel, bound_args, g):

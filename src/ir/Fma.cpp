@@ -9,6 +9,15 @@ namespace dtsim {
 // value rounded to odd rounds to the narrow type as the exact value does: no double rounding when
 // s falls on a tie. Every step is exact or the one rounding it names, so a backend's fusion of a
 // multiply and an add (fp fusion on the CUDA backend) changes nothing.
+TwoSum two_sum(const ExprP& a, const ExprP& b, const std::string& name, SourceLoc loc, const BindFn& bind) {
+  auto bo = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), loc); };
+  ExprP s = bind(name + "_s", bo(BinOp::Add, clone_expr(a), clone_expr(b)));
+  ExprP bb = bind(name + "_bb", bo(BinOp::Sub, clone_expr(s), clone_expr(a)));
+  ExprP e = bind(name + "_e", bo(BinOp::Add, bo(BinOp::Sub, clone_expr(a), bo(BinOp::Sub, clone_expr(s), clone_expr(bb))),
+                                 bo(BinOp::Sub, clone_expr(b), clone_expr(bb))));
+  return {std::move(s), std::move(e)};
+}
+
 ExprP fused_multiply_add(ExprP a, ExprP b, ExprP c, Scalar t, SourceLoc loc, const BindFn& bind) {
   auto bo = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), loc); };
   if (t == Scalar::F64) return bo(BinOp::Add, bo(BinOp::Mul, std::move(a), std::move(b)), std::move(c));
@@ -21,10 +30,7 @@ ExprP fused_multiply_add(ExprP a, ExprP b, ExprP c, Scalar t, SourceLoc loc, con
   };
   ExprP p = bind("fma_p", bo(BinOp::Mul, f64(std::move(a)), f64(std::move(b))));
   ExprP cc = bind("fma_c", f64(std::move(c)));
-  ExprP s = bind("fma_s", bo(BinOp::Add, clone_expr(p), clone_expr(cc)));
-  ExprP bb = bind("fma_bb", bo(BinOp::Sub, clone_expr(s), clone_expr(p)));
-  ExprP e = bind("fma_e", bo(BinOp::Add, bo(BinOp::Sub, clone_expr(p), bo(BinOp::Sub, clone_expr(s), clone_expr(bb))),
-                             bo(BinOp::Sub, clone_expr(cc), clone_expr(bb))));
+  auto [s, e] = two_sum(p, cc, "fma", loc, bind);
   ExprP sb = bind("fma_sb", make_bitcast(clone_expr(s), Scalar::I64, loc));
   ExprP inexact = bind("fma_inexact", bo(BinOp::Ne, clone_expr(e), zero()));
   ExprP past = bo(BinOp::Ne, bo(BinOp::Lt, clone_expr(e), zero()), bo(BinOp::Lt, clone_expr(s), zero()));

@@ -7,6 +7,14 @@
 
 namespace dtsim {
 
+// Knuth's two-sum of two f64 values (variables, or anything cheap to clone): s = a + b rounded to
+// nearest and e = (a + b) - s exactly, each bound as `name`_s / `name`_e. No multiply, so a backend's
+// fusion of a multiply and an add cannot change it.
+struct TwoSum {
+  ExprP s, e;
+};
+TwoSum two_sum(const ExprP& a, const ExprP& b, const std::string& name, SourceLoc loc, const BindFn& bind);
+
 // a * b + c of float type t (the operands already of type t), rounded once to t: for f64 the IR's
 // multiply and add (the executors' f64 ops); narrower, exact in f64 up to one rounding to odd
 // (ir/Fma.cpp).

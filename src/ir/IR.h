@@ -239,6 +239,9 @@ enum class MachineReg : uint8_t {
   DT_FOR_EACH_MACHINE_REG(X)
 #undef X
 };
+#define X(e, s, t) +1
+inline constexpr int kNumMachineRegs = 0 DT_FOR_EACH_MACHINE_REG(X);
+#undef X
 const char* machine_reg_name(MachineReg r);
 Scalar machine_reg_type(MachineReg r);
 std::optional<MachineReg> parse_machine_reg(const std::string& s);

@@ -583,15 +583,10 @@ class Verifier {
         e->type = Type{Scalar::I64, false, t.shape};
         return;
       }
-      case ExprKind::Machine: {
-        int n = 0;
-#define X(en, sp, t) ++n;
-        DT_FOR_EACH_MACHINE_REG(X)
-#undef X
-        if (e->axis < 0 || e->axis >= n) user_error(e->loc, "no machine register " + std::to_string(e->axis));
+      case ExprKind::Machine:
+        if (e->axis < 0 || e->axis >= kNumMachineRegs) user_error(e->loc, "no machine register " + std::to_string(e->axis));
         e->type = Type{machine_reg_type(static_cast<MachineReg>(e->axis)), false, {}};
         return;
-      }
     }
   }
 

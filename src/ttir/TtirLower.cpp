@@ -1650,9 +1650,7 @@ class Lowerer {
       if (uns) hi = bo(BinOp::And, std::move(hi), ci(0xFFFFFFFFll, Scalar::I64));
       ExprP a = bind("wide_a", bo(BinOp::Mul, cast(std::move(hi), Scalar::F64), typed_const(4294967296.0, 0, Scalar::F64)));  // exact
       ExprP b = bind("wide_b", cast(bo(BinOp::And, clone_expr(x), ci(0xFFFFFFFFll, Scalar::I64)), Scalar::F64));  // exact
-      ExprP sum = bind("wide_s", bo(BinOp::Add, clone_expr(a), clone_expr(b)));
-      ExprP bb = bind("wide_bb", bo(BinOp::Sub, clone_expr(sum), clone_expr(a)));
-      ExprP e = bind("wide_e", bo(BinOp::Add, bo(BinOp::Sub, clone_expr(a), bo(BinOp::Sub, clone_expr(sum), clone_expr(bb))), bo(BinOp::Sub, clone_expr(b), clone_expr(bb))));
+      auto [sum, e] = two_sum(a, b, "wide", cur_loc_, bind);
       if (t.elem == Scalar::F32) return done(round_pair_f32(std::move(sum), std::move(e), mode));
       if (t.elem == Scalar::F64) return done(round_pair_f64(std::move(sum), std::move(e), mode, nullptr));
     }
@@ -2405,9 +2403,7 @@ class Lowerer {
       ExprP b = make_cast(xs[v.size() - 1], Scalar::F64, cur_loc_);
       if (base[1] == 's') b = make_unary(UnOp::Neg, std::move(b), cur_loc_);
       b = bind("dir_b", std::move(b));
-      ExprP sum = bind("dir_s", bo(BinOp::Add, clone_expr(a), clone_expr(b)));
-      ExprP bb = bind("dir_bb", bo(BinOp::Sub, clone_expr(sum), clone_expr(a)));
-      ExprP e = bind("dir_e", bo(BinOp::Add, bo(BinOp::Sub, clone_expr(a), bo(BinOp::Sub, clone_expr(sum), clone_expr(bb))), bo(BinOp::Sub, clone_expr(b), clone_expr(bb))));
+      auto [sum, e] = two_sum(a, b, "dir", cur_loc_, bind);
       ExprP out;
       if (f32) {
         out = bind("dir_r", round_pair_f32(clone_expr(sum), clone_expr(e), mode));
