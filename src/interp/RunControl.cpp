@@ -160,7 +160,14 @@ void step_poll(Ctx& c, const Stmt& s) {
   if (rc.stop_requested() || stop_signal_pending(c.hooks && c.hooks->handles_interrupt()))
     stop_inside(c, s);
   if (rc.past_deadline()) {
-    c.rs->stop = true;
+    // One finding for the timeout: a thread that finds the run already stopped (by another thread's
+    // timeout between instances or inside one) unwinds without a second report.
+    bool already;
+    {
+      std::lock_guard<std::mutex> lock(c.rs->mu);
+      already = c.rs->stop.exchange(true);
+    }
+    if (already) throw StopRun{};
     limit_fault(c, s, "run stopped after " + num_text(rc.timeout_s) + " s (--timeout)");
   }
   int64_t next = c.steps + kPollStatements;
