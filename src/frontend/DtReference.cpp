@@ -204,6 +204,13 @@ class RefEval {
       if (at >= extent) throw UserError("reference: " + dt_expr_str(r.expr) + " reads past dim " + std::to_string(i) + " of " + r.sym->name);
       flat = flat * extent + at;
     }
+    const std::vector<double>& data = data_of(r);
+    if (r.sym->kind == DtSymKind::In && static_cast<int64_t>(data.size()) <= flat)
+      throw UserError("reference: input '" + r.sym->name + "' has too few elements");
+    return data[static_cast<size_t>(flat)];
+  }
+
+  const std::vector<double>& data_of(RefNode& r) {
     if (!r.data) {
       if (r.sym->kind == DtSymKind::In) {
         auto it = in_.find(r.sym->name);
@@ -213,14 +220,50 @@ class RefEval {
         r.data = &func(r.sym->name);
       }
     }
-    if (r.sym->kind == DtSymKind::In && static_cast<int64_t>(r.data->size()) <= flat)
-      throw UserError("reference: input '" + r.sym->name + "' has too few elements");
-    return (*r.data)[static_cast<size_t>(flat)];
+    return *r.data;
+  }
+
+  // A read inside a reduction over env slot `s` of extent `n`: its flat index moves by a fixed step
+  // as the reduced index goes 0..n-1. Gives the first element and the step when every one of those n
+  // reads is in bounds; false otherwise (the generic path then reports the first read past the end).
+  bool strided_read(RefNode& r, size_t s, int64_t n, const double*& first, int64_t& step) {
+    if (r.kind != RefNode::Access) return false;
+    int64_t flat = 0;
+    step = 0;
+    for (size_t i = 0; i < r.at.size(); ++i) {
+      int64_t extent = r.at[i].first;
+      bool reduced = r.at[i].second == s;
+      int64_t at = reduced ? 0 : env_[r.at[i].second];
+      if ((reduced ? n - 1 : at) >= extent) return false;
+      flat = flat * extent + at;
+      step = step * extent + (reduced ? 1 : 0);
+    }
+    const std::vector<double>& data = data_of(r);
+    if (flat + (n - 1) * step >= static_cast<int64_t>(data.size())) return false;
+    first = data.data() + flat;
+    return true;
   }
 
   double reduce(RefNode& r) {
-    int64_t saved = env_[r.slot];
     double acc = r.fn == 1 ? -INFINITY : r.fn == 2 ? INFINITY : 0.0;
+    // Reductions of plain reads (rdot of two tensors, rsum/rmax/rmin of one) loop over the data
+    // directly: the same f64 operations in the same order as evaluating each point's tree.
+    const double *a = nullptr, *b = nullptr;
+    int64_t sa = 0, sb = 0;
+    if (r.n > 0 && strided_read(r.args[0], r.slot, r.n, a, sa) && (r.fn != 3 || strided_read(r.args[1], r.slot, r.n, b, sb))) {
+      if (r.fn == 3) {
+        for (int64_t i = 0; i < r.n; ++i) acc += a[i * sa] * b[i * sb];
+        return acc;
+      }
+      for (int64_t i = 0; i < r.n; ++i) {
+        double v = a[i * sa];
+        if (r.fn == 0) acc += v;
+        else if (std::isnan(v) || std::isnan(acc)) acc = NAN;
+        else acc = r.fn == 1 ? std::fmax(acc, v) : std::fmin(acc, v);
+      }
+      return acc;
+    }
+    int64_t saved = env_[r.slot];
     for (int64_t i = 0; i < r.n; ++i) {
       env_[r.slot] = i;
       if (r.fn == 3) {

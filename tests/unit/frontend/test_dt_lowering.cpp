@@ -2,6 +2,8 @@
 // tensorize(v:0), locations (loc = algorithm line, loc2 = schedule line), parameters and dtypes.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "dt_harness.h"
 #include "ir/Printer.h"
 
@@ -122,6 +124,34 @@ TEST_CASE("the reference evaluator is schedule-free and exact on a small case") 
   CHECK(out["o"] == std::vector<double>{1 + 3 + 3, 2 + 3 + 3, 4 + 6 + 3, 5 + 6 + 3});
   b["k_SIZE"] = ScalarValue::of_int(2);
   CHECK(eval_dt_reference(*p, b, in)["o"][0] == 1 + 2);
+  // An input too short for the reads of a reduction is an error, not a read past its end.
+  b.clear();
+  in["B"].pop_back();
+  CHECK_THROWS_AS(eval_dt_reference(*p, b, in), UserError);
+}
+
+TEST_CASE("the reference's reductions of plain reads: transposed and Func operands, extrema, NaN") {
+  auto p = parse_text("red.dt",
+                      "Func o, t, mx, mn, sm; In A, B; Var x = 2, y = 3; RVar k = 4;\n"
+                      "t[x, k] = A[x, k] * 2;\n"
+                      "o[x, y] = rdot(t[x, k], B[y, k], k);\n"
+                      "mx[x] = rmax(A[x, k], k);\nmn[x] = rmin(A[x, k], k);\nsm[x] = rsum(A[x, k], k);\n"
+                      "o.compile(); mx.compile(); mn.compile(); sm.compile();\n");
+  Bindings b;
+  std::vector<double> a = {1, -2, 3, 0.5, 4, NAN, -1, 2};
+  std::vector<double> bb = {1, 2, 3, 4, 0, 1, 0, 1, -1, 0, 2, 0};
+  auto out = eval_dt_reference(*p, b, {{"A", a}, {"B", bb}});
+  // Row 0 of t is 2, -4, 6, 1; row 1 holds NaN.
+  CHECK(out["o"][0] == 2 - 8 + 18 + 4);
+  CHECK(out["o"][1] == -4 + 1);
+  CHECK(out["o"][2] == -2 + 12);
+  CHECK(std::isnan(out["o"][3]));
+  CHECK(out["mx"][0] == 3);
+  CHECK(out["mn"][0] == -2);
+  CHECK(out["sm"][0] == 2.5);
+  CHECK(std::isnan(out["mx"][1]));
+  CHECK(std::isnan(out["mn"][1]));
+  CHECK(std::isnan(out["sm"][1]));
 }
 
 TEST_CASE("print_dt_ast shows every declaration, definition and schedule call with locations") {
