@@ -335,24 +335,30 @@ BankCount bank_count(const Exchange& x, const Dist& d, int vec, int step) {
     return c;
   };
   const int bytes = vec * x.elem;
+  // Per access: the distinct 4-byte words the warp's 32 lanes touch, sorted; the most words in one
+  // bank (word % 32) is the access's wavefronts. Flat buffers reused across accesses: this runs for
+  // every candidate layout of every exchange the emitter plans.
+  std::vector<Coord> lanes(32);
+  std::vector<int64_t> words;
+  Coord c;
   for (int w = 0; w < nw; ++w) {
+    for (int l = 0; l < 32; ++l) lanes[static_cast<size_t>(l)] = thread_coord(l, w);
     for (int r0 = 0; r0 < d.nregs(); r0 += step) {
       if (first_copy(d, r0) != r0) continue;
       Coord rc = d.reg_coord(r0);
-      std::vector<std::set<int64_t>> banks(32);
-      std::set<int64_t> words;
+      words.clear();
       for (int l = 0; l < 32; ++l) {
-        Coord c = thread_coord(l, w);
+        c = lanes[static_cast<size_t>(l)];
         for (size_t k = 0; k < c.size(); ++k) c[k] |= rc[k];
         int64_t off = x.offset(c);
-        for (int64_t b = off / 4; b < (off + bytes + 3) / 4; ++b) {
-          banks[static_cast<size_t>(b % 32)].insert(b);
-          words.insert(b);
-        }
+        for (int64_t b = off / 4; b < (off + bytes + 3) / 4; ++b) words.push_back(b);
       }
-      size_t most = 1;
-      for (auto& s : banks) most = std::max(most, s.size());
-      bc.wavefronts += static_cast<int64_t>(most);
+      std::sort(words.begin(), words.end());
+      words.erase(std::unique(words.begin(), words.end()), words.end());
+      int per_bank[32] = {};
+      int most = 1;
+      for (int64_t b : words) most = std::max(most, ++per_bank[b % 32]);
+      bc.wavefronts += most;
       bc.ideal += (static_cast<int64_t>(words.size()) * 4 + 127) / 128;
     }
   }
