@@ -1098,6 +1098,13 @@ template <class F> auto with_atomic_op(AtomicOp op, F&& f) {
   internal_error("Interp", "bad atomic op");
 }
 
+// atomic_combine for the run-time op: a switch on a value fixed for the statement (well predicted).
+// The lane loops of atomic_impl are compiled once per element type with this, not once per
+// (element type, op): 110 copies of those loops were two thirds of this file's object code.
+template <class T> inline __attribute__((always_inline)) T atomic_combine_rt(AtomicOp op, T e, T v, T cmp) {
+  return with_atomic_op(op, [=]<AtomicOp OP>() __attribute__((always_inline)) { return atomic_combine<OP, T>(e, v, cmp); });
+}
+
 // One row of a one-thread atomic on consecutive elements with unit strides (value, mask): the
 // elements are distinct, so the lanes' order does not matter, and with restrict pointers (the
 // buffer's memory is never a tile's) the loop vectorizes. Returns the number of lanes on.
@@ -1194,7 +1201,15 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
     uint8_t* init = ck.init;
     ConflictMap* cm = ck.cm;
     const bool track_readers = cm && !cm->reader1.empty();
-    with_atomic_op(s.aop, [&]<AtomicOp OP>() {
+    const AtomicOp op = s.aop;
+    // The lane loops below are compiled twice per element type: for atomic_add (the op of nearly
+    // every real kernel's atomics: its update inlines into the loops) and for any other op (its
+    // update a switch on the op, fixed for the statement). One copy per (type, op), 110 in all,
+    // was two thirds of this file's object code and its compile time.
+    auto body = [&]<bool AddOnly>() {
+      auto combine = [&](T e, T v, T cv) __attribute__((always_inline)) -> T {
+        return AddOnly ? atomic_combine<AtomicOp::Add, T>(e, v, cv) : atomic_combine_rt<T>(op, e, v, cv);
+      };
       // One lane: output element o, operand elements ip, iv, ic, im. Returns the old value.
       auto lane = [&](int64_t o, int64_t off, int64_t iv, int64_t ic, int64_t im) __attribute__((always_inline)) -> T {
         if ((pm && !pm[im]) || (only && !only[o])) return T(0);
@@ -1220,17 +1235,16 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         T old;
         if (seq) {
           old = C::dec(mem[off]);
-          mem[off] = C::enc(atomic_combine<OP, T>(old, v, cv));
+          mem[off] = C::enc(combine(old, v, cv));
         } else {
           std::atomic_ref<S> a(mem[off]);
           S so = a.load();
-          while (!a.compare_exchange_weak(so, C::enc(atomic_combine<OP, T>(C::dec(so), v, cv)))) {
+          while (!a.compare_exchange_weak(so, C::enc(combine(C::dec(so), v, cv)))) {
           }
           old = C::dec(so);
         }
         if (init && !beyond) std::atomic_ref<uint8_t>(init[u]).store(1, std::memory_order_relaxed);
-        if constexpr (OP == AtomicOp::Cas)
-          if (shape.empty() && old == cv && !(v == cv)) took_lock = true;
+        if (!AddOnly && op == AtomicOp::Cas && shape.empty() && old == cv && !(v == cv)) took_lock = true;
         return old;
       };
       // One thread, no old values: a row whose lanes address consecutive elements in bounds, all
@@ -1286,17 +1300,22 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         // masked loop's select into a branch per lane).
         if (mk && sm == 1 && !std::memchr(mk, 0, static_cast<size_t>(W))) mk = nullptr;
         int64_t live = 0;
-        if constexpr (OP != AtomicOp::Cas) {
-          if (sv == 1 && (!mk || sm == 1)) {  // unit strides: a loop the compiler vectorizes
-            active += update_row<C, OP>(m, v, mk, W);
-            return true;
+        if (op != AtomicOp::Cas && sv == 1 && (!mk || sm == 1)) {  // unit strides: a loop the compiler vectorizes, one per op
+          if constexpr (AddOnly) {
+            active += update_row<C, AtomicOp::Add>(m, v, mk, W);
+          } else {
+            active += with_atomic_op(op, [&]<AtomicOp OP>() -> int64_t {
+              if constexpr (OP == AtomicOp::Cas) return 0;  // not reached (cas takes the lanes below)
+              else return update_row<C, OP>(m, v, mk, W);
+            });
           }
+          return true;
         }
         for (int64_t j = 0; j < W; ++j) {
           bool on = !mk || mk[j * sm];
           live += on;
           T e = C::dec(m[j]);
-          T r = atomic_combine<OP, T>(e, v[j * sv], cv ? cv[j * sc] : T(0));
+          T r = combine(e, v[j * sv], cv ? cv[j * sc] : T(0));
           m[j] = C::enc(on ? r : e);
         }
         active += live;
@@ -1318,8 +1337,9 @@ Value atomic_impl(Ctx& c, const Stmt& s, const Type& ptype, int buffer, const in
         else
           for (int64_t j = 0; j < W; ++j) lane(o + j, pp[base[0] + j * sp], base[1] + j * sv, base[2] + j * sc, base[3] + j * sm);
       });
-      return 0;
-    });
+    };
+    if (op == AtomicOp::Add) body.template operator()<true>();
+    else body.template operator()<false>();
     return 0;
   });
   SourceLoc loc = where_loc(c, s.loc);
