@@ -404,6 +404,8 @@ LaunchSpec CliOptions::launch() const {
   s.ins = ins;
   s.grid = grid;
   s.bufs = bufs;
+  // the sanitizer checks the compiler hints of a .py kernel where the interpreter runs it
+  s.hint_checks = (command == "run" || command == "debug") && backend == Backend::Interp && interp.sanitize != Sanitize::None;
   return s;
 }
 
