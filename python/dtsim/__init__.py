@@ -286,6 +286,12 @@ def _sync_printoptions():
         _printoptions[0] = key
 
 
+def _hint_checks():
+    """Whether kernels are lowered with their compiler hints (tl.multiple_of, tl.max_contiguous,
+    tl.max_constancy) checked: on the interpreter with the sanitizer on."""
+    return _config["sanitize"] != "none" and _config["backend"] != "cuda"
+
+
 def _launch_extras(compiled):
     """The keyword arguments of _dtsim.run besides the launch itself: budgets, launch number, and
     (only when the debugger may stop) the host call stack."""
@@ -881,12 +887,14 @@ class JITFunction(KernelInterface):
         # contracted into fma.rn as Triton's GPU build does; the interpreter never fuses
         fp_fusion = opts.get("enable_fp_fusion") is None or bool(opts["enable_fp_fusion"])
         key.append(("enable_fp_fusion", fp_fusion))
+        hints = _hint_checks()
+        key.append(("hint_checks", hints))
         key = tuple(key)
         compiled = self.cache.get(key)
         if compiled is None:
             try:
                 compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
-                                          {self.path: self.source} if self.source is not None else {}, fp_fusion)
+                                          {self.path: self.source} if self.source is not None else {}, fp_fusion, hints)
             except CompileError as e:
                 if "not supported" in str(e) and getattr(sys.modules.get("triton"), "__version__", "").endswith("+dtsim"):
                     # the stand-in: name what reading the kernel as Triton does would need

@@ -67,6 +67,7 @@ struct LaunchSpec {
   std::vector<BufferDecl> buffers;                       // pointer arguments typed directly (.py, TTIR)
   std::map<std::string, std::string> sources;            // .py: path -> text to use instead of the file
   TtirLaunch ttir;                                       // TTIR: arg_names, grid, num_warps, ... (kernel, buffers above)
+  bool hint_checks = false;                              // .py: tl.multiple_of ... checked (TritonLaunch::hint_checks)
 };
 
 // The .npy files of a run's --in flags: the frontends (.dt sizes, .py types) read each file's header

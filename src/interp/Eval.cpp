@@ -429,8 +429,15 @@ void exec_assert(Ctx& c, const Stmt& s) {
   f.pid = c.f->pid;
   f.lanes = bad;
   std::string head = s.text.empty() ? "assertion failed" : "assertion failed: " + s.text;
+  std::string lane = lane_text(first, v.type.shape);
+  // the values the assert names (args after the condition) at that lane
+  for (size_t k = 1; k < s.args.size(); ++k) {
+    Value tk;
+    const Value& x = eval_expr(c, *s.args[k], tk);
+    lane += (k == 1 ? ": " : ", ") + format_element(x, numel(x) == n ? first : 0);
+  }
   f.message = format_diag(s.loc, "error", head) + (s.loc2.valid() ? format_diag(s.loc2, "note", "from this schedule line") : "") + "  " +
-              std::to_string(bad) + " of " + std::to_string(n) + " lanes false (first: lane " + lane_text(first, v.type.shape) + "); pid " +
+              std::to_string(bad) + " of " + std::to_string(n) + " lanes false (first: lane " + lane + "); pid " +
               pid_str(c, c.f->pid) + "\n";
   report_finding(c, std::move(f));
 }

@@ -196,6 +196,12 @@ PrintOptions& print_options() {
   return opts;
 }
 
+std::string format_element(const Value& v, int64_t i) {
+  if (!v.defined()) return "<undefined>";
+  if (v.type.elem == Scalar::I1 && !v.type.ptr) return v.get(i) != 0 ? "True" : "False";
+  return is_float_value(v) ? float_text(v.get(i), v.type.elem == Scalar::F64) : int_elem(v, v.get(i));
+}
+
 std::string format_value(const Value& v, const Value* mask, int indent) {
   if (!v.defined()) return "<undefined>";
   if (v.type.is_scalar()) return is_float_value(v) ? float_text(v.get(0), v.type.elem == Scalar::F64) : int_elem(v, v.get(0));

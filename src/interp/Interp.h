@@ -43,6 +43,8 @@ struct Value {
 // out of the precision). Lines after the first are indented by `indent` columns (the caller's
 // "name = " prefix).
 std::string format_value(const Value& v, const Value* mask = nullptr, int indent = 0);
+// Element i (row-major) of v, as format_value writes one.
+std::string format_element(const Value& v, int64_t i);
 // numpy's np.set_printoptions settings that format_value follows, process-wide: `precision` (at most
 // this many fractional digits, floatmode 'maxprec'), `linewidth` (lines, the caller's prefix
 // included, wrap beyond it), `threshold` (tiles with more elements show `edgeitems` items at each

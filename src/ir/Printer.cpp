@@ -342,7 +342,8 @@ std::string print_stmt(const Stmt& s, int indent) {
     }
     case StmtKind::Assert: {
       out += "assert(" + expr_str(need(s.args.at(0)));
-      if (!s.text.empty()) out += ", " + quote(s.text);
+      if (!s.text.empty() || s.args.size() > 1) out += ", " + quote(s.text);
+      for (size_t i = 1; i < s.args.size(); ++i) out += ", " + expr_str(need(s.args[i]));
       return out + ")\n";
     }
     case StmtKind::Return: return out + "return\n";

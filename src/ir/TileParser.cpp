@@ -440,7 +440,7 @@ class Parser {
     return s;
   }
 
-  // assert := 'assert' '(' expr [',' STRING] ')'
+  // assert := 'assert' '(' expr [',' STRING {',' expr}] ')'   (the values shown at the first false lane)
   StmtP assert_stmt() {
     auto s = std::make_shared<Stmt>();
     s->kind = StmtKind::Assert;
@@ -450,6 +450,7 @@ class Parser {
     if (accept_op(",")) {
       if (at().kind != TokKind::String) fail("expected a message string, found " + at().describe());
       s->text = next().text;
+      while (accept_op(",")) s->args.push_back(expr());
     }
     expect_op(")", "after the assert arguments");
     return s;

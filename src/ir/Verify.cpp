@@ -745,6 +745,11 @@ class Verifier {
       case StmtKind::Assert:
         infer(s.args[0]);
         if (s.args[0]->type.ptr || s.args[0]->type.elem != Scalar::I1) user_error(s.args[0]->loc, "assert() needs an i1 condition, got " + s.args[0]->type.str());
+        for (size_t i = 1; i < s.args.size(); ++i) {  // values reported at the first false lane
+          infer(s.args[i]);
+          if (!s.args[i]->type.is_scalar() && s.args[i]->type.shape != s.args[0]->type.shape)
+            user_error(s.args[i]->loc, "an assert's values must be scalars or of its condition's shape " + s.args[0]->type.str() + ", got " + s.args[i]->type.str());
+        }
         return;
       case StmtKind::Return:
         return;

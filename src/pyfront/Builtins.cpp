@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "ir/Fma.h"
+#include "ir/Hints.h"
 #include "ir/InlinePtx.h"
 #include "ir/Select.h"
 #include "ir/Scaled.h"
@@ -1135,9 +1136,19 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
   // ---- hints ----
   if (tl == "multiple_of" || tl == "max_contiguous" || tl == "max_constancy") {
     Val x = B.need(0, "input");
-    B.need(1, "values");
+    std::vector<int64_t> values = B.int_list(B.need(1, "values"), B.at(1, "values"), a.fname + "() values");
     a.done();
-    return x;
+    // checked where the launch asks for it (the interpreter with the sanitizer on; ir/Hints.h)
+    if (!launch_.hint_checks || x.k != VK::Tensor) return x;
+    HintKind k = tl == "multiple_of" ? HintKind::Divisibility : tl == "max_contiguous" ? HintKind::Contiguity : HintKind::Constancy;
+    const Node* arg = a.pos_nodes.empty() ? nullptr : a.pos_nodes[0];
+    Val m = materialize(x, "hinted", loc);
+    for (StmtP s : hint_checks(k, values, m.e, m.e->type, arg && arg->kind == NK::Name ? arg->text : "", loc, binder(loc))) {
+      s->args[0] = as_i1(*this, typed_tree(s->args[0]), loc);
+      for (size_t i = 1; i < s->args.size(); ++i) s->args[i] = typed_tree(s->args[i]);
+      emit(s);
+    }
+    return m;
   }
   // ---- compile-time and debugging ----
   if (tl == "static_assert") {

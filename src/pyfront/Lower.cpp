@@ -683,6 +683,12 @@ ExprP Lowerer::combine_fn(const Val& fn, Scalar elem, SourceLoc loc, std::option
   return body;
 }
 
+// A condition as i1 (x != 0 for a number).
+static ExprP as_i1_expr(ExprP e, SourceLoc loc) {
+  if (e->type.elem == Scalar::I1 && !e->type.ptr) return e;
+  return typed(make_binary(BinOp::Ne, e, typed(make_const_int(0, loc)), loc));
+}
+
 std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar>& elems, SourceLoc loc) {
   if (fn.k != VK::Func || !fn.fn || !fn.mod) user_error(loc, "combine_fn must be a @triton.jit function");
   const size_t n = elems.size();
@@ -700,22 +706,18 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
   std::vector<StmtP>& out = *blocks_.back().out;
   size_t before = out.size();
   Val r = call_function(*fn.fn, *fn.mod, args);
-  std::map<std::string, ExprP> defs;
-  for (size_t i = before; i < out.size(); ++i) {
-    if (out[i]->kind != StmtKind::Assign || out[i]->targets.size() != 1) {
-      const StmtKind k = out[i]->kind;
-      const char* what = k == StmtKind::If ? "an if on a runtime value" : k == StmtKind::For || k == StmtKind::While ? "a loop" : k == StmtKind::Store ? "a store"
-                       : k == StmtKind::Atomic ? "an atomic" : k == StmtKind::Print ? "a print" : k == StmtKind::Assert ? "an assert" : "a statement other than an assignment";
-      unsupported(out[i]->loc, std::string("a combine_fn with ") + what);
-    }
-    defs[out[i]->targets[0]] = out[i]->args[0];
-  }
+  std::vector<StmtP> stmts(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
   out.resize(before);
   // One operand: the function returns one tensor; several: a tuple of as many.
   if (n == 1 && r.k != VK::Tensor) unsupported(loc, "a combine_fn that does not return one tensor (a tuple)");
   if (n > 1 && (r.k != VK::Tuple || r.items.size() != n))
     user_error(loc, "a combine_fn of " + std::to_string(n) + " operands must return " + std::to_string(n) + " values, got " + py_type_name(r));
-  std::function<ExprP(const ExprP&)> sub = [&](const ExprP& e) -> ExprP {
+  // The function's statements, run symbolically in order: each variable's value as an expression of
+  // the CombineArgs. An if on a runtime value runs both branches; a variable either assigns is after it
+  // where(cond, its value in the if branch, in the else branch), as each lane takes the branch its
+  // condition picks (the function is applied lane by lane).
+  using Env = std::map<std::string, ExprP>;
+  std::function<ExprP(const ExprP&, const Env&)> sub = [&](const ExprP& e, const Env& env) -> ExprP {
     if (!e) return e;
     if (e->kind == ExprKind::Var) {
       for (size_t i = 0; i < names.size(); ++i)
@@ -724,17 +726,53 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
           c->type = Type{elems[i % n], false, {}};
           return c;
         }
-      if (defs.count(e->name)) return sub(defs[e->name]);
+      auto d = env.find(e->name);
+      if (d != env.end()) return clone_expr(d->second);
       unsupported(e->loc, "a combine_fn that reads a variable of the kernel");
     }
     ExprP c = std::make_shared<Expr>(*e);
-    for (auto& a : c->args) a = sub(a);
+    for (auto& a : c->args) a = sub(a, env);
     return c;
   };
+  std::function<void(const std::vector<StmtP>&, Env&)> run = [&](const std::vector<StmtP>& body, Env& env) {
+    for (const StmtP& st : body) {
+      if (st->kind == StmtKind::Assign && st->targets.size() == 1) {
+        env[st->targets[0]] = sub(st->args[0], env);
+        continue;
+      }
+      if (st->kind == StmtKind::If) {
+        ExprP cond = as_i1_expr(sub(st->args[0], env), st->loc);
+        Env then_env = env, else_env = env;
+        run(st->body, then_env);
+        run(st->orelse, else_env);
+        std::set<std::string> assigned;
+        for (const auto& [name, e] : then_env) assigned.insert(name);
+        for (const auto& [name, e] : else_env) assigned.insert(name);
+        for (const std::string& name : assigned) {
+          auto a = then_env.find(name), b = else_env.find(name);
+          if (a == then_env.end() || b == else_env.end()) continue;  // bound in one branch only: not readable after
+          if (a->second == b->second) {
+            env[name] = a->second;
+            continue;
+          }
+          ExprP w = make_where(clone_expr(cond), a->second, b->second, st->loc);
+          w->type = a->second->type;
+          env[name] = w;
+        }
+        continue;
+      }
+      const StmtKind k = st->kind;
+      const char* what = k == StmtKind::For || k == StmtKind::While ? "a loop" : k == StmtKind::Store ? "a store"
+                       : k == StmtKind::Atomic ? "an atomic" : k == StmtKind::Print ? "a print" : k == StmtKind::Assert ? "an assert" : "a statement other than an assignment";
+      unsupported(st->loc, std::string("a combine_fn with ") + what);
+    }
+  };
+  Env env;
+  run(stmts, env);
   std::vector<ExprP> bodies;
   for (const Val& v : n == 1 ? std::vector<Val>{r} : r.items) {
     if (v.k != VK::Tensor && !v.number()) user_error(loc, "a combine_fn returns tensors, got " + py_type_name(v));
-    bodies.push_back(sub(ir(v, loc)));
+    bodies.push_back(sub(ir(v, loc), env));
   }
   return bodies;
 }

@@ -33,6 +33,9 @@ struct TritonLaunch {
   // Source texts to use instead of reading the files (path -> text): the Python package passes the
   // kernel file as it was when the kernel was decorated, as Triton snapshots the source then.
   std::map<std::string, std::string> sources;
+  // tl.multiple_of / max_contiguous / max_constancy become asserts that they hold (ir/Hints.h): the
+  // interpreter with the sanitizer on; off, a hint is the value itself.
+  bool hint_checks = false;
 };
 
 struct TritonProgram {

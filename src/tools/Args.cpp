@@ -404,6 +404,8 @@ LaunchSpec CliOptions::launch() const {
   s.ins = ins;
   s.grid = grid;
   s.bufs = bufs;
+  // the sanitizer checks the compiler hints of a .py kernel where the interpreter runs it
+  s.hint_checks = (command == "run" || command == "debug") && backend == Backend::Interp && interp.sanitize != Sanitize::None;
   return s;
 }
 
@@ -565,7 +567,9 @@ execution:
   --threads N               run program instances on N threads (results are identical)
   --sanitize=none|bounds|conflicts|all  checks: out-of-bounds; conflicts: + conflicting instances; all: + uninitialized
                             reads (default all); with --backend=cuda, bounds checks every access on the GPU,
-                            conflicts and all also conflicting instances (stores), none nothing
+                            conflicts and all also conflicting instances (stores), none nothing; on the
+                            interpreter any but none also checks a .py kernel's tl.multiple_of /
+                            max_contiguous / max_constancy hints (docs/triton.md "Compiler hints")
   --keep-going              report every finding instead of stopping at the first
   --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
   --max-steps N             stop a program instance that runs more than N statements (each loop

@@ -21,6 +21,7 @@
 #include "ir/Verify.h"
 #include "ir/Walk.h"
 #include "ir/Fma.h"
+#include "ir/Hints.h"
 #include "ir/InlinePtx.h"
 #include "ir/Select.h"
 #include "ttir/Ttir.h"
@@ -709,7 +710,30 @@ class Lowerer {
   }
 
   // ---- ops ----
+  // One op; where the launch asks for hint checks, the hints on its result (Op::hints) become asserts
+  // that they hold (ir/Hints.h), read off the result right after it is defined.
   void emit(const Op& op) {
+    bool hinted = launch_.hint_checks && !op.hints.empty() && op.results.size() == 1;
+    if (hinted) {  // one more use: the checks read the value too
+      uses_[op.results[0]]++;
+      local_.back()[op.results[0]]++;
+    }
+    emit_op(op);
+    if (!hinted) return;
+    cur_loc_ = loc_of(op);
+    cur_name_ = name_of(op);
+    const std::string& r = op.results[0];
+    Value& v = lookup(r);
+    Type t = v.t.type();
+    if (t.ptr || v.var.rfind("<", 0) == 0) return;
+    ExprP x = use(r);
+    for (const auto& [attr, values] : op.hints) {
+      HintKind k = attr == "tt.divisibility" ? HintKind::Divisibility : attr == "tt.contiguity" ? HintKind::Contiguity : HintKind::Constancy;
+      for (StmtP s : hint_checks(k, values, x, t, cur_name_, cur_loc_, binder())) out_->push_back(s);
+    }
+  }
+
+  void emit_op(const Op& op) {
     cur_loc_ = loc_of(op);
     cur_name_ = name_of(op);
     for (const std::string& r : op.results) def_op_[r] = &op;

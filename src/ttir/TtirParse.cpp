@@ -1,7 +1,9 @@
 // TTIR text -> a tree of ops (TtirParse.h).
 #include "ttir/TtirParse.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace dtsim::ttir {
 
@@ -205,10 +207,44 @@ class Parser {
  private:
   SourceLoc at(size_t line) const { return SourceLoc{src_, static_cast<int>(line + 1), 1}; }
 
+  // The values of hint `key` in an attribute dictionary `dict` (`tt.divisibility = dense<16> :
+  // tensor<1xi32>`, `dense<[16, 1]> : tensor<2xi32>`, `16 : i32`); nullopt where it is absent.
+  static std::optional<std::vector<int64_t>> hint_values(const std::string& dict, const std::string& key) {
+    size_t p = dict.find(key + " = ");
+    if (p == std::string::npos) return std::nullopt;
+    p += key.size() + 3;
+    std::string body;
+    if (dict.compare(p, 6, "dense<") == 0) {
+      size_t e = dict.find('>', p);
+      if (e == std::string::npos) return std::nullopt;
+      body = dict.substr(p + 6, e - p - 6);
+    } else {
+      size_t e = dict.find_first_of(":,}", p);
+      body = dict.substr(p, e == std::string::npos ? std::string::npos : e - p);
+    }
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < body.size();) {
+      if (std::isdigit(static_cast<unsigned char>(body[i])) || body[i] == '-') {
+        size_t used = 0;
+        try {
+          out.push_back(std::stoll(body.substr(i), &used));
+        } catch (const std::exception&) {
+          return std::nullopt;
+        }
+        i += std::max<size_t>(used, 1);
+      } else {
+        ++i;
+      }
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+  }
+
   // The text without the attribute dictionaries of compiler hints (`{tt.divisibility = dense<16> :
   // tensor<2xi32>}`, tt.contiguity, tt.constancy: tl.multiple_of, tl.max_contiguous,
-  // tl.max_constancy on a value), which say nothing about what the op computes.
-  static std::string strip_hints(std::string t) {
+  // tl.max_constancy on a value), which say nothing about what the op computes; the hints go to
+  // `hints` (Op::hints).
+  static std::string strip_hints(std::string t, std::vector<std::pair<std::string, std::vector<int64_t>>>* hints = nullptr) {
     for (const char* key : {"{tt.divisibility", "{tt.contiguity", "{tt.constancy"}) {
       size_t b;
       while ((b = t.find(key)) != std::string::npos) {
@@ -219,6 +255,11 @@ class Parser {
           else if (t[e] == '}' && --depth == 0) break;
         }
         if (e >= t.size()) return t;
+        if (hints) {
+          std::string dict = t.substr(b, e + 1 - b);
+          for (const char* h : {"tt.divisibility", "tt.contiguity", "tt.constancy"})
+            if (auto v = hint_values(dict, h)) hints->emplace_back(h, *v);
+        }
         size_t from = b > 0 && t[b - 1] == ' ' ? b - 1 : b;
         t.erase(from, e + 1 - from);
       }
@@ -270,7 +311,7 @@ class Parser {
     bool custom_region = !generic_region && !rest.empty() && rest.back() == '{';
     if (!generic_region && !custom_region) {
       op.loc = take_loc(rest);
-      op.text = strip_hints(trim(rest));
+      op.text = strip_hints(trim(rest), &op.hints);
       return op;
     }
     op.text = trim(rest.substr(0, rest.size() - (generic_region ? 2 : 1)));

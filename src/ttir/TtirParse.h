@@ -35,6 +35,9 @@ struct Op {
   std::vector<Region> regions;
   std::string loc;                   // the loc(...) operand, e.g. "#loc12" or "\"f.py\":3:4"
   SourceLoc text_loc;                // the op's line in the TTIR text
+  // Compiler hints on the op's result (tl.multiple_of, tl.max_contiguous, tl.max_constancy): the
+  // attribute ("tt.divisibility", "tt.contiguity", "tt.constancy") and its value per dimension.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> hints;
 };
 
 // A location of the source program: file, line, column and the variable name it carries.
