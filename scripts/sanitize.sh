@@ -5,6 +5,8 @@
 # (the debugger sessions are in e2e) and the fuzz label (each fuzz target for DTSIM_FUZZ_SECONDS,
 # default 10 s, and every kept crash input) there. The .dt examples run at 1 size set from --arg
 # here (DTSIM_SIZE_SETS, default 1; the GCC build runs 5); scripts/long.sh runs the longer version.
+# The code these tests run only briefly compiles at -O0, the rest at -O1 (DTSIM_SANITIZE_COLD_O0 in
+# CMakeLists.txt says which).
 # usage: scripts/sanitize.sh [BUILD_DIR]   (default build-asan; DTSIM_FUZZ_SECONDS=N to change the
 # fuzzing time per target, DTSIM_SIZE_SETS=N the size sets of example-sizes/*)
 set -euo pipefail
