@@ -2,14 +2,16 @@
 combine region; each yielded value is a select), checked against numpy: the largest magnitude
 (returns in both branches) along either axis, a sum of the positive parts through nested ifs, an
 argmax of (value, index) pairs that prefers the lower index on ties (a pair that packs into one i64,
-and f64 / i64 that do not), a forward fill by associative_scan (forward and reverse), and a
-three-operand tuple. A combine function with a loop is a located error that says so."""
+and f64 / i64 that do not). A combine function with a loop is a located error that says so. The
+scans (a forward fill both ways, a three-operand tuple) are tests/ttir/combine_ifs.py's, which both
+.py readers run."""
 import subprocess
 import sys
 
 import numpy as np
 import triton
 import triton.language as tl
+from combine_fns import first_max, positive_parts
 
 import dtsim
 
@@ -22,56 +24,6 @@ def larger_magnitude(a, b):
         return ma
     else:
         return mb
-
-
-@triton.jit
-def positive_parts(a, b):  # a + b counting only what is above zero
-    if a > 0:
-        if b > 0:
-            r = a + b
-        else:
-            r = a
-    else:
-        if b > 0:
-            r = b
-        else:
-            r = a * 0
-    return r
-
-
-@triton.jit
-def first_max(av, ai, bv, bi):  # the larger value; the lower index on ties
-    if av > bv:
-        v = av
-        i = ai
-    elif av == bv:
-        v = av
-        i = tl.minimum(ai, bi)
-    else:
-        v = bv
-        i = bi
-    return v, i
-
-
-@triton.jit
-def last_set(a, b):  # b unless it is 0
-    if b != 0:
-        out = b
-    else:
-        out = a
-    return out
-
-
-@triton.jit
-def widest(a0, a1, a2, b0, b1, b2):  # the (lo, hi) pair of the widest interval and its tag
-    if b1 - b0 > a1 - a0:
-        r0, r1, r2 = b0, b1, b2
-    else:
-        if b1 - b0 == a1 - a0:
-            r0, r1, r2 = tl.minimum(a0, b0), tl.minimum(a1, b1), tl.minimum(a2, b2)
-        else:
-            r0, r1, r2 = a0, a1, a2
-    return r0, r1, r2
 
 
 @triton.jit
@@ -100,21 +52,6 @@ def reduces(x_ptr, i_ptr, f_ptr, l_ptr, mag0_ptr, mag1_ptr, pos_ptr, amv_ptr, am
     v2, i2 = tl.reduce((f, lidx), 1, first_max)  # f64 and i64: the general tuple path
     tl.store(lv_ptr + tl.arange(0, M), v2)
     tl.store(li_ptr + tl.arange(0, M), i2)
-
-
-@triton.jit
-def scans(i_ptr, fwd_ptr, rev_ptr, lo_ptr, hi_ptr, tag_ptr, t_lo_ptr, t_hi_ptr, t_tag_ptr, N: tl.constexpr):
-    o = tl.arange(0, N)
-    iv = tl.load(i_ptr + o)
-    tl.store(fwd_ptr + o, tl.associative_scan(iv, 0, last_set))
-    tl.store(rev_ptr + o, tl.associative_scan(iv, 0, last_set, reverse=True))
-    lo = tl.load(lo_ptr + o)
-    hi = tl.load(hi_ptr + o)
-    tag = tl.load(tag_ptr + o)
-    a, b, c = tl.associative_scan((lo, hi, tag), 0, widest)
-    tl.store(t_lo_ptr + o, a)
-    tl.store(t_hi_ptr + o, b)
-    tl.store(t_tag_ptr + o, c)
 
 
 @triton.jit
@@ -154,41 +91,8 @@ check("argmax index (packed pair), the first on ties", ami, x.argmax(1).astype(n
 check("argmax value (f64, i64)", lv, f.max(1))
 check("argmax index (f64, i64)", li, lidx[np.arange(M), f.argmax(1)])
 
-K = 64
-s = np.where(rng.random(K) < 0.6, 0, rng.integers(1, 100, K)).astype(np.int32)
-s[0] = 0
-lo = rng.integers(0, 50, K).astype(np.int32)
-hi = (lo + rng.integers(0, 10, K)).astype(np.int32)
-tag = rng.integers(0, 1000, K).astype(np.int32)
-fwd, rev, t_lo, t_hi, t_tag = (np.zeros(K, np.int32) for _ in range(5))
-scans[(1,)](s, fwd, rev, lo, hi, tag, t_lo, t_hi, t_tag, N=K)
-
-
-def fill(v):
-    out, last = [], 0
-    for e in v:
-        last = e if e != 0 else last
-        out.append(last)
-    return np.array(out, np.int32)
-
-
-check("forward fill", fwd, fill(s))
-check("forward fill, reverse", rev, fill(s[::-1])[::-1])
-want = [[], [], []]
-cur = None
-for e in zip(lo, hi, tag):
-    if cur is None or e[1] - e[0] > cur[1] - cur[0]:
-        cur = e
-    elif e[1] - e[0] == cur[1] - cur[0]:
-        cur = tuple(min(p, q) for p, q in zip(cur, e))
-    for j in range(3):
-        want[j].append(cur[j])
-check("widest interval, lo", t_lo, np.array(want[0], np.int32))
-check("widest interval, hi", t_hi, np.array(want[1], np.int32))
-check("widest interval, tag", t_tag, np.array(want[2], np.int32))
-
 r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "loop"], capture_output=True, text=True)
 if r.returncode == 0 or "a combine function with a loop is not supported yet" not in r.stderr or "combine_branches.py:" not in r.stderr:
     sys.exit("a combine function with a loop: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
-print("combine functions with if/else: largest magnitude on both axes, nested ifs, argmax pairs (packed and f64/i64), a forward "
-      "fill both ways and a three-operand scan match numpy; a combine function with a loop is a located error")
+print("combine functions with if/else: largest magnitude on both axes, nested ifs, argmax pairs (packed and f64/i64) "
+      "match numpy; a combine function with a loop is a located error")

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import triton
 import triton.language as tl
+from combine_fns import first_max, positive_parts
 
 
 @triton.jit
@@ -17,35 +18,6 @@ def larger_magnitude(a, b):
     if tl.abs(a) > tl.abs(b):
         r = tl.abs(a)
     return r
-
-
-@triton.jit
-def positive_parts(a, b):  # a + b counting only what is above zero
-    if a > 0:
-        if b > 0:
-            r = a + b
-        else:
-            r = a
-    else:
-        if b > 0:
-            r = b
-        else:
-            r = a * 0
-    return r
-
-
-@triton.jit
-def first_max(av, ai, bv, bi):  # the larger value; the lower index on ties
-    if av > bv:
-        v = av
-        i = ai
-    elif av == bv:
-        v = av
-        i = tl.minimum(ai, bi)
-    else:
-        v = bv
-        i = bi
-    return v, i
 
 
 @triton.jit

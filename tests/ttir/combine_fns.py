@@ -1,0 +1,33 @@
+"""Combine functions with if/else on their runtime arguments, shared by tests/ttir/combine_ifs.py (both
+.py readers) and tests/ttir/combine_branches.py (Triton's frontend)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def positive_parts(a, b):  # a + b counting only what is above zero
+    if a > 0:
+        if b > 0:
+            r = a + b
+        else:
+            r = a
+    else:
+        if b > 0:
+            r = b
+        else:
+            r = a * 0
+    return r
+
+
+@triton.jit
+def first_max(av, ai, bv, bi):  # the larger value; the lower index on ties
+    if av > bv:
+        v = av
+        i = ai
+    elif av == bv:
+        v = av
+        i = tl.minimum(ai, bi)
+    else:
+        v = bv
+        i = bi
+    return v, i
