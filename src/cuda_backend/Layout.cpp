@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include "cuda_backend/NvvmValues.h"

@@ -86,7 +86,7 @@ std::vector<StmtP> hint_checks(HintKind k, const std::vector<int64_t>& values, c
           ExprP all;
           for (int e = 0; e < rank; ++e) {
             if (t.shape[static_cast<size_t>(e)] <= 1) continue;
-            ExprP starts = bo(BinOp::LOr, bo(BinOp::Eq, index(e), lit(0)), bo(BinOp::Ne, X(), bo(BinOp::Add, before(e), lit(1))));
+            ExprP starts = bo(BinOp::LOr, bo(BinOp::Eq, index(e), lit(0)), make_unary(UnOp::Not, follows(e), loc));
             all = all ? bo(BinOp::LAnd, all, starts) : starts;
           }
           leader = bind("hint_lead", all ? all : make_const_bool(true, loc));

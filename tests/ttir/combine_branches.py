@@ -1,17 +1,16 @@
 """Combine functions with if/else (an scf.if that yields per branch inside tt.reduce's or tt.scan's
 combine region; each yielded value is a select), checked against numpy: the largest magnitude
-(returns in both branches) along either axis, a sum of the positive parts through nested ifs, an
-argmax of (value, index) pairs that prefers the lower index on ties (a pair that packs into one i64,
-and f64 / i64 that do not). A combine function with a loop is a located error that says so. The
-scans (a forward fill both ways, a three-operand tuple) are tests/ttir/combine_ifs.py's, which both
-.py readers run."""
+(returns in both branches) along either axis and an argmax of f64 values with i64 indices that
+prefers the lower index on ties (a pair that does not pack into one i64). A combine function with a
+loop is a located error that says so. Nested ifs, the packed f32 / i32 argmax and the scans are
+tests/ttir/combine_ifs.py's, which both .py readers run."""
 import subprocess
 import sys
 
 import numpy as np
 import triton
 import triton.language as tl
-from combine_fns import first_max, positive_parts
+from combine_fns import check, first_max
 
 import dtsim
 
@@ -35,18 +34,12 @@ def looped(a, b):
 
 
 @triton.jit
-def reduces(x_ptr, i_ptr, f_ptr, l_ptr, mag0_ptr, mag1_ptr, pos_ptr, amv_ptr, ami_ptr, lv_ptr, li_ptr, M: tl.constexpr, N: tl.constexpr):
+def reduces(x_ptr, f_ptr, l_ptr, mag0_ptr, mag1_ptr, lv_ptr, li_ptr, M: tl.constexpr, N: tl.constexpr):
     rows = tl.arange(0, M)[:, None]
     cols = tl.arange(0, N)[None, :]
     x = tl.load(x_ptr + rows * N + cols)
     tl.store(mag0_ptr + tl.arange(0, N), tl.reduce(x, 0, larger_magnitude))
     tl.store(mag1_ptr + tl.arange(0, M), tl.reduce(x, 1, larger_magnitude))
-    iv = tl.load(i_ptr + rows * N + cols)
-    tl.store(pos_ptr + tl.arange(0, M), tl.reduce(iv, 1, positive_parts))
-    idx = tl.broadcast_to(cols, (M, N))
-    v, i = tl.reduce((x, idx), 1, first_max)  # f32 and i32: one packed i64 per pair
-    tl.store(amv_ptr + tl.arange(0, M), v)
-    tl.store(ami_ptr + tl.arange(0, M), i)
     f = tl.load(f_ptr + rows * N + cols)
     lidx = tl.load(l_ptr + rows * N + cols)
     v2, i2 = tl.reduce((f, lidx), 1, first_max)  # f64 and i64: the general tuple path
@@ -65,34 +58,22 @@ if len(sys.argv) > 1 and sys.argv[1] == "loop":
     sys.exit("no error for a combine function with a loop")
 
 
-def check(name, got, want):
-    if not np.array_equal(got, want):
-        bad = np.flatnonzero(np.asarray(got != want).reshape(-1))[:4]
-        sys.exit("%s: at %s got %s, want %s" % (name, bad, np.asarray(got).reshape(-1)[bad], np.asarray(want).reshape(-1)[bad]))
-
-
 M, N = 8, 32
 rng = np.random.default_rng(5)
 x = (rng.standard_normal((M, N)) * 4).astype(np.float32)
 x[0, :] = np.round(x[0, :])  # ties in row 0
 x[1, 3], x[1, 9] = 50.0, -50.0
-iv = rng.integers(-20, 20, (M, N)).astype(np.int32)
-iv[2, :] = -1  # no positive part: the combine's 0
 f = np.round(rng.standard_normal((M, N)) * 3).astype(np.float64)
 lidx = np.broadcast_to((np.arange(N) * 3 + 2**40).astype(np.int64), (M, N)).copy()
-mag0, pos, amv, ami, lv, li = np.zeros(N, np.float32), np.zeros(M, np.int32), np.zeros(M, np.float32), np.zeros(M, np.int32), np.zeros(M), np.zeros(M, np.int64)
-mag1 = np.zeros(M, np.float32)
-reduces[(1,)](x, iv, f, lidx, mag0, mag1, pos, amv, ami, lv, li, M=M, N=N)
+mag0, mag1, lv, li = np.zeros(N, np.float32), np.zeros(M, np.float32), np.zeros(M), np.zeros(M, np.int64)
+reduces[(1,)](x, f, lidx, mag0, mag1, lv, li, M=M, N=N)
 check("largest magnitude along 0", mag0, np.abs(x).max(0))
 check("largest magnitude along 1", mag1, np.abs(x).max(1))
-check("positive parts (nested ifs)", pos, np.maximum(iv, 0).sum(1).astype(np.int32))
-check("argmax value (packed pair)", amv, x.max(1))
-check("argmax index (packed pair), the first on ties", ami, x.argmax(1).astype(np.int32))
 check("argmax value (f64, i64)", lv, f.max(1))
 check("argmax index (f64, i64)", li, lidx[np.arange(M), f.argmax(1)])
 
 r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "loop"], capture_output=True, text=True)
 if r.returncode == 0 or "a combine function with a loop is not supported yet" not in r.stderr or "combine_branches.py:" not in r.stderr:
     sys.exit("a combine function with a loop: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
-print("combine functions with if/else: largest magnitude on both axes, nested ifs, argmax pairs (packed and f64/i64) "
+print("combine functions with if/else: largest magnitude on both axes (returns in branches), an f64 / i64 argmax "
       "match numpy; a combine function with a loop is a located error")
