@@ -39,7 +39,7 @@ if(DTSIM_HAVE_PYTHON)
   dtsim_python_test(fp_fusion fp_fusion.py)  # no GPU: enable_fp_fusion reaches the compiled kernel and its launcher
   dtsim_python_test(fp_fusion_standin fp_fusion.py)  # ... through dtsim's own .py reader
   set_tests_properties(python/fp_fusion_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
-  dtsim_python_test(approx_div_standin approx_div.py)  # no GPU: dtsim's own .py reader keeps IEEE division (ttir/approx_div: Triton's `/`)
+  dtsim_python_test(approx_div_standin approx_div.py)  # no GPU: dtsim's own .py reader compiles `/` as div.full.f32 too (ttir/approx_div: the TTIR reader)
   set_tests_properties(python/approx_div_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   dtsim_python_test(gpu_cuda_launcher cuda_launcher.py)
   set_tests_properties(python/gpu_cuda_launcher PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
