@@ -162,7 +162,10 @@ class Lowering {
   std::map<std::string, Reg> regs_;
   std::string inst_;  // the instruction being lowered (for messages)
   std::string guard_lit_;  // the instruction's guard as Reg::under spells it ("" when unguarded)
-  bool only_barriers_ = true;  // no instruction but bar.sync / barrier (their outputs read 0)
+  bool only_barriers_ = true;  // no instruction but bar.sync / barrier / trap (their outputs read 0)
+ public:
+  std::vector<StmtP>* effects_ = nullptr;  // where `trap`'s assert goes (lower_inline_ptx)
+ private:
 
   // ---- IR helpers ----
   static ExprP cp(const ExprP& e) { return clone_expr(e); }
@@ -523,6 +526,17 @@ class Lowering {
     const int w = i64 ? 64 : i16 ? 16 : 32;
     const Scalar rt = i64 ? Scalar::I64 : Scalar::I32;
     if (op == "bar" || op == "barrier") return;  // one instance's statements already run in order
+    if (op == "trap") {  // the launch aborts where it runs: an assert that fails wherever the guard holds
+      if (!effects_) unsupported();
+      need(0);
+      auto a = std::make_shared<Stmt>();
+      a->kind = StmtKind::Assert;
+      a->loc = loc_;
+      a->text = "inline PTX '" + s + "' executed (on the GPU the launch aborts here)";
+      a->args = {guard ? un(UnOp::Not, cp(guard)) : make_const_bool(false, loc_)};
+      effects_->push_back(std::move(a));
+      return;  // registers it leaves unwritten read 0, as after a barrier: no instance goes on past it
+    }
     only_barriers_ = false;
     if ((op == "max" || op == "min") && has("NaN") && has("xorsign") && has("abs") && ty == "f32") {
       // the larger (smaller) magnitude with the XOR of the signs; the canonical NaN where either is
@@ -984,8 +998,10 @@ class Lowering {
 }  // namespace
 
 std::vector<ExprP> lower_inline_ptx(const std::string& text, const std::string& constraints, int pack, const std::vector<PtxOperand>& args,
-                                    const std::vector<Scalar>& results, const Shape& shape, SourceLoc loc, const BindFn& bind) {
+                                    const std::vector<Scalar>& results, const Shape& shape, SourceLoc loc, const BindFn& bind,
+                                    std::vector<StmtP>* effects) {
   Lowering l(text, loc, bind);
+  l.effects_ = effects;
   return l.run(constraints, pack, args, results, shape);
 }
 

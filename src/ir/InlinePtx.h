@@ -21,8 +21,12 @@ struct PtxOperand {
 // ("=r,=r,r": outputs, then inputs) over operand tiles of `shape`. Returns one expression per
 // result (element type results[i], shape `shape`); each instruction's value is bound to a variable
 // through `bind`. Any instruction, operand or constraint outside the supported set is a located
-// user error at `loc` that quotes it.
+// user error at `loc` that quotes it. `trap` (the GPU aborts the launch; `@p trap` where p holds)
+// becomes an assert appended to `effects`, which the caller emits before it uses the results: it fails
+// in an instance that reaches it (at the first lane whose guard holds). Without `effects`, `trap` is an
+// error.
 std::vector<ExprP> lower_inline_ptx(const std::string& text, const std::string& constraints, int pack, const std::vector<PtxOperand>& args,
-                                    const std::vector<Scalar>& results, const Shape& shape, SourceLoc loc, const BindFn& bind);
+                                    const std::vector<Scalar>& results, const Shape& shape, SourceLoc loc, const BindFn& bind,
+                                    std::vector<StmtP>* effects = nullptr);
 
 }  // namespace dtsim

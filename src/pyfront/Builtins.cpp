@@ -913,7 +913,9 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     std::vector<Val> dts = several ? dtype.items : std::vector<Val>{dtype};
     std::vector<Scalar> elems;
     for (const Val& d : dts) elems.push_back(B.dtype_arg(d, B.at(3, "dtype")));
-    std::vector<ExprP> rs = lower_inline_ptx(text.text, cons.text, static_cast<int>(pack), ops, elems, shape, loc, binder(loc));
+    std::vector<StmtP> traps;
+    std::vector<ExprP> rs = lower_inline_ptx(text.text, cons.text, static_cast<int>(pack), ops, elems, shape, loc, binder(loc), &traps);
+    for (StmtP& t : traps) emit(t);
     std::vector<Val> out;
     for (size_t i = 0; i < rs.size(); ++i) {
       Val r = tensor(typed_tree(rs[i]));

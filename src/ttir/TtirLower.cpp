@@ -2123,7 +2123,9 @@ class Lowerer {
     for (size_t i = 0; i < v.size(); ++i) args.push_back(PtxOperand{vals[i], type_of_arg(v[i]).elem});
     std::vector<Scalar> elems;
     for (const VType& t : ts) elems.push_back(t.elem);
-    std::vector<ExprP> rs = lower_inline_ptx(raw, attr_str(attrs, "constraints"), static_cast<int>(pack), args, elems, shape, cur_loc_, binder());
+    std::vector<StmtP> traps;
+    std::vector<ExprP> rs = lower_inline_ptx(raw, attr_str(attrs, "constraints"), static_cast<int>(pack), args, elems, shape, cur_loc_, binder(), &traps);
+    for (StmtP& t : traps) out_->push_back(std::move(t));
     for (size_t i = 0; i < rs.size(); ++i) define(op.results[i], rs[i], ts[i], true, cur_loc_);
   }
 
