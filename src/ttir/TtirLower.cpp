@@ -1046,10 +1046,18 @@ class Lowerer {
       std::string view = view_of(v.at(0));
       if (!view.empty()) {  // through a bitcast pointer: the buffer's values, converted
         Scalar be = type_of(view).elem, ve = type_of(v[0]).elem;
+        const int64_t ratio = view_ratio(v[0]);
         std::vector<std::string> w = v;
         w[0] = view;
         std::vector<ExprP> pmo = elementwise(w, pt.shape, true);
         ExprP m = v.size() > 1 ? pmo[1] : nullptr;
+        if (ratio > 1) {
+          VType t{ve, false, pt.shape};
+          ExprP got = view_load(pmo[0], m, be, ve, ratio);
+          if (v.size() > 2) got = make_where(clone_expr(m), got, pmo[2], cur_loc_);
+          define(res(), got, t, false, cur_loc_);
+          return;
+        }
         ExprP o = v.size() > 2 ? view_value(pmo[2], ve, be) : nullptr;
         VType t{ve, false, pt.shape};
         define(res(), view_value(make_load(pmo[0], m, o, cur_loc_), be, ve), t, false, cur_loc_);
@@ -1078,8 +1086,12 @@ class Lowerer {
         w[0] = view;
       }
       std::vector<ExprP> pvm = elementwise(w, type_of(v.at(0)).shape, true);
-      ExprP p = pvm.at(0), val = view_value(pvm.at(1), ve, be);
       ExprP m = v.size() > 2 ? pvm[2] : nullptr;
+      if (!view.empty() && view_ratio(v[0]) > 1) {
+        view_store(pvm.at(0), pvm.at(1), m, be, ve, view_ratio(v[0]));
+        return;
+      }
+      ExprP p = pvm.at(0), val = view_value(pvm.at(1), ve, be);
       out_->push_back(make_store(p, val, m, cur_loc_));
       return;
     }
@@ -1158,11 +1170,17 @@ class Lowerer {
         Scalar src = type_of(v).elem;
         bool bytes = (src == Scalar::I1 && to.elem == Scalar::I8) || (src == Scalar::I8 && to.elem == Scalar::I1);
         bool same = src != Scalar::I1 && to.elem != Scalar::I1 && scalar_bytes(src) == scalar_bytes(to.elem);
-        if (!bytes && !same && src != to.elem)
-          user_error(cur_loc_, std::string("a pointer bitcast between element types of different widths (") + scalar_name(src) + " -> " +
-                                   scalar_name(to.elem) + ") is not supported");
+        // a wider view of narrower data (f32 scales in a uint8 KV cache): each element is `ratio`
+        // consecutive elements of the buffer (view_load / view_store)
+        bool wider = src != Scalar::I1 && to.elem != Scalar::I1 && scalar_bytes(to.elem) > scalar_bytes(src) &&
+                     scalar_bytes(to.elem) % scalar_bytes(src) == 0;
+        if (!bytes && !same && !wider && src != to.elem)
+          user_error(cur_loc_, std::string("a pointer bitcast to a narrower element type (") + scalar_name(src) + " -> " +
+                                   scalar_name(to.elem) + ") is not supported yet (a wider one, such as *u8 -> *f32, is)");
+        if (view_ratio(v) > 1) user_error(cur_loc_, "a bitcast of a pointer that is already a wider view of its buffer is not supported yet");
         hold(v);
         bind(res(), Value{nullptr, "<ptrview>" + v, to, false});  // a view of %v
+        if (wider) view_ratio_[res()] = scalar_bytes(to.elem) / scalar_bytes(src);
         return;
       }
       define(res(), make_bitcast(use(v), to.elem, cur_loc_), to, true, cur_loc_);
@@ -2972,6 +2990,7 @@ class Lowerer {
       // Triton's float max/min: max (min) on the integer view where the value's sign bit is clear,
       // umin (umax) where it is set; each is the float max (min) on the float buffer.
       const std::string fp = view_of(v[0]);
+      if (view_ratio(v[0]) > 1) user_error(cur_loc_, "an atomic through a pointer bitcast to a wider element type is not supported");
       VType ft = type_of(fp);
       bool fmax = aop == AtomicOp::Max || aop == AtomicOp::UMin, fmin = aop == AtomicOp::Min || aop == AtomicOp::UMax;
       if ((!fmax && !fmin) || !is_float(ft.elem) || !is_int(type_of(v[0]).elem))
@@ -3902,6 +3921,21 @@ class Lowerer {
     std::string fresh = op.results.at(0) + ".viewed";
     w.results = {fresh};
     w.text = "%" + src + op.text.substr(op.text.find('%' + operand) + operand.size() + 1);
+    const int64_t ratio = view_ratio(operand);
+    if (ratio > 1 && op.name == "tt.addptr") {  // a wider view steps `ratio` buffer elements per element
+      Cursor c(op.text, op.text_loc);
+      c.value();
+      c.expect(",");
+      std::string off = c.value();
+      std::string scaled = op.results[0] + ".scaled";
+      VType ot = type_of(off);
+      uses_[scaled] = 1;
+      local_.back()[scaled] = 1;
+      define(scaled, make_binary(BinOp::Mul, use(off), int_of(ratio, ot.elem, cur_loc_), cur_loc_), ot, true, cur_loc_);
+      size_t at = w.text.find('%' + off, src.size() + 1);
+      w.text.replace(at, off.size() + 1, '%' + scaled);
+    }
+    if (ratio > 1) view_ratio_[op.results[0]] = ratio;
     for (size_t p = w.text.find(ve); p != std::string::npos; p = w.text.find(ve, p + se.size())) w.text.replace(p, ve.size(), se);
     uses_[fresh] = uses_[op.results[0]];
     local_.back()[fresh] = local_.back()[op.results[0]];
@@ -3919,6 +3953,55 @@ class Lowerer {
     if (from == to) return e;
     if (from == Scalar::I1 || to == Scalar::I1) return make_cast(e, to, cur_loc_);
     return make_bitcast(e, to, cur_loc_);
+  }
+
+  // How many buffer elements one element of pointer `ssa` spans: > 1 for a wider view (a bitcast from
+  // *u8 to *f32 spans 4), 1 otherwise.
+  int64_t view_ratio(const std::string& ssa) const {
+    auto it = view_ratio_.find(ssa);
+    return it == view_ratio_.end() ? 1 : it->second;
+  }
+  static Scalar int_of_width(int bytes) { return bytes == 1 ? Scalar::I8 : bytes == 2 ? Scalar::I16 : bytes == 4 ? Scalar::I32 : Scalar::I64; }
+
+  // A load of `ve` values through a wider view of a `be` buffer: each value is `ratio` consecutive
+  // buffer elements (its lowest-addressed first: little-endian, as the GPU reads it), each loaded
+  // under the mask, so bounds, uninitialized reads and conflicts are checked per buffer element.
+  ExprP view_load(ExprP p, ExprP m, Scalar be, Scalar ve, int64_t ratio) {
+    BindFn bind = binder();
+    const int bits = 8 * scalar_bytes(be);
+    const Scalar bi = int_of_width(scalar_bytes(be));
+    ExprP pv = bind("view_p", p);
+    ExprP mv = m ? bind("view_m", m) : nullptr;
+    ExprP acc;
+    for (int64_t k = 0; k < ratio; ++k) {
+      ExprP part = make_load(make_binary(BinOp::Add, clone_expr(pv), int_of(k, Scalar::I32, cur_loc_), cur_loc_), mv ? clone_expr(mv) : nullptr, nullptr, cur_loc_);
+      if (be != bi) part = make_bitcast(part, bi, cur_loc_);
+      part = make_binary(BinOp::And, make_cast(part, Scalar::I64, cur_loc_), int_of((int64_t{1} << bits) - 1, Scalar::I64, cur_loc_), cur_loc_);
+      if (k) part = make_binary(BinOp::Shl, part, int_of(bits * k, Scalar::I64, cur_loc_), cur_loc_);
+      acc = acc ? make_binary(BinOp::Or, acc, part, cur_loc_) : part;
+    }
+    const Scalar wi = int_of_width(scalar_bytes(ve));
+    ExprP r = wi == Scalar::I64 ? acc : make_cast(acc, wi, cur_loc_);
+    return ve == wi ? r : make_bitcast(r, ve, cur_loc_);
+  }
+
+  // A store of `ve` value `val` through a wider view of a `be` buffer: its bytes as `ratio` buffer
+  // elements, each stored under the mask.
+  void view_store(ExprP p, ExprP val, ExprP m, Scalar be, Scalar ve, int64_t ratio) {
+    BindFn bind = binder();
+    const int bits = 8 * scalar_bytes(be);
+    const Scalar bi = int_of_width(scalar_bytes(be)), wi = int_of_width(scalar_bytes(ve));
+    ExprP pv = bind("view_p", p);
+    ExprP mv = m ? bind("view_m", m) : nullptr;
+    ExprP iv = ve == wi ? val : make_bitcast(val, wi, cur_loc_);
+    ExprP v64 = bind("view_v", wi == Scalar::I64 ? iv : make_cast(iv, Scalar::I64, cur_loc_));
+    for (int64_t k = 0; k < ratio; ++k) {
+      ExprP part = k ? make_binary(BinOp::Shr, clone_expr(v64), int_of(bits * k, Scalar::I64, cur_loc_), cur_loc_) : clone_expr(v64);
+      part = make_cast(part, bi, cur_loc_);  // wraps to the element's width
+      if (be != bi) part = make_bitcast(part, be, cur_loc_);
+      out_->push_back(make_store(make_binary(BinOp::Add, clone_expr(pv), int_of(k, Scalar::I32, cur_loc_), cur_loc_), part,
+                                 mv ? clone_expr(mv) : nullptr, cur_loc_));
+    }
   }
 
   StmtP ret_stmt() {
@@ -3942,6 +4025,7 @@ class Lowerer {
   };
   std::map<std::string, Holder> holder_;     // variable -> the value it holds now
   std::deque<Op> view_ops_;  // ops rewritten to act on the pointer a bitcast pointer views (emit_on_view)
+  std::map<std::string, int64_t> view_ratio_;  // wider views: buffer elements per element (view_ratio)
   std::map<std::string, int> consumed_;      // uses emitted so far, per value
   std::string cur_name_;                     // the current op's Python variable name
   std::map<std::string, const Op*> def_op_;  // the op defining each value (by SSA name)
