@@ -1,5 +1,6 @@
 """Combine functions with if/else on their runtime arguments, and the comparison with numpy, shared by
-tests/ttir/combine_ifs.py (both .py readers) and tests/ttir/combine_branches.py (Triton's frontend)."""
+tests/ttir/combine_ifs.py (both .py readers), tests/ttir/combine_returns.py (both) and
+tests/ttir/combine_branches.py (Triton's frontend)."""
 import sys
 
 import numpy as np
@@ -40,3 +41,13 @@ def first_max(av, ai, bv, bi):  # the larger value; the lower index on ties
         v = bv
         i = bi
     return v, i
+
+
+@triton.jit
+def larger_magnitude_returns(a, b):  # a return in each branch, nothing after the if
+    ma = tl.abs(a)
+    mb = tl.abs(b)
+    if ma > mb:
+        return ma
+    else:
+        return mb
