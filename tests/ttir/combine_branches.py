@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import triton
 import triton.language as tl
-from combine_fns import check, first_max, larger_magnitude_returns
+from combine_fns import first_max, larger_magnitude_returns
+from ttir_check import check, finish
 
 import dtsim
 
@@ -65,5 +66,5 @@ check("argmax index (f64, i64)", li, lidx[np.arange(M), f.argmax(1)])
 r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "loop"], capture_output=True, text=True)
 if r.returncode == 0 or "a combine function with a loop is not supported yet" not in r.stderr or "combine_branches.py:" not in r.stderr:
     sys.exit("a combine function with a loop: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
-print("combine functions with if/else: largest magnitude on both axes (returns in branches), an f64 / i64 argmax "
+finish("combine functions with if/else: largest magnitude on both axes (returns in branches), an f64 / i64 argmax "
       "match numpy; a combine function with a loop is a located error")

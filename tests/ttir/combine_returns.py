@@ -9,7 +9,8 @@ and, with DTSIM_STANDIN=1, by dtsim's own .py reader."""
 import numpy as np
 import triton
 import triton.language as tl
-from combine_fns import check, larger_magnitude_returns
+from combine_fns import larger_magnitude_returns
+from ttir_check import check, finish
 
 
 @triton.jit
@@ -103,4 +104,4 @@ def fill(v):
 
 check("return in an inner if: forward fill", fwd, fill(s))
 check("return in an inner if: forward fill, reverse", rev, fill(s[::-1])[::-1])
-print("combine functions returning inside ifs: an early return, nested returns, tuple returns and a fill match numpy")
+finish("combine functions returning inside ifs: an early return, nested returns, tuple returns and a fill match numpy")
