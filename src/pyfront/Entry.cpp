@@ -79,7 +79,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
         v = parse_arg_value(arg->second, p.name);
         out.used_args.insert(p.name);
       } else if (p.def) {
-        frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<defaults>"});
+        frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<defaults>", false, {}});
         v = eval(*p.def);
         frames_.pop_back();
       } else {
@@ -124,7 +124,7 @@ Kernel Lowerer::entry_kernel(const ModuleInfo& m, const Node& fn, TritonProgram&
     std::optional<Scalar> annotated;
     bool annotated_unsigned = false;
     if (p.annotation) {
-      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<annotation>"});
+      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<annotation>", false, {}});
       Val a = eval(*p.annotation);
       frames_.pop_back();
       if (a.k == VK::DType && !a.t.ptr) annotated = a.dt, annotated_unsigned = a.uns;

@@ -288,6 +288,18 @@ void Lowerer::exec(const Node& s) {
     case NK::Return: {
       Val v = s.kids[0] ? eval(*s.kids[0]) : Val::none();  // may call helpers (frames_ grows)
       Frame& f = frames_.back();
+      if (f.combine) {
+        std::vector<ExprP> vals = combine_return(v, s.loc, in_runtime_block());
+        if (in_runtime_block()) {  // (the statement never reaches the IR: combine_fn_n consumes it)
+          auto r = std::make_shared<Stmt>();
+          r->kind = StmtKind::Return;
+          r->loc = s.loc;
+          r->args = std::move(vals);
+          emit(r);
+          f.returned = true;  // the rest of this branch is not run; runtime_if goes on after the if
+          return;
+        }
+      }
       if (in_runtime_block()) {
         if (!f.kernel) unsupported(s.loc, "return inside a runtime if/for/while of a helper function");
         if (v.k != VK::None) user_error(s.loc, "a kernel cannot return a value");
@@ -689,6 +701,35 @@ static ExprP as_i1_expr(ExprP e, SourceLoc loc) {
   return typed(make_binary(BinOp::Ne, e, typed(make_const_int(0, loc)), loc));
 }
 
+// The values a combine function's `return` gives (one per operand), its types checked against the
+// function's first return: Triton gives a function one return type and refuses returns that differ.
+// At the top level (`strict` false) a value that is no tensor is left to combine_fn_n's checks.
+std::vector<ExprP> Lowerer::combine_return(const Val& v, SourceLoc loc, bool strict) {
+  std::vector<ExprP> out;
+  for (const Val& x : v.k == VK::Tuple ? v.items : std::vector<Val>{v}) {
+    if (x.k != VK::Tensor && !x.number()) {
+      if (strict) user_error(loc, "a combine_fn returns tensors, got " + py_type_name(v));
+      return {};
+    }
+    out.push_back(ir(x, loc));
+  }
+  std::vector<Type> types;
+  for (const ExprP& e : out) types.push_back(e->type);
+  Frame& f = frames_.back();
+  if (!f.ret_types) {
+    f.ret_types = types;
+  } else if (!(*f.ret_types == types)) {
+    auto list = [](const std::vector<Type>& ts) {
+      std::string t;
+      for (const Type& x : ts) t += (t.empty() ? "" : ", ") + x.str();
+      return ts.size() == 1 ? t : "(" + t + ")";
+    };
+    user_error(loc, "this return gives " + list(types) + " and an earlier return of the combine_fn " + list(*f.ret_types) +
+                        ": every return of a function gives one type (Triton refuses the mismatch)");
+  }
+  return out;
+}
+
 std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar>& elems, SourceLoc loc) {
   if (fn.k != VK::Func || !fn.fn || !fn.mod) user_error(loc, "combine_fn must be a @triton.jit function");
   const size_t n = elems.size();
@@ -705,17 +746,17 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
   }
   std::vector<StmtP>& out = *blocks_.back().out;
   size_t before = out.size();
+  next_call_combines_ = true;
   Val r = call_function(*fn.fn, *fn.mod, args);
   std::vector<StmtP> stmts(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
   out.resize(before);
-  // One operand: the function returns one tensor; several: a tuple of as many.
-  if (n == 1 && r.k != VK::Tensor) unsupported(loc, "a combine_fn that does not return one tensor (a tuple)");
-  if (n > 1 && (r.k != VK::Tuple || r.items.size() != n))
-    user_error(loc, "a combine_fn of " + std::to_string(n) + " operands must return " + std::to_string(n) + " values, got " + py_type_name(r));
   // The function's statements, run symbolically in order: each variable's value as an expression of
   // the CombineArgs. An if on a runtime value runs both branches; a variable either assigns is after it
   // where(cond, its value in the if branch, in the else branch), as each lane takes the branch its
-  // condition picks (the function is applied lane by lane).
+  // condition picks (the function is applied lane by lane). A return inside such an if (the lowering's
+  // Return statement holding the values) ends the lanes that take that branch: Flow keeps which lanes
+  // have returned and what, and each lane's result is the value of the first return on its path, as
+  // Triton's frontend branches to the function's end (cf.cond_br in the combine region).
   using Env = std::map<std::string, ExprP>;
   std::function<ExprP(const ExprP&, const Env&)> sub = [&](const ExprP& e, const Env& env) -> ExprP {
     if (!e) return e;
@@ -734,17 +775,43 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
     for (auto& a : c->args) a = sub(a, env);
     return c;
   };
-  std::function<void(const std::vector<StmtP>&, Env&)> run = [&](const std::vector<StmtP>& body, Env& env) {
+  struct Flow {
+    ExprP done;               // i1: whether the lane has returned (nullptr: no lane has)
+    bool all = false;         // every lane has returned
+    std::vector<ExprP> vals;  // what the lanes that returned gave, one per operand
+  };
+  auto select = [&](const ExprP& c, ExprP a, ExprP b, SourceLoc at) {
+    ExprP w = make_where(clone_expr(c), std::move(a), std::move(b), at);
+    w->type = w->args[1]->type;
+    return w;
+  };
+  auto bool_const = [&](bool v, SourceLoc at) { return typed(make_const_bool(v, at)); };
+  std::function<void(const std::vector<StmtP>&, Env&, Flow&)> run = [&](const std::vector<StmtP>& body, Env& env, Flow& flow) {
     for (const StmtP& st : body) {
+      if (flow.all) return;  // (the lowering runs no statement after a return)
       if (st->kind == StmtKind::Assign && st->targets.size() == 1) {
         env[st->targets[0]] = sub(st->args[0], env);
         continue;
       }
+      if (st->kind == StmtKind::Return) {
+        if (st->args.size() != n)
+          user_error(st->loc, "a combine_fn of " + std::to_string(n) + " operands must return " + std::to_string(n) + " values, got " +
+                                  std::to_string(st->args.size()));
+        for (size_t k = 0; k < n; ++k) {
+          ExprP v = sub(st->args[k], env);
+          flow.vals.resize(n);
+          flow.vals[k] = flow.done ? select(flow.done, flow.vals[k], v, st->loc) : v;
+        }
+        flow.done = bool_const(true, st->loc);
+        flow.all = true;
+        return;
+      }
       if (st->kind == StmtKind::If) {
         ExprP cond = as_i1_expr(sub(st->args[0], env), st->loc);
         Env then_env = env, else_env = env;
-        run(st->body, then_env);
-        run(st->orelse, else_env);
+        Flow then_flow, else_flow;
+        run(st->body, then_env, then_flow);
+        run(st->orelse, else_env, else_flow);
         std::set<std::string> assigned;
         for (const auto& [name, e] : then_env) assigned.insert(name);
         for (const auto& [name, e] : else_env) assigned.insert(name);
@@ -755,10 +822,25 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
             env[name] = a->second;
             continue;
           }
-          ExprP w = make_where(clone_expr(cond), a->second, b->second, st->loc);
-          w->type = a->second->type;
-          env[name] = w;
+          env[name] = select(cond, a->second, b->second, st->loc);
         }
+        if (!then_flow.done && !else_flow.done) continue;
+        // The lanes this if returns and their values; lanes that returned before keep theirs. (A
+        // variable both branches assign is selected by cond as before: the lanes that go on after
+        // the if took a branch that did not return.)
+        auto done_in = [&](const Flow& f) { return f.done ? clone_expr(f.done) : bool_const(false, st->loc); };
+        ExprP done = then_flow.all && else_flow.all ? bool_const(true, st->loc) : select(cond, done_in(then_flow), done_in(else_flow), st->loc);
+        std::vector<ExprP> vals(n);
+        for (size_t k = 0; k < n; ++k) {
+          vals[k] = !then_flow.done ? else_flow.vals[k]
+                  : !else_flow.done ? then_flow.vals[k]
+                                    : select(cond, then_flow.vals[k], else_flow.vals[k], st->loc);
+          if (flow.done) vals[k] = select(flow.done, flow.vals[k], vals[k], st->loc);
+        }
+        if (flow.done) done = typed(make_binary(BinOp::Or, clone_expr(flow.done), done, st->loc));
+        flow.done = done;
+        flow.vals = std::move(vals);
+        flow.all = then_flow.all && else_flow.all;
         continue;
       }
       const StmtKind k = st->kind;
@@ -768,11 +850,21 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
     }
   };
   Env env;
-  run(stmts, env);
+  Flow flow;
+  run(stmts, env, flow);
+  if (flow.all) return flow.vals;  // every path returned inside an if
+  if (flow.done && r.k == VK::None)
+    user_error(fn.fn->loc, "combine_fn " + q(fn.fn->text) + " returns a value on some paths and nothing where it ends (Python's None)");
+  // One operand: the function returns one tensor; several: a tuple of as many.
+  if (n == 1 && r.k != VK::Tensor) unsupported(loc, "a combine_fn that does not return one tensor (a tuple)");
+  if (n > 1 && (r.k != VK::Tuple || r.items.size() != n))
+    user_error(loc, "a combine_fn of " + std::to_string(n) + " operands must return " + std::to_string(n) + " values, got " + py_type_name(r));
   std::vector<ExprP> bodies;
   for (const Val& v : n == 1 ? std::vector<Val>{r} : r.items) {
     if (v.k != VK::Tensor && !v.number()) user_error(loc, "a combine_fn returns tensors, got " + py_type_name(v));
-    bodies.push_back(sub(ir(v, loc), env));
+    ExprP body = sub(ir(v, loc), env);
+    if (flow.done) body = select(flow.done, flow.vals[bodies.size()], body, loc);
+    bodies.push_back(body);
   }
   return bodies;
 }
@@ -820,12 +912,15 @@ Val Lowerer::combine_tuple(const Val& xs, int axis, bool scan, bool reverse, con
 }
 
 Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
+  const bool combine = next_call_combines_;  // (only this call's frame: not the helpers it calls)
+  next_call_combines_ = false;
   if (call_depth_ > 64) user_error(a.loc, "calls nested more than 64 deep (recursion is not supported)");
   if (++calls_ > 100000) user_error(a.loc, "the kernel inlines more than 100000 calls of @triton.jit functions");
   Frame f;
   f.mod = &mod;
   f.depth = blocks_.size();
   f.name = fn.text;
+  f.combine = combine;
   std::vector<std::pair<std::string, Val>> bound;
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Param& p = fn.params[i];
@@ -835,7 +930,7 @@ Val Lowerer::call_function(const Node& fn, const ModuleInfo& mod, CallArgs& a) {
     if (v) {
       val = *v;
     } else if (p.def) {
-      frames_.push_back(Frame{&mod, {}, {}, false, {}, false, blocks_.size(), "<defaults>"});
+      frames_.push_back(Frame{&mod, {}, {}, false, {}, false, blocks_.size(), "<defaults>", false, {}});
       val = eval(*p.def);
       frames_.pop_back();
     } else {

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -123,6 +124,11 @@ class Lowerer {
     bool returned = false;
     size_t depth = 0;  // blocks_.size() at entry
     std::string name;
+    // A combine function's own frame (combine_fn_n): a `return` inside a runtime if is a Return
+    // statement holding the returned values, which combine_fn_n turns into a per-lane selection;
+    // ret_types are the types of the first return's values (each return must give the same).
+    bool combine = false;
+    std::optional<std::vector<Type>> ret_types;
   };
   struct Block {
     std::vector<StmtP>* out;
@@ -133,6 +139,8 @@ class Lowerer {
   std::vector<Frame> frames_;
   std::vector<Block> blocks_;
   int call_depth_ = 0;
+  bool next_call_combines_ = false;  // the next call_function is a combine function's (its Frame::combine)
+  std::vector<ExprP> combine_return(const Val& v, SourceLoc loc, bool strict);
   int64_t calls_ = 0;
   std::map<std::string, Type> captured_declared_;  // the names eval_captured's statements declared
   bool range_warp_specialize_ = false;  // some tl.range(warp_specialize=True): the kernel's schedule option warp_specialize

@@ -121,7 +121,7 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc,
       m.evaluating.insert(name);
       const Node& s = *it->second;
       const Node& value = s.kind == NK::Assign ? *s.kids[1] : *s.kids[2];
-      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<module>"});
+      frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<module>", false, {}});
       Val v;
       try {
         v = eval(value);

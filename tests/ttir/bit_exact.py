@@ -13,6 +13,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 import dtsim  # noqa: F401 (python -m dtsim)
+from ttir_check import check, finish
 
 
 @triton.jit
@@ -66,13 +67,6 @@ def bits(i_ptr, j_ptr, f_ptr, out_ptr, fout_ptr, N: tl.constexpr):
     tl.store(fout_ptr + 6 * N + o, libdevice.lgamma(f * 0.05))
 
 
-def check(name, got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape or not np.array_equal(got, want):
-        bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))[:4]
-        sys.exit("%s: lanes %s got %s, want %s" % (name, bad, got.reshape(-1)[bad], want.reshape(-1)[bad]))
-
-
 N = 16
 x = np.float32([-0.0, 1.0, 2.0, -0.0, -0.0, -0.0, -3.0, 4.0] * 2)
 x.view(np.uint32)[5] = 0xFFC00123  # a negative quiet NaN with a payload
@@ -123,7 +117,7 @@ check("float2int_rz", out[9 * N:10 * N], clamp(np.trunc(f.astype(np.float64))))
 check("float2int_rd", out[10 * N:11 * N], clamp(np.floor(f.astype(np.float64))))
 check("float2int_ru", out[11 * N:12 * N], clamp(np.ceil(f.astype(np.float64))))
 check("int_as_float", fout[0:N].view(np.int32), i)
-check("copysign", fout[N:2 * N], np.copysign(f, (j & 1).astype(np.float32) - np.float32(0.5)))
+check("copysign", fout[N:2 * N], np.copysign(f, (j & 1).astype(np.float32) - np.float32(0.5)), bits=True)
 x1 = (f * np.float32(0.01)).astype(np.float64)
 for name, got, want in [("normcdf", fout[2 * N:3 * N], 0.5 * np.array([math.erfc(-v / math.sqrt(2)) for v in x1])),
                         ("sinpi", fout[3 * N:4 * N], np.sin(np.pi * x1)), ("cospi", fout[4 * N:5 * N], np.cos(np.pi * x1))]:
@@ -143,4 +137,4 @@ for v, got in zip(x3, fout[6 * N:7 * N]):
     want = math.lgamma(v) if not (v <= 0 and v == int(v)) else math.inf
     if not (got == want or abs(got - want) <= 1e-6 * abs(want) + 1e-6):
         sys.exit("lgamma(%r) = %r, want %r" % (v, got, want))
-print("bit-exact moves, shifts past the width and libdevice's bit functions match numpy on %d lanes" % N)
+finish("bit-exact moves, shifts past the width and libdevice's bit functions match numpy on %d lanes" % N)

@@ -10,19 +10,10 @@ import sys
 import numpy as np
 import triton
 import triton.language as tl
-from combine_fns import check, first_max
+from combine_fns import first_max, larger_magnitude_returns
+from ttir_check import check, finish
 
 import dtsim
-
-
-@triton.jit
-def larger_magnitude(a, b):
-    ma = tl.abs(a)
-    mb = tl.abs(b)
-    if ma > mb:
-        return ma
-    else:
-        return mb
 
 
 @triton.jit
@@ -38,8 +29,8 @@ def reduces(x_ptr, f_ptr, l_ptr, mag0_ptr, mag1_ptr, lv_ptr, li_ptr, M: tl.const
     rows = tl.arange(0, M)[:, None]
     cols = tl.arange(0, N)[None, :]
     x = tl.load(x_ptr + rows * N + cols)
-    tl.store(mag0_ptr + tl.arange(0, N), tl.reduce(x, 0, larger_magnitude))
-    tl.store(mag1_ptr + tl.arange(0, M), tl.reduce(x, 1, larger_magnitude))
+    tl.store(mag0_ptr + tl.arange(0, N), tl.reduce(x, 0, larger_magnitude_returns))
+    tl.store(mag1_ptr + tl.arange(0, M), tl.reduce(x, 1, larger_magnitude_returns))
     f = tl.load(f_ptr + rows * N + cols)
     lidx = tl.load(l_ptr + rows * N + cols)
     v2, i2 = tl.reduce((f, lidx), 1, first_max)  # f64 and i64: the general tuple path
@@ -75,5 +66,5 @@ check("argmax index (f64, i64)", li, lidx[np.arange(M), f.argmax(1)])
 r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dtsim", __file__, "loop"], capture_output=True, text=True)
 if r.returncode == 0 or "a combine function with a loop is not supported yet" not in r.stderr or "combine_branches.py:" not in r.stderr:
     sys.exit("a combine function with a loop: rc %d, stderr:\n%s" % (r.returncode, r.stderr[-2000:]))
-print("combine functions with if/else: largest magnitude on both axes (returns in branches), an f64 / i64 argmax "
+finish("combine functions with if/else: largest magnitude on both axes (returns in branches), an f64 / i64 argmax "
       "match numpy; a combine function with a loop is a located error")

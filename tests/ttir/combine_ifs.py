@@ -4,12 +4,12 @@ against numpy: the larger magnitude along either axis, a sum of the positive par
 ifs, an if without else, an argmax of (value, index) pairs preferring the lower index on ties (an
 elif), a forward fill by associative_scan (both directions) and a three-operand scan. Run by
 Triton's frontend (TTIR) and, with DTSIM_STANDIN=1, by dtsim's own .py reader."""
-import sys
 
 import numpy as np
 import triton
 import triton.language as tl
-from combine_fns import check, first_max, positive_parts
+from combine_fns import first_max, positive_parts
+from ttir_check import check, finish
 
 
 @triton.jit
@@ -114,5 +114,5 @@ for e in zip(lo, hi, tag):
 check("widest interval, lo", t_lo, np.array(want[0], np.int32))
 check("widest interval, hi", t_hi, np.array(want[1], np.int32))
 check("widest interval, tag", t_tag, np.array(want[2], np.int32))
-print("combine functions with if/else: magnitudes, nested ifs, an if without else, argmax pairs, forward fills and a "
+finish("combine functions with if/else: magnitudes, nested ifs, an if without else, argmax pairs, forward fills and a "
       "three-operand scan match numpy")

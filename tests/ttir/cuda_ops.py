@@ -14,6 +14,7 @@ import triton.language as tl
 import dtsim
 from dtsim import _dtsim
 from dtsim.triton_launch import HostArray
+from ttir_check import finish, report
 
 ok, why = _dtsim.cuda_available()
 if not ok:
@@ -59,15 +60,6 @@ class GpuArray:
         ck(cu.cuMemcpyDtoH_v2(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint64(self.ptr),
                               ctypes.c_size_t(self.host.nbytes)), "cuMemcpyDtoH")
         return out
-
-
-failures = []
-
-
-def check(name, ok, detail=""):
-    print("%-40s %s %s" % (name, "ok" if ok else "FAILED", detail))
-    if not ok:
-        failures.append(name)
 
 
 @triton.jit
@@ -159,17 +151,17 @@ src_addrs = np.array([s.ptr for s in srcs], np.int64)  # host tables of device a
 dst_addrs = np.array([d.ptr for d in dsts], np.int64)
 sizes = np.array([s.host.size for s in srcs], np.int32)
 scaled_copies[(3,)](src_addrs, dst_addrs, sizes, 2.5, BLOCK=64)
-check("int_to_ptr: GPU arrays by address", all(np.array_equal(d.get(), s.host * np.float32(2.5)) for s, d in zip(srcs, dsts)))
+report("int_to_ptr: GPU arrays by address", all(np.array_equal(d.get(), s.host * np.float32(2.5)) for s, d in zip(srcs, dsts)))
 
 h = GpuArray(rng.standard_normal(32).astype(np.float16))
 out = GpuArray(np.zeros(32, np.float32))
 from_scalar[(1,)](h.ptr, out, BLOCK=32)
-check("int_to_ptr: an int64 scalar address", np.array_equal(out.get(), h.host.astype(np.float32) + 1.0))
+report("int_to_ptr: an int64 scalar address", np.array_equal(out.get(), h.host.astype(np.float32) + 1.0))
 
 x = GpuArray(np.zeros(16, np.float32))
 offs = GpuArray(np.zeros(16, np.int64))
 offsets_of[(1,)](x, offs, BLOCK=16)
-check("ptr_to_int: byte offsets", np.array_equal(offs.get(), 4 * np.arange(16)))
+report("ptr_to_int: byte offsets", np.array_equal(offs.get(), 4 * np.arange(16)))
 
 M, N, K = 64, 32, 128
 a8 = rng.integers(-128, 128, (M, K)).astype(np.int8)
@@ -178,31 +170,28 @@ c32 = rng.integers(2**31 - 2**21, 2**31, (M, N)).astype(np.int32)
 o32, p32 = np.zeros((M, N), np.int32), np.zeros((M, N), np.int32)
 int8_dot[(1,)](a8, b8, c32, o32, p32, M=M, N=N, K=K)
 prod = a8.astype(np.int64) @ b8.astype(np.int64)
-check("tl.dot int8 -> int32", np.array_equal(o32, prod))
-check("tl.dot int8, int32 acc (wraps)", np.array_equal(p32, (prod + c32 + 2**31) % 2**32 - 2**31))
+report("tl.dot int8 -> int32", np.array_equal(o32, prod))
+report("tl.dot int8, int32 acc (wraps)", np.array_equal(p32, (prod + c32 + 2**31) % 2**32 - 2**31))
 
 xu = np.concatenate([rng.integers(0, 2**64, 60, dtype=np.uint64), np.array([2**64 - 1, 2**63, 5, 2**64 - 1], np.uint64)])
 yu = np.concatenate([rng.integers(1, 2**64, 30, dtype=np.uint64), rng.integers(1, 2**20, 30, dtype=np.uint64),
                      np.array([2**63 + 1, 2**63, 2**64 - 1, 1], np.uint64)])
 qu, ru = np.zeros(64, np.uint64), np.zeros(64, np.uint64)
 udiv64[(1,)](xu, yu, qu, ru, BLOCK=64)
-check("uint64 // and %", np.array_equal(qu, xu // yu) and np.array_equal(ru, xu % yu))
+report("uint64 // and %", np.array_equal(qu, xu // yu) and np.array_equal(ru, xu % yu))
 xc = np.concatenate([xu[:60], np.array([2**63 + 2**39 + 1, 2**63 + 2**40, 2**64 - 1, 2**53 + 1], np.uint64)])
 gc = np.concatenate([rng.uniform(0, 2**64, 60), np.array([2.0**63, 2.0**64 - 2**11, 0.0, 2.0**63 - 2**10])])
 fc, uc = np.zeros(64, np.float32), np.zeros(64, np.uint64)
 u64_floats[(1,)](xc, fc, gc, uc, BLOCK=64)
-check("uint64 <-> float (uitofp, fptoui)", np.array_equal(fc, xc.astype(np.float32)) and np.array_equal(uc, gc.astype(np.uint64)))
+report("uint64 <-> float (uitofp, fptoui)", np.array_equal(fc, xc.astype(np.float32)) and np.array_equal(uc, gc.astype(np.uint64)))
 
 R, C = 8, 64
 kk = rng.integers(-5, 5, (R, C)).astype(np.int32)
 mx, ix, cnt = np.zeros(R, np.int32), np.zeros(R, np.int32), np.zeros(R, np.int32)
 cs, cm = np.zeros((R, C), np.int32), np.zeros((R, C), np.int32)
 triples[(1,)](kk, mx, ix, cnt, cs, cm, R=R, C=C)
-check("tl.reduce of three (max, first index, count)", np.array_equal(mx, kk.max(1)) and np.array_equal(ix, kk.argmax(1)) and
-      np.array_equal(cnt, (kk == kk.max(1)[:, None]).sum(1)))
-check("tl.associative_scan of three (sum, max)", np.array_equal(cs, np.cumsum(kk, 1)) and np.array_equal(cm, np.maximum.accumulate(kk, 1)))
+report("tl.reduce of three (max, first index, count)", np.array_equal(mx, kk.max(1)) and np.array_equal(ix, kk.argmax(1)) and
+       np.array_equal(cnt, (kk == kk.max(1)[:, None]).sum(1)))
+report("tl.associative_scan of three (sum, max)", np.array_equal(cs, np.cumsum(kk, 1)) and np.array_equal(cm, np.maximum.accumulate(kk, 1)))
 
-if failures:
-    print("FAILED:", ", ".join(failures))
-    sys.exit(1)
-print("all ops match on the GPU")
+finish("all ops match on the GPU")

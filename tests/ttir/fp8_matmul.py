@@ -14,6 +14,7 @@ except ImportError:
 
 import triton
 import triton.language as tl
+from ttir_check import finish, report
 
 
 @triton.jit
@@ -55,15 +56,6 @@ def matmul(a, b, out_dtype=torch.float16):
     return c
 
 
-failures = []
-
-
-def check(name, ok, detail=""):
-    print("%-40s %s %s" % (name, "ok" if ok else "FAILED", detail))
-    if not ok:
-        failures.append(name)
-
-
 torch.manual_seed(0)
 a = torch.randn((200, 160), dtype=torch.float16)
 b = torch.randn((200, 160), dtype=torch.float16)
@@ -73,20 +65,17 @@ for fp8 in (torch.float8_e5m2, torch.float8_e4m3fn):
     got = matmul(a8, b8)
     want = torch.matmul(a8.to(torch.float16), b8.to(torch.float16))
     err = (got.float() - want.float()).abs().max().item()
-    check("tl.dot %s -> f16 (tutorial 03)" % str(fp8).split(".")[-1], torch.allclose(got, want, atol=0.125, rtol=0),
-          "(max abs err %.3g)" % err)
+    report("tl.dot %s -> f16 (tutorial 03)" % str(fp8).split(".")[-1], torch.allclose(got, want, atol=0.125, rtol=0),
+           "(max abs err %.3g)" % err)
     # The exact f32 sums, rounded once: the kernel's f32 accumulation differs only by rounding order.
     exact = a8.double() @ b8.double()
     got32 = matmul(a8, b8, torch.float32)
     err32 = ((got32.double() - exact).abs() / exact.abs().clamp(min=1)).max().item()
-    check("tl.dot %s -> f32 near the exact sum" % str(fp8).split(".")[-1], err32 < 1e-5, "(max rel err %.3g)" % err32)
+    report("tl.dot %s -> f32 near the exact sum" % str(fp8).split(".")[-1], err32 < 1e-5, "(max rel err %.3g)" % err32)
     # An fp8 result: f32 accumulator -> fp8 in the kernel (round to nearest even) == torch's conversion.
     got8 = matmul(a8, b8, fp8)
     want8 = got32.to(fp8)
     same = torch.equal(got8.view(torch.uint8), want8.view(torch.uint8))
-    check("tl.dot %s -> %s" % (str(fp8).split(".")[-1], str(fp8).split(".")[-1]), same)
+    report("tl.dot %s -> %s" % (str(fp8).split(".")[-1], str(fp8).split(".")[-1]), same)
 
-if failures:
-    print("FAILED: " + ", ".join(failures))
-    sys.exit(1)
-print("all ok")
+finish("all ok")

@@ -14,6 +14,7 @@ import triton.language as tl
 from triton.language.extra import libdevice as ld
 
 import dtsim  # noqa: F401 (python -m dtsim)
+from ttir_check import check, finish
 
 
 @triton.jit
@@ -117,20 +118,11 @@ def special(*xs):
     return any(not np.isfinite(v) for v in xs)
 
 
-def check(name, got, want_fn, args, dtype, failures):
-    bad = 0
-    first = None
-    for i in range(len(got)):
-        w = want_fn(*(a[i] for a in args))
-        g = got[i]
-        same = (np.isnan(w) and np.isnan(g)) or (g.view(np.uint32 if dtype == np.float32 else np.uint64) == dtype(w).view(np.uint32 if dtype == np.float32 else np.uint64))
-        if not same:
-            bad += 1
-            if first is None:
-                first = (tuple(float(a[i]) for a in args), float(g), float(w))
-    print("%-8s %s: %d of %d differ from the exact rounding%s" % (name, np.dtype(dtype).name, bad, len(got), "" if first is None else " (first: %r)" % (first,)))
-    if bad:
-        failures.append("%s %s" % (name, np.dtype(dtype).name))
+def check_rounding(name, got, want_fn, args, dtype):
+    """Each lane of got against want_fn of its operands (the value rounded exactly), bit for bit (a NaN
+    matches any NaN)."""
+    want = np.array([want_fn(*(x[i] for x in args)) for i in range(len(got))], dtype)
+    check("%s %s" % (name, np.dtype(dtype).name), got, want, bits=True)
 
 
 def ieee(op, mode, dtype):
@@ -193,7 +185,6 @@ def operands(dtype, n):
     return (sign * mags).astype(dtype)
 
 
-failures = []
 for dtype in (np.float32, np.float64):
     info = np.finfo(dtype)
     a = operands(dtype, N)
@@ -228,12 +219,12 @@ for dtype in (np.float32, np.float64):
         out = out.reshape(13, N)
         for j, (op, m) in enumerate([(o, m) for o in ("add", "sub", "fma") for m in "duz"]):
             args = (a, b, c) if op == "fma" else (a, b)
-            check("%s_r%s" % (op, m), out[j], ieee(op, m, dtype), args, dtype, failures)
-        check("mul_rd", out[9], unary_ref("mul", "d", dtype), (a, b), dtype, failures)
-        check("div_ru", out[10], unary_ref("div", "u", dtype), (a, b), dtype, failures)
-        check("rcp_rz", out[11], unary_ref("rcp", "z", dtype), (a,), dtype, failures)
+            check_rounding("%s_r%s" % (op, m), out[j], ieee(op, m, dtype), args, dtype)
+        check_rounding("mul_rd", out[9], unary_ref("mul", "d", dtype), (a, b), dtype)
+        check_rounding("div_ru", out[10], unary_ref("div", "u", dtype), (a, b), dtype)
+        check_rounding("rcp_rz", out[11], unary_ref("rcp", "z", dtype), (a,), dtype)
         with np.errstate(invalid="ignore"):
-            check("sqrt_rd", out[12], unary_ref("sqrt", "d", dtype), (a,), dtype, failures)
+            check_rounding("sqrt_rd", out[12], unary_ref("sqrt", "d", dtype), (a,), dtype)
     else:
         # products and quotients into the subnormal range and past the largest value
         a[340:380] = (np.exp2(rng.uniform(-540, -500, 40)) * rng.choice([-1, 1], 40)).astype(dtype)
@@ -248,13 +239,13 @@ for dtype in (np.float32, np.float64):
         f64_fns[(1,)](a, b, out, N=N)
         out = out.reshape(18, N)
         for j, (op, m) in enumerate([(o, m) for o in ("add", "sub") for m in "duz"]):
-            check("%s_r%s" % (op, m), out[j], ieee(op, m, dtype), (a, b), dtype, failures)
+            check_rounding("%s_r%s" % (op, m), out[j], ieee(op, m, dtype), (a, b), dtype)
         for j, (kind, m) in enumerate([(o, m) for o in ("mul", "div") for m in "duz"]):
-            check("%s_r%s" % (kind, m), out[6 + j], unary_ref(kind, m, dtype), (a, b), dtype, failures)
+            check_rounding("%s_r%s" % (kind, m), out[6 + j], unary_ref(kind, m, dtype), (a, b), dtype)
         for j, m in enumerate("duz"):
-            check("rcp_r%s" % m, out[12 + j], unary_ref("rcp", m, dtype), (a,), dtype, failures)
+            check_rounding("rcp_r%s" % m, out[12 + j], unary_ref("rcp", m, dtype), (a,), dtype)
             with np.errstate(invalid="ignore"):
-                check("sqrt_r%s" % m, out[15 + j], unary_ref("sqrt", m, dtype), (a,), dtype, failures)
+                check_rounding("sqrt_r%s" % m, out[15 + j], unary_ref("sqrt", m, dtype), (a,), dtype)
 w = rng.integers(-2**63, 2**63, N, dtype=np.int64)
 w[:40] = rng.integers(-2**30, 2**30, 40)  # exact in f32 where small
 w[40:80] = (rng.integers(-2**40, 2**40, 40) << 23) | rng.integers(0, 2, 40)  # next to f32 / f64 values
@@ -266,7 +257,5 @@ uw = w.view(np.uint64)
 for j, (src, name) in enumerate([(w, "ll"), (w, "ll"), (w, "ll"), (uw, "ull"), (uw, "ull"), (uw, "ull")]):
     m = "duz"[j % 3]
     for out, dtype, tn in ((fo, np.float32, "float"), (do, np.float64, "double")):
-        check("%s2%s_r%s" % (name, tn, m), out[j], lambda v, m=m, dtype=dtype: directed(Fraction(int(v)), m, dtype), (src,), dtype, failures)
-if failures:
-    sys.exit("not correctly rounded: " + ", ".join(failures))
-print("libdevice: directed-rounding add, sub, mul, div, rcp, sqrt, f32 fma and 64-bit integer conversions exact")
+        check_rounding("%s2%s_r%s" % (name, tn, m), out[j], lambda v, m=m, dtype=dtype: directed(Fraction(int(v)), m, dtype), (src,), dtype)
+finish("libdevice: directed-rounding add, sub, mul, div, rcp, sqrt, f32 fma and 64-bit integer conversions exact")

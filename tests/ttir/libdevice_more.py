@@ -4,7 +4,6 @@ hiloint2double), integer <-> float conversions with their named rounding (rn, rd
 scalbn, ilogb and logb, fdim, IEEE remainder, nextafter, llround, rcbrt, rsqrt_rn, rhypot, norm3d,
 rnorm3d, tgamma, and the integer hadd / rhadd / mul24 / sad with their unsigned forms."""
 import math
-import sys
 
 import numpy as np
 import triton
@@ -12,6 +11,7 @@ import triton.language as tl
 from triton.language.extra import libdevice as ld
 
 import dtsim  # noqa: F401 (python -m dtsim)
+from ttir_check import check, finish
 
 
 @triton.jit
@@ -97,25 +97,6 @@ def pair_fns(x_ptr, y_ptr, n_ptr, f_ptr, N: tl.constexpr):
     tl.store(f_ptr + 7 * N + o, ld.rnorm3d(x, y, x * y))
 
 
-failures = []
-
-
-def check(name, got, want, exact=True, rtol=0.0):
-    got, want = np.asarray(got), np.asarray(want)
-    if got.dtype.kind == "f":
-        same = (got == want) | (np.isnan(got) & np.isnan(want))
-        if exact:
-            same &= (np.signbit(got) == np.signbit(want)) | np.isnan(want)
-        else:
-            same |= np.abs(got - want) <= rtol * np.abs(want)
-    else:
-        same = got == want
-    if not same.all():
-        bad = np.flatnonzero(~same)[:4]
-        print("%-18s FAILED at %s: got %s, want %s" % (name, bad, got[bad], want[bad]))
-        failures.append(name)
-
-
 N = 64
 rng = np.random.default_rng(11)
 f32, f64 = np.float32, np.float64
@@ -151,17 +132,17 @@ for k, (name, rnd) in enumerate([("float2ll_rn", round), ("float2ll_rz", math.tr
     check(name, I[3 + k], [to_int(float(v), lambda u: rnd(u) if math.isfinite(u) else u, *L) for v in x])
 check("float2ull_rz", I[7].view(np.uint64), np.array([to_int(float(v), lambda u: math.trunc(u) if math.isfinite(u) else u, 0, 2**64 - 1) for v in x], np.uint64))
 logb_want = np.where(x == 0, -inf, np.where(np.isfinite(x), [float(ilogb_ref(float(v))) if v != 0 and np.isfinite(v) else 0 for v in x], np.abs(x))).astype(f32)
-check("logb", F[0], logb_want, exact=False)
-check("rcbrt", F[1], (1.0 / np.cbrt(x64)).astype(f32))
+check("logb", F[0], logb_want)
+check("rcbrt", F[1], (1.0 / np.cbrt(x64)).astype(f32), bits=True)
 with np.errstate(invalid="ignore", divide="ignore"):
-    check("rsqrt_rn", F[2], (1.0 / np.sqrt(x64)).astype(f32))
+    check("rsqrt_rn", F[2], (1.0 / np.sqrt(x64)).astype(f32), bits=True)
     g_want = []
     for v in x64:
         try:
             g_want.append(math.gamma(v))
         except (ValueError, OverflowError):
             g_want.append(nan if math.isnan(v) or v == -inf or (v < 0 and v == math.floor(v)) else math.copysign(inf, v) if v == 0 else inf)
-    check("tgamma", F[3], np.array(g_want).astype(f32), exact=False, rtol=1e-5)
+    check("tgamma", F[3], np.array(g_want).astype(f32), rtol=1e-5)
 
 d = np.concatenate([f64([0.0, -0.0, 1.0 + 2.0**-30, -(1.0 + 2.0**-30), 1e300, -1e300, 5e-324, 2.5, -2.5, 3.5, nan, inf, -inf, 4.5e9, -3e18, 1.5e19]),
                     rng.standard_normal(N - 16) * 1e5])
@@ -192,9 +173,9 @@ def directed(v, mode):  # v (an f64) to f32: nearest, then one step where it wen
 
 
 with np.errstate(over="ignore"):
-    check("double2float_rn", F[0], d.astype(f32))
+    check("double2float_rn", F[0], d.astype(f32), bits=True)
     for k, m in enumerate("duz"):
-        check("double2float_r" + m, F[1 + k], np.array([directed(float(v), m) for v in d], f32))
+        check("double2float_r" + m, F[1 + k], np.array([directed(float(v), m) for v in d], f32), bits=True)
 
 a = np.concatenate([np.int32([0, 1, -1, 2**31 - 1, -2**31, 16777217, -16777217, 2**30 + 1]), rng.integers(-2**31, 2**31, N - 8, dtype=np.int64).astype(np.int32)])
 b = np.concatenate([np.int32([0, 1, 1, 2**31 - 1, -2**31, 3, -5, 7]), rng.integers(-2**31, 2**31, N - 8, dtype=np.int64).astype(np.int32)])
@@ -215,17 +196,17 @@ check("umul24", I[5], wrap((UA & 0xFFFFFF) * (UB & 0xFFFFFF)))
 check("sad", I[6], wrap(np.abs(A - B) + C))
 check("usad", I[7], wrap(np.abs(UA - UB) + C))
 for k, m in enumerate("duz"):
-    check("int2float_r" + m, F[k], np.array([directed(float(v), m) for v in A], f32))
-check("uint2float_ru", F[3], np.array([directed(float(v), "u") for v in UA], f32))
-check("uint_as_float", F[4], a.view(f32))
-check("int2double_rn", D[0], A.astype(f64))
-check("uint2double_rn", D[1], UA.astype(f64))
-check("hiloint2double", D[2], ((A << 32) | UB).astype(np.int64).view(f64))
+    check("int2float_r" + m, F[k], np.array([directed(float(v), m) for v in A], f32), bits=True)
+check("uint2float_ru", F[3], np.array([directed(float(v), "u") for v in UA], f32), bits=True)
+check("uint_as_float", F[4], a.view(f32), bits=True)
+check("int2double_rn", D[0], A.astype(f64), bits=True)
+check("uint2double_rn", D[1], UA.astype(f64), bits=True)
+check("hiloint2double", D[2], ((A << 32) | UB).astype(np.int64).view(f64), bits=True)
 W = (A * 4294967296 + B)
-check("ll2double_rn", D[3], W.astype(f64))
-check("ull2double_rn", D[4], W.astype(np.uint64).astype(f64))
-check("ll2float_rn", F[5], W.astype(f32))
-check("ull2float_rn", F[6], W.astype(np.uint64).astype(f32))
+check("ll2double_rn", D[3], W.astype(f64), bits=True)
+check("ull2double_rn", D[4], W.astype(np.uint64).astype(f64), bits=True)
+check("ll2float_rn", F[5], W.astype(f32), bits=True)
+check("ull2float_rn", F[6], W.astype(np.uint64).astype(f32), bits=True)
 
 xs = np.concatenate([f32([5.5, -5.5, 7.0, 1.0, 0.0, -0.0, 3e38, 1e-40, nan, inf, 2.0, -3.0, 6.5, 1.0, 0.0, 1e-45]), (rng.standard_normal(N - 16) * 8).astype(f32)])
 ys = np.concatenate([f32([2.0, 2.0, 2.0, inf, 1.0, -1.0, 1.0, 2.0, 1.0, 2.0, nan, 4.0, -1.0, 1.0, -1.0, -1.0]), (rng.standard_normal(N - 16) * 3).astype(f32)])
@@ -236,24 +217,22 @@ F = out.reshape(8, N)
 with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
     want_ld = np.array([math.ldexp(float(v), int(max(min(k, 400), -400))) if math.isfinite(v) and v != 0 else v for v, k in zip(xs, ns)])
     want_ld = np.where(np.abs(want_ld) > 3.5e38, np.copysign(inf, want_ld), want_ld).astype(f32)
-    check("ldexp", F[0], want_ld)
-    check("scalbn", F[1], want_ld)
-    check("fdim", F[2], np.where(np.isnan(xs) | np.isnan(ys), nan, np.where(xs > ys, xs - ys, f32(0))).astype(f32))
+    check("ldexp", F[0], want_ld, bits=True)
+    check("scalbn", F[1], want_ld, bits=True)
+    check("fdim", F[2], np.where(np.isnan(xs) | np.isnan(ys), nan, np.where(xs > ys, xs - ys, f32(0))).astype(f32), bits=True)
     rem = []
     for u, w in zip(xs.astype(float), ys.astype(float)):
         try:
             rem.append(math.remainder(u, w))
         except ValueError:
             rem.append(nan)
-    check("remainder", F[3], np.array(rem, f32))
-    check("nextafter", F[4], np.nextafter(xs, ys))
+    check("remainder", F[3], np.array(rem, f32), bits=True)
+    check("nextafter", F[4], np.nextafter(xs, ys), bits=True)
     x64, y64 = xs.astype(f64), ys.astype(f64)
-    check("rhypot", F[5], (1.0 / np.hypot(x64, y64)).astype(f32))
+    check("rhypot", F[5], (1.0 / np.hypot(x64, y64)).astype(f32), bits=True)
     z64 = (xs * ys).astype(f64)
     n3 = np.sqrt(x64 * x64 + y64 * y64 + z64 * z64)
-    check("norm3d", F[6], n3.astype(f32))
-    check("rnorm3d", F[7], (1.0 / n3).astype(f32))
+    check("norm3d", F[6], n3.astype(f32), bits=True)
+    check("rnorm3d", F[7], (1.0 / n3).astype(f32), bits=True)
 
-if failures:
-    sys.exit("libdevice: %d functions differ: %s" % (len(failures), ", ".join(failures)))
-print("libdevice: 50 more function forms match numpy and Python's math")
+finish("libdevice: 50 more function forms match numpy and Python's math")

@@ -8,25 +8,11 @@ copies of every f16, bf16 and fp8 bit pattern (NaN payloads, signaling or not, a
 come back byte for byte on the interpreter, as a GPU copies them; on dtsim's CUDA backend fp8 NaNs
 come back as the canonical 0x7F), and a tl.dot of fp8 operands accumulating in f32. fp8 values travel as uint8 bit patterns (numpy has no
 fp8). Run with `python -m dtsim narrow_types.py` where Triton is installed."""
-import sys
 
 import numpy as np
 import triton
 import triton.language as tl
-
-failures = []
-
-
-def check(name, got, want, tol=0.0):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    same_nan = np.isnan(got) == np.isnan(want)
-    equal = (got == want) | (np.isnan(got) & np.isnan(want))  # infinities and NaNs match themselves
-    err = float(np.max(np.where(equal, 0.0, np.abs(got - want)))) if want.size else 0.0
-    finite = np.abs(want[np.isfinite(want)])
-    ok = got.shape == want.shape and bool(np.all(same_nan)) and err <= tol * max(1.0, float(finite.max()) if finite.size else 1.0)
-    print("%-34s %s (max abs err %.3g)" % (name, "ok" if ok else "FAILED", err))
-    if not ok:
-        failures.append(name)
+from ttir_check import check, finish
 
 
 # ---- fp8 reference: decoding by the formats' definitions, encoding as the nearest decoded value ----
@@ -214,16 +200,9 @@ def main():
     through_values[(16,)](every16, outs[0], outs[1], every8, outs[2], outs[3], BLOCK=4096)
     for name, got, want in (("f16 copy", h.view(np.int16), every16), ("f16 value", outs[0], every16),
                             ("bf16 value", outs[1], every16), ("fp8e5 value", outs[2], every8), ("fp8e4nv value", outs[3], every8)):
-        same = np.array_equal(got, want)
-        print("%-34s %s" % ("every %s pattern kept" % name, "ok" if same else "FAILED (e.g. %s -> %s)" % (
-            want[got != want][:3], got[got != want][:3])))
-        if not same:
-            failures.append(name)
+        check("every %s pattern kept" % name, got, want)
 
-    if failures:
-        print("FAILED: " + ", ".join(failures))
-        sys.exit(1)
-    print("all ok")
+    finish("all ok")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ instances on one element are legal, a plain store racing an atomic is a conflict
 spin lock are ordered); Python's min() and max() on runtime values. Run with `python -m dtsim ops.py`
 where Triton is installed (python/ops_standin runs it through dtsim's own .py reader)."""
 import os
-import sys
 
 import numpy as np
 import triton
@@ -12,17 +11,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 import dtsim
-
-failures = []
-
-
-def check(name, got, want, tol=1e-6):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    err = float(np.max(np.abs(got - want))) if want.size else 0.0
-    ok = got.shape == want.shape and err <= tol * max(1.0, float(np.max(np.abs(want))))
-    print("%-30s %s (max abs err %.3g)" % (name, "ok" if ok else "FAILED", err))
-    if not ok:
-        failures.append(name)
+from ttir_check import check, finish, report
 
 
 @triton.jit
@@ -208,8 +197,8 @@ def main():
     o32, p32 = np.zeros((M, N), np.int32), np.zeros((M, N), np.int32)
     int8_dot[(1,)](a8, b8, c32, o32, p32, M=M, N=N, K=K)
     prod = a8.astype(np.int64) @ b8.astype(np.int64)
-    check("tl.dot i8 -> i32", o32, prod, tol=0)
-    check("tl.dot i8, i32 acc (wraps)", p32, ((prod + c32 + 2**31) % 2**32 - 2**31), tol=0)
+    check("tl.dot i8 -> i32", o32, prod)
+    check("tl.dot i8, i32 acc (wraps)", p32, ((prod + c32 + 2**31) % 2**32 - 2**31))
 
     if "dtsim" not in triton.__version__:  # dtsim's own reader has no unsigned integers
         xu = np.concatenate([rng.integers(0, 2**64, 60, dtype=np.uint64), np.array([2**64 - 1, 2**63, 5, 2**64 - 1], np.uint64)])
@@ -220,10 +209,7 @@ def main():
         hi = np.array([(int(a) * int(b)) >> 64 for a, b in zip(xu, yu)], np.uint64)
         for name, got, want in (("uint64 // (divui)", qu[:64], xu // yu), ("uint64 % (remui)", ru, xu % yu),
                                 ("tl.umulhi of uint64", qu[64:], hi)):
-            ok = np.array_equal(got, want)
-            print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
-            if not ok:
-                failures.append(name)
+            check(name, got, want)
         # conversions: numpy's uint64 -> float rounds to nearest even, as LLVM's uitofp
         xc = np.concatenate([xu[:48], np.array([2**63 + 2**39 + 1, 2**63 + 2**40, 2**64 - 2**39 - 1, 2**53 + 1,
                                                  2**63 - 1, 1, 0, 2**64 - 1], np.uint64),
@@ -233,20 +219,14 @@ def main():
         u64_floats[(1,)](xc, fc, dc, gc, uc, BLOCK=64)
         for name, got, want in (("uint64 -> f32 (uitofp)", fc, xc.astype(np.float32)), ("uint64 -> f64 (uitofp)", dc, xc.astype(np.float64)),
                                 ("f64 -> uint64 (fptoui)", uc, gc.astype(np.uint64))):
-            ok = np.array_equal(got, want)
-            print("%-30s %s" % (name, "ok" if ok else "FAILED: %s" % (np.nonzero(got != want)[0][:5],)))
-            if not ok:
-                failures.append(name)
+            check(name, got, want)
 
     x = rng.integers(0, 1000, 300).astype(np.int32)
     bins, old = np.zeros(16, np.float32), np.zeros(300, np.float32)
     histogram_add[(triton.cdiv(300, 64),)](x, bins, old, 300, NBINS=16, BLOCK=64)
-    check("atomic_add histogram", bins, np.bincount(x % 16, minlength=16))
+    check("atomic_add histogram", bins, np.bincount(x % 16, minlength=16), tol=1e-6)
     # the old values of each bin, in the order its lanes update it, are 0, 1, ... (any order of instances)
-    ok = all(sorted(old[(x % 16) == b].tolist()) == list(range(int(bins[b]))) for b in range(16))
-    print("%-30s %s" % ("atomic_add old values", "ok" if ok else "FAILED"))
-    if not ok:
-        failures.append("atomic_add old values")
+    report("atomic_add old values", all(sorted(old[(x % 16) == b].tolist()) == list(range(int(bins[b]))) for b in range(16)))
 
     xs = rng.standard_normal((5, 8)).astype(np.float32)
     cnt = np.zeros(1, np.int32)
@@ -254,10 +234,10 @@ def main():
     fmx, fmn = np.full(8, -np.inf, np.float32), np.full(8, np.inf, np.float32)
     bits = np.array([0, 0, -1], np.int32)
     counters[(5,)](cnt, mx, mn, fmx, fmn, bits, xs, BLOCK=8)
-    check("atomic_add counter", cnt, [5])
-    check("atomic_max/min i32", np.concatenate([mx, mn]), np.concatenate([(xs * 1000).astype(np.int32).max(0), (xs * 1000).astype(np.int32).min(0)]))
-    check("atomic_max/min f32", np.concatenate([fmx, fmn]), np.concatenate([xs.max(0), xs.min(0)]))
-    check("atomic_or/xor/and", bits, [31, 31, -32])
+    check("atomic_add counter", cnt, [5], tol=1e-6)
+    check("atomic_max/min i32", np.concatenate([mx, mn]), np.concatenate([(xs * 1000).astype(np.int32).max(0), (xs * 1000).astype(np.int32).min(0)]), tol=1e-6)
+    check("atomic_max/min f32", np.concatenate([fmx, fmn]), np.concatenate([xs.max(0), xs.min(0)]), tol=1e-6)
+    check("atomic_or/xor/and", bits, [31, 31, -32], tol=1e-6)
 
     rows = rng.standard_normal((6, 40)).astype(np.float32)
     acc, lock, count = np.zeros(40, np.float32), np.zeros(1, np.int32), np.zeros(1, np.int32)
@@ -266,13 +246,10 @@ def main():
 
     try:
         racy[(2,)](np.zeros(8, np.float32), BLOCK=8)
-        print("%-30s FAILED: no finding" % "store racing an atomic")
-        failures.append("store racing an atomic")
+        report("store racing an atomic", False, "(no finding)")
     except dtsim.KernelError as e:
         ok = "atomically" in str(e) and "ops.py:" in str(e)
-        print("%-30s %s" % ("store racing an atomic", "ok" if ok else "FAILED:\n" + str(e)))
-        if not ok:
-            failures.append("store racing an atomic")
+        report("store racing an atomic", ok, "" if ok else "\n" + str(e))
 
     xs = (rng.standard_normal((4, 8)) * 0.5 + 1.0).astype(np.float32)
     outs = [np.zeros((4, 8), np.float32) for _ in range(4)] + [np.zeros((4, 8), np.int32)]
@@ -280,20 +257,20 @@ def main():
     check("tl.cumsum", outs[0], np.cumsum(xs, 1), tol=1e-5)
     check("tl.cumsum reverse", outs[1], np.cumsum(xs[::-1], 0)[::-1], tol=1e-5)
     check("tl.cumprod", outs[2], np.cumprod(xs, 1), tol=1e-5)
-    check("tl.associative_scan max", outs[3], np.maximum.accumulate(xs, 1))
-    check("tl.cumsum i32", outs[4], np.cumsum((xs * 10).astype(np.int32), 1))
+    check("tl.associative_scan max", outs[3], np.maximum.accumulate(xs, 1), tol=1e-6)
+    check("tl.cumsum i32", outs[4], np.cumsum((xs * 10).astype(np.int32), 1), tol=1e-6)
 
     keys = np.sort(rng.integers(0, 5, 32)).astype(np.int32)
     xs = rng.standard_normal(32).astype(np.float32)
     seg, am = np.zeros(32, np.int32), np.zeros(1, np.float32)
     combines[(1,)](keys, seg, xs, am, N=32)
     want_seg = np.array([1 + np.sum(keys[:i] == keys[i]) for i in range(32)])
-    check("associative_scan (keyed add)", seg, want_seg)
-    check("tl.reduce (abs max)", am, [xs[np.argmax(np.abs(xs))]])
+    check("associative_scan (keyed add)", seg, want_seg, tol=1e-6)
+    check("tl.reduce (abs max)", am, [xs[np.argmax(np.abs(xs))]], tol=1e-6)
     if "dtsim" not in triton.__version__:  # dtsim's own reader has no tl.sort
         srt = np.zeros(16, np.float32)
         sorts[(1,)](xs, srt, N=16)
-        check("tl.sort", srt, np.sort(xs[:16]))
+        check("tl.sort", srt, np.sort(xs[:16]), tol=1e-6)
 
     a = rng.uniform(-1, 1, 64).astype(np.float32)
     b = rng.uniform(-1, 1, 64).astype(np.float32)
@@ -317,12 +294,9 @@ def main():
     for pid in range(4):
         group = min(10 - pid * 3, 3)
         want.append(np.minimum(np.maximum(np.maximum(x, group), -2.0), 3.0) + max(pid, 1, group))
-    check("Python min/max on runtime values", o, np.array(want))
+    check("Python min/max on runtime values", o, np.array(want), tol=1e-6)
 
-    if failures:
-        print("FAILED:", ", ".join(failures))
-        sys.exit(1)
-    print("all ops match")
+    finish("all ops match")
 
 
 main()

@@ -5,26 +5,18 @@ whose lanes point into several arrays (rows scattered to peer arrays, loads, ato
 compare-and-swap lane by lane, a where() between two arrays and the addresses of such a tile), the
 sanitizer's findings on addresses, and a sort of 1024 elements (Triton reshapes it to rank 10). Run with
 `python -m dtsim pointers.py` where Triton is installed."""
-import sys
 
 import numpy as np
 import triton
 import triton.language as tl
 
 import dtsim
-
-failures = []
+from ttir_check import finish, report
 
 
 def line_of(text):
     with open(__file__) as f:
         return next(i for i, line in enumerate(f, 1) if text in line)
-
-
-def check(name, ok, detail=""):
-    print("%-36s %s %s" % (name, "ok" if ok else "FAILED", detail))
-    if not ok:
-        failures.append(name)
 
 
 @triton.jit
@@ -109,12 +101,12 @@ def main():
     dst_addrs = np.array([d.ctypes.data for d in dsts], np.int64)
     sizes = np.array([s.size for s in srcs], np.int32)
     scaled_copies[(3,)](src_addrs, dst_addrs, sizes, 2.5, BLOCK=32)
-    check("int_to_ptr: arrays by address", all(np.array_equal(d, s * np.float32(2.5)) for s, d in zip(srcs, dsts)))
+    report("int_to_ptr: arrays by address", all(np.array_equal(d, s * np.float32(2.5)) for s, d in zip(srcs, dsts)))
 
     x = np.zeros(16, np.float32)
     out = np.zeros(16, np.int64)
     addresses_of[(1,)](x, out, BLOCK=16)
-    check("ptr_to_int: the array's addresses", np.array_equal(out, x.ctypes.data + 4 * np.arange(16)))
+    report("ptr_to_int: the array's addresses", np.array_equal(out, x.ctypes.data + 4 * np.arange(16)))
 
     table = rng.standard_normal(64).astype(np.float32)
     addrs = table.ctypes.data + 4 * np.arange(0, 64, 4, dtype=np.int64)
@@ -123,26 +115,26 @@ def main():
     gather_rows[(1,)](addrs, got, BLOCK=16)
     want = table[::4].copy()
     want[3] = -1.0
-    check("int_to_ptr: a tile of addresses", np.array_equal(got, want))
+    report("int_to_ptr: a tile of addresses", np.array_equal(got, want))
 
     # an address in no array: a located fault where the kernel converts it
     bad = addrs.copy()
     bad[5] = 8
     try:
         gather_rows[(1,)](bad, got, BLOCK=16)
-        check("address in no buffer", False, "(no error)")
+        report("address in no buffer", False, "(no error)")
     except dtsim.KernelError as e:
         msg = str(e)
-        check("address in no buffer", "pointers.py:" in msg and "out-of-bounds" in msg and "through address 0x8, which is in no buffer" in msg,
-              msg.splitlines()[0])
+        report("address in no buffer", "pointers.py:" in msg and "out-of-bounds" in msg and "through address 0x8, which is in no buffer" in msg,
+               msg.splitlines()[0])
 
     # a null lane that is not masked: out of bounds
     scaled = np.zeros(1, np.float32)
     try:
         scaled_copies[(1,)](np.array([0], np.int64), np.array([scaled.ctypes.data], np.int64), np.array([1], np.int32), 1.0, BLOCK=32)
-        check("null address loaded", False, "(no finding)")
+        report("null address loaded", False, "(no finding)")
     except dtsim.KernelError as e:
-        check("null address loaded", "pointers.py:%d:" % line_of("tl.store(dst + offs, tl.load(src + offs") in str(e) and "through a null pointer" in str(e), str(e).splitlines()[0])
+        report("null address loaded", "pointers.py:%d:" % line_of("tl.store(dst + offs, tl.load(src + offs") in str(e) and "through a null pointer" in str(e), str(e).splitlines()[0])
 
     # one pointer tile into several arrays
     N, R = 8, 4
@@ -154,8 +146,8 @@ def main():
     peer_rows[(1,)](rows_src, ptable, which, back, N=N, R=R)
     want_back = rows_src * 2
     want_back[R - 1] = -5.0
-    check("pointer tile into several arrays", all(np.array_equal(peers[which[r]], rows_src[r] * 2) for r in range(R - 1))
-          and np.array_equal(back, want_back))
+    report("pointer tile into several arrays", all(np.array_equal(peers[which[r]], rows_src[r] * 2) for r in range(R - 1))
+           and np.array_equal(back, want_back))
 
     counters = [np.array([100 * k, 0], np.int32) for k in range(3)]
     ctable = np.array([c.ctypes.data for c in counters], np.int64)
@@ -164,9 +156,9 @@ def main():
     peer_atomics[(1,)](ctable, cwhich, old, casd, R=4)
     # lane order: counter 1 gets +1 then +3; counter 2 +2; counter 0 +4; the cas of each counter's
     # second word succeeds once (the first lane to reach it), later lanes see its value
-    check("atomics lane by lane into several arrays",
-          [int(c[0]) for c in counters] == [4, 104, 202] and list(old) == [100, 200, 101, 0]
-          and [int(c[1]) for c in counters] == [13, 10, 11] and list(casd) == [0, 0, 10, 0], "%s %s %s" % (counters, old, casd))
+    report("atomics lane by lane into several arrays",
+           [int(c[0]) for c in counters] == [4, 104, 202] and list(old) == [100, 200, 101, 0]
+           and [int(c[1]) for c in counters] == [13, 10, 11] and list(casd) == [0, 0, 10, 0], "%s %s %s" % (counters, old, casd))
 
     a = np.arange(8, dtype=np.float32) + 100
     b = np.arange(8, dtype=np.float32) + 200
@@ -175,30 +167,27 @@ def main():
     paddr = np.zeros(8, np.int64)
     interleave_two[(1,)](a, b, got, paddr, N=8)
     even = np.arange(8) % 2 == 0
-    check("where() between two arrays lane by lane", np.array_equal(got, np.where(even, a0, b0))
-          and np.array_equal(a, np.where(even, np.arange(8), a0)) and np.array_equal(b, np.where(even, b0, np.arange(8)))
-          and np.array_equal(paddr, np.where(even, a.ctypes.data, b.ctypes.data) + 4 * np.arange(8)), str(got))
+    report("where() between two arrays lane by lane", np.array_equal(got, np.where(even, a0, b0))
+           and np.array_equal(a, np.where(even, np.arange(8), a0)) and np.array_equal(b, np.where(even, b0, np.arange(8)))
+           and np.array_equal(paddr, np.where(even, a.ctypes.data, b.ctypes.data) + 4 * np.arange(8)), str(got))
 
     short = [np.zeros(8, np.float32), np.zeros(8, np.float32), np.zeros(8, np.float32), np.zeros(6, np.float32)]
     try:
         peer_past_end[(1,)](np.array([x.ctypes.data for x in short], np.int64), N=8, R=4)
-        check("past the end of one array of several", False, "(no finding)")
+        report("past the end of one array of several", False, "(no finding)")
     except dtsim.KernelError as e:
         msg = str(e)
-        check("past the end of one array of several", "pointers.py:%d:" % line_of("tl.store(p, 1.0)") in msg and "out-of-bounds store" in msg
-              and "f32[6]; first bad lane [3, 6]" in msg,
-              msg.splitlines()[0])
+        report("past the end of one array of several", "pointers.py:%d:" % line_of("tl.store(p, 1.0)") in msg and "out-of-bounds store" in msg
+               and "f32[6]; first bad lane [3, 6]" in msg,
+               msg.splitlines()[0])
 
     if "dtsim" not in triton.__version__:  # dtsim's own reader has no tl.sort
         xs = rng.standard_normal(1024).astype(np.float32)
         srt = np.zeros_like(xs)
         sort_rows[(1,)](xs, srt, N=1024)
-        check("tl.sort of 1024 (rank 10)", np.array_equal(srt, np.sort(xs)))
+        report("tl.sort of 1024 (rank 10)", np.array_equal(srt, np.sort(xs)))
 
-    if failures:
-        print("FAILED:", ", ".join(failures))
-        sys.exit(1)
-    print("all pointer ops match")
+    finish("all pointer ops match")
 
 
 main()

@@ -3,23 +3,13 @@ of a rank-3 tile, read through
 the installed Triton's frontend (TTIR) and run on dtsim, each checked against numpy; a gather index
 outside the gathered axis is a located finding. Run with `python -m dtsim shapes.py` where Triton is
 installed."""
-import sys
 
 import numpy as np
 import triton
 import triton.language as tl
 
 import dtsim
-
-failures = []
-
-
-def check(name, got, want):
-    ok = got.shape == want.shape and np.array_equal(got, want)
-    print("%-36s %s" % (name, "ok" if ok else "FAILED"))
-    if not ok:
-        print("  got ", got.ravel()[:16], "\n  want", want.ravel()[:16])
-        failures.append(name)
+from ttir_check import check, finish, report
 
 
 @triton.jit
@@ -73,14 +63,10 @@ def main():
     bad[2, 1] = C
     try:
         gathers[(1,)](x, bad, j, o1, o0, R=R, C=C, K=K)
-        print("tl.gather out of range               FAILED (no finding)")
-        failures.append("tl.gather out of range")
+        report("tl.gather out of range", False, "(no finding)")
     except dtsim.KernelError as e:
         line = next(n for n, l in enumerate(open(__file__), 1) if "tl.gather(x, i, axis=1)" in l)
-        ok = "shapes.py:%d:" % line in str(e) and "outside [0, 16)" in str(e)
-        print("%-36s %s %s" % ("tl.gather out of range", "ok" if ok else "FAILED", str(e).splitlines()[0]))
-        if not ok:
-            failures.append("tl.gather out of range")
+        report("tl.gather out of range", "shapes.py:%d:" % line in str(e) and "outside [0, 16)" in str(e), str(e).splitlines()[0])
 
     N, B = 64, 8
     xs = rng.integers(-2, B + 2, N).astype(np.int32)
@@ -109,10 +95,7 @@ def main():
     permutes[(1,)](x3, o3, A=2, B=4, C=8)
     check("tl.permute of a rank-3 tile", o3, np.transpose(x3.reshape(2, 4, 8), (2, 0, 1)).ravel())
 
-    if failures:
-        print("FAILED:", ", ".join(failures))
-        sys.exit(1)
-    print("all shape ops match")
+    finish("all shape ops match")
 
 
 main()

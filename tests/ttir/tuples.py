@@ -3,21 +3,11 @@ tl.associative_scan((a, b), axis, fn)), of three (a Welford mean/variance, a max
 index and count, a running (sum, count, max)) and of a pair with a 64-bit payload, read through
 the installed Triton's frontend (TTIR) and run on dtsim, each checked against numpy. Run with `python -m dtsim tuples.py` where Triton is
 installed."""
-import sys
 
 import numpy as np
 import triton
 import triton.language as tl
-
-failures = []
-
-
-def check(name, got, want):
-    ok = got.shape == want.shape and np.array_equal(got, want)
-    print("%-40s %s" % (name, "ok" if ok else "FAILED"))
-    if not ok:
-        print("  got ", got.ravel()[:16], "\n  want", want.ravel()[:16])
-        failures.append(name)
+from ttir_check import check, finish, report
 
 
 @triton.jit
@@ -116,10 +106,7 @@ def main():
     triples[(1,)](x, k, *outs, R=R, C=C)
     mean, var, mx, ix, cnt, pv, pp, cs, cn, cm = outs
     x64 = x.astype(np.float64)
-    ok = np.allclose(mean, x64.mean(1), atol=1e-6) and np.allclose(var, x64.var(1), rtol=1e-5)
-    print("%-44s %s" % ("tl.reduce of three (Welford mean, variance)", "ok" if ok else "FAILED"))
-    if not ok:
-        failures.append("welford")
+    report("tl.reduce of three (Welford mean, variance)", np.allclose(mean, x64.mean(1), atol=1e-6) and np.allclose(var, x64.var(1), rtol=1e-5))
     check("tl.reduce of three: the maximum", mx, k.max(1))
     check("tl.reduce of three: its first index", ix, k.argmax(1).astype(np.int32))
     check("tl.reduce of three: its count", cnt, (k == k.max(1)[:, None]).sum(1).astype(np.int32))
@@ -155,10 +142,7 @@ def main():
     check("tl.associative_scan of (f32, i32) pairs", s, want_s)
     check("tl.associative_scan: the flags' or", g, np.maximum.accumulate(fl).astype(np.int32))
 
-    if failures:
-        print("FAILED:", ", ".join(failures))
-        sys.exit(1)
-    print("all tuple combines match")
+    finish("all tuple combines match")
 
 
 main()

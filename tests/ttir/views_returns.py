@@ -5,21 +5,13 @@ written through an integer view (a pointer tile bitcast, and a base pointer bitc
 with an early `return` (several blocks in TTIR), with and without results, called in a loop and from
 each other, a 3-D tensor descriptor accessed as 2-D tiles (Triton folds the tl.reshape of a
 [1, BM, BN] block into the descriptor load and store), and tl.where choosing one of two arrays. Run with `python -m dtsim views_returns.py` where Triton is installed."""
-import sys
 
 import numpy as np
 import triton
 import triton.language as tl
 
 import dtsim
-
-failures = []
-
-
-def check(name, ok, detail=""):
-    print("%-40s %s %s" % (name, "ok" if ok else "FAILED", detail))
-    if not ok:
-        failures.append(name)
+from ttir_check import finish, report
 
 
 @triton.jit
@@ -117,27 +109,27 @@ def main():
     mask = np.zeros(100, np.bool_)
     out = np.zeros(100, np.float32)
     keep_mask[(2,)](x, mask, out, 100, 0.3, BLOCK=64)
-    check("bool store and load (*i1 as *i8)", np.array_equal(mask, x > 0.3) and np.array_equal(out, np.where(x > 0.3, x, -1.0)))
+    report("bool store and load (*i1 as *i8)", np.array_equal(mask, x > 0.3) and np.array_equal(out, np.where(x > 0.3, x, -1.0)))
 
     x = rng.standard_normal(32).astype(np.float32)
     bits = np.zeros(32, np.int32)
     y = np.zeros(32, np.float32)
     float_bits[(1,)](x, bits, y, BLOCK=32)
-    check("f32 array through an int32 view", np.array_equal(bits, x.view(np.int32)) and np.array_equal(y, -x))
+    report("f32 array through an int32 view", np.array_equal(bits, x.view(np.int32)) and np.array_equal(y, -x))
 
     x0 = rng.standard_normal(32).astype(np.float32)
     x = x0.copy()
     m = rng.random(32) > 0.5
     count = np.zeros(32, np.int32)
     abs_in_place[(1,)](x, m, count, BLOCK=32)
-    check("bitcast base pointers, then offset", np.array_equal(x, np.abs(x0)) and np.array_equal(count, 2 * m.astype(np.int32)))
+    report("bitcast base pointers, then offset", np.array_equal(x, np.abs(x0)) and np.array_equal(count, 2 * m.astype(np.int32)))
 
     try:
         narrow_view[(1,)](x, np.zeros(32, np.int16), BLOCK=32)
-        check("view of another width refused", False, "(no error)")
+        report("view of another width refused", False, "(no error)")
     except dtsim.CompileError as e:
         msg = str(e).splitlines()[0]
-        check("view of another width refused", "views_returns.py:" in msg and "to a narrower element type (f32 -> i16) is not supported yet" in msg, msg)
+        report("view of another width refused", "views_returns.py:" in msg and "to a narrower element type (f32 -> i16) is not supported yet" in msg, msg)
 
     n_rows, block = 10, 16
     x = rng.random((n_rows, block)).astype(np.float32)
@@ -146,22 +138,19 @@ def main():
     rows[(3,)](x, out, flags, n_rows, 0.9, ROWS=4, BLOCK=block)
     clipped = x.max(axis=1) > 0.9
     want = np.where(clipped[:, None], np.minimum(x, np.float32(0.9)) * 2, x)
-    check("helpers returning early (results, nested)", np.array_equal(flags, clipped.astype(np.int32)) and np.array_equal(out, want))
+    report("helpers returning early (results, nested)", np.array_equal(flags, clipped.astype(np.int32)) and np.array_equal(out, want))
 
     w = rng.standard_normal((3, 40, 16)).astype(np.float32)
     wt = np.zeros((3, 16, 40), np.float32)
     expert_blocks[(3, 3)](w, wt, 3, 40, 16, BM=16, BN=16)
-    check("3-D descriptor as 2-D tiles", np.array_equal(wt, 2 * w.transpose(0, 2, 1)))
+    report("3-D descriptor as 2-D tiles", np.array_equal(wt, 2 * w.transpose(0, 2, 1)))
 
     a, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
     ab = np.zeros(32, np.float32)
     pick_array[(2,)](a, b, ab, BLOCK=16)
-    check("tl.where choosing one of two arrays", np.array_equal(ab, np.concatenate([a, b])))
+    report("tl.where choosing one of two arrays", np.array_equal(ab, np.concatenate([a, b])))
 
-    if failures:
-        print("FAILED:", ", ".join(failures))
-        sys.exit(1)
-    print("all views and early returns match")
+    finish("all views and early returns match")
 
 
 main()
