@@ -14,9 +14,13 @@ import triton.language as tl
 import dtsim
 
 failures = []
+CUDA = dtsim.config()["backend"] == "cuda"  # hints are checked on the interpreter only
 
 
 def expect(name, fn, *needles):
+    if CUDA:
+        print("%-28s skipped on backend='cuda' (hints unchecked there, as on Triton's GPU build)" % name)
+        return
     try:
         fn()
     except dtsim.KernelError as e:

@@ -20,6 +20,10 @@ import triton.language as tl
 
 import dtsim
 
+if dtsim.config()["backend"] == "cuda":
+    print("skipped: --view-bounds is the interpreter's (backend='cuda' copies each view, so an access past it is out of bounds)")
+    sys.exit(77)
+
 
 @triton.jit
 def fill(p, value, BLOCK: tl.constexpr):
@@ -61,7 +65,7 @@ if found is not None:
     sys.exit("warn: the stores past the view stopped the run:\n" + found)
 if not (storage == -1).all():
     sys.exit("warn: %d elements not filled" % int((storage != -1).sum()))
-if "view_bounds.py:27:" not in err or "warning: store to 'p' past the end of the view it was given (inside its storage)" not in err \
+if "view_bounds.py:31:" not in err or "warning: store to 'p' past the end of the view it was given (inside its storage)" not in err \
         or "--view-bounds=span makes it an error" not in err or err.count("warning:") != 1:
     sys.exit("warn: unexpected warning text:\n" + err)
 err, found = run(lambda: fill[(R,)](view, -2, BLOCK=BLOCK))
