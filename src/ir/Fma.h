@@ -15,9 +15,9 @@ struct TwoSum {
 };
 TwoSum two_sum(const ExprP& a, const ExprP& b, const std::string& name, SourceLoc loc, const BindFn& bind);
 
-// a * b + c of float type t (the operands already of type t), rounded once to t: for f64 the IR's
-// multiply and add (the executors' f64 ops); narrower, exact in f64 up to one rounding to odd
-// (ir/Fma.cpp).
+// a * b + c of float type t (the operands already of type t), rounded once to t: f64 by Boldo and
+// Melquiond's emulation (Dekker's exact product, two-sums, rounding to odd); narrower, exact in f64
+// up to one rounding to odd (ir/Fma.cpp).
 ExprP fused_multiply_add(ExprP a, ExprP b, ExprP c, Scalar t, SourceLoc loc, const BindFn& bind);
 
 }  // namespace dtsim

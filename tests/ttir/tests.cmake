@@ -91,6 +91,11 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
              WORKING_DIRECTORY ${ttir_dir})
     set_tests_properties(ttir/gpu_libdevice_directed PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # tl.fma rounded once (f32 and f64, ir/Fma.cpp), bit for bit, on the CUDA backend
+    add_test(NAME ttir/gpu_fma_once COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/fma_once.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/gpu_fma_once PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
     # tl.dot_scaled's lowering (scaled_dots.py) on the CUDA backend
     add_test(NAME ttir/gpu_scaled_dots COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim --backend=cuda ${ttir_dir}/scaled_dots.py
              WORKING_DIRECTORY ${ttir_dir})
