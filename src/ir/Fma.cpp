@@ -39,7 +39,7 @@ TwoSum two_sum(const ExprP& a, const ExprP& b, const std::string& name, SourceLo
 //    P + c' - z (from z's two-sum error, else from the rounding to odd) picks the neighbour.
 // Zeros, infinities and NaNs take the IEEE result of the plain a * b + c (exact there), a zero c the
 // product a * b, an infinite c (a and b finite) c itself.
-static ExprP fma_f64(ExprP a0, ExprP b0, ExprP c0, SourceLoc loc, const BindFn& bind) {
+static ExprP fma_f64(ExprP a0, ExprP b0, ExprP c0, char mode, SourceLoc loc, const BindFn& bind) {
   auto bo = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), loc); };
   auto un = [&](UnOp o, ExprP x) { return make_unary(o, std::move(x), loc); };
   auto wh = [&](ExprP cnd, ExprP x, ExprP y) { return make_where(std::move(cnd), std::move(x), std::move(y), loc); };
@@ -96,7 +96,7 @@ static ExprP fma_f64(ExprP a0, ExprP b0, ExprP c0, SourceLoc loc, const BindFn& 
   ExprP tiny = bind("fma_tiny", bo(BinOp::Lt, clone_expr(d), ci(-200)));
   ExprP mag = bind("fma_cm", wh(clone_expr(tiny), cf(0x1p-200),
                                 bo(BinOp::Mul, clone_expr(mc), pow2(clone_expr(d)))));
-  ExprP cs = bind("fma_cs", wh(negative(c), un(UnOp::Neg, clone_expr(mag)), clone_expr(mag)));
+  ExprP cs = bind("fma_cs", wh(bo(BinOp::Eq, clone_expr(c), cf(0)), cf(0), wh(negative(c), un(UnOp::Neg, clone_expr(mag)), clone_expr(mag))));
   auto [th, tl] = two_sum(cs, sph, "fma_th", loc, bind);
   auto [v0, ve] = two_sum(tl, spl, "fma_v", loc, bind);
   ExprP vb = bind("fma_vb", bits(clone_expr(v0)));
@@ -127,6 +127,42 @@ static ExprP fma_f64(ExprP a0, ExprP b0, ExprP c0, SourceLoc loc, const BindFn& 
   ExprP fixed = bind("fma_fix", bo(BinOp::Mul, bo(BinOp::Mul, bo(BinOp::Add, clone_expr(m), clone_expr(es)), cf(0.5)), cf(0x1p-1074)));
   fixed = wh(bo(BinOp::Eq, clone_expr(fixed), cf(0)), bo(BinOp::Mul, clone_expr(z), cf(0)), clone_expr(fixed));  // a zero keeps z's sign
   ExprP core = wh(std::move(mid), std::move(fixed), clone_expr(zu));
+  const double inf = std::numeric_limits<double>::infinity(), dmax = std::numeric_limits<double>::max();
+  // rounded down ('d'), up ('u') or toward zero ('z'): whether x's bits step one ulp, the sign of the
+  // exact value's side being s (+1 above x, -1 below): toward -inf is bits - 1 for a positive x
+  auto step = [&](const ExprP& x, ExprP s) {
+    ExprP pos = bo(BinOp::Gt, clone_expr(x), cf(0));
+    ExprP xb = bits(clone_expr(x));
+    if (mode == 'd') return fbits(wh(bo(BinOp::Lt, std::move(s), cf(0)), wh(std::move(pos), bo(BinOp::Sub, clone_expr(xb), ci(1)), bo(BinOp::Add, clone_expr(xb), ci(1))), clone_expr(xb)));
+    if (mode == 'u') return fbits(wh(bo(BinOp::Gt, std::move(s), cf(0)), wh(std::move(pos), bo(BinOp::Add, clone_expr(xb), ci(1)), bo(BinOp::Sub, clone_expr(xb), ci(1))), clone_expr(xb)));
+    ExprP against = bo(BinOp::LOr, bo(BinOp::LAnd, clone_expr(pos), bo(BinOp::Lt, clone_expr(s), cf(0))),
+                       bo(BinOp::LAnd, bo(BinOp::Lt, clone_expr(x), cf(0)), bo(BinOp::Gt, clone_expr(s), cf(0))));
+    return fbits(wh(std::move(against), bo(BinOp::Sub, clone_expr(xb), ci(1)), clone_expr(xb)));
+  };
+  if (mode != 'n') {
+    // z stepped where the exact value lies past it in the direction, then 2^k: exact down to 2^-1022;
+    // past the largest value, the infinity or that value as the direction says. Below 2^-1022, q =
+    // z 2^1074 (exact) to an integer: floor / ceil, or where q is one, q stepped by the error's sign.
+    ExprP zd = bind("fma_zd", step(z, clone_expr(es)));
+    ExprP zdu = bind("fma_zdu", times2(clone_expr(zd), k, "fma_k2"));
+    ExprP over = bo(BinOp::Eq, un(UnOp::Abs, clone_expr(zdu)), cf(inf));
+    ExprP keep_max = mode == 'z' ? std::move(over)
+                   : bo(BinOp::LAnd, std::move(over), mode == 'd' ? bo(BinOp::Gt, clone_expr(zdu), cf(0)) : bo(BinOp::Lt, clone_expr(zdu), cf(0)));
+    ExprP normal = wh(std::move(keep_max), wh(bo(BinOp::Gt, clone_expr(zdu), cf(0)), cf(dmax), cf(-dmax)), clone_expr(zdu));
+    ExprP q = bind("fma_q", bo(BinOp::Mul, clone_expr(m), cf(0.5)));
+    ExprP isint = bind("fma_qi", bo(BinOp::Eq, un(UnOp::Floor, clone_expr(q)), clone_expr(q)));
+    auto grid = [&](char dir) {
+      ExprP stepped = dir == 'd' ? wh(bo(BinOp::Lt, clone_expr(es), cf(0)), bo(BinOp::Sub, clone_expr(q), cf(1)), clone_expr(q))
+                                 : wh(bo(BinOp::Gt, clone_expr(es), cf(0)), bo(BinOp::Add, clone_expr(q), cf(1)), clone_expr(q));
+      return wh(clone_expr(isint), std::move(stepped), un(dir == 'd' ? UnOp::Floor : UnOp::Ceil, clone_expr(q)));
+    };
+    ExprP r = mode == 'z' ? wh(bo(BinOp::Gt, clone_expr(z), cf(0)), grid('d'), grid('u')) : grid(mode);
+    ExprP rv = bind("fma_rv", bo(BinOp::Mul, std::move(r), cf(0x1p-1074)));
+    rv = wh(bo(BinOp::Eq, clone_expr(rv), cf(0)), bo(BinOp::Mul, clone_expr(z), cf(0)), clone_expr(rv));  // a zero keeps z's sign
+    ExprP below = bo(BinOp::Lt, un(UnOp::Abs, clone_expr(q)), cf(0x1p52));
+    // an exact zero sum: -0 rounded down, else +0 (IEEE 754)
+    core = wh(bo(BinOp::Eq, clone_expr(z), cf(0)), cf(mode == 'd' ? -0.0 : 0.0), wh(std::move(below), std::move(rv), std::move(normal)));
+  }
   // which case applies
   ExprP regular = bind("fma_reg", bo(BinOp::And, finite_nonzero(a), finite_nonzero(b)));
   ExprP c_inf = bo(BinOp::Eq, un(UnOp::Abs, clone_expr(c)), cf(std::numeric_limits<double>::infinity()));
@@ -135,6 +171,19 @@ static ExprP fma_f64(ExprP a0, ExprP b0, ExprP c0, SourceLoc loc, const BindFn& 
   ExprP c_nan = bo(BinOp::Ne, clone_expr(c), clone_expr(c));
   ExprP plain = bo(BinOp::Add, bo(BinOp::Mul, clone_expr(a), clone_expr(b)), clone_expr(c));
   ExprP product = bo(BinOp::Mul, clone_expr(a), clone_expr(b));
+  if (mode != 'n') {
+    // a dominant c moves one ulp where the product lies past it in the direction; a zero c is the
+    // core's (c' = 0); a zero product and a zero c sum to -0 rounded down unless both are +0
+    ExprP ps = wh(clone_expr(pneg), cf(-1), cf(1));
+    ExprP in_regular = wh(clone_expr(c_nan), clone_expr(c), wh(std::move(c_inf), clone_expr(c), wh(std::move(c_big), step(c, std::move(ps)), std::move(core))));
+    if (mode == 'd') {
+      ExprP pz = bind("fma_pz", bo(BinOp::Mul, clone_expr(a), clone_expr(b)));
+      ExprP zeros = bo(BinOp::LAnd, bo(BinOp::Eq, clone_expr(pz), cf(0)), bo(BinOp::Eq, clone_expr(c), cf(0)));
+      ExprP both_pos = bo(BinOp::LAnd, bo(BinOp::Eq, bits(clone_expr(pz)), ci(0)), bo(BinOp::Eq, bits(clone_expr(c)), ci(0)));
+      plain = wh(std::move(zeros), wh(std::move(both_pos), cf(0.0), cf(-0.0)), std::move(plain));
+    }
+    return wh(std::move(regular), std::move(in_regular), std::move(plain));
+  }
   ExprP in_regular = wh(bo(BinOp::LOr, std::move(c_nan), std::move(c_zero)), wh(bo(BinOp::Ne, clone_expr(c), clone_expr(c)), clone_expr(c), std::move(product)),
                         wh(bo(BinOp::LOr, std::move(c_inf), std::move(c_big)), clone_expr(c), std::move(core)));
   return wh(std::move(regular), std::move(in_regular), std::move(plain));
@@ -142,7 +191,7 @@ static ExprP fma_f64(ExprP a0, ExprP b0, ExprP c0, SourceLoc loc, const BindFn& 
 
 ExprP fused_multiply_add(ExprP a, ExprP b, ExprP c, Scalar t, SourceLoc loc, const BindFn& bind) {
   auto bo = [&](BinOp o, ExprP x, ExprP y) { return make_binary(o, std::move(x), std::move(y), loc); };
-  if (t == Scalar::F64) return fma_f64(std::move(a), std::move(b), std::move(c), loc, bind);
+  if (t == Scalar::F64) return fma_f64(std::move(a), std::move(b), std::move(c), 'n', loc, bind);
   auto f64 = [&](ExprP x) { return make_cast(std::move(x), Scalar::F64, loc); };
   auto zero = [&] {
     ExprP z = make_const_float(0.0, loc);
@@ -160,6 +209,10 @@ ExprP fused_multiply_add(ExprP a, ExprP b, ExprP c, Scalar t, SourceLoc loc, con
   ExprP odd = make_where(clone_expr(inexact), bo(BinOp::Or, bo(BinOp::Sub, clone_expr(sb), std::move(back)), int_of(1, Scalar::I64, loc)),
                          clone_expr(sb), loc);
   return make_cast(make_bitcast(std::move(odd), Scalar::F64, loc), t, loc);
+}
+
+ExprP fused_multiply_add_directed(ExprP a, ExprP b, ExprP c, char mode, SourceLoc loc, const BindFn& bind) {
+  return fma_f64(std::move(a), std::move(b), std::move(c), mode, loc, bind);
 }
 
 }  // namespace dtsim

@@ -20,4 +20,10 @@ TwoSum two_sum(const ExprP& a, const ExprP& b, const std::string& name, SourceLo
 // up to one rounding to odd (ir/Fma.cpp).
 ExprP fused_multiply_add(ExprP a, ExprP b, ExprP c, Scalar t, SourceLoc loc, const BindFn& bind);
 
+// f64 a * b + c rounded once down ('d'), up ('u') or toward zero ('z'), exact (libdevice's fma_rd,
+// fma_ru, fma_rz): the same emulation, its rounded sum stepped by the sign of its exact error;
+// overflow to the infinity or the largest finite value as the direction says, an exact zero sum -0
+// rounded down (IEEE 754).
+ExprP fused_multiply_add_directed(ExprP a, ExprP b, ExprP c, char mode, SourceLoc loc, const BindFn& bind);
+
 }  // namespace dtsim

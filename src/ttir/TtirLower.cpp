@@ -2504,6 +2504,10 @@ class Lowerer {
     if (base == "fast_powf" && v.size() == 2) return arith(BinOp::Pow);
     if ((base == "fmaf" || base == "fma" || base == "fmaf_rn" || base == "fma_rn") && v.size() == 3)
       return unary(fused_multiply_add(elementwise(v, t.shape), t.elem));
+    if ((base == "fma_rd" || base == "fma_ru" || base == "fma_rz") && v.size() == 3 && t.elem == Scalar::F64) {  // ir/Fma.h
+      std::vector<ExprP> xyz = elementwise(v, t.shape);
+      return unary(dtsim::fused_multiply_add_directed(xyz[0], xyz[1], xyz[2], base.back(), cur_loc_, binder()));
+    }
     if ((base == "copysignf" || base == "copysign") && v.size() == 2) {  // |x| with y's sign bit
       std::vector<ExprP> xy = elementwise(v, t.shape);
       ExprP mag = binder()("mag", make_unary(UnOp::Abs, xy[0], cur_loc_));

@@ -24,7 +24,6 @@ import dtsim  # noqa: F401 (python -m dtsim)
 # refused by dtsim, each with its reason (docs/triton.md, the libdevice rows)
 EXPECTED = {
     "rcp64h": "the high word of an approximate f64 reciprocal (no IEEE definition)",
-    "fma_rd": "f64 form (__nv_fma_rd): not yet", "fma_ru": "f64 form: not yet", "fma_rz": "f64 form: not yet",
 }
 
 NP = {"fp32": "np.float32", "fp64": "np.float64", "int32": "np.int32", "uint32": "np.uint32", "int64": "np.int64", "uint64": "np.uint64",

@@ -1,5 +1,5 @@
 """libdevice's directed-rounding arithmetic read through Triton's frontend: add_rd/ru/rz, sub_rd/ru/rz
-(f32: fadd_*, fsub_*; f64: dadd_*, dsub_*), the f32 fma_rd/ru/rz (fmaf_*), mul, div, rcp and sqrt
+(f32: fadd_*, fsub_*; f64: dadd_*, dsub_*), fma_rd/ru/rz (f32: fmaf_*; f64: fma_*), mul, div, rcp and sqrt
 (f32 and f64: dmul_*, ddiv_*, drcp_*, dsqrt_*), and the 64-bit integer conversions ll2float_*, ull2float_*, ll2double_*, ull2double_*. Each result is compared bit for bit with the exact value (fractions.Fraction) rounded in
 the named direction: random operands of every magnitude, operands far apart in exponent (the sum is
 not exact in f64 then), exact cancellations (the sign of zero), subnormals, overflow, infinities and
@@ -39,10 +39,11 @@ def f32_fns(a_ptr, b_ptr, c_ptr, o_ptr, N: tl.constexpr):
 
 
 @triton.jit
-def f64_fns(a_ptr, b_ptr, o_ptr, N: tl.constexpr):
+def f64_fns(a_ptr, b_ptr, c_ptr, o_ptr, N: tl.constexpr):
     o = tl.arange(0, N)
     a = tl.load(a_ptr + o)
     b = tl.load(b_ptr + o)
+    c = tl.load(c_ptr + o)
     tl.store(o_ptr + 0 * N + o, ld.add_rd(a, b))
     tl.store(o_ptr + 1 * N + o, ld.add_ru(a, b))
     tl.store(o_ptr + 2 * N + o, ld.add_rz(a, b))
@@ -61,6 +62,9 @@ def f64_fns(a_ptr, b_ptr, o_ptr, N: tl.constexpr):
     tl.store(o_ptr + 15 * N + o, ld.sqrt_rd(a))
     tl.store(o_ptr + 16 * N + o, ld.sqrt_ru(a))
     tl.store(o_ptr + 17 * N + o, ld.sqrt_rz(a))
+    tl.store(o_ptr + 18 * N + o, ld.fma_rd(a, b, c))
+    tl.store(o_ptr + 19 * N + o, ld.fma_ru(a, b, c))
+    tl.store(o_ptr + 20 * N + o, ld.fma_rz(a, b, c))
 
 
 @triton.jit
@@ -130,6 +134,8 @@ def ieee(op, mode, dtype):
         with np.errstate(all="ignore"):
             if op == "fma":
                 if special(a, b, c):
+                    if not special(a, b):  # a finite product plus an infinity or a NaN
+                        return dtype(c)
                     return dtype(np.float64(a) * np.float64(b) + np.float64(c))
                 q = exact(a) * exact(b) + exact(c)
                 p_sign = math.copysign(1.0, float(a)) * math.copysign(1.0, float(b))
@@ -235,9 +241,18 @@ for dtype in (np.float32, np.float64):
         a[420:430] = dtype(1.0)  # exact quotients and square roots
         b[420:430] = np.exp2(rng.integers(-8, 8, 10)).astype(dtype)
         a[430:440] = (np.arange(1, 11, dtype=dtype) ** 2) * dtype(2.0 ** -1070)
-        out = np.zeros(18 * N, dtype)
-        f64_fns[(1,)](a, b, out, N=N)
-        out = out.reshape(18, N)
+        c[340:380] = rng.integers(-2**40, 2**40, 40) * 2.0**-1074  # fma results below 2^-1022
+        for i in range(440, 480):  # a * b + c just off a midpoint of the subnormal grid, either side
+            mb = 1.5 + rng.random() * 0.5
+            ma = float(np.nextafter(3.0 / mb, 4.0 if i % 4 < 2 else 0.0))
+            sg = 1.0 if i % 2 else -1.0
+            a[i], b[i], c[i] = sg * ma * 2.0**-537, mb * 2.0**-538, sg * 2.0**-1073
+        a[480:484], b[480:484], c[480:484] = [2.0, -2.0, 0.0, -0.0], [3.0, 3.0, 5.0, 5.0], [-6.0, 6.0, -0.0, -0.0]  # exact zeros
+        a[484:488], b[484:488], c[484:488] = [1e300] * 4, [1e300, -1e300, 1e300, -1e300], [1.0, 1.0, -info.max, info.max]  # overflow
+        a[488:492], b[488:492], c[488:492] = [1e-300] * 4, [1e-300, -1e-300, 1e-300, -1e-300], [1.0, 1.0, -1.0, 0.0]  # c dominant, zero
+        out = np.zeros(21 * N, dtype)
+        f64_fns[(1,)](a, b, c, out, N=N)
+        out = out.reshape(21, N)
         for j, (op, m) in enumerate([(o, m) for o in ("add", "sub") for m in "duz"]):
             check_rounding("%s_r%s" % (op, m), out[j], ieee(op, m, dtype), (a, b), dtype)
         for j, (kind, m) in enumerate([(o, m) for o in ("mul", "div") for m in "duz"]):
@@ -246,6 +261,7 @@ for dtype in (np.float32, np.float64):
             check_rounding("rcp_r%s" % m, out[12 + j], unary_ref("rcp", m, dtype), (a,), dtype)
             with np.errstate(invalid="ignore"):
                 check_rounding("sqrt_r%s" % m, out[15 + j], unary_ref("sqrt", m, dtype), (a,), dtype)
+            check_rounding("fma_r%s" % m, out[18 + j], ieee("fma", m, dtype), (a, b, c), dtype)
 w = rng.integers(-2**63, 2**63, N, dtype=np.int64)
 w[:40] = rng.integers(-2**30, 2**30, 40)  # exact in f32 where small
 w[40:80] = (rng.integers(-2**40, 2**40, 40) << 23) | rng.integers(0, 2, 40)  # next to f32 / f64 values
@@ -258,4 +274,4 @@ for j, (src, name) in enumerate([(w, "ll"), (w, "ll"), (w, "ll"), (uw, "ull"), (
     m = "duz"[j % 3]
     for out, dtype, tn in ((fo, np.float32, "float"), (do, np.float64, "double")):
         check_rounding("%s2%s_r%s" % (name, tn, m), out[j], lambda v, m=m, dtype=dtype: directed(Fraction(int(v)), m, dtype), (src,), dtype)
-finish("libdevice: directed-rounding add, sub, mul, div, rcp, sqrt, f32 fma and 64-bit integer conversions exact")
+finish("libdevice: directed-rounding add, sub, mul, div, rcp, sqrt, fma and 64-bit integer conversions exact")
