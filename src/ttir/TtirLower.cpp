@@ -2520,6 +2520,21 @@ class Lowerer {
         {"dsqrt_rn", UnOp::Sqrt},     {"nearbyintf", UnOp::Rint}, {"nearbyint", UnOp::Rint}};
     if (auto u = fast.find(base); u != fast.end()) return unary(make_unary(u->second, use(v[0]), cur_loc_));
     if (base == "frcp_rn" || base == "drcp_rn") return unary(ieee_div(typed_const(1.0, 0, t.elem), use(v[0]), t.elem));
+    if (base == "rcp64h" && t.elem == Scalar::F64) {
+      // the high word of 1/x (rounded to nearest), its low word 0, as the GPU's rcp.approx.ftz.f64 which
+      // it names: subnormal operands and results are zeros of their sign; NaN stays NaN
+      BindFn bind = binder();
+      auto c = [&](double x) { return typed_const(x, 0, Scalar::F64); };
+      auto flush = [&](ExprP x) {
+        ExprP h = bind("rcph", std::move(x));
+        return make_where(bo(BinOp::Lt, make_unary(UnOp::Abs, clone_expr(h), cur_loc_), c(0x1p-1022)), bo(BinOp::Mul, clone_expr(h), c(0)),
+                          clone_expr(h), cur_loc_);
+      };
+      ExprP r = bind("rcph_r", ieee_div(c(1.0), flush(use(v[0])), Scalar::F64));
+      ExprP hi = make_bitcast(bo(BinOp::And, make_bitcast(clone_expr(r), Scalar::I64, cur_loc_), typed_const(0, INT64_C(-4294967296), Scalar::I64)),
+                              Scalar::F64, cur_loc_);
+      return unary(make_where(bo(BinOp::Ne, clone_expr(r), clone_expr(r)), clone_expr(r), flush(std::move(hi)), cur_loc_));
+    }
     if (base == "fast_exp10f" || base == "exp10f" || base == "exp10") return unary(ten_to(use(v[0])));
     if (base == "llrintf" || base == "llrint") return unary(make_cast(make_unary(UnOp::Rint, use(v[0]), cur_loc_), t.elem, cur_loc_));
     if (base == "saturatef") {  // clamped to [0, 1]; NaN gives 0

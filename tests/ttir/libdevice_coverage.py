@@ -23,7 +23,6 @@ import dtsim  # noqa: F401 (python -m dtsim)
 
 # refused by dtsim, each with its reason (docs/triton.md, the libdevice rows)
 EXPECTED = {
-    "rcp64h": "the high word of an approximate f64 reciprocal (no IEEE definition)",
 }
 
 NP = {"fp32": "np.float32", "fp64": "np.float64", "int32": "np.int32", "uint32": "np.uint32", "int64": "np.int64", "uint64": "np.uint64",

@@ -50,6 +50,12 @@ def f64_fns(d_ptr, i_ptr, f_ptr, N: tl.constexpr):
 
 
 @triton.jit
+def rcp64h_fn(d_ptr, r_ptr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(r_ptr + o, ld.rcp64h(tl.load(d_ptr + o)))
+
+
+@triton.jit
 def int_fns(a_ptr, b_ptr, c_ptr, i_ptr, f_ptr, g_ptr, N: tl.constexpr):
     o = tl.arange(0, N)
     a = tl.load(a_ptr + o)
@@ -159,6 +165,19 @@ check("double2uint_rz", I[3], np.array([to_int(float(v), fin_rnd(math.trunc), 0,
 check("double2ll_rd", I[4], [to_int(float(v), fin_rnd(math.floor), *L) for v in d])
 check("double2ull_ru", I[5].view(np.uint64), np.array([to_int(float(v), fin_rnd(math.ceil), 0, 2**64 - 1) for v in d], np.uint64))
 check("ilogb f64", I[6], [ilogb_ref(float(v)) for v in d])
+# rcp64h: the high word of 1/x rounded to nearest, its low word 0; subnormal operands and results
+# zeros of their sign (rcp.approx.ftz.f64)
+rd = np.concatenate([d, [3.0, -3.5, 14.0 / 15.0, 2.0**-1030, -(2.0**-1074), 2.0**1023 * 1.5, 0.0, -0.0, inf, -inf, nan],
+                     rng.uniform(1, 2, 53) * np.exp2(rng.integers(-1030, 1030, 53)) * rng.choice([-1, 1], 53)])  # 128 lanes
+rr = np.zeros_like(rd)
+rcp64h_fn[(1,)](rd, rr, N=rd.size)
+with np.errstate(all="ignore"):
+    fz = np.where(np.abs(rd) < 2.0**-1022, rd * 0, rd)
+    r1 = 1.0 / fz
+    hi = (r1.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(f64)
+    want_r = np.where(np.isnan(r1), r1, np.where(np.abs(hi) < 2.0**-1022, hi * 0, hi))
+check("rcp64h", rr, want_r, bits=True)
+check("rcp64h of 3, -3.5, 14/15 (bits)", rr[d.size:d.size + 3].view(np.uint64), np.array([0x3FD5555500000000, 0xBFD2492400000000, 0x3FF1249200000000], np.uint64))
 
 
 def directed(v, mode):  # v (an f64) to f32: nearest, then one step where it went the wrong way
@@ -235,4 +254,4 @@ with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore
     check("norm3d", F[6], n3.astype(f32), bits=True)
     check("rnorm3d", F[7], (1.0 / n3).astype(f32), bits=True)
 
-finish("libdevice: 50 more function forms match numpy and Python's math")
+finish("libdevice: 51 more function forms match numpy and Python's math")
