@@ -3,6 +3,8 @@
 // instruction's result is bound to a variable, so the IR stays a sequence of small expressions.
 #include "ir/InlinePtx.h"
 
+#include "ir/Fma.h"
+
 #include <bit>
 #include <cctype>
 #include <cmath>
@@ -800,11 +802,9 @@ class Lowering {
                : op == "lg2" ? UnOp::Log2 : op == "sin" ? UnOp::Sin : op == "cos" ? UnOp::Cos : UnOp::Tanh;
         r = op == "rcp" ? bin(BinOp::Div, fc(1.0, ty == "f64" ? Scalar::F64 : Scalar::F32), std::move(a))
                         : un(u, std::move(a));
-      } else if (op == "fma") {
+      } else if (op == "fma") {  // rounded once (ir/Fma.h), as tl.fma
         need(4);
-        auto wide = [&](ExprP e) { return cast(std::move(e), Scalar::F64); };
-        if (ty == "f64") r = bin(BinOp::Add, bin(BinOp::Mul, fval(ops[1], ty), fval(ops[2], ty)), fval(ops[3], ty));
-        else r = bin(BinOp::Add, bin(BinOp::Mul, wide(fval(ops[1], ty)), wide(fval(ops[2], ty))), wide(fval(ops[3], ty)));
+        r = fused_multiply_add(fval(ops[1], ty), fval(ops[2], ty), fval(ops[3], ty), ty == "f64" ? Scalar::F64 : Scalar::F32, loc_, bind_);
       } else {
         need(3);
         ExprP a = hold("a", fval(ops[1], ty)), b = hold("b", fval(ops[2], ty));

@@ -5,7 +5,7 @@ f64 sum again would give; random lanes match the exact rational result too. f64 
 that are f64 midpoints plus a tiny c, cancellation (c near -a * b), products past the largest value
 or far below the smallest normal one with c bringing the sum back, a c that dominates, zeros (the sign
 of an exact or underflowing zero), infinities and NaNs, results below 2^-1022 (midpoints of their
-grid too), bit for bit against fractions.Fraction."""
+grid too), bit for bit against fractions.Fraction. Inline PTX's fma.rn.f32 / fma.rn.f64 likewise."""
 import math
 import sys
 from fractions import Fraction as F
@@ -25,6 +25,19 @@ def fmas(a_ptr, b_ptr, c_ptr, o_ptr, q_ptr, N: tl.constexpr):
     c = tl.load(c_ptr + o)
     tl.store(o_ptr + o, tl.fma(a, b, c))
     tl.store(q_ptr + o, libdevice.fma(a, b, c))
+
+
+@triton.jit
+def ptx_fmas(a_ptr, b_ptr, c_ptr, o_ptr, N: tl.constexpr, F64: tl.constexpr):
+    o = tl.arange(0, N)
+    a = tl.load(a_ptr + o)
+    b = tl.load(b_ptr + o)
+    c = tl.load(c_ptr + o)
+    if F64:
+        r = tl.inline_asm_elementwise("fma.rn.f64 $0, $1, $2, $3;", "=d,d,d,d", [a, b, c], dtype=tl.float64, is_pure=True, pack=1)
+    else:
+        r = tl.inline_asm_elementwise("fma.rn.f32 $0, $1, $2, $3;", "=f,f,f,f", [a, b, c], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(o_ptr + o, r)
 
 
 def nearest_f32(x):
@@ -59,7 +72,9 @@ want = np.array([nearest_f32(F(float(x)) * F(float(y)) + F(float(z))) for x, y, 
 twice = (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
 if (twice[:4] == want[:4]).all():
     sys.exit("the tie lanes do not tell one rounding from two")
-for name, got in (("tl.fma", o), ("libdevice.fma", q)):
+p32 = np.zeros(N, np.float32)
+ptx_fmas[(1,)](a, b, c, p32, N=N, F64=False)
+for name, got in (("tl.fma", o), ("libdevice.fma", q), ("inline PTX fma.rn.f32", p32)):
     check(name + " f32, one rounding", got.view(np.uint32), want.view(np.uint32))
 
 
@@ -135,7 +150,9 @@ with np.errstate(all="ignore"):
 if (twice64[:4].view(np.int64) == want64[:4].view(np.int64)).all():
     sys.exit("the f64 tie lanes do not tell one rounding from two")
 sub = np.abs(want64) < 2.0**-1022
-for name, got in (("tl.fma", oa), ("libdevice.fma", ob)):
+p64 = np.zeros(M)
+ptx_fmas[(1,)](xa, xb, xc, p64, N=M, F64=True)
+for name, got in (("tl.fma", oa), ("libdevice.fma", ob), ("inline PTX fma.rn.f64", p64)):
     check(name + " f64, one rounding", got, want64, bits=True)
     check(name + " f64 below 2^-1022 (%d lanes)" % int(sub.sum()), got[sub], want64[sub], bits=True)
 finish("fma: %d f32 lanes rounded once (%d where rounding the f64 sum again would differ); %d f64 lanes (%d where "
