@@ -294,9 +294,9 @@ def _hint_checks():
 
 def _undefined_lanes():
     """Whether kernels are lowered with the lanes a tl.load without `other` leaves undefined tracked
-    to where they matter (a store, an atomic, an address, a branch): on the interpreter with the
-    sanitizer at "all", unless DTSIM_UNDEFINED_LANES=0."""
-    return _config["sanitize"] == "all" and _config["backend"] != "cuda" and os.environ.get("DTSIM_UNDEFINED_LANES", "1") != "0"
+    to where they matter (a store, an atomic, an address, a branch): asked for with
+    DTSIM_UNDEFINED_LANES=1 (read at each lowering), on the interpreter with the sanitizer at "all"."""
+    return _config["sanitize"] == "all" and _config["backend"] != "cuda" and os.environ.get("DTSIM_UNDEFINED_LANES") == "1"
 
 
 def _launch_extras(compiled):

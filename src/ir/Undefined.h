@@ -1,9 +1,10 @@
-// Undefined lanes of Triton loads, tracked by the sanitizer. Triton leaves the lanes of
-// `tl.load(p, mask=m)` (no `other`) where m is false undefined: the GPU gives whatever its registers
-// held. The IR gives them 0 (IR.h, Memory), so a kernel that lets such lanes reach memory is right
-// on the interpreter and wrong on a GPU. The Triton readers mark those loads (Expr::undef_masked);
-// this pass, run by the compile driver when the launch asks for it (the interpreter with the
-// sanitizer at `all`), rewrites a verified kernel so that every value that may hold undefined lanes
+// Undefined lanes of Triton loads, tracked by the sanitizer on request. Triton's contract leaves the
+// lanes of `tl.load(p, mask=m)` (no `other`) where m is false undefined; the IR gives them 0 (IR.h,
+// Memory), as Triton 3.9's NVIDIA lowering does in practice, so a kernel that lets such lanes reach
+// its output relies on something Triton does not promise (docs/triton.md, "Undefined lanes of masked
+// loads"). The Triton readers mark those loads (Expr::undef_masked); this pass, run by the compile
+// driver when the launch asks for it (DTSIM_UNDEFINED_LANES=1, the interpreter with the sanitizer at
+// `all`), rewrites a verified kernel so that every value that may hold undefined lanes
 // carries a companion i1 value of its shape ("defined here"), built from the IR's own ops, and
 // inserts asserts (Stmt::undefined_lanes) where undefined lanes matter:
 //   * a store or atomic writes a value (or through a pointer) undefined at a lane its mask enables;

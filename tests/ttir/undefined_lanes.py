@@ -1,12 +1,12 @@
-"""Lanes a tl.load without `other` leaves undefined (Triton: whatever the GPU's registers held; the
-interpreter gives 0) are tracked by the sanitizer to where they matter: a store or atomic that
+"""Lanes a tl.load without `other` leaves undefined (Triton's documented contract; its NVIDIA lowering
+and the IR give 0) are tracked, with DTSIM_UNDEFINED_LANES=1, to where they matter: a store or atomic that
 writes them, a dot / reduction whose result is stored, an address an access uses, a branch
 condition or loop bound. Each is a finding (kind uninitialized-read) at the statement, naming the
 load's line and the first undefined lane. Clean patterns stay clean and compute what an unchecked
 run computes: a store under the load's mask, tl.where(mask, x, 0), other=, lanes never used, a dot
 whose undefined rows are never stored, a mask combined with the loaded values, a cumsum whose
-undefined tail is masked off. sanitize='bounds' does not check. Run by Triton's frontend (TTIR) and,
-with DTSIM_STANDIN=1, by dtsim's own .py reader."""
+undefined tail is masked off. Without DTSIM_UNDEFINED_LANES=1, or with sanitize='bounds', nothing is
+checked. Run by Triton's frontend (TTIR) and, with DTSIM_STANDIN=1, by dtsim's own .py reader."""
 import os
 import sys
 
@@ -202,6 +202,12 @@ def line(text):
 
 x = np.arange(64, dtype=np.float32)
 y = np.zeros(64, dtype=np.float32)
+
+# opt-in: without DTSIM_UNDEFINED_LANES=1 the kernel is left as it is (its lanes are 0, as on the GPU)
+os.environ.pop("DTSIM_UNDEFINED_LANES", None)
+clean("not asked for", lambda: store_unmasked[(1,)](x, y, 10, BLOCK=16))
+same("not asked for", y[:16], np.where(np.arange(16) < 10, 2 * x[:16], 0))
+os.environ["DTSIM_UNDEFINED_LANES"] = "1"
 LOAD = "x = tl.load(x_ptr + offs, mask=offs < n)"
 
 expect("store", lambda: store_unmasked[(1,)](x, y, 10, BLOCK=16),
