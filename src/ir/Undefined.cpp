@@ -1,6 +1,8 @@
 #include "ir/Undefined.h"
 
 #include <functional>
+#include <map>
+#include <set>
 
 #include "ir/Verify.h"
 
@@ -73,6 +75,9 @@ class Pass {
       if (p.slot >= 0 && undef_[static_cast<size_t>(p.slot)]) head.push_back(make_assign(comp(p.slot), all_true(k_.slot_types[static_cast<size_t>(p.slot)].shape, p.loc), p.loc));
     head.insert(head.end(), body.begin(), body.end());
     k_.body = std::move(head);
+    std::set<std::string> names;
+    reads(k_.body, names);
+    drop_unread(k_.body, comps_, names);
     return true;
   }
 
@@ -81,6 +86,79 @@ class Pass {
   std::vector<bool> undef_;
   std::vector<SourceLoc> origin_;
   int temps_ = 0;
+  // Companions that are copies of a variable (`undef7_x = mask`, a load's mask), valid in the
+  // straight-line run of statements being rewritten until either name is assigned again: a store
+  // under that same mask then needs no check.
+  // companion name -> (its expression: a mask without loads, the names that expression reads)
+  std::map<std::string, std::pair<ExprP, std::set<std::string>>> copies_;
+
+  void forget(const std::string& name) {
+    for (auto it = copies_.begin(); it != copies_.end();)
+      it = it->first == name || it->second.second.count(name) ? copies_.erase(it) : std::next(it);
+  }
+  // a and b compute the same value from the same variables
+  static bool same(const Expr& a, const Expr& b) {
+    if (a.kind != b.kind || a.args.size() != b.args.size() || a.fn || b.fn || !a.fns.empty() || !b.fns.empty()) return false;
+    switch (a.kind) {
+      case ExprKind::Const:
+        if (a.is_float != b.is_float || a.ival != b.ival || a.fval != b.fval || a.weak != b.weak || a.dtype != b.dtype) return false;
+        break;
+      case ExprKind::Var: if (a.name != b.name) return false; break;
+      case ExprKind::Unary: if (a.uop != b.uop) return false; break;
+      case ExprKind::Binary: if (a.bop != b.bop) return false; break;
+      case ExprKind::Cast:
+      case ExprKind::Full: if (a.dtype != b.dtype) return false; break;
+      case ExprKind::ExpandDims:
+      case ExprKind::ProgramId:
+      case ExprKind::NumPrograms: if (a.axis != b.axis) return false; break;
+      case ExprKind::Arange:
+      case ExprKind::Where:
+      case ExprKind::Reshape:
+      case ExprKind::Trans:
+      case ExprKind::Broadcast: break;
+      default: return false;  // loads, reductions, ...: not compared
+    }
+    for (size_t i = 0; i < a.args.size(); ++i) {
+      if (!a.args[i] != !b.args[i]) return false;
+      if (a.args[i] && !same(*a.args[i], *b.args[i])) return false;
+    }
+    return true;
+  }
+  // Whether `d` (an `&` of companions) is implied by `mask`: every term is the mask itself or a
+  // companion whose expression is the mask.
+  bool implied(const Expr& d, const Expr& mask) const {
+    if (d.kind == ExprKind::Binary && d.bop == BinOp::And) return implied(*d.args[0], mask) && implied(*d.args[1], mask);
+    if (same(d, mask)) return true;
+    if (d.kind != ExprKind::Var) return false;
+    auto it = copies_.find(d.name);
+    return it != copies_.end() && same(*it->second.first, mask);
+  }
+
+  // Drops the assignments of companions that nothing reads (a store under the load's mask).
+  static void collect_reads(const Expr& e, std::set<std::string>& names) {
+    if (e.kind == ExprKind::Var) names.insert(e.name);
+    for (const ExprP& a : e.args)
+      if (a) collect_reads(*a, names);
+  }
+  static void reads(const std::vector<StmtP>& b, std::set<std::string>& names) {
+    for (const StmtP& s : b) {
+      for (const ExprP& a : s->args)
+        if (a) collect_reads(*a, names);
+      reads(s->body, names);
+      reads(s->orelse, names);
+    }
+  }
+  void drop_unread(std::vector<StmtP>& b, const std::set<std::string>& comps, const std::set<std::string>& names) {
+    std::vector<StmtP> keep;
+    for (StmtP& s : b) {
+      if (s->kind == StmtKind::Assign && s->targets.size() == 1 && comps.count(s->targets[0]) && !names.count(s->targets[0])) continue;
+      drop_unread(s->body, comps, names);
+      drop_unread(s->orelse, comps, names);
+      keep.push_back(s);
+    }
+    b = std::move(keep);
+  }
+  std::set<std::string> comps_;  // every companion name assigned
 
   // Where the statements that compute a statement's companions and checks go: `pre` (before the
   // statement); `bind` false where they are evaluated again each time (a while condition), so that
@@ -98,6 +176,12 @@ class Pass {
     }
   }
 
+  static bool has_load(const Expr& e) {
+    if (e.kind == ExprKind::Load) return true;
+    for (const ExprP& a : e.args)
+      if (a && has_load(*a)) return true;
+    return false;
+  }
   static bool has_undef_load(const Expr& e) {
     if (e.kind == ExprKind::Load && e.undef_masked) return true;
     for (const ExprP& a : e.args)
@@ -360,11 +444,16 @@ class Pass {
     std::vector<Def> ds;
     for (size_t i = 0; i < nval; ++i) ds.push_back(def(s.args[i], out));
     Def dm = mask ? def(*mask, out) : Def{};
+    std::vector<bool> skip(nval, false);
+    for (size_t i = 0; i < nval; ++i) skip[i] = mask && ds[i] && implied(*ds[i].e, **mask);
     ExprP mv;
-    if (mask && (ds[0] || ds[1] || (cas && ds[2]))) mv = fit(value(*mask, out), (*mask)->type.shape, shape, loc);
+    bool any = false;
+    for (size_t i = 0; i < nval; ++i) any = any || (ds[i] && !skip[i]);
+    if (mask && any) mv = fit(value(*mask, out), (*mask)->type.shape, shape, loc);
     if (dm) check(out, fit(dm.e, (*mask)->type.shape, shape, loc), lanes(dm) + " and reach the mask of this " + what, loc);
     for (size_t i = 0; i < nval; ++i) {
       if (!ds[i]) continue;
+      if (skip[i]) continue;  // undefined only where the mask is off
       ExprP ok = fit(ds[i].e, s.args[i]->type.shape, shape, loc);
       if (mv) ok = bor(bnot(clone_expr(mv), loc), ok, loc);
       std::string role = i == 0 ? std::string("the pointer of this ") + what : std::string("this ") + what;
@@ -379,6 +468,13 @@ class Pass {
   }
 
   std::vector<StmtP> block(std::vector<StmtP>& in) {
+    auto outer = std::move(copies_);
+    copies_.clear();
+    std::vector<StmtP> res = block_(in);
+    copies_ = std::move(outer);
+    return res;
+  }
+  std::vector<StmtP> block_(std::vector<StmtP>& in) {
     std::vector<StmtP> res;
     for (StmtP& sp : in) {
       Stmt& s = *sp;
@@ -392,8 +488,16 @@ class Pass {
             const Shape& vs = k_.slot_types[static_cast<size_t>(slot)].shape;
             // Swizzle2d's two scalar targets share its companion
             ExprP c = d ? (s.slots.size() > 1 ? clone_expr(d.e) : fit(d.e, s.args[0]->type.shape, vs, s.loc)) : all_true(vs, s.loc);
+            forget(comp(slot));
+            if (!has_load(*c)) {
+              std::set<std::string> names;
+              collect_reads(*c, names);
+              copies_[comp(slot)] = {clone_expr(c), std::move(names)};
+            }
+            comps_.insert(comp(slot));
             pre.push_back(make_assign(comp(slot), c, s.loc));
           }
+          for (const std::string& t : s.targets) forget(t);
           break;
         }
         case StmtKind::Store: access_checks(s, out, "store"); break;
@@ -431,6 +535,9 @@ class Pass {
         case StmtKind::Assert:
         case StmtKind::Return: break;
       }
+      if (s.kind == StmtKind::For || s.kind == StmtKind::If || s.kind == StmtKind::While) copies_.clear();
+      if (s.kind == StmtKind::Atomic)
+        for (const std::string& t : s.targets) forget(t);
       for (StmtP& p : pre) res.push_back(std::move(p));
       res.push_back(sp);
     }
