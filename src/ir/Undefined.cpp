@@ -86,9 +86,9 @@ class Pass {
   std::vector<bool> undef_;
   std::vector<SourceLoc> origin_;
   int temps_ = 0;
-  // Companions that are copies of a variable (`undef7_x = mask`, a load's mask), valid in the
-  // straight-line run of statements being rewritten until either name is assigned again: a store
-  // under that same mask then needs no check.
+  // Companions that are load-free mask expressions (`undef7_x = offs < n`, a load's mask), valid in
+  // the straight-line run of statements being rewritten until the companion or a variable the
+  // expression reads is assigned again: a store under that same mask needs no check.
   // companion name -> (its expression: a mask without loads, the names that expression reads)
   std::map<std::string, std::pair<ExprP, std::set<std::string>>> copies_;
 
