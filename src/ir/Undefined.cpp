@@ -375,10 +375,11 @@ class Pass {
       case ExprKind::Load: {
         Def dp = sub(0), dm = sub(1), dother = sub(2);
         bool masked = e->args.size() > 1 && e->args[1];
+        bool dp_implied = masked && dp && implied(*dp.e, *e->args[1]);  // undefined only where the mask is off
         ExprP mv;
         if (masked) mv = fit(value(e->args[1], out), shape_of(1), shape, loc);
         if (dm) check(out, fit(dm.e, shape_of(1), shape, loc), lanes(dm) + " and reach the mask of this load", loc);
-        if (dp) {
+        if (dp && !dp_implied) {
           ExprP ok = fit(dp.e, shape_of(0), shape, loc);
           if (mv) ok = bor(bnot(clone_expr(mv), loc), ok, loc);
           check(out, ok, lanes(dp) + " and reach the pointer of this load at lanes it reads", loc);

@@ -172,6 +172,14 @@ def rows_masked_dot(q_ptr, k_ptr, o_ptr, ROWS, M: tl.constexpr, N: tl.constexpr,
 
 
 @triton.jit
+def gather_same_mask(idx_ptr, x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    idx = tl.load(idx_ptr + offs, mask=offs < n)
+    v = tl.load(x_ptr + idx, mask=offs < n)
+    tl.store(y_ptr + offs, v, mask=offs < n)
+
+
+@triton.jit
 def value_mask(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
@@ -238,6 +246,8 @@ same("other=", y[:1], [x[:10].sum()])
 clean("unused lanes", lambda: unused[(1,)](x, y, 10, BLOCK=16))
 clean("dot, undefined rows unstored", lambda: rows_masked_dot[(1,)](q, q, o, 5, M=16, N=16, D=16))
 same("dot, undefined rows unstored", o[:5], q[:5] @ q.T, 1e-2)  # tf32 products
+clean("address under the same mask", lambda: gather_same_mask[(1,)](idx[::-1].copy(), x, y, 10, BLOCK=16))
+same("address under the same mask", y[:10], x[15:5:-1])
 y[:] = -1
 clean("mask from the values", lambda: value_mask[(1,)](x, y, 10, BLOCK=16))
 same("mask from the values", y[:10], np.where(x[:10] > 3, x[:10], -1))
