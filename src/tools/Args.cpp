@@ -574,7 +574,10 @@ execution:
                             reads (default all); with --backend=cuda, bounds checks every access on the GPU,
                             conflicts and all also conflicting instances (stores), none nothing; on the
                             interpreter any but none also checks a .py kernel's tl.multiple_of /
-                            max_contiguous / max_constancy hints (docs/triton.md "Compiler hints")
+                            max_contiguous / max_constancy hints (docs/triton.md "Compiler hints"); all with
+                            DTSIM_UNDEFINED_LANES=1 in the environment also reports where the lanes a .py
+                            tl.load without other leaves undefined reach a store, an address or a branch
+                            (docs/triton.md "Undefined lanes of masked loads")
   --keep-going              report every finding instead of stopping at the first
   --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
   --max-steps N             stop a program instance that runs more than N statements (each loop
