@@ -166,6 +166,8 @@ class Pass {
   struct Out {
     std::vector<StmtP>* pre;
     bool bind;
+    std::vector<StmtP>* post = nullptr;  // set: the checks go after the statement (a store's: its own
+                                         // findings, out of bounds first, come before)
   };
 
   static void walk(std::vector<StmtP>& b, const std::function<void(Stmt&)>& f) {
@@ -274,7 +276,7 @@ class Pass {
     s->text = text;
     s->undefined_lanes = true;
     s->args = {std::move(ok)};
-    out.pre->push_back(std::move(s));
+    (out.post ? out.post : out.pre)->push_back(std::move(s));
   }
   static std::string where(SourceLoc o) {
     if (!o.valid()) return "a load";
@@ -479,7 +481,7 @@ class Pass {
     std::vector<StmtP> res;
     for (StmtP& sp : in) {
       Stmt& s = *sp;
-      std::vector<StmtP> pre;
+      std::vector<StmtP> pre, post;
       Out out{&pre, true};
       switch (s.kind) {
         case StmtKind::Assign: {
@@ -501,7 +503,10 @@ class Pass {
           for (const std::string& t : s.targets) forget(t);
           break;
         }
-        case StmtKind::Store: access_checks(s, out, "store"); break;
+        case StmtKind::Store:
+          out.post = &post;
+          access_checks(s, out, "store");
+          break;
         case StmtKind::Atomic:
           access_checks(s, out, "atomic");
           for (int slot : s.slots)
@@ -541,6 +546,7 @@ class Pass {
         for (const std::string& t : s.targets) forget(t);
       for (StmtP& p : pre) res.push_back(std::move(p));
       res.push_back(sp);
+      for (StmtP& p : post) res.push_back(std::move(p));
     }
     return res;
   }
