@@ -134,13 +134,14 @@ Scalar dtype_of(const std::string& name, const std::string& buf) {
 std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
                                      const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
                                      const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources,
-                                     bool fp_fusion, bool hint_checks) {
+                                     bool fp_fusion, bool hint_checks, bool undefined_lanes) {
   LaunchSpec spec;
   spec.kernel = kernel;
   spec.args = args;
   spec.grid = grid;
   spec.sources = sources;
   spec.hint_checks = hint_checks;
+  spec.undefined_lanes = undefined_lanes;
   for (const auto& [name, dtype, shape] : buffers) {
     bool u = dtype == "u8" || dtype == "u16" || dtype == "u32" || dtype == "u64";  // unsigned: the signless type of the width
     spec.buffers.push_back(BufferDecl{name, dtype_of(u ? "i" + dtype.substr(1) : dtype, name), shape, u});
@@ -161,7 +162,8 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
                                        const std::vector<std::string>& arg_names,
                                        const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
                                        const std::vector<int64_t>& grid, int num_warps, int num_stages, bool debug,
-                                       bool fp_fusion, const std::map<std::string, int64_t>& starts, bool hint_checks) {
+                                       bool fp_fusion, const std::map<std::string, int64_t>& starts, bool hint_checks,
+                                       bool undefined_lanes) {
   LaunchSpec spec;
   TtirLaunch& launch = spec.ttir;
   launch.kernel = kernel;
@@ -171,6 +173,7 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
   launch.num_stages = num_stages;
   launch.debug = debug;
   launch.hint_checks = hint_checks;
+  spec.undefined_lanes = undefined_lanes;
   for (const auto& [bname, dtype, shape] : buffers) {
     auto st = starts.find(bname);
     launch.buffers.push_back(TtirBuffer{bname, dtype_of(dtype, bname), shape, st == starts.end() ? 0 : st->second});
@@ -656,10 +659,12 @@ PYBIND11_MODULE(_dtsim, m) {
       });
   m.def("compile", &compile_py, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
         py::arg("sources") = std::map<std::string, std::string>{}, py::arg("fp_fusion") = false, py::arg("hint_checks") = false,
+        py::arg("undefined_lanes") = false,
         "Lowers and verifies kernel `kernel` of `path` for one launch signature (`sources`: path -> text to use "
         "instead of the file, the source as it was when the kernel was decorated; `fp_fusion`: on the CUDA "
         "backend, let a multiply and an add contract into fma.rn, as Triton's enable_fp_fusion; `hint_checks`: "
-        "tl.multiple_of / max_contiguous / max_constancy become asserts that they hold).");
+        "tl.multiple_of / max_contiguous / max_constancy become asserts that they hold; `undefined_lanes`: "
+        "lanes a tl.load without `other` leaves undefined are checked where they matter).");
   m.def("compile_file", &compile_file, py::arg("path"), py::arg("args") = std::map<std::string, std::string>{},
         py::arg("kernel") = std::string(), py::arg("schedule") = std::map<std::string, int>{},
         py::arg("fp_fusion") = false, py::arg("approx_div") = false,
@@ -670,11 +675,13 @@ PYBIND11_MODULE(_dtsim, m) {
   m.def("compile_ttir", &compile_ttir, py::arg("text"), py::arg("name"), py::arg("kernel"), py::arg("arg_names"),
         py::arg("buffers"), py::arg("grid"), py::arg("num_warps") = 4, py::arg("num_stages") = 3, py::arg("debug") = false,
         py::arg("fp_fusion") = false, py::arg("starts") = std::map<std::string, int64_t>{}, py::arg("hint_checks") = false,
+        py::arg("undefined_lanes") = false,
         "Lowers and verifies a kernel given as TTIR (from the installed Triton's frontend) for one launch "
         "(`fp_fusion`: on the CUDA backend, let a multiply and an add contract into fma.rn, the launch's "
         "enable_fp_fusion; `starts`: pointer argument -> the element of its buffer it addresses, for "
         "views with negative strides; `hint_checks`: the tt.divisibility / contiguity / constancy hints become "
-        "asserts that they hold).");
+        "asserts that they hold; `undefined_lanes`: lanes a tt.load without `other` leaves undefined are "
+        "checked where they matter).");
   m.def("run", &run, py::arg("compiled"), py::arg("scalars"), py::arg("arrays"), py::arg("sanitize") = "all",
         py::arg("threads") = 1, py::arg("order") = "sequential", py::arg("keep_going") = false,
         py::arg("break_if") = std::vector<std::string>{}, py::arg("break_at") = std::vector<std::string>{},

@@ -292,6 +292,13 @@ def _hint_checks():
     return _config["sanitize"] != "none" and _config["backend"] != "cuda"
 
 
+def _undefined_lanes():
+    """Whether kernels are lowered with the lanes a tl.load without `other` leaves undefined tracked
+    to where they matter (a store, an atomic, an address, a branch): asked for with
+    DTSIM_UNDEFINED_LANES=1 (read at each lowering), on the interpreter with the sanitizer at "all"."""
+    return _config["sanitize"] == "all" and _config["backend"] != "cuda" and os.environ.get("DTSIM_UNDEFINED_LANES") == "1"
+
+
 def _launch_extras(compiled):
     """The keyword arguments of _dtsim.run besides the launch itself: budgets, launch number, and
     (only when the debugger may stop) the host call stack."""
@@ -889,12 +896,15 @@ class JITFunction(KernelInterface):
         key.append(("enable_fp_fusion", fp_fusion))
         hints = _hint_checks()
         key.append(("hint_checks", hints))
+        undef = _undefined_lanes()
+        key.append(("undefined_lanes", undef))
         key = tuple(key)
         compiled = self.cache.get(key)
         if compiled is None:
             try:
                 compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
-                                          {self.path: self.source} if self.source is not None else {}, fp_fusion, hints)
+                                          {self.path: self.source} if self.source is not None else {}, fp_fusion, hints,
+                                          undef)
             except CompileError as e:
                 if "not supported" in str(e) and getattr(sys.modules.get("triton"), "__version__", "").endswith("+dtsim"):
                     # the stand-in: name what reading the kernel as Triton does would need

@@ -870,14 +870,15 @@ def _launch(fn, kernel, bound_args, g):
         text, _ = dtsim._scalar_text(v, name)
         scalars[name] = text
     hints = dtsim._hint_checks()
-    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())), hints)
+    undef = dtsim._undefined_lanes()
+    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())), hints, undef)
     compiled = kernel.lowered.get(lkey)
     if compiled is None:
         if len(kernel.lowered) > 64:
             kernel.lowered.clear()
         compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, kernel.name, runtime, buffers,
                                        list(g), kernel.num_warps, max(kernel.num_stages, 1), kernel.debug, kernel.fp_fusion, starts,
-                                       hints)
+                                       hints, undef)
         kernel.lowered[lkey] = compiled
     for name, view, _ in arrays:
         if not view.flags.writeable and name in compiled.outputs:

@@ -5,6 +5,7 @@
 #include "driver/Frontends.h"
 #include "interp/Interp.h"
 #include "ir/Printer.h"
+#include "ir/Undefined.h"
 
 namespace dtsim {
 
@@ -69,6 +70,8 @@ void compile_more(Program& p, const LaunchSpec& spec, Stage last) {
       case Stage::Verify:     // every parameter bound, the module type-checked and annotated
         if (!p.bound) bind_parameters(p, spec);
         verify_module(p.module, p.bindings);
+        // the sanitizer's undefined-lanes checks, built from the IR's ops on the verified module
+        if (spec.undefined_lanes && track_undefined_lanes(p.module)) verify_module(p.module, p.bindings);
         break;
     }
     if (s == Stage::Lower && p.module.file.empty()) p.module.file = p.path;

@@ -424,11 +424,12 @@ void exec_assert(Ctx& c, const Stmt& s) {
     if (!p[i] && bad++ == 0) first = i;
   if (!bad) return;
   Finding f;
-  f.kind = Finding::AssertFailed;
+  // a check of ir/Undefined.h: lanes a Triton load left undefined reach a use that matters
+  f.kind = s.undefined_lanes ? Finding::Uninitialized : Finding::AssertFailed;
   f.loc = s.loc;
   f.pid = c.f->pid;
   f.lanes = bad;
-  std::string head = s.text.empty() ? "assertion failed" : "assertion failed: " + s.text;
+  std::string head = s.undefined_lanes ? s.text : s.text.empty() ? "assertion failed" : "assertion failed: " + s.text;
   std::string lane = lane_text(first, v.type.shape);
   // the values the assert names (args after the condition) at that lane
   for (size_t k = 1; k < s.args.size(); ++k) {
@@ -437,7 +438,7 @@ void exec_assert(Ctx& c, const Stmt& s) {
     lane += (k == 1 ? ": " : ", ") + format_element(x, numel(x) == n ? first : 0);
   }
   f.message = format_diag(s.loc, "error", head) + (s.loc2.valid() ? format_diag(s.loc2, "note", "from this schedule line") : "") + "  " +
-              std::to_string(bad) + " of " + std::to_string(n) + " lanes false (first: lane " + lane + "); pid " +
+              std::to_string(bad) + " of " + std::to_string(n) + (s.undefined_lanes ? " lanes undefined" : " lanes false") + " (first: lane " + lane + "); pid " +
               pid_str(c, c.f->pid) + "\n";
   report_finding(c, std::move(f));
 }

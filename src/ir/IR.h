@@ -545,6 +545,9 @@ struct Expr {
   bool weak = true;            // Const: literal without explicit type
   std::string name;            // Var
   bool tf32 = false;           // Dot: precision=tf32 (operands rounded to tf32)
+  // Load with a mask and no `other`, from a Triton reader: Triton leaves the masked-off lanes
+  // undefined. Executors give them 0 as for any load; the sanitizer tracks them (ir/Undefined.h).
+  bool undef_masked = false;
   // Reduce / Scan with op Fn: the combine function, a scalar expression of CombineArg 0 (the value
   // so far) and CombineArg 1 (the next element), literals and ops; kept out of args so that walks
   // over a kernel's values do not enter it.
@@ -636,6 +639,9 @@ struct Stmt {
   AtomicOp aop = AtomicOp::Add;
   MemSem sem = MemSem::AcqRel;
   MemScope scope = MemScope::Gpu;
+  // Assert only: a check of ir/Undefined.h (lanes a Triton load left undefined reach a use that
+  // matters). The interpreter reports it as an uninitialized read whose message is `text`.
+  bool undefined_lanes = false;
 
   // ---- filled by the verifier ----
   std::vector<int> slots;  // Assign / For: frame slot of each target

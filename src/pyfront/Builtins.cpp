@@ -525,7 +525,9 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     if (!p.t.ptr) user_error(B.at(0, "pointer"), "tl.load() needs a pointer, got " + py_type_name(p));
     for (const auto& b : p.bufs) loaded.insert(b);
     ExprP m = mask ? as_i1(*this, ir(*mask, B.at(1, "mask")), B.at(1, "mask")) : nullptr;
-    return tensor(make_load(ir(p, loc), m, other ? ir(*other, B.at(2, "other")) : nullptr, loc));
+    ExprP ld = make_load(ir(p, loc), m, other ? ir(*other, B.at(2, "other")) : nullptr, loc);
+    ld->undef_masked = m && !other;  // Triton leaves the masked-off lanes undefined (ir/Undefined.h)
+    return tensor(ld);
   }
   if (tl == "store") {
     Val p = B.tensor_arg(0, "pointer");

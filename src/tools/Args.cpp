@@ -406,6 +406,11 @@ LaunchSpec CliOptions::launch() const {
   s.bufs = bufs;
   // the sanitizer checks the compiler hints of a .py kernel where the interpreter runs it
   s.hint_checks = (command == "run" || command == "debug") && backend == Backend::Interp && interp.sanitize != Sanitize::None;
+  // and, asked for with DTSIM_UNDEFINED_LANES=1, that no lane a Triton load leaves undefined reaches a
+  // use that matters (--sanitize=all; docs/triton.md "Undefined lanes of masked loads" says why opt-in)
+  const char* undef_env = std::getenv("DTSIM_UNDEFINED_LANES");
+  s.undefined_lanes = (command == "run" || command == "debug") && backend == Backend::Interp && interp.sanitize == Sanitize::All &&
+                      undef_env && std::string(undef_env) == "1";
   return s;
 }
 
@@ -569,7 +574,10 @@ execution:
                             reads (default all); with --backend=cuda, bounds checks every access on the GPU,
                             conflicts and all also conflicting instances (stores), none nothing; on the
                             interpreter any but none also checks a .py kernel's tl.multiple_of /
-                            max_contiguous / max_constancy hints (docs/triton.md "Compiler hints")
+                            max_contiguous / max_constancy hints (docs/triton.md "Compiler hints"); all with
+                            DTSIM_UNDEFINED_LANES=1 in the environment also reports where the lanes a .py
+                            tl.load without other leaves undefined reach a store, an address or a branch
+                            (docs/triton.md "Undefined lanes of masked loads")
   --keep-going              report every finding instead of stopping at the first
   --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
   --max-steps N             stop a program instance that runs more than N statements (each loop

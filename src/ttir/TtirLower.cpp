@@ -1060,7 +1060,9 @@ class Lowerer {
         }
         ExprP o = v.size() > 2 ? view_value(pmo[2], ve, be) : nullptr;
         VType t{ve, false, pt.shape};
-        define(res(), view_value(make_load(pmo[0], m, o, cur_loc_), be, ve), t, false, cur_loc_);
+        ExprP ld = make_load(pmo[0], m, o, cur_loc_);
+        ld->undef_masked = m && !o;  // masked-off lanes without `other` are undefined (ir/Undefined.h)
+        define(res(), view_value(ld, be, ve), t, false, cur_loc_);
         return;
       }
       std::vector<ExprP> pmo = elementwise(v, pt.shape, true);
@@ -1068,7 +1070,9 @@ class Lowerer {
       ExprP m = v.size() > 1 ? pmo[1] : nullptr;
       ExprP o = v.size() > 2 ? pmo[2] : nullptr;
       VType t{pt.elem, false, pt.shape};
-      define(res(), make_load(p, m, o, cur_loc_), t, false, cur_loc_);
+      ExprP ld = make_load(p, m, o, cur_loc_);
+      ld->undef_masked = m && !o;  // masked-off lanes without `other` are undefined (ir/Undefined.h)
+      define(res(), ld, t, false, cur_loc_);
       return;
     }
     if (n == "tt.store") {

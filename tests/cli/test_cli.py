@@ -500,6 +500,32 @@ def case_narrow_types():
     check(r.stdout == golden, f"the default run's output differs from tests/golden/run/narrow_types.expected:\n{r.stdout}")
 
 
+def case_undefined_lanes():
+    # a .py kernel storing the lanes a tl.load without `other` masks off: reported only when asked
+    # for (DTSIM_UNDEFINED_LANES=1) with --sanitize=all, at the store, naming the load's line
+    src = tmp("undef.py")
+    with open(src, "w") as f:
+        f.write("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                "def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+                "    offs = tl.arange(0, BLOCK)\n"
+                "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+                "    tl.store(y_ptr + offs, x + 1.0)\n")
+    args = ["run", src, "--grid", "1", "--buf", "x_ptr=f32[16]", "--buf", "y_ptr=f32[16]", "--arg", "n=10", "--arg", "BLOCK=16"]
+    os.environ.pop("DTSIM_UNDEFINED_LANES", None)
+    r = dtsim(*args)
+    check(r.returncode == 0 and "no findings" in r.stdout, "not asked for: no finding", r)
+    os.environ["DTSIM_UNDEFINED_LANES"] = "1"
+    try:
+        r = dtsim(*args)
+        out = r.stdout + r.stderr
+        check(r.returncode == 1 and "undef.py:9:5: error: lanes masked off by the load at line 8" in out
+              and "reach this store" in out and "6 of 16 lanes undefined (first: lane 10)" in out, "the finding", r)
+        r = dtsim(*args, "--sanitize=conflicts")
+        check(r.returncode == 0, "--sanitize=conflicts: not checked", r)
+    finally:
+        os.environ.pop("DTSIM_UNDEFINED_LANES", None)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
