@@ -1,6 +1,7 @@
 """Combine functions with if/else on their runtime arguments, shared by tests/ttir/combine_ifs.py
 (both .py readers), tests/ttir/combine_returns.py (both) and tests/ttir/combine_branches.py (Triton's
 frontend)."""
+import numpy as np
 import triton
 import triton.language as tl
 
@@ -42,3 +43,12 @@ def larger_magnitude_returns(a, b):  # a return in each branch, nothing after th
         return ma
     else:
         return mb
+
+
+def forward_fill(v):
+    """numpy's answer for a scan that keeps the last nonzero value (0 before the first)."""
+    out, last = [], 0
+    for e in v:
+        last = e if e != 0 else last
+        out.append(last)
+    return np.array(out, np.int32)

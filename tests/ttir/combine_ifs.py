@@ -8,7 +8,7 @@ Triton's frontend (TTIR) and, with DTSIM_STANDIN=1, by dtsim's own .py reader.""
 import numpy as np
 import triton
 import triton.language as tl
-from combine_fns import first_max, positive_parts
+from combine_fns import first_max, forward_fill, positive_parts
 from ttir_check import check, finish
 
 
@@ -92,16 +92,9 @@ fwd, rev, t_lo, t_hi, t_tag = (np.zeros(K, np.int32) for _ in range(5))
 scans[(1,)](s, fwd, rev, lo, hi, tag, t_lo, t_hi, t_tag, N=K)
 
 
-def fill(v):
-    out, last = [], 0
-    for e in v:
-        last = e if e != 0 else last
-        out.append(last)
-    return np.array(out, np.int32)
 
-
-check("forward fill", fwd, fill(s))
-check("forward fill, reverse", rev, fill(s[::-1])[::-1])
+check("forward fill", fwd, forward_fill(s))
+check("forward fill, reverse", rev, forward_fill(s[::-1])[::-1])
 want = [[], [], []]
 cur = None
 for e in zip(lo, hi, tag):

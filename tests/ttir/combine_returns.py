@@ -9,7 +9,7 @@ and, with DTSIM_STANDIN=1, by dtsim's own .py reader."""
 import numpy as np
 import triton
 import triton.language as tl
-from combine_fns import larger_magnitude_returns
+from combine_fns import forward_fill, larger_magnitude_returns
 from ttir_check import check, finish
 
 
@@ -94,14 +94,7 @@ fwd, rev = np.zeros(K, np.int32), np.zeros(K, np.int32)
 scans[(1,)](s, fwd, rev, N=K)
 
 
-def fill(v):
-    out, last = [], 0
-    for e in v:
-        last = e if e != 0 else last
-        out.append(last)
-    return np.array(out, np.int32)
 
-
-check("return in an inner if: forward fill", fwd, fill(s))
-check("return in an inner if: forward fill, reverse", rev, fill(s[::-1])[::-1])
+check("return in an inner if: forward fill", fwd, forward_fill(s))
+check("return in an inner if: forward fill, reverse", rev, forward_fill(s[::-1])[::-1])
 finish("combine functions returning inside ifs: an early return, nested returns, tuple returns and a fill match numpy")
