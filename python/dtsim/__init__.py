@@ -71,6 +71,7 @@ _config = {
     "timeout": 0,
     "viz": None,
     "view_bounds": "warn",
+    "undefined_lanes": None,
 }
 _ENV = {"sanitize": "DTSIM_SANITIZE", "threads": "DTSIM_THREADS", "order": "DTSIM_ORDER", "keep_going": "DTSIM_KEEP_GOING",
         "break_if": "DTSIM_BREAK_IF", "break_at": "DTSIM_BREAK_AT", "backend": "DTSIM_BACKEND",
@@ -146,6 +147,10 @@ def _option(k, v):
         return v
     if k == "print_if":
         return _print_if_list(v)
+    if k == "undefined_lanes":
+        if v is not None and not isinstance(v, bool):
+            raise TypeError("undefined_lanes expects True, False or None, got %r" % (v,))
+        return v
     if k == "keep_going":
         if not isinstance(v, (bool, int)):
             raise TypeError("keep_going expects True or False, got %r" % (v,))
@@ -200,7 +205,9 @@ def config(**options):
     no picture), view_bounds (a tensor argument's buffer is its elements' span; an access past the
     view's last element but inside its storage: 'warn', the default, runs it and prints a warning
     once per statement; 'span' reports it out of bounds; 'storage' runs it silently, the buffer
-    going on to the storage's end). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
+    going on to the storage's end), undefined_lanes (True: the lanes a tl.load without `other` leaves
+    undefined are tracked to where they matter, on the interpreter with sanitize='all'; False: not;
+    None, the default: as DTSIM_UNDEFINED_LANES=1 says at each lowering). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
     anything changes. The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER,
     DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT,
     DTSIM_VIZ, DTSIM_VIEW_BOUNDS."""
@@ -295,8 +302,12 @@ def _hint_checks():
 def _undefined_lanes():
     """Whether kernels are lowered with the lanes a tl.load without `other` leaves undefined tracked
     to where they matter (a store, an atomic, an address, a branch): asked for with
-    DTSIM_UNDEFINED_LANES=1 (read at each lowering), on the interpreter with the sanitizer at "all"."""
-    return _config["sanitize"] == "all" and _config["backend"] != "cuda" and os.environ.get("DTSIM_UNDEFINED_LANES") == "1"
+    dtsim.config(undefined_lanes=True) or, while that option is None, DTSIM_UNDEFINED_LANES=1 (read at
+    each lowering); on the interpreter with the sanitizer at "all"."""
+    want = _config["undefined_lanes"]
+    if want is None:
+        want = os.environ.get("DTSIM_UNDEFINED_LANES") == "1"
+    return want and _config["sanitize"] == "all" and _config["backend"] != "cuda"
 
 
 def _launch_extras(compiled):

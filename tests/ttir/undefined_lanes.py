@@ -219,7 +219,13 @@ y = np.zeros(64, dtype=np.float32)
 os.environ.pop("DTSIM_UNDEFINED_LANES", None)
 clean("not asked for", lambda: store_unmasked[(1,)](x, y, 10, BLOCK=16))
 same("not asked for", y[:16], np.where(np.arange(16) < 10, 2 * x[:16], 0))
+# dtsim.config(undefined_lanes=...) decides over the environment; None hands it back
+dtsim.config(undefined_lanes=True)
+expect("asked for by config", lambda: store_unmasked[(1,)](x, y, 10, BLOCK=16), at("# sink: store"), "reach this store")
 os.environ["DTSIM_UNDEFINED_LANES"] = "1"
+dtsim.config(undefined_lanes=False)
+clean("refused by config", lambda: store_unmasked[(1,)](x, y, 10, BLOCK=16))
+dtsim.config(undefined_lanes=None)
 LOAD = "x = tl.load(x_ptr + offs, mask=offs < n)"
 
 expect("store", lambda: store_unmasked[(1,)](x, y, 10, BLOCK=16),
