@@ -942,7 +942,7 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     const Val* bitcast = B.opt(3, "bitcast");
     if (dtv.pointer_dtype()) {  // int64 addresses -> pointers (Triton's tt.int_to_ptr; docs/tile-language.md, Addresses)
       a.done();
-      if (x.t.ptr) unsupported(loc, "casting a pointer to another pointer type");
+      if (x.t.ptr) user_error(loc, "casting a pointer to another pointer type is not supported yet by dtsim's own reader (where Triton is installed, its frontend's TTIR reader runs it)");
       if (x.t.elem != Scalar::I64) user_error(B.at(0, "input"), "a pointer is made from int64 addresses, got " + x.t.str());
       Val r = tensor(make_int_to_ptr(ir(x, loc), dtv.dt, loc), x.bufs);  // the buffers of ptr_to_int's pointer, if any
       r.uns = dtv.uns;
