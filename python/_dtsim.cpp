@@ -172,7 +172,7 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
   launch.num_warps = num_warps;
   launch.num_stages = num_stages;
   launch.debug = debug;
-  launch.hint_checks = hint_checks;
+  spec.hint_checks = hint_checks;
   spec.undefined_lanes = undefined_lanes;
   for (const auto& [bname, dtype, shape] : buffers) {
     auto st = starts.find(bname);

@@ -67,7 +67,7 @@ struct LaunchSpec {
   std::vector<BufferDecl> buffers;                       // pointer arguments typed directly (.py, TTIR)
   std::map<std::string, std::string> sources;            // .py: path -> text to use instead of the file
   TtirLaunch ttir;                                       // TTIR: arg_names, grid, num_warps, ... (kernel, buffers above)
-  bool hint_checks = false;                              // .py: tl.multiple_of ... checked (TritonLaunch::hint_checks)
+  bool hint_checks = false;                              // .py, TTIR: tl.multiple_of ... checked (ir/Hints.h)
   // Triton loads' undefined lanes tracked to where they matter (ir/Undefined.h): asked for with
   // DTSIM_UNDEFINED_LANES=1, the interpreter with the sanitizer at `all`. Only .py and TTIR kernels
   // have such loads; others are left as they are.

@@ -156,7 +156,11 @@ std::string py_dump(const Program& p) {
 
 // ---- TTIR: the text the installed Triton's frontend made (the Python module's compile_ttir) ----
 
-void ttir_lower(Program& p, const LaunchSpec& spec) { p.module = lower_ttir(p.text ? *p.text : std::string(), p.path, spec.ttir); }
+void ttir_lower(Program& p, const LaunchSpec& spec) {
+  TtirLaunch launch = spec.ttir;
+  launch.hint_checks = spec.hint_checks;
+  p.module = lower_ttir(p.text ? *p.text : std::string(), p.path, launch);
+}
 
 std::string ttir_dump(const Program&) { return ""; }
 

@@ -51,8 +51,6 @@ int elem_bits(Scalar s) {
   }
 }
 
-Scalar int_of_bits(int bits) { return bits == 8 ? Scalar::I8 : bits == 16 ? Scalar::I16 : bits == 32 ? Scalar::I32 : Scalar::I64; }
-
 struct Reg {
   Reg(ExprP value = nullptr, int w = 32) : v(std::move(value)), width(w) {}
   ExprP v;        // null until written
@@ -69,7 +67,8 @@ struct Reg {
 
 class Lowering {
  public:
-  Lowering(std::string text, SourceLoc loc, const BindFn& bind) : text_(std::move(text)), loc_(loc), bind_(bind) {}
+  Lowering(std::string text, SourceLoc loc, const BindFn& bind, std::vector<StmtP>* effects)
+      : text_(std::move(text)), loc_(loc), bind_(bind), effects_(effects) {}
 
   [[noreturn]] void fail(const std::string& what) {
     std::string q = trim(text_);
@@ -165,9 +164,7 @@ class Lowering {
   std::string inst_;  // the instruction being lowered (for messages)
   std::string guard_lit_;  // the instruction's guard as Reg::under spells it ("" when unguarded)
   bool only_barriers_ = true;  // no instruction but bar.sync / barrier / trap (their outputs read 0)
- public:
-  std::vector<StmtP>* effects_ = nullptr;  // where `trap`'s assert goes (lower_inline_ptx)
- private:
+  std::vector<StmtP>* effects_;  // where `trap`'s assert goes (lower_inline_ptx); null: trap refused
 
   // ---- IR helpers ----
   static ExprP cp(const ExprP& e) { return clone_expr(e); }
@@ -1000,8 +997,7 @@ class Lowering {
 std::vector<ExprP> lower_inline_ptx(const std::string& text, const std::string& constraints, int pack, const std::vector<PtxOperand>& args,
                                     const std::vector<Scalar>& results, const Shape& shape, SourceLoc loc, const BindFn& bind,
                                     std::vector<StmtP>* effects) {
-  Lowering l(text, loc, bind);
-  l.effects_ = effects;
+  Lowering l(text, loc, bind, effects);
   return l.run(constraints, pack, args, results, shape);
 }
 

@@ -18,6 +18,8 @@ ExprP int_of(int64_t v, Scalar t, SourceLoc loc) {
   return c;
 }
 
+Scalar int_of_bits(int bits) { return bits == 8 ? Scalar::I8 : bits == 16 ? Scalar::I16 : bits == 32 ? Scalar::I32 : Scalar::I64; }
+
 int64_t sign_bit_of(Scalar t) { return t == Scalar::I64 ? INT64_MIN : -(int64_t{1} << (scalar_bytes(t) * 8 - 1)); }
 
 ExprP flip_sign(ExprP x, Scalar t, SourceLoc loc) { return B(BinOp::Xor, std::move(x), int_of(sign_bit_of(t), t, loc), loc); }

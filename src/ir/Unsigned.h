@@ -19,6 +19,8 @@ enum class UnsignedOp { Shr, Div, Rem, Max, Min, MulHi };
 
 // An integer literal of type t (weak where it is an i32 that fits, as a Triton literal is).
 ExprP int_of(int64_t v, Scalar t, SourceLoc loc);
+// The integer type of `bits` bits (8, 16, 32; anything else i64): the one a float of that width bitcasts to.
+Scalar int_of_bits(int bits);
 // The sign bit of integer type t as a value of t (-2^(bits-1)).
 int64_t sign_bit_of(Scalar t);
 // a OP b on the unsigned integers held by a and b (both of integer type t, not i1).

@@ -405,12 +405,12 @@ LaunchSpec CliOptions::launch() const {
   s.grid = grid;
   s.bufs = bufs;
   // the sanitizer checks the compiler hints of a .py kernel where the interpreter runs it
-  s.hint_checks = (command == "run" || command == "debug") && backend == Backend::Interp && interp.sanitize != Sanitize::None;
+  const bool interp_run = (command == "run" || command == "debug") && backend == Backend::Interp;
+  s.hint_checks = interp_run && interp.sanitize != Sanitize::None;
   // and, asked for with DTSIM_UNDEFINED_LANES=1, that no lane a Triton load leaves undefined reaches a
   // use that matters (--sanitize=all; docs/triton.md "Undefined lanes of masked loads" says why opt-in)
   const char* undef_env = std::getenv("DTSIM_UNDEFINED_LANES");
-  s.undefined_lanes = (command == "run" || command == "debug") && backend == Backend::Interp && interp.sanitize == Sanitize::All &&
-                      undef_env && std::string(undef_env) == "1";
+  s.undefined_lanes = interp_run && interp.sanitize == Sanitize::All && undef_env && std::string(undef_env) == "1";
   return s;
 }
 

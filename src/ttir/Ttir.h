@@ -35,7 +35,7 @@ struct TtirLaunch {
   int num_warps = 4;
   int num_stages = 3;
   bool debug = false;                    // device asserts are compiled (debug=True / TRITON_DEBUG=1)
-  bool hint_checks = false;              // tt.divisibility / contiguity / constancy checked (ir/Hints.h)
+  bool hint_checks = false;              // tt.divisibility / contiguity / constancy checked (ir/Hints.h; the driver sets it from LaunchSpec::hint_checks)
 };
 
 // Parses TTIR `text` (registered under `name` for messages about the text itself) and lowers the

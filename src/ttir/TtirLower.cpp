@@ -3984,7 +3984,6 @@ class Lowerer {
     auto it = view_ratio_.find(ssa);
     return it == view_ratio_.end() ? 1 : it->second;
   }
-  static Scalar int_of_width(int bytes) { return bytes == 1 ? Scalar::I8 : bytes == 2 ? Scalar::I16 : bytes == 4 ? Scalar::I32 : Scalar::I64; }
 
   // A load of `ve` values through a wider view of a `be` buffer: each value is `ratio` consecutive
   // buffer elements (its lowest-addressed first: little-endian, as the GPU reads it), each loaded
@@ -3992,7 +3991,7 @@ class Lowerer {
   ExprP view_load(ExprP p, ExprP m, Scalar be, Scalar ve, int64_t ratio) {
     BindFn bind = binder();
     const int bits = 8 * scalar_bytes(be);
-    const Scalar bi = int_of_width(scalar_bytes(be));
+    const Scalar bi = int_of_bits(8 * scalar_bytes(be));
     ExprP pv = bind("view_p", p);
     ExprP mv = m ? bind("view_m", m) : nullptr;
     ExprP acc;
@@ -4003,7 +4002,7 @@ class Lowerer {
       if (k) part = make_binary(BinOp::Shl, part, int_of(bits * k, Scalar::I64, cur_loc_), cur_loc_);
       acc = acc ? make_binary(BinOp::Or, acc, part, cur_loc_) : part;
     }
-    const Scalar wi = int_of_width(scalar_bytes(ve));
+    const Scalar wi = int_of_bits(8 * scalar_bytes(ve));
     ExprP r = wi == Scalar::I64 ? acc : make_cast(acc, wi, cur_loc_);
     return ve == wi ? r : make_bitcast(r, ve, cur_loc_);
   }
@@ -4013,7 +4012,7 @@ class Lowerer {
   void view_store(ExprP p, ExprP val, ExprP m, Scalar be, Scalar ve, int64_t ratio) {
     BindFn bind = binder();
     const int bits = 8 * scalar_bytes(be);
-    const Scalar bi = int_of_width(scalar_bytes(be)), wi = int_of_width(scalar_bytes(ve));
+    const Scalar bi = int_of_bits(8 * scalar_bytes(be)), wi = int_of_bits(8 * scalar_bytes(ve));
     ExprP pv = bind("view_p", p);
     ExprP mv = m ? bind("view_m", m) : nullptr;
     ExprP iv = ve == wi ? val : make_bitcast(val, wi, cur_loc_);
