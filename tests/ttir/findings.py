@@ -2,7 +2,6 @@
 an out-of-bounds load, a tl.assume that does not hold, a device assert (only with debug=True, as
 Triton compiles it), two instances storing the same rows through a tensor descriptor, an op dtsim
 cannot run yet, and a Gluon kernel (which dtsim does not run)."""
-import os
 import sys
 
 import numpy as np
@@ -10,6 +9,7 @@ import triton
 import triton.language as tl
 
 import dtsim
+import ttir_check
 
 failures = []
 
@@ -86,13 +86,8 @@ except ImportError:
     gluon_copy = None
 
 
-here = os.path.basename(__file__)
-source = open(__file__).read().splitlines()
-
-
 def at(text):
-    """'findings.py:LINE:' of the first line holding `text`."""
-    return "%s:%d:" % (here, next(i + 1 for i, l in enumerate(source) if text in l))
+    return ttir_check.at(__file__, text)
 
 
 x = np.arange(200, dtype=np.float32)

@@ -4,7 +4,6 @@ is a finding at the hint's line naming the first lane that breaks it and the ins
 matmul form with `tl.max_contiguous(tl.multiple_of(rm % M, BLOCK_M), BLOCK_M)` runs clean at odd
 sizes (its wrapped lanes restart at 0); --sanitize=none (sanitize='none') does not check hints.
 Run by Triton's frontend (TTIR) and, with DTSIM_STANDIN=1, by dtsim's own .py reader."""
-import os
 import sys
 
 import numpy as np
@@ -12,6 +11,7 @@ import triton
 import triton.language as tl
 
 import dtsim
+import ttir_check
 
 failures = []
 CUDA = dtsim.config()["backend"] == "cuda"  # hints are checked on the interpreter only
@@ -110,13 +110,8 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
     tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-here = os.path.basename(__file__)
-source = open(__file__).read().splitlines()
-
-
 def at(text):
-    """'hint_checks.py:LINE:' of the first line holding `text`."""
-    return "%s:%d:" % (here, next(i + 1 for i, l in enumerate(source) if text in l))
+    return ttir_check.at(__file__, text)
 
 
 x = np.arange(512, dtype=np.float32)

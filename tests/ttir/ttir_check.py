@@ -13,6 +13,17 @@ failures = []
 _finished = []
 
 
+def line_of(script, text):
+    """The number of the first line of file `script` (a test's __file__) that holds `text`."""
+    with open(script) as f:
+        return next(i + 1 for i, line in enumerate(f) if text in line)
+
+
+def at(script, text):
+    """'NAME.py:LINE:', where a finding locates the first line of `script` holding `text`."""
+    return "%s:%d:" % (os.path.basename(script), line_of(script, text))
+
+
 def report(name, ok, detail=""):
     """A check whose outcome the caller computed (`ok`), printed with `detail`; returns ok."""
     ok = bool(ok)

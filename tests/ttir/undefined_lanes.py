@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 import dtsim
+import ttir_check
 
 if dtsim.config()["backend"] == "cuda":
     print("skipped: undefined lanes are tracked on the interpreter only")
@@ -199,17 +200,12 @@ def forward_cumsum(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, c, mask=offs < n)
 
 
-here = os.path.basename(__file__)
-source = open(__file__).read().splitlines()
-
-
 def at(text):
-    """'undefined_lanes.py:LINE:' of the first line holding `text`."""
-    return "%s:%d:" % (here, next(i + 1 for i, l in enumerate(source) if text in l))
+    return ttir_check.at(__file__, text)
 
 
 def line(text):
-    return "line %d" % next(i + 1 for i, l in enumerate(source) if text in l)
+    return "line %d" % ttir_check.line_of(__file__, text)
 
 
 x = np.arange(64, dtype=np.float32)
