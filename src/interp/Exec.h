@@ -316,6 +316,18 @@ struct RunState {
   std::vector<std::vector<uint8_t>> init;  // per buffer: shadow "written" bytes (empty = all defined)
   std::vector<ConflictMap> conflicts;      // per buffer (empty = not tracked in this launch)
   SyncWords sync;                          // scalar atomics' release sets (conflicts tracked)
+  // Plain stores that found an element another instance had stored with the same bits (Memory.cpp,
+  // warn_equal_stores): one warning per (statement pair, buffer) in the run, its count kept here and
+  // written into the warning's message (`head` + count + `tail`). Guarded by `mu`.
+  struct EqualStores {
+    const Stmt* a = nullptr;  // the pair, in the order first seen: this store's statement,
+    const Stmt* b = nullptr;  // the other instance's
+    std::string buffer;
+    size_t warning = 0;  // its index in report->warnings
+    int64_t count = 0;   // element stores
+    std::string head, tail;
+  };
+  std::vector<EqualStores> equal_stores;
   // current launch
   const Kernel* kernel = nullptr;
   std::array<int64_t, 3> grid{1, 1, 1};
