@@ -471,7 +471,7 @@ void warn_past_end(Ctx& c, SourceLoc loc, const char* what, const Buffer& B, con
   rs.report->warnings.push_back(std::move(f));
 }
 
-void add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, const Shape& tile);
+int64_t add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, const Shape& tile);
 
 // Plain stores that found their element holding the very bits they store, stored by another
 // instance's plain store not ordered before them (`is`: how many, the first one, the other instance
@@ -484,12 +484,8 @@ void warn_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, 
   Finding seen;  // this store's, for the hooks
   {
     std::lock_guard<std::mutex> lock(rs.mu);
-    const size_t before = rs.report->warnings.size();
-    add_equal_stores(c, loc, B, is, tile);
-    if (hooks && rs.report->warnings.size() > before) seen = rs.report->warnings.back();
-    else if (hooks)
-      for (const RunState::EqualStores& e : rs.equal_stores)
-        if (e.buffer == B.name && (e.a == c.stmt || e.b == c.stmt)) seen = rs.report->warnings[e.warning];
+    const int64_t at = add_equal_stores(c, loc, B, is, tile);
+    if (hooks && at >= 0) seen = rs.report->warnings[static_cast<size_t>(at)];
   }
   if (!hooks) return;
   seen.kind = Finding::WriteWrite;
@@ -501,8 +497,9 @@ void warn_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, 
   hooks->on_warning(*c.f, *c.stmt, seen);
 }
 
-// warn_equal_stores's record, under RunState::mu.
-void add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, const Shape& tile) {
+// warn_equal_stores's record, under RunState::mu: the index of the warning in report->warnings (-1:
+// a new one past the 20 kept).
+int64_t add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, const Shape& tile) {
   RunState& rs = *c.rs;
   const Kernel* k = c.f->kernel;
   const Stmt* other = is.other_stmt >= 0 && k && is.other_stmt < static_cast<int32_t>(k->stmts.size()) ? k->stmts[static_cast<size_t>(is.other_stmt)] : nullptr;
@@ -512,9 +509,9 @@ void add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, c
       Finding& w = rs.report->warnings[e.warning];
       w.lanes = e.count;
       w.message = e.head + std::to_string(e.count) + e.tail;
-      return;
+      return static_cast<int64_t>(e.warning);
     }
-  if (rs.report->warnings.size() >= 20) return;
+  if (rs.report->warnings.size() >= 20) return -1;
   auto me = c.f->pid, them = unlinear(is.other, c.f->grid);
   RunState::EqualStores e;
   e.a = c.stmt, e.b = other, e.buffer = B.name, e.count = is.count, e.warning = rs.report->warnings.size();
@@ -536,6 +533,7 @@ void add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, c
   f.message = e.head + std::to_string(e.count) + e.tail;
   rs.report->warnings.push_back(std::move(f));
   rs.equal_stores.push_back(std::move(e));
+  return static_cast<int64_t>(rs.report->warnings.size()) - 1;
 }
 
 void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, int64_t active, bool storing, const Shape& tile) {
