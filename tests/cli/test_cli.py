@@ -272,6 +272,13 @@ def case_equal_stores():
         check(not os.path.exists(out), f"different values {extra}: no output")
     r = dtsim("run", f, "--arg", "skew=1", "--sanitize=bounds")
     check(r.returncode == 0 and "warning" not in r.stderr, "--sanitize=bounds: conflicts not checked", r)
+    # difftest: equal values are no interpreter finding (the case goes on to the GPU, or is skipped
+    # without one); different values are
+    r = dtsim("difftest", f, "--trials", "1")
+    if "without the CUDA backend" not in r.stdout + r.stderr:
+        check(r.returncode == 0 and "INTERPRETER FINDING" not in r.stdout + r.stderr, "difftest, equal values: no finding", r)
+        r = dtsim("difftest", f, "--trials", "1", "--arg", "skew=1")
+        check(r.returncode != 0 and "with interpreter findings" in r.stdout + r.stderr, "difftest, different values: a finding", r)
 
 
 def case_emit_tile_round_trip():
