@@ -162,6 +162,7 @@ Value binary_op(BinOp op, const Value& a, const Value& b, const Type& rt, Source
 Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt);
 Value broadcast_op(const Value& x, const Shape& s);
 Value trans_op(const Value& x, const std::vector<int64_t>& order);  // out dim i = x dim order[i]
+Value gather_op(const Value& src, const Value& index, int axis, const Type& rt);  // tl.gather, indices clamped
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value bitcast_op(const Value& x, Scalar to);  // the same bits as another type of the same width
 Value scan_op(ScanOp op, const Value& x, int axis, bool reverse, const Type& rt);
