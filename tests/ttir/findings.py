@@ -118,13 +118,17 @@ if not np.array_equal(ys[:64], xs[:64] * 2):
 expect("descriptor rows overlap", lambda: scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16, SKEW=1.0), dtsim.KernelError,
        at("dst.store([row, 0]"), "error: instances", "both store", "y_ptr")
 err = io.StringIO()
-with contextlib.redirect_stderr(err):  # the same rows with equal values: a warning, the launch runs
-    scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16, SKEW=0.0)
-if at("dst.store([row, 0]") not in err.getvalue() or "with equal values" not in err.getvalue() or not np.array_equal(ys[:65], xs[:65] * 2):
-    print("descriptor rows overlap, equal values FAILED:\n" + err.getvalue())
-    failures.append("descriptor rows, equal values")
+if dtsim.config()["backend"] == "cuda":  # the GPU's conflict checks cannot compare values: a conflict there
+    expect("descriptor rows, equal (GPU)", lambda: scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16, SKEW=0.0), dtsim.KernelError,
+           at("dst.store([row, 0]"), "both store", "y_ptr")
 else:
-    print("%-24s ok" % "descriptor rows, equal")
+    with contextlib.redirect_stderr(err):  # the same rows with equal values: a warning, the launch runs
+        scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16, SKEW=0.0)
+    if at("dst.store([row, 0]") not in err.getvalue() or "with equal values" not in err.getvalue() or not np.array_equal(ys[:65], xs[:65] * 2):
+        print("descriptor rows overlap, equal values FAILED:\n" + err.getvalue())
+        failures.append("descriptor rows, equal values")
+    else:
+        print("%-24s ok" % "descriptor rows, equal")
 expect("unsupported op", lambda: inline_asm[(1,)](np.zeros(8, np.int32), np.zeros(8, np.int32), 8, BLOCK=8), dtsim.CompileError,
        at("y = tl.inline_asm_elementwise("), "not supported yet")
 if gluon_copy is not None:
