@@ -462,11 +462,11 @@ py::dict run(Compiled& c, const std::map<std::string, std::string>& scalars,
              const std::vector<std::tuple<std::string, uint64_t, std::string, std::vector<int64_t>>>& device_arrays,
              int64_t max_steps, double timeout, int launch, const std::vector<std::string>& host_stack,
              const std::string& viz, const std::vector<std::tuple<std::string, py::buffer, std::string>>& memory,
-             const std::map<std::string, int64_t>& slack) {
+             const std::map<std::string, int64_t>& slack, const std::string& equal_stores) {
   const Module& m = c.program.module;
   Bindings b = bind_params(m, scalars);
   std::map<std::string, std::string> options{{"sanitize", sanitize}, {"threads", std::to_string(threads)}, {"order", order},
-                                             {"backend", backend}};
+                                             {"backend", backend}, {"equal_stores", equal_stores}};
   if (max_steps) options["max_steps"] = std::to_string(max_steps);
   if (timeout) options["timeout"] = std::to_string(timeout);
   RunSettings settings = run_settings(options);
@@ -691,11 +691,12 @@ PYBIND11_MODULE(_dtsim, m) {
         py::arg("max_steps") = 0, py::arg("timeout") = 0.0, py::arg("launch") = 0,
         py::arg("host_stack") = std::vector<std::string>{}, py::arg("viz") = std::string(),
         py::arg("memory") = std::vector<std::tuple<std::string, py::buffer, std::string>>{},
-        py::arg("slack") = std::map<std::string, int64_t>{},
+        py::arg("slack") = std::map<std::string, int64_t>{}, py::arg("equal_stores") = "warn",
         "Runs a compiled kernel on the interpreter (or the CUDA backend) over the given arrays, in place; `viz`: write the "
         "picture of the run (as `dtsim viz`) to this .svg/.html file; `memory`: (name, 1-D array, dtype) buffers the "
         "kernel reaches only through addresses (int_to_ptr); `slack`: array name -> elements of memory past its end "
-        "that the caller's storage still holds (the interpreter runs accesses there and reports them in \"warnings\").");
+        "that the caller's storage still holds (the interpreter runs accesses there and reports them in \"warnings\"); "
+        "`equal_stores`: 'warn' or 'conflict', what two instances' stores of bit-identical values to one element are.");
 #ifdef DTSIM_HAVE_CUDA
   py::class_<CudaLauncher, std::shared_ptr<CudaLauncher>>(m, "CudaLauncher")
       .def("launch", &CudaLauncher::launch, py::arg("ptrs"), py::arg("stream") = 0,
@@ -714,7 +715,7 @@ PYBIND11_MODULE(_dtsim, m) {
         return set_run_option(s, name, value);
       },
       py::arg("name"), py::arg("value"),
-      "'' when VALUE is valid for run option NAME (sanitize, threads, order, keep_going, max_steps, timeout, "
+      "'' when VALUE is valid for run option NAME (sanitize, threads, order, keep_going, equal_stores, max_steps, timeout, "
       "backend), else what is wrong with it; the check `dtsim run`'s flags use.");
   m.def(
       "set_print_options",

@@ -72,6 +72,7 @@ _config = {
     "viz": None,
     "view_bounds": "warn",
     "undefined_lanes": None,
+    "equal_stores": None,
 }
 _ENV = {"sanitize": "DTSIM_SANITIZE", "threads": "DTSIM_THREADS", "order": "DTSIM_ORDER", "keep_going": "DTSIM_KEEP_GOING",
         "break_if": "DTSIM_BREAK_IF", "break_at": "DTSIM_BREAK_AT", "backend": "DTSIM_BACKEND",
@@ -151,6 +152,12 @@ def _option(k, v):
         if v is not None and not isinstance(v, bool):
             raise TypeError("undefined_lanes expects True, False or None, got %r" % (v,))
         return v
+    if k == "equal_stores":
+        if v is not None:
+            if not isinstance(v, str):
+                raise TypeError("equal_stores expects 'warn', 'conflict' or None, got %r" % (v,))
+            _check(k, v)
+        return v
     if k == "keep_going":
         if not isinstance(v, (bool, int)):
             raise TypeError("keep_going expects True or False, got %r" % (v,))
@@ -207,8 +214,12 @@ def config(**options):
     once per statement; 'span' reports it out of bounds; 'storage' runs it silently, the buffer
     going on to the storage's end), undefined_lanes (True: the lanes a tl.load without `other` leaves
     undefined are tracked to where they matter, on the interpreter with sanitize='all'; False: not;
-    None, the default: as DTSIM_UNDEFINED_LANES=1 says at each lowering). Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before
-    anything changes. The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER,
+    None, the default: as DTSIM_UNDEFINED_LANES=1 says at each lowering), equal_stores (two instances'
+    plain stores of bit-identical values to one element: 'warn', a warning printed once per statement;
+    'conflict', a write-write conflict as for different values, so that a forgotten program id fails;
+    None, the default: as DTSIM_EQUAL_STORES (warn or conflict; unset: warn) says at each launch).
+    Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before anything
+    changes. The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER,
     DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT,
     DTSIM_VIZ, DTSIM_VIEW_BOUNDS."""
     if _ENV_ERROR:
@@ -310,6 +321,19 @@ def _undefined_lanes():
     return want and _config["sanitize"] == "all" and _config["backend"] != "cuda"
 
 
+def _equal_stores():
+    """What two instances' plain stores of bit-identical values to one element are: 'warn' or
+    'conflict', as dtsim.config(equal_stores=...) says or, while that option is None,
+    DTSIM_EQUAL_STORES (read at each launch; unset or empty: 'warn')."""
+    v = _config["equal_stores"]
+    if v is None:
+        v = os.environ.get("DTSIM_EQUAL_STORES", "") or "warn"
+        err = _dtsim.check_option("equal_stores", v)
+        if err:
+            raise ValueError("DTSIM_EQUAL_STORES=%s: equal_stores %s" % (v, err))
+    return v
+
+
 def _launch_extras(compiled):
     """The keyword arguments of _dtsim.run besides the launch itself: budgets, launch number, and
     (only when the debugger may stop) the host call stack."""
@@ -321,7 +345,7 @@ def _launch_extras(compiled):
     debugging = c["break_if"] or c["break_at"] or compiled.has_breakpoints or _dtsim.debugger_active()
     viz = _viz_path(c["viz"], _launches[0], compiled.kernel) if c["viz"] else ""
     return {"max_steps": int(c["max_steps"]), "timeout": float(c["timeout"]), "launch": _launches[0],
-            "host_stack": _host_stack() if debugging else [], "viz": viz}
+            "host_stack": _host_stack() if debugging else [], "viz": viz, "equal_stores": _equal_stores()}
 
 
 

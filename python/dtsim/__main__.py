@@ -8,12 +8,15 @@ Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shu
          --viz=FILE.svg|FILE.html (each launch's picture, as `dtsim viz`; {launch}, {kernel} in FILE)
          --view-bounds=warn|span|storage (an access past a view but inside its storage: a warning, the
          default; out of bounds; or allowed)
+         --equal-stores=warn|conflict (two instances' stores of bit-identical values to one element: a
+         warning, the default, or a write-write conflict; DTSIM_EQUAL_STORES sets the default)
 The REPL's quit (or Ctrl-D) ends the script, as pdb's does; Ctrl-C raises KeyboardInterrupt."""
 import os
 import runpy
 import sys
 
-_VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at", "viz", "view-bounds")
+_VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at", "viz", "view-bounds",
+           "equal-stores")
 
 
 def _usage(msg):

@@ -72,6 +72,10 @@ struct InterpOptions {
   int threads = 1;                    // >1: OpenMP over instances (bit-identical to sequential)
   Sanitize sanitize = Sanitize::All;  // All = bounds + uninitialized reads + conflicting instances
   bool keep_going = false;            // count findings and continue (faulting lanes touch no memory)
+  // A plain store that finds its element holding the bits it stores, put there by another
+  // instance's plain store: false = a warning (RunReport::warnings), true = a write-write conflict
+  // as for different values (--equal-stores=conflict, DTSIM_EQUAL_STORES=conflict).
+  bool equal_stores_conflict = false;
   Order order = Order::Sequential;
   uint64_t shuffle_seed = 0;
   std::ostream* out = nullptr;        // print() output (nullptr = std::cout)

@@ -1080,6 +1080,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   const int64_t n = B.numel(), slack = B.slack;
   const int32_t me = c.me, sid = c.stamp();
   const bool parallel = !c.rs || c.rs->parallel;
+  const bool equal_warns = !(c.rs && c.rs->opt->equal_stores_conflict);  // else equal bits conflict too
   const Shape& ps = ptr.type.shape;
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
@@ -1117,12 +1118,13 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
           // equal one: stores that find different bits are reported and stop the run, and with
           // keep_going the last such value, which the next store is compared with). An equal
           // store changes nothing and is not made (with several threads the first writer may be
-          // storing the element again: its value stays).
+          // storing the element again: its value stays). With equal_stores_conflict, equal bits
+          // conflict as different ones do.
           const int32_t st = writer_stamp(*ck.cm, u, parallel);
           if (conf.ordered(who, st)) {
             // synchronized: no conflict
           } else if (S now = std::atomic_ref<S>(mem[off]).load(std::memory_order_relaxed), mine = C::enc(pv[iv]);
-                     std::memcmp(&now, &mine, sizeof(S)) == 0) {
+                     equal_warns && std::memcmp(&now, &mine, sizeof(S)) == 0) {
             if (same.count == 0) same.other = who, same.other_stmt = stamp_stmt(st), same.other_wrote = true;
             same.hit(o, off);
             note_reader_conflict(conf, *ck.cm, u, me, o, off);

@@ -63,6 +63,12 @@ std::string set_run_option(RunSettings& s, const std::string& raw_name, const st
     else return "expects true or false, got '" + v + "'";
     return "";
   }
+  if (name == "equal-stores") {
+    if (v == "warn") s.equal_stores_conflict = false;
+    else if (v == "conflict") s.equal_stores_conflict = true;
+    else return "expects warn or conflict, got '" + v + "'";
+    return "";
+  }
   if (name == "max-steps") {
     int64_t x = 0;
     if (!parse_int(v, 1, INT64_MAX, x)) return int_range(1, INT64_MAX, v);

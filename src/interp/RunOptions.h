@@ -16,6 +16,7 @@ struct RunSettings {
   Order order = Order::Sequential;
   uint64_t shuffle_seed = 0;
   bool keep_going = false;
+  bool equal_stores_conflict = false;  // equal-stores: warn (false) or conflict (true)
   int64_t max_steps = 0;       // 0 = no budget
   double timeout_s = 0;        // 0 = none
   std::string backend = "interp";
@@ -25,14 +26,15 @@ struct RunSettings {
     o.order = order;
     o.shuffle_seed = shuffle_seed;
     o.keep_going = keep_going;
+    o.equal_stores_conflict = equal_stores_conflict;
   }
 };
 
 // Bounds of the numeric options.
 constexpr int kMaxThreads = 1024;
 
-// Checks the text `value` of option `name` (sanitize, threads, order, keep-going, max-steps,
-// timeout, backend; '_' may stand for '-') and stores it in `s`. Returns "" when it is valid, else
+// Checks the text `value` of option `name` (sanitize, threads, order, keep-going, equal-stores,
+// max-steps, timeout, backend; '_' may stand for '-') and stores it in `s`. Returns "" when it is valid, else
 // what is wrong without the option's name: "expects an integer in [1, 1024], got 'abc'". Throws
 // nothing; an unknown name is "is not a run option".
 std::string set_run_option(RunSettings& s, const std::string& name, const std::string& value);

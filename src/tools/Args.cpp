@@ -32,6 +32,7 @@ const FlagSpec kFlags[] = {
     {"--threads", 1, "run bench tune"},
     {"--sanitize", 1, "run emit bench difftest"},
     {"--keep-going", 0, "run"},
+    {"--equal-stores", 1, "run bench viz"},
     {"--order", 1, "run viz"},
     {"--backend", 1, "run bench tune"},
     {"--check", 0, "run"},
@@ -135,6 +136,7 @@ void apply_shared(CliOptions& o, const std::string& flag, const std::string& v) 
   s.threads = o.interp.threads;
   s.order = o.interp.order;
   s.shuffle_seed = o.interp.shuffle_seed;
+  s.equal_stores_conflict = o.interp.equal_stores_conflict;
   s.max_steps = o.max_steps;
   s.timeout_s = o.timeout_s;
   std::string err = set_run_option(s, flag.substr(2), v);
@@ -143,6 +145,7 @@ void apply_shared(CliOptions& o, const std::string& flag, const std::string& v) 
   o.interp.threads = s.threads;
   o.interp.order = s.order;
   o.interp.shuffle_seed = s.shuffle_seed;
+  o.interp.equal_stores_conflict = s.equal_stores_conflict;
   o.max_steps = s.max_steps;
   o.timeout_s = s.timeout_s;
 }
@@ -191,7 +194,7 @@ void apply_flag(CliOptions& o, const std::string& name, const std::vector<std::s
     else if (v[0] == "none") o.bounds_checks = false;
     else usage_error(c, "'--sanitize' expects bounds or none, got '" + v[0] + "'");
   } else if (name == "--threads" || name == "--sanitize" || name == "--max-steps" || name == "--timeout" ||
-             name == "--order") {
+             name == "--order" || name == "--equal-stores") {
     apply_shared(o, name, v[0]);
   } else if (name == "--keep-going") {
     o.interp.keep_going = true;
@@ -347,7 +350,7 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
   o.debug.stop_at_start = command == "debug";
   if (command == "bench") o.backend = Backend::Cuda;
   if (command == "difftest") o.seed = 1;
-  bool time_given = false;
+  bool time_given = false, equal_stores_given = false;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     bool is_flag = w.size() > 1 && w[0] == '-';
@@ -372,8 +375,16 @@ CliOptions parse_cli(const std::string& command, const std::vector<std::string>&
     }
     apply_flag(o, name, values);
     time_given = time_given || name == "--time";
+    equal_stores_given = equal_stores_given || name == "--equal-stores";
   }
   if (o.help) return o;
+  // DTSIM_EQUAL_STORES=warn|conflict: the default of --equal-stores where the command takes it
+  if (const char* env = std::getenv("DTSIM_EQUAL_STORES"); env && *env && !equal_stores_given && find_flag("--equal-stores", command)) {
+    RunSettings s;
+    std::string err = set_run_option(s, "equal-stores", env);
+    if (!err.empty()) usage_error(command, std::string("DTSIM_EQUAL_STORES=") + env + ": " + err);
+    o.interp.equal_stores_conflict = s.equal_stores_conflict;
+  }
   if (command == "tune" && o.budget_given && time_given) usage_error(command, "give --budget N or --time S, not both");
   if (command == "tune" && !o.merge && o.files.size() > 1)
     usage_error(command, "unexpected argument '" + o.files[1] + "' (the file is '" + o.file + "'; --merge takes several)");
@@ -476,6 +487,9 @@ the interpreter, on the same seeded random inputs as 'dtsim run'.
   --sanitize=none|bounds|conflicts|all  interpreter checks while timing (interp backend; default all);
                          with --backend=cuda, bounds times the bounds-checked kernels, conflicts the
                          conflict-checked ones (default unchecked)
+  --equal-stores=warn|conflict  interp backend: two instances' plain stores of bit-identical values to
+                         one element are a warning (default) or a write-write conflict
+                         (default from DTSIM_EQUAL_STORES)
   --max-steps N          interp backend: stop a program instance that runs more than N statements
   --timeout S            interp backend: stop after S seconds of interpreter runs (a located error)
 Ctrl-C during interpreter runs stops at the next instance boundary and says where (exit 130).
@@ -502,6 +516,8 @@ hatched, uninitialized reads outlined. 3-D grids: one panel per pid2 value.
   --seed S             seed of the random input data (default 0)
   --kernel NAME        only this kernel (.tile: kernel name; .dt: output Func name)
   --order=sequential|reverse|shuffle:SEED   instance order of the run (default sequential)
+  --equal-stores=warn|conflict  two instances' stores of bit-identical values to one element: a
+                       warning (default; DTSIM_EQUAL_STORES sets it) or a write-write conflict
   --max-steps N        stop a program instance that runs more than N statements (a located error)
   --timeout S          stop the run after S seconds (a located error)
 Ctrl-C stops the run at the next instance boundary, says where, writes no picture (exit 130).
@@ -579,6 +595,11 @@ execution:
                             tl.load without other leaves undefined reach a store, an address or a branch
                             (docs/triton.md "Undefined lanes of masked loads")
   --keep-going              report every finding instead of stopping at the first
+  --equal-stores=warn|conflict   two instances' plain stores of bit-identical values to one element
+                            (a forgotten program id stores every block from every instance): a
+                            warning (default) or a write-write conflict as for different values;
+                            the default is DTSIM_EQUAL_STORES from the environment (docs/triton.md
+                            "Stores of equal values")
   --order=sequential|reverse|shuffle:SEED   order of program instances (finds order dependence)
   --max-steps N             stop a program instance that runs more than N statements (each loop
                             trip runs its body's statements again); the message names the loop

@@ -27,8 +27,9 @@ def check(cond, msg, r=None):
         raise Fail(msg)
 
 
-def dtsim(*args, cwd=None, stdin=""):
-    r = subprocess.run([DTSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd or SRC, input=stdin)
+def dtsim(*args, cwd=None, stdin="", env=None):
+    r = subprocess.run([DTSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd or SRC, input=stdin,
+                       env=None if env is None else {**os.environ, **env})
     check(r.returncode >= 0 and r.returncode != 3, f"dtsim {' '.join(args)} crashed or hit an internal error", r)
     return r
 
@@ -279,6 +280,41 @@ def case_equal_stores():
         check(r.returncode == 0 and "INTERPRETER FINDING" not in r.stdout + r.stderr, "difftest, equal values: no finding", r)
         r = dtsim("difftest", f, "--trials", "1", "--arg", "skew=1")
         check(r.returncode != 0 and "with interpreter findings" in r.stdout + r.stderr, "difftest, different values: a finding", r)
+
+
+def case_equal_stores_option():
+    # The planted forgotten program id: every instance stores z[0:64] with equal values. A warning by
+    # default; with --equal-stores=conflict (or DTSIM_EQUAL_STORES=conflict) a write-write conflict.
+    f = os.path.join(SRC, "examples/bugs/copy_nopid.tile")
+    conflict = "copy_nopid.tile:10:3: error: instances [0] and [1] both store z[0] (index [0])"
+    for flags, env, strict in (([], None, False), (["--equal-stores=warn"], None, False), (["--equal-stores=conflict"], None, True),
+                               (["--equal-stores", "conflict", "--threads", "4"], None, True),
+                               ([], {"DTSIM_EQUAL_STORES": "conflict"}, True),
+                               (["--equal-stores=warn"], {"DTSIM_EQUAL_STORES": "conflict"}, False),
+                               ([], {"DTSIM_EQUAL_STORES": "warn"}, False)):
+        r = dtsim("run", f, *flags, env=env)
+        what = f"{flags} {env}"
+        if strict:
+            check(r.returncode == 1 and conflict in r.stderr and "with equal values" not in r.stderr and "warning:" not in r.stderr,
+                  f"{what}: a write-write conflict", r)
+        else:
+            check(r.returncode == 0 and r.stderr.count("warning:") == 1
+                  and "copy_nopid.tile:10:3: warning: instances [0] and [1] both store z[0] (index [0]) with equal values" in r.stderr,
+                  f"{what}: a warning", r)
+    r = dtsim("viz", f, "--equal-stores=conflict")
+    check(r.returncode == 0 and "write-write conflict" in r.stdout, "viz --equal-stores=conflict: a conflict drawn", r)
+    r = dtsim("bench", f, "--backend=interp", "--reps", "1", "--equal-stores=conflict")
+    check(r.returncode == 1 and conflict in r.stderr, "bench --backend=interp --equal-stores=conflict: the conflict", r)
+    r = dtsim("run", f, "--equal-stores=strict")
+    check(r.returncode == 2 and r.stderr.strip().count("\n") == 0
+          and "'--equal-stores' expects warn or conflict, got 'strict'" in r.stderr, "a bad value: one line, exit 2", r)
+    r = dtsim("run", f, env={"DTSIM_EQUAL_STORES": "1"})
+    check(r.returncode == 2 and r.stderr.strip().count("\n") == 0
+          and "DTSIM_EQUAL_STORES=1: expects warn or conflict, got '1'" in r.stderr, "a bad DTSIM_EQUAL_STORES: one line, exit 2", r)
+    r = dtsim("emit", "--tile", f, "--equal-stores=conflict")
+    check(r.returncode == 2 and "unknown flag '--equal-stores'" in r.stderr, "emit takes no --equal-stores", r)
+    r = dtsim("run", "--help")
+    check(r.returncode == 0 and "--equal-stores=warn|conflict" in r.stdout and "DTSIM_EQUAL_STORES" in r.stdout, "run --help", r)
 
 
 def case_emit_tile_round_trip():

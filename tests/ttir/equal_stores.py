@@ -4,9 +4,12 @@ are not a write-write conflict: the launch runs, the result is right, and one wa
 pair and buffer goes to stderr (file:line:col: warning: instances ... both store ... with equal
 values). The same kernel storing values that differ between the instances is a write-write conflict
 (dtsim.KernelError), in both instance orders. A load racing a store of the value memory already
-holds stays a read/write conflict."""
+holds stays a read/write conflict. dtsim.config(equal_stores='conflict'), or DTSIM_EQUAL_STORES=conflict
+while that option is None (read at each launch), makes the equal values a write-write conflict too."""
 import contextlib
 import io
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -81,4 +84,53 @@ z = np.arange(D, dtype=np.float32)
 err, found = run(lambda: rewrite[(2,)](z, D=D))
 report("a load racing a store of the same value: read/write conflict",
        found is not None and "instance [1] stores z_ptr[0] (index [0]), which instance [0] loads in the same launch" in found, found or err)
-finish("equal-value stores: warnings; different values and read/write races: findings")
+
+# The strict option: equal values conflict as different ones do (a forgotten program id then fails).
+equal_conflict = "error: instances [0] and [1] both store y_ptr[0] (index [0, 0])"
+for how in ("config", "env"):
+    if how == "config":
+        dtsim.config(equal_stores="conflict")
+    else:
+        dtsim.config(equal_stores=None)
+        os.environ["DTSIM_EQUAL_STORES"] = "conflict"
+    for order in ("sequential", "reverse"):
+        dtsim.config(order=order)
+        err, found = run(lambda: pair_rows[(2 * R,)](x, y, D=D, SKEW=0.0))
+        report("equal_stores=conflict (%s, %s): a write-write conflict" % (how, order),
+               found is not None and store_at in found and " both store y_ptr[" in found and "with equal values" not in found
+               and "warning:" not in err, found or err)
+    dtsim.config(order="sequential")
+    err, found = run(lambda: pair_rows[(2 * R,)](x, y, D=D, SKEW=0.0))
+    report("equal_stores=conflict (%s): the message" % how, found is not None and equal_conflict in found, found or err)
+# the option wins over the environment; the environment is read at each launch (the warning was
+# printed once already: these launches print none)
+dtsim.config(equal_stores="warn")
+y[:] = 0
+err, found = run(lambda: pair_rows[(2 * R,)](x, y, D=D, SKEW=0.0))
+report("equal_stores='warn' over DTSIM_EQUAL_STORES=conflict", found is None and "error" not in err, found or err)
+check("equal_stores='warn': the result", y, x * 2.0)
+dtsim.config(equal_stores=None)
+os.environ["DTSIM_EQUAL_STORES"] = "warn"
+err, found = run(lambda: pair_rows[(2 * R,)](x, y, D=D, SKEW=0.0))
+report("DTSIM_EQUAL_STORES=warn", found is None and "error" not in err, found or err)
+os.environ["DTSIM_EQUAL_STORES"] = "strict"
+try:
+    pair_rows[(2 * R,)](x, y, D=D, SKEW=0.0)
+    bad_env = None
+except ValueError as e:
+    bad_env = str(e)
+report("a bad DTSIM_EQUAL_STORES: ValueError at launch",
+       bad_env == "DTSIM_EQUAL_STORES=strict: equal_stores expects warn or conflict, got 'strict'", str(bad_env))
+del os.environ["DTSIM_EQUAL_STORES"]
+for bad, exc in (("strict", ValueError), (1, TypeError), (True, TypeError)):
+    try:
+        dtsim.config(equal_stores=bad)
+        got = None
+    except (TypeError, ValueError) as e:
+        got = e
+    report("equal_stores=%r: %s" % (bad, exc.__name__), type(got) is exc and "equal_stores expects" in str(got)
+           and dtsim.config()["equal_stores"] is None, repr(got))
+r = subprocess.run([sys.executable, "-m", "dtsim", "--equal-stores=strict", __file__], capture_output=True, text=True, timeout=120)
+report("python -m dtsim --equal-stores=strict: usage error", r.returncode == 2
+       and "'--equal-stores' expects warn or conflict, got 'strict'" in r.stderr and r.stderr.count("\n") == 1, r.stderr)
+finish("equal-value stores: warnings (conflicts with equal_stores='conflict'); different values and read/write races: findings")

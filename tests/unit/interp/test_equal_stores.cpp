@@ -1,9 +1,12 @@
 // Interpreter unit tests: two instances storing bit-identical values to one element are a warning,
 // not a write-write conflict, on every store path (a range, rows, lanes, a scalar, a masked store),
 // in every instance order and on several threads; different bits (-0.0 against 0.0 too), an atomic
-// against a plain store, and a load racing a store of the same value stay findings.
+// against a plain store, and a load racing a store of the same value stay findings. With
+// InterpOptions::equal_stores_conflict (--equal-stores=conflict), equal values conflict as
+// different ones do.
 #include <doctest/doctest.h>
 
+#include "interp/RunOptions.h"
 #include "interp_test_util.h"
 
 using namespace dtsim;
@@ -191,4 +194,52 @@ TEST_CASE("equal stores on many threads: one warning, every element counted, not
     CHECK(run->rep.warnings[0].lanes == 63 * 1024);
     for (int i = 0; i < 1024; i += 97) CHECK(run->at("z", i) == 2 * run->at("x", i));
   }
+}
+
+TEST_CASE("equal_stores_conflict: equal values are write-write conflicts on every store path, in every order") {
+  for (const EqPath& p : kEqPaths) {
+    std::string equal = eq_kernel(p.store, "load(x + r)");
+    for (InterpOptions o : {InterpOptions{.equal_stores_conflict = true}, InterpOptions{.equal_stores_conflict = true, .order = Order::Reverse},
+                            InterpOptions{.equal_stores_conflict = true, .order = Order::Shuffle, .shuffle_seed = 7},
+                            InterpOptions{.threads = 4, .equal_stores_conflict = true},
+                            InterpOptions{.equal_stores_conflict = true, .fast = false}}) {
+      auto run = run_tile(p.name, equal, o);
+      INFO(p.name << " order " << static_cast<int>(o.order) << " threads " << o.threads << "\n" << run->messages());
+      REQUIRE(run->rep.findings_count == 1);
+      CHECK(run->rep.findings[0].kind == Finding::WriteWrite);
+      CHECK(run->rep.findings[0].buffer == "z");
+      CHECK(run->rep.findings[0].message.find(std::string(p.name) + ":5:3: error: instances ") == 0);
+      CHECK(run->rep.findings[0].message.find("equal values") == std::string::npos);
+      CHECK(run->rep.warnings.empty());
+    }
+  }
+  // The planted forgotten program id: the message a different value would give.
+  const char* src = R"(kernel copy_nopid(x: *f32[n], out z: *f32[n], n: i32 = 256, bs: constexpr = 64)
+    grid(cdiv(n, bs)) {
+  offs = arange(0, bs)
+  store(z + offs, load(x + offs))
+}
+)";
+  auto run = run_tile("nopid.tile", src, InterpOptions{.equal_stores_conflict = true});
+  REQUIRE(run->rep.findings_count == 1);
+  CHECK(run->rep.findings[0].message.find("nopid.tile:4:3: error: instances [0] and [1] both store z[0] (index [0])\n") == 0);
+  // keep_going: one finding for each instance after the first, none a warning
+  auto all = run_tile("nopid.tile", src, InterpOptions{.keep_going = true, .equal_stores_conflict = true});
+  CHECK(all->rep.findings_count == 3);
+  CHECK(all->rep.warnings.empty());
+}
+
+TEST_CASE("equal-stores run option: warn or conflict, checked as the other run options") {
+  RunSettings s;
+  CHECK(set_run_option(s, "equal-stores", "conflict") == "");
+  CHECK(s.equal_stores_conflict);
+  InterpOptions o;
+  s.apply(o);
+  CHECK(o.equal_stores_conflict);
+  CHECK(set_run_option(s, "equal_stores", "warn") == "");
+  CHECK(!s.equal_stores_conflict);
+  CHECK(set_run_option(s, "equal-stores", "strict") == "expects warn or conflict, got 'strict'");
+  CHECK(set_run_option(s, "equal-stores", "") == "expects warn or conflict, got ''");
+  CHECK(!s.equal_stores_conflict);
+  CHECK(!InterpOptions{}.equal_stores_conflict);
 }
