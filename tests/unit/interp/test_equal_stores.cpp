@@ -205,7 +205,10 @@ TEST_CASE("equal_stores_conflict: equal values are write-write conflicts on ever
                             InterpOptions{.equal_stores_conflict = true, .fast = false}}) {
       auto run = run_tile(p.name, equal, o);
       INFO(p.name << " order " << static_cast<int>(o.order) << " threads " << o.threads << "\n" << run->messages());
-      REQUIRE(run->rep.findings_count == 1);
+      // on several threads, instances already running when the first conflict stops the run may
+      // report theirs too
+      REQUIRE(run->rep.findings_count >= 1);
+      if (o.threads <= 1) CHECK(run->rep.findings_count == 1);
       CHECK(run->rep.findings[0].kind == Finding::WriteWrite);
       CHECK(run->rep.findings[0].buffer == "z");
       CHECK(run->rep.findings[0].message.find(std::string(p.name) + ":5:3: error: instances ") == 0);
