@@ -43,7 +43,7 @@ std::vector<std::string> split_top(const std::string& s, char sep) {  // not ins
 
 int elem_bits(Scalar s) {
   switch (s) {
-    case Scalar::I8: case Scalar::F8E4M3: case Scalar::F8E5M2: return 8;
+    case Scalar::I8: case Scalar::F8E4M3: case Scalar::F8E5M2: case Scalar::F8E4B15: case Scalar::F8E4B8: case Scalar::F8E5B16: return 8;
     case Scalar::I16: case Scalar::F16: case Scalar::BF16: return 16;
     case Scalar::I32: case Scalar::F32: return 32;
     case Scalar::I64: case Scalar::F64: return 64;
@@ -829,6 +829,23 @@ class Lowering {
         ExprP r = op == "add" ? bin(BinOp::Add, v(0), v(1)) : op == "sub" ? bin(BinOp::Sub, v(0), v(1)) : bin(BinOp::Mul, v(0), v(1));
         if (op == "fma") r = bin(BinOp::Add, std::move(r), v(2));
         return half_bits(std::move(r), h);
+      };
+      return write(ops[0], join16(half(true), half(false)), guard);
+    }
+    // packed halves: min, max (each half the smaller / larger operand's bits; where one is NaN the
+    // other, where both are the canonical NaN 0x7FFF; Triton's f32 -> float8e4b15 conversion clamps so)
+    if ((ty == "f16x2" || ty == "bf16x2") && (op == "min" || op == "max") && p.size() == 2) {
+      const Scalar h = ty == "f16x2" ? Scalar::F16 : Scalar::BF16;
+      need(3);
+      ExprP x = hold("h", read(ops[1], 32)), y = hold("h", read(ops[2], 32));
+      auto half = [&](bool hi) {
+        ExprP ba = hold("hb", hi ? hi16(cp(x)) : lo16(cp(x))), bb = hold("hb", hi ? hi16(cp(y)) : lo16(cp(y)));
+        ExprP a = hold("hv", half_value(cp(ba), h)), b = hold("hv", half_value(cp(bb), h));
+        ExprP pick = op == "min" ? bin(BinOp::Lt, cp(a), cp(b)) : bin(BinOp::Gt, cp(a), cp(b));
+        ExprP bnan = hold("hn", bin(BinOp::Ne, cp(b), cp(b)));
+        ExprP keep_b = where(cp(bnan), k(0x7FFF), cp(bb));  // a is NaN
+        ExprP pick_a = where(bin(BinOp::Or, std::move(pick), cp(bnan)), cp(ba), cp(bb));
+        return where(bin(BinOp::Ne, cp(a), cp(a)), std::move(keep_b), std::move(pick_a));
       };
       return write(ops[0], join16(half(true), half(false)), guard);
     }

@@ -275,6 +275,8 @@ class Lowerer {
     static const std::map<std::string, Scalar> names = {{"i1", Scalar::I1},   {"i8", Scalar::I8},   {"i16", Scalar::I16},
                                                         {"i32", Scalar::I32}, {"i64", Scalar::I64}, {"f8E4M3FN", Scalar::F8E4M3},
                                                         {"f8E5M2", Scalar::F8E5M2}, {"f16", Scalar::F16}, {"bf16", Scalar::BF16},
+                                                        // the fnuz formats (TTIR of an AMD target; a CUDA one refuses them)
+                                                        {"f8E4M3FNUZ", Scalar::F8E4B8}, {"f8E5M2FNUZ", Scalar::F8E5B16},
                                                         {"f32", Scalar::F32}, {"f64", Scalar::F64},
                                                         // signed / unsigned spellings (a tensor descriptor's block type)
                                                         {"si8", Scalar::I8}, {"si16", Scalar::I16}, {"si32", Scalar::I32}, {"si64", Scalar::I64},
@@ -282,7 +284,7 @@ class Lowerer {
     auto it = names.find(e);
     if (it == names.end()) {
       if (e.rfind("!tt.tensordesc", 0) == 0) user_error(cur_loc_, "tensor descriptors are not supported yet");
-      user_error(cur_loc_, "element type " + q(e) + " is not supported yet (i1, i8, i16, i32, i64, f8E4M3FN, f8E5M2, f16, bf16, f32, f64)");
+      user_error(cur_loc_, "element type " + q(e) + " is not supported yet (i1, i8, i16, i32, i64, f8E4M3FN, f8E5M2, f8E4M3FNUZ, f8E5M2FNUZ, f16, bf16, f32, f64)");
     }
     t.elem = it->second;
     return t;
@@ -3927,6 +3929,9 @@ class Lowerer {
       case Scalar::I64: return "i64";
       case Scalar::F8E4M3: return "f8E4M3FN";
       case Scalar::F8E5M2: return "f8E5M2";
+      case Scalar::F8E4B15: return "i8";  // Triton's TTIR holds float8e4b15 as i8
+      case Scalar::F8E4B8: return "f8E4M3FNUZ";
+      case Scalar::F8E5B16: return "f8E5M2FNUZ";
       case Scalar::F16: return "f16";
       case Scalar::BF16: return "bf16";
       case Scalar::F32: return "f32";
