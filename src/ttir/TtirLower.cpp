@@ -1055,7 +1055,7 @@ class Lowerer {
         ExprP m = v.size() > 1 ? pmo[1] : nullptr;
         if (ratio > 1) {
           VType t{ve, false, pt.shape};
-          ExprP got = view_load(pmo[0], m, be, ve, ratio);
+          ExprP got = view_load(pmo[0], m, be, ve, ratio, v.size() <= 2);
           if (v.size() > 2) got = make_where(clone_expr(m), got, pmo[2], cur_loc_);
           define(res(), got, t, false, cur_loc_);
           return;
@@ -3993,7 +3993,8 @@ class Lowerer {
   // A load of `ve` values through a wider view of a `be` buffer: each value is `ratio` consecutive
   // buffer elements (its lowest-addressed first: little-endian, as the GPU reads it), each loaded
   // under the mask, so bounds, uninitialized reads and conflicts are checked per buffer element.
-  ExprP view_load(ExprP p, ExprP m, Scalar be, Scalar ve, int64_t ratio) {
+  // `undef`: no `other` follows, so the masked-off lanes are undefined (ir/Undefined.h).
+  ExprP view_load(ExprP p, ExprP m, Scalar be, Scalar ve, int64_t ratio, bool undef) {
     BindFn bind = binder();
     const int bits = 8 * scalar_bytes(be);
     const Scalar bi = int_of_bits(8 * scalar_bytes(be));
@@ -4002,6 +4003,7 @@ class Lowerer {
     ExprP acc;
     for (int64_t k = 0; k < ratio; ++k) {
       ExprP part = make_load(make_binary(BinOp::Add, clone_expr(pv), int_of(k, Scalar::I32, cur_loc_), cur_loc_), mv ? clone_expr(mv) : nullptr, nullptr, cur_loc_);
+      part->undef_masked = mv && undef;
       if (be != bi) part = make_bitcast(part, bi, cur_loc_);
       part = make_binary(BinOp::And, make_cast(part, Scalar::I64, cur_loc_), int_of((int64_t{1} << bits) - 1, Scalar::I64, cur_loc_), cur_loc_);
       if (k) part = make_binary(BinOp::Shl, part, int_of(bits * k, Scalar::I64, cur_loc_), cur_loc_);
