@@ -42,6 +42,17 @@ def narrow(x_ptr, y_ptr, N: tl.constexpr, DT: tl.constexpr):
 
 
 @triton.jit
+def tail_other(x_ptr, y_ptr, n, N: tl.constexpr):
+    o = tl.arange(0, N)
+    o2 = tl.arange(0, 2)
+    one = tl.full((1, 1), 1.5, tl.float16)  # Triton converts it with pack=4 inline PTX: a [1, 1] tile
+    v = tl.load(x_ptr + o[:, None] * 2 + o2[None, :], mask=o[:, None] < n, other=one)
+    tl.store(y_ptr + o[:, None] * 2 + o2[None, :], v.to(tl.float32))
+    w = tl.load(x_ptr + o, mask=o < n, other=-1.25)  # a scalar
+    tl.store(y_ptr + 2 * N + o, w.to(tl.float32))
+
+
+@triton.jit
 def via_e4b8(x_ptr, y_ptr, N: tl.constexpr):
     o = tl.arange(0, N)
     tl.store(y_ptr + o, tl.load(x_ptr + o).to(tl.float8e4b8).to(tl.float32))  # through e4b8
@@ -123,6 +134,11 @@ dot8[(1,)](fp8_arg(a8, "float8e4b15"), fp8_arg(b8, "float8e4b15"), c, M=16, N=16
 dec = np.array(want, dtype=np.float64)
 ref = dec[a8.numpy()] @ dec[b8.numpy()]
 report("e4b15: tl.dot", np.allclose(c.numpy(), ref, rtol=1e-6, atol=1e-6), "(max error %g)" % np.abs(c.numpy() - ref).max())
+
+ys = torch.zeros(3 * 8, dtype=torch.float32)
+tail_other[(1,)](fp8_arg(codes[:16].clone(), "float8e4b15"), ys, 3, N=8)
+want = [e4b15_value(b) for b in range(6)] + [1.5] * 10 + [e4b15_value(b) for b in range(3)] + [-1.25] * 5
+report("e4b15: other= of shape [1, 1] and a scalar", ys.tolist() == want, str(ys.tolist()))
 
 # ---- float8e4b8 / float8e5b16 ----
 FNUZ = {"float8e4b8": (torch.float8_e4m3fnuz, 240.0), "float8e5b16": (torch.float8_e5m2fnuz, 57344.0)}
