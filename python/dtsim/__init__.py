@@ -329,8 +329,8 @@ _WARNED = set()
 
 
 def _print_warnings(result):
-    """Prints the run's warnings (accesses past a view inside its storage) to stderr, each statement's
-    once per process."""
+    """Prints the run's warnings (stores of equal values by two instances, accesses past a view inside
+    its storage) to stderr, each statement's once per process."""
     for w in result.get("warnings", ()):
         head = (w["message"].split("\n", 1)[0], w["buffer"])
         if head in _WARNED or len(_WARNED) > 1000:

@@ -200,7 +200,8 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: return unknown;
+    case ExprKind::Machine:
+    case ExprKind::Gather: return unknown;
     case ExprKind::Bitcast: return AxisInfo{1, 1, axis_info(e->args[0]).cst};
   }
   return unknown;

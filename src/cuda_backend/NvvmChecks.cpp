@@ -668,7 +668,8 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: return -1;
+    case ExprKind::Machine:
+    case ExprKind::Gather: return -1;
   }
   return -1;
 }
@@ -725,6 +726,7 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:
       return false;
   }
   return false;

@@ -435,7 +435,8 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: return d;
+    case ExprKind::Machine:
+    case ExprKind::Gather: return d;
   }
   return d;
 }
@@ -485,7 +486,8 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: return false;  // a reading is taken once
+    case ExprKind::Machine:  // a reading is taken once
+    case ExprKind::Gather: return false;
   }
   return false;
 }
@@ -542,7 +544,8 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: break;
+    case ExprKind::Machine:
+    case ExprKind::Gather: break;
   }
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
 }
@@ -683,8 +686,48 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
       return TV{t, d, {op(std::string("call ") + (wide ? "i64" : "i32") + " asm sideeffect \"mov." + (wide ? "u64" : "u32") + " $0, %" +
                           machine_reg_name(r) + ";\", \"=" + (wide ? "l" : "r") + "\"()")}};
     }
+    case ExprKind::Gather: return eval_gather(e, d);
   }
   internal_error("NvvmEmitter", std::string("cannot lower ") + expr_kind_name(e->kind));
+}
+
+// tl.gather: the source tile goes to shared memory (each element once, at its padded flat index);
+// each thread then reads, for each of its elements, the source element its index selects (clamped
+// to the axis: the readers' assert reports an index outside it).
+TV KernelEmitter::eval_gather(const ExprP& e, const Dist& d) {
+  const ExprP& src = e->args[0];
+  const Type& st = src->type;
+  const int axis = static_cast<int>(e->ints[0]);
+  const int64_t n = st.shape[static_cast<size_t>(axis)];
+  const Type& it = e->args[1]->type;
+  TV idx = fit(e->args[1], d);
+  TV sv = eval(src, natural(src));
+  use_smem(smem_padded(st.numel()) * smem_bytes(st));
+  note("gather of " + st.str() + " along axis " + std::to_string(axis) + " through shared memory");
+  barrier();
+  smem_store_all(sv, 0);
+  barrier();
+  auto opf = [this](const std::string& r) { return op(r); };
+  const std::string sty = smem_type(st), ity = reg_type(it);
+  TV out{e->type, d, {}};
+  for (int r = 0; r < d.nregs(); ++r) {
+    int f = first_copy(d, r);
+    if (f != r) {
+      out.v.push_back(out.v[static_cast<size_t>(f)]);
+      continue;
+    }
+    std::string k = idx.at(r);
+    std::string lo = op("icmp slt " + ity + " " + k + ", 0");
+    std::string hi = op("icmp sgt " + ity + " " + k + ", " + std::to_string(n - 1));
+    k = op("select i1 " + lo + ", " + ity + " 0, " + ity + " " + k);
+    k = op("select i1 " + hi + ", " + ity + " " + std::to_string(n - 1) + ", " + ity + " " + k);
+    if (ity == "i64") k = op("trunc i64 " + k + " to i32");
+    std::vector<std::string> c = coords(d, r);
+    c[static_cast<size_t>(axis)] = k;
+    std::string p = smem_ptr(st, 0, smem_index(flat_of(st.shape, c)));
+    out.v.push_back(from_smem_value(st, op("load " + sty + ", " + sty + " addrspace(3)* " + p), opf));
+  }
+  return out;
 }
 
 // Global accesses through `ptr` laid out as d come in vectors of the returned width when d gives a

@@ -407,7 +407,8 @@ bool reads_memory_or_threads(ExprKind k) {
     case ExprKind::CombineArg:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: return true;
+    case ExprKind::Machine:
+    case ExprKind::Gather: return true;
     default: return false;
   }
 }

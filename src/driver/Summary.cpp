@@ -52,6 +52,7 @@ std::string sanitizer_line(Sanitize s, const RunReport& r) {
   std::string what = r.findings_count == 0 ? "no findings"
                      : r.findings_count == 1 ? "1 finding"
                                              : std::to_string(r.findings_count) + " findings";
+  if (!r.warnings.empty()) what += r.warnings.size() == 1 ? ", 1 warning" : ", " + std::to_string(r.warnings.size()) + " warnings";
   return std::string("sanitizer: ") + sanitize_name(s) + ": " + what + " (" + instances;
 }
 

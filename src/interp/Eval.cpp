@@ -227,6 +227,12 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
     case ExprKind::Machine:
       tmp = scalar_value(e.type.elem, 0, machine_reading(static_cast<MachineReg>(e.axis)), false);
       return tmp;
+    case ExprKind::Gather: {
+      Value ts, ti;
+      const Value& src = eval_expr(c, *e.args[0], ts);
+      tmp = gather_op(src, eval_expr(c, *e.args[1], ti), static_cast<int>(e.ints[0]), e.type);
+      return tmp;
+    }
   }
   internal_error("Interp", "bad expression kind");
 }

@@ -165,6 +165,7 @@ Value binary_op(BinOp op, const Value& a, const Value& b, const Type& rt, Source
 Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt);
 Value broadcast_op(const Value& x, const Shape& s);
 Value trans_op(const Value& x, const std::vector<int64_t>& order);  // out dim i = x dim order[i]
+Value gather_op(const Value& src, const Value& index, int axis, const Type& rt);  // tl.gather, indices clamped
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value bitcast_op(const Value& x, Scalar to);  // the same bits as another type of the same width
 Value scan_op(ScanOp op, const Value& x, int axis, bool reverse, const Type& rt);
@@ -319,6 +320,18 @@ struct RunState {
   std::vector<std::vector<uint8_t>> init;  // per buffer: shadow "written" bytes (empty = all defined)
   std::vector<ConflictMap> conflicts;      // per buffer (empty = not tracked in this launch)
   SyncWords sync;                          // scalar atomics' release sets (conflicts tracked)
+  // Plain stores that found an element another instance had stored with the same bits (Memory.cpp,
+  // warn_equal_stores): one warning per (statement pair, buffer) in the run, its count kept here and
+  // written into the warning's message (`head` + count + `tail`). Guarded by `mu`.
+  struct EqualStores {
+    const Stmt* a = nullptr;  // the pair, in the order first seen: this store's statement,
+    const Stmt* b = nullptr;  // the other instance's
+    std::string buffer;
+    size_t warning = 0;  // its index in report->warnings
+    int64_t count = 0;   // element stores
+    std::string head, tail;
+  };
+  std::vector<EqualStores> equal_stores;
   // current launch
   const Kernel* kernel = nullptr;
   std::array<int64_t, 3> grid{1, 1, 1};

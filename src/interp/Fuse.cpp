@@ -159,6 +159,7 @@ bool elementwise(const TNode& n) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:
       return false;
   }
   return false;
@@ -269,6 +270,7 @@ struct Builder {
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
+      case ExprKind::Gather:
         break;
     }
     internal_error("Interp", "fusing a node that is not elementwise");
@@ -453,6 +455,7 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:
       return false;
   }
   return false;

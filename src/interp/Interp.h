@@ -181,6 +181,9 @@ class DebugHooks {
   virtual void after_loop_iteration(Frame& f, const Stmt& loop) {}
   virtual void on_instance_end(Frame& f) {}
   virtual void on_finding(Frame& f, const Stmt& s, const Finding& finding) {}  // before stopping/continuing
+  // A store of equal values (a warning, RunReport::warnings): this store's instance, first element
+  // and element count, the warning's message. The run goes on.
+  virtual void on_warning(Frame& f, const Stmt& s, const Finding& warning) {}
   // True when the hooks handle Ctrl-C themselves (the REPL stops at the next statement); else
   // the interpreter stops the run at the next instance boundary, as without hooks.
   virtual bool handles_interrupt() const { return false; }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "host/Buffers.h"
 #include "interp/Elem.h"
@@ -155,10 +156,14 @@ void record_span(std::vector<ConflictMap::Span>& v, int64_t plo, int64_t phi, in
 }
 
 // Range mode: records elements [lo, hi) as stored by instance `me` at statement `sid` (the parts
-// not stored before; this instance's earlier spans keep their statement), unless another instance
-// stored any of them: then the map switches to per-element state and nothing is recorded. Returns
-// whether the span was recorded. `lock`: instances run on several threads.
-bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid, bool lock) {
+// not stored before; this instance's earlier spans keep their statement) and calls `store()`, which
+// stores them, unless another instance stored any of them: then the map switches to per-element
+// state and nothing is recorded. Returns whether the span was recorded. `lock`: instances run on
+// several threads; the values are then stored under the shard locks, so that once the map is
+// per-element (densify takes every lock) each claimed element holds its writer's value, which
+// another instance's store compares its own with (store_op).
+template <class Store>
+bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid, bool lock, Store&& store) {
   const int64_t s0 = lo >> cm.shift, s1 = (hi - 1) >> cm.shift;
   bool conflict = false;
   {
@@ -176,6 +181,7 @@ bool claim_span(ConflictMap& cm, int64_t lo, int64_t hi, int32_t me, int32_t sid
     if (!conflict) {
       for (int64_t s = s0; s <= s1; ++s)
         record_span(cm.shards[s].spans, std::max(lo, s << cm.shift), std::min(hi, (s + 1) << cm.shift), me, sid);
+      store();
       return true;
     }
   }
@@ -318,19 +324,46 @@ inline void note_conflict(Issue& conf, ConflictMap& cm, size_t u, int32_t w, int
   }
   conf.hit(o, off);
 }
+// The statement a new writer of an element publishes (wstmt: -1 means "claimed, value not stored
+// yet", so a stamp of -1, an access outside any statement, is published as kNoStmt: the same
+// statement and epoch to stamp_stmt and stamp_epoch).
+inline int32_t published(int32_t sid) { return sid < 0 ? kNoStmt : sid; }
+// Publishes element u's first store: its value is in memory (release: whoever acquires the stamp
+// reads that value, writer_stamp).
+inline void publish_writer(ConflictMap& cm, size_t u, int32_t sid) {
+  std::atomic_ref<int32_t>(cm.wstmt[u]).store(published(sid), std::memory_order_release);
+}
 // Records `mark` (an instance, or its atomic_mark) as the first writer of element u when it has
-// none; returns the writer it had (-1: none, `mark` now is).
-inline int32_t claim_writer(ConflictMap& cm, size_t u, int32_t mark, int32_t sid) {
+// none; returns the writer it had (-1: none, `mark` now is). `publish`: stamp wstmt now; a plain
+// store stamps it after storing its value instead (publish_writer), so that another instance that
+// finds the claim can compare its own value with the stored one (with several threads too).
+inline int32_t claim_writer(ConflictMap& cm, size_t u, int32_t mark, int32_t sid, bool publish = true) {
   std::atomic_ref<int32_t> w(cm.writer[u]);
   int32_t cur = w.load();
   if (cur == -1) {
     int32_t expect = -1;
-    if (w.compare_exchange_strong(expect, mark)) std::atomic_ref<int32_t>(cm.wstmt[u]).store(sid, std::memory_order_relaxed);
-    else cur = expect;
+    if (w.compare_exchange_strong(expect, mark)) {
+      if (publish) std::atomic_ref<int32_t>(cm.wstmt[u]).store(published(sid), std::memory_order_release);
+    } else {
+      cur = expect;
+    }
   } else if (cur == mark && stamp_epoch(sid) > 0) {
     std::atomic_ref<int32_t>(cm.wstmt[u]).store(sid, std::memory_order_relaxed);  // its latest epoch
   }
   return cur;
+}
+// The stamp of element u's first writer, once its value is in memory: with several threads
+// (`wait`) the writer may have claimed the element and not stored it yet, a few instructions that
+// never block (store_op, store_scalar); one thread runs one instance at a time, so the other
+// instance's stores are all done.
+inline int32_t writer_stamp(ConflictMap& cm, size_t u, bool wait) {
+  std::atomic_ref<int32_t> ws(cm.wstmt[u]);
+  int32_t st = ws.load(std::memory_order_acquire);
+  while (wait && st == -1) {
+    std::this_thread::yield();
+    st = ws.load(std::memory_order_acquire);
+  }
+  return st;
 }
 
 // Records `me` as a reader of element `off` (keeps up to two distinct readers).
@@ -436,6 +469,71 @@ void warn_past_end(Ctx& c, SourceLoc loc, const char* what, const Buffer& B, con
   f.message = format_diag(loc, "warning", std::string(what) + " '" + B.name + "' past the end of the view it was given (inside its storage)") +
               os.str() + loop_context(c);
   rs.report->warnings.push_back(std::move(f));
+}
+
+int64_t add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, const Shape& tile);
+
+// Plain stores that found their element holding the very bits they store, stored by another
+// instance's plain store not ordered before them (`is`: how many, the first one, the other instance
+// and its statement). No conflict: the element ends the same whichever store lands last. A warning,
+// one per (statement pair, buffer) in a run, counting the element stores (RunState::equal_stores).
+void warn_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, const Shape& tile) {
+  if (!c.rs) return;
+  RunState& rs = *c.rs;
+  DebugHooks* hooks = c.stmt ? rs.opt->hooks : nullptr;
+  Finding seen;  // this store's, for the hooks
+  {
+    std::lock_guard<std::mutex> lock(rs.mu);
+    const int64_t at = add_equal_stores(c, loc, B, is, tile);
+    if (hooks && at >= 0) seen = rs.report->warnings[static_cast<size_t>(at)];
+  }
+  if (!hooks) return;
+  seen.kind = Finding::WriteWrite;
+  seen.loc = loc;
+  seen.pid = c.f->pid;
+  seen.buffer = B.name;
+  seen.flat_index = is.off;
+  seen.lanes = is.count;
+  hooks->on_warning(*c.f, *c.stmt, seen);
+}
+
+// warn_equal_stores's record, under RunState::mu: the index of the warning in report->warnings (-1:
+// a new one past the 20 kept).
+int64_t add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, const Shape& tile) {
+  RunState& rs = *c.rs;
+  const Kernel* k = c.f->kernel;
+  const Stmt* other = is.other_stmt >= 0 && k && is.other_stmt < static_cast<int32_t>(k->stmts.size()) ? k->stmts[static_cast<size_t>(is.other_stmt)] : nullptr;
+  for (RunState::EqualStores& e : rs.equal_stores)
+    if (e.buffer == B.name && ((e.a == c.stmt && e.b == other) || (e.a == other && e.b == c.stmt))) {
+      e.count += is.count;
+      Finding& w = rs.report->warnings[e.warning];
+      w.lanes = e.count;
+      w.message = e.head + std::to_string(e.count) + e.tail;
+      return static_cast<int64_t>(e.warning);
+    }
+  if (rs.report->warnings.size() >= 20) return -1;
+  auto me = c.f->pid, them = unlinear(is.other, c.f->grid);
+  RunState::EqualStores e;
+  e.a = c.stmt, e.b = other, e.buffer = B.name, e.count = is.count, e.warning = rs.report->warnings.size();
+  e.head = format_diag(loc, "warning", "instances " + pid_str(c, them) + " and " + pid_str(c, me) + " both store " + B.name + "[" +
+                                           std::to_string(is.off) + "] (index " + index_text(is.off, B.shape) + ") with equal values") +
+           loc2_note(c) + (other ? format_diag(other->loc, "note", "instance " + pid_str(c, them) + " stores it here") : "") + "  buffer " +
+           B.name + ": " + Type{B.dtype, false, B.shape}.str() + "; ";
+  e.tail = " element stores in this run found the bits they store, stored there by another instance; first: lane " + lane_text(is.lane, tile) +
+           " of pid " + pid_str(c, me) + "\n" +
+           "  note: no write-write conflict: the element ends the same whichever store lands last (bit-identical values; different ones would conflict)\n" +
+           loop_context(c);
+  Finding f;
+  f.kind = Finding::WriteWrite;
+  f.loc = loc;
+  f.pid = me;
+  f.buffer = B.name;
+  f.flat_index = is.off;
+  f.lanes = e.count;
+  f.message = e.head + std::to_string(e.count) + e.tail;
+  rs.report->warnings.push_back(std::move(f));
+  rs.equal_stores.push_back(std::move(e));
+  return static_cast<int64_t>(rs.report->warnings.size()) - 1;
 }
 
 void report_conflict(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, int64_t active, bool storing, const Shape& tile) {
@@ -635,24 +733,26 @@ template <class C> void put_range(typename C::S* dst, const typename C::T* pv, i
 }
 
 // Claims the lanes of `total` consecutive elements at `base` (in bounds) that `pm` selects (null:
-// every lane) for a range store by this instance: shadow bytes set, conflict span recorded (every
-// lane active) or (one thread) the per-element state checked for the whole range first and then
-// claimed without atomics. False, having changed nothing, when the range conflicts or cannot be
-// checked as a whole (the per-lane path then redoes everything and reports: claims by this
-// instance are idempotent).
-bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const uint8_t* pm = nullptr) {
+// every lane) for a range store by this instance and calls `store()`, which stores them: shadow
+// bytes set, conflict span recorded (every lane active; claim_span) or (one thread) the per-element
+// state checked for the whole range first and then claimed without atomics. False, having changed
+// nothing, when the range conflicts or cannot be checked as a whole (the per-lane path then redoes
+// everything and reports: claims by this instance are idempotent).
+template <class Store>
+bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const uint8_t* pm, Store&& store) {
   uint8_t* sh = ck.init ? ck.init + base : nullptr;
   bool parallel = !c.rs || c.rs->parallel;
   if (!ck.cm) {
     if (sh)
       for (int64_t o = 0; o < total; ++o)
         if (!pm || pm[o]) std::atomic_ref<uint8_t>(sh[o]).store(1, std::memory_order_relaxed);
+    store();
     return true;
   }
   ConflictMap& cm = *ck.cm;
   const int32_t me = c.me, sid = c.stamp();
   // (range mode: the shadow bytes are set from the spans later, ConflictMap::init)
-  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid, parallel)) return true;
+  if (!pm && !cm.is_dense.load(std::memory_order_acquire) && claim_span(cm, base, base + total, me, sid, parallel, store)) return true;
   cm.dense();
   if (parallel) return false;
   int32_t* wr = cm.writer.data() + base;
@@ -676,6 +776,7 @@ bool claim_range(Ctx& c, const Checks& ck, int64_t base, int64_t total, const ui
     if (wr[o] == -1 || (wr[o] == me && stamp_epoch(sid) > 0)) wr[o] = me, ws[o] = sid;  // (its latest epoch)
     if (sh) sh[o] = 1;
   }
+  store();
   return true;
 }
 
@@ -693,12 +794,12 @@ bool store_range_impl(Ctx& c, const Checks& ck, typename C::S* mem, int64_t base
   }
   if (base < 0 || base + total > n) return false;
   typename C::S* dstm = mem + base;
-  if (!claim_range(c, ck, base, total, pm)) return false;
-  if (!pm) put_range<C>(dstm, pv, total, one);
-  else  // a mask that is no prefix: lane by lane over the range
-    for (int64_t o = 0; o < total; ++o)
-      if (pm[o]) dstm[o] = C::enc(pv[one ? 0 : o]);
-  return true;
+  return claim_range(c, ck, base, total, pm, [&] {
+    if (!pm) put_range<C>(dstm, pv, total, one);
+    else  // a mask that is no prefix: lane by lane over the range
+      for (int64_t o = 0; o < total; ++o)
+        if (pm[o]) dstm[o] = C::enc(pv[one ? 0 : o]);
+  });
 }
 
 // Gathered rows miss the caches: requests the lines of row [f, f + W) of `mem` (for writing with
@@ -979,11 +1080,12 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   Value vtmp;
   const Value& v = coerce(val, B.dtype, vtmp);
   Checks ck = checks_for(c, ptr.buffer);
-  Issue oob, conf, past;
+  Issue oob, conf, past, same;  // same: stores of the bits another instance stored (a warning)
   if (!c.after.empty()) conf.after = &c.after;
   int64_t active = 0;
   const int64_t n = B.numel(), slack = B.slack;
   const int32_t me = c.me, sid = c.stamp();
+  const bool parallel = !c.rs || c.rs->parallel;
   const Shape& ps = ptr.type.shape;
   with_codec(B.dtype, [&](auto codec) {
     using C = decltype(codec);
@@ -1006,14 +1108,39 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
         oob.hit(o, off);
         return;
       }
+      bool fresh = false;  // this store claimed the element: it publishes it once stored
       if (ck.cm) {
         size_t u = static_cast<size_t>(off);
-        int32_t cur = claim_writer(*ck.cm, u, me, sid);
-        if (int32_t who = other_writer(cur, me); who != -1) note_conflict(conf, *ck.cm, u, cur, who, o, off);
-        else note_reader_conflict(conf, *ck.cm, u, me, o, off);
+        int32_t cur = claim_writer(*ck.cm, u, me, sid, false);
+        fresh = cur == -1;
+        if (int32_t who = other_writer(cur, me); who == -1) {
+          note_reader_conflict(conf, *ck.cm, u, me, o, off);
+        } else if (cur < -1) {  // an atomic update: a conflict whatever the value
+          note_conflict(conf, *ck.cm, u, cur, who, o, off);
+        } else {
+          // Another instance's plain store: a conflict unless it is ordered before this one, or
+          // the element holds exactly the bits this store writes (the first writer's value, or an
+          // equal one: stores that find different bits are reported and stop the run, and with
+          // keep_going the last such value, which the next store is compared with). An equal
+          // store changes nothing and is not made (with several threads the first writer may be
+          // storing the element again: its value stays).
+          const int32_t st = writer_stamp(*ck.cm, u, parallel);
+          if (conf.ordered(who, st)) {
+            // synchronized: no conflict
+          } else if (S now = std::atomic_ref<S>(mem[off]).load(std::memory_order_relaxed), mine = C::enc(pv[iv]);
+                     std::memcmp(&now, &mine, sizeof(S)) == 0) {
+            if (same.count == 0) same.other = who, same.other_stmt = stamp_stmt(st), same.other_wrote = true;
+            same.hit(o, off);
+            note_reader_conflict(conf, *ck.cm, u, me, o, off);
+            return;
+          } else {
+            note_conflict(conf, *ck.cm, u, cur, who, o, off);
+          }
+        }
       }
       if (ck.init) std::atomic_ref<uint8_t>(ck.init[off]).store(1, std::memory_order_relaxed);
       mem[off] = C::enc(pv[iv]);
+      if (fresh) publish_writer(*ck.cm, static_cast<size_t>(off), sid);
     };
     int64_t total = shape_numel(ps);
     int64_t base = total ? pp[0] : 0;
@@ -1040,6 +1167,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
   if (past.count) warn_past_end(c, loc, "store to", B, past, active, ps);
   if (oob.count && ck.report_bounds)
     emit(c, Finding::OutOfBounds, loc, "out-of-bounds store to '" + B.name + "'" + oob.null_note(scalar_bytes(B.dtype)), access_details(c, B, oob, active, "out of bounds", ps), B, oob);
+  if (same.count) warn_equal_stores(c, loc, B, same, ps);
   if (conf.count) report_conflict(c, loc, B, conf, active, true, ps);
 }
 
@@ -1454,7 +1582,7 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
       ck.init = B.init;
       ck.cm = c.locks.empty() ? B.cm : nullptr;
       size_t u = static_cast<size_t>(off);
-      bool clean = true;
+      bool clean = true, fresh = false;  // fresh: claimed here, published once stored (store_op)
       if (ck.cm) ck.cm->dense();
       if (ck.cm) {
         std::atomic_ref<int32_t> w(ck.cm->writer[u]);
@@ -1463,7 +1591,7 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
         else if (!ck.cm->reader1.empty() && other_reader(*ck.cm, u, c.me).first != -1) clean = false;
         else if (cur == -1) {
           int32_t expect = -1;
-          if (w.compare_exchange_strong(expect, c.me)) std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(c.stamp(), std::memory_order_relaxed);
+          if (w.compare_exchange_strong(expect, c.me)) fresh = true;
           else clean = expect == c.me;
         } else if (c.epoch > 0) {
           std::atomic_ref<int32_t>(ck.cm->wstmt[u]).store(c.stamp(), std::memory_order_relaxed);  // its latest epoch
@@ -1477,6 +1605,7 @@ void store_scalar(Ctx& c, const Type& ptr_type, const Sv& ptr, const Type& val_t
           reinterpret_cast<typename C::S*>(B.data)[off] = C::enc(rget<typename C::T>(v));
           return 0;
         });
+        if (fresh) publish_writer(*ck.cm, u, c.stamp());
         return;
       }
     }
@@ -1536,9 +1665,7 @@ bool store_range_direct(Ctx& c, int bi, int64_t base, int64_t total, Scalar elem
   }
   if (base < 0 || base + live > B.numel()) return false;
   Checks ck = checks_for(c, bi);
-  if (!claim_range(c, ck, base, live)) return false;
-  produce(ctx, B.data() + static_cast<size_t>(base) * static_cast<size_t>(scalar_bytes(elem)), live);
-  return true;
+  return claim_range(c, ck, base, live, nullptr, [&] { produce(ctx, B.data() + static_cast<size_t>(base) * static_cast<size_t>(scalar_bytes(elem)), live); });
 }
 
 bool store_range(Ctx& c, int bi, int64_t base, int64_t total, const Value& val, const Value* mask, int64_t prefix) {

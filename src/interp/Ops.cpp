@@ -293,6 +293,49 @@ Value broadcast_op(const Value& x, const Shape& s) {
   });
 }
 
+// tl.gather: out[i] = src[i with i[axis] = index[i]], an index outside the axis clamped to it (the
+// readers' assert reports such an index first). Elements are copied as stored: bit for bit.
+Value gather_op(const Value& src, const Value& index, int axis, const Type& rt) {
+  const Shape& ss = src.type.shape;
+  const Shape& is = index.type.shape;
+  const size_t rank = ss.size(), ax = static_cast<size_t>(axis);
+  std::vector<int64_t> st(rank, 1);
+  for (size_t i = rank; i-- > 1;) st[i - 1] = st[i] * ss[i];
+  const int64_t n = ss[ax], step = st[ax];
+  Value out = alloc(rt);
+  with_storage(storage_of(src.type.elem, false), [&](auto tag) {
+    using T = decltype(tag);
+    const T* ps = data<T>(src);
+    T* po = data<T>(out);
+    with_storage(storage_of(index.type.elem, false), [&](auto itag) {
+      using I = decltype(itag);
+      if constexpr (std::is_integral_v<I>) {
+        const I* pi = data<I>(index);
+        std::vector<int64_t> ctr(rank, 0);
+        int64_t base = 0;  // the source offset of the output position, its axis coordinate left out
+        const int64_t total = shape_numel(is);
+        for (int64_t o = 0; o < total; ++o) {
+          const int64_t k = std::clamp<int64_t>(static_cast<int64_t>(pi[o]), 0, n - 1);
+          po[o] = ps[base + k * step];
+          for (size_t d = rank; d-- > 0;) {
+            if (++ctr[d] < is[d]) {
+              if (d != ax) base += st[d];
+              break;
+            }
+            if (d != ax) base -= st[d] * (is[d] - 1);
+            ctr[d] = 0;
+          }
+        }
+      } else {
+        internal_error("Interp", "gather() with a float index");
+      }
+      return 0;
+    });
+    return 0;
+  });
+  return out;
+}
+
 Value trans_op(const Value& x, const std::vector<int64_t>& order) {
   const Shape& in = x.type.shape;
   const size_t rank = in.size();

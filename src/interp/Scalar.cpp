@@ -39,7 +39,8 @@ bool scalar_form(const Expr& e) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: return false;
+    case ExprKind::Machine:
+    case ExprKind::Gather: return false;
   }
   return false;
 }
@@ -232,7 +233,8 @@ Sv eval_sv(Ctx& c, const Expr& e) {
     case ExprKind::Swizzle2d:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
-    case ExprKind::Machine: break;
+    case ExprKind::Machine:
+    case ExprKind::Gather: break;
   }
   internal_error("Interp", "expression outside the scalar form");
 }
@@ -552,7 +554,8 @@ struct Compiler {
       case ExprKind::Swizzle2d:
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
-      case ExprKind::Machine: break;
+      case ExprKind::Machine:
+      case ExprKind::Gather: break;
     }
     internal_error("Interp", "expression outside the scalar form");
   }

@@ -291,6 +291,7 @@ struct Tiles {
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
+      case ExprKind::Gather:
         return false;
     }
     if (t == to) {
@@ -709,7 +710,8 @@ struct Tiles {
       case ExprKind::NumPrograms:
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
-      case ExprKind::Machine: break;
+      case ExprKind::Machine:
+      case ExprKind::Gather: break;
     }
     // Scalars outside the scalar form: the tile path.
     Value t;

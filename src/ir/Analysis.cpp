@@ -74,6 +74,7 @@ ParamSet PointerProvenance::sources(const Expr& e) const {
     case ExprKind::Swizzle2d:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:  // never of pointers (verify)
       return out;
     case ExprKind::IntToPtr:  // an address may lie in any buffer
       for (size_t i = 0; i < k_.params.size(); ++i)

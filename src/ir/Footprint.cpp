@@ -508,6 +508,7 @@ class Analyzer {
       case ExprKind::Reshape:
       case ExprKind::Broadcast:
       case ExprKind::Trans:
+      case ExprKind::Gather:
         if (a.ints != b.ints) return false;
         break;
       case ExprKind::Unary:
@@ -774,7 +775,8 @@ class Analyzer {
       case ExprKind::Swizzle2d:
       case ExprKind::CombineArg:
       case ExprKind::IntToPtr:
-      case ExprKind::PtrToInt: return no(std::string("a ") + expr_kind_name(e->kind) + " in the offsets");
+      case ExprKind::PtrToInt:
+      case ExprKind::Gather: return no(std::string("a ") + expr_kind_name(e->kind) + " in the offsets");
       case ExprKind::Machine: return no(std::string("a reading of ") + machine_reg_name(static_cast<MachineReg>(e->axis)) + " in the offsets");
     }
     return no("an expression in the offsets");

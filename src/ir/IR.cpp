@@ -289,6 +289,11 @@ ExprP make_reshape(ExprP x, std::vector<ExprP> shape, SourceLoc loc) {
   shape.insert(shape.begin(), x);
   return node(ExprKind::Reshape, loc, std::move(shape));
 }
+ExprP make_gather(ExprP src, ExprP index, int axis, SourceLoc loc) {
+  auto e = node(ExprKind::Gather, loc, {std::move(src), std::move(index)});
+  e->axis = axis;
+  return e;
+}
 ExprP make_trans(ExprP x, SourceLoc loc) { return node(ExprKind::Trans, loc, {x}); }
 ExprP make_permute(ExprP x, std::vector<ExprP> order, SourceLoc loc) {
   order.insert(order.begin(), x);

@@ -229,7 +229,8 @@ struct Type {
   X(CombineArg)  /* axis: 0 or 1                          | an argument of a combine function (fn)  */ \
   X(IntToPtr)    /* dtype; args: x (i64 addresses)        | the *dtype pointer at each address      */ \
   X(PtrToInt)    /* args: p                               | i64 address of each pointer             */ \
-  X(Machine)     /* axis: a MachineReg                    | a reading of the machine (clock, SM id) */
+  X(Machine)     /* axis: a MachineReg                    | a reading of the machine (clock, SM id) */ \
+  X(Gather)      /* axis; args: src, index (same rank)    | src's lane index[i] along axis (tl.gather) */
 
 // The machine readings a Machine expression names (PTX's special registers that inline PTX and
 // tl.extra.cuda.globaltimer() / smid() read). Columns: X(Enum, spelling, type). The interpreter reads
@@ -549,7 +550,7 @@ struct Expr {
   RedOp rop = RedOp::Sum;
   ScanOp sop = ScanOp::Sum;
   bool reverse = false;        // Scan: from the last element of the axis to the first
-  int axis = 0;                // ProgramId / NumPrograms / ExpandDims / Reduce / Scan; Machine: a MachineReg
+  int axis = 0;                // ProgramId / NumPrograms / ExpandDims / Reduce / Scan / Gather; Machine: a MachineReg
   Scalar dtype = Scalar::I32;  // Const (when !weak), Full, Cast, Bitcast
   int64_t ival = 0;            // Const (integer or i1)
   double fval = 0;             // Const (float)
@@ -600,6 +601,11 @@ ExprP make_permute(ExprP x, std::vector<ExprP> order, SourceLoc loc = {});
 ExprP make_broadcast(ExprP x, std::vector<ExprP> shape, SourceLoc loc = {});
 ExprP make_load(ExprP ptr, ExprP mask = nullptr, ExprP other = nullptr, SourceLoc loc = {});
 ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});
+// tl.gather(src, index, axis): out[i] = src[i with i[axis] replaced by index[i]]; index (an integer
+// tile of src's rank) matches src's shape outside `axis`; the result has index's shape and src's type.
+// An index outside [0, src.shape[axis]) selects the nearest lane (each executor clamps it); the
+// readers put a located assert before the gather to report such an index.
+ExprP make_gather(ExprP src, ExprP index, int axis, SourceLoc loc = {});
 ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc = {});
 ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc = {});
 ExprP make_combine_arg(int index, SourceLoc loc = {});  // 0: the value so far, 1: the next element

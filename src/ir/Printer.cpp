@@ -66,6 +66,7 @@ int prec_of(const Expr& e) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:
       return kPostfix;
   }
   return kPostfix;
@@ -234,6 +235,8 @@ std::string expr_str(const ExprP& ep) {
     case ExprKind::IntToPtr: return "int_to_ptr(" + expr_str(need(e.args[0])) + ", " + scalar_name(e.dtype) + ")";
     case ExprKind::PtrToInt: return call("ptr_to_int", e.args);
     case ExprKind::Machine: return std::string("machine(") + machine_reg_name(static_cast<MachineReg>(e.axis)) + ")";
+    case ExprKind::Gather:
+      return "gather(" + expr_str(need(e.args[0])) + ", " + expr_str(need(e.args[1])) + ", axis=" + std::to_string(e.axis) + ")";
   }
   return "?";
 }

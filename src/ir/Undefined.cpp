@@ -391,6 +391,15 @@ class Pass {
         for (size_t i = 0; i < e->args.size(); ++i) d = both(d, sub(i), loc);
         return d;
       }
+      case ExprKind::Gather: {  // the selected lane's, and the index's own
+        Def ds = sub(0), di = sub(1);
+        if (!ds && !di) return {};
+        Def r;
+        r.origin = ds ? ds.origin : di.origin;
+        if (ds) r.e = make_gather(ds.e, value(e->args[1], out), e->axis, loc);
+        if (di) r.e = band(r.e, di.e, loc);
+        return r;
+      }
     }
     return {};
   }

@@ -183,6 +183,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:
       break;
   }
   user_error(e->loc, k ? "this must be a compile-time constant" : "only scalar parameters, literals and arithmetic may appear here");
@@ -522,6 +523,23 @@ class Verifier {
         if (c && (c->type.ptr || c->type.shape != s || c->type.elem != rt))
           user_error(c->loc, "dot() accumulator must be " + Type{rt, false, s}.str() + ", got " + c->type.str());
         e->type = Type{rt, false, s};
+        return;
+      }
+      case ExprKind::Gather: {
+        ExprP src = e->args[0], idx = e->args[1];
+        infer(src);
+        infer(idx);
+        if (src->type.ptr || src->type.is_scalar() || idx->type.ptr || !is_int(idx->type.elem) || idx->type.elem == Scalar::I1 ||
+            idx->type.rank() != src->type.rank())
+          user_error(e->loc, "gather() needs a tile and an integer index tile of the same rank, got " + src->type.str() + " and " + idx->type.str());
+        int r = src->type.rank();
+        int ax = e->axis < 0 ? e->axis + r : e->axis;
+        if (ax < 0 || ax >= r) user_error(e->loc, "axis " + std::to_string(e->axis) + " is out of range for " + src->type.str());
+        for (int d = 0; d < r; ++d)
+          if (d != ax && idx->type.shape[static_cast<size_t>(d)] != src->type.shape[static_cast<size_t>(d)])
+            user_error(e->loc, "gather(): the index " + idx->type.str() + " must match the source " + src->type.str() + " outside axis " + std::to_string(ax));
+        e->ints = {ax};
+        e->type = Type{src->type.elem, false, idx->type.shape};
         return;
       }
       case ExprKind::Scan: {

@@ -970,7 +970,7 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     if (x.uns || dtv.uns) return unsigned_cast(x, s, dtv.uns, loc);
     return tensor(make_cast(ir(x, loc), s, loc));
   }
-  // ---- gather, histogram, cat: as the TTIR reader lowers them (masked sums over one more axis) ----
+  // ---- gather, histogram, cat: as the TTIR reader lowers them (the IR's gather; masked sums over one more axis) ----
   if (tl == "gather" || tl == "histogram" || tl == "cat" || tl == "join" || tl == "interleave") {
     // arange(0, n) laid along `axis` of a rank-`rank` tile
     auto iota_along = [&](int64_t n, int axis, int rank) {
@@ -1000,9 +1000,6 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
         if (d != axis && src.t.shape[static_cast<size_t>(d)] != idx.t.shape[static_cast<size_t>(d)])
           user_error(loc, "tl.gather(): the index " + idx.t.str() + " must match the source " + src.t.str() + " outside axis " + std::to_string(axis));
       int64_t n = src.t.shape[static_cast<size_t>(axis)];
-      Shape wide = idx.t.shape;
-      wide.insert(wide.begin() + axis + 1, n);
-      check_size(wide, "tl.gather along an axis of " + std::to_string(n));
       // the index goes into a variable (read twice: the range check and the selection)
       std::string iv = fresh("gather_index");
       ExprP ie = ir(idx, B.at(1, "index"));
@@ -1020,8 +1017,9 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
       s->args = {typed(make_binary(BinOp::And, typed(make_binary(BinOp::Ge, iref(), typed(make_const_int(0, loc)), loc)),
                                    typed(make_binary(BinOp::Lt, iref(), typed(make_const_int(n, loc)), loc)), loc))};
       emit(s);
-      ExprP cond = typed(make_binary(BinOp::Eq, typed(make_expand_dims(iref(), axis + 1, loc)), iota_along(n, axis + 1, rank + 1), loc));
-      return tensor(select_sum(cond, typed(make_expand_dims(ir(src, loc), axis, loc)), axis + 1, src.t.elem));
+      ExprP index = iref();
+      if (index->type.elem == Scalar::I1) index = typed(make_cast(index, Scalar::I32, loc));
+      return tensor(typed(make_gather(ir(src, loc), index, axis, loc)));
     }
     if (tl == "histogram") {  // tl.histogram(input, num_bins, mask=None): values outside [0, bins) dropped
       Val x = B.tensor_arg(0, "input");

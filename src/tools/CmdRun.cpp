@@ -110,6 +110,10 @@ bool run_once(const Program& p, const Bindings& b, const CliOptions& o, const Bu
 }
 
 void print_findings(const RunReport& r, std::ostream& err) {
+  for (const Finding& f : r.warnings) {  // (stores of equal values, accesses past a view's end)
+    err << f.message;
+    if (!f.message.empty() && f.message.back() != '\n') err << "\n";
+  }
   for (const Finding& f : r.findings) {
     err << f.message;
     if (!f.message.empty() && f.message.back() != '\n') err << "\n";

@@ -110,6 +110,7 @@ struct Walker {
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
+      case ExprKind::Gather:
         return std::nullopt;
     }
     return std::nullopt;

@@ -117,6 +117,7 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:
       return expr_kind_name(e.kind);
     case ExprKind::Scan: return scanop_name(e.sop);
   }
@@ -188,6 +189,7 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
+    case ExprKind::Gather:
       break;
   }
   user_error(e->loc, std::string("'") + op_error_name(*e) + "' in a grid or shape expression has no host-side Python form");
@@ -324,6 +326,7 @@ class KernelWriter {
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
+      case ExprKind::Gather:
         return false;
     }
     return false;
@@ -665,6 +668,7 @@ class KernelWriter {
       case ExprKind::Swizzle2d: return {swizzle(e) + "[0]"};
       case ExprKind::IntToPtr: return {operand(e.args[0], kAtom) + ".to(tl.pointer_type(" + tl_type(e.dtype) + "))"};
       case ExprKind::PtrToInt: return {operand(e.args[0], kAtom) + ".to(tl.int64)"};
+      case ExprKind::Gather: return {"tl.gather(" + expr(e.args[0]).s + ", " + expr(e.args[1]).s + ", " + std::to_string(e.ints[0]) + ")"};
       case ExprKind::Machine: {  // the PTX that tl.extra.cuda.globaltimer() and smid() are made of
         const MachineReg r = static_cast<MachineReg>(e.axis);
         const bool wide = machine_reg_type(r) == Scalar::I64;

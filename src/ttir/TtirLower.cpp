@@ -3527,9 +3527,9 @@ class Lowerer {
       user_error(cur_loc_, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
                                " dimensions and 2^20 elements): use smaller blocks");
   }
-  // %g = tt.gather %src[%idx] {axis = A : i32} : (tensor<S>, tensor<I>) -> tensor<I>: over a tile with
-  // one more axis (A + 1, the source's positions along A), the source lane the index selects;
-  // an index outside [0, S[A]) is a located fault (an assert), as it would read out of the tile.
+  // %g = tt.gather %src[%idx] {axis = A : i32} : (tensor<S>, tensor<I>) -> tensor<I>: the IR's gather
+  // (the source lane the index selects along A); an index outside [0, S[A]) is a located fault (an
+  // assert before it), as it would read out of the tile.
   void emit_gather(const Op& op) {
     Cursor c(op.text, op.text_loc);
     std::string src = c.value();
@@ -3549,9 +3549,6 @@ class Lowerer {
     int rank = static_cast<int>(st.shape.size());
     if (axis < 0 || axis >= rank || it.shape.size() != st.shape.size()) user_error(cur_loc_, "malformed TTIR: tt.gather's axis or index rank");
     int64_t n = st.shape[static_cast<size_t>(axis)];
-    Shape wide = it.shape;
-    wide.insert(wide.begin() + axis + 1, n);
-    check_size(wide, "tl.gather along an axis of " + std::to_string(n));
     hold(idx);
     auto s = std::make_shared<Stmt>();
     s->kind = StmtKind::Assert;
@@ -3560,8 +3557,9 @@ class Lowerer {
     s->args = {make_binary(BinOp::And, make_binary(BinOp::Ge, use(idx), make_const_int(0, cur_loc_), cur_loc_),
                            make_binary(BinOp::Lt, use(idx), make_const_int(n, cur_loc_), cur_loc_), cur_loc_)};
     out_->push_back(s);
-    ExprP cond = make_binary(BinOp::Eq, make_expand_dims(use(idx), axis + 1, cur_loc_), iota_along(n, axis + 1, rank + 1), cur_loc_);
-    define(op.results.at(0), select_sum(cond, make_expand_dims(use(src), axis, cur_loc_), axis + 1, to.elem), to, true, cur_loc_);
+    ExprP index = use(idx);
+    if (it.elem == Scalar::I1) index = make_cast(index, Scalar::I32, cur_loc_);
+    define(op.results.at(0), make_gather(use(src), index, axis, cur_loc_), to, true, cur_loc_);
   }
   // %h = tt.histogram %x[, %mask] : tensor<NxT> -> tensor<Bxi32>: bin b counts the (unmasked) lanes
   // equal to b; values outside [0, B) are dropped, as on the GPU.

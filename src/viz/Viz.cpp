@@ -201,6 +201,24 @@ void VizRecorder::on_finding(Frame& f, const Stmt&, const Finding& finding) {
   if (finding.kind == Finding::WriteWrite || finding.kind == Finding::ReadWrite) t.flags[e] |= kVizConflict;
 }
 
+// A store of equal values (a warning, no finding): its element hatched as a conflict's, its
+// warning's first line listed once.
+void VizRecorder::on_warning(Frame& f, const Stmt&, const Finding& warning) {
+  if (launches.empty()) return;
+  VizLaunch& l = launches.back();
+  l.equal_stores += 1;
+  std::string first = warning.message.substr(0, warning.message.find('\n'));
+  if (first.size() > 112) first = first.substr(0, 109) + "...";
+  if (l.finding_lines.size() < kMaxFindingLines && std::find(l.finding_lines.begin(), l.finding_lines.end(), first) == l.finding_lines.end())
+    l.finding_lines.push_back(first);
+  if (!f.buffers || warning.flat_index < 0) return;
+  int b = f.buffers->index(warning.buffer);
+  if (b < 0 || static_cast<size_t>(b) >= l.buffers.size()) return;
+  VizBufferTrace& t = l.buffers[static_cast<size_t>(b)];
+  if (!t.used || warning.flat_index >= static_cast<int64_t>(t.flags.size())) return;
+  t.flags[static_cast<size_t>(warning.flat_index)] |= kVizConflict;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drawing
 // ---------------------------------------------------------------------------------------------
@@ -590,10 +608,12 @@ std::string render_viz(const VizRecorder& rec, const Buffers& buffers, const Viz
     }
     int64_t nf = 0;
     for (int64_t c : l.findings) nf += c;
-    if (nf) {
+    if (nf || l.equal_stores) {
       std::string s = "sanitizer:";
       for (size_t i = 0; i < l.findings.size(); ++i)
         if (l.findings[i]) s += " " + std::to_string(l.findings[i]) + " " + kind_words(static_cast<int>(i)) + (l.findings[i] > 1 ? (i == 0 ? "es" : "s") : "") + ";";
+      if (l.equal_stores)
+        s += " " + std::to_string(l.equal_stores) + (l.equal_stores > 1 ? " stores" : " store") + " of equal values by two instances (warnings);";
       s.pop_back();
       svg.y += 18;
       svg.text(x0, svg.y, s, 13, " fill=\"#d62728\" font-weight=\"bold\"");

@@ -54,6 +54,7 @@ struct VizLaunch {
   std::vector<VizBufferTrace> buffers;        // by Buffers::list index
   std::vector<VizFootprintAccess> footprint;  // --pid
   std::array<int64_t, 6> findings{};          // by Finding::Kind
+  int64_t equal_stores = 0;                   // stores of equal values (warnings), by statement run
   std::vector<std::string> finding_lines;     // first line of the first few findings
 };
 
@@ -69,6 +70,7 @@ class VizRecorder : public DebugHooks {
   void before_stmt(Frame& f, const Stmt& s) override;
   void after_loop_iteration(Frame& f, const Stmt& loop) override;
   void on_finding(Frame& f, const Stmt& s, const Finding& finding) override;
+  void on_warning(Frame& f, const Stmt& s, const Finding& warning) override;
 
   std::vector<VizLaunch> launches;
 

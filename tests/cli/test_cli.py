@@ -253,6 +253,34 @@ def case_finding_writes_nothing():
     check(r.returncode == 1 and not os.path.exists(out), "--keep-going: still exit 1 and no output", r)
 
 
+def case_equal_stores():
+    f = os.path.join(SRC, "tests/cli/equal_stores.tile")
+    out = tmp("equal_out.npy")
+    for extra in ([], ["--order=reverse"], ["--order=shuffle:5"], ["--threads", "4"]):
+        r = dtsim("run", f, "--out", "z=" + out, *extra)
+        check(r.returncode == 0, f"equal values {extra}: exit 0", r)
+        check(r.stderr.count("warning:") == 1 and "equal_stores.tile:7:3: warning: instances [" in r.stderr
+              and "] both store z[0] (index [0]) with equal values" in r.stderr
+              and "192 element stores in this run found the bits they store" in r.stderr, f"equal values {extra}: the warning", r)
+        check("sanitizer: all: no findings, 1 warning (4 instances)" in r.stdout, f"equal values {extra}: the summary", r)
+        check(os.path.exists(out), f"equal values {extra}: the output is written")
+        os.remove(out)
+    for extra in ([], ["--order=reverse"], ["--threads", "4"]):
+        r = dtsim("run", f, "--arg", "skew=1", "--out", "z=" + out, *extra)
+        check(r.returncode == 1 and "equal_stores.tile:7:3: error: instances [" in r.stderr and "] both store z[0] (index [0])" in r.stderr
+              and "with equal values" not in r.stderr, f"different values {extra}: a write-write conflict", r)
+        check(not os.path.exists(out), f"different values {extra}: no output")
+    r = dtsim("run", f, "--arg", "skew=1", "--sanitize=bounds")
+    check(r.returncode == 0 and "warning" not in r.stderr, "--sanitize=bounds: conflicts not checked", r)
+    # difftest: equal values are no interpreter finding (the case goes on to the GPU, or is skipped
+    # without one); different values are
+    r = dtsim("difftest", f, "--trials", "1")
+    if "without the CUDA backend" not in r.stdout + r.stderr:
+        check(r.returncode == 0 and "INTERPRETER FINDING" not in r.stdout + r.stderr, "difftest, equal values: no finding", r)
+        r = dtsim("difftest", f, "--trials", "1", "--arg", "skew=1")
+        check(r.returncode != 0 and "with interpreter findings" in r.stdout + r.stderr, "difftest, different values: a finding", r)
+
+
 def case_emit_tile_round_trip():
     out = tmp("add_emitted.tile")
     r = dtsim("emit", "--tile", "examples/add.tile", "-o", out)

@@ -3,7 +3,9 @@
   ok     examples/*.tile: exit 0, a summary line per output, "sanitizer: all: no findings"
   bug    examples/bugs/*: exit 1, at least one `FILE:LINE:COL: error:` finding, findings counted
   check  examples/*.dt:   `--check` exits 0 and every output line says PASS
-usage: run_example.py DTSIM FILE ok|bug|check"""
+  warn   examples/bugs/* whose instances store equal values: exit 0, one `FILE:LINE:COL: warning:`
+         naming the equal values, "no findings, 1 warning"
+usage: run_example.py DTSIM FILE ok|bug|check|warn"""
 import re
 import subprocess
 import sys
@@ -25,6 +27,14 @@ def main():
             verdicts = re.findall(r"max rel err = \S+\s+(PASS|FAIL)", r.stdout)
             if not verdicts or "FAIL" in verdicts:
                 problems.append(f"--check verdicts: {verdicts}")
+    elif kind == "warn":
+        if r.returncode != 0:
+            problems.append(f"exit {r.returncode}, expected 0 (a warning)")
+        name = path.rsplit("/", 1)[-1]
+        if len(re.findall(r"%s:\d+:\d+: warning: instances .* with equal values" % re.escape(name), r.stderr)) != 1:
+            problems.append("not one equal-value warning with a source location on stderr")
+        if "sanitizer: all: no findings, 1 warning" not in r.stdout:
+            problems.append("the sanitizer line does not say 'no findings, 1 warning'")
     else:
         if r.returncode != 1:
             problems.append(f"exit {r.returncode}, expected 1 (a finding)")

@@ -1,5 +1,6 @@
 # Every example through the dtsim command line (label `e2e`): examples/*.tile run clean,
-# examples/bugs/* report their planted finding (exit 1), examples/*.dt pass `--check`.
+# examples/bugs/* report their planted finding (exit 1; or a warning, exit 0), examples/*.dt pass
+# `--check`.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 file(GLOB DTSIM_E2E_TILE CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.tile)
 file(GLOB DTSIM_E2E_DT CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.dt)
@@ -16,8 +17,15 @@ endforeach()
 foreach(f ${DTSIM_E2E_DT})
   dtsim_e2e_example(${f} check "example/")
 endforeach()
+# (copy_nopid and overlap: their instances store equal values to the elements they share, a
+# warning, not a finding: docs/triton.md, "Stores of equal values")
 foreach(f ${DTSIM_E2E_BUGS})
-  dtsim_e2e_example(${f} bug "example/bugs/")
+  get_filename_component(bug ${f} NAME)
+  if(bug STREQUAL "copy_nopid.tile" OR bug STREQUAL "overlap.tile")
+    dtsim_e2e_example(${f} warn "example/bugs/")
+  else()
+    dtsim_e2e_example(${f} bug "example/bugs/")
+  endif()
 endforeach()
 # Every .dt example at sizes given at run time (DTSIM_SIZE_SETS sets through --arg, 1 through --in
 # shapes), each with --check. The sanitizer build runs 1 --arg set (the GCC build the full 5): under

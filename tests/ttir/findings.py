@@ -1,7 +1,10 @@
 """Findings and errors of kernels read through Triton's frontend point at the kernel's .py lines:
 an out-of-bounds load, a tl.assume that does not hold, a device assert (only with debug=True, as
-Triton compiles it), two instances storing the same rows through a tensor descriptor, an op dtsim
-cannot run yet, and a Gluon kernel (which dtsim does not run)."""
+Triton compiles it), two instances storing different values to the same rows through a tensor
+descriptor (equal values there are a warning on stderr, not a finding), an op dtsim cannot run yet,
+and a Gluon kernel (which dtsim does not run)."""
+import contextlib
+import io
 import sys
 
 import numpy as np
@@ -62,15 +65,16 @@ def inline_asm(x_ptr, h_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def scale_rows(x_ptr, y_ptr, G, R, D: tl.constexpr, BR: tl.constexpr):
+def scale_rows(x_ptr, y_ptr, G, R, D: tl.constexpr, BR: tl.constexpr, SKEW: tl.constexpr):
     # Groups of 2 heads of R rows each in [G * 2 * R, D] tensors; the first row of (group, head)
     # should be (g * 2 + h) * R, but the group is not scaled: (1, 0) overlaps (0, 0) when G > 1.
+    # SKEW adds the group: overlapping rows then get different values.
     pid_r, pid_gh = tl.program_id(0), tl.program_id(1)
     g, h = pid_gh // 2, pid_gh % 2
     row = g + h * R + pid_r * BR
     src = tl.make_tensor_descriptor(x_ptr, shape=[G * 2 * R, D], strides=[D, 1], block_shape=[BR, D])
     dst = tl.make_tensor_descriptor(y_ptr, shape=[G * 2 * R, D], strides=[D, 1], block_shape=[BR, D])
-    dst.store([row, 0], src.load([row, 0]) * 2.0)
+    dst.store([row, 0], src.load([row, 0]) * 2.0 + SKEW * g)
 
 
 try:  # Triton's Gluon (explicit layouts): a kernel dtsim says it does not run
@@ -107,12 +111,20 @@ expect("assert with debug", lambda: asserts[(1,)](neg, 10, BLOCK=16, debug=True)
        at("tl.device_assert(x >= 0"), "x must be non-negative")
 xs = np.arange(2 * 2 * 32 * 16, dtype=np.float32).reshape(-1, 16)
 ys = np.zeros_like(xs)
-scale_rows[(2, 2)](xs[:64], ys[:64], 1, 32, D=16, BR=16)  # one group: the rows are disjoint
+scale_rows[(2, 2)](xs[:64], ys[:64], 1, 32, D=16, BR=16, SKEW=1.0)  # one group: the rows are disjoint
 if not np.array_equal(ys[:64], xs[:64] * 2):
     print("descriptor rows, one group FAILED")
     failures.append("descriptor rows")
-expect("descriptor rows overlap", lambda: scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16), dtsim.KernelError,
-       at("dst.store([row, 0]"), "both store", "y_ptr")
+expect("descriptor rows overlap", lambda: scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16, SKEW=1.0), dtsim.KernelError,
+       at("dst.store([row, 0]"), "error: instances", "both store", "y_ptr")
+err = io.StringIO()
+with contextlib.redirect_stderr(err):  # the same rows with equal values: a warning, the launch runs
+    scale_rows[(2, 4)](xs, ys, 2, 32, D=16, BR=16, SKEW=0.0)
+if at("dst.store([row, 0]") not in err.getvalue() or "with equal values" not in err.getvalue() or not np.array_equal(ys[:65], xs[:65] * 2):
+    print("descriptor rows overlap, equal values FAILED:\n" + err.getvalue())
+    failures.append("descriptor rows, equal values")
+else:
+    print("%-24s ok" % "descriptor rows, equal")
 expect("unsupported op", lambda: inline_asm[(1,)](np.zeros(8, np.int32), np.zeros(8, np.int32), 8, BLOCK=8), dtsim.CompileError,
        at("y = tl.inline_asm_elementwise("), "not supported yet")
 if gluon_copy is not None:

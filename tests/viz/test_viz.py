@@ -116,13 +116,13 @@ def case_golden_grouped_matmul():
 
 
 def case_bugs():
-    # overlap: conflicting rows hatched; the bottom rows never written.
+    # overlap: rows stored twice (equal values: warnings) hatched; the bottom rows never written.
     text, root = viz("examples/bugs/overlap.tile")
     check(sum(1 for r in rects(root) if r.get("fill") == "url(#conflict)") >= 6, "overlap: conflicts not hatched")
-    check(any("write-write conflicts" in t for t in texts(root)), "overlap: no finding caption")
+    check(any("stores of equal values by two instances (warnings)" in t for t in texts(root)), "overlap: no warning caption")
     check(any(r.get("fill") == "#eeeeee" and int(r.get("width")) > 100 for r in rects(root)), "overlap: unwritten rows not drawn")
     golden("bug_overlap.svg", text)
-    # copy_nopid: every instance stores the same block.
+    # copy_nopid: every instance stores the same block (equal values: warnings, hatched).
     text, root = viz("examples/bugs/copy_nopid.tile")
     check(any(r.get("fill") == "url(#conflict)" for r in rects(root)), "copy_nopid: no conflict drawn")
     golden("bug_copy_nopid.svg", text)

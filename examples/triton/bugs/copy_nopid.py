@@ -1,5 +1,5 @@
-# BUG (planted, the guide's first version): the offsets ignore the pid, so every instance copies
-# the first bs elements: the instances conflict on z[0:bs] (the sanitizer reports it).
+# BUG (planted, the guide's first version): the offsets ignore the pid, so every instance copies the
+# first bs elements: equal values stored to z[0:bs] by every instance (a sanitizer warning).
 # The fix is examples/triton/copy.py: offs = pid * bs + tl.arange(0, bs).
 import triton
 import triton.language as tl

@@ -248,7 +248,7 @@ TEST_CASE("buffers whose writes are disjoint for the launch's values are not cla
 }
 
 TEST_CASE("the status words of a conflict render as the interpreter's finding") {
-  Emitted e = emit("examples/bugs/overlap.tile", true);
+  Emitted e = emit("tests/gpu/bugs/overlap_values.tile", true);  // (examples/bugs/overlap.tile's values are equal: a warning)
   Buffers bufs = make_buffers(e.m, e.b, 1);
   InterpOptions io;
   io.sanitize = Sanitize::Conflicts;
@@ -274,16 +274,16 @@ TEST_CASE("the status words of a conflict render as the interpreter's finding") 
   std::memcpy(&w[kStatusFlat], &f.flat_index, 8);
   w[kStatusOther] = 0;  // [0, 0] claimed the element with this same store
   w[kStatusOtherTag] = (site + 1) << 1;
-  CudaFinding g = render_status(ki, "overlap", w, bufs);
+  CudaFinding g = render_status(ki, "overlap_values", w, bufs);
   CHECK(g.kind == CudaFinding::Conflict);
   CHECK(g.message == f.message);
   // The same pair found the other way round (the GPU ran [1, 0] first) reads the same.
   w[kStatusPid] = 0;
   w[kStatusOther] = 1;
-  CHECK(render_status(ki, "overlap", w, bufs).message.find("instances [0, 0] and [1, 0] both store y[320]") != std::string::npos);
+  CHECK(render_status(ki, "overlap_values", w, bufs).message.find("instances [0, 0] and [1, 0] both store y[320]") != std::string::npos);
   // An atomic found where another instance stores plainly, and the reverse.
   w[kStatusOtherTag] = (site + 1) << 1 | 1;
-  CHECK(render_status(ki, "overlap", w, bufs).message.find("instance [0, 0] stores y[320] (index [8, 0]), which instance [1, 0] updates atomically") !=
+  CHECK(render_status(ki, "overlap_values", w, bufs).message.find("instance [0, 0] stores y[320] (index [8, 0]), which instance [1, 0] updates atomically") !=
         std::string::npos);
 }
 

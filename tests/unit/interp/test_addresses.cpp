@@ -77,7 +77,7 @@ TEST_CASE("the sanitizer tracks stores through addresses: two instances writing 
                       "}\n"
                       "kernel via(scratch a: *i64[1]) grid(2) {\n"
                       "  p = int_to_ptr(load(a), f32)\n"
-                      "  store(p + arange(0, 4), 1.0)\n"
+                      "  store(p + arange(0, 4), program_id(0).to(f32))\n"
                       "}\n");
   CHECK(run->has(Finding::WriteWrite));
 }
@@ -191,7 +191,7 @@ TEST_CASE("one pointer tile into several buffers: loads, stores, atomics, compar
   auto conf = run_tile("<mconf>",
                        "kernel t(inout x: *f32[8], inout y: *f32[8]) grid(2) {\n"
                        "  r = arange(0, 8)\n"
-                       "  store(where(r < 4, x + r + program_id(0) * 4, y + r), 1.0)\n"
+                       "  store(where(r < 4, x + r + program_id(0) * 4, y + r), program_id(0).to(f32))\n"
                        "}\n");
   CHECK(conf->has(Finding::WriteWrite));
   INFO(conf->messages());

@@ -233,7 +233,7 @@ kernel k(x: *f32[8, 16], inout count: *i32[1], out part: *f32[8], inout total: *
 }
 kernel k(inout count: *i32[1], out y: *f32[40]) grid(4) {
   t = atomic_add(count, 1)
-  store(y + t * 8 + arange(0, 16), 1.0)
+  store(y + t * 8 + arange(0, 16), t.to(f32))
 }
 )";
   auto late = run_tile("tiles.tile", tiles);

@@ -197,7 +197,7 @@ TEST_CASE("scalar form: sanitizer findings are the same (bounds, uninitialized, 
   // Uninitialized read of an output element no instance wrote yet.
   CHECK(same_tile("<s-uninit>", "kernel t(out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p, 1.0, mask=p != 5)\n  v = load(y + 5)\n}\n") == 1);
   // Two instances store the same element; one loads what another stores.
-  CHECK(same_tile("<s-ww>", "kernel t(out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p // 2, 1.0)\n}\n") == 1);
+  CHECK(same_tile("<s-ww>", "kernel t(out y: *f32[8]) grid(8) {\n  p = program_id(0)\n  store(y + p // 2, p.to(f32))\n}\n") == 1);
   CHECK(same_tile("<s-rw>", "kernel t(y: *f32[9]) grid(8) {\n  p = program_id(0)\n  v = load(y + p + 1)\n  store(y + p, v)\n}\n") == 1);
   CHECK(same_tile("<s-rw2>", "kernel t(y: *f32[9]) grid(8) {\n  p = program_id(0)\n  store(y + p, 2.0)\n  v = load(y + p + 1)\n}\n") == 1);
   // Integer division by zero.
@@ -214,7 +214,7 @@ TEST_CASE("tile form and range loads/stores: findings are the same as lane by la
   for (InterpOptions opt : {InterpOptions{}, kg}) {
     // Overlapping tile stores (write-write), a tile load of what another instance stores (read-write),
     // a tile load of never-written elements, out-of-bounds tails, masked tails.
-    CHECK(same_tile("<t-ww>", "kernel t(out y: *f32[40]) grid(4) {\n  p = program_id(0)\n  o = p * 8 + arange(0, 16)\n  store(y + o, o.to(f32), mask=o < 40)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<t-ww>", "kernel t(out y: *f32[40]) grid(4) {\n  p = program_id(0)\n  o = p * 8 + arange(0, 16)\n  store(y + o, (o + p).to(f32), mask=o < 40)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<t-rw>", "kernel t(y: *f32[40]) grid(4) {\n  p = program_id(0)\n  o = p * 8 + arange(0, 8)\n  v = load(y + o + 4)\n  store(y + o, v * 2.0)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<t-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o != 40)\n  store(z + o, load(y + o) + 1.0)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<t-oob>", "kernel t(x: *f32[50], out y: *f32[64]) grid(2) {\n  p = program_id(0)\n  o = p * 32 + arange(0, 32)\n  store(y + o, load(x + o, mask=o < 52, other=-1.0))\n}\n", {}, opt) >= 1);
@@ -405,10 +405,10 @@ TEST_CASE("conflict tracking by spans: the same findings as per element, stateme
     CHECK(same_tile("<span-shards>", "kernel t(out y: *f32[12000]) grid(8) {\n  p = program_id(0)\n  a = arange(0, 2048)\n  o = p * 1500 + a\n"
                                       "  store(y + o, 1.0, mask=a < 1500)\n  store(y + o, 2.0, mask=a < 1500)\n}\n", {}, opt) == 0);
     CHECK(same_tile("<span-shards-ww>", "kernel t(out y: *f32[12000]) grid(8) {\n  p = program_id(0)\n  o = p * 1500 + arange(0, 2048)\n"
-                                         "  store(y + o, 1.0, mask=o < 12000)\n}\n", {}, opt) >= 1);
+                                         "  store(y + o, p.to(f32), mask=o < 12000)\n}\n", {}, opt) >= 1);
     // The same in descending order: the overlap is at the end of each later span, shards past its first.
     CHECK(same_tile("<span-shards-ww-desc>", "kernel t(out y: *f32[12000]) grid(8) {\n  p = 7 - program_id(0)\n  o = p * 1500 + arange(0, 2048)\n"
-                                              "  store(y + o, 1.0, mask=o < 12000)\n}\n", {}, opt) >= 1);
+                                              "  store(y + o, p.to(f32), mask=o < 12000)\n}\n", {}, opt) >= 1);
   }
   // Two threads: range stores claim spans under the map's lock; a clean kernel stays clean and
   // bit-identical, a conflicting one is found.
@@ -429,7 +429,7 @@ TEST_CASE("conflict tracking by spans: the same findings as per element, stateme
                                          "  o = p * 1500 + arange(0, 2048)\n  m = arange(0, 2048) < 1500\n"
                                          "  store(y + o, load(x + o, mask=m) * 2.0, mask=m)\n}\n");
   Module m2 = parse_tile(Sources::add("<span-par-ww>", "kernel t(out y: *f32[4096]) grid(64) {\n  p = program_id(0)\n"
-                                                      "  o = p * 64 + arange(0, 128)\n  store(y + o, 1.0, mask=o < 4096)\n}\n"));
+                                                      "  o = p * 64 + arange(0, 128)\n  store(y + o, p.to(f32), mask=o < 4096)\n}\n"));
   Bindings b2 = bind_params(m2, {});
   verify_module(m2, b2);
   // Each of the 63 neighbouring pairs conflicts once; the finding goes to whichever instance of the
@@ -512,7 +512,7 @@ TEST_CASE("2-d pointer tiles whose rows are ranges: masks, tails, other, halves,
     CHECK(same_tile("<rows-uninit>", "kernel t(out y: *f32[16, 8], out z: *f32[16, 8]) grid(2) {\n  r = program_id(0) * 8 + arange(0, 8)\n"
                                      "  p = r[:, None] * 8 + arange(0, 8)[None, :]\n  store(y + p, 1.0, mask=r[:, None] != 11)\n  store(z + p, load(y + p) + 1.0)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<rows-ww>", "kernel t(out y: *f32[20, 8]) grid(3) {\n  r = program_id(0) * 6 + arange(0, 8)\n"
-                                 "  store(y + r[:, None] * 8 + arange(0, 8)[None, :], r[:, None].to(f32) + arange(0, 8)[None, :].to(f32), mask=r[:, None] < 20)\n}\n", {}, opt) >= 1);
+                                 "  store(y + r[:, None] * 8 + arange(0, 8)[None, :], r[:, None].to(f32) + arange(0, 8)[None, :].to(f32) + program_id(0).to(f32), mask=r[:, None] < 20)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<rows-rw>", "kernel t(y: *f32[24, 8]) grid(2) {\n  r = program_id(0) * 8 + arange(0, 8)\n  p = r[:, None] * 8 + arange(0, 8)[None, :]\n"
                                  "  v = load(y + p + 32, mask=r[:, None] < 20)\n  store(y + p, v * 2.0)\n}\n", {}, opt) >= 1);
   }
@@ -563,7 +563,7 @@ TEST_CASE("stored elementwise values computed straight into the buffer: tails, t
     // Findings: a tail out of bounds; instances overlapping (write-write) on a stored-only buffer;
     // a range another instance loads (read-write); a store over lanes loaded uninitialized.
     CHECK(same_tile("<direct-oob>", "kernel t(x: *f32[96], out y: *f32[80]) grid(3) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, load(x + o) + 1.0)\n}\n", {}, opt) >= 1);
-    CHECK(same_tile("<direct-ww>", "kernel t(x: *f32[96], out y: *f32[96]) grid(3) {\n  o = program_id(0) * 24 + arange(0, 32)\n  store(y + o, load(x + o) * 2.0, mask=o < 96)\n}\n", {}, opt) >= 1);
+    CHECK(same_tile("<direct-ww>", "kernel t(x: *f32[96], out y: *f32[96]) grid(3) {\n  o = program_id(0) * 24 + arange(0, 32)\n  store(y + o, load(x + o) * (2.0 + program_id(0).to(f32)), mask=o < 96)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<direct-rw>", "kernel t(y: *f32[96]) grid(3) {\n  o = program_id(0) * 32 + arange(0, 32)\n  v = load(y + (o + 16) % 96)\n  store(y + o, v - 1.0)\n}\n", {}, opt) >= 1);
     CHECK(same_tile("<direct-uninit>", "kernel t(out y: *f32[64], out z: *f32[64]) grid(2) {\n  o = program_id(0) * 32 + arange(0, 32)\n  store(y + o, 1.0, mask=o < 50)\n  store(z + o, load(y + o) * 3.0)\n}\n", {}, opt) >= 1);
   }
@@ -881,7 +881,7 @@ TEST_CASE("conflict spans: claims in the gaps between recorded spans") {
   r = program_id(0) * 8 + arange(0, 8)
   for k in range(0, 2) {
     c = program_id(1) * 32 + k * 16 + arange(0, 16) + (program_id(1) == 0).to(i32) * k
-    store(y + expand_dims(r, 1) * 64 + expand_dims(c, 0), 1.0)
+    store(y + expand_dims(r, 1) * 64 + expand_dims(c, 0), program_id(1).to(f32))
   }
 }
 )";
@@ -1020,10 +1020,11 @@ TEST_CASE("RunMemory: runs that keep state between them equal fresh runs, findin
   atomic_add(w + expand_dims(ids, 1) * 32 + expand_dims(c, 0), v, mask=mask)
 }
 )";
-  // write-write when n > 64 makes two instances store the same elements; none otherwise
+  // write-write when n != 64 makes two instances store the same elements (each its own values);
+  // none otherwise
   const char* overlap = R"(kernel ww(x: *f32[256], out z: *f32[256], n: i32 = 64) grid(4) {
   offs = (program_id(0) * n + arange(0, 64)) % 256
-  store(z + offs, load(x + offs) + 1.0)
+  store(z + offs, load(x + offs) + 1.0 + program_id(0).to(f32))
 }
 )";
   // read-write between instances when n is 1 (each loads its neighbour's first element)
@@ -1132,7 +1133,8 @@ TEST_CASE("2-d outer masks held unmade when all ones or all zeros: loads, stores
   // (as a kernel read from TTIR names it): interior instances have every lane on, edge instances a
   // partial mask (made as a tile), the last row of instances and `r0` give all-zero masks; `use`
   // reads the mask in arithmetic too (the lazy slot made for that reader); n beyond y's rows plants
-  // out-of-bounds stores, `dup` makes rows of y stored by two instances (conflicts).
+  // rows that wrap onto rows another instance stores, `dup` makes rows of y stored by two instances
+  // (conflicts: each instance adds its pid to what it stores).
   std::string src = R"(kernel om(w: *f32[40, 24], ids: *i64[64], out y: *f32[64, 24], inout acc: *f32[40, 24],
           n: i32 = 64, r0: i32 = 0, use: i32 = 0, dup: i32 = 0) grid(9, 3) {
   om = program_id(0) * 8 + arange(0, 8)
@@ -1145,7 +1147,7 @@ TEST_CASE("2-d outer masks held unmade when all ones or all zeros: loads, stores
   if use > 0 {
     v = where(mask, v * 2.0, -1.0)
   }
-  store(y + ((om % (64 - 32 * dup)) * 24)[:, None] + on[None, :], v, mask=mask)
+  store(y + ((om % (64 - 32 * dup)) * 24)[:, None] + on[None, :], v + program_id(0).to(f32), mask=mask)
   atomic_add(acc + ((idx % 40 + 40) % 40)[:, None] * 24 + on[None, :], v, mask=mask)
 }
 )";

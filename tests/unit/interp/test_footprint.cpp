@@ -22,9 +22,13 @@ std::map<std::string, bool> holds(const Kernel& k, const Bindings& b, bool fold_
   return out;
 }
 
+// The buffers two instances stored one element of: write-write findings, and the warnings of
+// stores of equal values (two writers all the same).
 std::set<std::string> conflicting(const RunReport& rep) {
   std::set<std::string> s;
   for (const Finding& f : rep.findings)
+    if (f.kind == Finding::WriteWrite) s.insert(f.buffer);
+  for (const Finding& f : rep.warnings)
     if (f.kind == Finding::WriteWrite) s.insert(f.buffer);
   return s;
 }

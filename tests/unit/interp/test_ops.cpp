@@ -490,3 +490,18 @@ TEST_CASE("float sums run as a tree (the GPU's order), fused or not; integer sum
   CHECK(w[0] == 16);
   CHECK(w[1] == 20);
 }
+
+TEST_CASE("gather(): the lane each index selects along the axis, clamped to it, bit for bit") {
+  // a [2, 4] source (row-major 0..7 plus 10 for row 1) gathered along each axis
+  CHECK(eval8("reshape(gather(reshape(r + (r // 4) * 6, [2, 4]), reshape(3 - r % 4, [2, 4]), axis=1), [8])") ==
+        V{3, 2, 1, 0, 13, 12, 11, 10});
+  CHECK(eval8("reshape(gather(reshape(r, [2, 4]), reshape(1 - r // 4, [2, 4]), axis=0), [8])") == V{4, 5, 6, 7, 0, 1, 2, 3});
+  // an index narrower than the source along the axis: [4, 2] from [4, 4]
+  CHECK(eval8("reshape(gather(reshape(arange(0, 16), [4, 4]), reshape(r % 2 * 3, [4, 2]), axis=1), [8])") == V{0, 3, 4, 7, 8, 11, 12, 15});
+  // indices outside the axis select its first or last lane; an i64 index
+  CHECK(eval8("gather(r * 10, (r - 3) * 5, axis=0)") == V{0, 0, 0, 0, 50, 70, 70, 70});
+  CHECK(eval8("gather(r * 10, (7 - r).to(i64), axis=0)") == V{70, 60, 50, 40, 30, 20, 10, 0});
+  // floats copied as they are: -0.0 stays -0.0
+  V z = eval8("gather(where(r % 2 == 0, -0.0, 1.5), r // 2 * 2, axis=0)", "f32");
+  for (double d : z) CHECK((d == 0.0 && std::signbit(d)));
+}

@@ -73,3 +73,13 @@ TEST_CASE("every must-fail tile file fails where and how it says") {
     CHECK(caret.back() == '^');
   }
 }
+
+TEST_CASE("gather(): operand checks") {
+  using tiletest::error_of;
+  CHECK(error_of("kernel k(x: *f32[8]) grid(1) {\n  v = gather(load(x + arange(0, 8)), arange(0, 8).to(f32), axis=0)\n}\n", "g1.tile")
+            .find("g1.tile:2:7: error: gather() needs a tile and an integer index tile of the same rank") == 0);
+  CHECK(error_of("kernel k(x: *f32[8]) grid(1) {\n  v = gather(load(x + arange(0, 8)), arange(0, 8), axis=1)\n}\n", "g2.tile")
+            .find("g2.tile:2:7: error: axis 1 is out of range for f32[8]") == 0);
+  CHECK(error_of("kernel k(x: *f32[8]) grid(1) {\n  v = gather(reshape(load(x + arange(0, 8)), [2, 4]), reshape(arange(0, 8), [4, 2]), axis=1)\n}\n", "g3.tile")
+            .find("g3.tile:2:7: error: gather(): the index i32[4, 2] must match the source f32[2, 4] outside axis 1") == 0);
+}
