@@ -127,7 +127,7 @@ const char* kind_name(Finding::Kind k) {
 
 Scalar dtype_of(const std::string& name, const std::string& buf) {
   auto dt = parse_scalar(name);
-  if (!dt) throw UserError("buffer '" + buf + "': element type '" + name + "' is not supported (i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32, f64)");
+  if (!dt) throw UserError("buffer '" + buf + "': element type '" + name + "' is not supported (i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f8e4b15, f8e4b8, f8e5b16, f16, bf16, f32, f64)");
   return *dt;
 }
 

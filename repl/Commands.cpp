@@ -64,6 +64,9 @@ Value buffer_value(const Buffer& buf) {
     case Scalar::I64: fill(xt::xarray<int64_t>()); break;
     case Scalar::F8E4M3:
     case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: fill(xt::xarray<float>()); break;

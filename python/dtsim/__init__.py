@@ -457,9 +457,12 @@ _NP_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8"
 # the pointer's element type as u8..u64 (see _compile_dtype) and types the values tl.uint8 ... tl.uint64.
 _NP_UNSIGNED = {"uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64"}
 _DTYPE_OF = {}  # numpy dtype -> dtsim element type (filled at the first launch)
-# fp8 has no numpy dtype: fp8 tensors (torch.float8_e4m3fn / float8_e5m2, ml_dtypes) are bound as
-# views of their bytes with a one-field structured dtype naming the format, as bf16 is.
-_FP8_NAMES = {"float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
+# fp8 has no numpy dtype: fp8 tensors (torch.float8_e4m3fn / float8_e5m2 / float8_e4m3fnuz /
+# float8_e5m2fnuz, ml_dtypes) are bound as views of their bytes with a one-field structured dtype
+# naming the format, as bf16 is. float8_e4b15 (Triton's float8e4b15, which torch has not got) names
+# the bytes of triton.reinterpret(t, tl.float8e4b15) for dtsim's own reader.
+_FP8_NAMES = {"float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2", "float8_e4m3fnuz": "f8e4b8",
+              "float8_e5m2fnuz": "f8e5b16", "float8_e4b15": "f8e4b15"}
 
 
 def _dtype_table():
@@ -474,7 +477,8 @@ def _dtype_table():
 
 
 def _fp8_name(name):
-    """"float8_e4m3fn" for torch.float8_e4m3fn / ml_dtypes float8_e4m3fn (likewise e5m2), else None."""
+    """"float8_e4m3fn" for torch.float8_e4m3fn / ml_dtypes float8_e4m3fn (likewise the other fp8
+    formats of _FP8_NAMES), else None."""
     n = name[6:] if name.startswith("torch.") else name
     return n if n in _FP8_NAMES else None
 
@@ -587,13 +591,13 @@ def _device_array(obj, name):
         return None
     if cai["typestr"] == "bf16":
         dt, itemsize = "bf16", 2
-    elif cai["typestr"] in ("f8e4m3", "f8e5m2"):
+    elif cai["typestr"] in _FP8_NAMES.values():
         dt, itemsize = cai["typestr"], 1
     else:
         dtype = np.dtype(cai["typestr"])
         dt, itemsize = _dtype_table().get(dtype), dtype.itemsize
     if dt is None:
-        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float8_e4m3fn, float8_e5m2, "
+        raise TypeError("argument '%s': element type %s (GPU memory) is not supported (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, "
                         "float16, bfloat16, float32, float64, int8, int16, int32, int64, their unsigned forms, bool in "
                         "native byte order)" % (name, cai["typestr"]))
     ptr, readonly = int(cai["data"][0]), bool(cai["data"][1])
@@ -636,7 +640,7 @@ def _buffer_of(arr, name):
         dt = _DTYPE_OF.get(arr.dtype.newbyteorder("="))
         convert = True
     if dt is None:
-        raise TypeError("argument '%s': element type %s is not supported (float8_e4m3fn, float8_e5m2, float16, "
+        raise TypeError("argument '%s': element type %s is not supported (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float16, "
                         "bfloat16, float32, float64, int8, int16, int32, int64, their unsigned forms, bool)"
                         % (name, arr.dtype.name))
     if arr.ndim == 0:

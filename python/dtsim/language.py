@@ -85,6 +85,9 @@ uint32 = dtype("uint32", 32)
 uint64 = dtype("uint64", 64)
 float8e4nv = dtype("float8e4nv", 8)
 float8e5 = dtype("float8e5", 8)
+float8e4b15 = dtype("float8e4b15", 8)
+float8e4b8 = dtype("float8e4b8", 8)
+float8e5b16 = dtype("float8e5b16", 8)
 fp16, bf16, fp32, fp64 = float16, bfloat16, float32, float64
 
 

@@ -109,6 +109,34 @@ tools.tensor_descriptor.__getattr__ = _needs_triton("triton.tools.tensor_descrip
 compiler = _module("triton.compiler", None, CompilationError=CompileError)
 
 
+# The fp8 dtypes by the name dtsim binds their bytes under (dtsim._FP8_NAMES).
+_FP8_BYTES = {"float8e4nv": "float8_e4m3fn", "float8e5": "float8_e5m2", "float8e4b8": "float8_e4m3fnuz",
+              "float8e5b16": "float8_e5m2fnuz", "float8e4b15": "float8_e4b15"}
+
+
+def reinterpret(tensor, dtype):
+    """triton.reinterpret(tensor, dtype): the tensor's memory as elements of `dtype` (of the same
+    width), to pass to a kernel. fp8 formats (float8e4b15 included, which torch has not got) become a
+    NumPy view of the bytes naming the format; other types a view of the tensor as that type."""
+    import numpy as np
+    name = getattr(dtype, "name", str(dtype))
+    bits = getattr(dtype, "primitive_bitwidth", None)
+    if hasattr(tensor, "data_ptr") and hasattr(tensor, "element_size"):  # torch
+        if bits is not None and tensor.element_size() * 8 != bits:
+            raise TypeError("triton.reinterpret: a tensor of %s as %s changes the element width" % (tensor.dtype, name))
+        if name in _FP8_BYTES:
+            import torch
+            return tensor.detach().view(torch.uint8).numpy().view(_d._fp8(_FP8_BYTES[name]))
+        import torch
+        return tensor.view(getattr(torch, name))
+    arr = np.asarray(tensor)
+    if bits is not None and arr.itemsize * 8 != bits:
+        raise TypeError("triton.reinterpret: an array of %s as %s changes the element width" % (arr.dtype, name))
+    if name in _FP8_BYTES:
+        return arr.view(np.uint8).view(_d._fp8(_FP8_BYTES[name]))
+    return arr.view(_d._bf16() if name == "bfloat16" else np.dtype(name))
+
+
 def install_modules():
     """Registers the submodules under their Triton names."""
     _sys.modules["triton.runtime"] = runtime

@@ -576,7 +576,9 @@ def _address_memory(arrays, scalars):
 
 _POINTER_HOMES = []  # torch tensors whose storage held the last pointer objects' addresses
 # Triton dtypes (their str) a triton.reinterpret'ed tensor may take, with the torch dtype of its view
-_REINTERPRET_AS = {"fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp16": "float16", "bf16": "bfloat16",
+# (fp8e4b15, which torch has not got, is viewed as uint8: Triton's TTIR holds it as i8)
+_REINTERPRET_AS = {"fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
+                   "fp8e5b16": "float8_e5m2fnuz", "fp8e4b15": "uint8", "fp16": "float16", "bf16": "bfloat16",
                    "fp32": "float32", "fp64": "float64", "int8": "int8", "int16": "int16", "int32": "int32",
                    "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64"}
 
@@ -690,6 +692,25 @@ def _launch_metadata(fn, kernel, grid, bound_args, knobs):
     return _LaunchMetadata({"name": kernel.name, "function": kernel.function, "stream": 0}, extra)
 
 
+def _refused_fnuz(fn, e):
+    """Triton's frontend refuses the fnuz fp8 formats (tl.float8e4b8, tl.float8e5b16: AMD's) for every
+    CUDA target, the only kind dtsim compiles TTIR for: that refusal as dtsim's located error."""
+    m = re.search(r"type (fp8e4b8|fp8e5b16) not supported in this architecture", str(e))
+    if m is None:
+        return
+    node = getattr(e, "node", None)
+    code = getattr(getattr(fn, "fn", None), "__code__", None)
+    first = getattr(fn, "def_file_line_number", None) or (code.co_firstlineno if code else None)
+    where = ""
+    if code is not None and first and getattr(node, "lineno", None):
+        where = "%s:%d:%d: " % (code.co_filename, first + node.lineno - 1, node.col_offset + 1)
+    name = {"fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}[m.group(1)]
+    raise sys.modules["dtsim"].CompileError(
+        where + "error: Triton refuses tl.%s for every CUDA target (%s; its frontend takes the fnuz fp8 formats for "
+        "AMD GPUs only), and dtsim reads Triton's TTIR for a CUDA target; dtsim's own .py reader runs them "
+        "(DTSIM_STANDIN=1)" % (name, m.group(0))) from None
+
+
 def run(fn, /, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     dtsim = sys.modules["dtsim"]
@@ -730,6 +751,7 @@ def run(fn, /, *args, grid, warmup, **kwargs):
                 e.add_note("dtsim: Triton %s's frontend no longer has tl.make_block_ptr / tl.advance; with Triton 3.8 or "
                            "older installed (pip install 'triton<3.9'), whose frontend lowers block pointers to pointer "
                            "arithmetic, python -m dtsim runs this kernel" % getattr(sys.modules.get("triton"), "__version__", "?"))
+            _refused_fnuz(fn, e)
             raise
         kernel = CompiledKernel(fn, ttir, options)
         kernel.signature = signature

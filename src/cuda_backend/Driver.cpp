@@ -605,7 +605,10 @@ void CudaModuleRunner::upload(const Buffers& buffers, CudaDevicePool* pool, cons
         case Scalar::I8:
         case Scalar::I16: { int32_t x = static_cast<int32_t>(wrap_to(arg.dtype, sv.as_int())); std::memcpy(c, &x, 4); break; }
         case Scalar::F8E4M3:
-        case Scalar::F8E5M2: { float x = round_to(arg.dtype, static_cast<float>(sv.as_double())); std::memcpy(c, &x, 4); break; }
+        case Scalar::F8E5M2:
+        case Scalar::F8E4B15:
+        case Scalar::F8E4B8:
+        case Scalar::F8E5B16: { float x = round_to(arg.dtype, static_cast<float>(sv.as_double())); std::memcpy(c, &x, 4); break; }
         case Scalar::I32: { int32_t x = static_cast<int32_t>(sv.as_int()); std::memcpy(c, &x, 4); break; }
         case Scalar::I64: { int64_t x = sv.as_int(); std::memcpy(c, &x, 8); break; }
         case Scalar::F16: { float x = f16_to_f32(f32_to_f16(static_cast<float>(sv.as_double()))); std::memcpy(c, &x, 4); break; }

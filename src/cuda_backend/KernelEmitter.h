@@ -227,6 +227,8 @@ class KernelEmitter {
   std::string f32_to_fp8(Scalar t, const std::string& v);  // float register -> i8 bits (rn, satfinite)
   std::string fp8_to_f32(Scalar t, const std::string& b);  // i8 bits -> float register (exact)
   std::string fp8_nan_byte(Scalar t, const std::string& v);
+  std::string soft_to_fp8(Scalar t, const std::string& v, bool exact);  // the formats PTX cannot convert
+  std::string soft_from_fp8(Scalar t, const std::string& b);
   std::string math(UnOp op, Scalar t, const std::string& x);
   std::string nan_minmax(bool is_max, Scalar t, const std::string& a, const std::string& b);
   std::string to_bool(Scalar t, const std::string& v);

@@ -28,7 +28,7 @@ void KernelEmitter::reject_unsupported(const std::vector<StmtP>& body) {
   std::function<void(const ExprP&)> expr = [&](const ExprP& e) {
     if (!e) return;
 
-    if (is_fp8(e->type.elem) && sm_version() < 89)
+    if (ptx_converts_fp8(e->type.elem) && sm_version() < 89)
       user_error(e->loc, std::string(scalar_name(e->type.elem)) + " values need sm_89 or newer on the CUDA backend (target " +
                              (opt_.arch.empty() ? std::string("sm_90") : opt_.arch) + ")");
     for (const ExprP& a : e->args) expr(a);

@@ -2,6 +2,8 @@
 // and global memory element access, each on one register value (IR.h semantics).
 #include "cuda_backend/KernelEmitter.h"
 
+#include <cmath>
+
 namespace dtsim::nvvm {
 
 std::string KernelEmitter::constant(Scalar s, double f, int64_t i, bool from_float) {
@@ -10,16 +12,78 @@ std::string KernelEmitter::constant(Scalar s, double f, int64_t i, bool from_flo
   return lit;
 }
 
+// f8e4b15, f8e4b8 and f8e5b16, which PTX cannot convert, in integer and float ops (host/Buffers.h
+// fp8_format describes each). To fp8: the magnitude scaled by the power of two that makes the format's
+// spacing at its binade 1 (exact), rounded to an integer (to even, or e4b15's ties away), scaled back,
+// saturated, and its bits taken from the f32's; NaN, infinities and zero's sign as fp8_nan and
+// f32_to_fp8 make them. `exact`: the value is one of the format's (a store), so it saturates only at
+// the largest finite value (e4b15's 1.875, which no conversion gives).
+std::string KernelEmitter::soft_to_fp8(Scalar t, const std::string& v, bool exact) {
+  Fp8Format F = fp8_format(t);
+  const int emin = 1 - F.bias;
+  auto pow2 = [](int e) { return float_hex(std::ldexp(1.0, e), true); };
+  std::string xb = op("bitcast float " + v + " to i32");
+  std::string sign = op("trunc i32 " + op("and i32 " + op("lshr i32 " + xb + ", 24") + ", 128") + " to i8");
+  std::string a = call("float", "__nv_fabsf", "float " + v, "float");
+  std::string e = op("sub i32 " + op("and i32 " + op("lshr i32 " + xb + ", 23") + ", 255") + ", 127");
+  std::string ec = op("select i1 " + op("icmp slt i32 " + e + ", " + std::to_string(emin)) + ", i32 " + std::to_string(emin) + ", i32 " + e);
+  // 2^-(ec - mbits) and 2^(ec - mbits) as f32 bits: ec - mbits lies in [emin - mbits, 128 - mbits]
+  std::string inv = op("bitcast i32 " + op("shl i32 " + op("sub i32 " + std::to_string(127 + F.mbits) + ", " + ec) + ", 23") + " to float");
+  std::string q = op("bitcast i32 " + op("shl i32 " + op("add i32 " + ec + ", " + std::to_string(127 - F.mbits)) + ", 23") + " to float");
+  std::string s = op("fmul float " + a + ", " + inv);
+  std::string r = call("float", F.ties_away ? "__nv_roundf" : "__nv_rintf", "float " + s, "float");
+  std::string rq = op("fmul float " + r + ", " + q);
+  std::string lim = float_hex(exact ? F.max : F.sat, true);
+  rq = op("select i1 " + op("fcmp ogt float " + rq + ", " + lim) + ", float " + lim + ", float " + rq);
+  std::string rb = op("bitcast float " + rq + " to i32");
+  std::string normal = op("sub i32 " + op("lshr i32 " + rb + ", " + std::to_string(23 - F.mbits)) + ", " + std::to_string((127 - F.bias) << F.mbits));
+  std::string sub = op("fptoui float " + op("fmul float " + rq + ", " + pow2(F.mbits - emin)) + " to i32");
+  std::string code = op("select i1 " + op("fcmp olt float " + rq + ", " + pow2(emin)) + ", i32 " + sub + ", i32 " + normal);
+  code = op("trunc i32 " + op("and i32 " + code + ", 127") + " to i8");
+  std::string b = op("or i8 " + sign + ", " + code);
+  std::string nan = op("fcmp uno float " + v + ", 0.0");
+  if (F.nan == Fp8Nan::Fnuz) {  // +0 for a zero, the one NaN for NaN and the infinities
+    b = op("select i1 " + op("icmp eq i8 " + code + ", 0") + ", i8 0, i8 " + b);
+    std::string inf = op("fcmp oeq float " + a + ", 0x7FF0000000000000");
+    return op("select i1 " + op("or i1 " + nan + ", " + inf) + ", i8 -128, i8 " + b);
+  }
+  // e4b15: NaN gives the saturation value of its sign
+  std::string satb = op("or i8 " + sign + ", " + std::to_string(dtsim::f32_to_fp8(t, F.sat)));
+  return op("select i1 " + nan + ", i8 " + satb + ", i8 " + b);
+}
+
+// The f32 of an f8e4b15 / f8e4b8 / f8e5b16 byte (exact): a normal value's bits assembled from the
+// fields, a subnormal's as its mantissa times the smallest subnormal, the sign or'ed in; fnuz's 0x80
+// is the quiet NaN fp8_to_f32 gives.
+std::string KernelEmitter::soft_from_fp8(Scalar t, const std::string& b) {
+  Fp8Format F = fp8_format(t);
+  const int emask = (1 << (7 - F.mbits)) - 1, mmask = (1 << F.mbits) - 1;
+  std::string w = op("zext i8 " + b + " to i32");
+  std::string e = op("and i32 " + op("lshr i32 " + w + ", " + std::to_string(F.mbits)) + ", " + std::to_string(emask));
+  std::string m = op("and i32 " + w + ", " + std::to_string(mmask));
+  std::string nb = op("or i32 " + op("shl i32 " + op("add i32 " + e + ", " + std::to_string(127 - F.bias)) + ", 23") + ", " +
+                      op("shl i32 " + m + ", " + std::to_string(23 - F.mbits)));
+  std::string sub = op("bitcast float " + op("fmul float " + op("uitofp i32 " + m + " to float") + ", " +
+                                             float_hex(std::ldexp(1.0, 1 - F.bias - F.mbits), true)) + " to i32");
+  std::string mag = op("select i1 " + op("icmp eq i32 " + e + ", 0") + ", i32 " + sub + ", i32 " + nb);
+  std::string bits = op("or i32 " + mag + ", " + op("shl i32 " + op("and i32 " + w + ", 128") + ", 24"));
+  if (F.nan == Fp8Nan::Fnuz) bits = op("select i1 " + op("icmp eq i32 " + w + ", 128") + ", i32 2143289344, i32 " + bits);
+  return op("bitcast i32 " + bits + " to float");
+}
+
 // fp8 <-> f32 by PTX (sm_89 and newer): cvt.rn.satfinite.{e4m3,e5m2}x2.f32 rounds to nearest even
 // and saturates finite overflow and infinities to the largest finite value (NaN stays NaN);
 // cvt.rn.f16x2.{e4m3,e5m2}x2 widens exactly. The x2 forms convert two values: ours is the low one.
+// The other fp8 formats convert in software.
 std::string KernelEmitter::f32_to_fp8(Scalar t, const std::string& v) {
+  if (!ptx_converts_fp8(t)) return soft_to_fp8(t, v, false);
   const char* f = t == Scalar::F8E4M3 ? "e4m3x2" : "e5m2x2";
   std::string h = op(std::string("call i16 asm \"cvt.rn.satfinite.") + f + ".f32 $0, $1, $2;\", \"=h,f,f\"(float 0.0, float " + v + ")");
   return op("trunc i16 " + h + " to i8");
 }
 
 std::string KernelEmitter::fp8_to_f32(Scalar t, const std::string& b) {
+  if (!ptx_converts_fp8(t)) return soft_from_fp8(t, b);
   const char* f = t == Scalar::F8E4M3 ? "e4m3x2" : "e5m2x2";
   std::string w = op("zext i8 " + b + " to i16");
   std::string h2 = op(std::string("call i32 asm \"cvt.rn.f16x2.") + f + " $0, $1;\", \"=r,h\"(i16 " + w + ")");
@@ -58,7 +122,10 @@ std::string KernelEmitter::round_to(Scalar t, const std::string& v) {
     case Scalar::I8:
     case Scalar::I16: return wrap_int(t, v);
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return fp8_to_f32(t, f32_to_fp8(t, v));
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return fp8_to_f32(t, f32_to_fp8(t, v));
     case Scalar::F16: {
       std::string h = op("fptrunc float " + v + " to half");
       return op("fpext half " + h + " to float");
@@ -353,7 +420,10 @@ std::string KernelEmitter::from_mem(Scalar s, const std::string& x) {
     case Scalar::I8: return op("sext i8 " + x + " to i32");
     case Scalar::I16: return op("sext i16 " + x + " to i32");
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return fp8_to_f32(s, x);
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return fp8_to_f32(s, x);
     case Scalar::F16: {
       std::string h = op("bitcast i16 " + x + " to half");
       return op("fpext half " + h + " to float");
@@ -386,6 +456,9 @@ std::string KernelEmitter::to_mem(Scalar s, const std::string& v) {
       std::string inf = op("select i1 " + op("fcmp oeq float " + v + ", 0xFFF0000000000000") + ", i8 -4, i8 " + pos);
       return op("select i1 " + op("fcmp uno float " + v + ", 0.0") + ", i8 " + fp8_nan_byte(s, v) + ", i8 " + inf);
     }
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return soft_to_fp8(s, v, true);  // exact, fnuz's NaN included
     case Scalar::F16: {
       std::string h = op("fptrunc float " + v + " to half");
       return op("bitcast half " + h + " to i16");

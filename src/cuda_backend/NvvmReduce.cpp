@@ -23,6 +23,9 @@ std::string KernelEmitter::shuffle_xor(Scalar vt, const std::string& v, int mask
   switch (vt) {
     case Scalar::F8E4M3:
     case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return op("call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float " + v + ", i32 " + m + ", i32 31)");

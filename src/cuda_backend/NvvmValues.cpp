@@ -16,6 +16,9 @@ std::string reg_type(Scalar s, bool ptr) {
     case Scalar::I64: return "i64";
     case Scalar::F8E4M3:
     case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return "float";
@@ -29,7 +32,10 @@ std::string mem_type(Scalar s) {
     case Scalar::I1:
     case Scalar::I8:
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return "i8";
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return "i8";
     case Scalar::I16: return "i16";
     case Scalar::I32: return "i32";
     case Scalar::I64: return "i64";
@@ -55,6 +61,9 @@ int smem_bytes(const Type& t) {
     case Scalar::I16:
     case Scalar::F8E4M3:
     case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16:
     case Scalar::I32:
     case Scalar::F16:
     case Scalar::BF16:
@@ -83,6 +92,9 @@ std::string literal(Scalar s, double f, int64_t i, bool from_float) {
     case Scalar::I64: return std::to_string(from_float ? static_cast<int64_t>(f) : i);
     case Scalar::F8E4M3:
     case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return float_hex(from_float ? f : static_cast<double>(i), true);

@@ -16,6 +16,8 @@ namespace dtsim::nvvm {
 // `double`; pointers as `<mem type> addrspace(1)*`.
 std::string reg_type(Scalar s, bool ptr = false);
 inline std::string reg_type(const Type& t) { return reg_type(t.elem, t.ptr); }
+// The fp8 formats PTX converts (cvt, sm_89 and newer); the others convert in software (NvvmOps.cpp).
+inline bool ptx_converts_fp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
 // Type of one element in global memory: i1 -> i8, fp8 -> i8 and f16/bf16 -> i16 (bit patterns).
 std::string mem_type(Scalar s);
 // Type of one element in the shared-memory exchange buffer (pointers as i64, i1 as i8).

@@ -122,7 +122,10 @@ Tol tolerance(Scalar s) {
     case Scalar::F16: return {1e-2, 1e-3};
     case Scalar::BF16: return {2e-2, 1e-2};
     case Scalar::F8E4M3: return {0.125, 1e-2};  // one rounding step: 2^-4 relative (e4m3), 2^-3 (e5m2)
-    case Scalar::F8E5M2: return {0.25, 1e-2};
+    case Scalar::F8E5M2:
+    case Scalar::F8E5B16: return {0.25, 1e-2};
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8: return {0.125, 1e-2};
     case Scalar::I1:
     case Scalar::I8:
     case Scalar::I16:

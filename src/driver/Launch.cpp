@@ -113,7 +113,7 @@ BufferDecl parse_buf_spec(const std::string& name, const std::string& spec) {
     ty[0] = 'i';
   }
   auto dt = parse_scalar(ty);
-  if (!dt) throw UserError(what + "unknown type '" + spec.substr(0, lb) + "' (expected i1, i8, i16, i32, i64, u8, u16, u32, u64, f8e4m3, f8e5m2, f16, bf16, f32 or f64)");
+  if (!dt) throw UserError(what + "unknown type '" + spec.substr(0, lb) + "' (expected i1, i8, i16, i32, i64, u8, u16, u32, u64, f8e4m3, f8e5m2, f8e4b15, f8e4b8, f8e5b16, f16, bf16, f32 or f64)");
   b.dtype = *dt;
   std::string dims = spec.substr(lb + 1, spec.size() - lb - 2);
   size_t p = 0;

@@ -62,7 +62,10 @@ double check_tolerance(Scalar dtype) {
     case Scalar::F16: return 1e-2;
     case Scalar::BF16: return 5e-2;
     case Scalar::F8E4M3: return 0.125;
-    case Scalar::F8E5M2: return 0.25;
+    case Scalar::F8E5M2:
+    case Scalar::F8E5B16: return 0.25;
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8: return 0.125;
     case Scalar::F64: return 1e-9;
     case Scalar::I1:
     case Scalar::I8:

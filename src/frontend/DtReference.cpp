@@ -32,6 +32,10 @@ double to_type(Scalar t, double v) {
     case Scalar::F64: return v;
     case Scalar::F8E4M3: return std::isnan(v) ? v : std::fmin(std::fmax(round_float(v, 4, -5, INFINITY), -448.0), 448.0);
     case Scalar::F8E5M2: return std::isnan(v) ? v : std::fmin(std::fmax(round_float(v, 3, -13, INFINITY), -57344.0), 57344.0);
+    case Scalar::F8E4B15: return std::isnan(v) ? std::copysign(1.75, v) : std::fmin(std::fmax(round_float(v, 4, -13, INFINITY), -1.75), 1.75);
+    case Scalar::F8E4B8: return std::isnan(v) || std::isinf(v) ? NAN : std::fmin(std::fmax(round_float(v, 4, -6, INFINITY), -240.0), 240.0);
+    case Scalar::F8E5B16:
+      return std::isnan(v) || std::isinf(v) ? NAN : std::fmin(std::fmax(round_float(v, 3, -14, INFINITY), -57344.0), 57344.0);
     case Scalar::I1: return v != 0 ? 1 : 0;
     case Scalar::I8:
     case Scalar::I16:

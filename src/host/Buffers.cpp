@@ -68,27 +68,52 @@ float bf16_to_f32(uint16_t h) {
 
 // ---- fp8 ----
 
-namespace {
-struct Fp8Format {
-  int mbits;       // explicit mantissa bits
-  int bias;
-  float max;       // largest finite value
-  bool has_inf;    // e5m2: exponent field all ones is inf (mantissa 0) or NaN
-};
 Fp8Format fp8_format(Scalar t) {
-  if (t == Scalar::F8E4M3) return {3, 7, 448.0f, false};
-  if (t == Scalar::F8E5M2) return {2, 15, 57344.0f, true};
+  switch (t) {
+    case Scalar::F8E4M3: return {3, 7, 448.0f, 448.0f, Fp8Nan::Fn, false};
+    case Scalar::F8E5M2: return {2, 15, 57344.0f, 57344.0f, Fp8Nan::Ieee, false};
+    case Scalar::F8E4B15: return {3, 15, 1.875f, 1.75f, Fp8Nan::None, true};
+    case Scalar::F8E4B8: return {3, 8, 240.0f, 240.0f, Fp8Nan::Fnuz, false};
+    case Scalar::F8E5B16: return {2, 16, 57344.0f, 57344.0f, Fp8Nan::Fnuz, false};
+    case Scalar::I1:
+    case Scalar::I8:
+    case Scalar::I16:
+    case Scalar::I32:
+    case Scalar::I64:
+    case Scalar::F16:
+    case Scalar::BF16:
+    case Scalar::F32:
+    case Scalar::F64: break;
+  }
   internal_error("fp8", std::string("not an fp8 type: ") + scalar_name(t));
+}
+
+namespace {
+// The bits of a finite non-negative value `r` that the format represents exactly.
+uint8_t fp8_encode_exact(const Fp8Format& F, double r) {
+  if (r == 0) return 0;
+  int emin = 1 - F.bias;  // exponent of the smallest normal
+  int re = std::max(std::ilogb(r), emin);
+  uint32_t man = static_cast<uint32_t>(std::ldexp(r, F.mbits - re));  // with the implicit bit when normal
+  uint32_t efield = man >> F.mbits ? static_cast<uint32_t>(re + F.bias) : 0u;
+  return static_cast<uint8_t>((efield << F.mbits) | (man & ((1u << F.mbits) - 1u)));
 }
 }  // namespace
 
-// An f32 NaN as the fp8 NaN of its sign: E4M3's one pattern, or E5M2's with the payload's top two
-// bits kept (as fp8_to_f32 widens them), both set where neither is.
+// An f32 NaN as the fp8 byte of a NaN: E4M3's one pattern of its sign, E5M2's with the payload's top
+// two bits kept (as fp8_to_f32 widens them), both set where neither is; the fnuz formats' one NaN;
+// e4b15 has none: +-1.75 (its sign kept), as Triton's conversion gives.
 uint8_t fp8_nan(Scalar t, float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
   uint8_t sign = (x >> 24) & 0x80;
-  if (t == Scalar::F8E4M3) return static_cast<uint8_t>(sign | 0x7f);
+  Fp8Format F = fp8_format(t);
+  switch (F.nan) {
+    case Fp8Nan::Fn: return static_cast<uint8_t>(sign | 0x7f);
+    case Fp8Nan::Fnuz: return 0x80;
+    case Fp8Nan::None: return static_cast<uint8_t>(sign | fp8_encode_exact(F, F.sat));
+    case Fp8Nan::Ieee: break;
+  }
   uint32_t m = (x >> 21) & 3u;
   return static_cast<uint8_t>(sign | 0x7c | (m ? m : 3u));
 }
@@ -97,17 +122,15 @@ uint8_t f32_to_fp8(Scalar t, float f) {
   Fp8Format F = fp8_format(t);
   uint8_t sign = std::signbit(f) ? 0x80 : 0;
   if (f != f) return fp8_nan(t, f);
+  if (std::isinf(f) && F.nan == Fp8Nan::Fnuz) return 0x80;  // fnuz: an infinity becomes the NaN
   double a = std::fabs(static_cast<double>(f));
-  int emin = 1 - F.bias;  // exponent of the smallest normal
+  int emin = 1 - F.bias;
   int e = a == 0 ? emin : std::max(std::ilogb(a), emin);
   double q = std::ldexp(1.0, e - F.mbits);  // spacing of representable values at a's binade
-  double r = std::nearbyint(a / q) * q;     // to nearest, ties to even (a / q is exact)
-  if (r > F.max || std::isinf(a)) r = F.max;
-  if (r == 0) return sign;
-  int re = std::max(std::ilogb(r), emin);
-  uint32_t man = static_cast<uint32_t>(std::ldexp(r, F.mbits - re));  // with the implicit bit when normal
-  uint32_t efield = man >> F.mbits ? static_cast<uint32_t>(re + F.bias) : 0u;
-  return static_cast<uint8_t>(sign | (efield << F.mbits) | (man & ((1u << F.mbits) - 1u)));
+  double r = (F.ties_away ? std::round(a / q) : std::nearbyint(a / q)) * q;  // a / q is exact
+  if (r > F.sat || std::isinf(a)) r = F.sat;
+  if (r == 0 && F.nan == Fp8Nan::Fnuz) return 0;  // fnuz: no negative zero
+  return static_cast<uint8_t>(sign | fp8_encode_exact(F, r));
 }
 
 float fp8_to_f32(Scalar t, uint8_t b) {
@@ -115,15 +138,18 @@ float fp8_to_f32(Scalar t, uint8_t b) {
   bool neg = b & 0x80;
   uint32_t efield = (b & 0x7f) >> F.mbits, man = b & ((1u << F.mbits) - 1u);
   uint32_t emax = (1u << (7 - F.mbits)) - 1u;
-  float v;
-  if ((F.has_inf && efield == emax && man) || (!F.has_inf && efield == emax && man == (1u << F.mbits) - 1u)) {
+  bool ieee = F.nan == Fp8Nan::Ieee;
+  if ((ieee && efield == emax && man) || (F.nan == Fp8Nan::Fn && efield == emax && man == (1u << F.mbits) - 1u) ||
+      (F.nan == Fp8Nan::Fnuz && b == 0x80)) {
     // NaN: its sign and payload in the f32's top mantissa bits (fp8_nan narrows it back to these bits)
     uint32_t bits = (neg ? 0x80000000u : 0u) | 0x7f800000u | (man << (23 - F.mbits));
+    if (F.nan == Fp8Nan::Fnuz) bits = 0x7fc00000u;
     float nan;
     std::memcpy(&nan, &bits, 4);
     return nan;
   }
-  if (F.has_inf && efield == emax) v = std::numeric_limits<float>::infinity();
+  float v;
+  if (ieee && efield == emax) v = std::numeric_limits<float>::infinity();
   else if (efield == 0) v = std::ldexp(static_cast<float>(man), 1 - F.bias - F.mbits);
   else v = std::ldexp(static_cast<float>(man | (1u << F.mbits)), static_cast<int>(efield) - F.bias - F.mbits);
   return neg ? -v : v;
@@ -131,6 +157,7 @@ float fp8_to_f32(Scalar t, uint8_t b) {
 
 uint8_t fp8_bits(Scalar t, float f) {
   if (t == Scalar::F8E5M2 && std::isinf(f)) return std::signbit(f) ? 0xfc : 0x7c;
+  if (t == Scalar::F8E4B15 && std::fabs(f) == 1.875f) return std::signbit(f) ? 0xff : 0x7f;  // beyond what conversions give
   return f32_to_fp8(t, f);
 }
 
@@ -139,7 +166,10 @@ float round_to(Scalar t, float v) {
     case Scalar::F16: return f16_to_f32(f32_to_f16(v));
     case Scalar::BF16: return bf16_to_f32(f32_to_bf16(v));
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return fp8_to_f32(t, f32_to_fp8(t, v));
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return fp8_to_f32(t, f32_to_fp8(t, v));
     case Scalar::I1:
     case Scalar::I8:
     case Scalar::I16:
@@ -160,7 +190,10 @@ double Buffer::get(int64_t i) const {
     case Scalar::I8: return as<int8_t>()[i];
     case Scalar::I16: return as<int16_t>()[i];
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return fp8_to_f32(dtype, as<uint8_t>()[i]);
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return fp8_to_f32(dtype, as<uint8_t>()[i]);
     case Scalar::I32: return as<int32_t>()[i];
     case Scalar::I64: return static_cast<double>(as<int64_t>()[i]);
     case Scalar::F16: return f16_to_f32(as<uint16_t>()[i]);
@@ -177,7 +210,10 @@ void Buffer::set(int64_t i, double v) {
     case Scalar::I8: as<int8_t>()[i] = static_cast<int8_t>(wrap_to(dtype, static_cast<int64_t>(v))); return;
     case Scalar::I16: as<int16_t>()[i] = static_cast<int16_t>(wrap_to(dtype, static_cast<int64_t>(v))); return;
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: as<uint8_t>()[i] = f32_to_fp8(dtype, static_cast<float>(v)); return;
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: as<uint8_t>()[i] = f32_to_fp8(dtype, static_cast<float>(v)); return;
     case Scalar::I32: as<int32_t>()[i] = static_cast<int32_t>(static_cast<int64_t>(v)); return;
     case Scalar::I64: as<int64_t>()[i] = static_cast<int64_t>(v); return;
     case Scalar::F16: as<uint16_t>()[i] = f32_to_f16(static_cast<float>(v)); return;

@@ -60,14 +60,32 @@ float f16_to_f32(uint16_t h);
 uint16_t f32_to_bf16(float f);
 float bf16_to_f32(uint16_t h);
 // fp8 (F8E4M3: OCP E4M3 "fn", bias 7, no infinities, max 448, NaN S.1111.111; F8E5M2: bias 15,
-// IEEE-like with infinities, max 57344) <-> f32. To fp8: round to nearest even; a finite value
-// beyond the largest finite one, or an infinity, saturates to it (PTX cvt.rn.satfinite, as Triton
-// on the GPU); NaN stays NaN with its sign (E4M3: S.1111.111; E5M2: the payload's top two bits kept,
-// S.11111.11 where they are zero). From fp8: exact, a NaN's sign and payload included.
+// IEEE-like with infinities, max 57344; F8E4B15: E4M3 with bias 15, every pattern finite, max 1.875;
+// F8E4B8 / F8E5B16: the "fnuz" E4M3 / E5M2, bias 8 / 16, max 240 / 57344, one NaN 0x80, no -0)
+// <-> f32. To fp8: round to nearest even; a finite value beyond the largest finite one, or an
+// infinity, saturates to it (PTX cvt.rn.satfinite, as Triton on the GPU); NaN stays NaN with its
+// sign (E4M3: S.1111.111; E5M2: the payload's top two bits kept, S.11111.11 where they are zero).
+// The fnuz formats (Triton's conversion for AMD GPUs): finite values saturate, an infinity or NaN
+// gives 0x80, a zero result is +0. F8E4B15 (Triton's conversion on NVIDIA GPUs): ties round away
+// from zero, magnitudes from 1.75 up (infinities and NaN included) give +-1.75, the sign kept.
+// From fp8: exact, a NaN's sign and payload included.
 uint8_t f32_to_fp8(Scalar t, float f);
+// What distinguishes the fp8 formats (one description for every executor): the field widths and
+// bias, the largest finite value, the value conversions saturate to, where NaN lives, how ties round.
+enum class Fp8Nan { Fn, Ieee, Fnuz, None };  // S.1111.111 | IEEE-like with infinities | 0x80 only | no NaN
+struct Fp8Format {
+  int mbits;       // explicit mantissa bits
+  int bias;
+  float max;       // largest finite value
+  float sat;       // what a conversion saturates to (below max only for F8E4B15: 1.75, as Triton)
+  Fp8Nan nan;
+  bool ties_away;  // ties round away from zero (F8E4B15's conversion) rather than to even
+};
+Fp8Format fp8_format(Scalar t);
 float fp8_to_f32(Scalar t, uint8_t b);
 // The fp8 bits of an fp8 value held as f32 (a tile's element of an fp8 type, being stored): as
-// f32_to_fp8, except that an E5M2 infinity stays one (no saturation: the value is no conversion's);
+// f32_to_fp8, except that an E5M2 infinity stays one and F8E4B15's +-1.875 stays itself (no
+// saturation: the value is no conversion's);
 // NaN payloads are kept both ways, so fp8 data copied through a tile keeps every byte.
 uint8_t fp8_bits(Scalar t, float f);
 // Wraps an integer to the width of `t` (two's complement, sign-extended: i8, i16; identity for wider).

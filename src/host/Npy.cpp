@@ -188,7 +188,10 @@ std::string descr_of(Scalar s) {
     case Scalar::I8: return "|i1";
     case Scalar::I16: return "<i2";
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return "<f4";  // numpy has no fp8: written as f32 (exact)
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return "<f4";  // numpy has no fp8: written as f32 (exact)
     case Scalar::I32: return "<i4";
     case Scalar::I64: return "<i8";
     case Scalar::F16: return "<f2";

@@ -28,6 +28,9 @@ inline size_t storage_of(Scalar s, bool ptr) {
     case Scalar::I64: return 2;
     case Scalar::F8E4M3:
     case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16:
     case Scalar::F16:
     case Scalar::BF16:
     case Scalar::F32: return 3;

@@ -575,6 +575,9 @@ template <> struct Codec<Scalar::I8> { using S = int8_t; using T = int32_t; stat
 template <> struct Codec<Scalar::I16> { using S = int16_t; using T = int32_t; static T dec(S x) { return x; } static S enc(T x) { return static_cast<S>(x); } };
 template <> struct Codec<Scalar::F8E4M3> { using S = uint8_t; using T = float; static T dec(S x) { return fp8_to_f32(Scalar::F8E4M3, x); } static S enc(T x) { return fp8_bits(Scalar::F8E4M3, x); } };
 template <> struct Codec<Scalar::F8E5M2> { using S = uint8_t; using T = float; static T dec(S x) { return fp8_to_f32(Scalar::F8E5M2, x); } static S enc(T x) { return fp8_bits(Scalar::F8E5M2, x); } };
+template <> struct Codec<Scalar::F8E4B15> { using S = uint8_t; using T = float; static T dec(S x) { return fp8_to_f32(Scalar::F8E4B15, x); } static S enc(T x) { return fp8_bits(Scalar::F8E4B15, x); } };
+template <> struct Codec<Scalar::F8E4B8> { using S = uint8_t; using T = float; static T dec(S x) { return fp8_to_f32(Scalar::F8E4B8, x); } static S enc(T x) { return fp8_bits(Scalar::F8E4B8, x); } };
+template <> struct Codec<Scalar::F8E5B16> { using S = uint8_t; using T = float; static T dec(S x) { return fp8_to_f32(Scalar::F8E5B16, x); } static S enc(T x) { return fp8_bits(Scalar::F8E5B16, x); } };
 template <> struct Codec<Scalar::I32> { using S = int32_t; using T = int32_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
 template <> struct Codec<Scalar::I64> { using S = int64_t; using T = int64_t; static T dec(S x) { return x; } static S enc(T x) { return x; } };
 template <> struct Codec<Scalar::F16> { using S = uint16_t; using T = float; static T dec(S x) { return f16_to_f32(x); } static S enc(T x) { return f32_to_f16(x); } };
@@ -589,6 +592,9 @@ template <class F> decltype(auto) with_codec(Scalar s, F&& f) {
     case Scalar::I16: return f(Codec<Scalar::I16>{});
     case Scalar::F8E4M3: return f(Codec<Scalar::F8E4M3>{});
     case Scalar::F8E5M2: return f(Codec<Scalar::F8E5M2>{});
+    case Scalar::F8E4B15: return f(Codec<Scalar::F8E4B15>{});
+    case Scalar::F8E4B8: return f(Codec<Scalar::F8E4B8>{});
+    case Scalar::F8E5B16: return f(Codec<Scalar::F8E5B16>{});
     case Scalar::I32: return f(Codec<Scalar::I32>{});
     case Scalar::I64: return f(Codec<Scalar::I64>{});
     case Scalar::F16: return f(Codec<Scalar::F16>{});

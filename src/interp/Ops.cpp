@@ -509,7 +509,10 @@ uint64_t elem_bits(const Value& x, int64_t i) {
     case Scalar::I8: return static_cast<uint8_t>(data<int32_t>(x)[i]);
     case Scalar::I16: return static_cast<uint16_t>(data<int32_t>(x)[i]);
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return fp8_bits(t, data<float>(x)[i]);
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return fp8_bits(t, data<float>(x)[i]);
     case Scalar::F16: return f32_to_f16(data<float>(x)[i]);
     case Scalar::BF16: return f32_to_bf16(data<float>(x)[i]);
     case Scalar::I32: return static_cast<uint32_t>(data<int32_t>(x)[i]);
@@ -534,7 +537,10 @@ void put_bits(Value& out, int64_t i, uint64_t u) {
     case Scalar::I8: data<int32_t>(out)[i] = static_cast<int8_t>(static_cast<uint8_t>(u)); return;
     case Scalar::I16: data<int32_t>(out)[i] = static_cast<int16_t>(static_cast<uint16_t>(u)); return;
     case Scalar::F8E4M3:
-    case Scalar::F8E5M2: data<float>(out)[i] = fp8_to_f32(t, static_cast<uint8_t>(u)); return;
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: data<float>(out)[i] = fp8_to_f32(t, static_cast<uint8_t>(u)); return;
     case Scalar::F16: data<float>(out)[i] = f16_to_f32(static_cast<uint16_t>(u)); return;
     case Scalar::BF16: data<float>(out)[i] = bf16_to_f32(static_cast<uint16_t>(u)); return;
     case Scalar::I32: data<int32_t>(out)[i] = static_cast<int32_t>(static_cast<uint32_t>(u)); return;

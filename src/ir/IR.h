@@ -15,11 +15,15 @@
 //   of rank 1-16 whose extents are powers of two (1 included) and whose size is at most 2^20 elements.
 //   Shapes are known once constexpr parameters are bound; runtime scalars never change a shape.
 //
-// Element types. i1 (bool), i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32, f64, and pointers to
-//   each (`*f32`). Integers are signed (unsigned data lives in the integer of its width; frontends
-//   emulate unsigned ops). f8e4m3 is OCP E4M3 "fn" (bias 7, no infinities, max 448, NaN S.1111.111);
-//   f8e5m2 is E5M2 (bias 15, infinities, max 57344). A pointer value designates an element of one
-//   named global buffer; pointer arithmetic is in elements.
+// Element types. i1 (bool), i8, i16, i32, i64, f8e4m3, f8e5m2, f8e4b15, f8e4b8, f8e5b16, f16, bf16,
+//   f32, f64, and pointers to each (`*f32`). Integers are signed (unsigned data lives in the integer
+//   of its width; frontends emulate unsigned ops). f8e4m3 is OCP E4M3 "fn" (bias 7, no infinities,
+//   max 448, NaN S.1111.111); f8e5m2 is E5M2 (bias 15, infinities, max 57344). f8e4b15 is E4M3 with
+//   bias 15 (Triton's float8e4b15): no NaN or infinity, every pattern finite, max 1.875 (S.1111.111).
+//   f8e4b8 and f8e5b16 are the "fnuz" E4M3 / E5M2 (bias 8 / 16; Triton's float8e4b8 / float8e5b16,
+//   torch's float8_e4m3fnuz / float8_e5m2fnuz): no infinities and no negative zero, one NaN (0x80),
+//   max 240 / 57344. A pointer value designates an element of one named global buffer; pointer
+//   arithmetic is in elements.
 //
 // Broadcasting. Binary ops, where, load/store operands broadcast with numpy rules: shapes are aligned
 //   at the right, each pair of extents must be equal or one of them 1; scalars broadcast to any shape.
@@ -29,7 +33,7 @@
 //     same category (int literal with any int/float type -> that type; float literal with a float type
 //     -> that type). A float literal with an integer operand gives f32. Two literals: i32 / f32.
 //   * Otherwise: float beats int; among floats the wider wins (fp8 < f16 < bf16 < f32 < f64; f16 with
-//     bf16 gives f32, f8e4m3 with f8e5m2 f16, fp8 with bf16 f32); among ints the wider wins
+//     bf16 gives f32, two different fp8 types f16, fp8 with bf16 f32); among ints the wider wins
 //     (i1 < i8 < i16 < i32 < i64). Arithmetic on i1 operands is done in i32.
 //   * Pointer + integer -> pointer (same element type); pointer - integer likewise. Nothing else on
 //     pointers except where(), comparisons ==/!= and load/store.
@@ -45,7 +49,10 @@
 //   contraction of separate ops. f16, bf16 and fp8 ops compute in f32 and round the result to the
 //   storage type (round-to-nearest-even) after every op; for + - * / this equals a native f16/bf16 op.
 //   Rounding to fp8 saturates: a finite value beyond the largest finite one, or an infinity, gives the
-//   largest finite value of its sign (PTX cvt.rn.satfinite, as Triton on the GPU); NaN stays NaN. Math
+//   largest finite value of its sign (PTX cvt.rn.satfinite, as Triton on the GPU); NaN stays NaN.
+//   f8e4b8 / f8e5b16 (as Triton's conversion for AMD GPUs): finite values saturate, an infinity or NaN
+//   gives the NaN, and a result of zero is +0. f8e4b15 (as Triton's conversion on NVIDIA GPUs): ties
+//   round away from zero, magnitudes from 1.75 up, infinities and NaN give +-1.75 (the sign kept). Math
 //   functions (the Math rows of the op tables: exp ... cbrt, pow, atan2, hypot) take floats (ints are
 //   converted to f32), compute f16/bf16 in f32 and round back; results may differ from the correctly
 //   rounded value between executors by up to 1e-5 relative in f32 (the differential tester's
@@ -56,7 +63,7 @@
 //   Casts: float -> int truncates toward zero and saturates at the target's range, NaN -> 0; int ->
 //   int wraps to the target's width; int -> float rounds to nearest; anything -> i1 is `!= 0`; i1 ->
 //   number is 0 or 1. bitcast(x, t) reinterprets the bits of a number as another type of the same
-//   width (i8 <-> f8e4m3/f8e5m2, i16 <-> f16/bf16, i32 <-> f32, i64 <-> f64, f16 <-> bf16, fp8 <-> fp8).
+//   width (i8 <-> fp8, i16 <-> f16/bf16, i32 <-> f32, i64 <-> f64, f16 <-> bf16, fp8 <-> fp8).
 //
 // Reductions (sum max min argmax argmin xor_sum reduce_or) remove one axis. sum of i1/i8/i16/i32 gives i32, of i64 gives i64,
 //   of any float accumulates and returns f32 (f64 for f64). max/min keep the type and propagate NaN.
@@ -145,6 +152,9 @@ namespace dtsim {
   X(I64, "i64", 8)            \
   X(F8E4M3, "f8e4m3", 1)      \
   X(F8E5M2, "f8e5m2", 1)      \
+  X(F8E4B15, "f8e4b15", 1)    \
+  X(F8E4B8, "f8e4b8", 1)      \
+  X(F8E5B16, "f8e5b16", 1)    \
   X(F16, "f16", 2)            \
   X(BF16, "bf16", 2)          \
   X(F32, "f32", 4)            \
@@ -159,7 +169,9 @@ enum class Scalar : uint8_t {
 const char* scalar_name(Scalar s);
 int scalar_bytes(Scalar s);
 std::optional<Scalar> parse_scalar(const std::string& s);
-inline bool is_fp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
+inline bool is_fp8(Scalar s) {
+  return s == Scalar::F8E4M3 || s == Scalar::F8E5M2 || s == Scalar::F8E4B15 || s == Scalar::F8E4B8 || s == Scalar::F8E5B16;
+}
 inline bool is_float(Scalar s) {
   return is_fp8(s) || s == Scalar::F16 || s == Scalar::BF16 || s == Scalar::F32 || s == Scalar::F64;
 }

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -43,7 +44,7 @@ std::vector<std::string> split_top(const std::string& s, char sep) {  // not ins
 
 int elem_bits(Scalar s) {
   switch (s) {
-    case Scalar::I8: case Scalar::F8E4M3: case Scalar::F8E5M2: return 8;
+    case Scalar::I8: case Scalar::F8E4M3: case Scalar::F8E5M2: case Scalar::F8E4B15: case Scalar::F8E4B8: case Scalar::F8E5B16: return 8;
     case Scalar::I16: case Scalar::F16: case Scalar::BF16: return 16;
     case Scalar::I32: case Scalar::F32: return 32;
     case Scalar::I64: case Scalar::F64: return 64;
@@ -832,6 +833,23 @@ class Lowering {
       };
       return write(ops[0], join16(half(true), half(false)), guard);
     }
+    // packed halves: min, max (each half the smaller / larger operand's bits; where one is NaN the
+    // other, where both are the canonical NaN 0x7FFF; Triton's f32 -> float8e4b15 conversion clamps so)
+    if ((ty == "f16x2" || ty == "bf16x2") && (op == "min" || op == "max") && p.size() == 2) {
+      const Scalar h = ty == "f16x2" ? Scalar::F16 : Scalar::BF16;
+      need(3);
+      ExprP x = hold("h", read(ops[1], 32)), y = hold("h", read(ops[2], 32));
+      auto half = [&](bool hi) {
+        ExprP ba = hold("hb", hi ? hi16(cp(x)) : lo16(cp(x))), bb = hold("hb", hi ? hi16(cp(y)) : lo16(cp(y)));
+        ExprP a = hold("hv", half_value(cp(ba), h)), b = hold("hv", half_value(cp(bb), h));
+        ExprP pick = op == "min" ? bin(BinOp::Lt, cp(a), cp(b)) : bin(BinOp::Gt, cp(a), cp(b));
+        ExprP bnan = hold("hn", bin(BinOp::Ne, cp(b), cp(b)));
+        ExprP keep_b = where(cp(bnan), k(0x7FFF), cp(bb));  // a is NaN
+        ExprP pick_a = where(bin(BinOp::Or, std::move(pick), cp(bnan)), cp(ba), cp(bb));
+        return where(bin(BinOp::Ne, cp(a), cp(a)), std::move(keep_b), std::move(pick_a));
+      };
+      return write(ops[0], join16(half(true), half(false)), guard);
+    }
     if (op == "cvt") return exec_cvt(s, p, ops, guard);
     unsupported();
   }
@@ -998,7 +1016,43 @@ std::vector<ExprP> lower_inline_ptx(const std::string& text, const std::string& 
                                     const std::vector<Scalar>& results, const Shape& shape, SourceLoc loc, const BindFn& bind,
                                     std::vector<StmtP>* effects) {
   Lowering l(text, loc, bind, effects);
-  return l.run(constraints, pack, args, results, shape);
+  if (pack <= 1 || (!shape.empty() && shape.back() % pack == 0)) return l.run(constraints, pack, args, results, shape);
+  // A last dimension that is no multiple of `pack` (a scalar, a [1, 1] tile; Triton's float8e4b15
+  // conversion of a `tl.zeros((1, 1))` other=): the elements in a row of `total`, a multiple of pack
+  // (extents are powers of two: every element once where there are at least `pack`, else each
+  // repeated `reps` times, as the GPU fills a pack's unused slots), and each result's first copy back.
+  auto dims = [&](const Shape& sh) {
+    std::vector<ExprP> v;
+    for (int64_t d : sh) v.push_back(make_const_int(d, loc));
+    return v;
+  };
+  const int64_t n = shape_numel(shape), total = n % pack == 0 ? n : pack, reps = total / n;
+  std::vector<PtxOperand> flat;
+  for (const PtxOperand& a : args) {
+    ExprP x = a.value;
+    if (!shape.empty()) x = make_reshape(make_broadcast(x, dims(shape), loc), dims({1, n}), loc);
+    flat.push_back(PtxOperand{make_reshape(make_broadcast(x, dims({reps, n}), loc), dims({total}), loc), a.elem});
+  }
+  std::vector<ExprP> rs = l.run(constraints, pack, flat, results, {total});
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (reps == 1) {
+      rs[i] = make_reshape(rs[i], dims(shape), loc);
+      continue;
+    }
+    // the first of the `reps` copies, its bits kept: the max of the integer bits at copy 0 and the
+    // width's least integer elsewhere
+    const Scalar bi = int_of_bits(8 * scalar_bytes(results[i]));
+    ExprP v = make_reshape(rs[i], dims({reps, n}), loc);
+    if (bi != results[i]) v = make_bitcast(v, bi, loc);
+    ExprP first = make_broadcast(make_binary(BinOp::Eq, make_expand_dims(make_arange(make_const_int(0, loc), make_const_int(reps, loc), loc), 1, loc),
+                                             make_const_int(0, loc), loc),
+                                 dims({reps, n}), loc);
+    const int64_t least = bi == Scalar::I64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (8 * scalar_bytes(results[i]) - 1));
+    ExprP r = make_reduce(RedOp::Max, make_where(first, v, int_of(least, bi, loc), loc), 0, loc);
+    if (bi != results[i]) r = make_bitcast(r, results[i], loc);
+    rs[i] = shape.empty() ? make_reduce(RedOp::Max, r, 0, loc) : make_reshape(r, dims(shape), loc);
+  }
+  return rs;
 }
 
 }  // namespace dtsim

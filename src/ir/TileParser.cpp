@@ -190,7 +190,7 @@ class Parser {
   Scalar dtype_name(const Token& t) {
     if (t.kind != TokKind::Ident) user_error(t.loc, "expected a type (i1 i32 i64 f16 bf16 f32 f64), found " + t.describe());
     auto s = parse_scalar(t.text);
-    if (!s) user_error(t.loc, "unknown type " + q(t.text) + " (expected i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32 or f64)");
+    if (!s) user_error(t.loc, "unknown type " + q(t.text) + " (expected i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f8e4b15, f8e4b8, f8e5b16, f16, bf16, f32 or f64)");
     return *s;
   }
 
@@ -868,7 +868,7 @@ class Parser {
     ExprP e = value(a, fn);
     if (e->kind != ExprKind::Var) user_error(a->loc, fn + "(): expected a type like f32 here");
     auto s = parse_scalar(e->name);
-    if (!s) user_error(a->loc, "unknown type " + q(e->name) + " (expected i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32 or f64)");
+    if (!s) user_error(a->loc, "unknown type " + q(e->name) + " (expected i1, i8, i16, i32, i64, f8e4m3, f8e5m2, f8e4b15, f8e4b8, f8e5b16, f16, bf16, f32 or f64)");
     return *s;
   }
 

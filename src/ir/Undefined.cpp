@@ -1,10 +1,10 @@
 #include "ir/Undefined.h"
 
-#include <functional>
 #include <map>
 #include <set>
 
 #include "ir/Verify.h"
+#include "ir/Walk.h"
 
 namespace dtsim {
 
@@ -45,12 +45,13 @@ class Pass {
   explicit Pass(Kernel& k) : k_(k), undef_(static_cast<size_t>(k.num_slots), false), origin_(static_cast<size_t>(k.num_slots)) {}
 
   bool run() {
+    if (!any_expr(k_.body, [](const Expr& e) { return e.kind == ExprKind::Load && e.undef_masked; })) return false;
     // the variables that may hold undefined lanes: a fixpoint over the kernel's assignments (a loop
     // carries a value from its end to its start)
     bool changed = true;
     while (changed) {
       changed = false;
-      walk(k_.body, [&](Stmt& s) {
+      for_each_stmt(k_.body, [&](const Stmt& s) {
         if (s.kind != StmtKind::Assign) return;
         SourceLoc o;
         if (!may(*s.args[0], o)) return;
@@ -62,12 +63,6 @@ class Pass {
           }
       });
     }
-    bool loads = false;
-    walk(k_.body, [&](Stmt& s) {
-      for (const ExprP& a : s.args)
-        if (a && has_undef_load(*a)) loads = true;
-    });
-    if (!loads) return false;
     std::vector<StmtP> body = block(k_.body);
     // parameters reassigned with undefined lanes: their companions start true at the kernel's start
     std::vector<StmtP> head;
@@ -76,7 +71,9 @@ class Pass {
     head.insert(head.end(), body.begin(), body.end());
     k_.body = std::move(head);
     std::set<std::string> names;
-    reads(k_.body, names);
+    for_each_expr(k_.body, [&](const Expr& e) {
+      if (e.kind == ExprKind::Var) names.insert(e.name);
+    });
     drop_unread(k_.body, comps_, names);
     return true;
   }
@@ -135,19 +132,6 @@ class Pass {
   }
 
   // Drops the assignments of companions that nothing reads (a store under the load's mask).
-  static void collect_reads(const Expr& e, std::set<std::string>& names) {
-    if (e.kind == ExprKind::Var) names.insert(e.name);
-    for (const ExprP& a : e.args)
-      if (a) collect_reads(*a, names);
-  }
-  static void reads(const std::vector<StmtP>& b, std::set<std::string>& names) {
-    for (const StmtP& s : b) {
-      for (const ExprP& a : s->args)
-        if (a) collect_reads(*a, names);
-      reads(s->body, names);
-      reads(s->orelse, names);
-    }
-  }
   void drop_unread(std::vector<StmtP>& b, const std::set<std::string>& comps, const std::set<std::string>& names) {
     std::vector<StmtP> keep;
     for (StmtP& s : b) {
@@ -169,27 +153,6 @@ class Pass {
     std::vector<StmtP>* post = nullptr;  // set: the checks go after the statement (a store's: its own
                                          // findings, out of bounds first, come before)
   };
-
-  static void walk(std::vector<StmtP>& b, const std::function<void(Stmt&)>& f) {
-    for (StmtP& s : b) {
-      f(*s);
-      walk(s->body, f);
-      walk(s->orelse, f);
-    }
-  }
-
-  static bool has_load(const Expr& e) {
-    if (e.kind == ExprKind::Load) return true;
-    for (const ExprP& a : e.args)
-      if (a && has_load(*a)) return true;
-    return false;
-  }
-  static bool has_undef_load(const Expr& e) {
-    if (e.kind == ExprKind::Load && e.undef_masked) return true;
-    for (const ExprP& a : e.args)
-      if (a && has_undef_load(*a)) return true;
-    return false;
-  }
 
   std::string comp(int slot) const { return "undef" + std::to_string(slot) + "_" + k_.slot_names[static_cast<size_t>(slot)]; }
 
@@ -278,12 +241,15 @@ class Pass {
     s->args = {std::move(ok)};
     (out.post ? out.post : out.pre)->push_back(std::move(s));
   }
-  static std::string where(SourceLoc o) {
+  // The load a finding at `at` names: by its line, and by its file too where that is another (a
+  // helper function of another module).
+  static std::string where(SourceLoc o, SourceLoc at) {
     if (!o.valid()) return "a load";
+    if (o.file != at.file) return "the load at " + Sources::name(o.file) + ":" + std::to_string(o.line);
     return "the load at line " + std::to_string(o.line);
   }
-  static std::string lanes(const Def& d) {
-    return "lanes masked off by " + where(d.origin) + " (tl.load without `other`) are undefined";
+  static std::string lanes(const Def& d, SourceLoc at) {
+    return "lanes masked off by " + where(d.origin, at) + " (tl.load without `other`) are undefined";
   }
 
   // The companion of `e`, binding or cloning its subexpressions through `out`; checks of the loads
@@ -380,11 +346,11 @@ class Pass {
         bool dp_implied = masked && dp && implied(*dp.e, *e->args[1]);  // undefined only where the mask is off
         ExprP mv;
         if (masked) mv = fit(value(e->args[1], out), shape_of(1), shape, loc);
-        if (dm) check(out, fit(dm.e, shape_of(1), shape, loc), lanes(dm) + " and reach the mask of this load", loc);
+        if (dm) check(out, fit(dm.e, shape_of(1), shape, loc), lanes(dm, loc) + " and reach the mask of this load", loc);
         if (dp && !dp_implied) {
           ExprP ok = fit(dp.e, shape_of(0), shape, loc);
           if (mv) ok = bor(bnot(clone_expr(mv), loc), ok, loc);
-          check(out, ok, lanes(dp) + " and reach the pointer of this load at lanes it reads", loc);
+          check(out, ok, lanes(dp, loc) + " and reach the pointer of this load at lanes it reads", loc);
         }
         if (!masked) return {};
         Def r;
@@ -462,21 +428,21 @@ class Pass {
     bool any = false;
     for (size_t i = 0; i < nval; ++i) any = any || (ds[i] && !skip[i]);
     if (mask && any) mv = fit(value(*mask, out), (*mask)->type.shape, shape, loc);
-    if (dm) check(out, fit(dm.e, (*mask)->type.shape, shape, loc), lanes(dm) + " and reach the mask of this " + what, loc);
+    if (dm) check(out, fit(dm.e, (*mask)->type.shape, shape, loc), lanes(dm, loc) + " and reach the mask of this " + what, loc);
     for (size_t i = 0; i < nval; ++i) {
       if (!ds[i]) continue;
       if (skip[i]) continue;  // undefined only where the mask is off
       ExprP ok = fit(ds[i].e, s.args[i]->type.shape, shape, loc);
       if (mv) ok = bor(bnot(clone_expr(mv), loc), ok, loc);
       std::string role = i == 0 ? std::string("the pointer of this ") + what : std::string("this ") + what;
-      check(out, ok, lanes(ds[i]) + " and reach " + role, loc);
+      check(out, ok, lanes(ds[i], loc) + " and reach " + role, loc);
     }
   }
 
   // A scalar that steers execution: defined.
   void steer_check(ExprP& e, Out& out, const std::string& role, SourceLoc loc) {
     Def d = def(e, out);
-    if (d) check(out, d.e, lanes(d) + " and reach " + role, loc);
+    if (d) check(out, d.e, lanes(d, loc) + " and reach " + role, loc);
   }
 
   std::vector<StmtP> block(std::vector<StmtP>& in) {
@@ -501,9 +467,11 @@ class Pass {
             // Swizzle2d's two scalar targets share its companion
             ExprP c = d ? (s.slots.size() > 1 ? clone_expr(d.e) : fit(d.e, s.args[0]->type.shape, vs, s.loc)) : all_true(vs, s.loc);
             forget(comp(slot));
-            if (!has_load(*c)) {
+            if (!any_expr(c, [](const Expr& x) { return x.kind == ExprKind::Load; })) {
               std::set<std::string> names;
-              collect_reads(*c, names);
+              for_each_expr(c, [&](const Expr& x) {
+                if (x.kind == ExprKind::Var) names.insert(x.name);
+              });
               copies_[comp(slot)] = {clone_expr(c), std::move(names)};
             }
             comps_.insert(comp(slot));
@@ -546,8 +514,10 @@ class Pass {
           for (const StmtP& c : pre) s.body.push_back(clone_stmt(c));
           break;
         }
+        case StmtKind::Assert:  // whether it fails must not depend on undefined lanes (the pass's own are added later)
+          if (!s.undefined_lanes) steer_check(s.args[0], out, "the condition of this assert", s.loc);
+          break;
         case StmtKind::Print:
-        case StmtKind::Assert:
         case StmtKind::Return: break;
       }
       if (s.kind == StmtKind::For || s.kind == StmtKind::If || s.kind == StmtKind::While) copies_.clear();

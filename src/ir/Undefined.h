@@ -10,7 +10,8 @@
 //   * a store or atomic writes a value (or through a pointer) undefined at a lane its mask enables;
 //   * a load or atomic reads through a pointer undefined at a lane its mask enables, or its mask
 //     is undefined;
-//   * an `if` / `while` condition or a `range` bound is undefined.
+//   * an `if` / `while` condition, a `range` bound or an assert's condition (tl.device_assert, tl.assume,
+//     a hint or gather check) is undefined.
 // Propagation: elementwise ops and shape ops carry the companion lane by lane (an i1 `&` / `|` with a
 // defined false / true operand is defined); `where(c, a, b)` takes the companion of the branch each
 // lane picks; a reduction's lane is undefined if any lane it combines is, a scan's prefix-wise; dot's

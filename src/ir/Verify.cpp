@@ -17,7 +17,10 @@ int promotion_rank(Scalar s) {
     case Scalar::I32: return 3;
     case Scalar::I64: return 4;
     case Scalar::F8E4M3: return 5;
-    case Scalar::F8E5M2: return 5;
+    case Scalar::F8E5M2:
+    case Scalar::F8E4B15:
+    case Scalar::F8E4B8:
+    case Scalar::F8E5B16: return 5;
     case Scalar::F16: return 6;
     case Scalar::BF16: return 7;
     case Scalar::F32: return 8;
@@ -40,7 +43,7 @@ Scalar promote_operands(const Expr& a, const Expr& b) {
   if (wb && !wa) return promote_operands(b, a);
   if (x == y) return x;
   if ((x == Scalar::F16 && y == Scalar::BF16) || (x == Scalar::BF16 && y == Scalar::F16)) return Scalar::F32;
-  if (is_fp8(x) && is_fp8(y)) return Scalar::F16;  // e4m3 with e5m2 (as Triton)
+  if (is_fp8(x) && is_fp8(y)) return Scalar::F16;  // two different fp8 types (as Triton)
   if ((is_fp8(x) && y == Scalar::BF16) || (x == Scalar::BF16 && is_fp8(y))) return Scalar::F32;
   return promotion_rank(x) >= promotion_rank(y) ? x : y;
 }
@@ -427,8 +430,8 @@ class Verifier {
         if (from == Scalar::I1 || e->dtype == Scalar::I1 || scalar_bytes(from) != scalar_bytes(e->dtype) ||
             (from != e->dtype && is_float(from) == is_float(e->dtype) && scalar_bytes(from) > 2))
           user_error(e->loc, std::string("bitcast from ") + scalar_name(from) + " to " + scalar_name(e->dtype) +
-                                 " is not supported (same-width pairs: i8 <-> f8e4m3/f8e5m2, i16 <-> f16/bf16, i32 <-> f32, "
-                                 "i64 <-> f64, f16 <-> bf16, f8e4m3 <-> f8e5m2)");
+                                 " is not supported (same-width pairs: i8 <-> fp8, i16 <-> f16/bf16, i32 <-> f32, "
+                                 "i64 <-> f64, f16 <-> bf16, fp8 <-> fp8)");
         e->type = Type{e->dtype, false, e->args[0]->type.shape};
         return;
       }

@@ -26,7 +26,8 @@ const std::map<std::string, Scalar>& dtype_names() {
       {"int32", Scalar::I32},   {"int64", Scalar::I64},     {"int1", Scalar::I1},     {"fp16", Scalar::F16},
       {"bf16", Scalar::BF16},   {"fp32", Scalar::F32},      {"fp64", Scalar::F64},      {"int8", Scalar::I8},
       {"int16", Scalar::I16},   {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2}, {"fp8e4nv", Scalar::F8E4M3},
-      {"fp8e5", Scalar::F8E5M2}};
+      {"fp8e5", Scalar::F8E5M2}, {"float8e4b15", Scalar::F8E4B15}, {"fp8e4b15", Scalar::F8E4B15},
+      {"float8e4b8", Scalar::F8E4B8}, {"fp8e4b8", Scalar::F8E4B8}, {"float8e5b16", Scalar::F8E5B16}, {"fp8e5b16", Scalar::F8E5B16}};
   return m;
 }
 // tl.uint8 ... tl.uint64: the signless type of the width, with Val::uns (Unsigned.cpp).
@@ -35,7 +36,7 @@ const std::map<std::string, Scalar>& unsigned_dtype_names() {
   return m;
 }
 bool unsupported_dtype(const std::string& n) {
-  static const std::set<std::string> s = {"float8e4b15", "float8e4b8", "float8e5b16", "void"};
+  static const std::set<std::string> s = {"void"};
   return s.count(n) > 0;
 }
 
@@ -47,7 +48,8 @@ void triton_atomic_elem_check(AtomicOp op, Scalar et, SourceLoc loc, const std::
   static const std::map<Scalar, const char*> names = {
       {Scalar::I1, "int1"},   {Scalar::I8, "int8"},          {Scalar::I16, "int16"},        {Scalar::I32, "int32"},
       {Scalar::I64, "int64"}, {Scalar::F16, "fp16"},         {Scalar::BF16, "bf16"},        {Scalar::F32, "fp32"},
-      {Scalar::F64, "fp64"},  {Scalar::F8E4M3, "fp8e4nv"},   {Scalar::F8E5M2, "fp8e5"}};
+      {Scalar::F64, "fp64"},  {Scalar::F8E4M3, "fp8e4nv"},   {Scalar::F8E5M2, "fp8e5"},     {Scalar::F8E4B15, "fp8e4b15"},
+      {Scalar::F8E4B8, "fp8e4b8"}, {Scalar::F8E5B16, "fp8e5b16"}};
   std::string ty = names.count(et) ? names.at(et) : scalar_name(et);
   std::string name = atomicop_py(op);
   std::string pre = fname + "() on a pointer to " + ty + ": Triton rejects it (";

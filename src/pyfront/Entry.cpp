@@ -28,7 +28,9 @@ Val parse_arg_value(const std::string& text, const std::string& name) {
       static const std::map<std::string, Scalar> dt = {{"float16", Scalar::F16}, {"bfloat16", Scalar::BF16}, {"float32", Scalar::F32},
                                                        {"float64", Scalar::F64}, {"int32", Scalar::I32},   {"int64", Scalar::I64},
                                                        {"int1", Scalar::I1},     {"int8", Scalar::I8},      {"int16", Scalar::I16},
-                                                       {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2}};
+                                                       {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2},
+                                                       {"float8e4b15", Scalar::F8E4B15}, {"float8e4b8", Scalar::F8E4B8},
+                                                       {"float8e5b16", Scalar::F8E5B16}};
       static const std::map<std::string, Scalar> udt = {{"uint8", Scalar::I8}, {"uint16", Scalar::I16}, {"uint32", Scalar::I32}, {"uint64", Scalar::I64}};
       if (auto u = udt.find(text.substr(std::string(p).size())); u != udt.end()) return Val::of_udtype(u->second);
       auto it = dt.find(text.substr(std::string(p).size()));

@@ -59,6 +59,9 @@ const char* tl_type(Scalar s) {
     case Scalar::I16: return "tl.int16";
     case Scalar::F8E4M3: return "tl.float8e4nv";
     case Scalar::F8E5M2: return "tl.float8e5";
+    case Scalar::F8E4B15: return "tl.float8e4b15";
+    case Scalar::F8E4B8: return "tl.float8e4b8";
+    case Scalar::F8E5B16: return "tl.float8e5b16";
     case Scalar::I32: return "tl.int32";
     case Scalar::I64: return "tl.int64";
     case Scalar::F16: return "tl.float16";

@@ -8,10 +8,44 @@ namespace dtsim {
 
 inline constexpr const char* kTritonRuntime = R"PY(
 _TORCH_DTYPES = {"i1": torch.bool, "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
-                 "f8e4m3": getattr(torch, "float8_e4m3fn", None), "f8e5m2": getattr(torch, "float8_e5m2", None), "f16": torch.float16,
-                 "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
-_FLOATS = ("f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64")
-_NARROW = ("f8e4m3", "f8e5m2", "bf16")  # kept as f32 on the host until they become tensors
+                 "f8e4m3": getattr(torch, "float8_e4m3fn", None), "f8e5m2": getattr(torch, "float8_e5m2", None),
+                 "f8e4b8": getattr(torch, "float8_e4m3fnuz", None), "f8e5b16": getattr(torch, "float8_e5m2fnuz", None),
+                 "f8e4b15": torch.uint8, "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
+_FLOATS = ("f8e4m3", "f8e5m2", "f8e4b15", "f8e4b8", "f8e5b16", "f16", "bf16", "f32", "f64")
+_NARROW = ("f8e4m3", "f8e5m2", "f8e4b15", "f8e4b8", "f8e5b16", "bf16")  # kept as f32 on the host until they become tensors
+
+
+# float8e4b15 has no torch dtype: its tensors hold the bytes (uint8), passed as triton.reinterpret(t,
+# tl.float8e4b15). Its bits are an f16's shifted right by 7 (the same bias): from f32 as Triton's
+# conversion on NVIDIA GPUs (halves away from zero, saturating at 1.75, NaN to 1.75 of its sign).
+def _e4b15_bits(a):
+    a = np.asarray(a, dtype=np.float32)
+    h = np.minimum(np.nan_to_num(np.abs(a), nan=1.75, posinf=1.75), 1.75).astype(np.float64)
+    e = np.maximum(np.frexp(h)[1] - 1, -14)
+    q = np.ldexp(1.0, e - 3)
+    r = np.floor(h / q + 0.5) * q
+    bits = (r.astype(np.float16).view(np.uint16) >> 7).astype(np.uint8)
+    return bits | (np.signbit(a).astype(np.uint8) << 7)
+
+
+def _e4b15_values(b):
+    b = np.asarray(b, dtype=np.uint16)
+    return (((b & 0x80) << 8) | ((b & 0x7F) << 7)).astype(np.uint16).view(np.float16).astype(np.float32)
+
+
+def _tensor(arr, dtype):
+    """A host array of dtype's values as a torch tensor of that type (float8e4b15: its bytes)."""
+    if dtype == "f8e4b15":
+        return torch.from_numpy(_e4b15_bits(arr))
+    return torch.from_numpy(np.ascontiguousarray(arr)).to(_TORCH_DTYPES[dtype])
+
+
+def _values(t, dtype):
+    """A tensor's values on the host, floats of the narrow types widened to f32."""
+    a = t.detach().cpu()
+    if dtype == "f8e4b15":
+        return torch.from_numpy(_e4b15_values(a.numpy()))
+    return a.float() if dtype in _NARROW else a
 _M64 = (1 << 64) - 1
 
 
@@ -72,7 +106,7 @@ def random_data(name, dtype, shape, seed=0):
 def _as_f32(arr, dtype):
     """bf16 and fp8 data are kept as f32 on the host; the zero test must see the rounded values."""
     if dtype in _NARROW:
-        return torch.from_numpy(np.ascontiguousarray(arr)).to(_TORCH_DTYPES[dtype]).float().numpy()
+        return _values(_tensor(arr, dtype), dtype).numpy()
     return arr
 
 
@@ -98,11 +132,13 @@ def _read_npy(path, name, dtype, shape):
         raise SystemExit(f"{path}: error: shape {tuple(arr.shape)} does not match buffer '{name}' {dtype}{list(shape)}")
     if dtype == "bf16" and arr.dtype == np.uint16:
         return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(arr)).to(_TORCH_DTYPES[dtype])
+    return _tensor(arr, dtype)
 
 
 def _fast_random(dtype, shape, device):
     """Random data of the same ranges made on the device (for timing only: not dtsim's stream)."""
+    if dtype == "f8e4b15":
+        return _tensor((torch.rand(shape) * 2 - 1).numpy(), dtype).to(device)
     if dtype in _FLOATS:
         return (torch.rand(shape, device=device) * 2 - 1).to(_TORCH_DTYPES[dtype])
     if dtype == "i1":
@@ -123,7 +159,7 @@ def make_buffers(params, seed=0, device="cuda", inputs=None, exact=True):
             t = _fast_random(dtype, shape, device)
         elif io in ("in", "inout"):
             arr = random_data(name, dtype, shape, seed)
-            t = torch.from_numpy(np.ascontiguousarray(arr)).to(_TORCH_DTYPES[dtype])
+            t = _tensor(arr, dtype)
         else:
             t = torch.zeros(shape, dtype=_TORCH_DTYPES[dtype])
         bufs[name] = t.to(device)
@@ -134,7 +170,8 @@ def run(bufs, params, kernel=None):
     """Launches one kernel (by name) or, with kernel=None, every kernel in order."""
     names, scalars = SIGNATURES[kernel or ""]
     fn = launch if kernel is None else globals()["launch_" + kernel]
-    fn(*[bufs[n] for n in names], *[params[s] for s in scalars])
+    e4b15 = {name for name, _, dtype, _ in BUFFERS if dtype == "f8e4b15"}
+    fn(*[triton.reinterpret(bufs[n], tl.float8e4b15) if n in e4b15 else bufs[n] for n in names], *[params[s] for s in scalars])
 
 
 def _fmt(v):
@@ -143,9 +180,7 @@ def _fmt(v):
 
 def summary_line(name, dtype, t):
     """The line `dtsim run` prints for a buffer: type, shape, checksum, first values."""
-    a = t.detach().cpu()
-    if a.dtype in (torch.float16, torch.bfloat16, _TORCH_DTYPES["f8e4m3"], _TORCH_DTYPES["f8e5m2"]):
-        a = a.float()
+    a = _values(t, dtype)
     a = a.numpy().reshape(-1).astype(np.float64)
     total = float(np.cumsum(a)[-1]) if a.size else 0.0
     first = ", ".join(_fmt(v) for v in a[:8]) + (", ..." if a.size > 8 else "")
@@ -154,9 +189,7 @@ def summary_line(name, dtype, t):
 
 
 def _write_npy(path, t, dtype):
-    a = t.detach().cpu()
-    if dtype in _NARROW:
-        a = a.float()
+    a = _values(t, dtype)
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "wb") as f:

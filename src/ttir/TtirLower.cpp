@@ -275,6 +275,8 @@ class Lowerer {
     static const std::map<std::string, Scalar> names = {{"i1", Scalar::I1},   {"i8", Scalar::I8},   {"i16", Scalar::I16},
                                                         {"i32", Scalar::I32}, {"i64", Scalar::I64}, {"f8E4M3FN", Scalar::F8E4M3},
                                                         {"f8E5M2", Scalar::F8E5M2}, {"f16", Scalar::F16}, {"bf16", Scalar::BF16},
+                                                        // the fnuz formats (TTIR of an AMD target; a CUDA one refuses them)
+                                                        {"f8E4M3FNUZ", Scalar::F8E4B8}, {"f8E5M2FNUZ", Scalar::F8E5B16},
                                                         {"f32", Scalar::F32}, {"f64", Scalar::F64},
                                                         // signed / unsigned spellings (a tensor descriptor's block type)
                                                         {"si8", Scalar::I8}, {"si16", Scalar::I16}, {"si32", Scalar::I32}, {"si64", Scalar::I64},
@@ -282,7 +284,7 @@ class Lowerer {
     auto it = names.find(e);
     if (it == names.end()) {
       if (e.rfind("!tt.tensordesc", 0) == 0) user_error(cur_loc_, "tensor descriptors are not supported yet");
-      user_error(cur_loc_, "element type " + q(e) + " is not supported yet (i1, i8, i16, i32, i64, f8E4M3FN, f8E5M2, f16, bf16, f32, f64)");
+      user_error(cur_loc_, "element type " + q(e) + " is not supported yet (i1, i8, i16, i32, i64, f8E4M3FN, f8E5M2, f8E4M3FNUZ, f8E5M2FNUZ, f16, bf16, f32, f64)");
     }
     t.elem = it->second;
     return t;
@@ -1053,7 +1055,7 @@ class Lowerer {
         ExprP m = v.size() > 1 ? pmo[1] : nullptr;
         if (ratio > 1) {
           VType t{ve, false, pt.shape};
-          ExprP got = view_load(pmo[0], m, be, ve, ratio);
+          ExprP got = view_load(pmo[0], m, be, ve, ratio, v.size() <= 2);
           if (v.size() > 2) got = make_where(clone_expr(m), got, pmo[2], cur_loc_);
           define(res(), got, t, false, cur_loc_);
           return;
@@ -3925,6 +3927,9 @@ class Lowerer {
       case Scalar::I64: return "i64";
       case Scalar::F8E4M3: return "f8E4M3FN";
       case Scalar::F8E5M2: return "f8E5M2";
+      case Scalar::F8E4B15: return "i8";  // Triton's TTIR holds float8e4b15 as i8
+      case Scalar::F8E4B8: return "f8E4M3FNUZ";
+      case Scalar::F8E5B16: return "f8E5M2FNUZ";
       case Scalar::F16: return "f16";
       case Scalar::BF16: return "bf16";
       case Scalar::F32: return "f32";
@@ -3986,7 +3991,8 @@ class Lowerer {
   // A load of `ve` values through a wider view of a `be` buffer: each value is `ratio` consecutive
   // buffer elements (its lowest-addressed first: little-endian, as the GPU reads it), each loaded
   // under the mask, so bounds, uninitialized reads and conflicts are checked per buffer element.
-  ExprP view_load(ExprP p, ExprP m, Scalar be, Scalar ve, int64_t ratio) {
+  // `undef`: no `other` follows, so the masked-off lanes are undefined (ir/Undefined.h).
+  ExprP view_load(ExprP p, ExprP m, Scalar be, Scalar ve, int64_t ratio, bool undef) {
     BindFn bind = binder();
     const int bits = 8 * scalar_bytes(be);
     const Scalar bi = int_of_bits(8 * scalar_bytes(be));
@@ -3995,6 +4001,7 @@ class Lowerer {
     ExprP acc;
     for (int64_t k = 0; k < ratio; ++k) {
       ExprP part = make_load(make_binary(BinOp::Add, clone_expr(pv), int_of(k, Scalar::I32, cur_loc_), cur_loc_), mv ? clone_expr(mv) : nullptr, nullptr, cur_loc_);
+      part->undef_masked = mv && undef;
       if (be != bi) part = make_bitcast(part, bi, cur_loc_);
       part = make_binary(BinOp::And, make_cast(part, Scalar::I64, cur_loc_), int_of((int64_t{1} << bits) - 1, Scalar::I64, cur_loc_), cur_loc_);
       if (k) part = make_binary(BinOp::Shl, part, int_of(bits * k, Scalar::I64, cur_loc_), cur_loc_);

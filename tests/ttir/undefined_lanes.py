@@ -1,8 +1,9 @@
 """Lanes a tl.load without `other` leaves undefined (Triton's documented contract; its NVIDIA lowering
 and the IR give 0) are tracked, with DTSIM_UNDEFINED_LANES=1, to where they matter: a store or atomic that
 writes them, a dot / reduction whose result is stored, an address an access uses, a branch
-condition or loop bound. Each is a finding (kind uninitialized-read) at the statement, naming the
-load's line and the first undefined lane. Clean patterns stay clean and compute what an unchecked
+condition or loop bound, an assert's condition. Each is a finding (kind uninitialized-read) at the
+statement, naming the load's line (and its file where that is another: a helper's module) and the
+first undefined lane. Loads through a wider pointer view (TTIR reader) are tracked as any load. Clean patterns stay clean and compute what an unchecked
 run computes: a store under the load's mask, tl.where(mask, x, 0), other=, lanes never used, a dot
 whose undefined rows are never stored, a mask combined with the loaded values, a cumsum whose
 undefined tail is masked off. Without DTSIM_UNDEFINED_LANES=1, or with sanitize='bounds', nothing is
@@ -16,6 +17,9 @@ import triton.language as tl
 
 import dtsim
 import ttir_check
+import undefined_helpers
+
+STANDIN = triton.__version__.endswith("+dtsim")
 
 if dtsim.config()["backend"] == "cuda":
     print("skipped: undefined lanes are tracked on the interpreter only")
@@ -133,7 +137,45 @@ def reverse_cumsum(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, c, mask=offs < n)  # sink: suffix sums take the undefined tail
 
 
+@triton.jit
+def other_file(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = undefined_helpers.load_tail(x_ptr, offs, n)
+    tl.store(y_ptr + offs, x)  # sink: a helper's load
+
+
+@triton.jit(debug=True)
+def asserted(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.device_assert(x >= 0.0, "negative")  # sink: assert
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+
+@triton.jit
+def wide_view(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr.to(tl.pointer_type(tl.int32)) + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x)  # sink: a wider view's load
+
+
 # ---- clean patterns ----
+
+@triton.jit(debug=True)
+def asserted_masked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.device_assert((offs >= n) | (x >= 0.0), "negative")
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+
+@triton.jit
+def wide_view_masked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr.to(tl.pointer_type(tl.int32)) + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x, mask=offs < n)
+    w = tl.load(x_ptr.to(tl.pointer_type(tl.int32)) + offs, mask=offs < n, other=7)
+    tl.store(y_ptr + BLOCK + offs, w)
 
 @triton.jit
 def same_mask(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
@@ -241,6 +283,16 @@ clean("loop bound, load on", lambda: loop_bound[(1,)](cnt, y, 1))
 same("loop bound, load on", y[:1], [3.0])
 expect("loop-carried", lambda: carried[(1,)](x, y, 10, BLOCK=16), at("# sink: loop-carried"), "reach this store", "lane 10")
 expect("reverse cumsum", lambda: reverse_cumsum[(1,)](x, y, 10, BLOCK=16), at("# sink: suffix"), "lane 0")
+helper_line = ttir_check.line_of(undefined_helpers.__file__, "# a helper's load")
+expect("a helper's load, another file", lambda: other_file[(1,)](x, y, 10, BLOCK=16), at("# sink: a helper's load"),
+       "the load at ", "undefined_helpers.py:%d (tl.load" % helper_line, "reach this store", "lane 10")
+expect("assert", lambda: asserted[(1,)](x, y, 10, BLOCK=16), at("# sink: assert"), "reach the condition of this assert",
+       "lane 10")
+x16 = np.arange(128, dtype=np.int16)
+y32 = np.zeros(64, dtype=np.int32)
+if not STANDIN:  # dtsim's own reader does not take pointer casts
+    expect("a wider view's load", lambda: wide_view[(1,)](x16, y32, 10, BLOCK=16), at("# sink: a wider view"), "reach this store",
+           "lane 10")
 
 y[:] = 0
 clean("same mask", lambda: same_mask[(1,)](x, y, 10, BLOCK=16))
@@ -259,6 +311,12 @@ clean("mask from the values", lambda: value_mask[(1,)](x, y, 10, BLOCK=16))
 same("mask from the values", y[:10], np.where(x[:10] > 3, x[:10], -1))
 clean("cumsum, tail masked", lambda: forward_cumsum[(1,)](x, y, 10, BLOCK=16))
 same("cumsum, tail masked", y[:10], np.cumsum(x[:10]))
+
+clean("assert, masked lanes decided", lambda: asserted_masked[(1,)](x, y, 10, BLOCK=16))
+if not STANDIN:
+    clean("a wider view, same mask, other=", lambda: wide_view_masked[(1,)](x16, y32, 10, BLOCK=16))
+    want = x16[:32].view(np.int32)
+    same("a wider view, same mask, other=", np.concatenate([y32[:10], y32[16:32]]), np.concatenate([want[:10], want[:10], [7] * 6]))
 
 # the check belongs to sanitize='all'; 'bounds' leaves the kernel as it is
 dtsim.config(sanitize="bounds")

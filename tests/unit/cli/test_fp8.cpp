@@ -1,13 +1,16 @@
 // Unit tests of the fp8 and narrow-integer element formats (host/Buffers.h): every fp8 bit pattern
-// decoded and encoded again, rounding from f32 checked against torch's conversion (fp8_tables.inc),
+// decoded and encoded again, rounding from f32 checked against torch's conversion (fp8_tables.inc;
+// e4b15, which torch has not got, against a model of Triton's PTX conversion written here),
 // saturation by hand, i8/i16 wraparound, and .npy I/O of the new types.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <vector>
 
 #include "host/Buffers.h"
 #include "host/Npy.h"
@@ -107,6 +110,119 @@ TEST_CASE("fp8: subnormals and the smallest values, hand-derived") {
   CHECK(f32_to_fp8(Scalar::F8E5M2, 1.375f) == 0x3e);                          // tie between 1.25 and 1.5: 1.5
 }
 
+TEST_CASE("fp8 fnuz (e4b8, e5b16): every bit pattern decodes as torch.float8_e4m3fnuz / e5m2fnuz and encodes back") {
+  check_all_patterns(Scalar::F8E4B8, kE4m3fnuzDecode);
+  check_all_patterns(Scalar::F8E5B16, kE5m2fnuzDecode);
+  CHECK(std::isnan(fp8_to_f32(Scalar::F8E4B8, 0x80)));  // the one NaN; no negative zero
+  CHECK(fp8_to_f32(Scalar::F8E4B8, 0x7f) == 240.0f);
+  CHECK(fp8_to_f32(Scalar::F8E5B16, 0x7f) == 57344.0f);
+  CHECK(fp8_to_f32(Scalar::F8E4B8, 0x01) == std::ldexp(1.0f, -10));   // smallest subnormal
+  CHECK(fp8_to_f32(Scalar::F8E4B8, 0x08) == std::ldexp(1.0f, -7));    // smallest normal
+  CHECK(fp8_to_f32(Scalar::F8E5B16, 0x01) == std::ldexp(1.0f, -17));
+  CHECK(fp8_to_f32(Scalar::F8E5B16, 0x04) == std::ldexp(1.0f, -15));
+}
+
+TEST_CASE("fp8 fnuz: f32 rounds to nearest even as torch does; saturation, NaN and zero as Triton's conversion") {
+  CHECK(sizeof(kE4m3fnuzRound) / sizeof(kE4m3fnuzRound[0]) > 500);
+  check_rounding(Scalar::F8E4B8, kE4m3fnuzRound);
+  check_rounding(Scalar::F8E5B16, kE5m2fnuzRound);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (Scalar t : {Scalar::F8E4B8, Scalar::F8E5B16}) {
+    CAPTURE(scalar_name(t));
+    float mx = t == Scalar::F8E4B8 ? 240.0f : 57344.0f;
+    CHECK(f32_to_fp8(t, mx) == 0x7f);
+    CHECK(f32_to_fp8(t, mx * 1.04f) == 0x7f);  // the midpoint past the largest (torch gives NaN)
+    CHECK(f32_to_fp8(t, 1e30f) == 0x7f);
+    CHECK(f32_to_fp8(t, -1e30f) == 0xff);
+    CHECK(f32_to_fp8(t, inf) == 0x80);   // an infinity becomes the NaN (Triton's fnuz conversion)
+    CHECK(f32_to_fp8(t, -inf) == 0x80);
+    CHECK(f32_to_fp8(t, std::nanf("")) == 0x80);
+    CHECK(f32_to_fp8(t, -std::nanf("")) == 0x80);
+    CHECK(f32_to_fp8(t, -0.0f) == 0x00);  // no negative zero
+    CHECK(f32_to_fp8(t, -1e-30f) == 0x00);
+    CHECK(round_to(t, -1e-30f) == 0.0f);
+    CHECK(!std::signbit(round_to(t, -1e-30f)));
+    CHECK(std::isnan(round_to(t, inf)));
+  }
+  CHECK(f32_to_fp8(Scalar::F8E4B8, 1.0625f) == 0x40);  // tie between 1 (0x40) and 1.125: to even
+  CHECK(f32_to_fp8(Scalar::F8E4B8, 1.1875f) == 0x42);  // tie between 1.125 and 1.25: to even (1.25)
+  CHECK(f32_to_fp8(Scalar::F8E5B16, 1.125f) == 0x40);  // tie between 1 and 1.25
+  CHECK(f32_to_fp8(Scalar::F8E4B8, std::ldexp(1.0f, -11)) == 0x00);  // half the smallest subnormal: to even (0)
+  CHECK(f32_to_fp8(Scalar::F8E4B8, std::ldexp(3.0f, -11)) == 0x02);  // 1.5 subnormal steps: to even (2)
+}
+
+namespace {
+// Triton's f32 -> float8e4b15 on NVIDIA GPUs, modelled on its instructions: cvt.rz.f16.f32, then per
+// f16 the magnitude's bits min'ed with 1.75's (0x3F00; min.f16x2 gives the number where one side is
+// NaN), 0x40 added, shifted right by 7, and the sign or'ed in.
+uint8_t e4b15_model(float f) {
+  uint32_t u = bits_of(f);
+  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
+  double a = std::fabs(static_cast<double>(f));
+  uint16_t h;  // |f| in f16, rounded toward zero
+  if (std::isnan(f)) h = 0x7e00;
+  else if (std::isinf(f)) h = 0x7c00;
+  else {
+    int e = a == 0 ? -14 : std::max(std::ilogb(a), -14);
+    double q = std::ldexp(1.0, e - 10);
+    double t = std::min(std::floor(a / q) * q, 65504.0);
+    h = f32_to_f16(static_cast<float>(t));  // exact
+  }
+  bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+  if (nan || h > 0x3f00) h = 0x3f00;
+  return static_cast<uint8_t>(((h + 0x40) >> 7) | (sign >> 8));
+}
+}  // namespace
+
+TEST_CASE("fp8 e4b15: every bit pattern decodes as Triton's PTX widening (the f16 of S.0EEEE.MMM0000000) and encodes back") {
+  for (int b = 0; b < 256; ++b) {
+    CAPTURE(b);
+    float want = f16_to_f32(static_cast<uint16_t>(((b & 0x80) << 8) | ((b & 0x7f) << 7)));
+    float got = fp8_to_f32(Scalar::F8E4B15, static_cast<uint8_t>(b));
+    CHECK(bits_of(got) == bits_of(want));  // every pattern finite, -0 included
+    CHECK(fp8_bits(Scalar::F8E4B15, got) == b);  // a stored value keeps its byte
+    if ((b & 0x7f) == 0x7f) CHECK(f32_to_fp8(Scalar::F8E4B15, got) == ((b & 0x80) | 0x7e));  // 1.875: conversions saturate at 1.75
+    else CHECK(f32_to_fp8(Scalar::F8E4B15, got) == b);
+  }
+  CHECK(fp8_to_f32(Scalar::F8E4B15, 0x7f) == 1.875f);
+  CHECK(fp8_to_f32(Scalar::F8E4B15, 0x01) == std::ldexp(1.0f, -17));
+  CHECK(fp8_to_f32(Scalar::F8E4B15, 0x08) == std::ldexp(1.0f, -14));
+}
+
+TEST_CASE("fp8 e4b15: f32 conversion as Triton's (ties away from zero, saturation at 1.75, NaN to +-1.75)") {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> vals = {0.0f, -0.0f, 1.75f, 1.8f, 1.8125f, 1.875f, 2.0f, 100.0f, 1e30f, inf, -inf,
+                             std::nanf(""), -std::nanf(""), 1e-30f, -1e-30f, 65504.0f, 65520.0f, 1e5f};
+  for (int b = 0; b < 127; ++b) {  // every midpoint between neighbours, and the f32s either side of it
+    float lo = fp8_to_f32(Scalar::F8E4B15, static_cast<uint8_t>(b)), hi = fp8_to_f32(Scalar::F8E4B15, static_cast<uint8_t>(b + 1));
+    float m = (lo + hi) / 2;
+    for (float v : {m, std::nextafter(m, inf), std::nextafter(m, -inf)}) {
+      vals.push_back(v);
+      vals.push_back(-v);
+    }
+  }
+  uint32_t seed = 7;
+  for (int i = 0; i < 2000; ++i) {  // random magnitudes around the format's range
+    seed = seed * 1664525u + 1013904223u;
+    float v = std::ldexp(1.0f + static_cast<float>(seed >> 8) / 16777216.0f, static_cast<int>(seed % 24) - 20);
+    vals.push_back(seed & 1 ? v : -v);
+  }
+  for (float v : vals) {
+    CAPTURE(v);
+    CHECK(f32_to_fp8(Scalar::F8E4B15, v) == e4b15_model(v));
+  }
+  CHECK(f32_to_fp8(Scalar::F8E4B15, 1.0625f) == 0x79);   // tie between 1 (0x78) and 1.125: away from zero
+  CHECK(f32_to_fp8(Scalar::F8E4B15, -1.0625f) == 0xf9);
+  CHECK(f32_to_fp8(Scalar::F8E4B15, std::ldexp(1.0f, -18)) == 0x01);  // half the smallest subnormal: away (1)
+  CHECK(f32_to_fp8(Scalar::F8E4B15, 1.8f) == 0x7e);
+  CHECK(f32_to_fp8(Scalar::F8E4B15, inf) == 0x7e);
+  CHECK(f32_to_fp8(Scalar::F8E4B15, -inf) == 0xfe);
+  CHECK(f32_to_fp8(Scalar::F8E4B15, std::nanf("")) == 0x7e);
+  CHECK(f32_to_fp8(Scalar::F8E4B15, -0.0f) == 0x80);  // the sign kept
+  CHECK(round_to(Scalar::F8E4B15, 1.875f) == 1.75f);
+  CHECK(round_to(Scalar::F8E4B15, std::nanf("")) == 1.75f);
+}
+
 TEST_CASE("i8 and i16 wrap to their width") {
   CHECK(wrap_to(Scalar::I8, 127) == 127);
   CHECK(wrap_to(Scalar::I8, 128) == -128);
@@ -142,7 +258,7 @@ TEST_CASE(".npy I/O of i8, i16 and fp8 buffers") {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("dtsim-fp8-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  for (Scalar t : {Scalar::I8, Scalar::I16, Scalar::F8E4M3, Scalar::F8E5M2}) {
+  for (Scalar t : {Scalar::I8, Scalar::I16, Scalar::F8E4M3, Scalar::F8E5M2, Scalar::F8E4B15, Scalar::F8E4B8, Scalar::F8E5B16}) {
     CAPTURE(scalar_name(t));
     Buffer b;
     b.name = "x";

@@ -448,6 +448,20 @@ TEST_CASE("fp8 values round to nearest even after every op and saturate") {
   CHECK(eval8("(full([8], 1.5, f8e4m3) + full([8], 1.5, f8e5m2)).to(f32)", "f32") == V(8, 3.0));  // e4m3 + e5m2 is f16
 }
 
+TEST_CASE("the other fp8 formats: e4b15 as Triton's NVIDIA conversion, e4b8 / e5b16 (fnuz) as its AMD one") {
+  CHECK(eval8("(full([8], 1.0625, f32).to(f8e4b15)).to(f32)", "f32") == V(8, 1.125));  // a tie: away from zero
+  CHECK(eval8("(full([8], 1.0625, f32).to(f8e4b8)).to(f32)", "f32") == V(8, 1.0));     // a tie: to even
+  CHECK(eval8("(full([8], 1.0, f8e4b15) + 5.0).to(f32)", "f32") == V(8, 1.75));         // saturates at 1.75
+  CHECK(eval8("(full([8], 127, i8).to(f8e4b15, bitcast=True)).to(f32)", "f32") == V(8, 1.875));  // 0x7f: 1.875
+  CHECK(eval8("(full([8], 127, i8).to(f8e4b15, bitcast=True)).to(i8, bitcast=True).to(i32)") == V(8, 127));
+  CHECK(eval8("(full([8], 200.0, f8e4b8) * 2.0).to(f32)", "f32") == V(8, 240));        // saturates at 240
+  CHECK(eval8("(full([8], 40000.0, f8e5b16) * 2.0).to(f32)", "f32") == V(8, 57344));
+  CHECK(eval8("(full([8], -0.0001, f32).to(f8e4b8)).to(i8, bitcast=True).to(i32)") == V(8, 0));  // +0 only
+  CHECK(eval8("(full([8], -0.0, f32).to(f8e4b15)).to(i8, bitcast=True).to(i32)") == V(8, -128));  // -0 kept
+  CHECK(eval8("(full([8], 1.0, f8e4b8) / 0.0).to(i8, bitcast=True).to(i32)") == V(8, -128));  // inf: the NaN 0x80
+  CHECK(eval8("(full([8], 1.5, f8e4b15) + full([8], 1.5, f8e4b8)).to(f32)", "f32") == V(8, 3.0));  // two fp8 types: f16
+}
+
 TEST_CASE("float sums run as a tree (the GPU's order), fused or not; integer sums exactly") {
   // 1.0 then 255 lanes of 1e-8: a left-to-right f32 chain stays at 1.0 (each 1e-8 is under half an
   // ulp of 1); the tree adds the small lanes to each other first
