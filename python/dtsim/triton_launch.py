@@ -860,7 +860,10 @@ def _launch(fn, kernel, bound_args, g):
             v = _to_storage_end(v)
         arr = dtsim._as_array(v, name)
         if arr is None and not isinstance(v, (int, float, bool)) and v is not None:
-            ptr_view = _pointer_object_view(v, name) if cfg["backend"] != "cuda" else None
+            # pointer objects are resolved to host tensors on the interpreter; triton.reinterpret's
+            # TensorWrapper is a view of its tensor on either backend (host or GPU memory)
+            reinterpreted = type(v).__name__ == "TensorWrapper"
+            ptr_view = _pointer_object_view(v, name) if cfg["backend"] != "cuda" or reinterpreted else None
             if ptr_view is not None:
                 v = ptr_view
                 arr = dtsim._as_array(v, name)
