@@ -8,9 +8,10 @@ import sys
 
 
 class _AfterTorchImport:
-    """Host code may ask torch about the device before anything launches (`torch.cuda.get_device_properties(0)
-    .multi_processor_count` to size a persistent grid): once torch is imported, those queries answer as the
-    driver dtsim presents (triton_launch._answer_torch_cuda_queries; nothing changes where torch has a GPU)."""
+    """Calls each of `calls` once torch is imported (see _after_torch)."""
+
+    def __init__(self):
+        self.calls = []
 
     def find_spec(self, name, path=None, target=None):
         if name != "torch":
@@ -23,19 +24,53 @@ class _AfterTorchImport:
 
         def run(module):
             exec_module(module)
-            from dtsim import triton_launch
-            triton_launch._answer_torch_cuda_queries()
+            for call in self.calls:
+                call()
 
         spec.loader.exec_module = run
         return spec
 
 
-def _answer_device_queries():
-    from dtsim import triton_launch
+def _after_torch(call):
+    """Runs `call` now if torch is imported, else right after `import torch` (one hook for all)."""
     if "torch" in sys.modules:
-        triton_launch._answer_torch_cuda_queries()
-    elif not any(isinstance(f, _AfterTorchImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterTorchImport())
+        call()
+        return
+    hook = next((f for f in sys.meta_path if isinstance(f, _AfterTorchImport)), None)
+    if hook is None:
+        hook = _AfterTorchImport()
+        sys.meta_path.insert(0, hook)
+    if call not in hook.calls:
+        hook.calls.append(call)
+
+
+def _answer_device_queries():
+    """Host code may ask torch about the device before anything launches (`torch.cuda.get_device_properties(0)
+    .multi_processor_count` to size a persistent grid): once torch is imported, those queries answer as the
+    driver dtsim presents (triton_launch._answer_torch_cuda_queries; nothing changes where torch has a GPU)."""
+    from dtsim import triton_launch
+    _after_torch(triton_launch._answer_torch_cuda_queries)
+
+
+def _torch_sees_no_triton():
+    """Under the stand-in, torch must not take dtsim's `triton` module for Triton: torch decides that
+    Triton is installed when `import triton` works (torch.utils._triton.has_triton_package), and its
+    Inductor then imports Triton's compiler modules (`import torch._inductor.utils`, which
+    torch.compile, torch.library.triton_op and libraries importing them reach). Triton is not
+    installed there, which is what torch is told."""
+    try:
+        import torch.utils._triton as torch_triton
+    except Exception:  # noqa: BLE001 - an older or partial torch: nothing to tell it
+        return
+
+    def has_triton_package():
+        return False
+
+    torch_triton.has_triton_package = has_triton_package
+    for name in dir(torch_triton):  # cached answers derived from it (has_triton, has_triton_tma, ...)
+        clear = getattr(getattr(torch_triton, name), "cache_clear", None)
+        if name.startswith("has_triton") and callable(clear):
+            clear()
 
 
 def install():
@@ -58,6 +93,7 @@ def install_standin():
     import dtsim.language
     import dtsim.triton
     sys.modules["triton"] = dtsim.triton
+    _after_torch(_torch_sees_no_triton)
     sys.modules["triton.language"] = dtsim.language
     sys.modules["triton.language.math"] = dtsim.language
     dtsim.triton.language = dtsim.language

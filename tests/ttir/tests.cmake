@@ -85,6 +85,11 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
              WORKING_DIRECTORY ${ttir_dir})
     set_tests_properties(ttir/fp8_formats_standin PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
+    # torch's Inductor utilities under the stand-in: torch is told that Triton is not installed
+    add_test(NAME ttir/standin_torch COMMAND ${DTSIM_COMPAT_PYTHON} -W ignore -m dtsim ${ttir_dir}/standin_torch.py
+             WORKING_DIRECTORY ${ttir_dir})
+    set_tests_properties(ttir/standin_torch PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   endif()
   set_tests_properties(ttir/fp8_matmul PROPERTIES TIMEOUT 600)
   # backend='cuda' (label gpu; exits 77 without a GPU): pointers made from integers are device
