@@ -700,7 +700,14 @@ def _refused_fnuz(fn, e):
         return
     node = getattr(e, "node", None)
     code = getattr(getattr(fn, "fn", None), "__code__", None)
-    first = getattr(fn, "def_file_line_number", None) or (code.co_firstlineno if code else None)
+    # the `def` line, which the node's lines count from (Triton before 3.8 has no def_file_line_number:
+    # its source starts at the decorators, its parsed text at the def)
+    first = getattr(fn, "def_file_line_number", None)
+    src, start = getattr(fn, "raw_src", None), getattr(fn, "starting_line_number", None)
+    if not first and isinstance(src, list) and start:
+        first = start + next((i for i, line in enumerate(src) if line.lstrip().startswith("def ")), 0)
+    if not first and code is not None:
+        first = code.co_firstlineno
     where = ""
     if code is not None and first and getattr(node, "lineno", None):
         where = "%s:%d:%d: " % (code.co_filename, first + node.lineno - 1, node.col_offset + 1)
