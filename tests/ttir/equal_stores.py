@@ -6,8 +6,6 @@ values). The same kernel storing values that differ between the instances is a w
 (dtsim.KernelError), in both instance orders. A load racing a store of the value memory already
 holds stays a read/write conflict. dtsim.config(equal_stores='conflict'), or DTSIM_EQUAL_STORES=conflict
 while that option is None (read at each launch), makes the equal values a write-write conflict too."""
-import contextlib
-import io
 import os
 import subprocess
 import sys
@@ -46,13 +44,7 @@ def rewrite(z_ptr, D: tl.constexpr):
 
 def run(launch):
     """(stderr text, KernelError text or None) of one launch."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        try:
-            launch()
-        except dtsim.KernelError as e:
-            return err.getvalue(), str(e)
-    return err.getvalue(), None
+    return ttir_check.outcome(launch, dtsim.KernelError)
 
 
 store_at = ttir_check.at(__file__, "tl.store(y_ptr + row * D + cols, v)")

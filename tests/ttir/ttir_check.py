@@ -4,6 +4,8 @@ prints its name and "ok" or "FAILED" with what differs, and records a failure; f
 the script: exit status 1 naming the failures, or the summary printed. A recorded failure is never
 lost: a script that ends without finish() (or with status 0) after one exits with status 1."""
 import atexit
+import contextlib
+import io
 import os
 import sys
 
@@ -22,6 +24,17 @@ def line_of(script, text):
 def at(script, text):
     """'NAME.py:LINE:', where a finding locates the first line of `script` holding `text`."""
     return "%s:%d:" % (os.path.basename(script), line_of(script, text))
+
+
+def outcome(launch, error):
+    """(what launch() printed to stderr, the text of the `error` it raised or None)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            launch()
+        except error as e:
+            return err.getvalue(), str(e)
+    return err.getvalue(), None
 
 
 def report(name, ok, detail=""):

@@ -10,8 +10,6 @@ pointers (CSR style: row r ends where row r + 1 starts), one updates past a slic
 - 'storage': the buffer runs on to the storage's end, silently.
 An access past the storage's end is out of bounds in every mode, and a view bound as a copy (a
 non-native byte order) has no storage past it to reach."""
-import contextlib
-import io
 import sys
 
 import numpy as np
@@ -19,6 +17,7 @@ import triton
 import triton.language as tl
 
 import dtsim
+import ttir_check
 
 if dtsim.config()["backend"] == "cuda":
     print("skipped: --view-bounds is the interpreter's (backend='cuda' copies each view, so an access past it is out of bounds)")
@@ -45,13 +44,7 @@ def bump(p, n, BLOCK: tl.constexpr):
 
 def run(launch):
     """(stderr text, KernelError text or None) of one launch."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        try:
-            launch()
-        except dtsim.KernelError as e:
-            return err.getvalue(), str(e)
-    return err.getvalue(), None
+    return ttir_check.outcome(launch, dtsim.KernelError)
 
 
 R, N, PAD, BLOCK = 3, 300, 512, 512
@@ -65,7 +58,7 @@ if found is not None:
     sys.exit("warn: the stores past the view stopped the run:\n" + found)
 if not (storage == -1).all():
     sys.exit("warn: %d elements not filled" % int((storage != -1).sum()))
-if "view_bounds.py:31:" not in err or "warning: store to 'p' past the end of the view it was given (inside its storage)" not in err \
+if ttir_check.at(__file__, "tl.store(p + pid * BLOCK + tl.arange(0, BLOCK), value)") not in err or "warning: store to 'p' past the end of the view it was given (inside its storage)" not in err \
         or "--view-bounds=span makes it an error" not in err or err.count("warning:") != 1:
     sys.exit("warn: unexpected warning text:\n" + err)
 err, found = run(lambda: fill[(R,)](view, -2, BLOCK=BLOCK))
