@@ -433,7 +433,9 @@ std::string loop_context(Ctx& c) {
   return out.empty() ? out : out + "\n";
 }
 
-void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, const std::string& body, const Buffer& B, const Issue& is) {
+// A finding (or warning) of this instance's access at `loc` to B, at the access's first element and
+// lane count, without its message.
+Finding finding_at(Ctx& c, Finding::Kind kind, SourceLoc loc, const Buffer& B, const Issue& is) {
   Finding f;
   f.kind = kind;
   f.loc = loc;
@@ -441,6 +443,11 @@ void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, co
   f.buffer = B.name;
   f.flat_index = is.off;
   f.lanes = is.count;
+  return f;
+}
+
+void emit(Ctx& c, Finding::Kind kind, SourceLoc loc, const std::string& head, const std::string& body, const Buffer& B, const Issue& is) {
+  Finding f = finding_at(c, kind, loc, B, is);
   f.message = format_diag(loc, "error", head) + loc2_note(c) + body + loop_context(c);
   report_finding(c, std::move(f));
 }
@@ -454,13 +461,7 @@ void warn_past_end(Ctx& c, SourceLoc loc, const char* what, const Buffer& B, con
   for (const Finding& w : rs.report->warnings)
     if (w.buffer == B.name && w.loc.line == loc.line && w.loc.col == loc.col && w.loc.file == loc.file) return;
   if (rs.report->warnings.size() >= 20) return;
-  Finding f;
-  f.kind = Finding::OutOfBounds;
-  f.loc = loc;
-  f.pid = c.f->pid;
-  f.buffer = B.name;
-  f.flat_index = is.off;
-  f.lanes = is.count;
+  Finding f = finding_at(c, Finding::OutOfBounds, loc, B, is);
   std::ostringstream os;
   os << "  buffer " << B.name << ": " << Type{B.dtype, false, B.shape}.str() << ", its storage going on for " << B.slack
      << " more elements; first such lane " << lane_text(is.lane, tile) << " -> flat index " << is.off << "; " << is.count << " of "
@@ -481,19 +482,13 @@ void warn_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is, 
   if (!c.rs) return;
   RunState& rs = *c.rs;
   DebugHooks* hooks = c.stmt ? rs.opt->hooks : nullptr;
-  Finding seen;  // this store's, for the hooks
+  Finding seen = finding_at(c, Finding::WriteWrite, loc, B, is);  // this store's, for the hooks
   {
     std::lock_guard<std::mutex> lock(rs.mu);
     const int64_t at = add_equal_stores(c, loc, B, is, tile);
-    if (hooks && at >= 0) seen = rs.report->warnings[static_cast<size_t>(at)];
+    if (hooks && at >= 0) seen.message = rs.report->warnings[static_cast<size_t>(at)].message;
   }
   if (!hooks) return;
-  seen.kind = Finding::WriteWrite;
-  seen.loc = loc;
-  seen.pid = c.f->pid;
-  seen.buffer = B.name;
-  seen.flat_index = is.off;
-  seen.lanes = is.count;
   hooks->on_warning(*c.f, *c.stmt, seen);
 }
 
@@ -523,13 +518,7 @@ int64_t add_equal_stores(Ctx& c, SourceLoc loc, const Buffer& B, const Issue& is
            " of pid " + pid_str(c, me) + "\n" +
            "  note: no write-write conflict: the element ends the same whichever store lands last (bit-identical values; different ones would conflict)\n" +
            loop_context(c);
-  Finding f;
-  f.kind = Finding::WriteWrite;
-  f.loc = loc;
-  f.pid = me;
-  f.buffer = B.name;
-  f.flat_index = is.off;
-  f.lanes = e.count;
+  Finding f = finding_at(c, Finding::WriteWrite, loc, B, is);  // e.count is is.count here
   f.message = e.head + std::to_string(e.count) + e.tail;
   rs.report->warnings.push_back(std::move(f));
   rs.equal_stores.push_back(std::move(e));
