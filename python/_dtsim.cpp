@@ -134,8 +134,10 @@ Scalar dtype_of(const std::string& name, const std::string& buf) {
 std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string& kernel, const std::map<std::string, std::string>& args,
                                      const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
                                      const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources,
-                                     bool fp_fusion, bool hint_checks, bool undefined_lanes) {
+                                     bool fp_fusion, bool hint_checks, bool undefined_lanes,
+                                     const std::vector<std::string>& module_roots) {
   LaunchSpec spec;
+  spec.module_roots = module_roots;
   spec.kernel = kernel;
   spec.args = args;
   spec.grid = grid;
@@ -659,8 +661,9 @@ PYBIND11_MODULE(_dtsim, m) {
       });
   m.def("compile", &compile_py, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
         py::arg("sources") = std::map<std::string, std::string>{}, py::arg("fp_fusion") = false, py::arg("hint_checks") = false,
-        py::arg("undefined_lanes") = false,
-        "Lowers and verifies kernel `kernel` of `path` for one launch signature (`sources`: path -> text to use "
+        py::arg("undefined_lanes") = false, py::arg("module_roots") = std::vector<std::string>{},
+        "Lowers and verifies kernel `kernel` of `path` for one launch signature (`module_roots`: folders where "
+        "imports of helper modules are looked for after the kernel file's own, as sys.path; `sources`: path -> text to use "
         "instead of the file, the source as it was when the kernel was decorated; `fp_fusion`: on the CUDA "
         "backend, let a multiply and an add contract into fma.rn, as Triton's enable_fp_fusion; `hint_checks`: "
         "tl.multiple_of / max_contiguous / max_constancy become asserts that they hold; `undefined_lanes`: "

@@ -310,6 +310,12 @@ def _hint_checks():
     return _config["sanitize"] != "none" and _config["backend"] != "cuda"
 
 
+def _module_roots():
+    """The folders where dtsim's own .py reader looks for the modules a kernel file imports helpers
+    from (after the file's own folder): sys.path, as Python would ('' is the working directory)."""
+    return [p or os.getcwd() for p in sys.path if isinstance(p, str) and os.path.isdir(p or ".")]
+
+
 def _undefined_lanes():
     """Whether kernels are lowered with the lanes a tl.load without `other` leaves undefined tracked
     to where they matter (a store, an atomic, an address, a branch): asked for with
@@ -943,7 +949,7 @@ class JITFunction(KernelInterface):
             try:
                 compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
                                           {self.path: self.source} if self.source is not None else {}, fp_fusion, hints,
-                                          undef)
+                                          undef, _module_roots())
             except CompileError as e:
                 if "not supported" in str(e) and getattr(sys.modules.get("triton"), "__version__", "").endswith("+dtsim"):
                     # the stand-in: name what reading the kernel as Triton does would need

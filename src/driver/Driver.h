@@ -66,6 +66,9 @@ struct LaunchSpec {
   std::vector<std::pair<std::string, std::string>> bufs; // --buf NAME=DTYPE[SHAPE] (.py)
   std::vector<BufferDecl> buffers;                       // pointer arguments typed directly (.py, TTIR)
   std::map<std::string, std::string> sources;            // .py: path -> text to use instead of the file
+  // .py: where absolute imports of helper modules are looked for after the kernel file's own folder
+  // (the Python package passes sys.path; the command line, PYTHONPATH)
+  std::vector<std::string> module_roots;
   TtirLaunch ttir;                                       // TTIR: arg_names, grid, num_warps, ... (kernel, buffers above)
   bool hint_checks = false;                              // .py, TTIR: tl.multiple_of ... checked (ir/Hints.h)
   // Triton loads' undefined lanes tracked to where they matter (ir/Undefined.h): asked for with

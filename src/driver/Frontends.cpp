@@ -128,6 +128,7 @@ void py_lower(Program& p, const LaunchSpec& spec) {
   launch.args = spec.args;
   launch.grid = spec.grid;
   launch.sources = spec.sources;
+  launch.module_roots = spec.module_roots;
   launch.hint_checks = spec.hint_checks;
   std::set<std::string> named;
   for (const auto& [name, file] : spec.ins) {

@@ -21,6 +21,9 @@ namespace dtsim::py {
 struct ModuleInfo {
   PyModule ast;
   std::string dir;
+  std::string name;        // the file's path, for messages
+  bool package = false;    // an __init__.py: its folder's submodules are its attributes
+  std::vector<std::string> star;  // modules imported with `from M import *`, searched for names it lacks
   std::map<std::string, const Node*> funcs;    // every def (jit or host)
   std::set<std::string> jit;                   // the @triton.jit ones
   std::map<std::string, const Node*> consts;   // module-level `NAME = ...` / `NAME: T = ...`

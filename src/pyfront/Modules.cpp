@@ -28,6 +28,8 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
   int file = snap != launch_.sources.end() ? Sources::add(path, snap->second) : Sources::load(path);
   m->ast = parse_python(file);
   m->dir = std::filesystem::path(path).parent_path().string();
+  m->name = path;
+  m->package = std::filesystem::path(path).filename() == "__init__.py";
   for (const NodeP& s : m->ast.body) {
     switch (s->kind) {
       case NK::FunctionDef: {
@@ -56,8 +58,9 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
           } else if (mod == "triton" || mod == "triton.language" || mod == "triton.language.math") {
             v.text = alias == mod && mod != "triton" ? "triton" : mod;  // `import triton.language` binds `triton`
           } else {
-            v.k = VK::Host;
-            v.text = mod;
+            v.k = VK::Host;  // resolved on use: a module of the kernel's folder, its package or sys.path
+            // `import a.b` binds `a` (the package; a.b is reached as its attribute), `import a.b as c` binds a.b
+            v.text = alias == mod ? mod.substr(0, mod.find('.')) : mod;
           }
           m->imports[alias.substr(0, alias.find('.'))] = v;
         }
@@ -65,7 +68,10 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
       case NK::ImportFrom:
         for (const auto& [name, alias] : s->names) {
           Val v;
-          std::string full = s->text + "." + name;
+          if (name == "*") {  // from M import *: M's names are looked up when this module lacks one
+            if (s->text.rfind("triton", 0) != 0) m->star.push_back(s->text);
+            continue;
+          }
           if (s->text == "triton" && name == "language") {
             v.k = VK::Module;
             v.text = "triton.language";
@@ -94,16 +100,31 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
   return ref;
 }
 
+// The module `name` as imported by `from`: a relative name (".util", "..", ".") from `from`'s package
+// (one folder up per dot after the first); an absolute one from `from`'s own folder, then each of the
+// launch's module roots (sys.path). "a.b" is a/b.py or the package a/b/__init__.py.
 const ModuleInfo* Lowerer::sibling(const ModuleInfo& from, const std::string& name) {
-  if (name.empty() || name[0] == '.' ) {
-    std::string n = name.substr(name.find_first_not_of('.'));
-    return sibling(from, n);
-  }
-  std::string rel = name;
+  namespace fs = std::filesystem;
+  size_t dots = std::min(name.find_first_not_of('.'), name.size());
+  std::string rel = name.substr(dots);
   std::replace(rel.begin(), rel.end(), '.', '/');
-  std::filesystem::path p = std::filesystem::path(from.dir.empty() ? "." : from.dir) / (rel + ".py");
-  if (!std::filesystem::exists(p)) return nullptr;
-  return &load_module(p.string());
+  fs::path here = from.dir.empty() ? fs::path(".") : fs::path(from.dir);
+  std::vector<fs::path> bases;
+  if (dots > 0) {
+    fs::path b = fs::weakly_canonical(fs::absolute(here));
+    for (size_t i = 1; i < dots; ++i) b = b.parent_path();
+    bases.push_back(b);
+  } else {
+    bases.push_back(here);
+    for (const std::string& r : launch_.module_roots) bases.push_back(r.empty() ? fs::path(".") : fs::path(r));
+  }
+  std::error_code ec;
+  for (const fs::path& b : bases) {
+    for (const fs::path& p : {rel.empty() ? fs::path() : b / (rel + ".py"), (rel.empty() ? b : b / rel) / "__init__.py"}) {
+      if (!p.empty() && fs::is_regular_file(p, ec)) return &load_module(p.string());
+    }
+  }
+  return nullptr;
 }
 
 Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc, bool in_body) {
@@ -161,6 +182,18 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc,
       }
     }
     return v;
+  }
+  for (const std::string& s : m.star)  // from M import *
+    if (const ModuleInfo* sm = sibling(m, s); sm && sm != &m && !python_builtin(name) && defines(*sm, name))
+      return global(*sm, name, loc, in_body);
+  if (m.package) {  // a package's submodule: `from pkg import util`, `pkg.util.f`
+    if (const ModuleInfo* sm = sibling(m, "." + name)) {
+      Val v;
+      v.k = VK::Module;
+      v.text = name;
+      v.mod = sm;
+      return v;
+    }
   }
   if (python_builtin(name)) return Val::builtin(name);
   user_error(loc, "name " + q(name) + " is not defined");

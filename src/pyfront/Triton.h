@@ -33,6 +33,10 @@ struct TritonLaunch {
   // Source texts to use instead of reading the files (path -> text): the Python package passes the
   // kernel file as it was when the kernel was decorated, as Triton snapshots the source then.
   std::map<std::string, std::string> sources;
+  // Folders where `import a.b` / `from a.b import f` look for a/b.py or a/b/__init__.py after the
+  // importing file's own folder (sys.path as the Python package gives it). Relative imports
+  // (`from .util import f`, `from .. import g`) are resolved from the importing file's package.
+  std::vector<std::string> module_roots;
   // tl.multiple_of / max_contiguous / max_constancy become asserts that they hold (ir/Hints.h): the
   // interpreter with the sanitizer on; off, a hint is the value itself.
   bool hint_checks = false;

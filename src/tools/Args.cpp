@@ -422,6 +422,15 @@ LaunchSpec CliOptions::launch() const {
   // use that matters (--sanitize=all; docs/triton.md "Undefined lanes of masked loads" says why opt-in)
   const char* undef_env = std::getenv("DTSIM_UNDEFINED_LANES");
   s.undefined_lanes = interp_run && interp.sanitize == Sanitize::All && undef_env && std::string(undef_env) == "1";
+  // a .py kernel's helper modules: after the file's own folder, PYTHONPATH's folders, as Python
+  if (const char* pp = std::getenv("PYTHONPATH")) {
+    std::string all = pp;
+    for (size_t b = 0; b <= all.size();) {
+      size_t e = std::min(all.find(':', b), all.size());
+      if (e > b) s.module_roots.push_back(all.substr(b, e - b));
+      b = e + 1;
+    }
+  }
   return s;
 }
 

@@ -594,6 +594,28 @@ def case_undefined_lanes():
         os.environ.pop("DTSIM_UNDEFINED_LANES", None)
 
 
+def case_py_package_helpers():
+    # a .py kernel whose helper comes from a package outside its folder: found through PYTHONPATH, as
+    # Python finds it; without it, the name is host code (located)
+    src = tmp("uses_pkg.py")
+    with open(src, "w") as f:
+        f.write("import triton\nimport triton.language as tl\nimport outside_pkg\n\n\n@triton.jit\n"
+                "def k(x_ptr, y_ptr, BLOCK: tl.constexpr):\n"
+                "    offs = tl.arange(0, BLOCK)\n"
+                "    tl.store(y_ptr + offs, outside_pkg.neg(tl.load(x_ptr + offs)))\n")
+    write_npy(tmp("x16.npy"), "<f4", (16,), [i - 7.5 for i in range(16)])
+    args = ["run", src, "--grid", "1", "--in", "x_ptr=" + tmp("x16.npy"), "--buf", "y_ptr=f32[16]", "--arg", "BLOCK=16",
+            "--out", "y_ptr=" + tmp("neg.npy")]
+    r = dtsim(*args, env={"PYTHONPATH": "/nonexistent:" + os.path.join(SRC, "tests", "ttir", "roots")})
+    check(r.returncode == 0 and os.path.exists(tmp("neg.npy")), "through PYTHONPATH", r)
+    if os.path.exists(tmp("neg.npy")):
+        check(read_npy(tmp("neg.npy"))[2] == [7.5 - i for i in range(16)], "the helper ran", r)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run([DTSIM, *args], capture_output=True, text=True, timeout=300, cwd=SRC, env=env)
+    check(r.returncode == 2 and "uses_pkg.py:9:39: error: 'outside_pkg.neg' is host code" in r.stderr, "without it: host code, located", r)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -4,7 +4,7 @@ set(DTSIM_CLI_CASES run_default flags_before_file out_npy_matches_summary in_rou
     seed_changes_data help_texts usage_errors bad_npy_inputs finding_writes_nothing emit_tile_round_trip
     cuda_backend_unavailable_is_clean dt_examples_check dt_emit_tile_runs_alike debug_restart_and_quit
     dt_in_out_check emit_layouts int_range narrow_types machine_readings undefined_lanes equal_stores
-    equal_stores_option)
+    equal_stores_option py_package_helpers)
 foreach(c ${DTSIM_CLI_CASES})
   add_test(NAME cli/${c}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_cli.py $<TARGET_FILE:dtsim>
