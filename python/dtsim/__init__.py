@@ -312,8 +312,12 @@ def _hint_checks():
 
 def _module_roots():
     """The folders where dtsim's own .py reader looks for the modules a kernel file imports helpers
-    from (after the file's own folder): sys.path, as Python would ('' is the working directory)."""
-    return [p or os.getcwd() for p in sys.path if isinstance(p, str) and os.path.isdir(p or ".")]
+    from (after the file's own folder): sys.path, as Python would ('' is the working directory), less
+    the standard library's folders (no @triton.jit there; `import pdb` stays host code)."""
+    import sysconfig
+    std = {os.path.realpath(p) for k, p in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib")}
+    return [p or os.getcwd() for p in sys.path
+            if isinstance(p, str) and os.path.isdir(p or ".") and os.path.realpath(p or ".") not in std]
 
 
 def _undefined_lanes():

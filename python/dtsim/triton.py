@@ -98,7 +98,9 @@ def _needs_triton(what):
     def missing(name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise ImportError("%s.%s: %s need Triton (pip install triton); dtsim's stand-in is in use (Triton is not "
+        # ModuleNotFoundError, as a Triton build without the module gives: code that imports it
+        # optionally (`try: from triton.tools.tensor_descriptor import ... except ModuleNotFoundError`) goes on
+        raise ModuleNotFoundError("%s.%s: %s need Triton (pip install triton); dtsim's stand-in is in use (Triton is not "
                           "installed, or DTSIM_STANDIN=1) and its .py reader does not take them" % (what, name, _NEEDS[what]))
     return missing
 

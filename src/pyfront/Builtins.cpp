@@ -67,7 +67,7 @@ void triton_atomic_elem_check(AtomicOp op, Scalar et, SourceLoc loc, const std::
 // The tensor methods that mirror tl functions (x.to(...), x.sum(axis) ...).
 bool is_method(const std::string& n) {
   static const std::set<std::string> s = {"to", "reshape", "trans", "permute", "expand_dims", "broadcast_to", "sum", "max", "min",
-                                          "argmax", "argmin", "cast", "view", "gather", "histogram"};
+                                          "argmax", "argmin", "cast", "view", "gather", "histogram", "split"};
   return s.count(n) > 0;
 }
 
@@ -270,9 +270,9 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       for (int64_t d : v.t.shape) items.push_back(Val::of_int(d));
       return Val::tuple(items);
     }
-    if (attr == "dtype") {
-      Val d = Val::of_dtype(v.t.elem);
-      d.uns = v.uns && !v.t.ptr;
+    if (attr == "dtype") {  // a pointer tensor's: the pointer type (its .element_ty the element's)
+      Val d = v.t.ptr ? Val::of_pointer_dtype(v.t.elem) : Val::of_dtype(v.t.elem);
+      d.uns = v.uns;
       return d;
     }
     if (attr == "numel") return Val::of_int(v.t.numel());
@@ -1098,6 +1098,29 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     if (neg >= 0 && known > 0) s[static_cast<size_t>(neg)] = x.t.numel() / known;
     return tensor(make_reshape(ir(x, loc), B.consts(s), loc));
   }
+  if (tl == "split") {  // tl.split(a): the two halves of a tensor whose last dimension is 2 (join's inverse)
+    Val x = B.tensor_arg(0, "a");
+    a.done();
+    int r = x.t.rank();
+    if (x.t.ptr || r == 0 || x.t.shape.back() != 2)
+      user_error(loc, "tl.split() needs a tensor whose last dimension is 2, got " + x.t.str());
+    // the tensor goes into a variable (read by both halves); each half is the lane selected along the
+    // last axis, bit for bit (ir/Select.h)
+    std::string xv = fresh("split");
+    ExprP xe = ir(x, loc);
+    emit(make_assign(xv, xe, loc));
+    blocks_.back().declared[xv] = xe->type;
+    std::vector<Val> halves;
+    for (int64_t lane = 0; lane < 2; ++lane) {
+      ExprP idx = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(2, loc)), loc));
+      for (int b = 0; b < r - 1; ++b) idx = typed(make_expand_dims(idx, 0, loc));
+      ExprP cond = typed(make_binary(BinOp::Eq, idx, typed(make_const_int(lane, loc)), loc));
+      ExprP ref = make_var(xv, loc);
+      ref->type = xe->type;
+      halves.push_back(tensor(typed_tree(select_lane(cond, ref, r - 1, xe->type.elem, loc)), x.bufs));
+    }
+    return Val::tuple(halves);
+  }
   if (tl == "trans" || tl == "permute") {
     Val x = B.tensor_arg(0, "input");
     std::vector<int64_t> dims;
@@ -1330,7 +1353,7 @@ std::vector<std::string> tl_names() {
                              "constexpr", "device_assert", "device_print", "dot", "dot_scaled", "expand_dims", "fma", "full", "full_like", "gather", "globaltimer", "histogram",
                              "interleave", "join", "pointer_type", "umulhi",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
-                             "program_id", "range", "reduce", "reshape", "smid", "sqrt_rn", "static_assert", "static_print",
+                             "program_id", "range", "reduce", "reshape", "smid", "split", "sqrt_rn", "static_assert", "static_print",
                              "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};
   for (const auto& [name, dt] : dtype_names()) s.insert(name);
   for (const auto& [name, dt] : unsigned_dtype_names()) s.insert(name);

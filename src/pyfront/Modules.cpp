@@ -30,9 +30,17 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
   m->dir = std::filesystem::path(path).parent_path().string();
   m->name = path;
   m->package = std::filesystem::path(path).filename() == "__init__.py";
-  for (const NodeP& s : m->ast.body) {
+  // a statement of the module; `cond`: inside a module-level if / try part, where a name keeps the first
+  // binding a part gives it
+  std::function<void(const NodeP&, bool)> take = [&](const NodeP& s, bool cond) {
+    auto bound = [&](const std::string& n) { return cond && (m->funcs.count(n) || m->consts.count(n) || m->imports.count(n)); };
     switch (s->kind) {
+      case NK::Other:
+        if (s->text == "conditional")
+          for (const NodeP& k : s->body) take(k, true);
+        break;
       case NK::FunctionDef: {
+        if (bound(s->text)) break;
         m->funcs[s->text] = s.get();
         bool jit = false;
         for (const NodeP& d : s->kids) {
@@ -44,10 +52,10 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
         break;
       }
       case NK::Assign:
-        if (s->kids.size() == 2 && s->kids[0]->kind == NK::Name) m->consts[s->kids[0]->text] = s.get();
+        if (s->kids.size() == 2 && s->kids[0]->kind == NK::Name && !bound(s->kids[0]->text)) m->consts[s->kids[0]->text] = s.get();
         break;
       case NK::AnnAssign:
-        if (s->kids[0]->kind == NK::Name && s->kids[2]) m->consts[s->kids[0]->text] = s.get();
+        if (s->kids[0]->kind == NK::Name && s->kids[2] && !bound(s->kids[0]->text)) m->consts[s->kids[0]->text] = s.get();
         break;
       case NK::Import:
         for (const auto& [mod, alias] : s->names) {
@@ -62,7 +70,7 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
             // `import a.b` binds `a` (the package; a.b is reached as its attribute), `import a.b as c` binds a.b
             v.text = alias == mod ? mod.substr(0, mod.find('.')) : mod;
           }
-          m->imports[alias.substr(0, alias.find('.'))] = v;
+          if (!bound(alias.substr(0, alias.find('.')))) m->imports[alias.substr(0, alias.find('.'))] = v;
         }
         break;
       case NK::ImportFrom:
@@ -83,18 +91,20 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
             v = Val::builtin("tl." + name);
           } else if (s->text == "triton") {
             v = Val::builtin("triton." + name);
-          } else if (s->text == "triton.language" || s->text == "triton.language.math") {
+          } else if (s->text == "triton.language" || s->text == "triton.language.math" || s->text == "triton.language.extra.libdevice" ||
+                     s->text == "triton.language.extra.cuda.libdevice") {
             v = Val::builtin("tl." + name);
           } else {
             v.k = VK::Host;  // resolved on use: a sibling module's function or constant
             v.text = s->text + ":" + name;
           }
-          m->imports[alias] = v;
+          if (!bound(alias)) m->imports[alias] = v;
         }
         break;
       default: break;
     }
-  }
+  };
+  for (const NodeP& s : m->ast.body) take(s, false);
   const ModuleInfo& ref = *m;
   modules_[key] = std::move(m);
   return ref;

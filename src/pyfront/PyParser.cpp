@@ -105,6 +105,14 @@ class Parser {
     size_t start = pos_;
     const Token& t = at();
     if (t.is_op("@") || t.is_name("def")) return top_function();
+    if (t.is_name("if") || t.is_name("try")) {
+      try {
+        return top_conditional();
+      } catch (const UserError&) {  // valid Python (checked) the subset does not read: host code
+        pos_ = start;
+        return skip_statement();
+      }
+    }
     if (t.is_name("import") || t.is_name("from")) {
       try {
         return statement(true);
@@ -123,6 +131,42 @@ class Parser {
       }
     }
     return skip_statement();
+  }
+
+  // A module-level `if` / `try` (with its elif / else / except / finally parts): the module-level
+  // statements of every part, in order, as the body of an Other node with text "conditional" (which
+  // part runs is the host's business: the reader binds a name the first time a part binds it, so
+  // `try: from triton.language.extra.libdevice import rsqrt` / `except ...: from ...cuda.libdevice
+  // import rsqrt` and `if HAS_X: def f ... else: def f ...` give one binding each).
+  NodeP top_conditional() {
+    NodeP n = mk(NK::Other, at().loc);
+    n->text = "conditional";
+    do {
+      next();  // if / elif / else / try / except / finally
+      int depth = 0;
+      while (at().kind != Tok::Eof && at().kind != Tok::Newline && !(depth == 0 && at().is_op(":"))) {
+        if (at().is_op("(") || at().is_op("[") || at().is_op("{")) ++depth;
+        if (at().is_op(")") || at().is_op("]") || at().is_op("}")) --depth;
+        next();
+      }
+      expect(":", "after the header");
+      if (at().kind != Tok::Newline) {  // `if X: import y` on one line
+        n->body.push_back(top_statement());
+        continue;
+      }
+      next();
+      if (at().kind != Tok::Indent) fail("expected an indented block");
+      next();
+      while (at().kind != Tok::Dedent && at().kind != Tok::Eof) {
+        if (at().kind == Tok::Newline) {
+          next();
+          continue;
+        }
+        n->body.push_back(top_statement());
+      }
+      if (at().kind == Tok::Dedent) next();
+    } while (at_kw("elif") || at_kw("else") || at_kw("except") || at_kw("finally"));
+    return n;
   }
 
   // A module-level function. The file is valid Python (checked before), so when the subset cannot
@@ -222,8 +266,29 @@ class Parser {
   NodeP function_def(bool top) {
     std::vector<NodeP> decorators;
     while (accept("@")) {
+      size_t start = pos_;
       ++decorator_depth_;
-      decorators.push_back(test());
+      try {
+        decorators.push_back(test());
+      } catch (const UserError&) {
+        --decorator_depth_;
+        if (!top) throw;
+        // host code the subset does not read (`@triton.autotune(configs=[triton.Config(...) for ...])`):
+        // only whether it is `jit` matters to the reader
+        pos_ = start;
+        bool jit = false;
+        int depth = 0;
+        while (at().kind != Tok::Eof && !(depth == 0 && at().kind == Tok::Newline)) {
+          if (at().is_op("(") || at().is_op("[") || at().is_op("{")) ++depth;
+          if (at().is_op(")") || at().is_op("]") || at().is_op("}")) --depth;
+          jit = jit || at().is_name("jit");
+          next();
+        }
+        NodeP d = mk(jit ? NK::Name : NK::Other, toks_[start].loc);
+        if (jit) d->text = "jit";
+        decorators.push_back(d);
+        ++decorator_depth_;
+      }
       --decorator_depth_;
       if (at().kind != Tok::Newline) fail("expected end of line after the decorator, found " + at().describe());
       next();

@@ -39,6 +39,13 @@ if(DTSIM_COMPAT)
     add_test(NAME compat/torch_cpu COMMAND ${compat_venv}/bin/python -W ignore -m dtsim ${CMAKE_SOURCE_DIR}/tests/python/torch_cpu.py)
     set_tests_properties(compat/torch_cpu PROPERTIES LABELS compat FIXTURES_REQUIRED compat_venv TIMEOUT 900
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
+    # every case again through dtsim's own .py reader (DTSIM_STANDIN=1: the stand-in package, as where
+    # Triton is not installed), against its own expected failures
+    add_test(NAME compat/liger_standin COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_liger.py
+             --python ${compat_venv}/bin/python --pythonpath ${CMAKE_BINARY_DIR}/python
+             --expected ${CMAKE_CURRENT_LIST_DIR}/expected_failures_standin.txt)
+    set_tests_properties(compat/liger_standin PROPERTIES LABELS compat FIXTURES_REQUIRED compat_venv TIMEOUT 1800
+                         ENVIRONMENT "DTSIM_STANDIN=1")
     message(STATUS "dtsim: compatibility suite ON (ctest -L compat)")
   endif()
 endif()
