@@ -394,6 +394,29 @@ struct Ctx {
   // loads and stores are no conflict with this instance's. epoch: this instance's releases so far.
   IdRanges after;
   int32_t epoch = 0;
+  // Elements this instance stored with the bits another instance's plain store had left there (a
+  // store of equal values: a warning, not made), as ranges [lo, hi) per buffer. Its later loads of
+  // them read those bits in every order the stores can land in (another store of other bits is a
+  // write-write finding of its own), so they are no read/write conflict. At most kMaxCoWrites ranges
+  // are kept; past that, loads are checked as any other (findings, never fewer).
+  struct CoWrite {
+    int buffer;
+    int64_t lo, hi;
+  };
+  static constexpr size_t kMaxCoWrites = 4096;
+  std::vector<CoWrite> cowrites;
+  void add_cowrite(int buffer, int64_t off) {
+    if (!cowrites.empty() && cowrites.back().buffer == buffer && cowrites.back().hi == off) {
+      ++cowrites.back().hi;
+    } else if (!cowrote(buffer, off) && cowrites.size() < kMaxCoWrites) {
+      cowrites.push_back(CoWrite{buffer, off, off + 1});
+    }
+  }
+  bool cowrote(int buffer, int64_t off) const {
+    for (auto it = cowrites.rbegin(); it != cowrites.rend(); ++it)
+      if (it->buffer == buffer && off >= it->lo && off < it->hi) return true;
+    return false;
+  }
   int32_t stamp() const { return access_stamp(stmt ? stmt->id : -1, epoch); }  // of an access now
   // While a combine function (reduce / associative_scan with Expr::fn) runs: its two arguments.
   std::vector<const Value*> combine_args;  // while a combine function runs: its arguments (CombineArg i)

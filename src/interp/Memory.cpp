@@ -1015,9 +1015,14 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
       if (ck.init && !std::atomic_ref<uint8_t>(ck.init[off]).load(std::memory_order_relaxed)) uninit.hit(o, off);
       if (ck.cm) {
         size_t u = static_cast<size_t>(off);
-        if (!ck.cm->reader1.empty()) note_reader(*ck.cm, u, me, sid);
-        int32_t w = aload(ck.cm->writer[u]);
-        if (int32_t who = other_writer(w, me); who != -1) note_conflict(conf, *ck.cm, u, w, who, o, off);
+        // An element this instance stored before (its own store, or an equal store of another's
+        // bits) reads what it stored in every order: another instance's store of other bits is a
+        // write-write finding, one of the same bits changes nothing. Not a read to track.
+        if (aload(ck.cm->writer[u]) != me && !(c.cowrites.size() && c.cowrote(ptr.buffer, off))) {
+          if (!ck.cm->reader1.empty()) note_reader(*ck.cm, u, me, sid);
+          int32_t w = aload(ck.cm->writer[u]);
+          if (int32_t who = other_writer(w, me); who != -1) note_conflict(conf, *ck.cm, u, w, who, o, off);
+        }
       }
       dst[o] = C::dec(mem[off]);
     };
@@ -1122,6 +1127,7 @@ void store_op(Ctx& c, const Value& ptr, const Value& val, const Value* mask) {
                      equal_warns && std::memcmp(&now, &mine, sizeof(S)) == 0) {
             if (same.count == 0) same.other = who, same.other_stmt = stamp_stmt(st), same.other_wrote = true;
             same.hit(o, off);
+            c.add_cowrite(ptr.buffer, off);
             note_reader_conflict(conf, *ck.cm, u, me, o, off);
             return;
           } else {
@@ -1542,8 +1548,8 @@ Raw load_scalar(Ctx& c, const Expr& e, const Sv& ptr, const Sv* mask, const Raw*
       ConflictMap* cm = c.locks.empty() ? B.cm : nullptr;
       if (cm) cm->dense();
       int32_t w = cm ? aload(cm->writer[u]) : -1;
-      if (w == -1 || w == c.me) {
-        if (cm && !cm->reader1.empty()) note_reader(*cm, u, c.me, c.stamp());
+      if (w == -1 || w == c.me) {  // an element it stored itself is not a read to track (load_into)
+        if (cm && w == -1 && !cm->reader1.empty()) note_reader(*cm, u, c.me, c.stamp());
         if (B.dtype == Scalar::F32) return rmake<float>(reinterpret_cast<const float*>(B.data)[off]);
         return with_codec(B.dtype, [&](auto codec) {
           using C = decltype(codec);

@@ -246,3 +246,61 @@ TEST_CASE("equal-stores run option: warn or conflict, checked as the other run o
   CHECK(!s.equal_stores_conflict);
   CHECK(!InterpOptions{}.equal_stores_conflict);
 }
+
+TEST_CASE("an instance loading an element it stored (itself, or with equal bits) races nobody") {
+  // Every instance stores the same table (an exclusive cumulative sum) and then loads its own entry:
+  // whichever store lands last, each load reads the table's bits. A warning, no finding, in every
+  // order and on several threads.
+  const char* table = R"(kernel k(x: *i32[8], out z: *i32[8], out y: *i32[8]) grid(8) {
+  r = arange(0, 8)
+  v = load(x + r)
+  store(z + r, cumsum(v, 0) - v)
+  pid = program_id(0)
+  store(y + pid, load(z + pid) * 2)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, InterpOptions{.order = Order::Reverse}, InterpOptions{.order = Order::Shuffle, .shuffle_seed = 3},
+                            InterpOptions{.threads = 4}, InterpOptions{.fast = false}}) {
+    auto run = run_tile("table.tile", table, opt);
+    INFO(run->messages());
+    CHECK(run->rep.ok());
+    REQUIRE(run->rep.warnings.size() == 1);
+    CHECK(run->rep.warnings[0].message.find("with equal values") != std::string::npos);
+    int64_t sum = 0;
+    for (int i = 0; i < 8; ++i) {
+      CHECK(run->at("y", i) == 2 * sum);
+      sum += static_cast<int64_t>(run->at("x", i));
+    }
+  }
+  // An instance that loads the entry before storing the table reads what was there before, or
+  // another instance's table: a read/write conflict in every order.
+  const char* before = R"(kernel k(x: *i32[8], inout z: *i32[8], out y: *i32[8]) grid(8) {
+  r = arange(0, 8)
+  pid = program_id(0)
+  store(y + pid, load(z + pid))
+  v = load(x + r)
+  store(z + r, cumsum(v, 0) - v)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, InterpOptions{.order = Order::Reverse}, InterpOptions{.threads = 4}}) {
+    auto run = run_tile("before.tile", before, opt);
+    INFO(run->messages());
+    REQUIRE(run->rep.findings_count >= 1);
+    CHECK(run->rep.findings[0].kind == Finding::ReadWrite);
+  }
+  // An instance that only loads an entry others store: a read/write conflict.
+  const char* reader = R"(kernel k(x: *i32[8], inout z: *i32[8], out y: *i32[8]) grid(8) {
+  r = arange(0, 8)
+  v = load(x + r)
+  pid = program_id(0)
+  store(z + r, cumsum(v, 0) - v, mask=pid > 0)
+  store(y + pid, load(z + pid), mask=pid == 0)
+}
+)";
+  for (InterpOptions opt : {InterpOptions{}, InterpOptions{.order = Order::Reverse}}) {
+    auto run = run_tile("reader.tile", reader, opt);
+    INFO(run->messages());
+    REQUIRE(run->rep.findings_count >= 1);
+    CHECK(run->rep.findings[0].kind == Finding::ReadWrite);
+  }
+}
