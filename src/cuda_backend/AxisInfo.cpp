@@ -201,7 +201,8 @@ AxisInfo KernelEmitter::axis_info(const ExprP& e) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
-    case ExprKind::Gather: return unknown;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: return unknown;
     case ExprKind::Bitcast: return AxisInfo{1, 1, axis_info(e->args[0]).cst};
   }
   return unknown;

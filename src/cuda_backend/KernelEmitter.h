@@ -113,6 +113,7 @@ class KernelEmitter {
   void smem_store_all(const TV& v, int64_t byte_offset);        // every element at its padded flat index
   TV smem_load_all(const Type& t, const Dist& d);               // layout d's registers from where smem_store_all put them
   TV eval_gather(const ExprP& e, const Dist& d);              // tl.gather, through shared memory
+  TV eval_histogram(const ExprP& e, const Dist& d);           // tl.histogram: shared-memory counters and atomics
   TV convert(const TV& v, const Dist& want);
   std::string exchange_ptr(const Exchange& x, const Dist& d, int r, Scalar e);
   std::string exchange_off(const Exchange& x, const Dist& d, int r);

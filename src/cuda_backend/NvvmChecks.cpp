@@ -669,7 +669,8 @@ int KernelEmitter::k_degree(const ExprP& e, const HoistLoop& L) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
-    case ExprKind::Gather: return -1;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: return -1;
   }
   return -1;
 }
@@ -727,6 +728,7 @@ bool k_terms(const ExprP& p, const std::function<int(const ExprP&)>& deg, std::v
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:
+    case ExprKind::Histogram:
       return false;
   }
   return false;

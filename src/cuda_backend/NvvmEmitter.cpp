@@ -436,7 +436,8 @@ Dist KernelEmitter::natural(const ExprP& e) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
-    case ExprKind::Gather: return d;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: return d;
   }
   return d;
 }
@@ -487,7 +488,8 @@ bool KernelEmitter::recomputable(const ExprP& e, bool any_scalar) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:  // a reading is taken once
-    case ExprKind::Gather: return false;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: return false;
   }
   return false;
 }
@@ -545,7 +547,8 @@ std::string KernelEmitter::at(const ExprP& e, const std::vector<std::string>& c)
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
-    case ExprKind::Gather: break;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: break;
   }
   internal_error("NvvmEmitter", std::string("cannot recompute ") + expr_kind_name(e->kind));
 }
@@ -687,6 +690,7 @@ TV KernelEmitter::eval(const ExprP& e, const Dist& din) {
                           machine_reg_name(r) + ";\", \"=" + (wide ? "l" : "r") + "\"()")}};
     }
     case ExprKind::Gather: return eval_gather(e, d);
+    case ExprKind::Histogram: return eval_histogram(e, d);
   }
   internal_error("NvvmEmitter", std::string("cannot lower ") + expr_kind_name(e->kind));
 }
@@ -726,6 +730,54 @@ TV KernelEmitter::eval_gather(const ExprP& e, const Dist& d) {
     c[static_cast<size_t>(axis)] = k;
     std::string p = smem_ptr(st, 0, smem_index(flat_of(st.shape, c)));
     out.v.push_back(from_smem_value(st, op("load " + sty + ", " + sty + " addrspace(3)* " + p), opf));
+  }
+  return out;
+}
+
+// tl.histogram: one i32 counter per bin in shared memory, zeroed by the holders of the result's
+// elements; after a barrier each thread adds 1 (atom.shared.add) to the counter of each of its lanes
+// whose value lies in [0, bins) (one unsigned comparison of the sign-extended value) and whose mask
+// is on; after another barrier each thread reads its elements of the result.
+TV KernelEmitter::eval_histogram(const ExprP& e, const Dist& d) {
+  const ExprP& xe = e->args[0];
+  const bool masked = e->args.size() > 2 && e->args[2];
+  const int64_t bins = e->ints[0];
+  const Type ct{Scalar::I32, false, {bins}};  // the counters
+  TV x = eval(xe, natural(xe));
+  TV m;
+  if (masked) m = fit(e->args[2], x.dist);
+  use_smem(bins * 4);
+  note("histogram of " + xe->type.str() + " into " + std::to_string(bins) + " bins through shared-memory atomics");
+  barrier();
+  guarded(owner(d), [&] {
+    for (int r = 0; r < d.nregs(); ++r) {
+      if (first_copy(d, r) != r) continue;
+      line("store i32 0, i32 addrspace(3)* " + smem_ptr(ct, 0, coords(d, r)[0]));
+    }
+  });
+  barrier();
+  const std::string xty = reg_type(xe->type);
+  guarded(owner(x.dist), [&] {
+    for (int r = 0; r < x.dist.nregs(); ++r) {
+      if (first_copy(x.dist, r) != r) continue;
+      const std::string v = x.at(r);
+      std::string ok = op("icmp ult " + xty + " " + v + ", " + std::to_string(bins));
+      if (masked) ok = op("and i1 " + ok + ", " + m.at(r));
+      guarded(ok, [&] {
+        const std::string i = xty == "i64" ? op("trunc i64 " + v + " to i32") : v;
+        op("atomicrmw add i32 addrspace(3)* " + smem_ptr(ct, 0, i) + ", i32 1 monotonic");
+      });
+    }
+  });
+  barrier();
+  TV out{e->type, d, {}};
+  for (int r = 0; r < d.nregs(); ++r) {
+    int f = first_copy(d, r);
+    if (f != r) {
+      out.v.push_back(out.v[static_cast<size_t>(f)]);
+      continue;
+    }
+    out.v.push_back(op("load i32, i32 addrspace(3)* " + smem_ptr(ct, 0, coords(d, r)[0])));
   }
   return out;
 }

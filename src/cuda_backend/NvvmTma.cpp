@@ -408,7 +408,8 @@ bool reads_memory_or_threads(ExprKind k) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
-    case ExprKind::Gather: return true;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: return true;
     default: return false;
   }
 }

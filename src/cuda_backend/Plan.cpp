@@ -674,6 +674,7 @@ int64_t KernelEmitter::transient_smem(const std::vector<StmtP>& body, const std:
       most = std::max(most, smem_padded(x.is_scalar() ? 1 : x.numel()) * 12 + 16);
       return;
     }
+    if (e->kind == ExprKind::Histogram) most = std::max(most, e->ints[0] * 4);  // the counters
     if (e->kind == ExprKind::Gather) {  // the source tile
       const Type& x = e->args[0]->type;
       most = std::max(most, smem_padded(x.numel()) * smem_bytes(x));

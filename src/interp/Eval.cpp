@@ -233,6 +233,13 @@ const Value& eval_expr(Ctx& c, const Expr& e, Value& tmp) {
       tmp = gather_op(src, eval_expr(c, *e.args[1], ti), static_cast<int>(e.ints[0]), e.type);
       return tmp;
     }
+    case ExprKind::Histogram: {
+      Value tx, tm;
+      const Value& x = eval_expr(c, *e.args[0], tx);
+      const Value* m = e.args.size() > 2 && e.args[2] ? &eval_expr(c, *e.args[2], tm) : nullptr;
+      tmp = histogram_op(x, m, e.ints[0]);
+      return tmp;
+    }
   }
   internal_error("Interp", "bad expression kind");
 }

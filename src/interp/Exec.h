@@ -166,6 +166,7 @@ Value where_op(const Value& c, const Value& a, const Value& b, const Type& rt);
 Value broadcast_op(const Value& x, const Shape& s);
 Value trans_op(const Value& x, const std::vector<int64_t>& order);  // out dim i = x dim order[i]
 Value gather_op(const Value& src, const Value& index, int axis, const Type& rt);  // tl.gather, indices clamped
+Value histogram_op(const Value& x, const Value* mask, int64_t bins);  // tl.histogram: i32[bins], one pass over x
 Value reduce_op(RedOp op, const Value& x, int axis, const Type& rt);
 Value bitcast_op(const Value& x, Scalar to);  // the same bits as another type of the same width
 Value scan_op(ScanOp op, const Value& x, int axis, bool reverse, const Type& rt);

@@ -160,6 +160,7 @@ bool elementwise(const TNode& n) {
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:
+    case ExprKind::Histogram:
       return false;
   }
   return false;
@@ -271,6 +272,7 @@ struct Builder {
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
       case ExprKind::Gather:
+      case ExprKind::Histogram:
         break;
     }
     internal_error("Interp", "fusing a node that is not elementwise");
@@ -456,6 +458,7 @@ bool consecutive_expr(const Expr& e, const std::vector<uint8_t>& slots) {
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:
+    case ExprKind::Histogram:
       return false;
   }
   return false;

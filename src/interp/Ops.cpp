@@ -336,6 +336,31 @@ Value gather_op(const Value& src, const Value& index, int axis, const Type& rt) 
   return out;
 }
 
+// tl.histogram: bin b counts the lanes of x equal to b where the mask is on; one pass over the lanes
+// (values outside [0, bins), as signed integers of x's type, are counted nowhere).
+Value histogram_op(const Value& x, const Value* mask, int64_t bins) {
+  Value out = alloc(Type{Scalar::I32, false, {bins}});
+  int32_t* po = data<int32_t>(out);
+  std::fill(po, po + bins, 0);
+  const int64_t n = numel(x);
+  const uint8_t* pm = mask ? data<uint8_t>(*mask) : nullptr;
+  with_storage(storage_of(x.type.elem, false), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, uint8_t>) {
+      const T* px = data<T>(x);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t v = static_cast<int64_t>(px[i]);
+        // one unsigned comparison drops the negative values too
+        if (static_cast<uint64_t>(v) < static_cast<uint64_t>(bins) && (!pm || pm[i])) ++po[v];
+      }
+    } else {
+      internal_error("Interp", "histogram() of a non-integer tile");
+    }
+    return 0;
+  });
+  return out;
+}
+
 Value trans_op(const Value& x, const std::vector<int64_t>& order) {
   const Shape& in = x.type.shape;
   const size_t rank = in.size();

@@ -40,7 +40,8 @@ bool scalar_form(const Expr& e) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
-    case ExprKind::Gather: return false;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: return false;
   }
   return false;
 }
@@ -234,7 +235,8 @@ Sv eval_sv(Ctx& c, const Expr& e) {
     case ExprKind::IntToPtr:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
-    case ExprKind::Gather: break;
+    case ExprKind::Gather:
+    case ExprKind::Histogram: break;
   }
   internal_error("Interp", "expression outside the scalar form");
 }
@@ -555,7 +557,8 @@ struct Compiler {
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
-      case ExprKind::Gather: break;
+      case ExprKind::Gather:
+      case ExprKind::Histogram: break;
     }
     internal_error("Interp", "expression outside the scalar form");
   }

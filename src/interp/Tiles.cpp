@@ -292,6 +292,7 @@ struct Tiles {
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
       case ExprKind::Gather:
+      case ExprKind::Histogram:
         return false;
     }
     if (t == to) {
@@ -711,7 +712,8 @@ struct Tiles {
       case ExprKind::CombineArg:
       case ExprKind::Swizzle2d:
       case ExprKind::Machine:
-      case ExprKind::Gather: break;
+      case ExprKind::Gather:
+      case ExprKind::Histogram: break;
     }
     // Scalars outside the scalar form: the tile path.
     Value t;

@@ -75,6 +75,7 @@ ParamSet PointerProvenance::sources(const Expr& e) const {
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:  // never of pointers (verify)
+    case ExprKind::Histogram:
       return out;
     case ExprKind::IntToPtr:  // an address may lie in any buffer
       for (size_t i = 0; i < k_.params.size(); ++i)

@@ -509,6 +509,7 @@ class Analyzer {
       case ExprKind::Broadcast:
       case ExprKind::Trans:
       case ExprKind::Gather:
+      case ExprKind::Histogram:
         if (a.ints != b.ints) return false;
         break;
       case ExprKind::Unary:
@@ -776,7 +777,8 @@ class Analyzer {
       case ExprKind::CombineArg:
       case ExprKind::IntToPtr:
       case ExprKind::PtrToInt:
-      case ExprKind::Gather: return no(std::string("a ") + expr_kind_name(e->kind) + " in the offsets");
+      case ExprKind::Gather:
+      case ExprKind::Histogram: return no(std::string("a ") + expr_kind_name(e->kind) + " in the offsets");
       case ExprKind::Machine: return no(std::string("a reading of ") + machine_reg_name(static_cast<MachineReg>(e->axis)) + " in the offsets");
     }
     return no("an expression in the offsets");

@@ -294,6 +294,11 @@ ExprP make_gather(ExprP src, ExprP index, int axis, SourceLoc loc) {
   e->axis = axis;
   return e;
 }
+ExprP make_histogram(ExprP x, ExprP bins, ExprP mask, SourceLoc loc) {
+  std::vector<ExprP> args{std::move(x), std::move(bins)};
+  if (mask) args.push_back(std::move(mask));
+  return node(ExprKind::Histogram, loc, std::move(args));
+}
 ExprP make_trans(ExprP x, SourceLoc loc) { return node(ExprKind::Trans, loc, {x}); }
 ExprP make_permute(ExprP x, std::vector<ExprP> order, SourceLoc loc) {
   order.insert(order.begin(), x);

@@ -230,7 +230,8 @@ struct Type {
   X(IntToPtr)    /* dtype; args: x (i64 addresses)        | the *dtype pointer at each address      */ \
   X(PtrToInt)    /* args: p                               | i64 address of each pointer             */ \
   X(Machine)     /* axis: a MachineReg                    | a reading of the machine (clock, SM id) */ \
-  X(Gather)      /* axis; args: src, index (same rank)    | src's lane index[i] along axis (tl.gather) */
+  X(Gather)      /* axis; args: src, index (same rank)    | src's lane index[i] along axis (tl.gather) */ \
+  X(Histogram)   /* args: x (1-D int), bins (constant), mask? | i32[bins]: lanes equal to each bin (tl.histogram) */
 
 // The machine readings a Machine expression names (PTX's special registers that inline PTX and
 // tl.extra.cuda.globaltimer() / smid() read). Columns: X(Enum, spelling, type). The interpreter reads
@@ -576,7 +577,7 @@ struct Expr {
   // ---- filled by the verifier (verify_module) ----
   Type type;                // the value's type after promotion
   int slot = -1;            // Var: frame slot
-  std::vector<int64_t> ints;  // resolved constants: Arange {lo, hi}; Full/Reshape/Broadcast: shape; Trans: order
+  std::vector<int64_t> ints;  // resolved constants: Arange {lo, hi}; Full/Reshape/Broadcast: shape; Trans: order; Histogram: {bins}
 };
 
 // Builders (locations optional). Keep them thin: the verifier does all checking.
@@ -606,6 +607,10 @@ ExprP make_dot(ExprP a, ExprP b, ExprP acc = nullptr, SourceLoc loc = {});
 // An index outside [0, src.shape[axis]) selects the nearest lane (each executor clamps it); the
 // readers put a located assert before the gather to report such an index.
 ExprP make_gather(ExprP src, ExprP index, int axis, SourceLoc loc = {});
+// tl.histogram(x, bins, mask): an i32[bins] tile whose element b counts the lanes of x (a 1-D integer
+// tile) equal to b where the mask (an optional i1 tile of x's shape) is on; a value outside [0, bins)
+// (as a signed integer of x's type) is counted nowhere. bins is a constant expression: a power of two.
+ExprP make_histogram(ExprP x, ExprP bins, ExprP mask = nullptr, SourceLoc loc = {});
 ExprP make_reduce(RedOp op, ExprP x, int axis, SourceLoc loc = {});
 ExprP make_scan(ScanOp op, ExprP x, int axis, bool reverse, SourceLoc loc = {});
 ExprP make_combine_arg(int index, SourceLoc loc = {});  // 0: the value so far, 1: the next element

@@ -67,6 +67,7 @@ int prec_of(const Expr& e) {
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:
+    case ExprKind::Histogram:
       return kPostfix;
   }
   return kPostfix;
@@ -235,6 +236,11 @@ std::string expr_str(const ExprP& ep) {
     case ExprKind::IntToPtr: return "int_to_ptr(" + expr_str(need(e.args[0])) + ", " + scalar_name(e.dtype) + ")";
     case ExprKind::PtrToInt: return call("ptr_to_int", e.args);
     case ExprKind::Machine: return std::string("machine(") + machine_reg_name(static_cast<MachineReg>(e.axis)) + ")";
+    case ExprKind::Histogram: {
+      std::string s = "histogram(" + expr_str(need(e.args[0])) + ", " + expr_str(need(e.args[1]));
+      if (e.args.size() > 2 && e.args[2]) s += ", mask=" + expr_str(e.args[2]);
+      return s + ")";
+    }
     case ExprKind::Gather:
       return "gather(" + expr_str(need(e.args[0])) + ", " + expr_str(need(e.args[1])) + ", axis=" + std::to_string(e.axis) + ")";
   }

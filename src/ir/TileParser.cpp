@@ -49,7 +49,7 @@ const std::vector<std::string>& builtin_names() {
     for (RedOp op : kAllRedOps) add(op);
     for (ScanOp op : kAllScanOps) n.push_back(scanop_name(op));
     for (AtomicOp op : kAllAtomicOps) n.push_back(atomicop_name(op));
-    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "permute", "swizzle2d", "int_to_ptr", "ptr_to_int", "machine", "gather", "store", "print", "assert", "range"})
+    for (const char* s : {"expand_dims", "reshape", "broadcast_to", "trans", "permute", "swizzle2d", "int_to_ptr", "ptr_to_int", "machine", "gather", "histogram", "store", "print", "assert", "range"})
       n.push_back(s);
     return n;
   }();
@@ -981,6 +981,10 @@ class Parser {
     if (fn == "gather") {  // gather(src, index, axis=1): src's lane index[i] along the axis
       auto a = call_args(fn, {"src", "index", "axis"}, 3);
       return make_gather(value(a[0], fn), value(a[1], fn), int_literal(a[2], fn, "axis"), loc);
+    }
+    if (fn == "histogram") {  // histogram(x, 512, mask=m): per bin, the lanes of x equal to it
+      auto a = call_args(fn, {"x", "bins", "mask"}, 2);
+      return make_histogram(value(a[0], fn), value(a[1], fn), value(a[2], fn), loc);
     }
     if (fn == "int_to_ptr") {  // int_to_ptr(addresses, f16): the *f16 pointers at those addresses
       auto a = call_args(fn, {"x", "dtype"}, 2);

@@ -400,6 +400,17 @@ class Pass {
         if (di) r.e = band(r.e, di.e, loc);
         return r;
       }
+      case ExprKind::Histogram: {  // a sink: each lane counted (the mask on) must be defined, and the mask
+        Def dx = sub(0), dm = sub(2);
+        const bool masked = e->args.size() > 2 && e->args[2];
+        if (dm) check(out, dm.e, lanes(dm, loc) + " and reach the mask of this histogram", loc);
+        if (dx && !(masked && implied(*dx.e, *e->args[2]))) {  // undefined only where the mask is off: fine
+          ExprP ok = dx.e;
+          if (masked) ok = bor(bnot(value(e->args[2], out), loc), ok, loc);
+          check(out, ok, lanes(dx, loc) + " and are counted by this histogram", loc);
+        }
+        return {};
+      }
     }
     return {};
   }

@@ -184,6 +184,7 @@ ScalarValue eval_impl(const ExprP& e, const Bindings& b, const Kernel* k) {
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:
+    case ExprKind::Histogram:
       break;
   }
   user_error(e->loc, k ? "this must be a compile-time constant" : "only scalar parameters, literals and arithmetic may appear here");
@@ -540,6 +541,23 @@ class Verifier {
             user_error(e->loc, "gather(): the index " + idx->type.str() + " must match the source " + src->type.str() + " outside axis " + std::to_string(ax));
         e->ints = {ax};
         e->type = Type{src->type.elem, false, idx->type.shape};
+        return;
+      }
+      case ExprKind::Histogram: {
+        ExprP x = e->args[0], m = e->args.size() > 2 ? e->args[2] : nullptr;
+        infer(x);
+        if (x->type.ptr || !is_int(x->type.elem) || x->type.elem == Scalar::I1 || x->type.rank() != 1)
+          user_error(e->loc, "histogram() needs a 1-D integer tile, got " + x->type.str());
+        int64_t bins = const_int(e->args[1], "the number of bins");
+        if (bins < 1 || !is_pow2(bins)) user_error(e->args[1]->loc, "histogram(): the number of bins must be a power of two, got " + std::to_string(bins));
+        if (m) {
+          infer(m);
+          if (m->type.ptr || m->type.elem != Scalar::I1 || m->type.shape != x->type.shape)
+            user_error(m->loc, "histogram(): the mask must be an i1 tile of the input's shape " + shape_str(x->type.shape) + ", got " + m->type.str());
+        }
+        e->ints = {bins};
+        e->type = Type{Scalar::I32, false, {bins}};
+        check_shape(e->type.shape, e->loc);
         return;
       }
       case ExprKind::Scan: {

@@ -60,6 +60,7 @@ inline constexpr ExprChildren IntToPtr = ExprChildren::Args;
 inline constexpr ExprChildren PtrToInt = ExprChildren::Args;
 inline constexpr ExprChildren Machine = ExprChildren::None;
 inline constexpr ExprChildren Gather = ExprChildren::Args;
+inline constexpr ExprChildren Histogram = ExprChildren::Args;
 // One line per DT_FOR_EACH_STMT row.
 namespace stmt {
 inline constexpr StmtChildren Assign = StmtChildren::Args;

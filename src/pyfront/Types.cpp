@@ -115,6 +115,7 @@ ExprP typed(ExprP e) {
     case ExprKind::PtrToInt: e->type = Type{Scalar::I64, false, arg(0).shape}; break;
     case ExprKind::Machine: e->type = Type{machine_reg_type(static_cast<MachineReg>(e->axis)), false, {}}; break;
     case ExprKind::Gather: e->type = Type{arg(0).elem, false, arg(1).shape}; break;
+    case ExprKind::Histogram: e->type = Type{Scalar::I32, false, {e->args[1]->ival}}; break;
   }
   return e;
 }

@@ -111,6 +111,7 @@ struct Walker {
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
       case ExprKind::Gather:
+      case ExprKind::Histogram:
         return std::nullopt;
     }
     return std::nullopt;

@@ -118,6 +118,7 @@ std::string op_error_name(const Expr& e) {
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:
+    case ExprKind::Histogram:
       return expr_kind_name(e.kind);
     case ExprKind::Scan: return scanop_name(e.sop);
   }
@@ -190,6 +191,7 @@ std::string host_expr(const ExprP& e, const std::function<std::string(const std:
     case ExprKind::PtrToInt:
     case ExprKind::Machine:
     case ExprKind::Gather:
+    case ExprKind::Histogram:
       break;
   }
   user_error(e->loc, std::string("'") + op_error_name(*e) + "' in a grid or shape expression has no host-side Python form");
@@ -327,6 +329,7 @@ class KernelWriter {
       case ExprKind::PtrToInt:
       case ExprKind::Machine:
       case ExprKind::Gather:
+      case ExprKind::Histogram:
         return false;
     }
     return false;
@@ -669,6 +672,16 @@ class KernelWriter {
       case ExprKind::IntToPtr: return {operand(e.args[0], kAtom) + ".to(tl.pointer_type(" + tl_type(e.dtype) + "))"};
       case ExprKind::PtrToInt: return {operand(e.args[0], kAtom) + ".to(tl.int64)"};
       case ExprKind::Gather: return {"tl.gather(" + expr(e.args[0]).s + ", " + expr(e.args[1]).s + ", " + std::to_string(e.ints[0]) + ")"};
+      case ExprKind::Histogram: {  // Triton 3.9 takes 32-bit inputs: narrower ones widened, i64 clamped to [-1, bins] (both ends dropped)
+        const ExprP& x = e.args[0];
+        const std::string bins = std::to_string(e.ints[0]);
+        std::string xs = expr(x).s;
+        if (is_narrow_int(x->type.elem)) xs = operand(x, kAtom) + ".to(tl.int32)";
+        if (x->type.elem == Scalar::I64) xs = "tl.maximum(tl.minimum(" + xs + ", " + bins + "), -1).to(tl.int32)";
+        std::string s = "tl.histogram(" + xs + ", " + bins;
+        if (e.args.size() > 2 && e.args[2]) s += ", mask=" + expr(e.args[2]).s;
+        return {s + ")"};
+      }
       case ExprKind::Machine: {  // the PTX that tl.extra.cuda.globaltimer() and smid() are made of
         const MachineReg r = static_cast<MachineReg>(e.axis);
         const bool wide = machine_reg_type(r) == Scalar::I64;

@@ -21,7 +21,7 @@ if(DTSIM_HAVE_CUDA)
   endforeach()
   # Interpreter == GPU on: scans (cumsum ... associative_scan with a combine function); f16 and bf16
   # atomics (native adds, compare-and-swap loops on the 32-bit word); i8 and i16 atomics (the same loops); permute() of rank-3 and rank-4
-  # tiles; gather() (through shared memory, clamped indices); the fp8 formats without PTX
+  # tiles; gather() (through shared memory, clamped indices); histogram() (shared-memory counters and atomics); the fp8 formats without PTX
   # conversions (float8e4b15, float8e4b8, float8e5b16: software conversions); pairs packed into i64 (tl.reduce / tl.associative_scan of two operands); tiles of rank
   # above 4 (tl.sort's [2] * 10 reshapes); atomics (results independent of the instances' order) and
   # a spin lock; pointers made from integers (device addresses through a table, int_to_ptr loads,
@@ -36,7 +36,7 @@ if(DTSIM_HAVE_CUDA)
   # the output stored by TMA in 64-row boxes); f16 and bf16 matmuls whose K loops are TMA rings on
   # sm_90a (ragged edges as TMA's zero fill); tma_planes: the same over tensors of rank 3 and 4, a
   # batch (head) per instance as the tensor maps' outer coordinates, ragged edges inside each batch.
-  foreach(t scans atomics_half atomics_narrow permute gather fp8_formats pairs high_rank atomics addresses int_dot int_dot_k64 int_dot_mma combine_n
+  foreach(t scans atomics_half atomics_narrow permute gather histogram fp8_formats pairs high_rank atomics addresses int_dot int_dot_k64 int_dot_mma combine_n
           attention_desc attention_desc128 attention_desc_w8 attention_nc128 attention_mixed attention_causal attention_m64 tma_matmul
           sched_matmul tma_planes rebound_matmul)
     add_test(NAME gpu_difftest_${t}.tile COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/difftest_or_skip.sh $<TARGET_FILE:dtsim>

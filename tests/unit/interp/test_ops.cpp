@@ -505,3 +505,17 @@ TEST_CASE("gather(): the lane each index selects along the axis, clamped to it, 
   V z = eval8("gather(where(r % 2 == 0, -0.0, 1.5), r // 2 * 2, axis=0)", "f32");
   for (double d : z) CHECK((d == 0.0 && std::signbit(d)));
 }
+
+TEST_CASE("histogram(): per bin the lanes equal to it, values outside the bins dropped, lanes masked off left out") {
+  CHECK(eval8("histogram(r - 2, 8)") == V{1, 1, 1, 1, 1, 1, 0, 0});                  // -2 and -1 dropped
+  CHECK(eval8("histogram(r // 2 * 3 - 1, 8)") == V{0, 0, 2, 0, 0, 2, 0, 0});         // -1 and 8 dropped
+  CHECK(eval8("histogram(r % 4, 8, mask=r < 6)") == V{2, 2, 1, 1, 0, 0, 0, 0});
+  CHECK(eval8("histogram(arange(0, 4) * 2, 8)") == V{1, 0, 1, 0, 1, 0, 1, 0});       // fewer lanes than bins
+  CHECK(eval8("histogram(arange(0, 64) % 8, 8)") == V(8, 8));
+  // i8 lanes that wrapped to -6 .. 1; i64 lanes past 2^32 (not their low word)
+  CHECK(eval8("histogram((r + 250).to(i8), 8)") == V{1, 1, 0, 0, 0, 0, 0, 0});
+  CHECK(eval8("histogram(r.to(i64) + 4294967294, 8)") == V(8, 0));
+  CHECK(eval8("histogram(r.to(i64) - 2, 8)") == V{1, 1, 1, 1, 1, 1, 0, 0});
+  // 4096 lanes into 512 bins (each value of -256 .. 767 four times): every bin 4, a column of 64 bins 256
+  CHECK(eval8("sum(reshape(histogram(arange(0, 4096) % 1024 - 256, 512), [64, 8]), axis=0)") == V(8, 256));
+}

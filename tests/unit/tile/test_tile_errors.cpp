@@ -83,3 +83,21 @@ TEST_CASE("gather(): operand checks") {
   CHECK(error_of("kernel k(x: *f32[8]) grid(1) {\n  v = gather(reshape(load(x + arange(0, 8)), [2, 4]), reshape(arange(0, 8), [4, 2]), axis=1)\n}\n", "g3.tile")
             .find("g3.tile:2:7: error: gather(): the index i32[4, 2] must match the source f32[2, 4] outside axis 1") == 0);
 }
+
+TEST_CASE("histogram(): operand checks") {
+  using tiletest::error_of;
+  auto err = [](const std::string& body) {
+    return error_of("kernel k(x: *i32[8], y: *f32[8]) grid(1) {\n  r = arange(0, 8)\n  h = " + body + "\n}\n", "h.tile");
+  };
+  CHECK(err("histogram(load(y + r), 8)").find("h.tile:3:7: error: histogram() needs a 1-D integer tile, got f32[8]") == 0);
+  CHECK(err("histogram(load(x), 8)").find("h.tile:3:7: error: histogram() needs a 1-D integer tile, got i32") == 0);
+  CHECK(err("histogram(reshape(r, [2, 4]), 8)").find("h.tile:3:7: error: histogram() needs a 1-D integer tile, got i32[2, 4]") == 0);
+  CHECK(err("histogram(r == 1, 8)").find("h.tile:3:7: error: histogram() needs a 1-D integer tile, got i1[8]") == 0);
+  CHECK(err("histogram(r, 12)").find("h.tile:3:20: error: histogram(): the number of bins must be a power of two, got 12") == 0);
+  CHECK(err("histogram(r, 0)").find("h.tile:3:20: error: histogram(): the number of bins must be a power of two, got 0") == 0);
+  CHECK(err("histogram(r, 2097152)").find("h.tile:3:7: error: tile [2097152] has more than 2^20 elements") == 0);
+  CHECK(err("histogram(r, 8, mask=r < arange(0, 16))").find("h.tile:3:30: error: shapes [8] and [16] do not broadcast") == 0);
+  CHECK(err("histogram(r, 8, mask=arange(0, 4) < 2)").find("h.tile:3:41: error: histogram(): the mask must be an i1 tile of the input's shape [8], got i1[4]") == 0);
+  CHECK(err("histogram(r, 8, mask=r)").find("h.tile:3:28: error: histogram(): the mask must be an i1 tile of the input's shape [8], got i32[8]") == 0);
+  CHECK(err("histogram(r, n)").find("h.tile:3:20: error: 'n' is not a constexpr parameter; this must be a compile-time constant") == 0);
+}

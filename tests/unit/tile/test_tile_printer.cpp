@@ -62,6 +62,8 @@ TEST_CASE("every expression kind prints and reads back") {
   check_expr(make_reduce(RedOp::Argmin, v("x"), 1), "argmin(x, axis=1)");
   check_expr(make_reduce(RedOp::Sum, v("x"), -1), "sum(x, axis=-1)");
   check_expr(make_swizzle2d(v("i"), v("j"), v("ni"), v("nj"), i(4)), "swizzle2d(i, j, ni, nj, 4)");
+  check_expr(make_histogram(v("x"), i(512)), "histogram(x, 512)");
+  check_expr(make_histogram(v("x"), v("B"), make_binary(BinOp::Lt, v("r"), v("n"))), "histogram(x, B, mask=r < n)");
 }
 
 TEST_CASE("every unary and binary operator prints and reads back") {
