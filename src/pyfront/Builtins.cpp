@@ -8,8 +8,8 @@
 #include "ir/Fma.h"
 #include "ir/Hints.h"
 #include "ir/InlinePtx.h"
-#include "ir/Select.h"
 #include "ir/Scaled.h"
+#include "ir/Select.h"
 #include "ir/Verify.h"
 
 #include "pyfront/Lower.h"
@@ -970,7 +970,7 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     if (x.uns || dtv.uns) return unsigned_cast(x, s, dtv.uns, loc);
     return tensor(make_cast(ir(x, loc), s, loc));
   }
-  // ---- gather, histogram, cat: as the TTIR reader lowers them (the IR's gather; masked sums over one more axis) ----
+  // ---- gather, histogram, cat: as the TTIR reader lowers them (the IR's gather and histogram; cat over one more axis) ----
   if (tl == "gather" || tl == "histogram" || tl == "cat" || tl == "join" || tl == "interleave") {
     // arange(0, n) laid along `axis` of a rank-`rank` tile
     auto iota_along = [&](int64_t n, int axis, int rank) {
@@ -984,8 +984,6 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
         user_error(loc, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
                             " dimensions and 2^20 elements): use smaller blocks");
     };
-    // the lane that cond selects along `axis`, in type t, bit for bit (ir/Select.h)
-    auto select_sum = [&](ExprP cond, ExprP x, int axis, Scalar t) { return typed_tree(select_lane(cond, x, axis, t, loc)); };
     if (tl == "gather") {  // tl.gather(src, index, axis)
       Val src = B.tensor_arg(0, "src"), idx = B.tensor_arg(1, "index");
       int64_t ax = B.int_arg(2, "axis");
@@ -1021,21 +1019,32 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
       if (index->type.elem == Scalar::I1) index = typed(make_cast(index, Scalar::I32, loc));
       return tensor(typed(make_gather(ir(src, loc), index, axis, loc)));
     }
-    if (tl == "histogram") {  // tl.histogram(input, num_bins, mask=None): values outside [0, bins) dropped
+    if (tl == "histogram") {  // tl.histogram(input, num_bins, mask=None): the IR's histogram
       Val x = B.tensor_arg(0, "input");
       int64_t bins = B.int_arg(1, "num_bins");
       const Val* mask = B.opt(2, "mask");
       a.done();
       if (x.t.ptr || !is_int(x.t.elem) || x.t.rank() != 1) user_error(loc, "tl.histogram() needs a 1-D integer tensor, got " + x.t.str());
-      if (bins < 1) user_error(B.at(1, "num_bins"), "tl.histogram(): num_bins must be positive, got " + std::to_string(bins));
-      check_size({x.t.shape[0], bins}, "tl.histogram of " + std::to_string(bins) + " bins");
-      ExprP cond = typed(make_binary(BinOp::Eq, typed(make_expand_dims(ir(x, loc), 1, loc)), iota_along(bins, 1, 2), loc));
+      if (bins < 1 || (bins & (bins - 1)) != 0 || bins > kMaxTileElems)
+        user_error(B.at(1, "num_bins"), "tl.histogram(): num_bins must be a power of two of at most 2^20, got " + std::to_string(bins));
+      // an unsigned 8- or 16-bit input zero-extended (its values of 2^7 / 2^15 and more are bins);
+      // u32 and u64 values that read as negative lie past any number of bins either way
+      if (x.uns && is_narrow_int(x.t.elem)) x = unsigned_cast(x, Scalar::I32, false, loc);
+      ExprP xe = ir(x, loc);
+      if (xe->type.elem == Scalar::I1) xe = typed(make_cast(xe, Scalar::I32, loc));
+      ExprP m;
       if (mask) {
-        ExprP m = as_i1(*this, ir(*mask, B.at(2, "mask")), B.at(2, "mask"));
-        if (m->type.is_tile()) m = typed(make_expand_dims(m, 1, loc));
-        cond = typed(make_binary(BinOp::And, cond, m, loc));
+        SourceLoc ml = B.at(2, "mask");
+        m = as_i1(*this, ir(*mask, ml), ml);
+        if (m->type.is_scalar()) {
+          m = typed(make_full(B.consts(x.t.shape), m, Scalar::I1, loc));
+        } else if (m->type.shape != x.t.shape) {
+          if (broadcast_shapes(m->type.shape, x.t.shape) != std::optional<Shape>(x.t.shape))
+            user_error(ml, "tl.histogram(): the mask " + m->type.str() + " does not broadcast to the input " + x.t.str());
+          m = typed(make_broadcast(m, B.consts(x.t.shape), loc));
+        }
       }
-      return tensor(select_sum(cond, typed(make_const_int(1, loc)), 0, Scalar::I32));
+      return tensor(typed(make_histogram(xe, typed(make_const_int(bins, loc)), m, loc)));
     }
     if (tl == "join" || tl == "interleave") {  // [.., 2] of (a, b); interleave: that flattened along the last axis
       Val x = B.tensor_arg(0, "a"), y = B.tensor_arg(1, "b");
@@ -1277,6 +1286,7 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
   static const std::set<std::string> own = {"cast", "zeros", "full", "zeros_like", "full_like", "sum", "max", "min", "argmax",
                                             "argmin", "umulhi", "pointer_type", "static_print", "static_assert", "device_assert",
                                             "dot_scaled",  // its bytes are bit patterns
+                                            "histogram",   // narrow unsigned inputs zero-extended
                                             "inline_asm_elementwise"};  // bits; its results take their dtypes' signedness
   Builder B{*this, a};
   SourceLoc loc = a.loc;

@@ -3511,7 +3511,7 @@ class Lowerer {
     define(op.results.at(0), make_broadcast(e, dims(to.shape), cur_loc_), to, true, cur_loc_);
   }
 
-  // ---- gather, histogram and cat, with the IR's elementwise ops and reductions ----
+  // ---- gather, histogram (the IR's own ops) and cat (the IR's elementwise ops) ----
   // arange(0, n) laid along `axis` of a rank-`rank` tile
   ExprP iota_along(int64_t n, int axis, int rank) {
     ExprP idx = make_arange(make_const_int(0, cur_loc_), make_const_int(n, cur_loc_), cur_loc_);
@@ -3519,9 +3519,6 @@ class Lowerer {
       if (b != axis) idx = make_expand_dims(idx, b < axis ? 0 : b, cur_loc_);
     return idx;
   }
-  // The sum over `axis` of where(cond, x, 0): exact where one lane of the axis is selected (the
-  // selected value, converted back to x's type; a -0.0 gives +0.0), 0 where none is.
-  ExprP select_sum(ExprP cond, ExprP x, int axis, Scalar t) { return select_lane(std::move(cond), std::move(x), axis, t, cur_loc_); }
   void check_size(const Shape& s, const std::string& what) {
     if (static_cast<int>(s.size()) > kMaxRank || shape_numel(s) > kMaxTileElems)
       user_error(cur_loc_, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
@@ -3561,8 +3558,10 @@ class Lowerer {
     if (it.elem == Scalar::I1) index = make_cast(index, Scalar::I32, cur_loc_);
     define(op.results.at(0), make_gather(use(src), index, axis, cur_loc_), to, true, cur_loc_);
   }
-  // %h = tt.histogram %x[, %mask] : tensor<NxT> -> tensor<Bxi32>: bin b counts the (unmasked) lanes
-  // equal to b; values outside [0, B) are dropped, as on the GPU.
+  // %h = tt.histogram %x[, %mask] : tensor<NxT> -> tensor<Bxi32>: the IR's histogram (bin b counts the
+  // unmasked lanes equal to b; values outside [0, B) are dropped, as on the GPU). TTIR's integers are
+  // signless: an 8- or 16-bit input is read as signed (Triton 3.9 admits only 32-bit inputs, where a
+  // u32 value of 2^31 or more is dropped either way).
   void emit_histogram(const Op& op) {
     Cursor c(op.text, op.text_loc);
     std::string x = c.value(), mask;
@@ -3572,11 +3571,10 @@ class Lowerer {
     c.expect("->");
     VType to = vtype(c.type(), op.text_loc);
     if (xt.shape.size() != 1 || to.shape.size() != 1) user_error(cur_loc_, "malformed TTIR: tt.histogram takes and gives 1-D tiles");
-    int64_t bins = to.shape[0];
-    check_size({xt.shape[0], bins}, "tl.histogram of " + std::to_string(bins) + " bins");
-    ExprP cond = make_binary(BinOp::Eq, make_expand_dims(use(x), 1, cur_loc_), iota_along(bins, 1, 2), cur_loc_);
-    if (!mask.empty()) cond = make_binary(BinOp::And, cond, make_expand_dims(use(mask), 1, cur_loc_), cur_loc_);
-    define(op.results.at(0), select_sum(cond, make_const_int(1, cur_loc_), 0, Scalar::I32), to, true, cur_loc_);
+    ExprP xv = use(x);
+    if (xt.elem == Scalar::I1) xv = make_cast(xv, Scalar::I32, cur_loc_);
+    ExprP h = make_histogram(xv, make_const_int(to.shape[0], cur_loc_), mask.empty() ? nullptr : use(mask), cur_loc_);
+    define(op.results.at(0), h, to, true, cur_loc_);
   }
   // %c = tt.cat %a, %b : tensor<S> -> tensor<2S0 x ..>: a's lanes, then b's, along the first axis (the
   // order Triton's interpreter gives; can_reorder=True lets the GPU give another).

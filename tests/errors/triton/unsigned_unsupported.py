@@ -1,5 +1,5 @@
-# expect-error: 10:30: tl.histogram() on unsigned integers (tl.uint8 ... tl.uint64) is not supported by dtsim's .py reader yet
-# args: --buf x_ptr=u8[64] --buf z_ptr=i32[16] --grid 1
+# expect-error: 10:25: tl.cumsum() on unsigned integers (tl.uint8 ... tl.uint64) is not supported by dtsim's .py reader yet
+# args: --buf x_ptr=u8[64] --buf z_ptr=i32[64] --grid 1
 import triton
 import triton.language as tl
 
@@ -7,4 +7,4 @@ import triton.language as tl
 @triton.jit
 def k(x_ptr, z_ptr):
     o = tl.arange(0, 64)
-    tl.store(z_ptr + o % 16, tl.histogram(tl.load(x_ptr + o), 16))
+    tl.store(z_ptr + o, tl.cumsum(tl.load(x_ptr + o), 0))

@@ -217,6 +217,10 @@ TEST_CASE("tl.dot_scaled: formats and operand types that do not fit are located 
 TEST_CASE("lowering errors name the .py line and column") {
   CHECK(error_of("    tl.sort(z_ptr)\n") == "6:5: tl.sort is not supported yet");
   CHECK(error_of("    tl.histogram(z_ptr, 8)\n") == "6:5: tl.histogram() needs a 1-D integer tensor, got *f32");
+  CHECK(error_of("    h = tl.histogram(tl.arange(0, 8), 12)\n") == "6:39: tl.histogram(): num_bins must be a power of two of at most 2^20, got 12");
+  CHECK(error_of("    h = tl.histogram(tl.arange(0, 8), 2097152)\n") == "6:39: tl.histogram(): num_bins must be a power of two of at most 2^20, got 2097152");
+  CHECK(error_of("    h = tl.histogram(tl.arange(0, 8), 8, mask=tl.arange(0, 4) < 2)\n") ==
+        "6:47: tl.histogram(): the mask i1[4] does not broadcast to the input i32[8]");
   CHECK(error_of("    tl.gather(tl.arange(0, 8), tl.arange(0, 8), 1)\n") == "6:49: tl.gather(): axis 1 of a rank-1 tensor");
   CHECK(error_of("    o = tl.arange(0, tl.program_id(0))\n") == "6:22: tl.arange() argument 'end' must be a compile-time int, got scalar i32");
 }
