@@ -32,6 +32,7 @@ bool cheap(const Expr& e, int& budget) {
     case ExprKind::Dot:
     case ExprKind::Reduce:
     case ExprKind::Scan:
+    case ExprKind::Histogram:
     case ExprKind::Machine: return false;
     default: break;
   }
