@@ -67,7 +67,11 @@ void triton_atomic_elem_check(AtomicOp op, Scalar et, SourceLoc loc, const std::
 // The tensor methods that mirror tl functions (x.to(...), x.sum(axis) ...).
 bool is_method(const std::string& n) {
   static const std::set<std::string> s = {"to", "reshape", "trans", "permute", "expand_dims", "broadcast_to", "sum", "max", "min",
-                                          "argmax", "argmin", "cast", "view", "gather", "histogram", "split"};
+                                          "argmax", "argmin", "cast", "view", "gather", "histogram", "split",
+                                          // tensor methods of Triton's standard library (Stdlib.cpp) and math functions
+                                          "flip", "ravel", "softmax", "sort", "sigmoid", "cdiv", "xor_sum", "reduce_or", "cumsum",
+                                          "cumprod", "reduce", "associative_scan", "exp", "exp2", "log", "log2", "cos", "sin",
+                                          "sqrt", "sqrt_rn", "rsqrt", "abs", "erf", "floor", "ceil"};
   return s.count(n) > 0;
 }
 
@@ -404,9 +408,10 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     while (p < n) p <<= 1;
     return Val::of_int(p);
   }
-  if (name == "dtype.is_floating") {
+  if (name == "dtype.is_floating") {  // x.dtype.is_floating(): the dtype is the method's self
+    const Val& self = B.need(0, "self");
     a.done();
-    return Val::of_bool(is_float(a.pos.empty() ? Scalar::F32 : a.pos[0].dt));
+    return Val::of_bool(self.k == VK::DType && !self.pointer_dtype() && is_float(self.dt));
   }
   if (name == "print" || name == "tl.device_print") {
     std::vector<StmtP> out;
@@ -1269,6 +1274,7 @@ void mark_unsigned(Val& v) {
 }  // namespace
 
 Val Lowerer::call_builtin(const std::string& name, CallArgs& a) {
+  if (Val r; call_stdlib(name, a, r)) return r;  // tl.sort, tl.rand, ... (Stdlib.cpp)
   bool any = std::any_of(a.pos.begin(), a.pos.end(), has_unsigned);
   for (const auto& kw : a.kw) any = any || has_unsigned(kw.second);
   return any ? call_builtin_unsigned(name, a) : call_builtin_signless(name, a);
@@ -1287,7 +1293,8 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
                                             "argmin", "umulhi", "pointer_type", "static_print", "static_assert", "device_assert",
                                             "dot_scaled",  // its bytes are bit patterns
                                             "histogram",   // narrow unsigned inputs zero-extended
-                                            "inline_asm_elementwise"};  // bits; its results take their dtypes' signedness
+                                            "inline_asm_elementwise",  // bits; its results take their dtypes' signedness
+                                            "dtype.is_floating"};
   Builder B{*this, a};
   SourceLoc loc = a.loc;
   bool is_atomic = false;
@@ -1367,6 +1374,7 @@ std::vector<std::string> tl_names() {
                              "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};
   for (const auto& [name, dt] : dtype_names()) s.insert(name);
   for (const auto& [name, dt] : unsigned_dtype_names()) s.insert(name);
+  for (const std::string& name : stdlib_names()) s.insert(name);
   for (UnOp op : kAllUnOps)
     if (op_info(op).form == OpForm::Call && op_info(op).py[0]) s.insert(op_info(op).py);
   for (BinOp op : kAllBinOps)

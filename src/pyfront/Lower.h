@@ -102,6 +102,11 @@ class Lowerer {
   // A builtin call with unsigned operands: the calls that keep their meaning (marking the results
   // unsigned where Triton's are), those with an unsigned form, and a located error for the rest.
   Val call_builtin_unsigned(const std::string& name, CallArgs& a);
+  // tl.NAME of Triton's standard library (Stdlib.cpp): `out` and true where `name` is one of its
+  // functions (the prelude's, inlined, or one built directly), else false.
+  bool call_stdlib(const std::string& name, CallArgs& a, Val& out);
+  // The prelude of those functions as a module (read once per lowering).
+  const ModuleInfo& prelude();
   Val call_builtin_signless(const std::string& name, CallArgs& a);
 
   // The debugger's frame (DebugExpr.cpp): expressions read the names `vars`, then module `m`'s
@@ -183,6 +188,11 @@ class Lowerer {
 
 // Every tl.NAME the lowering gives a meaning (functions and dtypes), sorted (Builtins.cpp).
 std::vector<std::string> tl_names();
+// The tl.NAME functions of Stdlib.cpp (its prelude's public functions and those it builds directly).
+std::vector<std::string> stdlib_names();
+// Whether `path` is the prelude's pseudo path, and the prelude's text (Modules.cpp reads it there).
+bool is_prelude_path(const std::string& path);
+const char* prelude_text();
 // "tl.atomic_add is not supported yet" and friends.
 [[noreturn]] void unsupported(SourceLoc loc, const std::string& what);
 // The location of the leftmost token of an expression (calls and attributes point at their start).

@@ -25,7 +25,9 @@ const ModuleInfo& Lowerer::load_module(const std::string& path) {
   auto m = std::make_unique<ModuleInfo>();
   auto snap = launch_.sources.find(path);
   if (snap == launch_.sources.end()) snap = launch_.sources.find(key);
-  int file = snap != launch_.sources.end() ? Sources::add(path, snap->second) : Sources::load(path);
+  int file = is_prelude_path(path)             ? Sources::add(path, prelude_text())
+             : snap != launch_.sources.end() ? Sources::add(path, snap->second)
+                                             : Sources::load(path);
   m->ast = parse_python(file);
   m->dir = std::filesystem::path(path).parent_path().string();
   m->name = path;
