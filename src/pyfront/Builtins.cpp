@@ -69,7 +69,7 @@ bool is_method(const std::string& n) {
   static const std::set<std::string> s = {"to", "reshape", "trans", "permute", "expand_dims", "broadcast_to", "sum", "max", "min",
                                           "argmax", "argmin", "cast", "view", "gather", "histogram", "split",
                                           // tensor methods of Triton's standard library (Stdlib.cpp) and math functions
-                                          "flip", "ravel", "softmax", "sort", "sigmoid", "cdiv", "xor_sum", "reduce_or", "cumsum",
+                                          "flip", "ravel", "softmax", "sigmoid", "cdiv", "xor_sum", "reduce_or", "cumsum",
                                           "cumprod", "reduce", "associative_scan", "exp", "exp2", "log", "log2", "cos", "sin",
                                           "sqrt", "sqrt_rn", "rsqrt", "abs", "erf", "floor", "ceil"};
   return s.count(n) > 0;
@@ -1353,6 +1353,30 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
     Val x = B.need(0, "x"), d = B.need(1, "div");
     a.done();
     return binop("//", binop("-", binop("+", x, d, loc), Val::of_int(1), loc), d, loc);
+  }
+  if (tl == "reduce" || tl == "associative_scan") {  // the combine function gets the unsigned operands as unsigned
+    const Val* in = a.get(0, "input");
+    std::vector<Val> ins = in && in->k == VK::Tuple ? in->items : std::vector<Val>{in ? *in : Val::none()};
+    std::fill(a.pos_used.begin(), a.pos_used.end(), false);
+    std::fill(a.kw_used.begin(), a.kw_used.end(), false);
+    combine_unsigned_.clear();
+    for (const Val& v : ins) combine_unsigned_.push_back(v.k == VK::Tensor && v.uns);
+    std::vector<bool> marks = combine_unsigned_;
+    Val r;
+    try {
+      r = call_builtin_signless(name, a);
+    } catch (...) {
+      combine_unsigned_.clear();
+      throw;
+    }
+    combine_unsigned_.clear();
+    if (r.k == VK::Tuple) {
+      for (size_t i = 0; i < r.items.size() && i < marks.size(); ++i)
+        if (marks[i]) mark_unsigned(r.items[i]);
+    } else if (marks.size() == 1 && marks[0]) {
+      mark_unsigned(r);
+    }
+    return r;
   }
   if (name == "abs" || tl == "abs") {  // an unsigned value is its own magnitude
     Val x = B.tensor_arg(0, "x");

@@ -733,6 +733,8 @@ std::vector<ExprP> Lowerer::combine_return(const Val& v, SourceLoc loc, bool str
 std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar>& elems, SourceLoc loc) {
   if (fn.k != VK::Func || !fn.fn || !fn.mod) user_error(loc, "combine_fn must be a @triton.jit function");
   const size_t n = elems.size();
+  std::vector<bool> uns = std::move(combine_unsigned_);
+  combine_unsigned_.clear();
   std::vector<std::string> names;
   CallArgs args;
   args.loc = loc;
@@ -742,6 +744,7 @@ std::vector<ExprP> Lowerer::combine_fn_n(const Val& fn, const std::vector<Scalar
     ExprP ref = make_var(names.back(), loc);
     ref->type = Type{elems[i % n], false, {}};
     args.pos.push_back(tensor(ref));
+    args.pos.back().uns = uns.size() == n && uns[i % n] && is_int(elems[i % n]) && elems[i % n] != Scalar::I1;
     args.pos_loc.push_back(loc);
   }
   std::vector<StmtP>& out = *blocks_.back().out;

@@ -148,6 +148,9 @@ class Lowerer {
   std::vector<Block> blocks_;
   int call_depth_ = 0;
   bool next_call_combines_ = false;  // the next call_function is a combine function's (its Frame::combine)
+  // Per operand of the next combine_fn_n: whether it holds unsigned integers (the function's
+  // arguments are then unsigned, as Triton types them; call_builtin_unsigned sets it).
+  std::vector<bool> combine_unsigned_;
   std::vector<ExprP> combine_return(const Val& v, SourceLoc loc, bool strict);
   int64_t calls_ = 0;
   std::map<std::string, Type> captured_declared_;  // the names eval_captured's statements declared

@@ -53,7 +53,7 @@ if(DTSIM_HAVE_PYTHON)
   # tests/ttir/ops.py (atomics, scans, bitcasts, math functions) through dtsim's own .py reader
   dtsim_python_test(ops_standin ../ttir/ops.py)
   set_tests_properties(python/ops_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
-  # tests/ttir/pointers.py (pointers made from integers; its tl.sort part needs Triton) through dtsim's own .py reader
+  # tests/ttir/pointers.py (pointers made from integers, a tl.sort of rank 10) through dtsim's own .py reader
   dtsim_python_test(pointers_standin ../ttir/pointers.py)
   set_tests_properties(python/pointers_standin PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;DTSIM_STANDIN=1")
   # tests/ttir/tuples.py (tl.reduce / tl.associative_scan of tuples) through dtsim's own .py reader
