@@ -150,6 +150,16 @@ def _extreme(x, axis: tl.constexpr, largest: tl.constexpr, keep_dims: tl.constex
 
 
 @triton.jit
+def _max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    return _extreme(input, axis, True, keep_dims)
+
+
+@triton.jit
+def _min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    return _extreme(input, axis, False, keep_dims)
+
+
+@triton.jit
 def _sorted(x, k: tl.constexpr, dim: tl.constexpr, descending: tl.constexpr):
     # tl.sort (k None) and tl.topk: sort the last dimension's runs of 2^log_k elements, then repeatedly
     # keep the better half of each pair of sorted runs (elementwise max / min of a run and its mate,
@@ -466,8 +476,22 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
     return true;
   }
   const ModuleInfo& m = prelude();
-  if (!m.jit.count(tl) || tl[0] == '_') return false;
-  Val fn = global(m, tl, loc);
+  std::string fname = tl;
+  if (tl == "max" || tl == "min") {
+    // tl.max / tl.min of floats (NaN-ignoring) and of types narrower than 32 bits (widened first, so
+    // the result is f32 / int32) as Triton's library computes them; the rest (and return_indices)
+    // is the builtin reduction
+    const Val* x = a.get(0, "input");
+    const Val* ri = a.get(2, "return_indices");
+    std::fill(a.pos_used.begin(), a.pos_used.end(), false);
+    std::fill(a.kw_used.begin(), a.kw_used.end(), false);
+    if (!x || x->k != VK::Tensor || x->t.ptr || (ri && (!ri->compile_time() || truthy(*ri, loc)))) return false;
+    if (!is_float(x->t.elem) && x->t.elem != Scalar::I1 && scalar_bytes(x->t.elem) >= 4) return false;
+    fname = "_" + tl;
+  } else if (!m.jit.count(tl) || tl[0] == '_') {
+    return false;
+  }
+  Val fn = global(m, fname, loc);
   // A failed check inside the prelude (a static_assert, a shape the library cannot take) is reported
   // at the kernel's call, in the words of the check.
   try {

@@ -1,7 +1,8 @@
 """Triton's standard library (the functions Triton writes in Triton: tl.sort, tl.topk, tl.flip, tl.ravel,
 tl.softmax, tl.squeeze / unsqueeze, Philox's tl.randint / randint4x / rand / rand4x / randn / randn4x /
 philox, tl.div_rn, tl.fdiv, tl.to_tensor, tl.add / sub / mul) through whichever reader `import triton`
-gives, each checked against numpy: sorts and top-k against a numpy model of the bitonic network (ties,
+gives, each checked against numpy (with tl.max / tl.min as Triton's library computes them: NaNs left
+out, f16 and 8/16-bit integers widened to f32 / int32 first): sorts and top-k against a numpy model of the bitonic network (ties,
 NaNs and -0.0 end up where Triton's network puts them), flips bit for bit, the random bits against a
 numpy Philox 4x32-10 (and 4x64-10), rand's floats bit for bit, randn within rounding. Where Triton is
 installed every kernel also runs through dtsim's own .py reader (dtsim.JITFunction) and the two
@@ -154,6 +155,34 @@ def unsigned_combine(rng):
     got_s, got_m = launch("scan / reduce of uint32", keyed_k, (1,), [x, np.zeros(32, np.uint32), np.zeros(1, np.uint32)], [1, 2], N=32)
     check("associative_scan of sorted uint32 (unsigned combine)", got_s, np.maximum.accumulate(np.sort(x)))
     check("tl.reduce of uint32 (unsigned combine)", got_m, [x.max()])
+
+
+@triton.jit
+def extremes_k(x_ptr, h_ptr, u_ptr, o_ptr, i_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.arange(0, R)
+    offs = rows[:, None] * C + tl.arange(0, C)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(o_ptr + rows, tl.max(x, 1))
+    tl.store(o_ptr + R + rows, x.min(1))
+    tl.store(o_ptr + 2 * R + tl.arange(0, 1), tl.reshape(tl.max(x, keep_dims=True), (1,)))
+    tl.store(o_ptr + 3 * R + rows, tl.max(tl.load(h_ptr + offs), 1) + 1e-4)  # f32: Triton's tl.max widens f16
+    tl.store(i_ptr + rows, tl.max(tl.load(u_ptr + offs), 1) - 300)  # int32: uint8 widened
+
+
+def extremes(rng):
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    x[0, 3] = x[1, :8] = np.nan
+    x[2, :] = np.nan
+    x[3, :4] = [-0.0, 0.0, -0.0, 0.0]
+    h = rng.standard_normal((4, 16)).astype(np.float16)
+    u = rng.integers(0, 256, (4, 16)).astype(np.uint8)
+    got, ints = launch("tl.max / tl.min", extremes_k, (1,), [x, h, u, np.zeros(20, np.float32), np.zeros(4, np.int32)], [3, 4], R=4, C=16)
+    with np.errstate(invalid="ignore"):
+        check("tl.max of f32 (NaN left out)", got[:4], np.fmax.reduce(x, axis=1))
+        check("x.min(1) of f32 (NaN left out)", got[4:8], np.fmin.reduce(x, axis=1))
+        check("tl.max of every axis", got[8:9], [np.nanmax(x)])
+    check("tl.max of f16 is f32", got[12:16], h.max(axis=1).astype(np.float32) + np.float32(1e-4), bits=True)
+    check("tl.max of uint8 is int32", ints, u.max(axis=1).astype(np.int32) - 300)
 
 
 # ---- flip, ravel, squeeze, softmax, division ----
@@ -340,6 +369,7 @@ def main():
     rng = np.random.default_rng(22)
     sorting(rng)
     unsigned_combine(rng)
+    extremes(rng)
     shapes(rng)
     philox(rng)
     finish("stdlib_forms: all ok (%s)" % ("Triton's frontend and dtsim's own reader agree" if TTIR else "dtsim's own reader"))
