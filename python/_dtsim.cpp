@@ -152,9 +152,9 @@ std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string&
   c->program = compile(Source{path, FileKind::Py, std::nullopt}, spec);
   c->tile_ir = print_module(c->program.module);
   c->fp_fusion = fp_fusion;
-  // Every f32 division this reader reads is Triton's `/` (it has no div_rn / fdiv): div.full.f32 on
-  // the GPU, as Triton compiles it and as the TTIR reader's launches get it, so the two readers agree.
-  c->approx_div = true;
+  // f32 division as Triton compiles the kernel: `/` is div.full.f32 on the GPU unless the kernel
+  // divides with tl.div_rn (tt.precise_divf), as the TTIR reader's launches get it, so the two readers agree.
+  c->approx_div = !c->program.precise_div;
   return c;
 }
 

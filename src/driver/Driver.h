@@ -103,6 +103,7 @@ struct Program {
   bool bound = false;                 // `bindings` holds the module's parameters
   std::set<std::string> size_args;    // --arg entries consumed before verify (.dt sizes, .py specialization)
   std::vector<std::string> break_at;  // .py: breakpoint_if() calls, as --break-at specs
+  bool precise_div = false;           // .py: the kernel uses tl.div_rn (TritonProgram::precise_div)
   std::shared_ptr<InputFiles> inputs = std::make_shared<InputFiles>();  // the --in files read so far
 
   bool is_dt() const { return kind == FileKind::Dt; }

@@ -146,6 +146,7 @@ void py_lower(Program& p, const LaunchSpec& spec) {
   p.module = std::move(tp.module);
   p.size_args = tp.used_args;
   p.break_at = tp.break_at;
+  p.precise_div = tp.precise_div;
 }
 
 // Before lowering there is only the file: its kernels (the @triton.jit functions no other calls).

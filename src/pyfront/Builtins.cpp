@@ -304,9 +304,10 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
     user_error(loc, "the pointer type " + py_repr(v) + " has no attribute " + q(attr) + " here (element_ty is read)");
   }
   if (v.k == VK::DType) {
-    if (attr == "primitive_bitwidth") return Val::of_int(scalar_bytes(v.dt) * 8);
-    if (attr == "is_floating") {
-      Val m = Val::builtin("dtype.is_floating");
+    if (attr == "primitive_bitwidth") return Val::of_int(v.dt == Scalar::I1 ? 1 : scalar_bytes(v.dt) * 8);
+    if (attr == "int_bitwidth" && is_int(v.dt) && !v.pointer_dtype()) return Val::of_int(v.dt == Scalar::I1 ? 1 : scalar_bytes(v.dt) * 8);
+    if (attr.rfind("is_", 0) == 0) {  // is_floating(), is_int(), is_int_signed() ... (Stdlib.cpp)
+      Val m = Val::builtin("dtype." + attr);
       m.self = std::make_shared<Val>(v);
       return m;
     }
@@ -407,11 +408,6 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     int64_t p = 1;
     while (p < n) p <<= 1;
     return Val::of_int(p);
-  }
-  if (name == "dtype.is_floating") {  // x.dtype.is_floating(): the dtype is the method's self
-    const Val& self = B.need(0, "self");
-    a.done();
-    return Val::of_bool(self.k == VK::DType && !self.pointer_dtype() && is_float(self.dt));
   }
   if (name == "print" || name == "tl.device_print") {
     std::vector<StmtP> out;
@@ -1293,8 +1289,7 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
                                             "argmin", "umulhi", "pointer_type", "static_print", "static_assert", "device_assert",
                                             "dot_scaled",  // its bytes are bit patterns
                                             "histogram",   // narrow unsigned inputs zero-extended
-                                            "inline_asm_elementwise",  // bits; its results take their dtypes' signedness
-                                            "dtype.is_floating"};
+                                            "inline_asm_elementwise"};  // bits; its results take their dtypes' signedness
   Builder B{*this, a};
   SourceLoc loc = a.loc;
   bool is_atomic = false;

@@ -225,6 +225,7 @@ TritonProgram Lowerer::run(const std::string& path) {
   if (!fn.deferred_error.empty()) throw UserError(fn.deferred_loc, fn.deferred_error);
   out.module.kernels.push_back(entry_kernel(m, fn, out));
   out.break_at = break_at;
+  out.precise_div = precise_div;
   return out;
 }
 

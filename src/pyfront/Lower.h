@@ -116,6 +116,7 @@ class Lowerer {
 
   int file_of_entry() const { return entry_file_; }
   std::vector<std::string> break_at;
+  bool precise_div = false;  // TritonProgram::precise_div
   std::set<std::string> stored, loaded;
 
  private:

@@ -131,22 +131,62 @@ def _smaller(a, b):
 @triton.jit
 def _extreme(x, axis: tl.constexpr, largest: tl.constexpr, keep_dims: tl.constexpr = False):
     # tl.max / tl.min as Triton's library writes them: narrow types widened to 32 bits, then a
-    # reduction whose combine is tl.maximum / tl.minimum (NaN-ignoring on floats)
+    # reduction whose combine is tl.maximum / tl.minimum (NaN-ignoring on floats). (Results are
+    # returned, not held in locals: a local tensor would be one more variable in the debugger.)
     if x.dtype.primitive_bitwidth < 32:
         if x.dtype.is_floating():
-            x = x.to(tl.float32)
-        else:
-            x = x.to(tl.int32)
+            return _extreme(x.to(tl.float32), axis, largest, keep_dims)
+        return _extreme(x.to(tl.int32), axis, largest, keep_dims)
     if not x.dtype.is_floating():
         if largest:
-            r = tl.max(x, axis, keep_dims=keep_dims)
-        else:
-            r = tl.min(x, axis, keep_dims=keep_dims)
-    elif largest:
-        r = tl.reduce(x, axis, _larger, keep_dims=keep_dims)
+            return tl.max(x, axis, keep_dims=keep_dims)
+        return tl.min(x, axis, keep_dims=keep_dims)
+    if largest:
+        return tl.reduce(x, axis, _larger, keep_dims=keep_dims)
+    return tl.reduce(x, axis, _smaller, keep_dims=keep_dims)
+
+
+@triton.jit
+def _add(a, b):
+    return a + b
+
+
+@triton.jit
+def _mul(a, b):
+    return a * b
+
+
+@triton.jit
+def _sum_type(t: tl.constexpr, dtype: tl.constexpr):
+    # the type a sum or a cumulative sum / product accumulates in: `dtype` where given, else integers
+    # narrower than 32 bits widened to 32 bits of their signedness (bool counting as unsigned)
+    if dtype is not None:
+        r = dtype
+    elif t.is_int_signed() and t.primitive_bitwidth < 32:
+        r = tl.int32
+    elif t.is_int_unsigned() and t.primitive_bitwidth < 32:
+        r = tl.uint32
     else:
-        r = tl.reduce(x, axis, _smaller, keep_dims=keep_dims)
+        r = t
     return r
+
+
+@triton.jit
+def _sum(input, axis=None, keep_dims=False, dtype: tl.constexpr = None):
+    t = _sum_type(input.dtype, dtype)
+    return tl.reduce(input.to(t), axis, _add, keep_dims=keep_dims).to(t)
+
+
+@triton.jit
+def _cumsum(input, axis=0, reverse=False, dtype: tl.constexpr = None):
+    t = _sum_type(input.dtype, dtype)
+    return tl.associative_scan(input.to(t), axis, _add, reverse).to(t)
+
+
+@triton.jit
+def _cumprod(input, axis=0, reverse=False, dtype: tl.constexpr = None):
+    t = _sum_type(input.dtype, dtype)
+    return tl.associative_scan(input.to(t), axis, _mul, reverse).to(t)
 
 
 @triton.jit
@@ -424,7 +464,33 @@ static Val ieee_divide(Lowerer& L, const Val& x, const Val& y, SourceLoc loc, co
   return L.tensor(typed(make_cast(q, Scalar::F32, loc)));
 }
 
+// A dtype's predicates (x.dtype.is_int() ...), as Triton's dtype answers them.
+static bool dtype_predicate(const std::string& what, const Val& d, SourceLoc loc) {
+  if (d.pointer_dtype()) return what == "is_ptr";
+  Scalar s = d.dt;
+  bool integer = is_int(s);
+  if (what == "is_floating") return is_float(s);
+  if (what == "is_int") return integer;
+  if (what == "is_int_signed") return integer && s != Scalar::I1 && !d.uns;
+  if (what == "is_int_unsigned") return integer && (s == Scalar::I1 || d.uns);
+  if (what == "is_bool" || what == "is_int1") return s == Scalar::I1;
+  if (what == "is_fp16") return s == Scalar::F16;
+  if (what == "is_bf16") return s == Scalar::BF16;
+  if (what == "is_fp32") return s == Scalar::F32;
+  if (what == "is_fp64") return s == Scalar::F64;
+  if (what == "is_ptr") return false;
+  if (what == "is_standard_floating") return s == Scalar::F16 || s == Scalar::BF16 || s == Scalar::F32 || s == Scalar::F64;
+  user_error(loc, "dtype." + what + "() is not supported yet");
+}
+
 bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
+  if (name.rfind("dtype.", 0) == 0) {  // x.dtype.is_floating(): the dtype is the method's self
+    const Val* self = a.get(0, "self");
+    a.done();
+    if (!self || self->k != VK::DType) user_error(a.loc, name + "() needs a dtype");
+    out = Val::of_bool(dtype_predicate(name.substr(6), *self, a.loc));
+    return true;
+  }
   if (name.rfind("tl.", 0) != 0) return false;
   std::string tl = name.substr(3);
   SourceLoc loc = a.loc;
@@ -469,6 +535,7 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
     a.done();
     if (ieee) {
       out = ieee_divide(*this, x, y, loc, a.fname);
+      precise_div = true;
     } else {  // Triton's `/` on floats (arith.divf); approx=True: div.approx.f32 on the GPU, `/` here
       out = binop("/", x, y, loc);
       if (out.k == VK::Tensor && !is_float(out.t.elem)) user_error(loc, "tl.fdiv() needs floating-point operands");
@@ -488,17 +555,37 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
     if (!x || x->k != VK::Tensor || x->t.ptr || (ri && (!ri->compile_time() || truthy(*ri, loc)))) return false;
     if (!is_float(x->t.elem) && x->t.elem != Scalar::I1 && scalar_bytes(x->t.elem) >= 4) return false;
     fname = "_" + tl;
+  } else if (tl == "sum" || tl == "cumsum" || tl == "cumprod") {
+    // the accumulation type Triton's library picks (8/16-bit integers and bools in 32 bits, f16 sums
+    // in f16, `dtype=` where given) and unsigned scans; the builtin reduction where it agrees
+    const Val* x = a.get(0, "input");
+    const Val* dt = a.get(3, "dtype");
+    std::fill(a.pos_used.begin(), a.pos_used.end(), false);
+    std::fill(a.kw_used.begin(), a.kw_used.end(), false);
+    if (!x || x->k != VK::Tensor || x->t.ptr) return false;
+    bool narrow = x->t.elem == Scalar::I1 || scalar_bytes(x->t.elem) < 4;
+    bool given = dt && dt->k != VK::None;
+    bool redirect = tl == "sum" ? narrow || given : (narrow && !is_float(x->t.elem)) || x->uns || given;
+    if (!redirect) return false;
+    fname = "_" + tl;
   } else if (!m.jit.count(tl) || tl[0] == '_') {
     return false;
   }
   Val fn = global(m, fname, loc);
   // A failed check inside the prelude (a static_assert, a shape the library cannot take) is reported
-  // at the kernel's call, in the words of the check.
+  // at the kernel's call, in the words of the check (a static assertion's with the function named).
+  const Val* x = a.pos.empty() ? nullptr : &a.pos[0];
+  for (size_t i = 0; i < a.kw.size() && !x; ++i)
+    if (a.kw[i].first == "x" || a.kw[i].first == "input") x = &a.kw[i].second;
+  static const std::set<std::string> tiles = {"sort", "topk", "bitonic_merge", "flip", "softmax", "ravel", "squeeze", "unsqueeze"};
+  if (tiles.count(tl) && x && (x->k != VK::Tensor || x->t.ptr || (x->t.is_scalar() && tl != "unsqueeze")))
+    user_error(a.pos.empty() ? loc : a.pos_loc[0], a.fname + "() needs a tensor of numbers, got " + py_type_name(*x));
   try {
     out = call_function(*fn.fn, m, a);
   } catch (const UserError& e) {
     if (e.loc.file < 0 || Sources::name(e.loc.file) != kPreludePath) throw;
-    user_error(loc, a.fname + "(): " + e.what());
+    std::string msg = e.what();
+    user_error(loc, msg.rfind("static assertion failed", 0) == 0 ? a.fname + "(): " + msg : msg);
   }
   return true;
 }

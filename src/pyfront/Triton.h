@@ -46,6 +46,9 @@ struct TritonProgram {
   Module module;                    // one kernel, not yet verified
   std::set<std::string> used_args;  // the --arg entries consumed by the lowering
   std::vector<std::string> break_at;  // breakpoint_if(): "FILE:LINE if COND" for the debugger
+  // The kernel divides with tl.div_rn / tl.fdiv(ieee_rounding=True) (Triton's tt.precise_divf): as
+  // Triton's GPU build of such a kernel, its f32 `/` are IEEE too on the CUDA backend.
+  bool precise_div = false;
 };
 
 // Parses `path` (and sibling modules it imports kernels from) and lowers the launched kernel.

@@ -1,7 +1,7 @@
 # Triton's `/` reaches the CUDA backend as Triton compiles it, without a GPU: a kernel read through
 # the installed Triton's frontend whose TTIR divides with arith.divf is compiled with approx_div
 # (div.full.f32, as Triton's own GPU build); one that uses div_rn (tt.precise_divf) keeps IEEE
-# division for every division. dtsim's own reader (no TTIR, no div_rn) compiles `/` as Triton does.
+# division for every division. dtsim's own reader (no TTIR) compiles `/` and div_rn as Triton does.
 import triton
 import triton.language as tl
 import dtsim
@@ -31,10 +31,7 @@ n = 1000
 x, y, o = FakeCuda(n, 4096), FakeCuda(n, 8192), FakeCuda(n, 12288)
 grid = (triton.cdiv(n, 256),)
 ratio[grid](x, y, o, n, BLOCK=256)
-if hasattr(triton, "dtsim"):  # the installed Triton's frontend
-    ratio_rn[grid](x, y, o, n, BLOCK=256)
-    want = [True, False]
-else:  # dtsim's own .py reader (no div_rn there): `/` as Triton's GPU build compiles it
-    want = [True]
+ratio_rn[grid](x, y, o, n, BLOCK=256)  # both readers: div_rn makes the whole kernel's division IEEE
+want = [True, False]
 assert compiles == want and made == want, (compiles, made)
 print("Triton's `/` reaches the CUDA backend as div.full.f32 (IEEE division where the kernel uses div_rn): ok")

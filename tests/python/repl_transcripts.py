@@ -243,7 +243,7 @@ def case_triton_expressions():
     t = dtsim("tlexpr", "--break-at", "three_launches.py:16 if pid0 == 1", THREE)
     try:
         t.prompt(1)
-        t.keys("p", "r", "i", "n", "t", "Space", "t", "l", ".", "s", "u", "Tab")
+        t.keys("p", "r", "i", "n", "t", "Space", "t", "l", ".", "s", "u", "m", "Tab")  # (tl.su: sub, sum, squeeze)
         t.wait_for("(dtsim) print tl.sum")
         t.line("(offs * 2, axis=0)")
         t.wait_for("tl.sum(offs * 2, axis=0): i32 = 44")

@@ -169,6 +169,39 @@ def extremes_k(x_ptr, h_ptr, u_ptr, o_ptr, i_ptr, R: tl.constexpr, C: tl.constex
     tl.store(i_ptr + rows, tl.max(tl.load(u_ptr + offs), 1) - 300)  # int32: uint8 widened
 
 
+@triton.jit
+def sums_k(i_ptr, h_ptr, o_ptr, u_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    i8 = tl.load(i_ptr + offs)
+    h = tl.load(h_ptr + offs)
+    u8 = i8.to(tl.uint8, bitcast=True)
+    tl.store(o_ptr + tl.arange(0, 1), tl.reshape(tl.sum(i8, 0, keep_dims=True) * 1000, (1,)))  # int32: no int8 wrap
+    tl.store(o_ptr + 1 + offs, i8.cumsum(0) * 1000)  # int32
+    tl.store(o_ptr + 1 + N + offs, tl.cumsum(i8, 0, reverse=True, dtype=tl.int16).to(tl.int32))
+    tl.store(u_ptr + offs, tl.cumprod(u8, 0) + tl.cumsum(i8 > 0, 0))  # uint32 (an unsigned scan), bools counted in uint32
+    tl.store(h_ptr + N + tl.arange(0, 1), tl.reshape(tl.sum(h, 0, keep_dims=True), (1,)))  # f16 sum stays f16
+    f = h.to(tl.float32)
+    tl.store(h_ptr + N + 1 + offs, f.sigmoid() * f.exp() - f.exp().log().exp())  # tensor methods as Triton's
+
+
+def sums(rng):
+    N = 16
+    i8 = rng.integers(-128, 128, N).astype(np.int8)
+    i8[:4] = [120, 100, 90, -7]
+    h = np.concatenate([rng.standard_normal(N).astype(np.float16), np.zeros(N + 1, np.float16)])
+    o, u, hh = launch("sum / cumsum / cumprod types", sums_k, (1,), [i8, h, np.zeros(2 * N + 1, np.int32), np.zeros(N, np.uint32)],
+                      [2, 3, 1], N=N)
+    w = i8.astype(np.int64)
+    check("tl.sum of int8 is int32", o[:1], [w.sum() * 1000])
+    check("x.cumsum() of int8 is int32", o[1:N + 1], np.cumsum(w) * 1000)
+    check("tl.cumsum(dtype=tl.int16, reverse=True)", o[N + 1:], np.cumsum(w[::-1])[::-1].astype(np.int16))
+    prod = np.cumprod(i8.view(np.uint8).astype(np.uint64)) % 2**32
+    check("tl.cumprod of uint8 (uint32) + tl.cumsum of bools", u, ((prod + np.cumsum(i8 > 0)) % 2**32).astype(np.uint32))
+    check("tl.sum of f16 is f16", hh[N:N + 1], [h[:N].astype(np.float32).sum()], rtol=2e-3)
+    f = h[:N].astype(np.float64)
+    check("x.sigmoid(), x.exp(), x.log()", hh[N + 1:], np.exp(f) / (1 + np.exp(-f)) - np.exp(f), tol=2e-3)
+
+
 def extremes(rng):
     x = rng.standard_normal((4, 16)).astype(np.float32)
     x[0, 3] = x[1, :8] = np.nan
@@ -370,6 +403,7 @@ def main():
     sorting(rng)
     unsigned_combine(rng)
     extremes(rng)
+    sums(rng)
     shapes(rng)
     philox(rng)
     finish("stdlib_forms: all ok (%s)" % ("Triton's frontend and dtsim's own reader agree" if TTIR else "dtsim's own reader"))

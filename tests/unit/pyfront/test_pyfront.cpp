@@ -215,7 +215,8 @@ TEST_CASE("tl.dot_scaled: formats and operand types that do not fit are located 
 }
 
 TEST_CASE("lowering errors name the .py line and column") {
-  CHECK(error_of("    tl.sort(z_ptr)\n") == "6:5: tl.sort is not supported yet");
+  CHECK(error_of("    tl.atomic_load(z_ptr)\n") == "6:5: tl.atomic_load is not supported yet");
+  CHECK(error_of("    tl.sort(z_ptr)\n") == "6:13: tl.sort() needs a tensor of numbers, got scalar *f32");
   CHECK(error_of("    tl.histogram(z_ptr, 8)\n") == "6:5: tl.histogram() needs a 1-D integer tensor, got *f32");
   CHECK(error_of("    h = tl.histogram(tl.arange(0, 8), 12)\n") == "6:39: tl.histogram(): num_bins must be a power of two of at most 2^20, got 12");
   CHECK(error_of("    h = tl.histogram(tl.arange(0, 8), 2097152)\n") == "6:39: tl.histogram(): num_bins must be a power of two of at most 2^20, got 2097152");
