@@ -147,6 +147,26 @@ def _extreme(x, axis: tl.constexpr, largest: tl.constexpr, keep_dims: tl.constex
 
 
 @triton.jit
+def _max_indices(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    return tl.max(tl.where(input != input, float("-inf"), input), axis, True, return_indices_tie_break_left, keep_dims)
+
+
+@triton.jit
+def _min_indices(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    return tl.min(tl.where(input != input, float("inf"), input), axis, True, return_indices_tie_break_left, keep_dims)
+
+
+@triton.jit
+def _argmax(input, axis, tie_break_left=True, keep_dims=False):
+    return tl.argmax(tl.where(input != input, float("-inf"), input), axis, tie_break_left, keep_dims)
+
+
+@triton.jit
+def _argmin(input, axis, tie_break_left=True, keep_dims=False):
+    return tl.argmin(tl.where(input != input, float("inf"), input), axis, tie_break_left, keep_dims)
+
+
+@triton.jit
 def _add(a, b):
     return a + b
 
@@ -544,17 +564,22 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
   }
   const ModuleInfo& m = prelude();
   std::string fname = tl;
-  if (tl == "max" || tl == "min") {
-    // tl.max / tl.min of floats (NaN-ignoring) and of types narrower than 32 bits (widened first, so
-    // the result is f32 / int32) as Triton's library computes them; the rest (and return_indices)
-    // is the builtin reduction
+  // The reductions below are the builtin ones where they already compute what Triton's library does,
+  // and always where the prelude itself calls them.
+  const bool from_prelude = !frames_.empty() && frames_.back().mod == &m;
+  if (tl == "max" || tl == "min" || tl == "argmax" || tl == "argmin") {
+    // tl.max / tl.min as Triton's library computes them: floats NaN-ignoring, types narrower than 32
+    // bits widened first (the result is f32 / int32); with return_indices (and argmax / argmin) NaN
+    // lanes left out as the TTIR reader leaves them (as -inf for a max, inf for a min), no widening
     const Val* x = a.get(0, "input");
-    const Val* ri = a.get(2, "return_indices");
+    const bool arg = tl[0] == 'a';
+    const Val* ri = arg ? nullptr : a.get(2, "return_indices");
     std::fill(a.pos_used.begin(), a.pos_used.end(), false);
     std::fill(a.kw_used.begin(), a.kw_used.end(), false);
-    if (!x || x->k != VK::Tensor || x->t.ptr || (ri && (!ri->compile_time() || truthy(*ri, loc)))) return false;
-    if (!is_float(x->t.elem) && x->t.elem != Scalar::I1 && scalar_bytes(x->t.elem) >= 4) return false;
-    fname = "_" + tl;
+    if (from_prelude || !x || x->k != VK::Tensor || x->t.ptr || (ri && !ri->compile_time())) return false;
+    const bool indices = arg || (ri && truthy(*ri, loc));
+    if (indices ? !is_float(x->t.elem) : !is_float(x->t.elem) && x->t.elem != Scalar::I1 && scalar_bytes(x->t.elem) >= 4) return false;
+    fname = indices && !arg ? "_" + tl + "_indices" : "_" + tl;
   } else if (tl == "sum" || tl == "cumsum" || tl == "cumprod") {
     // the accumulation type Triton's library picks (8/16-bit integers and bools in 32 bits, f16 sums
     // in f16, `dtype=` where given) and unsigned scans; the builtin reduction where it agrees
@@ -566,7 +591,7 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
     bool narrow = x->t.elem == Scalar::I1 || scalar_bytes(x->t.elem) < 4;
     bool given = dt && dt->k != VK::None;
     bool redirect = tl == "sum" ? narrow || given : (narrow && !is_float(x->t.elem)) || x->uns || given;
-    if (!redirect) return false;
+    if (!redirect || from_prelude) return false;
     fname = "_" + tl;
   } else if (!m.jit.count(tl) || tl[0] == '_') {
     return false;

@@ -1,13 +1,14 @@
 """Triton's standard library (the functions Triton writes in Triton: tl.sort, tl.topk, tl.flip, tl.ravel,
 tl.softmax, tl.squeeze / unsqueeze, Philox's tl.randint / randint4x / rand / rand4x / randn / randn4x /
-philox, tl.div_rn, tl.fdiv, tl.to_tensor, tl.add / sub / mul) through whichever reader `import triton`
-gives, each checked against numpy (with tl.max / tl.min as Triton's library computes them: NaNs left
-out, f16 and 8/16-bit integers widened to f32 / int32 first): sorts and top-k against a numpy model of the bitonic network (ties,
-NaNs and -0.0 end up where Triton's network puts them), flips bit for bit, the random bits against a
-numpy Philox 4x32-10 (and 4x64-10), rand's floats bit for bit, randn within rounding. Where Triton is
-installed every kernel also runs through dtsim's own .py reader (dtsim.JITFunction) and the two
-readers' outputs must be identical bit for bit. Run with `python -m dtsim stdlib_forms.py` (both
-readers: DTSIM_STANDIN=1 for dtsim's own alone)."""
+philox, tl.sum / cumsum / cumprod's accumulation types, tl.max / min / argmax / argmin with NaNs,
+tl.div_rn, tl.fdiv, tl.to_tensor, tl.add / sub / mul) through whichever reader `import triton` gives,
+each checked against numpy: sorts and top-k against a numpy model of the bitonic network (ties, NaNs
+and -0.0 end up where Triton's network puts them), flips bit for bit, max / min leaving NaNs out and
+widening f16 and 8/16-bit integers, the random bits against a numpy Philox 4x32-10 (and 4x64-10),
+rand's floats bit for bit, randn within rounding. Where Triton is installed every kernel also runs
+through dtsim's own .py reader (dtsim.JITFunction) and the two readers' outputs must be identical bit
+for bit. Run with `python -m dtsim stdlib_forms.py` (both readers: DTSIM_STANDIN=1 for dtsim's own
+alone)."""
 
 import numpy as np
 import triton
@@ -167,6 +168,12 @@ def extremes_k(x_ptr, h_ptr, u_ptr, o_ptr, i_ptr, R: tl.constexpr, C: tl.constex
     tl.store(o_ptr + 2 * R + tl.arange(0, 1), tl.reshape(tl.max(x, keep_dims=True), (1,)))
     tl.store(o_ptr + 3 * R + rows, tl.max(tl.load(h_ptr + offs), 1) + 1e-4)  # f32: Triton's tl.max widens f16
     tl.store(i_ptr + rows, tl.max(tl.load(u_ptr + offs), 1) - 300)  # int32: uint8 widened
+    y = tl.where(rows[:, None] == 2, 1.5, x)  # no row of NaNs only
+    v, i = tl.max(y, 1, return_indices=True)
+    tl.store(o_ptr + 4 * R + rows, v)
+    tl.store(i_ptr + R + rows, i)
+    tl.store(i_ptr + 2 * R + rows, tl.argmin(y, 1))
+    tl.store(i_ptr + 3 * R + rows, y.argmax(1))
 
 
 @triton.jit
@@ -209,13 +216,18 @@ def extremes(rng):
     x[3, :4] = [-0.0, 0.0, -0.0, 0.0]
     h = rng.standard_normal((4, 16)).astype(np.float16)
     u = rng.integers(0, 256, (4, 16)).astype(np.uint8)
-    got, ints = launch("tl.max / tl.min", extremes_k, (1,), [x, h, u, np.zeros(20, np.float32), np.zeros(4, np.int32)], [3, 4], R=4, C=16)
+    got, ints = launch("tl.max / tl.min", extremes_k, (1,), [x, h, u, np.zeros(20, np.float32), np.zeros(16, np.int32)], [3, 4], R=4, C=16)
     with np.errstate(invalid="ignore"):
         check("tl.max of f32 (NaN left out)", got[:4], np.fmax.reduce(x, axis=1))
         check("x.min(1) of f32 (NaN left out)", got[4:8], np.fmin.reduce(x, axis=1))
         check("tl.max of every axis", got[8:9], [np.nanmax(x)])
     check("tl.max of f16 is f32", got[12:16], h.max(axis=1).astype(np.float32) + np.float32(1e-4), bits=True)
-    check("tl.max of uint8 is int32", ints, u.max(axis=1).astype(np.int32) - 300)
+    check("tl.max of uint8 is int32", ints[:4], u.max(axis=1).astype(np.int32) - 300)
+    y = x.copy()
+    y[2, :] = 1.5
+    check("tl.max(return_indices=True) (NaN left out)", got[16:20], np.nanmax(y, axis=1))
+    check("... its indices", ints[4:8], np.nanargmax(y, axis=1))
+    check("tl.argmin, x.argmax (NaN left out)", ints[8:], np.concatenate([np.nanargmin(y, axis=1), np.nanargmax(y, axis=1)]))
 
 
 # ---- flip, ravel, squeeze, softmax, division ----
