@@ -71,7 +71,7 @@ bool is_method(const std::string& n) {
                                           // tensor methods of Triton's standard library (Stdlib.cpp) and math functions
                                           "flip", "ravel", "softmax", "sigmoid", "cdiv", "xor_sum", "reduce_or", "cumsum",
                                           "cumprod", "reduce", "associative_scan", "exp", "exp2", "log", "log2", "cos", "sin",
-                                          "sqrt", "sqrt_rn", "rsqrt", "abs", "erf", "floor", "ceil"};
+                                          "sqrt", "sqrt_rn", "rsqrt", "abs", "erf", "floor", "ceil", "item", "logical_and", "logical_or"};
   return s.count(n) > 0;
 }
 

@@ -167,6 +167,25 @@ def _argmin(input, axis, tie_break_left=True, keep_dims=False):
 
 
 @triton.jit
+def _item(input):
+    # x.item(): the one element of a tensor as a scalar
+    tl.static_assert(input.numel == 1, "item() needs a tensor of one element")
+    return tl.reshape(input, ())
+
+
+@triton.jit
+def _swizzle2d(i, j, size_i, size_j, size_g):
+    # tl.swizzle2d of tensors: the row-major index i * size_j + j renumbered column-major within groups
+    # of size_g rows (the last group may have fewer)
+    flat = i * size_j + j
+    group = flat // (size_g * size_j)
+    first = group * size_g
+    rows = tl.minimum(size_i - first, size_g)
+    within = flat % (size_g * size_j)
+    return first + within % rows, within // rows
+
+
+@triton.jit
 def _add(a, b):
     return a + b
 
@@ -452,12 +471,15 @@ Val number_tensor(Lowerer& L, const Val& v, SourceLoc loc) {
 }  // namespace
 
 const std::set<std::string>& stdlib_cpp_names() {
-  static const std::set<std::string> s = {"to_tensor", "div_rn", "fdiv", "add", "sub", "mul", "expect_zero"};
+  static const std::set<std::string> s = {"to_tensor", "div_rn", "fdiv", "add", "sub", "mul", "expect_zero", "logical_and", "logical_or",
+                                          "broadcast"};
   return s;
 }
 
 std::vector<std::string> stdlib_names() {
-  std::vector<std::string> out(stdlib_cpp_names().begin(), stdlib_cpp_names().end());
+  std::vector<std::string> out;
+  for (const std::string& n : stdlib_cpp_names())
+    if (n.rfind("logical_", 0) != 0) out.push_back(n);  // (tensor methods only in Triton)
   std::string text = kPrelude;
   for (size_t p = text.find("\ndef "); p != std::string::npos; p = text.find("\ndef ", p + 1)) {
     std::string name = text.substr(p + 5, text.find('(', p) - p - 5);
@@ -535,6 +557,45 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
       out = binop(tl == "add" ? "+" : tl == "sub" ? "-" : "*", x, y, loc);
       return true;
     }
+    if (tl == "logical_and" || tl == "logical_or") {  // x.logical_and(y): methods of int1 tensors in Triton
+      Val x = need(0, "self"), y = need(1, "other");
+      a.done();
+      for (const Val* v : {&x, &y})
+        if (v->k == VK::Tensor && (v->t.ptr || v->t.elem != Scalar::I1))
+          user_error(loc, "x." + tl + "() needs int1 (boolean) operands, got " + py_type_name(*v));
+      out = binop(tl == "logical_and" ? "&" : "|", x, y, loc);
+      return true;
+    }
+    if (tl == "broadcast") {  // tl.broadcast(input, other): both broadcast to their common shape (leading 1s added)
+      Val x = need(0, "input"), y = need(1, "other");
+      a.done();
+      ExprP ex = ir(x, a.loc_of(0, "input")), ey = ir(y, a.loc_of(1, "other"));
+      Shape sx = ex->type.shape, sy = ey->type.shape;
+      while (sx.size() < sy.size()) {
+        ex = typed(make_expand_dims(ex, 0, loc));
+        sx.insert(sx.begin(), 1);
+      }
+      while (sy.size() < sx.size()) {
+        ey = typed(make_expand_dims(ey, 0, loc));
+        sy.insert(sy.begin(), 1);
+      }
+      std::vector<ExprP> shape;
+      for (size_t d = 0; d < sx.size(); ++d) {
+        if (sx[d] != sy[d] && sx[d] != 1 && sy[d] != 1)
+          user_error(loc, "tl.broadcast(): shapes " + shape_str(ex->type.shape) + " and " + shape_str(ey->type.shape) + " are not compatible");
+        shape.push_back(typed(make_const_int(std::max(sx[d], sy[d]), loc)));
+      }
+      std::vector<Val> items;
+      for (auto [e, v] : {std::pair<ExprP, const Val*>{ex, &x}, {ey, &y}}) {
+        std::vector<ExprP> sh;
+        for (const ExprP& d : shape) sh.push_back(clone_expr(d));
+        Val r = tensor(typed(make_broadcast(e, sh, loc)), v->bufs);
+        r.uns = v->k == VK::Tensor && v->uns;
+        items.push_back(r);
+      }
+      out = Val::tuple(items);
+      return true;
+    }
     if (tl == "expect_zero") {  // x itself (Triton's debug builds assert it, its fpsan mode zeroes it)
       Val x = need(0, "x");
       need(1, "mask");
@@ -593,6 +654,14 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
     bool redirect = tl == "sum" ? narrow || given : (narrow && !is_float(x->t.elem)) || x->uns || given;
     if (!redirect || from_prelude) return false;
     fname = "_" + tl;
+  } else if (tl == "item") {  // x.item() (a method only)
+    fname = "_item";
+  } else if (tl == "swizzle2d") {  // of tensors (the builtin takes scalars: one IR node for both results)
+    auto tile = [](const Val& v) { return v.k == VK::Tensor && !v.t.is_scalar(); };
+    bool any = std::any_of(a.pos.begin(), a.pos.end(), tile);
+    for (const auto& kw : a.kw) any = any || tile(kw.second);
+    if (!any) return false;
+    fname = "_swizzle2d";
   } else if (!m.jit.count(tl) || tl[0] == '_') {
     return false;
   }

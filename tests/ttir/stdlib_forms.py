@@ -306,6 +306,34 @@ def shapes(rng):
     check("tl.add / tl.mul / tl.sub / tl.to_tensor", got[256:], (a + np.float32(1)) * b - np.float32(0.5), bits=True)
 
 
+@triton.jit
+def misc_k(x_ptr, o_ptr, i_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(o_ptr + offs, x + tl.load(x_ptr + tl.arange(0, 1)).item())
+    tl.store(o_ptr + N + offs, tl.where((x > 0).logical_and(x < 1).logical_or(x < -1), 1.0, 0.0))
+    col, row = tl.broadcast(tl.arange(0, 4)[None, :], tl.arange(0, 4)[:, None])
+    a, b = tl.swizzle2d(row, col, 4, 4, 3)  # tiles of indices (the last group of rows is shorter)
+    tl.store(i_ptr + tl.ravel(row * 4 + col), tl.ravel(a * 4 + b))
+
+
+def misc(rng):
+    N = 16
+    x = (rng.standard_normal(N) * 2).astype(np.float32)
+    o, idx = launch("item, logical_and, broadcast, swizzle2d of tiles", misc_k, (1,), [x, np.zeros(2 * N, np.float32), np.zeros(16, np.int32)],
+                    [1, 2], N=N)
+    check("x.item()", o[:N], x + x[0], bits=True)
+    check("x.logical_and(y).logical_or(z)", o[N:], (((x > 0) & (x < 1)) | (x < -1)).astype(np.float32))
+    want = []
+    for i in range(4):
+        for j in range(4):
+            ij = i * 4 + j
+            first = ij // 12 * 3
+            rows = min(4 - first, 3)
+            want.append((first + ij % 12 % rows) * 4 + ij % 12 // rows)
+    check("tl.swizzle2d of tiles, tl.broadcast", idx, want)
+
+
 # ---- Philox ----
 
 @triton.jit
@@ -416,6 +444,7 @@ def main():
     unsigned_combine(rng)
     extremes(rng)
     sums(rng)
+    misc(rng)
     shapes(rng)
     philox(rng)
     finish("stdlib_forms: all ok (%s)" % ("Triton's frontend and dtsim's own reader agree" if TTIR else "dtsim's own reader"))
