@@ -123,20 +123,12 @@ def _merge(h, stage: tl.constexpr, order: tl.constexpr):
 
 
 @triton.jit
-def _larger(a, b):
-    return tl.maximum(a, b)
-
-
-@triton.jit
-def _smaller(a, b):
-    return tl.minimum(a, b)
-
-
-@triton.jit
 def _extreme(x, axis: tl.constexpr, largest: tl.constexpr, keep_dims: tl.constexpr = False):
     # tl.max / tl.min as Triton's library writes them: narrow types widened to 32 bits, then a
-    # reduction whose combine is tl.maximum / tl.minimum (NaN-ignoring on floats). (Results are
-    # returned, not held in locals: a local tensor would be one more variable in the debugger.)
+    # reduction by tl.maximum / tl.minimum, which leaves NaNs out on floats. That reduction is built
+    # as the TTIR reader builds Triton's: NaN lanes read as -inf (a max) or inf (a min), NaN where
+    # every lane is NaN. (Results are returned, not held in locals: a local tensor would be one more
+    # variable in the debugger.)
     if x.dtype.primitive_bitwidth < 32:
         if x.dtype.is_floating():
             return _extreme(x.to(tl.float32), axis, largest, keep_dims)
@@ -146,8 +138,10 @@ def _extreme(x, axis: tl.constexpr, largest: tl.constexpr, keep_dims: tl.constex
             return tl.max(x, axis, keep_dims=keep_dims)
         return tl.min(x, axis, keep_dims=keep_dims)
     if largest:
-        return tl.reduce(x, axis, _larger, keep_dims=keep_dims)
-    return tl.reduce(x, axis, _smaller, keep_dims=keep_dims)
+        return tl.where(tl.sum((x == x).to(tl.int32), axis, keep_dims=keep_dims) == 0, float("nan"),
+                        tl.max(tl.where(x != x, float("-inf"), x), axis, keep_dims=keep_dims))
+    return tl.where(tl.sum((x == x).to(tl.int32), axis, keep_dims=keep_dims) == 0, float("nan"),
+                    tl.min(tl.where(x != x, float("inf"), x), axis, keep_dims=keep_dims))
 
 
 @triton.jit
@@ -668,6 +662,15 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
     fname = "_swizzle2d";
   } else if (!m.jit.count(tl) || tl[0] == '_') {
     return false;
+  }
+  if (fname != tl && fname != "_item" && fname != "_swizzle2d") {  // a reduction: its axis checked here, as the builtin's is
+    const Val* x = a.get(0, "input");
+    const Val* ax = a.get(1, "axis");
+    std::fill(a.pos_used.begin(), a.pos_used.end(), false);
+    std::fill(a.kw_used.begin(), a.kw_used.end(), false);
+    int64_t rank = x->t.rank();
+    if (ax && ax->k == VK::Int && (ax->i < -rank || ax->i >= std::max<int64_t>(rank, 1)))
+      user_error(loc, "axis " + std::to_string(ax->i) + " is out of range for " + x->t.str());
   }
   Val fn = global(m, fname, loc);
   // A failed check inside the prelude (a static_assert, a shape the library cannot take) is reported
