@@ -3,8 +3,8 @@
 // which Triton's frontend hands the TTIR reader already expanded into basic ops. Here they are a
 // prelude of @triton.jit functions of dtsim's own (kPrelude below, written from the algorithms: a
 // bitonic sorting network on the tile reshaped to a 2x2x...x2 cube, Philox 4x32-10), read once per
-// lowering and inlined like any helper where a kernel calls one, so that both readers give the same
-// bits. The library's reductions go through it too where dtsim's builtin ones compute something else
+// lowering and inlined where a kernel calls one (as any @triton.jit function it calls), so that both
+// readers give the same bits. The library's reductions go through it too where dtsim's builtin ones compute something else
 // (tl.max / tl.min leaving NaNs out and widening narrow types, tl.argmax of floats with NaNs, tl.sum /
 // tl.cumsum / tl.cumprod in Triton's accumulation types: the prelude's `_max`, `_sum` ...); the
 // prelude's own calls of them are the builtin ones. The few that are one IR operation (tl.to_tensor,
@@ -20,7 +20,7 @@ namespace {
 // The prelude's file name in messages and the debugger (no file of that name is read).
 const char* const kPreludePath = "<dtsim>/triton_language_library.py";
 
-// The prelude. Public names are the tl.* functions it gives; `_` names are its helpers and the forms
+// The prelude. Public names are the tl.* functions it gives; `_` names are its own functions and the forms
 // call_stdlib picks for tl.max, tl.sum, x.item() ... Each
 // function follows the Triton function of its name: the same operations in the same order on the
 // same element types (reductions widen narrow types as tl.max does; the compare-and-swap's
