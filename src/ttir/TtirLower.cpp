@@ -299,10 +299,26 @@ class Lowerer {
     }
     user_error(cur_loc_, "malformed TTIR: %" + ssa + " is not defined");
   }
+  // One use of `ssa` emitted: counted once per op however often the op's lowering reads the value
+  // (tt.gather's index feeds its range assert and the gather), so that consumed_ never runs ahead of
+  // the operand occurrences uses_ counts; a Python variable's name is given to a new value only once
+  // every use of the old one is emitted (python_name), and an op reading the same value twice counts
+  // one, which at worst keeps the name from being reused.
+  void consume(const std::string& ssa) {
+    if (op_consumed_.insert(ssa).second) ++consumed_[ssa];
+  }
+  // The values consumed by the op being emitted (saved and restored around the ops of its regions).
+  struct OpUses {
+    Lowerer& l;
+    std::set<std::string> saved;
+    explicit OpUses(Lowerer& lw) : l(lw) { saved.swap(l.op_consumed_); }
+    ~OpUses() { saved.swap(l.op_consumed_); }
+  };
+
   ExprP use(const std::string& ssa) {
     Value& v = lookup(ssa);
     if (v.expr && v.remat) {  // a copy for each user; a splat stays recognizable as one
-      consumed_[ssa]++;
+      consume(ssa);
       ExprP e = clone_expr(v.expr);
       if (splats_.count(v.expr)) {
         splats_.insert(e);
@@ -325,7 +341,7 @@ class Lowerer {
     }
     if (v.var.rfind("<ptrview>", 0) == 0)
       user_error(cur_loc_, "a bitcast pointer is supported only as the pointer of tl.load, tl.store, or tl.atomic_max / tl.atomic_min on floats");
-    consumed_[ssa]++;
+    consume(ssa);
     ExprP e = make_var(v.var, cur_loc_);
     return e;
   }
@@ -517,7 +533,7 @@ class Lowerer {
               out_->push_back(make_assign(var, use(v), cur_loc_));
               vals.push_back(Value{nullptr, var, t});
             } else {
-              consumed_[v]++;
+              consume(v);
               vals.push_back(src);
             }
             if (!c.eat(",")) break;
@@ -736,6 +752,7 @@ class Lowerer {
   }
 
   void emit_op(const Op& op) {
+    OpUses op_uses(*this);
     cur_loc_ = loc_of(op);
     cur_name_ = name_of(op);
     for (const std::string& r : op.results) def_op_[r] = &op;
@@ -994,7 +1011,7 @@ class Lowerer {
           lp.src = var_name(v + "_perm");
           out_->push_back(make_assign(lp.src, use(v), cur_loc_));
         } else {
-          consumed_[v]++;
+          consume(v);
         }
         lp.src_shape = from.shape;
         size_t b = attrs.find("array<i32:");
@@ -3430,7 +3447,7 @@ class Lowerer {
         out_->push_back(make_assign(base, use(v), cur_loc_));
       } else {
         base = val.var;
-        consumed_[v]++;
+        consume(v);
       }
       rank = static_cast<int>(from.shape.size());
       for (int i = 0; i < rank; ++i) order.push_back(i);
@@ -3639,7 +3656,7 @@ class Lowerer {
     auto hold = [&](const std::string& ssa) {
       Value& v = lookup(ssa);
       if (!v.expr) {
-        consumed_[ssa]++;
+        consume(ssa);
         return v.var;
       }
       std::string var = var_name(ssa);
@@ -4048,6 +4065,7 @@ class Lowerer {
     VType t;
     size_t depth = 0;
   };
+  std::set<std::string> op_consumed_;          // values consume() counted for the op being emitted
   std::map<std::string, Holder> holder_;     // variable -> the value it holds now
   std::deque<Op> view_ops_;  // ops rewritten to act on the pointer a bitcast pointer views (emit_on_view)
   std::map<std::string, int64_t> view_ratio_;  // wider views: buffer elements per element (view_ratio)

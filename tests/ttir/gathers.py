@@ -51,6 +51,25 @@ def bits(x_ptr, i_ptr, o_ptr, N: tl.constexpr):
     tl.store(o_ptr + n, tl.gather(x, tl.load(i_ptr + n), axis=0))
 
 
+@triton.jit
+def butterfly(x_ptr, o_ptr, K: tl.constexpr, N: tl.constexpr):
+    # four steps of a Walsh-Hadamard butterfly (strides 1, 2, 1, 2: the transform twice, 4x the
+    # input). Triton's TTIR reuses step 1's index and mask in step 3 after the Python variables
+    # `g` and `v` were given other values: each value must keep its own variable.
+    z = tl.arange(0, K)[:, None]
+    c = tl.arange(0, N)[None, :]
+    v = tl.load(x_ptr + z * N + c)
+    g = tl.gather(v, tl.broadcast_to(z ^ 1, (K, N)), 0)
+    v = tl.where((z & 1) == 0, v + g, g - v)
+    g = tl.gather(v, tl.broadcast_to(z ^ 2, (K, N)), 0)
+    v = tl.where((z & 2) == 0, v + g, g - v)
+    g = tl.gather(v, tl.broadcast_to(z ^ 1, (K, N)), 0)
+    v = tl.where((z & 1) == 0, v + g, g - v)
+    g = tl.gather(v, tl.broadcast_to(z ^ 2, (K, N)), 0)
+    v = tl.where((z & 2) == 0, v + g, g - v)
+    tl.store(o_ptr + z * N + c, v)
+
+
 def main():
     rng = np.random.default_rng(7)
     R, C = 128, 256
@@ -94,6 +113,10 @@ def main():
         msg = str(e)
         report("index outside the axis", at(__file__, "tl.gather(x, tl.load(i_ptr + n), axis=0)") in msg and "outside [0, 16)" in msg,
                msg.splitlines()[0])
+    xh = np.arange(16, dtype=np.float32).reshape(4, 4)
+    oh = np.zeros_like(xh)
+    butterfly[(1,)](xh, oh, K=4, N=4)
+    check("a butterfly's index reused after its variable was reassigned", oh, 4 * xh)
     finish("gathers: all ok")
 
 
