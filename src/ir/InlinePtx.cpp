@@ -677,6 +677,29 @@ class Lowering {
       }
       return write(ops[0], bin(BinOp::Add, std::move(n), where(bin(BinOp::Eq, cp(v), k(0)), k(1), k(0))), guard);
     }
+    if (op == "fns" && ty == "b32") {
+      // fns.b32 d, mask, base, offset: the position of the |offset|-th set bit of mask counted from
+      // bit `base` (itself included) toward the top for offset > 0, toward bit 0 for offset < 0;
+      // offset 0: base itself where that bit is set; 0xffffffff where there is none. Unrolled over
+      // the 32 positions in each direction, a running count of the set bits met.
+      need(4);
+      ExprP m = hold("mask", read(ops[1], 32)), b = hold("base", read(ops[2], 32)), o = hold("offset", read(ops[3], 32));
+      auto scan = [&](bool up) {
+        ExprP want = hold("want", up ? cp(o) : un(UnOp::Neg, cp(o)));
+        ExprP cnt = k(0), d = k(-1);
+        for (int i = 0; i < 32; ++i) {
+          const int pos = up ? i : 31 - i;
+          ExprP bit = bin(BinOp::And, lshr(cp(m), k(pos), Scalar::I32), k(1));
+          ExprP on = hold("on", where(bin(up ? BinOp::Ge : BinOp::Le, k(pos), cp(b)), std::move(bit), k(0)));
+          cnt = hold("count", bin(BinOp::Add, std::move(cnt), cp(on)));
+          d = hold("found", where(bin(BinOp::And, bin(BinOp::Ne, cp(on), k(0)), bin(BinOp::Eq, cp(cnt), cp(want))), k(pos), std::move(d)));
+        }
+        return d;
+      };
+      ExprP up = scan(true), down = scan(false);
+      ExprP at = where(bin(BinOp::Ne, bin(BinOp::And, lshr(cp(m), cp(b), Scalar::I32), k(1)), k(0)), cp(b), k(-1));
+      return write(ops[0], where(bin(BinOp::Eq, cp(o), k(0)), std::move(at), where(bin(BinOp::Gt, cp(o), k(0)), std::move(up), std::move(down))), guard);
+    }
     if (op == "copysign" && (ty == "f32" || ty == "f64")) {  // copysign d, a, b: b's magnitude with a's sign
       need(3);
       const int ww = ty == "f64" ? 64 : 32;
