@@ -111,6 +111,9 @@ class KernelEmitter {
   void barrier();
   void guarded(const std::string& cond, const std::function<void()>& body);
   void smem_store_all(const TV& v, int64_t byte_offset);        // every element at its padded flat index
+  // A value of type t laid out as d, register by register: value(r) for each register holding its
+  // element first, a copy of that register's value for the registers that repeat an element
+  TV each_element(const Type& t, const Dist& d, const std::function<std::string(int)>& value);
   TV smem_load_all(const Type& t, const Dist& d);               // layout d's registers from where smem_store_all put them
   TV eval_gather(const ExprP& e, const Dist& d);              // tl.gather, through shared memory
   TV eval_histogram(const ExprP& e, const Dist& d);           // tl.histogram: shared-memory counters and atomics

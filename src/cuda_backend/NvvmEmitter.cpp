@@ -359,20 +359,22 @@ std::string KernelEmitter::exchange_off(const Exchange& x, const Dist& d, int r)
   return base;
 }
 
-TV KernelEmitter::smem_load_all(const Type& t, const Dist& d) {
-  auto opf = [this](const std::string& r) { return op(r); };
-  std::string st = smem_type(t);
+TV KernelEmitter::each_element(const Type& t, const Dist& d, const std::function<std::string(int)>& value) {
   TV out{t, d, {}};
   for (int r = 0; r < d.nregs(); ++r) {
     int f = first_copy(d, r);
-    if (f != r) {
-      out.v.push_back(out.v[static_cast<size_t>(f)]);
-      continue;
-    }
-    std::string p = smem_ptr(t, 0, smem_index(flat_of(d.shape, coords(d, r))));
-    out.v.push_back(from_smem_value(t, op("load " + st + ", " + st + " addrspace(3)* " + p), opf));
+    out.v.push_back(f != r ? out.v[static_cast<size_t>(f)] : value(r));
   }
   return out;
+}
+
+TV KernelEmitter::smem_load_all(const Type& t, const Dist& d) {
+  auto opf = [this](const std::string& r) { return op(r); };
+  std::string st = smem_type(t);
+  return each_element(t, d, [&](int r) {
+    std::string p = smem_ptr(t, 0, smem_index(flat_of(d.shape, coords(d, r))));
+    return from_smem_value(t, op("load " + st + ", " + st + " addrspace(3)* " + p), opf);
+  });
 }
 
 // A reduction folds its operand where it already is (a dot's accumulator, say) when that layout
@@ -713,13 +715,7 @@ TV KernelEmitter::eval_gather(const ExprP& e, const Dist& d) {
   barrier();
   auto opf = [this](const std::string& r) { return op(r); };
   const std::string sty = smem_type(st), ity = reg_type(it);
-  TV out{e->type, d, {}};
-  for (int r = 0; r < d.nregs(); ++r) {
-    int f = first_copy(d, r);
-    if (f != r) {
-      out.v.push_back(out.v[static_cast<size_t>(f)]);
-      continue;
-    }
+  return each_element(e->type, d, [&](int r) {
     std::string k = idx.at(r);
     std::string lo = op("icmp slt " + ity + " " + k + ", 0");
     std::string hi = op("icmp sgt " + ity + " " + k + ", " + std::to_string(n - 1));
@@ -729,9 +725,8 @@ TV KernelEmitter::eval_gather(const ExprP& e, const Dist& d) {
     std::vector<std::string> c = coords(d, r);
     c[static_cast<size_t>(axis)] = k;
     std::string p = smem_ptr(st, 0, smem_index(flat_of(st.shape, c)));
-    out.v.push_back(from_smem_value(st, op("load " + sty + ", " + sty + " addrspace(3)* " + p), opf));
-  }
-  return out;
+    return from_smem_value(st, op("load " + sty + ", " + sty + " addrspace(3)* " + p), opf);
+  });
 }
 
 // tl.histogram: one i32 counter per bin in shared memory, zeroed by the holders of the result's
@@ -770,16 +765,7 @@ TV KernelEmitter::eval_histogram(const ExprP& e, const Dist& d) {
     }
   });
   barrier();
-  TV out{e->type, d, {}};
-  for (int r = 0; r < d.nregs(); ++r) {
-    int f = first_copy(d, r);
-    if (f != r) {
-      out.v.push_back(out.v[static_cast<size_t>(f)]);
-      continue;
-    }
-    out.v.push_back(op("load i32, i32 addrspace(3)* " + smem_ptr(ct, 0, coords(d, r)[0])));
-  }
-  return out;
+  return each_element(e->type, d, [&](int r) { return op("load i32, i32 addrspace(3)* " + smem_ptr(ct, 0, coords(d, r)[0])); });
 }
 
 // Global accesses through `ptr` laid out as d come in vectors of the returned width when d gives a
