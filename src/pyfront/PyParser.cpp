@@ -2,6 +2,7 @@
 // kernel material (host code: classes, with, try, statements the subset cannot parse) are skipped
 // and kept as `Other` nodes, so a file that also holds its launch script still loads; function
 // bodies are parsed only for functions decorated with something (`@triton.jit`, ...).
+#include <algorithm>
 #include <set>
 
 #include "pyfront/PyAst.h"
@@ -143,12 +144,7 @@ class Parser {
     n->text = "conditional";
     do {
       next();  // if / elif / else / try / except / finally
-      int depth = 0;
-      while (at().kind != Tok::Eof && at().kind != Tok::Newline && !(depth == 0 && at().is_op(":"))) {
-        if (at().is_op("(") || at().is_op("[") || at().is_op("{")) ++depth;
-        if (at().is_op(")") || at().is_op("]") || at().is_op("}")) --depth;
-        next();
-      }
+      skip_balanced([](const Token& t) { return t.kind == Tok::Newline || t.is_op(":"); });
       expect(":", "after the header");
       if (at().kind != Tok::Newline) {  // `if X: import y` on one line
         n->body.push_back(top_statement());
@@ -192,12 +188,7 @@ class Parser {
         if (at().kind == Tok::Name) n->text = at().text;
       }
       // the header, then the body (a block, or the rest of the line)
-      int depth = 0;
-      while (at().kind != Tok::Eof && !(depth == 0 && at().is_op(":"))) {
-        if (at().is_op("(") || at().is_op("[") || at().is_op("{")) ++depth;
-        if (at().is_op(")") || at().is_op("]") || at().is_op("}")) --depth;
-        next();
-      }
+      skip_balanced([](const Token& t) { return t.is_op(":"); });
       if (at().is_op(":")) next();
       size_t body = pos_;
       if (at().kind == Tok::Newline) {
@@ -223,6 +214,15 @@ class Parser {
   }
 
   // Skips one logical line and, when it opens a block, the block. The result is an `Other` node.
+  // Skips tokens up to the first one outside brackets for which stop() holds (or the end of the file).
+  template <class Stop> void skip_balanced(Stop stop) {
+    int depth = 0;
+    while (at().kind != Tok::Eof && !(depth == 0 && stop(at()))) {
+      if (at().is_op("(") || at().is_op("[") || at().is_op("{")) ++depth;
+      if (at().is_op(")") || at().is_op("]") || at().is_op("}")) --depth;
+      next();
+    }
+  }
   NodeP skip_statement() {
     NodeP n = mk(NK::Other, at().loc);
     while (at().kind != Tok::Newline && at().kind != Tok::Eof) next();
@@ -276,14 +276,9 @@ class Parser {
         // host code the subset does not read (`@triton.autotune(configs=[triton.Config(...) for ...])`):
         // only whether it is `jit` matters to the reader
         pos_ = start;
-        bool jit = false;
-        int depth = 0;
-        while (at().kind != Tok::Eof && !(depth == 0 && at().kind == Tok::Newline)) {
-          if (at().is_op("(") || at().is_op("[") || at().is_op("{")) ++depth;
-          if (at().is_op(")") || at().is_op("]") || at().is_op("}")) --depth;
-          jit = jit || at().is_name("jit");
-          next();
-        }
+        skip_balanced([](const Token& t) { return t.kind == Tok::Newline; });
+        bool jit = std::any_of(toks_.begin() + static_cast<std::ptrdiff_t>(start), toks_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                               [](const Token& t) { return t.is_name("jit"); });
         NodeP d = mk(jit ? NK::Name : NK::Other, toks_[start].loc);
         if (jit) d->text = "jit";
         decorators.push_back(d);
