@@ -1018,9 +1018,9 @@ void load_into(Value& out, Ctx& c, const Expr& e, const Value& ptr, const Value*
         // An element this instance stored before (its own store, or an equal store of another's
         // bits) reads what it stored in every order: another instance's store of other bits is a
         // write-write finding, one of the same bits changes nothing. Not a read to track.
-        if (aload(ck.cm->writer[u]) != me && !(c.cowrites.size() && c.cowrote(ptr.buffer, off))) {
+        if (aload(ck.cm->writer[u]) != me && !c.cowrote(ptr.buffer, off)) {
           if (!ck.cm->reader1.empty()) note_reader(*ck.cm, u, me, sid);
-          int32_t w = aload(ck.cm->writer[u]);
+          int32_t w = aload(ck.cm->writer[u]);  // read again after the read is noted (several threads)
           if (int32_t who = other_writer(w, me); who != -1) note_conflict(conf, *ck.cm, u, w, who, o, off);
         }
       }
