@@ -233,6 +233,16 @@ void emit_prints(Lowerer& L, const CallArgs& a, SourceLoc loc, std::vector<StmtP
 
 }  // namespace
 
+namespace {
+// arange(0, n) laid along `axis` of a rank-`rank` tile (size 1 on the other axes)
+ExprP arange_along(int64_t n, int axis, int rank, SourceLoc loc) {
+  ExprP idx = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(n, loc)), loc));
+  for (int b = 0; b < rank; ++b)
+    if (b != axis) idx = typed(make_expand_dims(idx, b < axis ? 0 : b, loc));
+  return idx;
+}
+}  // namespace
+
 Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
   if (v.k == VK::Module) {
     if (v.mod) return global(*v.mod, attr, loc);
@@ -973,13 +983,7 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
   }
   // ---- gather, histogram, cat: as the TTIR reader lowers them (the IR's gather and histogram; cat over one more axis) ----
   if (tl == "gather" || tl == "histogram" || tl == "cat" || tl == "join" || tl == "interleave") {
-    // arange(0, n) laid along `axis` of a rank-`rank` tile
-    auto iota_along = [&](int64_t n, int axis, int rank) {
-      ExprP idx = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(n, loc)), loc));
-      for (int b = 0; b < rank; ++b)
-        if (b != axis) idx = typed(make_expand_dims(idx, b < axis ? 0 : b, loc));
-      return idx;
-    };
+    auto iota_along = [&](int64_t n, int axis, int rank) { return arange_along(n, axis, rank, loc); };
     auto check_size = [&](const Shape& s, const std::string& what) {
       if (static_cast<int>(s.size()) > kMaxRank || shape_numel(s) > kMaxTileElems)
         user_error(loc, what + " needs a tile of " + shape_str(s) + " (at most " + std::to_string(kMaxRank) +
@@ -1122,9 +1126,7 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     blocks_.back().declared[xv] = xe->type;
     std::vector<Val> halves;
     for (int64_t lane = 0; lane < 2; ++lane) {
-      ExprP idx = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(2, loc)), loc));
-      for (int b = 0; b < r - 1; ++b) idx = typed(make_expand_dims(idx, 0, loc));
-      ExprP cond = typed(make_binary(BinOp::Eq, idx, typed(make_const_int(lane, loc)), loc));
+      ExprP cond = typed(make_binary(BinOp::Eq, arange_along(2, r - 1, r, loc), typed(make_const_int(lane, loc)), loc));
       ExprP ref = make_var(xv, loc);
       ref->type = xe->type;
       halves.push_back(tensor(typed_tree(select_lane(cond, ref, r - 1, xe->type.elem, loc)), x.bufs));
