@@ -11,6 +11,7 @@
 // tl.div_rn, tl.fdiv, tl.add, tl.broadcast ...) are built here directly.
 #include <cmath>
 
+#include "ir/Verify.h"
 #include "pyfront/Lower.h"
 
 namespace dtsim::py {
@@ -568,21 +569,11 @@ bool Lowerer::call_stdlib(const std::string& name, CallArgs& a, Val& out) {
       Val x = need(0, "input"), y = need(1, "other");
       a.done();
       ExprP ex = ir(x, a.loc_of(0, "input")), ey = ir(y, a.loc_of(1, "other"));
-      Shape sx = ex->type.shape, sy = ey->type.shape;
-      while (sx.size() < sy.size()) {
-        ex = typed(make_expand_dims(ex, 0, loc));
-        sx.insert(sx.begin(), 1);
-      }
-      while (sy.size() < sx.size()) {
-        ey = typed(make_expand_dims(ey, 0, loc));
-        sy.insert(sy.begin(), 1);
-      }
+      std::optional<Shape> common = broadcast_shapes(ex->type.shape, ey->type.shape);
+      if (!common)
+        user_error(loc, "tl.broadcast(): shapes " + shape_str(ex->type.shape) + " and " + shape_str(ey->type.shape) + " are not compatible");
       std::vector<ExprP> shape;
-      for (size_t d = 0; d < sx.size(); ++d) {
-        if (sx[d] != sy[d] && sx[d] != 1 && sy[d] != 1)
-          user_error(loc, "tl.broadcast(): shapes " + shape_str(ex->type.shape) + " and " + shape_str(ey->type.shape) + " are not compatible");
-        shape.push_back(typed(make_const_int(std::max(sx[d], sy[d]), loc)));
-      }
+      for (int64_t d : *common) shape.push_back(typed(make_const_int(d, loc)));
       std::vector<Val> items;
       for (auto [e, v] : {std::pair<ExprP, const Val*>{ex, &x}, {ey, &y}}) {
         std::vector<ExprP> sh;
