@@ -713,6 +713,11 @@ def _value_key(v):
     return (t, v)
 
 
+# Triton's dtype.name spellings where they differ from the tl attribute names (tl.float32.name == "fp32")
+_TRITON_DTYPE_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
+                       "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
+
+
 def _scalar_text(v, name):
     """The value as dtsim's frontend reads it, and its Triton type (for the cache key)."""
     import numpy as np
@@ -736,6 +741,10 @@ def _scalar_text(v, name):
         return "None", "none"
     if isinstance(v, language.dtype):
         return v.dtsim_arg, "dtype"
+    if type(v).__module__.startswith("triton.language") and isinstance(getattr(v, "name", None), str) \
+            and hasattr(v, "is_floating") and not hasattr(v, "element_ty"):
+        # the installed Triton's dtype (tl.float32 passed by host code to a kernel this reader reads)
+        return "tl." + _TRITON_DTYPE_NAMES.get(v.name, v.name), "dtype"
     if isinstance(v, str):
         return "'" + v + "'", "str"
     raise TypeError("argument '%s': %s values are not supported as kernel arguments" % (name, type(v).__name__))

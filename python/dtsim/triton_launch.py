@@ -727,13 +727,9 @@ def run(fn, /, *args, grid, warmup, **kwargs):
         raise dtsim.CompileError(where + "error: '%s' is a Gluon kernel (@gluon.jit: explicit layouts, Triton's GPU dialect); "
                                  "dtsim runs @triton.jit kernels, whose TTIR has no layouts, and does not run Gluon kernels" % fn.__name__)
     knobs = _knobs()
-    if _uses_guide_helpers(fn):
-        reader = fn.__dict__.get("_dtsim_reader")
-        if reader is None:
-            reader = fn.__dict__["_dtsim_reader"] = dtsim.JITFunction(fn.fn)
-        if warmup:
-            return reader.warmup(*args, grid=grid, **kwargs)
-        return reader.run(*args, grid=grid, **kwargs)
+    if _uses_guide_helpers(fn) or fn.__dict__.get("_dtsim_block_pointers"):
+        return _own_reader_run(fn, args, kwargs, grid, warmup)
+    launch_args, launch_kwargs = args, dict(kwargs)
     kwargs["debug"] = _debug_on(fn, kwargs)
     if hasattr(knobs.compilation, "instrumentation_mode"):
         kwargs.setdefault("instrumentation_mode", knobs.compilation.instrumentation_mode)
@@ -754,10 +750,8 @@ def run(fn, /, *args, grid, warmup, **kwargs):
         try:
             ttir = _frontend(target.arch).ttir(src, options)
         except Exception as e:
-            if "Block pointers have been removed" in str(e) and hasattr(e, "add_note"):
-                e.add_note("dtsim: Triton %s's frontend no longer has tl.make_block_ptr / tl.advance; with Triton 3.8 or "
-                           "older installed (pip install 'triton<3.9'), whose frontend lowers block pointers to pointer "
-                           "arithmetic, python -m dtsim runs this kernel" % getattr(sys.modules.get("triton"), "__version__", "?"))
+            if "Block pointers have been removed" in str(e):
+                return _block_pointers_run(fn, e, launch_args, launch_kwargs, grid, warmup)
             _refused_fnuz(fn, e)
             raise
         kernel = CompiledKernel(fn, ttir, options)
@@ -781,6 +775,41 @@ def run(fn, /, *args, grid, warmup, **kwargs):
     if meta is not None and knobs.runtime.launch_exit_hook is not None:
         knobs.runtime.launch_exit_hook(meta)
     return kernel
+
+
+def _own_reader_run(fn, args, kwargs, grid, warmup):
+    """Runs the launch through dtsim's own .py reader (the kernel's source, read by dtsim's C++
+    frontend instead of Triton's), kept per kernel."""
+    reader = fn.__dict__.get("_dtsim_reader")
+    if reader is None:
+        reader = fn.__dict__["_dtsim_reader"] = sys.modules["dtsim"].JITFunction(fn.fn)
+    if warmup:
+        return reader.warmup(*args, grid=grid, **kwargs)
+    return reader.run(*args, grid=grid, **kwargs)
+
+
+def _block_pointers_run(fn, refusal, args, kwargs, grid, warmup):
+    """Triton 3.9's frontend refuses block pointers (tl.make_block_ptr / tl.advance); dtsim's own
+    .py reader has them (as Triton 3.8 lowers them: pointer arithmetic and masks), so the kernel runs
+    through it, with a warning once per kernel. Where the own reader refuses something else of the
+    kernel, that error carries a note naming Triton's refusal and the versions that read the kernel."""
+    version = getattr(sys.modules.get("triton"), "__version__", "?")
+    code = getattr(getattr(fn, "fn", None), "__code__", None)
+    where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
+    if not fn.__dict__.get("_dtsim_block_pointers"):
+        fn.__dict__["_dtsim_block_pointers"] = True
+        sys.stderr.write("%swarning: Triton %s's frontend has no block pointers (tl.make_block_ptr / tl.advance); dtsim "
+                         "reads kernel '%s' with its own .py reader, which lowers them as Triton 3.8 does\n"
+                         % (where, version, fn.__name__))
+    try:
+        return _own_reader_run(fn, args, kwargs, grid, warmup)
+    except sys.modules["dtsim"].CompileError as e:
+        if hasattr(e, "add_note"):
+            e.add_note("dtsim: Triton %s's frontend refused '%s' (%s), so dtsim read it with its own .py reader, which "
+                       "stopped here; with Triton 3.8 or older installed (pip install 'triton<3.9'), whose frontend lowers "
+                       "block pointers to pointer arithmetic, python -m dtsim reads it through Triton's frontend"
+                       % (version, fn.__name__, str(refusal).strip().splitlines()[-1]))
+        raise
 
 
 _INT_BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}

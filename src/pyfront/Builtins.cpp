@@ -278,6 +278,7 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
     }
   }
   if (v.k == VK::Builtin && (v.text == "tl.PropagateNan" || v.text == "tl.PropagateNan")) return Val::of_str("PropagateNan." + attr);
+  if (v.k == VK::Block) return block_attribute(v, attr, loc);
   if (v.k == VK::Tensor) {
     if (attr == "shape") {
       std::vector<Val> items;
@@ -304,6 +305,14 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
       return m;
     }
     unsupported(loc, "the tensor attribute ." + attr);
+  }
+  if (v.k == VK::DType && !v.t.shape.empty() && attr == "element_ty") {
+    // a block pointer's dtype is pointer<block<elem, shape>>: its element_ty the block type (t.shape
+    // kept, not a pointer), whose element_ty is the element type
+    Val d = Val::of_dtype(v.dt);
+    if (v.t.ptr) d.t = Type{v.dt, false, v.t.shape};
+    d.uns = v.uns;
+    return d;
   }
   if (v.pointer_dtype()) {
     if (attr == "element_ty") {
@@ -531,8 +540,8 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     const Val* other = B.opt(2, "other");
     const Val* bc = B.opt(3, "boundary_check");
     const Val* pad = B.opt(4, "padding_option");
-    if (bc && !(bc->k == VK::Tuple && bc->items.empty())) unsupported(B.at(3, "boundary_check"), "tl.load(boundary_check=...) (block pointers)");
-    if (pad && !(pad->k == VK::Str && pad->text.empty())) unsupported(B.at(4, "padding_option"), "tl.load(padding_option=...) (block pointers)");
+    if (bc && !(bc->k == VK::Tuple && bc->items.empty())) user_error(B.at(3, "boundary_check"), "tl.load(boundary_check=...) needs a block pointer (tl.make_block_ptr), got " + py_type_name(p));
+    if (pad && !(pad->k == VK::Str && pad->text.empty())) user_error(B.at(4, "padding_option"), "tl.load(padding_option=...) needs a block pointer (tl.make_block_ptr), got " + py_type_name(p));
     B.ignore({"cache_modifier", "eviction_policy", "volatile"});
     a.done();
     if (!p.t.ptr) user_error(B.at(0, "pointer"), "tl.load() needs a pointer, got " + py_type_name(p));
@@ -547,7 +556,7 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     Val v = B.need(1, "value");
     const Val* mask = B.opt(2, "mask");
     const Val* bc = B.opt(3, "boundary_check");
-    if (bc && !(bc->k == VK::Tuple && bc->items.empty())) unsupported(B.at(3, "boundary_check"), "tl.store(boundary_check=...) (block pointers)");
+    if (bc && !(bc->k == VK::Tuple && bc->items.empty())) user_error(B.at(3, "boundary_check"), "tl.store(boundary_check=...) needs a block pointer (tl.make_block_ptr), got " + py_type_name(p));
     B.ignore({"cache_modifier", "eviction_policy"});
     a.done();
     if (!p.t.ptr) user_error(B.at(0, "pointer"), "tl.store() needs a pointer, got " + py_type_name(p));
@@ -1271,7 +1280,37 @@ void mark_unsigned(Val& v) {
 
 }  // namespace
 
+// Triton's math functions check their tensor arguments' dtypes (language/math.py's _check_dtype):
+// tl.exp of an fp16 tensor is an error there ("Expected dtype ['fp32', 'fp64'] but got fp16"), not
+// a computation in f32, so the same call is refused here. Scalars (Python numbers) are not checked.
+static void check_math_dtypes(const std::string& name, const CallArgs& a) {
+  static const std::set<std::string> f32_f64 = {"tl.exp", "tl.exp2", "tl.log", "tl.log2", "tl.cos", "tl.sin", "tl.sqrt",
+                                                "tl.rsqrt", "tl.erf", "tl.floor", "tl.ceil", "tl.sigmoid", "tl.softmax"};
+  const bool f32_only = name == "tl.sqrt_rn" || name == "tl.div_rn";
+  if (!f32_only && !f32_f64.count(name)) return;
+  auto triton_name = [](const Val& v) {
+    Scalar e = v.t.elem;
+    if (e == Scalar::F16) return std::string("fp16");
+    if (e == Scalar::BF16) return std::string("bf16");
+    if (e == Scalar::F32) return std::string("fp32");
+    if (e == Scalar::F64) return std::string("fp64");
+    if (e == Scalar::I1) return std::string("int1");
+    if (is_int(e)) return std::string(v.uns ? "uint" : "int") + std::to_string(scalar_bytes(e) * 8);
+    return std::string(scalar_name(e));
+  };
+  auto check = [&](const Val& v, SourceLoc at) {
+    if (v.k != VK::Tensor) return;
+    if (v.t.elem == Scalar::F32 || (!f32_only && v.t.elem == Scalar::F64)) return;
+    user_error(at, a.fname + "(): expected dtype " + std::string(f32_only ? "['fp32']" : "['fp32', 'fp64']") + " but got " +
+                       triton_name(v) + ", as Triton's math functions check (convert with .to(tl.float32))");
+  };
+  for (size_t i = 0; i < a.pos.size(); ++i) check(a.pos[i], i < a.pos_loc.size() ? a.pos_loc[i] : a.loc);
+  for (size_t i = 0; i < a.kw.size(); ++i) check(a.kw[i].second, i < a.kw_loc.size() ? a.kw_loc[i] : a.loc);
+}
+
 Val Lowerer::call_builtin(const std::string& name, CallArgs& a) {
+  check_math_dtypes(name, a);
+  if (Val r; call_block(name, a, r)) return r;  // block pointers, tensor descriptors (BlockPointers.cpp)
   if (Val r; call_stdlib(name, a, r)) return r;  // tl.sort, tl.rand, ... (Stdlib.cpp)
   bool any = std::any_of(a.pos.begin(), a.pos.end(), has_unsigned);
   for (const auto& kw : a.kw) any = any || has_unsigned(kw.second);
@@ -1389,7 +1428,8 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
 std::vector<std::string> tl_names() {
   std::set<std::string> s = {"arange", "argmax", "argmin", "assume", "associative_scan", "debug_barrier", "broadcast_to", "cast", "cat", "cdiv", "clamp",
                              "constexpr", "device_assert", "device_print", "dot", "dot_scaled", "expand_dims", "fma", "full", "full_like", "gather", "globaltimer", "histogram",
-                             "interleave", "join", "pointer_type", "umulhi",
+                             "interleave", "join", "pointer_type", "umulhi", "make_block_ptr", "advance", "make_tensor_descriptor",
+                             "load_tensor_descriptor", "store_tensor_descriptor",
                              "load", "max_constancy", "max_contiguous", "multiple_of", "num_programs", "permute",
                              "program_id", "range", "reduce", "reshape", "smid", "split", "sqrt_rn", "static_assert", "static_print",
                              "static_range", "store", "swizzle2d", "trans", "view", "where", "zeros", "zeros_like"};

@@ -385,9 +385,11 @@ void Lowerer::assign(const Node& target, const Val& v, SourceLoc loc, std::optio
   user_error(target.loc, "cannot assign to this expression");
 }
 
-void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs) {
+void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs,
+                          const std::string& irbase) {
   Frame& f = frames_.back();
   Val v = v0;
+  if (v.k == VK::Block) return assign_block(name, v, loc);
   if (v.k == VK::Pair) user_error(loc, "tl.swizzle2d() returns two values: write `a, b = tl.swizzle2d(...)`");
   auto it = f.vars.find(name);
   if (v.k != VK::Tensor) {
@@ -434,7 +436,7 @@ void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc,
                           " inside a runtime if/for/while; a loop-carried or branch variable keeps its type (use .to())");
   }
   ExprP e = clone_expr(v.e);
-  std::string var = fresh(name);
+  std::string var = fresh(irbase.empty() ? name : irbase);
   emit(make_assign(var, e, loc));
   blocks_.back().declared[var] = v.t;
   if (v.uns) uns_vars_.insert(var);
@@ -454,6 +456,10 @@ void Lowerer::materialize_assigned(const std::vector<NodeP>& body, SourceLoc loc
     auto it = f.vars.find(n);
     if (it == f.vars.end()) continue;
     Val& v = it->second;
+    if (v.k == VK::Block) {
+      materialize_block(n, loc);
+      continue;
+    }
     if (v.number() || (v.k == VK::Tensor && v.var.empty())) {
       Val m = materialize(v, n, loc);
       f.vars[n] = m;
@@ -643,10 +649,19 @@ void Lowerer::lower_for(const Node& s) {
   for (const Val* v : {&lo, &hi, &step})
     if (!(v->k == VK::Int || v->k == VK::Bool || (v->k == VK::Tensor && v->t.is_scalar() && is_int(v->t.elem) && !v->t.ptr)))
       user_error(a.loc, fname + "() bounds must be integer scalars, got " + py_type_name(*v));
-  if (step.k == VK::Int && step.i <= 0)
-    unsupported(a.loc, "a range() with a step <= 0 (" + std::to_string(step.i) + ")");
+  if (step.k == VK::Int && step.i == 0) user_error(a.loc, fname + "() step must not be zero");
+  // A compile-time negative step (range(T - 1, -1, -1)): the loop counts k = 0, 1, ... up to the trip
+  // count cdiv(lo - hi, -step) (none when that is <= 0) and the target is lo + k * step.
+  const bool down = step.k == VK::Int && step.i < 0;
+  Val down_start;
+  if (down) {
+    down_start = lo.k == VK::Tensor && lo.var.empty() ? materialize(lo, "range_start", a.loc) : lo;
+    Val span = binop("-", down_start, hi, a.loc);
+    hi = binop("//", binop("+", span, Val::of_int(-step.i - 1), a.loc), Val::of_int(-step.i), a.loc);
+    lo = Val::of_int(0);
+  }
   materialize_assigned(s.body, s.loc);
-  ExprP elo = ir(lo, a.loc), ehi = ir(hi, a.loc), estep = ir(step, a.loc);
+  ExprP elo = ir(lo, a.loc), ehi = ir(hi, a.loc), estep = ir(down ? Val::of_int(1) : step, a.loc);
   Scalar it = (elo->type.elem == Scalar::I64 || ehi->type.elem == Scalar::I64 || estep->type.elem == Scalar::I64) ? Scalar::I64 : Scalar::I32;
   auto snapshot = frames_.back().vars;
   std::string var = fresh(target.text);
@@ -657,6 +672,7 @@ void Lowerer::lower_for(const Node& s) {
   ref->type = Type{it, false, {}};
   Val lv = tensor(ref);
   lv.var = var;
+  if (down) lv = binop("+", down_start, binop("*", lv, Val::of_int(step.i), a.loc), a.loc);
   frames_.back().vars[target.text] = lv;
   exec_block(s.body);
   end_loop(snapshot, st);

@@ -82,6 +82,12 @@ class Lowerer {
   Val combine_tuple(const Val& xs, int axis, bool scan, bool reverse, const Val& fn, SourceLoc xloc, SourceLoc fnloc, SourceLoc loc);
   bool in_runtime_block() const;
 
+  // ---- block pointers and tensor descriptors (BlockPointers.cpp) ----
+  // tl.make_block_ptr, tl.advance, tl.make_tensor_descriptor, and tl.load / tl.store of a block
+  // value: `out` and true where `name` is one of them or its first argument is a block value.
+  bool call_block(const std::string& name, CallArgs& a, Val& out);
+  Val block_attribute(const Val& v, const std::string& attr, SourceLoc loc);
+
   // ---- unsigned integers (Unsigned.cpp) ----
   // The IR variables that hold unsigned values (Val::uns); tensor() marks a reference to one.
   std::set<std::string> uns_vars_;
@@ -180,7 +186,12 @@ class Lowerer {
   void exec_block(const std::vector<NodeP>& body);
   void exec(const Node& s);
   void assign(const Node& target, const Val& v, SourceLoc loc, std::optional<BinOp> aug = std::nullopt, ExprP aug_rhs = nullptr);
-  void assign_name(const std::string& name, const Val& v, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs);
+  // `irbase`: the base of a new IR variable's name where it is not `name` (a block value's parts)
+  void assign_name(const std::string& name, const Val& v, SourceLoc loc, std::optional<BinOp> aug, ExprP aug_rhs,
+                   const std::string& irbase = "");
+  // A block value's parts as names NAME.base, NAME.off0, ... (IR variables where a runtime block rebinds it).
+  void assign_block(const std::string& name, const Val& v, SourceLoc loc);
+  void materialize_block(const std::string& name, SourceLoc loc);
   void runtime_if(const Node& s, const Val& cond);
   void lower_for(const Node& s);
   void materialize_assigned(const std::vector<NodeP>& body, SourceLoc loc);

@@ -146,6 +146,7 @@ std::string py_repr(const Val& v) {
     case VK::Module: return "<module " + v.text + ">";
     case VK::Builtin: return "<" + v.text + ">";
     case VK::Pair: return "<swizzle2d pair>";
+    case VK::Block: return "<" + std::string(v.text == "block_ptr" ? "block pointer " : "tensor descriptor ") + v.t.str() + ">";
     case VK::Constexpr: return "tl.constexpr";
   }
   return "?";
@@ -171,6 +172,7 @@ std::string py_type_name(const Val& v) {
     case VK::Module: return "module";
     case VK::Builtin: return "function " + v.text;
     case VK::Pair: return "swizzle2d pair";
+    case VK::Block: return std::string(v.text == "block_ptr" ? "block pointer " : "tensor descriptor ") + v.t.str();
     case VK::Constexpr: return "tl.constexpr";
   }
   return "?";

@@ -22,6 +22,8 @@ enum class VK : uint8_t {
   Module,   // text: "triton", "triton.language", "triton.language.math", or a sibling module (mod)
   Builtin,  // text: "tl.load", "range", "min", ...; self: the bound tensor for methods
   Pair,     // swizzle2d(): two values in one IR node (e)
+  Block,    // a block pointer or tensor descriptor (BlockPointers.cpp): text "block_ptr" / "tensor_descriptor",
+            // t the element type and block shape, items base, extents, strides (and offsets), i padding NaN
   Constexpr // the `tl.constexpr` marker
 };
 

@@ -3620,6 +3620,7 @@ class Lowerer {
     std::vector<std::string> shape, strides;     // variables holding the extents and strides
     Shape block;
     Scalar elem = Scalar::F32;
+    bool nan_padding = false;  // padding_option="nan" (`{padding = 2 : i32}`): lanes outside read NaN
   };
   // "!tt.tensordesc<16x32xf32>" or "!tt.tensordesc<tensor<16x32xf32>>"
   Desc desc_type(const std::string& t) {
@@ -3648,11 +3649,23 @@ class Lowerer {
       str.push_back(c.value());
       c.eat(",");
     }
+    bool nan_padding = false;
+    if (c.peek("{")) {  // {padding = 2 : i32}: Triton's PADDING_OPTION.PAD_NAN (zero padding prints nothing)
+      std::string attrs = c.balanced('{', '}');
+      size_t at = attrs.find("padding");
+      if (at != std::string::npos) {
+        size_t eq = attrs.find('=', at);
+        int64_t v = eq == std::string::npos ? -1 : std::atoll(attrs.c_str() + eq + 1);
+        if (v != 1 && v != 2) user_error(cur_loc_, "tensor descriptor padding " + attrs + " is not supported yet");
+        nan_padding = v == 2;
+      }
+    }
     c.expect(":");
     std::string r = c.rest();
     size_t comma = r.rfind(", <");
     if (comma == std::string::npos) c.fail("the descriptor's block type");
     Desc d = desc_type("!tt.tensordesc<" + r.substr(comma + 3, r.size() - comma - 4) + ">");
+    d.nan_padding = nan_padding;
     auto hold = [&](const std::string& ssa) {
       Value& v = lookup(ssa);
       if (!v.expr) {
@@ -3748,7 +3761,7 @@ class Lowerer {
     size_t arrow = rest.rfind("->");
     VType t{d.elem, false, d.block};
     if (arrow != std::string::npos) t.shape = vtype(trim_copy(rest.substr(arrow + 2)), op.text_loc).shape;
-    ExprP ld = make_load(p, m, nullptr, cur_loc_);
+    ExprP ld = make_load(p, m, d.nan_padding ? make_const_float(std::nan(""), cur_loc_) : nullptr, cur_loc_);
     if (t.shape != d.block) {
       int64_t nb = 1, nt = 1;
       for (int64_t x : d.block) nb *= x;
