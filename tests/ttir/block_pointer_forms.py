@@ -173,6 +173,25 @@ elif warned:
     failures.append("unexpected warnings:\n" + warned)
 
 if own_reader_for_blocks:
+    # a block pointer's dtype is pointer<block<elem>>; a dtype passed by host code as a constexpr
+    # (the installed Triton's tl.float16 under Triton 3.9)
+    @triton.jit
+    def store_as_elem(pointer, value):
+        tl.store(pointer, value.to(pointer.dtype.element_ty.element_ty), boundary_check=(0,))
+
+    @triton.jit
+    def half_copy(x, y, n, DT: tl.constexpr, BLOCK: tl.constexpr):
+        xp = tl.make_block_ptr(x, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+        yp = tl.make_block_ptr(y, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+        v = tl.load(xp, boundary_check=(0,), padding_option="zero").to(DT) * 3
+        store_as_elem(yp, v)
+
+    xh = (np.arange(20, dtype=np.float32) / 7).astype(np.float32)
+    yh = np.zeros(20, np.float16)
+    run_quiet(lambda: half_copy[(2,)](xh, yh, 20, DT=tl.float16, BLOCK=16))
+    if not np.array_equal(yh, xh.astype(np.float16) * np.float16(3)):
+        failures.append("half_copy: %s" % yh)
+
     # the own reader's errors for block pointers misused
     @triton.jit
     def nan_ints(x, n, BLOCK: tl.constexpr):
