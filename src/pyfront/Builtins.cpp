@@ -972,7 +972,16 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
     }
     Scalar s = B.dtype_arg(dtv, B.at(1, "dtype"));
     a.done();
-    if (rounding) unsupported(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding");
+    if (rounding) {
+      // Triton's rule: only for a float to a narrower float; "rtne" is then the default rounding
+      const bool downcast = is_float(x.t.elem) && is_float(s) && scalar_bytes(s) < scalar_bytes(x.t.elem);
+      if (!downcast)
+        user_error(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding is only for narrowing float conversions, not " +
+                                                        std::string(scalar_name(x.t.elem)) + " to " + scalar_name(s));
+      if (rounding->k != VK::Str || (rounding->text != "rtne" && rounding->text != "rtz"))
+        user_error(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding must be \"rtne\" or \"rtz\", got " + py_repr(*rounding));
+      if (rounding->text == "rtz") unsupported(B.at(2, "fp_downcast_rounding"), "fp_downcast_rounding=\"rtz\"");
+    }
     if (x.t.ptr) {  // pointers -> int64 addresses (tt.ptr_to_int)
       if (s != Scalar::I64 || (bitcast && bitcast->i)) user_error(loc, "a pointer converts only to tl.int64 (its address), not " + std::string(scalar_name(s)));
       return tensor(make_ptr_to_int(ir(x, loc), loc), x.bufs);
@@ -1308,7 +1317,24 @@ static void check_math_dtypes(const std::string& name, const CallArgs& a) {
   for (size_t i = 0; i < a.kw.size(); ++i) check(a.kw[i].second, i < a.kw_loc.size() ? a.kw_loc[i] : a.loc);
 }
 
-Val Lowerer::call_builtin(const std::string& name, CallArgs& a) {
+// libdevice's fast_* approximations (f32): the accurate functions, as the TTIR reader lowers them.
+static const std::string& libdevice_alias(const std::string& name) {
+  static const std::map<std::string, std::string> alias = {
+      {"tl.fast_expf", "tl.exp"},   {"tl.fast_logf", "tl.log"}, {"tl.fast_log2f", "tl.log2"}, {"tl.fast_log10f", "tl.log10"},
+      {"tl.fast_sinf", "tl.sin"},   {"tl.fast_cosf", "tl.cos"}, {"tl.fast_tanf", "tl.tan"},   {"tl.fast_powf", "tl.pow"},
+      {"tl.fast_dividef", "tl.fdiv"}};
+  auto it = alias.find(name);
+  return it == alias.end() ? name : it->second;
+}
+
+Val Lowerer::call_builtin(const std::string& name0, CallArgs& a) {
+  const std::string& name = libdevice_alias(name0);
+  if (&name != &name0) {
+    for (const Val& v : a.pos)
+      if (v.k == VK::Tensor && v.t.elem != Scalar::F32)
+        user_error(a.loc, name0.substr(3) + "() is libdevice's f32 function: its argument is " + py_type_name(v) + " (convert with .to(tl.float32))");
+    a.fname = name;
+  }
   check_math_dtypes(name, a);
   if (Val r; call_block(name, a, r)) return r;  // block pointers, tensor descriptors (BlockPointers.cpp)
   if (Val r; call_stdlib(name, a, r)) return r;  // tl.sort, tl.rand, ... (Stdlib.cpp)
