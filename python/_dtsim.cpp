@@ -135,9 +135,11 @@ std::shared_ptr<Compiled> compile_py(const std::string& path, const std::string&
                                      const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
                                      const std::vector<std::string>& grid, const std::map<std::string, std::string>& sources,
                                      bool fp_fusion, bool hint_checks, bool undefined_lanes,
-                                     const std::vector<std::string>& module_roots) {
+                                     const std::vector<std::string>& module_roots,
+                                     const std::map<std::string, std::map<std::string, std::string>>& host_values) {
   LaunchSpec spec;
   spec.module_roots = module_roots;
+  spec.host_values = host_values;
   spec.kernel = kernel;
   spec.args = args;
   spec.grid = grid;
@@ -662,12 +664,14 @@ PYBIND11_MODULE(_dtsim, m) {
   m.def("compile", &compile_py, py::arg("path"), py::arg("kernel"), py::arg("args"), py::arg("buffers"), py::arg("grid"),
         py::arg("sources") = std::map<std::string, std::string>{}, py::arg("fp_fusion") = false, py::arg("hint_checks") = false,
         py::arg("undefined_lanes") = false, py::arg("module_roots") = std::vector<std::string>{},
+        py::arg("host_values") = std::map<std::string, std::map<std::string, std::string>>{},
         "Lowers and verifies kernel `kernel` of `path` for one launch signature (`module_roots`: folders where "
         "imports of helper modules are looked for after the kernel file's own, as sys.path; `sources`: path -> text to use "
         "instead of the file, the source as it was when the kernel was decorated; `fp_fusion`: on the CUDA "
         "backend, let a multiply and an add contract into fma.rn, as Triton's enable_fp_fusion; `hint_checks`: "
         "tl.multiple_of / max_contiguous / max_constancy become asserts that they hold; `undefined_lanes`: "
-        "lanes a tl.load without `other` leaves undefined are checked where they matter).");
+        "lanes a tl.load without `other` leaves undefined are checked where they matter; `host_values`: module file -> "
+        "name -> \"tl.NAME\" for module-level names host code bound to a Triton function).");
   m.def("compile_file", &compile_file, py::arg("path"), py::arg("args") = std::map<std::string, std::string>{},
         py::arg("kernel") = std::string(), py::arg("schedule") = std::map<std::string, int>{},
         py::arg("fp_fusion") = false, py::arg("approx_div") = false,

@@ -320,6 +320,59 @@ def _module_roots():
             if isinstance(p, str) and os.path.isdir(p or ".") and os.path.realpath(p or ".") not in std]
 
 
+_STDLIB_PREFIXES = tuple(os.path.realpath(p) for p in {os.path.dirname(os.__file__)})
+
+
+def _host_values(fn):
+    """Module-level names that host code bound to a Triton function (`exp = get_tl_exp()` picking a
+    libdevice function by the installed version), which dtsim's own reader cannot run: by module file
+    (real path), name -> "tl.NAME". The kernel's module, those of the @triton.jit functions it reaches
+    through them, the loaded modules of their top-level packages (where helpers are imported from),
+    and the loaded modules outside site-packages and the standard library (the user's own files)."""
+    out, seen, packages = {}, set(), set()
+    todo, scanned = [getattr(fn, "__globals__", None)], set()
+    here = os.path.dirname(os.path.realpath(__file__))
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if isinstance(f, str) and f.endswith(".py") and "-packages" not in f and not f.startswith(_STDLIB_PREFIXES) \
+                and not os.path.realpath(f).startswith(here):
+            todo.append(mod.__dict__)
+    while len(seen) < 512:
+        if not todo:
+            packages -= scanned | {"triton", "torch", "dtsim", "numpy"}
+            if not packages:
+                break
+            for mname, mod in list(sys.modules.items()):
+                if mname.split(".")[0] in packages and isinstance(getattr(mod, "__dict__", None), dict):
+                    todo.append(mod.__dict__)
+            scanned |= packages
+            continue
+        g = todo.pop()
+        if not isinstance(g, dict) or not isinstance(g.get("__file__"), str):
+            continue
+        path = os.path.realpath(g["__file__"])
+        if path in seen:
+            continue
+        seen.add(path)
+        if isinstance(g.get("__name__"), str) and g["__name__"] != "__main__":
+            packages.add(g["__name__"].split(".")[0])
+        names = {}
+        for k, v in list(g.items()):
+            inner = getattr(v, "fn", None)
+            if inner is not None and hasattr(inner, "__globals__") and hasattr(v, "run"):  # a @triton.jit function
+                todo.append(inner.__globals__)
+                continue
+            if isinstance(v, language._KernelOnly):  # the stand-in's tl.* functions
+                names[k] = "tl." + v.__name__.split(".")[-1]
+                continue
+            mod = getattr(v, "__module__", None)
+            if callable(v) and isinstance(mod, str) and mod.startswith("triton.language") and isinstance(getattr(v, "__name__", None), str):
+                names[k] = "tl." + v.__name__
+        if names:
+            out[path] = names
+    return out
+
+
 def _undefined_lanes():
     """Whether kernels are lowered with the lanes a tl.load without `other` leaves undefined tracked
     to where they matter (a store, an atomic, an address, a branch): asked for with
@@ -962,7 +1015,7 @@ class JITFunction(KernelInterface):
             try:
                 compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
                                           {self.path: self.source} if self.source is not None else {}, fp_fusion, hints,
-                                          undef, _module_roots())
+                                          undef, _module_roots(), _host_values(self.fn))
             except CompileError as e:
                 if "not supported" in str(e) and getattr(sys.modules.get("triton"), "__version__", "").endswith("+dtsim"):
                     # the stand-in: name what reading the kernel as Triton does would need

@@ -69,6 +69,9 @@ struct LaunchSpec {
   // .py: where absolute imports of helper modules are looked for after the kernel file's own folder
   // (the Python package passes sys.path; the command line, PYTHONPATH)
   std::vector<std::string> module_roots;
+  // .py: module-level names the Python package computed by running host code (`exp = pick_exp()`),
+  // by the module file's real path: what each holds ("tl.NAME": a Triton function)
+  std::map<std::string, std::map<std::string, std::string>> host_values;
   TtirLaunch ttir;                                       // TTIR: arg_names, grid, num_warps, ... (kernel, buffers above)
   bool hint_checks = false;                              // .py, TTIR: tl.multiple_of ... checked (ir/Hints.h)
   // Triton loads' undefined lanes tracked to where they matter (ir/Undefined.h): asked for with

@@ -129,6 +129,7 @@ void py_lower(Program& p, const LaunchSpec& spec) {
   launch.grid = spec.grid;
   launch.sources = spec.sources;
   launch.module_roots = spec.module_roots;
+  launch.host_values = spec.host_values;
   launch.hint_checks = spec.hint_checks;
   std::set<std::string> named;
   for (const auto& [name, file] : spec.ins) {

@@ -173,6 +173,7 @@ class Lowerer {
   // value must be a tl.constexpr(...), a dtype, a module or a @triton.jit function.
   Val global(const ModuleInfo& m, const std::string& name, SourceLoc loc, bool in_body = false);
   Val lookup(const std::string& name, SourceLoc loc);
+  Val host_value(const ModuleInfo& m, const std::string& name, const Node& value);
   // Whether `name` is one of Python's builtins a kernel may use (range, min, float, ...).
   static bool python_builtin(const std::string& name);
   // Whether global() finds `name` in module `m` (a function, constant, import or builtin).

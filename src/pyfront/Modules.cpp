@@ -139,6 +139,20 @@ const ModuleInfo* Lowerer::sibling(const ModuleInfo& from, const std::string& na
   return nullptr;
 }
 
+// A module constant bound by a call (`exp = get_tl_exp()`, host code choosing a function): what the
+// Python package found it holds (TritonLaunch::host_values), or None where it did not say (the call
+// is evaluated here, and a host function's call is an error).
+Val Lowerer::host_value(const ModuleInfo& m, const std::string& name, const Node& value) {
+  if (value.kind != NK::Call || launch_.host_values.empty()) return Val::none();
+  std::error_code ec;
+  std::string real = std::filesystem::weakly_canonical(std::filesystem::path(m.name), ec).string();
+  auto f = launch_.host_values.find(ec ? m.name : real);
+  if (f == launch_.host_values.end()) return Val::none();
+  auto it = f->second.find(name);
+  if (it == f->second.end() || it->second.rfind("tl.", 0) != 0) return Val::none();
+  return Val::builtin(it->second);
+}
+
 Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc, bool in_body) {
   if (m.jit.count(name)) {
     Val v;
@@ -157,7 +171,8 @@ Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc,
       frames_.push_back(Frame{&m, {}, {}, false, {}, false, blocks_.size(), "<module>", false, {}});
       Val v;
       try {
-        v = eval(value);
+        v = host_value(m, name, value);
+        if (v.k == VK::None) v = eval(value);
         bool plain = v.k == VK::None || v.k == VK::Int || v.k == VK::Float || v.k == VK::Bool || v.k == VK::Str || v.k == VK::Tuple;
         if (plain && !(value.kind == NK::Call && eval(*value.kids[0]).k == VK::Constexpr)) m.plain.insert(name);
       } catch (...) {
