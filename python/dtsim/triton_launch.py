@@ -597,8 +597,13 @@ def _pointer_object_view(obj, name):
         return None
     if type(obj).__name__ == "TensorWrapper" and isinstance(getattr(obj, "base", None), torch.Tensor):
         # triton.reinterpret(tensor, dtype): the tensor's memory as a Triton dtype of the same width
-        td = getattr(torch, _REINTERPRET_AS.get(str(obj.dtype), ""), None)
-        if td is None or td.itemsize * 8 != getattr(obj.dtype, "primitive_bitwidth", 0):
+        if isinstance(obj.dtype, torch.dtype):  # triton.reinterpret(t, torch.float32): a torch dtype as is
+            td = obj.dtype
+            bits = td.itemsize * 8
+        else:
+            td = getattr(torch, _REINTERPRET_AS.get(str(obj.dtype), ""), None)
+            bits = getattr(obj.dtype, "primitive_bitwidth", 0)
+        if td is None or td.itemsize * 8 != bits:
             raise TypeError("argument '%s': triton.reinterpret as %s is not supported (%s)"
                             % (name, obj.dtype, ", ".join(sorted(_REINTERPRET_AS))))
         return obj.base.view(td)

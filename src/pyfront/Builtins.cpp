@@ -889,10 +889,16 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
   }
   if (tl == "clamp") {
     Val x = B.need(0, "x"), lo = B.need(1, "min"), hi = B.need(2, "max");
-    B.ignore({"propagate_nan"});
+    const Val* pn = B.opt(3, "propagate_nan");
     a.done();
-    ExprP m = typed(make_binary(BinOp::Max, ir(x, loc), ir(lo, B.at(1, "min")), loc));
-    return tensor(make_binary(BinOp::Min, m, ir(hi, B.at(2, "max")), loc));
+    if (pn && !(pn->k == VK::Str && (pn->text == "PropagateNan.ALL" || pn->text == "PropagateNan.NONE")))
+      user_error(B.at(3, "propagate_nan"), "tl.clamp() argument 'propagate_nan' must be tl.PropagateNan.NONE or tl.PropagateNan.ALL");
+    // NONE (the default): IEEE maxNum / minNum, so a NaN x gives a bound (tt.clampf as the GPU lowers it)
+    const bool all = pn && pn->text == "PropagateNan.ALL";
+    ExprP ex = ir(x, loc);
+    const bool fl = is_float(ex->type.elem);
+    ExprP m = typed(make_binary(fl && !all ? BinOp::MaxNum : BinOp::Max, ex, ir(lo, B.at(1, "min")), loc));
+    return tensor(make_binary(fl && !all ? BinOp::MinNum : BinOp::Min, m, ir(hi, B.at(2, "max")), loc));
   }
   if (std::optional<UnOp> op = tl_op(kAllUnOps, tl)) return unary(*op);  // exp, sqrt, abs ...
   if (tl == "sqrt_rn") return unary(UnOp::Sqrt);

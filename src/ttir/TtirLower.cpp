@@ -1342,7 +1342,11 @@ class Lowerer {
       std::string r = c.rest();
       VType t = vtype(trim_copy(r.substr(r.rfind(':') + 1)), op.text_loc);
       ExprP x = use(v.at(0)), lo = use(v.at(1)), hi = use(v.at(2));
-      define(res(), make_binary(BinOp::Min, make_binary(BinOp::Max, x, lo, cur_loc_), hi, cur_loc_), t, true, cur_loc_);
+      // propagateNan = none (tl.clamp's default): IEEE maxNum / minNum, a NaN x gives a bound, as the
+      // GPU lowers it; = all: NaN in, NaN out
+      const bool all = r.find("propagateNan = all") != std::string::npos;
+      const BinOp mx = all ? BinOp::Max : BinOp::MaxNum, mn = all ? BinOp::Min : BinOp::MinNum;
+      define(res(), make_binary(mn, make_binary(mx, x, lo, cur_loc_), hi, cur_loc_), t, true, cur_loc_);
       return;
     }
     if (n == "llvm.intr.assume") {  // tl.assume: what the compiler may take as true is checked

@@ -49,6 +49,25 @@ checks = [
     ("maximum of f16 and a constant", out[4 * N:], np.fmax(x.astype(np.float16), np.float16(0.5)).astype(np.float32)),
     ("integers", iout, np.maximum(iv, 3) + np.minimum(iv, -2)),
 ]
+
+
+@triton.jit
+def clamp_nan(a, b, c, N: tl.constexpr):
+    # tl.clamp's default propagate_nan=NONE: IEEE maxNum then minNum, so a NaN gives a bound
+    # (min(lo, hi) where lo > hi); ALL propagates it
+    bound = tl.load(b)
+    v = tl.load(a + tl.arange(0, N))
+    tl.store(c + tl.arange(0, N), tl.clamp(v, -bound, bound))
+    tl.store(c + N + tl.arange(0, N), tl.clamp(v, -bound, bound, propagate_nan=tl.PropagateNan.ALL))
+
+
+cv = np.array([np.nan, 2, -3, 0.25], np.float32)
+for bv in (0.5, -0.5):
+    cout = np.zeros(8, np.float32)
+    clamp_nan[(1,)](cv, np.array([bv], np.float32), cout, N=4)
+    lo, hi = np.float32(-bv), np.float32(bv)
+    checks.append(("clamp %g..%g (NONE)" % (lo, hi), cout[:4], np.fmin(np.fmax(cv, lo), hi)))
+    checks.append(("clamp %g..%g (ALL)" % (lo, hi), cout[4:], np.minimum(np.maximum(cv, lo), hi)))
 bad = [name for name, got, want in checks if not same(got, want)]
 for name, got, want in checks:
     print("%-32s %s" % (name, "ok" if name not in bad else "FAILED: got %s, want %s" % (got, np.float32(want))))

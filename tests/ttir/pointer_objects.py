@@ -139,6 +139,12 @@ for tdt, torch_dt in ((tl.float8e5, torch.float8_e5m2), (tl.float8e4nv, torch.fl
     if not torch.equal(wide, bits.view(torch_dt).float()):
         sys.exit("triton.reinterpret as %s: wrong values" % tdt)
     print("triton.reinterpret as %s: read as torch's %s" % (tdt, torch_dt))
+# a torch dtype names the reinterpretation as well as a tl dtype (Triton's conversion tests pass them)
+wide = torch.zeros(50)
+widen[(1,)](triton.reinterpret(bits, torch.float8_e5m2), wide, 50, BLOCK=64)
+if not torch.equal(wide, bits.view(torch.float8_e5m2).float()):
+    sys.exit("triton.reinterpret as torch.float8_e5m2: wrong values")
+print("triton.reinterpret as torch.float8_e5m2: read as that dtype")
 # fp8e4b15 (no torch dtype; i8 in Triton's TTIR): its bytes, widened by Triton's PTX (an f16 of the
 # same bias: the byte's exponent and mantissa moved up 7 bits)
 wide = torch.zeros(50)
