@@ -167,9 +167,10 @@ std::shared_ptr<Compiled> compile_ttir(const std::string& text, const std::strin
                                        const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& buffers,
                                        const std::vector<int64_t>& grid, int num_warps, int num_stages, bool debug,
                                        bool fp_fusion, const std::map<std::string, int64_t>& starts, bool hint_checks,
-                                       bool undefined_lanes) {
+                                       bool undefined_lanes, const std::set<std::string>& nan_padded) {
   LaunchSpec spec;
   TtirLaunch& launch = spec.ttir;
+  launch.nan_padded = nan_padded;
   launch.kernel = kernel;
   launch.arg_names = arg_names;
   launch.grid = grid;
@@ -682,7 +683,7 @@ PYBIND11_MODULE(_dtsim, m) {
   m.def("compile_ttir", &compile_ttir, py::arg("text"), py::arg("name"), py::arg("kernel"), py::arg("arg_names"),
         py::arg("buffers"), py::arg("grid"), py::arg("num_warps") = 4, py::arg("num_stages") = 3, py::arg("debug") = false,
         py::arg("fp_fusion") = false, py::arg("starts") = std::map<std::string, int64_t>{}, py::arg("hint_checks") = false,
-        py::arg("undefined_lanes") = false,
+        py::arg("undefined_lanes") = false, py::arg("nan_padded") = std::set<std::string>{},
         "Lowers and verifies a kernel given as TTIR (from the installed Triton's frontend) for one launch "
         "(`fp_fusion`: on the CUDA backend, let a multiply and an add contract into fma.rn, the launch's "
         "enable_fp_fusion; `starts`: pointer argument -> the element of its buffer it addresses, for "

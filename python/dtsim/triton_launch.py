@@ -286,8 +286,10 @@ def _grid_of(grid, bound_args, name):
 
 
 class _DtypeName(str):
-    """A dtype's name (what Triton's launcher reads) that also tells its element size."""
+    """A dtype's name (what Triton's launcher reads) that also tells its element size and, as torch's
+    dtype does, whether it is a float (TensorDescriptor(padding="nan") asks)."""
     itemsize = 0
+    is_floating_point = False
 
 
 class HostArray:
@@ -299,6 +301,7 @@ class HostArray:
         self.array = array
         self.dtype = _DtypeName("bfloat16" if array.dtype.names == ("bfloat16",) else array.dtype.name)
         self.dtype.itemsize = array.dtype.itemsize
+        self.dtype.is_floating_point = array.dtype.kind == "f" or self.dtype == "bfloat16"
 
     def data_ptr(self):
         return self.array.ctypes.data
@@ -408,7 +411,7 @@ def _device_key(kernel, bound_args, g, sanitize):
             return None
         ptrs.append(t.data_ptr())
         if kind == "desc":
-            key.append((t.dtype, t.shape, t.stride(), tuple(v.shape), tuple(v.strides)))
+            key.append((t.dtype, t.shape, t.stride(), tuple(v.shape), tuple(v.strides), getattr(v, "padding", "zero")))
         else:
             key.append((t.dtype, t.shape, t.stride()))
     key = sys.modules["dtsim"]._launcher_key(key)
@@ -859,27 +862,13 @@ def _launch(fn, kernel, bound_args, g):
         fast = _device_key(kernel, bound_args, g, cfg["sanitize"])
         if fast is not None and dtsim._launch_known(kernel.launchers, fast) is not None:
             return
-    runtime, values, types = [], {}, {}
-    for n, t in kernel.signature.items():
-        if t == "constexpr":
-            continue
-        v = bound_args[n]
-        if isinstance(v, tuple) and not hasattr(v, "base"):
-            # a tuple argument: its members are the kernel's parameters n.0, n.1, ... (nested: n.0.1),
-            # constexpr members left out, as Triton's TTIR takes them
-            def flatten(name, ty, val):
-                if isinstance(val, tuple):
-                    tys = ty if isinstance(ty, (tuple, list)) and len(ty) == len(val) else [None] * len(val)
-                    for i, (tt, x) in enumerate(zip(tys, val)):
-                        flatten("%s.%d" % (name, i), tt, x)
-                elif ty != "constexpr":
-                    runtime.append(name)
-                    values[name] = val
-                    types[name] = ty
-            flatten(n, t, v)
-            continue
+    runtime, values, types, nan_padded = [], {}, {}, set()
+
+    def add(n, t, v):
         runtime.append(n)
         if isinstance(t, str) and t.startswith("tensordesc"):
+            if getattr(v, "padding", "zero") == "nan":
+                nan_padded.add(n)
             # a host TensorDescriptor: its base tensor, then its shape and strides (as the kernel's
             # TTIR takes them)
             values[n] = v.base.array if type(v.base) is HostArray else v.base
@@ -892,6 +881,25 @@ def _launch(fn, kernel, bound_args, g):
         else:
             values[n] = v
             types[n] = t
+
+    for n, t in kernel.signature.items():
+        if t == "constexpr":
+            continue
+        v = bound_args[n]
+        if isinstance(v, tuple) and not hasattr(v, "base"):
+            # a tuple argument: its members are the kernel's parameters n.0, n.1, ... (nested: n.0.1),
+            # constexpr members left out, as Triton's TTIR takes them (a descriptor member expanded
+            # as a descriptor argument is)
+            def flatten(name, ty, val):
+                if isinstance(val, tuple) and not hasattr(val, "base"):
+                    tys = ty if isinstance(ty, (tuple, list)) and len(ty) == len(val) else [None] * len(val)
+                    for i, (tt, x) in enumerate(zip(tys, val)):
+                        flatten("%s.%d" % (name, i), tt, x)
+                elif ty != "constexpr":
+                    add(name, ty, val)
+            flatten(n, t, v)
+            continue
+        add(n, t, v)
     buffers, arrays, scalars, converted, device, starts, slack = [], [], {}, [], [], {}, {}
     for name in runtime:
         v = values[name]
@@ -937,14 +945,15 @@ def _launch(fn, kernel, bound_args, g):
         scalars[name] = text
     hints = dtsim._hint_checks()
     undef = dtsim._undefined_lanes()
-    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())), hints, undef)
+    lkey = (tuple((n, d, tuple(s)) for n, d, s in buffers), g, tuple(sorted(starts.items())), hints, undef,
+            tuple(sorted(nan_padded)))
     compiled = kernel.lowered.get(lkey)
     if compiled is None:
         if len(kernel.lowered) > 64:
             kernel.lowered.clear()
         compiled = _dtsim.compile_ttir(kernel.asm["ttir"], "<ttir of %s>" % fn.__name__, kernel.name, runtime, buffers,
                                        list(g), kernel.num_warps, max(kernel.num_stages, 1), kernel.debug, kernel.fp_fusion, starts,
-                                       hints, undef)
+                                       hints, undef, nan_padded)
         kernel.lowered[lkey] = compiled
     for name, view, _ in arrays:
         if not view.flags.writeable and name in compiled.outputs:

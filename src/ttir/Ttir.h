@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct TtirLaunch {
   int num_warps = 4;
   int num_stages = 3;
   bool debug = false;                    // device asserts are compiled (debug=True / TRITON_DEBUG=1)
+  // host TensorDescriptor parameters made with padding="nan" (a runtime property in Triton, absent
+  // from TTIR): their loads' lanes outside the tensor read NaN, not 0
+  std::set<std::string> nan_padded;
   bool hint_checks = false;              // tt.divisibility / contiguity / constancy checked (ir/Hints.h; the driver sets it from LaunchSpec::hint_checks)
 };
 

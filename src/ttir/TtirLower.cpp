@@ -110,6 +110,7 @@ class Lowerer {
         p.io = BufIO::InOut;
         k.params.push_back(p);
         d.base = pname;
+        d.nan_padding = launch_.nan_padded.count(pname) > 0;
         for (size_t a = 0; a < d.block.size(); ++a) {
           d.shape.push_back(pname + ".shape." + std::to_string(a));
           d.strides.push_back(pname + ".stride." + std::to_string(a));

@@ -131,6 +131,15 @@ def desc_from_host(desc, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @triton.jit
+def desc_pair(pair, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    # a tuple argument holding a host descriptor and a row offset
+    x = pair[0].load([pair[1], 0])
+    rows = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    tl.store(out_ptr + rows[:, None] * BN + cols[None, :], x)
+
+
+@triton.jit
 def early_return(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     if pid * BLOCK >= n:  # an early return: branches between blocks in TTIR
@@ -249,6 +258,14 @@ def main():
     d = TensorDescriptor(HostArray(xh), list(xh.shape), [40, 1], [16, 64])
     desc_from_host[(4,)](d, oh, 64, BM=16, BN=64)
     check("tensor descriptor (host)", oh[:, :40], np.repeat(xh.sum(1, keepdims=True), 40, 1), tol=1e-5)
+    # in a tuple, with padding="nan": rows 56..71 and columns 0..63 of a 64 x 40 tensor, NaN outside
+    for pad in ("zero", "nan"):
+        op = np.full((16, 64), -1, np.float32)
+        dn = TensorDescriptor(HostArray(xh), list(xh.shape), [40, 1], [16, 64], padding=pad)
+        desc_pair[(1,)]((dn, 56), op, BM=16, BN=64)
+        want = np.full((16, 64), np.nan if pad == "nan" else 0, np.float32)
+        want[:8, :40] = xh[56:, :]
+        check("tensor descriptor in a tuple, padding=%r" % pad, op, want)
 
     finish("all kernels match")
 
