@@ -298,6 +298,9 @@ class Lowerer {
       auto f = it->find(ssa);
       if (f != it->end()) return f->second;
     }
+    if (descs_.count(ssa))  // a descriptor is no value of the IR: only made, passed to calls and accessed
+      user_error(cur_loc_, "a tensor descriptor carried by a loop, yielded by an if or stored as a value is not supported yet "
+                           "(make it where it is used, or pass it to the functions that use it)");
     user_error(cur_loc_, "malformed TTIR: %" + ssa + " is not defined");
   }
   // One use of `ssa` emitted: counted once per op however often the op's lowering reads the value
@@ -3872,7 +3875,17 @@ class Lowerer {
     const Block& body = fr.blocks.at(0);
     std::vector<std::pair<std::string, std::string>> params = func_args(f);
     std::vector<Value> vals;
+    // tensor descriptors passed in: the callee's parameter names the caller's descriptor (the map is
+    // restored after the call; a descriptor the callee returns is kept for the call's result)
+    const std::map<std::string, Desc> saved_descs = descs_;
+    std::vector<std::pair<std::string, Desc>> desc_args;
+    for (size_t i = 0; i < args.size() && i < params.size(); ++i)
+      if (auto d = saved_descs.find(args[i]); d != saved_descs.end()) desc_args.push_back({params[i].first, d->second});
     for (size_t i = 0; i < args.size(); ++i) {
+      if (saved_descs.count(args[i])) {
+        vals.push_back(Value{nullptr, "<desc>", VType{}});
+        continue;
+      }
       Value& v = lookup(args[i]);
       if (v.expr) {  // materialize: the callee may use its argument several times
         std::string var = var_name(args[i]);
@@ -3893,7 +3906,9 @@ class Lowerer {
     std::vector<std::map<std::string, Value>> saved_scopes;
     saved_scopes.swap(scopes_);
     scopes_.push_back({});
-    for (size_t i = 0; i < params.size() && i < vals.size(); ++i) bind(params[i].first, vals[i]);
+    for (size_t i = 0; i < params.size() && i < vals.size(); ++i)
+      if (vals[i].var != "<desc>") bind(params[i].first, vals[i]);
+    for (const auto& [name, d] : desc_args) descs_[name] = d;
     returned_.clear();
     std::vector<Value> rets;
     if (cfg) {
@@ -3926,7 +3941,13 @@ class Lowerer {
       for (const Op& o : body.ops) emit(o);
       local_.pop_back();
     }
+    std::vector<std::pair<size_t, Desc>> desc_rets;
     for (const std::string& r : returned_) {
+      if (auto d = descs_.find(r); d != descs_.end()) {
+        desc_rets.push_back({rets.size(), d->second});
+        rets.push_back(Value{nullptr, "<desc>", VType{}});
+        continue;
+      }
       Value& v = lookup(r);
       if (v.expr) {
         std::string var = var_name(r);
@@ -3942,7 +3963,11 @@ class Lowerer {
     uses_ = saved_uses;
     suffix_ = saved_suffix;
     cur_loc_ = loc_of(op);
-    for (size_t i = 0; i < op.results.size() && i < rets.size(); ++i) bind(op.results[i], rets[i]);
+    descs_ = saved_descs;
+    for (const auto& [i, d] : desc_rets)
+      if (i < op.results.size()) descs_[op.results[i]] = d;
+    for (size_t i = 0; i < op.results.size() && i < rets.size(); ++i)
+      if (rets[i].var != "<desc>") bind(op.results[i], rets[i]);
   }
 
   // The pointer a bitcast pointer views (its SSA name), or "" for any other value.

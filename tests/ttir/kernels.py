@@ -121,6 +121,23 @@ def desc_in_kernel(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     dst.store([pid_m * BM, pid_n * BN], x * 2.0 + 1.0)  # and are not written
 
 
+@triton.jit(noinline=True)
+def make_desc(p, B: tl.constexpr):
+    return tl.make_tensor_descriptor(p, shape=[B], strides=[1], block_shape=[B])
+
+
+@triton.jit(noinline=True)
+def negate_desc(src, dst):
+    dst.store([0], -src.load([0]))
+
+
+@triton.jit
+def desc_calls(x_ptr, y_ptr, z_ptr, B: tl.constexpr):
+    # descriptors returned by and passed to noinline functions
+    make_desc(y_ptr, B).store([0], make_desc(x_ptr, B).load([0]) * 2)
+    negate_desc(tl.make_tensor_descriptor(x_ptr, shape=[B], strides=[1], block_shape=[B]), make_desc(z_ptr, B))
+
+
 @triton.jit
 def desc_from_host(desc, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
     pid = tl.program_id(0)
@@ -250,6 +267,11 @@ def main():
     ym = np.full((50, 70), 7.0, np.float32)
     desc_in_kernel[(triton.cdiv(50, 16), triton.cdiv(70, 32))](xm, ym, 50, 70, BM=16, BN=32)
     check("tensor descriptor (kernel)", ym, xm * 2.0 + 1.0, tol=1e-5)
+
+    xd = np.arange(4, dtype=np.float32)
+    yd, zd = np.zeros(4, np.float32), np.zeros(4, np.float32)
+    desc_calls[(1,)](xd, yd, zd, B=4)
+    check("tensor descriptors through noinline calls", np.concatenate([yd, zd]), np.concatenate([xd * 2, -xd]))
 
     from triton.tools.tensor_descriptor import TensorDescriptor
     xh = rng.standard_normal((64, 40), dtype=np.float32)
