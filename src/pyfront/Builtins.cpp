@@ -201,6 +201,13 @@ void emit_prints(Lowerer& L, const CallArgs& a, SourceLoc loc, std::vector<StmtP
     text.clear();
     values.clear();
   };
+  // unsigned integers narrower than 64 bits print as their zero extension (the value Triton prints)
+  auto value_ir = [&](const Val& v, SourceLoc at) {
+    ExprP e = L.ir(v, at);
+    if (v.k == VK::Tensor && v.uns && !v.t.ptr && is_int(v.t.elem) && v.t.elem != Scalar::I1 && v.t.elem != Scalar::I64)
+      e = L.typed_tree(zero_extend_i64(e, v.t.elem, at));
+    return e;
+  };
   auto strip_separators = [](const std::string& s) {
     size_t p = s.find_first_not_of(" ,|;\t");
     return p == std::string::npos ? std::string() : s.substr(p);
@@ -215,7 +222,7 @@ void emit_prints(Lowerer& L, const CallArgs& a, SourceLoc loc, std::vector<StmtP
           text += py_repr(v) + n->parts[k + 1];
           continue;
         }
-        values.push_back(L.ir(v, n->kids[k]->loc));
+        values.push_back(value_ir(v, n->kids[k]->loc));
         flush();
         text = strip_separators(n->parts[k + 1]);
       }
@@ -225,7 +232,7 @@ void emit_prints(Lowerer& L, const CallArgs& a, SourceLoc loc, std::vector<StmtP
     if (v.compile_time() && values.empty()) {
       text += (text.empty() ? "" : " ") + py_repr(v);
     } else {
-      values.push_back(L.ir(v, a.pos_loc[i]));
+      values.push_back(value_ir(v, a.pos_loc[i]));
     }
   }
   if (!strip_separators(text).empty() || !values.empty() || out.empty()) flush();
@@ -1362,7 +1369,8 @@ Val Lowerer::call_builtin_unsigned(const std::string& name, CallArgs& a) {
                                             "argmin", "umulhi", "pointer_type", "static_print", "static_assert", "device_assert",
                                             "dot_scaled",  // its bytes are bit patterns
                                             "histogram",   // narrow unsigned inputs zero-extended
-                                            "inline_asm_elementwise"};  // bits; its results take their dtypes' signedness
+                                            "inline_asm_elementwise",
+                                            "print", "device_print"};  // unsigned values printed zero-extended (emit_prints)  // bits; its results take their dtypes' signedness
   Builder B{*this, a};
   SourceLoc loc = a.loc;
   bool is_atomic = false;

@@ -1258,11 +1258,31 @@ class Lowerer {
     }
     if (n == "tt.print") {
       std::string prefix = c.string_lit();
-      if (c.peek("{")) c.balanced('{', '}');
+      // isSigned = array<i32: 0, 1, ...>: per value, whether its integers are signed; unsigned ones
+      // narrower than 64 bits are printed zero-extended (an i64 of the same value)
+      std::vector<bool> is_signed;
+      if (c.peek("{")) {
+        std::string attrs = c.balanced('{', '}');
+        size_t at = attrs.find("isSigned = array<i32:");
+        if (at != std::string::npos) {
+          size_t end = attrs.find('>', at);
+          std::string list = attrs.substr(at + 21, end == std::string::npos ? std::string::npos : end - at - 21);
+          for (size_t b = 0; b < list.size();) {
+            size_t e = list.find(',', b);
+            if (e == std::string::npos) e = list.size();
+            is_signed.push_back(std::atoi(list.substr(b, e - b).c_str()) != 0);
+            b = e + 1;
+          }
+        }
+      }
       std::vector<ExprP> vals;
       if (c.eat(":")) {
         while (c.peek_value()) {
-          vals.push_back(use(c.value()));
+          std::string v = c.value();
+          Scalar e = type_of(v).elem;
+          size_t k = vals.size();
+          bool uns = k < is_signed.size() && !is_signed[k] && is_int(e) && e != Scalar::I1 && e != Scalar::I64;
+          vals.push_back(uns ? zero_extend_i64(use(v), e, cur_loc_) : use(v));
           if (!c.eat(",")) break;
         }
       }
