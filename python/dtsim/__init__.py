@@ -726,7 +726,7 @@ def _compile_dtype(arr, dt):
     return "u" + dt[1:] if arr.dtype.kind == "u" else dt
 
 
-_INT_ANNOTATIONS = {"int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+_INT_ANNOTATIONS = {"int1": "i1", "uint1": "u1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
                     "uint32": "u32", "uint64": "u64"}
 
 

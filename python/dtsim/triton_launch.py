@@ -700,6 +700,33 @@ def _launch_metadata(fn, kernel, grid, bound_args, knobs):
     return _LaunchMetadata({"name": kernel.name, "function": kernel.function, "stream": 0}, extra)
 
 
+_REFUSALS = {}
+
+
+def _triton_refusal(triton_error):
+    """An error class that is both dtsim.CompileError and `triton_error` (the class of the exception
+    Triton's frontend raised, e.g. triton.CompilationError): host code that catches Triton's errors
+    catches dtsim's located version of them."""
+    cls = _REFUSALS.get(triton_error)
+    if cls is None:
+        dtsim_error = sys.modules["dtsim"].CompileError
+
+        class TritonRefusal(dtsim_error, triton_error):
+            def __init__(self, message):
+                Exception.__init__(self, message)
+                self.message, self.src, self.node, self.error_message = message, None, None, message
+
+            def __str__(self):
+                return self.message
+
+            def __reduce__(self):
+                return type(self), (self.message,)
+
+        TritonRefusal.__name__ = TritonRefusal.__qualname__ = "CompileError"
+        cls = _REFUSALS[triton_error] = TritonRefusal
+    return cls
+
+
 def _refused_fnuz(fn, e):
     """Triton's frontend refuses the fnuz fp8 formats (tl.float8e4b8, tl.float8e5b16: AMD's) for every
     CUDA target, the only kind dtsim compiles TTIR for: that refusal as dtsim's located error."""
@@ -720,7 +747,7 @@ def _refused_fnuz(fn, e):
     if code is not None and first and getattr(node, "lineno", None):
         where = "%s:%d:%d: " % (code.co_filename, first + node.lineno - 1, node.col_offset + 1)
     name = {"fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}[m.group(1)]
-    raise sys.modules["dtsim"].CompileError(
+    raise _triton_refusal(type(e))(
         where + "error: Triton refuses tl.%s for every CUDA target (%s; its frontend takes the fnuz fp8 formats for "
         "AMD GPUs only), and dtsim reads Triton's TTIR for a CUDA target; dtsim's own .py reader runs them "
         "(DTSIM_STANDIN=1)" % (name, m.group(0))) from None
@@ -829,6 +856,11 @@ def _launcher_int(fn, name, v, ty):
     signed types through a C long, unsigned through an unsigned long (beyond those an OverflowError),
     then the low bits of the parameter's width; returned as dtsim takes it (two's complement, signed).
     A value its type cannot hold is a warning, once per kernel parameter and process."""
+    if ty in ("i1", "u1") and not isinstance(v, bool) and v not in (0, 1):
+        code = getattr(getattr(fn, "fn", None), "__code__", None)
+        where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
+        raise TypeError("%serror: argument '%s' = %d for a one-bit parameter (%s) of '%s': pass True, False, 0 or 1"
+                        % (where, name, v, ty, fn.__name__))
     bits = _INT_BITS.get(ty)
     if bits is None or isinstance(v, bool):
         return v
@@ -937,7 +969,7 @@ def _launch(fn, kernel, bound_args, g):
                 slack[name] = _slack_of(v, view)
             continue
         if isinstance(v, int) and not isinstance(v, bool):
-            if types.get(name) in _INT_BITS:  # the bits Triton's launcher passes (u32 3e9: i32 -1294967296)
+            if types.get(name) in _INT_BITS or types.get(name) in ("i1", "u1"):  # the bits Triton's launcher passes (u32 3e9: i32 -1294967296)
                 v = _launcher_int(fn, name, v, types[name])
             elif 2**63 <= v < 2**64:  # Triton's u64: TTIR's i64, the same bits
                 v -= 2**64

@@ -36,6 +36,25 @@ if len(sys.argv) > 1 and sys.argv[1] == "negative":
     run(1, -3, 1, 1, 1)
     sys.exit("no error for a negative tl.uint32 argument")
 
+
+
+@triton.jit
+def one_bit(out, flag: "tl.int1"):
+    tl.store(out, flag.to(tl.int32))
+
+
+flag_out = np.zeros(1, np.int32)
+for v, want in ((True, 1), (0, 0), (1, 1)):
+    one_bit[(1,)](flag_out, v)
+    if flag_out[0] != want:
+        sys.exit("one-bit parameter given %r: %d" % (v, flag_out[0]))
+try:
+    one_bit[(1,)](flag_out, 3)
+    sys.exit("no error for 3 given to a one-bit parameter")
+except TypeError as e:
+    if "int_args.py:" not in str(e) or "argument 'flag' = 3 for a one-bit parameter" not in str(e):
+        sys.exit("one-bit parameter given 3: unexpected error: %s" % e)
+
 got = run(-5, 3_000_000_000, -7, 200, 60_000)
 if got != [-5, 3_000_000_000, -7, 200, 60_000, 1]:
     sys.exit("unsigned parameters across their range: got %s" % got)
