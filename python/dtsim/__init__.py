@@ -73,11 +73,12 @@ _config = {
     "view_bounds": "warn",
     "undefined_lanes": None,
     "equal_stores": None,
+    "autotune": None,
 }
 _ENV = {"sanitize": "DTSIM_SANITIZE", "threads": "DTSIM_THREADS", "order": "DTSIM_ORDER", "keep_going": "DTSIM_KEEP_GOING",
         "break_if": "DTSIM_BREAK_IF", "break_at": "DTSIM_BREAK_AT", "backend": "DTSIM_BACKEND",
         "max_steps": "DTSIM_MAX_STEPS", "timeout": "DTSIM_TIMEOUT", "viz": "DTSIM_VIZ",
-        "view_bounds": "DTSIM_VIEW_BOUNDS"}
+        "view_bounds": "DTSIM_VIEW_BOUNDS", "autotune": "DTSIM_AUTOTUNE"}
 
 
 def _split_exprs(text):
@@ -158,6 +159,11 @@ def _option(k, v):
                 raise TypeError("equal_stores expects 'warn', 'conflict' or None, got %r" % (v,))
             _check(k, v)
         return v
+    if k == "autotune":
+        if v not in (None, "all", "first"):
+            raise ValueError("autotune expects 'all' (every config of @triton.autotune is run), 'first' (only the first) "
+                             "or None (each package's default), got %r" % (v,))
+        return v
     if k == "keep_going":
         if not isinstance(v, (bool, int)):
             raise TypeError("keep_going expects True or False, got %r" % (v,))
@@ -217,11 +223,15 @@ def config(**options):
     None, the default: as DTSIM_UNDEFINED_LANES=1 says at each lowering), equal_stores (two instances'
     plain stores of bit-identical values to one element: 'warn', a warning printed once per statement;
     'conflict', a write-write conflict as for different values, so that a forgotten program id fails;
-    None, the default: as DTSIM_EQUAL_STORES (warn or conflict; unset: warn) says at each launch).
+    None, the default: as DTSIM_EQUAL_STORES (warn or conflict; unset: warn) says at each launch),
+    autotune (@triton.autotune: 'all' runs every config (Triton's autotuner times each one its pruning
+    keeps, as on a GPU; the stand-in's runs each and checks that their outputs agree); 'first' runs only
+    the first config (the first one that Triton's pruning keeps), untimed; None, the default: 'all'
+    under the installed Triton, 'first' with the stand-in; DTSIM_AUTOTUNE sets it).
     Values are checked as `dtsim run` checks its flags (ValueError, TypeError) before anything
     changes. The environment sets the defaults: DTSIM_SANITIZE, DTSIM_THREADS, DTSIM_ORDER,
     DTSIM_KEEP_GOING=1, DTSIM_BREAK_IF, DTSIM_BREAK_AT, DTSIM_BACKEND, DTSIM_MAX_STEPS, DTSIM_TIMEOUT,
-    DTSIM_VIZ, DTSIM_VIEW_BOUNDS."""
+    DTSIM_VIZ, DTSIM_VIEW_BOUNDS, DTSIM_AUTOTUNE."""
     if _ENV_ERROR:
         raise ValueError(_ENV_ERROR[0])
     new = {}
@@ -247,7 +257,7 @@ def _config_from_env():
         if k in ("break_if", "break_at"):
             _config[k] = [text]
             continue
-        if k in ("viz", "view_bounds"):
+        if k in ("viz", "view_bounds", "autotune"):
             try:
                 _config[k] = _option(k, text)
             except ValueError as e:
@@ -325,8 +335,9 @@ _STDLIB_PREFIXES = tuple(os.path.realpath(p) for p in {os.path.dirname(os.__file
 
 def _host_values(fn):
     """Module-level names that host code bound to a Triton function (`exp = get_tl_exp()` picking a
-    libdevice function by the installed version), which dtsim's own reader cannot run: by module file
-    (real path), name -> "tl.NAME". The kernel's module, those of the @triton.jit functions it reaches
+    libdevice function by the installed version; `FAST = tl.constexpr(not os.getenv(...))`), which
+    dtsim's own reader cannot run: by module file (real path), name -> "tl.NAME" or "py:VALUE" (a
+    number or bool). The kernel's module, those of the @triton.jit functions it reaches
     through them, the loaded modules of their top-level packages (where helpers are imported from),
     and the loaded modules outside site-packages and the standard library (the user's own files)."""
     out, seen, packages = {}, set(), set()
@@ -364,6 +375,11 @@ def _host_values(fn):
                 continue
             if isinstance(v, language._KernelOnly):  # the stand-in's tl.* functions
                 names[k] = "tl." + v.__name__.split(".")[-1]
+                continue
+            if type(v).__name__ == "constexpr" and hasattr(v, "value"):  # tl.constexpr(<host code>): its value
+                v = v.value
+            if type(v) in (bool, int, float) and (type(v) is not float or _math.isfinite(v)):
+                names[k] = "py:" + repr(v)
                 continue
             mod = getattr(v, "__module__", None)
             if callable(v) and isinstance(mod, str) and mod.startswith("triton.language") and isinstance(getattr(v, "__name__", None), str):
@@ -1012,6 +1028,13 @@ class JITFunction(KernelInterface):
         key = tuple(key)
         compiled = self.cache.get(key)
         if compiled is None:
+            qual = getattr(self.fn, "__qualname__", "")
+            if "<locals>" in qual:  # the reader reads module-level functions of the file
+                code = self.fn.__code__
+                raise CompileError("%s:%d:1: error: '%s' is defined inside the function '%s': dtsim's own .py reader reads "
+                                   "@triton.jit functions defined at a module's top level (with Triton installed, python -m "
+                                   "dtsim reads this kernel through Triton's frontend)"
+                                   % (code.co_filename, code.co_firstlineno, self.__name__, qual.split(".<locals>")[0]))
             try:
                 compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
                                           {self.path: self.source} if self.source is not None else {}, fp_fusion, hints,
@@ -1177,7 +1200,8 @@ class Autotuner(KernelInterface):
         return self.fn.run(*args, grid=grid, **kw)
 
     def run(self, *args, grid, **kwargs):
-        if os.environ.get("DTSIM_AUTOTUNE", "") != "all" or len(self.configs) == 1:
+        mode = _config["autotune"] or os.environ.get("DTSIM_AUTOTUNE") or "first"
+        if mode != "all" or len(self.configs) == 1:
             return self._launch(self.configs[0], args, grid, kwargs)
         values, _ = _base(self).bind(args, dict(kwargs, **self.configs[0].all_kwargs()), partial=True)
         if any(_as_array(v, n) is None and _device_array(v, n) is not None for n, v in values.items()):

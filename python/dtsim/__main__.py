@@ -10,13 +10,15 @@ Options: --sanitize=all|bounds|none  --threads=N  --order=sequential|reverse|shu
          default; out of bounds; or allowed)
          --equal-stores=warn|conflict (two instances' stores of bit-identical values to one element: a
          warning, the default, or a write-write conflict; DTSIM_EQUAL_STORES sets the default)
+         --autotune=all|first (@triton.autotune: every config run (under the installed Triton, timed:
+         the default there) or only the first (the stand-in's default); DTSIM_AUTOTUNE sets the default)
 The REPL's quit (or Ctrl-D) ends the script, as pdb's does; Ctrl-C raises KeyboardInterrupt."""
 import os
 import runpy
 import sys
 
 _VALUED = ("sanitize", "threads", "order", "break-if", "break-at", "backend", "max-steps", "timeout", "at", "viz", "view-bounds",
-           "equal-stores")
+           "equal-stores", "autotune")
 
 
 def _usage(msg):
@@ -70,7 +72,7 @@ def main(argv):
                     return _usage("'--at' expects a line number >= 1, got '%s'" % value)
                 cond, exprs, _ = opts["print_if"][-1]
                 opts["print_if"][-1] = (cond, exprs, int(value))
-            elif key in ("viz", "view_bounds"):
+            elif key in ("viz", "view_bounds", "autotune"):
                 opts[key] = value  # checked by dtsim.config below
             else:
                 err = _dtsim.check_option(key, value)  # the check `dtsim run` makes

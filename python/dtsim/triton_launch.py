@@ -1123,6 +1123,18 @@ def install():
 
     _jit.JITFunction._dtsim_triton_run = _jit.JITFunction.run
     _jit.JITFunction.run = _run
+    # dtsim.config(autotune='first'): the autotuner keeps the first config its own pruning leaves, so it
+    # runs that one without timing any (Triton's behaviour for a single config)
+    from triton.runtime import autotuner as _autotuner
+    prune = _autotuner.Autotuner.prune_configs
+
+    def _prune_configs(self, kwargs, *rest, **kw):
+        configs = prune(self, kwargs, *rest, **kw)
+        if (dtsim._config["autotune"] or "all") == "first" and len(configs) > 1:
+            return list(configs)[:1]
+        return configs
+
+    _autotuner.Autotuner.prune_configs = _prune_configs
     _jit.JITFunction._dtsim_installed = True
     triton.dtsim = dtsim
 

@@ -70,7 +70,7 @@ struct LaunchSpec {
   // (the Python package passes sys.path; the command line, PYTHONPATH)
   std::vector<std::string> module_roots;
   // .py: module-level names the Python package computed by running host code (`exp = pick_exp()`),
-  // by the module file's real path: what each holds ("tl.NAME": a Triton function)
+  // by the module file's real path: what each holds ("tl.NAME": a Triton function, "py:VALUE": a number)
   std::map<std::string, std::map<std::string, std::string>> host_values;
   TtirLaunch ttir;                                       // TTIR: arg_names, grid, num_warps, ... (kernel, buffers above)
   bool hint_checks = false;                              // .py, TTIR: tl.multiple_of ... checked (ir/Hints.h)

@@ -345,6 +345,11 @@ Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
     user_error(loc, "'" + v.text + "." + attr + "' is host code: a kernel can use only compile-time constants, tl.* and @triton.jit functions");
   if (v.k == VK::Constexpr && attr == "value") return v;
   if (v.number() && attr == "value") return v;
+  if (v.k == VK::Int && attr == "bit_length") {  // a Python int's method, on compile-time ints
+    Val m = Val::builtin("int.bit_length");
+    m.self = std::make_shared<Val>(v);
+    return m;
+  }
   user_error(loc, py_type_name(v) + " has no attribute " + q(attr));
 }
 
@@ -359,6 +364,14 @@ Val Lowerer::call_builtin_signless(const std::string& name0, CallArgs& a) {
   };
   // ---- Python builtins ----
   if (name == "range") user_error(loc, "range() can only be used in a for loop");
+  if (name == "int.bit_length") {
+    const Val& v = B.need(0, "self");
+    a.done();
+    uint64_t m = v.i < 0 ? 0 - static_cast<uint64_t>(v.i) : static_cast<uint64_t>(v.i);
+    int64_t n = 0;
+    for (; m; m >>= 1) ++n;
+    return Val::of_int(n);
+  }
   if (name == "len") {
     const Val& v = B.need(0, "obj");
     a.done();

@@ -186,6 +186,24 @@ void Lowerer::end_loop(const std::map<std::string, Val>& before, const StmtP& lo
 
 bool Lowerer::in_runtime_block() const { return blocks_.size() > frames_.back().depth; }
 
+// A tuple whose runtime items are bound to IR variables of their own (held_vars_), nested tuples
+// alike: an expression item, and a variable item (a later `a = a * 2` assigns the variable `a` in
+// place, which the tuple's item must not see). Items already held keep their variable.
+Val Lowerer::hold_items(const Val& v, const std::string& name, SourceLoc loc) {
+  Val out = v;
+  for (size_t i = 0; i < out.items.size(); ++i) {
+    Val& x = out.items[i];
+    if (x.k == VK::Tuple) {
+      x = hold_items(x, name, loc);
+    } else if (x.k == VK::Tensor && x.e && x.e->kind != ExprKind::Const &&
+               !(x.e->kind == ExprKind::Var && held_vars_.count(x.e->name))) {
+      x = materialize(x, name + "_" + std::to_string(i), loc);
+      held_vars_.insert(x.var);
+    }
+  }
+  return out;
+}
+
 // Binds `v` to a new IR variable named after `name` and returns the variable as a value.
 Val Lowerer::materialize(const Val& v, const std::string& name, SourceLoc loc) {
   ExprP e = ir(v, loc);
@@ -403,6 +421,10 @@ void Lowerer::assign_name(const std::string& name, const Val& v0, SourceLoc loc,
       if (in_runtime_block() && it != f.vars.end() && it->second.compile_time() && at != f.bound_at.end() && at->second < blocks_.size())
         user_error(loc, q(name) + " is a compile-time value and cannot be changed inside a runtime if/for/while");
       v.var.clear();
+      // A tuple's runtime items are held in IR variables now: an item that is an expression over a
+      // variable (`vv = vv + [vv[r] * w]`) must keep that variable's value of this moment, not read it
+      // again after a later assignment to it (an unrolled tl.static_range rebinds `w` every round).
+      if (v.k == VK::Tuple) v = hold_items(v, name, loc);
       f.vars[name] = v;
       f.bound_at[name] = blocks_.size();
       return;

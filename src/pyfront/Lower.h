@@ -70,6 +70,8 @@ class Lowerer {
   void runtime_while(const Node& s);
   std::string fresh(const std::string& base);
   Val materialize(const Val& v, const std::string& name, SourceLoc loc);
+  Val hold_items(const Val& v, const std::string& name, SourceLoc loc);
+  std::set<std::string> held_vars_;  // IR variables holding tuple items (hold_items)
   // A combine function of tl.reduce / tl.associative_scan as the IR's: an expression of the
   // CombineArgs 0 and 1 (elements of type `elem`). `simple` is set where it is one +, *, maximum
   // or minimum of its two arguments (cumsum ... cummin). A located error when the function emits

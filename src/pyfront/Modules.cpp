@@ -2,6 +2,7 @@
 // its functions, constants and imports, and resolving global names.
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 
@@ -149,8 +150,20 @@ Val Lowerer::host_value(const ModuleInfo& m, const std::string& name, const Node
   auto f = launch_.host_values.find(ec ? m.name : real);
   if (f == launch_.host_values.end()) return Val::none();
   auto it = f->second.find(name);
-  if (it == f->second.end() || it->second.rfind("tl.", 0) != 0) return Val::none();
-  return Val::builtin(it->second);
+  if (it == f->second.end()) return Val::none();
+  const std::string& h = it->second;
+  if (h.rfind("tl.", 0) == 0) return Val::builtin(h);
+  if (h.rfind("py:", 0) == 0) {  // a number host code computed (`tl.constexpr(not os.getenv(...))`)
+    std::string t = h.substr(3);
+    if (t == "True" || t == "False") return Val::of_bool(t == "True");
+    char* end = nullptr;
+    errno = 0;
+    long long i = std::strtoll(t.c_str(), &end, 10);
+    if (end && *end == '\0' && errno == 0) return Val::of_int(i);
+    double d = std::strtod(t.c_str(), &end);
+    if (end && *end == '\0') return Val::of_float(d);
+  }
+  return Val::none();
 }
 
 Val Lowerer::global(const ModuleInfo& m, const std::string& name, SourceLoc loc, bool in_body) {

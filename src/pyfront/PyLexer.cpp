@@ -69,6 +69,12 @@ class Lexer {
         advance();
         continue;
       }
+      if (c == '\\' && peek(1) == '\r' && peek(2) == '\n') {  // a continuation in a file of CRLF lines
+        advance();
+        advance();
+        advance();
+        continue;
+      }
       if (c == '\n' || c == '\r') {
         if (c == '\r') {
           advance();

@@ -499,9 +499,10 @@ static Val ieee_divide(Lowerer& L, const Val& x, const Val& y, SourceLoc loc, co
   ExprP ex = L.ir(x, loc), ey = L.ir(y, loc);
   Type t = typed(make_binary(BinOp::Div, clone_expr(ex), clone_expr(ey), loc))->type;
   if (!is_float(ex->type.elem) && !is_float(ey->type.elem)) user_error(loc, fname + "() needs floating-point operands");
-  ExprP px = make_cast(ex, t.elem, loc), py = make_cast(ey, t.elem, loc);
+  // every node typed: the quotient's shape is the operands' broadcast (a scalar 1.0 over a tensor)
+  ExprP px = typed(make_cast(ex, t.elem, loc)), py = typed(make_cast(ey, t.elem, loc));
   if (t.elem != Scalar::F32) return L.tensor(typed(make_binary(BinOp::Div, px, py, loc)));
-  ExprP q = make_binary(BinOp::Div, make_cast(px, Scalar::F64, loc), make_cast(py, Scalar::F64, loc), loc);
+  ExprP q = typed(make_binary(BinOp::Div, typed(make_cast(px, Scalar::F64, loc)), typed(make_cast(py, Scalar::F64, loc)), loc));
   return L.tensor(typed(make_cast(q, Scalar::F32, loc)));
 }
 

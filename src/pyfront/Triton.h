@@ -39,8 +39,9 @@ struct TritonLaunch {
   std::vector<std::string> module_roots;
   // Module-level names bound by host code that the reader cannot run (`exp = pick_exp()` choosing a
   // libdevice function by the Triton version): the Python package, which ran it, says what each holds,
-  // by the module file's real path and name; "tl.NAME" is Triton's function NAME. Consulted only for a
-  // module constant whose value is a call.
+  // by the module file's real path and name; "tl.NAME" is Triton's function NAME, "py:VALUE" a
+  // number or bool (`tl.constexpr(not os.getenv(...))`). Consulted only for a module constant whose
+  // value is a call.
   std::map<std::string, std::map<std::string, std::string>> host_values;
   // tl.multiple_of / max_contiguous / max_constancy become asserts that they hold (ir/Hints.h): the
   // interpreter with the sanitizer on; off, a hint is the value itself.

@@ -23,7 +23,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endif()
-  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options scaled_dots libdevice_forms mask_arith inline_ptx inline_ptx_blocks view_bounds bit_exact tuple_args triton_semantics batched_dots nan_minmax libdevice_more block_pointers combine_order inline_ptx_predicates combine_branches map_elementwise machine_regs int_args libdevice_directed libdevice_coverage fma_once hint_checks hint_settings combine_ifs combine_returns inline_ptx_trap pointer_views undefined_lanes equal_stores gathers package_helpers module_forms inline_ptx_fns histograms stdlib_forms block_pointer_forms range_forms libdevice_fast host_chosen print_unsigned)
+  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options scaled_dots libdevice_forms mask_arith inline_ptx inline_ptx_blocks view_bounds bit_exact tuple_args triton_semantics batched_dots nan_minmax libdevice_more block_pointers combine_order inline_ptx_predicates combine_branches map_elementwise machine_regs int_args libdevice_directed libdevice_coverage fma_once hint_checks hint_settings combine_ifs combine_returns inline_ptx_trap pointer_views undefined_lanes equal_stores gathers package_helpers module_forms inline_ptx_fns histograms stdlib_forms block_pointer_forms range_forms libdevice_fast host_chosen print_unsigned tuple_items own_reader_forms autotune_modes)
     if(EXISTS ${DTSIM_TRITON_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
@@ -55,7 +55,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   # both readers build tl.dot_scaled with ir/Scaled.h and inline PTX with ir/InlinePtx.h and must
   # pass the same checks; view_bounds: both launch paths bind views alike
   if(EXISTS ${DTSIM_TRITON_PYTHON})
-    foreach(script scaled_dots inline_ptx inline_ptx_blocks inline_ptx_predicates nan_minmax view_bounds combine_order machine_regs int_args fma_once hint_checks hint_settings combine_ifs combine_returns inline_ptx_trap undefined_lanes equal_stores gathers package_helpers module_forms inline_ptx_fns histograms stdlib_forms block_pointers block_pointer_forms range_forms libdevice_fast host_chosen print_unsigned)
+    foreach(script scaled_dots inline_ptx inline_ptx_blocks inline_ptx_predicates nan_minmax view_bounds combine_order machine_regs int_args fma_once hint_checks hint_settings combine_ifs combine_returns inline_ptx_trap undefined_lanes equal_stores gathers package_helpers module_forms inline_ptx_fns histograms stdlib_forms block_pointers block_pointer_forms range_forms libdevice_fast host_chosen print_unsigned tuple_items own_reader_forms)
       add_test(NAME ttir/${script}_standin COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
       set_tests_properties(ttir/${script}_standin PROPERTIES LABELS e2e TIMEOUT 300
