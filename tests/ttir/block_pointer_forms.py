@@ -52,17 +52,16 @@ def helpers_sum(x, out, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def strided_walk(x, out, n, stride_blocks, BLOCK: tl.constexpr):
-    # every stride_blocks-th block, and the block after each odd one: a runtime step, an advance in an if
+    # every stride_blocks-th block, and the block after each odd one: a runtime step, an advance in an
+    # if (a for loop: Triton 3.6's rewrite of block pointers has no while loops)
     p = tl.make_block_ptr(x, (n,), (1,), (0,), (BLOCK,), (0,))
     acc = tl.zeros((BLOCK,), tl.float32)
-    i = 0
-    while i * stride_blocks * BLOCK < n:
+    for i in range(tl.cdiv(n, stride_blocks * BLOCK)):
         acc += tl.load(p, boundary_check=(0,), padding_option="zero")
         if i % 2 == 1:
             q = tl.advance(p, (BLOCK,))
             acc += tl.load(q, boundary_check=(0,), padding_option="zero")
         p = tl.advance(p, (stride_blocks * BLOCK,))
-        i += 1
     tl.store(out + tl.arange(0, BLOCK), acc)
 
 
@@ -191,6 +190,24 @@ if own_reader_for_blocks:
     run_quiet(lambda: half_copy[(2,)](xh, yh, 20, DT=tl.float16, BLOCK=16))
     if not np.array_equal(yh, xh.astype(np.float16) * np.float16(3)):
         failures.append("half_copy: %s" % yh)
+
+    # a block pointer carried by a while loop (which Triton 3.6's rewrite refuses; the own reader has it)
+    @triton.jit
+    def while_sum(x, out, n, BLOCK: tl.constexpr):
+        p = tl.make_block_ptr(x, (n,), (1,), (0,), (BLOCK,), (0,))
+        acc = tl.zeros((BLOCK,), tl.float32)
+        i = 0
+        while i * BLOCK < n:
+            acc += tl.load(p, boundary_check=(0,), padding_option="zero")
+            p = tl.advance(p, (BLOCK,))
+            i += 1
+        tl.store(out, tl.sum(acc))
+
+    vw = rng.standard_normal(45).astype(np.float32)
+    ow = np.zeros(1, np.float32)
+    run_quiet(lambda: while_sum[(1,)](vw, ow, 45, BLOCK=8))
+    if abs(float(ow[0]) - float(vw.sum())) > 1e-4:
+        failures.append("while_sum: %g, want %g" % (ow[0], vw.sum()))
 
     # the own reader's errors for block pointers misused
     @triton.jit
