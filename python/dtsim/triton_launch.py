@@ -196,6 +196,50 @@ class _Frontend:
         return str(module)
 
 
+def _ttir_cache_entry(fe, src, options):
+    """Where this specialization's TTIR is kept between processes: Triton's cache manager under
+    Triton's own compilation key (its version, the kernel's source and dependencies, the backend, the
+    options and the environment variables that change compilation) with dtsim's prefix, so Triton's
+    own entries are apart. None where that key is not available (Triton before 3.5), caching is off
+    (DTSIM_TTIR_CACHE=0, TRITON_ALWAYS_COMPILE=1), or the key cannot be made."""
+    if os.environ.get("DTSIM_TTIR_CACHE", "1") == "0":
+        return None
+    try:
+        knobs = _knobs()
+        if getattr(knobs.compilation, "always_compile", False):
+            return None
+        from triton.runtime.cache import get_cache_key, get_cache_manager
+        from triton._C.libtriton import get_cache_invalidating_env_vars
+        key = "dtsim-ttir-1-" + get_cache_key(src, fe.backend, options, env_vars=get_cache_invalidating_env_vars())
+        return get_cache_manager(hashlib.sha256(key.encode("utf-8")).hexdigest()), src.name[:150] + ".dtsim.ttir"
+    except Exception:
+        return None
+
+
+def _cached_ttir(fe, src, options):
+    """The TTIR of a specialization: from the disk cache when an earlier process made it (Triton's
+    frontend takes 0.05-0.5 s a specialization), else from Triton's frontend, then kept there."""
+    entry = _ttir_cache_entry(fe, src, options)
+    if entry is not None:
+        manager, name = entry
+        path = manager.get_file(name)
+        if path is not None:
+            try:
+                with open(path) as f:
+                    text = f.read()
+                if text.startswith("module") or "tt.func" in text:
+                    return text
+            except OSError:
+                pass
+    ttir = fe.ttir(src, options)
+    if entry is not None:
+        try:
+            manager.put(ttir, name, binary=False)
+        except OSError:
+            pass  # a read-only cache: compile every time
+    return ttir
+
+
 @functools.lru_cache(maxsize=None)
 def _frontend(arch):
     from triton.backends.compiler import GPUTarget
@@ -783,7 +827,7 @@ def run(fn, /, *args, grid, warmup, **kwargs):
             return None  # the hook took the compile over, as Triton's launch then does
         src = ASTSource(fn, signature, constexprs, attrs)
         try:
-            ttir = _frontend(target.arch).ttir(src, options)
+            ttir = _cached_ttir(_frontend(target.arch), src, options)
         except Exception as e:
             if "Block pointers have been removed" in str(e):
                 return _block_pointers_run(fn, e, launch_args, launch_kwargs, grid, warmup)

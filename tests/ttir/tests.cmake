@@ -23,7 +23,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
     set_tests_properties(ttir/breakpoint_kernel PROPERTIES LABELS e2e TIMEOUT 300
                          ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;TRITON_CACHE_DIR=${CMAKE_BINARY_DIR}/triton-cache")
   endif()
-  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options scaled_dots libdevice_forms mask_arith inline_ptx inline_ptx_blocks view_bounds bit_exact tuple_args triton_semantics batched_dots nan_minmax libdevice_more block_pointers combine_order inline_ptx_predicates combine_branches map_elementwise machine_regs int_args libdevice_directed libdevice_coverage fma_once hint_checks hint_settings combine_ifs combine_returns inline_ptx_trap pointer_views undefined_lanes equal_stores gathers package_helpers module_forms inline_ptx_fns histograms stdlib_forms block_pointer_forms range_forms libdevice_fast host_chosen print_unsigned tuple_items own_reader_forms autotune_modes)
+  foreach(script kernels findings readers_agree ops narrow_types pointers shapes tuples views_returns quoted_symbols unsigned extern_libs project_forms serving_forms schedule_options scaled_dots libdevice_forms mask_arith inline_ptx inline_ptx_blocks view_bounds bit_exact tuple_args triton_semantics batched_dots nan_minmax libdevice_more block_pointers combine_order inline_ptx_predicates combine_branches map_elementwise machine_regs int_args libdevice_directed libdevice_coverage fma_once hint_checks hint_settings combine_ifs combine_returns inline_ptx_trap pointer_views undefined_lanes equal_stores gathers package_helpers module_forms inline_ptx_fns histograms stdlib_forms block_pointer_forms range_forms libdevice_fast host_chosen print_unsigned tuple_items own_reader_forms autotune_modes ttir_cache)
     if(EXISTS ${DTSIM_TRITON_PYTHON})
       add_test(NAME ttir/${script} COMMAND ${DTSIM_TRITON_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
@@ -40,7 +40,7 @@ if(DTSIM_HAVE_PYTHON AND NOT DTSIM_SANITIZE)
   # i8, i16 and i64 inputs, which Triton 3.9's frontend refuses. Skipped without that venv.
   set(DTSIM_TRITON_OLD_PYTHON "${CMAKE_SOURCE_DIR}/.cache/triton38-venv/bin/python" CACHE FILEPATH
       "A Python with an older Triton (3.4 to 3.8), for the TTIR frontend's tests on it")
-  foreach(script block_pointers block_pointer_forms host_chosen kernels findings pointers tuples narrow_types unsigned view_bounds histograms)
+  foreach(script block_pointers block_pointer_forms host_chosen ttir_cache kernels findings pointers tuples narrow_types unsigned view_bounds histograms)
     if(EXISTS ${DTSIM_TRITON_OLD_PYTHON})
       add_test(NAME ttir/old_triton/${script} COMMAND ${DTSIM_TRITON_OLD_PYTHON} -W ignore -m dtsim ${ttir_dir}/${script}.py
                WORKING_DIRECTORY ${ttir_dir})
