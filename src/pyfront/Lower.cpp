@@ -396,7 +396,27 @@ void Lowerer::assign(const Node& target, const Val& v, SourceLoc loc, std::optio
     if (v.k != VK::Tuple) user_error(loc, "cannot unpack " + py_type_name(v) + " into " + std::to_string(target.kids.size()) + " names");
     if (v.items.size() != target.kids.size())
       user_error(loc, "cannot unpack " + std::to_string(v.items.size()) + " values into " + std::to_string(target.kids.size()) + " names");
-    for (size_t i = 0; i < v.items.size(); ++i) assign(*target.kids[i], v.items[i], loc);
+    // `a, b = -b, a`: every value is read before any name is assigned. The names' IR variables are
+    // assigned in place, so where an item reads one of them the items are first held in variables
+    // of their own.
+    std::set<std::string> written;
+    for (const NodeP& t : target.kids)
+      if (t->kind == NK::Name)
+        if (auto it = frames_.back().vars.find(t->text); it != frames_.back().vars.end() && !it->second.var.empty())
+          written.insert(it->second.var);
+    std::function<bool(const Val&)> reads_written = [&](const Val& x) {
+      if (x.k == VK::Tuple) return std::any_of(x.items.begin(), x.items.end(), reads_written);
+      if (x.k != VK::Tensor || !x.e || written.empty()) return false;
+      std::function<bool(const Expr&)> walk = [&](const Expr& e) {
+        if (e.kind == ExprKind::Var && written.count(e.name)) return true;
+        for (const ExprP& a : e.args)
+          if (a && walk(*a)) return true;
+        return false;
+      };
+      return walk(*x.e);
+    };
+    const Val items = v.items.size() > 1 && reads_written(v) ? hold_items(v, "unpack", loc) : v;
+    for (size_t i = 0; i < items.items.size(); ++i) assign(*target.kids[i], items.items[i], loc);
     return;
   }
   if (target.kind == NK::Subscript) user_error(target.loc, "tensors cannot be assigned by index in Triton (use tl.where or tl.store)");
