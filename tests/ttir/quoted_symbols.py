@@ -3,6 +3,7 @@ and all (`tt.func private @"mod.helper__Pfp32_(2,)c"` and `tt.call @"mod.helper_
 reader takes a quoted symbol as a name. The installed Triton may write plain names, so the TTIR it
 makes is given its helpers' names in quotes, with characters a plain name cannot hold, before dtsim
 reads it (a Triton that quotes them already, as 3.6 does, is read as it writes them)."""
+import os
 import re
 import sys
 
@@ -42,6 +43,8 @@ def ttir_with_quoted_helpers(self, src, options):
 
 
 triton_launch._Frontend.ttir = ttir_with_quoted_helpers
+# the rewrite above must run: a TTIR kept on disk by an earlier run would skip the frontend
+os.environ["DTSIM_TTIR_CACHE"] = "0"
 x = np.arange(4 * 16, dtype=np.float32).reshape(4, 16)
 sums = np.zeros(4, np.float32)
 expect_sums = x.sum(axis=1)
