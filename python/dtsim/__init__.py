@@ -1030,11 +1030,11 @@ class JITFunction(KernelInterface):
         if compiled is None:
             qual = getattr(self.fn, "__qualname__", "")
             if "<locals>" in qual:  # the reader reads module-level functions of the file
-                code = self.fn.__code__
-                raise CompileError("%s:%d:1: error: '%s' is defined inside the function '%s': dtsim's own .py reader reads "
+                from .triton_launch import _def_where
+                raise CompileError("%serror: '%s' is defined inside the function '%s': dtsim's own .py reader reads "
                                    "@triton.jit functions defined at a module's top level (with Triton installed, python -m "
                                    "dtsim reads this kernel through Triton's frontend)"
-                                   % (code.co_filename, code.co_firstlineno, self.__name__, qual.split(".<locals>")[0]))
+                                   % (_def_where(self), self.__name__, qual.split(".<locals>")[0]))
             try:
                 compiled = _dtsim.compile(self.path, self.__name__, compile_args, buffers, [str(x) for x in g],
                                           {self.path: self.source} if self.source is not None else {}, fp_fusion, hints,

@@ -801,9 +801,7 @@ def run(fn, /, *args, grid, warmup, **kwargs):
     """JITFunction.run under dtsim."""
     dtsim = sys.modules["dtsim"]
     if type(fn).__module__.startswith("triton.experimental.gluon"):
-        code = getattr(getattr(fn, "fn", None), "__code__", None)
-        where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code else ""
-        raise dtsim.CompileError(where + "error: '%s' is a Gluon kernel (@gluon.jit: explicit layouts, Triton's GPU dialect); "
+        raise dtsim.CompileError(_def_where(fn) + "error: '%s' is a Gluon kernel (@gluon.jit: explicit layouts, Triton's GPU dialect); "
                                  "dtsim runs @triton.jit kernels, whose TTIR has no layouts, and does not run Gluon kernels" % fn.__name__)
     knobs = _knobs()
     if _uses_guide_helpers(fn) or fn.__dict__.get("_dtsim_block_pointers"):
@@ -856,6 +854,12 @@ def run(fn, /, *args, grid, warmup, **kwargs):
     return kernel
 
 
+def _def_where(fn):
+    """'file:line:1: ' of a kernel's decorated `def` (its first line), for messages; '' where unknown."""
+    code = getattr(getattr(fn, "fn", None), "__code__", None)
+    return "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
+
+
 def _own_reader_run(fn, args, kwargs, grid, warmup):
     """Runs the launch through dtsim's own .py reader (the kernel's source, read by dtsim's C++
     frontend instead of Triton's), kept per kernel."""
@@ -873,8 +877,7 @@ def _block_pointers_run(fn, refusal, args, kwargs, grid, warmup):
     through it, with a warning once per kernel. Where the own reader refuses something else of the
     kernel, that error carries a note naming Triton's refusal and the versions that read the kernel."""
     version = getattr(sys.modules.get("triton"), "__version__", "?")
-    code = getattr(getattr(fn, "fn", None), "__code__", None)
-    where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
+    where = _def_where(fn)
     if not fn.__dict__.get("_dtsim_block_pointers"):
         fn.__dict__["_dtsim_block_pointers"] = True
         sys.stderr.write("%swarning: Triton %s's frontend has no block pointers (tl.make_block_ptr / tl.advance); dtsim "
@@ -901,10 +904,8 @@ def _launcher_int(fn, name, v, ty):
     then the low bits of the parameter's width; returned as dtsim takes it (two's complement, signed).
     A value its type cannot hold is a warning, once per kernel parameter and process."""
     if ty in ("i1", "u1") and not isinstance(v, bool) and v not in (0, 1):
-        code = getattr(getattr(fn, "fn", None), "__code__", None)
-        where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
         raise TypeError("%serror: argument '%s' = %d for a one-bit parameter (%s) of '%s': pass True, False, 0 or 1"
-                        % (where, name, v, ty, fn.__name__))
+                        % (_def_where(fn), name, v, ty, fn.__name__))
     bits = _INT_BITS.get(ty)
     if bits is None or isinstance(v, bool):
         return v
@@ -919,8 +920,7 @@ def _launcher_int(fn, name, v, ty):
     seen = w if ty[0] == "u" else signed
     if seen != v and (fn, name) not in _WRAPPED and len(_WRAPPED) < 1000:
         _WRAPPED.add((fn, name))
-        code = getattr(getattr(fn, "fn", None), "__code__", None)
-        where = "%s:%d:1: " % (code.co_filename, code.co_firstlineno) if code is not None else ""
+        where = _def_where(fn)
         sys.stderr.write("%swarning: argument '%s' = %d does not fit the kernel's %s parameter: the kernel sees its low %d "
                          "bits, %d (as Triton's launcher passes it)\n" % (where, name, v, ty, bits, seen))
     return signed
