@@ -78,17 +78,18 @@ static std::pair<Val, ExprP> block_access(Lowerer& L, const Val& b, const std::v
                                           SourceLoc loc) {
   const int r = rank_of(b);
   const Shape& block = b.t.shape;
-  std::vector<ExprP> dims;
-  for (int64_t d : block) dims.push_back(typed(make_const_int(d, loc)));
+  auto to_block = [&](ExprP e) {  // broadcast to the block's shape (fresh extent nodes per use)
+    if (e->type.shape == block) return e;
+    std::vector<ExprP> dims;
+    for (int64_t d : block) dims.push_back(typed(make_const_int(d, loc)));
+    return typed(make_broadcast(e, dims, loc));
+  };
   ExprP off_sum, mask;
   for (int a = 0; a < r; ++a) {
     const size_t ua = static_cast<size_t>(a);
     auto idx = [&] {  // offset + arange(0, block[a]) in i64, laid along axis a
-      ExprP ar = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(block[ua], loc)), loc));
-      ExprP i = typed(make_binary(BinOp::Add, part_i64(L, offs[ua], loc), typed(make_cast(ar, Scalar::I64, loc)), loc));
-      for (int x = 0; x < r; ++x)
-        if (x != a) i = typed(make_expand_dims(i, x < a ? 0 : x, loc));
-      return i;
+      ExprP ar = typed(make_cast(arange_along(block[ua], a, r, loc), Scalar::I64, loc));
+      return typed(make_binary(BinOp::Add, part_i64(L, offs[ua], loc), ar, loc));
     };
     const Val& stride = b.items[1 + static_cast<size_t>(r) + ua];
     ExprP term = idx();
@@ -101,14 +102,8 @@ static std::pair<Val, ExprP> block_access(Lowerer& L, const Val& b, const std::v
     ExprP in = typed(make_binary(BinOp::And, lo, hi, loc));
     mask = mask ? typed(make_binary(BinOp::And, mask, in, loc)) : in;
   }
-  if (off_sum->type.shape != block) off_sum = typed(make_broadcast(off_sum, dims, loc));
-  ExprP base = L.ir(b.items[0], loc);
-  ExprP p = typed(make_binary(BinOp::Add, typed(make_broadcast(base, dims, loc)), off_sum, loc));
-  if (mask && mask->type.shape != block) {
-    std::vector<ExprP> d2;
-    for (int64_t d : block) d2.push_back(typed(make_const_int(d, loc)));
-    mask = typed(make_broadcast(mask, d2, loc));
-  }
+  ExprP p = typed(make_binary(BinOp::Add, to_block(L.ir(b.items[0], loc)), to_block(off_sum), loc));
+  if (mask) mask = to_block(mask);
   Val pv = L.tensor(p, b.bufs);
   pv.uns = b.uns;
   return {pv, mask};

@@ -240,15 +240,12 @@ void emit_prints(Lowerer& L, const CallArgs& a, SourceLoc loc, std::vector<StmtP
 
 }  // namespace
 
-namespace {
-// arange(0, n) laid along `axis` of a rank-`rank` tile (size 1 on the other axes)
 ExprP arange_along(int64_t n, int axis, int rank, SourceLoc loc) {
   ExprP idx = typed(make_arange(typed(make_const_int(0, loc)), typed(make_const_int(n, loc)), loc));
   for (int b = 0; b < rank; ++b)
     if (b != axis) idx = typed(make_expand_dims(idx, b < axis ? 0 : b, loc));
   return idx;
 }
-}  // namespace
 
 Val Lowerer::attribute(const Val& v, const std::string& attr, SourceLoc loc) {
   if (v.k == VK::Module) {

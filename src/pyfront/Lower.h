@@ -219,6 +219,8 @@ SourceLoc start_loc(const Node& n);
 bool is_constexpr_annotation(const Node* a);
 // Python literal text of --arg values: int, float, True/False, 'str' / str, tl.float16.
 Val parse_arg_value(const std::string& text, const std::string& name);
+// arange(0, n) laid along `axis` of a rank-`rank` tile (size 1 on the other axes), typed (Builtins.cpp).
+ExprP arange_along(int64_t n, int axis, int rank, SourceLoc loc);
 // A fully typed node: the lowering keeps each node's inferred type in `type` (the verifier
 // recomputes it; the lowering needs shapes for zeros_like, reshape, keep_dims ...).
 ExprP typed(ExprP e);

@@ -291,6 +291,23 @@ class Lowerer {
     return t;
   }
 
+  // The integers of attribute `name = array<i32: a, b, ...>` in an op's attribute text (empty where
+  // it is absent).
+  static std::vector<int64_t> i32_array(const std::string& attrs, const std::string& name) {
+    std::vector<int64_t> out;
+    size_t at = attrs.find(name + " = array<i32:");
+    if (at == std::string::npos) return out;
+    size_t b = at + name.size() + 14, end = attrs.find('>', b);
+    std::string list = attrs.substr(b, end == std::string::npos ? std::string::npos : end - b);
+    for (size_t q = 0; q < list.size();) {
+      size_t e = list.find(',', q);
+      if (e == std::string::npos) e = list.size();
+      out.push_back(std::atoll(list.substr(q, e - q).c_str()));
+      q = e + 1;
+    }
+    return out;
+  }
+
   // ---- values ----
   void bind(const std::string& ssa, Value v) { scopes_.back()[ssa] = std::move(v); }
   Value& lookup(const std::string& ssa) {
@@ -1018,14 +1035,7 @@ class Lowerer {
           consume(v);
         }
         lp.src_shape = from.shape;
-        size_t b = attrs.find("array<i32:");
-        std::string list = attrs.substr(b + 10, attrs.find('>', b) - b - 10);
-        for (size_t q = 0; q < list.size();) {
-          size_t e = list.find(',', q);
-          if (e == std::string::npos) e = list.size();
-          lp.order.push_back(std::stoi(list.substr(q, e - q)));
-          q = e + 1;
-        }
+        for (int64_t x : i32_array(attrs, "order")) lp.order.push_back(static_cast<int>(x));
         lazy_perm_[res()] = lp;
         bind(res(), Value{nullptr, "<permute>", t});
         return;
@@ -1260,21 +1270,8 @@ class Lowerer {
       std::string prefix = c.string_lit();
       // isSigned = array<i32: 0, 1, ...>: per value, whether its integers are signed; unsigned ones
       // narrower than 64 bits are printed zero-extended (an i64 of the same value)
-      std::vector<bool> is_signed;
-      if (c.peek("{")) {
-        std::string attrs = c.balanced('{', '}');
-        size_t at = attrs.find("isSigned = array<i32:");
-        if (at != std::string::npos) {
-          size_t end = attrs.find('>', at);
-          std::string list = attrs.substr(at + 21, end == std::string::npos ? std::string::npos : end - at - 21);
-          for (size_t b = 0; b < list.size();) {
-            size_t e = list.find(',', b);
-            if (e == std::string::npos) e = list.size();
-            is_signed.push_back(std::atoi(list.substr(b, e - b).c_str()) != 0);
-            b = e + 1;
-          }
-        }
-      }
+      std::vector<int64_t> is_signed;
+      if (c.peek("{")) is_signed = i32_array(c.balanced('{', '}'), "isSigned");
       std::vector<ExprP> vals;
       if (c.eat(":")) {
         while (c.peek_value()) {
